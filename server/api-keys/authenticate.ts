@@ -1,0 +1,31 @@
+/**
+ * Resolves a presented API key (DESIGN §4.7) to its actor. Keys are stored as SHA-256 hashes, so
+ * the lookup is by hash (an exact index hit, no timing signal about other keys). `lastUsedAt` is
+ * written at most once a minute per key to keep reads cheap.
+ */
+import { eq } from 'drizzle-orm';
+import { apiKeys } from '../db/schema.js';
+import type { AppContext } from '../context.js';
+import { sha256 } from '../util/crypto.js';
+
+export const API_KEY_PREFIX = 'ghk_';
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+export interface ApiKeyActor {
+  type: 'api_key';
+  keyId: string;
+  applicationId: string;
+  scopes: string[];
+}
+
+export function authenticateApiKey(ctx: AppContext, presented: string): ApiKeyActor | undefined {
+  if (!presented.startsWith(API_KEY_PREFIX)) return undefined;
+  const row = ctx.db.select().from(apiKeys).where(eq(apiKeys.keyHash, sha256(presented))).get();
+  if (!row || row.revokedAt) return undefined;
+  const now = ctx.clock.now();
+  if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return undefined;
+  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_GRANULARITY_MS) {
+    ctx.db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, row.id)).run();
+  }
+  return { type: 'api_key', keyId: row.id, applicationId: row.applicationId, scopes: row.scopes };
+}

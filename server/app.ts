@@ -1,0 +1,119 @@
+/**
+ * `buildApp(deps)`: the whole HTTP surface as a Fastify instance that never listens. Tests call
+ * this and `inject`; `main.ts` calls it and listens.
+ *
+ * Scopes: `/api/admin` (admin token or API key, problem+json), `/api/me` (session cookie),
+ * `/api/auth` (OAuth/OIDC with RFC 6749 errors, sign-in endpoints), hosted pages, `/admin/`.
+ */
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { Db } from './db/client.js';
+import type { Config } from './config.js';
+import type { AppContext } from './context.js';
+import { systemClock, type Clock } from './util/clock.js';
+import { fixedAdminToken, type AdminTokenStore } from './http/admin-token.js';
+import { notFound, problemErrorHandler, sendProblem } from './http/problem.js';
+import { requireAdmin } from './http/admin-auth.js';
+import { ProblemSchema } from './http/schemas.js';
+import { securityHeaders } from './http/security-headers.js';
+import { applicationRoutes } from './applications/routes.js';
+import { ssoGroupRoutes } from './applications/sso-group-routes.js';
+import { providerRoutes } from './applications/provider-routes.js';
+import { featurePlugins } from './features.js';
+
+// ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
+type AddFormats = (ajv: Ajv) => Ajv;
+const addFormats: AddFormats =
+  (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
+
+export interface AppDeps {
+  db: Db;
+  config: Config;
+  clock?: Clock;
+  adminToken?: AdminTokenStore;
+  logger?: FastifyServerOptions['logger'];
+  /** Start background workers (webhook delivery, clean-up). Off by default for inject tests. */
+  startWorkers?: boolean;
+}
+
+/** JSON bodies are limited to this many bytes (413 `payload_too_large` beyond). */
+export const BODY_LIMIT = 100 * 1024;
+
+function validators() {
+  // Bodies are validated strictly (wrong type → 400, never coerced); query strings and path
+  // parameters are text on the wire, so they are coerced to the declared types.
+  const common = { removeAdditional: false, useDefaults: true, allErrors: true, strict: false } as const;
+  const body = new Ajv({ ...common, coerceTypes: false });
+  const query = new Ajv({ ...common, coerceTypes: 'array' });
+  addFormats(body);
+  addFormats(query);
+  return { body, query };
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    // Per-request log lines cost throughput on the token endpoint; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT,
+    trustProxy: false,
+    // Never echo a caller-supplied request id into logs.
+    requestIdHeader: false,
+    ajv: { customOptions: { removeAdditional: false } },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const ctx: AppContext = {
+    db: deps.db,
+    config: deps.config,
+    clock: deps.clock ?? systemClock,
+    adminToken: deps.adminToken ?? fixedAdminToken(deps.config.adminToken ?? ''),
+    wakeWebhooks: () => {},
+  };
+  app.decorate('ctx', ctx);
+  app.decorateRequest('actor', undefined as never);
+
+  const ajv = validators();
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? ajv.body : ajv.query).compile(schema as object),
+  );
+  app.setErrorHandler(problemErrorHandler);
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, notFound('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)),
+  );
+  app.addHook('onSend', securityHeaders);
+  app.addSchema(ProblemSchema);
+
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Gatehouse', version: '0.1.0', description: 'Identity service: OAuth 2.1 / OIDC, admin and self-service APIs.' },
+      components: {
+        securitySchemes: {
+          adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN or an application API key' },
+        },
+      },
+    },
+  });
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(
+    async (admin) => {
+      admin.addHook('onRequest', requireAdmin);
+      await admin.register(applicationRoutes);
+      await admin.register(ssoGroupRoutes);
+      await admin.register(providerRoutes);
+    },
+    { prefix: '/api/admin' },
+  );
+
+  for (const plugin of featurePlugins) await app.register(plugin, { startWorkers: deps.startWorkers ?? false });
+
+  return app;
+}

@@ -1,0 +1,27 @@
+/** `GET /api/admin/auth/providers` (spec §4.2): which sign-in providers are configured. */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { adminErrors } from '../http/schemas.js';
+import { providerStatus } from './providers.js';
+
+const ProviderStatus = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  configured: Type.Boolean(),
+  env_vars: Type.Array(Type.String()),
+});
+
+export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/auth/providers',
+    {
+      schema: {
+        tags: ['providers'],
+        summary: 'Sign-in providers and whether each is configured',
+        security: [{ adminToken: [] }],
+        response: { 200: Type.Object({ providers: Type.Array(ProviderStatus) }), ...adminErrors },
+      },
+    },
+    async () => ({ providers: providerStatus(app.ctx.config.env) }),
+  );
+};

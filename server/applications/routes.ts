@@ -1,0 +1,121 @@
+/**
+ * Admin API for applications and their auth policy (spec §4.2, DESIGN §4.3–4.4).
+ * Routes parse and answer; `service.ts` decides.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { actorName } from '../http/admin-auth.js';
+import { listQueryProperties, DEFAULT_LIMIT } from '../http/pagination.js';
+import { adminErrors } from '../http/schemas.js';
+import {
+  ApplicationCreateSchema,
+  ApplicationListSchema,
+  ApplicationPatchSchema,
+  ApplicationRecordSchema,
+  ApplicationWithSecretsSchema,
+  AuthPolicyPatchSchema,
+  AuthPolicySchema,
+} from './schemas.js';
+import {
+  applicationRecord,
+  createApplication,
+  deleteApplication,
+  getApplication,
+  listApplications,
+  rotateClientSecret,
+  updateApplication,
+  updateAuthPolicy,
+} from './service.js';
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
+const tags = ['applications'];
+const security = [{ adminToken: [] }];
+
+export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+
+  app.get(
+    '/applications',
+    {
+      schema: {
+        tags, security, summary: 'List applications',
+        querystring: Type.Object(listQueryProperties, { additionalProperties: false }),
+        response: { 200: ApplicationListSchema, ...adminErrors },
+      },
+    },
+    async (request) => listApplications(ctx, request.query.limit ?? DEFAULT_LIMIT, request.query.cursor),
+  );
+
+  app.post(
+    '/applications',
+    {
+      schema: {
+        tags, security, summary: 'Create an application (client secret and generated webhook secret shown once)',
+        body: ApplicationCreateSchema,
+        response: { 201: ApplicationWithSecretsSchema, ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      const created = createApplication(ctx, request.body, actorName(request.actor));
+      return reply.status(201).header('location', `/api/admin/applications/${encodeURIComponent(created.id)}`).send(created);
+    },
+  );
+
+  app.get(
+    '/applications/:id',
+    { schema: { tags, security, summary: 'Get an application', params: IdParams, response: { 200: ApplicationRecordSchema, ...adminErrors } } },
+    async (request) => applicationRecord(getApplication(ctx, request.params.id)),
+  );
+
+  app.patch(
+    '/applications/:id',
+    {
+      schema: {
+        tags, security, summary: 'Update an application',
+        params: IdParams, body: ApplicationPatchSchema,
+        response: { 200: ApplicationWithSecretsSchema, ...adminErrors },
+      },
+    },
+    async (request) => updateApplication(ctx, request.params.id, request.body, actorName(request.actor)),
+  );
+
+  app.delete(
+    '/applications/:id',
+    { schema: { tags, security, summary: 'Delete an application and everything that belongs to it', params: IdParams, response: { 204: Type.Null(), ...adminErrors } } },
+    async (request, reply) => {
+      deleteApplication(ctx, request.params.id, actorName(request.actor));
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    '/applications/:id/client-secret',
+    {
+      schema: {
+        tags, security, summary: 'Rotate the client secret of a web application (shown once)',
+        params: IdParams,
+        response: { 200: Type.Object({ clientSecret: Type.String() }), ...adminErrors },
+      },
+    },
+    async (request) => rotateClientSecret(ctx, request.params.id, actorName(request.actor)),
+  );
+
+  app.get(
+    '/applications/:id/auth-policy',
+    { schema: { tags, security, summary: 'Get the auth policy', params: IdParams, response: { 200: AuthPolicySchema, ...adminErrors } } },
+    async (request) => getApplication(ctx, request.params.id).authPolicy,
+  );
+
+  app.patch(
+    '/applications/:id/auth-policy',
+    {
+      schema: {
+        tags, security, summary: 'Update the auth policy (profile_fields replaces the list when given)',
+        params: IdParams, body: AuthPolicyPatchSchema,
+        response: { 200: AuthPolicySchema, ...adminErrors },
+      },
+    },
+    async (request) => updateAuthPolicy(ctx, request.params.id, request.body, actorName(request.actor)),
+  );
+};
+

@@ -1,0 +1,107 @@
+/** Wire schemas of applications and auth policies (spec §2, DESIGN §4.3–4.4). */
+import { Type, type Static } from 'typebox';
+import { Slug, Timestamp } from '../http/schemas.js';
+
+export const ProfileFieldSchema = Type.Object(
+  {
+    key: Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9_]{0,63}$' }),
+    label: Type.String({ minLength: 1, maxLength: 200 }),
+    type: Type.Union(
+      ['string', 'text', 'number', 'integer', 'boolean', 'email', 'url', 'date', 'select'].map((t) => Type.Literal(t)),
+    ),
+    required: Type.Boolean({ default: false }),
+    user_editable: Type.Boolean({ default: true }),
+    options: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100 })),
+    min: Type.Optional(Type.Number()),
+    max: Type.Optional(Type.Number()),
+    max_length: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000 })),
+    description: Type.Optional(Type.String({ maxLength: 1000 })),
+  },
+  { additionalProperties: false },
+);
+
+const SignupPolicySchema = Type.Union([Type.Literal('open'), Type.Literal('invite_only'), Type.Literal('closed')]);
+const ProviderId = Type.String({ minLength: 1, maxLength: 40 });
+
+export const AuthPolicySchema = Type.Object(
+  {
+    signup_policy: SignupPolicySchema,
+    allowed_providers: Type.Array(ProviderId),
+    profile_fields: Type.Array(ProfileFieldSchema),
+  },
+  { additionalProperties: false },
+);
+
+/** Partial policy accepted by POST (as `authPolicy`) and PATCH .../auth-policy. */
+export const AuthPolicyPatchSchema = Type.Object(
+  {
+    signup_policy: Type.Optional(SignupPolicySchema),
+    allowed_providers: Type.Optional(Type.Array(ProviderId, { maxItems: 20 })),
+    profile_fields: Type.Optional(Type.Array(ProfileFieldSchema, { maxItems: 50 })),
+  },
+  { additionalProperties: false },
+);
+export type AuthPolicyPatch = Static<typeof AuthPolicyPatchSchema>;
+
+const ClientTypeSchema = Type.Union([Type.Literal('web'), Type.Literal('spa'), Type.Literal('native')]);
+const Audience = Type.String({ minLength: 1, maxLength: 500, pattern: '^\\S+$' });
+const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { minItems: 1, maxItems: 20 });
+const WebhookUrl = Type.String({ minLength: 1, maxLength: 2000 });
+const WebhookSecret = Type.String({ minLength: 16, maxLength: 200 });
+
+export const ApplicationCreateSchema = Type.Object(
+  {
+    id: Slug,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    audience: Audience,
+    redirectUris: RedirectUris,
+    clientType: Type.Optional(ClientTypeSchema),
+    webhookUrl: Type.Optional(Type.Union([WebhookUrl, Type.Null()])),
+    webhookSecret: Type.Optional(Type.Union([WebhookSecret, Type.Null()])),
+    ssoGroupId: Type.Optional(Type.Union([Slug, Type.Null()])),
+    authPolicy: Type.Optional(AuthPolicyPatchSchema),
+  },
+  { additionalProperties: false },
+);
+export type ApplicationCreate = Static<typeof ApplicationCreateSchema>;
+
+export const ApplicationPatchSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    audience: Type.Optional(Audience),
+    redirectUris: Type.Optional(RedirectUris),
+    clientType: Type.Optional(ClientTypeSchema),
+    webhookUrl: Type.Optional(Type.Union([WebhookUrl, Type.Null()])),
+    webhookSecret: Type.Optional(Type.Union([WebhookSecret, Type.Null()])),
+    ssoGroupId: Type.Optional(Type.Union([Slug, Type.Null()])),
+    authPolicy: Type.Optional(AuthPolicyPatchSchema),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type ApplicationPatch = Static<typeof ApplicationPatchSchema>;
+
+export const ApplicationRecordSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  audience: Type.String(),
+  redirectUris: Type.Array(Type.String()),
+  clientType: ClientTypeSchema,
+  webhookUrl: Type.Union([Type.String(), Type.Null()]),
+  webhookSecretSet: Type.Boolean(),
+  ssoGroupId: Type.Union([Type.String(), Type.Null()]),
+  authPolicy: AuthPolicySchema,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+/** Create/PATCH answers may carry secrets shown exactly once. */
+export const ApplicationWithSecretsSchema = Type.Object({
+  ...ApplicationRecordSchema.properties,
+  clientSecret: Type.Optional(Type.String()),
+  webhookSecret: Type.Optional(Type.String()),
+});
+
+export const ApplicationListSchema = Type.Object({
+  applications: Type.Array(ApplicationRecordSchema),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});

@@ -1,0 +1,266 @@
+/**
+ * Application rules (DESIGN §4.3–4.4): creation with defaults, secrets shown once, updates,
+ * cascading delete, client-secret rotation and auth-policy changes. Every write is audited in
+ * its own transaction.
+ */
+import { randomBytes } from 'node:crypto';
+import { and, asc, eq, ne } from 'drizzle-orm';
+import { applications, ssoGroups, type Application, type AuthPolicy } from '../db/schema.js';
+import type { AppContext } from '../context.js';
+import { recordAudit } from '../audit/record.js';
+import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
+import { afterCursor, toPage } from '../http/pagination.js';
+import { iso } from '../http/schemas.js';
+import { randomToken, sha256 } from '../util/crypto.js';
+import { checkRedirectUris } from './redirect-uris.js';
+import { checkProfileFieldDefinitions } from './profile-fields.js';
+import { isKnownProvider } from './providers.js';
+import type { ApplicationCreate, ApplicationPatch, AuthPolicyPatch } from './schemas.js';
+
+export const DEFAULT_AUTH_POLICY: AuthPolicy = {
+  signup_policy: 'invite_only',
+  allowed_providers: ['email'],
+  profile_fields: [],
+};
+
+/** How long deliveries are signed with the old secret too after a rotation (issue: webhooks). */
+export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+
+export function applicationRecord(app: Application) {
+  return {
+    id: app.id,
+    name: app.name,
+    audience: app.audience,
+    redirectUris: app.redirectUris,
+    clientType: app.clientType,
+    webhookUrl: app.webhookUrl,
+    webhookSecretSet: Boolean(app.webhookSecret),
+    ssoGroupId: app.ssoGroupId,
+    authPolicy: app.authPolicy,
+    createdAt: iso(app.createdAt)!,
+    updatedAt: iso(app.updatedAt)!,
+  };
+}
+
+export function newClientSecret(): string {
+  return randomToken('ghs_');
+}
+
+/** Standard Webhooks secret format: `whsec_` + base64 of 32 random bytes. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+export function getApplication(ctx: AppContext, id: string): Application {
+  const app = ctx.db.select().from(applications).where(eq(applications.id, id)).get();
+  if (!app) throw notFound('application_not_found', `There is no application with id "${id}".`);
+  return app;
+}
+
+export function listApplications(ctx: AppContext, limit: number, cursor?: string) {
+  const rows = ctx.db
+    .select()
+    .from(applications)
+    .where(afterCursor(applications.createdAt, applications.id, cursor))
+    .orderBy(asc(applications.createdAt), asc(applications.id))
+    .limit(limit + 1)
+    .all();
+  const page = toPage(rows, limit, (a) => ({ t: a.createdAt.getTime(), id: a.id }));
+  return { applications: page.items.map(applicationRecord), nextCursor: page.nextCursor };
+}
+
+function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path: string): AuthPolicy {
+  const policy: AuthPolicy = {
+    signup_policy: patch?.signup_policy ?? base.signup_policy,
+    allowed_providers: patch?.allowed_providers ?? base.allowed_providers,
+    profile_fields: (patch?.profile_fields ?? base.profile_fields) as AuthPolicy['profile_fields'],
+  };
+  const errors: FieldError[] = [];
+  policy.allowed_providers.forEach((id, i) => {
+    if (!isKnownProvider(id)) errors.push({ path: `${path}.allowed_providers.${i}`, message: `unknown provider "${id}"` });
+  });
+  if (new Set(policy.allowed_providers).size !== policy.allowed_providers.length) {
+    errors.push({ path: `${path}.allowed_providers`, message: 'must not contain duplicates' });
+  }
+  errors.push(...checkProfileFieldDefinitions(policy.profile_fields, `${path}.profile_fields`));
+  if (errors.length) throw validationFailed(errors);
+  return policy;
+}
+
+function checkWebhookUrl(url: string | null | undefined, errors: FieldError[]) {
+  if (url === null || url === undefined) return;
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
+    if (parsed.username || parsed.password) {
+      errors.push({ path: 'body.webhookUrl', message: 'must not contain credentials' });
+    }
+  } catch {
+    errors.push({ path: 'body.webhookUrl', message: 'must be an absolute http(s) URL' });
+  }
+}
+
+function checkGroupExists(ctx: AppContext, groupId: string | null | undefined, errors: FieldError[]) {
+  if (!groupId) return;
+  const group = ctx.db.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, groupId)).get();
+  if (!group) errors.push({ path: 'body.ssoGroupId', message: `there is no SSO group "${groupId}"` });
+}
+
+function assertAudienceFree(ctx: AppContext, audience: string, exceptId?: string) {
+  const clash = ctx.db
+    .select({ id: applications.id })
+    .from(applications)
+    .where(exceptId ? and(eq(applications.audience, audience), ne(applications.id, exceptId)) : eq(applications.audience, audience))
+    .get();
+  if (clash) throw conflict('audience_in_use', `The audience "${audience}" is already used by application "${clash.id}".`);
+}
+
+export function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string) {
+  const clientType = input.clientType ?? 'web';
+  const errors = checkRedirectUris(input.redirectUris, clientType);
+  checkWebhookUrl(input.webhookUrl, errors);
+  checkGroupExists(ctx, input.ssoGroupId, errors);
+  if (input.webhookSecret && !input.webhookUrl) {
+    errors.push({ path: 'body.webhookSecret', message: 'needs a webhookUrl' });
+  }
+  if (errors.length) throw validationFailed(errors);
+  const authPolicy = mergePolicy(DEFAULT_AUTH_POLICY, input.authPolicy, 'body.authPolicy');
+
+  const clientSecret = clientType === 'web' ? newClientSecret() : undefined;
+  const generatedWebhookSecret = input.webhookUrl && !input.webhookSecret ? newWebhookSecret() : undefined;
+  const now = ctx.clock.now();
+
+  const created = ctx.db.transaction((tx) => {
+    if (tx.select({ id: applications.id }).from(applications).where(eq(applications.id, input.id)).get()) {
+      throw conflict('application_exists', `An application with id "${input.id}" already exists.`);
+    }
+    assertAudienceFree(ctx, input.audience);
+    const row = tx
+      .insert(applications)
+      .values({
+        id: input.id,
+        name: input.name,
+        audience: input.audience,
+        redirectUris: input.redirectUris,
+        clientType,
+        clientSecretHash: clientSecret ? sha256(clientSecret) : null,
+        webhookUrl: input.webhookUrl ?? null,
+        webhookSecret: input.webhookUrl ? (input.webhookSecret ?? generatedWebhookSecret ?? null) : null,
+        ssoGroupId: input.ssoGroupId ?? null,
+        authPolicy,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+      .get();
+    recordAudit(tx, now, { actor, action: 'application.created', applicationId: row.id, target: row.id, details: { name: row.name, clientType } });
+    return row;
+  });
+  return {
+    ...applicationRecord(created),
+    ...(clientSecret ? { clientSecret } : {}),
+    ...(generatedWebhookSecret ? { webhookSecret: generatedWebhookSecret } : {}),
+  };
+}
+
+export function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string) {
+  const current = getApplication(ctx, id);
+  const clientType = patch.clientType ?? current.clientType;
+  const redirectUris = patch.redirectUris ?? current.redirectUris;
+  const errors = checkRedirectUris(redirectUris, clientType);
+  checkWebhookUrl(patch.webhookUrl, errors);
+  checkGroupExists(ctx, patch.ssoGroupId, errors);
+  const webhookUrl = patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl;
+  if (patch.webhookSecret && !webhookUrl) errors.push({ path: 'body.webhookSecret', message: 'needs a webhookUrl' });
+  if (errors.length) throw validationFailed(errors);
+  const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
+  if (patch.audience !== undefined) assertAudienceFree(ctx, patch.audience, id);
+
+  const now = ctx.clock.now();
+  // Client secret follows the client type: a new web client gets one, a public client loses it.
+  const clientSecret = clientType === 'web' && current.clientType !== 'web' ? newClientSecret() : undefined;
+  const clientSecretHash = clientType === 'web' ? (clientSecret ? sha256(clientSecret) : current.clientSecretHash) : null;
+
+  // Webhook secret: cleared with the URL; generated when a URL appears without one; on change the
+  // old secret keeps signing alongside the new one for a day so receivers can roll over.
+  let webhookSecret = current.webhookSecret;
+  let generatedWebhookSecret: string | undefined;
+  if (!webhookUrl) webhookSecret = null;
+  else if (patch.webhookSecret) webhookSecret = patch.webhookSecret;
+  else if (patch.webhookSecret === null || !webhookSecret) webhookSecret = generatedWebhookSecret = newWebhookSecret();
+  const rotated = Boolean(current.webhookSecret && webhookSecret && webhookSecret !== current.webhookSecret);
+
+  const updated = ctx.db.transaction((tx) => {
+    const row = tx
+      .update(applications)
+      .set({
+        name: patch.name ?? current.name,
+        audience: patch.audience ?? current.audience,
+        redirectUris,
+        clientType,
+        clientSecretHash,
+        webhookUrl,
+        webhookSecret,
+        webhookPreviousSecret: rotated ? current.webhookSecret : webhookUrl ? current.webhookPreviousSecret : null,
+        webhookPreviousSecretUntil: rotated
+          ? new Date(now.getTime() + WEBHOOK_SECRET_OVERLAP_MS)
+          : webhookUrl
+            ? current.webhookPreviousSecretUntil
+            : null,
+        ssoGroupId: patch.ssoGroupId === undefined ? current.ssoGroupId : patch.ssoGroupId,
+        authPolicy,
+        updatedAt: now,
+      })
+      .where(eq(applications.id, id))
+      .returning()
+      .get();
+    recordAudit(tx, now, {
+      actor,
+      action: 'application.updated',
+      applicationId: id,
+      target: id,
+      details: { fields: Object.keys(patch), ...(rotated ? { webhookSecretRotated: true } : {}) },
+    });
+    return row;
+  });
+  return {
+    ...applicationRecord(updated),
+    ...(clientSecret ? { clientSecret } : {}),
+    ...(generatedWebhookSecret ? { webhookSecret: generatedWebhookSecret } : {}),
+  };
+}
+
+export function deleteApplication(ctx: AppContext, id: string, actor: string) {
+  getApplication(ctx, id);
+  const now = ctx.clock.now();
+  ctx.db.transaction((tx) => {
+    // Memberships, invitations, API keys, codes, refresh tokens and deliveries cascade.
+    tx.delete(applications).where(eq(applications.id, id)).run();
+    recordAudit(tx, now, { actor, action: 'application.deleted', applicationId: id, target: id });
+  });
+}
+
+export function rotateClientSecret(ctx: AppContext, id: string, actor: string) {
+  const app = getApplication(ctx, id);
+  if (app.clientType !== 'web') {
+    throw conflict('not_confidential_client', `Application "${id}" is a ${app.clientType} client and has no client secret.`);
+  }
+  const clientSecret = newClientSecret();
+  const now = ctx.clock.now();
+  ctx.db.transaction((tx) => {
+    tx.update(applications).set({ clientSecretHash: sha256(clientSecret), updatedAt: now }).where(eq(applications.id, id)).run();
+    recordAudit(tx, now, { actor, action: 'application.client_secret_rotated', applicationId: id, target: id });
+  });
+  return { clientSecret };
+}
+
+export function updateAuthPolicy(ctx: AppContext, id: string, patch: AuthPolicyPatch, actor: string): AuthPolicy {
+  const app = getApplication(ctx, id);
+  const policy = mergePolicy(app.authPolicy, patch, 'body');
+  const now = ctx.clock.now();
+  ctx.db.transaction((tx) => {
+    tx.update(applications).set({ authPolicy: policy, updatedAt: now }).where(eq(applications.id, id)).run();
+    recordAudit(tx, now, { actor, action: 'auth_policy.updated', applicationId: id, target: id, details: { fields: Object.keys(patch) } });
+  });
+  return policy;
+}

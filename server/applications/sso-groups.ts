@@ -1,0 +1,108 @@
+/**
+ * SSO groups (DESIGN §4.8): applications in one group share sign-in (one realm). An application
+ * is in at most one group; adding it to another moves it. Deleting a group leaves its
+ * applications standing alone.
+ */
+import { asc, eq, inArray } from 'drizzle-orm';
+import { applications, ssoGroups, type SsoGroup } from '../db/schema.js';
+import type { AppContext } from '../context.js';
+import { recordAudit } from '../audit/record.js';
+import { conflict, notFound } from '../http/problem.js';
+import { afterCursor, toPage } from '../http/pagination.js';
+import { iso } from '../http/schemas.js';
+import { getApplication } from './service.js';
+
+function memberIds(ctx: AppContext, groupIds: string[]): Map<string, string[]> {
+  const byGroup = new Map<string, string[]>(groupIds.map((id) => [id, []]));
+  if (groupIds.length === 0) return byGroup;
+  const rows = ctx.db
+    .select({ id: applications.id, groupId: applications.ssoGroupId })
+    .from(applications)
+    .where(inArray(applications.ssoGroupId, groupIds))
+    .orderBy(asc(applications.createdAt), asc(applications.id))
+    .all();
+  for (const row of rows) if (row.groupId) byGroup.get(row.groupId)?.push(row.id);
+  return byGroup;
+}
+
+function groupRecord(group: SsoGroup, applicationIds: string[]) {
+  return { id: group.id, name: group.name, applicationIds, createdAt: iso(group.createdAt)! };
+}
+
+export function getGroup(ctx: AppContext, id: string) {
+  const group = ctx.db.select().from(ssoGroups).where(eq(ssoGroups.id, id)).get();
+  if (!group) throw notFound('sso_group_not_found', `There is no SSO group with id "${id}".`);
+  return groupRecord(group, memberIds(ctx, [id]).get(id) ?? []);
+}
+
+export function listGroups(ctx: AppContext, limit: number, cursor?: string) {
+  const rows = ctx.db
+    .select()
+    .from(ssoGroups)
+    .where(afterCursor(ssoGroups.createdAt, ssoGroups.id, cursor))
+    .orderBy(asc(ssoGroups.createdAt), asc(ssoGroups.id))
+    .limit(limit + 1)
+    .all();
+  const page = toPage(rows, limit, (g) => ({ t: g.createdAt.getTime(), id: g.id }));
+  const members = memberIds(ctx, page.items.map((g) => g.id));
+  return { ssoGroups: page.items.map((g) => groupRecord(g, members.get(g.id) ?? [])), nextCursor: page.nextCursor };
+}
+
+export function createGroup(ctx: AppContext, input: { id: string; name: string }, actor: string) {
+  const now = ctx.clock.now();
+  ctx.db.transaction((tx) => {
+    if (tx.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, input.id)).get()) {
+      throw conflict('sso_group_exists', `An SSO group with id "${input.id}" already exists.`);
+    }
+    tx.insert(ssoGroups).values({ id: input.id, name: input.name, createdAt: now, updatedAt: now }).run();
+    recordAudit(tx, now, { actor, action: 'sso_group.created', target: input.id, details: { name: input.name } });
+  });
+  return getGroup(ctx, input.id);
+}
+
+export function renameGroup(ctx: AppContext, id: string, name: string, actor: string) {
+  getGroup(ctx, id);
+  const now = ctx.clock.now();
+  ctx.db.transaction((tx) => {
+    tx.update(ssoGroups).set({ name, updatedAt: now }).where(eq(ssoGroups.id, id)).run();
+    recordAudit(tx, now, { actor, action: 'sso_group.renamed', target: id, details: { name } });
+  });
+  return getGroup(ctx, id);
+}
+
+export function deleteGroup(ctx: AppContext, id: string, actor: string) {
+  getGroup(ctx, id);
+  const now = ctx.clock.now();
+  ctx.db.transaction((tx) => {
+    tx.delete(ssoGroups).where(eq(ssoGroups.id, id)).run(); // applications' ssoGroupId → null
+    recordAudit(tx, now, { actor, action: 'sso_group.deleted', target: id });
+  });
+}
+
+export function addApplication(ctx: AppContext, groupId: string, appId: string, actor: string) {
+  getGroup(ctx, groupId);
+  const app = getApplication(ctx, appId);
+  const now = ctx.clock.now();
+  ctx.db.transaction((tx) => {
+    tx.update(applications).set({ ssoGroupId: groupId, updatedAt: now }).where(eq(applications.id, appId)).run();
+    recordAudit(tx, now, {
+      actor, action: 'sso_group.application_added', applicationId: appId, target: groupId,
+      details: app.ssoGroupId && app.ssoGroupId !== groupId ? { movedFrom: app.ssoGroupId } : {},
+    });
+  });
+  return getGroup(ctx, groupId);
+}
+
+export function removeApplication(ctx: AppContext, groupId: string, appId: string, actor: string) {
+  getGroup(ctx, groupId);
+  const app = getApplication(ctx, appId);
+  if (app.ssoGroupId !== groupId) {
+    throw notFound('application_not_in_group', `Application "${appId}" is not in SSO group "${groupId}".`);
+  }
+  const now = ctx.clock.now();
+  ctx.db.transaction((tx) => {
+    tx.update(applications).set({ ssoGroupId: null, updatedAt: now }).where(eq(applications.id, appId)).run();
+    recordAudit(tx, now, { actor, action: 'sso_group.application_removed', applicationId: appId, target: groupId });
+  });
+  return getGroup(ctx, groupId);
+}

@@ -1,0 +1,23 @@
+/** `gatehouse admin-token [--rotate]`: print (or replace) the generated admin token. */
+import { existsSync, mkdirSync } from 'node:fs';
+import { loadConfig } from '../config.js';
+import { adminTokenPath, readOrCreateAdminToken, writeNewAdminToken } from '../http/admin-token.js';
+import { ConfigError } from '../config.js';
+import { dataDirHelp, dataDirOption, type Command } from './command.js';
+
+export const adminTokenCommand: Command = {
+  name: 'admin-token',
+  summary: 'print the admin token from <data>/admin-token (--rotate replaces it)',
+  options: { ...dataDirOption, rotate: { type: 'boolean' } },
+  help: [dataDirHelp, ['--rotate', 'write a new token; a running server accepts only the new one within a second']],
+  async run(values) {
+    const config = loadConfig(process.env, { dataDir: values['data-dir'] as string | undefined });
+    if (config.adminToken) {
+      throw new ConfigError('ADMIN_TOKEN is set in the environment; that is the admin token, and it is rotated by changing it there.');
+    }
+    if (!existsSync(config.dataDir)) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    const token = values.rotate ? writeNewAdminToken(config.dataDir) : readOrCreateAdminToken(config.dataDir);
+    console.log(token);
+    if (values.rotate) console.error(`New admin token written to ${adminTokenPath(config.dataDir)}.`);
+  },
+};

@@ -1,0 +1,48 @@
+/** `gatehouse serve`: run the server in the foreground until SIGINT/SIGTERM. */
+import { loadConfig } from '../config.js';
+import { readyLine, start } from '../main.js';
+import { dataDirHelp, dataDirOption, type Command } from './command.js';
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'run the identity server',
+  options: {
+    ...dataDirOption,
+    port: { type: 'string' },
+    host: { type: 'string' },
+    issuer: { type: 'string' },
+    'admin-token': { type: 'string' },
+    'access-token-ttl': { type: 'string' },
+    pretty: { type: 'boolean' },
+  },
+  help: [
+    dataDirHelp,
+    ['--port N', 'listen port, 0 picks a free one (PORT, default 8787)'],
+    ['--host ADDR', 'listen address, 0.0.0.0 for the LAN (HOST, default 127.0.0.1)'],
+    ['--issuer URL', 'public base URL and token issuer (GATEHOUSE_ISSUER)'],
+    ['--admin-token T', 'admin bearer token (ADMIN_TOKEN; generated into <data>/admin-token when unset)'],
+    ['--access-token-ttl S', 'access-token lifetime in seconds (GATEHOUSE_ACCESS_TOKEN_TTL, default 900)'],
+    ['--pretty', 'human-readable logs instead of JSON lines'],
+  ],
+  async run(values) {
+    const config = loadConfig(process.env, {
+      dataDir: values['data-dir'] as string | undefined,
+      port: values.port as string | undefined,
+      host: values.host as string | undefined,
+      issuer: values.issuer as string | undefined,
+      adminToken: values['admin-token'] as string | undefined,
+      accessTokenTtl: values['access-token-ttl'] as string | undefined,
+      pretty: values.pretty as boolean | undefined,
+    });
+    const running = await start(config);
+    console.log(readyLine(running));
+    process.send?.({ type: 'ready', url: running.url, issuer: running.config.issuer });
+    const shutdown = () => {
+      void running.stop().then(() => process.exit(0));
+    };
+    process.once('SIGINT', shutdown);
+    process.once('SIGTERM', shutdown);
+    process.once('disconnect', shutdown); // the Electron supervisor went away
+    return new Promise<never>(() => {});
+  },
+};

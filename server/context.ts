@@ -1,0 +1,23 @@
+/**
+ * What every feature module receives: the store, configuration, clock and a few shared services.
+ * Built once by `buildApp` and attached to the Fastify instance as `app.ctx`.
+ */
+import type { Db } from './db/client.js';
+import type { Config } from './config.js';
+import type { Clock } from './util/clock.js';
+import type { AdminTokenStore } from './http/admin-token.js';
+
+export interface AppContext {
+  db: Db;
+  config: Config;
+  clock: Clock;
+  adminToken: AdminTokenStore;
+  /** Called after a transaction wrote webhook outbox rows, so the worker looks sooner. */
+  wakeWebhooks: () => void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext;
+  }
+}

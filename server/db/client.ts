@@ -1,0 +1,35 @@
+/**
+ * Opens the embedded SQLite store: WAL, foreign keys on, file mode 0600, migrations applied.
+ * Opening the same data directory twice is a no-op beyond the open itself.
+ */
+import { chmodSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import * as schema from './schema.js';
+
+export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
+
+/** Where the committed drizzle-kit migrations live, from source (`server/db`) or build (`dist/server/db`). */
+export function migrationsFolder(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, 'migrations'), join(here, '..', '..', '..', 'server', 'db', 'migrations')];
+  const found = candidates.find((dir) => existsSync(join(dir, 'meta', '_journal.json')));
+  if (!found) throw new Error(`database migrations not found (looked in ${candidates.join(', ')})`);
+  return found;
+}
+
+/** Opens (creating if needed) a database file, or `:memory:`, and applies pending migrations. */
+export function openDatabase(file: string): Db {
+  const sqlite = new Database(file);
+  if (file !== ':memory:') chmodSync(file, 0o600);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL'); // durable across process crashes in WAL mode
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = drizzle(sqlite, { schema }) as Db;
+  migrate(db, { migrationsFolder: migrationsFolder() });
+  return db;
+}

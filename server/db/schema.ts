@@ -1,0 +1,461 @@
+/**
+ * The whole Gatehouse data model in one file.
+ *
+ * Conventions: ids are prefixed random strings (see `server/util/ids.ts`), timestamps are
+ * integer milliseconds mapped to `Date`, JSON columns are typed with `$type<>()`, and every
+ * secret is stored as a SHA-256 hex hash (`*Hash` columns), never in the clear. The one
+ * exception is the webhook secret, which must be usable as an HMAC key; it is never returned
+ * by any read. Indexes sit next to their table and are chosen for the keyset pagination
+ * `(created, id)` used by every admin list.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/sqlite-core';
+
+const createdAt = () =>
+  integer('created_at', { mode: 'timestamp_ms' })
+    .notNull()
+    .default(sql`(unixepoch('subsec') * 1000)`);
+const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' });
+const flag = (name: string) => integer(name, { mode: 'boolean' });
+
+// ---------------------------------------------------------------------------------------------
+// Types stored in JSON columns
+
+export type SignupPolicy = 'open' | 'invite_only' | 'closed';
+export type ClientType = 'web' | 'spa' | 'native';
+export type MemberStatus = 'active' | 'suspended';
+export type MemberRole = 'member' | 'admin';
+
+export type ProfileFieldType =
+  | 'string'
+  | 'text'
+  | 'number'
+  | 'integer'
+  | 'boolean'
+  | 'email'
+  | 'url'
+  | 'date'
+  | 'select';
+
+export interface ProfileField {
+  key: string;
+  label: string;
+  type: ProfileFieldType;
+  required: boolean;
+  user_editable: boolean;
+  options?: string[];
+  min?: number;
+  max?: number;
+  max_length?: number;
+  description?: string;
+}
+
+export interface AuthPolicy {
+  signup_policy: SignupPolicy;
+  allowed_providers: string[];
+  profile_fields: ProfileField[];
+}
+
+export type Profile = Record<string, string | number | boolean>;
+
+// ---------------------------------------------------------------------------------------------
+// People, their sign-in methods and browser sessions
+
+export const people = sqliteTable(
+  'people',
+  {
+    id: text('id').primaryKey(), // `sub`
+    email: text('email').notNull(), // stored lower-cased
+    emailVerified: flag('email_verified').notNull().default(false),
+    name: text('name'),
+    /** argon2id PHC string; null when the person signs in only through external providers. */
+    passwordHash: text('password_hash'),
+    /** Per-account back-off against password guessing. */
+    failedSignIns: integer('failed_sign_ins').notNull().default(0),
+    lockedUntil: timestamp('locked_until'),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('people_email_uq').on(t.email), index('people_created_idx').on(t.createdAt, t.id)],
+);
+
+/** Ways a person can sign in: `credential` (e-mail + password) or an external provider id. */
+export const linkedAccounts = sqliteTable(
+  'linked_accounts',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    provider: text('provider').notNull(),
+    providerAccountId: text('provider_account_id').notNull(),
+    email: text('email').notNull(),
+    linkedAt: timestamp('linked_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('linked_accounts_provider_uq').on(t.provider, t.providerAccountId),
+    uniqueIndex('linked_accounts_person_provider_uq').on(t.personId, t.provider),
+  ],
+);
+
+/** One browser on one device. The cookie carries a random token; only its hash is stored. */
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(), // `:sid`, also the `sid` claim
+    tokenHash: text('token_hash').notNull(),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    userAgent: text('user_agent'),
+    device: text('device').notNull().default('Unknown device'),
+    ip: text('ip').notNull().default(''),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at').notNull(),
+    lastSeenAt: timestamp('last_seen_at').notNull(),
+    revokedAt: timestamp('revoked_at'),
+  },
+  (t) => [
+    uniqueIndex('sessions_token_uq').on(t.tokenHash),
+    index('sessions_person_idx').on(t.personId, t.createdAt),
+  ],
+);
+
+/**
+ * Realms a session has authenticated: `group:<ssoGroupId>` or `app:<applicationId>`.
+ * Authorize is silent only when the application's realm is present here.
+ */
+export const sessionRealms = sqliteTable(
+  'session_realms',
+  {
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    realm: text('realm').notNull(),
+    authenticatedAt: timestamp('authenticated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.realm] })],
+);
+
+/** Single-use links sent by e-mail: password reset and e-mail verification. */
+export const oneTimeTokens = sqliteTable(
+  'one_time_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    purpose: text('purpose').$type<'password_reset' | 'email_verification'>().notNull(),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at').notNull(),
+    usedAt: timestamp('used_at'),
+  },
+  (t) => [index('one_time_tokens_person_idx').on(t.personId, t.purpose)],
+);
+
+/** In-flight sign-ins with an external provider (state, PKCE verifier, nonce). */
+export const providerLogins = sqliteTable('provider_logins', {
+  state: text('state').primaryKey(),
+  provider: text('provider').notNull(),
+  codeVerifier: text('code_verifier').notNull(),
+  nonce: text('nonce'),
+  returnTo: text('return_to'),
+  applicationId: text('application_id'),
+  /** Set when a signed-in person is linking a provider from the account page. */
+  linkPersonId: text('link_person_id'),
+  createdAt: createdAt(),
+  expiresAt: timestamp('expires_at').notNull(),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Applications and SSO groups
+
+export const ssoGroups = sqliteTable(
+  'sso_groups',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [index('sso_groups_created_idx').on(t.createdAt, t.id)],
+);
+
+export const applications = sqliteTable(
+  'applications',
+  {
+    id: text('id').primaryKey(), // also the OAuth client_id
+    name: text('name').notNull(),
+    audience: text('audience').notNull(),
+    redirectUris: text('redirect_uris', { mode: 'json' }).$type<string[]>().notNull(),
+    clientType: text('client_type').$type<ClientType>().notNull(),
+    /** SHA-256 of the client secret (web clients only). */
+    clientSecretHash: text('client_secret_hash'),
+    webhookUrl: text('webhook_url'),
+    /** Used as the HMAC key for Standard Webhooks signatures; never returned by reads. */
+    webhookSecret: text('webhook_secret'),
+    /** After a secret rotation, deliveries are signed with both secrets until this time. */
+    webhookPreviousSecret: text('webhook_previous_secret'),
+    webhookPreviousSecretUntil: timestamp('webhook_previous_secret_until'),
+    ssoGroupId: text('sso_group_id').references(() => ssoGroups.id, { onDelete: 'set null' }),
+    authPolicy: text('auth_policy', { mode: 'json' }).$type<AuthPolicy>().notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('applications_audience_uq').on(t.audience),
+    index('applications_created_idx').on(t.createdAt, t.id),
+    index('applications_group_idx').on(t.ssoGroupId),
+  ],
+);
+
+/** A person's membership of an application ("application user"; `app_user.id`). */
+export const memberships = sqliteTable(
+  'memberships',
+  {
+    id: text('id').primaryKey(),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    status: text('status').$type<MemberStatus>().notNull().default('active'),
+    role: text('role').$type<MemberRole>().notNull().default('member'),
+    profile: text('profile', { mode: 'json' }).$type<Profile>().notNull().default({}),
+    joinedAt: timestamp('joined_at').notNull(),
+    lastActiveAt: timestamp('last_active_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('memberships_app_person_uq').on(t.applicationId, t.personId),
+    // Keyset pagination: (joined_at, id) within an application, optionally per status / role.
+    index('memberships_app_joined_idx').on(t.applicationId, t.joinedAt, t.id),
+    index('memberships_app_status_idx').on(t.applicationId, t.status, t.joinedAt, t.id),
+    index('memberships_app_role_idx').on(t.applicationId, t.role, t.joinedAt, t.id),
+    index('memberships_person_idx').on(t.personId),
+  ],
+);
+
+export const invitations = sqliteTable(
+  'invitations',
+  {
+    id: text('id').primaryKey(),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    email: text('email').notNull(),
+    role: text('role').$type<MemberRole>().notNull(),
+    message: text('message'),
+    tokenHash: text('token_hash').notNull(),
+    /** `pending` | `accepted` | `revoked`; `expired` is derived from `expiresAt`. */
+    state: text('state').$type<'pending' | 'accepted' | 'revoked'>().notNull().default('pending'),
+    invitedBy: text('invited_by').notNull(),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at').notNull(),
+    acceptedAt: timestamp('accepted_at'),
+    acceptedBy: text('accepted_by').references(() => people.id, { onDelete: 'set null' }),
+    revokedAt: timestamp('revoked_at'),
+    emailSent: flag('email_sent').notNull().default(false),
+    emailError: text('email_error'),
+    lastSentAt: timestamp('last_sent_at'),
+  },
+  (t) => [
+    uniqueIndex('invitations_token_uq').on(t.tokenHash),
+    index('invitations_app_created_idx').on(t.applicationId, t.createdAt, t.id),
+    index('invitations_app_email_idx').on(t.applicationId, t.email),
+  ],
+);
+
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** First characters of the key, shown in lists so people can tell keys apart. */
+    prefix: text('prefix').notNull(),
+    keyHash: text('key_hash').notNull(),
+    scopes: text('scopes', { mode: 'json' }).$type<string[]>().notNull(),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at'),
+    lastUsedAt: timestamp('last_used_at'),
+    revokedAt: timestamp('revoked_at'),
+  },
+  (t) => [
+    uniqueIndex('api_keys_hash_uq').on(t.keyHash),
+    index('api_keys_app_created_idx').on(t.applicationId, t.createdAt, t.id),
+  ],
+);
+
+// ---------------------------------------------------------------------------------------------
+// OAuth server state
+
+/** RS256 signing keys. The newest non-retired key signs; retired keys stay published until `expiresAt`. */
+export const signingKeys = sqliteTable('signing_keys', {
+  kid: text('kid').primaryKey(),
+  alg: text('alg').notNull().default('RS256'),
+  publicJwk: text('public_jwk', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+  /** PKCS#8 PEM; never leaves the server except inside a backup. */
+  privateKeyPem: text('private_key_pem').notNull(),
+  createdAt: createdAt(),
+  /** When a newer key took over signing. */
+  retiredAt: timestamp('retired_at'),
+  /** When the key leaves the JWKS: retirement + the longest lifetime of a token it signed. */
+  expiresAt: timestamp('expires_at'),
+});
+
+export const authorizationCodes = sqliteTable(
+  'authorization_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    sessionId: text('session_id').references(() => sessions.id, { onDelete: 'set null' }),
+    redirectUri: text('redirect_uri').notNull(),
+    scope: text('scope').notNull(),
+    resource: text('resource').notNull(),
+    codeChallenge: text('code_challenge'),
+    nonce: text('nonce'),
+    authTime: timestamp('auth_time').notNull(),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at').notNull(),
+    usedAt: timestamp('used_at'),
+    /** The refresh-token family the exchange created, revoked if the code is replayed. */
+    issuedFamilyId: text('issued_family_id'),
+  },
+  (t) => [index('authorization_codes_expires_idx').on(t.expiresAt)],
+);
+
+/** One chain of rotated refresh tokens, born of one code exchange. */
+export const refreshTokenFamilies = sqliteTable(
+  'refresh_token_families',
+  {
+    id: text('id').primaryKey(),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    membershipId: text('membership_id').references(() => memberships.id, { onDelete: 'set null' }),
+    sessionId: text('session_id').references(() => sessions.id, { onDelete: 'set null' }),
+    scope: text('scope').notNull(),
+    resource: text('resource').notNull(),
+    authTime: timestamp('auth_time').notNull(),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at').notNull(),
+    revokedAt: timestamp('revoked_at'),
+    revokedReason: text('revoked_reason'),
+  },
+  (t) => [
+    index('rtf_person_app_idx').on(t.personId, t.applicationId),
+    index('rtf_session_idx').on(t.sessionId),
+  ],
+);
+
+export const refreshTokens = sqliteTable(
+  'refresh_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    familyId: text('family_id')
+      .notNull()
+      .references(() => refreshTokenFamilies.id, { onDelete: 'cascade' }),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at').notNull(),
+    /** Set when this token was exchanged for its successor; presenting it again is reuse. */
+    rotatedAt: timestamp('rotated_at'),
+  },
+  (t) => [index('refresh_tokens_family_idx').on(t.familyId)],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks and audit
+
+/** The webhook outbox: one row per event per application, written in the change's transaction. */
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(), // event id, sent as `webhook-id`
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    type: text('type').notNull(),
+    /** The exact JSON body sent, so retries are byte-identical. */
+    payload: text('payload').notNull(),
+    status: text('status').$type<'pending' | 'succeeded' | 'failed'>().notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at').notNull(),
+    /** Lease held by a delivery in flight; a crashed worker's lease simply runs out. */
+    leaseUntil: timestamp('lease_until'),
+    lastAttemptAt: timestamp('last_attempt_at'),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    createdAt: createdAt(),
+    deliveredAt: timestamp('delivered_at'),
+  },
+  (t) => [
+    index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),
+    index('webhook_deliveries_app_idx').on(t.applicationId, t.createdAt, t.id),
+  ],
+);
+
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    id: text('id').primaryKey(),
+    at: timestamp('at').notNull(),
+    /** `admin`, `api_key:<id>`, `person:<id>` or `system`. */
+    actor: text('actor').notNull(),
+    action: text('action').notNull(),
+    /** Not a foreign key: the log outlives deleted applications. */
+    applicationId: text('application_id'),
+    target: text('target'),
+    details: text('details', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default({}),
+  },
+  (t) => [
+    index('audit_log_at_idx').on(t.at, t.id),
+    index('audit_log_app_idx').on(t.applicationId, t.at, t.id),
+  ],
+);
+
+/** Small key/value facts about this installation (e.g. last backup, key-rotation schedule). */
+export const meta = sqliteTable('meta', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+  updatedAt: timestamp('updated_at').notNull(),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Row types
+
+export type Person = typeof people.$inferSelect;
+export type LinkedAccount = typeof linkedAccounts.$inferSelect;
+export type Session = typeof sessions.$inferSelect;
+export type SsoGroup = typeof ssoGroups.$inferSelect;
+export type Application = typeof applications.$inferSelect;
+export type Membership = typeof memberships.$inferSelect;
+export type Invitation = typeof invitations.$inferSelect;
+export type ApiKey = typeof apiKeys.$inferSelect;
+export type SigningKey = typeof signingKeys.$inferSelect;
+export type AuthorizationCode = typeof authorizationCodes.$inferSelect;
+export type RefreshTokenFamily = typeof refreshTokenFamilies.$inferSelect;
+export type RefreshToken = typeof refreshTokens.$inferSelect;
+export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;
+export type AuditLogEntry = typeof auditLog.$inferSelect;

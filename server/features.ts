@@ -1,0 +1,13 @@
+/**
+ * Feature plugins registered by `buildApp` after the core admin API. Each feature owns its
+ * routes (and any scope hooks such as `requireAdmin` or the OAuth error handler) inside its own
+ * plugin, so adding a feature is one line here.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+
+export interface FeatureOptions {
+  /** Whether background workers (webhook delivery, clean-up, schedules) should run. */
+  startWorkers: boolean;
+}
+
+export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [];

@@ -1,0 +1,136 @@
+/**
+ * RFC 9457 problem details: errors as values with stable snake_case codes (DESIGN §4.1), and the
+ * one place that turns any thrown error into the wire shape. Anything not a `Problem` and not a
+ * known Fastify client error becomes a plain 500 with no internals.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly errors?: FieldError[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+}
+
+// Constructors for the common cases, so call sites read as the rule they enforce.
+export const badRequest = (code: string, detail: string, errors?: FieldError[]) =>
+  new Problem(400, code, detail, errors);
+export const validationFailed = (errors: FieldError[], detail = 'The request is not valid.') =>
+  new Problem(400, 'validation_failed', detail, errors);
+export const unauthorized = (detail = 'Missing or invalid credentials.', code = 'unauthorized', scheme = 'Bearer') =>
+  new Problem(401, code, detail, undefined, { 'www-authenticate': scheme });
+export const forbidden = (code: string, detail: string) => new Problem(403, code, detail);
+export const notFound = (code: string, detail: string) => new Problem(404, code, detail);
+export const conflict = (code: string, detail: string) => new Problem(409, code, detail);
+export const tooManyRequests = (retryAfterSeconds: number, detail = 'Too many requests; try again later.') =>
+  new Problem(429, 'rate_limited', detail, undefined, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: FieldError[];
+}
+
+export function problemBody(problem: Problem): ProblemBody {
+  const body: ProblemBody = {
+    type: `https://gatehouse.dev/problems/${problem.code.replaceAll('_', '-')}`,
+    title: TITLES[problem.status] ?? 'Error',
+    status: problem.status,
+    detail: problem.detail,
+    code: problem.code,
+  };
+  if (problem.errors) body.errors = problem.errors;
+  return body;
+}
+
+export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+  return reply.status(problem.status).type('application/problem+json').send(problemBody(problem));
+}
+
+/** Maps Ajv validation output to `{path, message}` entries naming the offending field. */
+function validationErrors(error: FastifyError): FieldError[] {
+  const context = (error as { validationContext?: string }).validationContext ?? 'body';
+  return (error.validation ?? []).map((v) => {
+    const base = v.instancePath.replace(/^\//, '').replaceAll('/', '.');
+    const params = v.params as Record<string, unknown>;
+    if (v.keyword === 'additionalProperties') {
+      const field = [base, String(params.additionalProperty)].filter(Boolean).join('.');
+      return { path: `${context}.${field}`, message: 'is not a known field' };
+    }
+    if (v.keyword === 'required') {
+      const field = [base, String(params.missingProperty)].filter(Boolean).join('.');
+      return { path: `${context}.${field}`, message: 'is required' };
+    }
+    return { path: base ? `${context}.${base}` : context, message: v.message ?? 'is not valid' };
+  });
+}
+
+/** Turns any error thrown by Fastify or a handler into a `Problem` (or `undefined` for a 500). */
+export function toProblem(error: unknown): Problem | undefined {
+  if (error instanceof Problem) return error;
+  const e = error as Partial<FastifyError> & { validation?: unknown };
+  if (e && Array.isArray(e.validation)) {
+    return validationFailed(validationErrors(e as FastifyError));
+  }
+  switch (e?.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new Problem(413, 'payload_too_large', 'The request body is too large.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new Problem(415, 'unsupported_media_type', 'This endpoint accepts application/json bodies.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return badRequest('invalid_json', 'The request body is empty but Content-Type is application/json.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return badRequest('invalid_json', 'The request body is not valid JSON.');
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return badRequest('bad_request', 'The request URL is malformed.');
+    case 'FST_ERR_RATE_LIMIT':
+      return undefined;
+  }
+  if (error instanceof SyntaxError && (error as { statusCode?: number }).statusCode === 400) {
+    return badRequest('invalid_json', 'The request body is not valid JSON.');
+  }
+  const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    return new Problem(status, status === 413 ? 'payload_too_large' : 'bad_request', 'The request cannot be processed.');
+  }
+  return undefined;
+}
+
+/** The error handler for JSON APIs. Registered once at the root; OAuth overrides it in its scope. */
+export function problemErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const problem = toProblem(error);
+  if (problem) return sendProblem(reply, problem);
+  request.log.error({ err: error }, 'unhandled error');
+  return sendProblem(reply, new Problem(500, 'internal_error', 'Something went wrong on our side.'));
+}

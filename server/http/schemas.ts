@@ -1,0 +1,38 @@
+/** Schemas shared across feature routes (problem details, ids, timestamps). */
+import { Type } from 'typebox';
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  },
+  { $id: 'Problem', description: 'RFC 9457 problem details' },
+);
+
+/** Reference to the shared problem schema for route `response` maps. */
+export const problemRef = Type.Ref('Problem');
+
+/** ISO 8601 UTC timestamp as written on the wire. */
+export const Timestamp = Type.String({ format: 'date-time' });
+export const NullableTimestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
+
+/** Application and SSO-group ids (DESIGN §4.3). */
+export const SLUG_PATTERN = '^[a-z0-9][a-z0-9_-]{1,62}$';
+export const Slug = Type.String({ pattern: SLUG_PATTERN, minLength: 2, maxLength: 63 });
+
+export const iso = (date: Date | null | undefined): string | null => (date ? date.toISOString() : null);
+
+/** Standard error responses for admin routes, for the OpenAPI document. */
+export const adminErrors = {
+  400: problemRef,
+  401: problemRef,
+  403: problemRef,
+  404: problemRef,
+  409: problemRef,
+  413: problemRef,
+  415: problemRef,
+};

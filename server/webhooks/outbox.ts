@@ -1,0 +1,42 @@
+/**
+ * The webhook outbox writer (DESIGN §4.11). Every event is written in the same transaction as the
+ * change it reports, so an event exists exactly when its change does. Applications without a
+ * `webhookUrl` get no rows. The delivery worker picks rows up from here.
+ */
+import { eq } from 'drizzle-orm';
+import { applications, webhookDeliveries } from '../db/schema.js';
+import type { Tx } from '../audit/record.js';
+import { newId } from '../util/ids.js';
+
+export type WebhookEventType =
+  | 'membership.created'
+  | 'membership.updated'
+  | 'membership.deleted'
+  | 'membership.signed_in'
+  | 'invitation.created'
+  | 'invitation.accepted'
+  | 'invitation.revoked'
+  | 'security.refresh_token_reused'
+  | 'webhook.test';
+
+/** Writes one event for an application; returns its id, or undefined when it has no webhook. */
+export function recordEvent(
+  tx: Tx,
+  at: Date,
+  applicationId: string,
+  type: WebhookEventType,
+  data: Record<string, unknown>,
+): string | undefined {
+  const app = tx
+    .select({ webhookUrl: applications.webhookUrl })
+    .from(applications)
+    .where(eq(applications.id, applicationId))
+    .get();
+  if (!app?.webhookUrl) return undefined;
+  const id = newId('msg');
+  const payload = JSON.stringify({ id, type, createdAt: at.toISOString(), applicationId, data });
+  tx.insert(webhookDeliveries)
+    .values({ id, applicationId, type, payload, status: 'pending', nextAttemptAt: at, createdAt: at })
+    .run();
+  return id;
+}
