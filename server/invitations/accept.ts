@@ -1,0 +1,76 @@
+/**
+ * Invitation look-ups and acceptance (DESIGN §4.6), shared by the invite page, sign-up with an
+ * `invitationToken`, and authorize's automatic acceptance for a verified e-mail.
+ * Accepting proves the e-mail address, so the person's e-mail is marked verified.
+ */
+import { and, asc, eq, gt } from 'drizzle-orm';
+import { invitations, people, type Invitation, type Membership } from '../db/schema.js';
+import type { Tx } from '../audit/record.js';
+import { recordAudit } from '../audit/record.js';
+import { sha256 } from '../util/crypto.js';
+import { recordEvent } from '../webhooks/outbox.js';
+import { createMembership } from '../members/create.js';
+
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
+
+/** `expired` is derived: a pending invitation past its `expiresAt`. */
+export function invitationStatus(inv: Invitation, now: Date): InvitationStatus {
+  if (inv.state === 'pending' && inv.expiresAt.getTime() <= now.getTime()) return 'expired';
+  return inv.state;
+}
+
+/** The invitation a link token points at (any status), or undefined. */
+export function invitationByToken(tx: Tx, token: string): Invitation | undefined {
+  return tx.select().from(invitations).where(eq(invitations.tokenHash, sha256(token))).get();
+}
+
+/** The oldest pending, unexpired invitation of `email` to the application. */
+export function pendingInvitationFor(tx: Tx, now: Date, applicationId: string, email: string): Invitation | undefined {
+  return tx
+    .select()
+    .from(invitations)
+    .where(
+      and(
+        eq(invitations.applicationId, applicationId),
+        eq(invitations.email, email.toLowerCase()),
+        eq(invitations.state, 'pending'),
+        gt(invitations.expiresAt, now),
+      ),
+    )
+    .orderBy(asc(invitations.createdAt))
+    .get();
+}
+
+/**
+ * Accepts a pending invitation for `person` inside the caller's transaction: marks it accepted,
+ * marks the e-mail verified, creates the membership with the invitation's role, and records the
+ * audit entry and `invitation.accepted` event. The caller checks status and e-mail match first.
+ */
+export function acceptInvitation(
+  tx: Tx,
+  now: Date,
+  invitation: Invitation,
+  person: { id: string; email: string; name: string | null },
+): Membership {
+  tx.update(invitations)
+    .set({ state: 'accepted', acceptedAt: now, acceptedBy: person.id })
+    .where(eq(invitations.id, invitation.id))
+    .run();
+  tx.update(people).set({ emailVerified: true, updatedAt: now }).where(eq(people.id, person.id)).run();
+  const membership = createMembership(tx, now, invitation.applicationId, person, invitation.role);
+  recordAudit(tx, now, {
+    actor: `person:${person.id}`,
+    action: 'invitation.accepted',
+    applicationId: invitation.applicationId,
+    target: invitation.id,
+    details: { email: invitation.email, role: invitation.role, membershipId: membership.id },
+  });
+  recordEvent(tx, now, invitation.applicationId, 'invitation.accepted', {
+    id: invitation.id,
+    email: invitation.email,
+    role: invitation.role,
+    userId: person.id,
+    membershipId: membership.id,
+  });
+  return membership;
+}

@@ -1,0 +1,60 @@
+/**
+ * Creating a membership: the one place a person joins an application, whatever the path (open
+ * sign-up, invitation, authorize under an open policy, provider sign-in). Emits
+ * `membership.created` into the webhook outbox in the caller's transaction.
+ */
+import { and, eq } from 'drizzle-orm';
+import { memberships, type MemberRole, type Membership } from '../db/schema.js';
+import type { Tx } from '../audit/record.js';
+import { newId } from '../util/ids.js';
+import { recordEvent } from '../webhooks/outbox.js';
+
+/** The webhook/event view of a membership. */
+export function membershipEventData(m: Membership, person: { id: string; email: string; name: string | null }) {
+  return {
+    id: m.id,
+    userId: person.id,
+    email: person.email,
+    name: person.name,
+    status: m.status,
+    role: m.role,
+    profile: m.profile,
+  };
+}
+
+export function findMembership(tx: Tx, applicationId: string, personId: string): Membership | undefined {
+  return tx
+    .select()
+    .from(memberships)
+    .where(and(eq(memberships.applicationId, applicationId), eq(memberships.personId, personId)))
+    .get();
+}
+
+/** Joins `person` to the application with `role` (active); returns the existing one if already a member. */
+export function createMembership(
+  tx: Tx,
+  now: Date,
+  applicationId: string,
+  person: { id: string; email: string; name: string | null },
+  role: MemberRole = 'member',
+): Membership {
+  const existing = findMembership(tx, applicationId, person.id);
+  if (existing) return existing;
+  const row = tx
+    .insert(memberships)
+    .values({
+      id: newId('mem'),
+      applicationId,
+      personId: person.id,
+      status: 'active',
+      role,
+      profile: {},
+      joinedAt: now,
+      lastActiveAt: now,
+      updatedAt: now,
+    })
+    .returning()
+    .get();
+  recordEvent(tx, now, applicationId, 'membership.created', membershipEventData(row, person));
+  return row;
+}
