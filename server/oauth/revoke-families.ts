@@ -1,0 +1,33 @@
+/**
+ * Revoking refresh-token families: the one place that kills refresh tokens, used when a
+ * membership is suspended or deleted, a session is signed out, a code is replayed, or a rotated
+ * refresh token is reused. Access tokens are stateless and simply expire.
+ */
+import { and, eq, isNull, type SQL } from 'drizzle-orm';
+import { refreshTokenFamilies } from '../db/schema.js';
+import type { Tx } from '../audit/record.js';
+
+export type FamilyScope =
+  | { familyId: string }
+  | { applicationId: string; personId: string }
+  | { sessionId: string }
+  | { personId: string };
+
+function scopeCondition(scope: FamilyScope): SQL | undefined {
+  if ('familyId' in scope) return eq(refreshTokenFamilies.id, scope.familyId);
+  if ('sessionId' in scope) return eq(refreshTokenFamilies.sessionId, scope.sessionId);
+  if ('applicationId' in scope) {
+    return and(eq(refreshTokenFamilies.applicationId, scope.applicationId), eq(refreshTokenFamilies.personId, scope.personId));
+  }
+  return eq(refreshTokenFamilies.personId, scope.personId);
+}
+
+/** Marks every live family in `scope` revoked; returns how many were revoked. */
+export function revokeFamilies(tx: Tx, now: Date, scope: FamilyScope, reason: string): number {
+  const result = tx
+    .update(refreshTokenFamilies)
+    .set({ revokedAt: now, revokedReason: reason })
+    .where(and(scopeCondition(scope), isNull(refreshTokenFamilies.revokedAt)))
+    .run() as unknown as { changes: number };
+  return result.changes;
+}
