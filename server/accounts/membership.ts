@@ -1,0 +1,34 @@
+/**
+ * Settling a person's membership when they come to an application (DESIGN §4.4–4.6), in one
+ * transaction: an active member passes; a suspended one is refused; a newcomer joins under an
+ * `open` policy, or under `invite_only` when a pending invitation matches their *verified*
+ * e-mail; `closed` admits members only.
+ */
+import type { AppContext } from '../context.js';
+import type { Application, Membership, Person } from '../db/schema.js';
+import { createMembership, findMembership } from '../members/create.js';
+import { acceptInvitation, pendingInvitationFor } from '../invitations/accept.js';
+
+export type SettleResult = { membership: Membership } | { error: 'access_denied'; description: string };
+
+export function settleMembership(ctx: AppContext, app: Application, person: Person): SettleResult {
+  const now = ctx.clock.now();
+  return ctx.db.transaction((tx): SettleResult => {
+    const existing = findMembership(tx, app.id, person.id);
+    if (existing) {
+      if (existing.status === 'active') return { membership: existing };
+      return { error: 'access_denied', description: `Your access to ${app.name} is suspended.` };
+    }
+    switch (app.authPolicy.signup_policy) {
+      case 'open':
+        return { membership: createMembership(tx, now, app.id, person) };
+      case 'invite_only': {
+        const invitation = person.emailVerified ? pendingInvitationFor(tx, now, app.id, person.email) : undefined;
+        if (invitation) return { membership: acceptInvitation(tx, now, invitation, person) };
+        return { error: 'access_denied', description: `${app.name} is open to invited people only.` };
+      }
+      case 'closed':
+        return { error: 'access_denied', description: `${app.name} does not accept new members.` };
+    }
+  });
+}

@@ -1,0 +1,133 @@
+/**
+ * Browser sessions and SSO realms (DESIGN §4.8, §5).
+ *
+ * A session is one person on one device: the cookie carries a random 256-bit token, the store
+ * keeps only its SHA-256. Each application's realm is its SSO group (`group:<id>`) or the
+ * application alone (`app:<id>`); signing in for an application marks its realm in the session,
+ * and authorize is silent only for realms the session has authenticated.
+ */
+import { and, eq, gt, isNull } from 'drizzle-orm';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import UAParser from 'ua-parser-js';
+import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
+import type { Tx } from '../audit/record.js';
+import { people, sessionRealms, sessions, type Application, type Person, type Session } from '../db/schema.js';
+import { randomToken, sha256 } from '../util/crypto.js';
+import { newId } from '../util/ids.js';
+import { revokeFamilies } from '../oauth/revoke-families.js';
+
+export const SESSION_COOKIE = 'gatehouse_session';
+
+/** `lastSeenAt` is written at most this often, so reads stay reads. */
+const LAST_SEEN_RESOLUTION_MS = 60_000;
+
+const isHttps = (config: Config) => config.issuer.startsWith('https:');
+
+/** The cookie name: `__Host-` prefixed under HTTPS so no sibling host can set or shadow it. */
+export function sessionCookieName(config: Config): string {
+  return isHttps(config) ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE;
+}
+
+/** Cookie attributes shared by the session and CSRF cookies. */
+export function cookieOptions(config: Config, maxAgeSeconds: number) {
+  return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: isHttps(config), maxAge: maxAgeSeconds };
+}
+
+export function setSessionCookie(reply: FastifyReply, config: Config, token: string): void {
+  reply.setCookie(sessionCookieName(config), token, cookieOptions(config, config.sessionTtl));
+}
+
+export function clearSessionCookie(reply: FastifyReply, config: Config): void {
+  reply.clearCookie(sessionCookieName(config), { path: '/', secure: isHttps(config), httpOnly: true, sameSite: 'lax' });
+}
+
+/** The raw session token from the request's cookie, if any. */
+export function sessionToken(config: Config, request: FastifyRequest): string | undefined {
+  const value = request.cookies[sessionCookieName(config)];
+  return value ? value : undefined;
+}
+
+/** The live session of the request's cookie and its person: unrevoked and unexpired. */
+export function readSession(ctx: AppContext, request: FastifyRequest): { session: Session; person: Person } | undefined {
+  const token = sessionToken(ctx.config, request);
+  if (!token || token.length > 200) return undefined;
+  const now = ctx.clock.now();
+  const row = ctx.db
+    .select({ session: sessions, person: people })
+    .from(sessions)
+    .innerJoin(people, eq(people.id, sessions.personId))
+    .where(and(eq(sessions.tokenHash, sha256(token)), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
+    .get();
+  if (!row) return undefined;
+  if (now.getTime() - row.session.lastSeenAt.getTime() >= LAST_SEEN_RESOLUTION_MS) {
+    ctx.db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, row.session.id)).run();
+    row.session.lastSeenAt = now;
+  }
+  return row;
+}
+
+/** "Chrome 120 on Linux"-style description of a User-Agent, for the sessions list. */
+export function describeDevice(userAgent: string | undefined): string {
+  if (!userAgent) return 'Unknown device';
+  const ua = new UAParser(userAgent).getResult();
+  const browser = [ua.browser.name, ua.browser.major].filter(Boolean).join(' ');
+  const os = [ua.os.name, ua.os.version].filter(Boolean).join(' ');
+  if (!browser && !os) return userAgent.slice(0, 100);
+  return browser && os ? `${browser} on ${os}` : browser || os;
+}
+
+/** Creates a session for `personId`; the returned token goes into the cookie and nowhere else. */
+export function createSession(
+  tx: Tx,
+  now: Date,
+  config: Config,
+  input: { personId: string; userAgent?: string | undefined; ip?: string | undefined },
+): { session: Session; token: string } {
+  const token = randomToken();
+  const userAgent = input.userAgent?.slice(0, 500) ?? null;
+  const session = tx
+    .insert(sessions)
+    .values({
+      id: newId('ses'),
+      tokenHash: sha256(token),
+      personId: input.personId,
+      userAgent,
+      device: describeDevice(userAgent ?? undefined),
+      ip: input.ip ?? '',
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + config.sessionTtl * 1000),
+      lastSeenAt: now,
+    })
+    .returning()
+    .get();
+  return { session, token };
+}
+
+/** The realm an application's sign-in belongs to: its SSO group, or the application alone. */
+export function realmOf(app: Pick<Application, 'id' | 'ssoGroupId'>): string {
+  return app.ssoGroupId ? `group:${app.ssoGroupId}` : `app:${app.id}`;
+}
+
+/** Records that the session (re-)authenticated `realm` at `now`. */
+export function markRealm(tx: Tx, sessionId: string, realm: string, now: Date): void {
+  tx.insert(sessionRealms)
+    .values({ sessionId, realm, authenticatedAt: now })
+    .onConflictDoUpdate({ target: [sessionRealms.sessionId, sessionRealms.realm], set: { authenticatedAt: now } })
+    .run();
+}
+
+/** When the session last authenticated `realm` (the ID token's `auth_time`), or undefined. */
+export function realmAuthTime(ctx: AppContext, sessionId: string, realm: string): Date | undefined {
+  return ctx.db
+    .select({ at: sessionRealms.authenticatedAt })
+    .from(sessionRealms)
+    .where(and(eq(sessionRealms.sessionId, sessionId), eq(sessionRealms.realm, realm)))
+    .get()?.at;
+}
+
+/** Ends a session and revokes the refresh-token families born of it. Idempotent. */
+export function endSession(tx: Tx, now: Date, sessionId: string): void {
+  tx.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt))).run();
+  revokeFamilies(tx, now, { sessionId }, 'session_ended');
+}
