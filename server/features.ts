@@ -4,10 +4,15 @@
  * plugin, so adding a feature is one line here.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { webhooksFeature } from './webhooks/plugin.js';
+import { adminPanelPlugin } from './admin-panel/plugin.js';
 
 export interface FeatureOptions {
   /** Whether background workers (webhook delivery, clean-up, schedules) should run. */
   startWorkers: boolean;
 }
 
-export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [];
+export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
+  webhooksFeature,
+  adminPanelPlugin,
+];
