@@ -1,0 +1,57 @@
+/**
+ * Admin API for webhook deliveries (issue 6): list, replay, send a test event. Mounted under
+ * `/api/admin` behind `requireAdmin`; API keys need `webhooks:read` / `webhooks:write`.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { actorName } from '../http/admin-auth.js';
+import { DEFAULT_LIMIT } from '../http/pagination.js';
+import { adminErrors } from '../http/schemas.js';
+import { DeliveryListQuerySchema, DeliveryListSchema, DeliveryParamsSchema, DeliveryRecordSchema } from './schemas.js';
+import { listDeliveries, retryDelivery, sendTestEvent } from './service.js';
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
+const tags = ['webhooks'];
+const security = [{ adminToken: [] }];
+
+export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+
+  app.get(
+    '/applications/:id/webhook-deliveries',
+    {
+      schema: {
+        tags, security, summary: 'List webhook deliveries of an application (oldest first)',
+        params: IdParams, querystring: DeliveryListQuerySchema,
+        response: { 200: DeliveryListSchema, ...adminErrors },
+      },
+    },
+    async (request) =>
+      listDeliveries(ctx, request.params.id, request.query.limit ?? DEFAULT_LIMIT, request.query.status, request.query.cursor),
+  );
+
+  app.post(
+    '/applications/:id/webhook-deliveries/:did/retry',
+    {
+      schema: {
+        tags, security, summary: 'Deliver again now, with a fresh retry schedule',
+        params: DeliveryParamsSchema,
+        response: { 202: DeliveryRecordSchema, ...adminErrors },
+      },
+    },
+    async (request, reply) =>
+      reply.status(202).send(retryDelivery(ctx, request.params.id, request.params.did, actorName(request.actor))),
+  );
+
+  app.post(
+    '/applications/:id/webhook-test',
+    {
+      schema: {
+        tags, security, summary: 'Send a webhook.test event',
+        params: IdParams,
+        response: { 202: DeliveryRecordSchema, ...adminErrors },
+      },
+    },
+    async (request, reply) => reply.status(202).send(sendTestEvent(ctx, request.params.id, actorName(request.actor))),
+  );
+};

@@ -1,0 +1,40 @@
+/** Wire schemas of webhook deliveries (DESIGN §4.11, §4.2). */
+import { Type } from 'typebox';
+import { listQueryProperties } from '../http/pagination.js';
+import { NullableTimestamp, Timestamp } from '../http/schemas.js';
+
+const DeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
+
+export const DeliveryListQuerySchema = Type.Object(
+  { ...listQueryProperties, status: Type.Optional(DeliveryStatusSchema) },
+  { additionalProperties: false },
+);
+
+export const DeliveryRecordSchema = Type.Object(
+  {
+    id: Type.String(),
+    type: Type.String(),
+    status: DeliveryStatusSchema,
+    attempts: Type.Integer(),
+    lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
+    lastError: Type.Union([Type.String(), Type.Null()]),
+    lastAttemptAt: NullableTimestamp,
+    /** Only while pending. */
+    nextAttemptAt: NullableTimestamp,
+    createdAt: Timestamp,
+    deliveredAt: NullableTimestamp,
+    /** The event exactly as sent (`{id, type, createdAt, applicationId, data}`), parsed. */
+    payload: Type.Object({}, { additionalProperties: true }),
+  },
+  { additionalProperties: false },
+);
+
+export const DeliveryListSchema = Type.Object(
+  { deliveries: Type.Array(DeliveryRecordSchema), nextCursor: Type.Union([Type.String(), Type.Null()]) },
+  { additionalProperties: false },
+);
+
+export const DeliveryParamsSchema = Type.Object(
+  { id: Type.String({ maxLength: 200 }), did: Type.String({ maxLength: 200 }) },
+  { additionalProperties: false },
+);

@@ -1,0 +1,44 @@
+/**
+ * Standard Webhooks signing (https://www.standardwebhooks.com, DESIGN §4.11): the signed content
+ * is `${id}.${timestamp}.${body}`, HMAC-SHA256, base64, sent as `v1,<sig>`. A `whsec_` secret is
+ * base64-decoded to get the key; any other secret is used as its UTF-8 bytes. During a secret
+ * rotation both secrets sign, as space-separated entries, so receivers can roll over.
+ */
+import { createHmac } from 'node:crypto';
+
+const WHSEC_PREFIX = 'whsec_';
+
+/** The HMAC key bytes of a stored webhook secret. */
+export function signingKey(secret: string): Buffer {
+  return secret.startsWith(WHSEC_PREFIX)
+    ? Buffer.from(secret.slice(WHSEC_PREFIX.length), 'base64')
+    : Buffer.from(secret, 'utf8');
+}
+
+/** `v1,<base64>` for one key. `timestamp` is in whole seconds. */
+export function sign(key: Buffer, id: string, timestamp: number, body: string): string {
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+/** The secrets that sign at `now`: the current one, plus the previous one inside its overlap. */
+export function activeSecrets(
+  app: { webhookSecret: string | null; webhookPreviousSecret: string | null; webhookPreviousSecretUntil: Date | null },
+  now: Date,
+): string[] {
+  const secrets = app.webhookSecret ? [app.webhookSecret] : [];
+  const until = app.webhookPreviousSecretUntil;
+  if (app.webhookPreviousSecret && until && until.getTime() > now.getTime() && app.webhookPreviousSecret !== app.webhookSecret) {
+    secrets.push(app.webhookPreviousSecret);
+  }
+  return secrets;
+}
+
+/** The three Standard Webhooks headers for one delivery attempt. */
+export function webhookHeaders(id: string, at: Date, body: string, secrets: string[]): Record<string, string> {
+  const timestamp = Math.floor(at.getTime() / 1000);
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': secrets.map((s) => sign(signingKey(s), id, timestamp, body)).join(' '),
+  };
+}
