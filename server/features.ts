@@ -6,6 +6,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { webhooksFeature } from './webhooks/plugin.js';
 import { adminPanelPlugin } from './admin-panel/plugin.js';
+import { membersPlugin } from './members/routes.js';
+import { invitationsPlugin } from './invitations/routes.js';
+import { apiKeysPlugin } from './api-keys/routes.js';
+import { auditPlugin } from './audit/routes.js';
 
 export interface FeatureOptions {
   /** Whether background workers (webhook delivery, clean-up, schedules) should run. */
@@ -15,4 +19,8 @@ export interface FeatureOptions {
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   webhooksFeature,
   adminPanelPlugin,
+  membersPlugin,
+  invitationsPlugin,
+  apiKeysPlugin,
+  auditPlugin,
 ];

@@ -1,0 +1,61 @@
+/**
+ * Admin API for API keys (spec §4.2, DESIGN §4.7). Only the admin token reaches these routes:
+ * `requireAdmin` gives API keys no scope area for `/api-keys` (a key cannot mint keys).
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { actorName } from '../http/admin-auth.js';
+import { adminFeature } from '../http/admin-feature.js';
+import { DEFAULT_LIMIT } from '../http/pagination.js';
+import { adminErrors } from '../http/schemas.js';
+import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyListQuerySchema, ApiKeyListSchema, ApiKeyParams } from './schemas.js';
+import { createApiKey, listApiKeys, revokeApiKey } from './service.js';
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
+const tags = ['api-keys'];
+const security = [{ adminToken: [] }];
+
+export const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+
+  app.post(
+    '/applications/:id/api-keys',
+    {
+      schema: {
+        tags, security, summary: 'Create an API key (the key is shown once)',
+        params: IdParams, body: ApiKeyCreateSchema,
+        response: { 201: ApiKeyCreatedSchema, ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      const created = createApiKey(ctx, request.params.id, request.body, actorName(request.actor));
+      return reply
+        .status(201)
+        .header('location', `/api/admin/applications/${encodeURIComponent(request.params.id)}/api-keys/${created.id}`)
+        .send(created);
+    },
+  );
+
+  app.get(
+    '/applications/:id/api-keys',
+    {
+      schema: {
+        tags, security, summary: 'List API keys (never the key itself)',
+        params: IdParams, querystring: ApiKeyListQuerySchema,
+        response: { 200: ApiKeyListSchema, ...adminErrors },
+      },
+    },
+    async (request) => listApiKeys(ctx, request.params.id, request.query.limit ?? DEFAULT_LIMIT, request.query.cursor),
+  );
+
+  app.delete(
+    '/applications/:id/api-keys/:kid',
+    { schema: { tags, security, summary: 'Revoke an API key', params: ApiKeyParams, response: { 204: Type.Null(), ...adminErrors } } },
+    async (request, reply) => {
+      revokeApiKey(ctx, request.params.id, request.params.kid, actorName(request.actor));
+      return reply.status(204).send(null);
+    },
+  );
+};
+
+export const apiKeysPlugin = adminFeature(apiKeyRoutes);

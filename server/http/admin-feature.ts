@@ -1,0 +1,19 @@
+/**
+ * Wraps admin routes as a feature plugin: mounted under `/api/admin` behind `requireAdmin`
+ * (admin token, or an API key limited by its scopes), like the core admin API in `app.ts`.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { FeatureOptions } from '../features.js';
+import { requireAdmin } from './admin-auth.js';
+
+export function adminFeature(routes: FastifyPluginAsync): FastifyPluginAsync<FeatureOptions> {
+  return async (app) => {
+    await app.register(
+      async (admin) => {
+        admin.addHook('onRequest', requireAdmin);
+        await admin.register(routes);
+      },
+      { prefix: '/api/admin' },
+    );
+  };
+}

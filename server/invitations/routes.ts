@@ -1,0 +1,80 @@
+/**
+ * Admin API for invitations (spec §4.2, DESIGN §4.6). Routes parse and answer; `service.ts`
+ * decides. Registered under `/api/admin` behind `requireAdmin`.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { actorName } from '../http/admin-auth.js';
+import { adminFeature } from '../http/admin-feature.js';
+import { DEFAULT_LIMIT } from '../http/pagination.js';
+import { adminErrors } from '../http/schemas.js';
+import {
+  InvitationCreatedSchema,
+  InvitationCreateSchema,
+  InvitationListQuerySchema,
+  InvitationListSchema,
+  InvitationParams,
+  InvitationWithLinkSchema,
+} from './schemas.js';
+import { createInvitations, listInvitations, resendInvitation, revokeInvitation } from './service.js';
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
+const tags = ['invitations'];
+const security = [{ adminToken: [] }];
+
+export const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+
+  app.post(
+    '/applications/:id/invitations',
+    {
+      schema: {
+        tags, security, summary: 'Invite e-mail addresses (links shown once; e-mailed when SMTP is configured)',
+        params: IdParams, body: InvitationCreateSchema,
+        response: { 201: InvitationCreatedSchema, ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      const result = await createInvitations(ctx, request.params.id, request.body, actorName(request.actor));
+      return reply
+        .status(201)
+        .header('location', `/api/admin/applications/${encodeURIComponent(request.params.id)}/invitations`)
+        .send(result);
+    },
+  );
+
+  app.get(
+    '/applications/:id/invitations',
+    {
+      schema: {
+        tags, security, summary: 'List invitations (status: pending, accepted, revoked, expired)',
+        params: IdParams, querystring: InvitationListQuerySchema,
+        response: { 200: InvitationListSchema, ...adminErrors },
+      },
+    },
+    async (request) => listInvitations(ctx, request.params.id, request.query, request.query.limit ?? DEFAULT_LIMIT),
+  );
+
+  app.delete(
+    '/applications/:id/invitations/:iid',
+    { schema: { tags, security, summary: 'Revoke a pending invitation', params: InvitationParams, response: { 204: Type.Null(), ...adminErrors } } },
+    async (request, reply) => {
+      revokeInvitation(ctx, request.params.id, request.params.iid, actorName(request.actor));
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    '/applications/:id/invitations/:iid/resend',
+    {
+      schema: {
+        tags, security, summary: 'Issue a new link with a new expiry and e-mail it again',
+        params: InvitationParams,
+        response: { 200: InvitationWithLinkSchema, ...adminErrors },
+      },
+    },
+    async (request) => resendInvitation(ctx, request.params.id, request.params.iid, actorName(request.actor)),
+  );
+};
+
+export const invitationsPlugin = adminFeature(invitationRoutes);

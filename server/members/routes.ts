@@ -1,0 +1,61 @@
+/**
+ * Admin API for application users (spec §4.2, DESIGN §4.5). Routes parse and answer;
+ * `service.ts` decides. Registered under `/api/admin` behind `requireAdmin`.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { actorName } from '../http/admin-auth.js';
+import { DEFAULT_LIMIT } from '../http/pagination.js';
+import { adminErrors } from '../http/schemas.js';
+import { adminFeature } from '../http/admin-feature.js';
+import { MemberListQuerySchema, MemberListSchema, MemberParams, MemberPatchSchema, MemberRecordSchema } from './schemas.js';
+import { deleteMember, getMember, listMembers, updateMember } from './service.js';
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
+const tags = ['users'];
+const security = [{ adminToken: [] }];
+
+export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+
+  app.get(
+    '/applications/:id/users',
+    {
+      schema: {
+        tags, security, summary: 'List application users (filters status, role, q; keyset pagination by join time)',
+        params: IdParams, querystring: MemberListQuerySchema,
+        response: { 200: MemberListSchema, ...adminErrors },
+      },
+    },
+    async (request) => listMembers(ctx, request.params.id, request.query, request.query.limit ?? DEFAULT_LIMIT),
+  );
+
+  app.get(
+    '/applications/:id/users/:uid',
+    { schema: { tags, security, summary: 'Get an application user', params: MemberParams, response: { 200: MemberRecordSchema, ...adminErrors } } },
+    async (request) => getMember(ctx, request.params.id, request.params.uid),
+  );
+
+  app.patch(
+    '/applications/:id/users/:uid',
+    {
+      schema: {
+        tags, security, summary: 'Change status, role or profile (suspending revokes refresh tokens)',
+        params: MemberParams, body: MemberPatchSchema,
+        response: { 200: MemberRecordSchema, ...adminErrors },
+      },
+    },
+    async (request) => updateMember(ctx, request.params.id, request.params.uid, request.body, actorName(request.actor)),
+  );
+
+  app.delete(
+    '/applications/:id/users/:uid',
+    { schema: { tags, security, summary: 'Remove a user from the application (revokes refresh tokens)', params: MemberParams, response: { 204: Type.Null(), ...adminErrors } } },
+    async (request, reply) => {
+      deleteMember(ctx, request.params.id, request.params.uid, actorName(request.actor));
+      return reply.status(204).send(null);
+    },
+  );
+};
+
+export const membersPlugin = adminFeature(memberRoutes);

@@ -1,0 +1,49 @@
+/**
+ * Seeding people, memberships and refresh-token families straight into the store, for tests of
+ * the admin API that need members without walking the sign-up flow.
+ */
+import { eq } from 'drizzle-orm';
+import { people, refreshTokenFamilies } from '../../server/db/schema.js';
+import { createMembership } from '../../server/members/create.js';
+import { newId } from '../../server/util/ids.js';
+import type { TestApp } from './app.js';
+
+export function addPerson(t: TestApp, email: string, name: string | null = null) {
+  const now = t.clock.now();
+  return t.db
+    .insert(people)
+    .values({ id: newId('usr'), email: email.toLowerCase(), name, emailVerified: true, createdAt: now, updatedAt: now })
+    .returning()
+    .get();
+}
+
+/** Adds a person (created when new) to an application; returns the membership row. */
+export function addMember(t: TestApp, applicationId: string, email: string, options: { name?: string; role?: 'member' | 'admin' } = {}) {
+  const person =
+    t.db.select().from(people).where(eq(people.email, email.toLowerCase())).get() ?? addPerson(t, email, options.name ?? null);
+  return { person, membership: createMembership(t.db, t.clock.now(), applicationId, person, options.role) };
+}
+
+/** A live refresh-token family, as a code exchange would create. */
+export function addRefreshFamily(t: TestApp, applicationId: string, personId: string) {
+  const now = t.clock.now();
+  return t.db
+    .insert(refreshTokenFamilies)
+    .values({
+      id: newId('fam'),
+      applicationId,
+      personId,
+      scope: 'openid offline_access',
+      resource: 'https://notes.example.com/api',
+      authTime: now,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + 30 * 24 * 3600 * 1000),
+    })
+    .returning()
+    .get();
+}
+
+export function familyRevocation(t: TestApp, familyId: string) {
+  const row = t.db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, familyId)).get();
+  return { revokedAt: row?.revokedAt ?? null, reason: row?.revokedReason ?? null };
+}

@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { webhookDeliveries } from '../../server/db/schema.js';
+import { appBody, makeApp, type TestApp } from '../helpers/app.js';
+import { addMember, addRefreshFamily, familyRevocation } from '../helpers/members.js';
+
+const USERS = '/api/admin/applications/notes/users';
+
+async function withApp(overrides: Record<string, unknown> = {}): Promise<TestApp> {
+  const t = await makeApp();
+  const res = await t.admin('POST', '/api/admin/applications', appBody(overrides));
+  expect(res.statusCode).toBe(201);
+  return t;
+}
+
+describe('application users admin API', () => {
+  it('lists members in join order with keyset pagination', async () => {
+    const t = await withApp();
+    for (let i = 0; i < 5; i++) {
+      addMember(t, 'notes', `p${i}@example.com`, { name: `Person ${i}` });
+      t.clock.advance(1000);
+    }
+    const first = await t.admin('GET', `${USERS}?limit=2`);
+    expect(first.statusCode).toBe(200);
+    const page1 = first.json();
+    expect(page1.users.map((u: { email: string }) => u.email)).toEqual(['p0@example.com', 'p1@example.com']);
+    expect(page1.users[0]).toMatchObject({ name: 'Person 0', status: 'active', role: 'member', profile: {} });
+    expect(Object.keys(page1.users[0]).sort()).toEqual(
+      ['email', 'id', 'joinedAt', 'lastActiveAt', 'name', 'profile', 'role', 'status', 'updatedAt', 'userId'].sort(),
+    );
+    const seen: string[] = page1.users.map((u: { email: string }) => u.email);
+    let cursor = page1.nextCursor;
+    while (cursor) {
+      const page = (await t.admin('GET', `${USERS}?limit=2&cursor=${cursor}`)).json();
+      seen.push(...page.users.map((u: { email: string }) => u.email));
+      cursor = page.nextCursor;
+    }
+    expect(seen).toEqual([0, 1, 2, 3, 4].map((i) => `p${i}@example.com`));
+  });
+
+  it('filters by status, role and q (substring of e-mail or name, wildcards literal)', async () => {
+    const t = await withApp();
+    addMember(t, 'notes', 'alice@example.com', { name: 'Alice Liddell' });
+    const bob = addMember(t, 'notes', 'bob@corp.test', { name: 'Bob', role: 'admin' });
+    addMember(t, 'notes', 'carol_x@example.com', { name: 'Carol' });
+    await t.admin('PATCH', `${USERS}/${bob.membership.id}`, { status: 'suspended' });
+
+    const emails = async (qs: string) => (await t.admin('GET', `${USERS}?${qs}`)).json().users.map((u: { email: string }) => u.email);
+    expect(await emails('status=suspended')).toEqual(['bob@corp.test']);
+    expect(await emails('status=active')).toEqual(['alice@example.com', 'carol_x@example.com']);
+    expect(await emails('role=admin')).toEqual(['bob@corp.test']);
+    expect(await emails('q=LIDDELL')).toEqual(['alice@example.com']);
+    expect(await emails('q=corp')).toEqual(['bob@corp.test']);
+    expect(await emails('q=_x')).toEqual(['carol_x@example.com']);
+    expect(await emails('q=%25')).toEqual([]);
+  });
+
+  it('rejects bad queries and unknown applications', async () => {
+    const t = await withApp();
+    const bad = await t.admin('GET', `${USERS}?status=gone`);
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().code).toBe('validation_failed');
+    const extra = await t.admin('GET', `${USERS}?colour=red`);
+    expect(extra.statusCode).toBe(400);
+    expect(extra.json().errors).toEqual([{ path: 'querystring.colour', message: 'is not a known field' }]);
+    const cursor = await t.admin('GET', `${USERS}?cursor=nonsense`);
+    expect(cursor.statusCode).toBe(400);
+    expect(cursor.json().code).toBe('invalid_cursor');
+    const missing = await t.admin('GET', '/api/admin/applications/nope/users');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json().code).toBe('application_not_found');
+  });
+
+  it('gets one member; unknown or other-app ids are 404 user_not_found', async () => {
+    const t = await withApp();
+    await t.admin('POST', '/api/admin/applications', appBody({ id: 'other', audience: 'https://other.example.com' }));
+    const { membership, person } = addMember(t, 'notes', 'a@example.com');
+    const res = await t.admin('GET', `${USERS}/${membership.id}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ id: membership.id, userId: person.id, email: 'a@example.com' });
+    const missing = await t.admin('GET', `${USERS}/mem_nope`);
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json().code).toBe('user_not_found');
+    const elsewhere = await t.admin('GET', `/api/admin/applications/other/users/${membership.id}`);
+    expect(elsewhere.statusCode).toBe(404);
+    expect(elsewhere.json().code).toBe('user_not_found');
+  });
+
+  it('PATCH changes role and profile (validated against profile_fields), emits and audits', async () => {
+    const t = await withApp({
+      webhookUrl: 'https://hooks.example.com/in',
+      authPolicy: {
+        profile_fields: [
+          { key: 'team', label: 'Team', type: 'select', options: ['red', 'blue'], required: false, user_editable: true },
+          { key: 'seats', label: 'Seats', type: 'integer', min: 1, required: false, user_editable: false },
+        ],
+      },
+    });
+    const { membership } = addMember(t, 'notes', 'a@example.com');
+    t.clock.advance(5000);
+    const res = await t.admin('PATCH', `${USERS}/${membership.id}`, { role: 'admin', profile: { team: 'red', seats: 3 } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ role: 'admin', status: 'active', profile: { team: 'red', seats: 3 } });
+    expect(res.json().updatedAt).toBe(t.clock.now().toISOString());
+
+    const cleared = await t.admin('PATCH', `${USERS}/${membership.id}`, { profile: { team: null } });
+    expect(cleared.json().profile).toEqual({ seats: 3 });
+
+    const invalid = await t.admin('PATCH', `${USERS}/${membership.id}`, { profile: { team: 'green', shoe: 42 } });
+    expect(invalid.statusCode).toBe(400);
+    expect(invalid.json().code).toBe('validation_failed');
+    expect(invalid.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['body.profile.shoe', 'body.profile.team']);
+
+    const empty = await t.admin('PATCH', `${USERS}/${membership.id}`, {});
+    expect(empty.statusCode).toBe(400);
+    const wrongRole = await t.admin('PATCH', `${USERS}/${membership.id}`, { role: 'owner' });
+    expect(wrongRole.statusCode).toBe(400);
+
+    const events = t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'membership.updated')).all();
+    expect(events).toHaveLength(2);
+    expect(JSON.parse(events[0]!.payload).data).toMatchObject({ id: membership.id, role: 'admin', changed: ['role', 'profile'] });
+
+    const audit = (await t.admin('GET', '/api/admin/audit-log?action=membership.updated')).json();
+    expect(audit.entries).toHaveLength(2);
+    expect(audit.entries[1]).toMatchObject({ actor: 'admin', applicationId: 'notes', target: membership.id, details: { role: { from: 'member', to: 'admin' } } });
+  });
+
+  it('suspending revokes the refresh tokens for that app only, at once', async () => {
+    const t = await withApp();
+    await t.admin('POST', '/api/admin/applications', appBody({ id: 'other', audience: 'https://other.example.com' }));
+    const { membership, person } = addMember(t, 'notes', 'a@example.com');
+    addMember(t, 'other', 'a@example.com');
+    const here = addRefreshFamily(t, 'notes', person.id);
+    const there = addRefreshFamily(t, 'other', person.id);
+    const res = await t.admin('PATCH', `${USERS}/${membership.id}`, { status: 'suspended' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().status).toBe('suspended');
+    expect(familyRevocation(t, here.id)).toEqual({ revokedAt: t.clock.now(), reason: 'membership_suspended' });
+    expect(familyRevocation(t, there.id).revokedAt).toBeNull();
+
+    const back = await t.admin('PATCH', `${USERS}/${membership.id}`, { status: 'active' });
+    expect(back.json().status).toBe('active');
+  });
+
+  it('DELETE removes the member, revokes refresh tokens, emits membership.deleted; then 404', async () => {
+    const t = await withApp({ webhookUrl: 'https://hooks.example.com/in' });
+    const { membership, person } = addMember(t, 'notes', 'a@example.com');
+    const family = addRefreshFamily(t, 'notes', person.id);
+    const res = await t.admin('DELETE', `${USERS}/${membership.id}`);
+    expect(res.statusCode).toBe(204);
+    expect(res.body).toBe('');
+    expect(familyRevocation(t, family.id).reason).toBe('membership_deleted');
+    const event = t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'membership.deleted')).get();
+    expect(JSON.parse(event!.payload).data).toMatchObject({ id: membership.id, userId: person.id, email: 'a@example.com' });
+    const again = await t.admin('DELETE', `${USERS}/${membership.id}`);
+    expect(again.statusCode).toBe(404);
+    expect(again.json().code).toBe('user_not_found');
+    const audit = (await t.admin('GET', '/api/admin/audit-log?action=membership.deleted')).json();
+    expect(audit.entries[0]).toMatchObject({ actor: 'admin', target: membership.id, details: { userId: person.id, refreshFamiliesRevoked: 1 } });
+  });
+});
