@@ -38,6 +38,8 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Start background workers (webhook delivery, clean-up). Off by default for inject tests. */
   startWorkers?: boolean;
+  /** Serve HTTPS with this key pair (LAN mode, server/ops/tls.ts). */
+  https?: { key: string; cert: string };
 }
 
 /** JSON bodies are limited to this many bytes (413 `payload_too_large` beyond). */
@@ -65,6 +67,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     ajv: { customOptions: { removeAdditional: false } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    // Fastify picks an https server when this is present; the instance type stays the http one.
+    ...(deps.https ? ({ https: deps.https } as object) : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ctx: AppContext = {

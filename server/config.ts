@@ -3,6 +3,7 @@
  * Every bad value becomes a `ConfigError` whose message is one clear sentence; the CLI prints
  * it and exits 1 without a stack trace.
  */
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 export class ConfigError extends Error {
@@ -26,9 +27,26 @@ export interface Config {
   smtpFrom: string;
   /** Whether to log human-readable lines instead of JSON. */
   prettyLogs: boolean;
+  /** HTTPS: off, a local CA under `<data>/tls/` (`auto`), or the administrator's own files. */
+  tls: TlsConfig;
+  /** Plain-http port that only redirects to https (GATEHOUSE_HTTP_REDIRECT_PORT). */
+  httpRedirectPort: number | undefined;
+  /** Seconds between automatic backups into `<data>/backups/` (GATEHOUSE_BACKUP_INTERVAL; 0 = off). */
+  backupInterval: number;
+  /** Automatic backups kept in `<data>/backups/`. */
+  backupKeep: number;
+  /** Encrypts automatic backups when set (GATEHOUSE_BACKUP_PASSPHRASE). */
+  backupPassphrase: string | undefined;
+  /** Signing keys older than this many days are rotated (GATEHOUSE_KEY_ROTATION_DAYS). */
+  keyRotationDays: number;
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
   env: Record<string, string | undefined>;
 }
+
+export type TlsConfig =
+  | { mode: 'off' }
+  | { mode: 'auto'; extraNames: string[] }
+  | { mode: 'files'; certFile: string; keyFile: string };
 
 /** Flags accepted by `gatehouse serve`, each mirroring an environment variable. */
 export interface ServeFlags {
@@ -39,6 +57,7 @@ export interface ServeFlags {
   adminToken?: string;
   accessTokenTtl?: string;
   pretty?: boolean;
+  tls?: string;
 }
 
 export const DEFAULTS = {
@@ -48,6 +67,9 @@ export const DEFAULTS = {
   accessTokenTtl: 900,
   refreshTokenTtl: 30 * 24 * 3600,
   sessionTtl: 30 * 24 * 3600,
+  backupInterval: 24 * 3600,
+  backupKeep: 7,
+  keyRotationDays: 90,
 } as const;
 
 function parseInteger(name: string, raw: string, min: number, max: number): number {
@@ -90,11 +112,15 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters long.');
   }
+  const tls = parseTls(pick(flags.tls, 'GATEHOUSE_TLS'), env);
+  const redirectRaw = pick(undefined, 'GATEHOUSE_HTTP_REDIRECT_PORT');
+  const backupRaw = pick(undefined, 'GATEHOUSE_BACKUP_INTERVAL');
+  const rotationRaw = pick(undefined, 'GATEHOUSE_KEY_ROTATION_DAYS');
   return {
     dataDir,
     port,
     host,
-    issuer: issuerRaw === undefined ? defaultIssuer(host, port) : parseIssuer(issuerRaw),
+    issuer: issuerRaw === undefined ? defaultIssuer(host, port, tls.mode !== 'off') : parseIssuer(issuerRaw),
     issuerConfigured: issuerRaw !== undefined,
     adminToken,
     accessTokenTtl:
@@ -104,15 +130,41 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
     smtpUrl: pick(undefined, 'SMTP_URL'),
     smtpFrom: pick(undefined, 'SMTP_FROM') ?? 'Gatehouse <gatehouse@localhost>',
     prettyLogs: flags.pretty ?? false,
+    tls,
+    httpRedirectPort:
+      redirectRaw === undefined ? undefined : parseInteger('GATEHOUSE_HTTP_REDIRECT_PORT', redirectRaw, 0, 65535),
+    backupInterval:
+      backupRaw === undefined ? DEFAULTS.backupInterval : parseInteger('GATEHOUSE_BACKUP_INTERVAL', backupRaw, 0, 366 * 24 * 3600),
+    backupKeep: DEFAULTS.backupKeep,
+    backupPassphrase: pick(undefined, 'GATEHOUSE_BACKUP_PASSPHRASE'),
+    keyRotationDays:
+      rotationRaw === undefined ? DEFAULTS.keyRotationDays : parseInteger('GATEHOUSE_KEY_ROTATION_DAYS', rotationRaw, 1, 3650),
     env,
   };
 }
 
-/** `http://{host}:{port}`; wildcard hosts are shown as loopback until the real port is known. */
-export function defaultIssuer(host: string, port: number): string {
+/** `http(s)://{host}:{port}`; wildcard hosts are shown as loopback until the real port is known. */
+export function defaultIssuer(host: string, port: number, https = false): string {
   const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const bracketed = shown.includes(':') ? `[${shown}]` : shown;
-  return `http://${bracketed}:${port}`;
+  return `${https ? 'https' : 'http'}://${bracketed}:${port}`;
+}
+
+/** GATEHOUSE_TLS (`off` | `auto`) and GATEHOUSE_TLS_CERT/KEY (own files, which win over `auto`). */
+function parseTls(mode: string | undefined, env: Record<string, string | undefined>): TlsConfig {
+  const certFile = env.GATEHOUSE_TLS_CERT || undefined;
+  const keyFile = env.GATEHOUSE_TLS_KEY || undefined;
+  if (certFile || keyFile) {
+    if (!certFile || !keyFile) throw new ConfigError('GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY must be set together.');
+    for (const file of [certFile, keyFile]) {
+      if (!existsSync(file)) throw new ConfigError(`The TLS file ${file} does not exist.`);
+    }
+    return { mode: 'files', certFile: resolve(certFile), keyFile: resolve(keyFile) };
+  }
+  if (mode === undefined || mode === 'off') return { mode: 'off' };
+  if (mode !== 'auto') throw new ConfigError(`GATEHOUSE_TLS must be "auto" or "off", got "${mode}".`);
+  const extraNames = (env.GATEHOUSE_TLS_NAMES ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+  return { mode: 'auto', extraNames };
 }
 
 /** A configuration for tests and embedding: defaults plus overrides, no environment read. */

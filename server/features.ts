@@ -4,6 +4,7 @@
  * plugin, so adding a feature is one line here.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { opsPlugin } from './ops/plugin.js';
 import { webhooksFeature } from './webhooks/plugin.js';
 import { adminPanelPlugin } from './admin-panel/plugin.js';
 import { membersPlugin } from './members/routes.js';
@@ -17,6 +18,7 @@ export interface FeatureOptions {
 }
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
+  opsPlugin,
   webhooksFeature,
   adminPanelPlugin,
   membersPlugin,

@@ -3,13 +3,20 @@
  * Used by `gatehouse serve`, `npm start` and the Electron supervisor (which listens for the IPC
  * `{type: "ready", url}` message).
  */
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { Server as TlsServer } from 'node:tls';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, defaultIssuer, type Config } from './config.js';
 import { openDatabase, type Db } from './db/client.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
+import { ensureLocalTls, loadOwnTls, type TlsMaterial } from './ops/tls.js';
+import { createBackup, pruneBackups, storeBackup } from './ops/backup.js';
+import { schemaState } from './ops/schema-version.js';
+import { removePidFile, writePidFile } from './ops/pid-file.js';
 
 export const DATABASE_FILE = 'gatehouse.db';
 
@@ -18,7 +25,57 @@ export interface Running {
   db: Db;
   url: string;
   config: Config;
+  /** The certificate being served, when HTTPS is on. */
+  tls?: TlsMaterial;
+  /** The plain-http redirect listener's URL, when configured. */
+  redirectUrl?: string;
   stop(): Promise<void>;
+}
+
+/** How often a running server re-checks its LAN certificate (expiry, names, addresses). */
+const TLS_CHECK_MS = 24 * 3600 * 1000;
+
+function loadTls(config: Config, now: Date): TlsMaterial | undefined {
+  if (config.tls.mode === 'auto') return ensureLocalTls(config.dataDir, config.tls.extraNames, now);
+  if (config.tls.mode === 'files') return loadOwnTls(config.tls.certFile, config.tls.keyFile);
+  return undefined;
+}
+
+/**
+ * Before migrations touch an existing database: refuse one written by newer code, and back up one
+ * that is about to be migrated (kept in `<data>/backups/` with the scheduled ones).
+ */
+async function guardMigrations(config: Config, file: string): Promise<void> {
+  if (!existsSync(file)) return;
+  const sqlite = new Database(file);
+  try {
+    sqlite.pragma('busy_timeout = 5000');
+    const state = schemaState(sqlite);
+    if (state.newer) {
+      throw new ConfigError(`The database in ${config.dataDir} was written by a newer Gatehouse; upgrade Gatehouse to use it.`);
+    }
+    if (state.applied.length > 0 && state.pending.length > 0) {
+      const now = new Date();
+      const bytes = await createBackup({ sqlite, dataDir: config.dataDir, now, passphrase: config.backupPassphrase });
+      storeBackup(config.dataDir, bytes, now);
+      pruneBackups(config.dataDir, config.backupKeep);
+    }
+  } finally {
+    sqlite.close();
+  }
+}
+
+/** A plain-http listener whose only answer is a 301 to the same path over https. */
+async function startRedirect(config: Config, httpsPort: number): Promise<Server> {
+  const server = createServer((request, response) => {
+    const host = (request.headers.host ?? config.host).replace(/:\d+$/, '');
+    response.writeHead(301, { location: `https://${host}:${httpsPort}${request.url ?? '/'}` }).end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.httpRedirectPort, config.host, () => resolve());
+  });
+  return server;
 }
 
 function prepareDataDir(dir: string) {
@@ -38,9 +95,18 @@ function loggerOptions(config: Config) {
 
 export async function start(config: Config): Promise<Running> {
   prepareDataDir(config.dataDir);
+  await guardMigrations(config, join(config.dataDir, DATABASE_FILE));
+  let tls = loadTls(config, new Date());
   const db = openDatabase(join(config.dataDir, DATABASE_FILE));
   const adminToken = config.adminToken ? fixedAdminToken(config.adminToken) : fileAdminToken(config.dataDir);
-  const app = await buildApp({ db, config, adminToken, logger: loggerOptions(config), startWorkers: true });
+  const app = await buildApp({
+    db,
+    config,
+    adminToken,
+    logger: loggerOptions(config),
+    startWorkers: true,
+    ...(tls ? { https: { key: tls.key, cert: tls.cert } } : {}),
+  });
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -54,20 +120,55 @@ export async function start(config: Config): Promise<Running> {
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  if (!config.issuerConfigured) config.issuer = defaultIssuer(config.host, port);
-  const url = defaultIssuer(config.host, port);
+  if (!config.issuerConfigured) config.issuer = defaultIssuer(config.host, port, Boolean(tls));
+  const url = defaultIssuer(config.host, port, Boolean(tls));
+  writePidFile(config.dataDir);
+
+  // Re-issue the LAN certificate while running (expiry, a new address) without a restart.
+  let tlsTimer: NodeJS.Timeout | undefined;
+  if (config.tls.mode === 'auto') {
+    const extraNames = config.tls.extraNames;
+    tlsTimer = setInterval(() => {
+      try {
+        const next = ensureLocalTls(config.dataDir, extraNames, new Date());
+        if (next.issued) {
+          (app.server as unknown as TlsServer).setSecureContext({ key: next.key, cert: next.cert });
+          tls = next;
+          running.tls = next;
+          app.log.info({ notAfter: next.notAfter.toISOString() }, 'TLS certificate renewed');
+        }
+      } catch (error) {
+        app.log.error({ err: error }, 'TLS certificate check failed');
+      }
+    }, TLS_CHECK_MS);
+    tlsTimer.unref();
+  }
+  let redirect: Server | undefined;
+  if (tls && config.httpRedirectPort !== undefined) redirect = await startRedirect(config, port);
+  const redirectAddress = redirect?.address();
+  const redirectUrl =
+    redirectAddress && typeof redirectAddress === 'object'
+      ? defaultIssuer(config.host, redirectAddress.port)
+      : undefined;
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      clearInterval(tlsTimer);
+      if (redirect) await new Promise((resolve) => redirect!.close(resolve));
       await app.close();
       db.$client.close();
+      removePidFile(config.dataDir);
     })());
-  return { app, db, url, config, stop };
+  const running: Running = { app, db, url, config, tls, redirectUrl, stop };
+  return running;
 }
 
 /** The one human line printed at start-up. */
 export function readyLine(running: Running): string {
   const token = running.config.adminToken ? 'from ADMIN_TOKEN' : `in ${join(running.config.dataDir, 'admin-token')}`;
-  return `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, data ${running.config.dataDir}, admin token ${token}`;
+  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, data ${running.config.dataDir}, admin token ${token}`;
+  if (!running.tls) return line;
+  const ca = running.tls.caPem ? `local CA SHA-256 ${running.tls.fingerprint} (install from ${running.url}/ca.pem)` : `certificate SHA-256 ${running.tls.fingerprint}`;
+  return `${line}, ${ca}`;
 }

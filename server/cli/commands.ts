@@ -2,5 +2,8 @@
 import type { Command } from './command.js';
 import { serveCommand } from './serve.js';
 import { adminTokenCommand } from './admin-token.js';
+import { backupCommand } from './backup.js';
+import { restoreCommand } from './restore.js';
+import { statusCommand } from './status.js';
 
-export const commands: Command[] = [serveCommand, adminTokenCommand];
+export const commands: Command[] = [serveCommand, adminTokenCommand, backupCommand, restoreCommand, statusCommand];

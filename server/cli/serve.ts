@@ -14,6 +14,7 @@ export const serveCommand: Command = {
     'admin-token': { type: 'string' },
     'access-token-ttl': { type: 'string' },
     pretty: { type: 'boolean' },
+    tls: { type: 'string' },
   },
   help: [
     dataDirHelp,
@@ -23,6 +24,7 @@ export const serveCommand: Command = {
     ['--admin-token T', 'admin bearer token (ADMIN_TOKEN; generated into <data>/admin-token when unset)'],
     ['--access-token-ttl S', 'access-token lifetime in seconds (GATEHOUSE_ACCESS_TOKEN_TTL, default 900)'],
     ['--pretty', 'human-readable logs instead of JSON lines'],
+    ['--tls MODE', 'auto: HTTPS with a local CA in <data>/tls/ (GATEHOUSE_TLS; own files via GATEHOUSE_TLS_CERT/KEY)'],
   ],
   async run(values) {
     const config = loadConfig(process.env, {
@@ -33,6 +35,7 @@ export const serveCommand: Command = {
       adminToken: values['admin-token'] as string | undefined,
       accessTokenTtl: values['access-token-ttl'] as string | undefined,
       pretty: values.pretty as boolean | undefined,
+      tls: values.tls as string | undefined,
     });
     const running = await start(config);
     console.log(readyLine(running));

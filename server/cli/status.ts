@@ -1,0 +1,17 @@
+/** `gatehouse status [--json]`: what a data directory holds, read without a server. */
+import { ConfigError, loadConfig } from '../config.js';
+import { formatStatus, readStatus } from '../ops/status.js';
+import { dataDirHelp, dataDirOption, type Command } from './command.js';
+
+export const statusCommand: Command = {
+  name: 'status',
+  summary: 'show schema version, counts, TLS expiry and last backup of a data directory',
+  options: { ...dataDirOption, json: { type: 'boolean' } },
+  help: [dataDirHelp, ['--json', 'print one JSON object instead of text']],
+  async run(values) {
+    const config = loadConfig(process.env, { dataDir: values['data-dir'] as string | undefined });
+    const status = readStatus(config.dataDir);
+    if (!status) throw new ConfigError(`There is no Gatehouse database in ${config.dataDir}.`);
+    console.log(values.json ? JSON.stringify(status) : formatStatus(status));
+  },
+};

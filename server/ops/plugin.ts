@@ -1,0 +1,104 @@
+/**
+ * Appliance operations over HTTP: `GET /ca.pem` (the local CA for devices to install) and the
+ * admin backup API (`/api/admin/backups`), plus the scheduled automatic backups when workers run.
+ */
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { FeatureOptions } from '../features.js';
+import type { AppContext } from '../context.js';
+import { requireAdmin, actorName } from '../http/admin-auth.js';
+import { notFound, sendProblem } from '../http/problem.js';
+import { adminErrors } from '../http/schemas.js';
+import { recordAudit } from '../audit/record.js';
+import { backupPath, createBackup, listBackups, pruneBackups, storeBackup, type BackupRecord } from './backup.js';
+import { BackupIdParams, BackupListSchema, BackupRecordSchema } from './schemas.js';
+import { tlsPaths } from './tls.js';
+
+const tags = ['operations'];
+const security = [{ adminToken: [] }];
+
+/** Takes a backup of the running database into `<data>/backups/`. */
+export async function backupNow(ctx: AppContext, passphrase = ctx.config.backupPassphrase): Promise<BackupRecord> {
+  const now = ctx.clock.now();
+  const bytes = await createBackup({ sqlite: ctx.db.$client, dataDir: ctx.config.dataDir, now, passphrase });
+  return storeBackup(ctx.config.dataDir, bytes, now);
+}
+
+const adminBackupRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  app.addHook('onRequest', requireAdmin);
+
+  app.post(
+    '/backups',
+    { schema: { tags, security, summary: 'Take a backup now', response: { 201: BackupRecordSchema, ...adminErrors } } },
+    async (request, reply) => {
+      const record = await backupNow(ctx);
+      recordAudit(ctx.db, ctx.clock.now(), { actor: actorName(request.actor), action: 'backup.created', target: record.id, details: { encrypted: record.encrypted } });
+      return reply.status(201).header('location', `/api/admin/backups/${record.id}/download`).send(record);
+    },
+  );
+
+  app.get(
+    '/backups',
+    { schema: { tags, security, summary: 'List stored backups, newest first', response: { 200: BackupListSchema, ...adminErrors } } },
+    async () => ({ backups: listBackups(ctx.config.dataDir), nextCursor: null }),
+  );
+
+  app.get(
+    '/backups/:id/download',
+    {
+      schema: {
+        tags, security, summary: 'Download a backup file',
+        params: BackupIdParams,
+        response: { 200: Type.Unknown(), ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      const path = backupPath(ctx.config.dataDir, request.params.id);
+      if (!path) throw notFound('backup_not_found', `No backup with id ${request.params.id}.`);
+      return reply
+        .header('content-type', 'application/octet-stream')
+        .header('content-disposition', `attachment; filename="${request.params.id}.gatehouse-backup"`)
+        .send(createReadStream(path));
+    },
+  );
+};
+
+export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
+  const { ctx } = app;
+
+  app.get('/ca.pem', { schema: { hide: true } }, async (request, reply) => {
+    const path = tlsPaths(ctx.config.dataDir).ca;
+    if (ctx.config.tls.mode !== 'auto' || !existsSync(path)) {
+      return sendProblem(reply, notFound('ca_not_found', 'This server has no local certificate authority.'));
+    }
+    return reply
+      .header('content-type', 'application/x-pem-file')
+      .header('content-disposition', 'attachment; filename="gatehouse-ca.pem"')
+      .send(readFileSync(path, 'utf8'));
+  });
+
+  await app.register(adminBackupRoutes, { prefix: '/api/admin' });
+
+  const { backupInterval, backupKeep, dataDir } = ctx.config;
+  if (options.startWorkers && dataDir !== ':memory:' && backupInterval > 0) {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      backupNow(ctx)
+        .then((record) => {
+          pruneBackups(dataDir, backupKeep);
+          app.log.info({ backup: record.id, size: record.size }, 'scheduled backup written');
+        })
+        .catch((error: unknown) => app.log.error({ err: error }, 'scheduled backup failed'))
+        .finally(() => {
+          running = false;
+        });
+    }, backupInterval * 1000);
+    timer.unref();
+    app.addHook('onClose', async () => clearInterval(timer));
+  }
+};

@@ -1,0 +1,252 @@
+/**
+ * LAN HTTPS: a local certificate authority and a server certificate under `<data>/tls/`.
+ *
+ * Keys are generated with node:crypto (node-forge's pure-JS RSA generation takes seconds) and
+ * handed to node-forge, which builds and signs the X.509 certificates (RSA-2048, SHA-256). The CA
+ * lives ten years so devices install it once; the server certificate lives a year and is re-issued
+ * by the same CA whenever it is within 30 days of expiry or no longer names every hostname and
+ * address the machine answers on (a new DHCP lease, a renamed host).
+ */
+import { createHash, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { hostname, networkInterfaces } from 'node:os';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import forge from 'node-forge';
+
+export const TLS_DIR = 'tls';
+const CA_YEARS = 10;
+const SERVER_DAYS = 365;
+/** Re-issue the server certificate when it expires within this many days. */
+export const RENEW_BEFORE_DAYS = 30;
+const DAY = 24 * 3600 * 1000;
+
+export interface TlsPaths {
+  dir: string;
+  ca: string;
+  caKey: string;
+  cert: string;
+  key: string;
+}
+
+export function tlsPaths(dataDir: string): TlsPaths {
+  const dir = join(dataDir, TLS_DIR);
+  return {
+    dir,
+    ca: join(dir, 'ca.pem'),
+    caKey: join(dir, 'ca-key.pem'),
+    cert: join(dir, 'server.pem'),
+    key: join(dir, 'server-key.pem'),
+  };
+}
+
+/** What the HTTPS listener needs, plus facts for the start-up line and `gatehouse status`. */
+export interface TlsMaterial {
+  key: string;
+  cert: string;
+  /** PEM of the local CA; undefined when the administrator supplied their own certificate. */
+  caPem?: string;
+  /** `AB:CD:…` SHA-256 fingerprint of the CA (or of the certificate itself without a local CA). */
+  fingerprint: string;
+  notAfter: Date;
+  /** True when this call issued a new server certificate. */
+  issued: boolean;
+}
+
+export interface HostNames {
+  dns: string[];
+  ips: string[];
+}
+
+/** Every name and address clients on the LAN may use for this machine. */
+export function hostNames(extra: string[] = []): HostNames {
+  const dns = new Set<string>(['localhost']);
+  const ips = new Set<string>(['127.0.0.1', normalizeIp('::1')]);
+  const host = hostname().toLowerCase();
+  if (host) {
+    dns.add(host);
+    if (!host.includes('.')) dns.add(`${host}.local`);
+  }
+  for (const list of Object.values(networkInterfaces())) {
+    for (const info of list ?? []) {
+      if (!info.internal) ips.add(normalizeIp(info.address));
+    }
+  }
+  for (const raw of extra) {
+    const name = raw.trim().toLowerCase();
+    if (!name) continue;
+    if (isIP(name)) ips.add(normalizeIp(name));
+    else dns.add(name);
+  }
+  return { dns: [...dns].sort(), ips: [...ips].sort() };
+}
+
+/** Canonical text for an address so `::1` and `0:0:0:0:0:0:0:1` compare equal. */
+export function normalizeIp(address: string): string {
+  const plain = address.split('%')[0]!.toLowerCase();
+  if (isIP(plain) !== 6) return plain;
+  const [head = '', tail = ''] = plain.includes('::') ? plain.split('::') : [plain, ''];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  if (right.length && right[right.length - 1]!.includes('.')) {
+    // IPv4-mapped tail: a.b.c.d → two hex groups
+    const v4 = right.pop()!.split('.').map(Number);
+    right.push(((v4[0]! << 8) | v4[1]!).toString(16), ((v4[2]! << 8) | v4[3]!).toString(16));
+  }
+  const fill = plain.includes('::') ? Array(8 - left.length - right.length).fill('0') : [];
+  return [...left, ...fill, ...right].map((g) => parseInt(g, 16).toString(16)).join(':');
+}
+
+function newKeyPair() {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return {
+    keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    publicPem: publicKey.export({ type: 'spki', format: 'pem' }) as string,
+  };
+}
+
+function serialNumber(): string {
+  // 16 random bytes, high bit cleared so the DER integer stays positive.
+  const bytes = randomBytes(16);
+  bytes[0] = bytes[0]! & 0x7f;
+  return bytes.toString('hex');
+}
+
+function writeSecret(path: string, contents: string) {
+  const temp = `${path}.tmp`;
+  writeFileSync(temp, contents, { mode: 0o600 });
+  chmodSync(temp, 0o600);
+  renameSync(temp, path);
+}
+
+function writePublic(path: string, contents: string) {
+  const temp = `${path}.tmp`;
+  writeFileSync(temp, contents, { mode: 0o644 });
+  renameSync(temp, path);
+}
+
+function createCa(now: Date): { certPem: string; keyPem: string } {
+  const { keyPem, publicPem } = newKeyPair();
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
+  cert.serialNumber = serialNumber();
+  cert.validity.notBefore = new Date(now.getTime() - 3600_000);
+  cert.validity.notAfter = new Date(now.getTime() + CA_YEARS * 365 * DAY);
+  const subject = [
+    { name: 'commonName', value: `Gatehouse local CA (${hostname()})` },
+    { name: 'organizationName', value: 'Gatehouse' },
+  ];
+  cert.setSubject(subject);
+  cert.setIssuer(subject);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: true, pathLenConstraint: 0, critical: true },
+    { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    { name: 'subjectKeyIdentifier' },
+  ]);
+  cert.sign(forge.pki.privateKeyFromPem(keyPem), forge.md.sha256.create());
+  return { certPem: forge.pki.certificateToPem(cert), keyPem };
+}
+
+function createServerCert(caCertPem: string, caKeyPem: string, names: HostNames, now: Date) {
+  const ca = forge.pki.certificateFromPem(caCertPem);
+  const { keyPem, publicPem } = newKeyPair();
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
+  cert.serialNumber = serialNumber();
+  cert.validity.notBefore = new Date(now.getTime() - 3600_000);
+  cert.validity.notAfter = new Date(now.getTime() + SERVER_DAYS * DAY);
+  cert.setSubject([{ name: 'commonName', value: names.dns.find((n) => n !== 'localhost') ?? 'localhost' }]);
+  cert.setIssuer(ca.subject.attributes);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false, critical: true },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: 'extKeyUsage', serverAuth: true },
+    {
+      name: 'subjectAltName',
+      altNames: [...names.dns.map((value) => ({ type: 2, value })), ...names.ips.map((ip) => ({ type: 7, ip }))],
+    },
+    { name: 'subjectKeyIdentifier' },
+    { name: 'authorityKeyIdentifier', keyIdentifier: ca.generateSubjectKeyIdentifier().getBytes() },
+  ]);
+  cert.sign(forge.pki.privateKeyFromPem(caKeyPem), forge.md.sha256.create());
+  return { certPem: forge.pki.certificateToPem(cert), keyPem };
+}
+
+/** The DNS names and (normalized) addresses a certificate is valid for. */
+export function certificateNames(certPem: string): HostNames {
+  const cert = forge.pki.certificateFromPem(certPem);
+  const ext = cert.getExtension('subjectAltName') as { altNames?: { type: number; value?: string; ip?: string }[] } | null;
+  const dns: string[] = [];
+  const ips: string[] = [];
+  for (const alt of ext?.altNames ?? []) {
+    if (alt.type === 2 && alt.value) dns.push(alt.value.toLowerCase());
+    if (alt.type === 7 && alt.ip) ips.push(normalizeIp(alt.ip));
+  }
+  return { dns, ips };
+}
+
+/** Why a server certificate must be re-issued, or undefined when it is still good. */
+export function renewalReason(certPem: string, caPem: string, names: HostNames, now: Date): string | undefined {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(certPem);
+  } catch {
+    return 'the certificate file is unreadable';
+  }
+  if (!cert.verify(new X509Certificate(caPem).publicKey)) return 'the certificate was not issued by the local CA';
+  if (new Date(cert.validTo).getTime() - now.getTime() < RENEW_BEFORE_DAYS * DAY) return 'the certificate expires soon';
+  const have = certificateNames(certPem);
+  const missing = [...names.dns.filter((n) => !have.dns.includes(n)), ...names.ips.filter((ip) => !have.ips.includes(ip))];
+  if (missing.length) return `the certificate does not cover ${missing.join(', ')}`;
+  return undefined;
+}
+
+/** `AB:CD:…` SHA-256 fingerprint of a PEM certificate. */
+export function fingerprint(certPem: string): string {
+  return new X509Certificate(certPem).fingerprint256;
+}
+
+/**
+ * Creates the CA on first use and (re-)issues the server certificate when needed. Returns the
+ * key pair the HTTPS listener should serve.
+ */
+export function ensureLocalTls(dataDir: string, extraNames: string[], now: Date): TlsMaterial {
+  const paths = tlsPaths(dataDir);
+  mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+  if (!existsSync(paths.ca) || !existsSync(paths.caKey)) {
+    const ca = createCa(now);
+    writeSecret(paths.caKey, ca.keyPem);
+    writePublic(paths.ca, ca.certPem);
+  }
+  const caPem = readFileSync(paths.ca, 'utf8');
+  const names = hostNames(extraNames);
+  let issued = false;
+  const current = existsSync(paths.cert) && existsSync(paths.key) ? readFileSync(paths.cert, 'utf8') : undefined;
+  if (current === undefined || renewalReason(current, caPem, names, now) !== undefined) {
+    const server = createServerCert(caPem, readFileSync(paths.caKey, 'utf8'), names, now);
+    writeSecret(paths.key, server.keyPem);
+    writePublic(paths.cert, server.certPem);
+    issued = true;
+  }
+  const cert = readFileSync(paths.cert, 'utf8');
+  return {
+    key: readFileSync(paths.key, 'utf8'),
+    cert,
+    caPem,
+    fingerprint: fingerprint(caPem),
+    notAfter: new Date(new X509Certificate(cert).validTo),
+    issued,
+  };
+}
+
+/** An administrator's own certificate and key (`GATEHOUSE_TLS_CERT` / `GATEHOUSE_TLS_KEY`). */
+export function loadOwnTls(certFile: string, keyFile: string): TlsMaterial {
+  const cert = readFileSync(certFile, 'utf8');
+  const key = readFileSync(keyFile, 'utf8');
+  return { key, cert, fingerprint: fingerprint(cert), notAfter: new Date(new X509Certificate(cert).validTo), issued: false };
+}
+
+/** SHA-256 hex of a PEM's DER bytes, for tests and logs that want a compact id. */
+export function pemDigest(pem: string): string {
+  return createHash('sha256').update(new X509Certificate(pem).raw).digest('hex');
+}
