@@ -4,6 +4,7 @@
  * plugin, so adding a feature is one line here.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { accountsFeature } from './accounts/routes.js';
 import { opsPlugin } from './ops/plugin.js';
 import { webhooksFeature } from './webhooks/plugin.js';
 import { adminPanelPlugin } from './admin-panel/plugin.js';
@@ -25,4 +26,5 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   invitationsPlugin,
   apiKeysPlugin,
   auditPlugin,
+  accountsFeature,
 ];

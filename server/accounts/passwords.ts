@@ -1,0 +1,44 @@
+/**
+ * Password hashing (DESIGN §5): argon2id with the OWASP parameters (19 MiB, t=2, p=1). The
+ * argon2 binding runs on the libuv thread pool, so hashing never blocks the event loop.
+ */
+import argon2 from 'argon2';
+import { validationFailed } from '../http/problem.js';
+
+export const PASSWORD_MIN_LENGTH = 8;
+export const PASSWORD_MAX_LENGTH = 256;
+
+const OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+
+export function checkPasswordLength(password: string, path = 'body.password'): void {
+  const length = [...password].length;
+  if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH) {
+    throw validationFailed(
+      [{ path, message: `must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters long` }],
+      'The password is too short or too long.',
+    );
+  }
+}
+
+export function hashPassword(password: string): Promise<string> {
+  return argon2.hash(password, OPTIONS);
+}
+
+let dummyHash: Promise<string> | undefined;
+
+/**
+ * Checks a password against a stored hash. With no hash (unknown e-mail, or a person without a
+ * password) it verifies against a dummy hash anyway, so both failures take the same time.
+ */
+export async function verifyPassword(storedHash: string | null | undefined, password: string): Promise<boolean> {
+  if (!storedHash) {
+    dummyHash ??= hashPassword('gatehouse-dummy-password');
+    await argon2.verify(await dummyHash, password).catch(() => false);
+    return false;
+  }
+  try {
+    return await argon2.verify(storedHash, password);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Sign-in endpoints under `/api/auth` (DESIGN §4.8): JSON in, problem+json errors out, the
+ * session cookie on success. Every write here passes the JSON CSRF rule first, then the per-IP
+ * rate limit.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FeatureOptions } from '../features.js';
+import { Type } from 'typebox';
+import type { AppContext } from '../context.js';
+import { problemRef } from '../http/schemas.js';
+import { checkJsonWrite } from './csrf.js';
+import { userRecord, type ClientInfo } from './people.js';
+import { authRateLimits, registerRateLimit } from './rate-limits.js';
+import { SignInBodySchema, SignUpBodySchema, UserResponseSchema } from './schemas.js';
+import { clearSessionCookie, endSession, readSession, sessionToken, setSessionCookie } from './session.js';
+import { signInWithEmail, type SignedIn } from './sign-in.js';
+import { signUpWithEmail } from './sign-up.js';
+
+const tags = ['sign-in'];
+const errors = { 400: problemRef, 401: problemRef, 403: problemRef, 404: problemRef, 409: problemRef, 415: problemRef, 429: problemRef };
+
+export function clientInfo(ctx: AppContext, request: FastifyRequest): ClientInfo {
+  const ua = request.headers['user-agent'];
+  return { userAgent: typeof ua === 'string' ? ua : undefined, ip: request.ip, currentToken: sessionToken(ctx.config, request) };
+}
+
+/** Sets the cookie for a new session; the browser keeps its cookie when the session was reused. */
+export function sendSessionCookie(ctx: AppContext, reply: FastifyReply, signedIn: SignedIn): void {
+  if (signedIn.token) setSessionCookie(reply, ctx.config, signedIn.token);
+  reply.header('cache-control', 'no-store');
+}
+
+export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  const limits = authRateLimits(ctx.config);
+  await registerRateLimit(app);
+
+  // Sign-out carries no body; accept an empty application/json body rather than a 400.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    return json(request, body as string, done);
+  });
+  app.addHook('onRequest', async (request) => checkJsonWrite(ctx.config, request));
+
+  app.post(
+    '/sign-up/email',
+    {
+      config: { rateLimit: limits.signUp },
+      schema: { tags, summary: 'Create an account with e-mail and password', body: SignUpBodySchema, response: { 201: UserResponseSchema, ...errors } },
+    },
+    async (request, reply) => {
+      const signedUp = await signUpWithEmail(ctx, request.body, clientInfo(ctx, request));
+      sendSessionCookie(ctx, reply, signedUp);
+      return reply.status(201).send({ user: userRecord(signedUp.person) });
+    },
+  );
+
+  app.post(
+    '/sign-in/email',
+    {
+      config: { rateLimit: limits.signIn },
+      schema: { tags, summary: 'Sign in with e-mail and password', body: SignInBodySchema, response: { 200: UserResponseSchema, ...errors } },
+    },
+    async (request, reply) => {
+      const signedIn = await signInWithEmail(ctx, request.body, clientInfo(ctx, request));
+      sendSessionCookie(ctx, reply, signedIn);
+      return { user: userRecord(signedIn.person) };
+    },
+  );
+
+  app.post(
+    '/sign-out',
+    { schema: { tags, summary: 'End this browser session', response: { 204: Type.Null(), 403: problemRef } } },
+    async (request, reply) => {
+      signOut(ctx, request, reply);
+      return reply.status(204).send(null);
+    },
+  );
+};
+
+/** Ends the request's session (if any) and clears its cookie. */
+export function signOut(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): void {
+  const current = readSession(ctx, request);
+  if (current) {
+    const now = ctx.clock.now();
+    ctx.db.transaction((tx) => endSession(tx, now, current.session.id));
+  }
+  clearSessionCookie(reply, ctx.config);
+}
+
+/** The feature plugin: sign-in endpoints under `/api/auth` in their own scope. */
+export const accountsFeature: FastifyPluginAsync<FeatureOptions> = async (app) => {
+  await app.register(accountRoutes, { prefix: '/api/auth' });
+};

@@ -1,0 +1,40 @@
+/** Wire schemas of the sign-in endpoints (DESIGN §4.8). */
+import { Type, type Static } from 'typebox';
+import { Slug, Timestamp } from '../http/schemas.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.js';
+
+const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
+const Password = Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH });
+
+export const SignUpBodySchema = Type.Object(
+  {
+    email: Email,
+    password: Password,
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    applicationId: Type.Optional(Slug),
+    invitationToken: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type SignUpBody = Static<typeof SignUpBodySchema>;
+
+export const SignInBodySchema = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 254 }),
+    // Any length is checked against the hash (same answer as a wrong password), up to the cap.
+    password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH }),
+    applicationId: Type.Optional(Slug),
+  },
+  { additionalProperties: false },
+);
+export type SignInBody = Static<typeof SignInBodySchema>;
+
+export const UserSchema = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  emailVerified: Type.Boolean(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Timestamp,
+});
+
+export const UserResponseSchema = Type.Object({ user: UserSchema });

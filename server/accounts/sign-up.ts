@@ -1,0 +1,86 @@
+/**
+ * E-mail and password sign-up (DESIGN §4.8): allowed for an application whose policy is `open`,
+ * or with a valid pending invitation addressed to the same e-mail (which proves the address, so
+ * the person starts verified and joins with the invitation's role). Creates the person, their
+ * `credential` linked account, the membership and a session with the application's realm.
+ */
+import { eq } from 'drizzle-orm';
+import type { AppContext } from '../context.js';
+import { linkedAccounts, people, type Application, type Invitation, type Person } from '../db/schema.js';
+import { recordAudit } from '../audit/record.js';
+import { conflict, forbidden } from '../http/problem.js';
+import { newId } from '../util/ids.js';
+import { createMembership } from '../members/create.js';
+import { acceptInvitation, invitationByToken, invitationStatus } from '../invitations/accept.js';
+import { checkPasswordLength, hashPassword } from './passwords.js';
+import { applicationForEmailSignIn, findPersonByEmail, normalizeEmail, startSession, type ClientInfo } from './people.js';
+import type { SignedIn } from './sign-in.js';
+
+export interface SignUpInput {
+  email: string;
+  password: string;
+  name?: string | undefined;
+  applicationId?: string | undefined;
+  invitationToken?: string | undefined;
+}
+
+const notAllowed = (detail: string) => forbidden('signup_not_allowed', detail);
+const emailInUse = () => conflict('email_in_use', 'An account with this e-mail address already exists; sign in instead.');
+
+/** Which application the sign-up joins, and through which invitation if any; throws when not allowed. */
+function admission(ctx: AppContext, input: SignUpInput, email: string): { app: Application; invitation?: Invitation } {
+  if (input.invitationToken !== undefined) {
+    const invitation = invitationByToken(ctx.db, input.invitationToken);
+    if (!invitation || invitationStatus(invitation, ctx.clock.now()) !== 'pending' || invitation.email !== email) {
+      throw notAllowed('The invitation is not valid for this e-mail address.');
+    }
+    if (input.applicationId !== undefined && input.applicationId !== invitation.applicationId) {
+      throw notAllowed('The invitation is for another application.');
+    }
+    return { app: applicationForEmailSignIn(ctx, invitation.applicationId), invitation };
+  }
+  if (input.applicationId === undefined) {
+    throw notAllowed('Signing up needs an application that accepts new members, or an invitation.');
+  }
+  const app = applicationForEmailSignIn(ctx, input.applicationId);
+  if (app.authPolicy.signup_policy !== 'open') throw notAllowed(`${app.name} does not accept sign-ups.`);
+  return { app };
+}
+
+export async function signUpWithEmail(ctx: AppContext, input: SignUpInput, client: ClientInfo): Promise<SignedIn> {
+  const email = normalizeEmail(input.email);
+  checkPasswordLength(input.password);
+  const { app, invitation } = admission(ctx, input, email);
+  if (findPersonByEmail(ctx.db, email)) throw emailInUse();
+  const passwordHash = await hashPassword(input.password);
+  const now = ctx.clock.now();
+  try {
+    const result = ctx.db.transaction((tx) => {
+      const person: Person = tx
+        .insert(people)
+        .values({ id: newId('usr'), email, name: input.name?.trim() || null, passwordHash, createdAt: now, updatedAt: now })
+        .returning()
+        .get();
+      tx.insert(linkedAccounts)
+        .values({ id: newId('acc'), personId: person.id, provider: 'credential', providerAccountId: person.id, email, linkedAt: now })
+        .run();
+      if (invitation) {
+        // Re-read inside the transaction: a concurrent acceptance or revocation wins.
+        const fresh = invitationByToken(tx, input.invitationToken!);
+        if (!fresh || invitationStatus(fresh, now) !== 'pending') throw notAllowed('The invitation is no longer pending.');
+        acceptInvitation(tx, now, fresh, person);
+      } else {
+        createMembership(tx, now, app.id, person);
+      }
+      recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.signed_up', applicationId: app.id, target: person.id });
+      const started = startSession(tx, now, ctx.config, person, app, client);
+      const saved = tx.select().from(people).where(eq(people.id, person.id)).get()!;
+      return { person: saved, ...started };
+    });
+    ctx.wakeWebhooks();
+    return result;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw emailInUse();
+    throw error;
+  }
+}
