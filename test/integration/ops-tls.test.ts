@@ -1,0 +1,132 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { hostname, networkInterfaces } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import forge from 'node-forge';
+import { certificateNames, ensureLocalTls, normalizeIp, tlsPaths } from '../../server/ops/tls.js';
+import { caFetch } from '../helpers/ca-fetch.js';
+import { startServer, tempDataDir } from '../helpers/data-dir.js';
+
+const DAY = 24 * 3600 * 1000;
+
+function lanAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flatMap((list) => list ?? [])
+    .filter((i) => !i.internal)
+    .map((i) => normalizeIp(i.address));
+}
+
+describe('local certificate authority', () => {
+  it('issues a CA and a server certificate naming every host name and address, keys 0600', () => {
+    const dir = tempDataDir();
+    const now = new Date();
+    const tls = ensureLocalTls(dir, ['gatehouse.lan', '10.9.8.7'], now);
+    const paths = tlsPaths(dir);
+    expect(tls.issued).toBe(true);
+    for (const key of [paths.caKey, paths.key]) expect(statSync(key).mode & 0o777).toBe(0o600);
+
+    const names = certificateNames(tls.cert);
+    const host = hostname().toLowerCase();
+    expect(names.dns).toEqual(expect.arrayContaining(['localhost', host, `${host}.local`, 'gatehouse.lan']));
+    expect(names.ips).toEqual(expect.arrayContaining(['127.0.0.1', normalizeIp('::1'), '10.9.8.7', ...lanAddresses()]));
+
+    const ca = new X509Certificate(tls.caPem!);
+    const server = new X509Certificate(tls.cert);
+    expect(ca.ca).toBe(true);
+    expect(server.ca).toBe(false);
+    expect(server.checkIssued(ca)).toBe(true);
+    expect(server.verify(ca.publicKey)).toBe(true);
+    expect(forge.pki.certificateFromPem(tls.cert).siginfo.algorithmOid).toBe(forge.pki.oids.sha256WithRSAEncryption);
+    const caYears = (new Date(ca.validTo).getTime() - now.getTime()) / (365 * DAY);
+    expect(caYears).toBeGreaterThan(9.9);
+    const serverDays = (new Date(server.validTo).getTime() - now.getTime()) / DAY;
+    expect(serverDays).toBeGreaterThan(360);
+    expect(serverDays).toBeLessThanOrEqual(366);
+    expect(tls.fingerprint).toBe(ca.fingerprint256);
+
+    // Nothing changed: the same certificate is kept.
+    const again = ensureLocalTls(dir, ['gatehouse.lan', '10.9.8.7'], new Date(now.getTime() + DAY));
+    expect(again.issued).toBe(false);
+    expect(again.cert).toBe(tls.cert);
+  });
+
+  it('renews a certificate near expiry, one missing a name, and one from another CA, keeping the CA', () => {
+    const dir = tempDataDir();
+    const now = new Date();
+    const first = ensureLocalTls(dir, [], now);
+
+    const nearExpiry = ensureLocalTls(dir, [], new Date(now.getTime() + 340 * DAY));
+    expect(nearExpiry.issued).toBe(true);
+    expect(nearExpiry.caPem).toBe(first.caPem);
+    expect(nearExpiry.cert).not.toBe(first.cert);
+
+    const renamed = ensureLocalTls(dir, ['new-name.lan'], new Date(now.getTime() + 341 * DAY));
+    expect(renamed.issued).toBe(true);
+    expect(certificateNames(renamed.cert).dns).toContain('new-name.lan');
+    expect(renamed.fingerprint).toBe(first.fingerprint);
+
+    // A certificate signed by some other CA is replaced by one from ours.
+    const stranger = ensureLocalTls(tempDataDir(), ['new-name.lan'], now);
+    writeFileSync(tlsPaths(dir).cert, stranger.cert);
+    writeFileSync(tlsPaths(dir).key, stranger.key);
+    const reissued = ensureLocalTls(dir, ['new-name.lan'], new Date(now.getTime() + 342 * DAY));
+    expect(reissued.issued).toBe(true);
+    expect(new X509Certificate(reissued.cert).checkIssued(new X509Certificate(first.caPem!))).toBe(true);
+  });
+});
+
+describe('HTTPS listener', () => {
+  it('renews an expired certificate on start and serves HTTPS verified against only <data>/tls/ca.pem', async () => {
+    const dir = tempDataDir();
+    // Material issued two years ago: the CA is still valid, the server certificate has expired.
+    const old = ensureLocalTls(dir, [], new Date(Date.now() - 730 * DAY));
+    expect(new Date(new X509Certificate(old.cert).validTo).getTime()).toBeLessThan(Date.now());
+
+    const running = await startServer(dir, { GATEHOUSE_TLS: 'auto', GATEHOUSE_HTTP_REDIRECT_PORT: '0' });
+    expect(running.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(running.config.issuer).toBe(running.url);
+    expect(running.tls!.fingerprint).toBe(old.fingerprint);
+    expect(running.tls!.cert).not.toBe(old.cert);
+    expect(running.tls!.notAfter.getTime()).toBeGreaterThan(Date.now() + 300 * DAY);
+
+    const caPem = readFileSync(join(dir, 'tls', 'ca.pem'), 'utf8');
+    const fetchWithCa = caFetch(caPem);
+    const health = await fetchWithCa(`${running.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+
+    const ca = await fetchWithCa(`${running.url}/ca.pem`);
+    expect(ca.status).toBe(200);
+    expect(ca.headers.get('content-type')).toBe('application/x-pem-file');
+    expect(await ca.text()).toBe(caPem);
+
+    // Without the CA the certificate is not trusted (no insecure switch anywhere).
+    await expect(fetch(`${running.url}/healthz`)).rejects.toThrow();
+    // A certificate from another CA does not validate this server.
+    const other = ensureLocalTls(tempDataDir(), [], new Date());
+    await expect(caFetch(other.caPem!)(`${running.url}/healthz`)).rejects.toThrow(/self.signed|unable to verify|certificate/i);
+
+    // The plain-http listener only redirects.
+    const redirect = await new Promise<{ status: number; location: string | undefined }>((resolve, reject) => {
+      httpRequest(`${running.redirectUrl}/.well-known/openid-configuration?x=1`, (res) => {
+        res.resume();
+        resolve({ status: res.statusCode!, location: res.headers.location });
+      })
+        .on('error', reject)
+        .end();
+    });
+    const port = new URL(running.url).port;
+    expect(redirect).toEqual({ status: 301, location: `https://127.0.0.1:${port}/.well-known/openid-configuration?x=1` });
+  });
+
+  it('answers /ca.pem with 404 problem details when there is no local CA', async () => {
+    const running = await startServer(tempDataDir());
+    expect(running.url).toMatch(/^http:\/\//);
+    const response = await fetch(`${running.url}/ca.pem`);
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect((await response.json()).code).toBe('ca_not_found');
+  });
+});
