@@ -12,6 +12,7 @@ import { membersPlugin } from './members/routes.js';
 import { invitationsPlugin } from './invitations/routes.js';
 import { apiKeysPlugin } from './api-keys/routes.js';
 import { auditPlugin } from './audit/routes.js';
+import { oauthPlugin } from './oauth/plugin.js';
 
 export interface FeatureOptions {
   /** Whether background workers (webhook delivery, clean-up, schedules) should run. */
@@ -27,4 +28,5 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   apiKeysPlugin,
   auditPlugin,
   accountsFeature,
+  oauthPlugin,
 ];

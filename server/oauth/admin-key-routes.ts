@@ -1,0 +1,52 @@
+/**
+ * Signing-key administration under `/api/admin` (admin token only: API keys are refused by
+ * `requireAdmin` outside their application's paths): list keys with their status, and rotate.
+ * Private parts never leave the store.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireAdmin, actorName } from '../http/admin-auth.js';
+import { adminErrors, NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { listKeys, rotateSigningKey, type KeyRing } from './keys.js';
+
+const KeySchema = Type.Object(
+  {
+    kid: Type.String(),
+    alg: Type.String(),
+    status: Type.Union([Type.Literal('active'), Type.Literal('retiring'), Type.Literal('retired')]),
+    createdAt: Timestamp,
+    retiredAt: NullableTimestamp,
+    expiresAt: NullableTimestamp,
+  },
+  { additionalProperties: false },
+);
+const tags = ['keys'];
+const security = [{ adminToken: [] }];
+
+export const adminKeyRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = async (app, { keys }) => {
+  const { ctx } = app;
+  app.addHook('onRequest', requireAdmin);
+
+  app.get(
+    '/keys',
+    { schema: { tags, security, summary: 'List signing keys and their status', response: { 200: Type.Object({ keys: Type.Array(KeySchema) }), ...adminErrors } } },
+    async () => ({ keys: listKeys(ctx.db, ctx.clock.now()) }),
+  );
+
+  app.post(
+    '/keys/rotate',
+    {
+      schema: {
+        tags, security, summary: 'Add a new signing key; the previous one stays published until its tokens expire',
+        response: { 201: Type.Object({ key: KeySchema, retired: Type.Array(Type.String()) }), ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      const now = ctx.clock.now();
+      const rotated = await rotateSigningKey(ctx.db, now, ctx.config.accessTokenTtl, actorName(request.actor));
+      keys.invalidate();
+      const key = listKeys(ctx.db, now).find((k) => k.kid === rotated.kid)!;
+      return reply.status(201).header('location', '/api/admin/keys').send({ key, retired: rotated.retired });
+    },
+  );
+};

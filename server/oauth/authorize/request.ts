@@ -1,0 +1,75 @@
+/**
+ * Validating an authorization request once its client and redirect URI are known
+ * (RFC 6749 §4.1.1, OAuth 2.1 §4.1.1, OIDC Core §3.1.2.1, RFC 8707):
+ * - `response_type` must be `code` (`unsupported_response_type`);
+ * - `scope` only from the supported set (`invalid_scope`);
+ * - PKCE `S256` only; required for `spa`/`native`, optional for `web` (`invalid_request`);
+ * - `resource` absent or equal to the application's audience (`invalid_target`);
+ * - `prompt` ∈ {none, login} alone; `max_age` a non-negative integer (`invalid_request`).
+ */
+import type { Application } from '../../db/schema.js';
+import { invalidRequest, invalidTarget, OAuthError } from '../errors.js';
+import { param, type RawParams } from '../params.js';
+import { isValidChallenge } from '../pkce.js';
+import { parseScope } from '../scopes.js';
+
+export interface AuthorizeRequest {
+  scope: string;
+  codeChallenge: string | null;
+  resource: string;
+  nonce: string | null;
+  prompt: 'none' | 'login' | undefined;
+  maxAgeSeconds: number | undefined;
+}
+
+const MAX_NONCE = 512;
+
+export function parseAuthorizeRequest(app: Application, query: RawParams): AuthorizeRequest {
+  const responseType = param(query, 'response_type');
+  if (responseType === undefined) throw invalidRequest('The response_type parameter is required.');
+  if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'Only response_type=code is supported.');
+  const responseMode = param(query, 'response_mode');
+  if (responseMode !== undefined && responseMode !== 'query') throw invalidRequest('Only response_mode=query is supported.');
+  if (param(query, 'request') !== undefined) throw new OAuthError('request_not_supported', 'Request objects are not supported.');
+  if (param(query, 'request_uri') !== undefined) throw new OAuthError('request_uri_not_supported', 'request_uri is not supported.');
+
+  const scope = parseScope(param(query, 'scope')).join(' ');
+
+  const challenge = param(query, 'code_challenge');
+  const method = param(query, 'code_challenge_method');
+  if (method !== undefined && method !== 'S256') throw invalidRequest('Only code_challenge_method=S256 is supported.');
+  if (challenge !== undefined) {
+    if (method === undefined) throw invalidRequest('code_challenge_method=S256 is required with a code_challenge (plain is not supported).');
+    if (!isValidChallenge(challenge)) throw invalidRequest('code_challenge must be the 43-character base64url SHA-256 of the verifier.');
+  } else if (method !== undefined) {
+    throw invalidRequest('code_challenge_method was sent without a code_challenge.');
+  } else if (app.clientType !== 'web') {
+    throw invalidRequest('PKCE (code_challenge with S256) is required for this client.');
+  }
+
+  if (Array.isArray(query.resource)) throw invalidTarget('Only one resource may be requested.');
+  const resource = param(query, 'resource') ?? app.audience;
+  if (resource !== app.audience) throw invalidTarget('The requested resource is not this application\'s audience.');
+
+  const nonce = param(query, 'nonce') ?? null;
+  if (nonce && nonce.length > MAX_NONCE) throw invalidRequest(`nonce must be at most ${MAX_NONCE} characters.`);
+
+  const promptRaw = param(query, 'prompt');
+  let prompt: AuthorizeRequest['prompt'];
+  if (promptRaw !== undefined) {
+    const values = [...new Set(promptRaw.split(' ').filter(Boolean))];
+    if (values.length !== 1 || (values[0] !== 'none' && values[0] !== 'login')) {
+      throw invalidRequest('prompt must be "none" or "login".');
+    }
+    prompt = values[0];
+  }
+
+  const maxAgeRaw = param(query, 'max_age');
+  let maxAgeSeconds: number | undefined;
+  if (maxAgeRaw !== undefined) {
+    if (!/^\d{1,10}$/.test(maxAgeRaw)) throw invalidRequest('max_age must be a non-negative integer number of seconds.');
+    maxAgeSeconds = Number(maxAgeRaw);
+  }
+
+  return { scope, codeChallenge: challenge ?? null, resource, nonce, prompt, maxAgeSeconds };
+}

@@ -1,0 +1,100 @@
+/**
+ * `GET /api/auth/oauth2/authorize` (RFC 6749 §4.1, OIDC Core §3.1.2, RFC 9207, DESIGN §4.8/4.10).
+ *
+ * 1. Unknown client or a `redirect_uri` that is missing or not registered → HTML error page,
+ *    never a redirect.
+ * 2. Every other error → 302 to the redirect URI with `error`, `error_description`, `state`, `iss`.
+ * 3. Silent only when the session has authenticated the application's realm (its SSO group or
+ *    itself) recently enough for `max_age` and `prompt` is not `login`; otherwise `prompt=none`
+ *    answers `login_required` and anything else goes to the hosted sign-in page, which comes
+ *    back here (without `prompt`/`max_age`, so the fresh sign-in is not asked for again).
+ * 4. Membership is settled by the application's sign-up policy, then a code is issued.
+ */
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { matchesRedirectUri } from '../../applications/redirect-uris.js';
+import { readSession, realmAuthTime, realmOf } from '../../accounts/session.js';
+import { settleMembership } from '../../accounts/membership.js';
+import { findClient } from '../client-auth.js';
+import { OAuthError } from '../errors.js';
+import { sendErrorPage } from '../error-page.js';
+import { param, type RawParams } from '../params.js';
+import { issueCode } from './code.js';
+import { parseAuthorizeRequest } from './request.js';
+
+export const AUTHORIZE_PATH = '/api/auth/oauth2/authorize';
+
+function redirectTo(reply: FastifyReply, redirectUri: string, params: Record<string, string | undefined>) {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
+  return reply.header('cache-control', 'no-store').redirect(url.toString(), 302);
+}
+
+/** The hosted sign-in page, told to come back to this request minus the parameters it satisfies. */
+function toSignIn(reply: FastifyReply, clientId: string, rawUrl: string, drop: string[]) {
+  const query = new URLSearchParams(rawUrl.includes('?') ? rawUrl.slice(rawUrl.indexOf('?') + 1) : '');
+  for (const name of drop) query.delete(name);
+  const returnTo = `${AUTHORIZE_PATH}?${query.toString()}`;
+  const target = `/sign-in?${new URLSearchParams({ client_id: clientId, return_to: returnTo }).toString()}`;
+  return reply.header('cache-control', 'no-store').redirect(target, 302);
+}
+
+function single(query: RawParams, name: string): string | undefined {
+  try {
+    return param(query, name);
+  } catch {
+    return undefined;
+  }
+}
+
+export const authorizeRoutes: FastifyPluginAsync = async (app) => {
+  const { ctx } = app;
+
+  app.get(AUTHORIZE_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const query = (request.query ?? {}) as RawParams;
+
+    const clientId = single(query, 'client_id');
+    const client = clientId === undefined ? undefined : findClient(ctx, clientId);
+    if (!client) return sendErrorPage(reply, 400, 'invalid_client', 'The application asking you to sign in is not known here.');
+    const redirectUri = single(query, 'redirect_uri');
+    if (redirectUri === undefined || !matchesRedirectUri(client.redirectUris, redirectUri, client.clientType)) {
+      return sendErrorPage(reply, 400, 'invalid_redirect_uri', `The return address sent by ${client.name} is missing or not registered for it.`);
+    }
+
+    const state = single(query, 'state');
+    const answer = (params: Record<string, string | undefined>) =>
+      redirectTo(reply, redirectUri, { ...params, state, iss: ctx.config.issuer });
+
+    try {
+      const req = parseAuthorizeRequest(client, query);
+      const found = readSession(ctx, request);
+      const authTime = found ? realmAuthTime(ctx, found.session.id, realmOf(client)) : undefined;
+      const now = ctx.clock.now();
+      const tooOld =
+        authTime !== undefined && req.maxAgeSeconds !== undefined && now.getTime() - authTime.getTime() > req.maxAgeSeconds * 1000;
+      if (!found || authTime === undefined || tooOld || req.prompt === 'login') {
+        if (req.prompt === 'none') throw new OAuthError('login_required', 'The person must sign in to this application.');
+        return toSignIn(reply, client.id, request.url, ['prompt', 'max_age']);
+      }
+
+      const settled = settleMembership(ctx, client, found.person);
+      if ('error' in settled) throw new OAuthError(settled.error, settled.description);
+
+      const code = issueCode(ctx, {
+        applicationId: client.id,
+        personId: found.person.id,
+        membershipId: settled.membership.id,
+        sessionId: found.session.id,
+        redirectUri,
+        scope: req.scope,
+        resource: req.resource,
+        codeChallenge: req.codeChallenge,
+        nonce: req.nonce,
+        authTime,
+      });
+      return answer({ code });
+    } catch (error) {
+      if (error instanceof OAuthError) return answer({ error: error.error, error_description: error.description });
+      throw error;
+    }
+  });
+};

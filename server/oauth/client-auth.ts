@@ -1,0 +1,67 @@
+/**
+ * Client authentication at the token and revocation endpoints (RFC 6749 §2.3, DESIGN §4.10):
+ * `web` clients use `client_secret_basic` or `client_secret_post` (one method per request);
+ * `spa` and `native` clients are public (`none`) and prove codes with PKCE instead. Secrets are
+ * compared against their SHA-256 hash in constant time.
+ */
+import { eq } from 'drizzle-orm';
+import type { FastifyRequest } from 'fastify';
+import { applications, type Application } from '../db/schema.js';
+import type { AppContext } from '../context.js';
+import { matchesHash } from '../util/crypto.js';
+import { invalidClient, invalidRequest } from './errors.js';
+import { param, type RawParams } from './params.js';
+
+interface Presented {
+  clientId: string | undefined;
+  secret: string | undefined;
+  basic: boolean;
+}
+
+function fromBasic(header: string): Presented {
+  const match = /^Basic[ ]+([A-Za-z0-9+/=]+)[ ]*$/i.exec(header);
+  const decoded = match?.[1] ? Buffer.from(match[1], 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw invalidClient('The Authorization header is not valid Basic credentials.');
+  try {
+    // RFC 6749 §2.3.1: both halves are form-urlencoded before base64.
+    const decode = (s: string) => decodeURIComponent(s.replaceAll('+', ' '));
+    return { clientId: decode(decoded.slice(0, colon)), secret: decode(decoded.slice(colon + 1)), basic: true };
+  } catch {
+    throw invalidClient('The Authorization header is not valid Basic credentials.');
+  }
+}
+
+function presented(request: FastifyRequest, body: RawParams): Presented {
+  const header = request.headers.authorization;
+  const bodyId = param(body, 'client_id');
+  const bodySecret = param(body, 'client_secret');
+  if (typeof header === 'string' && /^Basic /i.test(header)) {
+    if (bodySecret !== undefined) throw invalidRequest('Use one client authentication method, not both Basic and client_secret.');
+    const basic = fromBasic(header);
+    if (bodyId !== undefined && bodyId !== basic.clientId) throw invalidRequest('client_id does not match the Basic credentials.');
+    return basic;
+  }
+  return { clientId: bodyId, secret: bodySecret, basic: false };
+}
+
+export function findClient(ctx: AppContext, clientId: string): Application | undefined {
+  return ctx.db.select().from(applications).where(eq(applications.id, clientId)).get();
+}
+
+/** Authenticates the calling client or throws `invalid_client` (401). */
+export function authenticateClient(ctx: AppContext, request: FastifyRequest, body: RawParams): Application {
+  const { clientId, secret, basic } = presented(request, body);
+  if (clientId === undefined) throw invalidClient('Client authentication is required (client_id).');
+  const app = findClient(ctx, clientId);
+  if (!app) throw invalidClient('Client authentication failed.');
+  if (app.clientType === 'web') {
+    if (secret === undefined) throw invalidClient('This confidential client must authenticate with its client secret.');
+    if (!app.clientSecretHash || !matchesHash(secret, app.clientSecretHash)) {
+      throw invalidClient('Client authentication failed.');
+    }
+  } else if (secret !== undefined || basic) {
+    throw invalidClient('Public clients do not authenticate with a client secret; use PKCE.');
+  }
+  return app;
+}

@@ -1,0 +1,85 @@
+/**
+ * `GET|POST /api/auth/oauth2/end-session` (OIDC RP-Initiated Logout 1.0).
+ * - `post_logout_redirect_uri` is honoured only when registered for the client (one of its
+ *   redirect URIs), the client being named by `client_id` or by the `id_token_hint`'s audience;
+ *   otherwise an error page, never a redirect.
+ * - `id_token_hint` must be an ID token we signed (expired is fine: it is only a hint).
+ * - The browser's session ends (refresh tokens issued under it are revoked) and its cookie is
+ *   cleared; then 302 to the redirect URI with `state`, or a "signed out" page.
+ */
+import { compactVerify } from 'jose';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { clearSessionCookie, endSession, readSession } from '../accounts/session.js';
+import { escapeHtml, sendErrorPage } from './error-page.js';
+import { findClient } from './client-auth.js';
+import type { KeyRing } from './keys.js';
+import { param, type RawParams } from './params.js';
+
+async function hintedClient(keys: KeyRing, issuer: string, hint: string): Promise<string | undefined> {
+  try {
+    const { payload } = await compactVerify(hint, keys.verificationKey, { algorithms: ['RS256'] });
+    const claims = JSON.parse(new TextDecoder().decode(payload)) as { iss?: string; aud?: unknown };
+    if (claims.iss !== issuer) return undefined;
+    return typeof claims.aud === 'string' ? claims.aud : Array.isArray(claims.aud) ? String(claims.aud[0]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function signedOutPage(reply: FastifyReply, appName: string | undefined) {
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Signed out · Gatehouse</title></head>
+<body><main><h1>You are signed out</h1>
+<p>${appName ? `You have signed out of ${escapeHtml(appName)}.` : 'Your session on this device has ended.'} You can close this window.</p>
+</main></body></html>`;
+  return reply.status(200).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html);
+}
+
+export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (app, { keys }) => {
+  const { ctx } = app;
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const params = (request.method === 'POST' ? request.body : request.query) as RawParams | undefined;
+    let clientId: string | undefined;
+    let redirect: string | undefined;
+    let state: string | undefined;
+    let hint: string | undefined;
+    try {
+      clientId = param(params, 'client_id');
+      redirect = param(params, 'post_logout_redirect_uri');
+      state = param(params, 'state');
+      hint = param(params, 'id_token_hint');
+    } catch {
+      return sendErrorPage(reply, 400, 'invalid_request', 'The sign-out request repeats a parameter.');
+    }
+    if (hint !== undefined) {
+      const hinted = await hintedClient(keys, ctx.config.issuer, hint);
+      if (!hinted) return sendErrorPage(reply, 400, 'invalid_request', 'The id_token_hint was not issued by this server.');
+      if (clientId !== undefined && clientId !== hinted) {
+        return sendErrorPage(reply, 400, 'invalid_request', 'client_id does not match the id_token_hint.');
+      }
+      clientId = hinted;
+    }
+    const client = clientId === undefined ? undefined : findClient(ctx, clientId);
+    if (clientId !== undefined && !client) return sendErrorPage(reply, 400, 'invalid_client', 'The application is not known here.');
+    if (redirect !== undefined && (!client || !client.redirectUris.includes(redirect))) {
+      return sendErrorPage(reply, 400, 'invalid_request', 'The post-logout address is not registered for this application.');
+    }
+
+    const found = readSession(ctx, request);
+    if (found) {
+      const now = ctx.clock.now();
+      ctx.db.transaction((tx) => endSession(tx, now, found.session.id));
+    }
+    clearSessionCookie(reply, ctx.config);
+
+    if (redirect === undefined) return signedOutPage(reply, client?.name);
+    const url = new URL(redirect);
+    if (state !== undefined) url.searchParams.set('state', state);
+    return reply.header('cache-control', 'no-store').redirect(url.toString(), 302);
+  };
+
+  app.get('/api/auth/oauth2/end-session', { schema: { hide: true } }, handler);
+  app.post('/api/auth/oauth2/end-session', { schema: { hide: true } }, handler);
+};

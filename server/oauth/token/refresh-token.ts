@@ -1,0 +1,104 @@
+/**
+ * `grant_type=refresh_token` (RFC 6749 §6, OAuth 2.1 §4.3.1, DESIGN §4.10).
+ * - The token must belong to this client, to a live family, and be unexpired.
+ * - Rotation on every use: the presented token is marked rotated and a successor issued.
+ * - Presenting a rotated token again is reuse: the whole family is revoked, and the application
+ *   hears `security.refresh_token_reused` (webhook + audit), in one transaction.
+ * - The membership is re-checked: only an active member gets new tokens.
+ * - `scope` may narrow this access token; `resource` must equal the family's.
+ * Cost: one joined read, one conditional update, one insert, one signature (no ID token here).
+ */
+import { and, eq, isNull } from 'drizzle-orm';
+import { memberships, refreshTokenFamilies, refreshTokens, type Application } from '../../db/schema.js';
+import type { AppContext } from '../../context.js';
+import { recordAudit } from '../../audit/record.js';
+import { sha256 } from '../../util/crypto.js';
+import { recordEvent } from '../../webhooks/outbox.js';
+import { revokeFamilies } from '../revoke-families.js';
+import { invalidGrant, invalidScope, invalidTarget } from '../errors.js';
+import { signAccessToken } from '../jwt.js';
+import type { KeyRing } from '../keys.js';
+import { param, requiredParam, type RawParams } from '../params.js';
+import { parseScope } from '../scopes.js';
+import { newRefreshToken, storeRefreshToken, type TokenResponse } from './response.js';
+
+export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
+  const presented = requiredParam(body, 'refresh_token');
+  const scopeParam = param(body, 'scope');
+  const resource = param(body, 'resource');
+  const now = ctx.clock.now();
+  const tokenHash = sha256(presented);
+
+  const row = ctx.db
+    .select({
+      rotatedAt: refreshTokens.rotatedAt,
+      expiresAt: refreshTokens.expiresAt,
+      family: refreshTokenFamilies,
+      membership: { id: memberships.id, status: memberships.status, role: memberships.role },
+    })
+    .from(refreshTokens)
+    .innerJoin(refreshTokenFamilies, eq(refreshTokenFamilies.id, refreshTokens.familyId))
+    .leftJoin(memberships, eq(memberships.id, refreshTokenFamilies.membershipId))
+    .where(eq(refreshTokens.tokenHash, tokenHash))
+    .get();
+  if (!row || row.family.applicationId !== client.id) throw invalidGrant('The refresh token is not valid.');
+  const family = row.family;
+  if (family.revokedAt) throw invalidGrant('The refresh token has been revoked.');
+  if (row.rotatedAt) {
+    reportReuse(ctx, now, family);
+    throw invalidGrant('The refresh token has already been used; its whole family is now revoked.');
+  }
+  if (row.expiresAt.getTime() <= now.getTime()) throw invalidGrant('The refresh token has expired.');
+  const membership = row.membership;
+  if (!membership || membership.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
+  if (resource !== undefined && resource !== family.resource) throw invalidTarget('resource does not match the original grant.');
+  let scope = family.scope;
+  if (scopeParam !== undefined) {
+    const granted = family.scope.split(' ');
+    const asked = parseScope(scopeParam);
+    if (asked.some((s) => !granted.includes(s))) throw invalidScope('A refresh may not widen the granted scope.');
+    scope = asked.join(' ');
+  }
+
+  const successor = newRefreshToken();
+  const rotated = ctx.db.transaction((tx) => {
+    const result = tx
+      .update(refreshTokens)
+      .set({ rotatedAt: now })
+      .where(and(eq(refreshTokens.tokenHash, tokenHash), isNull(refreshTokens.rotatedAt)))
+      .run() as unknown as { changes: number };
+    if (result.changes !== 1) return false;
+    storeRefreshToken(tx, family.id, successor, now, row.expiresAt);
+    return true;
+  });
+  // Two concurrent uses of one token: the loser is a reuse like any other.
+  if (!rotated) {
+    reportReuse(ctx, now, family);
+    throw invalidGrant('The refresh token has already been used; its whole family is now revoked.');
+  }
+
+  const ttl = ctx.config.accessTokenTtl;
+  const accessToken = await signAccessToken(keys, {
+    issuer: ctx.config.issuer, subject: family.personId, audience: family.resource, clientId: client.id, scope,
+    appUser: membership, sessionId: family.sessionId, now, ttlSeconds: ttl,
+  });
+  return { access_token: accessToken, token_type: 'Bearer', expires_in: ttl, scope, refresh_token: successor };
+}
+
+/** Revokes the family of a reused token and tells the application, once. */
+function reportReuse(ctx: AppContext, now: Date, family: typeof refreshTokenFamilies.$inferSelect): void {
+  const revoked = ctx.db.transaction((tx) => {
+    if (revokeFamilies(tx, now, { familyId: family.id }, 'refresh_token_reused') === 0) return false;
+    const data = { familyId: family.id, userId: family.personId, membershipId: family.membershipId, clientId: family.applicationId };
+    recordEvent(tx, now, family.applicationId, 'security.refresh_token_reused', data);
+    recordAudit(tx, now, {
+      actor: 'system',
+      action: 'security.refresh_token_reused',
+      applicationId: family.applicationId,
+      target: family.id,
+      details: { userId: family.personId, sessionId: family.sessionId },
+    });
+    return true;
+  });
+  if (revoked) ctx.wakeWebhooks();
+}

@@ -1,0 +1,49 @@
+/**
+ * The token response (RFC 6749 §5.1, spec §2 "Token response") and refresh-token storage:
+ * opaque 256-bit tokens, stored hashed, one family per code exchange, rotated on every use.
+ */
+import type { FastifyReply } from 'fastify';
+import { refreshTokenFamilies, refreshTokens } from '../../db/schema.js';
+import type { Tx } from '../../audit/record.js';
+import { randomToken, sha256 } from '../../util/crypto.js';
+import { newId } from '../../util/ids.js';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  refresh_token?: string;
+  id_token?: string;
+}
+
+export function sendTokens(reply: FastifyReply, body: TokenResponse): FastifyReply {
+  return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(body);
+}
+
+export const newRefreshToken = () => randomToken('ghr_');
+
+/** Adds the next token of a family; it expires with the family (absolute lifetime). */
+export function storeRefreshToken(tx: Tx, familyId: string, token: string, now: Date, expiresAt: Date): void {
+  tx.insert(refreshTokens).values({ tokenHash: sha256(token), familyId, createdAt: now, expiresAt }).run();
+}
+
+export interface NewFamily {
+  applicationId: string;
+  personId: string;
+  membershipId: string;
+  sessionId: string | null;
+  scope: string;
+  resource: string;
+  authTime: Date;
+}
+
+/** Starts a family with its first token; returns the family id and the token. */
+export function startFamily(tx: Tx, now: Date, ttlSeconds: number, input: NewFamily): { familyId: string; token: string } {
+  const familyId = newId('fam');
+  const expiresAt = new Date(now.getTime() + ttlSeconds * 1000);
+  tx.insert(refreshTokenFamilies).values({ id: familyId, ...input, createdAt: now, expiresAt }).run();
+  const token = newRefreshToken();
+  storeRefreshToken(tx, familyId, token, now, expiresAt);
+  return { familyId, token };
+}
