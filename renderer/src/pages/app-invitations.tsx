@@ -1,0 +1,170 @@
+import { createResource, createSignal, For, Show } from 'solid-js';
+import { api, enc, listOf, type Application, type Invitation } from '../api';
+import { Async, confirmAction, CopyButton, Empty, ErrorBox, toast, useAction, when } from '../ui';
+
+/** Splits pasted text (lines, commas, semicolons, "Name <a@b>") into distinct addresses. */
+export function parseEmails(text: string): string[] {
+  const found = text.match(/[^\s,;<>"']+@[^\s,;<>"']+/g) ?? [];
+  return [...new Set(found.map((e) => e.toLowerCase()))];
+}
+
+const BATCH = 100; // the API takes at most 100 addresses per request (DESIGN §4.6)
+
+export function InvitationsTab(props: { app: Application }) {
+  const [status, setStatus] = createSignal('pending');
+  const base = `/api/admin/applications/${enc(props.app.id)}/invitations`;
+  const [invitations, { refetch }] = createResource(status, (s) =>
+    api.get<unknown>(`${base}?limit=200${s ? `&status=${enc(s)}` : ''}`).then((d) => listOf<Invitation>(d)),
+  );
+  const [text, setText] = createSignal('');
+  const [role, setRole] = createSignal('member');
+  const [message, setMessage] = createSignal('');
+  const [progress, setProgress] = createSignal<{ done: number; total: number } | null>(null);
+  const [skipped, setSkipped] = createSignal<{ email: string; reason: string }[]>([]);
+  // Accept links are returned only by the create call; keep them for this visit so they can be copied.
+  const [links, setLinks] = createSignal<Record<string, string>>({});
+  const send = useAction();
+  const row = useAction();
+  const emails = () => parseEmails(text());
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const all = emails();
+    setSkipped([]);
+    setProgress({ done: 0, total: all.length });
+    await send.run(async () => {
+      for (let i = 0; i < all.length; i += BATCH) {
+        const chunk = all.slice(i, i + BATCH);
+        const r = await api.post<{ invitations: Invitation[]; skipped: { email: string; reason: string }[] }>(base, {
+          emails: chunk,
+          role: role(),
+          ...(message().trim() ? { message: message().trim() } : {}),
+        });
+        setLinks((l) => ({ ...l, ...Object.fromEntries(r.invitations.filter((x) => x.acceptUrl).map((x) => [x.id, x.acceptUrl!])) }));
+        setSkipped((s) => [...s, ...(r.skipped ?? [])]);
+        setProgress({ done: Math.min(i + BATCH, all.length), total: all.length });
+      }
+      setText('');
+      toast(`Invitations sent to ${all.length - skipped().length} address${all.length === 1 ? '' : 'es'}.`);
+    });
+    void refetch();
+  };
+  const revoke = async (inv: Invitation) => {
+    if (!(await confirmAction(`Revoke the invitation for ${inv.email}?`, 'The link in their e-mail stops working.', 'Revoke'))) return;
+    const ok = await row.run(async () => (await api.del(`${base}/${enc(inv.id)}`), true));
+    if (ok) {
+      toast(`Invitation for ${inv.email} revoked.`);
+      void refetch();
+    }
+  };
+  const resend = async (inv: Invitation) => {
+    const r = await row.run(() => api.post<Invitation>(`${base}/${enc(inv.id)}/resend`));
+    if (r) {
+      if (r.acceptUrl) setLinks((l) => ({ ...l, [inv.id]: r.acceptUrl! }));
+      toast(`Invitation for ${inv.email} sent again.`);
+      void refetch();
+    }
+  };
+
+  return (
+    <>
+      <form class="card" onSubmit={submit}>
+        <label class="field">
+          <span>Invite people</span>
+          <textarea name="emails" value={text()} onInput={(e) => setText(e.currentTarget.value)} placeholder="Paste addresses: one per line, or separated by commas" />
+          <span class="hint">{emails().length} address{emails().length === 1 ? '' : 'es'} found</span>
+        </label>
+        <div class="row">
+          <label>
+            Role{' '}
+            <select name="role" value={role()} onChange={(e) => setRole(e.currentTarget.value)}>
+              <option value="member">member</option>
+              <option value="admin">admin</option>
+            </select>
+          </label>
+        </div>
+        <label class="field">
+          <span>Message (optional)</span>
+          <input name="message" value={message()} maxLength={1000} onInput={(e) => setMessage(e.currentTarget.value)} />
+        </label>
+        <Show when={progress()}>
+          {(p) => (
+            <p>
+              <progress class="progress" max={p().total} value={p().done} aria-label="Sending invitations" /> {p().done} of {p().total} sent
+            </p>
+          )}
+        </Show>
+        <Show when={skipped().length}>
+          <div class="notice">
+            Skipped: <For each={skipped()}>{(s) => <span>{s.email} ({s.reason.replace('_', ' ')}) </span>}</For>
+          </div>
+        </Show>
+        <ErrorBox error={send.error()} />
+        <div class="actions">
+          <button class="primary" type="submit" disabled={send.busy() || emails().length === 0}>
+            {send.busy() ? 'Sending…' : `Send ${emails().length || ''} invitation${emails().length === 1 ? '' : 's'}`}
+          </button>
+        </div>
+      </form>
+      <div class="row">
+        <label>
+          Show{' '}
+          <select aria-label="Invitation status filter" value={status()} onChange={(e) => setStatus(e.currentTarget.value)}>
+            <option value="pending">pending</option>
+            <option value="accepted">accepted</option>
+            <option value="revoked">revoked</option>
+            <option value="expired">expired</option>
+            <option value="">all</option>
+          </select>
+        </label>
+      </div>
+      <ErrorBox error={row.error()} />
+      <Async resource={invitations}>
+        {(list) => (
+          <Show when={list.length} fallback={<Empty>No {status() || ''} invitations.</Empty>}>
+            <table>
+              <thead>
+                <tr>
+                  <th>E-mail</th>
+                  <th>Role</th>
+                  <th>Status</th>
+                  <th>Sent</th>
+                  <th>Expires</th>
+                  <th>Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                <For each={list}>
+                  {(inv) => (
+                    <tr data-invitation={inv.email}>
+                      <td>{inv.email}</td>
+                      <td>{inv.role}</td>
+                      <td>
+                        <span class={`badge ${inv.status === 'accepted' ? 'ok' : inv.status === 'pending' ? 'warn' : 'bad'}`}>{inv.status}</span>
+                      </td>
+                      <td>{when(inv.createdAt)}</td>
+                      <td>{when(inv.expiresAt)}</td>
+                      <td class="row">
+                        <Show when={links()[inv.id]}>{(link) => <CopyButton value={link()} label={`invitation link for ${inv.email}`} />}</Show>
+                        <Show when={inv.status === 'pending' || inv.status === 'expired'}>
+                          <button type="button" class="small" onClick={() => resend(inv)}>
+                            Resend
+                          </button>
+                        </Show>
+                        <Show when={inv.status === 'pending'}>
+                          <button type="button" class="small danger" onClick={() => revoke(inv)}>
+                            Revoke
+                          </button>
+                        </Show>
+                      </td>
+                    </tr>
+                  )}
+                </For>
+              </tbody>
+            </table>
+          </Show>
+        )}
+      </Async>
+    </>
+  );
+}

@@ -1,0 +1,140 @@
+/**
+ * "Test sign-in": an authorization-code + PKCE round trip against the application's own settings,
+ * ending at this panel's /admin/callback (which the admin registers as one of the app's redirect
+ * URIs), then shows the decoded access token (aud, app_user).
+ */
+import { createSignal, onCleanup, Show } from 'solid-js';
+import { api, enc, type Application } from '../api';
+import { CALLBACK_CHANNEL, callbackUri, decodeJwt, pkceChallenge, randomString, type CallbackResult } from '../oauth';
+import { CopyButton, ErrorBox, useAction } from '../ui';
+
+interface TokenResponse {
+  access_token: string;
+  token_type: string;
+  expires_in: number;
+  scope?: string;
+  id_token?: string;
+  error?: string;
+  error_description?: string;
+}
+
+export function TestSignInTab(props: { app: Application }) {
+  const redirectUri = callbackUri();
+  const [app, setApp] = createSignal(props.app);
+  const [secret, setSecret] = createSignal('');
+  const [waiting, setWaiting] = createSignal(false);
+  const [result, setResult] = createSignal<{ header: Record<string, unknown>; payload: Record<string, unknown>; raw: TokenResponse } | null>(null);
+  const action = useAction();
+  const registered = () => app().redirectUris.includes(redirectUri);
+  let channel: BroadcastChannel | undefined;
+  onCleanup(() => channel?.close());
+
+  const register = async () => {
+    const next = await action.run(() =>
+      api.patch<Application>(`/api/admin/applications/${enc(app().id)}`, { redirectUris: [...app().redirectUris, redirectUri] }),
+    );
+    if (next) setApp(next);
+  };
+
+  const start = async () => {
+    setResult(null);
+    action.setError(null);
+    const verifier = randomString(48);
+    const state = randomString(16);
+    const challenge = await pkceChallenge(verifier);
+    const params = new URLSearchParams({
+      response_type: 'code',
+      client_id: app().id,
+      redirect_uri: redirectUri,
+      scope: 'openid profile',
+      state,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: app().audience,
+    });
+    channel?.close();
+    channel = new BroadcastChannel(CALLBACK_CHANNEL);
+    setWaiting(true);
+    channel.onmessage = (event: MessageEvent<CallbackResult>) => {
+      const r = event.data;
+      if (r.state !== state) return;
+      channel?.close();
+      setWaiting(false);
+      void action.run(async () => {
+        if (r.error || !r.code) throw new Error(`The sign-in was refused: ${r.error ?? 'no code'}${r.error_description ? ` — ${r.error_description}` : ''}.`);
+        const form = new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: r.code,
+          redirect_uri: redirectUri,
+          client_id: app().id,
+          code_verifier: verifier,
+          resource: app().audience,
+        });
+        if (app().clientType === 'web') form.set('client_secret', secret());
+        // Same-origin path: the panel's CSP allows connections only to this server.
+        const response = await fetch('/api/auth/oauth2/token', {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: form,
+        });
+        const body = (await response.json().catch(() => ({}))) as TokenResponse;
+        if (!response.ok) throw new Error(`The token endpoint answered ${response.status}: ${body.error ?? ''} ${body.error_description ?? ''}`.trim());
+        setResult({ ...decodeJwt(body.access_token), raw: body });
+      });
+    };
+    const popup = window.open(`/api/auth/oauth2/authorize?${params}`, 'gatehouse-test-sign-in', 'popup,width=520,height=720');
+    if (!popup) {
+      setWaiting(false);
+      action.setError(new Error('The sign-in window was blocked. Allow pop-ups for this page and try again.'));
+    }
+  };
+
+  return (
+    <>
+      <div class="card">
+        <p>
+          Runs the real sign-in flow of <strong>{app().name}</strong> (authorization code + PKCE, audience <code>{app().audience}</code>) in a new
+          window and shows the access token the app would receive.
+        </p>
+        <Show
+          when={registered()}
+          fallback={
+            <div class="notice">
+              The test needs <code>{redirectUri}</code> among the application's redirect URIs.{' '}
+              <button type="button" onClick={register} disabled={action.busy()}>
+                Add it
+              </button>
+            </div>
+          }
+        >
+          <Show when={app().clientType === 'web'}>
+            <label class="field">
+              <span>Client secret</span>
+              <input type="password" name="clientSecret" value={secret()} onInput={(e) => setSecret(e.currentTarget.value)} />
+              <span class="hint">A web application is a confidential client; the token exchange needs its secret. It is not stored.</span>
+            </label>
+          </Show>
+          <button type="button" class="primary" onClick={start} disabled={waiting() || (app().clientType === 'web' && !secret())}>
+            {waiting() ? 'Waiting for the sign-in window…' : 'Start test sign-in'}
+          </button>
+        </Show>
+        <ErrorBox error={action.error()} />
+      </div>
+      <Show when={result()}>
+        {(r) => (
+          <div class="card" data-testid="test-sign-in-result">
+            <h2>It works — access token issued</h2>
+            <p>
+              <strong>aud</strong> <code>{String(r().payload.aud)}</code> · <strong>sub</strong> <code>{String(r().payload.sub)}</code>
+            </p>
+            <p>
+              <strong>app_user</strong> <code>{JSON.stringify(r().payload.app_user)}</code>
+            </p>
+            <pre>{JSON.stringify({ header: r().header, payload: r().payload }, null, 2)}</pre>
+            <CopyButton value={r().raw.access_token} label="access token" />
+          </div>
+        )}
+      </Show>
+    </>
+  );
+}

@@ -1,0 +1,73 @@
+/** One application: tabs for settings, sign-in policy, members, invitations, API keys, webhooks, test sign-in. */
+import { createResource, Match, Show, Switch } from 'solid-js';
+import { A, useParams } from '@solidjs/router';
+import { api, enc, type Application } from '../api';
+import { Async } from '../ui';
+import { SettingsTab } from './app-settings';
+import { PolicyTab } from './app-policy';
+import { MembersTab } from './app-members';
+import { InvitationsTab } from './app-invitations';
+import { ApiKeysTab } from './app-api-keys';
+import { WebhooksTab } from './app-webhooks';
+import { TestSignInTab } from './app-test-sign-in';
+
+const TABS = [
+  ['', 'Settings'],
+  ['sign-in', 'Sign-in policy'],
+  ['members', 'Members'],
+  ['invitations', 'Invitations'],
+  ['api-keys', 'API keys'],
+  ['webhooks', 'Webhooks'],
+  ['test', 'Test sign-in'],
+] as const;
+
+export function ApplicationPage() {
+  const params = useParams<{ id: string; tab?: string }>();
+  const [app, { mutate, refetch }] = createResource(
+    () => params.id,
+    (id) => api.get<Application>(`/api/admin/applications/${enc(id)}`),
+  );
+  const base = () => `/applications/${enc(params.id)}`;
+  return (
+    <Async resource={app}>
+      {(a) => (
+        <>
+          <h1>
+            {a.name} <code>{a.id}</code>
+          </h1>
+          <nav class="tabs" aria-label="Application sections">
+            {TABS.map(([tab, label]) => (
+              <A href={tab ? `${base()}/${tab}` : base()} class={(params.tab ?? '') === tab ? 'active' : ''} end>
+                {label}
+              </A>
+            ))}
+          </nav>
+          <Switch fallback={<p>There is no such section.</p>}>
+            <Match when={!params.tab}>
+              <SettingsTab app={a} onSaved={(next) => mutate(next)} />
+            </Match>
+            <Match when={params.tab === 'sign-in'}>
+              <PolicyTab app={a} onSaved={() => void refetch()} />
+            </Match>
+            <Match when={params.tab === 'members'}>
+              <MembersTab app={a} />
+            </Match>
+            <Match when={params.tab === 'invitations'}>
+              <InvitationsTab app={a} />
+            </Match>
+            <Match when={params.tab === 'api-keys'}>
+              <ApiKeysTab app={a} />
+            </Match>
+            <Match when={params.tab === 'webhooks'}>
+              <WebhooksTab app={a} onSaved={(next) => mutate(next)} />
+            </Match>
+            <Match when={params.tab === 'test'}>
+              <TestSignInTab app={a} />
+            </Match>
+          </Switch>
+          <Show when={false}>{null}</Show>
+        </>
+      )}
+    </Async>
+  );
+}
