@@ -1,10 +1,20 @@
 // Builds what `npm start`, `npm test` and `npm run gatehouse` need, only when sources are newer
-// than the build output: the server (tsc → dist/) and the control panel (vite → renderer/dist/).
+// than the last build: the server (tsc → dist/) and the control panel (vite → renderer/dist/).
+//
+// - tsc is incremental and rewrites only changed outputs, so freshness is judged by a stamp file
+//   touched after each build, not by the mtime of any emitted file.
+// - Several processes (parallel test files, a start while tests run) may call this at once; a
+//   lock directory makes them build one at a time, and the later ones find the build fresh.
+// - tsc emits JavaScript even when it reports type errors; the server then still starts (type
+//   checking is `npm run typecheck`), but a build that emitted nothing fails in one sentence.
 import { execSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
+const stamp = join(root, 'dist/.server-build-stamp');
+const lock = join(root, 'dist/.build-lock');
+const LOCK_STALE_MS = 5 * 60_000;
 
 function newest(dir, filter = () => true) {
   let latest = 0;
@@ -23,24 +33,77 @@ function mtime(path) {
 }
 
 function run(command) {
-  execSync(command, { cwd: root, stdio: 'inherit' });
+  try {
+    execSync(command, { cwd: root, stdio: 'inherit' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
-const serverSources = Math.max(
-  newest(join(root, 'server'), (p) => p.endsWith('.ts')),
-  newest(join(root, 'electron'), (p) => p.endsWith('.ts')),
-  mtime(join(root, 'tsconfig.json')),
-);
-if (serverSources > mtime(join(root, 'dist/server/cli.js'))) {
-  console.error('Building the server…');
-  run('npx tsc -p tsconfig.json');
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+function acquireLock() {
+  mkdirSync(join(root, 'dist'), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      return;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      // A builder that died leaves its lock behind; take it over after a while.
+      if (Date.now() - mtime(lock) > LOCK_STALE_MS) rmSync(lock, { recursive: true, force: true });
+      else sleep(200);
+    }
+  }
+}
+
+function serverStale() {
+  const sources = Math.max(
+    newest(join(root, 'server'), (p) => p.endsWith('.ts')),
+    newest(join(root, 'electron'), (p) => p.endsWith('.ts')),
+    mtime(join(root, 'tsconfig.json')),
+  );
+  return !existsSync(join(root, 'dist/server/cli.js')) || sources > mtime(stamp);
 }
 
 const rendererIndex = join(root, 'renderer/index.html');
-if (existsSync(rendererIndex)) {
-  const rendererSources = Math.max(newest(join(root, 'renderer')), mtime(rendererIndex));
-  if (rendererSources > mtime(join(root, 'renderer/dist/index.html'))) {
-    console.error('Building the control panel…');
-    run('npx vite build --config renderer/vite.config.ts --logLevel warn');
-  }
+function rendererStale() {
+  if (!existsSync(rendererIndex)) return false;
+  const sources = Math.max(newest(join(root, 'renderer')), mtime(rendererIndex));
+  return sources > mtime(join(root, 'renderer/dist/index.html'));
 }
+
+function build() {
+  if (serverStale()) {
+    const startedAt = Date.now();
+    console.error('Building the server…');
+    const clean = run('npx tsc -p tsconfig.json');
+    if (mtime(join(root, 'dist/server/cli.js')) === 0) {
+      console.error('The server build produced no output; see the compiler errors above.');
+      return 1;
+    }
+    if (!clean) console.error('The server was built with type errors (see above); run `npm run typecheck` to list them.');
+    // Stamp with the build's start time, so a source saved during the build is rebuilt next time.
+    writeFileSync(stamp, '');
+    utimesSync(stamp, new Date(startedAt), new Date(startedAt));
+  }
+  if (rendererStale()) {
+    console.error('Building the control panel…');
+    if (!run('npx vite build --config renderer/vite.config.ts --logLevel warn')) {
+      console.error('The control panel build failed; see the errors above.');
+      return 1;
+    }
+  }
+  return 0;
+}
+
+if (!serverStale() && !rendererStale()) process.exit(0);
+acquireLock();
+let code = 1;
+try {
+  code = build();
+} finally {
+  rmSync(lock, { recursive: true, force: true });
+}
+process.exit(code);

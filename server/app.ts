@@ -45,7 +45,17 @@ export interface AppDeps {
 /** JSON bodies are limited to this many bytes (413 `payload_too_large` beyond). */
 export const BODY_LIMIT = 100 * 1024;
 
+let sharedValidators: ReturnType<typeof makeValidators> | undefined;
+
+/**
+ * One pair of Ajv instances per process: Ajv caches compiled schemas by object, so every app
+ * built after the first (tests build hundreds) reuses the compiled validators of the same routes.
+ */
 function validators() {
+  return (sharedValidators ??= makeValidators());
+}
+
+function makeValidators() {
   // Bodies are validated strictly (wrong type → 400, never coerced); query strings and path
   // parameters are text on the wire, so they are coerced to the declared types.
   const common = { removeAdditional: false, useDefaults: true, allErrors: true, strict: false } as const;
@@ -69,6 +79,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Fastify picks an https server when this is present; the instance type stays the http one.
     ...(deps.https ? ({ https: deps.https } as object) : {}),
+    // Malformed URLs (bad percent-encoding) are answered as problem details too, not Fastify's default.
+    frameworkErrors: (error, request, reply) => problemErrorHandler(error, request, reply),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ctx: AppContext = {
@@ -86,6 +98,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     (httpPart === 'body' ? ajv.body : ajv.query).compile(schema as object),
   );
   app.setErrorHandler(problemErrorHandler);
+  // JSON only: a text/plain body is a 415, not a string that fails validation (and browsers may
+  // send text/plain cross-site without a preflight).
+  app.removeContentTypeParser('text/plain');
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, notFound('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)),
   );
@@ -94,6 +109,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(cookie);
   await app.register(swagger, {
+    // Shared schemas keep their $id (`Problem`) as the component name instead of `def-0`.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       info: { title: 'Gatehouse', version: '0.1.0', description: 'Identity service: OAuth 2.1 / OIDC, admin and self-service APIs.' },
       components: {

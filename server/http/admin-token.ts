@@ -3,7 +3,7 @@
  * into `<data>/admin-token` (mode 0600). `gatehouse admin-token --rotate` rewrites the file and a
  * running server notices within a second, so the old token stops working without a restart.
  */
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { matchesHash, randomToken, sha256 } from '../util/crypto.js';
 
@@ -20,12 +20,17 @@ export function adminTokenPath(dataDir: string): string {
   return join(dataDir, ADMIN_TOKEN_FILE);
 }
 
-/** Writes a fresh token to `<data>/admin-token` (0600) and returns it. */
+/**
+ * Writes a fresh token to `<data>/admin-token` (0600) and returns it. Written to a temporary file
+ * and renamed, so a running server re-reading the file never sees it empty or half-written.
+ */
 export function writeNewAdminToken(dataDir: string): string {
   const token = randomToken('gha_');
   const file = adminTokenPath(dataDir);
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, `${token}\n`, { mode: 0o600 });
+  chmodSync(temp, 0o600);
+  renameSync(temp, file);
   return token;
 }
 
@@ -56,9 +61,11 @@ export function fileAdminToken(dataDir: string): AdminTokenStore {
     checkedAt = Date.now();
     try {
       const current = statSync(file).mtimeMs;
-      if (current !== mtime) {
+      const token = current === mtime ? '' : readFileSync(file, 'utf8').trim();
+      // An emptied file is ignored, like a vanished one: an empty token must never match.
+      if (token) {
         mtime = current;
-        hash = sha256(readFileSync(file, 'utf8').trim());
+        hash = sha256(token);
       }
     } catch {
       // The file vanished: keep the token we have rather than lock the administrator out.

@@ -1,40 +1,524 @@
+/**
+ * Applications admin API (DESIGN §4.3): create, list, get, update, delete (cascading) and
+ * client-secret rotation, with their validation rules and errors, on a fresh database each test.
+ */
 import { describe, expect, it } from 'vitest';
-import { appBody, makeApp } from '../helpers/app.js';
+import { eq } from 'drizzle-orm';
+import { appBody, makeApp, type TestApp } from '../helpers/app.js';
+import { expectProblem, expectValidation } from '../helpers/problem.js';
+import {
+  apiKeys,
+  applications,
+  auditLog,
+  invitations,
+  memberships,
+  people,
+  webhookDeliveries,
+} from '../../server/db/schema.js';
+import { sha256 } from '../../server/util/crypto.js';
 
-describe('applications admin API', () => {
-  it('creates a web application and shows its client secret once', async () => {
-    const t = await makeApp();
+const T0 = new Date('2026-03-01T10:00:00.000Z');
+const DEFAULT_POLICY = { signup_policy: 'invite_only', allowed_providers: ['email'], profile_fields: [] };
+
+async function create(t: TestApp, overrides: Record<string, unknown> = {}) {
+  const res = await t.admin('POST', '/api/admin/applications', appBody(overrides));
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+}
+
+describe('POST /api/admin/applications', () => {
+  it('creates a web application: 201, Location, the full record and a client secret shown once', async () => {
+    const t = await makeApp({ clock: T0 });
     const res = await t.admin('POST', '/api/admin/applications', appBody());
     expect(res.statusCode).toBe(201);
     expect(res.headers.location).toBe('/api/admin/applications/notes');
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     const body = res.json();
-    expect(body.clientSecret).toMatch(/^ghs_/);
-    expect(body).toMatchObject({
+    expect(body.clientSecret).toMatch(/^ghs_[A-Za-z0-9_-]{43}$/);
+    expect(body).toEqual({
       id: 'notes',
+      name: 'Notes',
+      audience: 'https://notes.example.com/api',
+      redirectUris: ['https://notes.example.com/callback'],
       clientType: 'web',
       webhookUrl: null,
       webhookSecretSet: false,
       ssoGroupId: null,
-      authPolicy: { signup_policy: 'invite_only', allowed_providers: ['email'], profile_fields: [] },
+      authPolicy: DEFAULT_POLICY,
+      createdAt: T0.toISOString(),
+      updatedAt: T0.toISOString(),
+      clientSecret: body.clientSecret,
     });
-    const read = await t.admin('GET', '/api/admin/applications/notes');
-    expect(read.statusCode).toBe(200);
-    expect(read.json().clientSecret).toBeUndefined();
+
+    // Stored hashed, never in the clear.
+    const row = t.db.select().from(applications).where(eq(applications.id, 'notes')).get()!;
+    expect(row.clientSecretHash).toBe(sha256(body.clientSecret));
+    expect(JSON.stringify(row)).not.toContain(body.clientSecret);
+
+    // Never again in a read, single or list.
+    const one = await t.admin('GET', '/api/admin/applications/notes');
+    expect(one.statusCode).toBe(200);
+    expect(one.json()).toEqual({ ...body, clientSecret: undefined });
+    expect(one.body).not.toContain('clientSecret');
+    const list = await t.admin('GET', '/api/admin/applications');
+    expect(list.body).not.toContain('clientSecret');
+    expect(list.body).not.toContain(body.clientSecret);
   });
 
-  it('rejects unknown fields naming them', async () => {
-    const t = await makeApp();
-    const res = await t.admin('POST', '/api/admin/applications', appBody({ colour: 'red' }));
-    expect(res.statusCode).toBe(400);
-    expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-    expect(res.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: 'body.colour', message: 'is not a known field' }] });
+  it('defaults clientType to web and records the creation in the audit log without secrets', async () => {
+    const t = await makeApp({ clock: T0 });
+    const { clientType, ...rest } = appBody();
+    expect(clientType).toBe('web');
+    const res = await t.admin('POST', '/api/admin/applications', rest);
+    expect(res.statusCode).toBe(201);
+    const body = res.json();
+    expect(body.clientType).toBe('web');
+    const audit = t.db.select().from(auditLog).all();
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ actor: 'admin', action: 'application.created', applicationId: 'notes', target: 'notes', at: T0 });
+    expect(JSON.stringify(audit)).not.toContain(body.clientSecret);
   });
 
-  it('answers 401 with WWW-Authenticate without a token', async () => {
+  it('gives spa and native clients no client secret', async () => {
     const t = await makeApp();
-    const res = await t.app.inject({ method: 'GET', url: '/api/admin/applications' });
-    expect(res.statusCode).toBe(401);
-    expect(res.headers['www-authenticate']).toBe('Bearer');
-    expect(res.json().code).toBe('unauthorized');
+    const spa = await create(t, { id: 'spa-app', audience: 'spa', clientType: 'spa' });
+    expect(spa.clientType).toBe('spa');
+    expect('clientSecret' in spa).toBe(false);
+    const native = await create(t, { id: 'cli', audience: 'cli', clientType: 'native', redirectUris: ['com.example.cli:/callback', 'http://127.0.0.1/cb'] });
+    expect(native.clientType).toBe('native');
+    expect('clientSecret' in native).toBe(false);
+    expect(t.db.select().from(applications).where(eq(applications.id, 'cli')).get()!.clientSecretHash).toBeNull();
+  });
+
+  it('stores an auth policy given at creation, filling its defaults', async () => {
+    const t = await makeApp();
+    const body = await create(t, {
+      authPolicy: {
+        signup_policy: 'open',
+        profile_fields: [{ key: 'team', label: 'Team', type: 'select', options: ['a', 'b'] }],
+      },
+    });
+    expect(body.authPolicy).toEqual({
+      signup_policy: 'open',
+      allowed_providers: ['email'],
+      profile_fields: [{ key: 'team', label: 'Team', type: 'select', options: ['a', 'b'], required: false, user_editable: true }],
+    });
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ id: 'x2', audience: 'x2', authPolicy: { allowed_providers: ['myspace'] } })), [
+      'body.authPolicy.allowed_providers.0',
+    ]);
+  });
+
+  it('generates a webhook secret when a webhookUrl comes without one, returned only in that response', async () => {
+    const t = await makeApp();
+    const body = await create(t, { webhookUrl: 'https://hooks.example.com/gatehouse' });
+    expect(body.webhookSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(body.webhookSecret.slice(6), 'base64')).toHaveLength(32);
+    expect(body.webhookSecretSet).toBe(true);
+    expect(body.webhookUrl).toBe('https://hooks.example.com/gatehouse');
+
+    for (const url of ['/api/admin/applications/notes', '/api/admin/applications']) {
+      const read = await t.admin('GET', url);
+      expect(read.statusCode).toBe(200);
+      expect(read.body).not.toContain('"webhookSecret"');
+      expect(read.body).not.toContain(body.webhookSecret.slice(6));
+      expect(read.body).toContain('"webhookSecretSet":true');
+    }
+  });
+
+  it('never echoes a webhook secret the administrator chose', async () => {
+    const t = await makeApp();
+    const res = await t.admin('POST', '/api/admin/applications', appBody({ webhookUrl: 'https://hooks.example.com/x', webhookSecret: 'my-own-secret-value-123' }));
+    expect(res.statusCode).toBe(201);
+    expect(res.body).not.toContain('my-own-secret-value-123');
+    expect(res.json()).toMatchObject({ webhookSecretSet: true });
+    expect('webhookSecret' in res.json()).toBe(false);
+  });
+
+  it('rejects a webhook secret without a URL and a non-http webhook URL', async () => {
+    const t = await makeApp();
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ webhookSecret: 'abcdefghijklmnopqrstuvwxyz' })), ['body.webhookSecret']);
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ webhookUrl: 'ftp://hooks.example.com/x' })), ['body.webhookUrl']);
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ webhookUrl: 'https://u:p@hooks.example.com/x' })), ['body.webhookUrl']);
+    expect(t.db.select().from(applications).all()).toHaveLength(0);
+  });
+
+  it('enforces the id pattern ^[a-z0-9][a-z0-9_-]{1,62}$', async () => {
+    const t = await makeApp();
+    for (const id of ['a', 'A1', '-ab', '_ab', 'has space', 'caps-ID', 'dots.no', 'x'.repeat(64), '', 'ünï']) {
+      const res = await t.admin('POST', '/api/admin/applications', appBody({ id }));
+      const body = expectProblem(res, 400, 'validation_failed');
+      expect(body.errors?.map((e) => e.path)).toContain('body.id');
+    }
+    for (const [i, id] of ['a1', '0-_', 'x'.repeat(63)].entries()) {
+      const res = await t.admin('POST', '/api/admin/applications', appBody({ id, audience: `aud-${i}` }));
+      expect(res.statusCode, id).toBe(201);
+    }
+  });
+
+  it('checks required fields, name and audience lengths and types', async () => {
+    const t = await makeApp();
+    expectValidation(await t.admin('POST', '/api/admin/applications', {}), ['body.id', 'body.name', 'body.audience', 'body.redirectUris']);
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ name: '' })), ['body.name']);
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ name: 'n'.repeat(201) })), ['body.name']);
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ audience: '' })), ['body.audience']);
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ clientType: 'confidential' })), ['body.clientType']);
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: 'https://a.example.com/cb' })), ['body.redirectUris']);
+    // Types are never coerced in bodies.
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ name: 42 })), ['body.name']);
+    expect(await create(t, { name: 'n'.repeat(200) })).toMatchObject({ name: 'n'.repeat(200) });
+  });
+
+  it('rejects unknown fields, naming each', async () => {
+    const t = await makeApp();
+    const res = await t.admin('POST', '/api/admin/applications', appBody({ colour: 'red', secret: 'x' }));
+    const body = expectValidation(res, ['body.colour', 'body.secret']);
+    expect(body.errors).toContainEqual({ path: 'body.colour', message: 'is not a known field' });
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ authPolicy: { signup: 'open' } })), ['body.authPolicy.signup']);
+  });
+
+  it('answers 409 application_exists for a taken id and 409 audience_in_use for a taken audience', async () => {
+    const t = await makeApp();
+    await create(t);
+    const dupId = await t.admin('POST', '/api/admin/applications', appBody({ audience: 'other' }));
+    expect(expectProblem(dupId, 409, 'application_exists').detail).toContain('"notes"');
+    const dupAudience = await t.admin('POST', '/api/admin/applications', appBody({ id: 'notes2' }));
+    expect(expectProblem(dupAudience, 409, 'audience_in_use').detail).toContain('"notes"');
+    expect(t.db.select().from(applications).all()).toHaveLength(1);
+  });
+
+  it('answers 400 naming ssoGroupId when the group does not exist, and joins an existing group', async () => {
+    const t = await makeApp();
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ ssoGroupId: 'nope' })), ['body.ssoGroupId']);
+    expect((await t.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite' })).statusCode).toBe(201);
+    expect(await create(t, { ssoGroupId: 'suite' })).toMatchObject({ ssoGroupId: 'suite' });
+    expect((await t.admin('GET', '/api/admin/sso-groups/suite')).json().applicationIds).toEqual(['notes']);
+  });
+});
+
+describe('redirect URI rules', () => {
+  const cases: [string, string, boolean][] = [
+    ['web', 'https://app.example.com/cb', true],
+    ['web', 'https://app.example.com:8443/cb?x=1', true],
+    ['web', 'http://app.example.com/cb', false],
+    ['web', 'http://8.8.8.8/cb', false],
+    ['web', 'http://172.32.0.1/cb', false],
+    ['web', 'http://localhost:3000/cb', true],
+    ['web', 'http://127.0.0.1/cb', true],
+    ['web', 'http://[::1]:8080/cb', true],
+    ['web', 'http://10.1.2.3/cb', true],
+    ['web', 'http://172.16.0.1/cb', true],
+    ['web', 'http://172.31.255.1/cb', true],
+    ['web', 'http://192.168.1.20/cb', true],
+    ['web', 'http://nas.local/cb', true],
+    ['web', 'http://wiki.lan/cb', true],
+    ['web', 'http://box.home.arpa/cb', true],
+    ['web', 'http://svc.internal/cb', true],
+    ['web', 'http://local/cb', false],
+    ['web', 'https://app.example.com/cb#frag', false],
+    ['web', 'https://app.example.com/cb#', false],
+    ['web', '/relative/cb', false],
+    ['web', 'not a uri', false],
+    ['web', 'com.example.app:/cb', false],
+    ['spa', 'com.example.app:/cb', false],
+    ['spa', 'http://localhost:5173/', true],
+    ['native', 'com.example.app:/cb', true],
+    ['native', 'myapp://callback', true],
+    ['native', 'http://127.0.0.1/cb', true],
+    ['native', 'javascript:alert(1)', false],
+    ['native', 'data:text/html,hi', false],
+    ['native', 'myapp://cb#x', false],
+  ];
+
+  it('accepts https anywhere, http only on private hosts, custom schemes only for native, no fragments', async () => {
+    const t = await makeApp();
+    const outcomes: string[] = [];
+    for (const [i, [clientType, uri]] of cases.entries()) {
+      const res = await t.admin('POST', '/api/admin/applications', appBody({ id: `app-${i}`, audience: `aud-${i}`, clientType, redirectUris: [uri] }));
+      if (res.statusCode === 201) outcomes.push(`${clientType} ${uri} → true`);
+      else {
+        expectValidation(res, ['body.redirectUris.0']);
+        outcomes.push(`${clientType} ${uri} → false`);
+      }
+    }
+    expect(outcomes).toEqual(cases.map(([clientType, uri, ok]) => `${clientType} ${uri} → ${ok}`));
+  });
+
+  it('requires 1–20 distinct URIs and names the failing index', async () => {
+    const t = await makeApp();
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: [] })), ['body.redirectUris']);
+    const many = Array.from({ length: 21 }, (_, i) => `https://a.example.com/cb${i}`);
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: many })), ['body.redirectUris']);
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: ['https://a.example.com/cb', 'https://a.example.com/cb'] })), ['body.redirectUris']);
+    const mixed = await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: ['https://a.example.com/ok', 'http://public.example.com/cb'] }));
+    const body = expectValidation(mixed, ['body.redirectUris.1']);
+    expect(body.errors?.[0]?.message).toMatch(/https/);
+    expect((await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: many.slice(0, 20) }))).statusCode).toBe(201);
+  });
+});
+
+describe('GET /api/admin/applications', () => {
+  it('returns an empty page on a fresh database', async () => {
+    const t = await makeApp();
+    const res = await t.admin('GET', '/api/admin/applications');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ applications: [], nextCursor: null });
+  });
+
+  it('pages in creation order (then id) with limit and an opaque cursor', async () => {
+    const t = await makeApp({ clock: T0 });
+    // b and a share a creation time: id breaks the tie.
+    await create(t, { id: 'b-app', audience: 'b' });
+    await create(t, { id: 'a-app', audience: 'a' });
+    t.clock.advance(1000);
+    await create(t, { id: 'c-app', audience: 'c' });
+    t.clock.advance(1000);
+    await create(t, { id: '0-app', audience: '0' });
+    await create(t, { id: 'z-app', audience: 'z' });
+
+    const all = (await t.admin('GET', '/api/admin/applications')).json();
+    expect(all.applications.map((a: { id: string }) => a.id)).toEqual(['a-app', 'b-app', 'c-app', '0-app', 'z-app']);
+    expect(all.nextCursor).toBeNull();
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const url: string = `/api/admin/applications?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const res = await t.admin('GET', url);
+      expect(res.statusCode).toBe(200);
+      const page = res.json();
+      expect(page.applications.length).toBeLessThanOrEqual(2);
+      seen.push(...page.applications.map((a: { id: string }) => a.id));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(['a-app', 'b-app', 'c-app', '0-app', 'z-app']);
+
+    // A page that ends exactly at the last row has no next cursor.
+    const exact = (await t.admin('GET', '/api/admin/applications?limit=5')).json();
+    expect(exact.applications).toHaveLength(5);
+    expect(exact.nextCursor).toBeNull();
+    expect((await t.admin('GET', '/api/admin/applications?limit=1')).json().applications).toHaveLength(1);
+  });
+
+  it('defaults to 50 per page and allows up to 200', async () => {
+    const t = await makeApp({ clock: T0 });
+    const now = T0;
+    t.db
+      .insert(applications)
+      .values(
+        Array.from({ length: 201 }, (_, i) => ({
+          id: `app-${String(i).padStart(3, '0')}`,
+          name: `App ${i}`,
+          audience: `aud-${i}`,
+          redirectUris: ['https://a.example.com/cb'],
+          clientType: 'spa' as const,
+          authPolicy: { signup_policy: 'invite_only' as const, allowed_providers: ['email'], profile_fields: [] },
+          createdAt: now,
+          updatedAt: now,
+        })),
+      )
+      .run();
+    const first = (await t.admin('GET', '/api/admin/applications')).json();
+    expect(first.applications).toHaveLength(50);
+    expect(typeof first.nextCursor).toBe('string');
+    const big = (await t.admin('GET', '/api/admin/applications?limit=200')).json();
+    expect(big.applications).toHaveLength(200);
+    const rest = (await t.admin('GET', `/api/admin/applications?limit=200&cursor=${big.nextCursor}`)).json();
+    expect(rest).toMatchObject({ applications: [{ id: 'app-200' }], nextCursor: null });
+  });
+
+  it('rejects limit out of range, non-numeric limit, unknown query fields and foreign cursors', async () => {
+    const t = await makeApp();
+    for (const limit of ['0', '201', '-1', 'abc', '1.5']) {
+      expectValidation(await t.admin('GET', `/api/admin/applications?limit=${limit}`), ['querystring.limit']);
+    }
+    expectValidation(await t.admin('GET', '/api/admin/applications?sort=name'), ['querystring.sort']);
+    for (const cursor of ['zzz', 'bm90LWpzb24', Buffer.from('{"t":1}').toString('base64url'), Buffer.from('["x","y"]').toString('base64url')]) {
+      const body = expectProblem(await t.admin('GET', `/api/admin/applications?cursor=${cursor}`), 400, 'invalid_cursor');
+      expect(body.errors).toEqual([{ path: 'query.cursor', message: 'is not a valid cursor' }]);
+    }
+    expectValidation(await t.admin('GET', `/api/admin/applications?cursor=${'x'.repeat(201)}`), ['querystring.cursor']);
+  });
+});
+
+describe('GET /api/admin/applications/:id', () => {
+  it('answers 404 application_not_found for an unknown id', async () => {
+    const t = await makeApp();
+    const body = expectProblem(await t.admin('GET', '/api/admin/applications/ghost'), 404, 'application_not_found');
+    expect(body).toEqual({
+      type: 'https://gatehouse.dev/problems/application-not-found',
+      title: 'Not Found',
+      status: 404,
+      detail: 'There is no application with id "ghost".',
+      code: 'application_not_found',
+    });
+  });
+});
+
+describe('PATCH /api/admin/applications/:id', () => {
+  it('updates fields, bumps updatedAt and keeps createdAt', async () => {
+    const t = await makeApp({ clock: T0 });
+    const created = await create(t);
+    t.clock.advance(60_000);
+    const res = await t.admin('PATCH', '/api/admin/applications/notes', {
+      name: 'Notes 2',
+      audience: 'https://notes2.example.com/api',
+      redirectUris: ['https://notes2.example.com/cb', 'http://localhost:3000/cb'],
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      ...created,
+      clientSecret: undefined,
+      name: 'Notes 2',
+      audience: 'https://notes2.example.com/api',
+      redirectUris: ['https://notes2.example.com/cb', 'http://localhost:3000/cb'],
+      updatedAt: new Date(T0.getTime() + 60_000).toISOString(),
+    });
+    expect((await t.admin('GET', '/api/admin/applications/notes')).json().name).toBe('Notes 2');
+    // Keeping its own audience is not a clash.
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { audience: 'https://notes2.example.com/api' })).statusCode).toBe(200);
+  });
+
+  it('answers 404, 400 for empty or unknown fields, and 409 audience_in_use', async () => {
+    const t = await makeApp();
+    await create(t);
+    await create(t, { id: 'tasks', audience: 'tasks' });
+    expectProblem(await t.admin('PATCH', '/api/admin/applications/ghost', { name: 'x' }), 404, 'application_not_found');
+    expectValidation(await t.admin('PATCH', '/api/admin/applications/notes', {}), ['body']);
+    expectValidation(await t.admin('PATCH', '/api/admin/applications/notes', { id: 'renamed' }), ['body.id']);
+    expectValidation(await t.admin('PATCH', '/api/admin/applications/notes', { clientSecret: 'x' }), ['body.clientSecret']);
+    expectProblem(await t.admin('PATCH', '/api/admin/applications/tasks', { audience: 'https://notes.example.com/api' }), 409, 'audience_in_use');
+    expectValidation(await t.admin('PATCH', '/api/admin/applications/notes', { redirectUris: ['http://public.example.com/cb'] }), ['body.redirectUris.0']);
+  });
+
+  it('checks redirect URIs against the new client type', async () => {
+    const t = await makeApp();
+    await create(t, { clientType: 'native', redirectUris: ['myapp://cb'] });
+    expectValidation(await t.admin('PATCH', '/api/admin/applications/notes', { clientType: 'spa' }), ['body.redirectUris.0']);
+    const res = await t.admin('PATCH', '/api/admin/applications/notes', { clientType: 'spa', redirectUris: ['https://notes.example.com/cb'] });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().clientType).toBe('spa');
+  });
+
+  it('gives a client that becomes web a secret once, and takes it away when it becomes public', async () => {
+    const t = await makeApp();
+    await create(t, { clientType: 'spa' });
+    const toWeb = await t.admin('PATCH', '/api/admin/applications/notes', { clientType: 'web' });
+    expect(toWeb.statusCode).toBe(200);
+    const secret = toWeb.json().clientSecret;
+    expect(secret).toMatch(/^ghs_/);
+    expect(t.db.select().from(applications).get()!.clientSecretHash).toBe(sha256(secret));
+    // Staying web keeps the secret and does not show it again.
+    const rename = await t.admin('PATCH', '/api/admin/applications/notes', { name: 'Renamed' });
+    expect('clientSecret' in rename.json()).toBe(false);
+    expect(t.db.select().from(applications).get()!.clientSecretHash).toBe(sha256(secret));
+    const toSpa = await t.admin('PATCH', '/api/admin/applications/notes', { clientType: 'spa' });
+    expect('clientSecret' in toSpa.json()).toBe(false);
+    expect(t.db.select().from(applications).get()!.clientSecretHash).toBeNull();
+  });
+
+  it('manages the webhook secret: generated once with a new URL, kept on later edits, cleared with the URL', async () => {
+    const t = await makeApp();
+    await create(t);
+    const set = await t.admin('PATCH', '/api/admin/applications/notes', { webhookUrl: 'https://hooks.example.com/a' });
+    expect(set.statusCode).toBe(200);
+    const secret = set.json().webhookSecret;
+    expect(secret).toMatch(/^whsec_/);
+    expect(set.json().webhookSecretSet).toBe(true);
+
+    const move = await t.admin('PATCH', '/api/admin/applications/notes', { webhookUrl: 'https://hooks.example.com/b' });
+    expect(move.json()).toMatchObject({ webhookUrl: 'https://hooks.example.com/b', webhookSecretSet: true });
+    expect('webhookSecret' in move.json()).toBe(false);
+    expect(t.db.select().from(applications).get()!.webhookSecret).toBe(secret);
+
+    const own = await t.admin('PATCH', '/api/admin/applications/notes', { webhookSecret: 'chosen-by-admin-0123456789' });
+    expect(own.body).not.toContain('chosen-by-admin');
+    expect('webhookSecret' in own.json()).toBe(false);
+
+    const cleared = await t.admin('PATCH', '/api/admin/applications/notes', { webhookUrl: null });
+    expect(cleared.json()).toMatchObject({ webhookUrl: null, webhookSecretSet: false });
+    expect(t.db.select().from(applications).get()!.webhookSecret).toBeNull();
+
+    expectValidation(await t.admin('PATCH', '/api/admin/applications/notes', { webhookSecret: 'abcdefghijklmnopqrstu' }), ['body.webhookSecret']);
+  });
+
+  it('moves the application between SSO groups and out of them via ssoGroupId', async () => {
+    const t = await makeApp();
+    await create(t);
+    await t.admin('POST', '/api/admin/sso-groups', { id: 'g1', name: 'One' });
+    expectValidation(await t.admin('PATCH', '/api/admin/applications/notes', { ssoGroupId: 'g2' }), ['body.ssoGroupId']);
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { ssoGroupId: 'g1' })).json().ssoGroupId).toBe('g1');
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { ssoGroupId: null })).json().ssoGroupId).toBeNull();
+  });
+});
+
+describe('DELETE /api/admin/applications/:id', () => {
+  it('answers 204 with no body, cascades to everything the application owns, and keeps the audit trail', async () => {
+    const t = await makeApp({ clock: T0 });
+    await create(t);
+    await create(t, { id: 'keep', audience: 'keep' });
+    const now = T0;
+    t.db.insert(people).values({ id: 'usr_1', email: 'ann@example.com', updatedAt: now }).run();
+    for (const appId of ['notes', 'keep']) {
+      t.db.insert(memberships).values({ id: `mem_${appId}`, applicationId: appId, personId: 'usr_1', joinedAt: now, lastActiveAt: now, updatedAt: now }).run();
+      t.db.insert(invitations).values({ id: `inv_${appId}`, applicationId: appId, email: 'bob@example.com', role: 'member', tokenHash: sha256(`inv-${appId}`), invitedBy: 'admin', expiresAt: now }).run();
+      t.db.insert(apiKeys).values({ id: `key_${appId}`, applicationId: appId, name: 'k', prefix: 'ghk_x', keyHash: sha256(`key-${appId}`), scopes: [] }).run();
+      t.db.insert(webhookDeliveries).values({ id: `msg_${appId}`, applicationId: appId, type: 'webhook.test', payload: '{}', nextAttemptAt: now }).run();
+    }
+
+    const res = await t.admin('DELETE', '/api/admin/applications/notes');
+    expect(res.statusCode).toBe(204);
+    expect(res.body).toBe('');
+    expect(res.headers['content-type']).toBeUndefined();
+
+    expectProblem(await t.admin('GET', '/api/admin/applications/notes'), 404, 'application_not_found');
+    for (const table of [memberships, invitations, apiKeys, webhookDeliveries]) {
+      expect(t.db.select().from(table).all().map((r) => r.applicationId)).toEqual(['keep']);
+    }
+    expect(t.db.select().from(people).all()).toHaveLength(1);
+    expect(t.db.select().from(auditLog).all().map((a) => a.action)).toEqual(['application.created', 'application.created', 'application.deleted']);
+    expectProblem(await t.admin('DELETE', '/api/admin/applications/notes'), 404, 'application_not_found');
+    // The audience and id are free again.
+    expect((await t.admin('POST', '/api/admin/applications', appBody())).statusCode).toBe(201);
+  });
+
+  it('takes the application out of its SSO group', async () => {
+    const t = await makeApp();
+    await t.admin('POST', '/api/admin/sso-groups', { id: 'g1', name: 'One' });
+    await create(t, { ssoGroupId: 'g1' });
+    expect((await t.admin('DELETE', '/api/admin/applications/notes')).statusCode).toBe(204);
+    expect((await t.admin('GET', '/api/admin/sso-groups/g1')).json().applicationIds).toEqual([]);
+  });
+});
+
+describe('POST /api/admin/applications/:id/client-secret', () => {
+  it('rotates the secret of a web client: the new one is shown once and replaces the old hash', async () => {
+    const t = await makeApp({ clock: T0 });
+    const created = await create(t);
+    t.clock.advance(5000);
+    const res = await t.admin('POST', '/api/admin/applications/notes/client-secret');
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(Object.keys(body)).toEqual(['clientSecret']);
+    expect(body.clientSecret).toMatch(/^ghs_[A-Za-z0-9_-]{43}$/);
+    expect(body.clientSecret).not.toBe(created.clientSecret);
+    const row = t.db.select().from(applications).get()!;
+    expect(row.clientSecretHash).toBe(sha256(body.clientSecret));
+    expect(row.updatedAt).toEqual(new Date(T0.getTime() + 5000));
+    const audit = t.db.select().from(auditLog).all().map((a) => a.action);
+    expect(audit).toEqual(['application.created', 'application.client_secret_rotated']);
+    expect(JSON.stringify(t.db.select().from(auditLog).all())).not.toContain(body.clientSecret);
+  });
+
+  it('answers 409 not_confidential_client for spa and native clients, 404 for unknown ones', async () => {
+    const t = await makeApp();
+    await create(t, { id: 'spa', audience: 'spa', clientType: 'spa' });
+    await create(t, { id: 'nat', audience: 'nat', clientType: 'native', redirectUris: ['myapp://cb'] });
+    for (const id of ['spa', 'nat']) {
+      expectProblem(await t.admin('POST', `/api/admin/applications/${id}/client-secret`), 409, 'not_confidential_client');
+    }
+    expectProblem(await t.admin('POST', '/api/admin/applications/ghost/client-secret'), 404, 'application_not_found');
   });
 });
