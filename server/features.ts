@@ -5,6 +5,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { accountsFeature } from './accounts/routes.js';
+import { pagesFeature } from './pages/routes.js';
 import { opsPlugin } from './ops/plugin.js';
 import { webhooksFeature } from './webhooks/plugin.js';
 import { adminPanelPlugin } from './admin-panel/plugin.js';
@@ -28,5 +29,6 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   apiKeysPlugin,
   auditPlugin,
   accountsFeature,
+  pagesFeature,
   oauthPlugin,
 ];

@@ -8,7 +8,7 @@ import { eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { linkedAccounts, people, type Application, type Invitation, type Person } from '../db/schema.js';
 import { recordAudit } from '../audit/record.js';
-import { conflict, forbidden } from '../http/problem.js';
+import { conflict, forbidden, validationFailed } from '../http/problem.js';
 import { newId } from '../util/ids.js';
 import { createMembership } from '../members/create.js';
 import { acceptInvitation, invitationByToken, invitationStatus } from '../invitations/accept.js';
@@ -49,6 +49,10 @@ function admission(ctx: AppContext, input: SignUpInput, email: string): { app: A
 
 export async function signUpWithEmail(ctx: AppContext, input: SignUpInput, client: ClientInfo): Promise<SignedIn> {
   const email = normalizeEmail(input.email);
+  // The JSON schema checks this too; the hosted form arrives here unchecked.
+  if (email.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) {
+    throw validationFailed([{ path: 'body.email', message: 'must be an e-mail address' }], 'The e-mail address is not valid.');
+  }
   checkPasswordLength(input.password);
   const { app, invitation } = admission(ctx, input, email);
   if (findPersonByEmail(ctx.db, email)) throw emailInUse();

@@ -1,0 +1,217 @@
+/**
+ * Hosted pages (DESIGN §4.8, §5): `GET/POST /sign-in`, `GET/POST /sign-up` and the page
+ * stylesheet. Forms post back here with a double-submit CSRF token and share the sign-in rules,
+ * rate limits and back-off of the JSON endpoints; success answers 303 to `return_to`.
+ * Errors in this scope render as HTML pages, not problem+json.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import formbody from '@fastify/formbody';
+import { Type } from 'typebox';
+import type { AppContext } from '../context.js';
+import type { FeatureOptions } from '../features.js';
+import { Problem, toProblem } from '../http/problem.js';
+import { checkFormToken, formToken } from '../accounts/csrf.js';
+import { authRateLimits, registerRateLimit } from '../accounts/rate-limits.js';
+import { clientInfo, sendSessionCookie } from '../accounts/routes.js';
+import { readSession } from '../accounts/session.js';
+import { signInWithEmail } from '../accounts/sign-in.js';
+import { signUpWithEmail } from '../accounts/sign-up.js';
+import { pagesFolder, renderError, renderPage } from './render.js';
+import {
+  emailAllowed,
+  flowQuery,
+  pageApplication,
+  providerLinks,
+  safeReturnTo,
+  signUpOpen,
+} from './sign-in-pages.js';
+
+const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
+const FlowQuery = Type.Object(
+  { client_id: short(200), return_to: short(4000), switch: Type.Optional(Type.Literal('1')) },
+  { additionalProperties: false },
+);
+const SignInForm = Type.Object(
+  { csrf_token: short(200), client_id: short(200), return_to: short(4000), email: short(254), password: short(256) },
+  { additionalProperties: false },
+);
+const SignUpForm = Type.Object(
+  {
+    csrf_token: short(200), client_id: short(200), return_to: short(4000), invitation_token: short(200),
+    name: short(200), email: short(254), password: short(1000),
+  },
+  { additionalProperties: false },
+);
+
+const TITLES: Record<number, string> = {
+  400: 'Something is wrong with this request',
+  403: 'Not allowed',
+  404: 'Page not found',
+  429: 'Too many attempts',
+};
+
+/** Re-shows a form with a message when a sign-in rule refuses, keeping the problem's status and headers. */
+function withProblem(reply: FastifyReply, error: unknown): { status: number; message: string } {
+  if (!(error instanceof Problem)) throw error;
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  const message = error.code === 'validation_failed' && error.errors?.[0] ? `${error.errors[0].path.replace(/^body\./, '')} ${error.errors[0].message}.` : error.detail;
+  return { status: error.status, message };
+}
+
+interface SignInView {
+  clientId?: string | undefined;
+  returnTo?: string | undefined;
+  switchAccount?: boolean;
+  email?: string;
+  error?: string;
+}
+
+function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, view: SignInView) {
+  const app = pageApplication(ctx, view.clientId);
+  const returnTo = safeReturnTo(view.returnTo);
+  const current = view.switchAccount ? undefined : readSession(ctx, request);
+  return renderPage(reply, 'sign-in', {
+    title: app ? `Sign in to ${app.name}` : 'Sign in',
+    appName: app?.name,
+    clientId: app?.id ?? '',
+    returnTo,
+    csrfToken: formToken(ctx.config, request, reply),
+    error: view.error,
+    email: view.email ?? '',
+    continueAs:
+      current && emailAllowed(app) && current.person.passwordHash
+        ? { email: current.person.email, label: current.person.name ?? current.person.email }
+        : undefined,
+    switchHref: `/sign-in?${flowQuery(app, returnTo, { switch: '1' })}`,
+    emailAllowed: emailAllowed(app),
+    providers: providerLinks(ctx, app, returnTo),
+    signUpHref: signUpOpen(app) ? `/sign-up?${flowQuery(app, returnTo)}` : undefined,
+  });
+}
+
+interface SignUpView {
+  clientId?: string | undefined;
+  returnTo?: string | undefined;
+  invitationToken?: string | undefined;
+  email?: string | undefined;
+  name?: string | undefined;
+  error?: string;
+}
+
+/** Renders the sign-up form; the invitation page reuses it with `invitationToken` and a fixed e-mail. */
+export function showSignUp(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, view: SignUpView) {
+  const app = pageApplication(ctx, view.clientId);
+  if (!view.invitationToken && !signUpOpen(app)) {
+    return renderError(reply.status(403), 403, 'Sign-up is not available', 'This application does not accept new accounts. Ask its administrator for an invitation.');
+  }
+  const returnTo = safeReturnTo(view.returnTo);
+  return renderPage(reply, 'sign-up', {
+    title: app ? `Create an account for ${app.name}` : 'Create an account',
+    appName: app?.name,
+    clientId: app?.id ?? '',
+    returnTo,
+    invitationToken: view.invitationToken,
+    emailLocked: Boolean(view.invitationToken && view.email),
+    csrfToken: formToken(ctx.config, request, reply),
+    error: view.error,
+    email: view.email ?? '',
+    name: view.name ?? '',
+    signInHref: `/sign-in?${flowQuery(app, returnTo)}`,
+  });
+}
+
+const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  const limits = authRateLimits(ctx.config);
+  await app.register(formbody, { bodyLimit: 16 * 1024 });
+  await registerRateLimit(app);
+  app.setErrorHandler((error, request, reply) => {
+    const problem = toProblem(error);
+    if (!problem) {
+      request.log.error({ err: error }, 'unhandled error on a page');
+      return renderError(reply, 500, 'Something went wrong', 'Something went wrong on our side. Please try again.');
+    }
+    for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+    return renderError(reply, problem.status, TITLES[problem.status] ?? 'Something went wrong', problem.detail);
+  });
+
+  const css = readFileSync(join(pagesFolder('assets'), 'gatehouse.css'));
+  app.get('/assets/gatehouse.css', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(css),
+  );
+
+  app.get('/sign-in', { schema: { hide: true, querystring: FlowQuery } }, async (request, reply) =>
+    showSignIn(ctx, request, reply, {
+      clientId: request.query.client_id,
+      returnTo: request.query.return_to,
+      switchAccount: request.query.switch === '1',
+    }),
+  );
+
+  app.post(
+    '/sign-in',
+    { config: { rateLimit: limits.signIn }, schema: { hide: true, body: SignInForm } },
+    async (request, reply) => {
+      const form = request.body;
+      checkFormToken(ctx.config, request, form.csrf_token);
+      const appId = pageApplication(ctx, form.client_id)?.id;
+      try {
+        const signedIn = await signInWithEmail(
+          ctx,
+          { email: form.email ?? '', password: form.password ?? '', applicationId: appId },
+          clientInfo(ctx, request),
+        );
+        sendSessionCookie(ctx, reply, signedIn);
+        return reply.redirect(safeReturnTo(form.return_to), 303);
+      } catch (error) {
+        const { status, message } = withProblem(reply, error);
+        return showSignIn(ctx, request, reply.status(status), {
+          clientId: appId, returnTo: form.return_to, switchAccount: true, email: form.email ?? '', error: message,
+        });
+      }
+    },
+  );
+
+  app.get('/sign-up', { schema: { hide: true, querystring: FlowQuery } }, async (request, reply) =>
+    showSignUp(ctx, request, reply, { clientId: request.query.client_id, returnTo: request.query.return_to }),
+  );
+
+  app.post(
+    '/sign-up',
+    { config: { rateLimit: limits.signUp }, schema: { hide: true, body: SignUpForm } },
+    async (request, reply) => {
+      const form = request.body;
+      checkFormToken(ctx.config, request, form.csrf_token);
+      const appId = pageApplication(ctx, form.client_id)?.id;
+      try {
+        const signedUp = await signUpWithEmail(
+          ctx,
+          {
+            email: form.email ?? '',
+            password: form.password ?? '',
+            name: form.name || undefined,
+            applicationId: form.invitation_token ? undefined : appId,
+            invitationToken: form.invitation_token || undefined,
+          },
+          clientInfo(ctx, request),
+        );
+        sendSessionCookie(ctx, reply, signedUp);
+        return reply.redirect(safeReturnTo(form.return_to), 303);
+      } catch (error) {
+        const { status, message } = withProblem(reply, error);
+        return showSignUp(ctx, request, reply.status(status), {
+          clientId: appId, returnTo: form.return_to, invitationToken: form.invitation_token || undefined,
+          email: form.email, name: form.name, error: message,
+        });
+      }
+    },
+  );
+};
+
+/** The feature plugin: hosted pages in their own scope (form bodies, HTML errors). */
+export const pagesFeature: FastifyPluginAsync<FeatureOptions> = async (app) => {
+  await app.register(pageRoutes);
+};

@@ -1,0 +1,50 @@
+/**
+ * View models of the hosted sign-in and sign-up pages: which application is asking, which of its
+ * allowed providers are configured, whether sign-up is open, and where to go afterwards.
+ * `return_to` may only resume an authorization request on this server; anything else goes to
+ * the account page, so the pages can never be used as an open redirect.
+ */
+import { eq } from 'drizzle-orm';
+import type { AppContext } from '../context.js';
+import { applications, type Application } from '../db/schema.js';
+import { badRequest } from '../http/problem.js';
+import { PROVIDERS, isConfigured, providerName } from '../applications/providers.js';
+
+export const RESUME_PREFIX = '/api/auth/oauth2/authorize?';
+export const DEFAULT_RETURN_TO = '/account';
+
+export function safeReturnTo(raw: string | undefined): string {
+  if (raw && raw.startsWith(RESUME_PREFIX) && raw.length <= 4000 && !/[\\\r\n\t]/.test(raw)) return raw;
+  return DEFAULT_RETURN_TO;
+}
+
+/** The application named by `client_id`, or undefined when none was given; 400 when unknown. */
+export function pageApplication(ctx: AppContext, clientId: string | undefined): Application | undefined {
+  if (!clientId) return undefined;
+  const app = ctx.db.select().from(applications).where(eq(applications.id, clientId)).get();
+  if (!app) throw badRequest('unknown_application', 'The application that sent you here is not known to this server.');
+  return app;
+}
+
+/** Query string carrying the flow to a sibling page. */
+export function flowQuery(app: Application | undefined, returnTo: string, extra: Record<string, string> = {}): string {
+  const params = new URLSearchParams();
+  if (app) params.set('client_id', app.id);
+  params.set('return_to', returnTo);
+  for (const [k, v] of Object.entries(extra)) params.set(k, v);
+  return params.toString();
+}
+
+export const emailAllowed = (app: Application | undefined) => !app || app.authPolicy.allowed_providers.includes('email');
+export const signUpOpen = (app: Application | undefined) =>
+  Boolean(app && app.authPolicy.signup_policy === 'open' && emailAllowed(app));
+
+/** External providers the application allows and this server has credentials for. */
+export function providerLinks(ctx: AppContext, app: Application | undefined, returnTo: string) {
+  if (!app) return [];
+  return app.authPolicy.allowed_providers.flatMap((id) => {
+    const provider = PROVIDERS.find((p) => p.id === id);
+    if (!provider || id === 'email' || !isConfigured(provider, ctx.config.env)) return [];
+    return [{ id, name: providerName(id, ctx.config.env), href: `/api/auth/sign-in/${id}?${flowQuery(app, returnTo)}` }];
+  });
+}
