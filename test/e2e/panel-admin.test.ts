@@ -1,0 +1,267 @@
+/**
+ * The control panel in headless Chromium against a real server on a temporary data directory:
+ * sign-in with the admin token, the application wizard (secret shown once, integration snippet),
+ * sign-in policy, SSO group of two applications, invitations (send three, revoke one), suspending
+ * a member, API keys (create, shown once, revoke) and the test sign-in round trip.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { OAUTH_ADMIN_TOKEN, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
+import { buildIfStale, launchChromium, shot } from '../helpers/panel-browser.js';
+
+let server: OAuthServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let clientSecret = '';
+
+async function adminJson<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await server.admin(method, path, body);
+  expect(res.ok, `${method} ${path} → ${res.status}`).toBe(true);
+  return (res.status === 204 ? undefined : await res.json()) as T;
+}
+
+beforeAll(async () => {
+  buildIfStale();
+  server = await startOAuthServer();
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
+  page = await context.newPage();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe('control panel', () => {
+  it('serves the panel at /admin/ with a same-origin CSP and SPA fallback', async () => {
+    const index = await fetch(`${server.url}/admin/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(index.headers.get('content-security-policy')).toBe(
+      "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+    );
+    const deep = await fetch(`${server.url}/admin/applications/notes/members`);
+    expect(deep.status).toBe(200);
+    expect(await deep.text()).toBe(await index.text());
+    const missingAsset = await fetch(`${server.url}/admin/assets/nope.js`);
+    expect(missingAsset.status).toBe(404);
+    const bare = await fetch(`${server.url}/admin`, { redirect: 'manual' });
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get('location')).toBe('/admin/');
+
+    const overview = await server.admin('GET', '/api/admin/overview');
+    expect(overview.status).toBe(200);
+    const body = (await overview.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      version: '0.1.0',
+      issuer: server.url,
+      counts: { applications: 0, people: 0, memberships: 0, pendingInvitations: 0, ssoGroups: 0 },
+      discoveryUrl: `${server.url}/.well-known/openid-configuration`,
+      jwksUrl: `${server.url}/api/auth/jwks`,
+    });
+    expect(Object.keys(body).sort()).toEqual(['counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'signingKey', 'uptimeSeconds', 'version']);
+    const anonymous = await fetch(`${server.url}/api/admin/overview`);
+    expect(anonymous.status).toBe(401);
+  });
+
+  it('signs in with the admin token (a wrong one is refused in words)', async () => {
+    await page.goto(`${server.url}/admin/`);
+    await page.getByLabel('Admin token').fill('not-the-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/not a valid admin token/i);
+    await shot(page, '01-sign-in');
+    await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.getByText('Pending invitations').waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('gatehouse.adminToken'))).toBe(OAUTH_ADMIN_TOKEN);
+    await shot(page, '02-overview');
+  });
+
+  it('creates an application through the wizard and shows the secret once with the integration snippet', async () => {
+    await page.getByRole('link', { name: 'Applications' }).click();
+    await page.getByText('No applications yet').waitFor();
+    await shot(page, '03-applications-empty');
+    await page.getByRole('link', { name: 'New application' }).click();
+    await page.getByLabel('Name').fill('Team Notes');
+    expect(await page.getByLabel('Client ID').inputValue()).toBe('team-notes');
+    await page.getByLabel(/Web app with a backend/).check();
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByLabel('Redirect URIs').fill('https://notes.example.com/auth/callback');
+    expect(await page.getByLabel('Audience').inputValue()).toBe('https://notes.example.com/api');
+    await page.getByRole('button', { name: 'Create application' }).click();
+
+    const secret = page.getByTestId('copy-client-secret');
+    await secret.waitFor();
+    clientSecret = (await secret.textContent()) ?? '';
+    expect(clientSecret.length).toBeGreaterThanOrEqual(32);
+    const snippet = page.getByTestId('integration-snippet');
+    await expect.poll(() => snippet.textContent()).toContain(`issuer: '${server.url}'`);
+    const text = (await snippet.textContent()) ?? '';
+    expect(text).toContain("audience: 'https://notes.example.com/api'");
+    expect(text).toContain(`${server.url}/.well-known/openid-configuration`);
+    expect(text).toContain("import { createRemoteJWKSet, jwtVerify } from 'jose'");
+    await shot(page, '04-wizard-secret-once');
+
+    const app = await adminJson<{ clientType: string; redirectUris: string[] }>('GET', '/api/admin/applications/team-notes');
+    expect(app.clientType).toBe('web');
+    expect(app.redirectUris).toEqual(['https://notes.example.com/auth/callback']);
+
+    // Shown once: the application's page never shows it again.
+    await page.getByRole('button', { name: /Done — open Team Notes/ }).click();
+    await page.getByRole('heading', { name: /Team Notes/ }).waitFor();
+    await page.getByRole('heading', { name: 'Integration' }).waitFor();
+    expect(await page.content()).not.toContain(clientSecret);
+    await shot(page, '05-application-settings');
+  });
+
+  it('edits the sign-in policy: open sign-up and a profile field', async () => {
+    await page.getByRole('link', { name: 'Sign-in policy' }).click();
+    await page.getByText(/Open — anyone may create/).click();
+    await page.getByText('Email', { exact: false }).first().waitFor();
+    await page.getByRole('button', { name: 'Add profile field' }).click();
+    await page.getByLabel('Field key').fill('department');
+    await page.getByLabel('Field label').fill('Department');
+    await page.getByLabel('Field type').selectOption('select');
+    await page.getByLabel('Options').fill('Sales, Engineering');
+    await page.getByLabel('Required').check();
+    await page.getByRole('button', { name: 'Save sign-in policy' }).click();
+    await page.getByText('Sign-in policy saved.').waitFor();
+    await shot(page, '06-sign-in-policy');
+    const policy = await adminJson<Record<string, unknown>>('GET', '/api/admin/applications/team-notes/auth-policy');
+    expect(policy).toEqual({
+      signup_policy: 'open',
+      allowed_providers: ['email'],
+      profile_fields: [
+        { key: 'department', label: 'Department', type: 'select', required: true, user_editable: true, options: ['Sales', 'Engineering'] },
+      ],
+    });
+  });
+
+  it('groups two applications in an SSO group', async () => {
+    await adminJson('POST', '/api/admin/applications', {
+      id: 'wiki',
+      name: 'Wiki',
+      audience: 'https://wiki.example.com/api',
+      redirectUris: ['https://wiki.example.com/callback'],
+      clientType: 'spa',
+    });
+    await page.getByRole('link', { name: 'SSO groups' }).click();
+    await page.getByText('No SSO groups').waitFor();
+    await page.getByLabel('New group').fill('Office apps');
+    await page.getByRole('button', { name: 'Create group' }).click();
+    const add = page.getByLabel('Add application to Office apps');
+    await add.waitFor();
+    await add.selectOption('team-notes');
+    await page.getByRole('link', { name: 'Team Notes' }).waitFor();
+    await add.selectOption('wiki');
+    await page.getByRole('link', { name: 'Wiki' }).waitFor();
+    await shot(page, '07-sso-groups');
+    const group = await adminJson<{ applicationIds: string[] }>('GET', '/api/admin/sso-groups/office-apps');
+    expect([...group.applicationIds].sort()).toEqual(['team-notes', 'wiki']);
+  });
+
+  it('invites people (pasting several addresses) and revokes one after confirming', async () => {
+    await page.goto(`${server.url}/admin/applications/team-notes/invitations`);
+    await page.getByText('No pending invitations.').waitFor();
+    await page.getByLabel('Invite people').fill('Ann <ann@example.com>, bob@example.com\ncid@example.com; ann@example.com');
+    await page.getByText('3 addresses found').waitFor();
+    await page.getByRole('button', { name: 'Send 3 invitations' }).click();
+    await page.getByText('3 of 3 sent').waitFor();
+    await page.locator('tr[data-invitation="cid@example.com"]').waitFor();
+    // The accept link can be copied during this visit.
+    await page.getByRole('button', { name: 'Copy invitation link for bob@example.com' }).waitFor();
+    await shot(page, '08-invitations');
+
+    await page.locator('tr[data-invitation="bob@example.com"]').getByRole('button', { name: 'Revoke' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText('Revoke the invitation for bob@example.com?').waitFor();
+    await shot(page, '09-confirm-revoke');
+    await dialog.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText('Invitation for bob@example.com revoked.').waitFor();
+    await expect.poll(() => page.locator('tr[data-invitation]').count()).toBe(2);
+
+    const list = await adminJson<{ invitations: { email: string; status: string }[] }>('GET', '/api/admin/applications/team-notes/invitations');
+    expect(Object.fromEntries(list.invitations.map((i) => [i.email, i.status]))).toEqual({
+      'ann@example.com': 'pending',
+      'bob@example.com': 'revoked',
+      'cid@example.com': 'pending',
+    });
+  });
+
+  it('suspends a member after confirming', async () => {
+    // A person joins through open sign-up in this browser (the cookie is reused by the test sign-in).
+    const signUp = await context.request.post(`${server.url}/api/auth/sign-up/email`, {
+      data: { email: 'dee@example.com', password: 'correct horse battery', name: 'Dee', applicationId: 'team-notes' },
+    });
+    expect(signUp.status()).toBe(201);
+    await page.getByRole('link', { name: 'Members' }).click();
+    const row = page.locator('tr[data-member="dee@example.com"]');
+    await row.waitFor();
+    await row.getByRole('button', { name: 'Suspend' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Suspend' }).click();
+    await page.getByText('dee@example.com suspended.').waitFor();
+    await row.getByRole('button', { name: 'Activate' }).waitFor();
+    await shot(page, '10-members');
+    const users = await adminJson<{ users: { email: string; status: string }[] }>('GET', '/api/admin/applications/team-notes/users');
+    expect(users.users.map((u) => [u.email, u.status])).toEqual([['dee@example.com', 'suspended']]);
+
+    await row.getByRole('button', { name: 'Activate' }).click();
+    await page.getByText('dee@example.com activated.').waitFor();
+  });
+
+  it('creates an API key (shown once) and revokes it', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByText('No API keys.').waitFor();
+    await page.getByLabel('Key name').fill('Provisioning');
+    await page.getByLabel('invitations:write').check();
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const key = page.getByTestId('copy-api-key');
+    await key.waitFor();
+    const value = (await key.textContent()) ?? '';
+    const probe = await fetch(`${server.url}/api/admin/applications/team-notes/users`, { headers: { authorization: `Bearer ${value}` } });
+    expect(probe.status).toBe(200);
+    await shot(page, '11-api-keys');
+
+    await page.locator('tr[data-api-key="Provisioning"]').getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText('Key Provisioning revoked.').waitFor();
+    await page.getByText('No API keys.').waitFor();
+    const after = await fetch(`${server.url}/api/admin/applications/team-notes/users`, { headers: { authorization: `Bearer ${value}` } });
+    expect(after.status).toBe(401);
+  });
+
+  it('runs the test sign-in round trip and shows the decoded access token', async () => {
+    await page.getByRole('link', { name: 'Test sign-in' }).click();
+    await page.getByRole('button', { name: 'Add it' }).click();
+    await page.getByLabel('Client secret').fill(clientSecret);
+    const popupPromise = page.waitForEvent('popup');
+    await page.getByRole('button', { name: 'Start test sign-in' }).click();
+    const popup = await popupPromise;
+    await popup.waitForLoadState().catch(() => {});
+    const result = page.getByTestId('test-sign-in-result');
+    await result.waitFor({ timeout: 20_000 });
+    const text = (await result.textContent()) ?? '';
+    expect(text).toContain('https://notes.example.com/api');
+    expect(text).toMatch(/"role":"member"/);
+    expect(text).toMatch(/"status":"active"/);
+    await shot(page, '12-test-sign-in');
+  });
+
+  it('shows providers and the audit log, in both themes', async () => {
+    await page.getByRole('link', { name: 'Sign-in providers' }).click();
+    await page.getByText('GOOGLE_CLIENT_ID').waitFor();
+    await shot(page, '13-providers');
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.locator('td', { hasText: 'team-notes' }).first().waitFor();
+    await shot(page, '14-audit-log');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByText('Pending invitations').waitFor();
+    await shot(page, '15-overview-dark');
+    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(background).toBe('rgb(20, 23, 28)');
+  });
+});

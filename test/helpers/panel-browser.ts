@@ -1,0 +1,29 @@
+/**
+ * Headless system Chromium (playwright-core) for the control-panel suites, and screenshots under
+ * test/e2e/screenshots/ (git-ignored) for reviewers.
+ */
+import { execSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export const root = new URL('../..', import.meta.url).pathname;
+export const screenshotDir = join(root, 'test/e2e/screenshots');
+
+/** Builds the server and the panel when their sources are newer than the build output. */
+export function buildIfStale(): void {
+  execSync('node scripts/build-if-stale.mjs', { cwd: root, stdio: 'inherit' });
+}
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+}
+
+export async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(screenshotDir, { recursive: true });
+  await page.screenshot({ path: join(screenshotDir, `${name}.png`), fullPage: true });
+}
