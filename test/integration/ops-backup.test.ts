@@ -1,0 +1,233 @@
+import { readFileSync, writeFileSync, existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../server/db/client.js';
+import { createBackup, readHeader } from '../../server/ops/backup.js';
+import { restoreBackup } from '../../server/ops/restore.js';
+import { appBody, makeApp } from '../helpers/app.js';
+import { ensureBuilt, runCli } from '../helpers/cli.js';
+import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
+
+beforeAll(() => ensureBuilt(), 240_000);
+
+function restoredIds(dataDir: string): { integrity: string; ids: Set<string> } {
+  const db = new Database(join(dataDir, 'gatehouse.db'), { readonly: true });
+  try {
+    const integrity = String(db.pragma('integrity_check', { simple: true }));
+    const ids = new Set((db.prepare('SELECT id FROM applications').all() as { id: string }[]).map((r) => r.id));
+    return { integrity, ids };
+  } finally {
+    db.close();
+  }
+}
+
+describe('gatehouse backup under concurrent writes', () => {
+  it('restores to an intact database holding every write acknowledged before the backup began', async () => {
+    const dir = tempDataDir();
+    const running = await startServer(dir);
+    // Some bulk so the copy takes a while: 20 000 audit rows of ~1 KiB.
+    const seed = running.db.$client.prepare(
+      "INSERT INTO audit_log (id, at, actor, action, details) VALUES (?, ?, 'seed', 'seed', ?)",
+    );
+    running.db.$client.transaction(() => {
+      for (let i = 0; i < 20_000; i++) seed.run(`aud_seed_${i}`, Date.now(), JSON.stringify({ pad: 'x'.repeat(1000) }));
+    })();
+
+    let n = 0;
+    const acknowledged: string[] = [];
+    let writing = true;
+    let failure: unknown;
+    const writer = (async () => {
+      while (writing) {
+        const id = `app-${n++}`;
+        const res = await fetch(`${running.url}/api/admin/applications`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify(appBody({ id, name: id, audience: `https://${id}.example.com/api` })),
+        });
+        if (res.status !== 201) throw new Error(`write ${id} answered ${res.status}: ${await res.text()}`);
+        acknowledged.push(id);
+      }
+    })().catch((error: unknown) => {
+      failure = error;
+    });
+
+    while (acknowledged.length < 20 && !failure) await new Promise((r) => setTimeout(r, 10));
+    if (failure) throw failure;
+    const out = join(tempDataDir(), 'live.gatehouse-backup');
+    const before = [...acknowledged];
+    const result = await runCli(['backup', '--data-dir', dir, '--out', out]);
+    const duringBackup = acknowledged.length - before.length;
+    writing = false;
+    await writer;
+    if (failure) throw failure;
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout.trim()).toBe(out);
+    expect(duringBackup).toBeGreaterThan(0); // the server kept serving writes while the backup ran
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+
+    const target = tempDataDir();
+    const restore = await runCli(['restore', out, '--data-dir', target]);
+    expect(restore.code).toBe(0);
+    expect(restore.stdout).toMatch(/^Restored the backup of \S+ into /);
+    const { integrity, ids } = restoredIds(target);
+    expect(integrity).toBe('ok');
+    for (const id of before) expect(ids.has(id), id).toBe(true);
+    const db = new Database(join(target, 'gatehouse.db'), { readonly: true });
+    expect((db.prepare('SELECT count(*) AS n FROM audit_log WHERE actor = ?').get('seed') as { n: number }).n).toBe(20_000);
+    db.close();
+  }, 120_000);
+});
+
+describe('gatehouse restore', () => {
+  async function sampleBackup(passphrase?: string) {
+    const dir = tempDataDir();
+    const db = openDatabase(join(dir, 'gatehouse.db'));
+    db.$client.prepare("INSERT INTO meta (key, value, updated_at) VALUES ('probe', 'kept', 0)").run();
+    const bytes = await createBackup({ sqlite: db.$client, dataDir: dir, now: new Date(), passphrase });
+    db.$client.close();
+    const file = join(dir, 'sample.gatehouse-backup');
+    writeFileSync(file, bytes);
+    return file;
+  }
+
+  it('refuses a file that is not a backup with one clear sentence', async () => {
+    const garbage = join(tempDataDir(), 'garbage.bin');
+    writeFileSync(garbage, 'SQLite format 3\0 but not really\n\x00\x01\x02');
+    const result = await runCli(['restore', garbage, '--data-dir', tempDataDir()]);
+    expect(result).toEqual({ code: 1, stdout: '', stderr: 'This file is not a Gatehouse backup.\n' });
+
+    // A valid header over a corrupted body is refused too, and nothing is written.
+    const good = readFileSync(await sampleBackup());
+    const newline = good.indexOf(0x0a);
+    const damaged = Buffer.concat([good.subarray(0, newline + 1), Buffer.from('not gzip at all')]);
+    const file = join(tempDataDir(), 'damaged.gatehouse-backup');
+    writeFileSync(file, damaged);
+    const target = tempDataDir();
+    const second = await runCli(['restore', file, '--data-dir', target]);
+    expect(second).toEqual({ code: 1, stdout: '', stderr: 'This backup is damaged: its contents cannot be read.\n' });
+    expect(existsSync(join(target, 'gatehouse.db'))).toBe(false);
+  });
+
+  it('refuses a backup from a newer schema than this build knows', async () => {
+    const dir = tempDataDir();
+    const db = openDatabase(join(dir, 'gatehouse.db'));
+    db.$client.prepare("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', 9999999999999)").run();
+    const file = join(dir, 'future.gatehouse-backup');
+    writeFileSync(file, await createBackup({ sqlite: db.$client, dataDir: dir, now: new Date() }));
+    db.$client.close();
+    const result = await runCli(['restore', file, '--data-dir', tempDataDir()]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'This backup was made by a newer Gatehouse (schema unknown:9999999999999, this one knows up to 0000_init); upgrade Gatehouse before restoring it.\n',
+    );
+  });
+
+  it('round-trips an encrypted backup and names a wrong or missing passphrase', async () => {
+    const file = await sampleBackup('correct horse battery staple');
+    const header = readHeader(file)!;
+    expect(header).toMatchObject({ format: 'gatehouse-backup', version: 1, encrypted: true, kdf: { name: 'scrypt' }, cipher: { name: 'aes-256-gcm' } });
+    expect(readFileSync(file).includes(Buffer.from('SQLite format 3'))).toBe(false);
+
+    const target = tempDataDir();
+    const missing = await runCli(['restore', file, '--data-dir', target]);
+    expect(missing).toEqual({ code: 1, stdout: '', stderr: 'This backup is encrypted; give its passphrase with --passphrase-env VAR.\n' });
+    const wrong = await runCli(['restore', file, '--data-dir', target, '--passphrase-env', 'GH_PASS'], { GH_PASS: 'wrong horse' });
+    expect(wrong).toEqual({ code: 1, stdout: '', stderr: 'The passphrase is wrong or the backup file is damaged.\n' });
+    const right = await runCli(['restore', file, '--data-dir', target, '--passphrase-env', 'GH_PASS'], { GH_PASS: 'correct horse battery staple' });
+    expect(right.code).toBe(0);
+    const db = new Database(join(target, 'gatehouse.db'), { readonly: true });
+    expect(db.prepare("SELECT value FROM meta WHERE key = 'probe'").get()).toEqual({ value: 'kept' });
+    db.close();
+  });
+
+  it('refuses while a server uses the data directory, and keeps the replaced database', async () => {
+    const file = await sampleBackup();
+    const dir = tempDataDir();
+    const running = await startServer(dir);
+    const busy = await runCli(['restore', file, '--data-dir', dir]);
+    expect(busy).toEqual({ code: 1, stdout: '', stderr: `A Gatehouse server (pid ${process.pid}) is using ${dir}; stop it before restoring.\n` });
+    await running.stop();
+    const result = restoreBackup({ file, dataDir: dir, now: new Date('2026-01-02T03:04:05Z') });
+    expect(result.previous).toBe(join(dir, 'gatehouse.db.before-restore-20260102T030405000Z'));
+    expect(existsSync(result.previous!)).toBe(true);
+  });
+});
+
+describe('admin backup API', () => {
+  it('takes, lists and downloads backups with the admin token only', async () => {
+    const dir = tempDataDir();
+    const t = await makeApp({ config: { dataDir: dir } });
+    await t.admin('POST', '/api/admin/applications', appBody());
+
+    const created = await t.admin('POST', '/api/admin/backups');
+    expect(created.statusCode).toBe(201);
+    const record = created.json();
+    expect(record).toEqual({ id: expect.stringMatching(/^gatehouse-\d{8}T\d{6}Z-[0-9a-f]{6}$/), createdAt: expect.any(String), size: expect.any(Number), encrypted: false });
+    expect(created.headers.location).toBe(`/api/admin/backups/${record.id}/download`);
+
+    const list = await t.admin('GET', '/api/admin/backups');
+    expect(list.statusCode).toBe(200);
+    expect(list.json()).toEqual({ backups: [record], nextCursor: null });
+
+    const download = await t.admin('GET', `/api/admin/backups/${record.id}/download`);
+    expect(download.statusCode).toBe(200);
+    expect(download.headers['content-type']).toBe('application/octet-stream');
+    expect(download.rawPayload.length).toBe(record.size);
+    const file = join(tempDataDir(), 'downloaded.gatehouse-backup');
+    writeFileSync(file, download.rawPayload);
+    const target = tempDataDir();
+    restoreBackup({ file, dataDir: target, now: new Date() });
+    expect(restoredIds(target)).toEqual({ integrity: 'ok', ids: new Set(['notes']) });
+
+    const missing = await t.admin('GET', '/api/admin/backups/gatehouse-20260101T000000Z-000000/download');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json().code).toBe('backup_not_found');
+    const traversal = await t.admin('GET', '/api/admin/backups/..%2Fgatehouse.db/download');
+    expect(traversal.statusCode).toBe(404);
+
+    const anonymous = await t.app.inject({ method: 'GET', url: '/api/admin/backups' });
+    expect(anonymous.statusCode).toBe(401);
+    expect(anonymous.headers['www-authenticate']).toMatch(/^Bearer/);
+  });
+});
+
+describe('gatehouse status and --help', () => {
+  it('reports schema, counts, TLS expiry and the last backup of a data directory', async () => {
+    const dir = tempDataDir();
+    const running = await startServer(dir, { GATEHOUSE_TLS: 'auto' });
+    await fetch(`${running.url}/healthz`).catch(() => undefined);
+    await running.stop();
+    const backup = await runCli(['backup', '--data-dir', dir]);
+    expect(backup.code).toBe(0);
+    const result = await runCli(['status', '--data-dir', dir, '--json']);
+    expect(result.code).toBe(0);
+    const status = JSON.parse(result.stdout);
+    expect(status).toMatchObject({
+      dataDir: dir,
+      serverPid: null,
+      schema: { applied: ['0000_init'], pending: [], newer: false, latest: '0000_init' },
+      counts: { applications: 0, members: 0, people: 0 },
+      tls: { notAfter: running.tls!.notAfter.toISOString(), caFingerprint: running.tls!.fingerprint },
+      lastBackup: { id: expect.stringMatching(/^gatehouse-/), encrypted: false },
+    });
+    const text = await runCli(['status', '--data-dir', dir]);
+    expect(text.stdout).toMatch(/^Data directory   /);
+    expect(text.stdout).toContain('Schema           0000_init (1 migrations applied, 0 pending)');
+  });
+
+  it('lists every command, and each command its flags', async () => {
+    const help = await runCli(['--help']);
+    expect(help.code).toBe(0);
+    for (const name of ['serve', 'admin-token', 'backup', 'restore', 'status']) expect(help.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+    const backup = await runCli(['backup', '--help']);
+    expect(backup.stdout).toContain('--out FILE');
+    expect(backup.stdout).toContain('--passphrase-env VAR');
+    const restore = await runCli(['restore', '--help']);
+    expect(restore.stdout).toMatch(/^Usage: gatehouse restore FILE \[flags\]/);
+    const serve = await runCli(['serve', '--help']);
+    expect(serve.stdout).toContain('--tls MODE');
+    expect(serve.stdout).toContain('--pretty');
+  });
+});
