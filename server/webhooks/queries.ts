@@ -32,7 +32,7 @@ const due = (now: Date) =>
 /**
  * Leases up to `limit` due rows, oldest due first, skipping applications in `saturated` and
  * taking at most `roomFor(appId)` rows per application. One transaction, so a row is never
- * claimed twice.
+ * claimed twice. `exhausted` tells that every due row outside `saturated` was seen.
  */
 export function claimDue(
   db: Db,
@@ -41,7 +41,7 @@ export function claimDue(
   limit: number,
   saturated: string[],
   roomFor: (applicationId: string) => number,
-): ClaimedDelivery[] {
+): { claimed: ClaimedDelivery[]; exhausted: boolean } {
   return db.transaction((tx) => {
     const rows = tx
       .select({
@@ -73,7 +73,8 @@ export function claimDue(
         .where(inArray(webhookDeliveries.id, claimed.map((c) => c.id)))
         .run();
     }
-    return claimed;
+    // Fewer rows than asked: no other application has due rows right now.
+    return { claimed, exhausted: rows.length < limit };
   });
 }
 

@@ -21,6 +21,12 @@ export class DeliveryWorker {
   private running = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private pumpQueued = false;
+  /**
+   * The saturated-application set for which the outbox was last found to have no other due
+   * rows. Until something outside the worker changes the outbox (a nudge) or time passes (the
+   * poll), claiming again with the same set would only scan the whole backlog for nothing.
+   */
+  private exhaustedFor: string | undefined;
   private stopped = true;
   private readonly abort = new AbortController();
 
@@ -35,8 +41,14 @@ export class DeliveryWorker {
     this.wake();
   }
 
-  /** Looks for due rows soon (coalesced: many nudges in one tick cause one look). */
+  /** Looks for due rows soon: new events were written or a delivery was made due. */
   wake(): void {
+    this.exhaustedFor = undefined;
+    this.schedulePump();
+  }
+
+  /** Coalesced: many calls in one tick cause one look. */
+  private schedulePump(): void {
     if (this.stopped || this.pumpQueued) return;
     this.pumpQueued = true;
     setImmediate(() => {
@@ -67,7 +79,10 @@ export class DeliveryWorker {
     } catch (error) {
       this.log?.error({ err: error }, 'webhook outbox claim failed');
     }
-    this.timer = setTimeout(() => this.pump(), this.settings.pollMs);
+    this.timer = setTimeout(() => {
+      this.exhaustedFor = undefined;
+      this.pump();
+    }, this.settings.pollMs);
     this.timer.unref();
   }
 
@@ -75,8 +90,9 @@ export class DeliveryWorker {
     const { concurrency, perApplication } = this.settings;
     while (this.inFlight.size < concurrency) {
       const now = this.ctx.clock.now();
-      const saturated = [...this.perApp].filter(([, n]) => n >= perApplication).map(([app]) => app);
-      const claimed = claimDue(
+      const saturated = this.saturated();
+      if (saturated.join(' ') === this.exhaustedFor) return;
+      const { claimed, exhausted } = claimDue(
         this.ctx.db,
         now,
         new Date(now.getTime() + leaseMs(this.settings)),
@@ -84,9 +100,16 @@ export class DeliveryWorker {
         saturated,
         (app) => perApplication - (this.perApp.get(app) ?? 0),
       );
-      if (!claimed.length) return;
       for (const delivery of claimed) this.launch(delivery);
+      if (exhausted) {
+        this.exhaustedFor = this.saturated().join(' ');
+        return;
+      }
     }
+  }
+
+  private saturated(): string[] {
+    return [...this.perApp].filter(([, n]) => n >= this.settings.perApplication).map(([app]) => app).sort();
   }
 
   private launch(delivery: ClaimedDelivery): void {
@@ -100,7 +123,7 @@ export class DeliveryWorker {
         const left = (this.perApp.get(delivery.applicationId) ?? 1) - 1;
         if (left > 0) this.perApp.set(delivery.applicationId, left);
         else this.perApp.delete(delivery.applicationId);
-        this.wake();
+        this.schedulePump();
       });
     this.running.add(task);
   }
