@@ -3,7 +3,10 @@
  * decides. Registered under `/api/admin` behind `requireAdmin`.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
+import type { FeatureOptions } from '../features.js';
+import { invitationAcceptRoutes } from './accept-routes.js';
 import { actorName } from '../http/admin-auth.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
@@ -77,4 +80,10 @@ export const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
-export const invitationsPlugin = adminFeature(invitationRoutes);
+const adminInvitations = adminFeature(invitationRoutes);
+
+/** Admin invitation routes plus the public accept endpoint (and, later, the invite page). */
+export const invitationsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
+  await app.register(adminInvitations, options);
+  await app.register(invitationAcceptRoutes);
+};
