@@ -5,5 +5,6 @@ import { adminTokenCommand } from './admin-token.js';
 import { backupCommand } from './backup.js';
 import { restoreCommand } from './restore.js';
 import { statusCommand } from './status.js';
+import { rotateKeysCommand } from './rotate-keys.js';
 
-export const commands: Command[] = [serveCommand, adminTokenCommand, backupCommand, restoreCommand, statusCommand];
+export const commands: Command[] = [serveCommand, adminTokenCommand, rotateKeysCommand, backupCommand, restoreCommand, statusCommand];

@@ -1,0 +1,36 @@
+/**
+ * `gatehouse rotate-keys`: adds a new RS256 signing key and retires the current one, which stays
+ * in the JWKS until every token it signed has expired. Safe while the server runs: the server
+ * picks up the new key within seconds (SQLite WAL, its key cache re-reads the store).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from '../config.js';
+import { openDatabase } from '../db/client.js';
+import { DATABASE_FILE } from '../main.js';
+import { listKeys, rotateSigningKey } from '../oauth/keys.js';
+import { dataDirHelp, dataDirOption, type Command } from './command.js';
+
+export const rotateKeysCommand: Command = {
+  name: 'rotate-keys',
+  summary: 'add a new token-signing key; the old one stays published until its tokens expire',
+  options: { ...dataDirOption },
+  help: [dataDirHelp],
+  async run(values) {
+    const config = loadConfig(process.env, { dataDir: values['data-dir'] as string | undefined });
+    const file = join(config.dataDir, DATABASE_FILE);
+    if (!existsSync(file)) throw new ConfigError(`There is no database at ${file}; start the server once first.`);
+    const db = openDatabase(file);
+    try {
+      const now = new Date();
+      const { kid, retired } = await rotateSigningKey(db, now, config.accessTokenTtl, 'cli');
+      console.log(kid);
+      for (const key of listKeys(db, now).filter((k) => retired.includes(k.kid))) {
+        console.error(`Key ${key.kid} is retired and stays in the JWKS until ${key.expiresAt}.`);
+      }
+      console.error(`New signing key ${kid} is active.`);
+    } finally {
+      db.$client.close();
+    }
+  },
+};

@@ -1,0 +1,192 @@
+/** Every way an authorization request can fail or divert, with its exact answer (DESIGN §4.8, §4.10). */
+import { describe, expect, it } from 'vitest';
+import { and, eq } from 'drizzle-orm';
+import { makeApp, type TestApp } from '../helpers/app.js';
+import { createApplication, insertInvitation, sessionCookieOf, signIn, signUp } from '../helpers/accounts.js';
+import { memberships } from '../../server/db/schema.js';
+import { authorize, location, setUpClients, SPA_REDIRECT, spaParams, WEB_REDIRECT } from '../helpers/oauth-inject.js';
+
+async function setUp() {
+  const t = await makeApp();
+  return { t, ...(await setUpClients(t)) };
+}
+
+function expectErrorRedirect(res: Awaited<ReturnType<typeof authorize>>, t: TestApp, error: string, redirect = SPA_REDIRECT) {
+  const url = location(res);
+  expect(url.origin + url.pathname).toBe(redirect);
+  expect(url.searchParams.get('error')).toBe(error);
+  expect(url.searchParams.get('error_description')).toBeTruthy();
+  expect(url.searchParams.get('state')).toBe('xyz');
+  expect(url.searchParams.get('iss')).toBe(t.config.issuer);
+  expect(url.searchParams.get('code')).toBeNull();
+}
+
+describe('authorize: requests that must not redirect', () => {
+  it('shows an error page for an unknown client, a missing or an unregistered redirect_uri', async () => {
+    const { t, cookie } = await setUp();
+    for (const params of [
+      spaParams({ client_id: 'nope' }).params,
+      spaParams({ client_id: undefined }).params,
+      spaParams({ redirect_uri: undefined }).params,
+      spaParams({ redirect_uri: 'https://evil.example.com/callback' }).params,
+      spaParams({ redirect_uri: `${SPA_REDIRECT}/extra` }).params,
+      spaParams({ redirect_uri: WEB_REDIRECT }).params, // another client's URI
+    ]) {
+      const res = await authorize(t, params, cookie);
+      expect(res.statusCode).toBe(400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.body).toContain('This sign-in request cannot continue');
+    }
+  });
+
+  it('escapes what it echoes on the error page', async () => {
+    const { t } = await setUp();
+    const res = await authorize(t, spaParams({ redirect_uri: 'x' }).params);
+    expect(res.statusCode).toBe(400);
+    expect(res.body).not.toContain('<script');
+  });
+});
+
+describe('authorize: errors redirected with error, state and iss', () => {
+  const cases: [string, Record<string, string | undefined>][] = [
+    ['unsupported_response_type', { response_type: 'token' }],
+    ['invalid_request', { response_type: undefined }],
+    ['invalid_scope', { scope: 'openid admin' }],
+    ['invalid_scope', { scope: undefined }],
+    ['invalid_request', { code_challenge: undefined, code_challenge_method: undefined }],
+    ['invalid_request', { code_challenge_method: 'plain' }],
+    ['invalid_request', { code_challenge_method: undefined }],
+    ['invalid_request', { code_challenge: 'too-short' }],
+    ['invalid_target', { resource: 'https://billing.example.com/api' }],
+    ['invalid_request', { prompt: 'consent' }],
+    ['invalid_request', { prompt: 'none login' }],
+    ['invalid_request', { max_age: '-1' }],
+    ['invalid_request', { response_mode: 'fragment' }],
+    ['request_not_supported', { request: 'eyJ.x.y' }],
+  ];
+  it('answers each invalid parameter with its error', async () => {
+    const { t, cookie } = await setUp();
+    for (const [error, extra] of cases) {
+      const res = await authorize(t, spaParams(extra).params, cookie);
+      expect(new URL(String(res.headers.location)).searchParams.get('error'), JSON.stringify(extra)).toBe(error);
+      expectErrorRedirect(res, t, error);
+    }
+  });
+
+  it('rejects a repeated parameter', async () => {
+    const { t, cookie } = await setUp();
+    const { params } = spaParams();
+    const url = `/api/auth/oauth2/authorize?${new URLSearchParams(params as Record<string, string>).toString()}&scope=email`;
+    expectErrorRedirect(await t.app.inject({ method: 'GET', url, headers: { cookie } }), t, 'invalid_request');
+  });
+
+  it('lets a web client skip PKCE', async () => {
+    const { t, cookie } = await setUp();
+    await signIn(t, { email: 'ada@example.com', applicationId: 'billing' }, { cookie });
+    const res = await authorize(t, { response_type: 'code', client_id: 'billing', redirect_uri: WEB_REDIRECT, scope: 'openid', state: 'xyz' }, cookie);
+    expect(location(res).searchParams.get('code')).toBeTruthy();
+  });
+});
+
+describe('authorize: sessions, realms, prompt and max_age', () => {
+  it('answers with code, state and iss for a session of the realm', async () => {
+    const { t, cookie } = await setUp();
+    const url = location(await authorize(t, spaParams().params, cookie));
+    expect([...url.searchParams.keys()].sort()).toEqual(['code', 'iss', 'state']);
+    expect(url.searchParams.get('iss')).toBe(t.config.issuer);
+  });
+
+  it('sends a browser without a session to the hosted sign-in page, and prompt=none gets login_required', async () => {
+    const { t } = await setUp();
+    const { params } = spaParams();
+    const url = location(await authorize(t, params));
+    expect(url.pathname).toBe('/sign-in');
+    expect(url.searchParams.get('client_id')).toBe('notes');
+    const returnTo = url.searchParams.get('return_to')!;
+    expect(returnTo.startsWith('/api/auth/oauth2/authorize?')).toBe(true);
+    expect(new URLSearchParams(returnTo.split('?')[1]).get('code_challenge')).toBe(params.code_challenge);
+    expectErrorRedirect(await authorize(t, { ...params, prompt: 'none' }), t, 'login_required');
+  });
+
+  it('prompt=login sends a signed-in person to sign in again, without prompt in return_to', async () => {
+    const { t, cookie } = await setUp();
+    const url = location(await authorize(t, spaParams({ prompt: 'login' }).params, cookie));
+    expect(url.pathname).toBe('/sign-in');
+    const back = new URLSearchParams(url.searchParams.get('return_to')!.split('?')[1]);
+    expect(back.get('prompt')).toBeNull();
+    expect(back.get('state')).toBe('xyz');
+  });
+
+  it('max_age is judged against the realm authentication time', async () => {
+    const { t, cookie } = await setUp();
+    expect(location(await authorize(t, spaParams({ max_age: '60' }).params, cookie)).searchParams.get('code')).toBeTruthy();
+    t.clock.advance(61_000);
+    expectErrorRedirect(await authorize(t, spaParams({ max_age: '60', prompt: 'none' }).params, cookie), t, 'login_required');
+    const url = location(await authorize(t, spaParams({ max_age: '60' }).params, cookie));
+    expect(url.pathname).toBe('/sign-in');
+    expect(new URLSearchParams(url.searchParams.get('return_to')!.split('?')[1]).get('max_age')).toBeNull();
+  });
+
+  it('another application outside the SSO group asks again; inside the group it is silent', async () => {
+    const { t, cookie } = await setUp();
+    const web = { response_type: 'code', client_id: 'billing', redirect_uri: WEB_REDIRECT, scope: 'openid', state: 'xyz' };
+    expectErrorRedirect(await authorize(t, { ...web, prompt: 'none' }, cookie), t, 'login_required', WEB_REDIRECT);
+    expect(location(await authorize(t, web, cookie)).pathname).toBe('/sign-in');
+
+    expect((await t.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite' })).statusCode).toBe(201);
+    expect((await t.admin('POST', '/api/admin/sso-groups/suite/apps', { appId: 'notes' })).statusCode).toBeLessThan(300);
+    expect((await t.admin('POST', '/api/admin/sso-groups/suite/apps', { appId: 'billing' })).statusCode).toBeLessThan(300);
+    // Signing in to one member of the group authenticates the group realm.
+    const again = await signIn(t, { email: 'ada@example.com', applicationId: 'notes' }, { cookie });
+    expect(again.statusCode).toBe(200);
+    const session = again.cookies.find((c) => c.name === 'gatehouse_session')?.value;
+    const groupCookie = session ? `gatehouse_session=${session}` : cookie;
+    expect(location(await authorize(t, { ...web, prompt: 'none' }, groupCookie)).searchParams.get('code')).toBeTruthy();
+  });
+});
+
+describe('authorize: membership is settled by the sign-up policy', () => {
+  async function withApp(policy: 'invite_only' | 'closed') {
+    const setup = await setUp();
+    await createApplication(setup.t, {
+      id: 'wiki', name: 'Wiki', audience: 'https://wiki.example.com/api', clientType: 'spa',
+      redirectUris: ['http://127.0.0.1:7000/cb'], authPolicy: { signup_policy: policy },
+    });
+    const res = await signIn(setup.t, { email: 'ada@example.com', applicationId: 'wiki' }, { cookie: setup.cookie });
+    const session = res.cookies.find((c) => c.name === 'gatehouse_session')?.value;
+    return { ...setup, cookie: session ? `gatehouse_session=${session}` : setup.cookie, wiki: spaParams({ client_id: 'wiki', redirect_uri: 'http://127.0.0.1:7000/cb' }).params };
+  }
+
+  it('invite_only without an invitation → access_denied; with one for a verified e-mail → joins', async () => {
+    const { t, cookie, wiki } = await withApp('invite_only');
+    expectErrorRedirect(await authorize(t, wiki, cookie), t, 'access_denied', 'http://127.0.0.1:7000/cb');
+    // An invitation accepted by link verifies the e-mail; authorize then accepts a pending one.
+    insertInvitation(t, 'wiki', 'ada@example.com');
+    const { people } = await import('../../server/db/schema.js');
+    t.db.update(people).set({ emailVerified: true }).run();
+    expect(location(await authorize(t, wiki, cookie)).searchParams.get('code')).toBeTruthy();
+  });
+
+  it('closed admits no newcomer', async () => {
+    const { t, cookie, wiki } = await withApp('closed');
+    expectErrorRedirect(await authorize(t, wiki, cookie), t, 'access_denied', 'http://127.0.0.1:7000/cb');
+  });
+
+  it('a suspended member is refused', async () => {
+    const { t, cookie } = await setUp();
+    t.db.update(memberships).set({ status: 'suspended' }).where(and(eq(memberships.applicationId, 'notes'))).run();
+    expectErrorRedirect(await authorize(t, spaParams().params, cookie), t, 'access_denied');
+  });
+
+  it('an open application joins a newcomer at authorize', async () => {
+    const { t } = await setUp();
+    const fresh = await signUp(t, { email: 'bob@example.com', applicationId: 'billing' });
+    expect(fresh.statusCode).toBe(201);
+    const bob = `gatehouse_session=${sessionCookieOf(fresh)}`;
+    await signIn(t, { email: 'bob@example.com', applicationId: 'notes' }, { cookie: bob });
+    const res = await authorize(t, spaParams().params, bob);
+    expect(location(res).pathname).not.toBe('/sign-in');
+  });
+});

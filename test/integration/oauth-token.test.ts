@@ -1,0 +1,256 @@
+/**
+ * Token, userinfo, revocation and end-session endpoints: every negative path with its exact
+ * RFC 6749 / 6750 / 7009 answer, code replay, refresh re-checks and lifetimes.
+ */
+import { describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { decodeJwt } from 'jose';
+import { makeApp } from '../helpers/app.js';
+import { signIn } from '../helpers/accounts.js';
+import { auditLog, memberships, refreshTokenFamilies } from '../../server/db/schema.js';
+import {
+  authorize, expectOAuthError, location, setUpClients, SPA_REDIRECT, spaParams, spaTokens, token, WEB_REDIRECT,
+} from '../helpers/oauth-inject.js';
+
+async function setUp() {
+  const t = await makeApp();
+  return { t, ...(await setUpClients(t)) };
+}
+
+async function spaCode(t: Awaited<ReturnType<typeof setUp>>['t'], cookie: string, extra: Record<string, string | undefined> = {}) {
+  const { pkce, params } = spaParams(extra);
+  return { code: location(await authorize(t, params, cookie)).searchParams.get('code')!, verifier: pkce.verifier };
+}
+
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+describe('token endpoint: request and client errors', () => {
+  it('answers each malformed request and failed client authentication exactly', async () => {
+    const { t, web, cookie } = await setUp();
+    const { code, verifier } = await spaCode(t, cookie);
+    const good = { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: 'notes', code_verifier: verifier };
+
+    const json = await t.app.inject({ method: 'POST', url: '/api/auth/oauth2/token', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(good) });
+    expectOAuthError(json, 400, 'invalid_request');
+    const text = await t.app.inject({ method: 'POST', url: '/api/auth/oauth2/token', headers: { 'content-type': 'text/plain' }, payload: 'x' });
+    expectOAuthError(text, 400, 'invalid_request');
+    expectOAuthError(await token(t, { ...good, grant_type: undefined }), 400, 'invalid_request');
+    expectOAuthError(await token(t, { ...good, grant_type: 'password' }), 400, 'unsupported_grant_type');
+    expectOAuthError(await token(t, { ...good, grant_type: 'client_credentials' }), 400, 'unsupported_grant_type');
+
+    const unknown = await token(t, { ...good, client_id: 'nope' });
+    expectOAuthError(unknown, 401, 'invalid_client');
+    expect(unknown.headers['www-authenticate']).toBe('Basic realm="gatehouse"');
+    expectOAuthError(await token(t, { ...good, client_id: undefined }), 401, 'invalid_client');
+    expectOAuthError(await token(t, { ...good, client_secret: 'whatever' }), 401, 'invalid_client'); // public client with a secret
+
+    const webForm = { grant_type: 'refresh_token', refresh_token: 'x' };
+    expectOAuthError(await token(t, { ...webForm, client_id: 'billing' }), 401, 'invalid_client');
+    expectOAuthError(await token(t, { ...webForm, client_id: 'billing', client_secret: 'wrong' }), 401, 'invalid_client');
+    expectOAuthError(await token(t, webForm, { authorization: basic('billing', 'wrong') }), 401, 'invalid_client');
+    expectOAuthError(await token(t, webForm, { authorization: 'Basic !!!' }), 401, 'invalid_client');
+    expectOAuthError(
+      await token(t, { ...webForm, client_secret: web.clientSecret }, { authorization: basic('billing', web.clientSecret) }),
+      400, 'invalid_request',
+    );
+    expectOAuthError(await token(t, { ...webForm, client_id: 'notes' }, { authorization: basic('billing', web.clientSecret) }), 400, 'invalid_request');
+    // Authenticated fine; only the grant is bad.
+    expectOAuthError(await token(t, webForm, { authorization: basic('billing', web.clientSecret) }), 400, 'invalid_grant');
+    expectOAuthError(await token(t, { ...webForm, client_id: 'billing', client_secret: web.clientSecret }), 400, 'invalid_grant');
+
+    // The good request still works after all that.
+    expect((await token(t, good)).statusCode).toBe(200);
+  });
+});
+
+describe('token endpoint: authorization_code grant', () => {
+  it('refuses wrong redirect_uri, verifier, resource, client, a repeated parameter and a missing code', async () => {
+    const { t, cookie } = await setUp();
+    const { code, verifier } = await spaCode(t, cookie);
+    const good = { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: 'notes', code_verifier: verifier };
+    expectOAuthError(await token(t, { ...good, code: undefined }), 400, 'invalid_request');
+    expectOAuthError(await token(t, { ...good, redirect_uri: undefined }), 400, 'invalid_request');
+    expectOAuthError(await token(t, { ...good, code: 'not-a-code' }), 400, 'invalid_grant');
+    expectOAuthError(await token(t, { ...good, redirect_uri: 'http://127.0.0.1:5173/other' }), 400, 'invalid_grant');
+    expectOAuthError(await token(t, { ...good, code_verifier: undefined }), 400, 'invalid_request');
+    expectOAuthError(await token(t, { ...good, code_verifier: 'a'.repeat(43) }), 400, 'invalid_grant');
+    expectOAuthError(await token(t, { ...good, code_verifier: 'short' }), 400, 'invalid_grant');
+    expectOAuthError(await token(t, { ...good, resource: 'https://billing.example.com/api' }), 400, 'invalid_target');
+    const repeated = await t.app.inject({
+      method: 'POST', url: '/api/auth/oauth2/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `${new URLSearchParams(good).toString()}&code=again`,
+    });
+    expectOAuthError(repeated, 400, 'invalid_request');
+    // None of those spent the code.
+    const ok = await token(t, { ...good, resource: 'https://notes.example.com/api' });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.headers['cache-control']).toBe('no-store');
+    expect(Object.keys(ok.json()).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'refresh_token', 'scope', 'token_type']);
+    expect(ok.json()).toMatchObject({ token_type: 'Bearer', expires_in: 900, scope: 'openid offline_access' });
+  });
+
+  it('a code is bound to its client and lives 60 seconds', async () => {
+    const { t, web, cookie } = await setUp();
+    const { code, verifier } = await spaCode(t, cookie);
+    expectOAuthError(
+      await token(t, { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, code_verifier: verifier }, { authorization: basic('billing', web.clientSecret) }),
+      400, 'invalid_grant',
+    );
+    t.clock.advance(60_001);
+    expectOAuthError(
+      await token(t, { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: 'notes', code_verifier: verifier }),
+      400, 'invalid_grant',
+    );
+  });
+
+  it('a web client without PKCE must not send a verifier; with PKCE it must', async () => {
+    const { t, web, cookie } = await setUp();
+    await signIn(t, { email: 'ada@example.com', applicationId: 'billing' }, { cookie });
+    const auth = { authorization: basic('billing', web.clientSecret) };
+    const plain = location(await authorize(t, { response_type: 'code', client_id: 'billing', redirect_uri: WEB_REDIRECT, scope: 'openid', state: 'xyz' }, cookie));
+    const code = plain.searchParams.get('code')!;
+    expectOAuthError(await token(t, { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT, code_verifier: 'a'.repeat(43) }, auth), 400, 'invalid_grant');
+    const ok = await token(t, { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT }, auth);
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json().refresh_token).toBeUndefined();
+    const claims = decodeJwt(ok.json().access_token);
+    expect(claims).toMatchObject({ aud: 'https://billing.example.com/api', azp: 'billing', client_id: 'billing', scope: 'openid' });
+  });
+
+  it('a replayed code is refused and revokes the refresh tokens its first exchange issued', async () => {
+    const { t, cookie } = await setUp();
+    const { code, verifier } = await spaCode(t, cookie);
+    const form = { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: 'notes', code_verifier: verifier };
+    const first = await token(t, form);
+    expect(first.statusCode).toBe(200);
+    expectOAuthError(await token(t, form), 400, 'invalid_grant');
+    expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: first.json().refresh_token, client_id: 'notes' }), 400, 'invalid_grant');
+    const family = t.db.select().from(refreshTokenFamilies).get()!;
+    expect(family.revokedReason).toBe('code_replayed');
+  });
+});
+
+describe('token endpoint: refresh_token grant', () => {
+  it('rotates, may narrow but not widen scope, checks resource and client, and re-checks membership', async () => {
+    const { t, web, cookie } = await setUp();
+    const tokens = await spaTokens(t, cookie, { scope: 'openid profile offline_access' });
+    const form = (refresh_token: string, extra: Record<string, string> = {}) => ({ grant_type: 'refresh_token', refresh_token, client_id: 'notes', ...extra });
+
+    expectOAuthError(await token(t, { grant_type: 'refresh_token', client_id: 'notes' }), 400, 'invalid_request');
+    expectOAuthError(await token(t, form('ghr_unknown')), 400, 'invalid_grant');
+    expectOAuthError(await token(t, form(tokens.refresh_token!, { scope: 'openid email' })), 400, 'invalid_scope');
+    expectOAuthError(await token(t, form(tokens.refresh_token!, { scope: 'openid admin' })), 400, 'invalid_scope');
+    expectOAuthError(await token(t, form(tokens.refresh_token!, { resource: 'https://billing.example.com/api' })), 400, 'invalid_target');
+    expectOAuthError(
+      await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }, { authorization: basic('billing', web.clientSecret) }),
+      400, 'invalid_grant',
+    );
+
+    const narrowed = await token(t, form(tokens.refresh_token!, { scope: 'openid' }));
+    expect(narrowed.statusCode).toBe(200);
+    expect(narrowed.json().scope).toBe('openid');
+    expect(decodeJwt(narrowed.json().access_token).scope).toBe('openid');
+    const next = await token(t, form(narrowed.json().refresh_token));
+    expect(next.json().scope).toBe('openid profile offline_access'); // the grant itself kept its scope
+    expect(Object.keys(next.json()).sort()).toEqual(['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
+
+    t.db.update(memberships).set({ status: 'suspended' }).run();
+    expectOAuthError(await token(t, form(next.json().refresh_token)), 400, 'invalid_grant');
+    t.db.update(memberships).set({ status: 'active' }).run();
+    const back = await token(t, form(next.json().refresh_token));
+    expect(back.statusCode).toBe(200);
+    expect(decodeJwt(back.json().access_token).app_user).toMatchObject({ status: 'active' });
+  });
+
+  it('refresh tokens expire with their family (30 days)', async () => {
+    const { t, cookie } = await setUp();
+    const tokens = await spaTokens(t, cookie);
+    t.clock.advance(30 * 24 * 3600 * 1000 + 1);
+    expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: 'notes' }), 400, 'invalid_grant');
+  });
+
+  it('reuse revokes the family once and records one audit entry', async () => {
+    const { t, cookie } = await setUp();
+    const tokens = await spaTokens(t, cookie);
+    const form = (r: string) => ({ grant_type: 'refresh_token', refresh_token: r, client_id: 'notes' });
+    const next = (await token(t, form(tokens.refresh_token!))).json();
+    expectOAuthError(await token(t, form(tokens.refresh_token!)), 400, 'invalid_grant');
+    expectOAuthError(await token(t, form(tokens.refresh_token!)), 400, 'invalid_grant');
+    expectOAuthError(await token(t, form(next.refresh_token)), 400, 'invalid_grant');
+    const audits = t.db.select().from(auditLog).where(eq(auditLog.action, 'security.refresh_token_reused')).all();
+    expect(audits).toHaveLength(1);
+    expect(audits[0]).toMatchObject({ actor: 'system', applicationId: 'notes' });
+    const family = t.db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.applicationId, 'notes')).get()!;
+    expect(family.revokedReason).toBe('refresh_token_reused');
+  });
+});
+
+describe('userinfo, revocation and end-session', () => {
+  it('userinfo needs a valid access token with openid', async () => {
+    const { t, cookie } = await setUp();
+    const none = await t.app.inject({ method: 'GET', url: '/api/auth/oauth2/userinfo' });
+    expectOAuthError(none, 401, 'invalid_request');
+    expect(none.headers['www-authenticate']).toBe('Bearer realm="gatehouse"');
+    const bad = await t.app.inject({ method: 'GET', url: '/api/auth/oauth2/userinfo', headers: { authorization: 'Bearer abc.def.ghi' } });
+    expectOAuthError(bad, 401, 'invalid_token');
+    expect(bad.headers['www-authenticate']).toMatch(/^Bearer realm="gatehouse", error="invalid_token"/);
+    const noOpenid = await spaTokens(t, cookie, { scope: 'profile' });
+    const res = await t.app.inject({ method: 'GET', url: '/api/auth/oauth2/userinfo', headers: { authorization: `Bearer ${noOpenid.access_token}` } });
+    expectOAuthError(res, 403, 'insufficient_scope');
+    const ok = await spaTokens(t, cookie, { scope: 'openid profile' });
+    const info = await t.app.inject({ method: 'POST', url: '/api/auth/oauth2/userinfo', headers: { authorization: `Bearer ${ok.access_token}` } });
+    expect(info.statusCode).toBe(200);
+    expect(info.json()).toEqual({ sub: decodeJwt(ok.access_token).sub, name: 'Ada' });
+    t.clock.advance(901_000);
+    expectOAuthError(
+      await t.app.inject({ method: 'GET', url: '/api/auth/oauth2/userinfo', headers: { authorization: `Bearer ${ok.access_token}` } }),
+      401, 'invalid_token',
+    );
+  });
+
+  it('revocation answers 200 for unknown and foreign tokens and revokes only the caller\'s own', async () => {
+    const { t, web, cookie } = await setUp();
+    const tokens = await spaTokens(t, cookie);
+    const revoke = (form: Record<string, string>, headers: Record<string, string> = {}) =>
+      t.app.inject({ method: 'POST', url: '/api/auth/oauth2/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: new URLSearchParams(form).toString() });
+    expectOAuthError(await revoke({ client_id: 'notes' }), 400, 'invalid_request');
+    expectOAuthError(await revoke({ token: 'x', client_id: 'nope' }), 401, 'invalid_client');
+    expect((await revoke({ token: 'ghr_unknown', client_id: 'notes' })).statusCode).toBe(200);
+    expect((await revoke({ token: tokens.access_token, client_id: 'notes', token_type_hint: 'access_token' })).statusCode).toBe(200);
+    expect((await revoke({ token: tokens.refresh_token! }, { authorization: basic('billing', web.clientSecret) })).statusCode).toBe(200);
+    const still = await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: 'notes' });
+    expect(still.statusCode).toBe(200);
+    const res = await revoke({ token: still.json().refresh_token, client_id: 'notes', token_type_hint: 'refresh_token' });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toBe('');
+    expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: still.json().refresh_token, client_id: 'notes' }), 400, 'invalid_grant');
+  });
+
+  it('end-session redirects only to a registered URI, ends the session and its refresh tokens', async () => {
+    const { t, cookie } = await setUp();
+    const tokens = await spaTokens(t, cookie);
+    const end = (query: Record<string, string>) =>
+      t.app.inject({ method: 'GET', url: `/api/auth/oauth2/end-session?${new URLSearchParams(query).toString()}`, headers: { cookie } });
+
+    const unregistered = await end({ client_id: 'notes', post_logout_redirect_uri: 'https://evil.example.com/' });
+    expect(unregistered.statusCode).toBe(400);
+    expect(unregistered.headers.location).toBeUndefined();
+    expect((await end({ post_logout_redirect_uri: SPA_REDIRECT })).statusCode).toBe(400); // no client named
+    expect((await end({ id_token_hint: 'not.a.token', post_logout_redirect_uri: SPA_REDIRECT })).statusCode).toBe(400);
+    expect((await end({ id_token_hint: tokens.id_token!, client_id: 'billing' })).statusCode).toBe(400);
+    // Nothing ended so far.
+    expect(location(await authorize(t, spaParams().params, cookie)).searchParams.get('code')).toBeTruthy();
+
+    const res = await end({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: SPA_REDIRECT, state: 'bye' });
+    const url = location(res);
+    expect(url.origin + url.pathname).toBe(SPA_REDIRECT);
+    expect(url.searchParams.get('state')).toBe('bye');
+    expect(res.cookies.find((c) => c.name === 'gatehouse_session')?.value).toBe('');
+    expect(location(await authorize(t, spaParams().params, cookie)).pathname).toBe('/sign-in');
+    expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: 'notes' }), 400, 'invalid_grant');
+
+    const page = await end({});
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('You are signed out');
+  });
+});
