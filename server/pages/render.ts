@@ -29,11 +29,26 @@ function engine(): Eta {
   return eta;
 }
 
+/**
+ * The page CSP, with extra `form-action` sources when a form's answer redirects onward: Chromium
+ * applies `form-action` to every redirect after a submission, so a sign-in form that resumes an
+ * authorization request must also allow the origins the application's redirect URIs live on.
+ */
+export function pageCsp(formActionSources: string[] = []): string {
+  if (!formActionSources.length) return PAGE_CSP;
+  return PAGE_CSP.replace("form-action 'self'", ["form-action 'self'", ...formActionSources].join(' '));
+}
+
 /** Renders `templates/<templateName>.eta` inside the layout and sends it as the reply. */
-export function renderPage(reply: FastifyReply, templateName: string, data: Record<string, unknown> & { title: string }): FastifyReply {
+export function renderPage(
+  reply: FastifyReply,
+  templateName: string,
+  data: Record<string, unknown> & { title: string },
+  options: { formActionSources?: string[] } = {},
+): FastifyReply {
   const html = engine().render(templateName, data);
   return reply
-    .header('content-security-policy', PAGE_CSP)
+    .header('content-security-policy', pageCsp(options.formActionSources))
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
     .send(html);

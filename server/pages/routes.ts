@@ -25,6 +25,7 @@ import {
   flowQuery,
   pageApplication,
   providerLinks,
+  redirectSources,
   safeReturnTo,
   signUpOpen,
 } from './sign-in-pages.js';
@@ -89,7 +90,7 @@ function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyRepl
     emailAllowed: emailAllowed(app),
     providers: providerLinks(ctx, app, returnTo),
     signUpHref: signUpOpen(app) ? `/sign-up?${flowQuery(app, returnTo)}` : undefined,
-  });
+  }, { formActionSources: redirectSources(app) });
 }
 
 interface SignUpView {
@@ -120,7 +121,7 @@ export function showSignUp(ctx: AppContext, request: FastifyRequest, reply: Fast
     email: view.email ?? '',
     name: view.name ?? '',
     signInHref: `/sign-in?${flowQuery(app, returnTo)}`,
-  });
+  }, { formActionSources: redirectSources(app) });
 }
 
 const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {

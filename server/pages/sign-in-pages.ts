@@ -48,3 +48,31 @@ export function providerLinks(ctx: AppContext, app: Application | undefined, ret
     return [{ id, name: providerName(id, ctx.config.env), href: `/api/auth/sign-in/${id}?${flowQuery(app, returnTo)}` }];
   });
 }
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost']);
+
+/**
+ * CSP source expressions for the application's redirect URIs: their origins (any port for a
+ * native app's loopback URIs, RFC 8252 §7.3), or the bare scheme of a custom-scheme URI.
+ * IPv6 literals cannot be written as CSP sources and are left out.
+ */
+export function redirectSources(app: Application | undefined): string[] {
+  if (!app) return [];
+  const sources = new Set<string>();
+  for (const uri of app.redirectUris) {
+    let url: URL;
+    try {
+      url = new URL(uri);
+    } catch {
+      continue;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      if (/^[a-z][a-z0-9+.-]*:$/i.test(url.protocol)) sources.add(url.protocol);
+      continue;
+    }
+    if (url.hostname.startsWith('[')) continue;
+    if (app.clientType === 'native' && LOOPBACK.has(url.hostname)) sources.add(`${url.protocol}//${url.hostname}:*`);
+    else sources.add(url.origin);
+  }
+  return [...sources];
+}

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { PAGE_CSP } from '../../server/pages/render.js';
+import { redirectSources } from '../../server/pages/sign-in-pages.js';
+import type { Application } from '../../server/db/schema.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { PASSWORD, cookieValue, createApplication, sessionCookieOf, signUp } from '../helpers/accounts.js';
 
@@ -34,7 +36,10 @@ describe('hosted sign-in page', () => {
     const { res } = await openPage(t, `/sign-in?client_id=notes&return_to=${encodeURIComponent(RESUME)}`);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(res.headers['content-security-policy']).toBe(PAGE_CSP);
+    // The form's answer redirects on to the application, so its redirect origin is a form-action source.
+    expect(res.headers['content-security-policy']).toBe(
+      "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self' https://notes.example.com; frame-ancestors 'none'; base-uri 'none'",
+    );
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.body).toContain('Sign in to Notes &lt;b&gt;&amp;&lt;/b&gt;');
     expect(res.body).not.toContain('<b>&</b>');
@@ -68,6 +73,7 @@ describe('hosted sign-in page', () => {
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.body).toContain('not known to this server');
+    expect(res.headers['content-security-policy']).toBe(PAGE_CSP);
   });
 
   it('signs in with the CSRF token and 303s to the authorization request', async () => {
@@ -122,5 +128,19 @@ describe('hosted sign-in page', () => {
     expect(sessionCookieOf(ok)).toBeTruthy();
     const dup = await postForm(t, '/sign-up', { ...fields, password: PASSWORD }, page.cookie);
     expect(dup.statusCode).toBe(409);
+  });
+});
+
+describe('redirectSources', () => {
+  it('lists redirect origins, any port for native loopback, bare custom schemes, no IPv6 literals', () => {
+    const app = (clientType: string, redirectUris: string[]) => ({ clientType, redirectUris }) as unknown as Application;
+    expect(redirectSources(app('web', ['https://a.example/cb', 'https://a.example/other', 'http://10.0.0.5:3000/cb']))).toEqual([
+      'https://a.example',
+      'http://10.0.0.5:3000',
+    ]);
+    expect(redirectSources(app('native', ['http://127.0.0.1/cb', 'com.example.notes:/cb', 'http://[::1]/cb']))).toEqual([
+      'http://127.0.0.1:*',
+      'com.example.notes:',
+    ]);
   });
 });
