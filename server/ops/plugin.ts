@@ -1,6 +1,7 @@
 /**
  * Appliance operations over HTTP: `GET /ca.pem` (the local CA for devices to install) and the
- * admin backup API (`/api/admin/backups`), plus the scheduled automatic backups when workers run.
+ * admin backup API (`/api/admin/backups`), plus, when workers run, scheduled automatic backups and
+ * the signing-key rotation schedule.
  */
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import type { FastifyPluginAsync } from 'fastify';
@@ -15,6 +16,7 @@ import { recordAudit } from '../audit/record.js';
 import { backupPath, createBackup, listBackups, pruneBackups, storeBackup, type BackupRecord } from './backup.js';
 import { BackupIdParams, BackupListSchema, BackupRecordSchema } from './schemas.js';
 import { tlsPaths } from './tls.js';
+import { KEY_CHECK_MS, rotateKeyIfDue } from './key-rotation.js';
 
 const tags = ['operations'];
 const security = [{ adminToken: [] }];
@@ -81,6 +83,18 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
   });
 
   await app.register(adminBackupRoutes, { prefix: '/api/admin' });
+
+  if (options.startWorkers) {
+    const check = () =>
+      rotateKeyIfDue(ctx)
+        .then((kid) => kid && app.log.info({ kid }, 'signing key rotated on schedule'))
+        .catch((error: unknown) => app.log.error({ err: error }, 'scheduled key rotation failed'));
+    // onReady: after the OAuth plugin has created the first key.
+    app.addHook('onReady', async () => void check());
+    const keyTimer = setInterval(() => void check(), KEY_CHECK_MS);
+    keyTimer.unref();
+    app.addHook('onClose', async () => clearInterval(keyTimer));
+  }
 
   const { backupInterval, backupKeep, dataDir } = ctx.config;
   if (options.startWorkers && dataDir !== ':memory:' && backupInterval > 0) {
