@@ -65,7 +65,6 @@ export async function rotateSigningKey(db: Db, now: Date, tokenLifetimeSeconds: 
       .returning({ kid: signingKeys.kid })
       .all()
       .map((r) => r.kid);
-    // Strictly later than the retired key's createdAt so "newest" is unambiguous.
     tx.insert(signingKeys).values({ ...key, createdAt: now }).run();
     recordAudit(tx, now, { actor, action: 'signing_key.rotated', target: key.kid, details: { retired } });
     return { kid: key.kid, retired };
@@ -95,7 +94,7 @@ export function publishedJwks(db: Db, now: Date): { keys: JWK[] } {
     .select({ publicJwk: signingKeys.publicJwk })
     .from(signingKeys)
     .where(or(isNull(signingKeys.retiredAt), gt(signingKeys.expiresAt, now)))
-    .orderBy(desc(signingKeys.createdAt))
+    .orderBy(desc(signingKeys.createdAt), desc(signingKeys.kid))
     .all();
   return { keys: rows.map((r) => r.publicJwk as JWK) };
 }

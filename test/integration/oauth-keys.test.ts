@@ -1,0 +1,105 @@
+/** Signing keys, JWKS, discovery and rotation (admin API and `gatehouse rotate-keys`). */
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { makeApp } from '../helpers/app.js';
+import { setUpClients, spaTokens } from '../helpers/oauth-inject.js';
+import { rotateKeysCommand } from '../../server/cli/rotate-keys.js';
+import { loadConfig } from '../../server/config.js';
+import { start } from '../../server/main.js';
+
+describe('JWKS and discovery', () => {
+  it('publishes one RS256 public key on first start and the discovery document', async () => {
+    const t = await makeApp();
+    const jwks = await t.app.inject({ method: 'GET', url: '/api/auth/jwks' });
+    expect(jwks.statusCode).toBe(200);
+    const keys = jwks.json().keys as Record<string, string>[];
+    expect(keys).toHaveLength(1);
+    expect(Object.keys(keys[0]!).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+    expect(keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', e: 'AQAB' });
+    expect(Buffer.from(keys[0]!.n!, 'base64url').length).toBe(256); // 2048 bits
+
+    const doc = (await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json();
+    const iss = t.config.issuer;
+    expect(doc).toMatchObject({
+      issuer: iss,
+      authorization_endpoint: `${iss}/api/auth/oauth2/authorize`,
+      token_endpoint: `${iss}/api/auth/oauth2/token`,
+      userinfo_endpoint: `${iss}/api/auth/oauth2/userinfo`,
+      jwks_uri: `${iss}/api/auth/jwks`,
+      revocation_endpoint: `${iss}/api/auth/oauth2/revoke`,
+      end_session_endpoint: `${iss}/api/auth/oauth2/end-session`,
+      scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      id_token_signing_alg_values_supported: ['RS256'],
+      authorization_response_iss_parameter_supported: true,
+    });
+  });
+});
+
+describe('key rotation', () => {
+  it('admin rotation publishes the new key, keeps the old one until its tokens expired, and lists status', async () => {
+    const t = await makeApp();
+    const { cookie } = await setUpClients(t);
+    const before = await spaTokens(t, cookie);
+    const oldKid = decodeProtectedHeader(before.access_token).kid!;
+
+    expect((await t.app.inject({ method: 'POST', url: '/api/admin/keys/rotate' })).statusCode).toBe(401);
+    const rotated = await t.admin('POST', '/api/admin/keys/rotate');
+    expect(rotated.statusCode).toBe(201);
+    const newKid = rotated.json().key.kid as string;
+    expect(rotated.json()).toMatchObject({ key: { status: 'active' }, retired: [oldKid] });
+
+    const list = await t.admin('GET', '/api/admin/keys');
+    expect(list.statusCode).toBe(200);
+    expect(list.json().keys.map((k: { kid: string; status: string }) => [k.kid, k.status])).toEqual([[newKid, 'active'], [oldKid, 'retiring']]);
+    expect(JSON.stringify(list.json())).not.toMatch(/PRIVATE|"d"|pem/i);
+
+    const after = await spaTokens(t, cookie);
+    expect(decodeProtectedHeader(after.access_token).kid).toBe(newKid);
+    const jwks = (await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json();
+    expect(jwks.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid, oldKid]);
+    const set = createLocalJWKSet(jwks);
+    const opts = { issuer: t.config.issuer, currentDate: t.clock.now() };
+    await jwtVerify(before.access_token, set, opts);
+    await jwtVerify(after.access_token, set, opts);
+
+    // Once every token the old key signed has expired (900 s + 60 s skew), it leaves the JWKS.
+    t.clock.advance(961_000);
+    const later = (await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json();
+    expect(later.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid]);
+    const statuses = (await t.admin('GET', '/api/admin/keys')).json().keys.map((k: { status: string }) => k.status);
+    expect(statuses).toEqual(['active', 'retired']);
+  });
+
+  it('gatehouse rotate-keys rotates the keys of a data directory; a running server signs with the new key', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-keys-'));
+    try {
+      const running = await start(loadConfig({ LOG_LEVEL: 'silent' }, { dataDir, port: '0', adminToken: 'rotate-keys-admin-token-123' }));
+      const first = ((await (await fetch(`${running.url}/api/auth/jwks`)).json()) as { keys: { kid: string }[] }).keys;
+      expect(first).toHaveLength(1);
+      const logs: string[] = [];
+      const log = console.log;
+      console.log = (line: string) => logs.push(line);
+      const errLog = console.error;
+      console.error = () => {};
+      try {
+        await rotateKeysCommand.run({ 'data-dir': dataDir }, []);
+      } finally {
+        console.log = log;
+        console.error = errLog;
+      }
+      expect(logs[0]).toMatch(/^kid_/);
+      const second = ((await (await fetch(`${running.url}/api/auth/jwks`)).json()) as { keys: { kid: string }[] }).keys;
+      expect(second.map((k) => k.kid)).toEqual([logs[0], first[0]!.kid]);
+      await running.stop();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
