@@ -39,7 +39,10 @@ export const serveCommand: Command = {
     });
     const running = await start(config);
     console.log(readyLine(running));
-    process.send?.({ type: 'ready', url: running.url, issuer: running.config.issuer });
+    const ready = { type: 'ready', url: running.url, issuer: running.config.issuer };
+    process.send?.(ready);
+    // Under Electron's utilityProcess (packaged desktop app) the channel is process.parentPort.
+    (process as { parentPort?: { postMessage(message: unknown): void } }).parentPort?.postMessage(ready);
     const shutdown = () => {
       void running.stop().then(() => process.exit(0));
     };
