@@ -193,6 +193,30 @@ describe('admin backup API', () => {
   });
 });
 
+describe('scheduled backups', () => {
+  it('writes a backup every GATEHOUSE_BACKUP_INTERVAL seconds and keeps the newest 7', async () => {
+    const dir = tempDataDir();
+    const running = await startServer(dir, { GATEHOUSE_BACKUP_INTERVAL: '1' });
+    expect(running.config.backupKeep).toBe(7);
+    const list = async () =>
+      (await (await fetch(`${running.url}/api/admin/backups`, { headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } })).json()) as {
+        backups: { id: string; encrypted: boolean }[];
+      };
+    const deadline = Date.now() + 30_000;
+    while ((await list()).backups.length < 7 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    const seven = (await list()).backups;
+    expect(seven).toHaveLength(7);
+    // Two more intervals: newer backups arrive, the oldest are pruned.
+    await new Promise((r) => setTimeout(r, 2500));
+    const later = (await list()).backups;
+    await running.stop();
+    expect(later).toHaveLength(7);
+    expect(later[0]!.id).not.toBe(seven[0]!.id);
+    expect(later.map((b) => b.id)).not.toContain(seven[6]!.id);
+    expect(later[0]!.encrypted).toBe(false);
+  }, 60_000);
+});
+
 describe('gatehouse status and --help', () => {
   it('reports schema, counts, TLS expiry and the last backup of a data directory', async () => {
     const dir = tempDataDir();
