@@ -131,6 +131,18 @@ describe('hosted sign-in page', () => {
   });
 });
 
+describe('hosted form rate limit', () => {
+  it('answers 429 as an HTML page with Retry-After', async () => {
+    const t = await makeApp();
+    for (let i = 0; i < 30; i++) expect((await postForm(t, '/sign-in', { email: 'a@b.c', password: 'x' }, '')).statusCode).toBe(403);
+    const res = await postForm(t, '/sign-in', { email: 'a@b.c', password: 'x' }, '');
+    expect(res.statusCode).toBe(429);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(res.body).toContain('Too many attempts');
+  });
+});
+
 describe('redirectSources', () => {
   it('lists redirect origins, any port for native loopback, bare custom schemes, no IPv6 literals', () => {
     const app = (clientType: string, redirectUris: string[]) => ({ clientType, redirectUris }) as unknown as Application;

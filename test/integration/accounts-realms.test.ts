@@ -41,6 +41,52 @@ describe('SSO realms', () => {
   });
 });
 
+describe('realms at authorize', () => {
+  it('is silent for an app in the signed-in group and answers login_required outside it until signed in', async () => {
+    const t = await makeApp();
+    expect((await t.admin('POST', '/api/admin/sso-groups', { id: 'office', name: 'Office' })).statusCode).toBe(201);
+    const make = (id: string, group?: string) =>
+      createApplication(t, {
+        id, audience: `https://${id}.example/api`, redirectUris: [`https://${id}.example/cb`],
+        authPolicy: { signup_policy: 'open' }, ...(group ? { ssoGroupId: group } : {}),
+      });
+    await make('app-a', 'office');
+    await make('app-b', 'office');
+    await make('app-c');
+    const res = await signUp(t, { email: 'ada@example.com', applicationId: 'app-a' });
+    const cookie = `gatehouse_session=${sessionCookieOf(res)}`;
+    const authorize = (id: string) =>
+      t.app.inject({
+        method: 'GET',
+        url: `/api/auth/oauth2/authorize?${new URLSearchParams({
+          response_type: 'code', client_id: id, redirect_uri: `https://${id}.example/cb`, scope: 'openid', state: 's', prompt: 'none',
+        })}`,
+        headers: { cookie },
+      });
+    const b = new URL(String((await authorize('app-b')).headers.location));
+    expect(b.searchParams.get('code')).toBeTruthy();
+    const c = new URL(String((await authorize('app-c')).headers.location));
+    expect(c.searchParams.get('error')).toBe('login_required');
+
+    expect((await signIn(t, { email: 'ada@example.com', applicationId: 'app-c' }, { cookie })).statusCode).toBe(200);
+    const c2 = new URL(String((await authorize('app-c')).headers.location));
+    expect(c2.searchParams.get('code')).toBeTruthy();
+  });
+
+  it('writes lastSeenAt at most once a minute', async () => {
+    const t = await makeApp();
+    await createApplication(t, { authPolicy: { signup_policy: 'open' } });
+    const token = sessionCookieOf(await signUp(t, { email: 'ada@example.com', applicationId: 'notes' }));
+    const created = t.clock.now().getTime();
+    t.clock.advance(30_000);
+    expect(readSession(t.app.ctx, fakeRequest(token))!.session.lastSeenAt.getTime()).toBe(created);
+    t.clock.advance(31_000);
+    readSession(t.app.ctx, fakeRequest(token));
+    t.clock.advance(1_000);
+    expect(readSession(t.app.ctx, fakeRequest(token))!.session.lastSeenAt.getTime()).toBe(created + 61_000);
+  });
+});
+
 describe('settleMembership', () => {
   async function person(t: TestApp, email: string) {
     await createApplication(t, { id: 'home', audience: 'home', authPolicy: { signup_policy: 'open' } });
