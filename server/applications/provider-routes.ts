@@ -1,7 +1,7 @@
 /** `GET /api/admin/auth/providers` (spec §4.2): which sign-in providers are configured. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { adminErrors } from '../http/schemas.js';
+import { adminErrors, NoQuery } from '../http/schemas.js';
 import { providerStatus } from './providers.js';
 
 const ProviderStatus = Type.Object({
@@ -9,7 +9,7 @@ const ProviderStatus = Type.Object({
   name: Type.String(),
   configured: Type.Boolean(),
   env_vars: Type.Array(Type.String()),
-});
+}, { additionalProperties: false });
 
 export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -19,7 +19,8 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['providers'],
         summary: 'Sign-in providers and whether each is configured',
         security: [{ adminToken: [] }],
-        response: { 200: Type.Object({ providers: Type.Array(ProviderStatus) }), ...adminErrors },
+        querystring: NoQuery,
+        response: { 200: Type.Object({ providers: Type.Array(ProviderStatus) }, { additionalProperties: false }), ...adminErrors },
       },
     },
     async () => ({ providers: providerStatus(app.ctx.config.env) }),

@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { listQueryProperties, DEFAULT_LIMIT } from '../http/pagination.js';
-import { adminErrors } from '../http/schemas.js';
+import { adminErrors, NoQuery } from '../http/schemas.js';
 import {
   ApplicationCreateSchema,
   ApplicationListSchema,
@@ -51,7 +51,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Create an application (client secret and generated webhook secret shown once)',
-        body: ApplicationCreateSchema,
+        querystring: NoQuery, body: ApplicationCreateSchema,
         response: { 201: ApplicationWithSecretsSchema, ...adminErrors },
       },
     },
@@ -63,7 +63,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/applications/:id',
-    { schema: { tags, security, summary: 'Get an application', params: IdParams, response: { 200: ApplicationRecordSchema, ...adminErrors } } },
+    { schema: { tags, security, summary: 'Get an application', params: IdParams, querystring: NoQuery, response: { 200: ApplicationRecordSchema, ...adminErrors } } },
     async (request) => applicationRecord(getApplication(ctx, request.params.id)),
   );
 
@@ -72,7 +72,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Update an application',
-        params: IdParams, body: ApplicationPatchSchema,
+        params: IdParams, querystring: NoQuery, body: ApplicationPatchSchema,
         response: { 200: ApplicationWithSecretsSchema, ...adminErrors },
       },
     },
@@ -81,7 +81,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/applications/:id',
-    { schema: { tags, security, summary: 'Delete an application and everything that belongs to it', params: IdParams, response: { 204: Type.Null(), ...adminErrors } } },
+    { schema: { tags, security, summary: 'Delete an application and everything that belongs to it', params: IdParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors } } },
     async (request, reply) => {
       deleteApplication(ctx, request.params.id, actorName(request.actor));
       return reply.status(204).send(null);
@@ -93,8 +93,8 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Rotate the client secret of a web application (shown once)',
-        params: IdParams,
-        response: { 200: Type.Object({ clientSecret: Type.String() }), ...adminErrors },
+        params: IdParams, querystring: NoQuery,
+        response: { 200: Type.Object({ clientSecret: Type.String() }, { additionalProperties: false }), ...adminErrors },
       },
     },
     async (request) => rotateClientSecret(ctx, request.params.id, actorName(request.actor)),
@@ -102,7 +102,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/applications/:id/auth-policy',
-    { schema: { tags, security, summary: 'Get the auth policy', params: IdParams, response: { 200: AuthPolicySchema, ...adminErrors } } },
+    { schema: { tags, security, summary: 'Get the auth policy', params: IdParams, querystring: NoQuery, response: { 200: AuthPolicySchema, ...adminErrors } } },
     async (request) => getApplication(ctx, request.params.id).authPolicy,
   );
 
@@ -111,7 +111,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Update the auth policy (profile_fields replaces the list when given)',
-        params: IdParams, body: AuthPolicyPatchSchema,
+        params: IdParams, querystring: NoQuery, body: AuthPolicyPatchSchema,
         response: { 200: AuthPolicySchema, ...adminErrors },
       },
     },

@@ -92,16 +92,16 @@ export const ApplicationRecordSchema = Type.Object({
   authPolicy: AuthPolicySchema,
   createdAt: Timestamp,
   updatedAt: Timestamp,
-});
+}, { additionalProperties: false });
 
 /** Create/PATCH answers may carry secrets shown exactly once. */
 export const ApplicationWithSecretsSchema = Type.Object({
   ...ApplicationRecordSchema.properties,
   clientSecret: Type.Optional(Type.String()),
   webhookSecret: Type.Optional(Type.String()),
-});
+}, { additionalProperties: false });
 
 export const ApplicationListSchema = Type.Object({
   applications: Type.Array(ApplicationRecordSchema),
   nextCursor: Type.Union([Type.String(), Type.Null()]),
-});
+}, { additionalProperties: false });

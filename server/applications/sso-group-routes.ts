@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { DEFAULT_LIMIT, listQueryProperties } from '../http/pagination.js';
-import { adminErrors, Slug, Timestamp } from '../http/schemas.js';
+import { adminErrors, NoQuery, Slug, Timestamp } from '../http/schemas.js';
 import { addApplication, createGroup, deleteGroup, getGroup, listGroups, removeApplication, renameGroup } from './sso-groups.js';
 
 const GroupSchema = Type.Object({
@@ -11,7 +11,7 @@ const GroupSchema = Type.Object({
   name: Type.String(),
   applicationIds: Type.Array(Type.String()),
   createdAt: Timestamp,
-});
+}, { additionalProperties: false });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 const tags = ['sso-groups'];
@@ -26,7 +26,7 @@ export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags, security, summary: 'List SSO groups',
         querystring: Type.Object(listQueryProperties, { additionalProperties: false }),
-        response: { 200: Type.Object({ ssoGroups: Type.Array(GroupSchema), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...adminErrors },
+        response: { 200: Type.Object({ ssoGroups: Type.Array(GroupSchema), nextCursor: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }), ...adminErrors },
       },
     },
     async (request) => listGroups(ctx, request.query.limit ?? DEFAULT_LIMIT, request.query.cursor),
@@ -37,7 +37,7 @@ export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Create an SSO group',
-        body: Type.Object({ id: Slug, name: Name }, { additionalProperties: false }),
+        querystring: NoQuery, body: Type.Object({ id: Slug, name: Name }, { additionalProperties: false }),
         response: { 201: GroupSchema, ...adminErrors },
       },
     },
@@ -49,7 +49,7 @@ export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/sso-groups/:id',
-    { schema: { tags, security, summary: 'Get an SSO group', params: IdParams, response: { 200: GroupSchema, ...adminErrors } } },
+    { schema: { tags, security, summary: 'Get an SSO group', params: IdParams, querystring: NoQuery, response: { 200: GroupSchema, ...adminErrors } } },
     async (request) => getGroup(ctx, request.params.id),
   );
 
@@ -57,7 +57,7 @@ export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/sso-groups/:id',
     {
       schema: {
-        tags, security, summary: 'Rename an SSO group', params: IdParams,
+        tags, security, summary: 'Rename an SSO group', params: IdParams, querystring: NoQuery,
         body: Type.Object({ name: Name }, { additionalProperties: false }),
         response: { 200: GroupSchema, ...adminErrors },
       },
@@ -67,7 +67,7 @@ export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/sso-groups/:id',
-    { schema: { tags, security, summary: 'Delete an SSO group (its applications stay)', params: IdParams, response: { 204: Type.Null(), ...adminErrors } } },
+    { schema: { tags, security, summary: 'Delete an SSO group (its applications stay)', params: IdParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors } } },
     async (request, reply) => {
       deleteGroup(ctx, request.params.id, actorName(request.actor));
       return reply.status(204).send(null);
@@ -78,7 +78,7 @@ export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/sso-groups/:id/apps',
     {
       schema: {
-        tags, security, summary: 'Add an application to the group (moves it from any other group)', params: IdParams,
+        tags, security, summary: 'Add an application to the group (moves it from any other group)', params: IdParams, querystring: NoQuery,
         body: Type.Object({ appId: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
         response: { 200: GroupSchema, ...adminErrors },
       },
@@ -91,7 +91,7 @@ export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Remove an application from the group',
-        params: Type.Object({ id: Type.String({ maxLength: 200 }), appId: Type.String({ maxLength: 200 }) }),
+        params: Type.Object({ id: Type.String({ maxLength: 200 }), appId: Type.String({ maxLength: 200 }) }), querystring: NoQuery,
         response: { 204: Type.Null(), ...adminErrors },
       },
     },

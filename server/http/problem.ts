@@ -18,6 +18,7 @@ const TITLES: Record<number, string> = {
   405: 'Method Not Allowed',
   409: 'Conflict',
   413: 'Payload Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',
   431: 'Request Header Fields Too Large',
@@ -122,7 +123,8 @@ export function toProblem(error: unknown): Problem | undefined {
   }
   const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
   if (status >= 400 && status < 500) {
-    return new Problem(status, status === 413 ? 'payload_too_large' : 'bad_request', 'The request cannot be processed.');
+    const code = status === 413 ? 'payload_too_large' : status === 414 ? 'uri_too_long' : 'bad_request';
+    return new Problem(status, code, 'The request cannot be processed.');
   }
   return undefined;
 }

@@ -36,3 +36,6 @@ export const adminErrors = {
   413: problemRef,
   415: problemRef,
 };
+
+/** Query schema for routes that take no query parameters: any given one is an unknown field (400). */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
