@@ -7,6 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { FeatureOptions } from '../features.js';
 import { invitationAcceptRoutes } from './accept-routes.js';
+import { invitePagePlugin } from '../pages/invite-page.js';
 import { actorName } from '../http/admin-auth.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
@@ -82,8 +83,9 @@ export const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
 const adminInvitations = adminFeature(invitationRoutes);
 
-/** Admin invitation routes plus the public accept endpoint (and, later, the invite page). */
+/** Admin invitation routes, the JSON accept endpoint and the hosted invitation page. */
 export const invitationsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
   await app.register(adminInvitations, options);
   await app.register(invitationAcceptRoutes);
+  await app.register(invitePagePlugin);
 };

@@ -1,0 +1,190 @@
+/**
+ * The invitation page `{issuer}/invite/{token}` (DESIGN §4.6): shows the application's name and
+ * the inviter's message, lets the invitee create an account (e-mail fixed to the invited one) or
+ * sign in, then accepts and sends them on to the application's first redirect URI's origin (or
+ * the account page). A signed-in person with the invited e-mail just confirms; a different
+ * account, an expired, revoked, accepted or unknown link each get a page saying so.
+ * Forms carry the double-submit CSRF token; errors render as HTML in this scope.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import formbody from '@fastify/formbody';
+import { Type } from 'typebox';
+import type { AppContext } from '../context.js';
+import type { Application, Invitation } from '../db/schema.js';
+import { Problem, toProblem } from '../http/problem.js';
+import { checkFormToken, formToken } from '../accounts/csrf.js';
+import { findPersonByEmail } from '../accounts/people.js';
+import { authRateLimits, registerRateLimit } from '../accounts/rate-limits.js';
+import { clientInfo, sendSessionCookie } from '../accounts/routes.js';
+import { readSession } from '../accounts/session.js';
+import { signInWithEmail } from '../accounts/sign-in.js';
+import { signUpWithEmail } from '../accounts/sign-up.js';
+import { invitationStatus } from '../invitations/accept.js';
+import { invitationForLink, landingUrl, redeemInvitation } from '../invitations/redeem.js';
+import { renderError, renderPage } from './render.js';
+import { redirectSources } from './sign-in-pages.js';
+
+const Params = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) });
+const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
+const Form = Type.Object(
+  { csrf_token: short(200), name: short(200), email: short(254), password: short(1000) },
+  { additionalProperties: false },
+);
+
+const GONE: Record<string, [string, string]> = {
+  expired: ['This invitation has expired', 'Invitation links work for 7 days. Ask the administrator to send you a new one.'],
+  revoked: ['This invitation was withdrawn', 'The administrator revoked this invitation. Ask them if you think this is a mistake.'],
+  accepted: ['This invitation was already used', 'It has been accepted. Sign in to the application as usual.'],
+};
+
+function notFoundPage(reply: FastifyReply) {
+  return renderError(reply, 404, 'Invitation not found', 'This invitation link is not valid. Check that you copied the whole link.');
+}
+
+/** The invitation behind the link when it is still pending; otherwise the page that says why. */
+function pendingOrPage(ctx: AppContext, token: string, reply: FastifyReply): { invitation: Invitation; app: Application } | FastifyReply {
+  const found = invitationForLink(ctx, token);
+  if (!found) return notFoundPage(reply);
+  const status = invitationStatus(found.invitation, ctx.clock.now());
+  if (status !== 'pending') {
+    const [title, message] = GONE[status]!;
+    return renderError(reply, 410, title, message);
+  }
+  return found;
+}
+
+function showInvite(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  token: string,
+  found: { invitation: Invitation; app: Application },
+  extra: { error?: string; name?: string } = {},
+) {
+  const { invitation, app } = found;
+  const current = readSession(ctx, request);
+  if (current && current.person.email !== invitation.email) {
+    return renderError(
+      reply.status(403),
+      403,
+      'This invitation is for another account',
+      `This invitation was sent to ${invitation.email}, but you are signed in as ${current.person.email}. Sign out, then open the link again.`,
+    );
+  }
+  return renderPage(
+    reply,
+    'invite',
+    {
+      title: `Join ${app.name}`,
+      appName: app.name,
+      role: invitation.role,
+      email: invitation.email,
+      message: invitation.message,
+      action: `/invite/${encodeURIComponent(token)}`,
+      csrfToken: formToken(ctx.config, request, reply),
+      signedInAs: current?.person.email,
+      hasAccount: Boolean(findPersonByEmail(ctx.db, invitation.email)),
+      error: extra.error,
+      name: extra.name ?? '',
+    },
+    { formActionSources: redirectSources(app) },
+  );
+}
+
+function problemMessage(error: unknown): Problem {
+  if (!(error instanceof Problem)) throw error;
+  return error;
+}
+
+const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  const limits = authRateLimits(ctx.config);
+  await app.register(formbody, { bodyLimit: 16 * 1024 });
+  await registerRateLimit(app);
+  app.setErrorHandler((error, request, reply) => {
+    const problem = toProblem(error);
+    if (!problem) {
+      request.log.error({ err: error }, 'unhandled error on the invitation page');
+      return renderError(reply, 500, 'Something went wrong', 'Something went wrong on our side. Please try again.');
+    }
+    for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+    return renderError(reply, problem.status, problem.status === 403 ? 'Not allowed' : 'Something is wrong with this request', problem.detail);
+  });
+
+  app.get('/invite/:token', { schema: { hide: true, params: Params } }, async (request, reply) => {
+    const found = pendingOrPage(ctx, request.params.token, reply);
+    if (!('invitation' in found)) return found;
+    return showInvite(ctx, request, reply, request.params.token, found);
+  });
+
+  /** Accepts for the signed-in person and sends them on. */
+  const acceptAndGo = (reply: FastifyReply, token: string, person: { id: string; email: string; name: string | null }) => {
+    const { redirectTo } = redeemInvitation(ctx, token, person);
+    return reply.header('cache-control', 'no-store').redirect(redirectTo, 303);
+  };
+
+  app.post('/invite/:token/accept', { schema: { hide: true, params: Params, body: Form } }, async (request, reply) => {
+    checkFormToken(ctx.config, request, request.body.csrf_token);
+    const found = pendingOrPage(ctx, request.params.token, reply);
+    if (!('invitation' in found)) return found;
+    const current = readSession(ctx, request);
+    if (!current) return showInvite(ctx, request, reply.status(401), request.params.token, found, { error: 'Your session has ended. Sign in again.' });
+    return acceptAndGo(reply, request.params.token, current.person);
+  });
+
+  app.post(
+    '/invite/:token/sign-up',
+    { config: { rateLimit: limits.signUp }, schema: { hide: true, params: Params, body: Form } },
+    async (request, reply) => {
+      const form = request.body;
+      checkFormToken(ctx.config, request, form.csrf_token);
+      const found = pendingOrPage(ctx, request.params.token, reply);
+      if (!('invitation' in found)) return found;
+      try {
+        // The e-mail is the invited one whatever the form says: the field is read-only on the page.
+        const signedUp = await signUpWithEmail(
+          ctx,
+          { email: found.invitation.email, password: form.password ?? '', name: form.name || undefined, invitationToken: request.params.token },
+          clientInfo(ctx, request),
+        );
+        sendSessionCookie(ctx, reply, signedUp);
+        return reply.redirect(landingUrl(ctx, found.app), 303);
+      } catch (error) {
+        const problem = problemMessage(error);
+        const message = problem.code === 'validation_failed' && problem.errors?.[0] ? `${problem.errors[0].path.replace(/^body\./, '')} ${problem.errors[0].message}.` : problem.detail;
+        return showInvite(ctx, request, reply.status(problem.status), request.params.token, found, { error: message, name: form.name ?? '' });
+      }
+    },
+  );
+
+  app.post(
+    '/invite/:token/sign-in',
+    { config: { rateLimit: limits.signIn }, schema: { hide: true, params: Params, body: Form } },
+    async (request, reply) => {
+      const form = request.body;
+      checkFormToken(ctx.config, request, form.csrf_token);
+      const found = pendingOrPage(ctx, request.params.token, reply);
+      if (!('invitation' in found)) return found;
+      let signedIn;
+      try {
+        signedIn = await signInWithEmail(
+          ctx,
+          { email: found.invitation.email, password: form.password ?? '', applicationId: found.app.id },
+          clientInfo(ctx, request),
+        );
+      } catch (error) {
+        const problem = problemMessage(error);
+        for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+        return showInvite(ctx, request, reply.status(problem.status), request.params.token, found, { error: problem.detail });
+      }
+      sendSessionCookie(ctx, reply, signedIn);
+      return acceptAndGo(reply, request.params.token, signedIn.person);
+    },
+  );
+};
+
+/** The invitation page in its own scope (form bodies, HTML errors). */
+export const invitePagePlugin: FastifyPluginAsync = async (app) => {
+  await app.register(inviteRoutes);
+};
