@@ -20,7 +20,7 @@ export interface SchemaState {
   applied: string[];
   /** Migrations this build would apply on open. */
   pending: string[];
-  /** True when the database has migrations this build does not know: it was written by newer code. */
+  /** True when the database recorded a migration later than any this build knows: newer code wrote it. */
   newer: boolean;
   /** Tag of the newest migration this build knows. */
   latest: string;
@@ -46,7 +46,9 @@ export function schemaState(sqlite: Database.Database): SchemaState {
   return {
     applied,
     pending: journal.filter((e) => e.when > newest).map((e) => e.tag),
-    newer: rows.some((r) => !byWhen.has(Number(r.createdAt))) || newest > latestKnown,
+    // drizzle's own rule: only the newest recorded migration matters (older unknown entries,
+    // e.g. from a squashed history, would simply be skipped by the migrator too).
+    newer: newest > latestKnown,
     latest: journal.at(-1)?.tag ?? 'none',
   };
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../server/db/client.js';
-import { createBackup, readHeader } from '../../server/ops/backup.js';
+import { createBackup, listBackups, readHeader } from '../../server/ops/backup.js';
 import { restoreBackup } from '../../server/ops/restore.js';
 import { appBody, makeApp } from '../helpers/app.js';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
@@ -253,5 +253,31 @@ describe('gatehouse status and --help', () => {
     const serve = await runCli(['serve', '--help']);
     expect(serve.stdout).toContain('--tls MODE');
     expect(serve.stdout).toContain('--pretty');
+  });
+});
+
+describe('backup before migrations', () => {
+  it('backs up an existing database before applying pending migrations, and refuses a newer one', async () => {
+    // An older build's database: one recorded migration older than every migration this build knows.
+    const dir = tempDataDir();
+    const legacy = new Database(join(dir, 'gatehouse.db'));
+    legacy.exec('CREATE TABLE __drizzle_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, hash text NOT NULL, created_at numeric)');
+    legacy.prepare("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('legacy', 1)").run();
+    legacy.close();
+
+    const running = await startServer(dir);
+    await running.stop();
+    const backups = listBackups(dir);
+    expect(backups).toHaveLength(1);
+    expect(readHeader(join(dir, 'backups', `${backups[0]!.id}.gatehouse-backup`))!.schema).toBe('unknown:1');
+
+    // Starting again migrates nothing, so no second backup.
+    await (await startServer(dir)).stop();
+    expect(listBackups(dir)).toHaveLength(1);
+
+    const future = new Database(join(dir, 'gatehouse.db'));
+    future.prepare("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', 9999999999999)").run();
+    future.close();
+    await expect(startServer(dir)).rejects.toThrow(`The database in ${dir} was written by a newer Gatehouse; upgrade Gatehouse to use it.`);
   });
 });
