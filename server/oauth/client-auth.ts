@@ -4,9 +4,9 @@
  * `spa` and `native` clients are public (`none`) and prove codes with PKCE instead. Secrets are
  * compared against their SHA-256 hash in constant time.
  */
-import { eq } from 'drizzle-orm';
 import type { FastifyRequest } from 'fastify';
-import { applications, type Application } from '../db/schema.js';
+import type { Application } from '../db/schema.js';
+import { refreshQueries } from './token/refresh-queries.js';
 import type { AppContext } from '../context.js';
 import { matchesHash } from '../util/crypto.js';
 import { invalidClient, invalidRequest } from './errors.js';
@@ -46,7 +46,7 @@ function presented(request: FastifyRequest, body: RawParams): Presented {
 }
 
 export function findClient(ctx: AppContext, clientId: string): Application | undefined {
-  return ctx.db.select().from(applications).where(eq(applications.id, clientId)).get();
+  return refreshQueries(ctx.db).client.get({ id: clientId });
 }
 
 /** Authenticates the calling client or throws `invalid_client` (401). */

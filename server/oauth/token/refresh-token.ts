@@ -8,8 +8,7 @@
  * - `scope` may narrow this access token; `resource` must equal the family's.
  * Cost: one joined read, one conditional update, one insert, one signature (no ID token here).
  */
-import { and, eq, isNull } from 'drizzle-orm';
-import { memberships, refreshTokenFamilies, refreshTokens, type Application } from '../../db/schema.js';
+import { refreshTokenFamilies, type Application } from '../../db/schema.js';
 import type { AppContext } from '../../context.js';
 import { recordAudit } from '../../audit/record.js';
 import { sha256 } from '../../util/crypto.js';
@@ -20,7 +19,8 @@ import { signAccessToken } from '../jwt.js';
 import type { KeyRing } from '../keys.js';
 import { param, requiredParam, type RawParams } from '../params.js';
 import { parseScope } from '../scopes.js';
-import { newRefreshToken, storeRefreshToken, type TokenResponse } from './response.js';
+import { newRefreshToken, type TokenResponse } from './response.js';
+import { refreshQueries } from './refresh-queries.js';
 
 export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
@@ -29,18 +29,8 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   const now = ctx.clock.now();
   const tokenHash = sha256(presented);
 
-  const row = ctx.db
-    .select({
-      rotatedAt: refreshTokens.rotatedAt,
-      expiresAt: refreshTokens.expiresAt,
-      family: refreshTokenFamilies,
-      membership: { id: memberships.id, status: memberships.status, role: memberships.role },
-    })
-    .from(refreshTokens)
-    .innerJoin(refreshTokenFamilies, eq(refreshTokenFamilies.id, refreshTokens.familyId))
-    .leftJoin(memberships, eq(memberships.id, refreshTokenFamilies.membershipId))
-    .where(eq(refreshTokens.tokenHash, tokenHash))
-    .get();
+  const queries = refreshQueries(ctx.db);
+  const row = queries.token.get({ hash: tokenHash });
   if (!row || row.family.applicationId !== client.id) throw invalidGrant('The refresh token is not valid.');
   const family = row.family;
   if (family.revokedAt) throw invalidGrant('The refresh token has been revoked.');
@@ -61,14 +51,10 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   }
 
   const successor = newRefreshToken();
-  const rotated = ctx.db.transaction((tx) => {
-    const result = tx
-      .update(refreshTokens)
-      .set({ rotatedAt: now })
-      .where(and(eq(refreshTokens.tokenHash, tokenHash), isNull(refreshTokens.rotatedAt)))
-      .run() as unknown as { changes: number };
+  const rotated = ctx.db.transaction(() => {
+    const result = queries.rotate.run({ hash: tokenHash, nowMs: now.getTime() }) as unknown as { changes: number };
     if (result.changes !== 1) return false;
-    storeRefreshToken(tx, family.id, successor, now, row.expiresAt);
+    queries.insert.run({ hash: sha256(successor), familyId: family.id, now, expiresAt: row.expiresAt });
     return true;
   });
   // Two concurrent uses of one token: the loser is a reuse like any other.
