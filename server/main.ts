@@ -29,6 +29,8 @@ export interface Running {
   tls?: TlsMaterial;
   /** The plain-http redirect listener's URL, when configured. */
   redirectUrl?: string;
+  /** Runs the periodic LAN-certificate check now; true when a new certificate is being served. */
+  refreshTls(): boolean;
   stop(): Promise<void>;
 }
 
@@ -125,18 +127,21 @@ export async function start(config: Config): Promise<Running> {
   writePidFile(config.dataDir);
 
   // Re-issue the LAN certificate while running (expiry, a new address) without a restart.
+  const refreshTls = (): boolean => {
+    if (config.tls.mode !== 'auto') return false;
+    const next = ensureLocalTls(config.dataDir, config.tls.extraNames, new Date());
+    if (!next.issued) return false;
+    (app.server as unknown as TlsServer).setSecureContext({ key: next.key, cert: next.cert });
+    tls = next;
+    running.tls = next;
+    app.log.info({ notAfter: next.notAfter.toISOString() }, 'TLS certificate renewed');
+    return true;
+  };
   let tlsTimer: NodeJS.Timeout | undefined;
   if (config.tls.mode === 'auto') {
-    const extraNames = config.tls.extraNames;
     tlsTimer = setInterval(() => {
       try {
-        const next = ensureLocalTls(config.dataDir, extraNames, new Date());
-        if (next.issued) {
-          (app.server as unknown as TlsServer).setSecureContext({ key: next.key, cert: next.cert });
-          tls = next;
-          running.tls = next;
-          app.log.info({ notAfter: next.notAfter.toISOString() }, 'TLS certificate renewed');
-        }
+        refreshTls();
       } catch (error) {
         app.log.error({ err: error }, 'TLS certificate check failed');
       }
@@ -160,7 +165,7 @@ export async function start(config: Config): Promise<Running> {
       db.$client.close();
       removePidFile(config.dataDir);
     })());
-  const running: Running = { app, db, url, config, tls, redirectUrl, stop };
+  const running: Running = { app, db, url, config, tls, redirectUrl, refreshTls, stop };
   return running;
 }
 

@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:tls';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -128,5 +129,30 @@ describe('HTTPS listener', () => {
     expect(response.status).toBe(404);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect((await response.json()).code).toBe('ca_not_found');
+  });
+
+  it('re-issues the certificate while running when the names change, serving it without a restart', async () => {
+    const dir = tempDataDir();
+    const running = await startServer(dir, { GATEHOUSE_TLS: 'auto' });
+    const caPem = readFileSync(join(dir, 'tls', 'ca.pem'), 'utf8');
+    const port = Number(new URL(running.url).port);
+    const served = () =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect({ host: '127.0.0.1', port, ca: caPem, servername: 'localhost' }, () => {
+          const cert = socket.getPeerX509Certificate()!;
+          socket.end();
+          resolve(cert.subjectAltName ?? '');
+        });
+        socket.on('error', reject);
+      });
+    expect(await served()).not.toContain('renamed.lan');
+    expect(running.refreshTls()).toBe(false);
+
+    if (running.config.tls.mode !== 'auto') throw new Error('TLS mode should be auto');
+    running.config.tls.extraNames.push('renamed.lan');
+    expect(running.refreshTls()).toBe(true);
+    expect(await served()).toContain('DNS:renamed.lan');
+    expect(readFileSync(join(dir, 'tls', 'ca.pem'), 'utf8')).toBe(caPem);
+    expect((await caFetch(caPem)(`${running.url}/healthz`)).status).toBe(200);
   });
 });
