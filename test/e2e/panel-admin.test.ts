@@ -8,12 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { OAUTH_ADMIN_TOKEN, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
 import { buildIfStale, launchChromium, shot } from '../helpers/panel-browser.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 let server: OAuthServer;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let clientSecret = '';
+let receiver: Receiver;
 
 async function adminJson<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await server.admin(method, path, body);
@@ -24,6 +26,7 @@ async function adminJson<T>(method: string, path: string, body?: unknown): Promi
 beforeAll(async () => {
   buildIfStale();
   server = await startOAuthServer();
+  receiver = await startReceiver();
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
   page = await context.newPage();
@@ -32,6 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
+  await receiver?.close();
 });
 
 describe('control panel', () => {
@@ -175,6 +179,13 @@ describe('control panel', () => {
     await page.getByRole('button', { name: 'Copy invitation link for bob@example.com' }).waitFor();
     await shot(page, '08-invitations');
 
+    // Keyboard: Escape cancels a confirmation and nothing is revoked.
+    await page.locator('tr[data-invitation="ann@example.com"]').getByRole('button', { name: 'Revoke' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog').getByText('Revoke the invitation for ann@example.com?').waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+
     await page.locator('tr[data-invitation="bob@example.com"]').getByRole('button', { name: 'Revoke' }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByText('Revoke the invitation for bob@example.com?').waitFor();
@@ -233,6 +244,25 @@ describe('control panel', () => {
     expect(after.status).toBe(401);
   });
 
+  it('sets a webhook, sends a test event and lists the delivery', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByText('No deliveries yet.').waitFor();
+    await page.getByLabel('Webhook URL').fill(`${receiver.url}/hooks`);
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await page.getByTestId('copy-webhook-secret').waitFor();
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.getByText('Test event queued.').waitFor();
+    const [delivered] = await receiver.waitFor(1);
+    expect(JSON.parse(delivered!.body)).toMatchObject({ type: 'webhook.test', applicationId: 'team-notes' });
+    await expect
+      .poll(async () => {
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        return page.locator('tr', { hasText: 'webhook.test' }).textContent();
+      })
+      .toContain('succeeded');
+    await shot(page, '12-webhooks');
+  });
+
   it('runs the test sign-in round trip and shows the decoded access token', async () => {
     await page.getByRole('link', { name: 'Test sign-in' }).click();
     await page.getByRole('button', { name: 'Add it' }).click();
@@ -247,21 +277,47 @@ describe('control panel', () => {
     expect(text).toContain('https://notes.example.com/api');
     expect(text).toMatch(/"role":"member"/);
     expect(text).toMatch(/"status":"active"/);
-    await shot(page, '12-test-sign-in');
+    await shot(page, '13-test-sign-in');
   });
 
   it('shows providers and the audit log, in both themes', async () => {
     await page.getByRole('link', { name: 'Sign-in providers' }).click();
     await page.getByText('GOOGLE_CLIENT_ID').waitFor();
-    await shot(page, '13-providers');
+    await shot(page, '14-providers');
     await page.getByRole('link', { name: 'Audit log' }).click();
     await page.locator('td', { hasText: 'team-notes' }).first().waitFor();
-    await shot(page, '14-audit-log');
+    await shot(page, '15-audit-log');
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByText('Pending invitations').waitFor();
-    await shot(page, '15-overview-dark');
+    await shot(page, '16-overview-dark');
     const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     expect(background).toBe('rgb(20, 23, 28)');
+
+    const overview = await adminJson<{ counts: Record<string, number>; signingKey: string | null }>('GET', '/api/admin/overview');
+    expect(overview.counts).toEqual({ applications: 2, people: 1, memberships: 1, pendingInvitations: 2, ssoGroups: 1 });
+    expect(overview.signingKey).toMatch(/^kid_/);
+    await page.getByText(overview.signingKey!).waitFor();
+  });
+
+  it('uses the Electron preload bridge instead of the sign-in screen when it is present', async () => {
+    // The same build in the desktop app: window.gatehouse.getConfig() supplies URL and token.
+    const desktop = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+    await desktop.addInitScript(
+      ([url, token]) => {
+        Object.defineProperty(window, 'gatehouse', {
+          value: Object.freeze({ getConfig: async () => ({ serverUrl: url, adminToken: token }), openExternal: async () => {} }),
+        });
+      },
+      [server.url, OAUTH_ADMIN_TOKEN] as const,
+    );
+    const tab = await desktop.newPage();
+    await tab.goto(`${server.url}/admin/applications`);
+    await tab.getByRole('link', { name: 'Team Notes' }).waitFor();
+    expect(await tab.getByLabel('Admin token').count()).toBe(0);
+    expect(await tab.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+    expect(await tab.evaluate(() => sessionStorage.getItem('gatehouse.adminToken'))).toBeNull();
+    await shot(tab, '17-desktop-bridge');
+    await desktop.close();
   });
 });

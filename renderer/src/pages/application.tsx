@@ -2,7 +2,7 @@
 import { createResource, Match, Show, Switch } from 'solid-js';
 import { A, useParams } from '@solidjs/router';
 import { api, enc, type Application } from '../api';
-import { Async } from '../ui';
+import { ErrorBox, Loading } from '../ui';
 import { SettingsTab } from './app-settings';
 import { PolicyTab } from './app-policy';
 import { MembersTab } from './app-members';
@@ -29,11 +29,14 @@ export function ApplicationPage() {
   );
   const base = () => `/applications/${enc(params.id)}`;
   return (
-    <Async resource={app}>
+    // Non-keyed Show: saving a tab updates `a()` in place instead of re-creating the tabs (which
+    // would lose one-time secrets they are showing).
+    <Show when={!app.error} fallback={<ErrorBox error={app.error} />}>
+    <Show when={app.latest} fallback={<Loading />}>
       {(a) => (
         <>
           <h1>
-            {a.name} <code>{a.id}</code>
+            {a().name} <code>{a().id}</code>
           </h1>
           <nav class="tabs" aria-label="Application sections">
             {TABS.map(([tab, label]) => (
@@ -44,30 +47,30 @@ export function ApplicationPage() {
           </nav>
           <Switch fallback={<p>There is no such section.</p>}>
             <Match when={!params.tab}>
-              <SettingsTab app={a} onSaved={(next) => mutate(next)} />
+              <SettingsTab app={a()} onSaved={(next) => mutate(next)} />
             </Match>
             <Match when={params.tab === 'sign-in'}>
-              <PolicyTab app={a} onSaved={() => void refetch()} />
+              <PolicyTab app={a()} onSaved={() => void refetch()} />
             </Match>
             <Match when={params.tab === 'members'}>
-              <MembersTab app={a} />
+              <MembersTab app={a()} />
             </Match>
             <Match when={params.tab === 'invitations'}>
-              <InvitationsTab app={a} />
+              <InvitationsTab app={a()} />
             </Match>
             <Match when={params.tab === 'api-keys'}>
-              <ApiKeysTab app={a} />
+              <ApiKeysTab app={a()} />
             </Match>
             <Match when={params.tab === 'webhooks'}>
-              <WebhooksTab app={a} onSaved={(next) => mutate(next)} />
+              <WebhooksTab app={a()} onSaved={(next) => mutate(next)} />
             </Match>
             <Match when={params.tab === 'test'}>
-              <TestSignInTab app={a} />
+              <TestSignInTab app={a()} />
             </Match>
           </Switch>
-          <Show when={false}>{null}</Show>
         </>
       )}
-    </Async>
+    </Show>
+    </Show>
   );
 }
