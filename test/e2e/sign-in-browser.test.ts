@@ -1,7 +1,8 @@
 /**
  * A real browser through the hosted pages: headless Chromium starts an authorization request
  * of a sample application, signs up (then, in a fresh browser, signs in) on Gatehouse's pages,
- * and lands on the application's callback with a code that the token endpoint accepts.
+ * and lands on the application's callback with a code that the token endpoint accepts; then a
+ * silent authorize in the same browser, and "Continue as …" for `prompt=login`.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { PASSWORD, createClient, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { launchChromium } from '../helpers/panel-browser.js';
+import { launchChromium, shot } from '../helpers/panel-browser.js';
 
 let server: OAuthServer;
 let browser: Browser;
@@ -77,6 +78,7 @@ describe('hosted sign-in in a real browser', () => {
     await first.page.goto(authorizeUrl(client.id, p1.challenge, 'state-one'));
     expect(new URL(first.page.url()).pathname).toBe('/sign-in');
     await expect(first.page.locator('h1').textContent()).resolves.toBe('Sign in to Sample App');
+    await shot(first.page, 'sign-in');
     await first.page.getByRole('link', { name: 'Create an account' }).click();
     await first.page.getByLabel('Name').fill('Ada Lovelace');
     await first.page.getByLabel('E-mail').fill('ada@example.com');
@@ -100,6 +102,7 @@ describe('hosted sign-in in a real browser', () => {
     await second.page.getByLabel('Password').fill('not the password');
     await second.page.getByRole('button', { name: 'Sign in' }).click();
     await expect(second.page.locator('.error').textContent()).resolves.toBe('The e-mail address or password is not correct.');
+    await shot(second.page, 'sign-in-error');
     await second.page.getByLabel('Password').fill(PASSWORD);
     await Promise.all([second.page.waitForURL(`${callbackBase}?**`), second.page.getByRole('button', { name: 'Sign in' }).click()]);
     const landed2 = new URL(second.page.url());
@@ -110,6 +113,16 @@ describe('hosted sign-in in a real browser', () => {
     const p3 = pkce();
     await second.page.goto(authorizeUrl(client.id, p3.challenge, 'state-three'));
     expect(new URL(second.page.url()).searchParams.get('state')).toBe('state-three');
+
+    // 4. prompt=login: the page offers "Continue as …" and asks for the password again.
+    const p4 = pkce();
+    await second.page.goto(`${authorizeUrl(client.id, p4.challenge, 'state-four')}&prompt=login`);
+    await second.page.getByLabel('Password').fill(PASSWORD);
+    await Promise.all([
+      second.page.waitForURL(`${callbackBase}?**`),
+      second.page.getByRole('button', { name: 'Continue as Ada Lovelace' }).click(),
+    ]);
+    expect(new URL(second.page.url()).searchParams.get('state')).toBe('state-four');
     expect(second.cspErrors).toEqual([]);
     await second.close();
   });
