@@ -3,7 +3,7 @@
  * Used by `gatehouse serve`, `npm start` and the Electron supervisor (which listens for the IPC
  * `{type: "ready", url}` message).
  */
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { Server as TlsServer } from 'node:tls';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { buildApp } from './app.js';
 import { ConfigError, defaultIssuer, type Config } from './config.js';
 import { openDatabase, type Db } from './db/client.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
+import { prepareDataDir } from './data-dir.js';
 import { ensureLocalTls, loadOwnTls, type TlsMaterial } from './ops/tls.js';
 import { createBackup, pruneBackups, storeBackup } from './ops/backup.js';
 import { schemaState } from './ops/schema-version.js';
@@ -78,15 +79,6 @@ async function startRedirect(config: Config, httpsPort: number): Promise<Server>
     server.listen(config.httpRedirectPort, config.host, () => resolve());
   });
   return server;
-}
-
-function prepareDataDir(dir: string) {
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    accessSync(dir, constants.W_OK);
-  } catch {
-    throw new ConfigError(`The data directory ${dir} cannot be created or is not writable.`);
-  }
 }
 
 function loggerOptions(config: Config) {

@@ -1,8 +1,8 @@
 /** `gatehouse admin-token [--rotate]`: print (or replace) the generated admin token. */
-import { existsSync, mkdirSync } from 'node:fs';
 import { loadConfig } from '../config.js';
 import { adminTokenPath, readOrCreateAdminToken, writeNewAdminToken } from '../http/admin-token.js';
 import { ConfigError } from '../config.js';
+import { prepareDataDir } from '../data-dir.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 
 export const adminTokenCommand: Command = {
@@ -15,7 +15,7 @@ export const adminTokenCommand: Command = {
     if (config.adminToken) {
       throw new ConfigError('ADMIN_TOKEN is set in the environment; that is the admin token, and it is rotated by changing it there.');
     }
-    if (!existsSync(config.dataDir)) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    prepareDataDir(config.dataDir);
     const token = values.rotate ? writeNewAdminToken(config.dataDir) : readOrCreateAdminToken(config.dataDir);
     console.log(token);
     if (values.rotate) console.error(`New admin token written to ${adminTokenPath(config.dataDir)}.`);

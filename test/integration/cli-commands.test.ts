@@ -1,0 +1,156 @@
+/**
+ * The `gatehouse` CLI as a child process (DESIGN §3): help, the admin token and its rotation
+ * against a running server, and bad configuration exiting 1 with one sentence and no stack trace.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:net';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type RunResult } from '../helpers/server-process.js';
+
+/** Exit 1, exactly one line on stderr, no stack trace, nothing announced on stdout. */
+function expectOneSentence(result: RunResult, message: string | RegExp) {
+  expect(result.code, JSON.stringify(result)).toBe(1);
+  const lines = result.stderr.trimEnd().split('\n');
+  expect(lines, result.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(message);
+  expect(lines[0]).toMatch(/\.$/);
+  expect(result.stderr).not.toMatch(/\n\s+at |Error:|node:internal/);
+  expect(result.stdout).not.toContain('Gatehouse listening');
+}
+
+async function status(url: string, token: string) {
+  return (await fetch(`${url}/api/admin/applications`, { headers: { authorization: `Bearer ${token}` } })).status;
+}
+
+describe('gatehouse CLI', () => {
+  beforeAll(() => ensureBuilt(), 300_000);
+  afterAll(() => removeTempDirs());
+
+  it('prints help for the CLI and each command', async () => {
+    const env = cleanEnv();
+    const top = await runCli(['--help'], env);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toMatch(/^Usage: gatehouse <command> \[flags\]/);
+    expect(top.stdout).toMatch(/^ {2}serve {9}run the identity server$/m);
+    expect(top.stdout).toMatch(/^ {2}admin-token /m);
+
+    const none = await runCli([], env);
+    expect(none.code).toBe(1);
+    expect(none.stdout).toContain('Usage: gatehouse <command>');
+
+    const serve = await runCli(['serve', '--help'], env);
+    expect(serve.code).toBe(0);
+    for (const flag of ['--data-dir DIR', '--port N', '--host ADDR', '--issuer URL', '--admin-token T', '--access-token-ttl S', '--help']) {
+      expect(serve.stdout).toContain(flag);
+    }
+    const token = await runCli(['admin-token', '-h'], env);
+    expect(token.code).toBe(0);
+    expect(token.stdout).toMatch(/^Usage: gatehouse admin-token \[flags\]/);
+    expect(token.stdout).toContain('--rotate');
+
+    expectOneSentence(await runCli(['frobnicate'], env), /^Unknown command "frobnicate"\. Run `gatehouse --help` for the list\.$/);
+    expectOneSentence(await runCli(['serve', '--colour', 'red'], env), /Unknown option '--colour'.* Run `gatehouse serve --help` for its flags\.$/);
+  }, 120_000);
+
+  it('admin-token prints the generated token (0600), the same each time; --rotate replaces it', async () => {
+    const data = join(tempDir(), 'fresh');
+    const env = cleanEnv({ GATEHOUSE_DATA_DIR: data });
+    const first = await runCli(['admin-token'], env);
+    expect(first.code).toBe(0);
+    const token = first.stdout.trim();
+    expect(token).toMatch(/^gha_[A-Za-z0-9_-]{43}$/);
+    expect(readFileSync(join(data, 'admin-token'), 'utf8').trim()).toBe(token);
+    expect(statSync(join(data, 'admin-token')).mode & 0o777).toBe(0o600);
+    expect((await runCli(['admin-token', '--data-dir', data], cleanEnv())).stdout.trim()).toBe(token);
+
+    const rotated = await runCli(['admin-token', '--rotate'], env);
+    expect(rotated.code).toBe(0);
+    const next = rotated.stdout.trim();
+    expect(next).toMatch(/^gha_/);
+    expect(next).not.toBe(token);
+    expect(rotated.stderr.trim()).toBe(`New admin token written to ${join(data, 'admin-token')}.`);
+    expect(readFileSync(join(data, 'admin-token'), 'utf8').trim()).toBe(next);
+    expect(statSync(join(data, 'admin-token')).mode & 0o777).toBe(0o600);
+
+    expectOneSentence(await runCli(['admin-token'], cleanEnv({ GATEHOUSE_DATA_DIR: data, ADMIN_TOKEN: 'x'.repeat(32) })), /^ADMIN_TOKEN is set in the environment/);
+  }, 120_000);
+
+  it('admin-token --rotate: a running server rejects the old token and accepts the new one within ~1.5 s', async () => {
+    const data = tempDir();
+    const server = await startServer(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', data], cleanEnv());
+    try {
+      const old = readFileSync(join(data, 'admin-token'), 'utf8').trim();
+      expect(await status(server.url, old)).toBe(200);
+      const rotated = await runCli(['admin-token', '--rotate', '--data-dir', data], cleanEnv());
+      const rotatedAt = Date.now();
+      const next = rotated.stdout.trim();
+      expect(rotated.code).toBe(0);
+
+      let switchedAfter: number | undefined;
+      while (Date.now() - rotatedAt < 5000) {
+        const [oldStatus, newStatus] = [await status(server.url, old), await status(server.url, next)];
+        if (oldStatus === 401 && newStatus === 200) {
+          switchedAfter = Date.now() - rotatedAt;
+          break;
+        }
+        // Until the server notices, the old token still works and the new one does not yet.
+        expect([oldStatus, newStatus]).toEqual([200, 401]);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(switchedAfter, 'the server never switched tokens').toBeDefined();
+      expect(switchedAfter!).toBeLessThan(1500);
+      const denied = await fetch(`${server.url}/api/admin/applications`, { headers: { authorization: `Bearer ${old}` } });
+      expect(denied.headers.get('www-authenticate')).toBe('Bearer');
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+
+  describe('bad configuration exits 1 with one sentence', () => {
+    let blocker: Server;
+    let busyPort: number;
+    beforeAll(async () => {
+      blocker = createServer();
+      await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+      busyPort = (blocker.address() as { port: number }).port;
+    });
+    afterAll(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+
+    it('port in use', async () => {
+      const data = tempDir();
+      const result = await runCli(['serve', '--data-dir', data, '--port', String(busyPort)], cleanEnv());
+      expectOneSentence(result, new RegExp(`^Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.$`));
+      // Through the environment too.
+      expectOneSentence(await runCli(['serve'], cleanEnv({ GATEHOUSE_DATA_DIR: data, PORT: String(busyPort) })), /already in use/);
+    }, 60_000);
+
+    it('unwritable data directory', async () => {
+      const file = join(tempDir(), 'plain-file');
+      writeFileSync(file, 'not a directory');
+      const data = join(file, 'data');
+      const result = await runCli(['serve', '--port', '0'], cleanEnv({ GATEHOUSE_DATA_DIR: data }));
+      expectOneSentence(result, `The data directory ${data} cannot be created or is not writable.`);
+      expectOneSentence(await runCli(['admin-token', '--data-dir', data], cleanEnv()), /cannot be created or is not writable|not a directory/i);
+      expect(existsSync(data)).toBe(false);
+    }, 60_000);
+
+    it('malformed issuer, port and other values', async () => {
+      const data = tempDir();
+      const cases: [Record<string, string>, RegExp][] = [
+        [{ GATEHOUSE_ISSUER: 'not a url' }, /^GATEHOUSE_ISSUER must be an absolute http\(s\) URL, got "not a url"\.$/],
+        [{ GATEHOUSE_ISSUER: 'ftp://id.example.com' }, /^GATEHOUSE_ISSUER must use http or https/],
+        [{ GATEHOUSE_ISSUER: 'https://id.example.com/' }, /^GATEHOUSE_ISSUER must not end with a slash/],
+        [{ GATEHOUSE_ISSUER: 'https://id.example.com?x=1' }, /^GATEHOUSE_ISSUER must not have a query or fragment/],
+        [{ PORT: 'eighty' }, /^PORT must be a whole number, got "eighty"\.$/],
+        [{ PORT: '70000' }, /^PORT must be between 0 and 65535, got 70000\.$/],
+        [{ ADMIN_TOKEN: 'short' }, /^ADMIN_TOKEN must be at least 16 characters long\.$/],
+        [{ GATEHOUSE_ACCESS_TOKEN_TTL: '5' }, /^GATEHOUSE_ACCESS_TOKEN_TTL must be between/],
+      ];
+      for (const [extra, message] of cases) {
+        expectOneSentence(await runCli(['serve'], cleanEnv({ GATEHOUSE_DATA_DIR: data, PORT: '0', ...extra })), message);
+      }
+      expectOneSentence(await runCli(['serve', '--data-dir', data, '--issuer', 'id.example.com'], cleanEnv({ PORT: '0' })), /^GATEHOUSE_ISSUER must/);
+    }, 120_000);
+  });
+});
