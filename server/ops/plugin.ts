@@ -10,7 +10,7 @@ import { Type } from 'typebox';
 import type { FeatureOptions } from '../features.js';
 import type { AppContext } from '../context.js';
 import { requireAdmin, actorName } from '../http/admin-auth.js';
-import { notFound, sendProblem } from '../http/problem.js';
+import { conflict, notFound, sendProblem } from '../http/problem.js';
 import { adminErrors } from '../http/schemas.js';
 import { recordAudit } from '../audit/record.js';
 import { backupPath, createBackup, listBackups, pruneBackups, storeBackup, type BackupRecord } from './backup.js';
@@ -23,6 +23,7 @@ const security = [{ adminToken: [] }];
 
 /** Takes a backup of the running database into `<data>/backups/`. */
 export async function backupNow(ctx: AppContext, passphrase = ctx.config.backupPassphrase): Promise<BackupRecord> {
+  if (ctx.config.dataDir === ':memory:') throw conflict('backups_unavailable', 'This server has no data directory to keep backups in.');
   const now = ctx.clock.now();
   const bytes = await createBackup({ sqlite: ctx.db.$client, dataDir: ctx.config.dataDir, now, passphrase });
   return storeBackup(ctx.config.dataDir, bytes, now);

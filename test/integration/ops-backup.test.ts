@@ -187,6 +187,11 @@ describe('admin backup API', () => {
     const traversal = await t.admin('GET', '/api/admin/backups/..%2Fgatehouse.db/download');
     expect(traversal.statusCode).toBe(404);
 
+    const memory = await makeApp();
+    const unavailable = await memory.admin('POST', '/api/admin/backups');
+    expect(unavailable.statusCode).toBe(409);
+    expect(unavailable.json()).toMatchObject({ code: 'backups_unavailable', detail: 'This server has no data directory to keep backups in.' });
+
     const anonymous = await t.app.inject({ method: 'GET', url: '/api/admin/backups' });
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.headers['www-authenticate']).toMatch(/^Bearer/);
