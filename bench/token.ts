@@ -7,7 +7,7 @@
  * Target (2 cores): ≥ 1,500 grants/s at 8 connections with p99 ≤ 25 ms.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -37,10 +37,20 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/** CPU time (user + system, all threads) the server process has used, in ms (Linux /proc). */
+function cpuMs(pid: number | undefined): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in USER_HZ (100)
+  } catch {
+    return undefined;
+  }
+}
+
 function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(
     process.execPath,
-    [join(root, 'dist/server/cli.js'), 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', ADMIN],
+    [...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), join(root, 'dist/server/cli.js'), 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', ADMIN],
     { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, LOG_LEVEL: 'warn' } },
   );
   return new Promise((resolve, reject) => {
@@ -81,7 +91,7 @@ class Chain {
   }
 }
 
-function summary(name: string, latencies: number[], seconds: number, connections: number, checkTarget: boolean): BenchResult {
+function summary(name: string, latencies: number[], seconds: number, connections: number, checkTarget: boolean, cpu: number | undefined): BenchResult {
   const sorted = [...latencies].sort((a, b) => a - b);
   const throughput = latencies.length / seconds;
   const p99 = percentile(sorted, 99);
@@ -90,7 +100,9 @@ function summary(name: string, latencies: number[], seconds: number, connections
     throughput,
     p50Ms: percentile(sorted, 50),
     p99Ms: p99,
-    extra: { connections, grants: latencies.length },
+    // Server CPU per grant (main thread + thread-pool signing): the figure that does not depend
+    // on what else the machine is doing. 2 cores / this ≈ the server's ceiling.
+    extra: { connections, grants: latencies.length, 'server CPU ms/grant': cpu === undefined ? 'n/a' : (cpu / latencies.length).toFixed(3) },
     target: checkTarget ? `≥ ${TARGET_RPS}/s, p99 ≤ ${TARGET_P99_MS} ms` : 'reference',
     met: checkTarget ? throughput >= TARGET_RPS && p99 <= TARGET_P99_MS : true,
   };
@@ -137,10 +149,12 @@ async function run(): Promise<BenchResult[]> {
     for (let i = 0; i < WARM_UP_GRANTS; i++) await single.refresh();
 
     const sequential: number[] = [];
+    const cpu0 = cpuMs(child.pid);
     const seqStart = performance.now();
     for (let i = 0; i < SEQUENTIAL_GRANTS; i++) sequential.push(await single.refresh());
     const seqSeconds = (performance.now() - seqStart) / 1000;
 
+    const cpu1 = cpuMs(child.pid);
     const concurrent: number[] = [];
     const deadline = performance.now() + CONCURRENT_SECONDS * 1000;
     const parStart = performance.now();
@@ -150,11 +164,13 @@ async function run(): Promise<BenchResult[]> {
       }),
     );
     const parSeconds = (performance.now() - parStart) / 1000;
+    const cpu2 = cpuMs(child.pid);
+    const used = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : b - a);
     for (const chain of chains) chain.agent.destroy();
 
     return [
-      summary('token refresh, sequential', sequential, seqSeconds, 1, false),
-      summary('token refresh, 8 connections', concurrent, parSeconds, CONNECTIONS, true),
+      summary('token refresh, sequential', sequential, seqSeconds, 1, false, used(cpu0, cpu1)),
+      summary('token refresh, 8 connections', concurrent, parSeconds, CONNECTIONS, true, used(cpu1, cpu2)),
     ];
   } finally {
     child.kill('SIGTERM');
