@@ -1,7 +1,8 @@
 /**
  * The OAuth 2.1 / OpenID Connect authorization server as one Fastify plugin (DESIGN §4.10).
  * Makes sure a signing key exists (first start), then registers the protocol endpoints in an
- * encapsulated scope with the RFC 6749 error handler and form-body parsing, and the key
+ * encapsulated scope with the RFC 6749 error handler, form-body parsing and the failure rate
+ * limit of the token and revocation endpoints, and the key
  * administration under `/api/admin`, which keeps the problem+json handler.
  */
 import type { FastifyPluginAsync } from 'fastify';
@@ -13,6 +14,7 @@ import { discoveryRoutes } from './discovery.js';
 import { endSessionRoutes } from './end-session.js';
 import { oauthErrorHandler } from './errors.js';
 import { ensureSigningKey, KeyRing } from './keys.js';
+import { FailureLimiter } from './failure-limit.js';
 import { revokeRoutes } from './revoke.js';
 import { tokenRoutes } from './token/route.js';
 import { userinfoRoutes } from './userinfo.js';
@@ -21,15 +23,16 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app) => {
   const { ctx } = app;
   await ensureSigningKey(ctx.db, ctx.clock.now());
   const keys = new KeyRing(ctx);
+  const limiter = new FailureLimiter(ctx);
 
   await app.register(async (scope) => {
     await scope.register(formbody, { bodyLimit: 16 * 1024 });
     scope.setErrorHandler(oauthErrorHandler);
     await scope.register(discoveryRoutes);
     await scope.register(authorizeRoutes);
-    await scope.register(tokenRoutes, { keys });
+    await scope.register(tokenRoutes, { keys, limiter });
     await scope.register(userinfoRoutes, { keys });
-    await scope.register(revokeRoutes);
+    await scope.register(revokeRoutes, { limiter });
     await scope.register(endSessionRoutes, { keys });
   });
   await app.register(adminKeyRoutes, { prefix: '/api/admin', keys });

@@ -12,12 +12,13 @@ import { authenticateClient } from './client-auth.js';
 import { requiredParam } from './params.js';
 import { revokeFamilies } from './revoke-families.js';
 import { formBody } from './token/route.js';
+import type { FailureLimiter } from './failure-limit.js';
 
-export const revokeRoutes: FastifyPluginAsync = async (app) => {
+export const revokeRoutes: FastifyPluginAsync<{ limiter: FailureLimiter }> = async (app, { limiter }) => {
   const { ctx } = app;
   app.post('/api/auth/oauth2/revoke', { schema: { hide: true } }, async (request, reply) => {
     const body = formBody(request);
-    const client = authenticateClient(ctx, request, body);
+    const client = await limiter.guard(request, async () => authenticateClient(ctx, request, body));
     const token = requiredParam(body, 'token');
     // token_type_hint only speeds up a search (§2.1); there is a single lookup here, so it is ignored.
     const row = ctx.db

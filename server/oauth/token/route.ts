@@ -7,6 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { authenticateClient } from '../client-auth.js';
 import { invalidRequest, OAuthError } from '../errors.js';
 import type { KeyRing } from '../keys.js';
+import type { FailureLimiter } from '../failure-limit.js';
 import { requiredParam, type RawParams } from '../params.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import { refreshTokenGrant } from './refresh-token.js';
@@ -23,19 +24,21 @@ export function formBody(request: { headers: Record<string, unknown>; body: unkn
   return request.body as RawParams;
 }
 
-export const tokenRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (app, { keys }) => {
+export const tokenRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: FailureLimiter }> = async (app, { keys, limiter }) => {
   const { ctx } = app;
-  app.post(TOKEN_PATH, { schema: { hide: true } }, async (request, reply) => {
-    const body = formBody(request);
-    const grantType = requiredParam(body, 'grant_type');
-    const client = authenticateClient(ctx, request, body);
-    switch (grantType) {
-      case 'authorization_code':
-        return sendTokens(reply, await authorizationCodeGrant(ctx, keys, client, body));
-      case 'refresh_token':
-        return sendTokens(reply, await refreshTokenGrant(ctx, keys, client, body));
-      default:
-        throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported.`);
-    }
-  });
+  app.post(TOKEN_PATH, { schema: { hide: true } }, async (request, reply) =>
+    limiter.guard(request, async () => {
+      const body = formBody(request);
+      const grantType = requiredParam(body, 'grant_type');
+      const client = authenticateClient(ctx, request, body);
+      switch (grantType) {
+        case 'authorization_code':
+          return sendTokens(reply, await authorizationCodeGrant(ctx, keys, client, body));
+        case 'refresh_token':
+          return sendTokens(reply, await refreshTokenGrant(ctx, keys, client, body));
+        default:
+          throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported.`);
+      }
+    }),
+  );
 };
