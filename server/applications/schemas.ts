@@ -1,10 +1,11 @@
 /** Wire schemas of applications and auth policies (spec §2, DESIGN §4.3–4.4). */
 import { Type, type Static } from 'typebox';
 import { Slug, Timestamp } from '../http/schemas.js';
+import { PROFILE_KEY_PATTERN } from './profile-fields.js';
 
 export const ProfileFieldSchema = Type.Object(
   {
-    key: Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9_]{0,63}$' }),
+    key: Type.String({ pattern: PROFILE_KEY_PATTERN.source }),
     label: Type.String({ minLength: 1, maxLength: 200 }),
     type: Type.Union(
       ['string', 'text', 'number', 'integer', 'boolean', 'email', 'url', 'date', 'select'].map((t) => Type.Literal(t)),
@@ -49,32 +50,29 @@ const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), 
 const WebhookUrl = Type.String({ minLength: 1, maxLength: 2000 });
 const WebhookSecret = Type.String({ minLength: 16, maxLength: 200 });
 
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+
+/** Fields an administrator may set after creation; all optional in PATCH. */
+const mutableFields = {
+  clientType: Type.Optional(ClientTypeSchema),
+  webhookUrl: Type.Optional(Type.Union([WebhookUrl, Type.Null()])),
+  webhookSecret: Type.Optional(Type.Union([WebhookSecret, Type.Null()])),
+  ssoGroupId: Type.Optional(Type.Union([Slug, Type.Null()])),
+  authPolicy: Type.Optional(AuthPolicyPatchSchema),
+};
+
 export const ApplicationCreateSchema = Type.Object(
-  {
-    id: Slug,
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    audience: Audience,
-    redirectUris: RedirectUris,
-    clientType: Type.Optional(ClientTypeSchema),
-    webhookUrl: Type.Optional(Type.Union([WebhookUrl, Type.Null()])),
-    webhookSecret: Type.Optional(Type.Union([WebhookSecret, Type.Null()])),
-    ssoGroupId: Type.Optional(Type.Union([Slug, Type.Null()])),
-    authPolicy: Type.Optional(AuthPolicyPatchSchema),
-  },
+  { id: Slug, name: Name, audience: Audience, redirectUris: RedirectUris, ...mutableFields },
   { additionalProperties: false },
 );
 export type ApplicationCreate = Static<typeof ApplicationCreateSchema>;
 
 export const ApplicationPatchSchema = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    name: Type.Optional(Name),
     audience: Type.Optional(Audience),
     redirectUris: Type.Optional(RedirectUris),
-    clientType: Type.Optional(ClientTypeSchema),
-    webhookUrl: Type.Optional(Type.Union([WebhookUrl, Type.Null()])),
-    webhookSecret: Type.Optional(Type.Union([WebhookSecret, Type.Null()])),
-    ssoGroupId: Type.Optional(Type.Union([Slug, Type.Null()])),
-    authPolicy: Type.Optional(AuthPolicyPatchSchema),
+    ...mutableFields,
   },
   { additionalProperties: false, minProperties: 1 },
 );

@@ -5,9 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, ne } from 'drizzle-orm';
-import { applications, ssoGroups, type Application, type AuthPolicy } from '../db/schema.js';
+import { applications, ssoGroups, type Application, type AuthPolicy, type ClientType } from '../db/schema.js';
 import type { AppContext } from '../context.js';
-import { recordAudit } from '../audit/record.js';
+import { recordAudit, type Tx } from '../audit/record.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
 import { afterCursor, toPage } from '../http/pagination.js';
 import { iso } from '../http/schemas.js';
@@ -100,14 +100,32 @@ function checkWebhookUrl(url: string | null | undefined, errors: FieldError[]) {
   }
 }
 
-function checkGroupExists(ctx: AppContext, groupId: string | null | undefined, errors: FieldError[]) {
-  if (!groupId) return;
-  const group = ctx.db.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, groupId)).get();
-  if (!group) errors.push({ path: 'body.ssoGroupId', message: `there is no SSO group "${groupId}"` });
+/** The fields of an application as they will be after a create or update. */
+interface ApplicationShape {
+  clientType: ClientType;
+  redirectUris: string[];
+  webhookUrl?: string | null;
+  webhookSecret?: string | null;
+  ssoGroupId?: string | null;
 }
 
-function assertAudienceFree(ctx: AppContext, audience: string, exceptId?: string) {
-  const clash = ctx.db
+/**
+ * The rules a JSON schema cannot express (DESIGN §4.3), shared by create and update: redirect URIs
+ * for the client type, the webhook URL, a secret only with a URL, and an existing SSO group.
+ * All failures are reported together as one 400.
+ */
+function checkApplication(ctx: AppContext, app: ApplicationShape) {
+  const errors = checkRedirectUris(app.redirectUris, app.clientType);
+  checkWebhookUrl(app.webhookUrl, errors);
+  if (app.webhookSecret && !app.webhookUrl) errors.push({ path: 'body.webhookSecret', message: 'needs a webhookUrl' });
+  if (app.ssoGroupId && !ctx.db.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, app.ssoGroupId)).get()) {
+    errors.push({ path: 'body.ssoGroupId', message: `there is no SSO group "${app.ssoGroupId}"` });
+  }
+  if (errors.length) throw validationFailed(errors);
+}
+
+function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
+  const clash = tx
     .select({ id: applications.id })
     .from(applications)
     .where(exceptId ? and(eq(applications.audience, audience), ne(applications.id, exceptId)) : eq(applications.audience, audience))
@@ -115,15 +133,18 @@ function assertAudienceFree(ctx: AppContext, audience: string, exceptId?: string
   if (clash) throw conflict('audience_in_use', `The audience "${audience}" is already used by application "${clash.id}".`);
 }
 
+/** The record plus the secrets that exist only in this one response (DESIGN §4.3). */
+function withSecretsShownOnce(app: Application, secrets: { clientSecret?: string; webhookSecret?: string }) {
+  return {
+    ...applicationRecord(app),
+    ...(secrets.clientSecret ? { clientSecret: secrets.clientSecret } : {}),
+    ...(secrets.webhookSecret ? { webhookSecret: secrets.webhookSecret } : {}),
+  };
+}
+
 export function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string) {
   const clientType = input.clientType ?? 'web';
-  const errors = checkRedirectUris(input.redirectUris, clientType);
-  checkWebhookUrl(input.webhookUrl, errors);
-  checkGroupExists(ctx, input.ssoGroupId, errors);
-  if (input.webhookSecret && !input.webhookUrl) {
-    errors.push({ path: 'body.webhookSecret', message: 'needs a webhookUrl' });
-  }
-  if (errors.length) throw validationFailed(errors);
+  checkApplication(ctx, { ...input, clientType });
   const authPolicy = mergePolicy(DEFAULT_AUTH_POLICY, input.authPolicy, 'body.authPolicy');
 
   const clientSecret = clientType === 'web' ? newClientSecret() : undefined;
@@ -134,7 +155,7 @@ export function createApplication(ctx: AppContext, input: ApplicationCreate, act
     if (tx.select({ id: applications.id }).from(applications).where(eq(applications.id, input.id)).get()) {
       throw conflict('application_exists', `An application with id "${input.id}" already exists.`);
     }
-    assertAudienceFree(ctx, input.audience);
+    assertAudienceFree(tx, input.audience);
     const row = tx
       .insert(applications)
       .values({
@@ -156,25 +177,18 @@ export function createApplication(ctx: AppContext, input: ApplicationCreate, act
     recordAudit(tx, now, { actor, action: 'application.created', applicationId: row.id, target: row.id, details: { name: row.name, clientType } });
     return row;
   });
-  return {
-    ...applicationRecord(created),
-    ...(clientSecret ? { clientSecret } : {}),
-    ...(generatedWebhookSecret ? { webhookSecret: generatedWebhookSecret } : {}),
-  };
+  return withSecretsShownOnce(created, { clientSecret, webhookSecret: generatedWebhookSecret });
 }
 
 export function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string) {
   const current = getApplication(ctx, id);
   const clientType = patch.clientType ?? current.clientType;
   const redirectUris = patch.redirectUris ?? current.redirectUris;
-  const errors = checkRedirectUris(redirectUris, clientType);
-  checkWebhookUrl(patch.webhookUrl, errors);
-  checkGroupExists(ctx, patch.ssoGroupId, errors);
   const webhookUrl = patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl;
-  if (patch.webhookSecret && !webhookUrl) errors.push({ path: 'body.webhookSecret', message: 'needs a webhookUrl' });
-  if (errors.length) throw validationFailed(errors);
+  // Only a changed group is checked, so an update never fails over a group it does not touch.
+  checkApplication(ctx, { clientType, redirectUris, webhookUrl, webhookSecret: patch.webhookSecret, ssoGroupId: patch.ssoGroupId });
   const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
-  if (patch.audience !== undefined) assertAudienceFree(ctx, patch.audience, id);
+  if (patch.audience !== undefined) assertAudienceFree(ctx.db, patch.audience, id);
 
   const now = ctx.clock.now();
   // Client secret follows the client type: a new web client gets one, a public client loses it.
@@ -223,11 +237,7 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
     });
     return row;
   });
-  return {
-    ...applicationRecord(updated),
-    ...(clientSecret ? { clientSecret } : {}),
-    ...(generatedWebhookSecret ? { webhookSecret: generatedWebhookSecret } : {}),
-  };
+  return withSecretsShownOnce(updated, { clientSecret, webhookSecret: generatedWebhookSecret });
 }
 
 export function deleteApplication(ctx: AppContext, id: string, actor: string) {
