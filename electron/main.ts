@@ -38,7 +38,7 @@ function run() {
   let tray: GatehouseTray | undefined;
   let quitting = false;
 
-  installSecurity();
+  installSecurity(join(dataDir, 'tls', 'ca.pem'));
 
   ipcMain.handle('gatehouse:get-config', (event) => {
     // Only the panel, loaded from the server's own origin, may read the admin token.

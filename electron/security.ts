@@ -2,7 +2,8 @@
  * Hardening for every web contents the app creates: only the server's own origin may be shown;
  * other links open in the system browser; no permissions, no webviews.
  */
-import { app, session, shell, type WebContents } from 'electron';
+import { existsSync, readFileSync } from 'node:fs';
+import { app, session, shell, type Certificate, type WebContents } from 'electron';
 
 let allowedOrigin: string | undefined;
 
@@ -57,8 +58,30 @@ function harden(contents: WebContents) {
   });
 }
 
-export function installSecurity(): void {
+const normalizePem = (pem: string) => pem.replace(/\r/g, '').trim();
+
+/** True when `certificate`'s chain contains the installation's own local CA (LAN TLS mode). */
+function chainedToLocalCa(certificate: Certificate, caPem: string): boolean {
+  for (let cert: Certificate | undefined = certificate, depth = 0; cert && depth < 8; cert = cert.issuerCert, depth++) {
+    if (normalizePem(cert.data) === caPem) return true;
+  }
+  return false;
+}
+
+/**
+ * `caPath`: `<data>/tls/ca.pem`. With GATEHOUSE_TLS=auto the server presents a certificate from its
+ * own local CA; the window trusts exactly that CA, and only for the server's origin.
+ */
+export function installSecurity(caPath?: string): void {
   app.on('web-contents-created', (_event, contents) => harden(contents));
+  app.on('certificate-error', (event, _contents, url, _error, certificate, callback) => {
+    if (!caPath || !isAllowedUrl(url) || !existsSync(caPath)) return callback(false);
+    if (chainedToLocalCa(certificate, normalizePem(readFileSync(caPath, 'utf8')))) {
+      event.preventDefault();
+      return callback(true);
+    }
+    callback(false);
+  });
   app.whenReady().then(() => {
     // The panel needs no camera, notifications, geolocation, …
     session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));

@@ -167,6 +167,25 @@ describe('control panel', () => {
     expect([...group.applicationIds].sort()).toEqual(['team-notes', 'wiki']);
   });
 
+  it('shows problem details in words and keeps the wizard input', async () => {
+    await page.goto(`${server.url}/admin/applications/new`);
+    await page.getByLabel('Name').fill('Wiki');
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByLabel('Redirect URIs').fill('https://wiki2.example.com/callback');
+    await page.getByRole('button', { name: 'Create application' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('An application with id "wiki" already exists.');
+    await page.getByLabel('Redirect URIs').fill('ftp://wiki2.example.com/callback');
+    await page.getByRole('button', { name: 'Back' }).click();
+    await page.getByLabel('Client ID').fill('wiki-two');
+    await page.getByRole('button', { name: 'Next' }).click();
+    const redirects = page.locator('textarea[name="redirectUris"]');
+    await redirects.waitFor();
+    expect(await redirects.inputValue()).toBe('ftp://wiki2.example.com/callback');
+    await page.getByRole('button', { name: 'Create application' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/redirectUris/);
+    await shot(page, '08-problem-in-words');
+  });
+
   it('invites people (pasting several addresses) and revokes one after confirming', async () => {
     await page.goto(`${server.url}/admin/applications/team-notes/invitations`);
     await page.getByText('No pending invitations.').waitFor();
@@ -300,6 +319,16 @@ describe('control panel', () => {
     await page.getByText(overview.signingKey!).waitFor();
   });
 
+  it('deletes an application after confirming', async () => {
+    await page.goto(`${server.url}/admin/applications/wiki`);
+    await page.getByRole('button', { name: 'Delete application' }).click();
+    await page.getByRole('dialog').getByText('Delete Wiki?').waitFor();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('Wiki deleted.').waitFor();
+    await page.getByRole('heading', { name: 'Applications' }).waitFor();
+    expect((await server.admin('GET', '/api/admin/applications/wiki')).status).toBe(404);
+  });
+
   it('uses the Electron preload bridge instead of the sign-in screen when it is present', async () => {
     // The same build in the desktop app: window.gatehouse.getConfig() supplies URL and token.
     const desktop = await browser.newContext({ viewport: { width: 1100, height: 700 } });
@@ -314,6 +343,7 @@ describe('control panel', () => {
     const tab = await desktop.newPage();
     await tab.goto(`${server.url}/admin/applications`);
     await tab.getByRole('link', { name: 'Team Notes' }).waitFor();
+    expect(await tab.getByRole('link', { name: 'Wiki' }).count()).toBe(0);
     expect(await tab.getByLabel('Admin token').count()).toBe(0);
     expect(await tab.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
     expect(await tab.evaluate(() => sessionStorage.getItem('gatehouse.adminToken'))).toBeNull();

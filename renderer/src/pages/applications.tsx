@@ -155,7 +155,11 @@ export function NewApplicationPage() {
                 name="id"
                 value={effectiveId()}
                 pattern="[a-z0-9][a-z0-9_\-]{1,62}"
-                onInput={(e) => (setIdTouched(true), setId(e.currentTarget.value))}
+                onInput={(e) => {
+                  // Read the value before the signal update re-renders the input.
+                  setId(e.currentTarget.value);
+                  setIdTouched(true);
+                }}
                 required
               />
               <span class="hint">Lower-case letters, digits, - and _. Used in URLs and as the OAuth client_id; it cannot change later.</span>
@@ -205,7 +209,10 @@ export function NewApplicationPage() {
               <input
                 name="audience"
                 value={effectiveAudience()}
-                onInput={(e) => (setAudienceTouched(true), setAudience(e.currentTarget.value))}
+                onInput={(e) => {
+                  setAudience(e.currentTarget.value);
+                  setAudienceTouched(true);
+                }}
                 required
               />
               <span class="hint">The aud claim of this app's access tokens; its backend checks it. Suggested from the first redirect URI.</span>
