@@ -4,13 +4,14 @@
  * the application in the same transaction, so the next refresh fails at once. Every write is
  * audited and emits its webhook event in the same transaction.
  */
-import { and, asc, eq, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
 import { memberships, people, type Membership, type Person } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit } from '../audit/record.js';
 import { getApplication } from '../applications/service.js';
 import { mergeProfile } from '../applications/profile-fields.js';
-import { afterCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../http/pagination.js';
 import { notFound, validationFailed } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { revokeFamilies } from '../oauth/revoke-families.js';
@@ -42,29 +43,60 @@ function likePattern(q: string): string {
   return `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-export function listMembers(ctx: AppContext, applicationId: string, query: MemberListQuery, limit: number) {
-  getApplication(ctx, applicationId);
+const placeholder = sql.placeholder;
+
+/**
+ * The list query for one combination of filters, prepared once per database: the listing is the
+ * hot admin read (100,000-member applications), and building the SQL each time costs more than
+ * running it. `q` searches are rarer and are built per call.
+ */
+function buildListQuery(db: Db, filters: { status: boolean; role: boolean; cursor: boolean }, qPattern?: string) {
   const conditions: (SQL | undefined)[] = [
-    eq(memberships.applicationId, applicationId),
-    query.status ? eq(memberships.status, query.status) : undefined,
-    query.role ? eq(memberships.role, query.role) : undefined,
-    afterCursor(memberships.joinedAt, memberships.id, query.cursor),
+    eq(memberships.applicationId, placeholder('app')),
+    filters.status ? eq(memberships.status, placeholder('status')) : undefined,
+    filters.role ? eq(memberships.role, placeholder('role')) : undefined,
+    filters.cursor
+      ? or(gt(memberships.joinedAt, placeholder('t')), and(eq(memberships.joinedAt, placeholder('t')), gt(memberships.id, placeholder('id'))))
+      : undefined,
+    // E-mails are stored lower-cased; names match case-insensitively (SQLite LIKE is ASCII case-insensitive).
+    qPattern !== undefined
+      ? or(sql`${people.email} LIKE ${qPattern} ESCAPE '\\'`, sql`${people.name} LIKE ${qPattern} ESCAPE '\\'`)
+      : undefined,
   ];
-  if (query.q) {
-    const pattern = likePattern(query.q);
-    // E-mails are stored lower-cased; names are matched case-insensitively (SQLite LIKE is ASCII case-insensitive).
-    conditions.push(
-      or(sql`${people.email} LIKE ${pattern} ESCAPE '\\'`, sql`${people.name} LIKE ${pattern} ESCAPE '\\'`),
-    );
-  }
-  const rows = ctx.db
+  return db
     .select({ m: memberships, p: personColumns })
     .from(memberships)
     .innerJoin(people, eq(people.id, memberships.personId))
     .where(and(...conditions))
     .orderBy(asc(memberships.joinedAt), asc(memberships.id))
-    .limit(limit + 1)
-    .all();
+    .limit(placeholder('limit'))
+    .prepare();
+}
+
+type ListQuery = ReturnType<typeof buildListQuery>;
+const preparedLists = new WeakMap<Db, Map<string, ListQuery>>();
+
+function listQueryFor(db: Db, filters: { status: boolean; role: boolean; cursor: boolean }, q?: string): ListQuery {
+  if (q !== undefined) return buildListQuery(db, filters, likePattern(q));
+  const key = `${filters.status}:${filters.role}:${filters.cursor}`;
+  let cache = preparedLists.get(db);
+  if (!cache) preparedLists.set(db, (cache = new Map()));
+  let query = cache.get(key);
+  if (!query) cache.set(key, (query = buildListQuery(db, filters)));
+  return query;
+}
+
+export function listMembers(ctx: AppContext, applicationId: string, query: MemberListQuery, limit: number) {
+  getApplication(ctx, applicationId);
+  const cursor = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const rows = listQueryFor(ctx.db, { status: Boolean(query.status), role: Boolean(query.role), cursor: Boolean(cursor) }, query.q).all({
+    app: applicationId,
+    status: query.status,
+    role: query.role,
+    t: cursor?.t,
+    id: cursor?.id,
+    limit: limit + 1,
+  });
   const page = toPage(rows, limit, (r) => ({ t: r.m.joinedAt.getTime(), id: r.m.id }));
   return { users: page.items.map(memberRecord), nextCursor: page.nextCursor };
 }
