@@ -7,6 +7,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import formbody from '@fastify/formbody';
+import { registerCors } from './cors.js';
 import type { FeatureOptions } from '../features.js';
 import { adminKeyRoutes } from './admin-key-routes.js';
 import { authorizeRoutes } from './authorize/route.js';
@@ -28,6 +29,7 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app) => {
   await app.register(async (scope) => {
     await scope.register(formbody, { bodyLimit: 16 * 1024 });
     scope.setErrorHandler(oauthErrorHandler);
+    registerCors(scope);
     await scope.register(discoveryRoutes);
     await scope.register(authorizeRoutes);
     await scope.register(tokenRoutes, { keys, limiter });

@@ -103,3 +103,23 @@ describe('key rotation', () => {
     }
   });
 });
+
+describe('CORS for browser clients', () => {
+  it('lets any origin call discovery, JWKS, token, userinfo and revoke without credentials, but not authorize', async () => {
+    const t = await makeApp();
+    const preflight = await t.app.inject({
+      method: 'OPTIONS', url: '/api/auth/oauth2/token',
+      headers: { origin: 'http://127.0.0.1:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('*');
+    expect(preflight.headers['access-control-allow-methods']).toBe('GET, POST');
+    expect(preflight.headers['access-control-allow-credentials']).toBeUndefined();
+    const token = await t.app.inject({ method: 'POST', url: '/api/auth/oauth2/token', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://127.0.0.1:5173' }, payload: 'grant_type=x' });
+    expect(token.headers['access-control-allow-origin']).toBe('*');
+    const jwks = await t.app.inject({ method: 'GET', url: '/api/auth/jwks' });
+    expect(jwks.headers['access-control-allow-origin']).toBe('*');
+    const authorize = await t.app.inject({ method: 'GET', url: '/api/auth/oauth2/authorize?client_id=x' });
+    expect(authorize.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});
