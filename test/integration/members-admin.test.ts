@@ -159,3 +159,22 @@ describe('application users admin API', () => {
     expect(audit.entries[0]).toMatchObject({ actor: 'admin', target: membership.id, details: { userId: person.id, refreshFamiliesRevoked: 1 } });
   });
 });
+
+describe('OpenAPI document', () => {
+  it('describes the members, invitations, API-key and audit-log endpoints', async () => {
+    const t = await makeApp();
+    const res = await t.app.inject({ method: 'GET', url: '/api/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    const paths = Object.keys(res.json().paths);
+    for (const path of [
+      '/api/admin/applications/{id}/users',
+      '/api/admin/applications/{id}/users/{uid}',
+      '/api/admin/applications/{id}/invitations',
+      '/api/admin/applications/{id}/invitations/{iid}',
+      '/api/admin/applications/{id}/invitations/{iid}/resend',
+      '/api/admin/applications/{id}/api-keys',
+      '/api/admin/applications/{id}/api-keys/{kid}',
+      '/api/admin/audit-log',
+    ]) expect(paths).toContain(path);
+  });
+});
