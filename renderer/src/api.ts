@@ -27,12 +27,22 @@ export class ApiError extends Error {
   }
 }
 
+/** `body.redirectUris.0` / `/body/redirectUris/0` → `redirectUris #1`, for people. */
+export function fieldName(path: string): string {
+  return path
+    .replace(/^\/?(body|querystring|query|params)[./]/, '')
+    .split(/[./]/)
+    .filter(Boolean)
+    .map((part) => (/^\d+$/.test(part) ? `#${Number(part) + 1}` : part))
+    .join(' ')
+    .replace(/ #/g, ' #');
+}
+
 export function describeProblem(status: number, p: Problem): string {
   let text = p.detail ?? p.error_description ?? p.title ?? `The server answered ${status}.`;
   if (p.errors?.length) {
-    text += ' ' + p.errors.map((e) => (e.path && e.path !== '/' ? `${e.path.replace(/^\//, '').replaceAll('/', '.')}: ${e.message}` : e.message)).join('; ');
+    text += ' ' + p.errors.map((e) => (e.path && e.path !== '/' ? `${fieldName(e.path)}: ${e.message}` : e.message)).join('; ');
   }
-  if (status === 0) return text;
   return text;
 }
 

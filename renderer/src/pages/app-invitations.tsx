@@ -23,6 +23,7 @@ export function InvitationsTab(props: { app: Application }) {
   const [skipped, setSkipped] = createSignal<{ email: string; reason: string }[]>([]);
   // Accept links are returned only by the create call; keep them for this visit so they can be copied.
   const [links, setLinks] = createSignal<Record<string, string>>({});
+  const [unsent, setUnsent] = createSignal(0);
   const send = useAction();
   const row = useAction();
   const emails = () => parseEmails(text());
@@ -31,6 +32,7 @@ export function InvitationsTab(props: { app: Application }) {
     e.preventDefault();
     const all = emails();
     setSkipped([]);
+    setUnsent(0);
     setProgress({ done: 0, total: all.length });
     await send.run(async () => {
       for (let i = 0; i < all.length; i += BATCH) {
@@ -42,6 +44,7 @@ export function InvitationsTab(props: { app: Application }) {
         });
         setLinks((l) => ({ ...l, ...Object.fromEntries(r.invitations.filter((x) => x.acceptUrl).map((x) => [x.id, x.acceptUrl!])) }));
         setSkipped((s) => [...s, ...(r.skipped ?? [])]);
+        setUnsent((n) => n + r.invitations.filter((x) => x.emailSent === false).length);
         setProgress({ done: Math.min(i + BATCH, all.length), total: all.length });
       }
       setText('');
@@ -97,6 +100,12 @@ export function InvitationsTab(props: { app: Application }) {
         <Show when={skipped().length}>
           <div class="notice">
             Skipped: <For each={skipped()}>{(s) => <span>{s.email} ({s.reason.replace('_', ' ')}) </span>}</For>
+          </div>
+        </Show>
+        <Show when={unsent()}>
+          <div class="notice">
+            {unsent()} invitation e-mail{unsent() === 1 ? ' was' : 's were'} not sent (no mail server configured, or it refused). Copy the links
+            below and send them yourself.
           </div>
         </Show>
         <ErrorBox error={send.error()} />
