@@ -50,6 +50,14 @@ describe('key rotation', () => {
     const oldKid = decodeProtectedHeader(before.access_token).kid!;
 
     expect((await t.app.inject({ method: 'POST', url: '/api/admin/keys/rotate' })).statusCode).toBe(401);
+    // Admin token only: an application's API key, whatever its scopes, is refused.
+    const apiKey = await t.admin('POST', '/api/admin/applications/notes/api-keys', { name: 'ops', scopes: ['application:read', 'application:write'] });
+    expect(apiKey.statusCode).toBe(201);
+    for (const [method, url] of [['GET', '/api/admin/keys'], ['POST', '/api/admin/keys/rotate']] as const) {
+      const res = await t.app.inject({ method, url, headers: { authorization: `Bearer ${apiKey.json().key}` } });
+      expect(res.statusCode).toBe(403);
+      expect(res.json().code).toBe('insufficient_scope');
+    }
     const rotated = await t.admin('POST', '/api/admin/keys/rotate');
     expect(rotated.statusCode).toBe(201);
     const newKid = rotated.json().key.kid as string;
