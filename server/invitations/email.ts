@@ -8,6 +8,8 @@ import { invitations, type Invitation } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { escapeHtml, mailerFor, type MailMessage } from '../mail/mailer.js';
 
+const SEND_CONCURRENCY = 4;
+
 export interface InvitationMailData {
   appName: string;
   acceptUrl: string;
@@ -51,31 +53,35 @@ export async function sendInvitationEmails(
     for (const { invitation } of items) outcomes.set(invitation.id, { emailSent: false, emailError: null });
     return outcomes;
   }
-  await Promise.all(
-    items.map(async ({ invitation, acceptUrl }) => {
-      let outcome: { emailSent: boolean; emailError: string | null };
-      try {
-        await mailer.send(
-          invitationMessage(invitation.email, {
-            appName,
-            acceptUrl,
-            message: invitation.message,
-            role: invitation.role,
-            expiresAt: invitation.expiresAt,
-          }),
-        );
-        outcome = { emailSent: true, emailError: null };
-      } catch (error) {
-        // The transport's message (e.g. "550 mailbox unavailable"); never the link itself.
-        outcome = { emailSent: false, emailError: String((error as Error).message ?? error).slice(0, 500) };
-      }
-      outcomes.set(invitation.id, outcome);
-      ctx.db
-        .update(invitations)
-        .set({ ...outcome, lastSentAt: outcome.emailSent ? ctx.clock.now() : invitation.lastSentAt })
-        .where(eq(invitations.id, invitation.id))
-        .run();
-    }),
-  );
+  const sendOne = async ({ invitation, acceptUrl }: { invitation: Invitation; acceptUrl: string }) => {
+    let outcome: { emailSent: boolean; emailError: string | null };
+    try {
+      await mailer.send(
+        invitationMessage(invitation.email, {
+          appName,
+          acceptUrl,
+          message: invitation.message,
+          role: invitation.role,
+          expiresAt: invitation.expiresAt,
+        }),
+      );
+      outcome = { emailSent: true, emailError: null };
+    } catch (error) {
+      // The transport's message (e.g. "550 mailbox unavailable"); never the link itself.
+      outcome = { emailSent: false, emailError: String((error as Error).message ?? error).slice(0, 500) };
+    }
+    outcomes.set(invitation.id, outcome);
+    ctx.db
+      .update(invitations)
+      .set({ ...outcome, lastSentAt: outcome.emailSent ? ctx.clock.now() : invitation.lastSentAt })
+      .where(eq(invitations.id, invitation.id))
+      .run();
+  };
+  // A few connections at a time: 100 invitations must not open 100 SMTP connections at once.
+  const queue = [...items];
+  const worker = async () => {
+    for (let item = queue.shift(); item; item = queue.shift()) await sendOne(item);
+  };
+  await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, items.length) }, worker));
   return outcomes;
 }

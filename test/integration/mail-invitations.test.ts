@@ -79,3 +79,14 @@ describe('invitation e-mail over real SMTP', () => {
     expect(decodeQuotedPrintable(smtp.received[1]!.raw)).not.toContain(inv.acceptUrl);
   });
 });
+
+describe('bulk invitation e-mail', () => {
+  it('delivers 100 invitations, a few connections at a time', async () => {
+    const { t, smtp } = await setup();
+    const res = await t.admin('POST', INV, { emails: Array.from({ length: 100 }, (_, i) => `p${i}@example.com`) });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().invitations.every((i: { emailSent: boolean }) => i.emailSent)).toBe(true);
+    expect(smtp.received).toHaveLength(100);
+    expect(new Set(smtp.received.map((m) => m.to[0])).size).toBe(100);
+  });
+});
