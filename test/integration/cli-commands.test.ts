@@ -29,28 +29,32 @@ describe('gatehouse CLI', () => {
 
   it('prints help for the CLI and each command', async () => {
     const env = cleanEnv();
-    const top = await runCli(['--help'], env);
+    const [top, none, serve, token, unknown, badFlag] = await Promise.all([
+      runCli(['--help'], env),
+      runCli([], env),
+      runCli(['serve', '--help'], env),
+      runCli(['admin-token', '-h'], env),
+      runCli(['frobnicate'], env),
+      runCli(['serve', '--colour', 'red'], env),
+    ]);
     expect(top.code).toBe(0);
     expect(top.stdout).toMatch(/^Usage: gatehouse <command> \[flags\]/);
     expect(top.stdout).toMatch(/^ {2}serve {9}run the identity server$/m);
     expect(top.stdout).toMatch(/^ {2}admin-token /m);
 
-    const none = await runCli([], env);
     expect(none.code).toBe(1);
     expect(none.stdout).toContain('Usage: gatehouse <command>');
 
-    const serve = await runCli(['serve', '--help'], env);
     expect(serve.code).toBe(0);
     for (const flag of ['--data-dir DIR', '--port N', '--host ADDR', '--issuer URL', '--admin-token T', '--access-token-ttl S', '--help']) {
       expect(serve.stdout).toContain(flag);
     }
-    const token = await runCli(['admin-token', '-h'], env);
     expect(token.code).toBe(0);
     expect(token.stdout).toMatch(/^Usage: gatehouse admin-token \[flags\]/);
     expect(token.stdout).toContain('--rotate');
 
-    expectOneSentence(await runCli(['frobnicate'], env), /^Unknown command "frobnicate"\. Run `gatehouse --help` for the list\.$/);
-    expectOneSentence(await runCli(['serve', '--colour', 'red'], env), /Unknown option '--colour'.* Run `gatehouse serve --help` for its flags\.$/);
+    expectOneSentence(unknown, /^Unknown command "frobnicate"\. Run `gatehouse --help` for the list\.$/);
+    expectOneSentence(badFlag, /Unknown option '--colour'.* Run `gatehouse serve --help` for its flags\.$/);
   }, 120_000);
 
   it('admin-token prints the generated token (0600), the same each time; --rotate replaces it', async () => {
@@ -147,9 +151,9 @@ describe('gatehouse CLI', () => {
         [{ ADMIN_TOKEN: 'short' }, /^ADMIN_TOKEN must be at least 16 characters long\.$/],
         [{ GATEHOUSE_ACCESS_TOKEN_TTL: '5' }, /^GATEHOUSE_ACCESS_TOKEN_TTL must be between/],
       ];
-      for (const [extra, message] of cases) {
-        expectOneSentence(await runCli(['serve'], cleanEnv({ GATEHOUSE_DATA_DIR: data, PORT: '0', ...extra })), message);
-      }
+      // Independent processes: run them side by side.
+      const results = await Promise.all(cases.map(([extra]) => runCli(['serve'], cleanEnv({ GATEHOUSE_DATA_DIR: data, PORT: '0', ...extra }))));
+      results.forEach((result, i) => expectOneSentence(result, cases[i]![1]));
       expectOneSentence(await runCli(['serve', '--data-dir', data, '--issuer', 'id.example.com'], cleanEnv({ PORT: '0' })), /^GATEHOUSE_ISSUER must/);
     }, 120_000);
   });
