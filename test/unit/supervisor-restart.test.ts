@@ -70,6 +70,24 @@ describe('server supervisor', () => {
     }
   });
 
+  it('cancels a pending restart when stopped during the back-off', async () => {
+    const sup = new ServerSupervisor({ spawn: spawn(), backoffMs: [60_000] });
+    await sup.start();
+    const scheduled = next<{ delayMs: number }>(sup, 'restart-scheduled');
+    process.kill(sup.pid!, 'SIGKILL');
+    expect((await scheduled).delayMs).toBe(60_000);
+    expect(sup.status).toBe('restarting');
+    const started = Date.now();
+    await sup.stop();
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(sup.status).toBe('stopped');
+    expect(sup.pid).toBeUndefined();
+    // And it can be started again afterwards (the tray's "Restart server").
+    const again = await sup.start();
+    expect((await fetch(`${again.url}/healthz`)).status).toBe(200);
+    await sup.stop();
+  });
+
   it('treats a server that never becomes ready as failed, kills it and gives up after the allowed restarts', async () => {
     // Node running a script that never sends the ready message.
     const sup = new ServerSupervisor({
