@@ -165,6 +165,8 @@ describe('control panel', () => {
     await shot(page, '07-sso-groups');
     const group = await adminJson<{ applicationIds: string[] }>('GET', '/api/admin/sso-groups/office-apps');
     expect([...group.applicationIds].sort()).toEqual(['team-notes', 'wiki']);
+    await page.getByRole('link', { name: 'Team Notes' }).click();
+    await expect.poll(() => page.getByTestId('sso-sharing').textContent()).toBe('Shares sign-in with wiki through the SSO group Office apps.');
   });
 
   it('shows problem details in words and keeps the wizard input', async () => {
@@ -230,6 +232,12 @@ describe('control panel', () => {
     expect(signUp.status()).toBe(201);
     await page.getByRole('link', { name: 'Members' }).click();
     const row = page.locator('tr[data-member="dee@example.com"]');
+    await row.waitFor();
+    await page.getByLabel('Search members').fill('nobody');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('No members match these filters.').waitFor();
+    await page.getByLabel('Search members').fill('dee');
+    await page.getByRole('button', { name: 'Search' }).click();
     await row.waitFor();
     await row.getByRole('button', { name: 'Suspend' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Suspend' }).click();

@@ -1,6 +1,6 @@
-import { createSignal, Show } from 'solid-js';
-import { useNavigate } from '@solidjs/router';
-import { api, enc, type Application } from '../api';
+import { createResource, createSignal, For, Show } from 'solid-js';
+import { A, useNavigate } from '@solidjs/router';
+import { api, enc, type Application, type SsoGroup } from '../api';
 import { confirmAction, CopyField, ErrorBox, toast, useAction } from '../ui';
 import { IntegrationSnippet } from './snippet';
 
@@ -12,6 +12,10 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
   const [secret, setSecret] = createSignal<string | null>(null);
   const save = useAction();
   const danger = useAction();
+  const [group] = createResource(
+    () => props.app.ssoGroupId,
+    (id) => api.get<SsoGroup>(`/api/admin/sso-groups/${enc(id)}`),
+  );
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -57,6 +61,24 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
           <textarea name="redirectUris" value={redirects()} onInput={(e) => setRedirects(e.currentTarget.value)} />
         </label>
         <p class="hint">Type: {props.app.clientType} · created {new Date(props.app.createdAt).toLocaleString()}</p>
+        <p data-testid="sso-sharing">
+          <Show when={group()} fallback={<span class="muted">Own sign-in (not in an SSO group).</span>}>
+            {(g) => (
+              <>
+                Shares sign-in with{' '}
+                <For each={g().applicationIds.filter((id) => id !== props.app.id)} fallback={<span class="muted">no other application yet</span>}>
+                  {(id, i) => (
+                    <>
+                      {i() > 0 ? ', ' : ''}
+                      <A href={`/applications/${enc(id)}`}>{id}</A>
+                    </>
+                  )}
+                </For>{' '}
+                through the SSO group <A href="/sso-groups">{g().name}</A>.
+              </>
+            )}
+          </Show>
+        </p>
         <ErrorBox error={save.error()} />
         <div class="actions">
           <button class="primary" type="submit" disabled={save.busy()}>
