@@ -13,7 +13,7 @@ import {
   ApplicationPatchSchema,
   ApplicationRecordSchema,
   ApplicationWithSecretsSchema,
-  AuthPolicyPatchSchema,
+  AuthPolicyPatchBodySchema,
   AuthPolicySchema,
 } from './schemas.js';
 import {
@@ -111,7 +111,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Update the auth policy (profile_fields replaces the list when given)',
-        params: IdParams, querystring: NoQuery, body: AuthPolicyPatchSchema,
+        params: IdParams, querystring: NoQuery, body: AuthPolicyPatchBodySchema,
         response: { 200: AuthPolicySchema, ...adminErrors },
       },
     },

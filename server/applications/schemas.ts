@@ -44,6 +44,12 @@ export const AuthPolicyPatchSchema = Type.Object(
 );
 export type AuthPolicyPatch = Static<typeof AuthPolicyPatchSchema>;
 
+/** Body of PATCH .../auth-policy: like any PATCH, it must change something. */
+export const AuthPolicyPatchBodySchema = Type.Object(AuthPolicyPatchSchema.properties, {
+  additionalProperties: false,
+  minProperties: 1,
+});
+
 const ClientTypeSchema = Type.Union([Type.Literal('web'), Type.Literal('spa'), Type.Literal('native')]);
 const Audience = Type.String({ minLength: 1, maxLength: 500, pattern: '^\\S+$' });
 const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { minItems: 1, maxItems: 20 });
