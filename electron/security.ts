@@ -49,7 +49,7 @@ function harden(contents: WebContents) {
   });
   contents.on('will-attach-webview', (event) => event.preventDefault());
   contents.setWindowOpenHandler(({ url }) => {
-    // The panel's own pop-ups (the test sign-in) stay inside the app, without the preload bridge.
+    // The panel's own pop-ups (the test sign-in) stay inside the app with the same locked-down preferences.
     if (isAllowedUrl(url)) {
       return { action: 'allow', overrideBrowserWindowOptions: { width: 520, height: 720, webPreferences: { ...secureWebPreferences } } };
     }
