@@ -93,17 +93,15 @@ describe('gatehouse CLI', () => {
 
       let switchedAfter: number | undefined;
       while (Date.now() - rotatedAt < 5000) {
-        const [oldStatus, newStatus] = [await status(server.url, old), await status(server.url, next)];
-        if (oldStatus === 401 && newStatus === 200) {
+        if ((await status(server.url, old)) === 401) {
           switchedAfter = Date.now() - rotatedAt;
           break;
         }
-        // Until the server notices, the old token still works and the new one does not yet.
-        expect([oldStatus, newStatus]).toEqual([200, 401]);
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(switchedAfter, 'the server never switched tokens').toBeDefined();
       expect(switchedAfter!).toBeLessThan(1500);
+      expect(await status(server.url, next)).toBe(200);
       const denied = await fetch(`${server.url}/api/admin/applications`, { headers: { authorization: `Bearer ${old}` } });
       expect(denied.headers.get('www-authenticate')).toBe('Bearer');
     } finally {
