@@ -30,7 +30,10 @@ export const adminKeyRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = asyn
   app.get(
     '/keys',
     { schema: { tags, security, summary: 'List signing keys and their status', response: { 200: Type.Object({ keys: Type.Array(KeySchema) }), ...adminErrors } } },
-    async () => ({ keys: listKeys(ctx.db, ctx.clock.now()) }),
+    async () => {
+      await keys.ensure();
+      return { keys: listKeys(ctx.db, ctx.clock.now()) };
+    },
   );
 
   app.post(
@@ -42,6 +45,7 @@ export const adminKeyRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = asyn
       },
     },
     async (request, reply) => {
+      await keys.ensure();
       const now = ctx.clock.now();
       const rotated = await rotateSigningKey(ctx.db, now, ctx.config.accessTokenTtl, actorName(request.actor));
       keys.invalidate();

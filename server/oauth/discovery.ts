@@ -4,7 +4,7 @@
  * only known after listening when the port is picked by the system.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { publishedJwks, SIGNING_ALG } from './keys.js';
+import { publishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'];
@@ -37,16 +37,17 @@ export function discoveryDocument(issuer: string) {
   };
 }
 
-export const discoveryRoutes: FastifyPluginAsync = async (app) => {
+export const discoveryRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (app, { keys }) => {
   const { ctx } = app;
   app.get('/.well-known/openid-configuration', { schema: { hide: true } }, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=300').send(discoveryDocument(ctx.config.issuer)),
   );
   // Short cache: after a rotation the new key signs at once, and verifiers refetch on an unknown kid.
-  app.get('/api/auth/jwks', { schema: { hide: true } }, async (_request, reply) =>
-    reply
+  app.get('/api/auth/jwks', { schema: { hide: true } }, async (_request, reply) => {
+    await keys.ensure();
+    return reply
       .header('cache-control', 'public, max-age=60')
       .type('application/jwk-set+json')
-      .send(publishedJwks(ctx.db, ctx.clock.now())),
-  );
+      .send(publishedJwks(ctx.db, ctx.clock.now()));
+  });
 };

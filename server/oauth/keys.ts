@@ -103,7 +103,18 @@ export function publishedJwks(db: Db, now: Date): { keys: JWK[] } {
 export class KeyRing {
   private current: { kid: string; key: webcrypto.CryptoKey; loadedAt: number } | undefined;
 
+  private initialised: Promise<void> | undefined;
+
   constructor(private readonly ctx: AppContext) {}
+
+  /** Creates the first key if the store has none; later calls cost one resolved promise. */
+  ensure(): Promise<void> {
+    this.initialised ??= ensureSigningKey(this.ctx.db, this.ctx.clock.now()).catch((error: unknown) => {
+      this.initialised = undefined;
+      throw error;
+    });
+    return this.initialised;
+  }
 
   /** Drop the cache (after a rotation in this process). */
   invalidate(): void {
@@ -113,6 +124,7 @@ export class KeyRing {
   async signingKey(): Promise<{ kid: string; key: webcrypto.CryptoKey }> {
     const cached = this.current;
     if (cached && Date.now() - cached.loadedAt < RELOAD_MS) return cached;
+    await this.ensure();
     const row = activeKeyRow(this.ctx.db);
     if (!row) throw new Error('no signing key: the OAuth plugin did not initialise keys');
     const key = cached?.kid === row.kid ? cached.key : ((await importPKCS8(row.privateKeyPem, SIGNING_ALG)) as webcrypto.CryptoKey);

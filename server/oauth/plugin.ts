@@ -1,6 +1,6 @@
 /**
  * The OAuth 2.1 / OpenID Connect authorization server as one Fastify plugin (DESIGN §4.10).
- * Makes sure a signing key exists (first start), then registers the protocol endpoints in an
+ * Makes sure a signing key exists (at first start), then registers the protocol endpoints in an
  * encapsulated scope with the RFC 6749 error handler, form-body parsing and the failure rate
  * limit of the token and revocation endpoints, and the key
  * administration under `/api/admin`, which keeps the problem+json handler.
@@ -14,7 +14,7 @@ import { authorizeRoutes } from './authorize/route.js';
 import { discoveryRoutes } from './discovery.js';
 import { endSessionRoutes } from './end-session.js';
 import { oauthErrorHandler } from './errors.js';
-import { ensureSigningKey, KeyRing } from './keys.js';
+import { KeyRing } from './keys.js';
 import { FailureLimiter } from './failure-limit.js';
 import { revokeRoutes } from './revoke.js';
 import { tokenRoutes } from './token/route.js';
@@ -22,15 +22,17 @@ import { userinfoRoutes } from './userinfo.js';
 
 export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app) => {
   const { ctx } = app;
-  await ensureSigningKey(ctx.db, ctx.clock.now());
   const keys = new KeyRing(ctx);
+  // The first key is created at start-up (other modules, e.g. the rotation schedule and the
+  // overview, expect one to exist from then on).
+  await keys.ensure();
   const limiter = new FailureLimiter(ctx);
 
   await app.register(async (scope) => {
     await scope.register(formbody, { bodyLimit: 16 * 1024 });
     scope.setErrorHandler(oauthErrorHandler);
     registerCors(scope);
-    await scope.register(discoveryRoutes);
+    await scope.register(discoveryRoutes, { keys });
     await scope.register(authorizeRoutes);
     await scope.register(tokenRoutes, { keys, limiter });
     await scope.register(userinfoRoutes, { keys });
