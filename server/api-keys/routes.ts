@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
-import { adminErrors } from '../http/schemas.js';
+import { adminErrors, NoQuery } from '../http/schemas.js';
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyListQuerySchema, ApiKeyListSchema, ApiKeyParams } from './schemas.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './service.js';
 
@@ -23,7 +23,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Create an API key (the key is shown once)',
-        params: IdParams, body: ApiKeyCreateSchema,
+        params: IdParams, querystring: NoQuery, body: ApiKeyCreateSchema,
         response: { 201: ApiKeyCreatedSchema, ...adminErrors },
       },
     },
@@ -50,7 +50,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/applications/:id/api-keys/:kid',
-    { schema: { tags, security, summary: 'Revoke an API key', params: ApiKeyParams, response: { 204: Type.Null(), ...adminErrors } } },
+    { schema: { tags, security, summary: 'Revoke an API key', params: ApiKeyParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors } } },
     async (request, reply) => {
       revokeApiKey(ctx, request.params.id, request.params.kid, actorName(request.actor));
       return reply.status(204).send(null);

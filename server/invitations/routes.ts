@@ -11,7 +11,7 @@ import { invitePagePlugin } from '../pages/invite-page.js';
 import { actorName } from '../http/admin-auth.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
-import { adminErrors } from '../http/schemas.js';
+import { adminErrors, NoQuery } from '../http/schemas.js';
 import {
   InvitationCreatedSchema,
   InvitationCreateSchema,
@@ -34,7 +34,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Invite e-mail addresses (links shown once; e-mailed when SMTP is configured)',
-        params: IdParams, body: InvitationCreateSchema,
+        params: IdParams, querystring: NoQuery, body: InvitationCreateSchema,
         response: { 201: InvitationCreatedSchema, ...adminErrors },
       },
     },
@@ -61,7 +61,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/applications/:id/invitations/:iid',
-    { schema: { tags, security, summary: 'Revoke a pending invitation', params: InvitationParams, response: { 204: Type.Null(), ...adminErrors } } },
+    { schema: { tags, security, summary: 'Revoke a pending invitation', params: InvitationParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors } } },
     async (request, reply) => {
       revokeInvitation(ctx, request.params.id, request.params.iid, actorName(request.actor));
       return reply.status(204).send(null);
@@ -73,7 +73,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Issue a new link with a new expiry and e-mail it again',
-        params: InvitationParams,
+        params: InvitationParams, querystring: NoQuery,
         response: { 200: InvitationWithLinkSchema, ...adminErrors },
       },
     },

@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
-import { adminErrors } from '../http/schemas.js';
+import { adminErrors, NoQuery } from '../http/schemas.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { MemberListQuerySchema, MemberListSchema, MemberParams, MemberPatchSchema, MemberRecordSchema } from './schemas.js';
 import { deleteMember, getMember, listMembers, updateMember } from './service.js';
@@ -32,7 +32,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/applications/:id/users/:uid',
-    { schema: { tags, security, summary: 'Get an application user', params: MemberParams, response: { 200: MemberRecordSchema, ...adminErrors } } },
+    { schema: { tags, security, summary: 'Get an application user', params: MemberParams, querystring: NoQuery, response: { 200: MemberRecordSchema, ...adminErrors } } },
     async (request) => getMember(ctx, request.params.id, request.params.uid),
   );
 
@@ -41,7 +41,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Change status, role or profile (suspending revokes refresh tokens)',
-        params: MemberParams, body: MemberPatchSchema,
+        params: MemberParams, querystring: NoQuery, body: MemberPatchSchema,
         response: { 200: MemberRecordSchema, ...adminErrors },
       },
     },
@@ -50,7 +50,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/applications/:id/users/:uid',
-    { schema: { tags, security, summary: 'Remove a user from the application (revokes refresh tokens)', params: MemberParams, response: { 204: Type.Null(), ...adminErrors } } },
+    { schema: { tags, security, summary: 'Remove a user from the application (revokes refresh tokens)', params: MemberParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors } } },
     async (request, reply) => {
       deleteMember(ctx, request.params.id, request.params.uid, actorName(request.actor));
       return reply.status(204).send(null);

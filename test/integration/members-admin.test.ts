@@ -178,3 +178,21 @@ describe('OpenAPI document', () => {
     ]) expect(paths).toContain(path);
   });
 });
+
+describe('unknown query parameters', () => {
+  it('are rejected on routes that take no query', async () => {
+    const t = await withApp();
+    const { membership } = addMember(t, 'notes', 'a@example.com');
+    for (const [method, url] of [
+      ['GET', `${USERS}/${membership.id}?x=1`],
+      ['DELETE', `${USERS}/${membership.id}?x=1`],
+      ['DELETE', '/api/admin/applications/notes/invitations/inv_x?x=1'],
+      ['POST', '/api/admin/applications/notes/invitations/inv_x/resend?x=1'],
+      ['DELETE', '/api/admin/applications/notes/api-keys/key_x?x=1'],
+    ] as const) {
+      const res = await t.admin(method, url);
+      expect(res.statusCode, `${method} ${url}`).toBe(400);
+      expect(res.json().errors).toEqual([{ path: 'querystring.x', message: 'is not a known field' }]);
+    }
+  });
+});
