@@ -162,6 +162,19 @@ describe('token endpoint: refresh_token grant', () => {
     expect(decodeJwt(back.json().access_token).app_user).toMatchObject({ status: 'active' });
   });
 
+  it('a refresh marks the member active, at most hourly', async () => {
+    const { t, cookie } = await setUp();
+    const tokens = await spaTokens(t, cookie);
+    const lastActive = () => t.db.select().from(memberships).where(eq(memberships.applicationId, 'notes')).get()!.lastActiveAt.getTime();
+    const before = lastActive();
+    t.clock.advance(30 * 60_000);
+    const next = (await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: 'notes' })).json();
+    expect(lastActive()).toBe(before);
+    t.clock.advance(31 * 60_000);
+    expect((await token(t, { grant_type: 'refresh_token', refresh_token: next.refresh_token, client_id: 'notes' })).statusCode).toBe(200);
+    expect(lastActive()).toBe(t.clock.now().getTime());
+  });
+
   it('refresh tokens expire with their family (30 days)', async () => {
     const { t, cookie } = await setUp();
     const tokens = await spaTokens(t, cookie);

@@ -17,6 +17,7 @@ import { param, requiredParam, type RawParams } from '../params.js';
 import { verifiesChallenge } from '../pkce.js';
 import { hasScope } from '../scopes.js';
 import { startFamily, type TokenResponse } from './response.js';
+import { LAST_ACTIVE_RESOLUTION_MS } from './refresh-queries.js';
 
 export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
   const code = requiredParam(body, 'code');
@@ -56,6 +57,9 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
       .where(and(eq(authorizationCodes.codeHash, codeHash), isNull(authorizationCodes.usedAt)))
       .run() as unknown as { changes: number };
     if (spent.changes !== 1) return 'raced' as const;
+    if (now.getTime() - membership.lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS) {
+      tx.update(memberships).set({ lastActiveAt: now }).where(eq(memberships.id, membership.id)).run();
+    }
     if (!hasScope(row.scope, 'offline_access')) return undefined;
     const family = startFamily(tx, now, ctx.config.refreshTokenTtl, {
       applicationId: client.id,

@@ -14,7 +14,7 @@ function build(db: Db) {
         rotatedAt: refreshTokens.rotatedAt,
         expiresAt: refreshTokens.expiresAt,
         family: refreshTokenFamilies,
-        membership: { id: memberships.id, status: memberships.status, role: memberships.role },
+        membership: { id: memberships.id, status: memberships.status, role: memberships.role, lastActiveAt: memberships.lastActiveAt },
       })
       .from(refreshTokens)
       .innerJoin(refreshTokenFamilies, eq(refreshTokenFamilies.id, refreshTokens.familyId))
@@ -25,6 +25,11 @@ function build(db: Db) {
       .update(refreshTokens)
       .set({ rotatedAt: sql`${sql.placeholder('nowMs')}` }) // raw SQL: pass milliseconds
       .where(and(eq(refreshTokens.tokenHash, sql.placeholder('hash')), isNull(refreshTokens.rotatedAt)))
+      .prepare(),
+    touchMember: db
+      .update(memberships)
+      .set({ lastActiveAt: sql`${sql.placeholder('nowMs')}` }) // raw SQL: pass milliseconds
+      .where(eq(memberships.id, sql.placeholder('id')))
       .prepare(),
     insert: db
       .insert(refreshTokens)
@@ -37,6 +42,9 @@ function build(db: Db) {
       .prepare(),
   };
 }
+
+/** `lastActiveAt` is written at most this often by token grants, so most refreshes stay 3 statements. */
+export const LAST_ACTIVE_RESOLUTION_MS = 3600_000;
 
 const cache = new WeakMap<Db, ReturnType<typeof build>>();
 

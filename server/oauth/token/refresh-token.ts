@@ -6,7 +6,8 @@
  *   hears `security.refresh_token_reused` (webhook + audit), in one transaction.
  * - The membership is re-checked: only an active member gets new tokens.
  * - `scope` may narrow this access token; `resource` must equal the family's.
- * Cost: one joined read, one conditional update, one insert, one signature (no ID token here).
+ * Cost: one joined read, one conditional update, one insert, one signature (no ID token here);
+ * the membership's `lastActiveAt` is touched at most hourly.
  */
 import { refreshTokenFamilies, type Application } from '../../db/schema.js';
 import type { AppContext } from '../../context.js';
@@ -20,7 +21,7 @@ import type { KeyRing } from '../keys.js';
 import { param, requiredParam, type RawParams } from '../params.js';
 import { parseScope } from '../scopes.js';
 import { newRefreshToken, type TokenResponse } from './response.js';
-import { refreshQueries } from './refresh-queries.js';
+import { LAST_ACTIVE_RESOLUTION_MS, refreshQueries } from './refresh-queries.js';
 
 export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
@@ -55,6 +56,9 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
     const result = queries.rotate.run({ hash: tokenHash, nowMs: now.getTime() }) as unknown as { changes: number };
     if (result.changes !== 1) return false;
     queries.insert.run({ hash: sha256(successor), familyId: family.id, now, expiresAt: row.expiresAt });
+    if (now.getTime() - membership.lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS) {
+      queries.touchMember.run({ id: membership.id, nowMs: now.getTime() });
+    }
     return true;
   });
   // Two concurrent uses of one token: the loser is a reuse like any other.
