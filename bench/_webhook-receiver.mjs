@@ -34,3 +34,5 @@ process.on('message', (msg) => {
   if (msg === 'stats') process.send?.({ type: 'stats', verified, rejected });
   if (msg === 'stop') server.close(() => process.exit(0));
 });
+// Never outlive the benchmark (an orphan would keep its output pipe open).
+process.on('disconnect', () => process.exit(0));

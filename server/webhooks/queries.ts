@@ -2,7 +2,7 @@
  * Outbox queries for the delivery worker and the admin API. A row is *due* when it is pending,
  * its `nextAttemptAt` has come and nobody holds a live lease on it.
  */
-import { and, asc, eq, inArray, isNull, lte, notInArray, or } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import { applications, webhookDeliveries, type WebhookDelivery } from '../db/schema.js';
 import type { Db } from '../db/client.js';
 import type { Tx } from '../audit/record.js';
@@ -22,12 +22,67 @@ export interface ClaimedDelivery {
   webhookPreviousSecretUntil: Date | null;
 }
 
-const due = (now: Date) =>
-  and(
-    eq(webhookDeliveries.status, 'pending'),
-    lte(webhookDeliveries.nextAttemptAt, now),
-    or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, now)),
-  );
+/**
+ * The worker's statements run once per delivery, hundreds of times a second; they are prepared
+ * once per database. Placeholders bypass drizzle's value mapping, so times are passed as epoch
+ * milliseconds (the column format).
+ */
+function prepareWorkerStatements(db: Db) {
+  // Wrapped in `sql` so update values accept them.
+  const p = (name: string) => sql`${sql.placeholder(name)}`;
+  const now = p('now');
+  const d = webhookDeliveries;
+  return {
+    due: db
+      .select({
+        id: d.id,
+        applicationId: d.applicationId,
+        payload: d.payload,
+        attempts: d.attempts,
+        webhookUrl: applications.webhookUrl,
+        webhookSecret: applications.webhookSecret,
+        webhookPreviousSecret: applications.webhookPreviousSecret,
+        webhookPreviousSecretUntil: applications.webhookPreviousSecretUntil,
+      })
+      .from(d)
+      .innerJoin(applications, eq(applications.id, d.applicationId))
+      .where(
+        and(
+          eq(d.status, 'pending'),
+          lte(d.nextAttemptAt, now),
+          or(isNull(d.leaseUntil), lte(d.leaseUntil, now)),
+          sql`${d.applicationId} not in (select value from json_each(${sql.placeholder('saturated')}))`,
+        ),
+      )
+      // Index order only: adding `id` would make SQLite sort every row sharing a due time (a
+      // burst written in one millisecond) on each claim. Ties come out in insertion order.
+      .orderBy(asc(d.nextAttemptAt))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+    lease: db.update(d).set({ leaseUntil: p('leaseUntil') }).where(eq(d.id, sql.placeholder('id'))).prepare(),
+    attempt: db
+      .update(d)
+      .set({
+        status: p('status'),
+        attempts: p('attempts'),
+        leaseUntil: null,
+        lastAttemptAt: p('lastAttemptAt'),
+        lastStatusCode: p('lastStatusCode'),
+        lastError: p('lastError'),
+        nextAttemptAt: sql`coalesce(${sql.placeholder('nextAttemptAt')}, ${d.nextAttemptAt})`,
+        deliveredAt: sql`coalesce(${sql.placeholder('deliveredAt')}, ${d.deliveredAt})`,
+      })
+      .where(eq(d.id, sql.placeholder('id')))
+      .prepare(),
+  };
+}
+
+const workerStatements = new WeakMap<Db, ReturnType<typeof prepareWorkerStatements>>();
+function statements(db: Db) {
+  let prepared = workerStatements.get(db);
+  if (!prepared) workerStatements.set(db, (prepared = prepareWorkerStatements(db)));
+  return prepared;
+}
 
 /**
  * Leases up to `limit` due rows, oldest due first, skipping applications in `saturated` and
@@ -42,24 +97,9 @@ export function claimDue(
   saturated: string[],
   roomFor: (applicationId: string) => number,
 ): { claimed: ClaimedDelivery[]; exhausted: boolean } {
-  return db.transaction((tx) => {
-    const rows = tx
-      .select({
-        id: webhookDeliveries.id,
-        applicationId: webhookDeliveries.applicationId,
-        payload: webhookDeliveries.payload,
-        attempts: webhookDeliveries.attempts,
-        webhookUrl: applications.webhookUrl,
-        webhookSecret: applications.webhookSecret,
-        webhookPreviousSecret: applications.webhookPreviousSecret,
-        webhookPreviousSecretUntil: applications.webhookPreviousSecretUntil,
-      })
-      .from(webhookDeliveries)
-      .innerJoin(applications, eq(applications.id, webhookDeliveries.applicationId))
-      .where(and(due(now), saturated.length ? notInArray(webhookDeliveries.applicationId, saturated) : undefined))
-      .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
-      .limit(limit)
-      .all();
+  const st = statements(db);
+  return db.transaction(() => {
+    const rows = st.due.all({ now: now.getTime(), saturated: JSON.stringify(saturated), limit });
     const taken = new Map<string, number>();
     const claimed = rows.filter((row) => {
       const n = taken.get(row.applicationId) ?? 0;
@@ -67,12 +107,7 @@ export function claimDue(
       taken.set(row.applicationId, n + 1);
       return true;
     });
-    if (claimed.length) {
-      tx.update(webhookDeliveries)
-        .set({ leaseUntil })
-        .where(inArray(webhookDeliveries.id, claimed.map((c) => c.id)))
-        .run();
-    }
+    for (const c of claimed) st.lease.run({ id: c.id, leaseUntil: leaseUntil.getTime() });
     // Fewer rows than asked: no other application has due rows right now.
     return { claimed, exhausted: rows.length < limit };
   });
@@ -91,19 +126,16 @@ export interface AttemptOutcome {
 /** Records one finished attempt and releases the lease. */
 export function recordAttempt(db: Db, id: string, attempts: number, outcome: AttemptOutcome): void {
   const status: DeliveryStatus = outcome.ok ? 'succeeded' : outcome.nextAttemptAt ? 'pending' : 'failed';
-  db.update(webhookDeliveries)
-    .set({
-      status,
-      attempts,
-      leaseUntil: null,
-      lastAttemptAt: outcome.attemptedAt,
-      lastStatusCode: outcome.statusCode,
-      lastError: outcome.error,
-      ...(outcome.nextAttemptAt ? { nextAttemptAt: outcome.nextAttemptAt } : {}),
-      ...(outcome.ok ? { deliveredAt: outcome.finishedAt } : {}),
-    })
-    .where(eq(webhookDeliveries.id, id))
-    .run();
+  statements(db).attempt.run({
+    id,
+    status,
+    attempts,
+    lastAttemptAt: outcome.attemptedAt.getTime(),
+    lastStatusCode: outcome.statusCode,
+    lastError: outcome.error,
+    nextAttemptAt: outcome.nextAttemptAt?.getTime() ?? null,
+    deliveredAt: outcome.ok ? outcome.finishedAt.getTime() : null,
+  });
 }
 
 /** Gives a lease back without counting an attempt (the worker is stopping). */

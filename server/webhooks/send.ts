@@ -4,7 +4,13 @@
  * re-configured by an administrator, and following them would let a receiver point Gatehouse at
  * any other address. Any 2xx is success; everything else, a timeout or a network error is a
  * failure described in `error`.
+ *
+ * node:http(s) with keep-alive agents rather than `fetch`: it costs a fraction of the CPU per
+ * request, which is what bounds fan-out throughput; `AbortSignal` gives the timeout and stop.
  */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
 export interface AttemptResult {
   ok: boolean;
   statusCode: number | null;
@@ -12,37 +18,21 @@ export interface AttemptResult {
 }
 
 const USER_AGENT = 'Gatehouse-Webhooks/1';
-
-function describeNetworkError(error: unknown, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut) return `timed out after ${timeoutMs} ms`;
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  const detail = cause?.code ?? cause?.message ?? (error as Error).message ?? 'unknown error';
-  return `request failed: ${detail}`.slice(0, 500);
-}
-
+/** Bytes of an answer's body read (and ignored) so the connection can be reused. */
 const MAX_DRAIN_BYTES = 64 * 1024;
 
-/**
- * The answer's body is not used, but reading a small one lets the connection be reused; a large
- * or endless one is cut off (bounded by the same timeout signal).
- */
-async function drain(response: Response): Promise<void> {
-  if (!response.body) return;
-  const reader = response.body.getReader();
-  let read = 0;
-  try {
-    while (read <= MAX_DRAIN_BYTES) {
-      const chunk = await reader.read();
-      if (chunk.done) return;
-      read += chunk.value.byteLength;
-    }
-    await reader.cancel();
-  } catch {
-    // A body that fails mid-way does not change the status already received.
-  }
+const agents = {
+  'http:': new HttpAgent({ keepAlive: true, keepAliveMsecs: 10_000 }),
+  'https:': new HttpsAgent({ keepAlive: true, keepAliveMsecs: 10_000 }),
+};
+
+function statusResult(statusCode: number): AttemptResult {
+  if (statusCode >= 200 && statusCode < 300) return { ok: true, statusCode, error: null };
+  if (statusCode >= 300 && statusCode < 400) return { ok: false, statusCode, error: `redirect (HTTP ${statusCode}) not followed` };
+  return { ok: false, statusCode, error: `HTTP ${statusCode}` };
 }
 
-export async function postWebhook(
+export function postWebhook(
   url: string,
   body: string,
   headers: Record<string, string>,
@@ -51,23 +41,54 @@ export async function postWebhook(
 ): Promise<AttemptResult> {
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = stop ? AbortSignal.any([timeout, stop]) : timeout;
-  try {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers },
-      body,
-      redirect: 'manual',
-      signal,
-    });
-    await drain(response);
-    const statusCode = response.status;
-    if (statusCode >= 200 && statusCode < 300) return { ok: true, statusCode, error: null };
-    if (statusCode >= 300 && statusCode < 400) {
-      return { ok: false, statusCode, error: `redirect (HTTP ${statusCode}) not followed` };
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (result: AttemptResult) => {
+      if (settled) return;
+      settled = true;
+      resolve(result);
+    };
+    const failure = (error: unknown) => {
+      if (stop?.aborted && !timeout.aborted) return finish({ ok: false, statusCode: null, error: 'stopped' });
+      if (timeout.aborted) return finish({ ok: false, statusCode: null, error: `timed out after ${timeoutMs} ms` });
+      const e = error as NodeJS.ErrnoException;
+      finish({ ok: false, statusCode: null, error: `request failed: ${e.code ?? e.message ?? 'unknown error'}`.slice(0, 500) });
+    };
+    let target: URL;
+    try {
+      target = new URL(url);
+      if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error('unsupported URL scheme');
+    } catch (error) {
+      return failure(error);
     }
-    return { ok: false, statusCode, error: `HTTP ${statusCode}` };
-  } catch (error) {
-    if (stop?.aborted && !timeout.aborted) return { ok: false, statusCode: null, error: 'stopped' };
-    return { ok: false, statusCode: null, error: describeNetworkError(error, timeout.aborted, timeoutMs) };
-  }
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(
+      target,
+      {
+        method: 'POST',
+        agent: agents[target.protocol as 'http:' | 'https:'],
+        signal,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': USER_AGENT,
+          ...headers,
+        },
+      },
+      (res: IncomingMessage) => {
+        // The status decides; the body is drained (bounded) only so the socket can be reused.
+        const result = statusResult(res.statusCode ?? 0);
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_DRAIN_BYTES) res.destroy();
+        });
+        res.on('end', () => finish(result));
+        res.on('close', () => finish(result));
+        res.on('error', () => finish(result));
+      },
+    );
+    req.on('error', failure);
+    req.end(body);
+  });
 }

@@ -96,7 +96,9 @@ export class DeliveryWorker {
         this.ctx.db,
         now,
         new Date(now.getTime() + leaseMs(this.settings)),
-        concurrency - this.inFlight.size,
+        // Small pages: a page mostly holds rows of an app that has room for one more; a full
+        // page just means looking again with that app saturated.
+        Math.min(concurrency - this.inFlight.size, perApplication),
         saturated,
         (app) => perApplication - (this.perApp.get(app) ?? 0),
       );
