@@ -6,8 +6,18 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import { applications, memberships, refreshTokenFamilies, refreshTokens } from '../../db/schema.js';
 import type { Db } from '../../db/client.js';
 
+export interface Rotation {
+  hash: string;
+  successorHash: string;
+  familyId: string;
+  now: Date;
+  expiresAt: Date;
+  /** Membership to mark active, when its `lastActiveAt` is stale. */
+  touchMembershipId: string | undefined;
+}
+
 function build(db: Db) {
-  return {
+  const statements = {
     client: db.select().from(applications).where(eq(applications.id, sql.placeholder('id'))).prepare(),
     token: db
       .select({
@@ -41,6 +51,19 @@ function build(db: Db) {
       })
       .prepare(),
   };
+  /**
+   * Marks the presented token rotated (only if it still is not: the race guard) and stores its
+   * successor, in one native transaction built once. False when someone rotated it first.
+   */
+  const rotate = db.$client.transaction((r: Rotation): boolean => {
+    const nowMs = r.now.getTime();
+    const result = statements.rotate.run({ hash: r.hash, nowMs }) as unknown as { changes: number };
+    if (result.changes !== 1) return false;
+    statements.insert.run({ hash: r.successorHash, familyId: r.familyId, now: r.now, expiresAt: r.expiresAt });
+    if (r.touchMembershipId) statements.touchMember.run({ id: r.touchMembershipId, nowMs });
+    return true;
+  });
+  return { ...statements, rotateToken: (r: Rotation) => rotate(r) };
 }
 
 /** `lastActiveAt` is written at most this often by token grants, so most refreshes stay 3 statements. */

@@ -52,14 +52,13 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   }
 
   const successor = newRefreshToken();
-  const rotated = ctx.db.transaction(() => {
-    const result = queries.rotate.run({ hash: tokenHash, nowMs: now.getTime() }) as unknown as { changes: number };
-    if (result.changes !== 1) return false;
-    queries.insert.run({ hash: sha256(successor), familyId: family.id, now, expiresAt: row.expiresAt });
-    if (now.getTime() - membership.lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS) {
-      queries.touchMember.run({ id: membership.id, nowMs: now.getTime() });
-    }
-    return true;
+  const rotated = queries.rotateToken({
+    hash: tokenHash,
+    successorHash: sha256(successor),
+    familyId: family.id,
+    now,
+    expiresAt: row.expiresAt,
+    touchMembershipId: now.getTime() - membership.lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS ? membership.id : undefined,
   });
   // Two concurrent uses of one token: the loser is a reuse like any other.
   if (!rotated) {
