@@ -214,6 +214,12 @@ describe('redirect URI rules', () => {
     ['web', 'http://box.home.arpa/cb', true],
     ['web', 'http://svc.internal/cb', true],
     ['web', 'http://local/cb', false],
+    // Look-alikes of private names are public hosts.
+    ['web', 'http://localhost.example.com/cb', false],
+    ['web', 'http://127.0.0.1.nip.io/cb', false],
+    ['web', 'http://10.0.0.1.example.com/cb', false],
+    ['web', 'http://nas.local.example.com/cb', false],
+    ['web', 'http://192.169.1.1/cb', false],
     ['web', 'https://app.example.com/cb#frag', false],
     ['web', 'https://app.example.com/cb#', false],
     ['web', '/relative/cb', false],
