@@ -44,7 +44,15 @@ export const serveCommand: Command = {
     // Under Electron's utilityProcess (packaged desktop app) the channel is process.parentPort.
     (process as { parentPort?: { postMessage(message: unknown): void } }).parentPort?.postMessage(ready);
     const shutdown = () => {
-      void running.stop().then(() => process.exit(0));
+      // In-flight requests get a few seconds to finish; a stop that hangs or fails still exits.
+      setTimeout(() => process.exit(1), 10_000).unref();
+      running.stop().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error(`gatehouse: stopping failed: ${(error as Error)?.message ?? String(error)}`);
+          process.exit(1);
+        },
+      );
     };
     process.once('SIGINT', shutdown);
     process.once('SIGTERM', shutdown);
