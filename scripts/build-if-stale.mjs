@@ -8,7 +8,7 @@
 // - tsc emits JavaScript even when it reports type errors; the server then still starts (type
 //   checking is `npm run typecheck`), but a build that emitted nothing fails in one sentence.
 import { execSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -43,16 +43,29 @@ function run(command) {
 
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
+/** Whether the builder that holds the lock is gone (its pid file names a dead process). */
+function holderGone() {
+  try {
+    const pid = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+    if (!pid) return false;
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return error.code === 'ESRCH';
+  }
+}
+
 function acquireLock() {
   mkdirSync(join(root, 'dist'), { recursive: true });
   for (;;) {
     try {
       mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
       return;
     } catch (error) {
       if (error.code !== 'EEXIST') throw error;
-      // A builder that died leaves its lock behind; take it over after a while.
-      if (Date.now() - mtime(lock) > LOCK_STALE_MS) rmSync(lock, { recursive: true, force: true });
+      // A builder that died leaves its lock behind: take it over.
+      if (holderGone() || Date.now() - mtime(lock) > LOCK_STALE_MS) rmSync(lock, { recursive: true, force: true });
       else sleep(200);
     }
   }
