@@ -8,14 +8,13 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import formbody from '@fastify/formbody';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import type { Application, Invitation } from '../db/schema.js';
-import { Problem, toProblem } from '../http/problem.js';
+import { Problem } from '../http/problem.js';
 import { checkFormToken, formToken } from '../accounts/csrf.js';
 import { findPersonByEmail } from '../accounts/people.js';
-import { authRateLimits, registerRateLimit } from '../accounts/rate-limits.js';
+import { authRateLimits } from '../accounts/rate-limits.js';
 import { clientInfo, sendSessionCookie } from '../accounts/routes.js';
 import { readSession } from '../accounts/session.js';
 import { signInWithEmail } from '../accounts/sign-in.js';
@@ -23,6 +22,7 @@ import { signUpWithEmail } from '../accounts/sign-up.js';
 import { invitationStatus } from '../invitations/accept.js';
 import { invitationForLink, landingUrl, redeemInvitation } from '../invitations/redeem.js';
 import { renderError, renderPage } from './render.js';
+import { preparePageScope } from './page-scope.js';
 import { redirectSources } from './sign-in-pages.js';
 
 const Params = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) });
@@ -100,17 +100,7 @@ function problemMessage(error: unknown): Problem {
 const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
   const limits = authRateLimits(ctx.config);
-  await app.register(formbody, { bodyLimit: 16 * 1024 });
-  await registerRateLimit(app);
-  app.setErrorHandler((error, request, reply) => {
-    const problem = toProblem(error);
-    if (!problem) {
-      request.log.error({ err: error }, 'unhandled error on the invitation page');
-      return renderError(reply, 500, 'Something went wrong', 'Something went wrong on our side. Please try again.');
-    }
-    for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
-    return renderError(reply, problem.status, problem.status === 403 ? 'Not allowed' : 'Something is wrong with this request', problem.detail);
-  });
+  await preparePageScope(app);
 
   app.get('/invite/:token', { schema: { hide: true, params: Params } }, async (request, reply) => {
     const found = pendingOrPage(ctx, request.params.token, reply);

@@ -8,18 +8,18 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import formbody from '@fastify/formbody';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import type { FeatureOptions } from '../features.js';
-import { Problem, toProblem } from '../http/problem.js';
+import { Problem } from '../http/problem.js';
 import { checkFormToken, formToken } from '../accounts/csrf.js';
-import { authRateLimits, registerRateLimit } from '../accounts/rate-limits.js';
+import { authRateLimits } from '../accounts/rate-limits.js';
 import { clientInfo, sendSessionCookie } from '../accounts/routes.js';
 import { readSession } from '../accounts/session.js';
 import { signInWithEmail } from '../accounts/sign-in.js';
 import { signUpWithEmail } from '../accounts/sign-up.js';
 import { pagesFolder, renderError, renderPage } from './render.js';
+import { preparePageScope } from './page-scope.js';
 import {
   emailAllowed,
   flowQuery,
@@ -46,13 +46,6 @@ const SignUpForm = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const TITLES: Record<number, string> = {
-  400: 'Something is wrong with this request',
-  403: 'Not allowed',
-  404: 'Page not found',
-  429: 'Too many attempts',
-};
 
 /** Re-shows a form with a message when a sign-in rule refuses, keeping the problem's status and headers. */
 function withProblem(reply: FastifyReply, error: unknown): { status: number; message: string } {
@@ -127,17 +120,7 @@ export function showSignUp(ctx: AppContext, request: FastifyRequest, reply: Fast
 const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
   const limits = authRateLimits(ctx.config);
-  await app.register(formbody, { bodyLimit: 16 * 1024 });
-  await registerRateLimit(app);
-  app.setErrorHandler((error, request, reply) => {
-    const problem = toProblem(error);
-    if (!problem) {
-      request.log.error({ err: error }, 'unhandled error on a page');
-      return renderError(reply, 500, 'Something went wrong', 'Something went wrong on our side. Please try again.');
-    }
-    for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
-    return renderError(reply, problem.status, TITLES[problem.status] ?? 'Something went wrong', problem.detail);
-  });
+  await preparePageScope(app);
 
   const css = readFileSync(join(pagesFolder('assets'), 'gatehouse.css'));
   app.get('/assets/gatehouse.css', { schema: { hide: true } }, async (_request, reply) =>

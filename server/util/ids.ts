@@ -1,10 +1,25 @@
-/** Prefixed, time-ordered random ids: `mem_0l9x…`. The time part keeps inserts index-friendly. */
+/**
+ * Prefixed, time-ordered random ids: `mem_0l9x…`. The time part keeps inserts index-friendly and,
+ * with a per-process sequence, makes ids created in the same millisecond sort in creation order —
+ * lists order by (createdAt, id), so rows written in one transaction keep the order they were made.
+ */
 import { randomBytes } from 'node:crypto';
 
 export type IdPrefix =
   | 'usr' | 'acc' | 'ses' | 'mem' | 'inv' | 'key' | 'fam' | 'msg' | 'aud' | 'kid';
 
+let lastTime = 0;
+let sequence = 0;
+
 export function newId(prefix: IdPrefix): string {
-  const time = Date.now().toString(36).padStart(9, '0');
-  return `${prefix}_${time}${randomBytes(10).toString('base64url')}`;
+  const now = Date.now();
+  if (now > lastTime) {
+    lastTime = now;
+    sequence = 0;
+  } else {
+    sequence += 1;
+  }
+  const time = lastTime.toString(36).padStart(9, '0');
+  const seq = sequence.toString(36).padStart(4, '0');
+  return `${prefix}_${time}${seq}${randomBytes(8).toString('base64url')}`;
 }
