@@ -183,4 +183,5 @@ export interface Overview {
   signingKey: string | null;
   discoveryUrl: string;
   jwksUrl: string;
+  caCertificateUrl: string | null;
 }

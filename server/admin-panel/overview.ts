@@ -2,6 +2,8 @@
 import { and, count, desc, eq, gt, isNull } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { applications, invitations, memberships, people, signingKeys, ssoGroups } from '../db/schema.js';
+import { existsSync } from 'node:fs';
+import { tlsPaths } from '../ops/tls.js';
 import { packageVersion } from './paths.js';
 
 export interface Overview {
@@ -12,6 +14,8 @@ export interface Overview {
   signingKey: string | null;
   discoveryUrl: string;
   jwksUrl: string;
+  /** Where devices download the local CA (LAN TLS mode), or null when there is no local CA. */
+  caCertificateUrl: string | null;
 }
 
 export function overview(ctx: AppContext, startedAt: Date): Overview {
@@ -46,5 +50,7 @@ export function overview(ctx: AppContext, startedAt: Date): Overview {
     signingKey: key?.kid ?? null,
     discoveryUrl: `${issuer}/.well-known/openid-configuration`,
     jwksUrl: `${issuer}/api/auth/jwks`,
+    caCertificateUrl:
+      ctx.config.dataDir !== ':memory:' && existsSync(tlsPaths(ctx.config.dataDir).ca) ? `${issuer}/ca.pem` : null,
   };
 }

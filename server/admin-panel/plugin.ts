@@ -35,6 +35,7 @@ const OverviewSchema = Type.Object(
     signingKey: Type.Union([Type.String(), Type.Null()]),
     discoveryUrl: Type.String(),
     jwksUrl: Type.String(),
+    caCertificateUrl: Type.Union([Type.String(), Type.Null()]),
   },
   { additionalProperties: false },
 );

@@ -64,8 +64,9 @@ describe('control panel', () => {
       counts: { applications: 0, people: 0, memberships: 0, pendingInvitations: 0, ssoGroups: 0 },
       discoveryUrl: `${server.url}/.well-known/openid-configuration`,
       jwksUrl: `${server.url}/api/auth/jwks`,
+      caCertificateUrl: null, // no local CA without LAN TLS
     });
-    expect(Object.keys(body).sort()).toEqual(['counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'signingKey', 'uptimeSeconds', 'version']);
+    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'signingKey', 'uptimeSeconds', 'version']);
     const anonymous = await fetch(`${server.url}/api/admin/overview`);
     expect(anonymous.status).toBe(401);
   });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import forge from 'node-forge';
 import { certificateNames, ensureLocalTls, normalizeIp, tlsPaths } from '../../server/ops/tls.js';
 import { caFetch } from '../helpers/ca-fetch.js';
-import { startServer, tempDataDir } from '../helpers/data-dir.js';
+import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -102,6 +102,10 @@ describe('HTTPS listener', () => {
     expect(ca.status).toBe(200);
     expect(ca.headers.get('content-type')).toBe('application/x-pem-file');
     expect(await ca.text()).toBe(caPem);
+    // The control panel's overview links to it, so administrators can hand it to devices.
+    const overview = await fetchWithCa(`${running.url}/api/admin/overview`, { headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } });
+    expect(overview.status).toBe(200);
+    expect((await overview.json()).caCertificateUrl).toBe(`${running.url}/ca.pem`);
 
     // Without the CA the certificate is not trusted (no insecure switch anywhere).
     await expect(fetch(`${running.url}/healthz`)).rejects.toThrow();

@@ -49,6 +49,11 @@ export function OverviewPage() {
                 <a href={o.jwksUrl} target="_blank" rel="noreferrer">
                   Open JWKS
                 </a>
+                {o.caCertificateUrl && (
+                  <a href={o.caCertificateUrl} download="gatehouse-ca.pem">
+                    Download the local CA certificate (install it on each device)
+                  </a>
+                )}
               </p>
             </div>
           </>
