@@ -101,9 +101,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // JSON only: a text/plain body is a 415, not a string that fails validation (and browsers may
   // send text/plain cross-site without a preflight).
   app.removeContentTypeParser('text/plain');
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, notFound('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)),
-  );
+  app.setNotFoundHandler(async (request, reply) => {
+    // Under /api/admin, credentials are checked first, so strangers cannot map which routes exist.
+    if (request.url === '/api/admin' || request.url.startsWith('/api/admin/')) await requireAdmin(request);
+    return sendProblem(reply, notFound('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
+  });
   app.addHook('onSend', securityHeaders);
   app.addSchema(ProblemSchema);
 

@@ -175,6 +175,16 @@ describe('routes, health and OpenAPI', () => {
     }
   });
 
+  it('checks credentials before admitting that an admin route does not exist', async () => {
+    const t = await makeApp();
+    for (const url of ['/api/admin/nope', '/api/admin/applications/notes/nope']) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expectProblem(res, 401, 'unauthorized');
+      expect(res.headers['www-authenticate']).toBe('Bearer');
+    }
+    expectProblem(await t.app.inject({ method: 'GET', url: '/nope' }), 404, 'route_not_found');
+  });
+
   it('answers a malformed URL with a 400 problem', async () => {
     const t = await makeApp();
     for (const url of ['/api/admin/applications/%E0%A4%A', '/api/admin/sso-groups/%', '/api/admin/applications/%ZZ/auth-policy']) {
