@@ -7,13 +7,11 @@ import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
-import { adminErrors, NoQuery } from '../http/schemas.js';
+import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyListQuerySchema, ApiKeyListSchema, ApiKeyParams } from './schemas.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './service.js';
 
-const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 const tags = ['api-keys'];
-const security = [{ adminToken: [] }];
 
 export const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;

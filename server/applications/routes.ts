@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { listQueryProperties, DEFAULT_LIMIT } from '../http/pagination.js';
-import { adminErrors, NoQuery } from '../http/schemas.js';
+import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
 import {
   ApplicationCreateSchema,
   ApplicationListSchema,
@@ -27,9 +27,7 @@ import {
   updateAuthPolicy,
 } from './service.js';
 
-const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 const tags = ['applications'];
-const security = [{ adminToken: [] }];
 
 export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;

@@ -39,3 +39,9 @@ export const adminErrors = {
 
 /** Query schema for routes that take no query parameters: any given one is an unknown field (400). */
 export const NoQuery = Type.Object({}, { additionalProperties: false });
+
+/** `:id` path parameter of application- and group-scoped admin routes. */
+export const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
+
+/** OpenAPI security requirement of every admin route. */
+export const adminSecurity = [{ adminToken: [] }];

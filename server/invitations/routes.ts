@@ -11,7 +11,7 @@ import { invitePagePlugin } from '../pages/invite-page.js';
 import { actorName } from '../http/admin-auth.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
-import { adminErrors, NoQuery } from '../http/schemas.js';
+import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
 import {
   InvitationCreatedSchema,
   InvitationCreateSchema,
@@ -22,9 +22,7 @@ import {
 } from './schemas.js';
 import { createInvitations, listInvitations, resendInvitation, revokeInvitation } from './service.js';
 
-const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 const tags = ['invitations'];
-const security = [{ adminToken: [] }];
 
 export const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;

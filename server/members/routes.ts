@@ -6,14 +6,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
-import { adminErrors, NoQuery } from '../http/schemas.js';
+import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { MemberListQuerySchema, MemberListSchema, MemberParams, MemberPatchSchema, MemberRecordSchema } from './schemas.js';
 import { deleteMember, getMember, listMembers, updateMember } from './service.js';
 
-const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 const tags = ['users'];
-const security = [{ adminToken: [] }];
 
 export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;

@@ -6,7 +6,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireAdmin, actorName } from '../http/admin-auth.js';
-import { adminErrors, NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { adminErrors, NullableTimestamp, Timestamp, adminSecurity as security } from '../http/schemas.js';
 import { listKeys, rotateSigningKey, type KeyRing } from './keys.js';
 
 const KeySchema = Type.Object(
@@ -21,7 +21,6 @@ const KeySchema = Type.Object(
   { additionalProperties: false },
 );
 const tags = ['keys'];
-const security = [{ adminToken: [] }];
 
 export const adminKeyRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = async (app, { keys }) => {
   const { ctx } = app;

@@ -11,7 +11,7 @@ import type { FeatureOptions } from '../features.js';
 import type { AppContext } from '../context.js';
 import { requireAdmin, actorName } from '../http/admin-auth.js';
 import { conflict, notFound, sendProblem } from '../http/problem.js';
-import { adminErrors } from '../http/schemas.js';
+import { adminErrors, adminSecurity as security } from '../http/schemas.js';
 import { recordAudit } from '../audit/record.js';
 import { backupPath, createBackup, listBackups, pruneBackups, storeBackup, type BackupRecord } from './backup.js';
 import { BackupIdParams, BackupListSchema, BackupRecordSchema } from './schemas.js';
@@ -19,7 +19,6 @@ import { tlsPaths } from './tls.js';
 import { KEY_CHECK_MS, rotateKeyIfDue } from './key-rotation.js';
 
 const tags = ['operations'];
-const security = [{ adminToken: [] }];
 
 /** Takes a backup of the running database into `<data>/backups/`. */
 export async function backupNow(ctx: AppContext, passphrase = ctx.config.backupPassphrase): Promise<BackupRecord> {

@@ -6,13 +6,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
-import { adminErrors } from '../http/schemas.js';
+import { adminErrors, adminSecurity as security } from '../http/schemas.js';
 import { DeliveryListQuerySchema, DeliveryListSchema, DeliveryParamsSchema, DeliveryRecordSchema } from './schemas.js';
 import { listDeliveries, retryDelivery, sendTestEvent } from './service.js';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
 const tags = ['webhooks'];
-const security = [{ adminToken: [] }];
 
 export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
