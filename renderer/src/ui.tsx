@@ -13,6 +13,32 @@ export function Empty(props: { children: JSX.Element }) {
   return <div class="empty">{props.children}</div>;
 }
 
+/**
+ * A list shown as a table, or its empty state when there are no rows. An empty string in
+ * `columns` is an unlabelled column (row actions).
+ */
+export function ListTable<T>(props: {
+  rows: readonly T[];
+  columns: string[];
+  empty: JSX.Element;
+  children: (row: T) => JSX.Element;
+}) {
+  return (
+    <Show when={props.rows.length} fallback={<Empty>{props.empty}</Empty>}>
+      <table>
+        <thead>
+          <tr>
+            <For each={props.columns}>{(column) => <th>{column}</th>}</For>
+          </tr>
+        </thead>
+        <tbody>
+          <For each={props.rows}>{(row) => props.children(row)}</For>
+        </tbody>
+      </table>
+    </Show>
+  );
+}
+
 export function ErrorBox(props: { error: unknown }) {
   return (
     <Show when={props.error}>

@@ -1,6 +1,6 @@
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { api, enc, listOf, type ApiKey, type Application } from '../api';
-import { Async, confirmAction, CopyField, Empty, ErrorBox, toast, useAction, when } from '../ui';
+import { Async, confirmAction, CopyField, ErrorBox, toast, useAction, when, ListTable } from '../ui';
 
 export const SCOPES = [
   'application:read',
@@ -84,42 +84,26 @@ export function ApiKeysTab(props: { app: Application }) {
       <ErrorBox error={row.error()} />
       <Async resource={keys}>
         {(list) => (
-          <Show when={list.length} fallback={<Empty>No API keys. Create one to let a script manage this application.</Empty>}>
-            <table>
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Prefix</th>
-                  <th>Scopes</th>
-                  <th>Created</th>
-                  <th>Last used</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                <For each={list}>
-                  {(k) => (
-                    <tr data-api-key={k.name}>
-                      <td>{k.name}</td>
-                      <td>
-                        <code>{k.prefix}…</code>
-                      </td>
-                      <td>{k.scopes.join(', ')}</td>
-                      <td>{when(k.createdAt)}</td>
-                      <td>{when(k.lastUsedAt)}</td>
-                      <td>
-                        <Show when={!k.revokedAt} fallback={<span class="badge bad">revoked</span>}>
-                          <button type="button" class="small danger" onClick={() => revoke(k)}>
-                            Revoke
-                          </button>
-                        </Show>
-                      </td>
-                    </tr>
-                  )}
-                </For>
-              </tbody>
-            </table>
-          </Show>
+          <ListTable rows={list} columns={['Name', 'Prefix', 'Scopes', 'Created', 'Last used', '']} empty={<>No API keys. Create one to let a script manage this application.</>}>
+            {(k) => (
+              <tr data-api-key={k.name}>
+                <td>{k.name}</td>
+                <td>
+                  <code>{k.prefix}…</code>
+                </td>
+                <td>{k.scopes.join(', ')}</td>
+                <td>{when(k.createdAt)}</td>
+                <td>{when(k.lastUsedAt)}</td>
+                <td>
+                  <Show when={!k.revokedAt} fallback={<span class="badge bad">revoked</span>}>
+                    <button type="button" class="small danger" onClick={() => revoke(k)}>
+                      Revoke
+                    </button>
+                  </Show>
+                </td>
+              </tr>
+            )}
+          </ListTable>
         )}
       </Async>
     </>

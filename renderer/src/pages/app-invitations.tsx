@@ -1,6 +1,6 @@
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { api, enc, listOf, type Application, type Invitation } from '../api';
-import { Async, confirmAction, CopyButton, Empty, ErrorBox, toast, useAction, when } from '../ui';
+import { Async, confirmAction, CopyButton, ErrorBox, toast, useAction, when, ListTable } from '../ui';
 
 /** Splits pasted text (lines, commas, semicolons, "Name <a@b>") into distinct addresses. */
 export function parseEmails(text: string): string[] {
@@ -130,48 +130,32 @@ export function InvitationsTab(props: { app: Application }) {
       <ErrorBox error={row.error()} />
       <Async resource={invitations}>
         {(list) => (
-          <Show when={list.length} fallback={<Empty>No {status() || ''} invitations.</Empty>}>
-            <table>
-              <thead>
-                <tr>
-                  <th>E-mail</th>
-                  <th>Role</th>
-                  <th>Status</th>
-                  <th>Sent</th>
-                  <th>Expires</th>
-                  <th>Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                <For each={list}>
-                  {(inv) => (
-                    <tr data-invitation={inv.email}>
-                      <td>{inv.email}</td>
-                      <td>{inv.role}</td>
-                      <td>
-                        <span class={`badge ${inv.status === 'accepted' ? 'ok' : inv.status === 'pending' ? 'warn' : 'bad'}`}>{inv.status}</span>
-                      </td>
-                      <td>{when(inv.createdAt)}</td>
-                      <td>{when(inv.expiresAt)}</td>
-                      <td class="row">
-                        <Show when={links()[inv.id]}>{(link) => <CopyButton value={link()} label={`invitation link for ${inv.email}`} />}</Show>
-                        <Show when={inv.status === 'pending' || inv.status === 'expired'}>
-                          <button type="button" class="small" onClick={() => resend(inv)}>
-                            Resend
-                          </button>
-                        </Show>
-                        <Show when={inv.status === 'pending'}>
-                          <button type="button" class="small danger" onClick={() => revoke(inv)}>
-                            Revoke
-                          </button>
-                        </Show>
-                      </td>
-                    </tr>
-                  )}
-                </For>
-              </tbody>
-            </table>
-          </Show>
+          <ListTable rows={list} columns={['E-mail', 'Role', 'Status', 'Sent', 'Expires', 'Actions']} empty={<>No {status() || ''} invitations.</>}>
+            {(inv) => (
+              <tr data-invitation={inv.email}>
+                <td>{inv.email}</td>
+                <td>{inv.role}</td>
+                <td>
+                  <span class={`badge ${inv.status === 'accepted' ? 'ok' : inv.status === 'pending' ? 'warn' : 'bad'}`}>{inv.status}</span>
+                </td>
+                <td>{when(inv.createdAt)}</td>
+                <td>{when(inv.expiresAt)}</td>
+                <td class="row">
+                  <Show when={links()[inv.id]}>{(link) => <CopyButton value={link()} label={`invitation link for ${inv.email}`} />}</Show>
+                  <Show when={inv.status === 'pending' || inv.status === 'expired'}>
+                    <button type="button" class="small" onClick={() => resend(inv)}>
+                      Resend
+                    </button>
+                  </Show>
+                  <Show when={inv.status === 'pending'}>
+                    <button type="button" class="small danger" onClick={() => revoke(inv)}>
+                      Revoke
+                    </button>
+                  </Show>
+                </td>
+              </tr>
+            )}
+          </ListTable>
         )}
       </Async>
     </>

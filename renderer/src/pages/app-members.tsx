@@ -1,6 +1,6 @@
-import { createResource, createSignal, For, Show } from 'solid-js';
+import { createResource, createSignal, Show } from 'solid-js';
 import { api, enc, listOf, type Application, type Member } from '../api';
-import { Async, confirmAction, Empty, ErrorBox, toast, useAction, when } from '../ui';
+import { Async, confirmAction, ErrorBox, toast, useAction, when, ListTable } from '../ui';
 
 export function MembersTab(props: { app: Application }) {
   const [status, setStatus] = createSignal('');
@@ -54,59 +54,43 @@ export function MembersTab(props: { app: Application }) {
       <ErrorBox error={action.error()} />
       <Async resource={members}>
         {(list) => (
-          <Show when={list.length} fallback={<Empty>No members{search() || status() || role() ? ' match these filters' : ' yet — invite people from the Invitations tab'}.</Empty>}>
-            <table>
-              <thead>
-                <tr>
-                  <th>Person</th>
-                  <th>Status</th>
-                  <th>Role</th>
-                  <th>Joined</th>
-                  <th>Last active</th>
-                  <th>Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                <For each={list}>
-                  {(m) => (
-                    <tr data-member={m.email}>
-                      <td>
-                        {m.name ?? ''} <span class="muted">{m.email}</span>
-                      </td>
-                      <td>
-                        <span class={`badge ${m.status === 'active' ? 'ok' : 'bad'}`}>{m.status}</span>
-                      </td>
-                      <td>
-                        <select aria-label={`Role of ${m.email}`} value={m.role} onChange={(e) => patch(m, { role: e.currentTarget.value }, `${m.email} is now ${e.currentTarget.value}.`)}>
-                          <option value="member">member</option>
-                          <option value="admin">admin</option>
-                        </select>
-                      </td>
-                      <td>{when(m.joinedAt)}</td>
-                      <td>{when(m.lastActiveAt)}</td>
-                      <td class="row">
-                        <Show
-                          when={m.status === 'active'}
-                          fallback={
-                            <button type="button" class="small" onClick={() => patch(m, { status: 'active' }, `${m.email} activated.`)}>
-                              Activate
-                            </button>
-                          }
-                        >
-                          <button type="button" class="small" onClick={() => patch(m, { status: 'suspended' }, `${m.email} suspended.`)}>
-                            Suspend
-                          </button>
-                        </Show>
-                        <button type="button" class="small danger" onClick={() => remove(m)}>
-                          Remove
-                        </button>
-                      </td>
-                    </tr>
-                  )}
-                </For>
-              </tbody>
-            </table>
-          </Show>
+          <ListTable rows={list} columns={['Person', 'Status', 'Role', 'Joined', 'Last active', 'Actions']} empty={<>No members{search() || status() || role() ? ' match these filters' : ' yet — invite people from the Invitations tab'}.</>}>
+            {(m) => (
+              <tr data-member={m.email}>
+                <td>
+                  {m.name ?? ''} <span class="muted">{m.email}</span>
+                </td>
+                <td>
+                  <span class={`badge ${m.status === 'active' ? 'ok' : 'bad'}`}>{m.status}</span>
+                </td>
+                <td>
+                  <select aria-label={`Role of ${m.email}`} value={m.role} onChange={(e) => patch(m, { role: e.currentTarget.value }, `${m.email} is now ${e.currentTarget.value}.`)}>
+                    <option value="member">member</option>
+                    <option value="admin">admin</option>
+                  </select>
+                </td>
+                <td>{when(m.joinedAt)}</td>
+                <td>{when(m.lastActiveAt)}</td>
+                <td class="row">
+                  <Show
+                    when={m.status === 'active'}
+                    fallback={
+                      <button type="button" class="small" onClick={() => patch(m, { status: 'active' }, `${m.email} activated.`)}>
+                        Activate
+                      </button>
+                    }
+                  >
+                    <button type="button" class="small" onClick={() => patch(m, { status: 'suspended' }, `${m.email} suspended.`)}>
+                      Suspend
+                    </button>
+                  </Show>
+                  <button type="button" class="small danger" onClick={() => remove(m)}>
+                    Remove
+                  </button>
+                </td>
+              </tr>
+            )}
+          </ListTable>
         )}
       </Async>
     </>

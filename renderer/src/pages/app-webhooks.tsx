@@ -1,6 +1,6 @@
-import { createResource, createSignal, For, Show } from 'solid-js';
+import { createResource, createSignal, Show } from 'solid-js';
 import { api, enc, listOf, type Application } from '../api';
-import { Async, CopyField, Empty, ErrorBox, toast, useAction, when } from '../ui';
+import { Async, CopyField, ErrorBox, toast, useAction, when, ListTable } from '../ui';
 
 interface Delivery {
   id: string;
@@ -89,44 +89,28 @@ export function WebhooksTab(props: { app: Application; onSaved: (app: Applicatio
       <ErrorBox error={row.error()} />
       <Async resource={deliveries}>
         {(list) => (
-          <Show when={list.length} fallback={<Empty>No deliveries yet.</Empty>}>
-            <table>
-              <thead>
-                <tr>
-                  <th>Event</th>
-                  <th>Status</th>
-                  <th>Attempts</th>
-                  <th>Created</th>
-                  <th>Last answer</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                <For each={list}>
-                  {(d) => (
-                    <tr>
-                      <td>
-                        <code>{d.type}</code>
-                      </td>
-                      <td>
-                        <span class={`badge ${d.status === 'succeeded' ? 'ok' : d.status === 'failed' ? 'bad' : 'warn'}`}>{d.status}</span>
-                      </td>
-                      <td>{d.attempts}</td>
-                      <td>{when(d.createdAt)}</td>
-                      <td>{d.lastStatusCode ?? d.lastError ?? '—'}</td>
-                      <td>
-                        <Show when={d.status !== 'succeeded'}>
-                          <button type="button" class="small" onClick={() => retry(d)}>
-                            Retry
-                          </button>
-                        </Show>
-                      </td>
-                    </tr>
-                  )}
-                </For>
-              </tbody>
-            </table>
-          </Show>
+          <ListTable rows={list} columns={['Event', 'Status', 'Attempts', 'Created', 'Last answer', '']} empty={<>No deliveries yet.</>}>
+            {(d) => (
+              <tr>
+                <td>
+                  <code>{d.type}</code>
+                </td>
+                <td>
+                  <span class={`badge ${d.status === 'succeeded' ? 'ok' : d.status === 'failed' ? 'bad' : 'warn'}`}>{d.status}</span>
+                </td>
+                <td>{d.attempts}</td>
+                <td>{when(d.createdAt)}</td>
+                <td>{d.lastStatusCode ?? d.lastError ?? '—'}</td>
+                <td>
+                  <Show when={d.status !== 'succeeded'}>
+                    <button type="button" class="small" onClick={() => retry(d)}>
+                      Retry
+                    </button>
+                  </Show>
+                </td>
+              </tr>
+            )}
+          </ListTable>
         )}
       </Async>
     </>
