@@ -13,6 +13,8 @@ export interface BenchResult {
   throughput: number;
   p50Ms: number;
   p99Ms: number;
+  /** Server CPU-seconds (user + system, all threads) per 1,000 operations, when measured. */
+  cpuSecondsPer1k?: number;
   /** Free-form extra figures (p95, RSS, …) and the target they are measured against. */
   extra?: Record<string, number | string>;
   target: string;
