@@ -5,7 +5,7 @@
  * Scopes: `/api/admin` (admin token or API key, problem+json), `/api/me` (session cookie),
  * `/api/auth` (OAuth/OIDC with RFC 6749 errors, sign-in endpoints), hosted pages, `/admin/`.
  */
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -40,6 +40,8 @@ export interface AppDeps {
   startWorkers?: boolean;
   /** Serve HTTPS with this key pair (LAN mode, server/ops/tls.ts). */
   https?: { key: string; cert: string };
+  /** Told about every route as it is registered (the fuzz tests enumerate the whole surface). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /** JSON bodies are limited to this many bytes (413 `payload_too_large` beyond). */
@@ -90,6 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     adminToken: deps.adminToken ?? fixedAdminToken(deps.config.adminToken ?? ''),
     wakeWebhooks: () => {},
   };
+  if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
   app.decorate('ctx', ctx);
   app.decorateRequest('actor', undefined as never);
 
