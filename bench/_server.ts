@@ -1,0 +1,197 @@
+/**
+ * Shared pieces of the benchmark scenarios that measure a real server over HTTP (the leading
+ * underscore keeps bench/run.ts from taking this file for a scenario):
+ * - `startBenchServer()` spawns `gatehouse serve` from dist/ in its own process on a fresh data
+ *   directory (`BENCH_PROF=1` adds `--cpu-prof` into /tmp/prof), so the load generator never
+ *   shares the server's event loop;
+ * - `server.cpu()` reads the server's CPU time from /proc, split into the main thread (the
+ *   event loop: the serial bottleneck) and all threads (plus libuv's pool, where signing runs).
+ *   CPU per operation is the figure that holds on a busy machine; throughput is not;
+ * - `createApplication`, `signUp`, `authorizeCode`, `exchangeCode`: the seed steps, all over
+ *   HTTP through the public API (no back door into the store);
+ * - `cannon()`: autocannon as a promise, with every response's latency (float ms) collected.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+export const BENCH_PASSWORD = 'correct horse battery staple';
+export const BENCH_REDIRECT = 'http://127.0.0.1:5173/callback';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** USER_HZ: the unit of utime/stime in /proc/<pid>/stat (100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+export interface CpuSample {
+  /** Every thread of the server process, in ms. */
+  totalMs: number;
+  /** The main thread (the event loop) alone, in ms. */
+  mainMs: number;
+}
+
+function ticksMs(statFile: string): number {
+  const fields = readFileSync(statFile, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND; // utime + stime
+}
+
+/** CPU used by the process so far (Linux /proc), or undefined elsewhere. */
+export function cpuSample(pid: number): CpuSample | undefined {
+  try {
+    return { totalMs: ticksMs(`/proc/${pid}/stat`), mainMs: ticksMs(`/proc/${pid}/task/${pid}/stat`) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU used between two samples, per operation, in ms (undefined when not measurable). */
+export function cpuPerOp(before: CpuSample | undefined, after: CpuSample | undefined, ops: number) {
+  if (!before || !after || ops <= 0) return undefined;
+  return { totalMs: (after.totalMs - before.totalMs) / ops, mainMs: (after.mainMs - before.mainMs) / ops };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** The 1-minute load average, for the table: figures mean little when other work fills the cores. */
+export const loadAverage = () => loadavg()[0]!.toFixed(1);
+
+export interface BenchServer {
+  url: string;
+  pid: number;
+  cpu(): CpuSample | undefined;
+  /** An admin API call with the bench's admin token; JSON in and out. */
+  admin(method: string, path: string, body?: unknown): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+/** Spawns `gatehouse serve` (dist/) on a fresh data directory and waits for its ready message. */
+export async function startBenchServer(name: string, env: Record<string, string> = {}): Promise<BenchServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-${name}-`));
+  const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...profile, join(root, 'dist/server/cli.js'), 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', BENCH_ADMIN_TOKEN],
+    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, LOG_LEVEL: 'warn', ...env } },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+    child.on('message', (m: { type?: string; url?: string }) => {
+      if (m.type === 'ready' && m.url) resolve(m.url);
+    });
+  });
+  const pid = child.pid!;
+  return {
+    url,
+    pid,
+    cpu: () => cpuSample(pid),
+    admin: (method, path, body) =>
+      fetch(`${url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function expectStatus(res: Response, status: number, what: string): Promise<Response> {
+  if (res.status !== status) throw new Error(`${what}: HTTP ${res.status} ${await res.text()}`);
+  return res;
+}
+
+/** A public (`spa`) application with open sign-up and the bench redirect URI. */
+export async function createApplication(server: BenchServer, id: string): Promise<{ id: string; audience: string }> {
+  const audience = `https://${id}.example.com/api`;
+  const body = { id, name: id, audience, clientType: 'spa', redirectUris: [BENCH_REDIRECT], authPolicy: { signup_policy: 'open' } };
+  await expectStatus(await server.admin('POST', '/api/admin/applications', body), 201, `creating application ${id}`);
+  return { id, audience };
+}
+
+/** Signs a new person up for the application; returns the session's `Cookie` header value. */
+export async function signUp(server: BenchServer, email: string, applicationId: string): Promise<string> {
+  const res = await fetch(`${server.url}/api/auth/sign-up/email`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: BENCH_PASSWORD, name: email.split('@')[0], applicationId }),
+  });
+  await expectStatus(res, 201, `signing up ${email}`);
+  const cookie = res.headers.getSetCookie().find((c) => c.startsWith('gatehouse_session='));
+  if (!cookie) throw new Error(`signing up ${email}: no session cookie`);
+  return cookie.split(';')[0]!;
+}
+
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** The authorize request path (query included) of a PKCE code flow. */
+export function authorizePath(clientId: string, scope: string, challenge: string): string {
+  const query = new URLSearchParams({
+    response_type: 'code', client_id: clientId, redirect_uri: BENCH_REDIRECT, scope,
+    state: randomBytes(8).toString('base64url'), nonce: randomBytes(8).toString('base64url'),
+    code_challenge: challenge, code_challenge_method: 'S256',
+  });
+  return `/api/auth/oauth2/authorize?${query.toString()}`;
+}
+
+/** The `code` of an authorize answer's Location (302 to the redirect URI), or an error. */
+export function codeFrom(status: number, location: unknown): string {
+  const code = status === 302 && typeof location === 'string' ? new URL(location).searchParams.get('code') : null;
+  if (!code) throw new Error(`authorize did not answer with a code: HTTP ${status} ${String(location)}`);
+  return code;
+}
+
+/** The token-exchange form body of a PKCE code flow (public client). */
+export function codeExchangeBody(clientId: string, code: string, verifier: string): string {
+  return new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: BENCH_REDIRECT, client_id: clientId, code_verifier: verifier }).toString();
+}
+
+/** One authorization-code flow with the session cookie; returns the token response. */
+export async function codeFlow(server: BenchServer, clientId: string, cookie: string, scope: string): Promise<Record<string, string>> {
+  const { verifier, challenge } = pkcePair();
+  const authorized = await fetch(`${server.url}${authorizePath(clientId, scope, challenge)}`, { redirect: 'manual', headers: { cookie } });
+  const code = codeFrom(authorized.status, authorized.headers.get('location'));
+  const res = await fetch(`${server.url}/api/auth/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: codeExchangeBody(clientId, code, verifier),
+  });
+  await expectStatus(res, 200, 'code exchange');
+  return (await res.json()) as Record<string, string>;
+}
+
+export interface CannonRun {
+  result: autocannon.Result;
+  /** Every response's latency in ms (float), sorted. */
+  latencies: number[];
+}
+
+/**
+ * Runs autocannon against the server and collects each response's latency (autocannon's own
+ * histogram has 1 ms resolution). Rejects when a connection failed or timed out; scenarios
+ * check statuses and bodies in their `onResponse` (a benchmark of errors measures nothing).
+ */
+export function cannon(options: autocannon.Options): Promise<CannonRun> {
+  const latencies: number[] = [];
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(options, (error, result) => {
+      if (error) return reject(error);
+      if (result.errors || result.timeouts) return reject(new Error(`${result.errors} connection errors, ${result.timeouts} timeouts`));
+      resolve({ result, latencies: latencies.sort((a, b) => a - b) });
+    });
+    instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => latencies.push(responseTime));
+  });
+}
