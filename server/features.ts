@@ -14,6 +14,7 @@ import { invitationsPlugin } from './invitations/routes.js';
 import { apiKeysPlugin } from './api-keys/routes.js';
 import { auditPlugin } from './audit/routes.js';
 import { oauthPlugin } from './oauth/plugin.js';
+import { selfServicePlugin } from './self-service/routes.js';
 
 export interface FeatureOptions {
   /** Whether background workers (webhook delivery, clean-up, schedules) should run. */
@@ -31,4 +32,5 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   accountsFeature,
   pagesFeature,
   oauthPlugin,
+  selfServicePlugin,
 ];

@@ -9,6 +9,7 @@ import type { FeatureOptions } from '../features.js';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import { problemRef } from '../http/schemas.js';
+import { acceptEmptyJsonBody } from '../http/empty-json.js';
 import { checkJsonWrite } from './csrf.js';
 import { userRecord, type ClientInfo } from './people.js';
 import { authRateLimits, registerRateLimit } from './rate-limits.js';
@@ -37,12 +38,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await registerRateLimit(app);
 
   // Sign-out carries no body; accept an empty application/json body rather than a 400.
-  const json = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') return done(null, undefined);
-    return json(request, body as string, done);
-  });
+  acceptEmptyJsonBody(app);
   app.addHook('onRequest', async (request) => checkJsonWrite(ctx.config, request));
 
   app.post(

@@ -39,7 +39,8 @@ export function lockDuration(failures: number): number {
   return Math.min(LOCK_BASE_MS * 2 ** (failures - LOCK_AFTER_FAILURES), LOCK_MAX_MS);
 }
 
-function recordFailure(ctx: AppContext, person: Person, now: Date): void {
+/** Counts a wrong password toward the per-account back-off (sign-in and password change share it). */
+export function recordFailure(ctx: AppContext, person: Person, now: Date): void {
   ctx.db.transaction((tx) => {
     // Incremented in SQL so concurrent guesses cannot lose counts.
     const row = tx
@@ -60,16 +61,19 @@ function recordFailure(ctx: AppContext, person: Person, now: Date): void {
   });
 }
 
+/** 429 `rate_limited` (with `Retry-After`) while the account is locked by the back-off. */
+export function assertNotLocked(ctx: AppContext, person: Pick<Person, 'lockedUntil'>): void {
+  const lockedUntil = person.lockedUntil?.getTime() ?? 0;
+  const now = ctx.clock.now().getTime();
+  if (lockedUntil > now) {
+    throw tooManyRequests((lockedUntil - now) / 1000, 'Too many failed sign-ins for this account; try again later.');
+  }
+}
+
 export async function signInWithEmail(ctx: AppContext, input: SignInInput, client: ClientInfo): Promise<SignedIn> {
   const app = input.applicationId === undefined ? undefined : applicationForEmailSignIn(ctx, input.applicationId);
   const person = findPersonByEmail(ctx.db, input.email);
-  const lockedUntil = person?.lockedUntil?.getTime() ?? 0;
-  if (lockedUntil > ctx.clock.now().getTime()) {
-    throw tooManyRequests(
-      (lockedUntil - ctx.clock.now().getTime()) / 1000,
-      'Too many failed sign-ins for this account; try again later.',
-    );
-  }
+  if (person) assertNotLocked(ctx, person);
   const ok = await verifyPassword(person?.passwordHash, input.password);
   const now = ctx.clock.now();
   if (!person || !ok) {

@@ -1,0 +1,304 @@
+/**
+ * The account page `/account` (DESIGN §4.8): a signed-in person's memberships with a profile form
+ * per application (generated from its `profile_fields`), sessions with "Sign out this device" and
+ * "Sign out everywhere else", linked accounts with unlink (and "Link …" forms for configured
+ * providers, handled by the providers feature), password change and sign-out. Without a session
+ * it offers sign-in (whose success lands back here).
+ *
+ * Every form carries the double-submit CSRF token and posts to a route here that calls the same
+ * service functions as the JSON API (`self-service/service.ts`), then answers 303 back to
+ * `/account?notice=…` (a fixed message, never reflected text) or re-renders with the error.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../context.js';
+import type { ProfileField } from '../db/schema.js';
+import { Problem } from '../http/problem.js';
+import { checkFormToken, formToken } from '../accounts/csrf.js';
+import { authRateLimits } from '../accounts/rate-limits.js';
+import { signOut } from '../accounts/routes.js';
+import { clearSessionCookie, readSession } from '../accounts/session.js';
+import { PROVIDERS, isConfigured, providerName } from '../applications/providers.js';
+import {
+  changePassword,
+  endOwnSession,
+  listLinkedAccounts,
+  listMemberships,
+  listSessions,
+  signOutOtherSessions,
+  unlinkAccount,
+  updateOwnProfile,
+  type Me,
+} from '../self-service/service.js';
+import { renderPage } from './render.js';
+import { preparePageScope } from './page-scope.js';
+
+export const NOTICES = {
+  profile_saved: 'Your profile was saved.',
+  session_ended: 'That device was signed out.',
+  others_signed_out: 'All your other devices were signed out.',
+  account_unlinked: 'The sign-in method was removed.',
+  password_changed: 'Your password was changed. Your other devices were signed out.',
+  signed_out: 'You are signed out.',
+} as const;
+type Notice = keyof typeof NOTICES;
+
+const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
+const CsrfOnly = Type.Object({ csrf_token: short(200) }, { additionalProperties: false });
+/** Profile forms post `profile.<key>` fields next to the token; the service judges the keys. */
+const ProfileForm = Type.Object(
+  { csrf_token: short(200) },
+  { additionalProperties: Type.String({ maxLength: 10_000 }), maxProperties: 60 },
+);
+const PasswordForm = Type.Object(
+  { csrf_token: short(200), current_password: short(512), new_password: short(1000), confirm_password: short(1000) },
+  { additionalProperties: false },
+);
+const AccountQuery = Type.Object({ notice: short(50) }, { additionalProperties: false });
+
+/** Where an error is shown: next to the form that caused it. */
+type ErrorTarget = `profile:${string}` | 'sessions' | 'accounts' | 'password';
+interface AccountView {
+  notice?: string | undefined;
+  error?: { target: ErrorTarget; message: string };
+  /** Submitted values to show again after a refused profile form. */
+  values?: { applicationId: string; profile: Record<string, string> };
+}
+
+const INPUT_TYPES: Record<ProfileField['type'], string> = {
+  string: 'text', text: 'textarea', number: 'number', integer: 'number', boolean: 'checkbox',
+  email: 'email', url: 'url', date: 'date', select: 'select',
+};
+
+/** "2026-11-22 14:03 UTC": dates on the page are UTC, like everywhere else in Gatehouse. */
+const when = (date: Date | string) => `${new Date(date).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+function fieldView(field: ProfileField, stored: unknown, submitted: string | undefined) {
+  const value = submitted ?? (stored === undefined || stored === null ? '' : String(stored));
+  return {
+    key: field.key,
+    name: `profile.${field.key}`,
+    id: `f-${field.key}`,
+    label: field.label,
+    description: field.description,
+    input: INPUT_TYPES[field.type],
+    required: field.required,
+    editable: field.user_editable,
+    value,
+    checked: submitted === undefined ? stored === true : submitted === 'true',
+    options: field.options ?? [],
+    min: field.min,
+    max: field.max,
+    step: field.type === 'integer' ? '1' : 'any',
+    maxLength: field.max_length,
+  };
+}
+
+function linkable(ctx: AppContext, linked: Set<string>) {
+  return PROVIDERS.filter((p) => p.id !== 'email' && !linked.has(p.id) && isConfigured(p, ctx.config.env)).map((p) => ({
+    id: p.id,
+    name: providerName(p.id, ctx.config.env),
+    action: `/account/link/${p.id}`,
+  }));
+}
+
+function showAccount(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, me: Me | undefined, view: AccountView) {
+  const csrfToken = formToken(ctx.config, request, reply);
+  if (!me) return renderPage(reply, 'account', { title: 'Your account', signedIn: false, notice: view.notice });
+  const accounts = listLinkedAccounts(ctx, me);
+  const linked = new Set(accounts.map((a) => a.provider));
+  return renderPage(reply, 'account', {
+    title: 'Your account',
+    wide: true,
+    signedIn: true,
+    csrfToken,
+    notice: view.notice,
+    error: view.error,
+    person: { name: me.person.name, email: me.person.email, emailVerified: me.person.emailVerified },
+    memberships: listMemberships(ctx, me).map(({ m, app }) => {
+      const submitted = view.values?.applicationId === app.id ? view.values.profile : undefined;
+      const fields = app.authPolicy.profile_fields.map((f) => fieldView(f, m.profile[f.key], submitted?.[f.key]));
+      return {
+        applicationId: app.id,
+        applicationName: app.name,
+        role: m.role,
+        suspended: m.status === 'suspended',
+        joinedAt: when(m.joinedAt),
+        fields,
+        editable: fields.some((f) => f.editable),
+        action: `/account/profile/${encodeURIComponent(app.id)}`,
+        errorTarget: `profile:${app.id}`,
+      };
+    }),
+    sessions: listSessions(ctx, me).map((s) => ({
+      ...s,
+      createdAt: when(s.created_at),
+      lastSeenAt: when(s.last_seen_at),
+      action: `/account/sessions/${encodeURIComponent(s.id)}/sign-out`,
+    })),
+    accounts: accounts.map((a) => ({
+      provider: a.provider,
+      name: a.provider === 'credential' ? 'E-mail and password' : providerName(a.provider, ctx.config.env),
+      email: a.email,
+      linkedAt: when(a.linkedAt),
+      canUnlink: accounts.length > 1,
+      action: `/account/linked-accounts/${encodeURIComponent(a.provider)}/unlink`,
+    })),
+    linkable: linkable(ctx, linked),
+    hasPassword: Boolean(me.person.passwordHash),
+    caUrl: ctx.config.tls.mode === 'auto' ? '/ca.pem' : undefined,
+  });
+}
+
+/** A form's field errors in words: "Team: must be one of: red, blue". */
+function problemMessage(problem: Problem, labels: Map<string, string> = new Map()): string {
+  if (problem.code !== 'validation_failed' || !problem.errors?.length) return problem.detail;
+  return problem.errors
+    .map((e) => {
+      const key = e.path.replace(/^body\.(profile\.)?/, '');
+      return `${labels.get(key) ?? key}: ${e.message}`;
+    })
+    .join('; ');
+}
+
+/** Turns a profile form into the update the service expects (typed values; empty clears). */
+export function profileUpdate(fields: ProfileField[], form: Record<string, string | undefined>): Record<string, unknown> {
+  const byKey = new Map(fields.map((f) => [f.key, f]));
+  const update: Record<string, unknown> = {};
+  for (const [name, raw] of Object.entries(form)) {
+    if (!name.startsWith('profile.') || raw === undefined) continue;
+    const key = name.slice('profile.'.length);
+    const type = byKey.get(key)?.type;
+    if (type === 'boolean') update[key] = raw === 'true';
+    else if (raw.trim() === '') update[key] = null;
+    else if (type === 'number' || type === 'integer') update[key] = Number.isNaN(Number(raw)) ? raw : Number(raw);
+    else update[key] = raw;
+  }
+  // An unticked checkbox is not submitted at all: it means false.
+  for (const f of fields) if (f.type === 'boolean' && f.user_editable && !(`profile.${f.key}` in form)) update[f.key] = false;
+  return update;
+}
+
+const back = (reply: FastifyReply, notice: Notice) => reply.redirect(`/account?notice=${notice}`, 303);
+
+const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  const limits = authRateLimits(ctx.config);
+  await preparePageScope(app);
+
+  /** The CSRF check, then the caller; without a session the form answers with the signed-out page. */
+  function formCaller(request: FastifyRequest, token: string | undefined): Me | undefined {
+    checkFormToken(ctx.config, request, token);
+    return readSession(ctx, request);
+  }
+
+  /** Runs a form's action; a refused one re-renders the page with the message at `target`. */
+  async function act(
+    request: FastifyRequest, reply: FastifyReply, me: Me, target: ErrorTarget,
+    action: () => unknown, view: Omit<AccountView, 'error'> = {}, labels?: Map<string, string>,
+  ) {
+    try {
+      await action();
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof Problem)) throw error;
+      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+      // The refusal may have changed who is signed in (never, today), so read the session again.
+      return showAccount(ctx, request, reply.status(error.status), readSession(ctx, request) ?? me, {
+        ...view, error: { target, message: problemMessage(error, labels) },
+      });
+    }
+  }
+
+  app.get('/account', { schema: { hide: true, querystring: AccountQuery } }, async (request, reply) => {
+    const notice = request.query.notice;
+    return showAccount(ctx, request, reply, readSession(ctx, request), {
+      notice: notice && notice in NOTICES ? NOTICES[notice as Notice] : undefined,
+    });
+  });
+
+  app.post(
+    '/account/profile/:appId',
+    { schema: { hide: true, params: Type.Object({ appId: Type.String({ maxLength: 200 }) }), body: ProfileForm } },
+    async (request, reply) => {
+      const form = request.body as Record<string, string | undefined>;
+      const me = formCaller(request, form.csrf_token);
+      if (!me) return back(reply, 'signed_out');
+      const appId = request.params.appId;
+      const fields = listMemberships(ctx, me).find((r) => r.app.id === appId)?.app.authPolicy.profile_fields ?? [];
+      const submitted = Object.fromEntries(
+        Object.entries(form).flatMap(([k, v]) => (k.startsWith('profile.') && v !== undefined ? [[k.slice(8), v]] : [])),
+      );
+      const refused = await act(
+        request, reply, me, `profile:${appId}`,
+        () => updateOwnProfile(ctx, me, appId, profileUpdate(fields, form)),
+        { values: { applicationId: appId, profile: submitted } },
+        new Map(fields.map((f) => [f.key, f.label])),
+      );
+      return refused ?? back(reply, 'profile_saved');
+    },
+  );
+
+  app.post(
+    '/account/sessions/:sid/sign-out',
+    { schema: { hide: true, params: Type.Object({ sid: Type.String({ maxLength: 200 }) }), body: CsrfOnly } },
+    async (request, reply) => {
+      const me = formCaller(request, request.body.csrf_token);
+      if (!me) return back(reply, 'signed_out');
+      let wasCurrent = false;
+      const refused = await act(request, reply, me, 'sessions', () => {
+        wasCurrent = endOwnSession(ctx, me, request.params.sid).wasCurrent;
+      });
+      if (refused) return refused;
+      if (wasCurrent) clearSessionCookie(reply, ctx.config);
+      return back(reply, wasCurrent ? 'signed_out' : 'session_ended');
+    },
+  );
+
+  app.post('/account/sessions/sign-out-others', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
+    const me = formCaller(request, request.body.csrf_token);
+    if (!me) return back(reply, 'signed_out');
+    signOutOtherSessions(ctx, me);
+    return back(reply, 'others_signed_out');
+  });
+
+  app.post(
+    '/account/linked-accounts/:provider/unlink',
+    { schema: { hide: true, params: Type.Object({ provider: Type.String({ maxLength: 64 }) }), body: CsrfOnly } },
+    async (request, reply) => {
+      const me = formCaller(request, request.body.csrf_token);
+      if (!me) return back(reply, 'signed_out');
+      const refused = await act(request, reply, me, 'accounts', () => unlinkAccount(ctx, me, request.params.provider));
+      return refused ?? back(reply, 'account_unlinked');
+    },
+  );
+
+  app.post(
+    '/account/password',
+    { config: { rateLimit: limits.signIn }, schema: { hide: true, body: PasswordForm } },
+    async (request, reply) => {
+      const form = request.body;
+      const me = formCaller(request, form.csrf_token);
+      if (!me) return back(reply, 'signed_out');
+      const refused = await act(request, reply, me, 'password', async () => {
+        if ((form.new_password ?? '') !== (form.confirm_password ?? '')) {
+          throw new Problem(400, 'validation_failed', 'The new password and its confirmation differ.');
+        }
+        await changePassword(ctx, me, { currentPassword: form.current_password ?? '', newPassword: form.new_password ?? '' });
+      }, {}, new Map([['newPassword', 'New password']]));
+      return refused ?? back(reply, 'password_changed');
+    },
+  );
+
+  app.post('/account/sign-out', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
+    checkFormToken(ctx.config, request, request.body.csrf_token);
+    signOut(ctx, request, reply);
+    return back(reply, 'signed_out');
+  });
+};
+
+/** The account page in its own hosted-page scope (form bodies, HTML errors). */
+export const accountPagePlugin: FastifyPluginAsync = async (app) => {
+  await app.register(accountRoutes);
+};
