@@ -65,6 +65,14 @@ export interface AuthPolicy {
 
 export type Profile = Record<string, string | number | boolean>;
 
+/** What an external sign-in provider tells us about the person (DESIGN §4.9). */
+export interface ExternalIdentity {
+  providerAccountId: string;
+  email: string | null;
+  emailVerified: boolean;
+  name: string | null;
+}
+
 // ---------------------------------------------------------------------------------------------
 // People, their sign-in methods and browser sessions
 
@@ -170,6 +178,11 @@ export const providerLogins = sqliteTable('provider_logins', {
   applicationId: text('application_id'),
   /** Set when a signed-in person is linking a provider from the account page. */
   linkPersonId: text('link_person_id'),
+  /**
+   * The identity the provider vouched for, kept while the login waits for the person to prove
+   * they own the existing account with that e-mail (DESIGN §4.9: never link silently).
+   */
+  identity: text('identity', { mode: 'json' }).$type<ExternalIdentity>(),
   createdAt: createdAt(),
   expiresAt: timestamp('expires_at').notNull(),
 });

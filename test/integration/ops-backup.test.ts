@@ -120,7 +120,7 @@ describe('gatehouse restore', () => {
     const result = await runCli(['restore', file, '--data-dir', tempDataDir()]);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      'This backup was made by a newer Gatehouse (schema unknown:9999999999999, this one knows up to 0000_init); upgrade Gatehouse before restoring it.\n',
+      'This backup was made by a newer Gatehouse (schema unknown:9999999999999, this one knows up to 0001_provider_login_identity); upgrade Gatehouse before restoring it.\n',
     );
   });
 
@@ -236,14 +236,14 @@ describe('gatehouse status and --help', () => {
     expect(status).toMatchObject({
       dataDir: dir,
       serverPid: null,
-      schema: { applied: ['0000_init'], pending: [], newer: false, latest: '0000_init' },
+      schema: { applied: ['0000_init', '0001_provider_login_identity'], pending: [], newer: false, latest: '0001_provider_login_identity' },
       counts: { applications: 0, members: 0, people: 0 },
       tls: { notAfter: running.tls!.notAfter.toISOString(), caFingerprint: running.tls!.fingerprint },
       lastBackup: { id: expect.stringMatching(/^gatehouse-/), encrypted: false },
     });
     const text = await runCli(['status', '--data-dir', dir]);
     expect(text.stdout).toMatch(/^Data directory   /);
-    expect(text.stdout).toContain('Schema           0000_init (1 migrations applied, 0 pending)');
+    expect(text.stdout).toContain('Schema           0001_provider_login_identity (2 migrations applied, 0 pending)');
   });
 
   it('lists every command, and each command its flags', async () => {

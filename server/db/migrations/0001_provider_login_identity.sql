@@ -1,0 +1,1 @@
+ALTER TABLE `provider_logins` ADD `identity` text;
