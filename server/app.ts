@@ -24,6 +24,8 @@ import { applicationRoutes } from './applications/routes.js';
 import { ssoGroupRoutes } from './applications/sso-group-routes.js';
 import { providerRoutes } from './applications/provider-routes.js';
 import { featurePlugins } from './features.js';
+import { isPagePath, pageErrorHandler } from './pages/page-scope.js';
+import { renderError } from './pages/render.js';
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
 type AddFormats = (ajv: Ajv) => Ajv;
@@ -81,8 +83,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Fastify picks an https server when this is present; the instance type stays the http one.
     ...(deps.https ? ({ https: deps.https } as object) : {}),
-    // Malformed URLs (bad percent-encoding) are answered as problem details too, not Fastify's default.
-    frameworkErrors: (error, request, reply) => problemErrorHandler(error, request, reply),
+    // Malformed URLs (bad percent-encoding) get the documented shape, not Fastify's default: the
+    // error page where a browser navigates, problem details elsewhere.
+    frameworkErrors: (error, request, reply) =>
+      (isPagePath(request.url) ? pageErrorHandler : problemErrorHandler)(error, request, reply),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ctx: AppContext = {
@@ -107,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler(async (request, reply) => {
     // Under /api/admin, credentials are checked first, so strangers cannot map which routes exist.
     if (request.url === '/api/admin' || request.url.startsWith('/api/admin/')) await requireAdmin(request);
+    if (isPagePath(request.url)) return renderError(reply, 404, 'Page not found', 'There is no page at this address.');
     return sendProblem(reply, notFound('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
   });
   app.addHook('onSend', securityHeaders);

@@ -10,7 +10,7 @@
 import { compactVerify } from 'jose';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { clearSessionCookie, endSession, readSession } from '../accounts/session.js';
-import { escapeHtml, sendErrorPage } from './error-page.js';
+import { errorPageHandler, escapeHtml, sendErrorPage } from './error-page.js';
 import { findClient } from './client-auth.js';
 import type { KeyRing } from './keys.js';
 import { param, type RawParams } from './params.js';
@@ -80,6 +80,6 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
     return reply.header('cache-control', 'no-store').redirect(url.toString(), 302);
   };
 
-  app.get('/api/auth/oauth2/end-session', { schema: { hide: true } }, handler);
-  app.post('/api/auth/oauth2/end-session', { schema: { hide: true } }, handler);
+  app.get('/api/auth/oauth2/end-session', { schema: { hide: true }, errorHandler: errorPageHandler }, handler);
+  app.post('/api/auth/oauth2/end-session', { schema: { hide: true }, errorHandler: errorPageHandler }, handler);
 };

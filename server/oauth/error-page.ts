@@ -3,7 +3,7 @@
  * missing or unregistered `redirect_uri`): redirecting there would make us an open redirector
  * (RFC 6749 §4.1.2.1). Every value is HTML-escaped.
  */
-import type { FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
@@ -18,4 +18,17 @@ export function sendErrorPage(reply: FastifyReply, status: number, error: string
 <p>Go back to the application you came from and try again. If this keeps happening, tell its administrator.</p>
 </main></body></html>`;
   return reply.status(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html);
+}
+
+/**
+ * Error handler for the front-channel endpoints (authorize, end-session): a browser navigated
+ * here, so a body or content type Fastify refuses is answered with this page, not RFC 6749 JSON.
+ */
+export function errorPageHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const status = (error as Partial<FastifyError>)?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return sendErrorPage(reply, status, 'invalid_request', 'The request cannot be processed.');
+  }
+  request.log.error({ err: error }, 'unhandled error on a front-channel OAuth endpoint');
+  return sendErrorPage(reply, 500, 'server_error', 'Something went wrong on our side.');
 }

@@ -3,7 +3,7 @@
  * handler that answers with the error page instead of problem+json (a person, not a program,
  * reads these responses).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import { toProblem } from '../http/problem.js';
 import { registerRateLimit } from '../accounts/rate-limits.js';
@@ -16,16 +16,37 @@ const TITLES: Record<number, string> = {
   429: 'Too many attempts',
 };
 
+/** Renders any thrown error as the error page (its status and headers kept); unknown ones as a 500 page. */
+export function pageErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const problem = toProblem(error);
+  if (!problem) {
+    request.log.error({ err: error }, 'unhandled error on a hosted page');
+    return renderError(reply, 500, 'Something went wrong', 'Something went wrong on our side. Please try again.');
+  }
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+  return renderError(reply, problem.status, TITLES[problem.status] ?? 'Something went wrong', problem.detail);
+}
+
+/**
+ * Where a person's browser navigates: the hosted pages and the front-channel OAuth endpoints
+ * (authorize, end-session, provider callbacks). A new hosted area adds its prefix here.
+ */
+const PAGE_PREFIXES = [
+  '/sign-in', '/sign-up', '/invite/', '/account', '/forgot-password', '/reset-password', '/verify-email', '/link-account',
+  '/api/auth/oauth2/authorize', '/api/auth/oauth2/end-session', '/api/auth/callback/',
+];
+
+/**
+ * Whether errors raised before routing (a malformed URL, an unknown path) should be answered with
+ * the error page rather than problem+json.
+ */
+export function isPagePath(url: string): boolean {
+  const path = url.split('?')[0]!;
+  return PAGE_PREFIXES.some((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
+}
+
 export async function preparePageScope(app: FastifyInstance): Promise<void> {
   await app.register(formbody, { bodyLimit: 16 * 1024 });
   await registerRateLimit(app);
-  app.setErrorHandler((error, request, reply) => {
-    const problem = toProblem(error);
-    if (!problem) {
-      request.log.error({ err: error }, 'unhandled error on a hosted page');
-      return renderError(reply, 500, 'Something went wrong', 'Something went wrong on our side. Please try again.');
-    }
-    for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
-    return renderError(reply, problem.status, TITLES[problem.status] ?? 'Something went wrong', problem.detail);
-  });
+  app.setErrorHandler(pageErrorHandler);
 }

@@ -16,7 +16,7 @@ import { readSession, realmAuthTime, realmOf } from '../../accounts/session.js';
 import { settleMembership } from '../../accounts/membership.js';
 import { findClient } from '../client-auth.js';
 import { OAuthError } from '../errors.js';
-import { sendErrorPage } from '../error-page.js';
+import { errorPageHandler, sendErrorPage } from '../error-page.js';
 import { param, type RawParams } from '../params.js';
 import { issueCode } from './code.js';
 import { parseAuthorizeRequest } from './request.js';
@@ -49,7 +49,7 @@ function single(query: RawParams, name: string): string | undefined {
 export const authorizeRoutes: FastifyPluginAsync = async (app) => {
   const { ctx } = app;
 
-  app.get(AUTHORIZE_PATH, { schema: { hide: true } }, async (request, reply) => {
+  app.get(AUTHORIZE_PATH, { schema: { hide: true }, errorHandler: errorPageHandler }, async (request, reply) => {
     const query = (request.query ?? {}) as RawParams;
 
     const clientId = single(query, 'client_id');
