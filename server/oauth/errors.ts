@@ -5,14 +5,26 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
+/**
+ * RFC 6749 §5.2 allows only %x20-21 / %x23-5B / %x5D-7E in `error_description`; descriptions
+ * may quote client input or application names, so anything else is replaced here, once.
+ */
+export function oauthText(text: string): string {
+  return text.replaceAll('"', "'").replaceAll('\\', '/').replace(/[^\x20-\x7e]/g, '?');
+}
+
 export class OAuthError extends Error {
+  readonly description: string;
+
   constructor(
     readonly error: string,
-    readonly description: string,
+    description: string,
     readonly status = 400,
     readonly headers: Record<string, string> = {},
   ) {
-    super(description);
+    const text = oauthText(description);
+    super(text);
+    this.description = text;
   }
 }
 

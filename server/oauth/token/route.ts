@@ -37,7 +37,7 @@ export const tokenRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: FailureLi
         case 'refresh_token':
           return sendTokens(reply, await refreshTokenGrant(ctx, keys, client, body));
         default:
-          throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported.`);
+          throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
       }
     }),
   );
