@@ -14,6 +14,9 @@ import { invitationsPlugin } from './invitations/routes.js';
 import { apiKeysPlugin } from './api-keys/routes.js';
 import { auditPlugin } from './audit/routes.js';
 import { oauthPlugin } from './oauth/plugin.js';
+import { providersFeature } from './accounts/providers/routes.js';
+import { emailLinksFeature } from './accounts/email-link-routes.js';
+import { passwordPagesFeature } from './pages/password-pages.js';
 import { selfServicePlugin } from './self-service/routes.js';
 
 export interface FeatureOptions {
@@ -31,6 +34,9 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   auditPlugin,
   accountsFeature,
   pagesFeature,
+  providersFeature,
+  emailLinksFeature,
+  passwordPagesFeature,
   oauthPlugin,
   selfServicePlugin,
 ];

@@ -5,6 +5,7 @@
  * e-mail; `closed` admits members only.
  */
 import type { AppContext } from '../context.js';
+import type { Tx } from '../audit/record.js';
 import type { Application, Membership, Person } from '../db/schema.js';
 import { createMembership, findMembership } from '../members/create.js';
 import { acceptInvitation, pendingInvitationFor } from '../invitations/accept.js';
@@ -19,16 +20,25 @@ export function settleMembership(ctx: AppContext, app: Application, person: Pers
       if (existing.status === 'active') return { membership: existing };
       return { error: 'access_denied', description: `Your access to ${app.name} is suspended.` };
     }
-    switch (app.authPolicy.signup_policy) {
-      case 'open':
-        return { membership: createMembership(tx, now, app.id, person) };
-      case 'invite_only': {
-        const invitation = person.emailVerified ? pendingInvitationFor(tx, now, app.id, person.email) : undefined;
-        if (invitation) return { membership: acceptInvitation(tx, now, invitation, person) };
-        return { error: 'access_denied', description: `${app.name} is open to invited people only.` };
-      }
-      case 'closed':
-        return { error: 'access_denied', description: `${app.name} does not accept new members.` };
-    }
+    return admitNewcomer(tx, now, app, person);
   });
+}
+
+/**
+ * The sign-up policy for a person who is not a member yet, inside the caller's transaction:
+ * `open` joins them, `invite_only` accepts a pending invitation of their verified e-mail,
+ * `closed` refuses. External-provider sign-up uses it too, so both paths admit alike.
+ */
+export function admitNewcomer(tx: Tx, now: Date, app: Application, person: Person): SettleResult {
+  switch (app.authPolicy.signup_policy) {
+    case 'open':
+      return { membership: createMembership(tx, now, app.id, person) };
+    case 'invite_only': {
+      const invitation = person.emailVerified ? pendingInvitationFor(tx, now, app.id, person.email) : undefined;
+      if (invitation) return { membership: acceptInvitation(tx, now, invitation, person) };
+      return { error: 'access_denied', description: `${app.name} is open to invited people only.` };
+    }
+    case 'closed':
+      return { error: 'access_denied', description: `${app.name} does not accept new members.` };
+  }
 }

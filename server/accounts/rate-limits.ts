@@ -10,6 +10,7 @@ import { tooManyRequests } from '../http/problem.js';
 
 export const DEFAULT_SIGN_IN_PER_MINUTE = 30;
 export const DEFAULT_SIGN_UP_PER_MINUTE = 10;
+export const DEFAULT_PASSWORD_RESET_PER_MINUTE = 5;
 
 function perMinute(config: Config, name: string, fallback: number): number {
   const raw = config.env[name];
@@ -20,6 +21,8 @@ export function authRateLimits(config: Config) {
   return {
     signIn: { max: perMinute(config, 'GATEHOUSE_SIGN_IN_RATE_LIMIT', DEFAULT_SIGN_IN_PER_MINUTE), timeWindow: 60_000 },
     signUp: { max: perMinute(config, 'GATEHOUSE_SIGN_UP_RATE_LIMIT', DEFAULT_SIGN_UP_PER_MINUTE), timeWindow: 60_000 },
+    /** Asking for reset (and verification) e-mails. */
+    passwordReset: { max: perMinute(config, 'GATEHOUSE_PASSWORD_RESET_RATE_LIMIT', DEFAULT_PASSWORD_RESET_PER_MINUTE), timeWindow: 60_000 },
   };
 }
 

@@ -17,6 +17,7 @@ import { SignInBodySchema, SignUpBodySchema, UserResponseSchema } from './schema
 import { clearSessionCookie, endSession, readSession, sessionToken, setSessionCookie } from './session.js';
 import { signInWithEmail, type SignedIn } from './sign-in.js';
 import { signUpWithEmail } from './sign-up.js';
+import { sendVerificationEmail } from './email-verification.js';
 
 const tags = ['sign-in'];
 const errors = { 400: problemRef, 401: problemRef, 403: problemRef, 404: problemRef, 409: problemRef, 415: problemRef, 429: problemRef };
@@ -49,6 +50,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const signedUp = await signUpWithEmail(ctx, request.body, clientInfo(ctx, request));
+      sendVerificationEmail(ctx, signedUp.person, request.log);
       sendSessionCookie(ctx, reply, signedUp);
       return reply.status(201).send({ user: userRecord(signedUp.person) });
     },

@@ -6,7 +6,9 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
-import { memberships, people, type Person } from '../db/schema.js';
+import { memberships, people, type Application, type Person } from '../db/schema.js';
+import type { Config } from '../config.js';
+import type { Tx } from '../audit/record.js';
 import { recordAudit } from '../audit/record.js';
 import { Problem, tooManyRequests } from '../http/problem.js';
 import { findMembership, membershipEventData } from '../members/create.js';
@@ -84,14 +86,23 @@ export async function signInWithEmail(ctx: AppContext, input: SignInInput, clien
     if (person.failedSignIns !== 0 || person.lockedUntil) {
       tx.update(people).set({ failedSignIns: 0, lockedUntil: null, updatedAt: now }).where(eq(people.id, person.id)).run();
     }
-    const started = startSession(tx, now, ctx.config, person, app, client);
-    const membership = app ? findMembership(tx, app.id, person.id) : undefined;
-    if (app && membership) {
-      tx.update(memberships).set({ lastActiveAt: now }).where(eq(memberships.id, membership.id)).run();
-      recordEvent(tx, now, app.id, 'membership.signed_in', membershipEventData(membership, person));
-    }
-    return started;
+    return signInPerson(tx, now, ctx.config, person, app, client);
   });
   if (app) ctx.wakeWebhooks();
   return { person: { ...person, failedSignIns: 0, lockedUntil: null }, ...result };
+}
+
+/**
+ * Signs an authenticated person in on this browser (any method: password, external provider):
+ * starts or keeps the session, marks the application's realm, and for an existing member updates
+ * `lastActiveAt` and emits `membership.signed_in`. The caller wakes the webhook worker.
+ */
+export function signInPerson(tx: Tx, now: Date, config: Config, person: Person, app: Application | undefined, client: ClientInfo) {
+  const started = startSession(tx, now, config, person, app, client);
+  const membership = app ? findMembership(tx, app.id, person.id) : undefined;
+  if (app && membership) {
+    tx.update(memberships).set({ lastActiveAt: now }).where(eq(memberships.id, membership.id)).run();
+    recordEvent(tx, now, app.id, 'membership.signed_in', membershipEventData(membership, person));
+  }
+  return started;
 }

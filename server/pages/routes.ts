@@ -18,6 +18,8 @@ import { clientInfo, sendSessionCookie } from '../accounts/routes.js';
 import { readSession } from '../accounts/session.js';
 import { signInWithEmail } from '../accounts/sign-in.js';
 import { signUpWithEmail } from '../accounts/sign-up.js';
+import { sendVerificationEmail } from '../accounts/email-verification.js';
+import { mailerFor } from '../mail/mailer.js';
 import { pagesFolder, renderError, renderPage } from './render.js';
 import { preparePageScope } from './page-scope.js';
 import {
@@ -83,6 +85,7 @@ function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyRepl
     emailAllowed: emailAllowed(app),
     providers: providerLinks(ctx, app, returnTo),
     signUpHref: signUpOpen(app) ? `/sign-up?${flowQuery(app, returnTo)}` : undefined,
+    forgotHref: mailerFor(ctx.config) ? '/forgot-password' : undefined,
   }, { formActionSources: redirectSources(app) });
 }
 
@@ -182,6 +185,7 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
           },
           clientInfo(ctx, request),
         );
+        sendVerificationEmail(ctx, signedUp.person, request.log);
         sendSessionCookie(ctx, reply, signedUp);
         return reply.redirect(safeReturnTo(form.return_to), 303);
       } catch (error) {

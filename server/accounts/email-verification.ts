@@ -1,0 +1,51 @@
+/**
+ * E-mail verification (issue 5 item 4): when `SMTP_URL` is set, e-mail sign-up (and a person's
+ * request) sends a single-use link to `/verify-email?token=`; opening it marks `emailVerified`,
+ * which invite-only applications rely on to accept pending invitations automatically.
+ */
+import { eq } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppContext } from '../context.js';
+import { people, type Person } from '../db/schema.js';
+import { recordAudit } from '../audit/record.js';
+import { mailerFor, type MailMessage } from '../mail/mailer.js';
+import { verificationMessage } from '../mail/account-messages.js';
+import { issueToken, redeemToken, sentRecently } from './one-time-tokens.js';
+
+/**
+ * Sends a message without holding up the answer (so its timing tells nothing), logging a failure
+ * without the message: links in it are secrets.
+ */
+export function sendInBackground(ctx: AppContext, message: MailMessage, log: Pick<FastifyBaseLogger, 'warn'>, what: string): void {
+  const mailer = mailerFor(ctx.config);
+  if (!mailer) return;
+  mailer.send(message).catch((error: unknown) => log.warn({ error: String((error as Error)?.message ?? error) }, `${what} e-mail not sent`));
+}
+
+export type VerificationSend = 'sent' | 'already_verified' | 'mail_not_configured' | 'sent_recently';
+
+/**
+ * Sends a verification link to an unverified person when mail is configured, at most once a
+ * minute; says why not otherwise (the sign-up paths ignore the answer, the resend endpoint shows it).
+ */
+export function sendVerificationEmail(ctx: AppContext, person: Person, log: Pick<FastifyBaseLogger, 'warn'>): VerificationSend {
+  if (person.emailVerified) return 'already_verified';
+  if (!mailerFor(ctx.config)) return 'mail_not_configured';
+  const now = ctx.clock.now();
+  const token = ctx.db.transaction((tx) => (sentRecently(tx, now, person.id, 'email_verification') ? undefined : issueToken(tx, now, person.id, 'email_verification')));
+  if (!token) return 'sent_recently';
+  const url = `${ctx.config.issuer}/verify-email?token=${encodeURIComponent(token)}`;
+  sendInBackground(ctx, verificationMessage(person.email, url), log, 'verification');
+  return 'sent';
+}
+
+/** Redeems a verification link and marks the person's e-mail verified; returns the person. */
+export function verifyEmail(ctx: AppContext, token: string): Person {
+  const now = ctx.clock.now();
+  return ctx.db.transaction((tx) => {
+    const personId = redeemToken(tx, now, token, 'email_verification');
+    const person = tx.update(people).set({ emailVerified: true, updatedAt: now }).where(eq(people.id, personId)).returning().get()!;
+    recordAudit(tx, now, { actor: `person:${personId}`, action: 'person.email_verified', target: personId });
+    return person;
+  });
+}

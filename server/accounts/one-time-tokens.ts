@@ -1,0 +1,78 @@
+/**
+ * Single-use links sent by e-mail (`one_time_tokens`): password reset and e-mail verification.
+ * A token is 256 random bits, stored as its SHA-256, valid one hour, and redeemed at most once
+ * (an atomic update, so two clicks cannot both pass). Issuing a new link retires the person's
+ * earlier unused links of the same purpose.
+ */
+import { and, desc, eq, gt, isNull } from 'drizzle-orm';
+import type { Tx } from '../audit/record.js';
+import { oneTimeTokens } from '../db/schema.js';
+import { Problem } from '../http/problem.js';
+import { randomToken, sha256 } from '../util/crypto.js';
+
+export type TokenPurpose = 'password_reset' | 'email_verification';
+
+export const TOKEN_TTL_MS = 60 * 60_000;
+/** At most one e-mail per person and purpose per minute: nobody can flood a mailbox through us. */
+export const RESEND_INTERVAL_MS = 60_000;
+
+/** Whether a link of this purpose was sent to the person within the last minute. */
+export function sentRecently(tx: Tx, now: Date, personId: string, purpose: TokenPurpose): boolean {
+  const last = tx
+    .select({ createdAt: oneTimeTokens.createdAt })
+    .from(oneTimeTokens)
+    .where(and(eq(oneTimeTokens.personId, personId), eq(oneTimeTokens.purpose, purpose)))
+    .orderBy(desc(oneTimeTokens.createdAt))
+    .get();
+  return last !== undefined && now.getTime() - last.createdAt.getTime() < RESEND_INTERVAL_MS;
+}
+
+/** Issues a link token for the person (earlier unused ones of the purpose stop working). */
+export function issueToken(tx: Tx, now: Date, personId: string, purpose: TokenPurpose): string {
+  const token = randomToken();
+  tx.delete(oneTimeTokens)
+    .where(and(eq(oneTimeTokens.personId, personId), eq(oneTimeTokens.purpose, purpose), isNull(oneTimeTokens.usedAt)))
+    .run();
+  tx.insert(oneTimeTokens)
+    .values({ tokenHash: sha256(token), personId, purpose, createdAt: now, expiresAt: new Date(now.getTime() + TOKEN_TTL_MS) })
+    .run();
+  return token;
+}
+
+const linkProblems = {
+  invalid: () => new Problem(400, 'token_invalid', 'This link is not valid. Check that you opened the whole link from the e-mail.'),
+  used: () => new Problem(410, 'token_used', 'This link was already used. Ask for a new e-mail if you still need one.'),
+  expired: () => new Problem(410, 'token_expired', 'This link has expired (links work for one hour). Ask for a new e-mail.'),
+};
+
+/** Why a token cannot be redeemed, as a problem: 400 `token_invalid`, 410 `token_used` / `token_expired`. */
+function refusal(tx: Tx, now: Date, token: string, purpose: TokenPurpose): Problem {
+  const row = tx.select().from(oneTimeTokens).where(eq(oneTimeTokens.tokenHash, sha256(token))).get();
+  if (!row || row.purpose !== purpose) return linkProblems.invalid();
+  if (row.usedAt) return linkProblems.used();
+  if (row.expiresAt.getTime() <= now.getTime()) return linkProblems.expired();
+  return linkProblems.invalid();
+}
+
+/** The person a still-usable token belongs to, without using it (the reset form shows first). */
+export function peekToken(tx: Tx, now: Date, token: string, purpose: TokenPurpose): string {
+  const row = tx
+    .select({ personId: oneTimeTokens.personId })
+    .from(oneTimeTokens)
+    .where(and(eq(oneTimeTokens.tokenHash, sha256(token)), eq(oneTimeTokens.purpose, purpose), isNull(oneTimeTokens.usedAt), gt(oneTimeTokens.expiresAt, now)))
+    .get();
+  if (!row) throw refusal(tx, now, token, purpose);
+  return row.personId;
+}
+
+/** Uses the token inside the caller's transaction and returns its person's id; throws when unusable. */
+export function redeemToken(tx: Tx, now: Date, token: string, purpose: TokenPurpose): string {
+  const row = tx
+    .update(oneTimeTokens)
+    .set({ usedAt: now })
+    .where(and(eq(oneTimeTokens.tokenHash, sha256(token)), eq(oneTimeTokens.purpose, purpose), isNull(oneTimeTokens.usedAt), gt(oneTimeTokens.expiresAt, now)))
+    .returning({ personId: oneTimeTokens.personId })
+    .get();
+  if (!row) throw refusal(tx, now, token, purpose);
+  return row.personId;
+}

@@ -1,0 +1,67 @@
+/**
+ * Password reset by e-mail (issue 5 item 4), when `SMTP_URL` is set.
+ *
+ * Asking always gets the same answer, sent before any e-mail goes out, whether or not the
+ * address has an account (nothing to enumerate, in content or timing). The link is single-use
+ * and valid for one hour. Setting the new password proves the mailbox (e-mail verified, back-off
+ * lifted), gives a provider-only person a `credential` sign-in, and ends every session and
+ * refresh token of the person: whoever knew the old password is out.
+ */
+import { and, eq, isNull } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppContext } from '../context.js';
+import { linkedAccounts, people, sessions, type Person } from '../db/schema.js';
+import { recordAudit } from '../audit/record.js';
+import { mailerFor } from '../mail/mailer.js';
+import { passwordResetMessage } from '../mail/account-messages.js';
+import { addCredentialAccount } from '../self-service/queries.js';
+import { revokeFamilies } from '../oauth/revoke-families.js';
+import { checkPasswordLength, hashPassword } from './passwords.js';
+import { findPersonByEmail } from './people.js';
+import { issueToken, peekToken, redeemToken, sentRecently } from './one-time-tokens.js';
+import { sendInBackground } from './email-verification.js';
+
+/** Sends a reset link when `email` has an account (at most one a minute); says nothing either way. */
+export function requestPasswordReset(ctx: AppContext, email: string, log: Pick<FastifyBaseLogger, 'warn'>): void {
+  if (!mailerFor(ctx.config)) return;
+  const person = findPersonByEmail(ctx.db, email);
+  if (!person) return;
+  const now = ctx.clock.now();
+  const token = ctx.db.transaction((tx) => (sentRecently(tx, now, person.id, 'password_reset') ? undefined : issueToken(tx, now, person.id, 'password_reset')));
+  if (!token) return;
+  const url = `${ctx.config.issuer}/reset-password?token=${encodeURIComponent(token)}`;
+  sendInBackground(ctx, passwordResetMessage(person.email, url), log, 'password reset');
+}
+
+/** The person a usable reset link belongs to (the form shows their address); throws otherwise. */
+export function resetLinkPerson(ctx: AppContext, token: string): Person {
+  const personId = peekToken(ctx.db, ctx.clock.now(), token, 'password_reset');
+  return ctx.db.select().from(people).where(eq(people.id, personId)).get()!;
+}
+
+/** Sets the new password from a reset link and signs the person out everywhere. */
+export async function resetPassword(ctx: AppContext, token: string, password: string, path = 'body.password'): Promise<Person> {
+  checkPasswordLength(password, path);
+  resetLinkPerson(ctx, token); // refuse a bad link before spending a hash on it
+  const passwordHash = await hashPassword(password);
+  const now = ctx.clock.now();
+  return ctx.db.transaction((tx) => {
+    const personId = redeemToken(tx, now, token, 'password_reset');
+    const person = tx
+      .update(people)
+      .set({ passwordHash, emailVerified: true, failedSignIns: 0, lockedUntil: null, updatedAt: now })
+      .where(eq(people.id, personId))
+      .returning()
+      .get()!;
+    const credential = tx
+      .select({ id: linkedAccounts.id })
+      .from(linkedAccounts)
+      .where(and(eq(linkedAccounts.personId, personId), eq(linkedAccounts.provider, 'credential')))
+      .get();
+    if (!credential) addCredentialAccount(tx, person, now);
+    tx.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.personId, personId), isNull(sessions.revokedAt))).run();
+    revokeFamilies(tx, now, { personId }, 'password_reset');
+    recordAudit(tx, now, { actor: `person:${personId}`, action: 'person.password_reset', target: personId });
+    return person;
+  });
+}

@@ -1,0 +1,24 @@
+/**
+ * The refusals of the external sign-in flow, as problems. The flow's routes live in the hosted-page
+ * scope, so each becomes an HTML error page with its status and this text (never a 500).
+ */
+import { OAuth2RequestError } from 'arctic';
+import { Problem } from '../../http/problem.js';
+
+/** The provider could not be reached, refused the code, or sent something unusable: 502. */
+export function providerFailed(providerName: string, step: 'start' | 'finish', cause: unknown): Problem {
+  const detail =
+    step === 'start'
+      ? `${providerName} cannot be reached right now. Please try again later.`
+      : `${providerName} did not confirm the sign-in. Please start again.`;
+  const problem = new Problem(502, 'provider_failed', detail);
+  // Kept for the log line (server/accounts/providers/routes.ts), never shown to the person.
+  problem.cause = cause instanceof OAuth2RequestError ? `${cause.code}: ${cause.description ?? ''}` : String((cause as Error)?.message ?? cause);
+  return problem;
+}
+
+export const loginExpired = () =>
+  new Problem(400, 'login_expired', 'This sign-in has expired or was already used. Please start again.');
+
+export const loginOtherBrowser = () =>
+  new Problem(400, 'login_state_mismatch', 'This sign-in was started in another browser or tab. Please start again here.');

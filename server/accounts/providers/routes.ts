@@ -1,0 +1,243 @@
+/**
+ * Signing in with an external provider (DESIGN §4.9), as hosted pages (errors are HTML pages):
+ *
+ * - `GET /api/auth/sign-in/:provider?client_id=&return_to=` — the provider must be configured
+ *   and allowed by the application; stores the login (state, PKCE verifier, nonce; 10 minutes),
+ *   binds it to this browser with a cookie, and redirects to the provider.
+ * - `GET /api/auth/callback/:provider` — takes the login (single use, same browser), exchanges
+ *   the code, then signs in, creates the person, or asks for proof before linking (service.ts).
+ * - `POST /account/link/:provider` — a signed-in person starts linking a provider.
+ * - `GET|POST /link-account` — "prove this account is yours": its password, or another provider
+ *   already linked to it; success links the identity and carries on where the login was going.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { eq } from 'drizzle-orm';
+import type { AppContext } from '../../context.js';
+import type { FeatureOptions } from '../../features.js';
+import { linkedAccounts, people, type ExternalIdentity } from '../../db/schema.js';
+import { Problem, notFound, unauthorized } from '../../http/problem.js';
+import { PROVIDERS, isConfigured, providerName } from '../../applications/providers.js';
+import { preparePageScope } from '../../pages/page-scope.js';
+import { renderPage } from '../../pages/render.js';
+import { pageApplication, redirectSources, safeReturnTo } from '../../pages/sign-in-pages.js';
+import { checkFormToken, formToken } from '../csrf.js';
+import { authRateLimits } from '../rate-limits.js';
+import { clientInfo, sendSessionCookie } from '../routes.js';
+import { readSession } from '../session.js';
+import { signInWithEmail, type SignedIn } from '../sign-in.js';
+import { callbackUri, providerClient } from './clients.js';
+import { loginExpired } from './errors.js';
+import {
+  beginLogin,
+  clearLoginCookie,
+  dropPendingLink,
+  loginCookie,
+  pendingLink,
+  setLoginCookie,
+  takeLogin,
+  type NewLogin,
+} from './logins.js';
+import { completeLogin, finishPendingLink, loginApplication } from './service.js';
+
+const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
+const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 64 }) });
+const StartQuery = Type.Object({ client_id: short(200), return_to: short(4000) }, { additionalProperties: false });
+const CsrfForm = Type.Object({ csrf_token: short(200) }, { additionalProperties: false });
+const ProofForm = Type.Object({ csrf_token: short(200), password: short(256) }, { additionalProperties: false });
+
+/** An external provider that is configured on this server, with its display name. */
+export function configuredProvider(ctx: AppContext, id: string): { id: string; name: string } {
+  const provider = PROVIDERS.find((p) => p.id === id && p.id !== 'email');
+  if (!provider) throw notFound('provider_not_found', 'There is no such sign-in provider.');
+  const name = providerName(id, ctx.config.env);
+  if (!isConfigured(provider, ctx.config.env)) {
+    throw notFound('provider_not_configured', `Signing in with ${name} is not set up on this server.`);
+  }
+  return { id, name };
+}
+
+/** One value of a callback parameter; providers may add parameters of their own, which are ignored. */
+function queryValue(query: unknown, name: string): string | undefined {
+  const value = (query as Record<string, unknown>)[name];
+  return typeof value === 'string' && value !== '' && value.length <= 4000 ? value : undefined;
+}
+
+/** The provider's own `error` answer (RFC 6749 §4.1.2.1) as a page; its free text is never echoed. */
+function upstreamError(providerName: string, error: string): Problem {
+  if (error === 'access_denied') return new Problem(403, 'provider_denied', `Signing in with ${providerName} was cancelled.`);
+  const code = /^[a-z_]{1,64}$/.test(error) ? ` (${error})` : '';
+  return new Problem(400, 'provider_error', `${providerName} refused the sign-in${code}. Please start again.`);
+}
+
+/** Starts a login and sends the browser to the provider (or hands back the URL for a page). */
+async function startLogin(ctx: AppContext, reply: FastifyReply, provider: { id: string; name: string }, login: Omit<NewLogin, 'provider'>) {
+  const secrets = beginLogin(ctx, { ...login, provider: provider.id });
+  const url = await providerClient(ctx.config, provider.id, provider.name).authorizationUrl(secrets);
+  setLoginCookie(reply, ctx.config, 'gatehouse_provider_login', secrets.state);
+  reply.header('cache-control', 'no-store');
+  return url.href;
+}
+
+/** Logs why a provider step failed (the page only says that it did). */
+async function logged<T>(request: FastifyRequest, provider: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof Problem && error.code === 'provider_failed') {
+      request.log.warn({ provider, reason: String(error.cause) }, 'external sign-in failed');
+    }
+    throw error;
+  }
+}
+
+/** Ways the person of a pending link can prove it other than a password: their other configured providers. */
+function otherLinkedProviders(ctx: AppContext, personId: string, except: string) {
+  return ctx.db
+    .select({ provider: linkedAccounts.provider })
+    .from(linkedAccounts)
+    .where(eq(linkedAccounts.personId, personId))
+    .all()
+    .flatMap(({ provider }) => {
+      const known = PROVIDERS.find((p) => p.id === provider);
+      if (!known || provider === except || !isConfigured(known, ctx.config.env)) return [];
+      return [{ name: providerName(provider, ctx.config.env), href: `/api/auth/sign-in/${provider}` }];
+    });
+}
+
+type Pending = NonNullable<ReturnType<typeof pendingLink>>;
+
+function showProofPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, pending: Pending, error?: string) {
+  const person = ctx.db.select().from(people).where(eq(people.id, pending.linkPersonId)).get();
+  if (!person) throw loginExpired();
+  const name = providerName(pending.provider, ctx.config.env);
+  const app = pending.applicationId ? pageApplication(ctx, pending.applicationId) : undefined;
+  return renderPage(reply, 'link-account', {
+    title: `Link your ${name} account`,
+    providerName: name,
+    email: person.email,
+    hasPassword: Boolean(person.passwordHash),
+    providers: otherLinkedProviders(ctx, person.id, pending.provider),
+    csrfToken: formToken(ctx.config, request, reply),
+    error,
+  }, { formActionSources: redirectSources(app) });
+}
+
+/** After a successful proof, links the identity waiting in this browser (if it is this person's). */
+function finishLinkIfPending(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, signedIn: SignedIn, returnTo: string): string {
+  const secret = loginCookie(ctx.config, request, 'gatehouse_link_pending');
+  const pending = pendingLink(ctx, secret);
+  if (!pending || pending.linkPersonId !== signedIn.person.id) return returnTo;
+  const name = providerName(pending.provider, ctx.config.env);
+  dropPendingLink(ctx, secret!);
+  clearLoginCookie(reply, ctx.config, 'gatehouse_link_pending');
+  return finishPendingLink(ctx, pending as Pending & { identity: ExternalIdentity }, name, signedIn, clientInfo(ctx, request));
+}
+
+const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  const limits = authRateLimits(ctx.config);
+  await preparePageScope(app);
+
+  app.get(
+    '/api/auth/sign-in/:provider',
+    { config: { rateLimit: limits.signIn }, schema: { hide: true, params: ProviderParams, querystring: StartQuery } },
+    async (request, reply) => {
+      const provider = configuredProvider(ctx, request.params.provider);
+      const target = pageApplication(ctx, request.query.client_id);
+      if (target) loginApplication(ctx, target.id, provider.id, provider.name);
+      const url = await logged(request, provider.id, () =>
+        startLogin(ctx, reply, provider, { applicationId: target?.id ?? null, returnTo: safeReturnTo(request.query.return_to), linkPersonId: null }),
+      );
+      return reply.redirect(url, 302);
+    },
+  );
+
+  app.get(
+    '/api/auth/callback/:provider',
+    { config: { rateLimit: limits.signIn }, schema: { hide: true, params: ProviderParams } },
+    async (request, reply) => {
+      const provider = configuredProvider(ctx, request.params.provider);
+      const state = queryValue(request.query, 'state');
+      if (!state) throw loginExpired();
+      const login = takeLogin(ctx, provider.id, state, loginCookie(ctx.config, request, 'gatehouse_provider_login'));
+      clearLoginCookie(reply, ctx.config, 'gatehouse_provider_login');
+      const error = queryValue(request.query, 'error');
+      if (error) throw upstreamError(provider.name, error);
+
+      const query = request.url.slice(request.url.indexOf('?'));
+      const callbackUrl = new URL(`${callbackUri(ctx.config, provider.id)}${query}`);
+      const secrets = { state, codeVerifier: login.codeVerifier, nonce: login.nonce ?? '' };
+      const identity = await logged(request, provider.id, () =>
+        providerClient(ctx.config, provider.id, provider.name).identity(callbackUrl, secrets),
+      );
+
+      const current = readSession(ctx, request);
+      const outcome = completeLogin(ctx, login, identity, provider.name, { ...clientInfo(ctx, request), personId: current?.person.id });
+      reply.header('cache-control', 'no-store');
+      switch (outcome.kind) {
+        case 'linked':
+          return reply.redirect('/account', 303);
+        case 'needs_proof':
+          setLoginCookie(reply, ctx.config, 'gatehouse_link_pending', outcome.secret);
+          return reply.redirect('/link-account', 303);
+        case 'signed_in': {
+          sendSessionCookie(ctx, reply, outcome.signedIn);
+          // Signing in with another linked provider is one way to prove a pending link.
+          return reply.redirect(finishLinkIfPending(ctx, request, reply, outcome.signedIn, outcome.returnTo), 303);
+        }
+      }
+    },
+  );
+
+  app.post(
+    '/account/link/:provider',
+    { schema: { hide: true, params: ProviderParams, body: CsrfForm } },
+    async (request, reply) => {
+      checkFormToken(ctx.config, request, request.body.csrf_token);
+      const me = readSession(ctx, request);
+      if (!me) throw unauthorized('Sign in first, then link a provider from your account page.', 'unauthorized', 'Cookie');
+      const provider = configuredProvider(ctx, request.params.provider);
+      const url = await logged(request, provider.id, () =>
+        startLogin(ctx, reply, provider, { applicationId: null, returnTo: '/account', linkPersonId: me.person.id }),
+      );
+      // A page that moves on by itself rather than a redirect: browsers apply the account page's
+      // CSP `form-action 'self'` to every redirect after a form post, which would block the provider.
+      return renderPage(reply, 'continue', { title: `Link ${provider.name}`, providerName: provider.name, href: url, refresh: url });
+    },
+  );
+
+  app.get('/link-account', { schema: { hide: true } }, async (request, reply) => {
+    const pending = pendingLink(ctx, loginCookie(ctx.config, request, 'gatehouse_link_pending'));
+    if (!pending) throw loginExpired();
+    return showProofPage(ctx, request, reply, pending);
+  });
+
+  app.post(
+    '/link-account',
+    { config: { rateLimit: limits.signIn }, schema: { hide: true, body: ProofForm } },
+    async (request, reply) => {
+      checkFormToken(ctx.config, request, request.body.csrf_token);
+      const pending = pendingLink(ctx, loginCookie(ctx.config, request, 'gatehouse_link_pending'));
+      if (!pending) throw loginExpired();
+      const person = ctx.db.select().from(people).where(eq(people.id, pending.linkPersonId)).get();
+      if (!person) throw loginExpired();
+      let signedIn: SignedIn;
+      try {
+        signedIn = await signInWithEmail(ctx, { email: person.email, password: request.body.password ?? '' }, clientInfo(ctx, request));
+      } catch (error) {
+        if (!(error instanceof Problem)) throw error;
+        for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+        return showProofPage(ctx, request, reply.status(error.status), pending, error.detail);
+      }
+      sendSessionCookie(ctx, reply, signedIn);
+      return reply.redirect(finishLinkIfPending(ctx, request, reply, signedIn, '/account'), 303);
+    },
+  );
+};
+
+/** The feature plugin: external sign-in routes in their own hosted-page scope. */
+export const providersFeature: FastifyPluginAsync<FeatureOptions> = async (app) => {
+  await app.register(providerRoutes);
+};
