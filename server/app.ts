@@ -20,6 +20,7 @@ import { notFound, problemErrorHandler, sendProblem } from './http/problem.js';
 import { requireAdmin } from './http/admin-auth.js';
 import { ProblemSchema } from './http/schemas.js';
 import { securityHeaders } from './http/security-headers.js';
+import { serverLimits } from './http/server-limits.js';
 import { applicationRoutes } from './applications/routes.js';
 import { ssoGroupRoutes } from './applications/sso-group-routes.js';
 import { providerRoutes } from './applications/provider-routes.js';
@@ -71,7 +72,10 @@ function makeValidators() {
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  // Slow clients and oversized headers are cut off at the connection (server/http/server-limits.ts).
+  const limits = serverLimits(deps.config);
   const app = Fastify({
+    ...limits.fastify,
     logger: deps.logger ?? false,
     // Per-request log lines cost throughput on the token endpoint; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
@@ -82,7 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Fastify picks an https server when this is present; the instance type stays the http one.
-    ...(deps.https ? ({ https: deps.https } as object) : {}),
+    ...(deps.https ? ({ https: { ...limits.node, ...deps.https } } as object) : { http: limits.node }),
     // Malformed URLs (bad percent-encoding) get the documented shape, not Fastify's default: the
     // error page where a browser navigates, problem details elsewhere.
     frameworkErrors: (error, request, reply) =>
