@@ -66,7 +66,7 @@ function queryValue(query: unknown, name: string): string | undefined {
 
 /** The provider's own `error` answer (RFC 6749 §4.1.2.1) as a page; its free text is never echoed. */
 function upstreamError(providerName: string, error: string): Problem {
-  if (error === 'access_denied') return new Problem(403, 'provider_denied', `Signing in with ${providerName} was cancelled.`);
+  if (error === 'access_denied') return new Problem(403, 'provider_denied', `${providerName} did not let you sign in (access was denied or cancelled).`);
   const code = /^[a-z_]{1,64}$/.test(error) ? ` (${error})` : '';
   return new Problem(400, 'provider_error', `${providerName} refused the sign-in${code}. Please start again.`);
 }

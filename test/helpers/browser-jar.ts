@@ -1,0 +1,96 @@
+/**
+ * A browserless browser for redirect-driven flows: `fetch` with `redirect: 'manual'` and a cookie
+ * jar keyed by host name (like browsers, cookies ignore the port), following redirects hop by hop
+ * until an answer that is not a redirect or a host the test does not serve.
+ */
+export interface Hop {
+  url: string;
+  status: number;
+  location: string | undefined;
+}
+
+export class Browser {
+  private jar = new Map<string, Map<string, string>>();
+
+  /** Hosts this browser actually visits; a redirect anywhere else stops `follow` (e.g. the app's callback). */
+  constructor(private readonly servedHosts: string[]) {}
+
+  cookie(host: string, name: string): string | undefined {
+    return this.jar.get(host)?.get(name);
+  }
+
+  setCookie(host: string, name: string, value: string): void {
+    if (!this.jar.has(host)) this.jar.set(host, new Map());
+    this.jar.get(host)!.set(name, value);
+  }
+
+  /** Drops every cookie of a host: a fresh browser as far as that server can tell. */
+  forget(host: string): void {
+    this.jar.delete(host);
+  }
+
+  private store(host: string, res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair, ...attributes] = line.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq).trim();
+      const value = pair!.slice(eq + 1).trim();
+      const expired = attributes.some((a) => {
+        const [k, v] = a.trim().split('=');
+        if (k!.toLowerCase() === 'max-age') return Number(v) <= 0;
+        if (k!.toLowerCase() === 'expires') return new Date(v!).getTime() <= Date.now();
+        return false;
+      });
+      if (expired || value === '') this.jar.get(host)?.delete(name);
+      else this.setCookie(host, name, value);
+    }
+  }
+
+  async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Response> {
+    const target = new URL(url);
+    const cookies = [...(this.jar.get(target.hostname) ?? new Map()).entries()].map(([k, v]) => `${k}=${v}`).join('; ');
+    const headers: Record<string, string> = {};
+    if (cookies) headers.cookie = cookies;
+    let body: string | undefined;
+    if (init.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(init.form).toString();
+    }
+    const res = await fetch(target, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body, redirect: 'manual' });
+    this.store(target.hostname, res);
+    return res;
+  }
+
+  /** Requests `url` and follows redirects; returns the last answer, its URL and every hop. */
+  async follow(url: string, init: { method?: string; form?: Record<string, string> } = {}) {
+    const hops: Hop[] = [];
+    let current = url;
+    let res = await this.request(current, init);
+    for (;;) {
+      const location = res.headers.get('location') ?? undefined;
+      hops.push({ url: current, status: res.status, location });
+      if (res.status < 300 || res.status >= 400 || !location) break;
+      const next = new URL(location, current);
+      if (!this.servedHosts.includes(next.host)) break;
+      await res.arrayBuffer();
+      current = next.href;
+      res = await this.request(current);
+      if (hops.length > 15) throw new Error('too many redirects');
+    }
+    return { res, url: current, hops, location: res.headers.get('location') ?? undefined };
+  }
+}
+
+/** The value of a hidden or text input named `name` in an HTML page. */
+export function inputValue(html: string, name: string): string {
+  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
+  if (!match) throw new Error(`no input ${name} in page`);
+  return match[1]!.replaceAll('&amp;', '&');
+}
+
+/** The (unescaped) href of the first link whose text contains `text`. */
+export function linkHref(html: string, text: string): string {
+  const match = new RegExp(`href="([^"]*)"[^>]*>[^<]*${text}`).exec(html);
+  if (!match) throw new Error(`no link "${text}" in page`);
+  return match[1]!.replaceAll('&amp;', '&').replaceAll('&#39;', "'").replaceAll('&quot;', '"');
+}

@@ -1,0 +1,293 @@
+/**
+ * The generic `oidc` provider for real: a second Gatehouse, started here and listening, is the
+ * upstream OpenID Provider (its own `web` application whose redirect URI is the downstream's
+ * callback, its own person). The downstream (buildApp + listen, fixed clock) is driven over HTTP
+ * by a cookie-jar browser following redirects: sign-in page → start → upstream authorize →
+ * callback → the application's authorization request → the application.
+ *
+ * The two servers listen on different loopback addresses (127.0.0.1 and 127.0.0.2) so their
+ * cookies stay apart, as they would for two hosts in a browser.
+ */
+import type { AddressInfo } from 'node:net';
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { linkedAccounts, memberships, people, providerLogins } from '../../server/db/schema.js';
+import { appBody, makeApp, type TestApp } from '../helpers/app.js';
+import { PASSWORD, insertInvitation, signUp } from '../helpers/accounts.js';
+import { createClient, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
+import { Browser, inputValue, linkHref } from '../helpers/browser-jar.js';
+
+const APP_CALLBACK = 'https://notes.example.com/callback';
+let upstream: OAuthServer;
+let upHost: string;
+let people_ = 0;
+
+beforeAll(async () => {
+  upstream = await startOAuthServer();
+  upHost = new URL(upstream.url).host;
+}, 60_000);
+afterAll(async () => upstream?.stop());
+
+interface Downstream {
+  t: TestApp;
+  issuer: string;
+  host: string;
+  /** The upstream application the downstream signs in through. */
+  upstreamAppId: string;
+}
+
+/** A listening downstream whose `oidc` provider is the upstream Gatehouse, with a `notes` application. */
+async function downstream(policy: Record<string, unknown> = { signup_policy: 'open' }): Promise<Downstream> {
+  const env: Record<string, string> = { OIDC_ISSUER: upstream.url, OIDC_NAME: 'Upstream' };
+  const t = await makeApp({ config: { env } });
+  await t.app.listen({ host: '127.0.0.2', port: 0 });
+  const { port } = t.app.server.address() as AddressInfo;
+  t.config.issuer = `http://127.0.0.2:${port}`;
+  const upstreamAppId = `down-${port}`;
+  const client = await createClient(upstream, {
+    id: upstreamAppId, name: 'Downstream', audience: `https://down-${port}.example.com`, clientType: 'web',
+    redirectUris: [`${t.config.issuer}/api/auth/callback/oidc`],
+  });
+  env.OIDC_CLIENT_ID = upstreamAppId;
+  env.OIDC_CLIENT_SECRET = client.clientSecret!;
+  const res = await t.admin('POST', '/api/admin/applications', appBody({
+    redirectUris: [APP_CALLBACK], authPolicy: { allowed_providers: ['email', 'oidc'], ...policy },
+  }));
+  expect(res.statusCode).toBe(201);
+  return { t, issuer: t.config.issuer, host: `127.0.0.2:${port}`, upstreamAppId };
+}
+
+/** A person of the upstream with a verified e-mail (they joined by invitation), signed in there in `browser`. */
+async function upstreamPerson(d: Downstream, browser: Browser, email = `ada${++people_}@example.com`): Promise<string> {
+  const invited = await upstream.admin('POST', `/api/admin/applications/${d.upstreamAppId}/invitations`, { emails: [email] });
+  expect(invited.status).toBe(201);
+  const token = ((await invited.json()) as { invitations: { acceptUrl: string }[] }).invitations[0]!.acceptUrl.split('/').pop()!;
+  const res = await fetch(`${upstream.url}/api/auth/sign-up/email`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: 'upstream password 1', name: 'Ada Upstream', invitationToken: token }),
+  });
+  expect(res.status).toBe(201);
+  const cookie = res.headers.getSetCookie().find((c) => c.startsWith('gatehouse_session='))!.split(';')[0]!;
+  browser.setCookie('127.0.0.1', 'gatehouse_session', cookie.slice('gatehouse_session='.length));
+  return email;
+}
+
+const authorizeUrl = (d: Downstream) =>
+  `${d.issuer}/api/auth/oauth2/authorize?${new URLSearchParams({
+    client_id: 'notes', redirect_uri: APP_CALLBACK, response_type: 'code', scope: 'openid email', state: 'app-state',
+  })}`;
+
+const browserFor = (d: Downstream) => new Browser([upHost, d.host]);
+
+/** From the application's authorization request to the sign-in page's "Continue with Upstream" link. */
+async function providerButton(d: Downstream, browser: Browser): Promise<string> {
+  const page = await browser.follow(authorizeUrl(d));
+  expect(page.res.status).toBe(200);
+  return new URL(linkHref(await page.res.text(), 'Continue with Upstream'), d.issuer).href;
+}
+
+/** The start and the upstream's authorization, stopping at the callback URL (not yet requested). */
+async function callbackUrl(d: Downstream, browser: Browser): Promise<string> {
+  const start = await browser.request(await providerButton(d, browser));
+  expect(start.status).toBe(302);
+  const answer = await browser.request(start.headers.get('location')!);
+  expect(answer.status).toBe(302);
+  const location = answer.headers.get('location')!;
+  expect(location.startsWith(`${d.issuer}/api/auth/callback/oidc?`)).toBe(true);
+  return location;
+}
+
+async function expectPage(res: Response, status: number, text: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+  expect(await res.text()).toContain(text);
+}
+
+const accountsOf = (t: TestApp, personId: string) =>
+  t.db.select({ provider: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, personId)).all().map((a) => a.provider).sort();
+
+describe('the oidc provider against a real upstream Gatehouse', () => {
+  it('creates the person on first sign-in and reuses the link on the next one', async () => {
+    const d = await downstream();
+    const browser = browserFor(d);
+    const email = await upstreamPerson(d, browser);
+
+    const start = await browser.request(await providerButton(d, browser));
+    expect(start.status).toBe(302);
+    const toUpstream = new URL(start.headers.get('location')!);
+    expect(`${toUpstream.origin}${toUpstream.pathname}`).toBe(`${upstream.url}/api/auth/oauth2/authorize`);
+    const q = toUpstream.searchParams;
+    expect([...q.keys()].sort()).toEqual(['client_id', 'code_challenge', 'code_challenge_method', 'nonce', 'redirect_uri', 'response_type', 'scope', 'state']);
+    expect(q.get('client_id')).toBe(d.upstreamAppId);
+    expect(q.get('redirect_uri')).toBe(`${d.issuer}/api/auth/callback/oidc`);
+    expect(q.get('code_challenge_method')).toBe('S256');
+    expect(q.get('scope')).toBe('openid email profile');
+    expect(browser.cookie('127.0.0.2', 'gatehouse_provider_login')).toBe(q.get('state'));
+
+    const done = await browser.follow(toUpstream.href);
+    expect(done.res.status).toBe(302);
+    const landed = new URL(done.location!);
+    expect(`${landed.origin}${landed.pathname}`).toBe(APP_CALLBACK);
+    expect(landed.searchParams.get('state')).toBe('app-state');
+    expect(landed.searchParams.get('code')).toMatch(/^.{20,}$/);
+    expect(done.hops.map((h) => [new URL(h.url).pathname, h.status])).toEqual([
+      ['/api/auth/oauth2/authorize', 302], // upstream: silent, the person is signed in there
+      ['/api/auth/callback/oidc', 303],
+      ['/api/auth/oauth2/authorize', 302], // downstream: the realm is signed in now
+    ]);
+
+    const person = d.t.db.select().from(people).where(eq(people.email, email)).get()!;
+    expect(person).toMatchObject({ emailVerified: true, name: 'Ada Upstream', passwordHash: null });
+    expect(accountsOf(d.t, person.id)).toEqual(['oidc']);
+    expect(d.t.db.select().from(memberships).where(eq(memberships.personId, person.id)).all()).toHaveLength(1);
+    expect(d.t.db.select().from(providerLogins).all()).toEqual([]);
+    expect(browser.cookie('127.0.0.2', 'gatehouse_provider_login')).toBeUndefined();
+
+    // Another browser of the same person (signed in upstream only): the link signs them in.
+    const second = browserFor(d);
+    second.setCookie('127.0.0.1', 'gatehouse_session', browser.cookie('127.0.0.1', 'gatehouse_session')!);
+    const again = await second.follow(await providerButton(d, second));
+    expect(again.location!.startsWith(`${APP_CALLBACK}?code=`)).toBe(true);
+    expect(d.t.db.select().from(people).all()).toHaveLength(1);
+    expect(d.t.db.select().from(linkedAccounts).all()).toHaveLength(1);
+  });
+
+  it('links to an existing person with that e-mail only after they prove it with their password', async () => {
+    const d = await downstream();
+    const browser = browserFor(d);
+    const email = await upstreamPerson(d, browser);
+    expect((await signUp(d.t, { email, name: 'Ada Here', applicationId: 'notes' })).statusCode).toBe(201);
+    const existing = d.t.db.select().from(people).where(eq(people.email, email)).get()!;
+
+    const callback = await browser.request(await callbackUrl(d, browser));
+    expect(callback.status).toBe(303);
+    expect(callback.headers.get('location')).toBe('/link-account');
+    expect(accountsOf(d.t, existing.id)).toEqual(['credential']); // nothing linked yet
+
+    const page = await browser.request(`${d.issuer}/link-account`);
+    const html = await page.text();
+    expect(page.status).toBe(200);
+    expect(html).toContain(`An account for <strong>${email}</strong> already exists here.`);
+    const csrf = inputValue(html, 'csrf_token');
+
+    const wrong = await browser.request(`${d.issuer}/link-account`, { form: { csrf_token: csrf, password: 'not the password' } });
+    await expectPage(wrong, 401, 'The e-mail address or password is not correct.');
+    expect(accountsOf(d.t, existing.id)).toEqual(['credential']);
+
+    const proved = await browser.follow(`${d.issuer}/link-account`, { form: { csrf_token: csrf, password: PASSWORD } });
+    expect(proved.hops[0]).toMatchObject({ status: 303 });
+    expect(proved.location!.startsWith(`${APP_CALLBACK}?code=`)).toBe(true);
+    expect(accountsOf(d.t, existing.id)).toEqual(['credential', 'oidc']);
+    expect(d.t.db.select().from(people).all()).toHaveLength(1);
+    expect(browser.cookie('127.0.0.2', 'gatehouse_link_pending')).toBeUndefined();
+
+    // From now on the upstream identity signs this person in directly, in a fresh browser too.
+    const fresh = browserFor(d);
+    fresh.setCookie('127.0.0.1', 'gatehouse_session', browser.cookie('127.0.0.1', 'gatehouse_session')!);
+    const direct = await fresh.follow(await providerButton(d, fresh));
+    expect(direct.location!.startsWith(`${APP_CALLBACK}?code=`)).toBe(true);
+  });
+
+  it('refuses a new person on a closed or invite-only application, and admits an invited verified e-mail', async () => {
+    const closed = await downstream({ signup_policy: 'closed' });
+    let browser = browserFor(closed);
+    await upstreamPerson(closed, browser);
+    await expectPage(await browser.request(await callbackUrl(closed, browser)), 403, 'Notes does not accept new members.');
+    expect(closed.t.db.select().from(people).all()).toEqual([]);
+
+    const inviteOnly = await downstream({ signup_policy: 'invite_only' });
+    browser = browserFor(inviteOnly);
+    await upstreamPerson(inviteOnly, browser);
+    await expectPage(await browser.request(await callbackUrl(inviteOnly, browser)), 403, 'Notes is open to invited people only.');
+    expect(inviteOnly.t.db.select().from(people).all()).toEqual([]);
+    expect(inviteOnly.t.db.select().from(linkedAccounts).all()).toEqual([]);
+
+    browser = browserFor(inviteOnly);
+    const invitedEmail = await upstreamPerson(inviteOnly, browser);
+    insertInvitation(inviteOnly.t, 'notes', invitedEmail, 'admin');
+    const joined = await browser.follow(await callbackUrl(inviteOnly, browser));
+    expect(joined.location!.startsWith(`${APP_CALLBACK}?code=`)).toBe(true);
+    const person = inviteOnly.t.db.select().from(people).where(eq(people.email, invitedEmail)).get()!;
+    expect(inviteOnly.t.db.select({ role: memberships.role }).from(memberships).where(eq(memberships.personId, person.id)).get()).toEqual({ role: 'admin' });
+  });
+
+  it('binds the callback to the browser that started it, uses it once, and lets it expire after 10 minutes', async () => {
+    const d = await downstream();
+    const browser = browserFor(d);
+    await upstreamPerson(d, browser);
+    const url = await callbackUrl(d, browser);
+
+    const thief = browserFor(d);
+    await expectPage(await thief.request(url), 400, 'This sign-in was started in another browser or tab.');
+
+    const ok = await browser.request(url);
+    expect(ok.status).toBe(303);
+    await expectPage(await browser.request(url), 400, 'This sign-in has expired or was already used.');
+
+    browser.forget('127.0.0.2'); // signed in there now; start over as a stranger
+    const late = await callbackUrl(d, browser);
+    d.t.clock.advance(10 * 60_000 + 1);
+    await expectPage(await browser.request(late), 400, 'This sign-in has expired or was already used.');
+    await expectPage(await browser.request(`${d.issuer}/api/auth/callback/oidc`), 400, 'This sign-in has expired or was already used.');
+  });
+
+  it('shows the upstream refusal (access_denied) as a page, creating nothing', async () => {
+    const d = await downstream();
+    const browser = browserFor(d);
+    const email = await upstreamPerson(d, browser);
+    // Suspended upstream: its authorize answers the downstream's callback with error=access_denied.
+    const members = await (await upstream.admin('GET', `/api/admin/applications/${d.upstreamAppId}/users?q=${encodeURIComponent(email)}`)).json() as { users: { id: string }[] };
+    const suspend = await upstream.admin('PATCH', `/api/admin/applications/${d.upstreamAppId}/users/${members.users[0]!.id}`, { status: 'suspended' });
+    expect(suspend.status).toBe(200);
+
+    const url = new URL(await callbackUrl(d, browser));
+    expect(url.searchParams.get('error')).toBe('access_denied');
+    await expectPage(await browser.request(url.href), 403, 'Upstream did not let you sign in (access was denied or cancelled).');
+    expect(d.t.db.select().from(people).all()).toEqual([]);
+  });
+
+  it('links the provider from the account page, and refuses an identity linked to someone else', async () => {
+    const d = await downstream();
+    const browser = browserFor(d);
+    await upstreamPerson(d, browser);
+    // Signed in downstream as Grace (another address than the upstream's), through the form.
+    expect((await signUp(d.t, { email: 'grace@example.com', applicationId: 'notes' })).statusCode).toBe(201);
+    const signInPage = await browser.request(`${d.issuer}/sign-in`);
+    const signedIn = await browser.request(`${d.issuer}/sign-in`, {
+      form: { csrf_token: inputValue(await signInPage.text(), 'csrf_token'), email: 'grace@example.com', password: PASSWORD },
+    });
+    expect(signedIn.status).toBe(303);
+
+    const account = await (await browser.request(`${d.issuer}/account`)).text();
+    expect(account).toContain('action="/account/link/oidc"');
+    const csrf = inputValue(account, 'csrf_token');
+    const started = await browser.request(`${d.issuer}/account/link/oidc`, { form: { csrf_token: csrf } });
+    expect(started.status).toBe(200);
+    const html = await started.text();
+    const next = /<meta http-equiv="refresh" content="0;url=([^"]+)">/.exec(html)![1]!.replaceAll('&amp;', '&');
+    expect(next.startsWith(`${upstream.url}/api/auth/oauth2/authorize?`)).toBe(true);
+    const linked = await browser.follow(next);
+    expect(linked.hops.map((h) => [new URL(h.url).pathname, h.status, h.location?.startsWith('/') ? h.location : ''])).toEqual([
+      ['/api/auth/oauth2/authorize', 302, ''],
+      ['/api/auth/callback/oidc', 303, '/account'],
+      ['/account', 200, ''],
+    ]);
+    const grace = d.t.db.select().from(people).where(eq(people.email, 'grace@example.com')).get()!;
+    expect(accountsOf(d.t, grace.id)).toEqual(['credential', 'oidc']);
+
+    // Someone else signed in on this browser tries to link the same upstream identity: 409.
+    expect((await signUp(d.t, { email: 'alan@example.com', applicationId: 'notes' })).statusCode).toBe(201);
+    const form = await browser.request(`${d.issuer}/sign-in?switch=1`);
+    const alanIn = await browser.request(`${d.issuer}/sign-in`, {
+      form: { csrf_token: inputValue(await form.text(), 'csrf_token'), email: 'alan@example.com', password: PASSWORD },
+    });
+    expect(alanIn.status).toBe(303);
+    const again = await browser.request(`${d.issuer}/account/link/oidc`, { form: { csrf_token: csrf } });
+    const to = /content="0;url=([^"]+)"/.exec(await again.text())![1]!.replaceAll('&amp;', '&');
+    const refused = await browser.follow(to);
+    await expectPage(refused.res, 409, 'This Upstream account is already linked to another Gatehouse account.');
+    const alan = d.t.db.select().from(people).where(eq(people.email, 'alan@example.com')).get()!;
+    expect(d.t.db.select().from(linkedAccounts).where(and(eq(linkedAccounts.personId, alan.id), eq(linkedAccounts.provider, 'oidc'))).all()).toEqual([]);
+  });
+});
