@@ -25,7 +25,7 @@ import { applicationRoutes } from './applications/routes.js';
 import { ssoGroupRoutes } from './applications/sso-group-routes.js';
 import { providerRoutes } from './applications/provider-routes.js';
 import { featurePlugins } from './features.js';
-import { isPagePath, pageErrorHandler } from './pages/page-scope.js';
+import { isPageRequest, pageErrorHandler } from './pages/page-scope.js';
 import { renderError } from './pages/render.js';
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
@@ -90,7 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Malformed URLs (bad percent-encoding) get the documented shape, not Fastify's default: the
     // error page where a browser navigates, problem details elsewhere.
     frameworkErrors: (error, request, reply) =>
-      (isPagePath(request.url) ? pageErrorHandler : problemErrorHandler)(error, request, reply),
+      (isPageRequest(request) ? pageErrorHandler : problemErrorHandler)(error, request, reply),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ctx: AppContext = {
@@ -115,7 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler(async (request, reply) => {
     // Under /api/admin, credentials are checked first, so strangers cannot map which routes exist.
     if (request.url === '/api/admin' || request.url.startsWith('/api/admin/')) await requireAdmin(request);
-    if (isPagePath(request.url)) return renderError(reply, 404, 'Page not found', 'There is no page at this address.');
+    if (isPageRequest(request)) return renderError(reply, 404, 'Page not found', 'There is no page at this address.');
     return sendProblem(reply, notFound('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
   });
   app.addHook('onSend', securityHeaders);

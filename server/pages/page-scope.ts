@@ -36,13 +36,18 @@ const PAGE_PREFIXES = [
   '/api/auth/oauth2/authorize', '/api/auth/oauth2/end-session', '/api/auth/callback/',
 ];
 
+/** Browsers also navigate (GET) to the provider start `/api/auth/sign-in/:provider`; POSTs there are JSON. */
+const PAGE_GET_PREFIXES = ['/api/auth/sign-in/'];
+
 /**
  * Whether errors raised before routing (a malformed URL, an unknown path) should be answered with
  * the error page rather than problem+json.
  */
-export function isPagePath(url: string): boolean {
-  const path = url.split('?')[0]!;
-  return PAGE_PREFIXES.some((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
+export function isPageRequest(request: { method: string; url: string }): boolean {
+  const path = request.url.split('?')[0]!;
+  const under = (prefix: string) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`);
+  if (PAGE_PREFIXES.some(under)) return true;
+  return (request.method === 'GET' || request.method === 'HEAD') && PAGE_GET_PREFIXES.some(under);
 }
 
 export async function preparePageScope(app: FastifyInstance): Promise<void> {

@@ -24,10 +24,12 @@ describe('hostile input regressions', () => {
     for (const url of ['/invite/%E0%A4%A', '/invite/%/accept', '/account/%zz', '/api/auth/callback/%C0%AF']) {
       expectErrorPage(await t.app.inject({ method: 'GET', url }), 400);
     }
+    expectErrorPage(await t.app.inject({ method: 'GET', url: '/api/auth/sign-in/%E0%A4%A' }), 400);
     expectErrorPage(await t.app.inject({ method: 'GET', url: '/account/no-such-page' }), 404);
     expectErrorPage(await t.app.inject({ method: 'POST', url: '/sign-in/extra' }), 404);
     // Machine-read paths keep problem details.
     expectProblem(await t.app.inject({ method: 'GET', url: '/nope' }), 404, 'route_not_found');
+    expectProblem(await t.app.inject({ method: 'POST', url: '/api/auth/sign-in/%zz' }), 400, 'bad_request');
     expectProblem(await t.admin('GET', '/api/admin/applications/%E0%A4%A'), 400, 'bad_request');
   });
 
