@@ -5,8 +5,14 @@
 import { OAuth2RequestError } from 'arctic';
 import { Problem } from '../../http/problem.js';
 
+/** A provider setting this server cannot use (e.g. an `OIDC_ISSUER` over plain http on a public host). */
+export class ProviderSettingError extends Error {}
+
 /** The provider could not be reached, refused the code, or sent something unusable: 502. */
 export function providerFailed(providerName: string, step: 'start' | 'finish', cause: unknown): Problem {
+  if (cause instanceof ProviderSettingError) {
+    return new Problem(503, 'provider_misconfigured', `Signing in with ${providerName} is not set up correctly on this server: ${cause.message}.`);
+  }
   const detail =
     step === 'start'
       ? `${providerName} cannot be reached right now. Please try again later.`

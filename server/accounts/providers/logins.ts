@@ -49,10 +49,14 @@ export interface NewLogin {
   linkPersonId: string | null;
 }
 
-/** Starts a login; the returned secrets go to the provider (state, challenge, nonce) and the cookie. */
-export function beginLogin(ctx: AppContext, login: NewLogin): LoginSecrets {
+/** Fresh secrets for a login: they go to the provider (state, challenge, nonce) and the cookie. */
+export function loginSecrets(): LoginSecrets {
+  return { state: randomToken(), codeVerifier: randomToken(), nonce: randomToken() };
+}
+
+/** Stores a login once its authorization URL exists (a provider that cannot be reached leaves nothing). */
+export function beginLogin(ctx: AppContext, login: NewLogin, secrets: LoginSecrets): void {
   const now = ctx.clock.now();
-  const secrets = { state: randomToken(), codeVerifier: randomToken(), nonce: randomToken() };
   ctx.db.transaction((tx) => {
     // Expired logins are swept as new ones start, so the table stays small without a worker.
     tx.delete(providerLogins).where(lt(providerLogins.expiresAt, now)).run();
@@ -67,7 +71,6 @@ export function beginLogin(ctx: AppContext, login: NewLogin): LoginSecrets {
       })
       .run();
   });
-  return secrets;
 }
 
 /**

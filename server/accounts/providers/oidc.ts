@@ -9,6 +9,7 @@ import * as client from 'openid-client';
 import type { ExternalIdentity } from '../../db/schema.js';
 import { isPrivateHost } from '../../applications/redirect-uris.js';
 import type { LoginSecrets, ProviderClient } from './clients.js';
+import { ProviderSettingError } from './errors.js';
 
 const SCOPE = 'openid email profile';
 /** Discovery is cached for this long (per issuer and client), so every sign-in is not two round trips. */
@@ -18,10 +19,15 @@ const discovered = new Map<string, { config: Promise<client.Configuration>; at: 
 
 /** The issuer URL, refused unless https or a private-network http host. */
 export function oidcIssuerUrl(raw: string): URL {
-  const url = new URL(raw);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ProviderSettingError('OIDC_ISSUER must be an absolute URL');
+  }
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && isPrivateHost(url.hostname)) return url;
-  throw new Error('OIDC_ISSUER must use https (http only for loopback or private-network hosts)');
+  throw new ProviderSettingError('OIDC_ISSUER must use https (http only for loopback or private-network hosts)');
 }
 
 function configuration(env: Record<string, string | undefined>): Promise<client.Configuration> {

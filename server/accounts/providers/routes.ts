@@ -34,6 +34,7 @@ import {
   clearLoginCookie,
   dropPendingLink,
   loginCookie,
+  loginSecrets,
   pendingLink,
   setLoginCookie,
   takeLogin,
@@ -73,8 +74,9 @@ function upstreamError(providerName: string, error: string): Problem {
 
 /** Starts a login and sends the browser to the provider (or hands back the URL for a page). */
 async function startLogin(ctx: AppContext, reply: FastifyReply, provider: { id: string; name: string }, login: Omit<NewLogin, 'provider'>) {
-  const secrets = beginLogin(ctx, { ...login, provider: provider.id });
+  const secrets = loginSecrets();
   const url = await providerClient(ctx.config, provider.id, provider.name).authorizationUrl(secrets);
+  beginLogin(ctx, { ...login, provider: provider.id }, secrets);
   setLoginCookie(reply, ctx.config, 'gatehouse_provider_login', secrets.state);
   reply.header('cache-control', 'no-store');
   return url.href;
