@@ -2,10 +2,15 @@
  * The JWTs we sign (DESIGN §4.10, spec §2): access tokens (`typ: at+jwt`, RFC 9068 header) with
  * exactly `iss, sub, aud, azp, scope, iat, exp, jti, app_user` plus `client_id` and `sid`, and
  * OIDC ID tokens (`aud` = client id, `auth_time`, `nonce`, `sid`, profile/e-mail claims by
- * scope). One RS256 signature each, through WebCrypto.
+ * scope). One RS256 signature each (RFC 7515 compact serialisation, RFC 7518 §3.3).
+ *
+ * Signing is node:crypto's `sign()` with a callback, which runs the RSA operation on libuv's
+ * thread pool, over the KeyRing's cached KeyObject; each (kid, typ) header is encoded once. This
+ * leaves the event loop only the JSON and base64url of the payload (jose's SignJWT, over
+ * WebCrypto, cost several times that in promise and validation work per token).
  */
-import { randomBytes } from 'node:crypto';
-import { SignJWT, type JWTPayload } from 'jose';
+import { randomBytes, sign as rsaSign } from 'node:crypto';
+import type { JWTPayload } from 'jose';
 import type { Person } from '../db/schema.js';
 import { SIGNING_ALG, type KeyRing } from './keys.js';
 import { hasScope } from './scopes.js';
@@ -18,9 +23,31 @@ export interface AppUserClaim {
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
+const base64url = (json: unknown) => Buffer.from(JSON.stringify(json)).toString('base64url');
+
+/** Encoded protected headers by `typ` and kid: a handful of entries (one per key and token type). */
+const encodedHeaders = new Map<string, string>();
+
+function encodedHeader(kid: string, typ: string): string {
+  const cacheKey = `${typ} ${kid}`;
+  let header = encodedHeaders.get(cacheKey);
+  if (header === undefined) {
+    header = base64url({ alg: SIGNING_ALG, typ, kid });
+    encodedHeaders.set(cacheKey, header);
+  }
+  return header;
+}
+
 async function sign(keys: KeyRing, payload: JWTPayload, typ: string): Promise<string> {
   const { kid, key } = await keys.signingKey();
-  return new SignJWT(payload).setProtectedHeader({ alg: SIGNING_ALG, typ, kid }).sign(key);
+  const signingInput = `${encodedHeader(kid, typ)}.${base64url(payload)}`;
+  return new Promise((resolve, reject) => {
+    // RS256 = RSASSA-PKCS1-v1_5 with SHA-256, node's default padding for an RSA key.
+    rsaSign('sha256', Buffer.from(signingInput), key, (error, signature) => {
+      if (error) reject(error);
+      else resolve(`${signingInput}.${signature.toString('base64url')}`);
+    });
+  });
 }
 
 export interface AccessTokenInput {

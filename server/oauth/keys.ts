@@ -3,15 +3,15 @@
  * key signs; rotation retires it, and a retired key stays in the JWKS until every token it
  * signed has expired (`expiresAt` = retirement + the longest token lifetime + clock skew).
  *
- * Private keys are imported once as WebCrypto `CryptoKey`s, so jose signs through
- * `crypto.subtle`, which runs on libuv's thread pool rather than the event loop.
+ * The signing key is parsed once into a node:crypto `KeyObject` (jwt.ts signs with it on libuv's
+ * thread pool); verification of our own tokens stays on jose with WebCrypto public keys.
  */
 import { and, desc, eq, gt, isNull, or } from 'drizzle-orm';
-import { exportJWK, exportPKCS8, generateKeyPair, importJWK, importPKCS8, type JWK, type JWSHeaderParameters } from 'jose';
+import { exportJWK, exportPKCS8, generateKeyPair, importJWK, type JWK, type JWSHeaderParameters } from 'jose';
 import { signingKeys, type SigningKey } from '../db/schema.js';
 import type { Db } from '../db/client.js';
 import type { AppContext } from '../context.js';
-import type { webcrypto } from 'node:crypto';
+import { createPrivateKey, type KeyObject, type webcrypto } from 'node:crypto';
 import { newId } from '../util/ids.js';
 import { recordAudit } from '../audit/record.js';
 
@@ -99,9 +99,15 @@ export function publishedJwks(db: Db, now: Date): { keys: JWK[] } {
   return { keys: rows.map((r) => r.publicJwk as JWK) };
 }
 
-/** The key that signs right now, cached as a CryptoKey. */
+/** The key that signs right now, with its kid. */
+export interface SigningKeyObject {
+  kid: string;
+  key: KeyObject;
+}
+
+/** The key that signs right now, cached as a KeyObject. */
 export class KeyRing {
-  private current: { kid: string; key: webcrypto.CryptoKey; loadedAt: number } | undefined;
+  private current: (SigningKeyObject & { loadedAt: number }) | undefined;
 
   private initialised: Promise<void> | undefined;
 
@@ -121,13 +127,13 @@ export class KeyRing {
     this.current = undefined;
   }
 
-  async signingKey(): Promise<{ kid: string; key: webcrypto.CryptoKey }> {
+  async signingKey(): Promise<SigningKeyObject> {
     const cached = this.current;
     if (cached && Date.now() - cached.loadedAt < RELOAD_MS) return cached;
     await this.ensure();
     const row = activeKeyRow(this.ctx.db);
     if (!row) throw new Error('no signing key: the OAuth plugin did not initialise keys');
-    const key = cached?.kid === row.kid ? cached.key : ((await importPKCS8(row.privateKeyPem, SIGNING_ALG)) as webcrypto.CryptoKey);
+    const key = cached?.kid === row.kid ? cached.key : createPrivateKey(row.privateKeyPem);
     this.current = { kid: row.kid, key, loadedAt: Date.now() };
     return this.current;
   }
