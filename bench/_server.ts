@@ -54,6 +54,12 @@ export function cpuPerOp(before: CpuSample | undefined, after: CpuSample | undef
   return { totalMs: (after.totalMs - before.totalMs) / ops, mainMs: (after.mainMs - before.mainMs) / ops };
 }
 
+/** Resident set size of a process in MiB (VmRSS in /proc/<pid>/status). */
+export function rssMiB(pid: number): number {
+  const kib = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kib) / 1024;
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -66,6 +72,13 @@ export interface BenchServer {
   url: string;
   pid: number;
   cpu(): CpuSample | undefined;
+  /** Resident memory of the server process in MiB (Linux /proc). */
+  rssMiB(): number;
+  /**
+   * Sends an IPC message and resolves with the first answer of the same `type` (the server's
+   * bench metrics, on with GATEHOUSE_BENCH_METRICS=1: see server/cli/bench-metrics.ts).
+   */
+  ask<T>(message: { type: string }): Promise<T>;
   /** An admin API call with the bench's admin token; JSON in and out. */
   admin(method: string, path: string, body?: unknown): Promise<Response>;
   stop(): Promise<void>;
@@ -92,6 +105,17 @@ export async function startBenchServer(name: string, env: Record<string, string>
     url,
     pid,
     cpu: () => cpuSample(pid),
+    rssMiB: () => rssMiB(pid),
+    ask: <T>(message: { type: string }) =>
+      new Promise<T>((resolve) => {
+        const onMessage = (answer: { type?: string }) => {
+          if (answer.type !== message.type) return;
+          child.off('message', onMessage);
+          resolve(answer as T);
+        };
+        child.on('message', onMessage);
+        child.send(message);
+      }),
     admin: (method, path, body) =>
       fetch(`${url}${path}`, {
         method,

@@ -2,6 +2,7 @@
 import { loadConfig } from '../config.js';
 import { readyLine, start } from '../main.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
+import { serveBenchMetrics } from './bench-metrics.js';
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -41,6 +42,7 @@ export const serveCommand: Command = {
     console.log(readyLine(running));
     const ready = { type: 'ready', url: running.url, issuer: running.config.issuer };
     process.send?.(ready);
+    serveBenchMetrics(process.env);
     // Under Electron's utilityProcess (packaged desktop app) the channel is process.parentPort.
     (process as { parentPort?: { postMessage(message: unknown): void } }).parentPort?.postMessage(ready);
     const shutdown = () => {

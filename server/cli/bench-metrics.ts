@@ -1,0 +1,37 @@
+/**
+ * Figures only a process can see of itself, for `npm run bench`: how long the event loop was
+ * held up (perf_hooks' event-loop delay histogram, 1 ms resolution) and memory. Off unless
+ * GATEHOUSE_BENCH_METRICS=1, and answered over the IPC channel only (no HTTP surface): the
+ * benchmark sends `{type: 'bench-metrics', reset?: true}` and gets the figures back.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+export interface BenchMetrics {
+  type: 'bench-metrics';
+  /** Event-loop delay since the last reset, in ms. */
+  loopDelay: { maxMs: number; p99Ms: number; meanMs: number; samples: number };
+  memory: NodeJS.MemoryUsage;
+}
+
+const nsToMs = (ns: number) => ns / 1e6;
+
+export function serveBenchMetrics(env: NodeJS.ProcessEnv): void {
+  if (env.GATEHOUSE_BENCH_METRICS !== '1' || !process.send) return;
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  process.on('message', (message: { type?: string; reset?: boolean }) => {
+    if (message?.type !== 'bench-metrics') return;
+    const answer: BenchMetrics = {
+      type: 'bench-metrics',
+      loopDelay: {
+        maxMs: nsToMs(histogram.max),
+        p99Ms: nsToMs(histogram.percentile(99)),
+        meanMs: nsToMs(histogram.mean),
+        samples: histogram.count,
+      },
+      memory: process.memoryUsage(),
+    };
+    if (message.reset) histogram.reset();
+    process.send!(answer);
+  });
+}
