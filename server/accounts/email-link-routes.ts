@@ -57,7 +57,7 @@ const emailLinkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       requireMail(ctx);
       requestPasswordReset(ctx, request.body.email, request.log);
-      return reply.status(202).header('cache-control', 'no-store').send(null);
+      return reply.status(202).header('cache-control', 'no-store').send();
     },
   );
 
@@ -103,7 +103,7 @@ const emailLinkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const outcome = sendVerificationEmail(ctx, me.person, request.log);
       if (outcome === 'already_verified') throw conflict('email_already_verified', 'Your e-mail address is already verified.');
       if (outcome === 'sent_recently') throw tooManyRequests(RESEND_INTERVAL_MS / 1000, 'A verification e-mail was sent less than a minute ago.');
-      return reply.status(202).send(null);
+      return reply.status(202).send();
     },
   );
 };
