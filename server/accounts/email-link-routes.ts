@@ -16,11 +16,9 @@ import type { AppContext } from '../context.js';
 import type { FeatureOptions } from '../features.js';
 import { conflict, notFound, tooManyRequests, unauthorized } from '../http/problem.js';
 import { problemRef } from '../http/schemas.js';
-import { acceptEmptyJsonBody } from '../http/empty-json.js';
 import { mailerFor } from '../mail/mailer.js';
-import { checkJsonWrite } from './csrf.js';
 import { userRecord } from './people.js';
-import { authRateLimits, registerRateLimit } from './rate-limits.js';
+import { prepareJsonAuthScope } from './routes.js';
 import { UserResponseSchema } from './schemas.js';
 import { readSession } from './session.js';
 import { requestPasswordReset, resetPassword } from './password-reset.js';
@@ -39,10 +37,7 @@ export function requireMail(ctx: AppContext): void {
 
 const emailLinkRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
-  const limits = authRateLimits(ctx.config);
-  await registerRateLimit(app);
-  acceptEmptyJsonBody(app);
-  app.addHook('onRequest', async (request) => checkJsonWrite(ctx.config, request));
+  const limits = await prepareJsonAuthScope(app);
 
   app.post(
     '/password-reset',
@@ -103,7 +98,7 @@ const emailLinkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const outcome = sendVerificationEmail(ctx, me.person, request.log);
       if (outcome === 'already_verified') throw conflict('email_already_verified', 'Your e-mail address is already verified.');
       if (outcome === 'sent_recently') throw tooManyRequests(RESEND_INTERVAL_MS / 1000, 'A verification e-mail was sent less than a minute ago.');
-      return reply.status(202).send();
+      return reply.status(202).header('cache-control', 'no-store').send();
     },
   );
 };

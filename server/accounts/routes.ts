@@ -4,7 +4,7 @@
  * rate limit.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FeatureOptions } from '../features.js';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
@@ -33,14 +33,20 @@ export function sendSessionCookie(ctx: AppContext, reply: FastifyReply, signedIn
   reply.header('cache-control', 'no-store');
 }
 
+/**
+ * What every JSON scope under `/api/auth` needs: the per-IP limiter, the JSON CSRF rule on every
+ * request, and an empty `application/json` body accepted (sign-out, resend carry none).
+ */
+export async function prepareJsonAuthScope(app: FastifyInstance) {
+  await registerRateLimit(app);
+  acceptEmptyJsonBody(app);
+  app.addHook('onRequest', async (request) => checkJsonWrite(app.ctx.config, request));
+  return authRateLimits(app.ctx.config);
+}
+
 export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
-  const limits = authRateLimits(ctx.config);
-  await registerRateLimit(app);
-
-  // Sign-out carries no body; accept an empty application/json body rather than a 400.
-  acceptEmptyJsonBody(app);
-  app.addHook('onRequest', async (request) => checkJsonWrite(ctx.config, request));
+  const limits = await prepareJsonAuthScope(app);
 
   app.post(
     '/sign-up/email',
