@@ -4,7 +4,7 @@
  * account is locked for 30 s, doubling with every further failure up to 15 min; a lock refuses
  * new sign-ins only and never touches existing sessions.
  */
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, isNull, lte, or, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { memberships, people, type Application, type Person } from '../db/schema.js';
 import type { Config } from '../config.js';
@@ -41,51 +41,71 @@ export function lockDuration(failures: number): number {
   return Math.min(LOCK_BASE_MS * 2 ** (failures - LOCK_AFTER_FAILURES), LOCK_MAX_MS);
 }
 
-/** Counts a wrong password toward the per-account back-off (sign-in and password change share it). */
-export function recordFailure(ctx: AppContext, person: Person, now: Date): void {
-  ctx.db.transaction((tx) => {
-    // Incremented in SQL so concurrent guesses cannot lose counts.
+/** A password check claimed against the back-off: the count it made, and the lock it set. */
+export interface PasswordCheck {
+  failures: number;
+  lockedUntil: Date | undefined;
+}
+
+const lockedProblem = (lockedUntil: Date, now: Date) =>
+  tooManyRequests((lockedUntil.getTime() - now.getTime()) / 1000, 'Too many failed sign-ins for this account; try again later.');
+
+/**
+ * Claims one password check against `person` before the password is verified (sign-in and
+ * password change share the back-off): 429 `rate_limited` with `Retry-After` while the account is
+ * locked; otherwise the check is counted as a failure up front, and the 5th and later lock the
+ * account before their verification runs. Counting first is what keeps guesses sent all at once
+ * from slipping past the lock while argon2 verifies them (the lock check and the count are one
+ * conditional UPDATE). A right password then clears the count (`clearBackOff`).
+ */
+export function claimPasswordCheck(ctx: AppContext, person: Pick<Person, 'id'>): PasswordCheck {
+  const now = ctx.clock.now();
+  return ctx.db.transaction((tx) => {
     const row = tx
       .update(people)
-      .set({ failedSignIns: sql`${people.failedSignIns} + 1`, updatedAt: now })
-      .where(eq(people.id, person.id))
+      .set({ failedSignIns: sql`${people.failedSignIns} + 1` })
+      .where(and(eq(people.id, person.id), or(isNull(people.lockedUntil), lte(people.lockedUntil, now))))
       .returning({ failures: people.failedSignIns })
       .get();
-    if (!row || row.failures < LOCK_AFTER_FAILURES) return;
+    if (!row) {
+      const current = tx.select({ lockedUntil: people.lockedUntil }).from(people).where(eq(people.id, person.id)).get();
+      throw lockedProblem(current?.lockedUntil ?? now, now);
+    }
+    if (row.failures < LOCK_AFTER_FAILURES) return { failures: row.failures, lockedUntil: undefined };
     const lockedUntil = new Date(now.getTime() + lockDuration(row.failures));
     tx.update(people).set({ lockedUntil }).where(eq(people.id, person.id)).run();
-    recordAudit(tx, now, {
-      actor: 'system',
-      action: 'security.sign_in_locked',
-      target: person.id,
-      details: { failedSignIns: row.failures, lockedUntil: lockedUntil.toISOString() },
-    });
+    return { failures: row.failures, lockedUntil };
   });
 }
 
-/** 429 `rate_limited` (with `Retry-After`) while the account is locked by the back-off. */
-export function assertNotLocked(ctx: AppContext, person: Pick<Person, 'lockedUntil'>): void {
-  const lockedUntil = person.lockedUntil?.getTime() ?? 0;
-  const now = ctx.clock.now().getTime();
-  if (lockedUntil > now) {
-    throw tooManyRequests((lockedUntil - now) / 1000, 'Too many failed sign-ins for this account; try again later.');
-  }
+/** The claimed check failed: a lock it set is audited (a right password would have cleared it). */
+export function passwordCheckFailed(ctx: AppContext, person: Pick<Person, 'id'>, check: PasswordCheck): void {
+  if (!check.lockedUntil) return;
+  recordAudit(ctx.db, ctx.clock.now(), {
+    actor: 'system',
+    action: 'security.sign_in_locked',
+    target: person.id,
+    details: { failedSignIns: check.failures, lockedUntil: check.lockedUntil.toISOString() },
+  });
+}
+
+/** A right password: the back-off starts over (bookkeeping, so `updatedAt` is left alone). */
+export function clearBackOff(tx: Tx, personId: string): void {
+  tx.update(people).set({ failedSignIns: 0, lockedUntil: null }).where(eq(people.id, personId)).run();
 }
 
 export async function signInWithEmail(ctx: AppContext, input: SignInInput, client: ClientInfo): Promise<SignedIn> {
   const app = input.applicationId === undefined ? undefined : applicationForEmailSignIn(ctx, input.applicationId);
   const person = findPersonByEmail(ctx.db, input.email);
-  if (person) assertNotLocked(ctx, person);
+  const check = person ? claimPasswordCheck(ctx, person) : undefined;
   const ok = await verifyPassword(person?.passwordHash, input.password);
   const now = ctx.clock.now();
   if (!person || !ok) {
-    if (person) recordFailure(ctx, person, now);
+    if (person) passwordCheckFailed(ctx, person, check!);
     throw invalidCredentials();
   }
   const result = ctx.db.transaction((tx) => {
-    if (person.failedSignIns !== 0 || person.lockedUntil) {
-      tx.update(people).set({ failedSignIns: 0, lockedUntil: null, updatedAt: now }).where(eq(people.id, person.id)).run();
-    }
+    clearBackOff(tx, person.id);
     return signInPerson(tx, now, ctx.config, person, app, client);
   });
   if (app) ctx.wakeWebhooks();

@@ -23,7 +23,7 @@ import { revokeFamilies } from '../oauth/revoke-families.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { endSession } from '../accounts/session.js';
 import { checkPasswordLength, hashPassword, verifyPassword } from '../accounts/passwords.js';
-import { assertNotLocked, recordFailure } from '../accounts/sign-in.js';
+import { claimPasswordCheck, passwordCheckFailed } from '../accounts/sign-in.js';
 import {
   addCredentialAccount,
   deleteLinkedAccount,
@@ -208,10 +208,10 @@ export async function changePassword(ctx: AppContext, me: Me, input: PasswordCha
   if (!person.passwordHash) {
     throw conflict('password_not_set', 'You have no password yet; set one with "Forgot password" on the sign-in page.');
   }
-  assertNotLocked(ctx, person);
   checkPasswordLength(input.newPassword, 'body.newPassword');
+  const check = claimPasswordCheck(ctx, person);
   if (!(await verifyPassword(person.passwordHash, input.currentPassword))) {
-    recordFailure(ctx, person, ctx.clock.now());
+    passwordCheckFailed(ctx, person, check);
     throw wrongPassword();
   }
   const passwordHash = await hashPassword(input.newPassword);
