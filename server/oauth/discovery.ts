@@ -1,9 +1,13 @@
 /**
  * `GET /.well-known/openid-configuration` (OIDC Discovery 1.0 §3, RFC 8414, DESIGN §4.10) and
- * `GET /api/auth/jwks` (RFC 7517). Built from the issuer at request time, since the issuer is
- * only known after listening when the port is picked by the system.
+ * `GET /api/auth/jwks` (RFC 7517). Both are fetched by every relying party and verifier, so
+ * each is served from a serialised body kept until it changes (issue 9: ≥ 15,000 requests/s):
+ * the discovery document per issuer (only known after listening when the port is picked by the
+ * system), the JWKS per state of the key table.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { Statement } from 'better-sqlite3';
+import type { AppContext } from '../context.js';
 import { publishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 
@@ -37,17 +41,52 @@ export function discoveryDocument(issuer: string) {
   };
 }
 
+/**
+ * The published key set, serialised once per state of `signing_keys`. Each request reads that
+ * state with one prepared statement (a few microseconds: the table holds a handful of rows);
+ * the set is rebuilt when a row was added or retired (rotation here or by the CLI in another
+ * process) or when a retiring key's publication ends. Which keys are published stays decided
+ * by `publishedJwks` alone.
+ */
+export class JwksBody {
+  private readonly state: Statement<[], [string, number | null, number | null]>;
+  private body = '';
+  private bodyState: string | undefined;
+  /** When the next retiring key leaves the set (ms since the epoch). */
+  private staleAt = Infinity;
+
+  constructor(private readonly ctx: AppContext) {
+    this.state = ctx.db.$client.prepare<[], [string, number | null, number | null]>('SELECT kid, retired_at, expires_at FROM signing_keys').raw();
+  }
+
+  current(): string {
+    const now = this.ctx.clock.now();
+    const rows = this.state.all();
+    const state = rows.join(';');
+    if (state === this.bodyState && now.getTime() < this.staleAt) return this.body;
+    this.body = JSON.stringify(publishedJwks(this.ctx.db, now));
+    this.bodyState = state;
+    this.staleAt = Math.min(Infinity, ...rows.map(([, , expiresAt]) => expiresAt ?? 0).filter((at) => at > now.getTime()));
+    return this.body;
+  }
+}
+
+const DISCOVERY_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' };
+// Short cache: after a rotation the new key signs at once, and verifiers refetch on an unknown kid.
+const JWKS_HEADERS = { 'content-type': 'application/jwk-set+json; charset=utf-8', 'cache-control': 'public, max-age=60' };
+
 export const discoveryRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (app, { keys }) => {
   const { ctx } = app;
-  app.get('/.well-known/openid-configuration', { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('cache-control', 'public, max-age=300').send(discoveryDocument(ctx.config.issuer)),
-  );
-  // Short cache: after a rotation the new key signs at once, and verifiers refetch on an unknown kid.
-  app.get('/api/auth/jwks', { schema: { hide: true } }, async (_request, reply) => {
-    await keys.ensure();
-    return reply
-      .header('cache-control', 'public, max-age=60')
-      .type('application/jwk-set+json')
-      .send(publishedJwks(ctx.db, ctx.clock.now()));
+  let discovery = { issuer: '', body: '' };
+  app.get('/.well-known/openid-configuration', { schema: { hide: true } }, async (_request, reply) => {
+    if (discovery.issuer !== ctx.config.issuer) {
+      discovery = { issuer: ctx.config.issuer, body: JSON.stringify(discoveryDocument(ctx.config.issuer)) };
+    }
+    return reply.headers(DISCOVERY_HEADERS).send(discovery.body);
+  });
+  await keys.ensure();
+  const jwks = new JwksBody(ctx);
+  app.get('/api/auth/jwks', { schema: { hide: true } }, (_request, reply) => {
+    reply.headers(JWKS_HEADERS).send(jwks.current());
   });
 };
