@@ -54,6 +54,9 @@ export interface BaseRequest {
 /** A CSRF token the fuzzer sets both as the form cookie and the hidden field (double submit). */
 const CSRF = 'fuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuz';
 
+/** A well-formed one-time token that was never issued (links arrive by e-mail, which the fuzzer does not read). */
+const UNKNOWN_TOKEN = 'A'.repeat(43);
+
 const json = (value: unknown): Body => ({ kind: 'json', value });
 const form = (value: Record<string, string>): Body => ({ kind: 'form', value: { csrf_token: CSRF, ...value } });
 const oauthForm = (value: Record<string, string>): Body => ({ kind: 'form', value });
@@ -82,6 +85,12 @@ const BODIES: Record<string, (s: Seed) => Body> = {
   'POST /api/auth/sign-in/email': (s) => json({ email: s.email, password: PASSWORD, applicationId: s.spaId }),
   'POST /api/auth/invitations/accept': (s) => json({ token: s.invitationToken }),
   'PATCH /api/me/applications/:id/profile': () => json({ profile: {} }),
+  'POST /api/me/password': () => json({ currentPassword: PASSWORD, newPassword: `${PASSWORD} and more` }),
+  'POST /api/auth/password-reset': (s) => json({ email: s.email }),
+  'POST /api/auth/password-reset/confirm': () => json({ token: UNKNOWN_TOKEN, password: PASSWORD }),
+  'POST /api/auth/verify-email': () => json({ token: UNKNOWN_TOKEN }),
+  'POST /forgot-password': (s) => form({ email: s.email }),
+  'POST /reset-password': () => form({ token: UNKNOWN_TOKEN, password: PASSWORD, confirm_password: PASSWORD }),
   'POST /api/auth/oauth2/token': (s) => oauthForm({ grant_type: 'refresh_token', refresh_token: s.refreshToken, client_id: s.spaId }),
   'POST /api/auth/oauth2/revoke': (s) => oauthForm({ token: s.refreshToken, client_id: s.spaId }),
   'POST /api/auth/oauth2/userinfo': () => ({ kind: 'none' }),
@@ -103,6 +112,9 @@ const QUERIES: Record<string, (s: Seed) => [string, string][]> = {
   'GET /api/auth/oauth2/end-session': (s) => [['client_id', s.spaId], ['post_logout_redirect_uri', SPA_REDIRECT], ['state', 'st'], ['id_token_hint', s.idToken]],
   'GET /sign-in': (s) => [['client_id', s.spaId], ['return_to', returnTo(s)]],
   'GET /sign-up': (s) => [['client_id', s.spaId], ['return_to', returnTo(s)]],
+  'GET /reset-password': () => [['token', UNKNOWN_TOKEN]],
+  'GET /verify-email': () => [['token', UNKNOWN_TOKEN]],
+  'GET /api/auth/sign-in/:provider': (s) => [['client_id', s.spaId], ['return_to', returnTo(s)]],
 };
 
 /** A real id for each path parameter, chosen by its name and the segment before it. */
