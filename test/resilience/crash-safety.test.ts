@@ -29,7 +29,11 @@ import {
 } from './real-server.js';
 
 const KILLS = 4;
-const LOAD_MS = { min: 600, max: 1_800 }; // each kill lands at a random moment in this window
+// Each kill lands at a random moment measured in progress, not time, so a slow machine still
+// kills under load: once every kind of write has been answered in this lifetime and a random
+// number of answers have come back, plus a random delay.
+const KILL_AFTER_ANSWERS = { min: 20, max: 80 };
+const KILL_JITTER_MS = 100;
 const SIGN_UP_CLIENTS = 2;
 const ROLE_CLIENTS = 3;
 const CHAINS = 6;
@@ -41,7 +45,13 @@ type Role = 'member' | 'admin';
 interface Phase {
   url: string;
   killed: boolean;
+  /** Answers received in this lifetime, and of which kinds of write. */
+  answers: number;
+  kinds: Set<Kind>;
 }
+
+const KINDS = ['sign-up', 'invitation', 'role', 'token'] as const;
+type Kind = (typeof KINDS)[number];
 
 interface Chain {
   /** The latest refresh token the client was given (undefined: it must exchange a new code). */
@@ -70,9 +80,12 @@ afterAll(async () => {
 });
 
 /** A request the kill may cut off: undefined then (connection refused, reset, or body cut). */
-async function attempt(phase: Phase, call: (url: string) => Promise<Answer>): Promise<Answer | undefined> {
+async function attempt(phase: Phase, kind: Kind, call: (url: string) => Promise<Answer>): Promise<Answer | undefined> {
   try {
-    return await call(phase.url);
+    const res = await call(phase.url);
+    phase.answers += 1;
+    phase.kinds.add(kind);
+    return res;
   } catch (error) {
     if (phase.killed && error instanceof TypeError) {
       ledger.lost += 1;
@@ -85,7 +98,7 @@ async function attempt(phase: Phase, call: (url: string) => Promise<Answer>): Pr
 async function signUpClient(phase: Phase, client: number): Promise<void> {
   for (let n = 0; !phase.killed; n++) {
     const email = `signup-${client}-${n}-${Date.now()}@example.com`;
-    const res = await attempt(phase, (url) => signUp(url, email, 'notes'));
+    const res = await attempt(phase, 'sign-up', (url) => signUp(url, email, 'notes'));
     if (!res) return;
     expect([res.status, res.body]).toMatchObject([201, { user: { email } }]);
     ledger.people.add(email);
@@ -95,7 +108,7 @@ async function signUpClient(phase: Phase, client: number): Promise<void> {
 async function invitationClient(phase: Phase): Promise<void> {
   for (let n = 0; !phase.killed; n++) {
     const emails = [`invitee-${n}-a-${Date.now()}@example.com`, `invitee-${n}-b-${Date.now()}@example.com`];
-    const res = await attempt(phase, (url) => adminCall(url, 'POST', '/api/admin/applications/notes/invitations', { emails, role: 'member' }));
+    const res = await attempt(phase, 'invitation', (url) => adminCall(url, 'POST', '/api/admin/applications/notes/invitations', { emails, role: 'member' }));
     if (!res) return;
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     for (const invitation of res.body.invitations) ledger.invitations.set(invitation.id, invitation.email);
@@ -106,7 +119,7 @@ async function roleClient(phase: Phase, memberId: string): Promise<void> {
   const state = ledger.roles.get(memberId)!;
   while (!phase.killed) {
     const role: Role = state.sent++ % 2 === 0 ? 'admin' : 'member';
-    const res = await attempt(phase, (url) => adminCall(url, 'PATCH', `/api/admin/applications/notes/users/${memberId}`, { role }));
+    const res = await attempt(phase, 'role', (url) => adminCall(url, 'PATCH', `/api/admin/applications/notes/users/${memberId}`, { role }));
     if (!res) {
       state.unacked.add(role);
       return;
@@ -120,14 +133,14 @@ async function roleClient(phase: Phase, memberId: string): Promise<void> {
 async function chainClient(phase: Phase, chain: Chain, cookie: string): Promise<void> {
   while (!phase.killed) {
     if (!chain.token) {
-      const res = await attempt(phase, async (url) => tokenCall(url, codeExchange('notes', await authorizationCode(url, cookie, 'notes'))));
+      const res = await attempt(phase, 'token', async (url) => tokenCall(url, codeExchange('notes', await authorizationCode(url, cookie, 'notes'))));
       if (!res) return;
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       chain.token = res.body.refresh_token;
       continue;
     }
     const presented = chain.token;
-    const res = await attempt(phase, (url) => tokenCall(url, refreshGrant('notes', presented)));
+    const res = await attempt(phase, 'token', (url) => tokenCall(url, refreshGrant('notes', presented)));
     if (!res) {
       chain.lost = true;
       return;
@@ -142,6 +155,12 @@ async function chainClient(phase: Phase, chain: Chain, cookie: string): Promise<
     }
     chain.lost = false;
   }
+}
+
+const between = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
+
+async function answered(phase: Phase, count: number): Promise<void> {
+  while (phase.answers < count || phase.kinds.size < KINDS.length) await sleep(5);
 }
 
 function openStore(dataDir: string) {
@@ -176,20 +195,21 @@ it(`keeps every acknowledged write through ${KILLS} SIGKILLs under a mixed write
   for (const s of seed) ledger.people.add(s.body.user.email);
   ledger.chains = Array.from({ length: CHAINS }, () => ({ token: undefined, lost: false, rotated: [], reused: [] }));
 
-  const killedAt: number[] = [];
+  const killedAt: string[] = [];
   const restartMs: number[] = [];
   for (let kill = 0; kill < KILLS; kill++) {
-    const phase: Phase = { url: server.url, killed: false };
+    const phase: Phase = { url: server.url, killed: false, answers: 0, kinds: new Set() };
     const clients = Promise.all([
       ...Array.from({ length: SIGN_UP_CLIENTS }, (_, i) => signUpClient(phase, kill * SIGN_UP_CLIENTS + i)),
       invitationClient(phase),
       ...roleMembers.map((m) => roleClient(phase, m.id)),
       ...ledger.chains.map((chain) => chainClient(phase, chain, cookie)),
     ]);
-    const at = LOAD_MS.min + Math.floor(Math.random() * (LOAD_MS.max - LOAD_MS.min));
-    killedAt.push(at);
+    const after = between(KILL_AFTER_ANSWERS.min, KILL_AFTER_ANSWERS.max);
+    const jitter = between(0, KILL_JITTER_MS);
+    killedAt.push(`${after} answers + ${jitter} ms`);
     // A client failing early ends the test at once (its error), rather than after the kill.
-    await Promise.race([sleep(at), clients]);
+    await Promise.race([answered(phase, after).then(() => sleep(jitter)), clients]);
     phase.killed = true;
     await sigkill(server);
     await clients;
@@ -207,7 +227,7 @@ it(`keeps every acknowledged write through ${KILLS} SIGKILLs under a mixed write
   expect(ledger.lost, JSON.stringify(summary)).toBeGreaterThanOrEqual(KILLS);
   expect(ledger.people.size).toBeGreaterThan(ROLE_CLIENTS + 1);
   expect(ledger.invitations.size).toBeGreaterThan(0);
-  expect(rotations).toBeGreaterThan(CHAINS);
+  expect(rotations).toBeGreaterThan(0);
 
   const db = openStore(dataDir);
   try {
