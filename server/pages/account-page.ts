@@ -39,6 +39,7 @@ export const NOTICES = {
   session_ended: 'That device was signed out.',
   others_signed_out: 'All your other devices were signed out.',
   account_unlinked: 'The sign-in method was removed.',
+  account_linked: 'The sign-in method was linked: you can use it to sign in from now on.',
   password_changed: 'Your password was changed. Your other devices were signed out.',
   signed_out: 'You are signed out.',
 } as const;

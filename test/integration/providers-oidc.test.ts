@@ -270,9 +270,10 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     const linked = await browser.follow(next);
     expect(linked.hops.map((h) => [new URL(h.url).pathname, h.status, h.location?.startsWith('/') ? h.location : ''])).toEqual([
       ['/api/auth/oauth2/authorize', 302, ''],
-      ['/api/auth/callback/oidc', 303, '/account'],
+      ['/api/auth/callback/oidc', 303, '/account?notice=account_linked'],
       ['/account', 200, ''],
     ]);
+    expect(await linked.res.text()).toContain('The sign-in method was linked: you can use it to sign in from now on.');
     const grace = d.t.db.select().from(people).where(eq(people.email, 'grace@example.com')).get()!;
     expect(accountsOf(d.t, grace.id)).toEqual(['credential', 'oidc']);
 

@@ -180,7 +180,7 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       reply.header('cache-control', 'no-store');
       switch (outcome.kind) {
         case 'linked':
-          return reply.redirect('/account', 303);
+          return reply.redirect('/account?notice=account_linked', 303);
         case 'needs_proof':
           setLoginCookie(reply, ctx.config, 'gatehouse_link_pending', outcome.secret);
           return reply.redirect('/link-account', 303);
