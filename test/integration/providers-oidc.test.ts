@@ -247,6 +247,21 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     expect(d.t.db.select().from(people).all()).toEqual([]);
   });
 
+  it('turns a failed code exchange and an unreachable issuer into 502 pages, never a 500', async () => {
+    const d = await downstream();
+    const browser = browserFor(d);
+    await upstreamPerson(d, browser);
+    const url = await callbackUrl(d, browser);
+    d.t.config.env.OIDC_CLIENT_SECRET = 'not-the-secret'; // the upstream refuses the exchange (invalid_client)
+    await expectPage(await browser.request(url), 502, 'Upstream did not confirm the sign-in. Please start again.');
+    expect(d.t.db.select().from(people).all()).toEqual([]);
+
+    d.t.config.env.OIDC_ISSUER = 'http://127.0.0.1:9'; // nothing listens there
+    const start = await browser.request(`${d.issuer}/api/auth/sign-in/oidc?client_id=notes`);
+    await expectPage(start, 502, 'Upstream cannot be reached right now. Please try again later.');
+    expect(d.t.db.select().from(providerLogins).all()).toEqual([]);
+  });
+
   it('links the provider from the account page, and refuses an identity linked to someone else', async () => {
     const d = await downstream();
     const browser = browserFor(d);
