@@ -12,8 +12,13 @@ import { renderError } from './render.js';
 const TITLES: Record<number, string> = {
   400: 'Something is wrong with this request',
   403: 'Not allowed',
+  401: 'Please sign in',
   404: 'Page not found',
+  409: 'Already in use',
+  410: 'This link no longer works',
   429: 'Too many attempts',
+  502: 'The sign-in provider did not answer',
+  503: 'Not available',
 };
 
 /** Renders any thrown error as the error page (its status and headers kept); unknown ones as a 500 page. */

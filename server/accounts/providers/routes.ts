@@ -16,7 +16,7 @@ import { Type } from 'typebox';
 import { eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import type { FeatureOptions } from '../../features.js';
-import { linkedAccounts, people, type ExternalIdentity } from '../../db/schema.js';
+import { linkedAccounts, people } from '../../db/schema.js';
 import { Problem, notFound, unauthorized } from '../../http/problem.js';
 import { PROVIDERS, isConfigured, providerName } from '../../applications/providers.js';
 import { preparePageScope } from '../../pages/page-scope.js';
@@ -134,7 +134,7 @@ function finishLinkIfPending(ctx: AppContext, request: FastifyRequest, reply: Fa
   const name = providerName(pending.provider, ctx.config.env);
   dropPendingLink(ctx, secret!);
   clearLoginCookie(reply, ctx.config, 'gatehouse_link_pending');
-  return finishPendingLink(ctx, pending as Pending & { identity: ExternalIdentity }, name, signedIn, clientInfo(ctx, request));
+  return finishPendingLink(ctx, pending, name, signedIn, clientInfo(ctx, request));
 }
 
 const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
