@@ -3,6 +3,8 @@
  * jar keyed by host name (like browsers, cookies ignore the port), following redirects hop by hop
  * until an answer that is not a redirect or a host the test does not serve.
  */
+import { expect } from 'vitest';
+
 export interface Hop {
   url: string;
   status: number;
@@ -93,4 +95,15 @@ export function linkHref(html: string, text: string): string {
   const match = new RegExp(`href="([^"]*)"[^>]*>[^<]*${text}`).exec(html);
   if (!match) throw new Error(`no link "${text}" in page`);
   return match[1]!.replaceAll('&amp;', '&').replaceAll('&#39;', "'").replaceAll('&quot;', '"');
+}
+
+/** Asserts a hosted HTML page (fetch `Response` or inject answer) with this status showing `text`. */
+export async function expectPage(res: Response | { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, text: string) {
+  const seen =
+    res instanceof Response
+      ? { status: res.status, type: res.headers.get('content-type'), body: await res.text() }
+      : { status: res.statusCode, type: res.headers['content-type'], body: res.body };
+  expect(seen.status).toBe(status);
+  expect(seen.type).toBe('text/html; charset=utf-8');
+  expect(seen.body).toContain(text);
 }

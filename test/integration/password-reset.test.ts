@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { people } from '../../server/db/schema.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
+import { expectPage } from '../helpers/browser-jar.js';
 import { cookieValue, insertInvitation, postJson, sessionCookieOf, signIn, signUp } from '../helpers/accounts.js';
 import { expectProblem } from '../helpers/problem.js';
 import { decodeQuotedPrintable, startSmtp, type ReceivedMail } from '../helpers/smtp.js';
@@ -50,11 +51,6 @@ const settle = () => new Promise((r) => setTimeout(r, 300));
 const askReset = (t: TestApp, email: string) => postJson(t, '/api/auth/password-reset', { email });
 const confirm = (t: TestApp, tokenValue: string, password = NEW_PASSWORD) => postJson(t, '/api/auth/password-reset/confirm', { token: tokenValue, password });
 
-function expectPage(res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, text: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-  expect(res.body).toContain(text);
-}
 
 describe('password reset by e-mail', () => {
   it('resets once through the e-mailed link and ends every session and refresh token', async () => {
@@ -71,7 +67,7 @@ describe('password reset by e-mail', () => {
     const raw = url.searchParams.get('token')!;
 
     const form = await t.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
-    expectPage(form, 200, 'For <strong>ada@example.com</strong>.');
+    await expectPage(form, 200, 'For <strong>ada@example.com</strong>.');
     expect(await confirm(t, raw).then((r) => r.statusCode)).toBe(204);
     expectProblem(await confirm(t, raw), 410, 'token_used');
 
@@ -112,7 +108,7 @@ describe('password reset by e-mail', () => {
     await askReset(t, 'ada@example.com');
     const { url } = await mailedLink(RESET, '/reset-password');
     t.clock.advance(60 * 60_000);
-    expectPage(await t.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` }), 410, 'This link has expired (links work for one hour).');
+    await expectPage(await t.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` }), 410, 'This link has expired (links work for one hour).');
     expectProblem(await confirm(t, url.searchParams.get('token')!), 410, 'token_expired');
     expectProblem(await confirm(t, 'made-up'), 400, 'token_invalid');
     expect((await signIn(t, { email: 'ada@example.com' })).statusCode).toBe(200);
@@ -127,26 +123,26 @@ describe('password reset by e-mail', () => {
     const form = (url: string, fields: Record<string, string>) =>
       t.app.inject({ method: 'POST', url, cookies: { gatehouse_csrf: csrf }, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() });
 
-    expectPage(await t.app.inject({ method: 'GET', url: '/forgot-password' }), 200, 'Send the link');
-    expectPage(await form('/forgot-password', { csrf_token: 'forged', email: 'ada@example.com' }), 403, 'The form has expired');
+    await expectPage(await t.app.inject({ method: 'GET', url: '/forgot-password' }), 200, 'Send the link');
+    await expectPage(await form('/forgot-password', { csrf_token: 'forged', email: 'ada@example.com' }), 403, 'The form has expired');
     const forKnown = await form('/forgot-password', { csrf_token: csrf, email: 'ada@example.com' });
     const forUnknown = await form('/forgot-password', { csrf_token: csrf, email: 'eve@example.com' });
-    expectPage(forKnown, 200, 'If ada@example.com has an account here, we sent it a link');
+    await expectPage(forKnown, 200, 'If ada@example.com has an account here, we sent it a link');
     expect(forUnknown.body.replace('eve@example.com', 'ada@example.com')).toBe(forKnown.body);
 
     const raw = (await mailedLink(RESET, '/reset-password')).url.searchParams.get('token')!;
-    expectPage(await form('/reset-password', { csrf_token: csrf, token: raw, password: NEW_PASSWORD, confirm_password: 'different one' }), 400, 'The two passwords are not the same.');
-    expectPage(await form('/reset-password', { csrf_token: csrf, token: raw, password: 'short', confirm_password: 'short' }), 400, 'The password must be 8 to 256 characters long.');
+    await expectPage(await form('/reset-password', { csrf_token: csrf, token: raw, password: NEW_PASSWORD, confirm_password: 'different one' }), 400, 'The two passwords are not the same.');
+    await expectPage(await form('/reset-password', { csrf_token: csrf, token: raw, password: 'short', confirm_password: 'short' }), 400, 'The password must be 8 to 256 characters long.');
     const done = await form('/reset-password', { csrf_token: csrf, token: raw, password: NEW_PASSWORD, confirm_password: NEW_PASSWORD });
-    expectPage(done, 200, 'every device that was signed in to your account has been signed out');
+    await expectPage(done, 200, 'every device that was signed in to your account has been signed out');
     expect(done.cookies.find((c) => c.name === 'gatehouse_session')).toMatchObject({ value: '' });
-    expectPage(await form('/reset-password', { csrf_token: csrf, token: raw, password: NEW_PASSWORD, confirm_password: NEW_PASSWORD }), 410, 'This link was already used.');
+    await expectPage(await form('/reset-password', { csrf_token: csrf, token: raw, password: NEW_PASSWORD, confirm_password: NEW_PASSWORD }), 410, 'This link was already used.');
   });
 
   it('is not offered without SMTP, and the JSON endpoints follow the CSRF rule and the rate limit', async () => {
     const plain = await makeApp();
     expect((await plain.app.inject({ method: 'GET', url: '/sign-in' })).body).not.toContain('Forgot password?');
-    expectPage(await plain.app.inject({ method: 'GET', url: '/forgot-password' }), 404, 'This server cannot send e-mail (SMTP_URL is not set).');
+    await expectPage(await plain.app.inject({ method: 'GET', url: '/forgot-password' }), 404, 'This server cannot send e-mail (SMTP_URL is not set).');
     expectProblem(await askReset(plain, 'ada@example.com'), 404, 'mail_not_configured');
 
     const t = await withMail();
@@ -171,10 +167,10 @@ describe('e-mail verification', () => {
     expect(mail.to).toEqual(['ada@example.com']);
     expect(t.db.select({ v: people.emailVerified }).from(people).get()).toEqual({ v: false });
     const path = `${url.pathname}${url.search}`;
-    expectPage(await t.app.inject({ method: 'GET', url: path }), 200, 'Thank you: ada@example.com is confirmed.');
+    await expectPage(await t.app.inject({ method: 'GET', url: path }), 200, 'Thank you: ada@example.com is confirmed.');
     expect(t.db.select({ v: people.emailVerified }).from(people).get()).toEqual({ v: true });
-    expectPage(await t.app.inject({ method: 'GET', url: path }), 410, 'This link was already used.');
-    expectPage(await t.app.inject({ method: 'GET', url: '/verify-email' }), 400, 'This link is not valid.');
+    await expectPage(await t.app.inject({ method: 'GET', url: path }), 410, 'This link was already used.');
+    await expectPage(await t.app.inject({ method: 'GET', url: '/verify-email' }), 400, 'This link is not valid.');
   });
 
   it('resends on request at most once a minute, and verifies over JSON', async () => {

@@ -15,7 +15,7 @@ import { linkedAccounts, memberships, people, providerLogins } from '../../serve
 import { appBody, makeApp, type TestApp } from '../helpers/app.js';
 import { PASSWORD, insertInvitation, signUp } from '../helpers/accounts.js';
 import { createClient, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { Browser, inputValue, linkHref } from '../helpers/browser-jar.js';
+import { Browser, expectPage, inputValue, linkHref } from '../helpers/browser-jar.js';
 
 const APP_CALLBACK = 'https://notes.example.com/callback';
 let upstream: OAuthServer;
@@ -98,11 +98,6 @@ async function callbackUrl(d: Downstream, browser: Browser): Promise<string> {
   return location;
 }
 
-async function expectPage(res: Response, status: number, text: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-  expect(await res.text()).toContain(text);
-}
 
 const accountsOf = (t: TestApp, personId: string) =>
   t.db.select({ provider: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, personId)).all().map((a) => a.provider).sort();

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { providerLogins } from '../../server/db/schema.js';
 import { sha256 } from '../../server/util/crypto.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
+import { expectPage } from '../helpers/browser-jar.js';
 import { createApplication, cookieValue, signUp, sessionCookieOf } from '../helpers/accounts.js';
 
 const ISSUER = 'http://127.0.0.1:8787';
@@ -29,11 +30,6 @@ const RETURN_TO = '/api/auth/oauth2/authorize?client_id=notes&response_type=code
 const start = (t: TestApp, provider: string, query = `client_id=notes&return_to=${encodeURIComponent(RETURN_TO)}`) =>
   t.app.inject({ method: 'GET', url: `/api/auth/sign-in/${provider}?${query}` });
 
-function expectPage(res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, text: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-  expect(res.body).toContain(text);
-}
 
 const EXPECTED: Record<string, { endpoint: string; scope: string; nonce: boolean }> = {
   google: { endpoint: 'https://accounts.google.com/o/oauth2/v2/auth', scope: 'openid email profile', nonce: true },
@@ -81,25 +77,25 @@ describe('starting an external sign-in', () => {
 
   it('answers unknown, unconfigured, disallowed and misconfigured providers with error pages', async () => {
     const t = await appAllowing({ GITHUB_CLIENT_ID: 'a', GITHUB_CLIENT_SECRET: 'b', OIDC_ISSUER: 'http://idp.example.com', OIDC_CLIENT_ID: 'c', OIDC_CLIENT_SECRET: 'd' }, ['email', 'google', 'oidc']);
-    expectPage(await start(t, 'myspace'), 404, 'There is no such sign-in provider.');
-    expectPage(await start(t, 'email'), 404, 'There is no such sign-in provider.');
-    expectPage(await start(t, 'google'), 404, 'Signing in with Google is not set up on this server.');
-    expectPage(await start(t, 'github'), 403, 'Notes does not allow signing in with GitHub.');
-    expectPage(await start(t, 'github', 'client_id=nope'), 400, 'The application that sent you here is not known to this server.');
-    expectPage(
+    await expectPage(await start(t, 'myspace'), 404, 'There is no such sign-in provider.');
+    await expectPage(await start(t, 'email'), 404, 'There is no such sign-in provider.');
+    await expectPage(await start(t, 'google'), 404, 'Signing in with Google is not set up on this server.');
+    await expectPage(await start(t, 'github'), 403, 'Notes does not allow signing in with GitHub.');
+    await expectPage(await start(t, 'github', 'client_id=nope'), 400, 'The application that sent you here is not known to this server.');
+    await expectPage(
       await start(t, 'oidc'),
       503,
       'Signing in with OpenID Connect is not set up correctly on this server: OIDC_ISSUER must use https (http only for loopback or private-network hosts).',
     );
-    expectPage(await start(t, 'github', 'client_id=notes&extra=1'), 400, 'The request is not valid.');
+    await expectPage(await start(t, 'github', 'client_id=notes&extra=1'), 400, 'The request is not valid.');
     expect(t.db.select().from(providerLogins).all()).toEqual([]);
   });
 
   it('answers a callback without a login in progress with an error page', async () => {
     const t = await appAllowing(credentials, ['email', 'github']);
-    expectPage(await t.app.inject({ method: 'GET', url: '/api/auth/callback/github?code=x' }), 400, 'This sign-in has expired or was already used.');
-    expectPage(await t.app.inject({ method: 'GET', url: '/api/auth/callback/github?code=x&state=unknown' }), 400, 'This sign-in has expired or was already used.');
-    expectPage(await t.app.inject({ method: 'GET', url: '/api/auth/callback/oidc?code=x&state=y' }), 404, 'Signing in with OpenID Connect is not set up on this server.');
+    await expectPage(await t.app.inject({ method: 'GET', url: '/api/auth/callback/github?code=x' }), 400, 'This sign-in has expired or was already used.');
+    await expectPage(await t.app.inject({ method: 'GET', url: '/api/auth/callback/github?code=x&state=unknown' }), 400, 'This sign-in has expired or was already used.');
+    await expectPage(await t.app.inject({ method: 'GET', url: '/api/auth/callback/oidc?code=x&state=y' }), 404, 'Signing in with OpenID Connect is not set up on this server.');
   });
 
   it('refuses a provider callback that reports an error without echoing its text', async () => {
@@ -112,7 +108,7 @@ describe('starting an external sign-in', () => {
       url: `/api/auth/callback/github?error=server_error&error_description=${encodeURIComponent('<b>call 555-0100</b>')}&state=${state}`,
       cookies: cookie,
     });
-    expectPage(failed, 400, 'GitHub refused the sign-in (server_error). Please start again.');
+    await expectPage(failed, 400, 'GitHub refused the sign-in (server_error). Please start again.');
     expect(failed.body).not.toContain('555-0100');
     expect(t.db.select().from(providerLogins).where(eq(providerLogins.provider, 'github')).all()).toEqual([]);
   });
@@ -127,8 +123,8 @@ describe('starting an external sign-in', () => {
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         payload: token === undefined ? '' : `csrf_token=${token}`,
       });
-    expectPage(await post({ gatehouse_csrf: csrf }, 'wrong'), 403, 'The form has expired or did not come from this site.');
-    expectPage(await post({ gatehouse_csrf: csrf }, csrf), 401, 'Sign in first, then link a provider from your account page.');
+    await expectPage(await post({ gatehouse_csrf: csrf }, 'wrong'), 403, 'The form has expired or did not come from this site.');
+    await expectPage(await post({ gatehouse_csrf: csrf }, csrf), 401, 'Sign in first, then link a provider from your account page.');
 
     const session = sessionCookieOf(await signUp(t, { email: 'ada@example.com', applicationId: 'notes' }));
     const started = await post({ gatehouse_csrf: csrf, gatehouse_session: session }, csrf);
@@ -138,6 +134,6 @@ describe('starting an external sign-in', () => {
     expect(started.headers['content-security-policy']).toContain("form-action 'self';");
     const [login] = t.db.select().from(providerLogins).all();
     expect(login).toMatchObject({ provider: 'github', applicationId: null, returnTo: '/account', linkPersonId: expect.stringMatching(/^usr_/) });
-    expectPage(await t.app.inject({ method: 'POST', url: '/account/link/google', cookies: { gatehouse_csrf: csrf, gatehouse_session: session }, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `csrf_token=${csrf}` }), 200, 'Taking you to Google');
+    await expectPage(await t.app.inject({ method: 'POST', url: '/account/link/google', cookies: { gatehouse_csrf: csrf, gatehouse_session: session }, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `csrf_token=${csrf}` }), 200, 'Taking you to Google');
   });
 });
