@@ -18,7 +18,7 @@ import { expectDocumentedAnswer } from './fuzz/shapes.js';
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 50);
 /** Milliseconds of cases for all routes together (seeding comes on top). */
-const BUDGET_MS = Number(process.env.FUZZ_BUDGET_MS ?? 45_000);
+const BUDGET_MS = Number(process.env.FUZZ_BUDGET_MS ?? 35_000);
 
 /** Routes whose accepted cases are slow by design get fewer: each rotation generates an RSA-2048 key. */
 const FEWER: Record<string, number> = { 'POST /api/admin/keys/rotate': 5 };
