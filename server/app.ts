@@ -20,6 +20,7 @@ import { notFound, problemErrorHandler, sendProblem } from './http/problem.js';
 import { requireAdmin } from './http/admin-auth.js';
 import { ProblemSchema } from './http/schemas.js';
 import { securityHeaders } from './http/security-headers.js';
+import { lazySerializerFactory, lazyValidator } from './http/lazy-compile.js';
 import { serverLimits } from './http/server-limits.js';
 import { applicationRoutes } from './applications/routes.js';
 import { ssoGroupRoutes } from './applications/sso-group-routes.js';
@@ -71,6 +72,8 @@ function makeValidators() {
   return { body, query };
 }
 
+const lazySerializer = lazySerializerFactory();
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Slow clients and oversized headers are cut off at the connection (server/http/server-limits.ts).
   const limits = serverLimits(deps.config);
@@ -84,6 +87,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Never echo a caller-supplied request id into logs.
     requestIdHeader: false,
     ajv: { customOptions: { removeAdditional: false } },
+    // Response serializers compile on a route's first answer, not at start-up (http/lazy-compile.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializer } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Fastify picks an https server when this is present; the instance type stays the http one.
     ...(deps.https ? ({ https: { ...limits.node, ...deps.https } } as object) : { http: limits.node }),
@@ -105,8 +110,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('actor', undefined as never);
 
   const ajv = validators();
+  // Compiled on a route's first request, not at start-up (http/lazy-compile.ts).
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? ajv.body : ajv.query).compile(schema as object),
+    lazyValidator(() => (httpPart === 'body' ? ajv.body : ajv.query).compile(schema as object)),
   );
   app.setErrorHandler(problemErrorHandler);
   // JSON only: a text/plain body is a 415, not a string that fails validation (and browsers may

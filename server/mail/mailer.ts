@@ -3,7 +3,9 @@
  * invitations and, by the accounts feature, for password reset and e-mail verification.
  * Without `SMTP_URL` there is no mailer and callers fall back to showing the link instead.
  */
-import nodemailer, { type Transporter } from 'nodemailer';
+import { createRequire } from 'node:module';
+import type { Transporter } from 'nodemailer';
+import type Nodemailer from 'nodemailer';
 import type { Config } from '../config.js';
 
 export interface MailMessage {
@@ -34,6 +36,8 @@ export function mailerFor(config: Config): Mailer | undefined {
 }
 
 export function createMailer(smtpUrl: string, from: string): Mailer {
+  // nodemailer loads with the first mailer, so a server without SMTP never pays for it.
+  const nodemailer = createRequire(import.meta.url)('nodemailer') as typeof Nodemailer;
   const transport: Transporter = nodemailer.createTransport(smtpUrl);
   return {
     async send(message) {

@@ -12,7 +12,13 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { hostname, networkInterfaces } from 'node:os';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import forge from 'node-forge';
+import { createRequire } from 'node:module';
+import type Forge from 'node-forge';
+
+// node-forge (about 40 modules) loads only when a certificate is built or read, so a server
+// without TLS never pays for it at start-up.
+let forgeModule: typeof Forge | undefined;
+const forge = (): typeof Forge => (forgeModule ??= createRequire(import.meta.url)('node-forge') as typeof Forge);
 
 export const TLS_DIR = 'tls';
 const CA_YEARS = 10;
@@ -127,8 +133,8 @@ function writePublic(path: string, contents: string) {
 
 function createCa(now: Date): { certPem: string; keyPem: string } {
   const { keyPem, publicPem } = newKeyPair();
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
+  const cert = forge().pki.createCertificate();
+  cert.publicKey = forge().pki.publicKeyFromPem(publicPem);
   cert.serialNumber = serialNumber();
   cert.validity.notBefore = new Date(now.getTime() - 3600_000);
   cert.validity.notAfter = new Date(now.getTime() + CA_YEARS * 365 * DAY);
@@ -143,15 +149,15 @@ function createCa(now: Date): { certPem: string; keyPem: string } {
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     { name: 'subjectKeyIdentifier' },
   ]);
-  cert.sign(forge.pki.privateKeyFromPem(keyPem), forge.md.sha256.create());
-  return { certPem: forge.pki.certificateToPem(cert), keyPem };
+  cert.sign(forge().pki.privateKeyFromPem(keyPem), forge().md.sha256.create());
+  return { certPem: forge().pki.certificateToPem(cert), keyPem };
 }
 
 function createServerCert(caCertPem: string, caKeyPem: string, names: HostNames, now: Date) {
-  const ca = forge.pki.certificateFromPem(caCertPem);
+  const ca = forge().pki.certificateFromPem(caCertPem);
   const { keyPem, publicPem } = newKeyPair();
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
+  const cert = forge().pki.createCertificate();
+  cert.publicKey = forge().pki.publicKeyFromPem(publicPem);
   cert.serialNumber = serialNumber();
   cert.validity.notBefore = new Date(now.getTime() - 3600_000);
   cert.validity.notAfter = new Date(now.getTime() + SERVER_DAYS * DAY);
@@ -168,13 +174,13 @@ function createServerCert(caCertPem: string, caKeyPem: string, names: HostNames,
     { name: 'subjectKeyIdentifier' },
     { name: 'authorityKeyIdentifier', keyIdentifier: ca.generateSubjectKeyIdentifier().getBytes() },
   ]);
-  cert.sign(forge.pki.privateKeyFromPem(caKeyPem), forge.md.sha256.create());
-  return { certPem: forge.pki.certificateToPem(cert), keyPem };
+  cert.sign(forge().pki.privateKeyFromPem(caKeyPem), forge().md.sha256.create());
+  return { certPem: forge().pki.certificateToPem(cert), keyPem };
 }
 
 /** The DNS names and (normalized) addresses a certificate is valid for. */
 export function certificateNames(certPem: string): HostNames {
-  const cert = forge.pki.certificateFromPem(certPem);
+  const cert = forge().pki.certificateFromPem(certPem);
   const ext = cert.getExtension('subjectAltName') as { altNames?: { type: number; value?: string; ip?: string }[] } | null;
   const dns: string[] = [];
   const ips: string[] = [];
