@@ -8,19 +8,19 @@
  * The two servers listen on different loopback addresses (127.0.0.1 and 127.0.0.2) so their
  * cookies stay apart, as they would for two hosts in a browser.
  */
-import type { AddressInfo } from 'node:net';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkedAccounts, memberships, people, providerLogins } from '../../server/db/schema.js';
-import { appBody, makeApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { downstream as startDownstream, upstreamPerson as startUpstreamPerson, type Downstream } from '../helpers/oidc-pair.js';
 import { PASSWORD, insertInvitation, signUp } from '../helpers/accounts.js';
-import { createClient, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
+import { startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
 import { Browser, expectPage, inputValue, linkHref } from '../helpers/browser-jar.js';
 
 const APP_CALLBACK = 'https://notes.example.com/callback';
 let upstream: OAuthServer;
 let upHost: string;
-let people_ = 0;
+let upstreamPeople = 0;
 
 beforeAll(async () => {
   upstream = await startOAuthServer();
@@ -28,48 +28,13 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => upstream?.stop());
 
-interface Downstream {
-  t: TestApp;
-  issuer: string;
-  host: string;
-  /** The upstream application the downstream signs in through. */
-  upstreamAppId: string;
+async function downstream(policy?: Record<string, unknown>): Promise<Downstream> {
+  return startDownstream(upstream, APP_CALLBACK, policy);
 }
 
-/** A listening downstream whose `oidc` provider is the upstream Gatehouse, with a `notes` application. */
-async function downstream(policy: Record<string, unknown> = { signup_policy: 'open' }): Promise<Downstream> {
-  const env: Record<string, string> = { OIDC_ISSUER: upstream.url, OIDC_NAME: 'Upstream' };
-  const t = await makeApp({ config: { env } });
-  await t.app.listen({ host: '127.0.0.2', port: 0 });
-  const { port } = t.app.server.address() as AddressInfo;
-  t.config.issuer = `http://127.0.0.2:${port}`;
-  const upstreamAppId = `down-${port}`;
-  const client = await createClient(upstream, {
-    id: upstreamAppId, name: 'Downstream', audience: `https://down-${port}.example.com`, clientType: 'web',
-    redirectUris: [`${t.config.issuer}/api/auth/callback/oidc`],
-  });
-  env.OIDC_CLIENT_ID = upstreamAppId;
-  env.OIDC_CLIENT_SECRET = client.clientSecret!;
-  const res = await t.admin('POST', '/api/admin/applications', appBody({
-    redirectUris: [APP_CALLBACK], authPolicy: { allowed_providers: ['email', 'oidc'], ...policy },
-  }));
-  expect(res.statusCode).toBe(201);
-  return { t, issuer: t.config.issuer, host: `127.0.0.2:${port}`, upstreamAppId };
-}
-
-/** A person of the upstream with a verified e-mail (they joined by invitation), signed in there in `browser`. */
-async function upstreamPerson(d: Downstream, browser: Browser, email = `ada${++people_}@example.com`): Promise<string> {
-  const invited = await upstream.admin('POST', `/api/admin/applications/${d.upstreamAppId}/invitations`, { emails: [email] });
-  expect(invited.status).toBe(201);
-  const token = ((await invited.json()) as { invitations: { acceptUrl: string }[] }).invitations[0]!.acceptUrl.split('/').pop()!;
-  const res = await fetch(`${upstream.url}/api/auth/sign-up/email`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password: 'upstream password 1', name: 'Ada Upstream', invitationToken: token }),
-  });
-  expect(res.status).toBe(201);
-  const cookie = res.headers.getSetCookie().find((c) => c.startsWith('gatehouse_session='))!.split(';')[0]!;
-  browser.setCookie('127.0.0.1', 'gatehouse_session', cookie.slice('gatehouse_session='.length));
+/** A verified upstream person, signed in there in `browser`; returns the e-mail. */
+async function upstreamPerson(d: Downstream, browser: Browser, email = `ada${++upstreamPeople}@example.com`): Promise<string> {
+  browser.setCookie('127.0.0.1', 'gatehouse_session', await startUpstreamPerson(upstream, d, email));
   return email;
 }
 
