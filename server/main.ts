@@ -17,7 +17,7 @@ import { prepareDataDir } from './data-dir.js';
 import { ensureLocalTls, loadOwnTls, type TlsMaterial } from './ops/tls.js';
 import { createBackup, pruneBackups, storeBackup } from './ops/backup.js';
 import { schemaState } from './ops/schema-version.js';
-import { removePidFile, writePidFile } from './ops/pid-file.js';
+import { refuseSecondServer, removePidFile, writePidFile } from './ops/pid-file.js';
 
 export const DATABASE_FILE = 'gatehouse.db';
 
@@ -89,6 +89,7 @@ function loggerOptions(config: Config) {
 
 export async function start(config: Config): Promise<Running> {
   prepareDataDir(config.dataDir);
+  refuseSecondServer(config.dataDir);
   await guardMigrations(config, join(config.dataDir, DATABASE_FILE));
   let tls = loadTls(config, new Date());
   const db = openDatabase(join(config.dataDir, DATABASE_FILE));

@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ConfigError } from '../config.js';
 
 export const PID_FILE = 'gatehouse.pid';
 
@@ -32,5 +33,18 @@ export function runningServerPid(dataDir: string): number | undefined {
     return pid;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
+  }
+}
+
+/**
+ * One server per data directory: two processes on one store would race each other's
+ * read-then-write transactions (SQLite refuses the second writer's stale snapshot: a 500), and
+ * run the webhook, backup and key-rotation workers twice. A pid file left by a crash is ignored,
+ * so a restart after a kill works; this process's own pid is too (tests restart in-process).
+ */
+export function refuseSecondServer(dataDir: string): void {
+  const pid = runningServerPid(dataDir);
+  if (pid !== undefined && pid !== process.pid) {
+    throw new ConfigError(`Another Gatehouse server (pid ${pid}) is using the data directory ${dataDir}; stop it first.`);
   }
 }
