@@ -6,12 +6,14 @@
  * - one authorization code presented 20 times: exactly one 200, and the family its exchange
  *   started is revoked (its refresh token fails);
  * - two admins creating the same application id: one 201, one 409 `application_exists`; the
- *   same audience under two ids: one 201, one 409 `audience_in_use`.
+ *   same audience under two ids: one 201, one 409 `audience_in_use`;
+ * - a second server on the same data directory refuses to start (two processes would race each
+ *   other's read-then-write transactions into 500s), while the first keeps serving.
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, removeTempDirs, tempDir, type ServerProcess } from '../helpers/server-process.js';
+import { cleanEnv, ensureBuilt, removeTempDirs, runCli, tempDir, type ServerProcess } from '../helpers/server-process.js';
 import { sha256 } from '../../server/util/crypto.js';
 import {
   adminCall, authorizationCode, codeExchange, refreshGrant, sessionCookie, signUp, spaApplication, startGatehouse, tokenCall,
@@ -122,5 +124,16 @@ describe('concurrent application creation', () => {
     ]);
     const loser = created!.body.id === 'shared-a' ? 'shared-b' : 'shared-a';
     expect((await adminCall(server.url, 'GET', `/api/admin/applications/${loser}`)).status).toBe(404);
+  });
+});
+
+describe('one server per data directory', () => {
+  it('a second server on the same data directory exits 1 with one sentence; the first keeps serving', async () => {
+    const second = await runCli(['serve', '--port', '0', '--data-dir', dataDir], cleanEnv({ ADMIN_TOKEN: 'another-admin-token-0123456789' }));
+    expect([second.code, second.stdout]).toEqual([1, '']);
+    expect(second.stderr.trimEnd()).toBe(
+      `Another Gatehouse server (pid ${server.child.pid}) is using the data directory ${dataDir}; stop it first.`,
+    );
+    expect((await adminCall(server.url, 'GET', '/api/admin/applications/notes')).status).toBe(200);
   });
 });
