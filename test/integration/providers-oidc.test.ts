@@ -125,10 +125,15 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     expect(callback.headers.get('location')).toBe('/link-account');
     expect(accountsOf(d.t, existing.id)).toEqual(['credential']); // nothing linked yet
 
+    // Another provider already linked to the account (and configured here) is offered as proof too.
+    d.t.db.insert(linkedAccounts).values({ id: 'acc_gh', personId: existing.id, provider: 'github', providerAccountId: '42', email, linkedAt: new Date() }).run();
+    Object.assign(d.t.config.env, { GITHUB_CLIENT_ID: 'gh', GITHUB_CLIENT_SECRET: 'gh-secret' });
     const page = await browser.request(`${d.issuer}/link-account`);
     const html = await page.text();
     expect(page.status).toBe(200);
     expect(html).toContain(`An account for <strong>${email}</strong> already exists here.`);
+    expect(html).toContain('<a class="button secondary" href="/api/auth/sign-in/github">Sign in with GitHub to link</a>');
+    d.t.db.delete(linkedAccounts).where(eq(linkedAccounts.id, 'acc_gh')).run();
     const csrf = inputValue(html, 'csrf_token');
 
     const wrong = await browser.request(`${d.issuer}/link-account`, { form: { csrf_token: csrf, password: 'not the password' } });
