@@ -25,7 +25,7 @@ import { holdForProof, type ProviderLogin } from './logins.js';
 
 export type Outcome =
   | { kind: 'signed_in'; signedIn: SignedIn; returnTo: string }
-  | { kind: 'linked'; returnTo: string }
+  | { kind: 'linked' }
   | { kind: 'needs_proof'; secret: string };
 
 /** The application a login is for, re-checked at the callback: it must still allow the provider. */
@@ -93,7 +93,7 @@ export function completeLogin(
       if (!person) throw forbidden('link_session_changed', 'Your account no longer exists.');
       linkIdentity(tx, now, person, login.provider, providerName, identity);
     });
-    return { kind: 'linked', returnTo };
+    return { kind: 'linked' };
   }
 
   const app = loginApplication(ctx, login.applicationId, login.provider, providerName);
