@@ -25,7 +25,7 @@ let address = 0;
 /** A new source address per guess: the attacker is spread over many machines. */
 const elsewhere = () => ({ remoteAddress: `198.51.100.${(address++ % 250) + 1}` });
 
-/** A POST from a given source address (`type`: JSON, or a form when the body is URLSearchParams). */
+/** A POST from a given source address: a form when the body is URLSearchParams, JSON otherwise. */
 function postFrom(t: TestApp, url: string, body: Record<string, unknown> | URLSearchParams, from: { remoteAddress: string }, cookie = '') {
   const form = body instanceof URLSearchParams;
   return t.app.inject({
