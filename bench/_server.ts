@@ -78,7 +78,7 @@ export interface BenchServer {
    * Sends an IPC message and resolves with the first answer of the same `type` (the server's
    * bench metrics, on with GATEHOUSE_BENCH_METRICS=1: see server/cli/bench-metrics.ts).
    */
-  ask<T>(message: { type: string }): Promise<T>;
+  ask<T>(message: { type: string; [field: string]: unknown }): Promise<T>;
   /** An admin API call with the bench's admin token; JSON in and out. */
   admin(method: string, path: string, body?: unknown): Promise<Response>;
   stop(): Promise<void>;
@@ -106,7 +106,7 @@ export async function startBenchServer(name: string, env: Record<string, string>
     pid,
     cpu: () => cpuSample(pid),
     rssMiB: () => rssMiB(pid),
-    ask: <T>(message: { type: string }) =>
+    ask: <T>(message: { type: string; [field: string]: unknown }) =>
       new Promise<T>((resolve) => {
         const onMessage = (answer: { type?: string }) => {
           if (answer.type !== message.type) return;

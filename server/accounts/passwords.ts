@@ -3,12 +3,22 @@
  * argon2 binding runs on the libuv thread pool, so hashing never blocks the event loop.
  */
 import argon2 from 'argon2';
+import { availableParallelism } from 'node:os';
+import { limitConcurrency } from '../util/concurrency.js';
 import { validationFailed } from '../http/problem.js';
 
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 256;
 
 const OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+
+/**
+ * At most one hash per core at a time (libuv's pool has 4 threads). Hashing is pure CPU, so more
+ * at once is no faster; it only makes the event loop wait longer for a core (issue 9: never
+ * blocked > 20 ms during sign-ins), keeps pool threads from token signing and file work, and
+ * holds 19 MiB per hash in flight.
+ */
+const hashing = limitConcurrency(availableParallelism());
 
 export function checkPasswordLength(password: string, path = 'body.password'): void {
   const length = [...password].length;
@@ -21,7 +31,7 @@ export function checkPasswordLength(password: string, path = 'body.password'): v
 }
 
 export function hashPassword(password: string): Promise<string> {
-  return argon2.hash(password, OPTIONS);
+  return hashing(() => argon2.hash(password, OPTIONS));
 }
 
 let dummyHash: Promise<string> | undefined;
@@ -33,11 +43,12 @@ let dummyHash: Promise<string> | undefined;
 export async function verifyPassword(storedHash: string | null | undefined, password: string): Promise<boolean> {
   if (!storedHash) {
     dummyHash ??= hashPassword('gatehouse-dummy-password');
-    await argon2.verify(await dummyHash, password).catch(() => false);
+    const hash = await dummyHash;
+    await hashing(() => argon2.verify(hash, password)).catch(() => false);
     return false;
   }
   try {
-    return await argon2.verify(storedHash, password);
+    return await hashing(() => argon2.verify(storedHash, password));
   } catch {
     return false;
   }
