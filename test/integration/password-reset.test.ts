@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { people } from '../../server/db/schema.js';
+import { linkedAccounts, people } from '../../server/db/schema.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { expectPage } from '../helpers/browser-jar.js';
 import { cookieValue, insertInvitation, postJson, sessionCookieOf, signIn, signUp } from '../helpers/accounts.js';
@@ -78,6 +78,18 @@ describe('password reset by e-mail', () => {
     expectProblem(await signIn(t, { email: 'ada@example.com' }), 401, 'invalid_credentials');
     expect((await signIn(t, { email: 'ada@example.com', password: NEW_PASSWORD })).statusCode).toBe(200);
     expect(t.db.select({ v: people.emailVerified }).from(people).where(eq(people.email, 'ada@example.com')).get()).toEqual({ v: true });
+  });
+
+  it('gives a person who only had an external provider a password sign-in', async () => {
+    const t = await withMail();
+    const now = t.clock.now();
+    t.db.insert(people).values({ id: 'usr_gh', email: 'octo@example.com', emailVerified: true, createdAt: now, updatedAt: now }).run();
+    t.db.insert(linkedAccounts).values({ id: 'acc_gh', personId: 'usr_gh', provider: 'github', providerAccountId: '1', email: 'octo@example.com', linkedAt: now }).run();
+    await askReset(t, 'octo@example.com');
+    expect((await confirm(t, (await mailedLink(RESET, '/reset-password')).url.searchParams.get('token')!)).statusCode).toBe(204);
+    const methods = t.db.select({ p: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, 'usr_gh')).all();
+    expect(methods.map((m) => m.p).sort()).toEqual(['credential', 'github']);
+    expect((await signIn(t, { email: 'octo@example.com', password: NEW_PASSWORD })).statusCode).toBe(200);
   });
 
   it('answers an unknown address exactly like a known one and sends at most one e-mail a minute', async () => {
