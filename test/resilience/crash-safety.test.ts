@@ -6,7 +6,8 @@
  * acknowledged only when its whole response reached the client.
  *
  * After every kill the store passes `PRAGMA integrity_check` and `foreign_key_check`. At the end:
- * - every acknowledged sign-up (person and membership) and invitation is stored;
+ * - every acknowledged sign-up (person and membership) and invitation is stored, and no sign-up,
+ *   answered or cut off, is half-written;
  * - every member's role is the last acknowledged one, or the one of a later request whose
  *   answer the kill swallowed (it may or may not have committed);
  * - refresh-token families are whole: each holds exactly one unrotated token (rotation marks
@@ -237,6 +238,18 @@ it(`keeps every acknowledged write through ${KILLS} SIGKILLs under a mixed write
     );
     const missingPeople = [...ledger.people].filter((email) => !person.get(email));
     expect(missingPeople).toEqual([]);
+
+    // No sign-up is half there, answered or not: person, password, membership, session, audit entry.
+    const partial = db
+      .prepare(
+        `SELECT p.email FROM people p WHERE
+           NOT EXISTS (SELECT 1 FROM linked_accounts a WHERE a.person_id = p.id AND a.provider = 'credential')
+           OR NOT EXISTS (SELECT 1 FROM memberships m WHERE m.person_id = p.id AND m.application_id = 'notes')
+           OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.person_id = p.id)
+           OR NOT EXISTS (SELECT 1 FROM audit_log l WHERE l.target = p.id AND l.action = 'person.signed_up')`,
+      )
+      .all();
+    expect(partial).toEqual([]);
 
     // Acknowledged invitations, still pending.
     const invitation = db.prepare("SELECT email, state FROM invitations WHERE id = ? AND application_id = 'notes'");
