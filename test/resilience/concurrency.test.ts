@@ -7,6 +7,8 @@
  *   started is revoked (its refresh token fails);
  * - two admins creating the same application id: one 201, one 409 `application_exists`; the
  *   same audience under two ids: one 201, one 409 `audience_in_use`;
+ * - one e-mail signed up 5 times at once (argon2 runs between the check and the insert): one
+ *   201, four 409 `email_in_use`; one address invited by two admins at once: one invitation;
  * - a second server on the same data directory refuses to start (two processes would race each
  *   other's read-then-write transactions into 500s), while the first keeps serving.
  */
@@ -28,8 +30,8 @@ let cookie: string;
 beforeAll(async () => {
   ensureBuilt();
   dataDir = tempDir('gatehouse-races-');
-  // The failure limiter would answer 429 once the losers add up; these tests count losers exactly.
-  server = await startGatehouse(dataDir, { GATEHOUSE_TOKEN_FAILURE_LIMIT: '10000' });
+  // The limiters would answer 429 once the losers add up; these tests count losers exactly.
+  server = await startGatehouse(dataDir, { GATEHOUSE_TOKEN_FAILURE_LIMIT: '10000', GATEHOUSE_SIGN_UP_RATE_LIMIT: '10000' });
   expect((await adminCall(server.url, 'POST', '/api/admin/applications', spaApplication('notes'))).status).toBe(201);
   const res = await signUp(server.url, 'ada@example.com', 'notes');
   expect(res.status).toBe(201);
@@ -124,6 +126,29 @@ describe('concurrent application creation', () => {
     ]);
     const loser = created!.body.id === 'shared-a' ? 'shared-b' : 'shared-a';
     expect((await adminCall(server.url, 'GET', `/api/admin/applications/${loser}`)).status).toBe(404);
+  });
+});
+
+describe('concurrent sign-ups and invitations', () => {
+  it('one e-mail signed up 5 times at once: one 201, four 409 email_in_use', async () => {
+    const answers = await race(5, () => signUp(server.url, 'grace@example.com', 'notes'));
+    expect(answers.map((a) => [a.status, a.status === 201 ? a.body.user.email : a.body.code]).sort()).toEqual([
+      [201, 'grace@example.com'],
+      ...Array.from({ length: 4 }, () => [409, 'email_in_use']),
+    ]);
+    const members = await adminCall(server.url, 'GET', '/api/admin/applications/notes/users?q=grace');
+    expect(members.body.users.map((u: { email: string }) => u.email)).toEqual(['grace@example.com']);
+  });
+
+  it('one address invited by two admins at once: one invitation, the other answer skips it', async () => {
+    const invite = () => adminCall(server.url, 'POST', '/api/admin/applications/notes/invitations', { emails: ['hedy@example.com'] });
+    const answers = await race(2, invite);
+    expect(answers.map((a) => a.status)).toEqual([201, 201]);
+    const created = answers.flatMap((a) => a.body.invitations.map((i: { email: string }) => i.email));
+    const skipped = answers.flatMap((a) => a.body.skipped);
+    expect([created, skipped]).toEqual([['hedy@example.com'], [{ email: 'hedy@example.com', reason: 'already_invited' }]]);
+    const pending = await adminCall(server.url, 'GET', '/api/admin/applications/notes/invitations?status=pending');
+    expect(pending.body.invitations.filter((i: { email: string }) => i.email === 'hedy@example.com')).toHaveLength(1);
   });
 });
 
