@@ -1,0 +1,82 @@
+/**
+ * Idle memory (issue 9): the resident set (VmRSS) of `gatehouse serve` after start-up and one of
+ * each flow over HTTP — sign-up, password sign-in, authorize + token (PKCE, `openid
+ * offline_access`), refresh, the admin member list, the JWKS — then a second of idleness. RSS is
+ * what the operating system charges the process: V8's heap, code, SQLite's page cache and
+ * native buffers (argon2's 19 MiB blocks) alike. The V8 heap figures come over IPC
+ * (GATEHOUSE_BENCH_METRICS=1) to tell the parts apart.
+ * Target: ≤ 80 MB (10^6 bytes) resident.
+ */
+import type { BenchResult, Scenario } from './run.js';
+import type { BenchMetrics } from '../server/cli/bench-metrics.js';
+import { BENCH_PASSWORD, codeFlow, createApplication, loadAverage, signUp, startBenchServer, type BenchServer } from './_server.js';
+
+const TARGET_MB = 80;
+const APP = 'memory-bench';
+const MB = 1e6;
+
+async function expectOk(res: Response, what: string): Promise<unknown> {
+  if (!res.ok) throw new Error(`${what}: HTTP ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** One of each flow, in the order a first day of use would run them. */
+async function everyFlowOnce(server: BenchServer): Promise<void> {
+  await createApplication(server, APP);
+  await signUp(server, 'memory@example.com', APP);
+  const signedIn = await fetch(`${server.url}/api/auth/sign-in/email`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'memory@example.com', password: BENCH_PASSWORD, applicationId: APP }),
+  });
+  await expectOk(signedIn, 'sign-in');
+  const cookie = signedIn.headers.getSetCookie().find((c) => c.startsWith('gatehouse_session='))!.split(';')[0]!;
+  const tokens = await codeFlow(server, APP, cookie, 'openid offline_access');
+  const refreshed = await fetch(`${server.url}/api/auth/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'refresh_token', client_id: APP, refresh_token: tokens.refresh_token! }).toString(),
+  });
+  await expectOk(refreshed, 'refresh');
+  await expectOk(await server.admin('GET', `/api/admin/applications/${APP}/users?limit=50`), 'admin member list');
+  await expectOk(await fetch(`${server.url}/api/auth/jwks`), 'JWKS');
+}
+
+async function run(): Promise<BenchResult[]> {
+  const server = await startBenchServer('memory', { GATEHOUSE_BENCH_METRICS: '1' });
+  try {
+    const atReady = server.rssMiB() * 2 ** 20;
+    await everyFlowOnce(server);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const rss = server.rssMiB() * 2 ** 20;
+    const { memory } = await server.ask<BenchMetrics>({ type: 'bench-metrics' });
+    const mb = (bytes: number) => Number((bytes / MB).toFixed(1));
+    return [
+      {
+        scenario: 'idle memory after each flow once',
+        throughput: 0,
+        p50Ms: 0,
+        p99Ms: 0,
+        measured: `RSS ${mb(rss)} MB`,
+        extra: {
+          'RSS at ready MB': mb(atReady),
+          'RSS after the flows MB': mb(rss),
+          'V8 heap used MB': mb(memory.heapUsed),
+          'V8 heap total MB': mb(memory.heapTotal),
+          'external + array buffers MB': mb(memory.external),
+          'load avg': loadAverage(),
+        },
+        target: `RSS ≤ ${TARGET_MB} MB`,
+        met: rss <= TARGET_MB * MB,
+      },
+    ];
+  } finally {
+    await server.stop();
+  }
+}
+
+export const scenario: Scenario = {
+  name: 'memory',
+  description: 'RSS after start-up and one sign-up, sign-in, authorize+token, refresh, admin list and JWKS',
+  run,
+};
