@@ -5,7 +5,8 @@
  * Each scenario is `bench/<name>.ts` exporting `scenario: Scenario`; files starting with `_` are
  * shared helpers. With no name, every scenario runs. Exits 1 when a target is missed or a
  * scenario fails, so the command can gate a release. Running some scenarios updates their entries
- * in results.json and keeps the others.
+ * in results.json and keeps the others. `npm run bench -- --markdown` prints the stored figures as
+ * the README's Markdown table without running anything.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -36,11 +37,15 @@ export interface Scenario {
 
 const here = dirname(fileURLToPath(import.meta.url));
 
+/** The issue's order for the table; scenarios not listed follow alphabetically. */
+const ORDER = ['token', 'code-flow', 'sign-in', 'discovery', 'members', 'webhooks', 'memory', 'startup'];
+const rank = (name: string) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length);
+
 function scenarioNames(): string[] {
   return readdirSync(here)
     .filter((f) => f.endsWith('.ts') && f !== 'run.ts' && !f.startsWith('_'))
     .map((f) => basename(f, '.ts'))
-    .sort();
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
 /** A scenario that threw still gets a row (and fails the run) instead of hiding the others. */
@@ -66,6 +71,30 @@ function printTable(results: BenchResult[]): void {
   );
 }
 
+/** `--markdown`: the stored figures as a Markdown table (the README's Benchmarks section). */
+function printMarkdown(scenarios: ResultsFile['scenarios']): void {
+  const cell = (text: string) => text.replaceAll('|', '\\|');
+  console.log('| scenario | ops/s | p50 ms | p99 ms | CPU s/1k ops | measured | target | met | load avg |');
+  console.log('|---|---:|---:|---:|---:|---|---|---|---:|');
+  for (const name of Object.keys(scenarios).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))) {
+    const { loadAverage, results } = scenarios[name]!;
+    for (const r of results) {
+      const row = [
+        r.scenario,
+        r.throughput ? Math.round(r.throughput).toLocaleString('en') : '',
+        r.p50Ms ? fixed(r.p50Ms, 1) : '',
+        r.p99Ms ? fixed(r.p99Ms, 1) : '',
+        fixed(r.cpuSecondsPer1k, 2),
+        r.measured ?? '',
+        r.target,
+        r.met ? 'yes' : '**no**',
+        loadAverage.toFixed(1),
+      ];
+      console.log(`| ${row.map(cell).join(' | ')} |`);
+    }
+  }
+}
+
 interface ResultsFile {
   machine: Record<string, unknown>;
   /** Per scenario file: when it last ran, the load average then, and its rows. */
@@ -83,6 +112,10 @@ function previousResults(file: string): ResultsFile['scenarios'] {
 }
 
 async function main(): Promise<number> {
+  if (process.argv.includes('--markdown')) {
+    printMarkdown(previousResults(join(here, 'results.json')));
+    return 0;
+  }
   const available = scenarioNames();
   const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
   const unknown = wanted.filter((name) => !available.includes(name));
@@ -119,7 +152,7 @@ async function main(): Promise<number> {
   };
   const loads = names.map((n) => scenarios[n]!.loadAverage).join(', ');
   console.error(`${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}, load average after each scenario: ${loads}`);
-  const ordered = Object.fromEntries(Object.keys(scenarios).sort().map((n) => [n, scenarios[n]!]));
+  const ordered = Object.fromEntries(Object.keys(scenarios).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).map((n) => [n, scenarios[n]!]));
   writeFileSync(file, `${JSON.stringify({ machine, scenarios: ordered } satisfies ResultsFile, null, 2)}\n`);
   console.error('Figures written to bench/results.json');
   return results.every((r) => r.met) ? 0 : 1;
