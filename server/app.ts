@@ -7,7 +7,6 @@
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
-import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -21,6 +20,7 @@ import { requireAdmin } from './http/admin-auth.js';
 import { ProblemSchema } from './http/schemas.js';
 import { securityHeaders } from './http/security-headers.js';
 import { lazySerializerFactory, lazyValidator } from './http/lazy-compile.js';
+import { registerOpenApi } from './http/openapi.js';
 import { serverLimits } from './http/server-limits.js';
 import { applicationRoutes } from './applications/routes.js';
 import { ssoGroupRoutes } from './applications/sso-group-routes.js';
@@ -128,21 +128,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addSchema(ProblemSchema);
 
   await app.register(cookie);
-  await app.register(swagger, {
-    // Shared schemas keep their $id (`Problem`) as the component name instead of `def-0`.
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
-    openapi: {
-      info: { title: 'Gatehouse', version: '0.1.0', description: 'Identity service: OAuth 2.1 / OIDC, admin and self-service APIs.' },
-      components: {
-        securitySchemes: {
-          adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN or an application API key' },
-        },
-      },
-    },
-  });
+  // Before any route, so the API description sees them all (built on first request: http/openapi.ts).
+  registerOpenApi(app, [ProblemSchema]);
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(
     async (admin) => {
