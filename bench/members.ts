@@ -9,6 +9,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { BenchResult, Scenario } from './run.js';
+import { BENCH_ADMIN_TOKEN as ADMIN, percentile } from './_server.js';
 import { start } from '../server/main.js';
 import { loadConfig } from '../server/config.js';
 import { listMembers } from '../server/members/service.js';
@@ -16,12 +17,6 @@ import { listMembers } from '../server/members/service.js';
 const MEMBERS = 100_000;
 const PAGES_PER_WALK = 300;
 const TARGET_P95_MS = 10;
-const ADMIN = 'bench-admin-token-0123456789abcdef';
-
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 async function run(): Promise<BenchResult[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-members-'));

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import type { BenchResult, Scenario } from './run.js';
+import { BENCH_ADMIN_TOKEN as ADMIN, percentile } from './_server.js';
 import { start } from '../server/main.js';
 import { loadConfig } from '../server/config.js';
 import { webhookDeliveries } from '../server/db/schema.js';
@@ -19,12 +20,6 @@ import { recordEvent } from '../server/webhooks/outbox.js';
 const EVENTS = 6000;
 const APPS = 4;
 const TARGET = 500;
-const ADMIN = 'bench-admin-token-0123456789abcdef';
-
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 function ask(child: ChildProcess): Promise<{ verified: number; rejected: number }> {
   return new Promise((resolve) => {
