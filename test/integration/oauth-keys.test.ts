@@ -48,6 +48,9 @@ describe('key rotation', () => {
     const { cookie } = await setUpClients(t);
     const before = await spaTokens(t, cookie);
     const oldKid = decodeProtectedHeader(before.access_token).kid!;
+    // Served (and cached as a serialised body) before the rotation, so the rotation must replace it.
+    const published = (await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json();
+    expect(published.keys.map((k: { kid: string }) => k.kid)).toEqual([oldKid]);
 
     expect((await t.app.inject({ method: 'POST', url: '/api/admin/keys/rotate' })).statusCode).toBe(401);
     // Admin token only: an application's API key, whatever its scopes, is refused.
