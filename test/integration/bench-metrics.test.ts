@@ -1,0 +1,60 @@
+/**
+ * The benchmark's in-process figures (server/cli/bench-metrics.ts): with GATEHOUSE_BENCH_METRICS=1
+ * a served process answers `{type: 'bench-metrics'}` over its IPC channel with its event-loop
+ * delay and memory; without it, it stays silent. The built server, as `npm run bench` runs it.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, cleanEnv, ensureBuilt, removeTempDirs, tempDir } from '../helpers/server-process.js';
+
+function serve(env: Record<string, string>): Promise<ChildProcess> {
+  const child = fork(CLI, ['serve', '--data-dir', tempDir(), '--port', '0', '--admin-token', 'bench-metrics-admin-token-0123456789'], {
+    env: cleanEnv(env),
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+    child.on('message', (m: { type?: string }) => m.type === 'ready' && resolve(child));
+  });
+}
+
+/** The first `bench-metrics` answer, or undefined when none comes within `ms`. */
+function ask(child: ChildProcess, message: object, ms = 1_500): Promise<Record<string, any> | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), ms);
+    child.on('message', (m: { type?: string }) => {
+      if (m.type !== 'bench-metrics') return;
+      clearTimeout(timer);
+      resolve(m);
+    });
+    child.send(message);
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+describe('bench metrics over IPC', () => {
+  beforeAll(() => ensureBuilt(), 300_000);
+  afterAll(() => removeTempDirs());
+
+  it('answers with loop delay and memory only when GATEHOUSE_BENCH_METRICS=1', async () => {
+    const [on, off] = await Promise.all([serve({ GATEHOUSE_BENCH_METRICS: '1' }), serve({})]);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300)); // a few hundred 1 ms samples
+      const first = await ask(on, { type: 'bench-metrics', reset: true });
+      expect(first).toMatchObject({ type: 'bench-metrics', loopDelay: { samples: expect.any(Number) }, memory: { rss: expect.any(Number) } });
+      expect(first!.loopDelay.maxMs).toBeGreaterThan(0);
+      expect(first!.memory.heapUsed).toBeLessThan(first!.memory.rss);
+      // After the reset the histogram starts again (fewer samples than before it).
+      const second = await ask(on, { type: 'bench-metrics' });
+      expect(second!.loopDelay.samples).toBeLessThan(first!.loopDelay.samples);
+      expect(await ask(off, { type: 'bench-metrics' })).toBeUndefined();
+    } finally {
+      await Promise.all([stop(on), stop(off)]);
+    }
+  }, 60_000);
+});
