@@ -16,9 +16,10 @@ export const CORS_PATHS = [
 
 /** Adds the CORS header and preflight routes to the caller's scope (not a child plugin, so the hook covers its routes). */
 export function registerCors(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (CORS_PATHS.includes(request.url.split('?')[0]!)) reply.header('access-control-allow-origin', '*');
-    return payload;
+  // A callback hook (no promise per response): it runs on every OAuth request, JWKS included.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (CORS_PATHS.includes(request.routeOptions.url ?? '')) reply.header('access-control-allow-origin', '*');
+    done(null, payload);
   });
   for (const path of CORS_PATHS) {
     app.options(path, { schema: { hide: true } }, async (_request, reply) =>

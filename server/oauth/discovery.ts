@@ -42,27 +42,36 @@ export function discoveryDocument(issuer: string) {
 }
 
 /**
- * The published key set, serialised once per state of `signing_keys`. Each request reads that
- * state with one prepared statement (a few microseconds: the table holds a handful of rows);
- * the set is rebuilt when a row was added or retired (rotation here or by the CLI in another
- * process) or when a retiring key's publication ends. Which keys are published stays decided
- * by `publishedJwks` alone.
+ * The published key set, serialised once per state of `signing_keys`. A request first reads two
+ * connection counters in one prepared statement (about 2 µs): SQLite's `total_changes()` (rows
+ * this process wrote: an in-process rotation) and `data_version` (commits by other processes:
+ * `gatehouse rotate-keys`). Only when either moved is the key table itself read (kid, retired_at,
+ * expires_at of its handful of rows), and only when that state differs is the set rebuilt; it is
+ * also rebuilt when a retiring key's publication ends. Which keys are published stays decided by
+ * `publishedJwks` alone.
  */
 export class JwksBody {
+  private readonly counters: Statement<[], string>;
   private readonly state: Statement<[], [string, number | null, number | null]>;
   private body = '';
+  private bodyCounters: string | undefined;
   private bodyState: string | undefined;
   /** When the next retiring key leaves the set (ms since the epoch). */
   private staleAt = Infinity;
 
   constructor(private readonly ctx: AppContext) {
-    this.state = ctx.db.$client.prepare<[], [string, number | null, number | null]>('SELECT kid, retired_at, expires_at FROM signing_keys').raw();
+    const sqlite = ctx.db.$client;
+    this.counters = sqlite.prepare<[], string>("SELECT total_changes() || ':' || data_version FROM pragma_data_version").pluck();
+    this.state = sqlite.prepare<[], [string, number | null, number | null]>('SELECT kid, retired_at, expires_at FROM signing_keys').raw();
   }
 
   current(): string {
+    const counters = this.counters.get()!;
     const now = this.ctx.clock.now();
+    if (counters === this.bodyCounters && now.getTime() < this.staleAt) return this.body;
     const rows = this.state.all();
     const state = rows.join(';');
+    this.bodyCounters = counters;
     if (state === this.bodyState && now.getTime() < this.staleAt) return this.body;
     this.body = JSON.stringify(publishedJwks(this.ctx.db, now));
     this.bodyState = state;
