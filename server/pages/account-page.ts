@@ -109,6 +109,10 @@ function showAccount(ctx: AppContext, request: FastifyRequest, reply: FastifyRep
   if (!me) return renderPage(reply, 'account', { title: 'Your account', signedIn: false, notice: view.notice });
   const accounts = listLinkedAccounts(ctx, me);
   const linked = new Set(accounts.map((a) => a.provider));
+  const memberships = listMemberships(ctx, me);
+  // A refused form for an application not on the page (not a member) has no form to sit next to.
+  const target = view.error?.target;
+  const orphan = target?.startsWith('profile:') && !memberships.some(({ app }) => target === `profile:${app.id}`);
   return renderPage(reply, 'account', {
     title: 'Your account',
     wide: true,
@@ -116,8 +120,9 @@ function showAccount(ctx: AppContext, request: FastifyRequest, reply: FastifyRep
     csrfToken,
     notice: view.notice,
     error: view.error,
+    generalError: orphan ? view.error?.message : undefined,
     person: { name: me.person.name, email: me.person.email, emailVerified: me.person.emailVerified },
-    memberships: listMemberships(ctx, me).map(({ m, app }) => {
+    memberships: memberships.map(({ m, app }) => {
       const submitted = view.values?.applicationId === app.id ? view.values.profile : undefined;
       const fields = app.authPolicy.profile_fields.map((f) => fieldView(f, m.profile[f.key], submitted?.[f.key]));
       return {
