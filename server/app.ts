@@ -109,10 +109,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('ctx', ctx);
   app.decorateRequest('actor', undefined as never);
 
-  const ajv = validators();
-  // Compiled on a route's first request, not at start-up (http/lazy-compile.ts).
+  // Compiled on a route's first request, not at start-up (http/lazy-compile.ts); the Ajv
+  // instances themselves are made then too.
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    lazyValidator(() => (httpPart === 'body' ? ajv.body : ajv.query).compile(schema as object)),
+    lazyValidator(() => (httpPart === 'body' ? validators().body : validators().query).compile(schema as object)),
   );
   app.setErrorHandler(problemErrorHandler);
   // JSON only: a text/plain body is a 415, not a string that fails validation (and browsers may
