@@ -2,7 +2,7 @@
  * Test helpers: a fresh in-memory database and a `buildApp` instance with a fixed clock, plus a
  * small `call` wrapper around `inject` for admin requests.
  */
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp, type AppDeps } from '../../server/app.js';
 import { testConfig, type Config } from '../../server/config.js';
@@ -21,16 +21,20 @@ export interface TestApp {
 }
 
 const open: TestApp[] = [];
-afterEach(async () => {
-  while (open.length) {
-    const t = open.pop()!;
+const openForFile: TestApp[] = [];
+async function closeAll(list: TestApp[]) {
+  while (list.length) {
+    const t = list.pop()!;
     await t.app.close();
     t.db.$client.close();
   }
-});
+}
+afterEach(() => closeAll(open));
+afterAll(() => closeAll(openForFile));
 
 export async function makeApp(
-  options: { config?: Partial<Config>; clock?: Date; deps?: Partial<AppDeps> } = {},
+  /** `perFile`: kept open for every test of the file (built in `beforeAll`), closed after them. */
+  options: { config?: Partial<Config>; clock?: Date; deps?: Partial<AppDeps>; perFile?: boolean } = {},
 ): Promise<TestApp> {
   const db = openDatabase(':memory:');
   const clock = fixedClock(options.clock ?? new Date());
@@ -50,7 +54,7 @@ export async function makeApp(
         ...(body === undefined ? {} : { payload: body as InjectOptions['payload'] }),
       }),
   };
-  open.push(t);
+  (options.perFile ? openForFile : open).push(t);
   return t;
 }
 
