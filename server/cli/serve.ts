@@ -3,6 +3,7 @@ import { loadConfig } from '../config.js';
 import { readyLine, start } from '../main.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 import { serveBenchMetrics } from './bench-metrics.js';
+import { deprioritiseHelperThreads } from './thread-priority.js';
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -39,6 +40,7 @@ export const serveCommand: Command = {
       tls: values.tls as string | undefined,
     });
     const running = await start(config);
+    deprioritiseHelperThreads();
     console.log(readyLine(running));
     const ready = { type: 'ready', url: running.url, issuer: running.config.issuer };
     process.send?.(ready);
