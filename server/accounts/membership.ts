@@ -13,6 +13,9 @@ import { acceptInvitation, pendingInvitationFor } from '../invitations/accept.js
 export type SettleResult = { membership: Membership } | { error: 'access_denied'; description: string };
 
 export function settleMembership(ctx: AppContext, app: Application, person: Person): SettleResult {
+  // The usual visit, an active member's: one prepared read, no transaction.
+  const current = findMembership(ctx.db, app.id, person.id);
+  if (current?.status === 'active') return { membership: current };
   const now = ctx.clock.now();
   return ctx.db.transaction((tx): SettleResult => {
     const existing = findMembership(tx, app.id, person.id);

@@ -6,13 +6,14 @@
  * application alone (`app:<id>`); signing in for an application marks its realm in the session,
  * and authorize is silent only for realms the session has authenticated.
  */
-import { and, eq, gt, isNull } from 'drizzle-orm';
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import UAParser from 'ua-parser-js';
 import type { AppContext } from '../context.js';
 import type { Config } from '../config.js';
 import type { Tx } from '../audit/record.js';
 import { people, sessionRealms, sessions, type Application, type Person, type Session } from '../db/schema.js';
+import { preparedPerDb } from '../db/prepared.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { newId } from '../util/ids.js';
 import { revokeFamilies } from '../oauth/revoke-families.js';
@@ -48,17 +49,28 @@ export function sessionToken(config: Config, request: FastifyRequest): string | 
   return value ? value : undefined;
 }
 
+/** Every authorize reads the session and its realm: prepared once (db/prepared.ts). */
+const sessionQueries = preparedPerDb((db) => ({
+  live: db
+    .select({ session: sessions, person: people })
+    .from(sessions)
+    .innerJoin(people, eq(people.id, sessions.personId))
+    // Placeholders are bound as given (no column mapping): `nowMs` is epoch milliseconds, as stored.
+    .where(and(eq(sessions.tokenHash, sql.placeholder('hash')), isNull(sessions.revokedAt), gt(sessions.expiresAt, sql.placeholder('nowMs'))))
+    .prepare(),
+  realm: db
+    .select({ at: sessionRealms.authenticatedAt })
+    .from(sessionRealms)
+    .where(and(eq(sessionRealms.sessionId, sql.placeholder('sessionId')), eq(sessionRealms.realm, sql.placeholder('realm'))))
+    .prepare(),
+}));
+
 /** The live session of the request's cookie and its person: unrevoked and unexpired. */
 export function readSession(ctx: AppContext, request: FastifyRequest): { session: Session; person: Person } | undefined {
   const token = sessionToken(ctx.config, request);
   if (!token || token.length > 200) return undefined;
   const now = ctx.clock.now();
-  const row = ctx.db
-    .select({ session: sessions, person: people })
-    .from(sessions)
-    .innerJoin(people, eq(people.id, sessions.personId))
-    .where(and(eq(sessions.tokenHash, sha256(token)), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
-    .get();
+  const row = sessionQueries(ctx.db).live.get({ hash: sha256(token), nowMs: now.getTime() });
   if (!row) return undefined;
   if (now.getTime() - row.session.lastSeenAt.getTime() >= LAST_SEEN_RESOLUTION_MS) {
     ctx.db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, row.session.id)).run();
@@ -119,11 +131,7 @@ export function markRealm(tx: Tx, sessionId: string, realm: string, now: Date): 
 
 /** When the session last authenticated `realm` (the ID token's `auth_time`), or undefined. */
 export function realmAuthTime(ctx: AppContext, sessionId: string, realm: string): Date | undefined {
-  return ctx.db
-    .select({ at: sessionRealms.authenticatedAt })
-    .from(sessionRealms)
-    .where(and(eq(sessionRealms.sessionId, sessionId), eq(sessionRealms.realm, realm)))
-    .get()?.at;
+  return sessionQueries(ctx.db).realm.get({ sessionId, realm })?.at;
 }
 
 /** Ends a session and revokes the refresh-token families born of it. Idempotent. */

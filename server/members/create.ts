@@ -3,9 +3,11 @@
  * sign-up, invitation, authorize under an open policy, provider sign-in). Emits
  * `membership.created` into the webhook outbox in the caller's transaction.
  */
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { memberships, type MemberRole, type Membership } from '../db/schema.js';
 import type { Tx } from '../audit/record.js';
+import type { Db } from '../db/client.js';
+import { preparedPerDb } from '../db/prepared.js';
 import { newId } from '../util/ids.js';
 import { recordEvent } from '../webhooks/outbox.js';
 
@@ -22,7 +24,18 @@ export function membershipEventData(m: Membership, person: { id: string; email: 
   };
 }
 
+/** Prepared once (db/prepared.ts): authorize looks the membership up on every visit. */
+const membershipOf = preparedPerDb((db) =>
+  db
+    .select()
+    .from(memberships)
+    .where(and(eq(memberships.applicationId, sql.placeholder('applicationId')), eq(memberships.personId, sql.placeholder('personId'))))
+    .prepare(),
+);
+
 export function findMembership(tx: Tx, applicationId: string, personId: string): Membership | undefined {
+  // Handed the database itself (not a transaction), the prepared statement serves.
+  if ('$client' in tx) return membershipOf(tx as Db).get({ applicationId, personId });
   return tx
     .select()
     .from(memberships)

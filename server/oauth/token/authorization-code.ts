@@ -5,8 +5,8 @@
  * when sent, must equal the one authorized. Using a code marks it spent; presenting a spent code
  * again revokes the refresh-token family its first exchange created.
  */
-import { and, eq, isNull } from 'drizzle-orm';
-import { authorizationCodes, memberships, people, type Application } from '../../db/schema.js';
+import { eq } from 'drizzle-orm';
+import { authorizationCodes, type Application } from '../../db/schema.js';
 import type { AppContext } from '../../context.js';
 import { sha256 } from '../../util/crypto.js';
 import { revokeFamilies } from '../revoke-families.js';
@@ -17,7 +17,8 @@ import { param, requiredParam, type RawParams } from '../params.js';
 import { verifiesChallenge } from '../pkce.js';
 import { hasScope } from '../scopes.js';
 import { startFamily, type TokenResponse } from './response.js';
-import { LAST_ACTIVE_RESOLUTION_MS } from './refresh-queries.js';
+import { LAST_ACTIVE_RESOLUTION_MS, refreshQueries } from './refresh-queries.js';
+import { codeQueries } from '../authorize/code.js';
 
 export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
   const code = requiredParam(body, 'code');
@@ -27,7 +28,9 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   const now = ctx.clock.now();
   const codeHash = sha256(code);
 
-  const row = ctx.db.select().from(authorizationCodes).where(eq(authorizationCodes.codeHash, codeHash)).get();
+  const queries = codeQueries(ctx.db);
+  const found = queries.exchange.get({ codeHash });
+  const row = found?.code;
   if (!row || row.applicationId !== client.id) throw invalidGrant('The authorization code is not valid.');
   if (row.usedAt) {
     ctx.db.transaction((tx) => {
@@ -45,20 +48,16 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   }
   if (resource !== undefined && resource !== row.resource) throw invalidTarget('resource does not match the authorization request.');
 
-  const membership = ctx.db.select().from(memberships).where(eq(memberships.id, row.membershipId)).get();
+  const membership = found.membership;
   if (!membership || membership.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
-  const person = ctx.db.select().from(people).where(eq(people.id, row.personId)).get();
+  const person = found.person;
   if (!person) throw invalidGrant('The person no longer exists.');
 
   const refresh = ctx.db.transaction((tx) => {
-    const spent = tx
-      .update(authorizationCodes)
-      .set({ usedAt: now })
-      .where(and(eq(authorizationCodes.codeHash, codeHash), isNull(authorizationCodes.usedAt)))
-      .run() as unknown as { changes: number };
+    const spent = queries.spend.run({ codeHash, nowMs: now.getTime() }) as unknown as { changes: number };
     if (spent.changes !== 1) return 'raced' as const;
     if (now.getTime() - membership.lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS) {
-      tx.update(memberships).set({ lastActiveAt: now }).where(eq(memberships.id, membership.id)).run();
+      refreshQueries(ctx.db).touchMember.run({ id: membership.id, nowMs: now.getTime() });
     }
     if (!hasScope(row.scope, 'offline_access')) return undefined;
     const family = startFamily(tx, now, ctx.config.refreshTokenTtl, {

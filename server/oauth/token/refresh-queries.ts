@@ -1,10 +1,11 @@
 /**
- * Prepared statements for the refresh grant, the hottest path of the server: building a drizzle
- * query costs more than running it, so each is built once per database handle and reused.
+ * Prepared statements for the refresh grant, the hottest path of the server (and the client
+ * look-up every token request makes): built once per database handle (db/prepared.ts).
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { applications, memberships, refreshTokenFamilies, refreshTokens } from '../../db/schema.js';
 import type { Db } from '../../db/client.js';
+import { preparedPerDb } from '../../db/prepared.js';
 
 export interface Rotation {
   hash: string;
@@ -69,13 +70,4 @@ function build(db: Db) {
 /** `lastActiveAt` is written at most this often by token grants, so most refreshes stay 3 statements. */
 export const LAST_ACTIVE_RESOLUTION_MS = 3600_000;
 
-const cache = new WeakMap<Db, ReturnType<typeof build>>();
-
-export function refreshQueries(db: Db): ReturnType<typeof build> {
-  let queries = cache.get(db);
-  if (!queries) {
-    queries = build(db);
-    cache.set(db, queries);
-  }
-  return queries;
-}
+export const refreshQueries = preparedPerDb(build);
