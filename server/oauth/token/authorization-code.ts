@@ -53,10 +53,13 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   const person = found.person;
   if (!person) throw invalidGrant('The person no longer exists.');
 
-  const refresh = ctx.db.transaction((tx) => {
-    const spent = queries.spend.run({ codeHash, nowMs: now.getTime() }) as unknown as { changes: number };
-    if (spent.changes !== 1) return 'raced' as const;
-    if (now.getTime() - membership.lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS) {
+  const touch = now.getTime() - membership.lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS;
+  // The usual OIDC sign-in (no refresh token, membership touched within the hour) writes one
+  // row: a single conditional UPDATE is atomic on its own, no transaction needed.
+  const alone = !touch && !hasScope(row.scope, 'offline_access');
+  const refresh = alone ? spend(queries, codeHash, now) : ctx.db.transaction((tx) => {
+    if (spend(queries, codeHash, now) === 'raced') return 'raced';
+    if (touch) {
       refreshQueries(ctx.db).touchMember.run({ id: membership.id, nowMs: now.getTime() });
     }
     if (!hasScope(row.scope, 'offline_access')) return undefined;
@@ -92,4 +95,10 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   if (refresh) response.refresh_token = refresh;
   if (idToken) response.id_token = idToken;
   return response;
+}
+
+/** Marks the code used; 'raced' when a concurrent exchange spent it first. */
+function spend(queries: ReturnType<typeof codeQueries>, codeHash: string, now: Date): 'raced' | undefined {
+  const spent = queries.spend.run({ codeHash, nowMs: now.getTime() }) as unknown as { changes: number };
+  return spent.changes === 1 ? undefined : 'raced';
 }
