@@ -201,6 +201,8 @@ export interface CannonRun {
   result: autocannon.Result;
   /** Every response's latency in ms (float), sorted. */
   latencies: number[];
+  /** CPU this (load-generating) process used during the run, in ms: it shares the cores too. */
+  clientCpuMs: number;
 }
 
 /**
@@ -210,11 +212,13 @@ export interface CannonRun {
  */
 export function cannon(options: autocannon.Options): Promise<CannonRun> {
   const latencies: number[] = [];
+  const cpuBefore = process.cpuUsage();
   return new Promise((resolve, reject) => {
     const instance = autocannon(options, (error, result) => {
       if (error) return reject(error);
       if (result.errors || result.timeouts) return reject(new Error(`${result.errors} connection errors, ${result.timeouts} timeouts`));
-      resolve({ result, latencies: latencies.sort((a, b) => a - b) });
+      const used = process.cpuUsage(cpuBefore);
+      resolve({ result, latencies: latencies.sort((a, b) => a - b), clientCpuMs: (used.user + used.system) / 1000 });
     });
     instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => latencies.push(responseTime));
   });

@@ -40,7 +40,7 @@ async function flowLoad(server: BenchServer, cookies: string[], options: Partial
   let turn = 0;
   let failure: string | undefined;
   const flows: number[] = [];
-  const { result } = await cannon({
+  const { result, clientCpuMs } = await cannon({
     url: server.url,
     ...options,
     requests: [
@@ -79,7 +79,7 @@ async function flowLoad(server: BenchServer, cookies: string[], options: Partial
     ],
   });
   if (failure) throw new Error(`code flow failed: ${failure}`);
-  return { flows: flows.sort((a, b) => a - b), seconds: result.duration };
+  return { flows: flows.sort((a, b) => a - b), seconds: result.duration, clientCpuMs };
 }
 
 async function run(): Promise<BenchResult[]> {
@@ -93,7 +93,7 @@ async function run(): Promise<BenchResult[]> {
 
     await flowLoad(server, cookies, { connections: CONNECTIONS, amount: 2 * WARM_UP_FLOWS });
     const before = server.cpu();
-    const { flows, seconds } = await flowLoad(server, cookies, { connections: CONNECTIONS, duration: SECONDS });
+    const { flows, seconds, clientCpuMs } = await flowLoad(server, cookies, { connections: CONNECTIONS, duration: SECONDS });
     const cpu = cpuPerOp(before, server.cpu(), flows.length);
     const throughput = flows.length / seconds;
     return [
@@ -108,6 +108,7 @@ async function run(): Promise<BenchResult[]> {
           flows: flows.length,
           'server CPU ms/op': cpu ? cpu.totalMs.toFixed(3) : 'n/a',
           'main-thread ms/op': cpu ? cpu.mainMs.toFixed(3) : 'n/a',
+          'load generator CPU ms/op': (clientCpuMs / flows.length).toFixed(3),
           'load avg': loadAverage(),
         },
         target: `≥ ${TARGET_FLOWS} flows/s`,

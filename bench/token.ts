@@ -74,6 +74,7 @@ function summary(name: string, run: CannonRun, connections: number, checkTarget:
       // part that caps throughput at 1000 / main-thread ms per second.
       'server CPU ms/op': cpu ? cpu.totalMs.toFixed(3) : 'n/a',
       'main-thread ms/op': cpu ? cpu.mainMs.toFixed(3) : 'n/a',
+      'load generator CPU ms/op': (run.clientCpuMs / grants).toFixed(3),
       'load avg': loadAverage(),
     },
     target: checkTarget ? `≥ ${TARGET_RPS}/s, p99 ≤ ${TARGET_P99_MS} ms` : 'reference',
