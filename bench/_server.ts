@@ -68,6 +68,30 @@ export function percentile(sorted: number[], p: number): number {
 /** The 1-minute load average, for the table: figures mean little when other work fills the cores. */
 export const loadAverage = () => loadavg()[0]!.toFixed(1);
 
+/**
+ * The common figures of a load run, for a BenchResult: throughput, p50/p99 of `latencies`
+ * (sorted, one per operation), and under `figures` (for `extra`) the server's CPU per operation —
+ * all threads, and the main thread alone, the serial part that caps throughput at
+ * 1000 / main-thread ms per second — the load generator's own CPU per operation (it shares the
+ * cores) and the load average.
+ */
+export function loadFigures(latencies: number[], seconds: number, cpu: ReturnType<typeof cpuPerOp>, clientCpuMs: number) {
+  const ops = latencies.length;
+  return {
+    throughput: ops / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    ...(cpu ? { cpuSecondsPer1k: cpu.totalMs } : {}),
+    figures: {
+      operations: ops,
+      'server CPU ms/op': cpu ? cpu.totalMs.toFixed(3) : 'n/a',
+      'main-thread ms/op': cpu ? cpu.mainMs.toFixed(3) : 'n/a',
+      'load generator CPU ms/op': (clientCpuMs / ops).toFixed(3),
+      'load avg': loadAverage(),
+    },
+  };
+}
+
 export interface BenchServer {
   url: string;
   pid: number;

@@ -17,7 +17,7 @@
 import type autocannon from 'autocannon';
 import type { BenchResult, Scenario } from './run.js';
 import {
-  authorizePath, cannon, codeExchangeBody, codeFlow, codeFrom, cpuPerOp, createApplication, loadAverage, percentile, pkcePair,
+  authorizePath, cannon, codeExchangeBody, codeFlow, codeFrom, cpuPerOp, createApplication, loadFigures, pkcePair,
   signUp, startBenchServer, type BenchServer,
 } from './_server.js';
 
@@ -94,25 +94,14 @@ async function run(): Promise<BenchResult[]> {
     await flowLoad(server, cookies, { connections: CONNECTIONS, amount: 2 * WARM_UP_FLOWS });
     const before = server.cpu();
     const { flows, seconds, clientCpuMs } = await flowLoad(server, cookies, { connections: CONNECTIONS, duration: SECONDS });
-    const cpu = cpuPerOp(before, server.cpu(), flows.length);
-    const throughput = flows.length / seconds;
+    const { figures, ...timing } = loadFigures(flows, seconds, cpuPerOp(before, server.cpu(), flows.length), clientCpuMs);
     return [
       {
         scenario: 'authorization-code flow, 8 connections',
-        throughput,
-        p50Ms: percentile(flows, 50),
-        p99Ms: percentile(flows, 99),
-        ...(cpu ? { cpuSecondsPer1k: cpu.totalMs } : {}),
-        extra: {
-          connections: CONNECTIONS,
-          flows: flows.length,
-          'server CPU ms/op': cpu ? cpu.totalMs.toFixed(3) : 'n/a',
-          'main-thread ms/op': cpu ? cpu.mainMs.toFixed(3) : 'n/a',
-          'load generator CPU ms/op': (clientCpuMs / flows.length).toFixed(3),
-          'load avg': loadAverage(),
-        },
+        ...timing,
+        extra: { connections: CONNECTIONS, ...figures },
         target: `≥ ${TARGET_FLOWS} flows/s`,
-        met: throughput >= TARGET_FLOWS,
+        met: timing.throughput >= TARGET_FLOWS,
       },
     ];
   } finally {

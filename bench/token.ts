@@ -14,7 +14,7 @@
 import type autocannon from 'autocannon';
 import type { BenchResult, Scenario } from './run.js';
 import {
-  cannon, codeFlow, cpuPerOp, createApplication, loadAverage, percentile, signUp, startBenchServer,
+  cannon, codeFlow, cpuPerOp, createApplication, loadFigures, signUp, startBenchServer,
   type BenchServer, type CannonRun, type CpuSample,
 } from './_server.js';
 
@@ -57,28 +57,13 @@ async function refreshLoad(server: BenchServer, pool: string[], options: Partial
 }
 
 function summary(name: string, run: CannonRun, connections: number, checkTarget: boolean, before?: CpuSample, after?: CpuSample): BenchResult {
-  const grants = run.latencies.length;
-  const throughput = grants / run.result.duration;
-  const p99 = percentile(run.latencies, 99);
-  const cpu = cpuPerOp(before, after, grants);
+  const { figures, ...timing } = loadFigures(run.latencies, run.result.duration, cpuPerOp(before, after, run.latencies.length), run.clientCpuMs);
   return {
     scenario: name,
-    throughput,
-    p50Ms: percentile(run.latencies, 50),
-    p99Ms: p99,
-    ...(cpu ? { cpuSecondsPer1k: cpu.totalMs } : {}),
-    extra: {
-      connections,
-      grants,
-      // All threads (event loop + thread-pool signing), and the event loop alone: the serial
-      // part that caps throughput at 1000 / main-thread ms per second.
-      'server CPU ms/op': cpu ? cpu.totalMs.toFixed(3) : 'n/a',
-      'main-thread ms/op': cpu ? cpu.mainMs.toFixed(3) : 'n/a',
-      'load generator CPU ms/op': (run.clientCpuMs / grants).toFixed(3),
-      'load avg': loadAverage(),
-    },
+    ...timing,
+    extra: { connections, ...figures },
     target: checkTarget ? `≥ ${TARGET_RPS}/s, p99 ≤ ${TARGET_P99_MS} ms` : 'reference',
-    met: checkTarget ? throughput >= TARGET_RPS && p99 <= TARGET_P99_MS : true,
+    met: checkTarget ? timing.throughput >= TARGET_RPS && timing.p99Ms <= TARGET_P99_MS : true,
   };
 }
 
