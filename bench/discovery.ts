@@ -54,7 +54,9 @@ async function measure(server: BenchServer, endpoint: Endpoint): Promise<BenchRe
     p50Ms: percentile(run.latencies, 50),
     p99Ms: percentile(run.latencies, 99),
     ...(cpu ? { cpuSecondsPer1k: cpu.totalMs } : {}),
-    ...(wrong ? { measured: `${wrong} wrong answers` } : {}),
+    // What the server's CPU per request allows on one core (the load generator has the other):
+    // the figure to read when other work on the machine holds the throughput down.
+    measured: wrong ? `${wrong} wrong answers` : cpu ? `one-core ceiling ${Math.round(1000 / cpu.mainMs).toLocaleString('en')}/s` : '',
     extra: {
       connections: CONNECTIONS,
       requests,
