@@ -44,7 +44,7 @@ describe('POST /api/auth/sign-up/email', () => {
     expect(setCookie).toMatch(/^gatehouse_session=[A-Za-z0-9_-]{43}; Max-Age=2592000; Path=\/; HttpOnly; SameSite=Lax$/);
 
     const person = t.db.select().from(people).where(eq(people.id, user.id)).get()!;
-    expect(person.passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+    expect(person.passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     const account = t.db.select().from(linkedAccounts).where(eq(linkedAccounts.personId, user.id)).get()!;
     expect(account).toMatchObject({ provider: 'credential', email: 'ada@example.com' });
     const membership = t.db.select().from(memberships).where(eq(memberships.personId, user.id)).get()!;
