@@ -18,6 +18,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { SERVE_ENV, SERVE_NODE_ARGS } from '../server/cli/launch.js';
 
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 export const BENCH_PASSWORD = 'correct horse battery staple';
@@ -114,8 +115,8 @@ export async function startBenchServer(name: string, env: Record<string, string>
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
   const child: ChildProcess = spawn(
     process.execPath,
-    [...profile, join(root, 'dist/server/cli.js'), 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', BENCH_ADMIN_TOKEN],
-    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, LOG_LEVEL: 'warn', ...env } },
+    [...SERVE_NODE_ARGS, ...profile, join(root, 'dist/server/cli.js'), 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', BENCH_ADMIN_TOKEN],
+    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn', ...env } },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {

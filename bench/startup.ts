@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchResult, Scenario } from './run.js';
+import { SERVE_ENV, SERVE_NODE_ARGS } from '../server/cli/launch.js';
 import { BENCH_ADMIN_TOKEN, cpuSample, loadAverage, percentile, rssMiB } from './_server.js';
 
 const RUNS = 7;
@@ -28,9 +29,9 @@ interface Start {
 /** One spawn → ready → SIGTERM → exit cycle. */
 async function startOnce(dataDir: string): Promise<Start> {
   const started = performance.now();
-  const child = spawn(process.execPath, [cli, 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', BENCH_ADMIN_TOKEN], {
+  const child = spawn(process.execPath, [...SERVE_NODE_ARGS, cli, 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', BENCH_ADMIN_TOKEN], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    env: { ...process.env, LOG_LEVEL: 'warn' },
+    env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn' },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {

@@ -7,6 +7,7 @@
 import { app, dialog, ipcMain, shell, utilityProcess } from 'electron';
 import { join } from 'node:path';
 import { readOrCreateAdminToken } from '../server/http/admin-token.js';
+import { SERVE_ENV, SERVE_NODE_ARGS } from '../server/cli/launch.js';
 import { nodeSpawner, ServerSupervisor, type ServerChild, type Spawner } from './server-process.js';
 import { installSecurity, isAllowedUrl, setAllowedOrigin } from './security.js';
 import { loadPanel, panelWindow, showPanel } from './window.js';
@@ -107,7 +108,8 @@ function utilitySpawner(cliPath: string, dataDir: string, env: Record<string, st
   return () => {
     const child = utilityProcess.fork(cliPath, ['serve'], {
       serviceName: 'Gatehouse server',
-      env: { ...process.env, ...env, GATEHOUSE_DATA_DIR: dataDir },
+      execArgv: [...SERVE_NODE_ARGS],
+      env: { ...process.env, ...SERVE_ENV, ...env, GATEHOUSE_DATA_DIR: dataDir },
       stdio: 'inherit',
     });
     let exited = false;

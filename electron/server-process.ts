@@ -6,6 +6,7 @@
  */
 import { fork } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { SERVE_ENV, SERVE_NODE_ARGS } from '../server/cli/launch.js';
 
 /** The part of a child process the supervisor needs; Node's ChildProcess and Electron's UtilityProcess both fit via small adapters. */
 export interface ServerChild {
@@ -219,7 +220,8 @@ export function nodeSpawner(options: NodeSpawnOptions): Spawner {
     const io = options.stdio ?? 'inherit';
     const child = fork(options.cliPath, ['serve', ...(options.args ?? [])], {
       execPath: options.execPath ?? 'node',
-      env: { ...process.env, ...options.env, GATEHOUSE_DATA_DIR: options.dataDir },
+      execArgv: [...SERVE_NODE_ARGS],
+      env: { ...process.env, ...SERVE_ENV, ...options.env, GATEHOUSE_DATA_DIR: options.dataDir },
       stdio: [io, io, io, 'ipc'],
     });
     // A spawn failure (no such binary) surfaces as 'error' followed by no exit; report it as one.
