@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, defaultIssuer, type Config } from './config.js';
 import { openDatabase, type Db } from './db/client.js';
+import { startCheckpointer } from './db/checkpointer.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
 import { ensureLocalTls, loadOwnTls, type TlsMaterial } from './ops/tls.js';
@@ -92,7 +93,8 @@ export async function start(config: Config): Promise<Running> {
   refuseSecondServer(config.dataDir);
   await guardMigrations(config, join(config.dataDir, DATABASE_FILE));
   let tls = loadTls(config, new Date());
-  const db = openDatabase(join(config.dataDir, DATABASE_FILE));
+  const databaseFile = join(config.dataDir, DATABASE_FILE);
+  const db = openDatabase(databaseFile);
   const adminToken = config.adminToken ? fixedAdminToken(config.adminToken) : fileAdminToken(config.dataDir);
   const app = await buildApp({
     db,
@@ -118,6 +120,7 @@ export async function start(config: Config): Promise<Running> {
   if (!config.issuerConfigured) config.issuer = defaultIssuer(config.host, port, Boolean(tls));
   const url = defaultIssuer(config.host, port, Boolean(tls));
   writePidFile(config.dataDir);
+  const checkpointer = startCheckpointer(db, databaseFile);
 
   // Re-issue the LAN certificate while running (expiry, a new address) without a restart.
   const refreshTls = (): boolean => {
@@ -155,6 +158,7 @@ export async function start(config: Config): Promise<Running> {
       clearInterval(tlsTimer);
       if (redirect) await new Promise((resolve) => redirect!.close(resolve));
       await app.close();
+      await checkpointer.stop();
       db.$client.close();
       removePidFile(config.dataDir);
     })());

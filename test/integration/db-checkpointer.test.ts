@@ -1,0 +1,45 @@
+/** WAL checkpoints run on a worker thread, not inside a commit on the event loop. */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../server/db/client.js';
+import { startCheckpointer } from '../../server/db/checkpointer.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Writes ~4 MiB (about 1,000 pages of 4 KiB) in committed transactions. */
+function writeMegabytes(db: ReturnType<typeof openDatabase>) {
+  db.$client.exec('CREATE TABLE IF NOT EXISTS filler (data BLOB)');
+  const insert = db.$client.prepare('INSERT INTO filler (data) VALUES (?)');
+  for (let i = 0; i < 64; i++) insert.run(Buffer.alloc(64 * 1024, i));
+}
+
+describe('checkpointer', () => {
+  it('keeps commits from checkpointing and copies the WAL into the database file from its worker', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ckpt-'));
+    dirs.push(dir);
+    const file = join(dir, 'gatehouse.db');
+    const db = openDatabase(file);
+    const checkpointer = startCheckpointer(db, file, 100);
+    expect(db.$client.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    const before = statSync(file).size;
+
+    writeMegabytes(db);
+    // No commit checkpointed: the data is only in the WAL.
+    expect(statSync(file).size).toBe(before);
+    expect(statSync(`${file}-wal`).size).toBeGreaterThan(4 * 1024 * 1024);
+
+    const deadline = Date.now() + 5_000;
+    while (statSync(file).size < 4 * 1024 * 1024 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(statSync(file).size).toBeGreaterThan(4 * 1024 * 1024);
+
+    await checkpointer.stop();
+    expect(db.$client.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    expect(db.$client.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.$client.close();
+  });
+});
