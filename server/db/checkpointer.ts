@@ -40,6 +40,7 @@ export function startCheckpointer(db: Db, file: string, everyMs = CHECKPOINT_EVE
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
     async stop() {
+      worker.ref(); // an unreferenced worker would let the process exit before it has closed
       worker.postMessage('stop');
       await exited;
       db.$client.pragma('wal_autocheckpoint = 1000');
