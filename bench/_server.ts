@@ -109,22 +109,32 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** Spawns `gatehouse serve` (dist/) on a fresh data directory and waits for its ready message. */
-export async function startBenchServer(name: string, env: Record<string, string> = {}): Promise<BenchServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-${name}-`));
-  const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
+/**
+ * Spawns the built `gatehouse serve` on `dataDir` with the launch settings every launcher uses
+ * (server/cli/launch.ts); `ready` resolves with its URL once it says so over IPC.
+ */
+export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = []) {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...SERVE_NODE_ARGS, ...profile, join(root, 'dist/server/cli.js'), 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', BENCH_ADMIN_TOKEN],
+    [...SERVE_NODE_ARGS, ...nodeArgs, join(root, 'dist/server/cli.js'), 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', BENCH_ADMIN_TOKEN],
     { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn', ...env } },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  const ready = new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`server exited with ${code} before it was ready`)));
     child.on('message', (m: { type?: string; url?: string }) => {
       if (m.type === 'ready' && m.url) resolve(m.url);
     });
   });
+  return { child, exited, ready };
+}
+
+/** Spawns `gatehouse serve` (dist/) on a fresh data directory and waits for its ready message. */
+export async function startBenchServer(name: string, env: Record<string, string> = {}): Promise<BenchServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-${name}-`));
+  const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
+  const { child, exited, ready } = spawnServe(dataDir, env, profile);
+  const url = await ready;
   const pid = child.pid!;
   return {
     url,

@@ -7,18 +7,14 @@
  * unlike wall-clock time it does not grow when other work shares the cores.
  * Target: median ≤ 1 s on an existing data directory.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { BenchResult, Scenario } from './run.js';
-import { SERVE_ENV, SERVE_NODE_ARGS } from '../server/cli/launch.js';
-import { BENCH_ADMIN_TOKEN, cpuSample, loadAverage, percentile, rssMiB } from './_server.js';
+import { cpuSample, loadAverage, percentile, rssMiB, spawnServe } from './_server.js';
 
 const RUNS = 7;
 const TARGET_MS = 1_000;
-const cli = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist/server/cli.js');
 
 interface Start {
   readyMs: number;
@@ -29,15 +25,8 @@ interface Start {
 /** One spawn → ready → SIGTERM → exit cycle. */
 async function startOnce(dataDir: string): Promise<Start> {
   const started = performance.now();
-  const child = spawn(process.execPath, [...SERVE_NODE_ARGS, cli, 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', BENCH_ADMIN_TOKEN], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn' },
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`server exited with ${code} before ready`)));
-    child.on('message', (m: { type?: string }) => m.type === 'ready' && resolve());
-  });
+  const { child, exited, ready } = spawnServe(dataDir);
+  await ready;
   const readyMs = performance.now() - started;
   const cpu = cpuSample(child.pid!);
   const rss = rssMiB(child.pid!);
