@@ -28,6 +28,7 @@ import { providerRoutes } from './applications/provider-routes.js';
 import { featurePlugins } from './features.js';
 import { isPageRequest, pageErrorHandler } from './pages/page-scope.js';
 import { renderError } from './pages/render.js';
+import { CodeStore } from './oauth/authorize/code.js';
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
 type AddFormats = (ajv: Ajv) => Ajv;
@@ -103,6 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config: deps.config,
     clock: deps.clock ?? systemClock,
     adminToken: deps.adminToken ?? fixedAdminToken(deps.config.adminToken ?? ''),
+    codes: new CodeStore(),
     wakeWebhooks: () => {},
   };
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute);

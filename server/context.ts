@@ -6,12 +6,15 @@ import type { Db } from './db/client.js';
 import type { Config } from './config.js';
 import type { Clock } from './util/clock.js';
 import type { AdminTokenStore } from './http/admin-token.js';
+import type { CodeStore } from './oauth/authorize/code.js';
 
 export interface AppContext {
   db: Db;
   config: Config;
   clock: Clock;
   adminToken: AdminTokenStore;
+  /** Live authorization codes: in memory, see oauth/authorize/code.ts. */
+  codes: CodeStore;
   /** Called after a transaction wrote webhook outbox rows, so the worker looks sooner. */
   wakeWebhooks: () => void;
 }

@@ -327,35 +327,6 @@ export const signingKeys = sqliteTable('signing_keys', {
   expiresAt: timestamp('expires_at'),
 });
 
-export const authorizationCodes = sqliteTable(
-  'authorization_codes',
-  {
-    codeHash: text('code_hash').primaryKey(),
-    applicationId: text('application_id')
-      .notNull()
-      .references(() => applications.id, { onDelete: 'cascade' }),
-    personId: text('person_id')
-      .notNull()
-      .references(() => people.id, { onDelete: 'cascade' }),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
-    sessionId: text('session_id').references(() => sessions.id, { onDelete: 'set null' }),
-    redirectUri: text('redirect_uri').notNull(),
-    scope: text('scope').notNull(),
-    resource: text('resource').notNull(),
-    codeChallenge: text('code_challenge'),
-    nonce: text('nonce'),
-    authTime: timestamp('auth_time').notNull(),
-    createdAt: createdAt(),
-    expiresAt: timestamp('expires_at').notNull(),
-    usedAt: timestamp('used_at'),
-    /** The refresh-token family the exchange created, revoked if the code is replayed. */
-    issuedFamilyId: text('issued_family_id'),
-  },
-  (t) => [index('authorization_codes_expires_idx').on(t.expiresAt)],
-);
-
 /** One chain of rotated refresh tokens, born of one code exchange. */
 export const refreshTokenFamilies = sqliteTable(
   'refresh_token_families',
@@ -467,7 +438,6 @@ export type Membership = typeof memberships.$inferSelect;
 export type Invitation = typeof invitations.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
 export type SigningKey = typeof signingKeys.$inferSelect;
-export type AuthorizationCode = typeof authorizationCodes.$inferSelect;
 export type RefreshTokenFamily = typeof refreshTokenFamilies.$inferSelect;
 export type RefreshToken = typeof refreshTokens.$inferSelect;
 export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;

@@ -9,11 +9,12 @@
  * leaves the event loop only the JSON and base64url of the payload (jose's SignJWT, over
  * WebCrypto, cost several times that in promise and validation work per token).
  */
-import { randomBytes, sign as rsaSign } from 'node:crypto';
+import { sign as rsaSign } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import type { Person } from '../db/schema.js';
 import { SIGNING_ALG, type KeyRing } from './keys.js';
 import { hasScope } from './scopes.js';
+import { randomBase64url } from '../util/crypto.js';
 
 export interface AppUserClaim {
   id: string;
@@ -73,7 +74,7 @@ export function signAccessToken(keys: KeyRing, t: AccessTokenInput): Promise<str
     scope: t.scope,
     iat,
     exp: iat + t.ttlSeconds,
-    jti: randomBytes(16).toString('base64url'),
+    jti: randomBase64url(16),
     app_user: { id: t.appUser.id, status: t.appUser.status, role: t.appUser.role },
   };
   if (t.sessionId) payload.sid = t.sessionId;

@@ -3,7 +3,7 @@
  * with a per-process sequence, makes ids created in the same millisecond sort in creation order —
  * lists order by (createdAt, id), so rows written in one transaction keep the order they were made.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBase64url } from './crypto.js';
 
 export type IdPrefix =
   | 'usr' | 'acc' | 'ses' | 'mem' | 'inv' | 'key' | 'fam' | 'msg' | 'aud' | 'kid';
@@ -21,5 +21,5 @@ export function newId(prefix: IdPrefix): string {
   }
   const time = lastTime.toString(36).padStart(9, '0');
   const seq = sequence.toString(36).padStart(4, '0');
-  return `${prefix}_${time}${seq}${randomBytes(8).toString('base64url')}`;
+  return `${prefix}_${time}${seq}${randomBase64url(8)}`;
 }

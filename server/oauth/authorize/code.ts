@@ -1,16 +1,28 @@
 /**
- * Authorization codes (RFC 6749 §4.1.2, DESIGN §4.10): random 256-bit, stored hashed, single
- * use, valid 60 s, bound to client, redirect URI, PKCE challenge, resource, nonce and session.
- * Issuing and exchanging a code are on every sign-in, so their statements are prepared once
- * (db/prepared.ts).
+ * Authorization codes (RFC 6749 §4.1.2, DESIGN §4.10): random 256-bit, known only by their
+ * SHA-256, single use, valid 60 s, bound to client, redirect URI, PKCE challenge, resource, nonce
+ * and session.
+ *
+ * They live in memory, not in the store. A code is read once within a minute, and one process
+ * serves a data directory (ops/pid-file.ts), so a table bought two writes per sign-in (plus
+ * their WAL checkpoint) and rows that had to be purged, for one benefit: surviving a restart. A
+ * restart now forgets the codes issued before it; their exchange answers `invalid_grant` and the
+ * application starts the sign-in again, which the still-live session completes silently.
+ *
+ * A spent code is remembered, with the refresh-token family its exchange started, until
+ * REMEMBER_MS after it was issued, so a replay in that window revokes the family (RFC 6749
+ * §4.1.2, "SHOULD revoke"); after that it is just unknown, as are expired codes.
  */
-import { and, eq, isNull, sql } from 'drizzle-orm';
-import { authorizationCodes, memberships, people } from '../../db/schema.js';
-import { preparedPerDb } from '../../db/prepared.js';
-import type { AppContext } from '../../context.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 
 export const CODE_TTL_MS = 60_000;
+/** How long a code (spent or not) is remembered after issue: replays are caught for this long. */
+export const REMEMBER_MS = 10 * 60_000;
+/**
+ * At most this many codes are remembered; beyond it the oldest are forgotten first (a forgotten
+ * live code fails closed). A ceiling on memory, far above a small team's sign-ins per 10 minutes.
+ */
+export const MAX_REMEMBERED = 100_000;
 
 export interface NewCode {
   applicationId: string;
@@ -25,41 +37,46 @@ export interface NewCode {
   authTime: Date;
 }
 
-const p = (name: string) => sql.placeholder(name);
+export interface IssuedCode extends NewCode {
+  issuedAt: number;
+  expiresAt: number;
+  /** Set once the code was exchanged. */
+  spent: boolean;
+  /** The refresh-token family its exchange started (with `offline_access`). */
+  issuedFamilyId?: string;
+}
 
-export const codeQueries = preparedPerDb((db) => ({
-  insert: db
-    .insert(authorizationCodes)
-    .values({
-      codeHash: p('codeHash'), applicationId: p('applicationId'), personId: p('personId'), membershipId: p('membershipId'),
-      sessionId: p('sessionId'), redirectUri: p('redirectUri'), scope: p('scope'), resource: p('resource'),
-      codeChallenge: p('codeChallenge'), nonce: p('nonce'), authTime: p('authTime'), createdAt: p('createdAt'), expiresAt: p('expiresAt'),
-    })
-    .prepare(),
-  /** The code with the membership and person it was issued for (either may be gone since). */
-  exchange: db
-    .select({
-      code: authorizationCodes,
-      membership: { id: memberships.id, status: memberships.status, role: memberships.role, lastActiveAt: memberships.lastActiveAt },
-      person: { id: people.id, email: people.email, emailVerified: people.emailVerified, name: people.name },
-    })
-    .from(authorizationCodes)
-    .leftJoin(memberships, eq(memberships.id, authorizationCodes.membershipId))
-    .leftJoin(people, eq(people.id, authorizationCodes.personId))
-    .where(eq(authorizationCodes.codeHash, p('codeHash')))
-    .prepare(),
-  /** Marks the code used unless it already is: the single-use guard against concurrent exchanges. */
-  spend: db
-    .update(authorizationCodes)
-    .set({ usedAt: sql`${p('nowMs')}` }) // raw SQL: pass milliseconds
-    .where(and(eq(authorizationCodes.codeHash, p('codeHash')), isNull(authorizationCodes.usedAt)))
-    .prepare(),
-}));
+/** The codes of one server, by SHA-256 of the code, oldest first (Map keeps insertion order). */
+export class CodeStore {
+  private readonly codes = new Map<string, IssuedCode>();
 
-/** Stores a new code and returns it (the only time it exists in the clear). */
-export function issueCode(ctx: AppContext, input: NewCode): string {
-  const code = randomToken();
-  const now = ctx.clock.now();
-  codeQueries(ctx.db).insert.run({ ...input, codeHash: sha256(code), createdAt: now, expiresAt: new Date(now.getTime() + CODE_TTL_MS) });
-  return code;
+  /** Stores a new code and returns it: the only time it exists in the clear. */
+  issue(input: NewCode, now: Date): string {
+    const code = randomToken();
+    const issuedAt = now.getTime();
+    this.codes.set(sha256(code), { ...input, issuedAt, expiresAt: issuedAt + CODE_TTL_MS, spent: false });
+    this.forgetOld(issuedAt);
+    return code;
+  }
+
+  /** The code presented, spent or not (expiry is the caller's check), or undefined. */
+  find(code: string, now: Date): IssuedCode | undefined {
+    this.forgetOld(now.getTime());
+    return this.codes.get(sha256(code));
+  }
+
+  get size(): number {
+    return this.codes.size;
+  }
+
+  /**
+   * Every code has the same lifetime, so the oldest is first in the map: forgetting is dropping
+   * from the front — amortised O(1) per call.
+   */
+  private forgetOld(nowMs: number): void {
+    for (const [hash, code] of this.codes) {
+      if (code.issuedAt + REMEMBER_MS > nowMs && this.codes.size <= MAX_REMEMBERED) break;
+      this.codes.delete(hash);
+    }
+  }
 }

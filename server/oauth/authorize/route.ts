@@ -18,7 +18,6 @@ import { findClient } from '../client-auth.js';
 import { OAuthError } from '../errors.js';
 import { errorPageHandler, sendErrorPage } from '../error-page.js';
 import { param, type RawParams } from '../params.js';
-import { issueCode } from './code.js';
 import { parseAuthorizeRequest } from './request.js';
 
 export const AUTHORIZE_PATH = '/api/auth/oauth2/authorize';
@@ -79,7 +78,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
       const settled = settleMembership(ctx, client, found.person);
       if ('error' in settled) throw new OAuthError(settled.error, settled.description);
 
-      const code = issueCode(ctx, {
+      const code = ctx.codes.issue({
         applicationId: client.id,
         personId: found.person.id,
         membershipId: settled.membership.id,
@@ -90,7 +89,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
         codeChallenge: req.codeChallenge,
         nonce: req.nonce,
         authTime,
-      });
+      }, now);
       return answer({ code });
     } catch (error) {
       if (error instanceof OAuthError) return answer({ error: error.error, error_description: error.description });
