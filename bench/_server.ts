@@ -2,7 +2,8 @@
  * Shared pieces of the benchmark scenarios that measure a real server over HTTP (the leading
  * underscore keeps bench/run.ts from taking this file for a scenario):
  * - `startBenchServer()` spawns `gatehouse serve` from dist/ in its own process on a fresh data
- *   directory (`BENCH_PROF=1` adds `--cpu-prof` into /tmp/prof), so the load generator never
+ *   directory (`BENCH_PROF=1` adds `--cpu-prof` into /tmp/prof, `BENCH_NODE_ARGS` any node flags
+ *   after the launch settings), so the load generator never
  *   shares the server's event loop;
  * - `server.cpu()` reads the server's CPU time from /proc, split into the main thread (the
  *   event loop: the serial bottleneck) and all threads (plus libuv's pool, where signing runs).
@@ -133,7 +134,9 @@ export function spawnServe(dataDir: string, env: Record<string, string> = {}, no
 export async function startBenchServer(name: string, env: Record<string, string> = {}): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-${name}-`));
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
-  const { child, exited, ready } = spawnServe(dataDir, env, profile);
+  // BENCH_NODE_ARGS: extra node/V8 flags for the server, after the launch settings (to try some).
+  const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const { child, exited, ready } = spawnServe(dataDir, env, [...profile, ...extra]);
   const url = await ready;
   const pid = child.pid!;
   return {
