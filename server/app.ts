@@ -22,6 +22,7 @@ import { securityHeaders } from './http/security-headers.js';
 import { lazySerializerFactory, lazyValidator } from './http/lazy-compile.js';
 import { registerOpenApi } from './http/openapi.js';
 import { serverLimits } from './http/server-limits.js';
+import { EarlyAnswers, nodeServerFactory } from './http/early-answers.js';
 import { applicationRoutes } from './applications/routes.js';
 import { ssoGroupRoutes } from './applications/sso-group-routes.js';
 import { providerRoutes } from './applications/provider-routes.js';
@@ -78,6 +79,7 @@ const lazySerializer = lazySerializerFactory();
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Slow clients and oversized headers are cut off at the connection (server/http/server-limits.ts).
   const limits = serverLimits(deps.config);
+  const early = new EarlyAnswers();
   const app = Fastify({
     ...limits.fastify,
     logger: deps.logger ?? false,
@@ -91,8 +93,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Response serializers compile on a route's first answer, not at start-up (http/lazy-compile.ts).
     schemaController: { compilersFactory: { buildSerializer: lazySerializer } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
-    // Fastify picks an https server when this is present; the instance type stays the http one.
-    ...(deps.https ? ({ https: { ...limits.node, ...deps.https } } as object) : { http: limits.node }),
+    // The server is ours (http/early-answers.ts); `https: true` only tells Fastify's listen log.
+    serverFactory: nodeServerFactory(limits, deps.https, early),
+    ...(deps.https ? ({ https: true } as object) : {}),
     // Malformed URLs (bad percent-encoding) get the documented shape, not Fastify's default: the
     // error page where a browser navigates, problem details elsewhere.
     frameworkErrors: (error, request, reply) =>
@@ -109,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
   app.decorate('ctx', ctx);
+  app.decorate('earlyAnswers', early);
   app.decorateRequest('actor', undefined as never);
 
   // Compiled on a route's first request, not at start-up (http/lazy-compile.ts); the Ajv

@@ -9,15 +9,23 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const STRICT_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
+/** What a JSON answer carries: the fixed headers plus the strictest policy (http/early-answers.ts). */
+export const JSON_SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'content-security-policy': STRICT_CSP,
+};
+
 export function securityHeaders(
   _request: FastifyRequest,
   reply: FastifyReply,
   payload: unknown,
   done: (error: Error | null, payload?: unknown) => void,
 ): void {
-  reply.header('x-content-type-options', 'nosniff');
-  reply.header('referrer-policy', 'no-referrer');
-  reply.header('x-frame-options', 'DENY');
+  reply.header('x-content-type-options', JSON_SECURITY_HEADERS['x-content-type-options']);
+  reply.header('referrer-policy', JSON_SECURITY_HEADERS['referrer-policy']);
+  reply.header('x-frame-options', JSON_SECURITY_HEADERS['x-frame-options']);
   if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', STRICT_CSP);
   done(null, payload);
 }

@@ -14,11 +14,14 @@ export const CORS_PATHS = [
   '/api/auth/oauth2/revoke',
 ];
 
+/** The one header a CORS answer carries (preflights add theirs). */
+export const CORS_HEADERS = { 'access-control-allow-origin': '*' };
+
 /** Adds the CORS header and preflight routes to the caller's scope (not a child plugin, so the hook covers its routes). */
 export function registerCors(app: FastifyInstance): void {
   // A callback hook (no promise per response): it runs on every OAuth request, JWKS included.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (CORS_PATHS.includes(request.routeOptions.url ?? '')) reply.header('access-control-allow-origin', '*');
+    if (CORS_PATHS.includes(request.routeOptions.url ?? '')) reply.headers(CORS_HEADERS);
     done(null, payload);
   });
   for (const path of CORS_PATHS) {

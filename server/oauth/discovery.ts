@@ -8,8 +8,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Statement } from 'better-sqlite3';
 import type { AppContext } from '../context.js';
-import { publishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
+import { keyWriteCount, publishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
+import { CORS_HEADERS } from './cors.js';
+import { JSON_SECURITY_HEADERS } from '../http/security-headers.js';
+
+/** How often the JWKS looks for a key another process wrote. */
+const STORE_CHECK_MS = 1_000;
 
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'];
 
@@ -42,13 +47,15 @@ export function discoveryDocument(issuer: string) {
 }
 
 /**
- * The published key set, serialised once per state of `signing_keys`. A request first reads two
- * connection counters in one prepared statement (about 2 µs): SQLite's `total_changes()` (rows
- * this process wrote: an in-process rotation) and `data_version` (commits by other processes:
- * `gatehouse rotate-keys`). Only when either moved is the key table itself read (kid, retired_at,
- * expires_at of its handful of rows), and only when that state differs is the set rebuilt; it is
- * also rebuilt when a retiring key's publication ends. Which keys are published stays decided by
- * `publishedJwks` alone.
+ * The published key set, serialised once per state of `signing_keys`. The store is consulted
+ * when this process wrote a key (`keyWriteCount`), when a retiring key's publication ends, and
+ * otherwise at most once a second, for a rotation by another process (`gatehouse rotate-keys`;
+ * the signing KeyRing only picks that key up after 5 s, so it is published before it signs).
+ * Consulting first reads two connection counters in one prepared statement: SQLite's
+ * `total_changes()` (rows this connection wrote) and `data_version` (commits by other
+ * connections). Only when either moved is the key table itself read (kid, retired_at,
+ * expires_at of its handful of rows), and only when that state differs is the set rebuilt.
+ * Which keys are published stays decided by `publishedJwks` alone.
  */
 export class JwksBody {
   private readonly counters: Statement<[], string>;
@@ -58,6 +65,8 @@ export class JwksBody {
   private bodyState: string | undefined;
   /** When the next retiring key leaves the set (ms since the epoch). */
   private staleAt = Infinity;
+  private seenWrites = -1;
+  private checkedAt = 0;
 
   constructor(private readonly ctx: AppContext) {
     const sqlite = ctx.db.$client;
@@ -66,8 +75,14 @@ export class JwksBody {
   }
 
   current(): string {
-    const counters = this.counters.get()!;
     const now = this.ctx.clock.now();
+    // Real time, not the context clock: this paces work, it decides nothing about validity.
+    const checkedAgo = Date.now() - this.checkedAt;
+    const writes = keyWriteCount();
+    if (writes === this.seenWrites && checkedAgo >= 0 && checkedAgo < STORE_CHECK_MS && now.getTime() < this.staleAt) return this.body;
+    this.seenWrites = writes;
+    this.checkedAt = Date.now();
+    const counters = this.counters.get()!;
     if (counters === this.bodyCounters && now.getTime() < this.staleAt) return this.body;
     const rows = this.state.all();
     const state = rows.join(';');
@@ -84,18 +99,30 @@ const DISCOVERY_HEADERS = { 'content-type': 'application/json; charset=utf-8', '
 // Short cache: after a rotation the new key signs at once, and verifiers refetch on an unknown kid.
 const JWKS_HEADERS = { 'content-type': 'application/jwk-set+json; charset=utf-8', 'cache-control': 'public, max-age=60' };
 
+/**
+ * Each document is registered twice with the same headers and body: as a Fastify route (for
+ * `inject`, query strings and anything the early path passes on) and as an early answer of the
+ * Node server, which also adds what the global hooks would (security headers, CORS).
+ */
 export const discoveryRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (app, { keys }) => {
   const { ctx } = app;
   let discovery = { issuer: '', body: '' };
-  app.get('/.well-known/openid-configuration', { schema: { hide: true } }, async (_request, reply) => {
+  const discoveryBody = () => {
     if (discovery.issuer !== ctx.config.issuer) {
       discovery = { issuer: ctx.config.issuer, body: JSON.stringify(discoveryDocument(ctx.config.issuer)) };
     }
-    return reply.headers(DISCOVERY_HEADERS).send(discovery.body);
-  });
+    return discovery.body;
+  };
   await keys.ensure();
   const jwks = new JwksBody(ctx);
-  app.get('/api/auth/jwks', { schema: { hide: true } }, (_request, reply) => {
-    reply.headers(JWKS_HEADERS).send(jwks.current());
-  });
+  const jwksBody = () => jwks.current();
+  for (const [path, headers, body] of [
+    ['/.well-known/openid-configuration', DISCOVERY_HEADERS, discoveryBody],
+    ['/api/auth/jwks', JWKS_HEADERS, jwksBody],
+  ] as const) {
+    app.get(path, { schema: { hide: true } }, (_request, reply) => {
+      reply.headers(headers).send(body());
+    });
+    app.earlyAnswers.add(path, { ...JSON_SECURITY_HEADERS, ...CORS_HEADERS, ...headers }, body);
+  }
 };

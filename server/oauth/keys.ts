@@ -35,6 +35,10 @@ async function generateSigningKey(): Promise<{ kid: string; publicJwk: JWK; priv
   return { kid, publicJwk: { kty, n, e, kid, alg: SIGNING_ALG, use: 'sig' }, privateKeyPem: await exportPKCS8(privateKey) };
 }
 
+/** Key writes made by this process, so caches of the key table know to look again at once. */
+let keyWrites = 0;
+export const keyWriteCount = (): number => keyWrites;
+
 function activeKeyRow(db: Db): SigningKey | undefined {
   return db.select().from(signingKeys).where(isNull(signingKeys.retiredAt)).orderBy(desc(signingKeys.createdAt)).get();
 }
@@ -48,6 +52,7 @@ export async function ensureSigningKey(db: Db, now: Date): Promise<void> {
     const existing = tx.select({ kid: signingKeys.kid }).from(signingKeys).where(isNull(signingKeys.retiredAt)).get();
     if (!existing) tx.insert(signingKeys).values({ ...key, createdAt: now }).run();
   });
+  keyWrites++;
 }
 
 /**
@@ -57,7 +62,7 @@ export async function ensureSigningKey(db: Db, now: Date): Promise<void> {
 export async function rotateSigningKey(db: Db, now: Date, tokenLifetimeSeconds: number, actor: string) {
   const key = await generateSigningKey();
   const expiresAt = new Date(now.getTime() + tokenLifetimeSeconds * 1000 + SKEW_MS);
-  return db.transaction((tx) => {
+  const rotated = db.transaction((tx) => {
     const retired = tx
       .update(signingKeys)
       .set({ retiredAt: now, expiresAt })
@@ -69,6 +74,8 @@ export async function rotateSigningKey(db: Db, now: Date, tokenLifetimeSeconds: 
     recordAudit(tx, now, { actor, action: 'signing_key.rotated', target: key.kid, details: { retired } });
     return { kid: key.kid, retired };
   });
+  keyWrites++;
+  return rotated;
 }
 
 /** Every key, newest first, with its status; never the private part. */

@@ -1,10 +1,11 @@
 /** Signing keys, JWKS, discovery and rotation (admin API and `gatehouse rotate-keys`). */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { makeApp } from '../helpers/app.js';
+import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { setUpClients, spaTokens } from '../helpers/oauth-inject.js';
 import { rotateKeysCommand } from '../../server/cli/rotate-keys.js';
 import { loadConfig } from '../../server/config.js';
@@ -108,6 +109,71 @@ describe('key rotation', () => {
       expect(logs[0]).toMatch(/^kid_/);
       const second = ((await (await fetch(`${running.url}/api/auth/jwks`)).json()) as { keys: { kid: string }[] }).keys;
       expect(second.map((k) => k.kid)).toEqual([logs[0], first[0]!.kid]);
+      await running.stop();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('discovery and JWKS on the network', () => {
+  /** Headers that belong to the connection rather than the answer. */
+  const answerHeaders = (headers: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(headers).filter(([name]) => !['date', 'connection', 'keep-alive'].includes(name)).map(([k, v]) => [k, String(v)]));
+
+  beforeAll(() => ensureBuilt(), 240_000);
+
+  it('answers GET and HEAD with the routes\' exact status, headers and body; other requests reach the routes', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-early-'));
+    try {
+      const running = await start(loadConfig({ LOG_LEVEL: 'silent' }, { dataDir, port: '0', adminToken: 'early-answers-admin-token-123' }));
+      const security = {
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        'x-frame-options': 'DENY',
+        'content-security-policy': "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+        'access-control-allow-origin': '*',
+      };
+      for (const [path, type, cache] of [
+        ['/.well-known/openid-configuration', 'application/json; charset=utf-8', 'public, max-age=300'],
+        ['/api/auth/jwks', 'application/jwk-set+json; charset=utf-8', 'public, max-age=60'],
+      ]) {
+        const viaRoute = await running.app.inject({ method: 'GET', url: path });
+        const body = viaRoute.body;
+        const expected = { ...security, 'content-type': type, 'cache-control': cache, 'content-length': String(Buffer.byteLength(body)) };
+        expect(answerHeaders(viaRoute.headers)).toEqual(expected);
+
+        const get = await fetch(`${running.url}${path}`);
+        expect(get.status).toBe(200);
+        expect(answerHeaders(Object.fromEntries(get.headers))).toEqual(expected);
+        expect(await get.text()).toBe(body);
+
+        const head = await fetch(`${running.url}${path}`, { method: 'HEAD' });
+        expect(head.status).toBe(200);
+        expect(answerHeaders(Object.fromEntries(head.headers))).toEqual(expected);
+        expect(await head.text()).toBe('');
+
+        const withQuery = await fetch(`${running.url}${path}?v=1`);
+        expect(withQuery.status).toBe(200);
+        expect(await withQuery.text()).toBe(body);
+
+        const post = await fetch(`${running.url}${path}`, { method: 'POST' });
+        const postViaRoute = await running.app.inject({ method: 'POST', url: path });
+        expect(post.status).toBe(404);
+        expect(post.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+        expect(await post.json()).toEqual(postViaRoute.json());
+      }
+      expect(JSON.parse((await running.app.inject({ url: '/.well-known/openid-configuration' })).body).issuer).toBe(running.url);
+
+      // A rotation by another process is published within a second, before the server signs with it.
+      const before = (await (await fetch(`${running.url}/api/auth/jwks`)).json()) as { keys: { kid: string }[] };
+      const rotated = await runCli(['rotate-keys', '--data-dir', dataDir]);
+      expect(rotated.code).toBe(0);
+      const newKid = rotated.stdout.split('\n')[0]!;
+      expect(newKid).toMatch(/^kid_/);
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const after = (await (await fetch(`${running.url}/api/auth/jwks`)).json()) as { keys: { kid: string }[] };
+      expect(after.keys.map((k) => k.kid)).toEqual([newKid, before.keys[0]!.kid]);
       await running.stop();
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
