@@ -37,6 +37,9 @@ export interface Scenario {
 
 const here = dirname(fileURLToPath(import.meta.url));
 
+/** Pause between scenarios. */
+const SETTLE_MS = 2_000;
+
 /** The issue's order for the table; scenarios not listed follow alphabetically. */
 const ORDER = ['token', 'code-flow', 'sign-in', 'discovery', 'members', 'webhooks', 'memory', 'startup'];
 const rank = (name: string) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length);
@@ -127,7 +130,10 @@ async function main(): Promise<number> {
   const file = join(here, 'results.json');
   const scenarios = previousResults(file);
   const results: BenchResult[] = [];
-  for (const name of names) {
+  for (const [index, name] of names.entries()) {
+    // Let the previous scenario's tail (server exit, data-directory removal, the kernel writing
+    // back its pages, this process's garbage) finish before the next one is measured.
+    if (index > 0) await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const mod = (await import(pathToFileURL(join(here, `${name}.ts`)).href)) as { scenario: Scenario };
     console.error(`Running ${name}: ${mod.scenario.description}`);
     let rows: BenchResult[];
