@@ -7,7 +7,7 @@
 import { app, dialog, ipcMain, shell, utilityProcess } from 'electron';
 import { join } from 'node:path';
 import { readOrCreateAdminToken } from '../server/http/admin-token.js';
-import { SERVE_ENV, SERVE_NODE_ARGS } from '../server/cli/launch.js';
+import { SERVER_BUNDLE, SERVE_ENV, SERVE_NODE_ARGS } from '../server/cli/launch.js';
 import { nodeSpawner, ServerSupervisor, type ServerChild, type Spawner } from './server-process.js';
 import { installSecurity, isAllowedUrl, setAllowedOrigin } from './security.js';
 import { loadPanel, panelWindow, showPanel } from './window.js';
@@ -22,7 +22,7 @@ if (!app.requestSingleInstanceLock()) {
 function run() {
   const appRoot = app.getAppPath();
   const dataDir = process.env.GATEHOUSE_DATA_DIR ?? join(app.getPath('userData'), 'data');
-  const cliPath = join(appRoot, 'dist', 'server', 'cli.js');
+  const cliPath = join(appRoot, SERVER_BUNDLE);
   const iconPath = join(app.isPackaged ? process.resourcesPath : join(appRoot, 'resources'), 'icon.png');
   // A fixed port keeps the issuer (and so every app's configuration) stable across restarts.
   const serverEnv = {

@@ -202,7 +202,7 @@ export class ServerSupervisor extends EventEmitter {
 }
 
 export interface NodeSpawnOptions {
-  /** Path of dist/server/cli.js. */
+  /** Path of the bundled server, dist/gatehouse.mjs (SERVER_BUNDLE). */
   cliPath: string;
   dataDir: string;
   /** Extra arguments after `serve` (e.g. ['--port', '0']). */
@@ -214,7 +214,7 @@ export interface NodeSpawnOptions {
   stdio?: 'inherit' | 'ignore' | 'pipe';
 }
 
-/** Spawns `node dist/server/cli.js serve` with an IPC channel (development and tests). */
+/** Spawns `node dist/gatehouse.mjs serve` with an IPC channel (development and tests). */
 export function nodeSpawner(options: NodeSpawnOptions): Spawner {
   return () => {
     const io = options.stdio ?? 'inherit';

@@ -1,5 +1,6 @@
 // Builds what `npm start`, `npm test` and `npm run gatehouse` need, only when sources are newer
-// than the last build: the server (tsc → dist/) and the control panel (vite → renderer/dist/).
+// than the last build: the server (tsc → dist/server/, then esbuild → dist/gatehouse.mjs, the
+// artefact every launcher runs) and the control panel (vite → renderer/dist/).
 //
 // - tsc is incremental and rewrites only changed outputs, so freshness is judged by a stamp file
 //   touched after each build, not by the mtime of any emitted file.
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const stamp = join(root, 'dist/.server-build-stamp');
+const bundle = join(root, 'dist/gatehouse.mjs');
 const lock = join(root, 'dist/.build-lock');
 const LOCK_STALE_MS = 5 * 60_000;
 
@@ -76,8 +78,9 @@ function serverStale() {
     newest(join(root, 'server'), (p) => p.endsWith('.ts')),
     newest(join(root, 'electron'), (p) => p.endsWith('.ts')),
     mtime(join(root, 'tsconfig.json')),
+    mtime(join(root, 'scripts/bundle-server.mjs')),
   );
-  return !existsSync(join(root, 'dist/server/cli.js')) || sources > mtime(stamp);
+  return !existsSync(join(root, 'dist/server/cli.js')) || !existsSync(bundle) || sources > mtime(stamp);
 }
 
 const rendererIndex = join(root, 'renderer/index.html');
@@ -87,7 +90,7 @@ function rendererStale() {
   return sources > mtime(join(root, 'renderer/dist/index.html'));
 }
 
-function build() {
+async function build() {
   if (serverStale()) {
     const startedAt = Date.now();
     console.error('Building the server…');
@@ -97,6 +100,13 @@ function build() {
       return 1;
     }
     if (!clean) console.error('The server was built with type errors (see above); run `npm run typecheck` to list them.');
+    try {
+      const { bundleServer } = await import('./bundle-server.mjs');
+      await bundleServer();
+    } catch (error) {
+      console.error(`Bundling the server failed: ${error.message}`);
+      return 1;
+    }
     // Stamp with the build's start time, so a source saved during the build is rebuilt next time.
     writeFileSync(stamp, '');
     utimesSync(stamp, new Date(startedAt), new Date(startedAt));
@@ -115,7 +125,7 @@ if (!serverStale() && !rendererStale()) process.exit(0);
 acquireLock();
 let code = 1;
 try {
-  code = build();
+  code = await build();
 } finally {
   rmSync(lock, { recursive: true, force: true });
 }

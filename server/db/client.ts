@@ -3,22 +3,20 @@
  * Opening the same data directory twice is a no-op beyond the open itself.
  */
 import { chmodSync, existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import * as schema from './schema.js';
+import { installPath } from '../util/install-paths.js';
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
-/** Where the committed drizzle-kit migrations live, from source (`server/db`) or build (`dist/server/db`). */
+/** Where the committed drizzle-kit migrations live (read from server/ by every build). */
 export function migrationsFolder(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(here, 'migrations'), join(here, '..', '..', '..', 'server', 'db', 'migrations')];
-  const found = candidates.find((dir) => existsSync(join(dir, 'meta', '_journal.json')));
-  if (!found) throw new Error(`database migrations not found (looked in ${candidates.join(', ')})`);
-  return found;
+  const folder = installPath('server', 'db', 'migrations');
+  if (!existsSync(join(folder, 'meta', '_journal.json'))) throw new Error(`database migrations not found in ${folder}`);
+  return folder;
 }
 
 /** Opens (creating if needed) a database file, or `:memory:`, and applies pending migrations. */

@@ -3,24 +3,21 @@
  * page gets — a strict CSP (no scripts at all; forms may post only to this origin; never framed)
  * and `Cache-Control: no-store`, since pages carry CSRF tokens and personal details.
  *
- * Templates live in `server/pages/templates/` and are found from source and from `dist/`.
+ * Templates live in `server/pages/templates/`, found through the install root (util/install-paths.ts).
  */
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
 import { Eta } from 'eta';
+import { installPath } from '../util/install-paths.js';
 
 export const PAGE_CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/** Where a folder of `server/pages/` lives, from source (`server/pages`) or build (`dist/server/pages`). */
+/** Where a folder of `server/pages/` lives (read from server/ by every build). */
 export function pagesFolder(name: 'templates' | 'assets'): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(here, name), join(here, '..', '..', '..', 'server', 'pages', name)];
-  const found = candidates.find((dir) => existsSync(dir));
-  if (!found) throw new Error(`page ${name} not found (looked in ${candidates.join(', ')})`);
-  return found;
+  const folder = installPath('server', 'pages', name);
+  if (!existsSync(folder)) throw new Error(`page ${name} not found in ${folder}`);
+  return folder;
 }
 
 let eta: Eta | undefined;

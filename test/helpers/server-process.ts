@@ -1,15 +1,17 @@
 /**
  * Running the real server and CLI as child processes: the build freshness check, spawning
- * `npm start` / `node dist/server/cli.js`, waiting for the start-up line, and stopping cleanly.
+ * `npm start` / the bundled server (dist/gatehouse.mjs) with the launch settings every launcher
+ * uses (server/cli/launch.ts), waiting for the start-up line, and stopping cleanly.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVER_BUNDLE, SERVE_ENV, SERVE_NODE_ARGS } from '../../server/cli/launch.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const CLI = join(ROOT, 'dist/server/cli.js');
+export const CLI = join(ROOT, SERVER_BUNDLE);
 
 /** Builds the server when its sources are newer than the build (shared lock; see the script). */
 export function ensureBuilt(): void {
@@ -49,9 +51,18 @@ export interface ServerProcess {
 
 const READY = /^Gatehouse listening on (\S+) — issuer (\S+), data (.+?), admin token (?:in (\S+?)|from ADMIN_TOKEN)(?:,|$)/m;
 
-/** Spawns a server command (own process group) and waits for its start-up line. */
+/**
+ * Spawns a server command (own process group) and waits for its start-up line. A Node command
+ * gets the launch settings, as every launcher gives them; `npm start` applies them itself.
+ */
 export function startServer(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 240_000): Promise<ServerProcess> {
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const node = command === process.execPath;
+  const child = spawn(command, node ? [...SERVE_NODE_ARGS, ...args] : args, {
+    cwd: ROOT,
+    env: node ? { ...env, ...SERVE_ENV } : env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -108,7 +119,7 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs `node dist/server/cli.js ...args` to completion. */
+/** Runs `node dist/gatehouse.mjs ...args` (a short-lived command) to completion. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,5 +1,5 @@
 /**
- * The built server (`node dist/server/cli.js serve`) as its own process on a data directory, and
+ * The built server (`node dist/gatehouse.mjs serve`, with the launch settings) as its own process on a data directory, and
  * the HTTP calls the fault and race tests make against it with Node's fetch: admin requests,
  * JSON sign-up, an authorization code for a signed-in browser, and token-endpoint posts.
  * Every call resolves with what reached the client: status and parsed body.

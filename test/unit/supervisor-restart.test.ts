@@ -1,16 +1,17 @@
 /**
  * The Electron supervisor (electron/server-process.ts) under plain Node against the real server
- * entry, dist/server/cli.js: start → ready, kill -9 → restart with back-off, stop.
+ * entry, the bundle dist/gatehouse.mjs: start → ready, kill -9 → restart with back-off, stop.
  */
 import { execSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVER_BUNDLE } from '../../server/cli/launch.js';
 import { nodeSpawner, ServerSupervisor, type ReadyMessage } from '../../electron/server-process.js';
 
 const root = new URL('../..', import.meta.url).pathname;
-const cliPath = join(root, 'dist/server/cli.js');
+const cliPath = join(root, SERVER_BUNDLE);
 let dataDir: string;
 
 beforeAll(() => {

@@ -1,0 +1,54 @@
+// Bundles the server (entry: server/cli.ts) into one ES module, dist/gatehouse.mjs, the artefact
+// every launcher runs (npm start, bin/gatehouse.js, the Electron supervisor, the bench and the
+// tests that spawn the server). One file instead of ~750 ES modules is most of the start-up time
+// saved (docs/decisions.md, "Bundled server artefact").
+//
+// - Lazily imported code (sign-in providers' arctic/openid-client, @fastify/swagger) becomes
+//   separate chunks under dist/chunks/, loaded on first use as before.
+// - Native packages, and those that find their own files at run time, stay external and are
+//   loaded from node_modules: better-sqlite3 and @node-rs/argon2 (.node binaries).
+// - Files read at run time (migrations, page templates and assets, the control panel) are found
+//   from the project root (server/util/install-paths.ts), so nothing is copied.
+// - CommonJS dependencies that call `require` get a real one through the banner.
+import { build } from 'esbuild';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const root = new URL('..', import.meta.url).pathname;
+
+export const BUNDLE = join(root, 'dist/gatehouse.mjs');
+
+/**
+ * Each output file is written beside its place and renamed over it, so a server starting during
+ * a rebuild reads the old bundle or the new one, never half of one. Old chunks are left in place
+ * (their names carry a content hash): a running server may still load one lazily.
+ */
+export async function bundleServer() {
+  const { outputFiles } = await build({
+    absWorkingDir: root,
+    entryPoints: { gatehouse: 'server/cli.ts' },
+    outdir: 'dist',
+    entryNames: '[name]',
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    tsconfig: 'tsconfig.json',
+    external: ['better-sqlite3', '@node-rs/argon2'],
+    banner: { js: "import { createRequire as __gatehouseRequire } from 'node:module'; const require = __gatehouseRequire(import.meta.url);" },
+    legalComments: 'none',
+    logLevel: 'warning',
+    write: false,
+  });
+  for (const file of outputFiles) {
+    mkdirSync(dirname(file.path), { recursive: true });
+    writeFileSync(`${file.path}.tmp`, file.contents);
+    renameSync(`${file.path}.tmp`, file.path);
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) await bundleServer();
