@@ -41,6 +41,8 @@ export async function bundleServer() {
     external: ['better-sqlite3', '@node-rs/argon2'],
     banner: { js: "import { createRequire as __gatehouseRequire } from 'node:module'; const require = __gatehouseRequire(import.meta.url);" },
     legalComments: 'none',
+    minify: true,
+    keepNames: true,
     logLevel: 'warning',
     write: false,
   });

@@ -13,10 +13,18 @@ import { getPriority, setPriority } from 'node:os';
 /** How much nicer than the main thread the helper threads run (19 is the nicest there is). */
 const BACKGROUND_NICE_STEP = 5;
 
+/**
+ * The nice value helper threads get: the main thread's plus the step. Absolute, so applying it
+ * twice changes nothing; a thread started after ready (the WAL checkpointer) sets it on itself.
+ */
+export function backgroundNice(): number {
+  return Math.min(19, getPriority(process.pid) + BACKGROUND_NICE_STEP);
+}
+
 export function deprioritiseHelperThreads(): void {
   if (process.platform !== 'linux') return;
   try {
-    const nice = Math.min(19, getPriority(process.pid) + BACKGROUND_NICE_STEP);
+    const nice = backgroundNice();
     for (const entry of readdirSync('/proc/self/task')) {
       if (Number(entry) === process.pid) continue;
       try {

@@ -8,16 +8,29 @@
  * for, nor blocks, readers and writers). Durability is unchanged: a commit is in the WAL before
  * it is acknowledged, and the WAL is replayed on open after a crash. Closing the main
  * connection at shutdown checkpoints what is left.
+ *
+ * The worker starts only once the WAL reaches START_AT_WAL_BYTES (SQLite's own automatic
+ * threshold, 1,000 pages of 4 KiB), checked by a stat every tick: a worker thread is a second V8
+ * isolate, about 16 MB of RSS, which a quiet installation never needs (docs/decisions.md,
+ * "Bundled server artefact"). Until then the WAL just grows, as it would under SQLite's default.
  */
+import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { backgroundNice } from '../cli/thread-priority.js';
 import type { Db } from './client.js';
 
 export const CHECKPOINT_EVERY_MS = 1_000;
+export const START_AT_WAL_BYTES = 1_000 * 4_096;
 
-/** The worker's body: plain CommonJS, so it needs no file of its own beside the build. */
+/**
+ * The worker's body: plain CommonJS, so it needs no file of its own beside the build. On Linux it
+ * runs at the helper threads' priority (cli/thread-priority.ts), set on itself as it may start
+ * after the server lowered the others.
+ */
 const WORKER_SOURCE = `
 const { workerData, parentPort } = require('node:worker_threads');
+if (workerData.nice !== undefined) try { require('node:os').setPriority(workerData.nice); } catch {}
 const Database = require(workerData.driver);
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 1000');
@@ -31,18 +44,46 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-/** Moves `db`'s WAL checkpoints to a worker thread; `stop()` before closing `db`. */
-export function startCheckpointer(db: Db, file: string, everyMs = CHECKPOINT_EVERY_MS): Checkpointer {
+function walBytes(file: string): number {
+  try {
+    return statSync(`${file}-wal`).size;
+  } catch {
+    return 0; // no WAL file yet
+  }
+}
+
+function startWorker(file: string, everyMs: number) {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, everyMs } });
+  const nice = process.platform === 'linux' ? backgroundNice() : undefined; // per thread only on Linux
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, everyMs, nice } });
   worker.unref();
-  db.$client.pragma('wal_autocheckpoint = 0');
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
     async stop() {
       worker.ref(); // an unreferenced worker would let the process exit before it has closed
       worker.postMessage('stop');
       await exited;
+    },
+  };
+}
+
+/**
+ * Moves `db`'s WAL checkpoints to a worker thread, started once the WAL reaches `startAtBytes`;
+ * `stop()` before closing `db`.
+ */
+export function startCheckpointer(db: Db, file: string, everyMs = CHECKPOINT_EVERY_MS, startAtBytes = START_AT_WAL_BYTES): Checkpointer {
+  db.$client.pragma('wal_autocheckpoint = 0');
+  let worker: ReturnType<typeof startWorker> | undefined;
+  const watch = setInterval(() => {
+    if (walBytes(file) < startAtBytes) return;
+    clearInterval(watch);
+    worker = startWorker(file, everyMs);
+  }, everyMs);
+  watch.unref();
+  return {
+    async stop() {
+      clearInterval(watch);
+      await worker?.stop();
       db.$client.pragma('wal_autocheckpoint = 1000');
     },
   };

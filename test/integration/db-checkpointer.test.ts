@@ -1,4 +1,7 @@
-/** WAL checkpoints run on a worker thread, not inside a commit on the event loop. */
+/**
+ * WAL checkpoints run on a worker thread, not inside a commit on the event loop; the worker starts
+ * only once the WAL reaches its threshold.
+ */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,11 +14,17 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Writes ~4 MiB (about 1,000 pages of 4 KiB) in committed transactions. */
-function writeMegabytes(db: ReturnType<typeof openDatabase>) {
+/** Writes `mib` MiB (4 MiB: about 1,000 pages of 4 KiB) in committed transactions. */
+function writeMegabytes(db: ReturnType<typeof openDatabase>, mib = 4) {
   db.$client.exec('CREATE TABLE IF NOT EXISTS filler (data BLOB)');
   const insert = db.$client.prepare('INSERT INTO filler (data) VALUES (?)');
-  for (let i = 0; i < 64; i++) insert.run(Buffer.alloc(64 * 1024, i));
+  for (let i = 0; i < mib * 16; i++) insert.run(Buffer.alloc(64 * 1024, i));
+}
+
+/** Waits until the database file holds more than `bytes`, or 5 s. */
+async function fileGrowsPast(file: string, bytes: number) {
+  const deadline = Date.now() + 5_000;
+  while (statSync(file).size <= bytes && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 }
 
 describe('checkpointer', () => {
@@ -33,12 +42,32 @@ describe('checkpointer', () => {
     expect(statSync(file).size).toBe(before);
     expect(statSync(`${file}-wal`).size).toBeGreaterThan(4 * 1024 * 1024);
 
-    const deadline = Date.now() + 5_000;
-    while (statSync(file).size < 4 * 1024 * 1024 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await fileGrowsPast(file, 4 * 1024 * 1024);
     expect(statSync(file).size).toBeGreaterThan(4 * 1024 * 1024);
 
     await checkpointer.stop();
     expect(db.$client.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    expect(db.$client.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.$client.close();
+  });
+
+  it('leaves a WAL below the threshold alone, and checkpoints once it reaches it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ckpt-'));
+    dirs.push(dir);
+    const file = join(dir, 'gatehouse.db');
+    const db = openDatabase(file);
+    const checkpointer = startCheckpointer(db, file, 50, 2 * 1024 * 1024);
+    const before = statSync(file).size;
+
+    writeMegabytes(db, 1);
+    await new Promise((r) => setTimeout(r, 400)); // eight ticks: no worker, no checkpoint
+    expect(statSync(file).size).toBe(before);
+
+    writeMegabytes(db, 2);
+    await fileGrowsPast(file, 2 * 1024 * 1024);
+    expect(statSync(file).size).toBeGreaterThan(2 * 1024 * 1024);
+
+    await checkpointer.stop();
     expect(db.$client.pragma('integrity_check', { simple: true })).toBe('ok');
     db.$client.close();
   });
