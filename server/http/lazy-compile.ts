@@ -7,7 +7,7 @@
  * compilation once, on its first request. Schema mistakes still fail the first request that uses
  * them, which every route's tests make.
  */
-import { createRequire } from 'node:module';
+import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { FastifyValidationResult } from 'fastify/types/schema.js';
 
 type Validate = FastifyValidationResult;
@@ -29,14 +29,13 @@ type SerializerCompiler = (route: object) => Serialize;
 type SerializerFactory = (externalSchemas: unknown, options: unknown) => SerializerCompiler;
 
 /**
- * Fastify's own serializer factory (fast-json-stringify, with the shared schemas), resolved
- * from Fastify's installation so it is always the version Fastify itself would use, wrapped so
- * each response schema compiles when it first serialises.
+ * Fastify's own serializer factory (fast-json-stringify, with the shared schemas; the package is
+ * a direct dependency within the range Fastify asks for, so both resolve to one copy — loading
+ * it from Fastify's folder at run time instead put a second fast-json-stringify and Ajv beside
+ * the bundled ones), wrapped so each response schema compiles when it first serialises.
  */
 export function lazySerializerFactory(): SerializerFactory {
-  const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
-  const selector = fromFastify('@fastify/fast-json-stringify-compiler') as () => SerializerFactory;
-  const build = selector();
+  const build = (SerializerSelector as unknown as () => SerializerFactory)();
   return (externalSchemas, options) => {
     const compileFor = build(externalSchemas, options);
     return (route) => {
