@@ -20,6 +20,26 @@ const root = new URL('..', import.meta.url).pathname;
 export const BUNDLE = join(root, 'dist/gatehouse.mjs');
 
 /**
+ * Builtins a dependency loads at start-up that this server never uses: Fastify's `node:http2`
+ * (only for HTTP/2 servers, and the server here is our own HTTP/1.1 one) costs ~2.5 MB resident
+ * once loaded. Imports of these get a stand-in that loads the real module on first use.
+ */
+const LAZY_BUILTINS = /^(node:)?http2$/;
+const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(build) {
+    build.onResolve({ filter: LAZY_BUILTINS }, (args) =>
+      // The stand-in's own require is the real one (left external, as every builtin).
+      args.namespace === 'lazy-builtin' ? undefined : { path: args.path.replace(/^(node:)?/, 'node:'), namespace: 'lazy-builtin' },
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+      contents: `let real; module.exports = new Proxy({}, { get: (_, key) => (real ??= require(${JSON.stringify(args.path)}))[key] });`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
  * Each output file is written beside its place and renamed over it, so a server starting during
  * a rebuild reads the old bundle or the new one, never half of one. Old chunks are left in place
  * (their names carry a content hash): a running server may still load one lazily.
@@ -45,6 +65,7 @@ export async function bundleServer() {
     keepNames: true,
     logLevel: 'warning',
     write: false,
+    plugins: [lazyBuiltins],
   });
   for (const file of outputFiles) {
     mkdirSync(dirname(file.path), { recursive: true });
