@@ -4,12 +4,15 @@
  * GATEHOUSE_BENCH_METRICS=1, and answered over the IPC channel only (no HTTP surface): the
  * benchmark sends `{type: 'bench-metrics', reset?: true}` and gets the figures back.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 
 export interface BenchMetrics {
   type: 'bench-metrics';
-  /** Event-loop delay since the last reset, in ms. */
-  loopDelay: { maxMs: number; p99Ms: number; meanMs: number; samples: number };
+  /**
+   * Event-loop delay since the last reset, in ms; null until the first `reset: true`, which starts
+   * the measuring (the histogram's own memory stays out of runs that never ask for it).
+   */
+  loopDelay: { maxMs: number; p99Ms: number; meanMs: number; samples: number } | null;
   memory: NodeJS.MemoryUsage;
 }
 
@@ -17,21 +20,21 @@ const nsToMs = (ns: number) => ns / 1e6;
 
 export function serveBenchMetrics(env: NodeJS.ProcessEnv): void {
   if (env.GATEHOUSE_BENCH_METRICS !== '1' || !process.send) return;
-  const histogram = monitorEventLoopDelay({ resolution: 1 });
-  histogram.enable();
+  let histogram: IntervalHistogram | undefined;
   process.on('message', (message: { type?: string; reset?: boolean }) => {
     if (message?.type !== 'bench-metrics') return;
     const answer: BenchMetrics = {
       type: 'bench-metrics',
-      loopDelay: {
-        maxMs: nsToMs(histogram.max),
-        p99Ms: nsToMs(histogram.percentile(99)),
-        meanMs: nsToMs(histogram.mean),
-        samples: histogram.count,
-      },
+      loopDelay: histogram
+        ? { maxMs: nsToMs(histogram.max), p99Ms: nsToMs(histogram.percentile(99)), meanMs: nsToMs(histogram.mean), samples: histogram.count }
+        : null,
       memory: process.memoryUsage(),
     };
-    if (message.reset) histogram.reset();
+    if (message.reset) {
+      histogram ??= monitorEventLoopDelay({ resolution: 1 });
+      histogram.enable();
+      histogram.reset();
+    }
     process.send!(answer);
   });
 }
