@@ -3,7 +3,8 @@
  * each flow over HTTP — sign-up, password sign-in, authorize + token (PKCE, `openid
  * offline_access`), refresh, the admin member list, the JWKS — then a second of idleness. RSS is
  * what the operating system charges the process: V8's heap, code, SQLite's page cache and
- * native buffers (argon2's 19 MiB blocks) alike. The V8 heap figures come over IPC
+ * native buffers (argon2's 19 MiB blocks) alike, and the pages of the node binary and shared
+ * libraries it has touched (reported apart as "mapped files": shared with the page cache). The V8 heap figures come over IPC
  * (GATEHOUSE_BENCH_METRICS=1) to tell the parts apart.
  * Target: ≤ 80 MB (10^6 bytes) resident.
  */
@@ -49,6 +50,7 @@ async function run(): Promise<BenchResult[]> {
     await everyFlowOnce(server);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const rss = server.rssMiB() * 2 ** 20;
+    const { anonBytes, fileBytes } = server.rssParts();
     const { memory } = await server.ask<BenchMetrics>({ type: 'bench-metrics' });
     const mb = (bytes: number) => Number((bytes / MB).toFixed(1));
     return [
@@ -57,10 +59,12 @@ async function run(): Promise<BenchResult[]> {
         throughput: 0,
         p50Ms: 0,
         p99Ms: 0,
-        measured: `RSS ${mb(rss)} MB`,
+        measured: `RSS ${mb(rss)} MB (anonymous ${mb(anonBytes)}, files ${mb(fileBytes)})`,
         extra: {
           'RSS at ready MB': mb(atReady),
           'RSS after the flows MB': mb(rss),
+          'anonymous MB': mb(anonBytes),
+          'mapped files MB': mb(fileBytes),
           'V8 heap used MB': mb(memory.heapUsed),
           'V8 heap total MB': mb(memory.heapTotal),
           'external + array buffers MB': mb(memory.external),
