@@ -56,23 +56,25 @@ export function cpuPerOp(before: CpuSample | undefined, after: CpuSample | undef
   return { totalMs: (after.totalMs - before.totalMs) / ops, mainMs: (after.mainMs - before.mainMs) / ops };
 }
 
-/** One "<field>: <n> kB" line of /proc/<pid>/status, in bytes. */
-function statusBytes(pid: number, field: 'VmRSS' | 'RssAnon' | 'RssFile'): number {
-  const kib = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kib) * 1024;
+/** The "<field>: <n> kB" lines of /proc/<pid>/status we use, in bytes, from one read. */
+function statusBytes(pid: number): { VmRSS: number; RssAnon: number; RssFile: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1]) * 1024;
+  return { VmRSS: field('VmRSS'), RssAnon: field('RssAnon'), RssFile: field('RssFile') };
 }
 
 /** Resident set size of a process in MiB (VmRSS in /proc/<pid>/status). */
 export function rssMiB(pid: number): number {
-  return statusBytes(pid, 'VmRSS') / 2 ** 20;
+  return statusBytes(pid).VmRSS / 2 ** 20;
 }
 
 /**
- * The resident set split into anonymous memory (heaps, stacks, malloc: what the process alone
- * costs) and mapped files (the node binary and shared libraries, shared with the page cache).
+ * The resident set, and its split into anonymous memory (heaps, stacks, malloc: what the process
+ * alone costs) and mapped files (the node binary and shared libraries, shared with the page cache).
  */
-export function rssParts(pid: number): { anonBytes: number; fileBytes: number } {
-  return { anonBytes: statusBytes(pid, 'RssAnon'), fileBytes: statusBytes(pid, 'RssFile') };
+export function rssParts(pid: number): { rssBytes: number; anonBytes: number; fileBytes: number } {
+  const status = statusBytes(pid);
+  return { rssBytes: status.VmRSS, anonBytes: status.RssAnon, fileBytes: status.RssFile };
 }
 
 export function percentile(sorted: number[], p: number): number {
@@ -113,8 +115,8 @@ export interface BenchServer {
   cpu(): CpuSample | undefined;
   /** Resident memory of the server process in MiB (Linux /proc). */
   rssMiB(): number;
-  /** The same, split into anonymous and file-backed pages (Linux /proc). */
-  rssParts(): { anonBytes: number; fileBytes: number };
+  /** The same in bytes, and split into anonymous and file-backed pages (Linux /proc). */
+  rssParts(): { rssBytes: number; anonBytes: number; fileBytes: number };
   /**
    * Sends an IPC message and resolves with the first answer of the same `type` (the server's
    * bench metrics, on with GATEHOUSE_BENCH_METRICS=1: see server/cli/bench-metrics.ts).

@@ -49,8 +49,7 @@ async function run(): Promise<BenchResult[]> {
     const atReady = server.rssMiB() * 2 ** 20;
     await everyFlowOnce(server);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const rss = server.rssMiB() * 2 ** 20;
-    const { anonBytes, fileBytes } = server.rssParts();
+    const { rssBytes: rss, anonBytes, fileBytes } = server.rssParts();
     const { memory } = await server.ask<BenchMetrics>({ type: 'bench-metrics' });
     const mb = (bytes: number) => Number((bytes / MB).toFixed(1));
     return [

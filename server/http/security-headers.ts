@@ -9,13 +9,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const STRICT_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-/** What a JSON answer carries: the fixed headers plus the strictest policy (http/early-answers.ts). */
-export const JSON_SECURITY_HEADERS = {
+/** The headers every response gets, whatever it carries. */
+const FIXED_HEADERS = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
-  'content-security-policy': STRICT_CSP,
 };
+const FIXED_ENTRIES = Object.entries(FIXED_HEADERS);
+
+/** What a JSON answer carries: the fixed headers plus the strictest policy (http/early-answers.ts). */
+export const JSON_SECURITY_HEADERS = { ...FIXED_HEADERS, 'content-security-policy': STRICT_CSP };
 
 export function securityHeaders(
   _request: FastifyRequest,
@@ -23,9 +26,7 @@ export function securityHeaders(
   payload: unknown,
   done: (error: Error | null, payload?: unknown) => void,
 ): void {
-  reply.header('x-content-type-options', JSON_SECURITY_HEADERS['x-content-type-options']);
-  reply.header('referrer-policy', JSON_SECURITY_HEADERS['referrer-policy']);
-  reply.header('x-frame-options', JSON_SECURITY_HEADERS['x-frame-options']);
+  for (const [name, value] of FIXED_ENTRIES) reply.header(name, value);
   if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', STRICT_CSP);
   done(null, payload);
 }
