@@ -60,8 +60,9 @@ describe('authorize: errors redirected with error, state and iss', () => {
     ['invalid_request', { code_challenge_method: undefined }],
     ['invalid_request', { code_challenge: 'too-short' }],
     ['invalid_target', { resource: 'https://billing.example.com/api' }],
-    ['invalid_request', { prompt: 'consent' }],
+    ['invalid_request', { prompt: 'create' }],
     ['invalid_request', { prompt: 'none login' }],
+    ['invalid_request', { prompt: 'none consent' }],
     ['invalid_request', { max_age: '-1' }],
     ['invalid_request', { response_mode: 'fragment' }],
     ['request_not_supported', { request: 'eyJ.x.y' }],
@@ -80,6 +81,18 @@ describe('authorize: errors redirected with error, state and iss', () => {
     const { params } = spaParams();
     const url = `/api/auth/oauth2/authorize?${new URLSearchParams(params as Record<string, string>).toString()}&scope=email`;
     expectErrorRedirect(await t.app.inject({ method: 'GET', url, headers: { cookie } }), t, 'invalid_request');
+  });
+
+  it('answers a repeated state with invalid_request and echoes neither value', async () => {
+    const { t, cookie } = await setUp();
+    const { params } = spaParams();
+    const url = `/api/auth/oauth2/authorize?${new URLSearchParams(params as Record<string, string>).toString()}&state=other`;
+    const answer = location(await t.app.inject({ method: 'GET', url, headers: { cookie } }));
+    expect(answer.origin + answer.pathname).toBe(SPA_REDIRECT);
+    expect(answer.searchParams.get('error')).toBe('invalid_request');
+    expect(answer.searchParams.get('error_description')).toBe('The state parameter must not be repeated.');
+    expect(answer.searchParams.get('state')).toBeNull();
+    expect(answer.searchParams.get('code')).toBeNull();
   });
 
   it('lets a web client skip PKCE', async () => {
@@ -117,6 +130,17 @@ describe('authorize: sessions, realms, prompt and max_age', () => {
     const back = new URLSearchParams(url.searchParams.get('return_to')!.split('?')[1]);
     expect(back.get('prompt')).toBeNull();
     expect(back.get('state')).toBe('xyz');
+  });
+
+  it('prompt=consent asks nothing more (the administrator consented); select_account goes to sign-in like login', async () => {
+    const { t, cookie } = await setUp();
+    const consent = location(await authorize(t, spaParams({ prompt: 'consent' }).params, cookie));
+    expect([...consent.searchParams.keys()].sort()).toEqual(['code', 'iss', 'state']);
+    for (const prompt of ['select_account', 'consent select_account', 'login consent']) {
+      const url = location(await authorize(t, spaParams({ prompt }).params, cookie));
+      expect(url.pathname, prompt).toBe('/sign-in');
+      expect(new URLSearchParams(url.searchParams.get('return_to')!.split('?')[1]).get('prompt')).toBeNull();
+    }
   });
 
   it('max_age is judged against the realm authentication time', async () => {

@@ -64,29 +64,54 @@ describe('token endpoint: request and client errors', () => {
 });
 
 describe('token endpoint: authorization_code grant', () => {
-  it('refuses wrong redirect_uri, verifier, resource, client, a repeated parameter and a missing code', async () => {
+  it('refuses a missing code or redirect_uri, an unknown code and a repeated parameter without spending the code', async () => {
     const { t, cookie } = await setUp();
     const { code, verifier } = await spaCode(t, cookie);
     const good = { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: 'notes', code_verifier: verifier };
     expectOAuthError(await token(t, { ...good, code: undefined }), 400, 'invalid_request');
     expectOAuthError(await token(t, { ...good, redirect_uri: undefined }), 400, 'invalid_request');
     expectOAuthError(await token(t, { ...good, code: 'not-a-code' }), 400, 'invalid_grant');
-    expectOAuthError(await token(t, { ...good, redirect_uri: 'http://127.0.0.1:5173/other' }), 400, 'invalid_grant');
-    expectOAuthError(await token(t, { ...good, code_verifier: undefined }), 400, 'invalid_request');
-    expectOAuthError(await token(t, { ...good, code_verifier: 'a'.repeat(43) }), 400, 'invalid_grant');
-    expectOAuthError(await token(t, { ...good, code_verifier: 'short' }), 400, 'invalid_grant');
-    expectOAuthError(await token(t, { ...good, resource: 'https://billing.example.com/api' }), 400, 'invalid_target');
     const repeated = await t.app.inject({
       method: 'POST', url: '/api/auth/oauth2/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
       payload: `${new URLSearchParams(good).toString()}&code=again`,
     });
     expectOAuthError(repeated, 400, 'invalid_request');
-    // None of those spent the code.
     const ok = await token(t, { ...good, resource: 'https://notes.example.com/api' });
     expect(ok.statusCode).toBe(200);
     expect(ok.headers['cache-control']).toBe('no-store');
     expect(Object.keys(ok.json()).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'refresh_token', 'scope', 'token_type']);
     expect(ok.json()).toMatchObject({ token_type: 'Bearer', expires_in: 900, scope: 'openid offline_access' });
+  });
+
+  it('a wrong redirect_uri, verifier or resource is refused and spends the code', async () => {
+    const { t, cookie } = await setUp();
+    const wrongs: [Record<string, string | undefined>, string][] = [
+      [{ redirect_uri: 'http://127.0.0.1:5173/other' }, 'invalid_grant'],
+      [{ code_verifier: undefined }, 'invalid_request'],
+      [{ code_verifier: 'a'.repeat(43) }, 'invalid_grant'],
+      [{ code_verifier: 'short' }, 'invalid_grant'],
+      [{ resource: 'https://billing.example.com/api' }, 'invalid_target'],
+    ];
+    for (const [wrong, error] of wrongs) {
+      const { code, verifier } = await spaCode(t, cookie);
+      const good = { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: 'notes', code_verifier: verifier };
+      expectOAuthError(await token(t, { ...good, ...wrong }), 400, error);
+      const after = await token(t, good);
+      expectOAuthError(after, 400, 'invalid_grant');
+      expect(after.json().error_description, JSON.stringify(wrong)).toBe('The authorization code has already been used.');
+    }
+    expect(t.db.select().from(refreshTokenFamilies).all()).toEqual([]);
+  });
+
+  it('a code whose session was signed out before the exchange is refused', async () => {
+    const { t, cookie } = await setUp();
+    const { code, verifier } = await spaCode(t, cookie);
+    const out = await t.app.inject({ method: 'GET', url: '/api/auth/oauth2/end-session', headers: { cookie } });
+    expect(out.statusCode).toBe(200);
+    const res = await token(t, { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: 'notes', code_verifier: verifier });
+    expectOAuthError(res, 400, 'invalid_grant');
+    expect(res.json().error_description).toBe('The sign-in session this code was issued in has ended.');
+    expect(t.db.select().from(refreshTokenFamilies).all()).toEqual([]);
   });
 
   it('a code is bound to its client and lives 60 seconds', async () => {
@@ -107,10 +132,12 @@ describe('token endpoint: authorization_code grant', () => {
     const { t, web, cookie } = await setUp();
     await signIn(t, { email: 'ada@example.com', applicationId: 'billing' }, { cookie });
     const auth = { authorization: basic('billing', web.clientSecret) };
-    const plain = location(await authorize(t, { response_type: 'code', client_id: 'billing', redirect_uri: WEB_REDIRECT, scope: 'openid', state: 'xyz' }, cookie));
-    const code = plain.searchParams.get('code')!;
-    expectOAuthError(await token(t, { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT, code_verifier: 'a'.repeat(43) }, auth), 400, 'invalid_grant');
-    const ok = await token(t, { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT }, auth);
+    const plainCode = async () =>
+      location(await authorize(t, { response_type: 'code', client_id: 'billing', redirect_uri: WEB_REDIRECT, scope: 'openid', state: 'xyz' }, cookie))
+        .searchParams.get('code')!;
+    const refused = { grant_type: 'authorization_code', code: await plainCode(), redirect_uri: WEB_REDIRECT, code_verifier: 'a'.repeat(43) };
+    expectOAuthError(await token(t, refused, auth), 400, 'invalid_grant');
+    const ok = await token(t, { grant_type: 'authorization_code', code: await plainCode(), redirect_uri: WEB_REDIRECT }, auth);
     expect(ok.statusCode).toBe(200);
     expect(ok.json().refresh_token).toBeUndefined();
     const claims = decodeJwt(ok.json().access_token);

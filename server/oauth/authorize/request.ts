@@ -5,7 +5,8 @@
  * - `scope` only from the supported set (`invalid_scope`);
  * - PKCE `S256` only; required for `spa`/`native`, optional for `web` (`invalid_request`);
  * - `resource` absent or equal to the application's audience (`invalid_target`);
- * - `prompt` ∈ {none, login} alone; `max_age` a non-negative integer (`invalid_request`).
+ * - `prompt` values from {none, login, consent, select_account}, `none` alone; `max_age` a
+ *   non-negative integer (`invalid_request`).
  */
 import type { Application } from '../../db/schema.js';
 import { invalidRequest, invalidTarget, OAuthError } from '../errors.js';
@@ -23,6 +24,28 @@ export interface AuthorizeRequest {
 }
 
 const MAX_NONCE = 512;
+
+const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
+
+/**
+ * `prompt` (OIDC Core §3.1.2.1) as the one thing it changes here. `none` must stand alone.
+ * `login` and `select_account` both go to the sign-in page, where the person can also sign in as
+ * someone else; `consent` asks for nothing more, as the administrator registering the application
+ * consented for the team (there is no consent screen), so offline_access clients that always
+ * send it (OIDC Core §11) work.
+ */
+function parsePrompt(raw: string | undefined): AuthorizeRequest['prompt'] {
+  if (raw === undefined) return undefined;
+  const values = new Set(raw.split(' ').filter(Boolean));
+  if (values.size === 0 || [...values].some((value) => !PROMPTS.has(value))) {
+    throw invalidRequest('prompt may hold only none, login, consent and select_account.');
+  }
+  if (values.has('none')) {
+    if (values.size > 1) throw invalidRequest('prompt=none must not be combined with other values.');
+    return 'none';
+  }
+  return values.has('login') || values.has('select_account') ? 'login' : undefined;
+}
 
 export function parseAuthorizeRequest(app: Application, query: RawParams): AuthorizeRequest {
   const responseType = param(query, 'response_type');
@@ -54,15 +77,7 @@ export function parseAuthorizeRequest(app: Application, query: RawParams): Autho
   const nonce = param(query, 'nonce') ?? null;
   if (nonce && nonce.length > MAX_NONCE) throw invalidRequest(`nonce must be at most ${MAX_NONCE} characters.`);
 
-  const promptRaw = param(query, 'prompt');
-  let prompt: AuthorizeRequest['prompt'];
-  if (promptRaw !== undefined) {
-    const values = [...new Set(promptRaw.split(' ').filter(Boolean))];
-    if (values.length !== 1 || (values[0] !== 'none' && values[0] !== 'login')) {
-      throw invalidRequest('prompt must be "none" or "login".');
-    }
-    prompt = values[0];
-  }
+  const prompt = parsePrompt(param(query, 'prompt'));
 
   const maxAgeRaw = param(query, 'max_age');
   let maxAgeSeconds: number | undefined;

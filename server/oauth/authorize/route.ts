@@ -59,11 +59,13 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
       return sendErrorPage(reply, 400, 'invalid_redirect_uri', `The return address sent by ${client.name} is missing or not registered for it.`);
     }
 
+    // A repeated `state` cannot be echoed (which one?), so the error answer goes without it.
     const state = single(query, 'state');
     const answer = (params: Record<string, string | undefined>) =>
       redirectTo(reply, redirectUri, { ...params, state, iss: ctx.config.issuer });
 
     try {
+      param(query, 'state');
       const req = parseAuthorizeRequest(client, query);
       const found = readSession(ctx, request);
       const authTime = found ? realmAuthTime(ctx, found.session.id, realmOf(client)) : undefined;

@@ -2,12 +2,13 @@
  * `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.6, RFC 8707, DESIGN §4.10).
  * The code must be live, unused, issued to this client for this `redirect_uri`; a code sent with
  * a challenge needs the S256 verifier, and a verifier without a challenge is refused; `resource`,
- * when sent, must equal the one authorized. Using a code marks it spent; presenting a spent code
+ * when sent, must equal the one authorized, and the session it was issued in must not have ended.
+ * Any exchange attempt by its client spends the code, successful or not; presenting a spent code
  * again revokes the refresh-token family its first exchange created. Codes are kept in memory
  * (authorize/code.ts).
  */
 import { eq, sql } from 'drizzle-orm';
-import { memberships, people, type Application } from '../../db/schema.js';
+import { memberships, people, sessions, type Application } from '../../db/schema.js';
 import type { AppContext } from '../../context.js';
 import { preparedPerDb } from '../../db/prepared.js';
 import { revokeFamilies } from '../revoke-families.js';
@@ -33,6 +34,11 @@ const memberQuery = preparedPerDb((db) =>
     .prepare(),
 );
 
+/** Whether the sign-in session a code was issued in has been ended since (sign-out, revocation). */
+const sessionQuery = preparedPerDb((db) =>
+  db.select({ revokedAt: sessions.revokedAt }).from(sessions).where(eq(sessions.id, sql.placeholder('id'))).prepare(),
+);
+
 export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
   const code = requiredParam(body, 'code');
   const redirectUri = requiredParam(body, 'redirect_uri');
@@ -48,6 +54,11 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
     }
     throw invalidGrant('The authorization code has already been used.');
   }
+  // Spent by this attempt whatever its outcome: a code that failed a check once (wrong verifier,
+  // wrong redirect_uri) is not tried again (the OAuth security BCP, RFC 9700). From here to the
+  // signing there is no await, and one process serves the data directory, so a concurrent
+  // exchange of the same code finds it spent.
+  row.spent = true;
   if (row.expiresAt <= now.getTime()) throw invalidGrant('The authorization code has expired.');
   if (row.redirectUri !== redirectUri) throw invalidGrant('redirect_uri does not match the authorization request.');
   if (row.codeChallenge) {
@@ -61,10 +72,12 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   const found = memberQuery(ctx.db).get({ id: row.membershipId });
   if (!found || found.membership.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
   const { membership, person } = found;
+  // A sign-out between authorize and exchange ends what the code stood for: ending a session
+  // revokes the token families born of it (accounts/session.ts), so none may be born after.
+  if (sessionQuery(ctx.db).get({ id: row.sessionId })?.revokedAt !== null) {
+    throw invalidGrant('The sign-in session this code was issued in has ended.');
+  }
 
-  // Spent before anything can interleave: from here to the signing there is no await, and one
-  // process serves the data directory, so a concurrent exchange of the same code finds it spent.
-  row.spent = true;
   const touch = now.getTime() - membership.lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS;
   let refresh: string | undefined;
   if (touch || hasScope(row.scope, 'offline_access')) {
