@@ -40,7 +40,9 @@ export function createApiKey(ctx: AppContext, applicationId: string, input: ApiK
     }
   });
   const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
-  if (expiresAt && expiresAt.getTime() <= now.getTime()) errors.push({ path: 'body.expiresAt', message: 'must be in the future' });
+  // The date-time format admits a leap second (…T23:59:60Z), which a JavaScript Date cannot hold.
+  if (expiresAt && Number.isNaN(expiresAt.getTime())) errors.push({ path: 'body.expiresAt', message: 'must be a date-time without a leap second' });
+  else if (expiresAt && expiresAt.getTime() <= now.getTime()) errors.push({ path: 'body.expiresAt', message: 'must be in the future' });
   if (errors.length) throw validationFailed(errors);
 
   const key = randomToken(API_KEY_PREFIX);

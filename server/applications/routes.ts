@@ -5,6 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
+import { requireMayDelete, requireMayPatch } from './key-limits.js';
 import { listQueryProperties, DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
 import {
@@ -74,13 +75,17 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ApplicationWithSecretsSchema, ...adminErrors },
       },
     },
-    async (request) => updateApplication(ctx, request.params.id, request.body, actorName(request.actor)),
+    async (request) => {
+      requireMayPatch(request.actor, getApplication(ctx, request.params.id), request.body);
+      return updateApplication(ctx, request.params.id, request.body, actorName(request.actor));
+    },
   );
 
   app.delete(
     '/applications/:id',
     { schema: { tags, security, summary: 'Delete an application and everything that belongs to it', params: IdParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors } } },
     async (request, reply) => {
+      requireMayDelete(request.actor);
       deleteApplication(ctx, request.params.id, actorName(request.actor));
       return reply.status(204).send(null);
     },

@@ -16,6 +16,8 @@ import { checkRedirectUris } from './redirect-uris.js';
 import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
 import type { ApplicationCreate, ApplicationPatch, AuthPolicyPatch } from './schemas.js';
+import { webhookSecretProblem } from '../webhooks/sign.js';
+import { FORBIDDEN_ADDRESS_MESSAGE, isForbiddenAddress } from '../webhooks/target-address.js';
 
 export const DEFAULT_AUTH_POLICY: AuthPolicy = {
   signup_policy: 'invite_only',
@@ -95,6 +97,7 @@ function checkWebhookUrl(url: string | null | undefined, errors: FieldError[]) {
     if (parsed.username || parsed.password) {
       errors.push({ path: 'body.webhookUrl', message: 'must not contain credentials' });
     }
+    if (isForbiddenAddress(parsed.hostname)) errors.push({ path: 'body.webhookUrl', message: FORBIDDEN_ADDRESS_MESSAGE });
   } catch {
     errors.push({ path: 'body.webhookUrl', message: 'must be an absolute http(s) URL' });
   }
@@ -118,6 +121,10 @@ function checkApplication(ctx: AppContext, app: ApplicationShape) {
   const errors = checkRedirectUris(app.redirectUris, app.clientType);
   checkWebhookUrl(app.webhookUrl, errors);
   if (app.webhookSecret && !app.webhookUrl) errors.push({ path: 'body.webhookSecret', message: 'needs a webhookUrl' });
+  if (app.webhookSecret) {
+    const problem = webhookSecretProblem(app.webhookSecret);
+    if (problem) errors.push({ path: 'body.webhookSecret', message: problem });
+  }
   if (app.ssoGroupId && !ctx.db.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, app.ssoGroupId)).get()) {
     errors.push({ path: 'body.ssoGroupId', message: `there is no SSO group "${app.ssoGroupId}"` });
   }

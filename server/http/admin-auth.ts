@@ -4,6 +4,8 @@
  * - The admin token (`Authorization: Bearer <ADMIN_TOKEN>`) may do everything.
  * - An API key may act only on `/api/admin/applications/<its app>` and below, per scope:
  *   GET → `<area>:read`, other methods → `<area>:write`. Anything else is 403 `insufficient_scope`.
+ *   Some writes on the application itself need more than `application:write` (see
+ *   applications/key-limits.ts): what the key could otherwise use to reach past its scopes.
  * - Missing, unknown, revoked or expired credentials → 401 with `WWW-Authenticate: Bearer`.
  */
 import type { FastifyRequest } from 'fastify';
@@ -51,6 +53,16 @@ export function scopeArea(subPath: string): string | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * For routes that decide by what a write touches, not by its path: 403 `insufficient_scope`
+ * unless the actor is the admin or a key holding `scope`; `scope` undefined means admin only.
+ */
+export function requireActorScope(actor: Actor, scope: string | undefined, what: string): void {
+  if (actor.type === 'admin') return;
+  if (scope === undefined) throw forbidden('insufficient_scope', `An API key may not ${what}; that needs the admin token.`);
+  if (!actor.scopes.includes(scope)) throw forbidden('insufficient_scope', `This API key lacks the ${scope} scope, needed to ${what}.`);
 }
 
 const APP_PATH = /^\/api\/admin\/applications\/([^/?]+)(\/[^?]*)?/;

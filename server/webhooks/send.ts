@@ -2,7 +2,8 @@
  * One delivery attempt over HTTP. The stored payload is POSTed byte for byte (the signature
  * covers those bytes). Redirects are failures, never followed: a receiver that moved must be
  * re-configured by an administrator, and following them would let a receiver point Gatehouse at
- * any other address. Any 2xx is success; everything else, a timeout or a network error is a
+ * any other address. Link-local, unspecified and multicast targets are refused, also when a host
+ * name resolves to one (target-address.ts). Any 2xx is success; everything else, a timeout or a network error is a
  * failure described in `error`.
  *
  * node:http(s) with keep-alive agents rather than `fetch`: it costs a fraction of the CPU per
@@ -10,6 +11,7 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { guardedLookup, isForbiddenAddress } from './target-address.js';
 
 export interface AttemptResult {
   ok: boolean;
@@ -58,6 +60,7 @@ export function postWebhook(
     try {
       target = new URL(url);
       if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error('unsupported URL scheme');
+      if (isForbiddenAddress(target.hostname)) throw new Error(`${target.hostname} is an address webhooks may not reach`);
     } catch (error) {
       return failure(error);
     }
@@ -67,6 +70,7 @@ export function postWebhook(
       {
         method: 'POST',
         agent: agents[target.protocol as 'http:' | 'https:'],
+        lookup: guardedLookup,
         signal,
         headers: {
           'content-type': 'application/json',

@@ -8,6 +8,26 @@ import { createHmac } from 'node:crypto';
 
 const WHSEC_PREFIX = 'whsec_';
 
+/** Standard Webhooks keys are 24 to 64 bytes. */
+const MIN_KEY_BYTES = 24;
+const MAX_KEY_BYTES = 64;
+const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * Why a `whsec_` secret cannot be used, or undefined: Node's base64 decoder skips what it does not
+ * understand, so `whsec_!!!!…` would sign with an empty key that anyone can reproduce.
+ */
+export function webhookSecretProblem(secret: string): string | undefined {
+  if (!secret.startsWith(WHSEC_PREFIX)) return undefined;
+  const encoded = secret.slice(WHSEC_PREFIX.length);
+  if (!STRICT_BASE64.test(encoded)) return 'after whsec_ must come standard base64 (A–Z, a–z, 0–9, +, /, = padding)';
+  const bytes = Buffer.from(encoded, 'base64').length;
+  if (bytes < MIN_KEY_BYTES || bytes > MAX_KEY_BYTES) {
+    return `a whsec_ secret must carry ${MIN_KEY_BYTES} to ${MAX_KEY_BYTES} bytes of key (this one has ${bytes})`;
+  }
+  return undefined;
+}
+
 /** The HMAC key bytes of a stored webhook secret. */
 export function signingKey(secret: string): Buffer {
   return secret.startsWith(WHSEC_PREFIX)

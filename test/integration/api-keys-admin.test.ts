@@ -65,6 +65,9 @@ describe('API key management', () => {
     const past = await t.admin('POST', KEYS, { name: 'x', scopes: ['users:read'], expiresAt: '2026-02-01T00:00:00Z' });
     expect(past.statusCode).toBe(400);
     expect(past.json().errors).toEqual([{ path: 'body.expiresAt', message: 'must be in the future' }]);
+    const leap = await t.admin('POST', KEYS, { name: 'x', scopes: ['users:read'], expiresAt: '2030-06-30T23:59:60Z' });
+    expect(leap.statusCode).toBe(400);
+    expect(leap.json().errors).toEqual([{ path: 'body.expiresAt', message: 'must be a date-time without a leap second' }]);
     const extra = await t.admin('POST', KEYS, { name: 'x', scopes: ['users:read'], owner: 'me' });
     expect(extra.statusCode).toBe(400);
     expect(extra.json().errors).toEqual([{ path: 'body.owner', message: 'is not a known field' }]);
@@ -185,6 +188,32 @@ describe('API key scope matrix', () => {
       expect(res.json().code, `${method} ${path}`).toBe('insufficient_scope');
     }
     expect((await t.admin('GET', '/api/admin/applications/notes/api-keys')).json().apiKeys).toHaveLength(1);
+  });
+
+  it('application:write cannot reach past its scopes through the application record', async () => {
+    const t = await withApps();
+    expect((await t.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite' })).statusCode).toBe(201);
+    const { key } = await newKey(t, ['application:read', 'application:write']);
+    const before = (await t.admin('GET', A)).json();
+    const refused: [string, unknown, string][] = [
+      ['PATCH', { ssoGroupId: 'suite' }, 'An API key may not move an application between SSO groups; that needs the admin token.'],
+      ['PATCH', { clientType: 'spa' }, 'An API key may not change the client type (it creates or removes the client secret); that needs the admin token.'],
+      ['PATCH', { webhookUrl: 'https://hooks.example.com/other' }, 'This API key lacks the webhooks:write scope, needed to change the webhook settings.'],
+      ['PATCH', { name: 'Renamed', webhookUrl: null }, 'This API key lacks the webhooks:write scope, needed to change the webhook settings.'],
+      ['DELETE', undefined, 'An API key may not delete an application (that deletes its API keys); that needs the admin token.'],
+    ];
+    for (const [method, body, detail] of refused) {
+      const res = await as(t, key, method, A, body);
+      expect(res.statusCode, JSON.stringify(body)).toBe(403);
+      expect(res.json()).toMatchObject({ code: 'insufficient_scope', detail });
+    }
+    expect((await t.admin('GET', A)).json()).toEqual(before);
+    // Unchanged values are not a change; webhooks:write opens the webhook fields.
+    expect((await as(t, key, 'PATCH', A, { clientType: before.clientType, ssoGroupId: null, name: 'Notes 2' })).statusCode).toBe(200);
+    const { key: hooks } = await newKey(t, ['application:write', 'webhooks:write']);
+    const res = await as(t, hooks, 'PATCH', A, { webhookUrl: 'https://hooks.example.com/other' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().webhookUrl).toBe('https://hooks.example.com/other');
   });
 
   it('audits writes made with a key under api_key:<id>', async () => {

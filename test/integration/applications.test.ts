@@ -142,6 +142,44 @@ describe('POST /api/admin/applications', () => {
     expect(t.db.select().from(applications).all()).toHaveLength(0);
   });
 
+  it('rejects webhook URLs at link-local, unspecified or multicast addresses, in any spelling', async () => {
+    const t = await makeApp();
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://2852039166/', // 169.254.169.254 as one number
+      'http://[::ffff:169.254.169.254]/',
+      'http://[fe80::1]/',
+      'http://0.0.0.0:8080/',
+      'http://[::]/',
+      'http://224.0.0.1/',
+    ]) {
+      const body = expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ webhookUrl: url })), ['body.webhookUrl']);
+      expect(body.errors, url).toEqual([{ path: 'body.webhookUrl', message: 'must not point at a link-local, unspecified or multicast address' }]);
+    }
+    // Loopback and the LAN stay allowed: that is where a small team's receivers live.
+    for (const [i, url] of ['http://127.0.0.1:9000/hook', 'http://192.168.1.20/hook', 'http://[::1]:9000/hook'].entries()) {
+      const res = await t.admin('POST', '/api/admin/applications', appBody({ id: `lan${i}`, audience: `https://lan${i}.example.com`, webhookUrl: url }));
+      expect(res.statusCode, url).toBe(201);
+    }
+  });
+
+  it('rejects a whsec_ secret that is not strict base64 of 24 to 64 bytes', async () => {
+    const t = await makeApp();
+    const withSecret = (webhookSecret: string) => appBody({ webhookUrl: 'https://hooks.example.com/in', webhookSecret });
+    const cases: [string, string][] = [
+      ['whsec_!!!!!!!!!!!!!!!!!!!!', 'after whsec_ must come standard base64 (A–Z, a–z, 0–9, +, /, = padding)'],
+      [`whsec_${Buffer.alloc(32, 1).toString('base64url')}`, 'after whsec_ must come standard base64 (A–Z, a–z, 0–9, +, /, = padding)'],
+      [`whsec_${Buffer.alloc(18, 1).toString('base64')}`, 'a whsec_ secret must carry 24 to 64 bytes of key (this one has 18)'],
+      [`whsec_${Buffer.alloc(96, 1).toString('base64')}`, 'a whsec_ secret must carry 24 to 64 bytes of key (this one has 96)'],
+    ];
+    for (const [secret, message] of cases) {
+      const body = expectValidation(await t.admin('POST', '/api/admin/applications', withSecret(secret)), ['body.webhookSecret']);
+      expect(body.errors, secret).toEqual([{ path: 'body.webhookSecret', message }]);
+    }
+    expect(t.db.select().from(applications).all()).toHaveLength(0);
+    expect((await t.admin('POST', '/api/admin/applications', withSecret(`whsec_${Buffer.alloc(24, 9).toString('base64')}`))).statusCode).toBe(201);
+  });
+
   it('enforces the id pattern ^[a-z0-9][a-z0-9_-]{1,62}$', async () => {
     const t = await makeApp();
     for (const id of ['a', 'A1', '-ab', '_ab', 'has space', 'caps-ID', 'dots.no', 'x'.repeat(64), '', 'ünï']) {

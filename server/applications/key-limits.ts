@@ -1,0 +1,29 @@
+/**
+ * What an API key with `application:write` may not do to its own application (DESIGN §4.7):
+ * anything that would reach past its scopes through a field of the application record.
+ *
+ * - `ssoGroupId`: moving the application into a group is SSO-group management (admin only), and
+ *   would let people signed in to the group's other applications in silently.
+ * - `clientType`: switching to `web` mints a client secret, which keys may not rotate or see.
+ * - Deleting the application deletes its API keys too: key management (admin only).
+ * - `webhookUrl` / `webhookSecret`: where membership events go is the `webhooks:write` scope.
+ */
+import { requireActorScope, type Actor } from '../http/admin-auth.js';
+import type { Application } from '../db/schema.js';
+import type { ApplicationPatch } from './schemas.js';
+
+export function requireMayPatch(actor: Actor, current: Application, patch: ApplicationPatch): void {
+  if (patch.ssoGroupId !== undefined && patch.ssoGroupId !== current.ssoGroupId) {
+    requireActorScope(actor, undefined, 'move an application between SSO groups');
+  }
+  if (patch.clientType !== undefined && patch.clientType !== current.clientType) {
+    requireActorScope(actor, undefined, 'change the client type (it creates or removes the client secret)');
+  }
+  if (patch.webhookUrl !== undefined || patch.webhookSecret !== undefined) {
+    requireActorScope(actor, 'webhooks:write', 'change the webhook settings');
+  }
+}
+
+export function requireMayDelete(actor: Actor): void {
+  requireActorScope(actor, undefined, 'delete an application (that deletes its API keys)');
+}
