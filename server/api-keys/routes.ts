@@ -8,8 +8,8 @@ import { actorName } from '../http/admin-auth.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
-import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyListQuerySchema, ApiKeyListSchema, ApiKeyParams } from './schemas.js';
-import { createApiKey, listApiKeys, revokeApiKey } from './service.js';
+import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyListQuerySchema, ApiKeyListSchema, ApiKeyParams, ApiKeyRecordSchema } from './schemas.js';
+import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from './service.js';
 
 const tags = ['api-keys'];
 
@@ -44,6 +44,12 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => listApiKeys(ctx, request.params.id, request.query.limit ?? DEFAULT_LIMIT, request.query.cursor),
+  );
+
+  app.get(
+    '/applications/:id/api-keys/:kid',
+    { schema: { tags, security, summary: 'Get an API key (never the key itself)', params: ApiKeyParams, querystring: NoQuery, response: { 200: ApiKeyRecordSchema, ...adminErrors } } },
+    async (request) => getApiKey(ctx, request.params.id, request.params.kid),
   );
 
   app.delete(

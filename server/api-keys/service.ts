@@ -88,6 +88,18 @@ export function listApiKeys(ctx: AppContext, applicationId: string, limit: numbe
   return { apiKeys: page.items.map(apiKeyRecord), nextCursor: page.nextCursor };
 }
 
+/** One live key (what the create answer's `Location` names); revoked keys are gone, as in the list. */
+export function getApiKey(ctx: AppContext, applicationId: string, keyId: string) {
+  getApplication(ctx, applicationId);
+  const row = ctx.db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.applicationId, applicationId), eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+    .get();
+  if (!row) throw notFound('api_key_not_found', `Application "${applicationId}" has no API key "${keyId}".`);
+  return apiKeyRecord(row);
+}
+
 export function revokeApiKey(ctx: AppContext, applicationId: string, keyId: string, actor: string) {
   getApplication(ctx, applicationId);
   const now = ctx.clock.now();

@@ -13,6 +13,7 @@ import { afterCursor, toPage } from '../http/pagination.js';
 import { iso } from '../http/schemas.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { checkRedirectUris } from './redirect-uris.js';
+import { forgetApplicationRealm } from './realms.js';
 import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
 import type { ApplicationCreate, ApplicationPatch, AuthPolicyPatch } from './schemas.js';
@@ -253,6 +254,7 @@ export function deleteApplication(ctx: AppContext, id: string, actor: string) {
   ctx.db.transaction((tx) => {
     // Memberships, invitations, API keys, codes, refresh tokens and deliveries cascade.
     tx.delete(applications).where(eq(applications.id, id)).run();
+    forgetApplicationRealm(tx, id);
     recordAudit(tx, now, { actor, action: 'application.deleted', applicationId: id, target: id });
   });
 }

@@ -11,6 +11,7 @@ import { conflict, notFound } from '../http/problem.js';
 import { afterCursor, toPage } from '../http/pagination.js';
 import { iso } from '../http/schemas.js';
 import { getApplication } from './service.js';
+import { forgetGroupRealm } from './realms.js';
 
 function memberIds(ctx: AppContext, groupIds: string[]): Map<string, string[]> {
   const byGroup = new Map<string, string[]>(groupIds.map((id) => [id, []]));
@@ -75,6 +76,7 @@ export function deleteGroup(ctx: AppContext, id: string, actor: string) {
   const now = ctx.clock.now();
   ctx.db.transaction((tx) => {
     tx.delete(ssoGroups).where(eq(ssoGroups.id, id)).run(); // applications' ssoGroupId → null
+    forgetGroupRealm(tx, id);
     recordAudit(tx, now, { actor, action: 'sso_group.deleted', target: id });
   });
 }

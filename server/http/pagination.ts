@@ -34,7 +34,7 @@ export function decodeCursor(cursor: string): CursorKey {
     // fall through
   }
   throw badRequest('invalid_cursor', 'The cursor is not one this server issued.', [
-    { path: 'query.cursor', message: 'is not a valid cursor' },
+    { path: 'querystring.cursor', message: 'is not a valid cursor' },
   ]);
 }
 

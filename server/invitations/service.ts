@@ -4,10 +4,10 @@
  * Link tokens are random and stored as SHA-256; the link appears only in create/resend answers.
  * E-mails go out after the transaction commits (see `email.ts`).
  */
-import { and, asc, eq, gt, inArray, lte, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, lte, ne, type SQL } from 'drizzle-orm';
 import { invitations, memberships, people, type Invitation } from '../db/schema.js';
 import type { AppContext } from '../context.js';
-import { recordAudit } from '../audit/record.js';
+import { recordAudit, type Tx } from '../audit/record.js';
 import { getApplication } from '../applications/service.js';
 import { afterCursor, toPage } from '../http/pagination.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
@@ -64,30 +64,8 @@ export async function createInvitations(ctx: AppContext, applicationId: string, 
   const now = ctx.clock.now();
 
   const { created, skipped } = ctx.db.transaction((tx) => {
-    const members = new Set(
-      tx
-        .select({ email: people.email })
-        .from(memberships)
-        .innerJoin(people, eq(people.id, memberships.personId))
-        .where(and(eq(memberships.applicationId, applicationId), inArray(people.email, emails)))
-        .all()
-        .map((r) => r.email),
-    );
-    const invited = new Set(
-      tx
-        .select({ email: invitations.email })
-        .from(invitations)
-        .where(
-          and(
-            eq(invitations.applicationId, applicationId),
-            inArray(invitations.email, emails),
-            eq(invitations.state, 'pending'),
-            gt(invitations.expiresAt, now),
-          ),
-        )
-        .all()
-        .map((r) => r.email),
-    );
+    const members = memberEmails(tx, applicationId, emails);
+    const invited = invitedEmails(tx, applicationId, emails, now);
     const skipped: { email: string; reason: 'already_member' | 'already_invited' }[] = [];
     const created: { invitation: Invitation; acceptUrl: string }[] = [];
     for (const email of emails) {
@@ -132,6 +110,35 @@ export async function createInvitations(ctx: AppContext, applicationId: string, 
     })),
     skipped,
   };
+}
+
+/** Which of `emails` already belong to members of the application. */
+function memberEmails(tx: Tx, applicationId: string, emails: string[]): Set<string> {
+  const rows = tx
+    .select({ email: people.email })
+    .from(memberships)
+    .innerJoin(people, eq(people.id, memberships.personId))
+    .where(and(eq(memberships.applicationId, applicationId), inArray(people.email, emails)))
+    .all();
+  return new Set(rows.map((r) => r.email));
+}
+
+/** Which of `emails` have a live pending invitation to the application (other than `exceptId`). */
+function invitedEmails(tx: Tx, applicationId: string, emails: string[], now: Date, exceptId?: string): Set<string> {
+  const rows = tx
+    .select({ email: invitations.email })
+    .from(invitations)
+    .where(
+      and(
+        eq(invitations.applicationId, applicationId),
+        inArray(invitations.email, emails),
+        eq(invitations.state, 'pending'),
+        gt(invitations.expiresAt, now),
+        exceptId === undefined ? undefined : ne(invitations.id, exceptId),
+      ),
+    )
+    .all();
+  return new Set(rows.map((r) => r.email));
 }
 
 function statusCondition(status: InvitationListQuery['status'], now: Date): SQL | undefined {
@@ -200,7 +207,8 @@ export function revokeInvitation(ctx: AppContext, applicationId: string, invitat
 
 /**
  * Issues a new link with a fresh 7-day expiry for a pending or expired invitation (the old link
- * stops working) and e-mails it again. Accepted or revoked invitations are 409.
+ * stops working) and e-mails it again. Accepted or revoked invitations are 409, and so is one
+ * whose address has become a member or holds another live invitation since.
  */
 export async function resendInvitation(ctx: AppContext, applicationId: string, invitationId: string, actor: string) {
   const app = getApplication(ctx, applicationId);
@@ -212,6 +220,13 @@ export async function resendInvitation(ctx: AppContext, applicationId: string, i
   }
   const token = randomToken(TOKEN_PREFIX);
   const updated = ctx.db.transaction((tx) => {
+    // What create refuses, resend refuses too: the person joined since, or was invited again.
+    if (memberEmails(tx, applicationId, [inv.email]).size) {
+      throw conflict('already_member', `${inv.email} is already a member of this application.`);
+    }
+    if (invitedEmails(tx, applicationId, [inv.email], now, inv.id).size) {
+      throw conflict('already_invited', `${inv.email} has a newer pending invitation to this application.`);
+    }
     const row = tx
       .update(invitations)
       .set({ tokenHash: sha256(token), expiresAt: new Date(now.getTime() + INVITATION_TTL_MS), emailSent: false, emailError: null })

@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
-import { adminErrors, adminSecurity as security } from '../http/schemas.js';
+import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { DeliveryListQuerySchema, DeliveryListSchema, DeliveryParamsSchema, DeliveryRecordSchema } from './schemas.js';
 import { listDeliveries, retryDelivery, sendTestEvent } from './service.js';
 
@@ -34,7 +34,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Deliver again now, with a fresh retry schedule',
-        params: DeliveryParamsSchema,
+        params: DeliveryParamsSchema, querystring: NoQuery,
         response: { 202: DeliveryRecordSchema, ...adminErrors },
       },
     },
@@ -47,7 +47,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Send a webhook.test event',
-        params: IdParams,
+        params: IdParams, querystring: NoQuery,
         response: { 202: DeliveryRecordSchema, ...adminErrors },
       },
     },

@@ -50,6 +50,10 @@ describe('API key management', () => {
     expect(list.statusCode).toBe(200);
     const { key: _key, ...record } = body;
     expect(list.json()).toEqual({ apiKeys: [record], nextCursor: null });
+    const one = await t.admin('GET', res.headers.location as string);
+    expect(one.statusCode).toBe(200);
+    expect(one.json()).toEqual(record);
+    expect((await t.admin('GET', `${KEYS}/key_nope`)).json().code).toBe('api_key_not_found');
     const audit = (await t.admin('GET', '/api/admin/audit-log?action=api_key.created')).json();
     expect(audit.entries[0]).toMatchObject({ actor: 'admin', applicationId: 'notes', target: body.id, details: { name: 'backend', scopes: ['users:read'] } });
     expect(JSON.stringify(audit)).not.toContain(body.key);

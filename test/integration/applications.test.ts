@@ -106,6 +106,8 @@ describe('POST /api/admin/applications', () => {
     expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ id: 'x2', audience: 'x2', authPolicy: { allowed_providers: ['myspace'] } })), [
       'body.authPolicy.allowed_providers.0',
     ]);
+    const none = await t.admin('PATCH', '/api/admin/applications/notes/auth-policy', { allowed_providers: [] });
+    expect(expectValidation(none, ['body.allowed_providers']).errors).toEqual([{ path: 'body.allowed_providers', message: 'must NOT have fewer than 1 items' }]);
   });
 
   it('generates a webhook secret when a webhookUrl comes without one, returned only in that response', async () => {
@@ -381,7 +383,7 @@ describe('GET /api/admin/applications', () => {
     expectValidation(await t.admin('GET', '/api/admin/applications?sort=name'), ['querystring.sort']);
     for (const cursor of ['zzz', 'bm90LWpzb24', Buffer.from('{"t":1}').toString('base64url'), Buffer.from('["x","y"]').toString('base64url')]) {
       const body = expectProblem(await t.admin('GET', `/api/admin/applications?cursor=${cursor}`), 400, 'invalid_cursor');
-      expect(body.errors).toEqual([{ path: 'query.cursor', message: 'is not a valid cursor' }]);
+      expect(body.errors).toEqual([{ path: 'querystring.cursor', message: 'is not a valid cursor' }]);
     }
     expectValidation(await t.admin('GET', `/api/admin/applications?cursor=${'x'.repeat(201)}`), ['querystring.cursor']);
   });

@@ -160,4 +160,23 @@ describe('invitations admin API', () => {
     expect(missing.json().code).toBe('invitation_not_found');
     expect(b.id).toBeDefined();
   });
+
+  it('resend refuses an expired invitation whose address was invited again or has joined since', async () => {
+    const t = await withApp();
+    const [old] = (await t.admin('POST', INV, { emails: ['c@example.com'] })).json().invitations;
+    const [joiner] = (await t.admin('POST', INV, { emails: ['d@example.com'] })).json().invitations;
+    t.clock.advance(8 * DAY);
+    const [newer] = (await t.admin('POST', INV, { emails: ['c@example.com'] })).json().invitations;
+    expect(newer.id).not.toBe(old.id);
+    const twice = await t.admin('POST', `${INV}/${old.id}/resend`);
+    expect(twice.statusCode).toBe(409);
+    expect(twice.json()).toMatchObject({ code: 'already_invited', detail: 'c@example.com has a newer pending invitation to this application.' });
+    addMember(t, 'notes', 'd@example.com');
+    const member = await t.admin('POST', `${INV}/${joiner.id}/resend`);
+    expect(member.statusCode).toBe(409);
+    expect(member.json()).toMatchObject({ code: 'already_member', detail: 'd@example.com is already a member of this application.' });
+    // Nothing was re-issued: the refused invitations keep their old links and expiry.
+    expect(t.db.select().from(invitations).where(eq(invitations.id, old.id)).get()!.tokenHash).toBe(sha256(old.acceptUrl.split('/invite/')[1]));
+    expect((await t.admin('POST', `${INV}/${newer.id}/resend`)).statusCode).toBe(200);
+  });
 });

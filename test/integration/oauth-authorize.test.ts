@@ -169,6 +169,29 @@ describe('authorize: sessions, realms, prompt and max_age', () => {
     const groupCookie = session ? `gatehouse_session=${session}` : cookie;
     expect(location(await authorize(t, { ...web, prompt: 'none' }, groupCookie)).searchParams.get('code')).toBeTruthy();
   });
+
+  it('a deleted application or group takes its sign-ins along: the same id created again starts signed out', async () => {
+    const { t, cookie } = await setUp();
+    const notes = (await t.admin('GET', '/api/admin/applications/notes')).json();
+    const recreate = async () => {
+      expect((await t.admin('DELETE', '/api/admin/applications/notes')).statusCode).toBe(204);
+      const body = { id: 'notes', name: notes.name, audience: notes.audience, clientType: notes.clientType, redirectUris: notes.redirectUris, authPolicy: notes.authPolicy };
+      expect((await t.admin('POST', '/api/admin/applications', body)).statusCode).toBe(201);
+    };
+    expect(location(await authorize(t, spaParams({ prompt: 'none' }).params, cookie)).searchParams.get('code')).toBeTruthy();
+    await recreate();
+    expectErrorRedirect(await authorize(t, spaParams({ prompt: 'none' }).params, cookie), t, 'login_required');
+
+    expect((await t.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite' })).statusCode).toBe(201);
+    expect((await t.admin('POST', '/api/admin/sso-groups/suite/apps', { appId: 'notes' })).statusCode).toBeLessThan(300);
+    const again = await signIn(t, { email: 'ada@example.com', applicationId: 'notes' }, { cookie });
+    const groupCookie = `gatehouse_session=${again.cookies.find((c) => c.name === 'gatehouse_session')?.value ?? cookie.split('=')[1]}`;
+    expect(location(await authorize(t, spaParams({ prompt: 'none' }).params, groupCookie)).searchParams.get('code')).toBeTruthy();
+    expect((await t.admin('DELETE', '/api/admin/sso-groups/suite')).statusCode).toBe(204);
+    expect((await t.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite' })).statusCode).toBe(201);
+    expect((await t.admin('POST', '/api/admin/sso-groups/suite/apps', { appId: 'notes' })).statusCode).toBeLessThan(300);
+    expectErrorRedirect(await authorize(t, spaParams({ prompt: 'none' }).params, groupCookie), t, 'login_required');
+  });
 });
 
 describe('authorize: membership is settled by the sign-up policy', () => {

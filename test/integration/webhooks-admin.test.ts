@@ -20,6 +20,7 @@ function problem(res: { statusCode: number; headers: Record<string, unknown>; js
   expect(res.statusCode).toBe(status);
   expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
   expect(res.json()).toMatchObject({ status, code });
+  return res.json();
 }
 
 describe('webhook admin API', () => {
@@ -69,6 +70,16 @@ describe('webhook admin API', () => {
     problem(await t.admin('GET', '/api/admin/applications/nope/webhook-deliveries'), 404, 'application_not_found');
     problem(await t.admin('POST', '/api/admin/applications/nope/webhook-test'), 404, 'application_not_found');
     problem(await t.admin('POST', '/api/admin/applications/notes/webhook-deliveries/msg_x/retry'), 404, 'delivery_not_found');
+  });
+
+  it('rejects unknown query fields on the test and retry actions, sending nothing', async () => {
+    const t = await makeApp();
+    await appWithWebhook(t);
+    const test = problem(await t.admin('POST', '/api/admin/applications/notes/webhook-test?foo=1'), 400, 'validation_failed');
+    expect(test.errors).toEqual([{ path: 'querystring.foo', message: 'is not a known field' }]);
+    const retry = problem(await t.admin('POST', '/api/admin/applications/notes/webhook-deliveries/msg_x/retry?now=1'), 400, 'validation_failed');
+    expect(retry.errors).toEqual([{ path: 'querystring.now', message: 'is not a known field' }]);
+    expect(t.db.select().from(webhookDeliveries).all()).toEqual([]);
   });
 
   it('filters by status, paginates in creation order and rejects bad queries', async () => {
