@@ -4,23 +4,37 @@
  *   redirect URIs), the client being named by `client_id` or by the `id_token_hint`'s audience;
  *   otherwise an error page, never a redirect.
  * - `id_token_hint` must be an ID token we signed (expired is fine: it is only a hint).
- * - The browser's session ends (refresh tokens issued under it are revoked) and its cookie is
- *   cleared; then 302 to the redirect URI with `state`, or a "signed out" page.
+ * - The session ends at once only when the hint was issued in this very session (its `sid`), or
+ *   when the person confirms on our page (a form with the CSRF token). Without that, any site
+ *   could sign a person out with a link (§2: the OP should ask); the page asks instead. With no
+ *   live session there is nothing to end and the request completes at once.
+ * - Ending it revokes the refresh tokens issued under it and clears the cookie; then 302 to the
+ *   redirect URI with `state`, or a "signed out" page.
  */
 import { compactVerify } from 'jose';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { clearSessionCookie, endSession, readSession } from '../accounts/session.js';
+import { checkFormToken, formToken } from '../accounts/csrf.js';
+import { renderPage } from '../pages/render.js';
+import { redirectSources } from '../pages/sign-in-pages.js';
 import { errorPageHandler, escapeHtml, sendErrorPage } from './error-page.js';
 import { findClient } from './client-auth.js';
 import type { KeyRing } from './keys.js';
 import { param, type RawParams } from './params.js';
 
-async function hintedClient(keys: KeyRing, issuer: string, hint: string): Promise<string | undefined> {
+interface Hint {
+  clientId: string | undefined;
+  sessionId: string | undefined;
+}
+
+async function readHint(keys: KeyRing, issuer: string, hint: string): Promise<Hint | undefined> {
   try {
     const { payload } = await compactVerify(hint, keys.verificationKey, { algorithms: ['RS256'] });
-    const claims = JSON.parse(new TextDecoder().decode(payload)) as { iss?: string; aud?: unknown };
+    const claims = JSON.parse(new TextDecoder().decode(payload)) as { iss?: string; aud?: unknown; sid?: unknown };
     if (claims.iss !== issuer) return undefined;
-    return typeof claims.aud === 'string' ? claims.aud : Array.isArray(claims.aud) ? String(claims.aud[0]) : undefined;
+    const clientId = typeof claims.aud === 'string' ? claims.aud : Array.isArray(claims.aud) ? String(claims.aud[0]) : undefined;
+    if (!clientId) return undefined;
+    return { clientId, sessionId: typeof claims.sid === 'string' ? claims.sid : undefined };
   } catch {
     return undefined;
   }
@@ -53,13 +67,14 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
     } catch {
       return sendErrorPage(reply, 400, 'invalid_request', 'The sign-out request repeats a parameter.');
     }
+    let hinted: Hint | undefined;
     if (hint !== undefined) {
-      const hinted = await hintedClient(keys, ctx.config.issuer, hint);
+      hinted = await readHint(keys, ctx.config.issuer, hint);
       if (!hinted) return sendErrorPage(reply, 400, 'invalid_request', 'The id_token_hint was not issued by this server.');
-      if (clientId !== undefined && clientId !== hinted) {
+      if (clientId !== undefined && clientId !== hinted.clientId) {
         return sendErrorPage(reply, 400, 'invalid_request', 'client_id does not match the id_token_hint.');
       }
-      clientId = hinted;
+      clientId = hinted.clientId;
     }
     const client = clientId === undefined ? undefined : findClient(ctx, clientId);
     if (clientId !== undefined && !client) return sendErrorPage(reply, 400, 'invalid_client', 'The application is not known here.');
@@ -68,6 +83,16 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
     }
 
     const found = readSession(ctx, request);
+    if (found && hinted?.sessionId !== found.session.id) {
+      const submitted = request.method === 'POST' ? param(params, 'csrf_token') : undefined;
+      if (submitted === undefined) {
+        return renderPage(reply, 'sign-out', {
+          title: 'Sign out?', appName: client?.name, clientId: client?.id, redirect, state,
+          csrfToken: formToken(ctx.config, request, reply),
+        }, { formActionSources: redirect ? redirectSources(client) : [] });
+      }
+      checkFormToken(ctx.config, request, submitted);
+    }
     if (found) {
       const now = ctx.clock.now();
       ctx.db.transaction((tx) => endSession(tx, now, found.session.id));

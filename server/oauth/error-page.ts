@@ -4,6 +4,7 @@
  * (RFC 6749 §4.1.2.1). Every value is HTML-escaped.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { Problem } from '../http/problem.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
@@ -25,6 +26,8 @@ export function sendErrorPage(reply: FastifyReply, status: number, error: string
  * here, so a body or content type Fastify refuses is answered with this page, not RFC 6749 JSON.
  */
 export function errorPageHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // Our own refusals (the sign-out form's CSRF check) keep their status, code and sentence.
+  if (error instanceof Problem && error.status < 500) return sendErrorPage(reply, error.status, error.code, error.detail);
   const status = (error as Partial<FastifyError>)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return sendErrorPage(reply, status, 'invalid_request', 'The request cannot be processed.');

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
-import { makeApp } from '../helpers/app.js';
+import { makeApp, type TestApp } from '../helpers/app.js';
+import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { signIn } from '../helpers/accounts.js';
 import { auditLog, memberships, refreshTokenFamilies } from '../../server/db/schema.js';
 import {
@@ -63,6 +64,14 @@ describe('token endpoint: request and client errors', () => {
   });
 });
 
+/** Signs the browser out the way a person does without an id_token_hint: the page, then its form. */
+async function signOutConfirmed(t: TestApp, cookie: string, query = '') {
+  const page = await openPage(t, `/api/auth/oauth2/end-session${query}`, cookie);
+  expect(page.res.statusCode).toBe(200);
+  const fields = [...page.res.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!] as [string, string]);
+  return postForm(t, '/api/auth/oauth2/end-session', fields, page.cookie);
+}
+
 describe('token endpoint: authorization_code grant', () => {
   it('refuses a missing code or redirect_uri, an unknown code and a repeated parameter without spending the code', async () => {
     const { t, cookie } = await setUp();
@@ -106,8 +115,7 @@ describe('token endpoint: authorization_code grant', () => {
   it('a code whose session was signed out before the exchange is refused', async () => {
     const { t, cookie } = await setUp();
     const { code, verifier } = await spaCode(t, cookie);
-    const out = await t.app.inject({ method: 'GET', url: '/api/auth/oauth2/end-session', headers: { cookie } });
-    expect(out.statusCode).toBe(200);
+    await signOutConfirmed(t, cookie);
     const res = await token(t, { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: 'notes', code_verifier: verifier });
     expectOAuthError(res, 400, 'invalid_grant');
     expect(res.json().error_description).toBe('The sign-in session this code was issued in has ended.');
@@ -292,6 +300,51 @@ describe('userinfo, revocation and end-session', () => {
     const page = await end({});
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('You are signed out');
+  });
+
+  it('end-session without a hint from this session asks the person first; the confirmed form ends it', async () => {
+    const { t, cookie } = await setUp();
+    const other = await spaTokens(t, cookie);
+    const tokens = await spaTokens(t, cookie);
+    // A hint issued in another session (signed out since) is no proof this browser's person wants out.
+    const staleHint = await signIn(t, { email: 'ada@example.com', applicationId: 'notes' });
+    const laterCookie = `gatehouse_session=${staleHint.cookies.find((c) => c.name === 'gatehouse_session')!.value}`;
+    const query = `?${new URLSearchParams({ client_id: 'notes', post_logout_redirect_uri: SPA_REDIRECT, state: 'bye' }).toString()}`;
+    for (const [url, browser] of [
+      [`/api/auth/oauth2/end-session${query}`, cookie],
+      [`/api/auth/oauth2/end-session?id_token_hint=${other.id_token}`, laterCookie],
+    ] as const) {
+      const ask = await t.app.inject({ method: 'GET', url, headers: { cookie: browser } });
+      expect(ask.statusCode).toBe(200);
+      expect(ask.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(ask.headers['cache-control']).toBe('no-store');
+      expect(ask.body).toContain('<h1>Sign out?</h1>');
+      expect(ask.cookies.find((c) => c.name === 'gatehouse_session')).toBeUndefined();
+    }
+    // Nothing ended: both sessions still authorize silently, the refresh token still works.
+    expect(location(await authorize(t, spaParams().params, cookie)).searchParams.get('code')).toBeTruthy();
+    expect(location(await authorize(t, spaParams().params, laterCookie)).searchParams.get('code')).toBeTruthy();
+    const stillGood = await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: 'notes' });
+    expect(stillGood.statusCode).toBe(200);
+
+    // A cross-site POST without the page's token is refused.
+    const forged = await postForm(t, '/api/auth/oauth2/end-session', { client_id: 'notes' }, cookie);
+    expect(forged.statusCode).toBe(200);
+    expect(forged.body).toContain('<h1>Sign out?</h1>');
+    const wrongToken = await postForm(t, '/api/auth/oauth2/end-session', { client_id: 'notes', csrf_token: 'x'.repeat(43) }, cookie);
+    expect(wrongToken.statusCode).toBe(403);
+    expect(wrongToken.body).toContain('<code>csrf_failed</code>');
+
+    const page = await openPage(t, `/api/auth/oauth2/end-session${query}`, cookie);
+    expect(page.res.headers['content-security-policy']).toContain("form-action 'self' http://127.0.0.1:5173");
+    expect(csrfFrom(page.res)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const done = await signOutConfirmed(t, cookie, query);
+    const back = location(done);
+    expect(back.origin + back.pathname).toBe(SPA_REDIRECT);
+    expect(back.searchParams.get('state')).toBe('bye');
+    expect(done.cookies.find((c) => c.name === 'gatehouse_session')?.value).toBe('');
+    expect(location(await authorize(t, spaParams().params, cookie)).pathname).toBe('/sign-in');
+    expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: stillGood.json().refresh_token, client_id: 'notes' }), 400, 'invalid_grant');
   });
 });
 
