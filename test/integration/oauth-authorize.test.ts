@@ -123,6 +123,26 @@ describe('authorize: sessions, realms, prompt and max_age', () => {
     expectErrorRedirect(await authorize(t, { ...params, prompt: 'none' }), t, 'login_required');
   });
 
+  it('accepts the request as a POSTed form too (OIDC Core §3.1.2.1), coming back from sign-in as a GET', async () => {
+    const { t, cookie } = await setUp();
+    const { params } = spaParams();
+    const post = (headers: Record<string, string>) => t.app.inject({
+      method: 'POST', url: '/api/auth/oauth2/authorize',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      payload: new URLSearchParams(params as Record<string, string>).toString(),
+    });
+    const answered = location(await post({ cookie }));
+    expect(answered.origin + answered.pathname).toBe(SPA_REDIRECT);
+    expect([...answered.searchParams.keys()].sort()).toEqual(['code', 'iss', 'state']);
+
+    const toSignIn = location(await post({}));
+    expect(toSignIn.pathname).toBe('/sign-in');
+    const back = new URL(toSignIn.searchParams.get('return_to')!, 'http://x');
+    expect(back.pathname).toBe('/api/auth/oauth2/authorize');
+    expect(Object.fromEntries(back.searchParams)).toEqual(params);
+    expect(location(await authorize(t, Object.fromEntries(back.searchParams), cookie)).searchParams.get('code')).toBeTruthy();
+  });
+
   it('prompt=login sends a signed-in person to sign in again, without prompt in return_to', async () => {
     const { t, cookie } = await setUp();
     const url = location(await authorize(t, spaParams({ prompt: 'login' }).params, cookie));

@@ -1,5 +1,5 @@
 /**
- * `GET /api/auth/oauth2/authorize` (RFC 6749 §4.1, OIDC Core §3.1.2, RFC 9207, DESIGN §4.8/4.10).
+ * `GET|POST /api/auth/oauth2/authorize` (RFC 6749 §4.1, OIDC Core §3.1.2, RFC 9207, DESIGN §4.8/4.10).
  *
  * 1. Unknown client or a `redirect_uri` that is missing or not registered → HTML error page,
  *    never a redirect.
@@ -10,7 +10,7 @@
  *    back here (without `prompt`/`max_age`, so the fresh sign-in is not asked for again).
  * 4. Membership is settled by the application's sign-up policy, then a code is issued.
  */
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { matchesRedirectUri } from '../../applications/redirect-uris.js';
 import { readSession, realmAuthTime, realmOf } from '../../accounts/session.js';
 import { settleMembership } from '../../accounts/membership.js';
@@ -28,10 +28,16 @@ function redirectTo(reply: FastifyReply, redirectUri: string, params: Record<str
   return reply.header('cache-control', 'no-store').redirect(url.toString(), 302);
 }
 
-/** The hosted sign-in page, told to come back to this request minus the parameters it satisfies. */
-function toSignIn(reply: FastifyReply, clientId: string, rawUrl: string, drop: string[]) {
-  const query = new URLSearchParams(rawUrl.includes('?') ? rawUrl.slice(rawUrl.indexOf('?') + 1) : '');
-  for (const name of drop) query.delete(name);
+/**
+ * The hosted sign-in page, told to come back to this request minus the parameters it satisfies.
+ * It comes back as a GET, also when the request was a POST: the same parameters either way.
+ */
+function toSignIn(reply: FastifyReply, clientId: string, params: RawParams, drop: string[]) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (drop.includes(name)) continue;
+    for (const one of Array.isArray(value) ? value : [value]) if (typeof one === 'string') query.append(name, one);
+  }
   const returnTo = `${AUTHORIZE_PATH}?${query.toString()}`;
   const target = `/sign-in?${new URLSearchParams({ client_id: clientId, return_to: returnTo }).toString()}`;
   return reply.header('cache-control', 'no-store').redirect(target, 302);
@@ -48,8 +54,9 @@ function single(query: RawParams, name: string): string | undefined {
 export const authorizeRoutes: FastifyPluginAsync = async (app) => {
   const { ctx } = app;
 
-  app.get(AUTHORIZE_PATH, { schema: { hide: true }, errorHandler: errorPageHandler }, async (request, reply) => {
-    const query = (request.query ?? {}) as RawParams;
+  // GET, and POST with a form body, which OIDC Core §3.1.2.1 requires as well.
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const query = ((request.method === 'POST' ? request.body : request.query) ?? {}) as RawParams;
 
     const clientId = single(query, 'client_id');
     const client = clientId === undefined ? undefined : findClient(ctx, clientId);
@@ -74,7 +81,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
         authTime !== undefined && req.maxAgeSeconds !== undefined && now.getTime() - authTime.getTime() > req.maxAgeSeconds * 1000;
       if (!found || authTime === undefined || tooOld || req.prompt === 'login') {
         if (req.prompt === 'none') throw new OAuthError('login_required', 'The person must sign in to this application.');
-        return toSignIn(reply, client.id, request.url, ['prompt', 'max_age']);
+        return toSignIn(reply, client.id, query, ['prompt', 'max_age']);
       }
 
       const settled = settleMembership(ctx, client, found.person);
@@ -97,5 +104,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
       if (error instanceof OAuthError) return answer({ error: error.error, error_description: error.description });
       throw error;
     }
-  });
+  };
+  app.get(AUTHORIZE_PATH, { schema: { hide: true }, errorHandler: errorPageHandler }, handler);
+  app.post(AUTHORIZE_PATH, { schema: { hide: true }, errorHandler: errorPageHandler }, handler);
 };

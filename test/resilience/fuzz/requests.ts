@@ -94,6 +94,7 @@ const BODIES: Record<string, (s: Seed) => Body> = {
   'POST /api/auth/oauth2/token': (s) => oauthForm({ grant_type: 'refresh_token', refresh_token: s.refreshToken, client_id: s.spaId }),
   'POST /api/auth/oauth2/revoke': (s) => oauthForm({ token: s.refreshToken, client_id: s.spaId }),
   'POST /api/auth/oauth2/userinfo': () => ({ kind: 'none' }),
+  'POST /api/auth/oauth2/authorize': (s) => oauthForm(Object.fromEntries(authorizeQuery(s))),
   'POST /api/auth/oauth2/end-session': (s) => oauthForm({ client_id: s.spaId, post_logout_redirect_uri: SPA_REDIRECT, state: 'st' }),
   'POST /sign-in': (s) => form({ email: s.email, password: PASSWORD, client_id: s.spaId, return_to: returnTo(s) }),
   'POST /sign-up': (s) => form({ email: `page-${s.n}@example.com`, password: PASSWORD, name: 'Page', client_id: s.spaId }),
