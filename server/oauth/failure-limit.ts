@@ -1,9 +1,12 @@
 /**
  * Rate limiting at the token and revocation endpoints (DESIGN §5), by failures: an IP address
- * that collects `max` `invalid_client` / `invalid_grant` answers within a minute gets 429
- * `temporarily_unavailable` with `Retry-After` until the minute is over. Successful grants cost
- * one map look-up, so legitimate high-rate refreshing is never slowed down.
- * `GATEHOUSE_TOKEN_FAILURE_LIMIT` sets `max` (default 60).
+ * that collects `max` `invalid_client` / `invalid_grant` answers for one client within a minute
+ * gets 429 `temporarily_unavailable` with `Retry-After` for that client until the minute is over.
+ * Per address *and client*, because on an appliance several applications' back ends often share
+ * one host (or a proxy): one of them looping on a stale refresh token must not lock out the
+ * others. The client is the one the request names (form `client_id` or the Basic user), read
+ * without judging it. Successful grants cost one map look-up, so legitimate high-rate refreshing
+ * is never slowed down. `GATEHOUSE_TOKEN_FAILURE_LIMIT` sets `max` (default 60).
  */
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -11,8 +14,26 @@ import { OAuthError } from './errors.js';
 
 const WINDOW_MS = 60_000;
 const DEFAULT_MAX = 60;
-/** Beyond this many tracked addresses, expired windows are swept. */
+/** Beyond this many tracked (address, client) pairs, expired windows are swept. */
 const SWEEP_AT = 10_000;
+/** And beyond this many live ones (made-up client ids), the oldest are forgotten. */
+const MAX_TRACKED = 50_000;
+const MAX_CLIENT_ID = 200;
+
+/** The client a request names, best effort and never throwing (it only picks a counter). */
+function claimedClient(request: FastifyRequest): string {
+  const body = request.body as Record<string, unknown> | null | undefined;
+  const fromBody = typeof body === 'object' && body !== null ? body.client_id : undefined;
+  if (typeof fromBody === 'string') return fromBody.slice(0, MAX_CLIENT_ID);
+  const header = request.headers.authorization;
+  const basic = typeof header === 'string' ? /^Basic[ ]+([A-Za-z0-9+/=]{1,1000})/i.exec(header) : null;
+  if (!basic) return '';
+  const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return (colon < 0 ? decoded : decoded.slice(0, colon)).slice(0, MAX_CLIENT_ID);
+}
+
+const limitKey = (request: FastifyRequest) => `${request.ip}\n${claimedClient(request)}`;
 
 export class FailureLimiter {
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
@@ -23,13 +44,14 @@ export class FailureLimiter {
     this.max = raw && /^\d+$/.test(raw) && Number(raw) > 0 ? Number(raw) : DEFAULT_MAX;
   }
 
-  /** Throws 429 when the caller's address is over its failure budget. */
+  /** Throws 429 when the caller's address is over its failure budget for the named client. */
   check(request: FastifyRequest): void {
-    const window = this.windows.get(request.ip);
+    const key = limitKey(request);
+    const window = this.windows.get(key);
     if (!window) return;
     const now = this.ctx.clock.now().getTime();
     if (window.resetAt <= now) {
-      this.windows.delete(request.ip);
+      this.windows.delete(key);
       return;
     }
     if (window.count >= this.max) {
@@ -43,15 +65,21 @@ export class FailureLimiter {
   record(request: FastifyRequest, error: unknown): void {
     if (!(error instanceof OAuthError) || (error.error !== 'invalid_client' && error.error !== 'invalid_grant')) return;
     const now = this.ctx.clock.now().getTime();
-    const window = this.windows.get(request.ip);
+    const key = limitKey(request);
+    const window = this.windows.get(key);
     if (window && window.resetAt > now) {
       window.count += 1;
       return;
     }
     if (this.windows.size >= SWEEP_AT) {
-      for (const [ip, w] of this.windows) if (w.resetAt <= now) this.windows.delete(ip);
+      for (const [k, w] of this.windows) if (w.resetAt <= now) this.windows.delete(k);
+      // Oldest first (Map keeps insertion order): a flood of made-up client ids cannot grow it.
+      for (const k of this.windows.keys()) {
+        if (this.windows.size < MAX_TRACKED) break;
+        this.windows.delete(k);
+      }
     }
-    this.windows.set(request.ip, { count: 1, resetAt: now + WINDOW_MS });
+    this.windows.set(key, { count: 1, resetAt: now + WINDOW_MS });
   }
 
   /** Runs `fn` under the limit: refuses when over budget, counts its failures. */

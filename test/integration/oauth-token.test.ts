@@ -349,15 +349,18 @@ describe('userinfo, revocation and end-session', () => {
 });
 
 describe('failure rate limit', () => {
-  it('an address with too many failed grants gets 429 temporarily_unavailable until the minute is over', async () => {
+  it('an address with too many failed grants for a client gets 429 temporarily_unavailable for it until the minute is over', async () => {
     const t = await makeApp({ config: { env: { GATEHOUSE_TOKEN_FAILURE_LIMIT: '3' } } });
-    const { cookie } = await setUpClients(t);
+    const { cookie, web } = await setUpClients(t);
     const tokens = await spaTokens(t, cookie);
     const bad = { grant_type: 'refresh_token', refresh_token: 'ghr_unknown', client_id: 'notes' };
     for (let i = 0; i < 3; i++) expectOAuthError(await token(t, bad), 400, 'invalid_grant');
     const limited = await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: 'notes' });
     expectOAuthError(limited, 429, 'temporarily_unavailable');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    // Another application's back end on the same address is not held back by this one's failures.
+    const otherClient = await token(t, { grant_type: 'refresh_token', refresh_token: 'ghr_unknown' }, { authorization: basic('billing', web.clientSecret) });
+    expectOAuthError(otherClient, 400, 'invalid_grant');
     t.clock.advance(60_000);
     expect((await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: 'notes' })).statusCode).toBe(200);
   });
