@@ -37,8 +37,7 @@ export const AuthPolicySchema = Type.Object(
 export const AuthPolicyPatchSchema = Type.Object(
   {
     signup_policy: Type.Optional(SignupPolicySchema),
-    // At least one: an empty list would leave no way to sign in at all (closing to newcomers is signup_policy).
-    allowed_providers: Type.Optional(Type.Array(ProviderId, { minItems: 1, maxItems: 20 })),
+    allowed_providers: Type.Optional(Type.Array(ProviderId, { maxItems: 20 })),
     profile_fields: Type.Optional(Type.Array(ProfileFieldSchema, { maxItems: 50 })),
   },
   { additionalProperties: false },
