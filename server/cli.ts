@@ -21,6 +21,15 @@ function commandHelp(command: Command): string {
   return [head, '', command.summary, '', 'Flags:', ...flags, `  ${'--help'.padEnd(24)}show this help`].join('\n');
 }
 
+/**
+ * node:util's parseArgs message as sentences ending in a full stop, without its hint about
+ * positionals after `--` (which is about its own syntax, not this command's).
+ */
+function parseErrorSentence(message: string): string {
+  const text = message.split('\n')[0]!.replace(/\.?\s*To specify a positional argument.*$/, '').trim();
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
@@ -41,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
       strict: true,
     });
   } catch (error) {
-    console.error(`${(error as Error).message.split('\n')[0]} Run \`gatehouse ${name} --help\` for its flags.`);
+    console.error(`${parseErrorSentence((error as Error).message)} Run \`gatehouse ${name} --help\` for its flags.`);
     return 1;
   }
   if (parsed.values.help) {

@@ -18,7 +18,8 @@ import { prepareDataDir } from './data-dir.js';
 import { ensureLocalTls, loadOwnTls, type TlsMaterial } from './ops/tls.js';
 import { createBackup, pruneBackups, storeBackup } from './ops/backup.js';
 import { schemaState } from './ops/schema-version.js';
-import { refuseSecondServer, removePidFile, writePidFile } from './ops/pid-file.js';
+import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
+import { recordAccessTokenTtl } from './ops/token-lifetime.js';
 
 export const DATABASE_FILE = 'gatehouse.db';
 
@@ -90,11 +91,23 @@ function loggerOptions(config: Config) {
 
 export async function start(config: Config): Promise<Running> {
   prepareDataDir(config.dataDir);
-  refuseSecondServer(config.dataDir);
+  // Claimed before the database is opened, so of two servers started at once only one goes on.
+  claimServerPidFile(config.dataDir);
+  try {
+    return await startClaimed(config);
+  } catch (error) {
+    removePidFile(config.dataDir);
+    throw error;
+  }
+}
+
+async function startClaimed(config: Config): Promise<Running> {
   await guardMigrations(config, join(config.dataDir, DATABASE_FILE));
   let tls = loadTls(config, new Date());
   const databaseFile = join(config.dataDir, DATABASE_FILE);
   const db = openDatabase(databaseFile);
+  // What `gatehouse rotate-keys` (another process) needs to keep retired keys published long enough.
+  recordAccessTokenTtl(db, config.accessTokenTtl, new Date());
   const adminToken = config.adminToken ? fixedAdminToken(config.adminToken) : fileAdminToken(config.dataDir);
   const app = await buildApp({
     db,
@@ -119,7 +132,6 @@ export async function start(config: Config): Promise<Running> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (!config.issuerConfigured) config.issuer = defaultIssuer(config.host, port, Boolean(tls));
   const url = defaultIssuer(config.host, port, Boolean(tls));
-  writePidFile(config.dataDir);
   const checkpointer = startCheckpointer(db, databaseFile);
 
   // Re-issue the LAN certificate while running (expiry, a new address) without a restart.

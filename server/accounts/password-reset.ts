@@ -18,6 +18,7 @@ import { addCredentialAccount } from '../self-service/queries.js';
 import { revokeFamilies } from '../oauth/revoke-families.js';
 import { checkPasswordLength, hashPassword } from './passwords.js';
 import { findPersonByEmail } from './people.js';
+import { clearBackOff } from './sign-in-back-off.js';
 import { issueToken, peekToken, redeemToken, sentRecently } from './one-time-tokens.js';
 import { sendInBackground } from './email-verification.js';
 
@@ -49,7 +50,7 @@ export async function resetPassword(ctx: AppContext, token: string, password: st
     const personId = redeemToken(tx, now, token, 'password_reset');
     const person = tx
       .update(people)
-      .set({ passwordHash, emailVerified: true, failedSignIns: 0, lockedUntil: null, updatedAt: now })
+      .set({ passwordHash, emailVerified: true, updatedAt: now })
       .where(eq(people.id, personId))
       .returning()
       .get()!;
@@ -59,6 +60,7 @@ export async function resetPassword(ctx: AppContext, token: string, password: st
       .where(and(eq(linkedAccounts.personId, personId), eq(linkedAccounts.provider, 'credential')))
       .get();
     if (!credential) addCredentialAccount(tx, person, now);
+    clearBackOff(tx, person.email);
     tx.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.personId, personId), isNull(sessions.revokedAt))).run();
     revokeFamilies(tx, now, { personId }, 'password_reset');
     recordAudit(tx, now, { actor: `person:${personId}`, action: 'person.password_reset', target: personId });

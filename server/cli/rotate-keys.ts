@@ -1,7 +1,8 @@
 /**
  * `gatehouse rotate-keys`: adds a new RS256 signing key and retires the current one, which stays
- * in the JWKS until every token it signed has expired. Safe while the server runs: the server
- * picks up the new key within seconds (SQLite WAL, its key cache re-reads the store).
+ * in the JWKS until every token it signed has expired (by the access-token lifetime the server
+ * runs with, ops/token-lifetime.ts). Safe while the server runs: the server picks up the new key
+ * within seconds (SQLite WAL, its key cache re-reads the store).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
 import { DATABASE_FILE } from '../main.js';
 import { listKeys, rotateSigningKey } from '../oauth/keys.js';
+import { MAX_ACCESS_TOKEN_TTL, retiringWindowSeconds } from '../ops/token-lifetime.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 
 export const rotateKeysCommand: Command = {
@@ -23,7 +25,9 @@ export const rotateKeysCommand: Command = {
     const db = openDatabase(file);
     try {
       const now = new Date();
-      const { kid, retired } = await rotateSigningKey(db, now, config.accessTokenTtl, 'cli');
+      // The server's access-token lifetime (recorded at its start), not this process's own setting.
+      const window = retiringWindowSeconds(db, now, config.accessTokenTtl, MAX_ACCESS_TOKEN_TTL);
+      const { kid, retired } = await rotateSigningKey(db, now, window, 'cli');
       console.log(kid);
       for (const key of listKeys(db, now).filter((k) => retired.includes(k.kid))) {
         console.error(`Key ${key.kid} is retired and stays in the JWKS until ${key.expiresAt}.`);

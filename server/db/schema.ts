@@ -85,13 +85,27 @@ export const people = sqliteTable(
     name: text('name'),
     /** argon2id PHC string; null when the person signs in only through external providers. */
     passwordHash: text('password_hash'),
-    /** Per-account back-off against password guessing. */
-    failedSignIns: integer('failed_sign_ins').notNull().default(0),
-    lockedUntil: timestamp('locked_until'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },
   (t) => [uniqueIndex('people_email_uq').on(t.email), index('people_created_idx').on(t.createdAt, t.id)],
+);
+
+/**
+ * Back-off against password guessing, per e-mail address rather than per person, so an address
+ * with no account locks exactly like one with an account (the answers never tell them apart).
+ * Keyed by the SHA-256 of the normalised address: guessed addresses are not kept in the clear.
+ * Rows go on a right password and are swept once idle (accounts/sign-in-back-off.ts).
+ */
+export const signInBackOff = sqliteTable(
+  'sign_in_back_off',
+  {
+    emailHash: text('email_hash').primaryKey(),
+    failures: integer('failures').notNull(),
+    lockedUntil: timestamp('locked_until'),
+    lastFailureAt: timestamp('last_failure_at').notNull(),
+  },
+  (t) => [index('sign_in_back_off_last_failure_idx').on(t.lastFailureAt)],
 );
 
 /** Ways a person can sign in: `credential` (e-mail + password) or an external provider id. */

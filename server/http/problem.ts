@@ -10,22 +10,32 @@ export interface FieldError {
   message: string;
 }
 
-const TITLES: Record<number, string> = {
+/**
+ * RFC 9457 `title` per status: the reason phrase, spelled here rather than taken from node:http so
+ * it cannot change with the Node version. Every status the project answers with has one
+ * (test/unit/problem-titles.test.ts); an unlisted one falls back to "Error".
+ */
+export const PROBLEM_TITLES: Readonly<Record<number, string>> = {
   400: 'Bad Request',
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  406: 'Not Acceptable',
   408: 'Request Timeout',
   409: 'Conflict',
+  410: 'Gone',
+  411: 'Length Required',
   413: 'Payload Too Large',
   414: 'URI Too Long',
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',
   431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
 };
+const titleOf = (status: number) => PROBLEM_TITLES[status] ?? 'Error';
 
 export class Problem extends Error {
   constructor(
@@ -64,7 +74,7 @@ export interface ProblemBody {
 export function problemBody(problem: Problem): ProblemBody {
   const body: ProblemBody = {
     type: `https://gatehouse.dev/problems/${problem.code.replaceAll('_', '-')}`,
-    title: TITLES[problem.status] ?? 'Error',
+    title: titleOf(problem.status),
     status: problem.status,
     detail: problem.detail,
     code: problem.code,

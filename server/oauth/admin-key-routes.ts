@@ -8,6 +8,7 @@ import { Type } from 'typebox';
 import { requireAdmin, actorName } from '../http/admin-auth.js';
 import { adminErrors, NullableTimestamp, Timestamp, adminSecurity as security } from '../http/schemas.js';
 import { listKeys, rotateSigningKey, type KeyRing } from './keys.js';
+import { retiringWindowSeconds } from '../ops/token-lifetime.js';
 
 const KeySchema = Type.Object(
   {
@@ -46,7 +47,9 @@ export const adminKeyRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = asyn
     async (request, reply) => {
       await keys.ensure();
       const now = ctx.clock.now();
-      const rotated = await rotateSigningKey(ctx.db, now, ctx.config.accessTokenTtl, actorName(request.actor));
+      // Retired keys stay published as long as any token they signed may live, also tokens issued
+      // before a restart with a shorter lifetime (ops/token-lifetime.ts).
+      const rotated = await rotateSigningKey(ctx.db, now, retiringWindowSeconds(ctx.db, now, ctx.config.accessTokenTtl), actorName(request.actor));
       keys.invalidate();
       const key = listKeys(ctx.db, now).find((k) => k.kid === rotated.kid)!;
       return reply.status(201).header('location', '/api/admin/keys').send({ key, retired: rotated.retired });

@@ -8,6 +8,7 @@ import { desc, isNull } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { signingKeys } from '../db/schema.js';
 import { rotateSigningKey } from '../oauth/keys.js';
+import { retiringWindowSeconds } from './token-lifetime.js';
 
 const DAY = 24 * 3600 * 1000;
 /** How often a running server checks the key's age. */
@@ -26,6 +27,8 @@ export async function rotateKeyIfDue(ctx: AppContext): Promise<string | undefine
   // No key yet: the OAuth plugin creates the first one at start-up.
   if (!active) return undefined;
   if (now.getTime() - active.createdAt.getTime() < ctx.config.keyRotationDays * DAY) return undefined;
-  const rotated = await rotateSigningKey(ctx.db, now, ctx.config.accessTokenTtl, ROTATION_ACTOR);
+  // A restart with a shorter lifetime leaves longer-lived tokens out there for a while.
+  const window = retiringWindowSeconds(ctx.db, now, ctx.config.accessTokenTtl);
+  const rotated = await rotateSigningKey(ctx.db, now, window, ROTATION_ACTOR);
   return rotated.kid;
 }

@@ -7,13 +7,14 @@
  * by the same CA whenever it is within 30 days of expiry or no longer names every hostname and
  * address the machine answers on (a new DHCP lease, a renamed host).
  */
-import { createHash, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate, type KeyObject } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type Forge from 'node-forge';
+import { ConfigError } from '../config.js';
 
 // node-forge (about 40 modules) loads only when a certificate is built or read, so a server
 // without TLS never pays for it at start-up.
@@ -245,11 +246,39 @@ export function ensureLocalTls(dataDir: string, extraNames: string[], now: Date)
   };
 }
 
-/** An administrator's own certificate and key (`GATEHOUSE_TLS_CERT` / `GATEHOUSE_TLS_KEY`). */
+function readTlsFile(variable: string, file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'does not exist' : code === 'EACCES' || code === 'EPERM' ? 'cannot be read (permission denied)' : code === 'EISDIR' ? 'is a directory' : 'cannot be read';
+    throw new ConfigError(`${variable} names ${file}, which ${why}.`);
+  }
+}
+
+/**
+ * An administrator's own certificate and key (`GATEHOUSE_TLS_CERT` / `GATEHOUSE_TLS_KEY`), checked
+ * here so a wrong file is one sentence naming it, not an OpenSSL error string at listen.
+ */
 export function loadOwnTls(certFile: string, keyFile: string): TlsMaterial {
-  const cert = readFileSync(certFile, 'utf8');
-  const key = readFileSync(keyFile, 'utf8');
-  return { key, cert, fingerprint: fingerprint(cert), notAfter: new Date(new X509Certificate(cert).validTo), issued: false };
+  const cert = readTlsFile('GATEHOUSE_TLS_CERT', certFile);
+  const key = readTlsFile('GATEHOUSE_TLS_KEY', keyFile);
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(cert);
+  } catch {
+    throw new ConfigError(`GATEHOUSE_TLS_CERT names ${certFile}, which is not a PEM certificate.`);
+  }
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch {
+    throw new ConfigError(`GATEHOUSE_TLS_KEY names ${keyFile}, which is not an unencrypted PEM private key.`);
+  }
+  if (!x509.checkPrivateKey(privateKey)) {
+    throw new ConfigError(`GATEHOUSE_TLS_KEY (${keyFile}) is not the private key of the certificate in GATEHOUSE_TLS_CERT (${certFile}).`);
+  }
+  return { key, cert, fingerprint: x509.fingerprint256, notAfter: new Date(x509.validTo), issued: false };
 }
 
 /** SHA-256 hex of a PEM's DER bytes, for tests and logs that want a compact id. */

@@ -5,7 +5,8 @@
  *   (rate limited per IP; at most one e-mail per account a minute).
  * - `GET|POST /reset-password?token=` — the new-password form of a reset link (single use,
  *   one hour); success signs the person out everywhere and offers sign-in.
- * - `GET /verify-email?token=` — confirms the address.
+ * - `GET /verify-email?token=` — asks to confirm the address; `POST /verify-email` confirms it.
+ *   The GET spends nothing: mail scanners and link previews fetch links, and must not burn them.
  *
  * Forms carry the double-submit CSRF token; errors are HTML pages.
  */
@@ -19,7 +20,7 @@ import { checkFormToken, formToken } from '../accounts/csrf.js';
 import { authRateLimits } from '../accounts/rate-limits.js';
 import { clearSessionCookie } from '../accounts/session.js';
 import { requestPasswordReset, resetLinkPerson, resetPassword } from '../accounts/password-reset.js';
-import { verifyEmail } from '../accounts/email-verification.js';
+import { verificationLinkPerson, verifyEmail } from '../accounts/email-verification.js';
 import { requireMail } from '../accounts/email-link-routes.js';
 import { preparePageScope } from './page-scope.js';
 import { renderPage } from './render.js';
@@ -27,6 +28,7 @@ import { renderPage } from './render.js';
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
 const TokenQuery = Type.Object({ token: short(200) }, { additionalProperties: false });
 const ForgotForm = Type.Object({ csrf_token: short(200), email: short(254) }, { additionalProperties: false });
+const VerifyForm = Type.Object({ csrf_token: short(200), token: short(200) }, { additionalProperties: false });
 const ResetForm = Type.Object(
   { csrf_token: short(200), token: short(200), password: short(1000), confirm_password: short(1000) },
   { additionalProperties: false },
@@ -104,13 +106,26 @@ const passwordPages: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/verify-email', { schema: { hide: true, querystring: TokenQuery } }, async (request, reply) => {
     if (!request.query.token) throw missingToken();
-    const person = verifyEmail(ctx, request.query.token);
-    return renderPage(reply, 'message', {
-      title: 'E-mail address confirmed',
-      message: `Thank you: ${person.email} is confirmed.`,
-      link: { href: '/account', label: 'Go to your account' },
+    const person = verificationLinkPerson(ctx, request.query.token);
+    return renderPage(reply, 'verify-email', {
+      title: 'Confirm your e-mail address', email: person.email, token: request.query.token, csrfToken: formToken(ctx.config, request, reply),
     });
   });
+
+  app.post(
+    '/verify-email',
+    { config: { rateLimit: limits.passwordReset }, schema: { hide: true, body: VerifyForm } },
+    async (request, reply) => {
+      checkFormToken(ctx.config, request, request.body.csrf_token);
+      if (!request.body.token) throw missingToken();
+      const person = verifyEmail(ctx, request.body.token);
+      return renderPage(reply, 'message', {
+        title: 'E-mail address confirmed',
+        message: `Thank you: ${person.email} is confirmed.`,
+        link: { href: '/account', label: 'Go to your account' },
+      });
+    },
+  );
 };
 
 /** The feature plugin: the e-mail link pages in their own hosted-page scope. */

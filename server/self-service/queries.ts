@@ -110,7 +110,7 @@ export function deleteLinkedAccount(tx: Tx, id: string): void {
 }
 
 export function setPasswordHash(tx: Tx, personId: string, passwordHash: string | null, now: Date): void {
-  tx.update(people).set({ passwordHash, failedSignIns: 0, lockedUntil: null, updatedAt: now }).where(eq(people.id, personId)).run();
+  tx.update(people).set({ passwordHash, updatedAt: now }).where(eq(people.id, personId)).run();
 }
 
 export function personById(tx: Tx, personId: string): Person | undefined {

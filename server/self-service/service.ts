@@ -23,7 +23,7 @@ import { revokeFamilies } from '../oauth/revoke-families.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { endSession } from '../accounts/session.js';
 import { checkPasswordLength, hashPassword, verifyPassword } from '../accounts/passwords.js';
-import { claimPasswordCheck, passwordCheckFailed } from '../accounts/sign-in.js';
+import { claimPasswordCheck, clearBackOff, passwordCheckFailed } from '../accounts/sign-in-back-off.js';
 import {
   addCredentialAccount,
   deleteLinkedAccount,
@@ -209,7 +209,7 @@ export async function changePassword(ctx: AppContext, me: Me, input: PasswordCha
     throw conflict('password_not_set', 'You have no password yet; set one with "Forgot password" on the sign-in page.');
   }
   checkPasswordLength(input.newPassword, 'body.newPassword');
-  const check = claimPasswordCheck(ctx, person);
+  const check = claimPasswordCheck(ctx, person.email);
   if (!(await verifyPassword(person.passwordHash, input.currentPassword))) {
     passwordCheckFailed(ctx, person, check);
     throw wrongPassword();
@@ -218,6 +218,7 @@ export async function changePassword(ctx: AppContext, me: Me, input: PasswordCha
   const now = ctx.clock.now();
   const sessionsEnded = ctx.db.transaction((tx) => {
     setPasswordHash(tx, person.id, passwordHash, now);
+    clearBackOff(tx, person.email);
     const ended = endOtherSessions(tx, me, now);
     // A password is always listed as the `credential` account, whichever path set it.
     if (!linkedAccountsOf(tx, person.id).some((a) => a.provider === 'credential')) addCredentialAccount(tx, person, now);

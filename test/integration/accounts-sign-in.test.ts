@@ -9,6 +9,7 @@ import {
   people,
   refreshTokenFamilies,
   sessions,
+  signInBackOff,
   webhookDeliveries,
 } from '../../server/db/schema.js';
 import { readSession } from '../../server/accounts/session.js';
@@ -155,6 +156,30 @@ describe('POST /api/auth/sign-in/email', () => {
     expect(types).toContain('membership.signed_in');
   });
 
+  it('signs a suspended member in without touching lastActiveAt or emitting membership.signed_in', async () => {
+    const { t, userId } = await withPerson();
+    const membership = t.db.select().from(memberships).get()!;
+    const suspended = await t.admin('PATCH', `/api/admin/applications/notes/users/${membership.id}`, { status: 'suspended' });
+    expect(suspended.statusCode, suspended.body).toBe(200);
+    const signedInEvents = () => t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'membership.signed_in')).all();
+    const before = signedInEvents().length;
+    const lastActiveAt = t.db.select().from(memberships).get()!.lastActiveAt;
+
+    t.clock.advance(60_000);
+    const res = await signIn(t, { email: 'ada@example.com', applicationId: 'notes' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().user.id).toBe(userId);
+    expect(t.db.select().from(memberships).get()).toMatchObject({ status: 'suspended', lastActiveAt });
+    expect(signedInEvents()).toHaveLength(before);
+
+    // Active again: the next sign-in counts as activity once more.
+    expect((await t.admin('PATCH', `/api/admin/applications/notes/users/${membership.id}`, { status: 'active' })).statusCode).toBe(200);
+    t.clock.advance(60_000);
+    expect((await signIn(t, { email: 'ada@example.com', applicationId: 'notes' })).statusCode).toBe(200);
+    expect(t.db.select().from(memberships).get()!.lastActiveAt).toEqual(t.clock.now());
+    expect(signedInEvents()).toHaveLength(before + 1);
+  });
+
   it('keeps the browser session when the same person signs in again', async () => {
     const { t, cookie } = await withPerson();
     const res = await signIn(t, { email: 'ada@example.com' }, { cookie: `gatehouse_session=${cookie}` });
@@ -199,7 +224,7 @@ describe('POST /api/auth/sign-in/email', () => {
 
     t.clock.advance(61_000);
     expect((await signIn(t, { email: 'ada@example.com' })).statusCode).toBe(200);
-    expect(t.db.select().from(people).get()).toMatchObject({ failedSignIns: 0, lockedUntil: null });
+    expect(t.db.select().from(signInBackOff).all()).toEqual([]);
   });
 
   it('rate-limits sign-in per IP with 429 and Retry-After', async () => {

@@ -3,10 +3,13 @@
  * against a running server, and bad configuration exiting 1 with one sentence and no stack trace.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type RunResult } from '../helpers/server-process.js';
+import { ensureLocalTls, tlsPaths } from '../../server/ops/tls.js';
 
 /** Exit 1, exactly one line on stderr, no stack trace, nothing announced on stdout. */
 function expectOneSentence(result: RunResult, message: string | RegExp) {
@@ -29,13 +32,15 @@ describe('gatehouse CLI', () => {
 
   it('prints help for the CLI and each command', async () => {
     const env = cleanEnv();
-    const [top, none, serve, token, unknown, badFlag] = await Promise.all([
+    const [top, none, serve, token, unknown, badFlag, restoreFlag, missingValue] = await Promise.all([
       runCli(['--help'], env),
       runCli([], env),
       runCli(['serve', '--help'], env),
       runCli(['admin-token', '-h'], env),
       runCli(['frobnicate'], env),
       runCli(['serve', '--colour', 'red'], env),
+      runCli(['restore', '--bogus'], env),
+      runCli(['serve', '--port'], env),
     ]);
     expect(top.code).toBe(0);
     expect(top.stdout).toMatch(/^Usage: gatehouse <command> \[flags\]/);
@@ -54,7 +59,14 @@ describe('gatehouse CLI', () => {
     expect(token.stdout).toContain('--rotate');
 
     expectOneSentence(unknown, /^Unknown command "frobnicate"\. Run `gatehouse --help` for the list\.$/);
-    expectOneSentence(badFlag, /Unknown option '--colour'.* Run `gatehouse serve --help` for its flags\.$/);
+    // Two sentences: node:util's message gets its full stop (and loses its hint about `--`).
+    expect(badFlag).toEqual({ code: 1, stdout: '', stderr: "Unknown option '--colour'. Run `gatehouse serve --help` for its flags.\n" });
+    expect(restoreFlag).toEqual({ code: 1, stdout: '', stderr: "Unknown option '--bogus'. Run `gatehouse restore --help` for its flags.\n" });
+    expect(missingValue).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: "Option '--port <value>' argument missing. Run `gatehouse serve --help` for its flags.\n",
+    });
   }, 120_000);
 
   it('admin-token prints the generated token (0600), the same each time; --rotate replaces it', async () => {
@@ -109,6 +121,53 @@ describe('gatehouse CLI', () => {
     }
   }, 120_000);
 
+  describe('one server per data directory', () => {
+    it('of two servers started at the same moment, one serves and the other exits 1 with one sentence', async () => {
+      for (let round = 0; round < 3; round++) {
+        const data = tempDir();
+        const args = [CLI, 'serve', '--port', '0', '--data-dir', data];
+        const outcomes = await Promise.allSettled([startServer(process.execPath, args, cleanEnv()), startServer(process.execPath, args, cleanEnv())]);
+        const up = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+        try {
+          expect(up, `round ${round}: both servers started`).toHaveLength(1);
+          const winner = up[0]!;
+          const loser = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+          expect((loser.reason as Error).message).toBe(
+            `server exited (1) before starting\nstdout: \nstderr: Another Gatehouse server (pid ${winner.child.pid}) is using the data directory ${data}; stop it first.\n`,
+          );
+          expect(readFileSync(join(data, 'gatehouse.pid'), 'utf8')).toBe(`${winner.child.pid}\n`);
+          expect((await fetch(`${winner.url}/healthz`)).status).toBe(200);
+        } finally {
+          for (const server of up) expect((await server.stop()).code).toBe(0);
+        }
+        expect(existsSync(join(data, 'gatehouse.pid'))).toBe(false);
+      }
+    }, 240_000);
+
+    it('takes over a pid file left by a crash; restore is refused while the server runs', async () => {
+      const data = tempDir();
+      const gone = spawnSync(process.execPath, ['-e', '']).pid!; // a process that has exited
+      for (const stale of [`${gone}\n`, '', 'not a pid\n']) {
+        writeFileSync(join(data, 'gatehouse.pid'), stale);
+        const server = await startServer(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', data], cleanEnv());
+        try {
+          expect(readFileSync(join(data, 'gatehouse.pid'), 'utf8')).toBe(`${server.child.pid}\n`);
+          const backup = join(tempDir(), 'live.gatehouse-backup');
+          expect((await runCli(['backup', '--data-dir', data, '--out', backup], cleanEnv())).code).toBe(0);
+          expect(await runCli(['restore', backup, '--data-dir', data], cleanEnv())).toEqual({
+            code: 1,
+            stdout: '',
+            stderr: `A Gatehouse server (pid ${server.child.pid}) is using ${data}; stop it before restoring.\n`,
+          });
+          expect(readFileSync(join(data, 'gatehouse.pid'), 'utf8')).toBe(`${server.child.pid}\n`);
+        } finally {
+          expect((await server.stop()).code).toBe(0);
+        }
+        expect(existsSync(join(data, 'gatehouse.pid'))).toBe(false);
+      }
+    }, 240_000);
+  });
+
   describe('bad configuration exits 1 with one sentence', () => {
     let blocker: Server;
     let busyPort: number;
@@ -125,6 +184,8 @@ describe('gatehouse CLI', () => {
       expectOneSentence(result, new RegExp(`^Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.$`));
       // Through the environment too.
       expectOneSentence(await runCli(['serve'], cleanEnv({ GATEHOUSE_DATA_DIR: data, PORT: String(busyPort) })), /already in use/);
+      // The data directory is not left claimed by the server that gave up.
+      expect(existsSync(join(data, 'gatehouse.pid'))).toBe(false);
     }, 60_000);
 
     it('unwritable data directory', async () => {
@@ -136,6 +197,40 @@ describe('gatehouse CLI', () => {
       expectOneSentence(await runCli(['admin-token', '--data-dir', data], cleanEnv()), /cannot be created or is not writable|not a directory/i);
       expect(existsSync(data)).toBe(false);
     }, 60_000);
+
+    it('an unusable own certificate or key names the variable and the file', async () => {
+      const dir = tempDir();
+      const junk = join(dir, 'hostname');
+      writeFileSync(junk, 'vm\n');
+      const tls = ensureLocalTls(join(dir, 'own'), [], new Date());
+      const { cert, key, caKey } = tlsPaths(join(dir, 'own'));
+      expect(tls.issued).toBe(true);
+      const cases: [Record<string, string>, string][] = [
+        [{ GATEHOUSE_TLS_CERT: junk, GATEHOUSE_TLS_KEY: junk }, `GATEHOUSE_TLS_CERT names ${junk}, which is not a PEM certificate.`],
+        [{ GATEHOUSE_TLS_CERT: cert, GATEHOUSE_TLS_KEY: junk }, `GATEHOUSE_TLS_KEY names ${junk}, which is not an unencrypted PEM private key.`],
+        [{ GATEHOUSE_TLS_CERT: cert, GATEHOUSE_TLS_KEY: cert }, `GATEHOUSE_TLS_KEY names ${cert}, which is not an unencrypted PEM private key.`],
+        [
+          { GATEHOUSE_TLS_CERT: cert, GATEHOUSE_TLS_KEY: caKey },
+          `GATEHOUSE_TLS_KEY (${caKey}) is not the private key of the certificate in GATEHOUSE_TLS_CERT (${cert}).`,
+        ],
+        [{ GATEHOUSE_TLS_CERT: dir, GATEHOUSE_TLS_KEY: key }, `GATEHOUSE_TLS_CERT names ${dir}, which is a directory.`],
+      ];
+      // Side by side, each on its own data directory (a start claims its directory before loading TLS).
+      const dirs = cases.map(() => tempDir());
+      const results = await Promise.all(cases.map(([extra], i) => runCli(['serve', '--port', '0', '--data-dir', dirs[i]!], cleanEnv(extra))));
+      results.forEach((result, i) => expect(result).toEqual({ code: 1, stdout: '', stderr: `${cases[i]![1]}\n` }));
+      for (const dir of dirs) expect(existsSync(join(dir, 'gatehouse.pid'))).toBe(false);
+      const data = dirs[0]!;
+
+      // The matching pair serves HTTPS.
+      const server = await startServer(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', data], cleanEnv({ GATEHOUSE_TLS_CERT: cert, GATEHOUSE_TLS_KEY: key }));
+      try {
+        expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+        expect(server.output().stdout).toContain(`, certificate SHA-256 ${new X509Certificate(tls.cert).fingerprint256}\n`);
+      } finally {
+        await server.stop();
+      }
+    }, 120_000);
 
     it('malformed issuer, port and other values', async () => {
       const data = tempDir();

@@ -1,5 +1,5 @@
-import { readFileSync, writeFileSync, existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync, existsSync, statSync, readdirSync, mkdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../server/db/client.js';
@@ -146,6 +146,107 @@ describe('gatehouse restore', () => {
     const db = new Database(join(target, 'gatehouse.db'), { readonly: true });
     expect(db.prepare("SELECT value FROM meta WHERE key = 'probe'").get()).toEqual({ value: 'kept' });
     db.close();
+  });
+
+  /** Every file under `dir` (relative path → bytes, `<dir>` for directories), to compare before and after. */
+  function snapshot(dir: string): Map<string, string> {
+    const files = new Map<string, string>();
+    for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+      const path = join(entry.parentPath, entry.name);
+      files.set(relative(dir, path), entry.isDirectory() ? '<dir>' : readFileSync(path).toString('base64'));
+    }
+    return files;
+  }
+
+  /** A backup of a data directory holding TLS files (contents are not checked by restore). */
+  async function backupWithTls() {
+    const dir = tempDataDir();
+    mkdirSync(join(dir, 'tls'));
+    for (const name of ['ca.pem', 'server.pem', 'server-key.pem']) writeFileSync(join(dir, 'tls', name), `new ${name}\n`);
+    const db = openDatabase(join(dir, 'gatehouse.db'));
+    db.$client.prepare("INSERT INTO meta (key, value, updated_at) VALUES ('probe', 'restored', 0)").run();
+    const file = join(dir, 'tls.gatehouse-backup');
+    writeFileSync(file, await createBackup({ sqlite: db.$client, dataDir: dir, now: new Date('2026-05-06T07:08:09.000Z') }));
+    db.$client.close();
+    return file;
+  }
+
+  it('sets an unreadable database aside as it is, with its -wal and -shm, and restores', async () => {
+    const file = await sampleBackup();
+    const dir = tempDataDir();
+    writeFileSync(join(dir, 'gatehouse.db'), 'garbage\n');
+    writeFileSync(join(dir, 'gatehouse.db-wal'), 'wal garbage\n');
+    writeFileSync(join(dir, 'gatehouse.db-shm'), 'shm garbage\n');
+    const result = await runCli(['restore', file, '--data-dir', dir]);
+    expect(result.code, result.stderr).toBe(0);
+    const [previous] = readdirSync(dir).filter((name) => /^gatehouse\.db\.before-restore-\d{8}T\d{9}Z$/.test(name));
+    expect(result).toEqual({
+      code: 0,
+      stdout: `Restored the backup of ${readHeader(file)!.createdAt} into ${dir} (gatehouse.db).\nThe previous database was kept as ${join(dir, previous!)}.\n`,
+      stderr: '',
+    });
+    expect(readdirSync(dir).sort()).toEqual(['gatehouse.db', previous, `${previous}-shm`, `${previous}-wal`]);
+    expect(readFileSync(join(dir, previous!), 'utf8')).toBe('garbage\n');
+    expect(readFileSync(join(dir, `${previous}-wal`), 'utf8')).toBe('wal garbage\n');
+    expect(readFileSync(join(dir, `${previous}-shm`), 'utf8')).toBe('shm garbage\n');
+    const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
+    expect(String(db.pragma('integrity_check', { simple: true }))).toBe('ok');
+    expect(db.prepare("SELECT value FROM meta WHERE key = 'probe'").get()).toEqual({ value: 'kept' });
+    db.close();
+  });
+
+  it('restores the TLS files with the database, keeping a readable old database whole', async () => {
+    const file = await backupWithTls();
+    const dir = tempDataDir();
+    const old = openDatabase(join(dir, 'gatehouse.db'));
+    old.$client.prepare("INSERT INTO meta (key, value, updated_at) VALUES ('probe', 'old', 0)").run();
+    old.$client.close();
+    mkdirSync(join(dir, 'tls'));
+    writeFileSync(join(dir, 'tls', 'server.pem'), 'old server.pem\n');
+    writeFileSync(join(dir, 'tls', 'ca-key.pem'), 'old ca-key.pem\n');
+    const result = restoreBackup({ file, dataDir: dir, now: new Date('2026-01-02T03:04:05Z') });
+    expect(result.files).toEqual(['gatehouse.db', 'tls/ca.pem', 'tls/server.pem', 'tls/server-key.pem']);
+    expect(result.previous).toBe(join(dir, 'gatehouse.db.before-restore-20260102T030405000Z'));
+    expect(readdirSync(dir).sort()).toEqual(['gatehouse.db', 'gatehouse.db.before-restore-20260102T030405000Z', 'tls']);
+    expect(readdirSync(join(dir, 'tls')).sort()).toEqual(['ca-key.pem', 'ca.pem', 'server-key.pem', 'server.pem']);
+    expect(readFileSync(join(dir, 'tls', 'server.pem'), 'utf8')).toBe('new server.pem\n');
+    expect(readFileSync(join(dir, 'tls', 'ca-key.pem'), 'utf8')).toBe('old ca-key.pem\n'); // not in the backup
+    expect(statSync(join(dir, 'tls', 'server-key.pem')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'tls', 'ca.pem')).mode & 0o777).toBe(0o644);
+    const kept = new Database(result.previous!, { readonly: true });
+    expect(kept.prepare("SELECT value FROM meta WHERE key = 'probe'").get()).toEqual({ value: 'old' });
+    kept.close();
+  });
+
+  it('changes nothing in the data directory when a TLS file cannot be put in place, in one sentence', async () => {
+    const file = await backupWithTls();
+    const blocked = async (prepare: (dir: string) => string) => {
+      const dir = tempDataDir();
+      const old = openDatabase(join(dir, 'gatehouse.db'));
+      old.$client.prepare("INSERT INTO meta (key, value, updated_at) VALUES ('probe', 'old', 0)").run();
+      old.$client.close();
+      const expected = prepare(dir);
+      const before = snapshot(dir);
+      const result = await runCli(['restore', file, '--data-dir', dir]);
+      expect(result).toEqual({ code: 1, stdout: '', stderr: `${expected}\n` });
+      expect(snapshot(dir)).toEqual(before);
+    };
+    // <data>/tls is a regular file.
+    await blocked((dir) => {
+      writeFileSync(join(dir, 'tls'), 'not a directory\n');
+      return `Cannot restore into ${dir}: ${join(dir, 'tls')} is in the way and is not a directory; nothing was changed.`;
+    });
+    // <data>/tls/server-key.pem is a directory; ca.pem and server.pem were already staged by then.
+    await blocked((dir) => {
+      mkdirSync(join(dir, 'tls', 'server-key.pem'), { recursive: true });
+      writeFileSync(join(dir, 'tls', 'ca.pem'), 'old ca.pem\n');
+      return `Cannot restore into ${dir}: ${join(dir, 'tls', 'server-key.pem')} is a directory; nothing was changed.`;
+    });
+    // No tls directory yet and the database cannot be staged (a directory holds its staging name).
+    await blocked((dir) => {
+      mkdirSync(join(dir, 'gatehouse.db.restoring', 'x'), { recursive: true });
+      return `Cannot restore into ${dir}: writing ${join(dir, 'gatehouse.db.restoring')} failed (it is a directory); nothing was changed.`;
+    });
   });
 
   it('refuses while a server uses the data directory, and keeps the replaced database', async () => {

@@ -1,8 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { auditLog } from '../../server/db/schema.js';
 import { rotateKeyIfDue } from '../../server/ops/key-rotation.js';
 import { makeApp } from '../helpers/app.js';
+import { openDatabase } from '../../server/db/client.js';
+import { ensureSigningKey, listKeys } from '../../server/oauth/keys.js';
+import { recordAccessTokenTtl, retiringWindowSeconds } from '../../server/ops/token-lifetime.js';
+import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir } from '../helpers/server-process.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -38,5 +43,89 @@ describe('signing-key rotation schedule', () => {
     const t = await makeApp({ clock: new Date('2026-03-01T00:00:00Z'), config: { keyRotationDays: 7 } });
     t.clock.advance(7 * DAY);
     expect(await rotateKeyIfDue(t.app.ctx)).toMatch(/^kid_/);
+  });
+});
+
+describe('retiring window of `gatehouse rotate-keys`', () => {
+  beforeAll(() => ensureBuilt(), 300_000);
+  afterAll(() => removeTempDirs());
+
+  const ADMIN = 'rotate-window-admin-token-0123456789';
+  interface KeyRow {
+    kid: string;
+    status: string;
+    retiredAt: string | null;
+    expiresAt: string | null;
+  }
+  const keys = async (url: string): Promise<KeyRow[]> =>
+    ((await (await fetch(`${url}/api/admin/keys`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as { keys: KeyRow[] }).keys;
+  const windowMs = (key: KeyRow) => Date.parse(key.expiresAt!) - Date.parse(key.retiredAt!);
+  const serve = (dataDir: string, ttl: string) =>
+    startServer(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--access-token-ttl', ttl], cleanEnv({ ADMIN_TOKEN: ADMIN }));
+
+  it("keeps the retired key published for the running server's access-token lifetime, not the CLI's own", async () => {
+    const dataDir = tempDir();
+    const server = await serve(dataDir, '3600');
+    let kid: string;
+    try {
+      const [first] = await keys(server.url);
+      // The CLI's environment has no GATEHOUSE_ACCESS_TOKEN_TTL (its own default is 900 s).
+      const rotated = await runCli(['rotate-keys', '--data-dir', dataDir], cleanEnv());
+      expect(rotated.code, rotated.stderr).toBe(0);
+      kid = rotated.stdout.trim();
+      const [active, retiring] = await keys(server.url);
+      expect([active!.kid, active!.status, retiring!.kid, retiring!.status]).toEqual([kid, 'active', first!.kid, 'retiring']);
+      expect(windowMs(retiring!)).toBe(3_600_000 + 60_000); // lifetime + clock skew
+      expect(rotated.stderr).toBe(`Key ${first!.kid} is retired and stays in the JWKS until ${retiring!.expiresAt}.\nNew signing key ${kid} is active.\n`);
+    } finally {
+      await server.stop();
+    }
+
+    // Restarted with a shorter lifetime: tokens from the 3600 s run still need their key for about an hour.
+    const restarted = await serve(dataDir, '600');
+    try {
+      const rotated = await runCli(['rotate-keys', '--data-dir', dataDir], cleanEnv());
+      expect(rotated.code, rotated.stderr).toBe(0);
+      const retiring = (await keys(restarted.url)).find((k) => k.kid === kid)!;
+      expect(retiring.status).toBe('retiring');
+      // What is left of the hour since the restart (seconds, rounded up), plus skew; not 600 s.
+      expect(windowMs(retiring)).toBeGreaterThan(3_600_000 - 60_000);
+      expect(windowMs(retiring)).toBeLessThanOrEqual(3_660_000);
+    } finally {
+      await restarted.stop();
+    }
+  }, 240_000);
+
+  it('assumes the longest allowed lifetime for a database no server has recorded one in', async () => {
+    const dataDir = tempDir();
+    const db = openDatabase(join(dataDir, 'gatehouse.db'));
+    await ensureSigningKey(db, new Date());
+    db.$client.close();
+    const rotated = await runCli(['rotate-keys', '--data-dir', dataDir], cleanEnv());
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const check = openDatabase(join(dataDir, 'gatehouse.db'));
+    const retired = listKeys(check, new Date()).find((k) => k.status === 'retiring')!;
+    check.$client.close();
+    expect(Date.parse(retired.expiresAt!) - Date.parse(retired.retiredAt!)).toBe(86_400_000 + 60_000);
+  });
+
+  it('covers a longer earlier lifetime after a restart with a shorter one, until those tokens expire', () => {
+    const dataDir = tempDir();
+    const db = openDatabase(join(dataDir, 'gatehouse.db'));
+    try {
+      const t0 = Date.parse('2026-04-01T00:00:00Z');
+      expect(retiringWindowSeconds(db, new Date(t0), 900, 86_400)).toBe(86_400);
+      recordAccessTokenTtl(db, 3600, new Date(t0));
+      expect(retiringWindowSeconds(db, new Date(t0 + 5_000), 900, 86_400)).toBe(3600);
+      expect(retiringWindowSeconds(db, new Date(t0 + 5_000), 7200)).toBe(7200); // never below the caller's own
+      recordAccessTokenTtl(db, 600, new Date(t0 + 100_000));
+      expect(retiringWindowSeconds(db, new Date(t0 + 200_000), 60)).toBe(3500);
+      expect(retiringWindowSeconds(db, new Date(t0 + 100_000 + 3_600_000), 60)).toBe(600);
+      // A third start keeps the earlier promise too.
+      recordAccessTokenTtl(db, 300, new Date(t0 + 300_000));
+      expect(retiringWindowSeconds(db, new Date(t0 + 400_000), 60)).toBe(3300);
+    } finally {
+      db.$client.close();
+    }
   });
 });

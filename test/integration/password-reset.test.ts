@@ -5,9 +5,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { linkedAccounts, people } from '../../server/db/schema.js';
+import { auditLog, linkedAccounts, people } from '../../server/db/schema.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { expectPage } from '../helpers/browser-jar.js';
+import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { cookieValue, insertInvitation, postJson, sessionCookieOf, signIn, signUp } from '../helpers/accounts.js';
 import { expectProblem } from '../helpers/problem.js';
 import { decodeQuotedPrintable, startSmtp, type ReceivedMail } from '../helpers/smtp.js';
@@ -69,7 +70,7 @@ describe('password reset by e-mail', () => {
     const form = await t.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
     await expectPage(form, 200, 'For <strong>ada@example.com</strong>.');
     expect(await confirm(t, raw).then((r) => r.statusCode)).toBe(204);
-    expectProblem(await confirm(t, raw), 410, 'token_used');
+    expect(expectProblem(await confirm(t, raw), 410, 'token_used').title).toBe('Gone');
 
     for (const c of [cookie, otherDevice]) {
       expectProblem(await t.app.inject({ method: 'GET', url: '/api/me/sessions', headers: { cookie: c } }), 401, 'unauthorized');
@@ -172,17 +173,38 @@ describe('password reset by e-mail', () => {
 });
 
 describe('e-mail verification', () => {
-  it('sends a link on sign-up that verifies the address once', async () => {
+  it('sends a link on sign-up whose page verifies the address once, on the button (a GET spends nothing)', async () => {
     const t = await withMail();
     await setUpClients(t);
     const { url, mail } = await mailedLink(VERIFY, '/verify-email');
     expect(mail.to).toEqual(['ada@example.com']);
-    expect(t.db.select({ v: people.emailVerified }).from(people).get()).toEqual({ v: false });
+    const verified = () => t.db.select({ v: people.emailVerified }).from(people).get();
+    expect(verified()).toEqual({ v: false });
     const path = `${url.pathname}${url.search}`;
-    await expectPage(await t.app.inject({ method: 'GET', url: path }), 200, 'Thank you: ada@example.com is confirmed.');
-    expect(t.db.select({ v: people.emailVerified }).from(people).get()).toEqual({ v: true });
+    const raw = url.searchParams.get('token')!;
+
+    // A mail scanner fetching the link (twice, even) sees the confirm form and burns nothing.
+    await expectPage(await t.app.inject({ method: 'GET', url: path }), 200, 'Confirm that <strong>ada@example.com</strong> is your address.');
+    const page = await openPage(t, path);
+    expect(page.res.statusCode).toBe(200);
+    expect(page.res.body).toContain('<form method="post" action="/verify-email"');
+    expect(page.res.body).toContain(`<input type="hidden" name="token" value="${raw}">`);
+    expect(verified()).toEqual({ v: false });
+
+    // The form post needs the double-submit token.
+    const forged = await postForm(t, '/verify-email', { csrf_token: 'forged', token: raw }, page.cookie);
+    expect([forged.statusCode, forged.headers['content-type']]).toEqual([403, 'text/html; charset=utf-8']);
+    expect(verified()).toEqual({ v: false });
+
+    const confirmed = await postForm(t, '/verify-email', { csrf_token: csrfFrom(page.res), token: raw }, page.cookie);
+    await expectPage(confirmed, 200, 'Thank you: ada@example.com is confirmed.');
+    expect(verified()).toEqual({ v: true });
+    expect(t.db.select().from(auditLog).where(eq(auditLog.action, 'person.email_verified')).all()).toHaveLength(1);
+
+    await expectPage(await postForm(t, '/verify-email', { csrf_token: csrfFrom(page.res), token: raw }, page.cookie), 410, 'This link was already used.');
     await expectPage(await t.app.inject({ method: 'GET', url: path }), 410, 'This link was already used.');
     await expectPage(await t.app.inject({ method: 'GET', url: '/verify-email' }), 400, 'This link is not valid.');
+    await expectPage(await postForm(t, '/verify-email', { csrf_token: csrfFrom(page.res) }, page.cookie), 400, 'This link is not valid.');
   });
 
   it('resends on request at most once a minute, and verifies over JSON', async () => {

@@ -5,20 +5,26 @@
  *   out doubles it (30 s, 60 s, 120 s … 15 min): the guessing rate slows geometrically. The lock
  *   holds whichever address the guesses come from, guesses during a lock neither count nor
  *   extend it, and guesses sent all at once cannot slip past it.
+ *   It is kept per e-mail address, so an address without an account locks exactly like one with
+ *   an account (same answers, neither runs argon2 while locked), and it survives a restart.
  * - The owner is not disturbed: the session cookie, its silent authorization and the refresh
  *   tokens keep working throughout; only new password sign-ins wait.
  * - Per-IP limiters answer 429 with `Retry-After`: `rate_limited` problem+json on the JSON
  *   endpoints, the HTML error page on the hosted form, `temporarily_unavailable` at the token
- *   endpoint (which never slows other addresses).
+ *   endpoint (which never slows other addresses). Every route that takes a password draws on
+ *   one sign-in budget per IP, every sign-up route on one sign-up budget.
  */
 import { describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
+import { eq } from 'drizzle-orm';
 import { makeApp, type TestApp } from '../helpers/app.js';
-import { PASSWORD } from '../helpers/accounts.js';
+import { PASSWORD, insertInvitation } from '../helpers/accounts.js';
 import { authorize, expectOAuthError, location, setUpClients, spaParams, spaTokens, token } from '../helpers/oauth-inject.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { expectProblem } from '../helpers/problem.js';
 import { lockDuration } from '../../server/accounts/sign-in.js';
+import { BACK_OFF_IDLE_MS, sweepBackOff } from '../../server/accounts/sign-in-back-off.js';
+import { auditLog, signInBackOff } from '../../server/db/schema.js';
 
 const EMAIL = 'ada@example.com';
 let address = 0;
@@ -37,9 +43,25 @@ function postFrom(t: TestApp, url: string, body: Record<string, unknown> | URLSe
   });
 }
 
-/** A password guess against the owner's account, from a new address each time. */
-const guess = (t: TestApp, password: string) =>
-  postFrom(t, '/api/auth/sign-in/email', { email: EMAIL, password, applicationId: 'notes' }, elsewhere());
+/** A password guess against the owner's account (or `email`), from a new address each time. */
+const guess = (t: TestApp, password: string, email = EMAIL) =>
+  postFrom(t, '/api/auth/sign-in/email', { email, password, applicationId: 'notes' }, elsewhere());
+
+/** An answer as far as a client can tell two apart (timing aside). */
+const wire = (res: LightMyRequestResponse) => ({
+  status: res.statusCode,
+  retryAfter: res.headers['retry-after'],
+  contentType: res.headers['content-type'],
+  setCookie: res.headers['set-cookie'],
+  body: res.body,
+});
+
+/** How long an answer takes, in milliseconds (inject: no network in between). */
+async function timed(request: () => Promise<LightMyRequestResponse>) {
+  const start = performance.now();
+  const res = await request();
+  return { res, ms: performance.now() - start };
+}
 
 function expectWrong(res: LightMyRequestResponse) {
   expectProblem(res, 401, 'invalid_credentials');
@@ -119,6 +141,105 @@ describe('per-account back-off', () => {
   });
 });
 
+describe('per-address back-off: an address without an account is no different', () => {
+  const NOBODY = 'nobody@example.com';
+
+  it('locks an unknown address exactly like a known one: same answers at every step, no argon2 for either while locked', async () => {
+    const t = await makeApp();
+    const { cookie } = await setUpClients(t);
+    const refreshToken = (await spaTokens(t, cookie)).refresh_token!;
+    const both = async (password: string, nobodyPassword = password) => {
+      const known = await guess(t, password);
+      const unknown = await guess(t, nobodyPassword, NOBODY.toUpperCase()); // normalised like sign-in's lookup
+      expect(wire(unknown)).toEqual(wire(known));
+      return known;
+    };
+
+    for (let i = 1; i <= 5; i++) expectWrong(await both(`wrong password ${i}`));
+    // Locked, both: even the owner's right password waits (and says nothing about it).
+    expectLocked(await both(PASSWORD, 'some other password'), 30);
+    t.clock.advance(20_000);
+    for (let i = 0; i < 3; i++) expectLocked(await both(`during the lock ${i}`), 10);
+    t.clock.advance(10_000);
+    expectWrong(await both('sixth wrong'));
+    expectLocked(await both(PASSWORD, 'another one'), 60);
+
+    // The hosted form answers both locks alike (the CSRF field aside).
+    const page = await openPage(t, '/sign-in?client_id=notes');
+    const form = (email: string) =>
+      postForm(t, '/sign-in', { csrf_token: csrfFrom(page.res), client_id: 'notes', email, password: PASSWORD }, page.cookie);
+    const knownForm = await form(EMAIL);
+    const unknownForm = await form(NOBODY);
+    expect([knownForm.statusCode, knownForm.headers['retry-after']]).toEqual([429, '60']);
+    expect([unknownForm.statusCode, unknownForm.headers['retry-after']]).toEqual([429, '60']);
+    expect(knownForm.body).toContain('Too many failed sign-ins for this account');
+    const withoutFields = (body: string) => body.replace(/value="[^"]*"/g, '');
+    expect(withoutFields(unknownForm.body)).toBe(withoutFields(knownForm.body));
+
+    // Timing: a locked answer skips argon2 for both, so both come back faster than a checked
+    // guess (the fastest of several tries, so a busy machine does not decide it).
+    const fastest = async (request: () => Promise<LightMyRequestResponse>, status: number) => {
+      let min = Infinity;
+      for (let i = 0; i < 4; i++) {
+        const { res, ms } = await timed(request);
+        expect(res.statusCode).toBe(status);
+        min = Math.min(min, ms);
+      }
+      return min;
+    };
+    const checked = await fastest(() => guess(t, 'a checked guess', 'someone-else@example.com'), 401); // four free guesses
+    const lockedKnown = await fastest(() => guess(t, 'locked guess'), 429);
+    const lockedUnknown = await fastest(() => guess(t, 'locked guess', NOBODY), 429);
+    expect(lockedKnown).toBeLessThan(checked);
+    expect(lockedUnknown).toBeLessThan(checked);
+
+    // Only the person's locks are audited; the store holds hashes, never the addresses.
+    expect(t.db.select().from(auditLog).where(eq(auditLog.action, 'security.sign_in_locked')).all()).toHaveLength(2);
+    expect(JSON.stringify(t.db.select().from(signInBackOff).all())).not.toContain('example.com');
+    await expectOwnerUndisturbed(t, cookie, refreshToken);
+  });
+
+  it('guesses at an unknown address sent all at once cannot slip past the lock either', async () => {
+    const t = await makeApp();
+    await setUpClients(t);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => guess(t, `parallel wrong ${i}`, NOBODY)));
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([...Array(5).fill(401), ...Array(15).fill(429)]);
+    for (const res of answers) (res.statusCode === 401 ? expectWrong(res) : expectLocked(res, 30));
+  });
+
+  it('a lock survives a restart, and a count idle for a day is forgotten', async () => {
+    const t = await makeApp();
+    await setUpClients(t);
+    for (let i = 1; i <= 5; i++) expectWrong(await guess(t, `wrong ${i}`, NOBODY));
+    t.clock.advance(10_000);
+    // The same database under a new app (a restart): still locked, for the time that is left.
+    const restarted = await makeApp({ deps: { db: t.db, clock: t.clock } });
+    expectLocked(await guess(restarted, 'after the restart', NOBODY), 20);
+    expect((await guess(restarted, PASSWORD)).statusCode).toBe(200); // another address is not held by it
+
+    t.clock.advance(20_000);
+    expectWrong(await guess(restarted, 'sixth', NOBODY));
+    expectLocked(await guess(restarted, 'locked for 60 s', NOBODY), 60);
+    // Idle for a day after the lock ran out: the count starts over (four free guesses again).
+    t.clock.advance(60_000 + BACK_OFF_IDLE_MS);
+    for (let i = 1; i <= 5; i++) expectWrong(await guess(restarted, `a day later ${i}`, NOBODY));
+    expectLocked(await guess(restarted, 'locked again', NOBODY), 30);
+  });
+
+  it('the sweep keeps at most the given number of addresses, dropping the longest idle first', async () => {
+    const t = await makeApp();
+    await setUpClients(t);
+    for (const [i, email] of ['a@example.com', 'b@example.com', 'c@example.com'].entries()) {
+      t.clock.advance(1_000);
+      expectWrong(await guess(t, `wrong ${i}`, email));
+    }
+    expect(t.db.select().from(signInBackOff).all()).toHaveLength(3);
+    sweepBackOff(t.db, t.clock.now(), 2);
+    const kept = t.db.select({ at: signInBackOff.lastFailureAt }).from(signInBackOff).all().map((r) => r.at.getTime()).sort();
+    expect(kept).toEqual([t.clock.now().getTime() - 1_000, t.clock.now().getTime()]);
+  });
+});
+
 describe('per-IP rate limits', () => {
   const limits = { GATEHOUSE_SIGN_IN_RATE_LIMIT: '3', GATEHOUSE_SIGN_UP_RATE_LIMIT: '2', GATEHOUSE_TOKEN_FAILURE_LIMIT: '3' };
   const attacker = { remoteAddress: '203.0.113.7' };
@@ -158,6 +279,46 @@ describe('per-IP rate limits', () => {
     expect([limited.statusCode, limited.headers['content-type']]).toEqual([429, 'text/html; charset=utf-8']);
     expect(limited.body).toContain('Too many attempts');
     expectRetryAfterWithinAMinute(limited);
+  });
+
+  it('one sign-in budget per address across every route that takes a password, and one sign-up budget', async () => {
+    const t = await makeApp({ config: { env: limits } });
+    const { cookie } = await setUpClients(t);
+    const invitation = insertInvitation(t, 'notes', 'invitee@example.com');
+    const page = await openPage(t, '/sign-in?client_id=notes');
+    const csrf = csrfFrom(page.res);
+    const formFrom = (url: string, fields: Record<string, string>, from = attacker, cookies = page.cookie) =>
+      postFrom(t, url, new URLSearchParams({ csrf_token: csrf, ...fields }), from, cookies);
+    const expectLimitedPage = (res: LightMyRequestResponse) => {
+      expect([res.statusCode, res.headers['content-type']], res.body).toEqual([429, 'text/html; charset=utf-8']);
+      expect(res.body).toContain('Too many attempts');
+      expectRetryAfterWithinAMinute(res);
+    };
+
+    // The JSON endpoint spends the whole budget (3 a minute here)…
+    for (let i = 0; i < 3; i++) {
+      expectWrong(await postFrom(t, '/api/auth/sign-in/email', { email: 'nobody@example.com', password: 'wrong password' }, attacker));
+    }
+    // …so the hosted form is refused too, before any password is checked, and so is every other
+    // route that takes one: invitation sign-in, account-link proof, password change (page, JSON).
+    expectLimitedPage(await formFrom('/sign-in', { client_id: 'notes', email: EMAIL, password: PASSWORD }));
+    expectLimitedPage(await formFrom(`/invite/${invitation}/sign-in`, { email: EMAIL, password: PASSWORD }));
+    expectLimitedPage(await formFrom('/link-account', { password: PASSWORD }));
+    expectLimitedPage(
+      await formFrom('/account/password', { current_password: PASSWORD, new_password: 'x'.repeat(12), confirm_password: 'x'.repeat(12) }, attacker, `${page.cookie}; ${cookie}`),
+    );
+    const change = await postFrom(t, '/api/me/password', { currentPassword: PASSWORD, newPassword: 'x'.repeat(12) }, attacker, cookie);
+    expectProblem(change, 429, 'rate_limited');
+    expectRetryAfterWithinAMinute(change);
+    // Another address still signs in through the form.
+    const owner = await formFrom('/sign-in', { client_id: 'notes', email: EMAIL, password: PASSWORD }, { remoteAddress: '192.0.2.1' });
+    expect(owner.statusCode, owner.body).toBe(303);
+
+    // Sign-up has its own budget (2 here), untouched by the sign-ins, shared by its routes.
+    const signUp = (email: string) => postFrom(t, '/api/auth/sign-up/email', { email, password: PASSWORD, applicationId: 'notes' }, attacker);
+    for (let i = 0; i < 2; i++) expect((await signUp(`new${i}@example.com`)).statusCode).toBe(201);
+    expectLimitedPage(await formFrom('/sign-up', { client_id: 'notes', email: 'new2@example.com', password: PASSWORD }));
+    expectLimitedPage(await formFrom(`/invite/${invitation}/sign-up`, { name: 'Invitee', password: PASSWORD }));
   });
 
   it('the token endpoint refuses an address with too many failures (temporarily_unavailable), not the others', async () => {

@@ -144,7 +144,7 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/auth/sign-in/:provider',
-    { config: { rateLimit: limits.signIn }, schema: { hide: true, params: ProviderParams, querystring: StartQuery } },
+    { config: { rateLimit: limits.providerSignIn }, schema: { hide: true, params: ProviderParams, querystring: StartQuery } },
     async (request, reply) => {
       const provider = configuredProvider(ctx, request.params.provider);
       const target = pageApplication(ctx, request.query.client_id);
@@ -158,7 +158,7 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/auth/callback/:provider',
-    { config: { rateLimit: limits.signIn }, schema: { hide: true, params: ProviderParams } },
+    { config: { rateLimit: limits.providerSignIn }, schema: { hide: true, params: ProviderParams } },
     async (request, reply) => {
       const provider = configuredProvider(ctx, request.params.provider);
       const state = queryValue(request.query, 'state');

@@ -91,6 +91,7 @@ const BODIES: Record<string, (s: Seed) => Body> = {
   'POST /api/auth/verify-email': () => json({ token: UNKNOWN_TOKEN }),
   'POST /forgot-password': (s) => form({ email: s.email }),
   'POST /reset-password': () => form({ token: UNKNOWN_TOKEN, password: PASSWORD, confirm_password: PASSWORD }),
+  'POST /verify-email': () => form({ token: UNKNOWN_TOKEN }),
   'POST /api/auth/oauth2/token': (s) => oauthForm({ grant_type: 'refresh_token', refresh_token: s.refreshToken, client_id: s.spaId }),
   'POST /api/auth/oauth2/revoke': (s) => oauthForm({ token: s.refreshToken, client_id: s.spaId }),
   'POST /api/auth/oauth2/userinfo': () => ({ kind: 'none' }),
