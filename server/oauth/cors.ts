@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 
 export const CORS_PATHS = [
   '/.well-known/openid-configuration',
+  '/.well-known/oauth-authorization-server',
   '/api/auth/jwks',
   '/api/auth/oauth2/token',
   '/api/auth/oauth2/userinfo',

@@ -37,7 +37,7 @@ export function discoveryDocument(issuer: string) {
     token_endpoint_auth_methods_supported: AUTH_METHODS,
     revocation_endpoint_auth_methods_supported: AUTH_METHODS,
     code_challenge_methods_supported: ['S256'],
-    prompt_values_supported: ['none', 'login'],
+    prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'sid', 'name', 'email', 'email_verified'],
     authorization_response_iss_parameter_supported: true,
     request_parameter_supported: false,
@@ -118,6 +118,8 @@ export const discoveryRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (app
   const jwksBody = () => jwks.current();
   for (const [path, headers, body] of [
     ['/.well-known/openid-configuration', DISCOVERY_HEADERS, discoveryBody],
+    // RFC 8414's name for the same metadata, where plain OAuth clients look for it.
+    ['/.well-known/oauth-authorization-server', DISCOVERY_HEADERS, discoveryBody],
     ['/api/auth/jwks', JWKS_HEADERS, jwksBody],
   ] as const) {
     app.get(path, { schema: { hide: true } }, (_request, reply) => {

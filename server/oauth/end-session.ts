@@ -19,6 +19,7 @@ import { renderPage } from '../pages/render.js';
 import { redirectSources } from '../pages/sign-in-pages.js';
 import { errorPageHandler, escapeHtml, sendErrorPage } from './error-page.js';
 import { findClient } from './client-auth.js';
+import { matchesRedirectUri } from '../applications/redirect-uris.js';
 import type { KeyRing } from './keys.js';
 import { param, type RawParams } from './params.js';
 
@@ -78,7 +79,8 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
     }
     const client = clientId === undefined ? undefined : findClient(ctx, clientId);
     if (clientId !== undefined && !client) return sendErrorPage(reply, 400, 'invalid_client', 'The application is not known here.');
-    if (redirect !== undefined && (!client || !client.redirectUris.includes(redirect))) {
+    // Matched like the authorize redirect_uri: exactly, or a native client's loopback on any port.
+    if (redirect !== undefined && (!client || !matchesRedirectUri(client.redirectUris, redirect, client.clientType))) {
       return sendErrorPage(reply, 400, 'invalid_request', 'The post-logout address is not registered for this application.');
     }
 

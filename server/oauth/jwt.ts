@@ -96,7 +96,8 @@ export interface IdTokenInput {
 /** Profile and e-mail claims shared by the ID token and userinfo. */
 export function personClaims(person: IdTokenInput['person'], scope: string): Record<string, unknown> {
   const claims: Record<string, unknown> = {};
-  if (hasScope(scope, 'profile')) claims.name = person.name ?? null;
+  // Absent rather than null when there is no name (OIDC Core §5.3.2).
+  if (hasScope(scope, 'profile') && person.name) claims.name = person.name;
   if (hasScope(scope, 'email')) {
     claims.email = person.email;
     claims.email_verified = person.emailVerified;

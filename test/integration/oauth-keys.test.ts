@@ -39,7 +39,13 @@ describe('JWKS and discovery', () => {
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       id_token_signing_alg_values_supported: ['RS256'],
       authorization_response_iss_parameter_supported: true,
+      prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     });
+    // RFC 8414's well-known name answers the same document, with the same headers.
+    const oauthMeta = await t.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
+    expect(oauthMeta.statusCode).toBe(200);
+    expect(oauthMeta.json()).toEqual(doc);
+    expect(oauthMeta.headers['access-control-allow-origin']).toBe('*');
   });
 });
 

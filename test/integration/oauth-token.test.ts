@@ -8,7 +8,7 @@ import { decodeJwt } from 'jose';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { signIn } from '../helpers/accounts.js';
-import { auditLog, memberships, refreshTokenFamilies } from '../../server/db/schema.js';
+import { auditLog, memberships, people, refreshTokenFamilies } from '../../server/db/schema.js';
 import {
   authorize, expectOAuthError, location, setUpClients, SPA_REDIRECT, spaParams, spaTokens, token, WEB_REDIRECT,
 } from '../helpers/oauth-inject.js';
@@ -249,6 +249,11 @@ describe('userinfo, revocation and end-session', () => {
     const info = await t.app.inject({ method: 'POST', url: '/api/auth/oauth2/userinfo', headers: { authorization: `Bearer ${ok.access_token}` } });
     expect(info.statusCode).toBe(200);
     expect(info.json()).toEqual({ sub: decodeJwt(ok.access_token).sub, name: 'Ada' });
+    // No name: the claim is left out, not null (OIDC Core §5.3.2), in userinfo and the ID token.
+    t.db.update(people).set({ name: null }).run();
+    const nameless = await t.app.inject({ method: 'GET', url: '/api/auth/oauth2/userinfo', headers: { authorization: `Bearer ${ok.access_token}` } });
+    expect(nameless.json()).toEqual({ sub: decodeJwt(ok.access_token).sub });
+    expect('name' in decodeJwt((await spaTokens(t, cookie, { scope: 'openid profile' })).id_token!)).toBe(false);
     t.clock.advance(901_000);
     expectOAuthError(
       await t.app.inject({ method: 'GET', url: '/api/auth/oauth2/userinfo', headers: { authorization: `Bearer ${ok.access_token}` } }),
@@ -300,6 +305,19 @@ describe('userinfo, revocation and end-session', () => {
     const page = await end({});
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('You are signed out');
+  });
+
+  it('end-session matches a native client\'s loopback post_logout_redirect_uri on any port, like authorize', async () => {
+    const { t } = await setUp();
+    expect((await t.admin('POST', '/api/admin/applications', {
+      id: 'desk', name: 'Desk', audience: 'https://desk.example.com/api', clientType: 'native', redirectUris: ['http://127.0.0.1/cb'],
+    })).statusCode).toBe(201);
+    const end = (uri: string) => t.app.inject({
+      method: 'GET', url: `/api/auth/oauth2/end-session?${new URLSearchParams({ client_id: 'desk', post_logout_redirect_uri: uri, state: 's' })}`,
+    });
+    expect(location(await end('http://127.0.0.1:41234/cb')).toString()).toBe('http://127.0.0.1:41234/cb?state=s');
+    expect((await end('http://127.0.0.1:41234/other')).statusCode).toBe(400);
+    expect((await end('http://localhost:41234/cb')).statusCode).toBe(400);
   });
 
   it('end-session without a hint from this session asks the person first; the confirmed form ends it', async () => {
