@@ -152,6 +152,28 @@ describe('authorize: sessions, realms, prompt and max_age', () => {
     expect(back.get('state')).toBe('xyz');
   });
 
+  it('the return_to of a prompt=login or max_age request cannot skip the sign-in it stands for', async () => {
+    const { t, cookie } = await setUp();
+    for (const extra of [{ prompt: 'login' }, { max_age: '0' }]) {
+      t.clock.advance(5_000);
+      const toSignIn = location(await authorize(t, spaParams(extra).params, cookie));
+      expect(toSignIn.pathname).toBe('/sign-in');
+      const returnTo = toSignIn.searchParams.get('return_to')!;
+      // Loading it directly with the old session: still the sign-in page, and prompt=none is refused.
+      const direct = location(await t.app.inject({ method: 'GET', url: returnTo, headers: { cookie } }));
+      expect(direct.pathname, JSON.stringify(extra)).toBe('/sign-in');
+      expect(direct.searchParams.get('return_to')).toBe(returnTo);
+      const silent = await t.app.inject({ method: 'GET', url: `${returnTo}&prompt=none`, headers: { cookie } });
+      expectErrorRedirect(silent, t, 'login_required');
+      // A real sign-in satisfies it; then the same request is answered with a code.
+      t.clock.advance(1_000);
+      expect((await signIn(t, { email: 'ada@example.com', applicationId: 'notes' }, { cookie })).statusCode).toBe(200);
+      const answered = location(await t.app.inject({ method: 'GET', url: returnTo, headers: { cookie } }));
+      expect(answered.origin + answered.pathname, JSON.stringify(extra)).toBe(SPA_REDIRECT);
+      expect(answered.searchParams.get('code')).toBeTruthy();
+    }
+  });
+
   it('prompt=consent asks nothing more (the administrator consented); select_account goes to sign-in like login', async () => {
     const { t, cookie } = await setUp();
     const consent = location(await authorize(t, spaParams({ prompt: 'consent' }).params, cookie));

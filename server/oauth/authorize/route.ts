@@ -19,6 +19,7 @@ import { OAuthError } from '../errors.js';
 import { errorPageHandler, sendErrorPage } from '../error-page.js';
 import { param, type RawParams } from '../params.js';
 import { parseAuthorizeRequest } from './request.js';
+import { demandKey, ReauthDemands } from './reauth.js';
 
 export const AUTHORIZE_PATH = '/api/auth/oauth2/authorize';
 
@@ -53,6 +54,7 @@ function single(query: RawParams, name: string): string | undefined {
 
 export const authorizeRoutes: FastifyPluginAsync = async (app) => {
   const { ctx } = app;
+  const demands = new ReauthDemands();
 
   // GET, and POST with a form body, which OIDC Core §3.1.2.1 requires as well.
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -79,8 +81,12 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
       const now = ctx.clock.now();
       const tooOld =
         authTime !== undefined && req.maxAgeSeconds !== undefined && now.getTime() - authTime.getTime() > req.maxAgeSeconds * 1000;
-      if (!found || authTime === undefined || tooOld || req.prompt === 'login') {
+      // A fresh sign-in this request (or its earlier round) demanded, and the realm has not had yet.
+      const key = demandKey({ clientId: client.id, redirectUri, state, nonce: req.nonce ?? undefined, codeChallenge: req.codeChallenge ?? undefined });
+      const stale = authTime !== undefined && !demands.satisfied(key, authTime.getTime(), now.getTime());
+      if (!found || authTime === undefined || tooOld || req.prompt === 'login' || stale) {
         if (req.prompt === 'none') throw new OAuthError('login_required', 'The person must sign in to this application.');
+        if (found && (tooOld || req.prompt === 'login')) demands.demand(key, now.getTime());
         return toSignIn(reply, client.id, query, ['prompt', 'max_age']);
       }
 
@@ -99,6 +105,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
         nonce: req.nonce,
         authTime,
       }, now);
+      demands.settle(key);
       return answer({ code });
     } catch (error) {
       if (error instanceof OAuthError) return answer({ error: error.error, error_description: error.description });
