@@ -79,6 +79,28 @@ function parseInteger(name: string, raw: string, min: number, max: number): numb
   return value;
 }
 
+/**
+ * A tuning variable that is a positive whole number (limits, timeouts): `fallback` when unset or
+ * empty, otherwise validated like every other setting, so a typo stops the start with one
+ * sentence instead of being silently replaced by the default.
+ */
+export function positiveIntegerEnv(env: Record<string, string | undefined>, name: string, fallback: number, max = 2 ** 31 - 1): number {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? fallback : parseInteger(name, raw, 1, max);
+}
+
+/**
+ * The positive-integer tuning variables, read where they are used (with their defaults) and
+ * checked here as well, so a bad one stops the start before the data directory is touched.
+ */
+const POSITIVE_INTEGER_TUNABLES = [
+  'GATEHOUSE_HEADERS_TIMEOUT_MS', 'GATEHOUSE_REQUEST_TIMEOUT_MS', 'GATEHOUSE_TOKEN_FAILURE_LIMIT',
+  'GATEHOUSE_SIGN_IN_RATE_LIMIT', 'GATEHOUSE_SIGN_UP_RATE_LIMIT', 'GATEHOUSE_PASSWORD_RESET_RATE_LIMIT',
+];
+
+/** pino's levels, plus `silent`. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 /** Validates an issuer URL: http(s), a host, no trailing slash, query or fragment. */
 export function parseIssuer(raw: string): string {
   let url: URL;
@@ -113,6 +135,11 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters long.');
   }
   const tls = parseTls(pick(flags.tls, 'GATEHOUSE_TLS'), env);
+  for (const name of POSITIVE_INTEGER_TUNABLES) positiveIntegerEnv(env, name, 1);
+  const logLevel = pick(undefined, 'LOG_LEVEL');
+  if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}".`);
+  }
   const redirectRaw = pick(undefined, 'GATEHOUSE_HTTP_REDIRECT_PORT');
   const backupRaw = pick(undefined, 'GATEHOUSE_BACKUP_INTERVAL');
   const rotationRaw = pick(undefined, 'GATEHOUSE_KEY_ROTATION_DAYS');

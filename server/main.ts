@@ -180,7 +180,7 @@ async function startClaimed(config: Config): Promise<Running> {
 
 /** The one human line printed at start-up. */
 export function readyLine(running: Running): string {
-  const token = running.config.adminToken ? 'from ADMIN_TOKEN' : `in ${join(running.config.dataDir, 'admin-token')}`;
+  const token = running.config.adminToken ? 'from ADMIN_TOKEN / --admin-token' : `in ${join(running.config.dataDir, 'admin-token')}`;
   const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, data ${running.config.dataDir}, admin token ${token}`;
   if (!running.tls) return line;
   const ca = running.tls.caPem ? `local CA SHA-256 ${running.tls.fingerprint} (install from ${running.url}/ca.pem)` : `certificate SHA-256 ${running.tls.fingerprint}`;

@@ -12,7 +12,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import type { Config } from '../config.js';
+import { positiveIntegerEnv, type Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import { tooManyRequests } from '../http/problem.js';
 
@@ -23,8 +23,7 @@ export const DEFAULT_PASSWORD_RESET_PER_MINUTE = 5;
 export const RATE_LIMIT_MAX_KEYS = 10_000;
 
 function perMinute(config: Config, name: string, fallback: number): number {
-  const raw = config.env[name];
-  return raw && /^\d+$/.test(raw) && Number(raw) > 0 ? Number(raw) : fallback;
+  return positiveIntegerEnv(config.env, name, fallback);
 }
 
 export function authRateLimits(config: Config) {

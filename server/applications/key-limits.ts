@@ -19,7 +19,8 @@ export function requireMayPatch(actor: Actor, current: Application, patch: Appli
   if (patch.clientType !== undefined && patch.clientType !== current.clientType) {
     requireActorScope(actor, undefined, 'change the client type (it creates or removes the client secret)');
   }
-  if (patch.webhookUrl !== undefined || patch.webhookSecret !== undefined) {
+  // A secret sent is always a change (it is never read back); a URL only when it differs.
+  if ((patch.webhookUrl !== undefined && patch.webhookUrl !== current.webhookUrl) || patch.webhookSecret !== undefined) {
     requireActorScope(actor, 'webhooks:write', 'change the webhook settings');
   }
 }

@@ -11,7 +11,7 @@
 import { STATUS_CODES, type ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyServerOptions } from 'fastify';
-import type { Config } from '../config.js';
+import { positiveIntegerEnv, type Config } from '../config.js';
 import { Problem, problemBody } from './problem.js';
 
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -23,10 +23,6 @@ export const IDLE_SOCKET_TIMEOUT_MS = 60_000;
 /** Node's default, stated: a session cookie and a bearer JWT fit many times over. */
 export const MAX_HEADER_BYTES = 16 * 1024;
 
-function milliseconds(config: Config, name: string, fallback: number): number {
-  const raw = config.env[name];
-  return raw && /^\d+$/.test(raw) && Number(raw) > 0 ? Number(raw) : fallback;
-}
 
 /** Node's answer to a connection-level error, as problem details; the socket is then closed. */
 function clientErrorAnswer(error: NodeJS.ErrnoException): Problem {
@@ -50,8 +46,8 @@ function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void 
 
 /** The Fastify options for these limits, plus the Node server options they need. */
 export function serverLimits(config: Config) {
-  const headersTimeout = milliseconds(config, 'GATEHOUSE_HEADERS_TIMEOUT_MS', HEADERS_TIMEOUT_MS);
-  const requestTimeout = Math.max(headersTimeout, milliseconds(config, 'GATEHOUSE_REQUEST_TIMEOUT_MS', REQUEST_TIMEOUT_MS));
+  const headersTimeout = positiveIntegerEnv(config.env, 'GATEHOUSE_HEADERS_TIMEOUT_MS', HEADERS_TIMEOUT_MS);
+  const requestTimeout = Math.max(headersTimeout, positiveIntegerEnv(config.env, 'GATEHOUSE_REQUEST_TIMEOUT_MS', REQUEST_TIMEOUT_MS));
   const node: ServerOptions = {
     headersTimeout,
     requestTimeout,

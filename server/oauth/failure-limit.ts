@@ -10,6 +10,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
+import { positiveIntegerEnv } from '../config.js';
 import { OAuthError } from './errors.js';
 
 const WINDOW_MS = 60_000;
@@ -40,8 +41,7 @@ export class FailureLimiter {
   private readonly max: number;
 
   constructor(private readonly ctx: AppContext) {
-    const raw = ctx.config.env.GATEHOUSE_TOKEN_FAILURE_LIMIT;
-    this.max = raw && /^\d+$/.test(raw) && Number(raw) > 0 ? Number(raw) : DEFAULT_MAX;
+    this.max = positiveIntegerEnv(ctx.config.env, 'GATEHOUSE_TOKEN_FAILURE_LIMIT', DEFAULT_MAX);
   }
 
   /** Throws 429 when the caller's address is over its failure budget for the named client. */

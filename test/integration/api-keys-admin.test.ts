@@ -213,7 +213,7 @@ describe('API key scope matrix', () => {
     }
     expect((await t.admin('GET', A)).json()).toEqual(before);
     // Unchanged values are not a change; webhooks:write opens the webhook fields.
-    expect((await as(t, key, 'PATCH', A, { clientType: before.clientType, ssoGroupId: null, name: 'Notes 2' })).statusCode).toBe(200);
+    expect((await as(t, key, 'PATCH', A, { clientType: before.clientType, ssoGroupId: null, webhookUrl: before.webhookUrl, name: 'Notes 2' })).statusCode).toBe(200);
     const { key: hooks } = await newKey(t, ['application:write', 'webhooks:write']);
     const res = await as(t, hooks, 'PATCH', A, { webhookUrl: 'https://hooks.example.com/other' });
     expect(res.statusCode).toBe(200);

@@ -243,6 +243,10 @@ describe('gatehouse CLI', () => {
         [{ PORT: '70000' }, /^PORT must be between 0 and 65535, got 70000\.$/],
         [{ ADMIN_TOKEN: 'short' }, /^ADMIN_TOKEN must be at least 16 characters long\.$/],
         [{ GATEHOUSE_ACCESS_TOKEN_TTL: '5' }, /^GATEHOUSE_ACCESS_TOKEN_TTL must be between/],
+        [{ LOG_LEVEL: 'bogus' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "bogus"\.$/],
+        [{ GATEHOUSE_HEADERS_TIMEOUT_MS: 'abc' }, /^GATEHOUSE_HEADERS_TIMEOUT_MS must be a whole number, got "abc"\.$/],
+        [{ GATEHOUSE_SIGN_IN_RATE_LIMIT: '0' }, /^GATEHOUSE_SIGN_IN_RATE_LIMIT must be between 1 and 2147483647, got 0\.$/],
+        [{ GATEHOUSE_TOKEN_FAILURE_LIMIT: '-5' }, /^GATEHOUSE_TOKEN_FAILURE_LIMIT must be a whole number, got "-5"\.$/],
       ];
       // Independent processes: run them side by side.
       const results = await Promise.all(cases.map(([extra]) => runCli(['serve'], cleanEnv({ GATEHOUSE_DATA_DIR: data, PORT: '0', ...extra }))));
