@@ -6,9 +6,9 @@
  */
 import { app, dialog, ipcMain, shell, utilityProcess } from 'electron';
 import { join } from 'node:path';
-import { readOrCreateAdminToken } from '../server/http/admin-token.js';
 import { SERVER_BUNDLE, SERVE_ENV, SERVE_NODE_ARGS } from '../server/cli/launch.js';
-import { nodeSpawner, ServerSupervisor, type ServerChild, type Spawner } from './server-process.js';
+import { currentAdminToken } from './admin-token.js';
+import { captureStderr, nodeSpawner, ServerStartError, ServerSupervisor, type ServerChild, type Spawner } from './server-process.js';
 import { installSecurity, isAllowedUrl, setAllowedOrigin } from './security.js';
 import { loadPanel, panelWindow, showPanel } from './window.js';
 import { GatehouseTray } from './tray.js';
@@ -35,7 +35,6 @@ function run() {
     ? utilitySpawner(cliPath, dataDir, serverEnv)
     : nodeSpawner({ cliPath, dataDir, env: serverEnv, execPath: process.env.GATEHOUSE_NODE ?? 'node' });
   const supervisor = new ServerSupervisor({ spawn, readyTimeoutMs: 30_000 });
-  let adminToken = '';
   let tray: GatehouseTray | undefined;
   let quitting = false;
 
@@ -44,10 +43,8 @@ function run() {
   ipcMain.handle('gatehouse:get-config', (event) => {
     // Only the panel, loaded from the server's own origin, may read the admin token.
     if (!supervisor.url || !isAllowedUrl(event.senderFrame?.url ?? '')) throw new Error('Not allowed.');
-    return { serverUrl: supervisor.url, adminToken };
-  });
-  ipcMain.handle('gatehouse:open-external', (_event, url: unknown) => {
-    if (typeof url === 'string' && /^https?:\/\//i.test(url)) return shell.openExternal(url);
+    // Read on every call: after a rotation the panel asks again and gets the new token.
+    return { serverUrl: supervisor.url, adminToken: currentAdminToken(dataDir) };
   });
 
   const openPanel = () => showPanel(supervisor.status === 'running' ? supervisor.url : undefined, iconPath);
@@ -64,6 +61,8 @@ function run() {
     loadPanel(ready.url);
   });
   supervisor.on('server-error', (error: Error) => console.error(`[gatehouse] ${error.message}`));
+  // The one place a give-up is shown: at start-up, and also when restarts after a crash run out.
+  supervisor.on('first-failure', showFailure);
 
   app.on('before-quit', (event) => {
     if (quitting) return;
@@ -76,28 +75,27 @@ function run() {
     });
   });
 
-  app.whenReady().then(async () => {
-    adminToken = readOrCreateAdminToken(dataDir);
+  app.whenReady().then(() => {
     tray = new GatehouseTray(iconPath, {
       openPanel,
       openDataFolder: () => void shell.openPath(dataDir),
       restartServer: () => {
-        void supervisor.stop().then(() => supervisor.start()).catch(showFailure);
+        // A give-up is shown by the 'first-failure' listener; a double click's "already starting" is not news.
+        void supervisor.stop().then(() => supervisor.start()).catch(() => {});
       },
       quit: () => app.quit(),
     });
     openPanel();
-    try {
-      await supervisor.start();
-    } catch (error) {
-      showFailure(error);
-    }
+    void supervisor.start().catch(() => {});
   });
 
   function showFailure(error: unknown) {
+    // When the server said why it would not start, that sentence is the message; otherwise guess.
+    const hint =
+      error instanceof ServerStartError && error.reason ? '' : `\nIs port ${serverEnv.PORT} already in use? Set PORT to change it.`;
     dialog.showErrorBox(
       'Gatehouse server failed',
-      `${error instanceof Error ? error.message : String(error)}\n\nData folder: ${dataDir}\nIs port ${serverEnv.PORT} already in use? Set PORT to change it.`,
+      `${error instanceof Error ? error.message : String(error)}\n\nData folder: ${dataDir}${hint}`,
     );
     panelWindow()?.close();
   }
@@ -110,15 +108,19 @@ function utilitySpawner(cliPath: string, dataDir: string, env: Record<string, st
       serviceName: 'Gatehouse server',
       execArgv: [...SERVE_NODE_ARGS],
       env: { ...process.env, ...SERVE_ENV, ...env, GATEHOUSE_DATA_DIR: dataDir },
-      stdio: 'inherit',
+      // stderr is piped (and forwarded to ours) so a refusal to start can quote the server.
+      stdio: ['ignore', 'inherit', 'pipe'],
     });
+    const stderr = captureStderr(child.stderr, (chunk) => void process.stderr.write(chunk));
     let exited = false;
     let exitCode: number | null = null;
     const listeners: ((code: number | null) => void)[] = [];
     child.on('exit', (code) => {
-      exited = true;
-      exitCode = code;
-      for (const l of listeners) l(code);
+      void stderr.drained().then(() => {
+        exited = true;
+        exitCode = code;
+        for (const l of listeners) l(code);
+      });
     });
     const adapted: ServerChild = {
       get pid() {
@@ -138,6 +140,7 @@ function utilitySpawner(cliPath: string, dataDir: string, env: Record<string, st
         }
         child.kill();
       },
+      lastErrorLine: stderr.lastLine,
     };
     return adapted;
   };

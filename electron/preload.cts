@@ -13,13 +13,12 @@ interface GatehouseConfig {
 
 /** Mirrored by `GatehouseBridge` in renderer/src/session.ts. */
 interface GatehouseBridge {
+  /** Ask again after a 401: the token is read afresh on every call (it may have been rotated). */
   getConfig(): Promise<GatehouseConfig>;
-  openExternal(url: string): Promise<void>;
 }
 
 const bridge: GatehouseBridge = {
   getConfig: () => ipcRenderer.invoke('gatehouse:get-config') as Promise<GatehouseConfig>,
-  openExternal: (url: string) => ipcRenderer.invoke('gatehouse:open-external', url) as Promise<void>,
 };
 
 contextBridge.exposeInMainWorld('gatehouse', bridge);

@@ -1,14 +1,15 @@
 /**
  * The Electron supervisor (electron/server-process.ts) under plain Node against the real server
- * entry, the bundle dist/gatehouse.mjs: start → ready, kill -9 → restart with back-off, stop.
+ * entry, the bundle dist/gatehouse.mjs: start → ready, kill -9 → restart with back-off, stop;
+ * a server that refuses to start (port in use, data directory locked) → give up fast, quoting it.
  */
 import { execSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SERVER_BUNDLE } from '../../server/cli/launch.js';
-import { nodeSpawner, ServerSupervisor, type ReadyMessage } from '../../electron/server-process.js';
+import { nodeSpawner, ServerStartError, ServerSupervisor, type ReadyMessage } from '../../electron/server-process.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const cliPath = join(root, SERVER_BUNDLE);
@@ -103,5 +104,117 @@ describe('server supervisor', () => {
     expect(sup.status).toBe('failed');
     expect(timeouts).toHaveLength(2);
     await sup.stop();
+  });
+});
+
+describe('server supervisor: refusal to start', () => {
+  const exitsEarly = (mode: string, stdio: 'ignore' | 'inherit' = 'ignore') =>
+    nodeSpawner({ cliPath: join(root, 'test/unit/fixtures/exits-early.mjs'), dataDir, env: { FIXTURE_MODE: mode }, execPath: process.execPath, stdio });
+
+  /** Starts `sup`, expecting it to give up; returns the error and what happened on the way. */
+  async function giveUp(sup: ServerSupervisor) {
+    const scheduled: unknown[] = [];
+    const exits: (number | null)[] = [];
+    sup.on('restart-scheduled', (s) => scheduled.push(s));
+    sup.on('exit', ({ code }: { code: number | null }) => exits.push(code));
+    const started = Date.now();
+    const error = await sup.start().then(
+      () => expect.fail('the start should have failed'),
+      (e: unknown) => e,
+    );
+    return { error: error as ServerStartError, scheduled, exits, ms: Date.now() - started };
+  }
+
+  it('gives up after three exits with code 1 before ready, with short retries, quoting the port in use', async () => {
+    const running = new ServerSupervisor({ spawn: spawn() });
+    const otherDir = mkdtempSync(join(tmpdir(), 'gatehouse-supervisor-other-'));
+    try {
+      const { url } = await running.start();
+      const { port } = new URL(url);
+      const sup = new ServerSupervisor({
+        spawn: nodeSpawner({ cliPath, dataDir: otherDir, args: ['--port', port], env: { LOG_LEVEL: 'warn' }, execPath: process.execPath, stdio: 'ignore' }),
+        startupRetryMs: 50,
+      });
+      const { error, scheduled, exits, ms } = await giveUp(sup);
+      expect(error).toBeInstanceOf(ServerStartError);
+      expect(error.message).toBe(`The server could not start: Port ${port} on 127.0.0.1 is already in use.`);
+      expect(error.reason).toBe(`Port ${port} on 127.0.0.1 is already in use.`);
+      expect(error.exitCode).toBe(1);
+      expect(scheduled).toEqual([
+        { delayMs: 50, attempt: 1 },
+        { delayMs: 50, attempt: 2 },
+      ]);
+      expect(exits).toEqual([1, 1, 1]);
+      expect(sup.status).toBe('failed');
+      expect(ms).toBeLessThan(15_000);
+      // The running server was not disturbed.
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      await sup.stop();
+    } finally {
+      await running.stop();
+      rmSync(otherDir, { recursive: true, force: true });
+    }
+  });
+
+  it('quotes the lock when another server uses the data directory (default retries: 3, 500 ms apart)', async () => {
+    const running = new ServerSupervisor({ spawn: spawn() });
+    try {
+      await running.start();
+      const sup = new ServerSupervisor({ spawn: spawn() });
+      const { error, scheduled, exits } = await giveUp(sup);
+      expect(error.message).toBe(
+        `The server could not start: Another Gatehouse server (pid ${running.pid}) is using the data directory ${dataDir}; stop it first.`,
+      );
+      expect(scheduled).toEqual([
+        { delayMs: 500, attempt: 1 },
+        { delayMs: 500, attempt: 2 },
+      ]);
+      expect(exits).toEqual([1, 1, 1]);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("takes the server's last stderr line without the `gatehouse: ` prefix, and still forwards stderr", async () => {
+    const forwarded: string[] = [];
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      forwarded.push(String(chunk));
+      return true;
+    });
+    try {
+      const sup = new ServerSupervisor({ spawn: exitsEarly('say', 'inherit'), maxStartupFailures: 2, startupRetryMs: 10 });
+      const { error, exits } = await giveUp(sup);
+      expect(error.message).toBe('The server could not start: The fixture refuses to start.');
+      expect(exits).toEqual([1, 1]);
+      expect(forwarded.join('')).toBe('a warning first\ngatehouse: The fixture refuses to start.'.repeat(2));
+    } finally {
+      write.mockRestore();
+    }
+  });
+
+  it('without a word on stderr, says how it exited', async () => {
+    const sup = new ServerSupervisor({ spawn: exitsEarly('silent'), startupRetryMs: 10 });
+    const { error, exits } = await giveUp(sup);
+    expect(error).toBeInstanceOf(ServerStartError);
+    expect(error.reason).toBeUndefined();
+    expect(error.message).toBe('The server exited with code 1 before it was ready.');
+    expect(exits).toEqual([1, 1, 1]);
+  });
+
+  it('keeps the normal back-off for exits with code 1 after ready (crashes, not refusals)', async () => {
+    const sup = new ServerSupervisor({ spawn: exitsEarly('crash-after-ready'), backoffMs: [20, 40], maxRestarts: 3, maxStartupFailures: 1 });
+    const scheduled: unknown[] = [];
+    sup.on('restart-scheduled', (s) => scheduled.push(s));
+    const failed = new Promise<Error>((resolve) => sup.once('first-failure', resolve));
+    await sup.start();
+    const error = await failed;
+    expect(error).not.toBeInstanceOf(ServerStartError);
+    expect(error.message).toBe('The server exited with code 1 while running.');
+    expect(scheduled).toEqual([
+      { delayMs: 20, attempt: 1 },
+      { delayMs: 40, attempt: 2 },
+      { delayMs: 40, attempt: 3 },
+    ]);
+    expect(sup.status).toBe('failed');
   });
 });
