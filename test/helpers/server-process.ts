@@ -49,13 +49,13 @@ export interface ServerProcess {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
 }
 
-const READY = /^Gatehouse listening on (\S+) — issuer (\S+), data (.+?), admin token (?:in (\S+?)|from ADMIN_TOKEN)(?:,|$)/m;
+const READY = /^Gatehouse listening on (\S+) — issuer (\S+), data (.+?), admin token (?:in (\S+?)|from ADMIN_TOKEN \/ --admin-token)(?:,|$)/m;
 
 /**
  * Spawns a server command (own process group) and waits for its start-up line. A Node command
  * gets the launch settings, as every launcher gives them; `npm start` applies them itself.
  */
-export function startServer(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 240_000): Promise<ServerProcess> {
+export function startServer(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServerProcess> {
   const node = command === process.execPath;
   const child = spawn(command, node ? [...SERVE_NODE_ARGS, ...args] : args, {
     cwd: ROOT,
