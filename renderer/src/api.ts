@@ -48,7 +48,7 @@ export function describeProblem(status: number, p: Problem): string {
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
-export async function request<T>(method: Method, path: string, body?: unknown, token = session.token()): Promise<T> {
+export async function request<T>(method: Method, path: string, body?: unknown, token = session.token(), retried = false): Promise<T> {
   let response: Response;
   try {
     response = await fetch(session.serverUrl() + path, {
@@ -72,7 +72,14 @@ export async function request<T>(method: Method, path: string, body?: unknown, t
     data = { detail: text.slice(0, 300) };
   }
   if (!response.ok) {
-    if (response.status === 401 && path.startsWith('/api/admin') && token === session.token()) session.expired();
+    if (response.status === 401 && path.startsWith('/api/admin')) {
+      // A newer token may exist: one signed in meanwhile, or (desktop) one rotated since the window
+      // opened, which the shell hands out when asked again. Retry once with it.
+      const current = session.token();
+      const newer = !retried && token && (token !== current ? Boolean(current) : await session.reload(token));
+      if (newer) return request<T>(method, path, body, session.token(), true);
+      if (token === session.token()) session.expired();
+    }
     if (response.status === 404 && (data as Problem | undefined)?.code === 'route_not_found') {
       throw new ApiError(404, { ...(data as Problem), detail: 'This server does not offer this feature yet.' });
     }
@@ -110,6 +117,11 @@ export interface ProfileField {
   required: boolean;
   user_editable: boolean;
   options?: string[];
+  /** number and integer fields */
+  min?: number;
+  max?: number;
+  /** string, text, email and url fields */
+  max_length?: number;
   description?: string;
 }
 export interface AuthPolicy {

@@ -6,7 +6,6 @@ import { createSignal } from 'solid-js';
 
 export interface GatehouseBridge {
   getConfig(): Promise<{ serverUrl: string; adminToken: string }>;
-  openExternal?(url: string): Promise<void>;
 }
 
 declare global {
@@ -43,6 +42,22 @@ export const session = {
   signOut() {
     sessionStorage.removeItem(KEY);
     setToken(null);
+  },
+  /**
+   * Desktop: asks the shell for the admin token again (it reads it on every call, so a rotated
+   * token or a changed ADMIN_TOKEN shows up). True when it differs from `refused`, the one the
+   * server just turned down (comparing with that, not the current one, lets concurrent 401s all retry).
+   */
+  async reload(refused: string): Promise<boolean> {
+    if (!window.gatehouse) return false;
+    try {
+      const config = await window.gatehouse.getConfig();
+      if (!config.adminToken || config.adminToken === refused) return false;
+      if (config.adminToken !== token()) setToken(config.adminToken);
+      return true;
+    } catch {
+      return false;
+    }
   },
   /** A 401 with the stored token: back to the sign-in screen with a note. */
   expired() {

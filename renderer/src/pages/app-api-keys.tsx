@@ -1,5 +1,6 @@
-import { createResource, createSignal, For, Show } from 'solid-js';
-import { api, enc, listOf, type ApiKey, type Application } from '../api';
+import { createSignal, For, Show } from 'solid-js';
+import { api, enc, type ApiKey, type Application } from '../api';
+import { createPagedList, LoadMore } from '../paged';
 import { Async, confirmAction, CopyField, ErrorBox, toast, useAction, when, ListTable } from '../ui';
 
 export const SCOPES = [
@@ -15,7 +16,8 @@ export const SCOPES = [
 
 export function ApiKeysTab(props: { app: Application }) {
   const base = `/api/admin/applications/${enc(props.app.id)}/api-keys`;
-  const [keys, { refetch }] = createResource(() => api.get<unknown>(`${base}?limit=200`).then((d) => listOf<ApiKey>(d)));
+  const keys = createPagedList<ApiKey>(() => base);
+  const refetch = keys.refetch;
   const [name, setName] = createSignal('');
   const [scopes, setScopes] = createSignal<string[]>(['users:read']);
   const [created, setCreated] = createSignal<ApiKey | null>(null);
@@ -82,9 +84,9 @@ export function ApiKeysTab(props: { app: Application }) {
         )}
       </Show>
       <ErrorBox error={row.error()} />
-      <Async resource={keys}>
-        {(list) => (
-          <ListTable rows={list} columns={['Name', 'Prefix', 'Scopes', 'Created', 'Last used', '']} empty={<>No API keys. Create one to let a script manage this application.</>}>
+      <Async resource={keys.first}>
+        {() => (
+          <ListTable rows={keys.rows()} columns={['Name', 'Prefix', 'Scopes', 'Created', 'Last used', '']} empty={<>No API keys. Create one to let a script manage this application.</>}>
             {(k) => (
               <tr data-api-key={k.name}>
                 <td>{k.name}</td>
@@ -106,6 +108,7 @@ export function ApiKeysTab(props: { app: Application }) {
           </ListTable>
         )}
       </Async>
+      <LoadMore list={keys} />
     </>
   );
 }

@@ -1,5 +1,6 @@
-import { createResource, createSignal, For, Show } from 'solid-js';
-import { api, enc, listOf, type Application, type Invitation } from '../api';
+import { createSignal, For, Show } from 'solid-js';
+import { api, enc, type Application, type Invitation } from '../api';
+import { createPagedList, LoadMore } from '../paged';
 import { Async, confirmAction, CopyButton, ErrorBox, toast, useAction, when, ListTable } from '../ui';
 
 /** Splits pasted text (lines, commas, semicolons, "Name <a@b>") into distinct addresses. */
@@ -8,14 +9,22 @@ export function parseEmails(text: string): string[] {
   return [...new Set(found.map((e) => e.toLowerCase()))];
 }
 
+/** What the toast says after a batch: only e-mails that went out are "sent". */
+export function invitationsToast(created: number, unsent: number): string {
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  if (created === 0) return 'No new invitations: every address was skipped.';
+  if (unsent === 0) return `${plural(created, 'invitation')} sent.`;
+  if (unsent === created) return `${plural(created, 'invitation')} created; none was e-mailed. Copy the links below.`;
+  return `${plural(created, 'invitation')} created; ${unsent} of them not e-mailed. Copy those links below.`;
+}
+
 const BATCH = 100; // the API takes at most 100 addresses per request (DESIGN §4.6)
 
 export function InvitationsTab(props: { app: Application }) {
   const [status, setStatus] = createSignal('pending');
   const base = `/api/admin/applications/${enc(props.app.id)}/invitations`;
-  const [invitations, { refetch }] = createResource(status, (s) =>
-    api.get<unknown>(`${base}?limit=200${s ? `&status=${enc(s)}` : ''}`).then((d) => listOf<Invitation>(d)),
-  );
+  const invitations = createPagedList<Invitation>(() => (status() ? `${base}?status=${enc(status())}` : base));
+  const refetch = invitations.refetch;
   const [text, setText] = createSignal('');
   const [role, setRole] = createSignal('member');
   const [message, setMessage] = createSignal('');
@@ -34,6 +43,7 @@ export function InvitationsTab(props: { app: Application }) {
     setSkipped([]);
     setUnsent(0);
     setProgress({ done: 0, total: all.length });
+    let created = 0;
     await send.run(async () => {
       for (let i = 0; i < all.length; i += BATCH) {
         const chunk = all.slice(i, i + BATCH);
@@ -45,10 +55,11 @@ export function InvitationsTab(props: { app: Application }) {
         setLinks((l) => ({ ...l, ...Object.fromEntries(r.invitations.filter((x) => x.acceptUrl).map((x) => [x.id, x.acceptUrl!])) }));
         setSkipped((s) => [...s, ...(r.skipped ?? [])]);
         setUnsent((n) => n + r.invitations.filter((x) => x.emailSent === false).length);
+        created += r.invitations.length;
         setProgress({ done: Math.min(i + BATCH, all.length), total: all.length });
       }
       setText('');
-      toast(`Invitations sent to ${all.length - skipped().length} address${all.length === 1 ? '' : 'es'}.`);
+      toast(invitationsToast(created, unsent()));
     });
     void refetch();
   };
@@ -64,7 +75,7 @@ export function InvitationsTab(props: { app: Application }) {
     const r = await row.run(() => api.post<Invitation>(`${base}/${enc(inv.id)}/resend`));
     if (r) {
       if (r.acceptUrl) setLinks((l) => ({ ...l, [inv.id]: r.acceptUrl! }));
-      toast(`Invitation for ${inv.email} sent again.`);
+      toast(r.emailSent === false ? `New link for ${inv.email} created; it was not e-mailed. Copy it below.` : `Invitation for ${inv.email} sent again.`);
       void refetch();
     }
   };
@@ -93,7 +104,7 @@ export function InvitationsTab(props: { app: Application }) {
         <Show when={progress()}>
           {(p) => (
             <p>
-              <progress class="progress" max={p().total} value={p().done} aria-label="Sending invitations" /> {p().done} of {p().total} sent
+              <progress class="progress" max={p().total} value={p().done} aria-label="Sending invitations" /> {p().done} of {p().total} done
             </p>
           )}
         </Show>
@@ -128,9 +139,9 @@ export function InvitationsTab(props: { app: Application }) {
         </label>
       </div>
       <ErrorBox error={row.error()} />
-      <Async resource={invitations}>
-        {(list) => (
-          <ListTable rows={list} columns={['E-mail', 'Role', 'Status', 'Sent', 'Expires', 'Actions']} empty={<>No {status() || ''} invitations.</>}>
+      <Async resource={invitations.first}>
+        {() => (
+          <ListTable rows={invitations.rows()} columns={['E-mail', 'Role', 'Status', 'Sent', 'Expires', 'Actions']} empty={<>No {status() || ''} invitations.</>}>
             {(inv) => (
               <tr data-invitation={inv.email}>
                 <td>{inv.email}</td>
@@ -158,6 +169,7 @@ export function InvitationsTab(props: { app: Application }) {
           </ListTable>
         )}
       </Async>
+      <LoadMore list={invitations} />
     </>
   );
 }

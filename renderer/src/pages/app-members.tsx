@@ -1,5 +1,6 @@
-import { createResource, createSignal, Show } from 'solid-js';
-import { api, enc, listOf, type Application, type Member } from '../api';
+import { createSignal, Show } from 'solid-js';
+import { api, enc, type Application, type Member } from '../api';
+import { createPagedList, LoadMore } from '../paged';
 import { Async, confirmAction, ErrorBox, toast, useAction, when, ListTable } from '../ui';
 
 export function MembersTab(props: { app: Application }) {
@@ -8,13 +9,14 @@ export function MembersTab(props: { app: Application }) {
   const [q, setQ] = createSignal('');
   const [search, setSearch] = createSignal('');
   const query = () => {
-    const p = new URLSearchParams({ limit: '200' });
+    const p = new URLSearchParams();
     if (status()) p.set('status', status());
     if (role()) p.set('role', role());
     if (search()) p.set('q', search());
     return `/api/admin/applications/${enc(props.app.id)}/users?${p}`;
   };
-  const [members, { refetch }] = createResource(query, (url) => api.get<unknown>(url).then((d) => listOf<Member>(d)));
+  const members = createPagedList<Member>(query);
+  const refetch = members.refetch;
   const action = useAction();
   const base = `/api/admin/applications/${enc(props.app.id)}/users`;
 
@@ -52,9 +54,9 @@ export function MembersTab(props: { app: Application }) {
         <button type="submit">Search</button>
       </form>
       <ErrorBox error={action.error()} />
-      <Async resource={members}>
-        {(list) => (
-          <ListTable rows={list} columns={['Person', 'Status', 'Role', 'Joined', 'Last active', 'Actions']} empty={<>No members{search() || status() || role() ? ' match these filters' : ' yet — invite people from the Invitations tab'}.</>}>
+      <Async resource={members.first}>
+        {() => (
+          <ListTable rows={members.rows()} columns={['Person', 'Status', 'Role', 'Joined', 'Last active', 'Actions']} empty={<>No members{search() || status() || role() ? ' match these filters' : ' yet — invite people from the Invitations tab'}.</>}>
             {(m) => (
               <tr data-member={m.email}>
                 <td>
@@ -93,6 +95,7 @@ export function MembersTab(props: { app: Application }) {
           </ListTable>
         )}
       </Async>
+      <LoadMore list={members} />
     </>
   );
 }

@@ -1,8 +1,7 @@
-import { createResource, createSignal, For, Index, Show } from 'solid-js';
+import { createResource, createSignal, For, Index, Match, Show, Switch } from 'solid-js';
 import { api, enc, type Application, type AuthPolicy, type ProfileField, type Provider, type SignupPolicy } from '../api';
+import { draftOf, FIELD_TYPES, fieldForSave, hasMaxLength, hasRange, limitOf, type FieldDraft } from '../profile-fields';
 import { ErrorBox, toast, useAction } from '../ui';
-
-const FIELD_TYPES = ['string', 'text', 'number', 'integer', 'boolean', 'email', 'url', 'date', 'select'];
 const POLICIES: [SignupPolicy, string][] = [
   ['open', 'Open — anyone may create an account and join'],
   ['invite_only', 'Invitation only — only invited e-mail addresses'],
@@ -14,20 +13,16 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
   const p = props.app.authPolicy;
   const [signup, setSignup] = createSignal<SignupPolicy>(p.signup_policy);
   const [allowed, setAllowed] = createSignal<string[]>([...p.allowed_providers]);
-  const [fields, setFields] = createSignal<ProfileField[]>(p.profile_fields.map((f) => ({ ...f })));
+  const [fields, setFields] = createSignal<FieldDraft[]>(p.profile_fields.map(draftOf));
   const save = useAction();
 
   const toggle = (id: string, on: boolean) => setAllowed((a) => (on ? [...a.filter((x) => x !== id), id] : a.filter((x) => x !== id)));
-  const update = (i: number, patch: Partial<ProfileField>) => setFields((fs) => fs.map((f, j) => (j === i ? { ...f, ...patch } : f)));
+  const update = (i: number, patch: Partial<ProfileField>) => setFields((fs) => fs.map((d, j) => (j === i ? { ...d, field: { ...d.field, ...patch } } : d)));
+  const setOptionsText = (i: number, optionsText: string) => setFields((fs) => fs.map((d, j) => (j === i ? { ...d, optionsText } : d)));
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    const profile_fields = fields().map((f) => {
-      const out: ProfileField = { key: f.key.trim(), label: f.label.trim(), type: f.type, required: f.required, user_editable: f.user_editable };
-      if (f.type === 'select') out.options = (f.options ?? []).map((o) => o.trim()).filter(Boolean);
-      if (f.description?.trim()) out.description = f.description.trim();
-      return out;
-    });
+    const profile_fields = fields().map(fieldForSave);
     const r = await save.run(() =>
       api.patch<AuthPolicy>(`/api/admin/applications/${enc(props.app.id)}/auth-policy`, {
         signup_policy: signup(),
@@ -79,6 +74,7 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
                 <th>Label</th>
                 <th>Type</th>
                 <th>Options (select)</th>
+                <th>Limits</th>
                 <th>Required</th>
                 <th>User editable</th>
                 <th />
@@ -86,7 +82,9 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
             </thead>
             <tbody>
               <Index each={fields()}>
-                {(f, i) => (
+                {(d, i) => {
+                  const f = () => d().field;
+                  return (
                   <tr>
                     <td>
                       <input aria-label="Field key" value={f().key} onInput={(e) => update(i, { key: e.currentTarget.value })} required size={12} />
@@ -103,11 +101,25 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
                       <input
                         aria-label="Options"
                         disabled={f().type !== 'select'}
-                        value={(f().options ?? []).join(', ')}
-                        onInput={(e) => update(i, { options: e.currentTarget.value.split(',') })}
+                        value={d().optionsText}
+                        onInput={(e) => setOptionsText(i, e.currentTarget.value)}
                         placeholder="a, b, c"
                         size={12}
                       />
+                    </td>
+                    <td>
+                      {/* onChange, not onInput: a half-typed number ("-", "1e") reads as empty and would be wiped. */}
+                      <Switch fallback={<span class="muted">—</span>}>
+                        <Match when={hasRange(f().type)}>
+                          <span class="row">
+                            <input type="number" aria-label="Minimum" placeholder="min" value={f().min ?? ''} onChange={(e) => update(i, { min: limitOf(e.currentTarget.value) })} step="any" style={{ width: '6em' }} />
+                            <input type="number" aria-label="Maximum" placeholder="max" value={f().max ?? ''} onChange={(e) => update(i, { max: limitOf(e.currentTarget.value) })} step="any" style={{ width: '6em' }} />
+                          </span>
+                        </Match>
+                        <Match when={hasMaxLength(f().type)}>
+                          <input type="number" aria-label="Maximum length" placeholder="max length" value={f().max_length ?? ''} onChange={(e) => update(i, { max_length: limitOf(e.currentTarget.value) })} min={1} max={10000} step={1} style={{ width: '7em' }} />
+                        </Match>
+                      </Switch>
                     </td>
                     <td>
                       <input type="checkbox" aria-label="Required" checked={f().required} onChange={(e) => update(i, { required: e.currentTarget.checked })} />
@@ -121,13 +133,14 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
                       </button>
                     </td>
                   </tr>
-                )}
+                  );
+                }}
               </Index>
             </tbody>
           </table>
         </Show>
         <p>
-          <button type="button" onClick={() => setFields((fs) => [...fs, { key: '', label: '', type: 'string', required: false, user_editable: true }])}>
+          <button type="button" onClick={() => setFields((fs) => [...fs, draftOf({ key: '', label: '', type: 'string', required: false, user_editable: true })])}>
             Add profile field
           </button>
         </p>

@@ -18,9 +18,10 @@ interface TokenResponse {
   error_description?: string;
 }
 
-export function TestSignInTab(props: { app: Application }) {
+export function TestSignInTab(props: { app: Application; onSaved: (app: Application) => void }) {
   const redirectUri = callbackUri();
-  const [app, setApp] = createSignal(props.app);
+  // The page's record, so that the other tabs (Settings saves the whole redirect list) see the change.
+  const app = () => props.app;
   const [secret, setSecret] = createSignal('');
   const [waiting, setWaiting] = createSignal(false);
   const [result, setResult] = createSignal<{ header: Record<string, unknown>; payload: Record<string, unknown>; raw: TokenResponse } | null>(null);
@@ -33,7 +34,7 @@ export function TestSignInTab(props: { app: Application }) {
     const next = await action.run(() =>
       api.patch<Application>(`/api/admin/applications/${enc(app().id)}`, { redirectUris: [...app().redirectUris, redirectUri] }),
     );
-    if (next) setApp(next);
+    if (next) props.onSaved(next);
   };
 
   const start = async () => {

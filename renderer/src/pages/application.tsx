@@ -65,7 +65,7 @@ export function ApplicationPage() {
               <WebhooksTab app={a()} onSaved={(next) => mutate(next)} />
             </Match>
             <Match when={params.tab === 'test'}>
-              <TestSignInTab app={a()} />
+              <TestSignInTab app={a()} onSaved={(next) => mutate(next)} />
             </Match>
           </Switch>
         </>

@@ -1,11 +1,12 @@
 import { createMemo, createResource, createSignal, For, Match, Show, Switch } from 'solid-js';
 import { A, useNavigate } from '@solidjs/router';
-import { api, listOf, type Application, type ClientType } from '../api';
+import { api, type Application, type ClientType } from '../api';
+import { fetchAll } from '../paged';
 import { Async, CopyField, Empty, ErrorBox, useAction } from '../ui';
 import { IntegrationSnippet } from './snippet';
 
 export function ApplicationsPage() {
-  const [apps] = createResource(() => api.get<unknown>('/api/admin/applications?limit=200').then((d) => listOf<Application>(d)));
+  const [apps] = createResource(() => fetchAll<Application>('/api/admin/applications'));
   return (
     <>
       <div class="row" style={{ 'justify-content': 'space-between' }}>

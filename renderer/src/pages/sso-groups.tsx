@@ -1,14 +1,15 @@
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { A } from '@solidjs/router';
-import { api, enc, listOf, type Application, type SsoGroup } from '../api';
+import { api, enc, type Application, type SsoGroup } from '../api';
+import { fetchAll } from '../paged';
 import { Async, confirmAction, Empty, ErrorBox, toast, useAction } from '../ui';
 import { slugify } from './applications';
 
 export function SsoGroupsPage() {
   const [data, { refetch }] = createResource(async () => {
     const [groups, apps] = await Promise.all([
-      api.get<unknown>('/api/admin/sso-groups?limit=200').then((d) => listOf<SsoGroup>(d)),
-      api.get<unknown>('/api/admin/applications?limit=200').then((d) => listOf<Application>(d)),
+      fetchAll<SsoGroup>('/api/admin/sso-groups'),
+      fetchAll<Application>('/api/admin/applications'),
     ]);
     return { groups, apps };
   });
