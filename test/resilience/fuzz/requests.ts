@@ -23,7 +23,7 @@ import type { RouteSpec, Seed } from './world.js';
  */
 export type Shape = 'problem' | 'oauth' | 'page';
 
-const OAUTH_JSON = ['/api/auth/oauth2/token', '/api/auth/oauth2/revoke', '/api/auth/oauth2/userinfo', '/api/auth/jwks', '/.well-known/openid-configuration'];
+const OAUTH_JSON = ['/api/auth/oauth2/token', '/api/auth/oauth2/revoke', '/api/auth/oauth2/userinfo', '/api/auth/jwks', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'];
 const BROWSER_API = ['/api/auth/oauth2/authorize', '/api/auth/oauth2/end-session', '/api/auth/callback/', '/api/auth/sign-in/:'];
 
 export function shapeOf(url: string): Shape {
