@@ -19,7 +19,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { SERVER_BUNDLE, SERVE_ENV, SERVE_NODE_ARGS } from '../server/cli/launch.js';
+import { SERVER_BUNDLE, SERVE_ENV, serveNodeArgs } from '../server/cli/launch.js';
 
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 export const BENCH_PASSWORD = 'correct horse battery staple';
@@ -134,7 +134,7 @@ export interface BenchServer {
 export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = []) {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...SERVE_NODE_ARGS, ...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', BENCH_ADMIN_TOKEN],
+    [...serveNodeArgs({ ...process.env, ...env }), ...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', BENCH_ADMIN_TOKEN],
     { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn', ...env } },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

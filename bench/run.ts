@@ -8,6 +8,7 @@
  * in results.json and keeps the others. `npm run bench -- --markdown` prints the stored figures as
  * the README's Markdown table without running anything.
  */
+import { lowMemoryRequested, serveNodeArgs } from '../server/cli/launch.js';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -101,7 +102,8 @@ function printMarkdown(scenarios: ResultsFile['scenarios']): void {
 interface ResultsFile {
   machine: Record<string, unknown>;
   /** Per scenario file: when it last ran, the load average then, and its rows. */
-  scenarios: Record<string, { ranAt: string; loadAverage: number; results: BenchResult[] }>;
+  /** `serverFlags`: the Node/V8 flags the served process ran with (GATEHOUSE_LOW_MEMORY adds some). */
+  scenarios: Record<string, { ranAt: string; loadAverage: number; serverFlags: string[]; results: BenchResult[] }>;
 }
 
 /** The figures of earlier runs, so running one scenario updates its entry and keeps the others. */
@@ -145,7 +147,7 @@ async function main(): Promise<number> {
     }
     // Other work on the machine slows wall-clock figures (CPU-seconds per 1,000 operations are
     // robust to it), so each scenario keeps the 1-minute load average at its end.
-    scenarios[name] = { ranAt: new Date().toISOString(), loadAverage: Number(loadavg()[0]!.toFixed(2)), results: rows };
+    scenarios[name] = { ranAt: new Date().toISOString(), loadAverage: Number(loadavg()[0]!.toFixed(2)), serverFlags: serveNodeArgs(process.env), results: rows };
     results.push(...rows);
   }
   printTable(results);
@@ -157,7 +159,8 @@ async function main(): Promise<number> {
     platform: `${process.platform} ${process.arch}`,
   };
   const loads = names.map((n) => scenarios[n]!.loadAverage).join(', ');
-  console.error(`${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}, load average after each scenario: ${loads}`);
+  const mode = lowMemoryRequested(process.env) ? ', low-memory mode (GATEHOUSE_LOW_MEMORY=1)' : '';
+  console.error(`${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}${mode}, load average after each scenario: ${loads}`);
   const ordered = Object.fromEntries(Object.keys(scenarios).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).map((n) => [n, scenarios[n]!]));
   writeFileSync(file, `${JSON.stringify({ machine, scenarios: ordered } satisfies ResultsFile, null, 2)}\n`);
   console.error('Figures written to bench/results.json');

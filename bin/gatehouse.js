@@ -10,7 +10,7 @@
 // Launchers that apply the settings themselves (Electron, bench, tests) start the bundle directly.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { SERVER_BUNDLE, SERVE_ENV, SERVE_NODE_ARGS, launchSettingsApplied } from '../dist/server/cli/launch.js';
+import { SERVER_BUNDLE, SERVE_ENV, launchSettingsApplied, serveNodeArgs } from '../dist/server/cli/launch.js';
 
 const bundle = new URL(`../${SERVER_BUNDLE}`, import.meta.url);
 const args = process.argv.slice(2);
@@ -18,7 +18,7 @@ const args = process.argv.slice(2);
 if (args[0] !== 'serve' || launchSettingsApplied(process.execArgv, process.env)) {
   await import(bundle.href);
 } else {
-  const child = spawn(process.execPath, [...process.execArgv, ...SERVE_NODE_ARGS, fileURLToPath(bundle), ...args], {
+  const child = spawn(process.execPath, [...process.execArgv, ...serveNodeArgs(process.env), fileURLToPath(bundle), ...args], {
     env: { ...process.env, ...SERVE_ENV },
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     // Its own process group on POSIX, so a terminal's Ctrl-C reaches it once (relayed by us),

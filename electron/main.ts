@@ -6,7 +6,7 @@
  */
 import { app, dialog, ipcMain, shell, utilityProcess } from 'electron';
 import { join } from 'node:path';
-import { SERVER_BUNDLE, SERVE_ENV, SERVE_NODE_ARGS } from '../server/cli/launch.js';
+import { SERVER_BUNDLE, SERVE_ENV, serveNodeArgs } from '../server/cli/launch.js';
 import { currentAdminToken } from './admin-token.js';
 import { captureStderr, nodeSpawner, ServerStartError, ServerSupervisor, type ServerChild, type Spawner } from './server-process.js';
 import { installSecurity, isAllowedUrl, setAllowedOrigin } from './security.js';
@@ -106,7 +106,7 @@ function utilitySpawner(cliPath: string, dataDir: string, env: Record<string, st
   return () => {
     const child = utilityProcess.fork(cliPath, ['serve'], {
       serviceName: 'Gatehouse server',
-      execArgv: [...SERVE_NODE_ARGS],
+      execArgv: serveNodeArgs({ ...process.env, ...env }),
       env: { ...process.env, ...SERVE_ENV, ...env, GATEHOUSE_DATA_DIR: dataDir },
       // stderr is piped (and forwarded to ours) so a refusal to start can quote the server.
       stdio: ['ignore', 'inherit', 'pipe'],

@@ -6,7 +6,7 @@
  */
 import { fork } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { SERVE_ENV, SERVE_NODE_ARGS } from '../server/cli/launch.js';
+import { SERVE_ENV, serveNodeArgs } from '../server/cli/launch.js';
 
 /** The part of a child process the supervisor needs; Node's ChildProcess and Electron's UtilityProcess both fit via small adapters. */
 export interface ServerChild {
@@ -306,7 +306,7 @@ export function nodeSpawner(options: NodeSpawnOptions): Spawner {
     const io = options.stdio ?? 'inherit';
     const child = fork(options.cliPath, ['serve', ...(options.args ?? [])], {
       execPath: options.execPath ?? 'node',
-      execArgv: [...SERVE_NODE_ARGS],
+      execArgv: serveNodeArgs({ ...process.env, ...options.env }),
       env: { ...process.env, ...SERVE_ENV, ...options.env, GATEHOUSE_DATA_DIR: options.dataDir },
       stdio: [io, io, 'pipe', 'ipc'],
     });

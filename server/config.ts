@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { parseLowMemory } from './cli/launch.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -39,6 +40,8 @@ export interface Config {
   backupPassphrase: string | undefined;
   /** Signing keys older than this many days are rotated (GATEHOUSE_KEY_ROTATION_DAYS). */
   keyRotationDays: number;
+  /** GATEHOUSE_LOW_MEMORY: asks the launchers for V8's lite mode (server/cli/launch.ts). */
+  lowMemory: boolean;
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
   env: Record<string, string | undefined>;
 }
@@ -140,6 +143,10 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
   if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}".`);
   }
+  const lowMemory = parseLowMemory(env.GATEHOUSE_LOW_MEMORY);
+  if (lowMemory === undefined) {
+    throw new ConfigError(`GATEHOUSE_LOW_MEMORY must be 1 or 0 (true or false), got "${env.GATEHOUSE_LOW_MEMORY}".`);
+  }
   const redirectRaw = pick(undefined, 'GATEHOUSE_HTTP_REDIRECT_PORT');
   const backupRaw = pick(undefined, 'GATEHOUSE_BACKUP_INTERVAL');
   const rotationRaw = pick(undefined, 'GATEHOUSE_KEY_ROTATION_DAYS');
@@ -166,6 +173,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
     backupPassphrase: pick(undefined, 'GATEHOUSE_BACKUP_PASSPHRASE'),
     keyRotationDays:
       rotationRaw === undefined ? DEFAULTS.keyRotationDays : parseInteger('GATEHOUSE_KEY_ROTATION_DAYS', rotationRaw, 1, 3650),
+    lowMemory,
     env,
   };
 }

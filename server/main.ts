@@ -20,6 +20,7 @@ import { createBackup, pruneBackups, storeBackup } from './ops/backup.js';
 import { schemaState } from './ops/schema-version.js';
 import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
 import { recordAccessTokenTtl } from './ops/token-lifetime.js';
+import { lowMemoryActive } from './cli/launch.js';
 
 export const DATABASE_FILE = 'gatehouse.db';
 
@@ -133,6 +134,9 @@ async function startClaimed(config: Config): Promise<Running> {
   if (!config.issuerConfigured) config.issuer = defaultIssuer(config.host, port, Boolean(tls));
   const url = defaultIssuer(config.host, port, Boolean(tls));
   const checkpointer = startCheckpointer(db, databaseFile);
+  if (config.lowMemory && !lowMemoryActive()) {
+    app.log.warn('GATEHOUSE_LOW_MEMORY is set, but this process was started without --lite-mode; `gatehouse serve` and `npm start` apply it.');
+  }
 
   // Re-issue the LAN certificate while running (expiry, a new address) without a restart.
   const refreshTls = (): boolean => {
@@ -181,7 +185,8 @@ async function startClaimed(config: Config): Promise<Running> {
 /** The one human line printed at start-up. */
 export function readyLine(running: Running): string {
   const token = running.config.adminToken ? 'from ADMIN_TOKEN / --admin-token' : `in ${join(running.config.dataDir, 'admin-token')}`;
-  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, data ${running.config.dataDir}, admin token ${token}`;
+  const mode = lowMemoryActive() ? ', low-memory mode' : '';
+  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, data ${running.config.dataDir}, admin token ${token}${mode}`;
   if (!running.tls) return line;
   const ca = running.tls.caPem ? `local CA SHA-256 ${running.tls.fingerprint} (install from ${running.url}/ca.pem)` : `certificate SHA-256 ${running.tls.fingerprint}`;
   return `${line}, ${ca}`;

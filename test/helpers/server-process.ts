@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SERVER_BUNDLE, SERVE_ENV, SERVE_NODE_ARGS } from '../../server/cli/launch.js';
+import { SERVER_BUNDLE, SERVE_ENV, serveNodeArgs } from '../../server/cli/launch.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = join(ROOT, SERVER_BUNDLE);
@@ -57,7 +57,7 @@ const READY = /^Gatehouse listening on (\S+) — issuer (\S+), data (.+?), admin
  */
 export function startServer(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServerProcess> {
   const node = command === process.execPath;
-  const child = spawn(command, node ? [...SERVE_NODE_ARGS, ...args] : args, {
+  const child = spawn(command, node ? [...serveNodeArgs(env), ...args] : args, {
     cwd: ROOT,
     env: node ? { ...env, ...SERVE_ENV } : env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -5,12 +5,12 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVE_ENV, SERVE_NODE_ARGS } from '../../server/cli/launch.js';
+import { SERVE_ENV, serveNodeArgs } from '../../server/cli/launch.js';
 import { CLI, cleanEnv, ensureBuilt, removeTempDirs, tempDir } from '../helpers/server-process.js';
 
 function serve(env: Record<string, string>): Promise<ChildProcess> {
   const child = fork(CLI, ['serve', '--data-dir', tempDir(), '--port', '0', '--admin-token', 'bench-metrics-admin-token-0123456789'], {
-    execArgv: [...SERVE_NODE_ARGS],
+    execArgv: serveNodeArgs(cleanEnv(env)),
     env: { ...cleanEnv(env), ...SERVE_ENV },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
