@@ -18,15 +18,16 @@ interface Presented {
   basic: boolean;
 }
 
+/** One half of Basic client credentials: RFC 6749 §2.3.1 form-urlencodes both before base64. Throws on a bad escape. */
+export const decodeBasicPart = (s: string): string => decodeURIComponent(s.replaceAll('+', ' '));
+
 function fromBasic(header: string): Presented {
   const match = /^Basic[ ]+([A-Za-z0-9+/=]+)[ ]*$/i.exec(header);
   const decoded = match?.[1] ? Buffer.from(match[1], 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
   if (colon < 0) throw invalidClient('The Authorization header is not valid Basic credentials.');
   try {
-    // RFC 6749 §2.3.1: both halves are form-urlencoded before base64.
-    const decode = (s: string) => decodeURIComponent(s.replaceAll('+', ' '));
-    return { clientId: decode(decoded.slice(0, colon)), secret: decode(decoded.slice(colon + 1)), basic: true };
+    return { clientId: decodeBasicPart(decoded.slice(0, colon)), secret: decodeBasicPart(decoded.slice(colon + 1)), basic: true };
   } catch {
     throw invalidClient('The Authorization header is not valid Basic credentials.');
   }

@@ -21,6 +21,7 @@ import { errorPageHandler, escapeHtml, sendErrorPage } from './error-page.js';
 import { findClient } from './client-auth.js';
 import { matchesRedirectUri } from '../applications/redirect-uris.js';
 import type { KeyRing } from './keys.js';
+import { ID_TOKEN_TYP } from './jwt.js';
 import { param, type RawParams } from './params.js';
 
 interface Hint {
@@ -30,7 +31,10 @@ interface Hint {
 
 async function readHint(keys: KeyRing, issuer: string, hint: string): Promise<Hint | undefined> {
   try {
-    const { payload } = await compactVerify(hint, keys.verificationKey, { algorithms: ['RS256'] });
+    const { payload, protectedHeader } = await compactVerify(hint, keys.verificationKey, { algorithms: ['RS256'] });
+    // Only an ID token is a hint: an access token also carries `sid`, and anyone it was sent to
+    // (an API) could otherwise build a link that signs its holder out without asking.
+    if (protectedHeader.typ !== ID_TOKEN_TYP) return undefined;
     const claims = JSON.parse(new TextDecoder().decode(payload)) as { iss?: string; aud?: unknown; sid?: unknown };
     if (claims.iss !== issuer) return undefined;
     const clientId = typeof claims.aud === 'string' ? claims.aud : Array.isArray(claims.aud) ? String(claims.aud[0]) : undefined;

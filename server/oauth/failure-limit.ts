@@ -12,6 +12,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { positiveIntegerEnv } from '../config.js';
 import { OAuthError } from './errors.js';
+import { decodeBasicPart } from './client-auth.js';
 
 const WINDOW_MS = 60_000;
 const DEFAULT_MAX = 60;
@@ -31,7 +32,15 @@ function claimedClient(request: FastifyRequest): string {
   if (!basic) return '';
   const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  return (colon < 0 ? decoded : decoded.slice(0, colon)).slice(0, MAX_CLIENT_ID);
+  const user = colon < 0 ? decoded : decoded.slice(0, colon);
+  // Decoded as authentication decodes it, so `%77ebapp` counts against `webapp`.
+  let clientId = user;
+  try {
+    clientId = decodeBasicPart(user);
+  } catch {
+    // A bad escape fails authentication; the raw value picks the counter.
+  }
+  return clientId.slice(0, MAX_CLIENT_ID);
 }
 
 const limitKey = (request: FastifyRequest) => `${request.ip}\n${claimedClient(request)}`;

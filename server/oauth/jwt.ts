@@ -26,6 +26,10 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 const base64url = (json: unknown) => Buffer.from(JSON.stringify(json)).toString('base64url');
 
+/** The `typ` headers that tell our two kinds of JWT apart (RFC 9068 §2.1, RFC 8725 §3.11). */
+export const ACCESS_TOKEN_TYP = 'at+jwt';
+export const ID_TOKEN_TYP = 'JWT';
+
 /** Encoded protected headers by `typ` and kid: a handful of entries (one per key and token type). */
 const encodedHeaders = new Map<string, string>();
 
@@ -78,7 +82,7 @@ export function signAccessToken(keys: KeyRing, t: AccessTokenInput): Promise<str
     app_user: { id: t.appUser.id, status: t.appUser.status, role: t.appUser.role },
   };
   if (t.sessionId) payload.sid = t.sessionId;
-  return sign(keys, payload, 'at+jwt');
+  return sign(keys, payload, ACCESS_TOKEN_TYP);
 }
 
 export interface IdTokenInput {
@@ -118,5 +122,5 @@ export function signIdToken(keys: KeyRing, t: IdTokenInput): Promise<string> {
   };
   if (t.nonce) payload.nonce = t.nonce;
   if (t.sessionId) payload.sid = t.sessionId;
-  return sign(keys, payload, 'JWT');
+  return sign(keys, payload, ID_TOKEN_TYP);
 }

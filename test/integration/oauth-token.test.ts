@@ -197,6 +197,28 @@ describe('token endpoint: refresh_token grant', () => {
     expect(decodeJwt(back.json().access_token).app_user).toMatchObject({ status: 'active' });
   });
 
+  it("refuses grants made for the application's earlier audience once it changes (another application may take it over)", async () => {
+    const { t, cookie } = await setUp();
+    const tokens = await spaTokens(t, cookie);
+    const { code, verifier } = await spaCode(t, cookie);
+    expect(decodeJwt(tokens.access_token).aud).toBe('https://notes.example.com/api');
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { audience: 'https://notes-v2.example.com/api' })).statusCode).toBe(200);
+    const other = await t.admin('POST', '/api/admin/applications', {
+      id: 'other', name: 'Other', audience: 'https://notes.example.com/api', clientType: 'spa', redirectUris: ['https://other.example.com/cb'],
+    });
+    expect(other.statusCode).toBe(201);
+
+    const refreshed = await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: 'notes' });
+    expectOAuthError(refreshed, 400, 'invalid_grant');
+    expect(refreshed.json().error_description).toBe("The application's audience has changed since this grant; sign in again.");
+    const exchanged = await token(t, { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: 'notes', code_verifier: verifier });
+    expectOAuthError(exchanged, 400, 'invalid_grant');
+    expect(exchanged.json().error_description).toBe("The application's audience has changed since this code was issued; start the sign-in again.");
+
+    // A new sign-in gets tokens for the new audience.
+    expect(decodeJwt((await spaTokens(t, cookie)).access_token).aud).toBe('https://notes-v2.example.com/api');
+  });
+
   it('a refresh marks the member active, at most hourly', async () => {
     const { t, cookie } = await setUp();
     const tokens = await spaTokens(t, cookie);
@@ -307,6 +329,20 @@ describe('userinfo, revocation and end-session', () => {
     expect(page.body).toContain('You are signed out');
   });
 
+  it('end-session takes only an ID token as id_token_hint, not an access token carrying the same sid', async () => {
+    const { t, cookie } = await setUp();
+    // An audience equal to the client id makes an access token's `aud` read like an ID token's.
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { audience: 'notes' })).statusCode).toBe(200);
+    const tokens = await spaTokens(t, cookie);
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: 'notes', sid: decodeJwt(tokens.id_token!).sid });
+    const query = new URLSearchParams({ id_token_hint: tokens.access_token, post_logout_redirect_uri: SPA_REDIRECT }).toString();
+    const res = await t.app.inject({ method: 'GET', url: `/api/auth/oauth2/end-session?${query}`, headers: { cookie } });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers.location).toBeUndefined();
+    expect(res.headers['set-cookie']).toBeUndefined();
+    expect(location(await authorize(t, spaParams().params, cookie)).searchParams.get('code')).toBeTruthy(); // still signed in
+  });
+
   it('end-session matches a native client\'s loopback post_logout_redirect_uri on any port, like authorize', async () => {
     const { t } = await setUp();
     expect((await t.admin('POST', '/api/admin/applications', {
@@ -379,6 +415,13 @@ describe('failure rate limit', () => {
     // Another application's back end on the same address is not held back by this one's failures.
     const otherClient = await token(t, { grant_type: 'refresh_token', refresh_token: 'ghr_unknown' }, { authorization: basic('billing', web.clientSecret) });
     expectOAuthError(otherClient, 400, 'invalid_grant');
+    // The same client named with percent-encoding in Basic credentials (RFC 6749 §2.3.1) shares the counter.
+    const billing = (user: string) => ({ authorization: `Basic ${Buffer.from(`${user}:wrong`).toString('base64')}` });
+    // billing's one failure above plus two more reach the limit of 3.
+    for (let i = 0; i < 2; i++) expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: 'x' }, billing('billing')), 401, 'invalid_client');
+    for (const spelling of ['%62illing', 'b%69lling', '%62%69%6c%6c%69%6e%67']) {
+      expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: 'x' }, billing(spelling)), 429, 'temporarily_unavailable');
+    }
     t.clock.advance(60_000);
     expect((await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: 'notes' })).statusCode).toBe(200);
   });

@@ -68,6 +68,9 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
     throw invalidGrant('code_verifier was sent but the authorization request had no code_challenge.');
   }
   if (resource !== undefined && resource !== row.resource) throw invalidTarget('resource does not match the authorization request.');
+  // Tokens carry the audience the code was issued for; once the application's audience has
+  // changed, that value may already belong to another application's backend.
+  if (row.resource !== client.audience) throw invalidGrant("The application's audience has changed since this code was issued; start the sign-in again.");
 
   const found = memberQuery(ctx.db).get({ id: row.membershipId });
   if (!found || found.membership.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');

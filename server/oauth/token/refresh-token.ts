@@ -5,7 +5,8 @@
  * - Presenting a rotated token again is reuse: the whole family is revoked, and the application
  *   hears `security.refresh_token_reused` (webhook + audit), in one transaction.
  * - The membership is re-checked: only an active member gets new tokens.
- * - `scope` may narrow this access token; `resource` must equal the family's.
+ * - `scope` may narrow this access token; `resource` must equal the family's, and the family's
+ *   must still be the application's audience.
  * Cost: one joined read, one conditional update, one insert, one signature (no ID token here);
  * the membership's `lastActiveAt` is touched at most hourly.
  */
@@ -43,6 +44,9 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   const membership = row.membership;
   if (!membership || membership.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
   if (resource !== undefined && resource !== family.resource) throw invalidTarget('resource does not match the original grant.');
+  // The family's tokens carry the audience it was granted for; after the application's audience
+  // changed, that value may belong to another application (audiences are unique, not reserved).
+  if (family.resource !== client.audience) throw invalidGrant("The application's audience has changed since this grant; sign in again.");
   let scope = family.scope;
   if (scopeParam !== undefined) {
     const granted = family.scope.split(' ');
