@@ -18,7 +18,7 @@ import { fixedAdminToken, type AdminTokenStore } from './http/admin-token.js';
 import { notFound, problemErrorHandler, sendProblem } from './http/problem.js';
 import { requireAdmin } from './http/admin-auth.js';
 import { ProblemSchema } from './http/schemas.js';
-import { securityHeaders } from './http/security-headers.js';
+import { HSTS_HEADERS, securityHeaders } from './http/security-headers.js';
 import { lazySerializerFactory, lazyValidator } from './http/lazy-compile.js';
 import { registerOpenApi } from './http/openapi.js';
 import { serverLimits } from './http/server-limits.js';
@@ -79,7 +79,8 @@ const lazySerializer = lazySerializerFactory();
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Slow clients and oversized headers are cut off at the connection (server/http/server-limits.ts).
   const limits = serverLimits(deps.config);
-  const early = new EarlyAnswers();
+  const security = securityHeaders(Boolean(deps.https));
+  const early = new EarlyAnswers(deps.https ? HSTS_HEADERS : {});
   const app = Fastify({
     ...limits.fastify,
     logger: deps.logger ?? false,
@@ -97,9 +98,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     serverFactory: nodeServerFactory(limits, deps.https, early),
     ...(deps.https ? ({ https: true } as object) : {}),
     // Malformed URLs (bad percent-encoding) get the documented shape, not Fastify's default: the
-    // error page where a browser navigates, problem details elsewhere.
-    frameworkErrors: (error, request, reply) =>
-      (isPageRequest(request) ? pageErrorHandler : problemErrorHandler)(error, request, reply),
+    // error page where a browser navigates, problem details elsewhere. These answers skip the
+    // onSend hooks, so the security headers are set here (a page's own CSP then replaces the strict one).
+    frameworkErrors: (error, request, reply) => {
+      security.apply(reply);
+      return (isPageRequest(request) ? pageErrorHandler : problemErrorHandler)(error, request, reply);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ctx: AppContext = {
@@ -130,7 +134,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (isPageRequest(request)) return renderError(reply, 404, 'Page not found', 'There is no page at this address.');
     return sendProblem(reply, notFound('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
   });
-  app.addHook('onSend', securityHeaders);
+  app.addHook('onSend', security.onSend);
   app.addSchema(ProblemSchema);
 
   await app.register(cookie);

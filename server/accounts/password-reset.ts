@@ -5,16 +5,18 @@
  * address has an account (nothing to enumerate, in content or timing). The link is single-use
  * and valid for one hour. Setting the new password proves the mailbox (e-mail verified, back-off
  * lifted), gives a provider-only person a `credential` sign-in, and ends every session and
- * refresh token of the person: whoever knew the old password is out.
+ * refresh token of the person: whoever knew the old password is out. When the e-mail was not
+ * verified before, every linked external account goes too (account pre-hijacking: someone who
+ * registered the address first must not keep a provider sign-in into the owner's account).
  */
 import { and, eq, isNull } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
-import { linkedAccounts, people, sessions, type Person } from '../db/schema.js';
+import { people, sessions, type Person } from '../db/schema.js';
 import { recordAudit } from '../audit/record.js';
 import { mailerFor } from '../mail/mailer.js';
 import { passwordResetMessage } from '../mail/account-messages.js';
-import { addCredentialAccount } from '../self-service/queries.js';
+import { addCredentialAccount, deleteLinkedAccount, linkedAccountsOf, personById } from '../self-service/queries.js';
 import { revokeFamilies } from '../oauth/revoke-families.js';
 import { checkPasswordLength, hashPassword } from './passwords.js';
 import { findPersonByEmail } from './people.js';
@@ -48,18 +50,27 @@ export async function resetPassword(ctx: AppContext, token: string, password: st
   const now = ctx.clock.now();
   return ctx.db.transaction((tx) => {
     const personId = redeemToken(tx, now, token, 'password_reset');
+    const wasVerified = personById(tx, personId)!.emailVerified;
     const person = tx
       .update(people)
       .set({ passwordHash, emailVerified: true, updatedAt: now })
       .where(eq(people.id, personId))
       .returning()
       .get()!;
-    const credential = tx
-      .select({ id: linkedAccounts.id })
-      .from(linkedAccounts)
-      .where(and(eq(linkedAccounts.personId, personId), eq(linkedAccounts.provider, 'credential')))
-      .get();
-    if (!credential) addCredentialAccount(tx, person, now);
+    const accounts = linkedAccountsOf(tx, personId);
+    // First proof of the mailbox: whoever created or used the account before it (anyone can sign
+    // up with an address they do not own, or arrive through a provider that did not verify it)
+    // may have linked their own provider to it. The mailbox's owner takes the account alone.
+    if (!wasVerified) {
+      for (const account of accounts.filter((a) => a.provider !== 'credential')) {
+        deleteLinkedAccount(tx, account.id);
+        recordAudit(tx, now, {
+          actor: `person:${personId}`, action: 'person.account_unlinked', target: personId,
+          details: { provider: account.provider, reason: 'password_reset_unverified_email' },
+        });
+      }
+    }
+    if (!accounts.some((a) => a.provider === 'credential')) addCredentialAccount(tx, person, now);
     clearBackOff(tx, person.email);
     tx.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.personId, personId), isNull(sessions.revokedAt))).run();
     revokeFamilies(tx, now, { personId }, 'password_reset');

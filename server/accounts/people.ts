@@ -9,7 +9,7 @@ import type { AppContext } from '../context.js';
 import { applications, people, sessions, type Application, type Person } from '../db/schema.js';
 import { forbidden, notFound } from '../http/problem.js';
 import { sha256 } from '../util/crypto.js';
-import { createSession, endSession, markRealm, realmOf } from './session.js';
+import { ACCOUNT_REALM, createSession, endSession, markRealm, realmOf } from './session.js';
 
 /** Who is asking: what the session row records about the device, and the cookie it already has. */
 export interface ClientInfo {
@@ -43,7 +43,8 @@ export function applicationForEmailSignIn(ctx: AppContext, applicationId: string
  * Signs `person` in on this browser inside the caller's transaction. The browser's current
  * session is kept when it already belongs to the same person (its `sid` stays stable, so refresh
  * tokens born of it live on); another person's session on this browser is ended. Marks the
- * application's realm. Returns the new cookie token, or undefined when the cookie stays.
+ * account realm and the application's realm. Returns the new cookie token, or undefined when the
+ * cookie stays.
  */
 export function startSession(
   tx: Tx,
@@ -69,6 +70,8 @@ export function startSession(
     sessionId = created.session.id;
     token = created.token;
   }
+  // Any sign-in is a fresh authentication of the session (accounts/session.ts, requireRecentSignIn).
+  markRealm(tx, sessionId, ACCOUNT_REALM, now);
   if (app) markRealm(tx, sessionId, realmOf(app), now);
   return { sessionId, token };
 }

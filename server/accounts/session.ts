@@ -14,6 +14,7 @@ import type { Config } from '../config.js';
 import type { Tx } from '../audit/record.js';
 import { people, sessionRealms, sessions, type Application, type Person, type Session } from '../db/schema.js';
 import { preparedPerDb } from '../db/prepared.js';
+import { forbidden } from '../http/problem.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { newId } from '../util/ids.js';
 import { revokeFamilies } from '../oauth/revoke-families.js';
@@ -132,6 +133,32 @@ export function markRealm(tx: Tx, sessionId: string, realm: string, now: Date): 
 /** When the session last authenticated `realm` (the ID token's `auth_time`), or undefined. */
 export function realmAuthTime(ctx: AppContext, sessionId: string, realm: string): Date | undefined {
   return sessionQueries(ctx.db).realm.get({ sessionId, realm })?.at;
+}
+
+/**
+ * Gatehouse's own realm (account pages, self-service): every sign-in marks it, whatever it was
+ * for, so its time is the session's last authentication by any method. It never collides with
+ * an application's `app:`/`group:` realm.
+ */
+export const ACCOUNT_REALM = 'gatehouse';
+
+/** How recent a sign-in must be before the person may change how they sign in. */
+export const RECENT_SIGN_IN_MS = 10 * 60_000;
+
+export const reauthenticationRequired = () =>
+  forbidden(
+    'reauthentication_required',
+    'Changing how you sign in needs a recent sign-in: sign in again on this device (within 10 minutes), then retry.',
+  );
+
+/**
+ * Refuses (403 `reauthentication_required`) unless the session signed in within the last 10
+ * minutes: a stolen session cookie alone must not add or remove a way to sign in, which would
+ * outlive the session. Sessions from before this rule have no mark and must sign in again.
+ */
+export function requireRecentSignIn(ctx: AppContext, sessionId: string): void {
+  const at = realmAuthTime(ctx, sessionId, ACCOUNT_REALM);
+  if (!at || ctx.clock.now().getTime() - at.getTime() > RECENT_SIGN_IN_MS) throw reauthenticationRequired();
 }
 
 /** Ends a session and revokes the refresh-token families born of it. Idempotent. */

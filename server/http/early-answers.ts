@@ -25,6 +25,9 @@ interface EarlyAnswer {
 export class EarlyAnswers {
   private readonly answers = new Map<string, EarlyAnswer>();
 
+  /** `serverHeaders`: what every answer of this server carries on top of a route's own (HSTS under TLS). */
+  constructor(private readonly serverHeaders: Record<string, string> = {}) {}
+
   /** Serve `GET`/`HEAD` of exactly `path` with status 200, these headers and `body()`'s JSON. */
   add(path: string, headers: Record<string, string>, body: () => string): void {
     this.answers.set(path, { headers, body, lastBody: '', lastBytes: Buffer.alloc(0) });
@@ -47,7 +50,7 @@ export class EarlyAnswers {
       answer.lastBody = body;
       answer.lastBytes = Buffer.from(body);
     }
-    response.writeHead(200, { ...answer.headers, 'content-length': answer.lastBytes.length });
+    response.writeHead(200, { ...answer.headers, ...this.serverHeaders, 'content-length': answer.lastBytes.length });
     response.end(method === 'HEAD' ? undefined : answer.lastBytes);
     return true;
   }

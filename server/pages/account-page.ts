@@ -208,7 +208,8 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await action();
       return undefined;
     } catch (error) {
-      if (!(error instanceof Problem)) throw error;
+      // A demand for a fresh sign-in is answered by the page scope's error handler (a trip through sign-in).
+      if (!(error instanceof Problem) || error.code === 'reauthentication_required') throw error;
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       // The refusal may have changed who is signed in (never, today), so read the session again.
       return showAccount(ctx, request, reply.status(error.status), readSession(ctx, request) ?? me, {
@@ -220,7 +221,8 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/account', { schema: { hide: true, querystring: AccountQuery } }, async (request, reply) => {
     const notice = request.query.notice;
     return showAccount(ctx, request, reply, readSession(ctx, request), {
-      notice: notice && notice in NOTICES ? NOTICES[notice as Notice] : undefined,
+      // Own keys only: `in` would also find `constructor` and the like on Object.prototype.
+      notice: notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice as Notice] : undefined,
     });
   });
 

@@ -9,6 +9,9 @@ import { toProblem } from '../http/problem.js';
 import { registerRateLimit } from '../accounts/rate-limits.js';
 import { renderError } from './render.js';
 
+/** The sign-in page asking a signed-in person to sign in again (accounts/session.ts, requireRecentSignIn). */
+export const REAUTH_URL = '/sign-in?reauth=1';
+
 const TITLES: Record<number, string> = {
   400: 'Something is wrong with this request',
   403: 'Not allowed',
@@ -28,6 +31,9 @@ export function pageErrorHandler(error: unknown, request: FastifyRequest, reply:
     request.log.error({ err: error }, 'unhandled error on a hosted page');
     return renderError(reply, 500, 'Something went wrong', 'Something went wrong on our side. Please try again.');
   }
+  // A page action that needs a recent sign-in sends the person through one; they land on the
+  // account page and retry (the action checks again, so nothing can skip the sign-in).
+  if (problem.code === 'reauthentication_required') return reply.header('cache-control', 'no-store').redirect(REAUTH_URL, 303);
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
   return renderError(reply, problem.status, TITLES[problem.status] ?? 'Something went wrong', problem.detail);
 }

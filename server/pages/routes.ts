@@ -25,6 +25,7 @@ import { preparePageScope } from './page-scope.js';
 import {
   emailAllowed,
   flowQuery,
+  linkedProviderLinks,
   pageApplication,
   providerLinks,
   redirectSources,
@@ -34,7 +35,7 @@ import {
 
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
 const FlowQuery = Type.Object(
-  { client_id: short(200), return_to: short(4000), switch: Type.Optional(Type.Literal('1')) },
+  { client_id: short(200), return_to: short(4000), switch: Type.Optional(Type.Literal('1')), reauth: Type.Optional(Type.Literal('1')) },
   { additionalProperties: false },
 );
 const SignInForm = Type.Object(
@@ -61,6 +62,8 @@ interface SignInView {
   clientId?: string | undefined;
   returnTo?: string | undefined;
   switchAccount?: boolean;
+  /** Sent here by an action that needs a recent sign-in (pages/page-scope.ts, REAUTH_URL). */
+  reauth?: boolean;
   email?: string;
   error?: string;
 }
@@ -69,6 +72,8 @@ function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyRepl
   const app = pageApplication(ctx, view.clientId);
   const returnTo = safeReturnTo(view.returnTo);
   const current = view.switchAccount ? undefined : readSession(ctx, request);
+  // Signing in again for the account page: the person's own providers are as good as the password.
+  const reauth = view.reauth && current && !app ? current.person : undefined;
   return renderPage(reply, 'sign-in', {
     title: app ? `Sign in to ${app.name}` : 'Sign in',
     appName: app?.name,
@@ -76,6 +81,7 @@ function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyRepl
     returnTo,
     csrfToken: formToken(ctx.config, request, reply),
     error: view.error,
+    notice: reauth ? 'To change how you sign in, please sign in again first.' : undefined,
     email: view.email ?? '',
     continueAs:
       current && emailAllowed(app) && current.person.passwordHash
@@ -83,7 +89,7 @@ function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyRepl
         : undefined,
     switchHref: `/sign-in?${flowQuery(app, returnTo, { switch: '1' })}`,
     emailAllowed: emailAllowed(app),
-    providers: providerLinks(ctx, app, returnTo),
+    providers: reauth ? linkedProviderLinks(ctx, reauth.id) : providerLinks(ctx, app, returnTo),
     signUpHref: signUpOpen(app) ? `/sign-up?${flowQuery(app, returnTo)}` : undefined,
     forgotHref: mailerFor(ctx.config) ? '/forgot-password' : undefined,
   }, { formActionSources: redirectSources(app) });
@@ -135,6 +141,7 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       clientId: request.query.client_id,
       returnTo: request.query.return_to,
       switchAccount: request.query.switch === '1',
+      reauth: request.query.reauth === '1',
     }),
   );
 

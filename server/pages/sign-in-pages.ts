@@ -6,15 +6,21 @@
  */
 import { eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
-import { applications, type Application } from '../db/schema.js';
+import { applications, linkedAccounts, type Application } from '../db/schema.js';
 import { badRequest } from '../http/problem.js';
 import { PROVIDERS, isConfigured, providerName } from '../applications/providers.js';
 
 export const RESUME_PREFIX = '/api/auth/oauth2/authorize?';
 export const DEFAULT_RETURN_TO = '/account';
 
+/**
+ * `raw` when it resumes an authorization request here, else the account page. Only printable
+ * ASCII without a backslash passes: the value becomes a `Location` header, which Node refuses to write
+ * with control characters or anything above U+00FF (a 500 after the sign-in had succeeded), and
+ * the authorize endpoint itself only ever sends it percent-encoded.
+ */
 export function safeReturnTo(raw: string | undefined): string {
-  if (raw && raw.startsWith(RESUME_PREFIX) && raw.length <= 4000 && !/[\\\r\n\t]/.test(raw)) return raw;
+  if (raw && raw.startsWith(RESUME_PREFIX) && raw.length <= 4000 && /^[\x21-\x5b\x5d-\x7e]+$/.test(raw)) return raw;
   return DEFAULT_RETURN_TO;
 }
 
@@ -47,6 +53,20 @@ export function providerLinks(ctx: AppContext, app: Application | undefined, ret
     if (!provider || id === 'email' || !isConfigured(provider, ctx.config.env)) return [];
     return [{ id, name: providerName(id, ctx.config.env), href: `/api/auth/sign-in/${id}?${flowQuery(app, returnTo)}` }];
   });
+}
+
+/** Sign-in links for the providers linked to `personId` that are configured here (no application: back to the account page). */
+export function linkedProviderLinks(ctx: AppContext, personId: string) {
+  return ctx.db
+    .select({ provider: linkedAccounts.provider })
+    .from(linkedAccounts)
+    .where(eq(linkedAccounts.personId, personId))
+    .all()
+    .flatMap(({ provider }) => {
+      const known = PROVIDERS.find((p) => p.id === provider);
+      if (!known || !isConfigured(known, ctx.config.env)) return [];
+      return [{ id: provider, name: providerName(provider, ctx.config.env), href: `/api/auth/sign-in/${provider}` }];
+    });
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost']);

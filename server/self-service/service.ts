@@ -7,8 +7,9 @@
  *   `profile-fields.ts` (only `user_editable` fields), and not while the membership is suspended.
  * - Sessions: live ones plus those that ended in the last `ENDED_SESSION_DAYS` days (at most
  *   `MAX_ENDED_SESSIONS`). Ending a session also revokes the refresh tokens born of it.
- * - Linked accounts: unlinking is refused when it would leave no way to sign in; unlinking
- *   `credential` removes the password.
+ * - Linked accounts: unlinking needs a sign-in within the last 10 minutes (a stolen session
+ *   must not change how the person signs in) and is refused when it would leave no way to sign
+ *   in; unlinking `credential` removes the password.
  * - Password change: needs the current password (a wrong one counts toward the per-account
  *   back-off) and ends every other session with its refresh tokens.
  */
@@ -21,7 +22,7 @@ import { iso } from '../http/schemas.js';
 import { membershipEventData } from '../members/create.js';
 import { revokeFamilies } from '../oauth/revoke-families.js';
 import { recordEvent } from '../webhooks/outbox.js';
-import { endSession } from '../accounts/session.js';
+import { endSession, requireRecentSignIn } from '../accounts/session.js';
 import { checkPasswordLength, hashPassword, verifyPassword } from '../accounts/passwords.js';
 import { claimPasswordCheck, clearBackOff, passwordCheckFailed } from '../accounts/sign-in-back-off.js';
 import {
@@ -172,10 +173,12 @@ export function listLinkedAccounts(ctx: AppContext, me: Me): LinkedAccount[] {
 }
 
 /**
- * Unlinks a provider from the person. Not linked → 404 `linked_account_not_found`; the last way
- * to sign in → 409 `last_sign_in_method`. Unlinking `credential` removes the password.
+ * Unlinks a provider from the person. No sign-in on this session within 10 minutes → 403
+ * `reauthentication_required`; not linked → 404 `linked_account_not_found`; the last way to sign
+ * in → 409 `last_sign_in_method`. Unlinking `credential` removes the password.
  */
 export function unlinkAccount(ctx: AppContext, me: Me, provider: string): void {
+  requireRecentSignIn(ctx, me.session.id);
   const now = ctx.clock.now();
   // Read and delete in one transaction, so two concurrent unlinks cannot both pass the last-way check.
   ctx.db.transaction((tx) => {

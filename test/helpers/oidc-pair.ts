@@ -6,6 +6,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
+import type { Config } from '../../server/config.js';
 import { appBody, makeApp, type TestApp } from './app.js';
 import { createClient, type OAuthServer } from './oauth-server.js';
 
@@ -18,10 +19,15 @@ export interface Downstream {
   upstreamAppId: string;
 }
 
-/** A listening downstream whose `oidc` provider (named "Upstream") is `upstream`. */
-export async function downstream(upstream: OAuthServer, appCallback: string, policy: Record<string, unknown> = { signup_policy: 'open' }): Promise<Downstream> {
+/** A listening downstream whose `oidc` provider (named "Upstream") is `upstream`; `config` adds settings (e.g. `smtpUrl`). */
+export async function downstream(
+  upstream: OAuthServer,
+  appCallback: string,
+  policy: Record<string, unknown> = { signup_policy: 'open' },
+  config: Partial<Config> = {},
+): Promise<Downstream> {
   const env: Record<string, string> = { OIDC_ISSUER: upstream.url, OIDC_NAME: 'Upstream' };
-  const t = await makeApp({ config: { env } });
+  const t = await makeApp({ config: { ...config, env } });
   await t.app.listen({ host: '127.0.0.2', port: 0 });
   const { port } = t.app.server.address() as AddressInfo;
   t.config.issuer = `http://127.0.0.2:${port}`; // what main.ts does once the port is known

@@ -227,6 +227,31 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     expect(d.t.db.select().from(providerLogins).all()).toEqual([]);
   });
 
+  it('never redirects to a return_to Node cannot write as a header: refused at the start, and checked again as it leaves the store', async () => {
+    const d = await downstream();
+    const browser = browserFor(d);
+    await upstreamPerson(d, browser);
+    const resume = '/api/auth/oauth2/authorize?client_id=notes';
+    const startWith = async (returnTo: string) => {
+      const start = await browser.request(`${d.issuer}/api/auth/sign-in/oidc?client_id=notes&return_to=${encodeURIComponent(returnTo)}`);
+      expect(start.status).toBe(302);
+      const answer = await browser.request(start.headers.get('location')!);
+      expect(answer.status).toBe(302);
+      return answer.headers.get('location')!;
+    };
+
+    const refused = await startWith(`${resume}&x=Ā`);
+    expect(d.t.db.select({ returnTo: providerLogins.returnTo }).from(providerLogins).all()).toEqual([{ returnTo: '/account' }]);
+    const first = await browser.request(refused);
+    expect({ status: first.status, location: first.headers.get('location') }).toEqual({ status: 303, location: '/account' });
+
+    // A row written by an earlier version, whose check let such a value through.
+    const stored = await startWith(resume);
+    d.t.db.update(providerLogins).set({ returnTo: `${resume}&x=Ā` }).run();
+    const second = await browser.request(stored);
+    expect({ status: second.status, location: second.headers.get('location') }).toEqual({ status: 303, location: '/account' });
+  });
+
   it('links the provider from the account page, and refuses an identity linked to someone else', async () => {
     const d = await downstream();
     const browser = browserFor(d);

@@ -6,7 +6,8 @@
  *   binds it to this browser with a cookie, and redirects to the provider.
  * - `GET /api/auth/callback/:provider` — takes the login (single use, same browser), exchanges
  *   the code, then signs in, creates the person, or asks for proof before linking (service.ts).
- * - `POST /account/link/:provider` — a signed-in person starts linking a provider.
+ * - `POST /account/link/:provider` — a signed-in person starts linking a provider; without a
+ *   sign-in in the last 10 minutes they are sent through one first (pages/page-scope.ts).
  * - `GET|POST /link-account` — "prove this account is yours": its password, or another provider
  *   already linked to it; success links the identity and carries on where the login was going.
  */
@@ -16,16 +17,16 @@ import { Type } from 'typebox';
 import { eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import type { FeatureOptions } from '../../features.js';
-import { linkedAccounts, people } from '../../db/schema.js';
+import { people } from '../../db/schema.js';
 import { Problem, notFound, unauthorized } from '../../http/problem.js';
 import { PROVIDERS, isConfigured, providerName } from '../../applications/providers.js';
 import { preparePageScope } from '../../pages/page-scope.js';
 import { renderPage } from '../../pages/render.js';
-import { pageApplication, redirectSources, safeReturnTo } from '../../pages/sign-in-pages.js';
+import { linkedProviderLinks, pageApplication, redirectSources, safeReturnTo } from '../../pages/sign-in-pages.js';
 import { checkFormToken, formToken } from '../csrf.js';
 import { authRateLimits } from '../rate-limits.js';
 import { clientInfo, sendSessionCookie } from '../routes.js';
-import { readSession } from '../session.js';
+import { readSession, requireRecentSignIn } from '../session.js';
 import { signInWithEmail, type SignedIn } from '../sign-in.js';
 import { callbackUri, providerClient } from './clients.js';
 import { loginExpired } from './errors.js';
@@ -94,20 +95,6 @@ async function logged<T>(request: FastifyRequest, provider: string, run: () => P
   }
 }
 
-/** Ways the person of a pending link can prove it other than a password: their other configured providers. */
-function otherLinkedProviders(ctx: AppContext, personId: string, except: string) {
-  return ctx.db
-    .select({ provider: linkedAccounts.provider })
-    .from(linkedAccounts)
-    .where(eq(linkedAccounts.personId, personId))
-    .all()
-    .flatMap(({ provider }) => {
-      const known = PROVIDERS.find((p) => p.id === provider);
-      if (!known || provider === except || !isConfigured(known, ctx.config.env)) return [];
-      return [{ name: providerName(provider, ctx.config.env), href: `/api/auth/sign-in/${provider}` }];
-    });
-}
-
 type Pending = NonNullable<ReturnType<typeof pendingLink>>;
 
 function showProofPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, pending: Pending, error?: string) {
@@ -120,7 +107,8 @@ function showProofPage(ctx: AppContext, request: FastifyRequest, reply: FastifyR
     providerName: name,
     email: person.email,
     hasPassword: Boolean(person.passwordHash),
-    providers: otherLinkedProviders(ctx, person.id, pending.provider),
+    // Ways to prove it other than the password: the person's other configured providers.
+    providers: linkedProviderLinks(ctx, person.id).filter((p) => p.id !== pending.provider),
     csrfToken: formToken(ctx.config, request, reply),
     error,
   }, { formActionSources: redirectSources(app) });
@@ -200,6 +188,8 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       checkFormToken(ctx.config, request, request.body.csrf_token);
       const me = readSession(ctx, request);
       if (!me) throw unauthorized('Sign in first, then link a provider from your account page.', 'unauthorized', 'Cookie');
+      // Checked once here: the login it starts is bound to this browser and lives 10 minutes.
+      requireRecentSignIn(ctx, me.session.id);
       const provider = configuredProvider(ctx, request.params.provider);
       const url = await logged(request, provider.id, () =>
         startLogin(ctx, reply, provider, { applicationId: null, returnTo: '/account', linkPersonId: me.person.id }),

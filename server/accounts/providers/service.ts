@@ -21,6 +21,7 @@ import { newId } from '../../util/ids.js';
 import { admitNewcomer } from '../membership.js';
 import { findPersonByEmail, type ClientInfo } from '../people.js';
 import { signInPerson, type SignedIn } from '../sign-in.js';
+import { safeReturnTo } from '../../pages/sign-in-pages.js';
 import { holdForProof, type ProviderLogin } from './logins.js';
 
 export type Outcome =
@@ -82,7 +83,7 @@ export function completeLogin(
   client: ClientInfo & { personId?: string | undefined },
 ): Outcome {
   const now = ctx.clock.now();
-  const returnTo = login.returnTo ?? '/account';
+  const returnTo = storedReturnTo(login);
 
   if (login.linkPersonId) {
     if (client.personId !== login.linkPersonId) {
@@ -171,5 +172,14 @@ export function finishPendingLink(
     signInPerson(tx, now, ctx.config, signedIn.person, app, session);
   });
   if (app) ctx.wakeWebhooks();
-  return pending.returnTo ?? '/account';
+  return storedReturnTo(pending);
+}
+
+/**
+ * Where a login goes once done. Checked again as it leaves the store, not only when it was
+ * stored: a row written by an earlier version (with a laxer check) must not become a header
+ * Node refuses to write.
+ */
+function storedReturnTo(login: Pick<ProviderLogin, 'returnTo'>): string {
+  return safeReturnTo(login.returnTo ?? undefined);
 }
