@@ -130,7 +130,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   app.setNotFoundHandler(async (request, reply) => {
     // Under /api/admin, credentials are checked first, so strangers cannot map which routes exist.
-    if (request.url === '/api/admin' || request.url.startsWith('/api/admin/')) await requireAdmin(request);
+    // The path as routed: an absolute-form target (`GET http://host/api/admin/x`) names it too.
+    const path = request.url.replace(/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/, '');
+    if (path === '/api/admin' || path.startsWith('/api/admin/') || path.startsWith('/api/admin?')) await requireAdmin(request);
     if (isPageRequest(request)) return renderError(reply, 404, 'Page not found', 'There is no page at this address.');
     return sendProblem(reply, notFound('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
   });

@@ -37,7 +37,10 @@ function admission(ctx: AppContext, input: SignUpInput, email: string): { app: A
     if (input.applicationId !== undefined && input.applicationId !== invitation.applicationId) {
       throw notAllowed('The invitation is for another application.');
     }
-    return { app: applicationForEmailSignIn(ctx, invitation.applicationId), invitation };
+    const app = applicationForEmailSignIn(ctx, invitation.applicationId);
+    // `closed` means no new members (DESIGN §4.4), invited or not.
+    if (app.authPolicy.signup_policy === 'closed') throw notAllowed(`${app.name} does not accept new members.`);
+    return { app, invitation };
   }
   if (input.applicationId === undefined) {
     throw notAllowed('Signing up needs an application that accepts new members, or an invitation.');

@@ -138,7 +138,8 @@ function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
     .from(applications)
     .where(exceptId ? and(eq(applications.audience, audience), ne(applications.id, exceptId)) : eq(applications.audience, audience))
     .get();
-  if (clash) throw conflict('audience_in_use', `The audience "${audience}" is already used by application "${clash.id}".`);
+  // Not naming the other application: an API key may only learn about its own.
+  if (clash) throw conflict('audience_in_use', `The audience "${audience}" is already used by another application.`);
 }
 
 /** The record plus the secrets that exist only in this one response (DESIGN §4.3). */

@@ -51,6 +51,8 @@ export function redeemInvitation(
     }
     const app = tx.select().from(applications).where(eq(applications.id, invitation.applicationId)).get();
     if (!app) throw invitationNotFound();
+    // `closed` means no new members (DESIGN §4.4), invited or not; the invitation stays pending.
+    if (app.authPolicy.signup_policy === 'closed') throw forbidden('signup_not_allowed', `${app.name} does not accept new members.`);
     return { membership: acceptInvitation(tx, now, invitation, person), app };
   });
   ctx.wakeWebhooks();

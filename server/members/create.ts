@@ -1,11 +1,12 @@
 /**
  * Creating a membership: the one place a person joins an application, whatever the path (open
  * sign-up, invitation, authorize under an open policy, provider sign-in). Emits
- * `membership.created` into the webhook outbox in the caller's transaction.
+ * `membership.created` into the webhook outbox in the caller's transaction, and spends the
+ * address's pending invitations to the application.
  */
-import { and, eq, sql } from 'drizzle-orm';
-import { memberships, type MemberRole, type Membership } from '../db/schema.js';
-import type { Tx } from '../audit/record.js';
+import { and, eq, gt, sql } from 'drizzle-orm';
+import { invitations, memberships, type MemberRole, type Membership } from '../db/schema.js';
+import { recordAudit, type Tx } from '../audit/record.js';
 import type { Db } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { newId } from '../util/ids.js';
@@ -69,5 +70,30 @@ export function createMembership(
     .returning()
     .get();
   recordEvent(tx, now, applicationId, 'membership.created', membershipEventData(row, person));
+  spendPendingInvitations(tx, now, row, person);
   return row;
+}
+
+/**
+ * Joining by any path spends the address's live pending invitations to the application (accepted,
+ * with the membership in the audit entry). Left pending, one would still work after an
+ * administrator removed the member, bringing them back with the invitation's role, even into
+ * an application that has since become invitation-only.
+ */
+function spendPendingInvitations(tx: Tx, now: Date, membership: Membership, person: { id: string; email: string }): void {
+  const spent = tx
+    .update(invitations)
+    .set({ state: 'accepted', acceptedAt: now, acceptedBy: person.id })
+    .where(and(eq(invitations.applicationId, membership.applicationId), eq(invitations.email, person.email.toLowerCase()), eq(invitations.state, 'pending'), gt(invitations.expiresAt, now)))
+    .returning({ id: invitations.id, email: invitations.email, role: invitations.role })
+    .all();
+  for (const invitation of spent) {
+    recordAudit(tx, now, {
+      actor: `person:${person.id}`,
+      action: 'invitation.accepted',
+      applicationId: membership.applicationId,
+      target: invitation.id,
+      details: { email: invitation.email, role: invitation.role, membershipId: membership.id, joinedWithout: 'the invitation link', membershipRole: membership.role },
+    });
+  }
 }

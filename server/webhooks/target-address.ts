@@ -1,7 +1,8 @@
 /**
  * Addresses a webhook may never be sent to, whatever the administrator or an API key with
  * `webhooks:write` configures: link-local (169.254.0.0/16, where cloud and hypervisor metadata
- * services answer, and fe80::/10), "this network" / unspecified (0.0.0.0/8, ::) and multicast.
+ * services answer, and fe80::/10, plus AWS's fd00:ec2::254), "this network" / unspecified
+ * (0.0.0.0/8, ::) and multicast, also when spelled through the NAT64 prefix 64:ff9b::/96.
  * Loopback and private LAN addresses stay allowed: a small team's receivers usually live there.
  *
  * Checked twice: when the URL is saved (an IP literal in it) and when a delivery connects (every
@@ -19,6 +20,12 @@ forbidden.addAddress('255.255.255.255', 'ipv4');
 forbidden.addAddress('::', 'ipv6');
 forbidden.addSubnet('fe80::', 10, 'ipv6');
 forbidden.addSubnet('ff00::', 8, 'ipv6');
+// AWS's IPv6 instance metadata service (a unique-local address, otherwise allowed as private).
+forbidden.addAddress('fd00:ec2::254', 'ipv6');
+// NAT64 (RFC 6052): 64:ff9b::a9fe:a9fe reaches 169.254.169.254 through a translator.
+for (const [prefix, bits] of [['64:ff9b::a9fe:0', 112], ['64:ff9b::', 104], ['64:ff9b::e000:0', 100], ['64:ff9b::ffff:ffff', 128]] as const) {
+  forbidden.addSubnet(prefix, bits, 'ipv6');
+}
 
 /** Whether `address` (an IP literal, brackets allowed) is one webhooks may not reach. */
 export function isForbiddenAddress(address: string): boolean {

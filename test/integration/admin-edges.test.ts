@@ -3,6 +3,7 @@
  * limit, malformed input, unknown routes, health and OpenAPI — and no request, however
  * malformed, produces a 500.
  */
+import { connect, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ADMIN_TOKEN, appBody, makeApp } from '../helpers/app.js';
@@ -183,6 +184,28 @@ describe('routes, health and OpenAPI', () => {
       expect(res.headers['www-authenticate']).toBe('Bearer');
     }
     expectProblem(await t.app.inject({ method: 'GET', url: '/nope' }), 404, 'route_not_found');
+  });
+
+  it('checks credentials first for an absolute-form request target too', async () => {
+    const t = await makeApp();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const { port } = t.app.server.address() as AddressInfo;
+      const raw = (target: string) =>
+        new Promise<string>((resolve, reject) => {
+          let answer = '';
+          const socket = connect({ host: '127.0.0.1', port }, () => socket.end(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+          socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk)).on('end', () => resolve(answer)).on('error', reject);
+        });
+      for (const target of ['http://x/api/admin/nope', 'http://x/api/admin/applications', 'HTTP://x:1/api/admin/applications/notes/nope?a=1']) {
+        const answer = await raw(target);
+        expect(answer.split('\r\n')[0], target).toBe('HTTP/1.1 401 Unauthorized');
+        expect(answer).toContain('"code":"unauthorized"');
+      }
+      expect((await raw('http://x/nope')).split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found');
+    } finally {
+      await t.app.close();
+    }
   });
 
   it('answers a malformed URL with a 400 problem', async () => {

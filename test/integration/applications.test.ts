@@ -220,7 +220,8 @@ describe('POST /api/admin/applications', () => {
     const dupId = await t.admin('POST', '/api/admin/applications', appBody({ audience: 'other' }));
     expect(expectProblem(dupId, 409, 'application_exists').detail).toContain('"notes"');
     const dupAudience = await t.admin('POST', '/api/admin/applications', appBody({ id: 'notes2' }));
-    expect(expectProblem(dupAudience, 409, 'audience_in_use').detail).toContain('"notes"');
+    // The other application is not named: an API key may only learn about its own.
+    expect(expectProblem(dupAudience, 409, 'audience_in_use').detail).toBe('The audience "https://notes.example.com/api" is already used by another application.');
     expect(t.db.select().from(applications).all()).toHaveLength(1);
   });
 

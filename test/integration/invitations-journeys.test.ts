@@ -121,3 +121,48 @@ describe('invitation journeys', () => {
     expect(await members(t)).toEqual([]);
   });
 });
+
+describe('invitations and the membership they stand for', () => {
+  it('joining another way spends the pending invitation, so it cannot bring a removed member back with its role', async () => {
+    const t = await setup();
+    expect((await t.admin('PATCH', '/api/admin/applications/notes/auth-policy', { signup_policy: 'open' })).statusCode).toBe(200);
+    const { id, token } = await invite(t, 'z@example.com', 'admin');
+    const joined = await signUp(t, { email: 'z@example.com', applicationId: 'notes' });
+    expect(joined.statusCode).toBe(201);
+    expect(await members(t)).toEqual(['z@example.com:member']);
+    const listed = (await t.admin('GET', `${INV}?status=accepted`)).json().invitations;
+    expect(listed).toMatchObject([{ id, status: 'accepted', acceptedAt: '2026-03-01T10:00:00.000Z' }]);
+    expect((await t.admin('GET', `${INV}?status=pending`)).json().invitations).toEqual([]);
+
+    const uid = (await t.admin('GET', '/api/admin/applications/notes/users')).json().users[0].id;
+    expect((await t.admin('DELETE', `/api/admin/applications/notes/users/${uid}`)).statusCode).toBe(204);
+    expect((await t.admin('PATCH', '/api/admin/applications/notes/auth-policy', { signup_policy: 'invite_only' })).statusCode).toBe(200);
+    const back = await accept(t, token, sessionCookieOf(joined));
+    expect(back.statusCode).toBe(409);
+    expect(back.json()).toMatchObject({ code: 'invitation_not_pending', detail: 'This invitation is accepted.' });
+    expect(await members(t)).toEqual([]);
+  });
+
+  it('a closed application takes no new members, invited or not; the invitation waits', async () => {
+    const t = await setup();
+    const newcomer = await invite(t, 'new@example.com', 'admin');
+    const existing = await invite(t, 'old@example.com');
+    const oldCookie = sessionCookieOf(await signUp(t, { email: 'old@example.com', applicationId: 'wiki' }));
+    expect((await t.admin('PATCH', '/api/admin/applications/notes/auth-policy', { signup_policy: 'closed' })).statusCode).toBe(200);
+
+    const signedUp = await signUp(t, { email: 'new@example.com', invitationToken: newcomer.token });
+    expect(signedUp.statusCode).toBe(403);
+    expect(signedUp.json()).toMatchObject({ code: 'signup_not_allowed', detail: 'Notes does not accept new members.' });
+    expect(t.db.select().from(people).where(eq(people.email, 'new@example.com')).get()).toBeUndefined();
+    const accepted = await accept(t, existing.token, oldCookie);
+    expect(accepted.statusCode).toBe(403);
+    expect(accepted.json()).toMatchObject({ code: 'signup_not_allowed', detail: 'Notes does not accept new members.' });
+    expect(await members(t)).toEqual([]);
+    expect((await t.admin('GET', `${INV}?status=pending`)).json().invitations).toHaveLength(2);
+
+    expect((await t.admin('PATCH', '/api/admin/applications/notes/auth-policy', { signup_policy: 'invite_only' })).statusCode).toBe(200);
+    expect((await signUp(t, { email: 'new@example.com', invitationToken: newcomer.token })).statusCode).toBe(201);
+    expect((await accept(t, existing.token, oldCookie)).statusCode).toBe(200);
+    expect((await members(t)).sort()).toEqual(['new@example.com:admin', 'old@example.com:member']);
+  });
+});

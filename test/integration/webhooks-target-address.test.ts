@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { LookupAddress } from 'node:dns';
-import { guardedLookup } from '../../server/webhooks/target-address.js';
+import { guardedLookup, isForbiddenAddress } from '../../server/webhooks/target-address.js';
 import { postWebhook } from '../../server/webhooks/send.js';
 
 function resolve(hostname: string, all: boolean) {
@@ -19,6 +19,19 @@ describe('webhook target addresses at delivery time', () => {
       ok: false,
       statusCode: null,
       error: 'request failed: 169.254.169.254 is an address webhooks may not reach',
+    });
+  });
+
+  it('knows the metadata and NAT64 spellings of forbidden addresses, and leaves private ones alone', () => {
+    const verdicts = Object.fromEntries(
+      [
+        'fd00:ec2::254', '[64:ff9b::a9fe:a9fe]', '64:ff9b::ff:1', '64:ff9b::e000:1', '64:ff9b::ffff:ffff', '::ffff:169.254.169.254',
+        'fd00:ec2::253', '64:ff9b::a00:1', '64:ff9b::c0a8:1', 'fd12::1', '10.0.0.5', '::1',
+      ].map((a) => [a, isForbiddenAddress(a)]),
+    );
+    expect(verdicts).toEqual({
+      'fd00:ec2::254': true, '[64:ff9b::a9fe:a9fe]': true, '64:ff9b::ff:1': true, '64:ff9b::e000:1': true, '64:ff9b::ffff:ffff': true, '::ffff:169.254.169.254': true,
+      'fd00:ec2::253': false, '64:ff9b::a00:1': false, '64:ff9b::c0a8:1': false, 'fd12::1': false, '10.0.0.5': false, '::1': false,
     });
   });
 
