@@ -11,7 +11,7 @@ import { people, type Person } from '../db/schema.js';
 import { recordAudit } from '../audit/record.js';
 import { mailerFor, type MailMessage } from '../mail/mailer.js';
 import { verificationMessage } from '../mail/account-messages.js';
-import { issueToken, peekToken, redeemToken, sentRecently } from './one-time-tokens.js';
+import { issueToken, redeemToken, sentRecently } from './one-time-tokens.js';
 
 /**
  * Sends a message without holding up the answer (so its timing tells nothing), logging a failure
@@ -38,12 +38,6 @@ export function sendVerificationEmail(ctx: AppContext, person: Person, log: Pick
   const url = `${ctx.config.issuer}/verify-email?token=${encodeURIComponent(token)}`;
   sendInBackground(ctx, verificationMessage(person.email, url), log, 'verification');
   return 'sent';
-}
-
-/** The person a still-usable verification link belongs to, without using it (the page asks first). */
-export function verificationLinkPerson(ctx: AppContext, token: string): Person {
-  const personId = peekToken(ctx.db, ctx.clock.now(), token, 'email_verification');
-  return ctx.db.select().from(people).where(eq(people.id, personId)).get()!;
 }
 
 /** Redeems a verification link and marks the person's e-mail verified; returns the person. */

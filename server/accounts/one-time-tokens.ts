@@ -6,7 +6,8 @@
  */
 import { and, desc, eq, gt, isNull } from 'drizzle-orm';
 import type { Tx } from '../audit/record.js';
-import { oneTimeTokens } from '../db/schema.js';
+import type { AppContext } from '../context.js';
+import { oneTimeTokens, people, type Person } from '../db/schema.js';
 import { Problem } from '../http/problem.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 
@@ -63,6 +64,16 @@ export function peekToken(tx: Tx, now: Date, token: string, purpose: TokenPurpos
     .get();
   if (!row) throw refusal(tx, now, token, purpose);
   return row.personId;
+}
+
+/**
+ * The person a still-usable link belongs to, without using it: the page a link opens shows their
+ * address and asks before anything is spent (a reset form, a verification button). Throws as
+ * `peekToken` does.
+ */
+export function linkPerson(ctx: AppContext, token: string, purpose: TokenPurpose): Person {
+  const personId = peekToken(ctx.db, ctx.clock.now(), token, purpose);
+  return ctx.db.select().from(people).where(eq(people.id, personId)).get()!;
 }
 
 /** Uses the token inside the caller's transaction and returns its person's id; throws when unusable. */

@@ -21,7 +21,7 @@ import { revokeFamilies } from '../oauth/revoke-families.js';
 import { checkPasswordLength, hashPassword } from './passwords.js';
 import { findPersonByEmail } from './people.js';
 import { clearBackOff } from './sign-in-back-off.js';
-import { issueToken, peekToken, redeemToken, sentRecently } from './one-time-tokens.js';
+import { issueToken, linkPerson, redeemToken, sentRecently } from './one-time-tokens.js';
 import { sendInBackground } from './email-verification.js';
 
 /** Sends a reset link when `email` has an account (at most one a minute); says nothing either way. */
@@ -36,16 +36,10 @@ export function requestPasswordReset(ctx: AppContext, email: string, log: Pick<F
   sendInBackground(ctx, passwordResetMessage(person.email, url), log, 'password reset');
 }
 
-/** The person a usable reset link belongs to (the form shows their address); throws otherwise. */
-export function resetLinkPerson(ctx: AppContext, token: string): Person {
-  const personId = peekToken(ctx.db, ctx.clock.now(), token, 'password_reset');
-  return ctx.db.select().from(people).where(eq(people.id, personId)).get()!;
-}
-
 /** Sets the new password from a reset link and signs the person out everywhere. */
 export async function resetPassword(ctx: AppContext, token: string, password: string, path = 'body.password'): Promise<Person> {
   checkPasswordLength(password, path);
-  resetLinkPerson(ctx, token); // refuse a bad link before spending a hash on it
+  linkPerson(ctx, token, 'password_reset'); // refuse a bad link before spending a hash on it
   const passwordHash = await hashPassword(password);
   const now = ctx.clock.now();
   return ctx.db.transaction((tx) => {

@@ -2,7 +2,8 @@
  * `POST /api/auth/invitations/accept` `{token}`: the JSON way for a signed-in person to accept an
  * invitation (the invite page does the same through a form). Session cookie, JSON CSRF rule.
  * 200 `{applicationId, membershipId, role, redirectTo}`; 401 without a session; 404 unknown link;
- * 409 `invitation_not_pending` (accepted, revoked, expired); 403 `invitation_wrong_account`.
+ * 409 `invitation_not_pending` (accepted, revoked, expired); 403 `invitation_wrong_account`, or
+ * `signup_not_allowed` while the application's policy is `closed`.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';

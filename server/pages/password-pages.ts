@@ -19,8 +19,9 @@ import { Problem } from '../http/problem.js';
 import { checkFormToken, formToken } from '../accounts/csrf.js';
 import { authRateLimits } from '../accounts/rate-limits.js';
 import { clearSessionCookie } from '../accounts/session.js';
-import { requestPasswordReset, resetLinkPerson, resetPassword } from '../accounts/password-reset.js';
-import { verificationLinkPerson, verifyEmail } from '../accounts/email-verification.js';
+import { requestPasswordReset, resetPassword } from '../accounts/password-reset.js';
+import { verifyEmail } from '../accounts/email-verification.js';
+import { linkPerson } from '../accounts/one-time-tokens.js';
 import { requireMail } from '../accounts/email-link-routes.js';
 import { preparePageScope } from './page-scope.js';
 import { renderPage } from './render.js';
@@ -37,7 +38,7 @@ const ResetForm = Type.Object(
 const missingToken = () => new Problem(400, 'token_invalid', 'This link is not valid. Check that you opened the whole link from the e-mail.');
 
 function showReset(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, token: string, error?: string) {
-  const person = resetLinkPerson(ctx, token);
+  const person = linkPerson(ctx, token, 'password_reset');
   return renderPage(reply, 'reset-password', {
     title: 'Choose a new password', email: person.email, token, csrfToken: formToken(ctx.config, request, reply), error,
   });
@@ -106,7 +107,7 @@ const passwordPages: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/verify-email', { schema: { hide: true, querystring: TokenQuery } }, async (request, reply) => {
     if (!request.query.token) throw missingToken();
-    const person = verificationLinkPerson(ctx, request.query.token);
+    const person = linkPerson(ctx, request.query.token, 'email_verification');
     return renderPage(reply, 'verify-email', {
       title: 'Confirm your e-mail address', email: person.email, token: request.query.token, csrfToken: formToken(ctx.config, request, reply),
     });

@@ -26,16 +26,18 @@ export interface PendingRequest {
   codeChallenge: string | undefined;
 }
 
-export function demandKey(request: PendingRequest): string {
+function demandKey(request: PendingRequest): string {
   return sha256(JSON.stringify([request.clientId, request.redirectUri, request.state ?? null, request.nonce ?? null, request.codeChallenge ?? null]));
 }
 
+/** Methods take the request, not its key: with no demand pending (the norm) nothing is hashed on the authorize path. */
 export class ReauthDemands {
   /** Key → when it was demanded (epoch ms); Map order is oldest first. */
   private readonly demands = new Map<string, number>();
 
-  /** Records that the request behind `key` needs a sign-in at or after `now`. */
-  demand(key: string, now: number): void {
+  /** Records that `request` needs a sign-in at or after `now`. */
+  demand(request: PendingRequest, now: number): void {
+    const key = demandKey(request);
     this.demands.delete(key);
     this.demands.set(key, now);
     for (const [k, at] of this.demands) {
@@ -44,8 +46,10 @@ export class ReauthDemands {
     }
   }
 
-  /** Whether a realm signed in at `authTime` satisfies the demand on `key` (true when none). */
-  satisfied(key: string, authTime: number, now: number): boolean {
+  /** Whether a realm signed in at `authTime` satisfies the demand on `request` (true when none). */
+  satisfied(request: PendingRequest, authTime: number, now: number): boolean {
+    if (this.demands.size === 0) return true;
+    const key = demandKey(request);
     const at = this.demands.get(key);
     if (at === undefined) return true;
     if (at + DEMAND_TTL_MS <= now) {
@@ -56,7 +60,7 @@ export class ReauthDemands {
   }
 
   /** The request was answered with a code: its demand is met. */
-  settle(key: string): void {
-    this.demands.delete(key);
+  settle(request: PendingRequest): void {
+    if (this.demands.size > 0) this.demands.delete(demandKey(request));
   }
 }

@@ -19,7 +19,7 @@ import { OAuthError } from '../errors.js';
 import { errorPageHandler, sendErrorPage } from '../error-page.js';
 import { param, type RawParams } from '../params.js';
 import { parseAuthorizeRequest } from './request.js';
-import { demandKey, ReauthDemands } from './reauth.js';
+import { ReauthDemands } from './reauth.js';
 
 export const AUTHORIZE_PATH = '/api/auth/oauth2/authorize';
 
@@ -74,7 +74,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
       redirectTo(reply, redirectUri, { ...params, state, iss: ctx.config.issuer });
 
     try {
-      param(query, 'state');
+      param(query, 'state'); // invalid_request when repeated
       const req = parseAuthorizeRequest(client, query);
       const found = readSession(ctx, request);
       const authTime = found ? realmAuthTime(ctx, found.session.id, realmOf(client)) : undefined;
@@ -82,11 +82,11 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
       const tooOld =
         authTime !== undefined && req.maxAgeSeconds !== undefined && now.getTime() - authTime.getTime() > req.maxAgeSeconds * 1000;
       // A fresh sign-in this request (or its earlier round) demanded, and the realm has not had yet.
-      const key = demandKey({ clientId: client.id, redirectUri, state, nonce: req.nonce ?? undefined, codeChallenge: req.codeChallenge ?? undefined });
-      const stale = authTime !== undefined && !demands.satisfied(key, authTime.getTime(), now.getTime());
+      const pending = { clientId: client.id, redirectUri, state, nonce: req.nonce ?? undefined, codeChallenge: req.codeChallenge ?? undefined };
+      const stale = authTime !== undefined && !demands.satisfied(pending, authTime.getTime(), now.getTime());
       if (!found || authTime === undefined || tooOld || req.prompt === 'login' || stale) {
         if (req.prompt === 'none') throw new OAuthError('login_required', 'The person must sign in to this application.');
-        if (found && (tooOld || req.prompt === 'login')) demands.demand(key, now.getTime());
+        if (found && (tooOld || req.prompt === 'login')) demands.demand(pending, now.getTime());
         return toSignIn(reply, client.id, query, ['prompt', 'max_age']);
       }
 
@@ -105,7 +105,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
         nonce: req.nonce,
         authTime,
       }, now);
-      demands.settle(key);
+      demands.settle(pending);
       return answer({ code });
     } catch (error) {
       if (error instanceof OAuthError) return answer({ error: error.error, error_description: error.description });
