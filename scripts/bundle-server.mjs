@@ -58,7 +58,7 @@ export async function bundleServer() {
     platform: 'node',
     target: 'node20',
     tsconfig: 'tsconfig.json',
-    external: ['better-sqlite3', '@node-rs/argon2'],
+    external: ['better-sqlite3', '@node-rs/argon2', '@gatehouse/idle-memory'],
     banner: { js: "import { createRequire as __gatehouseRequire } from 'node:module'; const require = __gatehouseRequire(import.meta.url);" },
     legalComments: 'none',
     minify: true,

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseLowMemory } from './cli/launch.js';
+import { parseSwitch } from './cli/launch.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -40,8 +40,10 @@ export interface Config {
   backupPassphrase: string | undefined;
   /** Signing keys older than this many days are rotated (GATEHOUSE_KEY_ROTATION_DAYS). */
   keyRotationDays: number;
-  /** GATEHOUSE_LOW_MEMORY: asks the launchers for V8's lite mode (server/cli/launch.ts). */
+  /** GATEHOUSE_LOW_MEMORY: asks the launchers for V8's low-memory flags (server/cli/launch.ts). */
   lowMemory: boolean;
+  /** GATEHOUSE_IDLE_RECLAIM: give memory back to the system when quiet (server/ops/idle-memory.ts; default on). */
+  idleReclaim: boolean;
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
   env: Record<string, string | undefined>;
 }
@@ -143,10 +145,8 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
   if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}".`);
   }
-  const lowMemory = parseLowMemory(env.GATEHOUSE_LOW_MEMORY);
-  if (lowMemory === undefined) {
-    throw new ConfigError(`GATEHOUSE_LOW_MEMORY must be 1 or 0 (true or false), got "${env.GATEHOUSE_LOW_MEMORY}".`);
-  }
+  const lowMemory = switchEnv(env, 'GATEHOUSE_LOW_MEMORY', false);
+  const idleReclaim = switchEnv(env, 'GATEHOUSE_IDLE_RECLAIM', true);
   const redirectRaw = pick(undefined, 'GATEHOUSE_HTTP_REDIRECT_PORT');
   const backupRaw = pick(undefined, 'GATEHOUSE_BACKUP_INTERVAL');
   const rotationRaw = pick(undefined, 'GATEHOUSE_KEY_ROTATION_DAYS');
@@ -174,8 +174,16 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
     keyRotationDays:
       rotationRaw === undefined ? DEFAULTS.keyRotationDays : parseInteger('GATEHOUSE_KEY_ROTATION_DAYS', rotationRaw, 1, 3650),
     lowMemory,
+    idleReclaim,
     env,
   };
+}
+
+/** An on/off variable (`1`/`true`, `0`/`false`; unset or empty is `fallback`). */
+function switchEnv(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
+  const value = parseSwitch(env[name], fallback);
+  if (value === undefined) throw new ConfigError(`${name} must be 1 or 0 (true or false), got "${env[name]}".`);
+  return value;
 }
 
 /** `http(s)://{host}:{port}`; wildcard hosts are shown as loopback until the real port is known. */

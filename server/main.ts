@@ -20,7 +20,7 @@ import { createBackup, pruneBackups, storeBackup } from './ops/backup.js';
 import { schemaState } from './ops/schema-version.js';
 import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
 import { recordAccessTokenTtl } from './ops/token-lifetime.js';
-import { lowMemoryActive } from './cli/launch.js';
+import { LOW_MEMORY_NODE_ARGS, lowMemoryActive } from './cli/launch.js';
 
 export const DATABASE_FILE = 'gatehouse.db';
 
@@ -135,7 +135,7 @@ async function startClaimed(config: Config): Promise<Running> {
   const url = defaultIssuer(config.host, port, Boolean(tls));
   const checkpointer = startCheckpointer(db, databaseFile);
   if (config.lowMemory && !lowMemoryActive()) {
-    app.log.warn('GATEHOUSE_LOW_MEMORY is set, but this process was started without --lite-mode; `gatehouse serve` and `npm start` apply it.');
+    app.log.warn(`GATEHOUSE_LOW_MEMORY is set, but this process was started without ${LOW_MEMORY_NODE_ARGS.join(' ')}; \`gatehouse serve\` and \`npm start\` apply them.`);
   }
 
   // Re-issue the LAN certificate while running (expiry, a new address) without a restart.

@@ -5,6 +5,7 @@
  * benchmark sends `{type: 'bench-metrics', reset?: true}` and gets the figures back.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { IdleReclaim, ReclaimStats } from '../ops/idle-memory.js';
 
 export interface BenchMetrics {
   type: 'bench-metrics';
@@ -14,11 +15,13 @@ export interface BenchMetrics {
    */
   loopDelay: { maxMs: number; p99Ms: number; meanMs: number; samples: number } | null;
   memory: NodeJS.MemoryUsage;
+  /** Idle memory reclaims so far (ops/idle-memory.ts); null when off or unavailable. */
+  idleReclaim: ReclaimStats | null;
 }
 
 const nsToMs = (ns: number) => ns / 1e6;
 
-export function serveBenchMetrics(env: NodeJS.ProcessEnv): void {
+export function serveBenchMetrics(env: NodeJS.ProcessEnv, reclaim?: IdleReclaim): void {
   if (env.GATEHOUSE_BENCH_METRICS !== '1' || !process.send) return;
   let histogram: IntervalHistogram | undefined;
   process.on('message', (message: { type?: string; reset?: boolean }) => {
@@ -29,6 +32,7 @@ export function serveBenchMetrics(env: NodeJS.ProcessEnv): void {
         ? { maxMs: nsToMs(histogram.max), p99Ms: nsToMs(histogram.percentile(99)), meanMs: nsToMs(histogram.mean), samples: histogram.count }
         : null,
       memory: process.memoryUsage(),
+      idleReclaim: reclaim?.available ? reclaim.stats() : null,
     };
     if (message.reset) {
       histogram ??= monitorEventLoopDelay({ resolution: 1 });

@@ -19,15 +19,22 @@ const BASE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1'];
  * that implies `--jitless`, which turns WebAssembly off and with it Node's `fetch` (undici's
  * HTTP parser), which external sign-in providers use.
  */
-const LOW_MEMORY_NODE_ARGS: readonly string[] = ['--no-opt', '--no-sparkplug', '--optimize-for-size'];
+export const LOW_MEMORY_NODE_ARGS: readonly string[] = ['--no-opt', '--no-sparkplug', '--optimize-for-size'];
 
 /**
- * GATEHOUSE_LOW_MEMORY: `1`/`true` on, `0`/`false`/unset/empty off, undefined for anything else
- * (config.ts turns that into a configuration error; launchers treat it as off).
+ * An on/off environment switch: `1`/`true` on, `0`/`false` off, unset or empty `fallback`, and
+ * undefined for anything else (config.ts turns that into a configuration error; launchers treat
+ * it as the fallback).
  */
+export function parseSwitch(raw: string | undefined, fallback: boolean): boolean | undefined {
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === '1' || raw === 'true') return true;
+  return raw === '0' || raw === 'false' ? false : undefined;
+}
+
+/** GATEHOUSE_LOW_MEMORY, off unless set. */
 export function parseLowMemory(raw: string | undefined): boolean | undefined {
-  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
-  return raw === '1' || raw === 'true' ? true : undefined;
+  return parseSwitch(raw, false);
 }
 
 /** Whether the environment asks for low-memory mode. */

@@ -4,6 +4,7 @@ import { readyLine, start } from '../main.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 import { serveBenchMetrics } from './bench-metrics.js';
 import { deprioritiseHelperThreads } from './thread-priority.js';
+import { startIdleReclaim } from '../ops/idle-memory.js';
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -44,12 +45,14 @@ export const serveCommand: Command = {
     console.log(readyLine(running));
     const ready = { type: 'ready', url: running.url, issuer: running.config.issuer };
     process.send?.(ready);
-    serveBenchMetrics(process.env);
+    const reclaim = config.idleReclaim ? startIdleReclaim(running.app.log) : undefined;
+    serveBenchMetrics(process.env, reclaim);
     // Under Electron's utilityProcess (packaged desktop app) the channel is process.parentPort.
     (process as { parentPort?: { postMessage(message: unknown): void } }).parentPort?.postMessage(ready);
     const shutdown = () => {
       // In-flight requests get a few seconds to finish; a stop that hangs or fails still exits.
       setTimeout(() => process.exit(1), 10_000).unref();
+      reclaim?.stop();
       running.stop().then(
         () => process.exit(0),
         (error: unknown) => {

@@ -248,6 +248,7 @@ describe('gatehouse CLI', () => {
         [{ GATEHOUSE_SIGN_IN_RATE_LIMIT: '0' }, /^GATEHOUSE_SIGN_IN_RATE_LIMIT must be between 1 and 2147483647, got 0\.$/],
         [{ GATEHOUSE_TOKEN_FAILURE_LIMIT: '-5' }, /^GATEHOUSE_TOKEN_FAILURE_LIMIT must be a whole number, got "-5"\.$/],
         [{ GATEHOUSE_LOW_MEMORY: 'yes' }, /^GATEHOUSE_LOW_MEMORY must be 1 or 0 \(true or false\), got "yes"\.$/],
+        [{ GATEHOUSE_IDLE_RECLAIM: 'on' }, /^GATEHOUSE_IDLE_RECLAIM must be 1 or 0 \(true or false\), got "on"\.$/],
       ];
       // Independent processes: run them side by side.
       const results = await Promise.all(cases.map(([extra]) => runCli(['serve'], cleanEnv({ GATEHOUSE_DATA_DIR: data, PORT: '0', ...extra }))));

@@ -1,0 +1,106 @@
+/**
+ * Gives memory back to the operating system once the server has gone quiet (issue 9: idle memory
+ * ≤ 80 MB). A burst of requests grows V8's heap and glibc's arenas; both keep the pages for the
+ * next burst, but an appliance spends most of its day idle. V8's own memory reducer returns them
+ * only 8–15 s after the last request, or not at all, and Node 20 offers JavaScript no call that
+ * does (`gc()` keeps the emptied pages): the native helper native/idle-memory makes the two calls,
+ * V8's low-memory collection and glibc's malloc_trim (docs/decisions.md, "Idle memory reclaim").
+ *
+ * Quiet is judged by the process's CPU time (every thread: requests, webhook deliveries, password
+ * hashing, the checkpointer), so nothing on the request path counts requests. A reclaim takes
+ * 60–130 ms on the event loop; it runs only after QUIET_TICKS ticks in which the process used
+ * almost no CPU, and only when the resident set has grown by GROWTH_BYTES since the last one, so a
+ * loaded server never pauses for it and a trickle of requests pays it once per few MB of growth.
+ */
+import { createRequire } from 'node:module';
+import type { FastifyBaseLogger } from 'fastify';
+
+export interface ReclaimPolicy {
+  /** How often the CPU time and resident set are sampled. */
+  tickMs: number;
+  /** Consecutive quiet ticks before a reclaim (quiet for tickMs × quietTicks). */
+  quietTicks: number;
+  /** CPU time, all threads, under which a tick counts as quiet (an idle server uses ~0.1 ms). */
+  quietCpuMs: number;
+  /** Growth of the resident set since the last reclaim (or 0 before the first) that makes one worth it. */
+  growthBytes: number;
+}
+
+export const RECLAIM_POLICY: ReclaimPolicy = { tickMs: 500, quietTicks: 2, quietCpuMs: 5, growthBytes: 4_000_000 };
+
+/** The decision, apart from clocks and the native call so it can be tested on its own. */
+export class QuietWatch {
+  private quietTicks = 0;
+  private reclaimedRss = 0;
+
+  constructor(private readonly policy: ReclaimPolicy = RECLAIM_POLICY) {}
+
+  /** One tick's CPU time (ms, all threads) and the resident set now; true when a reclaim is due. */
+  tick(cpuMs: number, rssBytes: number): boolean {
+    this.quietTicks = cpuMs <= this.policy.quietCpuMs ? this.quietTicks + 1 : 0;
+    return this.quietTicks >= this.policy.quietTicks && rssBytes >= this.reclaimedRss + this.policy.growthBytes;
+  }
+
+  /** After a reclaim: growth is counted from here, and quiet starts over. */
+  reclaimed(rssBytes: number): void {
+    this.reclaimedRss = rssBytes;
+    this.quietTicks = 0;
+  }
+}
+
+export interface ReclaimStats {
+  count: number;
+  last: { beforeBytes: number; afterBytes: number; ms: number } | null;
+}
+
+export interface IdleReclaim {
+  /** False when the native helper is not built (an optional dependency): the server runs without. */
+  readonly available: boolean;
+  stats(): ReclaimStats;
+  stop(): void;
+}
+
+type ReclaimCall = () => void;
+
+/** The helper's `reclaim`, or why it cannot be loaded. */
+function loadReclaim(): ReclaimCall | Error {
+  try {
+    return (createRequire(import.meta.url)('@gatehouse/idle-memory') as { reclaim: ReclaimCall }).reclaim;
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+const cpuMsOf = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1_000;
+
+export function startIdleReclaim(log: FastifyBaseLogger, policy: ReclaimPolicy = RECLAIM_POLICY): IdleReclaim {
+  const stats: ReclaimStats = { count: 0, last: null };
+  const reclaim = loadReclaim();
+  if (reclaim instanceof Error) {
+    log.warn(
+      { reason: reclaim.message.split('\n')[0] },
+      'Idle memory reclaim is off: the native helper @gatehouse/idle-memory is not built (npm install builds it; a compiler is needed).',
+    );
+    return { available: false, stats: () => stats, stop: () => {} };
+  }
+  const watch = new QuietWatch(policy);
+  let cpu = process.cpuUsage();
+  const timer = setInterval(() => {
+    const used = process.cpuUsage(cpu);
+    cpu = process.cpuUsage();
+    const before = process.memoryUsage.rss();
+    if (!watch.tick(cpuMsOf(used), before)) return;
+    const started = performance.now();
+    reclaim();
+    const ms = performance.now() - started;
+    const after = process.memoryUsage.rss();
+    watch.reclaimed(after);
+    // The reclaim's own CPU time is not a sign of work: the next tick measures from here.
+    cpu = process.cpuUsage();
+    stats.count += 1;
+    stats.last = { beforeBytes: before, afterBytes: after, ms: Math.round(ms) };
+    log.debug({ rssBefore: before, rssAfter: after, ms: stats.last.ms }, 'idle memory reclaimed');
+  }, policy.tickMs);
+  timer.unref();
+  return { available: true, stats: () => stats, stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,45 @@
+/**
+ * When the server gives memory back (server/ops/idle-memory.ts): after `quietTicks` ticks in a row
+ * that used almost no CPU, and only when the resident set grew by `growthBytes` since the last
+ * reclaim, so a loaded server never pauses for it and a trickle of requests rarely does.
+ */
+import { describe, expect, it } from 'vitest';
+import { QuietWatch, RECLAIM_POLICY, type ReclaimPolicy } from '../../server/ops/idle-memory.js';
+
+const policy: ReclaimPolicy = { tickMs: 500, quietTicks: 2, quietCpuMs: 5, growthBytes: 4_000_000 };
+const MB = 1_000_000;
+
+describe('idle memory reclaim policy', () => {
+  it('is due after two quiet ticks in a row, the first time whatever the size', () => {
+    const watch = new QuietWatch(policy);
+    expect(watch.tick(0.2, 80 * MB)).toBe(false);
+    expect(watch.tick(0.2, 80 * MB)).toBe(true);
+  });
+
+  it('starts counting quiet over at a busy tick', () => {
+    const watch = new QuietWatch(policy);
+    expect(watch.tick(1, 80 * MB)).toBe(false);
+    expect(watch.tick(40, 80 * MB)).toBe(false); // a request
+    expect(watch.tick(5, 80 * MB)).toBe(false); // at the limit counts as quiet
+    expect(watch.tick(5.1, 80 * MB)).toBe(false);
+    expect(watch.tick(0, 80 * MB)).toBe(false);
+    expect(watch.tick(0, 80 * MB)).toBe(true);
+  });
+
+  it('after a reclaim, waits for the resident set to grow by growthBytes, then for quiet again', () => {
+    const watch = new QuietWatch(policy);
+    watch.tick(0, 88 * MB);
+    expect(watch.tick(0, 88 * MB)).toBe(true);
+    watch.reclaimed(76 * MB);
+    expect(watch.tick(0, 76 * MB)).toBe(false);
+    expect(watch.tick(0, 79.9 * MB)).toBe(false); // quiet, but grew by less than 4 MB
+    expect(watch.tick(30, 80 * MB)).toBe(false); // grown enough, but busy
+    expect(watch.tick(0, 80 * MB)).toBe(false);
+    expect(watch.tick(0, 80 * MB)).toBe(true);
+  });
+
+  it("the server's policy: a second of quiet, 4 MB of growth", () => {
+    expect(RECLAIM_POLICY.tickMs * RECLAIM_POLICY.quietTicks).toBe(1_000);
+    expect(RECLAIM_POLICY.growthBytes).toBe(4_000_000);
+  });
+});
