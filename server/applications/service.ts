@@ -4,8 +4,8 @@
  * its own transaction.
  */
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, ne } from 'drizzle-orm';
-import { applications, ssoGroups, type Application, type AuthPolicy, type ClientType } from '../db/schema.js';
+import { and, asc, count, eq, ne, type SQL } from 'drizzle-orm';
+import { apiKeys, applications, invitations, memberships, ssoGroups, type Application, type AuthPolicy, type ClientType } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit, type Tx } from '../audit/record.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
@@ -242,21 +242,35 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
       action: 'application.updated',
       applicationId: id,
       target: id,
-      details: { fields: Object.keys(patch), ...(rotated ? { webhookSecretRotated: true } : {}) },
+      details: {
+        fields: Object.keys(patch),
+        ...(rotated ? { webhookSecretRotated: true } : {}),
+        ...(clientSecret ? { clientSecretIssued: true } : {}),
+      },
     });
     return row;
   });
   return withSecretsShownOnce(updated, { clientSecret, webhookSecret: generatedWebhookSecret });
 }
 
+function countWhere(tx: Tx, table: typeof memberships | typeof invitations | typeof apiKeys, where: SQL): number {
+  return tx.select({ n: count() }).from(table).where(where).get()!.n;
+}
+
 export function deleteApplication(ctx: AppContext, id: string, actor: string) {
   getApplication(ctx, id);
   const now = ctx.clock.now();
   ctx.db.transaction((tx) => {
+    // What the cascade takes with it, for the audit entry (the rows themselves are gone after).
+    const removed = {
+      members: countWhere(tx, memberships, eq(memberships.applicationId, id)),
+      invitations: countWhere(tx, invitations, eq(invitations.applicationId, id)),
+      apiKeys: countWhere(tx, apiKeys, eq(apiKeys.applicationId, id)),
+    };
     // Memberships, invitations, API keys, codes, refresh tokens and deliveries cascade.
     tx.delete(applications).where(eq(applications.id, id)).run();
     forgetApplicationRealm(tx, id);
-    recordAudit(tx, now, { actor, action: 'application.deleted', applicationId: id, target: id });
+    recordAudit(tx, now, { actor, action: 'application.deleted', applicationId: id, target: id, details: { removed } });
   });
 }
 

@@ -75,9 +75,17 @@ export function deleteGroup(ctx: AppContext, id: string, actor: string) {
   getGroup(ctx, id);
   const now = ctx.clock.now();
   ctx.db.transaction((tx) => {
-    tx.delete(ssoGroups).where(eq(ssoGroups.id, id)).run(); // applications' ssoGroupId → null
+    // The applications it held, for the audit entry: the delete sets their ssoGroupId to null.
+    const detached = tx
+      .select({ id: applications.id })
+      .from(applications)
+      .where(eq(applications.ssoGroupId, id))
+      .orderBy(asc(applications.id))
+      .all()
+      .map((row) => row.id);
+    tx.delete(ssoGroups).where(eq(ssoGroups.id, id)).run();
     forgetGroupRealm(tx, id);
-    recordAudit(tx, now, { actor, action: 'sso_group.deleted', target: id });
+    recordAudit(tx, now, { actor, action: 'sso_group.deleted', target: id, details: { applicationsDetached: detached } });
   });
 }
 

@@ -129,7 +129,14 @@ export function updateMember(ctx: AppContext, applicationId: string, memberId: s
   const now = ctx.clock.now();
   const status = patch.status ?? current.m.status;
   const role = patch.role ?? current.m.role;
-  const changed = Object.keys(patch).filter((k) => k !== 'profile' || JSON.stringify(profile) !== JSON.stringify(current.m.profile));
+  // Only fields whose value moves: a PATCH that changes nothing writes nothing, like the
+  // self-service profile update (no audit entry, no webhook, `updatedAt` kept).
+  const changed = [
+    ...(status !== current.m.status ? ['status'] : []),
+    ...(role !== current.m.role ? ['role'] : []),
+    ...(JSON.stringify(profile) !== JSON.stringify(current.m.profile) ? ['profile'] : []),
+  ];
+  if (changed.length === 0) return memberRecord(current);
 
   const updated = ctx.db.transaction((tx) => {
     const m = tx
@@ -151,8 +158,8 @@ export function updateMember(ctx: AppContext, applicationId: string, memberId: s
       details: {
         userId: current.p.id,
         changed,
-        ...(patch.status ? { status: { from: current.m.status, to: status } } : {}),
-        ...(patch.role ? { role: { from: current.m.role, to: role } } : {}),
+        ...(changed.includes('status') ? { status: { from: current.m.status, to: status } } : {}),
+        ...(changed.includes('role') ? { role: { from: current.m.role, to: role } } : {}),
         ...(revoked ? { refreshFamiliesRevoked: revoked } : {}),
       },
     });

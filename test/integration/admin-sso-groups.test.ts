@@ -103,10 +103,16 @@ describe('GET, PATCH and DELETE /api/admin/sso-groups/:id', () => {
     const t = await makeApp();
     await group(t, 'suite');
     await app(t, 'notes');
-    await t.admin('POST', '/api/admin/sso-groups/suite/apps', { appId: 'notes' });
+    await app(t, 'alone');
+    await app(t, 'blog');
+    for (const appId of ['notes', 'blog']) await t.admin('POST', '/api/admin/sso-groups/suite/apps', { appId });
     const res = await t.admin('DELETE', '/api/admin/sso-groups/suite');
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
+    // The audit entry names the applications it detached.
+    expect((await t.admin('GET', '/api/admin/audit-log?action=sso_group.deleted')).json().entries[0]).toMatchObject({
+      target: 'suite', details: { applicationsDetached: ['blog', 'notes'] },
+    });
     expectProblem(await t.admin('GET', '/api/admin/sso-groups/suite'), 404, 'sso_group_not_found');
     const notes = await t.admin('GET', '/api/admin/applications/notes');
     expect(notes.statusCode).toBe(200);

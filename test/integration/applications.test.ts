@@ -462,6 +462,13 @@ describe('PATCH /api/admin/applications/:id', () => {
     const toSpa = await t.admin('PATCH', '/api/admin/applications/notes', { clientType: 'spa' });
     expect('clientSecret' in toSpa.json()).toBe(false);
     expect(t.db.select().from(applications).get()!.clientSecretHash).toBeNull();
+    // The audit trail says which change minted a secret.
+    const updates = (await t.admin('GET', '/api/admin/audit-log?action=application.updated')).json().entries;
+    expect(updates.map((e: { details: unknown }) => e.details)).toEqual([
+      { fields: ['clientType'] },
+      { fields: ['name'] },
+      { fields: ['clientType'], clientSecretIssued: true },
+    ]);
   });
 
   it('manages the webhook secret: generated once with a new URL, kept on later edits, cleared with the URL', async () => {
@@ -524,6 +531,10 @@ describe('DELETE /api/admin/applications/:id', () => {
     }
     expect(t.db.select().from(people).all()).toHaveLength(1);
     expect(t.db.select().from(auditLog).all().map((a) => a.action)).toEqual(['application.created', 'application.created', 'application.deleted']);
+    // The entry says what went with it.
+    expect((await t.admin('GET', '/api/admin/audit-log?action=application.deleted')).json().entries[0]).toMatchObject({
+      applicationId: 'notes', target: 'notes', details: { removed: { members: 1, invitations: 1, apiKeys: 1 } },
+    });
     expectProblem(await t.admin('DELETE', '/api/admin/applications/notes'), 404, 'application_not_found');
     // The audience and id are free again.
     expect((await t.admin('POST', '/api/admin/applications', appBody())).statusCode).toBe(201);

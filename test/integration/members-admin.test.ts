@@ -116,12 +116,25 @@ describe('application users admin API', () => {
     const wrongRole = await t.admin('PATCH', `${USERS}/${membership.id}`, { role: 'owner' });
     expect(wrongRole.statusCode).toBe(400);
 
+    // Naming the values it already has changes nothing: no write, no event, no audit entry.
+    t.clock.advance(5000);
+    const same = await t.admin('PATCH', `${USERS}/${membership.id}`, { role: 'admin', status: 'active', profile: { seats: 3 } });
+    expect(same.statusCode).toBe(200);
+    expect(same.json().updatedAt).toBe(cleared.json().updatedAt);
+    // Only what moves is listed as changed.
+    const suspended = await t.admin('PATCH', `${USERS}/${membership.id}`, { role: 'admin', status: 'suspended' });
+    expect(suspended.json().status).toBe('suspended');
+
     const events = t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'membership.updated')).all();
-    expect(events).toHaveLength(2);
+    expect(events).toHaveLength(3);
     expect(JSON.parse(events[0]!.payload).data).toMatchObject({ id: membership.id, role: 'admin', changed: ['role', 'profile'] });
+    expect(JSON.parse(events[1]!.payload).data.changed).toEqual(['profile']);
+    expect(JSON.parse(events[2]!.payload).data.changed).toEqual(['status']);
 
     const audit = (await t.admin('GET', '/api/admin/audit-log?action=membership.updated')).json();
-    expect(audit.entries).toHaveLength(2);
+    expect(audit.entries).toHaveLength(3);
+    expect(audit.entries[0].details).toEqual({ userId: expect.any(String), changed: ['status'], status: { from: 'active', to: 'suspended' } });
+    audit.entries.shift();
     expect(audit.entries[1]).toMatchObject({ actor: 'admin', applicationId: 'notes', target: membership.id, details: { role: { from: 'member', to: 'admin' } } });
   });
 
