@@ -191,10 +191,10 @@ async function expectStatus(res: Response, status: number, what: string): Promis
   return res;
 }
 
-/** A public (`spa`) application with open sign-up and the bench redirect URI. */
-export async function createApplication(server: BenchServer, id: string): Promise<{ id: string; audience: string }> {
+/** A public (`spa`) application with open sign-up and the bench redirect URI (`extra` adds fields to the create). */
+export async function createApplication(server: BenchServer, id: string, extra: Record<string, unknown> = {}): Promise<{ id: string; audience: string }> {
   const audience = `https://${id}.example.com/api`;
-  const body = { id, name: id, audience, clientType: 'spa', redirectUris: [BENCH_REDIRECT], authPolicy: { signup_policy: 'open' } };
+  const body = { id, name: id, audience, clientType: 'spa', redirectUris: [BENCH_REDIRECT], authPolicy: { signup_policy: 'open' }, ...extra };
   await expectStatus(await server.admin('POST', '/api/admin/applications', body), 201, `creating application ${id}`);
   return { id, audience };
 }

@@ -1,7 +1,9 @@
 /**
  * Idle memory (issue 9): the resident set (VmRSS) of `gatehouse serve` after start-up and one of
  * each flow over HTTP — sign-up, password sign-in, authorize + token (PKCE, `openid
- * offline_access`), refresh, the admin member list, the JWKS — then three seconds of idleness, in
+ * offline_access`), refresh, the admin member list, an invitation, the JWKS and discovery, and the
+ * signed webhook deliveries those changes cause (to a receiver in this process, waited for) —
+ * then three seconds of idleness, in
  * which the server gives back what the burst grew (server/ops/idle-memory.ts: after a quiet second,
  * so three leave room for a busy host); the figure right after the flows is reported too. RSS is
  * what the operating system charges the process: V8's heap, code, SQLite's page cache and
@@ -10,6 +12,9 @@
  * (GATEHOUSE_BENCH_METRICS=1) to tell the parts apart.
  * Target: ≤ 80 MB (10^6 bytes) resident.
  */
+import { createServer, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import type { BenchResult, Scenario } from './run.js';
 import type { BenchMetrics } from '../server/cli/bench-metrics.js';
 import { BENCH_PASSWORD, codeFlow, createApplication, loadAverage, signUp, startBenchServer, type BenchServer } from './_server.js';
@@ -25,9 +30,37 @@ async function expectOk(res: Response, what: string): Promise<unknown> {
   return res.json();
 }
 
+/** A webhook receiver that counts the deliveries it is sent (answering 204 to each). */
+async function startReceiver(): Promise<{ url: string; received: () => number; close: () => Promise<void> }> {
+  let count = 0;
+  const receiver: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      count++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const { port } = receiver.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received: () => count,
+    close: () => new Promise((resolve) => receiver.close(() => resolve())),
+  };
+}
+
+/** Waits until the receiver has `count` deliveries (the outbox delivers within a second). */
+async function awaitDeliveries(received: () => number, count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (received() < count) {
+    if (Date.now() > deadline) throw new Error(`webhooks: ${received()} of ${count} deliveries arrived in 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** One of each flow, in the order a first day of use would run them. */
-async function everyFlowOnce(server: BenchServer): Promise<void> {
-  await createApplication(server, APP);
+async function everyFlowOnce(server: BenchServer, webhookUrl: string): Promise<void> {
+  await createApplication(server, APP, { webhookUrl, webhookSecret: `whsec_${randomBytes(32).toString('base64')}` });
   await signUp(server, 'memory@example.com', APP);
   const signedIn = await fetch(`${server.url}/api/auth/sign-in/email`, {
     method: 'POST',
@@ -44,14 +77,22 @@ async function everyFlowOnce(server: BenchServer): Promise<void> {
   });
   await expectOk(refreshed, 'refresh');
   await expectOk(await server.admin('GET', `/api/admin/applications/${APP}/users?limit=50`), 'admin member list');
+  const invited = await server.admin('POST', `/api/admin/applications/${APP}/invitations`, { emails: ['invited@example.com'], role: 'member' });
+  if (invited.status !== 201) throw new Error(`invitation: HTTP ${invited.status} ${await invited.text()}`);
   await expectOk(await fetch(`${server.url}/api/auth/jwks`), 'JWKS');
+  await expectOk(await fetch(`${server.url}/.well-known/openid-configuration`), 'discovery');
 }
+
+/** The webhook events the flows above cause: membership.created, membership.signed_in, invitation.created. */
+const EXPECTED_DELIVERIES = 3;
 
 async function run(): Promise<BenchResult[]> {
   const server = await startBenchServer('memory', { GATEHOUSE_BENCH_METRICS: '1' });
+  const receiver = await startReceiver();
   try {
     const atReady = server.rssMiB() * 2 ** 20;
-    await everyFlowOnce(server);
+    await everyFlowOnce(server, receiver.url);
+    await awaitDeliveries(receiver.received, EXPECTED_DELIVERIES);
     const busy = server.rssParts().rssBytes;
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
     const { rssBytes: rss, anonBytes, fileBytes } = server.rssParts();
@@ -82,11 +123,12 @@ async function run(): Promise<BenchResult[]> {
     ];
   } finally {
     await server.stop();
+    await receiver.close();
   }
 }
 
 export const scenario: Scenario = {
   name: 'memory',
-  description: 'RSS after start-up and one sign-up, sign-in, authorize+token, refresh, admin list and JWKS',
+  description: 'RSS after start-up and one sign-up, sign-in, authorize+token, refresh, admin list, invitation, JWKS, discovery and webhook delivery',
   run,
 };
