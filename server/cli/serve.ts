@@ -3,7 +3,7 @@ import { loadConfig } from '../config.js';
 import { readyLine, start } from '../main.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 import { serveBenchMetrics } from './bench-metrics.js';
-import { deprioritiseHelperThreads } from './thread-priority.js';
+import { deprioritiseThreadPool } from './thread-priority.js';
 import { startIdleReclaim } from '../ops/idle-memory.js';
 
 export const serveCommand: Command = {
@@ -41,7 +41,7 @@ export const serveCommand: Command = {
       tls: values.tls as string | undefined,
     });
     const running = await start(config);
-    deprioritiseHelperThreads();
+    await deprioritiseThreadPool();
     console.log(readyLine(running));
     const ready = { type: 'ready', url: running.url, issuer: running.config.issuer };
     process.send?.(ready);

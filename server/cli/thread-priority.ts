@@ -1,39 +1,79 @@
 /**
- * The event loop before background work: on Linux, every thread of the server process except
- * the main one (libuv's pool, where argon2 hashes and RS256 signatures run, and V8's helper
- * threads) gets a lower scheduling priority (5 nicer than the main thread). When hashing fills the cores, the event
- * loop then gets a core as soon as it has work instead of queueing behind the hashes (issue 9:
- * never blocked > 20 ms during sign-ins); the background work still has every core the event
- * loop leaves idle. Runs once at ready, when libuv's pool threads exist (module loading started
- * them). Elsewhere, or when the system refuses, it does nothing.
+ * The event loop before background work: on Linux, the threads of libuv's pool (where argon2
+ * hashes and RS256 signatures run) get a lower scheduling priority, 10 nicer than the main thread.
+ * When hashing fills the cores, the event loop then gets a core as soon as it has work instead of
+ * queueing behind the hashes (issue 9: never blocked > 20 ms during sign-ins); the hashes still
+ * have every core the event loop leaves idle.
+ *
+ * Only the pool's threads: V8's helper threads (parallel scavenges, concurrent marking and
+ * compilation) stay at the main thread's priority, because the main thread waits for them. Niced
+ * like the pool, a helper the main thread was joining in a scavenge queued 5 ms behind the hashes
+ * for a core while the event loop stood still (seen with `perf sched`; loop delay maxima of
+ * 25-40 ms in one sign-in run out of four or five).
+ *
+ * The pool's threads are found by asking them: every asynchronous fs call runs on one of them,
+ * and `/proc/thread-self` names the thread that reads it. Elsewhere, or when the system refuses,
+ * nothing changes: the priority is an optimisation.
  */
-import { readdirSync } from 'node:fs';
+import { readlink } from 'node:fs/promises';
 import { getPriority, setPriority } from 'node:os';
 
-/** How much nicer than the main thread the helper threads run (19 is the nicest there is). */
-const BACKGROUND_NICE_STEP = 5;
+/** How much nicer than the main thread the background threads run (19 is the nicest there is). */
+const BACKGROUND_NICE_STEP = 10;
+
+/** libuv's default pool size, and its cap (UV_THREADPOOL_SIZE). */
+const DEFAULT_POOL_SIZE = 4;
+const MAX_POOL_SIZE = 1024;
+
+/** Rounds of concurrent look-ups before settling for the threads seen (4 rounds is typical). */
+const MAX_ROUNDS = 50;
 
 /**
- * The nice value helper threads get: the main thread's plus the step. Absolute, so applying it
+ * The nice value background threads get: the main thread's plus the step. Absolute, so applying it
  * twice changes nothing; a thread started after ready (the WAL checkpointer) sets it on itself.
  */
 export function backgroundNice(): number {
   return Math.min(19, getPriority(process.pid) + BACKGROUND_NICE_STEP);
 }
 
-export function deprioritiseHelperThreads(): void {
-  if (process.platform !== 'linux') return;
+/** How many threads libuv's pool has, read from UV_THREADPOOL_SIZE as libuv reads it (atoi, unsigned). */
+export function threadPoolSize(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_POOL_SIZE;
+  const size = Number.parseInt(raw, 10) || 0;
+  if (size === 0) return 1;
+  return size < 0 ? MAX_POOL_SIZE : Math.min(size, MAX_POOL_SIZE);
+}
+
+/**
+ * The thread ids of libuv's pool. Look-ups are sent in batches, several per thread, until every
+ * thread has answered one; a thread that never does (the pool busy elsewhere) is left out.
+ */
+export async function threadPoolIds(size = threadPoolSize(process.env.UV_THREADPOOL_SIZE)): Promise<Set<number>> {
+  const seen = new Set<number>();
+  for (let round = 0; round < MAX_ROUNDS && seen.size < size; round++) {
+    const links = await Promise.all(Array.from({ length: size * 4 }, () => readlink('/proc/thread-self')));
+    for (const link of links) seen.add(Number(link.slice(link.lastIndexOf('/') + 1)));
+  }
+  seen.delete(process.pid);
+  return seen;
+}
+
+/** Lowers the priority of libuv's pool threads; resolves with how many it lowered. */
+export async function deprioritiseThreadPool(): Promise<number> {
+  if (process.platform !== 'linux') return 0;
   try {
     const nice = backgroundNice();
-    for (const entry of readdirSync('/proc/self/task')) {
-      if (Number(entry) === process.pid) continue;
+    let lowered = 0;
+    for (const tid of await threadPoolIds()) {
       try {
-        setPriority(Number(entry), nice); // per thread on Linux (setpriority on a thread id)
+        setPriority(tid, nice); // per thread on Linux (setpriority on a thread id)
+        lowered++;
       } catch {
-        // a thread that just ended: the others still get theirs
+        // refused for this one: the others still get theirs
       }
     }
+    return lowered;
   } catch {
-    // no /proc or a system that refuses: the priority is an optimisation
+    return 0; // no /proc: the priority is an optimisation
   }
 }

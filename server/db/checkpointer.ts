@@ -25,7 +25,7 @@ export const START_AT_WAL_BYTES = 1_000 * 4_096;
 
 /**
  * The worker's body: plain CommonJS, so it needs no file of its own beside the build. On Linux it
- * runs at the helper threads' priority (cli/thread-priority.ts), set on itself as it may start
+ * runs at the thread pool's priority (cli/thread-priority.ts), set on itself as it may start
  * after the server lowered the others.
  */
 const WORKER_SOURCE = `
