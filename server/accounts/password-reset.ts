@@ -65,7 +65,7 @@ export async function resetPassword(ctx: AppContext, token: string, password: st
       }
     }
     if (!accounts.some((a) => a.provider === 'credential')) addCredentialAccount(tx, person, now);
-    clearBackOff(tx, person.email);
+    clearBackOff(ctx.db, person.email);
     tx.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.personId, personId), isNull(sessions.revokedAt))).run();
     revokeFamilies(tx, now, { personId }, 'password_reset');
     recordAudit(tx, now, { actor: `person:${personId}`, action: 'person.password_reset', target: personId });

@@ -2,14 +2,15 @@
  * People as the sign-in endpoints see them: look-up by e-mail, the `{user}` wire view, and
  * starting a browser session after a successful sign-in or sign-up.
  */
-import { and, eq, gt, isNull } from 'drizzle-orm';
-import type { Tx } from '../audit/record.js';
+import { eq, sql } from 'drizzle-orm';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
-import { applications, people, sessions, type Application, type Person } from '../db/schema.js';
+import type { Db } from '../db/client.js';
+import { people, type Application, type Person } from '../db/schema.js';
+import { preparedPerDb } from '../db/prepared.js';
+import { findApplication } from '../applications/lookup.js';
 import { forbidden, notFound } from '../http/problem.js';
-import { sha256 } from '../util/crypto.js';
-import { ACCOUNT_REALM, createSession, endSession, markRealm, realmOf } from './session.js';
+import { ACCOUNT_REALM, createSession, endSession, liveSession, markRealm, realmOf } from './session.js';
 
 /** Who is asking: what the session row records about the device, and the cookie it already has. */
 export interface ClientInfo {
@@ -21,8 +22,11 @@ export interface ClientInfo {
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
-export function findPersonByEmail(tx: Tx, email: string): Person | undefined {
-  return tx.select().from(people).where(eq(people.email, normalizeEmail(email))).get();
+/** Prepared once (db/prepared.ts): every password sign-in looks the address up. */
+const byEmail = preparedPerDb((db) => db.select().from(people).where(eq(people.email, sql.placeholder('email'))).prepare());
+
+export function findPersonByEmail(db: Db, email: string): Person | undefined {
+  return byEmail(db).get({ email: normalizeEmail(email) });
 }
 
 export function userRecord(p: Person) {
@@ -31,7 +35,7 @@ export function userRecord(p: Person) {
 
 /** The application a sign-in is for; it must exist and allow e-mail and password. */
 export function applicationForEmailSignIn(ctx: AppContext, applicationId: string): Application {
-  const app = ctx.db.select().from(applications).where(eq(applications.id, applicationId)).get();
+  const app = findApplication(ctx.db, applicationId);
   if (!app) throw notFound('application_not_found', `There is no application with id "${applicationId}".`);
   if (!app.authPolicy.allowed_providers.includes('email')) {
     throw forbidden('provider_not_allowed', `${app.name} does not allow signing in with e-mail and password.`);
@@ -40,14 +44,15 @@ export function applicationForEmailSignIn(ctx: AppContext, applicationId: string
 }
 
 /**
- * Signs `person` in on this browser inside the caller's transaction. The browser's current
+ * Signs `person` in on this browser inside the caller's transaction (opened on `db`: the
+ * statements are prepared on it, db/prepared.ts). The browser's current
  * session is kept when it already belongs to the same person (its `sid` stays stable, so refresh
  * tokens born of it live on); another person's session on this browser is ended. Marks the
  * account realm and the application's realm. Returns the new cookie token, or undefined when the
  * cookie stays.
  */
 export function startSession(
-  tx: Tx,
+  db: Db,
   now: Date,
   config: Config,
   person: Person,
@@ -57,21 +62,17 @@ export function startSession(
   let sessionId: string | undefined;
   let token: string | undefined;
   if (client.currentToken) {
-    const current = tx
-      .select({ id: sessions.id, personId: sessions.personId })
-      .from(sessions)
-      .where(and(eq(sessions.tokenHash, sha256(client.currentToken)), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
-      .get();
+    const current = liveSession(db, client.currentToken, now)?.session;
     if (current?.personId === person.id) sessionId = current.id;
-    else if (current) endSession(tx, now, current.id);
+    else if (current) endSession(db, now, current.id);
   }
   if (!sessionId) {
-    const created = createSession(tx, now, config, { personId: person.id, userAgent: client.userAgent, ip: client.ip });
+    const created = createSession(db, now, config, { personId: person.id, userAgent: client.userAgent, ip: client.ip });
     sessionId = created.session.id;
     token = created.token;
   }
   // Any sign-in is a fresh authentication of the session (accounts/session.ts, requireRecentSignIn).
-  markRealm(tx, sessionId, ACCOUNT_REALM, now);
-  if (app) markRealm(tx, sessionId, realmOf(app), now);
+  markRealm(db, sessionId, ACCOUNT_REALM, now);
+  if (app) markRealm(db, sessionId, realmOf(app), now);
   return { sessionId, token };
 }

@@ -13,6 +13,7 @@ import type { AppContext } from '../context.js';
 import type { Config } from '../config.js';
 import type { Tx } from '../audit/record.js';
 import { people, sessionRealms, sessions, type Application, type Person, type Session } from '../db/schema.js';
+import type { Db } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { forbidden } from '../http/problem.js';
 import { randomToken, sha256 } from '../util/crypto.js';
@@ -71,7 +72,7 @@ export function readSession(ctx: AppContext, request: FastifyRequest): { session
   const token = sessionToken(ctx.config, request);
   if (!token || token.length > 200) return undefined;
   const now = ctx.clock.now();
-  const row = sessionQueries(ctx.db).live.get({ hash: sha256(token), nowMs: now.getTime() });
+  const row = liveSession(ctx.db, token, now);
   if (!row) return undefined;
   if (now.getTime() - row.session.lastSeenAt.getTime() >= LAST_SEEN_RESOLUTION_MS) {
     ctx.db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, row.session.id)).run();
@@ -90,31 +91,54 @@ export function describeDevice(userAgent: string | undefined): string {
   return browser && os ? `${browser} on ${os}` : browser || os;
 }
 
-/** Creates a session for `personId`; the returned token goes into the cookie and nowhere else. */
+/** Every sign-in creates a session and marks realms: prepared once (db/prepared.ts). */
+const sessionWrites = preparedPerDb((db) => {
+  const p = sql.placeholder;
+  return {
+    insert: db
+      .insert(sessions)
+      .values({
+        id: p('id'), tokenHash: p('tokenHash'), personId: p('personId'), userAgent: p('userAgent'), device: p('device'),
+        ip: p('ip'), createdAt: p('now'), expiresAt: p('expiresAt'), lastSeenAt: p('now'),
+      })
+      .returning()
+      .prepare(),
+    markRealm: db
+      .insert(sessionRealms)
+      .values({ sessionId: p('sessionId'), realm: p('realm'), authenticatedAt: p('at') })
+      .onConflictDoUpdate({ target: [sessionRealms.sessionId, sessionRealms.realm], set: { authenticatedAt: sql`excluded.authenticated_at` } })
+      .prepare(),
+  };
+});
+
+/**
+ * Creates a session for `personId` (also inside a transaction opened on `db`); the returned token
+ * goes into the cookie and nowhere else.
+ */
 export function createSession(
-  tx: Tx,
+  db: Db,
   now: Date,
   config: Config,
   input: { personId: string; userAgent?: string | undefined; ip?: string | undefined },
 ): { session: Session; token: string } {
   const token = randomToken();
   const userAgent = input.userAgent?.slice(0, 500) ?? null;
-  const session = tx
-    .insert(sessions)
-    .values({
-      id: newId('ses'),
-      tokenHash: sha256(token),
-      personId: input.personId,
-      userAgent,
-      device: describeDevice(userAgent ?? undefined),
-      ip: input.ip ?? '',
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + config.sessionTtl * 1000),
-      lastSeenAt: now,
-    })
-    .returning()
-    .get();
+  const session = sessionWrites(db).insert.get({
+    id: newId('ses'),
+    tokenHash: sha256(token),
+    personId: input.personId,
+    userAgent,
+    device: describeDevice(userAgent ?? undefined),
+    ip: input.ip ?? '',
+    now,
+    expiresAt: new Date(now.getTime() + config.sessionTtl * 1000),
+  })!;
   return { session, token };
+}
+
+/** The live session of a raw token and its person, if any (the cookie check of `readSession`). */
+export function liveSession(db: Db, token: string, now: Date): { session: Session; person: Person } | undefined {
+  return sessionQueries(db).live.get({ hash: sha256(token), nowMs: now.getTime() });
 }
 
 /** The realm an application's sign-in belongs to: its SSO group, or the application alone. */
@@ -122,12 +146,9 @@ export function realmOf(app: Pick<Application, 'id' | 'ssoGroupId'>): string {
   return app.ssoGroupId ? `group:${app.ssoGroupId}` : `app:${app.id}`;
 }
 
-/** Records that the session (re-)authenticated `realm` at `now`. */
-export function markRealm(tx: Tx, sessionId: string, realm: string, now: Date): void {
-  tx.insert(sessionRealms)
-    .values({ sessionId, realm, authenticatedAt: now })
-    .onConflictDoUpdate({ target: [sessionRealms.sessionId, sessionRealms.realm], set: { authenticatedAt: now } })
-    .run();
+/** Records that the session (re-)authenticated `realm` at `now` (also inside a transaction on `db`). */
+export function markRealm(db: Db, sessionId: string, realm: string, now: Date): void {
+  sessionWrites(db).markRealm.run({ sessionId, realm, at: now });
 }
 
 /** When the session last authenticated `realm` (the ID token's `auth_time`), or undefined. */

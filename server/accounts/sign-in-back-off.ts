@@ -11,8 +11,8 @@
 import { and, asc, count, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/client.js';
+import { preparedPerDb } from '../db/prepared.js';
 import { signInBackOff, type Person } from '../db/schema.js';
-import type { Tx } from '../audit/record.js';
 import { recordAudit } from '../audit/record.js';
 import { tooManyRequests } from '../http/problem.js';
 import { sha256 } from '../util/crypto.js';
@@ -53,29 +53,42 @@ const lockedProblem = (lockedUntil: Date, now: Date) =>
  */
 export function claimPasswordCheck(ctx: AppContext, email: string): PasswordCheck {
   const now = ctx.clock.now();
-  const emailHash = keyOf(email);
   if (sweepDue(ctx.db, now)) sweepBackOff(ctx.db, now);
-  return ctx.db.transaction((tx) => {
-    const row = tx
-      .insert(signInBackOff)
-      .values({ emailHash, failures: 1, lockedUntil: null, lastFailureAt: now })
-      .onConflictDoUpdate({
-        target: signInBackOff.emailHash,
-        set: { failures: sql`${signInBackOff.failures} + 1`, lastFailureAt: now },
-        setWhere: or(isNull(signInBackOff.lockedUntil), lte(signInBackOff.lockedUntil, now)),
-      })
-      .returning({ failures: signInBackOff.failures })
-      .get();
-    if (!row) {
-      const current = tx.select({ lockedUntil: signInBackOff.lockedUntil }).from(signInBackOff).where(eq(signInBackOff.emailHash, emailHash)).get();
-      throw lockedProblem(current?.lockedUntil ?? now, now);
-    }
-    if (row.failures < LOCK_AFTER_FAILURES) return { failures: row.failures, lockedUntil: undefined };
-    const lockedUntil = new Date(now.getTime() + lockDuration(row.failures));
-    tx.update(signInBackOff).set({ lockedUntil }).where(eq(signInBackOff.emailHash, emailHash)).run();
-    return { failures: row.failures, lockedUntil };
-  });
+  return backOffQueries(ctx.db).claim(keyOf(email), now);
 }
+
+/**
+ * Every password check runs the claim, and every right password the clear: their statements are
+ * prepared once per database handle (db/prepared.ts), the claim as one native transaction.
+ * Placeholders in `where` and raw `set` SQL are bound as given (timestamps in milliseconds);
+ * inserted values go through the columns' mapping (Dates).
+ */
+const backOffQueries = preparedPerDb((db) => {
+  const p = sql.placeholder;
+  const t = signInBackOff;
+  const count = db
+    .insert(t)
+    .values({ emailHash: p('emailHash'), failures: 1, lockedUntil: null, lastFailureAt: p('now') })
+    .onConflictDoUpdate({
+      target: t.emailHash,
+      set: { failures: sql`${t.failures} + 1`, lastFailureAt: sql`excluded.last_failure_at` },
+      setWhere: or(isNull(t.lockedUntil), lte(t.lockedUntil, p('nowMs'))),
+    })
+    .returning({ failures: t.failures })
+    .prepare();
+  const lockedUntil = db.select({ lockedUntil: t.lockedUntil }).from(t).where(eq(t.emailHash, p('emailHash'))).prepare();
+  const lock = db.update(t).set({ lockedUntil: sql`${p('untilMs')}` }).where(eq(t.emailHash, p('emailHash'))).prepare();
+  const clear = db.delete(t).where(eq(t.emailHash, p('emailHash'))).prepare();
+  const claim = db.$client.transaction((emailHash: string, now: Date): PasswordCheck => {
+    const row = count.get({ emailHash, now, nowMs: now.getTime() });
+    if (!row) throw lockedProblem(lockedUntil.get({ emailHash })?.lockedUntil ?? now, now);
+    if (row.failures < LOCK_AFTER_FAILURES) return { failures: row.failures, lockedUntil: undefined };
+    const until = new Date(now.getTime() + lockDuration(row.failures));
+    lock.run({ emailHash, untilMs: until.getTime() });
+    return { failures: row.failures, lockedUntil: until };
+  });
+  return { claim: (emailHash: string, now: Date) => claim(emailHash, now), clear };
+});
 
 /**
  * The claimed check failed: a lock it set on a person's address is audited (a right password
@@ -91,9 +104,9 @@ export function passwordCheckFailed(ctx: AppContext, person: Pick<Person, 'id'> 
   });
 }
 
-/** A right password (or a reset): the back-off of that address starts over. */
-export function clearBackOff(tx: Tx, email: string): void {
-  tx.delete(signInBackOff).where(eq(signInBackOff.emailHash, keyOf(email))).run();
+/** A right password (or a reset): the back-off of that address starts over (also inside a transaction on `db`). */
+export function clearBackOff(db: Db, email: string): void {
+  backOffQueries(db).clear.run({ emailHash: keyOf(email) });
 }
 
 const lastSweep = new WeakMap<Db, number>();

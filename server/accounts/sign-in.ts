@@ -4,13 +4,12 @@
  * (accounts/sign-in-back-off.ts), so an address without an account locks exactly like one with an
  * account, and while locked neither runs argon2.
  */
-import { eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
-import { memberships, type Application, type Person } from '../db/schema.js';
+import type { Db } from '../db/client.js';
+import type { Application, Person } from '../db/schema.js';
 import type { Config } from '../config.js';
-import type { Tx } from '../audit/record.js';
 import { Problem } from '../http/problem.js';
-import { findMembership, membershipEventData } from '../members/create.js';
+import { findMembership, membershipEventData, touchMembership } from '../members/create.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { verifyPassword } from './passwords.js';
 import { applicationForEmailSignIn, findPersonByEmail, startSession, type ClientInfo } from './people.js';
@@ -45,9 +44,9 @@ export async function signInWithEmail(ctx: AppContext, input: SignInInput, clien
     passwordCheckFailed(ctx, person, check);
     throw invalidCredentials();
   }
-  const result = ctx.db.transaction((tx) => {
-    clearBackOff(tx, person.email);
-    return signInPerson(tx, now, ctx.config, person, app, client);
+  const result = ctx.db.transaction(() => {
+    clearBackOff(ctx.db, person.email);
+    return signInPerson(ctx.db, now, ctx.config, person, app, client);
   });
   if (app) ctx.wakeWebhooks();
   return { person, ...result };
@@ -56,15 +55,16 @@ export async function signInWithEmail(ctx: AppContext, input: SignInInput, clien
 /**
  * Signs an authenticated person in on this browser (any method: password, external provider):
  * starts or keeps the session, marks the application's realm, and for an active member updates
- * `lastActiveAt` and emits `membership.signed_in`. The caller wakes the webhook worker.
+ * `lastActiveAt` and emits `membership.signed_in`. Runs inside the caller's transaction, opened on
+ * `db` (its statements are prepared there, db/prepared.ts). The caller wakes the webhook worker.
  */
-export function signInPerson(tx: Tx, now: Date, config: Config, person: Person, app: Application | undefined, client: ClientInfo) {
-  const started = startSession(tx, now, config, person, app, client);
-  const membership = app ? findMembership(tx, app.id, person.id) : undefined;
+export function signInPerson(db: Db, now: Date, config: Config, person: Person, app: Application | undefined, client: ClientInfo) {
+  const started = startSession(db, now, config, person, app, client);
+  const membership = app ? findMembership(db, app.id, person.id) : undefined;
   // A suspended member signs in to Gatehouse (the account pages) but not to the application.
   if (app && membership?.status === 'active') {
-    tx.update(memberships).set({ lastActiveAt: now }).where(eq(memberships.id, membership.id)).run();
-    recordEvent(tx, now, app.id, 'membership.signed_in', membershipEventData(membership, person));
+    touchMembership(db, membership.id, now);
+    recordEvent(db, now, app.id, 'membership.signed_in', membershipEventData(membership, person));
   }
   return started;
 }

@@ -14,6 +14,7 @@ import { iso } from '../http/schemas.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { checkRedirectUris } from './redirect-uris.js';
 import { forgetApplicationRealm } from './realms.js';
+import { findApplication } from './lookup.js';
 import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
 import type { ApplicationCreate, ApplicationPatch, AuthPolicyPatch } from './schemas.js';
@@ -55,7 +56,7 @@ export function newWebhookSecret(): string {
 }
 
 export function getApplication(ctx: AppContext, id: string): Application {
-  const app = ctx.db.select().from(applications).where(eq(applications.id, id)).get();
+  const app = findApplication(ctx.db, id);
   if (!app) throw notFound('application_not_found', `There is no application with id "${id}".`);
   return app;
 }

@@ -34,6 +34,19 @@ const membershipOf = preparedPerDb((db) =>
     .prepare(),
 );
 
+const touch = preparedPerDb((db) =>
+  db
+    .update(memberships)
+    .set({ lastActiveAt: sql`${sql.placeholder('nowMs')}` }) // raw SQL: bound as given, milliseconds
+    .where(eq(memberships.id, sql.placeholder('id')))
+    .prepare(),
+);
+
+/** Marks the membership active at `now` (sign-ins, token grants); also inside a transaction on `db`. */
+export function touchMembership(db: Db, membershipId: string, now: Date): void {
+  touch(db).run({ id: membershipId, nowMs: now.getTime() });
+}
+
 export function findMembership(tx: Tx, applicationId: string, personId: string): Membership | undefined {
   // Handed the database itself (not a transaction), the prepared statement serves.
   if ('$client' in tx) return membershipOf(tx as Db).get({ applicationId, personId });

@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Application } from '../db/schema.js';
-import { refreshQueries } from './token/refresh-queries.js';
+import { findApplication } from '../applications/lookup.js';
 import type { AppContext } from '../context.js';
 import { matchesHash } from '../util/crypto.js';
 import { invalidClient, invalidRequest } from './errors.js';
@@ -47,7 +47,7 @@ function presented(request: FastifyRequest, body: RawParams): Presented {
 }
 
 export function findClient(ctx: AppContext, clientId: string): Application | undefined {
-  return refreshQueries(ctx.db).client.get({ id: clientId });
+  return findApplication(ctx.db, clientId);
 }
 
 /** Authenticates the calling client or throws `invalid_client` (401). */

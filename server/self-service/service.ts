@@ -221,7 +221,7 @@ export async function changePassword(ctx: AppContext, me: Me, input: PasswordCha
   const now = ctx.clock.now();
   const sessionsEnded = ctx.db.transaction((tx) => {
     setPasswordHash(tx, person.id, passwordHash, now);
-    clearBackOff(tx, person.email);
+    clearBackOff(ctx.db, person.email);
     const ended = endOtherSessions(tx, me, now);
     // A password is always listed as the `credential` account, whichever path set it.
     if (!linkedAccountsOf(tx, person.id).some((a) => a.provider === 'credential')) addCredentialAccount(tx, person, now);

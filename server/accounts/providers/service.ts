@@ -100,7 +100,7 @@ export function completeLogin(
   const app = loginApplication(ctx, login.applicationId, login.provider, providerName);
   const linked = linkedPerson(ctx.db, login.provider, identity.providerAccountId);
   if (linked) {
-    const started = ctx.db.transaction((tx) => signInPerson(tx, now, ctx.config, linked, app, client));
+    const started = ctx.db.transaction(() => signInPerson(ctx.db, now, ctx.config, linked, app, client));
     if (app) ctx.wakeWebhooks();
     return { kind: 'signed_in', signedIn: { person: linked, ...started }, returnTo };
   }
@@ -137,7 +137,7 @@ function createPerson(ctx: AppContext, app: Application | undefined, provider: s
       const admitted = admitNewcomer(tx, now, app, person);
       if ('error' in admitted) throw signupNotAllowed(admitted.description);
       recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.signed_up', applicationId: app.id, target: person.id, details: { provider } });
-      const started = signInPerson(tx, now, ctx.config, person, app, client);
+      const started = signInPerson(ctx.db, now, ctx.config, person, app, client);
       const saved = tx.select().from(people).where(eq(people.id, person.id)).get()!;
       return { person: saved, ...started };
     });
@@ -169,7 +169,7 @@ export function finishPendingLink(
   const session = { ...client, currentToken: signedIn.token ?? client.currentToken };
   ctx.db.transaction((tx) => {
     linkIdentity(tx, now, signedIn.person, pending.provider, providerName, pending.identity);
-    signInPerson(tx, now, ctx.config, signedIn.person, app, session);
+    signInPerson(ctx.db, now, ctx.config, signedIn.person, app, session);
   });
   if (app) ctx.wakeWebhooks();
   return storedReturnTo(pending);

@@ -19,7 +19,8 @@ import { param, requiredParam, type RawParams } from '../params.js';
 import { verifiesChallenge } from '../pkce.js';
 import { hasScope } from '../scopes.js';
 import { startFamily, type TokenResponse } from './response.js';
-import { LAST_ACTIVE_RESOLUTION_MS, refreshQueries } from './refresh-queries.js';
+import { LAST_ACTIVE_RESOLUTION_MS } from './refresh-queries.js';
+import { touchMembership } from '../../members/create.js';
 
 /** The membership a code was issued for, with its person (gone if either was deleted since). */
 const memberQuery = preparedPerDb((db) =>
@@ -85,7 +86,7 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   let refresh: string | undefined;
   if (touch || hasScope(row.scope, 'offline_access')) {
     refresh = ctx.db.transaction((tx) => {
-      if (touch) refreshQueries(ctx.db).touchMember.run({ id: membership.id, nowMs: now.getTime() });
+      if (touch) touchMembership(ctx.db, membership.id, now);
       if (!hasScope(row.scope, 'offline_access')) return undefined;
       const family = startFamily(tx, now, ctx.config.refreshTokenTtl, {
         applicationId: client.id,

@@ -1,9 +1,10 @@
 /**
- * Prepared statements for the refresh grant, the hottest path of the server (and the client
- * look-up every token request makes): built once per database handle (db/prepared.ts).
+ * Prepared statements for the refresh grant, the hottest path of the server: built once per
+ * database handle (db/prepared.ts).
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { applications, memberships, refreshTokenFamilies, refreshTokens } from '../../db/schema.js';
+import { memberships, refreshTokenFamilies, refreshTokens } from '../../db/schema.js';
+import { touchMembership } from '../../members/create.js';
 import type { Db } from '../../db/client.js';
 import { preparedPerDb } from '../../db/prepared.js';
 
@@ -19,7 +20,6 @@ export interface Rotation {
 
 function build(db: Db) {
   const statements = {
-    client: db.select().from(applications).where(eq(applications.id, sql.placeholder('id'))).prepare(),
     token: db
       .select({
         rotatedAt: refreshTokens.rotatedAt,
@@ -36,11 +36,6 @@ function build(db: Db) {
       .update(refreshTokens)
       .set({ rotatedAt: sql`${sql.placeholder('nowMs')}` }) // raw SQL: pass milliseconds
       .where(and(eq(refreshTokens.tokenHash, sql.placeholder('hash')), isNull(refreshTokens.rotatedAt)))
-      .prepare(),
-    touchMember: db
-      .update(memberships)
-      .set({ lastActiveAt: sql`${sql.placeholder('nowMs')}` }) // raw SQL: pass milliseconds
-      .where(eq(memberships.id, sql.placeholder('id')))
       .prepare(),
     insert: db
       .insert(refreshTokens)
@@ -61,7 +56,7 @@ function build(db: Db) {
     const result = statements.rotate.run({ hash: r.hash, nowMs }) as unknown as { changes: number };
     if (result.changes !== 1) return false;
     statements.insert.run({ hash: r.successorHash, familyId: r.familyId, now: r.now, expiresAt: r.expiresAt });
-    if (r.touchMembershipId) statements.touchMember.run({ id: r.touchMembershipId, nowMs });
+    if (r.touchMembershipId) touchMembership(db, r.touchMembershipId, r.now);
     return true;
   });
   return { ...statements, rotateToken: (r: Rotation) => rotate(r) };

@@ -1,0 +1,15 @@
+/**
+ * The application with an id, through a statement prepared once per database handle
+ * (db/prepared.ts): every sign-in, authorize and token request looks its application up.
+ */
+import { eq, sql } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { applications, type Application } from '../db/schema.js';
+import { preparedPerDb } from '../db/prepared.js';
+
+const byId = preparedPerDb((db) => db.select().from(applications).where(eq(applications.id, sql.placeholder('id'))).prepare());
+
+/** Also inside a transaction opened on `db`: a prepared statement runs on the same connection. */
+export function findApplication(db: Db, id: string): Application | undefined {
+  return byId(db).get({ id });
+}
