@@ -66,7 +66,7 @@ export function claimPasswordCheck(ctx: AppContext, email: string): PasswordChec
 const backOffQueries = preparedPerDb((db) => {
   const p = sql.placeholder;
   const t = signInBackOff;
-  const count = db
+  const countFailure = db
     .insert(t)
     .values({ emailHash: p('emailHash'), failures: 1, lockedUntil: null, lastFailureAt: p('now') })
     .onConflictDoUpdate({
@@ -80,14 +80,14 @@ const backOffQueries = preparedPerDb((db) => {
   const lock = db.update(t).set({ lockedUntil: sql`${p('untilMs')}` }).where(eq(t.emailHash, p('emailHash'))).prepare();
   const clear = db.delete(t).where(eq(t.emailHash, p('emailHash'))).prepare();
   const claim = db.$client.transaction((emailHash: string, now: Date): PasswordCheck => {
-    const row = count.get({ emailHash, now, nowMs: now.getTime() });
+    const row = countFailure.get({ emailHash, now, nowMs: now.getTime() });
     if (!row) throw lockedProblem(lockedUntil.get({ emailHash })?.lockedUntil ?? now, now);
     if (row.failures < LOCK_AFTER_FAILURES) return { failures: row.failures, lockedUntil: undefined };
     const until = new Date(now.getTime() + lockDuration(row.failures));
     lock.run({ emailHash, untilMs: until.getTime() });
     return { failures: row.failures, lockedUntil: until };
   });
-  return { claim: (emailHash: string, now: Date) => claim(emailHash, now), clear };
+  return { claim, clear };
 });
 
 /**

@@ -58,22 +58,19 @@ export async function threadPoolIds(size = threadPoolSize(process.env.UV_THREADP
   return seen;
 }
 
-/** Lowers the priority of libuv's pool threads; resolves with how many it lowered. */
-export async function deprioritiseThreadPool(): Promise<number> {
-  if (process.platform !== 'linux') return 0;
+/** Lowers the priority of libuv's pool threads. */
+export async function deprioritiseThreadPool(): Promise<void> {
+  if (process.platform !== 'linux') return;
   try {
     const nice = backgroundNice();
-    let lowered = 0;
     for (const tid of await threadPoolIds()) {
       try {
         setPriority(tid, nice); // per thread on Linux (setpriority on a thread id)
-        lowered++;
       } catch {
         // refused for this one: the others still get theirs
       }
     }
-    return lowered;
   } catch {
-    return 0; // no /proc: the priority is an optimisation
+    // no /proc: the priority is an optimisation
   }
 }
