@@ -12,7 +12,7 @@ import UAParser from 'ua-parser-js';
 import type { AppContext } from '../context.js';
 import type { Config } from '../config.js';
 import type { Tx } from '../audit/record.js';
-import { people, sessionRealms, sessions, type Application, type Person, type Session } from '../db/schema.js';
+import { people, sessionRealms, sessions, type Application, type AuthMethod, type Person, type Session } from '../db/schema.js';
 import type { Db } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { forbidden } from '../http/problem.js';
@@ -99,7 +99,7 @@ const sessionWrites = preparedPerDb((db) => {
       .insert(sessions)
       .values({
         id: p('id'), tokenHash: p('tokenHash'), personId: p('personId'), userAgent: p('userAgent'), device: p('device'),
-        ip: p('ip'), createdAt: p('now'), expiresAt: p('expiresAt'), lastSeenAt: p('now'),
+        ip: p('ip'), createdAt: p('now'), expiresAt: p('expiresAt'), lastSeenAt: p('now'), amr: p('amr'),
       })
       .returning()
       .prepare(),
@@ -108,6 +108,8 @@ const sessionWrites = preparedPerDb((db) => {
       .values({ sessionId: p('sessionId'), realm: p('realm'), authenticatedAt: p('at') })
       .onConflictDoUpdate({ target: [sessionRealms.sessionId, sessionRealms.realm], set: { authenticatedAt: sql`excluded.authenticated_at` } })
       .prepare(),
+    // Raw SQL value: placeholders in `set` are bound as given, so the JSON text is passed.
+    setAmr: db.update(sessions).set({ amr: sql`${p('amr')}` }).where(eq(sessions.id, p('id'))).prepare(),
   };
 });
 
@@ -119,7 +121,7 @@ export function createSession(
   db: Db,
   now: Date,
   config: Config,
-  input: { personId: string; userAgent?: string | undefined; ip?: string | undefined },
+  input: { personId: string; userAgent?: string | undefined; ip?: string | undefined; amr: AuthMethod[] },
 ): { session: Session; token: string } {
   const token = randomToken();
   const userAgent = input.userAgent?.slice(0, 500) ?? null;
@@ -132,6 +134,7 @@ export function createSession(
     ip: input.ip ?? '',
     now,
     expiresAt: new Date(now.getTime() + config.sessionTtl * 1000),
+    amr: input.amr,
   })!;
   return { session, token };
 }
@@ -139,6 +142,16 @@ export function createSession(
 /** The live session of a raw token and its person, if any (the cookie check of `readSession`). */
 export function liveSession(db: Db, token: string, now: Date): { session: Session; person: Person } | undefined {
   return sessionQueries(db).live.get({ hash: sha256(token), nowMs: now.getTime() });
+}
+
+/** Records how the session's last sign-in was made (its `amr`, also inside a transaction on `db`). */
+export function setSessionAmr(db: Db, sessionId: string, amr: AuthMethod[]): void {
+  sessionWrites(db).setAmr.run({ id: sessionId, amr: JSON.stringify(amr) });
+}
+
+/** How the session's last sign-in was made (empty for sessions from before `amr` was recorded). */
+export function sessionAmr(db: Db, sessionId: string): AuthMethod[] {
+  return db.select({ amr: sessions.amr }).from(sessions).where(eq(sessions.id, sessionId)).get()?.amr ?? [];
 }
 
 /** The realm an application's sign-in belongs to: its SSO group, or the application alone. */
@@ -186,4 +199,21 @@ export function requireRecentSignIn(ctx: AppContext, sessionId: string): void {
 export function endSession(tx: Tx, now: Date, sessionId: string): void {
   tx.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt))).run();
   revokeFamilies(tx, now, { sessionId }, 'session_ended');
+}
+
+/**
+ * Ends every live session of a person (but `exceptSessionId`) through `endSession`, then revokes
+ * the person's remaining refresh-token families (those whose session row is gone) with `reason`.
+ * Returns how many sessions ended.
+ */
+export function endPersonSessions(tx: Tx, now: Date, personId: string, reason: string, exceptSessionId?: string): number {
+  const live = tx
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(and(eq(sessions.personId, personId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
+    .all()
+    .filter((s) => s.id !== exceptSessionId);
+  for (const { id } of live) endSession(tx, now, id);
+  revokeFamilies(tx, now, exceptSessionId ? { personId, exceptSessionId } : { personId }, reason);
+  return live.length;
 }

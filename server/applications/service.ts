@@ -25,6 +25,7 @@ export const DEFAULT_AUTH_POLICY: AuthPolicy = {
   signup_policy: 'invite_only',
   allowed_providers: ['email'],
   profile_fields: [],
+  mfa: 'optional',
 };
 
 /** How long deliveries are signed with the old secret too after a rotation (issue: webhooks). */
@@ -78,6 +79,7 @@ function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path:
     signup_policy: patch?.signup_policy ?? base.signup_policy,
     allowed_providers: patch?.allowed_providers ?? base.allowed_providers,
     profile_fields: (patch?.profile_fields ?? base.profile_fields) as AuthPolicy['profile_fields'],
+    mfa: patch?.mfa ?? base.mfa ?? 'optional',
   };
   const errors: FieldError[] = [];
   policy.allowed_providers.forEach((id, i) => {

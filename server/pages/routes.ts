@@ -16,7 +16,8 @@ import { checkFormToken, formToken } from '../accounts/csrf.js';
 import { authRateLimits } from '../accounts/rate-limits.js';
 import { clientInfo, sendSessionCookie } from '../accounts/routes.js';
 import { readSession } from '../accounts/session.js';
-import { signInWithEmail } from '../accounts/sign-in.js';
+import { needsSecondFactor, signInWithEmail } from '../accounts/sign-in.js';
+import { redirectToSecondStep } from '../accounts/second-factor/pending.js';
 import { signUpWithEmail } from '../accounts/sign-up.js';
 import { sendVerificationEmail } from '../accounts/email-verification.js';
 import { mailerFor } from '../mail/mailer.js';
@@ -153,12 +154,15 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       checkFormToken(ctx.config, request, form.csrf_token);
       const appId = pageApplication(ctx, form.client_id)?.id;
       try {
-        const signedIn = await signInWithEmail(
+        const outcome = await signInWithEmail(
           ctx,
           { email: form.email ?? '', password: form.password ?? '', applicationId: appId },
           clientInfo(ctx, request),
+          request,
+          { next: safeReturnTo(form.return_to) },
         );
-        sendSessionCookie(ctx, reply, signedIn);
+        if (needsSecondFactor(outcome)) return redirectToSecondStep(reply, ctx.config, outcome);
+        sendSessionCookie(ctx, reply, outcome);
         return reply.redirect(safeReturnTo(form.return_to), 303);
       } catch (error) {
         const { status, message } = withProblem(reply, error);

@@ -17,6 +17,8 @@ export type WebhookEventType =
   | 'invitation.accepted'
   | 'invitation.revoked'
   | 'security.refresh_token_reused'
+  | 'second_factor.enrolled'
+  | 'second_factor.removed'
   | 'webhook.test';
 
 /** Writes one event for an application; returns its id, or undefined when it has no webhook. */

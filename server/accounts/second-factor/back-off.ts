@@ -1,0 +1,72 @@
+/**
+ * Back-off against second-factor guessing per person, across pending sign-ins (a pending sign-in
+ * itself is void after 5 failures, pending.ts). From the 5th failure in a row the person's second
+ * step is locked for 30 s, doubling per further failure up to 15 min (the password back-off's
+ * curve, accounts/sign-in-back-off.ts); while locked, every second step answers 429
+ * `rate_limited` with `Retry-After` without looking at the code. A success clears it. Rows live in
+ * `second_factor_back_off` (survive restarts); rows idle for a day whose lock is over are swept at
+ * most once a minute on the way into a failure.
+ */
+import { and, eq, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import type { AppContext } from '../../context.js';
+import type { Db } from '../../db/client.js';
+import { secondFactorBackOff } from '../../db/schema.js';
+import { tooManyRequests } from '../../http/problem.js';
+import { LOCK_AFTER_FAILURES, lockDuration } from '../sign-in-back-off.js';
+
+export const SECOND_STEP_IDLE_MS = 24 * 60 * 60_000;
+const SWEEP_EVERY_MS = 60_000;
+
+export const secondStepLocked = (retryAfterSeconds: number) =>
+  tooManyRequests(retryAfterSeconds, 'Too many wrong codes; wait a little, then sign in again.');
+
+/** 429 while the person's second step is locked. */
+export function checkSecondStepLock(ctx: AppContext, personId: string): void {
+  const row = ctx.db.select().from(secondFactorBackOff).where(eq(secondFactorBackOff.personId, personId)).get();
+  const now = ctx.clock.now().getTime();
+  if (row?.lockedUntil && row.lockedUntil.getTime() > now) throw secondStepLocked((row.lockedUntil.getTime() - now) / 1000);
+}
+
+/** Counts a failed second step; returns the lock it set (epoch ms), if any. */
+export function secondStepFailed(ctx: AppContext, personId: string): number | undefined {
+  const now = ctx.clock.now();
+  if (sweepDue(ctx.db, now)) sweepSecondStepBackOff(ctx.db, now);
+  const row = ctx.db
+    .insert(secondFactorBackOff)
+    .values({ personId, failures: 1, lockedUntil: null, lastFailureAt: now })
+    .onConflictDoUpdate({ target: secondFactorBackOff.personId, set: { failures: sql`${secondFactorBackOff.failures} + 1`, lastFailureAt: now } })
+    .returning({ failures: secondFactorBackOff.failures })
+    .get();
+  if (row.failures < LOCK_AFTER_FAILURES) return undefined;
+  const until = now.getTime() + lockDuration(row.failures);
+  ctx.db.update(secondFactorBackOff).set({ lockedUntil: new Date(until) }).where(eq(secondFactorBackOff.personId, personId)).run();
+  return until;
+}
+
+/** The lock in force for the person (epoch ms), if any. */
+export function secondStepLockedUntil(ctx: AppContext, personId: string): number | undefined {
+  const at = ctx.db.select({ at: secondFactorBackOff.lockedUntil }).from(secondFactorBackOff).where(eq(secondFactorBackOff.personId, personId)).get()?.at;
+  return at && at.getTime() > ctx.clock.now().getTime() ? at.getTime() : undefined;
+}
+
+export function clearSecondStepBackOff(db: Db, personId: string): void {
+  db.delete(secondFactorBackOff).where(eq(secondFactorBackOff.personId, personId)).run();
+}
+
+const lastSweep = new WeakMap<Db, number>();
+function sweepDue(db: Db, now: Date): boolean {
+  const last = lastSweep.get(db);
+  if (last !== undefined && now.getTime() >= last && now.getTime() - last < SWEEP_EVERY_MS) return false;
+  lastSweep.set(db, now.getTime());
+  return true;
+}
+
+/** Retention: rows idle for a day whose lock is over are forgotten (indexed by `last_failure_at`). */
+export function sweepSecondStepBackOff(db: Db, now: Date): number {
+  const idleSince = new Date(now.getTime() - SECOND_STEP_IDLE_MS);
+  const result = db
+    .delete(secondFactorBackOff)
+    .where(and(lt(secondFactorBackOff.lastFailureAt, idleSince), or(isNull(secondFactorBackOff.lockedUntil), lte(secondFactorBackOff.lockedUntil, now))))
+    .run() as unknown as { changes: number };
+  return result.changes;
+}
