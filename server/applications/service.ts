@@ -31,6 +31,11 @@ export const DEFAULT_AUTH_POLICY: AuthPolicy = {
 /** How long deliveries are signed with the old secret too after a rotation (issue: webhooks). */
 export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 
+/** The stored policy as the wire shows it; `mfa` defaults to `optional` for rows written without it. */
+export function authPolicyOf(app: Pick<Application, 'authPolicy'>): AuthPolicy {
+  return { ...app.authPolicy, mfa: app.authPolicy.mfa ?? 'optional' };
+}
+
 export function applicationRecord(app: Application) {
   return {
     id: app.id,
@@ -41,7 +46,7 @@ export function applicationRecord(app: Application) {
     webhookUrl: app.webhookUrl,
     webhookSecretSet: Boolean(app.webhookSecret),
     ssoGroupId: app.ssoGroupId,
-    authPolicy: app.authPolicy,
+    authPolicy: authPolicyOf(app),
     createdAt: iso(app.createdAt)!,
     updatedAt: iso(app.updatedAt)!,
   };

@@ -10,6 +10,7 @@ import type { Statement } from 'better-sqlite3';
 import type { AppContext } from '../context.js';
 import { keyWriteCount, publishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
+import { ACR_VALUES } from '../accounts/second-factor/factors.js';
 import { CORS_HEADERS } from './cors.js';
 import { JSON_SECURITY_HEADERS } from '../http/security-headers.js';
 
@@ -38,7 +39,8 @@ export function discoveryDocument(issuer: string) {
     revocation_endpoint_auth_methods_supported: AUTH_METHODS,
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
-    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'sid', 'name', 'email', 'email_verified'],
+    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'amr', 'nonce', 'sid', 'name', 'email', 'email_verified'],
+    acr_values_supported: [...ACR_VALUES],
     authorization_response_iss_parameter_supported: true,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,

@@ -8,7 +8,10 @@
  *    itself) recently enough for `max_age` and `prompt` is not `login`; otherwise `prompt=none`
  *    answers `login_required` and anything else goes to the hosted sign-in page, which comes
  *    back here (without `prompt`/`max_age`, so the fresh sign-in is not asked for again).
- * 4. Membership is settled by the application's sign-up policy, then a code is issued.
+ * 4. An application that requires MFA, or `acr_values=urn:gatehouse:acr:mfa`, needs a multi-factor
+ *    session: a password-only one goes through the second step (step-up, or enrolment when the
+ *    person has no second factor) and comes back; `prompt=none` answers `interaction_required`.
+ * 5. Membership is settled by the application's sign-up policy, then a code is issued.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { matchesRedirectUri } from '../../applications/redirect-uris.js';
@@ -20,6 +23,9 @@ import { errorPageHandler, sendErrorPage } from '../error-page.js';
 import { param, type RawParams } from '../params.js';
 import { parseAuthorizeRequest } from './request.js';
 import { ReauthDemands } from './reauth.js';
+import { isMultiFactor, methodsOf, mfaRequired } from '../../accounts/second-factor/factors.js';
+import { startStepUp } from '../../accounts/second-factor/flow.js';
+import { redirectToSecondStep } from '../../accounts/second-factor/pending.js';
 
 export const AUTHORIZE_PATH = '/api/auth/oauth2/authorize';
 
@@ -33,13 +39,17 @@ function redirectTo(reply: FastifyReply, redirectUri: string, params: Record<str
  * The hosted sign-in page, told to come back to this request minus the parameters it satisfies.
  * It comes back as a GET, also when the request was a POST: the same parameters either way.
  */
-function toSignIn(reply: FastifyReply, clientId: string, params: RawParams, drop: string[]) {
+function resumeUrl(params: RawParams, drop: string[] = []): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) {
     if (drop.includes(name)) continue;
     for (const one of Array.isArray(value) ? value : [value]) if (typeof one === 'string') query.append(name, one);
   }
-  const returnTo = `${AUTHORIZE_PATH}?${query.toString()}`;
+  return `${AUTHORIZE_PATH}?${query.toString()}`;
+}
+
+function toSignIn(reply: FastifyReply, clientId: string, params: RawParams, drop: string[]) {
+  const returnTo = resumeUrl(params, drop);
   const target = `/sign-in?${new URLSearchParams({ client_id: clientId, return_to: returnTo }).toString()}`;
   return reply.header('cache-control', 'no-store').redirect(target, 302);
 }
@@ -90,6 +100,14 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
         return toSignIn(reply, client.id, query, ['prompt', 'max_age']);
       }
 
+      // Step-up (spec second-factor.md, "Tokens"): a password-only session confirms its second
+      // factor (or enrols one) without the password again, then comes back here.
+      if ((req.mfaRequested || mfaRequired(client)) && !isMultiFactor(found.session.amr)) {
+        if (req.prompt === 'none') throw new OAuthError('interaction_required', 'The person must confirm a second factor for this application.');
+        const token = startStepUp(ctx, request, found.session, found.person, client, resumeUrl(query));
+        return redirectToSecondStep(reply, ctx.config, { pendingToken: token, secondFactor: { methods: methodsOf(ctx.db, found.person.id) } });
+      }
+
       const settled = settleMembership(ctx, client, found.person);
       if ('error' in settled) throw new OAuthError(settled.error, settled.description);
 
@@ -104,6 +122,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
         codeChallenge: req.codeChallenge,
         nonce: req.nonce,
         authTime,
+        amr: found.session.amr,
       }, now);
       demands.settle(pending);
       return answer({ code });

@@ -96,6 +96,7 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
         scope: row.scope,
         resource: row.resource,
         authTime: row.authTime,
+        amr: row.amr,
       });
       row.issuedFamilyId = family.familyId;
       return family.token;
@@ -112,7 +113,7 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
     hasScope(row.scope, 'openid')
       ? signIdToken(keys, {
           issuer, person, clientId: client.id, scope: row.scope, nonce: row.nonce,
-          authTime: row.authTime, sessionId: row.sessionId, now, ttlSeconds: ttl,
+          authTime: row.authTime, amr: row.amr, sessionId: row.sessionId, now, ttlSeconds: ttl,
         })
       : undefined,
   ]);

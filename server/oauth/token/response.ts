@@ -3,7 +3,7 @@
  * opaque 256-bit tokens, stored hashed, one family per code exchange, rotated on every use.
  */
 import type { FastifyReply } from 'fastify';
-import { refreshTokenFamilies, refreshTokens } from '../../db/schema.js';
+import { refreshTokenFamilies, refreshTokens, type AuthMethod } from '../../db/schema.js';
 import type { Tx } from '../../audit/record.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 import { newId } from '../../util/ids.js';
@@ -36,6 +36,7 @@ export interface NewFamily {
   scope: string;
   resource: string;
   authTime: Date;
+  amr: AuthMethod[];
 }
 
 /** Starts a family with its first token; returns the family id and the token. */
