@@ -18,6 +18,7 @@ import { providersFeature } from './accounts/providers/routes.js';
 import { emailLinksFeature } from './accounts/email-link-routes.js';
 import { passwordPagesFeature } from './pages/password-pages.js';
 import { selfServicePlugin } from './self-service/routes.js';
+import { secondFactorFeature } from './accounts/second-factor/routes.js';
 
 export interface FeatureOptions {
   /** Whether background workers (webhook delivery, clean-up, schedules) should run. */
@@ -33,6 +34,7 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   apiKeysPlugin,
   auditPlugin,
   accountsFeature,
+  secondFactorFeature,
   pagesFeature,
   providersFeature,
   emailLinksFeature,

@@ -17,6 +17,7 @@ import { iso } from '../http/schemas.js';
 import { revokeFamilies } from '../oauth/revoke-families.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { membershipEventData } from './create.js';
+import { resetSecondFactor, secondFactorSummary } from '../accounts/second-factor/service.js';
 import type { MemberListQuery, MemberPatch } from './schemas.js';
 
 type MemberRow = { m: Membership; p: Pick<Person, 'id' | 'email' | 'name'> };
@@ -114,7 +115,18 @@ function findMember(ctx: AppContext, applicationId: string, memberId: string): M
 }
 
 export function getMember(ctx: AppContext, applicationId: string, memberId: string) {
-  return memberRecord(findMember(ctx, applicationId, memberId));
+  const row = findMember(ctx, applicationId, memberId);
+  return { ...memberRecord(row), secondFactor: secondFactorSummary(ctx.db, row.p.id) };
+}
+
+/**
+ * The administrator's reset for a lost device (spec second-factor.md, "Admin"): the member's
+ * TOTP, passkeys and recovery codes go, all their sessions end, audited under this application.
+ */
+export function resetMemberSecondFactor(ctx: AppContext, applicationId: string, memberId: string, actor: string): void {
+  const row = findMember(ctx, applicationId, memberId);
+  const person = ctx.db.select().from(people).where(eq(people.id, row.p.id)).get()!;
+  resetSecondFactor(ctx, person, actor, applicationId);
 }
 
 export function updateMember(ctx: AppContext, applicationId: string, memberId: string, patch: MemberPatch, actor: string) {
