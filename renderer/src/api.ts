@@ -124,10 +124,12 @@ export interface ProfileField {
   max_length?: number;
   description?: string;
 }
+export type MfaPolicy = 'optional' | 'required';
 export interface AuthPolicy {
   signup_policy: SignupPolicy;
   allowed_providers: string[];
   profile_fields: ProfileField[];
+  mfa: MfaPolicy;
 }
 export interface Application {
   id: string;
@@ -165,6 +167,15 @@ export interface Member {
   role: string;
   joinedAt: string;
   lastActiveAt: string | null;
+}
+/** A member's second factors as the admin API shows them: counts and dates, never secrets. */
+export interface SecondFactorSummary {
+  totp: { enabled: boolean; confirmedAt: string | null };
+  passkeys: { count: number; lastUsedAt: string | null };
+  recoveryCodes: { remaining: number; createdAt: string | null };
+}
+export interface MemberDetail extends Member {
+  secondFactor: SecondFactorSummary;
 }
 export interface Invitation {
   id: string;

@@ -142,6 +142,7 @@ describe('control panel', () => {
       profile_fields: [
         { key: 'department', label: 'Department', type: 'select', required: true, user_editable: true, options: ['Sales', 'Engineering'] },
       ],
+      mfa: 'optional',
     });
 
     // A limit set through the API survives a save from the panel, and limits can be set here too.

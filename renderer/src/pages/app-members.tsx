@@ -1,5 +1,5 @@
 import { createSignal, Show } from 'solid-js';
-import { api, enc, type Application, type Member } from '../api';
+import { api, enc, type Application, type Member, type MemberDetail, type SecondFactorSummary } from '../api';
 import { createPagedList, LoadMore } from '../paged';
 import { Async, confirmAction, ErrorBox, toast, useAction, when, ListTable } from '../ui';
 
@@ -34,6 +34,27 @@ export function MembersTab(props: { app: Application }) {
     if (ok) {
       toast(`${m.email} removed.`);
       void refetch();
+    }
+  };
+
+  // One member's second factors at a time, read on demand (the list does not carry them).
+  const [factors, setFactors] = createSignal<{ member: Member; summary: SecondFactorSummary } | undefined>();
+  const showFactors = async (m: Member) => {
+    if (factors()?.member.id === m.id) return setFactors(undefined);
+    const detail = await action.run(() => api.get<MemberDetail>(`${base}/${enc(m.id)}`));
+    if (detail) setFactors({ member: m, summary: detail.secondFactor });
+  };
+  const resetFactors = async (m: Member) => {
+    const ok = await confirmAction(
+      `Reset the second factor of ${m.email}?`,
+      'For a lost device: their authenticator app, passkeys and recovery codes are removed, and they are signed out everywhere. They sign in again with their password (and set up a new factor if an application requires one). This affects every application they use.',
+      'Reset second factor',
+    );
+    if (!ok) return;
+    const done = await action.run(async () => (await api.del(`${base}/${enc(m.id)}/second-factor`), true));
+    if (done) {
+      toast(`Second factor of ${m.email} reset; they were signed out everywhere.`);
+      setFactors(undefined);
     }
   };
 
@@ -86,6 +107,9 @@ export function MembersTab(props: { app: Application }) {
                       Suspend
                     </button>
                   </Show>
+                  <button type="button" class="small" aria-expanded={factors()?.member.id === m.id} onClick={() => showFactors(m)}>
+                    Second factor
+                  </button>
                   <button type="button" class="small danger" onClick={() => remove(m)}>
                     Remove
                   </button>
@@ -96,6 +120,29 @@ export function MembersTab(props: { app: Application }) {
         )}
       </Async>
       <LoadMore list={members} />
+      <Show when={factors()}>
+        {(f) => (
+          <div class="card" data-second-factor={f().member.email}>
+            <h2>Second factor of {f().member.email}</h2>
+            <ul>
+              <li>Authenticator app: {f().summary.totp.enabled ? `on since ${when(f().summary.totp.confirmedAt)}` : 'none'}</li>
+              <li>
+                Passkeys: {f().summary.passkeys.count}
+                {f().summary.passkeys.lastUsedAt ? ` (last used ${when(f().summary.passkeys.lastUsedAt)})` : ''}
+              </li>
+              <li>Recovery codes left: {f().summary.recoveryCodes.remaining}</li>
+            </ul>
+            <Show
+              when={f().summary.totp.enabled || f().summary.passkeys.count > 0 || f().summary.recoveryCodes.remaining > 0}
+              fallback={<p class="muted">Nothing to reset: no second factor is set up.</p>}
+            >
+              <button type="button" class="danger" onClick={() => resetFactors(f().member)}>
+                Reset second factor…
+              </button>
+            </Show>
+          </div>
+        )}
+      </Show>
     </>
   );
 }

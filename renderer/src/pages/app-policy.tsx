@@ -1,11 +1,15 @@
 import { createResource, createSignal, For, Index, Match, Show, Switch } from 'solid-js';
-import { api, enc, type Application, type AuthPolicy, type ProfileField, type Provider, type SignupPolicy } from '../api';
+import { api, enc, type Application, type AuthPolicy, type MfaPolicy, type ProfileField, type Provider, type SignupPolicy } from '../api';
 import { draftOf, FIELD_TYPES, fieldForSave, hasMaxLength, hasRange, limitOf, type FieldDraft } from '../profile-fields';
 import { ErrorBox, toast, useAction } from '../ui';
 const POLICIES: [SignupPolicy, string][] = [
   ['open', 'Open — anyone may create an account and join'],
   ['invite_only', 'Invitation only — only invited e-mail addresses'],
   ['closed', 'Closed — no new members'],
+];
+const MFA: [MfaPolicy, string][] = [
+  ['optional', 'Optional — members may add an authenticator app or a passkey'],
+  ['required', 'Required — members must sign in with a second factor (those without one set it up at their next sign-in)'],
 ];
 
 export function PolicyTab(props: { app: Application; onSaved: () => void }) {
@@ -14,6 +18,7 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
   const [signup, setSignup] = createSignal<SignupPolicy>(p.signup_policy);
   const [allowed, setAllowed] = createSignal<string[]>([...p.allowed_providers]);
   const [fields, setFields] = createSignal<FieldDraft[]>(p.profile_fields.map(draftOf));
+  const [mfa, setMfa] = createSignal<MfaPolicy>(p.mfa ?? 'optional');
   const save = useAction();
 
   const toggle = (id: string, on: boolean) => setAllowed((a) => (on ? [...a.filter((x) => x !== id), id] : a.filter((x) => x !== id)));
@@ -28,6 +33,7 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
         signup_policy: signup(),
         allowed_providers: allowed(),
         profile_fields,
+        mfa: mfa(),
       }),
     );
     if (r) {
@@ -48,6 +54,21 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
             </label>
           )}
         </For>
+      </div>
+      <div class="card">
+        <h2>Second factor</h2>
+        <For each={MFA}>
+          {([value, label]) => (
+            <label class="check">
+              <input type="radio" name="mfa" value={value} checked={mfa() === value} onChange={() => setMfa(value)} />
+              {label}
+            </label>
+          )}
+        </For>
+        <p class="hint">
+          Applications can also ask for a second factor on one sign-in with <code>acr_values=urn:gatehouse:acr:mfa</code>; ID tokens say how a person
+          signed in (<code>acr</code>, <code>amr</code>).
+        </p>
       </div>
       <div class="card">
         <h2>Sign-in methods</h2>
