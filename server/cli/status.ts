@@ -5,12 +5,12 @@ import { dataDirHelp, dataDirOption, type Command } from './command.js';
 
 export const statusCommand: Command = {
   name: 'status',
-  summary: 'show schema version, counts, TLS expiry and last backup of a data directory',
+  summary: 'show schema version, counts, TLS expiry, last backup and whether passkeys can work',
   options: { ...dataDirOption, json: { type: 'boolean' } },
   help: [dataDirHelp, ['--json', 'print one JSON object instead of text']],
   async run(values) {
     const config = loadConfig(process.env, { dataDir: values['data-dir'] as string | undefined });
-    const status = readStatus(config.dataDir);
+    const status = readStatus(config.dataDir, config.issuer);
     if (!status) throw new ConfigError(`There is no Gatehouse database in ${config.dataDir}.`);
     console.log(values.json ? JSON.stringify(status) : formatStatus(status));
   },

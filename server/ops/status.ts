@@ -11,6 +11,7 @@ import { runningServerPid } from './pid-file.js';
 import { DATABASE_FILE } from './restore.js';
 import { schemaState, type SchemaState } from './schema-version.js';
 import { tlsPaths } from './tls.js';
+import { passkeySupport } from '../accounts/second-factor/rp.js';
 
 export interface DataDirStatus {
   dataDir: string;
@@ -19,6 +20,15 @@ export interface DataDirStatus {
   counts: { applications: number; members: number; people: number; signingKeys: number };
   tls: { certificate: string; notAfter: string; caFingerprint: string | null } | null;
   lastBackup: { id: string; createdAt: string; size: number; encrypted: boolean } | null;
+  /** Whether the configured issuer can offer passkeys (WebAuthn needs a host name and HTTPS, or localhost). */
+  passkeys: { issuer: string; available: boolean; reason: string | null; message: string | null };
+}
+
+function passkeysFor(issuer: string): DataDirStatus['passkeys'] {
+  const support = passkeySupport(issuer);
+  return support.available
+    ? { issuer, available: true, reason: null, message: null }
+    : { issuer, available: false, reason: support.reason, message: support.message };
 }
 
 function count(sqlite: Database.Database, table: string): number {
@@ -27,8 +37,8 @@ function count(sqlite: Database.Database, table: string): number {
   return (sqlite.prepare(`SELECT count(*) AS n FROM "${table}"`).get() as { n: number }).n;
 }
 
-/** Reads the status of `dataDir`; undefined when it holds no database. */
-export function readStatus(dataDir: string): DataDirStatus | undefined {
+/** Reads the status of `dataDir` for a server with this issuer; undefined when it holds no database. */
+export function readStatus(dataDir: string, issuer: string): DataDirStatus | undefined {
   const file = join(dataDir, DATABASE_FILE);
   if (!existsSync(file)) return undefined;
   // A plain connection: no migrations, only reads (busy_timeout so a running server's writes don't fail us).
@@ -57,6 +67,7 @@ export function readStatus(dataDir: string): DataDirStatus | undefined {
       },
       tls,
       lastBackup: listBackups(dataDir)[0] ?? null,
+      passkeys: passkeysFor(issuer),
     };
   } finally {
     sqlite.close();
@@ -76,6 +87,7 @@ export function formatStatus(s: DataDirStatus): string {
     `Members          ${s.counts.members} memberships of ${s.counts.people} people`,
     `Signing keys     ${s.counts.signingKeys}`,
     `TLS certificate  ${s.tls ? `expires ${s.tls.notAfter}${s.tls.caFingerprint ? `, local CA SHA-256 ${s.tls.caFingerprint}` : ''}` : 'none (HTTP only)'}`,
+    `Passkeys         ${s.passkeys.available ? `available (RP ID ${new URL(s.passkeys.issuer).hostname})` : `not available: ${s.passkeys.message}`}`,
     `Last backup      ${s.lastBackup ? `${s.lastBackup.createdAt} (${s.lastBackup.id}, ${s.lastBackup.size} bytes${s.lastBackup.encrypted ? ', encrypted' : ''})` : 'none in <data>/backups'}`,
   ].join('\n');
 }
