@@ -131,10 +131,10 @@ export interface BenchServer {
  * Spawns the built `gatehouse serve` on `dataDir` with the launch settings every launcher uses
  * (server/cli/launch.ts); `ready` resolves with its URL once it says so over IPC.
  */
-export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = []) {
+export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = [], port = 0) {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...serveNodeArgs({ ...process.env, ...env }), ...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', BENCH_ADMIN_TOKEN],
+    [...serveNodeArgs({ ...process.env, ...env }), ...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', String(port), '--admin-token', BENCH_ADMIN_TOKEN],
     { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn', ...env } },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -147,14 +147,18 @@ export function spawnServe(dataDir: string, env: Record<string, string> = {}, no
   return { child, exited, ready };
 }
 
-/** Spawns `gatehouse serve` (dist/) on a fresh data directory and waits for its ready message. */
-export async function startBenchServer(name: string, env: Record<string, string> = {}): Promise<BenchServer> {
+/**
+ * Spawns `gatehouse serve` (dist/) on a fresh data directory and waits for its ready message.
+ * `port` fixes the port (with `GATEHOUSE_ISSUER` in `env`, e.g. a `localhost` issuer for passkeys).
+ */
+export async function startBenchServer(name: string, env: Record<string, string> = {}, port = 0): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-${name}-`));
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
   // BENCH_NODE_ARGS: extra node/V8 flags for the server, after the launch settings (to try some).
   const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const { child, exited, ready } = spawnServe(dataDir, env, [...profile, ...extra]);
-  const url = await ready;
+  const { child, exited, ready } = spawnServe(dataDir, env, [...profile, ...extra], port);
+  const url = env.GATEHOUSE_ISSUER ?? (await ready);
+  await ready;
   const pid = child.pid!;
   return {
     url,

@@ -10,6 +10,7 @@
 import { and, eq, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import type { Db } from '../../db/client.js';
+import { preparedPerDb } from '../../db/prepared.js';
 import { secondFactorBackOff } from '../../db/schema.js';
 import { tooManyRequests } from '../../http/problem.js';
 import { LOCK_AFTER_FAILURES, lockDuration } from '../sign-in-back-off.js';
@@ -20,11 +21,17 @@ const SWEEP_EVERY_MS = 60_000;
 export const secondStepLocked = (retryAfterSeconds: number) =>
   tooManyRequests(retryAfterSeconds, 'Too many wrong codes; wait a little, then sign in again.');
 
-/** 429 while the person's second step is locked. */
-export function checkSecondStepLock(ctx: AppContext, personId: string): void {
-  const row = ctx.db.select().from(secondFactorBackOff).where(eq(secondFactorBackOff.personId, personId)).get();
+/** Read on every second step: prepared once (db/prepared.ts). */
+const rowQuery = preparedPerDb((db: Db) =>
+  db.select().from(secondFactorBackOff).where(eq(secondFactorBackOff.personId, sql.placeholder('id'))).prepare(),
+);
+
+/** 429 while the person's second step is locked; whether the person has failures counted (to clear on success). */
+export function checkSecondStepLock(ctx: AppContext, personId: string): boolean {
+  const row = rowQuery(ctx.db).get({ id: personId });
   const now = ctx.clock.now().getTime();
   if (row?.lockedUntil && row.lockedUntil.getTime() > now) throw secondStepLocked((row.lockedUntil.getTime() - now) / 1000);
+  return row !== undefined;
 }
 
 /** Counts a failed second step; returns the lock it set (epoch ms), if any. */
@@ -45,7 +52,7 @@ export function secondStepFailed(ctx: AppContext, personId: string): number | un
 
 /** The lock in force for the person (epoch ms), if any. */
 export function secondStepLockedUntil(ctx: AppContext, personId: string): number | undefined {
-  const at = ctx.db.select({ at: secondFactorBackOff.lockedUntil }).from(secondFactorBackOff).where(eq(secondFactorBackOff.personId, personId)).get()?.at;
+  const at = rowQuery(ctx.db).get({ id: personId })?.lockedUntil;
   return at && at.getTime() > ctx.clock.now().getTime() ? at.getTime() : undefined;
 }
 

@@ -58,6 +58,8 @@ interface Found {
   key: string;
   entry: PendingSignIn;
   person: Person;
+  /** Whether the person has failed second steps counted (cleared on success). */
+  counted?: boolean;
 }
 
 const invalidSecondFactorCode = () => new Problem(401, 'invalid_code', 'The code is not correct.', undefined, { 'www-authenticate': 'Cookie' });
@@ -76,12 +78,13 @@ function guard(ctx: AppContext, found: Found): void {
     const until = secondStepLockedUntil(ctx, found.person.id);
     throw secondStepLocked(until ? (until - ctx.clock.now().getTime()) / 1000 : lockDuration(LOCK_AFTER_FAILURES) / 1000);
   }
-  checkSecondStepLock(ctx, found.person.id);
+  found.counted = checkSecondStepLock(ctx, found.person.id);
 }
 
 /** Counts a wrong second step: 401 `invalid_code`, or 429 once this pending sign-in had its 5. */
 function failed(ctx: AppContext, found: Found, problem: Problem = invalidSecondFactorCode()): never {
   found.entry.failures += 1;
+  found.counted = true;
   const lockedUntil = secondStepFailed(ctx, found.person.id);
   if (found.entry.failures >= PENDING_MAX_FAILURES) {
     const retryMs = (lockedUntil ?? ctx.clock.now().getTime() + lockDuration(LOCK_AFTER_FAILURES)) - ctx.clock.now().getTime();
@@ -114,7 +117,7 @@ function complete(ctx: AppContext, request: FastifyRequest, reply: FastifyReply,
     signedIn = { person, ...started };
     if (app) ctx.wakeWebhooks();
   }
-  clearSecondStepBackOff(ctx.db, person.id);
+  if (found.counted !== false) clearSecondStepBackOff(ctx.db, person.id);
   pendingSignIns(ctx).end(found.key);
   clearMfaCookie(reply, ctx.config);
   return { signedIn, next: entry.next, after: entry.after };

@@ -27,6 +27,7 @@ import { secretBox } from './secret-box.js';
 import {
   claimTotpStep,
   confirmPendingTotp,
+  confirmedTotpSecret,
   deletePasskey,
   deleteRecoveryCodes,
   deleteTotp,
@@ -152,7 +153,7 @@ export function confirmTotp(ctx: AppContext, person: Person, code: string, actor
 
 /** Checks a TOTP code of the person's authenticator, spending its step: false for wrong or replayed. */
 export function checkTotp(ctx: AppContext, personId: string, code: string): boolean {
-  const sealed = totpOf(ctx.db, personId)?.secret;
+  const sealed = confirmedTotpSecret(ctx.db, personId);
   if (!sealed) return false;
   const step = matchingStep(secretBox(ctx.config).decrypt(sealed), normaliseCode(code), ctx.clock.now().getTime());
   return step !== undefined && claimTotpStep(ctx.db, personId, step);

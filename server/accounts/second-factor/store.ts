@@ -4,15 +4,39 @@
  * The writes that decide a race — a TOTP step used, a recovery code spent, a passkey counter
  * moved — are conditional updates, so of two concurrent uses exactly one succeeds.
  */
-import { and, asc, count, eq, isNull, lt, max } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, lt, max, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { preparedPerDb } from '../../db/prepared.js';
 import type { Tx } from '../../audit/record.js';
 import { passkeys, people, recoveryCodes, totpCredentials, type Passkey, type Person, type TotpCredential } from '../../db/schema.js';
 import { newId } from '../../util/ids.js';
 
 const changed = (result: unknown) => (result as { changes: number }).changes === 1;
 
-export function personOf(tx: Tx, personId: string): Person | undefined {
-  return tx.select().from(people).where(eq(people.id, personId)).get();
+/**
+ * The second step's look-ups, prepared once per database handle (db/prepared.ts): every
+ * password + TOTP sign-in runs them, and a one-off drizzle query costs far more than running it.
+ */
+const hot = preparedPerDb((db: Db) => {
+  const p = sql.placeholder;
+  return {
+    person: db.select().from(people).where(eq(people.id, p('id'))).prepare(),
+    totpSecret: db.select({ secret: totpCredentials.secret }).from(totpCredentials).where(eq(totpCredentials.personId, p('id'))).prepare(),
+    claimStep: db
+      .update(totpCredentials)
+      .set({ lastUsedStep: sql`${p('step')}` })
+      .where(and(eq(totpCredentials.personId, p('id')), lt(totpCredentials.lastUsedStep, p('step'))))
+      .prepare(),
+  };
+});
+
+export function personOf(db: Db, personId: string): Person | undefined {
+  return hot(db).person.get({ id: personId });
+}
+
+/** The sealed secret of the person's confirmed authenticator, if any (the second step's read). */
+export function confirmedTotpSecret(db: Db, personId: string): string | null | undefined {
+  return hot(db).totpSecret.get({ id: personId })?.secret;
 }
 
 // --- TOTP --------------------------------------------------------------------------------------
@@ -38,13 +62,8 @@ export function confirmPendingTotp(tx: Tx, personId: string, sealed: string, ste
 }
 
 /** Records `step` as used when it is newer than every step used before; false for a replay. */
-export function claimTotpStep(tx: Tx, personId: string, step: number): boolean {
-  return changed(
-    tx.update(totpCredentials)
-      .set({ lastUsedStep: step })
-      .where(and(eq(totpCredentials.personId, personId), lt(totpCredentials.lastUsedStep, step)))
-      .run(),
-  );
+export function claimTotpStep(db: Db, personId: string, step: number): boolean {
+  return changed(hot(db).claimStep.run({ id: personId, step }));
 }
 
 /** Removes the authenticator (and any enrolment in progress); true when there was a confirmed one. */
