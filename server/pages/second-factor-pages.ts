@@ -72,14 +72,19 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   // The same per-IP budget as the JSON second step (accounts/second-factor/routes.ts).
   const rateLimit = { max: authRateLimits(ctx.config).signIn.max, timeWindow: 60_000, groupId: 'second-factor' };
 
+  /** The request's pending sign-in, or undefined (the page then says to sign in again). */
+  function pending(request: FastifyRequest) {
+    try {
+      return pendingOf(ctx, request);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The page of the request's pending sign-in, or the "sign in again" page. */
   function showStep(request: FastifyRequest, reply: FastifyReply, error?: string) {
-    let found;
-    try {
-      found = pendingOf(ctx, request);
-    } catch {
-      return expiredPage(reply);
-    }
+    const found = pending(request);
+    if (!found) return expiredPage(reply);
     const methods = methodsOf(ctx.db, found.person.id);
     if (methods.length === 0) return reply.header('cache-control', 'no-store').redirect(ENROL_PAGE, 303);
     const app = found.entry.applicationId ? findApplication(ctx.db, found.entry.applicationId) : undefined;
@@ -101,12 +106,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   function showEnrol(request: FastifyRequest, reply: FastifyReply, error?: string) {
-    let found;
-    try {
-      found = pendingOf(ctx, request);
-    } catch {
-      return expiredPage(reply);
-    }
+    const found = pending(request);
+    if (!found) return expiredPage(reply);
     if (hasSecondFactor(ctx.db, found.person.id)) return reply.header('cache-control', 'no-store').redirect(SECOND_FACTOR_PAGE, 303);
     const secret = pendingTotpSecret(ctx, found.person.id) ?? startTotpEnrolment(ctx, found.person, undefined).secret;
     const app = found.entry.applicationId ? findApplication(ctx.db, found.entry.applicationId) : undefined;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../server/config.js';
 import { start } from '../../server/main.js';
-import { OAUTH_ADMIN_TOKEN, type OAuthServer } from './oauth-server.js';
+import { OAUTH_ADMIN_TOKEN, adminFetch, type OAuthServer } from './oauth-server.js';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -34,12 +34,7 @@ export async function startLocalhostServer(env: Record<string, string> = {}): Pr
   return {
     running,
     url: issuer,
-    admin: (method, path, body) =>
-      fetch(`${issuer}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${OAUTH_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }),
+    admin: adminFetch(issuer),
     async stop() {
       await running.stop();
       rmSync(dataDir, { recursive: true, force: true });
