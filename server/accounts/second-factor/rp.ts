@@ -34,7 +34,7 @@ export function passkeySupport(issuer: string): PasskeySupport {
     return {
       available: false,
       reason: 'insecure_http',
-      message: `Passkeys need HTTPS, but this server is reached over plain HTTP (${url.origin}): ${LAN_HINT()}.`,
+      message: `Passkeys need HTTPS: open this page over https:// (see LAN mode). This server's address (${url.origin}) is plain HTTP: ${LAN_HINT()}.`,
     };
   }
   return { available: true, rpId: host, origin: url.origin };
