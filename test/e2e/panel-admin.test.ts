@@ -131,7 +131,7 @@ describe('control panel', () => {
     await page.getByLabel('Field label').fill('Department');
     await page.getByLabel('Field type').selectOption('select');
     await page.getByLabel('Options').fill('Sales, Engineering');
-    await page.getByLabel('Required').check();
+    await page.getByLabel('Required', { exact: true }).check();
     await page.getByRole('button', { name: 'Save sign-in policy' }).click();
     await page.getByText('Sign-in policy saved.').waitFor();
     await shot(page, '06-sign-in-policy');

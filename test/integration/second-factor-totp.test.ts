@@ -80,6 +80,19 @@ describe('TOTP enrolment', () => {
   });
 });
 
+describe('adding a factor', () => {
+  it('needs a recent sign-in: a session cookie alone cannot add one the owner does not have', async () => {
+    const t = await makeApp({ clock: START });
+    await createApplication(t, { authPolicy: { signup_policy: 'open' } });
+    const cookie = await signedUpCookie(t, 'ada@example.com', 'notes');
+    t.clock.advance(11 * 60_000);
+    expectProblem(await me(t, 'POST', '/api/me/totp', cookie), 403, 'reauthentication_required');
+    expectProblem(await me(t, 'POST', '/api/me/passkeys/options', cookie), 403, 'reauthentication_required');
+    expectProblem(await me(t, 'POST', '/api/me/totp/confirm', cookie, { code: '123456' }), 409, 'totp_not_started');
+    expect(t.db.select().from(totpCredentials).all()).toEqual([]);
+  });
+});
+
 describe('sign-in with TOTP', () => {
   async function ready() {
     const t = await makeApp({ clock: START });

@@ -56,7 +56,7 @@ export function registerSecurityRoutes(app: FastifyInstance, meOf: (request: Fas
     '/totp',
     {
       schema: {
-        tags, summary: 'Start setting up an authenticator app (replacing one needs a sign-in within 10 minutes)',
+        tags, summary: 'Start setting up an authenticator app (needs a sign-in within 10 minutes)',
         querystring: NoQuery, response: { 200: TotpStartSchema, ...errors },
       },
     },

@@ -6,9 +6,9 @@
  * (data: `{userId, email, method}`, never a secret). Removing a factor ends the person's other
  * sessions (accounts/session.ts, `endPersonSessions`).
  *
- * Rules: removing or replacing a factor and regenerating recovery codes need a sign-in on this
- * session within 10 minutes (403 `reauthentication_required`), and so does adding a passkey (it
- * is a way to sign in on its own, like linking a provider); the last second factor cannot go
+ * Rules: adding, removing or replacing a factor and regenerating recovery codes need a sign-in on
+ * this session within 10 minutes (403 `reauthentication_required`): a stolen session cookie must
+ * not add a way in (a passkey), lock the owner out (a TOTP they do not have) or remove one; the last second factor cannot go
  * while an application the person belongs to requires MFA (409 `second_factor_required`). A
  * person's first second factor comes with a set of recovery codes.
  */
@@ -114,10 +114,12 @@ export function passkeyRecord(p: Passkey) {
 
 /**
  * Starts (or restarts) TOTP enrolment: a new secret waits for its first code; a confirmed
- * authenticator keeps working until then. Replacing one needs a recent sign-in (`sessionId`).
+ * authenticator keeps working until then. From the account (`sessionId`) it needs a recent
+ * sign-in: a stolen session cookie must not add a factor the owner does not have (they would be
+ * locked out) nor replace theirs. Enrolment at sign-in (no session yet) has just had the password.
  */
 export function startTotpEnrolment(ctx: AppContext, person: Person, sessionId: string | undefined) {
-  if (sessionId && totpOf(ctx.db, person.id)?.secret) requireRecentSignIn(ctx, sessionId);
+  if (sessionId) requireRecentSignIn(ctx, sessionId);
   const secret = newTotpSecret();
   savePendingTotp(ctx.db, person.id, secretBox(ctx.config).encrypt(secret), ctx.clock.now());
   return { secret, uri: totpUri(secret, person.email) };
