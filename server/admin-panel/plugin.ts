@@ -8,7 +8,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fastifyStatic from '@fastify/static';
 import { Type } from 'typebox';
-import type { FeatureOptions } from '../features.js';
+import type { FeatureOptions } from '../context.js';
 import { requireAdmin } from '../http/admin-auth.js';
 import { adminErrors } from '../http/schemas.js';
 import { overview } from './overview.js';
