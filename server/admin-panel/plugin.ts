@@ -15,7 +15,7 @@ import { overview } from './overview.js';
 import { rendererDir } from './paths.js';
 
 export const PANEL_CSP =
-  "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'";
+  "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 const OverviewSchema = Type.Object(
   {
