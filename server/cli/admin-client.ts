@@ -210,6 +210,9 @@ export function adminClient(values: Values, flags: FlagTable, env: Record<string
   };
 }
 
+/** The admin API path of one application. */
+export const applicationPath = (id: string) => `/api/admin/applications/${encodeURIComponent(id)}`;
+
 /** Follows `nextCursor` to the end of an admin list, 200 items a request. */
 export async function listAll<T>(client: AdminClient, path: string, key: string, query: Record<string, string | undefined> = {}): Promise<T[]> {
   const items: T[] = [];

@@ -93,6 +93,18 @@ async function running(config: Partial<FakeConfig> = {}) {
   return { electron, window, url };
 }
 
+/** The web preferences every window and pop-up must have (spelled out, not imported from security.ts). */
+const lockedDown = {
+  contextIsolation: true,
+  sandbox: true,
+  nodeIntegration: false,
+  nodeIntegrationInWorker: false,
+  webSecurity: true,
+  allowRunningInsecureContent: false,
+  webviewTag: false,
+  spellcheck: false,
+};
+
 const overview = (url: string, token: string) =>
   fetch(`${url}/api/admin/overview`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
 
@@ -108,17 +120,7 @@ describe('electron/main.ts against the real server child', () => {
     );
     expect(panel!.body).toContain('<div id="root"></div>');
     expect(window.visible).toBe(true);
-    expect(window.options.webPreferences).toEqual({
-      contextIsolation: true,
-      sandbox: true,
-      nodeIntegration: false,
-      nodeIntegrationInWorker: false,
-      webSecurity: true,
-      allowRunningInsecureContent: false,
-      webviewTag: false,
-      spellcheck: false,
-      preload: join(root, 'electron', 'preload.cjs'),
-    });
+    expect(window.options.webPreferences).toEqual({ ...lockedDown, preload: join(root, 'electron', 'preload.cjs') });
 
     // The child is ours, serves the data folder under userData, and reports healthy.
     const pid = serverPid();
@@ -198,16 +200,7 @@ describe('electron/main.ts against the real server child', () => {
     expect(popup.options).toEqual({
       width: 520,
       height: 720,
-      webPreferences: {
-        contextIsolation: true,
-        sandbox: true,
-        nodeIntegration: false,
-        nodeIntegrationInWorker: false,
-        webSecurity: true,
-        allowRunningInsecureContent: false,
-        webviewTag: false,
-        spellcheck: false,
-      },
+      webPreferences: lockedDown,
     });
     // The pop-up is hardened too.
     expect(popup.webContents.navigate('https://evil.example/')).toBe(false);

@@ -3,7 +3,7 @@
  * API (DESIGN §4.3). A client secret is printed once, by `create`; `list` and `show` never have one.
  */
 import { ConfigError } from '../../config.js';
-import { adminCommand, listAll } from '../admin-client.js';
+import { adminCommand, applicationPath, listAll } from '../admin-client.js';
 import { bodyFromFlags, type FlagTable } from '../flags.js';
 import { formatFields, formatTable, printJson } from '../output.js';
 
@@ -23,7 +23,6 @@ interface Application {
   webhookSecret?: string;
 }
 
-const appPath = (id: string) => `/api/admin/applications/${encodeURIComponent(id)}`;
 const onePositional = { usage: 'APP', min: 1, max: 1, missing: "Give one application id, e.g. `gatehouse app show notes`." };
 
 /**
@@ -84,7 +83,7 @@ export const appCreate = adminCommand({
 export const appShow = adminCommand({
   positionals: onePositional,
   async run({ client, positionals, json }) {
-    const app = await client.request<Application>('GET', appPath(positionals[0]!));
+    const app = await client.request<Application>('GET', applicationPath(positionals[0]!));
     if (json) return printJson(app);
     console.log(
       formatFields([
@@ -109,7 +108,7 @@ export const appDelete = adminCommand({
   positionals: { ...onePositional, missing: 'Give one application id, e.g. `gatehouse app delete notes`.' },
   async run({ client, positionals, json }) {
     const id = positionals[0]!;
-    await client.request('DELETE', appPath(id));
+    await client.request('DELETE', applicationPath(id));
     if (json) return printJson({ id, deleted: true });
     console.log(`Deleted application ${id}, with its members, invitations and API keys.`);
   },

@@ -2,11 +2,10 @@
  * `gatehouse invite APP EMAIL... [--role]` and `gatehouse member list APP`: invitations and
  * memberships through the running server's admin API (DESIGN §4.5, §4.6).
  */
-import { adminCommand, listAll } from '../admin-client.js';
+import { adminCommand, applicationPath, listAll } from '../admin-client.js';
 import { bodyFromFlags, type FlagTable } from '../flags.js';
 import { formatTable, printJson } from '../output.js';
 
-const appPath = (id: string) => `/api/admin/applications/${encodeURIComponent(id)}`;
 
 interface Invitation {
   email: string;
@@ -28,7 +27,7 @@ export const invite = adminCommand({
     const [app, ...emails] = positionals as [string, ...string[]];
     const answer = await client.request<{ invitations: Invitation[]; skipped: { email: string; reason: string }[] }>(
       'POST',
-      `${appPath(app)}/invitations`,
+      `${applicationPath(app)}/invitations`,
       { emails, ...bodyFromFlags(inviteFlags, values) },
     );
     if (json) return printJson(answer);
@@ -63,7 +62,7 @@ export const memberList = adminCommand({
   positionals: { usage: 'APP', min: 1, max: 1, missing: 'Give one application id, e.g. `gatehouse member list notes`.' },
   async run({ client, values, positionals, json }) {
     const query = bodyFromFlags(memberListFlags, values) as Record<string, string>;
-    const users = await listAll<Member>(client, `${appPath(positionals[0]!)}/users`, 'users', query);
+    const users = await listAll<Member>(client, `${applicationPath(positionals[0]!)}/users`, 'users', query);
     if (json) return printJson({ users });
     if (users.length === 0) return console.log('No members.');
     console.log(
