@@ -137,7 +137,7 @@ describe('.github/workflows/release.yml', () => {
       expect([...order].sort((a, b) => a - b), name).toEqual(order);
       expect(runs.find((r) => r?.startsWith('npx electron-builder --config')), name).toContain(want.flags);
       const upload = job.steps.find((s) => s.uses?.startsWith('actions/upload-artifact@'))!;
-      expect(upload.with!.path.trim().split('\n'), name).toEqual(want.files);
+      expect(upload.with!.path!.trim().split('\n'), name).toEqual(want.files);
       expect(upload.with!['if-no-files-found'], name).toBe('error');
     }
   });
