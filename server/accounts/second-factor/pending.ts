@@ -13,10 +13,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import type { Config } from '../../config.js';
-import type { AuthMethod } from '../../db/schema.js';
+import type { AuthMethod, Person } from '../../db/schema.js';
 import { unauthorized } from '../../http/problem.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
-import type { SignedIn } from '../sign-in.js';
 
 export const PENDING_TTL_MS = 5 * 60_000;
 export const PENDING_MAX_FAILURES = 5;
@@ -24,8 +23,16 @@ export const CHALLENGE_TTL_MS = 5 * 60_000;
 const MAX_ENTRIES = 10_000;
 export const MFA_COOKIE = 'gatehouse_mfa';
 
-/** What to do once the second step is done, besides going to `next` (hosted flows only). */
-export type Continuation = (request: FastifyRequest, reply: FastifyReply, signedIn: SignedIn) => string;
+/**
+ * What to do once the second step is done, besides going to `next` (hosted flows only). Gets the
+ * finished sign-in (sign-in.ts `SignedIn`, spelled out here so the two modules do not import
+ * each other) and returns where to go.
+ */
+export type Continuation = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  signedIn: { person: Person; sessionId: string; token: string | undefined },
+) => string;
 
 export interface PendingSignIn {
   personId: string;

@@ -7,7 +7,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { FeatureOptions } from '../../features.js';
+import type { FeatureOptions } from '../../context.js';
 import { problemRef } from '../../http/schemas.js';
 import { clientInfo, prepareJsonAuthScope, sendSessionCookie } from '../routes.js';
 import { userRecord } from '../people.js';
