@@ -1,6 +1,6 @@
 /** Entry: decides between the sign-in screen and the panel, and declares the routes. */
 import { render } from 'solid-js/web';
-import { createSignal, For, onMount, Show, type ParentProps } from 'solid-js';
+import { createSignal, For, lazy, onMount, Show, type ParentProps } from 'solid-js';
 import { A, Route, Router, useLocation } from '@solidjs/router';
 import { createEffect } from 'solid-js';
 import './styles.css';
@@ -17,10 +17,12 @@ import { AuditPage } from './pages/audit';
 import { PeoplePage, PersonPage } from './pages/people';
 import { KeysPage } from './pages/keys';
 import { BackupsPage } from './pages/backups';
-import { TlsPage } from './pages/tls';
+
 import { CallbackPage } from './pages/callback';
 
 const t = strings;
+// The QR code library loads with the LAN TLS page only.
+const TlsPage = lazy(() => import('./pages/tls').then((m) => ({ default: m.TlsPage })));
 
 function SignIn() {
   const [value, setValue] = createSignal('');

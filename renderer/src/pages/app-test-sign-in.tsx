@@ -4,7 +4,7 @@
  * URIs), then shows the decoded access token (aud, app_user).
  */
 import { createSignal, onCleanup, Show } from 'solid-js';
-import { api, enc, type Application } from '../api';
+import { client, ok, type Application } from '../api';
 import { CALLBACK_CHANNEL, callbackUri, decodeJwt, pkceChallenge, randomString, type CallbackResult } from '../oauth';
 import { CopyButton, ErrorBox, useAction } from '../ui';
 
@@ -32,7 +32,7 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
 
   const register = async () => {
     const next = await action.run(() =>
-      api.patch<Application>(`/api/admin/applications/${enc(app().id)}`, { redirectUris: [...app().redirectUris, redirectUri] }),
+      ok(client.PATCH('/api/admin/applications/{id}', { params: { path: { id: app().id } }, body: { redirectUris: [...app().redirectUris, redirectUri] } })),
     );
     if (next) props.onSaved(next);
   };

@@ -1,6 +1,6 @@
 /** The integration snippet handed to a developer: issuer, client id, audience, discovery URL, jose example. */
 import { createResource, Show } from 'solid-js';
-import { api, type Application, type Overview } from '../api';
+import { client, ok, type Application } from '../api';
 import { CopyButton, CopyField } from '../ui';
 
 export function verifyExample(issuer: string, jwksUrl: string, audience: string): string {
@@ -22,7 +22,7 @@ export async function verifyAccessToken(token) {
 }
 
 export function IntegrationSnippet(props: { app: Application }) {
-  const [overview] = createResource(() => api.get<Overview>('/api/admin/overview'));
+  const [overview] = createResource(() => ok(client.GET('/api/admin/overview')));
   return (
     <Show when={overview()} fallback={<p class="muted">Loading the issuer…</p>}>
       {(o) => {
