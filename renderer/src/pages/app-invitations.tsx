@@ -12,7 +12,7 @@ import { addressesFound, emailListErrors, parseEmailLines, validEmails } from '.
 const t = {
   invite: 'Invite people',
   placeholder: 'Paste addresses: one per line, or separated by commas',
-  found: (valid: number, bad: number) => `${addressesFound(valid)}${bad ? `; ${plural(bad, 'line')} will be skipped (marked below)` : ''}`,
+  found: (valid: number, bad: number) => `${addressesFound(valid)}${bad ? `; ${bad} not ${bad === 1 ? 'an address' : 'addresses'}, skipped (marked below)` : ''}`,
   role: 'Role',
   roles: { member: 'member', admin: 'admin' },
   message: 'Message (optional)',
@@ -158,7 +158,7 @@ export function InvitationsTab(props: { app: Application }) {
   return (
     <>
       <form class="card" novalidate onSubmit={submit}>
-        <Field label={t.invite} hint={t.found(emails().length, entries().length - emails().length)} errors={bad()}>
+        <Field label={t.invite} hint={t.found(emails().length, entries().filter((x) => !x.email).length)} errors={bad()}>
           {(a) => <textarea {...a} name="emails" value={text()} onInput={(e) => setText(e.currentTarget.value)} placeholder={t.placeholder} />}
         </Field>
         <div class="row">

@@ -157,7 +157,10 @@ export function NewApplicationPage() {
   const create = async (e: Event) => {
     e.preventDefault();
     show('redirects', 'audience');
-    if (!stepTwoOk()) return;
+    if (!stepTwoOk()) {
+      action.setError(null); // an earlier server answer no longer applies
+      return;
+    }
     const app = await action.run(() =>
       ok(
         client.POST('/api/admin/applications', {

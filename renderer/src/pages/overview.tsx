@@ -32,15 +32,6 @@ const t = {
   },
 };
 
-/** Where each count leads. */
-const LINKS: Record<keyof typeof t.labels, string> = {
-  applications: '/applications',
-  people: '/people',
-  memberships: '/people',
-  pendingInvitations: '/applications',
-  ssoGroups: '/sso-groups',
-};
-
 export function OverviewPage() {
   const [data] = createResource(() => ok(client.GET('/api/admin/overview')));
   return (
@@ -52,10 +43,10 @@ export function OverviewPage() {
             <div class="grid" role="group" aria-label={t.counts}>
               <For each={Object.keys(t.labels) as (keyof typeof t.labels)[]}>
                 {(key) => (
-                  <A class="stat" href={LINKS[key]}>
+                  <div class="stat">
                     <span class="n">{o.counts[key]}</span>
                     <span class="muted">{t.labels[key]}</span>
-                  </A>
+                  </div>
                 )}
               </For>
             </div>
