@@ -8,7 +8,7 @@
 import { and, asc, eq, gt, gte, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { applications, linkedAccounts, memberships, people } from '../db/schema.js';
-import { afterCursor, decodeCursor, encodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, encodeCursor, toPage } from '../http/pagination.js';
 import { notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import type { PeopleQuery } from './schemas.js';
@@ -19,7 +19,8 @@ const summary = {
   emailVerified: people.emailVerified,
   name: people.name,
   createdAt: people.createdAt,
-  applications: sql<number>`(SELECT count(*) FROM ${memberships} WHERE ${memberships.personId} = ${people.id})`,
+  // Spelled out: inside a subquery drizzle would leave both columns unqualified.
+  applications: sql<number>`(SELECT count(*) FROM "memberships" WHERE "memberships"."person_id" = "people"."id")`,
 };
 
 type SummaryRow = { id: string; email: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
@@ -41,10 +42,12 @@ export function listPeople(db: Db, query: PeopleQuery, limit: number) {
     const last = items[items.length - 1];
     return { people: items.map(toWire), nextCursor: rows.length > limit && last ? encodeCursor({ t: 0, id: last.email }) : null };
   }
+  // A row-value comparison, so SQLite starts the index walk at the cursor (an OR would not).
+  const key = query.cursor ? decodeCursor(query.cursor) : undefined;
   const rows = db
     .select(summary)
     .from(people)
-    .where(afterCursor(people.createdAt, people.id, query.cursor))
+    .where(key ? sql`(${people.createdAt}, ${people.id}) > (${key.t}, ${key.id})` : undefined)
     .orderBy(asc(people.createdAt), asc(people.id))
     .limit(limit + 1)
     .all();
