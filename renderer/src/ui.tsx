@@ -33,21 +33,20 @@ export function TableScroll(props: { label: string; children: JSX.Element }) {
 }
 
 /**
- * A list shown as a table, or its empty state when there are no rows. An empty string in
- * `columns` is an unlabelled column (row actions).
+ * A table of rows in its own scrolling box. An empty string in `columns` is an unlabelled
+ * column (row actions).
  */
-export function ListTable<T>(props: {
+export function DataTable<T>(props: {
   rows: readonly T[];
-  columns: string[];
-  empty: JSX.Element;
+  columns: readonly string[];
   /** What the table lists, for its scroll region. */
   label: string;
+  class?: string;
   children: (row: T) => JSX.Element;
 }) {
   return (
-    <Show when={props.rows.length} fallback={<Empty>{props.empty}</Empty>}>
-      <TableScroll label={props.label}>
-      <table>
+    <TableScroll label={props.label}>
+      <table class={props.class}>
         <thead>
           <tr>
             <For each={props.columns}>{(column) => <th>{column}</th>}</For>
@@ -57,7 +56,23 @@ export function ListTable<T>(props: {
           <For each={props.rows}>{(row) => props.children(row)}</For>
         </tbody>
       </table>
-      </TableScroll>
+    </TableScroll>
+  );
+}
+
+/** A list shown as a table, or its empty state when there are no rows. */
+export function ListTable<T>(props: {
+  rows: readonly T[];
+  columns: readonly string[];
+  empty: JSX.Element;
+  label: string;
+  children: (row: T) => JSX.Element;
+}) {
+  return (
+    <Show when={props.rows.length} fallback={<Empty>{props.empty}</Empty>}>
+      <DataTable rows={props.rows} columns={props.columns} label={props.label}>
+        {props.children}
+      </DataTable>
     </Show>
   );
 }

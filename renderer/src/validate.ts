@@ -145,4 +145,8 @@ export function emailListErrors(entries: EmailLine[]): string[] {
   return out;
 }
 
+/** The hint under every redirect URI box. */
+export const redirectUriHint = (native: boolean) =>
+  `One per line. https, or http for localhost and private-network hosts${native ? '; custom schemes are allowed for desktop and mobile apps' : ''}.`;
+
 export const addressesFound = (n: number) => `${plural(n, 'address', 'addresses')} found`;

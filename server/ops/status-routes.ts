@@ -9,14 +9,13 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { desc, isNull } from 'drizzle-orm';
 import { Type } from 'typebox';
-import { signingKeys } from '../db/schema.js';
 import { requireAdmin } from '../http/admin-auth.js';
 import { adminErrors, iso, NoQuery, NullableTimestamp, Timestamp, adminSecurity as security } from '../http/schemas.js';
 import { listBackups } from './backup.js';
 import { certificateSummary, RENEW_BEFORE_DAYS, tlsPaths, type CertificateSummary } from './tls.js';
 import type { BackupSchedule } from './backup-schedule.js';
+import { activeKey, nextRotationAt } from './key-rotation.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 const tags = ['operations'];
@@ -97,17 +96,12 @@ export const opsStatusRoutes: FastifyPluginAsyncTypebox<{ schedule: BackupSchedu
     '/keys/schedule',
     { schema: { tags, security, summary: "The signing key's rotation schedule", querystring: NoQuery, response: { 200: KeyScheduleSchema, ...adminErrors } } },
     async () => {
-      const active = ctx.db
-        .select({ kid: signingKeys.kid, createdAt: signingKeys.createdAt })
-        .from(signingKeys)
-        .where(isNull(signingKeys.retiredAt))
-        .orderBy(desc(signingKeys.createdAt))
-        .get();
+      const active = activeKey(ctx.db);
       return {
         rotationDays: config.keyRotationDays,
         activeKid: active?.kid ?? null,
         activeSince: iso(active?.createdAt),
-        nextRotationAt: active && workers ? iso(new Date(active.createdAt.getTime() + config.keyRotationDays * DAY_MS)) : null,
+        nextRotationAt: active && workers ? iso(nextRotationAt(active, config.keyRotationDays)) : null,
       };
     },
   );

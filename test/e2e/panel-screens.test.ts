@@ -9,7 +9,6 @@
  *   test/e2e/screenshots/ for review.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +19,7 @@ import { loadConfig } from '../../server/config.js';
 import { start, type Running } from '../../server/main.js';
 import { caFetch, type CaFetch } from '../helpers/ca-fetch.js';
 import { buildIfStale, launchChromium, shot } from '../helpers/panel-browser.js';
+import { freePort } from '../helpers/data-dir.js';
 
 const TOKEN = 'panel-screens-admin-token-0123456789';
 const PASSWORD = 'correct horse battery';
@@ -31,15 +31,6 @@ let url: string;
 let httpFetch: CaFetch;
 let browser: Browser;
 let personId = '';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function admin<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await httpFetch(`${url}${path}`, {

@@ -5,21 +5,11 @@
  * data directory.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { fingerprint, tlsPaths } from '../../server/ops/tls.js';
 import { caFetch } from '../helpers/ca-fetch.js';
-import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
+import { freePort, OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
 
 function plainGet(url: string, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {

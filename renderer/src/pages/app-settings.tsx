@@ -2,7 +2,7 @@ import { createResource, createSignal, For, Show } from 'solid-js';
 import { A, useNavigate } from '@solidjs/router';
 import { client, enc, fieldErrors, ok, type Application } from '../api';
 import { confirmAction, CopyField, ErrorBox, Field, toast, useAction } from '../ui';
-import { audienceErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
+import { redirectUriHint, audienceErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
 import { IntegrationSnippet } from './snippet';
 
 const t = {
@@ -10,8 +10,6 @@ const t = {
   theName: 'The name',
   audience: 'Audience',
   redirects: 'Redirect URIs',
-  redirectsHint: (native: boolean) =>
-    `One per line. https, or http for localhost and private-network hosts${native ? '; custom schemes are allowed for desktop and mobile apps' : ''}.`,
   facts: (type: string, created: string) => `Type: ${type} · created ${created}`,
   ownSignIn: 'Own sign-in (not in an SSO group).',
   sharesWith: 'Shares sign-in with ',
@@ -93,7 +91,7 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
         <Field label={t.audience} errors={errors.audience()}>
           {(a) => <input {...a} name="audience" value={audience()} onInput={(e) => setAudience(e.currentTarget.value)} />}
         </Field>
-        <Field label={t.redirects} hint={t.redirectsHint(props.app.clientType === 'native')} errors={errors.redirects()}>
+        <Field label={t.redirects} hint={redirectUriHint(props.app.clientType === 'native')} errors={errors.redirects()}>
           {(a) => <textarea {...a} name="redirectUris" value={redirects()} onInput={(e) => setRedirects(e.currentTarget.value)} />}
         </Field>
         <p class="hint">{t.facts(props.app.clientType, new Date(props.app.createdAt).toLocaleString())}</p>

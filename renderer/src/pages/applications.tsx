@@ -2,8 +2,8 @@ import { createMemo, createResource, createSignal, For, Match, Show, Switch } fr
 import { A, useNavigate } from '@solidjs/router';
 import { client, fieldErrors, ok, type ClientType, type CreatedApplication } from '../api';
 import { fetchAll, page, PAGE } from '../paged';
-import { Async, CopyField, Empty, ErrorBox, Field, TableScroll, useAction } from '../ui';
-import { audienceErrors, clientIdErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
+import { Async, CopyField, DataTable, Empty, ErrorBox, Field, useAction } from '../ui';
+import { redirectUriHint, audienceErrors, clientIdErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
 import { IntegrationSnippet } from './snippet';
 
 const t = {
@@ -31,8 +31,6 @@ const t = {
   next: 'Next',
   back: 'Back',
   redirects: 'Redirect URIs',
-  redirectsHint: (native: boolean) =>
-    `One per line. https, or http for localhost and private-network hosts${native ? '; custom schemes are allowed for desktop and mobile apps' : ''}.`,
   audience: 'Audience',
   audienceHint: "The aud claim of this app's access tokens; its backend checks it. Suggested from the first redirect URI.",
   creating: 'Creating…',
@@ -69,35 +67,24 @@ export function ApplicationsPage() {
               </Empty>
             }
           >
-            <TableScroll label={t.table}>
-              <table>
-                <thead>
-                  <tr>
-                    <For each={t.columns}>{(c) => <th>{c}</th>}</For>
-                  </tr>
-                </thead>
-                <tbody>
-                  <For each={list}>
-                    {(app) => (
-                      <tr>
-                        <td>
-                          <A href={`/applications/${encodeURIComponent(app.id)}`}>{app.name}</A>
-                        </td>
-                        <td>
-                          <code>{app.id}</code>
-                        </td>
-                        <td>{app.clientType}</td>
-                        <td>
-                          <code>{app.audience}</code>
-                        </td>
-                        <td>{t.signup[app.authPolicy.signup_policy] ?? app.authPolicy.signup_policy}</td>
-                        <td>{app.ssoGroupId ?? <span class="muted">—</span>}</td>
-                      </tr>
-                    )}
-                  </For>
-                </tbody>
-              </table>
-            </TableScroll>
+            <DataTable label={t.table} columns={t.columns} rows={list}>
+              {(app) => (
+                <tr>
+                  <td>
+                    <A href={`/applications/${encodeURIComponent(app.id)}`}>{app.name}</A>
+                  </td>
+                  <td>
+                    <code>{app.id}</code>
+                  </td>
+                  <td>{app.clientType}</td>
+                  <td>
+                    <code>{app.audience}</code>
+                  </td>
+                  <td>{t.signup[app.authPolicy.signup_policy] ?? app.authPolicy.signup_policy}</td>
+                  <td>{app.ssoGroupId ?? <span class="muted">—</span>}</td>
+                </tr>
+              )}
+            </DataTable>
           </Show>
         )}
       </Async>
@@ -253,7 +240,7 @@ export function NewApplicationPage() {
         </Match>
         <Match when={step() === 2}>
           <form class="card" novalidate onSubmit={create}>
-            <Field label={t.redirects} hint={t.redirectsHint(type() === 'native')} errors={errors.redirects()}>
+            <Field label={t.redirects} hint={redirectUriHint(type() === 'native')} errors={errors.redirects()}>
               {(a) => (
                 <textarea
                   {...a}

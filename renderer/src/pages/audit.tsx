@@ -7,7 +7,7 @@
 import { createResource, createSignal, For, Show, type JSX } from 'solid-js';
 import { A, useSearchParams } from '@solidjs/router';
 import { client, enc, ok, type AuditEntry, type AuditPage as AuditAnswer } from '../api';
-import { Async, Empty, ErrorBox, TableScroll, useAction, when } from '../ui';
+import { Async, DataTable, Empty, ErrorBox, useAction, when } from '../ui';
 import { allApplications } from './applications';
 
 const t = {
@@ -216,44 +216,33 @@ export function AuditPage() {
       <Async resource={page}>
         {(p) => (
           <Show when={p.entries.length} fallback={<Empty>{filtered() ? t.nothingFiltered : t.nothing}</Empty>}>
-            <TableScroll label={t.table}>
-              <table class="audit">
-                <thead>
-                  <tr>
-                    <For each={t.columns}>{(c) => <th>{c}</th>}</For>
-                  </tr>
-                </thead>
-                <tbody>
-                  <For each={p.entries}>
-                    {(e) => (
-                      <tr data-action={e.action}>
-                        <td class="nowrap">{when(e.at)}</td>
-                        <td>{actorCell(p.references, e.actor)}</td>
-                        <td>
-                          <code>{e.action}</code>
-                        </td>
-                        <td>{appLink(p.references, e.applicationId)}</td>
-                        <td>{targetCell(p.references, e)}</td>
-                        <td>
-                          <Show when={Object.keys(e.details).length}>
-                            <dl class="kv">
-                              <For each={Object.entries(e.details)}>
-                                {([k, v]) => (
-                                  <>
-                                    <dt>{k}</dt>
-                                    <dd>{value(v)}</dd>
-                                  </>
-                                )}
-                              </For>
-                            </dl>
-                          </Show>
-                        </td>
-                      </tr>
-                    )}
-                  </For>
-                </tbody>
-              </table>
-            </TableScroll>
+            <DataTable label={t.table} class="audit" columns={t.columns} rows={p.entries}>
+              {(e) => (
+                <tr data-action={e.action}>
+                  <td class="nowrap">{when(e.at)}</td>
+                  <td>{actorCell(p.references, e.actor)}</td>
+                  <td>
+                    <code>{e.action}</code>
+                  </td>
+                  <td>{appLink(p.references, e.applicationId)}</td>
+                  <td>{targetCell(p.references, e)}</td>
+                  <td>
+                    <Show when={Object.keys(e.details).length}>
+                      <dl class="kv">
+                        <For each={Object.entries(e.details)}>
+                          {([k, v]) => (
+                            <>
+                              <dt>{k}</dt>
+                              <dd>{value(v)}</dd>
+                            </>
+                          )}
+                        </For>
+                      </dl>
+                    </Show>
+                  </td>
+                </tr>
+              )}
+            </DataTable>
             <div class="actions">
               <Show when={cursor()}>
                 <button type="button" onClick={() => setCursor(null)}>

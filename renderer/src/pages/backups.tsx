@@ -1,7 +1,7 @@
 /** Backups: the schedule (last and next run), whether backups are encrypted, take one now, download. */
 import { createResource, For, Show } from 'solid-js';
 import { client, ok, type Backup } from '../api';
-import { Async, Empty, ErrorBox, TableScroll, toast, useAction, when } from '../ui';
+import { Async, Empty, ErrorBox, DataTable, toast, useAction, when } from '../ui';
 
 const t = {
   title: 'Backups',
@@ -97,34 +97,23 @@ export function BackupsPage() {
             </section>
             <ErrorBox error={row.error()} />
             <Show when={backups.length} fallback={<Empty>{t.empty}</Empty>}>
-              <TableScroll label={t.table}>
-                <table>
-                  <thead>
-                    <tr>
-                      <For each={t.columns}>{(c) => <th>{c}</th>}</For>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    <For each={backups}>
-                      {(b) => (
-                        <tr data-backup={b.id}>
-                          <td>
-                            <code>{b.id}</code>
-                          </td>
-                          <td>{when(b.createdAt)}</td>
-                          <td>{t.size(b.size)}</td>
-                          <td>{b.encrypted ? t.yes : t.no}</td>
-                          <td>
-                            <button type="button" class="small" aria-label={t.downloadOf(b.id)} onClick={() => void row.run(() => download(b))}>
-                              {t.download}
-                            </button>
-                          </td>
-                        </tr>
-                      )}
-                    </For>
-                  </tbody>
-                </table>
-              </TableScroll>
+              <DataTable label={t.table} columns={t.columns} rows={backups}>
+                {(b) => (
+                  <tr data-backup={b.id}>
+                    <td>
+                      <code>{b.id}</code>
+                    </td>
+                    <td>{when(b.createdAt)}</td>
+                    <td>{t.size(b.size)}</td>
+                    <td>{b.encrypted ? t.yes : t.no}</td>
+                    <td>
+                      <button type="button" class="small" aria-label={t.downloadOf(b.id)} onClick={() => void row.run(() => download(b))}>
+                        {t.download}
+                      </button>
+                    </td>
+                  </tr>
+                )}
+              </DataTable>
             </Show>
           </>
         )}

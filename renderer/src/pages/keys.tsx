@@ -1,7 +1,7 @@
 /** Signing keys: the keys in the JWKS and their state, the rotation schedule, and "Rotate now". */
 import { createResource, For, Show } from 'solid-js';
 import { client, ok } from '../api';
-import { Async, confirmAction, ErrorBox, TableScroll, toast, useAction, when } from '../ui';
+import { Async, confirmAction, ErrorBox, DataTable, toast, useAction, when } from '../ui';
 
 const t = {
   title: 'Signing keys',
@@ -63,33 +63,22 @@ export function KeysPage() {
                 {action.busy() ? t.rotating : t.rotate}
               </button>
             </section>
-            <TableScroll label={t.table}>
-              <table>
-                <thead>
-                  <tr>
-                    <For each={t.columns}>{(c) => <th>{c}</th>}</For>
-                  </tr>
-                </thead>
-                <tbody>
-                  <For each={keys}>
-                    {(k) => (
-                      <tr data-kid={k.kid}>
-                        <td>
-                          <code>{k.kid}</code>
-                        </td>
-                        <td>{k.alg}</td>
-                        <td>
-                          <span class={`badge ${k.status === 'active' ? 'ok' : k.status === 'retiring' ? 'warn' : ''}`}>{t.states[k.status] ?? k.status}</span>
-                        </td>
-                        <td>{when(k.createdAt)}</td>
-                        <td>{when(k.retiredAt)}</td>
-                        <td>{when(k.expiresAt)}</td>
-                      </tr>
-                    )}
-                  </For>
-                </tbody>
-              </table>
-            </TableScroll>
+            <DataTable label={t.table} columns={t.columns} rows={keys}>
+              {(k) => (
+                <tr data-kid={k.kid}>
+                  <td>
+                    <code>{k.kid}</code>
+                  </td>
+                  <td>{k.alg}</td>
+                  <td>
+                    <span class={`badge ${k.status === 'active' ? 'ok' : k.status === 'retiring' ? 'warn' : ''}`}>{t.states[k.status] ?? k.status}</span>
+                  </td>
+                  <td>{when(k.createdAt)}</td>
+                  <td>{when(k.retiredAt)}</td>
+                  <td>{when(k.expiresAt)}</td>
+                </tr>
+              )}
+            </DataTable>
           </>
         )}
       </Async>

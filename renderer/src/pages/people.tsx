@@ -3,7 +3,7 @@ import { createResource, createSignal, For, Show } from 'solid-js';
 import { A, useParams } from '@solidjs/router';
 import { client, enc, ok } from '../api';
 import { createPagedList, LoadMore, page, PAGE } from '../paged';
-import { Async, ErrorBox, ListTable, Loading, TableScroll, when } from '../ui';
+import { Async, DataTable, ErrorBox, ListTable, Loading, when } from '../ui';
 
 const t = {
   title: 'People',
@@ -78,32 +78,21 @@ export function PersonPage() {
             <p class="muted">{t.facts(p().email, p().emailVerified, when(p().createdAt))}</p>
             <h2>{t.memberships}</h2>
             <Show when={p().memberships.length} fallback={<p class="muted">{t.noMemberships}</p>}>
-              <TableScroll label={t.membershipTable}>
-                <table>
-                  <thead>
-                    <tr>
-                      <For each={t.membershipColumns}>{(c) => <th>{c}</th>}</For>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    <For each={p().memberships}>
-                      {(m) => (
-                        <tr data-membership={m.applicationId}>
-                          <td>
-                            <A href={`/applications/${enc(m.applicationId)}/members`}>{m.applicationName}</A>
-                          </td>
-                          <td>
-                            <span class={`badge ${m.status === 'active' ? 'ok' : 'bad'}`}>{m.status}</span>
-                          </td>
-                          <td>{m.role}</td>
-                          <td>{when(m.joinedAt)}</td>
-                          <td>{when(m.lastActiveAt)}</td>
-                        </tr>
-                      )}
-                    </For>
-                  </tbody>
-                </table>
-              </TableScroll>
+              <DataTable label={t.membershipTable} columns={t.membershipColumns} rows={p().memberships}>
+                {(m) => (
+                  <tr data-membership={m.applicationId}>
+                    <td>
+                      <A href={`/applications/${enc(m.applicationId)}/members`}>{m.applicationName}</A>
+                    </td>
+                    <td>
+                      <span class={`badge ${m.status === 'active' ? 'ok' : 'bad'}`}>{m.status}</span>
+                    </td>
+                    <td>{m.role}</td>
+                    <td>{when(m.joinedAt)}</td>
+                    <td>{when(m.lastActiveAt)}</td>
+                  </tr>
+                )}
+              </DataTable>
             </Show>
             <h2>{t.signIn}</h2>
             <ul>

@@ -1,6 +1,6 @@
 import { createResource, For } from 'solid-js';
 import { client, ok } from '../api';
-import { Async, CopyButton, TableScroll } from '../ui';
+import { Async, CopyButton, DataTable } from '../ui';
 
 const t = {
   title: 'Sign-in providers',
@@ -32,37 +32,26 @@ export function ProvidersPage() {
       </p>
       <Async resource={providers}>
         {(list) => (
-          <TableScroll label={t.table}>
-            <table>
-              <thead>
-                <tr>
-                  <For each={t.columns}>{(c) => <th>{c}</th>}</For>
-                </tr>
-              </thead>
-              <tbody>
-                <For each={list}>
-                  {(p) => (
-                    <tr>
-                      <td>
-                        {p.name} <code>{p.id}</code>
-                      </td>
-                      <td>{p.configured ? <span class="badge ok">{t.configured}</span> : <span class="badge warn">{t.notConfigured}</span>}</td>
-                      <td>
-                        {p.env_vars.length ? (
-                          <span class="row">
-                            <For each={p.env_vars}>{(v) => <code>{v}</code>}</For>
-                            <CopyButton value={p.env_vars.map((v) => `${v}=`).join('\n')} label={t.variables(p.name)} />
-                          </span>
-                        ) : (
-                          <span class="muted">{t.noneNeeded}</span>
-                        )}
-                      </td>
-                    </tr>
+          <DataTable label={t.table} columns={t.columns} rows={list}>
+            {(p) => (
+              <tr>
+                <td>
+                  {p.name} <code>{p.id}</code>
+                </td>
+                <td>{p.configured ? <span class="badge ok">{t.configured}</span> : <span class="badge warn">{t.notConfigured}</span>}</td>
+                <td>
+                  {p.env_vars.length ? (
+                    <span class="row">
+                      <For each={p.env_vars}>{(v) => <code>{v}</code>}</For>
+                      <CopyButton value={p.env_vars.map((v) => `${v}=`).join('\n')} label={t.variables(p.name)} />
+                    </span>
+                  ) : (
+                    <span class="muted">{t.noneNeeded}</span>
                   )}
-                </For>
-              </tbody>
-            </table>
-          </TableScroll>
+                </td>
+              </tr>
+            )}
+          </DataTable>
         )}
       </Async>
     </>
