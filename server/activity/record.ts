@@ -72,10 +72,20 @@ const prepared = preparedPerDb(build);
 /** Prepared once on the database itself; built afresh inside a drizzle transaction (joining: rare). */
 const statements = (h: Tx) => ('$client' in h ? prepared(h as Db) : build(h));
 
+/** Both rows in one native transaction: one commit (a savepoint inside the caller's transaction). */
+const bumpBoth = new WeakMap<Db, (column: Counter, day: number, applicationId: string | undefined) => void>();
+
 function count(db: Db, column: Counter, day: number, applicationId: string | undefined): void {
-  const bump = statements(db)[column];
-  bump.run({ app: INSTALLATION, day });
-  if (applicationId) bump.run({ app: applicationId, day });
+  let run = bumpBoth.get(db);
+  if (!run) {
+    const s = prepared(db);
+    run = db.$client.transaction((c: Counter, d: number, app: string | undefined) => {
+      s[c].run({ app: INSTALLATION, day: d });
+      if (app) s[c].run({ app, day: d });
+    });
+    bumpBoth.set(db, run);
+  }
+  run(column, day, applicationId);
 }
 
 /** A person authenticated; `applicationId` when it was for an application they are an active member of. */
