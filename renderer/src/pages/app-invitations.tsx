@@ -28,7 +28,7 @@ const t = {
   unsent: (n: number) =>
     `${n} invitation e-mail${n === 1 ? ' was' : 's were'} not sent (no mail server configured, or it refused). Copy the links below and send them yourself.`,
   sending: 'Sending…',
-  send: (n: number) => `Send ${n || ''} invitation${n === 1 ? '' : 's'}`,
+  send: (n: number) => (n ? `Send ${plural(n, 'invitation')}` : 'Send invitations'),
   toast: (created: number, unsent: number) => {
     if (created === 0) return 'No new invitations: every address was skipped.';
     if (unsent === 0) return `${plural(created, 'invitation')} sent.`;
