@@ -7,7 +7,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { FeatureOptions } from '../features.js';
+import type { FeatureOptions } from '../context.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { adminErrors, IdParams, adminSecurity as security } from '../http/schemas.js';
 import { getApplication } from '../applications/service.js';
