@@ -20,6 +20,8 @@ import { emailLinksFeature } from './accounts/email-link-routes.js';
 import { passwordPagesFeature } from './pages/password-pages.js';
 import { selfServicePlugin } from './self-service/routes.js';
 import { secondFactorFeature } from './accounts/second-factor/routes.js';
+import { peoplePlugin } from './people/routes.js';
+import { activityPlugin } from './activity/routes.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -37,4 +39,6 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   passwordPagesFeature,
   oauthPlugin,
   selfServicePlugin,
+  peoplePlugin,
+  activityPlugin,
 ];
