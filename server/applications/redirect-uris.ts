@@ -72,3 +72,8 @@ export function matchesRedirectUri(registered: string[], presented: string, clie
   const candidate = loopbackWithoutPort(presented);
   return candidate !== undefined && registered.some((uri) => loopbackWithoutPort(uri) === candidate);
 }
+
+/** Whether two registered lists admit the same redirects (order does not decide where codes go). */
+export function sameRedirectUris(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((uri) => b.includes(uri));
+}

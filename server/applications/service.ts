@@ -12,7 +12,7 @@ import { conflict, notFound, validationFailed, type FieldError } from '../http/p
 import { afterCursor, toPage } from '../http/pagination.js';
 import { iso } from '../http/schemas.js';
 import { randomToken, sha256 } from '../util/crypto.js';
-import { checkRedirectUris } from './redirect-uris.js';
+import { checkRedirectUris, sameRedirectUris } from './redirect-uris.js';
 import { forgetApplicationRealm } from './realms.js';
 import { findApplication } from './lookup.js';
 import { checkProfileFieldDefinitions } from './profile-fields.js';
@@ -20,6 +20,7 @@ import { isKnownProvider } from './providers.js';
 import type { ApplicationCreate, ApplicationPatch, AuthPolicyPatch } from './schemas.js';
 import { webhookSecretProblem } from '../webhooks/sign.js';
 import { FORBIDDEN_ADDRESS_MESSAGE, isForbiddenAddress } from '../webhooks/target-address.js';
+import { recordEvent } from '../webhooks/outbox.js';
 
 export const DEFAULT_AUTH_POLICY: AuthPolicy = {
   signup_policy: 'invite_only',
@@ -249,9 +250,23 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
         ...(clientSecret ? { clientSecretIssued: true } : {}),
       },
     });
+    recordRedirectChange(tx, now, actor, current, row);
     return row;
   });
+  if (!sameRedirectUris(current.redirectUris, updated.redirectUris)) ctx.wakeWebhooks();
   return withSecretsShownOnce(updated, { clientSecret, webhookSecret: generatedWebhookSecret });
+}
+
+/**
+ * Where sign-ins may be sent changed (issue 22): one audit entry, and the application hears it by
+ * webhook, so its owners learn when someone (an administrator, or a leaked admin token) moves the
+ * place its codes go. Written in the update's transaction.
+ */
+function recordRedirectChange(tx: Tx, now: Date, actor: string, before: Application, after: Application) {
+  if (sameRedirectUris(before.redirectUris, after.redirectUris)) return;
+  const details = { redirectUris: { before: before.redirectUris, after: after.redirectUris } };
+  recordAudit(tx, now, { actor, action: 'application.redirect_uris_changed', applicationId: after.id, target: after.id, details });
+  recordEvent(tx, now, after.id, 'application.redirect_uris_changed', { actor, ...details });
 }
 
 function countWhere(tx: Tx, table: typeof memberships | typeof invitations | typeof apiKeys, where: SQL): number {

@@ -496,6 +496,27 @@ describe('PATCH /api/admin/applications/:id', () => {
     expectValidation(await t.admin('PATCH', '/api/admin/applications/notes', { webhookSecret: 'abcdefghijklmnopqrstu' }), ['body.webhookSecret']);
   });
 
+  it('audits a redirect-URI change and tells the application by webhook (application.redirect_uris_changed)', async () => {
+    const t = await makeApp({ clock: T0 });
+    await create(t, { webhookUrl: 'https://hooks.example.com/in' });
+    const before = ['https://notes.example.com/callback'];
+    const after = ['https://notes.example.com/callback', 'https://notes.example.com/cb2'];
+    // The same list in another order, and other fields, change nothing about where codes go.
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { name: 'Notes 2', redirectUris: before })).statusCode).toBe(200);
+    t.clock.advance(1000);
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { redirectUris: after })).statusCode).toBe(200);
+    const audit = t.db.select().from(auditLog).where(eq(auditLog.action, 'application.redirect_uris_changed')).all();
+    expect(audit.map((e) => ({ actor: e.actor, applicationId: e.applicationId, target: e.target, details: e.details, at: e.at.toISOString() }))).toEqual([
+      { actor: 'admin', applicationId: 'notes', target: 'notes', details: { redirectUris: { before, after } }, at: '2026-03-01T10:00:01.000Z' },
+    ]);
+    const events = t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'application.redirect_uris_changed')).all();
+    expect(events).toHaveLength(1);
+    expect(JSON.parse(events[0]!.payload)).toEqual({
+      id: events[0]!.id, type: 'application.redirect_uris_changed', createdAt: '2026-03-01T10:00:01.000Z', applicationId: 'notes',
+      data: { actor: 'admin', redirectUris: { before, after } },
+    });
+  });
+
   it('moves the application between SSO groups and out of them via ssoGroupId', async () => {
     const t = await makeApp();
     await create(t);

@@ -66,6 +66,11 @@ export function ApiKeysTab(props: { app: Application }) {
               )}
             </For>
           </div>
+          <p class="hint">
+            <code>application:write</code> edits the name and the sign-in policy. Where sign-ins are sent (redirect URIs,
+            post-logout redirect URIs), the token audience, the client type, the SSO group and deleting the application
+            need the admin token; webhook settings need <code>webhooks:write</code>.
+          </p>
         </fieldset>
         <ErrorBox error={create.error()} />
         <div class="actions">
