@@ -134,6 +134,8 @@ export interface Application {
   name: string;
   audience: string;
   redirectUris: string[];
+  /** null: end-session accepts the redirect URIs instead. */
+  postLogoutRedirectUris: string[] | null;
   clientType: ClientType;
   webhookUrl: string | null;
   webhookSecretSet: boolean;

@@ -73,7 +73,11 @@ export function matchesRedirectUri(registered: string[], presented: string, clie
   return candidate !== undefined && registered.some((uri) => loopbackWithoutPort(uri) === candidate);
 }
 
-/** Whether two registered lists admit the same redirects (order does not decide where codes go). */
-export function sameRedirectUris(a: readonly string[], b: readonly string[]): boolean {
+/**
+ * Whether two registered lists admit the same redirects: order does not decide where codes go. A
+ * list that may be unset (null: post-logout redirect URIs) differs from every list.
+ */
+export function sameRedirectUris(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  if (a === null || b === null) return a === b;
   return a.length === b.length && a.every((uri) => b.includes(uri));
 }

@@ -52,7 +52,12 @@ export const AuthPolicyPatchBodySchema = Type.Object(AuthPolicyPatchSchema.prope
 
 const ClientTypeSchema = Type.Union([Type.Literal('web'), Type.Literal('spa'), Type.Literal('native')]);
 const Audience = Type.String({ minLength: 1, maxLength: 500, pattern: '^\\S+$' });
-const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { minItems: 1, maxItems: 20 });
+const RedirectUri = Type.String({ minLength: 1, maxLength: 2000 });
+const RedirectUris = Type.Array(RedirectUri, { minItems: 1, maxItems: 20 });
+/** OIDC `post_logout_redirect_uris`; null (the default) lets the redirect URIs stand in, [] allows none. */
+const PostLogoutRedirectUris = Type.Union([Type.Array(RedirectUri, { maxItems: 20 }), Type.Null()], {
+  description: 'Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none.',
+});
 const WebhookUrl = Type.String({ minLength: 1, maxLength: 2000 });
 const WebhookSecret = Type.String({ minLength: 16, maxLength: 200 });
 
@@ -60,6 +65,7 @@ const Name = Type.String({ minLength: 1, maxLength: 200 });
 
 /** Fields an administrator may set after creation; all optional in PATCH. */
 const mutableFields = {
+  postLogoutRedirectUris: Type.Optional(PostLogoutRedirectUris),
   clientType: Type.Optional(ClientTypeSchema),
   webhookUrl: Type.Optional(Type.Union([WebhookUrl, Type.Null()])),
   webhookSecret: Type.Optional(Type.Union([WebhookSecret, Type.Null()])),
@@ -89,6 +95,7 @@ export const ApplicationRecordSchema = Type.Object({
   name: Type.String(),
   audience: Type.String(),
   redirectUris: Type.Array(Type.String()),
+  postLogoutRedirectUris: Type.Union([Type.Array(Type.String()), Type.Null()]),
   clientType: ClientTypeSchema,
   webhookUrl: Type.Union([Type.String(), Type.Null()]),
   webhookSecretSet: Type.Boolean(),

@@ -37,6 +37,7 @@ export function applicationRecord(app: Application) {
     name: app.name,
     audience: app.audience,
     redirectUris: app.redirectUris,
+    postLogoutRedirectUris: app.postLogoutRedirectUris,
     clientType: app.clientType,
     webhookUrl: app.webhookUrl,
     webhookSecretSet: Boolean(app.webhookSecret),
@@ -110,6 +111,7 @@ function checkWebhookUrl(url: string | null | undefined, errors: FieldError[]) {
 interface ApplicationShape {
   clientType: ClientType;
   redirectUris: string[];
+  postLogoutRedirectUris?: string[] | null;
   webhookUrl?: string | null;
   webhookSecret?: string | null;
   ssoGroupId?: string | null;
@@ -122,6 +124,7 @@ interface ApplicationShape {
  */
 function checkApplication(ctx: AppContext, app: ApplicationShape) {
   const errors = checkRedirectUris(app.redirectUris, app.clientType);
+  if (app.postLogoutRedirectUris) errors.push(...checkRedirectUris(app.postLogoutRedirectUris, app.clientType, 'body.postLogoutRedirectUris'));
   checkWebhookUrl(app.webhookUrl, errors);
   if (app.webhookSecret && !app.webhookUrl) errors.push({ path: 'body.webhookSecret', message: 'needs a webhookUrl' });
   if (app.webhookSecret) {
@@ -174,6 +177,7 @@ export function createApplication(ctx: AppContext, input: ApplicationCreate, act
         name: input.name,
         audience: input.audience,
         redirectUris: input.redirectUris,
+        postLogoutRedirectUris: input.postLogoutRedirectUris ?? null,
         clientType,
         clientSecretHash: clientSecret ? sha256(clientSecret) : null,
         webhookUrl: input.webhookUrl ?? null,
@@ -195,9 +199,10 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
   const current = getApplication(ctx, id);
   const clientType = patch.clientType ?? current.clientType;
   const redirectUris = patch.redirectUris ?? current.redirectUris;
+  const postLogoutRedirectUris = patch.postLogoutRedirectUris === undefined ? current.postLogoutRedirectUris : patch.postLogoutRedirectUris;
   const webhookUrl = patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl;
   // Only a changed group is checked, so an update never fails over a group it does not touch.
-  checkApplication(ctx, { clientType, redirectUris, webhookUrl, webhookSecret: patch.webhookSecret, ssoGroupId: patch.ssoGroupId });
+  checkApplication(ctx, { clientType, redirectUris, postLogoutRedirectUris, webhookUrl, webhookSecret: patch.webhookSecret, ssoGroupId: patch.ssoGroupId });
   const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
   if (patch.audience !== undefined) assertAudienceFree(ctx.db, patch.audience, id);
 
@@ -222,6 +227,7 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
         name: patch.name ?? current.name,
         audience: patch.audience ?? current.audience,
         redirectUris,
+        postLogoutRedirectUris,
         clientType,
         clientSecretHash,
         webhookUrl,
@@ -253,18 +259,28 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
     recordRedirectChange(tx, now, actor, current, row);
     return row;
   });
-  if (!sameRedirectUris(current.redirectUris, updated.redirectUris)) ctx.wakeWebhooks();
+  if (redirectChange(current, updated)) ctx.wakeWebhooks();
   return withSecretsShownOnce(updated, { clientSecret, webhookSecret: generatedWebhookSecret });
 }
 
+/** `{field: {before, after}}` for each redirect list that changed, or undefined when none did. */
+function redirectChange(before: Application, after: Application) {
+  const changed: Record<string, { before: string[] | null; after: string[] | null }> = {};
+  if (!sameRedirectUris(before.redirectUris, after.redirectUris)) changed.redirectUris = { before: before.redirectUris, after: after.redirectUris };
+  if (!sameRedirectUris(before.postLogoutRedirectUris, after.postLogoutRedirectUris)) {
+    changed.postLogoutRedirectUris = { before: before.postLogoutRedirectUris, after: after.postLogoutRedirectUris };
+  }
+  return Object.keys(changed).length ? changed : undefined;
+}
+
 /**
- * Where sign-ins may be sent changed (issue 22): one audit entry, and the application hears it by
- * webhook, so its owners learn when someone (an administrator, or a leaked admin token) moves the
- * place its codes go. Written in the update's transaction.
+ * Where sign-ins (or sign-outs) may be sent changed (issue 22): one audit entry, and the
+ * application hears it by webhook, so its owners learn when someone (an administrator, or a leaked
+ * admin token) moves the place its codes go. Written in the update's transaction.
  */
 function recordRedirectChange(tx: Tx, now: Date, actor: string, before: Application, after: Application) {
-  if (sameRedirectUris(before.redirectUris, after.redirectUris)) return;
-  const details = { redirectUris: { before: before.redirectUris, after: after.redirectUris } };
+  const details = redirectChange(before, after);
+  if (!details) return;
   recordAudit(tx, now, { actor, action: 'application.redirect_uris_changed', applicationId: after.id, target: after.id, details });
   recordEvent(tx, now, after.id, 'application.redirect_uris_changed', { actor, ...details });
 }

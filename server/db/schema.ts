@@ -222,6 +222,11 @@ export const applications = sqliteTable(
     name: text('name').notNull(),
     audience: text('audience').notNull(),
     redirectUris: text('redirect_uris', { mode: 'json' }).$type<string[]>().notNull(),
+    /**
+     * Where RP-initiated logout may send the browser (OIDC `post_logout_redirect_uris`); null until
+     * an administrator sets it, and then the redirect URIs stand in (applications from before the list).
+     */
+    postLogoutRedirectUris: text('post_logout_redirect_uris', { mode: 'json' }).$type<string[]>(),
     clientType: text('client_type').$type<ClientType>().notNull(),
     /** SHA-256 of the client secret (web clients only). */
     clientSecretHash: text('client_secret_hash'),

@@ -209,6 +209,7 @@ describe('API key scope matrix', () => {
       ['PATCH', { redirectUris: ['https://attacker.example/callback'] }, 'An API key may not change where sign-ins are sent (redirect URIs); that needs the admin token.'],
       ['PATCH', { redirectUris: [...before.redirectUris, 'https://attacker.example/callback'] }, 'An API key may not change where sign-ins are sent (redirect URIs); that needs the admin token.'],
       ['PATCH', { audience: 'https://attacker.example/api' }, 'An API key may not change the audience of its tokens; that needs the admin token.'],
+      ['PATCH', { postLogoutRedirectUris: ['https://attacker.example/bye'] }, 'An API key may not change where sign-outs are sent (post-logout redirect URIs); that needs the admin token.'],
     ];
     for (const [method, body, detail] of refused) {
       const res = await as(t, key, method, A, body);

@@ -40,6 +40,7 @@ describe('POST /api/admin/applications', () => {
       name: 'Notes',
       audience: 'https://notes.example.com/api',
       redirectUris: ['https://notes.example.com/callback'],
+      postLogoutRedirectUris: null,
       clientType: 'web',
       webhookUrl: null,
       webhookSecretSet: false,
@@ -515,6 +516,34 @@ describe('PATCH /api/admin/applications/:id', () => {
       id: events[0]!.id, type: 'application.redirect_uris_changed', createdAt: '2026-03-01T10:00:01.000Z', applicationId: 'notes',
       data: { actor: 'admin', redirectUris: { before, after } },
     });
+  });
+
+  it('keeps postLogoutRedirectUris as a list of its own: null until set (redirect URIs stand in), checked like redirect URIs, audited', async () => {
+    const t = await makeApp({ clock: T0 });
+    expect((await create(t)).postLogoutRedirectUris).toBeNull();
+    expectValidation(
+      await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: ['http://public.example.com/bye', 'notes://bye', 'https://a.example/#x'] }),
+      ['body.postLogoutRedirectUris.0', 'body.postLogoutRedirectUris.1', 'body.postLogoutRedirectUris.2'],
+    );
+    expectValidation(await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: ['https://a.example/', 'https://a.example/'] }), ['body.postLogoutRedirectUris']);
+    const set = await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: ['https://notes.example.com/signed-out'] });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json().postLogoutRedirectUris).toEqual(['https://notes.example.com/signed-out']);
+    expect((await t.admin('GET', '/api/admin/applications/notes')).json().postLogoutRedirectUris).toEqual(['https://notes.example.com/signed-out']);
+    // An empty list allows none; null goes back to the redirect URIs.
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: [] })).json().postLogoutRedirectUris).toEqual([]);
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: null })).json().postLogoutRedirectUris).toBeNull();
+    const created = await t.admin('POST', '/api/admin/applications', appBody({ id: 'wiki', audience: 'https://wiki.example', postLogoutRedirectUris: ['https://wiki.example/bye'] }));
+    expect(created.json().postLogoutRedirectUris).toEqual(['https://wiki.example/bye']);
+    const audit = t.db.select().from(auditLog).where(eq(auditLog.action, 'application.redirect_uris_changed')).all().map((e) => e.details);
+    expect(audit).toEqual([
+      { postLogoutRedirectUris: { before: null, after: ['https://notes.example.com/signed-out'] } },
+      { postLogoutRedirectUris: { before: ['https://notes.example.com/signed-out'], after: [] } },
+      { postLogoutRedirectUris: { before: [], after: null } },
+    ]);
+    const openapi = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    expect(openapi.components?.schemas ?? openapi.paths['/api/admin/applications/{id}'].patch.requestBody.content['application/json'].schema.properties).toBeDefined();
+    expect(JSON.stringify(openapi.paths['/api/admin/applications/{id}'].patch)).toContain('postLogoutRedirectUris');
   });
 
   it('moves the application between SSO groups and out of them via ssoGroupId', async () => {

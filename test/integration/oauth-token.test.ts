@@ -329,6 +329,28 @@ describe('userinfo, revocation and end-session', () => {
     expect(page.body).toContain('You are signed out');
   });
 
+  it('end-session takes postLogoutRedirectUris once the application sets them; until then its redirect URIs', async () => {
+    const { t, cookie } = await setUp();
+    const end = (uri: string) =>
+      t.app.inject({ method: 'GET', url: `/api/auth/oauth2/end-session?${new URLSearchParams({ client_id: 'notes', post_logout_redirect_uri: uri, state: 's' })}` });
+    const signedOut = 'http://127.0.0.1:5173/signed-out';
+    // Not set: the redirect URIs stand in (existing applications keep working), the new one is refused.
+    expect(location(await end(SPA_REDIRECT)).toString()).toBe(`${SPA_REDIRECT}?state=s`);
+    expect((await end(signedOut)).statusCode).toBe(400);
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: [signedOut] })).statusCode).toBe(200);
+    expect(location(await end(signedOut)).toString()).toBe(`${signedOut}?state=s`);
+    const refused = await end(SPA_REDIRECT);
+    expect(refused.statusCode).toBe(400);
+    expect(refused.headers.location).toBeUndefined();
+    expect(refused.body).toContain('The post-logout address is not registered for this application.');
+    // The session is untouched by the refused request, and a hinted sign-out goes to the new list too.
+    const tokens = await spaTokens(t, cookie);
+    const hinted = await t.app.inject({
+      method: 'GET', url: `/api/auth/oauth2/end-session?${new URLSearchParams({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: signedOut })}`, headers: { cookie },
+    });
+    expect(location(hinted).toString()).toBe(signedOut);
+  });
+
   it('end-session takes only an ID token as id_token_hint, not an access token carrying the same sid', async () => {
     const { t, cookie } = await setUp();
     // An audience equal to the client id makes an access token's `aud` read like an ID token's.

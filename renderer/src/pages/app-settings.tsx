@@ -4,11 +4,15 @@ import { api, enc, type Application, type SsoGroup } from '../api';
 import { confirmAction, CopyField, ErrorBox, toast, useAction } from '../ui';
 import { IntegrationSnippet } from './snippet';
 
+const lines = (text: string) => text.split(/\s+/).filter(Boolean);
+
 export function SettingsTab(props: { app: Application; onSaved: (app: Application) => void }) {
   const navigate = useNavigate();
   const [name, setName] = createSignal(props.app.name);
   const [audience, setAudience] = createSignal(props.app.audience);
   const [redirects, setRedirects] = createSignal(props.app.redirectUris.join('\n'));
+  const shownPostLogout = (props.app.postLogoutRedirectUris ?? []).join('\n');
+  const [postLogout, setPostLogout] = createSignal(shownPostLogout);
   const [secret, setSecret] = createSignal<string | null>(null);
   const save = useAction();
   const danger = useAction();
@@ -23,7 +27,10 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
       api.patch<Application>(`/api/admin/applications/${enc(props.app.id)}`, {
         name: name().trim(),
         audience: audience().trim(),
-        redirectUris: redirects().split(/\s+/).filter(Boolean),
+        redirectUris: lines(redirects()),
+        // Sent only when edited (an empty list set through the API shows as empty too). Left empty: not
+        // set, so sign-outs may return to the redirect URIs (as before the list existed).
+        ...(postLogout() === shownPostLogout ? {} : { postLogoutRedirectUris: lines(postLogout()).length ? lines(postLogout()) : null }),
       }),
     );
     if (next) {
@@ -60,6 +67,14 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
           <span>Redirect URIs (one per line)</span>
           <textarea name="redirectUris" value={redirects()} onInput={(e) => setRedirects(e.currentTarget.value)} />
         </label>
+        <label class="field">
+          <span>Post-logout redirect URIs (one per line)</span>
+          <textarea name="postLogoutRedirectUris" value={postLogout()} onInput={(e) => setPostLogout(e.currentTarget.value)} />
+        </label>
+        <p class="hint">
+          Where the application may send people after signing them out (<code>post_logout_redirect_uri</code>). Left empty,
+          the redirect URIs above are accepted instead.
+        </p>
         <p class="hint">Type: {props.app.clientType} · created {new Date(props.app.createdAt).toLocaleString()}</p>
         <p data-testid="sso-sharing">
           <Show when={group()} fallback={<span class="muted">Own sign-in (not in an SSO group).</span>}>
