@@ -388,6 +388,21 @@ export const refreshTokens = sqliteTable(
   (t) => [index('refresh_tokens_family_idx').on(t.familyId)],
 );
 
+/**
+ * Access tokens revoked before their expiry (RFC 7009 §2.2.1), by `jti`. Access tokens are
+ * stateless JWTs: this list is what userinfo (and introspection) check. A row lives only as long
+ * as its token would have (`expiresAt`), then the retention rule deletes it.
+ */
+export const revokedAccessTokens = sqliteTable(
+  'revoked_access_tokens',
+  {
+    jti: text('jti').primaryKey(),
+    expiresAt: timestamp('expires_at').notNull(),
+    revokedAt: timestamp('revoked_at').notNull(),
+  },
+  (t) => [index('revoked_access_tokens_expires_idx').on(t.expiresAt)],
+);
+
 // ---------------------------------------------------------------------------------------------
 // Webhooks and audit
 

@@ -40,7 +40,7 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app) => {
     await scope.register(authorizeRoutes);
     await scope.register(tokenRoutes, { keys, limiter });
     await scope.register(userinfoRoutes, { keys });
-    await scope.register(revokeRoutes, { limiter });
+    await scope.register(revokeRoutes, { limiter, keys });
     await scope.register(endSessionRoutes, { keys });
     addWrongMethodAnswers();
   });

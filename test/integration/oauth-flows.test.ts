@@ -126,6 +126,14 @@ describe('openid-client with a public spa client', () => {
     );
     await client.tokenRevocation(config, again.refresh_token!);
     await expect(client.refreshTokenGrant(config, again.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+
+    // Revoking an access token (RFC 7009 §2.2.1) makes userinfo refuse it at once, not at expiry.
+    expect((await client.fetchUserInfo(config, again.access_token, idClaims.sub)).sub).toBe(idClaims.sub);
+    await client.tokenRevocation(config, again.access_token, { token_type_hint: 'access_token' });
+    await expect(client.fetchUserInfo(config, again.access_token, idClaims.sub)).rejects.toMatchObject({
+      status: 401,
+      cause: [{ scheme: 'bearer', parameters: { realm: 'gatehouse', error: 'invalid_token', error_description: 'The access token has been revoked.' } }],
+    });
   });
 });
 
