@@ -1,10 +1,10 @@
 /**
- * Key custody schedule: the active signing key is rotated once it is older than
- * `GATEHOUSE_KEY_ROTATION_DAYS` (default 90), through the OAuth module's own rotation (which keeps
- * the retired key published until its tokens have expired). The signer's key cache reloads within
+ * Key custody schedule: a new key is rotated in once the newest key is older than
+ * `GATEHOUSE_KEY_ROTATION_DAYS` (default 90), through the OAuth module's own rotation (which
+ * publishes the new key before it signs and keeps the old one published until its tokens expired). The signer's key cache reloads within
  * seconds, so no hand-off to the OAuth plugin is needed.
  */
-import { desc, isNull } from 'drizzle-orm';
+import { desc } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { signingKeys } from '../db/schema.js';
 import { rotateSigningKey } from '../oauth/keys.js';
@@ -18,15 +18,15 @@ export const ROTATION_ACTOR = 'system:key-rotation';
 /** Rotates when the active key is due; returns the new kid, or undefined when nothing was due. */
 export async function rotateKeyIfDue(ctx: AppContext): Promise<string | undefined> {
   const now = ctx.clock.now();
-  const active = ctx.db
+  // The newest key: the one signing, or the next one already published (then nothing is due).
+  const newest = ctx.db
     .select({ kid: signingKeys.kid, createdAt: signingKeys.createdAt })
     .from(signingKeys)
-    .where(isNull(signingKeys.retiredAt))
     .orderBy(desc(signingKeys.createdAt))
     .get();
   // No key yet: the OAuth plugin creates the first one at start-up.
-  if (!active) return undefined;
-  if (now.getTime() - active.createdAt.getTime() < ctx.config.keyRotationDays * DAY) return undefined;
+  if (!newest) return undefined;
+  if (now.getTime() - newest.createdAt.getTime() < ctx.config.keyRotationDays * DAY) return undefined;
   // A restart with a shorter lifetime leaves longer-lived tokens out there for a while.
   const window = retiringWindowSeconds(ctx.db, now, ctx.config.accessTokenTtl);
   const rotated = await rotateSigningKey(ctx.db, now, window, ROTATION_ACTOR);
