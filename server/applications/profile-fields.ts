@@ -9,6 +9,7 @@
  */
 import type { Profile, ProfileField } from '../db/schema.js';
 import type { FieldError } from '../http/problem.js';
+import { displayTextProblem } from '../util/display-text.js';
 
 export const PROFILE_KEY_PATTERN = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
 export const MAX_PROFILE_FIELDS = 50;
@@ -65,6 +66,9 @@ function valueProblem(field: ProfileField, value: unknown): string | undefined {
       if (typeof value !== 'string') return 'must be a string';
       const maxLength = field.max_length ?? DEFAULT_MAX_LENGTH[field.type] ?? 200;
       if (value.length > maxLength) return `must be at most ${maxLength} characters`;
+      // Profile text is shown in the panel and account pages: no controls, overrides or mark stacks.
+      const textProblem = displayTextProblem(value, { multiline: field.type === 'text' });
+      if (textProblem) return textProblem;
       if (field.type === 'email' && !EMAIL.test(value)) return 'must be an e-mail address';
       if (field.type === 'url') {
         try {

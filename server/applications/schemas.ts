@@ -1,22 +1,22 @@
 /** Wire schemas of applications and auth policies (spec §2, DESIGN §4.3–4.4). */
 import { Type, type Static } from 'typebox';
-import { Slug, Timestamp } from '../http/schemas.js';
+import { DisplayName, DisplayText, Slug, Timestamp } from '../http/schemas.js';
 import { PROFILE_KEY_PATTERN } from './profile-fields.js';
 
 export const ProfileFieldSchema = Type.Object(
   {
     key: Type.String({ pattern: PROFILE_KEY_PATTERN.source }),
-    label: Type.String({ minLength: 1, maxLength: 200 }),
+    label: DisplayName({ minLength: 1, maxLength: 200 }),
     type: Type.Union(
       ['string', 'text', 'number', 'integer', 'boolean', 'email', 'url', 'date', 'select'].map((t) => Type.Literal(t)),
     ),
     required: Type.Boolean({ default: false }),
     user_editable: Type.Boolean({ default: true }),
-    options: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100 })),
+    options: Type.Optional(Type.Array(DisplayName({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100 })),
     min: Type.Optional(Type.Number()),
     max: Type.Optional(Type.Number()),
     max_length: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000 })),
-    description: Type.Optional(Type.String({ maxLength: 1000 })),
+    description: Type.Optional(DisplayText({ maxLength: 1000 })),
   },
   { additionalProperties: false },
 );
@@ -61,7 +61,7 @@ const PostLogoutRedirectUris = Type.Union([Type.Array(RedirectUri, { maxItems: 2
 const WebhookUrl = Type.String({ minLength: 1, maxLength: 2000 });
 const WebhookSecret = Type.String({ minLength: 16, maxLength: 200 });
 
-const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Name = DisplayName({ minLength: 1, maxLength: 200 });
 
 /** Fields an administrator may set after creation; all optional in PATCH. */
 const mutableFields = {
