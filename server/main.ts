@@ -184,7 +184,7 @@ async function startClaimed(config: Config): Promise<Running> {
 
 /** The one human line printed at start-up. */
 export function readyLine(running: Running): string {
-  const token = running.config.adminToken ? 'from ADMIN_TOKEN / --admin-token' : `in ${join(running.config.dataDir, 'admin-token')}`;
+  const token = running.config.adminTokenSource ? `from ${running.config.adminTokenSource}` : `in ${join(running.config.dataDir, 'admin-token')}`;
   const mode = lowMemoryActive() ? ', low-memory mode' : '';
   const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, data ${running.config.dataDir}, admin token ${token}${mode}`;
   if (!running.tls) return line;

@@ -51,7 +51,7 @@ describe('gatehouse CLI', () => {
     expect(none.stdout).toContain('Usage: gatehouse <command>');
 
     expect(serve.code).toBe(0);
-    for (const flag of ['--data-dir DIR', '--port N', '--host ADDR', '--issuer URL', '--admin-token T', '--access-token-ttl S', '--help']) {
+    for (const flag of ['--data-dir DIR', '--port N', '--host ADDR', '--issuer URL', '--admin-token-file FILE', '--access-token-ttl S', '--help']) {
       expect(serve.stdout).toContain(flag);
     }
     expect(token.code).toBe(0);
