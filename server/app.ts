@@ -116,6 +116,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     adminToken: deps.adminToken ?? fixedAdminToken(deps.config.adminToken ?? ''),
     codes: new CodeStore(),
     wakeWebhooks: () => {},
+    listenAddresses: () => {
+      const address = app.server.address();
+      return address && typeof address === 'object' ? [address] : [];
+    },
   };
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
   app.decorate('ctx', ctx);

@@ -46,6 +46,8 @@ export interface Config {
   lowMemory: boolean;
   /** GATEHOUSE_IDLE_RECLAIM: give memory back to the system when quiet (server/ops/idle-memory.ts; default on). */
   idleReclaim: boolean;
+  /** GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: webhooks may target this machine's loopback addresses (default off). */
+  webhookAllowLoopback: boolean;
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
   env: Record<string, string | undefined>;
 }
@@ -149,6 +151,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
   }
   const lowMemory = switchEnv(env, 'GATEHOUSE_LOW_MEMORY', false);
   const idleReclaim = switchEnv(env, 'GATEHOUSE_IDLE_RECLAIM', true);
+  const webhookAllowLoopback = switchEnv(env, 'GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK', false);
   const redirectRaw = pick(undefined, 'GATEHOUSE_HTTP_REDIRECT_PORT');
   const backupRaw = pick(undefined, 'GATEHOUSE_BACKUP_INTERVAL');
   const rotationRaw = pick(undefined, 'GATEHOUSE_KEY_ROTATION_DAYS');
@@ -178,6 +181,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
       rotationRaw === undefined ? DEFAULTS.keyRotationDays : parseInteger('GATEHOUSE_KEY_ROTATION_DAYS', rotationRaw, 1, 3650),
     lowMemory,
     idleReclaim,
+    webhookAllowLoopback,
     env,
   };
 }

@@ -163,6 +163,10 @@ async function startClaimed(config: Config): Promise<Running> {
   let redirect: Server | undefined;
   if (tls && config.httpRedirectPort !== undefined) redirect = await startRedirect(config, port);
   const redirectAddress = redirect?.address();
+  if (redirectAddress && typeof redirectAddress === 'object') {
+    const listening = app.ctx.listenAddresses;
+    app.ctx.listenAddresses = () => [...listening(), redirectAddress];
+  }
   const redirectUrl =
     redirectAddress && typeof redirectAddress === 'object'
       ? defaultIssuer(config.host, redirectAddress.port)

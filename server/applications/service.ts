@@ -19,7 +19,7 @@ import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
 import type { ApplicationCreate, ApplicationPatch, AuthPolicyPatch } from './schemas.js';
 import { webhookSecretProblem } from '../webhooks/sign.js';
-import { FORBIDDEN_ADDRESS_MESSAGE, isForbiddenAddress } from '../webhooks/target-address.js';
+import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-address.js';
 import { recordEvent } from '../webhooks/outbox.js';
 
 export const DEFAULT_AUTH_POLICY: AuthPolicy = {
@@ -93,7 +93,7 @@ function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path:
   return policy;
 }
 
-function checkWebhookUrl(url: string | null | undefined, errors: FieldError[]) {
+function checkWebhookUrl(ctx: AppContext, url: string | null | undefined, errors: FieldError[]) {
   if (url === null || url === undefined) return;
   try {
     const parsed = new URL(url);
@@ -101,7 +101,9 @@ function checkWebhookUrl(url: string | null | undefined, errors: FieldError[]) {
     if (parsed.username || parsed.password) {
       errors.push({ path: 'body.webhookUrl', message: 'must not contain credentials' });
     }
-    if (isForbiddenAddress(parsed.hostname)) errors.push({ path: 'body.webhookUrl', message: FORBIDDEN_ADDRESS_MESSAGE });
+    const port = Number(parsed.port) || (parsed.protocol === 'https:' ? 443 : 80);
+    const problem = webhookHostProblem(parsed.hostname, port, webhookTargetPolicy(ctx));
+    if (problem) errors.push({ path: 'body.webhookUrl', message: problem });
   } catch {
     errors.push({ path: 'body.webhookUrl', message: 'must be an absolute http(s) URL' });
   }
@@ -125,7 +127,7 @@ interface ApplicationShape {
 function checkApplication(ctx: AppContext, app: ApplicationShape) {
   const errors = checkRedirectUris(app.redirectUris, app.clientType);
   if (app.postLogoutRedirectUris) errors.push(...checkRedirectUris(app.postLogoutRedirectUris, app.clientType, 'body.postLogoutRedirectUris'));
-  checkWebhookUrl(app.webhookUrl, errors);
+  checkWebhookUrl(ctx, app.webhookUrl, errors);
   if (app.webhookSecret && !app.webhookUrl) errors.push({ path: 'body.webhookSecret', message: 'needs a webhookUrl' });
   if (app.webhookSecret) {
     const problem = webhookSecretProblem(app.webhookSecret);

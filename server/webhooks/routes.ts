@@ -4,11 +4,14 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { actorName } from '../http/admin-auth.js';
+import { actorName, type Actor } from '../http/admin-auth.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { DeliveryListQuerySchema, DeliveryListSchema, DeliveryParamsSchema, DeliveryRecordSchema } from './schemas.js';
-import { listDeliveries, retryDelivery, sendTestEvent } from './service.js';
+import { listDeliveries, retryDelivery, sendTestEvent, type ErrorDetail } from './service.js';
+
+/** Only the administrator sees why an attempt failed (webhooks/service.ts). */
+const detailFor = (actor: Actor): ErrorDetail => (actor.type === 'admin' ? 'full' : 'outcome');
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
 const tags = ['webhooks'];
@@ -26,7 +29,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) =>
-      listDeliveries(ctx, request.params.id, request.query.limit ?? DEFAULT_LIMIT, request.query.status, request.query.cursor),
+      listDeliveries(ctx, request.params.id, request.query.limit ?? DEFAULT_LIMIT, detailFor(request.actor), request.query.status, request.query.cursor),
   );
 
   app.post(
@@ -39,7 +42,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      reply.status(202).send(retryDelivery(ctx, request.params.id, request.params.did, actorName(request.actor))),
+      reply.status(202).send(retryDelivery(ctx, request.params.id, request.params.did, actorName(request.actor), detailFor(request.actor))),
   );
 
   app.post(

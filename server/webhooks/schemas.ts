@@ -17,8 +17,10 @@ export const DeliveryRecordSchema = Type.Object(
     type: Type.String({ description: `The event kind: ${WEBHOOK_EVENT_TYPES.join(', ')}.` }),
     status: DeliveryStatusSchema,
     attempts: Type.Integer(),
-    lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
-    lastError: Type.Union([Type.String(), Type.Null()]),
+    lastStatusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'For API keys only a 2xx is shown (null otherwise).' }),
+    lastError: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why the last attempt failed; API keys see only "delivery_failed", so a closed port and an answering one look alike.',
+    }),
     lastAttemptAt: NullableTimestamp,
     /** Only while pending. */
     nextAttemptAt: NullableTimestamp,

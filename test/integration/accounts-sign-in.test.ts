@@ -136,7 +136,7 @@ describe('POST /api/auth/sign-up/email', () => {
 describe('POST /api/auth/sign-in/email', () => {
   async function withPerson() {
     const t = await makeApp();
-    await openApp(t, { webhookUrl: 'http://127.0.0.1:9/hook' });
+    await openApp(t, { webhookUrl: 'http://10.0.0.9:9/hook' });
     const res = await signUp(t, { email: 'ada@example.com', name: 'Ada', applicationId: 'notes' });
     expect(res.statusCode).toBe(201);
     return { t, userId: res.json().user.id as string, cookie: sessionCookieOf(res) };

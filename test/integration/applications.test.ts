@@ -157,9 +157,31 @@ describe('POST /api/admin/applications', () => {
       const body = expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ webhookUrl: url })), ['body.webhookUrl']);
       expect(body.errors, url).toEqual([{ path: 'body.webhookUrl', message: 'must not point at a link-local, unspecified or multicast address' }]);
     }
-    // Loopback and the LAN stay allowed: that is where a small team's receivers live.
-    for (const [i, url] of ['http://127.0.0.1:9000/hook', 'http://192.168.1.20/hook', 'http://[::1]:9000/hook'].entries()) {
+    // The LAN stays allowed: that is where a small team's receivers live.
+    for (const [i, url] of ['http://192.168.1.20/hook', 'http://10.0.0.5:9000/hook', 'http://[fd12::1]:9000/hook'].entries()) {
       const res = await t.admin('POST', '/api/admin/applications', appBody({ id: `lan${i}`, audience: `https://lan${i}.example.com`, webhookUrl: url }));
+      expect(res.statusCode, url).toBe(201);
+    }
+  });
+
+  it('refuses loopback webhook targets in every spelling unless GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK=1', async () => {
+    const loopback = [
+      'http://127.0.0.1:9000/hook', 'http://127.1.2.3/hook', 'http://2130706433/hook', 'http://0x7f000001/hook', 'http://[::1]:9000/hook',
+      'http://[::ffff:127.0.0.1]/hook', 'http://[::ffff:7f00:1]/hook', 'http://[64:ff9b::7f00:1]/hook', 'http://localhost:9000/hook',
+      'http://LOCALHOST./hook', 'http://hooks.localhost/hook',
+    ];
+    const strict = await makeApp();
+    for (const url of loopback) {
+      const body = expectValidation(await strict.admin('POST', '/api/admin/applications', appBody({ webhookUrl: url })), ['body.webhookUrl']);
+      expect(body.errors, url).toEqual([{ path: 'body.webhookUrl', message: 'must not point at a loopback address (GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK=1 allows it)' }]);
+    }
+    expect((await strict.admin('POST', '/api/admin/applications', appBody())).statusCode).toBe(201);
+    expectValidation(await strict.admin('PATCH', '/api/admin/applications/notes', { webhookUrl: 'http://[::1]/x' }), ['body.webhookUrl']);
+    expect(strict.db.select().from(applications).get()!.webhookUrl).toBeNull();
+    // The operator's opt-in: receivers on this machine.
+    const optedIn = await makeApp({ config: { webhookAllowLoopback: true } });
+    for (const [i, url] of loopback.entries()) {
+      const res = await optedIn.admin('POST', '/api/admin/applications', appBody({ id: `app${i}`, audience: `https://app${i}.example.com`, webhookUrl: url }));
       expect(res.statusCode, url).toBe(201);
     }
   });

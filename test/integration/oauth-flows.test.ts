@@ -26,7 +26,7 @@ beforeAll(async () => {
   });
   web = await createClient(server, {
     id: 'billing', name: 'Billing', audience: 'https://billing.example.com/api', clientType: 'web', redirectUris: [WEB_REDIRECT],
-    webhookUrl: 'http://127.0.0.1:9/hook',
+    webhookUrl: 'http://10.0.0.9:9/hook', // a LAN receiver (never reached here: the attempts only fail)
   });
   cookie = await signUpCookie(server, 'ada@example.com', 'notes-spa');
   // Billing is another realm: signing in there marks it too (same person, same session cookie name).

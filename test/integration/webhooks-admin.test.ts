@@ -9,7 +9,7 @@ import { insertApiKey } from '../helpers/webhook-fixtures.js';
 import { auditLog, webhookDeliveries } from '../../server/db/schema.js';
 import { recordEvent } from '../../server/webhooks/outbox.js';
 
-const HOOK_URL = 'http://127.0.0.1:9/hooks';
+const HOOK_URL = 'http://10.0.0.9:9/hooks'; // a LAN receiver; no worker runs here
 
 async function appWithWebhook(t: TestApp, id = 'notes') {
   const res = await t.admin('POST', '/api/admin/applications', appBody({ id, audience: `https://${id}.example.com/api`, webhookUrl: HOOK_URL }));
