@@ -13,7 +13,7 @@ import { findMembership, membershipEventData, touchMembership } from '../members
 import { recordEvent } from '../webhooks/outbox.js';
 import { verifyPassword } from './passwords.js';
 import { applicationForEmailSignIn, findPersonByEmail, startSession, type ClientInfo } from './people.js';
-import { claimPasswordCheck, clearBackOff, passwordCheckFailed } from './sign-in-back-off.js';
+import { claimPasswordCheck, passwordCheckFailed, passwordCheckPassed } from './sign-in-back-off.js';
 
 export { LOCK_AFTER_FAILURES, lockDuration } from './sign-in-back-off.js';
 
@@ -35,17 +35,18 @@ export const invalidCredentials = () =>
 
 export async function signInWithEmail(ctx: AppContext, input: SignInInput, client: ClientInfo): Promise<SignedIn> {
   const app = input.applicationId === undefined ? undefined : applicationForEmailSignIn(ctx, input.applicationId);
-  // Claimed for every address, known or not, before the person is even looked up.
-  const check = claimPasswordCheck(ctx, input.email);
+  // Claimed for every address, known or not, before the person is even looked up; a browser that
+  // proved itself before (device cookie, live session) is counted apart from strangers.
+  const check = claimPasswordCheck(ctx, input.email, { deviceCookie: client.deviceCookie, sessionToken: client.currentToken });
   const person = findPersonByEmail(ctx.db, input.email);
   const ok = await verifyPassword(person?.passwordHash, input.password);
   const now = ctx.clock.now();
   if (!person || !ok) {
-    passwordCheckFailed(ctx, person, check);
+    passwordCheckFailed(ctx, person, check, client.log);
     throw invalidCredentials();
   }
   const result = ctx.db.transaction(() => {
-    clearBackOff(ctx.db, person.email);
+    passwordCheckPassed(ctx.db, check);
     return signInPerson(ctx.db, now, ctx.config, person, app, client);
   });
   if (app) ctx.wakeWebhooks();

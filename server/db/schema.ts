@@ -95,6 +95,8 @@ export const people = sqliteTable(
  * Back-off against password guessing, per e-mail address rather than per person, so an address
  * with no account locks exactly like one with an account (the answers never tell them apart).
  * Keyed by the SHA-256 of the normalised address: guessed addresses are not kept in the clear.
+ * A browser that proved itself (device cookie, live session) is counted under its own key, the
+ * SHA-256 of `device.<nonce>` or `session.<id>`, in the same column.
  * Rows go on a right password and are swept once idle (accounts/sign-in-back-off.ts).
  */
 export const signInBackOff = sqliteTable(
@@ -104,6 +106,8 @@ export const signInBackOff = sqliteTable(
     failures: integer('failures').notNull(),
     lockedUntil: timestamp('locked_until'),
     lastFailureAt: timestamp('last_failure_at').notNull(),
+    /** When the address's owner was last told by e-mail that it is being guessed at. */
+    notifiedAt: timestamp('notified_at'),
   },
   (t) => [index('sign_in_back_off_last_failure_idx').on(t.lastFailureAt)],
 );

@@ -23,7 +23,8 @@ let upHost: string;
 let upstreamPeople = 0;
 
 beforeAll(async () => {
-  upstream = await startOAuthServer();
+  // Every test signs up its own upstream person from this one address.
+  upstream = await startOAuthServer({ GATEHOUSE_SIGN_UP_RATE_LIMIT: '100' });
   upHost = new URL(upstream.url).host;
 }, 60_000);
 afterAll(async () => upstream?.stop());
