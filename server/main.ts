@@ -15,7 +15,7 @@ import { openDatabase, type Db } from './db/client.js';
 import { startCheckpointer } from './db/checkpointer.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
-import { ensureLocalTls, loadOwnTls, type TlsMaterial } from './ops/tls.js';
+import { caStatus, ensureLocalTls, loadOwnTls, type TlsMaterial } from './ops/tls.js';
 import { createBackup, pruneBackups, storeBackup } from './ops/backup.js';
 import { schemaState } from './ops/schema-version.js';
 import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
@@ -134,6 +134,7 @@ async function startClaimed(config: Config): Promise<Running> {
   if (!config.issuerConfigured) config.issuer = defaultIssuer(config.host, port, Boolean(tls));
   const url = defaultIssuer(config.host, port, Boolean(tls));
   const checkpointer = startCheckpointer(db, databaseFile);
+  warnAboutCa(app, config);
   if (config.lowMemory && !lowMemoryActive()) {
     app.log.warn(`GATEHOUSE_LOW_MEMORY is set, but this process was started without ${LOW_MEMORY_NODE_ARGS.join(' ')}; \`gatehouse serve\` and \`npm start\` apply them.`);
   }
@@ -184,6 +185,22 @@ async function startClaimed(config: Config): Promise<Running> {
     })());
   const running: Running = { app, db, url, config, tls, redirectUrl, refreshTls, stop };
   return running;
+}
+
+/** A local CA that should be renewed says so in the log at every start (issue 22). */
+function warnAboutCa(app: FastifyInstance, config: Config): void {
+  if (config.tls.mode !== 'auto') return;
+  const ca = caStatus(config.dataDir, config.tls.extraNames, new Date());
+  if (!ca?.renewalDue) return;
+  const why = !ca.nameConstraints
+    ? 'it was made by an older Gatehouse without name constraints and can vouch for any site'
+    : ca.uncovered.length
+      ? `it does not cover ${ca.uncovered.join(', ')}`
+      : `it expires at ${ca.notAfter}`;
+  app.log.warn(
+    { fingerprint: ca.fingerprint },
+    `The local CA should be renewed: ${why}. Renew it (POST /api/admin/tls/ca/renew), install the new CA from /ca.pem on every device and remove the old one.`,
+  );
 }
 
 /** The one human line printed at start-up. */

@@ -198,4 +198,6 @@ export interface Overview {
   discoveryUrl: string;
   jwksUrl: string;
   caCertificateUrl: string | null;
+  /** SHA-256 of the local CA certificate (AB:CD:…), to compare on each device; null without one. */
+  caFingerprint: string | null;
 }

@@ -1,9 +1,11 @@
 /**
- * Appliance operations over HTTP: `GET /ca.pem` (the local CA for devices to install) and the
- * admin backup API (`/api/admin/backups`), plus, when workers run, scheduled automatic backups and
- * the signing-key rotation schedule.
+ * Appliance operations over HTTP: `GET /ca.pem` (the local CA for devices to install), the admin
+ * backup API (`/api/admin/backups`) and LAN TLS state (`/api/admin/tls`, CA renewal), plus, when
+ * workers run, scheduled automatic backups and the signing-key rotation schedule.
  */
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import type { Server as TlsServer } from 'node:tls';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -14,8 +16,8 @@ import { conflict, notFound, sendProblem } from '../http/problem.js';
 import { adminErrors, adminSecurity as security } from '../http/schemas.js';
 import { recordAudit } from '../audit/record.js';
 import { backupPath, createBackup, listBackups, pruneBackups, storeBackup, type BackupRecord } from './backup.js';
-import { BackupIdParams, BackupListSchema, BackupRecordSchema } from './schemas.js';
-import { tlsPaths } from './tls.js';
+import { BackupIdParams, BackupListSchema, BackupRecordSchema, TlsStatusSchema } from './schemas.js';
+import { caStatus, certificateNames, renewLocalCa, tlsPaths } from './tls.js';
 import { KEY_CHECK_MS, rotateKeyIfDue } from './key-rotation.js';
 
 const tags = ['operations'];
@@ -68,6 +70,66 @@ const adminBackupRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
+/** The LAN TLS state of this server (`GET /api/admin/tls`). */
+function tlsStatus(ctx: AppContext) {
+  const { tls, dataDir } = ctx.config;
+  if (tls.mode === 'off' || dataDir === ':memory:') return { mode: tls.mode, ca: null, certificate: null, uncovered: [] };
+  const paths = tlsPaths(dataDir);
+  const certFile = tls.mode === 'files' ? tls.certFile : paths.cert;
+  const certPem = existsSync(certFile) ? readFileSync(certFile, 'utf8') : undefined;
+  const x509 = certPem ? new X509Certificate(certPem) : undefined;
+  const ca = tls.mode === 'auto' ? caStatus(dataDir, tls.extraNames, ctx.clock.now()) : undefined;
+  return {
+    mode: tls.mode,
+    ca: ca
+      ? {
+          fingerprint: ca.fingerprint, notBefore: ca.notBefore, notAfter: ca.notAfter, nameConstraints: ca.nameConstraints,
+          renewalDue: ca.renewalDue, downloadUrl: `${ctx.config.issuer}/ca.pem`,
+        }
+      : null,
+    certificate: x509 && certPem ? { fingerprint: x509.fingerprint256, notAfter: new Date(x509.validTo).toISOString(), names: certificateNames(certPem) } : null,
+    uncovered: ca?.uncovered ?? [],
+  };
+}
+
+/** Admin token only (API keys are refused outside their application's paths). */
+const adminTlsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  app.addHook('onRequest', requireAdmin);
+
+  app.get(
+    '/tls',
+    { schema: { tags, security, summary: 'LAN TLS: the local CA (fingerprint, validity, name constraints) and the served certificate', response: { 200: TlsStatusSchema, ...adminErrors } } },
+    async () => tlsStatus(ctx),
+  );
+
+  app.post(
+    '/tls/ca/renew',
+    {
+      schema: {
+        tags, security,
+        summary: 'Replace the local CA (new key, current names, two years) and serve a certificate from it at once; devices install the new CA',
+        response: { 200: TlsStatusSchema, ...adminErrors },
+      },
+    },
+    async (request) => {
+      const { tls, dataDir } = ctx.config;
+      if (tls.mode !== 'auto' || dataDir === ':memory:') {
+        throw conflict('tls_not_local', 'This server has no local certificate authority (GATEHOUSE_TLS is not auto).');
+      }
+      const now = ctx.clock.now();
+      const previous = caStatus(dataDir, tls.extraNames, now)?.fingerprint ?? null;
+      const material = renewLocalCa(dataDir, tls.extraNames, now);
+      // Served from the next handshake on (the listener is TLS when the mode is auto).
+      const server = app.server as unknown as Partial<TlsServer>;
+      server.setSecureContext?.({ key: material.key, cert: material.cert });
+      recordAudit(ctx.db, now, { actor: actorName(request.actor), action: 'tls.ca_renewed', details: { previousFingerprint: previous, fingerprint: material.fingerprint } });
+      request.log.warn({ fingerprint: material.fingerprint }, 'local CA renewed: install the new CA on every device');
+      return tlsStatus(ctx);
+    },
+  );
+};
+
 export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
   const { ctx } = app;
 
@@ -83,6 +145,7 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
   });
 
   await app.register(adminBackupRoutes, { prefix: '/api/admin' });
+  await app.register(adminTlsRoutes, { prefix: '/api/admin' });
 
   if (options.startWorkers) {
     const check = () =>

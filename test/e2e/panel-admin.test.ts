@@ -67,7 +67,8 @@ describe('control panel', () => {
       jwksUrl: `${server.url}/api/auth/jwks`,
       caCertificateUrl: null, // no local CA without LAN TLS
     });
-    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'signingKey', 'uptimeSeconds', 'version']);
+    expect(body.caFingerprint).toBeNull();
+    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'caFingerprint', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'signingKey', 'uptimeSeconds', 'version']);
     const anonymous = await fetch(`${server.url}/api/admin/overview`);
     expect(anonymous.status).toBe(401);
   });

@@ -38,6 +38,7 @@ export function OverviewPage() {
               <CopyField label="Issuer" value={o.issuer} />
               <CopyField label="Discovery URL" value={o.discoveryUrl} />
               <CopyField label="JWKS URL" value={o.jwksUrl} />
+              {o.caFingerprint && <CopyField label="Local CA fingerprint (SHA-256)" value={o.caFingerprint} />}
               <p>
                 Version <strong>{o.version}</strong> · up {uptime(o.uptimeSeconds)} · signing key{' '}
                 {o.signingKey ? <code>{o.signingKey}</code> : <span class="muted">not created yet (made on first token)</span>}
