@@ -1,9 +1,15 @@
 /**
  * Admin API for webhook deliveries (issue 6): list, replay, send a test event. Mounted under
  * `/api/admin` behind `requireAdmin`; API keys need `webhooks:read` / `webhooks:write`.
+ *
+ * Manual sends (test events and replays) are limited to 10 a minute per application (issue 22
+ * review): each is a real POST to the configured target, so without a limit a key holder could use
+ * the appliance to hammer a host on the LAN and fill the outbox. Counted after authentication.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { FastifyRequest } from 'fastify';
+import { registerRateLimit } from '../accounts/rate-limits.js';
 import { actorName, type Actor } from '../http/admin-auth.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
@@ -16,8 +22,17 @@ const detailFor = (actor: Actor): ErrorDetail => (actor.type === 'admin' ? 'full
 const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
 const tags = ['webhooks'];
 
+/** One budget per application for every manual send, whoever asks. */
+const manualSends = {
+  max: 10,
+  timeWindow: 60_000,
+  groupId: 'webhook-manual-sends',
+  keyGenerator: (request: FastifyRequest) => `app:${(request.params as { id?: string }).id ?? ''}`,
+};
+
 export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
+  await registerRateLimit(app, 'preHandler');
 
   app.get(
     '/applications/:id/webhook-deliveries',
@@ -35,6 +50,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/applications/:id/webhook-deliveries/:did/retry',
     {
+      config: { rateLimit: manualSends },
       schema: {
         tags, security, summary: 'Deliver again now, with a fresh retry schedule',
         params: DeliveryParamsSchema, querystring: NoQuery,
@@ -48,6 +64,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/applications/:id/webhook-test',
     {
+      config: { rateLimit: manualSends },
       schema: {
         tags, security, summary: 'Send a webhook.test event',
         params: IdParams, querystring: NoQuery,
