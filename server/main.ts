@@ -15,7 +15,7 @@ import { openDatabase, type Db } from './db/client.js';
 import { startCheckpointer } from './db/checkpointer.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
-import { caStatus, ensureLocalTls, loadOwnTls, type TlsMaterial } from './ops/tls.js';
+import { caStatus, certificateNames, ensureLocalTls, loadOwnTls, normalizeIp, type TlsMaterial } from './ops/tls.js';
 import { createBackup, pruneBackups, storeBackup } from './ops/backup.js';
 import { schemaState } from './ops/schema-version.js';
 import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
@@ -71,11 +71,19 @@ async function guardMigrations(config: Config, file: string): Promise<void> {
   }
 }
 
-/** A plain-http listener whose only answer is a 301 to the same path over https. */
-async function startRedirect(config: Config, httpsPort: number): Promise<Server> {
+/**
+ * A plain-http listener whose only answer is a 301 to the same path over https: to the host the
+ * browser asked for when the served certificate names it (so the name keeps matching), and to the
+ * issuer otherwise. Echoing any `Host` made it an open redirect (issue 22 review).
+ */
+async function startRedirect(config: Config, httpsPort: number, served: () => TlsMaterial | undefined): Promise<Server> {
   const server = createServer((request, response) => {
-    const host = (request.headers.host ?? config.host).replace(/:\d+$/, '');
-    response.writeHead(301, { location: `https://${host}:${httpsPort}${request.url ?? '/'}` }).end();
+    const material = served();
+    const asked = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d+)?$/.exec(request.headers.host ?? '')?.[1]?.toLowerCase();
+    const names = material ? certificateNames(material.cert) : { dns: [], ips: [] };
+    const known = asked !== undefined && (names.dns.includes(asked.replace(/\.$/, '')) || names.ips.includes(normalizeIp(asked.replace(/^\[|\]$/g, ''))));
+    const base = known ? `https://${asked}:${httpsPort}` : config.issuer;
+    response.writeHead(301, { location: `${base}${request.url ?? '/'}` }).end();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -162,7 +170,7 @@ async function startClaimed(config: Config): Promise<Running> {
     tlsTimer.unref();
   }
   let redirect: Server | undefined;
-  if (tls && config.httpRedirectPort !== undefined) redirect = await startRedirect(config, port);
+  if (tls && config.httpRedirectPort !== undefined) redirect = await startRedirect(config, port, () => running.tls);
   const redirectAddress = redirect?.address();
   if (redirectAddress && typeof redirectAddress === 'object') {
     const listening = app.ctx.listenAddresses;

@@ -10,6 +10,7 @@
 import { X509Certificate, generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:tls';
+import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -216,5 +217,25 @@ describe('the CA on a running server', () => {
     const renew = await fetch(`${running.url}/api/admin/tls/ca/renew`, { method: 'POST', headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } });
     expect(renew.status).toBe(409);
     expect((await renew.json()).code).toBe('tls_not_local');
+  });
+
+  it('the plain-http redirect keeps a Host the certificate names, and sends any other Host to the issuer', async () => {
+    const running = await startServer(tempDataDir(), { GATEHOUSE_TLS: 'auto', GATEHOUSE_HTTP_REDIRECT_PORT: '0', GATEHOUSE_TLS_NAMES: 'gatehouse.lan' });
+    const port = new URL(running.url).port;
+    const redirect = (host: string) =>
+      new Promise<string | undefined>((resolve, reject) => {
+        const target = new URL(running.redirectUrl!);
+        httpRequest({ host: target.hostname, port: target.port, path: '/admin/?x=1', headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.headers.location);
+        })
+          .on('error', reject)
+          .end();
+      });
+    expect(await redirect(`gatehouse.lan:${new URL(running.redirectUrl!).port}`)).toBe(`https://gatehouse.lan:${port}/admin/?x=1`);
+    expect(await redirect('localhost')).toBe(`https://localhost:${port}/admin/?x=1`);
+    for (const host of ['evil.example', 'evil.example:80', 'gatehouse.lan.evil.example', '[::2]:80']) {
+      expect(await redirect(host), host).toBe(`${running.url}/admin/?x=1`);
+    }
   });
 });
