@@ -10,6 +10,7 @@
 import type { Profile, ProfileField } from '../db/schema.js';
 import type { FieldError } from '../http/problem.js';
 import { displayTextProblem } from '../util/display-text.js';
+import { isEmailAddress } from '../util/email.js';
 
 export const PROFILE_KEY_PATTERN = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
 export const MAX_PROFILE_FIELDS = 50;
@@ -46,7 +47,6 @@ export function checkProfileFieldDefinitions(fields: ProfileField[], path = 'bod
   return errors;
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /** Why `value` is not a valid value of `field`, or undefined when it is. */
@@ -69,7 +69,7 @@ function valueProblem(field: ProfileField, value: unknown): string | undefined {
       // Profile text is shown in the panel and account pages: no controls, overrides or mark stacks.
       const textProblem = displayTextProblem(value, { multiline: field.type === 'text' });
       if (textProblem) return textProblem;
-      if (field.type === 'email' && !EMAIL.test(value)) return 'must be an e-mail address';
+      if (field.type === 'email' && !isEmailAddress(value)) return 'must be an e-mail address';
       if (field.type === 'url') {
         try {
           const url = new URL(value);
