@@ -72,6 +72,16 @@ function isLoopbackName(host: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost');
 }
 
+/** This machine's interface addresses, read at most once a second (every delivery asks). */
+let interfaces = { at: 0, addresses: [] as string[] };
+function machineAddresses(): string[] {
+  if (Date.now() - interfaces.at > 1000) {
+    const addresses = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((info) => info.address.split('%')[0]!));
+    interfaces = { at: Date.now(), addresses };
+  }
+  return interfaces.addresses;
+}
+
 /**
  * `isOwnEndpoint` for the sockets `listening()` names: a wildcard address (0.0.0.0, ::) stands for
  * every address of this machine. Read on every check, so a port chosen at listen (0) is known.
@@ -84,9 +94,7 @@ export function ownEndpoints(listening: () => Pick<AddressInfo, 'address' | 'por
     for (const socket of listening()) {
       if (socket.port !== port) continue;
       const wildcard = socket.address === '0.0.0.0' || socket.address === '::';
-      const addresses = wildcard
-        ? Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((info) => info.address.split('%')[0]!))
-        : [socket.address];
+      const addresses = wildcard ? machineAddresses() : [socket.address];
       for (const address of addresses) own.addAddress(address, familyOf(address));
       // Loopback is this machine whatever interface list the OS reports.
       if (wildcard) for (const address of ['127.0.0.1', '::1']) own.addAddress(address, familyOf(address));
