@@ -113,6 +113,11 @@ function kill(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL') {
   }
 }
 
+/** The status a running server answers an admin request with this token (200, or 401). */
+export async function adminStatus(url: string, token: string): Promise<number> {
+  return (await fetch(`${url}/api/admin/applications`, { headers: { authorization: `Bearer ${token}` } })).status;
+}
+
 export interface RunResult {
   code: number | null;
   stdout: string;

@@ -7,13 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir } from '../helpers/server-process.js';
+import { CLI, adminStatus, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir } from '../helpers/server-process.js';
 
 const TOKEN = 'file-admin-token-0123456789abcdef';
-
-async function adminStatus(url: string, token: string) {
-  return (await fetch(`${url}/api/admin/applications`, { headers: { authorization: `Bearer ${token}` } })).status;
-}
 
 describe('the admin token and the command line', () => {
   beforeAll(() => ensureBuilt(), 300_000);
