@@ -46,6 +46,8 @@ export function answerWrongMethods(scope: FastifyInstance): () => void {
         method: others,
         url,
         schema: { hide: true },
+        // A body Fastify refuses before the handler runs is answered in the endpoint's shape too.
+        ...(endpoint.page ? { errorHandler: errorPageHandler } : {}),
         handler: async (_request, reply) => {
           reply.header('allow', allow);
           if (endpoint.page) return sendErrorPage(reply, 405, 'invalid_request', description);

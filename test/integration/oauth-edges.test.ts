@@ -33,6 +33,9 @@ describe('a method an OAuth endpoint does not take', () => {
         expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
         expect(res.body).toContain('<code>invalid_request</code>');
       }
+      // A body Fastify cannot take (here empty JSON) gets the page as well, not RFC 6749 JSON.
+      const withBody = await t.app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/json' }, payload: '' });
+      expect([withBody.statusCode, withBody.headers['content-type']]).toEqual([400, 'text/html; charset=utf-8']);
     }
     // The endpoints themselves still answer their own methods.
     expect((await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).statusCode).toBe(200);
