@@ -16,6 +16,7 @@ import { startCheckpointer } from './db/checkpointer.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
 import { caStatus, certificateNames, ensureLocalTls, loadOwnTls, normalizeIp, type TlsMaterial } from './ops/tls.js';
+import { answerCaRequest } from './ops/ca-page.js';
 import { createBackup, pruneBackups, storeBackup } from './ops/backup.js';
 import { schemaState } from './ops/schema-version.js';
 import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
@@ -72,12 +73,15 @@ async function guardMigrations(config: Config, file: string): Promise<void> {
 }
 
 /**
- * A plain-http listener whose only answer is a 301 to the same path over https: to the host the
- * browser asked for when the served certificate names it (so the name keeps matching), and to the
- * issuer otherwise. Echoing any `Host` made it an open redirect (issue 22 review).
+ * A plain-http listener that answers 301 to the same path over https, except the local CA
+ * (`/ca`, `/ca.pem`: ops/ca-page.ts), which devices need before they can trust the https port.
+ * The redirect goes to the host the browser asked for when the served certificate names it (so
+ * the name keeps matching), and to the issuer otherwise: echoing any `Host` made it an open
+ * redirect (issue 22 review).
  */
 async function startRedirect(config: Config, httpsPort: number, served: () => TlsMaterial | undefined): Promise<Server> {
   const server = createServer((request, response) => {
+    if (config.tls.mode === 'auto' && answerCaRequest(config.dataDir, request, response)) return;
     const material = served();
     const asked = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d+)?$/.exec(request.headers.host ?? '')?.[1]?.toLowerCase();
     const names = material ? certificateNames(material.cert) : { dns: [], ips: [] };

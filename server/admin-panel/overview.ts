@@ -2,10 +2,9 @@
 import { and, count, eq, gt } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { applications, invitations, memberships, people, ssoGroups } from '../db/schema.js';
-import { activeKeyId } from '../oauth/keys.js';
-import { X509Certificate } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { tlsPaths } from '../ops/tls.js';
+import { activeKey } from '../ops/key-rotation.js';
 import { packageVersion } from './paths.js';
 
 export interface Overview {
@@ -18,17 +17,14 @@ export interface Overview {
   jwksUrl: string;
   /** Where devices download the local CA (LAN TLS mode), or null when there is no local CA. */
   caCertificateUrl: string | null;
-  /** The local CA's SHA-256 fingerprint, for people to compare when they install it; null without one. */
-  caFingerprint: string | null;
 }
 
 export function overview(ctx: AppContext, startedAt: Date): Overview {
   const now = ctx.clock.now();
   const db = ctx.db;
+  // The key that signs now (a published next key waits its turn).
+  const key = activeKey(ctx.db, now);
   const issuer = ctx.config.issuer;
-  // The local CA only when this server serves it (GATEHOUSE_TLS=auto), as /ca.pem does.
-  const { dataDir, tls } = ctx.config;
-  const caPath = tls.mode === 'auto' && dataDir !== ':memory:' && existsSync(tlsPaths(dataDir).ca) ? tlsPaths(dataDir).ca : undefined;
   return {
     version: packageVersion(),
     issuer,
@@ -46,11 +42,10 @@ export function overview(ctx: AppContext, startedAt: Date): Overview {
           .get()?.n ?? 0,
       ssoGroups: db.select({ n: count() }).from(ssoGroups).get()?.n ?? 0,
     },
-    // The key that signs now (a published next key waits; none before the OAuth feature made one).
-    signingKey: activeKeyId(db, now),
+    signingKey: key?.kid ?? null,
     discoveryUrl: `${issuer}/.well-known/openid-configuration`,
     jwksUrl: `${issuer}/api/auth/jwks`,
-    caCertificateUrl: caPath ? `${issuer}/ca.pem` : null,
-    caFingerprint: caPath ? new X509Certificate(readFileSync(caPath)).fingerprint256 : null,
+    caCertificateUrl:
+      ctx.config.dataDir !== ':memory:' && existsSync(tlsPaths(ctx.config.dataDir).ca) ? `${issuer}/ca.pem` : null,
   };
 }

@@ -36,7 +36,6 @@ const OverviewSchema = Type.Object(
     discoveryUrl: Type.String(),
     jwksUrl: Type.String(),
     caCertificateUrl: Type.Union([Type.String(), Type.Null()]),
-    caFingerprint: Type.Union([Type.String(), Type.Null()]),
   },
   { additionalProperties: false },
 );

@@ -57,9 +57,10 @@ function activeKeyRow(db: Db, now: Date): SigningKey | undefined {
   return db.select().from(signingKeys).where(unretired(now)).orderBy(asc(signingKeys.createdAt), asc(signingKeys.kid)).get();
 }
 
-/** The kid that signs at `now` (null before the first key exists). */
-export function activeKeyId(db: Db, now: Date): string | null {
-  return activeKeyRow(db, now)?.kid ?? null;
+/** The key that signs at `now` (undefined before the first key exists): its kid and since when it exists. */
+export function activeKey(db: Db, now: Date): { kid: string; createdAt: Date } | undefined {
+  const row = activeKeyRow(db, now);
+  return row && { kid: row.kid, createdAt: row.createdAt };
 }
 
 /** Creates the first signing key when there is none (first start). */

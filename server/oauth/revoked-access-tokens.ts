@@ -6,7 +6,9 @@
  * the short lifetime (`GATEHOUSE_ACCESS_TOKEN_TTL`), which the README says.
  *
  * Retention: a row is worthless once its token has expired, so `sweepRevokedAccessTokens` deletes
- * expired rows in bounded batches by the `expires_at` index; each revocation runs one batch.
+ * expired rows in bounded batches by the `expires_at` index; each revocation runs one batch, and
+ * `revokedAccessTokenRetention` is the same rule in the shape a retention sweeper's list takes
+ * (`{name, prune(db, now, batch)}`, as activity/retention.ts's rules) for when one runs it.
  */
 import { eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
@@ -49,3 +51,9 @@ export function recordRevokedAccessToken(db: Db, jti: string, expiresAt: Date, n
 export function sweepRevokedAccessTokens(db: Db, now: Date, limit = REVOKED_SWEEP_BATCH): number {
   return statements(db).sweep.run({ nowMs: now.getTime(), limit }).changes;
 }
+
+/** The retention rule of this table, for a sweeper that runs rules in small batches. */
+export const revokedAccessTokenRetention = {
+  name: 'revoked_access_tokens past their token expiry',
+  prune: (db: Db, now: Date, batch: number): number => sweepRevokedAccessTokens(db, now, batch),
+};

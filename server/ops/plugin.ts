@@ -4,7 +4,6 @@
  * workers run, scheduled automatic backups and the signing-key rotation schedule.
  */
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
-import { X509Certificate } from 'node:crypto';
 import type { Server as TlsServer } from 'node:tls';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -15,9 +14,11 @@ import { conflict, notFound, sendProblem } from '../http/problem.js';
 import { adminErrors, adminSecurity as security } from '../http/schemas.js';
 import { recordAudit } from '../audit/record.js';
 import { backupPath, createBackup, listBackups, pruneBackups, storeBackup, type BackupRecord } from './backup.js';
-import { BackupIdParams, BackupListSchema, BackupRecordSchema, TlsStatusSchema } from './schemas.js';
-import { caStatus, certificateNames, renewLocalCa, tlsPaths } from './tls.js';
+import { BackupIdParams, BackupListSchema, BackupRecordSchema } from './schemas.js';
+import { caStatus, renewLocalCa, tlsPaths } from './tls.js';
 import { KEY_CHECK_MS, rotateKeyIfDue } from './key-rotation.js';
+import { opsStatusRoutes, tlsStatus, TlsStatusSchema } from './status-routes.js';
+import { idleSchedule } from './backup-schedule.js';
 
 const tags = ['operations'];
 
@@ -69,38 +70,10 @@ const adminBackupRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
-/** The LAN TLS state of this server (`GET /api/admin/tls`). */
-function tlsStatus(ctx: AppContext) {
-  const { tls, dataDir } = ctx.config;
-  if (tls.mode === 'off' || dataDir === ':memory:') return { mode: tls.mode, ca: null, certificate: null, uncovered: [] };
-  const paths = tlsPaths(dataDir);
-  const certFile = tls.mode === 'files' ? tls.certFile : paths.cert;
-  const certPem = existsSync(certFile) ? readFileSync(certFile, 'utf8') : undefined;
-  const x509 = certPem ? new X509Certificate(certPem) : undefined;
-  const ca = tls.mode === 'auto' ? caStatus(dataDir, tls.extraNames, ctx.clock.now()) : undefined;
-  return {
-    mode: tls.mode,
-    ca: ca
-      ? {
-          fingerprint: ca.fingerprint, notBefore: ca.notBefore, notAfter: ca.notAfter, nameConstraints: ca.nameConstraints,
-          renewalDue: ca.renewalDue, downloadUrl: `${ctx.config.issuer}/ca.pem`,
-        }
-      : null,
-    certificate: x509 && certPem ? { fingerprint: x509.fingerprint256, notAfter: new Date(x509.validTo).toISOString(), names: certificateNames(certPem) } : null,
-    uncovered: ca?.uncovered ?? [],
-  };
-}
-
-/** Admin token only (API keys are refused outside their application's paths). */
+/** Renewing the local CA (issue 22); admin token only (API keys are refused outside their application's paths). */
 const adminTlsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
   app.addHook('onRequest', requireAdmin);
-
-  app.get(
-    '/tls',
-    { schema: { tags, security, summary: 'LAN TLS: the local CA (fingerprint, validity, name constraints) and the served certificate', response: { 200: TlsStatusSchema, ...adminErrors } } },
-    async () => tlsStatus(ctx),
-  );
 
   app.post(
     '/tls/ca/renew',
@@ -144,6 +117,8 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
   });
 
   await app.register(adminBackupRoutes, { prefix: '/api/admin' });
+  const schedule = idleSchedule();
+  await app.register(opsStatusRoutes, { prefix: '/api/admin', schedule, workers: options.startWorkers });
   await app.register(adminTlsRoutes, { prefix: '/api/admin' });
 
   if (options.startWorkers) {
@@ -161,19 +136,28 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
   const { backupInterval, backupKeep, dataDir } = ctx.config;
   if (options.startWorkers && dataDir !== ':memory:' && backupInterval > 0) {
     let running = false;
+    schedule.running = true;
+    const every = backupInterval * 1000;
+    schedule.nextRunAt = new Date(ctx.clock.now().getTime() + every);
     const timer = setInterval(() => {
+      schedule.nextRunAt = new Date(ctx.clock.now().getTime() + every);
       if (running) return;
       running = true;
+      const at = ctx.clock.now();
       backupNow(ctx)
         .then((record) => {
           pruneBackups(dataDir, backupKeep);
+          schedule.lastRun = { at, ok: true };
           app.log.info({ backup: record.id, size: record.size }, 'scheduled backup written');
         })
-        .catch((error: unknown) => app.log.error({ err: error }, 'scheduled backup failed'))
+        .catch((error: unknown) => {
+          schedule.lastRun = { at, ok: false, error: error instanceof Error ? error.message : String(error) };
+          app.log.error({ err: error }, 'scheduled backup failed');
+        })
         .finally(() => {
           running = false;
         });
-    }, backupInterval * 1000);
+    }, every);
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));
   }
