@@ -179,12 +179,14 @@ describe('the CA on a running server', () => {
     const body = await shown.json();
     expect(body).toMatchObject({
       mode: 'auto',
-      ca: { fingerprint, notAfter: new Date(new X509Certificate(caPem).validTo).toISOString(), renewalDue: false, downloadUrl: `${running.url}/ca.pem` },
+      ca: { fingerprint, notAfter: new Date(new X509Certificate(caPem).validTo).toISOString() },
       certificate: { notAfter: running.tls!.notAfter.toISOString() },
+      caUrl: `${running.url}/ca.pem`,
+      caRenewalDue: false,
       uncovered: [],
     });
-    expect(body.ca.nameConstraints.dns).toContain('localhost');
-    expect((await (await admin(trustingOld, 'GET', '/api/admin/overview')).json()).caFingerprint).toBe(fingerprint);
+    expect(body.caNameConstraints.dns).toContain('localhost');
+    expect(body.caNameConstraints.ips).toContain('127.0.0.1');
     // The CLI's status shows the same fingerprint.
     expect(formatStatus(readStatus(dir)!)).toContain(`Local CA         SHA-256 ${fingerprint}, expires `);
 
@@ -192,6 +194,7 @@ describe('the CA on a running server', () => {
     expect(renewed.status).toBe(200);
     const next = await renewed.json();
     expect(next.ca.fingerprint).not.toBe(fingerprint);
+    expect(next.caRenewalDue).toBe(false);
     const newPem = readFileSync(join(dir, 'tls', 'ca.pem'), 'utf8');
     expect(new X509Certificate(newPem).fingerprint256).toBe(next.ca.fingerprint);
     // Served at once: a new connection verifies with the new CA, not with the old one.
@@ -213,7 +216,9 @@ describe('the CA on a running server', () => {
   it('without TLS: mode off and no CA; renewing answers 409 tls_not_local', async () => {
     const running = await startServer(tempDataDir());
     const get = await fetch(`${running.url}/api/admin/tls`, { headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } });
-    expect(await get.json()).toEqual({ mode: 'off', ca: null, certificate: null, uncovered: [] });
+    expect(await get.json()).toEqual({
+      mode: 'off', ca: null, certificate: null, renewsAt: null, caUrl: null, plainHttpCaUrl: null, caNameConstraints: null, caRenewalDue: false, uncovered: [],
+    });
     const renew = await fetch(`${running.url}/api/admin/tls/ca/renew`, { method: 'POST', headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } });
     expect(renew.status).toBe(409);
     expect((await renew.json()).code).toBe('tls_not_local');
