@@ -148,8 +148,10 @@ export interface paths {
                                     /** @description `optional` (default) or `required`: members must sign in with a second factor (TOTP or a passkey), enrolling one at sign-in when they have none */
                                     mfa: "optional" | "required";
                                     profile_fields: {
+                                        /** Format: display-text */
                                         description?: string;
                                         key: string;
+                                        /** Format: display-name */
                                         label: string;
                                         max?: number;
                                         max_length?: number;
@@ -168,6 +170,7 @@ export interface paths {
                                 createdAt: string;
                                 id: string;
                                 name: string;
+                                postLogoutRedirectUris: string[] | null;
                                 redirectUris: string[];
                                 ssoGroupId: string | null;
                                 /** Format: date-time */
@@ -262,8 +265,10 @@ export interface paths {
                             /** @description `optional` (default) or `required`: members must sign in with a second factor (TOTP or a passkey), enrolling one at sign-in when they have none */
                             mfa?: "optional" | "required";
                             profile_fields?: {
+                                /** Format: display-text */
                                 description?: string;
                                 key: string;
+                                /** Format: display-name */
                                 label: string;
                                 max?: number;
                                 max_length?: number;
@@ -279,7 +284,10 @@ export interface paths {
                         };
                         clientType?: "web" | "spa" | "native";
                         id: string;
+                        /** Format: display-name */
                         name: string;
+                        /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
+                        postLogoutRedirectUris?: string[] | null;
                         redirectUris: string[];
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
@@ -301,8 +309,10 @@ export interface paths {
                                 /** @description `optional` (default) or `required`: members must sign in with a second factor (TOTP or a passkey), enrolling one at sign-in when they have none */
                                 mfa: "optional" | "required";
                                 profile_fields: {
+                                    /** Format: display-text */
                                     description?: string;
                                     key: string;
+                                    /** Format: display-name */
                                     label: string;
                                     max?: number;
                                     max_length?: number;
@@ -322,6 +332,7 @@ export interface paths {
                             createdAt: string;
                             id: string;
                             name: string;
+                            postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
                             ssoGroupId: string | null;
                             /** Format: date-time */
@@ -435,8 +446,10 @@ export interface paths {
                                 /** @description `optional` (default) or `required`: members must sign in with a second factor (TOTP or a passkey), enrolling one at sign-in when they have none */
                                 mfa: "optional" | "required";
                                 profile_fields: {
+                                    /** Format: display-text */
                                     description?: string;
                                     key: string;
+                                    /** Format: display-name */
                                     label: string;
                                     max?: number;
                                     max_length?: number;
@@ -455,6 +468,7 @@ export interface paths {
                             createdAt: string;
                             id: string;
                             name: string;
+                            postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
                             ssoGroupId: string | null;
                             /** Format: date-time */
@@ -636,8 +650,10 @@ export interface paths {
                             /** @description `optional` (default) or `required`: members must sign in with a second factor (TOTP or a passkey), enrolling one at sign-in when they have none */
                             mfa?: "optional" | "required";
                             profile_fields?: {
+                                /** Format: display-text */
                                 description?: string;
                                 key: string;
+                                /** Format: display-name */
                                 label: string;
                                 max?: number;
                                 max_length?: number;
@@ -652,7 +668,10 @@ export interface paths {
                             signup_policy?: "open" | "invite_only" | "closed";
                         };
                         clientType?: "web" | "spa" | "native";
+                        /** Format: display-name */
                         name?: string;
+                        /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
+                        postLogoutRedirectUris?: string[] | null;
                         redirectUris?: string[];
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
@@ -674,8 +693,10 @@ export interface paths {
                                 /** @description `optional` (default) or `required`: members must sign in with a second factor (TOTP or a passkey), enrolling one at sign-in when they have none */
                                 mfa: "optional" | "required";
                                 profile_fields: {
+                                    /** Format: display-text */
                                     description?: string;
                                     key: string;
+                                    /** Format: display-name */
                                     label: string;
                                     max?: number;
                                     max_length?: number;
@@ -695,6 +716,7 @@ export interface paths {
                             createdAt: string;
                             id: string;
                             name: string;
+                            postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
                             ssoGroupId: string | null;
                             /** Format: date-time */
@@ -1011,6 +1033,7 @@ export interface paths {
                     "application/json": {
                         /** Format: date-time */
                         expiresAt?: string | null;
+                        /** Format: display-name */
                         name: string;
                         scopes: string[];
                     };
@@ -1336,8 +1359,10 @@ export interface paths {
                             /** @description `optional` (default) or `required`: members must sign in with a second factor (TOTP or a passkey), enrolling one at sign-in when they have none */
                             mfa: "optional" | "required";
                             profile_fields: {
+                                /** Format: display-text */
                                 description?: string;
                                 key: string;
+                                /** Format: display-name */
                                 label: string;
                                 max?: number;
                                 max_length?: number;
@@ -1440,8 +1465,10 @@ export interface paths {
                         /** @description `optional` (default) or `required`: members must sign in with a second factor (TOTP or a passkey), enrolling one at sign-in when they have none */
                         mfa?: "optional" | "required";
                         profile_fields?: {
+                            /** Format: display-text */
                             description?: string;
                             key: string;
+                            /** Format: display-name */
                             label: string;
                             max?: number;
                             max_length?: number;
@@ -1469,8 +1496,10 @@ export interface paths {
                             /** @description `optional` (default) or `required`: members must sign in with a second factor (TOTP or a passkey), enrolling one at sign-in when they have none */
                             mfa: "optional" | "required";
                             profile_fields: {
+                                /** Format: display-text */
                                 description?: string;
                                 key: string;
+                                /** Format: display-name */
                                 label: string;
                                 max?: number;
                                 max_length?: number;
@@ -1787,6 +1816,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         emails: string[];
+                        /** Format: display-text */
                         message?: string;
                         role?: "member" | "admin";
                     };
@@ -2711,7 +2741,9 @@ export interface paths {
                                 id: string;
                                 /** Format: date-time */
                                 lastAttemptAt: string | null;
+                                /** @description Why the last attempt failed; API keys see only "delivery_failed", so a closed port and an answering one look alike. */
                                 lastError: string | null;
+                                /** @description For API keys only a 2xx is shown (null otherwise). */
                                 lastStatusCode: number | null;
                                 /** Format: date-time */
                                 nextAttemptAt: string | null;
@@ -2719,6 +2751,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 status: "pending" | "succeeded" | "failed";
+                                /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, webhook.test. */
                                 type: string;
                             }[];
                             nextCursor: string | null;
@@ -2835,7 +2868,9 @@ export interface paths {
                             id: string;
                             /** Format: date-time */
                             lastAttemptAt: string | null;
+                            /** @description Why the last attempt failed; API keys see only "delivery_failed", so a closed port and an answering one look alike. */
                             lastError: string | null;
+                            /** @description For API keys only a 2xx is shown (null otherwise). */
                             lastStatusCode: number | null;
                             /** Format: date-time */
                             nextAttemptAt: string | null;
@@ -2843,6 +2878,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, webhook.test. */
                             type: string;
                         };
                     };
@@ -2954,7 +2990,9 @@ export interface paths {
                             id: string;
                             /** Format: date-time */
                             lastAttemptAt: string | null;
+                            /** @description Why the last attempt failed; API keys see only "delivery_failed", so a closed port and an answering one look alike. */
                             lastError: string | null;
+                            /** @description For API keys only a 2xx is shown (null otherwise). */
                             lastStatusCode: number | null;
                             /** Format: date-time */
                             nextAttemptAt: string | null;
@@ -2962,6 +3000,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, webhook.test. */
                             type: string;
                         };
                     };
@@ -3718,6 +3757,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             keys: {
+                                /** Format: date-time */
+                                activatesAt: string;
                                 alg: string;
                                 /** Format: date-time */
                                 createdAt: string;
@@ -3726,7 +3767,8 @@ export interface paths {
                                 kid: string;
                                 /** Format: date-time */
                                 retiredAt: string | null;
-                                status: "active" | "retiring" | "retired";
+                                /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
+                                status: "next" | "active" | "retiring" | "retired";
                             }[];
                         };
                     };
@@ -3813,7 +3855,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a new signing key; the previous one stays published until its tokens expire */
+        /** Publish a new signing key; it signs after the JWKS cache lifetime, the previous one stays published until its tokens expire */
         post: {
             parameters: {
                 query?: never;
@@ -3831,6 +3873,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             key: {
+                                /** Format: date-time */
+                                activatesAt: string;
                                 alg: string;
                                 /** Format: date-time */
                                 createdAt: string;
@@ -3839,9 +3883,23 @@ export interface paths {
                                 kid: string;
                                 /** Format: date-time */
                                 retiredAt: string | null;
-                                status: "active" | "retiring" | "retired";
+                                /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
+                                status: "next" | "active" | "retiring" | "retired";
                             };
-                            retired: string[];
+                            previous: {
+                                /** Format: date-time */
+                                activatesAt: string;
+                                alg: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                expiresAt: string | null;
+                                kid: string;
+                                /** Format: date-time */
+                                retiredAt: string | null;
+                                /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
+                                status: "next" | "active" | "retiring" | "retired";
+                            }[];
                         };
                     };
                 };
@@ -4496,6 +4554,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         id: string;
+                        /** Format: display-name */
                         name: string;
                     };
                 };
@@ -4787,6 +4846,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** Format: display-name */
                         name: string;
                     };
                 };
@@ -5122,6 +5182,13 @@ export interface paths {
                                 notBefore: string;
                                 subject: string;
                             } | null;
+                            /** @description what the local CA may vouch for (its critical name constraints); null without a local CA, or for one made before them (renew it) */
+                            caNameConstraints: {
+                                dns: string[];
+                                ips: string[];
+                            } | null;
+                            /** @description the local CA expires within 60 days, has no name constraints, or leaves names of this machine uncovered */
+                            caRenewalDue: boolean;
                             caUrl: string | null;
                             certificate: {
                                 dnsNames: string[];
@@ -5138,6 +5205,8 @@ export interface paths {
                             plainHttpCaUrl: string | null;
                             /** Format: date-time */
                             renewsAt: string | null;
+                            /** @description this machine's names and addresses the local CA does not cover: left out of the certificate until the CA is renewed */
+                            uncovered: string[];
                         };
                     };
                 };
@@ -5208,6 +5277,142 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/tls/ca/renew": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the local CA (new key, current names, two years) and serve a certificate from it at once; devices install the new CA */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            ca: {
+                                dnsNames: string[];
+                                /** @description SHA-256, AB:CD:… */
+                                fingerprint: string;
+                                ipAddresses: string[];
+                                /** Format: date-time */
+                                notAfter: string;
+                                /** Format: date-time */
+                                notBefore: string;
+                                subject: string;
+                            } | null;
+                            /** @description what the local CA may vouch for (its critical name constraints); null without a local CA, or for one made before them (renew it) */
+                            caNameConstraints: {
+                                dns: string[];
+                                ips: string[];
+                            } | null;
+                            /** @description the local CA expires within 60 days, has no name constraints, or leaves names of this machine uncovered */
+                            caRenewalDue: boolean;
+                            caUrl: string | null;
+                            certificate: {
+                                dnsNames: string[];
+                                /** @description SHA-256, AB:CD:… */
+                                fingerprint: string;
+                                ipAddresses: string[];
+                                /** Format: date-time */
+                                notAfter: string;
+                                /** Format: date-time */
+                                notBefore: string;
+                                subject: string;
+                            } | null;
+                            mode: "off" | "auto" | "files";
+                            plainHttpCaUrl: string | null;
+                            /** Format: date-time */
+                            renewsAt: string | null;
+                            /** @description this machine's names and addresses the local CA does not cover: left out of the certificate until the CA is renewed */
+                            uncovered: string[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -6864,6 +7069,7 @@ export interface paths {
                         /** Format: email */
                         email: string;
                         invitationToken?: string;
+                        /** Format: display-name */
                         name?: string;
                         password: string;
                     };

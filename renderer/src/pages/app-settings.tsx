@@ -10,6 +10,9 @@ const t = {
   theName: 'The name',
   audience: 'Audience',
   redirects: 'Redirect URIs',
+  postLogout: 'Post-logout redirect URIs',
+  postLogoutHint:
+    'Where the application may send people after signing them out (post_logout_redirect_uri), one per line. Left empty, the redirect URIs above are accepted instead.',
   facts: (type: string, created: string) => `Type: ${type} · created ${created}`,
   ownSignIn: 'Own sign-in (not in an SSO group).',
   sharesWith: 'Shares sign-in with ',
@@ -37,6 +40,10 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
   const [name, setName] = createSignal(props.app.name);
   const [audience, setAudience] = createSignal(props.app.audience);
   const [redirects, setRedirects] = createSignal(props.app.redirectUris.join('\n'));
+  const shownPostLogout = (props.app.postLogoutRedirectUris ?? []).join('\n');
+  const [postLogout, setPostLogout] = createSignal(shownPostLogout);
+  // An empty box is "not set" (null), not an empty list: sign-outs then return to the redirect URIs.
+  const postLogoutErrors = () => (redirectUriList(postLogout()).length ? redirectUriErrors(postLogout(), props.app.clientType) : []);
   const [secret, setSecret] = createSignal<string | null>(null);
   const save = useAction();
   const danger = useAction();
@@ -49,8 +56,10 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
     name: () => [...requiredText(name(), t.theName), ...(server().name ?? [])],
     audience: () => [...audienceErrors(audience()), ...(server().audience ?? [])],
     redirects: () => [...redirectUriErrors(redirects(), props.app.clientType), ...(server().redirectUris ?? [])],
+    postLogout: () => [...postLogoutErrors(), ...(server().postLogoutRedirectUris ?? [])],
   };
-  const valid = () => !requiredText(name(), t.theName).length && !audienceErrors(audience()).length && !redirectUriErrors(redirects(), props.app.clientType).length;
+  const valid = () =>
+    !requiredText(name(), t.theName).length && !audienceErrors(audience()).length && !redirectUriErrors(redirects(), props.app.clientType).length && !postLogoutErrors().length;
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -59,7 +68,13 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
       ok(
         client.PATCH('/api/admin/applications/{id}', {
           params: { path: { id } },
-          body: { name: name().trim(), audience: audience().trim(), redirectUris: redirectUriList(redirects()) },
+          body: {
+            name: name().trim(),
+            audience: audience().trim(),
+            redirectUris: redirectUriList(redirects()),
+            // Sent only when edited (an empty list set through the API shows as empty too).
+            ...(postLogout() === shownPostLogout ? {} : { postLogoutRedirectUris: redirectUriList(postLogout()).length ? redirectUriList(postLogout()) : null }),
+          },
         }),
       ),
     );
@@ -93,6 +108,9 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
         </Field>
         <Field label={t.redirects} hint={redirectUriHint(props.app.clientType === 'native')} errors={errors.redirects()}>
           {(a) => <textarea {...a} name="redirectUris" value={redirects()} onInput={(e) => setRedirects(e.currentTarget.value)} />}
+        </Field>
+        <Field label={t.postLogout} hint={t.postLogoutHint} errors={errors.postLogout()}>
+          {(a) => <textarea {...a} name="postLogoutRedirectUris" value={postLogout()} onInput={(e) => setPostLogout(e.currentTarget.value)} />}
         </Field>
         <p class="hint">{t.facts(props.app.clientType, new Date(props.app.createdAt).toLocaleString())}</p>
         <p data-testid="sso-sharing">
