@@ -13,7 +13,8 @@ import { makeApp, type TestApp } from '../helpers/app.js';
 import { PASSWORD, cookieValue, createApplication, postJson } from '../helpers/accounts.js';
 import { me, signedUpCookie } from '../helpers/self-service.js';
 import { expectProblem } from '../helpers/problem.js';
-import { auditLog, totpCredentials } from '../../server/db/schema.js';
+import { auditLog, secondFactorBackOff, totpCredentials } from '../../server/db/schema.js';
+import { secondStepBackOffRetention } from '../../server/accounts/second-factor/back-off.js';
 
 const START = new Date('2026-03-02T10:00:05Z');
 
@@ -173,6 +174,13 @@ describe('sign-in with TOTP', () => {
     expect((await totpStep(t, next.cookie, right())).statusCode).toBe(200);
     const audits = t.db.select().from(auditLog).all().map((e) => JSON.stringify(e.details));
     expect(audits.join()).not.toContain(bad);
+    // The success cleared the person's count; a count left alone is swept after a day.
+    expect(t.db.select().from(secondFactorBackOff).all()).toEqual([]);
+    const again = await passwordStep(t);
+    expectProblem(await totpStep(t, again.cookie, bad), 401, 'invalid_code');
+    expect(secondStepBackOffRetention.prune(t.db, t.clock.now(), 10)).toBe(0);
+    expect(secondStepBackOffRetention.prune(t.db, new Date(t.clock.now().getTime() + 24 * 3600_000 + 1), 10)).toBe(1);
+    expect(t.db.select().from(secondFactorBackOff).all()).toEqual([]);
   });
 });
 

@@ -7,7 +7,7 @@
  * `second_factor_back_off` (survive restarts); rows idle for a day whose lock is over are swept at
  * most once a minute on the way into a failure.
  */
-import { and, eq, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import type { Db } from '../../db/client.js';
 import { preparedPerDb } from '../../db/prepared.js';
@@ -68,12 +68,22 @@ function sweepDue(db: Db, now: Date): boolean {
   return true;
 }
 
-/** Retention: rows idle for a day whose lock is over are forgotten (indexed by `last_failure_at`). */
-export function sweepSecondStepBackOff(db: Db, now: Date): number {
-  const idleSince = new Date(now.getTime() - SECOND_STEP_IDLE_MS);
-  const result = db
-    .delete(secondFactorBackOff)
-    .where(and(lt(secondFactorBackOff.lastFailureAt, idleSince), or(isNull(secondFactorBackOff.lockedUntil), lte(secondFactorBackOff.lockedUntil, now))))
-    .run() as unknown as { changes: number };
-  return result.changes;
+/** Rows deleted per sweep: a few ms of work at most. */
+const SWEEP_BATCH = 500;
+
+/**
+ * Retention: rows idle for a day whose lock is over are forgotten, at most `batch` per call
+ * (found through the `last_failure_at` index); returns how many went.
+ */
+export function sweepSecondStepBackOff(db: Db, now: Date, batch = SWEEP_BATCH): number {
+  const idleSince = now.getTime() - SECOND_STEP_IDLE_MS;
+  return db.run(sql`DELETE FROM second_factor_back_off WHERE person_id IN
+    (SELECT person_id FROM second_factor_back_off WHERE last_failure_at < ${idleSince}
+      AND (locked_until IS NULL OR locked_until <= ${now.getTime()}) LIMIT ${batch})`).changes;
 }
+
+/** The same rule in the shape a retention sweeper's list takes (`{name, prune(db, now, batch)}`, as activity/retention.ts). */
+export const secondStepBackOffRetention = {
+  name: 'second_factor_back_off idle for a day, lock over',
+  prune: (db: Db, now: Date, batch: number): number => sweepSecondStepBackOff(db, now, batch),
+};
