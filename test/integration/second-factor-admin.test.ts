@@ -19,7 +19,7 @@ const START = new Date('2026-04-01T08:00:05Z');
 const code = (secret: string, at: Date) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at.getTime() });
 
 async function withTotp(t: TestApp, policy: Record<string, unknown> = {}) {
-  await createApplication(t, { authPolicy: { signup_policy: 'open', ...policy }, webhookUrl: 'http://127.0.0.1:9/hook' });
+  await createApplication(t, { authPolicy: { signup_policy: 'open', ...policy }, webhookUrl: 'http://192.168.1.20:9/hook' /* never called: no delivery worker in these tests */ });
   const cookie = await signedUpCookie(t, 'ada@example.com', 'notes');
   // Another device signed in before the factor existed (an MFA-required application allows none).
   const phone = policy.mfa === 'required' ? '' : await secondDeviceCookie(t, 'ada@example.com', 'notes', 'Phone');
