@@ -6,7 +6,10 @@
  *   would let people signed in to the group's other applications in silently.
  * - `clientType`: switching to `web` mints a client secret, which keys may not rotate or see.
  * - Deleting the application deletes its API keys too: key management (admin only).
- * - `webhookUrl` / `webhookSecret`: where membership events go is the `webhooks:write` scope.
+ * - `webhookUrl` / `webhookSecret`: where membership events go is the `webhooks:write` scope, and
+ *   so are `backchannelLogoutUri` / `backchannelLogoutSessionRequired` (where logout tokens go).
+ * - `grantTypes`: turning on `client_credentials` or device sign-in changes who can obtain tokens
+ *   for the application (machines with its secret, any device that shows a code): admin only.
  */
 import { requireActorScope, type Actor } from '../http/admin-auth.js';
 import type { Application } from '../db/schema.js';
@@ -23,7 +26,18 @@ export function requireMayPatch(actor: Actor, current: Application, patch: Appli
   if ((patch.webhookUrl !== undefined && patch.webhookUrl !== current.webhookUrl) || patch.webhookSecret !== undefined) {
     requireActorScope(actor, 'webhooks:write', 'change the webhook settings');
   }
+  if (
+    (patch.backchannelLogoutUri !== undefined && patch.backchannelLogoutUri !== current.backchannelLogoutUri) ||
+    (patch.backchannelLogoutSessionRequired !== undefined && patch.backchannelLogoutSessionRequired !== current.backchannelLogoutSessionRequired)
+  ) {
+    requireActorScope(actor, 'webhooks:write', 'change the back-channel logout settings');
+  }
+  if (patch.grantTypes !== undefined && !sameSet(patch.grantTypes, current.grantTypes)) {
+    requireActorScope(actor, undefined, 'change the grant types (they decide who can obtain tokens)');
+  }
 }
+
+const sameSet = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
 
 export function requireMayDelete(actor: Actor): void {
   requireActorScope(actor, undefined, 'delete an application (that deletes its API keys)');

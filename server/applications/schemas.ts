@@ -58,6 +58,18 @@ const WebhookSecret = Type.String({ minLength: 16, maxLength: 200 });
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 
+/** The OAuth grant types an application may use (spec grants-and-logout.md). */
+export const GRANT_TYPES = [
+  'authorization_code',
+  'refresh_token',
+  'client_credentials',
+  'urn:ietf:params:oauth:grant-type:device_code',
+] as const;
+export const DEFAULT_GRANT_TYPES: (typeof GRANT_TYPES)[number][] = ['authorization_code', 'refresh_token'];
+const GrantTypeSchema = Type.Union(GRANT_TYPES.map((g) => Type.Literal(g)));
+const GrantTypes = Type.Array(GrantTypeSchema, { minItems: 1, maxItems: GRANT_TYPES.length, uniqueItems: true });
+const BackchannelLogoutUri = Type.String({ minLength: 1, maxLength: 2000 });
+
 /** Fields an administrator may set after creation; all optional in PATCH. */
 const mutableFields = {
   clientType: Type.Optional(ClientTypeSchema),
@@ -65,6 +77,9 @@ const mutableFields = {
   webhookSecret: Type.Optional(Type.Union([WebhookSecret, Type.Null()])),
   ssoGroupId: Type.Optional(Type.Union([Slug, Type.Null()])),
   authPolicy: Type.Optional(AuthPolicyPatchSchema),
+  grantTypes: Type.Optional(GrantTypes),
+  backchannelLogoutUri: Type.Optional(Type.Union([BackchannelLogoutUri, Type.Null()])),
+  backchannelLogoutSessionRequired: Type.Optional(Type.Boolean()),
 };
 
 export const ApplicationCreateSchema = Type.Object(
@@ -94,6 +109,9 @@ export const ApplicationRecordSchema = Type.Object({
   webhookSecretSet: Type.Boolean(),
   ssoGroupId: Type.Union([Type.String(), Type.Null()]),
   authPolicy: AuthPolicySchema,
+  grantTypes: Type.Array(GrantTypeSchema),
+  backchannelLogoutUri: Type.Union([Type.String(), Type.Null()]),
+  backchannelLogoutSessionRequired: Type.Boolean(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 }, { additionalProperties: false });
