@@ -40,6 +40,8 @@ export function discoveryDocument(issuer: string) {
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'sid', 'name', 'email', 'email_verified'],
     authorization_response_iss_parameter_supported: true,
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,

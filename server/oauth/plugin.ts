@@ -5,7 +5,7 @@
  * limit of the token and revocation endpoints, and the key
  * administration under `/api/admin`, which keeps the problem+json handler.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import formbody from '@fastify/formbody';
 import { registerCors } from './cors.js';
 import type { FeatureOptions } from '../features.js';
@@ -19,8 +19,13 @@ import { FailureLimiter } from './failure-limit.js';
 import { revokeRoutes } from './revoke.js';
 import { tokenRoutes } from './token/route.js';
 import { userinfoRoutes } from './userinfo.js';
+import { backchannelLogRoutes } from './backchannel/routes.js';
+import { logoutChannel } from './backchannel/channel.js';
+import { onLogoutsQueued } from './backchannel/outbox.js';
+import { DeliveryWorker } from '../webhooks/worker.js';
+import { settingsFromEnv } from '../webhooks/settings.js';
 
-export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app) => {
+export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
   const { ctx } = app;
   const keys = new KeyRing(ctx);
   // The first key is created at start-up (other modules, e.g. the rotation schedule and the
@@ -40,4 +45,24 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app) => {
     await scope.register(endSessionRoutes, { keys });
   });
   await app.register(adminKeyRoutes, { prefix: '/api/admin', keys });
+  await app.register(backchannelLogRoutes, { prefix: '/api/admin' });
+  if (options.startWorkers) startLogoutWorker(app, keys);
 };
+
+/**
+ * The back-channel logout worker: the webhook worker's machinery over the logout outbox, with
+ * the webhook settings (`GATEHOUSE_WEBHOOK_*`: timeout, retry schedule, concurrency). Woken
+ * whenever a transaction queued logouts (backchannel/outbox.ts), stopped on close.
+ */
+function startLogoutWorker(app: FastifyInstance, keys: KeyRing): void {
+  const worker = new DeliveryWorker(app.ctx, settingsFromEnv(app.ctx.config.env), logoutChannel(app.ctx, keys), app.log);
+  let unsubscribe: (() => void) | undefined;
+  app.addHook('onReady', async () => {
+    unsubscribe = onLogoutsQueued(() => worker.wake());
+    worker.start();
+  });
+  app.addHook('onClose', async () => {
+    unsubscribe?.();
+    await worker.stop();
+  });
+}

@@ -21,6 +21,7 @@ import { hasScope } from '../scopes.js';
 import { startFamily, type TokenResponse } from './response.js';
 import { LAST_ACTIVE_RESOLUTION_MS } from './refresh-queries.js';
 import { touchMembership } from '../../members/create.js';
+import { recordSessionClient } from '../backchannel/session-clients.js';
 
 /** The membership a code was issued for, with its person (gone if either was deleted since). */
 const memberQuery = preparedPerDb((db) =>
@@ -82,6 +83,8 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
     throw invalidGrant('The sign-in session this code was issued in has ended.');
   }
 
+  // This application now holds tokens of the session: it hears a back-channel logout when the session ends.
+  recordSessionClient(ctx.db, row.sessionId, client.id, now);
   const touch = now.getTime() - membership.lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS;
   let refresh: string | undefined;
   if (touch || hasScope(row.scope, 'offline_access')) {

@@ -1,0 +1,75 @@
+/**
+ * The back-channel logout delivery log of an application (admin API, panel): newest first, like
+ * the audit log, with each row's outcome. Rows are kept 30 days after they were written
+ * (prune.ts), pending ones until they finish.
+ */
+import { and, desc, eq } from 'drizzle-orm';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.js';
+import { backchannelLogouts, type BackchannelLogout } from '../../db/schema.js';
+import { getApplication } from '../../applications/service.js';
+import { beforeCursor, listQueryProperties, toPage } from '../../http/pagination.js';
+import { iso, NullableTimestamp, Timestamp } from '../../http/schemas.js';
+
+const StatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
+type Status = 'pending' | 'succeeded' | 'failed';
+
+export const LogoutListQuerySchema = Type.Object(
+  { ...listQueryProperties, status: Type.Optional(StatusSchema) },
+  { additionalProperties: false },
+);
+
+export const LogoutRecordSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Also the `jti` of the logout token' }),
+    status: StatusSchema,
+    reason: Type.String({ description: 'What ended the sign-in: sign_out, end_session, session_revoked, signed_out_elsewhere, password_changed, password_reset, membership_suspended, …' }),
+    subject: Type.String({ description: 'The `sub` claim: the person' }),
+    sessionId: Type.Union([Type.String(), Type.Null()], { description: 'The `sid` claim; null when an administrator suspended or removed the member' }),
+    attempts: Type.Integer(),
+    lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
+    lastError: Type.Union([Type.String(), Type.Null()]),
+    lastAttemptAt: NullableTimestamp,
+    /** Only while pending. */
+    nextAttemptAt: NullableTimestamp,
+    createdAt: Timestamp,
+    deliveredAt: NullableTimestamp,
+  },
+  { additionalProperties: false },
+);
+
+export const LogoutListSchema = Type.Object(
+  { deliveries: Type.Array(LogoutRecordSchema), nextCursor: Type.Union([Type.String(), Type.Null()]) },
+  { additionalProperties: false },
+);
+
+function logoutRecord(row: BackchannelLogout) {
+  return {
+    id: row.id,
+    status: row.status,
+    reason: row.reason,
+    subject: row.subject,
+    sessionId: row.sessionId,
+    attempts: row.attempts,
+    lastStatusCode: row.lastStatusCode,
+    lastError: row.lastError,
+    lastAttemptAt: iso(row.lastAttemptAt),
+    nextAttemptAt: row.status === 'pending' ? iso(row.nextAttemptAt) : null,
+    createdAt: iso(row.createdAt)!,
+    deliveredAt: iso(row.deliveredAt),
+  };
+}
+
+export function listLogouts(ctx: AppContext, applicationId: string, limit: number, status?: Status, cursor?: string) {
+  getApplication(ctx, applicationId);
+  const t = backchannelLogouts;
+  const rows = ctx.db
+    .select()
+    .from(t)
+    .where(and(eq(t.applicationId, applicationId), status ? eq(t.status, status) : undefined, beforeCursor(t.createdAt, t.id, cursor)))
+    .orderBy(desc(t.createdAt), desc(t.id))
+    .limit(limit + 1)
+    .all();
+  const page = toPage(rows, limit, (r) => ({ t: r.createdAt.getTime(), id: r.id }));
+  return { deliveries: page.items.map(logoutRecord), nextCursor: page.nextCursor };
+}
