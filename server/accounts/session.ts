@@ -120,7 +120,8 @@ export function createSession(
   db: Db,
   now: Date,
   config: Config,
-  input: { personId: string; userAgent?: string | undefined; ip?: string | undefined },
+  /** `device` names it in the sessions list instead of the User-Agent (a device sign-in). */
+  input: { personId: string; userAgent?: string | undefined; ip?: string | undefined; device?: string },
 ): { session: Session; token: string } {
   const token = randomToken();
   const userAgent = input.userAgent?.slice(0, 500) ?? null;
@@ -129,7 +130,7 @@ export function createSession(
     tokenHash: sha256(token),
     personId: input.personId,
     userAgent,
-    device: describeDevice(userAgent ?? undefined),
+    device: input.device ?? describeDevice(userAgent ?? undefined),
     ip: input.ip ?? '',
     now,
     expiresAt: new Date(now.getTime() + config.sessionTtl * 1000),

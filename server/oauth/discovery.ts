@@ -10,6 +10,7 @@ import type { Statement } from 'better-sqlite3';
 import type { AppContext } from '../context.js';
 import { keyWriteCount, publishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
+import { GRANT_TYPES } from '../applications/schemas.js';
 import { CORS_HEADERS } from './cors.js';
 import { JSON_SECURITY_HEADERS } from '../http/security-headers.js';
 
@@ -28,10 +29,11 @@ export function discoveryDocument(issuer: string) {
     jwks_uri: at('/api/auth/jwks'),
     revocation_endpoint: at('/api/auth/oauth2/revoke'),
     end_session_endpoint: at('/api/auth/oauth2/end-session'),
+    device_authorization_endpoint: at('/api/auth/oauth2/device_authorization'),
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: [...GRANT_TYPES],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [SIGNING_ALG],
     token_endpoint_auth_methods_supported: AUTH_METHODS,

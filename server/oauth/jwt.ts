@@ -62,11 +62,15 @@ export interface AccessTokenInput {
   subject: string;
   audience: string;
   clientId: string;
-  scope: string;
-  appUser: AppUserClaim;
+  /** Null for a client-credentials token asked without a scope (RFC 9068 §2.2.3: then no claim). */
+  scope: string | null;
+  /** Null for a client-credentials token: it acts for the application, not a member. */
+  appUser: AppUserClaim | null;
   sessionId: string | null;
   now: Date;
   ttlSeconds: number;
+  /** Chosen by the caller when it must record it (an audited client-credentials token); random otherwise. */
+  jti?: string;
 }
 
 export function signAccessToken(keys: KeyRing, t: AccessTokenInput): Promise<string> {
@@ -77,12 +81,12 @@ export function signAccessToken(keys: KeyRing, t: AccessTokenInput): Promise<str
     aud: t.audience,
     azp: t.clientId,
     client_id: t.clientId,
-    scope: t.scope,
     iat,
     exp: iat + t.ttlSeconds,
-    jti: randomBase64url(16),
-    app_user: { id: t.appUser.id, status: t.appUser.status, role: t.appUser.role },
+    jti: t.jti ?? randomBase64url(16),
   };
+  if (t.scope !== null) payload.scope = t.scope;
+  if (t.appUser) payload.app_user = { id: t.appUser.id, status: t.appUser.status, role: t.appUser.role };
   if (t.sessionId) payload.sid = t.sessionId;
   return sign(keys, payload, ACCESS_TOKEN_TYP);
 }

@@ -20,6 +20,8 @@ import { revokeRoutes } from './revoke.js';
 import { tokenRoutes } from './token/route.js';
 import { userinfoRoutes } from './userinfo.js';
 import { backchannelLogRoutes } from './backchannel/routes.js';
+import { deviceAuthorizationRoutes } from './device/authorization-route.js';
+import { devicePageRoutes } from './device/page.js';
 import { logoutChannel } from './backchannel/channel.js';
 import { onLogoutsQueued } from './backchannel/outbox.js';
 import { DeliveryWorker } from '../webhooks/worker.js';
@@ -43,7 +45,10 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
     await scope.register(userinfoRoutes, { keys });
     await scope.register(revokeRoutes, { limiter });
     await scope.register(endSessionRoutes, { keys });
+    await scope.register(deviceAuthorizationRoutes, { limiter });
   });
+  // A hosted page: its own scope (form bodies, HTML errors, rate limiter).
+  await app.register(devicePageRoutes);
   await app.register(adminKeyRoutes, { prefix: '/api/admin', keys });
   await app.register(backchannelLogRoutes, { prefix: '/api/admin' });
   if (options.startWorkers) startLogoutWorker(app, keys);
