@@ -30,6 +30,7 @@ export function discoveryDocument(issuer: string) {
     revocation_endpoint: at('/api/auth/oauth2/revoke'),
     end_session_endpoint: at('/api/auth/oauth2/end-session'),
     device_authorization_endpoint: at('/api/auth/oauth2/device_authorization'),
+    introspection_endpoint: at('/api/auth/oauth2/introspect'),
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
@@ -38,6 +39,8 @@ export function discoveryDocument(issuer: string) {
     id_token_signing_alg_values_supported: [SIGNING_ALG],
     token_endpoint_auth_methods_supported: AUTH_METHODS,
     revocation_endpoint_auth_methods_supported: AUTH_METHODS,
+    // Only confidential clients may introspect (RFC 7662 §2.1: the caller must be authorized).
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'sid', 'name', 'email', 'email_verified'],

@@ -131,6 +131,20 @@ export function signIdToken(keys: KeyRing, t: IdTokenInput): Promise<string> {
   return sign(keys, payload, ID_TOKEN_TYP);
 }
 
+/**
+ * The `jti` of an access token born of a refresh-token family: the family's id, a dot, and 96
+ * random bits. Introspection reads the family back from it (`familyOfJti`), so revoking a family
+ * makes every access token it gave out inactive there at once. Other access tokens' `jti` is
+ * random only (no dot).
+ */
+export const familyJti = (familyId: string) => `${familyId}.${randomBase64url(12)}`;
+
+/** The family id inside a `jti` made by `familyJti`, or undefined. */
+export function familyOfJti(jti: string): string | undefined {
+  const dot = jti.indexOf('.');
+  return dot > 0 && jti.startsWith('fam_') ? jti.slice(0, dot) : undefined;
+}
+
 export interface LogoutTokenInput {
   issuer: string;
   clientId: string;

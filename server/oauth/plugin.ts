@@ -22,6 +22,7 @@ import { userinfoRoutes } from './userinfo.js';
 import { backchannelLogRoutes } from './backchannel/routes.js';
 import { deviceAuthorizationRoutes } from './device/authorization-route.js';
 import { devicePageRoutes } from './device/page.js';
+import { introspectionRoutes } from './introspect.js';
 import { logoutChannel } from './backchannel/channel.js';
 import { onLogoutsQueued } from './backchannel/outbox.js';
 import { DeliveryWorker } from '../webhooks/worker.js';
@@ -46,6 +47,8 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
     await scope.register(revokeRoutes, { limiter });
     await scope.register(endSessionRoutes, { keys });
     await scope.register(deviceAuthorizationRoutes, { limiter });
+    // SEAM(issue 22): pass `isAccessTokenRevoked` from ./revoked-access-tokens.js once it lands.
+    await scope.register(introspectionRoutes, { keys, limiter, isRevoked: () => false });
   });
   // A hosted page: its own scope (form bodies, HTML errors, rate limiter).
   await app.register(devicePageRoutes);

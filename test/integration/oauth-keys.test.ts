@@ -36,6 +36,8 @@ describe('JWKS and discovery', () => {
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'],
       device_authorization_endpoint: `${iss}/api/auth/oauth2/device_authorization`,
+      introspection_endpoint: `${iss}/api/auth/oauth2/introspect`,
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       backchannel_logout_supported: true,
       backchannel_logout_session_supported: true,
       code_challenge_methods_supported: ['S256'],

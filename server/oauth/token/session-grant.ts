@@ -21,7 +21,7 @@ import { preparedPerDb } from '../../db/prepared.js';
 import { touchMembership } from '../../members/create.js';
 import { recordSessionClient } from '../backchannel/session-clients.js';
 import { invalidGrant } from '../errors.js';
-import { signAccessToken, signIdToken } from '../jwt.js';
+import { familyJti, signAccessToken, signIdToken } from '../jwt.js';
 import type { KeyRing } from '../keys.js';
 import { hasScope } from '../scopes.js';
 import { LAST_ACTIVE_RESOLUTION_MS } from './refresh-queries.js';
@@ -99,7 +99,7 @@ export async function issueSessionTokens(
   const [accessToken, idToken] = await Promise.all([
     signAccessToken(keys, {
       issuer, subject: person.id, audience: grant.resource, clientId: client.id, scope: grant.scope,
-      appUser: membership, sessionId: grant.sessionId, now, ttlSeconds: ttl,
+      appUser: membership, sessionId: grant.sessionId, now, ttlSeconds: ttl, jti: family ? familyJti(family.familyId) : undefined,
     }),
     hasScope(grant.scope, 'openid')
       ? signIdToken(keys, {
