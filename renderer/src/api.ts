@@ -129,6 +129,7 @@ export interface AuthPolicy {
   allowed_providers: string[];
   profile_fields: ProfileField[];
 }
+export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials' | 'urn:ietf:params:oauth:grant-type:device_code';
 export interface Application {
   id: string;
   name: string;
@@ -139,6 +140,9 @@ export interface Application {
   webhookSecretSet: boolean;
   ssoGroupId: string | null;
   authPolicy: AuthPolicy;
+  grantTypes: GrantType[];
+  backchannelLogoutUri: string | null;
+  backchannelLogoutSessionRequired: boolean;
   createdAt: string;
   updatedAt: string;
   clientSecret?: string;

@@ -1,6 +1,7 @@
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { A, useNavigate } from '@solidjs/router';
-import { api, enc, type Application, type SsoGroup } from '../api';
+import { api, enc, type Application, type GrantType, type SsoGroup } from '../api';
+import { GRANTS } from '../grants';
 import { confirmAction, CopyField, ErrorBox, toast, useAction } from '../ui';
 import { IntegrationSnippet } from './snippet';
 
@@ -9,6 +10,8 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
   const [name, setName] = createSignal(props.app.name);
   const [audience, setAudience] = createSignal(props.app.audience);
   const [redirects, setRedirects] = createSignal(props.app.redirectUris.join('\n'));
+  const [grants, setGrants] = createSignal<GrantType[]>([...props.app.grantTypes]);
+  const toggleGrant = (id: GrantType, on: boolean) => setGrants((g) => (on ? [...g.filter((x) => x !== id), id] : g.filter((x) => x !== id)));
   const [secret, setSecret] = createSignal<string | null>(null);
   const save = useAction();
   const danger = useAction();
@@ -24,6 +27,8 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
         name: name().trim(),
         audience: audience().trim(),
         redirectUris: redirects().split(/\s+/).filter(Boolean),
+        // In the canonical order, so an unchanged set reads as unchanged.
+        grantTypes: GRANTS.map((g) => g.id).filter((id) => grants().includes(id)),
       }),
     );
     if (next) {
@@ -60,6 +65,32 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
           <span>Redirect URIs (one per line)</span>
           <textarea name="redirectUris" value={redirects()} onInput={(e) => setRedirects(e.currentTarget.value)} />
         </label>
+        <fieldset class="grants" data-testid="grant-types">
+          <legend>How the app gets tokens</legend>
+          <For each={GRANTS}>
+            {(g) => {
+              const unavailable = () => g.unavailable?.(props.app.clientType);
+              return (
+                <div class="grant">
+                  <label class="check">
+                    <input
+                      type="checkbox"
+                      name={`grant-${g.id}`}
+                      checked={grants().includes(g.id)}
+                      disabled={Boolean(unavailable()) && !grants().includes(g.id)}
+                      onChange={(e) => toggleGrant(g.id, e.currentTarget.checked)}
+                    />
+                    {g.label}
+                  </label>
+                  <p class="hint">
+                    {g.help}
+                    <Show when={unavailable()}>{(why) => <> {why()}</>}</Show>
+                  </p>
+                </div>
+              );
+            }}
+          </For>
+        </fieldset>
         <p class="hint">Type: {props.app.clientType} · created {new Date(props.app.createdAt).toLocaleString()}</p>
         <p data-testid="sso-sharing">
           <Show when={group()} fallback={<span class="muted">Own sign-in (not in an SSO group).</span>}>
