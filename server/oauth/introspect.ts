@@ -18,7 +18,10 @@
  *   and `jti`, `sid` when the token has them. Always `Cache-Control: no-store`.
  *
  * Cost (≥ 5,000/s): the signature is checked synchronously with node:crypto on a cached public
- * KeyObject (an RSA-2048 verify is ~30 µs), and each check is one prepared primary-key read.
+ * KeyObject, and each check is one prepared primary-key read. A back end asks about the same
+ * token on every request it serves, so a token whose signature verified is remembered (by its
+ * SHA-256, at most `VERIFIED_CACHE_SIZE`, until it expires) and not verified again; what can
+ * change (revocation, family, session, membership) is looked up every time.
  */
 import { createPublicKey, verify as rsaVerify, type JsonWebKeyInput, type KeyObject } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
@@ -49,6 +52,8 @@ const INACTIVE = '{"active":false}';
 
 /** How long a verified kid's key is trusted before the key table is asked again (a key may leave the JWKS). */
 const KEY_RECHECK_MS = 5_000;
+/** Access tokens whose signature verified, remembered (~400 bytes each); the oldest go first. */
+const VERIFIED_CACHE_SIZE = 5_000;
 
 const statements = preparedPerDb((db) => {
   const p = sql.placeholder;
@@ -126,10 +131,15 @@ export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: F
   const { ctx } = app;
   const verificationKeys = new VerificationKeys(keys);
 
-  /** The claims of one of our access tokens, issued to `client`, that nothing has ended; else undefined. */
-  function activeAccessToken(token: string, client: Application): AccessClaims | undefined {
-    const [headerPart, payloadPart, signaturePart] = token.split('.');
-    if (!headerPart || !payloadPart || !signaturePart || token.split('.').length !== 3) return undefined;
+  const verified = new Map<string, AccessClaims>();
+
+  /** The claims of an access token we signed (`typ: at+jwt`, a published key), or undefined. */
+  function verifiedClaims(token: string): AccessClaims | undefined {
+    const id = sha256(token);
+    const known = verified.get(id);
+    if (known) return known;
+    const [headerPart, payloadPart, signaturePart, extra] = token.split('.');
+    if (!headerPart || !payloadPart || !signaturePart || extra !== undefined) return undefined;
     const header = parseJson(headerPart) as { alg?: unknown; typ?: unknown; kid?: unknown } | undefined;
     if (header?.alg !== SIGNING_ALG || header.typ !== ACCESS_TOKEN_TYP || typeof header.kid !== 'string') return undefined;
     const key = verificationKeys.get(header.kid);
@@ -137,13 +147,24 @@ export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: F
     const signingInput = Buffer.from(`${headerPart}.${payloadPart}`);
     if (!rsaVerify('sha256', signingInput, key, Buffer.from(signaturePart, 'base64url'))) return undefined;
     const claims = parseJson(payloadPart) as AccessClaims | undefined;
+    if (!claims || typeof claims !== 'object') return undefined;
+    if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
+    verified.set(id, claims);
+    return claims;
+  }
+
+  /** The claims of one of our access tokens, issued to `client`, that nothing has ended; else undefined. */
+  function activeAccessToken(token: string, client: Application): AccessClaims | undefined {
+    const claims = verifiedClaims(token);
     if (!claims || claims.iss !== ctx.config.issuer || claims.client_id !== client.id) return undefined;
     if (typeof claims.exp !== 'number' || claims.exp <= seconds(ctx.clock.now())) return undefined;
     const st = statements(ctx.db);
     const jti = typeof claims.jti === 'string' ? claims.jti : undefined;
     if (jti && isRevoked(ctx.db, jti)) return undefined;
+    // Born of a family: every end of its session or membership revokes the family too
+    // (accounts/session.ts `endSessions`), so the family alone answers.
     const familyId = jti ? familyOfJti(jti) : undefined;
-    if (familyId && st.family.get({ id: familyId })?.revokedAt !== null) return undefined;
+    if (familyId) return st.family.get({ id: familyId })?.revokedAt === null ? claims : undefined;
     if (typeof claims.sid === 'string' && st.session.get({ id: claims.sid })?.revokedAt !== null) return undefined;
     const memberId = claims.app_user?.id;
     if (typeof memberId === 'string' && st.membership.get({ id: memberId })?.status !== 'active') return undefined;

@@ -142,20 +142,24 @@ describe('when a token stops being active', () => {
     expect(await active(t, secret, other.access_token)).toBe(true); // not of that family
   });
 
-  it('sign-out ends the session: its access tokens are inactive', async () => {
+  it('sign-out ends the session: its access tokens are inactive, with or without a refresh-token family', async () => {
     const { t, cookie, secret } = await setUp();
-    const tokens = await billingTokens(t, cookie, secret, 'openid');
+    const plain = await billingTokens(t, cookie, secret, 'openid');
+    const offline = await billingTokens(t, cookie, secret);
+    expect(await active(t, secret, plain.access_token)).toBe(true);
     expect((await postJson(t, '/api/auth/sign-out', undefined, { cookie })).statusCode).toBe(204);
-    expect(await active(t, secret, tokens.access_token)).toBe(false);
+    for (const value of [plain.access_token, offline.access_token, offline.refresh_token!]) expect(await active(t, secret, value)).toBe(false);
   });
 
   it('suspension ends the member: access and refresh tokens are inactive', async () => {
     const { t, cookie, secret } = await setUp();
     const tokens = await billingTokens(t, cookie, secret);
+    const plain = await billingTokens(t, cookie, secret, 'openid');
     const member = (await t.admin('GET', '/api/admin/applications/billing/users')).json().users[0];
     expect((await t.admin('PATCH', `/api/admin/applications/billing/users/${member.id}`, { status: 'suspended' })).statusCode).toBe(200);
     expect(await active(t, secret, tokens.access_token)).toBe(false);
     expect(await active(t, secret, tokens.refresh_token!)).toBe(false);
+    expect(await active(t, secret, plain.access_token)).toBe(false);
   });
 });
 
