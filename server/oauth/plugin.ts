@@ -67,8 +67,16 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
  * the webhook settings (`GATEHOUSE_WEBHOOK_*`: timeout, retry schedule, concurrency). Woken
  * whenever a transaction queued logouts (backchannel/outbox.ts), stopped on close.
  */
+/**
+ * Logout deliveries in flight at once. Each signs a token (RS256 on libuv's pool) first, so a
+ * sign-out that tells 50 applications would otherwise start 50 signatures and 50 requests in one
+ * burst; a few at a time spread that work between the requests the server is answering.
+ */
+const LOGOUT_CONCURRENCY = 8;
+
 function startLogoutWorker(app: FastifyInstance, keys: KeyRing): void {
-  const worker = new DeliveryWorker(app.ctx, settingsFromEnv(app.ctx.config.env), logoutChannel(app.ctx, keys), app.log);
+  const settings = settingsFromEnv(app.ctx.config.env);
+  const worker = new DeliveryWorker(app.ctx, { ...settings, concurrency: Math.min(settings.concurrency, LOGOUT_CONCURRENCY) }, logoutChannel(app.ctx, keys), app.log);
   let unsubscribe: (() => void) | undefined;
   app.addHook('onReady', async () => {
     unsubscribe = onLogoutsQueued(() => worker.wake());

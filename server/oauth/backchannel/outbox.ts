@@ -11,13 +11,12 @@
  *   group, or itself) that the person is a member of, and the application itself, with `sub`
  *   only (no session is meant: all of the person's sessions at those applications end).
  *
- * Each recipient costs one row in one multi-row insert, so ending a session touches the store
- * the same number of times whether 1 or 50 applications are told.
+ * Recipients are chosen and written by one INSERT … SELECT, so ending a session touches the
+ * store the same number of times whether 1 or 50 applications are told.
  */
-import { and, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
-import { applications, backchannelLogouts, memberships, sessionClients } from '../../db/schema.js';
+import { and, eq, isNotNull, or, sql, type SQL } from 'drizzle-orm';
+import { applications, backchannelLogouts, memberships, sessionClients, sessions } from '../../db/schema.js';
 import type { Tx } from '../../audit/record.js';
-import { newId } from '../../util/ids.js';
 
 /**
  * Delivery workers of this process, woken after logouts were queued. Module-level because the
@@ -38,32 +37,53 @@ function wakeWorkers(): void {
   for (const wake of wakers) wake();
 }
 
-interface Recipient {
-  applicationId: string;
-  subject: string;
-  sessionId: string | null;
+/**
+ * A queued logout as SELECT expressions, in the table's column order (drizzle's INSERT … SELECT
+ * wants every column, in order): who and which session come from the caller's query, the rest is
+ * a new pending row.
+ */
+function queuedRow(now: Date, reason: string, who: { applicationId: SQL.Aliased<string> | typeof applications.id | typeof sessionClients.applicationId; subject: SQL.Aliased<string> | typeof sessions.personId; sessionId: SQL.Aliased<string | null> | typeof sessionClients.sessionId }) {
+  const at = now.getTime();
+  const none = (name: string) => sql<null>`null`.as(name);
+  return {
+    id: sql<string>`'bcl_' || lower(hex(randomblob(12)))`.as('id'),
+    applicationId: who.applicationId,
+    subject: who.subject,
+    sessionId: who.sessionId,
+    reason: sql<string>`${reason}`.as('reason'),
+    status: sql<'pending'>`'pending'`.as('status'),
+    attempts: sql<number>`0`.as('attempts'),
+    nextAttemptAt: sql<Date>`${at}`.as('next_attempt_at'),
+    leaseUntil: none('lease_until'),
+    lastAttemptAt: none('last_attempt_at'),
+    lastStatusCode: none('last_status_code'),
+    lastError: none('last_error'),
+    createdAt: sql<Date>`${at}`.as('created_at'),
+    deliveredAt: none('delivered_at'),
+  };
 }
 
-function queue(tx: Tx, now: Date, recipients: Recipient[], reason: string): number {
-  if (!recipients.length) return 0;
-  tx.insert(backchannelLogouts)
-    .values(recipients.map((r) => ({ id: newId('bcl'), ...r, reason, status: 'pending' as const, nextAttemptAt: now, createdAt: now })))
-    .run();
-  wakeWorkers();
-  return recipients.length;
+function queued(changes: unknown): number {
+  const n = (changes as { changes: number }).changes;
+  if (n > 0) wakeWorkers();
+  return n;
 }
 
-/** Queues a logout token (`sub` + `sid`) for each application that received tokens from these ended sessions. */
-export function queueSessionLogouts(tx: Tx, now: Date, ended: { id: string; personId: string }[], reason: string): number {
+/** Queues a logout token (`sub` + `sid`) for each application with a logout URI that received tokens from these ended sessions. */
+export function queueSessionLogouts(tx: Tx, now: Date, ended: { id: string }[], reason: string): number {
   if (!ended.length) return 0;
-  const rows = tx
-    .select({ sessionId: sessionClients.sessionId, applicationId: sessionClients.applicationId })
+  const recipients = tx
+    .select(queuedRow(now, reason, { applicationId: sessionClients.applicationId, subject: sessions.personId, sessionId: sessionClients.sessionId }))
     .from(sessionClients)
+    .innerJoin(sessions, eq(sessions.id, sessionClients.sessionId))
     .innerJoin(applications, eq(applications.id, sessionClients.applicationId))
-    .where(and(inArray(sessionClients.sessionId, ended.map((s) => s.id)), isNotNull(applications.backchannelLogoutUri)))
-    .all();
-  const personOf = new Map(ended.map((s) => [s.id, s.personId]));
-  return queue(tx, now, rows.map((r) => ({ applicationId: r.applicationId, subject: personOf.get(r.sessionId)!, sessionId: r.sessionId })), reason);
+    .where(
+      and(
+        sql`${sessionClients.sessionId} in (select value from json_each(${JSON.stringify(ended.map((s) => s.id))}))`,
+        isNotNull(applications.backchannelLogoutUri),
+      ),
+    );
+  return queued(tx.insert(backchannelLogouts).select(recipients).run());
 }
 
 /**
@@ -78,17 +98,12 @@ export function queueMemberLogouts(
   reason: string,
 ): number {
   const member = sql`exists (select 1 from ${memberships} where ${memberships.applicationId} = ${applications.id} and ${memberships.personId} = ${personId})`;
-  const rows = tx
-    .select({ id: applications.id })
+  const realm = application.ssoGroupId
+    ? or(eq(applications.id, application.id), and(eq(applications.ssoGroupId, application.ssoGroupId), member))
+    : eq(applications.id, application.id);
+  const recipients = tx
+    .select(queuedRow(now, reason, { applicationId: applications.id, subject: sql<string>`${personId}`.as('subject'), sessionId: sql<null>`null`.as('session_id') }))
     .from(applications)
-    .where(
-      and(
-        isNotNull(applications.backchannelLogoutUri),
-        application.ssoGroupId
-          ? or(eq(applications.id, application.id), and(eq(applications.ssoGroupId, application.ssoGroupId), member))
-          : eq(applications.id, application.id),
-      ),
-    )
-    .all();
-  return queue(tx, now, rows.map((r) => ({ applicationId: r.id, subject: personId, sessionId: null })), reason);
+    .where(and(isNotNull(applications.backchannelLogoutUri), realm));
+  return queued(tx.insert(backchannelLogouts).select(recipients).run());
 }
