@@ -101,3 +101,20 @@ describe('API keys', () => {
     expectProblem(await t.admin('GET', '/api/admin/applications/notes/backchannel-logouts', undefined, { authorization: `Bearer ${appOnly}` }), 403, 'insufficient_scope');
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('describes the new fields and the delivery log', async () => {
+    const t = await makeApp();
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const create = doc.paths['/api/admin/applications'].post.requestBody.content['application/json'].schema.properties;
+    expect(create.grantTypes.items.anyOf.map((s: { enum: string[] }) => s.enum[0])).toEqual(['authorization_code', 'refresh_token', CC, DEVICE]);
+    expect(create.backchannelLogoutUri.description).toMatch(/^Where logout tokens are POSTed/);
+    expect(create.backchannelLogoutSessionRequired.type).toBe('boolean');
+    const log = doc.paths['/api/admin/applications/{id}/backchannel-logouts'].get;
+    expect(Object.keys(log.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '404']));
+    const record = log.responses['200'].content['application/json'].schema.properties.deliveries.items.properties;
+    expect(Object.keys(record)).toEqual([
+      'id', 'status', 'reason', 'subject', 'sessionId', 'attempts', 'lastStatusCode', 'lastError', 'lastAttemptAt', 'nextAttemptAt', 'createdAt', 'deliveredAt',
+    ]);
+  });
+});
