@@ -461,6 +461,23 @@ export const deviceAuthorizations = sqliteTable(
 // ---------------------------------------------------------------------------------------------
 // Webhooks and audit
 
+/**
+ * The delivery state every outbox row carries (webhook deliveries, back-channel logouts), read
+ * and written by the one delivery worker (webhooks/worker.ts, webhooks/queries.ts).
+ */
+const deliveryState = () => ({
+  status: text('status').$type<'pending' | 'succeeded' | 'failed'>().notNull().default('pending'),
+  attempts: integer('attempts').notNull().default(0),
+  nextAttemptAt: timestamp('next_attempt_at').notNull(),
+  /** Lease held by a delivery in flight; a crashed worker's lease simply runs out. */
+  leaseUntil: timestamp('lease_until'),
+  lastAttemptAt: timestamp('last_attempt_at'),
+  lastStatusCode: integer('last_status_code'),
+  lastError: text('last_error'),
+  createdAt: createdAt(),
+  deliveredAt: timestamp('delivered_at'),
+});
+
 /** The webhook outbox: one row per event per application, written in the change's transaction. */
 export const webhookDeliveries = sqliteTable(
   'webhook_deliveries',
@@ -472,16 +489,7 @@ export const webhookDeliveries = sqliteTable(
     type: text('type').notNull(),
     /** The exact JSON body sent, so retries are byte-identical. */
     payload: text('payload').notNull(),
-    status: text('status').$type<'pending' | 'succeeded' | 'failed'>().notNull().default('pending'),
-    attempts: integer('attempts').notNull().default(0),
-    nextAttemptAt: timestamp('next_attempt_at').notNull(),
-    /** Lease held by a delivery in flight; a crashed worker's lease simply runs out. */
-    leaseUntil: timestamp('lease_until'),
-    lastAttemptAt: timestamp('last_attempt_at'),
-    lastStatusCode: integer('last_status_code'),
-    lastError: text('last_error'),
-    createdAt: createdAt(),
-    deliveredAt: timestamp('delivered_at'),
+    ...deliveryState(),
   },
   (t) => [
     index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),
@@ -509,15 +517,7 @@ export const backchannelLogouts = sqliteTable(
     sessionId: text('session_id'),
     /** What ended the session (`sign_out`, `password_reset`, `membership_suspended`, …). */
     reason: text('reason').notNull(),
-    status: text('status').$type<'pending' | 'succeeded' | 'failed'>().notNull().default('pending'),
-    attempts: integer('attempts').notNull().default(0),
-    nextAttemptAt: timestamp('next_attempt_at').notNull(),
-    leaseUntil: timestamp('lease_until'),
-    lastAttemptAt: timestamp('last_attempt_at'),
-    lastStatusCode: integer('last_status_code'),
-    lastError: text('last_error'),
-    createdAt: createdAt(),
-    deliveredAt: timestamp('delivered_at'),
+    ...deliveryState(),
   },
   (t) => [
     index('backchannel_logouts_due_idx').on(t.status, t.nextAttemptAt),

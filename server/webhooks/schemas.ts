@@ -3,7 +3,19 @@ import { Type } from 'typebox';
 import { listQueryProperties } from '../http/pagination.js';
 import { NullableTimestamp, Timestamp } from '../http/schemas.js';
 
-const DeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
+export const DeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
+
+/** How a delivery of any outbox went (webhooks, back-channel logouts): `status` and these. */
+export const deliveryOutcomeProperties = {
+  attempts: Type.Integer(),
+  lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  lastAttemptAt: NullableTimestamp,
+  /** Only while pending. */
+  nextAttemptAt: NullableTimestamp,
+  createdAt: Timestamp,
+  deliveredAt: NullableTimestamp,
+};
 
 export const DeliveryListQuerySchema = Type.Object(
   { ...listQueryProperties, status: Type.Optional(DeliveryStatusSchema) },
@@ -15,14 +27,7 @@ export const DeliveryRecordSchema = Type.Object(
     id: Type.String(),
     type: Type.String(),
     status: DeliveryStatusSchema,
-    attempts: Type.Integer(),
-    lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
-    lastError: Type.Union([Type.String(), Type.Null()]),
-    lastAttemptAt: NullableTimestamp,
-    /** Only while pending. */
-    nextAttemptAt: NullableTimestamp,
-    createdAt: Timestamp,
-    deliveredAt: NullableTimestamp,
+    ...deliveryOutcomeProperties,
     /** The event exactly as sent (`{id, type, createdAt, applicationId, data}`), parsed. */
     payload: Type.Object({}, { additionalProperties: true }),
   },

@@ -12,11 +12,9 @@ import type { WebhookDelivery } from '../db/schema.js';
 import { recordEvent } from './outbox.js';
 import { findDelivery, listDeliveryRows, requeue, type DeliveryStatus } from './queries.js';
 
-export function deliveryRecord(row: WebhookDelivery) {
+/** The wire view of how a delivery went, for any outbox's row (`deliveryOutcomeProperties`). */
+export function deliveryOutcome(row: Pick<WebhookDelivery, 'attempts' | 'lastStatusCode' | 'lastError' | 'lastAttemptAt' | 'nextAttemptAt' | 'status' | 'createdAt' | 'deliveredAt'>) {
   return {
-    id: row.id,
-    type: row.type,
-    status: row.status,
     attempts: row.attempts,
     lastStatusCode: row.lastStatusCode,
     lastError: row.lastError,
@@ -24,6 +22,15 @@ export function deliveryRecord(row: WebhookDelivery) {
     nextAttemptAt: row.status === 'pending' ? iso(row.nextAttemptAt) : null,
     createdAt: iso(row.createdAt)!,
     deliveredAt: iso(row.deliveredAt),
+  };
+}
+
+export function deliveryRecord(row: WebhookDelivery) {
+  return {
+    id: row.id,
+    type: row.type,
+    status: row.status,
+    ...deliveryOutcome(row),
     payload: JSON.parse(row.payload) as Record<string, unknown>,
   };
 }

@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as client from 'openid-client';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { PASSWORD, createClient, signUpCookie, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { launchChromium, shot } from '../helpers/panel-browser.js';
+import { cspWatchedPage, launchChromium, shot } from '../helpers/panel-browser.js';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
@@ -34,15 +34,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function newPage(): Promise<{ page: Page; cspErrors: string[]; close: () => Promise<void> }> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const cspErrors: string[] = [];
-  page.on('console', (msg) => {
-    if (/Content Security Policy/i.test(msg.text())) cspErrors.push(msg.text());
-  });
-  return { page, cspErrors, close: () => context.close() };
-}
+const newPage = () => cspWatchedPage(browser);
 
 describe('the /device page in Chromium', () => {
   it('types the code, signs in, approves; the polling device receives its tokens', async () => {

@@ -10,31 +10,24 @@ import type { AppContext } from '../../context.js';
 import { backchannelLogouts, type BackchannelLogout } from '../../db/schema.js';
 import { getApplication } from '../../applications/service.js';
 import { beforeCursor, listQueryProperties, toPage } from '../../http/pagination.js';
-import { iso, NullableTimestamp, Timestamp } from '../../http/schemas.js';
+import { DeliveryStatusSchema, deliveryOutcomeProperties } from '../../webhooks/schemas.js';
+import { deliveryOutcome } from '../../webhooks/service.js';
 
-const StatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
-type Status = 'pending' | 'succeeded' | 'failed';
+type Status = BackchannelLogout['status'];
 
 export const LogoutListQuerySchema = Type.Object(
-  { ...listQueryProperties, status: Type.Optional(StatusSchema) },
+  { ...listQueryProperties, status: Type.Optional(DeliveryStatusSchema) },
   { additionalProperties: false },
 );
 
 export const LogoutRecordSchema = Type.Object(
   {
     id: Type.String({ description: 'Also the `jti` of the logout token' }),
-    status: StatusSchema,
+    status: DeliveryStatusSchema,
     reason: Type.String({ description: 'What ended the sign-in: sign_out, end_session, session_revoked, signed_out_elsewhere, password_changed, password_reset, membership_suspended, …' }),
     subject: Type.String({ description: 'The `sub` claim: the person' }),
     sessionId: Type.Union([Type.String(), Type.Null()], { description: 'The `sid` claim; null when an administrator suspended or removed the member' }),
-    attempts: Type.Integer(),
-    lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
-    lastError: Type.Union([Type.String(), Type.Null()]),
-    lastAttemptAt: NullableTimestamp,
-    /** Only while pending. */
-    nextAttemptAt: NullableTimestamp,
-    createdAt: Timestamp,
-    deliveredAt: NullableTimestamp,
+    ...deliveryOutcomeProperties,
   },
   { additionalProperties: false },
 );
@@ -51,13 +44,7 @@ function logoutRecord(row: BackchannelLogout) {
     reason: row.reason,
     subject: row.subject,
     sessionId: row.sessionId,
-    attempts: row.attempts,
-    lastStatusCode: row.lastStatusCode,
-    lastError: row.lastError,
-    lastAttemptAt: iso(row.lastAttemptAt),
-    nextAttemptAt: row.status === 'pending' ? iso(row.nextAttemptAt) : null,
-    createdAt: iso(row.createdAt)!,
-    deliveredAt: iso(row.deliveredAt),
+    ...deliveryOutcome(row),
   };
 }
 
