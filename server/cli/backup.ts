@@ -16,8 +16,6 @@ export function passphraseFrom(variable: string | undefined): string | undefined
 }
 
 export const backupCommand: Command = {
-  name: 'backup',
-  summary: 'back up the database and TLS material while the server runs',
   options: { ...dataDirOption, out: { type: 'string' }, 'passphrase-env': { type: 'string' } },
   help: [
     dataDirHelp,

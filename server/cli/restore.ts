@@ -6,8 +6,6 @@ import { passphraseFrom } from './backup.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 
 export const restoreCommand: Command = {
-  name: 'restore',
-  summary: 'restore a backup file into a data directory (the server must be stopped)',
   positionals: 'FILE',
   options: { ...dataDirOption, 'passphrase-env': { type: 'string' } },
   help: [dataDirHelp, ['--passphrase-env VAR', 'passphrase of an encrypted backup, read from environment variable VAR']],
