@@ -16,6 +16,7 @@ import { startCheckpointer } from './db/checkpointer.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
 import { ensureLocalTls, loadOwnTls, type TlsMaterial } from './ops/tls.js';
+import { answerCaRequest } from './ops/ca-page.js';
 import { createBackup, pruneBackups, storeBackup } from './ops/backup.js';
 import { schemaState } from './ops/schema-version.js';
 import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
@@ -71,9 +72,13 @@ async function guardMigrations(config: Config, file: string): Promise<void> {
   }
 }
 
-/** A plain-http listener whose only answer is a 301 to the same path over https. */
+/**
+ * A plain-http listener that answers 301 to the same path over https, except the local CA
+ * (`/ca`, `/ca.pem`: ops/ca-page.ts), which devices need before they can trust the https port.
+ */
 async function startRedirect(config: Config, httpsPort: number): Promise<Server> {
   const server = createServer((request, response) => {
+    if (config.tls.mode === 'auto' && answerCaRequest(config.dataDir, request, response)) return;
     const host = (request.headers.host ?? config.host).replace(/:\d+$/, '');
     response.writeHead(301, { location: `https://${host}:${httpsPort}${request.url ?? '/'}` }).end();
   });

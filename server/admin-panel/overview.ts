@@ -1,9 +1,10 @@
 /** The control panel's overview: what this installation is and how much it holds. */
-import { and, count, desc, eq, gt, isNull } from 'drizzle-orm';
+import { and, count, eq, gt } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
-import { applications, invitations, memberships, people, signingKeys, ssoGroups } from '../db/schema.js';
+import { applications, invitations, memberships, people, ssoGroups } from '../db/schema.js';
 import { existsSync } from 'node:fs';
 import { tlsPaths } from '../ops/tls.js';
+import { activeKey } from '../ops/key-rotation.js';
 import { packageVersion } from './paths.js';
 
 export interface Overview {
@@ -21,14 +22,7 @@ export interface Overview {
 export function overview(ctx: AppContext, startedAt: Date): Overview {
   const now = ctx.clock.now();
   const db = ctx.db;
-  // The key that signs now: the newest one not yet retired (none before the OAuth feature made one).
-  const key = ctx.db
-    .select({ kid: signingKeys.kid })
-    .from(signingKeys)
-    .where(isNull(signingKeys.retiredAt))
-    .orderBy(desc(signingKeys.createdAt))
-    .limit(1)
-    .get();
+  const key = activeKey(ctx.db);
   const issuer = ctx.config.issuer;
   return {
     version: packageVersion(),

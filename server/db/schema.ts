@@ -542,7 +542,46 @@ export const auditLog = sqliteTable(
   (t) => [
     index('audit_log_at_idx').on(t.at, t.id),
     index('audit_log_app_idx').on(t.applicationId, t.at, t.id),
+    // The panel's filters by action and by actor (with a date range) walk only their own entries.
+    index('audit_log_action_idx').on(t.action, t.at, t.id),
+    index('audit_log_actor_idx').on(t.actor, t.at, t.id),
   ],
+);
+
+/**
+ * Sign-in activity per UTC day, counted as it happens (server/activity/record.ts), so the panel's
+ * charts read at most a few dozen rows and never the audit log. `applicationId` '' is the whole
+ * installation. Not a foreign key: the counts outlive a deleted application until retention.
+ * Kept 400 days (server/activity/retention.ts).
+ */
+export const activityDaily = sqliteTable(
+  'activity_daily',
+  {
+    applicationId: text('application_id').notNull(),
+    /** Days since 1970-01-01, UTC. */
+    day: integer('day').notNull(),
+    signIns: integer('sign_ins').notNull().default(0),
+    failedSignIns: integer('failed_sign_ins').notNull().default(0),
+    /** Distinct people active (signed in, or given tokens) that day. */
+    activePeople: integer('active_people').notNull().default(0),
+  },
+  // The day index serves retention (oldest days first, across applications).
+  (t) => [primaryKey({ columns: [t.applicationId, t.day] }), index('activity_daily_day_idx').on(t.day)],
+);
+
+/**
+ * Who has been counted active today, so each person counts once a day per application (and once
+ * for the installation, `applicationId` ''). Only today's and yesterday's rows are needed; older
+ * ones are pruned (server/activity/retention.ts).
+ */
+export const activityPeople = sqliteTable(
+  'activity_people',
+  {
+    day: integer('day').notNull(),
+    applicationId: text('application_id').notNull(),
+    personId: text('person_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.applicationId, t.personId] })],
 );
 
 /** Small key/value facts about this installation (e.g. last backup, key-rotation schedule). */

@@ -16,6 +16,8 @@ import { backupPath, createBackup, listBackups, pruneBackups, storeBackup, type 
 import { BackupIdParams, BackupListSchema, BackupRecordSchema } from './schemas.js';
 import { tlsPaths } from './tls.js';
 import { KEY_CHECK_MS, rotateKeyIfDue } from './key-rotation.js';
+import { opsStatusRoutes } from './status-routes.js';
+import { idleSchedule } from './backup-schedule.js';
 
 const tags = ['operations'];
 
@@ -82,6 +84,8 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
   });
 
   await app.register(adminBackupRoutes, { prefix: '/api/admin' });
+  const schedule = idleSchedule();
+  await app.register(opsStatusRoutes, { prefix: '/api/admin', schedule, workers: options.startWorkers });
 
   if (options.startWorkers) {
     const check = () =>
@@ -98,19 +102,28 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
   const { backupInterval, backupKeep, dataDir } = ctx.config;
   if (options.startWorkers && dataDir !== ':memory:' && backupInterval > 0) {
     let running = false;
+    schedule.running = true;
+    const every = backupInterval * 1000;
+    schedule.nextRunAt = new Date(ctx.clock.now().getTime() + every);
     const timer = setInterval(() => {
+      schedule.nextRunAt = new Date(ctx.clock.now().getTime() + every);
       if (running) return;
       running = true;
+      const at = ctx.clock.now();
       backupNow(ctx)
         .then((record) => {
           pruneBackups(dataDir, backupKeep);
+          schedule.lastRun = { at, ok: true };
           app.log.info({ backup: record.id, size: record.size }, 'scheduled backup written');
         })
-        .catch((error: unknown) => app.log.error({ err: error }, 'scheduled backup failed'))
+        .catch((error: unknown) => {
+          schedule.lastRun = { at, ok: false, error: error instanceof Error ? error.message : String(error) };
+          app.log.error({ err: error }, 'scheduled backup failed');
+        })
         .finally(() => {
           running = false;
         });
-    }, backupInterval * 1000);
+    }, every);
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));
   }

@@ -285,3 +285,32 @@ export function loadOwnTls(certFile: string, keyFile: string): TlsMaterial {
 export function pemDigest(pem: string): string {
   return createHash('sha256').update(new X509Certificate(pem).raw).digest('hex');
 }
+
+/** What the panel shows about a certificate (issue 25), read with node:crypto alone (no node-forge). */
+export interface CertificateSummary {
+  subject: string;
+  fingerprint: string;
+  notBefore: Date;
+  notAfter: Date;
+  names: HostNames;
+}
+
+export function certificateSummary(certPem: string): CertificateSummary {
+  const cert = new X509Certificate(certPem);
+  const dns: string[] = [];
+  const ips: string[] = [];
+  // `DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1`
+  for (const part of (cert.subjectAltName ?? '').split(/,\s*/)) {
+    const dnsName = /^DNS:(.+)$/.exec(part);
+    const ip = /^IP Address:(.+)$/.exec(part);
+    if (dnsName) dns.push(dnsName[1]!.toLowerCase());
+    if (ip) ips.push(normalizeIp(ip[1]!));
+  }
+  return {
+    subject: cert.subject.replace(/\n/g, ', '),
+    fingerprint: cert.fingerprint256,
+    notBefore: new Date(cert.validFrom),
+    notAfter: new Date(cert.validTo),
+    names: { dns, ips },
+  };
+}

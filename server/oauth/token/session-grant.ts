@@ -18,13 +18,12 @@ import { memberships, people, sessions, type Application } from '../../db/schema
 import type { AppContext } from '../../context.js';
 import type { Tx } from '../../audit/record.js';
 import { preparedPerDb } from '../../db/prepared.js';
-import { touchMembership } from '../../members/create.js';
+import { activeMarkDue, touchMembership } from '../../members/create.js';
 import { recordSessionClient } from '../backchannel/session-clients.js';
 import { invalidGrant } from '../errors.js';
 import { familyJti, signAccessToken, signIdToken } from '../jwt.js';
 import type { KeyRing } from '../keys.js';
 import { hasScope } from '../scopes.js';
-import { LAST_ACTIVE_RESOLUTION_MS } from './refresh-queries.js';
 import { startFamily, type TokenResponse } from './response.js';
 
 /** The membership a grant was given for, with its person (gone if either was deleted since). */
@@ -77,7 +76,7 @@ export async function issueSessionTokens(
 
   // This application now holds tokens of the session: it hears a back-channel logout when the session ends.
   recordSessionClient(ctx.db, grant.sessionId, client.id, now);
-  const touch = now.getTime() - membership.lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS;
+  const touch = activeMarkDue(membership.lastActiveAt, now);
   const offline = hasScope(grant.scope, 'offline_access');
   let family: { familyId: string; token: string } | undefined;
   if (touch || offline || claim) {

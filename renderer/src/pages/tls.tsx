@@ -1,0 +1,106 @@
+/**
+ * LAN TLS: the local CA devices install (fingerprint, expiry, a QR code of where to fetch it,
+ * over plain http when the redirect port is on) and the served certificate's names and expiry.
+ */
+import { createResource, For, Show } from 'solid-js';
+import { renderSVG } from 'uqr';
+import { client, ok } from '../api';
+import { Async, CopyField, Empty, when } from '../ui';
+
+const t = {
+  title: 'LAN TLS',
+  off: 'HTTPS is off. Start the server with GATEHOUSE_TLS=auto to serve HTTPS on the LAN with a local certificate authority that each device installs once.',
+  own: 'HTTPS uses your own certificate (GATEHOUSE_TLS_CERT / GATEHOUSE_TLS_KEY); there is no local certificate authority to install.',
+  ca: 'Certificate authority',
+  caIntro: 'Install this certificate on each device that signs in through Gatehouse. Before trusting it, check that the fingerprint the device shows is this one.',
+  fingerprint: 'SHA-256 fingerprint',
+  validUntil: 'Valid until ',
+  download: 'Download the CA certificate',
+  qr: 'Scan on a phone or tablet to fetch the CA:',
+  qrAlt: (url: string) => `QR code for ${url}`,
+  plainHttp: 'Over plain http (for devices that do not trust the CA yet)',
+  https: 'Over HTTPS',
+  noPlainHttp: 'Set GATEHOUSE_HTTP_REDIRECT_PORT to offer the CA over plain http as well, for devices that cannot open the HTTPS address before trusting it.',
+  certificate: 'Server certificate',
+  names: 'Names',
+  addresses: 'Addresses',
+  expires: 'Expires ',
+  renews: (at: string) => ` · re-issued automatically by ${at} at the latest`,
+};
+
+export function TlsPage() {
+  const [tls] = createResource(() => ok(client.GET('/api/admin/tls')));
+  return (
+    <>
+      <h1>{t.title}</h1>
+      <Async resource={tls}>
+        {(s) => (
+          <>
+            <Show when={s.mode === 'off'}>
+              <Empty>{t.off}</Empty>
+            </Show>
+            <Show when={s.mode === 'files'}>
+              <p class="muted">{t.own}</p>
+            </Show>
+            <Show when={s.ca}>
+              {(ca) => {
+                const target = s.plainHttpCaUrl ?? s.caUrl ?? '';
+                const svg = renderSVG(target, { ecc: 'M', border: 2, pixelSize: 6 });
+                return (
+                  <section class="card" aria-labelledby="tls-ca">
+                    <h2 id="tls-ca">{t.ca}</h2>
+                    <p>{t.caIntro}</p>
+                    <CopyField label={t.fingerprint} value={ca().fingerprint} />
+                    <p>
+                      {t.validUntil}
+                      {when(ca().notAfter)}
+                    </p>
+                    <div class="qr-row">
+                      <img class="qr" src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`} alt={t.qrAlt(target)} width="180" height="180" />
+                      <div>
+                        <p>{t.qr}</p>
+                        <Show when={s.plainHttpCaUrl} fallback={<p class="hint">{t.noPlainHttp}</p>}>
+                          {(url) => <CopyField label={t.plainHttp} value={url()} />}
+                        </Show>
+                        <Show when={s.caUrl}>{(url) => <CopyField label={t.https} value={url()} />}</Show>
+                        <Show when={s.caUrl}>
+                          {(url) => (
+                            <p>
+                              <a href={url()} download="gatehouse-ca.pem">
+                                {t.download}
+                              </a>
+                            </p>
+                          )}
+                        </Show>
+                      </div>
+                    </div>
+                  </section>
+                );
+              }}
+            </Show>
+            <Show when={s.certificate}>
+              {(cert) => (
+                <section class="card" aria-labelledby="tls-cert">
+                  <h2 id="tls-cert">{t.certificate}</h2>
+                  <p>
+                    {t.expires}
+                    {when(cert().notAfter)}
+                    {s.renewsAt ? t.renews(when(s.renewsAt)) : ''}
+                  </p>
+                  <h3>{t.names}</h3>
+                  <ul class="chips">
+                    <For each={cert().dnsNames}>{(n) => <li><code>{n}</code></li>}</For>
+                  </ul>
+                  <h3>{t.addresses}</h3>
+                  <ul class="chips">
+                    <For each={cert().ipAddresses}>{(n) => <li><code>{n}</code></li>}</For>
+                  </ul>
+                </section>
+              )}
+            </Show>
+          </>
+        )}
+      </Async>
+    </>
+  );
+}

@@ -1,0 +1,147 @@
+/**
+ * Read-only status of the appliance's operations for the control panel (issue 25):
+ * - `GET /api/admin/keys/schedule`: the signing key's rotation schedule;
+ * - `GET /api/admin/backups/status`: the backup schedule, its last and next run, and whether
+ *   backups are encrypted (a passphrase is configured);
+ * - `GET /api/admin/tls`: LAN TLS: the local CA's fingerprint and expiry, the served
+ *   certificate's names and expiry, and where devices fetch the CA (also over plain http).
+ * Admin token only (outside every application's path). Nothing here writes.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireAdmin } from '../http/admin-auth.js';
+import { adminErrors, iso, NoQuery, NullableTimestamp, Timestamp, adminSecurity as security } from '../http/schemas.js';
+import { listBackups } from './backup.js';
+import { certificateSummary, RENEW_BEFORE_DAYS, tlsPaths, type CertificateSummary } from './tls.js';
+import type { BackupSchedule } from './backup-schedule.js';
+import { activeKey, nextRotationAt } from './key-rotation.js';
+
+const DAY_MS = 24 * 3600 * 1000;
+const tags = ['operations'];
+
+const KeyScheduleSchema = Type.Object(
+  {
+    rotationDays: Type.Integer({ description: 'GATEHOUSE_KEY_ROTATION_DAYS' }),
+    activeKid: Type.Union([Type.String(), Type.Null()]),
+    activeSince: NullableTimestamp,
+    /** When the schedule rotates next; null before the first key exists or when no schedule runs (`gatehouse serve` runs it). */
+    nextRotationAt: NullableTimestamp,
+  },
+  { additionalProperties: false },
+);
+
+const BackupStatusSchema = Type.Object(
+  {
+    scheduled: Type.Boolean({ description: 'automatic backups run (GATEHOUSE_BACKUP_INTERVAL > 0 and a data directory)' }),
+    intervalSeconds: Type.Integer(),
+    keep: Type.Integer({ description: 'backups kept in <data>/backups/' }),
+    passphraseSet: Type.Boolean({ description: 'GATEHOUSE_BACKUP_PASSPHRASE is set: scheduled and panel backups are encrypted' }),
+    lastBackupAt: NullableTimestamp,
+    lastRun: Type.Union([
+      Type.Object({ at: Timestamp, ok: Type.Boolean(), error: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
+      Type.Null(),
+    ]),
+    nextRunAt: NullableTimestamp,
+  },
+  { additionalProperties: false },
+);
+
+const CertificateSchema = Type.Object(
+  {
+    subject: Type.String(),
+    fingerprint: Type.String({ description: 'SHA-256, AB:CD:… ' }),
+    notBefore: Timestamp,
+    notAfter: Timestamp,
+    dnsNames: Type.Array(Type.String()),
+    ipAddresses: Type.Array(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+const TlsStatusSchema = Type.Object(
+  {
+    mode: Type.Union([Type.Literal('off'), Type.Literal('auto'), Type.Literal('files')]),
+    /** The local CA (mode `auto`); null otherwise. */
+    ca: Type.Union([CertificateSchema, Type.Null()]),
+    /** The certificate served over HTTPS; null when TLS is off. */
+    certificate: Type.Union([CertificateSchema, Type.Null()]),
+    /** When the server certificate is re-issued at the latest (mode `auto`). */
+    renewsAt: NullableTimestamp,
+    /** Where devices download the CA over HTTPS (mode `auto`). */
+    caUrl: Type.Union([Type.String(), Type.Null()]),
+    /** The same page over plain http, for devices that do not trust the CA yet (GATEHOUSE_HTTP_REDIRECT_PORT). */
+    plainHttpCaUrl: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+const certificateWire = (c: CertificateSummary) => ({
+  subject: c.subject,
+  fingerprint: c.fingerprint,
+  notBefore: c.notBefore.toISOString(),
+  notAfter: c.notAfter.toISOString(),
+  dnsNames: c.names.dns,
+  ipAddresses: c.names.ips,
+});
+
+const readSummary = (file: string): CertificateSummary | null => (existsSync(file) ? certificateSummary(readFileSync(file, 'utf8')) : null);
+
+export const opsStatusRoutes: FastifyPluginAsyncTypebox<{ schedule: BackupSchedule; workers: boolean }> = async (app, { schedule, workers }) => {
+  const { ctx } = app;
+  const { config } = ctx;
+  app.addHook('onRequest', requireAdmin);
+
+  app.get(
+    '/keys/schedule',
+    { schema: { tags, security, summary: "The signing key's rotation schedule", querystring: NoQuery, response: { 200: KeyScheduleSchema, ...adminErrors } } },
+    async () => {
+      const active = activeKey(ctx.db);
+      return {
+        rotationDays: config.keyRotationDays,
+        activeKid: active?.kid ?? null,
+        activeSince: iso(active?.createdAt),
+        nextRotationAt: active && workers ? iso(nextRotationAt(active, config.keyRotationDays)) : null,
+      };
+    },
+  );
+
+  app.get(
+    '/backups/status',
+    { schema: { tags, security, summary: 'Backup schedule, last and next run, encryption', querystring: NoQuery, response: { 200: BackupStatusSchema, ...adminErrors } } },
+    async () => {
+      const hasDir = config.dataDir !== ':memory:';
+      const newest = hasDir ? listBackups(config.dataDir)[0] : undefined;
+      return {
+        scheduled: schedule.running,
+        intervalSeconds: config.backupInterval,
+        keep: config.backupKeep,
+        passphraseSet: Boolean(config.backupPassphrase),
+        lastBackupAt: newest?.createdAt ?? null,
+        lastRun: schedule.lastRun ? { at: schedule.lastRun.at.toISOString(), ok: schedule.lastRun.ok, error: schedule.lastRun.error ?? null } : null,
+        nextRunAt: iso(schedule.nextRunAt),
+      };
+    },
+  );
+
+  app.get(
+    '/tls',
+    { schema: { tags, security, summary: 'LAN TLS: CA fingerprint, certificate names and expiry', querystring: NoQuery, response: { 200: TlsStatusSchema, ...adminErrors } } },
+    async () => {
+      const mode = config.tls.mode;
+      const paths = config.dataDir === ':memory:' ? undefined : tlsPaths(config.dataDir);
+      const ca = mode === 'auto' && paths ? readSummary(paths.ca) : null;
+      const certificate = mode === 'auto' && paths ? readSummary(paths.cert) : mode === 'files' ? readSummary(config.tls.certFile) : null;
+      const port = config.httpRedirectPort;
+      const host = new URL(config.issuer).hostname;
+      return {
+        mode,
+        ca: ca && certificateWire(ca),
+        certificate: certificate && certificateWire(certificate),
+        renewsAt: mode === 'auto' && certificate ? iso(new Date(certificate.notAfter.getTime() - RENEW_BEFORE_DAYS * DAY_MS)) : null,
+        caUrl: ca ? `${config.issuer}/ca.pem` : null,
+        plainHttpCaUrl: ca && port ? `http://${host.includes(':') ? `[${host}]` : host}:${port}/ca` : null,
+      };
+    },
+  );
+};
