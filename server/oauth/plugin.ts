@@ -1,9 +1,11 @@
 /**
- * The OAuth 2.1 / OpenID Connect authorization server as one Fastify plugin (DESIGN §4.10).
- * Makes sure a signing key exists (at first start), then registers the protocol endpoints in an
- * encapsulated scope with the RFC 6749 error handler, form-body parsing and the failure rate
- * limit of the token and revocation endpoints, and the key
- * administration under `/api/admin`, which keeps the problem+json handler.
+ * The OAuth 2.1 / OpenID Connect authorization server as one Fastify plugin (DESIGN §4.10,
+ * spec grants-and-logout.md). Makes sure a signing key exists (at first start), then registers
+ * the protocol endpoints (token, device authorization, introspection, …) in an encapsulated scope
+ * with the RFC 6749 error handler, form-body parsing and the failure rate limit; the hosted
+ * /device page in a page scope; the key administration and the back-channel logout log under
+ * `/api/admin`, which keep the problem+json handler. With workers on, it runs the back-channel
+ * logout worker and the pruning of its growing tables.
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import formbody from '@fastify/formbody';
