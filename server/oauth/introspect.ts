@@ -26,7 +26,6 @@
 import { createPublicKey, verify as rsaVerify, type JsonWebKeyInput, type KeyObject } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppContext } from '../context.js';
 import type { Db } from '../db/client.js';
 import { memberships, refreshTokenFamilies, refreshTokens, sessions, type Application } from '../db/schema.js';
 import { preparedPerDb } from '../db/prepared.js';
