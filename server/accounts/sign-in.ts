@@ -14,7 +14,7 @@ import { recordEvent } from '../webhooks/outbox.js';
 import { countFailedSignIn, countSignIn } from '../activity/record.js';
 import { verifyPassword } from './passwords.js';
 import { applicationForEmailSignIn, findPersonByEmail, startSession, type ClientInfo } from './people.js';
-import { claimPasswordCheck, clearBackOff, passwordCheckFailed } from './sign-in-back-off.js';
+import { claimPasswordCheck, passwordCheckFailed, passwordCheckPassed } from './sign-in-back-off.js';
 
 export { LOCK_AFTER_FAILURES, lockDuration } from './sign-in-back-off.js';
 
@@ -36,10 +36,11 @@ export const invalidCredentials = () =>
 
 export async function signInWithEmail(ctx: AppContext, input: SignInInput, client: ClientInfo): Promise<SignedIn> {
   const app = input.applicationId === undefined ? undefined : applicationForEmailSignIn(ctx, input.applicationId);
-  // Claimed for every address, known or not, before the person is even looked up.
+  // Claimed for every address, known or not, before the person is even looked up; a browser that
+  // proved itself before (device cookie, live session) is counted apart from strangers.
   let check: ReturnType<typeof claimPasswordCheck>;
   try {
-    check = claimPasswordCheck(ctx, input.email);
+    check = claimPasswordCheck(ctx, input.email, { deviceCookie: client.deviceCookie, sessionToken: client.currentToken });
   } catch (locked) {
     countFailedSignIn(ctx.db, ctx.clock.now(), app?.id);
     throw locked;
@@ -48,12 +49,12 @@ export async function signInWithEmail(ctx: AppContext, input: SignInInput, clien
   const ok = await verifyPassword(person?.passwordHash, input.password);
   const now = ctx.clock.now();
   if (!person || !ok) {
-    passwordCheckFailed(ctx, person, check);
+    passwordCheckFailed(ctx, person, check, client.log);
     countFailedSignIn(ctx.db, now, app?.id);
     throw invalidCredentials();
   }
   const result = ctx.db.transaction(() => {
-    clearBackOff(ctx.db, person.email);
+    passwordCheckPassed(ctx.db, check);
     return signInPerson(ctx.db, now, ctx.config, person, app, client);
   });
   if (app) ctx.wakeWebhooks();

@@ -22,7 +22,8 @@ export interface Overview {
 export function overview(ctx: AppContext, startedAt: Date): Overview {
   const now = ctx.clock.now();
   const db = ctx.db;
-  const key = activeKey(ctx.db);
+  // The key that signs now (a published next key waits its turn).
+  const key = activeKey(ctx.db, now);
   const issuer = ctx.config.issuer;
   return {
     version: packageVersion(),

@@ -14,14 +14,15 @@ import { conflict, notFound, validationFailed, type FieldError } from '../http/p
 import { afterCursor, toPage } from '../http/pagination.js';
 import { iso } from '../http/schemas.js';
 import { randomToken, sha256 } from '../util/crypto.js';
-import { checkRedirectUris, isPrivateHost } from './redirect-uris.js';
+import { checkRedirectUris, isPrivateHost, sameRedirectUris } from './redirect-uris.js';
 import { forgetApplicationRealm } from './realms.js';
 import { findApplication } from './lookup.js';
 import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
 import { DEFAULT_GRANT_TYPES, type ApplicationCreate, type ApplicationPatch, type AuthPolicyPatch } from './schemas.js';
 import { webhookSecretProblem } from '../webhooks/sign.js';
-import { FORBIDDEN_ADDRESS_MESSAGE, isForbiddenAddress } from '../webhooks/target-address.js';
+import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-address.js';
+import { recordEvent } from '../webhooks/outbox.js';
 
 export const DEFAULT_AUTH_POLICY: AuthPolicy = {
   signup_policy: 'invite_only',
@@ -38,6 +39,7 @@ export function applicationRecord(app: Application) {
     name: app.name,
     audience: app.audience,
     redirectUris: app.redirectUris,
+    postLogoutRedirectUris: app.postLogoutRedirectUris,
     clientType: app.clientType,
     webhookUrl: app.webhookUrl,
     webhookSecretSet: Boolean(app.webhookSecret),
@@ -98,10 +100,11 @@ function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path:
 
 /**
  * A URL Gatehouse itself will POST to (a webhook, a back-channel logout endpoint): absolute
- * http(s), no credentials, never an address that outgoing deliveries refuse
- * (webhooks/target-address.ts). Returns the parsed URL when it passed.
+ * http(s), no credentials, and a host that deliveries may reach (webhooks/target-address.ts:
+ * never link-local, unspecified, multicast or this server; loopback only when allowed).
+ * Returns the parsed URL when it passed.
  */
-function checkTargetUrl(url: string | null | undefined, path: string, errors: FieldError[]): URL | undefined {
+function checkTargetUrl(ctx: AppContext, url: string | null | undefined, path: string, errors: FieldError[]): URL | undefined {
   if (url === null || url === undefined) return undefined;
   const before = errors.length;
   let parsed: URL;
@@ -113,7 +116,9 @@ function checkTargetUrl(url: string | null | undefined, path: string, errors: Fi
     return undefined;
   }
   if (parsed.username || parsed.password) errors.push({ path, message: 'must not contain credentials' });
-  if (isForbiddenAddress(parsed.hostname)) errors.push({ path, message: FORBIDDEN_ADDRESS_MESSAGE });
+  const port = Number(parsed.port) || (parsed.protocol === 'https:' ? 443 : 80);
+  const problem = webhookHostProblem(parsed.hostname, port, webhookTargetPolicy(ctx));
+  if (problem) errors.push({ path, message: problem });
   return errors.length === before ? parsed : undefined;
 }
 
@@ -122,9 +127,9 @@ function checkTargetUrl(url: string | null | undefined, path: string, errors: Fi
  * delivery target like a webhook, `https:`, or `http:` only on a loopback or LAN host, and no
  * fragment.
  */
-function checkBackchannelLogoutUri(url: string | null | undefined, errors: FieldError[]) {
+function checkBackchannelLogoutUri(ctx: AppContext, url: string | null | undefined, errors: FieldError[]) {
   const path = 'body.backchannelLogoutUri';
-  const parsed = checkTargetUrl(url, path, errors);
+  const parsed = checkTargetUrl(ctx, url, path, errors);
   if (!parsed) return;
   if (url!.includes('#')) errors.push({ path, message: 'must not contain a fragment' });
   else if (parsed.protocol === 'http:' && !isPrivateHost(parsed.hostname)) {
@@ -145,6 +150,7 @@ interface ApplicationShape {
   redirectUris: string[];
   grantTypes: GrantType[];
   backchannelLogoutUri?: string | null;
+  postLogoutRedirectUris?: string[] | null;
   webhookUrl?: string | null;
   webhookSecret?: string | null;
   ssoGroupId?: string | null;
@@ -158,9 +164,10 @@ interface ApplicationShape {
  */
 function checkApplication(ctx: AppContext, app: ApplicationShape) {
   const errors = checkRedirectUris(app.redirectUris, app.clientType);
+  if (app.postLogoutRedirectUris) errors.push(...checkRedirectUris(app.postLogoutRedirectUris, app.clientType, 'body.postLogoutRedirectUris'));
   checkGrantTypes(app.grantTypes, app.clientType, errors);
-  checkTargetUrl(app.webhookUrl, 'body.webhookUrl', errors);
-  checkBackchannelLogoutUri(app.backchannelLogoutUri, errors);
+  checkTargetUrl(ctx, app.webhookUrl, 'body.webhookUrl', errors);
+  checkBackchannelLogoutUri(ctx, app.backchannelLogoutUri, errors);
   if (app.webhookSecret && !app.webhookUrl) errors.push({ path: 'body.webhookSecret', message: 'needs a webhookUrl' });
   if (app.webhookSecret) {
     const problem = webhookSecretProblem(app.webhookSecret);
@@ -213,6 +220,7 @@ export function createApplication(ctx: AppContext, input: ApplicationCreate, act
         name: input.name,
         audience: input.audience,
         redirectUris: input.redirectUris,
+        postLogoutRedirectUris: input.postLogoutRedirectUris ?? null,
         clientType,
         clientSecretHash: clientSecret ? sha256(clientSecret) : null,
         webhookUrl: input.webhookUrl ?? null,
@@ -237,13 +245,14 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
   const current = getApplication(ctx, id);
   const clientType = patch.clientType ?? current.clientType;
   const redirectUris = patch.redirectUris ?? current.redirectUris;
+  const postLogoutRedirectUris = patch.postLogoutRedirectUris === undefined ? current.postLogoutRedirectUris : patch.postLogoutRedirectUris;
   const webhookUrl = patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl;
   const grantTypes = patch.grantTypes ?? current.grantTypes;
   const backchannelLogoutUri = patch.backchannelLogoutUri === undefined ? current.backchannelLogoutUri : patch.backchannelLogoutUri;
   // Only a changed group or logout URI is checked, so an update never fails over one it does not touch.
   checkApplication(ctx, {
-    clientType, redirectUris, grantTypes, webhookUrl, webhookSecret: patch.webhookSecret, ssoGroupId: patch.ssoGroupId,
-    backchannelLogoutUri: patch.backchannelLogoutUri,
+    clientType, redirectUris, postLogoutRedirectUris, grantTypes, webhookUrl, webhookSecret: patch.webhookSecret,
+    ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri,
   });
   const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
   if (patch.audience !== undefined) assertAudienceFree(ctx.db, patch.audience, id);
@@ -269,6 +278,7 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
         name: patch.name ?? current.name,
         audience: patch.audience ?? current.audience,
         redirectUris,
+        postLogoutRedirectUris,
         clientType,
         clientSecretHash,
         webhookUrl,
@@ -300,9 +310,33 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
         ...(clientSecret ? { clientSecretIssued: true } : {}),
       },
     });
+    recordRedirectChange(tx, now, actor, current, row);
     return row;
   });
+  if (redirectChange(current, updated)) ctx.wakeWebhooks();
   return withSecretsShownOnce(updated, { clientSecret, webhookSecret: generatedWebhookSecret });
+}
+
+/** `{field: {before, after}}` for each redirect list that changed, or undefined when none did. */
+function redirectChange(before: Application, after: Application) {
+  const changed: Record<string, { before: string[] | null; after: string[] | null }> = {};
+  if (!sameRedirectUris(before.redirectUris, after.redirectUris)) changed.redirectUris = { before: before.redirectUris, after: after.redirectUris };
+  if (!sameRedirectUris(before.postLogoutRedirectUris, after.postLogoutRedirectUris)) {
+    changed.postLogoutRedirectUris = { before: before.postLogoutRedirectUris, after: after.postLogoutRedirectUris };
+  }
+  return Object.keys(changed).length ? changed : undefined;
+}
+
+/**
+ * Where sign-ins (or sign-outs) may be sent changed (issue 22): one audit entry, and the
+ * application hears it by webhook, so its owners learn when someone (an administrator, or a leaked
+ * admin token) moves the place its codes go. Written in the update's transaction.
+ */
+function recordRedirectChange(tx: Tx, now: Date, actor: string, before: Application, after: Application) {
+  const details = redirectChange(before, after);
+  if (!details) return;
+  recordAudit(tx, now, { actor, action: 'application.redirect_uris_changed', applicationId: after.id, target: after.id, details });
+  recordEvent(tx, now, after.id, 'application.redirect_uris_changed', { actor, ...details });
 }
 
 function countWhere(tx: Tx, table: typeof memberships | typeof invitations | typeof apiKeys, where: SQL): number {

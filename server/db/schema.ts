@@ -101,6 +101,8 @@ export const people = sqliteTable(
  * Back-off against password guessing, per e-mail address rather than per person, so an address
  * with no account locks exactly like one with an account (the answers never tell them apart).
  * Keyed by the SHA-256 of the normalised address: guessed addresses are not kept in the clear.
+ * A browser that proved itself (device cookie, live session) is counted under its own key, the
+ * SHA-256 of `device.<nonce>` or `session.<id>`, in the same column.
  * Rows go on a right password and are swept once idle (accounts/sign-in-back-off.ts).
  */
 export const signInBackOff = sqliteTable(
@@ -110,6 +112,8 @@ export const signInBackOff = sqliteTable(
     failures: integer('failures').notNull(),
     lockedUntil: timestamp('locked_until'),
     lastFailureAt: timestamp('last_failure_at').notNull(),
+    /** When the address's owner was last told by e-mail that it is being guessed at. */
+    notifiedAt: timestamp('notified_at'),
   },
   (t) => [index('sign_in_back_off_last_failure_idx').on(t.lastFailureAt)],
 );
@@ -247,6 +251,11 @@ export const applications = sqliteTable(
     name: text('name').notNull(),
     audience: text('audience').notNull(),
     redirectUris: text('redirect_uris', { mode: 'json' }).$type<string[]>().notNull(),
+    /**
+     * Where RP-initiated logout may send the browser (OIDC `post_logout_redirect_uris`); null until
+     * an administrator sets it, and then the redirect URIs stand in (applications from before the list).
+     */
+    postLogoutRedirectUris: text('post_logout_redirect_uris', { mode: 'json' }).$type<string[]>(),
     clientType: text('client_type').$type<ClientType>().notNull(),
     /** SHA-256 of the client secret (web clients only). */
     clientSecretHash: text('client_secret_hash'),
@@ -456,6 +465,21 @@ export const deviceAuthorizations = sqliteTable(
     index('device_authorizations_membership_idx').on(t.membershipId),
     index('device_authorizations_session_idx').on(t.sessionId),
   ],
+);
+
+/**
+ * Access tokens revoked before their expiry (RFC 7009 §2.2.1), by `jti`. Access tokens are
+ * stateless JWTs: this list is what userinfo (and introspection) check. A row lives only as long
+ * as its token would have (`expiresAt`), then the retention rule deletes it.
+ */
+export const revokedAccessTokens = sqliteTable(
+  'revoked_access_tokens',
+  {
+    jti: text('jti').primaryKey(),
+    expiresAt: timestamp('expires_at').notNull(),
+    revokedAt: timestamp('revoked_at').notNull(),
+  },
+  (t) => [index('revoked_access_tokens_expires_idx').on(t.expiresAt)],
 );
 
 // ---------------------------------------------------------------------------------------------

@@ -26,7 +26,6 @@
 import { createPublicKey, verify as rsaVerify, type JsonWebKeyInput, type KeyObject } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Db } from '../db/client.js';
 import { memberships, refreshTokenFamilies, refreshTokens, sessions, type Application } from '../db/schema.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { sha256 } from '../util/crypto.js';
@@ -36,16 +35,10 @@ import type { FailureLimiter } from './failure-limit.js';
 import { ACCESS_TOKEN_TYP, familyOfJti } from './jwt.js';
 import { SIGNING_ALG, type KeyRing } from './keys.js';
 import { requiredParam } from './params.js';
+import { isAccessTokenRevoked } from './revoked-access-tokens.js';
 import { formBody } from './token/route.js';
 
 export const INTROSPECTION_PATH = '/api/auth/oauth2/introspect';
-
-/**
- * Whether an access token was revoked through /revoke, by its `jti`. Issue 22 records revoked
- * `jti`s (server/oauth/revoked-access-tokens.ts, `isAccessTokenRevoked`); until that lands the
- * plugin passes a check that knows of none. One seam, wired in plugin.ts.
- */
-export type RevokedAccessTokenCheck = (db: Db, jti: string) => boolean;
 
 const INACTIVE = '{"active":false}';
 
@@ -123,10 +116,7 @@ function parseJson(part: string): unknown {
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
-export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: FailureLimiter; isRevoked: RevokedAccessTokenCheck }> = async (
-  app,
-  { keys, limiter, isRevoked },
-) => {
+export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: FailureLimiter }> = async (app, { keys, limiter }) => {
   const { ctx } = app;
   const verificationKeys = new VerificationKeys(keys);
 
@@ -159,7 +149,7 @@ export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: F
     if (typeof claims.exp !== 'number' || claims.exp <= seconds(ctx.clock.now())) return undefined;
     const st = statements(ctx.db);
     const jti = typeof claims.jti === 'string' ? claims.jti : undefined;
-    if (jti && isRevoked(ctx.db, jti)) return undefined;
+    if (jti && isAccessTokenRevoked(ctx.db, jti)) return undefined;
     // Born of a family: every end of its session or membership revokes the family too
     // (accounts/session.ts `endSessions`), so the family alone answers.
     const familyId = jti ? familyOfJti(jti) : undefined;

@@ -2,10 +2,11 @@
  * The OAuth 2.1 / OpenID Connect authorization server as one Fastify plugin (DESIGN §4.10,
  * spec grants-and-logout.md). Makes sure a signing key exists (at first start), then registers
  * the protocol endpoints (token, device authorization, introspection, …) in an encapsulated scope
- * with the RFC 6749 error handler, form-body parsing and the failure rate limit; the hosted
- * /device page in a page scope; the key administration and the back-channel logout log under
- * `/api/admin`, which keep the problem+json handler. With workers on, it runs the back-channel
- * logout worker and the pruning of its growing tables.
+ * with the RFC 6749 error handler, form-body parsing, the failure rate limit and 405 answers for
+ * methods an endpoint does not take; the hosted /device page in a page scope; the key
+ * administration and the back-channel logout log under `/api/admin`, which keep the problem+json
+ * handler. With workers on, it runs the back-channel logout worker and the pruning of its growing
+ * tables.
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import formbody from '@fastify/formbody';
@@ -17,6 +18,7 @@ import { discoveryRoutes } from './discovery.js';
 import { endSessionRoutes } from './end-session.js';
 import { oauthErrorHandler } from './errors.js';
 import { KeyRing } from './keys.js';
+import { answerWrongMethods } from './method-not-allowed.js';
 import { FailureLimiter } from './failure-limit.js';
 import { revokeRoutes } from './revoke.js';
 import { tokenRoutes } from './token/route.js';
@@ -42,16 +44,18 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
   await app.register(async (scope) => {
     await scope.register(formbody, { bodyLimit: 16 * 1024 });
     scope.setErrorHandler(oauthErrorHandler);
+    // Before any route (the CORS preflights too), so every endpoint's methods are seen.
+    const addWrongMethodAnswers = answerWrongMethods(scope);
     registerCors(scope);
     await scope.register(discoveryRoutes, { keys });
     await scope.register(authorizeRoutes);
     await scope.register(tokenRoutes, { keys, limiter });
     await scope.register(userinfoRoutes, { keys });
-    await scope.register(revokeRoutes, { limiter });
+    await scope.register(revokeRoutes, { limiter, keys });
     await scope.register(endSessionRoutes, { keys });
     await scope.register(deviceAuthorizationRoutes, { limiter });
-    // SEAM(issue 22): pass `isAccessTokenRevoked` from ./revoked-access-tokens.js once it lands.
-    await scope.register(introspectionRoutes, { keys, limiter, isRevoked: () => false });
+    await scope.register(introspectionRoutes, { keys, limiter });
+    addWrongMethodAnswers();
   });
   // A hosted page: its own scope (form bodies, HTML errors, rate limiter).
   await app.register(devicePageRoutes);
@@ -65,17 +69,17 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
 };
 
 /**
- * The back-channel logout worker: the webhook worker's machinery over the logout outbox, with
- * the webhook settings (`GATEHOUSE_WEBHOOK_*`: timeout, retry schedule, concurrency). Woken
- * whenever a transaction queued logouts (backchannel/outbox.ts), stopped on close.
- */
-/**
  * Logout deliveries in flight at once. Each signs a token (RS256 on libuv's pool) first, so a
  * sign-out that tells 50 applications would otherwise start 50 signatures and 50 requests in one
  * burst; a few at a time spread that work between the requests the server is answering.
  */
 const LOGOUT_CONCURRENCY = 8;
 
+/**
+ * The back-channel logout worker: the webhook worker's machinery over the logout outbox, with
+ * the webhook settings (`GATEHOUSE_WEBHOOK_*`: timeout, retry schedule, concurrency). Woken
+ * whenever a transaction queued logouts (backchannel/outbox.ts), stopped on close.
+ */
 function startLogoutWorker(app: FastifyInstance, keys: KeyRing): void {
   const settings = settingsFromEnv(app.ctx.config.env);
   const worker = new DeliveryWorker(app.ctx, { ...settings, concurrency: Math.min(settings.concurrency, LOGOUT_CONCURRENCY) }, logoutChannel(app.ctx, keys), app.log);

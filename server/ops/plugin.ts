@@ -1,9 +1,10 @@
 /**
- * Appliance operations over HTTP: `GET /ca.pem` (the local CA for devices to install) and the
- * admin backup API (`/api/admin/backups`), plus, when workers run, scheduled automatic backups and
- * the signing-key rotation schedule.
+ * Appliance operations over HTTP: `GET /ca.pem` (the local CA for devices to install), the admin
+ * backup API (`/api/admin/backups`) and LAN TLS state (`/api/admin/tls`, CA renewal), plus, when
+ * workers run, scheduled automatic backups and the signing-key rotation schedule.
  */
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import type { Server as TlsServer } from 'node:tls';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -14,9 +15,9 @@ import { adminErrors, adminSecurity as security } from '../http/schemas.js';
 import { recordAudit } from '../audit/record.js';
 import { backupPath, createBackup, listBackups, pruneBackups, storeBackup, type BackupRecord } from './backup.js';
 import { BackupIdParams, BackupListSchema, BackupRecordSchema } from './schemas.js';
-import { tlsPaths } from './tls.js';
+import { caStatus, renewLocalCa, tlsPaths } from './tls.js';
 import { KEY_CHECK_MS, rotateKeyIfDue } from './key-rotation.js';
-import { opsStatusRoutes } from './status-routes.js';
+import { opsStatusRoutes, tlsStatus, TlsStatusSchema } from './status-routes.js';
 import { idleSchedule } from './backup-schedule.js';
 
 const tags = ['operations'];
@@ -69,6 +70,38 @@ const adminBackupRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
+/** Renewing the local CA (issue 22); admin token only (API keys are refused outside their application's paths). */
+const adminTlsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  app.addHook('onRequest', requireAdmin);
+
+  app.post(
+    '/tls/ca/renew',
+    {
+      schema: {
+        tags, security,
+        summary: 'Replace the local CA (new key, current names, two years) and serve a certificate from it at once; devices install the new CA',
+        response: { 200: TlsStatusSchema, ...adminErrors },
+      },
+    },
+    async (request) => {
+      const { tls, dataDir } = ctx.config;
+      if (tls.mode !== 'auto' || dataDir === ':memory:') {
+        throw conflict('tls_not_local', 'This server has no local certificate authority (GATEHOUSE_TLS is not auto).');
+      }
+      const now = ctx.clock.now();
+      const previous = caStatus(dataDir, tls.extraNames, now)?.fingerprint ?? null;
+      const material = renewLocalCa(dataDir, tls.extraNames, now);
+      // Served from the next handshake on (the listener is TLS when the mode is auto).
+      const server = app.server as unknown as Partial<TlsServer>;
+      server.setSecureContext?.({ key: material.key, cert: material.cert });
+      recordAudit(ctx.db, now, { actor: actorName(request.actor), action: 'tls.ca_renewed', details: { previousFingerprint: previous, fingerprint: material.fingerprint } });
+      request.log.warn({ fingerprint: material.fingerprint }, 'local CA renewed: install the new CA on every device');
+      return tlsStatus(ctx);
+    },
+  );
+};
+
 export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
   const { ctx } = app;
 
@@ -86,6 +119,7 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
   await app.register(adminBackupRoutes, { prefix: '/api/admin' });
   const schedule = idleSchedule();
   await app.register(opsStatusRoutes, { prefix: '/api/admin', schedule, workers: options.startWorkers });
+  await app.register(adminTlsRoutes, { prefix: '/api/admin' });
 
   if (options.startWorkers) {
     const check = () =>

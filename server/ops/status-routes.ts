@@ -3,8 +3,10 @@
  * - `GET /api/admin/keys/schedule`: the signing key's rotation schedule;
  * - `GET /api/admin/backups/status`: the backup schedule, its last and next run, and whether
  *   backups are encrypted (a passphrase is configured);
- * - `GET /api/admin/tls`: LAN TLS: the local CA's fingerprint and expiry, the served
- *   certificate's names and expiry, and where devices fetch the CA (also over plain http).
+ * - `GET /api/admin/tls`: LAN TLS: the local CA's fingerprint and expiry, what its name constraints
+ *   let it vouch for and whether it is due for renewal (issue 22), the served certificate's names
+ *   and expiry, and where devices fetch the CA (also over plain http). Renewing the CA is
+ *   `POST /api/admin/tls/ca/renew` (ops/plugin.ts), which answers this same document.
  * Admin token only (outside every application's path). Nothing here writes.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -13,9 +15,10 @@ import { Type } from 'typebox';
 import { requireAdmin } from '../http/admin-auth.js';
 import { adminErrors, iso, NoQuery, NullableTimestamp, Timestamp, adminSecurity as security } from '../http/schemas.js';
 import { listBackups } from './backup.js';
-import { certificateSummary, RENEW_BEFORE_DAYS, tlsPaths, type CertificateSummary } from './tls.js';
+import { caStatus, certificateSummary, RENEW_BEFORE_DAYS, tlsPaths, type CertificateSummary } from './tls.js';
+import type { AppContext } from '../context.js';
 import type { BackupSchedule } from './backup-schedule.js';
-import { activeKey, nextRotationAt } from './key-rotation.js';
+import { activeKey, newestKey, nextRotationAt } from './key-rotation.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 const tags = ['operations'];
@@ -59,7 +62,9 @@ const CertificateSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const TlsStatusSchema = Type.Object(
+const HostNamesSchema = Type.Object({ dns: Type.Array(Type.String()), ips: Type.Array(Type.String()) }, { additionalProperties: false });
+
+export const TlsStatusSchema = Type.Object(
   {
     mode: Type.Union([Type.Literal('off'), Type.Literal('auto'), Type.Literal('files')]),
     /** The local CA (mode `auto`); null otherwise. */
@@ -72,6 +77,11 @@ const TlsStatusSchema = Type.Object(
     caUrl: Type.Union([Type.String(), Type.Null()]),
     /** The same page over plain http, for devices that do not trust the CA yet (GATEHOUSE_HTTP_REDIRECT_PORT). */
     plainHttpCaUrl: Type.Union([Type.String(), Type.Null()]),
+    caNameConstraints: Type.Union([HostNamesSchema, Type.Null()], {
+      description: 'what the local CA may vouch for (its critical name constraints); null without a local CA, or for one made before them (renew it)',
+    }),
+    caRenewalDue: Type.Boolean({ description: 'the local CA expires within 60 days, has no name constraints, or leaves names of this machine uncovered' }),
+    uncovered: Type.Array(Type.String(), { description: "this machine's names and addresses the local CA does not cover: left out of the certificate until the CA is renewed" }),
   },
   { additionalProperties: false },
 );
@@ -87,6 +97,29 @@ const certificateWire = (c: CertificateSummary) => ({
 
 const readSummary = (file: string): CertificateSummary | null => (existsSync(file) ? certificateSummary(readFileSync(file, 'utf8')) : null);
 
+/** The LAN TLS document of `GET /api/admin/tls` (and of a CA renewal's answer). */
+export function tlsStatus(ctx: AppContext) {
+  const { config } = ctx;
+  const mode = config.tls.mode;
+  const paths = config.dataDir === ':memory:' ? undefined : tlsPaths(config.dataDir);
+  const ca = mode === 'auto' && paths ? readSummary(paths.ca) : null;
+  const certificate = mode === 'auto' && paths ? readSummary(paths.cert) : mode === 'files' ? readSummary(config.tls.certFile) : null;
+  const constraints = config.tls.mode === 'auto' && ca ? caStatus(config.dataDir, config.tls.extraNames, ctx.clock.now()) : undefined;
+  const port = config.httpRedirectPort;
+  const host = new URL(config.issuer).hostname;
+  return {
+    mode,
+    ca: ca && certificateWire(ca),
+    certificate: certificate && certificateWire(certificate),
+    renewsAt: mode === 'auto' && certificate ? iso(new Date(certificate.notAfter.getTime() - RENEW_BEFORE_DAYS * DAY_MS)) : null,
+    caUrl: ca ? `${config.issuer}/ca.pem` : null,
+    plainHttpCaUrl: ca && port ? `http://${host.includes(':') ? `[${host}]` : host}:${port}/ca` : null,
+    caNameConstraints: constraints?.nameConstraints ?? null,
+    caRenewalDue: constraints?.renewalDue ?? false,
+    uncovered: constraints?.uncovered ?? [],
+  };
+}
+
 export const opsStatusRoutes: FastifyPluginAsyncTypebox<{ schedule: BackupSchedule; workers: boolean }> = async (app, { schedule, workers }) => {
   const { ctx } = app;
   const { config } = ctx;
@@ -96,12 +129,14 @@ export const opsStatusRoutes: FastifyPluginAsyncTypebox<{ schedule: BackupSchedu
     '/keys/schedule',
     { schema: { tags, security, summary: "The signing key's rotation schedule", querystring: NoQuery, response: { 200: KeyScheduleSchema, ...adminErrors } } },
     async () => {
-      const active = activeKey(ctx.db);
+      // The key signing now; the schedule counts from the newest (a next key already published).
+      const active = activeKey(ctx.db, ctx.clock.now());
+      const newest = newestKey(ctx.db);
       return {
         rotationDays: config.keyRotationDays,
         activeKid: active?.kid ?? null,
         activeSince: iso(active?.createdAt),
-        nextRotationAt: active && workers ? iso(nextRotationAt(active, config.keyRotationDays)) : null,
+        nextRotationAt: newest && workers ? iso(nextRotationAt(newest, config.keyRotationDays)) : null,
       };
     },
   );
@@ -127,21 +162,6 @@ export const opsStatusRoutes: FastifyPluginAsyncTypebox<{ schedule: BackupSchedu
   app.get(
     '/tls',
     { schema: { tags, security, summary: 'LAN TLS: CA fingerprint, certificate names and expiry', querystring: NoQuery, response: { 200: TlsStatusSchema, ...adminErrors } } },
-    async () => {
-      const mode = config.tls.mode;
-      const paths = config.dataDir === ':memory:' ? undefined : tlsPaths(config.dataDir);
-      const ca = mode === 'auto' && paths ? readSummary(paths.ca) : null;
-      const certificate = mode === 'auto' && paths ? readSummary(paths.cert) : mode === 'files' ? readSummary(config.tls.certFile) : null;
-      const port = config.httpRedirectPort;
-      const host = new URL(config.issuer).hostname;
-      return {
-        mode,
-        ca: ca && certificateWire(ca),
-        certificate: certificate && certificateWire(certificate),
-        renewsAt: mode === 'auto' && certificate ? iso(new Date(certificate.notAfter.getTime() - RENEW_BEFORE_DAYS * DAY_MS)) : null,
-        caUrl: ca ? `${config.issuer}/ca.pem` : null,
-        plainHttpCaUrl: ca && port ? `http://${host.includes(':') ? `[${host}]` : host}:${port}/ca` : null,
-      };
-    },
+    async () => tlsStatus(ctx),
   );
 };

@@ -23,7 +23,7 @@ import { membershipEventData } from '../members/create.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { endSession, endSessions, requireRecentSignIn, type SessionEndReason } from '../accounts/session.js';
 import { checkPasswordLength, hashPassword, verifyPassword } from '../accounts/passwords.js';
-import { claimPasswordCheck, clearBackOff, passwordCheckFailed } from '../accounts/sign-in-back-off.js';
+import { claimPasswordCheck, clearBackOff, passwordCheckFailed, passwordCheckPassed } from '../accounts/sign-in-back-off.js';
 import {
   addCredentialAccount,
   deleteLinkedAccount,
@@ -207,7 +207,8 @@ export async function changePassword(ctx: AppContext, me: Me, input: PasswordCha
     throw conflict('password_not_set', 'You have no password yet; set one with "Forgot password" on the sign-in page.');
   }
   checkPasswordLength(input.newPassword, 'body.newPassword');
-  const check = claimPasswordCheck(ctx, person.email);
+  // Asked inside the person's own live session: strangers' guesses at the address do not block it.
+  const check = claimPasswordCheck(ctx, person.email, { ownSessionId: me.session.id });
   if (!(await verifyPassword(person.passwordHash, input.currentPassword))) {
     passwordCheckFailed(ctx, person, check);
     throw wrongPassword();
@@ -217,6 +218,7 @@ export async function changePassword(ctx: AppContext, me: Me, input: PasswordCha
   const sessionsEnded = ctx.db.transaction((tx) => {
     setPasswordHash(tx, person.id, passwordHash, now);
     clearBackOff(ctx.db, person.email);
+    passwordCheckPassed(ctx.db, check);
     const ended = endOtherSessions(tx, me, now, 'password_changed');
     // A password is always listed as the `credential` account, whichever path set it.
     if (!linkedAccountsOf(tx, person.id).some((a) => a.provider === 'credential')) addCredentialAccount(tx, person, now);

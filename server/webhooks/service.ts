@@ -12,12 +12,30 @@ import type { WebhookDelivery } from '../db/schema.js';
 import { recordEvent } from './outbox.js';
 import { findDelivery, listDeliveryRows, requeue, type DeliveryStatus } from './queries.js';
 
+/** How much of a failed attempt the caller may see: the administrator everything, an API key less. */
+export type ErrorDetail = 'full' | 'outcome';
+
+/** Whom a delivery log answers: the administrator in full, an API key with the outcome only. */
+export const detailFor = (actor: { type: string }): ErrorDetail => (actor.type === 'admin' ? 'full' : 'outcome');
+
+type DeliveryState = Pick<WebhookDelivery, 'attempts' | 'lastStatusCode' | 'lastError' | 'lastAttemptAt' | 'nextAttemptAt' | 'status' | 'createdAt' | 'deliveredAt'>;
+
+/**
+ * An API key sees that an attempt failed, never how (issue 22): "connection refused" beside
+ * "HTTP 404" would tell a key holder which ports answer at any address it points its webhook (or
+ * back-channel logout URL) at. A 2xx is shown to both (the delivery succeeded).
+ */
+function attemptOutcome(row: DeliveryState, detail: ErrorDetail) {
+  if (detail === 'full') return { lastStatusCode: row.lastStatusCode, lastError: row.lastError };
+  const succeeded = row.lastStatusCode !== null && row.lastStatusCode >= 200 && row.lastStatusCode < 300;
+  return { lastStatusCode: succeeded ? row.lastStatusCode : null, lastError: row.lastError === null ? null : 'delivery_failed' };
+}
+
 /** The wire view of how a delivery went, for any outbox's row (`deliveryOutcomeProperties`). */
-export function deliveryOutcome(row: Pick<WebhookDelivery, 'attempts' | 'lastStatusCode' | 'lastError' | 'lastAttemptAt' | 'nextAttemptAt' | 'status' | 'createdAt' | 'deliveredAt'>) {
+export function deliveryOutcome(row: DeliveryState, detail: ErrorDetail = 'full') {
   return {
     attempts: row.attempts,
-    lastStatusCode: row.lastStatusCode,
-    lastError: row.lastError,
+    ...attemptOutcome(row, detail),
     lastAttemptAt: iso(row.lastAttemptAt),
     nextAttemptAt: row.status === 'pending' ? iso(row.nextAttemptAt) : null,
     createdAt: iso(row.createdAt)!,
@@ -25,25 +43,25 @@ export function deliveryOutcome(row: Pick<WebhookDelivery, 'attempts' | 'lastSta
   };
 }
 
-export function deliveryRecord(row: WebhookDelivery) {
+export function deliveryRecord(row: WebhookDelivery, detail: ErrorDetail = 'full') {
   return {
     id: row.id,
     type: row.type,
     status: row.status,
-    ...deliveryOutcome(row),
+    ...deliveryOutcome(row, detail),
     payload: JSON.parse(row.payload) as Record<string, unknown>,
   };
 }
 
-export function listDeliveries(ctx: AppContext, applicationId: string, limit: number, status?: DeliveryStatus, cursor?: string) {
+export function listDeliveries(ctx: AppContext, applicationId: string, limit: number, detail: ErrorDetail, status?: DeliveryStatus, cursor?: string) {
   getApplication(ctx, applicationId);
   const rows = listDeliveryRows(ctx.db, applicationId, limit, status, cursor);
   const page = toPage(rows, limit, (r) => ({ t: r.createdAt.getTime(), id: r.id }));
-  return { deliveries: page.items.map(deliveryRecord), nextCursor: page.nextCursor };
+  return { deliveries: page.items.map((row) => deliveryRecord(row, detail)), nextCursor: page.nextCursor };
 }
 
 /** Makes a delivery (in any state) due now with a fresh retry schedule. */
-export function retryDelivery(ctx: AppContext, applicationId: string, deliveryId: string, actor: string) {
+export function retryDelivery(ctx: AppContext, applicationId: string, deliveryId: string, actor: string, detail: ErrorDetail) {
   getApplication(ctx, applicationId);
   const now = ctx.clock.now();
   const row = ctx.db.transaction((tx) => {
@@ -63,7 +81,7 @@ export function retryDelivery(ctx: AppContext, applicationId: string, deliveryId
     return updated;
   });
   ctx.wakeWebhooks();
-  return deliveryRecord(row);
+  return deliveryRecord(row, detail);
 }
 
 /** Writes a `webhook.test` event; 409 when the application has no webhook URL. */

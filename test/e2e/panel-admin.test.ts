@@ -25,7 +25,8 @@ async function adminJson<T>(method: string, path: string, body?: unknown): Promi
 
 beforeAll(async () => {
   buildIfStale();
-  server = await startOAuthServer();
+  // The webhook receiver listens on 127.0.0.1: the operator's opt-in.
+  server = await startOAuthServer({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1' });
   receiver = await startReceiver();
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light' });

@@ -232,7 +232,9 @@ describe('operations status for the panel', () => {
       lastRun: null,
       nextRunAt: null,
     });
-    expect((await t.admin('GET', '/api/admin/tls')).json()).toEqual({ mode: 'off', ca: null, certificate: null, renewsAt: null, caUrl: null, plainHttpCaUrl: null });
+    expect((await t.admin('GET', '/api/admin/tls')).json()).toEqual({
+      mode: 'off', ca: null, certificate: null, renewsAt: null, caUrl: null, plainHttpCaUrl: null, caNameConstraints: null, caRenewalDue: false, uncovered: [],
+    });
     await createApplication(t);
     const key = await apiKey(t, 'notes', ['application:read']);
     expect((await t.admin('GET', '/api/admin/tls', undefined, { authorization: `Bearer ${key}` })).statusCode).toBe(403);

@@ -146,8 +146,10 @@ export interface paths {
                                 authPolicy: {
                                     allowed_providers: string[];
                                     profile_fields: {
+                                        /** Format: display-text */
                                         description?: string;
                                         key: string;
+                                        /** Format: display-name */
                                         label: string;
                                         max?: number;
                                         max_length?: number;
@@ -172,6 +174,7 @@ export interface paths {
                                 grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                                 id: string;
                                 name: string;
+                                postLogoutRedirectUris: string[] | null;
                                 redirectUris: string[];
                                 ssoGroupId: string | null;
                                 /** Format: date-time */
@@ -264,8 +267,10 @@ export interface paths {
                         authPolicy?: {
                             allowed_providers?: string[];
                             profile_fields?: {
+                                /** Format: display-text */
                                 description?: string;
                                 key: string;
+                                /** Format: display-name */
                                 label: string;
                                 max?: number;
                                 max_length?: number;
@@ -287,7 +292,10 @@ export interface paths {
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                         id: string;
+                        /** Format: display-name */
                         name: string;
+                        /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
+                        postLogoutRedirectUris?: string[] | null;
                         redirectUris: string[];
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
@@ -307,8 +315,10 @@ export interface paths {
                             authPolicy: {
                                 allowed_providers: string[];
                                 profile_fields: {
+                                    /** Format: display-text */
                                     description?: string;
                                     key: string;
+                                    /** Format: display-name */
                                     label: string;
                                     max?: number;
                                     max_length?: number;
@@ -334,6 +344,7 @@ export interface paths {
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
                             name: string;
+                            postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
                             ssoGroupId: string | null;
                             /** Format: date-time */
@@ -445,8 +456,10 @@ export interface paths {
                             authPolicy: {
                                 allowed_providers: string[];
                                 profile_fields: {
+                                    /** Format: display-text */
                                     description?: string;
                                     key: string;
+                                    /** Format: display-name */
                                     label: string;
                                     max?: number;
                                     max_length?: number;
@@ -471,6 +484,7 @@ export interface paths {
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
                             name: string;
+                            postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
                             ssoGroupId: string | null;
                             /** Format: date-time */
@@ -650,8 +664,10 @@ export interface paths {
                         authPolicy?: {
                             allowed_providers?: string[];
                             profile_fields?: {
+                                /** Format: display-text */
                                 description?: string;
                                 key: string;
+                                /** Format: display-name */
                                 label: string;
                                 max?: number;
                                 max_length?: number;
@@ -672,7 +688,10 @@ export interface paths {
                         clientType?: "web" | "spa" | "native";
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                        /** Format: display-name */
                         name?: string;
+                        /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
+                        postLogoutRedirectUris?: string[] | null;
                         redirectUris?: string[];
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
@@ -692,8 +711,10 @@ export interface paths {
                             authPolicy: {
                                 allowed_providers: string[];
                                 profile_fields: {
+                                    /** Format: display-text */
                                     description?: string;
                                     key: string;
+                                    /** Format: display-name */
                                     label: string;
                                     max?: number;
                                     max_length?: number;
@@ -719,6 +740,7 @@ export interface paths {
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
                             name: string;
+                            postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
                             ssoGroupId: string | null;
                             /** Format: date-time */
@@ -1035,6 +1057,7 @@ export interface paths {
                     "application/json": {
                         /** Format: date-time */
                         expiresAt?: string | null;
+                        /** Format: display-name */
                         name: string;
                         scopes: string[];
                     };
@@ -1358,8 +1381,10 @@ export interface paths {
                         "application/json": {
                             allowed_providers: string[];
                             profile_fields: {
+                                /** Format: display-text */
                                 description?: string;
                                 key: string;
+                                /** Format: display-name */
                                 label: string;
                                 max?: number;
                                 max_length?: number;
@@ -1460,8 +1485,10 @@ export interface paths {
                     "application/json": {
                         allowed_providers?: string[];
                         profile_fields?: {
+                            /** Format: display-text */
                             description?: string;
                             key: string;
+                            /** Format: display-name */
                             label: string;
                             max?: number;
                             max_length?: number;
@@ -1487,8 +1514,10 @@ export interface paths {
                         "application/json": {
                             allowed_providers: string[];
                             profile_fields: {
+                                /** Format: display-text */
                                 description?: string;
                                 key: string;
+                                /** Format: display-name */
                                 label: string;
                                 max?: number;
                                 max_length?: number;
@@ -1611,7 +1640,9 @@ export interface paths {
                                 id: string;
                                 /** Format: date-time */
                                 lastAttemptAt: string | null;
+                                /** @description Why the last attempt failed; API keys see only "delivery_failed", so a closed port and an answering one look alike. */
                                 lastError: string | null;
+                                /** @description For API keys only a 2xx is shown (null otherwise). */
                                 lastStatusCode: number | null;
                                 /** Format: date-time */
                                 nextAttemptAt: string | null;
@@ -1934,6 +1965,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         emails: string[];
+                        /** Format: display-text */
                         message?: string;
                         role?: "member" | "admin";
                     };
@@ -2741,7 +2773,9 @@ export interface paths {
                                 id: string;
                                 /** Format: date-time */
                                 lastAttemptAt: string | null;
+                                /** @description Why the last attempt failed; API keys see only "delivery_failed", so a closed port and an answering one look alike. */
                                 lastError: string | null;
+                                /** @description For API keys only a 2xx is shown (null otherwise). */
                                 lastStatusCode: number | null;
                                 /** Format: date-time */
                                 nextAttemptAt: string | null;
@@ -2749,6 +2783,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 status: "pending" | "succeeded" | "failed";
+                                /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, application.redirect_uris_changed, webhook.test. */
                                 type: string;
                             }[];
                             nextCursor: string | null;
@@ -2865,7 +2900,9 @@ export interface paths {
                             id: string;
                             /** Format: date-time */
                             lastAttemptAt: string | null;
+                            /** @description Why the last attempt failed; API keys see only "delivery_failed", so a closed port and an answering one look alike. */
                             lastError: string | null;
+                            /** @description For API keys only a 2xx is shown (null otherwise). */
                             lastStatusCode: number | null;
                             /** Format: date-time */
                             nextAttemptAt: string | null;
@@ -2873,6 +2910,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, application.redirect_uris_changed, webhook.test. */
                             type: string;
                         };
                     };
@@ -2984,7 +3022,9 @@ export interface paths {
                             id: string;
                             /** Format: date-time */
                             lastAttemptAt: string | null;
+                            /** @description Why the last attempt failed; API keys see only "delivery_failed", so a closed port and an answering one look alike. */
                             lastError: string | null;
+                            /** @description For API keys only a 2xx is shown (null otherwise). */
                             lastStatusCode: number | null;
                             /** Format: date-time */
                             nextAttemptAt: string | null;
@@ -2992,6 +3032,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, application.redirect_uris_changed, webhook.test. */
                             type: string;
                         };
                     };
@@ -3748,6 +3789,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             keys: {
+                                /** Format: date-time */
+                                activatesAt: string;
                                 alg: string;
                                 /** Format: date-time */
                                 createdAt: string;
@@ -3756,7 +3799,8 @@ export interface paths {
                                 kid: string;
                                 /** Format: date-time */
                                 retiredAt: string | null;
-                                status: "active" | "retiring" | "retired";
+                                /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
+                                status: "next" | "active" | "retiring" | "retired";
                             }[];
                         };
                     };
@@ -3843,7 +3887,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a new signing key; the previous one stays published until its tokens expire */
+        /** Publish a new signing key; it signs after the JWKS cache lifetime, the previous one stays published until its tokens expire */
         post: {
             parameters: {
                 query?: never;
@@ -3861,6 +3905,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             key: {
+                                /** Format: date-time */
+                                activatesAt: string;
                                 alg: string;
                                 /** Format: date-time */
                                 createdAt: string;
@@ -3869,9 +3915,23 @@ export interface paths {
                                 kid: string;
                                 /** Format: date-time */
                                 retiredAt: string | null;
-                                status: "active" | "retiring" | "retired";
+                                /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
+                                status: "next" | "active" | "retiring" | "retired";
                             };
-                            retired: string[];
+                            previous: {
+                                /** Format: date-time */
+                                activatesAt: string;
+                                alg: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                expiresAt: string | null;
+                                kid: string;
+                                /** Format: date-time */
+                                retiredAt: string | null;
+                                /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
+                                status: "next" | "active" | "retiring" | "retired";
+                            }[];
                         };
                     };
                 };
@@ -4526,6 +4586,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         id: string;
+                        /** Format: display-name */
                         name: string;
                     };
                 };
@@ -4817,6 +4878,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** Format: display-name */
                         name: string;
                     };
                 };
@@ -5152,6 +5214,13 @@ export interface paths {
                                 notBefore: string;
                                 subject: string;
                             } | null;
+                            /** @description what the local CA may vouch for (its critical name constraints); null without a local CA, or for one made before them (renew it) */
+                            caNameConstraints: {
+                                dns: string[];
+                                ips: string[];
+                            } | null;
+                            /** @description the local CA expires within 60 days, has no name constraints, or leaves names of this machine uncovered */
+                            caRenewalDue: boolean;
                             caUrl: string | null;
                             certificate: {
                                 dnsNames: string[];
@@ -5168,6 +5237,8 @@ export interface paths {
                             plainHttpCaUrl: string | null;
                             /** Format: date-time */
                             renewsAt: string | null;
+                            /** @description this machine's names and addresses the local CA does not cover: left out of the certificate until the CA is renewed */
+                            uncovered: string[];
                         };
                     };
                 };
@@ -5238,6 +5309,142 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/tls/ca/renew": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the local CA (new key, current names, two years) and serve a certificate from it at once; devices install the new CA */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            ca: {
+                                dnsNames: string[];
+                                /** @description SHA-256, AB:CD:… */
+                                fingerprint: string;
+                                ipAddresses: string[];
+                                /** Format: date-time */
+                                notAfter: string;
+                                /** Format: date-time */
+                                notBefore: string;
+                                subject: string;
+                            } | null;
+                            /** @description what the local CA may vouch for (its critical name constraints); null without a local CA, or for one made before them (renew it) */
+                            caNameConstraints: {
+                                dns: string[];
+                                ips: string[];
+                            } | null;
+                            /** @description the local CA expires within 60 days, has no name constraints, or leaves names of this machine uncovered */
+                            caRenewalDue: boolean;
+                            caUrl: string | null;
+                            certificate: {
+                                dnsNames: string[];
+                                /** @description SHA-256, AB:CD:… */
+                                fingerprint: string;
+                                ipAddresses: string[];
+                                /** Format: date-time */
+                                notAfter: string;
+                                /** Format: date-time */
+                                notBefore: string;
+                                subject: string;
+                            } | null;
+                            mode: "off" | "auto" | "files";
+                            plainHttpCaUrl: string | null;
+                            /** Format: date-time */
+                            renewsAt: string | null;
+                            /** @description this machine's names and addresses the local CA does not cover: left out of the certificate until the CA is renewed */
+                            uncovered: string[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -5744,6 +5951,7 @@ export interface paths {
                         /** Format: email */
                         email: string;
                         invitationToken?: string;
+                        /** Format: display-name */
                         name?: string;
                         password: string;
                     };

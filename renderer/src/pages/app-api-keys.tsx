@@ -9,6 +9,9 @@ const t = {
   theName: 'The key name',
   scopes: 'Scopes',
   noScope: 'Choose at least one scope.',
+  writeLimits:
+    'application:write edits the name and the sign-in policy. Where sign-ins are sent (redirect URIs, post-logout redirect URIs), ' +
+    'the token audience, the client type, the SSO group and deleting the application need the admin token; webhook settings need webhooks:write.',
   create: 'Create API key',
   shownOnce: (name: string) => `API key “${name}” — shown only now.`,
   usage: [' Use it as ', 'Authorization: Bearer <key>', " on this application's admin API."] as const,
@@ -109,6 +112,7 @@ export function ApiKeysTab(props: { app: Application }) {
           <div id="scope-errors" class="field-errors" aria-live="polite">
             <For each={scopeErrors()}>{(m) => <p>{m}</p>}</For>
           </div>
+          <p class="hint">{t.writeLimits}</p>
         </fieldset>
         <ErrorBox error={create.error()} fieldsShown />
         <div class="actions">

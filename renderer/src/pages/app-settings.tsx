@@ -12,6 +12,9 @@ const t = {
   audience: 'Audience',
   redirects: 'Redirect URIs',
   grants: 'How the app gets tokens',
+  postLogout: 'Post-logout redirect URIs',
+  postLogoutHint:
+    'Where the application may send people after signing them out (post_logout_redirect_uri), one per line. Left empty, the redirect URIs above are accepted instead.',
   facts: (type: string, created: string) => `Type: ${type} · created ${created}`,
   ownSignIn: 'Own sign-in (not in an SSO group).',
   sharesWith: 'Shares sign-in with ',
@@ -41,6 +44,10 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
   const [redirects, setRedirects] = createSignal(props.app.redirectUris.join('\n'));
   const [grants, setGrants] = createSignal<GrantType[]>([...props.app.grantTypes]);
   const toggleGrant = (grant: GrantType, on: boolean) => setGrants((g) => (on ? [...g.filter((x) => x !== grant), grant] : g.filter((x) => x !== grant)));
+  const shownPostLogout = (props.app.postLogoutRedirectUris ?? []).join('\n');
+  const [postLogout, setPostLogout] = createSignal(shownPostLogout);
+  // An empty box is "not set" (null), not an empty list: sign-outs then return to the redirect URIs.
+  const postLogoutErrors = () => (redirectUriList(postLogout()).length ? redirectUriErrors(postLogout(), props.app.clientType) : []);
   const [secret, setSecret] = createSignal<string | null>(null);
   const save = useAction();
   const danger = useAction();
@@ -53,8 +60,10 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
     name: () => [...requiredText(name(), t.theName), ...(server().name ?? [])],
     audience: () => [...audienceErrors(audience()), ...(server().audience ?? [])],
     redirects: () => [...redirectUriErrors(redirects(), props.app.clientType), ...(server().redirectUris ?? [])],
+    postLogout: () => [...postLogoutErrors(), ...(server().postLogoutRedirectUris ?? [])],
   };
-  const valid = () => !requiredText(name(), t.theName).length && !audienceErrors(audience()).length && !redirectUriErrors(redirects(), props.app.clientType).length;
+  const valid = () =>
+    !requiredText(name(), t.theName).length && !audienceErrors(audience()).length && !redirectUriErrors(redirects(), props.app.clientType).length && !postLogoutErrors().length;
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -64,7 +73,11 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
         client.PATCH('/api/admin/applications/{id}', {
           params: { path: { id } },
           body: {
-            name: name().trim(), audience: audience().trim(), redirectUris: redirectUriList(redirects()),
+            name: name().trim(),
+            audience: audience().trim(),
+            redirectUris: redirectUriList(redirects()),
+            // Sent only when edited (an empty list set through the API shows as empty too).
+            ...(postLogout() === shownPostLogout ? {} : { postLogoutRedirectUris: redirectUriList(postLogout()).length ? redirectUriList(postLogout()) : null }),
             // In the canonical order, so an unchanged set reads as unchanged.
             grantTypes: GRANTS.map((g) => g.id).filter((g) => grants().includes(g)),
           },
@@ -101,6 +114,9 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
         </Field>
         <Field label={t.redirects} hint={redirectUriHint(props.app.clientType === 'native')} errors={errors.redirects()}>
           {(a) => <textarea {...a} name="redirectUris" value={redirects()} onInput={(e) => setRedirects(e.currentTarget.value)} />}
+        </Field>
+        <Field label={t.postLogout} hint={t.postLogoutHint} errors={errors.postLogout()}>
+          {(a) => <textarea {...a} name="postLogoutRedirectUris" value={postLogout()} onInput={(e) => setPostLogout(e.currentTarget.value)} />}
         </Field>
         <fieldset class="grants" data-testid="grant-types">
           <legend>{t.grants}</legend>

@@ -14,12 +14,13 @@ const t = {
   rotate: 'Rotate now',
   rotating: 'Rotating…',
   rotateTitle: 'Rotate the signing key now?',
-  rotateText: 'A new key signs from now on. The current one stays in the JWKS until the tokens it signed have expired, so nothing breaks.',
+  rotateText:
+    'A new key is published in the JWKS now and signs two minutes later, once verifiers that cache the JWKS have fetched it. The current one signs until then and stays in the JWKS until the tokens it signed have expired, so nothing breaks.',
   rotateAction: 'Rotate',
-  rotated: (kid: string) => `New signing key ${kid}.`,
+  rotated: (kid: string, at: string) => `New signing key ${kid}: published now, signs from ${at}.`,
   table: 'Signing keys',
-  columns: ['Key id', 'Algorithm', 'State', 'Created', 'Retired', 'Leaves the JWKS'],
-  states: { active: 'signing', retiring: 'published, no longer signing', retired: 'retired' } as Record<string, string>,
+  columns: ['Key id', 'Algorithm', 'State', 'Created', 'Signs from', 'Stops signing', 'Leaves the JWKS'],
+  states: { next: 'published, signs soon', active: 'signing', retiring: 'published, no longer signing', retired: 'retired' } as Record<string, string>,
 };
 
 export function KeysPage() {
@@ -32,7 +33,7 @@ export function KeysPage() {
     if (!(await confirmAction(t.rotateTitle, t.rotateText, t.rotateAction))) return;
     const r = await action.run(() => ok(client.POST('/api/admin/keys/rotate')));
     if (r) {
-      toast(t.rotated(r.key.kid));
+      toast(t.rotated(r.key.kid, when(r.key.activatesAt)));
       void refetch();
     }
   };
@@ -71,9 +72,10 @@ export function KeysPage() {
                   </td>
                   <td>{k.alg}</td>
                   <td>
-                    <span class={`badge ${k.status === 'active' ? 'ok' : k.status === 'retiring' ? 'warn' : ''}`}>{t.states[k.status] ?? k.status}</span>
+                    <span class={`badge ${k.status === 'active' ? 'ok' : k.status === 'retiring' || k.status === 'next' ? 'warn' : ''}`}>{t.states[k.status] ?? k.status}</span>
                   </td>
                   <td>{when(k.createdAt)}</td>
+                  <td>{when(k.activatesAt)}</td>
                   <td>{when(k.retiredAt)}</td>
                   <td>{when(k.expiresAt)}</td>
                 </tr>

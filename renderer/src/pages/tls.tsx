@@ -1,11 +1,12 @@
 /**
- * LAN TLS: the local CA devices install (fingerprint, expiry, a QR code of where to fetch it,
- * over plain http when the redirect port is on) and the served certificate's names and expiry.
+ * LAN TLS: the local CA devices install (fingerprint, expiry, what its name constraints let it
+ * vouch for, whether to renew it and "Renew", a QR code of where to fetch it, over plain http when
+ * the redirect port is on) and the served certificate's names and expiry.
  */
 import { createResource, For, Show } from 'solid-js';
 import { renderSVG } from 'uqr';
 import { client, ok } from '../api';
-import { Async, CopyField, Empty, when } from '../ui';
+import { Async, confirmAction, CopyField, Empty, ErrorBox, toast, useAction, when } from '../ui';
 
 const t = {
   title: 'LAN TLS',
@@ -26,10 +27,29 @@ const t = {
   addresses: 'Addresses',
   expires: 'Expires ',
   renews: (at: string) => ` · re-issued automatically by ${at} at the latest`,
+  scope: 'This CA can vouch only for: ',
+  noScope: 'This CA was made by an older Gatehouse without name constraints: anyone with its key can make certificates your devices accept for any site. Renew it, install the new one on every device and remove this one.',
+  due: 'Renew this CA soon: it expires within 60 days.',
+  uncovered: (names: string) => `Not covered by this CA (left out of the server certificate until it is renewed): ${names}.`,
+  renew: 'Renew the CA',
+  renewTitle: 'Renew the certificate authority?',
+  renewText:
+    'A new CA (new key, the current names and addresses, two years) replaces this one at once. Every device must install the new CA; until it does, it refuses this server. Remove the old CA from the devices afterwards.',
+  renewAction: 'Renew',
+  renewed: (fingerprint: string) => `New CA ${fingerprint}: install it on every device.`,
 };
 
 export function TlsPage() {
-  const [tls] = createResource(() => ok(client.GET('/api/admin/tls')));
+  const [tls, { mutate }] = createResource(() => ok(client.GET('/api/admin/tls')));
+  const renewal = useAction();
+  const renew = async () => {
+    if (!(await confirmAction(t.renewTitle, t.renewText, t.renewAction))) return;
+    const next = await renewal.run(() => ok(client.POST('/api/admin/tls/ca/renew')));
+    if (next) {
+      mutate(next);
+      toast(t.renewed(next.ca?.fingerprint ?? ''));
+    }
+  };
   return (
     <>
       <h1>{t.title}</h1>
@@ -54,6 +74,26 @@ export function TlsPage() {
                     <p>
                       {t.validUntil}
                       {when(ca().notAfter)}
+                    </p>
+                    <Show when={s.caNameConstraints} fallback={<p class="notice" data-testid="ca-unconstrained">{t.noScope}</p>}>
+                      {(scope) => (
+                        <p data-testid="ca-scope">
+                          {t.scope}
+                          <For each={[...scope().dns, ...scope().ips]}>{(n, i) => <>{i() > 0 ? ', ' : ''}<code>{n}</code></>}</For>
+                        </p>
+                      )}
+                    </Show>
+                    <Show when={s.uncovered.length}>
+                      <p class="notice" data-testid="ca-uncovered">{t.uncovered(s.uncovered.join(', '))}</p>
+                    </Show>
+                    <Show when={s.caRenewalDue && s.caNameConstraints && !s.uncovered.length}>
+                      <p class="notice">{t.due}</p>
+                    </Show>
+                    <ErrorBox error={renewal.error()} />
+                    <p>
+                      <button type="button" class={s.caRenewalDue ? 'primary' : ''} onClick={renew} disabled={renewal.busy()}>
+                        {t.renew}
+                      </button>
                     </p>
                     <div class="qr-row">
                       <img class="qr" src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`} alt={t.qrAlt(target)} width="180" height="180" />

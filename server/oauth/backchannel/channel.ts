@@ -3,7 +3,8 @@
  * channel of the webhook worker (webhooks/worker.ts), so it has the same leases, retry schedule
  * (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then `failed`), per-try timeout, per-application
  * concurrency cap and target-address rules (no redirects; no link-local, unspecified or multicast
- * address, checked again at connect time).
+ * address, not this server, loopback only with GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK=1; checked again
+ * at connect time).
  *
  * The logout token is signed at each attempt: it must expire within 2 minutes, and a retry hours
  * later needs a fresh one. Its `jti` is the row id, the same on every attempt, so a receiver that
@@ -14,6 +15,7 @@ import type { AppContext } from '../../context.js';
 import { applications, backchannelLogouts } from '../../db/schema.js';
 import { OutboxQueries, type ClaimedRow } from '../../webhooks/queries.js';
 import { postWebhook } from '../../webhooks/send.js';
+import { webhookTargetPolicy } from '../../webhooks/target-address.js';
 import type { DeliveryChannel } from '../../webhooks/worker.js';
 import { signLogoutToken } from '../jwt.js';
 import type { KeyRing } from '../keys.js';
@@ -37,6 +39,7 @@ export const logoutOutbox = new OutboxQueries<ClaimedLogout>(backchannelLogouts,
 const HEADERS = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'Gatehouse-Logout/1' };
 
 export function logoutChannel(ctx: AppContext, keys: KeyRing): DeliveryChannel<ClaimedLogout> {
+  const policy = webhookTargetPolicy(ctx);
   return {
     queries: logoutOutbox,
     async send(row, at, timeoutMs, stop) {
@@ -45,7 +48,7 @@ export function logoutChannel(ctx: AppContext, keys: KeyRing): DeliveryChannel<C
       const token = await signLogoutToken(keys, {
         issuer: ctx.config.issuer, clientId: row.applicationId, subject: row.subject, sessionId: row.sessionId, jti: row.id, now: at,
       });
-      return postWebhook(row.uri, new URLSearchParams({ logout_token: token }).toString(), HEADERS, timeoutMs, stop);
+      return postWebhook(row.uri, new URLSearchParams({ logout_token: token }).toString(), HEADERS, timeoutMs, policy, stop);
     },
   };
 }

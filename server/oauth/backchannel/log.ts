@@ -11,7 +11,7 @@ import { backchannelLogouts, type BackchannelLogout } from '../../db/schema.js';
 import { getApplication } from '../../applications/service.js';
 import { beforeCursor, listQueryProperties, toPage } from '../../http/pagination.js';
 import { DeliveryStatusSchema, deliveryOutcomeProperties } from '../../webhooks/schemas.js';
-import { deliveryOutcome } from '../../webhooks/service.js';
+import { deliveryOutcome, type ErrorDetail } from '../../webhooks/service.js';
 
 type Status = BackchannelLogout['status'];
 
@@ -37,18 +37,19 @@ export const LogoutListSchema = Type.Object(
   { additionalProperties: false },
 );
 
-function logoutRecord(row: BackchannelLogout) {
+function logoutRecord(row: BackchannelLogout, detail: ErrorDetail) {
   return {
     id: row.id,
     status: row.status,
     reason: row.reason,
     subject: row.subject,
     sessionId: row.sessionId,
-    ...deliveryOutcome(row),
+    ...deliveryOutcome(row, detail),
   };
 }
 
-export function listLogouts(ctx: AppContext, applicationId: string, limit: number, status?: Status, cursor?: string) {
+/** `detail`: an API key sees whether attempts failed, not how (webhooks/service.ts). */
+export function listLogouts(ctx: AppContext, applicationId: string, limit: number, detail: ErrorDetail, status?: Status, cursor?: string) {
   getApplication(ctx, applicationId);
   const t = backchannelLogouts;
   const rows = ctx.db
@@ -59,7 +60,7 @@ export function listLogouts(ctx: AppContext, applicationId: string, limit: numbe
     .limit(limit + 1)
     .all();
   const page = toPage(rows, limit, (r) => ({ t: r.createdAt.getTime(), id: r.id }));
-  return { deliveries: page.items.map(logoutRecord), nextCursor: page.nextCursor };
+  return { deliveries: page.items.map((row) => logoutRecord(row, detail)), nextCursor: page.nextCursor };
 }
 
 /** How long finished deliveries stay in the log (pending ones stay until they finish). */

@@ -8,6 +8,7 @@ import { requireAdmin } from '../../http/admin-auth.js';
 import { DEFAULT_LIMIT } from '../../http/pagination.js';
 import { adminErrors, adminSecurity as security } from '../../http/schemas.js';
 import { listLogouts, LogoutListQuerySchema, LogoutListSchema } from './log.js';
+import { detailFor } from '../../webhooks/service.js';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
 
@@ -24,6 +25,7 @@ export const backchannelLogRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: LogoutListSchema, ...adminErrors },
       },
     },
-    async (request) => listLogouts(ctx, request.params.id, request.query.limit ?? DEFAULT_LIMIT, request.query.status, request.query.cursor),
+    async (request) =>
+      listLogouts(ctx, request.params.id, request.query.limit ?? DEFAULT_LIMIT, detailFor(request.actor), request.query.status, request.query.cursor),
   );
 };
