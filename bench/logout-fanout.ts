@@ -51,7 +51,8 @@ async function run(): Promise<BenchResult[]> {
   const receiver = fork(join(here, '_logout-receiver.mjs'), [], { stdio: 'inherit' });
   const port = await new Promise<number>((resolve) => receiver.once('message', (m: { port: number }) => resolve(m.port)));
   // Every session is a password sign-in from this one address: lift the per-address limit.
-  const server = await startBenchServer('logout-fanout', { GATEHOUSE_SIGN_IN_RATE_LIMIT: '100000' });
+  // The receiver listens on 127.0.0.1: loopback targets allowed.
+  const server = await startBenchServer('logout-fanout', { GATEHOUSE_SIGN_IN_RATE_LIMIT: '100000', GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1' });
   try {
     await server.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite' });
     for (let i = 0; i < APPS; i++) {

@@ -22,7 +22,7 @@ let secret = '';
 
 beforeAll(async () => {
   buildIfStale();
-  server = await startOAuthServer();
+  server = await startOAuthServer({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1' });
   receiver = await startReceiver();
   browser = await launchChromium();
   page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' })).newPage();

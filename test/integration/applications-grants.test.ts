@@ -50,8 +50,8 @@ describe('grantTypes', () => {
 });
 
 describe('backchannelLogoutUri', () => {
-  it('takes https anywhere and http on loopback or LAN hosts; null clears it', async () => {
-    const t = await makeApp();
+  it('takes https anywhere and http on loopback (when allowed) or LAN hosts; null clears it', async () => {
+    const t = await makeApp({ config: { webhookAllowLoopback: true } });
     expect((await t.admin('POST', '/api/admin/applications', appBody({ backchannelLogoutUri: 'https://notes.example.com/bcl?x=1' }))).statusCode).toBe(201);
     for (const uri of ['http://127.0.0.1:3000/logout', 'http://notes.lan/logout', 'http://192.168.1.20/logout']) {
       const res = await t.admin('PATCH', '/api/admin/applications/notes', { backchannelLogoutUri: uri, backchannelLogoutSessionRequired: false });
@@ -70,6 +70,8 @@ describe('backchannelLogoutUri', () => {
       ['https://notes.example.com/logout#frag', 'must not contain a fragment'],
       ['https://user:pw@notes.example.com/logout', 'must not contain credentials'],
       ['http://169.254.169.254/latest', 'must not point at a link-local, unspecified or multicast address'],
+      // Loopback, like webhooks, only with GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK=1.
+      ['http://127.0.0.1:3000/logout', 'must not point at a loopback address (GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK=1 allows it)'],
       ['ftp://notes.example.com/logout', 'must be an absolute http(s) URL'],
       ['/relative', 'must be an absolute http(s) URL'],
     ];

@@ -24,6 +24,8 @@ beforeAll(async () => {
     GATEHOUSE_WEBHOOK_RETRY_SCHEDULE_MS: '300,300,300',
     GATEHOUSE_WEBHOOK_TIMEOUT_MS: '2000',
     GATEHOUSE_WEBHOOK_POLL_MS: '100',
+    // The receivers listen on 127.0.0.1, as a receiver on the appliance itself would.
+    GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1',
   });
   receiver = await startReceiver();
 });

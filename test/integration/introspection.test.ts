@@ -142,6 +142,21 @@ describe('when a token stops being active', () => {
     expect(await active(t, secret, other.access_token)).toBe(true); // not of that family
   });
 
+  it('revoking the access token itself (RFC 7009, issue 22) makes it inactive; its refresh token lives on', async () => {
+    const { t, cookie, secret } = await setUp();
+    const tokens = await billingTokens(t, cookie, secret);
+    const plain = await billingTokens(t, cookie, secret, 'openid');
+    for (const value of [tokens.access_token, plain.access_token]) {
+      const revoke = await t.app.inject({
+        method: 'POST', url: '/api/auth/oauth2/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ token: value, token_type_hint: 'access_token', client_id: 'billing', client_secret: secret }).toString(),
+      });
+      expect(revoke.statusCode).toBe(200);
+      expect(await active(t, secret, value)).toBe(false);
+    }
+    expect(await active(t, secret, tokens.refresh_token!)).toBe(true);
+  });
+
   it('sign-out ends the session: its access tokens are inactive, with or without a refresh-token family', async () => {
     const { t, cookie, secret } = await setUp();
     const plain = await billingTokens(t, cookie, secret, 'openid');
