@@ -73,7 +73,7 @@ export function startSession(
     if (current?.personId === person.id) {
       sessionId = current.id;
       setSessionAmr(db, sessionId, amr);
-    } else if (current) endSession(db, now, current.id);
+    } else if (current) endSession(db, now, current.id, 'replaced_by_other_person');
   }
   if (!sessionId) {
     const created = createSession(db, now, config, { personId: person.id, userAgent: client.userAgent, ip: client.ip, amr });

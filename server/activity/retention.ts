@@ -36,16 +36,24 @@ export const activityRetentionRules: RetentionRule[] = [
   },
 ];
 
-/** Runs every rule to the end, one batch per turn of the event loop. */
-export async function pruneActivity(db: Db, now: Date, batch = 500): Promise<number> {
-  let total = 0;
-  for (const rule of activityRetentionRules) {
+/** Runs every rule to the end, one batch per turn of the event loop; returns the rows deleted per rule. */
+export async function runRetentionRules(db: Db, rules: readonly RetentionRule[], now: Date, batch = 500): Promise<Record<string, number>> {
+  const deleted: Record<string, number> = {};
+  for (const rule of rules) {
+    let total = 0;
     for (;;) {
       const n = rule.prune(db, now, batch);
       total += n;
       if (n < batch) break;
       await new Promise((resolve) => setImmediate(resolve));
     }
+    deleted[rule.name] = total;
   }
-  return total;
+  return deleted;
+}
+
+/** Runs the activity rules to the end; returns how many rows went. */
+export async function pruneActivity(db: Db, now: Date, batch = 500): Promise<number> {
+  const deleted = await runRetentionRules(db, activityRetentionRules, now, batch);
+  return Object.values(deleted).reduce((a, b) => a + b, 0);
 }

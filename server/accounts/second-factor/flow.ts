@@ -20,11 +20,12 @@ import { ACCOUNT_REALM, markRealm, readSession, realmOf, setSessionAmr } from '.
 import { applicationForEmailSignIn, type ClientInfo } from '../people.js';
 import { signInPerson, type SignedIn } from '../sign-in.js';
 import { lockDuration, LOCK_AFTER_FAILURES } from '../sign-in-back-off.js';
-import { hasSecondFactor, passkeyMethod, withSecondFactor } from './factors.js';
+import { hasSecondFactor, methodsOf, passkeyMethod, withSecondFactor } from './factors.js';
 import { checkSecondStepLock, clearSecondStepBackOff, secondStepFailed, secondStepLocked, secondStepLockedUntil } from './back-off.js';
 import {
   PENDING_MAX_FAILURES,
   clearMfaCookie,
+  redirectToSecondStep,
   pendingSignIns,
   secondFactorExpired,
   type Continuation,
@@ -234,6 +235,22 @@ export function startStepUp(ctx: AppContext, request: FastifyRequest, session: {
     next,
     after: undefined,
   });
+}
+
+/**
+ * Sends a signed-in, password-only browser through the second step (or enrolment when the person
+ * has none) for `app`, coming back to `next` (authorize, the device page) once done.
+ */
+export function redirectToStepUp(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  found: { session: { id: string; amr: AuthMethod[] }; person: Person },
+  app: Application,
+  next: string,
+) {
+  const token = startStepUp(ctx, request, found.session, found.person, app, next);
+  return redirectToSecondStep(reply, ctx.config, { pendingToken: token, secondFactor: { methods: methodsOf(ctx.db, found.person.id) } });
 }
 
 /** Request options for passkey-first sign-in (no `allowCredentials`: the browser offers its passkeys). */

@@ -4,7 +4,7 @@
  * transaction with its audit entry and, for enrolment and removal, a `second_factor.enrolled` /
  * `second_factor.removed` webhook event to each application the person is an active member of
  * (data: `{userId, email, method}`, never a secret). Removing a factor ends the person's other
- * sessions (accounts/session.ts, `endPersonSessions`).
+ * sessions (accounts/session.ts, `endSessions`: the one way sessions end, where back-channel logout attaches).
  *
  * Rules: adding, removing or replacing a factor and regenerating recovery codes need a sign-in on
  * this session within 10 minutes (403 `reauthentication_required`): a stolen session cookie must
@@ -20,7 +20,7 @@ import { recordAudit, type Tx } from '../../audit/record.js';
 import { badRequest, conflict, notFound } from '../../http/problem.js';
 import { iso } from '../../http/schemas.js';
 import { recordEvent } from '../../webhooks/outbox.js';
-import { endPersonSessions, requireRecentSignIn } from '../session.js';
+import { endSessions, requireRecentSignIn } from '../session.js';
 import { hasSecondFactor } from './factors.js';
 import { newRecoveryCodes, recoveryCodeHash } from './recovery.js';
 import { secretBox } from './secret-box.js';
@@ -256,7 +256,7 @@ function afterRemoval(ctx: AppContext, tx: Tx, now: Date, person: Person, keepSe
   // Without any second factor left, the recovery codes have nothing to stand in for. (The
   // prepared look-up runs on the database handle, inside this transaction: one connection.)
   if (!hasSecondFactor(ctx.db, person.id)) deleteRecoveryCodes(tx, person.id);
-  const sessionsEnded = endPersonSessions(tx, now, person.id, 'second_factor_removed', keepSessionId);
+  const sessionsEnded = endSessions(tx, now, { personId: person.id, exceptSessionId: keepSessionId }, 'second_factor_removed').sessionIds.length;
   recordFactorChange(tx, now, person, actor, 'removed', method, { ...details, sessionsEnded });
 }
 
@@ -271,7 +271,7 @@ export function resetSecondFactor(ctx: AppContext, person: Person, actor: string
     const keys = passkeysOf(tx, person.id);
     for (const k of keys) deletePasskey(tx, k.id);
     const codes = deleteRecoveryCodes(tx, person.id);
-    const sessionsEnded = endPersonSessions(tx, now, person.id, 'second_factor_reset');
+    const sessionsEnded = endSessions(tx, now, { personId: person.id }, 'second_factor_reset').sessionIds.length;
     recordAudit(tx, now, {
       actor,
       action: 'second_factor.reset',

@@ -13,7 +13,6 @@
  * REMEMBER_MS after it was issued, so a replay in that window revokes the family (RFC 6749
  * §4.1.2, "SHOULD revoke"); after that it is just unknown, as are expired codes.
  */
-import type { AuthMethod } from '../../db/schema.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 
 export const CODE_TTL_MS = 60_000;
@@ -36,8 +35,6 @@ export interface NewCode {
   codeChallenge: string | null;
   nonce: string | null;
   authTime: Date;
-  /** How the session had signed in (the ID token's `amr`/`acr`, and the refresh family's). */
-  amr: AuthMethod[];
 }
 
 export interface IssuedCode extends NewCode {

@@ -12,20 +12,18 @@
  *    session: a password-only one goes through the second step (step-up, or enrolment when the
  *    person has no second factor) and comes back; `prompt=none` answers `interaction_required`.
  * 5. Membership is settled by the application's sign-up policy, then a code is issued.
+ * Steps 3 to 5 are `admit` (admission.ts), shared with the device page.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { matchesRedirectUri } from '../../applications/redirect-uris.js';
-import { readSession, realmAuthTime, realmOf } from '../../accounts/session.js';
-import { settleMembership } from '../../accounts/membership.js';
+import { admit } from './admission.js';
 import { findClient } from '../client-auth.js';
 import { OAuthError } from '../errors.js';
 import { errorPageHandler, sendErrorPage } from '../error-page.js';
 import { param, type RawParams } from '../params.js';
 import { parseAuthorizeRequest } from './request.js';
 import { ReauthDemands } from './reauth.js';
-import { isMultiFactor, methodsOf, mfaRequired } from '../../accounts/second-factor/factors.js';
-import { startStepUp } from '../../accounts/second-factor/flow.js';
-import { redirectToSecondStep } from '../../accounts/second-factor/pending.js';
+import { redirectToStepUp } from '../../accounts/second-factor/flow.js';
 
 export const AUTHORIZE_PATH = '/api/auth/oauth2/authorize';
 
@@ -86,43 +84,37 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
     try {
       param(query, 'state'); // invalid_request when repeated
       const req = parseAuthorizeRequest(client, query);
-      const found = readSession(ctx, request);
-      const authTime = found ? realmAuthTime(ctx, found.session.id, realmOf(client)) : undefined;
       const now = ctx.clock.now();
-      const tooOld =
-        authTime !== undefined && req.maxAgeSeconds !== undefined && now.getTime() - authTime.getTime() > req.maxAgeSeconds * 1000;
+      const tooOld = (authTime: Date) => req.maxAgeSeconds !== undefined && now.getTime() - authTime.getTime() > req.maxAgeSeconds * 1000;
       // A fresh sign-in this request (or its earlier round) demanded, and the realm has not had yet.
       const pending = { clientId: client.id, redirectUri, state, nonce: req.nonce ?? undefined, codeChallenge: req.codeChallenge ?? undefined };
-      const stale = authTime !== undefined && !demands.satisfied(pending, authTime.getTime(), now.getTime());
-      if (!found || authTime === undefined || tooOld || req.prompt === 'login' || stale) {
+      const stale = (authTime: Date) => !demands.satisfied(pending, authTime.getTime(), now.getTime());
+      const admission = admit(ctx, request, client, (authTime) => !tooOld(authTime) && req.prompt !== 'login' && !stale(authTime), req.mfaRequested);
+      if (admission.kind === 'sign_in') {
         if (req.prompt === 'none') throw new OAuthError('login_required', 'The person must sign in to this application.');
-        if (found && (tooOld || req.prompt === 'login')) demands.demand(pending, now.getTime());
+        const { found, authTime } = admission;
+        if (found && ((authTime !== undefined && tooOld(authTime)) || req.prompt === 'login')) demands.demand(pending, now.getTime());
         return toSignIn(reply, client.id, query, ['prompt', 'max_age']);
       }
-
-      // Step-up (spec second-factor.md, "Tokens"): a password-only session confirms its second
-      // factor (or enrols one) without the password again, then comes back here.
-      if ((req.mfaRequested || mfaRequired(client)) && !isMultiFactor(found.session.amr)) {
+      if (admission.kind === 'second_factor') {
+        // Step-up (spec second-factor.md, "Tokens"): the second factor (or enrolling one), no password again.
         if (req.prompt === 'none') throw new OAuthError('interaction_required', 'The person must confirm a second factor for this application.');
-        const token = startStepUp(ctx, request, found.session, found.person, client, resumeUrl(query));
-        return redirectToSecondStep(reply, ctx.config, { pendingToken: token, secondFactor: { methods: methodsOf(ctx.db, found.person.id) } });
+        return redirectToStepUp(ctx, request, reply, admission, client, resumeUrl(query));
       }
-
-      const settled = settleMembership(ctx, client, found.person);
-      if ('error' in settled) throw new OAuthError(settled.error, settled.description);
+      if (admission.kind === 'denied') throw new OAuthError('access_denied', admission.description);
+      const { person, session, authTime, membership } = admission;
 
       const code = ctx.codes.issue({
         applicationId: client.id,
-        personId: found.person.id,
-        membershipId: settled.membership.id,
-        sessionId: found.session.id,
+        personId: person.id,
+        membershipId: membership.id,
+        sessionId: session.id,
         redirectUri,
         scope: req.scope,
         resource: req.resource,
         codeChallenge: req.codeChallenge,
         nonce: req.nonce,
         authTime,
-        amr: found.session.amr,
       }, now);
       demands.settle(pending);
       return answer({ code });
