@@ -113,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     adminToken: deps.adminToken ?? fixedAdminToken(deps.config.adminToken ?? ''),
     codes: new CodeStore(),
     wakeWebhooks: () => {},
+    wakePurger: () => {},
   };
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
   app.decorate('ctx', ctx);

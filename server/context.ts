@@ -17,6 +17,8 @@ export interface AppContext {
   codes: CodeStore;
   /** Called after a transaction wrote webhook outbox rows, so the worker looks sooner. */
   wakeWebhooks: () => void;
+  /** Called when a big delete has rows left after its inline batches (data-lifecycle/purge.ts). */
+  wakePurger: () => void;
 }
 
 declare module 'fastify' {

@@ -4,7 +4,7 @@
  * the application in the same transaction, so the next refresh fails at once. Every write is
  * audited and emits its webhook event in the same transaction.
  */
-import { and, asc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { memberships, people, type Membership, type Person } from '../db/schema.js';
 import type { AppContext } from '../context.js';
@@ -15,8 +15,10 @@ import { decodeCursor, toPage } from '../http/pagination.js';
 import { notFound, validationFailed } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { revokeFamilies } from '../oauth/revoke-families.js';
+import { beginPurge } from '../data-lifecycle/purge.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { membershipEventData } from './create.js';
+import { searchCandidates } from './search.js';
 import type { MemberListQuery, MemberPatch } from './schemas.js';
 
 type MemberRow = { m: Membership; p: Pick<Person, 'id' | 'email' | 'name'> };
@@ -45,12 +47,15 @@ function likePattern(q: string): string {
 
 const placeholder = sql.placeholder;
 
+/** How a `q` search narrows the list: to the people the search index found, or by LIKE over each member. */
+type Search = { personIds: string[] } | { pattern: string };
+
 /**
  * The list query for one combination of filters, prepared once per database: the listing is the
  * hot admin read (100,000-member applications), and building the SQL each time costs more than
- * running it. `q` searches are rarer and are built per call.
+ * running it. `q` searches are rarer and are built per call (members/search.ts).
  */
-function buildListQuery(db: Db, filters: { status: boolean; role: boolean; cursor: boolean }, qPattern?: string) {
+function buildListQuery(db: Db, filters: { status: boolean; role: boolean; cursor: boolean }, search?: Search) {
   const conditions: (SQL | undefined)[] = [
     eq(memberships.applicationId, placeholder('app')),
     filters.status ? eq(memberships.status, placeholder('status')) : undefined,
@@ -58,9 +63,11 @@ function buildListQuery(db: Db, filters: { status: boolean; role: boolean; curso
     filters.cursor
       ? or(gt(memberships.joinedAt, placeholder('t')), and(eq(memberships.joinedAt, placeholder('t')), gt(memberships.id, placeholder('id'))))
       : undefined,
+    // Found by the index: looked up through (application_id, person_id), sorted after.
+    search && 'personIds' in search ? inArray(memberships.personId, search.personIds) : undefined,
     // E-mails are stored lower-cased; names match case-insensitively (SQLite LIKE is ASCII case-insensitive).
-    qPattern !== undefined
-      ? or(sql`${people.email} LIKE ${qPattern} ESCAPE '\\'`, sql`${people.name} LIKE ${qPattern} ESCAPE '\\'`)
+    search && 'pattern' in search
+      ? or(sql`${people.email} LIKE ${search.pattern} ESCAPE '\\'`, sql`${people.name} LIKE ${search.pattern} ESCAPE '\\'`)
       : undefined,
   ];
   return db
@@ -77,7 +84,10 @@ type ListQuery = ReturnType<typeof buildListQuery>;
 const preparedLists = new WeakMap<Db, Map<string, ListQuery>>();
 
 function listQueryFor(db: Db, filters: { status: boolean; role: boolean; cursor: boolean }, q?: string): ListQuery {
-  if (q !== undefined) return buildListQuery(db, filters, likePattern(q));
+  if (q !== undefined) {
+    const personIds = searchCandidates(db, q);
+    return buildListQuery(db, filters, personIds ? { personIds } : { pattern: likePattern(q) });
+  }
   const key = `${filters.status}:${filters.role}:${filters.cursor}`;
   let cache = preparedLists.get(db);
   if (!cache) preparedLists.set(db, (cache = new Map()));
@@ -173,10 +183,15 @@ export function updateMember(ctx: AppContext, applicationId: string, memberId: s
   return memberRecord({ m: updated, p: current.p });
 }
 
+/**
+ * Removes the membership at once and revokes the person's live refresh tokens for the application.
+ * The (possibly many, mostly ended) refresh-token families that still name the membership are
+ * detached from it in the background purge, not by a cascade inside this request.
+ */
 export function deleteMember(ctx: AppContext, applicationId: string, memberId: string, actor: string) {
   const current = findMember(ctx, applicationId, memberId);
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
+  beginPurge(ctx, { kind: 'membership', target: memberId, actor }, (tx) => {
     const revoked = revokeFamilies(tx, now, { applicationId, personId: current.p.id }, 'membership_deleted');
     tx.delete(memberships).where(eq(memberships.id, memberId)).run();
     recordAudit(tx, now, {
@@ -187,6 +202,6 @@ export function deleteMember(ctx: AppContext, applicationId: string, memberId: s
       details: { userId: current.p.id, email: current.p.email, refreshFamiliesRevoked: revoked },
     });
     recordEvent(tx, now, applicationId, 'membership.deleted', membershipEventData(current.m, current.p));
-  });
+  }, { cascade: false });
   ctx.wakeWebhooks();
 }

@@ -1,0 +1,58 @@
+/**
+ * Retention: every table that grows with use has a rule here, and only here. A rule names the
+ * table, how a row is identified, which setting says how long ended rows are kept
+ * (config.retention, RETENTION_ENV), and the condition that picks rows past it; the sweeper
+ * (sweeper.ts) deletes them in bounded batches (batch.ts). A new growing table registers one line
+ * in RETENTION_RULES (docs/decisions.md, "Data lifecycle"); test/unit/data-lifecycle-plans.test.ts
+ * checks that every rule's condition is served by an index.
+ *
+ * Tables that bound themselves and need no rule: `sign_in_back_off` (swept on the way into a
+ * password check, accounts/sign-in-back-off.ts), `provider_logins` (expired ones deleted as a new
+ * login begins, accounts/providers/logins.ts), `purge_jobs` (a job deletes itself when done),
+ * `meta` and `row_counts` (fixed keys). Authorization codes live in memory (oauth/authorize/code.ts).
+ *
+ * Reuse detection keeps working: a refresh-token family and all its tokens go together, only
+ * `tokens` days after the family expired or was revoked, so a rotated token is recognised (and
+ * its family revoked) for as long as any of its family is kept.
+ */
+import { and, inArray, lt, ne, notExists, sql, type SQL } from 'drizzle-orm';
+import type { RetentionDays } from '../config.js';
+import {
+  auditLog,
+  invitations,
+  oneTimeTokens,
+  refreshTokenFamilies,
+  refreshTokens,
+  sessionRealms,
+  sessions,
+  webhookDeliveries,
+} from '../db/schema.js';
+import type { BatchStep } from './batch.js';
+
+export interface RetentionRule extends Omit<BatchStep, 'where'> {
+  /** The setting that says how many days ended rows are kept (0: for ever, the rule is skipped). */
+  keep: keyof RetentionDays;
+  /** Rows to delete: ended before `before` (now minus the kept days). */
+  where: (before: Date, now: Date) => SQL;
+}
+
+const rowid = sql`rowid`;
+const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
+const sessionChildren = [{ table: sessionRealms, key: rowid, column: sessionRealms.sessionId }];
+
+/** A session still backing a live refresh-token family is kept (the family's `sid` stays whole). */
+const noLiveFamily = (now: Date) =>
+  notExists(
+    sql`(SELECT 1 FROM ${refreshTokenFamilies} WHERE ${refreshTokenFamilies.sessionId} = ${sessions.id} AND ${refreshTokenFamilies.revokedAt} IS NULL AND ${refreshTokenFamilies.expiresAt} > ${now.getTime()})`,
+  );
+
+export const RETENTION_RULES: RetentionRule[] = [
+  { name: 'refresh token families (expired)', table: refreshTokenFamilies, key: refreshTokenFamilies.id, keep: 'tokens', children: familyTokens, where: (before) => lt(refreshTokenFamilies.expiresAt, before) },
+  { name: 'refresh token families (revoked)', table: refreshTokenFamilies, key: refreshTokenFamilies.id, keep: 'tokens', children: familyTokens, where: (before) => lt(refreshTokenFamilies.revokedAt, before) },
+  { name: 'one-time links', table: oneTimeTokens, key: oneTimeTokens.tokenHash, keep: 'tokens', where: (before) => lt(oneTimeTokens.expiresAt, before) },
+  { name: 'sessions (signed out)', table: sessions, key: sessions.id, keep: 'sessions', children: sessionChildren, where: (before, now) => and(lt(sessions.revokedAt, before), noLiveFamily(now))! },
+  { name: 'sessions (expired)', table: sessions, key: sessions.id, keep: 'sessions', children: sessionChildren, where: (before, now) => and(lt(sessions.expiresAt, before), noLiveFamily(now))! },
+  { name: 'webhook deliveries', table: webhookDeliveries, key: webhookDeliveries.id, keep: 'webhooks', where: (before) => and(lt(webhookDeliveries.createdAt, before), ne(webhookDeliveries.status, 'pending'))! },
+  { name: 'invitations', table: invitations, key: invitations.id, keep: 'invitations', where: (before) => and(inArray(invitations.state, ['pending', 'accepted', 'revoked']), lt(invitations.expiresAt, before))! },
+  { name: 'audit entries', table: auditLog, key: auditLog.id, keep: 'audit', where: (before) => lt(auditLog.at, before) },
+];

@@ -1,0 +1,90 @@
+/**
+ * Backups taken by the running server: on demand (`POST /api/admin/backups`) and every
+ * GATEHOUSE_BACKUP_INTERVAL seconds. Both need a configured passphrase or key file: a backup
+ * holds the signing keys and is never written unencrypted by the server (only
+ * `gatehouse backup --unencrypted` does that, on purpose). Without one the schedule stays off
+ * and says so (logs, `gatehouse status`, `GET /api/admin/operations`).
+ *
+ * What the schedule did last is kept in `meta`, so `gatehouse status` (another process) reports
+ * the server's own view, not its own environment's.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppContext } from '../context.js';
+import { readMeta, writeMeta } from '../db/meta.js';
+import type { Db } from '../db/client.js';
+import { conflict } from '../http/problem.js';
+import { backupIntoStore, configuredSecret, encryptionSetting, ENCRYPTION_REQUIRED, pruneBackups, type BackupRecord } from './backup.js';
+
+const STATE_KEY = 'backup_schedule';
+
+export interface ScheduleRecord {
+  intervalSeconds: number;
+  /** How the server encrypts backups: null when nothing is configured (the schedule is then off). */
+  encryption: 'passphrase' | 'key-file' | null;
+  /** When the server recorded this (its start). */
+  recordedAt: string;
+  lastRun: { at: string; backupId: string | null; error: string | null } | null;
+}
+
+export function readScheduleRecord(db: Db): ScheduleRecord | undefined {
+  return readMeta<ScheduleRecord>(db, STATE_KEY);
+}
+
+/** Why scheduled backups do not run, or null when they do. */
+export function scheduleBlocked(record: Pick<ScheduleRecord, 'intervalSeconds' | 'encryption'>): string | null {
+  if (record.intervalSeconds === 0) return 'GATEHOUSE_BACKUP_INTERVAL is 0.';
+  if (record.encryption === null) return `${ENCRYPTION_REQUIRED} Until then no scheduled backup is taken.`;
+  return null;
+}
+
+/** Takes a backup of the running database into `<data>/backups/` (encrypted, or a 409). */
+export async function backupNow(ctx: AppContext): Promise<BackupRecord> {
+  if (ctx.config.dataDir === ':memory:') throw conflict('backups_unavailable', 'This server has no data directory to keep backups in.');
+  const secret = configuredSecret(ctx.config);
+  if (!secret) throw conflict('backup_encryption_required', ENCRYPTION_REQUIRED);
+  return backupIntoStore({ sqlite: ctx.db.$client, dataDir: ctx.config.dataDir, now: ctx.clock.now(), secret, paced: true });
+}
+
+/** The schedule: records its settings at start, then backs up every interval (one at a time). */
+export function startBackupSchedule(ctx: AppContext, log: FastifyBaseLogger): () => Promise<void> {
+  const { backupInterval, backupKeep, dataDir } = ctx.config;
+  const none = async () => {};
+  if (dataDir === ':memory:') return none;
+  const record: ScheduleRecord = {
+    intervalSeconds: backupInterval,
+    encryption: encryptionSetting(ctx.config),
+    recordedAt: ctx.clock.now().toISOString(),
+    lastRun: readScheduleRecord(ctx.db)?.lastRun ?? null,
+  };
+  writeMeta(ctx.db, STATE_KEY, record, ctx.clock.now());
+  const blocked = scheduleBlocked(record);
+  if (blocked) {
+    if (backupInterval > 0) log.warn(`scheduled backups are off: ${blocked}`);
+    return none;
+  }
+  let current: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (current) return;
+    const at = ctx.clock.now().toISOString();
+    current = backupNow(ctx)
+      .then((backup) => {
+        pruneBackups(dataDir, backupKeep);
+        record.lastRun = { at, backupId: backup.id, error: null };
+        log.info({ backup: backup.id, size: backup.size }, 'scheduled backup written');
+      })
+      .catch((error: unknown) => {
+        record.lastRun = { at, backupId: null, error: (error as Error)?.message ?? String(error) };
+        log.error({ err: error }, 'scheduled backup failed');
+      })
+      .finally(() => {
+        current = undefined;
+        writeMeta(ctx.db, STATE_KEY, record, ctx.clock.now());
+      });
+  }, backupInterval * 1000);
+  timer.unref();
+  // Stopping waits for a backup under way: the database closes after.
+  return async () => {
+    clearInterval(timer);
+    await current;
+  };
+}
