@@ -157,6 +157,14 @@ class Staging {
 
   /** The staging name for an archive path; creates its directory; refuses unknown names. */
   place(path: string, mode: number): string {
+    try {
+      return this.prepare(path, mode);
+    } catch (error) {
+      throw restoreFailure(error, this.dataDir);
+    }
+  }
+
+  private prepare(path: string, mode: number): string {
     const carried = carriedFile(path);
     if (path !== DATABASE_ENTRY && !carried) throw new BackupError(`This backup is damaged: it contains an unexpected file "${path}".`);
     const dest = join(this.dataDir, ...path.split('/'));
@@ -262,11 +270,13 @@ async function extract(file: string, line: Buffer, header: BackupHeader, key: Bu
     throw error;
   });
   const [fed, unpacked] = await Promise.allSettled([feeding, reading]);
-  // The stream's own failure (a chunk that fails its tag, gzip that cannot be read, a read error)
-  // explains most; a premature close only means the unpacking stopped first, for its own reason.
-  if (fed.status === 'rejected' && (fed.reason as NodeJS.ErrnoException)?.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw fed.reason;
-  if (unpacked.status === 'rejected') throw unpacked.reason;
+  // The unpacking's own refusal (a foreign name, a checksum, something in the way) comes first:
+  // the stream then only reports being stopped. Otherwise the stream's failure (a chunk that
+  // fails its tag, gzip cut short) explains what the unpacking saw.
+  const own = unpacked.status === 'rejected' && (unpacked.reason instanceof BackupError || unpacked.reason instanceof ArchiveError);
+  if (own) throw unpacked.reason;
   if (fed.status === 'rejected') throw fed.reason;
+  if (unpacked.status === 'rejected') throw unpacked.reason;
 }
 
 /** Version 1 (in memory, see backup-legacy.ts) into the same staging files. */
