@@ -57,10 +57,19 @@ export function cpuPerOp(before: CpuSample | undefined, after: CpuSample | undef
 }
 
 /** The "<field>: <n> kB" lines of /proc/<pid>/status we use, in bytes, from one read. */
-function statusBytes(pid: number): { VmRSS: number; RssAnon: number; RssFile: number } {
+function statusBytes(pid: number): { VmRSS: number; RssAnon: number; RssFile: number; VmHWM: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1]) * 1024;
-  return { VmRSS: field('VmRSS'), RssAnon: field('RssAnon'), RssFile: field('RssFile') };
+  return { VmRSS: field('VmRSS'), RssAnon: field('RssAnon'), RssFile: field('RssFile'), VmHWM: field('VmHWM') };
+}
+
+/** The highest resident set size the process has had (VmHWM), in MiB; NaN once it has exited. */
+export function peakRssMiB(pid: number): number {
+  try {
+    return statusBytes(pid).VmHWM / 2 ** 20;
+  } catch {
+    return NaN;
+  }
 }
 
 /** Resident set size of a process in MiB (VmRSS in /proc/<pid>/status). */
@@ -150,6 +159,11 @@ export function spawnServe(dataDir: string, env: Record<string, string> = {}, no
 /** Spawns `gatehouse serve` (dist/) on a fresh data directory and waits for its ready message. */
 export async function startBenchServer(name: string, env: Record<string, string> = {}): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-${name}-`));
+  return serveDataDir(dataDir, env, { removeOnStop: true });
+}
+
+/** Spawns `gatehouse serve` (dist/) on `dataDir` and waits for its ready message. */
+export async function serveDataDir(dataDir: string, env: Record<string, string> = {}, options: { removeOnStop: boolean } = { removeOnStop: false }): Promise<BenchServer> {
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
   // BENCH_NODE_ARGS: extra node/V8 flags for the server, after the launch settings (to try some).
   const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -181,7 +195,7 @@ export async function startBenchServer(name: string, env: Record<string, string>
     async stop() {
       child.kill('SIGTERM');
       await exited;
-      rmSync(dataDir, { recursive: true, force: true });
+      if (options.removeOnStop) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

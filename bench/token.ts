@@ -29,7 +29,7 @@ const TARGET_P99_MS = 25;
 const CLIENT = 'bench';
 
 /** Refresh grants over `connections` keep-alive connections, for `amount` grants or `duration` s. */
-async function refreshLoad(server: BenchServer, pool: string[], options: Partial<autocannon.Options>): Promise<CannonRun> {
+export async function refreshLoad(server: BenchServer, pool: string[], options: Partial<autocannon.Options>, clientId = CLIENT): Promise<CannonRun> {
   let failure: string | undefined;
   const run = await cannon({
     url: server.url,
@@ -42,7 +42,7 @@ async function refreshLoad(server: BenchServer, pool: string[], options: Partial
         setupRequest(request) {
           const token = pool.shift();
           if (!token) throw new Error('the token pool ran dry: a grant failed');
-          return { ...request, body: `grant_type=refresh_token&client_id=${CLIENT}&refresh_token=${encodeURIComponent(token)}` };
+          return { ...request, body: `grant_type=refresh_token&client_id=${clientId}&refresh_token=${encodeURIComponent(token)}` };
         },
         onResponse(status, body) {
           const token = status === 200 ? (JSON.parse(body) as { refresh_token?: string }).refresh_token : undefined;
