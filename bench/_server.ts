@@ -200,6 +200,28 @@ export async function serveDataDir(dataDir: string, env: Record<string, string> 
   };
 }
 
+/** `GET /healthz` every `everyMs` until stopped; `stop()` resolves with the sorted latencies. */
+export function probeHealthz(server: BenchServer, everyMs: number): { stop(): Promise<number[]> } {
+  const latencies: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      const res = await fetch(`${server.url}/healthz`);
+      await res.arrayBuffer();
+      latencies.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return latencies.sort((a, b) => a - b);
+    },
+  };
+}
+
 async function expectStatus(res: Response, status: number, what: string): Promise<Response> {
   if (res.status !== status) throw new Error(`${what}: HTTP ${res.status} ${await res.text()}`);
   return res;

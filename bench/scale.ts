@@ -32,7 +32,7 @@ import type { BenchMetrics } from '../server/cli/bench-metrics.js';
 import { SERVER_BUNDLE } from '../server/cli/launch.js';
 import { RETENTION_RULES } from '../server/data-lifecycle/retention-rules.js';
 import { loadConfig } from '../server/config.js';
-import { BENCH_ADMIN_TOKEN, cpuPerOp, loadAverage, peakRssMiB, percentile, rssMiB, serveDataDir, type BenchServer } from './_server.js';
+import { BENCH_ADMIN_TOKEN, cpuPerOp, loadAverage, peakRssMiB, percentile, probeHealthz, rssMiB, serveDataDir, type BenchServer } from './_server.js';
 import { refreshLoad } from './token.js';
 import { scaleData, type ScaleData } from './_scale-data.js';
 
@@ -200,16 +200,7 @@ async function measure(label: Run['label'], data: ScaleData): Promise<Run> {
 
       log(`${label}: deleting ${big} (every person's membership) …`);
       await server.ask<BenchMetrics>({ type: 'bench-metrics', reset: true });
-      const probes: number[] = [];
-      let probing = true;
-      const prober = (async () => {
-        while (probing) {
-          const t = performance.now();
-          await fetch(`${server.url}/healthz`);
-          probes.push(performance.now() - t);
-          await sleep(20);
-        }
-      })();
+      const outside = probeHealthz(server, 20);
       const rowsBefore = tableRows(file, ['memberships', 'refresh_token_families', 'refresh_tokens', 'session_realms']);
       started = performance.now();
       await admin(server, 'DELETE', `/api/admin/applications/${big}`);
@@ -220,11 +211,9 @@ async function measure(label: Run['label'], data: ScaleData): Promise<Run> {
         await sleep(250);
       }
       const purgeS = (performance.now() - started) / 1000;
-      probing = false;
-      await prober;
+      const probes = await outside.stop();
       const afterDelete = await server.ask<BenchMetrics>({ type: 'bench-metrics' });
       const rowsAfter = tableRows(file, ['memberships', 'refresh_token_families', 'refresh_tokens', 'session_realms']);
-      probes.sort((a, b) => a - b);
       const deleted = {
         answerMs: round(answerMs),
         purgeS: round(purgeS),

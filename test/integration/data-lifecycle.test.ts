@@ -203,6 +203,16 @@ describe('retention sweeper', () => {
     expect(t.db.select().from(auditLog).where(eq(auditLog.id, 'aud_ancient')).get()).toBeDefined();
     expect((await t.admin('POST', '/api/admin/operations/sweep?x=1')).statusCode).toBe(400);
     expect((await t.app.inject({ method: 'GET', url: '/api/admin/operations' })).statusCode).toBe(401);
+
+    // The panel's operations screens are described in the OpenAPI document.
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const view = doc.paths['/api/admin/operations'].get;
+    expect(view.security).toEqual([{ adminToken: [] }]);
+    const schema = view.responses['200'].content['application/json'].schema;
+    expect(Object.keys(schema.properties)).toEqual(['sweeper', 'deletions', 'backups']);
+    expect(Object.keys(schema.properties.sweeper.properties)).toEqual(['intervalSeconds', 'running', 'nextRunAt', 'lastRun', 'runs', 'prunedTotal', 'retentionDays']);
+    expect(Object.keys(schema.properties.backups.properties)).toEqual(['encryption', 'scheduled', 'keep', 'latest']);
+    expect(Object.keys(doc.paths['/api/admin/operations/sweep'].post.responses)).toEqual(expect.arrayContaining(['202', '401']));
   });
 
   it('makes its first pass soon after start, hands freed pages back, and gatehouse status tells', async () => {

@@ -106,3 +106,16 @@ describe('retention rules', () => {
     expect(scans(plan, 'refresh_tokens')).toBe(false);
   });
 });
+
+describe('retention and backup settings', () => {
+  it('reads the retention days and sweep interval, each bad value in one sentence', async () => {
+    const { loadConfig } = await import('../../server/config.js');
+    expect(loadConfig({}).retention).toEqual({ tokens: 7, sessions: 7, webhooks: 30, audit: 400, invitations: 90 });
+    expect(loadConfig({}).sweepInterval).toBe(3600);
+    expect(loadConfig({ GATEHOUSE_RETENTION_AUDIT_DAYS: '0', GATEHOUSE_SWEEP_INTERVAL: '0' })).toMatchObject({ retention: { audit: 0 }, sweepInterval: 0 });
+    expect(() => loadConfig({ GATEHOUSE_RETENTION_AUDIT_DAYS: 'a year' })).toThrow('GATEHOUSE_RETENTION_AUDIT_DAYS must be a whole number, got "a year".');
+    expect(() => loadConfig({ GATEHOUSE_RETENTION_TOKENS_DAYS: '99999' })).toThrow('GATEHOUSE_RETENTION_TOKENS_DAYS must be between 0 and 36500, got 99999.');
+    expect(() => loadConfig({ GATEHOUSE_SWEEP_INTERVAL: '-1' })).toThrow('GATEHOUSE_SWEEP_INTERVAL must be a whole number, got "-1".');
+    expect(() => loadConfig({ GATEHOUSE_BACKUP_KEY_FILE: '/nonexistent/backup.key' })).toThrow('GATEHOUSE_BACKUP_KEY_FILE names /nonexistent/backup.key, which does not exist.');
+  });
+});
