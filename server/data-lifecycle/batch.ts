@@ -3,7 +3,7 @@
  * names a table, the column that identifies a row and a condition; each batch takes at most
  * `size` matching rows in its own short transaction, so the event loop is never held for long and
  * a crash loses at most the batch in flight. The size adapts to how long the last batch took
- * (halved above TARGET_MS, doubled well under it), so a batch costs a few milliseconds whatever
+ * (shrunk in proportion above TARGET_MS, doubled well under it), so a batch costs a few milliseconds whatever
  * the rows drag with them through `ON DELETE` cascades.
  *
  * `children` are removed first, at most `size` of them per batch, for parents that may own many
@@ -23,6 +23,8 @@ import type { Tx } from '../audit/record.js';
 export const TARGET_MS = 8;
 const MIN_SIZE = 1;
 const MAX_SIZE = 5_000;
+/** Small, so the first batch (often on cold pages, sometimes inside a request) is short; it doubles quickly. */
+const FIRST_SIZE = 64;
 
 export interface ChildRows {
   table: SQLiteTable;
@@ -43,7 +45,7 @@ export interface BatchStep {
   /** Instead of deleting: set these columns (the values must make `where` false, or the step never ends). */
   set?: Record<string, unknown>;
   children?: ChildRows[];
-  /** Rows in the first batch (default 500); later batches adapt. */
+  /** Rows in the first batch (default FIRST_SIZE); later batches adapt. */
   size?: number;
 }
 
@@ -60,12 +62,13 @@ export class BatchSizer {
   private readonly sizes = new Map<string, number>();
 
   size(step: BatchStep): number {
-    return this.sizes.get(step.name) ?? step.size ?? 500;
+    return this.sizes.get(step.name) ?? step.size ?? FIRST_SIZE;
   }
 
   record(step: BatchStep, ms: number): void {
     const size = this.size(step);
-    if (ms > TARGET_MS) this.sizes.set(step.name, Math.max(MIN_SIZE, Math.floor(size / 2)));
+    // Too slow: shrink in proportion (one slow batch is not followed by another); fast: double.
+    if (ms > TARGET_MS) this.sizes.set(step.name, Math.max(MIN_SIZE, Math.floor((size * TARGET_MS) / ms)));
     else if (ms < TARGET_MS / 4) this.sizes.set(step.name, Math.min(MAX_SIZE, size * 2));
   }
 }

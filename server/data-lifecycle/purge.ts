@@ -24,6 +24,8 @@ import { planSteps, type PurgeKind } from './purge-plans.js';
 
 /** Work done inside the deleting request before it answers. */
 export const INLINE_BUDGET_MS = 10;
+/** A batch longer than this is logged: batches are sized to take a few milliseconds. */
+const SLOW_BATCH_MS = 100;
 
 /** The audit entry written when a job has removed everything (none for memberships: an internal detail). */
 const PURGED_ACTION: Partial<Record<PurgeKind, string>> = { application: 'application.purged', sso_group: 'sso_group.purged' };
@@ -162,6 +164,7 @@ export class Purger {
       if (!job) return;
       try {
         const { finished, ms } = purgeBatch(this.ctx, job);
+        if (ms > SLOW_BATCH_MS) this.log.warn({ kind: job.kind, target: job.target, ms: Math.round(ms) }, 'slow delete batch');
         if (finished) this.log.info({ kind: job.kind, target: job.target, removed: job.removed }, 'delete finished');
         await pause(ms);
       } catch (error) {

@@ -27,6 +27,7 @@ import {
 import { sweep } from '../../server/data-lifecycle/sweeper.js';
 import { Purger } from '../../server/data-lifecycle/purge.js';
 import { MAX_CANDIDATES } from '../../server/members/search.js';
+import { WALK_WINDOW } from '../../server/members/service.js';
 import { sha256 } from '../../server/util/crypto.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { setUpClients, spaTokens, token, expectOAuthError } from '../helpers/oauth-inject.js';
@@ -461,6 +462,20 @@ describe('member search', () => {
     for (const q of ['ada', 'ADA', 'lovelace', 'ce hop', 'æRØ', '100%_', '%_s', '"quote"', "o'br", 'mail.test', 'renamed', 'nobody-here', 'bulk.example.org', 'ad', 'z', '@']) {
       expect({ q, found: await search(q) }).toEqual({ q, found: expected(q) });
     }
+
+    // A walking search reads at most WALK_WINDOW members per request: in the 3,920-member
+    // application a two-letter query that matches nobody answers two short pages.
+    const members = everyone.filter((p) => p.app === 'other').length;
+    expect(members).toBeGreaterThan(WALK_WINDOW);
+    expect(members).toBeLessThan(2 * WALK_WINDOW);
+    const pages: { users: number; more: boolean }[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await t.admin('GET', `/api/admin/applications/other/users?limit=50&q=zq${cursor ? `&cursor=${cursor}` : ''}`);
+      pages.push({ users: res.json().users.length, more: res.json().nextCursor !== null });
+      cursor = res.json().nextCursor;
+    } while (cursor);
+    expect(pages).toEqual([{ users: 0, more: true }, { users: 0, more: false }]);
   });
 });
 
