@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { SERVER_BUNDLE, SERVE_ENV, serveNodeArgs } from '../server/cli/launch.js';
 import { currentAdminToken } from './admin-token.js';
 import { captureStderr, nodeSpawner, ServerStartError, ServerSupervisor, type ServerChild, type Spawner } from './server-process.js';
-import { installSecurity, isAllowedUrl, setAllowedOrigin } from './security.js';
+import { installSecurity, isPanelFrame, setAllowedOrigin } from './security.js';
 import { loadPanel, panelWindow, showPanel } from './window.js';
 import { GatehouseTray } from './tray.js';
 
@@ -41,8 +41,8 @@ function run() {
   installSecurity(join(dataDir, 'tls', 'ca.pem'));
 
   ipcMain.handle('gatehouse:get-config', (event) => {
-    // Only the panel, loaded from the server's own origin, may read the admin token.
-    if (!supervisor.url || !isAllowedUrl(event.senderFrame?.url ?? '')) throw new Error('Not allowed.');
+    // Only the panel itself (the panel window's main frame at {server}/admin/) may read the admin token.
+    if (!supervisor.url || !isPanelFrame(event.senderFrame, event.sender, panelWindow()?.webContents)) throw new Error('Not allowed.');
     // Read on every call: after a rotation the panel asks again and gets the new token.
     return { serverUrl: supervisor.url, adminToken: currentAdminToken(dataDir) };
   });

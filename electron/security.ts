@@ -20,6 +20,21 @@ export function isAllowedUrl(url: string): boolean {
   }
 }
 
+/**
+ * Whether an IPC call may be given the admin token: it must come from the main frame of the
+ * panel window (not a sub-frame, not a pop-up such as the test sign-in), showing the panel
+ * itself, `{server}/admin/…`; not any other page of the server's origin (the hosted sign-in and
+ * account pages run no panel code, and a page there that went wrong must not be able to ask).
+ */
+export function isPanelFrame(
+  frame: { url: string; parent: unknown } | null | undefined,
+  sender: WebContents,
+  panel: WebContents | undefined,
+): boolean {
+  if (!frame || !panel || sender !== panel || frame.parent !== null || !isAllowedUrl(frame.url)) return false;
+  return new URL(frame.url).pathname.startsWith('/admin/');
+}
+
 function openOutside(url: string) {
   // Only web links leave the app; file:, javascript: and custom schemes are dropped.
   if (/^https?:\/\//i.test(url)) void shell.openExternal(url);

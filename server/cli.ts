@@ -1,24 +1,33 @@
 #!/usr/bin/env node
 /**
- * The `gatehouse` command line: `serve`, `admin-token`, and the operations commands. Bad
+ * The `gatehouse` command line: `serve`, `admin-token`, the operations commands and headless
+ * administration through the admin API (`app`, `invite`, `member`, `key`). Bad
  * configuration or usage prints one sentence and exits 1 — never a stack trace.
  */
 import { parseArgs } from 'node:util';
 import { ConfigError } from './config.js';
-import type { Command } from './cli/command.js';
+import type { Command, CommandEntry } from './cli/command.js';
 import { commands } from './cli/commands.js';
 
-function usage(): string {
-  const lines = ['Usage: gatehouse <command> [flags]', '', 'Commands:'];
-  for (const c of commands) lines.push(`  ${c.name.padEnd(14)}${c.summary}`);
-  lines.push('', 'Run `gatehouse <command> --help` for its flags.');
-  return lines.join('\n');
+function list(entries: CommandEntry[]): string[] {
+  const width = Math.max(14, ...entries.map((c) => c.name.length + 2));
+  return entries.map((c) => `  ${c.name.padEnd(width)}${c.summary}`);
 }
 
-function commandHelp(command: Command): string {
-  const head = `Usage: gatehouse ${command.name}${command.positionals ? ` ${command.positionals}` : ''} [flags]`;
-  const flags = command.help.map(([flag, text]) => `  ${flag.padEnd(24)}${text}`);
-  return [head, '', command.summary, '', 'Flags:', ...flags, `  ${'--help'.padEnd(24)}show this help`].join('\n');
+function usage(): string {
+  return ['Usage: gatehouse <command> [flags]', '', 'Commands:', ...list(commands), '', 'Run `gatehouse <command> --help` for its flags.'].join('\n');
+}
+
+/** `gatehouse app` (a group without a sub-command): its commands. */
+function groupHelp(group: string, entries: CommandEntry[]): string {
+  return [`Usage: gatehouse ${group} <command> [flags]`, '', 'Commands:', ...list(entries), '', `Run \`gatehouse ${group} <command> --help\` for its flags.`].join('\n');
+}
+
+function commandHelp(entry: CommandEntry, command: Command): string {
+  const head = `Usage: gatehouse ${entry.name}${command.positionals ? ` ${command.positionals}` : ''} [flags]`;
+  const width = Math.max(24, ...command.help.map(([flag]) => flag.length + 2));
+  const flags = command.help.map(([flag, text]) => `  ${flag.padEnd(width)}${text}`);
+  return [head, '', entry.summary, '', 'Flags:', ...flags, `  ${'--help'.padEnd(width)}show this help`].join('\n');
 }
 
 /**
@@ -30,17 +39,39 @@ function parseErrorSentence(message: string): string {
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
+/** The command named by the first words of argv (`app create …` before `app …`), and the rest. */
+function findCommand(argv: string[]): { entry: CommandEntry; rest: string[] } | undefined {
+  for (const words of [2, 1]) {
+    const name = argv.slice(0, words).join(' ');
+    const entry = commands.find((c) => c.name === name);
+    if (entry && argv.length >= words) return { entry, rest: argv.slice(words) };
+  }
+  return undefined;
+}
+
 async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  const [name, ...others] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(usage());
     return name ? 0 : 1;
   }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
+  const found = findCommand(argv);
+  if (!found) {
+    const group = commands.filter((c) => c.name.startsWith(`${name} `));
+    if (group.length > 0) {
+      const sub = others[0];
+      if (sub === undefined || sub === '--help' || sub === '-h') {
+        console.log(groupHelp(name, group));
+        return sub === undefined ? 1 : 0;
+      }
+      console.error(`Unknown command "${name} ${sub}". Run \`gatehouse ${name} --help\` for the list.`);
+      return 1;
+    }
     console.error(`Unknown command "${name}". Run \`gatehouse --help\` for the list.`);
     return 1;
   }
+  const { entry, rest } = found;
+  const command = await entry.load();
   let parsed;
   try {
     parsed = parseArgs({
@@ -50,14 +81,14 @@ async function main(argv: string[]): Promise<number> {
       strict: true,
     });
   } catch (error) {
-    console.error(`${parseErrorSentence((error as Error).message)} Run \`gatehouse ${name} --help\` for its flags.`);
+    console.error(`${parseErrorSentence((error as Error).message)} Run \`gatehouse ${entry.name} --help\` for its flags.`);
     return 1;
   }
   if (parsed.values.help) {
-    console.log(commandHelp(command));
+    console.log(commandHelp(entry, command));
     return 0;
   }
-  const code = await command.run(parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);
+  const code = await command.run(parsed.values, parsed.positionals);
   return code ?? 0;
 }
 

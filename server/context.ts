@@ -21,6 +21,12 @@ export interface AppContext {
   wakePurger: () => void;
 }
 
+/** What `buildApp` passes every feature plugin (server/features.ts lists them). */
+export interface FeatureOptions {
+  /** Whether background workers (webhook delivery, clean-up, schedules) should run. */
+  startWorkers: boolean;
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     ctx: AppContext;

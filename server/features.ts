@@ -4,6 +4,7 @@
  * plugin, so adding a feature is one line here.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { FeatureOptions } from './context.js';
 import { accountsFeature } from './accounts/routes.js';
 import { pagesFeature } from './pages/routes.js';
 import { opsPlugin } from './ops/plugin.js';
@@ -18,11 +19,6 @@ import { providersFeature } from './accounts/providers/routes.js';
 import { emailLinksFeature } from './accounts/email-link-routes.js';
 import { passwordPagesFeature } from './pages/password-pages.js';
 import { selfServicePlugin } from './self-service/routes.js';
-
-export interface FeatureOptions {
-  /** Whether background workers (webhook delivery, clean-up, schedules) should run. */
-  startWorkers: boolean;
-}
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,

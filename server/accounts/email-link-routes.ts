@@ -12,8 +12,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../context.js';
-import type { FeatureOptions } from '../features.js';
+import type { AppContext, FeatureOptions } from '../context.js';
 import { conflict, notFound, tooManyRequests, unauthorized } from '../http/problem.js';
 import { problemRef } from '../http/schemas.js';
 import { mailerFor } from '../mail/mailer.js';

@@ -5,9 +5,8 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { FeatureOptions } from '../features.js';
 import { Type } from 'typebox';
-import type { AppContext } from '../context.js';
+import type { AppContext, FeatureOptions } from '../context.js';
 import { problemRef } from '../http/schemas.js';
 import { acceptEmptyJsonBody } from '../http/empty-json.js';
 import { checkJsonWrite } from './csrf.js';

@@ -8,14 +8,14 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fastifyStatic from '@fastify/static';
 import { Type } from 'typebox';
-import type { FeatureOptions } from '../features.js';
+import type { FeatureOptions } from '../context.js';
 import { requireAdmin } from '../http/admin-auth.js';
 import { adminErrors } from '../http/schemas.js';
 import { overview } from './overview.js';
 import { rendererDir } from './paths.js';
 
 export const PANEL_CSP =
-  "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'";
+  "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 const OverviewSchema = Type.Object(
   {

@@ -6,8 +6,6 @@ import { prepareDataDir } from '../data-dir.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 
 export const adminTokenCommand: Command = {
-  name: 'admin-token',
-  summary: 'print the admin token from <data>/admin-token (--rotate replaces it)',
   options: { ...dataDirOption, rotate: { type: 'boolean' } },
   help: [dataDirHelp, ['--rotate', 'write a new token; a running server accepts only the new one within a second']],
   async run(values) {

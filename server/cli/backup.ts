@@ -43,8 +43,6 @@ export function secretFrom(values: Values, config: Parameters<typeof configuredS
 }
 
 export const backupCommand: Command = {
-  name: 'backup',
-  summary: 'back up the database and TLS material while the server runs (encrypted)',
   options: { ...dataDirOption, out: { type: 'string' }, ...secretOptions, unencrypted: { type: 'boolean' } },
   help: [
     dataDirHelp,

@@ -1,10 +1,40 @@
-/** Every `gatehouse` sub-command, in the order `--help` lists them. */
-import type { Command } from './command.js';
-import { serveCommand } from './serve.js';
-import { adminTokenCommand } from './admin-token.js';
-import { backupCommand } from './backup.js';
-import { restoreCommand } from './restore.js';
-import { statusCommand } from './status.js';
-import { rotateKeysCommand } from './rotate-keys.js';
+/**
+ * Every `gatehouse` sub-command, in the order `--help` lists them: its name, its one-line summary
+ * and how to load it. Only this list is loaded to answer `gatehouse --help`; a command's module
+ * (and the server code behind it) is imported when that command runs, so the help stays fast
+ * (`npm run bench -- cli`). A new command is one line here and its own module.
+ */
+import type { CommandEntry } from './command.js';
 
-export const commands: Command[] = [serveCommand, adminTokenCommand, rotateKeysCommand, backupCommand, restoreCommand, statusCommand];
+export const commands: CommandEntry[] = [
+  { name: 'serve', summary: 'run the identity server', load: async () => (await import('./serve.js')).serveCommand },
+  {
+    name: 'admin-token',
+    summary: 'print the admin token from <data>/admin-token (--rotate replaces it)',
+    load: async () => (await import('./admin-token.js')).adminTokenCommand,
+  },
+  {
+    name: 'rotate-keys',
+    summary: 'add a new token-signing key; the old one stays published until its tokens expire',
+    load: async () => (await import('./rotate-keys.js')).rotateKeysCommand,
+  },
+  { name: 'backup', summary: 'back up the database and TLS material while the server runs (encrypted)', load: async () => (await import('./backup.js')).backupCommand },
+  {
+    name: 'restore',
+    summary: 'restore a backup file into a data directory (the server must be stopped)',
+    load: async () => (await import('./restore.js')).restoreCommand,
+  },
+  {
+    name: 'status',
+    summary: 'show schema, counts, TLS expiry, backups, the retention sweeper and deletes under way of a data directory',
+    load: async () => (await import('./status.js')).statusCommand,
+  },
+  // Headless administration: these talk to the running server's admin API.
+  { name: 'app list', summary: 'list the applications', load: async () => (await import('./admin/apps.js')).appList },
+  { name: 'app create', summary: 'register an application (prints its client secret once)', load: async () => (await import('./admin/apps.js')).appCreate },
+  { name: 'app show', summary: "show one application's settings", load: async () => (await import('./admin/apps.js')).appShow },
+  { name: 'app delete', summary: 'delete an application with its members, invitations and API keys', load: async () => (await import('./admin/apps.js')).appDelete },
+  { name: 'invite', summary: 'invite people to an application by e-mail', load: async () => (await import('./admin/members.js')).invite },
+  { name: 'member list', summary: "list an application's members", load: async () => (await import('./admin/members.js')).memberList },
+  { name: 'key rotate', summary: 'make the running server sign with a new key', load: async () => (await import('./admin/keys.js')).keyRotate },
+];

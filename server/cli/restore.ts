@@ -6,8 +6,6 @@ import { secretFrom, secretHelp, secretOptions } from './backup.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 
 export const restoreCommand: Command = {
-  name: 'restore',
-  summary: 'restore a backup file into a data directory (the server must be stopped)',
   positionals: 'FILE',
   options: { ...dataDirOption, ...secretOptions },
   help: [dataDirHelp, ...secretHelp.map(([flag, text]): [string, string] => [flag, `of an encrypted backup: ${text}`])],

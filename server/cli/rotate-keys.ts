@@ -14,8 +14,6 @@ import { MAX_ACCESS_TOKEN_TTL, retiringWindowSeconds } from '../ops/token-lifeti
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 
 export const rotateKeysCommand: Command = {
-  name: 'rotate-keys',
-  summary: 'add a new token-signing key; the old one stays published until its tokens expire',
   options: { ...dataDirOption },
   help: [dataDirHelp],
   async run(values) {

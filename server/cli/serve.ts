@@ -7,8 +7,6 @@ import { deprioritiseThreadPool } from './thread-priority.js';
 import { startIdleReclaim } from '../ops/idle-memory.js';
 
 export const serveCommand: Command = {
-  name: 'serve',
-  summary: 'run the identity server',
   options: {
     ...dataDirOption,
     port: { type: 'string' },

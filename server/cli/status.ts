@@ -4,8 +4,6 @@ import { formatStatus, readStatus } from '../ops/status.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 
 export const statusCommand: Command = {
-  name: 'status',
-  summary: 'show schema version, counts, TLS expiry and last backup of a data directory',
   options: { ...dataDirOption, json: { type: 'boolean' } },
   help: [dataDirHelp, ['--json', 'print one JSON object instead of text']],
   async run(values) {

@@ -79,7 +79,14 @@ export function beginPurge(ctx: AppContext, job: NewPurge, change: (tx: Tx) => v
     });
   if (options.cascade) write();
   else withoutForeignKeys(ctx.db, write);
-  if (!advancePurge(ctx, job.kind, job.target, INLINE_BUDGET_MS)) ctx.wakePurger();
+  // The delete itself is done; a batch that fails here (e.g. a full disk) is the background's to retry.
+  let finished = false;
+  try {
+    finished = advancePurge(ctx, job.kind, job.target, INLINE_BUDGET_MS);
+  } catch {
+    finished = false;
+  }
+  if (!finished) ctx.wakePurger();
 }
 
 const sizers = new WeakMap<Db, BatchSizer>();

@@ -3,7 +3,7 @@
  * (admin token, or an API key limited by its scopes), like the core admin API in `app.ts`.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { FeatureOptions } from '../features.js';
+import type { FeatureOptions } from '../context.js';
 import { requireAdmin } from './admin-auth.js';
 
 export function adminFeature(routes: FastifyPluginAsync): FastifyPluginAsync<FeatureOptions> {

@@ -5,7 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
-import type { FeatureOptions } from '../features.js';
+import type { FeatureOptions } from '../context.js';
 import { invitationAcceptRoutes } from './accept-routes.js';
 import { invitePagePlugin } from '../pages/invite-page.js';
 import { actorName } from '../http/admin-auth.js';

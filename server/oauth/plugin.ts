@@ -8,7 +8,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import formbody from '@fastify/formbody';
 import { registerCors } from './cors.js';
-import type { FeatureOptions } from '../features.js';
+import type { FeatureOptions } from '../context.js';
 import { adminKeyRoutes } from './admin-key-routes.js';
 import { authorizeRoutes } from './authorize/route.js';
 import { discoveryRoutes } from './discovery.js';

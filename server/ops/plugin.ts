@@ -8,7 +8,7 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { FeatureOptions } from '../features.js';
+import type { FeatureOptions } from '../context.js';
 import { requireAdmin, actorName } from '../http/admin-auth.js';
 import { notFound, sendProblem } from '../http/problem.js';
 import { adminErrors, adminSecurity as security, NoQuery } from '../http/schemas.js';

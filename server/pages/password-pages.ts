@@ -13,8 +13,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../context.js';
-import type { FeatureOptions } from '../features.js';
+import type { AppContext, FeatureOptions } from '../context.js';
 import { Problem } from '../http/problem.js';
 import { checkFormToken, formToken } from '../accounts/csrf.js';
 import { authRateLimits } from '../accounts/rate-limits.js';

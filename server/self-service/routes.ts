@@ -8,7 +8,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { FeatureOptions } from '../features.js';
+import type { FeatureOptions } from '../context.js';
 import { checkJsonWrite } from '../accounts/csrf.js';
 import { authRateLimits, registerRateLimit } from '../accounts/rate-limits.js';
 import { clearSessionCookie, readSession } from '../accounts/session.js';

@@ -3,7 +3,7 @@
  * `ctx.wakeWebhooks` nudges after a transaction wrote events and `onClose` stops.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { FeatureOptions } from '../features.js';
+import type { FeatureOptions } from '../context.js';
 import { requireAdmin } from '../http/admin-auth.js';
 import { webhookRoutes } from './routes.js';
 import { settingsFromEnv } from './settings.js';

@@ -44,7 +44,7 @@ describe('control panel', () => {
     expect(index.status).toBe(200);
     expect(index.headers.get('content-type')).toMatch(/^text\/html/);
     expect(index.headers.get('content-security-policy')).toBe(
-      "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+      "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     );
     const deep = await fetch(`${server.url}/admin/applications/notes/members`);
     expect(deep.status).toBe(200);

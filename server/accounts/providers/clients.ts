@@ -8,25 +8,12 @@
  * with ./factories.ts on the first external sign-in, not at start-up.
  */
 import type { Config } from '../../config.js';
-import type { ExternalIdentity } from '../../db/schema.js';
 import { providerFailed } from './errors.js';
+import type { ProviderClient } from './provider-client.js';
 
 /** The provider factories and the libraries behind them, loaded once on first use. */
 let factories: Promise<typeof import('./factories.js')> | undefined;
 const loadFactories = () => (factories ??= import('./factories.js'));
-
-/** The secrets of one in-flight login, created at the start and checked at the callback. */
-export interface LoginSecrets {
-  state: string;
-  codeVerifier: string;
-  nonce: string;
-}
-
-export interface ProviderClient {
-  authorizationUrl(secrets: LoginSecrets): Promise<URL>;
-  /** Exchanges the code from `callbackUrl` and reads the person's identity; throws `providerFailed`. */
-  identity(callbackUrl: URL, secrets: LoginSecrets): Promise<ExternalIdentity>;
-}
 
 /** The callback each provider is registered with (DESIGN §4.9). */
 export function callbackUri(config: Config, providerId: string): string {

@@ -9,7 +9,7 @@
  */
 import { decodeIdToken, Discord, Google, MicrosoftEntraId, OAuth2Client, CodeChallengeMethod, OAuth2RequestError, type OAuth2Tokens } from 'arctic';
 import type { ExternalIdentity } from '../../db/schema.js';
-import type { ProviderClient } from './clients.js';
+import type { ProviderClient } from './provider-client.js';
 import { oidcClient } from './oidc.js';
 
 const str = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);

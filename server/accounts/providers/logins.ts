@@ -16,7 +16,7 @@ import { providerLogins, type ExternalIdentity } from '../../db/schema.js';
 import { randomToken, safeEqual, sha256 } from '../../util/crypto.js';
 import { cookieOptions } from '../session.js';
 import { loginExpired, loginOtherBrowser } from './errors.js';
-import type { LoginSecrets } from './clients.js';
+import type { LoginSecrets } from './provider-client.js';
 
 export const LOGIN_TTL_MS = 10 * 60_000;
 

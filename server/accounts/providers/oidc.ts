@@ -8,7 +8,7 @@
 import * as client from 'openid-client';
 import type { ExternalIdentity } from '../../db/schema.js';
 import { isPrivateHost } from '../../applications/redirect-uris.js';
-import type { LoginSecrets, ProviderClient } from './clients.js';
+import type { LoginSecrets, ProviderClient } from './provider-client.js';
 import { ProviderSettingError } from './errors.js';
 
 const SCOPE = 'openid email profile';

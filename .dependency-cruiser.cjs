@@ -1,0 +1,43 @@
+/**
+ * Which way imports run (CONVENTIONS.md, "Which way imports run"): composition (server/main.ts,
+ * app.ts, features.ts, cli) on top, feature folders below it, shared layers at the bottom; no
+ * import cycles anywhere, type-only imports included. Checked on every `npm test` by
+ * test/unit/import-graph.test.ts, and by hand with `npx depcruise server electron`.
+ */
+const FEATURES = '^server/(oauth|accounts|applications|members|invitations|api-keys|webhooks|self-service|pages|admin-panel|ops)/';
+const SHARED = '^server/((http|db|mail|util|data-lifecycle)/|audit/record\\.ts$|(config|context|data-dir)\\.ts$)';
+const COMPOSITION = '^server/((app|main|features|cli)\\.ts$|cli/)';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'A loop of imports is a sign that a rule lives in two places: move what both sides need into a lower module.',
+      severity: 'error',
+      from: { path: '^(server|electron)/' },
+      to: { circular: true },
+    },
+    {
+      name: 'features-below-composition',
+      comment: 'A feature never imports the composition above it, not even a type: shared types live in server/context.ts.',
+      severity: 'error',
+      from: { path: FEATURES },
+      to: { path: COMPOSITION },
+    },
+    {
+      name: 'shared-below-features',
+      comment:
+        'Shared layers stand under the features. Two known exceptions, older than this rule: the admin guard ' +
+        'authenticates API keys (http/admin-auth.ts), and the context names the code store type (context.ts).',
+      severity: 'error',
+      from: { path: SHARED, pathNot: '^server/(http/admin-auth|context)\\.ts$' },
+      to: { path: FEATURES },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|node_modules)/' },
+  },
+};

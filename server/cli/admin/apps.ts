@@ -1,0 +1,115 @@
+/**
+ * `gatehouse app list | create | show | delete`: applications through the running server's admin
+ * API (DESIGN §4.3). A client secret is printed once, by `create`; `list` and `show` never have one.
+ */
+import { ConfigError } from '../../config.js';
+import { adminCommand, applicationPath, listAll } from '../admin-client.js';
+import { bodyFromFlags, type FlagTable } from '../flags.js';
+import { formatFields, formatTable, printJson } from '../output.js';
+
+interface Application {
+  id: string;
+  name: string;
+  audience: string;
+  redirectUris: string[];
+  clientType: string;
+  webhookUrl: string | null;
+  webhookSecretSet: boolean;
+  ssoGroupId: string | null;
+  authPolicy: { signup_policy: string; allowed_providers: string[]; profile_fields: { key: string }[] };
+  createdAt: string;
+  updatedAt: string;
+  clientSecret?: string;
+  webhookSecret?: string;
+}
+
+const onePositional = { usage: 'APP', min: 1, max: 1, missing: "Give one application id, e.g. `gatehouse app show notes`." };
+
+/**
+ * An application id made from its name, as the panel's wizard suggests one: lower case, runs of
+ * anything but a-z and 0-9 become one hyphen ("Team Notes" → "team-notes").
+ */
+export function idFromName(name: string): string {
+  return name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63);
+}
+
+export const appList = adminCommand({
+  async run({ client, json }) {
+    const applications = await listAll<Application>(client, '/api/admin/applications', 'applications');
+    if (json) return printJson({ applications });
+    if (applications.length === 0) return console.log('No applications yet. Create one with `gatehouse app create`.');
+    console.log(
+      formatTable(
+        ['ID', 'NAME', 'TYPE', 'AUDIENCE', 'REDIRECT URIS'],
+        applications.map((a) => [a.id, a.name, a.clientType, a.audience, a.redirectUris.join(' ')]),
+      ),
+    );
+  },
+});
+
+/** `app create` flags; each row with a `field` sets that property of the request body. */
+const createFlags: FlagTable = {
+  name: { type: 'string', value: 'NAME', help: 'display name (required)', field: 'name' },
+  type: { type: 'string', value: 'web|spa|native', help: 'web: confidential, gets a client secret (the default); spa, native: public, PKCE', field: 'clientType' },
+  'redirect-uri': { type: 'string', multiple: true, value: 'URI', help: 'where sign-in returns; repeat for more (at least one)', field: 'redirectUris' },
+  audience: { type: 'string', value: 'AUD', help: 'the API audience its access tokens carry (required, unique)', field: 'audience' },
+  id: { type: 'string', value: 'ID', help: 'client id (default: made from the name, "Team Notes" → team-notes)', field: 'id' },
+};
+
+export const appCreate = adminCommand({
+  flags: createFlags,
+  async run({ client, values, json }) {
+    const body = bodyFromFlags(createFlags, values);
+    if (body.id === undefined && typeof body.name === 'string') {
+      body.id = idFromName(body.name);
+      if ((body.id as string).length < 2) throw new ConfigError(`The name "${body.name}" makes no client id; give one with --id.`);
+    }
+    const created = await client.request<Application>('POST', '/api/admin/applications', body);
+    if (json) return printJson(created);
+    console.log(`Created application ${created.id} (${created.name}, ${created.clientType}).`);
+    const fields: [string, string][] = [['Client ID', created.id]];
+    if (created.clientSecret) fields.push(['Client secret', created.clientSecret]);
+    if (created.webhookSecret) fields.push(['Webhook secret', created.webhookSecret]);
+    console.log(formatFields(fields));
+    if (created.clientSecret) console.log('Store the client secret now: it is shown only this once (rotate it in the panel if lost).');
+  },
+});
+
+export const appShow = adminCommand({
+  positionals: onePositional,
+  async run({ client, positionals, json }) {
+    const app = await client.request<Application>('GET', applicationPath(positionals[0]!));
+    if (json) return printJson(app);
+    console.log(
+      formatFields([
+        ['ID', app.id],
+        ['Name', app.name],
+        ['Type', app.clientType],
+        ['Audience', app.audience],
+        ['Redirect URIs', app.redirectUris],
+        ['Sign-up', app.authPolicy.signup_policy],
+        ['Providers', app.authPolicy.allowed_providers.join(', ')],
+        ['Profile fields', app.authPolicy.profile_fields.map((f) => f.key).join(', ') || '(none)'],
+        ['Webhook', app.webhookUrl ? `${app.webhookUrl}${app.webhookSecretSet ? ' (signed)' : ''}` : '(none)'],
+        ['SSO group', app.ssoGroupId ?? '(none)'],
+        ['Created', app.createdAt],
+        ['Updated', app.updatedAt],
+      ]),
+    );
+  },
+});
+
+export const appDelete = adminCommand({
+  positionals: { ...onePositional, missing: 'Give one application id, e.g. `gatehouse app delete notes`.' },
+  async run({ client, positionals, json }) {
+    const id = positionals[0]!;
+    await client.request('DELETE', applicationPath(id));
+    if (json) return printJson({ id, deleted: true });
+    console.log(`Deleted application ${id}, with its members, invitations and API keys.`);
+  },
+});

@@ -1,0 +1,298 @@
+/**
+ * Headless administration end to end: `gatehouse app list|create|show|delete`, `invite`,
+ * `member list` and `key rotate` run as child processes of the built CLI against a real server
+ * (its admin API, so its rules and audit log apply), with the admin token from the data directory,
+ * from --token-file, --token or ADMIN_TOKEN; `--json` output; errors in words with the problem code.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type RunResult, type ServerProcess } from '../helpers/server-process.js';
+
+let server: ServerProcess;
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+let token: string;
+
+const gatehouse = (args: string[], extra: NodeJS.ProcessEnv = {}) => runCli(args, { ...env, ...extra });
+
+/** Exit 0 with nothing on stderr. */
+function ok(result: RunResult): string {
+  expect(result.stderr, result.stdout).toBe('');
+  expect(result.code).toBe(0);
+  return result.stdout;
+}
+
+/** Exit 1, these exact lines on stderr, nothing on stdout, no stack trace. */
+function failed(result: RunResult, ...lines: string[]) {
+  expect(result.stderr.trimEnd().split('\n')).toEqual(lines);
+  expect(result.stdout).toBe('');
+  expect(result.code).toBe(1);
+}
+
+async function api(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: res.status === 204 ? undefined : ((await res.json()) as any) };
+}
+
+const create = ['app', 'create', '--name', 'Team Notes', '--redirect-uri', 'https://notes.example.com/cb', '--audience', 'https://notes.example.com/api'];
+
+beforeAll(async () => {
+  ensureBuilt();
+  dataDir = tempDir('gatehouse-cli-admin-');
+  server = await startServer(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dataDir], cleanEnv());
+  token = (await import('node:fs')).readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+  // The data directory gives the CLI its admin token; the URL comes from the environment.
+  env = cleanEnv({ GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_URL: server.url });
+}, 300_000);
+
+afterAll(async () => {
+  await server?.stop();
+  removeTempDirs();
+});
+
+describe('gatehouse app', () => {
+  it('creates a web application and prints its client secret once, which the token endpoint accepts', async () => {
+    const out = ok(await gatehouse(create));
+    const lines = out.trimEnd().split('\n');
+    expect(lines[0]).toBe('Created application team-notes (Team Notes, web).');
+    expect(lines[1]).toBe('Client ID:     team-notes');
+    const secret = /^Client secret: (\S+)$/.exec(lines[2]!)?.[1];
+    expect(secret).toMatch(/^ghs_[\w-]{43}$/);
+    expect(lines[3]).toBe('Store the client secret now: it is shown only this once (rotate it in the panel if lost).');
+    expect(lines).toHaveLength(4);
+
+    // The secret authenticates the client: a bad grant is invalid_grant, not invalid_client.
+    const tokenAt = (auth: string) =>
+      fetch(`${server.url}/api/auth/oauth2/token`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(auth).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=refresh_token&refresh_token=nothing',
+      }).then(async (r) => [r.status, ((await r.json()) as { error: string }).error]);
+    expect(await tokenAt(`team-notes:${secret}`)).toEqual([400, 'invalid_grant']);
+    expect(await tokenAt('team-notes:ghs_wrong')).toEqual([401, 'invalid_client']);
+
+    // Through the admin API: the server's audit log records it, as the admin.
+    const audit = await api('GET', '/api/admin/audit-log?action=application.created&applicationId=team-notes');
+    expect(audit.body.entries.map((e: { actor: string; applicationId: string }) => [e.actor, e.applicationId])).toEqual([['admin', 'team-notes']]);
+  });
+
+  it('--json prints the created record with its id and client secret; a public client has no secret', async () => {
+    const web = JSON.parse(ok(await gatehouse(['app', 'create', '--json', '--id', 'wiki', '--name', 'Wiki', '--type', 'web', '--redirect-uri', 'https://wiki.example.com/cb', '--audience', 'https://wiki.example.com/api'])));
+    expect(web).toMatchObject({ id: 'wiki', name: 'Wiki', clientType: 'web', redirectUris: ['https://wiki.example.com/cb'], audience: 'https://wiki.example.com/api' });
+    expect(web.clientSecret).toMatch(/^ghs_/);
+
+    const spa = ok(
+      await gatehouse([
+        'app', 'create', '--name', 'Board', '--type', 'spa', '--audience', 'urn:board',
+        '--redirect-uri', 'https://board.example.com/cb', '--redirect-uri', 'http://localhost:5173/cb',
+      ]),
+    );
+    expect(spa).toBe('Created application board (Board, spa).\nClient ID: board\n');
+    expect((await api('GET', '/api/admin/applications/board')).body.redirectUris).toEqual(['https://board.example.com/cb', 'http://localhost:5173/cb']);
+  });
+
+  it('lists and shows applications, never with a secret', async () => {
+    const list = ok(await gatehouse(['app', 'list']));
+    expect(list).toBe(
+      [
+        'ID          NAME        TYPE  AUDIENCE                       REDIRECT URIS',
+        'team-notes  Team Notes  web   https://notes.example.com/api  https://notes.example.com/cb',
+        'wiki        Wiki        web   https://wiki.example.com/api   https://wiki.example.com/cb',
+        'board       Board       spa   urn:board                      https://board.example.com/cb http://localhost:5173/cb',
+        '',
+      ].join('\n'),
+    );
+    const json = JSON.parse(ok(await gatehouse(['app', 'list', '--json'])));
+    expect(json.applications.map((a: { id: string }) => a.id)).toEqual(['team-notes', 'wiki', 'board']);
+    expect(json).toEqual({ applications: (await api('GET', '/api/admin/applications')).body.applications });
+    expect(JSON.stringify(json)).not.toMatch(/ghs_|clientSecret/);
+
+    const show = ok(await gatehouse(['app', 'show', 'board']));
+    const record = (await api('GET', '/api/admin/applications/board')).body;
+    expect(show).toBe(
+      [
+        'ID:             board',
+        'Name:           Board',
+        'Type:           spa',
+        'Audience:       urn:board',
+        'Redirect URIs:  https://board.example.com/cb',
+        '                http://localhost:5173/cb',
+        'Sign-up:        invite_only',
+        'Providers:      email',
+        'Profile fields: (none)',
+        'Webhook:        (none)',
+        'SSO group:      (none)',
+        `Created:        ${record.createdAt}`,
+        `Updated:        ${record.updatedAt}`,
+        '',
+      ].join('\n'),
+    );
+    expect(JSON.parse(ok(await gatehouse(['app', 'show', 'board', '--json'])))).toEqual(record);
+  });
+
+  it('says what is wrong in words, with the problem code, naming the flags', async () => {
+    failed(await gatehouse(create), 'An application with id "team-notes" already exists. (application_exists)');
+    failed(
+      await gatehouse(['app', 'create', '--name', 'Odd', '--type', 'desktop', '--redirect-uri', '']),
+      'The request is not valid. (validation_failed)',
+      '  --audience: is required',
+      '  --redirect-uri: must NOT have fewer than 1 characters',
+      '  --type (web|spa|native): is not one of the allowed values',
+    );
+    failed(await gatehouse(['app', 'create', '--name', '!', '--audience', 'urn:x', '--redirect-uri', 'https://x.example/cb']), 'The name "!" makes no client id; give one with --id.');
+    failed(await gatehouse(['app', 'show', 'nope']), 'There is no application with id "nope". (application_not_found)');
+    failed(await gatehouse(['app', 'show']), 'Give one application id, e.g. `gatehouse app show notes`. Run with --help for its flags.');
+    failed(await gatehouse(['app', 'list', '--colour']), "Unknown option '--colour'. Run `gatehouse app list --help` for its flags.");
+    failed(await gatehouse(['app', 'rename', 'x']), 'Unknown command "app rename". Run `gatehouse app --help` for the list.');
+    // Nothing was half-written by the refused requests.
+    expect((await api('GET', '/api/admin/applications')).body.applications).toHaveLength(3);
+  });
+});
+
+describe('gatehouse invite and member list', () => {
+  it('invites by e-mail, skips those already invited, and lists who joined', async () => {
+    const out = ok(await gatehouse(['invite', 'team-notes', 'ann@example.com', 'bob@example.com', '--role', 'admin']));
+    const invited = [...out.matchAll(/^Invited (\S+) as (\w+) \(not e-mailed: share the link, until (\S+)\):\n {2}(\S+)$/gm)];
+    expect(invited.map((m) => [m[1], m[2]])).toEqual([
+      ['ann@example.com', 'admin'],
+      ['bob@example.com', 'admin'],
+    ]);
+    expect(out.trimEnd().split('\n')).toHaveLength(4);
+    const annLink = invited[0]![4]!;
+    expect(annLink).toMatch(new RegExp(`^${server.url}/invite/ghi_[\\w-]{43}$`));
+
+    const again = JSON.parse(ok(await gatehouse(['invite', 'team-notes', 'bob@example.com', 'cy@example.com', '--json'])));
+    expect(again.invitations.map((i: { email: string; role: string }) => [i.email, i.role])).toEqual([['cy@example.com', 'member']]);
+    expect(again.skipped).toEqual([{ email: 'bob@example.com', reason: 'already_invited' }]);
+    expect(ok(await gatehouse(['invite', 'team-notes', 'bob@example.com']))).toBe('Skipped bob@example.com: already invited (already_invited).\n');
+
+    failed(
+      await gatehouse(['invite', 'team-notes', 'not-an-address']),
+      'Some e-mail addresses are not valid. (validation_failed)',
+      '  emails.0: "not-an-address" is not a valid e-mail address',
+    );
+    failed(await gatehouse(['invite', 'team-notes']), 'Give the application id and one or more e-mail addresses, e.g. `gatehouse invite notes ann@example.com`. Run with --help for its flags.');
+
+    expect(ok(await gatehouse(['member', 'list', 'team-notes']))).toBe('No members.\n');
+    // Ann accepts her invitation by signing up with it.
+    const signUp = await fetch(`${server.url}/api/auth/sign-up/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'ann@example.com', password: 'correct horse battery', name: 'Ann Example', invitationToken: annLink.split('/').at(-1) }),
+    });
+    expect(signUp.status).toBe(201);
+
+    const members = ok(await gatehouse(['member', 'list', 'team-notes']));
+    const [row] = (await api('GET', '/api/admin/applications/team-notes/users')).body.users;
+    // Columns as wide as their widest cell (the two timestamps are 24 characters).
+    expect(members).toBe(
+      [
+        'EMAIL            NAME         ROLE   STATUS  JOINED                    LAST ACTIVE',
+        `ann@example.com  Ann Example  admin  active  ${row.joinedAt}  ${row.lastActiveAt}`,
+        '',
+      ].join('\n'),
+    );
+    expect(JSON.parse(ok(await gatehouse(['member', 'list', 'team-notes', '--json'])))).toEqual({ users: [row] });
+    expect(ok(await gatehouse(['member', 'list', 'team-notes', '--role', 'member']))).toBe('No members.\n');
+    expect(JSON.parse(ok(await gatehouse(['member', 'list', 'team-notes', '--search', 'ann', '--json']))).users).toHaveLength(1);
+    failed(await gatehouse(['member', 'list', 'team-notes', '--status', 'gone']), 'The request is not valid. (validation_failed)', '  --status: is not one of the allowed values');
+  });
+});
+
+describe('gatehouse key rotate', () => {
+  it('makes the running server publish and sign with a new key', async () => {
+    const before = (await api('GET', '/api/admin/keys')).body.keys.filter((k: { status: string }) => k.status === 'active').map((k: { kid: string }) => k.kid);
+    const out = ok(await gatehouse(['key', 'rotate']));
+    const kid = /^New signing key (\S+) \(active\)\.$/m.exec(out)?.[1];
+    expect(kid).toBeDefined();
+    expect(out).toBe(`New signing key ${kid} (active).\nKey ${before[0]} stays in the JWKS until the tokens it signed have expired.\n`);
+    const jwks = (await (await fetch(`${server.url}/api/auth/jwks`)).json()) as { keys: { kid: string }[] };
+    expect(jwks.keys.map((k) => k.kid)).toEqual(expect.arrayContaining([kid, before[0]]));
+    const json = JSON.parse(ok(await gatehouse(['key', 'rotate', '--json'])));
+    expect(json.key.status).toBe('active');
+    expect(json.retired).toEqual([kid]);
+  });
+});
+
+describe('gatehouse app delete', () => {
+  it('deletes an application and its members', async () => {
+    expect(ok(await gatehouse(['app', 'delete', 'team-notes']))).toBe('Deleted application team-notes, with its members, invitations and API keys.\n');
+    expect(JSON.parse(ok(await gatehouse(['app', 'delete', 'wiki', '--json'])))).toEqual({ id: 'wiki', deleted: true });
+    failed(await gatehouse(['app', 'delete', 'team-notes']), 'There is no application with id "team-notes". (application_not_found)');
+    expect(JSON.parse(ok(await gatehouse(['app', 'list', '--json']))).applications.map((a: { id: string }) => a.id)).toEqual(['board']);
+  });
+});
+
+describe('where the CLI finds the server and its token', () => {
+  it('takes the token from --token-file, --token (with a warning) or ADMIN_TOKEN, and says when it is refused', async () => {
+    const file = join(tempDir('gatehouse-cli-token-'), 'token');
+    writeFileSync(file, `${token}\n`);
+    const other = cleanEnv({ GATEHOUSE_URL: server.url, GATEHOUSE_DATA_DIR: tempDir('gatehouse-cli-empty-') });
+    expect(JSON.parse(ok(await runCli(['app', 'list', '--json', '--token-file', file], other))).applications).toHaveLength(1);
+    expect(JSON.parse(ok(await runCli(['app', 'list', '--json'], { ...other, ADMIN_TOKEN: token }))).applications).toHaveLength(1);
+    const flag = await runCli(['app', 'list', '--json', '--token', token], other);
+    expect(flag.code).toBe(0);
+    expect(flag.stderr).toBe('Warning: a token given with --token is visible to other users of this machine (ps); prefer --token-file or ADMIN_TOKEN.\n');
+
+    const emptyDir = other.GATEHOUSE_DATA_DIR!;
+    failed(
+      await runCli(['app', 'list'], other),
+      `There is no admin token at ${join(emptyDir, 'admin-token')} (start the server once with this data directory, or give --token-file or ADMIN_TOKEN).`,
+    );
+    failed(
+      await runCli(['app', 'list'], { ...other, ADMIN_TOKEN: 'gha_not-the-token-at-all' }),
+      'The server refused ADMIN_TOKEN. The bearer token is not a valid admin token or API key. (unauthorized)',
+    );
+  });
+
+  it('says so when no server answers, and takes --url over GATEHOUSE_URL', async () => {
+    failed(
+      await gatehouse(['app', 'list', '--url', 'http://127.0.0.1:1']),
+      'Nothing answers at http://127.0.0.1:1: is the server running? Start it with `gatehouse serve`, or point at it with --url or GATEHOUSE_URL.',
+    );
+    failed(await gatehouse(['app', 'list', '--url', 'ftp://127.0.0.1']), 'The server URL "ftp://127.0.0.1" is not an http(s) URL.');
+    // Without --url or GATEHOUSE_URL: where `gatehouse serve` would listen with this environment.
+    const port = new URL(server.url).port;
+    const viaEnv = cleanEnv({ GATEHOUSE_DATA_DIR: dataDir, PORT: port });
+    expect(JSON.parse(ok(await runCli(['app', 'list', '--json'], viaEnv))).applications).toHaveLength(1);
+  });
+
+  it('reaches a LAN TLS server, trusting the data directory\'s own CA', async () => {
+    const lanDir = tempDir('gatehouse-cli-lan-');
+    const lan = await startServer(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', lanDir, '--tls', 'auto'], cleanEnv());
+    try {
+      expect(lan.url).toMatch(/^https:/);
+      const lanEnv = cleanEnv({ GATEHOUSE_DATA_DIR: lanDir, GATEHOUSE_URL: lan.url });
+      expect(ok(await runCli(['app', 'list'], lanEnv))).toBe('No applications yet. Create one with `gatehouse app create`.\n');
+      // Another data directory has no such CA: the certificate is not trusted, in words.
+      const stranger = cleanEnv({ GATEHOUSE_DATA_DIR: tempDir('gatehouse-cli-stranger-'), GATEHOUSE_URL: lan.url, ADMIN_TOKEN: 'gha_whatever-whatever' });
+      const refused = await runCli(['app', 'list'], stranger);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^The certificate of the Gatehouse server at https:\/\/127\.0\.0\.1:\d+ is not trusted \(\w+\); with LAN TLS, run this on the server's machine with its --data-dir\.\n$/);
+    } finally {
+      await lan.stop();
+    }
+  });
+});
+
+describe('gatehouse --help', () => {
+  it('lists the admin commands, and each group and command has its help', async () => {
+    const top = ok(await gatehouse(['--help']));
+    for (const line of ['  app list      list the applications', '  app create    register an application (prints its client secret once)', '  invite        invite people to an application by e-mail', '  member list   list an application\'s members', '  key rotate    make the running server sign with a new key']) {
+      expect(top).toContain(`${line}\n`);
+    }
+    const group = await gatehouse(['app']);
+    expect(group.code).toBe(1);
+    expect(group.stdout).toMatch(/^Usage: gatehouse app <command> \[flags\]\n\nCommands:\n {2}app list {6}list the applications\n/);
+    const createHelp = ok(await gatehouse(['app', 'create', '--help']));
+    for (const flag of ['--name NAME', '--type web|spa|native', '--redirect-uri URI', '--audience AUD', '--id ID', '--url URL', '--token-file FILE', '--token TOKEN', '--json', '--data-dir DIR']) {
+      expect(createHelp).toContain(`  ${flag} `);
+    }
+    expect(ok(await gatehouse(['invite', '--help']))).toMatch(/^Usage: gatehouse invite APP EMAIL\.\.\. \[flags\]\n/);
+  });
+});
