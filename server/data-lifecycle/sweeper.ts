@@ -54,7 +54,11 @@ interface SweepOptions {
   between?: (batchMs: number) => Promise<void>;
   /** Checked between batches: a stopping server ends the pass early. */
   stopped?: () => boolean;
+  /** Told about a step that held the event loop for more than SLOW_MS (batches aim at a few ms). */
+  slow?: (what: string, ms: number) => void;
 }
+
+const SLOW_MS = 100;
 
 /** One pass over every rule; records and returns what it did. */
 export async function sweep(db: Db, config: Config, clock: Clock, options: SweepOptions = {}): Promise<SweepRun> {
@@ -75,6 +79,7 @@ export async function sweep(db: Db, config: Config, clock: Clock, options: Sweep
       for (;;) {
         if (stopped()) break;
         const batch = runBatch(db, step, sizer);
+        if (batch.ms > SLOW_MS) options.slow?.(rule.name, batch.ms);
         addCounts(pruned, batch.removed);
         if (batch.done) break;
         await between(batch.ms);
@@ -83,7 +88,9 @@ export async function sweep(db: Db, config: Config, clock: Clock, options: Sweep
     if (!stopped()) {
       const sqlite = db.$client;
       sqlite.pragma(`analysis_limit = ${ANALYSIS_LIMIT}`);
+      const t = performance.now();
       sqlite.pragma('optimize');
+      if (performance.now() - t > SLOW_MS) options.slow?.('PRAGMA optimize', performance.now() - t);
       if (sqlite.pragma('auto_vacuum', { simple: true }) === 2) {
         while (!stopped() && (sqlite.pragma('freelist_count', { simple: true }) as number) > 0) {
           const t = performance.now();
@@ -155,7 +162,8 @@ export class Sweeper {
 
   /** Runs a pass now, or joins the one under way. */
   runNow(): Promise<SweepRun> {
-    this.current ??= sweep(this.db, this.config, this.clock, { stopped: () => this.stopping })
+    const slow = (what: string, ms: number) => this.log.warn({ step: what, ms: Math.round(ms) }, 'slow retention step');
+    this.current ??= sweep(this.db, this.config, this.clock, { stopped: () => this.stopping, slow })
       .then((run) => {
         if (run.error) this.log.error({ error: run.error, pruned: run.pruned }, 'retention sweep failed');
         else if (run.total || run.vacuumedPages) this.log.info({ pruned: run.pruned, vacuumedPages: run.vacuumedPages, ms: run.durationMs }, 'retention sweep');
