@@ -231,7 +231,8 @@ export function scaleData(scale: number, log: (line: string) => void): ScaleData
   if (existsSync(file) && existsSync(facts) && Date.now() - statSync(facts).mtimeMs < CACHE_DAYS * DAY) {
     return { ...(JSON.parse(readFileSync(facts, 'utf8')) as Omit<ScaleData, 'file'>), file, buildSeconds: null };
   }
-  for (const name of readdirSync(dir)) if (name.startsWith(stem)) rmSync(join(dir, name), { force: true });
+  // This scale's earlier builds, of this generator or an older one, or of another baseline.
+  for (const name of readdirSync(dir)) if (name.startsWith(stem) || name.includes(`-x${scale}.`)) rmSync(join(dir, name), { force: true });
   log(`building the scale-${scale} database (cached in ${dir}) …`);
   const started = performance.now();
   const temp = `${file}.building`;
