@@ -15,7 +15,7 @@
  * `tokens` days after the family expired or was revoked, so a rotated token is recognised (and
  * its family revoked) for as long as any of its family is kept.
  */
-import { and, inArray, lt, ne, notExists, sql, type SQL } from 'drizzle-orm';
+import { and, inArray, lt, ne, sql, type SQL } from 'drizzle-orm';
 import type { RetentionDays } from '../config.js';
 import {
   auditLog,
@@ -40,18 +40,15 @@ const rowid = sql`rowid`;
 const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
 const sessionChildren = [{ table: sessionRealms, key: rowid, column: sessionRealms.sessionId }];
 
-/** A session still backing a live refresh-token family is kept (the family's `sid` stays whole). */
-const noLiveFamily = (now: Date) =>
-  notExists(
-    sql`(SELECT 1 FROM ${refreshTokenFamilies} WHERE ${refreshTokenFamilies.sessionId} = ${sessions.id} AND ${refreshTokenFamilies.revokedAt} IS NULL AND ${refreshTokenFamilies.expiresAt} > ${now.getTime()})`,
-  );
-
 export const RETENTION_RULES: RetentionRule[] = [
   { name: 'refresh token families (expired)', table: refreshTokenFamilies, key: refreshTokenFamilies.id, keep: 'tokens', children: familyTokens, where: (before) => lt(refreshTokenFamilies.expiresAt, before) },
   { name: 'refresh token families (revoked)', table: refreshTokenFamilies, key: refreshTokenFamilies.id, keep: 'tokens', children: familyTokens, where: (before) => lt(refreshTokenFamilies.revokedAt, before) },
   { name: 'one-time links', table: oneTimeTokens, key: oneTimeTokens.tokenHash, keep: 'tokens', where: (before) => lt(oneTimeTokens.expiresAt, before) },
-  { name: 'sessions (signed out)', table: sessions, key: sessions.id, keep: 'sessions', children: sessionChildren, where: (before, now) => and(lt(sessions.revokedAt, before), noLiveFamily(now))! },
-  { name: 'sessions (expired)', table: sessions, key: sessions.id, keep: 'sessions', children: sessionChildren, where: (before, now) => and(lt(sessions.expiresAt, before), noLiveFamily(now))! },
+  // A refresh-token family born of a session may outlive it by a few days; it goes on without its
+  // `sid` (the foreign key sets it null). Its revocations never need the session: sign-out
+  // elsewhere, password changes and resets work by person.
+  { name: 'sessions (signed out)', table: sessions, key: sessions.id, keep: 'sessions', children: sessionChildren, where: (before) => lt(sessions.revokedAt, before) },
+  { name: 'sessions (expired)', table: sessions, key: sessions.id, keep: 'sessions', children: sessionChildren, where: (before) => lt(sessions.expiresAt, before) },
   { name: 'webhook deliveries', table: webhookDeliveries, key: webhookDeliveries.id, keep: 'webhooks', where: (before) => and(lt(webhookDeliveries.createdAt, before), ne(webhookDeliveries.status, 'pending'))! },
   { name: 'invitations', table: invitations, key: invitations.id, keep: 'invitations', where: (before) => and(inArray(invitations.state, ['pending', 'accepted', 'revoked']), lt(invitations.expiresAt, before))! },
   { name: 'audit entries', table: auditLog, key: auditLog.id, keep: 'audit', where: (before) => lt(auditLog.at, before) },

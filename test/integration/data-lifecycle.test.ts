@@ -95,13 +95,13 @@ describe('retention sweeper', () => {
     family(db, 'notes', p, { expiresAt: ahead(20), revokedAt: ago(8), tokens: 2 });
     keep('families', family(db, 'notes', p, { expiresAt: ago(3), tokens: 2 }));
     keep('families', family(db, 'notes', p, { expiresAt: ahead(20), revokedAt: ago(2) }));
-    // Sessions: ended more than 7 days ago go (with their realm marks), unless a live family still names them.
+    // Sessions: ended more than 7 days ago go (with their realm marks); a live family born of one goes on without its sid.
     session(db, p, { expiresAt: ahead(1), revokedAt: ago(8), realms: ['app:notes', 'app:billing'] });
     session(db, p, { expiresAt: ago(9), realms: ['app:notes'] });
     keep('sessions', session(db, p, { expiresAt: ahead(1), revokedAt: ago(2) }));
-    const backing = session(db, p, { expiresAt: ago(9) });
-    keep('sessions', backing);
-    keep('families', family(db, 'notes', p, { expiresAt: ahead(5), sessionId: backing }));
+    const ended = session(db, p, { expiresAt: ago(9) });
+    const outliving = family(db, 'notes', p, { expiresAt: ahead(5), sessionId: ended });
+    keep('families', outliving);
     // One-time links, webhook deliveries, audit entries, invitations.
     db.insert(oneTimeTokens).values({ tokenHash: sha256('old-link'), personId: p, purpose: 'password_reset', createdAt: ago(9), expiresAt: ago(8) }).run();
     db.insert(oneTimeTokens).values({ tokenHash: sha256('new-link'), personId: p, purpose: 'password_reset', createdAt: ago(2), expiresAt: ago(1), usedAt: ago(1) }).run();
@@ -143,13 +143,13 @@ describe('retention sweeper', () => {
         'one-time links': 1,
         'sessions (signed out)': 1,
         'sessions (signed out).session_realms': 2,
-        'sessions (expired)': 1,
+        'sessions (expired)': 2,
         'sessions (expired).session_realms': 1,
         'webhook deliveries': 2,
         invitations: 2,
         'audit entries': 1,
       },
-      total: 18,
+      total: 19,
       vacuumedPages: 0, // an in-memory database has no pages to hand back
       error: null,
     });
@@ -162,6 +162,7 @@ describe('retention sweeper', () => {
     expect(db.select({ id: invitations.id }).from(invitations).all()).toEqual([{ id: kept.invitations![0] }]);
     expect(db.select({ id: auditLog.id }).from(auditLog).where(eq(auditLog.id, 'aud_kept')).get()).toEqual({ id: 'aud_kept' });
     expect(db.select().from(oneTimeTokens).all().map((r) => r.tokenHash)).toEqual([sha256('new-link')]);
+    expect(db.select({ sessionId: refreshTokenFamilies.sessionId }).from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, outliving)).get()).toEqual({ sessionId: null });
 
     // Reuse detection across the sweep: the revoked family is kept through its grace and still answers as revoked…
     const revoked = await token(t, { grant_type: 'refresh_token', refresh_token: reusedNext, client_id: 'notes' });
@@ -183,7 +184,7 @@ describe('retention sweeper', () => {
     // The record, through the admin API.
     const ops = (await t.admin('GET', '/api/admin/operations')).json();
     expect(ops.sweeper).toEqual({
-      intervalSeconds: 3600, running: false, nextRunAt: null, lastRun: later, runs: 2, prunedTotal: 18 + later.total,
+      intervalSeconds: 3600, running: false, nextRunAt: null, lastRun: later, runs: 2, prunedTotal: 19 + later.total,
       retentionDays: { tokens: 7, sessions: 7, webhooks: 30, audit: 400, invitations: 90 },
     });
   });
