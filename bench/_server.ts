@@ -143,8 +143,9 @@ export interface BenchServer {
 export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = []) {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...serveNodeArgs({ ...process.env, ...env }), ...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', '0', '--admin-token', BENCH_ADMIN_TOKEN],
-    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn', ...env } },
+    [...serveNodeArgs({ ...process.env, ...env }), ...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', '0'],
+    // The admin token through the environment: `serve` refuses it on the command line (ps shows that).
+    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn', ADMIN_TOKEN: BENCH_ADMIN_TOKEN, ...env } },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const ready = new Promise<string>((resolve, reject) => {

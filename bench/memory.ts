@@ -87,7 +87,8 @@ async function everyFlowOnce(server: BenchServer, webhookUrl: string): Promise<v
 const EXPECTED_DELIVERIES = 3;
 
 async function run(): Promise<BenchResult[]> {
-  const server = await startBenchServer('memory', { GATEHOUSE_BENCH_METRICS: '1' });
+  // The receiver listens on 127.0.0.1: the operator's opt-in to loopback webhook targets.
+  const server = await startBenchServer('memory', { GATEHOUSE_BENCH_METRICS: '1', GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1' });
   const receiver = await startReceiver();
   try {
     const atReady = server.rssMiB() * 2 ** 20;

@@ -161,7 +161,7 @@ function rowsPastRetention(file: string, at: Date): Record<string, number> {
     const config = loadConfig({});
     return Object.fromEntries(
       RETENTION_RULES.map((rule) => {
-        const before = new Date(at.getTime() - config.retention[rule.keep] * 86_400_000);
+        const before = new Date(at.getTime() - (rule.keep ? config.retention[rule.keep] : 0) * 86_400_000);
         return [rule.name, db.select({ n: count() }).from(rule.table).where(rule.where(before, at)).get()!.n];
       }),
     );

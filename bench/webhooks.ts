@@ -40,7 +40,7 @@ async function run(): Promise<BenchResult[]> {
   const receiver = fork(join(here, '_webhook-receiver.mjs'), [], { env: { WEBHOOK_KEY_BASE64: key.toString('base64') }, stdio: 'inherit' });
   const port = await new Promise<number>((resolve) => receiver.once('message', (m: { port: number }) => resolve(m.port)));
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-webhooks-'));
-  const server = await start(loadConfig({ ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn' }, { dataDir, port: '0', host: '127.0.0.1' }));
+  const server = await start(loadConfig({ ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1' }, { dataDir, port: '0', host: '127.0.0.1' }));
   try {
     for (let i = 0; i < APPS; i++) {
       const res = await fetch(`${server.url}/api/admin/applications`, {

@@ -17,7 +17,7 @@ import { systemClock, type Clock } from './util/clock.js';
 import { fixedAdminToken, type AdminTokenStore } from './http/admin-token.js';
 import { notFound, problemErrorHandler, sendProblem } from './http/problem.js';
 import { requireAdmin } from './http/admin-auth.js';
-import { ProblemSchema } from './http/schemas.js';
+import { ProblemSchema, TEXT_FORMATS } from './http/schemas.js';
 import { HSTS_HEADERS, securityHeaders } from './http/security-headers.js';
 import { lazySerializerFactory, lazyValidator } from './http/lazy-compile.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -67,10 +67,13 @@ function makeValidators() {
   // Bodies are validated strictly (wrong type → 400, never coerced); query strings and path
   // parameters are text on the wire, so they are coerced to the declared types.
   const common = { removeAdditional: false, useDefaults: true, allErrors: true, strict: false } as const;
-  const body = new Ajv({ ...common, coerceTypes: false });
+  // `verbose` keeps the refused value in an error, so a display-text refusal can say which rule it broke.
+  const body = new Ajv({ ...common, coerceTypes: false, verbose: true });
   const query = new Ajv({ ...common, coerceTypes: 'array' });
-  addFormats(body);
-  addFormats(query);
+  for (const ajv of [body, query]) {
+    addFormats(ajv);
+    for (const [name, problem] of Object.entries(TEXT_FORMATS)) ajv.addFormat(name, (text: string) => problem(text) === undefined);
+  }
   return { body, query };
 }
 
@@ -93,6 +96,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false } },
     // Response serializers compile on a route's first answer, not at start-up (http/lazy-compile.ts).
     schemaController: { compilersFactory: { buildSerializer: lazySerializer } },
+    // Response schemas share shapes with request schemas; the serializer's own Ajv (used for
+    // unions) need not check the display-text formats, only know them (or it warns).
+    serializerOpts: { ajv: { formats: Object.fromEntries(Object.keys(TEXT_FORMATS).map((name) => [name, true])) } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // The server is ours (http/early-answers.ts); `https: true` only tells Fastify's listen log.
     serverFactory: nodeServerFactory(limits, deps.https, early),
@@ -114,6 +120,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     codes: new CodeStore(),
     wakeWebhooks: () => {},
     wakePurger: () => {},
+    listenAddresses: () => {
+      const address = app.server.address();
+      return address && typeof address === 'object' ? [address] : [];
+    },
   };
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
   app.decorate('ctx', ctx);

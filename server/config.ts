@@ -3,7 +3,7 @@
  * Every bad value becomes a `ConfigError` whose message is one clear sentence; the CLI prints
  * it and exits 1 without a stack trace.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSwitch } from './cli/launch.js';
 
@@ -19,8 +19,10 @@ export interface Config {
   issuer: string;
   /** True when the issuer came from configuration rather than the listen address. */
   issuerConfigured: boolean;
-  /** ADMIN_TOKEN from the environment; when unset the token lives in `<data>/admin-token`. */
+  /** ADMIN_TOKEN or the token file's content; when unset the token lives in `<data>/admin-token`. */
   adminToken: string | undefined;
+  /** Where a given admin token came from (`ADMIN_TOKEN`, or the file named), for the start-up line. */
+  adminTokenSource: string | undefined;
   accessTokenTtl: number;
   refreshTokenTtl: number;
   sessionTtl: number;
@@ -50,6 +52,8 @@ export interface Config {
   lowMemory: boolean;
   /** GATEHOUSE_IDLE_RECLAIM: give memory back to the system when quiet (server/ops/idle-memory.ts; default on). */
   idleReclaim: boolean;
+  /** GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: webhooks may target this machine's loopback addresses (default off). */
+  webhookAllowLoopback: boolean;
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
   env: Record<string, string | undefined>;
 }
@@ -88,7 +92,10 @@ export interface ServeFlags {
   port?: string;
   host?: string;
   issuer?: string;
+  /** Programmatic only (tests, embedding): `gatehouse serve` refuses the token on its command line. */
   adminToken?: string;
+  /** `--admin-token-file` (ADMIN_TOKEN_FILE): a file holding the admin token. */
+  adminTokenFile?: string;
   accessTokenTtl?: string;
   pretty?: boolean;
   tls?: string;
@@ -165,10 +172,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
   const host = pick(flags.host, 'HOST') ?? DEFAULTS.host;
   const issuerRaw = pick(flags.issuer, 'GATEHOUSE_ISSUER');
   const ttlRaw = pick(flags.accessTokenTtl, 'GATEHOUSE_ACCESS_TOKEN_TTL');
-  const adminToken = pick(flags.adminToken, 'ADMIN_TOKEN');
-  if (adminToken !== undefined && adminToken.length < 16) {
-    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters long.');
-  }
+  const { adminToken, adminTokenSource } = readAdminToken(pick(flags.adminToken, 'ADMIN_TOKEN'), flags.adminTokenFile, pick(undefined, 'ADMIN_TOKEN_FILE'));
   const tls = parseTls(pick(flags.tls, 'GATEHOUSE_TLS'), env);
   for (const name of POSITIVE_INTEGER_TUNABLES) positiveIntegerEnv(env, name, 1);
   const logLevel = pick(undefined, 'LOG_LEVEL');
@@ -177,6 +181,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
   }
   const lowMemory = switchEnv(env, 'GATEHOUSE_LOW_MEMORY', false);
   const idleReclaim = switchEnv(env, 'GATEHOUSE_IDLE_RECLAIM', true);
+  const webhookAllowLoopback = switchEnv(env, 'GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK', false);
   const redirectRaw = pick(undefined, 'GATEHOUSE_HTTP_REDIRECT_PORT');
   const backupRaw = pick(undefined, 'GATEHOUSE_BACKUP_INTERVAL');
   const rotationRaw = pick(undefined, 'GATEHOUSE_KEY_ROTATION_DAYS');
@@ -201,6 +206,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
     issuer: issuerRaw === undefined ? defaultIssuer(host, port, tls.mode !== 'off') : parseIssuer(issuerRaw),
     issuerConfigured: issuerRaw !== undefined,
     adminToken,
+    adminTokenSource,
     accessTokenTtl:
       ttlRaw === undefined ? DEFAULTS.accessTokenTtl : parseInteger('GATEHOUSE_ACCESS_TOKEN_TTL', ttlRaw, 60, 86400),
     refreshTokenTtl: DEFAULTS.refreshTokenTtl,
@@ -223,8 +229,34 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
       rotationRaw === undefined ? DEFAULTS.keyRotationDays : parseInteger('GATEHOUSE_KEY_ROTATION_DAYS', rotationRaw, 1, 3650),
     lowMemory,
     idleReclaim,
+    webhookAllowLoopback,
     env,
   };
+}
+
+/**
+ * The admin token from ADMIN_TOKEN, or from a file (`--admin-token-file`, ADMIN_TOKEN_FILE; one
+ * trailing line break dropped), never both. A file or the environment keeps the token out of `ps`.
+ */
+function readAdminToken(fromEnv: string | undefined, flagFile: string | undefined, envFile: string | undefined) {
+  const file = flagFile || envFile;
+  if (file === undefined) {
+    if (fromEnv !== undefined && fromEnv.length < 16) throw new ConfigError('ADMIN_TOKEN must be at least 16 characters long.');
+    return { adminToken: fromEnv, adminTokenSource: fromEnv === undefined ? undefined : 'ADMIN_TOKEN' };
+  }
+  if (fromEnv !== undefined) throw new ConfigError('Set the admin token once: ADMIN_TOKEN or an admin token file, not both.');
+  const named = flagFile ? '--admin-token-file' : 'ADMIN_TOKEN_FILE';
+  const path = resolve(file);
+  let token: string;
+  try {
+    token = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : 'cannot be read';
+    throw new ConfigError(`${named} names ${path}, which ${why}.`);
+  }
+  if (token.length < 16) throw new ConfigError(`The admin token in ${path} must be at least 16 characters long.`);
+  return { adminToken: token, adminTokenSource: path };
 }
 
 /** An on/off variable (`1`/`true`, `0`/`false`; unset or empty is `fallback`). */

@@ -2,6 +2,7 @@
  * What every feature module receives: the store, configuration, clock and a few shared services.
  * Built once by `buildApp` and attached to the Fastify instance as `app.ctx`.
  */
+import type { AddressInfo } from 'node:net';
 import type { Db } from './db/client.js';
 import type { Config } from './config.js';
 import type { Clock } from './util/clock.js';
@@ -15,6 +16,8 @@ export interface AppContext {
   adminToken: AdminTokenStore;
   /** Live authorization codes: in memory, see oauth/authorize/code.ts. */
   codes: CodeStore;
+  /** The sockets this server listens on (none before listen, or under `inject`); webhooks may not target them. */
+  listenAddresses: () => AddressInfo[];
   /** Called after a transaction wrote webhook outbox rows, so the worker looks sooner. */
   wakeWebhooks: () => void;
   /** Called when a big delete has rows left after its inline batches (data-lifecycle/purge.ts). */

@@ -19,6 +19,8 @@ import { providersFeature } from './accounts/providers/routes.js';
 import { emailLinksFeature } from './accounts/email-link-routes.js';
 import { passwordPagesFeature } from './pages/password-pages.js';
 import { selfServicePlugin } from './self-service/routes.js';
+import { peoplePlugin } from './people/routes.js';
+import { activityPlugin } from './activity/routes.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -35,4 +37,6 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   passwordPagesFeature,
   oauthPlugin,
   selfServicePlugin,
+  peoplePlugin,
+  activityPlugin,
 ];

@@ -15,7 +15,8 @@ import { openDatabase, type Db } from './db/client.js';
 import { startCheckpointer } from './db/checkpointer.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
-import { ensureLocalTls, loadOwnTls, type TlsMaterial } from './ops/tls.js';
+import { caStatus, certificateNames, ensureLocalTls, loadOwnTls, normalizeIp, type TlsMaterial } from './ops/tls.js';
+import { answerCaRequest } from './ops/ca-page.js';
 import { backupIntoStore, configuredSecret, pruneBackups } from './ops/backup.js';
 import { schemaState } from './ops/schema-version.js';
 import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
@@ -75,11 +76,22 @@ async function guardMigrations(config: Config, file: string): Promise<void> {
   }
 }
 
-/** A plain-http listener whose only answer is a 301 to the same path over https. */
-async function startRedirect(config: Config, httpsPort: number): Promise<Server> {
+/**
+ * A plain-http listener that answers 301 to the same path over https, except the local CA
+ * (`/ca`, `/ca.pem`: ops/ca-page.ts), which devices need before they can trust the https port.
+ * The redirect goes to the host the browser asked for when the served certificate names it (so
+ * the name keeps matching), and to the issuer otherwise: echoing any `Host` made it an open
+ * redirect (issue 22 review).
+ */
+async function startRedirect(config: Config, httpsPort: number, served: () => TlsMaterial | undefined): Promise<Server> {
   const server = createServer((request, response) => {
-    const host = (request.headers.host ?? config.host).replace(/:\d+$/, '');
-    response.writeHead(301, { location: `https://${host}:${httpsPort}${request.url ?? '/'}` }).end();
+    if (config.tls.mode === 'auto' && answerCaRequest(config.dataDir, request, response)) return;
+    const material = served();
+    const asked = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d+)?$/.exec(request.headers.host ?? '')?.[1]?.toLowerCase();
+    const names = material ? certificateNames(material.cert) : { dns: [], ips: [] };
+    const known = asked !== undefined && (names.dns.includes(asked.replace(/\.$/, '')) || names.ips.includes(normalizeIp(asked.replace(/^\[|\]$/g, ''))));
+    const base = known ? `https://${asked}:${httpsPort}` : config.issuer;
+    response.writeHead(301, { location: `${base}${request.url ?? '/'}` }).end();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -138,6 +150,7 @@ async function startClaimed(config: Config): Promise<Running> {
   if (!config.issuerConfigured) config.issuer = defaultIssuer(config.host, port, Boolean(tls));
   const url = defaultIssuer(config.host, port, Boolean(tls));
   const checkpointer = startCheckpointer(db, databaseFile);
+  warnAboutCa(app, config);
   if (config.lowMemory && !lowMemoryActive()) {
     app.log.warn(`GATEHOUSE_LOW_MEMORY is set, but this process was started without ${LOW_MEMORY_NODE_ARGS.join(' ')}; \`gatehouse serve\` and \`npm start\` apply them.`);
   }
@@ -165,8 +178,12 @@ async function startClaimed(config: Config): Promise<Running> {
     tlsTimer.unref();
   }
   let redirect: Server | undefined;
-  if (tls && config.httpRedirectPort !== undefined) redirect = await startRedirect(config, port);
+  if (tls && config.httpRedirectPort !== undefined) redirect = await startRedirect(config, port, () => running.tls);
   const redirectAddress = redirect?.address();
+  if (redirectAddress && typeof redirectAddress === 'object') {
+    const listening = app.ctx.listenAddresses;
+    app.ctx.listenAddresses = () => [...listening(), redirectAddress];
+  }
   const redirectUrl =
     redirectAddress && typeof redirectAddress === 'object'
       ? defaultIssuer(config.host, redirectAddress.port)
@@ -186,9 +203,25 @@ async function startClaimed(config: Config): Promise<Running> {
   return running;
 }
 
+/** A local CA that should be renewed says so in the log at every start (issue 22). */
+function warnAboutCa(app: FastifyInstance, config: Config): void {
+  if (config.tls.mode !== 'auto') return;
+  const ca = caStatus(config.dataDir, config.tls.extraNames, new Date());
+  if (!ca?.renewalDue) return;
+  const why = !ca.nameConstraints
+    ? 'it was made by an older Gatehouse without name constraints and can vouch for any site'
+    : ca.uncovered.length
+      ? `it does not cover ${ca.uncovered.join(', ')}`
+      : `it expires at ${ca.notAfter}`;
+  app.log.warn(
+    { fingerprint: ca.fingerprint },
+    `The local CA should be renewed: ${why}. Renew it (POST /api/admin/tls/ca/renew), install the new CA from /ca.pem on every device and remove the old one.`,
+  );
+}
+
 /** The one human line printed at start-up. */
 export function readyLine(running: Running): string {
-  const token = running.config.adminToken ? 'from ADMIN_TOKEN / --admin-token' : `in ${join(running.config.dataDir, 'admin-token')}`;
+  const token = running.config.adminTokenSource ? `from ${running.config.adminTokenSource}` : `in ${join(running.config.dataDir, 'admin-token')}`;
   const mode = lowMemoryActive() ? ', low-memory mode' : '';
   const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, data ${running.config.dataDir}, admin token ${token}${mode}`;
   if (!running.tls) return line;

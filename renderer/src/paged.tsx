@@ -1,39 +1,35 @@
 /**
  * Admin lists come a page at a time (DESIGN §4.2: `limit` at most 200, then `nextCursor`). Long
- * lists (members, invitations, API keys) show the first page and a "Load more" button; short ones
- * a panel needs whole (applications, SSO groups) are read to the end.
+ * lists (members, invitations, API keys, people) show the first page and a "Load more" button;
+ * short ones a panel needs whole (applications, SSO groups) are read to the end.
+ *
+ * A list is read through a typed page function, e.g.
+ *   (cursor) => ok(client.GET('/api/admin/sso-groups', { params: { query: { limit: PAGE, cursor } } })).then((d) => page(d.ssoGroups, d))
  */
 import { createResource, createSignal, Show, type Resource } from 'solid-js';
-import { api, enc, listOf } from './api';
 import { ErrorBox, useAction } from './ui';
+import { strings } from './strings';
 
-const PAGE = 200; // the API's largest page
+export const PAGE = 200; // the API's largest page
 
-interface Page<T> {
+export interface Page<T> {
   rows: T[];
   nextCursor: string | null;
 }
 
-function withQuery(path: string, params: Record<string, string>): string {
-  const query = Object.entries(params)
-    .map(([k, v]) => `${k}=${enc(v)}`)
-    .join('&');
-  return `${path}${path.includes('?') ? '&' : '?'}${query}`;
-}
+/** Reads one page of rows; `cursor` is undefined for the first page. */
+export type PageFn<T> = (cursor: string | undefined) => Promise<Page<T>>;
 
-async function getPage<T>(path: string, cursor?: string): Promise<Page<T>> {
-  const data = await api.get<{ nextCursor?: string | null }>(withQuery(path, cursor ? { limit: String(PAGE), cursor } : { limit: String(PAGE) }));
-  return { rows: listOf<T>(data), nextCursor: data?.nextCursor ?? null };
-}
+export const page = <T,>(rows: T[], answer: { nextCursor: string | null }): Page<T> => ({ rows, nextCursor: answer.nextCursor });
 
 /** Every row of a list, following `nextCursor` to the end. */
-export async function fetchAll<T>(path: string): Promise<T[]> {
+export async function fetchAll<T>(read: PageFn<T>): Promise<T[]> {
   const rows: T[] = [];
   let cursor: string | undefined;
   do {
-    const page = await getPage<T>(path, cursor);
-    rows.push(...page.rows);
-    cursor = page.nextCursor ?? undefined;
+    const p = await read(cursor);
+    rows.push(...p.rows);
+    cursor = p.nextCursor ?? undefined;
   } while (cursor);
   return rows;
 }
@@ -50,21 +46,24 @@ export interface PagedList<T> {
   refetch: () => void;
 }
 
-/** A list read page by page from `path()` (reactive: a new path starts again from the top). */
-export function createPagedList<T>(path: () => string): PagedList<T> {
+/**
+ * A list read page by page. `source()` is reactive (filters): when it changes, the list starts
+ * again from the top; `read(source, cursor)` reads one page for it.
+ */
+export function createPagedList<S, T>(source: () => S, read: (source: S, cursor: string | undefined) => Promise<Page<T>>): PagedList<T> {
   const [later, setLater] = createSignal<Page<T> | null>(null);
-  const [first, { refetch }] = createResource(path, async (p) => {
-    const page = await getPage<T>(p);
+  const [first, { refetch }] = createResource(source, async (s) => {
+    const p = await read(s, undefined);
     setLater(null);
-    return page;
+    return p;
   });
   const next = () => (later() ? later()!.nextCursor : (first.latest?.nextCursor ?? null));
   const more = useAction();
   const loadMore = async () => {
     const cursor = next();
     if (!cursor || more.busy()) return;
-    const page = await more.run(() => getPage<T>(path(), cursor));
-    if (page) setLater((l) => ({ rows: [...(l?.rows ?? []), ...page.rows], nextCursor: page.nextCursor }));
+    const p = await more.run(() => read(source(), cursor));
+    if (p) setLater((l) => ({ rows: [...(l?.rows ?? []), ...p.rows], nextCursor: p.nextCursor }));
   };
   return {
     first,
@@ -84,7 +83,7 @@ export function LoadMore<T>(props: { list: PagedList<T> }) {
       <Show when={props.list.hasMore()}>
         <p>
           <button type="button" onClick={() => void props.list.loadMore()} disabled={props.list.more.busy()}>
-            {props.list.more.busy() ? 'Loading…' : `Load more (showing ${props.list.rows().length})`}
+            {props.list.more.busy() ? strings.common.loading : strings.common.loadMore(props.list.rows().length)}
           </button>
         </p>
       </Show>

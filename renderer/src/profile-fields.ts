@@ -4,6 +4,8 @@
  * the (possibly changed) type does not allow are dropped, as the server refuses them.
  */
 import type { ProfileField } from './api';
+import { checkProfileFieldDefinitions, PROFILE_KEY_PATTERN } from '../../server/applications/profile-fields';
+import { fieldName } from './api/problem';
 
 export const FIELD_TYPES = ['string', 'text', 'number', 'integer', 'boolean', 'email', 'url', 'date', 'select'];
 
@@ -49,5 +51,25 @@ export function fieldForSave(draft: FieldDraft): ProfileField {
   const description = out.description?.trim();
   if (description) out.description = description;
   else delete out.description;
+  return out;
+}
+
+const words = {
+  key: (n: number) => `Profile field ${n}: the key must start with a letter and hold only letters, digits and _ (at most 64).`,
+  label: (n: number) => `Profile field ${n}: the label is required.`,
+  sentence: (s: string) => s.charAt(0).toUpperCase() + s.slice(1) + (/[.!?]$/.test(s) ? '' : '.'),
+};
+
+/**
+ * Every problem of an edited list, in words, as the server's own checks would find them
+ * (server/applications/profile-fields.ts, imported: one place for the rule).
+ */
+export function profileFieldErrors(fields: ProfileField[]): string[] {
+  const out: string[] = [];
+  fields.forEach((f, i) => {
+    if (!PROFILE_KEY_PATTERN.test(f.key)) out.push(words.key(i + 1));
+    if (!f.label) out.push(words.label(i + 1));
+  });
+  for (const e of checkProfileFieldDefinitions(fields, 'profile_fields')) out.push(`${fieldName(e.path)}: ${e.message}.`);
   return out;
 }

@@ -1,10 +1,17 @@
-/** Small building blocks: loading/empty/error states, copy buttons, confirmation dialog, toasts. */
-import { createEffect, createSignal, For, Show, type JSX, type Resource } from 'solid-js';
+/**
+ * Small building blocks: loading/empty/error states, tables that scroll in their own box, form
+ * fields with their messages, copy buttons, confirmation dialog, toasts.
+ */
+import { createEffect, createSignal, createUniqueId, For, Show, type JSX, type Resource } from 'solid-js';
+import { ApiError } from './api';
+import { strings } from './strings';
+
+const t = strings.common;
 
 export function Loading(props: { label?: string }) {
   return (
     <p class="muted" role="status" aria-live="polite">
-      <span class="spinner" aria-hidden="true" /> {props.label ?? 'Loading…'}
+      <span class="spinner" aria-hidden="true" /> {props.label ?? t.loading}
     </p>
   );
 }
@@ -14,18 +21,32 @@ export function Empty(props: { children: JSX.Element }) {
 }
 
 /**
- * A list shown as a table, or its empty state when there are no rows. An empty string in
- * `columns` is an unlabelled column (row actions).
+ * A wide table in a box of its own that scrolls sideways on a narrow screen, so the page itself
+ * never does. The box is a labelled, focusable region: keyboard users can scroll it too.
  */
-export function ListTable<T>(props: {
+export function TableScroll(props: { label: string; children: JSX.Element }) {
+  return (
+    <div class="table-scroll" role="region" aria-label={props.label} tabindex="0">
+      {props.children}
+    </div>
+  );
+}
+
+/**
+ * A table of rows in its own scrolling box. An empty string in `columns` is an unlabelled
+ * column (row actions).
+ */
+export function DataTable<T>(props: {
   rows: readonly T[];
-  columns: string[];
-  empty: JSX.Element;
+  columns: readonly string[];
+  /** What the table lists, for its scroll region. */
+  label: string;
+  class?: string;
   children: (row: T) => JSX.Element;
 }) {
   return (
-    <Show when={props.rows.length} fallback={<Empty>{props.empty}</Empty>}>
-      <table>
+    <TableScroll label={props.label}>
+      <table class={props.class}>
         <thead>
           <tr>
             <For each={props.columns}>{(column) => <th>{column}</th>}</For>
@@ -35,17 +56,82 @@ export function ListTable<T>(props: {
           <For each={props.rows}>{(row) => props.children(row)}</For>
         </tbody>
       </table>
+    </TableScroll>
+  );
+}
+
+/** A list shown as a table, or its empty state when there are no rows. */
+export function ListTable<T>(props: {
+  rows: readonly T[];
+  columns: readonly string[];
+  empty: JSX.Element;
+  label: string;
+  children: (row: T) => JSX.Element;
+}) {
+  return (
+    <Show when={props.rows.length} fallback={<Empty>{props.empty}</Empty>}>
+      <DataTable rows={props.rows} columns={props.columns} label={props.label}>
+        {props.children}
+      </DataTable>
     </Show>
   );
 }
 
-export function ErrorBox(props: { error: unknown }) {
+/**
+ * A failure in words. With `fieldsShown`, a validation problem's field messages are left to the
+ * fields (<Field errors>) and the box says only what went wrong overall.
+ */
+export function ErrorBox(props: { error: unknown; fieldsShown?: boolean }) {
+  const text = () => {
+    const e = props.error;
+    if (props.fieldsShown && e instanceof ApiError && e.problem.errors?.length) return e.problem.detail ?? e.message;
+    return e instanceof Error ? e.message : String(e);
+  };
   return (
     <Show when={props.error}>
       <div class="error" role="alert">
-        {props.error instanceof Error ? props.error.message : String(props.error)}
+        {text()}
       </div>
     </Show>
+  );
+}
+
+/**
+ * A labelled form field with its hint and its messages in words, one per line, tied to the input
+ * (`aria-describedby`, `aria-invalid`). `children` renders the input with the given attributes.
+ */
+export function Field(props: {
+  label: JSX.Element;
+  hint?: JSX.Element;
+  errors?: readonly string[];
+  children: (a: { id: string; 'aria-describedby': string | undefined; 'aria-invalid': boolean }) => JSX.Element;
+}) {
+  const id = createUniqueId();
+  const hintId = `${id}-hint`;
+  const errorId = `${id}-errors`;
+  const bad = () => Boolean(props.errors?.length);
+  const describedBy = () => [props.hint ? hintId : '', bad() ? errorId : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div class="field" classList={{ invalid: bad() }}>
+      <label for={id}>{props.label}</label>
+      {props.children({
+        id,
+        get 'aria-describedby'() {
+          return describedBy();
+        },
+        get 'aria-invalid'() {
+          return bad();
+        },
+      })}
+      <Show when={props.hint}>
+        <span class="hint" id={hintId}>
+          {props.hint}
+        </span>
+      </Show>
+      <div id={errorId} class="field-errors" aria-live="polite">
+        <For each={props.errors ?? []}>{(message) => <p>{message}</p>}</For>
+      </div>
+    </div>
   );
 }
 
@@ -78,8 +164,8 @@ export function CopyButton(props: { value: string; label?: string }) {
     setTimeout(() => setDone(false), 1500);
   };
   return (
-    <button type="button" class="small" onClick={copy} aria-label={`Copy ${props.label ?? 'value'}`}>
-      {done() ? 'Copied' : 'Copy'}
+    <button type="button" class="small" onClick={copy} aria-label={t.copyLabel(props.label ?? 'value')}>
+      {done() ? t.copied : t.copy}
     </button>
   );
 }
@@ -137,7 +223,7 @@ export function ConfirmHost() {
             <p>{p().body}</p>
             <div class="actions">
               <button type="button" onClick={() => close(false)} autofocus>
-                Cancel
+                {t.cancel}
               </button>
               <button type="submit" class="danger">
                 {p().action}
@@ -167,7 +253,7 @@ export function ToastHost() {
 }
 
 export function when(iso: string | null | undefined): string {
-  if (!iso) return '—';
+  if (!iso) return t.none;
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }

@@ -2,8 +2,11 @@
  * CSRF defences (DESIGN §5).
  *
  * - JSON writes that rely on the session cookie must be `Content-Type: application/json` (which a
- *   cross-site form cannot send without a CORS preflight) and, when an `Origin` header is present,
- *   it must be the issuer's origin (browsers always send it on cross-site requests).
+ *   cross-site form cannot send without a CORS preflight) when they are POSTs or carry a body. A
+ *   bodyless DELETE (or PATCH/PUT) needs no content type: those methods are not CORS-simple, so a
+ *   cross-site page can send them only after a preflight, which we never grant.
+ * - Whatever the method, an `Origin` header must be the issuer's origin (browsers always send it
+ *   on cross-site requests), and `Sec-Fetch-Site: cross-site` is refused when no Origin came.
  * - Hosted HTML forms carry a double-submit token: a random per-browser cookie (HttpOnly,
  *   SameSite=Lax, `__Host-` under HTTPS) whose value the form repeats in a hidden field.
  */
@@ -19,12 +22,21 @@ export function issuerOrigin(config: Config): string {
   return new URL(config.issuer).origin;
 }
 
-/** onRequest hook body for cookie-relying JSON writes. */
+/** Whether the request carries a body (a length above zero, or a chunked one). */
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  if (length !== undefined && length !== '0') return true;
+  return request.headers['transfer-encoding'] !== undefined;
+}
+
+/** onRequest hook body for cookie-relying JSON writes (DESIGN §5). */
 export function checkJsonWrite(config: Config, request: FastifyRequest): void {
-  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json') throw csrfFailed('This endpoint needs Content-Type: application/json.');
+  if (request.method === 'POST' || hasBody(request)) {
+    const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') throw csrfFailed('This endpoint needs Content-Type: application/json.');
+  }
   const origin = request.headers.origin;
-  if (origin !== undefined && origin !== issuerOrigin(config)) {
+  if (origin !== undefined ? origin !== issuerOrigin(config) : request.headers['sec-fetch-site'] === 'cross-site') {
     throw csrfFailed('Cross-origin requests are not accepted here.');
   }
 }

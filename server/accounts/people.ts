@@ -3,6 +3,7 @@
  * starting a browser session after a successful sign-in or sign-up.
  */
 import { eq, sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/client.js';
@@ -18,6 +19,10 @@ export interface ClientInfo {
   ip: string;
   /** The session token the browser already holds, if any. */
   currentToken?: string | undefined;
+  /** The browser's device cookie, if any (accounts/device-cookie.ts). */
+  deviceCookie?: string | undefined;
+  /** The request's logger, for work that outlives the answer (e-mail). */
+  log?: Pick<FastifyBaseLogger, 'warn'> | undefined;
 }
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();

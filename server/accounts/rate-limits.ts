@@ -89,10 +89,14 @@ function storeFor(ctx: AppContext): FastifyRateLimitStoreCtor {
   return ctor;
 }
 
-/** Registers the limiter in the caller's scope; routes opt in with `config: { rateLimit }`. */
-export async function registerRateLimit(app: FastifyInstance): Promise<void> {
+/**
+ * Registers the limiter in the caller's scope; routes opt in with `config: { rateLimit }`. A scope
+ * that authenticates in `onRequest` counts in `preHandler`, so refused strangers spend nothing.
+ */
+export async function registerRateLimit(app: FastifyInstance, hook: 'onRequest' | 'preHandler' = 'onRequest'): Promise<void> {
   await app.register(rateLimit, {
     global: false,
+    hook,
     store: storeFor(app.ctx),
     errorResponseBuilder: (_request, context) => tooManyRequests(context.ttl / 1000),
   });

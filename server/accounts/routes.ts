@@ -10,6 +10,7 @@ import type { AppContext, FeatureOptions } from '../context.js';
 import { problemRef } from '../http/schemas.js';
 import { acceptEmptyJsonBody } from '../http/empty-json.js';
 import { checkJsonWrite } from './csrf.js';
+import { deviceCookieOf, sendDeviceCookie } from './device-cookie.js';
 import { userRecord, type ClientInfo } from './people.js';
 import { authRateLimits, registerRateLimit } from './rate-limits.js';
 import { SignInBodySchema, SignUpBodySchema, UserResponseSchema } from './schemas.js';
@@ -23,12 +24,22 @@ const errors = { 400: problemRef, 401: problemRef, 403: problemRef, 404: problem
 
 export function clientInfo(ctx: AppContext, request: FastifyRequest): ClientInfo {
   const ua = request.headers['user-agent'];
-  return { userAgent: typeof ua === 'string' ? ua : undefined, ip: request.ip, currentToken: sessionToken(ctx.config, request) };
+  return {
+    userAgent: typeof ua === 'string' ? ua : undefined,
+    ip: request.ip,
+    currentToken: sessionToken(ctx.config, request),
+    deviceCookie: deviceCookieOf(ctx.config, request),
+    log: request.log,
+  };
 }
 
-/** Sets the cookie for a new session; the browser keeps its cookie when the session was reused. */
+/**
+ * Sets the cookie for a new session (the browser keeps its cookie when the session was reused),
+ * and a fresh device cookie: this browser has now proved itself for the address (device-cookie.ts).
+ */
 export function sendSessionCookie(ctx: AppContext, reply: FastifyReply, signedIn: SignedIn): void {
   if (signedIn.token) setSessionCookie(reply, ctx.config, signedIn.token);
+  sendDeviceCookie(ctx.db, ctx.config, reply.request, reply, signedIn.person.email);
   reply.header('cache-control', 'no-store');
 }
 

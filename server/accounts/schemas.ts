@@ -1,6 +1,6 @@
 /** Wire schemas of the sign-in endpoints (DESIGN §4.8). */
 import { Type, type Static } from 'typebox';
-import { Slug, Timestamp } from '../http/schemas.js';
+import { DisplayName, Slug, Timestamp } from '../http/schemas.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.js';
 
 const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
@@ -10,7 +10,7 @@ export const SignUpBodySchema = Type.Object(
   {
     email: Email,
     password: Password,
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    name: Type.Optional(DisplayName({ minLength: 1, maxLength: 200 })),
     applicationId: Type.Optional(Slug),
     invitationToken: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   },

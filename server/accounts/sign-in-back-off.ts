@@ -7,16 +7,28 @@
  * only and never touches existing sessions. Guesses during a lock are neither counted nor extend
  * it. Stored in `sign_in_back_off` (survives restarts), keyed by the SHA-256 of the normalised
  * address; rows go on a right password and are swept once idle for a day, with a row cap.
+ *
+ * The lock cannot be turned against the owner (issue 22, OWASP "device cookies"): a browser that
+ * proves it signed in to this address before, with a valid device cookie (device-cookie.ts) or a
+ * live session of its owner, is a trusted client. Its checks are counted under its own key with
+ * the same schedule, so strangers locking the address do not lock it out; once its own key is
+ * locked it is a stranger again. A lock of the address itself is audited and, with mail
+ * configured, told to its owner by e-mail (at most once a day).
  */
+import type { FastifyBaseLogger } from 'fastify';
 import { and, asc, count, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { signInBackOff, type Person } from '../db/schema.js';
 import { recordAudit } from '../audit/record.js';
-import { tooManyRequests } from '../http/problem.js';
+import { Problem, tooManyRequests } from '../http/problem.js';
 import { sha256 } from '../util/crypto.js';
+import { guessingMessage } from '../mail/account-messages.js';
+import { sendInBackground } from './email-verification.js';
+import { addressKey, trustedNonce } from './device-cookie.js';
 import { normalizeEmail } from './people.js';
+import { liveSession } from './session.js';
 
 export const LOCK_AFTER_FAILURES = 5;
 const LOCK_BASE_MS = 30_000;
@@ -36,11 +48,25 @@ export function lockDuration(failures: number): number {
 export interface PasswordCheck {
   failures: number;
   lockedUntil: Date | undefined;
+  /** The counter claimed: the address's, or a trusted browser's own. */
+  key: string;
+  trusted: boolean;
 }
 
-const keyOf = (email: string) => sha256(normalizeEmail(email));
+/** What a browser shows of itself to be trusted with an address (OWASP device cookies). */
+export interface BrowserProof {
+  /** The raw device cookie it sent. */
+  deviceCookie?: string | undefined;
+  /** Its session cookie's token: trusted when that session is live and the address's owner's. */
+  sessionToken?: string | undefined;
+  /** A live session of the address's owner that the caller has already resolved (self-service). */
+  ownSessionId?: string | undefined;
+}
 
-const lockedProblem = (lockedUntil: Date, now: Date) =>
+/** Notifications of guessing go out at most this often per address. */
+export const GUESSING_NOTICE_EVERY_MS = 24 * 60 * 60_000;
+
+const lockedProblem = (lockedUntil: Date, now: Date): Problem =>
   tooManyRequests((lockedUntil.getTime() - now.getTime()) / 1000, 'Too many failed sign-ins for this account; try again later.');
 
 /**
@@ -49,12 +75,34 @@ const lockedProblem = (lockedUntil: Date, now: Date) =>
  * otherwise the check is counted as a failure up front, and the 5th and later lock the address
  * before their verification runs. Counting first is what keeps guesses sent all at once from
  * slipping past the lock while argon2 verifies them (the lock test and the count are one
- * conditional upsert). A right password then clears the count (`clearBackOff`).
+ * conditional upsert). A right password then clears the count (`passwordCheckPassed`).
+ * A trusted browser (`proof`) is counted under its own key instead, while that key is not locked.
  */
-export function claimPasswordCheck(ctx: AppContext, email: string): PasswordCheck {
+export function claimPasswordCheck(ctx: AppContext, email: string, proof: BrowserProof = {}): PasswordCheck {
   const now = ctx.clock.now();
   if (sweepDue(ctx.db, now)) sweepBackOff(ctx.db, now);
-  return backOffQueries(ctx.db).claim(keyOf(email), now);
+  const queries = backOffQueries(ctx.db);
+  const browser = trustedBrowserKey(ctx.db, email, proof, now);
+  if (browser) {
+    const claimed = queries.claim(browser, now);
+    if (!('lockedAt' in claimed)) return { ...claimed, key: browser, trusted: true };
+  }
+  const address = addressKey(email);
+  const claimed = queries.claim(address, now);
+  if ('lockedAt' in claimed) throw lockedProblem(claimed.lockedAt, now);
+  return { ...claimed, key: address, trusted: false };
+}
+
+/** The back-off key of a browser that proves it may be trusted with `email`, or undefined. */
+function trustedBrowserKey(db: Db, email: string, proof: BrowserProof, now: Date): string | undefined {
+  const nonce = trustedNonce(db, proof.deviceCookie, addressKey(email));
+  if (nonce) return sha256(`device.${nonce}`);
+  if (proof.ownSessionId) return sha256(`session.${proof.ownSessionId}`);
+  if (proof.sessionToken && proof.sessionToken.length <= 200) {
+    const live = liveSession(db, proof.sessionToken, now);
+    if (live && normalizeEmail(live.person.email) === normalizeEmail(email)) return sha256(`session.${live.session.id}`);
+  }
+  return undefined;
 }
 
 /**
@@ -79,34 +127,53 @@ const backOffQueries = preparedPerDb((db) => {
   const lockedUntil = db.select({ lockedUntil: t.lockedUntil }).from(t).where(eq(t.emailHash, p('emailHash'))).prepare();
   const lock = db.update(t).set({ lockedUntil: sql`${p('untilMs')}` }).where(eq(t.emailHash, p('emailHash'))).prepare();
   const clear = db.delete(t).where(eq(t.emailHash, p('emailHash'))).prepare();
-  const claim = db.$client.transaction((emailHash: string, now: Date): PasswordCheck => {
+  const notified = db
+    .update(t)
+    .set({ notifiedAt: sql`${p('nowMs')}` })
+    .where(and(eq(t.emailHash, p('emailHash')), or(isNull(t.notifiedAt), lte(t.notifiedAt, p('sinceMs')))))
+    .prepare();
+  const claim = db.$client.transaction((emailHash: string, now: Date): Omit<PasswordCheck, 'key' | 'trusted'> | { lockedAt: Date } => {
     const row = countFailure.get({ emailHash, now, nowMs: now.getTime() });
-    if (!row) throw lockedProblem(lockedUntil.get({ emailHash })?.lockedUntil ?? now, now);
+    if (!row) return { lockedAt: lockedUntil.get({ emailHash })?.lockedUntil ?? now };
     if (row.failures < LOCK_AFTER_FAILURES) return { failures: row.failures, lockedUntil: undefined };
     const until = new Date(now.getTime() + lockDuration(row.failures));
     lock.run({ emailHash, untilMs: until.getTime() });
     return { failures: row.failures, lockedUntil: until };
   });
-  return { claim, clear };
+  return { claim, clear, notified };
 });
 
 /**
  * The claimed check failed: a lock it set on a person's address is audited (a right password
- * would have cleared it). Addresses without an account leave no audit entry.
+ * would have cleared it) and told to the person by e-mail when mail is configured, at most once a
+ * day. Addresses without an account leave no trace; a trusted browser's own lock neither.
  */
-export function passwordCheckFailed(ctx: AppContext, person: Pick<Person, 'id'> | undefined, check: PasswordCheck): void {
-  if (!person || !check.lockedUntil) return;
-  recordAudit(ctx.db, ctx.clock.now(), {
+export function passwordCheckFailed(
+  ctx: AppContext,
+  person: Pick<Person, 'id' | 'email'> | undefined,
+  check: PasswordCheck,
+  log?: Pick<FastifyBaseLogger, 'warn'>,
+): void {
+  if (!person || !check.lockedUntil || check.trusted) return;
+  const now = ctx.clock.now();
+  recordAudit(ctx.db, now, {
     actor: 'system',
     action: 'security.sign_in_locked',
     target: person.id,
     details: { failedSignIns: check.failures, lockedUntil: check.lockedUntil.toISOString() },
   });
+  const due = backOffQueries(ctx.db).notified.run({ emailHash: check.key, nowMs: now.getTime(), sinceMs: now.getTime() - GUESSING_NOTICE_EVERY_MS });
+  if (due.changes === 1) sendInBackground(ctx, guessingMessage(person.email, check.failures, now), log ?? { warn: () => {} }, 'guessing notice');
 }
 
-/** A right password (or a reset): the back-off of that address starts over (also inside a transaction on `db`). */
+/** A right password: the counter it was claimed on (the address's, or the trusted browser's) starts over. */
+export function passwordCheckPassed(db: Db, check: PasswordCheck): void {
+  backOffQueries(db).clear.run({ emailHash: check.key });
+}
+
+/** A password reset or change: the back-off of that address starts over (also inside a transaction on `db`). */
 export function clearBackOff(db: Db, email: string): void {
-  backOffQueries(db).clear.run({ emailHash: keyOf(email) });
+  backOffQueries(db).clear.run({ emailHash: addressKey(email) });
 }
 
 const lastSweep = new WeakMap<Db, number>();

@@ -11,9 +11,10 @@ import type { Config } from '../config.js';
 import { Problem } from '../http/problem.js';
 import { findMembership, membershipEventData, touchMembership } from '../members/create.js';
 import { recordEvent } from '../webhooks/outbox.js';
+import { countFailedSignIn, countSignIn } from '../activity/record.js';
 import { verifyPassword } from './passwords.js';
 import { applicationForEmailSignIn, findPersonByEmail, startSession, type ClientInfo } from './people.js';
-import { claimPasswordCheck, clearBackOff, passwordCheckFailed } from './sign-in-back-off.js';
+import { claimPasswordCheck, passwordCheckFailed, passwordCheckPassed } from './sign-in-back-off.js';
 
 export { LOCK_AFTER_FAILURES, lockDuration } from './sign-in-back-off.js';
 
@@ -35,17 +36,25 @@ export const invalidCredentials = () =>
 
 export async function signInWithEmail(ctx: AppContext, input: SignInInput, client: ClientInfo): Promise<SignedIn> {
   const app = input.applicationId === undefined ? undefined : applicationForEmailSignIn(ctx, input.applicationId);
-  // Claimed for every address, known or not, before the person is even looked up.
-  const check = claimPasswordCheck(ctx, input.email);
+  // Claimed for every address, known or not, before the person is even looked up; a browser that
+  // proved itself before (device cookie, live session) is counted apart from strangers.
+  let check: ReturnType<typeof claimPasswordCheck>;
+  try {
+    check = claimPasswordCheck(ctx, input.email, { deviceCookie: client.deviceCookie, sessionToken: client.currentToken });
+  } catch (locked) {
+    countFailedSignIn(ctx.db, ctx.clock.now(), app?.id);
+    throw locked;
+  }
   const person = findPersonByEmail(ctx.db, input.email);
   const ok = await verifyPassword(person?.passwordHash, input.password);
   const now = ctx.clock.now();
   if (!person || !ok) {
-    passwordCheckFailed(ctx, person, check);
+    passwordCheckFailed(ctx, person, check, client.log);
+    countFailedSignIn(ctx.db, now, app?.id);
     throw invalidCredentials();
   }
   const result = ctx.db.transaction(() => {
-    clearBackOff(ctx.db, person.email);
+    passwordCheckPassed(ctx.db, check);
     return signInPerson(ctx.db, now, ctx.config, person, app, client);
   });
   if (app) ctx.wakeWebhooks();
@@ -62,9 +71,11 @@ export function signInPerson(db: Db, now: Date, config: Config, person: Person, 
   const started = startSession(db, now, config, person, app, client);
   const membership = app ? findMembership(db, app.id, person.id) : undefined;
   // A suspended member signs in to Gatehouse (the account pages) but not to the application.
-  if (app && membership?.status === 'active') {
-    touchMembership(db, membership.id, now);
-    recordEvent(db, now, app.id, 'membership.signed_in', membershipEventData(membership, person));
+  const member = app && membership?.status === 'active' ? membership : undefined;
+  countSignIn(db, now, member && app?.id);
+  if (app && member) {
+    touchMembership(db, member.id, now);
+    recordEvent(db, now, app.id, 'membership.signed_in', membershipEventData(member, person));
   }
   return started;
 }

@@ -10,6 +10,8 @@ import { linkedAccounts, people, type Application, type Invitation, type Person 
 import { recordAudit } from '../audit/record.js';
 import { conflict, forbidden, validationFailed } from '../http/problem.js';
 import { newId } from '../util/ids.js';
+import { displayTextProblem } from '../util/display-text.js';
+import { isEmailAddress } from '../util/email.js';
 import { createMembership } from '../members/create.js';
 import { acceptInvitation, invitationByToken, invitationStatus } from '../invitations/accept.js';
 import { checkPasswordLength, hashPassword } from './passwords.js';
@@ -53,10 +55,13 @@ function admission(ctx: AppContext, input: SignUpInput, email: string): { app: A
 export async function signUpWithEmail(ctx: AppContext, input: SignUpInput, client: ClientInfo): Promise<SignedIn> {
   const email = normalizeEmail(input.email);
   // The JSON schema checks this too; the hosted form arrives here unchecked.
-  if (email.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) {
+  if (!isEmailAddress(email)) {
     throw validationFailed([{ path: 'body.email', message: 'must be an e-mail address' }], 'The e-mail address is not valid.');
   }
   checkPasswordLength(input.password);
+  // Shown to administrators and in the audit log (util/display-text.ts); the hosted form arrives unchecked.
+  const nameProblem = input.name === undefined ? undefined : displayTextProblem(input.name);
+  if (nameProblem) throw validationFailed([{ path: 'body.name', message: nameProblem }], 'The name is not valid.');
   const { app, invitation } = admission(ctx, input, email);
   if (findPersonByEmail(ctx.db, email)) throw emailInUse();
   const passwordHash = await hashPassword(input.password);

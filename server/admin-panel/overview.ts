@@ -1,9 +1,10 @@
 /** The control panel's overview: what this installation is and how much it holds. */
-import { and, count, desc, eq, gt, isNull } from 'drizzle-orm';
+import { and, count, eq, gt } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
-import { applications, invitations, rowCounts, signingKeys, ssoGroups } from '../db/schema.js';
+import { applications, invitations, rowCounts, ssoGroups } from '../db/schema.js';
 import { existsSync } from 'node:fs';
 import { tlsPaths } from '../ops/tls.js';
+import { activeKey } from '../ops/key-rotation.js';
 import { packageVersion } from './paths.js';
 
 export interface Overview {
@@ -43,14 +44,8 @@ function counts(ctx: AppContext, now: Date): Overview['counts'] {
 
 export function overview(ctx: AppContext, startedAt: Date): Overview {
   const now = ctx.clock.now();
-  // The key that signs now: the newest one not yet retired (none before the OAuth feature made one).
-  const key = ctx.db
-    .select({ kid: signingKeys.kid })
-    .from(signingKeys)
-    .where(isNull(signingKeys.retiredAt))
-    .orderBy(desc(signingKeys.createdAt))
-    .limit(1)
-    .get();
+  // The key that signs now (a published next key waits its turn).
+  const key = activeKey(ctx.db, now);
   const issuer = ctx.config.issuer;
   return {
     version: packageVersion(),

@@ -1,7 +1,7 @@
 /** Wire schemas of API keys, DESIGN §4.7. */
 import { Type, type Static } from 'typebox';
 import { listQueryProperties } from '../http/pagination.js';
-import { NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { DisplayName, NullableTimestamp, Timestamp } from '../http/schemas.js';
 
 export const API_KEY_SCOPES = [
   'application:read',
@@ -16,7 +16,7 @@ export const API_KEY_SCOPES = [
 
 export const ApiKeyCreateSchema = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: DisplayName({ minLength: 1, maxLength: 200 }),
     // Checked against API_KEY_SCOPES in the service, so a 400 names each unknown scope plainly.
     scopes: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 20 }),
     expiresAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),

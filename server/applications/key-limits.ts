@@ -7,12 +7,27 @@
  * - `clientType`: switching to `web` mints a client secret, which keys may not rotate or see.
  * - Deleting the application deletes its API keys too: key management (admin only).
  * - `webhookUrl` / `webhookSecret`: where membership events go is the `webhooks:write` scope.
+ * - `redirectUris`, `postLogoutRedirectUris` and `audience` (issue 22): they decide who receives credentials. A key that
+ *   could add its own redirect URI would get a signed-in member's code without any prompt from a
+ *   crafted authorize link; a key that could change the audience would mint tokens another API
+ *   accepts. Admin only, rather than a scope of their own: an application's back end has no
+ *   business moving its own sign-in targets, and a scope would be one more thing to explain.
  */
 import { requireActorScope, type Actor } from '../http/admin-auth.js';
 import type { Application } from '../db/schema.js';
 import type { ApplicationPatch } from './schemas.js';
+import { sameRedirectUris } from './redirect-uris.js';
 
 export function requireMayPatch(actor: Actor, current: Application, patch: ApplicationPatch): void {
+  if (patch.redirectUris !== undefined && !sameRedirectUris(patch.redirectUris, current.redirectUris)) {
+    requireActorScope(actor, undefined, 'change where sign-ins are sent (redirect URIs)');
+  }
+  if (patch.postLogoutRedirectUris !== undefined && !sameRedirectUris(patch.postLogoutRedirectUris, current.postLogoutRedirectUris)) {
+    requireActorScope(actor, undefined, 'change where sign-outs are sent (post-logout redirect URIs)');
+  }
+  if (patch.audience !== undefined && patch.audience !== current.audience) {
+    requireActorScope(actor, undefined, 'change the audience of its tokens');
+  }
   if (patch.ssoGroupId !== undefined && patch.ssoGroupId !== current.ssoGroupId) {
     requireActorScope(actor, undefined, 'move an application between SSO groups');
   }

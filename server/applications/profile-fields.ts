@@ -9,6 +9,8 @@
  */
 import type { Profile, ProfileField } from '../db/schema.js';
 import type { FieldError } from '../http/problem.js';
+import { displayTextProblem } from '../util/display-text.js';
+import { isEmailAddress } from '../util/email.js';
 
 export const PROFILE_KEY_PATTERN = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
 export const MAX_PROFILE_FIELDS = 50;
@@ -45,7 +47,6 @@ export function checkProfileFieldDefinitions(fields: ProfileField[], path = 'bod
   return errors;
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /** Why `value` is not a valid value of `field`, or undefined when it is. */
@@ -65,7 +66,10 @@ function valueProblem(field: ProfileField, value: unknown): string | undefined {
       if (typeof value !== 'string') return 'must be a string';
       const maxLength = field.max_length ?? DEFAULT_MAX_LENGTH[field.type] ?? 200;
       if (value.length > maxLength) return `must be at most ${maxLength} characters`;
-      if (field.type === 'email' && !EMAIL.test(value)) return 'must be an e-mail address';
+      // Profile text is shown in the panel and account pages: no controls, overrides or mark stacks.
+      const textProblem = displayTextProblem(value, { multiline: field.type === 'text' });
+      if (textProblem) return textProblem;
+      if (field.type === 'email' && !isEmailAddress(value)) return 'must be an e-mail address';
       if (field.type === 'url') {
         try {
           const url = new URL(value);

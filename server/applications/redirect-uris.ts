@@ -72,3 +72,12 @@ export function matchesRedirectUri(registered: string[], presented: string, clie
   const candidate = loopbackWithoutPort(presented);
   return candidate !== undefined && registered.some((uri) => loopbackWithoutPort(uri) === candidate);
 }
+
+/**
+ * Whether two registered lists admit the same redirects: order does not decide where codes go. A
+ * list that may be unset (null: post-logout redirect URIs) differs from every list.
+ */
+export function sameRedirectUris(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.length === b.length && a.every((uri) => b.includes(uri));
+}

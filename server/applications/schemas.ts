@@ -1,22 +1,22 @@
 /** Wire schemas of applications and auth policies (spec §2, DESIGN §4.3–4.4). */
 import { Type, type Static } from 'typebox';
-import { Slug, Timestamp } from '../http/schemas.js';
+import { DisplayName, DisplayText, Slug, Timestamp } from '../http/schemas.js';
 import { PROFILE_KEY_PATTERN } from './profile-fields.js';
 
 export const ProfileFieldSchema = Type.Object(
   {
     key: Type.String({ pattern: PROFILE_KEY_PATTERN.source }),
-    label: Type.String({ minLength: 1, maxLength: 200 }),
+    label: DisplayName({ minLength: 1, maxLength: 200 }),
     type: Type.Union(
       ['string', 'text', 'number', 'integer', 'boolean', 'email', 'url', 'date', 'select'].map((t) => Type.Literal(t)),
     ),
     required: Type.Boolean({ default: false }),
     user_editable: Type.Boolean({ default: true }),
-    options: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100 })),
+    options: Type.Optional(Type.Array(DisplayName({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100 })),
     min: Type.Optional(Type.Number()),
     max: Type.Optional(Type.Number()),
     max_length: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000 })),
-    description: Type.Optional(Type.String({ maxLength: 1000 })),
+    description: Type.Optional(DisplayText({ maxLength: 1000 })),
   },
   { additionalProperties: false },
 );
@@ -52,14 +52,20 @@ export const AuthPolicyPatchBodySchema = Type.Object(AuthPolicyPatchSchema.prope
 
 const ClientTypeSchema = Type.Union([Type.Literal('web'), Type.Literal('spa'), Type.Literal('native')]);
 const Audience = Type.String({ minLength: 1, maxLength: 500, pattern: '^\\S+$' });
-const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { minItems: 1, maxItems: 20 });
+const RedirectUri = Type.String({ minLength: 1, maxLength: 2000 });
+const RedirectUris = Type.Array(RedirectUri, { minItems: 1, maxItems: 20 });
+/** OIDC `post_logout_redirect_uris`; null (the default) lets the redirect URIs stand in, [] allows none. */
+const PostLogoutRedirectUris = Type.Union([Type.Array(RedirectUri, { maxItems: 20 }), Type.Null()], {
+  description: 'Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none.',
+});
 const WebhookUrl = Type.String({ minLength: 1, maxLength: 2000 });
 const WebhookSecret = Type.String({ minLength: 16, maxLength: 200 });
 
-const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Name = DisplayName({ minLength: 1, maxLength: 200 });
 
 /** Fields an administrator may set after creation; all optional in PATCH. */
 const mutableFields = {
+  postLogoutRedirectUris: Type.Optional(PostLogoutRedirectUris),
   clientType: Type.Optional(ClientTypeSchema),
   webhookUrl: Type.Optional(Type.Union([WebhookUrl, Type.Null()])),
   webhookSecret: Type.Optional(Type.Union([WebhookSecret, Type.Null()])),
@@ -89,6 +95,7 @@ export const ApplicationRecordSchema = Type.Object({
   name: Type.String(),
   audience: Type.String(),
   redirectUris: Type.Array(Type.String()),
+  postLogoutRedirectUris: Type.Union([Type.Array(Type.String()), Type.Null()]),
   clientType: ClientTypeSchema,
   webhookUrl: Type.Union([Type.String(), Type.Null()]),
   webhookSecretSet: Type.Boolean(),

@@ -12,7 +12,7 @@ import { conflict, notFound, validationFailed, type FieldError } from '../http/p
 import { afterCursor, toPage } from '../http/pagination.js';
 import { iso } from '../http/schemas.js';
 import { randomToken, sha256 } from '../util/crypto.js';
-import { checkRedirectUris } from './redirect-uris.js';
+import { checkRedirectUris, sameRedirectUris } from './redirect-uris.js';
 import { applicationRealm } from './realms.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
 import { findApplication } from './lookup.js';
@@ -20,7 +20,8 @@ import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
 import type { ApplicationCreate, ApplicationPatch, AuthPolicyPatch } from './schemas.js';
 import { webhookSecretProblem } from '../webhooks/sign.js';
-import { FORBIDDEN_ADDRESS_MESSAGE, isForbiddenAddress } from '../webhooks/target-address.js';
+import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-address.js';
+import { recordEvent } from '../webhooks/outbox.js';
 
 export const DEFAULT_AUTH_POLICY: AuthPolicy = {
   signup_policy: 'invite_only',
@@ -37,6 +38,7 @@ export function applicationRecord(app: Application) {
     name: app.name,
     audience: app.audience,
     redirectUris: app.redirectUris,
+    postLogoutRedirectUris: app.postLogoutRedirectUris,
     clientType: app.clientType,
     webhookUrl: app.webhookUrl,
     webhookSecretSet: Boolean(app.webhookSecret),
@@ -92,7 +94,7 @@ function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path:
   return policy;
 }
 
-function checkWebhookUrl(url: string | null | undefined, errors: FieldError[]) {
+function checkWebhookUrl(ctx: AppContext, url: string | null | undefined, errors: FieldError[]) {
   if (url === null || url === undefined) return;
   try {
     const parsed = new URL(url);
@@ -100,7 +102,9 @@ function checkWebhookUrl(url: string | null | undefined, errors: FieldError[]) {
     if (parsed.username || parsed.password) {
       errors.push({ path: 'body.webhookUrl', message: 'must not contain credentials' });
     }
-    if (isForbiddenAddress(parsed.hostname)) errors.push({ path: 'body.webhookUrl', message: FORBIDDEN_ADDRESS_MESSAGE });
+    const port = Number(parsed.port) || (parsed.protocol === 'https:' ? 443 : 80);
+    const problem = webhookHostProblem(parsed.hostname, port, webhookTargetPolicy(ctx));
+    if (problem) errors.push({ path: 'body.webhookUrl', message: problem });
   } catch {
     errors.push({ path: 'body.webhookUrl', message: 'must be an absolute http(s) URL' });
   }
@@ -110,6 +114,7 @@ function checkWebhookUrl(url: string | null | undefined, errors: FieldError[]) {
 interface ApplicationShape {
   clientType: ClientType;
   redirectUris: string[];
+  postLogoutRedirectUris?: string[] | null;
   webhookUrl?: string | null;
   webhookSecret?: string | null;
   ssoGroupId?: string | null;
@@ -122,7 +127,8 @@ interface ApplicationShape {
  */
 function checkApplication(ctx: AppContext, app: ApplicationShape) {
   const errors = checkRedirectUris(app.redirectUris, app.clientType);
-  checkWebhookUrl(app.webhookUrl, errors);
+  if (app.postLogoutRedirectUris) errors.push(...checkRedirectUris(app.postLogoutRedirectUris, app.clientType, 'body.postLogoutRedirectUris'));
+  checkWebhookUrl(ctx, app.webhookUrl, errors);
   if (app.webhookSecret && !app.webhookUrl) errors.push({ path: 'body.webhookSecret', message: 'needs a webhookUrl' });
   if (app.webhookSecret) {
     const problem = webhookSecretProblem(app.webhookSecret);
@@ -177,6 +183,7 @@ export function createApplication(ctx: AppContext, input: ApplicationCreate, act
         name: input.name,
         audience: input.audience,
         redirectUris: input.redirectUris,
+        postLogoutRedirectUris: input.postLogoutRedirectUris ?? null,
         clientType,
         clientSecretHash: clientSecret ? sha256(clientSecret) : null,
         webhookUrl: input.webhookUrl ?? null,
@@ -198,9 +205,10 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
   const current = getApplication(ctx, id);
   const clientType = patch.clientType ?? current.clientType;
   const redirectUris = patch.redirectUris ?? current.redirectUris;
+  const postLogoutRedirectUris = patch.postLogoutRedirectUris === undefined ? current.postLogoutRedirectUris : patch.postLogoutRedirectUris;
   const webhookUrl = patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl;
   // Only a changed group is checked, so an update never fails over a group it does not touch.
-  checkApplication(ctx, { clientType, redirectUris, webhookUrl, webhookSecret: patch.webhookSecret, ssoGroupId: patch.ssoGroupId });
+  checkApplication(ctx, { clientType, redirectUris, postLogoutRedirectUris, webhookUrl, webhookSecret: patch.webhookSecret, ssoGroupId: patch.ssoGroupId });
   const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
   if (patch.audience !== undefined) assertAudienceFree(ctx.db, patch.audience, id);
 
@@ -225,6 +233,7 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
         name: patch.name ?? current.name,
         audience: patch.audience ?? current.audience,
         redirectUris,
+        postLogoutRedirectUris,
         clientType,
         clientSecretHash,
         webhookUrl,
@@ -253,9 +262,33 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
         ...(clientSecret ? { clientSecretIssued: true } : {}),
       },
     });
+    recordRedirectChange(tx, now, actor, current, row);
     return row;
   });
+  if (redirectChange(current, updated)) ctx.wakeWebhooks();
   return withSecretsShownOnce(updated, { clientSecret, webhookSecret: generatedWebhookSecret });
+}
+
+/** `{field: {before, after}}` for each redirect list that changed, or undefined when none did. */
+function redirectChange(before: Application, after: Application) {
+  const changed: Record<string, { before: string[] | null; after: string[] | null }> = {};
+  if (!sameRedirectUris(before.redirectUris, after.redirectUris)) changed.redirectUris = { before: before.redirectUris, after: after.redirectUris };
+  if (!sameRedirectUris(before.postLogoutRedirectUris, after.postLogoutRedirectUris)) {
+    changed.postLogoutRedirectUris = { before: before.postLogoutRedirectUris, after: after.postLogoutRedirectUris };
+  }
+  return Object.keys(changed).length ? changed : undefined;
+}
+
+/**
+ * Where sign-ins (or sign-outs) may be sent changed (issue 22): one audit entry, and the
+ * application hears it by webhook, so its owners learn when someone (an administrator, or a leaked
+ * admin token) moves the place its codes go. Written in the update's transaction.
+ */
+function recordRedirectChange(tx: Tx, now: Date, actor: string, before: Application, after: Application) {
+  const details = redirectChange(before, after);
+  if (!details) return;
+  recordAudit(tx, now, { actor, action: 'application.redirect_uris_changed', applicationId: after.id, target: after.id, details });
+  recordEvent(tx, now, after.id, 'application.redirect_uris_changed', { actor, ...details });
 }
 
 /**

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { DEFAULT_LIMIT, listQueryProperties } from '../http/pagination.js';
-import { adminErrors, NoQuery, Slug, Timestamp, IdParams, adminSecurity as security } from '../http/schemas.js';
+import { adminErrors, DisplayName, NoQuery, Slug, Timestamp, IdParams, adminSecurity as security } from '../http/schemas.js';
 import { addApplication, createGroup, deleteGroup, getGroup, listGroups, removeApplication, renameGroup } from './sso-groups.js';
 
 const GroupSchema = Type.Object({
@@ -12,7 +12,7 @@ const GroupSchema = Type.Object({
   applicationIds: Type.Array(Type.String()),
   createdAt: Timestamp,
 }, { additionalProperties: false });
-const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Name = DisplayName({ minLength: 1, maxLength: 200 });
 const tags = ['sso-groups'];
 
 export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {

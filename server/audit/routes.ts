@@ -1,17 +1,29 @@
 /**
  * `GET /api/admin/audit-log` (issue 4): the append-only log of admin writes and security events,
- * newest first, filtered by `applicationId`, `action` and `actor`, with keyset pagination over
- * `(at, id)` descending. Admin token only: it is outside every application's path, so API keys
- * get 403 `insufficient_scope`.
+ * newest first, filtered by `applicationId`, `action`, `actor` and a time range (`from`
+ * inclusive, `to` exclusive), with keyset pagination over `(at, id)` descending. Each filter has
+ * an index leading with it and ending in (at, id) (`audit_log_app_idx`, `_action_idx`,
+ * `_actor_idx`; `audit_log_at_idx` for the range alone), so a page is one index range however
+ * long the log. `references` names the people, applications, API keys and invitations the page
+ * mentions (issue 25), looked up by primary key, so the panel shows names instead of ids. Admin
+ * token only: it is outside every application's path, so API keys get 403 `insufficient_scope`.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, lt, or, type SQL } from 'drizzle-orm';
 import { Type, type Static } from 'typebox';
 import { auditLog, type AuditLogEntry } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { DEFAULT_LIMIT, decodeCursor, listQueryProperties, toPage } from '../http/pagination.js';
 import { adminErrors, Timestamp, iso } from '../http/schemas.js';
+import { validationFailed } from '../http/problem.js';
+import { auditReferences } from './references.js';
+
+function parseTime(value: string, field: string): Date {
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) throw validationFailed([{ path: `querystring.${field}`, message: 'must be a date and time' }]);
+  return at;
+}
 
 const AuditQuerySchema = Type.Object(
   {
@@ -19,6 +31,8 @@ const AuditQuerySchema = Type.Object(
     applicationId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     action: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     actor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    from: Type.Optional(Type.String({ format: 'date-time', description: 'entries at or after this time' })),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'entries before this time' })),
   },
   { additionalProperties: false },
 );
@@ -34,9 +48,22 @@ const AuditEntrySchema = Type.Object({
   details: Type.Record(Type.String(), Type.Unknown()),
 });
 
+const ReferenceSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('person'), Type.Literal('membership'), Type.Literal('application'), Type.Literal('api_key'), Type.Literal('invitation')]),
+    /** E-mail (and name) of a person or member, an application's or API key's name, an invitation's address. */
+    label: Type.String(),
+    /** The person a person or membership is; the application a membership, key or invitation belongs to. */
+    personId: Type.Optional(Type.String()),
+    applicationId: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
 const AuditListSchema = Type.Object({
   entries: Type.Array(AuditEntrySchema),
   nextCursor: Type.Union([Type.String(), Type.Null()]),
+  references: Type.Record(Type.String(), ReferenceSchema, { description: 'names of the ids this page mentions (actors, applications, targets), by id' }),
 });
 
 function entryRecord(e: AuditLogEntry) {
@@ -61,6 +88,8 @@ export function listAudit(ctx: AppContext, query: AuditQuery) {
         query.applicationId ? eq(auditLog.applicationId, query.applicationId) : undefined,
         query.action ? eq(auditLog.action, query.action) : undefined,
         query.actor ? eq(auditLog.actor, query.actor) : undefined,
+        query.from ? gte(auditLog.at, parseTime(query.from, 'from')) : undefined,
+        query.to ? lt(auditLog.at, parseTime(query.to, 'to')) : undefined,
         beforeCursor(query.cursor),
       ),
     )
@@ -68,7 +97,7 @@ export function listAudit(ctx: AppContext, query: AuditQuery) {
     .limit(limit + 1)
     .all();
   const page = toPage(rows, limit, (r) => ({ t: r.at.getTime(), id: r.id }));
-  return { entries: page.items.map(entryRecord), nextCursor: page.nextCursor };
+  return { entries: page.items.map(entryRecord), nextCursor: page.nextCursor, references: auditReferences(ctx.db, page.items) };
 }
 
 export const auditRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -36,5 +36,5 @@ export const commands: CommandEntry[] = [
   { name: 'app delete', summary: 'delete an application with its members, invitations and API keys', load: async () => (await import('./admin/apps.js')).appDelete },
   { name: 'invite', summary: 'invite people to an application by e-mail', load: async () => (await import('./admin/members.js')).invite },
   { name: 'member list', summary: "list an application's members", load: async () => (await import('./admin/members.js')).memberList },
-  { name: 'key rotate', summary: 'make the running server sign with a new key', load: async () => (await import('./admin/keys.js')).keyRotate },
+  { name: 'key rotate', summary: 'publish a new signing key on the running server (it signs two minutes later)', load: async () => (await import('./admin/keys.js')).keyRotate },
 ];

@@ -1,6 +1,7 @@
 /**
- * `gatehouse rotate-keys`: adds a new RS256 signing key and retires the current one, which stays
- * in the JWKS until every token it signed has expired (by the access-token lifetime the server
+ * `gatehouse rotate-keys`: publishes a new RS256 signing key, which takes over after the JWKS cache
+ * lifetime (oauth/keys.ts); the current one signs until then and stays in the JWKS until every
+ * token it signed has expired (by the access-token lifetime the server
  * runs with, ops/token-lifetime.ts). Safe while the server runs: the server picks up the new key
  * within seconds (SQLite WAL, its key cache re-reads the store).
  */
@@ -25,12 +26,12 @@ export const rotateKeysCommand: Command = {
       const now = new Date();
       // The server's access-token lifetime (recorded at its start), not this process's own setting.
       const window = retiringWindowSeconds(db, now, config.accessTokenTtl, MAX_ACCESS_TOKEN_TTL);
-      const { kid, retired } = await rotateSigningKey(db, now, window, 'cli');
+      const { kid, retired, activatesAt } = await rotateSigningKey(db, now, window, 'cli');
       console.log(kid);
       for (const key of listKeys(db, now).filter((k) => retired.includes(k.kid))) {
-        console.error(`Key ${key.kid} is retired and stays in the JWKS until ${key.expiresAt}.`);
+        console.error(`Key ${key.kid} signs until ${key.retiredAt} and stays in the JWKS until ${key.expiresAt}.`);
       }
-      console.error(`New signing key ${kid} is active.`);
+      console.error(`New signing key ${kid} is published now and signs from ${activatesAt.toISOString()}.`);
     } finally {
       db.$client.close();
     }

@@ -1,5 +1,5 @@
 /** `gatehouse serve`: run the server in the foreground until SIGINT/SIGTERM. */
-import { loadConfig } from '../config.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { readyLine, start } from '../main.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 import { serveBenchMetrics } from './bench-metrics.js';
@@ -12,7 +12,9 @@ export const serveCommand: Command = {
     port: { type: 'string' },
     host: { type: 'string' },
     issuer: { type: 'string' },
+    // Declared so that it is refused with a reason, not as an unknown option.
     'admin-token': { type: 'string' },
+    'admin-token-file': { type: 'string' },
     'access-token-ttl': { type: 'string' },
     pretty: { type: 'boolean' },
     tls: { type: 'string' },
@@ -22,18 +24,22 @@ export const serveCommand: Command = {
     ['--port N', 'listen port, 0 picks a free one (PORT, default 8787)'],
     ['--host ADDR', 'listen address, 0.0.0.0 for the LAN (HOST, default 127.0.0.1)'],
     ['--issuer URL', 'public base URL and token issuer (GATEHOUSE_ISSUER)'],
-    ['--admin-token T', 'admin bearer token (ADMIN_TOKEN; generated into <data>/admin-token when unset)'],
+    ['--admin-token-file FILE', 'file holding the admin bearer token (ADMIN_TOKEN_FILE, or the token itself in ADMIN_TOKEN; generated into <data>/admin-token when neither is set)'],
     ['--access-token-ttl S', 'access-token lifetime in seconds (GATEHOUSE_ACCESS_TOKEN_TTL, default 900)'],
     ['--pretty', 'human-readable logs instead of JSON lines'],
     ['--tls MODE', 'auto: HTTPS with a local CA in <data>/tls/ (GATEHOUSE_TLS; own files via GATEHOUSE_TLS_CERT/KEY)'],
   ],
   async run(values) {
+    if (values['admin-token'] !== undefined) {
+      // Every user of the machine can read a process's arguments (ps, /proc/<pid>/cmdline).
+      throw new ConfigError('--admin-token would show the token to every user of this machine (ps); use --admin-token-file FILE or the ADMIN_TOKEN environment variable.');
+    }
     const config = loadConfig(process.env, {
       dataDir: values['data-dir'] as string | undefined,
       port: values.port as string | undefined,
       host: values.host as string | undefined,
       issuer: values.issuer as string | undefined,
-      adminToken: values['admin-token'] as string | undefined,
+      adminTokenFile: values['admin-token-file'] as string | undefined,
       accessTokenTtl: values['access-token-ttl'] as string | undefined,
       pretty: values.pretty as boolean | undefined,
       tls: values.tls as string | undefined,

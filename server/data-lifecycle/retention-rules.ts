@@ -18,11 +18,14 @@
 import { and, inArray, lt, ne, sql, type SQL } from 'drizzle-orm';
 import type { RetentionDays } from '../config.js';
 import {
+  activityDaily,
+  activityPeople,
   auditLog,
   invitations,
   oneTimeTokens,
   refreshTokenFamilies,
   refreshTokens,
+  revokedAccessTokens,
   sessionRealms,
   sessions,
   webhookDeliveries,
@@ -30,11 +33,17 @@ import {
 import type { BatchStep } from './batch.js';
 
 export interface RetentionRule extends Omit<BatchStep, 'where'> {
-  /** The setting that says how many days ended rows are kept (0: for ever, the rule is skipped). */
-  keep: keyof RetentionDays;
+  /**
+   * The setting that says how many days ended rows are kept (0: for ever, the rule is skipped).
+   * Without one the rule always runs, with `before` = now (rows that are worthless once past).
+   */
+  keep?: keyof RetentionDays;
   /** Rows to delete: ended before `before` (now minus the kept days). */
   where: (before: Date, now: Date) => SQL;
 }
+
+/** The activity counters' day numbers (activity/record.ts): whole days since 1970-01-01 UTC. */
+const dayNumber = (at: Date) => Math.floor(at.getTime() / 86_400_000);
 
 const rowid = sql`rowid`;
 const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
@@ -52,4 +61,9 @@ export const RETENTION_RULES: RetentionRule[] = [
   { name: 'webhook deliveries', table: webhookDeliveries, key: webhookDeliveries.id, keep: 'webhooks', where: (before) => and(lt(webhookDeliveries.createdAt, before), ne(webhookDeliveries.status, 'pending'))! },
   { name: 'invitations', table: invitations, key: invitations.id, keep: 'invitations', where: (before) => and(inArray(invitations.state, ['pending', 'accepted', 'revoked']), lt(invitations.expiresAt, before))! },
   { name: 'audit entries', table: auditLog, key: auditLog.id, keep: 'audit', where: (before) => lt(auditLog.at, before) },
+  // Issue 22: a revoked access token's jti is needed only until the token itself expires.
+  { name: 'revoked access tokens', table: revokedAccessTokens, key: rowid, where: (_before, now) => lt(revokedAccessTokens.expiresAt, now) },
+  // Issue 25: daily sign-in counts are kept as long as the audit log; who was counted, only until yesterday.
+  { name: 'activity days', table: activityDaily, key: rowid, keep: 'audit', where: (before) => lt(activityDaily.day, dayNumber(before)) },
+  { name: 'activity people', table: activityPeople, key: rowid, where: (_before, now) => lt(activityPeople.day, dayNumber(now) - 1) },
 ];

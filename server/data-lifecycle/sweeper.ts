@@ -72,8 +72,8 @@ export async function sweep(db: Db, config: Config, clock: Clock, options: Sweep
   let error: string | null = null;
   try {
     for (const rule of RETENTION_RULES) {
-      const days = config.retention[rule.keep];
-      if (days === 0) continue; // kept for ever
+      const days = rule.keep ? config.retention[rule.keep] : 0;
+      if (rule.keep && days === 0) continue; // kept for ever
       const now = clock.now();
       const step = { ...rule, where: rule.where(new Date(now.getTime() - days * 86_400_000), now) };
       for (;;) {

@@ -95,6 +95,8 @@ export const people = sqliteTable(
  * Back-off against password guessing, per e-mail address rather than per person, so an address
  * with no account locks exactly like one with an account (the answers never tell them apart).
  * Keyed by the SHA-256 of the normalised address: guessed addresses are not kept in the clear.
+ * A browser that proved itself (device cookie, live session) is counted under its own key, the
+ * SHA-256 of `device.<nonce>` or `session.<id>`, in the same column.
  * Rows go on a right password and are swept once idle (accounts/sign-in-back-off.ts).
  */
 export const signInBackOff = sqliteTable(
@@ -104,6 +106,8 @@ export const signInBackOff = sqliteTable(
     failures: integer('failures').notNull(),
     lockedUntil: timestamp('locked_until'),
     lastFailureAt: timestamp('last_failure_at').notNull(),
+    /** When the address's owner was last told by e-mail that it is being guessed at. */
+    notifiedAt: timestamp('notified_at'),
   },
   (t) => [index('sign_in_back_off_last_failure_idx').on(t.lastFailureAt)],
 );
@@ -231,6 +235,11 @@ export const applications = sqliteTable(
     name: text('name').notNull(),
     audience: text('audience').notNull(),
     redirectUris: text('redirect_uris', { mode: 'json' }).$type<string[]>().notNull(),
+    /**
+     * Where RP-initiated logout may send the browser (OIDC `post_logout_redirect_uris`); null until
+     * an administrator sets it, and then the redirect URIs stand in (applications from before the list).
+     */
+    postLogoutRedirectUris: text('post_logout_redirect_uris', { mode: 'json' }).$type<string[]>(),
     clientType: text('client_type').$type<ClientType>().notNull(),
     /** SHA-256 of the client secret (web clients only). */
     clientSecretHash: text('client_secret_hash'),
@@ -400,6 +409,21 @@ export const refreshTokens = sqliteTable(
   (t) => [index('refresh_tokens_family_idx').on(t.familyId)],
 );
 
+/**
+ * Access tokens revoked before their expiry (RFC 7009 §2.2.1), by `jti`. Access tokens are
+ * stateless JWTs: this list is what userinfo (and introspection) check. A row lives only as long
+ * as its token would have (`expiresAt`), then the retention rule deletes it.
+ */
+export const revokedAccessTokens = sqliteTable(
+  'revoked_access_tokens',
+  {
+    jti: text('jti').primaryKey(),
+    expiresAt: timestamp('expires_at').notNull(),
+    revokedAt: timestamp('revoked_at').notNull(),
+  },
+  (t) => [index('revoked_access_tokens_expires_idx').on(t.expiresAt)],
+);
+
 // ---------------------------------------------------------------------------------------------
 // Webhooks and audit
 
@@ -448,10 +472,46 @@ export const auditLog = sqliteTable(
   (t) => [
     index('audit_log_at_idx').on(t.at, t.id),
     index('audit_log_app_idx').on(t.applicationId, t.at, t.id),
-    // The admin filters (newest first within one action or one actor).
+    // The panel's filters by action and by actor (with a date range) walk only their own entries.
     index('audit_log_action_idx').on(t.action, t.at, t.id),
     index('audit_log_actor_idx').on(t.actor, t.at, t.id),
   ],
+);
+
+/**
+ * Sign-in activity per UTC day, counted as it happens (server/activity/record.ts), so the panel's
+ * charts read at most a few dozen rows and never the audit log. `applicationId` '' is the whole
+ * installation. Not a foreign key: the counts outlive a deleted application until retention.
+ * Kept as long as the audit log (400 days by default; data-lifecycle/retention-rules.ts).
+ */
+export const activityDaily = sqliteTable(
+  'activity_daily',
+  {
+    applicationId: text('application_id').notNull(),
+    /** Days since 1970-01-01, UTC. */
+    day: integer('day').notNull(),
+    signIns: integer('sign_ins').notNull().default(0),
+    failedSignIns: integer('failed_sign_ins').notNull().default(0),
+    /** Distinct people active (signed in, or given tokens) that day. */
+    activePeople: integer('active_people').notNull().default(0),
+  },
+  // The day index serves retention (oldest days first, across applications).
+  (t) => [primaryKey({ columns: [t.applicationId, t.day] }), index('activity_daily_day_idx').on(t.day)],
+);
+
+/**
+ * Who has been counted active today, so each person counts once a day per application (and once
+ * for the installation, `applicationId` ''). Only today's and yesterday's rows are needed; older
+ * ones are pruned (data-lifecycle/retention-rules.ts).
+ */
+export const activityPeople = sqliteTable(
+  'activity_people',
+  {
+    day: integer('day').notNull(),
+    applicationId: text('application_id').notNull(),
+    personId: text('person_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.applicationId, t.personId] })],
 );
 
 /** Small key/value facts about this installation (e.g. last backup, key-rotation schedule). */

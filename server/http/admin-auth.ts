@@ -42,6 +42,7 @@ export function scopeArea(subPath: string): string | undefined {
   switch (first) {
     case undefined:
     case 'auth-policy':
+    case 'activity':
       return 'application';
     case 'users':
       return 'users';

@@ -4,6 +4,7 @@
  * known Fastify client error becomes a plain 500 with no internals.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { TEXT_FORMATS } from './schemas.js';
 
 export interface FieldError {
   path: string;
@@ -102,7 +103,11 @@ function validationErrors(error: FastifyError): FieldError[] {
       const field = [base, String(params.missingProperty)].filter(Boolean).join('.');
       return { path: `${context}.${field}`, message: 'is required' };
     }
-    return { path: base ? `${context}.${base}` : context, message: v.message ?? 'is not valid' };
+    // A display-text format says which of its rules the value broke (the body Ajv is verbose: `data`).
+    const textRule = v.keyword === 'format' ? TEXT_FORMATS[String(params.format)] : undefined;
+    const data = (v as { data?: unknown }).data;
+    const message = textRule && typeof data === 'string' ? textRule(data) : v.message;
+    return { path: base ? `${context}.${base}` : context, message: message ?? 'is not valid' };
   });
 }
 

@@ -1,5 +1,6 @@
-/** Schemas shared across feature routes (problem details, ids, timestamps). */
-import { Type } from 'typebox';
+/** Schemas shared across feature routes (problem details, ids, timestamps, display text). */
+import { Type, type TStringOptions } from 'typebox';
+import { displayTextProblem } from '../util/display-text.js';
 
 export const ProblemSchema = Type.Object(
   {
@@ -45,3 +46,15 @@ export const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
 /** OpenAPI security requirement of every admin route. */
 export const adminSecurity = [{ adminToken: [] }];
+
+/**
+ * Names and free text shown to other people (util/display-text.ts): `display-name` is one line,
+ * `display-text` may break lines. Registered as Ajv formats (app.ts), so the rule sits in the
+ * schema at the edge and shows in the OpenAPI document; a refusal names the rule it broke.
+ */
+export const TEXT_FORMATS: Record<string, (text: string) => string | undefined> = {
+  'display-name': (text) => displayTextProblem(text),
+  'display-text': (text) => displayTextProblem(text, { multiline: true }),
+};
+export const DisplayName = (options: TStringOptions = {}) => Type.String({ ...options, format: 'display-name' });
+export const DisplayText = (options: TStringOptions = {}) => Type.String({ ...options, format: 'display-text' });

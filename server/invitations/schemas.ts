@@ -1,7 +1,7 @@
 /** Wire schemas of invitations, DESIGN §4.6. */
 import { Type, type Static } from 'typebox';
 import { listQueryProperties } from '../http/pagination.js';
-import { NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { DisplayText, NullableTimestamp, Timestamp } from '../http/schemas.js';
 
 const Role = Type.Union([Type.Literal('member'), Type.Literal('admin')]);
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('accepted'), Type.Literal('revoked'), Type.Literal('expired')]);
@@ -11,7 +11,7 @@ export const InvitationCreateSchema = Type.Object(
     // Addresses are checked one by one in the service so a 400 can name each bad one.
     emails: Type.Array(Type.String({ maxLength: 320 }), { minItems: 1, maxItems: 100 }),
     role: Type.Optional(Role),
-    message: Type.Optional(Type.String({ maxLength: 1000 })),
+    message: Type.Optional(DisplayText({ maxLength: 1000 })),
   },
   { additionalProperties: false },
 );

@@ -18,11 +18,11 @@ import { recordEvent } from '../webhooks/outbox.js';
 import { invitationStatus } from './accept.js';
 import { sendInvitationEmails } from './email.js';
 import type { InvitationCreate, InvitationListQuery } from './schemas.js';
+import { isEmailAddress } from '../util/email.js';
 
 export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
 const TOKEN_PREFIX = 'ghi_';
 // Deliberately simple (one @, a dot in the domain, no spaces): the e-mail itself is the proof.
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export function invitationRecord(inv: Invitation, now: Date) {
   return {
@@ -52,7 +52,7 @@ export async function createInvitations(ctx: AppContext, applicationId: string, 
   const app = getApplication(ctx, applicationId);
   const errors: FieldError[] = [];
   input.emails.forEach((raw, i) => {
-    if (!EMAIL.test(raw.trim()) || raw.trim().length > 254) {
+    if (!isEmailAddress(raw.trim())) {
       errors.push({ path: `body.emails.${i}`, message: `"${raw}" is not a valid e-mail address` });
     }
   });

@@ -1,6 +1,7 @@
 /**
- * The accounts feature's e-mails: password reset and e-mail verification. Each carries one
- * single-use link valid for an hour; every interpolated value is escaped in the HTML part.
+ * The accounts feature's e-mails: password reset and e-mail verification (each carries one
+ * single-use link valid for an hour), and the notice that an account is being guessed at. Every
+ * interpolated value is escaped in the HTML part.
  */
 import { escapeHtml, type MailMessage } from './mailer.js';
 
@@ -35,4 +36,25 @@ export function verificationMessage(to: string, url: string): MailMessage {
     url,
     'If you did not create this account, ignore this e-mail.',
   );
+}
+
+/**
+ * Sent when strangers lock an account by guessing its password (accounts/sign-in-back-off.ts).
+ * It says what happened and what still works; it carries no link (nothing to phish with) and
+ * nothing about the guesses beyond their number.
+ */
+export function guessingMessage(to: string, failures: number, at: Date): MailMessage {
+  const paragraphs = [
+    `${failures} wrong passwords were tried for ${to} on Gatehouse, the last at ${at.toISOString().replace('T', ' ').slice(0, 16)} UTC. ` +
+      'Sign-ins with a password from browsers Gatehouse does not know are paused for a while.',
+    'Browsers you have signed in with before can still sign in, and you stay signed in where you are.',
+    'If this was not you, someone may be guessing your password: choose a strong one you use nowhere else ' +
+      '(change it on your account page, or with "Forgot password" on the sign-in page).',
+  ];
+  return {
+    to,
+    subject: 'Someone is trying to sign in to your Gatehouse account',
+    text: `${paragraphs.join('\n\n')}\n`,
+    html: `<!doctype html><html><body style="font-family:sans-serif">${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')}</body></html>`,
+  };
 }

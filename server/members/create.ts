@@ -11,6 +11,7 @@ import type { Db } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { newId } from '../util/ids.js';
 import { recordEvent } from '../webhooks/outbox.js';
+import { countActive, dayOf } from '../activity/record.js';
 
 /** The webhook/event view of a membership. */
 export function membershipEventData(m: Membership, person: { id: string; email: string; name: string | null }) {
@@ -42,9 +43,24 @@ const touch = preparedPerDb((db) =>
     .prepare(),
 );
 
-/** Marks the membership active at `now` (sign-ins, token grants); also inside a transaction on `db`. */
+/** `lastActiveAt` is written at most this often by token grants, so most refreshes stay 3 statements. */
+export const LAST_ACTIVE_RESOLUTION_MS = 3600_000;
+
+/**
+ * Whether a token grant marks the membership active: at most hourly, and at the first grant of a
+ * UTC day, so the day's active people (activity/record.ts) count everyone who got a token.
+ */
+export function activeMarkDue(lastActiveAt: Date, now: Date): boolean {
+  return now.getTime() - lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS || dayOf(lastActiveAt) !== dayOf(now);
+}
+
+/**
+ * Marks the membership active at `now` (sign-ins, token grants) and counts its person in the day's
+ * active people (activity/record.ts); also inside a transaction on `db`.
+ */
 export function touchMembership(db: Db, membershipId: string, now: Date): void {
   touch(db).run({ id: membershipId, nowMs: now.getTime() });
+  countActive(db, now, membershipId);
 }
 
 export function findMembership(tx: Tx, applicationId: string, personId: string): Membership | undefined {
@@ -83,6 +99,7 @@ export function createMembership(
     .returning()
     .get();
   recordEvent(tx, now, applicationId, 'membership.created', membershipEventData(row, person));
+  countActive(tx, now, row.id);
   spendPendingInvitations(tx, now, row, person);
   return row;
 }

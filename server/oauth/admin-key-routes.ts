@@ -14,8 +14,12 @@ const KeySchema = Type.Object(
   {
     kid: Type.String(),
     alg: Type.String(),
-    status: Type.Union([Type.Literal('active'), Type.Literal('retiring'), Type.Literal('retired')]),
+    status: Type.Union([Type.Literal('next'), Type.Literal('active'), Type.Literal('retiring'), Type.Literal('retired')], {
+      description: 'next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS.',
+    }),
     createdAt: Timestamp,
+    /** When the key started (or starts) signing. */
+    activatesAt: Timestamp,
     retiredAt: NullableTimestamp,
     expiresAt: NullableTimestamp,
   },
@@ -29,7 +33,7 @@ export const adminKeyRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = asyn
 
   app.get(
     '/keys',
-    { schema: { tags, security, summary: 'List signing keys and their status', response: { 200: Type.Object({ keys: Type.Array(KeySchema) }), ...adminErrors } } },
+    { schema: { tags, security, summary: 'List signing keys and their status', response: { 200: Type.Object({ keys: Type.Array(KeySchema) }, { additionalProperties: false }), ...adminErrors } } },
     async () => {
       await keys.ensure();
       return { keys: listKeys(ctx.db, ctx.clock.now()) };
@@ -40,8 +44,9 @@ export const adminKeyRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = asyn
     '/keys/rotate',
     {
       schema: {
-        tags, security, summary: 'Add a new signing key; the previous one stays published until its tokens expire',
-        response: { 201: Type.Object({ key: KeySchema, retired: Type.Array(Type.String()) }), ...adminErrors },
+        tags, security,
+        summary: 'Publish a new signing key; it signs after the JWKS cache lifetime, the previous one stays published until its tokens expire',
+        response: { 201: Type.Object({ key: KeySchema, previous: Type.Array(KeySchema) }, { additionalProperties: false }), ...adminErrors },
       },
     },
     async (request, reply) => {
@@ -51,8 +56,10 @@ export const adminKeyRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = asyn
       // before a restart with a shorter lifetime (ops/token-lifetime.ts).
       const rotated = await rotateSigningKey(ctx.db, now, retiringWindowSeconds(ctx.db, now, ctx.config.accessTokenTtl), actorName(request.actor));
       keys.invalidate();
-      const key = listKeys(ctx.db, now).find((k) => k.kid === rotated.kid)!;
-      return reply.status(201).header('location', '/api/admin/keys').send({ key, retired: rotated.retired });
+      const all = listKeys(ctx.db, now);
+      const key = all.find((k) => k.kid === rotated.kid)!;
+      // The same records (and status words) as GET /api/admin/keys.
+      return reply.status(201).header('location', '/api/admin/keys').send({ key, previous: all.filter((k) => rotated.retired.includes(k.kid)) });
     },
   );
 };

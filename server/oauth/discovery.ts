@@ -8,7 +8,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Statement } from 'better-sqlite3';
 import type { AppContext } from '../context.js';
-import { keyWriteCount, publishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
+import { JWKS_MAX_AGE_SECONDS, keyWriteCount, publishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import { CORS_HEADERS } from './cors.js';
 import { JSON_SECURITY_HEADERS } from '../http/security-headers.js';
@@ -96,8 +96,8 @@ export class JwksBody {
 }
 
 const DISCOVERY_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' };
-// Short cache: after a rotation the new key signs at once, and verifiers refetch on an unknown kid.
-const JWKS_HEADERS = { 'content-type': 'application/jwk-set+json; charset=utf-8', 'cache-control': 'public, max-age=60' };
+// The announced cache lifetime: a rotated-in key signs only after it has passed (oauth/keys.ts).
+const JWKS_HEADERS = { 'content-type': 'application/jwk-set+json; charset=utf-8', 'cache-control': `public, max-age=${JWKS_MAX_AGE_SECONDS}` };
 
 /**
  * Each document is registered twice with the same headers and body: as a Fastify route (for

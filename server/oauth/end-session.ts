@@ -1,8 +1,8 @@
 /**
  * `GET|POST /api/auth/oauth2/end-session` (OIDC RP-Initiated Logout 1.0).
  * - `post_logout_redirect_uri` is honoured only when registered for the client (one of its
- *   redirect URIs), the client being named by `client_id` or by the `id_token_hint`'s audience;
- *   otherwise an error page, never a redirect.
+ *   `postLogoutRedirectUris`, or of its redirect URIs while that list is not set), the client being
+ *   named by `client_id` or by the `id_token_hint`'s audience; otherwise an error page, never a redirect.
  * - `id_token_hint` must be an ID token we signed (expired is fine: it is only a hint).
  * - The session ends at once only when the hint was issued in this very session (its `sid`), or
  *   when the person confirms on our page (a form with the CSRF token). Without that, any site
@@ -84,7 +84,7 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
     const client = clientId === undefined ? undefined : findClient(ctx, clientId);
     if (clientId !== undefined && !client) return sendErrorPage(reply, 400, 'invalid_client', 'The application is not known here.');
     // Matched like the authorize redirect_uri: exactly, or a native client's loopback on any port.
-    if (redirect !== undefined && (!client || !matchesRedirectUri(client.redirectUris, redirect, client.clientType))) {
+    if (redirect !== undefined && (!client || !matchesRedirectUri(client.postLogoutRedirectUris ?? client.redirectUris, redirect, client.clientType))) {
       return sendErrorPage(reply, 400, 'invalid_request', 'The post-logout address is not registered for this application.');
     }
 

@@ -1,12 +1,22 @@
 /**
- * Signing keys (DESIGN §4.10): RSA-2048, RS256, stored in `signing_keys`. The newest unretired
- * key signs; rotation retires it, and a retired key stays in the JWKS until every token it
- * signed has expired (`expiresAt` = retirement + the longest token lifetime + clock skew).
+ * Signing keys (DESIGN §4.10): RSA-2048, RS256, stored in `signing_keys`.
+ *
+ * Rotation publishes first and signs later (issue 22): the next key goes into the JWKS at once but
+ * signs only after the JWKS cache lifetime we announce (`Cache-Control: max-age`) plus clock skew,
+ * so a verifier that cached the key set just before the rotation has fetched it again before it
+ * sees a token with the new `kid` (jose's createRemoteJWKSet, for one, refetches at most every
+ * 30 s and would otherwise refuse such tokens: "no applicable key found"). No column says when a
+ * key starts: the previous key's `retiredAt` is set to that moment, and of the keys not retired
+ * yet the oldest signs. A retired key stays in the JWKS until every token it signed has expired
+ * (`expiresAt` = retirement + the longest token lifetime + skew).
+ *
+ * Status words, the same in the rotate answer and the key list: `next` (published, not signing
+ * yet), `active` (signing), `retiring` (published for the tokens it signed), `retired` (gone).
  *
  * The signing key is parsed once into a node:crypto `KeyObject` (jwt.ts signs with it on libuv's
  * thread pool); verification of our own tokens stays on jose with WebCrypto public keys.
  */
-import { and, desc, eq, gt, isNull, or } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNotNull, isNull, or } from 'drizzle-orm';
 import { exportJWK, exportPKCS8, generateKeyPair, importJWK, type JWK, type JWSHeaderParameters } from 'jose';
 import { signingKeys, type SigningKey } from '../db/schema.js';
 import type { Db } from '../db/client.js';
@@ -14,19 +24,22 @@ import type { AppContext } from '../context.js';
 import { createPrivateKey, type KeyObject, type webcrypto } from 'node:crypto';
 import { newId } from '../util/ids.js';
 import { recordAudit } from '../audit/record.js';
+import { conflict } from '../http/problem.js';
 
 export const SIGNING_ALG = 'RS256';
 /** Verifiers may be a little behind; keep a retired key published this much longer. */
 const SKEW_MS = 60_000;
 /** A CLI rotation in another process is noticed within this time (wall clock: a cache age). */
 const RELOAD_MS = 5_000;
+/** How long verifiers may cache the JWKS: its `Cache-Control: max-age`. */
+export const JWKS_MAX_AGE_SECONDS = 60;
+/** A rotated-in key signs this long after it was published: the announced cache lifetime plus skew. */
+export const KEY_ACTIVATION_DELAY_MS = JWKS_MAX_AGE_SECONDS * 1000 + SKEW_MS;
 
-export type KeyStatus = 'active' | 'retiring' | 'retired';
+export type KeyStatus = 'next' | 'active' | 'retiring' | 'retired';
 
-export function keyStatus(row: SigningKey, now: Date): KeyStatus {
-  if (!row.retiredAt) return 'active';
-  return row.expiresAt && row.expiresAt.getTime() > now.getTime() ? 'retiring' : 'retired';
-}
+/** Not retired yet at `now` (`retiredAt` unset, or a hand-over still ahead). */
+const unretired = (now: Date) => or(isNull(signingKeys.retiredAt), gt(signingKeys.retiredAt, now));
 
 async function generateSigningKey(): Promise<{ kid: string; publicJwk: JWK; privateKeyPem: string }> {
   const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { modulusLength: 2048, extractable: true });
@@ -39,63 +52,96 @@ async function generateSigningKey(): Promise<{ kid: string; publicJwk: JWK; priv
 let keyWrites = 0;
 export const keyWriteCount = (): number => keyWrites;
 
-function activeKeyRow(db: Db): SigningKey | undefined {
-  return db.select().from(signingKeys).where(isNull(signingKeys.retiredAt)).orderBy(desc(signingKeys.createdAt)).get();
+/** The key that signs at `now`: of the keys not retired yet, the oldest (a `next` key waits for it). */
+function activeKeyRow(db: Db, now: Date): SigningKey | undefined {
+  return db.select().from(signingKeys).where(unretired(now)).orderBy(asc(signingKeys.createdAt), asc(signingKeys.kid)).get();
+}
+
+/** The key that signs at `now` (undefined before the first key exists): its kid and since when it exists. */
+export function activeKey(db: Db, now: Date): { kid: string; createdAt: Date } | undefined {
+  const row = activeKeyRow(db, now);
+  return row && { kid: row.kid, createdAt: row.createdAt };
 }
 
 /** Creates the first signing key when there is none (first start). */
 export async function ensureSigningKey(db: Db, now: Date): Promise<void> {
-  if (activeKeyRow(db)) return;
+  if (activeKeyRow(db, now)) return;
   const key = await generateSigningKey();
   // Another process may have raced us between the check and here: only insert if still keyless.
   db.transaction((tx) => {
-    const existing = tx.select({ kid: signingKeys.kid }).from(signingKeys).where(isNull(signingKeys.retiredAt)).get();
+    const existing = tx.select({ kid: signingKeys.kid }).from(signingKeys).where(unretired(now)).get();
     if (!existing) tx.insert(signingKeys).values({ ...key, createdAt: now }).run();
   });
   keyWrites++;
 }
 
 /**
- * Adds a new signing key and retires the current one, keeping it published for
- * `tokenLifetimeSeconds` (+ skew). Returns the new key's kid and the retired kids.
+ * Publishes a new signing key that takes over after `KEY_ACTIVATION_DELAY_MS`; the current one
+ * signs until then and stays published `tokenLifetimeSeconds` (+ skew) longer. While a next key
+ * waits, another rotation is 409 `key_rotation_pending` (it would retire a key that never signed).
+ * Returns the new key's kid, when it starts signing, and the kids it takes over from.
  */
 export async function rotateSigningKey(db: Db, now: Date, tokenLifetimeSeconds: number, actor: string) {
   const key = await generateSigningKey();
-  const expiresAt = new Date(now.getTime() + tokenLifetimeSeconds * 1000 + SKEW_MS);
+  const activatesAt = new Date(now.getTime() + KEY_ACTIVATION_DELAY_MS);
+  const expiresAt = new Date(activatesAt.getTime() + tokenLifetimeSeconds * 1000 + SKEW_MS);
   const rotated = db.transaction((tx) => {
+    const waiting = tx
+      .select({ retiredAt: signingKeys.retiredAt })
+      .from(signingKeys)
+      .where(and(isNotNull(signingKeys.retiredAt), gt(signingKeys.retiredAt, now)))
+      .get();
+    if (waiting) {
+      const next = tx.select({ kid: signingKeys.kid }).from(signingKeys).where(isNull(signingKeys.retiredAt)).orderBy(desc(signingKeys.createdAt)).get();
+      throw conflict(
+        'key_rotation_pending',
+        `Key ${next?.kid ?? '(unknown)'} is published and starts signing at ${waiting.retiredAt!.toISOString()}; rotate again after that.`,
+      );
+    }
     const retired = tx
       .update(signingKeys)
-      .set({ retiredAt: now, expiresAt })
+      .set({ retiredAt: activatesAt, expiresAt })
       .where(isNull(signingKeys.retiredAt))
       .returning({ kid: signingKeys.kid })
       .all()
       .map((r) => r.kid);
     tx.insert(signingKeys).values({ ...key, createdAt: now }).run();
-    recordAudit(tx, now, { actor, action: 'signing_key.rotated', target: key.kid, details: { retired } });
-    return { kid: key.kid, retired };
+    recordAudit(tx, now, { actor, action: 'signing_key.rotated', target: key.kid, details: { retired, activatesAt: activatesAt.toISOString() } });
+    return { kid: key.kid, activatesAt, retired };
   });
   keyWrites++;
   return rotated;
 }
 
-/** Every key, newest first, with its status; never the private part. */
+/** Every key, newest first, with its status and when it started (or starts) signing; never the private part. */
 export function listKeys(db: Db, now: Date) {
-  return db
-    .select()
-    .from(signingKeys)
-    .orderBy(desc(signingKeys.createdAt), desc(signingKeys.kid))
-    .all()
-    .map((row) => ({
+  const rows = db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt), desc(signingKeys.kid)).all();
+  const signing = activeKeyRow(db, now)?.kid;
+  return rows.map((row, i) => {
+    // A key takes over when the one before it retires; the first key signed from its creation.
+    const previous = rows[i + 1];
+    const activatesAt = previous?.retiredAt ?? row.createdAt;
+    const status: KeyStatus =
+      row.kid === signing
+        ? 'active'
+        : !row.retiredAt || row.retiredAt.getTime() > now.getTime()
+          ? 'next'
+          : row.expiresAt && row.expiresAt.getTime() > now.getTime()
+            ? 'retiring'
+            : 'retired';
+    return {
       kid: row.kid,
       alg: row.alg,
+      status,
       createdAt: row.createdAt.toISOString(),
+      activatesAt: activatesAt.toISOString(),
       retiredAt: row.retiredAt?.toISOString() ?? null,
       expiresAt: row.expiresAt?.toISOString() ?? null,
-      status: keyStatus(row, now),
-    }));
+    };
+  });
 }
 
-/** The public key set: the active key and every retiring one. */
+/** The public key set: every key not retired yet (the next one included) and every retiring one. */
 export function publishedJwks(db: Db, now: Date): { keys: JWK[] } {
   const rows = db
     .select({ publicJwk: signingKeys.publicJwk })
@@ -114,7 +160,8 @@ export interface SigningKeyObject {
 
 /** The key that signs right now, cached as a KeyObject. */
 export class KeyRing {
-  private current: (SigningKeyObject & { loadedAt: number }) | undefined;
+  /** The cached signing key, read at `loadedAt` (wall clock), good until `until` (store clock) when a hand-over is due. */
+  private current: (SigningKeyObject & { loadedAt: number; until: number | undefined }) | undefined;
 
   private initialised: Promise<void> | undefined;
 
@@ -136,12 +183,13 @@ export class KeyRing {
 
   async signingKey(): Promise<SigningKeyObject> {
     const cached = this.current;
-    if (cached && Date.now() - cached.loadedAt < RELOAD_MS) return cached;
+    const now = this.ctx.clock.now();
+    if (cached && Date.now() - cached.loadedAt < RELOAD_MS && (cached.until === undefined || now.getTime() < cached.until)) return cached;
     await this.ensure();
-    const row = activeKeyRow(this.ctx.db);
+    const row = activeKeyRow(this.ctx.db, now);
     if (!row) throw new Error('no signing key: the OAuth plugin did not initialise keys');
     const key = cached?.kid === row.kid ? cached.key : createPrivateKey(row.privateKeyPem);
-    this.current = { kid: row.kid, key, loadedAt: Date.now() };
+    this.current = { kid: row.kid, key, loadedAt: Date.now(), until: row.retiredAt?.getTime() };
     return this.current;
   }
 

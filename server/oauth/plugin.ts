@@ -2,7 +2,8 @@
  * The OAuth 2.1 / OpenID Connect authorization server as one Fastify plugin (DESIGN §4.10).
  * Makes sure a signing key exists (at first start), then registers the protocol endpoints in an
  * encapsulated scope with the RFC 6749 error handler, form-body parsing and the failure rate
- * limit of the token and revocation endpoints, and the key
+ * limit of the token and revocation endpoints, 405 answers for methods an endpoint does not take,
+ * and the key
  * administration under `/api/admin`, which keeps the problem+json handler.
  */
 import type { FastifyPluginAsync } from 'fastify';
@@ -15,6 +16,7 @@ import { discoveryRoutes } from './discovery.js';
 import { endSessionRoutes } from './end-session.js';
 import { oauthErrorHandler } from './errors.js';
 import { KeyRing } from './keys.js';
+import { answerWrongMethods } from './method-not-allowed.js';
 import { FailureLimiter } from './failure-limit.js';
 import { revokeRoutes } from './revoke.js';
 import { tokenRoutes } from './token/route.js';
@@ -31,13 +33,16 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app) => {
   await app.register(async (scope) => {
     await scope.register(formbody, { bodyLimit: 16 * 1024 });
     scope.setErrorHandler(oauthErrorHandler);
+    // Before any route (the CORS preflights too), so every endpoint's methods are seen.
+    const addWrongMethodAnswers = answerWrongMethods(scope);
     registerCors(scope);
     await scope.register(discoveryRoutes, { keys });
     await scope.register(authorizeRoutes);
     await scope.register(tokenRoutes, { keys, limiter });
     await scope.register(userinfoRoutes, { keys });
-    await scope.register(revokeRoutes, { limiter });
+    await scope.register(revokeRoutes, { limiter, keys });
     await scope.register(endSessionRoutes, { keys });
+    addWrongMethodAnswers();
   });
   await app.register(adminKeyRoutes, { prefix: '/api/admin', keys });
 };

@@ -5,8 +5,9 @@
  * `gatehouse backup --unencrypted` does that, on purpose). Without one the schedule stays off
  * and says so (logs, `gatehouse status`, `GET /api/admin/operations`).
  *
- * What the schedule did last is kept in `meta`, so `gatehouse status` (another process) reports
- * the server's own view, not its own environment's.
+ * What the schedule did last is kept in memory for `GET /api/admin/backups/status` (with when it
+ * runs next: a restart starts the interval over) and in `meta`, so `gatehouse status` (another
+ * process) reports the server's own view, not its own environment's.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -16,6 +17,15 @@ import { conflict } from '../http/problem.js';
 import { backupIntoStore, configuredSecret, encryptionSetting, ENCRYPTION_REQUIRED, pruneBackups, type BackupRecord } from './backup.js';
 
 const STATE_KEY = 'backup_schedule';
+
+/** The schedule as this process runs it (`GET /api/admin/backups/status`). */
+export interface BackupSchedule {
+  running: boolean;
+  nextRunAt: Date | undefined;
+  lastRun: { at: Date; ok: boolean; error?: string } | undefined;
+}
+
+export const idleSchedule = (): BackupSchedule => ({ running: false, nextRunAt: undefined, lastRun: undefined });
 
 export interface ScheduleRecord {
   intervalSeconds: number;
@@ -45,8 +55,14 @@ export async function backupNow(ctx: AppContext): Promise<BackupRecord> {
   return backupIntoStore({ sqlite: ctx.db.$client, dataDir: ctx.config.dataDir, now: ctx.clock.now(), secret, paced: true });
 }
 
+/** Why the server takes no scheduled backups under this configuration, or null when it does. */
+export function blockedReason(config: AppContext['config']): string | null {
+  if (config.dataDir === ':memory:') return 'This server has no data directory to keep backups in.';
+  return scheduleBlocked({ intervalSeconds: config.backupInterval, encryption: encryptionSetting(config) });
+}
+
 /** The schedule: records its settings at start, then backs up every interval (one at a time). */
-export function startBackupSchedule(ctx: AppContext, log: FastifyBaseLogger): () => Promise<void> {
+export function startBackupSchedule(ctx: AppContext, log: FastifyBaseLogger, schedule: BackupSchedule): () => Promise<void> {
   const { backupInterval, backupKeep, dataDir } = ctx.config;
   const none = async () => {};
   if (dataDir === ':memory:') return none;
@@ -63,28 +79,37 @@ export function startBackupSchedule(ctx: AppContext, log: FastifyBaseLogger): ()
     return none;
   }
   let current: Promise<void> | undefined;
+  const every = backupInterval * 1000;
+  schedule.running = true;
+  schedule.nextRunAt = new Date(ctx.clock.now().getTime() + every);
   const timer = setInterval(() => {
+    schedule.nextRunAt = new Date(ctx.clock.now().getTime() + every);
     if (current) return;
-    const at = ctx.clock.now().toISOString();
+    const now = ctx.clock.now();
+    const at = now.toISOString();
     current = backupNow(ctx)
       .then((backup) => {
         pruneBackups(dataDir, backupKeep);
         record.lastRun = { at, backupId: backup.id, error: null };
+        schedule.lastRun = { at: now, ok: true };
         log.info({ backup: backup.id, size: backup.size }, 'scheduled backup written');
       })
       .catch((error: unknown) => {
-        record.lastRun = { at, backupId: null, error: (error as Error)?.message ?? String(error) };
+        const message = (error as Error)?.message ?? String(error);
+        record.lastRun = { at, backupId: null, error: message };
+        schedule.lastRun = { at: now, ok: false, error: message };
         log.error({ err: error }, 'scheduled backup failed');
       })
       .finally(() => {
         current = undefined;
         writeMeta(ctx.db, STATE_KEY, record, ctx.clock.now());
       });
-  }, backupInterval * 1000);
+  }, every);
   timer.unref();
   // Stopping waits for a backup under way: the database closes after.
   return async () => {
     clearInterval(timer);
+    schedule.running = false;
     await current;
   };
 }

@@ -1,25 +1,28 @@
 /**
  * Appliance operations over HTTP: `GET /ca.pem` (the local CA for devices to install), the admin
- * backup API (`/api/admin/backups`) and the operations view (`/api/admin/operations`: sweeper,
- * deletes under way, backup status), plus, when workers run, the background jobs: scheduled
- * backups, the signing-key rotation schedule, the retention sweeper and the purge of big deletes.
+ * backup API (`/api/admin/backups`), LAN TLS state (`/api/admin/tls`, CA renewal) and the data
+ * lifecycle (`/api/admin/operations`: sweeper, deletes under way), plus, when workers run, the
+ * background jobs: scheduled backups, the signing-key rotation schedule, the retention sweeper
+ * and the purge of big deletes.
  */
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import type { Server as TlsServer } from 'node:tls';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { FeatureOptions } from '../context.js';
 import { requireAdmin, actorName } from '../http/admin-auth.js';
-import { notFound, sendProblem } from '../http/problem.js';
+import { conflict, notFound, sendProblem } from '../http/problem.js';
 import { adminErrors, adminSecurity as security, NoQuery } from '../http/schemas.js';
 import { recordAudit } from '../audit/record.js';
 import { Sweeper } from '../data-lifecycle/sweeper.js';
 import { pendingPurges, Purger } from '../data-lifecycle/purge.js';
-import { backupPath, encryptionSetting, listBackups } from './backup.js';
-import { backupNow, readScheduleRecord, scheduleBlocked, startBackupSchedule } from './backup-schedule.js';
+import { backupPath, listBackups } from './backup.js';
+import { backupNow, idleSchedule, startBackupSchedule } from './backup-schedule.js';
 import { BackupIdParams, BackupListSchema, BackupRecordSchema, OperationsSchema, SweeperStatusSchema } from './schemas.js';
-import { tlsPaths } from './tls.js';
+import { caStatus, renewLocalCa, tlsPaths } from './tls.js';
 import { KEY_CHECK_MS, rotateKeyIfDue } from './key-rotation.js';
+import { opsStatusRoutes, tlsStatus, TlsStatusSchema } from './status-routes.js';
 
 const tags = ['operations'];
 
@@ -68,32 +71,16 @@ const adminOpsRoutes = (sweeper: Sweeper): FastifyPluginAsyncTypebox => async (a
     '/operations',
     {
       schema: {
-        tags, security, summary: 'Retention sweeper, deletes under way and backup status',
+        tags, security, summary: 'Retention sweeper and deletes under way (backups: GET /api/admin/backups/status)',
         querystring: NoQuery, response: { 200: OperationsSchema, ...adminErrors },
       },
     },
-    async () => {
-      const encryption = encryptionSetting(ctx.config);
-      const setting = { intervalSeconds: ctx.config.backupInterval, encryption };
-      const blockedReason = ctx.config.dataDir === ':memory:' ? 'This server has no data directory to keep backups in.' : scheduleBlocked(setting);
-      return {
-        sweeper: sweeperStatus(),
-        deletions: pendingPurges(ctx.db).map((job) => ({
-          kind: job.kind, target: job.target, requestedAt: job.requestedAt.toISOString(), requestedBy: job.actor, removed: job.removed,
-        })),
-        backups: {
-          encryption,
-          scheduled: {
-            intervalSeconds: ctx.config.backupInterval,
-            active: blockedReason === null,
-            blockedReason,
-            lastRun: ctx.config.dataDir === ':memory:' ? null : (readScheduleRecord(ctx.db)?.lastRun ?? null),
-          },
-          keep: ctx.config.backupKeep,
-          latest: ctx.config.dataDir === ':memory:' ? null : (listBackups(ctx.config.dataDir)[0] ?? null),
-        },
-      };
-    },
+    async () => ({
+      sweeper: sweeperStatus(),
+      deletions: pendingPurges(ctx.db).map((job) => ({
+        kind: job.kind, target: job.target, requestedAt: job.requestedAt.toISOString(), requestedBy: job.actor, removed: job.removed,
+      })),
+    }),
   );
 
   app.post(
@@ -107,6 +94,38 @@ const adminOpsRoutes = (sweeper: Sweeper): FastifyPluginAsyncTypebox => async (a
     async (_request, reply) => {
       void sweeper.runNow();
       return reply.status(202).header('location', '/api/admin/operations').send(sweeperStatus());
+    },
+  );
+};
+
+/** Renewing the local CA (issue 22); admin token only (API keys are refused outside their application's paths). */
+const adminTlsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  app.addHook('onRequest', requireAdmin);
+
+  app.post(
+    '/tls/ca/renew',
+    {
+      schema: {
+        tags, security,
+        summary: 'Replace the local CA (new key, current names, two years) and serve a certificate from it at once; devices install the new CA',
+        response: { 200: TlsStatusSchema, ...adminErrors },
+      },
+    },
+    async (request) => {
+      const { tls, dataDir } = ctx.config;
+      if (tls.mode !== 'auto' || dataDir === ':memory:') {
+        throw conflict('tls_not_local', 'This server has no local certificate authority (GATEHOUSE_TLS is not auto).');
+      }
+      const now = ctx.clock.now();
+      const previous = caStatus(dataDir, tls.extraNames, now)?.fingerprint ?? null;
+      const material = renewLocalCa(dataDir, tls.extraNames, now);
+      // Served from the next handshake on (the listener is TLS when the mode is auto).
+      const server = app.server as unknown as Partial<TlsServer>;
+      server.setSecureContext?.({ key: material.key, cert: material.cert });
+      recordAudit(ctx.db, now, { actor: actorName(request.actor), action: 'tls.ca_renewed', details: { previousFingerprint: previous, fingerprint: material.fingerprint } });
+      request.log.warn({ fingerprint: material.fingerprint }, 'local CA renewed: install the new CA on every device');
+      return tlsStatus(ctx);
     },
   );
 };
@@ -127,6 +146,9 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
   });
 
   await app.register(adminOpsRoutes(sweeper), { prefix: '/api/admin' });
+  const schedule = idleSchedule();
+  await app.register(opsStatusRoutes, { prefix: '/api/admin', schedule, workers: options.startWorkers });
+  await app.register(adminTlsRoutes, { prefix: '/api/admin' });
   // A sweep started on demand (even without the schedule) ends before the database closes.
   app.addHook('onClose', async () => sweeper.stop());
 
@@ -147,7 +169,7 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
   app.addHook('onReady', async () => {
     purger.start(); // resumes deletes a crash interrupted
     sweeper.start();
-    stopBackups = startBackupSchedule(ctx, app.log);
+    stopBackups = startBackupSchedule(ctx, app.log, schedule);
   });
   app.addHook('onClose', async () => {
     clearInterval(keyTimer);

@@ -60,31 +60,7 @@ export const DeletionSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const BackupStatusSchema = Type.Object(
-  {
-    encryption: Type.Union([Type.Literal('passphrase'), Type.Literal('key-file'), Type.Null()], {
-      description: 'how backups are encrypted; null: none configured, so the server takes no backup',
-    }),
-    scheduled: Type.Object(
-      {
-        intervalSeconds: Type.Integer(),
-        active: Type.Boolean(),
-        /** Why scheduled backups do not run (no passphrase or key file, interval 0). */
-        blockedReason: Type.Union([Type.String(), Type.Null()]),
-        lastRun: Type.Union([
-          Type.Object({ at: Timestamp, backupId: Type.Union([Type.String(), Type.Null()]), error: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
-          Type.Null(),
-        ]),
-      },
-      { additionalProperties: false },
-    ),
-    keep: Type.Integer({ description: 'newest backups kept in <data>/backups' }),
-    latest: Type.Union([BackupRecordSchema, Type.Null()]),
-  },
-  { additionalProperties: false },
-);
-
 export const OperationsSchema = Type.Object(
-  { sweeper: SweeperStatusSchema, deletions: Type.Array(DeletionSchema), backups: BackupStatusSchema },
+  { sweeper: SweeperStatusSchema, deletions: Type.Array(DeletionSchema) },
   { additionalProperties: false },
 );

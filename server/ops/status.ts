@@ -16,14 +16,14 @@ import { readScheduleRecord, scheduleBlocked, type ScheduleRecord } from './back
 import { runningServerPid } from './pid-file.js';
 import { DATABASE_FILE } from './restore.js';
 import { schemaState, type SchemaState } from './schema-version.js';
-import { tlsPaths } from './tls.js';
+import { caStatus, tlsPaths, type CaStatus } from './tls.js';
 
 export interface DataDirStatus {
   dataDir: string;
   serverPid: number | null;
   schema: SchemaState;
   counts: { applications: number; members: number; people: number; signingKeys: number };
-  tls: { certificate: string; notAfter: string; caFingerprint: string | null } | null;
+  tls: { certificate: string; notAfter: string; caFingerprint: string | null; ca: CaStatus | null } | null;
   lastBackup: { id: string; createdAt: string; size: number; encrypted: boolean } | null;
   /** The backup schedule as the server last recorded it (null: no server of this version has run here). */
   backups: (ScheduleRecord & { blockedReason: string | null }) | null;
@@ -49,7 +49,7 @@ function count(sqlite: Database.Database, table: string): number {
 }
 
 /** Reads the status of `dataDir`; undefined when it holds no database. */
-export function readStatus(dataDir: string): DataDirStatus | undefined {
+export function readStatus(dataDir: string, extraNames: string[] = []): DataDirStatus | undefined {
   const file = join(dataDir, DATABASE_FILE);
   if (!existsSync(file)) return undefined;
   // A plain connection: no migrations, only reads (busy_timeout so a running server's writes don't fail us).
@@ -61,11 +61,8 @@ export function readStatus(dataDir: string): DataDirStatus | undefined {
     let tls: DataDirStatus['tls'] = null;
     if (existsSync(paths.cert)) {
       const cert = new X509Certificate(readFileSync(paths.cert));
-      tls = {
-        certificate: paths.cert,
-        notAfter: new Date(cert.validTo).toISOString(),
-        caFingerprint: existsSync(paths.ca) ? new X509Certificate(readFileSync(paths.ca)).fingerprint256 : null,
-      };
+      const ca = caStatus(dataDir, extraNames, new Date()) ?? null;
+      tls = { certificate: paths.cert, notAfter: new Date(cert.validTo).toISOString(), caFingerprint: ca?.fingerprint ?? null, ca };
     }
     const hasMeta = tableExists(sqlite, 'meta');
     const schedule = hasMeta ? readScheduleRecord(db) : undefined;
@@ -124,6 +121,16 @@ function sweeperLine(s: DataDirStatus): string {
   return `last pass ${run.finishedAt} (${run.durationMs} ms): ${what}${vacuum}${run.error ? `; stopped: ${run.error}` : ''}; ${s.sweeper.prunedTotal} rows in ${s.sweeper.runs} passes`;
 }
 
+/** One line on the local CA: what devices compare when they install it, and whether to renew it. */
+function describeCa(ca: CaStatus): string {
+  const scope = ca.nameConstraints
+    ? `vouches only for ${[...ca.nameConstraints.dns, ...ca.nameConstraints.ips].join(', ')}`
+    : 'no name constraints (made by an older Gatehouse: renew it)';
+  const uncovered = ca.uncovered.length ? `; does not cover ${ca.uncovered.join(', ')} (renew it)` : '';
+  const due = ca.renewalDue && ca.nameConstraints && !ca.uncovered.length ? '; expires within 60 days (renew it)' : '';
+  return `SHA-256 ${ca.fingerprint}, expires ${ca.notAfter}, ${scope}${uncovered}${due}`;
+}
+
 /** The human-readable form printed by `gatehouse status`. */
 export function formatStatus(s: DataDirStatus): string {
   const schema = s.schema.newer
@@ -137,7 +144,8 @@ export function formatStatus(s: DataDirStatus): string {
     `Applications     ${s.counts.applications}`,
     `Members          ${s.counts.members} memberships of ${s.counts.people} people`,
     `Signing keys     ${s.counts.signingKeys}`,
-    `TLS certificate  ${s.tls ? `expires ${s.tls.notAfter}${s.tls.caFingerprint ? `, local CA SHA-256 ${s.tls.caFingerprint}` : ''}` : 'none (HTTP only)'}`,
+    `TLS certificate  ${s.tls ? `expires ${s.tls.notAfter}` : 'none (HTTP only)'}`,
+    ...(s.tls?.ca ? [`Local CA         ${describeCa(s.tls.ca)}`] : []),
     `Last backup      ${s.lastBackup ? `${s.lastBackup.createdAt} (${s.lastBackup.id}, ${s.lastBackup.size} bytes${s.lastBackup.encrypted ? ', encrypted' : ', NOT encrypted'})` : 'none in <data>/backups'}`,
     `Backups          ${backupLine(s)}`,
     `Sweeper          ${sweeperLine(s)}`,

@@ -24,7 +24,7 @@ import { revokeFamilies } from '../oauth/revoke-families.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { endSession, requireRecentSignIn } from '../accounts/session.js';
 import { checkPasswordLength, hashPassword, verifyPassword } from '../accounts/passwords.js';
-import { claimPasswordCheck, clearBackOff, passwordCheckFailed } from '../accounts/sign-in-back-off.js';
+import { claimPasswordCheck, clearBackOff, passwordCheckFailed, passwordCheckPassed } from '../accounts/sign-in-back-off.js';
 import {
   addCredentialAccount,
   deleteLinkedAccount,
@@ -212,7 +212,8 @@ export async function changePassword(ctx: AppContext, me: Me, input: PasswordCha
     throw conflict('password_not_set', 'You have no password yet; set one with "Forgot password" on the sign-in page.');
   }
   checkPasswordLength(input.newPassword, 'body.newPassword');
-  const check = claimPasswordCheck(ctx, person.email);
+  // Asked inside the person's own live session: strangers' guesses at the address do not block it.
+  const check = claimPasswordCheck(ctx, person.email, { ownSessionId: me.session.id });
   if (!(await verifyPassword(person.passwordHash, input.currentPassword))) {
     passwordCheckFailed(ctx, person, check);
     throw wrongPassword();
@@ -222,6 +223,7 @@ export async function changePassword(ctx: AppContext, me: Me, input: PasswordCha
   const sessionsEnded = ctx.db.transaction((tx) => {
     setPasswordHash(tx, person.id, passwordHash, now);
     clearBackOff(ctx.db, person.email);
+    passwordCheckPassed(ctx.db, check);
     const ended = endOtherSessions(tx, me, now);
     // A password is always listed as the `credential` account, whichever path set it.
     if (!linkedAccountsOf(tx, person.id).some((a) => a.provider === 'credential')) addCredentialAccount(tx, person, now);

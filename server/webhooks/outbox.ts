@@ -8,16 +8,20 @@ import { applications, webhookDeliveries } from '../db/schema.js';
 import type { Tx } from '../audit/record.js';
 import { newId } from '../util/ids.js';
 
-export type WebhookEventType =
-  | 'membership.created'
-  | 'membership.updated'
-  | 'membership.deleted'
-  | 'membership.signed_in'
-  | 'invitation.created'
-  | 'invitation.accepted'
-  | 'invitation.revoked'
-  | 'security.refresh_token_reused'
-  | 'webhook.test';
+/** Every event kind (DESIGN §4.11, plus `application.redirect_uris_changed` from issue 22). */
+export const WEBHOOK_EVENT_TYPES = [
+  'membership.created',
+  'membership.updated',
+  'membership.deleted',
+  'membership.signed_in',
+  'invitation.created',
+  'invitation.accepted',
+  'invitation.revoked',
+  'security.refresh_token_reused',
+  'application.redirect_uris_changed',
+  'webhook.test',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** Writes one event for an application; returns its id, or undefined when it has no webhook. */
 export function recordEvent(

@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { listQueryProperties } from '../http/pagination.js';
 import { NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { WEBHOOK_EVENT_TYPES } from './outbox.js';
 
 const DeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
 
@@ -13,11 +14,13 @@ export const DeliveryListQuerySchema = Type.Object(
 export const DeliveryRecordSchema = Type.Object(
   {
     id: Type.String(),
-    type: Type.String(),
+    type: Type.String({ description: `The event kind: ${WEBHOOK_EVENT_TYPES.join(', ')}.` }),
     status: DeliveryStatusSchema,
     attempts: Type.Integer(),
-    lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
-    lastError: Type.Union([Type.String(), Type.Null()]),
+    lastStatusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'For API keys only a 2xx is shown (null otherwise).' }),
+    lastError: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why the last attempt failed; API keys see only "delivery_failed", so a closed port and an answering one look alike.',
+    }),
     lastAttemptAt: NullableTimestamp,
     /** Only while pending. */
     nextAttemptAt: NullableTimestamp,

@@ -2,8 +2,8 @@
  * One delivery attempt over HTTP. The stored payload is POSTed byte for byte (the signature
  * covers those bytes). Redirects are failures, never followed: a receiver that moved must be
  * re-configured by an administrator, and following them would let a receiver point Gatehouse at
- * any other address. Link-local, unspecified and multicast targets are refused, also when a host
- * name resolves to one (target-address.ts). Any 2xx is success; everything else, a timeout or a network error is a
+ * any other address. Link-local, unspecified and multicast targets, loopback (unless allowed) and
+ * this server's own sockets are refused, also when a host name resolves to one (target-address.ts). Any 2xx is success; everything else, a timeout or a network error is a
  * failure described in `error`.
  *
  * node:http(s) with keep-alive agents rather than `fetch`: it costs a fraction of the CPU per
@@ -11,7 +11,7 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { guardedLookup, isForbiddenAddress } from './target-address.js';
+import { guardedLookup, literalTargetProblem, type TargetPolicy } from './target-address.js';
 
 export interface AttemptResult {
   ok: boolean;
@@ -39,6 +39,7 @@ export function postWebhook(
   body: string,
   headers: Record<string, string>,
   timeoutMs: number,
+  policy: TargetPolicy,
   stop?: AbortSignal,
 ): Promise<AttemptResult> {
   const timeout = AbortSignal.timeout(timeoutMs);
@@ -54,13 +55,19 @@ export function postWebhook(
       if (stop?.aborted && !timeout.aborted) return finish({ ok: false, statusCode: null, error: 'stopped' });
       if (timeout.aborted) return finish({ ok: false, statusCode: null, error: `timed out after ${timeoutMs} ms` });
       const e = error as NodeJS.ErrnoException;
-      finish({ ok: false, statusCode: null, error: `request failed: ${e.code ?? e.message ?? 'unknown error'}`.slice(0, 500) });
+      // Our own refusals (target-address.ts) say why; a network error is its code (ECONNREFUSED, …).
+      const why = e.code === 'EFORBIDDENADDRESS' ? e.message : (e.code ?? e.message ?? 'unknown error');
+      finish({ ok: false, statusCode: null, error: `request failed: ${why}`.slice(0, 500) });
     };
     let target: URL;
+    let port: number;
     try {
       target = new URL(url);
       if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error('unsupported URL scheme');
-      if (isForbiddenAddress(target.hostname)) throw new Error(`${target.hostname} is an address webhooks may not reach`);
+      port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
+      // Node connects to an IP literal without a lookup, so literals are judged here.
+      const problem = literalTargetProblem(target.hostname, port, policy);
+      if (problem) throw new Error(problem);
     } catch (error) {
       return failure(error);
     }
@@ -70,7 +77,7 @@ export function postWebhook(
       {
         method: 'POST',
         agent: agents[target.protocol as 'http:' | 'https:'],
-        lookup: guardedLookup,
+        lookup: guardedLookup(policy, port),
         signal,
         headers: {
           'content-type': 'application/json',

@@ -12,14 +12,27 @@ import type { WebhookDelivery } from '../db/schema.js';
 import { recordEvent } from './outbox.js';
 import { findDelivery, listDeliveryRows, requeue, type DeliveryStatus } from './queries.js';
 
-export function deliveryRecord(row: WebhookDelivery) {
+/** How much of a failed attempt the caller may see: the administrator everything, an API key less. */
+export type ErrorDetail = 'full' | 'outcome';
+
+/**
+ * An API key sees that an attempt failed, never how (issue 22): "connection refused" beside
+ * "HTTP 404" would tell a key holder which ports answer at any address it points its webhook at.
+ * A 2xx is shown to both (the delivery succeeded).
+ */
+function attemptOutcome(row: WebhookDelivery, detail: ErrorDetail) {
+  if (detail === 'full') return { lastStatusCode: row.lastStatusCode, lastError: row.lastError };
+  const succeeded = row.lastStatusCode !== null && row.lastStatusCode >= 200 && row.lastStatusCode < 300;
+  return { lastStatusCode: succeeded ? row.lastStatusCode : null, lastError: row.lastError === null ? null : 'delivery_failed' };
+}
+
+export function deliveryRecord(row: WebhookDelivery, detail: ErrorDetail = 'full') {
   return {
     id: row.id,
     type: row.type,
     status: row.status,
     attempts: row.attempts,
-    lastStatusCode: row.lastStatusCode,
-    lastError: row.lastError,
+    ...attemptOutcome(row, detail),
     lastAttemptAt: iso(row.lastAttemptAt),
     nextAttemptAt: row.status === 'pending' ? iso(row.nextAttemptAt) : null,
     createdAt: iso(row.createdAt)!,
@@ -28,15 +41,15 @@ export function deliveryRecord(row: WebhookDelivery) {
   };
 }
 
-export function listDeliveries(ctx: AppContext, applicationId: string, limit: number, status?: DeliveryStatus, cursor?: string) {
+export function listDeliveries(ctx: AppContext, applicationId: string, limit: number, detail: ErrorDetail, status?: DeliveryStatus, cursor?: string) {
   getApplication(ctx, applicationId);
   const rows = listDeliveryRows(ctx.db, applicationId, limit, status, cursor);
   const page = toPage(rows, limit, (r) => ({ t: r.createdAt.getTime(), id: r.id }));
-  return { deliveries: page.items.map(deliveryRecord), nextCursor: page.nextCursor };
+  return { deliveries: page.items.map((row) => deliveryRecord(row, detail)), nextCursor: page.nextCursor };
 }
 
 /** Makes a delivery (in any state) due now with a fresh retry schedule. */
-export function retryDelivery(ctx: AppContext, applicationId: string, deliveryId: string, actor: string) {
+export function retryDelivery(ctx: AppContext, applicationId: string, deliveryId: string, actor: string, detail: ErrorDetail) {
   getApplication(ctx, applicationId);
   const now = ctx.clock.now();
   const row = ctx.db.transaction((tx) => {
@@ -56,7 +69,7 @@ export function retryDelivery(ctx: AppContext, applicationId: string, deliveryId
     return updated;
   });
   ctx.wakeWebhooks();
-  return deliveryRecord(row);
+  return deliveryRecord(row, detail);
 }
 
 /** Writes a `webhook.test` event; 409 when the application has no webhook URL. */

@@ -14,6 +14,7 @@ import { claimDue, recordAttempt, releaseLease, type ClaimedDelivery } from './q
 import { leaseMs, type WorkerSettings } from './settings.js';
 import { activeSecrets, webhookHeaders } from './sign.js';
 import { postWebhook, type AttemptResult } from './send.js';
+import type { TargetPolicy } from './target-address.js';
 
 export class DeliveryWorker {
   private inFlight = new Map<string, ClaimedDelivery>();
@@ -33,6 +34,7 @@ export class DeliveryWorker {
   constructor(
     private readonly ctx: AppContext,
     private readonly settings: WorkerSettings,
+    private readonly policy: TargetPolicy,
     private readonly log?: FastifyBaseLogger,
   ) {}
 
@@ -139,7 +141,7 @@ export class DeliveryWorker {
       result = { ok: false, statusCode: null, error: 'webhook_not_configured' };
     } else {
       const headers = webhookHeaders(delivery.id, attemptedAt, delivery.payload, secrets);
-      result = await postWebhook(delivery.webhookUrl, delivery.payload, headers, this.settings.timeoutMs, this.abort.signal);
+      result = await postWebhook(delivery.webhookUrl, delivery.payload, headers, this.settings.timeoutMs, this.policy, this.abort.signal);
     }
     if (this.stopped && !result.ok) {
       releaseLease(this.ctx.db, [delivery.id]);

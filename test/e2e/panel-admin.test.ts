@@ -25,7 +25,8 @@ async function adminJson<T>(method: string, path: string, body?: unknown): Promi
 
 beforeAll(async () => {
   buildIfStale();
-  server = await startOAuthServer();
+  // The webhook receiver listens on 127.0.0.1: the operator's opt-in.
+  server = await startOAuthServer({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1' });
   receiver = await startReceiver();
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
@@ -192,32 +193,53 @@ describe('control panel', () => {
     await expect.poll(() => page.getByTestId('sso-sharing').textContent()).toBe('Shares sign-in with wiki through the SSO group Office apps.');
   });
 
-  it('shows problem details in words and keeps the wizard input', async () => {
+  it('shows problem details in words, checks redirect URIs line by line as they are typed, and keeps the wizard input', async () => {
     await page.goto(`${server.url}/admin/applications/new`);
     await page.getByLabel('Name').fill('Wiki');
     await page.getByRole('button', { name: 'Next' }).click();
     await page.getByLabel('Redirect URIs').fill('https://wiki2.example.com/callback');
     await page.getByRole('button', { name: 'Create application' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toBe('An application with id "wiki" already exists.');
-    await page.getByLabel('Redirect URIs').fill('ftp://wiki2.example.com/callback');
+    // As typed, each line in words: a custom scheme (not a native app), two URIs on one line, a repeat.
+    const redirects = page.getByLabel('Redirect URIs');
+    await redirects.fill('ftp://wiki2.example.com/callback\nhttps://a.example.com/cb https://b.example.com/cb\nftp://wiki2.example.com/callback');
+    const messages = page.locator('.field-errors').first();
+    await expect
+      .poll(() => messages.locator('p').allTextContents())
+      .toEqual([
+        'Line 1: Custom URI schemes are allowed only for native clients.',
+        'Line 2: Must not contain spaces.',
+        'Line 3: Custom URI schemes are allowed only for native clients.',
+        'Line 3: the same as line 1.',
+      ]);
+    expect(await redirects.getAttribute('aria-invalid')).toBe('true');
+    expect(await redirects.getAttribute('aria-describedby')).toContain(await messages.getAttribute('id'));
+    await shot(page, '08-problem-in-words');
+    // Nothing is sent while a line is wrong.
+    await page.getByRole('button', { name: 'Create application' }).click();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await redirects.fill('ftp://wiki2.example.com/callback');
     await page.getByRole('button', { name: 'Back' }).click();
+    await page.getByLabel('Client ID').fill('Wiki Two');
+    await page.getByText('Use 2 to 63 characters: lower-case letters, digits, - and _, starting with a letter or digit.').waitFor();
     await page.getByLabel('Client ID').fill('wiki-two');
     await page.getByRole('button', { name: 'Next' }).click();
-    const redirects = page.locator('textarea[name="redirectUris"]');
     await redirects.waitFor();
     expect(await redirects.inputValue()).toBe('ftp://wiki2.example.com/callback');
-    await page.getByRole('button', { name: 'Create application' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toBe('The request is not valid. redirectUris #1: custom URI schemes are allowed only for native clients');
-    await shot(page, '08-problem-in-words');
+    await redirects.fill('https://wiki2.example.com/callback');
+    await expect.poll(() => messages.locator('p').count()).toBe(0);
   });
 
   it('invites people (pasting several addresses) and revokes one after confirming', async () => {
     await page.goto(`${server.url}/admin/applications/team-notes/invitations`);
     await page.getByText('No pending invitations.').waitFor();
-    await page.getByLabel('Invite people').fill('Ann <ann@example.com>, bob@example.com\ncid@example.com; ann@example.com');
-    await page.getByText('3 addresses found').waitFor();
+    await page.getByLabel('Invite people').fill('Ann <ann@example.com>, bob@example.com\ncid@example.com; ann@example.com\nnot-an-address');
+    // The bad line is marked as typed; the valid addresses are still counted and sent.
+    await page.getByText('3 addresses found; 1 not an address, skipped (marked below)').waitFor();
+    await page.getByText('Line 3: “not-an-address” is not an e-mail address.').waitFor();
     await page.getByRole('button', { name: 'Send 3 invitations' }).click();
     await page.getByText('3 of 3 done').waitFor();
+    await expect.poll(() => page.getByTestId('skipped').textContent()).toBe('1 address was not invited:not-an-address — not an e-mail address');
     await page.getByText(/3 invitation e-mails were not sent/).waitFor();
     // No mail server here: the toast does not claim they were sent.
     await page.getByText('3 invitations created; none was e-mailed. Copy the links below.').waitFor();
@@ -240,6 +262,12 @@ describe('control panel', () => {
     await dialog.getByRole('button', { name: 'Revoke' }).click();
     await page.getByText('Invitation for bob@example.com revoked.').waitFor();
     await expect.poll(() => page.locator('tr[data-invitation]').count()).toBe(2);
+
+    // Addresses the server skips are listed with its reason.
+    await page.getByLabel('Invite people').fill('cid@example.com');
+    await page.getByRole('button', { name: 'Send 1 invitation' }).click();
+    await page.getByText('No new invitations: every address was skipped.').waitFor();
+    await expect.poll(() => page.getByTestId('skipped').textContent()).toBe('1 address was not invited:cid@example.com — already has a pending invitation');
 
     const list = await adminJson<{ invitations: { email: string; status: string }[] }>('GET', '/api/admin/applications/team-notes/invitations');
     expect(Object.fromEntries(list.invitations.map((i) => [i.email, i.status]))).toEqual({
@@ -342,8 +370,28 @@ describe('control panel', () => {
     await page.getByText('GOOGLE_CLIENT_ID').waitFor();
     await shot(page, '14-providers');
     await page.getByRole('link', { name: 'Audit log' }).click();
-    await page.locator('td', { hasText: 'team-notes' }).first().waitFor();
+    // Names, not ids: the application and the person link to their pages; details are key/value.
+    const created = page.locator('tr[data-action="application.created"]').last();
+    await created.getByRole('link', { name: 'Team Notes' }).first().waitFor();
+    expect(await created.locator('dl.kv dt').allTextContents()).toEqual(['name', 'clientType']);
+    expect(await created.locator('dl.kv dd').allTextContents()).toEqual(['Team Notes', 'web']);
+    const signedUp = page.locator('tr[data-action="person.signed_up"]').first();
+    expect(await signedUp.getByRole('link', { name: 'Dee <dee@example.com>' }).first().getAttribute('href')).toMatch(/^\/admin\/people\/usr_/);
     await shot(page, '15-audit-log');
+    // Filters: by action, by who (an e-mail address), by date.
+    await page.getByLabel('Action').fill('api_key.created');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(async () => [...new Set(await page.locator('tr[data-action]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action'))))]).toEqual(['api_key.created']);
+    expect(page.url()).toContain('action=api_key.created');
+    await page.getByLabel('Action').fill('');
+    await page.getByLabel('Who').selectOption('person');
+    await page.getByLabel('Their e-mail address').fill('dee@example.com');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(async () => [...new Set(await page.locator('tr[data-action]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action'))))]).toEqual(['person.signed_up']);
+    await page.getByLabel('From').fill('2099-01-01');
+    await page.getByText('No entries match these filters.').waitFor();
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await created.waitFor();
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByText('Pending invitations').waitFor();

@@ -41,7 +41,7 @@ export function removeTempDirs(): void {
 export interface ServerProcess {
   child: ChildProcess;
   url: string;
-  /** Where the start-up line says the admin token is, or undefined when from ADMIN_TOKEN. */
+  /** Where the start-up line says the generated admin token is, or undefined when one was given (ADMIN_TOKEN, a file). */
   tokenFile: string | undefined;
   line: string;
   output(): { stdout: string; stderr: string };
@@ -49,7 +49,7 @@ export interface ServerProcess {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
 }
 
-const READY = /^Gatehouse listening on (\S+) — issuer (\S+), data (.+?), admin token (?:in (\S+?)|from ADMIN_TOKEN \/ --admin-token)(?:,|$)/m;
+const READY = /^Gatehouse listening on (\S+) — issuer (\S+), data (.+?), admin token (?:in (\S+?)|from \S+?)(?:,|$)/m;
 
 /**
  * Spawns a server command (own process group) and waits for its start-up line. A Node command
@@ -111,6 +111,11 @@ function kill(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL') {
   } catch {
     // already gone
   }
+}
+
+/** The status a running server answers an admin request with this token (200, or 401). */
+export async function adminStatus(url: string, token: string): Promise<number> {
+  return (await fetch(`${url}/api/admin/applications`, { headers: { authorization: `Bearer ${token}` } })).status;
 }
 
 export interface RunResult {

@@ -46,6 +46,22 @@ export async function startSmtp(options: { reject?: string[] } = {}) {
   return {
     url: `smtp://127.0.0.1:${port}`,
     received,
+    /** Resolves once `count` messages have arrived (rejects after `timeoutMs`). */
+    async waitFor(count: number, timeoutMs = 10_000): Promise<ReceivedMail[]> {
+      const deadline = Date.now() + timeoutMs;
+      while (received.length < count) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`expected ${count} messages, got ${received.length}`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left);
+          waiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      return received.slice(0, count);
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

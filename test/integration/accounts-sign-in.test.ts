@@ -41,8 +41,10 @@ describe('POST /api/auth/sign-up/email', () => {
     const { user } = res.json();
     expect(user).toMatchObject({ email: 'ada@example.com', name: 'Ada', emailVerified: false });
     expect(user.id).toMatch(/^usr_/);
-    const setCookie = String(res.headers['set-cookie']);
-    expect(setCookie).toMatch(/^gatehouse_session=[A-Za-z0-9_-]{43}; Max-Age=2592000; Path=\/; HttpOnly; SameSite=Lax$/);
+    const [session, device] = res.headers['set-cookie'] as string[];
+    expect(session).toMatch(/^gatehouse_session=[A-Za-z0-9_-]{43}; Max-Age=2592000; Path=\/; HttpOnly; SameSite=Lax$/);
+    // This browser has proved itself for the address (lock-out exemption, accounts/device-cookie.ts).
+    expect(device).toMatch(/^gatehouse_device=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}; Max-Age=15552000; Path=\/; HttpOnly; SameSite=Lax$/);
 
     const person = t.db.select().from(people).where(eq(people.id, user.id)).get()!;
     expect(person.passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
@@ -59,7 +61,9 @@ describe('POST /api/auth/sign-up/email', () => {
     await openApp(t);
     const res = await signUp(t, { email: 'ada@example.com', applicationId: 'notes' }, { origin: 'https://id.example.com' });
     expect(res.statusCode).toBe(201);
-    expect(String(res.headers['set-cookie'])).toMatch(/^__Host-gatehouse_session=[^;]+; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    const [session, device] = res.headers['set-cookie'] as string[];
+    expect(session).toMatch(/^__Host-gatehouse_session=[^;]+; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    expect(device).toMatch(/^__Host-gatehouse_device=[^;]+; Max-Age=15552000; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
   });
 
   it('refuses sign-up without an open application or invitation', async () => {
@@ -136,7 +140,7 @@ describe('POST /api/auth/sign-up/email', () => {
 describe('POST /api/auth/sign-in/email', () => {
   async function withPerson() {
     const t = await makeApp();
-    await openApp(t, { webhookUrl: 'http://127.0.0.1:9/hook' });
+    await openApp(t, { webhookUrl: 'http://10.0.0.9:9/hook' });
     const res = await signUp(t, { email: 'ada@example.com', name: 'Ada', applicationId: 'notes' });
     expect(res.statusCode).toBe(201);
     return { t, userId: res.json().user.id as string, cookie: sessionCookieOf(res) };
@@ -184,7 +188,8 @@ describe('POST /api/auth/sign-in/email', () => {
     const { t, cookie } = await withPerson();
     const res = await signIn(t, { email: 'ada@example.com' }, { cookie: `gatehouse_session=${cookie}` });
     expect(res.statusCode).toBe(200);
-    expect(res.headers['set-cookie']).toBeUndefined();
+    // No new session cookie; only a fresh device cookie.
+    expect(res.cookies.map((c) => c.name)).toEqual(['gatehouse_device']);
     expect(t.db.select().from(sessions).all()).toHaveLength(1);
   });
 

@@ -205,6 +205,11 @@ describe('API key scope matrix', () => {
       ['PATCH', { webhookUrl: 'https://hooks.example.com/other' }, 'This API key lacks the webhooks:write scope, needed to change the webhook settings.'],
       ['PATCH', { name: 'Renamed', webhookUrl: null }, 'This API key lacks the webhooks:write scope, needed to change the webhook settings.'],
       ['DELETE', undefined, 'An API key may not delete an application (that deletes its API keys); that needs the admin token.'],
+      // Where codes and tokens go and whom tokens are for (issue 22, item 1): admin only.
+      ['PATCH', { redirectUris: ['https://attacker.example/callback'] }, 'An API key may not change where sign-ins are sent (redirect URIs); that needs the admin token.'],
+      ['PATCH', { redirectUris: [...before.redirectUris, 'https://attacker.example/callback'] }, 'An API key may not change where sign-ins are sent (redirect URIs); that needs the admin token.'],
+      ['PATCH', { audience: 'https://attacker.example/api' }, 'An API key may not change the audience of its tokens; that needs the admin token.'],
+      ['PATCH', { postLogoutRedirectUris: ['https://attacker.example/bye'] }, 'An API key may not change where sign-outs are sent (post-logout redirect URIs); that needs the admin token.'],
     ];
     for (const [method, body, detail] of refused) {
       const res = await as(t, key, method, A, body);
@@ -213,7 +218,9 @@ describe('API key scope matrix', () => {
     }
     expect((await t.admin('GET', A)).json()).toEqual(before);
     // Unchanged values are not a change; webhooks:write opens the webhook fields.
-    expect((await as(t, key, 'PATCH', A, { clientType: before.clientType, ssoGroupId: null, webhookUrl: before.webhookUrl, name: 'Notes 2' })).statusCode).toBe(200);
+    expect((await as(t, key, 'PATCH', A, {
+      clientType: before.clientType, ssoGroupId: null, webhookUrl: before.webhookUrl, redirectUris: before.redirectUris, audience: before.audience, name: 'Notes 2',
+    })).statusCode).toBe(200);
     const { key: hooks } = await newKey(t, ['application:write', 'webhooks:write']);
     const res = await as(t, hooks, 'PATCH', A, { webhookUrl: 'https://hooks.example.com/other' });
     expect(res.statusCode).toBe(200);

@@ -40,6 +40,7 @@ describe('POST /api/admin/applications', () => {
       name: 'Notes',
       audience: 'https://notes.example.com/api',
       redirectUris: ['https://notes.example.com/callback'],
+      postLogoutRedirectUris: null,
       clientType: 'web',
       webhookUrl: null,
       webhookSecretSet: false,
@@ -156,9 +157,31 @@ describe('POST /api/admin/applications', () => {
       const body = expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ webhookUrl: url })), ['body.webhookUrl']);
       expect(body.errors, url).toEqual([{ path: 'body.webhookUrl', message: 'must not point at a link-local, unspecified or multicast address' }]);
     }
-    // Loopback and the LAN stay allowed: that is where a small team's receivers live.
-    for (const [i, url] of ['http://127.0.0.1:9000/hook', 'http://192.168.1.20/hook', 'http://[::1]:9000/hook'].entries()) {
+    // The LAN stays allowed: that is where a small team's receivers live.
+    for (const [i, url] of ['http://192.168.1.20/hook', 'http://10.0.0.5:9000/hook', 'http://[fd12::1]:9000/hook'].entries()) {
       const res = await t.admin('POST', '/api/admin/applications', appBody({ id: `lan${i}`, audience: `https://lan${i}.example.com`, webhookUrl: url }));
+      expect(res.statusCode, url).toBe(201);
+    }
+  });
+
+  it('refuses loopback webhook targets in every spelling unless GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK=1', async () => {
+    const loopback = [
+      'http://127.0.0.1:9000/hook', 'http://127.1.2.3/hook', 'http://2130706433/hook', 'http://0x7f000001/hook', 'http://[::1]:9000/hook',
+      'http://[::ffff:127.0.0.1]/hook', 'http://[::ffff:7f00:1]/hook', 'http://[64:ff9b::7f00:1]/hook', 'http://localhost:9000/hook',
+      'http://LOCALHOST./hook', 'http://hooks.localhost/hook',
+    ];
+    const strict = await makeApp();
+    for (const url of loopback) {
+      const body = expectValidation(await strict.admin('POST', '/api/admin/applications', appBody({ webhookUrl: url })), ['body.webhookUrl']);
+      expect(body.errors, url).toEqual([{ path: 'body.webhookUrl', message: 'must not point at a loopback address (GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK=1 allows it)' }]);
+    }
+    expect((await strict.admin('POST', '/api/admin/applications', appBody())).statusCode).toBe(201);
+    expectValidation(await strict.admin('PATCH', '/api/admin/applications/notes', { webhookUrl: 'http://[::1]/x' }), ['body.webhookUrl']);
+    expect(strict.db.select().from(applications).get()!.webhookUrl).toBeNull();
+    // The operator's opt-in: receivers on this machine.
+    const optedIn = await makeApp({ config: { webhookAllowLoopback: true } });
+    for (const [i, url] of loopback.entries()) {
+      const res = await optedIn.admin('POST', '/api/admin/applications', appBody({ id: `app${i}`, audience: `https://app${i}.example.com`, webhookUrl: url }));
       expect(res.statusCode, url).toBe(201);
     }
   });
@@ -494,6 +517,55 @@ describe('PATCH /api/admin/applications/:id', () => {
     expect(t.db.select().from(applications).get()!.webhookSecret).toBeNull();
 
     expectValidation(await t.admin('PATCH', '/api/admin/applications/notes', { webhookSecret: 'abcdefghijklmnopqrstu' }), ['body.webhookSecret']);
+  });
+
+  it('audits a redirect-URI change and tells the application by webhook (application.redirect_uris_changed)', async () => {
+    const t = await makeApp({ clock: T0 });
+    await create(t, { webhookUrl: 'https://hooks.example.com/in' });
+    const before = ['https://notes.example.com/callback'];
+    const after = ['https://notes.example.com/callback', 'https://notes.example.com/cb2'];
+    // The same list in another order, and other fields, change nothing about where codes go.
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { name: 'Notes 2', redirectUris: before })).statusCode).toBe(200);
+    t.clock.advance(1000);
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { redirectUris: after })).statusCode).toBe(200);
+    const audit = t.db.select().from(auditLog).where(eq(auditLog.action, 'application.redirect_uris_changed')).all();
+    expect(audit.map((e) => ({ actor: e.actor, applicationId: e.applicationId, target: e.target, details: e.details, at: e.at.toISOString() }))).toEqual([
+      { actor: 'admin', applicationId: 'notes', target: 'notes', details: { redirectUris: { before, after } }, at: '2026-03-01T10:00:01.000Z' },
+    ]);
+    const events = t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'application.redirect_uris_changed')).all();
+    expect(events).toHaveLength(1);
+    expect(JSON.parse(events[0]!.payload)).toEqual({
+      id: events[0]!.id, type: 'application.redirect_uris_changed', createdAt: '2026-03-01T10:00:01.000Z', applicationId: 'notes',
+      data: { actor: 'admin', redirectUris: { before, after } },
+    });
+  });
+
+  it('keeps postLogoutRedirectUris as a list of its own: null until set (redirect URIs stand in), checked like redirect URIs, audited', async () => {
+    const t = await makeApp({ clock: T0 });
+    expect((await create(t)).postLogoutRedirectUris).toBeNull();
+    expectValidation(
+      await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: ['http://public.example.com/bye', 'notes://bye', 'https://a.example/#x'] }),
+      ['body.postLogoutRedirectUris.0', 'body.postLogoutRedirectUris.1', 'body.postLogoutRedirectUris.2'],
+    );
+    expectValidation(await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: ['https://a.example/', 'https://a.example/'] }), ['body.postLogoutRedirectUris']);
+    const set = await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: ['https://notes.example.com/signed-out'] });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json().postLogoutRedirectUris).toEqual(['https://notes.example.com/signed-out']);
+    expect((await t.admin('GET', '/api/admin/applications/notes')).json().postLogoutRedirectUris).toEqual(['https://notes.example.com/signed-out']);
+    // An empty list allows none; null goes back to the redirect URIs.
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: [] })).json().postLogoutRedirectUris).toEqual([]);
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: null })).json().postLogoutRedirectUris).toBeNull();
+    const created = await t.admin('POST', '/api/admin/applications', appBody({ id: 'wiki', audience: 'https://wiki.example', postLogoutRedirectUris: ['https://wiki.example/bye'] }));
+    expect(created.json().postLogoutRedirectUris).toEqual(['https://wiki.example/bye']);
+    const audit = t.db.select().from(auditLog).where(eq(auditLog.action, 'application.redirect_uris_changed')).all().map((e) => e.details);
+    expect(audit).toEqual([
+      { postLogoutRedirectUris: { before: null, after: ['https://notes.example.com/signed-out'] } },
+      { postLogoutRedirectUris: { before: ['https://notes.example.com/signed-out'], after: [] } },
+      { postLogoutRedirectUris: { before: [], after: null } },
+    ]);
+    const openapi = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    expect(openapi.components?.schemas ?? openapi.paths['/api/admin/applications/{id}'].patch.requestBody.content['application/json'].schema.properties).toBeDefined();
+    expect(JSON.stringify(openapi.paths['/api/admin/applications/{id}'].patch)).toContain('postLogoutRedirectUris');
   });
 
   it('moves the application between SSO groups and out of them via ssoGroupId', async () => {

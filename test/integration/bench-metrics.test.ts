@@ -9,9 +9,9 @@ import { SERVE_ENV, serveNodeArgs } from '../../server/cli/launch.js';
 import { CLI, cleanEnv, ensureBuilt, removeTempDirs, tempDir } from '../helpers/server-process.js';
 
 function serve(env: Record<string, string>): Promise<ChildProcess> {
-  const child = fork(CLI, ['serve', '--data-dir', tempDir(), '--port', '0', '--admin-token', 'bench-metrics-admin-token-0123456789'], {
+  const child = fork(CLI, ['serve', '--data-dir', tempDir(), '--port', '0'], {
     execArgv: serveNodeArgs(cleanEnv(env)),
-    env: { ...cleanEnv(env), ...SERVE_ENV },
+    env: { ...cleanEnv({ ADMIN_TOKEN: 'bench-metrics-admin-token-0123456789', ...env }), ...SERVE_ENV },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {

@@ -8,7 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type RunResult } from '../helpers/server-process.js';
+import { CLI, adminStatus, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type RunResult } from '../helpers/server-process.js';
 import { ensureLocalTls, tlsPaths } from '../../server/ops/tls.js';
 
 /** Exit 1, exactly one line on stderr, no stack trace, nothing announced on stdout. */
@@ -20,10 +20,6 @@ function expectOneSentence(result: RunResult, message: string | RegExp) {
   expect(lines[0]).toMatch(/\.$/);
   expect(result.stderr).not.toMatch(/\n\s+at |Error:|node:internal/);
   expect(result.stdout).not.toContain('Gatehouse listening');
-}
-
-async function status(url: string, token: string) {
-  return (await fetch(`${url}/api/admin/applications`, { headers: { authorization: `Bearer ${token}` } })).status;
 }
 
 describe('gatehouse CLI', () => {
@@ -51,7 +47,7 @@ describe('gatehouse CLI', () => {
     expect(none.stdout).toContain('Usage: gatehouse <command>');
 
     expect(serve.code).toBe(0);
-    for (const flag of ['--data-dir DIR', '--port N', '--host ADDR', '--issuer URL', '--admin-token T', '--access-token-ttl S', '--help']) {
+    for (const flag of ['--data-dir DIR', '--port N', '--host ADDR', '--issuer URL', '--admin-token-file FILE', '--access-token-ttl S', '--help']) {
       expect(serve.stdout).toContain(flag);
     }
     expect(token.code).toBe(0);
@@ -97,7 +93,7 @@ describe('gatehouse CLI', () => {
     const server = await startServer(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', data], cleanEnv());
     try {
       const old = readFileSync(join(data, 'admin-token'), 'utf8').trim();
-      expect(await status(server.url, old)).toBe(200);
+      expect(await adminStatus(server.url, old)).toBe(200);
       const rotated = await runCli(['admin-token', '--rotate', '--data-dir', data], cleanEnv());
       const rotatedAt = Date.now();
       const next = rotated.stdout.trim();
@@ -105,7 +101,7 @@ describe('gatehouse CLI', () => {
 
       let switchedAfter: number | undefined;
       while (Date.now() - rotatedAt < 5000) {
-        if ((await status(server.url, old)) === 401) {
+        if ((await adminStatus(server.url, old)) === 401) {
           switchedAfter = Date.now() - rotatedAt;
           break;
         }
@@ -113,7 +109,7 @@ describe('gatehouse CLI', () => {
       }
       expect(switchedAfter, 'the server never switched tokens').toBeDefined();
       expect(switchedAfter!).toBeLessThan(1500);
-      expect(await status(server.url, next)).toBe(200);
+      expect(await adminStatus(server.url, next)).toBe(200);
       const denied = await fetch(`${server.url}/api/admin/applications`, { headers: { authorization: `Bearer ${old}` } });
       expect(denied.headers.get('www-authenticate')).toBe('Bearer');
     } finally {

@@ -2,7 +2,8 @@
  * Hosted-page hardening from the audit: a `return_to` Node could not write as a header falls back
  * to the account page (item 3, never a 500 after a successful sign-in); `?notice=` names only
  * real notices (item 4); answers to malformed URLs carry the security headers, and a server that
- * speaks TLS adds HSTS to every answer while plain http never does (item 5).
+ * speaks TLS adds HSTS to every answer while plain http never does (item 5). Issue 22 review: the
+ * hosted sign-up form and invitations take only what the JSON API calls an e-mail address.
  */
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -129,5 +130,31 @@ describe('security headers', () => {
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = t.app.server.address() as AddressInfo;
     expect(await answers((path) => fetch(`http://127.0.0.1:${port}${path}`))).toEqual(expected(undefined));
+  });
+});
+
+describe('e-mail addresses outside the JSON schema (issue 22 review)', () => {
+  // Each has one @ and no space, so the old check took it; a mailer reads a display name or a
+  // list in it and sends to someone else than the account names (x<victim@other.example>).
+  const MISLEADING = ['x<victim@other.example>', 'a,b@example.com', 'a"b@example.com', 'a;b@example.com', 'a(b)@example.com'];
+
+  it('the hosted sign-up form refuses them like the JSON endpoint, creating nothing', async () => {
+    const t = await makeApp({ config: { env: { GATEHOUSE_SIGN_UP_RATE_LIMIT: '100' } } });
+    await createApplication(t, { authPolicy: { signup_policy: 'open' } });
+    for (const email of MISLEADING) {
+      expectProblem(await signUp(t, { email, applicationId: 'notes' }), 400, 'validation_failed');
+      const page = await openPage(t, '/sign-up?client_id=notes');
+      const res = await postForm(t, '/sign-up', { csrf_token: csrfFrom(page.res), client_id: 'notes', email, password: PASSWORD }, page.cookie);
+      expect({ email, status: res.statusCode }).toEqual({ email, status: 400 });
+      expect(res.body).toContain('email must be an e-mail address.');
+    }
+    expect((await signUp(t, { email: 'Ada.Lovelace+notes@Example.com', applicationId: 'notes' })).statusCode).toBe(201);
+  });
+
+  it('invitations name each such address', async () => {
+    const t = await notesApp();
+    const res = await t.admin('POST', '/api/admin/applications/notes/invitations', { emails: ['ok@example.com', ...MISLEADING] });
+    const body = expectProblem(res, 400, 'validation_failed');
+    expect(body.errors!.map((e) => e.path)).toEqual(MISLEADING.map((_, i) => `body.emails.${i + 1}`));
   });
 });

@@ -26,7 +26,7 @@ beforeAll(async () => {
   });
   web = await createClient(server, {
     id: 'billing', name: 'Billing', audience: 'https://billing.example.com/api', clientType: 'web', redirectUris: [WEB_REDIRECT],
-    webhookUrl: 'http://127.0.0.1:9/hook',
+    webhookUrl: 'http://10.0.0.9:9/hook', // a LAN receiver (never reached here: the attempts only fail)
   });
   cookie = await signUpCookie(server, 'ada@example.com', 'notes-spa');
   // Billing is another realm: signing in there marks it too (same person, same session cookie name).
@@ -126,6 +126,14 @@ describe('openid-client with a public spa client', () => {
     );
     await client.tokenRevocation(config, again.refresh_token!);
     await expect(client.refreshTokenGrant(config, again.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+
+    // Revoking an access token (RFC 7009 §2.2.1) makes userinfo refuse it at once, not at expiry.
+    expect((await client.fetchUserInfo(config, again.access_token, idClaims.sub)).sub).toBe(idClaims.sub);
+    await client.tokenRevocation(config, again.access_token, { token_type_hint: 'access_token' });
+    await expect(client.fetchUserInfo(config, again.access_token, idClaims.sub)).rejects.toMatchObject({
+      status: 401,
+      cause: [{ scheme: 'bearer', parameters: { realm: 'gatehouse', error: 'invalid_token', error_description: 'The access token has been revoked.' } }],
+    });
   });
 });
 

@@ -3,13 +3,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { makeApp } from '../helpers/app.js';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { setUpClients, spaTokens } from '../helpers/oauth-inject.js';
 import { rotateKeysCommand } from '../../server/cli/rotate-keys.js';
 import { loadConfig } from '../../server/config.js';
 import { start } from '../../server/main.js';
+import { JWKS_MAX_AGE_SECONDS } from '../../server/oauth/keys.js';
+import { createClient, follow, pkcePair, signUpCookie, startOAuthServer } from '../helpers/oauth-server.js';
 
 describe('JWKS and discovery', () => {
   it('publishes one RS256 public key on first start and the discovery document', async () => {
@@ -50,14 +52,16 @@ describe('JWKS and discovery', () => {
 });
 
 describe('key rotation', () => {
-  it('admin rotation publishes the new key, keeps the old one until its tokens expired, and lists status', async () => {
-    const t = await makeApp();
+  it('admin rotation publishes the next key first and signs with it only after the JWKS cache lifetime; one set of status words', async () => {
+    const t = await makeApp({ clock: new Date('2026-03-01T10:00:00Z') });
     const { cookie } = await setUpClients(t);
     const before = await spaTokens(t, cookie);
     const oldKid = decodeProtectedHeader(before.access_token).kid!;
     // Served (and cached as a serialised body) before the rotation, so the rotation must replace it.
-    const published = (await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json();
-    expect(published.keys.map((k: { kid: string }) => k.kid)).toEqual([oldKid]);
+    const published = await t.app.inject({ method: 'GET', url: '/api/auth/jwks' });
+    expect(published.json().keys.map((k: { kid: string }) => k.kid)).toEqual([oldKid]);
+    // The cache lifetime the rotation waits out is the one the JWKS announces.
+    expect(published.headers['cache-control']).toBe(`public, max-age=${JWKS_MAX_AGE_SECONDS}`);
 
     expect((await t.app.inject({ method: 'POST', url: '/api/admin/keys/rotate' })).statusCode).toBe(401);
     // Admin token only: an application's API key, whatever its scopes, is refused.
@@ -71,33 +75,82 @@ describe('key rotation', () => {
     const rotated = await t.admin('POST', '/api/admin/keys/rotate');
     expect(rotated.statusCode).toBe(201);
     const newKid = rotated.json().key.kid as string;
-    expect(rotated.json()).toMatchObject({ key: { status: 'active' }, retired: [oldKid] });
-
+    const activatesAt = '2026-03-01T10:02:00.000Z'; // now + max-age (60 s) + 60 s skew
+    const oldExpires = '2026-03-01T10:18:00.000Z'; // activation + 900 s tokens + 60 s skew
+    const newRecord = { kid: newKid, alg: 'RS256', status: 'next', createdAt: '2026-03-01T10:00:00.000Z', activatesAt, retiredAt: null, expiresAt: null };
+    const oldRecord = { kid: oldKid, alg: 'RS256', status: 'active', createdAt: '2026-03-01T10:00:00.000Z', activatesAt: '2026-03-01T10:00:00.000Z', retiredAt: activatesAt, expiresAt: oldExpires };
+    expect(rotated.json()).toEqual({ key: newRecord, previous: [oldRecord] });
+    // The list says exactly what the rotate answer said, with the same words.
     const list = await t.admin('GET', '/api/admin/keys');
     expect(list.statusCode).toBe(200);
-    expect(list.json().keys.map((k: { kid: string; status: string }) => [k.kid, k.status])).toEqual([[newKid, 'active'], [oldKid, 'retiring']]);
-    // No key material: exactly these fields (a substring check failed on a random kid holding "PEM").
-    for (const key of list.json().keys) expect(Object.keys(key).sort()).toEqual(['alg', 'createdAt', 'expiresAt', 'kid', 'retiredAt', 'status']);
+    expect(list.json()).toEqual({ keys: [newRecord, oldRecord] });
     expect(JSON.stringify(list.json())).not.toContain('PRIVATE KEY');
+    // A second rotation while one is waiting would retire a key that never signed.
+    const again = await t.admin('POST', '/api/admin/keys/rotate');
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toMatchObject({ code: 'key_rotation_pending', detail: `Key ${newKid} is published and starts signing at ${activatesAt}; rotate again after that.` });
 
-    const after = await spaTokens(t, cookie);
-    expect(decodeProtectedHeader(after.access_token).kid).toBe(newKid);
+    // Published at once, not yet signing: a verifier that fetched the JWKS now has the key in time.
     const jwks = (await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json();
     expect(jwks.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid, oldKid]);
+    const during = await spaTokens(t, cookie);
+    expect(decodeProtectedHeader(during.access_token).kid).toBe(oldKid);
+    expect(decodeProtectedHeader(during.id_token!).kid).toBe(oldKid);
+
+    t.clock.advance(119_999);
+    expect(decodeProtectedHeader((await spaTokens(t, cookie)).access_token).kid).toBe(oldKid);
+    t.clock.advance(1);
+    const after = await spaTokens(t, cookie);
+    expect(decodeProtectedHeader(after.access_token).kid).toBe(newKid);
+    expect((await t.admin('GET', '/api/admin/keys')).json().keys.map((k: { status: string }) => k.status)).toEqual(['active', 'retiring']);
     const set = createLocalJWKSet(jwks);
     const opts = { issuer: t.config.issuer, currentDate: t.clock.now() };
     await jwtVerify(before.access_token, set, opts);
     await jwtVerify(after.access_token, set, opts);
 
-    // Once every token the old key signed has expired (900 s + 60 s skew), it leaves the JWKS.
-    t.clock.advance(961_000);
+    // Once every token the old key signed has expired (900 s + 60 s skew after it stopped), it leaves the JWKS.
+    t.clock.advance(959_999);
+    expect((await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json().keys).toHaveLength(2);
+    t.clock.advance(1);
     const later = (await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json();
     expect(later.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid]);
     const statuses = (await t.admin('GET', '/api/admin/keys')).json().keys.map((k: { status: string }) => k.status);
     expect(statuses).toEqual(['active', 'retired']);
   });
 
-  it('gatehouse rotate-keys rotates the keys of a data directory; a running server signs with the new key', async () => {
+  it("a verifier caching the JWKS (jose's createRemoteJWKSet) accepts tokens issued right after a rotation", async () => {
+    const server = await startOAuthServer();
+    try {
+      const spa = await createClient(server, { id: 'notes', name: 'Notes', audience: 'https://notes.example.com/api', clientType: 'spa', redirectUris: ['http://127.0.0.1:5173/cb'] });
+      const cookie = await signUpCookie(server, 'ada@example.com', spa.id);
+      const tokens = async () => {
+        const pkce = pkcePair();
+        const query = new URLSearchParams({
+          response_type: 'code', client_id: spa.id, redirect_uri: spa.redirectUris[0]!, scope: 'openid', state: 's',
+          code_challenge: pkce.challenge, code_challenge_method: 'S256',
+        });
+        const code = (await follow(`${server.url}/api/auth/oauth2/authorize?${query}`, cookie)).location!.searchParams.get('code')!;
+        const res = await fetch(`${server.url}/api/auth/oauth2/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: spa.redirectUris[0]!, client_id: spa.id, code_verifier: pkce.verifier }),
+        });
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { access_token: string }).access_token;
+      };
+      const jwks = createRemoteJWKSet(new URL(`${server.url}/api/auth/jwks`));
+      const verify = (token: string) => jwtVerify(token, jwks, { issuer: server.url, audience: spa.audience });
+      await verify(await tokens()); // the verifier has fetched and cached the key set
+      expect((await server.admin('POST', '/api/admin/keys/rotate')).status).toBe(201);
+      // jose waits 30 s before it fetches again; a token signed by the new key now would be refused.
+      const { protectedHeader } = await verify(await tokens());
+      expect(protectedHeader.kid).toBe(((await (await server.admin('GET', '/api/admin/keys')).json()) as { keys: { kid: string; status: string }[] }).keys.find((k) => k.status === 'active')!.kid);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('gatehouse rotate-keys rotates the keys of a data directory; a running server publishes the new key', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-keys-'));
     try {
       const running = await start(loadConfig({ LOG_LEVEL: 'silent' }, { dataDir, port: '0', adminToken: 'rotate-keys-admin-token-123' }));
@@ -167,8 +220,9 @@ describe('discovery and JWKS on the network', () => {
 
         const post = await fetch(`${running.url}${path}`, { method: 'POST' });
         const postViaRoute = await running.app.inject({ method: 'POST', url: path });
-        expect(post.status).toBe(404);
-        expect(post.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+        expect(post.status).toBe(405);
+        expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+        expect(post.headers.get('content-type')).toBe('application/json; charset=utf-8');
         expect(await post.json()).toEqual(postViaRoute.json());
       }
       expect(JSON.parse((await running.app.inject({ url: '/.well-known/openid-configuration' })).body).issuer).toBe(running.url);

@@ -8,7 +8,10 @@ import { decodeJwt } from 'jose';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { signIn } from '../helpers/accounts.js';
-import { auditLog, memberships, people, refreshTokenFamilies } from '../../server/db/schema.js';
+import { auditLog, memberships, people, refreshTokenFamilies, revokedAccessTokens } from '../../server/db/schema.js';
+import { openDatabase } from '../../server/db/client.js';
+import { isAccessTokenRevoked } from '../../server/oauth/revoked-access-tokens.js';
+import { sweep } from '../../server/data-lifecycle/sweeper.js';
 import {
   authorize, expectOAuthError, location, setUpClients, SPA_REDIRECT, spaParams, spaTokens, token, WEB_REDIRECT,
 } from '../helpers/oauth-inject.js';
@@ -301,6 +304,48 @@ describe('userinfo, revocation and end-session', () => {
     expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: still.json().refresh_token, client_id: 'notes' }), 400, 'invalid_grant');
   });
 
+  it('a revoked access token is refused at userinfo until it expires; only its own client can revoke it', async () => {
+    const { t, web, cookie } = await setUp();
+    const tokens = await spaTokens(t, cookie, { scope: 'openid' });
+    const other = await spaTokens(t, cookie, { scope: 'openid' });
+    const userinfo = (accessToken: string) =>
+      t.app.inject({ method: 'GET', url: '/api/auth/oauth2/userinfo', headers: { authorization: `Bearer ${accessToken}` } });
+    const revoke = (form: Record<string, string>, headers: Record<string, string> = {}) =>
+      t.app.inject({ method: 'POST', url: '/api/auth/oauth2/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: new URLSearchParams(form).toString() });
+    // Another client's revocation answers 200 (RFC 7009 §2.2) and revokes nothing.
+    expect((await revoke({ token: tokens.access_token }, { authorization: basic('billing', web.clientSecret) })).statusCode).toBe(200);
+    expect((await userinfo(tokens.access_token)).statusCode).toBe(200);
+    const res = await revoke({ token: tokens.access_token, client_id: 'notes' });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toBe('');
+    const refused = await userinfo(tokens.access_token);
+    expectOAuthError(refused, 401, 'invalid_token');
+    expect(refused.headers['www-authenticate']).toBe('Bearer realm="gatehouse", error="invalid_token", error_description="The access token has been revoked."');
+    expect((await userinfo(other.access_token)).statusCode).toBe(200);
+    // Kept until the token would have expired, then forgotten by the retention rule.
+    const { jti, exp } = decodeJwt(tokens.access_token) as { jti: string; exp: number };
+    expect(t.db.select().from(revokedAccessTokens).all()).toEqual([
+      { jti, expiresAt: new Date(exp * 1000), revokedAt: t.clock.now() },
+    ]);
+    expect(isAccessTokenRevoked(t.db, jti)).toBe(true);
+    t.clock.advance(901_000);
+    expect((await sweep(t.db, t.config, t.clock, { between: async () => {} })).pruned['revoked access tokens']).toBe(1);
+    expect(t.db.select().from(revokedAccessTokens).all()).toEqual([]);
+    // An expired access token is not recorded at all (it cannot be used anyway).
+    expect((await revoke({ token: other.access_token, client_id: 'notes' })).statusCode).toBe(200);
+    expect(t.db.select().from(revokedAccessTokens).all()).toEqual([]);
+  });
+
+  it('looks revoked access tokens up by index, and sweeps them by index', () => {
+    const db = openDatabase(':memory:');
+    const plan = (sql: string) => db.$client.prepare(`EXPLAIN QUERY PLAN ${sql}`).all().map((r) => (r as { detail: string }).detail).join('; ');
+    expect(plan("SELECT 1 FROM revoked_access_tokens WHERE jti = 'x'")).toBe('SEARCH revoked_access_tokens USING COVERING INDEX sqlite_autoindex_revoked_access_tokens_1 (jti=?)');
+    expect(plan('DELETE FROM revoked_access_tokens WHERE rowid IN (SELECT rowid FROM revoked_access_tokens WHERE expires_at <= 1 LIMIT 500)')).toBe(
+      'SEARCH revoked_access_tokens USING INTEGER PRIMARY KEY (rowid=?); LIST SUBQUERY 1; SEARCH revoked_access_tokens USING COVERING INDEX revoked_access_tokens_expires_idx (expires_at<?)',
+    );
+    db.$client.close();
+  });
+
   it('end-session redirects only to a registered URI, ends the session and its refresh tokens', async () => {
     const { t, cookie } = await setUp();
     const tokens = await spaTokens(t, cookie);
@@ -327,6 +372,28 @@ describe('userinfo, revocation and end-session', () => {
     const page = await end({});
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('You are signed out');
+  });
+
+  it('end-session takes postLogoutRedirectUris once the application sets them; until then its redirect URIs', async () => {
+    const { t, cookie } = await setUp();
+    const end = (uri: string) =>
+      t.app.inject({ method: 'GET', url: `/api/auth/oauth2/end-session?${new URLSearchParams({ client_id: 'notes', post_logout_redirect_uri: uri, state: 's' })}` });
+    const signedOut = 'http://127.0.0.1:5173/signed-out';
+    // Not set: the redirect URIs stand in (existing applications keep working), the new one is refused.
+    expect(location(await end(SPA_REDIRECT)).toString()).toBe(`${SPA_REDIRECT}?state=s`);
+    expect((await end(signedOut)).statusCode).toBe(400);
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: [signedOut] })).statusCode).toBe(200);
+    expect(location(await end(signedOut)).toString()).toBe(`${signedOut}?state=s`);
+    const refused = await end(SPA_REDIRECT);
+    expect(refused.statusCode).toBe(400);
+    expect(refused.headers.location).toBeUndefined();
+    expect(refused.body).toContain('The post-logout address is not registered for this application.');
+    // The session is untouched by the refused request, and a hinted sign-out goes to the new list too.
+    const tokens = await spaTokens(t, cookie);
+    const hinted = await t.app.inject({
+      method: 'GET', url: `/api/auth/oauth2/end-session?${new URLSearchParams({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: signedOut })}`, headers: { cookie },
+    });
+    expect(location(hinted).toString()).toBe(signedOut);
   });
 
   it('end-session takes only an ID token as id_token_hint, not an access token carrying the same sid', async () => {

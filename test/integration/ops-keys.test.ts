@@ -5,7 +5,7 @@ import { auditLog } from '../../server/db/schema.js';
 import { rotateKeyIfDue } from '../../server/ops/key-rotation.js';
 import { makeApp } from '../helpers/app.js';
 import { openDatabase } from '../../server/db/client.js';
-import { ensureSigningKey, listKeys } from '../../server/oauth/keys.js';
+import { ensureSigningKey, KEY_ACTIVATION_DELAY_MS, listKeys } from '../../server/oauth/keys.js';
 import { recordAccessTokenTtl, retiringWindowSeconds } from '../../server/ops/token-lifetime.js';
 import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir } from '../helpers/server-process.js';
 
@@ -24,11 +24,13 @@ describe('signing-key rotation schedule', () => {
     t.clock.advance(2 * DAY);
     const kid = await rotateKeyIfDue(t.app.ctx);
     expect(kid).toMatch(/^kid_/);
+    // Published first; it signs after the JWKS cache lifetime (oauth/keys.ts).
+    const statuses = async () => (await t.admin('GET', '/api/admin/keys')).json().keys.map((k: { kid: string; status: string }) => [k.kid, k.status]);
+    expect(await statuses()).toEqual([[kid, 'next'], [before[0].kid, 'active']]);
+    expect(await rotateKeyIfDue(t.app.ctx)).toBeUndefined();
+    t.clock.advance(KEY_ACTIVATION_DELAY_MS);
+    expect(await statuses()).toEqual([[kid, 'active'], [before[0].kid, 'retiring']]);
     const keys = (await t.admin('GET', '/api/admin/keys')).json().keys;
-    expect(keys.map((k: { kid: string; status: string }) => [k.kid, k.status])).toEqual([
-      [kid, 'active'],
-      [before[0].kid, 'retiring'],
-    ]);
     for (const key of keys) expect(Object.keys(key).some((name) => /private/i.test(name))).toBe(false);
     const jwks = (await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json().keys;
     expect(jwks.map((k: { kid: string }) => k.kid).sort()).toEqual([kid, before[0].kid].sort());
@@ -73,13 +75,24 @@ describe('retiring window of `gatehouse rotate-keys`', () => {
       const rotated = await runCli(['rotate-keys', '--data-dir', dataDir], cleanEnv());
       expect(rotated.code, rotated.stderr).toBe(0);
       kid = rotated.stdout.trim();
-      const [active, retiring] = await keys(server.url);
-      expect([active!.kid, active!.status, retiring!.kid, retiring!.status]).toEqual([kid, 'active', first!.kid, 'retiring']);
-      expect(windowMs(retiring!)).toBe(3_600_000 + 60_000); // lifetime + clock skew
-      expect(rotated.stderr).toBe(`Key ${first!.kid} is retired and stays in the JWKS until ${retiring!.expiresAt}.\nNew signing key ${kid} is active.\n`);
+      const [next, active] = await keys(server.url);
+      expect([next!.kid, next!.status, active!.kid, active!.status]).toEqual([kid, 'next', first!.kid, 'active']);
+      expect(windowMs(active!)).toBe(3_600_000 + 60_000); // lifetime + clock skew after it stops signing
+      expect(rotated.stderr).toBe(
+        `Key ${first!.kid} signs until ${active!.retiredAt} and stays in the JWKS until ${active!.expiresAt}.\n` +
+          `New signing key ${kid} is published now and signs from ${active!.retiredAt}.\n`,
+      );
+      // Another rotation before the hand-over is refused with one sentence.
+      const early = await runCli(['rotate-keys', '--data-dir', dataDir], cleanEnv());
+      expect(early.code).toBe(1);
+      expect(early.stderr).toBe(`gatehouse: Key ${kid} is published and starts signing at ${active!.retiredAt}; rotate again after that.\n`);
     } finally {
       await server.stop();
     }
+    // The hand-over is two minutes away in real time: move it into the past, as if they had gone by.
+    const shift = openDatabase(join(dataDir, 'gatehouse.db'));
+    shift.$client.prepare('UPDATE signing_keys SET retired_at = retired_at - 180000, expires_at = expires_at - 180000 WHERE retired_at IS NOT NULL').run();
+    shift.$client.close();
 
     // Restarted with a shorter lifetime: tokens from the 3600 s run still need their key for about an hour.
     const restarted = await serve(dataDir, '600');
@@ -87,7 +100,7 @@ describe('retiring window of `gatehouse rotate-keys`', () => {
       const rotated = await runCli(['rotate-keys', '--data-dir', dataDir], cleanEnv());
       expect(rotated.code, rotated.stderr).toBe(0);
       const retiring = (await keys(restarted.url)).find((k) => k.kid === kid)!;
-      expect(retiring.status).toBe('retiring');
+      expect(retiring.status).toBe('active'); // signs until the next key takes over
       // What is left of the hour since the restart (seconds, rounded up), plus skew; not 600 s.
       expect(windowMs(retiring)).toBeGreaterThan(3_600_000 - 60_000);
       expect(windowMs(retiring)).toBeLessThanOrEqual(3_660_000);
@@ -104,7 +117,7 @@ describe('retiring window of `gatehouse rotate-keys`', () => {
     const rotated = await runCli(['rotate-keys', '--data-dir', dataDir], cleanEnv());
     expect(rotated.code, rotated.stderr).toBe(0);
     const check = openDatabase(join(dataDir, 'gatehouse.db'));
-    const retired = listKeys(check, new Date()).find((k) => k.status === 'retiring')!;
+    const retired = listKeys(check, new Date()).find((k) => k.retiredAt !== null)!;
     check.$client.close();
     expect(Date.parse(retired.expiresAt!) - Date.parse(retired.retiredAt!)).toBe(86_400_000 + 60_000);
   });

@@ -23,7 +23,8 @@ let upHost: string;
 let upstreamPeople = 0;
 
 beforeAll(async () => {
-  upstream = await startOAuthServer();
+  // Every test signs up its own upstream person from this one address.
+  upstream = await startOAuthServer({ GATEHOUSE_SIGN_UP_RATE_LIMIT: '100' });
   upHost = new URL(upstream.url).host;
 }, 60_000);
 afterAll(async () => upstream?.stop());
@@ -111,6 +112,17 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     expect(again.location!.startsWith(`${APP_CALLBACK}?code=`)).toBe(true);
     expect(d.t.db.select().from(people).all()).toHaveLength(1);
     expect(d.t.db.select().from(linkedAccounts).all()).toHaveLength(1);
+  });
+
+  it('cleans the name a provider vouches for (controls, bidi overrides, stacked marks) instead of refusing the sign-in', async () => {
+    const d = await downstream();
+    const browser = browserFor(d);
+    const email = await upstreamPerson(d, browser);
+    // The upstream is another Gatehouse, which refuses such names; its store is written directly.
+    upstream.running.db.update(people).set({ name: `Ada\u0000 \u202Eecalevol\u202C Z${'\u0301'.repeat(9)}` }).where(eq(people.email, email)).run();
+    const done = await browser.follow(await providerButton(d, browser));
+    expect(done.location!.startsWith(`${APP_CALLBACK}?code=`)).toBe(true);
+    expect(d.t.db.select().from(people).where(eq(people.email, email)).get()!.name).toBe(`Ada ecalevol Z${'\u0301'.repeat(4)}`);
   });
 
   it('links to an existing person with that e-mail only after they prove it with their password', async () => {

@@ -77,15 +77,37 @@ describe('authentication and CSRF', () => {
     const { t, cookie } = await setUp();
     for (const [method, url] of ROUTES.filter(([m]) => m !== 'GET')) {
       for (const type of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
-        const res = await t.app.inject({ method: method as 'POST', url, headers: { cookie, ...(type ? { 'content-type': type } : {}) }, payload: type ? 'x=1' : undefined });
+        const res = await t.app.inject({ method: method as 'POST', url, headers: { cookie, ...(type ? { 'content-type': type } : {}) }, payload: 'x=1' });
         expectProblem(res, 403, 'csrf_failed');
       }
       const foreign = await me(t, method, url, cookie, method === 'PATCH' ? { profile: {} } : undefined, { origin: 'https://evil.example' });
       expectProblem(foreign, 403, 'csrf_failed');
+      // A browser that names no origin but says the request is cross-site is refused as well.
+      const crossSite = await me(t, method, url, cookie, method === 'PATCH' ? { profile: {} } : undefined, { 'sec-fetch-site': 'cross-site' });
+      expectProblem(crossSite, 403, 'csrf_failed');
+    }
+    // POST is a CORS-simple method (a cross-site form can send it): JSON even without a body.
+    for (const [method, url] of ROUTES.filter(([m]) => m === 'POST')) {
+      expectProblem(await t.app.inject({ method: method as 'POST', url, headers: { cookie } }), 403, 'csrf_failed');
     }
     // The issuer's own origin is fine.
     const same = await me(t, 'PATCH', '/api/me/applications/notes/profile', cookie, { profile: { team: 'red' } }, { origin: 'http://127.0.0.1:8787' });
     expect(same.statusCode, same.body).toBe(200);
+  });
+
+  it('takes a bodyless DELETE without any Content-Type (DESIGN §5: not CORS-simple, so a cross-site page cannot send one)', async () => {
+    const { t, cookie } = await setUp();
+    const other = await signIn(t, { email: `ada${people_n}@example.com` });
+    expect(other.statusCode, other.body).toBe(200);
+    const sid = (await me(t, 'GET', '/api/me/sessions', cookie)).json().sessions.find((s: { current: boolean }) => !s.current).id;
+    const ended = await t.app.inject({ method: 'DELETE', url: `/api/me/sessions/${sid}`, headers: { cookie } });
+    expect(ended.statusCode, ended.body).toBe(204);
+    expect(ended.body).toBe('');
+    // The Origin rule still holds for bodyless DELETEs, and the answer comes before anything is ended.
+    const foreign = await t.app.inject({ method: 'DELETE', url: `/api/me/sessions/${sid}`, headers: { cookie, origin: 'https://evil.example' } });
+    expectProblem(foreign, 403, 'csrf_failed');
+    const unlink = await t.app.inject({ method: 'DELETE', url: '/api/me/linked-accounts/github', headers: { cookie, origin: 'http://127.0.0.1:8787' } });
+    expectProblem(unlink, 404, 'linked_account_not_found');
   });
 
   it('lists every route in the OpenAPI document and rejects unknown query parameters', async () => {

@@ -9,7 +9,7 @@ import { insertApiKey } from '../helpers/webhook-fixtures.js';
 import { auditLog, webhookDeliveries } from '../../server/db/schema.js';
 import { recordEvent } from '../../server/webhooks/outbox.js';
 
-const HOOK_URL = 'http://127.0.0.1:9/hooks';
+const HOOK_URL = 'http://10.0.0.9:9/hooks'; // a LAN receiver; no worker runs here
 
 async function appWithWebhook(t: TestApp, id = 'notes') {
   const res = await t.admin('POST', '/api/admin/applications', appBody({ id, audience: `https://${id}.example.com/api`, webhookUrl: HOOK_URL }));
@@ -191,5 +191,35 @@ describe('webhook outbox', () => {
     await t.admin('POST', '/api/admin/applications', appBody());
     expect(t.db.transaction((tx) => recordEvent(tx, t.clock.now(), 'notes', 'membership.created', {}))).toBeUndefined();
     expect(t.db.select().from(webhookDeliveries).all()).toEqual([]);
+  });
+
+  it('limits manual sends (test events and replays) to 10 a minute per application, after authentication', async () => {
+    const t = await makeApp();
+    await appWithWebhook(t);
+    await appWithWebhook(t, 'wiki');
+    const key = insertApiKey(t.db, 'notes', ['webhooks:write']);
+    // Strangers' refused requests spend nothing.
+    for (let i = 0; i < 20; i++) {
+      expect((await t.admin('POST', '/api/admin/applications/notes/webhook-test', undefined, { authorization: 'Bearer ghk_wrong' })).statusCode).toBe(401);
+    }
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      const sent = await t.admin('POST', '/api/admin/applications/notes/webhook-test', undefined, { authorization: `Bearer ${key}` });
+      expect(sent.statusCode).toBe(202);
+      ids.push(sent.json().id);
+    }
+    // A replay draws on the same budget.
+    expect((await t.admin('POST', `/api/admin/applications/notes/webhook-deliveries/${ids[0]}/retry`)).statusCode).toBe(202);
+    for (const [url, headers] of [
+      ['/api/admin/applications/notes/webhook-test', { authorization: `Bearer ${key}` }],
+      [`/api/admin/applications/notes/webhook-deliveries/${ids[1]}/retry`, {}],
+    ] as const) {
+      const limited = await t.admin('POST', url, undefined, headers);
+      problem(limited, 429, 'rate_limited');
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    expect(t.db.select().from(webhookDeliveries).all()).toHaveLength(9);
+    // Another application has its own budget.
+    expect((await t.admin('POST', '/api/admin/applications/wiki/webhook-test')).statusCode).toBe(202);
   });
 });

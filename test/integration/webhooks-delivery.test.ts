@@ -11,6 +11,7 @@ import { appBody, makeApp, type TestApp } from '../helpers/app.js';
 import { eventually, startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { webhookDeliveries } from '../../server/db/schema.js';
 import { RETRY_SCHEDULE_MS } from '../../server/webhooks/settings.js';
+import { insertApiKey } from '../helpers/webhook-fixtures.js';
 
 const receivers: Receiver[] = [];
 afterEach(async () => {
@@ -23,10 +24,11 @@ async function receiver(...args: Parameters<typeof startReceiver>) {
   return r;
 }
 
+/** The receivers listen on 127.0.0.1, so these servers allow loopback targets (an operator's opt-in). */
 async function workerApp(env: Record<string, string> = {}) {
   return makeApp({
     deps: { startWorkers: true },
-    config: { env: { GATEHOUSE_WEBHOOK_POLL_MS: '50', GATEHOUSE_WEBHOOK_TIMEOUT_MS: '2000', ...env } },
+    config: { webhookAllowLoopback: true, env: { GATEHOUSE_WEBHOOK_POLL_MS: '50', GATEHOUSE_WEBHOOK_TIMEOUT_MS: '2000', ...env } },
   });
 }
 
@@ -230,5 +232,37 @@ describe('webhook delivery', () => {
     expect(fast.received[0]!.headers['webhook-id']).toBe(id);
     // The slow application holds only its own share of the workers.
     expect(slow.received).toHaveLength(2);
+  });
+});
+
+describe('what API keys see of failed deliveries (issue 22)', () => {
+  it('a closed port and an answering one look the same to an API key; the admin sees why', async () => {
+    const answering = await receiver(() => ({ status: 500 }));
+    const closed = await receiver();
+    const closedUrl = closed.url;
+    await closed.close();
+    receivers.splice(receivers.indexOf(closed), 1);
+    const t = await workerApp();
+    await createApp(t, answering.url, {}, 'notes');
+    await createApp(t, closedUrl, {}, 'wiki');
+    const ids = { notes: await sendTest(t, 'notes'), wiki: await sendTest(t, 'wiki') };
+    await eventually(() => row(t, ids.notes).attempts === 1 && row(t, ids.wiki).attempts === 1);
+    expect([row(t, ids.notes).lastError, row(t, ids.wiki).lastError]).toEqual(['HTTP 500', 'request failed: ECONNREFUSED']);
+
+    const seenBy = async (app: 'notes' | 'wiki', authorization: string) => {
+      const list = await t.admin('GET', `/api/admin/applications/${app}/webhook-deliveries`, undefined, { authorization });
+      expect(list.statusCode).toBe(200);
+      const [d] = list.json().deliveries;
+      return { status: d.status, attempts: d.attempts, lastStatusCode: d.lastStatusCode, lastError: d.lastError };
+    };
+    for (const app of ['notes', 'wiki'] as const) {
+      const key = insertApiKey(t.db, app, ['webhooks:read', 'webhooks:write']);
+      expect(await seenBy(app, `Bearer ${key}`)).toEqual({ status: 'pending', attempts: 1, lastStatusCode: null, lastError: 'delivery_failed' });
+      // The same through the replay answer.
+      const replay = await t.admin('POST', `/api/admin/applications/${app}/webhook-deliveries/${ids[app]}/retry`, undefined, { authorization: `Bearer ${key}` });
+      expect(replay.statusCode).toBe(202);
+      expect([replay.json().lastStatusCode, replay.json().lastError]).toEqual([null, 'delivery_failed']);
+    }
+    expect(await seenBy('notes', 'Bearer test-admin-token-0123456789')).toMatchObject({ lastStatusCode: 500, lastError: 'HTTP 500' });
   });
 });

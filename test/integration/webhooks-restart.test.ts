@@ -26,6 +26,8 @@ async function startServer(dataDir: string): Promise<Running> {
     ADMIN_TOKEN: ADMIN,
     LOG_LEVEL: 'warn',
     GATEHOUSE_WEBHOOK_POLL_MS: '50',
+    // The receiver listens on 127.0.0.1: the operator's opt-in.
+    GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1',
     // Short retries so the test does not wait 5 s, with room for a slow stop.
     GATEHOUSE_WEBHOOK_RETRY_SCHEDULE_MS: '1500,1500,1500,1500,1500,1500,1500',
   };
@@ -82,7 +84,7 @@ describe('webhook outbox durability', () => {
   it('resumes a delivery left in flight by a crashed worker once its lease runs out', async () => {
     const receiver = await startReceiver();
     cleanup.push(() => receiver.close());
-    const t = await makeApp({ deps: { startWorkers: true }, config: { env: { GATEHOUSE_WEBHOOK_POLL_MS: '50' } } });
+    const t = await makeApp({ deps: { startWorkers: true }, config: { webhookAllowLoopback: true, env: { GATEHOUSE_WEBHOOK_POLL_MS: '50' } } });
     expect((await t.admin('POST', '/api/admin/applications', appBody({ webhookUrl: receiver.url }))).statusCode).toBe(201);
     // As if another process had claimed the row and died mid-delivery.
     const id = 'msg_crashed0000000000000';

@@ -25,6 +25,7 @@ import { expectProblem } from '../helpers/problem.js';
 import { lockDuration } from '../../server/accounts/sign-in.js';
 import { BACK_OFF_IDLE_MS, sweepBackOff } from '../../server/accounts/sign-in-back-off.js';
 import { auditLog, signInBackOff } from '../../server/db/schema.js';
+import { decodeQuotedPrintable, startSmtp } from '../helpers/smtp.js';
 
 const EMAIL = 'ada@example.com';
 let address = 0;
@@ -237,6 +238,110 @@ describe('per-address back-off: an address without an account is no different', 
     sweepBackOff(t.db, t.clock.now(), 2);
     const kept = t.db.select({ at: signInBackOff.lastFailureAt }).from(signInBackOff).all().map((r) => r.at.getTime()).sort();
     expect(kept).toEqual([t.clock.now().getTime() - 1_000, t.clock.now().getTime()]);
+  });
+});
+
+describe('lock-out is not a denial of service (issue 22): a browser that proved itself before still gets in', () => {
+  /** The device cookie a response set (name, value and attributes), if any. */
+  const deviceCookieOf = (res: LightMyRequestResponse) => res.cookies.find((c) => c.name === 'gatehouse_device');
+  /** Strangers (no cookies, many addresses) lock the owner's address. */
+  async function lockOut(t: TestApp) {
+    for (let i = 1; i <= 5; i++) expectWrong(await guess(t, `stranger ${i}`));
+    expectLocked(await guess(t, PASSWORD), 30);
+  }
+  const signInWith = (t: TestApp, cookie: string, password = PASSWORD, email = EMAIL) =>
+    postFrom(t, '/api/auth/sign-in/email', { email, password, applicationId: 'notes' }, elsewhere(), cookie);
+
+  it('a signed, HttpOnly device cookie set at sign-in lets that browser sign in with the right password while strangers are locked out', async () => {
+    const t = await makeApp();
+    await setUpClients(t);
+    const first = await signInWith(t, '');
+    expect(first.statusCode, first.body).toBe(200);
+    const device = deviceCookieOf(first)!;
+    expect(device).toMatchObject({ name: 'gatehouse_device', path: '/', httpOnly: true, sameSite: 'Lax', maxAge: 180 * 86400 });
+    expect(device.value).toMatch(/^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
+    expect(device.value).not.toContain('example');
+    // Signed out on this device: only the device cookie is left.
+    const deviceCookie = `gatehouse_device=${device.value}`;
+
+    await lockOut(t);
+    const owner = await signInWith(t, deviceCookie);
+    expect(owner.statusCode, owner.body).toBe(200);
+    // A new device cookie at each sign-in (the nonce changes).
+    expect(deviceCookieOf(owner)!.value).not.toBe(device.value);
+    // Strangers stay locked out, also with a made-up or tampered cookie, or another account's.
+    expectLocked(await signInWith(t, ''), 30);
+    const [nonce, signature] = device.value.split('.') as [string, string];
+    for (const forged of [`gatehouse_device=${nonce}.${'A'.repeat(43)}`, `gatehouse_device=${'B'.repeat(22)}.${signature}`, 'gatehouse_device=junk']) {
+      expectLocked(await signInWith(t, forged), 30);
+    }
+    expect((await postFrom(t, '/api/auth/sign-up/email', { email: 'eve@example.com', password: PASSWORD, applicationId: 'notes' }, elsewhere())).statusCode).toBe(201);
+    const eve = deviceCookieOf(await signInWith(t, '', PASSWORD, 'eve@example.com'))!;
+    expectLocked(await signInWith(t, `gatehouse_device=${eve.value}`), 30);
+    // The hosted form honours it too.
+    const page = await openPage(t, '/sign-in?client_id=notes');
+    const form = await postForm(t, '/sign-in', { csrf_token: csrfFrom(page.res), client_id: 'notes', email: EMAIL, password: PASSWORD }, `${page.cookie}; ${deviceCookie}`);
+    expect(form.statusCode, form.body).toBe(303);
+  });
+
+  it("that browser's live session proves it too: a second sign-in and a password change work through a lock", async () => {
+    const t = await makeApp();
+    const { cookie } = await setUpClients(t); // signed up: a live session, no device cookie sent back
+    await lockOut(t);
+    const again = await signInWith(t, cookie);
+    expect(again.statusCode, again.body).toBe(200);
+    const change = await postFrom(t, '/api/me/password', { currentPassword: PASSWORD, newPassword: 'a new password 1' }, elsewhere(), cookie);
+    expect(change.statusCode, change.body).toBe(204);
+    // A password change lifts the address's lock; strangers lock it again. Another person's session proves nothing about it.
+    for (let i = 1; i <= 5; i++) expectWrong(await guess(t, `stranger again ${i}`));
+    expect((await postFrom(t, '/api/auth/sign-up/email', { email: 'eve@example.com', password: PASSWORD, applicationId: 'notes' }, elsewhere())).statusCode).toBe(201);
+    const eveSession = `gatehouse_session=${(await signInWith(t, '', PASSWORD, 'eve@example.com')).cookies.find((c) => c.name === 'gatehouse_session')!.value}`;
+    expectLocked(await signInWith(t, eveSession, 'a new password 1'), 30);
+  });
+
+  it('a trusted browser that guesses gets its own lock, then counts as a stranger', async () => {
+    const t = await makeApp();
+    await setUpClients(t);
+    const deviceCookie = `gatehouse_device=${deviceCookieOf(await signInWith(t, ''))!.value}`;
+    // Its own five failures, then its cookie is locked and it is a stranger: four more, then the address locks.
+    for (let i = 1; i <= 5; i++) expectWrong(await signInWith(t, deviceCookie, `stolen cookie ${i}`));
+    for (let i = 1; i <= 5; i++) expectWrong(await signInWith(t, deviceCookie, `as a stranger ${i}`));
+    expectLocked(await signInWith(t, deviceCookie), 30);
+    // The trusted lock runs out with its 30 s too, and then the right password works from it again.
+    t.clock.advance(30_000);
+    expect((await signInWith(t, deviceCookie)).statusCode).toBe(200);
+  });
+
+  it('tells the person by e-mail when their account is being guessed at, once a day, never for an address without an account', async () => {
+    const smtp = await startSmtp();
+    try {
+      const t = await makeApp({ config: { smtpUrl: smtp.url, smtpFrom: 'Gatehouse <gatehouse@example.com>' } });
+      await setUpClients(t);
+      await lockOut(t);
+      for (let i = 1; i <= 5; i++) expectWrong(await guess(t, `nobody ${i}`, 'nobody@example.com'));
+      const SUBJECT = 'Subject: Someone is trying to sign in to your Gatehouse account';
+      // Sign-up sent its verification e-mail first; the notices are the ones with this subject.
+      const notices = () => smtp.received.filter((m) => m.raw.includes(SUBJECT));
+      await smtp.waitFor(2);
+      const [mail] = notices();
+      expect(mail!.to).toEqual([EMAIL]);
+      const text = decodeQuotedPrintable(mail!.raw);
+      expect(text).toContain(`5 wrong passwords were tried for ${EMAIL}`);
+      expect(text).toContain('Browsers you have signed in with before can still sign in');
+      expect(text).not.toContain('stranger');
+      expect(text).not.toMatch(/https?:\/\//);
+      // Another lock the same day (the sixth failure locks for 60 s): no second e-mail; a lock a day later, a new one.
+      t.clock.advance(30_000);
+      expectWrong(await guess(t, 'sixth'));
+      t.clock.advance(24 * 3600_000);
+      expectWrong(await guess(t, 'a day later'));
+      await smtp.waitFor(3);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(notices().map((m) => m.to)).toEqual([[EMAIL], [EMAIL]]);
+      expect(smtp.received).toHaveLength(3);
+    } finally {
+      await smtp.close();
+    }
   });
 });
 

@@ -1,7 +1,29 @@
 import { createSignal, For, Show } from 'solid-js';
-import { api, enc, type ApiKey, type Application } from '../api';
-import { createPagedList, LoadMore } from '../paged';
-import { Async, confirmAction, CopyField, ErrorBox, toast, useAction, when, ListTable } from '../ui';
+import { client, fieldErrors, ok, type ApiKey, type Application, type CreatedApiKey } from '../api';
+import { createPagedList, LoadMore, page, PAGE } from '../paged';
+import { Async, confirmAction, CopyField, ErrorBox, Field, toast, useAction, when, ListTable } from '../ui';
+import { requiredText } from '../validate';
+
+const t = {
+  name: 'Key name',
+  theName: 'The key name',
+  scopes: 'Scopes',
+  noScope: 'Choose at least one scope.',
+  writeLimits:
+    'application:write edits the name and the sign-in policy. Where sign-ins are sent (redirect URIs, post-logout redirect URIs), ' +
+    'the token audience, the client type, the SSO group and deleting the application need the admin token; webhook settings need webhooks:write.',
+  create: 'Create API key',
+  shownOnce: (name: string) => `API key “${name}” — shown only now.`,
+  usage: [' Use it as ', 'Authorization: Bearer <key>', " on this application's admin API."] as const,
+  keyLabel: 'API key',
+  table: 'API keys',
+  columns: ['Name', 'Prefix', 'Scopes', 'Created', 'Last used', ''],
+  empty: 'No API keys. Create one to let a script manage this application.',
+  revoke: 'Revoke',
+  revokeTitle: (name: string) => `Revoke the key “${name}”?`,
+  revokeText: 'Anything using it gets 401 from now on.',
+  revoked: (name: string) => `Key ${name} revoked.`,
+};
 
 export const SCOPES = [
   'application:read',
@@ -15,42 +37,63 @@ export const SCOPES = [
 ];
 
 export function ApiKeysTab(props: { app: Application }) {
-  const base = `/api/admin/applications/${enc(props.app.id)}/api-keys`;
-  const keys = createPagedList<ApiKey>(() => base);
+  const path = { id: props.app.id };
+  const keys = createPagedList(
+    () => path.id,
+    (_, cursor) => ok(client.GET('/api/admin/applications/{id}/api-keys', { params: { path, query: { limit: PAGE, cursor } } })).then((d) => page(d.apiKeys, d)),
+  );
   const refetch = keys.refetch;
   const [name, setName] = createSignal('');
+  const [nameTouched, setNameTouched] = createSignal(false);
   const [scopes, setScopes] = createSignal<string[]>(['users:read']);
-  const [created, setCreated] = createSignal<ApiKey | null>(null);
+  const [created, setCreated] = createSignal<CreatedApiKey | null>(null);
   const create = useAction();
   const row = useAction();
+  const server = () => fieldErrors(create.error());
+  const nameErrors = () => [...(nameTouched() ? requiredText(name(), t.theName) : []), ...(server().name ?? [])];
+  const scopeErrors = () => [...(scopes().length ? [] : [t.noScope]), ...(server().scopes ?? [])];
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    const key = await create.run(() => api.post<ApiKey>(base, { name: name().trim(), scopes: scopes() }));
+    setNameTouched(true);
+    if (requiredText(name(), t.theName).length || !scopes().length) return;
+    const key = await create.run(() => ok(client.POST('/api/admin/applications/{id}/api-keys', { params: { path }, body: { name: name().trim(), scopes: scopes() } })));
     if (key) {
       setCreated(key);
       setName('');
+      setNameTouched(false);
       void refetch();
     }
   };
   const revoke = async (k: ApiKey) => {
-    if (!(await confirmAction(`Revoke the key “${k.name}”?`, 'Anything using it gets 401 from now on.', 'Revoke'))) return;
-    const ok = await row.run(async () => (await api.del(`${base}/${enc(k.id)}`), true));
-    if (ok) {
-      toast(`Key ${k.name} revoked.`);
+    if (!(await confirmAction(t.revokeTitle(k.name), t.revokeText, t.revoke))) return;
+    const done = await row.run(async () => (await ok(client.DELETE('/api/admin/applications/{id}/api-keys/{kid}', { params: { path: { ...path, kid: k.id } } })), true));
+    if (done) {
+      toast(t.revoked(k.name));
       void refetch();
     }
   };
 
   return (
     <>
-      <form class="card" onSubmit={submit}>
-        <label class="field">
-          <span>Key name</span>
-          <input name="keyName" value={name()} onInput={(e) => setName(e.currentTarget.value)} required maxLength={200} placeholder="CI provisioning" />
-        </label>
-        <fieldset>
-          <legend>Scopes</legend>
+      <form class="card" novalidate onSubmit={submit}>
+        <Field label={t.name} errors={nameErrors()}>
+          {(a) => (
+            <input
+              {...a}
+              name="keyName"
+              value={name()}
+              onInput={(e) => {
+                setName(e.currentTarget.value);
+                setNameTouched(true);
+              }}
+              maxLength={200}
+              placeholder="CI provisioning"
+            />
+          )}
+        </Field>
+        <fieldset aria-describedby="scope-errors">
+          <legend>{t.scopes}</legend>
           <div class="grid">
             <For each={SCOPES}>
               {(s) => (
@@ -66,27 +109,33 @@ export function ApiKeysTab(props: { app: Application }) {
               )}
             </For>
           </div>
+          <div id="scope-errors" class="field-errors" aria-live="polite">
+            <For each={scopeErrors()}>{(m) => <p>{m}</p>}</For>
+          </div>
+          <p class="hint">{t.writeLimits}</p>
         </fieldset>
-        <ErrorBox error={create.error()} />
+        <ErrorBox error={create.error()} fieldsShown />
         <div class="actions">
           <button class="primary" type="submit" disabled={create.busy() || !scopes().length}>
-            Create API key
+            {t.create}
           </button>
         </div>
       </form>
       <Show when={created()?.key}>
         {(key) => (
           <div class="notice" role="alert">
-            <strong>API key “{created()!.name}” — shown only now.</strong> Use it as <code>Authorization: Bearer &lt;key&gt;</code> on this
-            application's admin API.
-            <CopyField label="API key" value={key()} secret />
+            <strong>{t.shownOnce(created()!.name)}</strong>
+            {t.usage[0]}
+            <code>{t.usage[1]}</code>
+            {t.usage[2]}
+            <CopyField label={t.keyLabel} value={key()} secret />
           </div>
         )}
       </Show>
       <ErrorBox error={row.error()} />
       <Async resource={keys.first}>
         {() => (
-          <ListTable rows={keys.rows()} columns={['Name', 'Prefix', 'Scopes', 'Created', 'Last used', '']} empty={<>No API keys. Create one to let a script manage this application.</>}>
+          <ListTable label={t.table} rows={keys.rows()} columns={t.columns} empty={<>{t.empty}</>}>
             {(k) => (
               <tr data-api-key={k.name}>
                 <td>{k.name}</td>
@@ -97,11 +146,9 @@ export function ApiKeysTab(props: { app: Application }) {
                 <td>{when(k.createdAt)}</td>
                 <td>{when(k.lastUsedAt)}</td>
                 <td>
-                  <Show when={!k.revokedAt} fallback={<span class="badge bad">revoked</span>}>
-                    <button type="button" class="small danger" onClick={() => revoke(k)}>
-                      Revoke
-                    </button>
-                  </Show>
+                  <button type="button" class="small danger" onClick={() => revoke(k)}>
+                    {t.revoke}
+                  </button>
                 </td>
               </tr>
             )}

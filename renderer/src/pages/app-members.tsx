@@ -1,38 +1,68 @@
 import { createSignal, Show } from 'solid-js';
-import { api, enc, type Application, type Member } from '../api';
-import { createPagedList, LoadMore } from '../paged';
+import { A } from '@solidjs/router';
+import { client, enc, ok, type Application, type Member } from '../api';
+import { createPagedList, LoadMore, page, PAGE } from '../paged';
 import { Async, confirmAction, ErrorBox, toast, useAction, when, ListTable } from '../ui';
 
+type Status = Member['status'];
+type Role = Member['role'];
+
+const t = {
+  search: 'Search members',
+  searchPlaceholder: 'Search e-mail or name',
+  statusFilter: 'Status filter',
+  roleFilter: 'Role filter',
+  anyStatus: 'Any status',
+  anyRole: 'Any role',
+  active: 'Active',
+  suspended: 'Suspended',
+  member: 'Member',
+  admin: 'Admin',
+  searchButton: 'Search',
+  table: 'Members',
+  columns: ['Person', 'Status', 'Role', 'Joined', 'Last active', 'Actions'],
+  empty: (filtered: boolean) => `No members${filtered ? ' match these filters' : ' yet — invite people from the Invitations tab'}.`,
+  roleOf: (email: string) => `Role of ${email}`,
+  nowRole: (email: string, role: string) => `${email} is now ${role}.`,
+  suspend: 'Suspend',
+  suspendTitle: (email: string) => `Suspend ${email}?`,
+  suspendText: 'They are signed out of this application at once and cannot sign in until activated.',
+  suspendedToast: (email: string) => `${email} suspended.`,
+  activate: 'Activate',
+  activated: (email: string) => `${email} activated.`,
+  remove: 'Remove',
+  removeTitle: (email: string) => `Remove ${email}?`,
+  removeText: 'They lose access to this application and their profile for it is deleted.',
+  removed: (email: string) => `${email} removed.`,
+};
+
 export function MembersTab(props: { app: Application }) {
-  const [status, setStatus] = createSignal('');
-  const [role, setRole] = createSignal('');
+  const [status, setStatus] = createSignal<Status | ''>('');
+  const [role, setRole] = createSignal<Role | ''>('');
   const [q, setQ] = createSignal('');
   const [search, setSearch] = createSignal('');
-  const query = () => {
-    const p = new URLSearchParams();
-    if (status()) p.set('status', status());
-    if (role()) p.set('role', role());
-    if (search()) p.set('q', search());
-    return `/api/admin/applications/${enc(props.app.id)}/users?${p}`;
-  };
-  const members = createPagedList<Member>(query);
+  const id = props.app.id;
+  const members = createPagedList(
+    () => ({ status: status() || undefined, role: role() || undefined, q: search() || undefined }),
+    (filters, cursor) =>
+      ok(client.GET('/api/admin/applications/{id}/users', { params: { path: { id }, query: { limit: PAGE, cursor, ...filters } } })).then((d) => page(d.users, d)),
+  );
   const refetch = members.refetch;
   const action = useAction();
-  const base = `/api/admin/applications/${enc(props.app.id)}/users`;
 
-  const patch = async (m: Member, body: { status?: string; role?: string }, message: string) => {
-    if (body.status === 'suspended' && !(await confirmAction(`Suspend ${m.email}?`, 'They are signed out of this application at once and cannot sign in until activated.', 'Suspend'))) return;
-    const r = await action.run(() => api.patch(`${base}/${enc(m.id)}`, body));
+  const patch = async (m: Member, body: { status?: Status; role?: Role }, message: string) => {
+    if (body.status === 'suspended' && !(await confirmAction(t.suspendTitle(m.email), t.suspendText, t.suspend))) return;
+    const r = await action.run(() => ok(client.PATCH('/api/admin/applications/{id}/users/{uid}', { params: { path: { id, uid: m.id } }, body })));
     if (r !== undefined) {
       toast(message);
       void refetch();
     }
   };
   const remove = async (m: Member) => {
-    if (!(await confirmAction(`Remove ${m.email}?`, 'They lose access to this application and their profile for it is deleted.', 'Remove'))) return;
-    const ok = await action.run(async () => (await api.del(`${base}/${enc(m.id)}`), true));
-    if (ok) {
-      toast(`${m.email} removed.`);
+    if (!(await confirmAction(t.removeTitle(m.email), t.removeText, t.remove))) return;
+    const done = await action.run(async () => (await ok(client.DELETE('/api/admin/applications/{id}/users/{uid}', { params: { path: { id, uid: m.id } } })), true));
+    if (done) {
+      toast(t.removed(m.email));
       void refetch();
     }
   };
@@ -40,33 +70,33 @@ export function MembersTab(props: { app: Application }) {
   return (
     <>
       <form class="row card" role="search" onSubmit={(e) => (e.preventDefault(), setSearch(q().trim()))}>
-        <input type="search" aria-label="Search members" placeholder="Search e-mail or name" value={q()} onInput={(e) => setQ(e.currentTarget.value)} />
-        <select aria-label="Status filter" value={status()} onChange={(e) => setStatus(e.currentTarget.value)}>
-          <option value="">Any status</option>
-          <option value="active">Active</option>
-          <option value="suspended">Suspended</option>
+        <input type="search" aria-label={t.search} placeholder={t.searchPlaceholder} value={q()} onInput={(e) => setQ(e.currentTarget.value)} />
+        <select aria-label={t.statusFilter} value={status()} onChange={(e) => setStatus(e.currentTarget.value as Status | '')}>
+          <option value="">{t.anyStatus}</option>
+          <option value="active">{t.active}</option>
+          <option value="suspended">{t.suspended}</option>
         </select>
-        <select aria-label="Role filter" value={role()} onChange={(e) => setRole(e.currentTarget.value)}>
-          <option value="">Any role</option>
-          <option value="member">Member</option>
-          <option value="admin">Admin</option>
+        <select aria-label={t.roleFilter} value={role()} onChange={(e) => setRole(e.currentTarget.value as Role | '')}>
+          <option value="">{t.anyRole}</option>
+          <option value="member">{t.member}</option>
+          <option value="admin">{t.admin}</option>
         </select>
-        <button type="submit">Search</button>
+        <button type="submit">{t.searchButton}</button>
       </form>
       <ErrorBox error={action.error()} />
       <Async resource={members.first}>
         {() => (
-          <ListTable rows={members.rows()} columns={['Person', 'Status', 'Role', 'Joined', 'Last active', 'Actions']} empty={<>No members{search() || status() || role() ? ' match these filters' : ' yet — invite people from the Invitations tab'}.</>}>
+          <ListTable label={t.table} rows={members.rows()} columns={t.columns} empty={<>{t.empty(Boolean(search() || status() || role()))}</>}>
             {(m) => (
               <tr data-member={m.email}>
                 <td>
-                  {m.name ?? ''} <span class="muted">{m.email}</span>
+                  <A href={`/people/${enc(m.userId)}`}>{m.name ?? m.email}</A> <Show when={m.name}><span class="muted">{m.email}</span></Show>
                 </td>
                 <td>
                   <span class={`badge ${m.status === 'active' ? 'ok' : 'bad'}`}>{m.status}</span>
                 </td>
                 <td>
-                  <select aria-label={`Role of ${m.email}`} value={m.role} onChange={(e) => patch(m, { role: e.currentTarget.value }, `${m.email} is now ${e.currentTarget.value}.`)}>
+                  <select aria-label={t.roleOf(m.email)} value={m.role} onChange={(e) => patch(m, { role: e.currentTarget.value as Role }, t.nowRole(m.email, e.currentTarget.value))}>
                     <option value="member">member</option>
                     <option value="admin">admin</option>
                   </select>
@@ -77,17 +107,17 @@ export function MembersTab(props: { app: Application }) {
                   <Show
                     when={m.status === 'active'}
                     fallback={
-                      <button type="button" class="small" onClick={() => patch(m, { status: 'active' }, `${m.email} activated.`)}>
-                        Activate
+                      <button type="button" class="small" onClick={() => patch(m, { status: 'active' }, t.activated(m.email))}>
+                        {t.activate}
                       </button>
                     }
                   >
-                    <button type="button" class="small" onClick={() => patch(m, { status: 'suspended' }, `${m.email} suspended.`)}>
-                      Suspend
+                    <button type="button" class="small" onClick={() => patch(m, { status: 'suspended' }, t.suspendedToast(m.email))}>
+                      {t.suspend}
                     </button>
                   </Show>
                   <button type="button" class="small danger" onClick={() => remove(m)}>
-                    Remove
+                    {t.remove}
                   </button>
                 </td>
               </tr>

@@ -1,15 +1,36 @@
-import { createResource, createSignal, For, Index, Match, Show, Switch } from 'solid-js';
-import { api, enc, type Application, type AuthPolicy, type ProfileField, type Provider, type SignupPolicy } from '../api';
-import { draftOf, FIELD_TYPES, fieldForSave, hasMaxLength, hasRange, limitOf, type FieldDraft } from '../profile-fields';
-import { ErrorBox, toast, useAction } from '../ui';
-const POLICIES: [SignupPolicy, string][] = [
-  ['open', 'Open — anyone may create an account and join'],
-  ['invite_only', 'Invitation only — only invited e-mail addresses'],
-  ['closed', 'Closed — no new members'],
-];
+import { createMemo, createResource, createSignal, For, Index, Match, Show, Switch } from 'solid-js';
+import { client, fieldErrors, ok, type Application, type ProfileField, type SignupPolicy } from '../api';
+import { draftOf, FIELD_TYPES, fieldForSave, hasMaxLength, hasRange, limitOf, profileFieldErrors, type FieldDraft } from '../profile-fields';
+import { ErrorBox, TableScroll, toast, useAction } from '../ui';
+import { loadProviders } from './providers';
+
+const t = {
+  policies: [
+    ['open', 'Open — anyone may create an account and join'],
+    ['invite_only', 'Invitation only — only invited e-mail addresses'],
+    ['closed', 'Closed — no new members'],
+  ] as [SignupPolicy, string][],
+  whoMayJoin: 'Who may join',
+  methods: 'Sign-in methods',
+  loadingProviders: 'Loading providers…',
+  configured: 'configured',
+  notConfigured: 'not configured',
+  needs: (vars: string[]) => `Needs ${vars.join(', ')}`,
+  methodsHint: 'A provider that is not configured on the server cannot be used even when allowed; see Sign-in providers.',
+  noMethod: 'Allow at least one sign-in method, or nobody can sign in.',
+  profileFields: 'Profile fields',
+  noFields: 'No custom profile fields. Members have only name and e-mail.',
+  table: 'Profile fields',
+  columns: ['Key', 'Label', 'Type', 'Options (select)', 'Limits', 'Required', 'User editable', ''],
+  addField: 'Add profile field',
+  remove: 'Remove',
+  saving: 'Saving…',
+  save: 'Save sign-in policy',
+  saved: 'Sign-in policy saved.',
+};
 
 export function PolicyTab(props: { app: Application; onSaved: () => void }) {
-  const [providers] = createResource(() => api.get<{ providers: Provider[] }>('/api/admin/auth/providers').then((d) => d.providers));
+  const [providers] = createResource(loadProviders);
   const p = props.app.authPolicy;
   const [signup, setSignup] = createSignal<SignupPolicy>(p.signup_policy);
   const [allowed, setAllowed] = createSignal<string[]>([...p.allowed_providers]);
@@ -20,27 +41,35 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
   const update = (i: number, patch: Partial<ProfileField>) => setFields((fs) => fs.map((d, j) => (j === i ? { ...d, field: { ...d.field, ...patch } } : d)));
   const setOptionsText = (i: number, optionsText: string) => setFields((fs) => fs.map((d, j) => (j === i ? { ...d, optionsText } : d)));
 
+  const problems = createMemo(() => [
+    ...(allowed().length ? [] : [t.noMethod]),
+    ...profileFieldErrors(fields().map(fieldForSave)),
+    ...Object.values(fieldErrors(save.error())).flat(),
+  ]);
+
   const submit = async (e: Event) => {
     e.preventDefault();
     const profile_fields = fields().map(fieldForSave);
+    if (!allowed().length || profileFieldErrors(profile_fields).length) return;
     const r = await save.run(() =>
-      api.patch<AuthPolicy>(`/api/admin/applications/${enc(props.app.id)}/auth-policy`, {
-        signup_policy: signup(),
-        allowed_providers: allowed(),
-        profile_fields,
-      }),
+      ok(
+        client.PATCH('/api/admin/applications/{id}/auth-policy', {
+          params: { path: { id: props.app.id } },
+          body: { signup_policy: signup(), allowed_providers: allowed(), profile_fields },
+        }),
+      ),
     );
     if (r) {
-      toast('Sign-in policy saved.');
+      toast(t.saved);
       props.onSaved();
     }
   };
 
   return (
-    <form onSubmit={submit}>
+    <form novalidate onSubmit={submit}>
       <div class="card">
-        <h2>Who may join</h2>
-        <For each={POLICIES}>
+        <h2>{t.whoMayJoin}</h2>
+        <For each={t.policies}>
           {([value, label]) => (
             <label class="check">
               <input type="radio" name="signup_policy" value={value} checked={signup() === value} onChange={() => setSignup(value)} />
@@ -50,34 +79,28 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
         </For>
       </div>
       <div class="card">
-        <h2>Sign-in methods</h2>
-        <Show when={providers()} fallback={<p class="muted">Loading providers…</p>}>
+        <h2>{t.methods}</h2>
+        <Show when={providers()} fallback={<p class="muted">{t.loadingProviders}</p>}>
           <For each={providers()}>
             {(pr) => (
               <label class="check">
                 <input type="checkbox" name={`provider-${pr.id}`} checked={allowed().includes(pr.id)} onChange={(e) => toggle(pr.id, e.currentTarget.checked)} />
                 {pr.name}{' '}
-                {pr.configured ? <span class="badge ok">configured</span> : <span class="badge warn" title={`Needs ${pr.env_vars.join(', ')}`}>not configured</span>}
+                {pr.configured ? <span class="badge ok">{t.configured}</span> : <span class="badge warn" title={t.needs(pr.env_vars)}>{t.notConfigured}</span>}
               </label>
             )}
           </For>
         </Show>
-        <p class="hint">A provider that is not configured on the server cannot be used even when allowed; see Sign-in providers.</p>
+        <p class="hint">{t.methodsHint}</p>
       </div>
       <div class="card">
-        <h2>Profile fields</h2>
-        <Show when={fields().length} fallback={<p class="muted">No custom profile fields. Members have only name and e-mail.</p>}>
+        <h2>{t.profileFields}</h2>
+        <Show when={fields().length} fallback={<p class="muted">{t.noFields}</p>}>
+          <TableScroll label={t.table}>
           <table>
             <thead>
               <tr>
-                <th>Key</th>
-                <th>Label</th>
-                <th>Type</th>
-                <th>Options (select)</th>
-                <th>Limits</th>
-                <th>Required</th>
-                <th>User editable</th>
-                <th />
+                <For each={t.columns}>{(c) => <th>{c}</th>}</For>
               </tr>
             </thead>
             <tbody>
@@ -93,8 +116,8 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
                       <input aria-label="Field label" value={f().label} onInput={(e) => update(i, { label: e.currentTarget.value })} required size={14} />
                     </td>
                     <td>
-                      <select aria-label="Field type" value={f().type} onChange={(e) => update(i, { type: e.currentTarget.value })}>
-                        <For each={FIELD_TYPES}>{(t) => <option value={t}>{t}</option>}</For>
+                      <select aria-label="Field type" value={f().type} onChange={(e) => update(i, { type: e.currentTarget.value as ProfileField['type'] })}>
+                        <For each={FIELD_TYPES}>{(type) => <option value={type}>{type}</option>}</For>
                       </select>
                     </td>
                     <td>
@@ -129,7 +152,7 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
                     </td>
                     <td>
                       <button type="button" class="small danger" onClick={() => setFields((fs) => fs.filter((_, j) => j !== i))}>
-                        Remove
+                        {t.remove}
                       </button>
                     </td>
                   </tr>
@@ -138,17 +161,21 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
               </Index>
             </tbody>
           </table>
+          </TableScroll>
         </Show>
         <p>
           <button type="button" onClick={() => setFields((fs) => [...fs, draftOf({ key: '', label: '', type: 'string', required: false, user_editable: true })])}>
-            Add profile field
+            {t.addField}
           </button>
         </p>
       </div>
-      <ErrorBox error={save.error()} />
+      <div class="field-errors" aria-live="polite" data-testid="policy-errors">
+        <For each={problems()}>{(m) => <p>{m}</p>}</For>
+      </div>
+      <ErrorBox error={save.error()} fieldsShown />
       <div class="actions">
-        <button class="primary" type="submit" disabled={save.busy()}>
-          {save.busy() ? 'Saving…' : 'Save sign-in policy'}
+        <button class="primary" type="submit" disabled={save.busy() || problems().length > 0}>
+          {save.busy() ? t.saving : t.save}
         </button>
       </div>
     </form>

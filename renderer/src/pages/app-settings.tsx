@@ -1,100 +1,153 @@
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { A, useNavigate } from '@solidjs/router';
-import { api, enc, type Application, type SsoGroup } from '../api';
-import { confirmAction, CopyField, ErrorBox, toast, useAction } from '../ui';
+import { client, enc, fieldErrors, ok, type Application } from '../api';
+import { confirmAction, CopyField, ErrorBox, Field, toast, useAction } from '../ui';
+import { redirectUriHint, audienceErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
 import { IntegrationSnippet } from './snippet';
+
+const t = {
+  name: 'Name',
+  theName: 'The name',
+  audience: 'Audience',
+  redirects: 'Redirect URIs',
+  postLogout: 'Post-logout redirect URIs',
+  postLogoutHint:
+    'Where the application may send people after signing them out (post_logout_redirect_uri), one per line. Left empty, the redirect URIs above are accepted instead.',
+  facts: (type: string, created: string) => `Type: ${type} · created ${created}`,
+  ownSignIn: 'Own sign-in (not in an SSO group).',
+  sharesWith: 'Shares sign-in with ',
+  noOther: 'no other application yet',
+  through: ' through the SSO group ',
+  save: 'Save settings',
+  saved: 'Settings saved.',
+  integration: 'Integration',
+  danger: 'Danger zone',
+  newSecret: 'New client secret — shown only now.',
+  clientSecret: 'Client secret',
+  rotate: 'Rotate client secret',
+  rotateTitle: 'Rotate the client secret?',
+  rotateText: 'The current secret stops working at once; the app needs the new one.',
+  rotateAction: 'Rotate',
+  remove: 'Delete application',
+  removeTitle: (name: string) => `Delete ${name}?`,
+  removeText: 'Its members, invitations, API keys and webhook history are deleted too. This cannot be undone.',
+  removed: (name: string) => `${name} deleted.`,
+};
 
 export function SettingsTab(props: { app: Application; onSaved: (app: Application) => void }) {
   const navigate = useNavigate();
+  const id = props.app.id;
   const [name, setName] = createSignal(props.app.name);
   const [audience, setAudience] = createSignal(props.app.audience);
   const [redirects, setRedirects] = createSignal(props.app.redirectUris.join('\n'));
+  const shownPostLogout = (props.app.postLogoutRedirectUris ?? []).join('\n');
+  const [postLogout, setPostLogout] = createSignal(shownPostLogout);
+  // An empty box is "not set" (null), not an empty list: sign-outs then return to the redirect URIs.
+  const postLogoutErrors = () => (redirectUriList(postLogout()).length ? redirectUriErrors(postLogout(), props.app.clientType) : []);
   const [secret, setSecret] = createSignal<string | null>(null);
   const save = useAction();
   const danger = useAction();
   const [group] = createResource(
     () => props.app.ssoGroupId,
-    (id) => api.get<SsoGroup>(`/api/admin/sso-groups/${enc(id)}`),
+    (gid) => ok(client.GET('/api/admin/sso-groups/{id}', { params: { path: { id: gid } } })),
   );
+  const server = () => fieldErrors(save.error());
+  const errors = {
+    name: () => [...requiredText(name(), t.theName), ...(server().name ?? [])],
+    audience: () => [...audienceErrors(audience()), ...(server().audience ?? [])],
+    redirects: () => [...redirectUriErrors(redirects(), props.app.clientType), ...(server().redirectUris ?? [])],
+    postLogout: () => [...postLogoutErrors(), ...(server().postLogoutRedirectUris ?? [])],
+  };
+  const valid = () =>
+    !requiredText(name(), t.theName).length && !audienceErrors(audience()).length && !redirectUriErrors(redirects(), props.app.clientType).length && !postLogoutErrors().length;
 
   const submit = async (e: Event) => {
     e.preventDefault();
+    if (!valid()) return;
     const next = await save.run(() =>
-      api.patch<Application>(`/api/admin/applications/${enc(props.app.id)}`, {
-        name: name().trim(),
-        audience: audience().trim(),
-        redirectUris: redirects().split(/\s+/).filter(Boolean),
-      }),
+      ok(
+        client.PATCH('/api/admin/applications/{id}', {
+          params: { path: { id } },
+          body: {
+            name: name().trim(),
+            audience: audience().trim(),
+            redirectUris: redirectUriList(redirects()),
+            // Sent only when edited (an empty list set through the API shows as empty too).
+            ...(postLogout() === shownPostLogout ? {} : { postLogoutRedirectUris: redirectUriList(postLogout()).length ? redirectUriList(postLogout()) : null }),
+          },
+        }),
+      ),
     );
     if (next) {
       props.onSaved(next);
-      toast('Settings saved.');
+      toast(t.saved);
     }
   };
   const rotate = async () => {
-    if (!(await confirmAction('Rotate the client secret?', 'The current secret stops working at once; the app needs the new one.', 'Rotate'))) return;
-    const r = await danger.run(() => api.post<{ clientSecret: string }>(`/api/admin/applications/${enc(props.app.id)}/client-secret`));
+    if (!(await confirmAction(t.rotateTitle, t.rotateText, t.rotateAction))) return;
+    const r = await danger.run(() => ok(client.POST('/api/admin/applications/{id}/client-secret', { params: { path: { id } } })));
     if (r) setSecret(r.clientSecret);
   };
   const remove = async () => {
-    if (!(await confirmAction(`Delete ${props.app.name}?`, 'Its members, invitations, API keys and webhook history are deleted too. This cannot be undone.'))) return;
-    const ok = await danger.run(async () => (await api.del(`/api/admin/applications/${enc(props.app.id)}`), true));
-    if (ok) {
-      toast(`${props.app.name} deleted.`);
+    if (!(await confirmAction(t.removeTitle(props.app.name), t.removeText))) return;
+    const done = await danger.run(async () => (await ok(client.DELETE('/api/admin/applications/{id}', { params: { path: { id } } })), true));
+    if (done) {
+      toast(t.removed(props.app.name));
       navigate('/applications');
     }
   };
 
   return (
     <>
-      <form class="card" onSubmit={submit}>
-        <label class="field">
-          <span>Name</span>
-          <input name="name" value={name()} onInput={(e) => setName(e.currentTarget.value)} required />
-        </label>
-        <label class="field">
-          <span>Audience</span>
-          <input name="audience" value={audience()} onInput={(e) => setAudience(e.currentTarget.value)} required />
-        </label>
-        <label class="field">
-          <span>Redirect URIs (one per line)</span>
-          <textarea name="redirectUris" value={redirects()} onInput={(e) => setRedirects(e.currentTarget.value)} />
-        </label>
-        <p class="hint">Type: {props.app.clientType} · created {new Date(props.app.createdAt).toLocaleString()}</p>
+      <form class="card" novalidate onSubmit={submit}>
+        <Field label={t.name} errors={errors.name()}>
+          {(a) => <input {...a} name="name" value={name()} onInput={(e) => setName(e.currentTarget.value)} />}
+        </Field>
+        <Field label={t.audience} errors={errors.audience()}>
+          {(a) => <input {...a} name="audience" value={audience()} onInput={(e) => setAudience(e.currentTarget.value)} />}
+        </Field>
+        <Field label={t.redirects} hint={redirectUriHint(props.app.clientType === 'native')} errors={errors.redirects()}>
+          {(a) => <textarea {...a} name="redirectUris" value={redirects()} onInput={(e) => setRedirects(e.currentTarget.value)} />}
+        </Field>
+        <Field label={t.postLogout} hint={t.postLogoutHint} errors={errors.postLogout()}>
+          {(a) => <textarea {...a} name="postLogoutRedirectUris" value={postLogout()} onInput={(e) => setPostLogout(e.currentTarget.value)} />}
+        </Field>
+        <p class="hint">{t.facts(props.app.clientType, new Date(props.app.createdAt).toLocaleString())}</p>
         <p data-testid="sso-sharing">
-          <Show when={group()} fallback={<span class="muted">Own sign-in (not in an SSO group).</span>}>
+          <Show when={group()} fallback={<span class="muted">{t.ownSignIn}</span>}>
             {(g) => (
               <>
-                Shares sign-in with{' '}
-                <For each={g().applicationIds.filter((id) => id !== props.app.id)} fallback={<span class="muted">no other application yet</span>}>
-                  {(id, i) => (
+                {t.sharesWith}
+                <For each={g().applicationIds.filter((other) => other !== id)} fallback={<span class="muted">{t.noOther}</span>}>
+                  {(other, i) => (
                     <>
                       {i() > 0 ? ', ' : ''}
-                      <A href={`/applications/${enc(id)}`}>{id}</A>
+                      <A href={`/applications/${enc(other)}`}>{other}</A>
                     </>
                   )}
-                </For>{' '}
-                through the SSO group <A href="/sso-groups">{g().name}</A>.
+                </For>
+                {t.through}
+                <A href="/sso-groups">{g().name}</A>.
               </>
             )}
           </Show>
         </p>
-        <ErrorBox error={save.error()} />
+        <ErrorBox error={save.error()} fieldsShown />
         <div class="actions">
-          <button class="primary" type="submit" disabled={save.busy()}>
-            Save settings
+          <button class="primary" type="submit" disabled={save.busy() || !valid()}>
+            {t.save}
           </button>
         </div>
       </form>
-      <h2>Integration</h2>
+      <h2>{t.integration}</h2>
       <IntegrationSnippet app={props.app} />
-      <h2>Danger zone</h2>
+      <h2>{t.danger}</h2>
       <div class="card">
         <Show when={secret()}>
           {(s) => (
             <div class="notice">
-              New client secret — shown only now.
-              <CopyField label="Client secret" value={s()} secret />
+              {t.newSecret}
+              <CopyField label={t.clientSecret} value={s()} secret />
             </div>
           )}
         </Show>
@@ -102,11 +155,11 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
         <div class="row">
           <Show when={props.app.clientType === 'web'}>
             <button type="button" class="danger" onClick={rotate}>
-              Rotate client secret
+              {t.rotate}
             </button>
           </Show>
           <button type="button" class="danger" onClick={remove}>
-            Delete application
+            {t.remove}
           </button>
         </div>
       </div>

@@ -4,9 +4,25 @@
  * URIs), then shows the decoded access token (aud, app_user).
  */
 import { createSignal, onCleanup, Show } from 'solid-js';
-import { api, enc, type Application } from '../api';
+import { client, ok, type Application } from '../api';
 import { CALLBACK_CHANNEL, callbackUri, decodeJwt, pkceChallenge, randomString, type CallbackResult } from '../oauth';
 import { CopyButton, ErrorBox, useAction } from '../ui';
+
+const t = {
+  refused: (error: string, description: string | undefined) => `The sign-in was refused: ${error}${description ? ` — ${description}` : ''}.`,
+  tokenFailed: (status: number, error: string | undefined, description: string | undefined) =>
+    `The token endpoint answered ${status}: ${error ?? ''} ${description ?? ''}`.trim(),
+  blocked: 'The sign-in window was blocked. Allow pop-ups for this page and try again.',
+  intro: ['Runs the real sign-in flow of ', ' (authorization code + PKCE, audience ', ') in a new window and shows the access token the app would receive.'] as const,
+  needsUri: ['The test needs ', " among the application's redirect URIs. "] as const,
+  addIt: 'Add it',
+  secret: 'Client secret',
+  secretHint: 'A web application is a confidential client; the token exchange needs its secret. It is not stored.',
+  waiting: 'Waiting for the sign-in window…',
+  start: 'Start test sign-in',
+  works: 'It works — access token issued',
+  accessToken: 'access token',
+};
 
 interface TokenResponse {
   access_token: string;
@@ -32,7 +48,7 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
 
   const register = async () => {
     const next = await action.run(() =>
-      api.patch<Application>(`/api/admin/applications/${enc(app().id)}`, { redirectUris: [...app().redirectUris, redirectUri] }),
+      ok(client.PATCH('/api/admin/applications/{id}', { params: { path: { id: app().id } }, body: { redirectUris: [...app().redirectUris, redirectUri] } })),
     );
     if (next) props.onSaved(next);
   };
@@ -62,7 +78,7 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
       channel?.close();
       setWaiting(false);
       void action.run(async () => {
-        if (r.error || !r.code) throw new Error(`The sign-in was refused: ${r.error ?? 'no code'}${r.error_description ? ` — ${r.error_description}` : ''}.`);
+        if (r.error || !r.code) throw new Error(t.refused(r.error ?? 'no code', r.error_description ?? undefined));
         const form = new URLSearchParams({
           grant_type: 'authorization_code',
           code: r.code,
@@ -79,14 +95,14 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
           body: form,
         });
         const body = (await response.json().catch(() => ({}))) as TokenResponse;
-        if (!response.ok) throw new Error(`The token endpoint answered ${response.status}: ${body.error ?? ''} ${body.error_description ?? ''}`.trim());
+        if (!response.ok) throw new Error(t.tokenFailed(response.status, body.error, body.error_description));
         setResult({ ...decodeJwt(body.access_token), raw: body });
       });
     };
     const popup = window.open(`/api/auth/oauth2/authorize?${params}`, 'gatehouse-test-sign-in', 'popup,width=520,height=720');
     if (!popup) {
       setWaiting(false);
-      action.setError(new Error('The sign-in window was blocked. Allow pop-ups for this page and try again.'));
+      action.setError(new Error(t.blocked));
     }
   };
 
@@ -94,29 +110,34 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
     <>
       <div class="card">
         <p>
-          Runs the real sign-in flow of <strong>{app().name}</strong> (authorization code + PKCE, audience <code>{app().audience}</code>) in a new
-          window and shows the access token the app would receive.
+          {t.intro[0]}
+          <strong>{app().name}</strong>
+          {t.intro[1]}
+          <code>{app().audience}</code>
+          {t.intro[2]}
         </p>
         <Show
           when={registered()}
           fallback={
             <div class="notice">
-              The test needs <code>{redirectUri}</code> among the application's redirect URIs.{' '}
+              {t.needsUri[0]}
+              <code>{redirectUri}</code>
+              {t.needsUri[1]}
               <button type="button" onClick={register} disabled={action.busy()}>
-                Add it
+                {t.addIt}
               </button>
             </div>
           }
         >
           <Show when={app().clientType === 'web'}>
             <label class="field">
-              <span>Client secret</span>
+              <span>{t.secret}</span>
               <input type="password" name="clientSecret" value={secret()} onInput={(e) => setSecret(e.currentTarget.value)} />
-              <span class="hint">A web application is a confidential client; the token exchange needs its secret. It is not stored.</span>
+              <span class="hint">{t.secretHint}</span>
             </label>
           </Show>
           <button type="button" class="primary" onClick={start} disabled={waiting() || (app().clientType === 'web' && !secret())}>
-            {waiting() ? 'Waiting for the sign-in window…' : 'Start test sign-in'}
+            {waiting() ? t.waiting : t.start}
           </button>
         </Show>
         <ErrorBox error={action.error()} />
@@ -124,7 +145,7 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
       <Show when={result()}>
         {(r) => (
           <div class="card" data-testid="test-sign-in-result">
-            <h2>It works — access token issued</h2>
+            <h2>{t.works}</h2>
             <p>
               <strong>aud</strong> <code>{String(r().payload.aud)}</code> · <strong>sub</strong> <code>{String(r().payload.sub)}</code>
             </p>
@@ -132,7 +153,7 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
               <strong>app_user</strong> <code>{JSON.stringify(r().payload.app_user)}</code>
             </p>
             <pre>{JSON.stringify({ header: r().header, payload: r().payload }, null, 2)}</pre>
-            <CopyButton value={r().raw.access_token} label="access token" />
+            <CopyButton value={r().raw.access_token} label={t.accessToken} />
           </div>
         )}
       </Show>

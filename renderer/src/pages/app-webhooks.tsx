@@ -1,95 +1,122 @@
 import { createResource, createSignal, Show } from 'solid-js';
-import { api, enc, listOf, type Application } from '../api';
-import { Async, CopyField, ErrorBox, toast, useAction, when, ListTable } from '../ui';
+import { client, fieldErrors, ok, type Application, type Delivery } from '../api';
+import { Async, CopyField, ErrorBox, Field, toast, useAction, when, ListTable } from '../ui';
+import { webhookSecretErrors, webhookUrlErrors } from '../validate';
 
-interface Delivery {
-  id: string;
-  type: string;
-  status: string;
-  attempts: number;
-  createdAt: string;
-  lastAttemptAt?: string | null;
-  nextAttemptAt?: string | null;
-  lastStatusCode?: number | null;
-  lastError?: string | null;
-}
+const t = {
+  url: 'Webhook URL',
+  urlHint: 'Leave empty to send no events. Events are POSTed here as JSON.',
+  secret: 'Signing secret',
+  secretSet: 'set — leave empty to keep it',
+  secretEmpty: 'leave empty to generate one',
+  secretHint: 'Deliveries are signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature).',
+  generated: 'Generated secret — shown only now.',
+  secretLabel: 'Webhook secret',
+  test: 'Send test event',
+  save: 'Save webhook',
+  saved: 'Webhook settings saved.',
+  queued: 'Test event queued.',
+  requeued: 'Delivery queued again.',
+  recent: 'Recent deliveries',
+  refresh: 'Refresh',
+  table: 'Webhook deliveries',
+  columns: ['Event', 'Status', 'Attempts', 'Created', 'Last answer', ''],
+  empty: 'No deliveries yet.',
+  retry: 'Retry',
+};
 
 export function WebhooksTab(props: { app: Application; onSaved: (app: Application) => void }) {
-  const appPath = `/api/admin/applications/${enc(props.app.id)}`;
+  const path = { id: props.app.id };
   const [url, setUrl] = createSignal(props.app.webhookUrl ?? '');
   const [secret, setSecret] = createSignal('');
   const [shownSecret, setShownSecret] = createSignal<string | null>(null);
-  const [deliveries, { refetch }] = createResource(() => api.get<unknown>(`${appPath}/webhook-deliveries?limit=50`).then((d) => listOf<Delivery>(d)));
+  const [deliveries, { refetch }] = createResource(() =>
+    ok(client.GET('/api/admin/applications/{id}/webhook-deliveries', { params: { path, query: { limit: 50 } } })).then((d) => d.deliveries),
+  );
   const save = useAction();
   const row = useAction();
+  const server = () => fieldErrors(save.error());
+  const errors = {
+    url: () => [...webhookUrlErrors(url()), ...(server().webhookUrl ?? [])],
+    secret: () => [...webhookSecretErrors(secret()), ...(server().webhookSecret ?? [])],
+  };
+  const valid = () => !webhookUrlErrors(url()).length && !webhookSecretErrors(secret()).length;
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    const body: Record<string, unknown> = { webhookUrl: url().trim() || null };
-    if (secret().trim()) body.webhookSecret = secret().trim();
-    const next = await save.run(() => api.patch<Application>(appPath, body));
+    if (!valid()) return;
+    const body = { webhookUrl: url().trim() || null, ...(secret().trim() ? { webhookSecret: secret().trim() } : {}) };
+    const next = await save.run(() => ok(client.PATCH('/api/admin/applications/{id}', { params: { path }, body })));
     if (next) {
       if (next.webhookSecret) setShownSecret(next.webhookSecret);
       setSecret('');
       props.onSaved(next);
-      toast('Webhook settings saved.');
+      toast(t.saved);
     }
   };
   const test = async () => {
-    const r = await row.run(() => api.post(`${appPath}/webhook-test`));
+    const r = await row.run(() => ok(client.POST('/api/admin/applications/{id}/webhook-test', { params: { path } })));
     if (r !== undefined) {
-      toast('Test event queued.');
+      toast(t.queued);
       setTimeout(() => void refetch(), 1000);
     }
   };
   const retry = async (d: Delivery) => {
-    const r = await row.run(() => api.post(`${appPath}/webhook-deliveries/${enc(d.id)}/retry`));
+    const r = await row.run(() => ok(client.POST('/api/admin/applications/{id}/webhook-deliveries/{did}/retry', { params: { path: { ...path, did: d.id } } })));
     if (r !== undefined) {
-      toast('Delivery queued again.');
+      toast(t.requeued);
       void refetch();
     }
   };
 
   return (
     <>
-      <form class="card" onSubmit={submit}>
-        <label class="field">
-          <span>Webhook URL</span>
-          <input name="webhookUrl" type="url" value={url()} onInput={(e) => setUrl(e.currentTarget.value)} placeholder="https://notes.example.com/hooks/gatehouse" />
-        </label>
-        <label class="field">
-          <span>Signing secret</span>
-          <input name="webhookSecret" type="password" value={secret()} onInput={(e) => setSecret(e.currentTarget.value)} placeholder={props.app.webhookSecretSet ? 'set — leave empty to keep it' : 'leave empty to generate one'} />
-          <span class="hint">Deliveries are signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature).</span>
-        </label>
+      <form class="card" novalidate onSubmit={submit}>
+        <Field label={t.url} hint={t.urlHint} errors={errors.url()}>
+          {(a) => (
+            <input {...a} name="webhookUrl" type="url" value={url()} onInput={(e) => setUrl(e.currentTarget.value)} placeholder="https://notes.example.com/hooks/gatehouse" />
+          )}
+        </Field>
+        <Field label={t.secret} hint={t.secretHint} errors={errors.secret()}>
+          {(a) => (
+            <input
+              {...a}
+              name="webhookSecret"
+              type="password"
+              value={secret()}
+              onInput={(e) => setSecret(e.currentTarget.value)}
+              placeholder={props.app.webhookSecretSet ? t.secretSet : t.secretEmpty}
+            />
+          )}
+        </Field>
         <Show when={shownSecret()}>
           {(s) => (
             <div class="notice">
-              Generated secret — shown only now.
-              <CopyField label="Webhook secret" value={s()} secret />
+              {t.generated}
+              <CopyField label={t.secretLabel} value={s()} secret />
             </div>
           )}
         </Show>
-        <ErrorBox error={save.error()} />
+        <ErrorBox error={save.error()} fieldsShown />
         <div class="actions">
           <button type="button" onClick={test} disabled={!props.app.webhookUrl}>
-            Send test event
+            {t.test}
           </button>
-          <button class="primary" type="submit" disabled={save.busy()}>
-            Save webhook
+          <button class="primary" type="submit" disabled={save.busy() || !valid()}>
+            {t.save}
           </button>
         </div>
       </form>
-      <div class="row" style={{ 'justify-content': 'space-between' }}>
-        <h2>Recent deliveries</h2>
+      <div class="row title-row">
+        <h2>{t.recent}</h2>
         <button type="button" class="small" onClick={() => void refetch()}>
-          Refresh
+          {t.refresh}
         </button>
       </div>
       <ErrorBox error={row.error()} />
       <Async resource={deliveries}>
         {(list) => (
-          <ListTable rows={list} columns={['Event', 'Status', 'Attempts', 'Created', 'Last answer', '']} empty={<>No deliveries yet.</>}>
+          <ListTable label={t.table} rows={list} columns={t.columns} empty={<>{t.empty}</>}>
             {(d) => (
               <tr>
                 <td>
@@ -104,7 +131,7 @@ export function WebhooksTab(props: { app: Application; onSaved: (app: Applicatio
                 <td>
                   <Show when={d.status !== 'succeeded'}>
                     <button type="button" class="small" onClick={() => retry(d)}>
-                      Retry
+                      {t.retry}
                     </button>
                   </Show>
                 </td>

@@ -1,7 +1,7 @@
-/** One application: tabs for settings, sign-in policy, members, invitations, API keys, webhooks, test sign-in. */
+/** One application: tabs for settings, activity, sign-in policy, members, invitations, API keys, webhooks, test sign-in. */
 import { createResource, Match, Show, Switch } from 'solid-js';
 import { A, useParams } from '@solidjs/router';
-import { api, enc, type Application } from '../api';
+import { client, enc, ok } from '../api';
 import { ErrorBox, Loading } from '../ui';
 import { SettingsTab } from './app-settings';
 import { PolicyTab } from './app-policy';
@@ -10,9 +10,16 @@ import { InvitationsTab } from './app-invitations';
 import { ApiKeysTab } from './app-api-keys';
 import { WebhooksTab } from './app-webhooks';
 import { TestSignInTab } from './app-test-sign-in';
+import { ActivityPanel } from './activity-lazy';
+
+const t = {
+  sections: 'Application sections',
+  noSection: 'There is no such section.',
+};
 
 const TABS = [
   ['', 'Settings'],
+  ['activity', 'Activity'],
   ['sign-in', 'Sign-in policy'],
   ['members', 'Members'],
   ['invitations', 'Invitations'],
@@ -25,7 +32,7 @@ export function ApplicationPage() {
   const params = useParams<{ id: string; tab?: string }>();
   const [app, { mutate, refetch }] = createResource(
     () => params.id,
-    (id) => api.get<Application>(`/api/admin/applications/${enc(id)}`),
+    (id) => ok(client.GET('/api/admin/applications/{id}', { params: { path: { id } } })),
   );
   const base = () => `/applications/${enc(params.id)}`;
   return (
@@ -38,16 +45,19 @@ export function ApplicationPage() {
           <h1>
             {a().name} <code>{a().id}</code>
           </h1>
-          <nav class="tabs" aria-label="Application sections">
+          <nav class="tabs" aria-label={t.sections}>
             {TABS.map(([tab, label]) => (
               <A href={tab ? `${base()}/${tab}` : base()} class={(params.tab ?? '') === tab ? 'active' : ''} end>
                 {label}
               </A>
             ))}
           </nav>
-          <Switch fallback={<p>There is no such section.</p>}>
+          <Switch fallback={<p>{t.noSection}</p>}>
             <Match when={!params.tab}>
               <SettingsTab app={a()} onSaved={(next) => mutate(next)} />
+            </Match>
+            <Match when={params.tab === 'activity'}>
+              <ActivityPanel applicationId={a().id} />
             </Match>
             <Match when={params.tab === 'sign-in'}>
               <PolicyTab app={a()} onSaved={() => void refetch()} />

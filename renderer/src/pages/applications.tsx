@@ -1,18 +1,59 @@
 import { createMemo, createResource, createSignal, For, Match, Show, Switch } from 'solid-js';
 import { A, useNavigate } from '@solidjs/router';
-import { api, type Application, type ClientType } from '../api';
-import { fetchAll } from '../paged';
-import { Async, CopyField, Empty, ErrorBox, useAction } from '../ui';
+import { client, fieldErrors, ok, type ClientType, type CreatedApplication } from '../api';
+import { fetchAll, page, PAGE } from '../paged';
+import { Async, CopyField, DataTable, Empty, ErrorBox, Field, useAction } from '../ui';
+import { redirectUriHint, audienceErrors, clientIdErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
 import { IntegrationSnippet } from './snippet';
 
+const t = {
+  title: 'Applications',
+  new: 'New application',
+  empty: 'No applications yet.',
+  createFirst: 'Create the first one',
+  emptyTail: ' to let an app sign people in.',
+  table: 'Applications',
+  columns: ['Name', 'Client ID', 'Type', 'Audience', 'Sign-up', 'SSO group'],
+  signup: { open: 'open', invite_only: 'invitation only', closed: 'closed' } as Record<string, string>,
+  types: [
+    { value: 'web', title: 'Web app with a backend', text: 'Server-rendered or with its own API server. Gets a client secret.' },
+    { value: 'spa', title: 'Single-page app', text: 'Runs entirely in the browser. Public client, PKCE only.' },
+    { value: 'native', title: 'Desktop or mobile app', text: 'Public client; loopback redirect URIs match on any port.' },
+  ] as { value: ClientType; title: string; text: string }[],
+  steps: ['1. Name and type', '2. Redirect URIs and audience', '3. Hand over'],
+  stepsLabel: 'Steps',
+  name: 'Name',
+  theName: 'The name',
+  clientId: 'Client ID',
+  clientIdHint: 'Lower-case letters, digits, - and _. Used in URLs and as the OAuth client_id; it cannot change later.',
+  type: 'Type',
+  cancel: 'Cancel',
+  next: 'Next',
+  back: 'Back',
+  redirects: 'Redirect URIs',
+  audience: 'Audience',
+  audienceHint: "The aud claim of this app's access tokens; its backend checks it. Suggested from the first redirect URI.",
+  creating: 'Creating…',
+  create: 'Create application',
+  fixFirst: 'Fix the fields marked above first.',
+  secretTitle: 'Client secret — shown only now.',
+  secretText: " Copy it into the app's backend configuration; Gatehouse keeps only a hash. You can rotate it later from the application's settings.",
+  clientSecret: 'Client secret',
+  done: (name: string) => `Done — open ${name}`,
+};
+
+/** Every application, read to the end (a panel needs them all for pickers and names). */
+export const allApplications = () =>
+  fetchAll((cursor) => ok(client.GET('/api/admin/applications', { params: { query: { limit: PAGE, cursor } } })).then((d) => page(d.applications, d)));
+
 export function ApplicationsPage() {
-  const [apps] = createResource(() => fetchAll<Application>('/api/admin/applications'));
+  const [apps] = createResource(allApplications);
   return (
     <>
-      <div class="row" style={{ 'justify-content': 'space-between' }}>
-        <h1>Applications</h1>
+      <div class="row title-row">
+        <h1>{t.title}</h1>
         <A class="button primary" href="/applications/new">
-          New application
+          {t.new}
         </A>
       </div>
       <Async resource={apps}>
@@ -21,54 +62,35 @@ export function ApplicationsPage() {
             when={list.length}
             fallback={
               <Empty>
-                No applications yet. <A href="/applications/new">Create the first one</A> to let an app sign people in.
+                {t.empty} <A href="/applications/new">{t.createFirst}</A>
+                {t.emptyTail}
               </Empty>
             }
           >
-            <table>
-              <thead>
+            <DataTable label={t.table} columns={t.columns} rows={list}>
+              {(app) => (
                 <tr>
-                  <th>Name</th>
-                  <th>Client ID</th>
-                  <th>Type</th>
-                  <th>Audience</th>
-                  <th>Sign-up</th>
-                  <th>SSO group</th>
+                  <td>
+                    <A href={`/applications/${encodeURIComponent(app.id)}`}>{app.name}</A>
+                  </td>
+                  <td>
+                    <code>{app.id}</code>
+                  </td>
+                  <td>{app.clientType}</td>
+                  <td>
+                    <code>{app.audience}</code>
+                  </td>
+                  <td>{t.signup[app.authPolicy.signup_policy] ?? app.authPolicy.signup_policy}</td>
+                  <td>{app.ssoGroupId ?? <span class="muted">—</span>}</td>
                 </tr>
-              </thead>
-              <tbody>
-                <For each={list}>
-                  {(app) => (
-                    <tr>
-                      <td>
-                        <A href={`/applications/${encodeURIComponent(app.id)}`}>{app.name}</A>
-                      </td>
-                      <td>
-                        <code>{app.id}</code>
-                      </td>
-                      <td>{app.clientType}</td>
-                      <td>
-                        <code>{app.audience}</code>
-                      </td>
-                      <td>{app.authPolicy.signup_policy.replace('_', ' ')}</td>
-                      <td>{app.ssoGroupId ?? <span class="muted">—</span>}</td>
-                    </tr>
-                  )}
-                </For>
-              </tbody>
-            </table>
+              )}
+            </DataTable>
           </Show>
         )}
       </Async>
     </>
   );
 }
-
-const TYPES: { value: ClientType; title: string; text: string }[] = [
-  { value: 'web', title: 'Web app with a backend', text: 'Server-rendered or with its own API server. Gets a client secret.' },
-  { value: 'spa', title: 'Single-page app', text: 'Runs entirely in the browser. Public client, PKCE only.' },
-  { value: 'native', title: 'Desktop or mobile app', text: 'Public client; loopback redirect URIs match on any port.' },
-];
 
 export function slugify(name: string): string {
   return name
@@ -100,28 +122,44 @@ export function NewApplicationPage() {
   const [redirects, setRedirects] = createSignal('');
   const [audience, setAudience] = createSignal('');
   const [audienceTouched, setAudienceTouched] = createSignal(false);
-  const [created, setCreated] = createSignal<Application | null>(null);
+  const [created, setCreated] = createSignal<CreatedApplication | null>(null);
+  // Messages show once a field has been typed in (or a step was submitted), not on an empty form.
+  const [shown, setShown] = createSignal<Record<string, boolean>>({});
+  const show = (...fields: string[]) => setShown((s) => ({ ...s, ...Object.fromEntries(fields.map((f) => [f, true])) }));
   const action = useAction();
 
   const effectiveId = () => (idTouched() ? id() : slugify(name()));
-  const redirectList = createMemo(() =>
-    redirects()
-      .split(/[\s,]+/)
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
+  const redirectList = createMemo(() => redirectUriList(redirects()));
   const effectiveAudience = () => (audienceTouched() ? audience() : suggestAudience(effectiveId(), redirectList()[0]));
+  const server = () => fieldErrors(action.error());
+  const errors = {
+    name: () => (shown().name ? requiredText(name(), t.theName) : []),
+    id: () => [...(shown().id ? clientIdErrors(effectiveId()) : []), ...(server().id ?? [])],
+    redirects: () => [...(shown().redirects ? redirectUriErrors(redirects(), type()) : []), ...(server().redirectUris ?? [])],
+    audience: () => [...(shown().audience ? audienceErrors(effectiveAudience()) : []), ...(server().audience ?? [])],
+  };
+  const stepOneOk = () => !requiredText(name(), t.theName).length && !clientIdErrors(effectiveId()).length;
+  const stepTwoOk = () => !redirectUriErrors(redirects(), type()).length && !audienceErrors(effectiveAudience()).length;
 
   const create = async (e: Event) => {
     e.preventDefault();
+    show('redirects', 'audience');
+    if (!stepTwoOk()) {
+      action.setError(null); // an earlier server answer no longer applies
+      return;
+    }
     const app = await action.run(() =>
-      api.post<Application>('/api/admin/applications', {
-        id: effectiveId(),
-        name: name().trim(),
-        clientType: type(),
-        redirectUris: redirectList(),
-        audience: effectiveAudience().trim(),
-      }),
+      ok(
+        client.POST('/api/admin/applications', {
+          body: {
+            id: effectiveId(),
+            name: name().trim(),
+            clientType: type(),
+            redirectUris: redirectList(),
+            audience: effectiveAudience().trim(),
+          },
+        }),
+      ),
     );
     if (app) {
       setCreated(app);
@@ -131,48 +169,60 @@ export function NewApplicationPage() {
 
   return (
     <>
-      <h1>New application</h1>
-      <ol class="steps" aria-label="Steps">
-        <li class={step() === 1 ? 'on' : ''}>1. Name and type</li>
-        <li class={step() === 2 ? 'on' : ''}>2. Redirect URIs and audience</li>
-        <li class={step() === 3 ? 'on' : ''}>3. Hand over</li>
+      <h1>{t.new}</h1>
+      <ol class="steps" aria-label={t.stepsLabel}>
+        <For each={t.steps}>{(label, i) => <li class={step() === i() + 1 ? 'on' : ''}>{label}</li>}</For>
       </ol>
       <Switch>
         <Match when={step() === 1}>
           <form
             class="card"
+            novalidate
             onSubmit={(e) => {
               e.preventDefault();
-              setStep(2);
+              show('name', 'id');
+              if (stepOneOk()) setStep(2);
             }}
           >
-            <label class="field">
-              <span>Name</span>
-              <input name="name" value={name()} onInput={(e) => setName(e.currentTarget.value)} required maxLength={200} autofocus />
-            </label>
-            <label class="field">
-              <span>Client ID</span>
-              <input
-                name="id"
-                value={effectiveId()}
-                pattern="[a-z0-9][a-z0-9_\-]{1,62}"
-                onInput={(e) => {
-                  // Read the value before the signal update re-renders the input.
-                  setId(e.currentTarget.value);
-                  setIdTouched(true);
-                }}
-                required
-              />
-              <span class="hint">Lower-case letters, digits, - and _. Used in URLs and as the OAuth client_id; it cannot change later.</span>
-            </label>
+            <Field label={t.name} errors={errors.name()}>
+              {(a) => (
+                <input
+                  {...a}
+                  name="name"
+                  value={name()}
+                  onInput={(e) => {
+                    setName(e.currentTarget.value);
+                    show('name');
+                    if (!idTouched()) show('id');
+                  }}
+                  maxLength={200}
+                  autofocus
+                />
+              )}
+            </Field>
+            <Field label={t.clientId} hint={t.clientIdHint} errors={errors.id()}>
+              {(a) => (
+                <input
+                  {...a}
+                  name="id"
+                  value={effectiveId()}
+                  onInput={(e) => {
+                    // Read the value before the signal update re-renders the input.
+                    setId(e.currentTarget.value);
+                    setIdTouched(true);
+                    show('id');
+                  }}
+                />
+              )}
+            </Field>
             <fieldset class="card">
-              <legend>Type</legend>
-              <For each={TYPES}>
-                {(t) => (
+              <legend>{t.type}</legend>
+              <For each={t.types}>
+                {(ct) => (
                   <label class="check">
-                    <input type="radio" name="clientType" value={t.value} checked={type() === t.value} onChange={() => setType(t.value)} />
+                    <input type="radio" name="clientType" value={ct.value} checked={type() === ct.value} onChange={() => setType(ct.value)} />
                     <span>
-                      <strong>{t.title}</strong> <span class="hint">({t.value}) {t.text}</span>
+                      <strong>{ct.title}</strong> <span class="hint">({ct.value}) {ct.text}</span>
                     </span>
                   </label>
                 )}
@@ -180,51 +230,52 @@ export function NewApplicationPage() {
             </fieldset>
             <div class="actions">
               <A class="button" href="/applications">
-                Cancel
+                {t.cancel}
               </A>
               <button class="primary" type="submit">
-                Next
+                {t.next}
               </button>
             </div>
           </form>
         </Match>
         <Match when={step() === 2}>
-          <form class="card" onSubmit={create}>
-            <label class="field">
-              <span>Redirect URIs</span>
-              <textarea
-                name="redirectUris"
-                value={redirects()}
-                onInput={(e) => setRedirects(e.currentTarget.value)}
-                placeholder="https://notes.example.com/auth/callback"
-                required
-                autofocus
-              />
-              <span class="hint">
-                One per line. https, or http for localhost and private-network hosts
-                {type() === 'native' ? '; custom schemes are allowed for desktop/mobile apps' : ''}.
-              </span>
-            </label>
-            <label class="field">
-              <span>Audience</span>
-              <input
-                name="audience"
-                value={effectiveAudience()}
-                onInput={(e) => {
-                  setAudience(e.currentTarget.value);
-                  setAudienceTouched(true);
-                }}
-                required
-              />
-              <span class="hint">The aud claim of this app's access tokens; its backend checks it. Suggested from the first redirect URI.</span>
-            </label>
-            <ErrorBox error={action.error()} />
+          <form class="card" novalidate onSubmit={create}>
+            <Field label={t.redirects} hint={redirectUriHint(type() === 'native')} errors={errors.redirects()}>
+              {(a) => (
+                <textarea
+                  {...a}
+                  name="redirectUris"
+                  value={redirects()}
+                  onInput={(e) => {
+                    setRedirects(e.currentTarget.value);
+                    show('redirects');
+                  }}
+                  placeholder="https://notes.example.com/auth/callback"
+                  autofocus
+                />
+              )}
+            </Field>
+            <Field label={t.audience} hint={t.audienceHint} errors={errors.audience()}>
+              {(a) => (
+                <input
+                  {...a}
+                  name="audience"
+                  value={effectiveAudience()}
+                  onInput={(e) => {
+                    setAudience(e.currentTarget.value);
+                    setAudienceTouched(true);
+                    show('audience');
+                  }}
+                />
+              )}
+            </Field>
+            <ErrorBox error={action.error()} fieldsShown />
             <div class="actions">
               <button type="button" onClick={() => setStep(1)}>
-                Back
+                {t.back}
               </button>
               <button class="primary" type="submit" disabled={action.busy()}>
-                {action.busy() ? 'Creating…' : 'Create application'}
+                {action.busy() ? t.creating : t.create}
               </button>
             </div>
           </form>
@@ -235,16 +286,16 @@ export function NewApplicationPage() {
               <Show when={app().clientSecret}>
                 {(secret) => (
                   <div class="notice" role="alert">
-                    <strong>Client secret — shown only now.</strong> Copy it into the app's backend configuration; Gatehouse
-                    keeps only a hash. You can rotate it later from the application's settings.
-                    <CopyField label="Client secret" value={secret()} secret />
+                    <strong>{t.secretTitle}</strong>
+                    {t.secretText}
+                    <CopyField label={t.clientSecret} value={secret()} secret />
                   </div>
                 )}
               </Show>
               <IntegrationSnippet app={app()} />
               <div class="actions">
                 <button class="primary" type="button" onClick={() => navigate(`/applications/${encodeURIComponent(app().id)}`)}>
-                  Done — open {app().name}
+                  {t.done(app().name)}
                 </button>
               </div>
             </>
@@ -254,3 +305,4 @@ export function NewApplicationPage() {
     </>
   );
 }
+

@@ -5,6 +5,13 @@
 import { onMount } from 'solid-js';
 import { CALLBACK_CHANNEL, type CallbackResult } from '../oauth';
 
+const t = {
+  title: 'Test sign-in',
+  ended: (error: string, description: string | null) => `The sign-in ended with “${error}”${description ? `: ${description}` : ''}.`,
+  signedIn: 'Signed in. Return to the control panel to see the token.',
+  close: 'You can close this window.',
+};
+
 export function CallbackPage() {
   const q = new URLSearchParams(location.search);
   const result: CallbackResult = {
@@ -25,9 +32,9 @@ export function CallbackPage() {
   return (
     <main class="signin">
       <div class="card">
-        <h1>Test sign-in</h1>
-        <p>{result.error ? `The sign-in ended with “${result.error}”${result.error_description ? `: ${result.error_description}` : ''}.` : 'Signed in. Return to the control panel to see the token.'}</p>
-        <p class="hint">You can close this window.</p>
+        <h1>{t.title}</h1>
+        <p>{result.error ? t.ended(result.error, result.error_description) : t.signedIn}</p>
+        <p class="hint">{t.close}</p>
       </div>
     </main>
   );

@@ -1,59 +1,75 @@
 import { createResource, For } from 'solid-js';
-import { api, type Overview } from '../api';
+import { A } from '@solidjs/router';
+import { client, ok } from '../api';
 import { Async, CopyField } from '../ui';
+import { ActivityPanel } from './activity-lazy';
 
-function uptime(s: number): string {
-  const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
-  return d ? `${d} d ${h} h` : h ? `${h} h ${m} min` : `${m} min ${s % 60} s`;
-}
+const t = {
+  title: 'Overview',
+  counts: 'Counts',
+  labels: {
+    applications: 'Applications',
+    people: 'People',
+    memberships: 'Memberships',
+    pendingInvitations: 'Pending invitations',
+    ssoGroups: 'SSO groups',
+  },
+  installation: 'This installation',
+  issuer: 'Issuer',
+  discovery: 'Discovery URL',
+  jwks: 'JWKS URL',
+  version: 'Version ',
+  up: (uptime: string) => ` · up ${uptime} · signing key `,
+  noKey: 'not created yet (made on first token)',
+  openDiscovery: 'Open discovery document',
+  openJwks: 'Open JWKS',
+  caLink: 'Download the local CA certificate (install it on each device)',
+  uptime: (s: number) => {
+    const d = Math.floor(s / 86400),
+      h = Math.floor((s % 86400) / 3600),
+      m = Math.floor((s % 3600) / 60);
+    return d ? `${d} d ${h} h` : h ? `${h} h ${m} min` : `${m} min ${s % 60} s`;
+  },
+};
 
 export function OverviewPage() {
-  const [data] = createResource(() => api.get<Overview>('/api/admin/overview'));
+  const [data] = createResource(() => ok(client.GET('/api/admin/overview')));
   return (
     <>
-      <h1>Overview</h1>
+      <h1>{t.title}</h1>
       <Async resource={data}>
         {(o) => (
           <>
-            <div class="grid" aria-label="Counts">
-              <For
-                each={[
-                  ['Applications', o.counts.applications],
-                  ['People', o.counts.people],
-                  ['Memberships', o.counts.memberships],
-                  ['Pending invitations', o.counts.pendingInvitations],
-                  ['SSO groups', o.counts.ssoGroups],
-                ] as const}
-              >
-                {([label, n]) => (
+            <div class="grid" role="group" aria-label={t.counts}>
+              <For each={Object.keys(t.labels) as (keyof typeof t.labels)[]}>
+                {(key) => (
                   <div class="stat">
-                    <div class="n">{n}</div>
-                    <div class="muted">{label}</div>
+                    <span class="n">{o.counts[key]}</span>
+                    <span class="muted">{t.labels[key]}</span>
                   </div>
                 )}
               </For>
             </div>
-            <h2>This installation</h2>
+            <ActivityPanel />
+            <h2>{t.installation}</h2>
             <div class="card">
-              <CopyField label="Issuer" value={o.issuer} />
-              <CopyField label="Discovery URL" value={o.discoveryUrl} />
-              <CopyField label="JWKS URL" value={o.jwksUrl} />
+              <CopyField label={t.issuer} value={o.issuer} />
+              <CopyField label={t.discovery} value={o.discoveryUrl} />
+              <CopyField label={t.jwks} value={o.jwksUrl} />
               <p>
-                Version <strong>{o.version}</strong> · up {uptime(o.uptimeSeconds)} · signing key{' '}
-                {o.signingKey ? <code>{o.signingKey}</code> : <span class="muted">not created yet (made on first token)</span>}
+                {t.version}
+                <strong>{o.version}</strong>
+                {t.up(t.uptime(o.uptimeSeconds))}
+                {o.signingKey ? <A href="/signing-keys"><code>{o.signingKey}</code></A> : <span class="muted">{t.noKey}</span>}
               </p>
               <p class="row">
                 <a href={o.discoveryUrl} target="_blank" rel="noreferrer">
-                  Open discovery document
+                  {t.openDiscovery}
                 </a>
                 <a href={o.jwksUrl} target="_blank" rel="noreferrer">
-                  Open JWKS
+                  {t.openJwks}
                 </a>
-                {o.caCertificateUrl && (
-                  <a href={o.caCertificateUrl} download="gatehouse-ca.pem">
-                    Download the local CA certificate (install it on each device)
-                  </a>
-                )}
+                {o.caCertificateUrl && <A href="/lan-tls">{t.caLink}</A>}
               </p>
             </div>
           </>

@@ -18,11 +18,21 @@ import { recordAudit } from '../../audit/record.js';
 import { applications, linkedAccounts, people, type Application, type ExternalIdentity, type Person } from '../../db/schema.js';
 import { Problem, conflict, forbidden } from '../../http/problem.js';
 import { newId } from '../../util/ids.js';
+import { cleanDisplayText } from '../../util/display-text.js';
 import { admitNewcomer } from '../membership.js';
 import { findPersonByEmail, type ClientInfo } from '../people.js';
 import { signInPerson, type SignedIn } from '../sign-in.js';
 import { safeReturnTo } from '../../pages/sign-in-pages.js';
 import { holdForProof, type ProviderLogin } from './logins.js';
+
+/**
+ * The name an external provider vouches for, made safe to show (util/display-text.ts): cleaned
+ * rather than refused, since the person cannot change what their provider sends.
+ */
+function providerName(name: string | null): string | null {
+  const cleaned = name === null ? '' : Array.from(cleanDisplayText(name)).slice(0, 200).join('').trim();
+  return cleaned || null;
+}
 
 export type Outcome =
   | { kind: 'signed_in'; signedIn: SignedIn; returnTo: string }
@@ -127,7 +137,7 @@ function createPerson(ctx: AppContext, app: Application | undefined, provider: s
     result = ctx.db.transaction((tx) => {
       const person: Person = tx
         .insert(people)
-        .values({ id: newId('usr'), email, emailVerified: identity.emailVerified, name: identity.name?.slice(0, 200) ?? null, createdAt: now, updatedAt: now })
+        .values({ id: newId('usr'), email, emailVerified: identity.emailVerified, name: providerName(identity.name), createdAt: now, updatedAt: now })
         .returning()
         .get();
       tx.insert(linkedAccounts)

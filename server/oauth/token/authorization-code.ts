@@ -19,8 +19,7 @@ import { param, requiredParam, type RawParams } from '../params.js';
 import { verifiesChallenge } from '../pkce.js';
 import { hasScope } from '../scopes.js';
 import { startFamily, type TokenResponse } from './response.js';
-import { LAST_ACTIVE_RESOLUTION_MS } from './refresh-queries.js';
-import { touchMembership } from '../../members/create.js';
+import { activeMarkDue, touchMembership } from '../../members/create.js';
 
 /** The membership a code was issued for, with its person (gone if either was deleted since). */
 const memberQuery = preparedPerDb((db) =>
@@ -82,7 +81,7 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
     throw invalidGrant('The sign-in session this code was issued in has ended.');
   }
 
-  const touch = now.getTime() - membership.lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS;
+  const touch = activeMarkDue(membership.lastActiveAt, now);
   let refresh: string | undefined;
   if (touch || hasScope(row.scope, 'offline_access')) {
     refresh = ctx.db.transaction((tx) => {

@@ -62,7 +62,5 @@ function build(db: Db) {
   return { ...statements, rotateToken: (r: Rotation) => rotate(r) };
 }
 
-/** `lastActiveAt` is written at most this often by token grants, so most refreshes stay 3 statements. */
-export const LAST_ACTIVE_RESOLUTION_MS = 3600_000;
 
 export const refreshQueries = preparedPerDb(build);

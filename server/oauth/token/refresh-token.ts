@@ -22,7 +22,8 @@ import type { KeyRing } from '../keys.js';
 import { param, requiredParam, type RawParams } from '../params.js';
 import { parseScope } from '../scopes.js';
 import { newRefreshToken, type TokenResponse } from './response.js';
-import { LAST_ACTIVE_RESOLUTION_MS, refreshQueries } from './refresh-queries.js';
+import { refreshQueries } from './refresh-queries.js';
+import { activeMarkDue } from '../../members/create.js';
 
 export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
@@ -62,7 +63,7 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
     familyId: family.id,
     now,
     expiresAt: row.expiresAt,
-    touchMembershipId: now.getTime() - membership.lastActiveAt.getTime() >= LAST_ACTIVE_RESOLUTION_MS ? membership.id : undefined,
+    touchMembershipId: activeMarkDue(membership.lastActiveAt, now) ? membership.id : undefined,
   });
   // Two concurrent uses of one token: the loser is a reuse like any other.
   if (!rotated) {

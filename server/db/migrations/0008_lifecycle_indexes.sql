@@ -13,8 +13,6 @@ CREATE TABLE `row_counts` (
 	`n` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE INDEX `audit_log_action_idx` ON `audit_log` (`action`,`at`,`id`);--> statement-breakpoint
-CREATE INDEX `audit_log_actor_idx` ON `audit_log` (`actor`,`at`,`id`);--> statement-breakpoint
 CREATE INDEX `invitations_accepted_by_idx` ON `invitations` (`accepted_by`);--> statement-breakpoint
 CREATE INDEX `invitations_state_expires_idx` ON `invitations` (`state`,`expires_at`);--> statement-breakpoint
 CREATE INDEX `one_time_tokens_expires_idx` ON `one_time_tokens` (`expires_at`);--> statement-breakpoint

@@ -1,0 +1,49 @@
+/**
+ * Words shared by every screen of the panel: the frame (navigation, sign-in) and common buttons.
+ * Each page keeps its own words in one `t` object at its top, so a translation later replaces
+ * these objects, not markup. The panel is English for now.
+ */
+export const strings = {
+  product: 'Gatehouse',
+  nav: {
+    label: 'Main',
+    menu: 'Menu',
+    closeMenu: 'Close menu',
+    overview: 'Overview',
+    applications: 'Applications',
+    people: 'People',
+    ssoGroups: 'SSO groups',
+    providers: 'Sign-in providers',
+    audit: 'Audit log',
+    operations: 'Operations',
+    keys: 'Signing keys',
+    backups: 'Backups',
+    tls: 'LAN TLS',
+    signOut: 'Sign out',
+  },
+  signIn: {
+    title: 'Gatehouse control panel',
+    expired: 'The admin token is no longer accepted. Sign in again.',
+    token: 'Admin token',
+    hint: 'It is kept only for this browser tab.',
+    hintWhere: (file: string, command: string) => [`Find it in `, file, ` or run `, command, `.`] as const,
+    checking: 'Checking…',
+    submit: 'Sign in',
+  },
+  common: {
+    loading: 'Loading…',
+    loadMore: (n: number) => `Load more (showing ${n})`,
+    noSuchPage: 'There is no such page.',
+    cancel: 'Cancel',
+    copy: 'Copy',
+    copied: 'Copied',
+    copyLabel: (what: string) => `Copy ${what}`,
+    none: '—',
+    scrollTable: (what: string) => `${what} (scrolls sideways)`,
+  },
+};
+
+/** "1 address" / "3 addresses". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

@@ -1,0 +1,138 @@
+/**
+ * Daily activity counters (issue 25): sign-ins, failed sign-ins and distinct active people per
+ * UTC day, per application and for the whole installation (`applicationId` ''). They are counted
+ * where the events happen, in the caller's transaction when there is one, with statements
+ * prepared once per database handle (db/prepared.ts): each is an index-backed upsert of one
+ * small row, a few microseconds beside the sign-in's own work. The panel's charts read these
+ * rows, never the audit log.
+ *
+ * - A sign-in is an authentication: password, external provider (accounts/sign-in.ts
+ *   `signInPerson`). It counts for the application when the person is an active member of it.
+ * - A failed sign-in is a refused password (wrong, or the address is locked).
+ * - An active person is one whose membership was marked active (members/create.ts
+ *   `touchMembership`: a sign-in, a code exchange, a refresh at most hourly), counted once a day.
+ */
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import type { Tx } from '../audit/record.js';
+import { preparedPerDb } from '../db/prepared.js';
+import { activityDaily, activityPeople, memberships } from '../db/schema.js';
+
+/** The whole installation's rows. */
+export const INSTALLATION = '';
+
+const DAY_MS = 24 * 3600 * 1000;
+/** Days since 1970-01-01 in UTC. */
+export const dayOf = (at: Date): number => Math.floor(at.getTime() / DAY_MS);
+
+type Counter = 'signIns' | 'failedSignIns' | 'activePeople';
+
+/** The statements on a handle: `.prepare()` on a transaction (rare paths) or the database (prepared once, below). */
+function build(db: Tx) {
+  const p = sql.placeholder;
+  const t = activityDaily;
+  const bump = (column: Counter) =>
+    db
+      .insert(t)
+      .values({ applicationId: p('app'), day: p('day'), [column]: 1 })
+      .onConflictDoUpdate({ target: [t.applicationId, t.day], set: { [column]: sql`${t[column]} + 1` } })
+      .prepare();
+  // The membership's person, marked active today for its application and for the installation;
+  // a row that is already there is ignored (changes = 0), so each person counts once a day.
+  const markForApp = db
+    .insert(activityPeople)
+    .select(
+      db
+        .select({ day: sql`${p('day')}`.as('day'), applicationId: memberships.applicationId, personId: memberships.personId })
+        .from(memberships)
+        .where(eq(memberships.id, p('membershipId'))),
+    )
+    .onConflictDoNothing()
+    .returning({ applicationId: activityPeople.applicationId })
+    .prepare();
+  const markForInstallation = db
+    .insert(activityPeople)
+    .select(
+      db
+        .select({ day: sql`${p('day')}`.as('day'), applicationId: sql`${INSTALLATION}`.as('application_id'), personId: memberships.personId })
+        .from(memberships)
+        .where(eq(memberships.id, p('membershipId'))),
+    )
+    .onConflictDoNothing()
+    .prepare();
+  return {
+    signIns: bump('signIns'),
+    failedSignIns: bump('failedSignIns'),
+    activePeople: bump('activePeople'),
+    markForApp,
+    markForInstallation,
+  };
+}
+const prepared = preparedPerDb(build);
+/** Prepared once on the database itself; built afresh inside a drizzle transaction (joining: rare). */
+const statements = (h: Tx) => ('$client' in h ? prepared(h as Db) : build(h));
+
+/** Both rows in one native transaction: one commit (a savepoint inside the caller's transaction). */
+const bumpBoth = new WeakMap<Db, (column: Counter, day: number, applicationId: string | undefined) => void>();
+
+function count(db: Db, column: Counter, day: number, applicationId: string | undefined): void {
+  let run = bumpBoth.get(db);
+  if (!run) {
+    const s = prepared(db);
+    run = db.$client.transaction((c: Counter, d: number, app: string | undefined) => {
+      s[c].run({ app: INSTALLATION, day: d });
+      if (app) s[c].run({ app, day: d });
+    });
+    bumpBoth.set(db, run);
+  }
+  run(column, day, applicationId);
+}
+
+/** A person authenticated; `applicationId` when it was for an application they are an active member of. */
+export function countSignIn(db: Db, at: Date, applicationId: string | undefined): void {
+  count(db, 'signIns', dayOf(at), applicationId);
+}
+
+/** A password sign-in was refused (wrong password or locked address). */
+export function countFailedSignIn(db: Db, at: Date, applicationId: string | undefined): void {
+  count(db, 'failedSignIns', dayOf(at), applicationId);
+}
+
+/** The membership's person was active at `at`: counted once a day per application and for the installation. */
+export function countActive(db: Tx, at: Date, membershipId: string): void {
+  const s = statements(db);
+  const day = dayOf(at);
+  const marked = s.markForApp.get({ day, membershipId });
+  if (marked) s.activePeople.run({ app: marked.applicationId, day });
+  if (s.markForInstallation.run({ day, membershipId }).changes > 0) s.activePeople.run({ app: INSTALLATION, day });
+}
+
+export interface ActivityDay {
+  /** `YYYY-MM-DD`, UTC. */
+  date: string;
+  signIns: number;
+  failedSignIns: number;
+  activePeople: number;
+}
+
+/** The last `days` days up to `now`'s day, oldest first, days without activity as zeros. One range read of the primary key. */
+export function activitySeries(db: Db, applicationId: string, now: Date, days: number): ActivityDay[] {
+  const last = dayOf(now);
+  const first = last - days + 1;
+  const rows = db
+    .select()
+    .from(activityDaily)
+    .where(and(eq(activityDaily.applicationId, applicationId), sql`${activityDaily.day} BETWEEN ${first} AND ${last}`))
+    .all();
+  const byDay = new Map(rows.map((r) => [r.day, r]));
+  return Array.from({ length: days }, (_, i) => {
+    const day = first + i;
+    const r = byDay.get(day);
+    return {
+      date: new Date(day * DAY_MS).toISOString().slice(0, 10),
+      signIns: r?.signIns ?? 0,
+      failedSignIns: r?.failedSignIns ?? 0,
+      activePeople: r?.activePeople ?? 0,
+    };
+  });
+}

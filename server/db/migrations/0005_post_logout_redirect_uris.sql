@@ -1,0 +1,1 @@
+ALTER TABLE `applications` ADD `post_logout_redirect_uris` text;

@@ -1,0 +1,1 @@
+ALTER TABLE `sign_in_back_off` ADD `notified_at` integer;
