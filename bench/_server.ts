@@ -14,7 +14,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -145,7 +145,11 @@ export function spawnServe(dataDir: string, env: Record<string, string> = {}, no
     process.execPath,
     [...serveNodeArgs({ ...process.env, ...env }), ...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', '0'],
     // The admin token through the environment: `serve` refuses it on the command line (ps shows that).
-    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn', ADMIN_TOKEN: BENCH_ADMIN_TOKEN, ...env } },
+    // BENCH_SERVER_LOG=FILE keeps the server's log lines (warnings and errors) there.
+    {
+      stdio: ['ignore', process.env.BENCH_SERVER_LOG ? openSync(process.env.BENCH_SERVER_LOG, 'a') : 'ignore', 'inherit', 'ipc'],
+      env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn', ADMIN_TOKEN: BENCH_ADMIN_TOKEN, ...env },
+    },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const ready = new Promise<string>((resolve, reject) => {

@@ -278,11 +278,22 @@ async function measure(label: Run['label'], data: ScaleData): Promise<Run> {
       log(`${label}: backups …`);
       const idle = server.rssMiB();
       let peak = idle;
-      const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(server.pid))), 20);
+      // The resident set sampled while the backup runs (VmHWM would hold earlier peaks too).
+      const sampler = setInterval(() => {
+        try {
+          peak = Math.max(peak, rssMiB(server.pid));
+        } catch {
+          // the server is gone: the request fails and says why
+        }
+      }, 20);
       started = performance.now();
-      const record = (await (await admin(server, 'POST', '/api/admin/backups')).json()) as { size: number };
+      let record: { size: number };
+      try {
+        record = (await (await admin(server, 'POST', '/api/admin/backups')).json()) as { size: number };
+      } finally {
+        clearInterval(sampler);
+      }
       const apiSeconds = (performance.now() - started) / 1000;
-      clearInterval(sampler);
       const backupApi = { seconds: round(apiSeconds), peakAboveIdleMiB: round(peak - idle), sizeMiB: round(mib(record.size)) };
 
       const cliIdle = await cli(['status', '--data-dir', dir]);
