@@ -320,3 +320,36 @@ export function cannon(options: autocannon.Options): Promise<CannonRun> {
     instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => latencies.push(responseTime));
   });
 }
+
+/**
+ * Refresh grants of `clientId` (a public client) over keep-alive connections, for `amount` grants
+ * or `duration` s. Each request takes a live token from `pool` and its answer puts the successor
+ * back, so every grant is a real rotation, never a reuse.
+ */
+export async function refreshLoad(server: BenchServer, clientId: string, pool: string[], options: Partial<autocannon.Options>): Promise<CannonRun> {
+  let failure: string | undefined;
+  const run = await cannon({
+    url: server.url,
+    ...options,
+    requests: [
+      {
+        method: 'POST',
+        path: '/api/auth/oauth2/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        setupRequest(request) {
+          const token = pool.shift();
+          if (!token) throw new Error('the token pool ran dry: a grant failed');
+          return { ...request, body: `grant_type=refresh_token&client_id=${clientId}&refresh_token=${encodeURIComponent(token)}` };
+        },
+        onResponse(status, body) {
+          const token = status === 200 ? (JSON.parse(body) as { refresh_token?: string }).refresh_token : undefined;
+          if (token) pool.push(token);
+          else failure ??= `HTTP ${status} ${body}`;
+        },
+      },
+    ],
+  });
+  if (failure) throw new Error(`refresh failed: ${failure}`);
+  return run;
+}
+

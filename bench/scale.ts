@@ -35,8 +35,7 @@ import type { BenchMetrics } from '../server/cli/bench-metrics.js';
 import { SERVER_BUNDLE } from '../server/cli/launch.js';
 import { RETENTION_RULES } from '../server/data-lifecycle/retention-rules.js';
 import { loadConfig } from '../server/config.js';
-import { BENCH_ADMIN_TOKEN, cpuPerOp, loadAverage, peakRssMiB, percentile, probeHealthz, rssMiB, serveDataDir, type BenchServer } from './_server.js';
-import { refreshLoad } from './token.js';
+import { BENCH_ADMIN_TOKEN, cpuPerOp, loadAverage, peakRssMiB, percentile, probeHealthz, refreshLoad, rssMiB, serveDataDir, type BenchServer } from './_server.js';
 import { scaleData, type ScaleData } from './_scale-data.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -81,9 +80,9 @@ interface RefreshFigures {
 
 /** Refresh grants over 8 connections for 8 s (after 300 sequential ones), with the server's CPU per grant. */
 async function refreshFigures(server: BenchServer, pool: string[], client: string): Promise<RefreshFigures> {
-  await refreshLoad(server, pool, { connections: 1, amount: 300 }, client);
+  await refreshLoad(server, client, pool, { connections: 1, amount: 300 });
   const cpu0 = server.cpu();
-  const run = await refreshLoad(server, pool, { connections: 8, duration: 8 }, client);
+  const run = await refreshLoad(server, client, pool, { connections: 8, duration: 8 });
   const cpu = cpuPerOp(cpu0, server.cpu(), run.latencies.length);
   return {
     rps: round(run.latencies.length / run.result.duration, 0),

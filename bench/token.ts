@@ -11,11 +11,9 @@
  *
  * Target (2 cores): ≥ 1,500 grants/s at 8 connections with p99 ≤ 25 ms.
  */
-import type autocannon from 'autocannon';
 import type { BenchResult, Scenario } from './run.js';
 import {
-  cannon, codeFlow, cpuPerOp, createApplication, loadFigures, signUp, startBenchServer,
-  type BenchServer, type CannonRun, type CpuSample,
+  codeFlow, cpuPerOp, createApplication, loadFigures, refreshLoad, signUp, startBenchServer, type CannonRun, type CpuSample,
 } from './_server.js';
 
 const CONNECTIONS = 8;
@@ -27,34 +25,6 @@ const WARM_UP_GRANTS = 500;
 const TARGET_RPS = 1_500;
 const TARGET_P99_MS = 25;
 const CLIENT = 'bench';
-
-/** Refresh grants over `connections` keep-alive connections, for `amount` grants or `duration` s. */
-export async function refreshLoad(server: BenchServer, pool: string[], options: Partial<autocannon.Options>, clientId = CLIENT): Promise<CannonRun> {
-  let failure: string | undefined;
-  const run = await cannon({
-    url: server.url,
-    ...options,
-    requests: [
-      {
-        method: 'POST',
-        path: '/api/auth/oauth2/token',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        setupRequest(request) {
-          const token = pool.shift();
-          if (!token) throw new Error('the token pool ran dry: a grant failed');
-          return { ...request, body: `grant_type=refresh_token&client_id=${clientId}&refresh_token=${encodeURIComponent(token)}` };
-        },
-        onResponse(status, body) {
-          const token = status === 200 ? (JSON.parse(body) as { refresh_token?: string }).refresh_token : undefined;
-          if (token) pool.push(token);
-          else failure ??= `HTTP ${status} ${body}`;
-        },
-      },
-    ],
-  });
-  if (failure) throw new Error(`refresh failed: ${failure}`);
-  return run;
-}
 
 function summary(name: string, run: CannonRun, connections: number, checkTarget: boolean, before?: CpuSample, after?: CpuSample): BenchResult {
   const { figures, ...timing } = loadFigures(run.latencies, run.result.duration, cpuPerOp(before, after, run.latencies.length), run.clientCpuMs);
@@ -78,12 +48,12 @@ async function run(): Promise<BenchResult[]> {
       pool.push(tokens.refresh_token!);
     }
 
-    await refreshLoad(server, pool, { connections: 1, amount: WARM_UP_GRANTS });
+    await refreshLoad(server, CLIENT, pool, { connections: 1, amount: WARM_UP_GRANTS });
 
     const cpu0 = server.cpu();
-    const sequential = await refreshLoad(server, pool, { connections: 1, amount: SEQUENTIAL_GRANTS });
+    const sequential = await refreshLoad(server, CLIENT, pool, { connections: 1, amount: SEQUENTIAL_GRANTS });
     const cpu1 = server.cpu();
-    const concurrent = await refreshLoad(server, pool, { connections: CONNECTIONS, duration: CONCURRENT_SECONDS });
+    const concurrent = await refreshLoad(server, CLIENT, pool, { connections: CONNECTIONS, duration: CONCURRENT_SECONDS });
     const cpu2 = server.cpu();
 
     return [

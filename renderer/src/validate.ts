@@ -4,7 +4,7 @@
  * server's rule is a pure function it is imported from the server's own module, so it lives in
  * one place (redirect URIs: server/applications/redirect-uris.ts).
  */
-import { checkRedirectUris } from '../../server/applications/redirect-uris';
+import { checkRedirectUris, isPrivateHost } from '../../server/applications/redirect-uris';
 import type { ClientType } from './api';
 import { plural } from './strings';
 
@@ -20,6 +20,9 @@ const t = {
   sentence: (s: string) => s.charAt(0).toUpperCase() + s.slice(1) + (/[.!?]$/.test(s) ? '' : '.'),
   webhookUrl: 'Enter an absolute http:// or https:// address, such as https://notes.example.com/hooks/gatehouse.',
   webhookCredentials: 'The address cannot contain a user name or password.',
+  logoutUrl: 'Enter an absolute https:// address (or http:// on this network), such as https://notes.example.com/auth/backchannel-logout.',
+  logoutHttp: 'Plain http:// only reaches this network (localhost, a private address, *.lan, *.local); use https:// elsewhere.',
+  logoutFragment: 'The address cannot contain a # fragment.',
   secretLength: 'A signing secret has 16 to 200 characters; leave it empty to have one generated.',
   email: (line: number, text: string) => `Line ${line}: “${text}” is not an e-mail address.`,
   tooManyEmails: (n: number) => `At most 1,000 addresses at once; there are ${n}.`,
@@ -86,6 +89,16 @@ export function webhookUrlErrors(url: string): string[] {
   } catch {
     return [t.webhookUrl];
   }
+}
+
+/** The back-channel logout URL: a webhook address, https or http on this network, no fragment (the server's rule). */
+export function backchannelLogoutUriErrors(url: string): string[] {
+  const v = url.trim();
+  if (!v) return [];
+  const webhook = webhookUrlErrors(v);
+  if (webhook.length) return webhook[0] === t.webhookUrl ? [t.logoutUrl] : webhook;
+  if (v.includes('#')) return [t.logoutFragment];
+  return new URL(v).protocol === 'http:' && !isPrivateHost(new URL(v).hostname) ? [t.logoutHttp] : [];
 }
 
 export function webhookSecretErrors(secret: string): string[] {

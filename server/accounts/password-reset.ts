@@ -9,15 +9,15 @@
  * verified before, every linked external account goes too (account pre-hijacking: someone who
  * registered the address first must not keep a provider sign-in into the owner's account).
  */
-import { and, eq, isNull } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
-import { people, sessions, type Person } from '../db/schema.js';
+import { people, type Person } from '../db/schema.js';
 import { recordAudit } from '../audit/record.js';
 import { mailerFor } from '../mail/mailer.js';
 import { passwordResetMessage } from '../mail/account-messages.js';
 import { addCredentialAccount, deleteLinkedAccount, linkedAccountsOf, personById } from '../self-service/queries.js';
-import { revokeFamilies } from '../oauth/revoke-families.js';
+import { endSessions } from './session.js';
 import { checkPasswordLength, hashPassword } from './passwords.js';
 import { findPersonByEmail } from './people.js';
 import { clearBackOff } from './sign-in-back-off.js';
@@ -66,8 +66,7 @@ export async function resetPassword(ctx: AppContext, token: string, password: st
     }
     if (!accounts.some((a) => a.provider === 'credential')) addCredentialAccount(tx, person, now);
     clearBackOff(ctx.db, person.email);
-    tx.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.personId, personId), isNull(sessions.revokedAt))).run();
-    revokeFamilies(tx, now, { personId }, 'password_reset');
+    endSessions(tx, now, { personId }, 'password_reset');
     recordAudit(tx, now, { actor: `person:${personId}`, action: 'person.password_reset', target: personId });
     return person;
   });

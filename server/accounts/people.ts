@@ -69,7 +69,7 @@ export function startSession(
   if (client.currentToken) {
     const current = liveSession(db, client.currentToken, now)?.session;
     if (current?.personId === person.id) sessionId = current.id;
-    else if (current) endSession(db, now, current.id);
+    else if (current) endSession(db, now, current.id, 'replaced_by_other_person');
   }
   if (!sessionId) {
     const created = createSession(db, now, config, { personId: person.id, userAgent: client.userAgent, ip: client.ip });

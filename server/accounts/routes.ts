@@ -100,7 +100,7 @@ export function signOut(ctx: AppContext, request: FastifyRequest, reply: Fastify
   const current = readSession(ctx, request);
   if (current) {
     const now = ctx.clock.now();
-    ctx.db.transaction((tx) => endSession(tx, now, current.session.id));
+    ctx.db.transaction((tx) => endSession(tx, now, current.session.id, 'sign_out'));
   }
   clearSessionCookie(reply, ctx.config);
 }

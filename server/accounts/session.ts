@@ -6,7 +6,7 @@
  * application alone (`app:<id>`); signing in for an application marks its realm in the session,
  * and authorize is silent only for realms the session has authenticated.
  */
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, isNull, ne, sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import UAParser from 'ua-parser-js';
 import type { AppContext } from '../context.js';
@@ -18,7 +18,8 @@ import { preparedPerDb } from '../db/prepared.js';
 import { forbidden } from '../http/problem.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { newId } from '../util/ids.js';
-import { revokeFamilies } from '../oauth/revoke-families.js';
+import { revokeFamilies, type FamilyScope } from '../oauth/revoke-families.js';
+import { queueMemberLogouts, queueSessionLogouts } from '../oauth/backchannel/outbox.js';
 
 export const SESSION_COOKIE = 'gatehouse_session';
 
@@ -119,7 +120,8 @@ export function createSession(
   db: Db,
   now: Date,
   config: Config,
-  input: { personId: string; userAgent?: string | undefined; ip?: string | undefined },
+  /** `device` names it in the sessions list instead of the User-Agent (a device sign-in). */
+  input: { personId: string; userAgent?: string | undefined; ip?: string | undefined; device?: string },
 ): { session: Session; token: string } {
   const token = randomToken();
   const userAgent = input.userAgent?.slice(0, 500) ?? null;
@@ -128,7 +130,7 @@ export function createSession(
     tokenHash: sha256(token),
     personId: input.personId,
     userAgent,
-    device: describeDevice(userAgent ?? undefined),
+    device: input.device ?? describeDevice(userAgent ?? undefined),
     ip: input.ip ?? '',
     now,
     expiresAt: new Date(now.getTime() + config.sessionTtl * 1000),
@@ -182,8 +184,82 @@ export function requireRecentSignIn(ctx: AppContext, sessionId: string): void {
   if (!at || ctx.clock.now().getTime() - at.getTime() > RECENT_SIGN_IN_MS) throw reauthenticationRequired();
 }
 
-/** Ends a session and revokes the refresh-token families born of it. Idempotent. */
-export function endSession(tx: Tx, now: Date, sessionId: string): void {
-  tx.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt))).run();
-  revokeFamilies(tx, now, { sessionId }, 'session_ended');
+/** Why sessions end: kept with the back-channel logouts they cause, shown in the delivery log. */
+export type SessionEndReason =
+  | 'sign_out'
+  | 'end_session'
+  | 'session_revoked'
+  | 'signed_out_elsewhere'
+  | 'replaced_by_other_person'
+  | 'password_changed'
+  | 'password_reset'
+  | 'second_factor_reset'
+  | 'membership_suspended'
+  | 'membership_deleted';
+
+/**
+ * What ends:
+ * - `{ sessionId }`: that session;
+ * - `{ personId }`: every session of the person; `exceptSessionId` keeps one (the caller's);
+ * - `{ personId, application }`: no browser session, but the person's sign-ins at that
+ *   application's realm (an administrator suspended or removed the member): its refresh tokens
+ *   die, and the realm's applications the person is a member of get a `sub`-only logout token.
+ */
+export type SessionEnd =
+  | { sessionId: string }
+  | { personId: string; exceptSessionId?: string }
+  | { personId: string; application: Pick<Application, 'id' | 'ssoGroupId'> };
+
+/** The refresh-token family reason for a session-end reason (kept as before this function). */
+const FAMILY_REASON: Partial<Record<SessionEndReason, string>> = {
+  password_reset: 'password_reset',
+  second_factor_reset: 'second_factor_reset',
+  membership_suspended: 'membership_suspended',
+  membership_deleted: 'membership_deleted',
+};
+
+/**
+ * THE way a sign-in ends: every path (sign-out, end-session, DELETE /api/me/sessions/:sid,
+ * sign-out elsewhere, password change and reset, second-factor reset, another person signing in
+ * on the browser, an administrator suspending or removing a member) comes through here, inside
+ * the caller's transaction. It marks the sessions ended, revokes the refresh-token families
+ * born of them, and queues the back-channel logout tokens for the applications that received
+ * tokens from them (oauth/backchannel/outbox.ts), which the delivery worker sends after the
+ * commit. Idempotent: an ended session is not ended (or announced) twice. Returns the ids of
+ * the sessions it ended and how many refresh-token families it revoked.
+ */
+export function endSessions(tx: Tx, now: Date, which: SessionEnd, reason: SessionEndReason): { sessionIds: string[]; families: number } {
+  const familyReason = FAMILY_REASON[reason] ?? 'session_ended';
+  if ('application' in which) {
+    // The browser sessions live on: they serve the person's other applications, and authorize
+    // refuses a suspended member anyway (DESIGN §4.5). The applications are told to drop theirs.
+    const families = revokeFamilies(tx, now, { applicationId: which.application.id, personId: which.personId }, familyReason);
+    queueMemberLogouts(tx, now, which.personId, which.application, reason);
+    return { sessionIds: [], families };
+  }
+  const condition =
+    'sessionId' in which
+      ? eq(sessions.id, which.sessionId)
+      : which.exceptSessionId
+        ? and(eq(sessions.personId, which.personId), ne(sessions.id, which.exceptSessionId))
+        : eq(sessions.personId, which.personId);
+  // Person-wide, only live sessions: an expired one is over already and is not announced again.
+  const live = 'sessionId' in which ? undefined : gt(sessions.expiresAt, now);
+  const ended = tx
+    .update(sessions)
+    .set({ revokedAt: now })
+    .where(and(condition, isNull(sessions.revokedAt), live))
+    .returning({ id: sessions.id, personId: sessions.personId })
+    .all();
+  // Person-wide, families whose session row is gone (or never had one) die too.
+  const scope: FamilyScope =
+    'sessionId' in which ? { sessionId: which.sessionId } : which.exceptSessionId ? { personId: which.personId, exceptSessionId: which.exceptSessionId } : { personId: which.personId };
+  const families = revokeFamilies(tx, now, scope, familyReason);
+  queueSessionLogouts(tx, now, ended, reason);
+  return { sessionIds: ended.map((s) => s.id), families };
+}
+
+/** Ends one session (see `endSessions`). */
+export function endSession(tx: Tx, now: Date, sessionId: string, reason: SessionEndReason): void {
+  endSessions(tx, now, { sessionId }, reason);
 }

@@ -6,12 +6,16 @@
  *   would let people signed in to the group's other applications in silently.
  * - `clientType`: switching to `web` mints a client secret, which keys may not rotate or see.
  * - Deleting the application deletes its API keys too: key management (admin only).
- * - `webhookUrl` / `webhookSecret`: where membership events go is the `webhooks:write` scope.
+ * - `webhookUrl` / `webhookSecret`: where membership events go is the `webhooks:write` scope, and
+ *   so are `backchannelLogoutUri` / `backchannelLogoutSessionRequired` (where logout tokens go).
  * - `redirectUris`, `postLogoutRedirectUris` and `audience` (issue 22): they decide who receives credentials. A key that
  *   could add its own redirect URI would get a signed-in member's code without any prompt from a
  *   crafted authorize link; a key that could change the audience would mint tokens another API
  *   accepts. Admin only, rather than a scope of their own: an application's back end has no
  *   business moving its own sign-in targets, and a scope would be one more thing to explain.
+ * - `grantTypes` (issue 24): turning on `client_credentials` or device sign-in changes who can
+ *   obtain tokens for the application (machines with its secret, any device that shows a code):
+ *   admin only, for the same reason.
  */
 import { requireActorScope, type Actor } from '../http/admin-auth.js';
 import type { Application } from '../db/schema.js';
@@ -38,7 +42,18 @@ export function requireMayPatch(actor: Actor, current: Application, patch: Appli
   if ((patch.webhookUrl !== undefined && patch.webhookUrl !== current.webhookUrl) || patch.webhookSecret !== undefined) {
     requireActorScope(actor, 'webhooks:write', 'change the webhook settings');
   }
+  if (
+    (patch.backchannelLogoutUri !== undefined && patch.backchannelLogoutUri !== current.backchannelLogoutUri) ||
+    (patch.backchannelLogoutSessionRequired !== undefined && patch.backchannelLogoutSessionRequired !== current.backchannelLogoutSessionRequired)
+  ) {
+    requireActorScope(actor, 'webhooks:write', 'change the back-channel logout settings');
+  }
+  if (patch.grantTypes !== undefined && !sameSet(patch.grantTypes, current.grantTypes)) {
+    requireActorScope(actor, undefined, 'change the grant types (they decide who can obtain tokens)');
+  }
 }
+
+const sameSet = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
 
 export function requireMayDelete(actor: Actor): void {
   requireActorScope(actor, undefined, 'delete an application (that deletes its API keys)');

@@ -63,6 +63,22 @@ const WebhookSecret = Type.String({ minLength: 16, maxLength: 200 });
 
 const Name = DisplayName({ minLength: 1, maxLength: 200 });
 
+/** The OAuth grant types an application may use (spec grants-and-logout.md). */
+export const GRANT_TYPES = [
+  'authorization_code',
+  'refresh_token',
+  'client_credentials',
+  'urn:ietf:params:oauth:grant-type:device_code',
+] as const;
+export const DEFAULT_GRANT_TYPES: (typeof GRANT_TYPES)[number][] = ['authorization_code', 'refresh_token'];
+const GrantTypeSchema = Type.Union(GRANT_TYPES.map((g) => Type.Literal(g)));
+const GRANT_TYPES_TEXT =
+  'OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications';
+const GrantTypes = Type.Array(GrantTypeSchema, { minItems: 1, maxItems: GRANT_TYPES.length, uniqueItems: true, description: GRANT_TYPES_TEXT });
+const BACKCHANNEL_TEXT = 'Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none';
+const BackchannelLogoutUri = Type.String({ minLength: 1, maxLength: 2000 });
+const SESSION_REQUIRED_TEXT = 'Whether the application needs sid in logout tokens (always sent for a session end; default true)';
+
 /** Fields an administrator may set after creation; all optional in PATCH. */
 const mutableFields = {
   postLogoutRedirectUris: Type.Optional(PostLogoutRedirectUris),
@@ -71,6 +87,9 @@ const mutableFields = {
   webhookSecret: Type.Optional(Type.Union([WebhookSecret, Type.Null()])),
   ssoGroupId: Type.Optional(Type.Union([Slug, Type.Null()])),
   authPolicy: Type.Optional(AuthPolicyPatchSchema),
+  grantTypes: Type.Optional(GrantTypes),
+  backchannelLogoutUri: Type.Optional(Type.Union([BackchannelLogoutUri, Type.Null()], { description: BACKCHANNEL_TEXT })),
+  backchannelLogoutSessionRequired: Type.Optional(Type.Boolean({ description: SESSION_REQUIRED_TEXT })),
 };
 
 export const ApplicationCreateSchema = Type.Object(
@@ -101,6 +120,9 @@ export const ApplicationRecordSchema = Type.Object({
   webhookSecretSet: Type.Boolean(),
   ssoGroupId: Type.Union([Type.String(), Type.Null()]),
   authPolicy: AuthPolicySchema,
+  grantTypes: Type.Array(GrantTypeSchema, { description: GRANT_TYPES_TEXT }),
+  backchannelLogoutUri: Type.Union([Type.String(), Type.Null()], { description: BACKCHANNEL_TEXT }),
+  backchannelLogoutSessionRequired: Type.Boolean({ description: SESSION_REQUIRED_TEXT }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 }, { additionalProperties: false });

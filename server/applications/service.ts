@@ -5,20 +5,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, ne } from 'drizzle-orm';
-import { applications, ssoGroups, type Application, type AuthPolicy, type ClientType } from '../db/schema.js';
+import { applications, ssoGroups, type Application, type AuthPolicy, type ClientType, type GrantType } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit, type Tx } from '../audit/record.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
 import { afterCursor, toPage } from '../http/pagination.js';
 import { iso } from '../http/schemas.js';
 import { randomToken, sha256 } from '../util/crypto.js';
-import { checkRedirectUris, sameRedirectUris } from './redirect-uris.js';
+import { checkRedirectUris, isPrivateHost, sameRedirectUris } from './redirect-uris.js';
 import { applicationRealm } from './realms.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
 import { findApplication } from './lookup.js';
 import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
-import type { ApplicationCreate, ApplicationPatch, AuthPolicyPatch } from './schemas.js';
+import { DEFAULT_GRANT_TYPES, type ApplicationCreate, type ApplicationPatch, type AuthPolicyPatch } from './schemas.js';
 import { webhookSecretProblem } from '../webhooks/sign.js';
 import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-address.js';
 import { recordEvent } from '../webhooks/outbox.js';
@@ -44,6 +44,9 @@ export function applicationRecord(app: Application) {
     webhookSecretSet: Boolean(app.webhookSecret),
     ssoGroupId: app.ssoGroupId,
     authPolicy: app.authPolicy,
+    grantTypes: app.grantTypes,
+    backchannelLogoutUri: app.backchannelLogoutUri,
+    backchannelLogoutSessionRequired: app.backchannelLogoutSessionRequired,
     createdAt: iso(app.createdAt)!,
     updatedAt: iso(app.updatedAt)!,
   };
@@ -94,19 +97,49 @@ function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path:
   return policy;
 }
 
-function checkWebhookUrl(ctx: AppContext, url: string | null | undefined, errors: FieldError[]) {
-  if (url === null || url === undefined) return;
+/**
+ * A URL Gatehouse itself will POST to (a webhook, a back-channel logout endpoint): absolute
+ * http(s), no credentials, and a host that deliveries may reach (webhooks/target-address.ts:
+ * never link-local, unspecified, multicast or this server; loopback only when allowed).
+ * Returns the parsed URL when it passed.
+ */
+function checkTargetUrl(ctx: AppContext, url: string | null | undefined, path: string, errors: FieldError[]): URL | undefined {
+  if (url === null || url === undefined) return undefined;
+  const before = errors.length;
+  let parsed: URL;
   try {
-    const parsed = new URL(url);
+    parsed = new URL(url);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
-    if (parsed.username || parsed.password) {
-      errors.push({ path: 'body.webhookUrl', message: 'must not contain credentials' });
-    }
-    const port = Number(parsed.port) || (parsed.protocol === 'https:' ? 443 : 80);
-    const problem = webhookHostProblem(parsed.hostname, port, webhookTargetPolicy(ctx));
-    if (problem) errors.push({ path: 'body.webhookUrl', message: problem });
   } catch {
-    errors.push({ path: 'body.webhookUrl', message: 'must be an absolute http(s) URL' });
+    errors.push({ path, message: 'must be an absolute http(s) URL' });
+    return undefined;
+  }
+  if (parsed.username || parsed.password) errors.push({ path, message: 'must not contain credentials' });
+  const port = Number(parsed.port) || (parsed.protocol === 'https:' ? 443 : 80);
+  const problem = webhookHostProblem(parsed.hostname, port, webhookTargetPolicy(ctx));
+  if (problem) errors.push({ path, message: problem });
+  return errors.length === before ? parsed : undefined;
+}
+
+/**
+ * The back-channel logout URI (spec grants-and-logout.md; Back-Channel Logout 1.0 §2.2): a
+ * delivery target like a webhook, `https:`, or `http:` only on a loopback or LAN host, and no
+ * fragment.
+ */
+function checkBackchannelLogoutUri(ctx: AppContext, url: string | null | undefined, errors: FieldError[]) {
+  const path = 'body.backchannelLogoutUri';
+  const parsed = checkTargetUrl(ctx, url, path, errors);
+  if (!parsed) return;
+  if (url!.includes('#')) errors.push({ path, message: 'must not contain a fragment' });
+  else if (parsed.protocol === 'http:' && !isPrivateHost(parsed.hostname)) {
+    errors.push({ path, message: 'http is allowed only for loopback or private-network hosts; use https' });
+  }
+}
+
+/** `client_credentials` needs a client that can keep a secret (spec grants-and-logout.md). */
+function checkGrantTypes(grantTypes: GrantType[], clientType: ClientType, errors: FieldError[]) {
+  if (grantTypes.includes('client_credentials') && clientType !== 'web') {
+    errors.push({ path: 'body.grantTypes', message: 'client_credentials is allowed only for confidential (web) applications' });
   }
 }
 
@@ -114,6 +147,8 @@ function checkWebhookUrl(ctx: AppContext, url: string | null | undefined, errors
 interface ApplicationShape {
   clientType: ClientType;
   redirectUris: string[];
+  grantTypes: GrantType[];
+  backchannelLogoutUri?: string | null;
   postLogoutRedirectUris?: string[] | null;
   webhookUrl?: string | null;
   webhookSecret?: string | null;
@@ -122,13 +157,16 @@ interface ApplicationShape {
 
 /**
  * The rules a JSON schema cannot express (DESIGN §4.3), shared by create and update: redirect URIs
- * for the client type, the webhook URL, a secret only with a URL, and an existing SSO group.
+ * and grant types for the client type, the webhook and back-channel logout URLs, a webhook secret
+ * only with a URL, and an existing SSO group.
  * All failures are reported together as one 400.
  */
 function checkApplication(ctx: AppContext, app: ApplicationShape) {
   const errors = checkRedirectUris(app.redirectUris, app.clientType);
   if (app.postLogoutRedirectUris) errors.push(...checkRedirectUris(app.postLogoutRedirectUris, app.clientType, 'body.postLogoutRedirectUris'));
-  checkWebhookUrl(ctx, app.webhookUrl, errors);
+  checkGrantTypes(app.grantTypes, app.clientType, errors);
+  checkTargetUrl(ctx, app.webhookUrl, 'body.webhookUrl', errors);
+  checkBackchannelLogoutUri(ctx, app.backchannelLogoutUri, errors);
   if (app.webhookSecret && !app.webhookUrl) errors.push({ path: 'body.webhookSecret', message: 'needs a webhookUrl' });
   if (app.webhookSecret) {
     const problem = webhookSecretProblem(app.webhookSecret);
@@ -161,7 +199,8 @@ function withSecretsShownOnce(app: Application, secrets: { clientSecret?: string
 
 export function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string) {
   const clientType = input.clientType ?? 'web';
-  checkApplication(ctx, { ...input, clientType });
+  const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
+  checkApplication(ctx, { ...input, clientType, grantTypes });
   const authPolicy = mergePolicy(DEFAULT_AUTH_POLICY, input.authPolicy, 'body.authPolicy');
 
   const clientSecret = clientType === 'web' ? newClientSecret() : undefined;
@@ -190,6 +229,9 @@ export function createApplication(ctx: AppContext, input: ApplicationCreate, act
         webhookSecret: input.webhookUrl ? (input.webhookSecret ?? generatedWebhookSecret ?? null) : null,
         ssoGroupId: input.ssoGroupId ?? null,
         authPolicy,
+        grantTypes,
+        backchannelLogoutUri: input.backchannelLogoutUri ?? null,
+        backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired ?? true,
         createdAt: now,
         updatedAt: now,
       })
@@ -207,8 +249,13 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
   const redirectUris = patch.redirectUris ?? current.redirectUris;
   const postLogoutRedirectUris = patch.postLogoutRedirectUris === undefined ? current.postLogoutRedirectUris : patch.postLogoutRedirectUris;
   const webhookUrl = patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl;
-  // Only a changed group is checked, so an update never fails over a group it does not touch.
-  checkApplication(ctx, { clientType, redirectUris, postLogoutRedirectUris, webhookUrl, webhookSecret: patch.webhookSecret, ssoGroupId: patch.ssoGroupId });
+  const grantTypes = patch.grantTypes ?? current.grantTypes;
+  const backchannelLogoutUri = patch.backchannelLogoutUri === undefined ? current.backchannelLogoutUri : patch.backchannelLogoutUri;
+  // Only a changed group or logout URI is checked, so an update never fails over one it does not touch.
+  checkApplication(ctx, {
+    clientType, redirectUris, postLogoutRedirectUris, grantTypes, webhookUrl, webhookSecret: patch.webhookSecret,
+    ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri,
+  });
   const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
   if (patch.audience !== undefined) assertAudienceFree(ctx.db, patch.audience, id);
 
@@ -246,6 +293,9 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
             : null,
         ssoGroupId: patch.ssoGroupId === undefined ? current.ssoGroupId : patch.ssoGroupId,
         authPolicy,
+        grantTypes,
+        backchannelLogoutUri,
+        backchannelLogoutSessionRequired: patch.backchannelLogoutSessionRequired ?? current.backchannelLogoutSessionRequired,
         updatedAt: now,
       })
       .where(eq(applications.id, id))

@@ -10,10 +10,13 @@ import { eq, sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import {
   apiKeys,
+  backchannelLogouts,
+  deviceAuthorizations,
   invitations,
   memberships,
   refreshTokenFamilies,
   refreshTokens,
+  sessionClients,
   sessionRealms,
   webhookDeliveries,
   type PurgeJob,
@@ -47,12 +50,17 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'invitations', table: invitations, key: invitations.id, column: invitations.applicationId },
     { name: 'apiKeys', table: apiKeys, key: apiKeys.id, column: apiKeys.applicationId },
     { name: 'webhookDeliveries', table: webhookDeliveries, key: webhookDeliveries.id, column: webhookDeliveries.applicationId },
+    { name: 'backchannelLogouts', table: backchannelLogouts, key: backchannelLogouts.id, column: backchannelLogouts.applicationId },
+    { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.applicationId },
+    { name: 'sessionClients', table: sessionClients, key: rowid, column: sessionClients.applicationId },
     { name: 'sessionRealms', table: sessionRealms, key: rowid, column: sessionRealms.realm, param: 'realm' },
   ],
   sso_group: [{ name: 'sessionRealms', table: sessionRealms, key: rowid, column: sessionRealms.realm, param: 'realm' }],
   membership: [
     // Already revoked in the request; the families stay (for reuse detection) without the link.
     { name: 'refreshTokenFamilies', table: refreshTokenFamilies, key: refreshTokenFamilies.id, column: refreshTokenFamilies.membershipId, set: { membershipId: null } },
+    // Its device authorizations go with it (their cascade, done here).
+    { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.membershipId },
   ],
 };
 

@@ -21,11 +21,14 @@ import {
   activityDaily,
   activityPeople,
   auditLog,
+  backchannelLogouts,
+  deviceAuthorizations,
   invitations,
   oneTimeTokens,
   refreshTokenFamilies,
   refreshTokens,
   revokedAccessTokens,
+  sessionClients,
   sessionRealms,
   sessions,
   webhookDeliveries,
@@ -47,7 +50,10 @@ const dayNumber = (at: Date) => Math.floor(at.getTime() / 86_400_000);
 
 const rowid = sql`rowid`;
 const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
-const sessionChildren = [{ table: sessionRealms, key: rowid, column: sessionRealms.sessionId }];
+const sessionChildren = [
+  { table: sessionRealms, key: rowid, column: sessionRealms.sessionId },
+  { table: sessionClients, key: rowid, column: sessionClients.sessionId },
+];
 
 export const RETENTION_RULES: RetentionRule[] = [
   { name: 'refresh token families (expired)', table: refreshTokenFamilies, key: refreshTokenFamilies.id, keep: 'tokens', children: familyTokens, where: (before) => lt(refreshTokenFamilies.expiresAt, before) },
@@ -63,6 +69,10 @@ export const RETENTION_RULES: RetentionRule[] = [
   { name: 'audit entries', table: auditLog, key: auditLog.id, keep: 'audit', where: (before) => lt(auditLog.at, before) },
   // Issue 22: a revoked access token's jti is needed only until the token itself expires.
   { name: 'revoked access tokens', table: revokedAccessTokens, key: rowid, where: (_before, now) => lt(revokedAccessTokens.expiresAt, now) },
+  // Issue 24: a device authorization is useless once expired (10 minutes), decided or not; finished
+  // back-channel logout deliveries stay as long as webhook deliveries (their log), pending ones until they finish.
+  { name: 'device authorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, where: (_before, now) => lt(deviceAuthorizations.expiresAt, now) },
+  { name: 'back-channel logouts', table: backchannelLogouts, key: backchannelLogouts.id, keep: 'webhooks', where: (before) => and(lt(backchannelLogouts.createdAt, before), ne(backchannelLogouts.status, 'pending'))! },
   // Issue 25: daily sign-in counts are kept as long as the audit log; who was counted, only until yesterday.
   { name: 'activity days', table: activityDaily, key: rowid, keep: 'audit', where: (before) => lt(activityDaily.day, dayNumber(before)) },
   { name: 'activity people', table: activityPeople, key: rowid, where: (_before, now) => lt(activityPeople.day, dayNumber(now) - 1) },

@@ -32,6 +32,12 @@ export type SignupPolicy = 'open' | 'invite_only' | 'closed';
 export type ClientType = 'web' | 'spa' | 'native';
 export type MemberStatus = 'active' | 'suspended';
 export type MemberRole = 'member' | 'admin';
+/** OAuth grant types an application may use (spec grants-and-logout.md). */
+export type GrantType =
+  | 'authorization_code'
+  | 'refresh_token'
+  | 'client_credentials'
+  | 'urn:ietf:params:oauth:grant-type:device_code';
 
 export type ProfileFieldType =
   | 'string'
@@ -174,6 +180,25 @@ export const sessionRealms = sqliteTable(
   (t) => [primaryKey({ columns: [t.sessionId, t.realm] }), index('session_realms_realm_idx').on(t.realm)],
 );
 
+/**
+ * Applications that received tokens from a session (a code exchange, or a device grant): those
+ * with a back-channel logout URI are told when the session ends (oauth/backchannel/). Rows go
+ * with their session.
+ */
+export const sessionClients = sqliteTable(
+  'session_clients',
+  {
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    firstIssuedAt: timestamp('first_issued_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.applicationId] }), index('session_clients_app_idx').on(t.applicationId)],
+);
+
 /** Single-use links sent by e-mail: password reset and e-mail verification. */
 export const oneTimeTokens = sqliteTable(
   'one_time_tokens',
@@ -251,6 +276,13 @@ export const applications = sqliteTable(
     webhookPreviousSecretUntil: timestamp('webhook_previous_secret_until'),
     ssoGroupId: text('sso_group_id').references(() => ssoGroups.id, { onDelete: 'set null' }),
     authPolicy: text('auth_policy', { mode: 'json' }).$type<AuthPolicy>().notNull(),
+    grantTypes: text('grant_types', { mode: 'json' })
+      .$type<GrantType[]>()
+      .notNull()
+      .default(sql`'["authorization_code","refresh_token"]'`),
+    /** Where logout tokens are POSTed (OpenID Connect Back-Channel Logout 1.0); null: none. */
+    backchannelLogoutUri: text('backchannel_logout_uri'),
+    backchannelLogoutSessionRequired: flag('backchannel_logout_session_required').notNull().default(true),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },
@@ -410,6 +442,49 @@ export const refreshTokens = sqliteTable(
 );
 
 /**
+ * Device authorization requests (RFC 8628). Both codes are known only by their SHA-256. A row
+ * moves `pending` → `approved` | `denied` on the /device page, and `approved` → `issued` when
+ * the device's poll receives the tokens (once). Rows are pruned once expired
+ * (oauth/device/prune.ts).
+ */
+export const deviceAuthorizations = sqliteTable(
+  'device_authorizations',
+  {
+    id: text('id').primaryKey(),
+    deviceCodeHash: text('device_code_hash').notNull(),
+    userCodeHash: text('user_code_hash').notNull(),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    resource: text('resource').notNull(),
+    status: text('status').$type<'pending' | 'approved' | 'denied' | 'issued'>().notNull().default('pending'),
+    /** Seconds the device must wait between polls; grows by 5 on each `slow_down`. */
+    interval: integer('interval').notNull(),
+    lastPolledAt: timestamp('last_polled_at'),
+    /** Who the device asked from: shown in the session list once approved. */
+    userAgent: text('user_agent'),
+    ip: text('ip').notNull().default(''),
+    /** Set on approval: the person, their membership and the session made for the device. */
+    personId: text('person_id').references(() => people.id, { onDelete: 'cascade' }),
+    membershipId: text('membership_id').references(() => memberships.id, { onDelete: 'cascade' }),
+    sessionId: text('session_id').references(() => sessions.id, { onDelete: 'set null' }),
+    authTime: timestamp('auth_time'),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('device_authorizations_device_code_uq').on(t.deviceCodeHash),
+    uniqueIndex('device_authorizations_user_code_uq').on(t.userCodeHash),
+    index('device_authorizations_expires_idx').on(t.expiresAt),
+    index('device_authorizations_app_idx').on(t.applicationId),
+    index('device_authorizations_person_idx').on(t.personId),
+    index('device_authorizations_membership_idx').on(t.membershipId),
+    index('device_authorizations_session_idx').on(t.sessionId),
+  ],
+);
+
+/**
  * Access tokens revoked before their expiry (RFC 7009 §2.2.1), by `jti`. Access tokens are
  * stateless JWTs: this list is what userinfo (and introspection) check. A row lives only as long
  * as its token would have (`expiresAt`), then the retention rule deletes it.
@@ -427,6 +502,23 @@ export const revokedAccessTokens = sqliteTable(
 // ---------------------------------------------------------------------------------------------
 // Webhooks and audit
 
+/**
+ * The delivery state every outbox row carries (webhook deliveries, back-channel logouts), read
+ * and written by the one delivery worker (webhooks/worker.ts, webhooks/queries.ts).
+ */
+const deliveryState = () => ({
+  status: text('status').$type<'pending' | 'succeeded' | 'failed'>().notNull().default('pending'),
+  attempts: integer('attempts').notNull().default(0),
+  nextAttemptAt: timestamp('next_attempt_at').notNull(),
+  /** Lease held by a delivery in flight; a crashed worker's lease simply runs out. */
+  leaseUntil: timestamp('lease_until'),
+  lastAttemptAt: timestamp('last_attempt_at'),
+  lastStatusCode: integer('last_status_code'),
+  lastError: text('last_error'),
+  createdAt: createdAt(),
+  deliveredAt: timestamp('delivered_at'),
+});
+
 /** The webhook outbox: one row per event per application, written in the change's transaction. */
 export const webhookDeliveries = sqliteTable(
   'webhook_deliveries',
@@ -438,21 +530,41 @@ export const webhookDeliveries = sqliteTable(
     type: text('type').notNull(),
     /** The exact JSON body sent, so retries are byte-identical. */
     payload: text('payload').notNull(),
-    status: text('status').$type<'pending' | 'succeeded' | 'failed'>().notNull().default('pending'),
-    attempts: integer('attempts').notNull().default(0),
-    nextAttemptAt: timestamp('next_attempt_at').notNull(),
-    /** Lease held by a delivery in flight; a crashed worker's lease simply runs out. */
-    leaseUntil: timestamp('lease_until'),
-    lastAttemptAt: timestamp('last_attempt_at'),
-    lastStatusCode: integer('last_status_code'),
-    lastError: text('last_error'),
-    createdAt: createdAt(),
-    deliveredAt: timestamp('delivered_at'),
+    ...deliveryState(),
   },
   (t) => [
     index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),
     index('webhook_deliveries_app_idx').on(t.applicationId, t.createdAt, t.id),
     index('webhook_deliveries_created_idx').on(t.createdAt),
+  ],
+);
+
+/**
+ * The back-channel logout outbox and its delivery log (OpenID Connect Back-Channel Logout 1.0):
+ * one row per logout token to send to one application, written in the transaction that ended
+ * the session (or suspended/removed the member). The token itself is signed at each attempt
+ * (its `exp` is at most 2 minutes away); `id` is its `jti`. Delivered by the webhook worker's
+ * machinery (retry schedule, timeout, target rules); finished rows are pruned after 30 days.
+ */
+export const backchannelLogouts = sqliteTable(
+  'backchannel_logouts',
+  {
+    id: text('id').primaryKey(),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    /** The `sub` claim: the person. */
+    subject: text('subject').notNull(),
+    /** The `sid` claim; null when an administrator suspended or removed the member. */
+    sessionId: text('session_id'),
+    /** What ended the session (`sign_out`, `password_reset`, `membership_suspended`, …). */
+    reason: text('reason').notNull(),
+    ...deliveryState(),
+  },
+  (t) => [
+    index('backchannel_logouts_due_idx').on(t.status, t.nextAttemptAt),
+    index('backchannel_logouts_app_idx').on(t.applicationId, t.createdAt, t.id),
+    index('backchannel_logouts_created_idx').on(t.createdAt),
   ],
 );
 
@@ -570,3 +682,5 @@ export type RefreshToken = typeof refreshTokens.$inferSelect;
 export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;
 export type AuditLogEntry = typeof auditLog.$inferSelect;
 export type PurgeJob = typeof purgeJobs.$inferSelect;
+export type DeviceAuthorization = typeof deviceAuthorizations.$inferSelect;
+export type BackchannelLogout = typeof backchannelLogouts.$inferSelect;

@@ -50,6 +50,7 @@ export function scopeArea(subPath: string): string | undefined {
       return 'invitations';
     case 'webhook-deliveries':
     case 'webhook-test':
+    case 'backchannel-logouts':
       return 'webhooks';
     default:
       return undefined;

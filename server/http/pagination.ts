@@ -3,7 +3,7 @@
  * opaque `cursor`, stable order by (creation time, id). The cursor is the last row's key,
  * base64url-encoded; a tampered cursor is a 400, never a 500.
  */
-import { and, eq, gt, or, type SQL } from 'drizzle-orm';
+import { and, eq, gt, lt, or, type SQL } from 'drizzle-orm';
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import { Type } from 'typebox';
 import { badRequest } from './problem.js';
@@ -44,6 +44,14 @@ export function afterCursor(timeColumn: SQLiteColumn, idColumn: SQLiteColumn, cu
   const key = decodeCursor(cursor);
   const at = new Date(key.t);
   return or(gt(timeColumn, at), and(eq(timeColumn, at), gt(idColumn, key.id)));
+}
+
+/** `(time, id) < cursor`: the newest-first counterpart of `afterCursor` (for logs). */
+export function beforeCursor(timeColumn: SQLiteColumn, idColumn: SQLiteColumn, cursor?: string): SQL | undefined {
+  if (!cursor) return undefined;
+  const key = decodeCursor(cursor);
+  const at = new Date(key.t);
+  return or(lt(timeColumn, at), and(eq(timeColumn, at), lt(idColumn, key.id)));
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { and, asc, eq, gt, inArray, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { memberships, people, type Membership, type Person } from '../db/schema.js';
+import { memberships, people, type Application, type Membership, type Person } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit } from '../audit/record.js';
 import { getApplication } from '../applications/service.js';
@@ -14,7 +14,8 @@ import { mergeProfile } from '../applications/profile-fields.js';
 import { decodeCursor, encodeCursor, toPage, type CursorKey } from '../http/pagination.js';
 import { notFound, validationFailed } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
-import { revokeFamilies } from '../oauth/revoke-families.js';
+import { endSessions } from '../accounts/session.js';
+import type { Tx } from '../audit/record.js';
 import { beginPurge } from '../data-lifecycle/purge.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { membershipEventData } from './create.js';
@@ -202,11 +203,9 @@ export function updateMember(ctx: AppContext, applicationId: string, memberId: s
       .where(eq(memberships.id, memberId))
       .returning()
       .get();
-    // Suspension takes effect on the next refresh: every live family for this person and app dies now.
-    const revoked =
-      status === 'suspended'
-        ? revokeFamilies(tx, now, { applicationId, personId: current.p.id }, 'membership_suspended')
-        : 0;
+    // Suspension takes effect on the next refresh: every live family for this person and app dies
+    // now, and the realm's applications hear a back-channel logout.
+    const revoked = status === 'suspended' && current.m.status !== 'suspended' ? endMemberSignIn(tx, now, app, current.p.id, 'membership_suspended') : 0;
     recordAudit(tx, now, {
       actor,
       action: 'membership.updated',
@@ -231,15 +230,25 @@ export function updateMember(ctx: AppContext, applicationId: string, memberId: s
 }
 
 /**
- * Removes the membership at once and revokes the person's live refresh tokens for the application.
- * The (possibly many, mostly ended) refresh-token families that still name the membership are
- * detached from it in the background purge, not by a cascade inside this request.
+ * Ends the person's sign-in to the application's realm (accounts/session.ts, `endSessions`);
+ * returns how many refresh-token families of this application it revoked, for the audit entry.
+ */
+function endMemberSignIn(tx: Tx, now: Date, app: Application, personId: string, reason: 'membership_suspended' | 'membership_deleted'): number {
+  return endSessions(tx, now, { personId, application: app }, reason).families;
+}
+
+/**
+ * Removes the membership at once and ends the person's sign-in to the application (live refresh
+ * tokens revoked, back-channel logouts queued). What still names the membership (possibly many,
+ * mostly ended refresh-token families; device authorizations) is detached or removed by the
+ * background purge, not by a cascade inside this request.
  */
 export function deleteMember(ctx: AppContext, applicationId: string, memberId: string, actor: string) {
+  const app = getApplication(ctx, applicationId);
   const current = findMember(ctx, applicationId, memberId);
   const now = ctx.clock.now();
   beginPurge(ctx, { kind: 'membership', target: memberId, actor }, (tx) => {
-    const revoked = revokeFamilies(tx, now, { applicationId, personId: current.p.id }, 'membership_deleted');
+    const revoked = endMemberSignIn(tx, now, app, current.p.id, 'membership_deleted');
     tx.delete(memberships).where(eq(memberships.id, memberId)).run();
     recordAudit(tx, now, {
       actor,

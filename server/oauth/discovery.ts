@@ -10,6 +10,7 @@ import type { Statement } from 'better-sqlite3';
 import type { AppContext } from '../context.js';
 import { JWKS_MAX_AGE_SECONDS, keyWriteCount, publishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
+import { GRANT_TYPES } from '../applications/schemas.js';
 import { CORS_HEADERS } from './cors.js';
 import { JSON_SECURITY_HEADERS } from '../http/security-headers.js';
 
@@ -28,18 +29,24 @@ export function discoveryDocument(issuer: string) {
     jwks_uri: at('/api/auth/jwks'),
     revocation_endpoint: at('/api/auth/oauth2/revoke'),
     end_session_endpoint: at('/api/auth/oauth2/end-session'),
+    device_authorization_endpoint: at('/api/auth/oauth2/device_authorization'),
+    introspection_endpoint: at('/api/auth/oauth2/introspect'),
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: [...GRANT_TYPES],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [SIGNING_ALG],
     token_endpoint_auth_methods_supported: AUTH_METHODS,
     revocation_endpoint_auth_methods_supported: AUTH_METHODS,
+    // Only confidential clients may introspect (RFC 7662 §2.1: the caller must be authorized).
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'sid', 'name', 'email', 'email_verified'],
     authorization_response_iss_parameter_supported: true,
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,

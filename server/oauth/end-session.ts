@@ -101,7 +101,7 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
     }
     if (found) {
       const now = ctx.clock.now();
-      ctx.db.transaction((tx) => endSession(tx, now, found.session.id));
+      ctx.db.transaction((tx) => endSession(tx, now, found.session.id, 'end_session'));
     }
     clearSessionCookie(reply, ctx.config);
 

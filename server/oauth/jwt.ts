@@ -2,7 +2,8 @@
  * The JWTs we sign (DESIGN §4.10, spec §2): access tokens (`typ: at+jwt`, RFC 9068 header) with
  * exactly `iss, sub, aud, azp, scope, iat, exp, jti, app_user` plus `client_id` and `sid`, and
  * OIDC ID tokens (`aud` = client id, `auth_time`, `nonce`, `sid`, profile/e-mail claims by
- * scope). One RS256 signature each (RFC 7515 compact serialisation, RFC 7518 §3.3).
+ * scope), and logout tokens (Back-Channel Logout 1.0 §2.4). One RS256 signature each (RFC 7515
+ * compact serialisation, RFC 7518 §3.3).
  *
  * Signing is node:crypto's `sign()` with a callback, which runs the RSA operation on libuv's
  * thread pool, over the KeyRing's cached KeyObject; each (kid, typ) header is encoded once. This
@@ -26,9 +27,10 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 const base64url = (json: unknown) => Buffer.from(JSON.stringify(json)).toString('base64url');
 
-/** The `typ` headers that tell our two kinds of JWT apart (RFC 9068 §2.1, RFC 8725 §3.11). */
+/** The `typ` headers that tell our kinds of JWT apart (RFC 9068 §2.1, RFC 8725 §3.11, Back-Channel Logout §2.4). */
 export const ACCESS_TOKEN_TYP = 'at+jwt';
 export const ID_TOKEN_TYP = 'JWT';
+export const LOGOUT_TOKEN_TYP = 'logout+jwt';
 
 /** Encoded protected headers by `typ` and kid: a handful of entries (one per key and token type). */
 const encodedHeaders = new Map<string, string>();
@@ -60,11 +62,15 @@ export interface AccessTokenInput {
   subject: string;
   audience: string;
   clientId: string;
-  scope: string;
-  appUser: AppUserClaim;
+  /** Null for a client-credentials token asked without a scope (RFC 9068 §2.2.3: then no claim). */
+  scope: string | null;
+  /** Null for a client-credentials token: it acts for the application, not a member. */
+  appUser: AppUserClaim | null;
   sessionId: string | null;
   now: Date;
   ttlSeconds: number;
+  /** Chosen by the caller when it must record it (an audited client-credentials token); random otherwise. */
+  jti?: string;
 }
 
 export function signAccessToken(keys: KeyRing, t: AccessTokenInput): Promise<string> {
@@ -75,12 +81,12 @@ export function signAccessToken(keys: KeyRing, t: AccessTokenInput): Promise<str
     aud: t.audience,
     azp: t.clientId,
     client_id: t.clientId,
-    scope: t.scope,
     iat,
     exp: iat + t.ttlSeconds,
-    jti: randomBase64url(16),
-    app_user: { id: t.appUser.id, status: t.appUser.status, role: t.appUser.role },
+    jti: t.jti ?? randomBase64url(16),
   };
+  if (t.scope !== null) payload.scope = t.scope;
+  if (t.appUser) payload.app_user = { id: t.appUser.id, status: t.appUser.status, role: t.appUser.role };
   if (t.sessionId) payload.sid = t.sessionId;
   return sign(keys, payload, ACCESS_TOKEN_TYP);
 }
@@ -123,4 +129,51 @@ export function signIdToken(keys: KeyRing, t: IdTokenInput): Promise<string> {
   if (t.nonce) payload.nonce = t.nonce;
   if (t.sessionId) payload.sid = t.sessionId;
   return sign(keys, payload, ID_TOKEN_TYP);
+}
+
+/**
+ * The `jti` of an access token born of a refresh-token family: the family's id, a dot, and 96
+ * random bits. Introspection reads the family back from it (`familyOfJti`), so revoking a family
+ * makes every access token it gave out inactive there at once. Other access tokens' `jti` is
+ * random only (no dot).
+ */
+export const familyJti = (familyId: string) => `${familyId}.${randomBase64url(12)}`;
+
+/** The family id inside a `jti` made by `familyJti`, or undefined. */
+export function familyOfJti(jti: string): string | undefined {
+  const dot = jti.indexOf('.');
+  return dot > 0 && jti.startsWith('fam_') ? jti.slice(0, dot) : undefined;
+}
+
+export interface LogoutTokenInput {
+  issuer: string;
+  clientId: string;
+  subject: string;
+  /** The `sid` the session's ID tokens carried; null when no session is meant (member suspended). */
+  sessionId: string | null;
+  jti: string;
+  now: Date;
+}
+
+/** How long a logout token is valid: the spec asks for a short life (§2.4, "≤ 2 minutes" here). */
+export const LOGOUT_TOKEN_TTL_SECONDS = 120;
+
+/**
+ * A logout token (Back-Channel Logout 1.0 §2.4): `typ: logout+jwt`, `aud` = client id, `events`
+ * with the back-channel logout event, `sub` and `sid` when known, and never a `nonce` (§2.4: a
+ * nonce is forbidden, so a logout token can never pass as an ID token).
+ */
+export function signLogoutToken(keys: KeyRing, t: LogoutTokenInput): Promise<string> {
+  const iat = seconds(t.now);
+  const payload: JWTPayload = {
+    iss: t.issuer,
+    aud: t.clientId,
+    iat,
+    exp: iat + LOGOUT_TOKEN_TTL_SECONDS,
+    jti: t.jti,
+    sub: t.subject,
+    events: { 'http://schemas.openid.net/event/backchannel-logout': {} },
+  };
+  if (t.sessionId) payload.sid = t.sessionId;
+  return sign(keys, payload, LOGOUT_TOKEN_TYP);
 }

@@ -43,7 +43,7 @@ export function pageErrorHandler(error: unknown, request: FastifyRequest, reply:
  * (authorize, end-session, provider callbacks). A new hosted area adds its prefix here.
  */
 const PAGE_PREFIXES = [
-  '/sign-in', '/sign-up', '/invite/', '/account', '/forgot-password', '/reset-password', '/verify-email', '/link-account',
+  '/sign-in', '/sign-up', '/invite/', '/account', '/forgot-password', '/reset-password', '/verify-email', '/link-account', '/device',
   '/api/auth/oauth2/authorize', '/api/auth/oauth2/end-session', '/api/auth/callback/',
 ];
 

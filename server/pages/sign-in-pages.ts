@@ -10,17 +10,18 @@ import { applications, linkedAccounts, type Application } from '../db/schema.js'
 import { badRequest } from '../http/problem.js';
 import { PROVIDERS, isConfigured, providerName } from '../applications/providers.js';
 
-export const RESUME_PREFIX = '/api/auth/oauth2/authorize?';
+/** What a sign-in may resume: an authorization request, or the device page (RFC 8628) with its code. */
+export const RESUME_PREFIXES = ['/api/auth/oauth2/authorize?', '/device?'];
 export const DEFAULT_RETURN_TO = '/account';
 
 /**
- * `raw` when it resumes an authorization request here, else the account page. Only printable
- * ASCII without a backslash passes: the value becomes a `Location` header, which Node refuses to write
- * with control characters or anything above U+00FF (a 500 after the sign-in had succeeded), and
- * the authorize endpoint itself only ever sends it percent-encoded.
+ * `raw` when it resumes an authorization request or the device page here, else the account page.
+ * Only printable ASCII without a backslash passes: the value becomes a `Location` header, which
+ * Node refuses to write with control characters or anything above U+00FF (a 500 after the sign-in
+ * had succeeded), and the authorize endpoint itself only ever sends it percent-encoded.
  */
 export function safeReturnTo(raw: string | undefined): string {
-  if (raw && raw.startsWith(RESUME_PREFIX) && raw.length <= 4000 && /^[\x21-\x5b\x5d-\x7e]+$/.test(raw)) return raw;
+  if (raw && RESUME_PREFIXES.some((p) => raw.startsWith(p)) && raw.length <= 4000 && /^[\x21-\x5b\x5d-\x7e]+$/.test(raw)) return raw;
   return DEFAULT_RETURN_TO;
 }
 

@@ -2,7 +2,7 @@
  * The self-service reads and writes that touch drizzle tables: a person's memberships with their
  * application, sessions and linked accounts. Rules live in `service.ts`.
  */
-import { and, asc, desc, eq, gt, isNull, lte, ne, or } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNull, lte, or } from 'drizzle-orm';
 import type { Tx } from '../audit/record.js';
 import {
   applications,
@@ -84,16 +84,6 @@ export function endedSessionsOf(tx: Tx, personId: string, now: Date, since: Date
 
 export function sessionOf(tx: Tx, personId: string, sessionId: string): Session | undefined {
   return tx.select().from(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.personId, personId))).get();
-}
-
-/** Ids of the person's live sessions other than `exceptId`. */
-export function otherLiveSessionIds(tx: Tx, personId: string, exceptId: string, now: Date): string[] {
-  return tx
-    .select({ id: sessions.id })
-    .from(sessions)
-    .where(and(eq(sessions.personId, personId), ne(sessions.id, exceptId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
-    .all()
-    .map((r) => r.id);
 }
 
 export function linkedAccountsOf(tx: Tx, personId: string): LinkedAccount[] {

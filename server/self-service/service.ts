@@ -20,9 +20,8 @@ import { mergeProfile } from '../applications/profile-fields.js';
 import { conflict, forbidden, notFound, validationFailed } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { membershipEventData } from '../members/create.js';
-import { revokeFamilies } from '../oauth/revoke-families.js';
 import { recordEvent } from '../webhooks/outbox.js';
-import { endSession, requireRecentSignIn } from '../accounts/session.js';
+import { endSession, endSessions, requireRecentSignIn, type SessionEndReason } from '../accounts/session.js';
 import { checkPasswordLength, hashPassword, verifyPassword } from '../accounts/passwords.js';
 import { claimPasswordCheck, clearBackOff, passwordCheckFailed, passwordCheckPassed } from '../accounts/sign-in-back-off.js';
 import {
@@ -33,7 +32,6 @@ import {
   liveSessionsOf,
   membershipOf,
   membershipsOf,
-  otherLiveSessionIds,
   personById,
   saveProfile,
   sessionOf,
@@ -138,26 +136,23 @@ export function endOwnSession(ctx: AppContext, me: Me, sessionId: string): { was
     const target = sessionOf(tx, me.person.id, sessionId);
     if (!target) throw notFound('session_not_found', `You have no session "${sessionId}".`);
     if (target.revokedAt !== null) return;
-    endSession(tx, now, target.id);
+    endSession(tx, now, target.id, 'session_revoked');
     recordAudit(tx, now, { actor: actorOf(me), action: 'session.revoked', target: target.id, details: { device: target.device } });
   });
   return { wasCurrent: sessionId === me.session.id };
 }
 
 /** Ends every other live session of the person with all their refresh tokens; returns how many. */
-function endOtherSessions(tx: Tx, me: Me, now: Date): number {
-  const ids = otherLiveSessionIds(tx, me.person.id, me.session.id, now);
-  for (const id of ids) endSession(tx, now, id);
+function endOtherSessions(tx: Tx, me: Me, now: Date, reason: SessionEndReason): number {
   // Families whose session row is gone (or never had one) die too: only this device keeps its apps.
-  revokeFamilies(tx, now, { personId: me.person.id, exceptSessionId: me.session.id }, 'session_ended');
-  return ids.length;
+  return endSessions(tx, now, { personId: me.person.id, exceptSessionId: me.session.id }, reason).sessionIds.length;
 }
 
 /** "Sign out everywhere else": the caller's session survives. */
 export function signOutOtherSessions(ctx: AppContext, me: Me): { revoked: number } {
   const now = ctx.clock.now();
   const revoked = ctx.db.transaction((tx) => {
-    const n = endOtherSessions(tx, me, now);
+    const n = endOtherSessions(tx, me, now, 'signed_out_elsewhere');
     recordAudit(tx, now, { actor: actorOf(me), action: 'session.signed_out_elsewhere', target: me.person.id, details: { sessionsEnded: n } });
     return n;
   });
@@ -224,7 +219,7 @@ export async function changePassword(ctx: AppContext, me: Me, input: PasswordCha
     setPasswordHash(tx, person.id, passwordHash, now);
     clearBackOff(ctx.db, person.email);
     passwordCheckPassed(ctx.db, check);
-    const ended = endOtherSessions(tx, me, now);
+    const ended = endOtherSessions(tx, me, now, 'password_changed');
     // A password is always listed as the `credential` account, whichever path set it.
     if (!linkedAccountsOf(tx, person.id).some((a) => a.provider === 'credential')) addCredentialAccount(tx, person, now);
     recordAudit(tx, now, { actor: actorOf(me), action: 'person.password_changed', target: person.id, details: { sessionsEnded: ended } });

@@ -8,6 +8,7 @@ import { requireAdmin } from '../http/admin-auth.js';
 import { webhookRoutes } from './routes.js';
 import { settingsFromEnv } from './settings.js';
 import { DeliveryWorker } from './worker.js';
+import { webhookChannel } from './channel.js';
 import { webhookTargetPolicy } from './target-address.js';
 
 export const webhooksFeature: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
@@ -20,7 +21,7 @@ export const webhooksFeature: FastifyPluginAsync<FeatureOptions> = async (app, o
   );
 
   if (!options.startWorkers) return;
-  const worker = new DeliveryWorker(app.ctx, settingsFromEnv(app.ctx.config.env), webhookTargetPolicy(app.ctx), app.log);
+  const worker = new DeliveryWorker(app.ctx, settingsFromEnv(app.ctx.config.env), webhookChannel(webhookTargetPolicy(app.ctx)), app.log);
   app.ctx.wakeWebhooks = () => worker.wake();
   app.addHook('onReady', async () => worker.start());
   app.addHook('onClose', async () => {

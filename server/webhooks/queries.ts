@@ -3,7 +3,8 @@
  * its `nextAttemptAt` has come and nobody holds a live lease on it.
  */
 import { and, asc, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm';
-import { applications, webhookDeliveries, type WebhookDelivery } from '../db/schema.js';
+import type { SelectedFields } from 'drizzle-orm/sqlite-core';
+import { applications, backchannelLogouts, webhookDeliveries, type WebhookDelivery } from '../db/schema.js';
 import type { Db } from '../db/client.js';
 import type { Tx } from '../audit/record.js';
 import { afterCursor } from '../http/pagination.js';
@@ -22,28 +23,36 @@ export interface ClaimedDelivery {
   webhookPreviousSecretUntil: Date | null;
 }
 
+const webhookFields = {
+  id: webhookDeliveries.id,
+  applicationId: webhookDeliveries.applicationId,
+  payload: webhookDeliveries.payload,
+  attempts: webhookDeliveries.attempts,
+  webhookUrl: applications.webhookUrl,
+  webhookSecret: applications.webhookSecret,
+  webhookPreviousSecret: applications.webhookPreviousSecret,
+  webhookPreviousSecretUntil: applications.webhookPreviousSecretUntil,
+};
+
+/** The columns every outbox table shares: webhook deliveries and back-channel logouts. */
+export type OutboxTable = typeof webhookDeliveries | typeof backchannelLogouts;
+
 /**
  * The worker's statements run once per delivery, hundreds of times a second; they are prepared
- * once per database. Placeholders bypass drizzle's value mapping, so times are passed as epoch
- * milliseconds (the column format).
+ * once per database and outbox table. Placeholders bypass drizzle's value mapping, so times are
+ * passed as epoch milliseconds (the column format). `fields` are what one attempt needs, read at
+ * claim time (the row's own columns and its application's, joined).
  */
-function prepareWorkerStatements(db: Db) {
+function prepareWorkerStatements(db: Db, table: OutboxTable, fields: SelectedFields) {
+  // Typed as one of them: drizzle's builders do not take a union of tables, and the columns
+  // used here have the same names and types in both.
+  const d = table as typeof webhookDeliveries;
   // Wrapped in `sql` so update values accept them.
   const p = (name: string) => sql`${sql.placeholder(name)}`;
   const now = p('now');
-  const d = webhookDeliveries;
   return {
     due: db
-      .select({
-        id: d.id,
-        applicationId: d.applicationId,
-        payload: d.payload,
-        attempts: d.attempts,
-        webhookUrl: applications.webhookUrl,
-        webhookSecret: applications.webhookSecret,
-        webhookPreviousSecret: applications.webhookPreviousSecret,
-        webhookPreviousSecretUntil: applications.webhookPreviousSecretUntil,
-      })
+      .select(fields)
       .from(d)
       .innerJoin(applications, eq(applications.id, d.applicationId))
       .where(
@@ -77,40 +86,82 @@ function prepareWorkerStatements(db: Db) {
   };
 }
 
-const workerStatements = new WeakMap<Db, ReturnType<typeof prepareWorkerStatements>>();
-function statements(db: Db) {
-  let prepared = workerStatements.get(db);
-  if (!prepared) workerStatements.set(db, (prepared = prepareWorkerStatements(db)));
-  return prepared;
+/** A claimed row: what every channel's attempt needs, plus its own fields. */
+export interface ClaimedRow {
+  id: string;
+  applicationId: string;
+  attempts: number;
 }
 
 /**
- * Leases up to `limit` due rows, oldest due first, skipping applications in `saturated` and
- * taking at most `roomFor(appId)` rows per application. One transaction, so a row is never
- * claimed twice. `exhausted` tells that every due row outside `saturated` was seen.
+ * The worker's queries over one outbox table: claiming due rows with a lease, recording an
+ * attempt, giving leases back. `fields` must select the row's `id`, `applicationId` and
+ * `attempts` (the worker's bookkeeping) besides what an attempt sends.
  */
-export function claimDue(
-  db: Db,
-  now: Date,
-  leaseUntil: Date,
-  limit: number,
-  saturated: string[],
-  roomFor: (applicationId: string) => number,
-): { claimed: ClaimedDelivery[]; exhausted: boolean } {
-  const st = statements(db);
-  return db.transaction(() => {
-    const rows = st.due.all({ now: now.getTime(), saturated: JSON.stringify(saturated), limit });
-    const taken = new Map<string, number>();
-    const claimed = rows.filter((row) => {
-      const n = taken.get(row.applicationId) ?? 0;
-      if (n >= roomFor(row.applicationId)) return false;
-      taken.set(row.applicationId, n + 1);
-      return true;
+export class OutboxQueries<Row extends ClaimedRow> {
+  private readonly prepared = new WeakMap<Db, ReturnType<typeof prepareWorkerStatements>>();
+
+  constructor(
+    private readonly table: OutboxTable,
+    private readonly fields: SelectedFields,
+  ) {}
+
+  private statements(db: Db) {
+    let prepared = this.prepared.get(db);
+    if (!prepared) this.prepared.set(db, (prepared = prepareWorkerStatements(db, this.table, this.fields)));
+    return prepared;
+  }
+
+  /**
+   * Leases up to `limit` due rows, oldest due first, skipping applications in `saturated` and
+   * taking at most `roomFor(appId)` rows per application. One transaction, so a row is never
+   * claimed twice. `exhausted` tells that every due row outside `saturated` was seen.
+   */
+  claimDue(
+    db: Db,
+    now: Date,
+    leaseUntil: Date,
+    limit: number,
+    saturated: string[],
+    roomFor: (applicationId: string) => number,
+  ): { claimed: Row[]; exhausted: boolean } {
+    const st = this.statements(db);
+    return db.transaction(() => {
+      const rows = st.due.all({ now: now.getTime(), saturated: JSON.stringify(saturated), limit }) as unknown as Row[];
+      const taken = new Map<string, number>();
+      const claimed = rows.filter((row) => {
+        const n = taken.get(row.applicationId) ?? 0;
+        if (n >= roomFor(row.applicationId)) return false;
+        taken.set(row.applicationId, n + 1);
+        return true;
+      });
+      for (const c of claimed) st.lease.run({ id: c.id, leaseUntil: leaseUntil.getTime() });
+      // Fewer rows than asked: no other application has due rows right now.
+      return { claimed, exhausted: rows.length < limit };
     });
-    for (const c of claimed) st.lease.run({ id: c.id, leaseUntil: leaseUntil.getTime() });
-    // Fewer rows than asked: no other application has due rows right now.
-    return { claimed, exhausted: rows.length < limit };
-  });
+  }
+
+  /** Records one finished attempt and releases the lease. */
+  recordAttempt(db: Db, id: string, attempts: number, outcome: AttemptOutcome): void {
+    const status: DeliveryStatus = outcome.ok ? 'succeeded' : outcome.nextAttemptAt ? 'pending' : 'failed';
+    this.statements(db).attempt.run({
+      id,
+      status,
+      attempts,
+      lastAttemptAt: outcome.attemptedAt.getTime(),
+      lastStatusCode: outcome.statusCode,
+      lastError: outcome.error,
+      nextAttemptAt: outcome.nextAttemptAt?.getTime() ?? null,
+      deliveredAt: outcome.ok ? outcome.finishedAt.getTime() : null,
+    });
+  }
+
+  /** Gives a lease back without counting an attempt (the worker is stopping). */
+  releaseLease(db: Db, ids: string[]): void {
+    if (!ids.length) return;
+    const table = this.table as typeof webhookDeliveries;
+    db.update(table).set({ leaseUntil: null }).where(inArray(table.id, ids)).run();
+  }
 }
 
 export interface AttemptOutcome {
@@ -123,26 +174,8 @@ export interface AttemptOutcome {
   nextAttemptAt: Date | null;
 }
 
-/** Records one finished attempt and releases the lease. */
-export function recordAttempt(db: Db, id: string, attempts: number, outcome: AttemptOutcome): void {
-  const status: DeliveryStatus = outcome.ok ? 'succeeded' : outcome.nextAttemptAt ? 'pending' : 'failed';
-  statements(db).attempt.run({
-    id,
-    status,
-    attempts,
-    lastAttemptAt: outcome.attemptedAt.getTime(),
-    lastStatusCode: outcome.statusCode,
-    lastError: outcome.error,
-    nextAttemptAt: outcome.nextAttemptAt?.getTime() ?? null,
-    deliveredAt: outcome.ok ? outcome.finishedAt.getTime() : null,
-  });
-}
-
-/** Gives a lease back without counting an attempt (the worker is stopping). */
-export function releaseLease(db: Db, ids: string[]): void {
-  if (!ids.length) return;
-  db.update(webhookDeliveries).set({ leaseUntil: null }).where(inArray(webhookDeliveries.id, ids)).run();
-}
+/** The webhook outbox: each claimed row with its application's URL and secrets, read at attempt time. */
+export const webhookOutbox = new OutboxQueries<ClaimedDelivery>(webhookDeliveries, webhookFields);
 
 export function findDelivery(tx: Tx, applicationId: string, id: string): WebhookDelivery | undefined {
   return tx

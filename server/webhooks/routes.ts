@@ -10,14 +10,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import { registerRateLimit } from '../accounts/rate-limits.js';
-import { actorName, type Actor } from '../http/admin-auth.js';
+import { actorName } from '../http/admin-auth.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { DeliveryListQuerySchema, DeliveryListSchema, DeliveryParamsSchema, DeliveryRecordSchema } from './schemas.js';
-import { listDeliveries, retryDelivery, sendTestEvent, type ErrorDetail } from './service.js';
+import { detailFor, listDeliveries, retryDelivery, sendTestEvent } from './service.js';
 
 /** Only the administrator sees why an attempt failed (webhooks/service.ts). */
-const detailFor = (actor: Actor): ErrorDetail => (actor.type === 'admin' ? 'full' : 'outcome');
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
 const tags = ['webhooks'];

@@ -4,7 +4,21 @@ import { listQueryProperties } from '../http/pagination.js';
 import { NullableTimestamp, Timestamp } from '../http/schemas.js';
 import { WEBHOOK_EVENT_TYPES } from './outbox.js';
 
-const DeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
+export const DeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
+
+/** How a delivery of any outbox went (webhooks, back-channel logouts): `status` and these. */
+export const deliveryOutcomeProperties = {
+  attempts: Type.Integer(),
+  lastStatusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'For API keys only a 2xx is shown (null otherwise).' }),
+  lastError: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why the last attempt failed; API keys see only "delivery_failed", so a closed port and an answering one look alike.',
+  }),
+  lastAttemptAt: NullableTimestamp,
+  /** Only while pending. */
+  nextAttemptAt: NullableTimestamp,
+  createdAt: Timestamp,
+  deliveredAt: NullableTimestamp,
+};
 
 export const DeliveryListQuerySchema = Type.Object(
   { ...listQueryProperties, status: Type.Optional(DeliveryStatusSchema) },
@@ -16,16 +30,7 @@ export const DeliveryRecordSchema = Type.Object(
     id: Type.String(),
     type: Type.String({ description: `The event kind: ${WEBHOOK_EVENT_TYPES.join(', ')}.` }),
     status: DeliveryStatusSchema,
-    attempts: Type.Integer(),
-    lastStatusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'For API keys only a 2xx is shown (null otherwise).' }),
-    lastError: Type.Union([Type.String(), Type.Null()], {
-      description: 'Why the last attempt failed; API keys see only "delivery_failed", so a closed port and an answering one look alike.',
-    }),
-    lastAttemptAt: NullableTimestamp,
-    /** Only while pending. */
-    nextAttemptAt: NullableTimestamp,
-    createdAt: Timestamp,
-    deliveredAt: NullableTimestamp,
+    ...deliveryOutcomeProperties,
     /** The event exactly as sent (`{id, type, createdAt, applicationId, data}`), parsed. */
     payload: Type.Object({}, { additionalProperties: true }),
   },

@@ -15,15 +15,32 @@ import { findDelivery, listDeliveryRows, requeue, type DeliveryStatus } from './
 /** How much of a failed attempt the caller may see: the administrator everything, an API key less. */
 export type ErrorDetail = 'full' | 'outcome';
 
+/** Whom a delivery log answers: the administrator in full, an API key with the outcome only. */
+export const detailFor = (actor: { type: string }): ErrorDetail => (actor.type === 'admin' ? 'full' : 'outcome');
+
+type DeliveryState = Pick<WebhookDelivery, 'attempts' | 'lastStatusCode' | 'lastError' | 'lastAttemptAt' | 'nextAttemptAt' | 'status' | 'createdAt' | 'deliveredAt'>;
+
 /**
  * An API key sees that an attempt failed, never how (issue 22): "connection refused" beside
- * "HTTP 404" would tell a key holder which ports answer at any address it points its webhook at.
- * A 2xx is shown to both (the delivery succeeded).
+ * "HTTP 404" would tell a key holder which ports answer at any address it points its webhook (or
+ * back-channel logout URL) at. A 2xx is shown to both (the delivery succeeded).
  */
-function attemptOutcome(row: WebhookDelivery, detail: ErrorDetail) {
+function attemptOutcome(row: DeliveryState, detail: ErrorDetail) {
   if (detail === 'full') return { lastStatusCode: row.lastStatusCode, lastError: row.lastError };
   const succeeded = row.lastStatusCode !== null && row.lastStatusCode >= 200 && row.lastStatusCode < 300;
   return { lastStatusCode: succeeded ? row.lastStatusCode : null, lastError: row.lastError === null ? null : 'delivery_failed' };
+}
+
+/** The wire view of how a delivery went, for any outbox's row (`deliveryOutcomeProperties`). */
+export function deliveryOutcome(row: DeliveryState, detail: ErrorDetail = 'full') {
+  return {
+    attempts: row.attempts,
+    ...attemptOutcome(row, detail),
+    lastAttemptAt: iso(row.lastAttemptAt),
+    nextAttemptAt: row.status === 'pending' ? iso(row.nextAttemptAt) : null,
+    createdAt: iso(row.createdAt)!,
+    deliveredAt: iso(row.deliveredAt),
+  };
 }
 
 export function deliveryRecord(row: WebhookDelivery, detail: ErrorDetail = 'full') {
@@ -31,12 +48,7 @@ export function deliveryRecord(row: WebhookDelivery, detail: ErrorDetail = 'full
     id: row.id,
     type: row.type,
     status: row.status,
-    attempts: row.attempts,
-    ...attemptOutcome(row, detail),
-    lastAttemptAt: iso(row.lastAttemptAt),
-    nextAttemptAt: row.status === 'pending' ? iso(row.nextAttemptAt) : null,
-    createdAt: iso(row.createdAt)!,
-    deliveredAt: iso(row.deliveredAt),
+    ...deliveryOutcome(row, detail),
     payload: JSON.parse(row.payload) as Record<string, unknown>,
   };
 }

@@ -1,5 +1,7 @@
 /**
- * The delivery worker (DESIGN §4.11): at-least-once delivery of the outbox.
+ * The delivery worker (DESIGN §4.11): at-least-once delivery of an outbox. One class serves the
+ * webhook outbox and the back-channel logout outbox (oauth/backchannel/); a `DeliveryChannel`
+ * says which table and how one attempt is sent.
  *
  * - Rows are claimed with a lease, so a crash mid-delivery only delays that row until the lease
  *   runs out; a clean stop aborts attempts in flight and gives their leases back at once.
@@ -10,14 +12,22 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
-import { claimDue, recordAttempt, releaseLease, type ClaimedDelivery } from './queries.js';
+import type { ClaimedRow, OutboxQueries } from './queries.js';
 import { leaseMs, type WorkerSettings } from './settings.js';
-import { activeSecrets, webhookHeaders } from './sign.js';
-import { postWebhook, type AttemptResult } from './send.js';
-import type { TargetPolicy } from './target-address.js';
+import type { AttemptResult } from './send.js';
 
-export class DeliveryWorker {
-  private inFlight = new Map<string, ClaimedDelivery>();
+/** One outbox and how to send one of its rows. */
+export interface DeliveryChannel<Row extends ClaimedRow> {
+  queries: OutboxQueries<Row>;
+  /**
+   * One attempt at `at`. `final` ends the delivery at once, without retries (there is nowhere to
+   * send it any more: the application's URL was removed after the row was written).
+   */
+  send(row: Row, at: Date, timeoutMs: number, stop: AbortSignal): Promise<AttemptResult & { final?: boolean }>;
+}
+
+export class DeliveryWorker<Row extends ClaimedRow> {
+  private inFlight = new Map<string, Row>();
   private perApp = new Map<string, number>();
   private running = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
@@ -34,7 +44,7 @@ export class DeliveryWorker {
   constructor(
     private readonly ctx: AppContext,
     private readonly settings: WorkerSettings,
-    private readonly policy: TargetPolicy,
+    private readonly channel: DeliveryChannel<Row>,
     private readonly log?: FastifyBaseLogger,
   ) {}
 
@@ -94,7 +104,7 @@ export class DeliveryWorker {
       const now = this.ctx.clock.now();
       const saturated = this.saturated();
       if (saturated.join(' ') === this.exhaustedFor) return;
-      const { claimed, exhausted } = claimDue(
+      const { claimed, exhausted } = this.channel.queries.claimDue(
         this.ctx.db,
         now,
         new Date(now.getTime() + leaseMs(this.settings)),
@@ -116,7 +126,7 @@ export class DeliveryWorker {
     return [...this.perApp].filter(([, n]) => n >= this.settings.perApplication).map(([app]) => app).sort();
   }
 
-  private launch(delivery: ClaimedDelivery): void {
+  private launch(delivery: Row): void {
     this.inFlight.set(delivery.id, delivery);
     this.perApp.set(delivery.applicationId, (this.perApp.get(delivery.applicationId) ?? 0) + 1);
     const task = this.attempt(delivery)
@@ -132,28 +142,22 @@ export class DeliveryWorker {
     this.running.add(task);
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+  private async attempt(delivery: Row): Promise<void> {
     const attemptedAt = this.ctx.clock.now();
-    const secrets = activeSecrets(delivery, attemptedAt);
-    let result: AttemptResult;
-    if (!delivery.webhookUrl || !secrets.length) {
-      // The URL was removed after the event was written: nothing to send to.
-      result = { ok: false, statusCode: null, error: 'webhook_not_configured' };
-    } else {
-      const headers = webhookHeaders(delivery.id, attemptedAt, delivery.payload, secrets);
-      result = await postWebhook(delivery.webhookUrl, delivery.payload, headers, this.settings.timeoutMs, this.policy, this.abort.signal);
-    }
+    const result = await this.channel.send(delivery, attemptedAt, this.settings.timeoutMs, this.abort.signal);
     if (this.stopped && !result.ok) {
-      releaseLease(this.ctx.db, [delivery.id]);
+      this.channel.queries.releaseLease(this.ctx.db, [delivery.id]);
       return;
     }
     const finishedAt = this.ctx.clock.now();
     const attempts = delivery.attempts + 1;
-    const delay = result.ok || !delivery.webhookUrl ? undefined : this.settings.retryScheduleMs[attempts - 1];
-    recordAttempt(this.ctx.db, delivery.id, attempts, {
+    const delay = result.ok || result.final ? undefined : this.settings.retryScheduleMs[attempts - 1];
+    this.channel.queries.recordAttempt(this.ctx.db, delivery.id, attempts, {
       attemptedAt,
       finishedAt,
-      ...result,
+      ok: result.ok,
+      statusCode: result.statusCode,
+      error: result.error,
       nextAttemptAt: delay === undefined ? null : new Date(finishedAt.getTime() + delay),
     });
   }

@@ -58,6 +58,7 @@ const SCREENS: [name: string, path: () => string, ready: string][] = [
   ['app-invitations', () => '/applications/team-notes/invitations', 'erin@example.com'],
   ['app-api-keys', () => '/applications/team-notes/api-keys', 'Provisioning'],
   ['app-webhooks', () => '/applications/team-notes/webhooks', 'Recent deliveries'],
+  ['app-single-logout', () => '/applications/team-notes/logout', 'Recent logout deliveries'],
   ['app-test-sign-in', () => '/applications/team-notes/test', 'Runs the real sign-in flow'],
   ['people', () => '/people', 'dee@example.com'],
   ['person', () => `/people/${personId}`, 'Sign-in methods'],

@@ -8,9 +8,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { PASSWORD, createClient, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { launchChromium, shot } from '../helpers/panel-browser.js';
+import { cspWatchedPage, launchChromium, shot } from '../helpers/panel-browser.js';
 
 let server: OAuthServer;
 let browser: Browser;
@@ -55,16 +55,7 @@ async function exchange(clientId: string, code: string, verifier: string) {
   return (await res.json()) as { access_token: string; id_token?: string };
 }
 
-/** Opens a page that records Content-Security-Policy violations, which would mean a broken page. */
-async function newPage(): Promise<{ page: Page; cspErrors: string[]; close: () => Promise<void> }> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const cspErrors: string[] = [];
-  page.on('console', (msg) => {
-    if (/Content Security Policy/i.test(msg.text())) cspErrors.push(msg.text());
-  });
-  return { page, cspErrors, close: () => context.close() };
-}
+const newPage = () => cspWatchedPage(browser);
 
 describe('hosted sign-in in a real browser', () => {
   it('signs up, then signs in, through the hosted pages and lands on the callback with a code', async () => {

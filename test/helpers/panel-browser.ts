@@ -23,6 +23,17 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
+/** A page in a fresh context that records Content-Security-Policy violations, which would mean a broken page. */
+export async function cspWatchedPage(browser: Browser): Promise<{ page: Page; cspErrors: string[]; close: () => Promise<void> }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const cspErrors: string[] = [];
+  page.on('console', (msg) => {
+    if (/Content Security Policy/i.test(msg.text())) cspErrors.push(msg.text());
+  });
+  return { page, cspErrors, close: () => context.close() };
+}
+
 export async function shot(page: Page, name: string): Promise<void> {
   mkdirSync(screenshotDir, { recursive: true });
   await page.screenshot({ path: join(screenshotDir, `${name}.png`), fullPage: true });

@@ -283,7 +283,8 @@ describe('routes, health and OpenAPI', () => {
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '409', '413', '415']));
     const record = doc.paths['/api/admin/applications/{id}'].get.responses['200'].content['application/json'].schema;
     expect(Object.keys(record.properties)).toEqual([
-      'id', 'name', 'audience', 'redirectUris', 'postLogoutRedirectUris', 'clientType', 'webhookUrl', 'webhookSecretSet', 'ssoGroupId', 'authPolicy', 'createdAt', 'updatedAt',
+      'id', 'name', 'audience', 'redirectUris', 'postLogoutRedirectUris', 'clientType', 'webhookUrl', 'webhookSecretSet', 'ssoGroupId', 'authPolicy',
+      'grantTypes', 'backchannelLogoutUri', 'backchannelLogoutSessionRequired', 'createdAt', 'updatedAt',
     ]);
     expect(JSON.stringify(doc)).not.toMatch(/secretHash|keyHash|tokenHash/);
 

@@ -126,6 +126,8 @@ describe('gatehouse app', () => {
         'Providers:      email',
         'Profile fields: (none)',
         'Webhook:        (none)',
+        'Grant types:    authorization_code, refresh_token',
+        'Logout URI:     (none)',
         'SSO group:      (none)',
         `Created:        ${record.createdAt}`,
         `Updated:        ${record.updatedAt}`,
@@ -133,6 +135,25 @@ describe('gatehouse app', () => {
       ].join('\n'),
     );
     expect(JSON.parse(ok(await gatehouse(['app', 'show', 'board', '--json'])))).toEqual(record);
+  });
+
+  it('sets grant types (device_code for short) and the back-channel logout URI', async () => {
+    const created = JSON.parse(ok(await gatehouse([
+      'app', 'create', '--json', '--name', 'Reports', '--audience', 'https://reports.example.com/api', '--redirect-uri', 'https://reports.example.com/cb',
+      '--grant-type', 'client_credentials', '--grant-type', 'device_code', '--backchannel-logout-uri', 'https://reports.example.com/logout',
+    ])));
+    expect(created).toMatchObject({
+      id: 'reports', grantTypes: ['client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'], backchannelLogoutUri: 'https://reports.example.com/logout',
+    });
+    const show = ok(await gatehouse(['app', 'show', 'reports']));
+    expect(show).toContain('Grant types:    client_credentials, device_code\nLogout URI:     https://reports.example.com/logout\n');
+    failed(
+      await gatehouse(['app', 'create', '--name', 'Kiosk', '--type', 'spa', '--audience', 'urn:kiosk', '--redirect-uri', 'https://kiosk.example.com/cb', '--grant-type', 'client_credentials']),
+      'The request is not valid. (validation_failed)',
+      '  --grant-type: client_credentials is allowed only for confidential (web) applications',
+    );
+    expect(ok(await gatehouse(['app', 'create', '--help']))).toContain('--backchannel-logout-uri URI');
+    ok(await gatehouse(['app', 'delete', 'reports']));
   });
 
   it('says what is wrong in words, with the problem code, naming the flags', async () => {

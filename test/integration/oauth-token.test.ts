@@ -40,7 +40,8 @@ describe('token endpoint: request and client errors', () => {
     expectOAuthError(text, 400, 'invalid_request');
     expectOAuthError(await token(t, { ...good, grant_type: undefined }), 400, 'invalid_request');
     expectOAuthError(await token(t, { ...good, grant_type: 'password' }), 400, 'unsupported_grant_type');
-    expectOAuthError(await token(t, { ...good, grant_type: 'client_credentials' }), 400, 'unsupported_grant_type');
+    // A grant type the server knows but the application was not given (spec grants-and-logout.md).
+    expectOAuthError(await token(t, { ...good, grant_type: 'client_credentials' }), 400, 'unauthorized_client');
 
     const unknown = await token(t, { ...good, client_id: 'nope' });
     expectOAuthError(unknown, 401, 'invalid_client');

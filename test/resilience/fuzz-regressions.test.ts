@@ -48,7 +48,10 @@ describe('hostile input regressions', () => {
     const res = await token(t, { grant_type: 'javascript:"alert"(\u00e9\u0000)', client_id: 'notes' });
     expect(res.statusCode).toBe(400);
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.json()).toEqual({ error: 'unsupported_grant_type', error_description: 'grant_type must be authorization_code or refresh_token.' });
+    expect(res.json()).toEqual({
+      error: 'unsupported_grant_type',
+      error_description: 'grant_type must be one of authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code.',
+    });
     // Descriptions that quote names or input are made conformant in one place.
     expect(new OAuthError('invalid_request', 'Caf\u00e9 "x" \\ y\u0000\u202e').description).toBe("Caf? 'x' / y??");
   });

@@ -3,7 +3,9 @@
  * pure functions, checked here under Node; the browser suite checks them on the screens.
  */
 import { describe, expect, it } from 'vitest';
-import { emailListErrors, parseEmailLines, redirectUriErrors, redirectUriList, validEmails, webhookUrlErrors, clientIdErrors } from '../../renderer/src/validate.js';
+import {
+  backchannelLogoutUriErrors, emailListErrors, parseEmailLines, redirectUriErrors, redirectUriList, validEmails, webhookUrlErrors, clientIdErrors,
+} from '../../renderer/src/validate.js';
 import { ApiError, describeProblem, fieldErrors, fieldName } from '../../renderer/src/api/problem.js';
 
 describe('redirect URIs, one per line', () => {
@@ -19,6 +21,22 @@ describe('redirect URIs, one per line', () => {
     expect(redirectUriErrors('myapp://cb\nhttp://127.0.0.1/cb', 'native')).toEqual([]);
     expect(redirectUriErrors('   \n', 'spa')).toEqual(['Add at least one redirect URI, one per line.']);
     expect(redirectUriErrors('https://x.example/#f', 'spa')).toEqual(['Line 1: Must not contain a fragment.']);
+  });
+});
+
+describe('the back-channel logout URL', () => {
+  it("follows the server's rule: https, http only on this network, no fragment or credentials", () => {
+    for (const ok of ['', 'https://notes.example.com/logout', 'http://127.0.0.1:3000/logout', 'http://notes.lan/logout', 'http://10.0.0.5/l']) {
+      expect(backchannelLogoutUriErrors(ok)).toEqual([]);
+    }
+    expect(backchannelLogoutUriErrors('http://notes.example.com/logout')).toEqual([
+      'Plain http:// only reaches this network (localhost, a private address, *.lan, *.local); use https:// elsewhere.',
+    ]);
+    expect(backchannelLogoutUriErrors('https://notes.example.com/logout#x')).toEqual(['The address cannot contain a # fragment.']);
+    expect(backchannelLogoutUriErrors('https://u:p@notes.example.com/logout')).toEqual(['The address cannot contain a user name or password.']);
+    expect(backchannelLogoutUriErrors('notes.example.com/logout')).toEqual([
+      'Enter an absolute https:// address (or http:// on this network), such as https://notes.example.com/auth/backchannel-logout.',
+    ]);
   });
 });
 

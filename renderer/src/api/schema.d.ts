@@ -163,9 +163,15 @@ export interface paths {
                                     }[];
                                     signup_policy: "open" | "invite_only" | "closed";
                                 };
+                                /** @description Whether the application needs sid in logout tokens (always sent for a session end; default true) */
+                                backchannelLogoutSessionRequired: boolean;
+                                /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
+                                backchannelLogoutUri: string | null;
                                 clientType: "web" | "spa" | "native";
                                 /** Format: date-time */
                                 createdAt: string;
+                                /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
+                                grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                                 id: string;
                                 name: string;
                                 postLogoutRedirectUris: string[] | null;
@@ -278,7 +284,13 @@ export interface paths {
                             }[];
                             signup_policy?: "open" | "invite_only" | "closed";
                         };
+                        /** @description Whether the application needs sid in logout tokens (always sent for a session end; default true) */
+                        backchannelLogoutSessionRequired?: boolean;
+                        /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
+                        backchannelLogoutUri?: string | null;
                         clientType?: "web" | "spa" | "native";
+                        /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
+                        grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                         id: string;
                         /** Format: display-name */
                         name: string;
@@ -320,10 +332,16 @@ export interface paths {
                                 }[];
                                 signup_policy: "open" | "invite_only" | "closed";
                             };
+                            /** @description Whether the application needs sid in logout tokens (always sent for a session end; default true) */
+                            backchannelLogoutSessionRequired: boolean;
+                            /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
+                            backchannelLogoutUri: string | null;
                             clientSecret?: string;
                             clientType: "web" | "spa" | "native";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
+                            grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
                             name: string;
                             postLogoutRedirectUris: string[] | null;
@@ -455,9 +473,15 @@ export interface paths {
                                 }[];
                                 signup_policy: "open" | "invite_only" | "closed";
                             };
+                            /** @description Whether the application needs sid in logout tokens (always sent for a session end; default true) */
+                            backchannelLogoutSessionRequired: boolean;
+                            /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
+                            backchannelLogoutUri: string | null;
                             clientType: "web" | "spa" | "native";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
+                            grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
                             name: string;
                             postLogoutRedirectUris: string[] | null;
@@ -657,7 +681,13 @@ export interface paths {
                             }[];
                             signup_policy?: "open" | "invite_only" | "closed";
                         };
+                        /** @description Whether the application needs sid in logout tokens (always sent for a session end; default true) */
+                        backchannelLogoutSessionRequired?: boolean;
+                        /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
+                        backchannelLogoutUri?: string | null;
                         clientType?: "web" | "spa" | "native";
+                        /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
+                        grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                         /** Format: display-name */
                         name?: string;
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
@@ -698,10 +728,16 @@ export interface paths {
                                 }[];
                                 signup_policy: "open" | "invite_only" | "closed";
                             };
+                            /** @description Whether the application needs sid in logout tokens (always sent for a session end; default true) */
+                            backchannelLogoutSessionRequired: boolean;
+                            /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
+                            backchannelLogoutUri: string | null;
                             clientSecret?: string;
                             clientType: "web" | "spa" | "native";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
+                            grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
                             name: string;
                             postLogoutRedirectUris: string[] | null;
@@ -1562,6 +1598,137 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/admin/applications/{id}/backchannel-logouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the back-channel logout deliveries of an application (newest first) */
+        get: {
+            parameters: {
+                query?: {
+                    cursor?: string;
+                    limit?: number;
+                    status?: "pending" | "succeeded" | "failed";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deliveries: {
+                                attempts: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                deliveredAt: string | null;
+                                /** @description Also the `jti` of the logout token */
+                                id: string;
+                                /** Format: date-time */
+                                lastAttemptAt: string | null;
+                                /** @description Why the last attempt failed; API keys see only "delivery_failed", so a closed port and an answering one look alike. */
+                                lastError: string | null;
+                                /** @description For API keys only a 2xx is shown (null otherwise). */
+                                lastStatusCode: number | null;
+                                /** Format: date-time */
+                                nextAttemptAt: string | null;
+                                /** @description What ended the sign-in: sign_out, end_session, session_revoked, signed_out_elsewhere, password_changed, password_reset, membership_suspended, … */
+                                reason: string;
+                                /** @description The `sid` claim; null when an administrator suspended or removed the member */
+                                sessionId: string | null;
+                                status: "pending" | "succeeded" | "failed";
+                                /** @description The `sub` claim: the person */
+                                subject: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/admin/applications/{id}/client-secret": {

@@ -1,6 +1,7 @@
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { A, useNavigate } from '@solidjs/router';
-import { client, enc, fieldErrors, ok, type Application } from '../api';
+import { client, enc, fieldErrors, ok, type Application, type GrantType } from '../api';
+import { GRANTS } from '../grants';
 import { confirmAction, CopyField, ErrorBox, Field, toast, useAction } from '../ui';
 import { redirectUriHint, audienceErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
 import { IntegrationSnippet } from './snippet';
@@ -10,6 +11,7 @@ const t = {
   theName: 'The name',
   audience: 'Audience',
   redirects: 'Redirect URIs',
+  grants: 'How the app gets tokens',
   postLogout: 'Post-logout redirect URIs',
   postLogoutHint:
     'Where the application may send people after signing them out (post_logout_redirect_uri), one per line. Left empty, the redirect URIs above are accepted instead.',
@@ -40,6 +42,8 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
   const [name, setName] = createSignal(props.app.name);
   const [audience, setAudience] = createSignal(props.app.audience);
   const [redirects, setRedirects] = createSignal(props.app.redirectUris.join('\n'));
+  const [grants, setGrants] = createSignal<GrantType[]>([...props.app.grantTypes]);
+  const toggleGrant = (grant: GrantType, on: boolean) => setGrants((g) => (on ? [...g.filter((x) => x !== grant), grant] : g.filter((x) => x !== grant)));
   const shownPostLogout = (props.app.postLogoutRedirectUris ?? []).join('\n');
   const [postLogout, setPostLogout] = createSignal(shownPostLogout);
   // An empty box is "not set" (null), not an empty list: sign-outs then return to the redirect URIs.
@@ -74,6 +78,8 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
             redirectUris: redirectUriList(redirects()),
             // Sent only when edited (an empty list set through the API shows as empty too).
             ...(postLogout() === shownPostLogout ? {} : { postLogoutRedirectUris: redirectUriList(postLogout()).length ? redirectUriList(postLogout()) : null }),
+            // In the canonical order, so an unchanged set reads as unchanged.
+            grantTypes: GRANTS.map((g) => g.id).filter((g) => grants().includes(g)),
           },
         }),
       ),
@@ -112,6 +118,33 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
         <Field label={t.postLogout} hint={t.postLogoutHint} errors={errors.postLogout()}>
           {(a) => <textarea {...a} name="postLogoutRedirectUris" value={postLogout()} onInput={(e) => setPostLogout(e.currentTarget.value)} />}
         </Field>
+        <fieldset class="grants" data-testid="grant-types">
+          <legend>{t.grants}</legend>
+          <For each={GRANTS}>
+            {(g) => {
+              const unavailable = () => g.unavailable?.(props.app.clientType);
+              return (
+                <div class="grant">
+                  <label class="check">
+                    <input
+                      type="checkbox"
+                      name={`grant-${g.id}`}
+                      checked={grants().includes(g.id)}
+                      disabled={Boolean(unavailable()) && !grants().includes(g.id)}
+                      onChange={(e) => toggleGrant(g.id, e.currentTarget.checked)}
+                    />
+                    {g.label}
+                  </label>
+                  <p class="hint">
+                    {g.help}
+                    <Show when={unavailable()}>{(why) => <> {why()}</>}</Show>
+                  </p>
+                </div>
+              );
+            }}
+          </For>
+          <Show when={server().grantTypes}>{(messages) => <div class="field-errors" aria-live="polite">{messages().join(' ')}</div>}</Show>
+        </fieldset>
         <p class="hint">{t.facts(props.app.clientType, new Date(props.app.createdAt).toLocaleString())}</p>
         <p data-testid="sso-sharing">
           <Show when={group()} fallback={<span class="muted">{t.ownSignIn}</span>}>

@@ -1,4 +1,4 @@
-/** One application: tabs for settings, activity, sign-in policy, members, invitations, API keys, webhooks, test sign-in. */
+/** One application: tabs for settings, activity, sign-in policy, members, invitations, API keys, webhooks, single logout, test sign-in. */
 import { createResource, Match, Show, Switch } from 'solid-js';
 import { A, useParams } from '@solidjs/router';
 import { client, enc, ok } from '../api';
@@ -9,6 +9,7 @@ import { MembersTab } from './app-members';
 import { InvitationsTab } from './app-invitations';
 import { ApiKeysTab } from './app-api-keys';
 import { WebhooksTab } from './app-webhooks';
+import { LogoutTab } from './app-logout';
 import { TestSignInTab } from './app-test-sign-in';
 import { ActivityPanel } from './activity-lazy';
 
@@ -25,6 +26,7 @@ const TABS = [
   ['invitations', 'Invitations'],
   ['api-keys', 'API keys'],
   ['webhooks', 'Webhooks'],
+  ['logout', 'Single logout'],
   ['test', 'Test sign-in'],
 ] as const;
 
@@ -73,6 +75,9 @@ export function ApplicationPage() {
             </Match>
             <Match when={params.tab === 'webhooks'}>
               <WebhooksTab app={a()} onSaved={(next) => mutate(next)} />
+            </Match>
+            <Match when={params.tab === 'logout'}>
+              <LogoutTab app={a()} onSaved={(next) => mutate(next)} />
             </Match>
             <Match when={params.tab === 'test'}>
               <TestSignInTab app={a()} onSaved={(next) => mutate(next)} />

@@ -1,7 +1,12 @@
-/** The integration snippet handed to a developer: issuer, client id, audience, discovery URL, jose example. */
+/**
+ * The integration snippet handed to a developer: issuer, client id, audience, discovery URL, jose
+ * example; and, when the application uses them, machine-to-machine tokens, device sign-in and a
+ * back-channel logout receiver.
+ */
 import { createResource, Show } from 'solid-js';
 import { client, ok, type Application } from '../api';
 import { CopyButton, CopyField } from '../ui';
+import { DEVICE_GRANT } from '../grants';
 
 export function verifyExample(issuer: string, jwksUrl: string, audience: string): string {
   return `// npm install jose
@@ -21,8 +26,57 @@ export async function verifyAccessToken(token) {
 }`;
 }
 
+/** A back end asking for a token for itself (client credentials, RFC 6749 §4.4), with curl and openid-client. */
+export function clientCredentialsExample(issuer: string, clientId: string, audience: string): string {
+  return `# The app's back end gets a token for itself (no person involved):
+curl -s -u '${clientId}:<client secret>' \\
+  -d grant_type=client_credentials \\
+  -d resource=${audience} \\
+  ${issuer}/api/auth/oauth2/token
+
+// The same with openid-client (npm install openid-client):
+import * as client from 'openid-client';
+const config = await client.discovery(new URL('${issuer}'), '${clientId}', process.env.CLIENT_SECRET);
+const { access_token, expires_in } = await client.clientCredentialsGrant(config, { resource: '${audience}' });
+// Reuse the token until it nears expires_in, then ask again: each one is audited.
+// The token's sub is '${clientId}': it acts for the app itself, with no app_user claim.`;
+}
+
+/** A device without a browser signing a person in (RFC 8628) with openid-client. */
+export function deviceExample(issuer: string, clientId: string): string {
+  return `// npm install openid-client
+import * as client from 'openid-client';
+const config = await client.discovery(new URL('${issuer}'), '${clientId}');
+const started = await client.initiateDeviceAuthorization(config, { scope: 'openid offline_access' });
+console.log(\`Go to \${started.verification_uri} and type \${started.user_code}\`);
+const tokens = await client.pollDeviceAuthorizationGrant(config, started); // waits for the person`;
+}
+
+/** An app's back-channel logout endpoint verifying the logout token with jose. */
+export function logoutReceiverExample(issuer: string, jwksUrl: string, clientId: string): string {
+  return `// POST <your backchannelLogoutUri>, form body logout_token=<JWT>
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+const JWKS = createRemoteJWKSet(new URL('${jwksUrl}'));
+
+export async function onBackchannelLogout(logoutToken) {
+  const { payload } = await jwtVerify(logoutToken, JWKS, {
+    issuer: '${issuer}', audience: '${clientId}', typ: 'logout+jwt', algorithms: ['RS256'], maxTokenAge: '2 minutes',
+  });
+  if (!payload.events?.['http://schemas.openid.net/event/backchannel-logout']) throw new Error('not a logout token');
+  // payload.sid: end the app session whose ID token had this sid.
+  // No sid (an administrator suspended or removed the person): end every session of payload.sub.
+  // Answer 200 when done; anything else is retried.
+}`;
+}
+
 const t = {
   loading: 'Loading the issuer…',
+  machine: 'Machine-to-machine tokens',
+  machineExample: 'client credentials example',
+  device: 'Device sign-in',
+  deviceExample: 'device sign-in example',
+  logout: 'Receive logout notices',
+  logoutExample: 'logout receiver example',
   issuer: 'Issuer',
   clientId: 'Client ID',
   audience: 'Audience',
@@ -62,6 +116,21 @@ export function IntegrationSnippet(props: { app: Application }) {
               {t.flow[1]}
               {props.app.clientType === 'web' ? t.confidential : t.public}
             </p>
+            <Show when={props.app.grantTypes.includes('client_credentials')}>
+              <h2>{t.machine}</h2>
+              <pre data-testid="client-credentials-example">{clientCredentialsExample(o().issuer, props.app.id, props.app.audience)}</pre>
+              <CopyButton value={clientCredentialsExample(o().issuer, props.app.id, props.app.audience)} label={t.machineExample} />
+            </Show>
+            <Show when={props.app.grantTypes.includes(DEVICE_GRANT)}>
+              <h2>{t.device}</h2>
+              <pre data-testid="device-example">{deviceExample(o().issuer, props.app.id)}</pre>
+              <CopyButton value={deviceExample(o().issuer, props.app.id)} label={t.deviceExample} />
+            </Show>
+            <Show when={props.app.backchannelLogoutUri}>
+              <h2>{t.logout}</h2>
+              <pre data-testid="logout-example">{logoutReceiverExample(o().issuer, o().jwksUrl, props.app.id)}</pre>
+              <CopyButton value={logoutReceiverExample(o().issuer, o().jwksUrl, props.app.id)} label={t.logoutExample} />
+            </Show>
           </div>
         );
       }}

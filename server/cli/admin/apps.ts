@@ -17,6 +17,8 @@ interface Application {
   webhookSecretSet: boolean;
   ssoGroupId: string | null;
   authPolicy: { signup_policy: string; allowed_providers: string[]; profile_fields: { key: string }[] };
+  grantTypes: string[];
+  backchannelLogoutUri: string | null;
   createdAt: string;
   updatedAt: string;
   clientSecret?: string;
@@ -59,12 +61,25 @@ const createFlags: FlagTable = {
   'redirect-uri': { type: 'string', multiple: true, value: 'URI', help: 'where sign-in returns; repeat for more (at least one)', field: 'redirectUris' },
   audience: { type: 'string', value: 'AUD', help: 'the API audience its access tokens carry (required, unique)', field: 'audience' },
   id: { type: 'string', value: 'ID', help: 'client id (default: made from the name, "Team Notes" → team-notes)', field: 'id' },
+  'grant-type': {
+    type: 'string', multiple: true, value: 'GRANT', field: 'grantTypes',
+    help: 'authorization_code, refresh_token, client_credentials (web only) or device_code; repeat for more (default: the first two)',
+  },
+  'backchannel-logout-uri': {
+    type: 'string', value: 'URI', field: 'backchannelLogoutUri',
+    help: 'where Gatehouse POSTs logout tokens when a sign-in ends (https, or http on this network)',
+  },
 };
+
+/** `device_code` on the command line is RFC 8628's grant, whose wire name is a URN. */
+const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+const grantName = (grant: string) => (grant === DEVICE_CODE_GRANT ? 'device_code' : grant);
 
 export const appCreate = adminCommand({
   flags: createFlags,
   async run({ client, values, json }) {
     const body = bodyFromFlags(createFlags, values);
+    if (Array.isArray(body.grantTypes)) body.grantTypes = body.grantTypes.map((g: string) => (g === 'device_code' ? DEVICE_CODE_GRANT : g));
     if (body.id === undefined && typeof body.name === 'string') {
       body.id = idFromName(body.name);
       if ((body.id as string).length < 2) throw new ConfigError(`The name "${body.name}" makes no client id; give one with --id.`);
@@ -96,6 +111,8 @@ export const appShow = adminCommand({
         ['Providers', app.authPolicy.allowed_providers.join(', ')],
         ['Profile fields', app.authPolicy.profile_fields.map((f) => f.key).join(', ') || '(none)'],
         ['Webhook', app.webhookUrl ? `${app.webhookUrl}${app.webhookSecretSet ? ' (signed)' : ''}` : '(none)'],
+        ['Grant types', app.grantTypes.map(grantName).join(', ')],
+        ['Logout URI', app.backchannelLogoutUri ?? '(none)'],
         ['SSO group', app.ssoGroupId ?? '(none)'],
         ['Created', app.createdAt],
         ['Updated', app.updatedAt],

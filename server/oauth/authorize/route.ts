@@ -9,11 +9,11 @@
  *    answers `login_required` and anything else goes to the hosted sign-in page, which comes
  *    back here (without `prompt`/`max_age`, so the fresh sign-in is not asked for again).
  * 4. Membership is settled by the application's sign-up policy, then a code is issued.
+ * Steps 3 and 4 are `admit` (admission.ts), shared with the device page.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { matchesRedirectUri } from '../../applications/redirect-uris.js';
-import { readSession, realmAuthTime, realmOf } from '../../accounts/session.js';
-import { settleMembership } from '../../accounts/membership.js';
+import { admit } from './admission.js';
 import { findClient } from '../client-auth.js';
 import { OAuthError } from '../errors.js';
 import { errorPageHandler, sendErrorPage } from '../error-page.js';
@@ -76,28 +76,26 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
     try {
       param(query, 'state'); // invalid_request when repeated
       const req = parseAuthorizeRequest(client, query);
-      const found = readSession(ctx, request);
-      const authTime = found ? realmAuthTime(ctx, found.session.id, realmOf(client)) : undefined;
       const now = ctx.clock.now();
-      const tooOld =
-        authTime !== undefined && req.maxAgeSeconds !== undefined && now.getTime() - authTime.getTime() > req.maxAgeSeconds * 1000;
+      const tooOld = (authTime: Date) => req.maxAgeSeconds !== undefined && now.getTime() - authTime.getTime() > req.maxAgeSeconds * 1000;
       // A fresh sign-in this request (or its earlier round) demanded, and the realm has not had yet.
       const pending = { clientId: client.id, redirectUri, state, nonce: req.nonce ?? undefined, codeChallenge: req.codeChallenge ?? undefined };
-      const stale = authTime !== undefined && !demands.satisfied(pending, authTime.getTime(), now.getTime());
-      if (!found || authTime === undefined || tooOld || req.prompt === 'login' || stale) {
+      const stale = (authTime: Date) => !demands.satisfied(pending, authTime.getTime(), now.getTime());
+      const admission = admit(ctx, request, client, (authTime) => !tooOld(authTime) && req.prompt !== 'login' && !stale(authTime));
+      if (admission.kind === 'sign_in') {
         if (req.prompt === 'none') throw new OAuthError('login_required', 'The person must sign in to this application.');
-        if (found && (tooOld || req.prompt === 'login')) demands.demand(pending, now.getTime());
+        const { found, authTime } = admission;
+        if (found && ((authTime !== undefined && tooOld(authTime)) || req.prompt === 'login')) demands.demand(pending, now.getTime());
         return toSignIn(reply, client.id, query, ['prompt', 'max_age']);
       }
-
-      const settled = settleMembership(ctx, client, found.person);
-      if ('error' in settled) throw new OAuthError(settled.error, settled.description);
+      if (admission.kind === 'denied') throw new OAuthError('access_denied', admission.description);
+      const { person, session, authTime, membership } = admission;
 
       const code = ctx.codes.issue({
         applicationId: client.id,
-        personId: found.person.id,
-        membershipId: settled.membership.id,
-        sessionId: found.session.id,
+        personId: person.id,
+        membershipId: membership.id,
+        sessionId: session.id,
         redirectUri,
         scope: req.scope,
         resource: req.resource,

@@ -17,7 +17,7 @@ import { sha256 } from '../../util/crypto.js';
 import { recordEvent } from '../../webhooks/outbox.js';
 import { revokeFamilies } from '../revoke-families.js';
 import { invalidGrant, invalidScope, invalidTarget } from '../errors.js';
-import { signAccessToken } from '../jwt.js';
+import { familyJti, signAccessToken } from '../jwt.js';
 import type { KeyRing } from '../keys.js';
 import { param, requiredParam, type RawParams } from '../params.js';
 import { parseScope } from '../scopes.js';
@@ -74,7 +74,7 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   const ttl = ctx.config.accessTokenTtl;
   const accessToken = await signAccessToken(keys, {
     issuer: ctx.config.issuer, subject: family.personId, audience: family.resource, clientId: client.id, scope,
-    appUser: membership, sessionId: family.sessionId, now, ttlSeconds: ttl,
+    appUser: membership, sessionId: family.sessionId, now, ttlSeconds: ttl, jti: familyJti(family.id),
   });
   return { access_token: accessToken, token_type: 'Bearer', expires_in: ttl, scope, refresh_token: successor };
 }

@@ -12,7 +12,8 @@ export interface TokenResponse {
   access_token: string;
   token_type: 'Bearer';
   expires_in: number;
-  scope: string;
+  /** Absent only for a client-credentials token asked without a scope (RFC 6749 §5.1). */
+  scope?: string;
   refresh_token?: string;
   id_token?: string;
 }

@@ -23,7 +23,10 @@ import type { RouteSpec, Seed } from './world.js';
  */
 export type Shape = 'problem' | 'oauth' | 'page';
 
-const OAUTH_JSON = ['/api/auth/oauth2/token', '/api/auth/oauth2/revoke', '/api/auth/oauth2/userinfo', '/api/auth/jwks', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'];
+const OAUTH_JSON = [
+  '/api/auth/oauth2/token', '/api/auth/oauth2/revoke', '/api/auth/oauth2/userinfo', '/api/auth/oauth2/device_authorization',
+  '/api/auth/oauth2/introspect', '/api/auth/jwks', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server',
+];
 const BROWSER_API = ['/api/auth/oauth2/authorize', '/api/auth/oauth2/end-session', '/api/auth/callback/', '/api/auth/sign-in/:'];
 
 export function shapeOf(url: string): Shape {
@@ -95,6 +98,9 @@ const BODIES: Record<string, (s: Seed) => Body> = {
   'POST /api/auth/oauth2/token': (s) => oauthForm({ grant_type: 'refresh_token', refresh_token: s.refreshToken, client_id: s.spaId }),
   'POST /api/auth/oauth2/revoke': (s) => oauthForm({ token: s.refreshToken, client_id: s.spaId }),
   'POST /api/auth/oauth2/userinfo': () => ({ kind: 'none' }),
+  'POST /api/auth/oauth2/device_authorization': (s) => oauthForm({ client_id: s.spaId, scope: 'openid offline_access' }),
+  'POST /api/auth/oauth2/introspect': (s) => oauthForm({ token: s.accessToken, client_id: s.webId, client_secret: s.webSecret }),
+  'POST /device': () => form({ user_code: 'BCDF-GHJK', action: 'approve' }),
   'POST /api/auth/oauth2/authorize': (s) => oauthForm(Object.fromEntries(authorizeQuery(s))),
   'POST /api/auth/oauth2/end-session': (s) => oauthForm({ client_id: s.spaId, post_logout_redirect_uri: SPA_REDIRECT, state: 'st' }),
   'POST /sign-in': (s) => form({ email: s.email, password: PASSWORD, client_id: s.spaId, return_to: returnTo(s) }),
@@ -117,6 +123,8 @@ const QUERIES: Record<string, (s: Seed) => [string, string][]> = {
   'GET /reset-password': () => [['token', UNKNOWN_TOKEN]],
   'GET /verify-email': () => [['token', UNKNOWN_TOKEN]],
   'GET /api/auth/sign-in/:provider': (s) => [['client_id', s.spaId], ['return_to', returnTo(s)]],
+  'GET /device': () => [['user_code', 'BCDF-GHJK']],
+  'GET /api/admin/applications/:id/backchannel-logouts': () => [['status', 'pending'], ['limit', '5']],
 };
 
 /** A real id for each path parameter, chosen by its name and the segment before it. */

@@ -92,6 +92,8 @@ export async function makeWorld(): Promise<World> {
     await admin('POST', '/api/admin/applications', appBody({
       id: spaId, audience: `https://${spaId}.example.com/api`, clientType: 'spa', redirectUris: [SPA_REDIRECT],
       authPolicy: { signup_policy: 'open' },
+      grantTypes: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+      backchannelLogoutUri: `https://${spaId}.example.com/logout`,
     }));
     const web = await admin('POST', '/api/admin/applications', appBody({
       id: webId, audience: `https://${webId}.example.com/api`, clientType: 'web', redirectUris: [WEB_REDIRECT],

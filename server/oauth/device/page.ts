@@ -1,0 +1,178 @@
+/**
+ * The hosted device page `/device` (RFC 8628 §3.3, spec grants-and-logout.md): a person types the
+ * code their device shows (or follows `verification_uri_complete`), signs in if needed, sees
+ * which application asks for what, and approves or denies.
+ * - Who may approve is decided by `admit` (authorize/admission.ts), the authorize endpoint's own
+ *   check: the application's realm must be signed in (else the sign-in page, which comes back
+ *   here), and its sign-up policy must admit the person. A refused person is told why and may
+ *   switch accounts; the request stays pending for someone else.
+ * - Approving starts a session of its own for the device ("<app> (device sign-in)" in the
+ *   person's sessions list): its `sid` goes into the device's tokens, so signing that device out
+ *   (or out everywhere, a password reset) ends them and tells the application (back-channel
+ *   logout), without tying the device to this browser's session.
+ * - Codes are single-use: decided once (a conditional update), then refused.
+ * - Guessing: an address (and a signed-in person) gets `GATEHOUSE_DEVICE_CODE_FAILURE_LIMIT`
+ *   (default 10) wrong or spent codes per 15 minutes, then 429 with `Retry-After`; against 20^8
+ *   codes that live 10 minutes, a guess succeeds about once in 10⁸ windows.
+ * - Forms carry the CSRF token; the lookup by GET changes nothing but the failure count.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.js';
+import type { Application, DeviceAuthorization } from '../../db/schema.js';
+import { positiveIntegerEnv } from '../../config.js';
+import { recordAudit, type Tx } from '../../audit/record.js';
+import { checkFormToken, formToken } from '../../accounts/csrf.js';
+import { createSession, readSession } from '../../accounts/session.js';
+import { findApplication } from '../../applications/lookup.js';
+import { tooManyRequests } from '../../http/problem.js';
+import { preparePageScope } from '../../pages/page-scope.js';
+import { renderPage } from '../../pages/render.js';
+import { flowQuery } from '../../pages/sign-in-pages.js';
+import { WindowCounter } from '../../util/window-counter.js';
+import { admit } from '../authorize/admission.js';
+import { displayUserCode, normaliseUserCode } from './codes.js';
+import { decide, findByUserCode, type Approval } from './store.js';
+import { DEVICE_PAGE_PATH } from './authorization-route.js';
+
+const FAILURE_WINDOW_MS = 15 * 60_000;
+
+/** What each scope means, in words a person can judge. */
+const SCOPE_WORDS: Record<string, string> = {
+  openid: 'Know who you are',
+  profile: 'See your name',
+  email: 'See your e-mail address',
+  offline_access: 'Stay signed in on the device until you sign it out',
+};
+
+const code = Type.Optional(Type.String({ maxLength: 40 }));
+const Query = Type.Object({ user_code: code }, { additionalProperties: false });
+const Form = Type.Object(
+  { csrf_token: Type.Optional(Type.String({ maxLength: 200 })), user_code: code, action: Type.Optional(Type.Union([Type.Literal('approve'), Type.Literal('deny')])) },
+  { additionalProperties: false },
+);
+
+type Found = { row: DeviceAuthorization; app: Application; userCode: string };
+
+export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  await preparePageScope(app);
+  const failures = new WindowCounter(positiveIntegerEnv(ctx.config.env, 'GATEHOUSE_DEVICE_CODE_FAILURE_LIMIT', 10), FAILURE_WINDOW_MS);
+
+  /** The keys a wrong code counts against: the address, and the person when signed in. */
+  const failureKeys = (request: FastifyRequest) => {
+    const person = readSession(ctx, request)?.person.id;
+    return person ? [`ip:${request.ip}`, `person:${person}`] : [`ip:${request.ip}`];
+  };
+
+  const showEntry = (request: FastifyRequest, reply: FastifyReply, typed: string, error?: string) =>
+    renderPage(reply, 'device', { title: 'Connect a device', step: 'enter', userCode: typed, error, csrfToken: formToken(ctx.config, request, reply) });
+
+  /**
+   * The pending request behind a typed code, or the entry form again saying why not. Refused
+   * while the caller is over its budget of wrong codes; every miss (unknown, spent, expired)
+   * counts, so spent codes cannot be probed for either.
+   */
+  const lookUp = (request: FastifyRequest, reply: FastifyReply, typed: string): Found | FastifyReply => {
+    const now = ctx.clock.now().getTime();
+    const keys = failureKeys(request);
+    const wait = Math.max(...keys.map((k) => failures.blocked(k, now) ?? 0));
+    if (wait > 0) throw tooManyRequests(wait, 'Too many wrong codes. Wait a few minutes, then try again.');
+    const userCode = normaliseUserCode(typed);
+    const row = userCode ? findByUserCode(ctx.db, userCode) : undefined;
+    const app = row && findApplication(ctx.db, row.applicationId);
+    let error: string | undefined;
+    if (!row || !app) error = 'That code is not valid. Check the code on your device and type it again.';
+    else if (row.expiresAt.getTime() <= now) error = 'That code has expired. Start the sign-in on your device again to get a new one.';
+    else if (row.status !== 'pending') error = 'That code has already been used. Start the sign-in on your device again if you need to.';
+    if (error || !row || !app) {
+      for (const k of keys) failures.hit(k, now);
+      return showEntry(request, reply.status(400), typed, error);
+    }
+    return { row, app, userCode: userCode! };
+  };
+
+  /** The sign-in page for the request's application, coming back to this code. */
+  const toSignIn = (reply: FastifyReply, found: Found, switchAccount = false) => {
+    const returnTo = `${DEVICE_PAGE_PATH}?user_code=${displayUserCode(found.userCode)}`;
+    return reply.header('cache-control', 'no-store').redirect(`/sign-in?${flowQuery(found.app, returnTo, switchAccount ? { switch: '1' } : {})}`, 303);
+  };
+
+  app.get(DEVICE_PAGE_PATH, { schema: { hide: true, querystring: Query } }, async (request, reply) => {
+    const typed = request.query.user_code?.trim();
+    if (!typed) return showEntry(request, reply, '');
+    const found = lookUp(request, reply, typed);
+    if (!('row' in found)) return found;
+    const admission = admit(ctx, request, found.app);
+    if (admission.kind === 'sign_in') return toSignIn(reply, found);
+    const shown = displayUserCode(found.userCode);
+    if (admission.kind === 'denied') {
+      return renderPage(reply.status(403), 'device', {
+        title: 'Not allowed', step: 'denied', appName: found.app.name, message: admission.description, userCode: shown,
+        switchHref: `/sign-in?${flowQuery(found.app, `${DEVICE_PAGE_PATH}?user_code=${shown}`, { switch: '1' })}`,
+      });
+    }
+    return renderPage(reply, 'device', {
+      title: `Connect a device to ${found.app.name}`, step: 'confirm', appName: found.app.name, userCode: shown,
+      asks: found.row.scope.split(' ').map((s) => SCOPE_WORDS[s] ?? s), who: admission.person.name ?? admission.person.email,
+      email: admission.person.email, csrfToken: formToken(ctx.config, request, reply),
+      switchHref: `/sign-in?${flowQuery(found.app, `${DEVICE_PAGE_PATH}?user_code=${shown}`, { switch: '1' })}`,
+    });
+  });
+
+  app.post(DEVICE_PAGE_PATH, { schema: { hide: true, body: Form } }, async (request, reply) => {
+    const form = request.body;
+    checkFormToken(ctx.config, request, form.csrf_token);
+    const found = lookUp(request, reply, form.user_code?.trim() ?? '');
+    if (!('row' in found)) return found;
+    // A typed code (the entry form) goes to its confirmation page first: approving needs a look at it.
+    if (form.action === undefined) return reply.redirect(`${DEVICE_PAGE_PATH}?user_code=${displayUserCode(found.userCode)}`, 303);
+    const admission = admit(ctx, request, found.app);
+    if (admission.kind === 'sign_in') return toSignIn(reply, found);
+    if (admission.kind === 'denied') return toSignIn(reply, found, true);
+    const now = ctx.clock.now();
+    const { row, app: client } = found;
+    const deny = form.action === 'deny';
+    const decided = decideOnce(ctx, (tx) => {
+      let decision: Approval | 'denied' = 'denied';
+      if (!deny) {
+        // The device's own session: named after the application, with the device's address and User-Agent.
+        const device = createSession(ctx.db, now, ctx.config, {
+          personId: admission.person.id, userAgent: row.userAgent ?? undefined, ip: row.ip,
+          device: `${client.name} (device sign-in)`.slice(0, 200),
+        });
+        decision = { personId: admission.person.id, membershipId: admission.membership.id, sessionId: device.session.id, authTime: admission.authTime };
+      }
+      if (!decide(tx, row.id, now, decision)) return false;
+      recordAudit(tx, now, {
+        actor: `person:${admission.person.id}`, action: deny ? 'device.denied' : 'device.approved',
+        applicationId: client.id, target: row.id, details: { scope: row.scope },
+      });
+      return true;
+    });
+    if (!decided) return showEntry(request, reply.status(400), '', 'That code has already been used. Start the sign-in on your device again if you need to.');
+    return renderPage(reply, 'device', {
+      title: deny ? 'Sign-in denied' : 'Device connected', step: deny ? 'denied-done' : 'approved',
+      appName: client.name,
+    });
+  });
+};
+
+class AlreadyDecided extends Error {}
+
+/**
+ * Runs a decision in one transaction; when `write` finds the request decided already (a second
+ * tab, a race), everything it wrote (the device's session) is rolled back and false returned.
+ */
+function decideOnce(ctx: AppContext, write: (tx: Tx) => boolean): boolean {
+  try {
+    return ctx.db.transaction((tx) => {
+      if (!write(tx)) throw new AlreadyDecided();
+      return true;
+    });
+  } catch (error) {
+    if (error instanceof AlreadyDecided) return false;
+    throw error;
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * `POST /api/auth/oauth2/introspect` (RFC 7662, spec grants-and-logout.md): an application's back
+ * end asks whether a token is active right now.
+ * - Form-encoded `token` (required) and `token_type_hint` (only a hint: the token's shape says
+ *   what it is). The caller authenticates with its client secret (`client_secret_basic` or
+ *   `_post`); public clients cannot, so they are `invalid_client` (401), as are bad secrets,
+ *   which count toward the token endpoint's failure limit.
+ * - An application sees only its own tokens: another's, an expired, revoked or unknown one all
+ *   answer exactly `{"active": false}` (§2.2), 200.
+ * - An access token is active when our signature (a published key), `typ: at+jwt`, issuer and
+ *   expiry hold, it was issued to the caller, and nothing has ended it since: revoked through
+ *   /revoke, its refresh-token family revoked (its `jti` names the family, jwt.ts `familyJti`),
+ *   its session ended, or its membership suspended or removed.
+ * - A refresh token is active while it is the live (unrotated, unexpired) token of an unrevoked
+ *   family of the caller's, for an active member.
+ * - Active answers carry `scope` (absent for a client-credentials token, which has none),
+ *   `client_id`, `sub`, `aud`, `iss`, `exp`, `iat`, `token_type` (`Bearer` or `refresh_token`),
+ *   and `jti`, `sid` when the token has them. Always `Cache-Control: no-store`.
+ *
+ * Cost (≥ 5,000/s): the signature is checked synchronously with node:crypto on a cached public
+ * KeyObject, and each check is one prepared primary-key read. A back end asks about the same
+ * token on every request it serves, so a token whose signature verified is remembered (by its
+ * SHA-256, at most `VERIFIED_CACHE_SIZE`, until it expires) and not verified again; what can
+ * change (revocation, family, session, membership) is looked up every time.
+ */
+import { createPublicKey, verify as rsaVerify, type JsonWebKeyInput, type KeyObject } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import type { FastifyPluginAsync } from 'fastify';
+import { memberships, refreshTokenFamilies, refreshTokens, sessions, type Application } from '../db/schema.js';
+import { preparedPerDb } from '../db/prepared.js';
+import { sha256 } from '../util/crypto.js';
+import { authenticateClient } from './client-auth.js';
+import { invalidClient } from './errors.js';
+import type { FailureLimiter } from './failure-limit.js';
+import { ACCESS_TOKEN_TYP, familyOfJti } from './jwt.js';
+import { SIGNING_ALG, type KeyRing } from './keys.js';
+import { requiredParam } from './params.js';
+import { isAccessTokenRevoked } from './revoked-access-tokens.js';
+import { formBody } from './token/route.js';
+
+export const INTROSPECTION_PATH = '/api/auth/oauth2/introspect';
+
+const INACTIVE = '{"active":false}';
+
+/** How long a verified kid's key is trusted before the key table is asked again (a key may leave the JWKS). */
+const KEY_RECHECK_MS = 5_000;
+/** Access tokens whose signature verified, remembered (~400 bytes each); the oldest go first. */
+const VERIFIED_CACHE_SIZE = 5_000;
+
+const statements = preparedPerDb((db) => {
+  const p = sql.placeholder;
+  return {
+    family: db.select({ revokedAt: refreshTokenFamilies.revokedAt }).from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, p('id'))).prepare(),
+    session: db.select({ revokedAt: sessions.revokedAt }).from(sessions).where(eq(sessions.id, p('id'))).prepare(),
+    membership: db.select({ status: memberships.status }).from(memberships).where(eq(memberships.id, p('id'))).prepare(),
+    refresh: db
+      .select({
+        createdAt: refreshTokens.createdAt,
+        expiresAt: refreshTokens.expiresAt,
+        rotatedAt: refreshTokens.rotatedAt,
+        family: {
+          applicationId: refreshTokenFamilies.applicationId, personId: refreshTokenFamilies.personId, sessionId: refreshTokenFamilies.sessionId,
+          scope: refreshTokenFamilies.scope, resource: refreshTokenFamilies.resource, revokedAt: refreshTokenFamilies.revokedAt,
+        },
+        membershipStatus: memberships.status,
+      })
+      .from(refreshTokens)
+      .innerJoin(refreshTokenFamilies, eq(refreshTokenFamilies.id, refreshTokens.familyId))
+      .leftJoin(memberships, eq(memberships.id, refreshTokenFamilies.membershipId))
+      .where(eq(refreshTokens.tokenHash, p('hash')))
+      .prepare(),
+  };
+});
+
+interface AccessClaims {
+  iss?: unknown;
+  sub?: unknown;
+  aud?: unknown;
+  client_id?: unknown;
+  scope?: unknown;
+  iat?: unknown;
+  exp?: unknown;
+  jti?: unknown;
+  sid?: unknown;
+  app_user?: { id?: unknown };
+}
+
+/** Public keys by kid, as node KeyObjects, re-checked against the key table every few seconds. */
+class VerificationKeys {
+  private readonly cache = new Map<string, { key: KeyObject; checkedAt: number }>();
+
+  constructor(private readonly keys: KeyRing) {}
+
+  get(kid: string): KeyObject | undefined {
+    const cached = this.cache.get(kid);
+    const now = Date.now();
+    if (cached && now - cached.checkedAt < KEY_RECHECK_MS) return cached.key;
+    const jwk = this.keys.publicKey(kid);
+    if (!jwk) {
+      this.cache.delete(kid);
+      return undefined;
+    }
+    const key = cached?.key ?? createPublicKey({ key: jwk as JsonWebKeyInput['key'], format: 'jwk' });
+    this.cache.set(kid, { key, checkedAt: now });
+    return key;
+  }
+}
+
+function parseJson(part: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: FailureLimiter }> = async (app, { keys, limiter }) => {
+  const { ctx } = app;
+  const verificationKeys = new VerificationKeys(keys);
+
+  const verified = new Map<string, AccessClaims>();
+
+  /** The claims of an access token we signed (`typ: at+jwt`, a published key), or undefined. */
+  function verifiedClaims(token: string): AccessClaims | undefined {
+    const id = sha256(token);
+    const known = verified.get(id);
+    if (known) return known;
+    const [headerPart, payloadPart, signaturePart, extra] = token.split('.');
+    if (!headerPart || !payloadPart || !signaturePart || extra !== undefined) return undefined;
+    const header = parseJson(headerPart) as { alg?: unknown; typ?: unknown; kid?: unknown } | undefined;
+    if (header?.alg !== SIGNING_ALG || header.typ !== ACCESS_TOKEN_TYP || typeof header.kid !== 'string') return undefined;
+    const key = verificationKeys.get(header.kid);
+    if (!key) return undefined;
+    const signingInput = Buffer.from(`${headerPart}.${payloadPart}`);
+    if (!rsaVerify('sha256', signingInput, key, Buffer.from(signaturePart, 'base64url'))) return undefined;
+    const claims = parseJson(payloadPart) as AccessClaims | undefined;
+    if (!claims || typeof claims !== 'object') return undefined;
+    if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
+    verified.set(id, claims);
+    return claims;
+  }
+
+  /** The claims of one of our access tokens, issued to `client`, that nothing has ended; else undefined. */
+  function activeAccessToken(token: string, client: Application): AccessClaims | undefined {
+    const claims = verifiedClaims(token);
+    if (!claims || claims.iss !== ctx.config.issuer || claims.client_id !== client.id) return undefined;
+    if (typeof claims.exp !== 'number' || claims.exp <= seconds(ctx.clock.now())) return undefined;
+    const st = statements(ctx.db);
+    const jti = typeof claims.jti === 'string' ? claims.jti : undefined;
+    if (jti && isAccessTokenRevoked(ctx.db, jti)) return undefined;
+    // Born of a family: every end of its session or membership revokes the family too
+    // (accounts/session.ts `endSessions`), so the family alone answers.
+    const familyId = jti ? familyOfJti(jti) : undefined;
+    if (familyId) return st.family.get({ id: familyId })?.revokedAt === null ? claims : undefined;
+    if (typeof claims.sid === 'string' && st.session.get({ id: claims.sid })?.revokedAt !== null) return undefined;
+    const memberId = claims.app_user?.id;
+    if (typeof memberId === 'string' && st.membership.get({ id: memberId })?.status !== 'active') return undefined;
+    return claims;
+  }
+
+  function accessAnswer(claims: AccessClaims): string {
+    const answer: Record<string, unknown> = { active: true };
+    if (typeof claims.scope === 'string') answer.scope = claims.scope;
+    Object.assign(answer, {
+      client_id: claims.client_id, sub: claims.sub, aud: claims.aud, iss: claims.iss, exp: claims.exp, iat: claims.iat,
+      token_type: 'Bearer', jti: claims.jti,
+    });
+    if (typeof claims.sid === 'string') answer.sid = claims.sid;
+    return JSON.stringify(answer);
+  }
+
+  function refreshAnswer(token: string, client: Application): string | undefined {
+    const row = statements(ctx.db).refresh.get({ hash: sha256(token) });
+    const now = ctx.clock.now();
+    if (!row || row.family.applicationId !== client.id || row.family.revokedAt !== null || row.rotatedAt !== null) return undefined;
+    if (row.expiresAt.getTime() <= now.getTime() || row.membershipStatus !== 'active') return undefined;
+    const answer: Record<string, unknown> = {
+      active: true, scope: row.family.scope, client_id: client.id, sub: row.family.personId, aud: row.family.resource,
+      iss: ctx.config.issuer, exp: seconds(row.expiresAt), iat: seconds(row.createdAt), token_type: 'refresh_token',
+    };
+    if (row.family.sessionId) answer.sid = row.family.sessionId;
+    return JSON.stringify(answer);
+  }
+
+  app.post(INTROSPECTION_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const body = formBody(request);
+    const client = await limiter.guard(request, async () => {
+      const authenticated = authenticateClient(ctx, request, body);
+      if (authenticated.clientType !== 'web') throw invalidClient('Introspection needs a confidential client authenticated with its secret.');
+      return authenticated;
+    });
+    const token = requiredParam(body, 'token');
+    // The shape decides (a JWT has two dots; refresh tokens are `ghr_…`): the hint cannot mislead.
+    const claims = token.includes('.') ? activeAccessToken(token, client) : undefined;
+    const answer = claims ? accessAnswer(claims) : token.startsWith('ghr_') ? refreshAnswer(token, client) : undefined;
+    return reply
+      .header('cache-control', 'no-store')
+      .header('pragma', 'no-cache')
+      .type('application/json; charset=utf-8')
+      .send(answer ?? INACTIVE);
+  });
+};

@@ -1,0 +1,114 @@
+/**
+ * The tokens of a grant a person gave in a browser session: an authorization code (authorize)
+ * or an approved device authorization (the /device page). Both grants end here, so the same
+ * rules hold for both (DESIGN §4.10):
+ * - the grant's audience must still be the application's (it may since belong to another);
+ * - the membership must still exist and be active;
+ * - the session it was given in must not have ended (ending a session revokes the families born
+ *   of it, accounts/session.ts, so none may be born after);
+ * - the application is noted as holding tokens of the session (back-channel logout);
+ * - a refresh-token family starts with `offline_access`, an ID token comes with `openid`.
+ * `hooks.claim(tx)` lets the caller spend its grant in the same transaction as the family is
+ * born (the device code's exactly-once issue); it returns false when the grant was already
+ * spent. `hooks.onFamily(id)` hears the new family's id at once, before any signing is awaited
+ * (a replayed code must find it, authorization-code.ts).
+ */
+import { eq, sql } from 'drizzle-orm';
+import { memberships, people, sessions, type Application } from '../../db/schema.js';
+import type { AppContext } from '../../context.js';
+import type { Tx } from '../../audit/record.js';
+import { preparedPerDb } from '../../db/prepared.js';
+import { activeMarkDue, touchMembership } from '../../members/create.js';
+import { recordSessionClient } from '../backchannel/session-clients.js';
+import { invalidGrant } from '../errors.js';
+import { familyJti, signAccessToken, signIdToken } from '../jwt.js';
+import type { KeyRing } from '../keys.js';
+import { hasScope } from '../scopes.js';
+import { startFamily, type TokenResponse } from './response.js';
+
+/** The membership a grant was given for, with its person (gone if either was deleted since). */
+const memberQuery = preparedPerDb((db) =>
+  db
+    .select({
+      membership: { id: memberships.id, status: memberships.status, role: memberships.role, lastActiveAt: memberships.lastActiveAt },
+      person: { id: people.id, email: people.email, emailVerified: people.emailVerified, name: people.name },
+    })
+    .from(memberships)
+    .innerJoin(people, eq(people.id, memberships.personId))
+    .where(eq(memberships.id, sql.placeholder('id')))
+    .prepare(),
+);
+
+/** Whether the sign-in session a grant was given in has been ended since (sign-out, revocation). */
+const sessionQuery = preparedPerDb((db) =>
+  db.select({ revokedAt: sessions.revokedAt }).from(sessions).where(eq(sessions.id, sql.placeholder('id'))).prepare(),
+);
+
+export interface SessionGrant {
+  membershipId: string;
+  sessionId: string;
+  scope: string;
+  resource: string;
+  nonce: string | null;
+  authTime: Date;
+  /** How errors name the grant: "this code was issued", "this device sign-in was approved". */
+  given: string;
+}
+
+export async function issueSessionTokens(
+  ctx: AppContext,
+  keys: KeyRing,
+  client: Application,
+  grant: SessionGrant,
+  hooks: { claim?: (tx: Tx) => boolean; onFamily?: (familyId: string) => void } = {},
+): Promise<TokenResponse> {
+  const { claim, onFamily } = hooks;
+  const now = ctx.clock.now();
+  // Tokens carry the audience the grant was given for; once the application's audience has
+  // changed, that value may already belong to another application's backend.
+  if (grant.resource !== client.audience) throw invalidGrant(`The application's audience has changed since ${grant.given}; start the sign-in again.`);
+  const found = memberQuery(ctx.db).get({ id: grant.membershipId });
+  if (!found || found.membership.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
+  const { membership, person } = found;
+  if (sessionQuery(ctx.db).get({ id: grant.sessionId })?.revokedAt !== null) {
+    throw invalidGrant(`The sign-in session ${grant.given} in has ended.`);
+  }
+
+  // This application now holds tokens of the session: it hears a back-channel logout when the session ends.
+  recordSessionClient(ctx.db, grant.sessionId, client.id, now);
+  const touch = activeMarkDue(membership.lastActiveAt, now);
+  const offline = hasScope(grant.scope, 'offline_access');
+  let family: { familyId: string; token: string } | undefined;
+  if (touch || offline || claim) {
+    family = ctx.db.transaction((tx) => {
+      if (claim && !claim(tx)) throw invalidGrant('This grant has already been used.');
+      if (touch) touchMembership(ctx.db, membership.id, now);
+      if (!offline) return undefined;
+      const started = startFamily(tx, now, ctx.config.refreshTokenTtl, {
+        applicationId: client.id, personId: person.id, membershipId: membership.id, sessionId: grant.sessionId,
+        scope: grant.scope, resource: grant.resource, authTime: grant.authTime,
+      });
+      onFamily?.(started.familyId);
+      return started;
+    });
+  }
+
+  const ttl = ctx.config.accessTokenTtl;
+  const issuer = ctx.config.issuer;
+  const [accessToken, idToken] = await Promise.all([
+    signAccessToken(keys, {
+      issuer, subject: person.id, audience: grant.resource, clientId: client.id, scope: grant.scope,
+      appUser: membership, sessionId: grant.sessionId, now, ttlSeconds: ttl, jti: family ? familyJti(family.familyId) : undefined,
+    }),
+    hasScope(grant.scope, 'openid')
+      ? signIdToken(keys, {
+          issuer, person, clientId: client.id, scope: grant.scope, nonce: grant.nonce,
+          authTime: grant.authTime, sessionId: grant.sessionId, now, ttlSeconds: ttl,
+        })
+      : undefined,
+  ]);
+  const response: TokenResponse = { access_token: accessToken, token_type: 'Bearer', expires_in: ttl, scope: grant.scope };
+  if (family) response.refresh_token = family.token;
+  if (idToken) response.id_token = idToken;
+  return response;
+}
