@@ -281,6 +281,7 @@ describe('big deletes', () => {
       members: rows('memberships'),
       invitations: 1,
       sessionRealms: count(t.db, "SELECT count(*) AS n FROM session_realms WHERE realm = 'app:notes'"),
+      sessionClients: rows('session_clients'),
     };
 
     const deleted = await t.admin('DELETE', '/api/admin/applications/notes');
