@@ -5,18 +5,13 @@
  * `isAccessTokenRevoked`. Back ends that verify tokens locally cannot see this list: they rely on
  * the short lifetime (`GATEHOUSE_ACCESS_TOKEN_TTL`), which the README says.
  *
- * Retention: a row is worthless once its token has expired, so `sweepRevokedAccessTokens` deletes
- * expired rows in bounded batches by the `expires_at` index; each revocation runs one batch, and
- * `revokedAccessTokenRetention` is the same rule in the shape a retention sweeper's list takes
- * (`{name, prune(db, now, batch)}`, as activity/retention.ts's rules) for when one runs it.
+ * Retention: a row is worthless once its token has expired; the sweeper deletes those by the
+ * `expires_at` index (data-lifecycle/retention-rules.ts, "revoked access tokens").
  */
-import { eq, lte, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { revokedAccessTokens } from '../db/schema.js';
-
-/** Rows deleted per sweep batch: a few ms of work at most. */
-export const REVOKED_SWEEP_BATCH = 500;
 
 const statements = preparedPerDb((db) => {
   const t = revokedAccessTokens;
@@ -28,11 +23,6 @@ const statements = preparedPerDb((db) => {
       .insert(t)
       .values({ jti: p('jti'), expiresAt: p('expiresAt'), revokedAt: p('revokedAt') })
       .onConflictDoNothing()
-      .prepare(),
-    sweep: db
-      .delete(t)
-      // By rowid: the expiry index holds it, so the batch is read from the index alone.
-      .where(sql`rowid IN (SELECT rowid FROM ${t} WHERE ${lte(t.expiresAt, p('nowMs'))} LIMIT ${p('limit')})`)
       .prepare(),
   };
 });
@@ -47,13 +37,3 @@ export function recordRevokedAccessToken(db: Db, jti: string, expiresAt: Date, n
   statements(db).insert.run({ jti, expiresAt, revokedAt: now });
 }
 
-/** Deletes up to `limit` rows whose token has expired; returns how many went. */
-export function sweepRevokedAccessTokens(db: Db, now: Date, limit = REVOKED_SWEEP_BATCH): number {
-  return statements(db).sweep.run({ nowMs: now.getTime(), limit }).changes;
-}
-
-/** The retention rule of this table, for a sweeper that runs rules in small batches. */
-export const revokedAccessTokenRetention = {
-  name: 'revoked_access_tokens past their token expiry',
-  prune: (db: Db, now: Date, batch: number): number => sweepRevokedAccessTokens(db, now, batch),
-};

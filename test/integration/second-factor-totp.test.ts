@@ -14,7 +14,8 @@ import { PASSWORD, cookieValue, createApplication, postJson } from '../helpers/a
 import { me, signedUpCookie } from '../helpers/self-service.js';
 import { expectProblem } from '../helpers/problem.js';
 import { auditLog, secondFactorBackOff, totpCredentials } from '../../server/db/schema.js';
-import { secondStepBackOffRetention } from '../../server/accounts/second-factor/back-off.js';
+import { sweep } from '../../server/data-lifecycle/sweeper.js';
+import { fixedClock } from '../../server/util/clock.js';
 
 const START = new Date('2026-03-02T10:00:05Z');
 
@@ -178,8 +179,10 @@ describe('sign-in with TOTP', () => {
     expect(t.db.select().from(secondFactorBackOff).all()).toEqual([]);
     const again = await passwordStep(t);
     expectProblem(await totpStep(t, again.cookie, bad), 401, 'invalid_code');
-    expect(secondStepBackOffRetention.prune(t.db, t.clock.now(), 10)).toBe(0);
-    expect(secondStepBackOffRetention.prune(t.db, new Date(t.clock.now().getTime() + 24 * 3600_000 + 1), 10)).toBe(1);
+    expect(t.db.select().from(secondFactorBackOff).all()).toHaveLength(1);
+    expect((await sweep(t.db, t.config, t.clock)).pruned['second-factor back-off (idle)']).toBeUndefined();
+    const dayLater = fixedClock(new Date(t.clock.now().getTime() + 24 * 3600_000 + 1));
+    expect((await sweep(t.db, t.config, dayLater)).pruned['second-factor back-off (idle)']).toBe(1);
     expect(t.db.select().from(secondFactorBackOff).all()).toEqual([]);
   });
 });

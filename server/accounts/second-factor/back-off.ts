@@ -4,8 +4,8 @@
  * step is locked for 30 s, doubling per further failure up to 15 min (the password back-off's
  * curve, accounts/sign-in-back-off.ts); while locked, every second step answers 429
  * `rate_limited` with `Retry-After` without looking at the code. A success clears it. Rows live in
- * `second_factor_back_off` (survive restarts); rows idle for a day whose lock is over are swept at
- * most once a minute on the way into a failure.
+ * `second_factor_back_off` (survive restarts); rows idle for a day whose lock is over go by the
+ * retention sweeper's rule (data-lifecycle/retention-rules.ts).
  */
 import { eq, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
@@ -15,8 +15,6 @@ import { secondFactorBackOff } from '../../db/schema.js';
 import { tooManyRequests } from '../../http/problem.js';
 import { LOCK_AFTER_FAILURES, lockDuration } from '../sign-in-back-off.js';
 
-export const SECOND_STEP_IDLE_MS = 24 * 60 * 60_000;
-const SWEEP_EVERY_MS = 60_000;
 
 export const secondStepLocked = (retryAfterSeconds: number) =>
   tooManyRequests(retryAfterSeconds, 'Too many wrong codes; wait a little, then sign in again.');
@@ -37,7 +35,6 @@ export function checkSecondStepLock(ctx: AppContext, personId: string): boolean 
 /** Counts a failed second step; returns the lock it set (epoch ms), if any. */
 export function secondStepFailed(ctx: AppContext, personId: string): number | undefined {
   const now = ctx.clock.now();
-  if (sweepDue(ctx.db, now)) sweepSecondStepBackOff(ctx.db, now);
   const row = ctx.db
     .insert(secondFactorBackOff)
     .values({ personId, failures: 1, lockedUntil: null, lastFailureAt: now })
@@ -59,31 +56,3 @@ export function secondStepLockedUntil(ctx: AppContext, personId: string): number
 export function clearSecondStepBackOff(db: Db, personId: string): void {
   db.delete(secondFactorBackOff).where(eq(secondFactorBackOff.personId, personId)).run();
 }
-
-const lastSweep = new WeakMap<Db, number>();
-function sweepDue(db: Db, now: Date): boolean {
-  const last = lastSweep.get(db);
-  if (last !== undefined && now.getTime() >= last && now.getTime() - last < SWEEP_EVERY_MS) return false;
-  lastSweep.set(db, now.getTime());
-  return true;
-}
-
-/** Rows deleted per sweep: a few ms of work at most. */
-const SWEEP_BATCH = 500;
-
-/**
- * Retention: rows idle for a day whose lock is over are forgotten, at most `batch` per call
- * (found through the `last_failure_at` index); returns how many went.
- */
-export function sweepSecondStepBackOff(db: Db, now: Date, batch = SWEEP_BATCH): number {
-  const idleSince = now.getTime() - SECOND_STEP_IDLE_MS;
-  return db.run(sql`DELETE FROM second_factor_back_off WHERE person_id IN
-    (SELECT person_id FROM second_factor_back_off WHERE last_failure_at < ${idleSince}
-      AND (locked_until IS NULL OR locked_until <= ${now.getTime()}) LIMIT ${batch})`).changes;
-}
-
-/** The same rule in the shape a retention sweeper's list takes (`{name, prune(db, now, batch)}`, as activity/retention.ts). */
-export const secondStepBackOffRetention = {
-  name: 'second_factor_back_off idle for a day, lock over',
-  prune: (db: Db, now: Date, batch: number): number => sweepSecondStepBackOff(db, now, batch),
-};
