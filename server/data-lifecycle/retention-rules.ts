@@ -9,7 +9,9 @@
  * Tables that bound themselves and need no rule: `sign_in_back_off` (swept on the way into a
  * password check, accounts/sign-in-back-off.ts), `provider_logins` (expired ones deleted as a new
  * login begins, accounts/providers/logins.ts), `purge_jobs` (a job deletes itself when done),
- * `meta` and `row_counts` (fixed keys). Authorization codes live in memory (oauth/authorize/code.ts).
+ * `meta` and `row_counts` (fixed keys), and the second factors `totp_credentials`, `passkeys` and
+ * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person).
+ * Authorization codes, pending second steps and WebAuthn challenges live in memory.
  *
  * Reuse detection keeps working: a refresh-token family and all its tokens go together, only
  * `tokens` days after the family expired or was revoked, so a rotated token is recognised (and
