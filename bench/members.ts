@@ -78,7 +78,7 @@ async function run(): Promise<BenchResult[]> {
     let cursor: string | undefined;
     for (let page = 0; page < PAGES_PER_WALK; page++) {
       const s = performance.now();
-      const result = listMembers(server.app.ctx, 'big', { cursor }, 50);
+      const result = await listMembers(server.app.ctx, 'big', { cursor }, 50);
       inProcess.push(performance.now() - s);
       cursor = result.nextCursor ?? undefined;
     }

@@ -37,6 +37,7 @@ import { RETENTION_RULES } from '../server/data-lifecycle/retention-rules.js';
 import { loadConfig } from '../server/config.js';
 import { BENCH_ADMIN_TOKEN, cpuPerOp, loadAverage, peakRssMiB, percentile, probeHealthz, refreshLoad, rssMiB, serveDataDir, type BenchServer } from './_server.js';
 import { scaleData, type ScaleData } from './_scale-data.js';
+import { one } from '../server/db/store.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PASSPHRASE = 'bench scale passphrase, not a secret';
@@ -153,17 +154,17 @@ function usedMiB(file: string): number {
 }
 
 /** Rows each retention rule would still delete at `at` (0 everywhere after a complete sweep). */
-function rowsPastRetention(file: string, at: Date): Record<string, number> {
+async function rowsPastRetention(file: string, at: Date): Promise<Record<string, number>> {
   const sqlite = new Database(file, { readonly: true });
   try {
     const db = drizzle(sqlite);
     const config = loadConfig({});
-    return Object.fromEntries(
-      RETENTION_RULES.map((rule) => {
-        const before = new Date(at.getTime() - (rule.keep ? config.retention[rule.keep] : 0) * 86_400_000);
-        return [rule.name, db.select({ n: count() }).from(rule.table).where(rule.where(before, at)).get()!.n];
-      }),
-    );
+    const entries: Array<[string, number]> = [];
+    for (const rule of RETENTION_RULES) {
+      const before = new Date(at.getTime() - (rule.keep ? config.retention[rule.keep] : 0) * 86_400_000);
+      entries.push([rule.name, (await one(db.select({ n: count() }).from(rule.table).where(rule.where(before, at))))!.n]);
+    }
+    return Object.fromEntries(entries);
   } finally {
     sqlite.close();
   }
@@ -240,7 +241,7 @@ async function measure(label: Run['label'], data: ScaleData): Promise<Run> {
         loopMax: round(afterSweep.loopDelay!.maxMs),
         before,
         after: tableRows(file, RULED_TABLES),
-        leftOver: rowsPastRetention(file, sweepStarted),
+        leftOver: await rowsPastRetention(file, sweepStarted),
         mibBefore: round(mibBefore),
         mibAfter: round(usedMiB(file)),
       };

@@ -16,6 +16,7 @@ import { start } from '../server/main.js';
 import { loadConfig } from '../server/config.js';
 import { webhookDeliveries } from '../server/db/schema.js';
 import { recordEvent } from '../server/webhooks/outbox.js';
+import { one, transaction } from '../server/db/store.js';
 
 const EVENTS = 6000;
 const APPS = 4;
@@ -59,9 +60,9 @@ async function run(): Promise<BenchResult[]> {
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     const now = server.app.ctx.clock.now();
-    server.db.transaction((tx) => {
+    await transaction(server.db, async (tx) => {
       for (let i = 0; i < EVENTS; i++) {
-        recordEvent(tx, now, `app-${i % APPS}`, 'membership.updated', { userId: `usr_${i}`, changes: ['profile'], seq: i });
+        await recordEvent(tx, now, `app-${i % APPS}`, 'membership.updated', { userId: `usr_${i}`, changes: ['profile'], seq: i });
       }
     });
     server.app.ctx.wakeWebhooks();
@@ -79,19 +80,19 @@ async function run(): Promise<BenchResult[]> {
       }
     })();
 
-    const count = () =>
-      server.db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(eq(webhookDeliveries.status, 'succeeded')).get()!.n;
+    const count = async () =>
+      (await one(server.db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(eq(webhookDeliveries.status, 'succeeded'))))!.n;
     let elapsed = 0;
     for (;;) {
       await new Promise((r) => setTimeout(r, 25));
       elapsed = (performance.now() - t0) / 1000;
-      if (count() >= EVENTS) break;
+      if ((await count()) >= EVENTS) break;
       if (elapsed > 60) break;
     }
     const cpu = process.cpuUsage(cpu0);
     draining = false;
     await health;
-    const delivered = count();
+    const delivered = await count();
     const stats = await ask(receiver);
     latencies.sort((a, b) => a - b);
     const throughput = delivered / elapsed;

@@ -124,7 +124,7 @@ async function startClaimed(config: Config): Promise<Running> {
   const databaseFile = join(config.dataDir, DATABASE_FILE);
   const db = openDatabase(databaseFile);
   // What `gatehouse rotate-keys` (another process) needs to keep retired keys published long enough.
-  recordAccessTokenTtl(db, config.accessTokenTtl, new Date());
+  await recordAccessTokenTtl(db, config.accessTokenTtl, new Date());
   const adminToken = config.adminToken ? fixedAdminToken(config.adminToken) : fileAdminToken(config.dataDir);
   const app = await buildApp({
     db,

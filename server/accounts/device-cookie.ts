@@ -22,6 +22,7 @@ import { meta } from '../db/schema.js';
 import { safeEqual, sha256 } from '../util/crypto.js';
 import { normalizeEmail } from './people.js';
 import { cookieOptions } from './session.js';
+import { exec, one } from '../db/store.js';
 
 const COOKIE = 'gatehouse_device';
 /** How long a browser stays known without signing in again. */
@@ -37,14 +38,13 @@ export function deviceCookieName(config: Config): string {
 const keys = new WeakMap<Db, Buffer>();
 
 /** The server's device-cookie key, created once per database (also inside a transaction on `db`). */
-function deviceKey(db: Db): Buffer {
+async function deviceKey(db: Db): Promise<Buffer> {
   let key = keys.get(db);
   if (!key) {
-    db.insert(meta)
+    await exec(db.insert(meta)
       .values({ key: META_KEY, value: randomBytes(32).toString('base64'), updatedAt: new Date() })
-      .onConflictDoNothing()
-      .run();
-    key = Buffer.from(db.select({ value: meta.value }).from(meta).where(eq(meta.key, META_KEY)).get()!.value, 'base64');
+      .onConflictDoNothing());
+    key = Buffer.from((await one(db.select({ value: meta.value }).from(meta).where(eq(meta.key, META_KEY))))!.value, 'base64');
     keys.set(db, key);
   }
   return key;
@@ -74,16 +74,16 @@ export function deviceCookieOf(config: Config, request: FastifyRequest): string 
  * The nonce of a valid device-cookie entry for the address with back-off key `addressKey`, or
  * undefined (no cookie, tampered, another address's, or signed with another key).
  */
-export function trustedNonce(db: Db, cookie: string | undefined, addressKey: string): string | undefined {
+export async function trustedNonce(db: Db, cookie: string | undefined, addressKey: string): Promise<string | undefined> {
   const list = entries(cookie);
   if (!list.length) return undefined;
-  const key = deviceKey(db);
+  const key = await deviceKey(db);
   return list.find((entry) => safeEqual(entry.signature, signature(key, addressKey, entry.nonce)))?.nonce;
 }
 
 /** Sets a fresh device cookie for the address just signed in to, keeping the browser's entries for others. */
-export function sendDeviceCookie(db: Db, config: Config, request: FastifyRequest, reply: FastifyReply, email: string): void {
-  const key = deviceKey(db);
+export async function sendDeviceCookie(db: Db, config: Config, request: FastifyRequest, reply: FastifyReply, email: string): Promise<void> {
+  const key = await deviceKey(db);
   const bound = addressKey(email);
   const nonce = randomBytes(16).toString('base64url');
   const others = entries(deviceCookieOf(config, request)).filter((entry) => !safeEqual(entry.signature, signature(key, bound, entry.nonce)));

@@ -50,7 +50,7 @@ const emailLinkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       requireMail(ctx);
-      requestPasswordReset(ctx, request.body.email, request.log);
+      await requestPasswordReset(ctx, request.body.email, request.log);
       return reply.status(202).header('cache-control', 'no-store').send();
     },
   );
@@ -81,7 +81,7 @@ const emailLinkRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: UserResponseSchema, ...errors },
       },
     },
-    async (request) => ({ user: userRecord(verifyEmail(ctx, request.body.token)) }),
+    async (request) => ({ user: userRecord(await verifyEmail(ctx, request.body.token)) }),
   );
 
   app.post(
@@ -91,10 +91,10 @@ const emailLinkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'E-mail a new verification link to the signed-in person', response: { 202: Type.Null(), ...errors } },
     },
     async (request, reply) => {
-      const me = readSession(ctx, request);
+      const me = await readSession(ctx, request);
       if (!me) throw unauthorized('Sign in first.', 'unauthorized', 'Cookie');
       requireMail(ctx);
-      const outcome = sendVerificationEmail(ctx, me.person, request.log);
+      const outcome = await sendVerificationEmail(ctx, me.person, request.log);
       if (outcome === 'already_verified') throw conflict('email_already_verified', 'Your e-mail address is already verified.');
       if (outcome === 'sent_recently') throw tooManyRequests(RESEND_INTERVAL_MS / 1000, 'A verification e-mail was sent less than a minute ago.');
       return reply.status(202).header('cache-control', 'no-store').send();

@@ -12,6 +12,7 @@ import { recordAudit } from '../audit/record.js';
 import { mailerFor, type MailMessage } from '../mail/mailer.js';
 import { verificationMessage } from '../mail/account-messages.js';
 import { issueToken, redeemToken, sentRecently } from './one-time-tokens.js';
+import { one, transaction } from '../db/store.js';
 
 /**
  * Sends a message without holding up the answer (so its timing tells nothing), logging a failure
@@ -29,11 +30,11 @@ export type VerificationSend = 'sent' | 'already_verified' | 'mail_not_configure
  * Sends a verification link to an unverified person when mail is configured, at most once a
  * minute; says why not otherwise (the sign-up paths ignore the answer, the resend endpoint shows it).
  */
-export function sendVerificationEmail(ctx: AppContext, person: Person, log: Pick<FastifyBaseLogger, 'warn'>): VerificationSend {
+export async function sendVerificationEmail(ctx: AppContext, person: Person, log: Pick<FastifyBaseLogger, 'warn'>): Promise<VerificationSend> {
   if (person.emailVerified) return 'already_verified';
   if (!mailerFor(ctx.config)) return 'mail_not_configured';
   const now = ctx.clock.now();
-  const token = ctx.db.transaction((tx) => (sentRecently(tx, now, person.id, 'email_verification') ? undefined : issueToken(tx, now, person.id, 'email_verification')));
+  const token = await transaction(ctx.db, async (tx) => (await sentRecently(tx, now, person.id, 'email_verification') ? undefined : await issueToken(tx, now, person.id, 'email_verification')));
   if (!token) return 'sent_recently';
   const url = `${ctx.config.issuer}/verify-email?token=${encodeURIComponent(token)}`;
   sendInBackground(ctx, verificationMessage(person.email, url), log, 'verification');
@@ -41,12 +42,12 @@ export function sendVerificationEmail(ctx: AppContext, person: Person, log: Pick
 }
 
 /** Redeems a verification link and marks the person's e-mail verified; returns the person. */
-export function verifyEmail(ctx: AppContext, token: string): Person {
+export async function verifyEmail(ctx: AppContext, token: string): Promise<Person> {
   const now = ctx.clock.now();
-  return ctx.db.transaction((tx) => {
-    const personId = redeemToken(tx, now, token, 'email_verification');
-    const person = tx.update(people).set({ emailVerified: true, updatedAt: now }).where(eq(people.id, personId)).returning().get()!;
-    recordAudit(tx, now, { actor: `person:${personId}`, action: 'person.email_verified', target: personId });
+  return await transaction(ctx.db, async (tx) => {
+    const personId = await redeemToken(tx, now, token, 'email_verification');
+    const person = (await one(tx.update(people).set({ emailVerified: true, updatedAt: now }).where(eq(people.id, personId)).returning()))!;
+    await recordAudit(tx, now, { actor: `person:${personId}`, action: 'person.email_verified', target: personId });
     return person;
   });
 }

@@ -9,16 +9,17 @@ import type { Tx } from '../audit/record.js';
 import type { Application, Membership, Person } from '../db/schema.js';
 import { createMembership, findMembership } from '../members/create.js';
 import { acceptInvitation, pendingInvitationFor } from '../invitations/accept.js';
+import { transaction } from '../db/store.js';
 
 export type SettleResult = { membership: Membership } | { error: 'access_denied'; description: string };
 
-export function settleMembership(ctx: AppContext, app: Application, person: Person): SettleResult {
+export async function settleMembership(ctx: AppContext, app: Application, person: Person): Promise<SettleResult> {
   // The usual visit, an active member's: one prepared read, no transaction.
-  const current = findMembership(ctx.db, app.id, person.id);
+  const current = await findMembership(ctx.db, app.id, person.id);
   if (current?.status === 'active') return { membership: current };
   const now = ctx.clock.now();
-  return ctx.db.transaction((tx): SettleResult => {
-    const existing = findMembership(tx, app.id, person.id);
+  return await transaction(ctx.db, async (tx): Promise<SettleResult> => {
+    const existing = await findMembership(tx, app.id, person.id);
     if (existing) {
       if (existing.status === 'active') return { membership: existing };
       return { error: 'access_denied', description: `Your access to ${app.name} is suspended.` };
@@ -32,13 +33,13 @@ export function settleMembership(ctx: AppContext, app: Application, person: Pers
  * `open` joins them, `invite_only` accepts a pending invitation of their verified e-mail,
  * `closed` refuses. External-provider sign-up uses it too, so both paths admit alike.
  */
-export function admitNewcomer(tx: Tx, now: Date, app: Application, person: Person): SettleResult {
+export async function admitNewcomer(tx: Tx, now: Date, app: Application, person: Person): Promise<SettleResult> {
   switch (app.authPolicy.signup_policy) {
     case 'open':
-      return { membership: createMembership(tx, now, app.id, person) };
+      return { membership: await createMembership(tx, now, app.id, person) };
     case 'invite_only': {
-      const invitation = person.emailVerified ? pendingInvitationFor(tx, now, app.id, person.email) : undefined;
-      if (invitation) return { membership: acceptInvitation(tx, now, invitation, person) };
+      const invitation = person.emailVerified ? await pendingInvitationFor(tx, now, app.id, person.email) : undefined;
+      if (invitation) return { membership: await acceptInvitation(tx, now, invitation, person) };
       return { error: 'access_denied', description: `${app.name} is open to invited people only.` };
     }
     case 'closed':

@@ -10,6 +10,7 @@ import type { AppContext } from '../context.js';
 import { oneTimeTokens, people, type Person } from '../db/schema.js';
 import { Problem } from '../http/problem.js';
 import { randomToken, sha256 } from '../util/crypto.js';
+import { exec, one } from '../db/store.js';
 
 export type TokenPurpose = 'password_reset' | 'email_verification';
 
@@ -18,25 +19,22 @@ export const TOKEN_TTL_MS = 60 * 60_000;
 export const RESEND_INTERVAL_MS = 60_000;
 
 /** Whether a link of this purpose was sent to the person within the last minute. */
-export function sentRecently(tx: Tx, now: Date, personId: string, purpose: TokenPurpose): boolean {
-  const last = tx
+export async function sentRecently(tx: Tx, now: Date, personId: string, purpose: TokenPurpose): Promise<boolean> {
+  const last = await one(tx
     .select({ createdAt: oneTimeTokens.createdAt })
     .from(oneTimeTokens)
     .where(and(eq(oneTimeTokens.personId, personId), eq(oneTimeTokens.purpose, purpose)))
-    .orderBy(desc(oneTimeTokens.createdAt))
-    .get();
+    .orderBy(desc(oneTimeTokens.createdAt)));
   return last !== undefined && now.getTime() - last.createdAt.getTime() < RESEND_INTERVAL_MS;
 }
 
 /** Issues a link token for the person (earlier unused ones of the purpose stop working). */
-export function issueToken(tx: Tx, now: Date, personId: string, purpose: TokenPurpose): string {
+export async function issueToken(tx: Tx, now: Date, personId: string, purpose: TokenPurpose): Promise<string> {
   const token = randomToken();
-  tx.delete(oneTimeTokens)
-    .where(and(eq(oneTimeTokens.personId, personId), eq(oneTimeTokens.purpose, purpose), isNull(oneTimeTokens.usedAt)))
-    .run();
-  tx.insert(oneTimeTokens)
-    .values({ tokenHash: sha256(token), personId, purpose, createdAt: now, expiresAt: new Date(now.getTime() + TOKEN_TTL_MS) })
-    .run();
+  await exec(tx.delete(oneTimeTokens)
+    .where(and(eq(oneTimeTokens.personId, personId), eq(oneTimeTokens.purpose, purpose), isNull(oneTimeTokens.usedAt))));
+  await exec(tx.insert(oneTimeTokens)
+    .values({ tokenHash: sha256(token), personId, purpose, createdAt: now, expiresAt: new Date(now.getTime() + TOKEN_TTL_MS) }));
   return token;
 }
 
@@ -47,8 +45,8 @@ const linkProblems = {
 };
 
 /** Why a token cannot be redeemed, as a problem: 400 `token_invalid`, 410 `token_used` / `token_expired`. */
-function refusal(tx: Tx, now: Date, token: string, purpose: TokenPurpose): Problem {
-  const row = tx.select().from(oneTimeTokens).where(eq(oneTimeTokens.tokenHash, sha256(token))).get();
+async function refusal(tx: Tx, now: Date, token: string, purpose: TokenPurpose): Promise<Problem> {
+  const row = await one(tx.select().from(oneTimeTokens).where(eq(oneTimeTokens.tokenHash, sha256(token))));
   if (!row || row.purpose !== purpose) return linkProblems.invalid();
   if (row.usedAt) return linkProblems.used();
   if (row.expiresAt.getTime() <= now.getTime()) return linkProblems.expired();
@@ -56,13 +54,12 @@ function refusal(tx: Tx, now: Date, token: string, purpose: TokenPurpose): Probl
 }
 
 /** The person a still-usable token belongs to, without using it (the reset form shows first). */
-export function peekToken(tx: Tx, now: Date, token: string, purpose: TokenPurpose): string {
-  const row = tx
+export async function peekToken(tx: Tx, now: Date, token: string, purpose: TokenPurpose): Promise<string> {
+  const row = await one(tx
     .select({ personId: oneTimeTokens.personId })
     .from(oneTimeTokens)
-    .where(and(eq(oneTimeTokens.tokenHash, sha256(token)), eq(oneTimeTokens.purpose, purpose), isNull(oneTimeTokens.usedAt), gt(oneTimeTokens.expiresAt, now)))
-    .get();
-  if (!row) throw refusal(tx, now, token, purpose);
+    .where(and(eq(oneTimeTokens.tokenHash, sha256(token)), eq(oneTimeTokens.purpose, purpose), isNull(oneTimeTokens.usedAt), gt(oneTimeTokens.expiresAt, now))));
+  if (!row) throw await refusal(tx, now, token, purpose);
   return row.personId;
 }
 
@@ -71,19 +68,18 @@ export function peekToken(tx: Tx, now: Date, token: string, purpose: TokenPurpos
  * address and asks before anything is spent (a reset form, a verification button). Throws as
  * `peekToken` does.
  */
-export function linkPerson(ctx: AppContext, token: string, purpose: TokenPurpose): Person {
-  const personId = peekToken(ctx.db, ctx.clock.now(), token, purpose);
-  return ctx.db.select().from(people).where(eq(people.id, personId)).get()!;
+export async function linkPerson(ctx: AppContext, token: string, purpose: TokenPurpose): Promise<Person> {
+  const personId = await peekToken(ctx.db, ctx.clock.now(), token, purpose);
+  return (await one(ctx.db.select().from(people).where(eq(people.id, personId))))!;
 }
 
 /** Uses the token inside the caller's transaction and returns its person's id; throws when unusable. */
-export function redeemToken(tx: Tx, now: Date, token: string, purpose: TokenPurpose): string {
-  const row = tx
+export async function redeemToken(tx: Tx, now: Date, token: string, purpose: TokenPurpose): Promise<string> {
+  const row = await one(tx
     .update(oneTimeTokens)
     .set({ usedAt: now })
     .where(and(eq(oneTimeTokens.tokenHash, sha256(token)), eq(oneTimeTokens.purpose, purpose), isNull(oneTimeTokens.usedAt), gt(oneTimeTokens.expiresAt, now)))
-    .returning({ personId: oneTimeTokens.personId })
-    .get();
-  if (!row) throw refusal(tx, now, token, purpose);
+    .returning({ personId: oneTimeTokens.personId }));
+  if (!row) throw await refusal(tx, now, token, purpose);
   return row.personId;
 }

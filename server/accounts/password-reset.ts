@@ -23,14 +23,15 @@ import { findPersonByEmail } from './people.js';
 import { clearBackOff } from './sign-in-back-off.js';
 import { issueToken, linkPerson, redeemToken, sentRecently } from './one-time-tokens.js';
 import { sendInBackground } from './email-verification.js';
+import { one, transaction } from '../db/store.js';
 
 /** Sends a reset link when `email` has an account (at most one a minute); says nothing either way. */
-export function requestPasswordReset(ctx: AppContext, email: string, log: Pick<FastifyBaseLogger, 'warn'>): void {
+export async function requestPasswordReset(ctx: AppContext, email: string, log: Pick<FastifyBaseLogger, 'warn'>): Promise<void> {
   if (!mailerFor(ctx.config)) return;
-  const person = findPersonByEmail(ctx.db, email);
+  const person = await findPersonByEmail(ctx.db, email);
   if (!person) return;
   const now = ctx.clock.now();
-  const token = ctx.db.transaction((tx) => (sentRecently(tx, now, person.id, 'password_reset') ? undefined : issueToken(tx, now, person.id, 'password_reset')));
+  const token = await transaction(ctx.db, async (tx) => (await sentRecently(tx, now, person.id, 'password_reset') ? undefined : await issueToken(tx, now, person.id, 'password_reset')));
   if (!token) return;
   const url = `${ctx.config.issuer}/reset-password?token=${encodeURIComponent(token)}`;
   sendInBackground(ctx, passwordResetMessage(person.email, url), log, 'password reset');
@@ -39,35 +40,34 @@ export function requestPasswordReset(ctx: AppContext, email: string, log: Pick<F
 /** Sets the new password from a reset link and signs the person out everywhere. */
 export async function resetPassword(ctx: AppContext, token: string, password: string, path = 'body.password'): Promise<Person> {
   checkPasswordLength(password, path);
-  linkPerson(ctx, token, 'password_reset'); // refuse a bad link before spending a hash on it
+  await linkPerson(ctx, token, 'password_reset'); // refuse a bad link before spending a hash on it
   const passwordHash = await hashPassword(password);
   const now = ctx.clock.now();
-  return ctx.db.transaction((tx) => {
-    const personId = redeemToken(tx, now, token, 'password_reset');
-    const wasVerified = personById(tx, personId)!.emailVerified;
-    const person = tx
+  return await transaction(ctx.db, async (tx) => {
+    const personId = await redeemToken(tx, now, token, 'password_reset');
+    const wasVerified = (await personById(tx, personId))!.emailVerified;
+    const person = (await one(tx
       .update(people)
       .set({ passwordHash, emailVerified: true, updatedAt: now })
       .where(eq(people.id, personId))
-      .returning()
-      .get()!;
-    const accounts = linkedAccountsOf(tx, personId);
+      .returning()))!;
+    const accounts = await linkedAccountsOf(tx, personId);
     // First proof of the mailbox: whoever created or used the account before it (anyone can sign
     // up with an address they do not own, or arrive through a provider that did not verify it)
     // may have linked their own provider to it. The mailbox's owner takes the account alone.
     if (!wasVerified) {
       for (const account of accounts.filter((a) => a.provider !== 'credential')) {
-        deleteLinkedAccount(tx, account.id);
-        recordAudit(tx, now, {
+        await deleteLinkedAccount(tx, account.id);
+        await recordAudit(tx, now, {
           actor: `person:${personId}`, action: 'person.account_unlinked', target: personId,
           details: { provider: account.provider, reason: 'password_reset_unverified_email' },
         });
       }
     }
-    if (!accounts.some((a) => a.provider === 'credential')) addCredentialAccount(tx, person, now);
-    clearBackOff(ctx.db, person.email);
-    endSessions(tx, now, { personId }, 'password_reset');
-    recordAudit(tx, now, { actor: `person:${personId}`, action: 'person.password_reset', target: personId });
+    if (!accounts.some((a) => a.provider === 'credential')) await addCredentialAccount(tx, person, now);
+    await clearBackOff(ctx.db, person.email);
+    await endSessions(tx, now, { personId }, 'password_reset');
+    await recordAudit(tx, now, { actor: `person:${personId}`, action: 'person.password_reset', target: personId });
     return person;
   });
 }

@@ -36,7 +36,7 @@ export function checkPasswordLength(password: string, path = 'body.password'): v
   }
 }
 
-export function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string): Promise<string> {
   return hashing(() => argon2Hash(password, OPTIONS));
 }
 

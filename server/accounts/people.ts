@@ -12,6 +12,7 @@ import { preparedPerDb } from '../db/prepared.js';
 import { findApplication } from '../applications/lookup.js';
 import { forbidden, notFound } from '../http/problem.js';
 import { ACCOUNT_REALM, createSession, endSession, liveSession, markRealm, realmOf, setSessionAmr } from './session.js';
+import { one } from '../db/store.js';
 
 /** Who is asking: what the session row records about the device, and the cookie it already has. */
 export interface ClientInfo {
@@ -30,8 +31,8 @@ export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 /** Prepared once (db/prepared.ts): every password sign-in looks the address up. */
 const byEmail = preparedPerDb((db) => db.select().from(people).where(eq(people.email, sql.placeholder('email'))).prepare());
 
-export function findPersonByEmail(db: Db, email: string): Person | undefined {
-  return byEmail(db).get({ email: normalizeEmail(email) });
+export async function findPersonByEmail(db: Db, email: string): Promise<Person | undefined> {
+  return await one(byEmail(db), { email: normalizeEmail(email) });
 }
 
 export function userRecord(p: Person) {
@@ -39,8 +40,8 @@ export function userRecord(p: Person) {
 }
 
 /** The application a sign-in is for; it must exist and allow e-mail and password. */
-export function applicationForEmailSignIn(ctx: AppContext, applicationId: string): Application {
-  const app = findApplication(ctx.db, applicationId);
+export async function applicationForEmailSignIn(ctx: AppContext, applicationId: string): Promise<Application> {
+  const app = await findApplication(ctx.db, applicationId);
   if (!app) throw notFound('application_not_found', `There is no application with id "${applicationId}".`);
   if (!app.authPolicy.allowed_providers.includes('email')) {
     throw forbidden('provider_not_allowed', `${app.name} does not allow signing in with e-mail and password.`);
@@ -57,7 +58,7 @@ export function applicationForEmailSignIn(ctx: AppContext, applicationId: string
  * session's later ID tokens carry it). Returns the new cookie token, or undefined when the cookie
  * stays.
  */
-export function startSession(
+export async function startSession(
   db: Db,
   now: Date,
   config: Config,
@@ -65,23 +66,23 @@ export function startSession(
   app: Application | undefined,
   client: ClientInfo,
   amr: AuthMethod[],
-): { sessionId: string; token: string | undefined } {
+): Promise<{ sessionId: string; token: string | undefined }> {
   let sessionId: string | undefined;
   let token: string | undefined;
   if (client.currentToken) {
-    const current = liveSession(db, client.currentToken, now)?.session;
+    const current = (await liveSession(db, client.currentToken, now))?.session;
     if (current?.personId === person.id) {
       sessionId = current.id;
-      setSessionAmr(db, sessionId, amr);
-    } else if (current) endSession(db, now, current.id, 'replaced_by_other_person');
+      await setSessionAmr(db, sessionId, amr);
+    } else if (current) await endSession(db, now, current.id, 'replaced_by_other_person');
   }
   if (!sessionId) {
-    const created = createSession(db, now, config, { personId: person.id, userAgent: client.userAgent, ip: client.ip, amr });
+    const created = await createSession(db, now, config, { personId: person.id, userAgent: client.userAgent, ip: client.ip, amr });
     sessionId = created.session.id;
     token = created.token;
   }
   // Any sign-in is a fresh authentication of the session (accounts/session.ts, requireRecentSignIn).
-  markRealm(db, sessionId, ACCOUNT_REALM, now);
-  if (app) markRealm(db, sessionId, realmOf(app), now);
+  await markRealm(db, sessionId, ACCOUNT_REALM, now);
+  if (app) await markRealm(db, sessionId, realmOf(app), now);
   return { sessionId, token };
 }

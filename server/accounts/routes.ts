@@ -19,6 +19,7 @@ import { needsSecondFactor, signInWithEmail, type SignedIn } from './sign-in.js'
 import { setMfaCookie } from './second-factor/pending.js';
 import { signUpWithEmail } from './sign-up.js';
 import { sendVerificationEmail } from './email-verification.js';
+import { transaction } from '../db/store.js';
 
 const tags = ['sign-in'];
 const errors = { 400: problemRef, 401: problemRef, 403: problemRef, 404: problemRef, 409: problemRef, 415: problemRef, 429: problemRef };
@@ -38,9 +39,9 @@ export function clientInfo(ctx: AppContext, request: FastifyRequest): ClientInfo
  * Sets the cookie for a new session (the browser keeps its cookie when the session was reused),
  * and a fresh device cookie: this browser has now proved itself for the address (device-cookie.ts).
  */
-export function sendSessionCookie(ctx: AppContext, reply: FastifyReply, signedIn: SignedIn): void {
+export async function sendSessionCookie(ctx: AppContext, reply: FastifyReply, signedIn: SignedIn): Promise<void> {
   if (signedIn.token) setSessionCookie(reply, ctx.config, signedIn.token);
-  sendDeviceCookie(ctx.db, ctx.config, reply.request, reply, signedIn.person.email);
+  await sendDeviceCookie(ctx.db, ctx.config, reply.request, reply, signedIn.person.email);
   reply.header('cache-control', 'no-store');
 }
 
@@ -67,8 +68,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const signedUp = await signUpWithEmail(ctx, request.body, clientInfo(ctx, request));
-      sendVerificationEmail(ctx, signedUp.person, request.log);
-      sendSessionCookie(ctx, reply, signedUp);
+      await sendVerificationEmail(ctx, signedUp.person, request.log);
+      await sendSessionCookie(ctx, reply, signedUp);
       return reply.status(201).send({ user: userRecord(signedUp.person) });
     },
   );
@@ -93,7 +94,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
         reply.header('cache-control', 'no-store');
         return { secondFactor: outcome.secondFactor };
       }
-      sendSessionCookie(ctx, reply, outcome);
+      await sendSessionCookie(ctx, reply, outcome);
       return { user: userRecord(outcome.person) };
     },
   );
@@ -102,18 +103,18 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/sign-out',
     { schema: { tags, summary: 'End this browser session', response: { 204: Type.Null(), 403: problemRef } } },
     async (request, reply) => {
-      signOut(ctx, request, reply);
+      await signOut(ctx, request, reply);
       return reply.status(204).send(null);
     },
   );
 };
 
 /** Ends the request's session (if any) and clears its cookie. */
-export function signOut(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): void {
-  const current = readSession(ctx, request);
+export async function signOut(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const current = await readSession(ctx, request);
   if (current) {
     const now = ctx.clock.now();
-    ctx.db.transaction((tx) => endSession(tx, now, current.session.id, 'sign_out'));
+    await transaction(ctx.db, async (tx) => endSession(tx, now, current.session.id, 'sign_out'));
   }
   clearSessionCookie(reply, ctx.config);
 }

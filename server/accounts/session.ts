@@ -20,6 +20,7 @@ import { randomToken, sha256 } from '../util/crypto.js';
 import { newId } from '../util/ids.js';
 import { revokeFamilies, type FamilyScope } from '../oauth/revoke-families.js';
 import { queueMemberLogouts, queueSessionLogouts } from '../oauth/backchannel/outbox.js';
+import { exec, one, many } from '../db/store.js';
 
 export const SESSION_COOKIE = 'gatehouse_session';
 
@@ -69,14 +70,14 @@ const sessionQueries = preparedPerDb((db) => ({
 }));
 
 /** The live session of the request's cookie and its person: unrevoked and unexpired. */
-export function readSession(ctx: AppContext, request: FastifyRequest): { session: Session; person: Person } | undefined {
+export async function readSession(ctx: AppContext, request: FastifyRequest): Promise<{ session: Session; person: Person } | undefined> {
   const token = sessionToken(ctx.config, request);
   if (!token || token.length > 200) return undefined;
   const now = ctx.clock.now();
-  const row = liveSession(ctx.db, token, now);
+  const row = await liveSession(ctx.db, token, now);
   if (!row) return undefined;
   if (now.getTime() - row.session.lastSeenAt.getTime() >= LAST_SEEN_RESOLUTION_MS) {
-    ctx.db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, row.session.id)).run();
+    await exec(ctx.db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, row.session.id)));
     row.session.lastSeenAt = now;
   }
   return row;
@@ -118,7 +119,7 @@ const sessionWrites = preparedPerDb((db) => {
  * Creates a session for `personId` (also inside a transaction opened on `db`); the returned token
  * goes into the cookie and nowhere else.
  */
-export function createSession(
+export async function createSession(
   db: Db,
   now: Date,
   config: Config,
@@ -127,10 +128,10 @@ export function createSession(
    * how the sign-in was made (the ID tokens' `amr`/`acr`), empty when not known.
    */
   input: { personId: string; userAgent?: string | undefined; ip?: string | undefined; device?: string; amr?: AuthMethod[] },
-): { session: Session; token: string } {
+): Promise<{ session: Session; token: string }> {
   const token = randomToken();
   const userAgent = input.userAgent?.slice(0, 500) ?? null;
-  const session = sessionWrites(db).insert.get({
+  const session = (await one(sessionWrites(db).insert, {
     id: newId('ses'),
     tokenHash: sha256(token),
     personId: input.personId,
@@ -140,23 +141,23 @@ export function createSession(
     now,
     expiresAt: new Date(now.getTime() + config.sessionTtl * 1000),
     amr: input.amr ?? [],
-  })!;
+  }))!;
   return { session, token };
 }
 
 /** The live session of a raw token and its person, if any (the cookie check of `readSession`). */
-export function liveSession(db: Db, token: string, now: Date): { session: Session; person: Person } | undefined {
-  return sessionQueries(db).live.get({ hash: sha256(token), nowMs: now.getTime() });
+export async function liveSession(db: Db, token: string, now: Date): Promise<{ session: Session; person: Person } | undefined> {
+  return await one(sessionQueries(db).live, { hash: sha256(token), nowMs: now.getTime() });
 }
 
 /** Records how the session's last sign-in was made (its `amr`, also inside a transaction on `db`). */
-export function setSessionAmr(db: Db, sessionId: string, amr: AuthMethod[]): void {
-  sessionWrites(db).setAmr.run({ id: sessionId, amr: JSON.stringify(amr) });
+export async function setSessionAmr(db: Db, sessionId: string, amr: AuthMethod[]): Promise<void> {
+  await exec(sessionWrites(db).setAmr, { id: sessionId, amr: JSON.stringify(amr) });
 }
 
 /** How the session's last sign-in was made (empty for sessions from before `amr` was recorded). */
-export function sessionAmr(db: Db, sessionId: string): AuthMethod[] {
-  return db.select({ amr: sessions.amr }).from(sessions).where(eq(sessions.id, sessionId)).get()?.amr ?? [];
+export async function sessionAmr(db: Db, sessionId: string): Promise<AuthMethod[]> {
+  return (await one(db.select({ amr: sessions.amr }).from(sessions).where(eq(sessions.id, sessionId))))?.amr ?? [];
 }
 
 /** The realm an application's sign-in belongs to: its SSO group, or the application alone. */
@@ -165,13 +166,13 @@ export function realmOf(app: Pick<Application, 'id' | 'ssoGroupId'>): string {
 }
 
 /** Records that the session (re-)authenticated `realm` at `now` (also inside a transaction on `db`). */
-export function markRealm(db: Db, sessionId: string, realm: string, now: Date): void {
-  sessionWrites(db).markRealm.run({ sessionId, realm, at: now });
+export async function markRealm(db: Db, sessionId: string, realm: string, now: Date): Promise<void> {
+  await exec(sessionWrites(db).markRealm, { sessionId, realm, at: now });
 }
 
 /** When the session last authenticated `realm` (the ID token's `auth_time`), or undefined. */
-export function realmAuthTime(ctx: AppContext, sessionId: string, realm: string): Date | undefined {
-  return sessionQueries(ctx.db).realm.get({ sessionId, realm })?.at;
+export async function realmAuthTime(ctx: AppContext, sessionId: string, realm: string): Promise<Date | undefined> {
+  return (await one(sessionQueries(ctx.db).realm, { sessionId, realm }))?.at;
 }
 
 /**
@@ -195,8 +196,8 @@ export const reauthenticationRequired = () =>
  * minutes: a stolen session cookie alone must not add or remove a way to sign in, which would
  * outlive the session. Sessions from before this rule have no mark and must sign in again.
  */
-export function requireRecentSignIn(ctx: AppContext, sessionId: string): void {
-  const at = realmAuthTime(ctx, sessionId, ACCOUNT_REALM);
+export async function requireRecentSignIn(ctx: AppContext, sessionId: string): Promise<void> {
+  const at = await realmAuthTime(ctx, sessionId, ACCOUNT_REALM);
   if (!at || ctx.clock.now().getTime() - at.getTime() > RECENT_SIGN_IN_MS) throw reauthenticationRequired();
 }
 
@@ -246,13 +247,13 @@ const FAMILY_REASON: Partial<Record<SessionEndReason, string>> = {
  * commit. Idempotent: an ended session is not ended (or announced) twice. Returns the ids of
  * the sessions it ended and how many refresh-token families it revoked.
  */
-export function endSessions(tx: Tx, now: Date, which: SessionEnd, reason: SessionEndReason): { sessionIds: string[]; families: number } {
+export async function endSessions(tx: Tx, now: Date, which: SessionEnd, reason: SessionEndReason): Promise<{ sessionIds: string[]; families: number }> {
   const familyReason = FAMILY_REASON[reason] ?? 'session_ended';
   if ('application' in which) {
     // The browser sessions live on: they serve the person's other applications, and authorize
     // refuses a suspended member anyway (DESIGN §4.5). The applications are told to drop theirs.
-    const families = revokeFamilies(tx, now, { applicationId: which.application.id, personId: which.personId }, familyReason);
-    queueMemberLogouts(tx, now, which.personId, which.application, reason);
+    const families = await revokeFamilies(tx, now, { applicationId: which.application.id, personId: which.personId }, familyReason);
+    await queueMemberLogouts(tx, now, which.personId, which.application, reason);
     return { sessionIds: [], families };
   }
   const condition =
@@ -263,22 +264,21 @@ export function endSessions(tx: Tx, now: Date, which: SessionEnd, reason: Sessio
         : eq(sessions.personId, which.personId);
   // Person-wide, only live sessions: an expired one is over already and is not announced again.
   const live = 'sessionId' in which ? undefined : gt(sessions.expiresAt, now);
-  const ended = tx
+  const ended = await many(tx
     .update(sessions)
     .set({ revokedAt: now })
     .where(and(condition, isNull(sessions.revokedAt), live))
-    .returning({ id: sessions.id, personId: sessions.personId })
-    .all();
+    .returning({ id: sessions.id, personId: sessions.personId }));
   // Person-wide, families whose session row is gone (or never had one) die too.
   const scope: FamilyScope =
     'sessionId' in which ? { sessionId: which.sessionId } : which.exceptSessionId ? { personId: which.personId, exceptSessionId: which.exceptSessionId } : { personId: which.personId };
-  const families = revokeFamilies(tx, now, scope, familyReason);
-  queueSessionLogouts(tx, now, ended, reason);
+  const families = await revokeFamilies(tx, now, scope, familyReason);
+  await queueSessionLogouts(tx, now, ended, reason);
   return { sessionIds: ended.map((s) => s.id), families };
 }
 
 /** Ends one session (see `endSessions`). */
-export function endSession(tx: Tx, now: Date, sessionId: string, reason: SessionEndReason): void {
-  endSessions(tx, now, { sessionId }, reason);
+export async function endSession(tx: Tx, now: Date, sessionId: string, reason: SessionEndReason): Promise<void> {
+  await endSessions(tx, now, { sessionId }, reason);
 }
 

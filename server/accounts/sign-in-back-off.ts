@@ -29,6 +29,7 @@ import { sendInBackground } from './email-verification.js';
 import { addressKey, trustedNonce } from './device-cookie.js';
 import { normalizeEmail } from './people.js';
 import { liveSession } from './session.js';
+import { exec, one, transaction } from '../db/store.js';
 
 export const LOCK_AFTER_FAILURES = 5;
 const LOCK_BASE_MS = 30_000;
@@ -78,28 +79,28 @@ const lockedProblem = (lockedUntil: Date, now: Date): Problem =>
  * conditional upsert). A right password then clears the count (`passwordCheckPassed`).
  * A trusted browser (`proof`) is counted under its own key instead, while that key is not locked.
  */
-export function claimPasswordCheck(ctx: AppContext, email: string, proof: BrowserProof = {}): PasswordCheck {
+export async function claimPasswordCheck(ctx: AppContext, email: string, proof: BrowserProof = {}): Promise<PasswordCheck> {
   const now = ctx.clock.now();
-  if (sweepDue(ctx.db, now)) sweepBackOff(ctx.db, now);
+  if (sweepDue(ctx.db, now)) await sweepBackOff(ctx.db, now);
   const queries = backOffQueries(ctx.db);
-  const browser = trustedBrowserKey(ctx.db, email, proof, now);
+  const browser = await trustedBrowserKey(ctx.db, email, proof, now);
   if (browser) {
-    const claimed = queries.claim(browser, now);
+    const claimed = await queries.claim(browser, now);
     if (!('lockedAt' in claimed)) return { ...claimed, key: browser, trusted: true };
   }
   const address = addressKey(email);
-  const claimed = queries.claim(address, now);
+  const claimed = await queries.claim(address, now);
   if ('lockedAt' in claimed) throw lockedProblem(claimed.lockedAt, now);
   return { ...claimed, key: address, trusted: false };
 }
 
 /** The back-off key of a browser that proves it may be trusted with `email`, or undefined. */
-function trustedBrowserKey(db: Db, email: string, proof: BrowserProof, now: Date): string | undefined {
-  const nonce = trustedNonce(db, proof.deviceCookie, addressKey(email));
+async function trustedBrowserKey(db: Db, email: string, proof: BrowserProof, now: Date): Promise<string | undefined> {
+  const nonce = await trustedNonce(db, proof.deviceCookie, addressKey(email));
   if (nonce) return sha256(`device.${nonce}`);
   if (proof.ownSessionId) return sha256(`session.${proof.ownSessionId}`);
   if (proof.sessionToken && proof.sessionToken.length <= 200) {
-    const live = liveSession(db, proof.sessionToken, now);
+    const live = await liveSession(db, proof.sessionToken, now);
     if (live && normalizeEmail(live.person.email) === normalizeEmail(email)) return sha256(`session.${live.session.id}`);
   }
   return undefined;
@@ -132,14 +133,17 @@ const backOffQueries = preparedPerDb((db) => {
     .set({ notifiedAt: sql`${p('nowMs')}` })
     .where(and(eq(t.emailHash, p('emailHash')), or(isNull(t.notifiedAt), lte(t.notifiedAt, p('sinceMs')))))
     .prepare();
-  const claim = db.$client.transaction((emailHash: string, now: Date): Omit<PasswordCheck, 'key' | 'trusted'> | { lockedAt: Date } => {
-    const row = countFailure.get({ emailHash, now, nowMs: now.getTime() });
-    if (!row) return { lockedAt: lockedUntil.get({ emailHash })?.lockedUntil ?? now };
-    if (row.failures < LOCK_AFTER_FAILURES) return { failures: row.failures, lockedUntil: undefined };
-    const until = new Date(now.getTime() + lockDuration(row.failures));
-    lock.run({ emailHash, untilMs: until.getTime() });
-    return { failures: row.failures, lockedUntil: until };
-  });
+  // The upsert counts atomically (a conditional update under PostgreSQL's row lock); the lock it
+  // may set after is the same for whichever concurrent claim sets it.
+  const claim = (emailHash: string, now: Date): Promise<Omit<PasswordCheck, 'key' | 'trusted'> | { lockedAt: Date }> =>
+    transaction(db, async () => {
+      const row = await one(countFailure, { emailHash, now, nowMs: now.getTime() });
+      if (!row) return { lockedAt: (await one(lockedUntil, { emailHash }))?.lockedUntil ?? now };
+      if (row.failures < LOCK_AFTER_FAILURES) return { failures: row.failures, lockedUntil: undefined };
+      const until = new Date(now.getTime() + lockDuration(row.failures));
+      await exec(lock, { emailHash, untilMs: until.getTime() });
+      return { failures: row.failures, lockedUntil: until };
+    }, { isolation: 'read committed' });
   return { claim, clear, notified };
 });
 
@@ -148,32 +152,32 @@ const backOffQueries = preparedPerDb((db) => {
  * would have cleared it) and told to the person by e-mail when mail is configured, at most once a
  * day. Addresses without an account leave no trace; a trusted browser's own lock neither.
  */
-export function passwordCheckFailed(
+export async function passwordCheckFailed(
   ctx: AppContext,
   person: Pick<Person, 'id' | 'email'> | undefined,
   check: PasswordCheck,
   log?: Pick<FastifyBaseLogger, 'warn'>,
-): void {
+): Promise<void> {
   if (!person || !check.lockedUntil || check.trusted) return;
   const now = ctx.clock.now();
-  recordAudit(ctx.db, now, {
+  await recordAudit(ctx.db, now, {
     actor: 'system',
     action: 'security.sign_in_locked',
     target: person.id,
     details: { failedSignIns: check.failures, lockedUntil: check.lockedUntil.toISOString() },
   });
-  const due = backOffQueries(ctx.db).notified.run({ emailHash: check.key, nowMs: now.getTime(), sinceMs: now.getTime() - GUESSING_NOTICE_EVERY_MS });
-  if (due.changes === 1) sendInBackground(ctx, guessingMessage(person.email, check.failures, now), log ?? { warn: () => {} }, 'guessing notice');
+  const due = await exec(backOffQueries(ctx.db).notified, { emailHash: check.key, nowMs: now.getTime(), sinceMs: now.getTime() - GUESSING_NOTICE_EVERY_MS });
+  if (due === 1) sendInBackground(ctx, guessingMessage(person.email, check.failures, now), log ?? { warn: () => {} }, 'guessing notice');
 }
 
 /** A right password: the counter it was claimed on (the address's, or the trusted browser's) starts over. */
-export function passwordCheckPassed(db: Db, check: PasswordCheck): void {
-  backOffQueries(db).clear.run({ emailHash: check.key });
+export async function passwordCheckPassed(db: Db, check: PasswordCheck): Promise<void> {
+  await exec(backOffQueries(db).clear, { emailHash: check.key });
 }
 
 /** A password reset or change: the back-off of that address starts over (also inside a transaction on `db`). */
-export function clearBackOff(db: Db, email: string): void {
-  backOffQueries(db).clear.run({ emailHash: addressKey(email) });
+export async function clearBackOff(db: Db, email: string): Promise<void> {
+  await exec(backOffQueries(db).clear, { emailHash: addressKey(email) });
 }
 
 const lastSweep = new WeakMap<Db, number>();
@@ -191,17 +195,16 @@ function sweepDue(db: Db, now: Date): boolean {
  * the longest idle beyond `maxRows` (an attacker spraying addresses can push a count out only
  * after that many fresher addresses, through the per-IP limits).
  */
-export function sweepBackOff(db: Db, now: Date, maxRows = BACK_OFF_MAX_ROWS): void {
+export async function sweepBackOff(db: Db, now: Date, maxRows = BACK_OFF_MAX_ROWS): Promise<void> {
   const idleSince = new Date(now.getTime() - BACK_OFF_IDLE_MS);
-  db.delete(signInBackOff)
-    .where(and(lt(signInBackOff.lastFailureAt, idleSince), or(isNull(signInBackOff.lockedUntil), lte(signInBackOff.lockedUntil, now))))
-    .run();
-  const rows = db.select({ n: count() }).from(signInBackOff).get()?.n ?? 0;
+  await exec(db.delete(signInBackOff)
+    .where(and(lt(signInBackOff.lastFailureAt, idleSince), or(isNull(signInBackOff.lockedUntil), lte(signInBackOff.lockedUntil, now)))));
+  const rows = (await one(db.select({ n: count() }).from(signInBackOff)))?.n ?? 0;
   if (rows <= maxRows) return;
   const oldest = db
     .select({ emailHash: signInBackOff.emailHash })
     .from(signInBackOff)
     .orderBy(asc(signInBackOff.lastFailureAt))
     .limit(rows - maxRows);
-  db.delete(signInBackOff).where(inArray(signInBackOff.emailHash, oldest)).run();
+  await exec(db.delete(signInBackOff).where(inArray(signInBackOff.emailHash, oldest)));
 }

@@ -22,6 +22,7 @@ import { applicationForEmailSignIn, findPersonByEmail, startSession, type Client
 import { claimPasswordCheck, passwordCheckFailed, passwordCheckPassed } from './sign-in-back-off.js';
 import { methodsOf, mfaRequired, type SecondFactorMethod } from './second-factor/factors.js';
 import { pendingSignIns, type Continuation } from './second-factor/pending.js';
+import { transaction } from '../db/store.js';
 
 export { LOCK_AFTER_FAILURES, lockDuration } from './sign-in-back-off.js';
 
@@ -65,31 +66,31 @@ export async function signInWithEmail(
   request: FastifyRequest,
   hosted: HostedNext = { next: '/account' },
 ): Promise<SignInOutcome> {
-  const app = input.applicationId === undefined ? undefined : applicationForEmailSignIn(ctx, input.applicationId);
+  const app = input.applicationId === undefined ? undefined : await applicationForEmailSignIn(ctx, input.applicationId);
   // Claimed for every address, known or not, before the person is even looked up; a browser that
   // proved itself before (device cookie, live session) is counted apart from strangers.
-  let check: ReturnType<typeof claimPasswordCheck>;
+  let check: Awaited<ReturnType<typeof claimPasswordCheck>>;
   try {
-    check = claimPasswordCheck(ctx, input.email, { deviceCookie: client.deviceCookie, sessionToken: client.currentToken });
+    check = await claimPasswordCheck(ctx, input.email, { deviceCookie: client.deviceCookie, sessionToken: client.currentToken });
   } catch (locked) {
-    countFailedSignIn(ctx.db, ctx.clock.now(), app?.id);
+    await countFailedSignIn(ctx.db, ctx.clock.now(), app?.id);
     throw locked;
   }
-  const person = findPersonByEmail(ctx.db, input.email);
+  const person = await findPersonByEmail(ctx.db, input.email);
   const ok = await verifyPassword(person?.passwordHash, input.password);
   const now = ctx.clock.now();
   if (!person || !ok) {
-    passwordCheckFailed(ctx, person, check, client.log);
-    countFailedSignIn(ctx.db, now, app?.id);
+    await passwordCheckFailed(ctx, person, check, client.log);
+    await countFailedSignIn(ctx.db, now, app?.id);
     throw invalidCredentials();
   }
   const pending = secondStepFor(ctx, request, person, app, ['pwd'], hosted);
   if (pending) {
-    passwordCheckPassed(ctx.db, check);
+    await passwordCheckPassed(ctx.db, check);
     return pending;
   }
-  const result = ctx.db.transaction(() => {
-    passwordCheckPassed(ctx.db, check);
+  const result = await transaction(ctx.db, async () => {
+    await passwordCheckPassed(ctx.db, check);
     return signInPerson(ctx.db, now, ctx.config, person, app, client, ['pwd']);
   });
   if (app) ctx.wakeWebhooks();
@@ -128,7 +129,7 @@ export function secondStepFor(
  * `membership.signed_in`. Runs inside the caller's transaction, opened on `db` (its statements are
  * prepared there, db/prepared.ts). The caller wakes the webhook worker.
  */
-export function signInPerson(
+export async function signInPerson(
   db: Db,
   now: Date,
   config: Config,
@@ -137,14 +138,14 @@ export function signInPerson(
   client: ClientInfo,
   amr: AuthMethod[],
 ) {
-  const started = startSession(db, now, config, person, app, client, amr);
-  const membership = app ? findMembership(db, app.id, person.id) : undefined;
+  const started = await startSession(db, now, config, person, app, client, amr);
+  const membership = app ? await findMembership(db, app.id, person.id) : undefined;
   // A suspended member signs in to Gatehouse (the account pages) but not to the application.
   const member = app && membership?.status === 'active' ? membership : undefined;
-  countSignIn(db, now, member && app?.id);
+  await countSignIn(db, now, member && app?.id);
   if (app && member) {
-    touchMembership(db, member.id, now);
-    recordEvent(db, now, app.id, 'membership.signed_in', membershipEventData(member, person));
+    await touchMembership(db, member.id, now);
+    await recordEvent(db, now, app.id, 'membership.signed_in', membershipEventData(member, person));
   }
   return started;
 }

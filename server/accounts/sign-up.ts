@@ -17,6 +17,7 @@ import { acceptInvitation, invitationByToken, invitationStatus } from '../invita
 import { checkPasswordLength, hashPassword } from './passwords.js';
 import { applicationForEmailSignIn, findPersonByEmail, normalizeEmail, startSession, type ClientInfo } from './people.js';
 import type { SignedIn } from './sign-in.js';
+import { exec, one, transaction } from '../db/store.js';
 
 export interface SignUpInput {
   email: string;
@@ -30,16 +31,16 @@ const notAllowed = (detail: string) => forbidden('signup_not_allowed', detail);
 const emailInUse = () => conflict('email_in_use', 'An account with this e-mail address already exists; sign in instead.');
 
 /** Which application the sign-up joins, and through which invitation if any; throws when not allowed. */
-function admission(ctx: AppContext, input: SignUpInput, email: string): { app: Application; invitation?: Invitation } {
+async function admission(ctx: AppContext, input: SignUpInput, email: string): Promise<{ app: Application; invitation?: Invitation }> {
   if (input.invitationToken !== undefined) {
-    const invitation = invitationByToken(ctx.db, input.invitationToken);
+    const invitation = await invitationByToken(ctx.db, input.invitationToken);
     if (!invitation || invitationStatus(invitation, ctx.clock.now()) !== 'pending' || invitation.email !== email) {
       throw notAllowed('The invitation is not valid for this e-mail address.');
     }
     if (input.applicationId !== undefined && input.applicationId !== invitation.applicationId) {
       throw notAllowed('The invitation is for another application.');
     }
-    const app = applicationForEmailSignIn(ctx, invitation.applicationId);
+    const app = await applicationForEmailSignIn(ctx, invitation.applicationId);
     // `closed` means no new members (DESIGN §4.4), invited or not.
     if (app.authPolicy.signup_policy === 'closed') throw notAllowed(`${app.name} does not accept new members.`);
     return { app, invitation };
@@ -47,7 +48,7 @@ function admission(ctx: AppContext, input: SignUpInput, email: string): { app: A
   if (input.applicationId === undefined) {
     throw notAllowed('Signing up needs an application that accepts new members, or an invitation.');
   }
-  const app = applicationForEmailSignIn(ctx, input.applicationId);
+  const app = await applicationForEmailSignIn(ctx, input.applicationId);
   if (app.authPolicy.signup_policy !== 'open') throw notAllowed(`${app.name} does not accept sign-ups.`);
   return { app };
 }
@@ -62,31 +63,29 @@ export async function signUpWithEmail(ctx: AppContext, input: SignUpInput, clien
   // Shown to administrators and in the audit log (util/display-text.ts); the hosted form arrives unchecked.
   const nameProblem = input.name === undefined ? undefined : displayTextProblem(input.name);
   if (nameProblem) throw validationFailed([{ path: 'body.name', message: nameProblem }], 'The name is not valid.');
-  const { app, invitation } = admission(ctx, input, email);
-  if (findPersonByEmail(ctx.db, email)) throw emailInUse();
+  const { app, invitation } = await admission(ctx, input, email);
+  if (await findPersonByEmail(ctx.db, email)) throw emailInUse();
   const passwordHash = await hashPassword(input.password);
   const now = ctx.clock.now();
   try {
-    const result = ctx.db.transaction((tx) => {
-      const person: Person = tx
+    const result = await transaction(ctx.db, async (tx) => {
+      const person: Person = await one(tx
         .insert(people)
         .values({ id: newId('usr'), email, name: input.name?.trim() || null, passwordHash, createdAt: now, updatedAt: now })
-        .returning()
-        .get();
-      tx.insert(linkedAccounts)
-        .values({ id: newId('acc'), personId: person.id, provider: 'credential', providerAccountId: person.id, email, linkedAt: now })
-        .run();
+        .returning());
+      await exec(tx.insert(linkedAccounts)
+        .values({ id: newId('acc'), personId: person.id, provider: 'credential', providerAccountId: person.id, email, linkedAt: now }));
       if (invitation) {
         // Re-read inside the transaction: a concurrent acceptance or revocation wins.
-        const fresh = invitationByToken(tx, input.invitationToken!);
+        const fresh = await invitationByToken(tx, input.invitationToken!);
         if (!fresh || invitationStatus(fresh, now) !== 'pending') throw notAllowed('The invitation is no longer pending.');
-        acceptInvitation(tx, now, fresh, person);
+        await acceptInvitation(tx, now, fresh, person);
       } else {
-        createMembership(tx, now, app.id, person);
+        await createMembership(tx, now, app.id, person);
       }
-      recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.signed_up', applicationId: app.id, target: person.id });
-      const started = startSession(ctx.db, now, ctx.config, person, app, client, ['pwd']);
-      const saved = tx.select().from(people).where(eq(people.id, person.id)).get()!;
+      await recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.signed_up', applicationId: app.id, target: person.id });
+      const started = await startSession(ctx.db, now, ctx.config, person, app, client, ['pwd']);
+      const saved = (await one(tx.select().from(people).where(eq(people.id, person.id))))!;
       return { person: saved, ...started };
     });
     ctx.wakeWebhooks();

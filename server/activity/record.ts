@@ -17,6 +17,7 @@ import type { Db } from '../db/client.js';
 import type { Tx } from '../audit/record.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { activityDaily, activityPeople, memberships } from '../db/schema.js';
+import { exec, many, one, transaction } from '../db/store.js';
 
 /** The whole installation's rows. */
 export const INSTALLATION = '';
@@ -68,43 +69,35 @@ function build(db: Tx) {
     markForInstallation,
   };
 }
-const prepared = preparedPerDb(build);
-/** Prepared once on the database itself; built afresh inside a drizzle transaction (joining: rare). */
-const statements = (h: Tx) => ('$client' in h ? prepared(h as Db) : build(h));
+const statements = preparedPerDb(build);
 
-/** Both rows in one native transaction: one commit (a savepoint inside the caller's transaction). */
-const bumpBoth = new WeakMap<Db, (column: Counter, day: number, applicationId: string | undefined) => void>();
-
-function count(db: Db, column: Counter, day: number, applicationId: string | undefined): void {
-  let run = bumpBoth.get(db);
-  if (!run) {
-    const s = prepared(db);
-    run = db.$client.transaction((c: Counter, d: number, app: string | undefined) => {
-      s[c].run({ app: INSTALLATION, day: d });
-      if (app) s[c].run({ app, day: d });
-    });
-    bumpBoth.set(db, run);
-  }
-  run(column, day, applicationId);
+/** The installation's row and the application's in one transaction (joining the caller's). */
+async function count(db: Db, column: Counter, day: number, applicationId: string | undefined): Promise<void> {
+  const s = statements(db);
+  // Each bump is one atomic upsert (`+ 1` under the row lock on PostgreSQL): no read to race.
+  await transaction(db, async () => {
+    await exec(s[column], { app: INSTALLATION, day });
+    if (applicationId) await exec(s[column], { app: applicationId, day });
+  }, { isolation: 'read committed' });
 }
 
 /** A person authenticated; `applicationId` when it was for an application they are an active member of. */
-export function countSignIn(db: Db, at: Date, applicationId: string | undefined): void {
-  count(db, 'signIns', dayOf(at), applicationId);
+export async function countSignIn(db: Db, at: Date, applicationId: string | undefined): Promise<void> {
+  await count(db, 'signIns', dayOf(at), applicationId);
 }
 
 /** A password sign-in was refused (wrong password or locked address). */
-export function countFailedSignIn(db: Db, at: Date, applicationId: string | undefined): void {
-  count(db, 'failedSignIns', dayOf(at), applicationId);
+export async function countFailedSignIn(db: Db, at: Date, applicationId: string | undefined): Promise<void> {
+  await count(db, 'failedSignIns', dayOf(at), applicationId);
 }
 
 /** The membership's person was active at `at`: counted once a day per application and for the installation. */
-export function countActive(db: Tx, at: Date, membershipId: string): void {
+export async function countActive(db: Db, at: Date, membershipId: string): Promise<void> {
   const s = statements(db);
   const day = dayOf(at);
-  const marked = s.markForApp.get({ day, membershipId });
-  if (marked) s.activePeople.run({ app: marked.applicationId, day });
-  if (s.markForInstallation.run({ day, membershipId }).changes > 0) s.activePeople.run({ app: INSTALLATION, day });
+  const marked = await one(s.markForApp, { day, membershipId });
+  if (marked) await exec(s.activePeople, { app: marked.applicationId, day });
+  if ((await exec(s.markForInstallation, { day, membershipId })) > 0) await exec(s.activePeople, { app: INSTALLATION, day });
 }
 
 export interface ActivityDay {
@@ -116,14 +109,13 @@ export interface ActivityDay {
 }
 
 /** The last `days` days up to `now`'s day, oldest first, days without activity as zeros. One range read of the primary key. */
-export function activitySeries(db: Db, applicationId: string, now: Date, days: number): ActivityDay[] {
+export async function activitySeries(db: Db, applicationId: string, now: Date, days: number): Promise<ActivityDay[]> {
   const last = dayOf(now);
   const first = last - days + 1;
-  const rows = db
+  const rows = await many(db
     .select()
     .from(activityDaily)
-    .where(and(eq(activityDaily.applicationId, applicationId), sql`${activityDaily.day} BETWEEN ${first} AND ${last}`))
-    .all();
+    .where(and(eq(activityDaily.applicationId, applicationId), sql`${activityDaily.day} BETWEEN ${first} AND ${last}`)));
   const byDay = new Map(rows.map((r) => [r.day, r]));
   return Array.from({ length: days }, (_, i) => {
     const day = first + i;

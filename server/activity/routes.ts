@@ -46,7 +46,7 @@ const activityRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: ActivityQuery, response: { 200: ActivitySchema, ...adminErrors },
       },
     },
-    async (request) => ({ days: activitySeries(ctx.db, INSTALLATION, ctx.clock.now(), request.query.days ?? 30) }),
+    async (request) => ({ days: await activitySeries(ctx.db, INSTALLATION, ctx.clock.now(), request.query.days ?? 30) }),
   );
   app.get(
     '/applications/:id/activity',
@@ -57,8 +57,8 @@ const activityRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const application = getApplication(ctx, request.params.id);
-      return { days: activitySeries(ctx.db, application.id, ctx.clock.now(), request.query.days ?? 30) };
+      const application = await getApplication(ctx, request.params.id);
+      return { days: await activitySeries(ctx.db, application.id, ctx.clock.now(), request.query.days ?? 30) };
     },
   );
 };

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { tlsPaths } from '../ops/tls.js';
 import { activeKey } from '../ops/key-rotation.js';
 import { packageVersion } from './paths.js';
+import { one, many } from '../db/store.js';
 
 export interface Overview {
   version: string;
@@ -24,34 +25,33 @@ export interface Overview {
  * (kept by triggers); pending invitations are counted through their (state, expires_at) index,
  * which only holds live ones; applications and SSO groups are a handful of rows.
  */
-function counts(ctx: AppContext, now: Date): Overview['counts'] {
+async function counts(ctx: AppContext, now: Date): Promise<Overview['counts']> {
   const db = ctx.db;
-  const kept = new Map(db.select().from(rowCounts).all().map((row) => [row.name, row.n]));
+  const kept = new Map((await many(db.select().from(rowCounts))).map((row) => [row.name, row.n]));
   return {
-    applications: db.select({ n: count() }).from(applications).get()?.n ?? 0,
+    applications: (await one(db.select({ n: count() }).from(applications)))?.n ?? 0,
     people: kept.get('people') ?? 0,
     memberships: kept.get('memberships') ?? 0,
     // `expired` is derived: a pending invitation past its expiry no longer counts.
     pendingInvitations:
-      db
+      (await one(db
         .select({ n: count() })
         .from(invitations)
-        .where(and(eq(invitations.state, 'pending'), gt(invitations.expiresAt, now)))
-        .get()?.n ?? 0,
-    ssoGroups: db.select({ n: count() }).from(ssoGroups).get()?.n ?? 0,
+        .where(and(eq(invitations.state, 'pending'), gt(invitations.expiresAt, now)))))?.n ?? 0,
+    ssoGroups: (await one(db.select({ n: count() }).from(ssoGroups)))?.n ?? 0,
   };
 }
 
-export function overview(ctx: AppContext, startedAt: Date): Overview {
+export async function overview(ctx: AppContext, startedAt: Date): Promise<Overview> {
   const now = ctx.clock.now();
   // The key that signs now (a published next key waits its turn).
-  const key = activeKey(ctx.db, now);
+  const key = await activeKey(ctx.db, now);
   const issuer = ctx.config.issuer;
   return {
     version: packageVersion(),
     issuer,
     uptimeSeconds: Math.max(0, Math.floor((now.getTime() - startedAt.getTime()) / 1000)),
-    counts: counts(ctx, now),
+    counts: await counts(ctx, now),
     signingKey: key?.kid ?? null,
     discoveryUrl: `${issuer}/.well-known/openid-configuration`,
     jwksUrl: `${issuer}/api/auth/jwks`,

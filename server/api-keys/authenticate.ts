@@ -7,6 +7,7 @@ import { eq } from 'drizzle-orm';
 import { apiKeys } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { sha256 } from '../util/crypto.js';
+import { exec, one } from '../db/store.js';
 
 export const API_KEY_PREFIX = 'ghk_';
 const LAST_USED_GRANULARITY_MS = 60_000;
@@ -18,14 +19,14 @@ export interface ApiKeyActor {
   scopes: string[];
 }
 
-export function authenticateApiKey(ctx: AppContext, presented: string): ApiKeyActor | undefined {
+export async function authenticateApiKey(ctx: AppContext, presented: string): Promise<ApiKeyActor | undefined> {
   if (!presented.startsWith(API_KEY_PREFIX)) return undefined;
-  const row = ctx.db.select().from(apiKeys).where(eq(apiKeys.keyHash, sha256(presented))).get();
+  const row = await one(ctx.db.select().from(apiKeys).where(eq(apiKeys.keyHash, sha256(presented))));
   if (!row || row.revokedAt) return undefined;
   const now = ctx.clock.now();
   if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return undefined;
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_GRANULARITY_MS) {
-    ctx.db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, row.id)).run();
+    await exec(ctx.db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, row.id)));
   }
   return { type: 'api_key', keyId: row.id, applicationId: row.applicationId, scopes: row.scopes };
 }

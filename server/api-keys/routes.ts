@@ -26,7 +26,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const created = createApiKey(ctx, request.params.id, request.body, actorName(request.actor));
+      const created = await createApiKey(ctx, request.params.id, request.body, actorName(request.actor));
       return reply
         .status(201)
         .header('location', `/api/admin/applications/${encodeURIComponent(request.params.id)}/api-keys/${created.id}`)
@@ -56,7 +56,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/applications/:id/api-keys/:kid',
     { schema: { tags, security, summary: 'Revoke an API key', params: ApiKeyParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors } } },
     async (request, reply) => {
-      revokeApiKey(ctx, request.params.id, request.params.kid, actorName(request.actor));
+      await revokeApiKey(ctx, request.params.id, request.params.kid, actorName(request.actor));
       return reply.status(204).send(null);
     },
   );

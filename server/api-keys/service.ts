@@ -15,6 +15,7 @@ import { randomToken, sha256 } from '../util/crypto.js';
 import { newId } from '../util/ids.js';
 import { API_KEY_PREFIX } from './authenticate.js';
 import { API_KEY_SCOPES, type ApiKeyCreate } from './schemas.js';
+import { one, many, transaction } from '../db/store.js';
 
 const PREFIX_LENGTH = 12;
 
@@ -30,8 +31,8 @@ export function apiKeyRecord(key: ApiKey) {
   };
 }
 
-export function createApiKey(ctx: AppContext, applicationId: string, input: ApiKeyCreate, actor: string) {
-  getApplication(ctx, applicationId);
+export async function createApiKey(ctx: AppContext, applicationId: string, input: ApiKeyCreate, actor: string) {
+  await getApplication(ctx, applicationId);
   const now = ctx.clock.now();
   const errors: FieldError[] = [];
   input.scopes.forEach((scope, i) => {
@@ -47,8 +48,8 @@ export function createApiKey(ctx: AppContext, applicationId: string, input: ApiK
 
   const key = randomToken(API_KEY_PREFIX);
   const scopes = [...new Set(input.scopes)];
-  const row = ctx.db.transaction((tx) => {
-    const created = tx
+  const row = await transaction(ctx.db, async (tx) => {
+    const created = await one(tx
       .insert(apiKeys)
       .values({
         id: newId('key'),
@@ -60,9 +61,8 @@ export function createApiKey(ctx: AppContext, applicationId: string, input: ApiK
         createdAt: now,
         expiresAt,
       })
-      .returning()
-      .get();
-    recordAudit(tx, now, {
+      .returning());
+    await recordAudit(tx, now, {
       actor,
       action: 'api_key.created',
       applicationId,
@@ -75,42 +75,39 @@ export function createApiKey(ctx: AppContext, applicationId: string, input: ApiK
 }
 
 /** Live keys (not revoked; expired ones are still listed so people see why they fail). */
-export function listApiKeys(ctx: AppContext, applicationId: string, limit: number, cursor?: string) {
-  getApplication(ctx, applicationId);
-  const rows = ctx.db
+export async function listApiKeys(ctx: AppContext, applicationId: string, limit: number, cursor?: string) {
+  await getApplication(ctx, applicationId);
+  const rows = await many(ctx.db
     .select()
     .from(apiKeys)
     .where(and(eq(apiKeys.applicationId, applicationId), isNull(apiKeys.revokedAt), afterCursor(apiKeys.createdAt, apiKeys.id, cursor)))
     .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id))
-    .limit(limit + 1)
-    .all();
+    .limit(limit + 1));
   const page = toPage(rows, limit, (r) => ({ t: r.createdAt.getTime(), id: r.id }));
   return { apiKeys: page.items.map(apiKeyRecord), nextCursor: page.nextCursor };
 }
 
 /** One live key (what the create answer's `Location` names); revoked keys are gone, as in the list. */
-export function getApiKey(ctx: AppContext, applicationId: string, keyId: string) {
-  getApplication(ctx, applicationId);
-  const row = ctx.db
+export async function getApiKey(ctx: AppContext, applicationId: string, keyId: string) {
+  await getApplication(ctx, applicationId);
+  const row = await one(ctx.db
     .select()
     .from(apiKeys)
-    .where(and(eq(apiKeys.applicationId, applicationId), eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
-    .get();
+    .where(and(eq(apiKeys.applicationId, applicationId), eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt))));
   if (!row) throw notFound('api_key_not_found', `Application "${applicationId}" has no API key "${keyId}".`);
   return apiKeyRecord(row);
 }
 
-export function revokeApiKey(ctx: AppContext, applicationId: string, keyId: string, actor: string) {
-  getApplication(ctx, applicationId);
+export async function revokeApiKey(ctx: AppContext, applicationId: string, keyId: string, actor: string) {
+  await getApplication(ctx, applicationId);
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
-    const row = tx
+  await transaction(ctx.db, async (tx) => {
+    const row = await one(tx
       .update(apiKeys)
       .set({ revokedAt: now })
       .where(and(eq(apiKeys.applicationId, applicationId), eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
-      .returning()
-      .get();
+      .returning());
     if (!row) throw notFound('api_key_not_found', `Application "${applicationId}" has no API key "${keyId}".`);
-    recordAudit(tx, now, { actor, action: 'api_key.revoked', applicationId, target: keyId, details: { name: row.name, prefix: row.prefix } });
+    await recordAudit(tx, now, { actor, action: 'api_key.revoked', applicationId, target: keyId, details: { name: row.name, prefix: row.prefix } });
   });
 }

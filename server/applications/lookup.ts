@@ -6,10 +6,11 @@ import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { applications, type Application } from '../db/schema.js';
 import { preparedPerDb } from '../db/prepared.js';
+import { one } from '../db/store.js';
 
 const byId = preparedPerDb((db) => db.select().from(applications).where(eq(applications.id, sql.placeholder('id'))).prepare());
 
 /** Also inside a transaction opened on `db`: a prepared statement runs on the same connection. */
-export function findApplication(db: Db, id: string): Application | undefined {
-  return byId(db).get({ id });
+export async function findApplication(db: Db, id: string): Promise<Application | undefined> {
+  return await one(byId(db), { id });
 }

@@ -56,7 +56,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const created = createApplication(ctx, request.body, actorName(request.actor));
+      const created = await createApplication(ctx, request.body, actorName(request.actor));
       return reply.status(201).header('location', `/api/admin/applications/${encodeURIComponent(created.id)}`).send(created);
     },
   );
@@ -64,7 +64,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/applications/:id',
     { schema: { tags, security, summary: 'Get an application', params: IdParams, querystring: NoQuery, response: { 200: ApplicationRecordSchema, ...adminErrors } } },
-    async (request) => applicationRecord(getApplication(ctx, request.params.id)),
+    async (request) => applicationRecord(await getApplication(ctx, request.params.id)),
   );
 
   app.patch(
@@ -77,7 +77,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      requireMayPatch(request.actor, getApplication(ctx, request.params.id), request.body);
+      requireMayPatch(request.actor, await getApplication(ctx, request.params.id), request.body);
       return updateApplication(ctx, request.params.id, request.body, actorName(request.actor));
     },
   );
@@ -87,7 +87,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags, security, summary: 'Delete an application and everything that belongs to it', params: IdParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors } } },
     async (request, reply) => {
       requireMayDelete(request.actor);
-      deleteApplication(ctx, request.params.id, actorName(request.actor));
+      await deleteApplication(ctx, request.params.id, actorName(request.actor));
       return reply.status(204).send(null);
     },
   );
@@ -107,7 +107,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/applications/:id/auth-policy',
     { schema: { tags, security, summary: 'Get the auth policy', params: IdParams, querystring: NoQuery, response: { 200: AuthPolicySchema, ...adminErrors } } },
-    async (request) => authPolicyOf(getApplication(ctx, request.params.id)),
+    async (request) => authPolicyOf(await getApplication(ctx, request.params.id)),
   );
 
   app.patch(

@@ -22,6 +22,7 @@ import { DEFAULT_GRANT_TYPES, type ApplicationCreate, type ApplicationPatch, typ
 import { webhookSecretProblem } from '../webhooks/sign.js';
 import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-address.js';
 import { recordEvent } from '../webhooks/outbox.js';
+import { exec, one, many, transaction } from '../db/store.js';
 
 export const DEFAULT_AUTH_POLICY: AuthPolicy = {
   signup_policy: 'invite_only',
@@ -67,20 +68,19 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-export function getApplication(ctx: AppContext, id: string): Application {
-  const app = findApplication(ctx.db, id);
+export async function getApplication(ctx: AppContext, id: string): Promise<Application> {
+  const app = await findApplication(ctx.db, id);
   if (!app) throw notFound('application_not_found', `There is no application with id "${id}".`);
   return app;
 }
 
-export function listApplications(ctx: AppContext, limit: number, cursor?: string) {
-  const rows = ctx.db
+export async function listApplications(ctx: AppContext, limit: number, cursor?: string) {
+  const rows = await many(ctx.db
     .select()
     .from(applications)
     .where(afterCursor(applications.createdAt, applications.id, cursor))
     .orderBy(asc(applications.createdAt), asc(applications.id))
-    .limit(limit + 1)
-    .all();
+    .limit(limit + 1));
   const page = toPage(rows, limit, (a) => ({ t: a.createdAt.getTime(), id: a.id }));
   return { applications: page.items.map(applicationRecord), nextCursor: page.nextCursor };
 }
@@ -168,7 +168,7 @@ interface ApplicationShape {
  * only with a URL, and an existing SSO group.
  * All failures are reported together as one 400.
  */
-function checkApplication(ctx: AppContext, app: ApplicationShape) {
+async function checkApplication(ctx: AppContext, app: ApplicationShape) {
   const errors = checkRedirectUris(app.redirectUris, app.clientType);
   if (app.postLogoutRedirectUris) errors.push(...checkRedirectUris(app.postLogoutRedirectUris, app.clientType, 'body.postLogoutRedirectUris'));
   checkGrantTypes(app.grantTypes, app.clientType, errors);
@@ -179,18 +179,17 @@ function checkApplication(ctx: AppContext, app: ApplicationShape) {
     const problem = webhookSecretProblem(app.webhookSecret);
     if (problem) errors.push({ path: 'body.webhookSecret', message: problem });
   }
-  if (app.ssoGroupId && !ctx.db.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, app.ssoGroupId)).get()) {
+  if (app.ssoGroupId && !await one(ctx.db.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, app.ssoGroupId)))) {
     errors.push({ path: 'body.ssoGroupId', message: `there is no SSO group "${app.ssoGroupId}"` });
   }
   if (errors.length) throw validationFailed(errors);
 }
 
-function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
-  const clash = tx
+async function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
+  const clash = await one(tx
     .select({ id: applications.id })
     .from(applications)
-    .where(exceptId ? and(eq(applications.audience, audience), ne(applications.id, exceptId)) : eq(applications.audience, audience))
-    .get();
+    .where(exceptId ? and(eq(applications.audience, audience), ne(applications.id, exceptId)) : eq(applications.audience, audience)));
   // Not naming the other application: an API key may only learn about its own.
   if (clash) throw conflict('audience_in_use', `The audience "${audience}" is already used by another application.`);
 }
@@ -204,25 +203,25 @@ function withSecretsShownOnce(app: Application, secrets: { clientSecret?: string
   };
 }
 
-export function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string) {
+export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string) {
   const clientType = input.clientType ?? 'web';
   const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
-  checkApplication(ctx, { ...input, clientType, grantTypes });
+  await checkApplication(ctx, { ...input, clientType, grantTypes });
   const authPolicy = mergePolicy(DEFAULT_AUTH_POLICY, input.authPolicy, 'body.authPolicy');
 
   const clientSecret = clientType === 'web' ? newClientSecret() : undefined;
   const generatedWebhookSecret = input.webhookUrl && !input.webhookSecret ? newWebhookSecret() : undefined;
   const now = ctx.clock.now();
 
-  const created = ctx.db.transaction((tx) => {
-    if (tx.select({ id: applications.id }).from(applications).where(eq(applications.id, input.id)).get()) {
+  const created = await transaction(ctx.db, async (tx) => {
+    if (await one(tx.select({ id: applications.id }).from(applications).where(eq(applications.id, input.id)))) {
       throw conflict('application_exists', `An application with id "${input.id}" already exists.`);
     }
-    if (isPurging(tx, 'application', input.id)) {
+    if (await isPurging(tx, 'application', input.id)) {
       throw conflict('deletion_in_progress', `The application "${input.id}" is still being deleted; its id is free again once that has finished.`);
     }
-    assertAudienceFree(tx, input.audience);
-    const row = tx
+    await assertAudienceFree(tx, input.audience);
+    const row = await one(tx
       .insert(applications)
       .values({
         id: input.id,
@@ -242,16 +241,15 @@ export function createApplication(ctx: AppContext, input: ApplicationCreate, act
         createdAt: now,
         updatedAt: now,
       })
-      .returning()
-      .get();
-    recordAudit(tx, now, { actor, action: 'application.created', applicationId: row.id, target: row.id, details: { name: row.name, clientType } });
+      .returning());
+    await recordAudit(tx, now, { actor, action: 'application.created', applicationId: row.id, target: row.id, details: { name: row.name, clientType } });
     return row;
   });
   return withSecretsShownOnce(created, { clientSecret, webhookSecret: generatedWebhookSecret });
 }
 
-export function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string) {
-  const current = getApplication(ctx, id);
+export async function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string) {
+  const current = await getApplication(ctx, id);
   const clientType = patch.clientType ?? current.clientType;
   const redirectUris = patch.redirectUris ?? current.redirectUris;
   const postLogoutRedirectUris = patch.postLogoutRedirectUris === undefined ? current.postLogoutRedirectUris : patch.postLogoutRedirectUris;
@@ -259,12 +257,12 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
   const grantTypes = patch.grantTypes ?? current.grantTypes;
   const backchannelLogoutUri = patch.backchannelLogoutUri === undefined ? current.backchannelLogoutUri : patch.backchannelLogoutUri;
   // Only a changed group or logout URI is checked, so an update never fails over one it does not touch.
-  checkApplication(ctx, {
+  await checkApplication(ctx, {
     clientType, redirectUris, postLogoutRedirectUris, grantTypes, webhookUrl, webhookSecret: patch.webhookSecret,
     ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri,
   });
   const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
-  if (patch.audience !== undefined) assertAudienceFree(ctx.db, patch.audience, id);
+  if (patch.audience !== undefined) await assertAudienceFree(ctx.db, patch.audience, id);
 
   const now = ctx.clock.now();
   // Client secret follows the client type: a new web client gets one, a public client loses it.
@@ -280,8 +278,8 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
   else if (patch.webhookSecret === null || !webhookSecret) webhookSecret = generatedWebhookSecret = newWebhookSecret();
   const rotated = Boolean(current.webhookSecret && webhookSecret && webhookSecret !== current.webhookSecret);
 
-  const updated = ctx.db.transaction((tx) => {
-    const row = tx
+  const updated = await transaction(ctx.db, async (tx) => {
+    const row = await one(tx
       .update(applications)
       .set({
         name: patch.name ?? current.name,
@@ -306,9 +304,8 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
         updatedAt: now,
       })
       .where(eq(applications.id, id))
-      .returning()
-      .get();
-    recordAudit(tx, now, {
+      .returning());
+    await recordAudit(tx, now, {
       actor,
       action: 'application.updated',
       applicationId: id,
@@ -319,7 +316,7 @@ export function updateApplication(ctx: AppContext, id: string, patch: Applicatio
         ...(clientSecret ? { clientSecretIssued: true } : {}),
       },
     });
-    recordRedirectChange(tx, now, actor, current, row);
+    await recordRedirectChange(tx, now, actor, current, row);
     return row;
   });
   if (redirectChange(current, updated)) ctx.wakeWebhooks();
@@ -341,11 +338,11 @@ function redirectChange(before: Application, after: Application) {
  * application hears it by webhook, so its owners learn when someone (an administrator, or a leaked
  * admin token) moves the place its codes go. Written in the update's transaction.
  */
-function recordRedirectChange(tx: Tx, now: Date, actor: string, before: Application, after: Application) {
+async function recordRedirectChange(tx: Tx, now: Date, actor: string, before: Application, after: Application) {
   const details = redirectChange(before, after);
   if (!details) return;
-  recordAudit(tx, now, { actor, action: 'application.redirect_uris_changed', applicationId: after.id, target: after.id, details });
-  recordEvent(tx, now, after.id, 'application.redirect_uris_changed', { actor, ...details });
+  await recordAudit(tx, now, { actor, action: 'application.redirect_uris_changed', applicationId: after.id, target: after.id, details });
+  await recordEvent(tx, now, after.id, 'application.redirect_uris_changed', { actor, ...details });
 }
 
 /**
@@ -354,37 +351,37 @@ function recordRedirectChange(tx: Tx, now: Date, actor: string, before: Applicat
  * marks go in bounded batches (data-lifecycle/purge.ts), finished inline when small; the
  * `application.purged` audit entry counts them.
  */
-export function deleteApplication(ctx: AppContext, id: string, actor: string) {
-  getApplication(ctx, id);
+export async function deleteApplication(ctx: AppContext, id: string, actor: string) {
+  await getApplication(ctx, id);
   const now = ctx.clock.now();
   const job = { kind: 'application', target: id, params: { realm: applicationRealm(id) }, actor } as const;
-  beginPurge(ctx, job, (tx) => {
-    tx.delete(applications).where(eq(applications.id, id)).run();
-    recordAudit(tx, now, { actor, action: 'application.deleted', applicationId: id, target: id });
+  await beginPurge(ctx, job, async (tx) => {
+    await exec(tx.delete(applications).where(eq(applications.id, id)));
+    await recordAudit(tx, now, { actor, action: 'application.deleted', applicationId: id, target: id });
   }, { cascade: false });
 }
 
-export function rotateClientSecret(ctx: AppContext, id: string, actor: string) {
-  const app = getApplication(ctx, id);
+export async function rotateClientSecret(ctx: AppContext, id: string, actor: string) {
+  const app = await getApplication(ctx, id);
   if (app.clientType !== 'web') {
     throw conflict('not_confidential_client', `Application "${id}" is a ${app.clientType} client and has no client secret.`);
   }
   const clientSecret = newClientSecret();
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
-    tx.update(applications).set({ clientSecretHash: sha256(clientSecret), updatedAt: now }).where(eq(applications.id, id)).run();
-    recordAudit(tx, now, { actor, action: 'application.client_secret_rotated', applicationId: id, target: id });
+  await transaction(ctx.db, async (tx) => {
+    await exec(tx.update(applications).set({ clientSecretHash: sha256(clientSecret), updatedAt: now }).where(eq(applications.id, id)));
+    await recordAudit(tx, now, { actor, action: 'application.client_secret_rotated', applicationId: id, target: id });
   });
   return { clientSecret };
 }
 
-export function updateAuthPolicy(ctx: AppContext, id: string, patch: AuthPolicyPatch, actor: string): AuthPolicy {
-  const app = getApplication(ctx, id);
+export async function updateAuthPolicy(ctx: AppContext, id: string, patch: AuthPolicyPatch, actor: string): Promise<AuthPolicy> {
+  const app = await getApplication(ctx, id);
   const policy = mergePolicy(app.authPolicy, patch, 'body');
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
-    tx.update(applications).set({ authPolicy: policy, updatedAt: now }).where(eq(applications.id, id)).run();
-    recordAudit(tx, now, { actor, action: 'auth_policy.updated', applicationId: id, target: id, details: { fields: Object.keys(patch) } });
+  await transaction(ctx.db, async (tx) => {
+    await exec(tx.update(applications).set({ authPolicy: policy, updatedAt: now }).where(eq(applications.id, id)));
+    await recordAudit(tx, now, { actor, action: 'auth_policy.updated', applicationId: id, target: id, details: { fields: Object.keys(patch) } });
   });
   return policy;
 }

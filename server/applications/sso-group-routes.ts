@@ -40,7 +40,7 @@ export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const group = createGroup(ctx, request.body, actorName(request.actor));
+      const group = await createGroup(ctx, request.body, actorName(request.actor));
       return reply.status(201).header('location', `/api/admin/sso-groups/${group.id}`).send(group);
     },
   );
@@ -67,7 +67,7 @@ export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/sso-groups/:id',
     { schema: { tags, security, summary: 'Delete an SSO group (its applications stay)', params: IdParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors } } },
     async (request, reply) => {
-      deleteGroup(ctx, request.params.id, actorName(request.actor));
+      await deleteGroup(ctx, request.params.id, actorName(request.actor));
       return reply.status(204).send(null);
     },
   );
@@ -94,7 +94,7 @@ export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      removeApplication(ctx, request.params.id, request.params.appId, actorName(request.actor));
+      await removeApplication(ctx, request.params.id, request.params.appId, actorName(request.actor));
       return reply.status(204).send(null);
     },
   );

@@ -13,16 +13,16 @@ import { iso } from '../http/schemas.js';
 import { getApplication } from './service.js';
 import { groupRealm } from './realms.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
+import { exec, one, many, transaction } from '../db/store.js';
 
-function memberIds(ctx: AppContext, groupIds: string[]): Map<string, string[]> {
+async function memberIds(ctx: AppContext, groupIds: string[]): Promise<Map<string, string[]>> {
   const byGroup = new Map<string, string[]>(groupIds.map((id) => [id, []]));
   if (groupIds.length === 0) return byGroup;
-  const rows = ctx.db
+  const rows = await many(ctx.db
     .select({ id: applications.id, groupId: applications.ssoGroupId })
     .from(applications)
     .where(inArray(applications.ssoGroupId, groupIds))
-    .orderBy(asc(applications.createdAt), asc(applications.id))
-    .all();
+    .orderBy(asc(applications.createdAt), asc(applications.id)));
   for (const row of rows) if (row.groupId) byGroup.get(row.groupId)?.push(row.id);
   return byGroup;
 }
@@ -31,76 +31,74 @@ function groupRecord(group: SsoGroup, applicationIds: string[]) {
   return { id: group.id, name: group.name, applicationIds, createdAt: iso(group.createdAt)! };
 }
 
-export function getGroup(ctx: AppContext, id: string) {
-  const group = ctx.db.select().from(ssoGroups).where(eq(ssoGroups.id, id)).get();
+export async function getGroup(ctx: AppContext, id: string) {
+  const group = await one(ctx.db.select().from(ssoGroups).where(eq(ssoGroups.id, id)));
   if (!group) throw notFound('sso_group_not_found', `There is no SSO group with id "${id}".`);
-  return groupRecord(group, memberIds(ctx, [id]).get(id) ?? []);
+  return groupRecord(group, (await memberIds(ctx, [id])).get(id) ?? []);
 }
 
-export function listGroups(ctx: AppContext, limit: number, cursor?: string) {
-  const rows = ctx.db
+export async function listGroups(ctx: AppContext, limit: number, cursor?: string) {
+  const rows = await many(ctx.db
     .select()
     .from(ssoGroups)
     .where(afterCursor(ssoGroups.createdAt, ssoGroups.id, cursor))
     .orderBy(asc(ssoGroups.createdAt), asc(ssoGroups.id))
-    .limit(limit + 1)
-    .all();
+    .limit(limit + 1));
   const page = toPage(rows, limit, (g) => ({ t: g.createdAt.getTime(), id: g.id }));
-  const members = memberIds(ctx, page.items.map((g) => g.id));
+  const members = await memberIds(ctx, page.items.map((g) => g.id));
   return { ssoGroups: page.items.map((g) => groupRecord(g, members.get(g.id) ?? [])), nextCursor: page.nextCursor };
 }
 
-export function createGroup(ctx: AppContext, input: { id: string; name: string }, actor: string) {
+export async function createGroup(ctx: AppContext, input: { id: string; name: string }, actor: string) {
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
-    if (tx.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, input.id)).get()) {
+  await transaction(ctx.db, async (tx) => {
+    if (await one(tx.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, input.id)))) {
       throw conflict('sso_group_exists', `An SSO group with id "${input.id}" already exists.`);
     }
-    if (isPurging(tx, 'sso_group', input.id)) {
+    if (await isPurging(tx, 'sso_group', input.id)) {
       throw conflict('deletion_in_progress', `The SSO group "${input.id}" is still being deleted; its id is free again once that has finished.`);
     }
-    tx.insert(ssoGroups).values({ id: input.id, name: input.name, createdAt: now, updatedAt: now }).run();
-    recordAudit(tx, now, { actor, action: 'sso_group.created', target: input.id, details: { name: input.name } });
+    await exec(tx.insert(ssoGroups).values({ id: input.id, name: input.name, createdAt: now, updatedAt: now }));
+    await recordAudit(tx, now, { actor, action: 'sso_group.created', target: input.id, details: { name: input.name } });
   });
   return getGroup(ctx, input.id);
 }
 
-export function renameGroup(ctx: AppContext, id: string, name: string, actor: string) {
-  getGroup(ctx, id);
+export async function renameGroup(ctx: AppContext, id: string, name: string, actor: string) {
+  await getGroup(ctx, id);
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
-    tx.update(ssoGroups).set({ name, updatedAt: now }).where(eq(ssoGroups.id, id)).run();
-    recordAudit(tx, now, { actor, action: 'sso_group.renamed', target: id, details: { name } });
+  await transaction(ctx.db, async (tx) => {
+    await exec(tx.update(ssoGroups).set({ name, updatedAt: now }).where(eq(ssoGroups.id, id)));
+    await recordAudit(tx, now, { actor, action: 'sso_group.renamed', target: id, details: { name } });
   });
   return getGroup(ctx, id);
 }
 
 /** Its applications stand alone at once; the sessions' marks of its realm go in the background purge. */
-export function deleteGroup(ctx: AppContext, id: string, actor: string) {
-  getGroup(ctx, id);
+export async function deleteGroup(ctx: AppContext, id: string, actor: string) {
+  await getGroup(ctx, id);
   const now = ctx.clock.now();
-  beginPurge(ctx, { kind: 'sso_group', target: id, params: { realm: groupRealm(id) }, actor }, (tx) => {
+  await beginPurge(ctx, { kind: 'sso_group', target: id, params: { realm: groupRealm(id) }, actor }, async (tx) => {
     // The applications it held, for the audit entry: the delete sets their ssoGroupId to null.
-    const detached = tx
+    const detached = (await many(tx
       .select({ id: applications.id })
       .from(applications)
       .where(eq(applications.ssoGroupId, id))
-      .orderBy(asc(applications.id))
-      .all()
+      .orderBy(asc(applications.id))))
       .map((row) => row.id);
     // The foreign key sets the applications' ssoGroupId to null (an indexed handful of rows).
-    tx.delete(ssoGroups).where(eq(ssoGroups.id, id)).run();
-    recordAudit(tx, now, { actor, action: 'sso_group.deleted', target: id, details: { applicationsDetached: detached } });
+    await exec(tx.delete(ssoGroups).where(eq(ssoGroups.id, id)));
+    await recordAudit(tx, now, { actor, action: 'sso_group.deleted', target: id, details: { applicationsDetached: detached } });
   }, { cascade: true });
 }
 
-export function addApplication(ctx: AppContext, groupId: string, appId: string, actor: string) {
-  getGroup(ctx, groupId);
-  const app = getApplication(ctx, appId);
+export async function addApplication(ctx: AppContext, groupId: string, appId: string, actor: string) {
+  await getGroup(ctx, groupId);
+  const app = await getApplication(ctx, appId);
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
-    tx.update(applications).set({ ssoGroupId: groupId, updatedAt: now }).where(eq(applications.id, appId)).run();
-    recordAudit(tx, now, {
+  await transaction(ctx.db, async (tx) => {
+    await exec(tx.update(applications).set({ ssoGroupId: groupId, updatedAt: now }).where(eq(applications.id, appId)));
+    await recordAudit(tx, now, {
       actor, action: 'sso_group.application_added', applicationId: appId, target: groupId,
       details: app.ssoGroupId && app.ssoGroupId !== groupId ? { movedFrom: app.ssoGroupId } : {},
     });
@@ -108,16 +106,16 @@ export function addApplication(ctx: AppContext, groupId: string, appId: string, 
   return getGroup(ctx, groupId);
 }
 
-export function removeApplication(ctx: AppContext, groupId: string, appId: string, actor: string) {
-  getGroup(ctx, groupId);
-  const app = getApplication(ctx, appId);
+export async function removeApplication(ctx: AppContext, groupId: string, appId: string, actor: string) {
+  await getGroup(ctx, groupId);
+  const app = await getApplication(ctx, appId);
   if (app.ssoGroupId !== groupId) {
     throw notFound('application_not_in_group', `Application "${appId}" is not in SSO group "${groupId}".`);
   }
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
-    tx.update(applications).set({ ssoGroupId: null, updatedAt: now }).where(eq(applications.id, appId)).run();
-    recordAudit(tx, now, { actor, action: 'sso_group.application_removed', applicationId: appId, target: groupId });
+  await transaction(ctx.db, async (tx) => {
+    await exec(tx.update(applications).set({ ssoGroupId: null, updatedAt: now }).where(eq(applications.id, appId)));
+    await recordAudit(tx, now, { actor, action: 'sso_group.application_removed', applicationId: appId, target: groupId });
   });
   return getGroup(ctx, groupId);
 }

@@ -6,9 +6,13 @@
 import { auditLog } from '../db/schema.js';
 import type { Db } from '../db/client.js';
 import { newId } from '../util/ids.js';
+import { exec } from '../db/store.js';
 
-/** A drizzle database or transaction handle. */
-export type Tx = Pick<Db, 'insert' | 'select' | 'update' | 'delete'>;
+/**
+ * The database handle a transaction body works on: the database itself (db/store.ts routes a
+ * body's statements to its transaction). The name says "inside the caller's transaction".
+ */
+export type Tx = Db;
 
 export interface AuditEntry {
   actor: string;
@@ -18,8 +22,8 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
 }
 
-export function recordAudit(tx: Tx, at: Date, entry: AuditEntry): void {
-  tx.insert(auditLog)
+export async function recordAudit(tx: Tx, at: Date, entry: AuditEntry): Promise<void> {
+  await exec(tx.insert(auditLog)
     .values({
       id: newId('aud'),
       at,
@@ -28,6 +32,5 @@ export function recordAudit(tx: Tx, at: Date, entry: AuditEntry): void {
       applicationId: entry.applicationId ?? null,
       target: entry.target ?? null,
       details: entry.details ?? {},
-    })
-    .run();
+    }));
 }

@@ -18,6 +18,7 @@ import { DEFAULT_LIMIT, decodeCursor, listQueryProperties, toPage } from '../htt
 import { adminErrors, Timestamp, iso } from '../http/schemas.js';
 import { validationFailed } from '../http/problem.js';
 import { auditReferences } from './references.js';
+import { many } from '../db/store.js';
 
 function parseTime(value: string, field: string): Date {
   const at = new Date(value);
@@ -78,9 +79,9 @@ function beforeCursor(cursor?: string): SQL | undefined {
   return or(lt(auditLog.at, at), and(eq(auditLog.at, at), lt(auditLog.id, key.id)));
 }
 
-export function listAudit(ctx: AppContext, query: AuditQuery) {
+export async function listAudit(ctx: AppContext, query: AuditQuery) {
   const limit = query.limit ?? DEFAULT_LIMIT;
-  const rows = ctx.db
+  const rows = await many(ctx.db
     .select()
     .from(auditLog)
     .where(
@@ -94,10 +95,9 @@ export function listAudit(ctx: AppContext, query: AuditQuery) {
       ),
     )
     .orderBy(desc(auditLog.at), desc(auditLog.id))
-    .limit(limit + 1)
-    .all();
+    .limit(limit + 1));
   const page = toPage(rows, limit, (r) => ({ t: r.at.getTime(), id: r.id }));
-  return { entries: page.items.map(entryRecord), nextCursor: page.nextCursor, references: auditReferences(ctx.db, page.items) };
+  return { entries: page.items.map(entryRecord), nextCursor: page.nextCursor, references: await auditReferences(ctx.db, page.items) };
 }
 
 export const auditRoutes: FastifyPluginAsyncTypebox = async (app) => {

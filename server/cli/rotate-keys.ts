@@ -25,10 +25,10 @@ export const rotateKeysCommand: Command = {
     try {
       const now = new Date();
       // The server's access-token lifetime (recorded at its start), not this process's own setting.
-      const window = retiringWindowSeconds(db, now, config.accessTokenTtl, MAX_ACCESS_TOKEN_TTL);
+      const window = await retiringWindowSeconds(db, now, config.accessTokenTtl, MAX_ACCESS_TOKEN_TTL);
       const { kid, retired, activatesAt } = await rotateSigningKey(db, now, window, 'cli');
       console.log(kid);
-      for (const key of listKeys(db, now).filter((k) => retired.includes(k.kid))) {
+      for (const key of (await listKeys(db, now)).filter((k) => retired.includes(k.kid))) {
         console.error(`Key ${key.kid} signs until ${key.retiredAt} and stays in the JWKS until ${key.expiresAt}.`);
       }
       console.error(`New signing key ${kid} is published now and signs from ${activatesAt.toISOString()}.`);

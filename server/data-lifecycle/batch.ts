@@ -18,6 +18,7 @@ import { getTableName, inArray, sql, SQL } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client.js';
 import type { Tx } from '../audit/record.js';
+import { exec, many, transaction } from '../db/store.js';
 
 /** A batch aims to take about this long; the next one is resized to fit. */
 export const TARGET_MS = 8;
@@ -84,37 +85,36 @@ function changes(result: unknown): number {
  * Runs one batch of `step` in its own transaction. `inside` runs in that transaction too (to
  * record progress with the rows it describes).
  */
-export function runBatch(db: Db, step: BatchStep, sizer: BatchSizer, inside?: (tx: Tx, removed: Record<string, number>) => void): BatchResult {
+export async function runBatch(db: Db, step: BatchStep, sizer: BatchSizer, inside?: (tx: Tx, removed: Record<string, number>) => void): Promise<BatchResult> {
   const started = performance.now();
   const size = sizer.size(step);
   const key = asSql(step.key);
-  const result = db.transaction((tx) => {
+  const result = await transaction(db, async (tx) => {
     const removed: Record<string, number> = {};
     let done: boolean;
     if (step.children?.length) {
       // Children first, bounded; the parents go once none of theirs is left.
-      const parents = tx
+      const parents = (await many(tx
         .select({ key })
         .from(step.table)
         .where(step.where)
-        .limit(size)
-        .all()
+        .limit(size)))
         .map((row) => row.key);
       let childrenLeft = false;
       for (const child of step.children) {
         const childKey = asSql(child.key);
         const picked = tx.select({ key: childKey }).from(child.table).where(inArray(child.column, parents)).limit(size);
-        const n = parents.length ? changes(tx.delete(child.table).where(inArray(childKey, picked)).run()) : 0;
+        const n = parents.length ? changes(await exec(tx.delete(child.table).where(inArray(childKey, picked)))) : 0;
         if (n) removed[`${step.name}.${getTableName(child.table)}`] = n;
         if (n >= size) childrenLeft = true;
       }
-      if (!childrenLeft && parents.length) removed[step.name] = changes(tx.delete(step.table).where(inArray(key, parents)).run());
+      if (!childrenLeft && parents.length) removed[step.name] = changes(await exec(tx.delete(step.table).where(inArray(key, parents))));
       done = !childrenLeft && parents.length < size;
     } else {
       const picked = tx.select({ key }).from(step.table).where(step.where).limit(size);
       const n = step.set
-        ? changes(tx.update(step.table).set(step.set).where(inArray(key, picked)).run())
-        : changes(tx.delete(step.table).where(inArray(key, picked)).run());
+        ? changes(await exec(tx.update(step.table).set(step.set).where(inArray(key, picked))))
+        : changes(await exec(tx.delete(step.table).where(inArray(key, picked))));
       if (n) removed[step.name] = n;
       done = n < size;
     }

@@ -21,6 +21,7 @@ import { purgeJobs, type PurgeJob } from '../db/schema.js';
 import { recordAudit, type Tx } from '../audit/record.js';
 import { addCounts, BatchSizer, pause, runBatch } from './batch.js';
 import { planSteps, type PurgeKind } from './purge-plans.js';
+import { exec, one, many, transaction } from '../db/store.js';
 
 /** Work done inside the deleting request before it answers. */
 export const INLINE_BUDGET_MS = 10;
@@ -38,13 +39,13 @@ export interface NewPurge {
 }
 
 /** Whether a purge of this id is still under way (the id stays taken until it ends). */
-export function isPurging(db: Tx, kind: PurgeKind, target: string): boolean {
-  return db.select({ kind: purgeJobs.kind }).from(purgeJobs).where(and(eq(purgeJobs.kind, kind), eq(purgeJobs.target, target))).get() !== undefined;
+export async function isPurging(db: Tx, kind: PurgeKind, target: string): Promise<boolean> {
+  return await one(db.select({ kind: purgeJobs.kind }).from(purgeJobs).where(and(eq(purgeJobs.kind, kind), eq(purgeJobs.target, target)))) !== undefined;
 }
 
 /** Purges under way, oldest first (the admin operations view). */
-export function pendingPurges(db: Tx): PurgeJob[] {
-  return db.select().from(purgeJobs).orderBy(asc(purgeJobs.requestedAt)).all();
+export async function pendingPurges(db: Tx): Promise<PurgeJob[]> {
+  return await many(db.select().from(purgeJobs).orderBy(asc(purgeJobs.requestedAt)));
 }
 
 /**
@@ -68,21 +69,20 @@ function withoutForeignKeys<T>(db: Db, fn: () => T): T {
  * runs in one transaction with the new job, without foreign-key cascades when `cascade` is false;
  * then the job gets a few milliseconds inline and, if not finished, is handed to the background.
  */
-export function beginPurge(ctx: AppContext, job: NewPurge, change: (tx: Tx) => void, options: { cascade: boolean }): void {
+export async function beginPurge(ctx: AppContext, job: NewPurge, change: (tx: Tx) => void, options: { cascade: boolean }): Promise<void> {
   const now = ctx.clock.now();
-  const write = () =>
-    ctx.db.transaction((tx) => {
-      tx.insert(purgeJobs)
-        .values({ kind: job.kind, target: job.target, params: job.params ?? {}, actor: job.actor, requestedAt: now, removed: {} })
-        .run();
+  const write = async () =>
+    await transaction(ctx.db, async (tx) => {
+      await exec(tx.insert(purgeJobs)
+        .values({ kind: job.kind, target: job.target, params: job.params ?? {}, actor: job.actor, requestedAt: now, removed: {} }));
       change(tx);
     });
-  if (options.cascade) write();
-  else withoutForeignKeys(ctx.db, write);
+  if (options.cascade) await write();
+  else await withoutForeignKeys(ctx.db, write);
   // The delete itself is done; a batch that fails here (e.g. a full disk) is the background's to retry.
   let finished = false;
   try {
-    finished = advancePurge(ctx, job.kind, job.target, INLINE_BUDGET_MS);
+    finished = await advancePurge(ctx, job.kind, job.target, INLINE_BUDGET_MS);
   } catch {
     finished = false;
   }
@@ -92,30 +92,30 @@ export function beginPurge(ctx: AppContext, job: NewPurge, change: (tx: Tx) => v
 const sizers = new WeakMap<Db, BatchSizer>();
 const sizerFor = (db: Db) => sizers.get(db) ?? (sizers.set(db, new BatchSizer()), sizers.get(db)!);
 
-function findJob(db: Db, kind: PurgeKind, target: string): PurgeJob | undefined {
-  return db.select().from(purgeJobs).where(and(eq(purgeJobs.kind, kind), eq(purgeJobs.target, target))).get();
+async function findJob(db: Db, kind: PurgeKind, target: string): Promise<PurgeJob | undefined> {
+  return await one(db.select().from(purgeJobs).where(and(eq(purgeJobs.kind, kind), eq(purgeJobs.target, target))));
 }
 
 /**
  * One batch of the job's first unfinished step (finished steps cost an index probe); when every
  * step is done, the job ends: its row goes and its audit entry is written, in one transaction.
  */
-export function purgeBatch(ctx: AppContext, job: PurgeJob): { finished: boolean; ms: number } {
+export async function purgeBatch(ctx: AppContext, job: PurgeJob): Promise<{ finished: boolean; ms: number }> {
   const started = performance.now();
   for (const step of planSteps(job)) {
-    const result = runBatch(ctx.db, step, sizerFor(ctx.db), (tx, removed) => {
+    const result = await runBatch(ctx.db, step, sizerFor(ctx.db), async (tx, removed) => {
       if (Object.keys(removed).length === 0) return;
       job.removed = addCounts({ ...job.removed }, removed);
-      tx.update(purgeJobs).set({ removed: job.removed }).where(and(eq(purgeJobs.kind, job.kind), eq(purgeJobs.target, job.target))).run();
+      await exec(tx.update(purgeJobs).set({ removed: job.removed }).where(and(eq(purgeJobs.kind, job.kind), eq(purgeJobs.target, job.target))));
     });
     if (!result.done) return { finished: false, ms: performance.now() - started };
   }
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
-    tx.delete(purgeJobs).where(and(eq(purgeJobs.kind, job.kind), eq(purgeJobs.target, job.target))).run();
+  await transaction(ctx.db, async (tx) => {
+    await exec(tx.delete(purgeJobs).where(and(eq(purgeJobs.kind, job.kind), eq(purgeJobs.target, job.target))));
     const action = PURGED_ACTION[job.kind];
     if (action) {
-      recordAudit(tx, now, {
+      await recordAudit(tx, now, {
         actor: 'system',
         action,
         applicationId: job.kind === 'application' ? job.target : null,
@@ -128,12 +128,12 @@ export function purgeBatch(ctx: AppContext, job: PurgeJob): { finished: boolean;
 }
 
 /** Runs batches of one job for up to `budgetMs`; true when the job has ended. */
-export function advancePurge(ctx: AppContext, kind: PurgeKind, target: string, budgetMs: number): boolean {
-  const job = findJob(ctx.db, kind, target);
+export async function advancePurge(ctx: AppContext, kind: PurgeKind, target: string, budgetMs: number): Promise<boolean> {
+  const job = await findJob(ctx.db, kind, target);
   if (!job) return true;
   const started = performance.now();
   do {
-    if (purgeBatch(ctx, job).finished) return true;
+    if ((await purgeBatch(ctx, job)).finished) return true;
   } while (performance.now() - started < budgetMs);
   return false;
 }
@@ -152,8 +152,8 @@ export class Purger {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  start(): void {
-    const pending = pendingPurges(this.ctx.db);
+  async start(): Promise<void> {
+    const pending = await pendingPurges(this.ctx.db);
     if (pending.length) this.log.info({ jobs: pending.map((j) => `${j.kind}:${j.target}`) }, 'resuming interrupted deletes');
     this.wake();
   }
@@ -167,10 +167,10 @@ export class Purger {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
-      const job = pendingPurges(this.ctx.db)[0];
+      const job = (await pendingPurges(this.ctx.db))[0];
       if (!job) return;
       try {
-        const { finished, ms } = purgeBatch(this.ctx, job);
+        const { finished, ms } = await purgeBatch(this.ctx, job);
         if (ms > SLOW_BATCH_MS) this.log.warn({ kind: job.kind, target: job.target, ms: Math.round(ms) }, 'slow delete batch');
         if (finished) this.log.info({ kind: job.kind, target: job.target, removed: job.removed }, 'delete finished');
         await pause(ms);

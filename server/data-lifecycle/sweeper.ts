@@ -45,8 +45,8 @@ export interface SweeperRecord {
   prunedTotal: number;
 }
 
-export function readSweeperRecord(db: Db): SweeperRecord {
-  return readMeta<SweeperRecord>(db, STATE_KEY) ?? { lastRun: null, runs: 0, prunedTotal: 0 };
+export async function readSweeperRecord(db: Db): Promise<SweeperRecord> {
+  return (await readMeta<SweeperRecord>(db, STATE_KEY)) ?? { lastRun: null, runs: 0, prunedTotal: 0 };
 }
 
 interface SweepOptions {
@@ -78,7 +78,7 @@ export async function sweep(db: Db, config: Config, clock: Clock, options: Sweep
       const step = { ...rule, where: rule.where(new Date(now.getTime() - days * 86_400_000), now) };
       for (;;) {
         if (stopped()) break;
-        const batch = runBatch(db, step, sizer);
+        const batch = await runBatch(db, step, sizer);
         if (batch.ms > SLOW_MS) options.slow?.(rule.name, batch.ms);
         addCounts(pruned, batch.removed);
         if (batch.done) break;
@@ -114,8 +114,8 @@ export async function sweep(db: Db, config: Config, clock: Clock, options: Sweep
     error,
   };
   if (db.$client.open) {
-    const record = readSweeperRecord(db);
-    writeMeta(db, STATE_KEY, { lastRun: run, runs: record.runs + 1, prunedTotal: record.prunedTotal + run.total } satisfies SweeperRecord, clock.now());
+    const record = await readSweeperRecord(db);
+    await writeMeta(db, STATE_KEY, { lastRun: run, runs: record.runs + 1, prunedTotal: record.prunedTotal + run.total } satisfies SweeperRecord, clock.now());
   }
   return run;
 }
@@ -175,8 +175,8 @@ export class Sweeper {
     return this.current;
   }
 
-  status(): SweeperStatus {
-    const record = readSweeperRecord(this.db);
+  async status(): Promise<SweeperStatus> {
+    const record = await readSweeperRecord(this.db);
     return {
       intervalSeconds: this.config.sweepInterval,
       running: this.current !== undefined,

@@ -3,10 +3,11 @@ import { eq } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { meta } from './schema.js';
 import type { Tx } from '../audit/record.js';
+import { exec, one } from './store.js';
 
 /** The value stored under `key`, parsed; undefined when absent or unreadable. */
-export function readMeta<T>(db: Tx, key: string): T | undefined {
-  const row = db.select({ value: meta.value }).from(meta).where(eq(meta.key, key)).get();
+export async function readMeta<T>(db: Tx, key: string): Promise<T | undefined> {
+  const row = await one(db.select({ value: meta.value }).from(meta).where(eq(meta.key, key)));
   if (!row) return undefined;
   try {
     return JSON.parse(row.value) as T;
@@ -15,10 +16,9 @@ export function readMeta<T>(db: Tx, key: string): T | undefined {
   }
 }
 
-export function writeMeta(db: Tx | Db, key: string, value: unknown, now: Date): void {
+export async function writeMeta(db: Tx | Db, key: string, value: unknown, now: Date): Promise<void> {
   const text = JSON.stringify(value);
-  db.insert(meta)
+  await exec(db.insert(meta)
     .values({ key, value: text, updatedAt: now })
-    .onConflictDoUpdate({ target: meta.key, set: { value: text, updatedAt: now } })
-    .run();
+    .onConflictDoUpdate({ target: meta.key, set: { value: text, updatedAt: now } }));
 }

@@ -78,7 +78,7 @@ export async function requireAdmin(request: FastifyRequest): Promise<void> {
     request.actor = { type: 'admin' };
     return;
   }
-  const key = authenticateApiKey(ctx, token);
+  const key = await authenticateApiKey(ctx, token);
   if (!key) throw unauthorized('The bearer token is not a valid admin token or API key.');
   request.actor = key;
 

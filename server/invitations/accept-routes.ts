@@ -34,9 +34,9 @@ export const invitationAcceptRoutes: FastifyPluginAsyncTypebox = async (app) => 
       },
     },
     async (request, reply) => {
-      const signedIn = readSession(ctx, request);
+      const signedIn = await readSession(ctx, request);
       if (!signedIn) throw unauthorized('Sign in first, then accept the invitation.', 'unauthorized', 'Cookie');
-      const { membership, app: application, redirectTo } = redeemInvitation(ctx, request.body.token, signedIn.person);
+      const { membership, app: application, redirectTo } = await redeemInvitation(ctx, request.body.token, signedIn.person);
       reply.header('cache-control', 'no-store');
       return { applicationId: application.id, membershipId: membership.id, role: membership.role, redirectTo };
     },

@@ -10,6 +10,7 @@ import { recordAudit } from '../audit/record.js';
 import { sha256 } from '../util/crypto.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { createMembership } from '../members/create.js';
+import { exec, one } from '../db/store.js';
 
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
@@ -20,13 +21,13 @@ export function invitationStatus(inv: Invitation, now: Date): InvitationStatus {
 }
 
 /** The invitation a link token points at (any status), or undefined. */
-export function invitationByToken(tx: Tx, token: string): Invitation | undefined {
-  return tx.select().from(invitations).where(eq(invitations.tokenHash, sha256(token))).get();
+export async function invitationByToken(tx: Tx, token: string): Promise<Invitation | undefined> {
+  return await one(tx.select().from(invitations).where(eq(invitations.tokenHash, sha256(token))));
 }
 
 /** The oldest pending, unexpired invitation of `email` to the application. */
-export function pendingInvitationFor(tx: Tx, now: Date, applicationId: string, email: string): Invitation | undefined {
-  return tx
+export async function pendingInvitationFor(tx: Tx, now: Date, applicationId: string, email: string): Promise<Invitation | undefined> {
+  return await one(tx
     .select()
     .from(invitations)
     .where(
@@ -37,8 +38,7 @@ export function pendingInvitationFor(tx: Tx, now: Date, applicationId: string, e
         gt(invitations.expiresAt, now),
       ),
     )
-    .orderBy(asc(invitations.createdAt))
-    .get();
+    .orderBy(asc(invitations.createdAt)));
 }
 
 /**
@@ -46,26 +46,25 @@ export function pendingInvitationFor(tx: Tx, now: Date, applicationId: string, e
  * marks the e-mail verified, creates the membership with the invitation's role, and records the
  * audit entry and `invitation.accepted` event. The caller checks status and e-mail match first.
  */
-export function acceptInvitation(
+export async function acceptInvitation(
   tx: Tx,
   now: Date,
   invitation: Invitation,
   person: { id: string; email: string; name: string | null },
-): Membership {
-  tx.update(invitations)
+): Promise<Membership> {
+  await exec(tx.update(invitations)
     .set({ state: 'accepted', acceptedAt: now, acceptedBy: person.id })
-    .where(eq(invitations.id, invitation.id))
-    .run();
-  tx.update(people).set({ emailVerified: true, updatedAt: now }).where(eq(people.id, person.id)).run();
-  const membership = createMembership(tx, now, invitation.applicationId, person, invitation.role);
-  recordAudit(tx, now, {
+    .where(eq(invitations.id, invitation.id)));
+  await exec(tx.update(people).set({ emailVerified: true, updatedAt: now }).where(eq(people.id, person.id)));
+  const membership = await createMembership(tx, now, invitation.applicationId, person, invitation.role);
+  await recordAudit(tx, now, {
     actor: `person:${person.id}`,
     action: 'invitation.accepted',
     applicationId: invitation.applicationId,
     target: invitation.id,
     details: { email: invitation.email, role: invitation.role, membershipId: membership.id },
   });
-  recordEvent(tx, now, invitation.applicationId, 'invitation.accepted', {
+  await recordEvent(tx, now, invitation.applicationId, 'invitation.accepted', {
     id: invitation.id,
     email: invitation.email,
     role: invitation.role,

@@ -7,6 +7,7 @@ import { eq } from 'drizzle-orm';
 import { invitations, type Invitation } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { escapeHtml, mailerFor, type MailMessage } from '../mail/mailer.js';
+import { exec } from '../db/store.js';
 
 const SEND_CONCURRENCY = 4;
 
@@ -71,11 +72,10 @@ export async function sendInvitationEmails(
       outcome = { emailSent: false, emailError: String((error as Error).message ?? error).slice(0, 500) };
     }
     outcomes.set(invitation.id, outcome);
-    ctx.db
+    await exec(ctx.db
       .update(invitations)
       .set({ ...outcome, lastSentAt: outcome.emailSent ? ctx.clock.now() : invitation.lastSentAt })
-      .where(eq(invitations.id, invitation.id))
-      .run();
+      .where(eq(invitations.id, invitation.id)));
   };
   // A few connections at a time: 100 invitations must not open 100 SMTP connections at once.
   const queue = [...items];

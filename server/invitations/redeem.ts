@@ -10,6 +10,7 @@ import { applications, type Application, type Invitation, type Membership, type 
 import type { AppContext } from '../context.js';
 import { conflict, forbidden, notFound } from '../http/problem.js';
 import { acceptInvitation, invitationByToken, invitationStatus } from './accept.js';
+import { one, transaction } from '../db/store.js';
 
 export const invitationNotFound = () => notFound('invitation_not_found', 'This invitation link is not valid.');
 
@@ -28,32 +29,32 @@ export function landingUrl(ctx: AppContext, app: Pick<Application, 'redirectUris
 }
 
 /** The invitation behind a link and its application, for showing the page (any status). */
-export function invitationForLink(ctx: AppContext, token: string): { invitation: Invitation; app: Application } | undefined {
-  const invitation = invitationByToken(ctx.db, token);
+export async function invitationForLink(ctx: AppContext, token: string): Promise<{ invitation: Invitation; app: Application } | undefined> {
+  const invitation = await invitationByToken(ctx.db, token);
   if (!invitation) return undefined;
-  const app = ctx.db.select().from(applications).where(eq(applications.id, invitation.applicationId)).get();
+  const app = await one(ctx.db.select().from(applications).where(eq(applications.id, invitation.applicationId)));
   return app ? { invitation, app } : undefined;
 }
 
-export function redeemInvitation(
+export async function redeemInvitation(
   ctx: AppContext,
   token: string,
   person: Pick<Person, 'id' | 'email' | 'name'>,
-): { membership: Membership; app: Application; redirectTo: string } {
+): Promise<{ membership: Membership; app: Application; redirectTo: string }> {
   const now = ctx.clock.now();
-  const result = ctx.db.transaction((tx) => {
-    const invitation = invitationByToken(tx, token);
+  const result = await transaction(ctx.db, async (tx) => {
+    const invitation = await invitationByToken(tx, token);
     if (!invitation) throw invitationNotFound();
     const status = invitationStatus(invitation, now);
     if (status !== 'pending') throw conflict('invitation_not_pending', `This invitation is ${status}.`);
     if (invitation.email !== person.email.toLowerCase()) {
       throw forbidden('invitation_wrong_account', `This invitation is for another e-mail address; you are signed in as ${person.email}.`);
     }
-    const app = tx.select().from(applications).where(eq(applications.id, invitation.applicationId)).get();
+    const app = await one(tx.select().from(applications).where(eq(applications.id, invitation.applicationId)));
     if (!app) throw invitationNotFound();
     // `closed` means no new members (DESIGN §4.4), invited or not; the invitation stays pending.
     if (app.authPolicy.signup_policy === 'closed') throw forbidden('signup_not_allowed', `${app.name} does not accept new members.`);
-    return { membership: acceptInvitation(tx, now, invitation, person), app };
+    return { membership: await acceptInvitation(tx, now, invitation, person), app };
   });
   ctx.wakeWebhooks();
   return { ...result, redirectTo: landingUrl(ctx, result.app) };

@@ -61,7 +61,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/applications/:id/invitations/:iid',
     { schema: { tags, security, summary: 'Revoke a pending invitation', params: InvitationParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors } } },
     async (request, reply) => {
-      revokeInvitation(ctx, request.params.id, request.params.iid, actorName(request.actor));
+      await revokeInvitation(ctx, request.params.id, request.params.iid, actorName(request.actor));
       return reply.status(204).send(null);
     },
   );

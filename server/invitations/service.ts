@@ -19,6 +19,7 @@ import { invitationStatus } from './accept.js';
 import { sendInvitationEmails } from './email.js';
 import type { InvitationCreate, InvitationListQuery } from './schemas.js';
 import { isEmailAddress } from '../util/email.js';
+import { one, many, transaction } from '../db/store.js';
 
 export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
 const TOKEN_PREFIX = 'ghi_';
@@ -49,7 +50,7 @@ function eventData(inv: Invitation) {
 }
 
 export async function createInvitations(ctx: AppContext, applicationId: string, input: InvitationCreate, actor: string) {
-  const app = getApplication(ctx, applicationId);
+  const app = await getApplication(ctx, applicationId);
   const errors: FieldError[] = [];
   input.emails.forEach((raw, i) => {
     if (!isEmailAddress(raw.trim())) {
@@ -63,9 +64,9 @@ export async function createInvitations(ctx: AppContext, applicationId: string, 
   const message = input.message?.trim() ? input.message : null;
   const now = ctx.clock.now();
 
-  const { created, skipped } = ctx.db.transaction((tx) => {
-    const members = memberEmails(tx, applicationId, emails);
-    const invited = invitedEmails(tx, applicationId, emails, now);
+  const { created, skipped } = await transaction(ctx.db, async (tx) => {
+    const members = await memberEmails(tx, applicationId, emails);
+    const invited = await invitedEmails(tx, applicationId, emails, now);
     const skipped: { email: string; reason: 'already_member' | 'already_invited' }[] = [];
     const created: { invitation: Invitation; acceptUrl: string }[] = [];
     for (const email of emails) {
@@ -78,7 +79,7 @@ export async function createInvitations(ctx: AppContext, applicationId: string, 
         continue;
       }
       const token = randomToken(TOKEN_PREFIX);
-      const invitation = tx
+      const invitation = await one(tx
         .insert(invitations)
         .values({
           id: newId('inv'),
@@ -92,10 +93,9 @@ export async function createInvitations(ctx: AppContext, applicationId: string, 
           createdAt: now,
           expiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
         })
-        .returning()
-        .get();
-      recordAudit(tx, now, { actor, action: 'invitation.created', applicationId, target: invitation.id, details: { email, role } });
-      recordEvent(tx, now, applicationId, 'invitation.created', eventData(invitation));
+        .returning());
+      await recordAudit(tx, now, { actor, action: 'invitation.created', applicationId, target: invitation.id, details: { email, role } });
+      await recordEvent(tx, now, applicationId, 'invitation.created', eventData(invitation));
       created.push({ invitation, acceptUrl: acceptUrl(ctx, token) });
     }
     return { created, skipped };
@@ -113,19 +113,18 @@ export async function createInvitations(ctx: AppContext, applicationId: string, 
 }
 
 /** Which of `emails` already belong to members of the application. */
-function memberEmails(tx: Tx, applicationId: string, emails: string[]): Set<string> {
-  const rows = tx
+async function memberEmails(tx: Tx, applicationId: string, emails: string[]): Promise<Set<string>> {
+  const rows = await many(tx
     .select({ email: people.email })
     .from(memberships)
     .innerJoin(people, eq(people.id, memberships.personId))
-    .where(and(eq(memberships.applicationId, applicationId), inArray(people.email, emails)))
-    .all();
+    .where(and(eq(memberships.applicationId, applicationId), inArray(people.email, emails))));
   return new Set(rows.map((r) => r.email));
 }
 
 /** Which of `emails` have a live pending invitation to the application (other than `exceptId`). */
-function invitedEmails(tx: Tx, applicationId: string, emails: string[], now: Date, exceptId?: string): Set<string> {
-  const rows = tx
+async function invitedEmails(tx: Tx, applicationId: string, emails: string[], now: Date, exceptId?: string): Promise<Set<string>> {
+  const rows = await many(tx
     .select({ email: invitations.email })
     .from(invitations)
     .where(
@@ -136,8 +135,7 @@ function invitedEmails(tx: Tx, applicationId: string, emails: string[], now: Dat
         gt(invitations.expiresAt, now),
         exceptId === undefined ? undefined : ne(invitations.id, exceptId),
       ),
-    )
-    .all();
+    ));
   return new Set(rows.map((r) => r.email));
 }
 
@@ -154,10 +152,10 @@ function statusCondition(status: InvitationListQuery['status'], now: Date): SQL 
   }
 }
 
-export function listInvitations(ctx: AppContext, applicationId: string, query: InvitationListQuery, limit: number) {
-  getApplication(ctx, applicationId);
+export async function listInvitations(ctx: AppContext, applicationId: string, query: InvitationListQuery, limit: number) {
+  await getApplication(ctx, applicationId);
   const now = ctx.clock.now();
-  const rows = ctx.db
+  const rows = await many(ctx.db
     .select()
     .from(invitations)
     .where(
@@ -168,39 +166,36 @@ export function listInvitations(ctx: AppContext, applicationId: string, query: I
       ),
     )
     .orderBy(asc(invitations.createdAt), asc(invitations.id))
-    .limit(limit + 1)
-    .all();
+    .limit(limit + 1));
   const page = toPage(rows, limit, (r) => ({ t: r.createdAt.getTime(), id: r.id }));
   return { invitations: page.items.map((r) => invitationRecord(r, now)), nextCursor: page.nextCursor };
 }
 
-function findInvitation(ctx: AppContext, applicationId: string, invitationId: string): Invitation {
-  getApplication(ctx, applicationId);
-  const row = ctx.db
+async function findInvitation(ctx: AppContext, applicationId: string, invitationId: string): Promise<Invitation> {
+  await getApplication(ctx, applicationId);
+  const row = await one(ctx.db
     .select()
     .from(invitations)
-    .where(and(eq(invitations.applicationId, applicationId), eq(invitations.id, invitationId)))
-    .get();
+    .where(and(eq(invitations.applicationId, applicationId), eq(invitations.id, invitationId))));
   if (!row) throw notFound('invitation_not_found', `Application "${applicationId}" has no invitation "${invitationId}".`);
   return row;
 }
 
 /** Revokes a pending invitation; anything else (accepted, revoked, expired) is 409. */
-export function revokeInvitation(ctx: AppContext, applicationId: string, invitationId: string, actor: string) {
-  const inv = findInvitation(ctx, applicationId, invitationId);
+export async function revokeInvitation(ctx: AppContext, applicationId: string, invitationId: string, actor: string) {
+  const inv = await findInvitation(ctx, applicationId, invitationId);
   const now = ctx.clock.now();
   const status = invitationStatus(inv, now);
   if (status !== 'pending') throw conflict('invitation_not_pending', `The invitation is ${status}, not pending.`);
-  ctx.db.transaction((tx) => {
-    const row = tx
+  await transaction(ctx.db, async (tx) => {
+    const row = await one(tx
       .update(invitations)
       .set({ state: 'revoked', revokedAt: now })
       .where(and(eq(invitations.id, inv.id), eq(invitations.state, 'pending')))
-      .returning()
-      .get();
+      .returning());
     if (!row) throw conflict('invitation_not_pending', 'The invitation is no longer pending.');
-    recordAudit(tx, now, { actor, action: 'invitation.revoked', applicationId, target: inv.id, details: { email: inv.email } });
-    recordEvent(tx, now, applicationId, 'invitation.revoked', eventData(row));
+    await recordAudit(tx, now, { actor, action: 'invitation.revoked', applicationId, target: inv.id, details: { email: inv.email } });
+    await recordEvent(tx, now, applicationId, 'invitation.revoked', eventData(row));
   });
   ctx.wakeWebhooks();
 }
@@ -211,30 +206,29 @@ export function revokeInvitation(ctx: AppContext, applicationId: string, invitat
  * whose address has become a member or holds another live invitation since.
  */
 export async function resendInvitation(ctx: AppContext, applicationId: string, invitationId: string, actor: string) {
-  const app = getApplication(ctx, applicationId);
-  const inv = findInvitation(ctx, applicationId, invitationId);
+  const app = await getApplication(ctx, applicationId);
+  const inv = await findInvitation(ctx, applicationId, invitationId);
   const now = ctx.clock.now();
   const status = invitationStatus(inv, now);
   if (status !== 'pending' && status !== 'expired') {
     throw conflict('invitation_not_pending', `The invitation is ${status}; only pending or expired invitations can be resent.`);
   }
   const token = randomToken(TOKEN_PREFIX);
-  const updated = ctx.db.transaction((tx) => {
+  const updated = await transaction(ctx.db, async (tx) => {
     // What create refuses, resend refuses too: the person joined since, or was invited again.
-    if (memberEmails(tx, applicationId, [inv.email]).size) {
+    if ((await memberEmails(tx, applicationId, [inv.email])).size) {
       throw conflict('already_member', `${inv.email} is already a member of this application.`);
     }
-    if (invitedEmails(tx, applicationId, [inv.email], now, inv.id).size) {
+    if ((await invitedEmails(tx, applicationId, [inv.email], now, inv.id)).size) {
       throw conflict('already_invited', `${inv.email} has a newer pending invitation to this application.`);
     }
-    const row = tx
+    const row = await one(tx
       .update(invitations)
       .set({ tokenHash: sha256(token), expiresAt: new Date(now.getTime() + INVITATION_TTL_MS), emailSent: false, emailError: null })
       .where(and(eq(invitations.id, inv.id), eq(invitations.state, 'pending')))
-      .returning()
-      .get();
+      .returning());
     if (!row) throw conflict('invitation_not_pending', 'The invitation is no longer pending.');
-    recordAudit(tx, now, { actor, action: 'invitation.resent', applicationId, target: inv.id, details: { email: inv.email } });
+    await recordAudit(tx, now, { actor, action: 'invitation.resent', applicationId, target: inv.id, details: { email: inv.email } });
     return row;
   });
   const link = acceptUrl(ctx, token);

@@ -12,6 +12,7 @@ import { preparedPerDb } from '../db/prepared.js';
 import { newId } from '../util/ids.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { countActive, dayOf } from '../activity/record.js';
+import { exec, one, many } from '../db/store.js';
 
 /** The webhook/event view of a membership. */
 export function membershipEventData(m: Membership, person: { id: string; email: string; name: string | null }) {
@@ -58,32 +59,26 @@ export function activeMarkDue(lastActiveAt: Date, now: Date): boolean {
  * Marks the membership active at `now` (sign-ins, token grants) and counts its person in the day's
  * active people (activity/record.ts); also inside a transaction on `db`.
  */
-export function touchMembership(db: Db, membershipId: string, now: Date): void {
-  touch(db).run({ id: membershipId, nowMs: now.getTime() });
-  countActive(db, now, membershipId);
+export async function touchMembership(db: Db, membershipId: string, now: Date): Promise<void> {
+  await exec(touch(db), { id: membershipId, nowMs: now.getTime() });
+  await countActive(db, now, membershipId);
 }
 
-export function findMembership(tx: Tx, applicationId: string, personId: string): Membership | undefined {
-  // Handed the database itself (not a transaction), the prepared statement serves.
-  if ('$client' in tx) return membershipOf(tx as Db).get({ applicationId, personId });
-  return tx
-    .select()
-    .from(memberships)
-    .where(and(eq(memberships.applicationId, applicationId), eq(memberships.personId, personId)))
-    .get();
+export async function findMembership(tx: Tx, applicationId: string, personId: string): Promise<Membership | undefined> {
+  return await one(membershipOf(tx), { applicationId, personId });
 }
 
 /** Joins `person` to the application with `role` (active); returns the existing one if already a member. */
-export function createMembership(
+export async function createMembership(
   tx: Tx,
   now: Date,
   applicationId: string,
   person: { id: string; email: string; name: string | null },
   role: MemberRole = 'member',
-): Membership {
-  const existing = findMembership(tx, applicationId, person.id);
+): Promise<Membership> {
+  const existing = await findMembership(tx, applicationId, person.id);
   if (existing) return existing;
-  const row = tx
+  const row = await one(tx
     .insert(memberships)
     .values({
       id: newId('mem'),
@@ -96,11 +91,10 @@ export function createMembership(
       lastActiveAt: now,
       updatedAt: now,
     })
-    .returning()
-    .get();
-  recordEvent(tx, now, applicationId, 'membership.created', membershipEventData(row, person));
-  countActive(tx, now, row.id);
-  spendPendingInvitations(tx, now, row, person);
+    .returning());
+  await recordEvent(tx, now, applicationId, 'membership.created', membershipEventData(row, person));
+  await countActive(tx, now, row.id);
+  await spendPendingInvitations(tx, now, row, person);
   return row;
 }
 
@@ -110,15 +104,14 @@ export function createMembership(
  * administrator removed the member, bringing them back with the invitation's role, even into
  * an application that has since become invitation-only.
  */
-function spendPendingInvitations(tx: Tx, now: Date, membership: Membership, person: { id: string; email: string }): void {
-  const spent = tx
+async function spendPendingInvitations(tx: Tx, now: Date, membership: Membership, person: { id: string; email: string }): Promise<void> {
+  const spent = await many(tx
     .update(invitations)
     .set({ state: 'accepted', acceptedAt: now, acceptedBy: person.id })
     .where(and(eq(invitations.applicationId, membership.applicationId), eq(invitations.email, person.email.toLowerCase()), eq(invitations.state, 'pending'), gt(invitations.expiresAt, now)))
-    .returning({ id: invitations.id, email: invitations.email, role: invitations.role })
-    .all();
+    .returning({ id: invitations.id, email: invitations.email, role: invitations.role }));
   for (const invitation of spent) {
-    recordAudit(tx, now, {
+    await recordAudit(tx, now, {
       actor: `person:${person.id}`,
       action: 'invitation.accepted',
       applicationId: membership.applicationId,

@@ -55,7 +55,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/applications/:id/users/:uid',
     { schema: { tags, security, summary: 'Remove a user from the application (revokes refresh tokens)', params: MemberParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors } } },
     async (request, reply) => {
-      deleteMember(ctx, request.params.id, request.params.uid, actorName(request.actor));
+      await deleteMember(ctx, request.params.id, request.params.uid, actorName(request.actor));
       return reply.status(204).send(null);
     },
   );
@@ -75,7 +75,7 @@ export const memberSecondFactorRoutes: FastifyPluginAsyncTypebox = async (app) =
     async (request, reply) => {
       // The factors are the person's, across every application: an application's API key may not remove them.
       requireActorScope(request.actor, undefined, "reset a member's second factors");
-      resetMemberSecondFactor(ctx, request.params.id, request.params.uid, actorName(request.actor));
+      await resetMemberSecondFactor(ctx, request.params.id, request.params.uid, actorName(request.actor));
       return reply.status(204).send(null);
     },
   );

@@ -11,6 +11,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
+import { sqlRows } from '../db/store.js';
 
 export const MIN_INDEXED_LENGTH = 3;
 export const MAX_CANDIDATES = 2_000;
@@ -24,10 +25,8 @@ function phrase(q: string): string {
  * Ids of the people whose e-mail or name contains `q`, or undefined when the index cannot help
  * (`q` too short) or too many match (the caller walks the members instead).
  */
-export function searchCandidates(db: Db, q: string): string[] | undefined {
+export async function searchCandidates(db: Db, q: string): Promise<string[] | undefined> {
   if ([...q].length < MIN_INDEXED_LENGTH) return undefined;
-  const rows = db.all<{ id: string }>(
-    sql`SELECT p.id AS id FROM people_search JOIN people p ON p.rowid = people_search.rowid WHERE people_search MATCH ${phrase(q)} LIMIT ${MAX_CANDIDATES + 1}`,
-  );
+  const rows = await sqlRows<{ id: string }>(db, sql`SELECT p.id AS id FROM people_search JOIN people p ON p.rowid = people_search.rowid WHERE people_search MATCH ${phrase(q)} LIMIT ${MAX_CANDIDATES + 1}`);
   return rows.length > MAX_CANDIDATES ? undefined : rows.map((r) => r.id);
 }

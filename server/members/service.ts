@@ -22,6 +22,7 @@ import { membershipEventData } from './create.js';
 import { resetSecondFactor, secondFactorSummary } from '../accounts/second-factor/service.js';
 import { searchCandidates } from './search.js';
 import type { MemberListQuery, MemberPatch } from './schemas.js';
+import { exec, one, many, transaction } from '../db/store.js';
 
 type MemberRow = { m: Membership; p: Pick<Person, 'id' | 'email' | 'name'> };
 
@@ -105,8 +106,8 @@ function atOrBefore(key: CursorKey): SQL {
  * The key of the WALK_WINDOW-th member from the cursor on (same filters), or undefined when fewer
  * are left: the window of a walking search. Read from the index alone.
  */
-function windowEnd(db: Db, applicationId: string, query: MemberListQuery, cursor: CursorKey | undefined): CursorKey | undefined {
-  const row = db
+async function windowEnd(db: Db, applicationId: string, query: MemberListQuery, cursor: CursorKey | undefined): Promise<CursorKey | undefined> {
+  const row = await one(db
     .select({ t: memberships.joinedAt, id: memberships.id })
     .from(memberships)
     .where(
@@ -119,8 +120,7 @@ function windowEnd(db: Db, applicationId: string, query: MemberListQuery, cursor
     )
     .orderBy(asc(memberships.joinedAt), asc(memberships.id))
     .limit(1)
-    .offset(WALK_WINDOW - 1)
-    .get();
+    .offset(WALK_WINDOW - 1));
   return row ? { t: row.t.getTime(), id: row.id } : undefined;
 }
 
@@ -137,15 +137,15 @@ function listQueryFor(db: Db, filters: { status: boolean; role: boolean; cursor:
   return query;
 }
 
-export function listMembers(ctx: AppContext, applicationId: string, query: MemberListQuery, limit: number) {
-  getApplication(ctx, applicationId);
+export async function listMembers(ctx: AppContext, applicationId: string, query: MemberListQuery, limit: number) {
+  await getApplication(ctx, applicationId);
   const cursor = query.cursor ? decodeCursor(query.cursor) : undefined;
   let search: Search | undefined;
   if (query.q !== undefined) {
-    const personIds = searchCandidates(ctx.db, query.q);
-    search = personIds ? { personIds } : { pattern: likePattern(query.q), end: windowEnd(ctx.db, applicationId, query, cursor) };
+    const personIds = await searchCandidates(ctx.db, query.q);
+    search = personIds ? { personIds } : { pattern: likePattern(query.q), end: await windowEnd(ctx.db, applicationId, query, cursor) };
   }
-  const rows = listQueryFor(ctx.db, { status: Boolean(query.status), role: Boolean(query.role), cursor: Boolean(cursor) }, search).all({
+  const rows = await many(listQueryFor(ctx.db, { status: Boolean(query.status), role: Boolean(query.role), cursor: Boolean(cursor) }, search), {
     app: applicationId,
     status: query.status,
     role: query.role,
@@ -160,36 +160,35 @@ export function listMembers(ctx: AppContext, applicationId: string, query: Membe
   return { users: page.items.map(memberRecord), nextCursor };
 }
 
-function findMember(ctx: AppContext, applicationId: string, memberId: string): MemberRow {
-  getApplication(ctx, applicationId);
-  const row = ctx.db
+async function findMember(ctx: AppContext, applicationId: string, memberId: string): Promise<MemberRow> {
+  await getApplication(ctx, applicationId);
+  const row = await one(ctx.db
     .select({ m: memberships, p: personColumns })
     .from(memberships)
     .innerJoin(people, eq(people.id, memberships.personId))
-    .where(and(eq(memberships.applicationId, applicationId), eq(memberships.id, memberId)))
-    .get();
+    .where(and(eq(memberships.applicationId, applicationId), eq(memberships.id, memberId))));
   if (!row) throw notFound('user_not_found', `Application "${applicationId}" has no user "${memberId}".`);
   return row;
 }
 
-export function getMember(ctx: AppContext, applicationId: string, memberId: string) {
-  const row = findMember(ctx, applicationId, memberId);
-  return { ...memberRecord(row), secondFactor: secondFactorSummary(ctx.db, row.p.id) };
+export async function getMember(ctx: AppContext, applicationId: string, memberId: string) {
+  const row = await findMember(ctx, applicationId, memberId);
+  return { ...memberRecord(row), secondFactor: await secondFactorSummary(ctx.db, row.p.id) };
 }
 
 /**
  * The administrator's reset for a lost device (spec second-factor.md, "Admin"): the member's
  * TOTP, passkeys and recovery codes go, all their sessions end, audited under this application.
  */
-export function resetMemberSecondFactor(ctx: AppContext, applicationId: string, memberId: string, actor: string): void {
-  const row = findMember(ctx, applicationId, memberId);
-  const person = ctx.db.select().from(people).where(eq(people.id, row.p.id)).get()!;
-  resetSecondFactor(ctx, person, actor, applicationId);
+export async function resetMemberSecondFactor(ctx: AppContext, applicationId: string, memberId: string, actor: string): Promise<void> {
+  const row = await findMember(ctx, applicationId, memberId);
+  const person = (await one(ctx.db.select().from(people).where(eq(people.id, row.p.id))))!;
+  await resetSecondFactor(ctx, person, actor, applicationId);
 }
 
-export function updateMember(ctx: AppContext, applicationId: string, memberId: string, patch: MemberPatch, actor: string) {
-  const app = getApplication(ctx, applicationId);
-  const current = findMember(ctx, applicationId, memberId);
+export async function updateMember(ctx: AppContext, applicationId: string, memberId: string, patch: MemberPatch, actor: string) {
+  const app = await getApplication(ctx, applicationId);
+  const current = await findMember(ctx, applicationId, memberId);
   let profile = current.m.profile;
   if (patch.profile) {
     const merged = mergeProfile(app.authPolicy.profile_fields, current.m.profile, patch.profile, 'admin');
@@ -208,17 +207,16 @@ export function updateMember(ctx: AppContext, applicationId: string, memberId: s
   ];
   if (changed.length === 0) return memberRecord(current);
 
-  const updated = ctx.db.transaction((tx) => {
-    const m = tx
+  const updated = await transaction(ctx.db, async (tx) => {
+    const m = await one(tx
       .update(memberships)
       .set({ status, role, profile, updatedAt: now })
       .where(eq(memberships.id, memberId))
-      .returning()
-      .get();
+      .returning());
     // Suspension takes effect on the next refresh: every live family for this person and app dies
     // now, and the realm's applications hear a back-channel logout.
-    const revoked = status === 'suspended' && current.m.status !== 'suspended' ? endMemberSignIn(tx, now, app, current.p.id, 'membership_suspended') : 0;
-    recordAudit(tx, now, {
+    const revoked = status === 'suspended' && current.m.status !== 'suspended' ? await endMemberSignIn(tx, now, app, current.p.id, 'membership_suspended') : 0;
+    await recordAudit(tx, now, {
       actor,
       action: 'membership.updated',
       applicationId,
@@ -231,7 +229,7 @@ export function updateMember(ctx: AppContext, applicationId: string, memberId: s
         ...(revoked ? { refreshFamiliesRevoked: revoked } : {}),
       },
     });
-    recordEvent(tx, now, applicationId, 'membership.updated', {
+    await recordEvent(tx, now, applicationId, 'membership.updated', {
       ...membershipEventData(m, current.p),
       changed,
     });
@@ -245,8 +243,8 @@ export function updateMember(ctx: AppContext, applicationId: string, memberId: s
  * Ends the person's sign-in to the application's realm (accounts/session.ts, `endSessions`);
  * returns how many refresh-token families of this application it revoked, for the audit entry.
  */
-function endMemberSignIn(tx: Tx, now: Date, app: Application, personId: string, reason: 'membership_suspended' | 'membership_deleted'): number {
-  return endSessions(tx, now, { personId, application: app }, reason).families;
+async function endMemberSignIn(tx: Tx, now: Date, app: Application, personId: string, reason: 'membership_suspended' | 'membership_deleted'): Promise<number> {
+  return (await endSessions(tx, now, { personId, application: app }, reason)).families;
 }
 
 /**
@@ -255,21 +253,21 @@ function endMemberSignIn(tx: Tx, now: Date, app: Application, personId: string, 
  * mostly ended refresh-token families; device authorizations) is detached or removed by the
  * background purge, not by a cascade inside this request.
  */
-export function deleteMember(ctx: AppContext, applicationId: string, memberId: string, actor: string) {
-  const app = getApplication(ctx, applicationId);
-  const current = findMember(ctx, applicationId, memberId);
+export async function deleteMember(ctx: AppContext, applicationId: string, memberId: string, actor: string) {
+  const app = await getApplication(ctx, applicationId);
+  const current = await findMember(ctx, applicationId, memberId);
   const now = ctx.clock.now();
-  beginPurge(ctx, { kind: 'membership', target: memberId, actor }, (tx) => {
-    const revoked = endMemberSignIn(tx, now, app, current.p.id, 'membership_deleted');
-    tx.delete(memberships).where(eq(memberships.id, memberId)).run();
-    recordAudit(tx, now, {
+  await beginPurge(ctx, { kind: 'membership', target: memberId, actor }, async (tx) => {
+    const revoked = await endMemberSignIn(tx, now, app, current.p.id, 'membership_deleted');
+    await exec(tx.delete(memberships).where(eq(memberships.id, memberId)));
+    await recordAudit(tx, now, {
       actor,
       action: 'membership.deleted',
       applicationId,
       target: memberId,
       details: { userId: current.p.id, email: current.p.email, refreshFamiliesRevoked: revoked },
     });
-    recordEvent(tx, now, applicationId, 'membership.deleted', membershipEventData(current.m, current.p));
+    await recordEvent(tx, now, applicationId, 'membership.deleted', membershipEventData(current.m, current.p));
   }, { cascade: false });
   ctx.wakeWebhooks();
 }

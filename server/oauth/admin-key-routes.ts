@@ -36,7 +36,7 @@ export const adminKeyRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = asyn
     { schema: { tags, security, summary: 'List signing keys and their status', response: { 200: Type.Object({ keys: Type.Array(KeySchema) }, { additionalProperties: false }), ...adminErrors } } },
     async () => {
       await keys.ensure();
-      return { keys: listKeys(ctx.db, ctx.clock.now()) };
+      return { keys: await listKeys(ctx.db, ctx.clock.now()) };
     },
   );
 
@@ -54,9 +54,9 @@ export const adminKeyRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = asyn
       const now = ctx.clock.now();
       // Retired keys stay published as long as any token they signed may live, also tokens issued
       // before a restart with a shorter lifetime (ops/token-lifetime.ts).
-      const rotated = await rotateSigningKey(ctx.db, now, retiringWindowSeconds(ctx.db, now, ctx.config.accessTokenTtl), actorName(request.actor));
+      const rotated = await rotateSigningKey(ctx.db, now, await retiringWindowSeconds(ctx.db, now, ctx.config.accessTokenTtl), actorName(request.actor));
       keys.invalidate();
-      const all = listKeys(ctx.db, now);
+      const all = await listKeys(ctx.db, now);
       const key = all.find((k) => k.kid === rotated.kid)!;
       // The same records (and status words) as GET /api/admin/keys.
       return reply.status(201).header('location', '/api/admin/keys').send({ key, previous: all.filter((k) => rotated.retired.includes(k.kid)) });

@@ -26,7 +26,7 @@ export async function verifyAccessToken(ctx: AppContext, keys: KeyRing, request:
   }
   const payload = await readAccessToken(ctx, keys, token);
   if (!payload) throw invalidToken('The access token is invalid or expired.');
-  if (typeof payload.jti !== 'string' || isAccessTokenRevoked(ctx.db, payload.jti)) throw invalidToken('The access token has been revoked.');
+  if (typeof payload.jti !== 'string' || await isAccessTokenRevoked(ctx.db, payload.jti)) throw invalidToken('The access token has been revoked.');
   return payload;
 }
 

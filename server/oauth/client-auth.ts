@@ -46,15 +46,15 @@ function presented(request: FastifyRequest, body: RawParams): Presented {
   return { clientId: bodyId, secret: bodySecret, basic: false };
 }
 
-export function findClient(ctx: AppContext, clientId: string): Application | undefined {
+export async function findClient(ctx: AppContext, clientId: string): Promise<Application | undefined> {
   return findApplication(ctx.db, clientId);
 }
 
 /** Authenticates the calling client or throws `invalid_client` (401). */
-export function authenticateClient(ctx: AppContext, request: FastifyRequest, body: RawParams): Application {
+export async function authenticateClient(ctx: AppContext, request: FastifyRequest, body: RawParams): Promise<Application> {
   const { clientId, secret, basic } = presented(request, body);
   if (clientId === undefined) throw invalidClient('Client authentication is required (client_id).');
-  const app = findClient(ctx, clientId);
+  const app = await findClient(ctx, clientId);
   if (!app) throw invalidClient('Client authentication failed.');
   if (app.clientType === 'web') {
     if (secret === undefined) throw invalidClient('This confidential client must authenticate with its client secret.');

@@ -8,6 +8,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Statement } from 'better-sqlite3';
 import type { AppContext } from '../context.js';
+import { sqliteGateHeld } from '../db/store.js';
 import { JWKS_MAX_AGE_SECONDS, keyWriteCount, publishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import { ACR_VALUES } from '../accounts/second-factor/factors.js';
@@ -89,6 +90,8 @@ export class JwksBody {
     const checkedAgo = Date.now() - this.checkedAt;
     const writes = keyWriteCount();
     if (writes === this.seenWrites && checkedAgo >= 0 && checkedAgo < STORE_CHECK_MS && now.getTime() < this.staleAt) return this.body;
+    // A transaction open elsewhere: its rows are not committed yet (a key it writes is looked at after it ends).
+    if (this.body !== '' && sqliteGateHeld()) return this.body;
     this.seenWrites = writes;
     this.checkedAt = Date.now();
     const counters = this.counters.get()!;

@@ -23,6 +23,7 @@ import { matchesRedirectUri } from '../applications/redirect-uris.js';
 import type { KeyRing } from './keys.js';
 import { ID_TOKEN_TYP } from './jwt.js';
 import { param, type RawParams } from './params.js';
+import { transaction } from '../db/store.js';
 
 interface Hint {
   clientId: string | undefined;
@@ -81,14 +82,14 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
       }
       clientId = hinted.clientId;
     }
-    const client = clientId === undefined ? undefined : findClient(ctx, clientId);
+    const client = clientId === undefined ? undefined : await findClient(ctx, clientId);
     if (clientId !== undefined && !client) return sendErrorPage(reply, 400, 'invalid_client', 'The application is not known here.');
     // Matched like the authorize redirect_uri: exactly, or a native client's loopback on any port.
     if (redirect !== undefined && (!client || !matchesRedirectUri(client.postLogoutRedirectUris ?? client.redirectUris, redirect, client.clientType))) {
       return sendErrorPage(reply, 400, 'invalid_request', 'The post-logout address is not registered for this application.');
     }
 
-    const found = readSession(ctx, request);
+    const found = await readSession(ctx, request);
     if (found && hinted?.sessionId !== found.session.id) {
       const submitted = request.method === 'POST' ? param(params, 'csrf_token') : undefined;
       if (submitted === undefined) {
@@ -101,7 +102,7 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
     }
     if (found) {
       const now = ctx.clock.now();
-      ctx.db.transaction((tx) => endSession(tx, now, found.session.id, 'end_session'));
+      await transaction(ctx.db, async (tx) => endSession(tx, now, found.session.id, 'end_session'));
     }
     clearSessionCookie(reply, ctx.config);
 

@@ -37,6 +37,7 @@ import { SIGNING_ALG, type KeyRing } from './keys.js';
 import { requiredParam } from './params.js';
 import { isAccessTokenRevoked } from './revoked-access-tokens.js';
 import { formBody } from './token/route.js';
+import { one } from '../db/store.js';
 
 export const INTROSPECTION_PATH = '/api/auth/oauth2/introspect';
 
@@ -91,11 +92,11 @@ class VerificationKeys {
 
   constructor(private readonly keys: KeyRing) {}
 
-  get(kid: string): KeyObject | undefined {
+  async get(kid: string): Promise<KeyObject | undefined> {
     const cached = this.cache.get(kid);
     const now = Date.now();
     if (cached && now - cached.checkedAt < KEY_RECHECK_MS) return cached.key;
-    const jwk = this.keys.publicKey(kid);
+    const jwk = await this.keys.publicKey(kid);
     if (!jwk) {
       this.cache.delete(kid);
       return undefined;
@@ -123,7 +124,7 @@ export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: F
   const verified = new Map<string, AccessClaims>();
 
   /** The claims of an access token we signed (`typ: at+jwt`, a published key), or undefined. */
-  function verifiedClaims(token: string): AccessClaims | undefined {
+  async function verifiedClaims(token: string): Promise<AccessClaims | undefined> {
     const id = sha256(token);
     const known = verified.get(id);
     if (known) return known;
@@ -131,7 +132,7 @@ export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: F
     if (!headerPart || !payloadPart || !signaturePart || extra !== undefined) return undefined;
     const header = parseJson(headerPart) as { alg?: unknown; typ?: unknown; kid?: unknown } | undefined;
     if (header?.alg !== SIGNING_ALG || header.typ !== ACCESS_TOKEN_TYP || typeof header.kid !== 'string') return undefined;
-    const key = verificationKeys.get(header.kid);
+    const key = await verificationKeys.get(header.kid);
     if (!key) return undefined;
     const signingInput = Buffer.from(`${headerPart}.${payloadPart}`);
     if (!rsaVerify('sha256', signingInput, key, Buffer.from(signaturePart, 'base64url'))) return undefined;
@@ -143,20 +144,20 @@ export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: F
   }
 
   /** The claims of one of our access tokens, issued to `client`, that nothing has ended; else undefined. */
-  function activeAccessToken(token: string, client: Application): AccessClaims | undefined {
-    const claims = verifiedClaims(token);
+  async function activeAccessToken(token: string, client: Application): Promise<AccessClaims | undefined> {
+    const claims = await verifiedClaims(token);
     if (!claims || claims.iss !== ctx.config.issuer || claims.client_id !== client.id) return undefined;
     if (typeof claims.exp !== 'number' || claims.exp <= seconds(ctx.clock.now())) return undefined;
     const st = statements(ctx.db);
     const jti = typeof claims.jti === 'string' ? claims.jti : undefined;
-    if (jti && isAccessTokenRevoked(ctx.db, jti)) return undefined;
+    if (jti && await isAccessTokenRevoked(ctx.db, jti)) return undefined;
     // Born of a family: every end of its session or membership revokes the family too
     // (accounts/session.ts `endSessions`), so the family alone answers.
     const familyId = jti ? familyOfJti(jti) : undefined;
-    if (familyId) return st.family.get({ id: familyId })?.revokedAt === null ? claims : undefined;
-    if (typeof claims.sid === 'string' && st.session.get({ id: claims.sid })?.revokedAt !== null) return undefined;
+    if (familyId) return (await one(st.family, { id: familyId }))?.revokedAt === null ? claims : undefined;
+    if (typeof claims.sid === 'string' && (await one(st.session, { id: claims.sid }))?.revokedAt !== null) return undefined;
     const memberId = claims.app_user?.id;
-    if (typeof memberId === 'string' && st.membership.get({ id: memberId })?.status !== 'active') return undefined;
+    if (typeof memberId === 'string' && (await one(st.membership, { id: memberId }))?.status !== 'active') return undefined;
     return claims;
   }
 
@@ -171,8 +172,8 @@ export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: F
     return JSON.stringify(answer);
   }
 
-  function refreshAnswer(token: string, client: Application): string | undefined {
-    const row = statements(ctx.db).refresh.get({ hash: sha256(token) });
+  async function refreshAnswer(token: string, client: Application): Promise<string | undefined> {
+    const row = await one(statements(ctx.db).refresh, { hash: sha256(token) });
     const now = ctx.clock.now();
     if (!row || row.family.applicationId !== client.id || row.family.revokedAt !== null || row.rotatedAt !== null) return undefined;
     if (row.expiresAt.getTime() <= now.getTime() || row.membershipStatus !== 'active') return undefined;
@@ -187,14 +188,14 @@ export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: F
   app.post(INTROSPECTION_PATH, { schema: { hide: true } }, async (request, reply) => {
     const body = formBody(request);
     const client = await limiter.guard(request, async () => {
-      const authenticated = authenticateClient(ctx, request, body);
+      const authenticated = await authenticateClient(ctx, request, body);
       if (authenticated.clientType !== 'web') throw invalidClient('Introspection needs a confidential client authenticated with its secret.');
       return authenticated;
     });
     const token = requiredParam(body, 'token');
     // The shape decides (a JWT has two dots; refresh tokens are `ghr_…`): the hint cannot mislead.
-    const claims = token.includes('.') ? activeAccessToken(token, client) : undefined;
-    const answer = claims ? accessAnswer(claims) : token.startsWith('ghr_') ? refreshAnswer(token, client) : undefined;
+    const claims = token.includes('.') ? await activeAccessToken(token, client) : undefined;
+    const answer = claims ? accessAnswer(claims) : token.startsWith('ghr_') ? await refreshAnswer(token, client) : undefined;
     return reply
       .header('cache-control', 'no-store')
       .header('pragma', 'no-cache')

@@ -16,7 +16,7 @@
  * The signing key is parsed once into a node:crypto `KeyObject` (jwt.ts signs with it on libuv's
  * thread pool); verification of our own tokens stays on jose with WebCrypto public keys.
  */
-import { and, asc, desc, eq, gt, isNotNull, isNull, or } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNotNull, isNull, or, sql } from 'drizzle-orm';
 import { exportJWK, exportPKCS8, generateKeyPair, importJWK, type JWK, type JWSHeaderParameters } from 'jose';
 import { signingKeys, type SigningKey } from '../db/schema.js';
 import type { Db } from '../db/client.js';
@@ -25,6 +25,8 @@ import { createPrivateKey, type KeyObject, type webcrypto } from 'node:crypto';
 import { newId } from '../util/ids.js';
 import { recordAudit } from '../audit/record.js';
 import { conflict } from '../http/problem.js';
+import { exec, one, many, transaction } from '../db/store.js';
+import { preparedPerDb } from '../db/prepared.js';
 
 export const SIGNING_ALG = 'RS256';
 /** Verifiers may be a little behind; keep a retired key published this much longer. */
@@ -53,24 +55,24 @@ let keyWrites = 0;
 export const keyWriteCount = (): number => keyWrites;
 
 /** The key that signs at `now`: of the keys not retired yet, the oldest (a `next` key waits for it). */
-function activeKeyRow(db: Db, now: Date): SigningKey | undefined {
-  return db.select().from(signingKeys).where(unretired(now)).orderBy(asc(signingKeys.createdAt), asc(signingKeys.kid)).get();
+async function activeKeyRow(db: Db, now: Date): Promise<SigningKey | undefined> {
+  return await one(db.select().from(signingKeys).where(unretired(now)).orderBy(asc(signingKeys.createdAt), asc(signingKeys.kid)));
 }
 
 /** The key that signs at `now` (undefined before the first key exists): its kid and since when it exists. */
-export function activeKey(db: Db, now: Date): { kid: string; createdAt: Date } | undefined {
-  const row = activeKeyRow(db, now);
+export async function activeKey(db: Db, now: Date): Promise<{ kid: string; createdAt: Date } | undefined> {
+  const row = await activeKeyRow(db, now);
   return row && { kid: row.kid, createdAt: row.createdAt };
 }
 
 /** Creates the first signing key when there is none (first start). */
 export async function ensureSigningKey(db: Db, now: Date): Promise<void> {
-  if (activeKeyRow(db, now)) return;
+  if (await activeKeyRow(db, now)) return;
   const key = await generateSigningKey();
   // Another process may have raced us between the check and here: only insert if still keyless.
-  db.transaction((tx) => {
-    const existing = tx.select({ kid: signingKeys.kid }).from(signingKeys).where(unretired(now)).get();
-    if (!existing) tx.insert(signingKeys).values({ ...key, createdAt: now }).run();
+  await transaction(db, async (tx) => {
+    const existing = await one(tx.select({ kid: signingKeys.kid }).from(signingKeys).where(unretired(now)));
+    if (!existing) await exec(tx.insert(signingKeys).values({ ...key, createdAt: now }));
   });
   keyWrites++;
 }
@@ -85,28 +87,26 @@ export async function rotateSigningKey(db: Db, now: Date, tokenLifetimeSeconds: 
   const key = await generateSigningKey();
   const activatesAt = new Date(now.getTime() + KEY_ACTIVATION_DELAY_MS);
   const expiresAt = new Date(activatesAt.getTime() + tokenLifetimeSeconds * 1000 + SKEW_MS);
-  const rotated = db.transaction((tx) => {
-    const waiting = tx
+  const rotated = await transaction(db, async (tx) => {
+    const waiting = await one(tx
       .select({ retiredAt: signingKeys.retiredAt })
       .from(signingKeys)
-      .where(and(isNotNull(signingKeys.retiredAt), gt(signingKeys.retiredAt, now)))
-      .get();
+      .where(and(isNotNull(signingKeys.retiredAt), gt(signingKeys.retiredAt, now))));
     if (waiting) {
-      const next = tx.select({ kid: signingKeys.kid }).from(signingKeys).where(isNull(signingKeys.retiredAt)).orderBy(desc(signingKeys.createdAt)).get();
+      const next = await one(tx.select({ kid: signingKeys.kid }).from(signingKeys).where(isNull(signingKeys.retiredAt)).orderBy(desc(signingKeys.createdAt)));
       throw conflict(
         'key_rotation_pending',
         `Key ${next?.kid ?? '(unknown)'} is published and starts signing at ${waiting.retiredAt!.toISOString()}; rotate again after that.`,
       );
     }
-    const retired = tx
+    const retired = (await many(tx
       .update(signingKeys)
       .set({ retiredAt: activatesAt, expiresAt })
       .where(isNull(signingKeys.retiredAt))
-      .returning({ kid: signingKeys.kid })
-      .all()
+      .returning({ kid: signingKeys.kid })))
       .map((r) => r.kid);
-    tx.insert(signingKeys).values({ ...key, createdAt: now }).run();
-    recordAudit(tx, now, { actor, action: 'signing_key.rotated', target: key.kid, details: { retired, activatesAt: activatesAt.toISOString() } });
+    await exec(tx.insert(signingKeys).values({ ...key, createdAt: now }));
+    await recordAudit(tx, now, { actor, action: 'signing_key.rotated', target: key.kid, details: { retired, activatesAt: activatesAt.toISOString() } });
     return { kid: key.kid, activatesAt, retired };
   });
   keyWrites++;
@@ -114,9 +114,9 @@ export async function rotateSigningKey(db: Db, now: Date, tokenLifetimeSeconds: 
 }
 
 /** Every key, newest first, with its status and when it started (or starts) signing; never the private part. */
-export function listKeys(db: Db, now: Date) {
-  const rows = db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt), desc(signingKeys.kid)).all();
-  const signing = activeKeyRow(db, now)?.kid;
+export async function listKeys(db: Db, now: Date) {
+  const rows = await many(db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt), desc(signingKeys.kid)));
+  const signing = (await activeKeyRow(db, now))?.kid;
   return rows.map((row, i) => {
     // A key takes over when the one before it retires; the first key signed from its creation.
     const previous = rows[i + 1];
@@ -141,15 +141,21 @@ export function listKeys(db: Db, now: Date) {
   });
 }
 
-/** The public key set: every key not retired yet (the next one included) and every retiring one. */
-export function publishedJwks(db: Db, now: Date): { keys: JWK[] } {
-  const rows = db
+/**
+ * The public key set: every key not retired yet (the next one included) and every retiring one.
+ * SQLite: a prepared statement run synchronously, for the JWKS early answer (oauth/discovery.ts).
+ */
+const publishedKeys = preparedPerDb((db) =>
+  db
     .select({ publicJwk: signingKeys.publicJwk })
     .from(signingKeys)
-    .where(or(isNull(signingKeys.retiredAt), gt(signingKeys.expiresAt, now)))
+    .where(or(isNull(signingKeys.retiredAt), gt(signingKeys.expiresAt, sql.placeholder('nowMs')))) // raw placeholder: milliseconds
     .orderBy(desc(signingKeys.createdAt), desc(signingKeys.kid))
-    .all();
-  return { keys: rows.map((r) => r.publicJwk as JWK) };
+    .prepare(),
+);
+
+export function publishedJwks(db: Db, now: Date): { keys: JWK[] } {
+  return { keys: publishedKeys(db).all({ nowMs: now.getTime() }).map((r) => r.publicJwk as JWK) };
 }
 
 /** The key that signs right now, with its kid. */
@@ -186,7 +192,7 @@ export class KeyRing {
     const now = this.ctx.clock.now();
     if (cached && Date.now() - cached.loadedAt < RELOAD_MS && (cached.until === undefined || now.getTime() < cached.until)) return cached;
     await this.ensure();
-    const row = activeKeyRow(this.ctx.db, now);
+    const row = await activeKeyRow(this.ctx.db, now);
     if (!row) throw new Error('no signing key: the OAuth plugin did not initialise keys');
     const key = cached?.kid === row.kid ? cached.key : createPrivateKey(row.privateKeyPem);
     this.current = { kid: row.kid, key, loadedAt: Date.now(), until: row.retiredAt?.getTime() };
@@ -198,7 +204,7 @@ export class KeyRing {
   /** jose key resolver for verifying our own tokens: only RS256 keys that are still published. */
   readonly verificationKey = async (header: JWSHeaderParameters): Promise<webcrypto.CryptoKey> => {
     const kid = header.kid;
-    const jwk = kid && header.alg === SIGNING_ALG ? this.publicKey(kid) : undefined;
+    const jwk = kid && header.alg === SIGNING_ALG ? await this.publicKey(kid) : undefined;
     if (!kid || !jwk) throw new Error('unknown signing key');
     let key = this.verifiers.get(kid);
     if (!key) {
@@ -209,12 +215,11 @@ export class KeyRing {
   };
 
   /** The public JWK with this kid if it is still published. */
-  publicKey(kid: string): JWK | undefined {
-    const row = this.ctx.db
+  async publicKey(kid: string): Promise<JWK | undefined> {
+    const row = await one(this.ctx.db
       .select({ publicJwk: signingKeys.publicJwk })
       .from(signingKeys)
-      .where(and(eq(signingKeys.kid, kid), or(isNull(signingKeys.retiredAt), gt(signingKeys.expiresAt, this.ctx.clock.now()))))
-      .get();
+      .where(and(eq(signingKeys.kid, kid), or(isNull(signingKeys.retiredAt), gt(signingKeys.expiresAt, this.ctx.clock.now())))));
     return row?.publicJwk as JWK | undefined;
   }
 }

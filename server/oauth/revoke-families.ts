@@ -6,6 +6,7 @@
 import { and, eq, isNull, ne, or, type SQL } from 'drizzle-orm';
 import { refreshTokenFamilies } from '../db/schema.js';
 import type { Tx } from '../audit/record.js';
+import { exec } from '../db/store.js';
 
 export type FamilyScope =
   | { familyId: string }
@@ -31,11 +32,10 @@ function scopeCondition(scope: FamilyScope): SQL | undefined {
 }
 
 /** Marks every live family in `scope` revoked; returns how many were revoked. */
-export function revokeFamilies(tx: Tx, now: Date, scope: FamilyScope, reason: string): number {
-  const result = tx
+export async function revokeFamilies(tx: Tx, now: Date, scope: FamilyScope, reason: string): Promise<number> {
+  const result = await exec(tx
     .update(refreshTokenFamilies)
     .set({ revokedAt: now, revokedReason: reason })
-    .where(and(scopeCondition(scope), isNull(refreshTokenFamilies.revokedAt)))
-    .run() as unknown as { changes: number };
+    .where(and(scopeCondition(scope), isNull(refreshTokenFamilies.revokedAt)))) as unknown as { changes: number };
   return result.changes;
 }

@@ -17,6 +17,7 @@ import type { FailureLimiter } from './failure-limit.js';
 import { readAccessToken } from './bearer.js';
 import type { KeyRing } from './keys.js';
 import { recordRevokedAccessToken } from './revoked-access-tokens.js';
+import { one, transaction } from '../db/store.js';
 
 export const revokeRoutes: FastifyPluginAsync<{ limiter: FailureLimiter; keys: KeyRing }> = async (app, { limiter, keys }) => {
   const { ctx } = app;
@@ -25,19 +26,18 @@ export const revokeRoutes: FastifyPluginAsync<{ limiter: FailureLimiter; keys: K
     const client = await limiter.guard(request, async () => authenticateClient(ctx, request, body));
     const token = requiredParam(body, 'token');
     // token_type_hint only speeds up a search (§2.1); there is a single lookup here, so it is ignored.
-    const row = ctx.db
+    const row = await one(ctx.db
       .select({ familyId: refreshTokens.familyId, applicationId: refreshTokenFamilies.applicationId })
       .from(refreshTokens)
       .innerJoin(refreshTokenFamilies, eq(refreshTokenFamilies.id, refreshTokens.familyId))
-      .where(eq(refreshTokens.tokenHash, sha256(token)))
-      .get();
+      .where(eq(refreshTokens.tokenHash, sha256(token))));
     const now = ctx.clock.now();
     if (row) {
-      if (row.applicationId === client.id) ctx.db.transaction((tx) => revokeFamilies(tx, now, { familyId: row.familyId }, 'revoked_by_client'));
+      if (row.applicationId === client.id) await transaction(ctx.db, async (tx) => revokeFamilies(tx, now, { familyId: row.familyId }, 'revoked_by_client'));
     } else {
       const claims = await readAccessToken(ctx, keys, token);
       if (claims && claims.client_id === client.id && typeof claims.jti === 'string' && typeof claims.exp === 'number') {
-        recordRevokedAccessToken(ctx.db, claims.jti, new Date(claims.exp * 1000), now);
+        await recordRevokedAccessToken(ctx.db, claims.jti, new Date(claims.exp * 1000), now);
       }
     }
     return reply.status(200).header('cache-control', 'no-store').send();

@@ -12,6 +12,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { revokedAccessTokens } from '../db/schema.js';
+import { exec, one } from '../db/store.js';
 
 const statements = preparedPerDb((db) => {
   const t = revokedAccessTokens;
@@ -28,12 +29,12 @@ const statements = preparedPerDb((db) => {
 });
 
 /** Whether the access token with this `jti` was revoked (and has not expired since). */
-export function isAccessTokenRevoked(db: Db, jti: string): boolean {
-  return statements(db).isRevoked.get({ jti }) !== undefined;
+export async function isAccessTokenRevoked(db: Db, jti: string): Promise<boolean> {
+  return await one(statements(db).isRevoked, { jti }) !== undefined;
 }
 
 /** Records a revoked access token until `expiresAt` (its `exp`); revoking twice is harmless. */
-export function recordRevokedAccessToken(db: Db, jti: string, expiresAt: Date, now: Date): void {
-  statements(db).insert.run({ jti, expiresAt, revokedAt: now });
+export async function recordRevokedAccessToken(db: Db, jti: string, expiresAt: Date, now: Date): Promise<void> {
+  await exec(statements(db).insert, { jti, expiresAt, revokedAt: now });
 }
 

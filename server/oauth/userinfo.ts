@@ -10,6 +10,7 @@ import { OAuthError } from './errors.js';
 import { personClaims } from './jwt.js';
 import type { KeyRing } from './keys.js';
 import { hasScope } from './scopes.js';
+import { one } from '../db/store.js';
 
 export const userinfoRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (app, { keys }) => {
   const { ctx } = app;
@@ -21,7 +22,7 @@ export const userinfoRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (app,
         'www-authenticate': 'Bearer realm="gatehouse", error="insufficient_scope", scope="openid"',
       });
     }
-    const person = ctx.db.select().from(people).where(eq(people.id, String(claims.sub))).get();
+    const person = await one(ctx.db.select().from(people).where(eq(people.id, String(claims.sub))));
     if (!person) throw invalidToken('The person behind this token no longer exists.');
     return { sub: person.id, ...personClaims(person, scope) };
   };

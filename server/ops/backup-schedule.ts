@@ -36,7 +36,7 @@ export interface ScheduleRecord {
   lastRun: { at: string; backupId: string | null; error: string | null } | null;
 }
 
-export function readScheduleRecord(db: Db): ScheduleRecord | undefined {
+export async function readScheduleRecord(db: Db): Promise<ScheduleRecord | undefined> {
   return readMeta<ScheduleRecord>(db, STATE_KEY);
 }
 
@@ -62,7 +62,7 @@ export function blockedReason(config: AppContext['config']): string | null {
 }
 
 /** The schedule: records its settings at start, then backs up every interval (one at a time). */
-export function startBackupSchedule(ctx: AppContext, log: FastifyBaseLogger, schedule: BackupSchedule): () => Promise<void> {
+export async function startBackupSchedule(ctx: AppContext, log: FastifyBaseLogger, schedule: BackupSchedule): Promise<() => Promise<void>> {
   const { backupInterval, backupKeep, dataDir } = ctx.config;
   const none = async () => {};
   if (dataDir === ':memory:') return none;
@@ -70,9 +70,9 @@ export function startBackupSchedule(ctx: AppContext, log: FastifyBaseLogger, sch
     intervalSeconds: backupInterval,
     encryption: encryptionSetting(ctx.config),
     recordedAt: ctx.clock.now().toISOString(),
-    lastRun: readScheduleRecord(ctx.db)?.lastRun ?? null,
+    lastRun: (await readScheduleRecord(ctx.db))?.lastRun ?? null,
   };
-  writeMeta(ctx.db, STATE_KEY, record, ctx.clock.now());
+  await writeMeta(ctx.db, STATE_KEY, record, ctx.clock.now());
   const blocked = scheduleBlocked(record);
   if (blocked) {
     if (backupInterval > 0) log.warn(`scheduled backups are off: ${blocked}`);
@@ -100,9 +100,9 @@ export function startBackupSchedule(ctx: AppContext, log: FastifyBaseLogger, sch
         schedule.lastRun = { at: now, ok: false, error: message };
         log.error({ err: error }, 'scheduled backup failed');
       })
-      .finally(() => {
+      .finally(async () => {
         current = undefined;
-        writeMeta(ctx.db, STATE_KEY, record, ctx.clock.now());
+        await writeMeta(ctx.db, STATE_KEY, record, ctx.clock.now());
       });
   }, every);
   timer.unref();

@@ -11,6 +11,7 @@ import type { Db } from '../db/client.js';
 import { signingKeys } from '../db/schema.js';
 import { rotateSigningKey } from '../oauth/keys.js';
 import { retiringWindowSeconds } from './token-lifetime.js';
+import { one } from '../db/store.js';
 
 export { activeKey } from '../oauth/keys.js';
 
@@ -20,8 +21,8 @@ export const KEY_CHECK_MS = 3600 * 1000;
 export const ROTATION_ACTOR = 'system:key-rotation';
 
 /** The newest key: the one signing, or a next one already published (the schedule counts from it). */
-export function newestKey(db: Db): { kid: string; createdAt: Date } | undefined {
-  return db.select({ kid: signingKeys.kid, createdAt: signingKeys.createdAt }).from(signingKeys).orderBy(desc(signingKeys.createdAt)).get();
+export async function newestKey(db: Db): Promise<{ kid: string; createdAt: Date } | undefined> {
+  return await one(db.select({ kid: signingKeys.kid, createdAt: signingKeys.createdAt }).from(signingKeys).orderBy(desc(signingKeys.createdAt)));
 }
 
 /** When the schedule rotates next, counted from the newest key. */
@@ -30,12 +31,12 @@ export const nextRotationAt = (key: { createdAt: Date }, rotationDays: number): 
 /** Rotates when the newest key is due; returns the new kid, or undefined when nothing was due. */
 export async function rotateKeyIfDue(ctx: AppContext): Promise<string | undefined> {
   const now = ctx.clock.now();
-  const newest = newestKey(ctx.db);
+  const newest = await newestKey(ctx.db);
   // No key yet: the OAuth plugin creates the first one at start-up.
   if (!newest) return undefined;
   if (now < nextRotationAt(newest, ctx.config.keyRotationDays)) return undefined;
   // A restart with a shorter lifetime leaves longer-lived tokens out there for a while.
-  const window = retiringWindowSeconds(ctx.db, now, ctx.config.accessTokenTtl);
+  const window = await retiringWindowSeconds(ctx.db, now, ctx.config.accessTokenTtl);
   const rotated = await rotateSigningKey(ctx.db, now, window, ROTATION_ACTOR);
   return rotated.kid;
 }

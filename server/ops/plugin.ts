@@ -35,7 +35,7 @@ const adminOpsRoutes = (sweeper: Sweeper): FastifyPluginAsyncTypebox => async (a
     { schema: { tags, security, summary: 'Take a backup now (needs GATEHOUSE_BACKUP_PASSPHRASE or GATEHOUSE_BACKUP_KEY_FILE)', response: { 201: BackupRecordSchema, ...adminErrors } } },
     async (request, reply) => {
       const record = await backupNow(ctx);
-      recordAudit(ctx.db, ctx.clock.now(), { actor: actorName(request.actor), action: 'backup.created', target: record.id, details: { encrypted: record.encrypted } });
+      await recordAudit(ctx.db, ctx.clock.now(), { actor: actorName(request.actor), action: 'backup.created', target: record.id, details: { encrypted: record.encrypted } });
       return reply.status(201).header('location', `/api/admin/backups/${record.id}/download`).send(record);
     },
   );
@@ -65,7 +65,7 @@ const adminOpsRoutes = (sweeper: Sweeper): FastifyPluginAsyncTypebox => async (a
     },
   );
 
-  const sweeperStatus = () => ({ ...sweeper.status(), retentionDays: ctx.config.retention });
+  const sweeperStatus = async () => ({ ...await sweeper.status(), retentionDays: ctx.config.retention });
 
   app.get(
     '/operations',
@@ -76,8 +76,8 @@ const adminOpsRoutes = (sweeper: Sweeper): FastifyPluginAsyncTypebox => async (a
       },
     },
     async () => ({
-      sweeper: sweeperStatus(),
-      deletions: pendingPurges(ctx.db).map((job) => ({
+      sweeper: await sweeperStatus(),
+      deletions: (await pendingPurges(ctx.db)).map((job) => ({
         kind: job.kind, target: job.target, requestedAt: job.requestedAt.toISOString(), requestedBy: job.actor, removed: job.removed,
       })),
     }),
@@ -93,7 +93,7 @@ const adminOpsRoutes = (sweeper: Sweeper): FastifyPluginAsyncTypebox => async (a
     },
     async (_request, reply) => {
       void sweeper.runNow();
-      return reply.status(202).header('location', '/api/admin/operations').send(sweeperStatus());
+      return reply.status(202).header('location', '/api/admin/operations').send(await sweeperStatus());
     },
   );
 };
@@ -123,7 +123,7 @@ const adminTlsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // Served from the next handshake on (the listener is TLS when the mode is auto).
       const server = app.server as unknown as Partial<TlsServer>;
       server.setSecureContext?.({ key: material.key, cert: material.cert });
-      recordAudit(ctx.db, now, { actor: actorName(request.actor), action: 'tls.ca_renewed', details: { previousFingerprint: previous, fingerprint: material.fingerprint } });
+      await recordAudit(ctx.db, now, { actor: actorName(request.actor), action: 'tls.ca_renewed', details: { previousFingerprint: previous, fingerprint: material.fingerprint } });
       request.log.warn({ fingerprint: material.fingerprint }, 'local CA renewed: install the new CA on every device');
       return tlsStatus(ctx);
     },
@@ -167,9 +167,9 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
   ctx.wakePurger = () => purger.wake();
   let stopBackups = async () => {};
   app.addHook('onReady', async () => {
-    purger.start(); // resumes deletes a crash interrupted
+    await purger.start(); // resumes deletes a crash interrupted
     sweeper.start();
-    stopBackups = startBackupSchedule(ctx, app.log, schedule);
+    stopBackups = await startBackupSchedule(ctx, app.log, schedule);
   });
   app.addHook('onClose', async () => {
     clearInterval(keyTimer);

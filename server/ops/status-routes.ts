@@ -135,8 +135,8 @@ export const opsStatusRoutes: FastifyPluginAsyncTypebox<{ schedule: BackupSchedu
     { schema: { tags, security, summary: "The signing key's rotation schedule", querystring: NoQuery, response: { 200: KeyScheduleSchema, ...adminErrors } } },
     async () => {
       // The key signing now; the schedule counts from the newest (a next key already published).
-      const active = activeKey(ctx.db, ctx.clock.now());
-      const newest = newestKey(ctx.db);
+      const active = await activeKey(ctx.db, ctx.clock.now());
+      const newest = await newestKey(ctx.db);
       return {
         rotationDays: config.keyRotationDays,
         activeKid: active?.kid ?? null,

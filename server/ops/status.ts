@@ -63,7 +63,7 @@ function count(sqlite: Database.Database, table: string): number {
  * Reads the status of `dataDir` (for a server with this issuer: whether it can offer passkeys);
  * undefined when it holds no database.
  */
-export function readStatus(dataDir: string, extraNames: string[] = [], issuer = defaultIssuer(DEFAULTS.host, DEFAULTS.port)): DataDirStatus | undefined {
+export async function readStatus(dataDir: string, extraNames: string[] = [], issuer = defaultIssuer(DEFAULTS.host, DEFAULTS.port)): Promise<DataDirStatus | undefined> {
   const file = join(dataDir, DATABASE_FILE);
   if (!existsSync(file)) return undefined;
   // A plain connection: no migrations, only reads (busy_timeout so a running server's writes don't fail us).
@@ -79,8 +79,8 @@ export function readStatus(dataDir: string, extraNames: string[] = [], issuer = 
       tls = { certificate: paths.cert, notAfter: new Date(cert.validTo).toISOString(), caFingerprint: ca?.fingerprint ?? null, ca };
     }
     const hasMeta = tableExists(sqlite, 'meta');
-    const schedule = hasMeta ? readScheduleRecord(db) : undefined;
-    const sweeper = hasMeta ? readSweeperRecord(db) : { lastRun: null, runs: 0, prunedTotal: 0 };
+    const schedule = hasMeta ? await readScheduleRecord(db) : undefined;
+    const sweeper = hasMeta ? await readSweeperRecord(db) : { lastRun: null, runs: 0, prunedTotal: 0 };
     const deletions = tableExists(sqlite, 'purge_jobs')
       ? (sqlite.prepare('SELECT kind, target, requested_at AS at FROM purge_jobs ORDER BY requested_at').all() as { kind: string; target: string; at: number }[]).map(
           (j) => ({ kind: j.kind, target: j.target, requestedAt: new Date(j.at).toISOString() }),

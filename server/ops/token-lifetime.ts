@@ -8,6 +8,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { meta } from '../db/schema.js';
+import { exec, one } from '../db/store.js';
 
 const KEY = 'access_token_ttl';
 /** The longest access-token lifetime the configuration allows (GATEHOUSE_ACCESS_TOKEN_TTL). */
@@ -20,8 +21,8 @@ interface Recorded {
   earlierUntil: number;
 }
 
-function read(db: Db): Recorded | undefined {
-  const row = db.select({ value: meta.value }).from(meta).where(eq(meta.key, KEY)).get();
+async function read(db: Db): Promise<Recorded | undefined> {
+  const row = await one(db.select({ value: meta.value }).from(meta).where(eq(meta.key, KEY)));
   if (!row) return undefined;
   try {
     const value = JSON.parse(row.value) as Partial<Recorded>;
@@ -33,15 +34,14 @@ function read(db: Db): Recorded | undefined {
 }
 
 /** Called by `start()`: the lifetime this server signs access tokens with from now on. */
-export function recordAccessTokenTtl(db: Db, seconds: number, now: Date): void {
-  const before = read(db);
+export async function recordAccessTokenTtl(db: Db, seconds: number, now: Date): Promise<void> {
+  const before = await read(db);
   // The previous server may have issued a token just before it stopped.
   const earlierUntil = before ? Math.max(before.earlierUntil, now.getTime() + before.seconds * 1000) : 0;
   const value = JSON.stringify({ seconds, earlierUntil } satisfies Recorded);
-  db.insert(meta)
+  await exec(db.insert(meta)
     .values({ key: KEY, value, updatedAt: now })
-    .onConflictDoUpdate({ target: meta.key, set: { value, updatedAt: now } })
-    .run();
+    .onConflictDoUpdate({ target: meta.key, set: { value, updatedAt: now } }));
 }
 
 /**
@@ -49,8 +49,8 @@ export function recordAccessTokenTtl(db: Db, seconds: number, now: Date): void {
  * and at least `ownSeconds` (the caller's own configuration). With nothing recorded (a database no
  * server of this version has run on, e.g. a fresh restore) `unrecordedSeconds` is used.
  */
-export function retiringWindowSeconds(db: Db, now: Date, ownSeconds: number, unrecordedSeconds = ownSeconds): number {
-  const recorded = read(db);
+export async function retiringWindowSeconds(db: Db, now: Date, ownSeconds: number, unrecordedSeconds = ownSeconds): Promise<number> {
+  const recorded = await read(db);
   if (!recorded) return Math.max(ownSeconds, unrecordedSeconds);
   const earlier = Math.ceil((recorded.earlierUntil - now.getTime()) / 1000);
   return Math.max(ownSeconds, recorded.seconds, earlier);

@@ -126,12 +126,12 @@ function linkable(ctx: AppContext, linked: Set<string>) {
   }));
 }
 
-function showAccount(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, me: Me | undefined, view: AccountView) {
+async function showAccount(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, me: Me | undefined, view: AccountView) {
   const csrfToken = formToken(ctx.config, request, reply);
   if (!me) return renderPage(reply, 'account', { title: 'Your account', signedIn: false, notice: view.notice });
-  const accounts = listLinkedAccounts(ctx, me);
+  const accounts = await listLinkedAccounts(ctx, me);
   const linked = new Set(accounts.map((a) => a.provider));
-  const memberships = listMemberships(ctx, me);
+  const memberships = await listMemberships(ctx, me);
   // A refused form for an application not on the page (not a member) has no form to sit next to.
   const target = view.error?.target;
   const orphan = target?.startsWith('profile:') && !memberships.some(({ app }) => target === `profile:${app.id}`);
@@ -159,7 +159,7 @@ function showAccount(ctx: AppContext, request: FastifyRequest, reply: FastifyRep
         errorTarget: `profile:${app.id}`,
       };
     }),
-    sessions: listSessions(ctx, me).map((s) => ({
+    sessions: (await listSessions(ctx, me)).map((s) => ({
       ...s,
       createdAt: when(s.created_at),
       lastSeenAt: when(s.last_seen_at),
@@ -176,7 +176,7 @@ function showAccount(ctx: AppContext, request: FastifyRequest, reply: FastifyRep
     linkable: linkable(ctx, linked),
     hasPassword: Boolean(me.person.passwordHash),
     caUrl: ctx.config.tls.mode === 'auto' ? '/ca.pem' : undefined,
-    security: securityView(ctx, me.person, memberships),
+    security: await securityView(ctx, me.person, memberships),
   }, { scripts: true });
 }
 
@@ -217,7 +217,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await preparePageScope(app);
 
   /** The CSRF check, then the caller; without a session the form answers with the signed-out page. */
-  function formCaller(request: FastifyRequest, token: string | undefined): Me | undefined {
+  async function formCaller(request: FastifyRequest, token: string | undefined): Promise<Me | undefined> {
     checkFormToken(ctx.config, request, token);
     return readSession(ctx, request);
   }
@@ -235,7 +235,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!(error instanceof Problem) || error.code === 'reauthentication_required') throw error;
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       // The refusal may have changed who is signed in (never, today), so read the session again.
-      return showAccount(ctx, request, reply.status(error.status), readSession(ctx, request) ?? me, {
+      return showAccount(ctx, request, reply.status(error.status), (await readSession(ctx, request)) ?? me, {
         ...view, error: { target, message: problemMessage(error, labels) },
       });
     }
@@ -243,7 +243,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/account', { schema: { hide: true, querystring: AccountQuery } }, async (request, reply) => {
     const notice = request.query.notice;
-    return showAccount(ctx, request, reply, readSession(ctx, request), {
+    return showAccount(ctx, request, reply, await readSession(ctx, request), {
       // Own keys only: `in` would also find `constructor` and the like on Object.prototype.
       notice: notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice as Notice] : undefined,
     });
@@ -254,16 +254,16 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { hide: true, params: Type.Object({ appId: Type.String({ maxLength: 200 }) }), body: ProfileForm } },
     async (request, reply) => {
       const form = request.body as Record<string, string | undefined>;
-      const me = formCaller(request, form.csrf_token);
+      const me = await formCaller(request, form.csrf_token);
       if (!me) return back(reply, 'signed_out');
       const appId = request.params.appId;
-      const fields = listMemberships(ctx, me).find((r) => r.app.id === appId)?.app.authPolicy.profile_fields ?? [];
+      const fields = (await listMemberships(ctx, me)).find((r) => r.app.id === appId)?.app.authPolicy.profile_fields ?? [];
       const submitted = Object.fromEntries(
         Object.entries(form).flatMap(([k, v]) => (k.startsWith('profile.') && v !== undefined ? [[k.slice(8), v]] : [])),
       );
       const refused = await act(
         request, reply, me, `profile:${appId}`,
-        () => updateOwnProfile(ctx, me, appId, profileUpdate(fields, form)),
+        async () => updateOwnProfile(ctx, me, appId, profileUpdate(fields, form)),
         { values: { applicationId: appId, profile: submitted } },
         new Map(fields.map((f) => [f.key, f.label])),
       );
@@ -275,11 +275,11 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/account/sessions/:sid/sign-out',
     { schema: { hide: true, params: Type.Object({ sid: Type.String({ maxLength: 200 }) }), body: CsrfOnly } },
     async (request, reply) => {
-      const me = formCaller(request, request.body.csrf_token);
+      const me = await formCaller(request, request.body.csrf_token);
       if (!me) return back(reply, 'signed_out');
       let wasCurrent = false;
-      const refused = await act(request, reply, me, 'sessions', () => {
-        wasCurrent = endOwnSession(ctx, me, request.params.sid).wasCurrent;
+      const refused = await act(request, reply, me, 'sessions', async () => {
+        wasCurrent = (await endOwnSession(ctx, me, request.params.sid)).wasCurrent;
       });
       if (refused) return refused;
       if (wasCurrent) clearSessionCookie(reply, ctx.config);
@@ -288,9 +288,9 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   app.post('/account/sessions/sign-out-others', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
-    const me = formCaller(request, request.body.csrf_token);
+    const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
-    signOutOtherSessions(ctx, me);
+    await signOutOtherSessions(ctx, me);
     return back(reply, 'others_signed_out');
   });
 
@@ -298,9 +298,9 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/account/linked-accounts/:provider/unlink',
     { schema: { hide: true, params: Type.Object({ provider: Type.String({ maxLength: 64 }) }), body: CsrfOnly } },
     async (request, reply) => {
-      const me = formCaller(request, request.body.csrf_token);
+      const me = await formCaller(request, request.body.csrf_token);
       if (!me) return back(reply, 'signed_out');
-      const refused = await act(request, reply, me, 'accounts', () => unlinkAccount(ctx, me, request.params.provider));
+      const refused = await act(request, reply, me, 'accounts', async () => unlinkAccount(ctx, me, request.params.provider));
       return refused ?? back(reply, 'account_unlinked');
     },
   );
@@ -310,7 +310,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { config: { rateLimit: limits.signIn }, schema: { hide: true, body: PasswordForm } },
     async (request, reply) => {
       const form = request.body;
-      const me = formCaller(request, form.csrf_token);
+      const me = await formCaller(request, form.csrf_token);
       if (!me) return back(reply, 'signed_out');
       const refused = await act(request, reply, me, 'password', async () => {
         if ((form.new_password ?? '') !== (form.confirm_password ?? '')) {
@@ -328,37 +328,37 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     renderPage(reply, 'recovery-codes', { title: 'Your recovery codes', email: me.person.email, codes, next });
 
   app.post('/account/security/totp/start', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
-    const me = formCaller(request, request.body.csrf_token);
+    const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
-    const refused = await act(request, reply, me, 'security', () => startTotpEnrolment(ctx, me.person, me.session.id));
+    const refused = await act(request, reply, me, 'security', async () => startTotpEnrolment(ctx, me.person, me.session.id));
     return refused ?? reply.redirect('/account#security', 303);
   });
 
   app.post('/account/security/totp/confirm', { config: { rateLimit: limits.signIn }, schema: { hide: true, body: CodeForm } }, async (request, reply) => {
-    const me = formCaller(request, request.body.csrf_token);
+    const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
     let codes: string[] | undefined;
-    const refused = await act(request, reply, me, 'security', () => {
-      codes = confirmTotp(ctx, me.person, request.body.code ?? '', `person:${me.person.id}`).recoveryCodes;
+    const refused = await act(request, reply, me, 'security', async () => {
+      codes = (await confirmTotp(ctx, me.person, request.body.code ?? '', `person:${me.person.id}`)).recoveryCodes;
     });
     if (refused) return refused;
     return codes ? codesPage(reply, me, codes, '/account?notice=totp_enabled') : back(reply, 'totp_enabled');
   });
 
   app.post('/account/security/totp/remove', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
-    const me = formCaller(request, request.body.csrf_token);
+    const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
-    const refused = await act(request, reply, me, 'security', () => removeTotp(ctx, me.person, me.session.id));
+    const refused = await act(request, reply, me, 'security', async () => removeTotp(ctx, me.person, me.session.id));
     return refused ?? back(reply, 'totp_removed');
   });
 
   // The page's script asks /api/me/passkeys/options (same session) and posts the browser's answer here.
   app.post('/account/security/passkeys', { schema: { hide: true, body: PasskeyForm } }, async (request, reply) => {
-    const me = formCaller(request, request.body.csrf_token);
+    const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
     let codes: string[] | undefined;
     const refused = await act(request, reply, me, 'security', async () => {
-      requireRecentSignIn(ctx, me.session.id);
+      await requireRecentSignIn(ctx, me.session.id);
       let response: unknown;
       try {
         response = JSON.parse(request.body.response ?? '');
@@ -367,43 +367,43 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       const challenge = registrationChallenges(ctx).take(me.session.id, ctx.clock.now().getTime());
       const verified = await verifyRegistration(ctx.config, me.person.id, (request.body.name || 'Passkey').slice(0, 100), response, challenge);
-      codes = addPasskey(ctx, me.person, verified, `person:${me.person.id}`).recoveryCodes;
+      codes = (await addPasskey(ctx, me.person, verified, `person:${me.person.id}`)).recoveryCodes;
     });
     if (refused) return refused;
     return codes ? codesPage(reply, me, codes, '/account?notice=passkey_added') : back(reply, 'passkey_added');
   });
 
   app.post('/account/security/passkeys/:id/rename', { schema: { hide: true, params: PasskeyParams, body: RenameForm } }, async (request, reply) => {
-    const me = formCaller(request, request.body.csrf_token);
+    const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
-    const refused = await act(request, reply, me, 'security', () => {
+    const refused = await act(request, reply, me, 'security', async () => {
       const name = (request.body.name ?? '').trim();
       if (!name) throw new Problem(400, 'validation_failed', 'Give the passkey a name.');
-      renameOwnPasskey(ctx, me.person, request.params.id, name);
+      await renameOwnPasskey(ctx, me.person, request.params.id, name);
     });
     return refused ?? back(reply, 'passkey_renamed');
   });
 
   app.post('/account/security/passkeys/:id/remove', { schema: { hide: true, params: PasskeyParams, body: CsrfOnly } }, async (request, reply) => {
-    const me = formCaller(request, request.body.csrf_token);
+    const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
-    const refused = await act(request, reply, me, 'security', () => removePasskey(ctx, me.person, me.session.id, request.params.id));
+    const refused = await act(request, reply, me, 'security', async () => removePasskey(ctx, me.person, me.session.id, request.params.id));
     return refused ?? back(reply, 'passkey_removed');
   });
 
   app.post('/account/security/recovery-codes', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
-    const me = formCaller(request, request.body.csrf_token);
+    const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
     let codes: string[] = [];
-    const refused = await act(request, reply, me, 'security', () => {
-      codes = regenerateRecoveryCodes(ctx, me.person, me.session.id);
+    const refused = await act(request, reply, me, 'security', async () => {
+      codes = await regenerateRecoveryCodes(ctx, me.person, me.session.id);
     });
     return refused ?? codesPage(reply, me, codes, '/account#security');
   });
 
   app.post('/account/sign-out', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
     checkFormToken(ctx.config, request, request.body.csrf_token);
-    signOut(ctx, request, reply);
+    await signOut(ctx, request, reply);
     return back(reply, 'signed_out');
   });
 };

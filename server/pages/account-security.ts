@@ -12,10 +12,10 @@ import { passkeysUnavailable, totpSetupView } from './second-factor-pages.js';
 /** "2026-11-22 14:03 UTC". */
 const when = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-export function securityView(ctx: AppContext, person: { id: string; email: string }, memberships: MembershipRow[]) {
-  const totp = totpOf(ctx.db, person.id);
-  const pending = pendingTotpSecret(ctx, person.id);
-  const keys = passkeysOf(ctx.db, person.id);
+export async function securityView(ctx: AppContext, person: { id: string; email: string }, memberships: MembershipRow[]) {
+  const totp = await totpOf(ctx.db, person.id);
+  const pending = await pendingTotpSecret(ctx, person.id);
+  const keys = await passkeysOf(ctx.db, person.id);
   return {
     totp: {
       enabled: Boolean(totp?.secret),
@@ -32,7 +32,7 @@ export function securityView(ctx: AppContext, person: { id: string; email: strin
       removeAction: `/account/security/passkeys/${encodeURIComponent(k.id)}/remove`,
     })),
     hasSecondFactor: Boolean(totp?.secret) || keys.length > 0,
-    recoveryCodesLeft: remainingRecoveryCodes(ctx.db, person.id),
+    recoveryCodesLeft: await remainingRecoveryCodes(ctx.db, person.id),
     passkeyUnavailable: passkeysUnavailable(ctx),
     requirements: memberships.map(({ app }) => ({ name: app.name, required: app.authPolicy.mfa === 'required' })),
   };

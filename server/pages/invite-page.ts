@@ -44,8 +44,8 @@ function notFoundPage(reply: FastifyReply) {
 }
 
 /** The invitation behind the link when it is still pending; otherwise the page that says why. */
-function pendingOrPage(ctx: AppContext, token: string, reply: FastifyReply): { invitation: Invitation; app: Application } | FastifyReply {
-  const found = invitationForLink(ctx, token);
+async function pendingOrPage(ctx: AppContext, token: string, reply: FastifyReply): Promise<{ invitation: Invitation; app: Application } | FastifyReply> {
+  const found = await invitationForLink(ctx, token);
   if (!found) return notFoundPage(reply);
   const status = invitationStatus(found.invitation, ctx.clock.now());
   if (status !== 'pending') {
@@ -55,7 +55,7 @@ function pendingOrPage(ctx: AppContext, token: string, reply: FastifyReply): { i
   return found;
 }
 
-function showInvite(
+async function showInvite(
   ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -64,7 +64,7 @@ function showInvite(
   extra: { error?: string; name?: string } = {},
 ) {
   const { invitation, app } = found;
-  const current = readSession(ctx, request);
+  const current = await readSession(ctx, request);
   if (current && current.person.email !== invitation.email) {
     return renderError(
       reply.status(403),
@@ -85,7 +85,7 @@ function showInvite(
       action: `/invite/${encodeURIComponent(token)}`,
       csrfToken: formToken(ctx.config, request, reply),
       signedInAs: current?.person.email,
-      hasAccount: Boolean(findPersonByEmail(ctx.db, invitation.email)),
+      hasAccount: Boolean(await findPersonByEmail(ctx.db, invitation.email)),
       error: extra.error,
       name: extra.name ?? '',
     },
@@ -104,22 +104,22 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await preparePageScope(app);
 
   app.get('/invite/:token', { schema: { hide: true, params: Params } }, async (request, reply) => {
-    const found = pendingOrPage(ctx, request.params.token, reply);
+    const found = await pendingOrPage(ctx, request.params.token, reply);
     if (!('invitation' in found)) return found;
     return showInvite(ctx, request, reply, request.params.token, found);
   });
 
   /** Accepts for the signed-in person and sends them on. */
-  const acceptAndGo = (reply: FastifyReply, token: string, person: { id: string; email: string; name: string | null }) => {
-    const { redirectTo } = redeemInvitation(ctx, token, person);
+  const acceptAndGo = async (reply: FastifyReply, token: string, person: { id: string; email: string; name: string | null }) => {
+    const { redirectTo } = await redeemInvitation(ctx, token, person);
     return reply.header('cache-control', 'no-store').redirect(redirectTo, 303);
   };
 
   app.post('/invite/:token/accept', { schema: { hide: true, params: Params, body: Form } }, async (request, reply) => {
     checkFormToken(ctx.config, request, request.body.csrf_token);
-    const found = pendingOrPage(ctx, request.params.token, reply);
+    const found = await pendingOrPage(ctx, request.params.token, reply);
     if (!('invitation' in found)) return found;
-    const current = readSession(ctx, request);
+    const current = await readSession(ctx, request);
     if (!current) return showInvite(ctx, request, reply.status(401), request.params.token, found, { error: 'Your session has ended. Sign in again.' });
     return acceptAndGo(reply, request.params.token, current.person);
   });
@@ -130,7 +130,7 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const form = request.body;
       checkFormToken(ctx.config, request, form.csrf_token);
-      const found = pendingOrPage(ctx, request.params.token, reply);
+      const found = await pendingOrPage(ctx, request.params.token, reply);
       if (!('invitation' in found)) return found;
       try {
         // The e-mail is the invited one whatever the form says: the field is read-only on the page.
@@ -139,7 +139,7 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
           { email: found.invitation.email, password: form.password ?? '', name: form.name || undefined, invitationToken: request.params.token },
           clientInfo(ctx, request),
         );
-        sendSessionCookie(ctx, reply, signedUp);
+        await sendSessionCookie(ctx, reply, signedUp);
         return reply.redirect(landingUrl(ctx, found.app), 303);
       } catch (error) {
         const problem = problemMessage(error);
@@ -155,7 +155,7 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const form = request.body;
       checkFormToken(ctx.config, request, form.csrf_token);
-      const found = pendingOrPage(ctx, request.params.token, reply);
+      const found = await pendingOrPage(ctx, request.params.token, reply);
       if (!('invitation' in found)) return found;
       let signedIn;
       try {
@@ -173,7 +173,7 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return showInvite(ctx, request, reply.status(problem.status), request.params.token, found, { error: problem.detail });
       }
       if (needsSecondFactor(signedIn)) return redirectToSecondStep(reply, ctx.config, signedIn);
-      sendSessionCookie(ctx, reply, signedIn);
+      await sendSessionCookie(ctx, reply, signedIn);
       return acceptAndGo(reply, request.params.token, signedIn.person);
     },
   );

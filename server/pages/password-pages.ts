@@ -36,8 +36,8 @@ const ResetForm = Type.Object(
 
 const missingToken = () => new Problem(400, 'token_invalid', 'This link is not valid. Check that you opened the whole link from the e-mail.');
 
-function showReset(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, token: string, error?: string) {
-  const person = linkPerson(ctx, token, 'password_reset');
+async function showReset(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, token: string, error?: string) {
+  const person = await linkPerson(ctx, token, 'password_reset');
   return renderPage(reply, 'reset-password', {
     title: 'Choose a new password', email: person.email, token, csrfToken: formToken(ctx.config, request, reply), error,
   });
@@ -65,7 +65,7 @@ const passwordPages: FastifyPluginAsyncTypebox = async (app) => {
           title: 'Reset your password', email, error: 'Enter the e-mail address of your account.', csrfToken: formToken(ctx.config, request, reply),
         });
       }
-      requestPasswordReset(ctx, email, request.log);
+      await requestPasswordReset(ctx, email, request.log);
       return renderPage(reply, 'message', {
         title: 'Check your e-mail',
         message: `If ${email} has an account here, we sent it a link to choose a new password. The link works once, for one hour.`,
@@ -106,7 +106,7 @@ const passwordPages: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/verify-email', { schema: { hide: true, querystring: TokenQuery } }, async (request, reply) => {
     if (!request.query.token) throw missingToken();
-    const person = linkPerson(ctx, request.query.token, 'email_verification');
+    const person = await linkPerson(ctx, request.query.token, 'email_verification');
     return renderPage(reply, 'verify-email', {
       title: 'Confirm your e-mail address', email: person.email, token: request.query.token, csrfToken: formToken(ctx.config, request, reply),
     });
@@ -118,7 +118,7 @@ const passwordPages: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       checkFormToken(ctx.config, request, request.body.csrf_token);
       if (!request.body.token) throw missingToken();
-      const person = verifyEmail(ctx, request.body.token);
+      const person = await verifyEmail(ctx, request.body.token);
       return renderPage(reply, 'message', {
         title: 'E-mail address confirmed',
         message: `Thank you: ${person.email} is confirmed.`,

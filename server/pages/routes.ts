@@ -70,10 +70,10 @@ interface SignInView {
   error?: string;
 }
 
-function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, view: SignInView) {
-  const app = pageApplication(ctx, view.clientId);
+async function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, view: SignInView) {
+  const app = await pageApplication(ctx, view.clientId);
   const returnTo = safeReturnTo(view.returnTo);
-  const current = view.switchAccount ? undefined : readSession(ctx, request);
+  const current = view.switchAccount ? undefined : await readSession(ctx, request);
   // Signing in again for the account page: the person's own providers are as good as the password.
   const reauth = view.reauth && current && !app ? current.person : undefined;
   const unavailable = passkeysUnavailable(ctx);
@@ -92,7 +92,7 @@ function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyRepl
         : undefined,
     switchHref: `/sign-in?${flowQuery(app, returnTo, { switch: '1' })}`,
     emailAllowed: emailAllowed(app),
-    providers: reauth ? linkedProviderLinks(ctx, reauth.id) : providerLinks(ctx, app, returnTo),
+    providers: reauth ? await linkedProviderLinks(ctx, reauth.id) : providerLinks(ctx, app, returnTo),
     signUpHref: signUpOpen(app) ? `/sign-up?${flowQuery(app, returnTo)}` : undefined,
     forgotHref: mailerFor(ctx.config) ? '/forgot-password' : undefined,
     // Passkey-first sign-in (and autofill) where the issuer can offer passkeys; otherwise why not.
@@ -111,8 +111,8 @@ interface SignUpView {
 }
 
 /** Renders the sign-up form; the invitation page reuses it with `invitationToken` and a fixed e-mail. */
-export function showSignUp(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, view: SignUpView) {
-  const app = pageApplication(ctx, view.clientId);
+export async function showSignUp(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, view: SignUpView) {
+  const app = await pageApplication(ctx, view.clientId);
   if (!view.invitationToken && !signUpOpen(app)) {
     return renderError(reply.status(403), 403, 'Sign-up is not available', 'This application does not accept new accounts. Ask its administrator for an invitation.');
   }
@@ -164,7 +164,7 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const form = request.body;
       checkFormToken(ctx.config, request, form.csrf_token);
-      const appId = pageApplication(ctx, form.client_id)?.id;
+      const appId = (await pageApplication(ctx, form.client_id))?.id;
       try {
         const outcome = await signInWithEmail(
           ctx,
@@ -174,7 +174,7 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
           { next: safeReturnTo(form.return_to) },
         );
         if (needsSecondFactor(outcome)) return redirectToSecondStep(reply, ctx.config, outcome);
-        sendSessionCookie(ctx, reply, outcome);
+        await sendSessionCookie(ctx, reply, outcome);
         return reply.redirect(safeReturnTo(form.return_to), 303);
       } catch (error) {
         const { status, message } = withProblem(reply, error);
@@ -195,7 +195,7 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const form = request.body;
       checkFormToken(ctx.config, request, form.csrf_token);
-      const appId = pageApplication(ctx, form.client_id)?.id;
+      const appId = (await pageApplication(ctx, form.client_id))?.id;
       try {
         const signedUp = await signUpWithEmail(
           ctx,
@@ -208,8 +208,8 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
           },
           clientInfo(ctx, request),
         );
-        sendVerificationEmail(ctx, signedUp.person, request.log);
-        sendSessionCookie(ctx, reply, signedUp);
+        await sendVerificationEmail(ctx, signedUp.person, request.log);
+        await sendSessionCookie(ctx, reply, signedUp);
         return reply.redirect(safeReturnTo(form.return_to), 303);
       } catch (error) {
         const { status, message } = withProblem(reply, error);

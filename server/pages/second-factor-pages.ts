@@ -73,7 +73,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const rateLimit = { max: authRateLimits(ctx.config).signIn.max, timeWindow: 60_000, groupId: 'second-factor' };
 
   /** The request's pending sign-in, or undefined (the page then says to sign in again). */
-  function pending(request: FastifyRequest) {
+  async function pending(request: FastifyRequest) {
     try {
       return pendingOf(ctx, request);
     } catch {
@@ -82,12 +82,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   /** The page of the request's pending sign-in, or the "sign in again" page. */
-  function showStep(request: FastifyRequest, reply: FastifyReply, error?: string) {
-    const found = pending(request);
+  async function showStep(request: FastifyRequest, reply: FastifyReply, error?: string) {
+    const found = await pending(request);
     if (!found) return expiredPage(reply);
     const methods = methodsOf(ctx.db, found.person.id);
     if (methods.length === 0) return reply.header('cache-control', 'no-store').redirect(ENROL_PAGE, 303);
-    const app = found.entry.applicationId ? findApplication(ctx.db, found.entry.applicationId) : undefined;
+    const app = found.entry.applicationId ? await findApplication(ctx.db, found.entry.applicationId) : undefined;
     return renderPage(
       reply,
       'second-factor',
@@ -105,12 +105,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     );
   }
 
-  function showEnrol(request: FastifyRequest, reply: FastifyReply, error?: string) {
-    const found = pending(request);
+  async function showEnrol(request: FastifyRequest, reply: FastifyReply, error?: string) {
+    const found = await pending(request);
     if (!found) return expiredPage(reply);
     if (hasSecondFactor(ctx.db, found.person.id)) return reply.header('cache-control', 'no-store').redirect(SECOND_FACTOR_PAGE, 303);
-    const secret = pendingTotpSecret(ctx, found.person.id) ?? startTotpEnrolment(ctx, found.person, undefined).secret;
-    const app = found.entry.applicationId ? findApplication(ctx.db, found.entry.applicationId) : undefined;
+    const secret = (await pendingTotpSecret(ctx, found.person.id)) ?? (await startTotpEnrolment(ctx, found.person, undefined)).secret;
+    const app = found.entry.applicationId ? await findApplication(ctx.db, found.entry.applicationId) : undefined;
     return renderPage(
       reply,
       'enrol',
@@ -128,9 +128,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   /** Signed in: the session cookie, then where the flow was headed (after what it still finishes). */
-  function finish(request: FastifyRequest, reply: FastifyReply, done: Completed): string {
-    sendSessionCookie(ctx, reply, done.signedIn);
-    return done.after ? done.after(request, reply, done.signedIn) : done.next;
+  async function finish(request: FastifyRequest, reply: FastifyReply, done: Completed): Promise<string> {
+    await sendSessionCookie(ctx, reply, done.signedIn);
+    return done.after ? await done.after(request, reply, done.signedIn) : done.next;
   }
 
   /** Runs a second step from a form; a refusal re-renders the page with the message in words. */
@@ -145,7 +145,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       for (const [name, value] of Object.entries(error.headers)) if (name !== 'www-authenticate') reply.header(name, value);
       return page(request, reply.status(error.status), error.detail);
     }
-    const next = finish(request, reply, done);
+    const next = await finish(request, reply, done);
     if (done.recoveryCodes) {
       return renderPage(reply, 'recovery-codes', { title: 'Your recovery codes', email: done.signedIn.person.email, codes: done.recoveryCodes, next });
     }
@@ -155,11 +155,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(SECOND_FACTOR_PAGE, { schema: { hide: true } }, async (request, reply) => showStep(request, reply));
 
   app.post(`${SECOND_FACTOR_PAGE}/totp`, { config: { rateLimit }, schema: { hide: true, body: CodeForm } }, async (request, reply) =>
-    step(request, reply, request.body.csrf_token, () => totpStep(ctx, request, reply, request.body.code ?? '', clientInfo(ctx, request)), showStep),
+    step(request, reply, request.body.csrf_token, async () => totpStep(ctx, request, reply, request.body.code ?? '', clientInfo(ctx, request)), showStep),
   );
 
   app.post(`${SECOND_FACTOR_PAGE}/recovery-code`, { config: { rateLimit }, schema: { hide: true, body: CodeForm } }, async (request, reply) =>
-    step(request, reply, request.body.csrf_token, () => recoveryCodeStep(ctx, request, reply, request.body.code ?? '', clientInfo(ctx, request)), showStep),
+    step(request, reply, request.body.csrf_token, async () => recoveryCodeStep(ctx, request, reply, request.body.code ?? '', clientInfo(ctx, request)), showStep),
   );
 
   app.post(`${SECOND_FACTOR_PAGE}/passkey`, { config: { rateLimit }, schema: { hide: true, body: PasskeyForm } }, async (request, reply) =>
@@ -169,7 +169,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(ENROL_PAGE, { schema: { hide: true } }, async (request, reply) => showEnrol(request, reply));
 
   app.post(`${ENROL_PAGE}/totp`, { config: { rateLimit }, schema: { hide: true, body: CodeForm } }, async (request, reply) =>
-    step(request, reply, request.body.csrf_token, () => enrolTotpConfirm(ctx, request, reply, request.body.code ?? '', clientInfo(ctx, request)), showEnrol),
+    step(request, reply, request.body.csrf_token, async () => enrolTotpConfirm(ctx, request, reply, request.body.code ?? '', clientInfo(ctx, request)), showEnrol),
   );
 
   app.post(`${ENROL_PAGE}/passkey`, { config: { rateLimit }, schema: { hide: true, body: PasskeyForm } }, async (request, reply) =>

@@ -9,6 +9,7 @@ import type { AppContext } from '../context.js';
 import { applications, linkedAccounts, type Application } from '../db/schema.js';
 import { badRequest } from '../http/problem.js';
 import { PROVIDERS, isConfigured, providerName } from '../applications/providers.js';
+import { one, many } from '../db/store.js';
 
 /** What a sign-in may resume: an authorization request, or the device page (RFC 8628) with its code. */
 export const RESUME_PREFIXES = ['/api/auth/oauth2/authorize?', '/device?'];
@@ -26,9 +27,9 @@ export function safeReturnTo(raw: string | undefined): string {
 }
 
 /** The application named by `client_id`, or undefined when none was given; 400 when unknown. */
-export function pageApplication(ctx: AppContext, clientId: string | undefined): Application | undefined {
+export async function pageApplication(ctx: AppContext, clientId: string | undefined): Promise<Application | undefined> {
   if (!clientId) return undefined;
-  const app = ctx.db.select().from(applications).where(eq(applications.id, clientId)).get();
+  const app = await one(ctx.db.select().from(applications).where(eq(applications.id, clientId)));
   if (!app) throw badRequest('unknown_application', 'The application that sent you here is not known to this server.');
   return app;
 }
@@ -57,12 +58,11 @@ export function providerLinks(ctx: AppContext, app: Application | undefined, ret
 }
 
 /** Sign-in links for the providers linked to `personId` that are configured here (no application: back to the account page). */
-export function linkedProviderLinks(ctx: AppContext, personId: string) {
-  return ctx.db
+export async function linkedProviderLinks(ctx: AppContext, personId: string) {
+  return (await many(ctx.db
     .select({ provider: linkedAccounts.provider })
     .from(linkedAccounts)
-    .where(eq(linkedAccounts.personId, personId))
-    .all()
+    .where(eq(linkedAccounts.personId, personId))))
     .flatMap(({ provider }) => {
       const known = PROVIDERS.find((p) => p.id === provider);
       if (!known || !isConfigured(known, ctx.config.env)) return [];

@@ -12,6 +12,7 @@ import { decodeCursor, encodeCursor, toPage } from '../http/pagination.js';
 import { notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import type { PeopleQuery } from './schemas.js';
+import { one, many } from '../db/store.js';
 
 const summary = {
   id: people.id,
@@ -26,50 +27,46 @@ const summary = {
 type SummaryRow = { id: string; email: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
 const toWire = (r: SummaryRow) => ({ ...r, createdAt: iso(r.createdAt)! });
 
-export function listPeople(db: Db, query: PeopleQuery, limit: number) {
+export async function listPeople(db: Db, query: PeopleQuery, limit: number) {
   if (query.q !== undefined) {
     const prefix = query.q.trim().toLowerCase();
     // After the cursor's e-mail (unique), within [prefix, prefix + U+FFFF).
     const after = query.cursor ? decodeCursor(query.cursor).id : undefined;
-    const rows = db
+    const rows = await many(db
       .select(summary)
       .from(people)
       .where(and(gte(people.email, prefix), lt(people.email, `${prefix}\uffff`), after === undefined ? undefined : gt(people.email, after)))
       .orderBy(asc(people.email))
-      .limit(limit + 1)
-      .all();
+      .limit(limit + 1));
     const items = rows.slice(0, limit);
     const last = items[items.length - 1];
     return { people: items.map(toWire), nextCursor: rows.length > limit && last ? encodeCursor({ t: 0, id: last.email }) : null };
   }
   // A row-value comparison, so SQLite starts the index walk at the cursor (an OR would not).
   const key = query.cursor ? decodeCursor(query.cursor) : undefined;
-  const rows = db
+  const rows = await many(db
     .select(summary)
     .from(people)
     .where(key ? sql`(${people.createdAt}, ${people.id}) > (${key.t}, ${key.id})` : undefined)
     .orderBy(asc(people.createdAt), asc(people.id))
-    .limit(limit + 1)
-    .all();
+    .limit(limit + 1));
   const page = toPage(rows, limit, (r) => ({ t: r.createdAt.getTime(), id: r.id }));
   return { people: page.items.map(toWire), nextCursor: page.nextCursor };
 }
 
-export function getPerson(db: Db, id: string) {
-  const person = db.select().from(people).where(eq(people.id, id)).get();
+export async function getPerson(db: Db, id: string) {
+  const person = await one(db.select().from(people).where(eq(people.id, id)));
   if (!person) throw notFound('person_not_found', `There is no person with id "${id}".`);
-  const member = db
+  const member = await many(db
     .select({ m: memberships, applicationName: applications.name })
     .from(memberships)
     .innerJoin(applications, eq(applications.id, memberships.applicationId))
     .where(eq(memberships.personId, id))
-    .orderBy(asc(memberships.joinedAt))
-    .all();
-  const accounts = db
+    .orderBy(asc(memberships.joinedAt)));
+  const accounts = await many(db
     .select({ provider: linkedAccounts.provider, email: linkedAccounts.email, linkedAt: linkedAccounts.linkedAt })
     .from(linkedAccounts)
-    .where(eq(linkedAccounts.personId, id))
-    .all();
+    .where(eq(linkedAccounts.personId, id)));
   return {
     id: person.id,
     email: person.email,

@@ -17,6 +17,7 @@ import {
   type Session,
 } from '../db/schema.js';
 import { newId } from '../util/ids.js';
+import { exec, one, many } from '../db/store.js';
 
 export interface MembershipRow {
   m: Membership;
@@ -26,46 +27,43 @@ export interface MembershipRow {
 const appColumns = { id: applications.id, name: applications.name, authPolicy: applications.authPolicy };
 
 /** Every membership of the person (suspended included), oldest first. */
-export function membershipsOf(tx: Tx, personId: string): MembershipRow[] {
-  return tx
+export async function membershipsOf(tx: Tx, personId: string): Promise<MembershipRow[]> {
+  return await many(tx
     .select({ m: memberships, app: appColumns })
     .from(memberships)
     .innerJoin(applications, eq(applications.id, memberships.applicationId))
     .where(eq(memberships.personId, personId))
-    .orderBy(asc(memberships.joinedAt), asc(memberships.id))
-    .all();
+    .orderBy(asc(memberships.joinedAt), asc(memberships.id)));
 }
 
-export function membershipOf(tx: Tx, personId: string, applicationId: string): MembershipRow | undefined {
-  return tx
+export async function membershipOf(tx: Tx, personId: string, applicationId: string): Promise<MembershipRow | undefined> {
+  return await one(tx
     .select({ m: memberships, app: appColumns })
     .from(memberships)
     .innerJoin(applications, eq(applications.id, memberships.applicationId))
-    .where(and(eq(memberships.personId, personId), eq(memberships.applicationId, applicationId)))
-    .get();
+    .where(and(eq(memberships.personId, personId), eq(memberships.applicationId, applicationId))));
 }
 
-export function saveProfile(tx: Tx, membershipId: string, profile: Membership['profile'], now: Date): Membership {
-  return tx.update(memberships).set({ profile, updatedAt: now }).where(eq(memberships.id, membershipId)).returning().get();
+export async function saveProfile(tx: Tx, membershipId: string, profile: Membership['profile'], now: Date): Promise<Membership> {
+  return await one(tx.update(memberships).set({ profile, updatedAt: now }).where(eq(memberships.id, membershipId)).returning());
 }
 
 /** Live sessions of the person, newest first (at most `limit`). */
-export function liveSessionsOf(tx: Tx, personId: string, now: Date, limit: number): Session[] {
-  return tx
+export async function liveSessionsOf(tx: Tx, personId: string, now: Date, limit: number): Promise<Session[]> {
+  return await many(tx
     .select()
     .from(sessions)
     .where(and(eq(sessions.personId, personId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
     .orderBy(desc(sessions.createdAt), desc(sessions.id))
-    .limit(limit)
-    .all();
+    .limit(limit));
 }
 
 /**
  * Sessions of the person that ended (signed out, or expired) after `since`, newest first. A
  * person has few sessions, so filtering the rows of `sessions_person_idx` is cheap.
  */
-export function endedSessionsOf(tx: Tx, personId: string, now: Date, since: Date, limit: number): Session[] {
-  return tx
+export async function endedSessionsOf(tx: Tx, personId: string, now: Date, since: Date, limit: number): Promise<Session[]> {
+  return await many(tx
     .select()
     .from(sessions)
     .where(
@@ -78,38 +76,35 @@ export function endedSessionsOf(tx: Tx, personId: string, now: Date, since: Date
       ),
     )
     .orderBy(desc(sessions.createdAt), desc(sessions.id))
-    .limit(limit)
-    .all();
+    .limit(limit));
 }
 
-export function sessionOf(tx: Tx, personId: string, sessionId: string): Session | undefined {
-  return tx.select().from(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.personId, personId))).get();
+export async function sessionOf(tx: Tx, personId: string, sessionId: string): Promise<Session | undefined> {
+  return await one(tx.select().from(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.personId, personId))));
 }
 
-export function linkedAccountsOf(tx: Tx, personId: string): LinkedAccount[] {
-  return tx
+export async function linkedAccountsOf(tx: Tx, personId: string): Promise<LinkedAccount[]> {
+  return await many(tx
     .select()
     .from(linkedAccounts)
     .where(eq(linkedAccounts.personId, personId))
-    .orderBy(asc(linkedAccounts.linkedAt), asc(linkedAccounts.id))
-    .all();
+    .orderBy(asc(linkedAccounts.linkedAt), asc(linkedAccounts.id)));
 }
 
-export function deleteLinkedAccount(tx: Tx, id: string): void {
-  tx.delete(linkedAccounts).where(eq(linkedAccounts.id, id)).run();
+export async function deleteLinkedAccount(tx: Tx, id: string): Promise<void> {
+  await exec(tx.delete(linkedAccounts).where(eq(linkedAccounts.id, id)));
 }
 
-export function setPasswordHash(tx: Tx, personId: string, passwordHash: string | null, now: Date): void {
-  tx.update(people).set({ passwordHash, updatedAt: now }).where(eq(people.id, personId)).run();
+export async function setPasswordHash(tx: Tx, personId: string, passwordHash: string | null, now: Date): Promise<void> {
+  await exec(tx.update(people).set({ passwordHash, updatedAt: now }).where(eq(people.id, personId)));
 }
 
-export function personById(tx: Tx, personId: string): Person | undefined {
-  return tx.select().from(people).where(eq(people.id, personId)).get();
+export async function personById(tx: Tx, personId: string): Promise<Person | undefined> {
+  return await one(tx.select().from(people).where(eq(people.id, personId)));
 }
 
 /** The `credential` linked account of a person with a password (DESIGN §4.9). */
-export function addCredentialAccount(tx: Tx, person: Pick<Person, 'id' | 'email'>, now: Date): void {
-  tx.insert(linkedAccounts)
-    .values({ id: newId('acc'), personId: person.id, provider: 'credential', providerAccountId: person.id, email: person.email, linkedAt: now })
-    .run();
+export async function addCredentialAccount(tx: Tx, person: Pick<Person, 'id' | 'email'>, now: Date): Promise<void> {
+  await exec(tx.insert(linkedAccounts)
+    .values({ id: newId('acc'), personId: person.id, provider: 'credential', providerAccountId: person.id, email: person.email, linkedAt: now }));
 }

@@ -65,7 +65,7 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
   acceptEmptyJsonBody(app);
 
   app.addHook('onRequest', async (request, reply) => {
-    const me = readSession(ctx, request);
+    const me = await readSession(ctx, request);
     if (!me) throw unauthorized('This endpoint needs a signed-in session cookie.', 'unauthorized', 'Cookie');
     signedIn.set(request, me);
     if (request.method !== 'GET' && request.method !== 'HEAD') checkJsonWrite(ctx.config, request);
@@ -75,7 +75,7 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/memberships',
     { schema: { tags, summary: 'Your memberships (suspended ones included)', querystring: NoQuery, response: { 200: MembershipsResponse, ...errors } } },
-    async (request) => ({ memberships: listMemberships(ctx, meOf(request)).map(membershipRecord) }),
+    async (request) => ({ memberships: (await listMemberships(ctx, meOf(request))).map(membershipRecord) }),
   );
 
   app.patch(
@@ -86,7 +86,7 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: AppParams, querystring: NoQuery, body: ProfilePatchBody, response: { 200: MembershipSchema, ...errors },
       },
     },
-    async (request) => membershipRecord(updateOwnProfile(ctx, meOf(request), request.params.id, request.body.profile)),
+    async (request) => membershipRecord(await updateOwnProfile(ctx, meOf(request), request.params.id, request.body.profile)),
   );
 
   app.get(
@@ -97,7 +97,7 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: NoQuery, response: { 200: SessionsResponse, ...errors },
       },
     },
-    async (request) => ({ sessions: listSessions(ctx, meOf(request)) }),
+    async (request) => ({ sessions: await listSessions(ctx, meOf(request)) }),
   );
 
   app.post(
@@ -120,7 +120,7 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { wasCurrent } = endOwnSession(ctx, meOf(request), request.params.sid);
+      const { wasCurrent } = await endOwnSession(ctx, meOf(request), request.params.sid);
       if (wasCurrent) clearSessionCookie(reply, ctx.config);
       return reply.status(204).send(null);
     },
@@ -129,7 +129,7 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/linked-accounts',
     { schema: { tags, summary: 'How you can sign in (`credential` is e-mail and password)', querystring: NoQuery, response: { 200: LinkedAccountsResponse, ...errors } } },
-    async (request) => ({ accounts: listLinkedAccounts(ctx, meOf(request)).map(linkedAccountRecord) }),
+    async (request) => ({ accounts: (await listLinkedAccounts(ctx, meOf(request))).map(linkedAccountRecord) }),
   );
 
   app.delete(
@@ -141,7 +141,7 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      unlinkAccount(ctx, meOf(request), request.params.provider);
+      await unlinkAccount(ctx, meOf(request), request.params.provider);
       return reply.status(204).send(null);
     },
   );

@@ -38,6 +38,7 @@ import {
   setPasswordHash,
   type MembershipRow,
 } from './queries.js';
+import { transaction } from '../db/store.js';
 
 /** The signed-in caller: their session (this device) and person. */
 export interface Me {
@@ -64,7 +65,7 @@ export function membershipRecord({ m, app }: MembershipRow) {
 }
 
 /** The person's memberships with their application's profile field definitions (for forms). */
-export function listMemberships(ctx: AppContext, me: Me): MembershipRow[] {
+export async function listMemberships(ctx: AppContext, me: Me): Promise<MembershipRow[]> {
   return membershipsOf(ctx.db, me.person.id);
 }
 
@@ -73,8 +74,8 @@ export function listMemberships(ctx: AppContext, me: Me): MembershipRow[] {
  * application) → 404 `membership_not_found`; suspended → 403 `membership_suspended`; rule
  * failures → 400 `validation_failed` naming `body.profile.<key>`.
  */
-export function updateOwnProfile(ctx: AppContext, me: Me, applicationId: string, update: Record<string, unknown>): MembershipRow {
-  const row = membershipOf(ctx.db, me.person.id, applicationId);
+export async function updateOwnProfile(ctx: AppContext, me: Me, applicationId: string, update: Record<string, unknown>): Promise<MembershipRow> {
+  const row = await membershipOf(ctx.db, me.person.id, applicationId);
   if (!row) throw notFound('membership_not_found', `You are not a member of an application "${applicationId}".`);
   if (row.m.status === 'suspended') {
     throw forbidden('membership_suspended', `Your membership of ${row.app.name} is suspended, so its profile cannot be changed.`);
@@ -85,16 +86,16 @@ export function updateOwnProfile(ctx: AppContext, me: Me, applicationId: string,
   if (JSON.stringify(profile) === JSON.stringify(row.m.profile)) return row;
 
   const now = ctx.clock.now();
-  const saved = ctx.db.transaction((tx) => {
-    const m = saveProfile(tx, row.m.id, profile, now);
-    recordAudit(tx, now, {
+  const saved = await transaction(ctx.db, async (tx) => {
+    const m = await saveProfile(tx, row.m.id, profile, now);
+    await recordAudit(tx, now, {
       actor: actorOf(me),
       action: 'membership.updated',
       applicationId,
       target: m.id,
       details: { userId: me.person.id, changed: ['profile'] },
     });
-    recordEvent(tx, now, applicationId, 'membership.updated', { ...membershipEventData(m, me.person), changed: ['profile'] });
+    await recordEvent(tx, now, applicationId, 'membership.updated', { ...membershipEventData(m, me.person), changed: ['profile'] });
     return m;
   });
   ctx.wakeWebhooks();
@@ -115,12 +116,12 @@ export function sessionRecord(s: Session, currentId: string, now: Date) {
 }
 
 /** Live sessions (newest first), then recently ended ones (newest first). */
-export function listSessions(ctx: AppContext, me: Me) {
+export async function listSessions(ctx: AppContext, me: Me) {
   const now = ctx.clock.now();
   const since = new Date(now.getTime() - ENDED_SESSION_DAYS * 24 * 3600 * 1000);
   const rows = [
-    ...liveSessionsOf(ctx.db, me.person.id, now, MAX_LIVE_SESSIONS),
-    ...endedSessionsOf(ctx.db, me.person.id, now, since, MAX_ENDED_SESSIONS),
+    ...await liveSessionsOf(ctx.db, me.person.id, now, MAX_LIVE_SESSIONS),
+    ...await endedSessionsOf(ctx.db, me.person.id, now, since, MAX_ENDED_SESSIONS),
   ];
   return rows.map((s) => sessionRecord(s, me.session.id, now));
 }
@@ -130,30 +131,30 @@ export function listSessions(ctx: AppContext, me: Me) {
  * unknown id → 404 `session_not_found`; an already-ended one of theirs is a no-op. Returns
  * whether it was the caller's own session (the caller then clears the cookie).
  */
-export function endOwnSession(ctx: AppContext, me: Me, sessionId: string): { wasCurrent: boolean } {
+export async function endOwnSession(ctx: AppContext, me: Me, sessionId: string): Promise<{ wasCurrent: boolean }> {
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
-    const target = sessionOf(tx, me.person.id, sessionId);
+  await transaction(ctx.db, async (tx) => {
+    const target = await sessionOf(tx, me.person.id, sessionId);
     if (!target) throw notFound('session_not_found', `You have no session "${sessionId}".`);
     if (target.revokedAt !== null) return;
-    endSession(tx, now, target.id, 'session_revoked');
-    recordAudit(tx, now, { actor: actorOf(me), action: 'session.revoked', target: target.id, details: { device: target.device } });
+    await endSession(tx, now, target.id, 'session_revoked');
+    await recordAudit(tx, now, { actor: actorOf(me), action: 'session.revoked', target: target.id, details: { device: target.device } });
   });
   return { wasCurrent: sessionId === me.session.id };
 }
 
 /** Ends every other live session of the person with all their refresh tokens; returns how many. */
-function endOtherSessions(tx: Tx, me: Me, now: Date, reason: SessionEndReason): number {
+async function endOtherSessions(tx: Tx, me: Me, now: Date, reason: SessionEndReason): Promise<number> {
   // Families whose session row is gone (or never had one) die too: only this device keeps its apps.
-  return endSessions(tx, now, { personId: me.person.id, exceptSessionId: me.session.id }, reason).sessionIds.length;
+  return (await endSessions(tx, now, { personId: me.person.id, exceptSessionId: me.session.id }, reason)).sessionIds.length;
 }
 
 /** "Sign out everywhere else": the caller's session survives. */
-export function signOutOtherSessions(ctx: AppContext, me: Me): { revoked: number } {
+export async function signOutOtherSessions(ctx: AppContext, me: Me): Promise<{ revoked: number }> {
   const now = ctx.clock.now();
-  const revoked = ctx.db.transaction((tx) => {
-    const n = endOtherSessions(tx, me, now, 'signed_out_elsewhere');
-    recordAudit(tx, now, { actor: actorOf(me), action: 'session.signed_out_elsewhere', target: me.person.id, details: { sessionsEnded: n } });
+  const revoked = await transaction(ctx.db, async (tx) => {
+    const n = await endOtherSessions(tx, me, now, 'signed_out_elsewhere');
+    await recordAudit(tx, now, { actor: actorOf(me), action: 'session.signed_out_elsewhere', target: me.person.id, details: { sessionsEnded: n } });
     return n;
   });
   return { revoked };
@@ -163,7 +164,7 @@ export function linkedAccountRecord(a: LinkedAccount) {
   return { provider: a.provider, email: a.email, linked_at: iso(a.linkedAt)! };
 }
 
-export function listLinkedAccounts(ctx: AppContext, me: Me): LinkedAccount[] {
+export async function listLinkedAccounts(ctx: AppContext, me: Me): Promise<LinkedAccount[]> {
   return linkedAccountsOf(ctx.db, me.person.id);
 }
 
@@ -172,20 +173,20 @@ export function listLinkedAccounts(ctx: AppContext, me: Me): LinkedAccount[] {
  * `reauthentication_required`; not linked → 404 `linked_account_not_found`; the last way to sign
  * in → 409 `last_sign_in_method`. Unlinking `credential` removes the password.
  */
-export function unlinkAccount(ctx: AppContext, me: Me, provider: string): void {
-  requireRecentSignIn(ctx, me.session.id);
+export async function unlinkAccount(ctx: AppContext, me: Me, provider: string): Promise<void> {
+  await requireRecentSignIn(ctx, me.session.id);
   const now = ctx.clock.now();
   // Read and delete in one transaction, so two concurrent unlinks cannot both pass the last-way check.
-  ctx.db.transaction((tx) => {
-    const accounts = linkedAccountsOf(tx, me.person.id);
+  await transaction(ctx.db, async (tx) => {
+    const accounts = await linkedAccountsOf(tx, me.person.id);
     const account = accounts.find((a) => a.provider === provider);
     if (!account) throw notFound('linked_account_not_found', `No "${provider}" account is linked to you.`);
     if (accounts.length === 1) {
       throw conflict('last_sign_in_method', 'This is the only way you can sign in; link another account before removing it.');
     }
-    deleteLinkedAccount(tx, account.id);
-    if (provider === 'credential') setPasswordHash(tx, me.person.id, null, now);
-    recordAudit(tx, now, { actor: actorOf(me), action: 'person.account_unlinked', target: me.person.id, details: { provider } });
+    await deleteLinkedAccount(tx, account.id);
+    if (provider === 'credential') await setPasswordHash(tx, me.person.id, null, now);
+    await recordAudit(tx, now, { actor: actorOf(me), action: 'person.account_unlinked', target: me.person.id, details: { provider } });
   });
 }
 
@@ -202,27 +203,27 @@ export const wrongPassword = () => forbidden('invalid_current_password', 'The cu
  * the back-off). Ends every other session and their refresh tokens; this one stays signed in.
  */
 export async function changePassword(ctx: AppContext, me: Me, input: PasswordChange): Promise<{ sessionsEnded: number }> {
-  const person = personById(ctx.db, me.person.id) ?? me.person;
+  const person = (await personById(ctx.db, me.person.id)) ?? me.person;
   if (!person.passwordHash) {
     throw conflict('password_not_set', 'You have no password yet; set one with "Forgot password" on the sign-in page.');
   }
   checkPasswordLength(input.newPassword, 'body.newPassword');
   // Asked inside the person's own live session: strangers' guesses at the address do not block it.
-  const check = claimPasswordCheck(ctx, person.email, { ownSessionId: me.session.id });
+  const check = await claimPasswordCheck(ctx, person.email, { ownSessionId: me.session.id });
   if (!(await verifyPassword(person.passwordHash, input.currentPassword))) {
-    passwordCheckFailed(ctx, person, check);
+    await passwordCheckFailed(ctx, person, check);
     throw wrongPassword();
   }
   const passwordHash = await hashPassword(input.newPassword);
   const now = ctx.clock.now();
-  const sessionsEnded = ctx.db.transaction((tx) => {
-    setPasswordHash(tx, person.id, passwordHash, now);
-    clearBackOff(ctx.db, person.email);
-    passwordCheckPassed(ctx.db, check);
-    const ended = endOtherSessions(tx, me, now, 'password_changed');
+  const sessionsEnded = await transaction(ctx.db, async (tx) => {
+    await setPasswordHash(tx, person.id, passwordHash, now);
+    await clearBackOff(ctx.db, person.email);
+    await passwordCheckPassed(ctx.db, check);
+    const ended = await endOtherSessions(tx, me, now, 'password_changed');
     // A password is always listed as the `credential` account, whichever path set it.
-    if (!linkedAccountsOf(tx, person.id).some((a) => a.provider === 'credential')) addCredentialAccount(tx, person, now);
-    recordAudit(tx, now, { actor: actorOf(me), action: 'person.password_changed', target: person.id, details: { sessionsEnded: ended } });
+    if (!(await linkedAccountsOf(tx, person.id)).some((a) => a.provider === 'credential')) await addCredentialAccount(tx, person, now);
+    await recordAudit(tx, now, { actor: actorOf(me), action: 'person.password_changed', target: person.id, details: { sessionsEnded: ended } });
     return ended;
   });
   return { sessionsEnded };

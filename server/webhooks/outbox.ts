@@ -7,6 +7,7 @@ import { eq } from 'drizzle-orm';
 import { applications, webhookDeliveries } from '../db/schema.js';
 import type { Tx } from '../audit/record.js';
 import { newId } from '../util/ids.js';
+import { exec, one } from '../db/store.js';
 
 /** Every event kind (DESIGN §4.11, plus `application.redirect_uris_changed` from issue 22 and `second_factor.*` from issue 23). */
 export const WEBHOOK_EVENT_TYPES = [
@@ -26,23 +27,21 @@ export const WEBHOOK_EVENT_TYPES = [
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** Writes one event for an application; returns its id, or undefined when it has no webhook. */
-export function recordEvent(
+export async function recordEvent(
   tx: Tx,
   at: Date,
   applicationId: string,
   type: WebhookEventType,
   data: Record<string, unknown>,
-): string | undefined {
-  const app = tx
+): Promise<string | undefined> {
+  const app = await one(tx
     .select({ webhookUrl: applications.webhookUrl })
     .from(applications)
-    .where(eq(applications.id, applicationId))
-    .get();
+    .where(eq(applications.id, applicationId)));
   if (!app?.webhookUrl) return undefined;
   const id = newId('msg');
   const payload = JSON.stringify({ id, type, createdAt: at.toISOString(), applicationId, data });
-  tx.insert(webhookDeliveries)
-    .values({ id, applicationId, type, payload, status: 'pending', nextAttemptAt: at, createdAt: at })
-    .run();
+  await exec(tx.insert(webhookDeliveries)
+    .values({ id, applicationId, type, payload, status: 'pending', nextAttemptAt: at, createdAt: at }));
   return id;
 }

@@ -8,6 +8,7 @@ import { applications, backchannelLogouts, webhookDeliveries, type WebhookDelive
 import type { Db } from '../db/client.js';
 import type { Tx } from '../audit/record.js';
 import { afterCursor } from '../http/pagination.js';
+import { exec, one, many, transaction } from '../db/store.js';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
@@ -117,17 +118,17 @@ export class OutboxQueries<Row extends ClaimedRow> {
    * taking at most `roomFor(appId)` rows per application. One transaction, so a row is never
    * claimed twice. `exhausted` tells that every due row outside `saturated` was seen.
    */
-  claimDue(
+  async claimDue(
     db: Db,
     now: Date,
     leaseUntil: Date,
     limit: number,
     saturated: string[],
     roomFor: (applicationId: string) => number,
-  ): { claimed: Row[]; exhausted: boolean } {
+  ): Promise<{ claimed: Row[]; exhausted: boolean }> {
     const st = this.statements(db);
-    return db.transaction(() => {
-      const rows = st.due.all({ now: now.getTime(), saturated: JSON.stringify(saturated), limit }) as unknown as Row[];
+    return await transaction(db, async () => {
+      const rows = await many(st.due, { now: now.getTime(), saturated: JSON.stringify(saturated), limit }) as unknown as Row[];
       const taken = new Map<string, number>();
       const claimed = rows.filter((row) => {
         const n = taken.get(row.applicationId) ?? 0;
@@ -135,16 +136,16 @@ export class OutboxQueries<Row extends ClaimedRow> {
         taken.set(row.applicationId, n + 1);
         return true;
       });
-      for (const c of claimed) st.lease.run({ id: c.id, leaseUntil: leaseUntil.getTime() });
+      for (const c of claimed) await exec(st.lease, { id: c.id, leaseUntil: leaseUntil.getTime() });
       // Fewer rows than asked: no other application has due rows right now.
       return { claimed, exhausted: rows.length < limit };
     });
   }
 
   /** Records one finished attempt and releases the lease. */
-  recordAttempt(db: Db, id: string, attempts: number, outcome: AttemptOutcome): void {
+  async recordAttempt(db: Db, id: string, attempts: number, outcome: AttemptOutcome): Promise<void> {
     const status: DeliveryStatus = outcome.ok ? 'succeeded' : outcome.nextAttemptAt ? 'pending' : 'failed';
-    this.statements(db).attempt.run({
+    await exec(this.statements(db).attempt, {
       id,
       status,
       attempts,
@@ -157,10 +158,10 @@ export class OutboxQueries<Row extends ClaimedRow> {
   }
 
   /** Gives a lease back without counting an attempt (the worker is stopping). */
-  releaseLease(db: Db, ids: string[]): void {
+  async releaseLease(db: Db, ids: string[]): Promise<void> {
     if (!ids.length) return;
     const table = this.table as typeof webhookDeliveries;
-    db.update(table).set({ leaseUntil: null }).where(inArray(table.id, ids)).run();
+    await exec(db.update(table).set({ leaseUntil: null }).where(inArray(table.id, ids)));
   }
 }
 
@@ -177,16 +178,15 @@ export interface AttemptOutcome {
 /** The webhook outbox: each claimed row with its application's URL and secrets, read at attempt time. */
 export const webhookOutbox = new OutboxQueries<ClaimedDelivery>(webhookDeliveries, webhookFields);
 
-export function findDelivery(tx: Tx, applicationId: string, id: string): WebhookDelivery | undefined {
-  return tx
+export async function findDelivery(tx: Tx, applicationId: string, id: string): Promise<WebhookDelivery | undefined> {
+  return await one(tx
     .select()
     .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.applicationId, applicationId), eq(webhookDeliveries.id, id)))
-    .get();
+    .where(and(eq(webhookDeliveries.applicationId, applicationId), eq(webhookDeliveries.id, id))));
 }
 
-export function listDeliveryRows(db: Db, applicationId: string, limit: number, status?: DeliveryStatus, cursor?: string) {
-  return db
+export async function listDeliveryRows(db: Db, applicationId: string, limit: number, status?: DeliveryStatus, cursor?: string) {
+  return await many(db
     .select()
     .from(webhookDeliveries)
     .where(
@@ -197,16 +197,14 @@ export function listDeliveryRows(db: Db, applicationId: string, limit: number, s
       ),
     )
     .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id))
-    .limit(limit + 1)
-    .all();
+    .limit(limit + 1));
 }
 
 /** Makes a delivery due now with a fresh retry schedule. */
-export function requeue(tx: Tx, id: string, now: Date): WebhookDelivery {
-  return tx
+export async function requeue(tx: Tx, id: string, now: Date): Promise<WebhookDelivery> {
+  return (await one(tx
     .update(webhookDeliveries)
     .set({ status: 'pending', attempts: 0, nextAttemptAt: now, leaseUntil: null, deliveredAt: null })
     .where(eq(webhookDeliveries.id, id))
-    .returning()
-    .get()!;
+    .returning()))!;
 }

@@ -57,7 +57,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      reply.status(202).send(retryDelivery(ctx, request.params.id, request.params.did, actorName(request.actor), detailFor(request.actor))),
+      reply.status(202).send(await retryDelivery(ctx, request.params.id, request.params.did, actorName(request.actor), detailFor(request.actor))),
   );
 
   app.post(
@@ -70,6 +70,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 202: DeliveryRecordSchema, ...adminErrors },
       },
     },
-    async (request, reply) => reply.status(202).send(sendTestEvent(ctx, request.params.id, actorName(request.actor))),
+    async (request, reply) => reply.status(202).send(await sendTestEvent(ctx, request.params.id, actorName(request.actor))),
   );
 };

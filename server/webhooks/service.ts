@@ -11,6 +11,7 @@ import type { AppContext } from '../context.js';
 import type { WebhookDelivery } from '../db/schema.js';
 import { recordEvent } from './outbox.js';
 import { findDelivery, listDeliveryRows, requeue, type DeliveryStatus } from './queries.js';
+import { transaction } from '../db/store.js';
 
 /** How much of a failed attempt the caller may see: the administrator everything, an API key less. */
 export type ErrorDetail = 'full' | 'outcome';
@@ -53,25 +54,25 @@ export function deliveryRecord(row: WebhookDelivery, detail: ErrorDetail = 'full
   };
 }
 
-export function listDeliveries(ctx: AppContext, applicationId: string, limit: number, detail: ErrorDetail, status?: DeliveryStatus, cursor?: string) {
-  getApplication(ctx, applicationId);
-  const rows = listDeliveryRows(ctx.db, applicationId, limit, status, cursor);
+export async function listDeliveries(ctx: AppContext, applicationId: string, limit: number, detail: ErrorDetail, status?: DeliveryStatus, cursor?: string) {
+  await getApplication(ctx, applicationId);
+  const rows = await listDeliveryRows(ctx.db, applicationId, limit, status, cursor);
   const page = toPage(rows, limit, (r) => ({ t: r.createdAt.getTime(), id: r.id }));
   return { deliveries: page.items.map((row) => deliveryRecord(row, detail)), nextCursor: page.nextCursor };
 }
 
 /** Makes a delivery (in any state) due now with a fresh retry schedule. */
-export function retryDelivery(ctx: AppContext, applicationId: string, deliveryId: string, actor: string, detail: ErrorDetail) {
-  getApplication(ctx, applicationId);
+export async function retryDelivery(ctx: AppContext, applicationId: string, deliveryId: string, actor: string, detail: ErrorDetail) {
+  await getApplication(ctx, applicationId);
   const now = ctx.clock.now();
-  const row = ctx.db.transaction((tx) => {
-    const current = findDelivery(tx, applicationId, deliveryId);
+  const row = await transaction(ctx.db, async (tx) => {
+    const current = await findDelivery(tx, applicationId, deliveryId);
     if (!current) throw notFound('delivery_not_found', `There is no webhook delivery "${deliveryId}" for application "${applicationId}".`);
     if (current.status === 'pending' && current.leaseUntil && current.leaseUntil.getTime() > now.getTime()) {
       throw conflict('delivery_in_progress', 'This delivery is being attempted right now; retry once the attempt has finished.');
     }
-    const updated = requeue(tx, deliveryId, now);
-    recordAudit(tx, now, {
+    const updated = await requeue(tx, deliveryId, now);
+    await recordAudit(tx, now, {
       actor,
       action: 'webhook_delivery.retried',
       applicationId,
@@ -85,17 +86,17 @@ export function retryDelivery(ctx: AppContext, applicationId: string, deliveryId
 }
 
 /** Writes a `webhook.test` event; 409 when the application has no webhook URL. */
-export function sendTestEvent(ctx: AppContext, applicationId: string, actor: string) {
-  const app = getApplication(ctx, applicationId);
+export async function sendTestEvent(ctx: AppContext, applicationId: string, actor: string) {
+  const app = await getApplication(ctx, applicationId);
   if (!app.webhookUrl) {
     throw conflict('webhook_not_configured', `Application "${applicationId}" has no webhookUrl.`);
   }
   const now = ctx.clock.now();
-  const row = ctx.db.transaction((tx) => {
-    const id = recordEvent(tx, now, applicationId, 'webhook.test', { message: 'Test event sent from Gatehouse.' });
-    const created = id ? findDelivery(tx, applicationId, id) : undefined;
+  const row = await transaction(ctx.db, async (tx) => {
+    const id = await recordEvent(tx, now, applicationId, 'webhook.test', { message: 'Test event sent from Gatehouse.' });
+    const created = id ? await findDelivery(tx, applicationId, id) : undefined;
     if (!created) throw conflict('webhook_not_configured', `Application "${applicationId}" has no webhookUrl.`);
-    recordAudit(tx, now, { actor, action: 'webhook.test_sent', applicationId, target: created.id });
+    await recordAudit(tx, now, { actor, action: 'webhook.test_sent', applicationId, target: created.id });
     return created;
   });
   ctx.wakeWebhooks();

@@ -63,9 +63,9 @@ export class DeliveryWorker<Row extends ClaimedRow> {
   private schedulePump(): void {
     if (this.stopped || this.pumpQueued) return;
     this.pumpQueued = true;
-    setImmediate(() => {
+    setImmediate(async () => {
       this.pumpQueued = false;
-      this.pump();
+      await this.pump();
     });
   }
 
@@ -83,28 +83,28 @@ export class DeliveryWorker<Row extends ClaimedRow> {
     return this.inFlight.size;
   }
 
-  private pump(): void {
+  private async pump(): Promise<void> {
     if (this.stopped) return;
     clearTimeout(this.timer);
     try {
-      this.claimWhileRoom();
+      await this.claimWhileRoom();
     } catch (error) {
       this.log?.error({ err: error }, 'webhook outbox claim failed');
     }
-    this.timer = setTimeout(() => {
+    this.timer = setTimeout(async () => {
       this.exhaustedFor = undefined;
-      this.pump();
+      await this.pump();
     }, this.settings.pollMs);
     this.timer.unref();
   }
 
-  private claimWhileRoom(): void {
+  private async claimWhileRoom(): Promise<void> {
     const { concurrency, perApplication } = this.settings;
     while (this.inFlight.size < concurrency) {
       const now = this.ctx.clock.now();
       const saturated = this.saturated();
       if (saturated.join(' ') === this.exhaustedFor) return;
-      const { claimed, exhausted } = this.channel.queries.claimDue(
+      const { claimed, exhausted } = await this.channel.queries.claimDue(
         this.ctx.db,
         now,
         new Date(now.getTime() + leaseMs(this.settings)),
@@ -146,13 +146,13 @@ export class DeliveryWorker<Row extends ClaimedRow> {
     const attemptedAt = this.ctx.clock.now();
     const result = await this.channel.send(delivery, attemptedAt, this.settings.timeoutMs, this.abort.signal);
     if (this.stopped && !result.ok) {
-      this.channel.queries.releaseLease(this.ctx.db, [delivery.id]);
+      await this.channel.queries.releaseLease(this.ctx.db, [delivery.id]);
       return;
     }
     const finishedAt = this.ctx.clock.now();
     const attempts = delivery.attempts + 1;
     const delay = result.ok || result.final ? undefined : this.settings.retryScheduleMs[attempts - 1];
-    this.channel.queries.recordAttempt(this.ctx.db, delivery.id, attempts, {
+    await this.channel.queries.recordAttempt(this.ctx.db, delivery.id, attempts, {
       attemptedAt,
       finishedAt,
       ok: result.ok,

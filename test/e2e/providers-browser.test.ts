@@ -15,6 +15,7 @@ import { PASSWORD, signUp } from '../helpers/accounts.js';
 import { startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
 import { downstream, upstreamPerson } from '../helpers/oidc-pair.js';
 import { launchChromium } from '../helpers/panel-browser.js';
+import { one, many } from '../../server/db/store.js';
 
 let upstream: OAuthServer;
 let browser: Browser;
@@ -47,9 +48,9 @@ async function signedInUpstream(cookie: string): Promise<{ context: BrowserConte
   return { context, page, cspErrors };
 }
 
-const providersOf = (t: Awaited<ReturnType<typeof downstream>>['t'], email: string) => {
-  const person = t.db.select().from(people).where(eq(people.email, email)).get()!;
-  return t.db.select({ p: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, person.id)).all().map((r) => r.p).sort();
+const providersOf = async (t: Awaited<ReturnType<typeof downstream>>['t'], email: string) => {
+  const person = (await one(t.db.select().from(people).where(eq(people.email, email))))!;
+  return (await many(t.db.select({ p: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, person.id)))).map((r) => r.p).sort();
 };
 
 describe('external sign-in in a real browser', () => {
@@ -72,7 +73,7 @@ describe('external sign-in in a real browser', () => {
       ada.page.getByRole('button', { name: 'Sign in and link Upstream' }).click(),
     ]);
     expect(new URL(ada.page.url()).searchParams.get('state')).toBe('st');
-    expect(providersOf(t, 'ada@example.com')).toEqual(['credential', 'oidc']);
+    expect((await providersOf(t, 'ada@example.com'))).toEqual(['credential', 'oidc']);
     expect(ada.cspErrors).toEqual([]);
     await ada.context.close();
 
@@ -88,7 +89,7 @@ describe('external sign-in in a real browser', () => {
       grace.page.getByRole('button', { name: 'Link Upstream' }).click(),
     ]);
     await expect(grace.page.getByText('The sign-in method was linked').count()).resolves.toBe(1);
-    expect(providersOf(t, 'grace@example.com')).toEqual(['credential', 'oidc']);
+    expect((await providersOf(t, 'grace@example.com'))).toEqual(['credential', 'oidc']);
     expect(grace.cspErrors).toEqual([]);
     await grace.context.close();
   });

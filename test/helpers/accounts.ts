@@ -8,6 +8,7 @@ import { invitations } from '../../server/db/schema.js';
 import { randomToken, sha256 } from '../../server/util/crypto.js';
 import { newId } from '../../server/util/ids.js';
 import { appBody, type TestApp } from './app.js';
+import { exec } from '../../server/db/store.js';
 
 export const PASSWORD = 'correct horse battery';
 
@@ -46,10 +47,10 @@ export async function signIn(t: TestApp, body: Record<string, unknown>, headers:
 }
 
 /** A pending invitation of `email` to `applicationId`; returns its raw token. */
-export function insertInvitation(t: TestApp, applicationId: string, email: string, role: 'member' | 'admin' = 'member'): string {
+export async function insertInvitation(t: TestApp, applicationId: string, email: string, role: 'member' | 'admin' = 'member'): Promise<string> {
   const token = randomToken();
   const now = t.clock.now();
-  t.db.insert(invitations)
+  await exec(t.db.insert(invitations)
     .values({
       id: newId('inv'),
       applicationId,
@@ -59,7 +60,6 @@ export function insertInvitation(t: TestApp, applicationId: string, email: strin
       invitedBy: 'admin',
       createdAt: now,
       expiresAt: new Date(now.getTime() + 7 * 24 * 3600 * 1000),
-    })
-    .run();
+    }));
   return token;
 }

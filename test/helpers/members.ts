@@ -7,27 +7,27 @@ import { people, refreshTokenFamilies } from '../../server/db/schema.js';
 import { createMembership } from '../../server/members/create.js';
 import { newId } from '../../server/util/ids.js';
 import type { TestApp } from './app.js';
+import { one } from '../../server/db/store.js';
 
-export function addPerson(t: TestApp, email: string, name: string | null = null) {
+export async function addPerson(t: TestApp, email: string, name: string | null = null) {
   const now = t.clock.now();
-  return t.db
+  return await one(t.db
     .insert(people)
     .values({ id: newId('usr'), email: email.toLowerCase(), name, emailVerified: true, createdAt: now, updatedAt: now })
-    .returning()
-    .get();
+    .returning());
 }
 
 /** Adds a person (created when new) to an application; returns the membership row. */
-export function addMember(t: TestApp, applicationId: string, email: string, options: { name?: string; role?: 'member' | 'admin' } = {}) {
+export async function addMember(t: TestApp, applicationId: string, email: string, options: { name?: string; role?: 'member' | 'admin' } = {}) {
   const person =
-    t.db.select().from(people).where(eq(people.email, email.toLowerCase())).get() ?? addPerson(t, email, options.name ?? null);
-  return { person, membership: createMembership(t.db, t.clock.now(), applicationId, person, options.role) };
+    (await one(t.db.select().from(people).where(eq(people.email, email.toLowerCase())))) ?? (await addPerson(t, email, options.name ?? null));
+  return { person, membership: await createMembership(t.db, t.clock.now(), applicationId, person, options.role) };
 }
 
 /** A live refresh-token family, as a code exchange would create. */
-export function addRefreshFamily(t: TestApp, applicationId: string, personId: string) {
+export async function addRefreshFamily(t: TestApp, applicationId: string, personId: string) {
   const now = t.clock.now();
-  return t.db
+  return await one(t.db
     .insert(refreshTokenFamilies)
     .values({
       id: newId('fam'),
@@ -39,11 +39,10 @@ export function addRefreshFamily(t: TestApp, applicationId: string, personId: st
       createdAt: now,
       expiresAt: new Date(now.getTime() + 30 * 24 * 3600 * 1000),
     })
-    .returning()
-    .get();
+    .returning());
 }
 
-export function familyRevocation(t: TestApp, familyId: string) {
-  const row = t.db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, familyId)).get();
+export async function familyRevocation(t: TestApp, familyId: string) {
+  const row = await one(t.db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, familyId)));
   return { revokedAt: row?.revokedAt ?? null, reason: row?.revokedReason ?? null };
 }

@@ -16,6 +16,7 @@ import { downstream as startDownstream, upstreamPerson, type Downstream } from '
 import { startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
 import { expectProblem } from '../helpers/problem.js';
 import { decodeQuotedPrintable, startSmtp } from '../helpers/smtp.js';
+import { one, many } from '../../server/db/store.js';
 
 const APP_CALLBACK = 'https://notes.example.com/callback';
 const NEW_PASSWORD = 'dana owns this mailbox';
@@ -58,14 +59,14 @@ async function mailedLink(d: Downstream, to: string, path: string): Promise<stri
   }
 }
 
-const accountsOf = (t: TestApp, personId: string) =>
-  t.db.select({ provider: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, personId)).all().map((a) => a.provider).sort();
+const accountsOf = async (t: TestApp, personId: string) =>
+  (await many(t.db.select({ provider: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, personId)))).map((a) => a.provider).sort();
 
 /** The person the browser's downstream session belongs to. */
-function signedInAs(d: Downstream, browser: Browser): string | undefined {
+async function signedInAs(d: Downstream, browser: Browser): Promise<string | undefined> {
   const token = browser.cookie('127.0.0.2', 'gatehouse_session');
   if (!token) return undefined;
-  return d.t.db.select({ personId: sessions.personId }).from(sessions).where(eq(sessions.tokenHash, sha256(token))).get()?.personId;
+  return (await one(d.t.db.select({ personId: sessions.personId }).from(sessions).where(eq(sessions.tokenHash, sha256(token)))))?.personId;
 }
 
 /** "Link Upstream" on the account page, through the upstream (signed in there) and back. */
@@ -107,9 +108,9 @@ async function resetThroughMail(d: Downstream, email: string): Promise<void> {
   await expectPage(done, 200, 'Your new password is set');
 }
 
-const unlinkAudits = (t: TestApp, personId: string) =>
-  t.db.select({ actor: auditLog.actor, details: auditLog.details }).from(auditLog)
-    .where(and(eq(auditLog.action, 'person.account_unlinked'), eq(auditLog.target, personId))).all();
+const unlinkAudits = async (t: TestApp, personId: string) =>
+  await many(t.db.select({ actor: auditLog.actor, details: auditLog.details }).from(auditLog)
+    .where(and(eq(auditLog.action, 'person.account_unlinked'), eq(auditLog.target, personId))));
 
 describe('account pre-hijacking through an unverified address', () => {
   it('a password reset that first proves the mailbox removes every external account linked before it', async () => {
@@ -120,21 +121,21 @@ describe('account pre-hijacking through an unverified address', () => {
     const signedUp = await signUp(d.t, { email: 'dana@example.com', name: 'Dana', applicationId: 'notes' });
     expect(signedUp.statusCode).toBe(201);
     attacker.setCookie('127.0.0.2', 'gatehouse_session', sessionCookieOf(signedUp));
-    const dana = d.t.db.select().from(people).where(eq(people.email, 'dana@example.com')).get()!;
+    const dana = (await one(d.t.db.select().from(people).where(eq(people.email, 'dana@example.com'))))!;
     expect(dana.emailVerified).toBe(false);
     await linkUpstream(d, attacker);
-    expect(accountsOf(d.t, dana.id)).toEqual(['credential', 'oidc']);
+    expect((await accountsOf(d.t, dana.id))).toEqual(['credential', 'oidc']);
 
     // The back door works: signed in upstream as Eve, a fresh browser lands in Dana's account.
     const before = (await upstreamBrowser(d, 'eve@evil.example', eveUpstream)).browser;
     await providerSignIn(d, before);
-    expect(signedInAs(d, before)).toBe(dana.id);
+    expect((await signedInAs(d, before))).toBe(dana.id);
 
     await resetThroughMail(d, 'dana@example.com');
 
-    expect(accountsOf(d.t, dana.id)).toEqual(['credential']);
-    expect(d.t.db.select({ v: people.emailVerified }).from(people).where(eq(people.id, dana.id)).get()).toEqual({ v: true });
-    expect(unlinkAudits(d.t, dana.id)).toEqual([
+    expect((await accountsOf(d.t, dana.id))).toEqual(['credential']);
+    expect(await one(d.t.db.select({ v: people.emailVerified }).from(people).where(eq(people.id, dana.id)))).toEqual({ v: true });
+    expect((await unlinkAudits(d.t, dana.id))).toEqual([
       { actor: `person:${dana.id}`, details: { provider: 'oidc', reason: 'password_reset_unverified_email' } },
     ]);
     // Every session the attacker held is over…
@@ -144,10 +145,10 @@ describe('account pre-hijacking through an unverified address', () => {
     // …and Eve's provider sign-in no longer reaches Dana's account: it makes Eve's own.
     const after = (await upstreamBrowser(d, 'eve@evil.example', eveUpstream)).browser;
     await providerSignIn(d, after);
-    const eve = d.t.db.select().from(people).where(eq(people.email, 'eve@evil.example')).get()!;
-    expect(signedInAs(d, after)).toBe(eve.id);
-    expect(accountsOf(d.t, eve.id)).toEqual(['oidc']);
-    expect(accountsOf(d.t, dana.id)).toEqual(['credential']);
+    const eve = (await one(d.t.db.select().from(people).where(eq(people.email, 'eve@evil.example'))))!;
+    expect((await signedInAs(d, after))).toBe(eve.id);
+    expect((await accountsOf(d.t, eve.id))).toEqual(['oidc']);
+    expect((await accountsOf(d.t, dana.id))).toEqual(['credential']);
     expectProblem(await signIn(d.t, { email: 'dana@example.com' }), 401, 'invalid_credentials');
     expect((await signIn(d.t, { email: 'dana@example.com', password: NEW_PASSWORD })).statusCode).toBe(200);
   });
@@ -158,7 +159,7 @@ describe('account pre-hijacking through an unverified address', () => {
     const signedUp = await signUp(d.t, { email: 'dana@example.com', name: 'Dana', applicationId: 'notes' });
     expect(signedUp.statusCode).toBe(201);
     browser.setCookie('127.0.0.2', 'gatehouse_session', sessionCookieOf(signedUp));
-    const dana = d.t.db.select().from(people).where(eq(people.email, 'dana@example.com')).get()!;
+    const dana = (await one(d.t.db.select().from(people).where(eq(people.email, 'dana@example.com'))))!;
     await linkUpstream(d, browser);
 
     // The verification link signs nobody in and changes nothing else: the links stay.
@@ -166,13 +167,13 @@ describe('account pre-hijacking through an unverified address', () => {
     const html = await verify.text();
     const confirmed = await browser.request(`${d.issuer}/verify-email`, { form: { csrf_token: inputValue(html, 'csrf_token'), token: inputValue(html, 'token') } });
     await expectPage(confirmed, 200, 'Thank you: dana@example.com is confirmed.');
-    expect(accountsOf(d.t, dana.id)).toEqual(['credential', 'oidc']);
+    expect((await accountsOf(d.t, dana.id))).toEqual(['credential', 'oidc']);
 
     await resetThroughMail(d, 'dana@example.com');
-    expect(accountsOf(d.t, dana.id)).toEqual(['credential', 'oidc']);
-    expect(unlinkAudits(d.t, dana.id)).toEqual([]);
+    expect((await accountsOf(d.t, dana.id))).toEqual(['credential', 'oidc']);
+    expect((await unlinkAudits(d.t, dana.id))).toEqual([]);
     const fresh = (await upstreamBrowser(d, 'dana.up@example.com', upstreamSession)).browser;
     await providerSignIn(d, fresh);
-    expect(signedInAs(d, fresh)).toBe(dana.id);
+    expect((await signedInAs(d, fresh))).toBe(dana.id);
   });
 });

@@ -6,6 +6,7 @@ import { readSession, realmAuthTime, realmOf } from '../../server/accounts/sessi
 import { settleMembership } from '../../server/accounts/membership.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { createApplication, insertInvitation, sessionCookieOf, signIn, signUp } from '../helpers/accounts.js';
+import { exec, one } from '../../server/db/store.js';
 
 const fakeRequest = (token: string) => ({ cookies: { gatehouse_session: token } }) as unknown as FastifyRequest;
 
@@ -28,16 +29,16 @@ describe('SSO realms', () => {
     const res = await signUp(t, { email: 'ada@example.com', applicationId: 'app-a' });
     expect(res.statusCode).toBe(201);
     const cookie = sessionCookieOf(res);
-    const { session } = readSession(t.app.ctx, fakeRequest(cookie))!;
-    expect(realmAuthTime(t.app.ctx, session.id, realmOf(a))).toEqual(t.clock.now());
-    expect(realmAuthTime(t.app.ctx, session.id, realmOf(b))).toEqual(t.clock.now());
-    expect(realmAuthTime(t.app.ctx, session.id, realmOf(c))).toBeUndefined();
+    const { session } = (await readSession(t.app.ctx, fakeRequest(cookie)))!;
+    expect(await realmAuthTime(t.app.ctx, session.id, realmOf(a))).toEqual(t.clock.now());
+    expect(await realmAuthTime(t.app.ctx, session.id, realmOf(b))).toEqual(t.clock.now());
+    expect(await realmAuthTime(t.app.ctx, session.id, realmOf(c))).toBeUndefined();
 
     t.clock.advance(5_000);
     const again = await signIn(t, { email: 'ada@example.com', applicationId: 'app-c' }, { cookie: `gatehouse_session=${cookie}` });
     expect(again.statusCode).toBe(200);
-    expect(realmAuthTime(t.app.ctx, session.id, realmOf(c))).toEqual(t.clock.now());
-    expect(realmAuthTime(t.app.ctx, session.id, realmOf(a))).toEqual(new Date(t.clock.now().getTime() - 5_000));
+    expect(await realmAuthTime(t.app.ctx, session.id, realmOf(c))).toEqual(t.clock.now());
+    expect(await realmAuthTime(t.app.ctx, session.id, realmOf(a))).toEqual(new Date(t.clock.now().getTime() - 5_000));
   });
 });
 
@@ -79,11 +80,11 @@ describe('realms at authorize', () => {
     const token = sessionCookieOf(await signUp(t, { email: 'ada@example.com', applicationId: 'notes' }));
     const created = t.clock.now().getTime();
     t.clock.advance(30_000);
-    expect(readSession(t.app.ctx, fakeRequest(token))!.session.lastSeenAt.getTime()).toBe(created);
+    expect((await readSession(t.app.ctx, fakeRequest(token)))!.session.lastSeenAt.getTime()).toBe(created);
     t.clock.advance(31_000);
-    readSession(t.app.ctx, fakeRequest(token));
+    await readSession(t.app.ctx, fakeRequest(token));
     t.clock.advance(1_000);
-    expect(readSession(t.app.ctx, fakeRequest(token))!.session.lastSeenAt.getTime()).toBe(created + 61_000);
+    expect((await readSession(t.app.ctx, fakeRequest(token)))!.session.lastSeenAt.getTime()).toBe(created + 61_000);
   });
 });
 
@@ -92,7 +93,7 @@ describe('settleMembership', () => {
     await createApplication(t, { id: 'home', audience: 'home', authPolicy: { signup_policy: 'open' } });
     const res = await signUp(t, { email, applicationId: 'home' });
     expect(res.statusCode).toBe(201);
-    return t.db.select().from(people).where(eq(people.id, res.json().user.id)).get()!;
+    return (await one(t.db.select().from(people).where(eq(people.id, res.json().user.id))))!;
   }
 
   it('joins open applications, accepts invitations for verified e-mails, refuses otherwise', async () => {
@@ -103,19 +104,19 @@ describe('settleMembership', () => {
     await createApplication(t, { id: 'closed', audience: 'c', authPolicy: { signup_policy: 'closed' } });
     const ctx = t.app.ctx;
 
-    const joined = settleMembership(ctx, appRow(t, 'open-app'), ada);
+    const joined = await settleMembership(ctx, appRow(t, 'open-app'), ada);
     expect('membership' in joined && joined.membership).toMatchObject({ status: 'active', role: 'member' });
-    expect(settleMembership(ctx, appRow(t, 'closed'), ada)).toMatchObject({ error: 'access_denied' });
-    expect(settleMembership(ctx, appRow(t, 'invites'), ada)).toMatchObject({ error: 'access_denied' });
+    expect(await settleMembership(ctx, appRow(t, 'closed'), ada)).toMatchObject({ error: 'access_denied' });
+    expect(await settleMembership(ctx, appRow(t, 'invites'), ada)).toMatchObject({ error: 'access_denied' });
 
-    insertInvitation(t, 'invites', 'ada@example.com', 'admin');
+    (await insertInvitation(t, 'invites', 'ada@example.com', 'admin'));
     // An unverified e-mail does not pick up the invitation.
-    expect(settleMembership(ctx, appRow(t, 'invites'), ada)).toMatchObject({ error: 'access_denied' });
+    expect(await settleMembership(ctx, appRow(t, 'invites'), ada)).toMatchObject({ error: 'access_denied' });
     const verified = { ...ada, emailVerified: true };
-    const accepted = settleMembership(ctx, appRow(t, 'invites'), verified);
+    const accepted = await settleMembership(ctx, appRow(t, 'invites'), verified);
     expect('membership' in accepted && accepted.membership).toMatchObject({ status: 'active', role: 'admin' });
 
-    t.db.update(memberships).set({ status: 'suspended' }).where(eq(memberships.applicationId, 'open-app')).run();
-    expect(settleMembership(ctx, appRow(t, 'open-app'), ada)).toMatchObject({ error: 'access_denied' });
+    await exec(t.db.update(memberships).set({ status: 'suspended' }).where(eq(memberships.applicationId, 'open-app')));
+    expect(await settleMembership(ctx, appRow(t, 'open-app'), ada)).toMatchObject({ error: 'access_denied' });
   });
 });

@@ -24,6 +24,7 @@ import {
   signIn,
   signUp,
 } from '../helpers/accounts.js';
+import { exec, one, many } from '../../server/db/store.js';
 
 const fakeRequest = (token: string) => ({ cookies: { gatehouse_session: token } }) as unknown as FastifyRequest;
 
@@ -46,13 +47,13 @@ describe('POST /api/auth/sign-up/email', () => {
     // This browser has proved itself for the address (lock-out exemption, accounts/device-cookie.ts).
     expect(device).toMatch(/^gatehouse_device=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}; Max-Age=15552000; Path=\/; HttpOnly; SameSite=Lax$/);
 
-    const person = t.db.select().from(people).where(eq(people.id, user.id)).get()!;
+    const person = (await one(t.db.select().from(people).where(eq(people.id, user.id))))!;
     expect(person.passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
-    const account = t.db.select().from(linkedAccounts).where(eq(linkedAccounts.personId, user.id)).get()!;
+    const account = (await one(t.db.select().from(linkedAccounts).where(eq(linkedAccounts.personId, user.id))))!;
     expect(account).toMatchObject({ provider: 'credential', email: 'ada@example.com' });
-    const membership = t.db.select().from(memberships).where(eq(memberships.personId, user.id)).get()!;
+    const membership = (await one(t.db.select().from(memberships).where(eq(memberships.personId, user.id))))!;
     expect(membership).toMatchObject({ applicationId: 'notes', status: 'active', role: 'member' });
-    const current = readSession(t.app.ctx, fakeRequest(sessionCookieOf(res)));
+    const current = await readSession(t.app.ctx, fakeRequest(sessionCookieOf(res)));
     expect(current?.person.id).toBe(user.id);
   });
 
@@ -79,7 +80,7 @@ describe('POST /api/auth/sign-up/email', () => {
     const unknown = await signUp(t, { email: 'ada@example.com', applicationId: 'nope' });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().code).toBe('application_not_found');
-    expect(t.db.select().from(people).all()).toHaveLength(0);
+    expect(await many(t.db.select().from(people))).toHaveLength(0);
   });
 
   it('refuses an open application that does not allow e-mail and password', async () => {
@@ -93,7 +94,7 @@ describe('POST /api/auth/sign-up/email', () => {
   it('accepts a pending invitation whose e-mail matches, verifying the e-mail', async () => {
     const t = await makeApp();
     await createApplication(t);
-    const token = insertInvitation(t, 'notes', 'bob@example.com', 'admin');
+    const token = (await insertInvitation(t, 'notes', 'bob@example.com', 'admin'));
     const wrong = await signUp(t, { email: 'eve@example.com', invitationToken: token });
     expect(wrong.statusCode).toBe(403);
     expect(wrong.json().code).toBe('signup_not_allowed');
@@ -105,9 +106,9 @@ describe('POST /api/auth/sign-up/email', () => {
     expect(res.statusCode).toBe(201);
     const { user } = res.json();
     expect(user.emailVerified).toBe(true);
-    const membership = t.db.select().from(memberships).where(eq(memberships.personId, user.id)).get()!;
+    const membership = (await one(t.db.select().from(memberships).where(eq(memberships.personId, user.id))))!;
     expect(membership).toMatchObject({ applicationId: 'notes', role: 'admin', status: 'active' });
-    expect(t.db.select().from(invitations).get()).toMatchObject({ state: 'accepted', acceptedBy: user.id });
+    expect(await one(t.db.select().from(invitations))).toMatchObject({ state: 'accepted', acceptedBy: user.id });
 
     const again = await signUp(t, { email: 'bob@example.com', invitationToken: token });
     expect(again.statusCode).toBe(403);
@@ -153,35 +154,35 @@ describe('POST /api/auth/sign-in/email', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ user: expect.objectContaining({ id: userId, email: 'ada@example.com', name: 'Ada' }) });
     expect(sessionCookieOf(res)).toBeTruthy();
-    expect(t.db.select().from(sessions).all()).toHaveLength(2);
-    const membership = t.db.select().from(memberships).get()!;
+    expect(await many(t.db.select().from(sessions))).toHaveLength(2);
+    const membership = (await one(t.db.select().from(memberships)))!;
     expect(membership.lastActiveAt.getTime()).toBe(t.clock.now().getTime());
-    const types = t.db.select({ type: webhookDeliveries.type }).from(webhookDeliveries).all().map((r) => r.type);
+    const types = (await many(t.db.select({ type: webhookDeliveries.type }).from(webhookDeliveries))).map((r) => r.type);
     expect(types).toContain('membership.signed_in');
   });
 
   it('signs a suspended member in without touching lastActiveAt or emitting membership.signed_in', async () => {
     const { t, userId } = await withPerson();
-    const membership = t.db.select().from(memberships).get()!;
+    const membership = (await one(t.db.select().from(memberships)))!;
     const suspended = await t.admin('PATCH', `/api/admin/applications/notes/users/${membership.id}`, { status: 'suspended' });
     expect(suspended.statusCode, suspended.body).toBe(200);
-    const signedInEvents = () => t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'membership.signed_in')).all();
-    const before = signedInEvents().length;
-    const lastActiveAt = t.db.select().from(memberships).get()!.lastActiveAt;
+    const signedInEvents = async () => await many(t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'membership.signed_in')));
+    const before = (await signedInEvents()).length;
+    const lastActiveAt = (await one(t.db.select().from(memberships)))!.lastActiveAt;
 
     t.clock.advance(60_000);
     const res = await signIn(t, { email: 'ada@example.com', applicationId: 'notes' });
     expect(res.statusCode).toBe(200);
     expect(res.json().user.id).toBe(userId);
-    expect(t.db.select().from(memberships).get()).toMatchObject({ status: 'suspended', lastActiveAt });
-    expect(signedInEvents()).toHaveLength(before);
+    expect(await one(t.db.select().from(memberships))).toMatchObject({ status: 'suspended', lastActiveAt });
+    expect(await signedInEvents()).toHaveLength(before);
 
     // Active again: the next sign-in counts as activity once more.
     expect((await t.admin('PATCH', `/api/admin/applications/notes/users/${membership.id}`, { status: 'active' })).statusCode).toBe(200);
     t.clock.advance(60_000);
     expect((await signIn(t, { email: 'ada@example.com', applicationId: 'notes' })).statusCode).toBe(200);
-    expect(t.db.select().from(memberships).get()!.lastActiveAt).toEqual(t.clock.now());
-    expect(signedInEvents()).toHaveLength(before + 1);
+    expect((await one(t.db.select().from(memberships)))!.lastActiveAt).toEqual(t.clock.now());
+    expect(await signedInEvents()).toHaveLength(before + 1);
   });
 
   it('keeps the browser session when the same person signs in again', async () => {
@@ -190,7 +191,7 @@ describe('POST /api/auth/sign-in/email', () => {
     expect(res.statusCode).toBe(200);
     // No new session cookie; only a fresh device cookie.
     expect(res.cookies.map((c) => c.name)).toEqual(['gatehouse_device']);
-    expect(t.db.select().from(sessions).all()).toHaveLength(1);
+    expect(await many(t.db.select().from(sessions))).toHaveLength(1);
   });
 
   it('answers wrong password and unknown e-mail the same way', async () => {
@@ -215,8 +216,8 @@ describe('POST /api/auth/sign-in/email', () => {
     expect(locked.statusCode).toBe(429);
     expect(locked.headers['retry-after']).toBe('30');
     expect(locked.json().code).toBe('rate_limited');
-    expect(readSession(t.app.ctx, fakeRequest(cookie))?.person.id).toBe(userId);
-    const audit = t.db.select().from(auditLog).where(eq(auditLog.action, 'security.sign_in_locked')).all();
+    expect((await readSession(t.app.ctx, fakeRequest(cookie)))?.person.id).toBe(userId);
+    const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'security.sign_in_locked')));
     expect(audit).toHaveLength(1);
     expect(audit[0]!.target).toBe(userId);
 
@@ -229,7 +230,7 @@ describe('POST /api/auth/sign-in/email', () => {
 
     t.clock.advance(61_000);
     expect((await signIn(t, { email: 'ada@example.com' })).statusCode).toBe(200);
-    expect(t.db.select().from(signInBackOff).all()).toEqual([]);
+    expect(await many(t.db.select().from(signInBackOff))).toEqual([]);
   });
 
   it('rate-limits sign-in per IP with 429 and Retry-After', async () => {
@@ -283,21 +284,20 @@ describe('POST /api/auth/sign-out', () => {
     await openApp(t);
     const res = await signUp(t, { email: 'ada@example.com', applicationId: 'notes' });
     const cookie = sessionCookieOf(res);
-    const session = readSession(t.app.ctx, fakeRequest(cookie))!.session;
+    const session = (await readSession(t.app.ctx, fakeRequest(cookie)))!.session;
     const now = t.clock.now();
-    t.db.insert(refreshTokenFamilies)
+    await exec(t.db.insert(refreshTokenFamilies)
       .values({
         id: newId('fam'), applicationId: 'notes', personId: session.personId, sessionId: session.id,
         scope: 'openid offline_access', resource: 'https://notes.example.com/api', authTime: now, createdAt: now,
         expiresAt: new Date(now.getTime() + 3600_000),
-      })
-      .run();
+      }));
 
     const out = await postJson(t, '/api/auth/sign-out', undefined, { cookie: `gatehouse_session=${cookie}` });
     expect(out.statusCode).toBe(204);
     expect(String(out.headers['set-cookie'])).toMatch(/^gatehouse_session=; Max-Age=0; Path=\/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax$/);
-    expect(readSession(t.app.ctx, fakeRequest(cookie))).toBeUndefined();
-    expect(t.db.select().from(refreshTokenFamilies).get()).toMatchObject({ revokedReason: 'session_ended' });
+    expect(await readSession(t.app.ctx, fakeRequest(cookie))).toBeUndefined();
+    expect(await one(t.db.select().from(refreshTokenFamilies))).toMatchObject({ revokedReason: 'session_ended' });
 
     const again = await postJson(t, '/api/auth/sign-out', {}, { cookie: `gatehouse_session=${cookie}` });
     expect(again.statusCode).toBe(204);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { appBody, makeApp } from '../helpers/app.js';
 import { expectProblem, expectValidation } from '../helpers/problem.js';
 import { auditLog } from '../../server/db/schema.js';
+import { many } from '../../server/db/store.js';
 
 const URL = '/api/admin/applications/notes/auth-policy';
 
@@ -48,7 +49,7 @@ describe('PATCH /api/admin/applications/:id/auth-policy', () => {
     // Like any PATCH, it must change something.
     expectValidation(await t.admin('PATCH', URL, {}), ['body']);
 
-    const actions = t.db.select().from(auditLog).all().map((a) => a.action);
+    const actions = (await many(t.db.select().from(auditLog))).map((a) => a.action);
     expect(actions.filter((a) => a === 'auth_policy.updated')).toHaveLength(6);
   });
 

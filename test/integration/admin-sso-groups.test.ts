@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { appBody, makeApp, type TestApp } from '../helpers/app.js';
 import { expectProblem, expectValidation } from '../helpers/problem.js';
 import { auditLog } from '../../server/db/schema.js';
+import { many } from '../../server/db/store.js';
 
 const T0 = new Date('2026-03-01T10:00:00.000Z');
 
@@ -24,7 +25,7 @@ describe('POST /api/admin/sso-groups', () => {
     expect(res.statusCode).toBe(201);
     expect(res.headers.location).toBe('/api/admin/sso-groups/suite');
     expect(res.json()).toEqual({ id: 'suite', name: 'Office suite', applicationIds: [], createdAt: T0.toISOString() });
-    expect(t.db.select().from(auditLog).all()).toMatchObject([{ actor: 'admin', action: 'sso_group.created', target: 'suite' }]);
+    expect(await many(t.db.select().from(auditLog))).toMatchObject([{ actor: 'admin', action: 'sso_group.created', target: 'suite' }]);
   });
 
   it('answers 409 sso_group_exists and 400 for bad ids, names and unknown fields', async () => {
@@ -145,7 +146,7 @@ describe('POST /api/admin/sso-groups/:id/apps and DELETE .../apps/:appId', () =>
     expect(moved.json()).toMatchObject({ id: 'g2', applicationIds: ['notes'] });
     expect((await t.admin('GET', '/api/admin/sso-groups/g1')).json().applicationIds).toEqual(['tasks']);
     expect((await t.admin('GET', '/api/admin/applications/notes')).json().ssoGroupId).toBe('g2');
-    const movedAudit = t.db.select().from(auditLog).all().filter((a) => a.action === 'sso_group.application_added');
+    const movedAudit = (await many(t.db.select().from(auditLog))).filter((a) => a.action === 'sso_group.application_added');
     expect(movedAudit.at(-1)).toMatchObject({ applicationId: 'notes', target: 'g2', details: { movedFrom: 'g1' } });
 
     // Removing from the wrong group is a 404; from the right one a 204.

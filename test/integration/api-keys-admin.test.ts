@@ -4,6 +4,7 @@ import { apiKeys } from '../../server/db/schema.js';
 import { sha256 } from '../../server/util/crypto.js';
 import { appBody, makeApp, type TestApp } from '../helpers/app.js';
 import { addMember } from '../helpers/members.js';
+import { one } from '../../server/db/store.js';
 
 const KEYS = '/api/admin/applications/notes/api-keys';
 const SCOPES = [
@@ -44,15 +45,15 @@ describe('API key management', () => {
       lastUsedAt: null,
       key: expect.stringMatching(/^ghk_[A-Za-z0-9_-]{43}$/),
     });
-    const row = t.db.select().from(apiKeys).where(eq(apiKeys.id, body.id)).get()!;
+    const row = (await one(t.db.select().from(apiKeys).where(eq(apiKeys.id, body.id))))!;
     expect(row.keyHash).toBe(sha256(body.key));
     const list = await t.admin('GET', KEYS);
     expect(list.statusCode).toBe(200);
     const { key: _key, ...record } = body;
     expect(list.json()).toEqual({ apiKeys: [record], nextCursor: null });
-    const one = await t.admin('GET', res.headers.location as string);
-    expect(one.statusCode).toBe(200);
-    expect(one.json()).toEqual(record);
+    const single = await t.admin('GET', res.headers.location as string);
+    expect(single.statusCode).toBe(200);
+    expect(single.json()).toEqual(record);
     expect((await t.admin('GET', `${KEYS}/key_nope`)).json().code).toBe('api_key_not_found');
     const audit = (await t.admin('GET', '/api/admin/audit-log?action=api_key.created')).json();
     expect(audit.entries[0]).toMatchObject({ actor: 'admin', applicationId: 'notes', target: body.id, details: { name: 'backend', scopes: ['users:read'] } });
@@ -147,7 +148,7 @@ describe('API key scope matrix', () => {
 
   it('each scope opens exactly its area and method on its own application', async () => {
     const t = await withApps();
-    const { membership } = addMember(t, 'notes', 'member@example.com');
+    const { membership } = (await addMember(t, 'notes', 'member@example.com'));
     const keys = new Map<string, string>();
     for (const scope of SCOPES) keys.set(scope, (await newKey(t, [scope])).key);
     const outcomes: string[] = [];
@@ -229,7 +230,7 @@ describe('API key scope matrix', () => {
 
   it('audits writes made with a key under api_key:<id>', async () => {
     const t = await withApps();
-    const { membership } = addMember(t, 'notes', 'member@example.com');
+    const { membership } = (await addMember(t, 'notes', 'member@example.com'));
     const { key, id } = await newKey(t, ['users:write']);
     const res = await as(t, key, 'PATCH', `${A}/users/${membership.id}`, { role: 'admin' });
     expect(res.statusCode).toBe(200);

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { appBody, makeApp } from '../helpers/app.js';
 import { expectProblem, expectValidation } from '../helpers/problem.js';
 import { backchannelLogouts } from '../../server/db/schema.js';
+import { exec } from '../../server/db/store.js';
 
 /** A 400 naming exactly this field with this sentence. */
 function expectFieldError(res: Parameters<typeof expectValidation>[0], path: string, message: string) {
@@ -105,10 +106,10 @@ describe('API keys', () => {
 
     // A failed attempt: the administrator sees how, an API key only that it failed (no port probing).
     const now = t.clock.now();
-    t.db.insert(backchannelLogouts).values({
+    await exec(t.db.insert(backchannelLogouts).values({
       id: 'bcl_failed', applicationId: 'notes', subject: 'usr_x', sessionId: null, reason: 'sign_out', status: 'failed', attempts: 8,
       nextAttemptAt: now, lastAttemptAt: now, lastStatusCode: null, lastError: 'request failed: ECONNREFUSED', createdAt: now,
-    }).run();
+    }));
     const asAdmin = (await t.admin('GET', '/api/admin/applications/notes/backchannel-logouts')).json().deliveries[0];
     expect(asAdmin).toMatchObject({ id: 'bcl_failed', lastStatusCode: null, lastError: 'request failed: ECONNREFUSED' });
     const asKey = (await t.admin('GET', '/api/admin/applications/notes/backchannel-logouts', undefined, { authorization: `Bearer ${reader}` })).json().deliveries[0];

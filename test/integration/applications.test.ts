@@ -16,6 +16,7 @@ import {
   webhookDeliveries,
 } from '../../server/db/schema.js';
 import { sha256 } from '../../server/util/crypto.js';
+import { exec, one, many } from '../../server/db/store.js';
 
 const T0 = new Date('2026-03-01T10:00:00.000Z');
 const DEFAULT_POLICY = { signup_policy: 'invite_only', allowed_providers: ['email'], profile_fields: [], mfa: 'optional' };
@@ -55,15 +56,15 @@ describe('POST /api/admin/applications', () => {
     });
 
     // Stored hashed, never in the clear.
-    const row = t.db.select().from(applications).where(eq(applications.id, 'notes')).get()!;
+    const row = (await one(t.db.select().from(applications).where(eq(applications.id, 'notes'))))!;
     expect(row.clientSecretHash).toBe(sha256(body.clientSecret));
     expect(JSON.stringify(row)).not.toContain(body.clientSecret);
 
     // Never again in a read, single or list.
-    const one = await t.admin('GET', '/api/admin/applications/notes');
-    expect(one.statusCode).toBe(200);
-    expect(one.json()).toEqual({ ...body, clientSecret: undefined });
-    expect(one.body).not.toContain('clientSecret');
+    const single = await t.admin('GET', '/api/admin/applications/notes');
+    expect(single.statusCode).toBe(200);
+    expect(single.json()).toEqual({ ...body, clientSecret: undefined });
+    expect(single.body).not.toContain('clientSecret');
     const list = await t.admin('GET', '/api/admin/applications');
     expect(list.body).not.toContain('clientSecret');
     expect(list.body).not.toContain(body.clientSecret);
@@ -77,7 +78,7 @@ describe('POST /api/admin/applications', () => {
     expect(res.statusCode).toBe(201);
     const body = res.json();
     expect(body.clientType).toBe('web');
-    const audit = t.db.select().from(auditLog).all();
+    const audit = await many(t.db.select().from(auditLog));
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ actor: 'admin', action: 'application.created', applicationId: 'notes', target: 'notes', at: T0 });
     expect(JSON.stringify(audit)).not.toContain(body.clientSecret);
@@ -91,7 +92,7 @@ describe('POST /api/admin/applications', () => {
     const native = await create(t, { id: 'cli', audience: 'cli', clientType: 'native', redirectUris: ['com.example.cli:/callback', 'http://127.0.0.1/cb'] });
     expect(native.clientType).toBe('native');
     expect('clientSecret' in native).toBe(false);
-    expect(t.db.select().from(applications).where(eq(applications.id, 'cli')).get()!.clientSecretHash).toBeNull();
+    expect((await one(t.db.select().from(applications).where(eq(applications.id, 'cli'))))!.clientSecretHash).toBeNull();
   });
 
   it('stores an auth policy given at creation, filling its defaults', async () => {
@@ -144,7 +145,7 @@ describe('POST /api/admin/applications', () => {
     expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ webhookSecret: 'abcdefghijklmnopqrstuvwxyz' })), ['body.webhookSecret']);
     expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ webhookUrl: 'ftp://hooks.example.com/x' })), ['body.webhookUrl']);
     expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ webhookUrl: 'https://u:p@hooks.example.com/x' })), ['body.webhookUrl']);
-    expect(t.db.select().from(applications).all()).toHaveLength(0);
+    expect(await many(t.db.select().from(applications))).toHaveLength(0);
   });
 
   it('rejects webhook URLs at link-local, unspecified or multicast addresses, in any spelling', async () => {
@@ -181,7 +182,7 @@ describe('POST /api/admin/applications', () => {
     }
     expect((await strict.admin('POST', '/api/admin/applications', appBody())).statusCode).toBe(201);
     expectValidation(await strict.admin('PATCH', '/api/admin/applications/notes', { webhookUrl: 'http://[::1]/x' }), ['body.webhookUrl']);
-    expect(strict.db.select().from(applications).get()!.webhookUrl).toBeNull();
+    expect((await one(strict.db.select().from(applications)))!.webhookUrl).toBeNull();
     // The operator's opt-in: receivers on this machine.
     const optedIn = await makeApp({ config: { webhookAllowLoopback: true } });
     for (const [i, url] of loopback.entries()) {
@@ -203,7 +204,7 @@ describe('POST /api/admin/applications', () => {
       const body = expectValidation(await t.admin('POST', '/api/admin/applications', withSecret(secret)), ['body.webhookSecret']);
       expect(body.errors, secret).toEqual([{ path: 'body.webhookSecret', message }]);
     }
-    expect(t.db.select().from(applications).all()).toHaveLength(0);
+    expect(await many(t.db.select().from(applications))).toHaveLength(0);
     expect((await t.admin('POST', '/api/admin/applications', withSecret(`whsec_${Buffer.alloc(24, 9).toString('base64')}`))).statusCode).toBe(201);
   });
 
@@ -249,7 +250,7 @@ describe('POST /api/admin/applications', () => {
     const dupAudience = await t.admin('POST', '/api/admin/applications', appBody({ id: 'notes2' }));
     // The other application is not named: an API key may only learn about its own.
     expect(expectProblem(dupAudience, 409, 'audience_in_use').detail).toBe('The audience "https://notes.example.com/api" is already used by another application.');
-    expect(t.db.select().from(applications).all()).toHaveLength(1);
+    expect(await many(t.db.select().from(applications))).toHaveLength(1);
   });
 
   it('answers 400 naming ssoGroupId when the group does not exist, and joins an existing group', async () => {
@@ -318,13 +319,13 @@ describe('redirect URI rules', () => {
   it('requires 1–20 distinct URIs and names the failing index', async () => {
     const t = await makeApp();
     expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: [] })), ['body.redirectUris']);
-    const many = Array.from({ length: 21 }, (_, i) => `https://a.example.com/cb${i}`);
-    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: many })), ['body.redirectUris']);
+    const tooMany = Array.from({ length: 21 }, (_, i) => `https://a.example.com/cb${i}`);
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: tooMany })), ['body.redirectUris']);
     expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: ['https://a.example.com/cb', 'https://a.example.com/cb'] })), ['body.redirectUris']);
     const mixed = await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: ['https://a.example.com/ok', 'http://public.example.com/cb'] }));
     const body = expectValidation(mixed, ['body.redirectUris.1']);
     expect(body.errors?.[0]?.message).toMatch(/https/);
-    expect((await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: many.slice(0, 20) }))).statusCode).toBe(201);
+    expect((await t.admin('POST', '/api/admin/applications', appBody({ redirectUris: tooMany.slice(0, 20) }))).statusCode).toBe(201);
   });
 });
 
@@ -377,7 +378,7 @@ describe('GET /api/admin/applications', () => {
   it('defaults to 50 per page and allows up to 200', async () => {
     const t = await makeApp({ clock: T0 });
     const now = T0;
-    t.db
+    await exec(t.db
       .insert(applications)
       .values(
         Array.from({ length: 201 }, (_, i) => ({
@@ -390,8 +391,7 @@ describe('GET /api/admin/applications', () => {
           createdAt: now,
           updatedAt: now,
         })),
-      )
-      .run();
+      ));
     const first = (await t.admin('GET', '/api/admin/applications')).json();
     expect(first.applications).toHaveLength(50);
     expect(typeof first.nextCursor).toBe('string');
@@ -481,14 +481,14 @@ describe('PATCH /api/admin/applications/:id', () => {
     expect(toWeb.statusCode).toBe(200);
     const secret = toWeb.json().clientSecret;
     expect(secret).toMatch(/^ghs_/);
-    expect(t.db.select().from(applications).get()!.clientSecretHash).toBe(sha256(secret));
+    expect((await one(t.db.select().from(applications)))!.clientSecretHash).toBe(sha256(secret));
     // Staying web keeps the secret and does not show it again.
     const rename = await t.admin('PATCH', '/api/admin/applications/notes', { name: 'Renamed' });
     expect('clientSecret' in rename.json()).toBe(false);
-    expect(t.db.select().from(applications).get()!.clientSecretHash).toBe(sha256(secret));
+    expect((await one(t.db.select().from(applications)))!.clientSecretHash).toBe(sha256(secret));
     const toSpa = await t.admin('PATCH', '/api/admin/applications/notes', { clientType: 'spa' });
     expect('clientSecret' in toSpa.json()).toBe(false);
-    expect(t.db.select().from(applications).get()!.clientSecretHash).toBeNull();
+    expect((await one(t.db.select().from(applications)))!.clientSecretHash).toBeNull();
     // The audit trail says which change minted a secret.
     const updates = (await t.admin('GET', '/api/admin/audit-log?action=application.updated')).json().entries;
     expect(updates.map((e: { details: unknown }) => e.details)).toEqual([
@@ -510,7 +510,7 @@ describe('PATCH /api/admin/applications/:id', () => {
     const move = await t.admin('PATCH', '/api/admin/applications/notes', { webhookUrl: 'https://hooks.example.com/b' });
     expect(move.json()).toMatchObject({ webhookUrl: 'https://hooks.example.com/b', webhookSecretSet: true });
     expect('webhookSecret' in move.json()).toBe(false);
-    expect(t.db.select().from(applications).get()!.webhookSecret).toBe(secret);
+    expect((await one(t.db.select().from(applications)))!.webhookSecret).toBe(secret);
 
     const own = await t.admin('PATCH', '/api/admin/applications/notes', { webhookSecret: 'chosen-by-admin-0123456789' });
     expect(own.body).not.toContain('chosen-by-admin');
@@ -518,7 +518,7 @@ describe('PATCH /api/admin/applications/:id', () => {
 
     const cleared = await t.admin('PATCH', '/api/admin/applications/notes', { webhookUrl: null });
     expect(cleared.json()).toMatchObject({ webhookUrl: null, webhookSecretSet: false });
-    expect(t.db.select().from(applications).get()!.webhookSecret).toBeNull();
+    expect((await one(t.db.select().from(applications)))!.webhookSecret).toBeNull();
 
     expectValidation(await t.admin('PATCH', '/api/admin/applications/notes', { webhookSecret: 'abcdefghijklmnopqrstu' }), ['body.webhookSecret']);
   });
@@ -532,11 +532,11 @@ describe('PATCH /api/admin/applications/:id', () => {
     expect((await t.admin('PATCH', '/api/admin/applications/notes', { name: 'Notes 2', redirectUris: before })).statusCode).toBe(200);
     t.clock.advance(1000);
     expect((await t.admin('PATCH', '/api/admin/applications/notes', { redirectUris: after })).statusCode).toBe(200);
-    const audit = t.db.select().from(auditLog).where(eq(auditLog.action, 'application.redirect_uris_changed')).all();
+    const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'application.redirect_uris_changed')));
     expect(audit.map((e) => ({ actor: e.actor, applicationId: e.applicationId, target: e.target, details: e.details, at: e.at.toISOString() }))).toEqual([
       { actor: 'admin', applicationId: 'notes', target: 'notes', details: { redirectUris: { before, after } }, at: '2026-03-01T10:00:01.000Z' },
     ]);
-    const events = t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'application.redirect_uris_changed')).all();
+    const events = await many(t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'application.redirect_uris_changed')));
     expect(events).toHaveLength(1);
     expect(JSON.parse(events[0]!.payload)).toEqual({
       id: events[0]!.id, type: 'application.redirect_uris_changed', createdAt: '2026-03-01T10:00:01.000Z', applicationId: 'notes',
@@ -561,7 +561,7 @@ describe('PATCH /api/admin/applications/:id', () => {
     expect((await t.admin('PATCH', '/api/admin/applications/notes', { postLogoutRedirectUris: null })).json().postLogoutRedirectUris).toBeNull();
     const created = await t.admin('POST', '/api/admin/applications', appBody({ id: 'wiki', audience: 'https://wiki.example', postLogoutRedirectUris: ['https://wiki.example/bye'] }));
     expect(created.json().postLogoutRedirectUris).toEqual(['https://wiki.example/bye']);
-    const audit = t.db.select().from(auditLog).where(eq(auditLog.action, 'application.redirect_uris_changed')).all().map((e) => e.details);
+    const audit = (await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'application.redirect_uris_changed')))).map((e) => e.details);
     expect(audit).toEqual([
       { postLogoutRedirectUris: { before: null, after: ['https://notes.example.com/signed-out'] } },
       { postLogoutRedirectUris: { before: ['https://notes.example.com/signed-out'], after: [] } },
@@ -588,12 +588,12 @@ describe('DELETE /api/admin/applications/:id', () => {
     await create(t);
     await create(t, { id: 'keep', audience: 'keep' });
     const now = T0;
-    t.db.insert(people).values({ id: 'usr_1', email: 'ann@example.com', updatedAt: now }).run();
+    await exec(t.db.insert(people).values({ id: 'usr_1', email: 'ann@example.com', updatedAt: now }));
     for (const appId of ['notes', 'keep']) {
-      t.db.insert(memberships).values({ id: `mem_${appId}`, applicationId: appId, personId: 'usr_1', joinedAt: now, lastActiveAt: now, updatedAt: now }).run();
-      t.db.insert(invitations).values({ id: `inv_${appId}`, applicationId: appId, email: 'bob@example.com', role: 'member', tokenHash: sha256(`inv-${appId}`), invitedBy: 'admin', expiresAt: now }).run();
-      t.db.insert(apiKeys).values({ id: `key_${appId}`, applicationId: appId, name: 'k', prefix: 'ghk_x', keyHash: sha256(`key-${appId}`), scopes: [] }).run();
-      t.db.insert(webhookDeliveries).values({ id: `msg_${appId}`, applicationId: appId, type: 'webhook.test', payload: '{}', nextAttemptAt: now }).run();
+      await exec(t.db.insert(memberships).values({ id: `mem_${appId}`, applicationId: appId, personId: 'usr_1', joinedAt: now, lastActiveAt: now, updatedAt: now }));
+      await exec(t.db.insert(invitations).values({ id: `inv_${appId}`, applicationId: appId, email: 'bob@example.com', role: 'member', tokenHash: sha256(`inv-${appId}`), invitedBy: 'admin', expiresAt: now }));
+      await exec(t.db.insert(apiKeys).values({ id: `key_${appId}`, applicationId: appId, name: 'k', prefix: 'ghk_x', keyHash: sha256(`key-${appId}`), scopes: [] }));
+      await exec(t.db.insert(webhookDeliveries).values({ id: `msg_${appId}`, applicationId: appId, type: 'webhook.test', payload: '{}', nextAttemptAt: now }));
     }
 
     const res = await t.admin('DELETE', '/api/admin/applications/notes');
@@ -603,11 +603,11 @@ describe('DELETE /api/admin/applications/:id', () => {
 
     expectProblem(await t.admin('GET', '/api/admin/applications/notes'), 404, 'application_not_found');
     for (const table of [memberships, invitations, apiKeys, webhookDeliveries]) {
-      expect(t.db.select().from(table).all().map((r) => r.applicationId)).toEqual(['keep']);
+      expect((await many(t.db.select().from(table))).map((r) => r.applicationId)).toEqual(['keep']);
     }
-    expect(t.db.select().from(people).all()).toHaveLength(1);
+    expect(await many(t.db.select().from(people))).toHaveLength(1);
     // A small application is purged before the answer: the second entry says what went with it.
-    expect(t.db.select().from(auditLog).all().map((a) => a.action)).toEqual(['application.created', 'application.created', 'application.deleted', 'application.purged']);
+    expect((await many(t.db.select().from(auditLog))).map((a) => a.action)).toEqual(['application.created', 'application.created', 'application.deleted', 'application.purged']);
     expect((await t.admin('GET', '/api/admin/audit-log?action=application.deleted')).json().entries[0]).toMatchObject({ actor: 'admin', applicationId: 'notes', target: 'notes', details: {} });
     expect((await t.admin('GET', '/api/admin/audit-log?action=application.purged')).json().entries[0]).toMatchObject({
       actor: 'system', applicationId: 'notes', target: 'notes',
@@ -638,12 +638,12 @@ describe('POST /api/admin/applications/:id/client-secret', () => {
     expect(Object.keys(body)).toEqual(['clientSecret']);
     expect(body.clientSecret).toMatch(/^ghs_[A-Za-z0-9_-]{43}$/);
     expect(body.clientSecret).not.toBe(created.clientSecret);
-    const row = t.db.select().from(applications).get()!;
+    const row = (await one(t.db.select().from(applications)))!;
     expect(row.clientSecretHash).toBe(sha256(body.clientSecret));
     expect(row.updatedAt).toEqual(new Date(T0.getTime() + 5000));
-    const audit = t.db.select().from(auditLog).all().map((a) => a.action);
+    const audit = (await many(t.db.select().from(auditLog))).map((a) => a.action);
     expect(audit).toEqual(['application.created', 'application.client_secret_rotated']);
-    expect(JSON.stringify(t.db.select().from(auditLog).all())).not.toContain(body.clientSecret);
+    expect(JSON.stringify(await many(t.db.select().from(auditLog)))).not.toContain(body.clientSecret);
   });
 
   it('answers 409 not_confidential_client for spa and native clients, 404 for unknown ones', async () => {

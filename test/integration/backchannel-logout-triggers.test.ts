@@ -17,6 +17,7 @@ import { authorize, location, SPA_REDIRECT, spaParams, token, WEB_REDIRECT } fro
 import { me, secondDeviceCookie } from '../helpers/self-service.js';
 import { backchannelLogouts, sessionClients } from '../../server/db/schema.js';
 import { issueToken } from '../../server/accounts/one-time-tokens.js';
+import { many, transaction } from '../../server/db/store.js';
 
 const NOTES_BCL = 'https://notes.example.com/backchannel-logout';
 const BILLING_BCL = 'http://billing.lan:8080/logout';
@@ -58,12 +59,11 @@ async function signInTo(t: TestApp, cookie: string, clientId: string, billingSec
   return decodeJwt(res.json().id_token) as { sub: string; sid: string };
 }
 
-function queued(t: TestApp) {
-  return t.db
+async function queued(t: TestApp) {
+  return await many(t.db
     .select({ app: backchannelLogouts.applicationId, sub: backchannelLogouts.subject, sid: backchannelLogouts.sessionId, reason: backchannelLogouts.reason, status: backchannelLogouts.status })
     .from(backchannelLogouts)
-    .orderBy(asc(backchannelLogouts.applicationId), asc(backchannelLogouts.createdAt))
-    .all();
+    .orderBy(asc(backchannelLogouts.applicationId), asc(backchannelLogouts.createdAt)));
 }
 
 describe('a session that received tokens', () => {
@@ -72,7 +72,7 @@ describe('a session that received tokens', () => {
     const first = await signInTo(t, cookie, 'notes', billingSecret);
     await signInTo(t, cookie, 'notes', billingSecret);
     await signInTo(t, cookie, 'billing', billingSecret);
-    const rows = t.db.select().from(sessionClients).orderBy(asc(sessionClients.applicationId)).all();
+    const rows = await many(t.db.select().from(sessionClients).orderBy(asc(sessionClients.applicationId)));
     expect(rows.map((r) => [r.sessionId, r.applicationId])).toEqual([[first.sid, 'billing'], [first.sid, 'notes']]);
   });
 
@@ -84,20 +84,20 @@ describe('a session that received tokens', () => {
     expect(idBilling.sid).toBe(idNotes.sid);
 
     expect((await postJson(t, '/api/auth/sign-out', undefined, { cookie })).statusCode).toBe(204);
-    expect(queued(t)).toEqual([
+    expect((await queued(t))).toEqual([
       { app: 'billing', sub: idNotes.sub, sid: idNotes.sid, reason: 'sign_out', status: 'pending' },
       { app: 'notes', sub: idNotes.sub, sid: idNotes.sid, reason: 'sign_out', status: 'pending' },
     ]);
     // Signing out again (the cookie is dead) queues nothing more.
     expect((await postJson(t, '/api/auth/sign-out', undefined, { cookie })).statusCode).toBe(204);
-    expect(queued(t)).toHaveLength(2);
+    expect((await queued(t))).toHaveLength(2);
   });
 
   it('an application that got no tokens from the ended session is not told', async () => {
     const { t, cookie, billingSecret } = await setUp();
     await signInTo(t, cookie, 'notes', billingSecret);
     expect((await postJson(t, '/api/auth/sign-out', undefined, { cookie })).statusCode).toBe(204);
-    expect(queued(t).map((r) => r.app)).toEqual(['notes']);
+    expect((await queued(t)).map((r) => r.app)).toEqual(['notes']);
   });
 
   it('end-session with an id_token_hint of this session ends it and tells the applications', async () => {
@@ -109,7 +109,7 @@ describe('a session that received tokens', () => {
     const res = await t.app.inject({ method: 'GET', url: `/api/auth/oauth2/end-session?id_token_hint=${tokens.id_token}`, headers: { cookie } });
     expect(res.statusCode).toBe(200);
     const sid = decodeJwt(tokens.id_token).sid;
-    expect(queued(t).map((r) => [r.app, r.sid, r.reason])).toEqual([['billing', sid, 'end_session'], ['notes', sid, 'end_session']]);
+    expect((await queued(t)).map((r) => [r.app, r.sid, r.reason])).toEqual([['billing', sid, 'end_session'], ['notes', sid, 'end_session']]);
   });
 });
 
@@ -120,7 +120,7 @@ describe('self-service session ends', () => {
     const phone = await secondDeviceCookie(t, 'ada@example.com', 'notes');
     const phoneId = await signInTo(t, phone, 'notes', billingSecret);
     expect((await me(t, 'DELETE', `/api/me/sessions/${phoneId.sid}`, cookie)).statusCode).toBe(204);
-    expect(queued(t)).toEqual([{ app: 'notes', sub: phoneId.sub, sid: phoneId.sid, reason: 'session_revoked', status: 'pending' }]);
+    expect((await queued(t))).toEqual([{ app: 'notes', sub: phoneId.sub, sid: phoneId.sid, reason: 'session_revoked', status: 'pending' }]);
   });
 
   it('sign-out elsewhere and a password change tell the applications of every other session', async () => {
@@ -131,13 +131,13 @@ describe('self-service session ends', () => {
     const res = await me(t, 'POST', '/api/me/sessions/sign-out-all', cookie);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ revoked: 1 });
-    expect(queued(t)).toEqual([{ app: 'notes', sub: phoneId.sub, sid: phoneId.sid, reason: 'signed_out_elsewhere', status: 'pending' }]);
+    expect((await queued(t))).toEqual([{ app: 'notes', sub: phoneId.sub, sid: phoneId.sid, reason: 'signed_out_elsewhere', status: 'pending' }]);
 
     const tablet = await secondDeviceCookie(t, 'ada@example.com', 'billing');
     const tabletId = await signInTo(t, tablet, 'billing', billingSecret);
     const change = await me(t, 'POST', '/api/me/password', cookie, { currentPassword: 'correct horse battery', newPassword: 'a brand new passphrase' });
     expect(change.statusCode, change.body).toBe(204);
-    expect(queued(t).filter((r) => r.reason === 'password_changed')).toEqual([
+    expect((await queued(t)).filter((r) => r.reason === 'password_changed')).toEqual([
       { app: 'billing', sub: tabletId.sub, sid: tabletId.sid, reason: 'password_changed', status: 'pending' },
     ]);
   });
@@ -147,10 +147,10 @@ describe('self-service session ends', () => {
     const laptopId = await signInTo(t, cookie, 'notes', billingSecret);
     const phone = await secondDeviceCookie(t, 'ada@example.com', 'billing');
     const phoneId = await signInTo(t, phone, 'billing', billingSecret);
-    const resetToken = t.db.transaction((tx) => issueToken(tx, t.clock.now(), laptopId.sub, 'password_reset'));
+    const resetToken = await transaction(t.db, async (tx) => issueToken(tx, t.clock.now(), laptopId.sub, 'password_reset'));
     const res = await postJson(t, '/api/auth/password-reset/confirm', { token: resetToken, password: 'a brand new passphrase' });
     expect(res.statusCode, res.body).toBe(204);
-    expect(queued(t)).toEqual([
+    expect((await queued(t))).toEqual([
       { app: 'billing', sub: phoneId.sub, sid: phoneId.sid, reason: 'password_reset', status: 'pending' },
       { app: 'notes', sub: laptopId.sub, sid: laptopId.sid, reason: 'password_reset', status: 'pending' },
     ]);
@@ -160,7 +160,7 @@ describe('self-service session ends', () => {
     const { t, cookie, billingSecret } = await setUp();
     const adaId = await signInTo(t, cookie, 'notes', billingSecret);
     expect((await signUp(t, { email: 'grace@example.com', name: 'Grace', applicationId: 'notes' }, { cookie })).statusCode).toBe(201);
-    expect(queued(t)).toEqual([{ app: 'notes', sub: adaId.sub, sid: adaId.sid, reason: 'replaced_by_other_person', status: 'pending' }]);
+    expect((await queued(t))).toEqual([{ app: 'notes', sub: adaId.sub, sid: adaId.sid, reason: 'replaced_by_other_person', status: 'pending' }]);
   });
 });
 
@@ -173,7 +173,7 @@ describe('an administrator suspending or removing a member', () => {
     const member = (await t.admin('GET', '/api/admin/applications/notes/users')).json().users[0];
     const res = await t.admin('PATCH', `/api/admin/applications/notes/users/${member.id}`, { status: 'suspended' });
     expect(res.statusCode).toBe(200);
-    expect(queued(t)).toEqual([
+    expect((await queued(t))).toEqual([
       { app: 'billing', sub: id.sub, sid: null, reason: 'membership_suspended', status: 'pending' },
       { app: 'notes', sub: id.sub, sid: null, reason: 'membership_suspended', status: 'pending' },
     ]);
@@ -181,7 +181,7 @@ describe('an administrator suspending or removing a member', () => {
     expect(location(await authorize(t, spaParams().params, cookie)).searchParams.get('error')).toBe('access_denied');
     // A PATCH that leaves it suspended (a role change) does not tell them again.
     expect((await t.admin('PATCH', `/api/admin/applications/notes/users/${member.id}`, { role: 'admin' })).statusCode).toBe(200);
-    expect(queued(t)).toHaveLength(2);
+    expect((await queued(t))).toHaveLength(2);
   });
 
   it('removal tells the application itself (its membership is gone) and only that, outside a group', async () => {
@@ -189,7 +189,7 @@ describe('an administrator suspending or removing a member', () => {
     const id = await signInTo(t, cookie, 'billing', billingSecret);
     const member = (await t.admin('GET', '/api/admin/applications/billing/users')).json().users[0];
     expect((await t.admin('DELETE', `/api/admin/applications/billing/users/${member.id}`)).statusCode).toBe(204);
-    expect(queued(t)).toEqual([{ app: 'billing', sub: id.sub, sid: null, reason: 'membership_deleted', status: 'pending' }]);
+    expect((await queued(t))).toEqual([{ app: 'billing', sub: id.sub, sid: null, reason: 'membership_deleted', status: 'pending' }]);
     // The audit entry still counts the refresh-token families it revoked.
     const audit = (await t.admin('GET', '/api/admin/audit-log?action=membership.deleted')).json();
     expect(audit.entries[0].details).toMatchObject({ refreshFamiliesRevoked: 1 });

@@ -35,6 +35,7 @@ import { createApplication } from '../helpers/accounts.js';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { CLI, cleanEnv, removeTempDirs, startServer as spawnServer, tempDir } from '../helpers/server-process.js';
 import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
+import { exec, one, many } from '../../server/db/store.js';
 
 const T0 = new Date('2026-06-01T00:00:00Z');
 const DAY = 86_400_000;
@@ -52,25 +53,24 @@ function count(db: Db, sqlText: string, ...params: unknown[]): number {
 let seq = 0;
 const id = (prefix: string) => `${prefix}_${(seq++).toString().padStart(6, '0')}`;
 
-function person(db: Db, email = `${id('p')}@example.com`): string {
+async function person(db: Db, email = `${id('p')}@example.com`): Promise<string> {
   const pid = id('usr');
-  db.insert(people).values({ id: pid, email, updatedAt: T0, createdAt: T0 }).run();
+  await exec(db.insert(people).values({ id: pid, email, updatedAt: T0, createdAt: T0 }));
   return pid;
 }
 
-function family(db: Db, app: string, personId: string, o: { expiresAt: Date; revokedAt?: Date; sessionId?: string; membershipId?: string; tokens?: number }): string {
+async function family(db: Db, app: string, personId: string, o: { expiresAt: Date; revokedAt?: Date; sessionId?: string; membershipId?: string; tokens?: number }): Promise<string> {
   const fid = id('fam');
-  db.insert(refreshTokenFamilies)
-    .values({ id: fid, applicationId: app, personId, membershipId: o.membershipId ?? null, sessionId: o.sessionId ?? null, scope: 'openid offline_access', resource: 'https://notes.example.com/api', authTime: T0, createdAt: ago(40), expiresAt: o.expiresAt, revokedAt: o.revokedAt ?? null })
-    .run();
-  for (let i = 0; i < (o.tokens ?? 1); i++) db.insert(refreshTokens).values({ tokenHash: sha256(id('tok')), familyId: fid, createdAt: ago(40), expiresAt: o.expiresAt, rotatedAt: i + 1 < (o.tokens ?? 1) ? ago(39) : null }).run();
+  await exec(db.insert(refreshTokenFamilies)
+    .values({ id: fid, applicationId: app, personId, membershipId: o.membershipId ?? null, sessionId: o.sessionId ?? null, scope: 'openid offline_access', resource: 'https://notes.example.com/api', authTime: T0, createdAt: ago(40), expiresAt: o.expiresAt, revokedAt: o.revokedAt ?? null }));
+  for (let i = 0; i < (o.tokens ?? 1); i++) await exec(db.insert(refreshTokens).values({ tokenHash: sha256(id('tok')), familyId: fid, createdAt: ago(40), expiresAt: o.expiresAt, rotatedAt: i + 1 < (o.tokens ?? 1) ? ago(39) : null }));
   return fid;
 }
 
-function session(db: Db, personId: string, o: { expiresAt: Date; revokedAt?: Date; realms?: string[] }): string {
+async function session(db: Db, personId: string, o: { expiresAt: Date; revokedAt?: Date; realms?: string[] }): Promise<string> {
   const sid = id('ses');
-  db.insert(sessions).values({ id: sid, tokenHash: sha256(sid), personId, createdAt: ago(60), expiresAt: o.expiresAt, lastSeenAt: ago(50), revokedAt: o.revokedAt ?? null }).run();
-  for (const realm of o.realms ?? []) db.insert(sessionRealms).values({ sessionId: sid, realm, authenticatedAt: ago(50) }).run();
+  await exec(db.insert(sessions).values({ id: sid, tokenHash: sha256(sid), personId, createdAt: ago(60), expiresAt: o.expiresAt, lastSeenAt: ago(50), revokedAt: o.revokedAt ?? null }));
+  for (const realm of o.realms ?? []) await exec(db.insert(sessionRealms).values({ sessionId: sid, realm, authenticatedAt: ago(50) }));
   return sid;
 }
 
@@ -87,43 +87,43 @@ describe('retention sweeper', () => {
     const reusedNext = (await token(t, { grant_type: 'refresh_token', refresh_token: reused.refresh_token, client_id: 'notes' })).json().refresh_token as string;
     expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: reused.refresh_token, client_id: 'notes' }), 400, 'invalid_grant');
 
-    const p = person(db);
+    const p = (await person(db));
     const kept: Record<string, string[]> = {};
     const keep = (what: string, rowId: string) => (kept[what] ??= []).push(rowId);
     // Refresh-token families: expired or revoked beyond the 7-day grace go, with their tokens.
-    family(db, 'notes', p, { expiresAt: ago(10), tokens: 3 });
-    family(db, 'notes', p, { expiresAt: ahead(20), revokedAt: ago(8), tokens: 2 });
-    keep('families', family(db, 'notes', p, { expiresAt: ago(3), tokens: 2 }));
-    keep('families', family(db, 'notes', p, { expiresAt: ahead(20), revokedAt: ago(2) }));
+    (await family(db, 'notes', p, { expiresAt: ago(10), tokens: 3 }));
+    (await family(db, 'notes', p, { expiresAt: ahead(20), revokedAt: ago(8), tokens: 2 }));
+    keep('families', (await family(db, 'notes', p, { expiresAt: ago(3), tokens: 2 })));
+    keep('families', (await family(db, 'notes', p, { expiresAt: ahead(20), revokedAt: ago(2) })));
     // Sessions: ended more than 7 days ago go (with their realm marks); a live family born of one goes on without its sid.
-    session(db, p, { expiresAt: ahead(1), revokedAt: ago(8), realms: ['app:notes', 'app:billing'] });
-    session(db, p, { expiresAt: ago(9), realms: ['app:notes'] });
-    keep('sessions', session(db, p, { expiresAt: ahead(1), revokedAt: ago(2) }));
-    const ended = session(db, p, { expiresAt: ago(9) });
-    const outliving = family(db, 'notes', p, { expiresAt: ahead(5), sessionId: ended });
+    (await session(db, p, { expiresAt: ahead(1), revokedAt: ago(8), realms: ['app:notes', 'app:billing'] }));
+    (await session(db, p, { expiresAt: ago(9), realms: ['app:notes'] }));
+    keep('sessions', (await session(db, p, { expiresAt: ahead(1), revokedAt: ago(2) })));
+    const ended = (await session(db, p, { expiresAt: ago(9) }));
+    const outliving = (await family(db, 'notes', p, { expiresAt: ahead(5), sessionId: ended }));
     keep('families', outliving);
     // One-time links, webhook deliveries, audit entries, invitations.
-    db.insert(oneTimeTokens).values({ tokenHash: sha256('old-link'), personId: p, purpose: 'password_reset', createdAt: ago(9), expiresAt: ago(8) }).run();
-    db.insert(oneTimeTokens).values({ tokenHash: sha256('new-link'), personId: p, purpose: 'password_reset', createdAt: ago(2), expiresAt: ago(1), usedAt: ago(1) }).run();
-    const delivery = (status: 'pending' | 'succeeded' | 'failed', createdAt: Date) => {
+    await exec(db.insert(oneTimeTokens).values({ tokenHash: sha256('old-link'), personId: p, purpose: 'password_reset', createdAt: ago(9), expiresAt: ago(8) }));
+    await exec(db.insert(oneTimeTokens).values({ tokenHash: sha256('new-link'), personId: p, purpose: 'password_reset', createdAt: ago(2), expiresAt: ago(1), usedAt: ago(1) }));
+    const delivery = async (status: 'pending' | 'succeeded' | 'failed', createdAt: Date) => {
       const did = id('msg');
-      db.insert(webhookDeliveries).values({ id: did, applicationId: 'notes', type: 'webhook.test', payload: '{}', status, nextAttemptAt: createdAt, createdAt }).run();
+      await exec(db.insert(webhookDeliveries).values({ id: did, applicationId: 'notes', type: 'webhook.test', payload: '{}', status, nextAttemptAt: createdAt, createdAt }));
       return did;
     };
-    delivery('succeeded', ago(31));
-    delivery('failed', ago(45));
-    keep('deliveries', delivery('pending', ago(31)));
-    keep('deliveries', delivery('failed', ago(10)));
-    db.insert(auditLog).values({ id: 'aud_old', at: ago(401), actor: 'admin', action: 'application.updated' }).run();
-    db.insert(auditLog).values({ id: 'aud_kept', at: ago(399), actor: 'admin', action: 'application.updated' }).run();
-    const invitation = (state: 'pending' | 'accepted' | 'revoked', expiresAt: Date) => {
+    (await delivery('succeeded', ago(31)));
+    (await delivery('failed', ago(45)));
+    keep('deliveries', (await delivery('pending', ago(31))));
+    keep('deliveries', (await delivery('failed', ago(10))));
+    await exec(db.insert(auditLog).values({ id: 'aud_old', at: ago(401), actor: 'admin', action: 'application.updated' }));
+    await exec(db.insert(auditLog).values({ id: 'aud_kept', at: ago(399), actor: 'admin', action: 'application.updated' }));
+    const invitation = async (state: 'pending' | 'accepted' | 'revoked', expiresAt: Date) => {
       const iid = id('inv');
-      db.insert(invitations).values({ id: iid, applicationId: 'notes', email: `${iid}@example.com`, role: 'member', tokenHash: sha256(iid), state, invitedBy: 'admin', createdAt: expiresAt, expiresAt }).run();
+      await exec(db.insert(invitations).values({ id: iid, applicationId: 'notes', email: `${iid}@example.com`, role: 'member', tokenHash: sha256(iid), state, invitedBy: 'admin', createdAt: expiresAt, expiresAt }));
       return iid;
     };
-    invitation('accepted', ago(91));
-    invitation('pending', ago(100));
-    keep('invitations', invitation('revoked', ago(80)));
+    (await invitation('accepted', ago(91)));
+    (await invitation('pending', ago(100)));
+    keep('invitations', (await invitation('revoked', ago(80))));
 
     const before = {
       families: count(db, 'SELECT count(*) AS n FROM refresh_token_families'),
@@ -156,13 +156,13 @@ describe('retention sweeper', () => {
     expect(count(db, 'SELECT count(*) AS n FROM refresh_token_families')).toBe(before.families - 2);
     expect(count(db, 'SELECT count(*) AS n FROM refresh_tokens')).toBe(before.tokens - 5);
     expect(count(db, 'SELECT count(*) AS n FROM audit_log')).toBe(before.audit - 1);
-    for (const fid of kept.families!) expect(db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, fid)).get(), fid).toBeDefined();
-    for (const sid of kept.sessions!) expect(db.select().from(sessions).where(eq(sessions.id, sid)).get(), sid).toBeDefined();
-    for (const did of kept.deliveries!) expect(db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, did)).get(), did).toBeDefined();
-    expect(db.select({ id: invitations.id }).from(invitations).all()).toEqual([{ id: kept.invitations![0] }]);
-    expect(db.select({ id: auditLog.id }).from(auditLog).where(eq(auditLog.id, 'aud_kept')).get()).toEqual({ id: 'aud_kept' });
-    expect(db.select().from(oneTimeTokens).all().map((r) => r.tokenHash)).toEqual([sha256('new-link')]);
-    expect(db.select({ sessionId: refreshTokenFamilies.sessionId }).from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, outliving)).get()).toEqual({ sessionId: null });
+    for (const fid of kept.families!) expect(await one(db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, fid))), fid).toBeDefined();
+    for (const sid of kept.sessions!) expect(await one(db.select().from(sessions).where(eq(sessions.id, sid))), sid).toBeDefined();
+    for (const did of kept.deliveries!) expect(await one(db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, did))), did).toBeDefined();
+    expect(await many(db.select({ id: invitations.id }).from(invitations))).toEqual([{ id: kept.invitations![0] }]);
+    expect(await one(db.select({ id: auditLog.id }).from(auditLog).where(eq(auditLog.id, 'aud_kept')))).toEqual({ id: 'aud_kept' });
+    expect((await many(db.select().from(oneTimeTokens))).map((r) => r.tokenHash)).toEqual([sha256('new-link')]);
+    expect(await one(db.select({ sessionId: refreshTokenFamilies.sessionId }).from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, outliving)))).toEqual({ sessionId: null });
 
     // Reuse detection across the sweep: the revoked family is kept through its grace and still answers as revoked…
     const revoked = await token(t, { grant_type: 'refresh_token', refresh_token: reusedNext, client_id: 'notes' });
@@ -191,7 +191,7 @@ describe('retention sweeper', () => {
 
   it('keeps for ever what a setting of 0 says, and runs on demand through the admin API', async () => {
     const t = await makeApp({ clock: T0, config: { retention: { tokens: 7, sessions: 7, webhooks: 30, audit: 0, invitations: 90 } } });
-    t.db.insert(auditLog).values({ id: 'aud_ancient', at: ago(5000), actor: 'admin', action: 'application.updated' }).run();
+    await exec(t.db.insert(auditLog).values({ id: 'aud_ancient', at: ago(5000), actor: 'admin', action: 'application.updated' }));
     const started = await t.admin('POST', '/api/admin/operations/sweep');
     expect(started.statusCode).toBe(202);
     expect(started.headers.location).toBe('/api/admin/operations');
@@ -202,7 +202,7 @@ describe('retention sweeper', () => {
       ops = (await t.admin('GET', '/api/admin/operations')).json();
     }
     expect(ops.sweeper).toMatchObject({ running: false, runs: 1, lastRun: { pruned: {}, total: 0, error: null } });
-    expect(t.db.select().from(auditLog).where(eq(auditLog.id, 'aud_ancient')).get()).toBeDefined();
+    expect(await one(t.db.select().from(auditLog).where(eq(auditLog.id, 'aud_ancient')))).toBeDefined();
     expect((await t.admin('POST', '/api/admin/operations/sweep?x=1')).statusCode).toBe(400);
     expect((await t.app.inject({ method: 'GET', url: '/api/admin/operations' })).statusCode).toBe(401);
 
@@ -273,7 +273,7 @@ describe('big deletes', () => {
     const { cookie } = await setUpClients(t);
     const tokens = await spaTokens(t, cookie);
     seedApplication(t.db, 'notes', 3000, 3);
-    t.db.insert(invitations).values({ id: 'inv_x', applicationId: 'notes', email: 'x@example.com', role: 'member', tokenHash: sha256('inv_x'), invitedBy: 'admin', expiresAt: ahead(7) }).run();
+    await exec(t.db.insert(invitations).values({ id: 'inv_x', applicationId: 'notes', email: 'x@example.com', role: 'member', tokenHash: sha256('inv_x'), invitedBy: 'admin', expiresAt: ahead(7) }));
     const rows = (table: string) => count(t.db, `SELECT count(*) AS n FROM ${table} WHERE application_id = 'notes'`);
     const expected = {
       refreshTokenFamilies: rows('refresh_token_families'),
@@ -287,7 +287,7 @@ describe('big deletes', () => {
     const deleted = await t.admin('DELETE', '/api/admin/applications/notes');
     expect(deleted.statusCode).toBe(204);
     // Far too much for the inline batches: the purge is under way, and nothing can see the application.
-    expect(t.db.select().from(purgeJobs).all()).toMatchObject([{ kind: 'application', target: 'notes', actor: 'admin' }]);
+    expect(await many(t.db.select().from(purgeJobs))).toMatchObject([{ kind: 'application', target: 'notes', actor: 'admin' }]);
     expect(rows('memberships')).toBeGreaterThan(0);
     expect((await t.admin('GET', '/api/admin/applications/notes')).json().code).toBe('application_not_found');
     expect((await t.admin('GET', '/api/admin/applications/notes/users')).json().code).toBe('application_not_found');
@@ -306,10 +306,10 @@ describe('big deletes', () => {
 
     // The background purge finishes it, in batches.
     const purger = new Purger(t.app.ctx, t.app.log);
-    purger.start();
-    for (let i = 0; i < 500 && t.db.select().from(purgeJobs).all().length; i++) await new Promise((r) => setTimeout(r, 10));
+    await purger.start();
+    for (let i = 0; i < 500 && (await many(t.db.select().from(purgeJobs))).length; i++) await new Promise((r) => setTimeout(r, 10));
     await purger.stop();
-    expect(t.db.select().from(purgeJobs).all()).toEqual([]);
+    expect(await many(t.db.select().from(purgeJobs))).toEqual([]);
     for (const table of ['memberships', 'invitations', 'refresh_token_families', 'webhook_deliveries', 'api_keys']) expect(rows(table), table).toBe(0);
     expect(count(t.db, "SELECT count(*) AS n FROM session_realms WHERE realm = 'app:notes'")).toBe(0);
     expect(count(t.db, 'SELECT count(*) AS n FROM refresh_tokens WHERE family_id NOT IN (SELECT id FROM refresh_token_families)')).toBe(0);
@@ -323,7 +323,7 @@ describe('big deletes', () => {
     const t = await makeApp({ clock: T0 });
     const { cookie } = await setUpClients(t);
     const tokens = await spaTokens(t, cookie);
-    const membership = t.db.select().from(memberships).where(eq(memberships.applicationId, 'notes')).get()!;
+    const membership = (await one(t.db.select().from(memberships).where(eq(memberships.applicationId, 'notes'))))!;
     const pid = membership.personId;
     // Far more than the inline batches get through: the rest is the background's.
     const insertFamily = t.db.$client.prepare("INSERT INTO refresh_token_families (id, application_id, person_id, membership_id, scope, resource, auth_time, created_at, expires_at, revoked_at) VALUES (?, 'notes', ?, ?, 'openid', 'r', 0, 0, ?, ?)");
@@ -336,13 +336,13 @@ describe('big deletes', () => {
     expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: 'notes' }), 400, 'invalid_grant');
     const audit = (await t.admin('GET', '/api/admin/audit-log?action=membership.deleted')).json().entries[0];
     expect(audit.details).toMatchObject({ userId: pid, refreshFamiliesRevoked: 1 });
-    expect(t.db.select().from(purgeJobs).all()).toMatchObject([{ kind: 'membership', target: membership.id }]);
+    expect(await many(t.db.select().from(purgeJobs))).toMatchObject([{ kind: 'membership', target: membership.id }]);
 
     const purger = new Purger(t.app.ctx, t.app.log);
-    purger.start();
-    for (let i = 0; i < 500 && t.db.select().from(purgeJobs).all().length; i++) await new Promise((r) => setTimeout(r, 10));
+    await purger.start();
+    for (let i = 0; i < 500 && (await many(t.db.select().from(purgeJobs))).length; i++) await new Promise((r) => setTimeout(r, 10));
     await purger.stop();
-    expect(t.db.select().from(purgeJobs).all()).toEqual([]);
+    expect(await many(t.db.select().from(purgeJobs))).toEqual([]);
     expect(count(t.db, 'SELECT count(*) AS n FROM refresh_token_families WHERE membership_id = ?', membership.id)).toBe(0);
     expect(count(t.db, 'SELECT count(*) AS n FROM refresh_token_families WHERE person_id = ?', pid)).toBe(40_001);
     expect(t.db.$client.pragma('foreign_key_check')).toEqual([]);
@@ -355,7 +355,7 @@ describe('big deletes', () => {
     await createApplication(t, { id: 'notes' });
     expect((await t.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite' })).statusCode).toBe(201);
     await t.admin('POST', '/api/admin/sso-groups/suite/apps', { appId: 'notes' });
-    const p = person(t.db);
+    const p = (await person(t.db));
     const insertSession = t.db.$client.prepare('INSERT INTO sessions (id, token_hash, person_id, created_at, expires_at, last_seen_at) VALUES (?, ?, ?, 0, ?, 0)');
     const insertRealm = t.db.$client.prepare("INSERT INTO session_realms (session_id, realm, authenticated_at) VALUES (?, 'group:suite', 0)");
     t.db.$client.transaction(() => {
@@ -370,19 +370,19 @@ describe('big deletes', () => {
     const blocked = await t.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite again' });
     expect(blocked.json()).toMatchObject({ status: 409, code: 'deletion_in_progress' });
     const purger = new Purger(t.app.ctx, t.app.log);
-    purger.start();
-    for (let i = 0; i < 500 && t.db.select().from(purgeJobs).all().length; i++) await new Promise((r) => setTimeout(r, 10));
+    await purger.start();
+    for (let i = 0; i < 500 && (await many(t.db.select().from(purgeJobs))).length; i++) await new Promise((r) => setTimeout(r, 10));
     await purger.stop();
     expect(count(t.db, "SELECT count(*) AS n FROM session_realms WHERE realm = 'group:suite'")).toBe(0);
     expect((await t.admin('GET', '/api/admin/audit-log?action=sso_group.purged')).json().entries[0].details.removed).toEqual({ sessionRealms: 60_000 });
     expect((await t.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite again' })).statusCode).toBe(201);
-    expect(t.db.select().from(ssoGroups).all()).toHaveLength(1);
+    expect(await many(t.db.select().from(ssoGroups))).toHaveLength(1);
   });
 
   it('resumes a purge after the server was killed part-way, counting every row once', async () => {
     const dir = tempDir();
     const db = openDatabase(join(dir, 'gatehouse.db'));
-    db.insert(applications).values({ id: 'big', name: 'Big', audience: 'https://big.example.com', redirectUris: ['https://big.example.com/cb'], clientType: 'spa', authPolicy: { signup_policy: 'open', allowed_providers: ['email'], profile_fields: [] }, updatedAt: new Date() }).run();
+    await exec(db.insert(applications).values({ id: 'big', name: 'Big', audience: 'https://big.example.com', redirectUris: ['https://big.example.com/cb'], clientType: 'spa', authPolicy: { signup_policy: 'open', allowed_providers: ['email'], profile_fields: [] }, updatedAt: new Date() }));
     seedApplication(db, 'big', 20_000, 4);
     db.$client.close();
     const env = cleanEnv({ ADMIN_TOKEN: OPS_ADMIN_TOKEN });

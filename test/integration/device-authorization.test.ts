@@ -17,6 +17,7 @@ import { expectOAuthError, token } from '../helpers/oauth-inject.js';
 import { me } from '../helpers/self-service.js';
 import { backchannelLogouts, deviceAuthorizations } from '../../server/db/schema.js';
 import { sha256 } from '../../server/util/crypto.js';
+import { one, many } from '../../server/db/store.js';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
@@ -80,7 +81,7 @@ describe('the device authorization endpoint', () => {
     expect(body.verification_uri_complete).toBe(`${t.config.issuer}/device?user_code=${body.user_code}`);
     expect(body.expires_in).toBe(600);
     expect(body.interval).toBe(5);
-    const row = t.db.select().from(deviceAuthorizations).get()!;
+    const row = (await one(t.db.select().from(deviceAuthorizations)))!;
     expect(row.deviceCodeHash).toBe(sha256(body.device_code));
     expect(row.userCodeHash).toBe(sha256(body.user_code.replace('-', '')));
     expect(JSON.stringify(row)).not.toContain(body.device_code);
@@ -132,10 +133,10 @@ describe('polling and the device page', () => {
     expectOAuthError(await poll(t, device.device_code), 400, 'authorization_pending');
     t.clock.advance(1000);
     expectOAuthError(await poll(t, device.device_code), 400, 'slow_down');
-    expect(t.db.select().from(deviceAuthorizations).get()!.interval).toBe(10);
+    expect((await one(t.db.select().from(deviceAuthorizations)))!.interval).toBe(10);
     t.clock.advance(6000); // the old interval is no longer enough
     expectOAuthError(await poll(t, device.device_code), 400, 'slow_down');
-    expect(t.db.select().from(deviceAuthorizations).get()!.interval).toBe(15);
+    expect((await one(t.db.select().from(deviceAuthorizations)))!.interval).toBe(15);
     t.clock.advance(15_000);
     expectOAuthError(await poll(t, device.device_code), 400, 'authorization_pending');
 
@@ -171,7 +172,7 @@ describe('polling and the device page', () => {
     // Signing the device out ends its tokens and tells the application.
     expect((await me(t, 'DELETE', `/api/me/sessions/${id.sid}`, session)).statusCode).toBe(204);
     expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: 'tv' }), 400, 'invalid_grant');
-    expect(t.db.select().from(backchannelLogouts).where(eq(backchannelLogouts.sessionId, id.sid as string)).all()).toHaveLength(1);
+    expect(await many(t.db.select().from(backchannelLogouts).where(eq(backchannelLogouts.sessionId, id.sid as string)))).toHaveLength(1);
   });
 
   it('two polls racing after approval get one set of tokens between them', async () => {
@@ -259,7 +260,7 @@ describe('the /device page', () => {
     expect(page.statusCode).toBe(403);
     expect(page.body).toContain('Lobby TV is open to invited people only.');
     expect(page.body).not.toContain('name="action"');
-    expect(t.db.select().from(deviceAuthorizations).get()!.status).toBe('pending');
+    expect((await one(t.db.select().from(deviceAuthorizations)))!.status).toBe('pending');
   });
 
   it('limits wrong codes per address: 429 with Retry-After, then codes work again', async () => {
@@ -285,6 +286,6 @@ describe('the /device page', () => {
     const { session } = await browser(t);
     const res = await form(t, '/device', { user_code: device.user_code, action: 'approve' }, { cookie: session });
     expect(res.statusCode).toBe(403);
-    expect(t.db.select().from(deviceAuthorizations).get()!.status).toBe('pending');
+    expect((await one(t.db.select().from(deviceAuthorizations)))!.status).toBe('pending');
   });
 });

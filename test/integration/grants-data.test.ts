@@ -14,6 +14,7 @@ import { backchannelLogouts, deviceAuthorizations } from '../../server/db/schema
 import { newId } from '../../server/util/ids.js';
 import { sweep } from '../../server/data-lifecycle/sweeper.js';
 import { logoutOutbox } from '../../server/oauth/backchannel/channel.js';
+import { exec, many } from '../../server/db/store.js';
 
 const GROWING = [
   'device_authorizations', 'backchannel_logouts', 'session_clients', 'sessions', 'session_realms', 'refresh_tokens',
@@ -72,7 +73,7 @@ describe('query plans', () => {
     expect((await postJson(t, '/api/auth/sign-out', undefined, { cookie })).statusCode).toBe(204);
     expect((await t.admin('GET', '/api/admin/applications/billing/backchannel-logouts?status=pending')).statusCode).toBe(200);
     const now = t.clock.now();
-    logoutOutbox.claimDue(t.db, now, new Date(now.getTime() + 60_000), 8, [], () => 8);
+    await logoutOutbox.claimDue(t.db, now, new Date(now.getTime() + 60_000), 8, [], () => 8);
     await sweep(t.db, t.config, t.clock, { between: async () => {} });
 
     const scans: string[] = [];
@@ -108,20 +109,20 @@ describe('retention', () => {
       id, deviceCodeHash: `d-${id}`, userCodeHash: `u-${id}`, applicationId: 'tv', scope: 'openid', resource: 'https://tv.example.com/api',
       interval: 5, createdAt: new Date(expiresAt - 600_000), expiresAt: new Date(expiresAt),
     });
-    t.db.insert(deviceAuthorizations).values([device('expired', now - 1), device('live', now + 60_000)]).run();
+    await exec(t.db.insert(deviceAuthorizations).values([device('expired', now - 1), device('live', now + 60_000)]));
     const logout = (id: string, ageDays: number, status: 'pending' | 'succeeded' | 'failed') => ({
       id, applicationId: 'tv', subject: 'usr_x', sessionId: null, reason: 'sign_out', status,
       createdAt: new Date(now - ageDays * day), nextAttemptAt: new Date(now - ageDays * day),
     });
-    t.db.insert(backchannelLogouts).values([
+    await exec(t.db.insert(backchannelLogouts).values([
       logout('old-done', 31, 'succeeded'), logout('old-failed', 31, 'failed'), logout('old-pending', 31, 'pending'), logout('recent', 29, 'succeeded'),
-    ]).run();
+    ]));
     // Enough expired device rows to need several batches.
-    t.db.insert(deviceAuthorizations).values(Array.from({ length: 1200 }, () => device(newId('dev'), now - 1000))).run();
+    await exec(t.db.insert(deviceAuthorizations).values(Array.from({ length: 1200 }, () => device(newId('dev'), now - 1000))));
 
     const { pruned } = await sweep(t.db, t.config, t.clock, { between: async () => {} });
     expect({ devices: pruned['device authorizations'], logouts: pruned['back-channel logouts'] }).toEqual({ devices: 1201, logouts: 2 });
-    expect(t.db.select({ id: deviceAuthorizations.id }).from(deviceAuthorizations).all()).toEqual([{ id: 'live' }]);
-    expect(t.db.select({ id: backchannelLogouts.id }).from(backchannelLogouts).all().map((r) => r.id).sort()).toEqual(['old-pending', 'recent']);
+    expect(await many(t.db.select({ id: deviceAuthorizations.id }).from(deviceAuthorizations))).toEqual([{ id: 'live' }]);
+    expect((await many(t.db.select({ id: backchannelLogouts.id }).from(backchannelLogouts))).map((r) => r.id).sort()).toEqual(['old-pending', 'recent']);
   });
 });

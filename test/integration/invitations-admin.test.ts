@@ -4,6 +4,7 @@ import { invitations, webhookDeliveries } from '../../server/db/schema.js';
 import { sha256 } from '../../server/util/crypto.js';
 import { appBody, makeApp, type TestApp } from '../helpers/app.js';
 import { addMember } from '../helpers/members.js';
+import { one, many } from '../../server/db/store.js';
 
 const INV = '/api/admin/applications/notes/invitations';
 const DAY = 24 * 3600 * 1000;
@@ -17,7 +18,7 @@ async function withApp(): Promise<TestApp> {
 describe('invitations admin API', () => {
   it('invites addresses, skipping members and people already invited; links shown once, stored hashed', async () => {
     const t = await withApp();
-    addMember(t, 'notes', 'member@example.com');
+    (await addMember(t, 'notes', 'member@example.com'));
     const first = await t.admin('POST', INV, { emails: ['Ann@Example.com', ' bo@example.com '], role: 'admin', message: 'Welcome aboard' });
     expect(first.statusCode).toBe(201);
     expect(first.headers.location).toBe('/api/admin/applications/notes/invitations');
@@ -40,7 +41,7 @@ describe('invitations admin API', () => {
       acceptUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:8787\/invite\/ghi_[A-Za-z0-9_-]{43}$/),
     });
     const token = ann.acceptUrl.split('/invite/')[1];
-    const row = t.db.select().from(invitations).where(eq(invitations.id, ann.id)).get()!;
+    const row = (await one(t.db.select().from(invitations).where(eq(invitations.id, ann.id))))!;
     expect(row.tokenHash).toBe(sha256(token));
     expect(row.invitedBy).toBe('admin');
 
@@ -57,7 +58,7 @@ describe('invitations admin API', () => {
     expect(list.invitations.map((i: { email: string }) => i.email)).toEqual(['ann@example.com', 'bo@example.com', 'cy@example.com']);
     expect(list.invitations[0].acceptUrl).toBeUndefined();
 
-    const events = t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'invitation.created')).all();
+    const events = await many(t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'invitation.created')));
     expect(events).toHaveLength(3);
     expect(events.map((e) => e.payload).join()).not.toContain(token);
     const audit = (await t.admin('GET', '/api/admin/audit-log?action=invitation.created')).json();
@@ -76,12 +77,12 @@ describe('invitations admin API', () => {
         { path: 'body.emails.2', message: '"two@@x.com" is not a valid e-mail address' },
       ],
     });
-    expect(t.db.select().from(invitations).all()).toHaveLength(0);
+    expect(await many(t.db.select().from(invitations))).toHaveLength(0);
     const empty = await t.admin('POST', INV, { emails: [] });
     expect(empty.statusCode).toBe(400);
     expect(empty.json().code).toBe('validation_failed');
-    const many = await t.admin('POST', INV, { emails: Array.from({ length: 101 }, (_, i) => `p${i}@example.com`) });
-    expect(many.statusCode).toBe(400);
+    const tooMany = await t.admin('POST', INV, { emails: Array.from({ length: 101 }, (_, i) => `p${i}@example.com`) });
+    expect(tooMany.statusCode).toBe(400);
     const long = await t.admin('POST', INV, { emails: ['a@example.com'], message: 'x'.repeat(1001) });
     expect(long.statusCode).toBe(400);
     expect(long.json().errors[0].path).toBe('body.message');
@@ -134,7 +135,7 @@ describe('invitations admin API', () => {
     expect(missing.json().code).toBe('invitation_not_found');
     const record = (await t.admin('GET', `${INV}?status=revoked`)).json().invitations[0];
     expect(record).toMatchObject({ id: a.id, status: 'revoked', revokedAt: '2026-03-01T10:00:00.000Z' });
-    const event = t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'invitation.revoked')).get()!;
+    const event = (await one(t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'invitation.revoked'))))!;
     expect(JSON.parse(event.payload).data).toMatchObject({ id: a.id, email: 'a@example.com' });
   });
 
@@ -147,7 +148,7 @@ describe('invitations admin API', () => {
     const resent = res.json();
     expect(resent).toMatchObject({ id: a.id, status: 'pending', expiresAt: '2026-03-18T10:00:00.000Z', emailSent: false });
     expect(resent.acceptUrl).not.toBe(a.acceptUrl);
-    const row = t.db.select().from(invitations).where(eq(invitations.id, a.id)).get()!;
+    const row = (await one(t.db.select().from(invitations).where(eq(invitations.id, a.id))))!;
     expect(row.tokenHash).toBe(sha256(resent.acceptUrl.split('/invite/')[1]));
     expect(row.tokenHash).not.toBe(sha256(a.acceptUrl.split('/invite/')[1]));
 
@@ -171,12 +172,12 @@ describe('invitations admin API', () => {
     const twice = await t.admin('POST', `${INV}/${old.id}/resend`);
     expect(twice.statusCode).toBe(409);
     expect(twice.json()).toMatchObject({ code: 'already_invited', detail: 'c@example.com has a newer pending invitation to this application.' });
-    addMember(t, 'notes', 'd@example.com');
+    (await addMember(t, 'notes', 'd@example.com'));
     const member = await t.admin('POST', `${INV}/${joiner.id}/resend`);
     expect(member.statusCode).toBe(409);
     expect(member.json()).toMatchObject({ code: 'already_member', detail: 'd@example.com is already a member of this application.' });
     // Nothing was re-issued: the refused invitations keep their old links and expiry.
-    expect(t.db.select().from(invitations).where(eq(invitations.id, old.id)).get()!.tokenHash).toBe(sha256(old.acceptUrl.split('/invite/')[1]));
+    expect((await one(t.db.select().from(invitations).where(eq(invitations.id, old.id))))!.tokenHash).toBe(sha256(old.acceptUrl.split('/invite/')[1]));
     expect((await t.admin('POST', `${INV}/${newer.id}/resend`)).statusCode).toBe(200);
   });
 });

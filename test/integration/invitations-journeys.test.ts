@@ -4,6 +4,7 @@ import { people } from '../../server/db/schema.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { createApplication, postJson, sessionCookieOf, signIn, signUp } from '../helpers/accounts.js';
 import { authorize, location, spaParams, SPA_REDIRECT } from '../helpers/oauth-inject.js';
+import { one } from '../../server/db/store.js';
 
 const INV = '/api/admin/applications/notes/invitations';
 const DAY = 24 * 3600 * 1000;
@@ -36,7 +37,7 @@ describe('invitation journeys', () => {
     const res = await signUp(t, { email: 'New@Example.com', name: 'New', invitationToken: token });
     expect(res.statusCode).toBe(201);
     expect(await members(t)).toEqual(['new@example.com:admin']);
-    expect(t.db.select().from(people).where(eq(people.email, 'new@example.com')).get()!.emailVerified).toBe(true);
+    expect((await one(t.db.select().from(people).where(eq(people.email, 'new@example.com'))))!.emailVerified).toBe(true);
     const listed = (await t.admin('GET', `${INV}?status=accepted`)).json().invitations;
     expect(listed).toMatchObject([{ id, status: 'accepted', acceptedAt: '2026-03-01T10:00:00.000Z' }]);
     // The link is spent.
@@ -153,7 +154,7 @@ describe('invitations and the membership they stand for', () => {
     const signedUp = await signUp(t, { email: 'new@example.com', invitationToken: newcomer.token });
     expect(signedUp.statusCode).toBe(403);
     expect(signedUp.json()).toMatchObject({ code: 'signup_not_allowed', detail: 'Notes does not accept new members.' });
-    expect(t.db.select().from(people).where(eq(people.email, 'new@example.com')).get()).toBeUndefined();
+    expect(await one(t.db.select().from(people).where(eq(people.email, 'new@example.com')))).toBeUndefined();
     const accepted = await accept(t, existing.token, oldCookie);
     expect(accepted.statusCode).toBe(403);
     expect(accepted.json()).toMatchObject({ code: 'signup_not_allowed', detail: 'Notes does not accept new members.' });

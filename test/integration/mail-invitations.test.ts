@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import { invitations } from '../../server/db/schema.js';
 import { appBody, makeApp } from '../helpers/app.js';
 import { decodeQuotedPrintable, startSmtp } from '../helpers/smtp.js';
+import { one, many } from '../../server/db/store.js';
 
 const INV = '/api/admin/applications/notes/invitations';
 const servers: { close(): Promise<void> }[] = [];
@@ -39,7 +40,7 @@ describe('invitation e-mail over real SMTP', () => {
     expect(decoded).toContain('Hi Ann &lt;3, join us');
     expect(decoded).toContain(`<a href="${inv.acceptUrl}">Accept the invitation</a>`);
     expect(decoded).toContain('<strong>Notes &amp; Co</strong>');
-    const row = t.db.select().from(invitations).where(eq(invitations.id, inv.id)).get()!;
+    const row = (await one(t.db.select().from(invitations).where(eq(invitations.id, inv.id))))!;
     expect(row).toMatchObject({ emailSent: true, emailError: null, lastSentAt: t.clock.now() });
   });
 
@@ -65,7 +66,7 @@ describe('invitation e-mail over real SMTP', () => {
     const res = await t.admin('POST', INV, { emails: ['ann@example.com'] });
     expect(res.statusCode).toBe(201);
     expect(res.json().invitations[0]).toMatchObject({ status: 'pending', emailSent: false, emailError: expect.stringMatching(/ECONNREFUSED|connect/i) });
-    expect(t.db.select().from(invitations).all()).toHaveLength(1);
+    expect(await many(t.db.select().from(invitations))).toHaveLength(1);
   });
 
   it('resend e-mails the new link', async () => {

@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import { webhookDeliveries } from '../../server/db/schema.js';
 import { appBody, makeApp, type TestApp } from '../helpers/app.js';
 import { addMember, addRefreshFamily, familyRevocation } from '../helpers/members.js';
+import { one, many } from '../../server/db/store.js';
 
 const USERS = '/api/admin/applications/notes/users';
 
@@ -17,7 +18,7 @@ describe('application users admin API', () => {
   it('lists members in join order with keyset pagination', async () => {
     const t = await withApp();
     for (let i = 0; i < 5; i++) {
-      addMember(t, 'notes', `p${i}@example.com`, { name: `Person ${i}` });
+      (await addMember(t, 'notes', `p${i}@example.com`, { name: `Person ${i}` }));
       t.clock.advance(1000);
     }
     const first = await t.admin('GET', `${USERS}?limit=2`);
@@ -40,9 +41,9 @@ describe('application users admin API', () => {
 
   it('filters by status, role and q (substring of e-mail or name, wildcards literal)', async () => {
     const t = await withApp();
-    addMember(t, 'notes', 'alice@example.com', { name: 'Alice Liddell' });
-    const bob = addMember(t, 'notes', 'bob@corp.test', { name: 'Bob', role: 'admin' });
-    addMember(t, 'notes', 'carol_x@example.com', { name: 'Carol' });
+    (await addMember(t, 'notes', 'alice@example.com', { name: 'Alice Liddell' }));
+    const bob = (await addMember(t, 'notes', 'bob@corp.test', { name: 'Bob', role: 'admin' }));
+    (await addMember(t, 'notes', 'carol_x@example.com', { name: 'Carol' }));
     await t.admin('PATCH', `${USERS}/${bob.membership.id}`, { status: 'suspended' });
 
     const emails = async (qs: string) => (await t.admin('GET', `${USERS}?${qs}`)).json().users.map((u: { email: string }) => u.email);
@@ -74,7 +75,7 @@ describe('application users admin API', () => {
   it('gets one member; unknown or other-app ids are 404 user_not_found', async () => {
     const t = await withApp();
     await t.admin('POST', '/api/admin/applications', appBody({ id: 'other', audience: 'https://other.example.com' }));
-    const { membership, person } = addMember(t, 'notes', 'a@example.com');
+    const { membership, person } = (await addMember(t, 'notes', 'a@example.com'));
     const res = await t.admin('GET', `${USERS}/${membership.id}`);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ id: membership.id, userId: person.id, email: 'a@example.com' });
@@ -96,7 +97,7 @@ describe('application users admin API', () => {
         ],
       },
     });
-    const { membership } = addMember(t, 'notes', 'a@example.com');
+    const { membership } = (await addMember(t, 'notes', 'a@example.com'));
     t.clock.advance(5000);
     const res = await t.admin('PATCH', `${USERS}/${membership.id}`, { role: 'admin', profile: { team: 'red', seats: 3 } });
     expect(res.statusCode).toBe(200);
@@ -125,7 +126,7 @@ describe('application users admin API', () => {
     const suspended = await t.admin('PATCH', `${USERS}/${membership.id}`, { role: 'admin', status: 'suspended' });
     expect(suspended.json().status).toBe('suspended');
 
-    const events = t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'membership.updated')).all();
+    const events = await many(t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'membership.updated')));
     expect(events).toHaveLength(3);
     expect(JSON.parse(events[0]!.payload).data).toMatchObject({ id: membership.id, role: 'admin', changed: ['role', 'profile'] });
     expect(JSON.parse(events[1]!.payload).data.changed).toEqual(['profile']);
@@ -141,15 +142,15 @@ describe('application users admin API', () => {
   it('suspending revokes the refresh tokens for that app only, at once', async () => {
     const t = await withApp();
     await t.admin('POST', '/api/admin/applications', appBody({ id: 'other', audience: 'https://other.example.com' }));
-    const { membership, person } = addMember(t, 'notes', 'a@example.com');
-    addMember(t, 'other', 'a@example.com');
-    const here = addRefreshFamily(t, 'notes', person.id);
-    const there = addRefreshFamily(t, 'other', person.id);
+    const { membership, person } = (await addMember(t, 'notes', 'a@example.com'));
+    (await addMember(t, 'other', 'a@example.com'));
+    const here = (await addRefreshFamily(t, 'notes', person.id));
+    const there = (await addRefreshFamily(t, 'other', person.id));
     const res = await t.admin('PATCH', `${USERS}/${membership.id}`, { status: 'suspended' });
     expect(res.statusCode).toBe(200);
     expect(res.json().status).toBe('suspended');
-    expect(familyRevocation(t, here.id)).toEqual({ revokedAt: t.clock.now(), reason: 'membership_suspended' });
-    expect(familyRevocation(t, there.id).revokedAt).toBeNull();
+    expect((await familyRevocation(t, here.id))).toEqual({ revokedAt: t.clock.now(), reason: 'membership_suspended' });
+    expect((await familyRevocation(t, there.id)).revokedAt).toBeNull();
 
     const back = await t.admin('PATCH', `${USERS}/${membership.id}`, { status: 'active' });
     expect(back.json().status).toBe('active');
@@ -157,13 +158,13 @@ describe('application users admin API', () => {
 
   it('DELETE removes the member, revokes refresh tokens, emits membership.deleted; then 404', async () => {
     const t = await withApp({ webhookUrl: 'https://hooks.example.com/in' });
-    const { membership, person } = addMember(t, 'notes', 'a@example.com');
-    const family = addRefreshFamily(t, 'notes', person.id);
+    const { membership, person } = (await addMember(t, 'notes', 'a@example.com'));
+    const family = (await addRefreshFamily(t, 'notes', person.id));
     const res = await t.admin('DELETE', `${USERS}/${membership.id}`);
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
-    expect(familyRevocation(t, family.id).reason).toBe('membership_deleted');
-    const event = t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'membership.deleted')).get();
+    expect((await familyRevocation(t, family.id)).reason).toBe('membership_deleted');
+    const event = await one(t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'membership.deleted')));
     expect(JSON.parse(event!.payload).data).toMatchObject({ id: membership.id, userId: person.id, email: 'a@example.com' });
     const again = await t.admin('DELETE', `${USERS}/${membership.id}`);
     expect(again.statusCode).toBe(404);
@@ -195,7 +196,7 @@ describe('OpenAPI document', () => {
 describe('unknown query parameters', () => {
   it('are rejected on routes that take no query', async () => {
     const t = await withApp();
-    const { membership } = addMember(t, 'notes', 'a@example.com');
+    const { membership } = (await addMember(t, 'notes', 'a@example.com'));
     for (const [method, url] of [
       ['GET', `${USERS}/${membership.id}?x=1`],
       ['DELETE', `${USERS}/${membership.id}?x=1`],

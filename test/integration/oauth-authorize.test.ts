@@ -5,6 +5,7 @@ import { makeApp, type TestApp } from '../helpers/app.js';
 import { createApplication, insertInvitation, sessionCookieOf, signIn, signUp } from '../helpers/accounts.js';
 import { memberships } from '../../server/db/schema.js';
 import { authorize, location, setUpClients, SPA_REDIRECT, spaParams, WEB_REDIRECT } from '../helpers/oauth-inject.js';
+import { exec } from '../../server/db/store.js';
 
 async function setUp() {
   const t = await makeApp();
@@ -252,9 +253,9 @@ describe('authorize: membership is settled by the sign-up policy', () => {
     const { t, cookie, wiki } = await withApp('invite_only');
     expectErrorRedirect(await authorize(t, wiki, cookie), t, 'access_denied', 'http://127.0.0.1:7000/cb');
     // An invitation accepted by link verifies the e-mail; authorize then accepts a pending one.
-    insertInvitation(t, 'wiki', 'ada@example.com');
+    (await insertInvitation(t, 'wiki', 'ada@example.com'));
     const { people } = await import('../../server/db/schema.js');
-    t.db.update(people).set({ emailVerified: true }).run();
+    await exec(t.db.update(people).set({ emailVerified: true }));
     expect(location(await authorize(t, wiki, cookie)).searchParams.get('code')).toBeTruthy();
   });
 
@@ -265,7 +266,7 @@ describe('authorize: membership is settled by the sign-up policy', () => {
 
   it('a suspended member is refused', async () => {
     const { t, cookie } = await setUp();
-    t.db.update(memberships).set({ status: 'suspended' }).where(and(eq(memberships.applicationId, 'notes'))).run();
+    await exec(t.db.update(memberships).set({ status: 'suspended' }).where(and(eq(memberships.applicationId, 'notes'))));
     expectErrorRedirect(await authorize(t, spaParams().params, cookie), t, 'access_denied');
   });
 

@@ -11,6 +11,7 @@ import { eq } from 'drizzle-orm';
 import { auditLog, webhookDeliveries } from '../../server/db/schema.js';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { createClient, follow, signUpCookie, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
+import { many } from '../../server/db/store.js';
 
 let server: OAuthServer;
 let spa: Awaited<ReturnType<typeof createClient>>;
@@ -196,10 +197,10 @@ describe('oauth4webapi (strict) with a confidential web client', () => {
     await expect(
       oauth.processRefreshTokenResponse(as, c, await oauth.refreshTokenGrantRequest(as, c, auth, refreshed.refresh_token!, opts)),
     ).rejects.toMatchObject({ error: 'invalid_grant' });
-    const events = server.running.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'security.refresh_token_reused')).all();
+    const events = await many(server.running.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, 'security.refresh_token_reused')));
     expect(events).toHaveLength(1);
     expect(JSON.parse(events[0]!.payload)).toMatchObject({ applicationId: 'billing', data: { userId: claims.sub, clientId: 'billing' } });
-    const audits = server.running.db.select().from(auditLog).where(eq(auditLog.action, 'security.refresh_token_reused')).all();
+    const audits = await many(server.running.db.select().from(auditLog).where(eq(auditLog.action, 'security.refresh_token_reused')));
     expect(audits.map((a) => a.applicationId)).toEqual(['notes-spa', 'billing']);
 
     // client_secret_post works too, and revocation ends a fresh family.

@@ -10,6 +10,7 @@ import { eq } from 'drizzle-orm';
 import { memberships } from '../../server/db/schema.js';
 import { makeApp } from '../helpers/app.js';
 import { authorize, expectOAuthError, location, setUpClients, spaParams, SPA_REDIRECT, token } from '../helpers/oauth-inject.js';
+import { exec, one } from '../../server/db/store.js';
 
 describe('OAuth hot paths', () => {
   it('is silent up to the last millisecond of a session and sends to sign-in at its expiry', async () => {
@@ -32,7 +33,7 @@ describe('OAuth hot paths', () => {
     const { cookie } = await setUpClients(t);
     expect(location(await authorize(t, spaParams().params, cookie)).searchParams.get('code')).toBeTruthy();
 
-    t.db.update(memberships).set({ status: 'suspended' }).where(eq(memberships.applicationId, 'notes')).run();
+    await exec(t.db.update(memberships).set({ status: 'suspended' }).where(eq(memberships.applicationId, 'notes')));
     const refused = location(await authorize(t, spaParams().params, cookie));
     expect(refused.searchParams.get('error')).toBe('access_denied');
     expect(refused.searchParams.get('code')).toBeNull();
@@ -41,7 +42,7 @@ describe('OAuth hot paths', () => {
   it('spends an openid-only code once, and touches a stale membership in the same exchange', async () => {
     const t = await makeApp();
     const { cookie } = await setUpClients(t);
-    const joined = t.db.select().from(memberships).where(eq(memberships.applicationId, 'notes')).get()!;
+    const joined = (await one(t.db.select().from(memberships).where(eq(memberships.applicationId, 'notes'))))!;
     t.clock.advance(2 * 3600_000); // lastActiveAt is now older than its hourly resolution
 
     const { pkce, params } = spaParams({ scope: 'openid profile' });
@@ -51,7 +52,7 @@ describe('OAuth hot paths', () => {
     expect(first.statusCode, first.body).toBe(200);
     expect(first.json()).toMatchObject({ token_type: 'Bearer', scope: 'openid profile' });
     expect(first.json().refresh_token).toBeUndefined();
-    const touched = t.db.select().from(memberships).where(eq(memberships.id, joined.id)).get()!;
+    const touched = (await one(t.db.select().from(memberships).where(eq(memberships.id, joined.id))))!;
     expect(touched.lastActiveAt).toEqual(t.clock.now());
 
     // Within the hour: the next exchange takes the single-UPDATE path, and a replay still fails.
@@ -60,7 +61,7 @@ describe('OAuth hot paths', () => {
     const second = location(await authorize(t, again.params, cookie)).searchParams.get('code')!;
     const secondForm = { ...form, code: second, code_verifier: again.pkce.verifier };
     expect((await token(t, secondForm)).statusCode).toBe(200);
-    expect(t.db.select().from(memberships).where(eq(memberships.id, joined.id)).get()!.lastActiveAt).toEqual(touched.lastActiveAt);
+    expect((await one(t.db.select().from(memberships).where(eq(memberships.id, joined.id))))!.lastActiveAt).toEqual(touched.lastActiveAt);
     const replay = await token(t, secondForm);
     expectOAuthError(replay, 400, 'invalid_grant');
     expect(replay.json().error_description).toBe('The authorization code has already been used.');

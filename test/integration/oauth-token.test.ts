@@ -15,6 +15,7 @@ import { sweep } from '../../server/data-lifecycle/sweeper.js';
 import {
   authorize, expectOAuthError, location, setUpClients, SPA_REDIRECT, spaParams, spaTokens, token, WEB_REDIRECT,
 } from '../helpers/oauth-inject.js';
+import { exec, one, many } from '../../server/db/store.js';
 
 async function setUp() {
   const t = await makeApp();
@@ -113,7 +114,7 @@ describe('token endpoint: authorization_code grant', () => {
       expectOAuthError(after, 400, 'invalid_grant');
       expect(after.json().error_description, JSON.stringify(wrong)).toBe('The authorization code has already been used.');
     }
-    expect(t.db.select().from(refreshTokenFamilies).all()).toEqual([]);
+    expect(await many(t.db.select().from(refreshTokenFamilies))).toEqual([]);
   });
 
   it('a code whose session was signed out before the exchange is refused', async () => {
@@ -123,7 +124,7 @@ describe('token endpoint: authorization_code grant', () => {
     const res = await token(t, { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: 'notes', code_verifier: verifier });
     expectOAuthError(res, 400, 'invalid_grant');
     expect(res.json().error_description).toBe('The sign-in session this code was issued in has ended.');
-    expect(t.db.select().from(refreshTokenFamilies).all()).toEqual([]);
+    expect(await many(t.db.select().from(refreshTokenFamilies))).toEqual([]);
   });
 
   it('a code is bound to its client and lives 60 seconds', async () => {
@@ -164,7 +165,7 @@ describe('token endpoint: authorization_code grant', () => {
     expect(first.statusCode).toBe(200);
     expectOAuthError(await token(t, form), 400, 'invalid_grant');
     expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: first.json().refresh_token, client_id: 'notes' }), 400, 'invalid_grant');
-    const family = t.db.select().from(refreshTokenFamilies).get()!;
+    const family = (await one(t.db.select().from(refreshTokenFamilies)))!;
     expect(family.revokedReason).toBe('code_replayed');
   });
 });
@@ -193,9 +194,9 @@ describe('token endpoint: refresh_token grant', () => {
     expect(next.json().scope).toBe('openid profile offline_access'); // the grant itself kept its scope
     expect(Object.keys(next.json()).sort()).toEqual(['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
 
-    t.db.update(memberships).set({ status: 'suspended' }).run();
+    await exec(t.db.update(memberships).set({ status: 'suspended' }));
     expectOAuthError(await token(t, form(next.json().refresh_token)), 400, 'invalid_grant');
-    t.db.update(memberships).set({ status: 'active' }).run();
+    await exec(t.db.update(memberships).set({ status: 'active' }));
     const back = await token(t, form(next.json().refresh_token));
     expect(back.statusCode).toBe(200);
     expect(decodeJwt(back.json().access_token).app_user).toMatchObject({ status: 'active' });
@@ -226,14 +227,14 @@ describe('token endpoint: refresh_token grant', () => {
   it('a refresh marks the member active, at most hourly', async () => {
     const { t, cookie } = await setUp();
     const tokens = await spaTokens(t, cookie);
-    const lastActive = () => t.db.select().from(memberships).where(eq(memberships.applicationId, 'notes')).get()!.lastActiveAt.getTime();
-    const before = lastActive();
+    const lastActive = async () => (await one(t.db.select().from(memberships).where(eq(memberships.applicationId, 'notes'))))!.lastActiveAt.getTime();
+    const before = (await lastActive());
     t.clock.advance(30 * 60_000);
     const next = (await token(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: 'notes' })).json();
-    expect(lastActive()).toBe(before);
+    expect((await lastActive())).toBe(before);
     t.clock.advance(31 * 60_000);
     expect((await token(t, { grant_type: 'refresh_token', refresh_token: next.refresh_token, client_id: 'notes' })).statusCode).toBe(200);
-    expect(lastActive()).toBe(t.clock.now().getTime());
+    expect((await lastActive())).toBe(t.clock.now().getTime());
   });
 
   it('refresh tokens expire with their family (30 days)', async () => {
@@ -251,10 +252,10 @@ describe('token endpoint: refresh_token grant', () => {
     expectOAuthError(await token(t, form(tokens.refresh_token!)), 400, 'invalid_grant');
     expectOAuthError(await token(t, form(tokens.refresh_token!)), 400, 'invalid_grant');
     expectOAuthError(await token(t, form(next.refresh_token)), 400, 'invalid_grant');
-    const audits = t.db.select().from(auditLog).where(eq(auditLog.action, 'security.refresh_token_reused')).all();
+    const audits = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'security.refresh_token_reused')));
     expect(audits).toHaveLength(1);
     expect(audits[0]).toMatchObject({ actor: 'system', applicationId: 'notes' });
-    const family = t.db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.applicationId, 'notes')).get()!;
+    const family = (await one(t.db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.applicationId, 'notes'))))!;
     expect(family.revokedReason).toBe('refresh_token_reused');
   });
 });
@@ -276,7 +277,7 @@ describe('userinfo, revocation and end-session', () => {
     expect(info.statusCode).toBe(200);
     expect(info.json()).toEqual({ sub: decodeJwt(ok.access_token).sub, name: 'Ada' });
     // No name: the claim is left out, not null (OIDC Core §5.3.2), in userinfo and the ID token.
-    t.db.update(people).set({ name: null }).run();
+    await exec(t.db.update(people).set({ name: null }));
     const nameless = await t.app.inject({ method: 'GET', url: '/api/auth/oauth2/userinfo', headers: { authorization: `Bearer ${ok.access_token}` } });
     expect(nameless.json()).toEqual({ sub: decodeJwt(ok.access_token).sub });
     expect('name' in decodeJwt((await spaTokens(t, cookie, { scope: 'openid profile' })).id_token!)).toBe(false);
@@ -325,16 +326,16 @@ describe('userinfo, revocation and end-session', () => {
     expect((await userinfo(other.access_token)).statusCode).toBe(200);
     // Kept until the token would have expired, then forgotten by the retention rule.
     const { jti, exp } = decodeJwt(tokens.access_token) as { jti: string; exp: number };
-    expect(t.db.select().from(revokedAccessTokens).all()).toEqual([
+    expect(await many(t.db.select().from(revokedAccessTokens))).toEqual([
       { jti, expiresAt: new Date(exp * 1000), revokedAt: t.clock.now() },
     ]);
-    expect(isAccessTokenRevoked(t.db, jti)).toBe(true);
+    expect(await isAccessTokenRevoked(t.db, jti)).toBe(true);
     t.clock.advance(901_000);
     expect((await sweep(t.db, t.config, t.clock, { between: async () => {} })).pruned['revoked access tokens']).toBe(1);
-    expect(t.db.select().from(revokedAccessTokens).all()).toEqual([]);
+    expect(await many(t.db.select().from(revokedAccessTokens))).toEqual([]);
     // An expired access token is not recorded at all (it cannot be used anyway).
     expect((await revoke({ token: other.access_token, client_id: 'notes' })).statusCode).toBe(200);
-    expect(t.db.select().from(revokedAccessTokens).all()).toEqual([]);
+    expect(await many(t.db.select().from(revokedAccessTokens))).toEqual([]);
   });
 
   it('looks revoked access tokens up by index, and sweeps them by index', () => {

@@ -8,6 +8,7 @@ import { openDatabase } from '../../server/db/client.js';
 import { ensureSigningKey, KEY_ACTIVATION_DELAY_MS, listKeys } from '../../server/oauth/keys.js';
 import { recordAccessTokenTtl, retiringWindowSeconds } from '../../server/ops/token-lifetime.js';
 import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir } from '../helpers/server-process.js';
+import { many } from '../../server/db/store.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -34,7 +35,7 @@ describe('signing-key rotation schedule', () => {
     for (const key of keys) expect(Object.keys(key).some((name) => /private/i.test(name))).toBe(false);
     const jwks = (await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json().keys;
     expect(jwks.map((k: { kid: string }) => k.kid).sort()).toEqual([kid, before[0].kid].sort());
-    const audit = t.db.select().from(auditLog).where(eq(auditLog.action, 'signing_key.rotated')).all();
+    const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'signing_key.rotated')));
     expect(audit.map((a) => a.actor)).toEqual(['system:key-rotation']);
 
     // The new key is young: nothing more is due.
@@ -117,26 +118,26 @@ describe('retiring window of `gatehouse rotate-keys`', () => {
     const rotated = await runCli(['rotate-keys', '--data-dir', dataDir], cleanEnv());
     expect(rotated.code, rotated.stderr).toBe(0);
     const check = openDatabase(join(dataDir, 'gatehouse.db'));
-    const retired = listKeys(check, new Date()).find((k) => k.retiredAt !== null)!;
+    const retired = (await listKeys(check, new Date())).find((k) => k.retiredAt !== null)!;
     check.$client.close();
     expect(Date.parse(retired.expiresAt!) - Date.parse(retired.retiredAt!)).toBe(86_400_000 + 60_000);
   });
 
-  it('covers a longer earlier lifetime after a restart with a shorter one, until those tokens expire', () => {
+  it('covers a longer earlier lifetime after a restart with a shorter one, until those tokens expire', async () => {
     const dataDir = tempDir();
     const db = openDatabase(join(dataDir, 'gatehouse.db'));
     try {
       const t0 = Date.parse('2026-04-01T00:00:00Z');
-      expect(retiringWindowSeconds(db, new Date(t0), 900, 86_400)).toBe(86_400);
-      recordAccessTokenTtl(db, 3600, new Date(t0));
-      expect(retiringWindowSeconds(db, new Date(t0 + 5_000), 900, 86_400)).toBe(3600);
-      expect(retiringWindowSeconds(db, new Date(t0 + 5_000), 7200)).toBe(7200); // never below the caller's own
-      recordAccessTokenTtl(db, 600, new Date(t0 + 100_000));
-      expect(retiringWindowSeconds(db, new Date(t0 + 200_000), 60)).toBe(3500);
-      expect(retiringWindowSeconds(db, new Date(t0 + 100_000 + 3_600_000), 60)).toBe(600);
+      expect(await retiringWindowSeconds(db, new Date(t0), 900, 86_400)).toBe(86_400);
+      await recordAccessTokenTtl(db, 3600, new Date(t0));
+      expect(await retiringWindowSeconds(db, new Date(t0 + 5_000), 900, 86_400)).toBe(3600);
+      expect(await retiringWindowSeconds(db, new Date(t0 + 5_000), 7200)).toBe(7200); // never below the caller's own
+      await recordAccessTokenTtl(db, 600, new Date(t0 + 100_000));
+      expect(await retiringWindowSeconds(db, new Date(t0 + 200_000), 60)).toBe(3500);
+      expect(await retiringWindowSeconds(db, new Date(t0 + 100_000 + 3_600_000), 60)).toBe(600);
       // A third start keeps the earlier promise too.
-      recordAccessTokenTtl(db, 300, new Date(t0 + 300_000));
-      expect(retiringWindowSeconds(db, new Date(t0 + 400_000), 60)).toBe(3300);
+      await recordAccessTokenTtl(db, 300, new Date(t0 + 300_000));
+      expect(await retiringWindowSeconds(db, new Date(t0 + 400_000), 60)).toBe(3300);
     } finally {
       db.$client.close();
     }

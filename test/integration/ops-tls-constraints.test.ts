@@ -150,7 +150,7 @@ describe('name constraints of the local CA', () => {
     expect(expired.fingerprint).not.toBe(first.fingerprint);
   });
 
-  it('keeps serving a CA from an older install (ten years, no constraints) but reports it until renewed', () => {
+  it('keeps serving a CA from an older install (ten years, no constraints) but reports it until renewed', async () => {
     const dir = tempDataDir();
     const now = new Date();
     const old = legacyCa(dir, now);
@@ -159,7 +159,7 @@ describe('name constraints of the local CA', () => {
     expect(new X509Certificate(tls.cert).checkIssued(new X509Certificate(old))).toBe(true);
     expect(caStatus(dir, [], now)).toMatchObject({ nameConstraints: null, renewalDue: true, uncovered: [] });
     openDatabase(join(dir, 'gatehouse.db')).$client.close();
-    const status = readStatus(dir);
+    const status = await readStatus(dir);
     expect(formatStatus(status!)).toContain(`Local CA         SHA-256 ${tls.fingerprint}, expires ${new Date(new X509Certificate(old).validTo).toISOString()}, no name constraints (made by an older Gatehouse: renew it)`);
   });
 });
@@ -188,7 +188,7 @@ describe('the CA on a running server', () => {
     expect(body.caNameConstraints.dns).toContain('localhost');
     expect(body.caNameConstraints.ips).toContain('127.0.0.1');
     // The CLI's status shows the same fingerprint.
-    expect(formatStatus(readStatus(dir)!)).toContain(`Local CA         SHA-256 ${fingerprint}, expires `);
+    expect(formatStatus((await readStatus(dir))!)).toContain(`Local CA         SHA-256 ${fingerprint}, expires `);
 
     const renewed = await admin(trustingOld, 'POST', '/api/admin/tls/ca/renew');
     expect(renewed.status).toBe(200);

@@ -12,6 +12,7 @@ import { spaTokens } from '../helpers/oauth-inject.js';
 import { sweep } from '../../server/data-lifecycle/sweeper.js';
 import { dayOf } from '../../server/activity/record.js';
 import { activityDaily, activityPeople } from '../../server/db/schema.js';
+import { exec, many, sqlRows } from '../../server/db/store.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -200,13 +201,13 @@ describe('activity counters', () => {
     expect(plan(t, 'SELECT * FROM activity_daily WHERE application_id = ? AND day BETWEEN ? AND ?', '', 1, 2)).toMatch(/SEARCH activity_daily USING INDEX sqlite_autoindex_activity_daily_1 \(application_id=\? AND day>\? AND day<\?\)/);
     expect(plan(t, 'SELECT application_id, day FROM activity_daily WHERE day < ? LIMIT 500', 1)).toMatch(/SEARCH activity_daily USING (COVERING )?INDEX activity_daily_day_idx \(day<\?\)/);
     const today = dayOf(t.clock.now());
-    for (const day of [today - 401, today - 400, today - 399, today]) t.db.insert(activityDaily).values({ applicationId: '', day, signIns: 1 }).run();
-    for (let i = 0; i < 1200; i++) t.db.insert(activityPeople).values({ day: today - 2 - (i % 3), applicationId: '', personId: `usr_${i}` }).run();
-    for (const day of [today - 1, today]) t.db.insert(activityPeople).values({ day, applicationId: 'notes', personId: 'usr_x' }).run();
+    for (const day of [today - 401, today - 400, today - 399, today]) await exec(t.db.insert(activityDaily).values({ applicationId: '', day, signIns: 1 }));
+    for (let i = 0; i < 1200; i++) await exec(t.db.insert(activityPeople).values({ day: today - 2 - (i % 3), applicationId: '', personId: `usr_${i}` }));
+    for (const day of [today - 1, today]) await exec(t.db.insert(activityPeople).values({ day, applicationId: 'notes', personId: 'usr_x' }));
     const run = await sweep(t.db, t.config, t.clock, { between: async () => {} });
     expect({ days: run.pruned['activity days'], people: run.pruned['activity people'] }).toEqual({ days: 1, people: 1200 });
-    expect(t.db.select({ day: activityDaily.day }).from(activityDaily).all().map((r) => today - r.day)).toEqual([400, 399, 0]);
-    expect(t.db.all(sql`SELECT day FROM activity_people ORDER BY day`).map((r) => today - (r as { day: number }).day)).toEqual([1, 0]);
+    expect((await many(t.db.select({ day: activityDaily.day }).from(activityDaily))).map((r) => today - r.day)).toEqual([400, 399, 0]);
+    expect((await sqlRows(t.db, sql`SELECT day FROM activity_people ORDER BY day`)).map((r) => today - (r as { day: number }).day)).toEqual([1, 0]);
   });
 });
 

@@ -13,6 +13,7 @@ import { cookieValue, insertInvitation, postJson, sessionCookieOf, signIn, signU
 import { expectProblem } from '../helpers/problem.js';
 import { decodeQuotedPrintable, startSmtp, type ReceivedMail } from '../helpers/smtp.js';
 import { expectOAuthError, setUpClients, spaTokens, token } from '../helpers/oauth-inject.js';
+import { exec, one, many } from '../../server/db/store.js';
 
 const NEW_PASSWORD = 'a brand new password';
 let smtp: Awaited<ReturnType<typeof startSmtp>> | undefined;
@@ -78,17 +79,17 @@ describe('password reset by e-mail', () => {
     expectOAuthError(await token(t, { grant_type: 'refresh_token', refresh_token: refresh!, client_id: 'notes' }), 400, 'invalid_grant');
     expectProblem(await signIn(t, { email: 'ada@example.com' }), 401, 'invalid_credentials');
     expect((await signIn(t, { email: 'ada@example.com', password: NEW_PASSWORD })).statusCode).toBe(200);
-    expect(t.db.select({ v: people.emailVerified }).from(people).where(eq(people.email, 'ada@example.com')).get()).toEqual({ v: true });
+    expect(await one(t.db.select({ v: people.emailVerified }).from(people).where(eq(people.email, 'ada@example.com')))).toEqual({ v: true });
   });
 
   it('gives a person who only had an external provider a password sign-in', async () => {
     const t = await withMail();
     const now = t.clock.now();
-    t.db.insert(people).values({ id: 'usr_gh', email: 'octo@example.com', emailVerified: true, createdAt: now, updatedAt: now }).run();
-    t.db.insert(linkedAccounts).values({ id: 'acc_gh', personId: 'usr_gh', provider: 'github', providerAccountId: '1', email: 'octo@example.com', linkedAt: now }).run();
+    await exec(t.db.insert(people).values({ id: 'usr_gh', email: 'octo@example.com', emailVerified: true, createdAt: now, updatedAt: now }));
+    await exec(t.db.insert(linkedAccounts).values({ id: 'acc_gh', personId: 'usr_gh', provider: 'github', providerAccountId: '1', email: 'octo@example.com', linkedAt: now }));
     await askReset(t, 'octo@example.com');
     expect((await confirm(t, (await mailedLink(RESET, '/reset-password')).url.searchParams.get('token')!)).statusCode).toBe(204);
-    const methods = t.db.select({ p: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, 'usr_gh')).all();
+    const methods = await many(t.db.select({ p: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, 'usr_gh')));
     expect(methods.map((m) => m.p).sort()).toEqual(['credential', 'github']);
     expect((await signIn(t, { email: 'octo@example.com', password: NEW_PASSWORD })).statusCode).toBe(200);
   });
@@ -178,8 +179,8 @@ describe('e-mail verification', () => {
     await setUpClients(t);
     const { url, mail } = await mailedLink(VERIFY, '/verify-email');
     expect(mail.to).toEqual(['ada@example.com']);
-    const verified = () => t.db.select({ v: people.emailVerified }).from(people).get();
-    expect(verified()).toEqual({ v: false });
+    const verified = async () => await one(t.db.select({ v: people.emailVerified }).from(people));
+    expect((await verified())).toEqual({ v: false });
     const path = `${url.pathname}${url.search}`;
     const raw = url.searchParams.get('token')!;
 
@@ -189,17 +190,17 @@ describe('e-mail verification', () => {
     expect(page.res.statusCode).toBe(200);
     expect(page.res.body).toContain('<form method="post" action="/verify-email"');
     expect(page.res.body).toContain(`<input type="hidden" name="token" value="${raw}">`);
-    expect(verified()).toEqual({ v: false });
+    expect((await verified())).toEqual({ v: false });
 
     // The form post needs the double-submit token.
     const forged = await postForm(t, '/verify-email', { csrf_token: 'forged', token: raw }, page.cookie);
     expect([forged.statusCode, forged.headers['content-type']]).toEqual([403, 'text/html; charset=utf-8']);
-    expect(verified()).toEqual({ v: false });
+    expect((await verified())).toEqual({ v: false });
 
     const confirmed = await postForm(t, '/verify-email', { csrf_token: csrfFrom(page.res), token: raw }, page.cookie);
     await expectPage(confirmed, 200, 'Thank you: ada@example.com is confirmed.');
-    expect(verified()).toEqual({ v: true });
-    expect(t.db.select().from(auditLog).where(eq(auditLog.action, 'person.email_verified')).all()).toHaveLength(1);
+    expect((await verified())).toEqual({ v: true });
+    expect(await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'person.email_verified')))).toHaveLength(1);
 
     await expectPage(await postForm(t, '/verify-email', { csrf_token: csrfFrom(page.res), token: raw }, page.cookie), 410, 'This link was already used.');
     await expectPage(await t.app.inject({ method: 'GET', url: path }), 410, 'This link was already used.');
@@ -224,7 +225,7 @@ describe('e-mail verification', () => {
 
     // An invitation proves the address: signing up with one sends no verification e-mail.
     const before = count(VERIFY);
-    const invitation = insertInvitation(t, 'notes', 'bob@example.com');
+    const invitation = (await insertInvitation(t, 'notes', 'bob@example.com'));
     expect((await signUp(t, { email: 'bob@example.com', invitationToken: invitation })).statusCode).toBe(201);
     await settle();
     expect(count(VERIFY)).toBe(before);

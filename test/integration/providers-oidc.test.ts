@@ -16,6 +16,7 @@ import { downstream as startDownstream, upstreamPerson as startUpstreamPerson, t
 import { PASSWORD, insertInvitation, signUp } from '../helpers/accounts.js';
 import { startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
 import { Browser, expectPage, inputValue, linkHref } from '../helpers/browser-jar.js';
+import { exec, one, many } from '../../server/db/store.js';
 
 const APP_CALLBACK = 'https://notes.example.com/callback';
 let upstream: OAuthServer;
@@ -65,8 +66,8 @@ async function callbackUrl(d: Downstream, browser: Browser): Promise<string> {
 }
 
 
-const accountsOf = (t: TestApp, personId: string) =>
-  t.db.select({ provider: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, personId)).all().map((a) => a.provider).sort();
+const accountsOf = async (t: TestApp, personId: string) =>
+  (await many(t.db.select({ provider: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, personId)))).map((a) => a.provider).sort();
 
 describe('the oidc provider against a real upstream Gatehouse', () => {
   it('creates the person on first sign-in and reuses the link on the next one', async () => {
@@ -98,11 +99,11 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
       ['/api/auth/oauth2/authorize', 302], // downstream: the realm is signed in now
     ]);
 
-    const person = d.t.db.select().from(people).where(eq(people.email, email)).get()!;
+    const person = (await one(d.t.db.select().from(people).where(eq(people.email, email))))!;
     expect(person).toMatchObject({ emailVerified: true, name: 'Ada Upstream', passwordHash: null });
-    expect(accountsOf(d.t, person.id)).toEqual(['oidc']);
-    expect(d.t.db.select().from(memberships).where(eq(memberships.personId, person.id)).all()).toHaveLength(1);
-    expect(d.t.db.select().from(providerLogins).all()).toEqual([]);
+    expect((await accountsOf(d.t, person.id))).toEqual(['oidc']);
+    expect(await many(d.t.db.select().from(memberships).where(eq(memberships.personId, person.id)))).toHaveLength(1);
+    expect(await many(d.t.db.select().from(providerLogins))).toEqual([]);
     expect(browser.cookie('127.0.0.2', 'gatehouse_provider_login')).toBeUndefined();
 
     // Another browser of the same person (signed in upstream only): the link signs them in.
@@ -110,8 +111,8 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     second.setCookie('127.0.0.1', 'gatehouse_session', browser.cookie('127.0.0.1', 'gatehouse_session')!);
     const again = await second.follow(await providerButton(d, second));
     expect(again.location!.startsWith(`${APP_CALLBACK}?code=`)).toBe(true);
-    expect(d.t.db.select().from(people).all()).toHaveLength(1);
-    expect(d.t.db.select().from(linkedAccounts).all()).toHaveLength(1);
+    expect(await many(d.t.db.select().from(people))).toHaveLength(1);
+    expect(await many(d.t.db.select().from(linkedAccounts))).toHaveLength(1);
   });
 
   it('cleans the name a provider vouches for (controls, bidi overrides, stacked marks) instead of refusing the sign-in', async () => {
@@ -119,10 +120,10 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     const browser = browserFor(d);
     const email = await upstreamPerson(d, browser);
     // The upstream is another Gatehouse, which refuses such names; its store is written directly.
-    upstream.running.db.update(people).set({ name: `Ada\u0000 \u202Eecalevol\u202C Z${'\u0301'.repeat(9)}` }).where(eq(people.email, email)).run();
+    await exec(upstream.running.db.update(people).set({ name: `Ada\u0000 \u202Eecalevol\u202C Z${'\u0301'.repeat(9)}` }).where(eq(people.email, email)));
     const done = await browser.follow(await providerButton(d, browser));
     expect(done.location!.startsWith(`${APP_CALLBACK}?code=`)).toBe(true);
-    expect(d.t.db.select().from(people).where(eq(people.email, email)).get()!.name).toBe(`Ada ecalevol Z${'\u0301'.repeat(4)}`);
+    expect((await one(d.t.db.select().from(people).where(eq(people.email, email))))!.name).toBe(`Ada ecalevol Z${'\u0301'.repeat(4)}`);
   });
 
   it('links to an existing person with that e-mail only after they prove it with their password', async () => {
@@ -130,33 +131,33 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     const browser = browserFor(d);
     const email = await upstreamPerson(d, browser);
     expect((await signUp(d.t, { email, name: 'Ada Here', applicationId: 'notes' })).statusCode).toBe(201);
-    const existing = d.t.db.select().from(people).where(eq(people.email, email)).get()!;
+    const existing = (await one(d.t.db.select().from(people).where(eq(people.email, email))))!;
 
     const callback = await browser.request(await callbackUrl(d, browser));
     expect(callback.status).toBe(303);
     expect(callback.headers.get('location')).toBe('/link-account');
-    expect(accountsOf(d.t, existing.id)).toEqual(['credential']); // nothing linked yet
+    expect((await accountsOf(d.t, existing.id))).toEqual(['credential']); // nothing linked yet
 
     // Another provider already linked to the account (and configured here) is offered as proof too.
-    d.t.db.insert(linkedAccounts).values({ id: 'acc_gh', personId: existing.id, provider: 'github', providerAccountId: '42', email, linkedAt: new Date() }).run();
+    await exec(d.t.db.insert(linkedAccounts).values({ id: 'acc_gh', personId: existing.id, provider: 'github', providerAccountId: '42', email, linkedAt: new Date() }));
     Object.assign(d.t.config.env, { GITHUB_CLIENT_ID: 'gh', GITHUB_CLIENT_SECRET: 'gh-secret' });
     const page = await browser.request(`${d.issuer}/link-account`);
     const html = await page.text();
     expect(page.status).toBe(200);
     expect(html).toContain(`An account for <strong>${email}</strong> already exists here.`);
     expect(html).toContain('<a class="button secondary" href="/api/auth/sign-in/github">Sign in with GitHub to link</a>');
-    d.t.db.delete(linkedAccounts).where(eq(linkedAccounts.id, 'acc_gh')).run();
+    await exec(d.t.db.delete(linkedAccounts).where(eq(linkedAccounts.id, 'acc_gh')));
     const csrf = inputValue(html, 'csrf_token');
 
     const wrong = await browser.request(`${d.issuer}/link-account`, { form: { csrf_token: csrf, password: 'not the password' } });
     await expectPage(wrong, 401, 'The e-mail address or password is not correct.');
-    expect(accountsOf(d.t, existing.id)).toEqual(['credential']);
+    expect((await accountsOf(d.t, existing.id))).toEqual(['credential']);
 
     const proved = await browser.follow(`${d.issuer}/link-account`, { form: { csrf_token: csrf, password: PASSWORD } });
     expect(proved.hops[0]).toMatchObject({ status: 303 });
     expect(proved.location!.startsWith(`${APP_CALLBACK}?code=`)).toBe(true);
-    expect(accountsOf(d.t, existing.id)).toEqual(['credential', 'oidc']);
-    expect(d.t.db.select().from(people).all()).toHaveLength(1);
+    expect((await accountsOf(d.t, existing.id))).toEqual(['credential', 'oidc']);
+    expect(await many(d.t.db.select().from(people))).toHaveLength(1);
     expect(browser.cookie('127.0.0.2', 'gatehouse_link_pending')).toBeUndefined();
 
     // From now on the upstream identity signs this person in directly, in a fresh browser too.
@@ -171,22 +172,22 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     let browser = browserFor(closed);
     await upstreamPerson(closed, browser);
     await expectPage(await browser.request(await callbackUrl(closed, browser)), 403, 'Notes does not accept new members.');
-    expect(closed.t.db.select().from(people).all()).toEqual([]);
+    expect(await many(closed.t.db.select().from(people))).toEqual([]);
 
     const inviteOnly = await downstream({ signup_policy: 'invite_only' });
     browser = browserFor(inviteOnly);
     await upstreamPerson(inviteOnly, browser);
     await expectPage(await browser.request(await callbackUrl(inviteOnly, browser)), 403, 'Notes is open to invited people only.');
-    expect(inviteOnly.t.db.select().from(people).all()).toEqual([]);
-    expect(inviteOnly.t.db.select().from(linkedAccounts).all()).toEqual([]);
+    expect(await many(inviteOnly.t.db.select().from(people))).toEqual([]);
+    expect(await many(inviteOnly.t.db.select().from(linkedAccounts))).toEqual([]);
 
     browser = browserFor(inviteOnly);
     const invitedEmail = await upstreamPerson(inviteOnly, browser);
-    insertInvitation(inviteOnly.t, 'notes', invitedEmail, 'admin');
+    (await insertInvitation(inviteOnly.t, 'notes', invitedEmail, 'admin'));
     const joined = await browser.follow(await callbackUrl(inviteOnly, browser));
     expect(joined.location!.startsWith(`${APP_CALLBACK}?code=`)).toBe(true);
-    const person = inviteOnly.t.db.select().from(people).where(eq(people.email, invitedEmail)).get()!;
-    expect(inviteOnly.t.db.select({ role: memberships.role }).from(memberships).where(eq(memberships.personId, person.id)).get()).toEqual({ role: 'admin' });
+    const person = (await one(inviteOnly.t.db.select().from(people).where(eq(people.email, invitedEmail))))!;
+    expect(await one(inviteOnly.t.db.select({ role: memberships.role }).from(memberships).where(eq(memberships.personId, person.id)))).toEqual({ role: 'admin' });
   });
 
   it('binds the callback to the browser that started it, uses it once, and lets it expire after 10 minutes', async () => {
@@ -221,7 +222,7 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     const url = new URL(await callbackUrl(d, browser));
     expect(url.searchParams.get('error')).toBe('access_denied');
     await expectPage(await browser.request(url.href), 403, 'Upstream did not let you sign in (access was denied or cancelled).');
-    expect(d.t.db.select().from(people).all()).toEqual([]);
+    expect(await many(d.t.db.select().from(people))).toEqual([]);
   });
 
   it('turns a failed code exchange and an unreachable issuer into 502 pages, never a 500', async () => {
@@ -231,12 +232,12 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     const url = await callbackUrl(d, browser);
     d.t.config.env.OIDC_CLIENT_SECRET = 'not-the-secret'; // the upstream refuses the exchange (invalid_client)
     await expectPage(await browser.request(url), 502, 'Upstream did not confirm the sign-in. Please start again.');
-    expect(d.t.db.select().from(people).all()).toEqual([]);
+    expect(await many(d.t.db.select().from(people))).toEqual([]);
 
     d.t.config.env.OIDC_ISSUER = 'http://127.0.0.1:9'; // nothing listens there
     const start = await browser.request(`${d.issuer}/api/auth/sign-in/oidc?client_id=notes`);
     await expectPage(start, 502, 'Upstream cannot be reached right now. Please try again later.');
-    expect(d.t.db.select().from(providerLogins).all()).toEqual([]);
+    expect(await many(d.t.db.select().from(providerLogins))).toEqual([]);
   });
 
   it('never redirects to a return_to Node cannot write as a header: refused at the start, and checked again as it leaves the store', async () => {
@@ -253,13 +254,13 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     };
 
     const refused = await startWith(`${resume}&x=Ā`);
-    expect(d.t.db.select({ returnTo: providerLogins.returnTo }).from(providerLogins).all()).toEqual([{ returnTo: '/account' }]);
+    expect(await many(d.t.db.select({ returnTo: providerLogins.returnTo }).from(providerLogins))).toEqual([{ returnTo: '/account' }]);
     const first = await browser.request(refused);
     expect({ status: first.status, location: first.headers.get('location') }).toEqual({ status: 303, location: '/account' });
 
     // A row written by an earlier version, whose check let such a value through.
     const stored = await startWith(resume);
-    d.t.db.update(providerLogins).set({ returnTo: `${resume}&x=Ā` }).run();
+    await exec(d.t.db.update(providerLogins).set({ returnTo: `${resume}&x=Ā` }));
     const second = await browser.request(stored);
     expect({ status: second.status, location: second.headers.get('location') }).toEqual({ status: 303, location: '/account' });
   });
@@ -291,8 +292,8 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
       ['/account', 200, ''],
     ]);
     expect(await linked.res.text()).toContain('The sign-in method was linked: you can use it to sign in from now on.');
-    const grace = d.t.db.select().from(people).where(eq(people.email, 'grace@example.com')).get()!;
-    expect(accountsOf(d.t, grace.id)).toEqual(['credential', 'oidc']);
+    const grace = (await one(d.t.db.select().from(people).where(eq(people.email, 'grace@example.com'))))!;
+    expect((await accountsOf(d.t, grace.id))).toEqual(['credential', 'oidc']);
 
     // Someone else signed in on this browser tries to link the same upstream identity: 409.
     expect((await signUp(d.t, { email: 'alan@example.com', applicationId: 'notes' })).statusCode).toBe(201);
@@ -305,7 +306,7 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     const to = /content="0;url=([^"]+)"/.exec(await again.text())![1]!.replaceAll('&amp;', '&');
     const refused = await browser.follow(to);
     await expectPage(refused.res, 409, 'This Upstream account is already linked to another Gatehouse account.');
-    const alan = d.t.db.select().from(people).where(eq(people.email, 'alan@example.com')).get()!;
-    expect(d.t.db.select().from(linkedAccounts).where(and(eq(linkedAccounts.personId, alan.id), eq(linkedAccounts.provider, 'oidc'))).all()).toEqual([]);
+    const alan = (await one(d.t.db.select().from(people).where(eq(people.email, 'alan@example.com'))))!;
+    expect(await many(d.t.db.select().from(linkedAccounts).where(and(eq(linkedAccounts.personId, alan.id), eq(linkedAccounts.provider, 'oidc'))))).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@ import { sha256 } from '../../server/util/crypto.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { expectPage } from '../helpers/browser-jar.js';
 import { createApplication, cookieValue, signUp, sessionCookieOf } from '../helpers/accounts.js';
+import { many } from '../../server/db/store.js';
 
 const ISSUER = 'http://127.0.0.1:8787';
 const ALL = ['google', 'github', 'microsoft', 'gitlab', 'discord'];
@@ -59,7 +60,7 @@ describe('starting an external sign-in', () => {
       scope: want.scope,
     });
 
-    const [login] = t.db.select().from(providerLogins).all();
+    const [login] = await many(t.db.select().from(providerLogins));
     expect(login).toMatchObject({ state: sha256(q.state!), provider, applicationId: 'notes', returnTo: RETURN_TO, linkPersonId: null, identity: null });
     expect(q.code_challenge).toBe(createHash('sha256').update(login!.codeVerifier).digest('base64url'));
     if (want.nonce) expect(q.nonce).toBe(login!.nonce);
@@ -88,7 +89,7 @@ describe('starting an external sign-in', () => {
       'Signing in with OpenID Connect is not set up correctly on this server: OIDC_ISSUER must use https (http only for loopback or private-network hosts).',
     );
     await expectPage(await start(t, 'github', 'client_id=notes&extra=1'), 400, 'The request is not valid.');
-    expect(t.db.select().from(providerLogins).all()).toEqual([]);
+    expect(await many(t.db.select().from(providerLogins))).toEqual([]);
   });
 
   it('answers a callback without a login in progress with an error page', async () => {
@@ -110,7 +111,7 @@ describe('starting an external sign-in', () => {
     });
     await expectPage(failed, 400, 'GitHub refused the sign-in (server_error). Please start again.');
     expect(failed.body).not.toContain('555-0100');
-    expect(t.db.select().from(providerLogins).where(eq(providerLogins.provider, 'github')).all()).toEqual([]);
+    expect(await many(t.db.select().from(providerLogins).where(eq(providerLogins.provider, 'github')))).toEqual([]);
   });
 
   it('starts linking from the account page only for a signed-in person with the form token', async () => {
@@ -132,7 +133,7 @@ describe('starting an external sign-in', () => {
     const to = /content="0;url=([^"]+)"/.exec(started.body)![1]!.replaceAll('&amp;', '&');
     expect(to.startsWith('https://github.com/login/oauth/authorize?')).toBe(true);
     expect(started.headers['content-security-policy']).toContain("form-action 'self';");
-    const [login] = t.db.select().from(providerLogins).all();
+    const [login] = await many(t.db.select().from(providerLogins));
     expect(login).toMatchObject({ provider: 'github', applicationId: null, returnTo: '/account', linkPersonId: expect.stringMatching(/^usr_/) });
     await expectPage(await t.app.inject({ method: 'POST', url: '/account/link/google', cookies: { gatehouse_csrf: csrf, gatehouse_session: session }, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `csrf_token=${csrf}` }), 200, 'Taking you to Google');
   });

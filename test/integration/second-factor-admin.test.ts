@@ -14,6 +14,7 @@ import { PASSWORD, cookieValue, createApplication, postJson } from '../helpers/a
 import { me, secondDeviceCookie, signedUpCookie } from '../helpers/self-service.js';
 import { expectProblem } from '../helpers/problem.js';
 import { auditLog, totpCredentials, webhookDeliveries } from '../../server/db/schema.js';
+import { one, many } from '../../server/db/store.js';
 
 const START = new Date('2026-04-01T08:00:05Z');
 const code = (secret: string, at: Date) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at.getTime() });
@@ -29,8 +30,8 @@ async function withTotp(t: TestApp, policy: Record<string, unknown> = {}) {
   return { cookie, phone, secret, member };
 }
 
-const events = (t: TestApp, type: string) =>
-  t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, type)).all().map((d) => JSON.parse(d.payload) as { data: unknown; applicationId: string });
+const events = async (t: TestApp, type: string) =>
+  (await many(t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.type, type)))).map((d) => JSON.parse(d.payload) as { data: unknown; applicationId: string });
 
 describe('admin: a member\'s second factors', () => {
   it('shows a summary of counts and dates, never a secret', async () => {
@@ -45,7 +46,7 @@ describe('admin: a member\'s second factors', () => {
     });
     expect(res.body).not.toContain(secret);
     // The enrolment told the application.
-    expect(events(t, 'second_factor.enrolled').map((e) => e.data)).toEqual([{ userId: member.userId, email: 'ada@example.com', method: 'totp' }]);
+    expect((await events(t, 'second_factor.enrolled')).map((e) => e.data)).toEqual([{ userId: member.userId, email: 'ada@example.com', method: 'totp' }]);
   });
 
   it('resets them for a lost device: 204, every session ended, audited, and the application told', async () => {
@@ -58,12 +59,12 @@ describe('admin: a member\'s second factors', () => {
 
     const reset = await t.admin('DELETE', `/api/admin/applications/notes/users/${member.id}/second-factor`);
     expect(reset.statusCode).toBe(204);
-    expect(t.db.select().from(totpCredentials).all()).toEqual([]);
+    expect(await many(t.db.select().from(totpCredentials))).toEqual([]);
     for (const c of [cookie, phone]) expectProblem(await me(t, 'GET', '/api/me/security', c), 401, 'unauthorized');
-    const audit = t.db.select().from(auditLog).where(eq(auditLog.action, 'second_factor.reset')).get()!;
+    const audit = (await one(t.db.select().from(auditLog).where(eq(auditLog.action, 'second_factor.reset'))))!;
     expect(audit).toMatchObject({ actor: 'admin', applicationId: 'notes', target: member.userId });
     expect(audit.details).toEqual({ totp: true, passkeys: 0, recoveryCodes: 10, sessionsEnded: 2 });
-    expect(events(t, 'second_factor.removed').map((e) => e.data)).toEqual([{ userId: member.userId, email: 'ada@example.com', method: 'all' }]);
+    expect((await events(t, 'second_factor.removed')).map((e) => e.data)).toEqual([{ userId: member.userId, email: 'ada@example.com', method: 'all' }]);
     expect((await t.admin('GET', `/api/admin/applications/notes/users/${member.id}`)).json().secondFactor).toEqual({
       totp: { enabled: false, confirmedAt: null }, passkeys: { count: 0, lastUsedAt: null }, recoveryCodes: { remaining: 0, createdAt: null },
     });
@@ -82,7 +83,7 @@ describe('self-service: removing a factor', () => {
     // A fresh sign-in on this device (both steps) makes it recent.
     const first = await postJson(t, '/api/auth/sign-in/email', { email: 'ada@example.com', password: PASSWORD }, { cookie });
     const mfa = `gatehouse_mfa=${cookieValue(first, 'gatehouse_mfa')}`;
-    const secret = (await import('../../server/accounts/second-factor/secret-box.js')).secretBox(t.config).decrypt(t.db.select().from(totpCredentials).get()!.secret!);
+    const secret = (await import('../../server/accounts/second-factor/secret-box.js')).secretBox(t.config).decrypt((await one(t.db.select().from(totpCredentials)))!.secret!);
     const done = await postJson(t, '/api/auth/second-factor/totp', { code: code(secret, t.clock.now()) }, { cookie: `${cookie}; ${mfa}` });
     expect(done.statusCode).toBe(200);
     expect(cookieValue(done, 'gatehouse_session')).toBeUndefined(); // the same session was kept
@@ -90,7 +91,7 @@ describe('self-service: removing a factor', () => {
     expect((await me(t, 'DELETE', '/api/me/totp', cookie)).statusCode).toBe(204);
     expectProblem(await me(t, 'GET', '/api/me/security', phone), 401, 'unauthorized');
     expect((await me(t, 'GET', '/api/me/security', cookie)).json()).toEqual({ totp: { enabled: false, confirmedAt: null }, passkeys: [], recoveryCodes: { remaining: 0 } });
-    const removed = t.db.select().from(auditLog).where(and(eq(auditLog.action, 'second_factor.removed'))).get()!;
+    const removed = (await one(t.db.select().from(auditLog).where(and(eq(auditLog.action, 'second_factor.removed')))))!;
     expect(removed.details).toEqual({ method: 'totp', sessionsEnded: 1 });
     expectProblem(await me(t, 'DELETE', '/api/me/passkeys/pky_nope', cookie), 404, 'passkey_not_found');
     expectProblem(await me(t, 'PATCH', '/api/me/passkeys/pky_nope', cookie, { name: 'x' }), 404, 'passkey_not_found');

@@ -16,6 +16,7 @@ import { expectProblem } from '../helpers/problem.js';
 import { auditLog, secondFactorBackOff, totpCredentials } from '../../server/db/schema.js';
 import { sweep } from '../../server/data-lifecycle/sweeper.js';
 import { fixedClock } from '../../server/util/clock.js';
+import { one, many } from '../../server/db/store.js';
 
 const START = new Date('2026-03-02T10:00:05Z');
 
@@ -53,7 +54,7 @@ describe('TOTP enrolment', () => {
     expect(Object.fromEntries(parsed.searchParams)).toEqual({ issuer: 'Gatehouse', secret, algorithm: 'SHA1', digits: '6', period: '30' });
 
     // Stored encrypted (the key lives in a file, not the database), and not confirmed yet.
-    const row = t.db.select().from(totpCredentials).get()!;
+    const row = (await one(t.db.select().from(totpCredentials)))!;
     expect(row.secret).toBeNull();
     expect(row.pendingSecret).toMatch(/^v1\./);
     expect(row.pendingSecret).not.toContain(secret);
@@ -72,9 +73,9 @@ describe('TOTP enrolment', () => {
       totp: { enabled: true, confirmedAt: START.toISOString() }, passkeys: [], recoveryCodes: { remaining: 10 },
     });
     // Audited, without the secret or codes.
-    const entries = t.db.select().from(auditLog).where(eq(auditLog.action, 'second_factor.enrolled')).all();
+    const entries = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'second_factor.enrolled')));
     expect(entries.map((e) => e.details)).toEqual([{ method: 'totp' }]);
-    expect(JSON.stringify(t.db.select().from(auditLog).all())).not.toContain(secret);
+    expect(JSON.stringify(await many(t.db.select().from(auditLog)))).not.toContain(secret);
 
     // The code that confirmed it was spent: it does not sign in a second time in its step.
     const { cookie: mfa } = await passwordStep(t);
@@ -91,7 +92,7 @@ describe('adding a factor', () => {
     expectProblem(await me(t, 'POST', '/api/me/totp', cookie), 403, 'reauthentication_required');
     expectProblem(await me(t, 'POST', '/api/me/passkeys/options', cookie), 403, 'reauthentication_required');
     expectProblem(await me(t, 'POST', '/api/me/totp/confirm', cookie, { code: '123456' }), 409, 'totp_not_started');
-    expect(t.db.select().from(totpCredentials).all()).toEqual([]);
+    expect(await many(t.db.select().from(totpCredentials))).toEqual([]);
   });
 });
 
@@ -173,17 +174,17 @@ describe('sign-in with TOTP', () => {
     expectProblem(locked, 429, 'rate_limited');
     t.clock.advance(31_000);
     expect((await totpStep(t, next.cookie, right())).statusCode).toBe(200);
-    const audits = t.db.select().from(auditLog).all().map((e) => JSON.stringify(e.details));
+    const audits = (await many(t.db.select().from(auditLog))).map((e) => JSON.stringify(e.details));
     expect(audits.join()).not.toContain(bad);
     // The success cleared the person's count; a count left alone is swept after a day.
-    expect(t.db.select().from(secondFactorBackOff).all()).toEqual([]);
+    expect(await many(t.db.select().from(secondFactorBackOff))).toEqual([]);
     const again = await passwordStep(t);
     expectProblem(await totpStep(t, again.cookie, bad), 401, 'invalid_code');
-    expect(t.db.select().from(secondFactorBackOff).all()).toHaveLength(1);
+    expect(await many(t.db.select().from(secondFactorBackOff))).toHaveLength(1);
     expect((await sweep(t.db, t.config, t.clock)).pruned['second-factor back-off (idle)']).toBeUndefined();
     const dayLater = fixedClock(new Date(t.clock.now().getTime() + 24 * 3600_000 + 1));
     expect((await sweep(t.db, t.config, dayLater)).pruned['second-factor back-off (idle)']).toBe(1);
-    expect(t.db.select().from(secondFactorBackOff).all()).toEqual([]);
+    expect(await many(t.db.select().from(secondFactorBackOff))).toEqual([]);
   });
 });
 

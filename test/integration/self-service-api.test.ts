@@ -10,6 +10,7 @@ import { makeApp, type TestApp } from '../helpers/app.js';
 import { PASSWORD, createApplication, signIn } from '../helpers/accounts.js';
 import { expectProblem, expectValidation } from '../helpers/problem.js';
 import { me, signedUpCookie } from '../helpers/self-service.js';
+import { exec, one } from '../../server/db/store.js';
 
 const FIELDS = [
   { key: 'team', label: 'Team', type: 'select', options: ['red', 'blue'], required: true, user_editable: true },
@@ -33,13 +34,13 @@ async function setUp() {
   const t = shared;
   const email = `ada${++people_n}@example.com`;
   const cookie = await signedUpCookie(t, email, 'notes');
-  const userId = t.db.select().from(people).where(eq(people.email, email)).get()!.id;
+  const userId = (await one(t.db.select().from(people).where(eq(people.email, email))))!.id;
   return { t, cookie, userId, email };
 }
 
 /** Ada joins the second application a second later (through the one membership-creating path). */
-function joinWiki(t: TestApp, userId: string) {
-  const person = t.db.select().from(people).where(eq(people.id, userId)).get()!;
+async function joinWiki(t: TestApp, userId: string) {
+  const person = (await one(t.db.select().from(people).where(eq(people.id, userId))))!;
   t.clock.advance(1000);
   return createMembership(t.db, t.clock.now(), 'wiki', person);
 }
@@ -125,7 +126,7 @@ describe('authentication and CSRF', () => {
 describe('memberships and profiles', () => {
   it('lists every membership with the spec fields, suspended ones included', async () => {
     const { t, cookie, userId } = await setUp();
-    const wiki = joinWiki(t, userId);
+    const wiki = (await joinWiki(t, userId));
     expect((await t.admin('PATCH', `/api/admin/applications/wiki/users/${wiki.id}`, { status: 'suspended', role: 'admin' })).statusCode).toBe(200);
     const res = await me(t, 'GET', '/api/me/memberships', cookie);
     expect(res.statusCode).toBe(200);
@@ -214,7 +215,7 @@ describe('linked accounts', () => {
     expectProblem(await me(t, 'DELETE', '/api/me/linked-accounts/github', cookie), 404, 'linked_account_not_found');
 
     t.clock.advance(1000);
-    t.db.insert(linkedAccounts).values({ id: `acc_gh${people_n}`, personId: userId, provider: 'github', providerAccountId: String(people_n), email: 'ada@users.github.example', linkedAt: t.clock.now() }).run();
+    await exec(t.db.insert(linkedAccounts).values({ id: `acc_gh${people_n}`, personId: userId, provider: 'github', providerAccountId: String(people_n), email: 'ada@users.github.example', linkedAt: t.clock.now() }));
     const both = await me(t, 'GET', '/api/me/linked-accounts', cookie);
     expect(both.json().accounts.map((a: { provider: string }) => a.provider)).toEqual(['credential', 'github']);
 

@@ -13,6 +13,7 @@ import { expectPage } from '../helpers/browser-jar.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { expectProblem } from '../helpers/problem.js';
 import { me, signedUpCookie } from '../helpers/self-service.js';
+import { exec, one, many } from '../../server/db/store.js';
 
 const TEN_MINUTES = 10 * 60_000;
 const GITHUB = { GITHUB_CLIENT_ID: 'gh-client', GITHUB_CLIENT_SECRET: 'gh-secret' };
@@ -22,13 +23,13 @@ async function ada(): Promise<{ t: TestApp; cookie: string; personId: string }> 
   const t = await makeApp({ config: { env: { ...GITHUB } } });
   await createApplication(t, { authPolicy: { signup_policy: 'open' } });
   const cookie = await signedUpCookie(t, 'ada@example.com', 'notes');
-  const personId = t.db.select().from(people).get()!.id;
-  t.db.insert(linkedAccounts).values({ id: 'acc_gh', personId, provider: 'github', providerAccountId: '42', email: 'ada@example.com', linkedAt: t.clock.now() }).run();
+  const personId = (await one(t.db.select().from(people)))!.id;
+  await exec(t.db.insert(linkedAccounts).values({ id: 'acc_gh', personId, provider: 'github', providerAccountId: '42', email: 'ada@example.com', linkedAt: t.clock.now() }));
   return { t, cookie, personId };
 }
 
-const providersOf = (t: TestApp, personId: string) =>
-  t.db.select({ p: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, personId)).all().map((a) => a.p).sort();
+const providersOf = async (t: TestApp, personId: string) =>
+  (await many(t.db.select({ p: linkedAccounts.provider }).from(linkedAccounts).where(eq(linkedAccounts.personId, personId)))).map((a) => a.p).sort();
 
 describe('DELETE /api/me/linked-accounts/:provider needs a recent sign-in', () => {
   it('answers 403 reauthentication_required after 10 minutes, and goes through once the session signs in again', async () => {
@@ -46,7 +47,7 @@ describe('DELETE /api/me/linked-accounts/:provider needs a recent sign-in', () =
     expect(refused.headers['cache-control']).toBe('no-store');
     // Checked before anything else about the request: an unlinked provider gets the same answer.
     expectProblem(await me(t, 'DELETE', '/api/me/linked-accounts/discord', cookie), 403, 'reauthentication_required');
-    expect(providersOf(t, personId)).toEqual(['credential', 'github']);
+    expect((await providersOf(t, personId))).toEqual(['credential', 'github']);
 
     // Signing in again on the same session (its cookie kept) counts, by any method.
     const again = await signIn(t, { email: 'ada@example.com' }, { cookie });
@@ -54,13 +55,13 @@ describe('DELETE /api/me/linked-accounts/:provider needs a recent sign-in', () =
     expect(cookieValue(again, 'gatehouse_session')).toBeUndefined(); // the same session
     t.clock.advance(TEN_MINUTES); // exactly 10 minutes later is still recent
     expect((await me(t, 'DELETE', '/api/me/linked-accounts/github', cookie)).statusCode).toBe(204);
-    expect(providersOf(t, personId)).toEqual(['credential']);
+    expect((await providersOf(t, personId))).toEqual(['credential']);
     expectProblem(await me(t, 'DELETE', '/api/me/linked-accounts/discord', cookie), 404, 'linked_account_not_found');
   });
 
   it('treats a session with no record of its sign-in time (from before the rule) as not recent', async () => {
     const { t, cookie } = await ada();
-    t.db.delete(sessionRealms).where(eq(sessionRealms.realm, 'gatehouse')).run();
+    await exec(t.db.delete(sessionRealms).where(eq(sessionRealms.realm, 'gatehouse')));
     expectProblem(await me(t, 'DELETE', '/api/me/linked-accounts/github', cookie), 403, 'reauthentication_required');
   });
 
@@ -80,7 +81,7 @@ describe('the account page sends a stale session through sign-in first', () => {
     const unlink = await postForm(t, '/account/linked-accounts/github/unlink', { csrf_token: csrfFrom(page.res) }, page.cookie);
     expect({ status: unlink.statusCode, location: unlink.headers.location, cache: unlink.headers['cache-control'], body: unlink.body })
       .toEqual({ status: 303, location: '/sign-in?reauth=1', cache: 'no-store', body: '' });
-    expect(providersOf(t, personId)).toEqual(['credential', 'github']);
+    expect((await providersOf(t, personId))).toEqual(['credential', 'github']);
 
     const signInPage = await openPage(t, '/sign-in?reauth=1', page.cookie);
     await expectPage(signInPage.res, 200, '<p class="notice" role="status">To change how you sign in, please sign in again first.</p>');
@@ -93,22 +94,22 @@ describe('the account page sends a stale session through sign-in first', () => {
 
     const retried = await postForm(t, '/account/linked-accounts/github/unlink', { csrf_token: csrfFrom(page.res) }, page.cookie);
     expect({ status: retried.statusCode, location: retried.headers.location }).toEqual({ status: 303, location: '/account?notice=account_unlinked' });
-    expect(providersOf(t, personId)).toEqual(['credential']);
+    expect((await providersOf(t, personId))).toEqual(['credential']);
   });
 
   it('link: 303 to /sign-in?reauth=1 without starting a login; after signing in again it starts', async () => {
     const { t, cookie } = await ada();
-    t.db.delete(linkedAccounts).where(eq(linkedAccounts.provider, 'github')).run();
+    await exec(t.db.delete(linkedAccounts).where(eq(linkedAccounts.provider, 'github')));
     t.clock.advance(TEN_MINUTES + 1);
     const page = await openPage(t, '/account', cookie);
     const link = await postForm(t, '/account/link/github', { csrf_token: csrfFrom(page.res) }, page.cookie);
     expect({ status: link.statusCode, location: link.headers.location }).toEqual({ status: 303, location: '/sign-in?reauth=1' });
     expect(cookieValue(link, 'gatehouse_provider_login')).toBeUndefined();
-    expect(t.db.select().from(providerLogins).all()).toEqual([]);
+    expect(await many(t.db.select().from(providerLogins))).toEqual([]);
 
     expect((await signIn(t, { email: 'ada@example.com' }, { cookie })).statusCode).toBe(200);
     await expectPage(await postForm(t, '/account/link/github', { csrf_token: csrfFrom(page.res) }, page.cookie), 200, 'Taking you to GitHub');
-    expect(t.db.select().from(providerLogins).all()).toHaveLength(1);
+    expect(await many(t.db.select().from(providerLogins))).toHaveLength(1);
   });
 
   it('offers a person without a password their own linked providers to sign in again', async () => {

@@ -8,6 +8,7 @@ import { appBody, makeApp, type TestApp } from '../helpers/app.js';
 import { insertApiKey } from '../helpers/webhook-fixtures.js';
 import { auditLog, webhookDeliveries } from '../../server/db/schema.js';
 import { recordEvent } from '../../server/webhooks/outbox.js';
+import { exec, one, many, transaction } from '../../server/db/store.js';
 
 const HOOK_URL = 'http://10.0.0.9:9/hooks'; // a LAN receiver; no worker runs here
 
@@ -53,7 +54,7 @@ describe('webhook admin API', () => {
     expect(list.statusCode).toBe(200);
     expect(list.json()).toEqual({ deliveries: [record], nextCursor: null });
 
-    const audit = t.db.select().from(auditLog).where(eq(auditLog.action, 'webhook.test_sent')).all();
+    const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'webhook.test_sent')));
     expect(audit).toMatchObject([{ actor: 'admin', applicationId: 'notes', target: record.id }]);
   });
 
@@ -61,7 +62,7 @@ describe('webhook admin API', () => {
     const t = await makeApp();
     await t.admin('POST', '/api/admin/applications', appBody());
     problem(await t.admin('POST', '/api/admin/applications/notes/webhook-test'), 409, 'webhook_not_configured');
-    expect(t.db.select().from(webhookDeliveries).all()).toEqual([]);
+    expect(await many(t.db.select().from(webhookDeliveries))).toEqual([]);
   });
 
   it('answers 404 for unknown applications and deliveries', async () => {
@@ -79,7 +80,7 @@ describe('webhook admin API', () => {
     expect(test.errors).toEqual([{ path: 'querystring.foo', message: 'is not a known field' }]);
     const retry = problem(await t.admin('POST', '/api/admin/applications/notes/webhook-deliveries/msg_x/retry?now=1'), 400, 'validation_failed');
     expect(retry.errors).toEqual([{ path: 'querystring.now', message: 'is not a known field' }]);
-    expect(t.db.select().from(webhookDeliveries).all()).toEqual([]);
+    expect(await many(t.db.select().from(webhookDeliveries))).toEqual([]);
   });
 
   it('filters by status, paginates in creation order and rejects bad queries', async () => {
@@ -90,8 +91,8 @@ describe('webhook admin API', () => {
       ids.push((await t.admin('POST', '/api/admin/applications/notes/webhook-test')).json().id);
       t.clock.advance(1000);
     }
-    t.db.update(webhookDeliveries).set({ status: 'failed', attempts: 8, lastStatusCode: 500, lastError: 'HTTP 500' }).where(eq(webhookDeliveries.id, ids[1]!)).run();
-    t.db.update(webhookDeliveries).set({ status: 'succeeded', attempts: 1, lastStatusCode: 204, deliveredAt: t.clock.now() }).where(eq(webhookDeliveries.id, ids[2]!)).run();
+    await exec(t.db.update(webhookDeliveries).set({ status: 'failed', attempts: 8, lastStatusCode: 500, lastError: 'HTTP 500' }).where(eq(webhookDeliveries.id, ids[1]!)));
+    await exec(t.db.update(webhookDeliveries).set({ status: 'succeeded', attempts: 1, lastStatusCode: 204, deliveredAt: t.clock.now() }).where(eq(webhookDeliveries.id, ids[2]!)));
 
     const failed = (await t.admin('GET', '/api/admin/applications/notes/webhook-deliveries?status=failed')).json();
     expect(failed.deliveries.map((d: { id: string }) => d.id)).toEqual([ids[1]]);
@@ -114,13 +115,13 @@ describe('webhook admin API', () => {
     const t = await makeApp({ clock: new Date('2026-03-01T10:00:00Z') });
     await appWithWebhook(t);
     const id = (await t.admin('POST', '/api/admin/applications/notes/webhook-test')).json().id as string;
-    t.db.update(webhookDeliveries).set({ status: 'failed', attempts: 8, lastStatusCode: 503, lastError: 'HTTP 503' }).where(eq(webhookDeliveries.id, id)).run();
+    await exec(t.db.update(webhookDeliveries).set({ status: 'failed', attempts: 8, lastStatusCode: 503, lastError: 'HTTP 503' }).where(eq(webhookDeliveries.id, id)));
     t.clock.advance(3600_000);
 
     const res = await t.admin('POST', `/api/admin/applications/notes/webhook-deliveries/${id}/retry`);
     expect(res.statusCode).toBe(202);
     expect(res.json()).toMatchObject({ id, status: 'pending', attempts: 0, nextAttemptAt: '2026-03-01T11:00:00.000Z', lastStatusCode: 503, lastError: 'HTTP 503' });
-    const audit = t.db.select().from(auditLog).where(eq(auditLog.action, 'webhook_delivery.retried')).all();
+    const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'webhook_delivery.retried')));
     expect(audit).toMatchObject([{ actor: 'admin', applicationId: 'notes', target: id, details: { type: 'webhook.test', previousStatus: 'failed' } }]);
   });
 
@@ -128,7 +129,7 @@ describe('webhook admin API', () => {
     const t = await makeApp();
     await appWithWebhook(t);
     const id = (await t.admin('POST', '/api/admin/applications/notes/webhook-test')).json().id as string;
-    t.db.update(webhookDeliveries).set({ leaseUntil: new Date(t.clock.now().getTime() + 60_000) }).where(eq(webhookDeliveries.id, id)).run();
+    await exec(t.db.update(webhookDeliveries).set({ leaseUntil: new Date(t.clock.now().getTime() + 60_000) }).where(eq(webhookDeliveries.id, id)));
     problem(await t.admin('POST', `/api/admin/applications/notes/webhook-deliveries/${id}/retry`), 409, 'delivery_in_progress');
   });
 
@@ -145,15 +146,15 @@ describe('webhook admin API', () => {
     const t = await makeApp();
     await appWithWebhook(t, 'notes');
     await appWithWebhook(t, 'tasks');
-    const reader = insertApiKey(t.db, 'notes', ['webhooks:read']);
-    const writer = insertApiKey(t.db, 'notes', ['webhooks:read', 'webhooks:write']);
-    const usersOnly = insertApiKey(t.db, 'notes', ['users:read', 'users:write']);
+    const reader = (await insertApiKey(t.db, 'notes', ['webhooks:read']));
+    const writer = (await insertApiKey(t.db, 'notes', ['webhooks:read', 'webhooks:write']));
+    const usersOnly = (await insertApiKey(t.db, 'notes', ['users:read', 'users:write']));
     const as = (key: string) => ({ authorization: `Bearer ${key}` });
 
     const sent = await t.admin('POST', '/api/admin/applications/notes/webhook-test', undefined, as(writer));
     expect(sent.statusCode).toBe(202);
     const id = sent.json().id as string;
-    expect(t.db.select().from(auditLog).where(eq(auditLog.action, 'webhook.test_sent')).get()?.actor).toMatch(/^api_key:key_/);
+    expect((await one(t.db.select().from(auditLog).where(eq(auditLog.action, 'webhook.test_sent'))))?.actor).toMatch(/^api_key:key_/);
 
     const listed = await t.admin('GET', '/api/admin/applications/notes/webhook-deliveries', undefined, as(reader));
     expect(listed.statusCode).toBe(200);
@@ -174,30 +175,30 @@ describe('webhook outbox', () => {
   it('writes no event when the change’s transaction rolls back', async () => {
     const t = await makeApp();
     await appWithWebhook(t);
-    expect(() =>
-      t.db.transaction((tx) => {
-        expect(recordEvent(tx, t.clock.now(), 'notes', 'membership.created', { userId: 'usr_x' })).toMatch(/^msg_/);
+    expect(async () =>
+      await transaction(t.db, async (tx) => {
+        expect(await recordEvent(tx, t.clock.now(), 'notes', 'membership.created', { userId: 'usr_x' })).toMatch(/^msg_/);
         throw new Error('the change failed');
       }),
     ).toThrow('the change failed');
-    expect(t.db.select().from(webhookDeliveries).all()).toEqual([]);
+    expect(await many(t.db.select().from(webhookDeliveries))).toEqual([]);
 
-    const id = t.db.transaction((tx) => recordEvent(tx, t.clock.now(), 'notes', 'membership.created', { userId: 'usr_x' }));
-    expect(t.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).all()).toEqual([{ id }]);
+    const id = await transaction(t.db, async (tx) => recordEvent(tx, t.clock.now(), 'notes', 'membership.created', { userId: 'usr_x' }));
+    expect(await many(t.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries))).toEqual([{ id }]);
   });
 
   it('writes nothing for an application without a webhook URL', async () => {
     const t = await makeApp();
     await t.admin('POST', '/api/admin/applications', appBody());
-    expect(t.db.transaction((tx) => recordEvent(tx, t.clock.now(), 'notes', 'membership.created', {}))).toBeUndefined();
-    expect(t.db.select().from(webhookDeliveries).all()).toEqual([]);
+    expect(await transaction(t.db, async (tx) => recordEvent(tx, t.clock.now(), 'notes', 'membership.created', {}))).toBeUndefined();
+    expect(await many(t.db.select().from(webhookDeliveries))).toEqual([]);
   });
 
   it('limits manual sends (test events and replays) to 10 a minute per application, after authentication', async () => {
     const t = await makeApp();
     await appWithWebhook(t);
     await appWithWebhook(t, 'wiki');
-    const key = insertApiKey(t.db, 'notes', ['webhooks:write']);
+    const key = (await insertApiKey(t.db, 'notes', ['webhooks:write']));
     // Strangers' refused requests spend nothing.
     for (let i = 0; i < 20; i++) {
       expect((await t.admin('POST', '/api/admin/applications/notes/webhook-test', undefined, { authorization: 'Bearer ghk_wrong' })).statusCode).toBe(401);
@@ -218,7 +219,7 @@ describe('webhook outbox', () => {
       problem(limited, 429, 'rate_limited');
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     }
-    expect(t.db.select().from(webhookDeliveries).all()).toHaveLength(9);
+    expect(await many(t.db.select().from(webhookDeliveries))).toHaveLength(9);
     // Another application has its own budget.
     expect((await t.admin('POST', '/api/admin/applications/wiki/webhook-test')).statusCode).toBe(202);
   });

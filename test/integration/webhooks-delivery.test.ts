@@ -12,6 +12,7 @@ import { eventually, startReceiver, type Receiver } from '../helpers/webhook-rec
 import { webhookDeliveries } from '../../server/db/schema.js';
 import { RETRY_SCHEDULE_MS } from '../../server/webhooks/settings.js';
 import { insertApiKey } from '../helpers/webhook-fixtures.js';
+import { one } from '../../server/db/store.js';
 
 const receivers: Receiver[] = [];
 afterEach(async () => {
@@ -44,7 +45,7 @@ async function sendTest(t: TestApp, id = 'notes'): Promise<string> {
   return res.json().id;
 }
 
-const row = (t: TestApp, id: string) => t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get()!;
+const row = async (t: TestApp, id: string) => (await one(t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id))))!;
 
 describe('webhook delivery', () => {
   it('delivers a signed event that the official verifier accepts, and a tampered one it rejects', async () => {
@@ -62,7 +63,7 @@ describe('webhook delivery', () => {
     expect(got!.headers['webhook-timestamp']).toBe(String(Math.floor(t.clock.now().getTime() / 1000)));
     expect(got!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
     // Byte-identical to the stored payload.
-    expect(got!.body).toBe(row(t, id).payload);
+    expect(got!.body).toBe((await row(t, id)).payload);
 
     const wh = new Webhook(webhookSecret!);
     const headers = got!.headers as Record<string, string>;
@@ -77,7 +78,7 @@ describe('webhook delivery', () => {
     expect(() => wh.verify(got!.body, { ...headers, 'webhook-id': 'msg_other' })).toThrow('No matching signature found');
     expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(got!.body, headers)).toThrow();
 
-    const delivered = await eventually(() => row(t, id).status === 'succeeded' && row(t, id));
+    const delivered = await eventually(async () => (await row(t, id)).status === 'succeeded' && (await row(t, id)));
     expect(delivered).toMatchObject({ attempts: 1, lastStatusCode: 204, lastError: null, leaseUntil: null });
     expect(delivered.deliveredAt?.toISOString()).toBe(t.clock.now().toISOString());
     const listed = (await t.admin('GET', '/api/admin/applications/notes/webhook-deliveries?status=succeeded')).json();
@@ -130,7 +131,7 @@ describe('webhook delivery', () => {
     const id = await sendTest(t);
 
     await r.waitFor(1);
-    const failed = await eventually(() => row(t, id).attempts === 1 && row(t, id));
+    const failed = await eventually(async () => (await row(t, id)).attempts === 1 && (await row(t, id)));
     expect(failed).toMatchObject({ status: 'pending', lastStatusCode: 500, lastError: 'HTTP 500', leaseUntil: null });
     expect(failed.lastAttemptAt?.toISOString()).toBe(start.toISOString());
     expect(failed.nextAttemptAt.getTime()).toBe(start.getTime() + 5000);
@@ -149,7 +150,7 @@ describe('webhook delivery', () => {
     expect(second!.headers['webhook-id']).toBe(id);
     expect(second!.body).toBe(first!.body);
     expect(new Webhook(webhookSecret!).verify(second!.body, second!.headers as Record<string, string>)).toMatchObject({ id });
-    const done = await eventually(() => row(t, id).status === 'succeeded' && row(t, id));
+    const done = await eventually(async () => (await row(t, id)).status === 'succeeded' && (await row(t, id)));
     expect(done).toMatchObject({ attempts: 2, lastStatusCode: 200, lastError: null });
   });
 
@@ -160,7 +161,7 @@ describe('webhook delivery', () => {
     const id = await sendTest(t);
     for (let attempt = 1; attempt <= 8; attempt++) {
       await r.waitFor(attempt);
-      const current = await eventually(() => row(t, id).attempts === attempt && row(t, id));
+      const current = await eventually(async () => (await row(t, id)).attempts === attempt && (await row(t, id)));
       if (attempt <= RETRY_SCHEDULE_MS.length) {
         expect(current.status).toBe('pending');
         expect(current.nextAttemptAt.getTime() - t.clock.now().getTime()).toBe(RETRY_SCHEDULE_MS[attempt - 1]);
@@ -180,7 +181,7 @@ describe('webhook delivery', () => {
     r.respond(() => ({ status: 202 }));
     expect((await t.admin('POST', `/api/admin/applications/notes/webhook-deliveries/${id}/retry`)).statusCode).toBe(202);
     await r.waitFor(9);
-    expect(await eventually(() => row(t, id).status === 'succeeded' && row(t, id))).toMatchObject({ attempts: 1, lastStatusCode: 202 });
+    expect(await eventually(async () => (await row(t, id)).status === 'succeeded' && (await row(t, id)))).toMatchObject({ attempts: 1, lastStatusCode: 202 });
   });
 
   it('gives up on a receiver that never answers after the timeout and retries later', async () => {
@@ -189,7 +190,7 @@ describe('webhook delivery', () => {
     await createApp(t, r.url);
     const id = await sendTest(t);
     await r.waitFor(1);
-    const timedOut = await eventually(() => row(t, id).attempts === 1 && row(t, id), 5000);
+    const timedOut = await eventually(async () => (await row(t, id)).attempts === 1 && (await row(t, id)), 5000);
     expect(timedOut).toMatchObject({ status: 'pending', lastStatusCode: null, lastError: 'timed out after 300 ms', leaseUntil: null });
   });
 
@@ -200,7 +201,7 @@ describe('webhook delivery', () => {
     await createApp(t, r.url);
     const id = await sendTest(t);
     await r.waitFor(1);
-    const redirected = await eventually(() => row(t, id).attempts === 1 && row(t, id));
+    const redirected = await eventually(async () => (await row(t, id)).attempts === 1 && (await row(t, id)));
     expect(redirected).toMatchObject({ status: 'pending', lastStatusCode: 302, lastError: 'redirect (HTTP 302) not followed' });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(target.received).toHaveLength(0);
@@ -213,7 +214,7 @@ describe('webhook delivery', () => {
     const t = await workerApp();
     await createApp(t, url);
     const id = await sendTest(t);
-    const refused = await eventually(() => row(t, id).attempts === 1 && row(t, id));
+    const refused = await eventually(async () => (await row(t, id)).attempts === 1 && (await row(t, id)));
     expect(refused).toMatchObject({ status: 'pending', lastStatusCode: null, lastError: 'request failed: ECONNREFUSED' });
   });
 
@@ -246,8 +247,8 @@ describe('what API keys see of failed deliveries (issue 22)', () => {
     await createApp(t, answering.url, {}, 'notes');
     await createApp(t, closedUrl, {}, 'wiki');
     const ids = { notes: await sendTest(t, 'notes'), wiki: await sendTest(t, 'wiki') };
-    await eventually(() => row(t, ids.notes).attempts === 1 && row(t, ids.wiki).attempts === 1);
-    expect([row(t, ids.notes).lastError, row(t, ids.wiki).lastError]).toEqual(['HTTP 500', 'request failed: ECONNREFUSED']);
+    await eventually(async () => (await row(t, ids.notes)).attempts === 1 && (await row(t, ids.wiki)).attempts === 1);
+    expect([(await row(t, ids.notes)).lastError, (await row(t, ids.wiki)).lastError]).toEqual(['HTTP 500', 'request failed: ECONNREFUSED']);
 
     const seenBy = async (app: 'notes' | 'wiki', authorization: string) => {
       const list = await t.admin('GET', `/api/admin/applications/${app}/webhook-deliveries`, undefined, { authorization });
@@ -256,7 +257,7 @@ describe('what API keys see of failed deliveries (issue 22)', () => {
       return { status: d.status, attempts: d.attempts, lastStatusCode: d.lastStatusCode, lastError: d.lastError };
     };
     for (const app of ['notes', 'wiki'] as const) {
-      const key = insertApiKey(t.db, app, ['webhooks:read', 'webhooks:write']);
+      const key = (await insertApiKey(t.db, app, ['webhooks:read', 'webhooks:write']));
       expect(await seenBy(app, `Bearer ${key}`)).toEqual({ status: 'pending', attempts: 1, lastStatusCode: null, lastError: 'delivery_failed' });
       // The same through the replay answer.
       const replay = await t.admin('POST', `/api/admin/applications/${app}/webhook-deliveries/${ids[app]}/retry`, undefined, { authorization: `Bearer ${key}` });

@@ -14,6 +14,7 @@ import { loadConfig } from '../../server/config.js';
 import { webhookDeliveries } from '../../server/db/schema.js';
 import { appBody, makeApp } from '../helpers/app.js';
 import { eventually, startReceiver } from '../helpers/webhook-receiver.js';
+import { exec, one } from '../../server/db/store.js';
 
 const ADMIN = 'restart-test-admin-token-0123456789';
 const cleanup: Array<() => Promise<void> | void> = [];
@@ -61,8 +62,8 @@ describe('webhook outbox durability', () => {
     const sent = await admin(first, 'POST', '/api/admin/applications/notes/webhook-test');
     expect(sent.status).toBe(202);
     const id = sent.body.id as string;
-    const failed = await eventually(() =>
-      first.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get()?.attempts === 1,
+    const failed = await eventually(async () =>
+      (await one(first.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id))))?.attempts === 1,
     );
     expect(failed).toBe(true);
     await first.stop();
@@ -88,7 +89,7 @@ describe('webhook outbox durability', () => {
     expect((await t.admin('POST', '/api/admin/applications', appBody({ webhookUrl: receiver.url }))).statusCode).toBe(201);
     // As if another process had claimed the row and died mid-delivery.
     const id = 'msg_crashed0000000000000';
-    t.db.insert(webhookDeliveries).values({
+    await exec(t.db.insert(webhookDeliveries).values({
       id,
       applicationId: 'notes',
       type: 'webhook.test',
@@ -97,7 +98,7 @@ describe('webhook outbox durability', () => {
       nextAttemptAt: t.clock.now(),
       leaseUntil: new Date(t.clock.now().getTime() + 75_000),
       createdAt: t.clock.now(),
-    }).run();
+    }));
     t.app.ctx.wakeWebhooks();
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(receiver.received).toHaveLength(0);

@@ -26,6 +26,7 @@ import { lockDuration } from '../../server/accounts/sign-in.js';
 import { BACK_OFF_IDLE_MS, sweepBackOff } from '../../server/accounts/sign-in-back-off.js';
 import { auditLog, signInBackOff } from '../../server/db/schema.js';
 import { decodeQuotedPrintable, startSmtp } from '../helpers/smtp.js';
+import { many } from '../../server/db/store.js';
 
 const EMAIL = 'ada@example.com';
 let address = 0;
@@ -195,8 +196,8 @@ describe('per-address back-off: an address without an account is no different', 
     expect(lockedUnknown).toBeLessThan(checked);
 
     // Only the person's locks are audited; the store holds hashes, never the addresses.
-    expect(t.db.select().from(auditLog).where(eq(auditLog.action, 'security.sign_in_locked')).all()).toHaveLength(2);
-    expect(JSON.stringify(t.db.select().from(signInBackOff).all())).not.toContain('example.com');
+    expect(await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'security.sign_in_locked')))).toHaveLength(2);
+    expect(JSON.stringify(await many(t.db.select().from(signInBackOff)))).not.toContain('example.com');
     await expectOwnerUndisturbed(t, cookie, refreshToken);
   });
 
@@ -234,9 +235,9 @@ describe('per-address back-off: an address without an account is no different', 
       t.clock.advance(1_000);
       expectWrong(await guess(t, `wrong ${i}`, email));
     }
-    expect(t.db.select().from(signInBackOff).all()).toHaveLength(3);
-    sweepBackOff(t.db, t.clock.now(), 2);
-    const kept = t.db.select({ at: signInBackOff.lastFailureAt }).from(signInBackOff).all().map((r) => r.at.getTime()).sort();
+    expect(await many(t.db.select().from(signInBackOff))).toHaveLength(3);
+    await sweepBackOff(t.db, t.clock.now(), 2);
+    const kept = (await many(t.db.select({ at: signInBackOff.lastFailureAt }).from(signInBackOff))).map((r) => r.at.getTime()).sort();
     expect(kept).toEqual([t.clock.now().getTime() - 1_000, t.clock.now().getTime()]);
   });
 });
@@ -389,7 +390,7 @@ describe('per-IP rate limits', () => {
   it('one sign-in budget per address across every route that takes a password, and one sign-up budget', async () => {
     const t = await makeApp({ config: { env: limits } });
     const { cookie } = await setUpClients(t);
-    const invitation = insertInvitation(t, 'notes', 'invitee@example.com');
+    const invitation = (await insertInvitation(t, 'notes', 'invitee@example.com'));
     const page = await openPage(t, '/sign-in?client_id=notes');
     const csrf = csrfFrom(page.res);
     const formFrom = (url: string, fields: Record<string, string>, from = attacker, cookies = page.cookie) =>

@@ -9,7 +9,7 @@ describe('limitConcurrency', () => {
     let peak = 0;
     const started: number[] = [];
     const releases: (() => void)[] = [];
-    const task = (id: number, fail = false) =>
+    const task = async (id: number, fail = false) =>
       limit(async () => {
         started.push(id);
         peak = Math.max(peak, ++running);

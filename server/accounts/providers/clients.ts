@@ -41,7 +41,7 @@ export function providerClient(config: Config, providerId: string, providerName:
     }
   };
   return {
-    authorizationUrl: (secrets) => guard('start', (c) => c.authorizationUrl(secrets)),
-    identity: (url, secrets) => guard('finish', (c) => c.identity(url, secrets)),
+    authorizationUrl: (secrets) => guard('start', async (c) => c.authorizationUrl(secrets)),
+    identity: (url, secrets) => guard('finish', async (c) => c.identity(url, secrets)),
   };
 }

@@ -17,6 +17,7 @@ import { randomToken, safeEqual, sha256 } from '../../util/crypto.js';
 import { cookieOptions } from '../session.js';
 import { loginExpired, loginOtherBrowser } from './errors.js';
 import type { LoginSecrets } from './provider-client.js';
+import { exec, one, transaction } from '../../db/store.js';
 
 export const LOGIN_TTL_MS = 10 * 60_000;
 
@@ -55,12 +56,12 @@ export function loginSecrets(): LoginSecrets {
 }
 
 /** Stores a login once its authorization URL exists (a provider that cannot be reached leaves nothing). */
-export function beginLogin(ctx: AppContext, login: NewLogin, secrets: LoginSecrets): void {
+export async function beginLogin(ctx: AppContext, login: NewLogin, secrets: LoginSecrets): Promise<void> {
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
+  await transaction(ctx.db, async (tx) => {
     // Expired logins are swept as new ones start, so the table stays small without a worker.
-    tx.delete(providerLogins).where(lt(providerLogins.expiresAt, now)).run();
-    tx.insert(providerLogins)
+    await exec(tx.delete(providerLogins).where(lt(providerLogins.expiresAt, now)));
+    await exec(tx.insert(providerLogins)
       .values({
         ...login,
         state: sha256(secrets.state),
@@ -68,8 +69,7 @@ export function beginLogin(ctx: AppContext, login: NewLogin, secrets: LoginSecre
         nonce: secrets.nonce,
         createdAt: now,
         expiresAt: new Date(now.getTime() + LOGIN_TTL_MS),
-      })
-      .run();
+      }));
   });
 }
 
@@ -78,22 +78,22 @@ export function beginLogin(ctx: AppContext, login: NewLogin, secrets: LoginSecre
  * holds the same secret in `cookie`. Unknown, used or expired → `login_expired`; another
  * browser → `login_state_mismatch` (the login is left for its own browser).
  */
-export function takeLogin(ctx: AppContext, provider: string, secret: string, cookie: string | undefined): ProviderLogin {
+export async function takeLogin(ctx: AppContext, provider: string, secret: string, cookie: string | undefined): Promise<ProviderLogin> {
   const key = sha256(secret);
-  const row = ctx.db.select().from(providerLogins).where(and(eq(providerLogins.state, key), eq(providerLogins.provider, provider))).get();
+  const row = await one(ctx.db.select().from(providerLogins).where(and(eq(providerLogins.state, key), eq(providerLogins.provider, provider))));
   if (!row) throw loginExpired();
   if (!cookie || !safeEqual(cookie, secret)) throw loginOtherBrowser();
-  const taken = ctx.db.delete(providerLogins).where(eq(providerLogins.state, key)).returning().get();
+  const taken = await one(ctx.db.delete(providerLogins).where(eq(providerLogins.state, key)).returning());
   // Deleted in between by a concurrent callback of the same browser: only one may proceed.
   if (!taken || taken.expiresAt.getTime() <= ctx.clock.now().getTime()) throw loginExpired();
   return taken;
 }
 
 /** Keeps the provider's answer until the person proves they own `personId`; returns the new secret. */
-export function holdForProof(ctx: AppContext, login: ProviderLogin, personId: string, identity: ExternalIdentity): string {
+export async function holdForProof(ctx: AppContext, login: ProviderLogin, personId: string, identity: ExternalIdentity): Promise<string> {
   const now = ctx.clock.now();
   const secret = randomToken();
-  ctx.db.insert(providerLogins)
+  await exec(ctx.db.insert(providerLogins)
     .values({
       state: sha256(secret),
       provider: login.provider,
@@ -105,20 +105,19 @@ export function holdForProof(ctx: AppContext, login: ProviderLogin, personId: st
       identity,
       createdAt: now,
       expiresAt: new Date(now.getTime() + LOGIN_TTL_MS),
-    })
-    .run();
+    }));
   return secret;
 }
 
 /** The identity awaiting proof in this browser, without taking it; undefined when none or expired. */
-export function pendingLink(ctx: AppContext, secret: string | undefined): (ProviderLogin & { identity: ExternalIdentity; linkPersonId: string }) | undefined {
+export async function pendingLink(ctx: AppContext, secret: string | undefined): Promise<(ProviderLogin & { identity: ExternalIdentity; linkPersonId: string }) | undefined> {
   if (!secret) return undefined;
-  const row = ctx.db.select().from(providerLogins).where(eq(providerLogins.state, sha256(secret))).get();
+  const row = await one(ctx.db.select().from(providerLogins).where(eq(providerLogins.state, sha256(secret))));
   if (!row || !row.identity || !row.linkPersonId || row.expiresAt.getTime() <= ctx.clock.now().getTime()) return undefined;
   return row as ProviderLogin & { identity: ExternalIdentity; linkPersonId: string };
 }
 
 /** Removes a pending link once it is used or abandoned. */
-export function dropPendingLink(ctx: AppContext, secret: string): void {
-  ctx.db.delete(providerLogins).where(eq(providerLogins.state, sha256(secret))).run();
+export async function dropPendingLink(ctx: AppContext, secret: string): Promise<void> {
+  await exec(ctx.db.delete(providerLogins).where(eq(providerLogins.state, sha256(secret))));
 }

@@ -42,6 +42,7 @@ import {
   type NewLogin,
 } from './logins.js';
 import { completeLogin, finishPendingLink, loginApplication } from './service.js';
+import { one } from '../../db/store.js';
 
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
 const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 64 }) });
@@ -77,7 +78,7 @@ function upstreamError(providerName: string, error: string): Problem {
 async function startLogin(ctx: AppContext, reply: FastifyReply, provider: { id: string; name: string }, login: Omit<NewLogin, 'provider'>) {
   const secrets = loginSecrets();
   const url = await providerClient(ctx.config, provider.id, provider.name).authorizationUrl(secrets);
-  beginLogin(ctx, { ...login, provider: provider.id }, secrets);
+  await beginLogin(ctx, { ...login, provider: provider.id }, secrets);
   setLoginCookie(reply, ctx.config, 'gatehouse_provider_login', secrets.state);
   reply.header('cache-control', 'no-store');
   return url.href;
@@ -95,32 +96,32 @@ async function logged<T>(request: FastifyRequest, provider: string, run: () => P
   }
 }
 
-type Pending = NonNullable<ReturnType<typeof pendingLink>>;
+type Pending = NonNullable<Awaited<ReturnType<typeof pendingLink>>>;
 
-function showProofPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, pending: Pending, error?: string) {
-  const person = ctx.db.select().from(people).where(eq(people.id, pending.linkPersonId)).get();
+async function showProofPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, pending: Pending, error?: string) {
+  const person = await one(ctx.db.select().from(people).where(eq(people.id, pending.linkPersonId)));
   if (!person) throw loginExpired();
   const name = providerName(pending.provider, ctx.config.env);
-  const app = pending.applicationId ? pageApplication(ctx, pending.applicationId) : undefined;
+  const app = pending.applicationId ? await pageApplication(ctx, pending.applicationId) : undefined;
   return renderPage(reply, 'link-account', {
     title: `Link your ${name} account`,
     providerName: name,
     email: person.email,
     hasPassword: Boolean(person.passwordHash),
     // Ways to prove it other than the password: the person's other configured providers.
-    providers: linkedProviderLinks(ctx, person.id).filter((p) => p.id !== pending.provider),
+    providers: (await linkedProviderLinks(ctx, person.id)).filter((p) => p.id !== pending.provider),
     csrfToken: formToken(ctx.config, request, reply),
     error,
   }, { formActionSources: redirectSources(app) });
 }
 
 /** After a successful proof, links the identity waiting in this browser (if it is this person's). */
-function finishLinkIfPending(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, signedIn: SignedIn, returnTo: string): string {
+async function finishLinkIfPending(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, signedIn: SignedIn, returnTo: string): Promise<string> {
   const secret = loginCookie(ctx.config, request, 'gatehouse_link_pending');
-  const pending = pendingLink(ctx, secret);
+  const pending = await pendingLink(ctx, secret);
   if (!pending || pending.linkPersonId !== signedIn.person.id) return returnTo;
   const name = providerName(pending.provider, ctx.config.env);
-  dropPendingLink(ctx, secret!);
+  await dropPendingLink(ctx, secret!);
   clearLoginCookie(reply, ctx.config, 'gatehouse_link_pending');
   return finishPendingLink(ctx, pending, name, signedIn, clientInfo(ctx, request));
 }
@@ -135,8 +136,8 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { config: { rateLimit: limits.providerSignIn }, schema: { hide: true, params: ProviderParams, querystring: StartQuery } },
     async (request, reply) => {
       const provider = configuredProvider(ctx, request.params.provider);
-      const target = pageApplication(ctx, request.query.client_id);
-      if (target) loginApplication(ctx, target.id, provider.id, provider.name);
+      const target = await pageApplication(ctx, request.query.client_id);
+      if (target) await loginApplication(ctx, target.id, provider.id, provider.name);
       const url = await logged(request, provider.id, () =>
         startLogin(ctx, reply, provider, { applicationId: target?.id ?? null, returnTo: safeReturnTo(request.query.return_to), linkPersonId: null }),
       );
@@ -151,7 +152,7 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const provider = configuredProvider(ctx, request.params.provider);
       const state = queryValue(request.query, 'state');
       if (!state) throw loginExpired();
-      const login = takeLogin(ctx, provider.id, state, loginCookie(ctx.config, request, 'gatehouse_provider_login'));
+      const login = await takeLogin(ctx, provider.id, state, loginCookie(ctx.config, request, 'gatehouse_provider_login'));
       clearLoginCookie(reply, ctx.config, 'gatehouse_provider_login');
       const error = queryValue(request.query, 'error');
       if (error) throw upstreamError(provider.name, error);
@@ -159,12 +160,12 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const query = request.url.slice(request.url.indexOf('?'));
       const callbackUrl = new URL(`${callbackUri(ctx.config, provider.id)}${query}`);
       const secrets = { state, codeVerifier: login.codeVerifier, nonce: login.nonce ?? '' };
-      const identity = await logged(request, provider.id, () =>
+      const identity = await logged(request, provider.id, async () =>
         providerClient(ctx.config, provider.id, provider.name).identity(callbackUrl, secrets),
       );
 
-      const current = readSession(ctx, request);
-      const outcome = completeLogin(ctx, login, identity, provider.name, { ...clientInfo(ctx, request), personId: current?.person.id });
+      const current = await readSession(ctx, request);
+      const outcome = await completeLogin(ctx, login, identity, provider.name, { ...clientInfo(ctx, request), personId: current?.person.id });
       reply.header('cache-control', 'no-store');
       switch (outcome.kind) {
         case 'linked':
@@ -177,14 +178,14 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
           const needed = secondStepFor(ctx, request, outcome.person, outcome.app, ['fed'], {
             next: returnTo,
             // Signing in with another linked provider proves a pending link, once the second step is done too.
-            after: (req, rep, signedIn) => finishLinkIfPending(ctx, req, rep, signedIn, returnTo),
+            after: async (req, rep, signedIn) => finishLinkIfPending(ctx, req, rep, signedIn, returnTo),
           })!;
           return redirectToSecondStep(reply, ctx.config, needed);
         }
         case 'signed_in': {
-          sendSessionCookie(ctx, reply, outcome.signedIn);
+          await sendSessionCookie(ctx, reply, outcome.signedIn);
           // Signing in with another linked provider is one way to prove a pending link.
-          return reply.redirect(finishLinkIfPending(ctx, request, reply, outcome.signedIn, outcome.returnTo), 303);
+          return reply.redirect(await finishLinkIfPending(ctx, request, reply, outcome.signedIn, outcome.returnTo), 303);
         }
       }
     },
@@ -195,10 +196,10 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { hide: true, params: ProviderParams, body: CsrfForm } },
     async (request, reply) => {
       checkFormToken(ctx.config, request, request.body.csrf_token);
-      const me = readSession(ctx, request);
+      const me = await readSession(ctx, request);
       if (!me) throw unauthorized('Sign in first, then link a provider from your account page.', 'unauthorized', 'Cookie');
       // Checked once here: the login it starts is bound to this browser and lives 10 minutes.
-      requireRecentSignIn(ctx, me.session.id);
+      await requireRecentSignIn(ctx, me.session.id);
       const provider = configuredProvider(ctx, request.params.provider);
       const url = await logged(request, provider.id, () =>
         startLogin(ctx, reply, provider, { applicationId: null, returnTo: '/account', linkPersonId: me.person.id }),
@@ -210,7 +211,7 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   app.get('/link-account', { schema: { hide: true } }, async (request, reply) => {
-    const pending = pendingLink(ctx, loginCookie(ctx.config, request, 'gatehouse_link_pending'));
+    const pending = await pendingLink(ctx, loginCookie(ctx.config, request, 'gatehouse_link_pending'));
     if (!pending) throw loginExpired();
     return showProofPage(ctx, request, reply, pending);
   });
@@ -220,16 +221,16 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { config: { rateLimit: limits.signIn }, schema: { hide: true, body: ProofForm } },
     async (request, reply) => {
       checkFormToken(ctx.config, request, request.body.csrf_token);
-      const pending = pendingLink(ctx, loginCookie(ctx.config, request, 'gatehouse_link_pending'));
+      const pending = await pendingLink(ctx, loginCookie(ctx.config, request, 'gatehouse_link_pending'));
       if (!pending) throw loginExpired();
-      const person = ctx.db.select().from(people).where(eq(people.id, pending.linkPersonId)).get();
+      const person = await one(ctx.db.select().from(people).where(eq(people.id, pending.linkPersonId)));
       if (!person) throw loginExpired();
       let signedIn: SignInOutcome;
       try {
         signedIn = await signInWithEmail(ctx, { email: person.email, password: request.body.password ?? '' }, clientInfo(ctx, request), request, {
           next: '/account',
           // A person with a second factor proves the account with both steps; the link follows the second.
-          after: (req, rep, done) => finishLinkIfPending(ctx, req, rep, done, '/account'),
+          after: async (req, rep, done) => finishLinkIfPending(ctx, req, rep, done, '/account'),
         });
       } catch (error) {
         if (!(error instanceof Problem)) throw error;
@@ -237,8 +238,8 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return showProofPage(ctx, request, reply.status(error.status), pending, error.detail);
       }
       if (needsSecondFactor(signedIn)) return redirectToSecondStep(reply, ctx.config, signedIn);
-      sendSessionCookie(ctx, reply, signedIn);
-      return reply.redirect(finishLinkIfPending(ctx, request, reply, signedIn, '/account'), 303);
+      await sendSessionCookie(ctx, reply, signedIn);
+      return reply.redirect(await finishLinkIfPending(ctx, request, reply, signedIn, '/account'), 303);
     },
   );
 };

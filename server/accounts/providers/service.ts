@@ -26,6 +26,7 @@ import { methodsOf, mfaRequired } from '../second-factor/factors.js';
 import { sessionAmr } from '../session.js';
 import { safeReturnTo } from '../../pages/sign-in-pages.js';
 import { holdForProof, type ProviderLogin } from './logins.js';
+import { exec, one, transaction } from '../../db/store.js';
 
 /**
  * The name an external provider vouches for, made safe to show (util/display-text.ts): cleaned
@@ -44,9 +45,9 @@ export type Outcome =
   | { kind: 'needs_proof'; secret: string };
 
 /** The application a login is for, re-checked at the callback: it must still allow the provider. */
-export function loginApplication(ctx: AppContext, applicationId: string | null, provider: string, providerName: string): Application | undefined {
+export async function loginApplication(ctx: AppContext, applicationId: string | null, provider: string, providerName: string): Promise<Application | undefined> {
   if (!applicationId) return undefined;
-  const app = ctx.db.select().from(applications).where(eq(applications.id, applicationId)).get();
+  const app = await one(ctx.db.select().from(applications).where(eq(applications.id, applicationId)));
   if (!app) throw new Problem(404, 'application_not_found', 'The application you were signing in to no longer exists.');
   if (!app.authPolicy.allowed_providers.includes(provider)) {
     throw forbidden('provider_not_allowed', `${app.name} does not allow signing in with ${providerName}.`);
@@ -54,13 +55,12 @@ export function loginApplication(ctx: AppContext, applicationId: string | null, 
   return app;
 }
 
-function linkedPerson(tx: Tx, provider: string, providerAccountId: string): Person | undefined {
-  return tx
+async function linkedPerson(tx: Tx, provider: string, providerAccountId: string): Promise<Person | undefined> {
+  return (await one(tx
     .select({ person: people })
     .from(linkedAccounts)
     .innerJoin(people, eq(people.id, linkedAccounts.personId))
-    .where(and(eq(linkedAccounts.provider, provider), eq(linkedAccounts.providerAccountId, providerAccountId)))
-    .get()?.person;
+    .where(and(eq(linkedAccounts.provider, provider), eq(linkedAccounts.providerAccountId, providerAccountId)))))?.person;
 }
 
 /**
@@ -68,34 +68,32 @@ function linkedPerson(tx: Tx, provider: string, providerAccountId: string): Pers
  * to do; linked to someone else → 409 `provider_account_in_use`; the person already has another
  * account of this provider → 409 `provider_already_linked`.
  */
-export function linkIdentity(tx: Tx, now: Date, person: Person, provider: string, providerName: string, identity: ExternalIdentity): void {
-  const owner = linkedPerson(tx, provider, identity.providerAccountId);
+export async function linkIdentity(tx: Tx, now: Date, person: Person, provider: string, providerName: string, identity: ExternalIdentity): Promise<void> {
+  const owner = await linkedPerson(tx, provider, identity.providerAccountId);
   if (owner?.id === person.id) return;
   if (owner) throw conflict('provider_account_in_use', `This ${providerName} account is already linked to another Gatehouse account.`);
-  const other = tx
+  const other = await one(tx
     .select({ id: linkedAccounts.id })
     .from(linkedAccounts)
-    .where(and(eq(linkedAccounts.personId, person.id), eq(linkedAccounts.provider, provider)))
-    .get();
+    .where(and(eq(linkedAccounts.personId, person.id), eq(linkedAccounts.provider, provider))));
   if (other) throw conflict('provider_already_linked', `Another ${providerName} account is already linked to yours; remove it on your account page first.`);
-  tx.insert(linkedAccounts)
-    .values({ id: newId('acc'), personId: person.id, provider, providerAccountId: identity.providerAccountId, email: identity.email ?? '', linkedAt: now })
-    .run();
+  await exec(tx.insert(linkedAccounts)
+    .values({ id: newId('acc'), personId: person.id, provider, providerAccountId: identity.providerAccountId, email: identity.email ?? '', linkedAt: now }));
   // The provider vouches for the same address the person registered with: it is verified now.
   if (identity.emailVerified && identity.email === person.email && !person.emailVerified) {
-    tx.update(people).set({ emailVerified: true, updatedAt: now }).where(eq(people.id, person.id)).run();
+    await exec(tx.update(people).set({ emailVerified: true, updatedAt: now }).where(eq(people.id, person.id)));
   }
-  recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.account_linked', target: person.id, details: { provider } });
+  await recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.account_linked', target: person.id, details: { provider } });
 }
 
 /** Decides a/b/c (or the account-page link) for an identity the provider confirmed. */
-export function completeLogin(
+export async function completeLogin(
   ctx: AppContext,
   login: ProviderLogin,
   identity: ExternalIdentity,
   providerName: string,
   client: ClientInfo & { personId?: string | undefined },
-): Outcome {
+): Promise<Outcome> {
   const now = ctx.clock.now();
   const returnTo = storedReturnTo(login);
 
@@ -103,19 +101,19 @@ export function completeLogin(
     if (client.personId !== login.linkPersonId) {
       throw forbidden('link_session_changed', 'You are no longer signed in as the person who started linking. Sign in and try again.');
     }
-    ctx.db.transaction((tx) => {
-      const person = tx.select().from(people).where(eq(people.id, login.linkPersonId!)).get();
+    await transaction(ctx.db, async (tx) => {
+      const person = await one(tx.select().from(people).where(eq(people.id, login.linkPersonId!)));
       if (!person) throw forbidden('link_session_changed', 'Your account no longer exists.');
-      linkIdentity(tx, now, person, login.provider, providerName, identity);
+      await linkIdentity(tx, now, person, login.provider, providerName, identity);
     });
     return { kind: 'linked' };
   }
 
-  const app = loginApplication(ctx, login.applicationId, login.provider, providerName);
-  const linked = linkedPerson(ctx.db, login.provider, identity.providerAccountId);
+  const app = await loginApplication(ctx, login.applicationId, login.provider, providerName);
+  const linked = await linkedPerson(ctx.db, login.provider, identity.providerAccountId);
   if (linked) {
     if (methodsOf(ctx.db, linked.id).length > 0 || mfaRequired(app)) return { kind: 'second_factor', person: linked, app, returnTo };
-    const started = ctx.db.transaction(() => signInPerson(ctx.db, now, ctx.config, linked, app, client, ['fed']));
+    const started = await transaction(ctx.db, async () => signInPerson(ctx.db, now, ctx.config, linked, app, client, ['fed']));
     if (app) ctx.wakeWebhooks();
     return { kind: 'signed_in', signedIn: { person: linked, ...started }, returnTo };
   }
@@ -123,37 +121,35 @@ export function completeLogin(
   if (!identity.email) {
     throw new Problem(400, 'provider_email_missing', `${providerName} did not share an e-mail address, which Gatehouse needs to create your account.`);
   }
-  const existing = findPersonByEmail(ctx.db, identity.email);
-  if (existing) return { kind: 'needs_proof', secret: holdForProof(ctx, login, existing.id, identity) };
+  const existing = await findPersonByEmail(ctx.db, identity.email);
+  if (existing) return { kind: 'needs_proof', secret: await holdForProof(ctx, login, existing.id, identity) };
 
-  const signedIn = createPerson(ctx, app, login.provider, identity, client);
+  const signedIn = await createPerson(ctx, app, login.provider, identity, client);
   return { kind: 'signed_in', signedIn, returnTo };
 }
 
 const signupNotAllowed = (detail: string) => forbidden('signup_not_allowed', detail);
 
 /** Case c: a new person, their linked account and membership, and a session — or nothing at all. */
-function createPerson(ctx: AppContext, app: Application | undefined, provider: string, identity: ExternalIdentity, client: ClientInfo): SignedIn {
+async function createPerson(ctx: AppContext, app: Application | undefined, provider: string, identity: ExternalIdentity, client: ClientInfo): Promise<SignedIn> {
   if (!app) throw signupNotAllowed('Signing up needs an application that accepts new members, or an invitation.');
   const now = ctx.clock.now();
   const email = identity.email!;
   let result: SignedIn;
   try {
-    result = ctx.db.transaction((tx) => {
-      const person: Person = tx
+    result = await transaction(ctx.db, async (tx) => {
+      const person: Person = await one(tx
         .insert(people)
         .values({ id: newId('usr'), email, emailVerified: identity.emailVerified, name: providerName(identity.name), createdAt: now, updatedAt: now })
-        .returning()
-        .get();
-      tx.insert(linkedAccounts)
-        .values({ id: newId('acc'), personId: person.id, provider, providerAccountId: identity.providerAccountId, email, linkedAt: now })
-        .run();
+        .returning());
+      await exec(tx.insert(linkedAccounts)
+        .values({ id: newId('acc'), personId: person.id, provider, providerAccountId: identity.providerAccountId, email, linkedAt: now }));
       // Throwing rolls the person back: a refused sign-up leaves nothing behind.
-      const admitted = admitNewcomer(tx, now, app, person);
+      const admitted = await admitNewcomer(tx, now, app, person);
       if ('error' in admitted) throw signupNotAllowed(admitted.description);
-      recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.signed_up', applicationId: app.id, target: person.id, details: { provider } });
-      const started = signInPerson(ctx.db, now, ctx.config, person, app, client, ['fed']);
-      const saved = tx.select().from(people).where(eq(people.id, person.id)).get()!;
+      await recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.signed_up', applicationId: app.id, target: person.id, details: { provider } });
+      const started = await signInPerson(ctx.db, now, ctx.config, person, app, client, ['fed']);
+      const saved = (await one(tx.select().from(people).where(eq(people.id, person.id))))!;
       return { person: saved, ...started };
     });
   } catch (error) {
@@ -172,19 +168,19 @@ function createPerson(ctx: AppContext, app: Application | undefined, provider: s
  * identity waiting in `pending` and signs them in for the application the login was for, on the
  * session the proof created or kept (`client.currentToken` is that session's cookie).
  */
-export function finishPendingLink(
+export async function finishPendingLink(
   ctx: AppContext,
   pending: ProviderLogin & { identity: ExternalIdentity },
   providerName: string,
   signedIn: SignedIn,
   client: ClientInfo,
-): string {
+): Promise<string> {
   const now = ctx.clock.now();
-  const app = loginApplication(ctx, pending.applicationId, pending.provider, providerName);
+  const app = await loginApplication(ctx, pending.applicationId, pending.provider, providerName);
   const session = { ...client, currentToken: signedIn.token ?? client.currentToken };
-  ctx.db.transaction((tx) => {
-    linkIdentity(tx, now, signedIn.person, pending.provider, providerName, pending.identity);
-    signInPerson(ctx.db, now, ctx.config, signedIn.person, app, session, sessionAmr(ctx.db, signedIn.sessionId));
+  await transaction(ctx.db, async (tx) => {
+    await linkIdentity(tx, now, signedIn.person, pending.provider, providerName, pending.identity);
+    await signInPerson(ctx.db, now, ctx.config, signedIn.person, app, session, await sessionAmr(ctx.db, signedIn.sessionId));
   });
   if (app) ctx.wakeWebhooks();
   return storedReturnTo(pending);

@@ -14,6 +14,7 @@ import { preparedPerDb } from '../../db/prepared.js';
 import { secondFactorBackOff } from '../../db/schema.js';
 import { tooManyRequests } from '../../http/problem.js';
 import { LOCK_AFTER_FAILURES, lockDuration } from '../sign-in-back-off.js';
+import { exec, one } from '../../db/store.js';
 
 
 export const secondStepLocked = (retryAfterSeconds: number) =>
@@ -25,34 +26,33 @@ const rowQuery = preparedPerDb((db: Db) =>
 );
 
 /** 429 while the person's second step is locked; whether the person has failures counted (to clear on success). */
-export function checkSecondStepLock(ctx: AppContext, personId: string): boolean {
-  const row = rowQuery(ctx.db).get({ id: personId });
+export async function checkSecondStepLock(ctx: AppContext, personId: string): Promise<boolean> {
+  const row = await one(rowQuery(ctx.db), { id: personId });
   const now = ctx.clock.now().getTime();
   if (row?.lockedUntil && row.lockedUntil.getTime() > now) throw secondStepLocked((row.lockedUntil.getTime() - now) / 1000);
   return row !== undefined;
 }
 
 /** Counts a failed second step; returns the lock it set (epoch ms), if any. */
-export function secondStepFailed(ctx: AppContext, personId: string): number | undefined {
+export async function secondStepFailed(ctx: AppContext, personId: string): Promise<number | undefined> {
   const now = ctx.clock.now();
-  const row = ctx.db
+  const row = await one(ctx.db
     .insert(secondFactorBackOff)
     .values({ personId, failures: 1, lockedUntil: null, lastFailureAt: now })
     .onConflictDoUpdate({ target: secondFactorBackOff.personId, set: { failures: sql`${secondFactorBackOff.failures} + 1`, lastFailureAt: now } })
-    .returning({ failures: secondFactorBackOff.failures })
-    .get();
+    .returning({ failures: secondFactorBackOff.failures }));
   if (row.failures < LOCK_AFTER_FAILURES) return undefined;
   const until = now.getTime() + lockDuration(row.failures);
-  ctx.db.update(secondFactorBackOff).set({ lockedUntil: new Date(until) }).where(eq(secondFactorBackOff.personId, personId)).run();
+  await exec(ctx.db.update(secondFactorBackOff).set({ lockedUntil: new Date(until) }).where(eq(secondFactorBackOff.personId, personId)));
   return until;
 }
 
 /** The lock in force for the person (epoch ms), if any. */
-export function secondStepLockedUntil(ctx: AppContext, personId: string): number | undefined {
-  const at = rowQuery(ctx.db).get({ id: personId })?.lockedUntil;
+export async function secondStepLockedUntil(ctx: AppContext, personId: string): Promise<number | undefined> {
+  const at = (await one(rowQuery(ctx.db), { id: personId }))?.lockedUntil;
   return at && at.getTime() > ctx.clock.now().getTime() ? at.getTime() : undefined;
 }
 
-export function clearSecondStepBackOff(db: Db, personId: string): void {
-  db.delete(secondFactorBackOff).where(eq(secondFactorBackOff.personId, personId)).run();
+export async function clearSecondStepBackOff(db: Db, personId: string): Promise<void> {
+  await exec(db.delete(secondFactorBackOff).where(eq(secondFactorBackOff.personId, personId)));
 }

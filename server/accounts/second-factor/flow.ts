@@ -45,6 +45,7 @@ import {
   verifyAssertion,
   verifyRegistration,
 } from './webauthn.js';
+import { transaction } from '../../db/store.js';
 
 /** A finished sign-in, and where a hosted flow goes next. */
 export interface Completed {
@@ -66,27 +67,27 @@ interface Found {
 const invalidSecondFactorCode = () => new Problem(401, 'invalid_code', 'The code is not correct.', undefined, { 'www-authenticate': 'Cookie' });
 
 /** The request's pending sign-in and its person, or 401 `second_factor_expired`. */
-export function pendingOf(ctx: AppContext, request: FastifyRequest): Found {
+export async function pendingOf(ctx: AppContext, request: FastifyRequest): Promise<Found> {
   const found = pendingSignIns(ctx).find(ctx.config, request, ctx.clock.now().getTime());
-  const person = found && personOf(ctx.db, found.entry.personId);
+  const person = found && await personOf(ctx.db, found.entry.personId);
   if (!found || !person) throw secondFactorExpired();
   return { ...found, person };
 }
 
 /** 429 for a pending sign-in voided by failures, or while the person's second step is locked. */
-function guard(ctx: AppContext, found: Found): void {
+async function guard(ctx: AppContext, found: Found): Promise<void> {
   if (found.entry.failures >= PENDING_MAX_FAILURES) {
-    const until = secondStepLockedUntil(ctx, found.person.id);
+    const until = await secondStepLockedUntil(ctx, found.person.id);
     throw secondStepLocked(until ? (until - ctx.clock.now().getTime()) / 1000 : lockDuration(LOCK_AFTER_FAILURES) / 1000);
   }
-  found.counted = checkSecondStepLock(ctx, found.person.id);
+  found.counted = await checkSecondStepLock(ctx, found.person.id);
 }
 
 /** Counts a wrong second step: 401 `invalid_code`, or 429 once this pending sign-in had its 5. */
-function failed(ctx: AppContext, found: Found, problem: Problem = invalidSecondFactorCode()): never {
+async function failed(ctx: AppContext, found: Found, problem: Problem = invalidSecondFactorCode()): Promise<never> {
   found.entry.failures += 1;
   found.counted = true;
-  const lockedUntil = secondStepFailed(ctx, found.person.id);
+  const lockedUntil = await secondStepFailed(ctx, found.person.id);
   if (found.entry.failures >= PENDING_MAX_FAILURES) {
     const retryMs = (lockedUntil ?? ctx.clock.now().getTime() + lockDuration(LOCK_AFTER_FAILURES)) - ctx.clock.now().getTime();
     throw secondStepLocked(retryMs / 1000);
@@ -98,27 +99,27 @@ function failed(ctx: AppContext, found: Found, problem: Problem = invalidSecondF
  * Completes the pending sign-in with the second step's method: a new (or kept) session for a
  * sign-in, the same session raised to multi-factor for a step-up.
  */
-function complete(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, found: Found, second: AuthMethod, client: ClientInfo): Completed {
+async function complete(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, found: Found, second: AuthMethod, client: ClientInfo): Promise<Completed> {
   const { entry, person } = found;
   const now = ctx.clock.now();
-  const app = entry.applicationId ? findApplication(ctx.db, entry.applicationId) : undefined;
+  const app = entry.applicationId ? await findApplication(ctx.db, entry.applicationId) : undefined;
   const amr = withSecondFactor(entry.firstFactor, second);
   let signedIn: SignedIn;
   if (entry.stepUpSessionId) {
-    const current = readSession(ctx, request);
+    const current = await readSession(ctx, request);
     if (current?.session.id !== entry.stepUpSessionId || current.person.id !== person.id) throw secondFactorExpired();
-    ctx.db.transaction(() => {
-      setSessionAmr(ctx.db, current.session.id, amr);
-      markRealm(ctx.db, current.session.id, ACCOUNT_REALM, now);
-      if (app) markRealm(ctx.db, current.session.id, realmOf(app), now);
+    await transaction(ctx.db, async () => {
+      await setSessionAmr(ctx.db, current.session.id, amr);
+      await markRealm(ctx.db, current.session.id, ACCOUNT_REALM, now);
+      if (app) await markRealm(ctx.db, current.session.id, realmOf(app), now);
     });
     signedIn = { person, sessionId: current.session.id, token: undefined };
   } else {
-    const started = ctx.db.transaction(() => signInPerson(ctx.db, now, ctx.config, person, app, client, amr));
+    const started = await transaction(ctx.db, async () => signInPerson(ctx.db, now, ctx.config, person, app, client, amr));
     signedIn = { person, ...started };
     if (app) ctx.wakeWebhooks();
   }
-  if (found.counted !== false) clearSecondStepBackOff(ctx.db, person.id);
+  if (found.counted !== false) await clearSecondStepBackOff(ctx.db, person.id);
   pendingSignIns(ctx).end(found.key);
   clearMfaCookie(reply, ctx.config);
   return { signedIn, next: entry.next, after: entry.after };
@@ -126,27 +127,27 @@ function complete(ctx: AppContext, request: FastifyRequest, reply: FastifyReply,
 
 // --- The second step ---------------------------------------------------------------------------
 
-export function totpStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Completed {
-  const found = pendingOf(ctx, request);
-  guard(ctx, found);
-  if (!checkTotp(ctx, found.person.id, code)) failed(ctx, found);
+export async function totpStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Promise<Completed> {
+  const found = await pendingOf(ctx, request);
+  await guard(ctx, found);
+  if (!await checkTotp(ctx, found.person.id, code)) await failed(ctx, found);
   return complete(ctx, request, reply, found, 'otp', client);
 }
 
-export function recoveryCodeStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Completed {
-  const found = pendingOf(ctx, request);
-  guard(ctx, found);
+export async function recoveryCodeStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Promise<Completed> {
+  const found = await pendingOf(ctx, request);
+  await guard(ctx, found);
   const hash = recoveryCodeHash(secretBox(ctx.config), code);
-  if (!hash || !spendRecoveryCode(ctx.db, found.person.id, hash, ctx.clock.now())) failed(ctx, found);
+  if (!hash || !await spendRecoveryCode(ctx.db, found.person.id, hash, ctx.clock.now())) await failed(ctx, found);
   // RFC 8176 has no value of its own for a one-time recovery code; `otp` is the closest.
   return complete(ctx, request, reply, found, 'otp', client);
 }
 
 /** WebAuthn request options listing the person's passkeys; the challenge is kept with the pending sign-in. */
 export async function passkeyStepOptions(ctx: AppContext, request: FastifyRequest) {
-  const found = pendingOf(ctx, request);
-  guard(ctx, found);
-  const keys = passkeysOf(ctx.db, found.person.id);
+  const found = await pendingOf(ctx, request);
+  await guard(ctx, found);
+  const keys = await passkeysOf(ctx.db, found.person.id);
   if (keys.length === 0) throw passkeyInvalid('You have no passkey yet: use another way to confirm it is you.');
   const options = await authenticationOptions(ctx.config, keys);
   found.entry.challenge = options.challenge;
@@ -154,69 +155,69 @@ export async function passkeyStepOptions(ctx: AppContext, request: FastifyReques
 }
 
 export async function passkeyStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, response: unknown, client: ClientInfo): Promise<Completed> {
-  const found = pendingOf(ctx, request);
-  guard(ctx, found);
+  const found = await pendingOf(ctx, request);
+  await guard(ctx, found);
   const challenge = found.entry.challenge;
   if (!challenge || challengeOf(response) !== challenge) throw passkeyInvalid('This passkey answer is not for the current request; try again.');
   found.entry.challenge = undefined; // one answer per challenge
   const credentialId = credentialIdOf(response);
-  const passkey = credentialId ? passkeyByCredentialId(ctx.db, credentialId) : undefined;
-  if (!passkey || passkey.personId !== found.person.id) failed(ctx, found, passkeyNotRecognised());
+  const passkey = credentialId ? await passkeyByCredentialId(ctx.db, credentialId) : undefined;
+  if (!passkey || passkey.personId !== found.person.id) return failed(ctx, found, passkeyNotRecognised());
   const use = await usePasskey(ctx, passkey, response, challenge);
-  if (!use) failed(ctx, found, new Problem(401, 'passkey_invalid', 'The passkey answer did not verify.'));
+  if (!use) return failed(ctx, found, new Problem(401, 'passkey_invalid', 'The passkey answer did not verify.'));
   // The pending sign-in may have ended while the signature was checked (another tab finished it).
   if (!pendingSignIns(ctx).find(ctx.config, request, ctx.clock.now().getTime())) throw secondFactorExpired();
   return complete(ctx, request, reply, found, passkeyMethod(passkey), client);
 }
 
 /** Verifies an assertion and records the counter; false when a concurrent use of the same key won. */
-async function usePasskey(ctx: AppContext, passkey: NonNullable<ReturnType<typeof passkeyByCredentialId>>, response: unknown, challenge: string): Promise<boolean> {
+async function usePasskey(ctx: AppContext, passkey: NonNullable<Awaited<ReturnType<typeof passkeyByCredentialId>>>, response: unknown, challenge: string): Promise<boolean> {
   const checked = await verifyAssertion(ctx.config, passkey, response, challenge);
   return recordPasskeyUse(ctx.db, passkey, { ...checked, now: ctx.clock.now() });
 }
 
 // --- Enrolment at sign-in (the application requires a second factor the person lacks) ----------
 
-function enrolling(ctx: AppContext, request: FastifyRequest): Found {
-  const found = pendingOf(ctx, request);
-  guard(ctx, found);
+async function enrolling(ctx: AppContext, request: FastifyRequest): Promise<Found> {
+  const found = await pendingOf(ctx, request);
+  await guard(ctx, found);
   if (hasSecondFactor(ctx.db, found.person.id)) {
     throw new Problem(409, 'second_factor_enrolled', 'You already have a second factor: use it to finish signing in.');
   }
   return found;
 }
 
-export function enrolTotpStart(ctx: AppContext, request: FastifyRequest) {
-  const found = enrolling(ctx, request);
+export async function enrolTotpStart(ctx: AppContext, request: FastifyRequest) {
+  const found = await enrolling(ctx, request);
   return startTotpEnrolment(ctx, found.person, undefined);
 }
 
-export function enrolTotpConfirm(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Completed {
-  const found = enrolling(ctx, request);
+export async function enrolTotpConfirm(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Promise<Completed> {
+  const found = await enrolling(ctx, request);
   let codes: string[] | undefined;
   try {
-    codes = confirmTotp(ctx, found.person, code, `person:${found.person.id}`).recoveryCodes;
+    codes = (await confirmTotp(ctx, found.person, code, `person:${found.person.id}`)).recoveryCodes;
   } catch (error) {
-    if (error instanceof Problem && error.code === 'invalid_code') failed(ctx, found);
+    if (error instanceof Problem && error.code === 'invalid_code') await failed(ctx, found);
     throw error;
   }
-  return { ...complete(ctx, request, reply, found, 'otp', client), recoveryCodes: codes };
+  return { ...await complete(ctx, request, reply, found, 'otp', client), recoveryCodes: codes };
 }
 
 export async function enrolPasskeyOptions(ctx: AppContext, request: FastifyRequest) {
-  const found = enrolling(ctx, request);
-  const options = await registrationOptions(ctx.config, found.person, checkPasskeyRoom(ctx, found.person.id));
+  const found = await enrolling(ctx, request);
+  const options = await registrationOptions(ctx.config, found.person, await checkPasskeyRoom(ctx, found.person.id));
   found.entry.challenge = options.challenge;
   return options;
 }
 
 export async function enrolPasskey(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, name: string, response: unknown, client: ClientInfo): Promise<Completed> {
-  const found = enrolling(ctx, request);
+  const found = await enrolling(ctx, request);
   const challenge = found.entry.challenge;
   found.entry.challenge = undefined;
   const verified = await verifyRegistration(ctx.config, found.person.id, name, response, challenge);
-  const { passkey, recoveryCodes } = addPasskey(ctx, found.person, verified, `person:${found.person.id}`);
-  return { ...complete(ctx, request, reply, found, passkeyMethod(passkey), client), recoveryCodes };
+  const { passkey, recoveryCodes } = await addPasskey(ctx, found.person, verified, `person:${found.person.id}`);
+  return { ...await complete(ctx, request, reply, found, passkeyMethod(passkey), client), recoveryCodes };
 }
 
 // --- Step-up and passkey-first sign-in ---------------------------------------------------------
@@ -266,18 +267,18 @@ export async function passkeyFirstOptions(ctx: AppContext) {
  * `applicationId`, the application must allow Gatehouse's own credentials (`email`), as for a password.
  */
 export async function passkeyFirstSignIn(ctx: AppContext, response: unknown, applicationId: string | undefined, client: ClientInfo): Promise<SignedIn> {
-  const app = applicationId === undefined ? undefined : applicationForEmailSignIn(ctx, applicationId);
+  const app = applicationId === undefined ? undefined : await applicationForEmailSignIn(ctx, applicationId);
   const challenge = challengeOf(response);
   if (!challenge || !pendingSignIns(ctx).takeChallenge(challenge, ctx.clock.now().getTime())) {
     throw passkeyInvalid('This passkey answer is not for a sign-in started here, or it expired; try again.');
   }
   const credentialId = credentialIdOf(response);
-  const passkey = credentialId ? passkeyByCredentialId(ctx.db, credentialId) : undefined;
-  const person = passkey && personOf(ctx.db, passkey.personId);
+  const passkey = credentialId ? await passkeyByCredentialId(ctx.db, credentialId) : undefined;
+  const person = passkey && await personOf(ctx.db, passkey.personId);
   if (!passkey || !person) throw passkeyNotRecognised();
   if (!(await usePasskey(ctx, passkey, response, challenge))) throw new Problem(401, 'passkey_invalid', 'The passkey answer did not verify.');
   const now = ctx.clock.now();
-  const started = ctx.db.transaction(() => signInPerson(ctx.db, now, ctx.config, person, app, client, [passkeyMethod(passkey), 'mfa']));
+  const started = await transaction(ctx.db, async () => signInPerson(ctx.db, now, ctx.config, person, app, client, [passkeyMethod(passkey), 'mfa']));
   if (app) ctx.wakeWebhooks();
   return { person, ...started };
 }

@@ -91,7 +91,7 @@ export function registerSecurityRoutes(app: FastifyInstance, meOf: (request: Fas
     },
     async (request, reply) => {
       const me = meOf(request);
-      removeTotp(ctx, me.person, me.session.id);
+      await removeTotp(ctx, me.person, me.session.id);
       return reply.status(204).send(null);
     },
   );
@@ -106,8 +106,8 @@ export function registerSecurityRoutes(app: FastifyInstance, meOf: (request: Fas
     },
     async (request) => {
       const me = meOf(request);
-      requireRecentSignIn(ctx, me.session.id);
-      const options = await registrationOptions(ctx.config, me.person, checkPasskeyRoom(ctx, me.person.id));
+      await requireRecentSignIn(ctx, me.session.id);
+      const options = await registrationOptions(ctx.config, me.person, await checkPasskeyRoom(ctx, me.person.id));
       challenges.remember(me.session.id, options.challenge, ctx.clock.now().getTime());
       return options;
     },
@@ -123,10 +123,10 @@ export function registerSecurityRoutes(app: FastifyInstance, meOf: (request: Fas
     },
     async (request, reply) => {
       const me = meOf(request);
-      requireRecentSignIn(ctx, me.session.id);
+      await requireRecentSignIn(ctx, me.session.id);
       const challenge = challenges.take(me.session.id, ctx.clock.now().getTime());
       const verified = await verifyRegistration(ctx.config, me.person.id, request.body.name, request.body.response, challenge);
-      const { passkey, recoveryCodes } = addPasskey(ctx, me.person, verified, `person:${me.person.id}`);
+      const { passkey, recoveryCodes } = await addPasskey(ctx, me.person, verified, `person:${me.person.id}`);
       return reply
         .status(201)
         .header('location', `/api/me/passkeys/${passkey.id}`)
@@ -137,7 +137,7 @@ export function registerSecurityRoutes(app: FastifyInstance, meOf: (request: Fas
   r.patch(
     '/passkeys/:id',
     { schema: { tags, summary: 'Rename a passkey', params: PasskeyParams, querystring: NoQuery, body: PasskeyPatchBody, response: { 200: PasskeySchema, ...errors } } },
-    async (request) => passkeyRecord(renameOwnPasskey(ctx, meOf(request).person, request.params.id, request.body.name)),
+    async (request) => passkeyRecord(await renameOwnPasskey(ctx, meOf(request).person, request.params.id, request.body.name)),
   );
 
   r.delete(
@@ -150,7 +150,7 @@ export function registerSecurityRoutes(app: FastifyInstance, meOf: (request: Fas
     },
     async (request, reply) => {
       const me = meOf(request);
-      removePasskey(ctx, me.person, me.session.id, request.params.id);
+      await removePasskey(ctx, me.person, me.session.id, request.params.id);
       return reply.status(204).send(null);
     },
   );
@@ -165,7 +165,7 @@ export function registerSecurityRoutes(app: FastifyInstance, meOf: (request: Fas
     },
     async (request) => {
       const me = meOf(request);
-      return { recoveryCodes: regenerateRecoveryCodes(ctx, me.person, me.session.id) };
+      return { recoveryCodes: await regenerateRecoveryCodes(ctx, me.person, me.session.id) };
     },
   );
 }

@@ -32,7 +32,7 @@ export type Continuation = (
   request: FastifyRequest,
   reply: FastifyReply,
   signedIn: { person: Person; sessionId: string; token: string | undefined },
-) => string;
+) => string | Promise<string>;
 
 export interface PendingSignIn {
   personId: string;

@@ -46,21 +46,21 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const limits = await prepareJsonAuthScope(app);
   const rateLimit = secondStepLimit(limits.signIn.max);
 
-  const answer = (reply: Parameters<typeof sendSessionCookie>[1], done: Completed) => {
-    sendSessionCookie(ctx, reply, done.signedIn);
+  const answer = async (reply: Parameters<typeof sendSessionCookie>[1], done: Completed) => {
+    await sendSessionCookie(ctx, reply, done.signedIn);
     return { user: userRecord(done.signedIn.person), ...(done.recoveryCodes ? { recoveryCodes: done.recoveryCodes } : {}) };
   };
 
   app.post(
     '/second-factor/totp',
     { config: { rateLimit }, schema: { tags, summary: 'Second step: a TOTP code', body: CodeBody, response: { 200: UserResponseSchema, ...errors } } },
-    async (request, reply) => answer(reply, totpStep(ctx, request, reply, request.body.code, clientInfo(ctx, request))),
+    async (request, reply) => answer(reply, await totpStep(ctx, request, reply, request.body.code, clientInfo(ctx, request))),
   );
 
   app.post(
     '/second-factor/recovery-code',
     { config: { rateLimit }, schema: { tags, summary: 'Second step: a recovery code (used up)', body: CodeBody, response: { 200: UserResponseSchema, ...errors } } },
-    async (request, reply) => answer(reply, recoveryCodeStep(ctx, request, reply, request.body.code, clientInfo(ctx, request))),
+    async (request, reply) => answer(reply, await recoveryCodeStep(ctx, request, reply, request.body.code, clientInfo(ctx, request))),
   );
 
   app.post(
@@ -93,7 +93,7 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { rateLimit },
       schema: { tags, summary: 'Enrolment at sign-in: confirm the TOTP secret with a code (finishes the sign-in)', body: CodeBody, response: { 200: UserWithCodesSchema, ...errors } },
     },
-    async (request, reply) => answer(reply, enrolTotpConfirm(ctx, request, reply, request.body.code, clientInfo(ctx, request))),
+    async (request, reply) => answer(reply, await enrolTotpConfirm(ctx, request, reply, request.body.code, clientInfo(ctx, request))),
   );
 
   app.post(
@@ -132,7 +132,7 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const signedIn = await passkeyFirstSignIn(ctx, request.body.response, request.body.applicationId, clientInfo(ctx, request));
-      sendSessionCookie(ctx, reply, signedIn);
+      await sendSessionCookie(ctx, reply, signedIn);
       return { user: userRecord(signedIn.person) };
     },
   );

@@ -43,6 +43,7 @@ import {
   type NewPasskey,
 } from './store.js';
 import { matchingStep, newTotpSecret, normaliseCode, totpUri } from './totp.js';
+import { many, transaction } from '../../db/store.js';
 
 /** At most this many passkeys per person (a bound on the table and on `allowCredentials`). */
 export const MAX_PASSKEYS = 20;
@@ -57,52 +58,50 @@ export interface Actor {
 export const invalidCode = () => badRequest('invalid_code', 'The code is not correct; check your authenticator app and try again.');
 
 /** Audit entry plus a webhook event per application the person is an active member of. */
-function recordFactorChange(tx: Tx, now: Date, person: Pick<Person, 'id' | 'email'>, actor: string, change: 'enrolled' | 'removed', method: FactorMethod, details: Record<string, unknown> = {}) {
-  recordAudit(tx, now, { actor, action: `second_factor.${change}`, target: person.id, details: { method, ...details } });
-  const apps = tx
+async function recordFactorChange(tx: Tx, now: Date, person: Pick<Person, 'id' | 'email'>, actor: string, change: 'enrolled' | 'removed', method: FactorMethod, details: Record<string, unknown> = {}) {
+  await recordAudit(tx, now, { actor, action: `second_factor.${change}`, target: person.id, details: { method, ...details } });
+  const apps = await many(tx
     .select({ id: memberships.applicationId })
     .from(memberships)
     .innerJoin(applications, eq(applications.id, memberships.applicationId))
-    .where(and(eq(memberships.personId, person.id), eq(memberships.status, 'active')))
-    .all();
-  for (const { id } of apps) recordEvent(tx, now, id, `second_factor.${change}`, { userId: person.id, email: person.email, method });
+    .where(and(eq(memberships.personId, person.id), eq(memberships.status, 'active'))));
+  for (const { id } of apps) await recordEvent(tx, now, id, `second_factor.${change}`, { userId: person.id, email: person.email, method });
 }
 
 /** Whether an application the person is a member of requires MFA (then the last factor must stay). */
-function requiredByAnApplication(tx: Tx, personId: string): string | undefined {
-  const rows = tx
+async function requiredByAnApplication(tx: Tx, personId: string): Promise<string | undefined> {
+  const rows = await many(tx
     .select({ name: applications.name, policy: applications.authPolicy })
     .from(memberships)
     .innerJoin(applications, eq(applications.id, memberships.applicationId))
-    .where(eq(memberships.personId, personId))
-    .all();
+    .where(eq(memberships.personId, personId)));
   return rows.find((r) => r.policy.mfa === 'required')?.name;
 }
 
-function refuseLastFactor(tx: Tx, personId: string): void {
-  const app = requiredByAnApplication(tx, personId);
+async function refuseLastFactor(tx: Tx, personId: string): Promise<void> {
+  const app = await requiredByAnApplication(tx, personId);
   if (app) throw conflict('second_factor_required', `${app} requires a second factor: add another one before removing this one.`);
 }
 
 /** The `/api/me/security` view (never a secret). */
-export function securityOf(ctx: AppContext, personId: string) {
-  const totp = totpOf(ctx.db, personId);
+export async function securityOf(ctx: AppContext, personId: string) {
+  const totp = await totpOf(ctx.db, personId);
   return {
     totp: { enabled: Boolean(totp?.secret), confirmedAt: iso(totp?.confirmedAt ?? null) },
-    passkeys: passkeysOf(ctx.db, personId).map(passkeyRecord),
-    recoveryCodes: { remaining: remainingRecoveryCodes(ctx.db, personId) },
+    passkeys: (await passkeysOf(ctx.db, personId)).map(passkeyRecord),
+    recoveryCodes: { remaining: await remainingRecoveryCodes(ctx.db, personId) },
   };
 }
 
 /** The administrator's summary of a member's factors: counts and dates only. */
-export function secondFactorSummary(db: Db, personId: string) {
-  const totp = totpOf(db, personId);
-  const keys = passkeysOf(db, personId);
+export async function secondFactorSummary(db: Db, personId: string) {
+  const totp = await totpOf(db, personId);
+  const keys = await passkeysOf(db, personId);
   const lastUsed = keys.map((k) => k.lastUsedAt?.getTime() ?? 0).reduce((a, b) => Math.max(a, b), 0);
   return {
     totp: { enabled: Boolean(totp?.secret), confirmedAt: iso(totp?.confirmedAt ?? null) },
     passkeys: { count: keys.length, lastUsedAt: lastUsed ? new Date(lastUsed).toISOString() : null },
-    recoveryCodes: { remaining: remainingRecoveryCodes(db, personId), createdAt: iso(recoveryCodesCreatedAt(db, personId)) },
+    recoveryCodes: { remaining: await remainingRecoveryCodes(db, personId), createdAt: iso(await recoveryCodesCreatedAt(db, personId)) },
   };
 }
 
@@ -118,16 +117,16 @@ export function passkeyRecord(p: Passkey) {
  * sign-in: a stolen session cookie must not add a factor the owner does not have (they would be
  * locked out) nor replace theirs. Enrolment at sign-in (no session yet) has just had the password.
  */
-export function startTotpEnrolment(ctx: AppContext, person: Person, sessionId: string | undefined) {
-  if (sessionId) requireRecentSignIn(ctx, sessionId);
+export async function startTotpEnrolment(ctx: AppContext, person: Person, sessionId: string | undefined) {
+  if (sessionId) await requireRecentSignIn(ctx, sessionId);
   const secret = newTotpSecret();
-  savePendingTotp(ctx.db, person.id, secretBox(ctx.config).encrypt(secret), ctx.clock.now());
+  await savePendingTotp(ctx.db, person.id, secretBox(ctx.config).encrypt(secret), ctx.clock.now());
   return { secret, uri: totpUri(secret, person.email) };
 }
 
 /** The secret waiting for its first code (for showing the QR code again), if any. */
-export function pendingTotpSecret(ctx: AppContext, personId: string): string | undefined {
-  const sealed = totpOf(ctx.db, personId)?.pendingSecret;
+export async function pendingTotpSecret(ctx: AppContext, personId: string): Promise<string | undefined> {
+  const sealed = (await totpOf(ctx.db, personId))?.pendingSecret;
   return sealed ? secretBox(ctx.config).decrypt(sealed) : undefined;
 }
 
@@ -135,71 +134,71 @@ export function pendingTotpSecret(ctx: AppContext, personId: string): string | u
  * Confirms enrolment with a code of the new secret: 400 `invalid_code` when wrong. Returns a new
  * set of recovery codes when this is the person's first second factor.
  */
-export function confirmTotp(ctx: AppContext, person: Person, code: string, actor: string): { recoveryCodes?: string[] } {
+export async function confirmTotp(ctx: AppContext, person: Person, code: string, actor: string): Promise<{ recoveryCodes?: string[] }> {
   const box = secretBox(ctx.config);
-  const row = totpOf(ctx.db, person.id);
+  const row = await totpOf(ctx.db, person.id);
   if (!row?.pendingSecret) throw conflict('totp_not_started', 'Start setting up an authenticator app first.');
   const now = ctx.clock.now();
   const step = matchingStep(box.decrypt(row.pendingSecret), normaliseCode(code), now.getTime());
   if (step === undefined) throw invalidCode();
-  const result = ctx.db.transaction((tx) => {
+  const result = await transaction(ctx.db, async (tx) => {
     const first = !hasSecondFactor(ctx.db, person.id);
     const replaced = Boolean(row.secret);
-    confirmPendingTotp(tx, person.id, row.pendingSecret!, step, now);
-    recordFactorChange(tx, now, person, actor, 'enrolled', 'totp', replaced ? { replaced: true } : {});
-    return first ? { recoveryCodes: issueRecoveryCodes(ctx, tx, person, now, actor) } : {};
+    await confirmPendingTotp(tx, person.id, row.pendingSecret!, step, now);
+    await recordFactorChange(tx, now, person, actor, 'enrolled', 'totp', replaced ? { replaced: true } : {});
+    return first ? { recoveryCodes: await issueRecoveryCodes(ctx, tx, person, now, actor) } : {};
   });
   ctx.wakeWebhooks();
   return result;
 }
 
 /** Checks a TOTP code of the person's authenticator, spending its step: false for wrong or replayed. */
-export function checkTotp(ctx: AppContext, personId: string, code: string): boolean {
-  const sealed = confirmedTotpSecret(ctx.db, personId);
+export async function checkTotp(ctx: AppContext, personId: string, code: string): Promise<boolean> {
+  const sealed = await confirmedTotpSecret(ctx.db, personId);
   if (!sealed) return false;
   const step = matchingStep(secretBox(ctx.config).decrypt(sealed), normaliseCode(code), ctx.clock.now().getTime());
-  return step !== undefined && claimTotpStep(ctx.db, personId, step);
+  return step !== undefined && await claimTotpStep(ctx.db, personId, step);
 }
 
-export function removeTotp(ctx: AppContext, person: Person, sessionId: string): void {
-  requireRecentSignIn(ctx, sessionId);
+export async function removeTotp(ctx: AppContext, person: Person, sessionId: string): Promise<void> {
+  await requireRecentSignIn(ctx, sessionId);
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
-    const row = totpOf(tx, person.id);
+  await transaction(ctx.db, async (tx) => {
+    const row = await totpOf(tx, person.id);
     if (!row?.secret) {
-      if (row) deleteTotp(tx, person.id); // only an enrolment in progress: nothing to announce
+      if (row) await deleteTotp(tx, person.id); // only an enrolment in progress: nothing to announce
       return;
     }
-    if (passkeysOf(tx, person.id).length === 0) refuseLastFactor(tx, person.id);
-    deleteTotp(tx, person.id);
-    afterRemoval(ctx, tx, now, person, sessionId, `person:${person.id}`, 'totp');
+    if ((await passkeysOf(tx, person.id)).length === 0) await refuseLastFactor(tx, person.id);
+    await deleteTotp(tx, person.id);
+    await afterRemoval(ctx, tx, now, person, sessionId, `person:${person.id}`, 'totp');
   });
   ctx.wakeWebhooks();
 }
 
 // --- Passkeys ----------------------------------------------------------------------------------
 
-export function checkPasskeyRoom(ctx: AppContext, personId: string): Passkey[] {
-  const existing = passkeysOf(ctx.db, personId);
+export async function checkPasskeyRoom(ctx: AppContext, personId: string): Promise<Passkey[]> {
+  const existing = await passkeysOf(ctx.db, personId);
   if (existing.length >= MAX_PASSKEYS) throw conflict('too_many_passkeys', `You have ${MAX_PASSKEYS} passkeys, the most one account may have; remove one first.`);
   return existing;
 }
 
 /** Stores a verified new passkey; a first second factor comes with recovery codes. */
-export function addPasskey(ctx: AppContext, person: Person, passkey: NewPasskey, actor: string): { passkey: Passkey; recoveryCodes?: string[] } {
+export async function addPasskey(ctx: AppContext, person: Person, passkey: NewPasskey, actor: string): Promise<{ passkey: Passkey; recoveryCodes?: string[] }> {
   const now = ctx.clock.now();
-  const result = ctx.db.transaction((tx) => {
-    if (passkeysOf(tx, person.id).length >= MAX_PASSKEYS) throw conflict('too_many_passkeys', `An account may have at most ${MAX_PASSKEYS} passkeys.`);
+  const result = await transaction(ctx.db, async (tx) => {
+    if ((await passkeysOf(tx, person.id)).length >= MAX_PASSKEYS) throw conflict('too_many_passkeys', `An account may have at most ${MAX_PASSKEYS} passkeys.`);
     const first = !hasSecondFactor(ctx.db, person.id);
     let stored: Passkey;
     try {
-      stored = insertPasskey(tx, passkey, now);
+      stored = await insertPasskey(tx, passkey, now);
     } catch (error) {
       if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw badRequest('passkey_invalid', 'This passkey is already registered.');
       throw error;
     }
-    recordFactorChange(tx, now, person, actor, 'enrolled', 'passkey', { passkeyId: stored.id });
-    return first ? { passkey: stored, recoveryCodes: issueRecoveryCodes(ctx, tx, person, now, actor) } : { passkey: stored };
+    await recordFactorChange(tx, now, person, actor, 'enrolled', 'passkey', { passkeyId: stored.id });
+    return first ? { passkey: stored, recoveryCodes: await issueRecoveryCodes(ctx, tx, person, now, actor) } : { passkey: stored };
   });
   ctx.wakeWebhooks();
   return result;
@@ -207,79 +206,79 @@ export function addPasskey(ctx: AppContext, person: Person, passkey: NewPasskey,
 
 const passkeyNotFound = (id: string) => notFound('passkey_not_found', `You have no passkey "${id}".`);
 
-export function renameOwnPasskey(ctx: AppContext, person: Person, id: string, name: string): Passkey {
+export async function renameOwnPasskey(ctx: AppContext, person: Person, id: string, name: string): Promise<Passkey> {
   const now = ctx.clock.now();
-  return ctx.db.transaction((tx) => {
-    if (!passkeyOf(tx, person.id, id)) throw passkeyNotFound(id);
-    const renamed = renamePasskey(tx, id, name)!;
-    recordAudit(tx, now, { actor: `person:${person.id}`, action: 'second_factor.passkey_renamed', target: person.id, details: { passkeyId: id } });
+  return await transaction(ctx.db, async (tx) => {
+    if (!await passkeyOf(tx, person.id, id)) throw passkeyNotFound(id);
+    const renamed = (await renamePasskey(tx, id, name))!;
+    await recordAudit(tx, now, { actor: `person:${person.id}`, action: 'second_factor.passkey_renamed', target: person.id, details: { passkeyId: id } });
     return renamed;
   });
 }
 
-export function removePasskey(ctx: AppContext, person: Person, sessionId: string, id: string): void {
-  requireRecentSignIn(ctx, sessionId);
+export async function removePasskey(ctx: AppContext, person: Person, sessionId: string, id: string): Promise<void> {
+  await requireRecentSignIn(ctx, sessionId);
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
-    if (!passkeyOf(tx, person.id, id)) throw passkeyNotFound(id);
-    const others = passkeysOf(tx, person.id).length - 1;
-    if (others === 0 && !totpOf(tx, person.id)?.secret) refuseLastFactor(tx, person.id);
-    deletePasskey(tx, id);
-    afterRemoval(ctx, tx, now, person, sessionId, `person:${person.id}`, 'passkey', { passkeyId: id });
+  await transaction(ctx.db, async (tx) => {
+    if (!await passkeyOf(tx, person.id, id)) throw passkeyNotFound(id);
+    const others = (await passkeysOf(tx, person.id)).length - 1;
+    if (others === 0 && !(await totpOf(tx, person.id))?.secret) await refuseLastFactor(tx, person.id);
+    await deletePasskey(tx, id);
+    await afterRemoval(ctx, tx, now, person, sessionId, `person:${person.id}`, 'passkey', { passkeyId: id });
   });
   ctx.wakeWebhooks();
 }
 
 // --- Recovery codes ----------------------------------------------------------------------------
 
-function issueRecoveryCodes(ctx: AppContext, tx: Tx, person: Pick<Person, 'id'>, now: Date, actor: string): string[] {
+async function issueRecoveryCodes(ctx: AppContext, tx: Tx, person: Pick<Person, 'id'>, now: Date, actor: string): Promise<string[]> {
   const box = secretBox(ctx.config);
   const codes = newRecoveryCodes();
-  replaceRecoveryCodes(tx, person.id, codes.map((c) => recoveryCodeHash(box, c)!), now);
-  recordAudit(tx, now, { actor, action: 'second_factor.recovery_codes_issued', target: person.id, details: { count: codes.length } });
+  await replaceRecoveryCodes(tx, person.id, codes.map((c) => recoveryCodeHash(box, c)!), now);
+  await recordAudit(tx, now, { actor, action: 'second_factor.recovery_codes_issued', target: person.id, details: { count: codes.length } });
   return codes;
 }
 
 /** A new set replacing the old one (recent sign-in needed); only next to a second factor. */
-export function regenerateRecoveryCodes(ctx: AppContext, person: Person, sessionId: string): string[] {
-  requireRecentSignIn(ctx, sessionId);
+export async function regenerateRecoveryCodes(ctx: AppContext, person: Person, sessionId: string): Promise<string[]> {
+  await requireRecentSignIn(ctx, sessionId);
   if (!hasSecondFactor(ctx.db, person.id)) {
     throw conflict('second_factor_missing', 'Recovery codes stand in for a second factor: set up an authenticator app or a passkey first.');
   }
-  return ctx.db.transaction((tx) => issueRecoveryCodes(ctx, tx, person, ctx.clock.now(), `person:${person.id}`));
+  return await transaction(ctx.db, async (tx) => issueRecoveryCodes(ctx, tx, person, ctx.clock.now(), `person:${person.id}`));
 }
 
 // --- Removal -----------------------------------------------------------------------------------
 
 /** Audit, webhooks and the end of the person's other sessions after a factor went. */
-function afterRemoval(ctx: AppContext, tx: Tx, now: Date, person: Person, keepSessionId: string | undefined, actor: string, method: FactorMethod, details: Record<string, unknown> = {}) {
+async function afterRemoval(ctx: AppContext, tx: Tx, now: Date, person: Person, keepSessionId: string | undefined, actor: string, method: FactorMethod, details: Record<string, unknown> = {}) {
   // Without any second factor left, the recovery codes have nothing to stand in for. (The
   // prepared look-up runs on the database handle, inside this transaction: one connection.)
-  if (!hasSecondFactor(ctx.db, person.id)) deleteRecoveryCodes(tx, person.id);
-  const sessionsEnded = endSessions(tx, now, { personId: person.id, exceptSessionId: keepSessionId }, 'second_factor_removed').sessionIds.length;
-  recordFactorChange(tx, now, person, actor, 'removed', method, { ...details, sessionsEnded });
+  if (!hasSecondFactor(ctx.db, person.id)) await deleteRecoveryCodes(tx, person.id);
+  const sessionsEnded = (await endSessions(tx, now, { personId: person.id, exceptSessionId: keepSessionId }, 'second_factor_removed')).sessionIds.length;
+  await recordFactorChange(tx, now, person, actor, 'removed', method, { ...details, sessionsEnded });
 }
 
 /**
  * The administrator's reset for a lost device: every TOTP, passkey and recovery code of the
  * person goes, every session of theirs ends, audited with the administrator as actor.
  */
-export function resetSecondFactor(ctx: AppContext, person: Person, actor: string, applicationId: string): { sessionsEnded: number } {
+export async function resetSecondFactor(ctx: AppContext, person: Person, actor: string, applicationId: string): Promise<{ sessionsEnded: number }> {
   const now = ctx.clock.now();
-  const result = ctx.db.transaction((tx) => {
-    const totp = deleteTotp(tx, person.id);
-    const keys = passkeysOf(tx, person.id);
-    for (const k of keys) deletePasskey(tx, k.id);
-    const codes = deleteRecoveryCodes(tx, person.id);
-    const sessionsEnded = endSessions(tx, now, { personId: person.id }, 'second_factor_reset').sessionIds.length;
-    recordAudit(tx, now, {
+  const result = await transaction(ctx.db, async (tx) => {
+    const totp = await deleteTotp(tx, person.id);
+    const keys = await passkeysOf(tx, person.id);
+    for (const k of keys) await deletePasskey(tx, k.id);
+    const codes = await deleteRecoveryCodes(tx, person.id);
+    const sessionsEnded = (await endSessions(tx, now, { personId: person.id }, 'second_factor_reset')).sessionIds.length;
+    await recordAudit(tx, now, {
       actor,
       action: 'second_factor.reset',
       applicationId,
       target: person.id,
       details: { totp, passkeys: keys.length, recoveryCodes: codes, sessionsEnded },
     });
-    if (totp || keys.length) recordFactorChange(tx, now, person, actor, 'removed', 'all', { reset: true });
+    if (totp || keys.length) await recordFactorChange(tx, now, person, actor, 'removed', 'all', { reset: true });
     return { sessionsEnded };
   });
   ctx.wakeWebhooks();

@@ -10,6 +10,7 @@ import { preparedPerDb } from '../../db/prepared.js';
 import type { Tx } from '../../audit/record.js';
 import { passkeys, people, recoveryCodes, totpCredentials, type Passkey, type Person, type TotpCredential } from '../../db/schema.js';
 import { newId } from '../../util/ids.js';
+import { exec, one, many } from '../../db/store.js';
 
 const changed = (result: unknown) => (result as { changes: number }).changes === 1;
 
@@ -30,120 +31,116 @@ const hot = preparedPerDb((db: Db) => {
   };
 });
 
-export function personOf(db: Db, personId: string): Person | undefined {
-  return hot(db).person.get({ id: personId });
+export async function personOf(db: Db, personId: string): Promise<Person | undefined> {
+  return await one(hot(db).person, { id: personId });
 }
 
 /** The sealed secret of the person's confirmed authenticator, if any (the second step's read). */
-export function confirmedTotpSecret(db: Db, personId: string): string | null | undefined {
-  return hot(db).totpSecret.get({ id: personId })?.secret;
+export async function confirmedTotpSecret(db: Db, personId: string): Promise<string | null | undefined> {
+  return (await one(hot(db).totpSecret, { id: personId }))?.secret;
 }
 
 // --- TOTP --------------------------------------------------------------------------------------
 
-export function totpOf(tx: Tx, personId: string): TotpCredential | undefined {
-  return tx.select().from(totpCredentials).where(eq(totpCredentials.personId, personId)).get();
+export async function totpOf(tx: Tx, personId: string): Promise<TotpCredential | undefined> {
+  return await one(tx.select().from(totpCredentials).where(eq(totpCredentials.personId, personId)));
 }
 
 /** Stores a secret waiting for its first code (replacing any earlier one that never got it). */
-export function savePendingTotp(tx: Tx, personId: string, sealed: string, now: Date): void {
-  tx.insert(totpCredentials)
+export async function savePendingTotp(tx: Tx, personId: string, sealed: string, now: Date): Promise<void> {
+  await exec(tx.insert(totpCredentials)
     .values({ personId, pendingSecret: sealed, pendingCreatedAt: now, updatedAt: now })
-    .onConflictDoUpdate({ target: totpCredentials.personId, set: { pendingSecret: sealed, pendingCreatedAt: now, updatedAt: now } })
-    .run();
+    .onConflictDoUpdate({ target: totpCredentials.personId, set: { pendingSecret: sealed, pendingCreatedAt: now, updatedAt: now } }));
 }
 
 /** The pending secret becomes the person's authenticator; `step` (its first code's) counts as used. */
-export function confirmPendingTotp(tx: Tx, personId: string, sealed: string, step: number, now: Date): void {
-  tx.update(totpCredentials)
+export async function confirmPendingTotp(tx: Tx, personId: string, sealed: string, step: number, now: Date): Promise<void> {
+  await exec(tx.update(totpCredentials)
     .set({ secret: sealed, confirmedAt: now, pendingSecret: null, pendingCreatedAt: null, lastUsedStep: step, updatedAt: now })
-    .where(eq(totpCredentials.personId, personId))
-    .run();
+    .where(eq(totpCredentials.personId, personId)));
 }
 
 /** Records `step` as used when it is newer than every step used before; false for a replay. */
-export function claimTotpStep(db: Db, personId: string, step: number): boolean {
-  return changed(hot(db).claimStep.run({ id: personId, step }));
+export async function claimTotpStep(db: Db, personId: string, step: number): Promise<boolean> {
+  return changed(await exec(hot(db).claimStep, { id: personId, step }));
 }
 
 /** Removes the authenticator (and any enrolment in progress); true when there was a confirmed one. */
-export function deleteTotp(tx: Tx, personId: string): boolean {
-  const row = totpOf(tx, personId);
-  tx.delete(totpCredentials).where(eq(totpCredentials.personId, personId)).run();
+export async function deleteTotp(tx: Tx, personId: string): Promise<boolean> {
+  const row = await totpOf(tx, personId);
+  await exec(tx.delete(totpCredentials).where(eq(totpCredentials.personId, personId)));
   return Boolean(row?.secret);
 }
 
 // --- Passkeys ----------------------------------------------------------------------------------
 
-export function passkeysOf(tx: Tx, personId: string): Passkey[] {
-  return tx.select().from(passkeys).where(eq(passkeys.personId, personId)).orderBy(asc(passkeys.createdAt), asc(passkeys.id)).all();
+export async function passkeysOf(tx: Tx, personId: string): Promise<Passkey[]> {
+  return await many(tx.select().from(passkeys).where(eq(passkeys.personId, personId)).orderBy(asc(passkeys.createdAt), asc(passkeys.id)));
 }
 
-export function passkeyByCredentialId(tx: Tx, credentialId: string): Passkey | undefined {
-  return tx.select().from(passkeys).where(eq(passkeys.credentialId, credentialId)).get();
+export async function passkeyByCredentialId(tx: Tx, credentialId: string): Promise<Passkey | undefined> {
+  return await one(tx.select().from(passkeys).where(eq(passkeys.credentialId, credentialId)));
 }
 
-export function passkeyOf(tx: Tx, personId: string, id: string): Passkey | undefined {
-  return tx.select().from(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.personId, personId))).get();
+export async function passkeyOf(tx: Tx, personId: string, id: string): Promise<Passkey | undefined> {
+  return await one(tx.select().from(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.personId, personId))));
 }
 
 export type NewPasskey = Omit<Passkey, 'id' | 'createdAt' | 'lastUsedAt'>;
 
-export function insertPasskey(tx: Tx, passkey: NewPasskey, now: Date): Passkey {
-  return tx.insert(passkeys).values({ ...passkey, id: newId('pky'), createdAt: now }).returning().get();
+export async function insertPasskey(tx: Tx, passkey: NewPasskey, now: Date): Promise<Passkey> {
+  return await one(tx.insert(passkeys).values({ ...passkey, id: newId('pky'), createdAt: now }).returning());
 }
 
-export function renamePasskey(tx: Tx, id: string, name: string): Passkey | undefined {
-  return tx.update(passkeys).set({ name }).where(eq(passkeys.id, id)).returning().get();
+export async function renamePasskey(tx: Tx, id: string, name: string): Promise<Passkey | undefined> {
+  return await one(tx.update(passkeys).set({ name }).where(eq(passkeys.id, id)).returning());
 }
 
-export function deletePasskey(tx: Tx, id: string): void {
-  tx.delete(passkeys).where(eq(passkeys.id, id)).run();
+export async function deletePasskey(tx: Tx, id: string): Promise<void> {
+  await exec(tx.delete(passkeys).where(eq(passkeys.id, id)));
 }
 
 /**
  * After a verified assertion: the new counter and backup state, only if the counter is still the
  * one the verification checked against (a concurrent use of a cloned key loses).
  */
-export function recordPasskeyUse(tx: Tx, passkey: Passkey, use: { counter: number; backedUp: boolean; now: Date }): boolean {
+export async function recordPasskeyUse(tx: Tx, passkey: Passkey, use: { counter: number; backedUp: boolean; now: Date }): Promise<boolean> {
   return changed(
-    tx.update(passkeys)
+    await exec(tx.update(passkeys)
       .set({ counter: use.counter, backedUp: use.backedUp, lastUsedAt: use.now })
-      .where(and(eq(passkeys.id, passkey.id), eq(passkeys.counter, passkey.counter)))
-      .run(),
+      .where(and(eq(passkeys.id, passkey.id), eq(passkeys.counter, passkey.counter)))),
   );
 }
 
 // --- Recovery codes ----------------------------------------------------------------------------
 
 /** Replaces the person's codes with a new set (hashes only). */
-export function replaceRecoveryCodes(tx: Tx, personId: string, hashes: string[], now: Date): void {
-  tx.delete(recoveryCodes).where(eq(recoveryCodes.personId, personId)).run();
-  for (const codeHash of hashes) tx.insert(recoveryCodes).values({ id: newId('rco'), personId, codeHash, createdAt: now }).run();
+export async function replaceRecoveryCodes(tx: Tx, personId: string, hashes: string[], now: Date): Promise<void> {
+  await exec(tx.delete(recoveryCodes).where(eq(recoveryCodes.personId, personId)));
+  for (const codeHash of hashes) await exec(tx.insert(recoveryCodes).values({ id: newId('rco'), personId, codeHash, createdAt: now }));
 }
 
-export function deleteRecoveryCodes(tx: Tx, personId: string): number {
-  const n = remainingRecoveryCodes(tx, personId);
-  tx.delete(recoveryCodes).where(eq(recoveryCodes.personId, personId)).run();
+export async function deleteRecoveryCodes(tx: Tx, personId: string): Promise<number> {
+  const n = await remainingRecoveryCodes(tx, personId);
+  await exec(tx.delete(recoveryCodes).where(eq(recoveryCodes.personId, personId)));
   return n;
 }
 
 /** Spends the code with this hash, if the person has it unused; false otherwise. */
-export function spendRecoveryCode(tx: Tx, personId: string, codeHash: string, now: Date): boolean {
+export async function spendRecoveryCode(tx: Tx, personId: string, codeHash: string, now: Date): Promise<boolean> {
   return changed(
-    tx.update(recoveryCodes)
+    await exec(tx.update(recoveryCodes)
       .set({ usedAt: now })
-      .where(and(eq(recoveryCodes.personId, personId), eq(recoveryCodes.codeHash, codeHash), isNull(recoveryCodes.usedAt)))
-      .run(),
+      .where(and(eq(recoveryCodes.personId, personId), eq(recoveryCodes.codeHash, codeHash), isNull(recoveryCodes.usedAt)))),
   );
 }
 
-export function remainingRecoveryCodes(tx: Tx, personId: string): number {
-  return tx.select({ n: count() }).from(recoveryCodes).where(and(eq(recoveryCodes.personId, personId), isNull(recoveryCodes.usedAt))).get()?.n ?? 0;
+export async function remainingRecoveryCodes(tx: Tx, personId: string): Promise<number> {
+  return (await one(tx.select({ n: count() }).from(recoveryCodes).where(and(eq(recoveryCodes.personId, personId), isNull(recoveryCodes.usedAt)))))?.n ?? 0;
 }
 
 /** When the current set was made (null without one). */
-export function recoveryCodesCreatedAt(tx: Tx, personId: string): Date | null {
-  const at = tx.select({ at: max(recoveryCodes.createdAt) }).from(recoveryCodes).where(eq(recoveryCodes.personId, personId)).get()?.at;
+export async function recoveryCodesCreatedAt(tx: Tx, personId: string): Promise<Date | null> {
+  const at = (await one(tx.select({ at: max(recoveryCodes.createdAt) }).from(recoveryCodes).where(eq(recoveryCodes.personId, personId))))?.at;
   return at === null || at === undefined ? null : new Date(at as unknown as number);
 }

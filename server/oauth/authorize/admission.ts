@@ -33,18 +33,18 @@ export type Admission =
  * `mfaRequested` asks for a multi-factor session even where the application does not require one.
  * Admitting may create a membership (an open application, a matching invitation).
  */
-export function admit(
+export async function admit(
   ctx: AppContext,
   request: FastifyRequest,
   client: Application,
   fresh: (authTime: Date) => boolean = () => true,
   mfaRequested = false,
-): Admission {
-  const found = readSession(ctx, request);
-  const authTime = found ? realmAuthTime(ctx, found.session.id, realmOf(client)) : undefined;
+): Promise<Admission> {
+  const found = await readSession(ctx, request);
+  const authTime = found ? await realmAuthTime(ctx, found.session.id, realmOf(client)) : undefined;
   if (!found || authTime === undefined || !fresh(authTime)) return { kind: 'sign_in', found, authTime };
   if ((mfaRequested || mfaRequired(client)) && !isMultiFactor(found.session.amr)) return { kind: 'second_factor', ...found };
-  const settled = settleMembership(ctx, client, found.person);
+  const settled = await settleMembership(ctx, client, found.person);
   if ('error' in settled) return { kind: 'denied', description: settled.description };
   return { kind: 'admitted', session: found.session, person: found.person, authTime, membership: settled.membership };
 }

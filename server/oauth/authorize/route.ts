@@ -69,7 +69,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
     const query = ((request.method === 'POST' ? request.body : request.query) ?? {}) as RawParams;
 
     const clientId = single(query, 'client_id');
-    const client = clientId === undefined ? undefined : findClient(ctx, clientId);
+    const client = clientId === undefined ? undefined : await findClient(ctx, clientId);
     if (!client) return sendErrorPage(reply, 400, 'invalid_client', 'The application asking you to sign in is not known here.');
     const redirectUri = single(query, 'redirect_uri');
     if (redirectUri === undefined || !matchesRedirectUri(client.redirectUris, redirectUri, client.clientType)) {
@@ -89,7 +89,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
       // A fresh sign-in this request (or its earlier round) demanded, and the realm has not had yet.
       const pending = { clientId: client.id, redirectUri, state, nonce: req.nonce ?? undefined, codeChallenge: req.codeChallenge ?? undefined };
       const stale = (authTime: Date) => !demands.satisfied(pending, authTime.getTime(), now.getTime());
-      const admission = admit(ctx, request, client, (authTime) => !tooOld(authTime) && req.prompt !== 'login' && !stale(authTime), req.mfaRequested);
+      const admission = await admit(ctx, request, client, (authTime) => !tooOld(authTime) && req.prompt !== 'login' && !stale(authTime), req.mfaRequested);
       if (admission.kind === 'sign_in') {
         if (req.prompt === 'none') throw new OAuthError('login_required', 'The person must sign in to this application.');
         const { found, authTime } = admission;

@@ -12,6 +12,7 @@ import { getApplication } from '../../applications/service.js';
 import { beforeCursor, listQueryProperties, toPage } from '../../http/pagination.js';
 import { DeliveryStatusSchema, deliveryOutcomeProperties } from '../../webhooks/schemas.js';
 import { deliveryOutcome, type ErrorDetail } from '../../webhooks/service.js';
+import { many } from '../../db/store.js';
 
 type Status = BackchannelLogout['status'];
 
@@ -49,16 +50,15 @@ function logoutRecord(row: BackchannelLogout, detail: ErrorDetail) {
 }
 
 /** `detail`: an API key sees whether attempts failed, not how (webhooks/service.ts). */
-export function listLogouts(ctx: AppContext, applicationId: string, limit: number, detail: ErrorDetail, status?: Status, cursor?: string) {
-  getApplication(ctx, applicationId);
+export async function listLogouts(ctx: AppContext, applicationId: string, limit: number, detail: ErrorDetail, status?: Status, cursor?: string) {
+  await getApplication(ctx, applicationId);
   const t = backchannelLogouts;
-  const rows = ctx.db
+  const rows = await many(ctx.db
     .select()
     .from(t)
     .where(and(eq(t.applicationId, applicationId), status ? eq(t.status, status) : undefined, beforeCursor(t.createdAt, t.id, cursor)))
     .orderBy(desc(t.createdAt), desc(t.id))
-    .limit(limit + 1)
-    .all();
+    .limit(limit + 1));
   const page = toPage(rows, limit, (r) => ({ t: r.createdAt.getTime(), id: r.id }));
   return { deliveries: page.items.map((row) => logoutRecord(row, detail)), nextCursor: page.nextCursor };
 }

@@ -17,6 +17,7 @@
 import { and, eq, isNotNull, or, sql, type SQL } from 'drizzle-orm';
 import { applications, backchannelLogouts, memberships, sessionClients, sessions } from '../../db/schema.js';
 import type { Tx } from '../../audit/record.js';
+import { exec } from '../../db/store.js';
 
 /**
  * Delivery workers of this process, woken after logouts were queued. Module-level because the
@@ -70,7 +71,7 @@ function queued(changes: unknown): number {
 }
 
 /** Queues a logout token (`sub` + `sid`) for each application with a logout URI that received tokens from these ended sessions. */
-export function queueSessionLogouts(tx: Tx, now: Date, ended: { id: string }[], reason: string): number {
+export async function queueSessionLogouts(tx: Tx, now: Date, ended: { id: string }[], reason: string): Promise<number> {
   if (!ended.length) return 0;
   const recipients = tx
     .select(queuedRow(now, reason, { applicationId: sessionClients.applicationId, subject: sessions.personId, sessionId: sessionClients.sessionId }))
@@ -83,20 +84,20 @@ export function queueSessionLogouts(tx: Tx, now: Date, ended: { id: string }[], 
         isNotNull(applications.backchannelLogoutUri),
       ),
     );
-  return queued(tx.insert(backchannelLogouts).select(recipients).run());
+  return queued(await exec(tx.insert(backchannelLogouts).select(recipients)));
 }
 
 /**
  * Queues a `sub`-only logout token for the person at every application of `application`'s realm
  * that they are a member of, and at `application` itself (whose membership may be gone already).
  */
-export function queueMemberLogouts(
+export async function queueMemberLogouts(
   tx: Tx,
   now: Date,
   personId: string,
   application: { id: string; ssoGroupId: string | null },
   reason: string,
-): number {
+): Promise<number> {
   const member = sql`exists (select 1 from ${memberships} where ${memberships.applicationId} = ${applications.id} and ${memberships.personId} = ${personId})`;
   const realm = application.ssoGroupId
     ? or(eq(applications.id, application.id), and(eq(applications.ssoGroupId, application.ssoGroupId), member))
@@ -105,5 +106,5 @@ export function queueMemberLogouts(
     .select(queuedRow(now, reason, { applicationId: applications.id, subject: sql<string>`${personId}`.as('subject'), sessionId: sql<null>`null`.as('session_id') }))
     .from(applications)
     .where(and(isNotNull(applications.backchannelLogoutUri), realm));
-  return queued(tx.insert(backchannelLogouts).select(recipients).run());
+  return queued(await exec(tx.insert(backchannelLogouts).select(recipients)));
 }

@@ -9,6 +9,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { sessionClients } from '../../db/schema.js';
 import { preparedPerDb } from '../../db/prepared.js';
+import { exec, one } from '../../db/store.js';
 
 const statements = preparedPerDb((db) => ({
   known: db
@@ -24,8 +25,8 @@ const statements = preparedPerDb((db) => ({
 }));
 
 /** Notes that `applicationId` received tokens from `sessionId` (also inside a transaction opened on `db`). */
-export function recordSessionClient(db: Db, sessionId: string, applicationId: string, now: Date): void {
+export async function recordSessionClient(db: Db, sessionId: string, applicationId: string, now: Date): Promise<void> {
   const st = statements(db);
-  if (st.known.get({ sessionId, applicationId })) return;
-  st.add.run({ sessionId, applicationId, now });
+  if (await one(st.known, { sessionId, applicationId })) return;
+  await exec(st.add, { sessionId, applicationId, now });
 }

@@ -41,7 +41,7 @@ export const deviceAuthorizationRoutes: FastifyPluginAsync<{ limiter: FailureLim
       }
       perAddress.hit(request.ip, nowMs);
       const body = formBody(request);
-      const client = authenticateClient(ctx, request, body);
+      const client = await authenticateClient(ctx, request, body);
       if (!client.grantTypes.includes(DEVICE_CODE_GRANT)) {
         throw new OAuthError('unauthorized_client', 'This application may not use device sign-in.');
       }
@@ -51,7 +51,7 @@ export const deviceAuthorizationRoutes: FastifyPluginAsync<{ limiter: FailureLim
       if (resource !== client.audience) throw invalidTarget("The requested resource is not this application's audience.");
 
       const ua = request.headers['user-agent'];
-      const { deviceCode, userCode } = createDeviceAuthorization(ctx.db, ctx.clock.now(), {
+      const { deviceCode, userCode } = await createDeviceAuthorization(ctx.db, ctx.clock.now(), {
         applicationId: client.id, scope, resource, userAgent: typeof ua === 'string' ? ua : undefined, ip: request.ip,
       });
       const verificationUri = `${ctx.config.issuer}${DEVICE_PAGE_PATH}`;

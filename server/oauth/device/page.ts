@@ -36,6 +36,7 @@ import { admit } from '../authorize/admission.js';
 import { displayUserCode, normaliseUserCode } from './codes.js';
 import { decide, findByUserCode, type Approval } from './store.js';
 import { DEVICE_PAGE_PATH } from './authorization-route.js';
+import { transaction } from '../../db/store.js';
 
 const FAILURE_WINDOW_MS = 15 * 60_000;
 
@@ -62,8 +63,8 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const failures = new WindowCounter(positiveIntegerEnv(ctx.config.env, 'GATEHOUSE_DEVICE_CODE_FAILURE_LIMIT', 10), FAILURE_WINDOW_MS);
 
   /** The keys a wrong code counts against: the address, and the person when signed in. */
-  const failureKeys = (request: FastifyRequest) => {
-    const person = readSession(ctx, request)?.person.id;
+  const failureKeys = async (request: FastifyRequest) => {
+    const person = (await readSession(ctx, request))?.person.id;
     return person ? [`ip:${request.ip}`, `person:${person}`] : [`ip:${request.ip}`];
   };
 
@@ -75,14 +76,14 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
    * while the caller is over its budget of wrong codes; every miss (unknown, spent, expired)
    * counts, so spent codes cannot be probed for either.
    */
-  const lookUp = (request: FastifyRequest, reply: FastifyReply, typed: string): Found | FastifyReply => {
+  const lookUp = async (request: FastifyRequest, reply: FastifyReply, typed: string): Promise<Found | FastifyReply> => {
     const now = ctx.clock.now().getTime();
-    const keys = failureKeys(request);
+    const keys = await failureKeys(request);
     const wait = Math.max(...keys.map((k) => failures.blocked(k, now) ?? 0));
     if (wait > 0) throw tooManyRequests(wait, 'Too many wrong codes. Wait a few minutes, then try again.');
     const userCode = normaliseUserCode(typed);
-    const row = userCode ? findByUserCode(ctx.db, userCode) : undefined;
-    const app = row && findApplication(ctx.db, row.applicationId);
+    const row = userCode ? await findByUserCode(ctx.db, userCode) : undefined;
+    const app = row && await findApplication(ctx.db, row.applicationId);
     let error: string | undefined;
     if (!row || !app) error = 'That code is not valid. Check the code on your device and type it again.';
     else if (row.expiresAt.getTime() <= now) error = 'That code has expired. Start the sign-in on your device again to get a new one.';
@@ -103,9 +104,9 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(DEVICE_PAGE_PATH, { schema: { hide: true, querystring: Query } }, async (request, reply) => {
     const typed = request.query.user_code?.trim();
     if (!typed) return showEntry(request, reply, '');
-    const found = lookUp(request, reply, typed);
+    const found = await lookUp(request, reply, typed);
     if (!('row' in found)) return found;
-    const admission = admit(ctx, request, found.app);
+    const admission = await admit(ctx, request, found.app);
     if (admission.kind === 'sign_in') return toSignIn(reply, found);
     const shown = displayUserCode(found.userCode);
     // The application requires a second factor this password-only session lacks: step up, then back here.
@@ -127,11 +128,11 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(DEVICE_PAGE_PATH, { schema: { hide: true, body: Form } }, async (request, reply) => {
     const form = request.body;
     checkFormToken(ctx.config, request, form.csrf_token);
-    const found = lookUp(request, reply, form.user_code?.trim() ?? '');
+    const found = await lookUp(request, reply, form.user_code?.trim() ?? '');
     if (!('row' in found)) return found;
     // A typed code (the entry form) goes to its confirmation page first: approving needs a look at it.
     if (form.action === undefined) return reply.redirect(`${DEVICE_PAGE_PATH}?user_code=${displayUserCode(found.userCode)}`, 303);
-    const admission = admit(ctx, request, found.app);
+    const admission = await admit(ctx, request, found.app);
     if (admission.kind === 'sign_in') return toSignIn(reply, found);
     if (admission.kind === 'second_factor') {
       return redirectToStepUp(ctx, request, reply, admission, found.app, `${DEVICE_PAGE_PATH}?user_code=${displayUserCode(found.userCode)}`);
@@ -140,11 +141,11 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const now = ctx.clock.now();
     const { row, app: client } = found;
     const deny = form.action === 'deny';
-    const decided = decideOnce(ctx, (tx) => {
+    const decided = await decideOnce(ctx, async (tx) => {
       let decision: Approval | 'denied' = 'denied';
       if (!deny) {
         // The device's own session: named after the application, with the device's address and User-Agent.
-        const device = createSession(ctx.db, now, ctx.config, {
+        const device = await createSession(ctx.db, now, ctx.config, {
           personId: admission.person.id, userAgent: row.userAgent ?? undefined, ip: row.ip,
           device: `${client.name} (device sign-in)`.slice(0, 200),
           // The device's tokens say how the approving sign-in was made (acr/amr).
@@ -152,8 +153,8 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
         });
         decision = { personId: admission.person.id, membershipId: admission.membership.id, sessionId: device.session.id, authTime: admission.authTime };
       }
-      if (!decide(tx, row.id, now, decision)) return false;
-      recordAudit(tx, now, {
+      if (!await decide(tx, row.id, now, decision)) return false;
+      await recordAudit(tx, now, {
         actor: `person:${admission.person.id}`, action: deny ? 'device.denied' : 'device.approved',
         applicationId: client.id, target: row.id, details: { scope: row.scope },
       });
@@ -173,10 +174,10 @@ class AlreadyDecided extends Error {}
  * Runs a decision in one transaction; when `write` finds the request decided already (a second
  * tab, a race), everything it wrote (the device's session) is rolled back and false returned.
  */
-function decideOnce(ctx: AppContext, write: (tx: Tx) => boolean): boolean {
+async function decideOnce(ctx: AppContext, write: (tx: Tx) => Promise<boolean>): Promise<boolean> {
   try {
-    return ctx.db.transaction((tx) => {
-      if (!write(tx)) throw new AlreadyDecided();
+    return await transaction(ctx.db, async (tx) => {
+      if (!(await write(tx))) throw new AlreadyDecided();
       return true;
     });
   } catch (error) {

@@ -13,6 +13,7 @@ import { preparedPerDb } from '../../db/prepared.js';
 import { sha256 } from '../../util/crypto.js';
 import { newId } from '../../util/ids.js';
 import { newDeviceCode, newUserCode } from './codes.js';
+import { exec, one } from '../../db/store.js';
 
 /** RFC 8628 §3.2 `expires_in` and `interval` (spec grants-and-logout.md). */
 export const DEVICE_CODE_TTL_SECONDS = 600;
@@ -32,11 +33,11 @@ export interface NewDeviceAuthorization {
  * Stores a new request and returns both codes in the clear (the only time they exist so). A user
  * code that collides with a stored one (1 in 2.5·10¹⁰ per stored row) is drawn again.
  */
-export function createDeviceAuthorization(db: Db, now: Date, input: NewDeviceAuthorization) {
+export async function createDeviceAuthorization(db: Db, now: Date, input: NewDeviceAuthorization) {
   const deviceCode = newDeviceCode();
   for (let attempt = 0; ; attempt++) {
     const userCode = newUserCode();
-    const inserted = db
+    const inserted = await one(db
       .insert(deviceAuthorizations)
       .values({
         id: newId('dev'), deviceCodeHash: sha256(deviceCode), userCodeHash: sha256(userCode), applicationId: input.applicationId,
@@ -45,8 +46,7 @@ export function createDeviceAuthorization(db: Db, now: Date, input: NewDeviceAut
         expiresAt: new Date(now.getTime() + DEVICE_CODE_TTL_SECONDS * 1000),
       })
       .onConflictDoNothing({ target: deviceAuthorizations.userCodeHash })
-      .returning({ id: deviceAuthorizations.id })
-      .get();
+      .returning({ id: deviceAuthorizations.id }));
     if (inserted) return { deviceCode, userCode };
     if (attempt >= 5) throw new Error('could not draw an unused user code');
   }
@@ -57,12 +57,12 @@ const lookups = preparedPerDb((db) => ({
   byUserCode: db.select().from(deviceAuthorizations).where(eq(deviceAuthorizations.userCodeHash, sql.placeholder('hash'))).prepare(),
 }));
 
-export const findByDeviceCode = (db: Db, deviceCode: string): DeviceAuthorization | undefined =>
-  lookups(db).byDeviceCode.get({ hash: sha256(deviceCode) });
+export const findByDeviceCode = async (db: Db, deviceCode: string): Promise<DeviceAuthorization | undefined> =>
+  await one(lookups(db).byDeviceCode, { hash: sha256(deviceCode) });
 
 /** `userCode` in canonical form (codes.ts, `normaliseUserCode`). */
-export const findByUserCode = (db: Db, userCode: string): DeviceAuthorization | undefined =>
-  lookups(db).byUserCode.get({ hash: sha256(userCode) });
+export const findByUserCode = async (db: Db, userCode: string): Promise<DeviceAuthorization | undefined> =>
+  await one(lookups(db).byUserCode, { hash: sha256(userCode) });
 
 export interface Approval {
   personId: string;
@@ -72,26 +72,24 @@ export interface Approval {
 }
 
 /** Approves or denies a pending, unexpired request; false when it was not pending any more (or expired). */
-export function decide(tx: Tx, id: string, now: Date, decision: Approval | 'denied'): boolean {
-  const result = tx
+export async function decide(tx: Tx, id: string, now: Date, decision: Approval | 'denied'): Promise<boolean> {
+  const result = await exec(tx
     .update(deviceAuthorizations)
     .set(decision === 'denied' ? { status: 'denied' } : { status: 'approved', ...decision })
-    .where(and(eq(deviceAuthorizations.id, id), eq(deviceAuthorizations.status, 'pending'), gt(deviceAuthorizations.expiresAt, now)))
-    .run() as unknown as { changes: number };
+    .where(and(eq(deviceAuthorizations.id, id), eq(deviceAuthorizations.status, 'pending'), gt(deviceAuthorizations.expiresAt, now)))) as unknown as { changes: number };
   return result.changes === 1;
 }
 
 /** Notes a poll at `now`, with the interval the device must keep from now on. */
-export function recordPoll(db: Db, id: string, now: Date, interval: number): void {
-  db.update(deviceAuthorizations).set({ lastPolledAt: now, interval }).where(eq(deviceAuthorizations.id, id)).run();
+export async function recordPoll(db: Db, id: string, now: Date, interval: number): Promise<void> {
+  await exec(db.update(deviceAuthorizations).set({ lastPolledAt: now, interval }).where(eq(deviceAuthorizations.id, id)));
 }
 
 /** Marks an approved request as having given out its tokens; false when someone else did first. */
-export function markIssued(tx: Tx, id: string): boolean {
-  const result = tx
+export async function markIssued(tx: Tx, id: string): Promise<boolean> {
+  const result = await exec(tx
     .update(deviceAuthorizations)
     .set({ status: 'issued' })
-    .where(and(eq(deviceAuthorizations.id, id), eq(deviceAuthorizations.status, 'approved')))
-    .run() as unknown as { changes: number };
+    .where(and(eq(deviceAuthorizations.id, id), eq(deviceAuthorizations.status, 'approved')))) as unknown as { changes: number };
   return result.changes === 1;
 }

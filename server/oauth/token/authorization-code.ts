@@ -17,6 +17,7 @@ import { param, requiredParam, type RawParams } from '../params.js';
 import { verifiesChallenge } from '../pkce.js';
 import type { TokenResponse } from './response.js';
 import { issueSessionTokens } from './session-grant.js';
+import { transaction } from '../../db/store.js';
 
 export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
   const code = requiredParam(body, 'code');
@@ -29,7 +30,7 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   if (row.spent) {
     if (row.issuedFamilyId) {
       const familyId = row.issuedFamilyId;
-      ctx.db.transaction((tx) => revokeFamilies(tx, now, { familyId }, 'code_replayed'));
+      await transaction(ctx.db, async (tx) => revokeFamilies(tx, now, { familyId }, 'code_replayed'));
     }
     throw invalidGrant('The authorization code has already been used.');
   }

@@ -24,6 +24,7 @@ import type { KeyRing } from '../keys.js';
 import { param, type RawParams } from '../params.js';
 import { parseScope } from '../scopes.js';
 import type { TokenResponse } from './response.js';
+import { exec } from '../../db/store.js';
 
 /** The audit insert, prepared once: a busy machine client asks often. */
 const auditInsert = preparedPerDb((db) =>
@@ -54,7 +55,7 @@ export async function clientCredentialsGrant(ctx: AppContext, keys: KeyRing, cli
     issuer: ctx.config.issuer, subject: client.id, audience: client.audience, clientId: client.id, scope: null,
     appUser: null, sessionId: null, now, ttlSeconds: ttl, jti,
   });
-  auditInsert(ctx.db).run({
+  await exec(auditInsert(ctx.db), {
     id: newId('aud'), at: now, actor: `client:${client.id}`, applicationId: client.id, jti, details: { audience: client.audience },
   });
   return { access_token: accessToken, token_type: 'Bearer', expires_in: ttl };

@@ -28,7 +28,7 @@ const JITTER_MS = 500;
 export async function deviceCodeGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
   const deviceCode = requiredParam(body, 'device_code');
   const now = ctx.clock.now();
-  const row = findByDeviceCode(ctx.db, deviceCode);
+  const row = await findByDeviceCode(ctx.db, deviceCode);
   if (!row || row.applicationId !== client.id) throw invalidGrant('The device code is not valid.');
   if (row.status === 'issued') throw invalidGrant('The device code has already been exchanged for tokens.');
   if (row.expiresAt.getTime() <= now.getTime()) throw new OAuthError('expired_token', 'The device code has expired; start the sign-in on the device again.');
@@ -36,7 +36,7 @@ export async function deviceCodeGrant(ctx: AppContext, keys: KeyRing, client: Ap
   if (row.status === 'pending') {
     const tooSoon = row.lastPolledAt !== null && now.getTime() - row.lastPolledAt.getTime() < row.interval * 1000 - JITTER_MS;
     const interval = tooSoon ? row.interval + SLOW_DOWN_SECONDS : row.interval;
-    recordPoll(ctx.db, row.id, now, interval);
+    await recordPoll(ctx.db, row.id, now, interval);
     if (tooSoon) throw new OAuthError('slow_down', `Polling too fast: wait ${interval} seconds between requests.`);
     throw new OAuthError('authorization_pending', 'The person has not approved the sign-in yet.');
   }
@@ -49,6 +49,6 @@ export async function deviceCodeGrant(ctx: AppContext, keys: KeyRing, client: Ap
       membershipId: row.membershipId, sessionId: row.sessionId, scope: row.scope, resource: row.resource, nonce: null,
       authTime: row.authTime, given: 'this device sign-in was approved',
     },
-    { claim: (tx) => markIssued(tx, row.id) },
+    { claim: async (tx) => markIssued(tx, row.id) },
   );
 }

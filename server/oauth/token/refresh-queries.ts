@@ -7,6 +7,7 @@ import { memberships, refreshTokenFamilies, refreshTokens } from '../../db/schem
 import { touchMembership } from '../../members/create.js';
 import type { Db } from '../../db/client.js';
 import { preparedPerDb } from '../../db/prepared.js';
+import { one, sqliteTransaction, transaction } from '../../db/store.js';
 
 export interface Rotation {
   hash: string;
@@ -51,16 +52,20 @@ function build(db: Db) {
    * Marks the presented token rotated (only if it still is not: the race guard) and stores its
    * successor, in one native transaction built once. False when someone rotated it first.
    */
-  const rotate = db.$client.transaction((r: Rotation): boolean => {
-    const nowMs = r.now.getTime();
-    const result = statements.rotate.run({ hash: r.hash, nowMs }) as unknown as { changes: number };
+  const rotate = sqliteTransaction(db, (r: Rotation): boolean => {
+    const result = statements.rotate.run({ hash: r.hash, nowMs: r.now.getTime() }) as unknown as { changes: number };
     if (result.changes !== 1) return false;
     statements.insert.run({ hash: r.successorHash, familyId: r.familyId, now: r.now, expiresAt: r.expiresAt });
-    if (r.touchMembershipId) touchMembership(db, r.touchMembershipId, r.now);
     return true;
   });
-  return { ...statements, rotateToken: (r: Rotation) => rotate(r) };
+  return {
+    token: (hash: string) => one(statements.token, { hash }),
+    /** The membership's hourly activity mark (rare) joins the rotation's transaction. */
+    rotateToken: (r: Rotation): Promise<boolean> =>
+      r.touchMembershipId === undefined
+        ? rotate(r)
+        : transaction(db, async () => (await rotate(r)) && (await touchMembership(db, r.touchMembershipId!, r.now), true)),
+  };
 }
-
 
 export const refreshQueries = preparedPerDb(build);

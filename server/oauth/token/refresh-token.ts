@@ -27,6 +27,7 @@ import { isMultiFactor, mfaRequired } from '../../accounts/second-factor/factors
 import { newRefreshToken, type TokenResponse } from './response.js';
 import { refreshQueries } from './refresh-queries.js';
 import { activeMarkDue } from '../../members/create.js';
+import { one, transaction } from '../../db/store.js';
 
 export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
@@ -36,12 +37,12 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   const tokenHash = sha256(presented);
 
   const queries = refreshQueries(ctx.db);
-  const row = queries.token.get({ hash: tokenHash });
+  const row = await queries.token(tokenHash);
   if (!row || row.family.applicationId !== client.id) throw invalidGrant('The refresh token is not valid.');
   const family = row.family;
   if (family.revokedAt) throw invalidGrant('The refresh token has been revoked.');
   if (row.rotatedAt) {
-    reportReuse(ctx, now, family);
+    await reportReuse(ctx, now, family);
     throw invalidGrant('The refresh token has already been used; its whole family is now revoked.');
   }
   if (row.expiresAt.getTime() <= now.getTime()) throw invalidGrant('The refresh token has expired.');
@@ -65,7 +66,7 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   }
 
   const successor = newRefreshToken();
-  const rotated = queries.rotateToken({
+  const rotated = await queries.rotateToken({
     hash: tokenHash,
     successorHash: sha256(successor),
     familyId: family.id,
@@ -75,7 +76,7 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   });
   // Two concurrent uses of one token: the loser is a reuse like any other.
   if (!rotated) {
-    reportReuse(ctx, now, family);
+    await reportReuse(ctx, now, family);
     throw invalidGrant('The refresh token has already been used; its whole family is now revoked.');
   }
 
@@ -88,12 +89,12 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
 }
 
 /** Revokes the family of a reused token and tells the application, once. */
-function reportReuse(ctx: AppContext, now: Date, family: typeof refreshTokenFamilies.$inferSelect): void {
-  const revoked = ctx.db.transaction((tx) => {
-    if (revokeFamilies(tx, now, { familyId: family.id }, 'refresh_token_reused') === 0) return false;
+async function reportReuse(ctx: AppContext, now: Date, family: typeof refreshTokenFamilies.$inferSelect): Promise<void> {
+  const revoked = await transaction(ctx.db, async (tx) => {
+    if (await revokeFamilies(tx, now, { familyId: family.id }, 'refresh_token_reused') === 0) return false;
     const data = { familyId: family.id, userId: family.personId, membershipId: family.membershipId, clientId: family.applicationId };
-    recordEvent(tx, now, family.applicationId, 'security.refresh_token_reused', data);
-    recordAudit(tx, now, {
+    await recordEvent(tx, now, family.applicationId, 'security.refresh_token_reused', data);
+    await recordAudit(tx, now, {
       actor: 'system',
       action: 'security.refresh_token_reused',
       applicationId: family.applicationId,

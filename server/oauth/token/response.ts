@@ -7,6 +7,7 @@ import { refreshTokenFamilies, refreshTokens, type AuthMethod } from '../../db/s
 import type { Tx } from '../../audit/record.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 import { newId } from '../../util/ids.js';
+import { exec } from '../../db/store.js';
 
 export interface TokenResponse {
   access_token: string;
@@ -25,8 +26,8 @@ export function sendTokens(reply: FastifyReply, body: TokenResponse): FastifyRep
 export const newRefreshToken = () => randomToken('ghr_');
 
 /** Adds the next token of a family; it expires with the family (absolute lifetime). */
-export function storeRefreshToken(tx: Tx, familyId: string, token: string, now: Date, expiresAt: Date): void {
-  tx.insert(refreshTokens).values({ tokenHash: sha256(token), familyId, createdAt: now, expiresAt }).run();
+export async function storeRefreshToken(tx: Tx, familyId: string, token: string, now: Date, expiresAt: Date): Promise<void> {
+  await exec(tx.insert(refreshTokens).values({ tokenHash: sha256(token), familyId, createdAt: now, expiresAt }));
 }
 
 export interface NewFamily {
@@ -41,11 +42,11 @@ export interface NewFamily {
 }
 
 /** Starts a family with its first token; returns the family id and the token. */
-export function startFamily(tx: Tx, now: Date, ttlSeconds: number, input: NewFamily): { familyId: string; token: string } {
+export async function startFamily(tx: Tx, now: Date, ttlSeconds: number, input: NewFamily): Promise<{ familyId: string; token: string }> {
   const familyId = newId('fam');
   const expiresAt = new Date(now.getTime() + ttlSeconds * 1000);
-  tx.insert(refreshTokenFamilies).values({ id: familyId, ...input, createdAt: now, expiresAt }).run();
+  await exec(tx.insert(refreshTokenFamilies).values({ id: familyId, ...input, createdAt: now, expiresAt }));
   const token = newRefreshToken();
-  storeRefreshToken(tx, familyId, token, now, expiresAt);
+  await storeRefreshToken(tx, familyId, token, now, expiresAt);
   return { familyId, token };
 }

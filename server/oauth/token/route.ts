@@ -45,7 +45,7 @@ export const tokenRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: FailureLi
     limiter.guard(request, async () => {
       const body = formBody(request);
       const grantType = requiredParam(body, 'grant_type');
-      const client = authenticateClient(ctx, request, body);
+      const client = await authenticateClient(ctx, request, body);
       const grant = GRANTS[grantType as GrantType] as Grant | undefined;
       if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type must be one of ${Object.keys(GRANTS).join(', ')}.`);
       if (!client.grantTypes.includes(grantType as GrantType)) {

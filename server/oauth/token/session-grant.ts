@@ -26,6 +26,7 @@ import { familyJti, signAccessToken, signIdToken } from '../jwt.js';
 import type { KeyRing } from '../keys.js';
 import { hasScope } from '../scopes.js';
 import { startFamily, type TokenResponse } from './response.js';
+import { one, transaction } from '../../db/store.js';
 
 /** The membership a grant was given for, with its person (gone if either was deleted since). */
 const memberQuery = preparedPerDb((db) =>
@@ -61,17 +62,17 @@ export async function issueSessionTokens(
   keys: KeyRing,
   client: Application,
   grant: SessionGrant,
-  hooks: { claim?: (tx: Tx) => boolean; onFamily?: (familyId: string) => void } = {},
+  hooks: { claim?: (tx: Tx) => Promise<boolean>; onFamily?: (familyId: string) => void } = {},
 ): Promise<TokenResponse> {
   const { claim, onFamily } = hooks;
   const now = ctx.clock.now();
   // Tokens carry the audience the grant was given for; once the application's audience has
   // changed, that value may already belong to another application's backend.
   if (grant.resource !== client.audience) throw invalidGrant(`The application's audience has changed since ${grant.given}; start the sign-in again.`);
-  const found = memberQuery(ctx.db).get({ id: grant.membershipId });
+  const found = await one(memberQuery(ctx.db), { id: grant.membershipId });
   if (!found || found.membership.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
   const { membership, person } = found;
-  const session = sessionQuery(ctx.db).get({ id: grant.sessionId });
+  const session = await one(sessionQuery(ctx.db), { id: grant.sessionId });
   if (!session || session.revokedAt !== null) {
     throw invalidGrant(`The sign-in session ${grant.given} in has ended.`);
   }
@@ -79,16 +80,16 @@ export async function issueSessionTokens(
   const amr = session.amr;
 
   // This application now holds tokens of the session: it hears a back-channel logout when the session ends.
-  recordSessionClient(ctx.db, grant.sessionId, client.id, now);
+  await recordSessionClient(ctx.db, grant.sessionId, client.id, now);
   const touch = activeMarkDue(membership.lastActiveAt, now);
   const offline = hasScope(grant.scope, 'offline_access');
   let family: { familyId: string; token: string } | undefined;
   if (touch || offline || claim) {
-    family = ctx.db.transaction((tx) => {
-      if (claim && !claim(tx)) throw invalidGrant('This grant has already been used.');
-      if (touch) touchMembership(ctx.db, membership.id, now);
+    family = await transaction(ctx.db, async (tx) => {
+      if (claim && !(await claim(tx))) throw invalidGrant('This grant has already been used.');
+      if (touch) await touchMembership(ctx.db, membership.id, now);
       if (!offline) return undefined;
-      const started = startFamily(tx, now, ctx.config.refreshTokenTtl, {
+      const started = await startFamily(tx, now, ctx.config.refreshTokenTtl, {
         applicationId: client.id, personId: person.id, membershipId: membership.id, sessionId: grant.sessionId,
         scope: grant.scope, resource: grant.resource, authTime: grant.authTime, amr,
       });
