@@ -77,9 +77,6 @@ export class BatchSizer {
 /** Columns and `rowid` alike, as SQL (what `inArray` and `select` take). */
 const asSql = (key: SQLiteColumn | SQL): SQL => (key instanceof SQL ? key : sql`${key}`);
 
-function changes(result: unknown): number {
-  return (result as { changes: number }).changes;
-}
 
 /**
  * Runs one batch of `step` in its own transaction. `inside` runs in that transaction too (to
@@ -104,17 +101,17 @@ export async function runBatch(db: Db, step: BatchStep, sizer: BatchSizer, insid
       for (const child of step.children) {
         const childKey = asSql(child.key);
         const picked = tx.select({ key: childKey }).from(child.table).where(inArray(child.column, parents)).limit(size);
-        const n = parents.length ? changes(await exec(tx.delete(child.table).where(inArray(childKey, picked)))) : 0;
+        const n = parents.length ? await exec(tx.delete(child.table).where(inArray(childKey, picked))) : 0;
         if (n) removed[`${step.name}.${getTableName(child.table)}`] = n;
         if (n >= size) childrenLeft = true;
       }
-      if (!childrenLeft && parents.length) removed[step.name] = changes(await exec(tx.delete(step.table).where(inArray(key, parents))));
+      if (!childrenLeft && parents.length) removed[step.name] = await exec(tx.delete(step.table).where(inArray(key, parents)));
       done = !childrenLeft && parents.length < size;
     } else {
       const picked = tx.select({ key }).from(step.table).where(step.where).limit(size);
       const n = step.set
-        ? changes(await exec(tx.update(step.table).set(step.set).where(inArray(key, picked))))
-        : changes(await exec(tx.delete(step.table).where(inArray(key, picked))));
+        ? await exec(tx.update(step.table).set(step.set).where(inArray(key, picked)))
+        : await exec(tx.delete(step.table).where(inArray(key, picked)));
       if (n) removed[step.name] = n;
       done = n < size;
     }

@@ -36,6 +36,6 @@ export async function revokeFamilies(tx: Tx, now: Date, scope: FamilyScope, reas
   const result = await exec(tx
     .update(refreshTokenFamilies)
     .set({ revokedAt: now, revokedReason: reason })
-    .where(and(scopeCondition(scope), isNull(refreshTokenFamilies.revokedAt)))) as unknown as { changes: number };
-  return result.changes;
+    .where(and(scopeCondition(scope), isNull(refreshTokenFamilies.revokedAt))));
+  return result;
 }

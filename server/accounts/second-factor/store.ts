@@ -12,7 +12,7 @@ import { passkeys, people, recoveryCodes, totpCredentials, type Passkey, type Pe
 import { newId } from '../../util/ids.js';
 import { exec, one, many } from '../../db/store.js';
 
-const changed = (result: unknown) => (result as { changes: number }).changes === 1;
+const changed = (rowsChanged: number) => rowsChanged === 1;
 
 /**
  * The second step's look-ups, prepared once per database handle (db/prepared.ts): every

@@ -64,8 +64,7 @@ function queuedRow(now: Date, reason: string, who: { applicationId: SQL.Aliased<
   };
 }
 
-function queued(changes: unknown): number {
-  const n = (changes as { changes: number }).changes;
+function queued(n: number): number {
   if (n > 0) wakeWorkers();
   return n;
 }

@@ -76,8 +76,8 @@ export async function decide(tx: Tx, id: string, now: Date, decision: Approval |
   const result = await exec(tx
     .update(deviceAuthorizations)
     .set(decision === 'denied' ? { status: 'denied' } : { status: 'approved', ...decision })
-    .where(and(eq(deviceAuthorizations.id, id), eq(deviceAuthorizations.status, 'pending'), gt(deviceAuthorizations.expiresAt, now)))) as unknown as { changes: number };
-  return result.changes === 1;
+    .where(and(eq(deviceAuthorizations.id, id), eq(deviceAuthorizations.status, 'pending'), gt(deviceAuthorizations.expiresAt, now))));
+  return result === 1;
 }
 
 /** Notes a poll at `now`, with the interval the device must keep from now on. */
@@ -90,6 +90,6 @@ export async function markIssued(tx: Tx, id: string): Promise<boolean> {
   const result = await exec(tx
     .update(deviceAuthorizations)
     .set({ status: 'issued' })
-    .where(and(eq(deviceAuthorizations.id, id), eq(deviceAuthorizations.status, 'approved')))) as unknown as { changes: number };
-  return result.changes === 1;
+    .where(and(eq(deviceAuthorizations.id, id), eq(deviceAuthorizations.status, 'approved'))));
+  return result === 1;
 }
