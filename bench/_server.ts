@@ -112,6 +112,8 @@ export function loadFigures(latencies: number[], seconds: number, cpu: ReturnTyp
 export interface BenchServer {
   url: string;
   pid: number;
+  /** The server's data directory (the signature bench reads its signing key there). */
+  dataDir: string;
   cpu(): CpuSample | undefined;
   /** Resident memory of the server process in MiB (Linux /proc). */
   rssMiB(): number;
@@ -160,6 +162,7 @@ export async function startBenchServer(name: string, env: Record<string, string>
   return {
     url,
     pid,
+    dataDir,
     cpu: () => cpuSample(pid),
     rssMiB: () => rssMiB(pid),
     rssParts: () => rssParts(pid),
