@@ -55,6 +55,7 @@ export class FailureLimiter {
 
   /** Throws 429 when the caller's address is over its failure budget for the named client. */
   check(request: FastifyRequest): void {
+    if (this.windows.size === 0) return; // nobody has failed lately: no key to build
     const key = limitKey(request);
     const window = this.windows.get(key);
     if (!window) return;

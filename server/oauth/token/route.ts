@@ -5,7 +5,7 @@
  * Every answer carries `Cache-Control: no-store`.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { authenticateClient } from '../client-auth.js';
+import { authenticateClient, type OAuthClient } from '../client-auth.js';
 import { invalidRequest, OAuthError } from '../errors.js';
 import type { KeyRing } from '../keys.js';
 import type { FailureLimiter } from '../failure-limit.js';
@@ -16,11 +16,11 @@ import { sendTokens, type TokenResponse } from './response.js';
 import { clientCredentialsGrant } from './client-credentials.js';
 import { DEVICE_CODE_GRANT, deviceCodeGrant } from './device-code.js';
 import type { AppContext } from '../../context.js';
-import type { Application, GrantType } from '../../db/schema.js';
+import type { GrantType } from '../../db/schema.js';
 
 export const TOKEN_PATH = '/api/auth/oauth2/token';
 
-type Grant = (ctx: AppContext, keys: KeyRing, client: Application, body: RawParams) => Promise<TokenResponse>;
+type Grant = (ctx: AppContext, keys: KeyRing, client: OAuthClient, body: RawParams) => Promise<TokenResponse>;
 
 /** One handler per grant type (one file each). */
 const GRANTS: Record<GrantType, Grant> = {

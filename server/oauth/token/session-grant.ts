@@ -14,7 +14,8 @@
  * (a replayed code must find it, authorization-code.ts).
  */
 import { eq, sql } from 'drizzle-orm';
-import { memberships, people, sessions, type Application } from '../../db/schema.js';
+import { memberships, people, sessions } from '../../db/schema.js';
+import type { OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
 import type { Tx } from '../../audit/record.js';
 import { preparedPerDb } from '../../db/prepared.js';
@@ -58,7 +59,7 @@ export interface SessionGrant {
 export async function issueSessionTokens(
   ctx: AppContext,
   keys: KeyRing,
-  client: Application,
+  client: OAuthClient,
   grant: SessionGrant,
   hooks: { claim?: (tx: Tx) => boolean; onFamily?: (familyId: string) => void } = {},
 ): Promise<TokenResponse> {

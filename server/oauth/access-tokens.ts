@@ -1,0 +1,61 @@
+/**
+ * Reading our own access tokens back (RFC 9068 §4): userinfo, revocation and introspection take
+ * a token a client presents and need its claims, if — and only if — we signed it as an access
+ * token: RS256 (`alg`), `typ: at+jwt`, a `kid` whose key is still published, and a valid
+ * signature. The check is synchronous, node:crypto's `verify` over the KeyRing's cached public
+ * KeyObject (issue 27: jose's `jwtVerify` goes through WebCrypto, a thread-pool job and several
+ * promises per token, about ten times this cost); a token of ours carries nothing jose's other
+ * checks would look at (`crit`, `b64`, `nbf`).
+ *
+ * The time and issuer rules are `readAccessToken`'s; introspection applies its own on top of
+ * `signedAccessClaims` (the caller must be the token's client, its family must be alive, …).
+ */
+import { verify as rsaVerify } from 'node:crypto';
+import type { AppContext } from '../context.js';
+import { ACCESS_TOKEN_TYP } from './jwt.js';
+import { SIGNING_ALG, type KeyRing } from './keys.js';
+
+/** The claims we put in access tokens (jwt.ts), as read back: types are checked where used. */
+export interface AccessClaims {
+  iss?: unknown;
+  sub?: unknown;
+  aud?: unknown;
+  azp?: unknown;
+  client_id?: unknown;
+  scope?: unknown;
+  iat?: unknown;
+  exp?: unknown;
+  jti?: unknown;
+  sid?: unknown;
+  app_user?: { id?: unknown; status?: unknown; role?: unknown };
+}
+
+function parseJson(part: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The claims of a token we signed as an access token with a published key; no time or issuer check. */
+export function signedAccessClaims(keys: KeyRing, token: string): AccessClaims | undefined {
+  const [headerPart, payloadPart, signaturePart, extra] = token.split('.');
+  if (!headerPart || !payloadPart || !signaturePart || extra !== undefined) return undefined;
+  const header = parseJson(headerPart) as { alg?: unknown; typ?: unknown; kid?: unknown } | undefined;
+  if (header?.alg !== SIGNING_ALG || header.typ !== ACCESS_TOKEN_TYP || typeof header.kid !== 'string') return undefined;
+  const key = keys.verifyingKey(header.kid);
+  if (!key) return undefined;
+  const signingInput = Buffer.from(`${headerPart}.${payloadPart}`);
+  if (!rsaVerify('sha256', signingInput, key, Buffer.from(signaturePart, 'base64url'))) return undefined;
+  const claims = parseJson(payloadPart);
+  return claims && typeof claims === 'object' && !Array.isArray(claims) ? (claims as AccessClaims) : undefined;
+}
+
+/** The claims of one of our own access tokens for this issuer, unexpired at the store clock (revoked or not), or undefined. */
+export function readAccessToken(ctx: AppContext, keys: KeyRing, token: string): AccessClaims | undefined {
+  const claims = signedAccessClaims(keys, token);
+  if (!claims || claims.iss !== ctx.config.issuer) return undefined;
+  if (typeof claims.exp !== 'number' || claims.exp * 1000 <= ctx.clock.now().getTime()) return undefined;
+  return claims;
+}
