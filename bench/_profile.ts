@@ -8,11 +8,12 @@
  * build. The bundle is minified; its source maps (dist/**\/*.mjs.map, written beside it and never
  * loaded at run time) turn each profiled function back into a source file, which decides its
  * category. Each sample is charged to the innermost frame that belongs to a category:
- * - SQLite: better-sqlite3 (its natives run inside its JS frames) and drizzle-orm;
+ * - SQLite: better-sqlite3 (its JS and its native statement methods) and drizzle-orm;
  * - HTTP: Node's http, net and stream modules, Fastify and its routing/serialisation
  *   dependencies, server/http/, and `(program)` — native time outside JavaScript, which in this
  *   server is the event loop's own work (epoll, llhttp parsing, socket reads);
- * - signing: node:crypto's sign call (handing the job to the pool, taking its result back);
+ * - signing: node:crypto's sign and verify calls (for a signature: handing the job to the pool
+ *   and taking its result back; a verification runs in place);
  * - rest: everything else — our handlers, JWT/JSON encoding, hashing, V8's garbage collector.
  * Frames that say nothing by themselves (events, the microtask queue, natives such as
  * JSON.stringify) pass the sample to their caller. Samples are counted, not weighted by their
@@ -73,6 +74,8 @@ const HTTP_PACKAGES = /node_modules\/(fastify|@fastify\/[^/]+|find-my-way|avvio|
 const SQLITE_PACKAGES = /node_modules\/(better-sqlite3|drizzle-orm|src)\//;
 const NODE_HTTP = /^node:(_http_|net$|http$|https$|_tls_|tls$|internal\/(streams\/|stream_base_commons|http|net|js_stream_socket))/;
 const NODE_SIGNING = /^node:internal\/crypto\/(sig|keys)$/;
+/** better-sqlite3's native Statement and Database methods, as the profiler names them. */
+const SQLITE_NATIVES = new Set(['get', 'run', 'all', 'iterate', 'exec', 'pragma', 'prepare']);
 
 /** Source maps by bundle file, read once. */
 const maps = new Map<string, TraceMap | null>();
@@ -96,7 +99,9 @@ function categoryOf(frame: ProfileNode['callFrame']): Category | undefined {
   if (name === '(program)') return 'http';
   if (name === '(root)' || name === '(idle)') return undefined;
   const source = sourceOf(frame);
-  if (!source) return undefined; // natives (JSON.stringify, Buffer, better-sqlite3's methods)
+  // better-sqlite3's statement methods are C++ functions: no URL, and called straight from our
+  // code when a statement is prepared on the driver (oauth/token/refresh-queries.ts).
+  if (!source) return SQLITE_NATIVES.has(name) ? 'sqlite' : undefined; // other natives: JSON, Buffer, …
   if (NODE_SIGNING.test(source)) return 'signing';
   if (NODE_HTTP.test(source)) return 'http';
   if (source.startsWith('node:')) return undefined; // events, timers, the microtask queue, …
@@ -138,6 +143,11 @@ export function mainThreadShares(profile: CpuProfile): MainThreadShares {
     for (let node: ProfileNode | undefined = leaf; node && !category; node = byId.get(parent.get(node.id) ?? -1)) {
       category = categoryOf(node.callFrame);
       charged = node;
+      // node:crypto's jobs are natives named `run` too (a synchronous verify is one): the caller decides.
+      if (category === 'sqlite' && !node.callFrame.url) {
+        const caller = byId.get(parent.get(node.id) ?? -1);
+        if (caller && categoryOf(caller.callFrame) === 'signing') category = 'signing';
+      }
     }
     category ??= 'rest';
     counts[category] += count;

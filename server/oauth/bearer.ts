@@ -5,11 +5,11 @@
  * `invalid_token` with a `WWW-Authenticate: Bearer` challenge; a request without a token gets the
  * challenge alone.
  */
-import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { bearerToken } from '../http/admin-auth.js';
 import { readAccessToken, type AccessClaims } from './access-tokens.js';
 import { OAuthError } from './errors.js';
+import type { OAuthCall } from './params.js';
 import type { KeyRing } from './keys.js';
 import { isAccessTokenRevoked } from './revoked-access-tokens.js';
 
@@ -18,7 +18,7 @@ export const invalidToken = (description: string) =>
     'www-authenticate': `Bearer realm="gatehouse", error="invalid_token", error_description="${description.replaceAll('"', "'")}"`,
   });
 
-export function verifyAccessToken(ctx: AppContext, keys: KeyRing, request: FastifyRequest): AccessClaims {
+export function verifyAccessToken(ctx: AppContext, keys: KeyRing, request: Pick<OAuthCall, 'headers'>): AccessClaims {
   const token = bearerToken(request);
   if (!token) {
     throw new OAuthError('invalid_request', 'An access token is required (Authorization: Bearer).', 401, {

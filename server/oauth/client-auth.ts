@@ -4,14 +4,13 @@
  * `spa` and `native` clients are public (`none`) and prove codes with PKCE instead. Secrets are
  * compared against their SHA-256 hash in constant time.
  */
-import type { FastifyRequest } from 'fastify';
 import type { Application, GrantType } from '../db/schema.js';
 import { findApplication } from '../applications/lookup.js';
 import type { AppContext } from '../context.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { matchesHash } from '../util/crypto.js';
 import { invalidClient, invalidRequest } from './errors.js';
-import { param, type RawParams } from './params.js';
+import { param, type OAuthCall, type RawParams } from './params.js';
 
 interface Presented {
   clientId: string | undefined;
@@ -34,7 +33,7 @@ function fromBasic(header: string): Presented {
   }
 }
 
-function presented(request: FastifyRequest, body: RawParams): Presented {
+function presented(request: Pick<OAuthCall, 'headers'>, body: RawParams): Presented {
   const header = request.headers.authorization;
   const bodyId = param(body, 'client_id');
   const bodySecret = param(body, 'client_secret');
@@ -70,7 +69,7 @@ const clientById = preparedPerDb((db) => {
 });
 
 /** Authenticates the calling client or throws `invalid_client` (401). */
-export function authenticateClient(ctx: AppContext, request: FastifyRequest, body: RawParams): OAuthClient {
+export function authenticateClient(ctx: AppContext, request: Pick<OAuthCall, 'headers'>, body: RawParams): OAuthClient {
   const { clientId, secret, basic } = presented(request, body);
   if (clientId === undefined) throw invalidClient('Client authentication is required (client_id).');
   const app = clientById(ctx.db)(clientId);
