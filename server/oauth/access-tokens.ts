@@ -7,11 +7,19 @@
  * promises per token, about ten times this cost); a token of ours carries nothing jose's other
  * checks would look at (`crit`, `b64`, `nbf`).
  *
+ * A client presents the same token many times (a back end introspects it on every request it
+ * serves; a browser application reads userinfo on each page load), and a signature that verified
+ * once always will while the token lives: its key stays published until every token it signed
+ * has expired (keys.ts). So a verified token is remembered, by its SHA-256, per KeyRing (at most
+ * VERIFIED_CACHE_SIZE, the oldest forgotten first); what can change — expiry, revocation, the
+ * family, session or membership — is checked on every use by the callers.
+ *
  * The time and issuer rules are `readAccessToken`'s; introspection applies its own on top of
  * `signedAccessClaims` (the caller must be the token's client, its family must be alive, …).
  */
 import { verify as rsaVerify } from 'node:crypto';
 import type { AppContext } from '../context.js';
+import { sha256 } from '../util/crypto.js';
 import { ACCESS_TOKEN_TYP } from './jwt.js';
 import { SIGNING_ALG, type KeyRing } from './keys.js';
 
@@ -30,6 +38,11 @@ export interface AccessClaims {
   app_user?: { id?: unknown; status?: unknown; role?: unknown };
 }
 
+/** Access tokens whose signature verified, remembered (~400 bytes each) per KeyRing. */
+export const VERIFIED_CACHE_SIZE = 5_000;
+
+const verifiedByKeys = new WeakMap<KeyRing, Map<string, AccessClaims>>();
+
 function parseJson(part: string): unknown {
   try {
     return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
@@ -40,6 +53,19 @@ function parseJson(part: string): unknown {
 
 /** The claims of a token we signed as an access token with a published key; no time or issuer check. */
 export function signedAccessClaims(keys: KeyRing, token: string): AccessClaims | undefined {
+  let verified = verifiedByKeys.get(keys);
+  if (!verified) verifiedByKeys.set(keys, (verified = new Map()));
+  const id = sha256(token);
+  const known = verified.get(id);
+  if (known) return known;
+  const claims = verifySignature(keys, token);
+  if (!claims) return undefined;
+  if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
+  verified.set(id, claims);
+  return claims;
+}
+
+function verifySignature(keys: KeyRing, token: string): AccessClaims | undefined {
   const [headerPart, payloadPart, signaturePart, extra] = token.split('.');
   if (!headerPart || !payloadPart || !signaturePart || extra !== undefined) return undefined;
   const header = parseJson(headerPart) as { alg?: unknown; typ?: unknown; kid?: unknown } | undefined;

@@ -27,6 +27,6 @@ export function verifyAccessToken(ctx: AppContext, keys: KeyRing, request: Pick<
   }
   const claims = readAccessToken(ctx, keys, token);
   if (!claims) throw invalidToken('The access token is invalid or expired.');
-  if (typeof claims.jti !== 'string' || isAccessTokenRevoked(ctx.db, claims.jti)) throw invalidToken('The access token has been revoked.');
+  if (typeof claims.jti !== 'string' || isAccessTokenRevoked(ctx.db, claims.jti, ctx.clock.now())) throw invalidToken('The access token has been revoked.');
   return claims;
 }

@@ -18,10 +18,9 @@
  *   and `jti`, `sid` when the token has them. Always `Cache-Control: no-store`.
  *
  * Cost (≥ 5,000/s): the signature is checked synchronously with node:crypto on a cached public
- * KeyObject, and each check is one prepared primary-key read. A back end asks about the same
- * token on every request it serves, so a token whose signature verified is remembered (by its
- * SHA-256, at most `VERIFIED_CACHE_SIZE`, until it expires) and not verified again; what can
- * change (revocation, family, session, membership) is looked up every time.
+ * KeyObject, once per token (access-tokens.ts remembers verified tokens: a back end asks about
+ * the same token on every request it serves), and each check is one prepared primary-key read;
+ * what can change (revocation, family, session, membership) is looked up every time.
  */
 import { eq, sql } from 'drizzle-orm';
 import type { FastifyPluginAsync } from 'fastify';
@@ -42,8 +41,6 @@ export const INTROSPECTION_PATH = '/api/auth/oauth2/introspect';
 
 const INACTIVE = '{"active":false}';
 
-/** Access tokens whose signature verified, remembered (~400 bytes each); the oldest go first. */
-const VERIFIED_CACHE_SIZE = 5_000;
 
 const statements = preparedPerDb((db) => {
   const p = sql.placeholder;
@@ -74,28 +71,14 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: FailureLimiter }> = async (app, { keys, limiter }) => {
   const { ctx } = app;
-  const verified = new Map<string, AccessClaims>();
-
-  /** The claims of an access token we signed (`typ: at+jwt`, a published key), or undefined. */
-  function verifiedClaims(token: string): AccessClaims | undefined {
-    const id = sha256(token);
-    const known = verified.get(id);
-    if (known) return known;
-    const claims = signedAccessClaims(keys, token);
-    if (!claims) return undefined;
-    if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
-    verified.set(id, claims);
-    return claims;
-  }
-
   /** The claims of one of our access tokens, issued to `client`, that nothing has ended; else undefined. */
   function activeAccessToken(token: string, client: OAuthClient): AccessClaims | undefined {
-    const claims = verifiedClaims(token);
+    const claims = signedAccessClaims(keys, token);
     if (!claims || claims.iss !== ctx.config.issuer || claims.client_id !== client.id) return undefined;
     if (typeof claims.exp !== 'number' || claims.exp <= seconds(ctx.clock.now())) return undefined;
     const st = statements(ctx.db);
     const jti = typeof claims.jti === 'string' ? claims.jti : undefined;
-    if (jti && isAccessTokenRevoked(ctx.db, jti)) return undefined;
+    if (jti && isAccessTokenRevoked(ctx.db, jti, ctx.clock.now())) return undefined;
     // Born of a family: every end of its session or membership revokes the family too
     // (accounts/session.ts `endSessions`), so the family alone answers.
     const familyId = jti ? familyOfJti(jti) : undefined;
