@@ -289,7 +289,14 @@ export function cannon(options: autocannon.Options): Promise<CannonRun> {
  * or `duration` s. Each request takes a live token from `pool` and its answer puts the successor
  * back, so every grant is a real rotation, never a reuse.
  */
-export async function refreshLoad(server: BenchServer, clientId: string, pool: string[], options: Partial<autocannon.Options>): Promise<CannonRun> {
+export async function refreshLoad(
+  server: BenchServer,
+  clientId: string,
+  pool: string[],
+  options: Partial<autocannon.Options>,
+  /** Hears every access token issued (the userinfo bench needs many distinct ones). */
+  onAccessToken?: (token: string) => void,
+): Promise<CannonRun> {
   let failure: string | undefined;
   const run = await cannon({
     url: server.url,
@@ -305,9 +312,10 @@ export async function refreshLoad(server: BenchServer, clientId: string, pool: s
           return { ...request, body: `grant_type=refresh_token&client_id=${clientId}&refresh_token=${encodeURIComponent(token)}` };
         },
         onResponse(status, body) {
-          const token = status === 200 ? (JSON.parse(body) as { refresh_token?: string }).refresh_token : undefined;
-          if (token) pool.push(token);
+          const answer = status === 200 ? (JSON.parse(body) as { refresh_token?: string; access_token?: string }) : undefined;
+          if (answer?.refresh_token) pool.push(answer.refresh_token);
           else failure ??= `HTTP ${status} ${body}`;
+          if (answer?.access_token) onAccessToken?.(answer.access_token);
         },
       },
     ],
