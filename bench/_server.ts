@@ -14,7 +14,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,10 +57,19 @@ export function cpuPerOp(before: CpuSample | undefined, after: CpuSample | undef
 }
 
 /** The "<field>: <n> kB" lines of /proc/<pid>/status we use, in bytes, from one read. */
-function statusBytes(pid: number): { VmRSS: number; RssAnon: number; RssFile: number } {
+function statusBytes(pid: number): { VmRSS: number; RssAnon: number; RssFile: number; VmHWM: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1]) * 1024;
-  return { VmRSS: field('VmRSS'), RssAnon: field('RssAnon'), RssFile: field('RssFile') };
+  return { VmRSS: field('VmRSS'), RssAnon: field('RssAnon'), RssFile: field('RssFile'), VmHWM: field('VmHWM') };
+}
+
+/** The highest resident set size the process has had (VmHWM), in MiB; NaN once it has exited. */
+export function peakRssMiB(pid: number): number {
+  try {
+    return statusBytes(pid).VmHWM / 2 ** 20;
+  } catch {
+    return NaN;
+  }
 }
 
 /** Resident set size of a process in MiB (VmRSS in /proc/<pid>/status). */
@@ -138,7 +147,11 @@ export function spawnServe(dataDir: string, env: Record<string, string> = {}, no
     process.execPath,
     [...serveNodeArgs({ ...process.env, ...env }), ...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', '0'],
     // The admin token through the environment: `serve` refuses it on the command line (ps shows that).
-    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn', ADMIN_TOKEN: BENCH_ADMIN_TOKEN, ...env } },
+    // BENCH_SERVER_LOG=FILE keeps the server's log lines (warnings and errors) there.
+    {
+      stdio: ['ignore', process.env.BENCH_SERVER_LOG ? openSync(process.env.BENCH_SERVER_LOG, 'a') : 'ignore', 'inherit', 'ipc'],
+      env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn', ADMIN_TOKEN: BENCH_ADMIN_TOKEN, ...env },
+    },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const ready = new Promise<string>((resolve, reject) => {
@@ -153,6 +166,11 @@ export function spawnServe(dataDir: string, env: Record<string, string> = {}, no
 /** Spawns `gatehouse serve` (dist/) on a fresh data directory and waits for its ready message. */
 export async function startBenchServer(name: string, env: Record<string, string> = {}): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-${name}-`));
+  return serveDataDir(dataDir, env, { removeOnStop: true });
+}
+
+/** Spawns `gatehouse serve` (dist/) on `dataDir` and waits for its ready message. */
+export async function serveDataDir(dataDir: string, env: Record<string, string> = {}, options: { removeOnStop: boolean } = { removeOnStop: false }): Promise<BenchServer> {
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
   // BENCH_NODE_ARGS: extra node/V8 flags for the server, after the launch settings (to try some).
   const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -185,7 +203,29 @@ export async function startBenchServer(name: string, env: Record<string, string>
     async stop() {
       child.kill('SIGTERM');
       await exited;
-      rmSync(dataDir, { recursive: true, force: true });
+      if (options.removeOnStop) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `GET /healthz` every `everyMs` until stopped; `stop()` resolves with the sorted latencies. */
+export function probeHealthz(server: BenchServer, everyMs: number): { stop(): Promise<number[]> } {
+  const latencies: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      const res = await fetch(`${server.url}/healthz`);
+      await res.arrayBuffer();
+      latencies.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return latencies.sort((a, b) => a - b);
     },
   };
 }

@@ -14,7 +14,7 @@
  */
 import type { BenchResult, Scenario } from './run.js';
 import type { BenchMetrics } from '../server/cli/bench-metrics.js';
-import { BENCH_PASSWORD, cannon, cpuPerOp, createApplication, loadAverage, percentile, signUp, startBenchServer, type BenchServer } from './_server.js';
+import { BENCH_PASSWORD, cannon, cpuPerOp, createApplication, loadAverage, percentile, probeHealthz, signUp, startBenchServer } from './_server.js';
 
 const CONNECTIONS = 4;
 const ACCOUNTS = 8;
@@ -27,27 +27,6 @@ const APP = 'signin-bench';
 
 const emails = Array.from({ length: ACCOUNTS }, (_, i) => `signin${i}@example.com`);
 
-/** `GET /healthz` every few ms until stopped; resolves with the sorted latencies. */
-function probe(server: BenchServer): { stop(): Promise<number[]> } {
-  const latencies: number[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      const res = await fetch(`${server.url}/healthz`);
-      await res.arrayBuffer();
-      latencies.push(performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return latencies.sort((a, b) => a - b);
-    },
-  };
-}
 
 async function run(): Promise<BenchResult[]> {
   const server = await startBenchServer('sign-in', {
@@ -82,7 +61,7 @@ async function run(): Promise<BenchResult[]> {
     await cannon({ ...options, amount: WARM_UP_SIGN_INS });
 
     const atStart = await server.ask<BenchMetrics>({ type: 'bench-metrics', reset: true });
-    const outside = probe(server);
+    const outside = probeHealthz(server, PROBE_EVERY_MS);
     const before = server.cpu();
     const load = await cannon({ ...options, duration: SECONDS });
     const after = server.cpu();

@@ -119,6 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     adminToken: deps.adminToken ?? fixedAdminToken(deps.config.adminToken ?? ''),
     codes: new CodeStore(),
     wakeWebhooks: () => {},
+    wakePurger: () => {},
     listenAddresses: () => {
       const address = app.server.address();
       return address && typeof address === 'object' ? [address] : [];

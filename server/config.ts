@@ -3,7 +3,7 @@
  * Every bad value becomes a `ConfigError` whose message is one clear sentence; the CLI prints
  * it and exits 1 without a stack trace.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSwitch } from './cli/launch.js';
 
@@ -38,8 +38,14 @@ export interface Config {
   backupInterval: number;
   /** Automatic backups kept in `<data>/backups/`. */
   backupKeep: number;
-  /** Encrypts automatic backups when set (GATEHOUSE_BACKUP_PASSPHRASE). */
+  /** Encrypts backups when set (GATEHOUSE_BACKUP_PASSPHRASE). */
   backupPassphrase: string | undefined;
+  /** A file whose bytes (at least 32) encrypt backups, instead of a passphrase (GATEHOUSE_BACKUP_KEY_FILE). */
+  backupKeyFile: string | undefined;
+  /** Seconds between retention sweeps (GATEHOUSE_SWEEP_INTERVAL; 0 = off). */
+  sweepInterval: number;
+  /** How long ended data is kept before the sweeper deletes it (data-lifecycle/retention-rules.ts). */
+  retention: RetentionDays;
   /** Signing keys older than this many days are rotated (GATEHOUSE_KEY_ROTATION_DAYS). */
   keyRotationDays: number;
   /** GATEHOUSE_LOW_MEMORY: asks the launchers for V8's low-memory flags (server/cli/launch.ts). */
@@ -51,6 +57,29 @@ export interface Config {
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
   env: Record<string, string | undefined>;
 }
+
+/** Days each kind of ended data is kept; 0 keeps it for ever. */
+export interface RetentionDays {
+  /** Refresh-token families and one-time links, after they expire or are revoked (the reuse-detection grace). */
+  tokens: number;
+  /** Sessions, after they end (signed out or expired). */
+  sessions: number;
+  /** Webhook deliveries that succeeded or failed, after they were created. */
+  webhooks: number;
+  /** Audit entries. */
+  audit: number;
+  /** Invitations, after they expire (accepted, revoked or never used). */
+  invitations: number;
+}
+
+/** The retention variables and their defaults (README "Data lifecycle"). */
+export const RETENTION_ENV: Record<keyof RetentionDays, { name: string; fallback: number }> = {
+  tokens: { name: 'GATEHOUSE_RETENTION_TOKENS_DAYS', fallback: 7 },
+  sessions: { name: 'GATEHOUSE_RETENTION_SESSIONS_DAYS', fallback: 7 },
+  webhooks: { name: 'GATEHOUSE_RETENTION_WEBHOOKS_DAYS', fallback: 30 },
+  audit: { name: 'GATEHOUSE_RETENTION_AUDIT_DAYS', fallback: 400 },
+  invitations: { name: 'GATEHOUSE_RETENTION_INVITATIONS_DAYS', fallback: 90 },
+};
 
 export type TlsConfig =
   | { mode: 'off' }
@@ -82,6 +111,7 @@ export const DEFAULTS = {
   backupInterval: 24 * 3600,
   backupKeep: 7,
   keyRotationDays: 90,
+  sweepInterval: 3600,
 } as const;
 
 function parseInteger(name: string, raw: string, min: number, max: number): number {
@@ -156,6 +186,20 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
   const redirectRaw = pick(undefined, 'GATEHOUSE_HTTP_REDIRECT_PORT');
   const backupRaw = pick(undefined, 'GATEHOUSE_BACKUP_INTERVAL');
   const rotationRaw = pick(undefined, 'GATEHOUSE_KEY_ROTATION_DAYS');
+  const sweepRaw = pick(undefined, 'GATEHOUSE_SWEEP_INTERVAL');
+  const backupKeyFile = pick(undefined, 'GATEHOUSE_BACKUP_KEY_FILE');
+  if (backupKeyFile !== undefined && !existsSync(backupKeyFile)) {
+    throw new ConfigError(`GATEHOUSE_BACKUP_KEY_FILE names ${backupKeyFile}, which does not exist.`);
+  }
+  if (backupKeyFile !== undefined && statSync(backupKeyFile).size < 32) {
+    throw new ConfigError(`GATEHOUSE_BACKUP_KEY_FILE names ${backupKeyFile}, which holds fewer than 32 bytes; fill it with random bytes (e.g. openssl rand -out FILE 32).`);
+  }
+  const retention = Object.fromEntries(
+    Object.entries(RETENTION_ENV).map(([key, { name, fallback }]) => {
+      const raw = pick(undefined, name);
+      return [key, raw === undefined ? fallback : parseInteger(name, raw, 0, 36500)];
+    }),
+  ) as unknown as RetentionDays;
   return {
     dataDir,
     port,
@@ -178,6 +222,10 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
       backupRaw === undefined ? DEFAULTS.backupInterval : parseInteger('GATEHOUSE_BACKUP_INTERVAL', backupRaw, 0, 366 * 24 * 3600),
     backupKeep: DEFAULTS.backupKeep,
     backupPassphrase: pick(undefined, 'GATEHOUSE_BACKUP_PASSPHRASE'),
+    backupKeyFile: backupKeyFile === undefined ? undefined : resolve(backupKeyFile),
+    sweepInterval:
+      sweepRaw === undefined ? DEFAULTS.sweepInterval : parseInteger('GATEHOUSE_SWEEP_INTERVAL', sweepRaw, 0, 7 * 24 * 3600),
+    retention,
     keyRotationDays:
       rotationRaw === undefined ? DEFAULTS.keyRotationDays : parseInteger('GATEHOUSE_KEY_ROTATION_DAYS', rotationRaw, 1, 3650),
     lowMemory,

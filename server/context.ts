@@ -20,6 +20,8 @@ export interface AppContext {
   listenAddresses: () => AddressInfo[];
   /** Called after a transaction wrote webhook outbox rows, so the worker looks sooner. */
   wakeWebhooks: () => void;
+  /** Called when a big delete has rows left after its inline batches (data-lifecycle/purge.ts). */
+  wakePurger: () => void;
 }
 
 /** What `buildApp` passes every feature plugin (server/features.ts lists them). */

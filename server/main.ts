@@ -17,7 +17,7 @@ import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
 import { caStatus, certificateNames, ensureLocalTls, loadOwnTls, normalizeIp, type TlsMaterial } from './ops/tls.js';
 import { answerCaRequest } from './ops/ca-page.js';
-import { createBackup, pruneBackups, storeBackup } from './ops/backup.js';
+import { backupIntoStore, configuredSecret, pruneBackups } from './ops/backup.js';
 import { schemaState } from './ops/schema-version.js';
 import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
 import { recordAccessTokenTtl } from './ops/token-lifetime.js';
@@ -50,7 +50,11 @@ function loadTls(config: Config, now: Date): TlsMaterial | undefined {
 
 /**
  * Before migrations touch an existing database: refuse one written by newer code, and back up one
- * that is about to be migrated (kept in `<data>/backups/` with the scheduled ones).
+ * that is about to be migrated (kept in `<data>/backups/` with the scheduled ones), through the
+ * same streaming path as every backup. It is encrypted when a passphrase or key file is
+ * configured; otherwise it is written unencrypted but stays inside the data directory (0600 in a
+ * 0700 directory), where the live database holds the same secrets in the same clear form, and it
+ * leaves the TLS keys out (docs/decisions.md, "Pre-migration backup").
  */
 async function guardMigrations(config: Config, file: string): Promise<void> {
   if (!existsSync(file)) return;
@@ -63,9 +67,9 @@ async function guardMigrations(config: Config, file: string): Promise<void> {
     }
     if (state.applied.length > 0 && state.pending.length > 0) {
       const now = new Date();
-      const bytes = await createBackup({ sqlite, dataDir: config.dataDir, now, passphrase: config.backupPassphrase });
-      storeBackup(config.dataDir, bytes, now);
-      pruneBackups(config.dataDir, config.backupKeep);
+      // Nothing else writes now (the pid file is ours): one consistent step is fastest.
+      await backupIntoStore({ sqlite, dataDir: config.dataDir, now, secret: configuredSecret(config) ?? null, paced: false });
+      pruneBackups(config.dataDir, config.backupKeep, now);
     }
   } finally {
     sqlite.close();

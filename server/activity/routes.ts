@@ -1,8 +1,7 @@
 /**
  * `GET /api/admin/activity` (the installation) and `GET /api/admin/applications/:id/activity`:
  * sign-ins, failed sign-ins and active people per UTC day, oldest first, from the daily counters
- * (activity/record.ts). When workers run, the counters' retention rules run hourly
- * (activity/retention.ts) until issue 21's sweeper takes them over.
+ * (activity/record.ts). Their retention is the sweeper's (data-lifecycle/retention-rules.ts).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -12,7 +11,6 @@ import { adminFeature } from '../http/admin-feature.js';
 import { adminErrors, IdParams, adminSecurity as security } from '../http/schemas.js';
 import { getApplication } from '../applications/service.js';
 import { activitySeries, INSTALLATION } from './record.js';
-import { pruneActivity } from './retention.js';
 
 const tags = ['activity'];
 
@@ -65,16 +63,6 @@ const activityRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
-const PRUNE_EVERY_MS = 3600 * 1000;
-
 export const activityPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
   await app.register(adminFeature(activityRoutes), options);
-  if (!options.startWorkers) return;
-  const { ctx } = app;
-  const prune = () =>
-    pruneActivity(ctx.db, ctx.clock.now()).catch((error: unknown) => app.log.error({ err: error }, 'pruning activity counters failed'));
-  app.addHook('onReady', async () => void prune());
-  const timer = setInterval(() => void prune(), PRUNE_EVERY_MS);
-  timer.unref();
-  app.addHook('onClose', async () => clearInterval(timer));
 };

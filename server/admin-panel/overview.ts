@@ -1,7 +1,7 @@
 /** The control panel's overview: what this installation is and how much it holds. */
 import { and, count, eq, gt } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
-import { applications, invitations, memberships, people, ssoGroups } from '../db/schema.js';
+import { applications, invitations, rowCounts, ssoGroups } from '../db/schema.js';
 import { existsSync } from 'node:fs';
 import { tlsPaths } from '../ops/tls.js';
 import { activeKey } from '../ops/key-rotation.js';
@@ -19,9 +19,31 @@ export interface Overview {
   caCertificateUrl: string | null;
 }
 
+/**
+ * Counts without counting the tables that grow: people and memberships come from `row_counts`
+ * (kept by triggers); pending invitations are counted through their (state, expires_at) index,
+ * which only holds live ones; applications and SSO groups are a handful of rows.
+ */
+function counts(ctx: AppContext, now: Date): Overview['counts'] {
+  const db = ctx.db;
+  const kept = new Map(db.select().from(rowCounts).all().map((row) => [row.name, row.n]));
+  return {
+    applications: db.select({ n: count() }).from(applications).get()?.n ?? 0,
+    people: kept.get('people') ?? 0,
+    memberships: kept.get('memberships') ?? 0,
+    // `expired` is derived: a pending invitation past its expiry no longer counts.
+    pendingInvitations:
+      db
+        .select({ n: count() })
+        .from(invitations)
+        .where(and(eq(invitations.state, 'pending'), gt(invitations.expiresAt, now)))
+        .get()?.n ?? 0,
+    ssoGroups: db.select({ n: count() }).from(ssoGroups).get()?.n ?? 0,
+  };
+}
+
 export function overview(ctx: AppContext, startedAt: Date): Overview {
   const now = ctx.clock.now();
-  const db = ctx.db;
   // The key that signs now (a published next key waits its turn).
   const key = activeKey(ctx.db, now);
   const issuer = ctx.config.issuer;
@@ -29,19 +51,7 @@ export function overview(ctx: AppContext, startedAt: Date): Overview {
     version: packageVersion(),
     issuer,
     uptimeSeconds: Math.max(0, Math.floor((now.getTime() - startedAt.getTime()) / 1000)),
-    counts: {
-      applications: db.select({ n: count() }).from(applications).get()?.n ?? 0,
-      people: db.select({ n: count() }).from(people).get()?.n ?? 0,
-      memberships: db.select({ n: count() }).from(memberships).get()?.n ?? 0,
-      // `expired` is derived: a pending invitation past its expiry no longer counts.
-      pendingInvitations:
-        db
-          .select({ n: count() })
-          .from(invitations)
-          .where(and(eq(invitations.state, 'pending'), gt(invitations.expiresAt, now)))
-          .get()?.n ?? 0,
-      ssoGroups: db.select({ n: count() }).from(ssoGroups).get()?.n ?? 0,
-    },
+    counts: counts(ctx, now),
     signingKey: key?.kid ?? null,
     discoveryUrl: `${issuer}/.well-known/openid-configuration`,
     jwksUrl: `${issuer}/api/auth/jwks`,

@@ -4,10 +4,8 @@
  * its own transaction.
  */
 import { randomBytes } from 'node:crypto';
-import { and, asc, count, eq, ne, type SQL } from 'drizzle-orm';
-import {
-  apiKeys, applications, invitations, memberships, ssoGroups, type Application, type AuthPolicy, type ClientType, type GrantType,
-} from '../db/schema.js';
+import { and, asc, eq, ne } from 'drizzle-orm';
+import { applications, ssoGroups, type Application, type AuthPolicy, type ClientType, type GrantType } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit, type Tx } from '../audit/record.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
@@ -15,7 +13,8 @@ import { afterCursor, toPage } from '../http/pagination.js';
 import { iso } from '../http/schemas.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { checkRedirectUris, isPrivateHost, sameRedirectUris } from './redirect-uris.js';
-import { forgetApplicationRealm } from './realms.js';
+import { applicationRealm } from './realms.js';
+import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
 import { findApplication } from './lookup.js';
 import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
@@ -212,6 +211,9 @@ export function createApplication(ctx: AppContext, input: ApplicationCreate, act
     if (tx.select({ id: applications.id }).from(applications).where(eq(applications.id, input.id)).get()) {
       throw conflict('application_exists', `An application with id "${input.id}" already exists.`);
     }
+    if (isPurging(tx, 'application', input.id)) {
+      throw conflict('deletion_in_progress', `The application "${input.id}" is still being deleted; its id is free again once that has finished.`);
+    }
     assertAudienceFree(tx, input.audience);
     const row = tx
       .insert(applications)
@@ -339,25 +341,20 @@ function recordRedirectChange(tx: Tx, now: Date, actor: string, before: Applicat
   recordEvent(tx, now, after.id, 'application.redirect_uris_changed', { actor, ...details });
 }
 
-function countWhere(tx: Tx, table: typeof memberships | typeof invitations | typeof apiKeys, where: SQL): number {
-  return tx.select({ n: count() }).from(table).where(where).get()!.n;
-}
-
+/**
+ * Deletes the application at once: from here on no read and no token decision finds it (each
+ * starts from its row). Its members, invitations, keys, refresh tokens, deliveries and session
+ * marks go in bounded batches (data-lifecycle/purge.ts), finished inline when small; the
+ * `application.purged` audit entry counts them.
+ */
 export function deleteApplication(ctx: AppContext, id: string, actor: string) {
   getApplication(ctx, id);
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
-    // What the cascade takes with it, for the audit entry (the rows themselves are gone after).
-    const removed = {
-      members: countWhere(tx, memberships, eq(memberships.applicationId, id)),
-      invitations: countWhere(tx, invitations, eq(invitations.applicationId, id)),
-      apiKeys: countWhere(tx, apiKeys, eq(apiKeys.applicationId, id)),
-    };
-    // Memberships, invitations, API keys, codes, refresh tokens and deliveries cascade.
+  const job = { kind: 'application', target: id, params: { realm: applicationRealm(id) }, actor } as const;
+  beginPurge(ctx, job, (tx) => {
     tx.delete(applications).where(eq(applications.id, id)).run();
-    forgetApplicationRealm(tx, id);
-    recordAudit(tx, now, { actor, action: 'application.deleted', applicationId: id, target: id, details: { removed } });
-  });
+    recordAudit(tx, now, { actor, action: 'application.deleted', applicationId: id, target: id });
+  }, { cascade: false });
 }
 
 export function rotateClientSecret(ctx: AppContext, id: string, actor: string) {

@@ -11,7 +11,8 @@ import { conflict, notFound } from '../http/problem.js';
 import { afterCursor, toPage } from '../http/pagination.js';
 import { iso } from '../http/schemas.js';
 import { getApplication } from './service.js';
-import { forgetGroupRealm } from './realms.js';
+import { groupRealm } from './realms.js';
+import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
 
 function memberIds(ctx: AppContext, groupIds: string[]): Map<string, string[]> {
   const byGroup = new Map<string, string[]>(groupIds.map((id) => [id, []]));
@@ -55,6 +56,9 @@ export function createGroup(ctx: AppContext, input: { id: string; name: string }
     if (tx.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, input.id)).get()) {
       throw conflict('sso_group_exists', `An SSO group with id "${input.id}" already exists.`);
     }
+    if (isPurging(tx, 'sso_group', input.id)) {
+      throw conflict('deletion_in_progress', `The SSO group "${input.id}" is still being deleted; its id is free again once that has finished.`);
+    }
     tx.insert(ssoGroups).values({ id: input.id, name: input.name, createdAt: now, updatedAt: now }).run();
     recordAudit(tx, now, { actor, action: 'sso_group.created', target: input.id, details: { name: input.name } });
   });
@@ -71,10 +75,11 @@ export function renameGroup(ctx: AppContext, id: string, name: string, actor: st
   return getGroup(ctx, id);
 }
 
+/** Its applications stand alone at once; the sessions' marks of its realm go in the background purge. */
 export function deleteGroup(ctx: AppContext, id: string, actor: string) {
   getGroup(ctx, id);
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
+  beginPurge(ctx, { kind: 'sso_group', target: id, params: { realm: groupRealm(id) }, actor }, (tx) => {
     // The applications it held, for the audit entry: the delete sets their ssoGroupId to null.
     const detached = tx
       .select({ id: applications.id })
@@ -83,10 +88,10 @@ export function deleteGroup(ctx: AppContext, id: string, actor: string) {
       .orderBy(asc(applications.id))
       .all()
       .map((row) => row.id);
+    // The foreign key sets the applications' ssoGroupId to null (an indexed handful of rows).
     tx.delete(ssoGroups).where(eq(ssoGroups.id, id)).run();
-    forgetGroupRealm(tx, id);
     recordAudit(tx, now, { actor, action: 'sso_group.deleted', target: id, details: { applicationsDetached: detached } });
-  });
+  }, { cascade: true });
 }
 
 export function addApplication(ctx: AppContext, groupId: string, appId: string, actor: string) {

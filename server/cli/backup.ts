@@ -1,11 +1,17 @@
-/** `gatehouse backup [--out FILE] [--passphrase-env VAR]`: an online backup of a data directory. */
-import { existsSync, writeFileSync, chmodSync } from 'node:fs';
+/**
+ * `gatehouse backup [--out FILE] [--passphrase-env VAR | --key-file FILE | --unencrypted]`: an
+ * online backup of a data directory, streamed (ops/backup.ts). A backup holds the signing keys,
+ * so it is encrypted: with the flag's secret, else the configured one (GATEHOUSE_BACKUP_PASSPHRASE,
+ * GATEHOUSE_BACKUP_KEY_FILE); without any, only `--unencrypted` writes it (and leaves the TLS keys out).
+ */
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError, loadConfig } from '../config.js';
-import { createBackup, storeBackup } from '../ops/backup.js';
+import { BackupError, backupIntoStore, BACKUP_EXT, BACKUPS_DIR, checkOutputDirectory, configuredSecret, ENCRYPTION_REQUIRED, readKeyFile, writeBackup } from '../ops/backup.js';
+import type { Secret } from '../ops/backup-crypto.js';
 import { DATABASE_FILE } from '../ops/restore.js';
-import { dataDirHelp, dataDirOption, type Command } from './command.js';
+import { dataDirHelp, dataDirOption, type Command, type Values } from './command.js';
 
 /** Reads a passphrase from the environment variable named by `--passphrase-env` (never from argv). */
 export function passphraseFrom(variable: string | undefined): string | undefined {
@@ -15,16 +21,43 @@ export function passphraseFrom(variable: string | undefined): string | undefined
   return value;
 }
 
+export const secretOptions = { 'passphrase-env': { type: 'string' }, 'key-file': { type: 'string' } } as const;
+export const secretHelp: [string, string][] = [
+  ['--passphrase-env VAR', 'passphrase in environment variable VAR (default GATEHOUSE_BACKUP_PASSPHRASE)'],
+  ['--key-file FILE', 'key file of at least 32 random bytes instead (default GATEHOUSE_BACKUP_KEY_FILE)'],
+];
+
+/** The secret the flags name, else the configured one; undefined when there is none. */
+export function secretFrom(values: Values, config: Parameters<typeof configuredSecret>[0]): Secret | undefined {
+  const passphrase = passphraseFrom(values['passphrase-env'] as string | undefined);
+  const keyFile = values['key-file'] as string | undefined;
+  if (passphrase !== undefined && keyFile !== undefined) throw new ConfigError('Give either --passphrase-env or --key-file, not both.');
+  try {
+    if (keyFile !== undefined) return { keyFile: readKeyFile(resolve(keyFile)) };
+    if (passphrase !== undefined) return { passphrase };
+    return configuredSecret(config);
+  } catch (error) {
+    if (error instanceof BackupError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
 export const backupCommand: Command = {
-  options: { ...dataDirOption, out: { type: 'string' }, 'passphrase-env': { type: 'string' } },
+  options: { ...dataDirOption, out: { type: 'string' }, ...secretOptions, unencrypted: { type: 'boolean' } },
   help: [
     dataDirHelp,
     ['--out FILE', 'write the backup here (default: <data>/backups/gatehouse-<time>.gatehouse-backup)'],
-    ['--passphrase-env VAR', 'encrypt with the passphrase in environment variable VAR (AES-256-GCM, scrypt)'],
+    ...secretHelp,
+    ['--unencrypted', 'write it unencrypted, without the TLS keys (it still holds the signing keys)'],
   ],
   async run(values) {
     const config = loadConfig(process.env, { dataDir: values['data-dir'] as string | undefined });
-    const passphrase = passphraseFrom(values['passphrase-env'] as string | undefined);
+    const unencrypted = values.unencrypted === true;
+    if (unencrypted && (values['passphrase-env'] !== undefined || values['key-file'] !== undefined)) {
+      throw new ConfigError('--unencrypted cannot be combined with --passphrase-env or --key-file.');
+    }
+    const secret = unencrypted ? null : secretFrom(values, config);
+    if (secret === undefined) throw new ConfigError(`${ENCRYPTION_REQUIRED} Or give --passphrase-env VAR or --key-file FILE, or --unencrypted to write it in the clear.`);
     const file = join(config.dataDir, DATABASE_FILE);
     if (!existsSync(file)) throw new ConfigError(`There is no database at ${file}.`);
     // A plain connection (no migrations): a running server keeps writing through its own.
@@ -32,16 +65,19 @@ export const backupCommand: Command = {
     sqlite.pragma('busy_timeout = 5000');
     const now = new Date();
     try {
-      const bytes = await createBackup({ sqlite, dataDir: config.dataDir, now, passphrase });
+      const common = { sqlite, dataDir: config.dataDir, now, secret, paced: false };
       if (values.out) {
         const out = resolve(values.out as string);
-        writeFileSync(out, bytes, { mode: 0o600 });
-        chmodSync(out, 0o600);
+        checkOutputDirectory(out);
+        await writeBackup({ ...common, dest: out });
         console.log(out);
       } else {
-        const record = storeBackup(config.dataDir, bytes, now);
-        console.log(join(config.dataDir, 'backups', `${record.id}.gatehouse-backup`));
+        const record = await backupIntoStore(common);
+        console.log(join(config.dataDir, BACKUPS_DIR, `${record.id}${BACKUP_EXT}`));
       }
+    } catch (error) {
+      if (error instanceof BackupError) throw new ConfigError(error.message);
+      throw error;
     } finally {
       sqlite.close();
     }

@@ -18,7 +18,7 @@ export const commands: CommandEntry[] = [
     summary: 'add a new token-signing key; the old one stays published until its tokens expire',
     load: async () => (await import('./rotate-keys.js')).rotateKeysCommand,
   },
-  { name: 'backup', summary: 'back up the database and TLS material while the server runs', load: async () => (await import('./backup.js')).backupCommand },
+  { name: 'backup', summary: 'back up the database and TLS material while the server runs (encrypted)', load: async () => (await import('./backup.js')).backupCommand },
   {
     name: 'restore',
     summary: 'restore a backup file into a data directory (the server must be stopped)',
@@ -26,7 +26,7 @@ export const commands: CommandEntry[] = [
   },
   {
     name: 'status',
-    summary: 'show schema version, counts, TLS expiry and last backup of a data directory',
+    summary: 'show schema, counts, TLS expiry, backups, the retention sweeper and deletes under way of a data directory',
     load: async () => (await import('./status.js')).statusCommand,
   },
   // Headless administration: these talk to the running server's admin API.

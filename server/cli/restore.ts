@@ -1,20 +1,20 @@
-/** `gatehouse restore FILE [--data-dir DIR] [--passphrase-env VAR]`: restore with the server stopped. */
+/** `gatehouse restore FILE [--data-dir DIR] [--passphrase-env VAR | --key-file FILE]`: restore with the server stopped. */
 import { ConfigError, loadConfig } from '../config.js';
 import { BackupError } from '../ops/backup.js';
 import { restoreBackup } from '../ops/restore.js';
-import { passphraseFrom } from './backup.js';
+import { secretFrom, secretHelp, secretOptions } from './backup.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 
 export const restoreCommand: Command = {
   positionals: 'FILE',
-  options: { ...dataDirOption, 'passphrase-env': { type: 'string' } },
-  help: [dataDirHelp, ['--passphrase-env VAR', 'passphrase of an encrypted backup, read from environment variable VAR']],
+  options: { ...dataDirOption, ...secretOptions },
+  help: [dataDirHelp, ...secretHelp.map(([flag, text]): [string, string] => [flag, `of an encrypted backup: ${text}`])],
   async run(values, positionals) {
     if (positionals.length !== 1) throw new ConfigError('Give exactly one backup file: gatehouse restore FILE.');
     const config = loadConfig(process.env, { dataDir: values['data-dir'] as string | undefined });
-    const passphrase = passphraseFrom(values['passphrase-env'] as string | undefined);
+    const secret = secretFrom(values, config);
     try {
-      const result = restoreBackup({ file: positionals[0]!, dataDir: config.dataDir, passphrase, now: new Date() });
+      const result = await restoreBackup({ file: positionals[0]!, dataDir: config.dataDir, secret, now: new Date() });
       console.log(`Restored the backup of ${result.header.createdAt} into ${config.dataDir} (${result.files.join(', ')}).`);
       if (result.previous) console.log(`The previous database was kept as ${result.previous}.`);
     } catch (error) {

@@ -23,6 +23,10 @@ export function migrationsFolder(): string {
 export function openDatabase(file: string): Db {
   const sqlite = new Database(file);
   if (file !== ':memory:') chmodSync(file, 0o600);
+  // A new database hands freed pages back in small steps (the sweeper's incremental vacuum). The
+  // mode can only be chosen before the first page is written; older databases keep theirs
+  // (changing it needs a full VACUUM, which renumbers rowids: docs/decisions.md).
+  if ((sqlite.pragma('page_count', { simple: true }) as number) === 0) sqlite.pragma('auto_vacuum = INCREMENTAL');
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL'); // durable across process crashes in WAL mode
   sqlite.pragma('foreign_keys = ON');

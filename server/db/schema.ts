@@ -157,6 +157,9 @@ export const sessions = sqliteTable(
   (t) => [
     uniqueIndex('sessions_token_uq').on(t.tokenHash),
     index('sessions_person_idx').on(t.personId, t.createdAt),
+    // Retention (data-lifecycle/retention-rules.ts): ended sessions by when they ended.
+    index('sessions_expires_idx').on(t.expiresAt),
+    index('sessions_revoked_idx').on(t.revokedAt),
   ],
 );
 
@@ -173,7 +176,8 @@ export const sessionRealms = sqliteTable(
     realm: text('realm').notNull(),
     authenticatedAt: timestamp('authenticated_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.sessionId, t.realm] })],
+  // By realm: forgetting a deleted application's or group's marks (data-lifecycle/purge-plans.ts).
+  (t) => [primaryKey({ columns: [t.sessionId, t.realm] }), index('session_realms_realm_idx').on(t.realm)],
 );
 
 /**
@@ -208,11 +212,13 @@ export const oneTimeTokens = sqliteTable(
     expiresAt: timestamp('expires_at').notNull(),
     usedAt: timestamp('used_at'),
   },
-  (t) => [index('one_time_tokens_person_idx').on(t.personId, t.purpose)],
+  (t) => [index('one_time_tokens_person_idx').on(t.personId, t.purpose), index('one_time_tokens_expires_idx').on(t.expiresAt)],
 );
 
 /** In-flight sign-ins with an external provider (state, PKCE verifier, nonce). */
-export const providerLogins = sqliteTable('provider_logins', {
+export const providerLogins = sqliteTable(
+  'provider_logins',
+  {
   state: text('state').primaryKey(),
   provider: text('provider').notNull(),
   codeVerifier: text('code_verifier').notNull(),
@@ -228,7 +234,10 @@ export const providerLogins = sqliteTable('provider_logins', {
   identity: text('identity', { mode: 'json' }).$type<ExternalIdentity>(),
   createdAt: createdAt(),
   expiresAt: timestamp('expires_at').notNull(),
-});
+  },
+  // Expired logins are deleted as new ones begin (accounts/providers/logins.ts).
+  (t) => [index('provider_logins_expires_idx').on(t.expiresAt)],
+);
 
 // ---------------------------------------------------------------------------------------------
 // Applications and SSO groups
@@ -339,6 +348,9 @@ export const invitations = sqliteTable(
     uniqueIndex('invitations_token_uq').on(t.tokenHash),
     index('invitations_app_created_idx').on(t.applicationId, t.createdAt, t.id),
     index('invitations_app_email_idx').on(t.applicationId, t.email),
+    // The foreign key's `set null` walks it; the overview counts pending ones; retention ends the rest.
+    index('invitations_accepted_by_idx').on(t.acceptedBy),
+    index('invitations_state_expires_idx').on(t.state, t.expiresAt),
   ],
 );
 
@@ -406,6 +418,11 @@ export const refreshTokenFamilies = sqliteTable(
   (t) => [
     index('rtf_person_app_idx').on(t.personId, t.applicationId),
     index('rtf_session_idx').on(t.sessionId),
+    // Walked by deleting an application or a membership, and by retention (expired or revoked families).
+    index('rtf_app_idx').on(t.applicationId),
+    index('rtf_membership_idx').on(t.membershipId),
+    index('rtf_expires_idx').on(t.expiresAt),
+    index('rtf_revoked_idx').on(t.revokedAt),
   ],
 );
 
@@ -518,6 +535,7 @@ export const webhookDeliveries = sqliteTable(
   (t) => [
     index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),
     index('webhook_deliveries_app_idx').on(t.applicationId, t.createdAt, t.id),
+    index('webhook_deliveries_created_idx').on(t.createdAt),
   ],
 );
 
@@ -576,7 +594,7 @@ export const auditLog = sqliteTable(
  * Sign-in activity per UTC day, counted as it happens (server/activity/record.ts), so the panel's
  * charts read at most a few dozen rows and never the audit log. `applicationId` '' is the whole
  * installation. Not a foreign key: the counts outlive a deleted application until retention.
- * Kept 400 days (server/activity/retention.ts).
+ * Kept as long as the audit log (400 days by default; data-lifecycle/retention-rules.ts).
  */
 export const activityDaily = sqliteTable(
   'activity_daily',
@@ -596,7 +614,7 @@ export const activityDaily = sqliteTable(
 /**
  * Who has been counted active today, so each person counts once a day per application (and once
  * for the installation, `applicationId` ''). Only today's and yesterday's rows are needed; older
- * ones are pruned (server/activity/retention.ts).
+ * ones are pruned (data-lifecycle/retention-rules.ts).
  */
 export const activityPeople = sqliteTable(
   'activity_people',
@@ -616,6 +634,38 @@ export const meta = sqliteTable('meta', {
 });
 
 // ---------------------------------------------------------------------------------------------
+// Data lifecycle (server/data-lifecycle/)
+
+/**
+ * Big deletes in progress: the thing itself is gone from every read at once, its rows go in
+ * bounded batches (data-lifecycle/purge.ts). A row here also keeps the id taken until the purge
+ * ends, so nothing new inherits what is left of the old one. Resumed on start after a crash.
+ */
+export const purgeJobs = sqliteTable(
+  'purge_jobs',
+  {
+    kind: text('kind').$type<'application' | 'sso_group' | 'membership'>().notNull(),
+    target: text('target').notNull(),
+    /** What the plan needs besides the id (e.g. the realm name of sessions to forget). */
+    params: text('params', { mode: 'json' }).$type<Record<string, string>>().notNull(),
+    actor: text('actor').notNull(),
+    requestedAt: timestamp('requested_at').notNull(),
+    /** Rows removed so far, per step. */
+    removed: text('removed', { mode: 'json' }).$type<Record<string, number>>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.target] })],
+);
+
+/**
+ * Row counts of tables that grow, kept by triggers (migration `row_counts`), so the overview and
+ * `gatehouse status` never count a table.
+ */
+export const rowCounts = sqliteTable('row_counts', {
+  name: text('name').primaryKey(),
+  n: integer('n').notNull(),
+});
+
+// ---------------------------------------------------------------------------------------------
 // Row types
 
 export type Person = typeof people.$inferSelect;
@@ -631,5 +681,6 @@ export type RefreshTokenFamily = typeof refreshTokenFamilies.$inferSelect;
 export type RefreshToken = typeof refreshTokens.$inferSelect;
 export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;
 export type AuditLogEntry = typeof auditLog.$inferSelect;
+export type PurgeJob = typeof purgeJobs.$inferSelect;
 export type DeviceAuthorization = typeof deviceAuthorizations.$inferSelect;
 export type BackchannelLogout = typeof backchannelLogouts.$inferSelect;

@@ -4,20 +4,22 @@
  * the application in the same transaction, so the next refresh fails at once. Every write is
  * audited and emits its webhook event in the same transaction.
  */
-import { and, asc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { memberships, people, type Application, type Membership, type Person } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit } from '../audit/record.js';
 import { getApplication } from '../applications/service.js';
 import { mergeProfile } from '../applications/profile-fields.js';
-import { decodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, encodeCursor, toPage, type CursorKey } from '../http/pagination.js';
 import { notFound, validationFailed } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { endSessions } from '../accounts/session.js';
 import type { Tx } from '../audit/record.js';
+import { beginPurge } from '../data-lifecycle/purge.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { membershipEventData } from './create.js';
+import { searchCandidates } from './search.js';
 import type { MemberListQuery, MemberPatch } from './schemas.js';
 
 type MemberRow = { m: Membership; p: Pick<Person, 'id' | 'email' | 'name'> };
@@ -47,11 +49,26 @@ function likePattern(q: string): string {
 const placeholder = sql.placeholder;
 
 /**
+ * How a `q` search narrows the list: to the people the search index found, or by LIKE over each
+ * member up to `end`, the last member of this request's window (WALK_WINDOW, below).
+ */
+type Search = { personIds: string[] } | { pattern: string; end: CursorKey | undefined };
+
+/**
+ * A `q` the index cannot answer (shorter than three characters, or matching more than
+ * MAX_CANDIDATES people) is answered by walking the application's members in order, at most
+ * this many per request: the page then holds the matches among them, possibly fewer than
+ * `limit` (none, even), with `nextCursor` after the last member read. Every request stays
+ * bounded whatever the application's size; following `nextCursor` finds every match.
+ */
+export const WALK_WINDOW = 2_000;
+
+/**
  * The list query for one combination of filters, prepared once per database: the listing is the
  * hot admin read (100,000-member applications), and building the SQL each time costs more than
- * running it. `q` searches are rarer and are built per call.
+ * running it. `q` searches are rarer and are built per call (members/search.ts).
  */
-function buildListQuery(db: Db, filters: { status: boolean; role: boolean; cursor: boolean }, qPattern?: string) {
+function buildListQuery(db: Db, filters: { status: boolean; role: boolean; cursor: boolean }, search?: Search) {
   const conditions: (SQL | undefined)[] = [
     eq(memberships.applicationId, placeholder('app')),
     filters.status ? eq(memberships.status, placeholder('status')) : undefined,
@@ -59,10 +76,13 @@ function buildListQuery(db: Db, filters: { status: boolean; role: boolean; curso
     filters.cursor
       ? or(gt(memberships.joinedAt, placeholder('t')), and(eq(memberships.joinedAt, placeholder('t')), gt(memberships.id, placeholder('id'))))
       : undefined,
+    // Found by the index: looked up through (application_id, person_id), sorted after.
+    search && 'personIds' in search ? inArray(memberships.personId, search.personIds) : undefined,
     // E-mails are stored lower-cased; names match case-insensitively (SQLite LIKE is ASCII case-insensitive).
-    qPattern !== undefined
-      ? or(sql`${people.email} LIKE ${qPattern} ESCAPE '\\'`, sql`${people.name} LIKE ${qPattern} ESCAPE '\\'`)
+    search && 'pattern' in search
+      ? or(sql`${people.email} LIKE ${search.pattern} ESCAPE '\\'`, sql`${people.name} LIKE ${search.pattern} ESCAPE '\\'`)
       : undefined,
+    search && 'pattern' in search && search.end ? atOrBefore(search.end) : undefined,
   ];
   return db
     .select({ m: memberships, p: personColumns })
@@ -74,11 +94,40 @@ function buildListQuery(db: Db, filters: { status: boolean; role: boolean; curso
     .prepare();
 }
 
+/** `(joined_at, id) <= key`: the upper end of a walk window. */
+function atOrBefore(key: CursorKey): SQL {
+  const at = new Date(key.t);
+  return or(lt(memberships.joinedAt, at), and(eq(memberships.joinedAt, at), lte(memberships.id, key.id)))!;
+}
+
+/**
+ * The key of the WALK_WINDOW-th member from the cursor on (same filters), or undefined when fewer
+ * are left: the window of a walking search. Read from the index alone.
+ */
+function windowEnd(db: Db, applicationId: string, query: MemberListQuery, cursor: CursorKey | undefined): CursorKey | undefined {
+  const row = db
+    .select({ t: memberships.joinedAt, id: memberships.id })
+    .from(memberships)
+    .where(
+      and(
+        eq(memberships.applicationId, applicationId),
+        query.status ? eq(memberships.status, query.status) : undefined,
+        query.role ? eq(memberships.role, query.role) : undefined,
+        cursor ? or(gt(memberships.joinedAt, new Date(cursor.t)), and(eq(memberships.joinedAt, new Date(cursor.t)), gt(memberships.id, cursor.id))) : undefined,
+      ),
+    )
+    .orderBy(asc(memberships.joinedAt), asc(memberships.id))
+    .limit(1)
+    .offset(WALK_WINDOW - 1)
+    .get();
+  return row ? { t: row.t.getTime(), id: row.id } : undefined;
+}
+
 type ListQuery = ReturnType<typeof buildListQuery>;
 const preparedLists = new WeakMap<Db, Map<string, ListQuery>>();
 
-function listQueryFor(db: Db, filters: { status: boolean; role: boolean; cursor: boolean }, q?: string): ListQuery {
-  if (q !== undefined) return buildListQuery(db, filters, likePattern(q));
+function listQueryFor(db: Db, filters: { status: boolean; role: boolean; cursor: boolean }, search?: Search): ListQuery {
+  if (search) return buildListQuery(db, filters, search);
   const key = `${filters.status}:${filters.role}:${filters.cursor}`;
   let cache = preparedLists.get(db);
   if (!cache) preparedLists.set(db, (cache = new Map()));
@@ -90,7 +139,12 @@ function listQueryFor(db: Db, filters: { status: boolean; role: boolean; cursor:
 export function listMembers(ctx: AppContext, applicationId: string, query: MemberListQuery, limit: number) {
   getApplication(ctx, applicationId);
   const cursor = query.cursor ? decodeCursor(query.cursor) : undefined;
-  const rows = listQueryFor(ctx.db, { status: Boolean(query.status), role: Boolean(query.role), cursor: Boolean(cursor) }, query.q).all({
+  let search: Search | undefined;
+  if (query.q !== undefined) {
+    const personIds = searchCandidates(ctx.db, query.q);
+    search = personIds ? { personIds } : { pattern: likePattern(query.q), end: windowEnd(ctx.db, applicationId, query, cursor) };
+  }
+  const rows = listQueryFor(ctx.db, { status: Boolean(query.status), role: Boolean(query.role), cursor: Boolean(cursor) }, search).all({
     app: applicationId,
     status: query.status,
     role: query.role,
@@ -99,7 +153,10 @@ export function listMembers(ctx: AppContext, applicationId: string, query: Membe
     limit: limit + 1,
   });
   const page = toPage(rows, limit, (r) => ({ t: r.m.joinedAt.getTime(), id: r.m.id }));
-  return { users: page.items.map(memberRecord), nextCursor: page.nextCursor };
+  // A walk that read its whole window without filling the page goes on after the window.
+  const walked = search && 'pattern' in search ? search.end : undefined;
+  const nextCursor = page.nextCursor ?? (walked ? encodeCursor(walked) : null);
+  return { users: page.items.map(memberRecord), nextCursor };
 }
 
 function findMember(ctx: AppContext, applicationId: string, memberId: string): MemberRow {
@@ -180,11 +237,17 @@ function endMemberSignIn(tx: Tx, now: Date, app: Application, personId: string, 
   return endSessions(tx, now, { personId, application: app }, reason).families;
 }
 
+/**
+ * Removes the membership at once and ends the person's sign-in to the application (live refresh
+ * tokens revoked, back-channel logouts queued). What still names the membership (possibly many,
+ * mostly ended refresh-token families; device authorizations) is detached or removed by the
+ * background purge, not by a cascade inside this request.
+ */
 export function deleteMember(ctx: AppContext, applicationId: string, memberId: string, actor: string) {
   const app = getApplication(ctx, applicationId);
   const current = findMember(ctx, applicationId, memberId);
   const now = ctx.clock.now();
-  ctx.db.transaction((tx) => {
+  beginPurge(ctx, { kind: 'membership', target: memberId, actor }, (tx) => {
     const revoked = endMemberSignIn(tx, now, app, current.p.id, 'membership_deleted');
     tx.delete(memberships).where(eq(memberships.id, memberId)).run();
     recordAudit(tx, now, {
@@ -195,6 +258,6 @@ export function deleteMember(ctx: AppContext, applicationId: string, memberId: s
       details: { userId: current.p.id, email: current.p.email, refreshFamiliesRevoked: revoked },
     });
     recordEvent(tx, now, applicationId, 'membership.deleted', membershipEventData(current.m, current.p));
-  });
+  }, { cascade: false });
   ctx.wakeWebhooks();
 }

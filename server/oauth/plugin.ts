@@ -28,7 +28,6 @@ import { backchannelLogRoutes } from './backchannel/routes.js';
 import { deviceAuthorizationRoutes } from './device/authorization-route.js';
 import { devicePageRoutes } from './device/page.js';
 import { introspectionRoutes } from './introspect.js';
-import { startPruning } from './prune.js';
 import { logoutChannel } from './backchannel/channel.js';
 import { onLogoutsQueued } from './backchannel/outbox.js';
 import { DeliveryWorker } from '../webhooks/worker.js';
@@ -64,8 +63,6 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
   await app.register(backchannelLogRoutes, { prefix: '/api/admin' });
   if (options.startWorkers) {
     startLogoutWorker(app, keys);
-    const stopPruning = startPruning(app.ctx, app.log);
-    app.addHook('onClose', async () => stopPruning());
   }
 };
 

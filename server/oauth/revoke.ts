@@ -16,7 +16,7 @@ import { formBody } from './token/route.js';
 import type { FailureLimiter } from './failure-limit.js';
 import { readAccessToken } from './access-tokens.js';
 import type { KeyRing } from './keys.js';
-import { recordRevokedAccessToken, sweepRevokedAccessTokens } from './revoked-access-tokens.js';
+import { recordRevokedAccessToken } from './revoked-access-tokens.js';
 
 export const revokeRoutes: FastifyPluginAsync<{ limiter: FailureLimiter; keys: KeyRing }> = async (app, { limiter, keys }) => {
   const { ctx } = app;
@@ -39,8 +39,6 @@ export const revokeRoutes: FastifyPluginAsync<{ limiter: FailureLimiter; keys: K
       if (claims && claims.client_id === client.id && typeof claims.jti === 'string' && typeof claims.exp === 'number') {
         recordRevokedAccessToken(ctx.db, claims.jti, new Date(claims.exp * 1000), now);
       }
-      // Retention of the list: one bounded batch of expired rows per revocation.
-      sweepRevokedAccessTokens(ctx.db, now);
     }
     return reply.status(200).header('cache-control', 'no-store').send();
   });

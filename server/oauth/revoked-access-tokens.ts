@@ -8,39 +8,29 @@
  * Access tokens are rarely revoked, and a row only matters while its token is unexpired, so the
  * check usually needs no read (issue 27: userinfo ≤ 0.1 ms): per database handle the latest
  * `expires_at` on the list is read once and raised by every `recordRevokedAccessToken` (this
- * process's /revoke is the only writer: one process serves a data directory). The callers check a
- * token's own expiry first, and a row's `expires_at` is its token's `exp`; so while that latest
- * expiry is past, no unexpired token can be on the list.
+ * process's /revoke is the only writer: one process serves a data directory; the sweeper only
+ * deletes expired rows, which lowers nothing that matters). The callers check a token's own expiry
+ * first, and a row's `expires_at` is its token's `exp`; so while that latest expiry is past, no
+ * unexpired token can be on the list.
  *
- * Retention: a row is worthless once its token has expired, so `sweepRevokedAccessTokens` deletes
- * expired rows in bounded batches by the `expires_at` index; each revocation runs one batch, and
- * `revokedAccessTokenRetention` is the same rule in the shape a retention sweeper's list takes
- * (`{name, prune(db, now, batch)}`, as activity/retention.ts's rules) for when one runs it.
+ * Retention: a row is worthless once its token has expired; the sweeper deletes those by the
+ * `expires_at` index (data-lifecycle/retention-rules.ts, "revoked access tokens").
  */
-import { eq, lte, max, sql } from 'drizzle-orm';
+import { eq, max, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { revokedAccessTokens } from '../db/schema.js';
-
-/** Rows deleted per sweep batch: a few ms of work at most. */
-export const REVOKED_SWEEP_BATCH = 500;
 
 const statements = preparedPerDb((db) => {
   const t = revokedAccessTokens;
   const p = sql.placeholder;
   return {
-    // Placeholders in `where` are bound as given: `nowMs` is epoch milliseconds, as stored.
     isRevoked: db.select({ jti: t.jti }).from(t).where(eq(t.jti, p('jti'))).prepare(),
     latestExpiry: db.select({ at: max(t.expiresAt) }).from(t).prepare(),
     insert: db
       .insert(t)
       .values({ jti: p('jti'), expiresAt: p('expiresAt'), revokedAt: p('revokedAt') })
       .onConflictDoNothing()
-      .prepare(),
-    sweep: db
-      .delete(t)
-      // By rowid: the expiry index holds it, so the batch is read from the index alone.
-      .where(sql`rowid IN (SELECT rowid FROM ${t} WHERE ${lte(t.expiresAt, p('nowMs'))} LIMIT ${p('limit')})`)
       .prepare(),
   };
 });
@@ -72,13 +62,3 @@ export function recordRevokedAccessToken(db: Db, jti: string, expiresAt: Date, n
   liveUntil.set(db, Math.max(latestExpiry(db), expiresAt.getTime()));
 }
 
-/** Deletes up to `limit` rows whose token has expired; returns how many went. */
-export function sweepRevokedAccessTokens(db: Db, now: Date, limit = REVOKED_SWEEP_BATCH): number {
-  return statements(db).sweep.run({ nowMs: now.getTime(), limit }).changes;
-}
-
-/** The retention rule of this table, for a sweeper that runs rules in small batches. */
-export const revokedAccessTokenRetention = {
-  name: 'revoked_access_tokens past their token expiry',
-  prune: (db: Db, now: Date, batch: number): number => sweepRevokedAccessTokens(db, now, batch),
-};

@@ -1,42 +1,38 @@
 /**
  * Appliance operations over HTTP: `GET /ca.pem` (the local CA for devices to install), the admin
- * backup API (`/api/admin/backups`) and LAN TLS state (`/api/admin/tls`, CA renewal), plus, when
- * workers run, scheduled automatic backups and the signing-key rotation schedule.
+ * backup API (`/api/admin/backups`), LAN TLS state (`/api/admin/tls`, CA renewal) and the data
+ * lifecycle (`/api/admin/operations`: sweeper, deletes under way), plus, when workers run, the
+ * background jobs: scheduled backups, the signing-key rotation schedule, the retention sweeper
+ * and the purge of big deletes.
  */
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import type { Server as TlsServer } from 'node:tls';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext, FeatureOptions } from '../context.js';
+import type { FeatureOptions } from '../context.js';
 import { requireAdmin, actorName } from '../http/admin-auth.js';
 import { conflict, notFound, sendProblem } from '../http/problem.js';
-import { adminErrors, adminSecurity as security } from '../http/schemas.js';
+import { adminErrors, adminSecurity as security, NoQuery } from '../http/schemas.js';
 import { recordAudit } from '../audit/record.js';
-import { backupPath, createBackup, listBackups, pruneBackups, storeBackup, type BackupRecord } from './backup.js';
-import { BackupIdParams, BackupListSchema, BackupRecordSchema } from './schemas.js';
+import { Sweeper } from '../data-lifecycle/sweeper.js';
+import { pendingPurges, Purger } from '../data-lifecycle/purge.js';
+import { backupPath, listBackups } from './backup.js';
+import { backupNow, idleSchedule, startBackupSchedule } from './backup-schedule.js';
+import { BackupIdParams, BackupListSchema, BackupRecordSchema, OperationsSchema, SweeperStatusSchema } from './schemas.js';
 import { caStatus, renewLocalCa, tlsPaths } from './tls.js';
 import { KEY_CHECK_MS, rotateKeyIfDue } from './key-rotation.js';
 import { opsStatusRoutes, tlsStatus, TlsStatusSchema } from './status-routes.js';
-import { idleSchedule } from './backup-schedule.js';
 
 const tags = ['operations'];
 
-/** Takes a backup of the running database into `<data>/backups/`. */
-export async function backupNow(ctx: AppContext, passphrase = ctx.config.backupPassphrase): Promise<BackupRecord> {
-  if (ctx.config.dataDir === ':memory:') throw conflict('backups_unavailable', 'This server has no data directory to keep backups in.');
-  const now = ctx.clock.now();
-  const bytes = await createBackup({ sqlite: ctx.db.$client, dataDir: ctx.config.dataDir, now, passphrase });
-  return storeBackup(ctx.config.dataDir, bytes, now);
-}
-
-const adminBackupRoutes: FastifyPluginAsyncTypebox = async (app) => {
+const adminOpsRoutes = (sweeper: Sweeper): FastifyPluginAsyncTypebox => async (app) => {
   const { ctx } = app;
   app.addHook('onRequest', requireAdmin);
 
   app.post(
     '/backups',
-    { schema: { tags, security, summary: 'Take a backup now', response: { 201: BackupRecordSchema, ...adminErrors } } },
+    { schema: { tags, security, summary: 'Take a backup now (needs GATEHOUSE_BACKUP_PASSPHRASE or GATEHOUSE_BACKUP_KEY_FILE)', response: { 201: BackupRecordSchema, ...adminErrors } } },
     async (request, reply) => {
       const record = await backupNow(ctx);
       recordAudit(ctx.db, ctx.clock.now(), { actor: actorName(request.actor), action: 'backup.created', target: record.id, details: { encrypted: record.encrypted } });
@@ -66,6 +62,38 @@ const adminBackupRoutes: FastifyPluginAsyncTypebox = async (app) => {
         .header('content-type', 'application/octet-stream')
         .header('content-disposition', `attachment; filename="${request.params.id}.gatehouse-backup"`)
         .send(createReadStream(path));
+    },
+  );
+
+  const sweeperStatus = () => ({ ...sweeper.status(), retentionDays: ctx.config.retention });
+
+  app.get(
+    '/operations',
+    {
+      schema: {
+        tags, security, summary: 'Retention sweeper and deletes under way (backups: GET /api/admin/backups/status)',
+        querystring: NoQuery, response: { 200: OperationsSchema, ...adminErrors },
+      },
+    },
+    async () => ({
+      sweeper: sweeperStatus(),
+      deletions: pendingPurges(ctx.db).map((job) => ({
+        kind: job.kind, target: job.target, requestedAt: job.requestedAt.toISOString(), requestedBy: job.actor, removed: job.removed,
+      })),
+    }),
+  );
+
+  app.post(
+    '/operations/sweep',
+    {
+      schema: {
+        tags, security, summary: 'Start a retention sweep now (or join the one under way); poll GET /api/admin/operations',
+        querystring: NoQuery, response: { 202: SweeperStatusSchema, ...adminErrors },
+      },
+    },
+    async (_request, reply) => {
+      void sweeper.runNow();
+      return reply.status(202).header('location', '/api/admin/operations').send(sweeperStatus());
     },
   );
 };
@@ -104,6 +132,7 @@ const adminTlsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
 export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
   const { ctx } = app;
+  const sweeper = new Sweeper(ctx.db, ctx.config, ctx.clock, app.log);
 
   app.get('/ca.pem', { schema: { hide: true } }, async (request, reply) => {
     const path = tlsPaths(ctx.config.dataDir).ca;
@@ -116,49 +145,34 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
       .send(readFileSync(path, 'utf8'));
   });
 
-  await app.register(adminBackupRoutes, { prefix: '/api/admin' });
+  await app.register(adminOpsRoutes(sweeper), { prefix: '/api/admin' });
   const schedule = idleSchedule();
   await app.register(opsStatusRoutes, { prefix: '/api/admin', schedule, workers: options.startWorkers });
   await app.register(adminTlsRoutes, { prefix: '/api/admin' });
+  // A sweep started on demand (even without the schedule) ends before the database closes.
+  app.addHook('onClose', async () => sweeper.stop());
 
-  if (options.startWorkers) {
-    const check = () =>
-      rotateKeyIfDue(ctx)
-        .then((kid) => kid && app.log.info({ kid }, 'signing key rotated on schedule'))
-        .catch((error: unknown) => app.log.error({ err: error }, 'scheduled key rotation failed'));
-    // onReady: after the OAuth plugin has created the first key.
-    app.addHook('onReady', async () => void check());
-    const keyTimer = setInterval(() => void check(), KEY_CHECK_MS);
-    keyTimer.unref();
-    app.addHook('onClose', async () => clearInterval(keyTimer));
-  }
+  if (!options.startWorkers) return;
 
-  const { backupInterval, backupKeep, dataDir } = ctx.config;
-  if (options.startWorkers && dataDir !== ':memory:' && backupInterval > 0) {
-    let running = false;
-    schedule.running = true;
-    const every = backupInterval * 1000;
-    schedule.nextRunAt = new Date(ctx.clock.now().getTime() + every);
-    const timer = setInterval(() => {
-      schedule.nextRunAt = new Date(ctx.clock.now().getTime() + every);
-      if (running) return;
-      running = true;
-      const at = ctx.clock.now();
-      backupNow(ctx)
-        .then((record) => {
-          pruneBackups(dataDir, backupKeep);
-          schedule.lastRun = { at, ok: true };
-          app.log.info({ backup: record.id, size: record.size }, 'scheduled backup written');
-        })
-        .catch((error: unknown) => {
-          schedule.lastRun = { at, ok: false, error: error instanceof Error ? error.message : String(error) };
-          app.log.error({ err: error }, 'scheduled backup failed');
-        })
-        .finally(() => {
-          running = false;
-        });
-    }, every);
-    timer.unref();
-    app.addHook('onClose', async () => clearInterval(timer));
-  }
+  const check = () =>
+    rotateKeyIfDue(ctx)
+      .then((kid) => kid && app.log.info({ kid }, 'signing key rotated on schedule'))
+      .catch((error: unknown) => app.log.error({ err: error }, 'scheduled key rotation failed'));
+  // onReady: after the OAuth plugin has created the first key.
+  app.addHook('onReady', async () => void check());
+  const keyTimer = setInterval(() => void check(), KEY_CHECK_MS);
+  keyTimer.unref();
+
+  const purger = new Purger(ctx, app.log);
+  ctx.wakePurger = () => purger.wake();
+  let stopBackups = async () => {};
+  app.addHook('onReady', async () => {
+    purger.start(); // resumes deletes a crash interrupted
+    sweeper.start();
+    stopBackups = startBackupSchedule(ctx, app.log, schedule);
+  });
+  app.addHook('onClose', async () => {
+    clearInterval(keyTimer);
+    await Promise.all([purger.stop(), stopBackups()]);
+  });
 };

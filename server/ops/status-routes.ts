@@ -1,8 +1,8 @@
 /**
  * Read-only status of the appliance's operations for the control panel (issue 25):
  * - `GET /api/admin/keys/schedule`: the signing key's rotation schedule;
- * - `GET /api/admin/backups/status`: the backup schedule, its last and next run, and whether
- *   backups are encrypted (a passphrase is configured);
+ * - `GET /api/admin/backups/status`: the backup schedule, its last and next run, and how backups
+ *   are encrypted (a passphrase or key file; without one the server takes none, and says why);
  * - `GET /api/admin/tls`: LAN TLS: the local CA's fingerprint and expiry, what its name constraints
  *   let it vouch for and whether it is due for renewal (issue 22), the served certificate's names
  *   and expiry, and where devices fetch the CA (also over plain http). Renewing the CA is
@@ -14,10 +14,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireAdmin } from '../http/admin-auth.js';
 import { adminErrors, iso, NoQuery, NullableTimestamp, Timestamp, adminSecurity as security } from '../http/schemas.js';
-import { listBackups } from './backup.js';
+import { encryptionSetting, listBackups } from './backup.js';
 import { caStatus, certificateSummary, RENEW_BEFORE_DAYS, tlsPaths, type CertificateSummary } from './tls.js';
 import type { AppContext } from '../context.js';
-import type { BackupSchedule } from './backup-schedule.js';
+import { blockedReason, type BackupSchedule } from './backup-schedule.js';
 import { activeKey, newestKey, nextRotationAt } from './key-rotation.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -36,10 +36,15 @@ const KeyScheduleSchema = Type.Object(
 
 const BackupStatusSchema = Type.Object(
   {
-    scheduled: Type.Boolean({ description: 'automatic backups run (GATEHOUSE_BACKUP_INTERVAL > 0 and a data directory)' }),
+    scheduled: Type.Boolean({ description: 'automatic backups run (GATEHOUSE_BACKUP_INTERVAL > 0, a data directory, and a passphrase or key file)' }),
+    /** Why automatic backups do not run: no passphrase or key file, interval 0, no data directory. */
+    blockedReason: Type.Union([Type.String(), Type.Null()]),
     intervalSeconds: Type.Integer(),
     keep: Type.Integer({ description: 'backups kept in <data>/backups/' }),
-    passphraseSet: Type.Boolean({ description: 'GATEHOUSE_BACKUP_PASSPHRASE is set: scheduled and panel backups are encrypted' }),
+    passphraseSet: Type.Boolean({ description: 'a passphrase or key file is configured: the server takes backups, always encrypted (without one it takes none)' }),
+    encryption: Type.Union([Type.Literal('passphrase'), Type.Literal('key-file'), Type.Null()], {
+      description: 'GATEHOUSE_BACKUP_KEY_FILE (wins) or GATEHOUSE_BACKUP_PASSPHRASE; null when neither is set',
+    }),
     lastBackupAt: NullableTimestamp,
     lastRun: Type.Union([
       Type.Object({ at: Timestamp, ok: Type.Boolean(), error: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
@@ -149,9 +154,11 @@ export const opsStatusRoutes: FastifyPluginAsyncTypebox<{ schedule: BackupSchedu
       const newest = hasDir ? listBackups(config.dataDir)[0] : undefined;
       return {
         scheduled: schedule.running,
+        blockedReason: blockedReason(config),
         intervalSeconds: config.backupInterval,
         keep: config.backupKeep,
-        passphraseSet: Boolean(config.backupPassphrase),
+        passphraseSet: encryptionSetting(config) !== null,
+        encryption: encryptionSetting(config),
         lastBackupAt: newest?.createdAt ?? null,
         lastRun: schedule.lastRun ? { at: schedule.lastRun.at.toISOString(), ok: schedule.lastRun.ok, error: schedule.lastRun.error ?? null } : null,
         nextRunAt: iso(schedule.nextRunAt),

@@ -1,12 +1,18 @@
 /**
  * A snapshot of a data directory read straight from disk, without a running server: what
- * `gatehouse status` prints.
+ * `gatehouse status` prints. Counts come from the trigger-kept `row_counts` (never a count over a
+ * table that grows); the sweeper's last pass and the backup schedule are what the server recorded.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import * as schema from '../db/schema.js';
+import type { Db } from '../db/client.js';
+import { readSweeperRecord, type SweepRun } from '../data-lifecycle/sweeper.js';
 import { listBackups } from './backup.js';
+import { readScheduleRecord, scheduleBlocked, type ScheduleRecord } from './backup-schedule.js';
 import { runningServerPid } from './pid-file.js';
 import { DATABASE_FILE } from './restore.js';
 import { schemaState, type SchemaState } from './schema-version.js';
@@ -19,11 +25,26 @@ export interface DataDirStatus {
   counts: { applications: number; members: number; people: number; signingKeys: number };
   tls: { certificate: string; notAfter: string; caFingerprint: string | null; ca: CaStatus | null } | null;
   lastBackup: { id: string; createdAt: string; size: number; encrypted: boolean } | null;
+  /** The backup schedule as the server last recorded it (null: no server of this version has run here). */
+  backups: (ScheduleRecord & { blockedReason: string | null }) | null;
+  sweeper: { lastRun: SweepRun | null; runs: number; prunedTotal: number };
+  /** Big deletes still removing rows. */
+  deletions: { kind: string; target: string; requestedAt: string }[];
+  /** Pages SQLite keeps free inside the file, and whether the sweeper can hand them back (incremental auto-vacuum). */
+  storage: { pages: number; freePages: number; pageSize: number; incrementalVacuum: boolean };
 }
 
+function tableExists(sqlite: Database.Database, table: string): boolean {
+  return sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+}
+
+/** A table's row count from `row_counts`, or counted for small tables and databases not yet migrated. */
 function count(sqlite: Database.Database, table: string): number {
-  const exists = sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table);
-  if (!exists) return 0;
+  if (!tableExists(sqlite, table)) return 0;
+  if (tableExists(sqlite, 'row_counts')) {
+    const kept = sqlite.prepare('SELECT n FROM row_counts WHERE name = ?').get(table) as { n: number } | undefined;
+    if (kept) return kept.n;
+  }
   return (sqlite.prepare(`SELECT count(*) AS n FROM "${table}"`).get() as { n: number }).n;
 }
 
@@ -35,6 +56,7 @@ export function readStatus(dataDir: string, extraNames: string[] = []): DataDirS
   const sqlite = new Database(file, { fileMustExist: true });
   try {
     sqlite.pragma('busy_timeout = 5000');
+    const db = drizzle(sqlite, { schema }) as Db;
     const paths = tlsPaths(dataDir);
     let tls: DataDirStatus['tls'] = null;
     if (existsSync(paths.cert)) {
@@ -42,6 +64,14 @@ export function readStatus(dataDir: string, extraNames: string[] = []): DataDirS
       const ca = caStatus(dataDir, extraNames, new Date()) ?? null;
       tls = { certificate: paths.cert, notAfter: new Date(cert.validTo).toISOString(), caFingerprint: ca?.fingerprint ?? null, ca };
     }
+    const hasMeta = tableExists(sqlite, 'meta');
+    const schedule = hasMeta ? readScheduleRecord(db) : undefined;
+    const sweeper = hasMeta ? readSweeperRecord(db) : { lastRun: null, runs: 0, prunedTotal: 0 };
+    const deletions = tableExists(sqlite, 'purge_jobs')
+      ? (sqlite.prepare('SELECT kind, target, requested_at AS at FROM purge_jobs ORDER BY requested_at').all() as { kind: string; target: string; at: number }[]).map(
+          (j) => ({ kind: j.kind, target: j.target, requestedAt: new Date(j.at).toISOString() }),
+        )
+      : [];
     return {
       dataDir,
       serverPid: runningServerPid(dataDir) ?? null,
@@ -54,10 +84,41 @@ export function readStatus(dataDir: string, extraNames: string[] = []): DataDirS
       },
       tls,
       lastBackup: listBackups(dataDir)[0] ?? null,
+      backups: schedule ? { ...schedule, blockedReason: scheduleBlocked(schedule) } : null,
+      sweeper,
+      deletions,
+      storage: {
+        pages: sqlite.pragma('page_count', { simple: true }) as number,
+        freePages: sqlite.pragma('freelist_count', { simple: true }) as number,
+        pageSize: sqlite.pragma('page_size', { simple: true }) as number,
+        incrementalVacuum: sqlite.pragma('auto_vacuum', { simple: true }) === 2,
+      },
     };
   } finally {
     sqlite.close();
   }
+}
+
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+function backupLine(s: DataDirStatus): string {
+  if (!s.backups) return 'not recorded yet (no server of this version has run here)';
+  const encryption = s.backups.encryption ? `encrypted with a ${s.backups.encryption === 'key-file' ? 'key file' : 'passphrase'}` : 'NO passphrase or key file configured';
+  const schedule = s.backups.blockedReason
+    ? `scheduled backups off: ${s.backups.blockedReason}`
+    : `every ${s.backups.intervalSeconds} s`;
+  const last = s.backups.lastRun
+    ? `; last scheduled ${s.backups.lastRun.at}${s.backups.lastRun.error ? ` failed: ${s.backups.lastRun.error}` : ''}`
+    : '';
+  return `${encryption}; ${schedule}${last}`;
+}
+
+function sweeperLine(s: DataDirStatus): string {
+  const run = s.sweeper.lastRun;
+  if (!run) return 'no pass yet';
+  const what = Object.entries(run.pruned).map(([name, n]) => `${n} ${name}`).join(', ') || 'nothing to delete';
+  const vacuum = run.vacuumedPages ? `, ${run.vacuumedPages} pages handed back` : '';
+  return `last pass ${run.finishedAt} (${run.durationMs} ms): ${what}${vacuum}${run.error ? `; stopped: ${run.error}` : ''}; ${s.sweeper.prunedTotal} rows in ${s.sweeper.runs} passes`;
 }
 
 /** One line on the local CA: what devices compare when they install it, and whether to renew it. */
@@ -75,6 +136,7 @@ export function formatStatus(s: DataDirStatus): string {
   const schema = s.schema.newer
     ? `${s.schema.applied.at(-1)} (newer than this Gatehouse, which knows up to ${s.schema.latest})`
     : `${s.schema.applied.at(-1) ?? 'empty'} (${s.schema.applied.length} migrations applied, ${s.schema.pending.length} pending)`;
+  const { pages, freePages, pageSize, incrementalVacuum } = s.storage;
   return [
     `Data directory   ${s.dataDir}`,
     `Server           ${s.serverPid ? `running (pid ${s.serverPid})` : 'not running'}`,
@@ -84,6 +146,10 @@ export function formatStatus(s: DataDirStatus): string {
     `Signing keys     ${s.counts.signingKeys}`,
     `TLS certificate  ${s.tls ? `expires ${s.tls.notAfter}` : 'none (HTTP only)'}`,
     ...(s.tls?.ca ? [`Local CA         ${describeCa(s.tls.ca)}`] : []),
-    `Last backup      ${s.lastBackup ? `${s.lastBackup.createdAt} (${s.lastBackup.id}, ${s.lastBackup.size} bytes${s.lastBackup.encrypted ? ', encrypted' : ''})` : 'none in <data>/backups'}`,
+    `Last backup      ${s.lastBackup ? `${s.lastBackup.createdAt} (${s.lastBackup.id}, ${s.lastBackup.size} bytes${s.lastBackup.encrypted ? ', encrypted' : ', NOT encrypted'})` : 'none in <data>/backups'}`,
+    `Backups          ${backupLine(s)}`,
+    `Sweeper          ${sweeperLine(s)}`,
+    ...(s.deletions.length ? [`Deleting         ${s.deletions.map((d) => `${d.kind} ${d.target} (since ${d.requestedAt})`).join(', ')}`] : []),
+    `Database file    ${mb(pages * pageSize)}, ${mb(freePages * pageSize)} free inside${incrementalVacuum ? '' : ' (not handed back: database created before incremental vacuum)'}`,
   ].join('\n');
 }

@@ -104,7 +104,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-panel-'));
   const redirectPort = await freePort();
   const config = loadConfig(
-    { LOG_LEVEL: 'silent', GATEHOUSE_TLS: 'auto', GATEHOUSE_HTTP_REDIRECT_PORT: String(redirectPort) },
+    { LOG_LEVEL: 'silent', GATEHOUSE_TLS: 'auto', GATEHOUSE_HTTP_REDIRECT_PORT: String(redirectPort), GATEHOUSE_BACKUP_PASSPHRASE: 'panel screens passphrase' },
     { dataDir, port: '0', host: '127.0.0.1', adminToken: TOKEN },
   );
   running = await start(config);

@@ -605,10 +605,12 @@ describe('DELETE /api/admin/applications/:id', () => {
       expect(t.db.select().from(table).all().map((r) => r.applicationId)).toEqual(['keep']);
     }
     expect(t.db.select().from(people).all()).toHaveLength(1);
-    expect(t.db.select().from(auditLog).all().map((a) => a.action)).toEqual(['application.created', 'application.created', 'application.deleted']);
-    // The entry says what went with it.
-    expect((await t.admin('GET', '/api/admin/audit-log?action=application.deleted')).json().entries[0]).toMatchObject({
-      applicationId: 'notes', target: 'notes', details: { removed: { members: 1, invitations: 1, apiKeys: 1 } },
+    // A small application is purged before the answer: the second entry says what went with it.
+    expect(t.db.select().from(auditLog).all().map((a) => a.action)).toEqual(['application.created', 'application.created', 'application.deleted', 'application.purged']);
+    expect((await t.admin('GET', '/api/admin/audit-log?action=application.deleted')).json().entries[0]).toMatchObject({ actor: 'admin', applicationId: 'notes', target: 'notes', details: {} });
+    expect((await t.admin('GET', '/api/admin/audit-log?action=application.purged')).json().entries[0]).toMatchObject({
+      actor: 'system', applicationId: 'notes', target: 'notes',
+      details: { removed: { members: 1, invitations: 1, apiKeys: 1, webhookDeliveries: 1 }, requestedBy: 'admin', requestedAt: T0.toISOString() },
     });
     expectProblem(await t.admin('DELETE', '/api/admin/applications/notes'), 404, 'application_not_found');
     // The audience and id are free again.

@@ -149,7 +149,7 @@ describe('gatehouse CLI', () => {
         try {
           expect(readFileSync(join(data, 'gatehouse.pid'), 'utf8')).toBe(`${server.child.pid}\n`);
           const backup = join(tempDir(), 'live.gatehouse-backup');
-          expect((await runCli(['backup', '--data-dir', data, '--out', backup], cleanEnv())).code).toBe(0);
+          expect((await runCli(['backup', '--data-dir', data, '--out', backup, '--unencrypted'], cleanEnv())).code).toBe(0);
           expect(await runCli(['restore', backup, '--data-dir', data], cleanEnv())).toEqual({
             code: 1,
             stdout: '',

@@ -13,7 +13,8 @@ import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { signIn } from '../helpers/accounts.js';
 import { auditLog, memberships, people, refreshTokenFamilies, revokedAccessTokens } from '../../server/db/schema.js';
 import { openDatabase } from '../../server/db/client.js';
-import { isAccessTokenRevoked, recordRevokedAccessToken, sweepRevokedAccessTokens } from '../../server/oauth/revoked-access-tokens.js';
+import { isAccessTokenRevoked, recordRevokedAccessToken } from '../../server/oauth/revoked-access-tokens.js';
+import { sweep } from '../../server/data-lifecycle/sweeper.js';
 import {
   authorize, expectOAuthError, location, setUpClients, SPA_REDIRECT, spaParams, spaTokens, token, WEB_REDIRECT,
 } from '../helpers/oauth-inject.js';
@@ -332,7 +333,7 @@ describe('userinfo, revocation and end-session', () => {
     ]);
     expect(isAccessTokenRevoked(t.db, jti, t.clock.now())).toBe(true);
     t.clock.advance(901_000);
-    expect(sweepRevokedAccessTokens(t.db, t.clock.now())).toBe(1);
+    expect((await sweep(t.db, t.config, t.clock, { between: async () => {} })).pruned['revoked access tokens']).toBe(1);
     expect(t.db.select().from(revokedAccessTokens).all()).toEqual([]);
     // An expired access token is not recorded at all (it cannot be used anyway).
     expect((await revoke({ token: other.access_token, client_id: 'notes' })).statusCode).toBe(200);

@@ -72,7 +72,7 @@ describe('LAN TLS status and the CA over plain http', () => {
     const get = (path: string, method = 'GET') => fetch(`${running.url}${path}`, { method, headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } });
     const before = Date.now();
     const first = (await (await get('/api/admin/backups/status')).json()) as Record<string, unknown>;
-    expect(first).toMatchObject({ scheduled: true, intervalSeconds: 86400, keep: 7, passphraseSet: true, lastBackupAt: null, lastRun: null });
+    expect(first).toMatchObject({ scheduled: true, blockedReason: null, intervalSeconds: 86400, keep: 7, passphraseSet: true, encryption: 'passphrase', lastBackupAt: null, lastRun: null });
     const next = new Date(first.nextRunAt as string).getTime();
     expect(next).toBeGreaterThan(before + 86400_000 - 60_000);
     expect(next).toBeLessThanOrEqual(Date.now() + 86400_000);

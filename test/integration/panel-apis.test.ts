@@ -9,7 +9,7 @@ import { sql } from 'drizzle-orm';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { createApplication, signIn, signUp, sessionCookieOf, PASSWORD } from '../helpers/accounts.js';
 import { spaTokens } from '../helpers/oauth-inject.js';
-import { pruneActivity } from '../../server/activity/retention.js';
+import { sweep } from '../../server/data-lifecycle/sweeper.js';
 import { dayOf } from '../../server/activity/record.js';
 import { activityDaily, activityPeople } from '../../server/db/schema.js';
 
@@ -203,7 +203,8 @@ describe('activity counters', () => {
     for (const day of [today - 401, today - 400, today - 399, today]) t.db.insert(activityDaily).values({ applicationId: '', day, signIns: 1 }).run();
     for (let i = 0; i < 1200; i++) t.db.insert(activityPeople).values({ day: today - 2 - (i % 3), applicationId: '', personId: `usr_${i}` }).run();
     for (const day of [today - 1, today]) t.db.insert(activityPeople).values({ day, applicationId: 'notes', personId: 'usr_x' }).run();
-    expect(await pruneActivity(t.db, t.clock.now(), 500)).toBe(1201);
+    const run = await sweep(t.db, t.config, t.clock, { between: async () => {} });
+    expect({ days: run.pruned['activity days'], people: run.pruned['activity people'] }).toEqual({ days: 1, people: 1200 });
     expect(t.db.select({ day: activityDaily.day }).from(activityDaily).all().map((r) => today - r.day)).toEqual([400, 399, 0]);
     expect(t.db.all(sql`SELECT day FROM activity_people ORDER BY day`).map((r) => today - (r as { day: number }).day)).toEqual([1, 0]);
   });
@@ -225,9 +226,11 @@ describe('operations status for the panel', () => {
     const backups = await t.admin('GET', '/api/admin/backups/status');
     expect(backups.json()).toEqual({
       scheduled: false, // no data directory to keep them in
+      blockedReason: 'This server has no data directory to keep backups in.',
       intervalSeconds: 86400,
       keep: 7,
       passphraseSet: false,
+      encryption: null,
       lastBackupAt: null,
       lastRun: null,
       nextRunAt: null,

@@ -40,6 +40,14 @@ describe('currentAdminToken', () => {
     expect(currentAdminToken(dataDir, { ADMIN_TOKEN: '' })).toBe(created);
   });
 
+  it('reads the file ADMIN_TOKEN_FILE names (as the server does), leaving the data directory alone', () => {
+    const file = join(dataDir, 'given-token');
+    writeFileSync(file, 'file-token-0123456789\n');
+    expect(currentAdminToken(dataDir, { ADMIN_TOKEN_FILE: file })).toBe('file-token-0123456789');
+    expect(existsSync(tokenFile())).toBe(false);
+    expect(currentAdminToken(dataDir, { ADMIN_TOKEN: 'env-token-0123456789', ADMIN_TOKEN_FILE: file })).toBe('env-token-0123456789');
+  });
+
   it('reads the file again on every call', () => {
     writeFileSync(tokenFile(), 'gha_first\n');
     expect(currentAdminToken(dataDir, {})).toBe('gha_first');

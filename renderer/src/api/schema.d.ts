@@ -3449,7 +3449,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Take a backup now */
+        /** Take a backup now (needs GATEHOUSE_BACKUP_PASSPHRASE or GATEHOUSE_BACKUP_KEY_FILE) */
         post: {
             parameters: {
                 query?: never;
@@ -3671,6 +3671,9 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            blockedReason: string | null;
+                            /** @description GATEHOUSE_BACKUP_KEY_FILE (wins) or GATEHOUSE_BACKUP_PASSPHRASE; null when neither is set */
+                            encryption: "passphrase" | "key-file" | (never | null);
                             intervalSeconds: number;
                             /** @description backups kept in <data>/backups/ */
                             keep: number;
@@ -3684,9 +3687,9 @@ export interface paths {
                             } | null;
                             /** Format: date-time */
                             nextRunAt: string | null;
-                            /** @description GATEHOUSE_BACKUP_PASSPHRASE is set: scheduled and panel backups are encrypted */
+                            /** @description a passphrase or key file is configured: the server takes backups, always encrypted (without one it takes none) */
                             passphraseSet: boolean;
-                            /** @description automatic backups run (GATEHOUSE_BACKUP_INTERVAL > 0 and a data directory) */
+                            /** @description automatic backups run (GATEHOUSE_BACKUP_INTERVAL > 0, a data directory, and a passphrase or key file) */
                             scheduled: boolean;
                         };
                     };
@@ -4107,6 +4110,287 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retention sweeper and deletes under way (backups: GET /api/admin/backups/status) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deletions: {
+                                kind: "application" | "sso_group" | "membership";
+                                /** @description rows, per rule or step */
+                                removed: {
+                                    [key: string]: number;
+                                };
+                                /** Format: date-time */
+                                requestedAt: string;
+                                requestedBy: string;
+                                target: string;
+                            }[];
+                            sweeper: {
+                                /** @description GATEHOUSE_SWEEP_INTERVAL; 0 = off */
+                                intervalSeconds: number;
+                                lastRun: {
+                                    durationMs: number;
+                                    error: string | null;
+                                    /** Format: date-time */
+                                    finishedAt: string;
+                                    /** @description rows, per rule or step */
+                                    pruned: {
+                                        [key: string]: number;
+                                    };
+                                    /** Format: date-time */
+                                    startedAt: string;
+                                    total: number;
+                                    /** @description pages handed back to the file system */
+                                    vacuumedPages: number;
+                                } | null;
+                                /** Format: date-time */
+                                nextRunAt: string | null;
+                                prunedTotal: number;
+                                retentionDays: {
+                                    /** @description days; 0 keeps for ever */
+                                    audit: number;
+                                    /** @description days; 0 keeps for ever */
+                                    invitations: number;
+                                    /** @description days; 0 keeps for ever */
+                                    sessions: number;
+                                    /** @description days; 0 keeps for ever */
+                                    tokens: number;
+                                    /** @description days; 0 keeps for ever */
+                                    webhooks: number;
+                                };
+                                running: boolean;
+                                runs: number;
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/operations/sweep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a retention sweep now (or join the one under way); poll GET /api/admin/operations */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description GATEHOUSE_SWEEP_INTERVAL; 0 = off */
+                            intervalSeconds: number;
+                            lastRun: {
+                                durationMs: number;
+                                error: string | null;
+                                /** Format: date-time */
+                                finishedAt: string;
+                                /** @description rows, per rule or step */
+                                pruned: {
+                                    [key: string]: number;
+                                };
+                                /** Format: date-time */
+                                startedAt: string;
+                                total: number;
+                                /** @description pages handed back to the file system */
+                                vacuumedPages: number;
+                            } | null;
+                            /** Format: date-time */
+                            nextRunAt: string | null;
+                            prunedTotal: number;
+                            retentionDays: {
+                                /** @description days; 0 keeps for ever */
+                                audit: number;
+                                /** @description days; 0 keeps for ever */
+                                invitations: number;
+                                /** @description days; 0 keeps for ever */
+                                sessions: number;
+                                /** @description days; 0 keeps for ever */
+                                tokens: number;
+                                /** @description days; 0 keeps for ever */
+                                webhooks: number;
+                            };
+                            running: boolean;
+                            runs: number;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

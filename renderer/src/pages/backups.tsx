@@ -9,6 +9,7 @@ const t = {
   status: 'Schedule',
   every: (hours: number, keep: number) => `Every ${hours} hours; the newest ${keep} backups are kept in the data directory.`,
   off: 'Automatic backups are off (GATEHOUSE_BACKUP_INTERVAL=0).',
+  offNoSecret: 'Automatic backups are off until a passphrase or key file is set (below).',
   lastRun: 'Last scheduled run: ',
   lastFailed: (error: string) => ` — failed: ${error}`,
   lastOk: ' — written',
@@ -16,8 +17,10 @@ const t = {
   nextRun: 'Next run: ',
   lastBackup: 'Newest backup: ',
   none: 'none yet',
-  encrypted: 'Encrypted with the passphrase in GATEHOUSE_BACKUP_PASSPHRASE.',
-  notEncrypted: 'Not encrypted: set GATEHOUSE_BACKUP_PASSPHRASE so that backups (which hold the signing keys) are useless without it.',
+  encrypted: (how: 'passphrase' | 'key-file' | null) =>
+    how === 'key-file' ? 'Encrypted with the key file in GATEHOUSE_BACKUP_KEY_FILE.' : 'Encrypted with the passphrase in GATEHOUSE_BACKUP_PASSPHRASE.',
+  notEncrypted:
+    'No passphrase or key file: the server takes no backups, since they hold the signing keys. Set GATEHOUSE_BACKUP_PASSPHRASE or GATEHOUSE_BACKUP_KEY_FILE and restart it.',
   take: 'Take a backup now',
   taking: 'Taking a backup…',
   taken: (id: string) => `Backup ${id} written.`,
@@ -65,7 +68,7 @@ export function BackupsPage() {
           <>
             <section class="card" aria-labelledby="backup-status">
               <h2 id="backup-status">{t.status}</h2>
-              <p>{status.scheduled ? t.every(Math.round(status.intervalSeconds / 3600), status.keep) : t.off}</p>
+              <p>{status.scheduled ? t.every(Math.round(status.intervalSeconds / 3600), status.keep) : status.passphraseSet ? t.off : t.offNoSecret}</p>
               <Show when={status.scheduled}>
                 <p>
                   <Show when={status.lastRun} fallback={t.noRunYet}>
@@ -88,10 +91,10 @@ export function BackupsPage() {
                 {status.lastBackupAt ? when(status.lastBackupAt) : t.none}
               </p>
               <p class={status.passphraseSet ? '' : 'notice'} data-testid="passphrase-status">
-                {status.passphraseSet ? t.encrypted : t.notEncrypted}
+                {status.passphraseSet ? t.encrypted(status.encryption) : t.notEncrypted}
               </p>
               <ErrorBox error={take.error()} />
-              <button type="button" class="primary" onClick={takeNow} disabled={take.busy()}>
+              <button type="button" class="primary" onClick={takeNow} disabled={take.busy() || !status.passphraseSet}>
                 {take.busy() ? t.taking : t.take}
               </button>
             </section>

@@ -1,10 +1,10 @@
 /**
  * The back-channel logout delivery log of an application (admin API, panel): newest first, like
- * the audit log, with each row's outcome. Rows are kept 30 days after they were written
- * (`pruneBackchannelLogouts`), pending ones until they finish.
+ * the audit log, with each row's outcome. Finished rows are kept as long as webhook deliveries
+ * (GATEHOUSE_RETENTION_WEBHOOKS_DAYS, 30), pending ones until they finish: the sweeper's rule
+ * "back-channel logouts" (data-lifecycle/retention-rules.ts).
  */
-import { and, asc, desc, eq, inArray, lt, ne } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
+import { and, desc, eq } from 'drizzle-orm';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { backchannelLogouts, type BackchannelLogout } from '../../db/schema.js';
@@ -61,25 +61,4 @@ export function listLogouts(ctx: AppContext, applicationId: string, limit: numbe
     .all();
   const page = toPage(rows, limit, (r) => ({ t: r.createdAt.getTime(), id: r.id }));
   return { deliveries: page.items.map((row) => logoutRecord(row, detail)), nextCursor: page.nextCursor };
-}
-
-/** How long finished deliveries stay in the log (pending ones stay until they finish). */
-export const LOGOUT_LOG_DAYS = 30;
-
-/**
- * Deletes up to `limit` finished deliveries written before `before`, oldest first through the
- * creation-time index; returns how many.
- */
-export function pruneBackchannelLogouts(db: Db, before: Date, limit: number): number {
-  const t = backchannelLogouts;
-  const ids = db
-    .select({ id: t.id })
-    .from(t)
-    .where(and(lt(t.createdAt, before), ne(t.status, 'pending')))
-    .orderBy(asc(t.createdAt))
-    .limit(limit)
-    .all()
-    .map((r) => r.id);
-  if (ids.length) db.delete(t).where(inArray(t.id, ids)).run();
-  return ids.length;
 }

@@ -2,9 +2,10 @@
  * Device authorization rows (RFC 8628): created by the device authorization endpoint, decided on
  * the /device page, spent by the device's poll. Codes are looked up by their SHA-256 (unique
  * indexes); every state change is a conditional update, so a decision or an issue happens once
- * even when two requests race. Expired rows are pruned in small batches (`pruneDeviceAuthorizations`).
+ * even when two requests race. Expired rows go by the sweeper's rule "device authorizations"
+ * (data-lifecycle/retention-rules.ts).
  */
-import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, gt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import type { Tx } from '../../audit/record.js';
 import { deviceAuthorizations, type DeviceAuthorization } from '../../db/schema.js';
@@ -93,21 +94,4 @@ export function markIssued(tx: Tx, id: string): boolean {
     .where(and(eq(deviceAuthorizations.id, id), eq(deviceAuthorizations.status, 'approved')))
     .run() as unknown as { changes: number };
   return result.changes === 1;
-}
-
-/**
- * Deletes up to `limit` requests that expired before `before` (oldest first, through the expiry
- * index); returns how many. A spent or expired code is useless after its 10 minutes.
- */
-export function pruneDeviceAuthorizations(db: Db, before: Date, limit: number): number {
-  const ids = db
-    .select({ id: deviceAuthorizations.id })
-    .from(deviceAuthorizations)
-    .where(lt(deviceAuthorizations.expiresAt, before))
-    .orderBy(deviceAuthorizations.expiresAt)
-    .limit(limit)
-    .all()
-    .map((r) => r.id);
-  if (ids.length) db.delete(deviceAuthorizations).where(inArray(deviceAuthorizations.id, ids)).run();
-  return ids.length;
 }

@@ -1,0 +1,74 @@
+/**
+ * What goes when something big is deleted, step by step (purge.ts runs them in bounded batches).
+ * The thing itself leaves at once, in the request; these steps remove what hung off it. Every
+ * table with a foreign key to `applications` or `memberships` must appear in the plan of that
+ * kind: the root row is deleted without its cascade, so a table missing here would keep rows that
+ * point nowhere. test/unit/data-lifecycle-plans.test.ts reads the foreign keys from the schema and
+ * fails, naming the table, until it is registered here (one line).
+ */
+import { eq, sql } from 'drizzle-orm';
+import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
+import {
+  apiKeys,
+  backchannelLogouts,
+  deviceAuthorizations,
+  invitations,
+  memberships,
+  refreshTokenFamilies,
+  refreshTokens,
+  sessionClients,
+  sessionRealms,
+  webhookDeliveries,
+  type PurgeJob,
+} from '../db/schema.js';
+import type { BatchStep, ChildRows } from './batch.js';
+
+export type PurgeKind = PurgeJob['kind'];
+
+export interface PlanStep {
+  /** Counted under this name (the `<kind>.purged` audit entry). */
+  name: string;
+  table: SQLiteTable;
+  key: SQLiteColumn | ReturnType<typeof sql>;
+  /** Rows whose `column` equals the job's target (or `params[param]`, when given). */
+  column: SQLiteColumn;
+  param?: string;
+  children?: ChildRows[];
+  /** Instead of deleting, set these columns (e.g. detach from a deleted membership). */
+  set?: Record<string, unknown>;
+}
+
+const rowid = sql`rowid`;
+
+export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
+  application: [
+    {
+      name: 'refreshTokenFamilies', table: refreshTokenFamilies, key: refreshTokenFamilies.id, column: refreshTokenFamilies.applicationId,
+      children: [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }],
+    },
+    { name: 'members', table: memberships, key: memberships.id, column: memberships.applicationId },
+    { name: 'invitations', table: invitations, key: invitations.id, column: invitations.applicationId },
+    { name: 'apiKeys', table: apiKeys, key: apiKeys.id, column: apiKeys.applicationId },
+    { name: 'webhookDeliveries', table: webhookDeliveries, key: webhookDeliveries.id, column: webhookDeliveries.applicationId },
+    { name: 'backchannelLogouts', table: backchannelLogouts, key: backchannelLogouts.id, column: backchannelLogouts.applicationId },
+    { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.applicationId },
+    { name: 'sessionClients', table: sessionClients, key: rowid, column: sessionClients.applicationId },
+    { name: 'sessionRealms', table: sessionRealms, key: rowid, column: sessionRealms.realm, param: 'realm' },
+  ],
+  sso_group: [{ name: 'sessionRealms', table: sessionRealms, key: rowid, column: sessionRealms.realm, param: 'realm' }],
+  membership: [
+    // Already revoked in the request; the families stay (for reuse detection) without the link.
+    { name: 'refreshTokenFamilies', table: refreshTokenFamilies, key: refreshTokenFamilies.id, column: refreshTokenFamilies.membershipId, set: { membershipId: null } },
+    // Its device authorizations go with it (their cascade, done here).
+    { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.membershipId },
+  ],
+};
+
+/** The plan of a job as batch steps. */
+export function planSteps(job: Pick<PurgeJob, 'kind' | 'target' | 'params'>): BatchStep[] {
+  return PURGE_PLANS[job.kind].map((step) => {
+    const value = step.param ? job.params[step.param] : job.target;
+    if (value === undefined) throw new Error(`purge job ${job.kind}:${job.target} lacks its "${step.param}" parameter`);
+    return { name: step.name, table: step.table, key: step.key, where: eq(step.column, value), children: step.children, set: step.set };
+  });
+}

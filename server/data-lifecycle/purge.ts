@@ -1,0 +1,192 @@
+/**
+ * Big deletes that never block the event loop (issue 21). Deleting an application, an SSO group or
+ * a membership answers at once:
+ * 1. In the request, one short transaction deletes the row itself and records a purge job. For an
+ *    application or a membership the delete runs with foreign-key actions off, so SQLite does not
+ *    cascade through everything that hangs off it in that one statement; the row is simply gone,
+ *    and with it the application (or membership) from every read and every token decision, since
+ *    each of them starts from that row (client look-up, membership join).
+ * 2. The job's steps (purge-plans.ts) then remove what is left in bounded batches (batch.ts): a
+ *    few milliseconds inline, which finishes a small one before the answer, and the rest in the
+ *    background (`Purger`), pausing between batches so requests keep flowing.
+ * 3. The job row keeps the id taken (`isPurging`: creating the same id answers 409) until the last
+ *    batch, so nothing new inherits what is left; it holds the counts so far and survives a crash:
+ *    `Purger.start()` resumes every job on start.
+ */
+import { and, asc, eq } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppContext } from '../context.js';
+import type { Db } from '../db/client.js';
+import { purgeJobs, type PurgeJob } from '../db/schema.js';
+import { recordAudit, type Tx } from '../audit/record.js';
+import { addCounts, BatchSizer, pause, runBatch } from './batch.js';
+import { planSteps, type PurgeKind } from './purge-plans.js';
+
+/** Work done inside the deleting request before it answers. */
+export const INLINE_BUDGET_MS = 10;
+/** A batch longer than this is logged: batches are sized to take a few milliseconds. */
+const SLOW_BATCH_MS = 100;
+
+/** The audit entry written when a job has removed everything (none for memberships: an internal detail). */
+const PURGED_ACTION: Partial<Record<PurgeKind, string>> = { application: 'application.purged', sso_group: 'sso_group.purged' };
+
+export interface NewPurge {
+  kind: PurgeKind;
+  target: string;
+  params?: Record<string, string>;
+  actor: string;
+}
+
+/** Whether a purge of this id is still under way (the id stays taken until it ends). */
+export function isPurging(db: Tx, kind: PurgeKind, target: string): boolean {
+  return db.select({ kind: purgeJobs.kind }).from(purgeJobs).where(and(eq(purgeJobs.kind, kind), eq(purgeJobs.target, target))).get() !== undefined;
+}
+
+/** Purges under way, oldest first (the admin operations view). */
+export function pendingPurges(db: Tx): PurgeJob[] {
+  return db.select().from(purgeJobs).orderBy(asc(purgeJobs.requestedAt)).all();
+}
+
+/**
+ * Runs `fn` with SQLite's foreign-key enforcement off on this connection (and so without its
+ * cascades). better-sqlite3 runs one statement at a time on one connection, so nothing else runs
+ * meanwhile; the pragma cannot change inside a transaction, which is refused.
+ */
+function withoutForeignKeys<T>(db: Db, fn: () => T): T {
+  const sqlite = db.$client;
+  if (sqlite.inTransaction) throw new Error('foreign keys cannot be turned off inside a transaction');
+  sqlite.pragma('foreign_keys = OFF');
+  try {
+    return fn();
+  } finally {
+    sqlite.pragma('foreign_keys = ON');
+  }
+}
+
+/**
+ * Deletes something big: `change` (the root row's delete, its audit entry and webhook events)
+ * runs in one transaction with the new job, without foreign-key cascades when `cascade` is false;
+ * then the job gets a few milliseconds inline and, if not finished, is handed to the background.
+ */
+export function beginPurge(ctx: AppContext, job: NewPurge, change: (tx: Tx) => void, options: { cascade: boolean }): void {
+  const now = ctx.clock.now();
+  const write = () =>
+    ctx.db.transaction((tx) => {
+      tx.insert(purgeJobs)
+        .values({ kind: job.kind, target: job.target, params: job.params ?? {}, actor: job.actor, requestedAt: now, removed: {} })
+        .run();
+      change(tx);
+    });
+  if (options.cascade) write();
+  else withoutForeignKeys(ctx.db, write);
+  // The delete itself is done; a batch that fails here (e.g. a full disk) is the background's to retry.
+  let finished = false;
+  try {
+    finished = advancePurge(ctx, job.kind, job.target, INLINE_BUDGET_MS);
+  } catch {
+    finished = false;
+  }
+  if (!finished) ctx.wakePurger();
+}
+
+const sizers = new WeakMap<Db, BatchSizer>();
+const sizerFor = (db: Db) => sizers.get(db) ?? (sizers.set(db, new BatchSizer()), sizers.get(db)!);
+
+function findJob(db: Db, kind: PurgeKind, target: string): PurgeJob | undefined {
+  return db.select().from(purgeJobs).where(and(eq(purgeJobs.kind, kind), eq(purgeJobs.target, target))).get();
+}
+
+/**
+ * One batch of the job's first unfinished step (finished steps cost an index probe); when every
+ * step is done, the job ends: its row goes and its audit entry is written, in one transaction.
+ */
+export function purgeBatch(ctx: AppContext, job: PurgeJob): { finished: boolean; ms: number } {
+  const started = performance.now();
+  for (const step of planSteps(job)) {
+    const result = runBatch(ctx.db, step, sizerFor(ctx.db), (tx, removed) => {
+      if (Object.keys(removed).length === 0) return;
+      job.removed = addCounts({ ...job.removed }, removed);
+      tx.update(purgeJobs).set({ removed: job.removed }).where(and(eq(purgeJobs.kind, job.kind), eq(purgeJobs.target, job.target))).run();
+    });
+    if (!result.done) return { finished: false, ms: performance.now() - started };
+  }
+  const now = ctx.clock.now();
+  ctx.db.transaction((tx) => {
+    tx.delete(purgeJobs).where(and(eq(purgeJobs.kind, job.kind), eq(purgeJobs.target, job.target))).run();
+    const action = PURGED_ACTION[job.kind];
+    if (action) {
+      recordAudit(tx, now, {
+        actor: 'system',
+        action,
+        applicationId: job.kind === 'application' ? job.target : null,
+        target: job.target,
+        details: { removed: job.removed, requestedBy: job.actor, requestedAt: job.requestedAt.toISOString() },
+      });
+    }
+  });
+  return { finished: true, ms: performance.now() - started };
+}
+
+/** Runs batches of one job for up to `budgetMs`; true when the job has ended. */
+export function advancePurge(ctx: AppContext, kind: PurgeKind, target: string, budgetMs: number): boolean {
+  const job = findJob(ctx.db, kind, target);
+  if (!job) return true;
+  const started = performance.now();
+  do {
+    if (purgeBatch(ctx, job).finished) return true;
+  } while (performance.now() - started < budgetMs);
+  return false;
+}
+
+/**
+ * Background purges: one batch at a time, oldest job first, pausing as long as each batch took.
+ * Started by the operations plugin when workers run; `start()` resumes jobs a crash interrupted.
+ */
+export class Purger {
+  private loop: Promise<void> | undefined;
+  private stopped = false;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  start(): void {
+    const pending = pendingPurges(this.ctx.db);
+    if (pending.length) this.log.info({ jobs: pending.map((j) => `${j.kind}:${j.target}`) }, 'resuming interrupted deletes');
+    this.wake();
+  }
+
+  wake(): void {
+    if (this.stopped || this.loop) return;
+    this.loop = this.run().finally(() => {
+      this.loop = undefined;
+    });
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      const job = pendingPurges(this.ctx.db)[0];
+      if (!job) return;
+      try {
+        const { finished, ms } = purgeBatch(this.ctx, job);
+        if (ms > SLOW_BATCH_MS) this.log.warn({ kind: job.kind, target: job.target, ms: Math.round(ms) }, 'slow delete batch');
+        if (finished) this.log.info({ kind: job.kind, target: job.target, removed: job.removed }, 'delete finished');
+        await pause(ms);
+      } catch (error) {
+        // A failing batch (e.g. the disk is full) is tried again later, not in a tight loop.
+        this.log.error({ err: error, kind: job.kind, target: job.target }, 'delete batch failed; retrying in 30 s');
+        this.retry = setTimeout(() => this.wake(), 30_000);
+        this.retry.unref();
+        return;
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retry);
+    await this.loop;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Retention: every table that grows with use has a rule here, and only here. A rule names the
+ * table, how a row is identified, which setting says how long ended rows are kept
+ * (config.retention, RETENTION_ENV), and the condition that picks rows past it; the sweeper
+ * (sweeper.ts) deletes them in bounded batches (batch.ts). A new growing table registers one line
+ * in RETENTION_RULES (docs/decisions.md, "Data lifecycle"); test/unit/data-lifecycle-plans.test.ts
+ * checks that every rule's condition is served by an index.
+ *
+ * Tables that bound themselves and need no rule: `sign_in_back_off` (swept on the way into a
+ * password check, accounts/sign-in-back-off.ts), `provider_logins` (expired ones deleted as a new
+ * login begins, accounts/providers/logins.ts), `purge_jobs` (a job deletes itself when done),
+ * `meta` and `row_counts` (fixed keys). Authorization codes live in memory (oauth/authorize/code.ts).
+ *
+ * Reuse detection keeps working: a refresh-token family and all its tokens go together, only
+ * `tokens` days after the family expired or was revoked, so a rotated token is recognised (and
+ * its family revoked) for as long as any of its family is kept.
+ */
+import { and, inArray, lt, ne, sql, type SQL } from 'drizzle-orm';
+import type { RetentionDays } from '../config.js';
+import {
+  activityDaily,
+  activityPeople,
+  auditLog,
+  backchannelLogouts,
+  deviceAuthorizations,
+  invitations,
+  oneTimeTokens,
+  refreshTokenFamilies,
+  refreshTokens,
+  revokedAccessTokens,
+  sessionClients,
+  sessionRealms,
+  sessions,
+  webhookDeliveries,
+} from '../db/schema.js';
+import type { BatchStep } from './batch.js';
+
+export interface RetentionRule extends Omit<BatchStep, 'where'> {
+  /**
+   * The setting that says how many days ended rows are kept (0: for ever, the rule is skipped).
+   * Without one the rule always runs, with `before` = now (rows that are worthless once past).
+   */
+  keep?: keyof RetentionDays;
+  /** Rows to delete: ended before `before` (now minus the kept days). */
+  where: (before: Date, now: Date) => SQL;
+}
+
+/** The activity counters' day numbers (activity/record.ts): whole days since 1970-01-01 UTC. */
+const dayNumber = (at: Date) => Math.floor(at.getTime() / 86_400_000);
+
+const rowid = sql`rowid`;
+const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
+const sessionChildren = [
+  { table: sessionRealms, key: rowid, column: sessionRealms.sessionId },
+  { table: sessionClients, key: rowid, column: sessionClients.sessionId },
+];
+
+export const RETENTION_RULES: RetentionRule[] = [
+  { name: 'refresh token families (expired)', table: refreshTokenFamilies, key: refreshTokenFamilies.id, keep: 'tokens', children: familyTokens, where: (before) => lt(refreshTokenFamilies.expiresAt, before) },
+  { name: 'refresh token families (revoked)', table: refreshTokenFamilies, key: refreshTokenFamilies.id, keep: 'tokens', children: familyTokens, where: (before) => lt(refreshTokenFamilies.revokedAt, before) },
+  { name: 'one-time links', table: oneTimeTokens, key: oneTimeTokens.tokenHash, keep: 'tokens', where: (before) => lt(oneTimeTokens.expiresAt, before) },
+  // A refresh-token family born of a session may outlive it by a few days; it goes on without its
+  // `sid` (the foreign key sets it null). Its revocations never need the session: sign-out
+  // elsewhere, password changes and resets work by person.
+  { name: 'sessions (signed out)', table: sessions, key: sessions.id, keep: 'sessions', children: sessionChildren, where: (before) => lt(sessions.revokedAt, before) },
+  { name: 'sessions (expired)', table: sessions, key: sessions.id, keep: 'sessions', children: sessionChildren, where: (before) => lt(sessions.expiresAt, before) },
+  { name: 'webhook deliveries', table: webhookDeliveries, key: webhookDeliveries.id, keep: 'webhooks', where: (before) => and(lt(webhookDeliveries.createdAt, before), ne(webhookDeliveries.status, 'pending'))! },
+  { name: 'invitations', table: invitations, key: invitations.id, keep: 'invitations', where: (before) => and(inArray(invitations.state, ['pending', 'accepted', 'revoked']), lt(invitations.expiresAt, before))! },
+  { name: 'audit entries', table: auditLog, key: auditLog.id, keep: 'audit', where: (before) => lt(auditLog.at, before) },
+  // Issue 22: a revoked access token's jti is needed only until the token itself expires.
+  { name: 'revoked access tokens', table: revokedAccessTokens, key: rowid, where: (_before, now) => lt(revokedAccessTokens.expiresAt, now) },
+  // Issue 24: a device authorization is useless once expired (10 minutes), decided or not; finished
+  // back-channel logout deliveries stay as long as webhook deliveries (their log), pending ones until they finish.
+  { name: 'device authorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, where: (_before, now) => lt(deviceAuthorizations.expiresAt, now) },
+  { name: 'back-channel logouts', table: backchannelLogouts, key: backchannelLogouts.id, keep: 'webhooks', where: (before) => and(lt(backchannelLogouts.createdAt, before), ne(backchannelLogouts.status, 'pending'))! },
+  // Issue 25: daily sign-in counts are kept as long as the audit log; who was counted, only until yesterday.
+  { name: 'activity days', table: activityDaily, key: rowid, keep: 'audit', where: (before) => lt(activityDaily.day, dayNumber(before)) },
+  { name: 'activity people', table: activityPeople, key: rowid, where: (_before, now) => lt(activityPeople.day, dayNumber(now) - 1) },
+];
