@@ -142,10 +142,10 @@ export interface BenchServer {
  * Spawns the built `gatehouse serve` on `dataDir` with the launch settings every launcher uses
  * (server/cli/launch.ts); `ready` resolves with its URL once it says so over IPC.
  */
-export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = []) {
+export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = [], port = 0) {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...serveNodeArgs({ ...process.env, ...env }), ...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', '0'],
+    [...serveNodeArgs({ ...process.env, ...env }), ...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', String(port)],
     // The admin token through the environment: `serve` refuses it on the command line (ps shows that).
     // BENCH_SERVER_LOG=FILE keeps the server's log lines (warnings and errors) there.
     {
@@ -163,8 +163,11 @@ export function spawnServe(dataDir: string, env: Record<string, string> = {}, no
   return { child, exited, ready };
 }
 
-/** Spawns `gatehouse serve` (dist/) on a fresh data directory and waits for its ready message. */
-export async function startBenchServer(name: string, env: Record<string, string> = {}): Promise<BenchServer> {
+/**
+ * Spawns `gatehouse serve` (dist/) on a fresh data directory and waits for its ready message.
+ * `port` fixes the port (with `GATEHOUSE_ISSUER` in `env`, e.g. a `localhost` issuer for passkeys).
+ */
+export async function startBenchServer(name: string, env: Record<string, string> = {}, port = 0): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-${name}-`));
   return serveDataDir(dataDir, env, { removeOnStop: true });
 }
@@ -174,8 +177,9 @@ export async function serveDataDir(dataDir: string, env: Record<string, string> 
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
   // BENCH_NODE_ARGS: extra node/V8 flags for the server, after the launch settings (to try some).
   const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const { child, exited, ready } = spawnServe(dataDir, env, [...profile, ...extra]);
-  const url = await ready;
+  const { child, exited, ready } = spawnServe(dataDir, env, [...profile, ...extra], port);
+  const url = env.GATEHOUSE_ISSUER ?? (await ready);
+  await ready;
   const pid = child.pid!;
   return {
     url,

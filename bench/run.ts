@@ -48,7 +48,7 @@ const SETTLE_MS = 2_000;
 const ALIASES: Record<string, string> = { token: 'refresh', jwks: 'discovery' };
 
 /** The issue's order for the table; scenarios not listed follow alphabetically. */
-const ORDER = ['refresh', 'code-flow', 'userinfo', 'sign-in', 'discovery', 'members', 'webhooks', 'memory', 'startup', 'cli', 'scale'];
+const ORDER = ['refresh', 'code-flow', 'userinfo', 'sign-in', 'sign-in-mfa', 'discovery', 'members', 'webhooks', 'memory', 'startup', 'cli', 'scale'];
 /** Run only when named: `scale` builds a database of hundreds of MB the first time. */
 const NAMED_ONLY = ['scale'];
 const rank = (name: string) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length);

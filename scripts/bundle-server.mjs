@@ -18,6 +18,8 @@ import { pathToFileURL } from 'node:url';
 const root = new URL('..', import.meta.url).pathname;
 
 export const BUNDLE = join(root, 'dist/gatehouse.mjs');
+/** The hosted pages' one script (passkeys), served from our origin as /assets/webauthn.js. */
+export const PAGE_SCRIPT = join(root, 'dist/pages/webauthn.js');
 
 /**
  * Builtins a dependency loads at start-up that this server never uses: Fastify's `node:http2`
@@ -71,7 +73,23 @@ export async function bundleServer() {
     write: false,
     plugins: [lazyBuiltins],
   });
-  for (const file of outputFiles) {
+  // The pages' script: @simplewebauthn/browser and ours, one file for the browser (CSP
+  // `script-src 'self'`: nothing is loaded from elsewhere).
+  const page = await build({
+    absWorkingDir: root,
+    entryPoints: ['server/pages/client/webauthn.ts'],
+    outfile: PAGE_SCRIPT,
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: ['es2020'],
+    tsconfig: 'server/pages/client/tsconfig.json',
+    legalComments: 'none',
+    minify: true,
+    logLevel: 'warning',
+    write: false,
+  });
+  for (const file of [...outputFiles, ...page.outputFiles]) {
     mkdirSync(dirname(file.path), { recursive: true });
     writeFileSync(`${file.path}.tmp`, file.contents);
     renameSync(`${file.path}.tmp`, file.path);

@@ -19,6 +19,7 @@ import { providersFeature } from './accounts/providers/routes.js';
 import { emailLinksFeature } from './accounts/email-link-routes.js';
 import { passwordPagesFeature } from './pages/password-pages.js';
 import { selfServicePlugin } from './self-service/routes.js';
+import { secondFactorFeature } from './accounts/second-factor/routes.js';
 import { peoplePlugin } from './people/routes.js';
 import { activityPlugin } from './activity/routes.js';
 
@@ -31,6 +32,7 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   apiKeysPlugin,
   auditPlugin,
   accountsFeature,
+  secondFactorFeature,
   pagesFeature,
   providersFeature,
   emailLinksFeature,

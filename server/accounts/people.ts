@@ -7,11 +7,11 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/client.js';
-import { people, type Application, type Person } from '../db/schema.js';
+import { people, type Application, type AuthMethod, type Person } from '../db/schema.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { findApplication } from '../applications/lookup.js';
 import { forbidden, notFound } from '../http/problem.js';
-import { ACCOUNT_REALM, createSession, endSession, liveSession, markRealm, realmOf } from './session.js';
+import { ACCOUNT_REALM, createSession, endSession, liveSession, markRealm, realmOf, setSessionAmr } from './session.js';
 
 /** Who is asking: what the session row records about the device, and the cookie it already has. */
 export interface ClientInfo {
@@ -53,8 +53,9 @@ export function applicationForEmailSignIn(ctx: AppContext, applicationId: string
  * statements are prepared on it, db/prepared.ts). The browser's current
  * session is kept when it already belongs to the same person (its `sid` stays stable, so refresh
  * tokens born of it live on); another person's session on this browser is ended. Marks the
- * account realm and the application's realm. Returns the new cookie token, or undefined when the
- * cookie stays.
+ * account realm and the application's realm, and records `amr`, how this sign-in was made (the
+ * session's later ID tokens carry it). Returns the new cookie token, or undefined when the cookie
+ * stays.
  */
 export function startSession(
   db: Db,
@@ -63,16 +64,19 @@ export function startSession(
   person: Person,
   app: Application | undefined,
   client: ClientInfo,
+  amr: AuthMethod[],
 ): { sessionId: string; token: string | undefined } {
   let sessionId: string | undefined;
   let token: string | undefined;
   if (client.currentToken) {
     const current = liveSession(db, client.currentToken, now)?.session;
-    if (current?.personId === person.id) sessionId = current.id;
-    else if (current) endSession(db, now, current.id, 'replaced_by_other_person');
+    if (current?.personId === person.id) {
+      sessionId = current.id;
+      setSessionAmr(db, sessionId, amr);
+    } else if (current) endSession(db, now, current.id, 'replaced_by_other_person');
   }
   if (!sessionId) {
-    const created = createSession(db, now, config, { personId: person.id, userAgent: client.userAgent, ip: client.ip });
+    const created = createSession(db, now, config, { personId: person.id, userAgent: client.userAgent, ip: client.ip, amr });
     sessionId = created.session.id;
     token = created.token;
   }

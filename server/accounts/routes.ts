@@ -13,9 +13,10 @@ import { checkJsonWrite } from './csrf.js';
 import { deviceCookieOf, sendDeviceCookie } from './device-cookie.js';
 import { userRecord, type ClientInfo } from './people.js';
 import { authRateLimits, registerRateLimit } from './rate-limits.js';
-import { SignInBodySchema, SignUpBodySchema, UserResponseSchema } from './schemas.js';
+import { SignInBodySchema, SignInResponseSchema, SignUpBodySchema, UserResponseSchema } from './schemas.js';
 import { clearSessionCookie, endSession, readSession, sessionToken, setSessionCookie } from './session.js';
-import { signInWithEmail, type SignedIn } from './sign-in.js';
+import { needsSecondFactor, signInWithEmail, type SignedIn } from './sign-in.js';
+import { setMfaCookie } from './second-factor/pending.js';
 import { signUpWithEmail } from './sign-up.js';
 import { sendVerificationEmail } from './email-verification.js';
 
@@ -76,12 +77,24 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/sign-in/email',
     {
       config: { rateLimit: limits.signIn },
-      schema: { tags, summary: 'Sign in with e-mail and password', body: SignInBodySchema, response: { 200: UserResponseSchema, ...errors } },
+      schema: {
+        tags,
+        summary: 'Sign in with e-mail and password',
+        description:
+          'For a person with a second factor, or for an application whose policy requires one, a right password answers `{secondFactor: {methods}}` with a short-lived `gatehouse_mfa` cookie and no session cookie: continue at `/api/auth/second-factor/*`.',
+        body: SignInBodySchema,
+        response: { 200: SignInResponseSchema, ...errors },
+      },
     },
     async (request, reply) => {
-      const signedIn = await signInWithEmail(ctx, request.body, clientInfo(ctx, request));
-      sendSessionCookie(ctx, reply, signedIn);
-      return { user: userRecord(signedIn.person) };
+      const outcome = await signInWithEmail(ctx, request.body, clientInfo(ctx, request), request);
+      if (needsSecondFactor(outcome)) {
+        setMfaCookie(reply, ctx.config, outcome.pendingToken);
+        reply.header('cache-control', 'no-store');
+        return { secondFactor: outcome.secondFactor };
+      }
+      sendSessionCookie(ctx, reply, outcome);
+      return { user: userRecord(outcome.person) };
     },
   );
 

@@ -38,3 +38,13 @@ export const UserSchema = Type.Object({
 });
 
 export const UserResponseSchema = Type.Object({ user: UserSchema });
+
+export const SecondFactorMethodSchema = Type.Union([Type.Literal('totp'), Type.Literal('passkey'), Type.Literal('recovery_code')]);
+
+/** A right password that waits for the second step (spec second-factor.md): no session cookie yet. */
+export const SecondFactorChallengeSchema = Type.Object(
+  { secondFactor: Type.Object({ methods: Type.Array(SecondFactorMethodSchema, { description: 'empty: enrol a second factor first' }) }) },
+  { additionalProperties: false },
+);
+
+export const SignInResponseSchema = Type.Union([UserResponseSchema, SecondFactorChallengeSchema]);

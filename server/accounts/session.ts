@@ -12,7 +12,7 @@ import UAParser from 'ua-parser-js';
 import type { AppContext } from '../context.js';
 import type { Config } from '../config.js';
 import type { Tx } from '../audit/record.js';
-import { people, sessionRealms, sessions, type Application, type Person, type Session } from '../db/schema.js';
+import { people, sessionRealms, sessions, type Application, type AuthMethod, type Person, type Session } from '../db/schema.js';
 import type { Db } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { forbidden } from '../http/problem.js';
@@ -100,7 +100,7 @@ const sessionWrites = preparedPerDb((db) => {
       .insert(sessions)
       .values({
         id: p('id'), tokenHash: p('tokenHash'), personId: p('personId'), userAgent: p('userAgent'), device: p('device'),
-        ip: p('ip'), createdAt: p('now'), expiresAt: p('expiresAt'), lastSeenAt: p('now'),
+        ip: p('ip'), createdAt: p('now'), expiresAt: p('expiresAt'), lastSeenAt: p('now'), amr: p('amr'),
       })
       .returning()
       .prepare(),
@@ -109,6 +109,8 @@ const sessionWrites = preparedPerDb((db) => {
       .values({ sessionId: p('sessionId'), realm: p('realm'), authenticatedAt: p('at') })
       .onConflictDoUpdate({ target: [sessionRealms.sessionId, sessionRealms.realm], set: { authenticatedAt: sql`excluded.authenticated_at` } })
       .prepare(),
+    // Raw SQL value: placeholders in `set` are bound as given, so the JSON text is passed.
+    setAmr: db.update(sessions).set({ amr: sql`${p('amr')}` }).where(eq(sessions.id, p('id'))).prepare(),
   };
 });
 
@@ -120,8 +122,11 @@ export function createSession(
   db: Db,
   now: Date,
   config: Config,
-  /** `device` names it in the sessions list instead of the User-Agent (a device sign-in). */
-  input: { personId: string; userAgent?: string | undefined; ip?: string | undefined; device?: string },
+  /**
+   * `device` names it in the sessions list instead of the User-Agent (a device sign-in); `amr` is
+   * how the sign-in was made (the ID tokens' `amr`/`acr`), empty when not known.
+   */
+  input: { personId: string; userAgent?: string | undefined; ip?: string | undefined; device?: string; amr?: AuthMethod[] },
 ): { session: Session; token: string } {
   const token = randomToken();
   const userAgent = input.userAgent?.slice(0, 500) ?? null;
@@ -134,6 +139,7 @@ export function createSession(
     ip: input.ip ?? '',
     now,
     expiresAt: new Date(now.getTime() + config.sessionTtl * 1000),
+    amr: input.amr ?? [],
   })!;
   return { session, token };
 }
@@ -141,6 +147,16 @@ export function createSession(
 /** The live session of a raw token and its person, if any (the cookie check of `readSession`). */
 export function liveSession(db: Db, token: string, now: Date): { session: Session; person: Person } | undefined {
   return sessionQueries(db).live.get({ hash: sha256(token), nowMs: now.getTime() });
+}
+
+/** Records how the session's last sign-in was made (its `amr`, also inside a transaction on `db`). */
+export function setSessionAmr(db: Db, sessionId: string, amr: AuthMethod[]): void {
+  sessionWrites(db).setAmr.run({ id: sessionId, amr: JSON.stringify(amr) });
+}
+
+/** How the session's last sign-in was made (empty for sessions from before `amr` was recorded). */
+export function sessionAmr(db: Db, sessionId: string): AuthMethod[] {
+  return db.select({ amr: sessions.amr }).from(sessions).where(eq(sessions.id, sessionId)).get()?.amr ?? [];
 }
 
 /** The realm an application's sign-in belongs to: its SSO group, or the application alone. */
@@ -194,6 +210,7 @@ export type SessionEndReason =
   | 'password_changed'
   | 'password_reset'
   | 'second_factor_reset'
+  | 'second_factor_removed'
   | 'membership_suspended'
   | 'membership_deleted';
 
@@ -214,6 +231,7 @@ export type SessionEnd =
 const FAMILY_REASON: Partial<Record<SessionEndReason, string>> = {
   password_reset: 'password_reset',
   second_factor_reset: 'second_factor_reset',
+  second_factor_removed: 'second_factor_removed',
   membership_suspended: 'membership_suspended',
   membership_deleted: 'membership_deleted',
 };
@@ -263,3 +281,4 @@ export function endSessions(tx: Tx, now: Date, which: SessionEnd, reason: Sessio
 export function endSession(tx: Tx, now: Date, sessionId: string, reason: SessionEndReason): void {
   endSessions(tx, now, { sessionId }, reason);
 }
+

@@ -3,10 +3,15 @@
  * answer in about the same time, and so does the back-off: it is kept per e-mail address
  * (accounts/sign-in-back-off.ts), so an address without an account locks exactly like one with an
  * account, and while locked neither runs argon2.
+ *
+ * A right password is the whole sign-in only for a person without a second factor signing in to
+ * an application that does not require one. Otherwise it starts a pending sign-in that waits for
+ * the second step (spec second-factor.md, "Sign-in"; second-factor/pending.ts): no session yet.
  */
+import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/client.js';
-import type { Application, Person } from '../db/schema.js';
+import type { Application, AuthMethod, Person } from '../db/schema.js';
 import type { Config } from '../config.js';
 import { Problem } from '../http/problem.js';
 import { findMembership, membershipEventData, touchMembership } from '../members/create.js';
@@ -15,6 +20,8 @@ import { countFailedSignIn, countSignIn } from '../activity/record.js';
 import { verifyPassword } from './passwords.js';
 import { applicationForEmailSignIn, findPersonByEmail, startSession, type ClientInfo } from './people.js';
 import { claimPasswordCheck, passwordCheckFailed, passwordCheckPassed } from './sign-in-back-off.js';
+import { methodsOf, mfaRequired, type SecondFactorMethod } from './second-factor/factors.js';
+import { pendingSignIns, type Continuation } from './second-factor/pending.js';
 
 export { LOCK_AFTER_FAILURES, lockDuration } from './sign-in-back-off.js';
 
@@ -31,10 +38,33 @@ export interface SignedIn {
   token: string | undefined;
 }
 
+/** A right first factor that waits for the second step: the `gatehouse_mfa` cookie's token. */
+export interface SecondFactorNeeded {
+  person: Person;
+  secondFactor: { methods: SecondFactorMethod[] };
+  pendingToken: string;
+}
+
+export type SignInOutcome = SignedIn | SecondFactorNeeded;
+
+export const needsSecondFactor = (outcome: SignInOutcome): outcome is SecondFactorNeeded => 'secondFactor' in outcome;
+
+/** Where a hosted flow goes after the second step, and what else it finishes then. */
+export interface HostedNext {
+  next: string;
+  after?: Continuation | undefined;
+}
+
 export const invalidCredentials = () =>
   new Problem(401, 'invalid_credentials', 'The e-mail address or password is not correct.');
 
-export async function signInWithEmail(ctx: AppContext, input: SignInInput, client: ClientInfo): Promise<SignedIn> {
+export async function signInWithEmail(
+  ctx: AppContext,
+  input: SignInInput,
+  client: ClientInfo,
+  request: FastifyRequest,
+  hosted: HostedNext = { next: '/account' },
+): Promise<SignInOutcome> {
   const app = input.applicationId === undefined ? undefined : applicationForEmailSignIn(ctx, input.applicationId);
   // Claimed for every address, known or not, before the person is even looked up; a browser that
   // proved itself before (device cookie, live session) is counted apart from strangers.
@@ -53,22 +83,61 @@ export async function signInWithEmail(ctx: AppContext, input: SignInInput, clien
     countFailedSignIn(ctx.db, now, app?.id);
     throw invalidCredentials();
   }
+  const pending = secondStepFor(ctx, request, person, app, ['pwd'], hosted);
+  if (pending) {
+    passwordCheckPassed(ctx.db, check);
+    return pending;
+  }
   const result = ctx.db.transaction(() => {
     passwordCheckPassed(ctx.db, check);
-    return signInPerson(ctx.db, now, ctx.config, person, app, client);
+    return signInPerson(ctx.db, now, ctx.config, person, app, client, ['pwd']);
   });
   if (app) ctx.wakeWebhooks();
   return { person, ...result };
 }
 
 /**
- * Signs an authenticated person in on this browser (any method: password, external provider):
- * starts or keeps the session, marks the application's realm, and for an active member updates
- * `lastActiveAt` and emits `membership.signed_in`. Runs inside the caller's transaction, opened on
- * `db` (its statements are prepared there, db/prepared.ts). The caller wakes the webhook worker.
+ * After a right first factor: a pending sign-in when the person has a second factor or the
+ * application requires one (an empty `methods` list then means "enrol one first"), else nothing.
  */
-export function signInPerson(db: Db, now: Date, config: Config, person: Person, app: Application | undefined, client: ClientInfo) {
-  const started = startSession(db, now, config, person, app, client);
+export function secondStepFor(
+  ctx: AppContext,
+  request: FastifyRequest,
+  person: Person,
+  app: Application | undefined,
+  firstFactor: AuthMethod[],
+  hosted: HostedNext,
+): SecondFactorNeeded | undefined {
+  const methods = methodsOf(ctx.db, person.id);
+  if (methods.length === 0 && !mfaRequired(app)) return undefined;
+  const pendingToken = pendingSignIns(ctx).start(request, ctx.clock.now().getTime(), {
+    personId: person.id,
+    applicationId: app?.id,
+    firstFactor,
+    stepUpSessionId: undefined,
+    next: hosted.next,
+    after: hosted.after,
+  });
+  return { person, secondFactor: { methods }, pendingToken };
+}
+
+/**
+ * Signs an authenticated person in on this browser (any method: password, external provider,
+ * passkey, a completed second step): starts or keeps the session, records `amr`, marks the
+ * application's realm, and for an active member updates `lastActiveAt` and emits
+ * `membership.signed_in`. Runs inside the caller's transaction, opened on `db` (its statements are
+ * prepared there, db/prepared.ts). The caller wakes the webhook worker.
+ */
+export function signInPerson(
+  db: Db,
+  now: Date,
+  config: Config,
+  person: Person,
+  app: Application | undefined,
+  client: ClientInfo,
+  amr: AuthMethod[],
+) {
+  const started = startSession(db, now, config, person, app, client, amr);
   const membership = app ? findMembership(db, app.id, person.id) : undefined;
   // A suspended member signs in to Gatehouse (the account pages) but not to the application.
   const member = app && membership?.status === 'active' ? membership : undefined;

@@ -85,7 +85,7 @@ export async function signUpWithEmail(ctx: AppContext, input: SignUpInput, clien
         createMembership(tx, now, app.id, person);
       }
       recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.signed_up', applicationId: app.id, target: person.id });
-      const started = startSession(ctx.db, now, ctx.config, person, app, client);
+      const started = startSession(ctx.db, now, ctx.config, person, app, client, ['pwd']);
       const saved = tx.select().from(people).where(eq(people.id, person.id)).get()!;
       return { person: saved, ...started };
     });

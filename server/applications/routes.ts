@@ -19,6 +19,7 @@ import {
 } from './schemas.js';
 import {
   applicationRecord,
+  authPolicyOf,
   createApplication,
   deleteApplication,
   getApplication,
@@ -106,7 +107,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/applications/:id/auth-policy',
     { schema: { tags, security, summary: 'Get the auth policy', params: IdParams, querystring: NoQuery, response: { 200: AuthPolicySchema, ...adminErrors } } },
-    async (request) => getApplication(ctx, request.params.id).authPolicy,
+    async (request) => authPolicyOf(getApplication(ctx, request.params.id)),
   );
 
   app.patch(

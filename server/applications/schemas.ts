@@ -23,12 +23,17 @@ export const ProfileFieldSchema = Type.Object(
 
 const SignupPolicySchema = Type.Union([Type.Literal('open'), Type.Literal('invite_only'), Type.Literal('closed')]);
 const ProviderId = Type.String({ minLength: 1, maxLength: 40 });
+/** `required`: members sign in with a second factor (enrolling one at sign-in if they have none). */
+const MfaPolicySchema = Type.Union([Type.Literal('optional'), Type.Literal('required')], {
+  description: '`optional` (default) or `required`: members must sign in with a second factor (TOTP or a passkey), enrolling one at sign-in when they have none',
+});
 
 export const AuthPolicySchema = Type.Object(
   {
     signup_policy: SignupPolicySchema,
     allowed_providers: Type.Array(ProviderId),
     profile_fields: Type.Array(ProfileFieldSchema),
+    mfa: MfaPolicySchema,
   },
   { additionalProperties: false },
 );
@@ -39,6 +44,7 @@ export const AuthPolicyPatchSchema = Type.Object(
     signup_policy: Type.Optional(SignupPolicySchema),
     allowed_providers: Type.Optional(Type.Array(ProviderId, { maxItems: 20 })),
     profile_fields: Type.Optional(Type.Array(ProfileFieldSchema, { maxItems: 50 })),
+    mfa: Type.Optional(MfaPolicySchema),
   },
   { additionalProperties: false },
 );

@@ -27,10 +27,16 @@ export const DEFAULT_AUTH_POLICY: AuthPolicy = {
   signup_policy: 'invite_only',
   allowed_providers: ['email'],
   profile_fields: [],
+  mfa: 'optional',
 };
 
 /** How long deliveries are signed with the old secret too after a rotation (issue: webhooks). */
 export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+
+/** The stored policy as the wire shows it; `mfa` defaults to `optional` for rows written without it. */
+export function authPolicyOf(app: Pick<Application, 'authPolicy'>): AuthPolicy {
+  return { ...app.authPolicy, mfa: app.authPolicy.mfa ?? 'optional' };
+}
 
 export function applicationRecord(app: Application) {
   return {
@@ -43,7 +49,7 @@ export function applicationRecord(app: Application) {
     webhookUrl: app.webhookUrl,
     webhookSecretSet: Boolean(app.webhookSecret),
     ssoGroupId: app.ssoGroupId,
-    authPolicy: app.authPolicy,
+    authPolicy: authPolicyOf(app),
     grantTypes: app.grantTypes,
     backchannelLogoutUri: app.backchannelLogoutUri,
     backchannelLogoutSessionRequired: app.backchannelLogoutSessionRequired,
@@ -84,6 +90,7 @@ function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path:
     signup_policy: patch?.signup_policy ?? base.signup_policy,
     allowed_providers: patch?.allowed_providers ?? base.allowed_providers,
     profile_fields: (patch?.profile_fields ?? base.profile_fields) as AuthPolicy['profile_fields'],
+    mfa: patch?.mfa ?? base.mfa ?? 'optional',
   };
   const errors: FieldError[] = [];
   policy.allowed_providers.forEach((id, i) => {

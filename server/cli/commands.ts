@@ -26,7 +26,7 @@ export const commands: CommandEntry[] = [
   },
   {
     name: 'status',
-    summary: 'show schema, counts, TLS expiry, backups, the retention sweeper and deletes under way of a data directory',
+    summary: 'show schema, counts, TLS expiry, backups, the retention sweeper, deletes under way and whether passkeys can work',
     load: async () => (await import('./status.js')).statusCommand,
   },
   // Headless administration: these talk to the running server's admin API.

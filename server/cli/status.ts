@@ -8,7 +8,7 @@ export const statusCommand: Command = {
   help: [dataDirHelp, ['--json', 'print one JSON object instead of text']],
   async run(values) {
     const config = loadConfig(process.env, { dataDir: values['data-dir'] as string | undefined });
-    const status = readStatus(config.dataDir);
+    const status = readStatus(config.dataDir, [], config.issuer);
     if (!status) throw new ConfigError(`There is no Gatehouse database in ${config.dataDir}.`);
     console.log(values.json ? JSON.stringify(status) : formatStatus(status));
   },

@@ -9,13 +9,15 @@
  * Tables that bound themselves and need no rule: `sign_in_back_off` (swept on the way into a
  * password check, accounts/sign-in-back-off.ts), `provider_logins` (expired ones deleted as a new
  * login begins, accounts/providers/logins.ts), `purge_jobs` (a job deletes itself when done),
- * `meta` and `row_counts` (fixed keys). Authorization codes live in memory (oauth/authorize/code.ts).
+ * `meta` and `row_counts` (fixed keys), and the second factors `totp_credentials`, `passkeys` and
+ * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person).
+ * Authorization codes, pending second steps and WebAuthn challenges live in memory.
  *
  * Reuse detection keeps working: a refresh-token family and all its tokens go together, only
  * `tokens` days after the family expired or was revoked, so a rotated token is recognised (and
  * its family revoked) for as long as any of its family is kept.
  */
-import { and, inArray, lt, ne, sql, type SQL } from 'drizzle-orm';
+import { and, inArray, isNull, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { RetentionDays } from '../config.js';
 import {
   activityDaily,
@@ -28,6 +30,7 @@ import {
   refreshTokenFamilies,
   refreshTokens,
   revokedAccessTokens,
+  secondFactorBackOff,
   sessionClients,
   sessionRealms,
   sessions,
@@ -76,4 +79,14 @@ export const RETENTION_RULES: RetentionRule[] = [
   // Issue 25: daily sign-in counts are kept as long as the audit log; who was counted, only until yesterday.
   { name: 'activity days', table: activityDaily, key: rowid, keep: 'audit', where: (before) => lt(activityDaily.day, dayNumber(before)) },
   { name: 'activity people', table: activityPeople, key: rowid, where: (_before, now) => lt(activityPeople.day, dayNumber(now) - 1) },
+  // Issue 23: a person's count of failed second steps is forgotten a day after the last one, once
+  // any lock it set is over (a success deletes it at once: accounts/second-factor/back-off.ts).
+  {
+    name: 'second-factor back-off (idle)', table: secondFactorBackOff, key: secondFactorBackOff.personId,
+    where: (_before, now) =>
+      and(
+        lt(secondFactorBackOff.lastFailureAt, new Date(now.getTime() - 86_400_000)),
+        or(isNull(secondFactorBackOff.lockedUntil), lte(secondFactorBackOff.lockedUntil, now)),
+      )!,
+  },
 ];

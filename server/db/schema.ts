@@ -63,11 +63,22 @@ export interface ProfileField {
   description?: string;
 }
 
+/** Whether members must sign in with a second factor (spec second-factor.md, "Admin"). */
+export type MfaPolicy = 'optional' | 'required';
+
 export interface AuthPolicy {
   signup_policy: SignupPolicy;
   allowed_providers: string[];
   profile_fields: ProfileField[];
+  mfa: MfaPolicy;
 }
+
+/**
+ * RFC 8176 authentication method references a session or token records: `pwd` (password),
+ * `fed` (an external provider), `otp` (TOTP or a recovery code), `hwk`/`swk` (a passkey: hardware-
+ * or software-bound key) and `mfa` (two factors, or a passkey on its own).
+ */
+export type AuthMethod = 'pwd' | 'fed' | 'otp' | 'hwk' | 'swk' | 'mfa';
 
 export type Profile = Record<string, string | number | boolean>;
 
@@ -153,6 +164,8 @@ export const sessions = sqliteTable(
     expiresAt: timestamp('expires_at').notNull(),
     lastSeenAt: timestamp('last_seen_at').notNull(),
     revokedAt: timestamp('revoked_at'),
+    /** How the last completed sign-in on this session was made (the ID token's `amr`); empty for sessions from before. */
+    amr: text('amr', { mode: 'json' }).$type<AuthMethod[]>().notNull().default([]),
   },
   (t) => [
     uniqueIndex('sessions_token_uq').on(t.tokenHash),
@@ -178,6 +191,82 @@ export const sessionRealms = sqliteTable(
   },
   // By realm: forgetting a deleted application's or group's marks (data-lifecycle/purge-plans.ts).
   (t) => [primaryKey({ columns: [t.sessionId, t.realm] }), index('session_realms_realm_idx').on(t.realm)],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Second factors (spec second-factor.md). Secrets are encrypted with the key in
+// `<data>/second-factor.key` (accounts/second-factor/secret-box.ts), never stored in the clear.
+
+/** A person's TOTP authenticator: the confirmed one, and one being enrolled (replacing it once confirmed). */
+export const totpCredentials = sqliteTable('totp_credentials', {
+  personId: text('person_id')
+    .primaryKey()
+    .references(() => people.id, { onDelete: 'cascade' }),
+  /** Encrypted base32 secret of the confirmed authenticator; null while only enrolling. */
+  secret: text('secret'),
+  confirmedAt: timestamp('confirmed_at'),
+  /** Encrypted secret shown for enrolment, waiting for its first code. */
+  pendingSecret: text('pending_secret'),
+  pendingCreatedAt: timestamp('pending_created_at'),
+  /** The newest 30-second step a code was accepted for: a code is good once (RFC 6238 §5.2). */
+  lastUsedStep: integer('last_used_step').notNull().default(0),
+  updatedAt: timestamp('updated_at').notNull(),
+});
+
+/** WebAuthn credentials (passkeys). The credential id is base64url, the public key COSE bytes as base64url. */
+export const passkeys = sqliteTable(
+  'passkeys',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    credentialId: text('credential_id').notNull(),
+    publicKey: text('public_key').notNull(),
+    /** The authenticator's signature counter; a lower one than stored means a cloned key. */
+    counter: integer('counter').notNull().default(0),
+    transports: text('transports', { mode: 'json' }).$type<string[]>().notNull().default([]),
+    /** `singleDevice` (hardware-bound) or `multiDevice` (synced). */
+    deviceType: text('device_type').$type<'singleDevice' | 'multiDevice'>().notNull(),
+    backedUp: flag('backed_up').notNull().default(false),
+    aaguid: text('aaguid'),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp('last_used_at'),
+  },
+  (t) => [uniqueIndex('passkeys_credential_uq').on(t.credentialId), index('passkeys_person_idx').on(t.personId, t.createdAt)],
+);
+
+/** One-time recovery codes, stored as keyed hashes; a new set replaces the old one. */
+export const recoveryCodes = sqliteTable(
+  'recovery_codes',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash').notNull(),
+    createdAt: createdAt(),
+    usedAt: timestamp('used_at'),
+  },
+  (t) => [index('recovery_codes_person_idx').on(t.personId)],
+);
+
+/**
+ * Back-off against second-factor guessing, per person across pending sign-ins (the pending
+ * sign-in itself allows 5 tries). One row per person with failures in a row; a success deletes it.
+ */
+export const secondFactorBackOff = sqliteTable(
+  'second_factor_back_off',
+  {
+    personId: text('person_id')
+      .primaryKey()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    failures: integer('failures').notNull(),
+    lockedUntil: timestamp('locked_until'),
+    lastFailureAt: timestamp('last_failure_at').notNull(),
+  },
+  (t) => [index('second_factor_back_off_last_failure_idx').on(t.lastFailureAt)],
 );
 
 /**
@@ -410,6 +499,8 @@ export const refreshTokenFamilies = sqliteTable(
     scope: text('scope').notNull(),
     resource: text('resource').notNull(),
     authTime: timestamp('auth_time').notNull(),
+    /** The `amr` of the session the family came from, kept for its whole life (refresh never changes it). */
+    amr: text('amr', { mode: 'json' }).$type<AuthMethod[]>().notNull().default([]),
     createdAt: createdAt(),
     expiresAt: timestamp('expires_at').notNull(),
     revokedAt: timestamp('revoked_at'),
@@ -681,6 +772,9 @@ export type RefreshTokenFamily = typeof refreshTokenFamilies.$inferSelect;
 export type RefreshToken = typeof refreshTokens.$inferSelect;
 export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;
 export type AuditLogEntry = typeof auditLog.$inferSelect;
+export type Passkey = typeof passkeys.$inferSelect;
+export type TotpCredential = typeof totpCredentials.$inferSelect;
+
 export type PurgeJob = typeof purgeJobs.$inferSelect;
 export type DeviceAuthorization = typeof deviceAuthorizations.$inferSelect;
 export type BackchannelLogout = typeof backchannelLogouts.$inferSelect;

@@ -4,12 +4,12 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { actorName } from '../http/admin-auth.js';
+import { actorName, requireActorScope } from '../http/admin-auth.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
 import { adminFeature } from '../http/admin-feature.js';
-import { MemberListQuerySchema, MemberListSchema, MemberParams, MemberPatchSchema, MemberRecordSchema } from './schemas.js';
-import { deleteMember, getMember, listMembers, updateMember } from './service.js';
+import { MemberDetailSchema, MemberListQuerySchema, MemberListSchema, MemberParams, MemberPatchSchema, MemberRecordSchema } from './schemas.js';
+import { deleteMember, getMember, listMembers, resetMemberSecondFactor, updateMember } from './service.js';
 
 const tags = ['users'];
 
@@ -30,7 +30,12 @@ export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/applications/:id/users/:uid',
-    { schema: { tags, security, summary: 'Get an application user', params: MemberParams, querystring: NoQuery, response: { 200: MemberRecordSchema, ...adminErrors } } },
+    {
+      schema: {
+        tags, security, summary: 'Get an application user, with a summary of their second factors',
+        params: MemberParams, querystring: NoQuery, response: { 200: MemberDetailSchema, ...adminErrors },
+      },
+    },
     async (request) => getMember(ctx, request.params.id, request.params.uid),
   );
 
@@ -56,4 +61,27 @@ export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
-export const membersPlugin = adminFeature(memberRoutes);
+export const memberSecondFactorRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  app.delete(
+    '/applications/:id/users/:uid/second-factor',
+    {
+      schema: {
+        tags, security,
+        summary: "Reset a member's second factors for a lost device: removes their TOTP, passkeys and recovery codes and ends all their sessions (audited)",
+        params: MemberParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      // The factors are the person's, across every application: an application's API key may not remove them.
+      requireActorScope(request.actor, undefined, "reset a member's second factors");
+      resetMemberSecondFactor(ctx, request.params.id, request.params.uid, actorName(request.actor));
+      return reply.status(204).send(null);
+    },
+  );
+};
+
+export const membersPlugin = adminFeature(async (app) => {
+  await app.register(memberRoutes);
+  await app.register(memberSecondFactorRoutes);
+});

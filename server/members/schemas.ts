@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { listQueryProperties } from '../http/pagination.js';
 import { Timestamp } from '../http/schemas.js';
+import { SecondFactorSummarySchema } from '../accounts/second-factor/schemas.js';
 
 const Status = Type.Union([Type.Literal('active'), Type.Literal('suspended')]);
 const Role = Type.Union([Type.Literal('member'), Type.Literal('admin')]);
@@ -19,6 +20,9 @@ export const MemberRecordSchema = Type.Object({
   lastActiveAt: Timestamp,
   updatedAt: Timestamp,
 });
+
+/** One member read alone also shows their second factors (counts and dates, never secrets). */
+export const MemberDetailSchema = Type.Object({ ...MemberRecordSchema.properties, secondFactor: SecondFactorSummarySchema });
 
 export const MemberListSchema = Type.Object({
   users: Type.Array(MemberRecordSchema),

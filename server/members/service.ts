@@ -19,6 +19,7 @@ import type { Tx } from '../audit/record.js';
 import { beginPurge } from '../data-lifecycle/purge.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { membershipEventData } from './create.js';
+import { resetSecondFactor, secondFactorSummary } from '../accounts/second-factor/service.js';
 import { searchCandidates } from './search.js';
 import type { MemberListQuery, MemberPatch } from './schemas.js';
 
@@ -172,7 +173,18 @@ function findMember(ctx: AppContext, applicationId: string, memberId: string): M
 }
 
 export function getMember(ctx: AppContext, applicationId: string, memberId: string) {
-  return memberRecord(findMember(ctx, applicationId, memberId));
+  const row = findMember(ctx, applicationId, memberId);
+  return { ...memberRecord(row), secondFactor: secondFactorSummary(ctx.db, row.p.id) };
+}
+
+/**
+ * The administrator's reset for a lost device (spec second-factor.md, "Admin"): the member's
+ * TOTP, passkeys and recovery codes go, all their sessions end, audited under this application.
+ */
+export function resetMemberSecondFactor(ctx: AppContext, applicationId: string, memberId: string, actor: string): void {
+  const row = findMember(ctx, applicationId, memberId);
+  const person = ctx.db.select().from(people).where(eq(people.id, row.p.id)).get()!;
+  resetSecondFactor(ctx, person, actor, applicationId);
 }
 
 export function updateMember(ctx: AppContext, applicationId: string, memberId: string, patch: MemberPatch, actor: string) {

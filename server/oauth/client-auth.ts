@@ -51,20 +51,31 @@ export function findClient(ctx: AppContext, clientId: string): Application | und
 }
 
 /** What the token, revocation, introspection and device endpoints need of the calling client. */
-export type OAuthClient = Pick<Application, 'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience'>;
+export type OAuthClient = Pick<Application, 'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy'>;
 
 /**
  * The client look-up of every token request: only the columns above, in SQL on better-sqlite3
- * (issue 27: the whole application row through drizzle — redirect URIs, policy and webhook
- * settings parsed from JSON on every grant — cost several times as much).
+ * (issue 27: the whole application row through drizzle — redirect URIs, logout and webhook
+ * settings mapped on every grant — cost several times as much).
  */
 const clientById = preparedPerDb((db) => {
-  const statement = db.$client.prepare<[string], { id: string; clientType: Application['clientType']; clientSecretHash: string | null; grantTypes: string; audience: string }>(
-    'SELECT id, client_type AS clientType, client_secret_hash AS clientSecretHash, grant_types AS grantTypes, audience FROM applications WHERE id = ?',
+  const statement = db.$client.prepare<
+    [string],
+    { id: string; clientType: Application['clientType']; clientSecretHash: string | null; grantTypes: string; audience: string; authPolicy: string }
+  >(
+    `SELECT id, client_type AS clientType, client_secret_hash AS clientSecretHash, grant_types AS grantTypes, audience,
+            auth_policy AS authPolicy
+     FROM applications WHERE id = ?`,
   );
   return (id: string): OAuthClient | undefined => {
     const row = statement.get(id);
-    return row && { ...row, grantTypes: JSON.parse(row.grantTypes) as GrantType[] };
+    return (
+      row && {
+        ...row,
+        grantTypes: JSON.parse(row.grantTypes) as GrantType[],
+        authPolicy: JSON.parse(row.authPolicy) as Application['authPolicy'],
+      }
+    );
   };
 });
 

@@ -10,6 +10,7 @@ import type { Statement } from 'better-sqlite3';
 import type { AppContext } from '../context.js';
 import { JWKS_MAX_AGE_SECONDS, keyWriteCount, publishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
+import { ACR_VALUES } from '../accounts/second-factor/factors.js';
 import { GRANT_TYPES } from '../applications/schemas.js';
 import { CORS_HEADERS } from './cors.js';
 import { JSON_SECURITY_HEADERS } from '../http/security-headers.js';
@@ -43,7 +44,8 @@ export function discoveryDocument(issuer: string) {
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
-    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'sid', 'name', 'email', 'email_verified'],
+    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'amr', 'nonce', 'sid', 'name', 'email', 'email_verified'],
+    acr_values_supported: [...ACR_VALUES],
     authorization_response_iss_parameter_supported: true,
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,

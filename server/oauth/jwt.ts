@@ -1,9 +1,9 @@
 /**
  * The JWTs we sign (DESIGN §4.10, spec §2): access tokens (`typ: at+jwt`, RFC 9068 header) with
  * exactly `iss, sub, aud, azp, scope, iat, exp, jti, app_user` plus `client_id` and `sid`, and
- * OIDC ID tokens (`aud` = client id, `auth_time`, `nonce`, `sid`, profile/e-mail claims by
- * scope), and logout tokens (Back-Channel Logout 1.0 §2.4). One RS256 signature each (RFC 7515
- * compact serialisation, RFC 7518 §3.3).
+ * OIDC ID tokens (`aud` = client id, `auth_time`, `acr`, `amr`, `nonce`, `sid`, profile/e-mail
+ * claims by scope), and logout tokens (Back-Channel Logout 1.0 §2.4). One RS256 signature each
+ * (RFC 7515 compact serialisation, RFC 7518 §3.3).
  *
  * Signing is node:crypto's `sign()` with a callback, which runs the RSA operation on libuv's
  * thread pool, over the KeyRing's cached KeyObject; each (kid, typ) header is encoded once. This
@@ -12,7 +12,8 @@
  */
 import { sign as rsaSign } from 'node:crypto';
 import type { JWTPayload } from 'jose';
-import type { Person } from '../db/schema.js';
+import type { AuthMethod, Person } from '../db/schema.js';
+import { acrOf } from '../accounts/second-factor/factors.js';
 import { SIGNING_ALG, type KeyRing, type SigningKeyObject } from './keys.js';
 import { hasScope } from './scopes.js';
 import { randomBase64url } from '../util/crypto.js';
@@ -103,6 +104,8 @@ export interface IdTokenInput {
   scope: string;
   nonce: string | null;
   authTime: Date;
+  /** RFC 8176 methods of the sign-in; empty for sessions from before they were recorded (then no `amr`). */
+  amr: AuthMethod[];
   sessionId: string | null;
   now: Date;
   ttlSeconds: number;
@@ -129,8 +132,10 @@ export function signIdToken(keys: KeyRing, t: IdTokenInput): Promise<string> {
     iat,
     exp: iat + t.ttlSeconds,
     auth_time: seconds(t.authTime),
+    acr: acrOf(t.amr),
     ...personClaims(t.person, t.scope),
   };
+  if (t.amr.length) payload.amr = t.amr;
   if (t.nonce) payload.nonce = t.nonce;
   if (t.sessionId) payload.sid = t.sessionId;
   return sign(keys, payload, ID_TOKEN_TYP);

@@ -26,6 +26,10 @@ export const BACKUP_FILES: CarriedFile[] = [
   { path: 'tls/ca-key.pem', mode: 0o600, encryptedOnly: true },
   { path: 'tls/server.pem', mode: 0o644, encryptedOnly: true },
   { path: 'tls/server-key.pem', mode: 0o600, encryptedOnly: true },
+  // Issue 23: the key that seals TOTP secrets and hashes recovery codes (accounts/second-factor/
+  // secret-box.ts). A key, so encrypted backups only: restoring one without it leaves the
+  // authenticator apps enrolled so far unreadable (people use a recovery code or get a reset).
+  { path: 'second-factor.key', mode: 0o600, encryptedOnly: true },
 ];
 
 /** The registered file with this archive path, if any. */

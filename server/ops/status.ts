@@ -17,6 +17,8 @@ import { runningServerPid } from './pid-file.js';
 import { DATABASE_FILE } from './restore.js';
 import { schemaState, type SchemaState } from './schema-version.js';
 import { caStatus, tlsPaths, type CaStatus } from './tls.js';
+import { passkeySupport } from '../accounts/second-factor/rp.js';
+import { DEFAULTS, defaultIssuer } from '../config.js';
 
 export interface DataDirStatus {
   dataDir: string;
@@ -32,6 +34,15 @@ export interface DataDirStatus {
   deletions: { kind: string; target: string; requestedAt: string }[];
   /** Pages SQLite keeps free inside the file, and whether the sweeper can hand them back (incremental auto-vacuum). */
   storage: { pages: number; freePages: number; pageSize: number; incrementalVacuum: boolean };
+  /** Whether the configured issuer can offer passkeys (WebAuthn needs a host name and HTTPS, or localhost). */
+  passkeys: { issuer: string; available: boolean; reason: string | null; message: string | null };
+}
+
+function passkeysFor(issuer: string): DataDirStatus['passkeys'] {
+  const support = passkeySupport(issuer);
+  return support.available
+    ? { issuer, available: true, reason: null, message: null }
+    : { issuer, available: false, reason: support.reason, message: support.message };
 }
 
 function tableExists(sqlite: Database.Database, table: string): boolean {
@@ -48,8 +59,11 @@ function count(sqlite: Database.Database, table: string): number {
   return (sqlite.prepare(`SELECT count(*) AS n FROM "${table}"`).get() as { n: number }).n;
 }
 
-/** Reads the status of `dataDir`; undefined when it holds no database. */
-export function readStatus(dataDir: string, extraNames: string[] = []): DataDirStatus | undefined {
+/**
+ * Reads the status of `dataDir` (for a server with this issuer: whether it can offer passkeys);
+ * undefined when it holds no database.
+ */
+export function readStatus(dataDir: string, extraNames: string[] = [], issuer = defaultIssuer(DEFAULTS.host, DEFAULTS.port)): DataDirStatus | undefined {
   const file = join(dataDir, DATABASE_FILE);
   if (!existsSync(file)) return undefined;
   // A plain connection: no migrations, only reads (busy_timeout so a running server's writes don't fail us).
@@ -93,6 +107,7 @@ export function readStatus(dataDir: string, extraNames: string[] = []): DataDirS
         pageSize: sqlite.pragma('page_size', { simple: true }) as number,
         incrementalVacuum: sqlite.pragma('auto_vacuum', { simple: true }) === 2,
       },
+      passkeys: passkeysFor(issuer),
     };
   } finally {
     sqlite.close();
@@ -151,5 +166,7 @@ export function formatStatus(s: DataDirStatus): string {
     `Sweeper          ${sweeperLine(s)}`,
     ...(s.deletions.length ? [`Deleting         ${s.deletions.map((d) => `${d.kind} ${d.target} (since ${d.requestedAt})`).join(', ')}`] : []),
     `Database file    ${mb(pages * pageSize)}, ${mb(freePages * pageSize)} free inside${incrementalVacuum ? '' : ' (not handed back: database created before incremental vacuum)'}`,
+    `Passkeys         ${s.passkeys.available ? `available (RP ID ${new URL(s.passkeys.issuer).hostname})` : `not available: ${s.passkeys.message}`}`,
+    `Last backup      ${s.lastBackup ? `${s.lastBackup.createdAt} (${s.lastBackup.id}, ${s.lastBackup.size} bytes${s.lastBackup.encrypted ? ', encrypted' : ''})` : 'none in <data>/backups'}`,
   ].join('\n');
 }

@@ -32,6 +32,19 @@ import {
   type Me,
 } from '../self-service/service.js';
 import { renderPage } from './render.js';
+import { securityView } from './account-security.js';
+import {
+  addPasskey,
+  confirmTotp,
+  regenerateRecoveryCodes,
+  removePasskey,
+  removeTotp,
+  renameOwnPasskey,
+  startTotpEnrolment,
+} from '../accounts/second-factor/service.js';
+import { registrationChallenges } from '../accounts/second-factor/registration-challenges.js';
+import { verifyRegistration } from '../accounts/second-factor/webauthn.js';
+import { requireRecentSignIn } from '../accounts/session.js';
 import { preparePageScope } from './page-scope.js';
 
 export const NOTICES = {
@@ -42,6 +55,11 @@ export const NOTICES = {
   account_linked: 'The sign-in method was linked: you can use it to sign in from now on.',
   password_changed: 'Your password was changed. Your other devices were signed out.',
   signed_out: 'You are signed out.',
+  totp_enabled: 'Your authenticator app is set up: you will be asked for its code when you sign in.',
+  totp_removed: 'The authenticator app was removed. Your other devices were signed out.',
+  passkey_added: 'The passkey was added: you can sign in with it from now on.',
+  passkey_renamed: 'The passkey was renamed.',
+  passkey_removed: 'The passkey was removed. Your other devices were signed out.',
 } as const;
 type Notice = keyof typeof NOTICES;
 
@@ -57,9 +75,13 @@ const PasswordForm = Type.Object(
   { additionalProperties: false },
 );
 const AccountQuery = Type.Object({ notice: short(50) }, { additionalProperties: false });
+const CodeForm = Type.Object({ csrf_token: short(200), code: short(64) }, { additionalProperties: false });
+const RenameForm = Type.Object({ csrf_token: short(200), name: short(100) }, { additionalProperties: false });
+const PasskeyForm = Type.Object({ csrf_token: short(200), name: short(100), response: short(60_000) }, { additionalProperties: false });
+const PasskeyParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
 /** Where an error is shown: next to the form that caused it. */
-type ErrorTarget = `profile:${string}` | 'sessions' | 'accounts' | 'password';
+type ErrorTarget = `profile:${string}` | 'sessions' | 'accounts' | 'password' | 'security';
 interface AccountView {
   notice?: string | undefined;
   error?: { target: ErrorTarget; message: string };
@@ -154,7 +176,8 @@ function showAccount(ctx: AppContext, request: FastifyRequest, reply: FastifyRep
     linkable: linkable(ctx, linked),
     hasPassword: Boolean(me.person.passwordHash),
     caUrl: ctx.config.tls.mode === 'auto' ? '/ca.pem' : undefined,
-  });
+    security: securityView(ctx, me.person, memberships),
+  }, { scripts: true });
 }
 
 /** A form's field errors in words: "Team: must be one of: red, blue". */
@@ -298,6 +321,85 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return refused ?? back(reply, 'password_changed');
     },
   );
+
+  // --- Security: second factors (spec second-factor.md, "What people see") -------------------
+
+  const codesPage = (reply: FastifyReply, me: Me, codes: string[], next: string) =>
+    renderPage(reply, 'recovery-codes', { title: 'Your recovery codes', email: me.person.email, codes, next });
+
+  app.post('/account/security/totp/start', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
+    const me = formCaller(request, request.body.csrf_token);
+    if (!me) return back(reply, 'signed_out');
+    const refused = await act(request, reply, me, 'security', () => startTotpEnrolment(ctx, me.person, me.session.id));
+    return refused ?? reply.redirect('/account#security', 303);
+  });
+
+  app.post('/account/security/totp/confirm', { config: { rateLimit: limits.signIn }, schema: { hide: true, body: CodeForm } }, async (request, reply) => {
+    const me = formCaller(request, request.body.csrf_token);
+    if (!me) return back(reply, 'signed_out');
+    let codes: string[] | undefined;
+    const refused = await act(request, reply, me, 'security', () => {
+      codes = confirmTotp(ctx, me.person, request.body.code ?? '', `person:${me.person.id}`).recoveryCodes;
+    });
+    if (refused) return refused;
+    return codes ? codesPage(reply, me, codes, '/account?notice=totp_enabled') : back(reply, 'totp_enabled');
+  });
+
+  app.post('/account/security/totp/remove', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
+    const me = formCaller(request, request.body.csrf_token);
+    if (!me) return back(reply, 'signed_out');
+    const refused = await act(request, reply, me, 'security', () => removeTotp(ctx, me.person, me.session.id));
+    return refused ?? back(reply, 'totp_removed');
+  });
+
+  // The page's script asks /api/me/passkeys/options (same session) and posts the browser's answer here.
+  app.post('/account/security/passkeys', { schema: { hide: true, body: PasskeyForm } }, async (request, reply) => {
+    const me = formCaller(request, request.body.csrf_token);
+    if (!me) return back(reply, 'signed_out');
+    let codes: string[] | undefined;
+    const refused = await act(request, reply, me, 'security', async () => {
+      requireRecentSignIn(ctx, me.session.id);
+      let response: unknown;
+      try {
+        response = JSON.parse(request.body.response ?? '');
+      } catch {
+        throw new Problem(400, 'passkey_invalid', 'The passkey answer did not arrive; try again.');
+      }
+      const challenge = registrationChallenges(ctx).take(me.session.id, ctx.clock.now().getTime());
+      const verified = await verifyRegistration(ctx.config, me.person.id, (request.body.name || 'Passkey').slice(0, 100), response, challenge);
+      codes = addPasskey(ctx, me.person, verified, `person:${me.person.id}`).recoveryCodes;
+    });
+    if (refused) return refused;
+    return codes ? codesPage(reply, me, codes, '/account?notice=passkey_added') : back(reply, 'passkey_added');
+  });
+
+  app.post('/account/security/passkeys/:id/rename', { schema: { hide: true, params: PasskeyParams, body: RenameForm } }, async (request, reply) => {
+    const me = formCaller(request, request.body.csrf_token);
+    if (!me) return back(reply, 'signed_out');
+    const refused = await act(request, reply, me, 'security', () => {
+      const name = (request.body.name ?? '').trim();
+      if (!name) throw new Problem(400, 'validation_failed', 'Give the passkey a name.');
+      renameOwnPasskey(ctx, me.person, request.params.id, name);
+    });
+    return refused ?? back(reply, 'passkey_renamed');
+  });
+
+  app.post('/account/security/passkeys/:id/remove', { schema: { hide: true, params: PasskeyParams, body: CsrfOnly } }, async (request, reply) => {
+    const me = formCaller(request, request.body.csrf_token);
+    if (!me) return back(reply, 'signed_out');
+    const refused = await act(request, reply, me, 'security', () => removePasskey(ctx, me.person, me.session.id, request.params.id));
+    return refused ?? back(reply, 'passkey_removed');
+  });
+
+  app.post('/account/security/recovery-codes', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
+    const me = formCaller(request, request.body.csrf_token);
+    if (!me) return back(reply, 'signed_out');
+    let codes: string[] = [];
+    const refused = await act(request, reply, me, 'security', () => {
+      codes = regenerateRecoveryCodes(ctx, me.person, me.session.id);
+    });
+    return refused ?? codesPage(reply, me, codes, '/account#security');
+  });
 
   app.post('/account/sign-out', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
     checkFormToken(ctx.config, request, request.body.csrf_token);

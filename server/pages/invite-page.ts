@@ -17,7 +17,8 @@ import { findPersonByEmail } from '../accounts/people.js';
 import { authRateLimits } from '../accounts/rate-limits.js';
 import { clientInfo, sendSessionCookie } from '../accounts/routes.js';
 import { readSession } from '../accounts/session.js';
-import { signInWithEmail } from '../accounts/sign-in.js';
+import { needsSecondFactor, signInWithEmail } from '../accounts/sign-in.js';
+import { redirectToSecondStep } from '../accounts/second-factor/pending.js';
 import { signUpWithEmail } from '../accounts/sign-up.js';
 import { invitationStatus } from '../invitations/accept.js';
 import { invitationForLink, landingUrl, redeemInvitation } from '../invitations/redeem.js';
@@ -162,12 +163,16 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
           ctx,
           { email: found.invitation.email, password: form.password ?? '', applicationId: found.app.id },
           clientInfo(ctx, request),
+          request,
+          // After the second step the invitation page shows "Join" for the signed-in person.
+          { next: `/invite/${encodeURIComponent(request.params.token)}` },
         );
       } catch (error) {
         const problem = problemMessage(error);
         for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
         return showInvite(ctx, request, reply.status(problem.status), request.params.token, found, { error: problem.detail });
       }
+      if (needsSecondFactor(signedIn)) return redirectToSecondStep(reply, ctx.config, signedIn);
       sendSessionCookie(ctx, reply, signedIn);
       return acceptAndGo(reply, request.params.token, signedIn.person);
     },

@@ -1,6 +1,7 @@
 /**
  * Hosted HTML pages: Eta templates with auto-escaping, one shared layout, and the headers every
- * page gets — a strict CSP (no scripts at all; forms may post only to this origin; never framed)
+ * page gets — a strict CSP (no scripts, but our own one on pages with passkey controls; forms may
+ * post only to this origin; never framed)
  * and `Cache-Control: no-store`, since pages carry CSRF tokens and personal details.
  *
  * Templates live in `server/pages/templates/`, found through the install root (util/install-paths.ts).
@@ -26,14 +27,21 @@ function engine(): Eta {
   return eta;
 }
 
+/** Where the pages' one script is served (passkeys; server/pages/client/webauthn.ts). */
+export const PAGE_SCRIPT_PATH = '/assets/webauthn.js';
+
 /**
  * The page CSP, with extra `form-action` sources when a form's answer redirects onward: Chromium
  * applies `form-action` to every redirect after a submission, so a sign-in form that resumes an
  * authorization request must also allow the origins the application's redirect URIs live on.
+ * Pages with passkey controls (`scripts`) may run our own script and let it call our own API:
+ * `script-src 'self'; connect-src 'self'`, nothing inline and nothing from elsewhere.
  */
-export function pageCsp(formActionSources: string[] = []): string {
-  if (!formActionSources.length) return PAGE_CSP;
-  return PAGE_CSP.replace("form-action 'self'", ["form-action 'self'", ...formActionSources].join(' '));
+export function pageCsp(formActionSources: string[] = [], scripts = false): string {
+  let csp = PAGE_CSP;
+  if (formActionSources.length) csp = csp.replace("form-action 'self'", ["form-action 'self'", ...formActionSources].join(' '));
+  if (scripts) csp = csp.replace("default-src 'none';", "default-src 'none'; script-src 'self'; connect-src 'self';");
+  return csp;
 }
 
 /** Renders `templates/<templateName>.eta` inside the layout and sends it as the reply. */
@@ -41,11 +49,11 @@ export function renderPage(
   reply: FastifyReply,
   templateName: string,
   data: Record<string, unknown> & { title: string },
-  options: { formActionSources?: string[] } = {},
+  options: { formActionSources?: string[]; scripts?: boolean } = {},
 ): FastifyReply {
-  const html = engine().render(templateName, data);
+  const html = engine().render(templateName, { ...data, script: options.scripts ? PAGE_SCRIPT_PATH : undefined });
   return reply
-    .header('content-security-policy', pageCsp(options.formActionSources))
+    .header('content-security-policy', pageCsp(options.formActionSources, options.scripts))
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
     .send(html);

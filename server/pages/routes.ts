@@ -15,11 +15,14 @@ import { checkFormToken, formToken } from '../accounts/csrf.js';
 import { authRateLimits } from '../accounts/rate-limits.js';
 import { clientInfo, sendSessionCookie } from '../accounts/routes.js';
 import { readSession } from '../accounts/session.js';
-import { signInWithEmail } from '../accounts/sign-in.js';
+import { needsSecondFactor, signInWithEmail } from '../accounts/sign-in.js';
+import { redirectToSecondStep } from '../accounts/second-factor/pending.js';
 import { signUpWithEmail } from '../accounts/sign-up.js';
 import { sendVerificationEmail } from '../accounts/email-verification.js';
 import { mailerFor } from '../mail/mailer.js';
-import { pagesFolder, renderError, renderPage } from './render.js';
+import { PAGE_SCRIPT_PATH, pagesFolder, renderError, renderPage } from './render.js';
+import { passkeysUnavailable, secondFactorPagesPlugin } from './second-factor-pages.js';
+import { installPath } from '../util/install-paths.js';
 import { preparePageScope } from './page-scope.js';
 import {
   emailAllowed,
@@ -73,6 +76,7 @@ function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyRepl
   const current = view.switchAccount ? undefined : readSession(ctx, request);
   // Signing in again for the account page: the person's own providers are as good as the password.
   const reauth = view.reauth && current && !app ? current.person : undefined;
+  const unavailable = passkeysUnavailable(ctx);
   return renderPage(reply, 'sign-in', {
     title: app ? `Sign in to ${app.name}` : 'Sign in',
     appName: app?.name,
@@ -91,7 +95,10 @@ function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyRepl
     providers: reauth ? linkedProviderLinks(ctx, reauth.id) : providerLinks(ctx, app, returnTo),
     signUpHref: signUpOpen(app) ? `/sign-up?${flowQuery(app, returnTo)}` : undefined,
     forgotHref: mailerFor(ctx.config) ? '/forgot-password' : undefined,
-  }, { formActionSources: redirectSources(app) });
+    // Passkey-first sign-in (and autofill) where the issuer can offer passkeys; otherwise why not.
+    passkey: !unavailable && emailAllowed(app),
+    passkeyUnavailable: unavailable,
+  }, { formActionSources: redirectSources(app), scripts: !unavailable && emailAllowed(app) });
 }
 
 interface SignUpView {
@@ -135,6 +142,13 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(css),
   );
 
+  // Built by scripts/bundle-server.mjs into dist/pages/; read on first request.
+  let script: Buffer | undefined;
+  app.get(PAGE_SCRIPT_PATH, { schema: { hide: true } }, async (_request, reply) => {
+    script ??= readFileSync(installPath('dist', 'pages', 'webauthn.js'));
+    return reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(script);
+  });
+
   app.get('/sign-in', { schema: { hide: true, querystring: FlowQuery } }, async (request, reply) =>
     showSignIn(ctx, request, reply, {
       clientId: request.query.client_id,
@@ -152,12 +166,15 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       checkFormToken(ctx.config, request, form.csrf_token);
       const appId = pageApplication(ctx, form.client_id)?.id;
       try {
-        const signedIn = await signInWithEmail(
+        const outcome = await signInWithEmail(
           ctx,
           { email: form.email ?? '', password: form.password ?? '', applicationId: appId },
           clientInfo(ctx, request),
+          request,
+          { next: safeReturnTo(form.return_to) },
         );
-        sendSessionCookie(ctx, reply, signedIn);
+        if (needsSecondFactor(outcome)) return redirectToSecondStep(reply, ctx.config, outcome);
+        sendSessionCookie(ctx, reply, outcome);
         return reply.redirect(safeReturnTo(form.return_to), 303);
       } catch (error) {
         const { status, message } = withProblem(reply, error);
@@ -208,4 +225,5 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
 /** The feature plugin: hosted pages in their own scope (form bodies, HTML errors). */
 export const pagesFeature: FastifyPluginAsync<FeatureOptions> = async (app) => {
   await app.register(pageRoutes);
+  await app.register(secondFactorPagesPlugin);
 };

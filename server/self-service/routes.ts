@@ -16,6 +16,7 @@ import { acceptEmptyJsonBody } from '../http/empty-json.js';
 import { unauthorized } from '../http/problem.js';
 import { NoQuery, problemRef } from '../http/schemas.js';
 import { accountPagePlugin } from '../pages/account-page.js';
+import { registerSecurityRoutes } from '../accounts/second-factor/me-routes.js';
 import {
   AppParams,
   LinkedAccountsResponse,
@@ -159,6 +160,9 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.status(204).send(null);
     },
   );
+
+  // Second factors: /api/me/security, /totp, /passkeys, /recovery-codes.
+  registerSecurityRoutes(app, meOf, limits.signIn);
 };
 
 /** The feature plugin: the JSON API under `/api/me` and the hosted account page. */

@@ -8,7 +8,7 @@ import { applications, webhookDeliveries } from '../db/schema.js';
 import type { Tx } from '../audit/record.js';
 import { newId } from '../util/ids.js';
 
-/** Every event kind (DESIGN §4.11, plus `application.redirect_uris_changed` from issue 22). */
+/** Every event kind (DESIGN §4.11, plus `application.redirect_uris_changed` from issue 22 and `second_factor.*` from issue 23). */
 export const WEBHOOK_EVENT_TYPES = [
   'membership.created',
   'membership.updated',
@@ -18,6 +18,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'invitation.accepted',
   'invitation.revoked',
   'security.refresh_token_reused',
+  'second_factor.enrolled',
+  'second_factor.removed',
   'application.redirect_uris_changed',
   'webhook.test',
 ] as const;

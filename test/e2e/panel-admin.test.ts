@@ -132,7 +132,7 @@ describe('control panel', () => {
     await page.getByLabel('Field label').fill('Department');
     await page.getByLabel('Field type').selectOption('select');
     await page.getByLabel('Options').fill('Sales, Engineering');
-    await page.getByLabel('Required').check();
+    await page.getByLabel('Required', { exact: true }).check();
     await page.getByRole('button', { name: 'Save sign-in policy' }).click();
     await page.getByText('Sign-in policy saved.').waitFor();
     await shot(page, '06-sign-in-policy');
@@ -143,6 +143,7 @@ describe('control panel', () => {
       profile_fields: [
         { key: 'department', label: 'Department', type: 'select', required: true, user_editable: true, options: ['Sales', 'Engineering'] },
       ],
+      mfa: 'optional',
     });
 
     // A limit set through the API survives a save from the panel, and limits can be set here too.

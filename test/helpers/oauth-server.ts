@@ -21,6 +21,16 @@ export interface OAuthServer {
   stop(): Promise<void>;
 }
 
+/** Admin API calls on `url` with the test admin token; JSON bodies. */
+export function adminFetch(url: string): OAuthServer['admin'] {
+  return (method, path, body) =>
+    fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${OAUTH_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+}
+
 export async function startOAuthServer(env: Record<string, string> = {}): Promise<OAuthServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-oauth-'));
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env }, { dataDir, port: '0', host: '127.0.0.1', adminToken: OAUTH_ADMIN_TOKEN });
@@ -28,12 +38,7 @@ export async function startOAuthServer(env: Record<string, string> = {}): Promis
   return {
     running,
     url: running.url,
-    admin: (method, path, body) =>
-      fetch(`${running.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${OAUTH_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }),
+    admin: adminFetch(running.url),
     async stop() {
       await running.stop();
       rmSync(dataDir, { recursive: true, force: true });

@@ -18,7 +18,7 @@ describe('GET /api/admin/applications/:id/auth-policy', () => {
     const res = await t.admin('GET', URL);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(res.json()).toEqual({ signup_policy: 'invite_only', allowed_providers: ['email'], profile_fields: [] });
+    expect(res.json()).toEqual({ signup_policy: 'invite_only', allowed_providers: ['email'], profile_fields: [], mfa: 'optional' });
   });
 
   it('answers 404 application_not_found for an unknown application', async () => {
@@ -33,10 +33,10 @@ describe('PATCH /api/admin/applications/:id/auth-policy', () => {
     const t = await withApp();
     const open = await t.admin('PATCH', URL, { signup_policy: 'open' });
     expect(open.statusCode).toBe(200);
-    expect(open.json()).toEqual({ signup_policy: 'open', allowed_providers: ['email'], profile_fields: [] });
+    expect(open.json()).toEqual({ signup_policy: 'open', allowed_providers: ['email'], profile_fields: [], mfa: 'optional' });
 
     const providers = await t.admin('PATCH', URL, { allowed_providers: ['email', 'google', 'oidc'] });
-    expect(providers.json()).toEqual({ signup_policy: 'open', allowed_providers: ['email', 'google', 'oidc'], profile_fields: [] });
+    expect(providers.json()).toEqual({ signup_policy: 'open', allowed_providers: ['email', 'google', 'oidc'], profile_fields: [], mfa: 'optional' });
     expect((await t.admin('GET', URL)).json()).toEqual(providers.json());
     expect((await t.admin('GET', '/api/admin/applications/notes')).json().authPolicy).toEqual(providers.json());
 
@@ -64,7 +64,7 @@ describe('PATCH /api/admin/applications/:id/auth-policy', () => {
     expectValidation(await t.admin('PATCH', URL, { allowed_providers: 'email' }), ['body.allowed_providers']);
     expectValidation(await t.admin('PATCH', URL, { profileFields: [] }), ['body.profileFields']);
     // Nothing was stored by the failures.
-    expect((await t.admin('GET', URL)).json()).toEqual({ signup_policy: 'invite_only', allowed_providers: ['email'], profile_fields: [] });
+    expect((await t.admin('GET', URL)).json()).toEqual({ signup_policy: 'invite_only', allowed_providers: ['email'], profile_fields: [], mfa: 'optional' });
   });
 
   it('replaces the profile field list, filling defaults for required and user_editable', async () => {

@@ -18,7 +18,7 @@ import {
 import { sha256 } from '../../server/util/crypto.js';
 
 const T0 = new Date('2026-03-01T10:00:00.000Z');
-const DEFAULT_POLICY = { signup_policy: 'invite_only', allowed_providers: ['email'], profile_fields: [] };
+const DEFAULT_POLICY = { signup_policy: 'invite_only', allowed_providers: ['email'], profile_fields: [], mfa: 'optional' };
 
 async function create(t: TestApp, overrides: Record<string, unknown> = {}) {
   const res = await t.admin('POST', '/api/admin/applications', appBody(overrides));
@@ -106,6 +106,7 @@ describe('POST /api/admin/applications', () => {
       signup_policy: 'open',
       allowed_providers: ['email'],
       profile_fields: [{ key: 'team', label: 'Team', type: 'select', options: ['a', 'b'], required: false, user_editable: true }],
+      mfa: 'optional',
     });
     expectValidation(await t.admin('POST', '/api/admin/applications', appBody({ id: 'x2', audience: 'x2', authPolicy: { allowed_providers: ['myspace'] } })), [
       'body.authPolicy.allowed_providers.0',
@@ -385,7 +386,7 @@ describe('GET /api/admin/applications', () => {
           audience: `aud-${i}`,
           redirectUris: ['https://a.example.com/cb'],
           clientType: 'spa' as const,
-          authPolicy: { signup_policy: 'invite_only' as const, allowed_providers: ['email'], profile_fields: [] },
+          authPolicy: { signup_policy: 'invite_only' as const, allowed_providers: ['email'], profile_fields: [], mfa: 'optional' as const },
           createdAt: now,
           updatedAt: now,
         })),

@@ -90,10 +90,14 @@ export type CreatedApplication = Ok<'/api/admin/applications', 'post'>;
 export type ClientType = Application['clientType'];
 export type AuthPolicy = Application['authPolicy'];
 export type SignupPolicy = AuthPolicy['signup_policy'];
+export type MfaPolicy = AuthPolicy['mfa'];
 export type ProfileField = AuthPolicy['profile_fields'][number];
 export type SsoGroup = Ok<'/api/admin/sso-groups/{id}', 'get'>;
 export type Provider = Ok<'/api/admin/auth/providers', 'get'>['providers'][number];
-export type Member = Ok<'/api/admin/applications/{id}/users/{uid}', 'get'>;
+export type Member = Ok<'/api/admin/applications/{id}/users', 'get'>['users'][number];
+/** One member read alone, with their second factors (counts and dates). */
+export type MemberDetail = Ok<'/api/admin/applications/{id}/users/{uid}', 'get'>;
+export type SecondFactorSummary = MemberDetail['secondFactor'];
 export type Invitation = Ok<'/api/admin/applications/{id}/invitations', 'get'>['invitations'][number];
 export type CreatedInvitations = Ok<'/api/admin/applications/{id}/invitations', 'post'>;
 export type ApiKey = Ok<'/api/admin/applications/{id}/api-keys', 'get'>['apiKeys'][number];

@@ -1,6 +1,6 @@
 import { createSignal, Show } from 'solid-js';
 import { A } from '@solidjs/router';
-import { client, enc, ok, type Application, type Member } from '../api';
+import { client, enc, ok, type Application, type Member, type SecondFactorSummary } from '../api';
 import { createPagedList, LoadMore, page, PAGE } from '../paged';
 import { Async, confirmAction, ErrorBox, toast, useAction, when, ListTable } from '../ui';
 
@@ -34,6 +34,18 @@ const t = {
   removeTitle: (email: string) => `Remove ${email}?`,
   removeText: 'They lose access to this application and their profile for it is deleted.',
   removed: (email: string) => `${email} removed.`,
+  secondFactor: 'Second factor',
+  factorsOf: (email: string) => `Second factor of ${email}`,
+  totp: (since: string | null) => `Authenticator app: ${since ? `on since ${since}` : 'none'}`,
+  passkeys: (count: number, lastUsed: string | null) => `Passkeys: ${count}${lastUsed ? ` (last used ${lastUsed})` : ''}`,
+  codesLeft: (n: number) => `Recovery codes left: ${n}`,
+  nothingToReset: 'Nothing to reset: no second factor is set up.',
+  reset: 'Reset second factor…',
+  resetAction: 'Reset second factor',
+  resetTitle: (email: string) => `Reset the second factor of ${email}?`,
+  resetText:
+    'For a lost device: their authenticator app, passkeys and recovery codes are removed, and they are signed out everywhere. They sign in again with their password (and set up a new factor if an application requires one). This affects every application they use.',
+  resetDone: (email: string) => `Second factor of ${email} reset; they were signed out everywhere.`,
 };
 
 export function MembersTab(props: { app: Application }) {
@@ -64,6 +76,22 @@ export function MembersTab(props: { app: Application }) {
     if (done) {
       toast(t.removed(m.email));
       void refetch();
+    }
+  };
+
+  // One member's second factors at a time, read on demand (the list does not carry them).
+  const [factors, setFactors] = createSignal<{ member: Member; summary: SecondFactorSummary } | undefined>();
+  const showFactors = async (m: Member) => {
+    if (factors()?.member.id === m.id) return setFactors(undefined);
+    const detail = await action.run(() => ok(client.GET('/api/admin/applications/{id}/users/{uid}', { params: { path: { id, uid: m.id } } })));
+    if (detail) setFactors({ member: m, summary: detail.secondFactor });
+  };
+  const resetFactors = async (m: Member) => {
+    if (!(await confirmAction(t.resetTitle(m.email), t.resetText, t.resetAction))) return;
+    const done = await action.run(async () => (await ok(client.DELETE('/api/admin/applications/{id}/users/{uid}/second-factor', { params: { path: { id, uid: m.id } } })), true));
+    if (done) {
+      toast(t.resetDone(m.email));
+      setFactors(undefined);
     }
   };
 
@@ -116,6 +144,9 @@ export function MembersTab(props: { app: Application }) {
                       {t.suspend}
                     </button>
                   </Show>
+                  <button type="button" class="small" aria-expanded={factors()?.member.id === m.id} onClick={() => showFactors(m)}>
+                    {t.secondFactor}
+                  </button>
                   <button type="button" class="small danger" onClick={() => remove(m)}>
                     {t.remove}
                   </button>
@@ -126,6 +157,26 @@ export function MembersTab(props: { app: Application }) {
         )}
       </Async>
       <LoadMore list={members} />
+      <Show when={factors()}>
+        {(f) => (
+          <div class="card" data-second-factor={f().member.email}>
+            <h2>{t.factorsOf(f().member.email)}</h2>
+            <ul>
+              <li>{t.totp(f().summary.totp.enabled ? when(f().summary.totp.confirmedAt) : null)}</li>
+              <li>{t.passkeys(f().summary.passkeys.count, f().summary.passkeys.lastUsedAt ? when(f().summary.passkeys.lastUsedAt) : null)}</li>
+              <li>{t.codesLeft(f().summary.recoveryCodes.remaining)}</li>
+            </ul>
+            <Show
+              when={f().summary.totp.enabled || f().summary.passkeys.count > 0 || f().summary.recoveryCodes.remaining > 0}
+              fallback={<p class="muted">{t.nothingToReset}</p>}
+            >
+              <button type="button" class="danger" onClick={() => resetFactors(f().member)}>
+                {t.reset}
+              </button>
+            </Show>
+          </div>
+        )}
+      </Show>
     </>
   );
 }

@@ -1,5 +1,5 @@
 import { createMemo, createResource, createSignal, For, Index, Match, Show, Switch } from 'solid-js';
-import { client, fieldErrors, ok, type Application, type ProfileField, type SignupPolicy } from '../api';
+import { client, fieldErrors, ok, type Application, type MfaPolicy, type ProfileField, type SignupPolicy } from '../api';
 import { draftOf, FIELD_TYPES, fieldForSave, hasMaxLength, hasRange, limitOf, profileFieldErrors, type FieldDraft } from '../profile-fields';
 import { ErrorBox, TableScroll, toast, useAction } from '../ui';
 import { loadProviders } from './providers';
@@ -11,6 +11,12 @@ const t = {
     ['closed', 'Closed — no new members'],
   ] as [SignupPolicy, string][],
   whoMayJoin: 'Who may join',
+  mfa: [
+    ['optional', 'Optional — members may add an authenticator app or a passkey'],
+    ['required', 'Required — members must sign in with a second factor (those without one set it up at their next sign-in)'],
+  ] as [MfaPolicy, string][],
+  secondFactor: 'Second factor',
+  mfaHint: 'An application can also ask for a second factor on one sign-in with acr_values=urn:gatehouse:acr:mfa; ID tokens say how a person signed in (acr, amr).',
   methods: 'Sign-in methods',
   loadingProviders: 'Loading providers…',
   configured: 'configured',
@@ -35,6 +41,7 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
   const [signup, setSignup] = createSignal<SignupPolicy>(p.signup_policy);
   const [allowed, setAllowed] = createSignal<string[]>([...p.allowed_providers]);
   const [fields, setFields] = createSignal<FieldDraft[]>(p.profile_fields.map(draftOf));
+  const [mfa, setMfa] = createSignal<MfaPolicy>(p.mfa);
   const save = useAction();
 
   const toggle = (id: string, on: boolean) => setAllowed((a) => (on ? [...a.filter((x) => x !== id), id] : a.filter((x) => x !== id)));
@@ -55,7 +62,7 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
       ok(
         client.PATCH('/api/admin/applications/{id}/auth-policy', {
           params: { path: { id: props.app.id } },
-          body: { signup_policy: signup(), allowed_providers: allowed(), profile_fields },
+          body: { signup_policy: signup(), allowed_providers: allowed(), profile_fields, mfa: mfa() },
         }),
       ),
     );
@@ -77,6 +84,18 @@ export function PolicyTab(props: { app: Application; onSaved: () => void }) {
             </label>
           )}
         </For>
+      </div>
+      <div class="card">
+        <h2>{t.secondFactor}</h2>
+        <For each={t.mfa}>
+          {([value, label]) => (
+            <label class="check">
+              <input type="radio" name="mfa" value={value} checked={mfa() === value} onChange={() => setMfa(value)} />
+              {label}
+            </label>
+          )}
+        </For>
+        <p class="hint">{t.mfaHint}</p>
       </div>
       <div class="card">
         <h2>{t.methods}</h2>

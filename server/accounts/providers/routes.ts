@@ -26,7 +26,8 @@ import { checkFormToken, formToken } from '../csrf.js';
 import { authRateLimits } from '../rate-limits.js';
 import { clientInfo, sendSessionCookie } from '../routes.js';
 import { readSession, requireRecentSignIn } from '../session.js';
-import { signInWithEmail, type SignedIn } from '../sign-in.js';
+import { needsSecondFactor, secondStepFor, signInWithEmail, type SignInOutcome, type SignedIn } from '../sign-in.js';
+import { redirectToSecondStep } from '../second-factor/pending.js';
 import { callbackUri, providerClient } from './clients.js';
 import { loginExpired } from './errors.js';
 import {
@@ -171,6 +172,15 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         case 'needs_proof':
           setLoginCookie(reply, ctx.config, 'gatehouse_link_pending', outcome.secret);
           return reply.redirect('/link-account', 303);
+        case 'second_factor': {
+          const returnTo = outcome.returnTo;
+          const needed = secondStepFor(ctx, request, outcome.person, outcome.app, ['fed'], {
+            next: returnTo,
+            // Signing in with another linked provider proves a pending link, once the second step is done too.
+            after: (req, rep, signedIn) => finishLinkIfPending(ctx, req, rep, signedIn, returnTo),
+          })!;
+          return redirectToSecondStep(reply, ctx.config, needed);
+        }
         case 'signed_in': {
           sendSessionCookie(ctx, reply, outcome.signedIn);
           // Signing in with another linked provider is one way to prove a pending link.
@@ -214,14 +224,19 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!pending) throw loginExpired();
       const person = ctx.db.select().from(people).where(eq(people.id, pending.linkPersonId)).get();
       if (!person) throw loginExpired();
-      let signedIn: SignedIn;
+      let signedIn: SignInOutcome;
       try {
-        signedIn = await signInWithEmail(ctx, { email: person.email, password: request.body.password ?? '' }, clientInfo(ctx, request));
+        signedIn = await signInWithEmail(ctx, { email: person.email, password: request.body.password ?? '' }, clientInfo(ctx, request), request, {
+          next: '/account',
+          // A person with a second factor proves the account with both steps; the link follows the second.
+          after: (req, rep, done) => finishLinkIfPending(ctx, req, rep, done, '/account'),
+        });
       } catch (error) {
         if (!(error instanceof Problem)) throw error;
         for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
         return showProofPage(ctx, request, reply.status(error.status), pending, error.detail);
       }
+      if (needsSecondFactor(signedIn)) return redirectToSecondStep(reply, ctx.config, signedIn);
       sendSessionCookie(ctx, reply, signedIn);
       return reply.redirect(finishLinkIfPending(ctx, request, reply, signedIn, '/account'), 303);
     },

@@ -22,6 +22,8 @@ import { cleanDisplayText } from '../../util/display-text.js';
 import { admitNewcomer } from '../membership.js';
 import { findPersonByEmail, type ClientInfo } from '../people.js';
 import { signInPerson, type SignedIn } from '../sign-in.js';
+import { methodsOf, mfaRequired } from '../second-factor/factors.js';
+import { sessionAmr } from '../session.js';
 import { safeReturnTo } from '../../pages/sign-in-pages.js';
 import { holdForProof, type ProviderLogin } from './logins.js';
 
@@ -36,6 +38,8 @@ function providerName(name: string | null): string | null {
 
 export type Outcome =
   | { kind: 'signed_in'; signedIn: SignedIn; returnTo: string }
+  /** The person has a second factor, or the application requires one: the second step comes first. */
+  | { kind: 'second_factor'; person: Person; app: Application | undefined; returnTo: string }
   | { kind: 'linked' }
   | { kind: 'needs_proof'; secret: string };
 
@@ -110,7 +114,8 @@ export function completeLogin(
   const app = loginApplication(ctx, login.applicationId, login.provider, providerName);
   const linked = linkedPerson(ctx.db, login.provider, identity.providerAccountId);
   if (linked) {
-    const started = ctx.db.transaction(() => signInPerson(ctx.db, now, ctx.config, linked, app, client));
+    if (methodsOf(ctx.db, linked.id).length > 0 || mfaRequired(app)) return { kind: 'second_factor', person: linked, app, returnTo };
+    const started = ctx.db.transaction(() => signInPerson(ctx.db, now, ctx.config, linked, app, client, ['fed']));
     if (app) ctx.wakeWebhooks();
     return { kind: 'signed_in', signedIn: { person: linked, ...started }, returnTo };
   }
@@ -147,7 +152,7 @@ function createPerson(ctx: AppContext, app: Application | undefined, provider: s
       const admitted = admitNewcomer(tx, now, app, person);
       if ('error' in admitted) throw signupNotAllowed(admitted.description);
       recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.signed_up', applicationId: app.id, target: person.id, details: { provider } });
-      const started = signInPerson(ctx.db, now, ctx.config, person, app, client);
+      const started = signInPerson(ctx.db, now, ctx.config, person, app, client, ['fed']);
       const saved = tx.select().from(people).where(eq(people.id, person.id)).get()!;
       return { person: saved, ...started };
     });
@@ -179,7 +184,7 @@ export function finishPendingLink(
   const session = { ...client, currentToken: signedIn.token ?? client.currentToken };
   ctx.db.transaction((tx) => {
     linkIdentity(tx, now, signedIn.person, pending.provider, providerName, pending.identity);
-    signInPerson(ctx.db, now, ctx.config, signedIn.person, app, session);
+    signInPerson(ctx.db, now, ctx.config, signedIn.person, app, session, sessionAmr(ctx.db, signedIn.sessionId));
   });
   if (app) ctx.wakeWebhooks();
   return storedReturnTo(pending);

@@ -6,13 +6,16 @@
  * - PKCE `S256` only; required for `spa`/`native`, optional for `web` (`invalid_request`);
  * - `resource` absent or equal to the application's audience (`invalid_target`);
  * - `prompt` values from {none, login, consent, select_account}, `none` alone; `max_age` a
- *   non-negative integer (`invalid_request`).
+ *   non-negative integer (`invalid_request`);
+ * - `acr_values` (OIDC Core §3.1.2.1): listing `urn:gatehouse:acr:mfa` without
+ *   `urn:gatehouse:acr:pwd` asks for a multi-factor sign-in; unknown values are ignored.
  */
 import type { Application } from '../../db/schema.js';
 import { invalidRequest, invalidTarget, OAuthError } from '../errors.js';
 import { param, type RawParams } from '../params.js';
 import { isValidChallenge } from '../pkce.js';
 import { parseScope } from '../scopes.js';
+import { acrValuesDemandMfa } from '../../accounts/second-factor/factors.js';
 
 export interface AuthorizeRequest {
   scope: string;
@@ -21,6 +24,8 @@ export interface AuthorizeRequest {
   nonce: string | null;
   prompt: 'none' | 'login' | undefined;
   maxAgeSeconds: number | undefined;
+  /** `acr_values` asks for a multi-factor sign-in only (`urn:gatehouse:acr:mfa`). */
+  mfaRequested: boolean;
 }
 
 const MAX_NONCE = 512;
@@ -86,5 +91,8 @@ export function parseAuthorizeRequest(app: Application, query: RawParams): Autho
     maxAgeSeconds = Number(maxAgeRaw);
   }
 
-  return { scope, codeChallenge: challenge ?? null, resource, nonce, prompt, maxAgeSeconds };
+  const acrValues = param(query, 'acr_values');
+  if (acrValues !== undefined && acrValues.length > 1000) throw invalidRequest('acr_values is too long.');
+
+  return { scope, codeChallenge: challenge ?? null, resource, nonce, prompt, maxAgeSeconds, mfaRequested: acrValuesDemandMfa(acrValues) };
 }

@@ -8,8 +8,11 @@
  *    itself) recently enough for `max_age` and `prompt` is not `login`; otherwise `prompt=none`
  *    answers `login_required` and anything else goes to the hosted sign-in page, which comes
  *    back here (without `prompt`/`max_age`, so the fresh sign-in is not asked for again).
- * 4. Membership is settled by the application's sign-up policy, then a code is issued.
- * Steps 3 and 4 are `admit` (admission.ts), shared with the device page.
+ * 4. An application that requires MFA, or `acr_values=urn:gatehouse:acr:mfa`, needs a multi-factor
+ *    session: a password-only one goes through the second step (step-up, or enrolment when the
+ *    person has no second factor) and comes back; `prompt=none` answers `interaction_required`.
+ * 5. Membership is settled by the application's sign-up policy, then a code is issued.
+ * Steps 3 to 5 are `admit` (admission.ts), shared with the device page.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { matchesRedirectUri } from '../../applications/redirect-uris.js';
@@ -20,6 +23,7 @@ import { errorPageHandler, sendErrorPage } from '../error-page.js';
 import { param, type RawParams } from '../params.js';
 import { parseAuthorizeRequest } from './request.js';
 import { ReauthDemands } from './reauth.js';
+import { redirectToStepUp } from '../../accounts/second-factor/flow.js';
 
 export const AUTHORIZE_PATH = '/api/auth/oauth2/authorize';
 
@@ -33,13 +37,17 @@ function redirectTo(reply: FastifyReply, redirectUri: string, params: Record<str
  * The hosted sign-in page, told to come back to this request minus the parameters it satisfies.
  * It comes back as a GET, also when the request was a POST: the same parameters either way.
  */
-function toSignIn(reply: FastifyReply, clientId: string, params: RawParams, drop: string[]) {
+function resumeUrl(params: RawParams, drop: string[] = []): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) {
     if (drop.includes(name)) continue;
     for (const one of Array.isArray(value) ? value : [value]) if (typeof one === 'string') query.append(name, one);
   }
-  const returnTo = `${AUTHORIZE_PATH}?${query.toString()}`;
+  return `${AUTHORIZE_PATH}?${query.toString()}`;
+}
+
+function toSignIn(reply: FastifyReply, clientId: string, params: RawParams, drop: string[]) {
+  const returnTo = resumeUrl(params, drop);
   const target = `/sign-in?${new URLSearchParams({ client_id: clientId, return_to: returnTo }).toString()}`;
   return reply.header('cache-control', 'no-store').redirect(target, 302);
 }
@@ -81,12 +89,17 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
       // A fresh sign-in this request (or its earlier round) demanded, and the realm has not had yet.
       const pending = { clientId: client.id, redirectUri, state, nonce: req.nonce ?? undefined, codeChallenge: req.codeChallenge ?? undefined };
       const stale = (authTime: Date) => !demands.satisfied(pending, authTime.getTime(), now.getTime());
-      const admission = admit(ctx, request, client, (authTime) => !tooOld(authTime) && req.prompt !== 'login' && !stale(authTime));
+      const admission = admit(ctx, request, client, (authTime) => !tooOld(authTime) && req.prompt !== 'login' && !stale(authTime), req.mfaRequested);
       if (admission.kind === 'sign_in') {
         if (req.prompt === 'none') throw new OAuthError('login_required', 'The person must sign in to this application.');
         const { found, authTime } = admission;
         if (found && ((authTime !== undefined && tooOld(authTime)) || req.prompt === 'login')) demands.demand(pending, now.getTime());
         return toSignIn(reply, client.id, query, ['prompt', 'max_age']);
+      }
+      if (admission.kind === 'second_factor') {
+        // Step-up (spec second-factor.md, "Tokens"): the second factor (or enrolling one), no password again.
+        if (req.prompt === 'none') throw new OAuthError('interaction_required', 'The person must confirm a second factor for this application.');
+        return redirectToStepUp(ctx, request, reply, admission, client, resumeUrl(query));
       }
       if (admission.kind === 'denied') throw new OAuthError('access_denied', admission.description);
       const { person, session, authTime, membership } = admission;

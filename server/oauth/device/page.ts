@@ -31,6 +31,7 @@ import { preparePageScope } from '../../pages/page-scope.js';
 import { renderPage } from '../../pages/render.js';
 import { flowQuery } from '../../pages/sign-in-pages.js';
 import { WindowCounter } from '../../util/window-counter.js';
+import { redirectToStepUp } from '../../accounts/second-factor/flow.js';
 import { admit } from '../authorize/admission.js';
 import { displayUserCode, normaliseUserCode } from './codes.js';
 import { decide, findByUserCode, type Approval } from './store.js';
@@ -107,6 +108,8 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const admission = admit(ctx, request, found.app);
     if (admission.kind === 'sign_in') return toSignIn(reply, found);
     const shown = displayUserCode(found.userCode);
+    // The application requires a second factor this password-only session lacks: step up, then back here.
+    if (admission.kind === 'second_factor') return redirectToStepUp(ctx, request, reply, admission, found.app, `${DEVICE_PAGE_PATH}?user_code=${shown}`);
     if (admission.kind === 'denied') {
       return renderPage(reply.status(403), 'device', {
         title: 'Not allowed', step: 'denied', appName: found.app.name, message: admission.description, userCode: shown,
@@ -130,6 +133,9 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (form.action === undefined) return reply.redirect(`${DEVICE_PAGE_PATH}?user_code=${displayUserCode(found.userCode)}`, 303);
     const admission = admit(ctx, request, found.app);
     if (admission.kind === 'sign_in') return toSignIn(reply, found);
+    if (admission.kind === 'second_factor') {
+      return redirectToStepUp(ctx, request, reply, admission, found.app, `${DEVICE_PAGE_PATH}?user_code=${displayUserCode(found.userCode)}`);
+    }
     if (admission.kind === 'denied') return toSignIn(reply, found, true);
     const now = ctx.clock.now();
     const { row, app: client } = found;
@@ -141,6 +147,8 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const device = createSession(ctx.db, now, ctx.config, {
           personId: admission.person.id, userAgent: row.userAgent ?? undefined, ip: row.ip,
           device: `${client.name} (device sign-in)`.slice(0, 200),
+          // The device's tokens say how the approving sign-in was made (acr/amr).
+          amr: admission.session.amr,
         });
         decision = { personId: admission.person.id, membershipId: admission.membership.id, sessionId: device.session.id, authTime: admission.authTime };
       }

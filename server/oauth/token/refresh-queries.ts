@@ -23,6 +23,8 @@ export interface PresentedToken {
   scope: string;
   resource: string;
   revokedAt: number | null;
+  /** The family's `amr`, as stored (JSON). */
+  amr: string;
   memberId: string | null;
   memberStatus: string | null;
   memberRole: string | null;
@@ -45,7 +47,7 @@ function build(db: Db) {
     SELECT t.rotated_at AS rotatedAt, t.expires_at AS expiresAt,
            f.id AS familyId, f.application_id AS applicationId, f.person_id AS personId,
            f.membership_id AS membershipId, f.session_id AS sessionId, f.scope, f.resource,
-           f.revoked_at AS revokedAt,
+           f.revoked_at AS revokedAt, f.amr,
            m.id AS memberId, m.status AS memberStatus, m.role AS memberRole, m.last_active_at AS memberLastActiveAt
     FROM refresh_tokens t
     JOIN refresh_token_families f ON f.id = t.family_id

@@ -5,11 +5,14 @@
  * - Presenting a rotated token again is reuse: the whole family is revoked, and the application
  *   hears `security.refresh_token_reused` (webhook + audit), in one transaction.
  * - The membership is re-checked: only an active member gets new tokens.
+ * - The family keeps the `amr`/`acr` of the session it came from; an application that requires MFA
+ *   refuses a password-only family.
  * - `scope` may narrow this access token; `resource` must equal the family's, and the family's
  *   must still be the application's audience.
  * Cost: one joined read, one conditional update, one insert, one signature (no ID token here);
  * the membership's `lastActiveAt` is touched at most hourly.
  */
+import type { AuthMethod } from '../../db/schema.js';
 import type { OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
 import { recordAudit } from '../../audit/record.js';
@@ -21,6 +24,7 @@ import { familyJti, signAccessToken } from '../jwt.js';
 import type { KeyRing } from '../keys.js';
 import { param, requiredParam, type RawParams } from '../params.js';
 import { parseScope } from '../scopes.js';
+import { isMultiFactor, mfaRequired } from '../../accounts/second-factor/factors.js';
 import { newRefreshToken, type TokenResponse } from './response.js';
 import { refreshQueries, type PresentedToken } from './refresh-queries.js';
 import { activeMarkDue } from '../../members/create.js';
@@ -47,6 +51,11 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   // The family's tokens carry the audience it was granted for; after the application's audience
   // changed, that value may belong to another application (audiences are unique, not reserved).
   if (row.resource !== client.audience) throw invalidGrant("The application's audience has changed since this grant; sign in again.");
+  // Refresh keeps the family's `amr`/`acr` (those of the session it came from): an application
+  // that has come to require MFA since stops a password-only family instead of raising it.
+  if (mfaRequired(client) && !isMultiFactor(JSON.parse(row.amr) as AuthMethod[])) {
+    throw invalidGrant('This application now requires a second factor; sign in again.');
+  }
   let scope = row.scope;
   if (scopeParam !== undefined) {
     const granted = row.scope.split(' ');

@@ -2,7 +2,7 @@
  * The token response (RFC 6749 §5.1, spec §2 "Token response") and refresh-token storage:
  * opaque 256-bit tokens, stored hashed, one family per code exchange, rotated on every use.
  */
-import { refreshTokenFamilies, refreshTokens } from '../../db/schema.js';
+import { refreshTokenFamilies, refreshTokens, type AuthMethod } from '../../db/schema.js';
 import type { Tx } from '../../audit/record.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 import { newId } from '../../util/ids.js';
@@ -32,6 +32,7 @@ export interface NewFamily {
   scope: string;
   resource: string;
   authTime: Date;
+  amr: AuthMethod[];
 }
 
 /** Starts a family with its first token; returns the family id and the token. */

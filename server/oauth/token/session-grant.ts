@@ -7,12 +7,14 @@
  * - the session it was given in must not have ended (ending a session revokes the families born
  *   of it, accounts/session.ts, so none may be born after);
  * - the application is noted as holding tokens of the session (back-channel logout);
- * - a refresh-token family starts with `offline_access`, an ID token comes with `openid`.
+ * - a refresh-token family starts with `offline_access`, an ID token comes with `openid`; both
+ *   carry the session's `amr` (and so `acr`) as it was when the grant was exchanged.
  * `hooks.claim(tx)` lets the caller spend its grant in the same transaction as the family is
  * born (the device code's exactly-once issue); it returns false when the grant was already
  * spent. `hooks.onFamily(id)` hears the new family's id at once, before any signing is awaited
  * (a replayed code must find it, authorization-code.ts).
  */
+import type { AuthMethod } from '../../db/schema.js';
 import type { OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
 import type { Tx } from '../../audit/record.js';
@@ -25,7 +27,7 @@ import type { KeyRing } from '../keys.js';
 import { hasScope } from '../scopes.js';
 import { startFamily, type TokenResponse } from './response.js';
 
-/** The membership a grant was given for, its person, and whether the grant's session is live. */
+/** The membership a grant was given for, its person, and the grant's session. */
 interface GrantRow {
   memberId: string;
   status: string;
@@ -35,24 +37,28 @@ interface GrantRow {
   email: string;
   emailVerified: number;
   name: string | null;
-  /** 1 while the session exists and has not ended; 0 once ended; null when it is gone. */
-  sessionLive: number | null;
+  /** Null when the session is gone. */
+  sessionId: string | null;
+  sessionRevokedAt: number | null;
+  /** The session's `amr`, as stored (JSON). */
+  sessionAmr: string | null;
 }
 
 /**
- * One read for the three rules checked against the store (no row: the membership or its person
- * was deleted since): in SQL on better-sqlite3, as the refresh grant's statements
+ * One read for what the grant is checked against in the store (no row: the membership or its
+ * person was deleted since): in SQL on better-sqlite3, as the refresh grant's statements
  * (refresh-queries.ts), because the exchange is a hot path and each read costs a lock round trip.
  */
 const grantQuery = preparedPerDb((db) => {
-  const statement = db.$client.prepare<[string, string], GrantRow>(`
+  const statement = db.$client.prepare<[{ membershipId: string; sessionId: string }], GrantRow>(`
     SELECT m.id AS memberId, m.status, m.role, m.last_active_at AS lastActiveAt,
            p.id AS personId, p.email, p.email_verified AS emailVerified, p.name,
-           (SELECT s.revoked_at IS NULL FROM sessions s WHERE s.id = ?) AS sessionLive
+           s.id AS sessionId, s.revoked_at AS sessionRevokedAt, s.amr AS sessionAmr
     FROM memberships m
     JOIN people p ON p.id = m.person_id
-    WHERE m.id = ?`);
-  return (membershipId: string, sessionId: string): GrantRow | undefined => statement.get(sessionId, membershipId);
+    LEFT JOIN sessions s ON s.id = @sessionId
+    WHERE m.id = @membershipId`);
+  return (membershipId: string, sessionId: string): GrantRow | undefined => statement.get({ membershipId, sessionId });
 });
 
 export interface SessionGrant {
@@ -80,9 +86,11 @@ export async function issueSessionTokens(
   if (grant.resource !== client.audience) throw invalidGrant(`The application's audience has changed since ${grant.given}; start the sign-in again.`);
   const found = grantQuery(ctx.db)(grant.membershipId, grant.sessionId);
   if (!found || found.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
-  if (found.sessionLive !== 1) throw invalidGrant(`The sign-in session ${grant.given} in has ended.`);
+  if (found.sessionId === null || found.sessionRevokedAt !== null) throw invalidGrant(`The sign-in session ${grant.given} in has ended.`);
   const membership = { id: found.memberId, status: found.status, role: found.role };
   const person = { id: found.personId, email: found.email, emailVerified: found.emailVerified === 1, name: found.name };
+  // How the session signed in (spec second-factor.md, "Tokens"): the ID token's `amr`/`acr`, kept by the family.
+  const amr = JSON.parse(found.sessionAmr ?? '[]') as AuthMethod[];
 
   // This application now holds tokens of the session: it hears a back-channel logout when the session ends.
   recordSessionClient(ctx.db, grant.sessionId, client.id, now);
@@ -96,7 +104,7 @@ export async function issueSessionTokens(
       if (!offline) return undefined;
       const started = startFamily(tx, now, ctx.config.refreshTokenTtl, {
         applicationId: client.id, personId: person.id, membershipId: membership.id, sessionId: grant.sessionId,
-        scope: grant.scope, resource: grant.resource, authTime: grant.authTime,
+        scope: grant.scope, resource: grant.resource, authTime: grant.authTime, amr,
       });
       onFamily?.(started.familyId);
       return started;
@@ -113,7 +121,7 @@ export async function issueSessionTokens(
     hasScope(grant.scope, 'openid')
       ? signIdToken(keys, {
           issuer, person, clientId: client.id, scope: grant.scope, nonce: grant.nonce,
-          authTime: grant.authTime, sessionId: grant.sessionId, now, ttlSeconds: ttl,
+          authTime: grant.authTime, amr, sessionId: grant.sessionId, now, ttlSeconds: ttl,
         })
       : undefined,
   ]);

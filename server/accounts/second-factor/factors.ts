@@ -1,0 +1,57 @@
+/**
+ * What a person's second factors are and what they are worth (spec second-factor.md, "Factors",
+ * "Tokens"): a person "has a second factor" with a confirmed TOTP or at least one passkey;
+ * recovery codes are offered only next to one. `amr` values follow RFC 8176, and `acr` is
+ * `urn:gatehouse:acr:mfa` for a multi-factor sign-in (two factors, or a passkey on its own),
+ * `urn:gatehouse:acr:pwd` otherwise.
+ */
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { preparedPerDb } from '../../db/prepared.js';
+import type { Application, AuthMethod, Passkey } from '../../db/schema.js';
+
+export const ACR_MFA = 'urn:gatehouse:acr:mfa';
+export const ACR_PWD = 'urn:gatehouse:acr:pwd';
+export const ACR_VALUES = [ACR_MFA, ACR_PWD] as const;
+
+export type SecondFactorMethod = 'totp' | 'passkey' | 'recovery_code';
+
+/** One statement per sign-in: which factors the person has (prepared once, db/prepared.ts). */
+const factorQuery = preparedPerDb((db) =>
+  db.$client.prepare<[string, string, string], { totp: number; passkeys: number; codes: number }>(
+    `SELECT
+       EXISTS (SELECT 1 FROM totp_credentials WHERE person_id = ? AND secret IS NOT NULL) AS totp,
+       EXISTS (SELECT 1 FROM passkeys WHERE person_id = ?) AS passkeys,
+       EXISTS (SELECT 1 FROM recovery_codes WHERE person_id = ? AND used_at IS NULL) AS codes`,
+  ),
+);
+
+/** The second-step methods the person can use now, in the contract's order. */
+export function methodsOf(db: Db, personId: string): SecondFactorMethod[] {
+  const row = factorQuery(db).get(personId, personId, personId)!;
+  if (!row.totp && !row.passkeys) return [];
+  return [...(row.totp ? ['totp' as const] : []), ...(row.passkeys ? ['passkey' as const] : []), ...(row.codes ? ['recovery_code' as const] : [])];
+}
+
+export const hasSecondFactor = (db: Db, personId: string) => methodsOf(db, personId).length > 0;
+
+export const mfaRequired = (app: Pick<Application, 'authPolicy'> | undefined) => app?.authPolicy.mfa === 'required';
+
+export const isMultiFactor = (amr: readonly AuthMethod[]) => amr.includes('mfa');
+
+export const acrOf = (amr: readonly AuthMethod[]) => (isMultiFactor(amr) ? ACR_MFA : ACR_PWD);
+
+/** A passkey's `amr`: bound to one device (`hwk`) or synced between devices (`swk`). */
+export const passkeyMethod = (passkey: Pick<Passkey, 'deviceType'>): AuthMethod => (passkey.deviceType === 'singleDevice' ? 'hwk' : 'swk');
+
+/** The `amr` after a second factor on top of `first` (the first factor's methods). */
+export function withSecondFactor(first: readonly AuthMethod[], second: AuthMethod): AuthMethod[] {
+  return [...new Set([...first.filter((m) => m !== 'mfa'), second, 'mfa' as const])];
+}
+
+/** Whether `acr_values` (space-separated, OIDC Core §3.1.2.1) asks for a multi-factor sign-in only. */
+export function acrValuesDemandMfa(acrValues: string | undefined): boolean {
+  if (!acrValues) return false;
+  const values = acrValues.split(' ').filter(Boolean);
+  return values.includes(ACR_MFA) && !values.includes(ACR_PWD);
+}

@@ -1,0 +1,283 @@
+/**
+ * The second step of a sign-in and passkey-first sign-in (spec second-factor.md, "Sign-in"):
+ * checking a TOTP code, a recovery code or a passkey against the pending sign-in of the request's
+ * `gatehouse_mfa` cookie (pending.ts), enrolling a first factor there when the application
+ * requires one, and completing the sign-in: a session (or, for a step-up, the same session raised
+ * to multi-factor) with the `amr` of both steps and the realms marked.
+ *
+ * Abuse limits: without a live pending sign-in started on this device every step answers 401
+ * `second_factor_expired`; a wrong code is 401 `invalid_code`, and the 5th wrong one voids the
+ * pending sign-in and answers 429 `rate_limited` with `Retry-After` (as does every later try with
+ * it); the person's back-off (back-off.ts) locks their second step across pending sign-ins.
+ * Codes are never logged: they travel only in bodies, and no log line here carries them.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.js';
+import type { Application, AuthMethod, Person } from '../../db/schema.js';
+import { findApplication } from '../../applications/lookup.js';
+import { Problem } from '../../http/problem.js';
+import { ACCOUNT_REALM, markRealm, readSession, realmOf, setSessionAmr } from '../session.js';
+import { applicationForEmailSignIn, type ClientInfo } from '../people.js';
+import { signInPerson, type SignedIn } from '../sign-in.js';
+import { lockDuration, LOCK_AFTER_FAILURES } from '../sign-in-back-off.js';
+import { hasSecondFactor, methodsOf, passkeyMethod, withSecondFactor } from './factors.js';
+import { checkSecondStepLock, clearSecondStepBackOff, secondStepFailed, secondStepLocked, secondStepLockedUntil } from './back-off.js';
+import {
+  PENDING_MAX_FAILURES,
+  clearMfaCookie,
+  redirectToSecondStep,
+  pendingSignIns,
+  secondFactorExpired,
+  type Continuation,
+  type PendingSignIn,
+} from './pending.js';
+import { recoveryCodeHash } from './recovery.js';
+import { secretBox } from './secret-box.js';
+import { addPasskey, checkPasskeyRoom, checkTotp, confirmTotp, startTotpEnrolment } from './service.js';
+import { passkeyByCredentialId, passkeysOf, personOf, recordPasskeyUse, spendRecoveryCode } from './store.js';
+import {
+  authenticationOptions,
+  challengeOf,
+  credentialIdOf,
+  passkeyInvalid,
+  passkeyNotRecognised,
+  registrationOptions,
+  verifyAssertion,
+  verifyRegistration,
+} from './webauthn.js';
+
+/** A finished sign-in, and where a hosted flow goes next. */
+export interface Completed {
+  signedIn: SignedIn;
+  next: string;
+  after: Continuation | undefined;
+  /** Shown once when the sign-in enrolled a first factor. */
+  recoveryCodes?: string[] | undefined;
+}
+
+interface Found {
+  key: string;
+  entry: PendingSignIn;
+  person: Person;
+  /** Whether the person has failed second steps counted (cleared on success). */
+  counted?: boolean;
+}
+
+const invalidSecondFactorCode = () => new Problem(401, 'invalid_code', 'The code is not correct.', undefined, { 'www-authenticate': 'Cookie' });
+
+/** The request's pending sign-in and its person, or 401 `second_factor_expired`. */
+export function pendingOf(ctx: AppContext, request: FastifyRequest): Found {
+  const found = pendingSignIns(ctx).find(ctx.config, request, ctx.clock.now().getTime());
+  const person = found && personOf(ctx.db, found.entry.personId);
+  if (!found || !person) throw secondFactorExpired();
+  return { ...found, person };
+}
+
+/** 429 for a pending sign-in voided by failures, or while the person's second step is locked. */
+function guard(ctx: AppContext, found: Found): void {
+  if (found.entry.failures >= PENDING_MAX_FAILURES) {
+    const until = secondStepLockedUntil(ctx, found.person.id);
+    throw secondStepLocked(until ? (until - ctx.clock.now().getTime()) / 1000 : lockDuration(LOCK_AFTER_FAILURES) / 1000);
+  }
+  found.counted = checkSecondStepLock(ctx, found.person.id);
+}
+
+/** Counts a wrong second step: 401 `invalid_code`, or 429 once this pending sign-in had its 5. */
+function failed(ctx: AppContext, found: Found, problem: Problem = invalidSecondFactorCode()): never {
+  found.entry.failures += 1;
+  found.counted = true;
+  const lockedUntil = secondStepFailed(ctx, found.person.id);
+  if (found.entry.failures >= PENDING_MAX_FAILURES) {
+    const retryMs = (lockedUntil ?? ctx.clock.now().getTime() + lockDuration(LOCK_AFTER_FAILURES)) - ctx.clock.now().getTime();
+    throw secondStepLocked(retryMs / 1000);
+  }
+  throw problem;
+}
+
+/**
+ * Completes the pending sign-in with the second step's method: a new (or kept) session for a
+ * sign-in, the same session raised to multi-factor for a step-up.
+ */
+function complete(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, found: Found, second: AuthMethod, client: ClientInfo): Completed {
+  const { entry, person } = found;
+  const now = ctx.clock.now();
+  const app = entry.applicationId ? findApplication(ctx.db, entry.applicationId) : undefined;
+  const amr = withSecondFactor(entry.firstFactor, second);
+  let signedIn: SignedIn;
+  if (entry.stepUpSessionId) {
+    const current = readSession(ctx, request);
+    if (current?.session.id !== entry.stepUpSessionId || current.person.id !== person.id) throw secondFactorExpired();
+    ctx.db.transaction(() => {
+      setSessionAmr(ctx.db, current.session.id, amr);
+      markRealm(ctx.db, current.session.id, ACCOUNT_REALM, now);
+      if (app) markRealm(ctx.db, current.session.id, realmOf(app), now);
+    });
+    signedIn = { person, sessionId: current.session.id, token: undefined };
+  } else {
+    const started = ctx.db.transaction(() => signInPerson(ctx.db, now, ctx.config, person, app, client, amr));
+    signedIn = { person, ...started };
+    if (app) ctx.wakeWebhooks();
+  }
+  if (found.counted !== false) clearSecondStepBackOff(ctx.db, person.id);
+  pendingSignIns(ctx).end(found.key);
+  clearMfaCookie(reply, ctx.config);
+  return { signedIn, next: entry.next, after: entry.after };
+}
+
+// --- The second step ---------------------------------------------------------------------------
+
+export function totpStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Completed {
+  const found = pendingOf(ctx, request);
+  guard(ctx, found);
+  if (!checkTotp(ctx, found.person.id, code)) failed(ctx, found);
+  return complete(ctx, request, reply, found, 'otp', client);
+}
+
+export function recoveryCodeStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Completed {
+  const found = pendingOf(ctx, request);
+  guard(ctx, found);
+  const hash = recoveryCodeHash(secretBox(ctx.config), code);
+  if (!hash || !spendRecoveryCode(ctx.db, found.person.id, hash, ctx.clock.now())) failed(ctx, found);
+  // RFC 8176 has no value of its own for a one-time recovery code; `otp` is the closest.
+  return complete(ctx, request, reply, found, 'otp', client);
+}
+
+/** WebAuthn request options listing the person's passkeys; the challenge is kept with the pending sign-in. */
+export async function passkeyStepOptions(ctx: AppContext, request: FastifyRequest) {
+  const found = pendingOf(ctx, request);
+  guard(ctx, found);
+  const keys = passkeysOf(ctx.db, found.person.id);
+  if (keys.length === 0) throw passkeyInvalid('You have no passkey yet: use another way to confirm it is you.');
+  const options = await authenticationOptions(ctx.config, keys);
+  found.entry.challenge = options.challenge;
+  return options;
+}
+
+export async function passkeyStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, response: unknown, client: ClientInfo): Promise<Completed> {
+  const found = pendingOf(ctx, request);
+  guard(ctx, found);
+  const challenge = found.entry.challenge;
+  if (!challenge || challengeOf(response) !== challenge) throw passkeyInvalid('This passkey answer is not for the current request; try again.');
+  found.entry.challenge = undefined; // one answer per challenge
+  const credentialId = credentialIdOf(response);
+  const passkey = credentialId ? passkeyByCredentialId(ctx.db, credentialId) : undefined;
+  if (!passkey || passkey.personId !== found.person.id) failed(ctx, found, passkeyNotRecognised());
+  const use = await usePasskey(ctx, passkey, response, challenge);
+  if (!use) failed(ctx, found, new Problem(401, 'passkey_invalid', 'The passkey answer did not verify.'));
+  // The pending sign-in may have ended while the signature was checked (another tab finished it).
+  if (!pendingSignIns(ctx).find(ctx.config, request, ctx.clock.now().getTime())) throw secondFactorExpired();
+  return complete(ctx, request, reply, found, passkeyMethod(passkey), client);
+}
+
+/** Verifies an assertion and records the counter; false when a concurrent use of the same key won. */
+async function usePasskey(ctx: AppContext, passkey: NonNullable<ReturnType<typeof passkeyByCredentialId>>, response: unknown, challenge: string): Promise<boolean> {
+  const checked = await verifyAssertion(ctx.config, passkey, response, challenge);
+  return recordPasskeyUse(ctx.db, passkey, { ...checked, now: ctx.clock.now() });
+}
+
+// --- Enrolment at sign-in (the application requires a second factor the person lacks) ----------
+
+function enrolling(ctx: AppContext, request: FastifyRequest): Found {
+  const found = pendingOf(ctx, request);
+  guard(ctx, found);
+  if (hasSecondFactor(ctx.db, found.person.id)) {
+    throw new Problem(409, 'second_factor_enrolled', 'You already have a second factor: use it to finish signing in.');
+  }
+  return found;
+}
+
+export function enrolTotpStart(ctx: AppContext, request: FastifyRequest) {
+  const found = enrolling(ctx, request);
+  return startTotpEnrolment(ctx, found.person, undefined);
+}
+
+export function enrolTotpConfirm(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Completed {
+  const found = enrolling(ctx, request);
+  let codes: string[] | undefined;
+  try {
+    codes = confirmTotp(ctx, found.person, code, `person:${found.person.id}`).recoveryCodes;
+  } catch (error) {
+    if (error instanceof Problem && error.code === 'invalid_code') failed(ctx, found);
+    throw error;
+  }
+  return { ...complete(ctx, request, reply, found, 'otp', client), recoveryCodes: codes };
+}
+
+export async function enrolPasskeyOptions(ctx: AppContext, request: FastifyRequest) {
+  const found = enrolling(ctx, request);
+  const options = await registrationOptions(ctx.config, found.person, checkPasskeyRoom(ctx, found.person.id));
+  found.entry.challenge = options.challenge;
+  return options;
+}
+
+export async function enrolPasskey(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, name: string, response: unknown, client: ClientInfo): Promise<Completed> {
+  const found = enrolling(ctx, request);
+  const challenge = found.entry.challenge;
+  found.entry.challenge = undefined;
+  const verified = await verifyRegistration(ctx.config, found.person.id, name, response, challenge);
+  const { passkey, recoveryCodes } = addPasskey(ctx, found.person, verified, `person:${found.person.id}`);
+  return { ...complete(ctx, request, reply, found, passkeyMethod(passkey), client), recoveryCodes };
+}
+
+// --- Step-up and passkey-first sign-in ---------------------------------------------------------
+
+/**
+ * Starts a step-up for a signed-in, password-only session (authorize with `acr_values` or an
+ * application that requires MFA): the pending sign-in raises this session, with no password asked
+ * again. Returns the cookie's token.
+ */
+export function startStepUp(ctx: AppContext, request: FastifyRequest, session: { id: string; amr: AuthMethod[] }, person: Person, app: Application, next: string): string {
+  return pendingSignIns(ctx).start(request, ctx.clock.now().getTime(), {
+    personId: person.id,
+    applicationId: app.id,
+    firstFactor: session.amr.length ? session.amr : ['pwd'],
+    stepUpSessionId: session.id,
+    next,
+    after: undefined,
+  });
+}
+
+/**
+ * Sends a signed-in, password-only browser through the second step (or enrolment when the person
+ * has none) for `app`, coming back to `next` (authorize, the device page) once done.
+ */
+export function redirectToStepUp(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  found: { session: { id: string; amr: AuthMethod[] }; person: Person },
+  app: Application,
+  next: string,
+) {
+  const token = startStepUp(ctx, request, found.session, found.person, app, next);
+  return redirectToSecondStep(reply, ctx.config, { pendingToken: token, secondFactor: { methods: methodsOf(ctx.db, found.person.id) } });
+}
+
+/** Request options for passkey-first sign-in (no `allowCredentials`: the browser offers its passkeys). */
+export async function passkeyFirstOptions(ctx: AppContext) {
+  const options = await authenticationOptions(ctx.config, undefined);
+  pendingSignIns(ctx).rememberChallenge(options.challenge, ctx.clock.now().getTime());
+  return options;
+}
+
+/**
+ * Passkey-first sign-in: a passkey with user verification is a complete multi-factor sign-in on
+ * its own. 401 `passkey_not_recognised` for an unknown or removed credential. With an
+ * `applicationId`, the application must allow Gatehouse's own credentials (`email`), as for a password.
+ */
+export async function passkeyFirstSignIn(ctx: AppContext, response: unknown, applicationId: string | undefined, client: ClientInfo): Promise<SignedIn> {
+  const app = applicationId === undefined ? undefined : applicationForEmailSignIn(ctx, applicationId);
+  const challenge = challengeOf(response);
+  if (!challenge || !pendingSignIns(ctx).takeChallenge(challenge, ctx.clock.now().getTime())) {
+    throw passkeyInvalid('This passkey answer is not for a sign-in started here, or it expired; try again.');
+  }
+  const credentialId = credentialIdOf(response);
+  const passkey = credentialId ? passkeyByCredentialId(ctx.db, credentialId) : undefined;
+  const person = passkey && personOf(ctx.db, passkey.personId);
+  if (!passkey || !person) throw passkeyNotRecognised();
+  if (!(await usePasskey(ctx, passkey, response, challenge))) throw new Problem(401, 'passkey_invalid', 'The passkey answer did not verify.');
+  const now = ctx.clock.now();
+  const started = ctx.db.transaction(() => signInPerson(ctx.db, now, ctx.config, person, app, client, [passkeyMethod(passkey), 'mfa']));
+  if (app) ctx.wakeWebhooks();
+  return { person, ...started };
+}

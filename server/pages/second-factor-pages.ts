@@ -1,0 +1,188 @@
+/**
+ * The hosted second step (spec second-factor.md, "Sign-in", "What people see"):
+ * `/sign-in/second-factor` (a TOTP code, a passkey or a recovery code) and `/sign-in/enrol`
+ * (setting up a first factor when the application requires one), for the pending sign-in of the
+ * `gatehouse_mfa` cookie. Forms carry the CSRF token and call the same rules as the JSON API
+ * (accounts/second-factor/flow.ts); success sets the session cookie and goes on to where the
+ * sign-in was headed (303), after showing new recovery codes when a factor was just enrolled.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../context.js';
+import { findApplication } from '../applications/lookup.js';
+import { Problem } from '../http/problem.js';
+import { checkFormToken, formToken } from '../accounts/csrf.js';
+import { authRateLimits } from '../accounts/rate-limits.js';
+import { clientInfo, sendSessionCookie } from '../accounts/routes.js';
+import { hasSecondFactor, methodsOf } from '../accounts/second-factor/factors.js';
+import {
+  enrolPasskey,
+  enrolTotpConfirm,
+  passkeyStep,
+  pendingOf,
+  recoveryCodeStep,
+  totpStep,
+  type Completed,
+} from '../accounts/second-factor/flow.js';
+import { ENROL_PAGE, SECOND_FACTOR_PAGE } from '../accounts/second-factor/pending.js';
+import { passkeySupport } from '../accounts/second-factor/rp.js';
+import { pendingTotpSecret, startTotpEnrolment } from '../accounts/second-factor/service.js';
+import { totpUri } from '../accounts/second-factor/totp.js';
+import { preparePageScope } from './page-scope.js';
+import { qrDataUri } from './qr.js';
+import { renderPage } from './render.js';
+import { redirectSources } from './sign-in-pages.js';
+
+const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
+const CodeForm = Type.Object({ csrf_token: short(200), code: short(64) }, { additionalProperties: false });
+const PasskeyForm = Type.Object({ csrf_token: short(200), response: short(60_000), name: short(100) }, { additionalProperties: false });
+
+/** Why passkeys cannot be offered on this issuer, in words; undefined when they can. */
+export function passkeysUnavailable(ctx: AppContext): string | undefined {
+  const support = passkeySupport(ctx.config.issuer);
+  return support.available ? undefined : support.message;
+}
+
+/** A TOTP secret's view for the setup forms: the QR code (SVG, made here) and the key to type. */
+export function totpSetupView(secret: string, email: string) {
+  return { secret, qr: qrDataUri(totpUri(secret, email)) };
+}
+
+function expiredPage(reply: FastifyReply) {
+  return renderPage(reply.status(401), 'message', {
+    title: 'Please sign in again',
+    message: 'This sign-in waited too long for its second step, or was started in another browser. Sign in again.',
+    link: { href: '/sign-in', label: 'Sign in' },
+  });
+}
+
+/** Parses a WebAuthn answer posted by the page's script; a malformed one is a refusal in words. */
+function parsedResponse(raw: string | undefined): unknown {
+  try {
+    return JSON.parse(raw ?? '');
+  } catch {
+    throw new Problem(400, 'passkey_invalid', 'The passkey answer did not arrive; try again.');
+  }
+}
+
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  await preparePageScope(app);
+  // The same per-IP budget as the JSON second step (accounts/second-factor/routes.ts).
+  const rateLimit = { max: authRateLimits(ctx.config).signIn.max, timeWindow: 60_000, groupId: 'second-factor' };
+
+  /** The request's pending sign-in, or undefined (the page then says to sign in again). */
+  function pending(request: FastifyRequest) {
+    try {
+      return pendingOf(ctx, request);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The page of the request's pending sign-in, or the "sign in again" page. */
+  function showStep(request: FastifyRequest, reply: FastifyReply, error?: string) {
+    const found = pending(request);
+    if (!found) return expiredPage(reply);
+    const methods = methodsOf(ctx.db, found.person.id);
+    if (methods.length === 0) return reply.header('cache-control', 'no-store').redirect(ENROL_PAGE, 303);
+    const app = found.entry.applicationId ? findApplication(ctx.db, found.entry.applicationId) : undefined;
+    return renderPage(
+      reply,
+      'second-factor',
+      {
+        title: 'Confirm it is you',
+        appName: app?.name,
+        email: found.person.email,
+        stepUp: Boolean(found.entry.stepUpSessionId),
+        methods,
+        error,
+        passkeyUnavailable: passkeysUnavailable(ctx),
+        csrfToken: formToken(ctx.config, request, reply),
+      },
+      { formActionSources: redirectSources(app), scripts: methods.includes('passkey') },
+    );
+  }
+
+  function showEnrol(request: FastifyRequest, reply: FastifyReply, error?: string) {
+    const found = pending(request);
+    if (!found) return expiredPage(reply);
+    if (hasSecondFactor(ctx.db, found.person.id)) return reply.header('cache-control', 'no-store').redirect(SECOND_FACTOR_PAGE, 303);
+    const secret = pendingTotpSecret(ctx, found.person.id) ?? startTotpEnrolment(ctx, found.person, undefined).secret;
+    const app = found.entry.applicationId ? findApplication(ctx.db, found.entry.applicationId) : undefined;
+    return renderPage(
+      reply,
+      'enrol',
+      {
+        title: 'Set up a second factor',
+        appName: app?.name,
+        email: found.person.email,
+        error,
+        totp: totpSetupView(secret, found.person.email),
+        passkeyUnavailable: passkeysUnavailable(ctx),
+        csrfToken: formToken(ctx.config, request, reply),
+      },
+      { scripts: true },
+    );
+  }
+
+  /** Signed in: the session cookie, then where the flow was headed (after what it still finishes). */
+  function finish(request: FastifyRequest, reply: FastifyReply, done: Completed): string {
+    sendSessionCookie(ctx, reply, done.signedIn);
+    return done.after ? done.after(request, reply, done.signedIn) : done.next;
+  }
+
+  /** Runs a second step from a form; a refusal re-renders the page with the message in words. */
+  async function step(request: FastifyRequest, reply: FastifyReply, token: string | undefined, run: () => Completed | Promise<Completed>, page: typeof showStep) {
+    checkFormToken(ctx.config, request, token);
+    let done: Completed;
+    try {
+      done = await run();
+    } catch (error) {
+      if (!(error instanceof Problem)) throw error;
+      if (error.code === 'second_factor_expired') return expiredPage(reply);
+      for (const [name, value] of Object.entries(error.headers)) if (name !== 'www-authenticate') reply.header(name, value);
+      return page(request, reply.status(error.status), error.detail);
+    }
+    const next = finish(request, reply, done);
+    if (done.recoveryCodes) {
+      return renderPage(reply, 'recovery-codes', { title: 'Your recovery codes', email: done.signedIn.person.email, codes: done.recoveryCodes, next });
+    }
+    return reply.header('cache-control', 'no-store').redirect(next, 303);
+  }
+
+  app.get(SECOND_FACTOR_PAGE, { schema: { hide: true } }, async (request, reply) => showStep(request, reply));
+
+  app.post(`${SECOND_FACTOR_PAGE}/totp`, { config: { rateLimit }, schema: { hide: true, body: CodeForm } }, async (request, reply) =>
+    step(request, reply, request.body.csrf_token, () => totpStep(ctx, request, reply, request.body.code ?? '', clientInfo(ctx, request)), showStep),
+  );
+
+  app.post(`${SECOND_FACTOR_PAGE}/recovery-code`, { config: { rateLimit }, schema: { hide: true, body: CodeForm } }, async (request, reply) =>
+    step(request, reply, request.body.csrf_token, () => recoveryCodeStep(ctx, request, reply, request.body.code ?? '', clientInfo(ctx, request)), showStep),
+  );
+
+  app.post(`${SECOND_FACTOR_PAGE}/passkey`, { config: { rateLimit }, schema: { hide: true, body: PasskeyForm } }, async (request, reply) =>
+    step(request, reply, request.body.csrf_token, () => passkeyStep(ctx, request, reply, parsedResponse(request.body.response), clientInfo(ctx, request)), showStep),
+  );
+
+  app.get(ENROL_PAGE, { schema: { hide: true } }, async (request, reply) => showEnrol(request, reply));
+
+  app.post(`${ENROL_PAGE}/totp`, { config: { rateLimit }, schema: { hide: true, body: CodeForm } }, async (request, reply) =>
+    step(request, reply, request.body.csrf_token, () => enrolTotpConfirm(ctx, request, reply, request.body.code ?? '', clientInfo(ctx, request)), showEnrol),
+  );
+
+  app.post(`${ENROL_PAGE}/passkey`, { config: { rateLimit }, schema: { hide: true, body: PasskeyForm } }, async (request, reply) =>
+    step(
+      request, reply, request.body.csrf_token,
+      () => enrolPasskey(ctx, request, reply, request.body.name || 'Passkey', parsedResponse(request.body.response), clientInfo(ctx, request)),
+      showEnrol,
+    ),
+  );
+};
+
+/** The hosted second step in its own page scope (form bodies, HTML errors). */
+export const secondFactorPagesPlugin: FastifyPluginAsync = async (app) => {
+  await app.register(routes);
+};
+
