@@ -169,11 +169,16 @@ export function spawnServe(dataDir: string, env: Record<string, string> = {}, no
  */
 export async function startBenchServer(name: string, env: Record<string, string> = {}, port = 0): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-${name}-`));
-  return serveDataDir(dataDir, env, { removeOnStop: true });
+  return serveDataDir(dataDir, env, { removeOnStop: true, port });
 }
 
-/** Spawns `gatehouse serve` (dist/) on `dataDir` and waits for its ready message. */
-export async function serveDataDir(dataDir: string, env: Record<string, string> = {}, options: { removeOnStop: boolean } = { removeOnStop: false }): Promise<BenchServer> {
+/** Spawns `gatehouse serve` (dist/) on `dataDir` (on `port`, 0: a free one) and waits for its ready message. */
+export async function serveDataDir(
+  dataDir: string,
+  env: Record<string, string> = {},
+  options: { removeOnStop: boolean; port?: number } = { removeOnStop: false },
+): Promise<BenchServer> {
+  const port = options.port ?? 0;
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
   // BENCH_NODE_ARGS: extra node/V8 flags for the server, after the launch settings (to try some).
   const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
