@@ -14,7 +14,7 @@ import { requiredParam } from './params.js';
 import { revokeFamilies } from './revoke-families.js';
 import { formBody } from './token/route.js';
 import type { FailureLimiter } from './failure-limit.js';
-import { readAccessToken } from './bearer.js';
+import { readAccessToken } from './access-tokens.js';
 import type { KeyRing } from './keys.js';
 import { recordRevokedAccessToken } from './revoked-access-tokens.js';
 import { one, transaction } from '../db/store.js';
