@@ -91,6 +91,9 @@ export class DeliveryWorker<Row extends ClaimedRow> {
     } catch (error) {
       this.log?.error({ err: error }, 'webhook outbox claim failed');
     }
+    // The claim awaited: stopped meanwhile, or another pump (a wake) already set the next look.
+    if (this.stopped) return;
+    clearTimeout(this.timer);
     this.timer = setTimeout(async () => {
       this.exhaustedFor = undefined;
       await this.pump();

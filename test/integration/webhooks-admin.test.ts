@@ -175,12 +175,12 @@ describe('webhook outbox', () => {
   it('writes no event when the change’s transaction rolls back', async () => {
     const t = await makeApp();
     await appWithWebhook(t);
-    expect(async () =>
-      await transaction(t.db, async (tx) => {
+    await expect(
+      transaction(t.db, async (tx) => {
         expect(await recordEvent(tx, t.clock.now(), 'notes', 'membership.created', { userId: 'usr_x' })).toMatch(/^msg_/);
         throw new Error('the change failed');
       }),
-    ).toThrow('the change failed');
+    ).rejects.toThrow('the change failed');
     expect(await many(t.db.select().from(webhookDeliveries))).toEqual([]);
 
     const id = await transaction(t.db, async (tx) => recordEvent(tx, t.clock.now(), 'notes', 'membership.created', { userId: 'usr_x' }));
