@@ -23,6 +23,7 @@ import { lazySerializerFactory, lazyValidator } from './http/lazy-compile.js';
 import { registerOpenApi } from './http/openapi.js';
 import { serverLimits } from './http/server-limits.js';
 import { EarlyAnswers, nodeServerFactory } from './http/early-answers.js';
+import { registerHealthRoutes } from './http/health.js';
 import { applicationRoutes } from './applications/routes.js';
 import { ssoGroupRoutes } from './applications/sso-group-routes.js';
 import { providerRoutes } from './applications/provider-routes.js';
@@ -154,7 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Before any route, so the API description sees them all (built on first request: http/openapi.ts).
   registerOpenApi(app, [ProblemSchema]);
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  registerHealthRoutes(app);
 
   await app.register(
     async (admin) => {

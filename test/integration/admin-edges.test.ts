@@ -232,12 +232,25 @@ describe('routes, health and OpenAPI', () => {
     const t = await makeApp();
     const res = await t.app.inject({ method: 'GET', url: '/healthz' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ok' });
+    expect(res.json()).toEqual({ status: 'ok', database: 'reachable' });
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['x-frame-options']).toBe('DENY');
     expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
   });
+
+  it('/healthz and /readyz report the database: 503 unreachable once it cannot answer; /readyz not_ready then', async () => {
+    const t = await makeApp();
+    const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
+    expect([ready.statusCode, ready.json()]).toEqual([200, { status: 'ready' }]);
+    expect((await t.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok', database: 'reachable' });
+    t.db.$client.close();
+    const health = await t.app.inject({ method: 'GET', url: '/healthz' });
+    expect([health.statusCode, health.json()]).toEqual([503, { status: 'unavailable', database: 'unreachable' }]);
+    const notReady = await t.app.inject({ method: 'GET', url: '/readyz' });
+    expect([notReady.statusCode, notReady.json(), notReady.headers['cache-control']]).toEqual([503, { status: 'not_ready', reason: 'database_unreachable' }, 'no-store']);
+  });
+
 
   it('serves an OpenAPI 3 document generated from the route schemas', async () => {
     const t = await makeApp();
