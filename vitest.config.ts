@@ -38,6 +38,17 @@ export default defineConfig({
           passWithNoTests: true,
         },
       },
+      {
+        // PostgreSQL mode (issue 26): each file starts its own PostgreSQL 15 server (test/helpers/postgres-server.ts).
+        test: {
+          name: 'postgres',
+          include: ['test/postgres/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          pool: 'forks',
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -144,30 +144,39 @@ interface PgExecutable {
 
 const isSqliteQuery = (q: object): boolean => typeof (q as { run?: unknown }).run === 'function';
 
+/** A drizzle PostgreSQL builder or prepared statement (db/postgres.ts). */
+interface PgRuns<T> {
+  execute(values?: Values): Promise<T>;
+}
+
 /** Every row of a query. */
-export async function many<T>(q: Runs<T>, values?: Values): Promise<T> {
+export async function many<T>(q: Runs<T>, values?: Values): Promise<T>;
+export async function many<T>(q: PgRuns<T>, values?: Values): Promise<T>;
+export async function many<T>(q: Runs<T> | PgRuns<T>, values?: Values): Promise<T> {
   if (isSqliteQuery(q)) {
     while (gateBlocked()) await waitForGate();
-    return q.all(values);
+    return (q as Runs<T>).all(values);
   }
   return (await (q as unknown as PgExecutable).execute(values)) as T;
 }
 
 /** The first row of a query, or undefined. */
-export async function one<T>(q: Gets<T>, values?: Values): Promise<T> {
+export async function one<T>(q: Gets<T>, values?: Values): Promise<T>;
+export async function one<T>(q: PgRuns<T[]>, values?: Values): Promise<T | undefined>;
+export async function one<T>(q: Gets<T> | PgRuns<T[]>, values?: Values): Promise<T | undefined> {
   if (isSqliteQuery(q)) {
     while (gateBlocked()) await waitForGate();
-    return q.get(values);
+    return (q as Gets<T>).get(values);
   }
   const result = (await (q as unknown as PgExecutable).execute(values)) as unknown[];
   return result[0] as T;
 }
 
 /** Runs a write; resolves to the number of rows it changed. */
-export async function exec(q: RunsWrite, values?: Values): Promise<number> {
+export async function exec(q: RunsWrite | PgExecutable, values?: Values): Promise<number> {
   if (isSqliteQuery(q)) {
     while (gateBlocked()) await waitForGate();
-    return (q.run(values) as { changes: number }).changes;
+    return ((q as RunsWrite).run(values) as { changes: number }).changes;
   }
   const result = (await (q as unknown as PgExecutable).execute(values)) as { count?: number; length: number };
   return result.count ?? result.length;
@@ -190,21 +199,22 @@ export interface TransactionOptions {
 }
 
 /** Runs `fn` in one transaction on `db` (see the module comment); joins an open one. */
-export async function transaction<T>(db: Db, fn: (tx: Db) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+export async function transaction<T, D extends object = Db>(db: D, fn: (tx: D) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const open = currentTransaction(db);
   if (open) return fn(db);
   const scope: TxScope = { db, done: false };
   const runner = postgres.get(db);
   if (runner) {
     try {
-      return await runner.transaction(scope, () => scopes.run(scope, () => fn(db)), options.isolation ?? 'serializable');
+      // The runner runs the body in a scope of its own per attempt (db/postgres.ts).
+      return await runner.transaction(scope, () => fn(db), options.isolation ?? 'serializable');
     } finally {
       scope.done = true;
     }
   }
   while (holder !== undefined) await waitForGate();
   holder = scope;
-  const client = db.$client;
+  const client = (db as unknown as Db).$client;
   try {
     client.exec('BEGIN');
     const result = await scopes.run(scope, () => fn(db));

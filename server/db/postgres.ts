@@ -1,0 +1,147 @@
+/**
+ * PostgreSQL mode (issue 26): a bounded postgres.js pool, the drizzle PostgreSQL schema generated
+ * from the SQLite one (db/pg-schema.ts), its own migrations applied once under an advisory lock,
+ * and the store's transactions (db/store.ts) on pooled connections.
+ *
+ * - Pool: at most `max` connections (GATEHOUSE_DATABASE_POOL, default 10); every connection has a
+ *   statement timeout (GATEHOUSE_DATABASE_STATEMENT_TIMEOUT_MS, default 5 s), so a stuck query
+ *   fails its request instead of holding a connection for ever.
+ * - Migrations: instances started together all call `openPostgres`; the first takes the advisory
+ *   lock and migrates, the others wait for it and then find nothing left to apply.
+ * - Transactions: SERIALIZABLE by default, retried on a serialization failure (40001) or deadlock
+ *   (40P01) with a short random back-off, so a body keeps the meaning it has on SQLite (one writer
+ *   at a time). Statements run by the body, through `tx` or any handle of this database, go to the
+ *   transaction's connection: the drizzle client is a router that asks the store's async scope.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import postgres, { type Sql } from 'postgres';
+import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+import { migrate } from 'drizzle-orm/postgres-js/migrator';
+import * as pgSchema from './pg-schema.js';
+import { installPath } from '../util/install-paths.js';
+import { currentTransaction, inScope, registerPostgres, type Isolation, type TxScope } from './store.js';
+
+export type PgDb = PostgresJsDatabase<typeof pgSchema> & { $client: Sql };
+
+/** The key of the advisory lock migrations run under (any fixed 64-bit number; "gatehouse" in ASCII). */
+export const MIGRATION_LOCK_KEY = 0x6761746568n;
+
+const RETRYABLE = new Set(['40001', '40P01']);
+/** Enough for 20 bodies contending for one row (each round, one of them commits). */
+const MAX_ATTEMPTS = 25;
+
+/** PostgreSQL's SQLSTATE of an error, also when drizzle wrapped it (`cause`). */
+function sqlState(error: unknown): string | undefined {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (typeof e.code === 'string') return e.code;
+  }
+  return undefined;
+}
+
+export interface PostgresOptions {
+  url: string;
+  /** Most connections the pool opens. */
+  max?: number;
+  statementTimeoutMs?: number;
+}
+
+/** The pool's settings from the environment (GATEHOUSE_DATABASE_URL selects PostgreSQL). */
+export function postgresOptions(env: NodeJS.ProcessEnv = process.env): PostgresOptions | undefined {
+  const url = env.GATEHOUSE_DATABASE_URL;
+  if (!url) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new Error('GATEHOUSE_DATABASE_URL must be a postgres:// URL.');
+  const number = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number.`);
+    return n;
+  };
+  return { url, max: number('GATEHOUSE_DATABASE_POOL', 10), statementTimeoutMs: number('GATEHOUSE_DATABASE_STATEMENT_TIMEOUT_MS', 5000) };
+}
+
+/** Where the committed PostgreSQL migrations live (read from server/ at run time, like SQLite's). */
+export function pgMigrationsFolder(): string {
+  const folder = installPath('server', 'db', 'pg-migrations');
+  if (!existsSync(join(folder, 'meta', '_journal.json'))) throw new Error(`PostgreSQL migrations not found in ${folder}`);
+  return folder;
+}
+
+/** Opens the pool and applies pending migrations (once across instances, under the advisory lock). */
+export async function openPostgres(options: PostgresOptions): Promise<PgDb> {
+  const pool = postgres(options.url, {
+    max: options.max ?? 10,
+    idle_timeout: 60,
+    connect_timeout: 10,
+    onnotice: () => {},
+    connection: { application_name: 'gatehouse', statement_timeout: options.statementTimeoutMs ?? 5000 },
+  });
+  try {
+    await migrateUnderLock(pool);
+  } catch (error) {
+    await pool.end({ timeout: 1 });
+    throw error;
+  }
+  // Drizzle sends every statement through `unsafe`: inside a store transaction, its connection's.
+  const router = new Proxy(pool, {
+    get(target, property, receiver) {
+      if (property === 'unsafe') {
+        return (...args: Parameters<Sql['unsafe']>) => {
+          const connection = currentTransaction(db)?.connection as Sql | undefined;
+          return (connection ?? target).unsafe(...args);
+        };
+      }
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
+  const db = drizzle(router, { schema: pgSchema }) as PgDb;
+  db.$client = pool;
+  registerPostgres(db, {
+    transaction: <T>(scope: TxScope, fn: () => Promise<T>, isolation: Isolation) => runTransaction(pool, scope, fn, isolation),
+  });
+  return db;
+}
+
+async function migrateUnderLock(pool: Sql): Promise<void> {
+  // The lock is held by one reserved connection while the migrator runs on others.
+  const holder = await pool.reserve();
+  try {
+    await holder`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
+    try {
+      await migrate(drizzle(pool), { migrationsFolder: pgMigrationsFolder() });
+    } finally {
+      await holder`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
+    }
+  } finally {
+    holder.release();
+  }
+}
+
+async function runTransaction<T>(pool: Sql, scope: TxScope, fn: () => Promise<T>, isolation: Isolation): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    // A fresh scope per attempt: work a failed attempt left running no longer belongs to a transaction.
+    const attemptScope: TxScope = { db: scope.db, done: false };
+    try {
+      return (await pool.begin(`ISOLATION LEVEL ${isolation.toUpperCase()}`, async (connection) => {
+        attemptScope.connection = connection;
+        return inScope(attemptScope, fn);
+      })) as T;
+    } catch (error) {
+      if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(error) ?? '')) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 * attempt, 20)));
+    } finally {
+      attemptScope.done = true;
+    }
+  }
+}
+
+/** The pool's state for `gatehouse status` and /healthz. */
+export async function postgresReachable(db: PgDb): Promise<boolean> {
+  try {
+    await db.$client`SELECT 1`;
+    return true;
+  } catch {
+    return false;
+  }
+}

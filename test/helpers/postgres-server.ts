@@ -1,0 +1,84 @@
+/**
+ * A real PostgreSQL 15 server for PostgreSQL mode's tests (issue 26): Debian's binaries under
+ * /usr/lib/postgresql/15/bin, a cluster made by `initdb` in a temporary directory owned by the
+ * `postgres` user, started with `pg_ctl` on a free port of 127.0.0.1 (and a socket in that
+ * directory), stopped and removed by `stop()`. Each test takes a database of its own.
+ */
+import { execFileSync } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+
+const BIN = '/usr/lib/postgresql/15/bin';
+
+export interface PostgresServer {
+  port: number;
+  /** A URL for `database` on this server (see `createDatabase`). */
+  url(database: string): string;
+  /** Creates an empty database and returns its URL. */
+  createDatabase(): Promise<string>;
+  stop(): void;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function asPostgres(args: string[]): void {
+  execFileSync('runuser', ['-u', 'postgres', '--', ...args], { stdio: 'pipe' });
+}
+
+export async function startPostgres(): Promise<PostgresServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-pg-'));
+  const { uid, gid } = userIds('postgres');
+  chownSync(dir, uid, gid);
+  const data = join(dir, 'data');
+  const port = await freePort();
+  try {
+    asPostgres([`${BIN}/initdb`, '-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+    asPostgres([
+      `${BIN}/pg_ctl`, '-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start',
+      '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
+    ]);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  let made = 0;
+  const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  return {
+    port,
+    url,
+    async createDatabase() {
+      const name = `gatehouse_${process.pid}_${++made}`;
+      const admin = postgres(url('postgres'), { max: 1, onnotice: () => {} });
+      try {
+        await admin.unsafe(`CREATE DATABASE ${name}`);
+      } finally {
+        await admin.end();
+      }
+      return url(name);
+    },
+    stop() {
+      try {
+        asPostgres([`${BIN}/pg_ctl`, '-D', data, '-m', 'immediate', '-w', 'stop']);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+function userIds(name: string): { uid: number; gid: number } {
+  const [uid, gid] = execFileSync('id', ['-u', name]).toString().trim().split('\n').concat(execFileSync('id', ['-g', name]).toString().trim());
+  return { uid: Number(uid), gid: Number(gid) };
+}
