@@ -92,13 +92,13 @@ export class EarlyAnswers {
   }
 
   /** Answers the request if it is one of ours; false hands it to Fastify. */
-  async answer(request: IncomingMessage, response: ServerResponse): Promise<boolean> {
+  answer(request: IncomingMessage, response: ServerResponse): boolean {
     const method = request.method;
     if (method === 'POST') return this.form(request, response);
     if (method !== 'GET' && method !== 'HEAD') return false;
     const call = method === 'GET' ? this.gets.get(request.url!) : undefined;
     if (call) {
-      this.send(response, call, await call.answer({ ip: request.socket.remoteAddress ?? '', headers: request.headers, body: undefined }));
+      this.send(response, call, call.answer({ ip: request.socket.remoteAddress ?? '', headers: request.headers, body: undefined }));
       return true;
     }
     const answer = this.answers.get(request.url!);
@@ -129,9 +129,9 @@ export class EarlyAnswers {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('error', () => response.destroy());
-    request.on('end', async () => {
+    request.on('end', () => {
       const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString();
-      this.send(response, route, await route.answer({ ip: request.socket.remoteAddress ?? '', headers, body: parseForm(text) }));
+      this.send(response, route, route.answer({ ip: request.socket.remoteAddress ?? '', headers, body: parseForm(text) }));
     });
     return true;
   }
@@ -165,8 +165,8 @@ export function nodeServerFactory(
   early: EarlyAnswers,
 ): FastifyServerFactory {
   return (handler) => {
-    const listener = async (request: IncomingMessage, response: ServerResponse) => {
-      if (!await early.answer(request, response)) handler(request, response);
+    const listener = (request: IncomingMessage, response: ServerResponse) => {
+      if (!early.answer(request, response)) handler(request, response);
     };
     // An https.Server is what Fastify itself would create here; its request type is http's.
     const server = (tls ? createHttpsServer({ ...limits.node, ...tls }, listener) : createHttpServer(limits.node, listener)) as Server;
