@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { ConfigError, loadConfig } from '../config.js';
 import { BackupError, backupIntoStore, BACKUP_EXT, BACKUPS_DIR, checkOutputDirectory, configuredSecret, ENCRYPTION_REQUIRED, readKeyFile, writeBackup } from '../ops/backup.js';
 import type { Secret } from '../ops/backup-crypto.js';
+import { PG_BACKUP_ADVICE, postgresOptions } from '../db/postgres-options.js';
 import { DATABASE_FILE } from '../ops/restore.js';
 import { dataDirHelp, dataDirOption, type Command, type Values } from './command.js';
 
@@ -51,6 +52,7 @@ export const backupCommand: Command = {
     ['--unencrypted', 'write it unencrypted, without the TLS keys (it still holds the signing keys)'],
   ],
   async run(values) {
+    if (postgresOptions()) throw new ConfigError(PG_BACKUP_ADVICE);
     const config = loadConfig(process.env, { dataDir: values['data-dir'] as string | undefined });
     const unencrypted = values.unencrypted === true;
     if (unencrypted && (values['passphrase-env'] !== undefined || values['key-file'] !== undefined)) {

@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { BackupError } from '../ops/backup.js';
 import { restoreBackup } from '../ops/restore.js';
+import { PG_BACKUP_ADVICE, postgresOptions } from '../db/postgres-options.js';
 import { secretFrom, secretHelp, secretOptions } from './backup.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 
@@ -10,6 +11,7 @@ export const restoreCommand: Command = {
   options: { ...dataDirOption, ...secretOptions },
   help: [dataDirHelp, ...secretHelp.map(([flag, text]): [string, string] => [flag, `of an encrypted backup: ${text}`])],
   async run(values, positionals) {
+    if (postgresOptions()) throw new ConfigError(PG_BACKUP_ADVICE);
     if (positionals.length !== 1) throw new ConfigError('Give exactly one backup file: gatehouse restore FILE.');
     const config = loadConfig(process.env, { dataDir: values['data-dir'] as string | undefined });
     const secret = secretFrom(values, config);

@@ -21,6 +21,9 @@ import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import * as pgSchema from './pg-schema.js';
 import { installPath } from '../util/install-paths.js';
 import { currentTransaction, inScope, registerPostgres, type Isolation, type TxScope } from './store.js';
+import type { PostgresOptions } from './postgres-options.js';
+
+export { postgresOptions, type PostgresOptions } from './postgres-options.js';
 
 export type PgDb = PostgresJsDatabase<typeof pgSchema> & { $client: Sql };
 
@@ -37,28 +40,6 @@ function sqlState(error: unknown): string | undefined {
     if (typeof e.code === 'string') return e.code;
   }
   return undefined;
-}
-
-export interface PostgresOptions {
-  url: string;
-  /** Most connections the pool opens. */
-  max?: number;
-  statementTimeoutMs?: number;
-}
-
-/** The pool's settings from the environment (GATEHOUSE_DATABASE_URL selects PostgreSQL). */
-export function postgresOptions(env: NodeJS.ProcessEnv = process.env): PostgresOptions | undefined {
-  const url = env.GATEHOUSE_DATABASE_URL;
-  if (!url) return undefined;
-  if (!/^postgres(ql)?:\/\//.test(url)) throw new Error('GATEHOUSE_DATABASE_URL must be a postgres:// URL.');
-  const number = (name: string, fallback: number) => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number.`);
-    return n;
-  };
-  return { url, max: number('GATEHOUSE_DATABASE_POOL', 10), statementTimeoutMs: number('GATEHOUSE_DATABASE_STATEMENT_TIMEOUT_MS', 5000) };
 }
 
 /** Where the committed PostgreSQL migrations live (read from server/ at run time, like SQLite's). */

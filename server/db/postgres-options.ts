@@ -1,0 +1,35 @@
+/**
+ * Whether this process runs in PostgreSQL mode (issue 26): `GATEHOUSE_DATABASE_URL` and the pool's
+ * settings. Kept apart from db/postgres.ts so that the CLI can ask without loading the client.
+ */
+import { ConfigError } from '../config.js';
+
+export interface PostgresOptions {
+  url: string;
+  /** Most connections the pool opens. */
+  max?: number;
+  statementTimeoutMs?: number;
+}
+
+/** The pool's settings from the environment (GATEHOUSE_DATABASE_URL selects PostgreSQL). */
+export function postgresOptions(env: NodeJS.ProcessEnv = process.env): PostgresOptions | undefined {
+  const url = env.GATEHOUSE_DATABASE_URL;
+  if (!url) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('GATEHOUSE_DATABASE_URL must be a postgres:// URL.');
+  const number = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive whole number.`);
+    return n;
+  };
+  return { url, max: number('GATEHOUSE_DATABASE_POOL', 10), statementTimeoutMs: number('GATEHOUSE_DATABASE_STATEMENT_TIMEOUT_MS', 5000) };
+}
+
+/** What `gatehouse backup` and `restore` say in PostgreSQL mode. */
+export const PG_BACKUP_ADVICE =
+  'In PostgreSQL mode (GATEHOUSE_DATABASE_URL) the database is backed up and restored with PostgreSQL\'s own tools: pg_dump --format=custom and pg_restore; `gatehouse backup` and `restore` copy an embedded SQLite store only.';
+
+/** What `gatehouse serve` says in PostgreSQL mode, until the query modules run there. */
+export const PG_SERVE_NOT_YET =
+  'GATEHOUSE_DATABASE_URL is set, but this version of Gatehouse cannot serve from PostgreSQL yet (its engine, schema and migrations are in place; the queries are not): unset it to run on the embedded SQLite store.';

@@ -1,0 +1,54 @@
+/**
+ * `gatehouse status` in PostgreSQL mode (issue 26): the engine, the server's version, the pool
+ * settings and the migration state, read over one connection without migrating anything.
+ * Backups there are the operator's `pg_dump` (db/postgres-options.ts PG_BACKUP_ADVICE).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { pgMigrationsFolder } from '../db/postgres.js';
+import type { PostgresOptions } from '../db/postgres-options.js';
+
+export interface PostgresStatus {
+  engine: 'postgres';
+  /** The URL without its password. */
+  database: string;
+  serverVersion: string;
+  pool: { max: number; statementTimeoutMs: number };
+  migrations: { applied: number; known: number; pending: number };
+}
+
+export function redactedUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
+}
+
+export async function readPostgresStatus(options: PostgresOptions): Promise<PostgresStatus> {
+  const sql = postgres(options.url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  try {
+    const [{ version }] = (await sql<{ version: string }[]>`SELECT current_setting('server_version') AS version`) as unknown as [{ version: string }];
+    const [{ present }] = (await sql<{ present: string | null }[]>`SELECT to_regclass('drizzle.__drizzle_migrations')::text AS present`) as unknown as [{ present: string | null }];
+    const applied = present ? Number((await sql<{ n: string }[]>`SELECT count(*)::text AS n FROM drizzle.__drizzle_migrations`)[0]!.n) : 0;
+    const journal = JSON.parse(readFileSync(join(pgMigrationsFolder(), 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };
+    const known = journal.entries.length;
+    return {
+      engine: 'postgres',
+      database: redactedUrl(options.url),
+      serverVersion: version,
+      pool: { max: options.max ?? 10, statementTimeoutMs: options.statementTimeoutMs ?? 5000 },
+      migrations: { applied, known, pending: Math.max(0, known - applied) },
+    };
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+export function formatPostgresStatus(s: PostgresStatus): string {
+  return [
+    `Engine           PostgreSQL ${s.serverVersion} (${s.database})`,
+    `Pool             at most ${s.pool.max} connections, statement timeout ${s.pool.statementTimeoutMs} ms`,
+    `Schema           ${s.migrations.applied} migrations applied, ${s.migrations.pending} pending`,
+    `Backups          pg_dump --format=custom (gatehouse backup is for the embedded SQLite store)`,
+  ].join('\n');
+}
