@@ -22,7 +22,7 @@ import { Secret, TOTP } from 'otpauth';
 import type { BenchResult, Scenario } from './run.js';
 import { BENCH_PASSWORD, cpuPerOp, cpuSample, createApplication, loadAverage, percentile, signUp, startBenchServer, type BenchServer } from './_server.js';
 import { SoftAuthenticator } from './_authenticator.js';
-import { freePort } from '../test/helpers/localhost-server.js';
+import { freePort } from '../test/helpers/free-port.js';
 import { testConfig } from '../server/config.js';
 import { verifyAssertion, verifyRegistration, registrationOptions } from '../server/accounts/second-factor/webauthn.js';
 import type { Passkey, Person } from '../server/db/schema.js';

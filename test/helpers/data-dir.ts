@@ -2,7 +2,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { afterEach } from 'vitest';
 import { loadConfig } from '../../server/config.js';
 import { start, type Running } from '../../server/main.js';
@@ -31,11 +30,4 @@ export async function startServer(dataDir: string, env: Record<string, string> =
 }
 
 /** A port nothing listens on right now (for a second listener such as the plain-http CA port). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from './free-port.js';

@@ -3,24 +3,14 @@
  * `localhost` and refuses IP-address hosts, so passkey tests cannot use 127.0.0.1. A free port is
  * found first, because the issuer must be configured before listening.
  */
-import { createServer } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../server/config.js';
 import { start } from '../../server/main.js';
 import { OAUTH_ADMIN_TOKEN, adminFetch, type OAuthServer } from './oauth-server.js';
+import { freePort } from './free-port.js';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 export async function startLocalhostServer(env: Record<string, string> = {}): Promise<OAuthServer> {
   const port = await freePort();

@@ -6,10 +6,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { freePort } from './free-port.js';
 
 const BIN = '/usr/lib/postgresql/15/bin';
 
@@ -20,17 +20,6 @@ export interface PostgresServer {
   /** Creates an empty database and returns its URL. */
   createDatabase(): Promise<string>;
   stop(): void;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function asPostgres(args: string[]): void {
