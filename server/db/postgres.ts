@@ -8,6 +8,7 @@
  *   fails its request instead of holding a connection for ever.
  * - Migrations: instances started together all call `openPostgres`; the first takes the advisory
  *   lock and migrates, the others wait for it and then find nothing left to apply.
+ * - Singleton jobs (key rotation, the sweeper): `singleton` in db/store.ts, under advisory locks.
  * - Transactions: SERIALIZABLE by default, retried on a serialization failure (40001) or deadlock
  *   (40P01) with a short random back-off, so a body keeps the meaning it has on SQLite (one writer
  *   at a time). Statements run by the body, through `tx` or any handle of this database, go to the
@@ -20,7 +21,7 @@ import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import * as pgSchema from './pg-schema.js';
 import { installPath } from '../util/install-paths.js';
-import { currentTransaction, inScope, registerPostgres, type Isolation, type TxScope } from './store.js';
+import { currentTransaction, inScope, registerPostgres, type Isolation, type Singleton, type TxScope } from './store.js';
 import type { PostgresOptions } from './postgres-options.js';
 
 export { postgresOptions, type PostgresOptions } from './postgres-options.js';
@@ -80,6 +81,7 @@ export async function openPostgres(options: PostgresOptions): Promise<PgDb> {
   db.$client = pool;
   registerPostgres(db, {
     transaction: <T>(scope: TxScope, fn: () => Promise<T>, isolation: Isolation) => runTransaction(pool, scope, fn, isolation),
+    singleton: <T>(job: string, fn: () => Promise<T>) => runSingleton(pool, job, fn),
   });
   return db;
 }
@@ -117,12 +119,22 @@ async function runTransaction<T>(pool: Sql, scope: TxScope, fn: () => Promise<T>
   }
 }
 
-/** The pool's state for `gatehouse status` and /healthz. */
-export async function postgresReachable(db: PgDb): Promise<boolean> {
+/**
+ * `fn` under the job's advisory lock, taken without waiting: another instance holding it is
+ * running the job, so this one skips it. The lock belongs to a transaction left open on one pooled
+ * connection for the job's length (the job's own statements run on other connections); should the
+ * instance die, PostgreSQL ends that transaction and the lock with it.
+ */
+async function runSingleton<T>(pool: Sql, job: string, fn: () => Promise<T>): Promise<Singleton<T>> {
+  let result: Singleton<T> = { ran: false };
   try {
-    await db.$client`SELECT 1`;
-    return true;
-  } catch {
-    return false;
+    await pool.begin(async (holder) => {
+      const [row] = await holder<{ locked: boolean }[]>`SELECT pg_try_advisory_xact_lock(hashtext(${`gatehouse:${job}`})::bigint) AS locked`;
+      if (row?.locked) result = { ran: true, value: await fn() };
+    });
+  } catch (error) {
+    // The job ran; only the lock's connection was lost meanwhile (and the lock with it).
+    if (!result.ran) throw error;
   }
+  return result;
 }

@@ -45,7 +45,11 @@ type Values = Record<string, unknown>;
 /** How a PostgreSQL database runs a transaction (db/postgres.ts registers it). */
 export interface PostgresRunner {
   transaction<T>(scope: TxScope, fn: () => Promise<T>, isolation: Isolation): Promise<T>;
+  singleton<T>(job: string, fn: () => Promise<T>): Promise<Singleton<T>>;
 }
+
+/** Whether a singleton job ran here (and its result) or another instance was running it. */
+export type Singleton<T> = { ran: true; value: T } | { ran: false };
 
 export type Isolation = 'serializable' | 'read committed';
 
@@ -237,6 +241,16 @@ export async function transaction<T, D extends object = Db>(db: D, fn: (tx: D) =
 export function sqliteTransaction<A extends unknown[], R>(db: Db, fn: (...args: A) => R): (...args: A) => Promise<R> {
   const native = db.$client.transaction(fn);
   return (...args) => sqliteTurn(() => native(...args));
+}
+
+/**
+ * Runs `fn` unless another instance on the same database is running the job named `job` (key
+ * rotation, the sweeper): on PostgreSQL under a session advisory lock, which the server releases
+ * if the instance dies; on SQLite always (one process owns a data directory).
+ */
+export async function singleton<T>(db: object, job: string, fn: () => Promise<T>): Promise<Singleton<T>> {
+  const runner = postgres.get(db);
+  return runner ? runner.singleton(job, fn) : { ran: true, value: await fn() };
 }
 
 /** Runs `fn` in `scope` (db/postgres.ts: a retried attempt gets a fresh scope object). */

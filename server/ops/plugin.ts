@@ -5,6 +5,7 @@
  * background jobs: scheduled backups, the signing-key rotation schedule, the retention sweeper
  * and the purge of big deletes.
  */
+import { singleton } from '../db/store.js';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import type { Server as TlsServer } from 'node:tls';
 import type { FastifyPluginAsync } from 'fastify';
@@ -154,9 +155,10 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
 
   if (!options.startWorkers) return;
 
+  // One instance at a time on a shared database (db/store.ts `singleton`).
   const check = () =>
-    rotateKeyIfDue(ctx)
-      .then((kid) => kid && app.log.info({ kid }, 'signing key rotated on schedule'))
+    singleton(ctx.db, 'key-rotation', () => rotateKeyIfDue(ctx))
+      .then((job) => job.ran && job.value && app.log.info({ kid: job.value }, 'signing key rotated on schedule'))
       .catch((error: unknown) => app.log.error({ err: error }, 'scheduled key rotation failed'));
   // onReady: after the OAuth plugin has created the first key.
   app.addHook('onReady', async () => void check());

@@ -9,7 +9,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { openDatabase } from '../../server/db/client.js';
 import { openPostgres, postgresOptions, type PgDb } from '../../server/db/postgres.js';
 import { activityDaily, refreshTokens, refreshTokenFamilies, applications, people } from '../../server/db/pg-schema.js';
-import { exec, many, one, transaction } from '../../server/db/store.js';
+import { exec, many, one, singleton, transaction } from '../../server/db/store.js';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 
 let server: PostgresServer;
@@ -121,5 +121,31 @@ describe('PostgreSQL engine', () => {
     const pids = await Promise.all(Array.from({ length: 8 }, () => db.$client<{ pid: number }[]>`SELECT pg_backend_pid() AS pid, pg_sleep(0.05)`));
     expect(new Set(pids.map((r) => r[0]!.pid)).size).toBeLessThanOrEqual(2);
     await expect(db.$client`SELECT pg_sleep(2)`).rejects.toMatchObject({ code: '57014' });
+  });
+
+  it('runs a singleton job on one instance at a time, and frees it when the instance holding it dies', async () => {
+    const url = await server.createDatabase();
+    const [a, b] = await Promise.all([open(url), open(url)]);
+    const ran: string[] = [];
+    const job = (name: string, ms: number) => async () => {
+      ran.push(name);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return name;
+    };
+    const [first, second] = await Promise.all([singleton(a, 'sweeper', job('a', 300)), singleton(b, 'sweeper', job('b', 300))]);
+    expect(ran).toHaveLength(1);
+    expect([first, second].filter((r) => r.ran)).toEqual([{ ran: true, value: ran[0] }]);
+    // Another job name is not held by it; once the first ended, the job is free again.
+    expect(await singleton(b, 'key-rotation', job('b', 0))).toEqual({ ran: true, value: 'b' });
+    expect(await singleton(b, 'sweeper', job('b', 0))).toEqual({ ran: true, value: 'b' });
+
+    // Instance a holds the job and dies: its connections are cut, as when the process is killed.
+    const held = singleton(a, 'sweeper', () => new Promise<string>(() => {}));
+    // (Waiting for a to hold it first: b's own tries would otherwise make a's try fail.)
+    await expect.poll(async () => (await b.$client`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted`).length).toBe(1);
+    expect(await singleton(b, 'sweeper', job('b', 0))).toEqual({ ran: false });
+    await a.$client.end({ timeout: 0 });
+    await expect(held).rejects.toThrow();
+    await expect.poll(async () => (await singleton(b, 'sweeper', job('b', 0))).ran).toBe(true);
   });
 });
