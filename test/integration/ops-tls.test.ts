@@ -92,7 +92,7 @@ describe('HTTPS listener', () => {
     const fetchWithCa = caFetch(caPem);
     const health = await fetchWithCa(`${running.url}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok' });
+    expect(await health.json()).toEqual({ status: 'ok', database: 'reachable' });
 
     const ca = await fetchWithCa(`${running.url}/ca.pem`);
     expect(ca.status).toBe(200);

@@ -58,7 +58,7 @@ describe('npm start', () => {
 
       const health = await fetch(`${first.url}/healthz`);
       expect(health.status).toBe(200);
-      expect(await health.json()).toEqual({ status: 'ok' });
+      expect(await health.json()).toEqual({ status: 'ok', database: 'reachable' });
 
       const created = await admin(first, firstToken, 'POST', '/api/admin/applications', {
         id: 'notes',
