@@ -19,6 +19,7 @@ import { needsSecondFactor, signInWithEmail, type SignedIn } from './sign-in.js'
 import { setMfaCookie } from './second-factor/pending.js';
 import { signUpWithEmail } from './sign-up.js';
 import { sendVerificationEmail } from './email-verification.js';
+import { requestLocale } from '../i18n/index.js';
 
 const tags = ['sign-in'];
 const errors = { 400: problemRef, 401: problemRef, 403: problemRef, 404: problemRef, 409: problemRef, 415: problemRef, 429: problemRef };
@@ -67,7 +68,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const signedUp = await signUpWithEmail(ctx, request.body, clientInfo(ctx, request));
-      sendVerificationEmail(ctx, signedUp.person, request.log);
+      sendVerificationEmail(ctx, signedUp.person, request.log, requestLocale(ctx.config, request));
       sendSessionCookie(ctx, reply, signedUp);
       return reply.status(201).send({ user: userRecord(signedUp.person) });
     },
