@@ -10,7 +10,9 @@ import type { Application, Membership, Person } from '../db/schema.js';
 import { createMembership, findMembership } from '../members/create.js';
 import { acceptInvitation, pendingInvitationFor } from '../invitations/accept.js';
 
-export type SettleResult = { membership: Membership } | { error: 'access_denied'; description: string };
+/** Why a person cannot use an application: their membership is suspended, or its sign-up policy does not admit them. */
+export type RefusalReason = 'suspended' | 'invite_only' | 'closed';
+export type SettleResult = { membership: Membership } | { error: 'access_denied'; reason: RefusalReason; description: string };
 
 export function settleMembership(ctx: AppContext, app: Application, person: Person): SettleResult {
   // The usual visit, an active member's: one prepared read, no transaction.
@@ -21,7 +23,7 @@ export function settleMembership(ctx: AppContext, app: Application, person: Pers
     const existing = findMembership(tx, app.id, person.id);
     if (existing) {
       if (existing.status === 'active') return { membership: existing };
-      return { error: 'access_denied', description: `Your access to ${app.name} is suspended.` };
+      return { error: 'access_denied', reason: 'suspended', description: `Your access to ${app.name} is suspended.` };
     }
     return admitNewcomer(tx, now, app, person);
   });
@@ -39,9 +41,9 @@ export function admitNewcomer(tx: Tx, now: Date, app: Application, person: Perso
     case 'invite_only': {
       const invitation = person.emailVerified ? pendingInvitationFor(tx, now, app.id, person.email) : undefined;
       if (invitation) return { membership: acceptInvitation(tx, now, invitation, person) };
-      return { error: 'access_denied', description: `${app.name} is open to invited people only.` };
+      return { error: 'access_denied', reason: 'invite_only', description: `${app.name} is open to invited people only.` };
     }
     case 'closed':
-      return { error: 'access_denied', description: `${app.name} does not accept new members.` };
+      return { error: 'access_denied', reason: 'closed', description: `${app.name} does not accept new members.` };
   }
 }

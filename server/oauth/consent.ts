@@ -19,6 +19,8 @@ import { consents, memberships, type Application, type Consent, type Membership 
 import { notFound } from '../http/problem.js';
 import { revokeFamilies } from './revoke-families.js';
 
+/** The hosted consent page (consent-page.ts). */
+export const CONSENT_PAGE = '/consent';
 const USE_MARK_EVERY_MS = 86_400_000;
 
 const scopeSet = (scope: string) => new Set(scope.split(' ').filter(Boolean));

@@ -36,6 +36,7 @@ import {
   pageApplication,
   providerLinks,
   redirectSources,
+  rememberResume,
   safeReturnTo,
   signUpOpen,
 } from './sign-in-pages.js';
@@ -122,6 +123,7 @@ function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyRepl
   const unavailable = passkeysUnavailable(ctx, t);
   const refused = view.refused;
   const warn = refused?.failures === LOCK_AFTER_FAILURES - 1;
+  rememberResume(ctx.config, reply, app, returnTo);
   return renderPage(reply, 'sign-in', {
     title: app ? t('signIn.titleFor', { app: app.name }) : t('signIn.title'),
     appName: app?.name,
