@@ -5,6 +5,7 @@ import { fetchAll, page, PAGE } from '../paged';
 import { Async, CopyField, DataTable, Empty, ErrorBox, Field, useAction } from '../ui';
 import { redirectUriHint, audienceErrors, clientIdErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
 import { IntegrationSnippet } from './snippet';
+import { idFromName } from '../../../server/applications/id-from-name';
 
 const t = {
   title: 'Applications',
@@ -92,14 +93,6 @@ export function ApplicationsPage() {
   );
 }
 
-export function slugify(name: string): string {
-  return name
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 63);
-}
 
 /** A sensible default audience: the redirect URI's origin + /api, else a URN with the id. */
 export function suggestAudience(id: string, firstRedirect: string | undefined): string {
@@ -128,7 +121,7 @@ export function NewApplicationPage() {
   const show = (...fields: string[]) => setShown((s) => ({ ...s, ...Object.fromEntries(fields.map((f) => [f, true])) }));
   const action = useAction();
 
-  const effectiveId = () => (idTouched() ? id() : slugify(name()));
+  const effectiveId = () => (idTouched() ? id() : idFromName(name()));
   const redirectList = createMemo(() => redirectUriList(redirects()));
   const effectiveAudience = () => (audienceTouched() ? audience() : suggestAudience(effectiveId(), redirectList()[0]));
   const server = () => fieldErrors(action.error());

@@ -3,7 +3,8 @@ import { A } from '@solidjs/router';
 import { client, enc, fieldErrors, ok, type SsoGroup } from '../api';
 import { fetchAll, page, PAGE } from '../paged';
 import { Async, confirmAction, Empty, ErrorBox, Field, toast, useAction } from '../ui';
-import { allApplications, slugify } from './applications';
+import { idFromName } from '../../../server/applications/id-from-name';
+import { allApplications } from './applications';
 
 const t = {
   title: 'SSO groups',
@@ -41,13 +42,13 @@ export function SsoGroupsPage() {
   const [touched, setTouched] = createSignal(false);
   const action = useAction();
   const appName = (id: string) => data.latest?.apps.find((a) => a.id === id)?.name ?? id;
-  const nameErrors = () => [...(touched() && slugify(name()).length < 2 ? [t.nameTooShort] : []), ...(fieldErrors(action.error()).name ?? [])];
+  const nameErrors = () => [...(touched() && idFromName(name()).length < 2 ? [t.nameTooShort] : []), ...(fieldErrors(action.error()).name ?? [])];
 
   const create = async (e: Event) => {
     e.preventDefault();
     setTouched(true);
-    if (slugify(name()).length < 2) return;
-    const g = await action.run(() => ok(client.POST('/api/admin/sso-groups', { body: { id: slugify(name()), name: name().trim() } })));
+    if (idFromName(name()).length < 2) return;
+    const g = await action.run(() => ok(client.POST('/api/admin/sso-groups', { body: { id: idFromName(name()), name: name().trim() } })));
     if (g) {
       setName('');
       setTouched(false);
@@ -93,7 +94,7 @@ export function SsoGroupsPage() {
             />
           )}
         </Field>
-        <button class="primary" type="submit" disabled={action.busy() || slugify(name()).length < 2}>
+        <button class="primary" type="submit" disabled={action.busy() || idFromName(name()).length < 2}>
           {t.create}
         </button>
       </form>

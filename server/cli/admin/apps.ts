@@ -6,6 +6,7 @@ import { ConfigError } from '../../config.js';
 import { adminCommand, applicationPath, listAll } from '../admin-client.js';
 import { bodyFromFlags, type FlagTable } from '../flags.js';
 import { formatFields, formatTable, printJson } from '../output.js';
+import { idFromName } from '../../applications/id-from-name.js';
 
 interface Application {
   id: string;
@@ -27,18 +28,6 @@ interface Application {
 
 const onePositional = { usage: 'APP', min: 1, max: 1, missing: "Give one application id, e.g. `gatehouse app show notes`." };
 
-/**
- * An application id made from its name, as the panel's wizard suggests one: lower case, runs of
- * anything but a-z and 0-9 become one hyphen ("Team Notes" → "team-notes").
- */
-export function idFromName(name: string): string {
-  return name
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 63);
-}
 
 export const appList = adminCommand({
   async run({ client, json }) {
