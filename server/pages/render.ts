@@ -123,5 +123,7 @@ export function renderError(
   message: string,
   options: PageOptions & { link?: { href: string; label: string } } = {},
 ): FastifyReply {
-  return renderPage(reply.status(status), 'error', { title, message, link: options.link }, options);
+  // The language switch of an error page leads to the account page unless told otherwise: the
+  // failed address may hold what should not be repeated into links (a provider's callback query).
+  return renderPage(reply.status(status), 'error', { title, message, link: options.link }, { here: '/account', ...options });
 }

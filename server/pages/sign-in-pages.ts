@@ -110,7 +110,7 @@ const RESUME_COOKIE = 'gatehouse_resume';
 const resumeCookieName = (config: Config) => (config.issuer.startsWith('https:') ? `__Secure-${RESUME_COOKIE}` : RESUME_COOKIE);
 
 export function rememberResume(config: Config, reply: FastifyReply, app: Application | undefined, returnTo: string): void {
-  if (!app || !returnTo.startsWith(RESUME_PREFIXES[0]!)) return;
+  if (!app || app.authPolicy.signup_policy !== 'invite_only' || !returnTo.startsWith(RESUME_PREFIXES[0]!)) return;
   reply.setCookie(resumeCookieName(config), returnTo, {
     path: '/invite/', httpOnly: true, sameSite: 'lax', secure: config.issuer.startsWith('https:'), maxAge: 3600,
   });

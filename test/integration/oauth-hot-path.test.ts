@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { memberships } from '../../server/db/schema.js';
 import { makeApp } from '../helpers/app.js';
-import { authorize, expectOAuthError, location, setUpClients, spaParams, SPA_REDIRECT, token } from '../helpers/oauth-inject.js';
+import { authorize, expectOAuthError, location, refusedBack, setUpClients, spaParams, SPA_REDIRECT, token } from '../helpers/oauth-inject.js';
 
 describe('OAuth hot paths', () => {
   it('is silent up to the last millisecond of a session and sends to sign-in at its expiry', async () => {
@@ -33,7 +33,7 @@ describe('OAuth hot paths', () => {
     expect(location(await authorize(t, spaParams().params, cookie)).searchParams.get('code')).toBeTruthy();
 
     t.db.update(memberships).set({ status: 'suspended' }).where(eq(memberships.applicationId, 'notes')).run();
-    const refused = location(await authorize(t, spaParams().params, cookie));
+    const refused = refusedBack(await authorize(t, spaParams().params, cookie), 'suspended');
     expect(refused.searchParams.get('error')).toBe('access_denied');
     expect(refused.searchParams.get('code')).toBeNull();
   });

@@ -92,7 +92,7 @@ describe('the account page sends a stale session through sign-in first', () => {
     expect(cookieValue(signedIn, 'gatehouse_session')).toBeUndefined();
 
     const retried = await postForm(t, '/account/linked-accounts/github/unlink', { csrf_token: csrfFrom(page.res) }, page.cookie);
-    expect({ status: retried.statusCode, location: retried.headers.location }).toEqual({ status: 303, location: '/account?notice=account_unlinked' });
+    expect({ status: retried.statusCode, location: retried.headers.location }).toEqual({ status: 303, location: '/account?notice=account_unlinked#sign-in-methods' });
     expect(providersOf(t, personId)).toEqual(['credential']);
   });
 
