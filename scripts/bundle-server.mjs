@@ -20,6 +20,8 @@ const root = new URL('..', import.meta.url).pathname;
 export const BUNDLE = join(root, 'dist/gatehouse.mjs');
 /** The hosted pages' one script (passkeys), served from our origin as /assets/webauthn.js. */
 export const PAGE_SCRIPT = join(root, 'dist/pages/webauthn.js');
+/** The hosted pages' module and its chunks, served as /assets/js/<file>. */
+export const PAGES_MODULE_DIR = join(root, 'dist/pages/js');
 
 /**
  * Builtins a dependency loads at start-up that this server never uses: Fastify's `node:http2`
@@ -85,7 +87,25 @@ export async function bundleServer() {
     logLevel: 'warning',
     write: false,
   });
-  for (const file of [...outputFiles, ...page.outputFiles]) {
+  // The pages' own module (password toggles and strength, count-downs): an ES module whose
+  // strength estimator (@zxcvbn-ts and its dictionaries) is split into chunks loaded on first use.
+  const pages = await build({
+    absWorkingDir: root,
+    entryPoints: { pages: 'server/pages/client/pages.ts' },
+    outdir: PAGES_MODULE_DIR,
+    chunkNames: 'chunk-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['es2020'],
+    tsconfig: 'server/pages/client/tsconfig.json',
+    legalComments: 'none',
+    minify: true,
+    logLevel: 'warning',
+    write: false,
+  });
+  for (const file of [...outputFiles, ...page.outputFiles, ...pages.outputFiles]) {
     mkdirSync(dirname(file.path), { recursive: true });
     writeFileSync(`${file.path}.tmp`, file.contents);
     renameSync(`${file.path}.tmp`, file.path);

@@ -4,7 +4,7 @@
  * rate limits and back-off of the JSON endpoints; success answers 303 to `return_to`.
  * Errors in this scope render as HTML pages, not problem+json.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -23,7 +23,7 @@ import { mailerFor } from '../mail/mailer.js';
 import { PAGE_SCRIPT_PATH, pagesFolder, renderError, renderPage } from './render.js';
 import type { Application } from '../db/schema.js';
 import { pageText, type Translate } from '../i18n/index.js';
-import { problemText } from './text.js';
+import { errorTitle, problemText } from './text.js';
 import { pageBrand } from './brand.js';
 import { passkeysUnavailable, secondFactorPagesPlugin } from './second-factor-pages.js';
 import { installPath } from '../util/install-paths.js';
@@ -207,6 +207,22 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(PAGE_SCRIPT_PATH, { schema: { hide: true } }, async (_request, reply) => {
     script ??= readFileSync(installPath('dist', 'pages', 'webauthn.js'));
     return reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(script);
+  });
+
+  // The pages' module and its lazily loaded chunks (dist/pages/js/), by exact file name only.
+  const modules = new Map<string, Buffer>();
+  const ModuleParams = Type.Object({ file: Type.String({ pattern: '^[A-Za-z0-9_-]{1,80}\\.js$' }) });
+  app.get('/assets/js/:file', { schema: { hide: true, params: ModuleParams } }, async (request, reply) => {
+    const { file } = request.params;
+    let body = modules.get(file);
+    if (!body) {
+      const path = installPath('dist', 'pages', 'js', file);
+      if (!existsSync(path)) return renderError(reply, 404, errorTitle(pageText(ctx.config, request).t, 404), pageText(ctx.config, request).t('errors.notFound'));
+      modules.set(file, (body = readFileSync(path)));
+    }
+    // Chunks carry their content hash in the name; the entry does not.
+    const cache = file.startsWith('chunk-') ? 'public, max-age=31536000, immutable' : 'public, max-age=3600';
+    return reply.type('text/javascript; charset=utf-8').header('cache-control', cache).send(body);
   });
 
   app.get('/sign-in', { schema: { hide: true, querystring: FlowQuery } }, async (request, reply) =>
