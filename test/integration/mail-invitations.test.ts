@@ -38,7 +38,7 @@ describe('invitation e-mail over real SMTP', () => {
     expect(decoded).toContain('Hi Ann <3, join us');
     expect(decoded).toContain('Hi Ann &lt;3, join us');
     expect(decoded).toContain(`<a href="${inv.acceptUrl}">Accept the invitation</a>`);
-    expect(decoded).toContain('<strong>Notes &amp; Co</strong>');
+    expect(decoded).toContain('<p>You have been invited to join Notes &amp; Co as member.</p>');
     const row = t.db.select().from(invitations).where(eq(invitations.id, inv.id)).get()!;
     expect(row).toMatchObject({ emailSent: true, emailError: null, lastSentAt: t.clock.now() });
   });
