@@ -20,11 +20,12 @@ import { redirectToSecondStep } from '../accounts/second-factor/pending.js';
 import { signUpWithEmail } from '../accounts/sign-up.js';
 import { sendVerificationEmail } from '../accounts/email-verification.js';
 import { mailerFor } from '../mail/mailer.js';
-import { PAGE_SCRIPT_PATH, pagesFolder, renderError, renderPage } from './render.js';
+import { PAGE_SCRIPT_PATH, localPath, pagesFolder, renderError, renderPage } from './render.js';
 import type { Application } from '../db/schema.js';
-import { pageText, type Translate } from '../i18n/index.js';
+import { isLocale, pageText, setLanguageCookie, type Translate } from '../i18n/index.js';
 import { errorTitle, problemText } from './text.js';
 import { pageBrand } from './brand.js';
+import { brandRoutes } from './brand-routes.js';
 import { passkeysUnavailable, secondFactorPagesPlugin } from './second-factor-pages.js';
 import { installPath } from '../util/install-paths.js';
 import { preparePageScope } from './page-scope.js';
@@ -225,6 +226,20 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.type('text/javascript; charset=utf-8').header('cache-control', cache).send(body);
   });
 
+  // The language switch (every page's footer): the choice is kept in a cookie for a year, and the
+  // browser goes back to the page it came from (a path on this origin only).
+  const LanguageParams = Type.Object({ code: Type.String({ maxLength: 10 }) });
+  const LanguageQuery = Type.Object({ next: short(4000) }, { additionalProperties: false });
+  app.get('/language/:code', { schema: { hide: true, params: LanguageParams, querystring: LanguageQuery } }, async (request, reply) => {
+    const { code } = request.params;
+    if (!isLocale(code)) {
+      const { t } = pageText(ctx.config, request);
+      return renderError(reply, 404, errorTitle(t, 404), t('errors.notFound'));
+    }
+    setLanguageCookie(ctx.config, reply, code);
+    return reply.header('cache-control', 'no-store').redirect(localPath(request.query.next) ?? '/account', 303);
+  });
+
   app.get('/sign-in', { schema: { hide: true, querystring: FlowQuery } }, async (request, reply) =>
     showSignIn(ctx, request, reply, {
       clientId: request.query.client_id,
@@ -302,4 +317,6 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
 export const pagesFeature: FastifyPluginAsync<FeatureOptions> = async (app) => {
   await app.register(pageRoutes);
   await app.register(secondFactorPagesPlugin);
+  // Logos and accent stylesheets: files, not pages (their errors are problem+json).
+  await app.register(brandRoutes);
 };
