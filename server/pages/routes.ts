@@ -77,8 +77,8 @@ function refusal(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, 
   const { locale, t } = pageText(ctx.config, request);
   const message = problemText(t, locale, error);
   if (error instanceof WrongPassword) {
-    // The wrong password that set the lock says so at once, with the wait.
-    if (error.lockedUntil) return { status: error.status, message, lockedUntil: error.lockedUntil };
+    // The wrong password that set the lock says so at once, with the wait (which says it all).
+    if (error.lockedUntil) return { status: error.status, lockedUntil: error.lockedUntil };
     return { status: error.status, message, failures: error.failures };
   }
   return { status: error.status, message };

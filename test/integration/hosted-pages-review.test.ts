@@ -240,4 +240,34 @@ describe('errors as pages', () => {
     // A member already in signs in as before.
     expect((await signIn(t, { email: 'ada@example.com', applicationId: 'notes' })).statusCode).toBe(200);
   });
+
+  it('counts the lock-out down in words, warns on the attempt before it, focuses the password, and always offers help', async () => {
+    const { t } = await withApp();
+    const page = await openPage(t, '/sign-in?client_id=notes');
+    const attempt = () => postForm(t, '/sign-in', { csrf_token: csrfFrom(page.res), client_id: 'notes', return_to: '/account', email: 'ada@example.com', password: 'wrong guess' }, page.cookie);
+    for (let i = 0; i < 3; i++) expect((await attempt()).statusCode).toBe(401);
+    const fourth = await attempt();
+    expect(fourth.body).toContain('<p class="notice" role="status" data-lock-warning>One more wrong password and sign-in with this address pauses for 30 seconds.</p>');
+    expect(fourth.body).toMatch(/<input type="password" name="password" autocomplete="current-password" required maxlength="256" autofocus aria-describedby="sign-in-error">/);
+    const fifth = await attempt();
+    // The wrong password that sets the lock is a 401; tries while locked are 429 with Retry-After.
+    expect(fifth.statusCode).toBe(401);
+    expect(fifth.body).toContain('data-countdown="30" data-one="Too many wrong passwords. Try again in # second." data-other="Too many wrong passwords. Try again in # seconds." data-done="You can try again now.">Too many wrong passwords. Try again in 30 seconds.</p>');
+    expect(fifth.body).not.toContain('The e-mail address or password is not correct.');
+    expect(fifth.body).toContain('<script type="module" src="/assets/js/pages.js"></script>');
+    // No mail configured here: who to ask instead of the reset link.
+    expect(fifth.body).toContain('Forgot your password? Ask your administrator to reset it.');
+    t.clock.advance(12_000);
+    const later = await attempt();
+    expect(later.statusCode).toBe(429);
+    expect(later.headers['retry-after']).toBe('18');
+    expect(later.body).toContain('>Too many wrong passwords. Try again in 18 seconds.</p>');
+    // In German too.
+    const german = await t.app.inject({
+      method: 'POST', url: '/sign-in',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.cookie, 'accept-language': 'de' },
+      payload: new URLSearchParams({ csrf_token: csrfFrom(page.res), client_id: 'notes', return_to: '/account', email: 'ada@example.com', password: 'x' }).toString(),
+    });
+    expect(german.body).toContain('>Zu viele falsche Passwörter. Versuchen Sie es in 18 Sekunden erneut.</p>');
+  });
 });
