@@ -176,6 +176,27 @@ describe('password reset by e-mail', () => {
     expect(done.body).toContain(`<a class="button" href="/sign-in?${flow.replaceAll('&', '&amp;')}">Sign in to Notes</a>`);
   });
 
+  it('sends the verification e-mail from the account page, with post/redirect/get to its section (issue 25)', async () => {
+    const t = await withMail();
+    const { cookie } = await setUpClients(t);
+    const account = await openPage(t, '/account', cookie);
+    expect(account.res.body).toContain('<section class="panel" id="verify" aria-labelledby="verify-h">');
+    expect(account.res.body).toContain('Send verification e-mail</button>');
+    // Sign-up sent the first one; a minute later the page may send another.
+    await mailedLink(VERIFY, '/verify-email');
+    t.clock.advance(61_000);
+    const sent = await postForm(t, '/account/verify-email', { csrf_token: csrfFrom(account.res) }, account.cookie);
+    expect(sent.statusCode).toBe(303);
+    expect(sent.headers.location).toBe('/account?notice=verification_sent#verify');
+    await mailedLink(VERIFY, '/verify-email', 2);
+    const again = await postForm(t, '/account/verify-email', { csrf_token: csrfFrom(account.res) }, account.cookie);
+    expect(again.statusCode).toBe(303);
+    expect(again.headers.location).toBe('/account#verify');
+    expect((await openPage(t, '/account', cookie)).res.body).toContain('data-error-for="verify">A confirmation link was sent less than a minute ago: check your e-mail.</p>');
+    await settle();
+    expect(count(VERIFY)).toBe(2);
+  });
+
   it('is not offered without SMTP, and the JSON endpoints follow the CSRF rule and the rate limit', async () => {
     const plain = await makeApp();
     expect((await plain.app.inject({ method: 'GET', url: '/sign-in' })).body).not.toContain('Forgot password?');
