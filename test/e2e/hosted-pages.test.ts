@@ -319,3 +319,35 @@ describe('new passwords', () => {
     await ctx.close();
   });
 });
+
+describe('the control panel\'s hosted-pages settings', () => {
+  it('saves an accent colour and the consent policy, shows a refused colour under its field, uploads and removes a logo', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await ctx.addInitScript((token) => sessionStorage.setItem('gatehouse.adminToken', token), 'oauth-test-admin-token-0123456789');
+    const page = await ctx.newPage();
+    await page.goto(`${server.url}/admin/applications/notes`);
+    const form = page.getByTestId('branding');
+    await form.waitFor({ timeout: 15_000 });
+    await form.getByLabel('Accent colour').fill('#ffcc00');
+    await form.getByRole('button', { name: 'Save hosted pages' }).click();
+    await form.getByText("has a contrast of 1.51:1 with the buttons' white text").waitFor();
+    await form.getByLabel('Accent colour').fill('#0f766e');
+    await form.getByLabel(/Explicit/).check();
+    await form.getByRole('button', { name: 'Save hosted pages' }).click();
+    await page.getByText('Hosted pages saved.').waitFor();
+    const saved = (await (await server.admin('GET', '/api/admin/applications/notes')).json()) as { branding: { accentColor: string }; consent: string };
+    expect(saved.branding.accentColor).toBe('#0f766e');
+    expect(saved.consent).toBe('explicit');
+
+    await page.getByLabel('Logo', { exact: true }).setInputFiles({ name: 'logo.svg', mimeType: 'image/svg+xml', buffer: Buffer.from(LOGO) });
+    await page.getByText('Logo uploaded.').waitFor();
+    await page.getByRole('img', { name: 'Current logo' }).waitFor();
+    await shot(page, 'panel-app-hosted-pages');
+    await page.getByRole('button', { name: 'Remove logo' }).click();
+    await page.getByText('Logo removed.').waitFor();
+    expect(((await (await server.admin('GET', '/api/admin/applications/notes')).json()) as { branding: { logoUrl: null } }).branding.logoUrl).toBeNull();
+    // Back as it was for the other tests.
+    await server.admin('PATCH', '/api/admin/applications/notes', { branding: { accentColor: null }, consent: 'implicit' });
+    await ctx.close();
+  });
+});
