@@ -121,6 +121,8 @@ export function loadFigures(latencies: number[], seconds: number, cpu: ReturnTyp
 export interface BenchServer {
   url: string;
   pid: number;
+  /** The server's data directory (the signature bench reads its signing key there). */
+  dataDir: string;
   cpu(): CpuSample | undefined;
   /** Resident memory of the server process in MiB (Linux /proc). */
   rssMiB(): number;
@@ -167,11 +169,16 @@ export function spawnServe(dataDir: string, env: Record<string, string> = {}, no
  */
 export async function startBenchServer(name: string, env: Record<string, string> = {}, port = 0): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-${name}-`));
-  return serveDataDir(dataDir, env, { removeOnStop: true });
+  return serveDataDir(dataDir, env, { removeOnStop: true, port });
 }
 
-/** Spawns `gatehouse serve` (dist/) on `dataDir` and waits for its ready message. */
-export async function serveDataDir(dataDir: string, env: Record<string, string> = {}, options: { removeOnStop: boolean } = { removeOnStop: false }): Promise<BenchServer> {
+/** Spawns `gatehouse serve` (dist/) on `dataDir` (on `port`, 0: a free one) and waits for its ready message. */
+export async function serveDataDir(
+  dataDir: string,
+  env: Record<string, string> = {},
+  options: { removeOnStop: boolean; port?: number } = { removeOnStop: false },
+): Promise<BenchServer> {
+  const port = options.port ?? 0;
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
   // BENCH_NODE_ARGS: extra node/V8 flags for the server, after the launch settings (to try some).
   const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -182,6 +189,7 @@ export async function serveDataDir(dataDir: string, env: Record<string, string> 
   return {
     url,
     pid,
+    dataDir,
     cpu: () => cpuSample(pid),
     rssMiB: () => rssMiB(pid),
     rssParts: () => rssParts(pid),
@@ -330,7 +338,14 @@ export function cannon(options: autocannon.Options): Promise<CannonRun> {
  * or `duration` s. Each request takes a live token from `pool` and its answer puts the successor
  * back, so every grant is a real rotation, never a reuse.
  */
-export async function refreshLoad(server: BenchServer, clientId: string, pool: string[], options: Partial<autocannon.Options>): Promise<CannonRun> {
+export async function refreshLoad(
+  server: BenchServer,
+  clientId: string,
+  pool: string[],
+  options: Partial<autocannon.Options>,
+  /** Hears every access token issued (the userinfo bench needs many distinct ones). */
+  onAccessToken?: (token: string) => void,
+): Promise<CannonRun> {
   let failure: string | undefined;
   const run = await cannon({
     url: server.url,
@@ -346,9 +361,10 @@ export async function refreshLoad(server: BenchServer, clientId: string, pool: s
           return { ...request, body: `grant_type=refresh_token&client_id=${clientId}&refresh_token=${encodeURIComponent(token)}` };
         },
         onResponse(status, body) {
-          const token = status === 200 ? (JSON.parse(body) as { refresh_token?: string }).refresh_token : undefined;
-          if (token) pool.push(token);
+          const answer = status === 200 ? (JSON.parse(body) as { refresh_token?: string; access_token?: string }) : undefined;
+          if (answer?.refresh_token) pool.push(answer.refresh_token);
           else failure ??= `HTTP ${status} ${body}`;
+          if (answer?.access_token) onAccessToken?.(answer.access_token);
         },
       },
     ],

@@ -9,6 +9,7 @@
  * the Markdown table of docs/benchmarks.md without running anything.
  */
 import { lowMemoryRequested, serveNodeArgs } from '../server/cli/launch.js';
+import { describeCost, type Cost } from './_cost.js';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -26,6 +27,8 @@ export interface BenchResult {
   measured?: string;
   /** Free-form extra figures (p95, RSS, …), kept in results.json. */
   extra?: Record<string, number | string>;
+  /** CPU per operation against the signature's cost, and where it went (bench/_cost.ts). */
+  cost?: Cost;
   target: string;
   met: boolean;
 }
@@ -41,8 +44,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** Pause between scenarios. */
 const SETTLE_MS = 2_000;
 
+/** Earlier names of scenarios, still accepted on the command line. */
+const ALIASES: Record<string, string> = { token: 'refresh', jwks: 'discovery' };
+
 /** The issue's order for the table; scenarios not listed follow alphabetically. */
-const ORDER = ['token', 'code-flow', 'sign-in', 'sign-in-mfa', 'discovery', 'members', 'webhooks', 'memory', 'startup', 'cli', 'scale'];
+const ORDER = ['refresh', 'code-flow', 'userinfo', 'sign-in', 'sign-in-mfa', 'discovery', 'members', 'webhooks', 'memory', 'startup', 'cli', 'scale'];
 /** Run only when named: `scale` builds a database of hundreds of MB the first time. */
 const NAMED_ONLY = ['scale'];
 const rank = (name: string) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length);
@@ -77,6 +83,11 @@ function printTable(results: BenchResult[]): void {
   );
 }
 
+/** Where each costed row's CPU went, one line each (the table has no room for it). */
+function printCosts(results: BenchResult[], print: (line: string) => void): void {
+  for (const r of results) if (r.cost) print(`- ${r.scenario}: ${describeCost(r.cost)}`);
+}
+
 /** `--markdown`: the stored figures as a Markdown table (docs/benchmarks.md). */
 function printMarkdown(scenarios: ResultsFile['scenarios']): void {
   const cell = (text: string) => text.replaceAll('|', '\\|');
@@ -99,6 +110,8 @@ function printMarkdown(scenarios: ResultsFile['scenarios']): void {
       console.log(`| ${row.map(cell).join(' | ')} |`);
     }
   }
+  console.log('');
+  for (const name of Object.keys(scenarios)) printCosts(scenarios[name]!.results, console.log);
 }
 
 interface ResultsFile {
@@ -112,7 +125,9 @@ interface ResultsFile {
 function previousResults(file: string): ResultsFile['scenarios'] {
   if (!existsSync(file)) return {};
   try {
-    return (JSON.parse(readFileSync(file, 'utf8')) as Partial<ResultsFile>).scenarios ?? {};
+    const scenarios = (JSON.parse(readFileSync(file, 'utf8')) as Partial<ResultsFile>).scenarios ?? {};
+    for (const alias of Object.keys(ALIASES)) delete scenarios[alias]; // stored under its old name
+    return scenarios;
   } catch {
     return {};
   }
@@ -131,10 +146,10 @@ async function main(): Promise<number> {
     process.env.BENCH_SCALE = args[scaleAt + 1];
     args.splice(scaleAt, 2);
   }
-  const wanted = args.filter((a) => !a.startsWith('-'));
+  const wanted = [...new Set(args.filter((a) => !a.startsWith('-')).map((a) => ALIASES[a] ?? a))];
   const unknown = wanted.filter((name) => !available.includes(name));
   if (unknown.length) {
-    console.error(`Unknown scenario "${unknown[0]}". Available: ${available.join(', ')}`);
+    console.error(`Unknown scenario "${unknown[0]}". Available: ${available.join(', ')} (also ${Object.keys(ALIASES).map((a) => `${a} = ${ALIASES[a]}`).join(', ')})`);
     return 1;
   }
   const names = wanted.length ? wanted : available.filter((name) => !NAMED_ONLY.includes(name));
@@ -160,6 +175,7 @@ async function main(): Promise<number> {
     results.push(...rows);
   }
   printTable(results);
+  printCosts(results, console.log);
   const machine = {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? 'unknown',

@@ -3,8 +3,15 @@
  * held up (perf_hooks' event-loop delay histogram, 1 ms resolution) and memory. Off unless
  * GATEHOUSE_BENCH_METRICS=1, and answered over the IPC channel only (no HTTP surface): the
  * benchmark sends `{type: 'bench-metrics', reset?: true}` and gets the figures back.
+ *
+ * The same switch lets the benchmark profile a window of the run it measures (issue 27: where a
+ * grant's CPU goes): `{type: 'bench-profile', action: 'start', intervalUs}` starts V8's sampling
+ * profiler on the main thread through node:inspector (loaded only then), `{type: 'bench-profile',
+ * action: 'stop', file}` writes the `.cpuprofile` there and answers `{type: 'bench-profile', file}`.
  */
+import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { Session } from 'node:inspector';
 import type { IdleReclaim, ReclaimStats } from '../ops/idle-memory.js';
 
 export interface BenchMetrics {
@@ -24,7 +31,12 @@ const nsToMs = (ns: number) => ns / 1e6;
 export function serveBenchMetrics(env: NodeJS.ProcessEnv, reclaim?: IdleReclaim): void {
   if (env.GATEHOUSE_BENCH_METRICS !== '1' || !process.send) return;
   let histogram: IntervalHistogram | undefined;
-  process.on('message', (message: { type?: string; reset?: boolean }) => {
+  let profiler: Session | undefined;
+  process.on('message', (message: { type?: string; reset?: boolean; action?: string; intervalUs?: number; file?: string }) => {
+    if (message?.type === 'bench-profile') {
+      void profile(message).then((answer) => process.send!({ type: 'bench-profile', ...answer }));
+      return;
+    }
     if (message?.type !== 'bench-metrics') return;
     const answer: BenchMetrics = {
       type: 'bench-metrics',
@@ -41,4 +53,34 @@ export function serveBenchMetrics(env: NodeJS.ProcessEnv, reclaim?: IdleReclaim)
     }
     process.send!(answer);
   });
+
+  /** Starts or stops the CPU profiler; failures are answered, not thrown (the bench says why). */
+  async function profile(message: { action?: string; intervalUs?: number; file?: string }): Promise<{ file?: string; error?: string }> {
+    try {
+      if (message.action === 'start') {
+        if (!profiler) {
+          const { Session } = await import('node:inspector');
+          profiler = new Session();
+          profiler.connect();
+          await post(profiler, 'Profiler.enable');
+        }
+        await post(profiler, 'Profiler.setSamplingInterval', { interval: message.intervalUs ?? 500 });
+        await post(profiler, 'Profiler.start');
+        return {};
+      }
+      if (!profiler || !message.file) return { error: 'the profiler was not started, or no file was named' };
+      const { profile } = await post<{ profile: object }>(profiler, 'Profiler.stop');
+      writeFileSync(message.file, JSON.stringify(profile));
+      return { file: message.file };
+    } catch (error) {
+      return { error: (error as Error)?.message ?? String(error) };
+    }
+  }
+}
+
+/** Posts one inspector command and resolves with its result. */
+function post<T>(session: Session, method: string, params?: object): Promise<T> {
+  return new Promise((resolve, reject) =>
+    session.post(method, params, (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result as T))),
+  );
 }

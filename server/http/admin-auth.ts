@@ -26,7 +26,7 @@ export function actorName(actor: Actor): string {
 }
 
 /** Reads `Authorization: Bearer <token>`; undefined when absent or of another scheme. */
-export function bearerToken(request: FastifyRequest): string | undefined {
+export function bearerToken(request: Pick<FastifyRequest, 'headers'>): string | undefined {
   const header = request.headers.authorization;
   if (typeof header !== 'string') return undefined;
   const match = /^Bearer[ ]+([\x21-\x7e]+)[ ]*$/i.exec(header);

@@ -1,18 +1,64 @@
 /**
- * Answers given by the Node server before Fastify sees the request (issue 9: JWKS and discovery
- * at ≥ 15,000 requests/s on two cores). Every relying party and verifier fetches these two
- * documents; they take no input, read no cookie and are the same for every caller, so routing,
- * hooks and the reply object (about 40 % of their cost through Fastify) buy nothing there.
+ * Answers given by the Node server before Fastify sees the request.
  *
- * Only `GET`/`HEAD` of the exact registered path are answered here, with the route's own headers
- * plus the ones the global hooks add (security headers, CORS). Anything else — a query string,
- * another method, a preflight — goes to Fastify, whose route for the same path answers the same
- * (the tests compare both, and `inject` only ever reaches Fastify's).
+ * - Documents (issue 9: JWKS and discovery at ≥ 15,000 requests/s on two cores): every relying
+ *   party and verifier fetches them; they take no input, read no cookie and are the same for every
+ *   caller, so routing, hooks and the reply object (about 40 % of their cost through Fastify) buy
+ *   nothing there. `GET`/`HEAD` of the exact path.
+ * - Calls (issue 27: the token endpoint close to the cost of its signature, userinfo ≤ 0.1 ms):
+ *   a `GET` of the exact path, or a form `POST` (`application/x-www-form-urlencoded` with a
+ *   Content-Length within the form limit), answered by the same function the Fastify route calls,
+ *   so both send the same status, headers and body. Fastify's routing, hooks, content-type parser
+ *   and reply were about 12 % of a refresh grant's event-loop CPU; this path has none of them.
+ *   The form is parsed by the parser @fastify/formbody uses (fast-querystring).
+ *
+ * Only the exact registered path and method are answered here, with the route's own headers plus
+ * the ones the global hooks add (security headers, CORS). Anything else — a query string, another
+ * method, another content type, an oversized or chunked body, a preflight — goes to Fastify, whose
+ * route for the same path answers the same (the tests compare both, and `inject` only ever reaches
+ * Fastify's).
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { FastifyServerFactory } from 'fastify';
+import { parse as parseForm } from 'fast-querystring';
 import type { serverLimits } from './server-limits.js';
+
+/** A computed answer: what the early path and a Fastify route both send (as JSON). */
+export interface JsonAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** What an early call's answer may read of the request (a FastifyRequest has the same fields). */
+export interface EarlyCall {
+  ip: string;
+  headers: IncomingHttpHeaders;
+  /** The parsed form of a POST; undefined for a GET. */
+  body: unknown;
+}
+
+/**
+ * Answers one call; must not throw or reject (failures are answers too). Sync or async: a
+ * synchronous answer is written in the same tick.
+ */
+export type CallAnswer = (call: EarlyCall) => JsonAnswer | Promise<JsonAnswer>;
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+const FORM_TYPE = /^application\/x-www-form-urlencoded[ \t]*(;|$)/i;
+
+interface EarlyRoute {
+  /** Headers every answer of this path carries (security headers, CORS) beside the answer's own. */
+  headers: Record<string, string>;
+  answer: CallAnswer;
+}
+
+interface FormRoute extends EarlyRoute {
+  /** Bodies larger than this go to Fastify (which refuses them in the route's own shape). */
+  limit: number;
+}
 
 interface EarlyAnswer {
   headers: Record<string, string>;
@@ -24,6 +70,8 @@ interface EarlyAnswer {
 
 export class EarlyAnswers {
   private readonly answers = new Map<string, EarlyAnswer>();
+  private readonly gets = new Map<string, EarlyRoute>();
+  private readonly forms = new Map<string, FormRoute>();
 
   /** `serverHeaders`: what every answer of this server carries on top of a route's own (HSTS under TLS). */
   constructor(private readonly serverHeaders: Record<string, string> = {}) {}
@@ -33,10 +81,26 @@ export class EarlyAnswers {
     this.answers.set(path, { headers, body, lastBody: '', lastBytes: Buffer.alloc(0) });
   }
 
+  /** Answer `GET` of exactly `path` with `answer` (HEAD and everything else go to Fastify). */
+  addGet(path: string, headers: Record<string, string>, answer: CallAnswer): void {
+    this.gets.set(path, { headers, answer });
+  }
+
+  /** Answer a form `POST` of exactly `path`, up to `limit` bytes, with `answer`. */
+  addFormPost(path: string, headers: Record<string, string>, limit: number, answer: CallAnswer): void {
+    this.forms.set(path, { headers, answer, limit });
+  }
+
   /** Answers the request if it is one of ours; false hands it to Fastify. */
   answer(request: IncomingMessage, response: ServerResponse): boolean {
     const method = request.method;
+    if (method === 'POST') return this.form(request, response);
     if (method !== 'GET' && method !== 'HEAD') return false;
+    const call = method === 'GET' ? this.gets.get(request.url!) : undefined;
+    if (call) {
+      this.send(response, call, call.answer({ ip: request.socket.remoteAddress ?? '', headers: request.headers, body: undefined }));
+      return true;
+    }
     const answer = this.answers.get(request.url!);
     if (!answer) return false;
     let body: string;
@@ -53,6 +117,34 @@ export class EarlyAnswers {
     response.writeHead(200, { ...answer.headers, ...this.serverHeaders, 'content-length': answer.lastBytes.length });
     response.end(method === 'HEAD' ? undefined : answer.lastBytes);
     return true;
+  }
+
+  /** A form POST of one of ours with a declared length within its limit; false hands it to Fastify. */
+  private form(request: IncomingMessage, response: ServerResponse): boolean {
+    const route = this.forms.get(request.url!);
+    if (!route) return false;
+    const { headers } = request;
+    const length = Number(headers['content-length']);
+    if (!FORM_TYPE.test(headers['content-type'] ?? '') || headers['transfer-encoding'] !== undefined || !(length <= route.limit)) return false;
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('error', () => response.destroy());
+    request.on('end', () => {
+      const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString();
+      this.send(response, route, route.answer({ ip: request.socket.remoteAddress ?? '', headers, body: parseForm(text) }));
+    });
+    return true;
+  }
+
+  private send(response: ServerResponse, route: EarlyRoute, answer: JsonAnswer | Promise<JsonAnswer>): void {
+    const write = ({ status, headers, body }: JsonAnswer) => {
+      const bytes = Buffer.from(body);
+      response.writeHead(status, { ...headers, 'content-type': JSON_TYPE, ...route.headers, ...this.serverHeaders, 'content-length': bytes.length });
+      response.end(bytes);
+    };
+    // An answer never rejects (failures are answers); should one, the connection is closed rather than left hanging.
+    if (answer instanceof Promise) answer.then(write, () => response.destroy());
+    else write(answer);
   }
 }
 

@@ -4,7 +4,7 @@
  * None of them reads cookies, so any origin may call them without credentials
  * (`Access-Control-Allow-Origin: *`); authorize and end-session are navigations and get none.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
 
 export const CORS_PATHS = [
   '/.well-known/openid-configuration',
@@ -18,12 +18,21 @@ export const CORS_PATHS = [
 /** The one header a CORS answer carries (preflights add theirs). */
 export const CORS_HEADERS = { 'access-control-allow-origin': '*' };
 
-/** Adds the CORS header and preflight routes to the caller's scope (not a child plugin, so the hook covers its routes). */
+/** Sets the CORS header on a reply: a callback hook (no promise per response). */
+const corsOnSend: onSendHookHandler = (_request, reply, payload, done) => {
+  reply.headers(CORS_HEADERS);
+  done(null, payload);
+};
+
+/**
+ * Adds the CORS header and preflight routes to the caller's scope (not a child plugin, so the
+ * hook sees its routes). The header goes in as a route-level `onSend` hook of each CORS route as
+ * it is registered, so no request of the scope has to look its route up (`request.routeOptions`
+ * builds an object per call); error answers of those routes pass through it too.
+ */
 export function registerCors(app: FastifyInstance): void {
-  // A callback hook (no promise per response): it runs on every OAuth request, JWKS included.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (CORS_PATHS.includes(request.routeOptions.url ?? '')) reply.headers(CORS_HEADERS);
-    done(null, payload);
+  app.addHook('onRoute', (route) => {
+    if (CORS_PATHS.includes(route.url)) route.onSend = [...[route.onSend ?? []].flat(), corsOnSend];
   });
   for (const path of CORS_PATHS) {
     app.options(path, { schema: { hide: true } }, async (_request, reply) =>

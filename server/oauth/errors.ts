@@ -3,7 +3,8 @@
  * token, revocation and userinfo endpoints answers `{error, error_description}` with
  * `Cache-Control: no-store`; anything unexpected is a bare `server_error` (DESIGN §4.1).
  */
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { JSON_TYPE, type JsonAnswer } from '../http/early-answers.js';
 
 /**
  * RFC 6749 §5.2 allows only %x20-21 / %x23-5B / %x5D-7E in `error_description`; descriptions
@@ -36,26 +37,44 @@ export const invalidTarget = (description: string) => new OAuthError('invalid_ta
 export const invalidClient = (description: string) =>
   new OAuthError('invalid_client', description, 401, { 'www-authenticate': 'Basic realm="gatehouse"' });
 
-export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
-  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply
-    .status(error.status)
-    .header('cache-control', 'no-store')
-    .header('pragma', 'no-cache')
-    .send({ error: error.error, error_description: error.description });
+/** The answer of a failure (status, RFC 6749 body, `Cache-Control: no-store`), as data for either transport. */
+export function oauthErrorAnswer(error: OAuthError): JsonAnswer {
+  return {
+    status: error.status,
+    headers: { ...error.headers, 'cache-control': 'no-store', pragma: 'no-cache' },
+    body: JSON.stringify({ error: error.error, error_description: error.description }),
+  };
 }
 
-/** Maps Fastify's own client errors (wrong content type, oversize body) onto `invalid_request`. */
-export function oauthErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply) {
-  if (error instanceof OAuthError) return sendOAuthError(reply, error);
+/**
+ * What anything thrown by an OAuth endpoint answers: its own OAuthError; Fastify's client errors
+ * (wrong content type, oversize body) as `invalid_request`; anything else logged and a bare
+ * `server_error` (DESIGN §4.1). The scope's error handler and the early answers share it.
+ */
+export function failureAnswer(error: unknown, log: FastifyBaseLogger): JsonAnswer {
+  if (error instanceof OAuthError) return oauthErrorAnswer(error);
   const status = (error as Partial<FastifyError>)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const description =
       (error as FastifyError).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
         ? 'The request body must be application/x-www-form-urlencoded.'
         : 'The request cannot be processed.';
-    return sendOAuthError(reply, invalidRequest(description));
+    return oauthErrorAnswer(invalidRequest(description));
   }
-  request.log.error({ err: error }, 'unhandled error in the OAuth scope');
-  return sendOAuthError(reply, new OAuthError('server_error', 'Something went wrong on our side.', 500));
+  log.error({ err: error }, 'unhandled error in the OAuth scope');
+  return oauthErrorAnswer(new OAuthError('server_error', 'Something went wrong on our side.', 500));
+}
+
+/** Sends a computed answer through Fastify: the same bytes the early path writes (http/early-answers.ts). */
+export function sendJsonAnswer(reply: FastifyReply, answer: JsonAnswer): FastifyReply {
+  return reply.status(answer.status).headers(answer.headers).type(JSON_TYPE).send(answer.body);
+}
+
+export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
+  return sendJsonAnswer(reply, oauthErrorAnswer(error));
+}
+
+/** The OAuth scope's error handler (Fastify's own client errors, anything a route threw). */
+export function oauthErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  return sendJsonAnswer(reply, failureAnswer(error, request.log));
 }

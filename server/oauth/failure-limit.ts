@@ -8,11 +8,11 @@
  * without judging it. Successful grants cost one map look-up, so legitimate high-rate refreshing
  * is never slowed down. `GATEHOUSE_TOKEN_FAILURE_LIMIT` sets `max` (default 60).
  */
-import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { positiveIntegerEnv } from '../config.js';
 import { OAuthError } from './errors.js';
 import { decodeBasicPart } from './client-auth.js';
+import type { OAuthCall } from './params.js';
 
 const WINDOW_MS = 60_000;
 const DEFAULT_MAX = 60;
@@ -23,7 +23,7 @@ const MAX_TRACKED = 50_000;
 const MAX_CLIENT_ID = 200;
 
 /** The client a request names, best effort and never throwing (it only picks a counter). */
-function claimedClient(request: FastifyRequest): string {
+function claimedClient(request: OAuthCall): string {
   const body = request.body as Record<string, unknown> | null | undefined;
   const fromBody = typeof body === 'object' && body !== null ? body.client_id : undefined;
   if (typeof fromBody === 'string') return fromBody.slice(0, MAX_CLIENT_ID);
@@ -43,7 +43,7 @@ function claimedClient(request: FastifyRequest): string {
   return clientId.slice(0, MAX_CLIENT_ID);
 }
 
-const limitKey = (request: FastifyRequest) => `${request.ip}\n${claimedClient(request)}`;
+const limitKey = (request: OAuthCall) => `${request.ip}\n${claimedClient(request)}`;
 
 export class FailureLimiter {
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
@@ -54,7 +54,8 @@ export class FailureLimiter {
   }
 
   /** Throws 429 when the caller's address is over its failure budget for the named client. */
-  check(request: FastifyRequest): void {
+  check(request: OAuthCall): void {
+    if (this.windows.size === 0) return; // nobody has failed lately: no key to build
     const key = limitKey(request);
     const window = this.windows.get(key);
     if (!window) return;
@@ -71,7 +72,7 @@ export class FailureLimiter {
   }
 
   /** Counts `error` against the caller when it is a failed credential or grant. */
-  record(request: FastifyRequest, error: unknown): void {
+  record(request: OAuthCall, error: unknown): void {
     if (!(error instanceof OAuthError) || (error.error !== 'invalid_client' && error.error !== 'invalid_grant')) return;
     const now = this.ctx.clock.now().getTime();
     const key = limitKey(request);
@@ -92,7 +93,7 @@ export class FailureLimiter {
   }
 
   /** Runs `fn` under the limit: refuses when over budget, counts its failures. */
-  async guard<T>(request: FastifyRequest, fn: () => Promise<T>): Promise<T> {
+  async guard<T>(request: OAuthCall, fn: () => Promise<T>): Promise<T> {
     this.check(request);
     try {
       return await fn();

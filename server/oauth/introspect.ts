@@ -18,22 +18,21 @@
  *   and `jti`, `sid` when the token has them. Always `Cache-Control: no-store`.
  *
  * Cost (≥ 5,000/s): the signature is checked synchronously with node:crypto on a cached public
- * KeyObject, and each check is one prepared primary-key read. A back end asks about the same
- * token on every request it serves, so a token whose signature verified is remembered (by its
- * SHA-256, at most `VERIFIED_CACHE_SIZE`, until it expires) and not verified again; what can
- * change (revocation, family, session, membership) is looked up every time.
+ * KeyObject, once per token (access-tokens.ts remembers verified tokens: a back end asks about
+ * the same token on every request it serves), and each check is one prepared primary-key read;
+ * what can change (revocation, family, session, membership) is looked up every time.
  */
-import { createPublicKey, verify as rsaVerify, type JsonWebKeyInput, type KeyObject } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import type { FastifyPluginAsync } from 'fastify';
-import { memberships, refreshTokenFamilies, refreshTokens, sessions, type Application } from '../db/schema.js';
+import { memberships, refreshTokenFamilies, refreshTokens, sessions } from '../db/schema.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { sha256 } from '../util/crypto.js';
-import { authenticateClient } from './client-auth.js';
+import { authenticateClient, type OAuthClient } from './client-auth.js';
 import { invalidClient } from './errors.js';
 import type { FailureLimiter } from './failure-limit.js';
-import { ACCESS_TOKEN_TYP, familyOfJti } from './jwt.js';
-import { SIGNING_ALG, type KeyRing } from './keys.js';
+import { signedAccessClaims, type AccessClaims } from './access-tokens.js';
+import { familyOfJti } from './jwt.js';
+import type { KeyRing } from './keys.js';
 import { requiredParam } from './params.js';
 import { isAccessTokenRevoked } from './revoked-access-tokens.js';
 import { formBody } from './token/route.js';
@@ -42,10 +41,6 @@ export const INTROSPECTION_PATH = '/api/auth/oauth2/introspect';
 
 const INACTIVE = '{"active":false}';
 
-/** How long a verified kid's key is trusted before the key table is asked again (a key may leave the JWKS). */
-const KEY_RECHECK_MS = 5_000;
-/** Access tokens whose signature verified, remembered (~400 bytes each); the oldest go first. */
-const VERIFIED_CACHE_SIZE = 5_000;
 
 const statements = preparedPerDb((db) => {
   const p = sql.placeholder;
@@ -72,84 +67,18 @@ const statements = preparedPerDb((db) => {
   };
 });
 
-interface AccessClaims {
-  iss?: unknown;
-  sub?: unknown;
-  aud?: unknown;
-  client_id?: unknown;
-  scope?: unknown;
-  iat?: unknown;
-  exp?: unknown;
-  jti?: unknown;
-  sid?: unknown;
-  app_user?: { id?: unknown };
-}
-
-/** Public keys by kid, as node KeyObjects, re-checked against the key table every few seconds. */
-class VerificationKeys {
-  private readonly cache = new Map<string, { key: KeyObject; checkedAt: number }>();
-
-  constructor(private readonly keys: KeyRing) {}
-
-  get(kid: string): KeyObject | undefined {
-    const cached = this.cache.get(kid);
-    const now = Date.now();
-    if (cached && now - cached.checkedAt < KEY_RECHECK_MS) return cached.key;
-    const jwk = this.keys.publicKey(kid);
-    if (!jwk) {
-      this.cache.delete(kid);
-      return undefined;
-    }
-    const key = cached?.key ?? createPublicKey({ key: jwk as JsonWebKeyInput['key'], format: 'jwk' });
-    this.cache.set(kid, { key, checkedAt: now });
-    return key;
-  }
-}
-
-function parseJson(part: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: FailureLimiter }> = async (app, { keys, limiter }) => {
   const { ctx } = app;
-  const verificationKeys = new VerificationKeys(keys);
-
-  const verified = new Map<string, AccessClaims>();
-
-  /** The claims of an access token we signed (`typ: at+jwt`, a published key), or undefined. */
-  function verifiedClaims(token: string): AccessClaims | undefined {
-    const id = sha256(token);
-    const known = verified.get(id);
-    if (known) return known;
-    const [headerPart, payloadPart, signaturePart, extra] = token.split('.');
-    if (!headerPart || !payloadPart || !signaturePart || extra !== undefined) return undefined;
-    const header = parseJson(headerPart) as { alg?: unknown; typ?: unknown; kid?: unknown } | undefined;
-    if (header?.alg !== SIGNING_ALG || header.typ !== ACCESS_TOKEN_TYP || typeof header.kid !== 'string') return undefined;
-    const key = verificationKeys.get(header.kid);
-    if (!key) return undefined;
-    const signingInput = Buffer.from(`${headerPart}.${payloadPart}`);
-    if (!rsaVerify('sha256', signingInput, key, Buffer.from(signaturePart, 'base64url'))) return undefined;
-    const claims = parseJson(payloadPart) as AccessClaims | undefined;
-    if (!claims || typeof claims !== 'object') return undefined;
-    if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
-    verified.set(id, claims);
-    return claims;
-  }
-
   /** The claims of one of our access tokens, issued to `client`, that nothing has ended; else undefined. */
-  function activeAccessToken(token: string, client: Application): AccessClaims | undefined {
-    const claims = verifiedClaims(token);
+  function activeAccessToken(token: string, client: OAuthClient): AccessClaims | undefined {
+    const claims = signedAccessClaims(keys, token);
     if (!claims || claims.iss !== ctx.config.issuer || claims.client_id !== client.id) return undefined;
     if (typeof claims.exp !== 'number' || claims.exp <= seconds(ctx.clock.now())) return undefined;
     const st = statements(ctx.db);
     const jti = typeof claims.jti === 'string' ? claims.jti : undefined;
-    if (jti && isAccessTokenRevoked(ctx.db, jti)) return undefined;
+    if (jti && isAccessTokenRevoked(ctx.db, jti, ctx.clock.now())) return undefined;
     // Born of a family: every end of its session or membership revokes the family too
     // (accounts/session.ts `endSessions`), so the family alone answers.
     const familyId = jti ? familyOfJti(jti) : undefined;
@@ -171,7 +100,7 @@ export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: F
     return JSON.stringify(answer);
   }
 
-  function refreshAnswer(token: string, client: Application): string | undefined {
+  function refreshAnswer(token: string, client: OAuthClient): string | undefined {
     const row = statements(ctx.db).refresh.get({ hash: sha256(token) });
     const now = ctx.clock.now();
     if (!row || row.family.applicationId !== client.id || row.family.revokedAt !== null || row.rotatedAt !== null) return undefined;

@@ -14,7 +14,7 @@ import { sign as rsaSign } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import type { AuthMethod, Person } from '../db/schema.js';
 import { acrOf } from '../accounts/second-factor/factors.js';
-import { SIGNING_ALG, type KeyRing } from './keys.js';
+import { SIGNING_ALG, type KeyRing, type SigningKeyObject } from './keys.js';
 import { hasScope } from './scopes.js';
 import { randomBase64url } from '../util/crypto.js';
 
@@ -46,8 +46,13 @@ function encodedHeader(kid: string, typ: string): string {
   return header;
 }
 
-async function sign(keys: KeyRing, payload: JWTPayload, typ: string): Promise<string> {
-  const { kid, key } = await keys.signingKey();
+/** One RS256 JWT: the cached key when fresh (no await), else the store's. */
+function sign(keys: KeyRing, payload: JWTPayload, typ: string): Promise<string> {
+  const fresh = keys.freshSigningKey();
+  return fresh ? signWith(fresh, payload, typ) : keys.signingKey().then((key) => signWith(key, payload, typ));
+}
+
+function signWith({ kid, key }: SigningKeyObject, payload: JWTPayload, typ: string): Promise<string> {
   const signingInput = `${encodedHeader(kid, typ)}.${base64url(payload)}`;
   return new Promise((resolve, reject) => {
     // RS256 = RSASSA-PKCS1-v1_5 with SHA-256, node's default padding for an RSA key.

@@ -13,15 +13,16 @@
  * Status words, the same in the rotate answer and the key list: `next` (published, not signing
  * yet), `active` (signing), `retiring` (published for the tokens it signed), `retired` (gone).
  *
- * The signing key is parsed once into a node:crypto `KeyObject` (jwt.ts signs with it on libuv's
- * thread pool); verification of our own tokens stays on jose with WebCrypto public keys.
+ * The signing key is parsed once into a node:crypto `KeyObject` (jwt.ts signs with it); our own
+ * access tokens are verified with node:crypto over public KeyObjects (access-tokens.ts), ID-token
+ * hints at end-session with jose.
  */
 import { and, asc, desc, eq, gt, isNotNull, isNull, or } from 'drizzle-orm';
 import { exportJWK, exportPKCS8, generateKeyPair, importJWK, type JWK, type JWSHeaderParameters } from 'jose';
 import { signingKeys, type SigningKey } from '../db/schema.js';
 import type { Db } from '../db/client.js';
 import type { AppContext } from '../context.js';
-import { createPrivateKey, type KeyObject, type webcrypto } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type JsonWebKeyInput, type KeyObject, type webcrypto } from 'node:crypto';
 import { newId } from '../util/ids.js';
 import { recordAudit } from '../audit/record.js';
 import { conflict } from '../http/problem.js';
@@ -181,10 +182,22 @@ export class KeyRing {
     this.current = undefined;
   }
 
+  /**
+   * The cached signing key while it is fresh (read within RELOAD_MS, before a due hand-over), or
+   * undefined: then `signingKey()` reads the store. Synchronous, so a signature needs no await
+   * for it on the token endpoint.
+   */
+  freshSigningKey(): SigningKeyObject | undefined {
+    const cached = this.current;
+    if (!cached || Date.now() - cached.loadedAt >= RELOAD_MS) return undefined;
+    return cached.until === undefined || this.ctx.clock.now().getTime() < cached.until ? cached : undefined;
+  }
+
   async signingKey(): Promise<SigningKeyObject> {
+    const fresh = this.freshSigningKey();
+    if (fresh) return fresh;
     const cached = this.current;
     const now = this.ctx.clock.now();
-    if (cached && Date.now() - cached.loadedAt < RELOAD_MS && (cached.until === undefined || now.getTime() < cached.until)) return cached;
     await this.ensure();
     const row = activeKeyRow(this.ctx.db, now);
     if (!row) throw new Error('no signing key: the OAuth plugin did not initialise keys');
@@ -207,6 +220,28 @@ export class KeyRing {
     }
     return key;
   };
+
+  private readonly publicKeyObjects = new Map<string, { key: KeyObject; checkedAt: number }>();
+
+  /**
+   * The public key with this kid as a node:crypto KeyObject while it is published, for verifying
+   * our own tokens synchronously (oauth/access-tokens.ts). Parsed once per kid; whether it is
+   * still published is asked again every RELOAD_MS (a key leaves the JWKS once its last token
+   * has expired).
+   */
+  verifyingKey(kid: string): KeyObject | undefined {
+    const cached = this.publicKeyObjects.get(kid);
+    const now = Date.now();
+    if (cached && now - cached.checkedAt < RELOAD_MS) return cached.key;
+    const jwk = this.publicKey(kid);
+    if (!jwk) {
+      this.publicKeyObjects.delete(kid);
+      return undefined;
+    }
+    const key = cached?.key ?? createPublicKey({ key: jwk as JsonWebKeyInput['key'], format: 'jwk' });
+    this.publicKeyObjects.set(kid, { key, checkedAt: now });
+    return key;
+  }
 
   /** The public JWK with this kid if it is still published. */
   publicKey(kid: string): JWK | undefined {

@@ -3,9 +3,19 @@
  * given twice is `invalid_request`, an empty value counts as absent. This is why the OAuth
  * endpoints read their query/form with these helpers instead of a closed schema.
  */
+import type { EarlyCall } from '../http/early-answers.js';
 import { invalidRequest } from './errors.js';
 
 export type RawParams = Record<string, unknown>;
+
+/**
+ * What the OAuth endpoints read of a request (address, headers, parsed form): a FastifyRequest,
+ * or a call answered before Fastify (http/early-answers.ts).
+ */
+export type OAuthCall = EarlyCall;
+
+/** Form bodies of the OAuth endpoints are limited to this many bytes (beyond: `invalid_request`). */
+export const FORM_BODY_LIMIT = 16 * 1024;
 
 /** The single value of `name`, or undefined when absent or empty. */
 export function param(params: RawParams | undefined, name: string): string | undefined {

@@ -2,7 +2,7 @@
  * PKCE (RFC 7636) with `S256` only (DESIGN §4.10). A challenge is the base64url SHA-256 of the
  * verifier: exactly 43 characters. Verifiers are 43–128 unreserved characters (§4.1).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { safeEqual } from '../util/crypto.js';
 
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
@@ -13,5 +13,5 @@ export const isValidChallenge = (challenge: string) => CHALLENGE.test(challenge)
 /** Whether `verifier` proves `challenge` under S256 (constant-time comparison). */
 export function verifiesChallenge(verifier: string, challenge: string): boolean {
   if (!VERIFIER.test(verifier)) return false;
-  return safeEqual(createHash('sha256').update(verifier).digest('base64url'), challenge);
+  return safeEqual(hash('sha256', verifier, 'base64url'), challenge);
 }

@@ -20,6 +20,7 @@ import { oauthErrorHandler } from './errors.js';
 import { KeyRing } from './keys.js';
 import { answerWrongMethods } from './method-not-allowed.js';
 import { FailureLimiter } from './failure-limit.js';
+import { FORM_BODY_LIMIT } from './params.js';
 import { revokeRoutes } from './revoke.js';
 import { tokenRoutes } from './token/route.js';
 import { userinfoRoutes } from './userinfo.js';
@@ -42,7 +43,7 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
   const limiter = new FailureLimiter(ctx);
 
   await app.register(async (scope) => {
-    await scope.register(formbody, { bodyLimit: 16 * 1024 });
+    await scope.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
     scope.setErrorHandler(oauthErrorHandler);
     // Before any route (the CORS preflights too), so every endpoint's methods are seen.
     const addWrongMethodAnswers = answerWrongMethods(scope);

@@ -14,7 +14,7 @@ import { requiredParam } from './params.js';
 import { revokeFamilies } from './revoke-families.js';
 import { formBody } from './token/route.js';
 import type { FailureLimiter } from './failure-limit.js';
-import { readAccessToken } from './bearer.js';
+import { readAccessToken } from './access-tokens.js';
 import type { KeyRing } from './keys.js';
 import { recordRevokedAccessToken } from './revoked-access-tokens.js';
 
@@ -35,7 +35,7 @@ export const revokeRoutes: FastifyPluginAsync<{ limiter: FailureLimiter; keys: K
     if (row) {
       if (row.applicationId === client.id) ctx.db.transaction((tx) => revokeFamilies(tx, now, { familyId: row.familyId }, 'revoked_by_client'));
     } else {
-      const claims = await readAccessToken(ctx, keys, token);
+      const claims = readAccessToken(ctx, keys, token);
       if (claims && claims.client_id === client.id && typeof claims.jti === 'string' && typeof claims.exp === 'number') {
         recordRevokedAccessToken(ctx.db, claims.jti, new Date(claims.exp * 1000), now);
       }

@@ -5,10 +5,18 @@
  * `isAccessTokenRevoked`. Back ends that verify tokens locally cannot see this list: they rely on
  * the short lifetime (`GATEHOUSE_ACCESS_TOKEN_TTL`), which the README says.
  *
+ * Access tokens are rarely revoked, and a row only matters while its token is unexpired, so the
+ * check usually needs no read (issue 27: userinfo ≤ 0.1 ms): per database handle the latest
+ * `expires_at` on the list is read once and raised by every `recordRevokedAccessToken` (this
+ * process's /revoke is the only writer: one process serves a data directory; the sweeper only
+ * deletes expired rows, which lowers nothing that matters). The callers check a token's own expiry
+ * first, and a row's `expires_at` is its token's `exp`; so while that latest expiry is past, no
+ * unexpired token can be on the list.
+ *
  * Retention: a row is worthless once its token has expired; the sweeper deletes those by the
  * `expires_at` index (data-lifecycle/retention-rules.ts, "revoked access tokens").
  */
-import { eq, sql } from 'drizzle-orm';
+import { eq, max, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { revokedAccessTokens } from '../db/schema.js';
@@ -17,8 +25,8 @@ const statements = preparedPerDb((db) => {
   const t = revokedAccessTokens;
   const p = sql.placeholder;
   return {
-    // Placeholders in `where` are bound as given: `nowMs` is epoch milliseconds, as stored.
     isRevoked: db.select({ jti: t.jti }).from(t).where(eq(t.jti, p('jti'))).prepare(),
+    latestExpiry: db.select({ at: max(t.expiresAt) }).from(t).prepare(),
     insert: db
       .insert(t)
       .values({ jti: p('jti'), expiresAt: p('expiresAt'), revokedAt: p('revokedAt') })
@@ -27,13 +35,30 @@ const statements = preparedPerDb((db) => {
   };
 });
 
-/** Whether the access token with this `jti` was revoked (and has not expired since). */
-export function isAccessTokenRevoked(db: Db, jti: string): boolean {
+/** Epoch ms until which a listed token may still be live, per database handle (see above). */
+const liveUntil = new WeakMap<Db, number>();
+
+function latestExpiry(db: Db): number {
+  let until = liveUntil.get(db);
+  if (until === undefined) {
+    until = statements(db).latestExpiry.get()?.at?.getTime() ?? 0;
+    liveUntil.set(db, until);
+  }
+  return until;
+}
+
+/**
+ * Whether the access token with this `jti` was revoked. For a token unexpired at `now` (the
+ * callers check its expiry first): a read only while some listed token may still be live.
+ */
+export function isAccessTokenRevoked(db: Db, jti: string, now: Date): boolean {
+  if (latestExpiry(db) <= now.getTime()) return false;
   return statements(db).isRevoked.get({ jti }) !== undefined;
 }
 
 /** Records a revoked access token until `expiresAt` (its `exp`); revoking twice is harmless. */
 export function recordRevokedAccessToken(db: Db, jti: string, expiresAt: Date, now: Date): void {
   statements(db).insert.run({ jti, expiresAt, revokedAt: now });
+  liveUntil.set(db, Math.max(latestExpiry(db), expiresAt.getTime()));
 }
 

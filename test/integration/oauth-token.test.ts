@@ -2,6 +2,9 @@
  * Token, userinfo, revocation and end-session endpoints: every negative path with its exact
  * RFC 6749 / 6750 / 7009 answer, code replay, refresh re-checks and lifetimes.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
@@ -10,7 +13,7 @@ import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { signIn } from '../helpers/accounts.js';
 import { auditLog, memberships, people, refreshTokenFamilies, revokedAccessTokens } from '../../server/db/schema.js';
 import { openDatabase } from '../../server/db/client.js';
-import { isAccessTokenRevoked } from '../../server/oauth/revoked-access-tokens.js';
+import { isAccessTokenRevoked, recordRevokedAccessToken } from '../../server/oauth/revoked-access-tokens.js';
 import { sweep } from '../../server/data-lifecycle/sweeper.js';
 import {
   authorize, expectOAuthError, location, setUpClients, SPA_REDIRECT, spaParams, spaTokens, token, WEB_REDIRECT,
@@ -328,13 +331,35 @@ describe('userinfo, revocation and end-session', () => {
     expect(t.db.select().from(revokedAccessTokens).all()).toEqual([
       { jti, expiresAt: new Date(exp * 1000), revokedAt: t.clock.now() },
     ]);
-    expect(isAccessTokenRevoked(t.db, jti)).toBe(true);
+    expect(isAccessTokenRevoked(t.db, jti, t.clock.now())).toBe(true);
     t.clock.advance(901_000);
     expect((await sweep(t.db, t.config, t.clock, { between: async () => {} })).pruned['revoked access tokens']).toBe(1);
     expect(t.db.select().from(revokedAccessTokens).all()).toEqual([]);
     // An expired access token is not recorded at all (it cannot be used anyway).
     expect((await revoke({ token: other.access_token, client_id: 'notes' })).statusCode).toBe(200);
     expect(t.db.select().from(revokedAccessTokens).all()).toEqual([]);
+  });
+
+  it('a process started on a data directory with revoked access tokens on the list refuses them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-revoked-'));
+    try {
+      const file = join(dir, 'gatehouse.db');
+      const now = new Date();
+      const first = openDatabase(file);
+      // Nothing listed: no token is revoked (and the list's latest expiry is remembered as none).
+      expect(isAccessTokenRevoked(first, 'jti-a', now)).toBe(false);
+      recordRevokedAccessToken(first, 'jti-a', new Date(now.getTime() + 60_000), now);
+      expect(isAccessTokenRevoked(first, 'jti-a', now)).toBe(true);
+      expect(isAccessTokenRevoked(first, 'jti-b', now)).toBe(false);
+      first.$client.close();
+      // A new handle (a restart) reads the list's latest expiry from the store.
+      const second = openDatabase(file);
+      expect(isAccessTokenRevoked(second, 'jti-a', now)).toBe(true);
+      expect(isAccessTokenRevoked(second, 'jti-a', new Date(now.getTime() + 59_999))).toBe(true);
+      second.$client.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('looks revoked access tokens up by index, and sweeps them by index', () => {

@@ -8,7 +8,7 @@
  * again revokes the refresh-token family its first exchange created. Codes are kept in memory
  * (authorize/code.ts).
  */
-import type { Application } from '../../db/schema.js';
+import type { OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
 import { revokeFamilies } from '../revoke-families.js';
 import { invalidGrant, invalidRequest, invalidTarget } from '../errors.js';
@@ -18,7 +18,7 @@ import { verifiesChallenge } from '../pkce.js';
 import type { TokenResponse } from './response.js';
 import { issueSessionTokens } from './session-grant.js';
 
-export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
+export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, client: OAuthClient, body: RawParams): Promise<TokenResponse> {
   const code = requiredParam(body, 'code');
   const redirectUri = requiredParam(body, 'redirect_uri');
   const verifier = param(body, 'code_verifier');

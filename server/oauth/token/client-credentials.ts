@@ -14,7 +14,8 @@
  */
 import { sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
-import { auditLog, type Application } from '../../db/schema.js';
+import { auditLog } from '../../db/schema.js';
+import type { OAuthClient } from '../client-auth.js';
 import { preparedPerDb } from '../../db/prepared.js';
 import { newId } from '../../util/ids.js';
 import { randomBase64url } from '../../util/crypto.js';
@@ -36,7 +37,7 @@ const auditInsert = preparedPerDb((db) =>
     .prepare(),
 );
 
-export async function clientCredentialsGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
+export async function clientCredentialsGrant(ctx: AppContext, keys: KeyRing, client: OAuthClient, body: RawParams): Promise<TokenResponse> {
   if (client.clientType !== 'web') throw new OAuthError('unauthorized_client', 'Client credentials need a confidential (web) client.');
   if (Array.isArray(body.resource)) throw invalidTarget('Only one resource may be requested.');
   const resource = param(body, 'resource');

@@ -8,7 +8,7 @@
  * - Denied: `access_denied`. Approved: the tokens of session-grant.ts, spent in the same
  *   transaction that starts the refresh-token family, so two racing polls get one set between them.
  */
-import type { Application } from '../../db/schema.js';
+import type { OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
 import { invalidGrant, OAuthError } from '../errors.js';
 import type { KeyRing } from '../keys.js';
@@ -25,7 +25,7 @@ export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
  */
 const JITTER_MS = 500;
 
-export async function deviceCodeGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
+export async function deviceCodeGrant(ctx: AppContext, keys: KeyRing, client: OAuthClient, body: RawParams): Promise<TokenResponse> {
   const deviceCode = requiredParam(body, 'device_code');
   const now = ctx.clock.now();
   const row = findByDeviceCode(ctx.db, deviceCode);

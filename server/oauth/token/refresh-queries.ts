@@ -1,66 +1,78 @@
 /**
- * Prepared statements for the refresh grant, the hottest path of the server: built once per
- * database handle (db/prepared.ts).
+ * The refresh grant's statements, the hottest path of the server: prepared once per database
+ * handle (db/prepared.ts), in SQL on better-sqlite3 itself rather than through drizzle (issue 27:
+ * drizzle's parameter filling and row mapping — nested objects, a Date per timestamp — cost about
+ * as much as running the statements). Timestamps stay epoch milliseconds, as stored.
+ *
+ * The table and column names are the schema's (db/schema.ts); a column added there that the
+ * refresh grant needs is added to `token` below.
  */
-import { and, eq, isNull, sql } from 'drizzle-orm';
-import { memberships, refreshTokenFamilies, refreshTokens } from '../../db/schema.js';
-import { touchMembership } from '../../members/create.js';
 import type { Db } from '../../db/client.js';
 import { preparedPerDb } from '../../db/prepared.js';
+import { touchMembership } from '../../members/create.js';
+
+/** The presented token, its family and the family's membership (null when the member is gone). */
+export interface PresentedToken {
+  rotatedAt: number | null;
+  expiresAt: number;
+  familyId: string;
+  applicationId: string;
+  personId: string;
+  membershipId: string | null;
+  sessionId: string | null;
+  scope: string;
+  resource: string;
+  revokedAt: number | null;
+  /** The family's `amr`, as stored (JSON). */
+  amr: string;
+  memberId: string | null;
+  memberStatus: string | null;
+  memberRole: string | null;
+  memberLastActiveAt: number | null;
+}
 
 export interface Rotation {
   hash: string;
   successorHash: string;
   familyId: string;
-  now: Date;
-  expiresAt: Date;
+  nowMs: number;
+  expiresAt: number;
   /** Membership to mark active, when its `lastActiveAt` is stale. */
   touchMembershipId: string | undefined;
 }
 
 function build(db: Db) {
-  const statements = {
-    token: db
-      .select({
-        rotatedAt: refreshTokens.rotatedAt,
-        expiresAt: refreshTokens.expiresAt,
-        family: refreshTokenFamilies,
-        membership: { id: memberships.id, status: memberships.status, role: memberships.role, lastActiveAt: memberships.lastActiveAt },
-      })
-      .from(refreshTokens)
-      .innerJoin(refreshTokenFamilies, eq(refreshTokenFamilies.id, refreshTokens.familyId))
-      .leftJoin(memberships, eq(memberships.id, refreshTokenFamilies.membershipId))
-      .where(eq(refreshTokens.tokenHash, sql.placeholder('hash')))
-      .prepare(),
-    rotate: db
-      .update(refreshTokens)
-      .set({ rotatedAt: sql`${sql.placeholder('nowMs')}` }) // raw SQL: pass milliseconds
-      .where(and(eq(refreshTokens.tokenHash, sql.placeholder('hash')), isNull(refreshTokens.rotatedAt)))
-      .prepare(),
-    insert: db
-      .insert(refreshTokens)
-      .values({
-        tokenHash: sql.placeholder('hash'),
-        familyId: sql.placeholder('familyId'),
-        createdAt: sql.placeholder('now'),
-        expiresAt: sql.placeholder('expiresAt'),
-      })
-      .prepare(),
-  };
+  const client = db.$client;
+  const token = client.prepare<[string], PresentedToken>(`
+    SELECT t.rotated_at AS rotatedAt, t.expires_at AS expiresAt,
+           f.id AS familyId, f.application_id AS applicationId, f.person_id AS personId,
+           f.membership_id AS membershipId, f.session_id AS sessionId, f.scope, f.resource,
+           f.revoked_at AS revokedAt, f.amr,
+           m.id AS memberId, m.status AS memberStatus, m.role AS memberRole, m.last_active_at AS memberLastActiveAt
+    FROM refresh_tokens t
+    JOIN refresh_token_families f ON f.id = t.family_id
+    LEFT JOIN memberships m ON m.id = f.membership_id
+    WHERE t.token_hash = ?`);
+  // Only a token not rotated yet is rotated: the guard against two concurrent uses.
+  const markRotated = client.prepare<[number, string]>('UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL');
+  const insert = client.prepare<[string, string, number, number]>(
+    'INSERT INTO refresh_tokens (token_hash, family_id, created_at, expires_at) VALUES (?, ?, ?, ?)',
+  );
   /**
-   * Marks the presented token rotated (only if it still is not: the race guard) and stores its
-   * successor, in one native transaction built once. False when someone rotated it first.
+   * Marks the presented token rotated and stores its successor, in one native transaction built
+   * once. False when someone rotated it first.
    */
-  const rotate = db.$client.transaction((r: Rotation): boolean => {
-    const nowMs = r.now.getTime();
-    const result = statements.rotate.run({ hash: r.hash, nowMs }) as unknown as { changes: number };
-    if (result.changes !== 1) return false;
-    statements.insert.run({ hash: r.successorHash, familyId: r.familyId, now: r.now, expiresAt: r.expiresAt });
-    if (r.touchMembershipId) touchMembership(db, r.touchMembershipId, r.now);
+  const rotate = client.transaction((r: Rotation): boolean => {
+    if (markRotated.run(r.nowMs, r.hash).changes !== 1) return false;
+    insert.run(r.successorHash, r.familyId, r.nowMs, r.expiresAt);
+    if (r.touchMembershipId) touchMembership(db, r.touchMembershipId, new Date(r.nowMs));
     return true;
   });
-  return { ...statements, rotateToken: (r: Rotation) => rotate(r) };
+  return {
+    /** The presented token with its family and membership, by the token's SHA-256. */
+    token: (hash: string): PresentedToken | undefined => token.get(hash),
+    rotate: (r: Rotation): boolean => rotate(r),
+  };
 }
-
 
 export const refreshQueries = preparedPerDb(build);

@@ -12,7 +12,8 @@
  * Cost: one joined read, one conditional update, one insert, one signature (no ID token here);
  * the membership's `lastActiveAt` is touched at most hourly.
  */
-import { refreshTokenFamilies, type Application } from '../../db/schema.js';
+import type { AuthMethod } from '../../db/schema.js';
+import type { OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
 import { recordAudit } from '../../audit/record.js';
 import { sha256 } from '../../util/crypto.js';
@@ -25,79 +26,79 @@ import { param, requiredParam, type RawParams } from '../params.js';
 import { parseScope } from '../scopes.js';
 import { isMultiFactor, mfaRequired } from '../../accounts/second-factor/factors.js';
 import { newRefreshToken, type TokenResponse } from './response.js';
-import { refreshQueries } from './refresh-queries.js';
+import { refreshQueries, type PresentedToken } from './refresh-queries.js';
 import { activeMarkDue } from '../../members/create.js';
 
-export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: Application, body: RawParams): Promise<TokenResponse> {
+export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: OAuthClient, body: RawParams): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
   const scopeParam = param(body, 'scope');
   const resource = param(body, 'resource');
   const now = ctx.clock.now();
+  const nowMs = now.getTime();
   const tokenHash = sha256(presented);
 
   const queries = refreshQueries(ctx.db);
-  const row = queries.token.get({ hash: tokenHash });
-  if (!row || row.family.applicationId !== client.id) throw invalidGrant('The refresh token is not valid.');
-  const family = row.family;
-  if (family.revokedAt) throw invalidGrant('The refresh token has been revoked.');
-  if (row.rotatedAt) {
-    reportReuse(ctx, now, family);
+  const row = queries.token(tokenHash);
+  if (!row || row.applicationId !== client.id) throw invalidGrant('The refresh token is not valid.');
+  if (row.revokedAt !== null) throw invalidGrant('The refresh token has been revoked.');
+  if (row.rotatedAt !== null) {
+    reportReuse(ctx, now, row);
     throw invalidGrant('The refresh token has already been used; its whole family is now revoked.');
   }
-  if (row.expiresAt.getTime() <= now.getTime()) throw invalidGrant('The refresh token has expired.');
-  const membership = row.membership;
-  if (!membership || membership.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
-  if (resource !== undefined && resource !== family.resource) throw invalidTarget('resource does not match the original grant.');
+  if (row.expiresAt <= nowMs) throw invalidGrant('The refresh token has expired.');
+  if (row.memberId === null || row.memberStatus !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
+  if (resource !== undefined && resource !== row.resource) throw invalidTarget('resource does not match the original grant.');
   // The family's tokens carry the audience it was granted for; after the application's audience
   // changed, that value may belong to another application (audiences are unique, not reserved).
-  if (family.resource !== client.audience) throw invalidGrant("The application's audience has changed since this grant; sign in again.");
+  if (row.resource !== client.audience) throw invalidGrant("The application's audience has changed since this grant; sign in again.");
   // Refresh keeps the family's `amr`/`acr` (those of the session it came from): an application
   // that has come to require MFA since stops a password-only family instead of raising it.
-  if (mfaRequired(client) && !isMultiFactor(family.amr)) {
+  if (mfaRequired(client) && !isMultiFactor(JSON.parse(row.amr) as AuthMethod[])) {
     throw invalidGrant('This application now requires a second factor; sign in again.');
   }
-  let scope = family.scope;
+  let scope = row.scope;
   if (scopeParam !== undefined) {
-    const granted = family.scope.split(' ');
+    const granted = row.scope.split(' ');
     const asked = parseScope(scopeParam);
     if (asked.some((s) => !granted.includes(s))) throw invalidScope('A refresh may not widen the granted scope.');
     scope = asked.join(' ');
   }
 
   const successor = newRefreshToken();
-  const rotated = queries.rotateToken({
+  const rotated = queries.rotate({
     hash: tokenHash,
     successorHash: sha256(successor),
-    familyId: family.id,
-    now,
+    familyId: row.familyId,
+    nowMs,
     expiresAt: row.expiresAt,
-    touchMembershipId: activeMarkDue(membership.lastActiveAt, now) ? membership.id : undefined,
+    touchMembershipId: activeMarkDue(new Date(row.memberLastActiveAt!), now) ? row.memberId : undefined,
   });
   // Two concurrent uses of one token: the loser is a reuse like any other.
   if (!rotated) {
-    reportReuse(ctx, now, family);
+    reportReuse(ctx, now, row);
     throw invalidGrant('The refresh token has already been used; its whole family is now revoked.');
   }
 
   const ttl = ctx.config.accessTokenTtl;
   const accessToken = await signAccessToken(keys, {
-    issuer: ctx.config.issuer, subject: family.personId, audience: family.resource, clientId: client.id, scope,
-    appUser: membership, sessionId: family.sessionId, now, ttlSeconds: ttl, jti: familyJti(family.id),
+    issuer: ctx.config.issuer, subject: row.personId, audience: row.resource, clientId: client.id, scope,
+    appUser: { id: row.memberId, status: row.memberStatus, role: row.memberRole! }, sessionId: row.sessionId, now, ttlSeconds: ttl,
+    jti: familyJti(row.familyId),
   });
   return { access_token: accessToken, token_type: 'Bearer', expires_in: ttl, scope, refresh_token: successor };
 }
 
 /** Revokes the family of a reused token and tells the application, once. */
-function reportReuse(ctx: AppContext, now: Date, family: typeof refreshTokenFamilies.$inferSelect): void {
+function reportReuse(ctx: AppContext, now: Date, family: PresentedToken): void {
   const revoked = ctx.db.transaction((tx) => {
-    if (revokeFamilies(tx, now, { familyId: family.id }, 'refresh_token_reused') === 0) return false;
-    const data = { familyId: family.id, userId: family.personId, membershipId: family.membershipId, clientId: family.applicationId };
+    if (revokeFamilies(tx, now, { familyId: family.familyId }, 'refresh_token_reused') === 0) return false;
+    const data = { familyId: family.familyId, userId: family.personId, membershipId: family.membershipId, clientId: family.applicationId };
     recordEvent(tx, now, family.applicationId, 'security.refresh_token_reused', data);
     recordAudit(tx, now, {
       actor: 'system',
       action: 'security.refresh_token_reused',
       applicationId: family.applicationId,
-      target: family.id,
+      target: family.familyId,
       details: { userId: family.personId, sessionId: family.sessionId },
     });
     return true;

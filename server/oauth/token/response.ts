@@ -2,7 +2,6 @@
  * The token response (RFC 6749 §5.1, spec §2 "Token response") and refresh-token storage:
  * opaque 256-bit tokens, stored hashed, one family per code exchange, rotated on every use.
  */
-import type { FastifyReply } from 'fastify';
 import { refreshTokenFamilies, refreshTokens, type AuthMethod } from '../../db/schema.js';
 import type { Tx } from '../../audit/record.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
@@ -16,10 +15,6 @@ export interface TokenResponse {
   scope?: string;
   refresh_token?: string;
   id_token?: string;
-}
-
-export function sendTokens(reply: FastifyReply, body: TokenResponse): FastifyReply {
-  return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(body);
 }
 
 export const newRefreshToken = () => randomToken('ghr_');

@@ -2,25 +2,29 @@
  * `POST /api/auth/oauth2/token` (RFC 6749 §3.2): form-encoded, client authenticated first
  * (`invalid_client`), then dispatched by `grant_type` (`unsupported_grant_type` for one we do
  * not know, `unauthorized_client` for one the application's `grantTypes` lack, §5.2).
- * Every answer carries `Cache-Control: no-store`.
+ * Every answer carries `Cache-Control: no-store`. Form posts of the exact path are answered
+ * before Fastify (http/early-answers.ts) by the same function as the route (`tokenEndpoint`).
  */
-import type { FastifyPluginAsync } from 'fastify';
-import { authenticateClient } from '../client-auth.js';
-import { invalidRequest, OAuthError } from '../errors.js';
+import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
+import type { JsonAnswer } from '../../http/early-answers.js';
+import { JSON_SECURITY_HEADERS } from '../../http/security-headers.js';
+import { authenticateClient, type OAuthClient } from '../client-auth.js';
+import { CORS_HEADERS } from '../cors.js';
+import { failureAnswer, invalidRequest, OAuthError, sendJsonAnswer } from '../errors.js';
 import type { KeyRing } from '../keys.js';
 import type { FailureLimiter } from '../failure-limit.js';
-import { requiredParam, type RawParams } from '../params.js';
+import { FORM_BODY_LIMIT, requiredParam, type OAuthCall, type RawParams } from '../params.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import { refreshTokenGrant } from './refresh-token.js';
-import { sendTokens, type TokenResponse } from './response.js';
+import type { TokenResponse } from './response.js';
 import { clientCredentialsGrant } from './client-credentials.js';
 import { DEVICE_CODE_GRANT, deviceCodeGrant } from './device-code.js';
 import type { AppContext } from '../../context.js';
-import type { Application, GrantType } from '../../db/schema.js';
+import type { GrantType } from '../../db/schema.js';
 
 export const TOKEN_PATH = '/api/auth/oauth2/token';
 
-type Grant = (ctx: AppContext, keys: KeyRing, client: Application, body: RawParams) => Promise<TokenResponse>;
+type Grant = (ctx: AppContext, keys: KeyRing, client: OAuthClient, body: RawParams) => Promise<TokenResponse>;
 
 /** One handler per grant type (one file each). */
 const GRANTS: Record<GrantType, Grant> = {
@@ -31,7 +35,7 @@ const GRANTS: Record<GrantType, Grant> = {
 };
 
 /** The form body, or `invalid_request` when the request was not form-encoded. */
-export function formBody(request: { headers: Record<string, unknown>; body: unknown }): RawParams {
+export function formBody(request: Pick<OAuthCall, 'headers' | 'body'>): RawParams {
   const type = String(request.headers['content-type'] ?? '');
   if (!/^application\/x-www-form-urlencoded\b/i.test(type) || typeof request.body !== 'object' || request.body === null) {
     throw invalidRequest('The request body must be application/x-www-form-urlencoded.');
@@ -39,19 +43,36 @@ export function formBody(request: { headers: Record<string, unknown>; body: unkn
   return request.body as RawParams;
 }
 
+/** Every token answer (RFC 6749 §5.1, §5.2): never cached. */
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+/**
+ * The token endpoint as a function of the call, for both transports: the Fastify route and the
+ * answer before Fastify (http/early-answers.ts), which form posts of the exact path take.
+ */
+export function tokenEndpoint(ctx: AppContext, keys: KeyRing, limiter: FailureLimiter, log: FastifyBaseLogger) {
+  return async (call: OAuthCall): Promise<JsonAnswer> => {
+    try {
+      const tokens = await limiter.guard(call, () => {
+        const body = formBody(call);
+        const grantType = requiredParam(body, 'grant_type');
+        const client = authenticateClient(ctx, call, body);
+        const grant = GRANTS[grantType as GrantType] as Grant | undefined;
+        if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type must be one of ${Object.keys(GRANTS).join(', ')}.`);
+        if (!client.grantTypes.includes(grantType as GrantType)) {
+          throw new OAuthError('unauthorized_client', `This application may not use the ${grantType} grant.`);
+        }
+        return grant(ctx, keys, client, body);
+      });
+      return { status: 200, headers: NO_STORE, body: JSON.stringify(tokens) };
+    } catch (error) {
+      return failureAnswer(error, log);
+    }
+  };
+}
+
 export const tokenRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: FailureLimiter }> = async (app, { keys, limiter }) => {
-  const { ctx } = app;
-  app.post(TOKEN_PATH, { schema: { hide: true } }, async (request, reply) =>
-    limiter.guard(request, async () => {
-      const body = formBody(request);
-      const grantType = requiredParam(body, 'grant_type');
-      const client = authenticateClient(ctx, request, body);
-      const grant = GRANTS[grantType as GrantType] as Grant | undefined;
-      if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type must be one of ${Object.keys(GRANTS).join(', ')}.`);
-      if (!client.grantTypes.includes(grantType as GrantType)) {
-        throw new OAuthError('unauthorized_client', `This application may not use the ${grantType} grant.`);
-      }
-      return sendTokens(reply, await grant(ctx, keys, client, body));
-    }),
-  );
+  const answer = tokenEndpoint(app.ctx, keys, limiter, app.log);
+  app.earlyAnswers.addFormPost(TOKEN_PATH, { ...JSON_SECURITY_HEADERS, ...CORS_HEADERS }, FORM_BODY_LIMIT, answer);
+  app.post(TOKEN_PATH, { schema: { hide: true } }, async (request, reply) => sendJsonAnswer(reply, await answer(request)));
 };

@@ -14,8 +14,8 @@
  * spent. `hooks.onFamily(id)` hears the new family's id at once, before any signing is awaited
  * (a replayed code must find it, authorization-code.ts).
  */
-import { eq, sql } from 'drizzle-orm';
-import { memberships, people, sessions, type Application } from '../../db/schema.js';
+import type { AuthMethod } from '../../db/schema.js';
+import type { OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
 import type { Tx } from '../../audit/record.js';
 import { preparedPerDb } from '../../db/prepared.js';
@@ -27,23 +27,39 @@ import type { KeyRing } from '../keys.js';
 import { hasScope } from '../scopes.js';
 import { startFamily, type TokenResponse } from './response.js';
 
-/** The membership a grant was given for, with its person (gone if either was deleted since). */
-const memberQuery = preparedPerDb((db) =>
-  db
-    .select({
-      membership: { id: memberships.id, status: memberships.status, role: memberships.role, lastActiveAt: memberships.lastActiveAt },
-      person: { id: people.id, email: people.email, emailVerified: people.emailVerified, name: people.name },
-    })
-    .from(memberships)
-    .innerJoin(people, eq(people.id, memberships.personId))
-    .where(eq(memberships.id, sql.placeholder('id')))
-    .prepare(),
-);
+/** The membership a grant was given for, its person, and the grant's session. */
+interface GrantRow {
+  memberId: string;
+  status: string;
+  role: string;
+  lastActiveAt: number;
+  personId: string;
+  email: string;
+  emailVerified: number;
+  name: string | null;
+  /** Null when the session is gone. */
+  sessionId: string | null;
+  sessionRevokedAt: number | null;
+  /** The session's `amr`, as stored (JSON). */
+  sessionAmr: string | null;
+}
 
-/** Whether the sign-in session a grant was given in has been ended since (sign-out, revocation). */
-const sessionQuery = preparedPerDb((db) =>
-  db.select({ revokedAt: sessions.revokedAt, amr: sessions.amr }).from(sessions).where(eq(sessions.id, sql.placeholder('id'))).prepare(),
-);
+/**
+ * One read for what the grant is checked against in the store (no row: the membership or its
+ * person was deleted since): in SQL on better-sqlite3, as the refresh grant's statements
+ * (refresh-queries.ts), because the exchange is a hot path and each read costs a lock round trip.
+ */
+const grantQuery = preparedPerDb((db) => {
+  const statement = db.$client.prepare<[{ membershipId: string; sessionId: string }], GrantRow>(`
+    SELECT m.id AS memberId, m.status, m.role, m.last_active_at AS lastActiveAt,
+           p.id AS personId, p.email, p.email_verified AS emailVerified, p.name,
+           s.id AS sessionId, s.revoked_at AS sessionRevokedAt, s.amr AS sessionAmr
+    FROM memberships m
+    JOIN people p ON p.id = m.person_id
+    LEFT JOIN sessions s ON s.id = @sessionId
+    WHERE m.id = @membershipId`);
+  return (membershipId: string, sessionId: string): GrantRow | undefined => statement.get({ membershipId, sessionId });
+});
 
 export interface SessionGrant {
   membershipId: string;
@@ -59,7 +75,7 @@ export interface SessionGrant {
 export async function issueSessionTokens(
   ctx: AppContext,
   keys: KeyRing,
-  client: Application,
+  client: OAuthClient,
   grant: SessionGrant,
   hooks: { claim?: (tx: Tx) => boolean; onFamily?: (familyId: string) => void } = {},
 ): Promise<TokenResponse> {
@@ -68,19 +84,17 @@ export async function issueSessionTokens(
   // Tokens carry the audience the grant was given for; once the application's audience has
   // changed, that value may already belong to another application's backend.
   if (grant.resource !== client.audience) throw invalidGrant(`The application's audience has changed since ${grant.given}; start the sign-in again.`);
-  const found = memberQuery(ctx.db).get({ id: grant.membershipId });
-  if (!found || found.membership.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
-  const { membership, person } = found;
-  const session = sessionQuery(ctx.db).get({ id: grant.sessionId });
-  if (!session || session.revokedAt !== null) {
-    throw invalidGrant(`The sign-in session ${grant.given} in has ended.`);
-  }
+  const found = grantQuery(ctx.db)(grant.membershipId, grant.sessionId);
+  if (!found || found.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
+  if (found.sessionId === null || found.sessionRevokedAt !== null) throw invalidGrant(`The sign-in session ${grant.given} in has ended.`);
+  const membership = { id: found.memberId, status: found.status, role: found.role };
+  const person = { id: found.personId, email: found.email, emailVerified: found.emailVerified === 1, name: found.name };
   // How the session signed in (spec second-factor.md, "Tokens"): the ID token's `amr`/`acr`, kept by the family.
-  const amr = session.amr;
+  const amr = JSON.parse(found.sessionAmr ?? '[]') as AuthMethod[];
 
   // This application now holds tokens of the session: it hears a back-channel logout when the session ends.
   recordSessionClient(ctx.db, grant.sessionId, client.id, now);
-  const touch = activeMarkDue(membership.lastActiveAt, now);
+  const touch = activeMarkDue(new Date(found.lastActiveAt), now);
   const offline = hasScope(grant.scope, 'offline_access');
   let family: { familyId: string; token: string } | undefined;
   if (touch || offline || claim) {
