@@ -10,17 +10,14 @@
  * - show-password toggle and the strength hint under a new password;
  * - a screenshot of each main screen under test/e2e/screenshots/ (hosted-*.png).
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PASSWORD, createClient, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { buildIfStale, launchChromium, shot } from '../helpers/panel-browser.js';
+import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
 import { startSmtp } from '../helpers/smtp.js';
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const ACCENT = '#1d4ed8';
 const LOGO = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 48 48"><circle cx="24" cy="24" r="22" fill="#1d4ed8"/><path d="M14 24h20M24 14v20" stroke="#fff" stroke-width="4"/></svg>';
 
@@ -72,16 +69,6 @@ async function throughSignIn(page: Page, url: string, email: string): Promise<vo
   await Promise.all([page.waitForURL((u) => u.pathname !== '/sign-in'), page.locator('form button[type=submit]').first().click()]);
 }
 
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(axeSource);
-  const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[]; failureSummary?: string }[] }[] }> } }).axe;
-    return axe.run(document, { resultTypes: ['violations'] });
-  });
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .flatMap((v) => v.nodes.map((n) => `${v.id} (${v.impact}) at ${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`));
-}
 
 beforeAll(async () => {
   buildIfStale();
