@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PASSWORD, createClient, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
 import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
-import { startSmtp } from '../helpers/smtp.js';
+import { decodeQuotedPrintable, startSmtp } from '../helpers/smtp.js';
 
 const ACCENT = '#1d4ed8';
 const LOGO = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 48 48"><circle cx="24" cy="24" r="22" fill="#1d4ed8"/><path d="M14 24h20M24 14v20" stroke="#fff" stroke-width="4"/></svg>';
@@ -108,6 +108,17 @@ afterAll(async () => {
   await smtp?.close();
 });
 
+/** The latest link to `path` mailed to `to` (the text part's, in full). */
+async function mailedLink(to: string, path: string): Promise<string> {
+  const pattern = new RegExp(`${server.url.replace(/[.:/]/g, '\\$&')}${path}\\?[^\\s"<]+`);
+  for (let waited = 0; waited < 5000; waited += 50) {
+    const mail = smtp.received.filter((m) => m.to.includes(to)).map((m) => pattern.exec(decodeQuotedPrintable(m.raw))?.[0]).filter(Boolean).at(-1);
+    if (mail) return mail;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no ${path} link mailed to ${to}`);
+}
+
 /** The main hosted screens: name, how to reach it (given a context), and a text it shows. */
 type Screen = [name: string, open: (page: Page) => Promise<unknown>, ready: string];
 const anonymousScreens: Screen[] = [
@@ -119,6 +130,13 @@ const anonymousScreens: Screen[] = [
   ['invitation', (p) => p.goto(deeInviteUrl), 'Join Team Wiki'],
   ['not-found', (p) => p.goto(`${server.url}/no/such/page`), 'Page not found'],
   ['device-entry', (p) => p.goto(`${server.url}/device`), 'Connect a device'],
+  ['signed-out', (p) => p.goto(`${server.url}/api/auth/oauth2/end-session`), 'You are signed out'],
+  ['verify-email', async (p) => p.goto(await mailedLink('cy@example.com', '/verify-email')), 'Confirm that'],
+  ['reset-password', async (p) => {
+    const asked = await fetch(`${server.url}/api/auth/password-reset`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'cy@example.com' }) });
+    expect(asked.status).toBe(202);
+    await p.goto(await mailedLink('cy@example.com', '/reset-password'));
+  }, 'Choose a new password'],
 ];
 const adaScreens: Screen[] = [
   ['account', (p) => p.goto(`${server.url}/account`), 'Your e-mail address is not confirmed yet'],
