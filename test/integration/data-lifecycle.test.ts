@@ -529,7 +529,10 @@ describe('query plans', () => {
       for (const source of statements) {
         if (!/^\s*(select|update|delete|insert|with)/i.test(source)) continue;
         // Parameters do not change SQLite's choice of index here (no stat4 ranges on these); nulls explain as well as values.
-        const params = (source.match(/\?/g) ?? []).map(() => null);
+        // Positional `?` (drizzle) and named `@name` (the hand-written hot statements) alike.
+        const params: unknown[] = (source.match(/\?/g) ?? []).map(() => null);
+        const names = [...source.matchAll(/[@:$]([A-Za-z_]\w*)/g)].map((m) => m[1]!);
+        if (names.length > 0) params.unshift(Object.fromEntries(names.map((name) => [name, null])));
         const plan = (explain(`EXPLAIN QUERY PLAN ${source}`).all(...params) as { detail: string }[]).map((r) => r.detail);
         if (plan.some((line) => growing.some((table) => line === `SCAN ${table}` || line.startsWith(`SCAN ${table} `)))) scanning.push({ sql: source, plan });
       }
