@@ -136,6 +136,8 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
           tags, security,
           summary: 'Upload the logo shown on the application\'s hosted pages (the body: a PNG or SVG image of at most 100 KB)',
           consumes: [...LOGO_TYPES],
+          // Described for the OpenAPI document only: no `type`, so the bytes pass through (setLogo checks them).
+          body: { content: Object.fromEntries(LOGO_TYPES.map((type) => [type, { schema: { description: `The image itself (${type}, at most 100 KB)` } }])) },
           params: IdParams, querystring: NoQuery,
           response: { 200: ApplicationRecordSchema, ...adminErrors },
         },

@@ -90,6 +90,18 @@ describe('branding per application', () => {
     expect(page.body).not.toContain('<svg');
   });
 
+  it('is described in the OpenAPI document: branding and consent on the record, the logo upload\'s body types', async () => {
+    const { t } = await withApp();
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const record = doc.paths['/api/admin/applications/{id}'].get.responses['200'].content['application/json'].schema;
+    expect(Object.keys(record.properties.branding.properties)).toEqual(['accentColor', 'logoUrl']);
+    expect(JSON.stringify(record.properties.consent)).toMatch(/"implicit".*"explicit"/);
+    const put = doc.paths['/api/admin/applications/{id}/logo'].put;
+    expect(Object.keys(put.requestBody.content)).toEqual(['image/png', 'image/svg+xml']);
+    expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404', '413', '415']));
+    expect(Object.keys(doc.paths['/api/admin/applications/{id}/logo'].delete.responses)).toEqual(expect.arrayContaining(['204', '404']));
+  });
+
   it('refuses scripts in an SVG, a fake PNG, other types, and more than 100 KB; removes a logo', async () => {
     const { t } = await withApp();
     const script = await upload(t, 'image/svg+xml', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');

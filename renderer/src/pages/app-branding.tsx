@@ -59,11 +59,11 @@ export function BrandingCard(props: { app: Application; onSaved: (app: Applicati
     if (!file) return;
     if (file.type !== 'image/png' && file.type !== 'image/svg+xml') return setFileProblem([t.logoType]);
     if (file.size > LOGO_MAX) return setFileProblem([t.logoTooBig]);
-    // The body is the file itself (not JSON): the schema has no request body to type it by.
+    // The body is the file itself (not JSON), sent as it is.
     const next = await logo.run(() =>
       ok(client.PUT('/api/admin/applications/{id}/logo', {
         params: { path: { id } },
-        body: file as never,
+        body: file,
         bodySerializer: (body: unknown) => body as Blob,
         headers: { 'content-type': file.type },
       })),
