@@ -88,6 +88,12 @@ beforeAll(async () => {
   });
   expect(logo.status).toBe(200);
   await createClient(server, { id: 'notes', name: 'Notes', audience: 'https://notes.example/api', clientType: 'spa', redirectUris: [callback] });
+  // A device's application (the device confirmation page) and one that requires a second factor (the enrolment page).
+  await createClient(server, {
+    id: 'lobby-tv', name: 'Lobby TV', audience: 'https://tv.example/api', clientType: 'native', redirectUris: ['http://127.0.0.1/cb'],
+    grantTypes: ['urn:ietf:params:oauth:grant-type:device_code'],
+  });
+  await createClient(server, { id: 'vault', name: 'Vault', audience: 'https://vault.example/api', clientType: 'spa', redirectUris: [callback], authPolicy: { signup_policy: 'open', mfa: 'required' } });
   for (const email of ['ada@example.com', 'bob@example.com', 'cy@example.com']) {
     const res = await fetch(`${server.url}/api/auth/sign-up/email`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PASSWORD, name: email.split('@')[0], applicationId: 'notes' }),
@@ -142,6 +148,14 @@ const adaScreens: Screen[] = [
   ['account', (p) => p.goto(`${server.url}/account`), 'Your e-mail address is not confirmed yet'],
   ['access-refused', (p) => throughSignIn(p, authorizeUrl('team-wiki'), 'ada@example.com'), 'You cannot use Team Wiki with this account'],
   ['sign-out', (p) => p.goto(`${server.url}/api/auth/oauth2/end-session`), 'Sign out of Gatehouse on this device?'],
+  ['device-confirm', async (p) => {
+    const started = await fetch(`${server.url}/api/auth/oauth2/device_authorization`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: 'lobby-tv', scope: 'openid' }),
+    });
+    expect(started.status).toBe(200);
+    await throughSignIn(p, ((await started.json()) as { verification_uri_complete: string }).verification_uri_complete, 'ada@example.com');
+  }, 'Connect a device to Lobby TV?'],
+  ['second-factor-enrol', (p) => throughSignIn(p, authorizeUrl('vault'), 'ada@example.com'), 'Set up a second factor'],
 ];
 
 async function visit(page: Page, screen: Screen) {
