@@ -26,6 +26,8 @@ function phrase(q: string): string {
  */
 export function searchCandidates(db: Db, q: string): string[] | undefined {
   if ([...q].length < MIN_INDEXED_LENGTH) return undefined;
+  // FTS5 ends a query string at NUL (the MATCH fails); no e-mail or name holds one, so nothing matches.
+  if (q.includes('\u0000')) return [];
   const rows = db.all<{ id: string }>(
     sql`SELECT p.id AS id FROM people_search JOIN people p ON p.rowid = people_search.rowid WHERE people_search MATCH ${phrase(q)} LIMIT ${MAX_CANDIDATES + 1}`,
   );
