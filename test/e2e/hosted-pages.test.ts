@@ -17,6 +17,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PASSWORD, createClient, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
 import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
 import { decodeQuotedPrintable, startSmtp } from '../helpers/smtp.js';
+import { Secret, TOTP } from 'otpauth';
 
 const ACCENT = '#1d4ed8';
 const LOGO = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 48 48"><circle cx="24" cy="24" r="22" fill="#1d4ed8"/><path d="M14 24h20M24 14v20" stroke="#fff" stroke-width="4"/></svg>';
@@ -156,7 +157,27 @@ const adaScreens: Screen[] = [
     await throughSignIn(p, ((await started.json()) as { verification_uri_complete: string }).verification_uri_complete, 'ada@example.com');
   }, 'Connect a device to Lobby TV?'],
   ['second-factor-enrol', (p) => throughSignIn(p, authorizeUrl('vault'), 'ada@example.com'), 'Set up a second factor'],
+  ['device-approved', (p) => decideDevice(p, 'Approve'), 'Device connected'],
+  ['device-denied', (p) => decideDevice(p, 'Deny'), 'Sign-in denied'],
 ];
+
+/** Starts a device sign-in for Lobby TV and answers it on the device page with `button`. */
+async function decideDevice(page: Page, button: 'Approve' | 'Deny'): Promise<void> {
+  const started = await fetch(`${server.url}/api/auth/oauth2/device_authorization`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: 'lobby-tv', scope: 'openid' }),
+  });
+  expect(started.status).toBe(200);
+  await throughSignIn(page, ((await started.json()) as { verification_uri_complete: string }).verification_uri_complete, 'ada@example.com');
+  await Promise.all([page.waitForURL((u) => u.pathname.startsWith('/device')), page.getByRole('button', { name: button, exact: true }).click()]);
+}
+
+/** Fay (one per scheme) sets up an authenticator app when Vault asks for a second factor: the new recovery codes page. */
+async function enrolFay(page: Page, email: string): Promise<void> {
+  await throughSignIn(page, authorizeUrl('vault'), email);
+  const secret = (await page.locator('[data-totp-key]').textContent())!.trim();
+  await page.getByLabel('Code from the app').fill(new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate());
+  await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+}
 
 async function visit(page: Page, screen: Screen) {
   await screen[1](page);
@@ -219,6 +240,24 @@ describe('every hosted page', () => {
         await throughSignIn(p, authorizeUrl('team-wiki'), 'bob@example.com');
       }, 'Allow Team Wiki?']);
       await bob.close();
+
+      // The recovery codes shown after enrolling, then the code step of Fay's next sign-in.
+      const fay = `fay-${scheme}@example.com`;
+      const signUp = await fetch(`${server.url}/api/auth/sign-up/email`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: fay, password: PASSWORD, name: 'Fay', applicationId: 'notes' }),
+      });
+      expect(signUp.status).toBe(201);
+      const fayContext = await signedIn(scheme, fay);
+      await check(await fayContext.newPage(), ['recovery-codes', (p) => enrolFay(p, fay), 'Your recovery codes']);
+      await fayContext.close();
+      const later = await context(scheme);
+      await check(await later.newPage(), ['second-factor-code', async (p) => {
+        await p.goto(`${server.url}/sign-in`);
+        await p.getByLabel('E-mail').fill(fay);
+        await p.getByLabel('Password').fill(PASSWORD);
+        await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+      }, 'Code from your authenticator app']);
+      await later.close();
       expect(found).toEqual({});
     });
   }
