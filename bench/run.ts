@@ -6,7 +6,7 @@
  * shared helpers. With no name, every scenario runs. Exits 1 when a target is missed or a
  * scenario fails, so the command can gate a release. Running some scenarios updates their entries
  * in results.json and keeps the others. `npm run bench -- --markdown` prints the stored figures as
- * the README's Markdown table without running anything.
+ * the Markdown table of docs/benchmarks.md without running anything.
  */
 import { lowMemoryRequested, serveNodeArgs } from '../server/cli/launch.js';
 import { describeCost, type Cost } from './_cost.js';
@@ -88,7 +88,7 @@ function printCosts(results: BenchResult[], print: (line: string) => void): void
   for (const r of results) if (r.cost) print(`- ${r.scenario}: ${describeCost(r.cost)}`);
 }
 
-/** `--markdown`: the stored figures as a Markdown table (the README's Benchmarks section). */
+/** `--markdown`: the stored figures as a Markdown table (docs/benchmarks.md). */
 function printMarkdown(scenarios: ResultsFile['scenarios']): void {
   const cell = (text: string) => text.replaceAll('|', '\\|');
   console.log('| scenario | ops/s | p50 ms | p99 ms | CPU s/1k ops | measured | target | met | load avg |');

@@ -20,6 +20,8 @@ const root = new URL('..', import.meta.url).pathname;
 export const BUNDLE = join(root, 'dist/gatehouse.mjs');
 /** The hosted pages' one script (passkeys), served from our origin as /assets/webauthn.js. */
 export const PAGE_SCRIPT = join(root, 'dist/pages/webauthn.js');
+/** The hosted pages' module and its chunks, served as /assets/js/<file>. */
+export const PAGES_MODULE_DIR = join(root, 'dist/pages/js');
 
 /**
  * Builtins a dependency loads at start-up that this server never uses: Fastify's `node:http2`
@@ -73,14 +75,11 @@ export async function bundleServer() {
     write: false,
     plugins: [lazyBuiltins],
   });
-  // The pages' script: @simplewebauthn/browser and ours, one file for the browser (CSP
-  // `script-src 'self'`: nothing is loaded from elsewhere).
-  const page = await build({
+  // What both browser builds share: our origin's scripts for the hosted pages (CSP
+  // `script-src 'self'`: nothing is loaded from elsewhere), typed by the pages' own tsconfig.
+  const forBrowsers = {
     absWorkingDir: root,
-    entryPoints: ['server/pages/client/webauthn.ts'],
-    outfile: PAGE_SCRIPT,
     bundle: true,
-    format: 'iife',
     platform: 'browser',
     target: ['es2020'],
     tsconfig: 'server/pages/client/tsconfig.json',
@@ -88,8 +87,20 @@ export async function bundleServer() {
     minify: true,
     logLevel: 'warning',
     write: false,
+  };
+  // The passkey script: @simplewebauthn/browser and ours, one file.
+  const page = await build({ ...forBrowsers, entryPoints: ['server/pages/client/webauthn.ts'], outfile: PAGE_SCRIPT, format: 'iife' });
+  // The pages' own module (password toggles and strength, count-downs): an ES module whose
+  // strength estimator (@zxcvbn-ts and its dictionaries) is split into chunks loaded on first use.
+  const pages = await build({
+    ...forBrowsers,
+    entryPoints: { pages: 'server/pages/client/pages.ts' },
+    outdir: PAGES_MODULE_DIR,
+    chunkNames: 'chunk-[hash]',
+    splitting: true,
+    format: 'esm',
   });
-  for (const file of [...outputFiles, ...page.outputFiles]) {
+  for (const file of [...outputFiles, ...page.outputFiles, ...pages.outputFiles]) {
     mkdirSync(dirname(file.path), { recursive: true });
     writeFileSync(`${file.path}.tmp`, file.contents);
     renameSync(`${file.path}.tmp`, file.path);

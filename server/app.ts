@@ -28,7 +28,9 @@ import { applicationRoutes } from './applications/routes.js';
 import { ssoGroupRoutes } from './applications/sso-group-routes.js';
 import { providerRoutes } from './applications/provider-routes.js';
 import { featurePlugins } from './features.js';
-import { isPageRequest, pageErrorHandler } from './pages/page-scope.js';
+import { isBrowserNavigation, isPageRequest, pageErrorHandler } from './pages/page-scope.js';
+import { pageText } from './i18n/index.js';
+import { errorTitle } from './pages/text.js';
 import { renderError } from './pages/render.js';
 import { CodeStore } from './oauth/authorize/code.js';
 
@@ -145,7 +147,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // The path as routed: an absolute-form target (`GET http://host/api/admin/x`) names it too.
     const path = request.url.replace(/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/, '');
     if (path === '/api/admin' || path.startsWith('/api/admin/') || path.startsWith('/api/admin?')) await requireAdmin(request);
-    if (isPageRequest(request)) return renderError(reply, 404, 'Page not found', 'There is no page at this address.');
+    if (isPageRequest(request) || isBrowserNavigation(request)) {
+      const { t } = pageText(ctx.config, request);
+      return renderError(reply, 404, errorTitle(t, 404), t('errors.notFound'), { link: { href: '/account', label: t('common.goToAccount') } });
+    }
     return sendProblem(reply, notFound('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
   });
   app.addHook('onSend', security.onSend);

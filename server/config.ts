@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSwitch } from './cli/launch.js';
+import { DEFAULT_LOCALE, LOCALES, isLocale, type Locale } from './i18n/locales.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -54,6 +55,8 @@ export interface Config {
   idleReclaim: boolean;
   /** GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: webhooks may target this machine's loopback addresses (default off). */
   webhookAllowLoopback: boolean;
+  /** GATEHOUSE_LOCALE: the language of pages and e-mails when the reader's is not known (default `en`). */
+  locale: Locale;
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
   env: Record<string, string | undefined>;
 }
@@ -231,8 +234,16 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
     lowMemory,
     idleReclaim,
     webhookAllowLoopback,
+    locale: parseLocale(pick(undefined, 'GATEHOUSE_LOCALE')),
     env,
   };
+}
+
+/** GATEHOUSE_LOCALE: one of the languages the pages speak. */
+function parseLocale(raw: string | undefined): Locale {
+  if (raw === undefined || raw === '') return DEFAULT_LOCALE;
+  if (!isLocale(raw)) throw new ConfigError(`GATEHOUSE_LOCALE must be one of ${LOCALES.join(', ')}, got "${raw}".`);
+  return raw;
 }
 
 /**

@@ -223,7 +223,7 @@ function warnAboutCa(app: FastifyInstance, config: Config): void {
 export function readyLine(running: Running): string {
   const token = running.config.adminTokenSource ? `from ${running.config.adminTokenSource}` : `in ${join(running.config.dataDir, 'admin-token')}`;
   const mode = lowMemoryActive() ? ', low-memory mode' : '';
-  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, data ${running.config.dataDir}, admin token ${token}${mode}`;
+  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, control panel ${running.config.issuer}/admin/, data ${running.config.dataDir}, admin token ${token}${mode}`;
   if (!running.tls) return line;
   const ca = running.tls.caPem ? `local CA SHA-256 ${running.tls.fingerprint} (install from ${running.url}/ca.pem)` : `certificate SHA-256 ${running.tls.fingerprint}`;
   return `${line}, ${ca}`;

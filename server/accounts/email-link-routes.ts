@@ -24,6 +24,7 @@ import { requestPasswordReset, resetPassword } from './password-reset.js';
 import { sendVerificationEmail, verifyEmail } from './email-verification.js';
 import { RESEND_INTERVAL_MS } from './one-time-tokens.js';
 import { PASSWORD_MAX_LENGTH } from './passwords.js';
+import { requestLocale } from '../i18n/index.js';
 
 const tags = ['sign-in'];
 const Token = Type.String({ minLength: 1, maxLength: 200 });
@@ -50,7 +51,7 @@ const emailLinkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       requireMail(ctx);
-      await requestPasswordReset(ctx, request.body.email, request.log);
+      await requestPasswordReset(ctx, request.body.email, request.log, { locale: requestLocale(ctx.config, request) });
       return reply.status(202).header('cache-control', 'no-store').send();
     },
   );
@@ -94,7 +95,7 @@ const emailLinkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const me = await readSession(ctx, request);
       if (!me) throw unauthorized('Sign in first.', 'unauthorized', 'Cookie');
       requireMail(ctx);
-      const outcome = await sendVerificationEmail(ctx, me.person, request.log);
+      const outcome = await sendVerificationEmail(ctx, me.person, request.log, requestLocale(ctx.config, request));
       if (outcome === 'already_verified') throw conflict('email_already_verified', 'Your e-mail address is already verified.');
       if (outcome === 'sent_recently') throw tooManyRequests(RESEND_INTERVAL_MS / 1000, 'A verification e-mail was sent less than a minute ago.');
       return reply.status(202).header('cache-control', 'no-store').send();

@@ -12,6 +12,7 @@ import { recordAudit } from '../audit/record.js';
 import { mailerFor, type MailMessage } from '../mail/mailer.js';
 import { verificationMessage } from '../mail/account-messages.js';
 import { issueToken, redeemToken, sentRecently } from './one-time-tokens.js';
+import type { Locale } from '../i18n/index.js';
 import { one, transaction } from '../db/store.js';
 
 /**
@@ -29,15 +30,21 @@ export type VerificationSend = 'sent' | 'already_verified' | 'mail_not_configure
 /**
  * Sends a verification link to an unverified person when mail is configured, at most once a
  * minute; says why not otherwise (the sign-up paths ignore the answer, the resend endpoint shows it).
+ * Written in `locale`: the language of the browser that caused it.
  */
-export async function sendVerificationEmail(ctx: AppContext, person: Person, log: Pick<FastifyBaseLogger, 'warn'>): Promise<VerificationSend> {
+export async function sendVerificationEmail(
+  ctx: AppContext,
+  person: Person,
+  log: Pick<FastifyBaseLogger, 'warn'>,
+  locale: Locale = ctx.config.locale,
+): Promise<VerificationSend> {
   if (person.emailVerified) return 'already_verified';
   if (!mailerFor(ctx.config)) return 'mail_not_configured';
   const now = ctx.clock.now();
   const token = await transaction(ctx.db, async (tx) => (await sentRecently(tx, now, person.id, 'email_verification') ? undefined : await issueToken(tx, now, person.id, 'email_verification')));
   if (!token) return 'sent_recently';
   const url = `${ctx.config.issuer}/verify-email?token=${encodeURIComponent(token)}`;
-  sendInBackground(ctx, verificationMessage(person.email, url), log, 'verification');
+  sendInBackground(ctx, verificationMessage(person.email, url, locale), log, 'verification');
   return 'sent';
 }
 

@@ -11,7 +11,9 @@ import { createMembership, findMembership } from '../members/create.js';
 import { acceptInvitation, pendingInvitationFor } from '../invitations/accept.js';
 import { transaction } from '../db/store.js';
 
-export type SettleResult = { membership: Membership } | { error: 'access_denied'; description: string };
+/** Why a person cannot use an application: their membership is suspended, or its sign-up policy does not admit them. */
+export type RefusalReason = 'suspended' | 'invite_only' | 'closed';
+export type SettleResult = { membership: Membership } | { error: 'access_denied'; reason: RefusalReason; description: string };
 
 export async function settleMembership(ctx: AppContext, app: Application, person: Person): Promise<SettleResult> {
   // The usual visit, an active member's: one prepared read, no transaction.
@@ -22,7 +24,7 @@ export async function settleMembership(ctx: AppContext, app: Application, person
     const existing = await findMembership(tx, app.id, person.id);
     if (existing) {
       if (existing.status === 'active') return { membership: existing };
-      return { error: 'access_denied', description: `Your access to ${app.name} is suspended.` };
+      return { error: 'access_denied', reason: 'suspended', description: `Your access to ${app.name} is suspended.` };
     }
     return admitNewcomer(tx, now, app, person);
   });
@@ -40,9 +42,9 @@ export async function admitNewcomer(tx: Tx, now: Date, app: Application, person:
     case 'invite_only': {
       const invitation = person.emailVerified ? await pendingInvitationFor(tx, now, app.id, person.email) : undefined;
       if (invitation) return { membership: await acceptInvitation(tx, now, invitation, person) };
-      return { error: 'access_denied', description: `${app.name} is open to invited people only.` };
+      return { error: 'access_denied', reason: 'invite_only', description: `${app.name} is open to invited people only.` };
     }
     case 'closed':
-      return { error: 'access_denied', description: `${app.name} does not accept new members.` };
+      return { error: 'access_denied', reason: 'closed', description: `${app.name} does not accept new members.` };
   }
 }

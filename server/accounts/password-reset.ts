@@ -23,18 +23,25 @@ import { findPersonByEmail } from './people.js';
 import { clearBackOff } from './sign-in-back-off.js';
 import { issueToken, linkPerson, redeemToken, sentRecently } from './one-time-tokens.js';
 import { sendInBackground } from './email-verification.js';
+import type { Locale } from '../i18n/index.js';
 import { one, transaction } from '../db/store.js';
 
 /** Sends a reset link when `email` has an account (at most one a minute); says nothing either way. */
-export async function requestPasswordReset(ctx: AppContext, email: string, log: Pick<FastifyBaseLogger, 'warn'>): Promise<void> {
+export async function requestPasswordReset(
+  ctx: AppContext,
+  email: string,
+  log: Pick<FastifyBaseLogger, 'warn'>,
+  options: { locale?: Locale; carry?: string } = {},
+): Promise<void> {
   if (!mailerFor(ctx.config)) return;
   const person = await findPersonByEmail(ctx.db, email);
   if (!person) return;
   const now = ctx.clock.now();
   const token = await transaction(ctx.db, async (tx) => (await sentRecently(tx, now, person.id, 'password_reset') ? undefined : await issueToken(tx, now, person.id, 'password_reset')));
   if (!token) return;
-  const url = `${ctx.config.issuer}/reset-password?token=${encodeURIComponent(token)}`;
-  sendInBackground(ctx, passwordResetMessage(person.email, url), log, 'password reset');
+  // `carry`: the application and authorization request the reset interrupted (client_id, return_to).
+  const url = `${ctx.config.issuer}/reset-password?token=${encodeURIComponent(token)}${options.carry ? `&${options.carry}` : ''}`;
+  sendInBackground(ctx, passwordResetMessage(person.email, url, options.locale ?? ctx.config.locale), log, 'password reset');
 }
 
 /** Sets the new password from a reset link and signs the person out everywhere. */

@@ -19,6 +19,7 @@ import { needsSecondFactor, signInWithEmail, type SignedIn } from './sign-in.js'
 import { setMfaCookie } from './second-factor/pending.js';
 import { signUpWithEmail } from './sign-up.js';
 import { sendVerificationEmail } from './email-verification.js';
+import { requestLocale } from '../i18n/index.js';
 import { transaction } from '../db/store.js';
 
 const tags = ['sign-in'];
@@ -68,7 +69,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const signedUp = await signUpWithEmail(ctx, request.body, clientInfo(ctx, request));
-      await sendVerificationEmail(ctx, signedUp.person, request.log);
+      await sendVerificationEmail(ctx, signedUp.person, request.log, requestLocale(ctx.config, request));
       await sendSessionCookie(ctx, reply, signedUp);
       return reply.status(201).send({ user: userRecord(signedUp.person) });
     },

@@ -67,8 +67,16 @@ export interface BrowserProof {
 /** Notifications of guessing go out at most this often per address. */
 export const GUESSING_NOTICE_EVERY_MS = 24 * 60 * 60_000;
 
-const lockedProblem = (lockedUntil: Date, now: Date): Problem =>
-  tooManyRequests((lockedUntil.getTime() - now.getTime()) / 1000, 'Too many failed sign-ins for this account; try again later.');
+/** 429 while the address is locked, saying how long (`Retry-After`, and `lockedUntil` for the pages' count-down). */
+export class SignInLocked extends Problem {
+  constructor(readonly lockedUntil: Date, now: Date) {
+    const seconds = Math.max(1, Math.ceil((lockedUntil.getTime() - now.getTime()) / 1000));
+    const locked = tooManyRequests(seconds);
+    super(429, locked.code, `Too many failed sign-ins for this account; try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, undefined, locked.headers);
+  }
+}
+
+const lockedProblem = (lockedUntil: Date, now: Date): Problem => new SignInLocked(lockedUntil, now);
 
 /**
  * Claims one password check for `email` before the password is verified (sign-in and password
@@ -167,7 +175,7 @@ export async function passwordCheckFailed(
     details: { failedSignIns: check.failures, lockedUntil: check.lockedUntil.toISOString() },
   });
   const due = await exec(backOffQueries(ctx.db).notified, { emailHash: check.key, nowMs: now.getTime(), sinceMs: now.getTime() - GUESSING_NOTICE_EVERY_MS });
-  if (due === 1) sendInBackground(ctx, guessingMessage(person.email, check.failures, now), log ?? { warn: () => {} }, 'guessing notice');
+  if (due === 1) sendInBackground(ctx, guessingMessage(person.email, check.failures, now, ctx.config.locale), log ?? { warn: () => {} }, 'guessing notice');
 }
 
 /** A right password: the counter it was claimed on (the address's, or the trusted browser's) starts over. */

@@ -24,7 +24,7 @@ import { methodsOf, mfaRequired, type SecondFactorMethod } from './second-factor
 import { pendingSignIns, type Continuation } from './second-factor/pending.js';
 import { transaction } from '../db/store.js';
 
-export { LOCK_AFTER_FAILURES, lockDuration } from './sign-in-back-off.js';
+export { LOCK_AFTER_FAILURES, lockDuration, SignInLocked } from './sign-in-back-off.js';
 
 export interface SignInInput {
   email: string;
@@ -59,6 +59,18 @@ export interface HostedNext {
 export const invalidCredentials = () =>
   new Problem(401, 'invalid_credentials', 'The e-mail address or password is not correct.');
 
+/**
+ * A wrong password (or unknown address: the same answer), with what the back-off made of it, so a
+ * page can warn on the attempt before the lock and say how long a lock lasts. The wire answer is
+ * `invalidCredentials`' exactly.
+ */
+export class WrongPassword extends Problem {
+  constructor(readonly failures: number, readonly lockedUntil: Date | undefined) {
+    const plain = invalidCredentials();
+    super(plain.status, plain.code, plain.detail);
+  }
+}
+
 export async function signInWithEmail(
   ctx: AppContext,
   input: SignInInput,
@@ -82,7 +94,7 @@ export async function signInWithEmail(
   if (!person || !ok) {
     await passwordCheckFailed(ctx, person, check, client.log);
     await countFailedSignIn(ctx.db, now, app?.id);
-    throw invalidCredentials();
+    throw new WrongPassword(check.failures, check.lockedUntil);
   }
   const pending = secondStepFor(ctx, request, person, app, ['pwd'], hosted);
   if (pending) {

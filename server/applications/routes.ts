@@ -29,6 +29,8 @@ import {
   updateAuthPolicy,
 } from './service.js';
 
+import { LOGO_MAX_BYTES, LOGO_TYPES, removeLogo, setLogo, type LogoType } from './branding.js';
+
 const tags = ['applications'];
 
 export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -64,7 +66,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/applications/:id',
     { schema: { tags, security, summary: 'Get an application', params: IdParams, querystring: NoQuery, response: { 200: ApplicationRecordSchema, ...adminErrors } } },
-    async (request) => applicationRecord(await getApplication(ctx, request.params.id)),
+    async (request) => applicationRecord(await getApplication(ctx, request.params.id), ctx.config.issuer),
   );
 
   app.patch(
@@ -121,5 +123,40 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => updateAuthPolicy(ctx, request.params.id, request.body, actorName(request.actor)),
   );
+
+  // The logo is the request body itself (PNG or SVG, at most 100 KB): its own scope, so these
+  // content types are parsed here and nowhere else.
+  const logoRoutes: FastifyPluginAsyncTypebox = async (logo) => {
+    logo.addContentTypeParser(LOGO_TYPES as unknown as string[], { parseAs: 'buffer', bodyLimit: LOGO_MAX_BYTES }, (_request, body, done) => done(null, body));
+    logo.put(
+      '/applications/:id/logo',
+      {
+        bodyLimit: LOGO_MAX_BYTES,
+        schema: {
+          tags, security,
+          summary: 'Upload the logo shown on the application\'s hosted pages (the body: a PNG or SVG image of at most 100 KB)',
+          consumes: [...LOGO_TYPES],
+          // Described for the OpenAPI document only: no `type`, so the bytes pass through (setLogo checks them).
+          body: { content: Object.fromEntries(LOGO_TYPES.map((type) => [type, { schema: { description: `The image itself (${type}, at most 100 KB)` } }])) },
+          params: IdParams, querystring: NoQuery,
+          response: { 200: ApplicationRecordSchema, ...adminErrors },
+        },
+      },
+      async (request) => {
+        const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() as LogoType;
+        const row = await setLogo(ctx, request.params.id, type, request.body as Buffer, actorName(request.actor));
+        return applicationRecord(row, ctx.config.issuer);
+      },
+    );
+    logo.delete(
+      '/applications/:id/logo',
+      { schema: { tags, security, summary: 'Remove the application\'s logo', params: IdParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors } } },
+      async (request, reply) => {
+        await removeLogo(ctx, request.params.id, actorName(request.actor));
+        return reply.status(204).send(null);
+      },
+    );
+  };
+  await app.register(logoRoutes);
 };
 

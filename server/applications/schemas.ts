@@ -85,6 +85,24 @@ const BACKCHANNEL_TEXT = 'Where logout tokens are POSTed (OpenID Connect Back-Ch
 const BackchannelLogoutUri = Type.String({ minLength: 1, maxLength: 2000 });
 const SESSION_REQUIRED_TEXT = 'Whether the application needs sid in logout tokens (always sent for a session end; default true)';
 
+const BRANDING_TEXT =
+  'How the hosted pages show this application: accentColor (#rrggbb) colours its primary buttons and must reach a WCAG AA contrast of 4.5:1 with their white text; logoUrl is set by PUT .../logo';
+/** Settable part of `branding`: the logo is uploaded on its own (PUT .../logo). */
+const BrandingPatch = Type.Object(
+  { accentColor: Type.Optional(Type.Union([Type.String({ pattern: '^#[0-9a-fA-F]{6}$' }), Type.Null()])) },
+  { additionalProperties: false, description: BRANDING_TEXT },
+);
+const BrandingRecord = Type.Object(
+  {
+    accentColor: Type.Union([Type.String(), Type.Null()]),
+    logoUrl: Type.Union([Type.String(), Type.Null()], { description: 'Where the logo is served from this server, or null' }),
+  },
+  { additionalProperties: false, description: BRANDING_TEXT },
+);
+const CONSENT_TEXT =
+  '`implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page';
+const ConsentPolicySchema = Type.Union([Type.Literal('implicit'), Type.Literal('explicit')], { description: CONSENT_TEXT });
+
 /** Fields an administrator may set after creation; all optional in PATCH. */
 const mutableFields = {
   postLogoutRedirectUris: Type.Optional(PostLogoutRedirectUris),
@@ -96,6 +114,8 @@ const mutableFields = {
   grantTypes: Type.Optional(GrantTypes),
   backchannelLogoutUri: Type.Optional(Type.Union([BackchannelLogoutUri, Type.Null()], { description: BACKCHANNEL_TEXT })),
   backchannelLogoutSessionRequired: Type.Optional(Type.Boolean({ description: SESSION_REQUIRED_TEXT })),
+  branding: Type.Optional(BrandingPatch),
+  consent: Type.Optional(ConsentPolicySchema),
 };
 
 export const ApplicationCreateSchema = Type.Object(
@@ -129,6 +149,8 @@ export const ApplicationRecordSchema = Type.Object({
   grantTypes: Type.Array(GrantTypeSchema, { description: GRANT_TYPES_TEXT }),
   backchannelLogoutUri: Type.Union([Type.String(), Type.Null()], { description: BACKCHANNEL_TEXT }),
   backchannelLogoutSessionRequired: Type.Boolean({ description: SESSION_REQUIRED_TEXT }),
+  branding: BrandingRecord,
+  consent: ConsentPolicySchema,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 }, { additionalProperties: false });

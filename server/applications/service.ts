@@ -15,14 +15,15 @@ import { randomToken, sha256 } from '../util/crypto.js';
 import { checkRedirectUris, isPrivateHost, sameRedirectUris } from './redirect-uris.js';
 import { applicationRealm } from './realms.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
-import { findApplication } from './lookup.js';
+import { getApplication } from './lookup.js';
+import { brandingRecord, checkAccentColor } from './branding.js';
 import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
 import { DEFAULT_GRANT_TYPES, type ApplicationCreate, type ApplicationPatch, type AuthPolicyPatch } from './schemas.js';
 import { webhookSecretProblem } from '../webhooks/sign.js';
 import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-address.js';
 import { recordEvent } from '../webhooks/outbox.js';
-import { exec, one, many, transaction } from '../db/store.js';
+import { exec, many, one, transaction } from '../db/store.js';
 
 export const DEFAULT_AUTH_POLICY: AuthPolicy = {
   signup_policy: 'invite_only',
@@ -39,7 +40,7 @@ export function authPolicyOf(app: Pick<Application, 'authPolicy'>): AuthPolicy {
   return { ...app.authPolicy, mfa: app.authPolicy.mfa ?? 'optional' };
 }
 
-export function applicationRecord(app: Application) {
+export function applicationRecord(app: Application, issuer: string) {
   return {
     id: app.id,
     name: app.name,
@@ -54,6 +55,8 @@ export function applicationRecord(app: Application) {
     grantTypes: app.grantTypes,
     backchannelLogoutUri: app.backchannelLogoutUri,
     backchannelLogoutSessionRequired: app.backchannelLogoutSessionRequired,
+    branding: brandingRecord(app, issuer),
+    consent: app.consent,
     createdAt: iso(app.createdAt)!,
     updatedAt: iso(app.updatedAt)!,
   };
@@ -68,11 +71,7 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-export async function getApplication(ctx: AppContext, id: string): Promise<Application> {
-  const app = await findApplication(ctx.db, id);
-  if (!app) throw notFound('application_not_found', `There is no application with id "${id}".`);
-  return app;
-}
+export { getApplication };
 
 export async function listApplications(ctx: AppContext, limit: number, cursor?: string) {
   const rows = await many(ctx.db
@@ -82,7 +81,7 @@ export async function listApplications(ctx: AppContext, limit: number, cursor?: 
     .orderBy(asc(applications.createdAt), asc(applications.id))
     .limit(limit + 1));
   const page = toPage(rows, limit, (a) => ({ t: a.createdAt.getTime(), id: a.id }));
-  return { applications: page.items.map(applicationRecord), nextCursor: page.nextCursor };
+  return { applications: page.items.map((app) => applicationRecord(app, ctx.config.issuer)), nextCursor: page.nextCursor };
 }
 
 function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path: string): AuthPolicy {
@@ -195,9 +194,9 @@ async function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
 }
 
 /** The record plus the secrets that exist only in this one response (DESIGN §4.3). */
-function withSecretsShownOnce(app: Application, secrets: { clientSecret?: string; webhookSecret?: string }) {
+function withSecretsShownOnce(ctx: AppContext, app: Application, secrets: { clientSecret?: string; webhookSecret?: string }) {
   return {
-    ...applicationRecord(app),
+    ...applicationRecord(app, ctx.config.issuer),
     ...(secrets.clientSecret ? { clientSecret: secrets.clientSecret } : {}),
     ...(secrets.webhookSecret ? { webhookSecret: secrets.webhookSecret } : {}),
   };
@@ -207,6 +206,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
   const clientType = input.clientType ?? 'web';
   const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
   await checkApplication(ctx, { ...input, clientType, grantTypes });
+  checkAccentColor(input.branding?.accentColor);
   const authPolicy = mergePolicy(DEFAULT_AUTH_POLICY, input.authPolicy, 'body.authPolicy');
 
   const clientSecret = clientType === 'web' ? newClientSecret() : undefined;
@@ -238,6 +238,8 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         grantTypes,
         backchannelLogoutUri: input.backchannelLogoutUri ?? null,
         backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired ?? true,
+        brandAccentColor: input.branding?.accentColor ?? null,
+        consent: input.consent ?? 'implicit',
         createdAt: now,
         updatedAt: now,
       })
@@ -245,7 +247,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
     await recordAudit(tx, now, { actor, action: 'application.created', applicationId: row.id, target: row.id, details: { name: row.name, clientType } });
     return row;
   });
-  return withSecretsShownOnce(created, { clientSecret, webhookSecret: generatedWebhookSecret });
+  return withSecretsShownOnce(ctx, created, { clientSecret, webhookSecret: generatedWebhookSecret });
 }
 
 export async function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string) {
@@ -261,6 +263,7 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
     clientType, redirectUris, postLogoutRedirectUris, grantTypes, webhookUrl, webhookSecret: patch.webhookSecret,
     ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri,
   });
+  checkAccentColor(patch.branding?.accentColor);
   const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
   if (patch.audience !== undefined) await assertAudienceFree(ctx.db, patch.audience, id);
 
@@ -301,6 +304,8 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         grantTypes,
         backchannelLogoutUri,
         backchannelLogoutSessionRequired: patch.backchannelLogoutSessionRequired ?? current.backchannelLogoutSessionRequired,
+        brandAccentColor: patch.branding?.accentColor === undefined ? current.brandAccentColor : patch.branding.accentColor,
+        consent: patch.consent ?? current.consent,
         updatedAt: now,
       })
       .where(eq(applications.id, id))
@@ -320,7 +325,7 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
     return row;
   });
   if (redirectChange(current, updated)) ctx.wakeWebhooks();
-  return withSecretsShownOnce(updated, { clientSecret, webhookSecret: generatedWebhookSecret });
+  return withSecretsShownOnce(ctx, updated, { clientSecret, webhookSecret: generatedWebhookSecret });
 }
 
 /** `{field: {before, after}}` for each redirect list that changed, or undefined when none did. */

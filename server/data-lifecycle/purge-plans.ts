@@ -10,6 +10,8 @@ import { eq, sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import {
   apiKeys,
+  applicationLogos,
+  consents,
   backchannelLogouts,
   deviceAuthorizations,
   invitations,
@@ -46,6 +48,9 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
       name: 'refreshTokenFamilies', table: refreshTokenFamilies, key: refreshTokenFamilies.id, column: refreshTokenFamilies.applicationId,
       children: [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }],
     },
+    // Before the members they hang off (issue 25: consents and the logo).
+    { name: 'consents', table: consents, key: consents.membershipId, column: consents.applicationId },
+    { name: 'logo', table: applicationLogos, key: applicationLogos.applicationId, column: applicationLogos.applicationId },
     { name: 'members', table: memberships, key: memberships.id, column: memberships.applicationId },
     { name: 'invitations', table: invitations, key: invitations.id, column: invitations.applicationId },
     { name: 'apiKeys', table: apiKeys, key: apiKeys.id, column: apiKeys.applicationId },
@@ -61,6 +66,8 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'refreshTokenFamilies', table: refreshTokenFamilies, key: refreshTokenFamilies.id, column: refreshTokenFamilies.membershipId, set: { membershipId: null } },
     // Its device authorizations go with it (their cascade, done here).
     { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.membershipId },
+    // What the member had approved (issue 25, explicit consent).
+    { name: 'consents', table: consents, key: consents.membershipId, column: consents.membershipId },
   ],
 };
 

@@ -9,7 +9,8 @@
  * Tables that bound themselves and need no rule: `sign_in_back_off` (swept on the way into a
  * password check, accounts/sign-in-back-off.ts), `provider_logins` (expired ones deleted as a new
  * login begins, accounts/providers/logins.ts), `purge_jobs` (a job deletes itself when done),
- * `meta` and `row_counts` (fixed keys), and the second factors `totp_credentials`, `passkeys` and
+ * `meta` and `row_counts` (fixed keys), `application_logos` (one per application, at most 100 KB,
+ * gone with it: purge-plans.ts), and the second factors `totp_credentials`, `passkeys` and
  * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person).
  * Authorization codes, pending second steps and WebAuthn challenges live in memory.
  *
@@ -24,6 +25,7 @@ import {
   activityPeople,
   auditLog,
   backchannelLogouts,
+  consents,
   deviceAuthorizations,
   invitations,
   oneTimeTokens,
@@ -52,6 +54,8 @@ export interface RetentionRule extends Omit<BatchStep, 'where'> {
 const dayNumber = (at: Date) => Math.floor(at.getTime() / 86_400_000);
 
 const rowid = sql`rowid`;
+/** An explicit consent not used for this long is forgotten (the person is asked again). */
+export const CONSENT_UNUSED_MS = 365 * 86_400_000;
 const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
 const sessionChildren = [
   { table: sessionRealms, key: rowid, column: sessionRealms.sessionId },
@@ -79,6 +83,8 @@ export const RETENTION_RULES: RetentionRule[] = [
   // Issue 25: daily sign-in counts are kept as long as the audit log; who was counted, only until yesterday.
   { name: 'activity days', table: activityDaily, key: rowid, keep: 'audit', where: (before) => lt(activityDaily.day, dayNumber(before)) },
   { name: 'activity people', table: activityPeople, key: rowid, where: (_before, now) => lt(activityPeople.day, dayNumber(now) - 1) },
+  // Issue 25: an approval unused for a year is asked for again (its `last_used_at` moves at most daily).
+  { name: 'consents (unused)', table: consents, key: consents.membershipId, where: (_before, now) => lt(consents.lastUsedAt, new Date(now.getTime() - CONSENT_UNUSED_MS)) },
   // Issue 23: a person's count of failed second steps is forgotten a day after the last one, once
   // any lock it set is over (a success deletes it at once: accounts/second-factor/back-off.ts).
   {

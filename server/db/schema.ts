@@ -10,6 +10,7 @@
  */
 import { sql } from 'drizzle-orm';
 import {
+  blob,
   index,
   integer,
   primaryKey,
@@ -32,6 +33,8 @@ export type SignupPolicy = 'open' | 'invite_only' | 'closed';
 export type ClientType = 'web' | 'spa' | 'native';
 export type MemberStatus = 'active' | 'suspended';
 export type MemberRole = 'member' | 'admin';
+/** Whether people approve what an application asks for (issue 25, item 17): `implicit` = the administrator did. */
+export type ConsentPolicy = 'implicit' | 'explicit';
 /** OAuth grant types an application may use (spec grants-and-logout.md). */
 export type GrantType =
   | 'authorization_code'
@@ -372,6 +375,11 @@ export const applications = sqliteTable(
     /** Where logout tokens are POSTed (OpenID Connect Back-Channel Logout 1.0); null: none. */
     backchannelLogoutUri: text('backchannel_logout_uri'),
     backchannelLogoutSessionRequired: flag('backchannel_logout_session_required').notNull().default(true),
+    /** `#rrggbb` for the hosted pages' primary buttons (contrast-checked against their white text), or null. */
+    brandAccentColor: text('brand_accent_color'),
+    /** The uploaded logo's version (start of its SHA-256; the image is in `application_logos`), or null. */
+    brandLogo: text('brand_logo'),
+    consent: text('consent').$type<ConsentPolicy>().notNull().default('implicit'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },
@@ -381,6 +389,21 @@ export const applications = sqliteTable(
     index('applications_group_idx').on(t.ssoGroupId),
   ],
 );
+
+/**
+ * An application's logo (issue 25, item 15): at most one per application, at most 100 KB, PNG or
+ * SVG; served from our origin (pages/brand-routes.ts). Goes with its application (purge plan).
+ */
+export const applicationLogos = sqliteTable('application_logos', {
+  applicationId: text('application_id')
+    .primaryKey()
+    .references(() => applications.id, { onDelete: 'cascade' }),
+  contentType: text('content_type').$type<'image/png' | 'image/svg+xml'>().notNull(),
+  data: blob('data', { mode: 'buffer' }).$type<Buffer>().notNull(),
+  /** The start of the image's SHA-256: the version in its URL. */
+  version: text('version').notNull(),
+  updatedAt: timestamp('updated_at').notNull(),
+});
 
 /** A person's membership of an application ("application user"; `app_user.id`). */
 export const memberships = sqliteTable(
@@ -408,6 +431,29 @@ export const memberships = sqliteTable(
     index('memberships_app_role_idx').on(t.applicationId, t.role, t.joinedAt, t.id),
     index('memberships_person_idx').on(t.personId),
   ],
+);
+
+/**
+ * What a member approved for an application whose consent policy is `explicit` (issue 25, item
+ * 17): one row per membership, holding the union of the scopes approved. Withdrawn from the
+ * account page (the row goes), with the membership, or a year after it was last used
+ * (`last_used_at`, moved at most daily; data-lifecycle/retention-rules.ts).
+ */
+export const consents = sqliteTable(
+  'consents',
+  {
+    membershipId: text('membership_id')
+      .primaryKey()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    /** Space-separated scopes approved so far. */
+    scope: text('scope').notNull(),
+    grantedAt: timestamp('granted_at').notNull(),
+    lastUsedAt: timestamp('last_used_at').notNull(),
+  },
+  (t) => [index('consents_app_idx').on(t.applicationId), index('consents_last_used_idx').on(t.lastUsedAt)],
 );
 
 export const invitations = sqliteTable(
@@ -765,6 +811,7 @@ export type Session = typeof sessions.$inferSelect;
 export type SsoGroup = typeof ssoGroups.$inferSelect;
 export type Application = typeof applications.$inferSelect;
 export type Membership = typeof memberships.$inferSelect;
+export type Consent = typeof consents.$inferSelect;
 export type Invitation = typeof invitations.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
 export type SigningKey = typeof signingKeys.$inferSelect;

@@ -7,6 +7,8 @@ import { eq } from 'drizzle-orm';
 import { invitations, type Invitation } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { escapeHtml, mailerFor, type MailMessage } from '../mail/mailer.js';
+import { textTranslator, type Locale } from '../i18n/index.js';
+import { DEFAULT_LOCALE } from '../i18n/locales.js';
 import { exec } from '../db/store.js';
 
 const SEND_CONCURRENCY = 4;
@@ -19,24 +21,30 @@ export interface InvitationMailData {
   expiresAt: Date;
 }
 
-export function invitationMessage(to: string, data: InvitationMailData): MailMessage {
+/**
+ * The invitation in `locale` (the installation's GATEHOUSE_LOCALE: the invitee has not visited
+ * yet, so no browser says which language they read).
+ */
+export function invitationMessage(to: string, data: InvitationMailData, locale: Locale = DEFAULT_LOCALE): MailMessage {
+  const t = textTranslator(locale);
   const expires = data.expiresAt.toUTCString();
-  const quoted = data.message ? `\n\nMessage from the administrator:\n\n${data.message}\n` : '\n';
+  const role = t(`roles.${data.role}`, { defaultValue: data.role });
+  const quoted = data.message ? `\n\n${t('mail.invitation.messageFrom')}\n\n${data.message}\n` : '\n';
+  const until = t('mail.invitation.until', { date: expires });
   const text =
-    `You have been invited to join ${data.appName} as ${data.role}.` +
+    t('mail.invitation.lead', { app: data.appName, role }) +
     quoted +
-    `\nAccept the invitation here:\n${data.acceptUrl}\n\nThe link works until ${expires}. ` +
-    `If you did not expect this invitation you can ignore this e-mail.\n`;
+    `\n${t('mail.invitation.actionText')}\n${data.acceptUrl}\n\n${until}\n`;
   const html =
-    `<!doctype html><html><body style="font-family:sans-serif">` +
-    `<p>You have been invited to join <strong>${escapeHtml(data.appName)}</strong> as ${escapeHtml(data.role)}.</p>` +
+    `<!doctype html><html lang="${locale}"><body style="font-family:sans-serif">` +
+    `<p>${escapeHtml(t('mail.invitation.lead', { app: data.appName, role }))}</p>` +
     (data.message
       ? `<blockquote style="white-space:pre-wrap;border-left:3px solid #ccc;padding-left:1em">${escapeHtml(data.message)}</blockquote>`
       : '') +
-    `<p><a href="${escapeHtml(data.acceptUrl)}">Accept the invitation</a></p>` +
-    `<p style="color:#666">The link works until ${escapeHtml(expires)}. If you did not expect this invitation you can ignore this e-mail.</p>` +
+    `<p><a href="${escapeHtml(data.acceptUrl)}">${escapeHtml(t('mail.invitation.action'))}</a></p>` +
+    `<p style="color:#666">${escapeHtml(until)}</p>` +
     `</body></html>`;
-  return { to, subject: `You are invited to ${data.appName}`, text, html };
+  return { to, subject: t('mail.invitation.subject', { app: data.appName }), text, html };
 }
 
 /**
@@ -64,7 +72,7 @@ export async function sendInvitationEmails(
           message: invitation.message,
           role: invitation.role,
           expiresAt: invitation.expiresAt,
-        }),
+        }, ctx.config.locale),
       );
       outcome = { emailSent: true, emailError: null };
     } catch (error) {

@@ -1,60 +1,53 @@
 /**
  * The accounts feature's e-mails: password reset and e-mail verification (each carries one
- * single-use link valid for an hour), and the notice that an account is being guessed at. Every
- * interpolated value is escaped in the HTML part.
+ * single-use link valid for an hour), and the notice that an account is being guessed at. Each is
+ * written in the reader's language (the catalogues' `mail.*`; i18n/index.ts): the language of the
+ * browser that asked for it, or the installation's. Every interpolated value is escaped in the
+ * HTML part.
  */
 import { escapeHtml, type MailMessage } from './mailer.js';
+import { textTranslator, type Locale } from '../i18n/index.js';
 
-function linkMessage(to: string, subject: string, lead: string, action: string, url: string, ignore: string): MailMessage {
-  const text = `${lead}\n\n${action}:\n${url}\n\nThe link works once, for one hour. ${ignore}\n`;
+function linkMessage(to: string, locale: Locale, kind: 'reset' | 'verify', url: string): MailMessage {
+  const t = textTranslator(locale);
+  const lead = t(`mail.${kind}.lead`, { email: to });
+  const action = t(`mail.${kind}.action`);
+  const after = `${t('mail.linkOnce')} ${t(`mail.${kind}.ignore`)}`;
+  const text = `${lead}\n\n${action}:\n${url}\n\n${after}\n`;
   const html =
-    `<!doctype html><html><body style="font-family:sans-serif">` +
+    `<!doctype html><html lang="${locale}"><body style="font-family:sans-serif">` +
     `<p>${escapeHtml(lead)}</p>` +
     `<p><a href="${escapeHtml(url)}">${escapeHtml(action)}</a></p>` +
-    `<p style="color:#666">The link works once, for one hour. ${escapeHtml(ignore)}</p>` +
+    `<p style="color:#555">${escapeHtml(after)}</p>` +
     `</body></html>`;
-  return { to, subject, text, html };
+  return { to, subject: t(`mail.${kind}.subject`), text, html };
 }
 
-export function passwordResetMessage(to: string, url: string): MailMessage {
-  return linkMessage(
-    to,
-    'Reset your Gatehouse password',
-    `Someone (hopefully you) asked to reset the password of the Gatehouse account ${to}.`,
-    'Choose a new password',
-    url,
-    'If you did not ask for this, ignore this e-mail: your password stays as it is.',
-  );
+export function passwordResetMessage(to: string, url: string, locale: Locale): MailMessage {
+  return linkMessage(to, locale, 'reset', url);
 }
 
-export function verificationMessage(to: string, url: string): MailMessage {
-  return linkMessage(
-    to,
-    'Confirm your e-mail address',
-    `Please confirm that ${to} is your e-mail address for Gatehouse.`,
-    'Confirm my e-mail address',
-    url,
-    'If you did not create this account, ignore this e-mail.',
-  );
+export function verificationMessage(to: string, url: string, locale: Locale): MailMessage {
+  return linkMessage(to, locale, 'verify', url);
 }
 
 /**
  * Sent when strangers lock an account by guessing its password (accounts/sign-in-back-off.ts).
  * It says what happened and what still works; it carries no link (nothing to phish with) and
- * nothing about the guesses beyond their number.
+ * nothing about the guesses beyond their number. The guesser's browser is not the reader's, so
+ * it is written in the installation's language.
  */
-export function guessingMessage(to: string, failures: number, at: Date): MailMessage {
+export function guessingMessage(to: string, failures: number, at: Date, locale: Locale): MailMessage {
+  const t = textTranslator(locale);
   const paragraphs = [
-    `${failures} wrong passwords were tried for ${to} on Gatehouse, the last at ${at.toISOString().replace('T', ' ').slice(0, 16)} UTC. ` +
-      'Sign-ins with a password from browsers Gatehouse does not know are paused for a while.',
-    'Browsers you have signed in with before can still sign in, and you stay signed in where you are.',
-    'If this was not you, someone may be guessing your password: choose a strong one you use nowhere else ' +
-      '(change it on your account page, or with "Forgot password" on the sign-in page).',
+    t('mail.guessing.tried', { count: failures, email: to, at: at.toISOString().replace('T', ' ').slice(0, 16) }),
+    t('mail.guessing.known'),
+    t('mail.guessing.advice'),
   ];
   return {
     to,
-    subject: 'Someone is trying to sign in to your Gatehouse account',
+    subject: t('mail.guessing.subject'),
     text: `${paragraphs.join('\n\n')}\n`,
-    html: `<!doctype html><html><body style="font-family:sans-serif">${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')}</body></html>`,
+    html: `<!doctype html><html lang="${locale}"><body style="font-family:sans-serif">${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')}</body></html>`,
   };
 }

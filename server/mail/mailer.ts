@@ -49,9 +49,5 @@ export function createMailer(smtpUrl: string, from: string): Mailer {
   };
 }
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
 /** Escapes text for the HTML part of a message (every interpolated value goes through this). */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-}
+export { escapeHtml } from '../util/html.js';

@@ -27,6 +27,8 @@ function phrase(q: string): string {
  */
 export async function searchCandidates(db: Db, q: string): Promise<string[] | undefined> {
   if ([...q].length < MIN_INDEXED_LENGTH) return undefined;
+  // FTS5 ends a query string at NUL (the MATCH fails); no e-mail or name holds one, so nothing matches.
+  if (q.includes('\u0000')) return [];
   const rows = await sqlRows<{ id: string }>(db, sql`SELECT p.id AS id FROM people_search JOIN people p ON p.rowid = people_search.rowid WHERE people_search MATCH ${phrase(q)} LIMIT ${MAX_CANDIDATES + 1}`);
   return rows.length > MAX_CANDIDATES ? undefined : rows.map((r) => r.id);
 }

@@ -17,7 +17,10 @@ import { clearSessionCookie, endSession, readSession } from '../accounts/session
 import { checkFormToken, formToken } from '../accounts/csrf.js';
 import { renderPage } from '../pages/render.js';
 import { redirectSources } from '../pages/sign-in-pages.js';
-import { errorPageHandler, escapeHtml, sendErrorPage } from './error-page.js';
+import { errorPageHandler, sendErrorPage } from './error-page.js';
+import { pageText } from '../i18n/index.js';
+import { pageBrand } from '../pages/brand.js';
+import type { Application } from '../db/schema.js';
 import { findClient } from './client-auth.js';
 import { matchesRedirectUri } from '../applications/redirect-uris.js';
 import type { KeyRing } from './keys.js';
@@ -46,20 +49,16 @@ async function readHint(keys: KeyRing, issuer: string, hint: string): Promise<Hi
   }
 }
 
-function signedOutPage(reply: FastifyReply, appName: string | undefined) {
-  const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Signed out · Gatehouse</title></head>
-<body><main><h1>You are signed out</h1>
-<p>${appName ? `You have signed out of ${escapeHtml(appName)}.` : 'Your session on this device has ended.'} You can close this window.</p>
-</main></body></html>`;
-  return reply.status(200).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html);
+function signedOutPage(reply: FastifyReply, app: Application | undefined) {
+  const { t } = pageText(reply.server.ctx.config, reply.request);
+  return renderPage(reply.status(200), 'signed-out', { title: t('signedOut.title'), appName: app?.name }, { brand: pageBrand(app), here: '/account' });
 }
 
 export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (app, { keys }) => {
   const { ctx } = app;
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { t } = pageText(ctx.config, request);
     const params = (request.method === 'POST' ? request.body : request.query) as RawParams | undefined;
     let clientId: string | undefined;
     let redirect: string | undefined;
@@ -71,22 +70,22 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
       state = param(params, 'state');
       hint = param(params, 'id_token_hint');
     } catch {
-      return sendErrorPage(reply, 400, 'invalid_request', 'The sign-out request repeats a parameter.');
+      return sendErrorPage(reply, 400, 'invalid_request', t('oauthError.repeated'));
     }
     let hinted: Hint | undefined;
     if (hint !== undefined) {
       hinted = await readHint(keys, ctx.config.issuer, hint);
-      if (!hinted) return sendErrorPage(reply, 400, 'invalid_request', 'The id_token_hint was not issued by this server.');
+      if (!hinted) return sendErrorPage(reply, 400, 'invalid_request', t('oauthError.badHint'));
       if (clientId !== undefined && clientId !== hinted.clientId) {
-        return sendErrorPage(reply, 400, 'invalid_request', 'client_id does not match the id_token_hint.');
+        return sendErrorPage(reply, 400, 'invalid_request', t('oauthError.hintMismatch'));
       }
       clientId = hinted.clientId;
     }
     const client = clientId === undefined ? undefined : await findClient(ctx, clientId);
-    if (clientId !== undefined && !client) return sendErrorPage(reply, 400, 'invalid_client', 'The application is not known here.');
+    if (clientId !== undefined && !client) return sendErrorPage(reply, 400, 'invalid_client', t('oauthError.unknownApp'));
     // Matched like the authorize redirect_uri: exactly, or a native client's loopback on any port.
     if (redirect !== undefined && (!client || !matchesRedirectUri(client.postLogoutRedirectUris ?? client.redirectUris, redirect, client.clientType))) {
-      return sendErrorPage(reply, 400, 'invalid_request', 'The post-logout address is not registered for this application.');
+      return sendErrorPage(reply, 400, 'invalid_request', t('oauthError.badLogoutRedirect'), client);
     }
 
     const found = await readSession(ctx, request);
@@ -94,9 +93,9 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
       const submitted = request.method === 'POST' ? param(params, 'csrf_token') : undefined;
       if (submitted === undefined) {
         return renderPage(reply, 'sign-out', {
-          title: 'Sign out?', appName: client?.name, clientId: client?.id, redirect, state,
+          title: t('signOut.title'), appName: client?.name, clientId: client?.id, redirect, state,
           csrfToken: formToken(ctx.config, request, reply),
-        }, { formActionSources: redirect ? redirectSources(client) : [] });
+        }, { formActionSources: redirect ? redirectSources(client) : [], brand: pageBrand(client), here: '/account' });
       }
       checkFormToken(ctx.config, request, submitted);
     }
@@ -106,7 +105,7 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
     }
     clearSessionCookie(reply, ctx.config);
 
-    if (redirect === undefined) return signedOutPage(reply, client?.name);
+    if (redirect === undefined) return signedOutPage(reply, client);
     const url = new URL(redirect);
     if (state !== undefined) url.searchParams.set('state', state);
     return reply.header('cache-control', 'no-store').redirect(url.toString(), 302);

@@ -10,6 +10,7 @@
 import type { FastifyInstance, HTTPMethods, RouteOptions } from 'fastify';
 import { errorPageHandler, sendErrorPage } from './error-page.js';
 import { OAuthError, sendOAuthError } from './errors.js';
+import { escapeHtml } from '../util/html.js';
 
 /** The methods Fastify routes by default (RFC 9110 plus PATCH). */
 const METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'];
@@ -50,7 +51,7 @@ export function answerWrongMethods(scope: FastifyInstance): () => void {
         ...(endpoint.page ? { errorHandler: errorPageHandler } : {}),
         handler: async (_request, reply) => {
           reply.header('allow', allow);
-          if (endpoint.page) return sendErrorPage(reply, 405, 'invalid_request', description);
+          if (endpoint.page) return sendErrorPage(reply, 405, 'invalid_request', escapeHtml(description));
           return sendOAuthError(reply, new OAuthError('invalid_request', description, 405));
         },
       });

@@ -27,6 +27,7 @@ import { userinfoRoutes } from './userinfo.js';
 import { backchannelLogRoutes } from './backchannel/routes.js';
 import { deviceAuthorizationRoutes } from './device/authorization-route.js';
 import { devicePageRoutes } from './device/page.js';
+import { consentPageRoutes } from './consent-page.js';
 import { introspectionRoutes } from './introspect.js';
 import { logoutChannel } from './backchannel/channel.js';
 import { onLogoutsQueued } from './backchannel/outbox.js';
@@ -59,6 +60,7 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
   });
   // A hosted page: its own scope (form bodies, HTML errors, rate limiter).
   await app.register(devicePageRoutes);
+  await app.register(consentPageRoutes);
   await app.register(adminKeyRoutes, { prefix: '/api/admin', keys });
   await app.register(backchannelLogRoutes, { prefix: '/api/admin' });
   if (options.startWorkers) {

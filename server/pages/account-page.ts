@@ -46,22 +46,22 @@ import { registrationChallenges } from '../accounts/second-factor/registration-c
 import { verifyRegistration } from '../accounts/second-factor/webauthn.js';
 import { requireRecentSignIn } from '../accounts/session.js';
 import { preparePageScope } from './page-scope.js';
+import { pageText, type Translate } from '../i18n/index.js';
+import { problemText } from './text.js';
+import { recoveryCodesPage } from './second-factor-pages.js';
+import { accountFlash, type AccountFlash, type ErrorTarget } from './account-flash.js';
+import { consentsOfPerson, withdrawConsent } from '../oauth/consent.js';
+import { scopeWords } from './scope-words.js';
+import { mailerFor } from '../mail/mailer.js';
+import { sendVerificationEmail } from '../accounts/email-verification.js';
 
-export const NOTICES = {
-  profile_saved: 'Your profile was saved.',
-  session_ended: 'That device was signed out.',
-  others_signed_out: 'All your other devices were signed out.',
-  account_unlinked: 'The sign-in method was removed.',
-  account_linked: 'The sign-in method was linked: you can use it to sign in from now on.',
-  password_changed: 'Your password was changed. Your other devices were signed out.',
-  signed_out: 'You are signed out.',
-  totp_enabled: 'Your authenticator app is set up: you will be asked for its code when you sign in.',
-  totp_removed: 'The authenticator app was removed. Your other devices were signed out.',
-  passkey_added: 'The passkey was added: you can sign in with it from now on.',
-  passkey_renamed: 'The passkey was renamed.',
-  passkey_removed: 'The passkey was removed. Your other devices were signed out.',
-} as const;
-type Notice = keyof typeof NOTICES;
+/** The notices a form's success comes back with (`/account?notice=…`): keys of `account.notices`. */
+export const NOTICES = [
+  'profile_saved', 'session_ended', 'others_signed_out', 'account_unlinked', 'account_linked', 'password_changed', 'signed_out',
+  'totp_enabled', 'totp_removed', 'passkey_added', 'passkey_renamed', 'passkey_removed', 'verification_sent', 'consent_withdrawn',
+] as const;
+type Notice = (typeof NOTICES)[number];
+const isNotice = (value: string | undefined): value is Notice => (NOTICES as readonly string[]).includes(value ?? '');
 
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
 const CsrfOnly = Type.Object({ csrf_token: short(200) }, { additionalProperties: false });
@@ -80,19 +80,25 @@ const RenameForm = Type.Object({ csrf_token: short(200), name: short(100) }, { a
 const PasskeyForm = Type.Object({ csrf_token: short(200), name: short(100), response: short(60_000) }, { additionalProperties: false });
 const PasskeyParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
-/** Where an error is shown: next to the form that caused it. */
-type ErrorTarget = `profile:${string}` | 'sessions' | 'accounts' | 'password' | 'security';
 interface AccountView {
   notice?: string | undefined;
-  error?: { target: ErrorTarget; message: string };
+  error?: AccountFlash['error'];
   /** Submitted values to show again after a refused profile form. */
-  values?: { applicationId: string; profile: Record<string, string> };
+  values?: AccountFlash['values'];
 }
 
 const INPUT_TYPES: Record<ProfileField['type'], string> = {
   string: 'text', text: 'textarea', number: 'number', integer: 'number', boolean: 'checkbox',
   email: 'email', url: 'url', date: 'date', select: 'select',
 };
+
+/** The anchor of the section a refusal is shown in (the redirect after it lands there). */
+function anchorOf(target: ErrorTarget): string {
+  if (target.startsWith('profile:')) return appAnchor(target.slice('profile:'.length));
+  const anchors: Record<string, string> = { sessions: 'devices', accounts: 'sign-in-methods', password: 'password', security: 'security', verify: 'verify' };
+  return anchors[target] ?? '';
+}
+const appAnchor = (appId: string) => `app-${appId.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
 
 /** "2026-11-22 14:03 UTC": dates on the page are UTC, like everywhere else in Gatehouse. */
 const when = (date: Date | string) => `${new Date(date).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
@@ -128,35 +134,46 @@ function linkable(ctx: AppContext, linked: Set<string>) {
 
 async function showAccount(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, me: Me | undefined, view: AccountView) {
   const csrfToken = formToken(ctx.config, request, reply);
-  if (!me) return renderPage(reply, 'account', { title: 'Your account', signedIn: false, notice: view.notice });
+  const { t } = pageText(ctx.config, request);
+  if (!me) return renderPage(reply, 'account', { title: t('account.title'), signedIn: false, notice: view.notice });
   const accounts = await listLinkedAccounts(ctx, me);
   const linked = new Set(accounts.map((a) => a.provider));
   const memberships = await listMemberships(ctx, me);
+  const approvals = await consentsOfPerson(ctx, me.person.id);
   // A refused form for an application not on the page (not a member) has no form to sit next to.
   const target = view.error?.target;
   const orphan = target?.startsWith('profile:') && !memberships.some(({ app }) => target === `profile:${app.id}`);
   return renderPage(reply, 'account', {
-    title: 'Your account',
+    title: t('account.title'),
     wide: true,
     signedIn: true,
     csrfToken,
     notice: view.notice,
-    error: view.error,
-    generalError: orphan ? view.error?.message : undefined,
+    error: orphan ? { target: 'general', message: view.error!.message } : view.error,
     person: { name: me.person.name, email: me.person.email, emailVerified: me.person.emailVerified },
+    canVerify: Boolean(mailerFor(ctx.config)),
     memberships: memberships.map(({ m, app }) => {
       const submitted = view.values?.applicationId === app.id ? view.values.profile : undefined;
       const fields = app.authPolicy.profile_fields.map((f) => fieldView(f, m.profile[f.key], submitted?.[f.key]));
+      const consent = approvals.get(app.id);
       return {
         applicationId: app.id,
         applicationName: app.name,
-        role: m.role,
+        anchor: appAnchor(app.id),
+        roleLabel: t(`roles.${m.role}`),
         suspended: m.status === 'suspended',
         joinedAt: when(m.joinedAt),
         fields,
         editable: fields.some((f) => f.editable),
         action: `/account/profile/${encodeURIComponent(app.id)}`,
         errorTarget: `profile:${app.id}`,
+        consent: consent
+          ? {
+              grantedAt: when(consent.grantedAt),
+              asks: scopeWords(t, consent.scope),
+              action: `/account/consents/${encodeURIComponent(app.id)}/withdraw`,
+            }
+          : undefined,
       };
     }),
     sessions: (await listSessions(ctx, me)).map((s) => ({
@@ -167,7 +184,7 @@ async function showAccount(ctx: AppContext, request: FastifyRequest, reply: Fast
     })),
     accounts: accounts.map((a) => ({
       provider: a.provider,
-      name: a.provider === 'credential' ? 'E-mail and password' : providerName(a.provider, ctx.config.env),
+      name: a.provider === 'credential' ? t('account.methods.credential') : providerName(a.provider, ctx.config.env),
       email: a.email,
       linkedAt: when(a.linkedAt),
       canUnlink: accounts.length > 1,
@@ -176,19 +193,8 @@ async function showAccount(ctx: AppContext, request: FastifyRequest, reply: Fast
     linkable: linkable(ctx, linked),
     hasPassword: Boolean(me.person.passwordHash),
     caUrl: ctx.config.tls.mode === 'auto' ? '/ca.pem' : undefined,
-    security: await securityView(ctx, me.person, memberships),
-  }, { scripts: true });
-}
-
-/** A form's field errors in words: "Team: must be one of: red, blue". */
-function problemMessage(problem: Problem, labels: Map<string, string> = new Map()): string {
-  if (problem.code !== 'validation_failed' || !problem.errors?.length) return problem.detail;
-  return problem.errors
-    .map((e) => {
-      const key = e.path.replace(/^body\.(profile\.)?/, '');
-      return `${labels.get(key) ?? key}: ${e.message}`;
-    })
-    .join('; ');
+    security: await securityView(ctx, t, me.person, memberships),
+  }, { scripts: true, pageModule: Boolean(me.person.passwordHash), here: '/account' });
 }
 
 /** Turns a profile form into the update the service expects (typed values; empty clears). */
@@ -209,7 +215,8 @@ export function profileUpdate(fields: ProfileField[], form: Record<string, strin
   return update;
 }
 
-const back = (reply: FastifyReply, notice: Notice) => reply.redirect(`/account?notice=${notice}`, 303);
+/** Post/redirect/get: back to the page, at the section the form belongs to, saying what happened. */
+const back = (reply: FastifyReply, notice: Notice, anchor = '') => reply.redirect(`/account?notice=${notice}${anchor ? `#${anchor}` : ''}`, 303);
 
 const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
@@ -222,10 +229,14 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return readSession(ctx, request);
   }
 
-  /** Runs a form's action; a refused one re-renders the page with the message at `target`. */
+  /**
+   * Runs a form's action. A refusal is shown post/redirect/get: it waits in the flash store for
+   * this session, and the answer is a 303 to the page at the form's section, where the message is
+   * focused (so a reader lands on it, not at the top of the page).
+   */
   async function act(
     request: FastifyRequest, reply: FastifyReply, me: Me, target: ErrorTarget,
-    action: () => unknown, view: Omit<AccountView, 'error'> = {}, labels?: Map<string, string>,
+    action: () => unknown, values?: AccountFlash['values'], labels?: Map<string, string>,
   ) {
     try {
       await action();
@@ -233,19 +244,22 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     } catch (error) {
       // A demand for a fresh sign-in is answered by the page scope's error handler (a trip through sign-in).
       if (!(error instanceof Problem) || error.code === 'reauthentication_required') throw error;
-      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-      // The refusal may have changed who is signed in (never, today), so read the session again.
-      return showAccount(ctx, request, reply.status(error.status), (await readSession(ctx, request)) ?? me, {
-        ...view, error: { target, message: problemMessage(error, labels) },
-      });
+      const { locale, t } = pageText(ctx.config, request);
+      accountFlash(ctx).put(me.session.id, { error: { target, message: problemText(t, locale, error, labels) }, values }, ctx.clock.now().getTime());
+      const anchor = anchorOf(target);
+      return reply.header('cache-control', 'no-store').redirect(`/account${anchor ? `#${anchor}` : ''}`, 303);
     }
   }
 
   app.get('/account', { schema: { hide: true, querystring: AccountQuery } }, async (request, reply) => {
     const notice = request.query.notice;
-    return showAccount(ctx, request, reply, await readSession(ctx, request), {
-      // Own keys only: `in` would also find `constructor` and the like on Object.prototype.
-      notice: notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice as Notice] : undefined,
+    const me = await readSession(ctx, request);
+    const flash = me ? accountFlash(ctx).take(me.session.id, ctx.clock.now().getTime()) : undefined;
+    const { t } = pageText(ctx.config, request);
+    return showAccount(ctx, request, reply, me, {
+      notice: isNotice(notice) ? t(`account.notices.${notice}`) : undefined,
+      error: flash?.error,
+      values: flash?.values,
     });
   });
 
@@ -264,10 +278,10 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const refused = await act(
         request, reply, me, `profile:${appId}`,
         async () => updateOwnProfile(ctx, me, appId, profileUpdate(fields, form)),
-        { values: { applicationId: appId, profile: submitted } },
+        { applicationId: appId, profile: submitted },
         new Map(fields.map((f) => [f.key, f.label])),
       );
-      return refused ?? back(reply, 'profile_saved');
+      return refused ?? back(reply, 'profile_saved', appAnchor(appId));
     },
   );
 
@@ -283,7 +297,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       });
       if (refused) return refused;
       if (wasCurrent) clearSessionCookie(reply, ctx.config);
-      return back(reply, wasCurrent ? 'signed_out' : 'session_ended');
+      return wasCurrent ? back(reply, 'signed_out') : back(reply, 'session_ended', 'devices');
     },
   );
 
@@ -291,7 +305,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
     await signOutOtherSessions(ctx, me);
-    return back(reply, 'others_signed_out');
+    return back(reply, 'others_signed_out', 'devices');
   });
 
   app.post(
@@ -301,7 +315,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const me = await formCaller(request, request.body.csrf_token);
       if (!me) return back(reply, 'signed_out');
       const refused = await act(request, reply, me, 'accounts', async () => unlinkAccount(ctx, me, request.params.provider));
-      return refused ?? back(reply, 'account_unlinked');
+      return refused ?? back(reply, 'account_unlinked', 'sign-in-methods');
     },
   );
 
@@ -314,18 +328,17 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!me) return back(reply, 'signed_out');
       const refused = await act(request, reply, me, 'password', async () => {
         if ((form.new_password ?? '') !== (form.confirm_password ?? '')) {
-          throw new Problem(400, 'validation_failed', 'The new password and its confirmation differ.');
+          throw new Problem(400, 'password_mismatch', 'The new password and its confirmation differ.');
         }
         await changePassword(ctx, me, { currentPassword: form.current_password ?? '', newPassword: form.new_password ?? '' });
-      }, {}, new Map([['newPassword', 'New password']]));
-      return refused ?? back(reply, 'password_changed');
+      }, undefined, new Map([['newPassword', pageText(ctx.config, request).t('account.password.new')]]));
+      return refused ?? back(reply, 'password_changed', 'password');
     },
   );
 
   // --- Security: second factors (spec second-factor.md, "What people see") -------------------
 
-  const codesPage = (reply: FastifyReply, me: Me, codes: string[], next: string) =>
-    renderPage(reply, 'recovery-codes', { title: 'Your recovery codes', email: me.person.email, codes, next });
+  const codesPage = (reply: FastifyReply, me: Me, codes: string[], next: string) => recoveryCodesPage(reply, me.person.email, codes, next);
 
   app.post('/account/security/totp/start', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
     const me = await formCaller(request, request.body.csrf_token);
@@ -342,14 +355,14 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       codes = (await confirmTotp(ctx, me.person, request.body.code ?? '', `person:${me.person.id}`)).recoveryCodes;
     });
     if (refused) return refused;
-    return codes ? codesPage(reply, me, codes, '/account?notice=totp_enabled') : back(reply, 'totp_enabled');
+    return codes ? codesPage(reply, me, codes, '/account?notice=totp_enabled#security') : back(reply, 'totp_enabled', 'security');
   });
 
   app.post('/account/security/totp/remove', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
     const refused = await act(request, reply, me, 'security', async () => removeTotp(ctx, me.person, me.session.id));
-    return refused ?? back(reply, 'totp_removed');
+    return refused ?? back(reply, 'totp_removed', 'security');
   });
 
   // The page's script asks /api/me/passkeys/options (same session) and posts the browser's answer here.
@@ -363,14 +376,14 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       try {
         response = JSON.parse(request.body.response ?? '');
       } catch {
-        throw new Problem(400, 'passkey_invalid', 'The passkey answer did not arrive; try again.');
+        throw new Problem(400, 'passkey_no_answer', 'The passkey answer did not arrive; try again.');
       }
       const challenge = registrationChallenges(ctx).take(me.session.id, ctx.clock.now().getTime());
       const verified = await verifyRegistration(ctx.config, me.person.id, (request.body.name || 'Passkey').slice(0, 100), response, challenge);
       codes = (await addPasskey(ctx, me.person, verified, `person:${me.person.id}`)).recoveryCodes;
     });
     if (refused) return refused;
-    return codes ? codesPage(reply, me, codes, '/account?notice=passkey_added') : back(reply, 'passkey_added');
+    return codes ? codesPage(reply, me, codes, '/account?notice=passkey_added#security') : back(reply, 'passkey_added', 'security');
   });
 
   app.post('/account/security/passkeys/:id/rename', { schema: { hide: true, params: PasskeyParams, body: RenameForm } }, async (request, reply) => {
@@ -378,17 +391,17 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!me) return back(reply, 'signed_out');
     const refused = await act(request, reply, me, 'security', async () => {
       const name = (request.body.name ?? '').trim();
-      if (!name) throw new Problem(400, 'validation_failed', 'Give the passkey a name.');
+      if (!name) throw new Problem(400, 'passkey_name_missing', 'Give the passkey a name.');
       await renameOwnPasskey(ctx, me.person, request.params.id, name);
     });
-    return refused ?? back(reply, 'passkey_renamed');
+    return refused ?? back(reply, 'passkey_renamed', 'security');
   });
 
   app.post('/account/security/passkeys/:id/remove', { schema: { hide: true, params: PasskeyParams, body: CsrfOnly } }, async (request, reply) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
     const refused = await act(request, reply, me, 'security', async () => removePasskey(ctx, me.person, me.session.id, request.params.id));
-    return refused ?? back(reply, 'passkey_removed');
+    return refused ?? back(reply, 'passkey_removed', 'security');
   });
 
   app.post('/account/security/recovery-codes', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
@@ -400,6 +413,32 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     });
     return refused ?? codesPage(reply, me, codes, '/account#security');
   });
+
+  // "Send verification e-mail" for an address not confirmed yet (the resend rules of the JSON API).
+  app.post('/account/verify-email', { config: { rateLimit: limits.passwordReset }, schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
+    const me = await formCaller(request, request.body.csrf_token);
+    if (!me) return back(reply, 'signed_out');
+    const refused = await act(request, reply, me, 'verify', async () => {
+      const outcome = await sendVerificationEmail(ctx, me.person, request.log, pageText(ctx.config, request).locale);
+      if (outcome === 'already_verified') throw new Problem(409, 'email_already_verified', 'Your e-mail address is already verified.');
+      if (outcome === 'mail_not_configured') throw new Problem(404, 'mail_not_configured', 'This server cannot send e-mail (SMTP_URL is not set).');
+      if (outcome === 'sent_recently') throw new Problem(429, 'verification_sent_recently', 'A confirmation link was sent less than a minute ago.');
+    });
+    return refused ?? back(reply, 'verification_sent', 'verify');
+  });
+
+  // Withdrawing what the person allowed an application (explicit consent).
+  app.post(
+    '/account/consents/:appId/withdraw',
+    { schema: { hide: true, params: Type.Object({ appId: Type.String({ maxLength: 200 }) }), body: CsrfOnly } },
+    async (request, reply) => {
+      const me = await formCaller(request, request.body.csrf_token);
+      if (!me) return back(reply, 'signed_out');
+      const appId = request.params.appId;
+      const refused = await act(request, reply, me, `profile:${appId}`, async () => withdrawConsent(ctx, me.person.id, appId));
+      return refused ?? back(reply, 'consent_withdrawn', appAnchor(appId));
+    },
+  );
 
   app.post('/account/sign-out', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
     checkFormToken(ctx.config, request, request.body.csrf_token);

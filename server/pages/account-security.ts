@@ -8,11 +8,12 @@ import { passkeysOf, remainingRecoveryCodes, totpOf } from '../accounts/second-f
 import { pendingTotpSecret } from '../accounts/second-factor/service.js';
 import type { MembershipRow } from '../self-service/queries.js';
 import { passkeysUnavailable, totpSetupView } from './second-factor-pages.js';
+import type { Translate } from '../i18n/index.js';
 
 /** "2026-11-22 14:03 UTC". */
 const when = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-export async function securityView(ctx: AppContext, person: { id: string; email: string }, memberships: MembershipRow[]) {
+export async function securityView(ctx: AppContext, t: Translate, person: { id: string; email: string }, memberships: MembershipRow[]) {
   const totp = await totpOf(ctx.db, person.id);
   const pending = await pendingTotpSecret(ctx, person.id);
   const keys = await passkeysOf(ctx.db, person.id);
@@ -33,7 +34,7 @@ export async function securityView(ctx: AppContext, person: { id: string; email:
     })),
     hasSecondFactor: Boolean(totp?.secret) || keys.length > 0,
     recoveryCodesLeft: await remainingRecoveryCodes(ctx.db, person.id),
-    passkeyUnavailable: passkeysUnavailable(ctx),
+    passkeyUnavailable: passkeysUnavailable(ctx, t),
     requirements: memberships.map(({ app }) => ({ name: app.name, required: app.authPolicy.mfa === 'required' })),
   };
 }

@@ -24,23 +24,23 @@ import { invitationStatus } from '../invitations/accept.js';
 import { invitationForLink, landingUrl, redeemInvitation } from '../invitations/redeem.js';
 import { renderError, renderPage } from './render.js';
 import { preparePageScope } from './page-scope.js';
-import { redirectSources } from './sign-in-pages.js';
+import { redirectSources, resumeAfterJoining } from './sign-in-pages.js';
+import { pageText } from '../i18n/index.js';
+import { problemText } from './text.js';
+import { pageBrand } from './brand.js';
 
 const Params = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) });
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
+/** `return_to`: an authorization request of the invitation's application to finish after joining (issue 25). */
 const Form = Type.Object(
-  { csrf_token: short(200), name: short(200), email: short(254), password: short(1000) },
+  { csrf_token: short(200), name: short(200), email: short(254), password: short(1000), return_to: short(4000) },
   { additionalProperties: false },
 );
-
-const GONE: Record<string, [string, string]> = {
-  expired: ['This invitation has expired', 'Invitation links work for 7 days. Ask the administrator to send you a new one.'],
-  revoked: ['This invitation was withdrawn', 'The administrator revoked this invitation. Ask them if you think this is a mistake.'],
-  accepted: ['This invitation was already used', 'It has been accepted. Sign in to the application as usual.'],
-};
+const Query = Type.Object({ return_to: short(4000) }, { additionalProperties: false });
 
 function notFoundPage(reply: FastifyReply) {
-  return renderError(reply, 404, 'Invitation not found', 'This invitation link is not valid. Check that you copied the whole link.');
+  const { t } = pageText(reply.server.ctx.config, reply.request);
+  return renderError(reply, 404, t('invite.notFoundTitle'), t('invite.notFound'));
 }
 
 /** The invitation behind the link when it is still pending; otherwise the page that says why. */
@@ -49,8 +49,8 @@ async function pendingOrPage(ctx: AppContext, token: string, reply: FastifyReply
   if (!found) return notFoundPage(reply);
   const status = invitationStatus(found.invitation, ctx.clock.now());
   if (status !== 'pending') {
-    const [title, message] = GONE[status]!;
-    return renderError(reply, 410, title, message);
+    const { t } = pageText(reply.server.ctx.config, reply.request);
+    return renderError(reply, 410, t(`invite.${status}Title`), t(`invite.${status}`), { brand: pageBrand(found.app) });
   }
   return found;
 }
@@ -61,25 +61,29 @@ async function showInvite(
   reply: FastifyReply,
   token: string,
   found: { invitation: Invitation; app: Application },
-  extra: { error?: string; name?: string } = {},
+  extra: { error?: string; name?: string; returnTo?: string | undefined } = {},
 ) {
   const { invitation, app } = found;
   const current = await readSession(ctx, request);
+  const { t } = pageText(ctx.config, request);
   if (current && current.person.email !== invitation.email) {
     return renderError(
       reply.status(403),
       403,
-      'This invitation is for another account',
-      `This invitation was sent to ${invitation.email}, but you are signed in as ${current.person.email}. Sign out, then open the link again.`,
+      t('invite.otherAccountTitle'),
+      t('invite.otherAccount', { invited: invitation.email, current: current.person.email }),
+      { brand: pageBrand(app) },
     );
   }
+  const returnTo = resumeAfterJoining(ctx.config, request, app, extra.returnTo);
   return renderPage(
     reply,
     'invite',
     {
-      title: `Join ${app.name}`,
+      title: t('invite.title', { app: app.name }),
       appName: app.name,
-      role: invitation.role,
+      returnTo,
+      role: t(`roles.${invitation.role}`),
       email: invitation.email,
       message: invitation.message,
       action: `/invite/${encodeURIComponent(token)}`,
@@ -89,7 +93,7 @@ async function showInvite(
       error: extra.error,
       name: extra.name ?? '',
     },
-    { formActionSources: redirectSources(app) },
+    { formActionSources: redirectSources(app), pageModule: !current, brand: pageBrand(app), here: `/invite/${encodeURIComponent(token)}` },
   );
 }
 
@@ -103,16 +107,19 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const limits = authRateLimits(ctx.config);
   await preparePageScope(app);
 
-  app.get('/invite/:token', { schema: { hide: true, params: Params } }, async (request, reply) => {
+  app.get('/invite/:token', { schema: { hide: true, params: Params, querystring: Query } }, async (request, reply) => {
     const found = await pendingOrPage(ctx, request.params.token, reply);
     if (!('invitation' in found)) return found;
-    return showInvite(ctx, request, reply, request.params.token, found);
+    return showInvite(ctx, request, reply, request.params.token, found, { returnTo: request.query.return_to });
   });
 
-  /** Accepts for the signed-in person and sends them on. */
-  const acceptAndGo = async (reply: FastifyReply, token: string, person: { id: string; email: string; name: string | null }) => {
-    const { redirectTo } = await redeemInvitation(ctx, token, person);
-    return reply.header('cache-control', 'no-store').redirect(redirectTo, 303);
+  /**
+   * Accepts for the signed-in person and sends them on: back into the application's authorization
+   * request when there is one (it completes at once: the realm is signed in), else to the application.
+   */
+  const acceptAndGo = async (request: FastifyRequest, reply: FastifyReply, token: string, person: { id: string; email: string; name: string | null }, given: string | undefined) => {
+    const { redirectTo, app: joined } = await redeemInvitation(ctx, token, person);
+    return reply.header('cache-control', 'no-store').redirect(resumeAfterJoining(ctx.config, request, joined, given) ?? redirectTo, 303);
   };
 
   app.post('/invite/:token/accept', { schema: { hide: true, params: Params, body: Form } }, async (request, reply) => {
@@ -120,8 +127,9 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const found = await pendingOrPage(ctx, request.params.token, reply);
     if (!('invitation' in found)) return found;
     const current = await readSession(ctx, request);
-    if (!current) return showInvite(ctx, request, reply.status(401), request.params.token, found, { error: 'Your session has ended. Sign in again.' });
-    return acceptAndGo(reply, request.params.token, current.person);
+    const { t } = pageText(ctx.config, request);
+    if (!current) return showInvite(ctx, request, reply.status(401), request.params.token, found, { error: t('invite.sessionEnded'), returnTo: request.body.return_to });
+    return acceptAndGo(request, reply, request.params.token, current.person, request.body.return_to);
   });
 
   app.post(
@@ -140,11 +148,14 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
           clientInfo(ctx, request),
         );
         await sendSessionCookie(ctx, reply, signedUp);
-        return reply.redirect(landingUrl(ctx, found.app), 303);
+        return reply.redirect(resumeAfterJoining(ctx.config, request, found.app, form.return_to) ?? landingUrl(ctx, found.app), 303);
       } catch (error) {
         const problem = problemMessage(error);
-        const message = problem.code === 'validation_failed' && problem.errors?.[0] ? `${problem.errors[0].path.replace(/^body\./, '')} ${problem.errors[0].message}.` : problem.detail;
-        return showInvite(ctx, request, reply.status(problem.status), request.params.token, found, { error: message, name: form.name ?? '' });
+        const { locale, t } = pageText(ctx.config, request);
+        const labels = new Map([['password', t('common.password')], ['name', t('common.name')], ['email', t('common.email')]]);
+        return showInvite(ctx, request, reply.status(problem.status), request.params.token, found, {
+          error: problemText(t, locale, problem, labels), name: form.name ?? '', returnTo: form.return_to,
+        });
       }
     },
   );
@@ -170,11 +181,12 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
       } catch (error) {
         const problem = problemMessage(error);
         for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
-        return showInvite(ctx, request, reply.status(problem.status), request.params.token, found, { error: problem.detail });
+        const { locale, t } = pageText(ctx.config, request);
+        return showInvite(ctx, request, reply.status(problem.status), request.params.token, found, { error: problemText(t, locale, problem), returnTo: form.return_to });
       }
       if (needsSecondFactor(signedIn)) return redirectToSecondStep(reply, ctx.config, signedIn);
       await sendSessionCookie(ctx, reply, signedIn);
-      return acceptAndGo(reply, request.params.token, signedIn.person);
+      return acceptAndGo(request, reply, request.params.token, signedIn.person, form.return_to);
     },
   );
 };

@@ -8,34 +8,25 @@ import formbody from '@fastify/formbody';
 import { toProblem } from '../http/problem.js';
 import { registerRateLimit } from '../accounts/rate-limits.js';
 import { renderError } from './render.js';
+import { pageText } from '../i18n/index.js';
+import { errorTitle, problemText } from './text.js';
 
 /** The sign-in page asking a signed-in person to sign in again (accounts/session.ts, requireRecentSignIn). */
 export const REAUTH_URL = '/sign-in?reauth=1';
 
-const TITLES: Record<number, string> = {
-  400: 'Something is wrong with this request',
-  403: 'Not allowed',
-  401: 'Please sign in',
-  404: 'Page not found',
-  409: 'Already in use',
-  410: 'This link no longer works',
-  429: 'Too many attempts',
-  502: 'The sign-in provider did not answer',
-  503: 'Not available',
-};
-
 /** Renders any thrown error as the error page (its status and headers kept); unknown ones as a 500 page. */
 export function pageErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const problem = toProblem(error);
+  const { locale, t } = pageText(reply.server.ctx.config, request);
   if (!problem) {
     request.log.error({ err: error }, 'unhandled error on a hosted page');
-    return renderError(reply, 500, 'Something went wrong', 'Something went wrong on our side. Please try again.');
+    return renderError(reply, 500, errorTitle(t, 500), t('errors.serverError'));
   }
   // A page action that needs a recent sign-in sends the person through one; they land on the
   // account page and retry (the action checks again, so nothing can skip the sign-in).
   if (problem.code === 'reauthentication_required') return reply.header('cache-control', 'no-store').redirect(REAUTH_URL, 303);
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
-  return renderError(reply, problem.status, TITLES[problem.status] ?? 'Something went wrong', problem.detail);
+  return renderError(reply, problem.status, errorTitle(t, problem.status), problemText(t, locale, problem));
 }
 
 /**
@@ -44,6 +35,7 @@ export function pageErrorHandler(error: unknown, request: FastifyRequest, reply:
  */
 const PAGE_PREFIXES = [
   '/sign-in', '/sign-up', '/invite/', '/account', '/forgot-password', '/reset-password', '/verify-email', '/link-account', '/device',
+  '/consent', '/language/',
   '/api/auth/oauth2/authorize', '/api/auth/oauth2/end-session', '/api/auth/callback/',
 ];
 
@@ -59,6 +51,17 @@ export function isPageRequest(request: { method: string; url: string }): boolean
   const under = (prefix: string) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`);
   if (PAGE_PREFIXES.some(under)) return true;
   return (request.method === 'GET' || request.method === 'HEAD') && PAGE_GET_PREFIXES.some(under);
+}
+
+/**
+ * Whether an unknown address was opened by a person's browser (a navigation that accepts HTML),
+ * outside the APIs: it gets the HTML "page not found" page instead of problem+json (issue 25).
+ */
+export function isBrowserNavigation(request: { method: string; url: string; headers: Record<string, unknown> }): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  if (request.url.startsWith('/api/') || request.url === '/api') return false;
+  const accept = request.headers.accept;
+  return typeof accept === 'string' && accept.includes('text/html');
 }
 
 export async function preparePageScope(app: FastifyInstance): Promise<void> {

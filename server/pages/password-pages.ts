@@ -24,23 +24,56 @@ import { linkPerson } from '../accounts/one-time-tokens.js';
 import { requireMail } from '../accounts/email-link-routes.js';
 import { preparePageScope } from './page-scope.js';
 import { renderPage } from './render.js';
+import type { Application } from '../db/schema.js';
+import { findApplication } from '../applications/lookup.js';
+import { pageText } from '../i18n/index.js';
+import { pageBrand } from './brand.js';
+import { DEFAULT_RETURN_TO, flowQuery, safeReturnTo } from './sign-in-pages.js';
 
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
-const TokenQuery = Type.Object({ token: short(200) }, { additionalProperties: false });
-const ForgotForm = Type.Object({ csrf_token: short(200), email: short(254) }, { additionalProperties: false });
+/** `client_id`/`return_to`: the application and authorization request a reset interrupted (issue 25, item 13). */
+const flow = { client_id: short(200), return_to: short(4000) };
+const TokenQuery = Type.Object({ token: short(200), ...flow }, { additionalProperties: false });
+const FlowOnly = Type.Object(flow, { additionalProperties: false });
+const ForgotForm = Type.Object({ csrf_token: short(200), email: short(254), ...flow }, { additionalProperties: false });
 const VerifyForm = Type.Object({ csrf_token: short(200), token: short(200) }, { additionalProperties: false });
 const ResetForm = Type.Object(
-  { csrf_token: short(200), token: short(200), password: short(1000), confirm_password: short(1000) },
+  { csrf_token: short(200), token: short(200), password: short(1000), confirm_password: short(1000), ...flow },
   { additionalProperties: false },
 );
 
 const missingToken = () => new Problem(400, 'token_invalid', 'This link is not valid. Check that you opened the whole link from the e-mail.');
 
-async function showReset(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, token: string, error?: string) {
+/** The flow a reset carries: the application (if it still exists) and the request to resume. */
+interface Carried {
+  app: Application | undefined;
+  returnTo: string;
+}
+
+async function carried(ctx: AppContext, query: { client_id?: string | undefined; return_to?: string | undefined }): Promise<Carried> {
+  const app = query.client_id ? await findApplication(ctx.db, query.client_id) : undefined;
+  return { app, returnTo: safeReturnTo(query.return_to) };
+}
+
+/** The query string that carries the flow on (nothing when there is none to carry). */
+const carryQuery = (flow: Carried) => (flow.app || flow.returnTo !== DEFAULT_RETURN_TO ? flowQuery(flow.app, flow.returnTo) : '');
+const signInHref = (flow: Carried) => `/sign-in${carryQuery(flow) ? `?${carryQuery(flow)}` : ''}`;
+
+async function showReset(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, token: string, flow: Carried, error?: string) {
   const person = await linkPerson(ctx, token, 'password_reset');
+  const { t } = pageText(ctx.config, request);
   return renderPage(reply, 'reset-password', {
-    title: 'Choose a new password', email: person.email, token, csrfToken: formToken(ctx.config, request, reply), error,
-  });
+    title: t('reset.title'), email: person.email, token, csrfToken: formToken(ctx.config, request, reply), error,
+    clientId: flow.app?.id, returnTo: flow.returnTo === DEFAULT_RETURN_TO ? undefined : flow.returnTo,
+  }, { pageModule: true, brand: pageBrand(flow.app), here: `/reset-password?${new URLSearchParams({ token }).toString()}${carryQuery(flow) ? `&${carryQuery(flow)}` : ''}` });
+}
+
+function showForgot(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, flow: Carried, email: string, error?: string) {
+  const { t } = pageText(ctx.config, request);
+  return renderPage(reply, 'forgot-password', {
+    title: t('forgot.title'), email, error, csrfToken: formToken(ctx.config, request, reply),
+    clientId: flow.app?.id, returnTo: flow.returnTo === DEFAULT_RETURN_TO ? undefined : flow.returnTo, signInHref: signInHref(flow),
+  }, { brand: pageBrand(flow.app), here: `/forgot-password${carryQuery(flow) ? `?${carryQuery(flow)}` : ''}` });
 }
 
 const passwordPages: FastifyPluginAsyncTypebox = async (app) => {
@@ -48,9 +81,9 @@ const passwordPages: FastifyPluginAsyncTypebox = async (app) => {
   const limits = authRateLimits(ctx.config);
   await preparePageScope(app);
 
-  app.get('/forgot-password', { schema: { hide: true, querystring: Type.Object({}, { additionalProperties: false }) } }, async (request, reply) => {
+  app.get('/forgot-password', { schema: { hide: true, querystring: FlowOnly } }, async (request, reply) => {
     requireMail(ctx);
-    return renderPage(reply, 'forgot-password', { title: 'Reset your password', email: '', csrfToken: formToken(ctx.config, request, reply) });
+    return showForgot(ctx, request, reply, await carried(ctx, request.query), '');
   });
 
   app.post(
@@ -60,23 +93,22 @@ const passwordPages: FastifyPluginAsyncTypebox = async (app) => {
       requireMail(ctx);
       checkFormToken(ctx.config, request, request.body.csrf_token);
       const email = (request.body.email ?? '').trim();
-      if (!/^[^\s@]+@[^\s@]+$/.test(email)) {
-        return renderPage(reply.status(400), 'forgot-password', {
-          title: 'Reset your password', email, error: 'Enter the e-mail address of your account.', csrfToken: formToken(ctx.config, request, reply),
-        });
-      }
-      await requestPasswordReset(ctx, email, request.log);
+      const flow = await carried(ctx, request.body);
+      const { locale, t } = pageText(ctx.config, request);
+      if (!/^[^\s@]+@[^\s@]+$/.test(email)) return showForgot(ctx, request, reply.status(400), flow, email, t('forgot.enterEmail'));
+      // The link in the e-mail carries the flow, so the reset ends where the sign-in was going.
+      await requestPasswordReset(ctx, email, request.log, { locale, carry: carryQuery(flow) });
       return renderPage(reply, 'message', {
-        title: 'Check your e-mail',
-        message: `If ${email} has an account here, we sent it a link to choose a new password. The link works once, for one hour.`,
-        link: { href: '/sign-in', label: 'Back to sign-in' },
-      });
+        title: t('forgot.sentTitle'),
+        message: t('forgot.sent', { email }),
+        link: { href: signInHref(flow), label: t('common.backToSignIn') },
+      }, { brand: pageBrand(flow.app), here: signInHref(flow) });
     },
   );
 
   app.get('/reset-password', { schema: { hide: true, querystring: TokenQuery } }, async (request, reply) => {
     if (!request.query.token) throw missingToken();
-    return showReset(ctx, request, reply, request.query.token);
+    return showReset(ctx, request, reply, request.query.token, await carried(ctx, request.query));
   });
 
   app.post(
@@ -86,29 +118,33 @@ const passwordPages: FastifyPluginAsyncTypebox = async (app) => {
       checkFormToken(ctx.config, request, request.body.csrf_token);
       const { token, password = '', confirm_password: confirm = '' } = request.body;
       if (!token) throw missingToken();
-      if (password !== confirm) return showReset(ctx, request, reply.status(400), token, 'The two passwords are not the same.');
+      const flow = await carried(ctx, request.body);
+      const { t } = pageText(ctx.config, request);
+      if (password !== confirm) return showReset(ctx, request, reply.status(400), token, flow, t('reset.mismatch'));
       try {
         await resetPassword(ctx, token, password, 'password');
       } catch (error) {
         if (error instanceof Problem && error.code === 'validation_failed') {
-          return showReset(ctx, request, reply.status(400), token, `The password ${error.errors?.[0]?.message ?? 'is not valid'}.`);
+          return showReset(ctx, request, reply.status(400), token, flow, t('reset.invalid', { reason: error.errors?.[0]?.message ?? 'is not valid' }));
         }
         throw error;
       }
       clearSessionCookie(reply, ctx.config);
+      // On to the sign-in of the application the reset interrupted, which resumes its request.
       return renderPage(reply, 'message', {
-        title: 'Password changed',
-        message: 'Your new password is set, and every device that was signed in to your account has been signed out.',
-        link: { href: '/sign-in', label: 'Sign in' },
-      });
+        title: t('reset.doneTitle'),
+        message: t('reset.done'),
+        link: { href: signInHref(flow), label: flow.app ? t('reset.signInTo', { app: flow.app.name }) : t('common.signIn') },
+      }, { brand: pageBrand(flow.app), here: signInHref(flow) });
     },
   );
 
   app.get('/verify-email', { schema: { hide: true, querystring: TokenQuery } }, async (request, reply) => {
     if (!request.query.token) throw missingToken();
     const person = await linkPerson(ctx, request.query.token, 'email_verification');
+    const { t } = pageText(ctx.config, request);
     return renderPage(reply, 'verify-email', {
-      title: 'Confirm your e-mail address', email: person.email, token: request.query.token, csrfToken: formToken(ctx.config, request, reply),
+      title: t('verify.title'), email: person.email, token: request.query.token, csrfToken: formToken(ctx.config, request, reply),
     });
   });
 
@@ -119,11 +155,12 @@ const passwordPages: FastifyPluginAsyncTypebox = async (app) => {
       checkFormToken(ctx.config, request, request.body.csrf_token);
       if (!request.body.token) throw missingToken();
       const person = await verifyEmail(ctx, request.body.token);
+      const { t } = pageText(ctx.config, request);
       return renderPage(reply, 'message', {
-        title: 'E-mail address confirmed',
-        message: `Thank you: ${person.email} is confirmed.`,
-        link: { href: '/account', label: 'Go to your account' },
-      });
+        title: t('verify.doneTitle'),
+        message: t('verify.done', { email: person.email }),
+        link: { href: '/account', label: t('common.goToAccount') },
+      }, { here: '/account' });
     },
   );
 };

@@ -1,8 +1,13 @@
 /**
  * Hosted HTML pages: Eta templates with auto-escaping, one shared layout, and the headers every
- * page gets — a strict CSP (no scripts, but our own one on pages with passkey controls; forms may
- * post only to this origin; never framed)
+ * page gets — a strict CSP (no scripts, but our own on pages with passkey or password controls;
+ * forms may post only to this origin; never framed)
  * and `Cache-Control: no-store`, since pages carry CSRF tokens and personal details.
+ *
+ * Every page speaks the reader's language (i18n/index.ts): templates get `it.t` (translations are
+ * trusted HTML with escaped values, written with `<%~ %>`), `<html lang>` is set, and the footer
+ * offers the language switch. A page for an application carries its branding (brand.ts): its
+ * logo and, through a stylesheet of its own, its accent colour.
  *
  * Templates live in `server/pages/templates/`, found through the install root (util/install-paths.ts).
  */
@@ -10,6 +15,10 @@ import { existsSync } from 'node:fs';
 import type { FastifyReply } from 'fastify';
 import { Eta } from 'eta';
 import { installPath } from '../util/install-paths.js';
+import { escapeHtml } from '../util/html.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../accounts/passwords.js';
+import { LOCALES, LOCALE_NAMES, pageText } from '../i18n/index.js';
+import type { PageBrand } from './brand.js';
 
 export const PAGE_CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -27,15 +36,17 @@ function engine(): Eta {
   return eta;
 }
 
-/** Where the pages' one script is served (passkeys; server/pages/client/webauthn.ts). */
+/** Where the pages' passkey script is served (server/pages/client/webauthn.ts). */
 export const PAGE_SCRIPT_PATH = '/assets/webauthn.js';
+/** The pages' own module (show-password, password rules and strength, count-downs: server/pages/client/pages.ts). */
+export const PAGES_MODULE_PATH = '/assets/js/pages.js';
 
 /**
  * The page CSP, with extra `form-action` sources when a form's answer redirects onward: Chromium
  * applies `form-action` to every redirect after a submission, so a sign-in form that resumes an
  * authorization request must also allow the origins the application's redirect URIs live on.
- * Pages with passkey controls (`scripts`) may run our own script and let it call our own API:
- * `script-src 'self'; connect-src 'self'`, nothing inline and nothing from elsewhere.
+ * Pages with scripts may run our own (`script-src 'self'`) and let them call our own API
+ * (`connect-src 'self'`), nothing inline and nothing from elsewhere.
  */
 export function pageCsp(formActionSources: string[] = [], scripts = false): string {
   let csp = PAGE_CSP;
@@ -44,22 +55,75 @@ export function pageCsp(formActionSources: string[] = [], scripts = false): stri
   return csp;
 }
 
+export interface PageOptions {
+  formActionSources?: string[];
+  /** The passkey script. */
+  scripts?: boolean;
+  /** The pages' module (password fields, count-downs). */
+  pageModule?: boolean;
+  /** The application whose page this is: its name, logo and accent colour. */
+  brand?: PageBrand | undefined;
+  /**
+   * Where the language switch comes back to: the address a GET of this page has. Defaults to the
+   * request's own URL for a GET; a form's answer names its page (or the switch lands on /account).
+   */
+  here?: string | undefined;
+}
+
+/** A same-origin path the language switch may come back to (never another site). */
+export function localPath(raw: string | undefined): string | undefined {
+  if (!raw || !raw.startsWith('/') || raw.startsWith('//') || raw.length > 4000 || !/^[\x21-\x5b\x5d-\x7e]+$/.test(raw)) return undefined;
+  return raw;
+}
+
 /** Renders `templates/<templateName>.eta` inside the layout and sends it as the reply. */
 export function renderPage(
   reply: FastifyReply,
   templateName: string,
   data: Record<string, unknown> & { title: string },
-  options: { formActionSources?: string[]; scripts?: boolean } = {},
+  options: PageOptions = {},
 ): FastifyReply {
-  const html = engine().render(templateName, { ...data, script: options.scripts ? PAGE_SCRIPT_PATH : undefined });
+  const request = reply.request;
+  const { locale, t } = pageText(reply.server.ctx.config, request);
+  const here = localPath(options.here ?? (request.method === 'GET' ? request.url : undefined)) ?? '/account';
+  const brand = options.brand;
+  const brandName = brand ? escapeHtml(brand.name) : undefined;
+  const html = engine().render(templateName, {
+    ...data,
+    t,
+    lang: locale,
+    brand,
+    passwordMin: PASSWORD_MIN_LENGTH,
+    passwordMax: PASSWORD_MAX_LENGTH,
+    passwordRules: t('password.rules', { min: PASSWORD_MIN_LENGTH }),
+    // The browser tab names the application too when the title does not already (HTML: titles are).
+    fullTitle: [data.title, brandName && !data.title.includes(brandName) ? brandName : undefined, 'Gatehouse'].filter(Boolean).join(' · '),
+    languages: LOCALES.map((code) => ({
+      code,
+      name: LOCALE_NAMES[code],
+      current: code === locale,
+      href: `/language/${code}?${new URLSearchParams({ next: here }).toString()}`,
+    })),
+    script: options.scripts ? PAGE_SCRIPT_PATH : undefined,
+    pageModule: options.pageModule ? PAGES_MODULE_PATH : undefined,
+  });
   return reply
-    .header('content-security-policy', pageCsp(options.formActionSources, options.scripts))
+    .header('content-security-policy', pageCsp(options.formActionSources, Boolean(options.scripts || options.pageModule)))
     .header('cache-control', 'no-store')
+    .header('content-language', locale)
     .type('text/html; charset=utf-8')
     .send(html);
 }
 
-/** An error page with `status`; the message is shown as text, never as HTML. */
-export function renderError(reply: FastifyReply, status: number, title: string, message: string): FastifyReply {
-  return renderPage(reply.status(status), 'error', { title, message });
+/** An error page with `status`; title and message are already in the reader's words (HTML-safe). */
+export function renderError(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  message: string,
+  options: PageOptions & { link?: { href: string; label: string } } = {},
+): FastifyReply {
+  // The language switch of an error page leads to the account page unless told otherwise: the
+  // failed address may hold what should not be repeated into links (a provider's callback query).
+  return renderPage(reply.status(status), 'error', { title, message, link: options.link }, { here: '/account', ...options });
 }

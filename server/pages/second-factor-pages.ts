@@ -33,15 +33,18 @@ import { preparePageScope } from './page-scope.js';
 import { qrDataUri } from './qr.js';
 import { renderPage } from './render.js';
 import { redirectSources } from './sign-in-pages.js';
+import { pageText, requestLocale, textTranslator, type Translate } from '../i18n/index.js';
+import { problemText } from './text.js';
+import { pageBrand } from './brand.js';
 
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
 const CodeForm = Type.Object({ csrf_token: short(200), code: short(64) }, { additionalProperties: false });
 const PasskeyForm = Type.Object({ csrf_token: short(200), response: short(60_000), name: short(100) }, { additionalProperties: false });
 
-/** Why passkeys cannot be offered on this issuer, in words; undefined when they can. */
-export function passkeysUnavailable(ctx: AppContext): string | undefined {
+/** Why passkeys cannot be offered on this issuer, in the reader's words; undefined when they can. */
+export function passkeysUnavailable(ctx: AppContext, t: Translate): string | undefined {
   const support = passkeySupport(ctx.config.issuer);
-  return support.available ? undefined : support.message;
+  return support.available ? undefined : t(`webauthn.unavailable.${support.reason}`, { address: support.address, example: support.example });
 }
 
 /** A TOTP secret's view for the setup forms: the QR code (SVG, made here) and the key to type. */
@@ -50,11 +53,19 @@ export function totpSetupView(secret: string, email: string) {
 }
 
 function expiredPage(reply: FastifyReply) {
+  const { t } = pageText(reply.server.ctx.config, reply.request);
   return renderPage(reply.status(401), 'message', {
-    title: 'Please sign in again',
-    message: 'This sign-in waited too long for its second step, or was started in another browser. Sign in again.',
-    link: { href: '/sign-in', label: 'Sign in' },
+    title: t('secondFactor.againTitle'),
+    message: t('secondFactor.again'),
+    link: { href: '/sign-in', label: t('common.signIn') },
   });
+}
+
+/** The recovery codes page; its download is a text file in the reader's words. */
+export function recoveryCodesPage(reply: FastifyReply, email: string, codes: string[], next: string) {
+  const t = textTranslator(requestLocale(reply.server.ctx.config, reply.request));
+  const downloadText = `${t('recovery.fileHeader', { email })}\n\n${t('recovery.fileNote')}\n\n${codes.join('\n')}\n`;
+  return renderPage(reply, 'recovery-codes', { title: pageText(reply.server.ctx.config, reply.request).t('recovery.title'), codes, next, downloadText });
 }
 
 /** Parses a WebAuthn answer posted by the page's script; a malformed one is a refusal in words. */
@@ -88,20 +99,21 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const methods = methodsOf(ctx.db, found.person.id);
     if (methods.length === 0) return reply.header('cache-control', 'no-store').redirect(ENROL_PAGE, 303);
     const app = found.entry.applicationId ? await findApplication(ctx.db, found.entry.applicationId) : undefined;
+    const { t } = pageText(ctx.config, request);
     return renderPage(
       reply,
       'second-factor',
       {
-        title: 'Confirm it is you',
+        title: app ? t('secondFactor.titleFor', { app: app.name }) : t('secondFactor.title'),
         appName: app?.name,
         email: found.person.email,
         stepUp: Boolean(found.entry.stepUpSessionId),
         methods,
         error,
-        passkeyUnavailable: passkeysUnavailable(ctx),
+        passkeyUnavailable: passkeysUnavailable(ctx, t),
         csrfToken: formToken(ctx.config, request, reply),
       },
-      { formActionSources: redirectSources(app), scripts: methods.includes('passkey') },
+      { formActionSources: redirectSources(app), scripts: methods.includes('passkey'), brand: pageBrand(app), here: SECOND_FACTOR_PAGE },
     );
   }
 
@@ -111,19 +123,20 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     if (hasSecondFactor(ctx.db, found.person.id)) return reply.header('cache-control', 'no-store').redirect(SECOND_FACTOR_PAGE, 303);
     const secret = (await pendingTotpSecret(ctx, found.person.id)) ?? (await startTotpEnrolment(ctx, found.person, undefined)).secret;
     const app = found.entry.applicationId ? await findApplication(ctx.db, found.entry.applicationId) : undefined;
+    const { t } = pageText(ctx.config, request);
     return renderPage(
       reply,
       'enrol',
       {
-        title: 'Set up a second factor',
+        title: t('enrol.title'),
         appName: app?.name,
         email: found.person.email,
         error,
         totp: totpSetupView(secret, found.person.email),
-        passkeyUnavailable: passkeysUnavailable(ctx),
+        passkeyUnavailable: passkeysUnavailable(ctx, t),
         csrfToken: formToken(ctx.config, request, reply),
       },
-      { scripts: true },
+      { scripts: true, brand: pageBrand(app), here: ENROL_PAGE },
     );
   }
 
@@ -143,12 +156,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       if (!(error instanceof Problem)) throw error;
       if (error.code === 'second_factor_expired') return expiredPage(reply);
       for (const [name, value] of Object.entries(error.headers)) if (name !== 'www-authenticate') reply.header(name, value);
-      return page(request, reply.status(error.status), error.detail);
+      const { locale, t } = pageText(ctx.config, request);
+      return page(request, reply.status(error.status), problemText(t, locale, error));
     }
     const next = await finish(request, reply, done);
-    if (done.recoveryCodes) {
-      return renderPage(reply, 'recovery-codes', { title: 'Your recovery codes', email: done.signedIn.person.email, codes: done.recoveryCodes, next });
-    }
+    if (done.recoveryCodes) return recoveryCodesPage(reply, done.signedIn.person.email, done.recoveryCodes, next);
     return reply.header('cache-control', 'no-store').redirect(next, 303);
   }
 

@@ -5,7 +5,9 @@
  * the account page, so the pages can never be used as an open redirect.
  */
 import { eq } from 'drizzle-orm';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
 import { applications, linkedAccounts, type Application } from '../db/schema.js';
 import { badRequest } from '../http/problem.js';
 import { PROVIDERS, isConfigured, providerName } from '../applications/providers.js';
@@ -96,4 +98,33 @@ export function redirectSources(app: Application | undefined): string[] {
     else sources.add(url.origin);
   }
   return [...sources];
+}
+
+/**
+ * The authorization request a sign-in page was showing for an application, remembered for the
+ * invitation pages (issue 25, item 13): someone sent to the sign-in of an invite-only application
+ * who then opens their invitation in the same browser is brought back to that request once they
+ * have joined. Only `/invite/` sees the cookie; it lives an hour.
+ */
+const RESUME_COOKIE = 'gatehouse_resume';
+const resumeCookieName = (config: Config) => (config.issuer.startsWith('https:') ? `__Secure-${RESUME_COOKIE}` : RESUME_COOKIE);
+
+export function rememberResume(config: Config, reply: FastifyReply, app: Application | undefined, returnTo: string): void {
+  if (!app || app.authPolicy.signup_policy !== 'invite_only' || !returnTo.startsWith(RESUME_PREFIXES[0]!)) return;
+  reply.setCookie(resumeCookieName(config), returnTo, {
+    path: '/invite/', httpOnly: true, sameSite: 'lax', secure: config.issuer.startsWith('https:'), maxAge: 3600,
+  });
+}
+
+/**
+ * Where to go once someone joined `app` from an invitation: an authorization request of that very
+ * application (given with the form, or remembered by the sign-in page), or undefined.
+ */
+export function resumeAfterJoining(config: Config, request: FastifyRequest, app: Application, given: string | undefined): string | undefined {
+  for (const raw of [given, request.cookies[resumeCookieName(config)]]) {
+    const target = safeReturnTo(raw);
+    if (!target.startsWith(RESUME_PREFIXES[0]!)) continue;
+    if (new URLSearchParams(target.slice(target.indexOf('?') + 1)).get('client_id') === app.id) return target;
+  }
+  return undefined;
 }

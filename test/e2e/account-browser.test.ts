@@ -65,7 +65,7 @@ describe('account page in a real browser', () => {
     await expect(phoneRow.count()).resolves.toBe(1);
     await expect(laptop.page.locator('li.row', { hasText: 'this device' }).locator('strong').first().textContent()).resolves.toBe('Chrome 120 on Linux');
     await shot(laptop.page, 'account-two-devices');
-    await Promise.all([laptop.page.waitForURL('**/account?notice=session_ended'), phoneRow.getByRole('button', { name: 'Sign out this device' }).click()]);
+    await Promise.all([laptop.page.waitForURL('**/account?notice=session_ended#devices'), phoneRow.getByRole('button', { name: 'Sign out this device' }).click()]);
     await expect(laptop.page.locator('.notice').textContent()).resolves.toBe('That device was signed out.');
     await expect(laptop.page.locator('li.row.ended', { hasText: 'Mobile Safari 17 on iOS 17.1' }).count()).resolves.toBe(1);
 
@@ -79,7 +79,7 @@ describe('account page in a real browser', () => {
     const form = laptop.page.getByRole('form', { name: 'Profile for Notes' });
     await form.getByLabel('Team').selectOption('blue');
     await form.getByLabel('Nickname').fill('Countess');
-    await Promise.all([laptop.page.waitForURL('**/account?notice=profile_saved'), form.getByRole('button', { name: 'Save Notes profile' }).click()]);
+    await Promise.all([laptop.page.waitForURL('**/account?notice=profile_saved#app-notes'), form.getByRole('button', { name: 'Save Notes profile' }).click()]);
     await expect(laptop.page.locator('.notice').textContent()).resolves.toBe('Your profile was saved.');
     await expect(laptop.page.getByLabel('Nickname').inputValue()).resolves.toBe('Countess');
     await expect(laptop.page.getByLabel('Team').inputValue()).resolves.toBe('blue');

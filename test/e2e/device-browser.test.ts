@@ -56,7 +56,7 @@ describe('the /device page in Chromium', () => {
       await expect(page.locator('h1').textContent()).resolves.toBe('Connect a device to Lobby TV?');
       await expect(page.locator('.code').textContent()).resolves.toBe(started.user_code);
       await expect(page.locator('ul.asks li').allTextContents()).resolves.toEqual([
-        'Know who you are', 'See your e-mail address', 'Stay signed in on the device until you sign it out',
+        'Know who you are', 'See your e-mail address', 'Stay signed in until you sign it out',
       ]);
       await shot(page, 'device-confirm');
       await page.getByRole('button', { name: 'Approve' }).click();

@@ -8,22 +8,19 @@
  * - a screenshot of each screen in each scheme, and of each at 390 px, is saved under
  *   test/e2e/screenshots/ for review.
  */
-import { readFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadConfig } from '../../server/config.js';
 import { start, type Running } from '../../server/main.js';
 import { caFetch, type CaFetch } from '../helpers/ca-fetch.js';
-import { buildIfStale, launchChromium, shot } from '../helpers/panel-browser.js';
+import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
 import { freePort } from '../helpers/data-dir.js';
 
 const TOKEN = 'panel-screens-admin-token-0123456789';
 const PASSWORD = 'correct horse battery';
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let running: Running;
 let dataDir: string;
@@ -87,17 +84,6 @@ async function open(page: Page, path: string, ready: string): Promise<void> {
   await page.waitForLoadState('networkidle');
 }
 
-/** axe-core in the page (evaluated over the debugging protocol, so the panel's CSP stays as it is). */
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(axeSource);
-  const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[]; failureSummary?: string }[] }[] }> } }).axe;
-    return axe.run(document, { resultTypes: ['violations'] });
-  });
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .flatMap((v) => v.nodes.map((n) => `${v.id} (${v.impact}) at ${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`));
-}
 
 beforeAll(async () => {
   buildIfStale();

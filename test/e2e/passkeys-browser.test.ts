@@ -95,7 +95,7 @@ describe('passkeys in Chromium with a virtual authenticator', () => {
     const download = page.getByRole('link', { name: 'Download as a text file' });
     await expect(download.getAttribute('download')).resolves.toBe('gatehouse-recovery-codes.txt');
     await shot(page, 'passkey-recovery-codes');
-    await Promise.all([page.waitForURL('**/account?notice=passkey_added'), page.getByRole('link', { name: 'Continue' }).click()]);
+    await Promise.all([page.waitForURL('**/account?notice=passkey_added#security'), page.getByRole('link', { name: 'Continue' }).click()]);
     await expect(page.locator('.notice').textContent()).resolves.toBe('The passkey was added: you can sign in with it from now on.');
     await expect(security.locator('li[data-passkey] strong').textContent()).resolves.toBe('Laptop');
     await shot(page, 'account-security-passkey');

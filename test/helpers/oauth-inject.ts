@@ -89,3 +89,16 @@ export function expectOAuthError(res: LightMyRequestResponse, status: number, er
   expect(res.json().error).toBe(error);
   expect(typeof res.json().error_description).toBe('string');
 }
+
+/**
+ * The access-refused page (issue 25): 403 HTML naming the reason; answers its "Back to <app>"
+ * link, which carries the OAuth error to the registered redirect URI.
+ */
+export function refusedBack(res: LightMyRequestResponse, reason: 'suspended' | 'invite_only' | 'closed'): URL {
+  expect(res.statusCode, res.body).toBe(403);
+  expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+  expect(res.body).toContain(`data-reason="${reason}"`);
+  const href = /<a class="button secondary" href="([^"]+)" data-back>/.exec(res.body)?.[1];
+  expect(href, 'the back link').toBeTruthy();
+  return new URL(href!.replaceAll('&amp;', '&'));
+}

@@ -49,7 +49,7 @@ export interface ServerProcess {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
 }
 
-const READY = /^Gatehouse listening on (\S+) — issuer (\S+), data (.+?), admin token (?:in (\S+?)|from \S+?)(?:,|$)/m;
+const READY = /^Gatehouse listening on (\S+) — issuer (\S+), control panel \S+\/admin\/, data (.+?), admin token (?:in (\S+?)|from \S+?)(?:,|$)/m;
 
 /**
  * Spawns a server command (own process group) and waits for its start-up line. A Node command

@@ -47,7 +47,12 @@ describe('hosted sign-in page', () => {
     expect(res.body).not.toContain('/api/auth/sign-in/google');
     expect(res.body).toContain('name="password"');
     expect(res.body).not.toContain('/sign-up?'); // invite_only by default
-    expect(String(res.headers['set-cookie'])).toMatch(/^gatehouse_csrf=[A-Za-z0-9_-]{43}; Max-Age=86400; Path=\/; HttpOnly; SameSite=Lax$/);
+    const cookies = [res.headers['set-cookie']].flat().map(String);
+    expect(cookies.find((c) => c.startsWith('gatehouse_csrf='))).toMatch(/^gatehouse_csrf=[A-Za-z0-9_-]{43}; Max-Age=86400; Path=\/; HttpOnly; SameSite=Lax$/);
+    // Invite-only: the request is remembered for the invitation pages, which finish it after joining (issue 25).
+    expect(cookies.find((c) => c.startsWith('gatehouse_resume='))).toBe(
+      'gatehouse_resume=%2Fapi%2Fauth%2Foauth2%2Fauthorize%3Fclient_id%3Dnotes%26response_type%3Dcode%26state%3Ds%2526t; Max-Age=3600; Path=/invite/; HttpOnly; SameSite=Lax',
+    );
     const css = await t.app.inject({ method: 'GET', url: '/assets/gatehouse.css' });
     expect(css.statusCode).toBe(200);
     expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
@@ -121,7 +126,7 @@ describe('hosted sign-in page', () => {
     const fields = { csrf_token: csrfFrom(page.res), client_id: 'notes', return_to: RESUME, name: 'Ada', email: 'ada@example.com', password: 'short' };
     const short = await postForm(t, '/sign-up', fields, page.cookie);
     expect(short.statusCode).toBe(400);
-    expect(short.body).toContain('password must be 8 to 256 characters long.');
+    expect(short.body).toContain('Password: must be 8 to 256 characters long');
     const ok = await postForm(t, '/sign-up', { ...fields, password: PASSWORD }, page.cookie);
     expect(ok.statusCode).toBe(303);
     expect(ok.headers.location).toBe(RESUME);

@@ -50,6 +50,8 @@ describe('POST /api/admin/applications', () => {
       grantTypes: ['authorization_code', 'refresh_token'],
       backchannelLogoutUri: null,
       backchannelLogoutSessionRequired: true,
+      branding: { accentColor: null, logoUrl: null },
+      consent: 'implicit',
       createdAt: T0.toISOString(),
       updatedAt: T0.toISOString(),
       clientSecret: body.clientSecret,

@@ -13,7 +13,7 @@ import { asc } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { createApplication, postJson, sessionCookieOf, signIn, signUp } from '../helpers/accounts.js';
-import { authorize, location, SPA_REDIRECT, spaParams, token, WEB_REDIRECT } from '../helpers/oauth-inject.js';
+import { authorize, location, refusedBack, SPA_REDIRECT, spaParams, token, WEB_REDIRECT } from '../helpers/oauth-inject.js';
 import { me, secondDeviceCookie } from '../helpers/self-service.js';
 import { backchannelLogouts, sessionClients } from '../../server/db/schema.js';
 import { issueToken } from '../../server/accounts/one-time-tokens.js';
@@ -178,7 +178,7 @@ describe('an administrator suspending or removing a member', () => {
       { app: 'notes', sub: id.sub, sid: null, reason: 'membership_suspended', status: 'pending' },
     ]);
     // The browser session lives on for the person's other applications; notes itself refuses them.
-    expect(location(await authorize(t, spaParams().params, cookie)).searchParams.get('error')).toBe('access_denied');
+    expect(refusedBack(await authorize(t, spaParams().params, cookie), 'suspended').searchParams.get('error')).toBe('access_denied');
     // A PATCH that leaves it suspended (a role change) does not tell them again.
     expect((await t.admin('PATCH', `/api/admin/applications/notes/users/${member.id}`, { role: 'admin' })).statusCode).toBe(200);
     expect((await queued(t))).toHaveLength(2);

@@ -245,7 +245,7 @@ describe('the /device page', () => {
     const confirm = await t.app.inject({ method: 'GET', url: String(signedIn.headers.location), headers: { cookie: `gatehouse_session=${sessionCookieOf(signedIn)}` } });
     expect(confirm.statusCode).toBe(200);
     expect(confirm.body).toContain('Connect a device to Lobby TV?');
-    expect(confirm.body).toContain('Stay signed in on the device until you sign it out');
+    expect(confirm.body).toContain('Stay signed in until you sign it out');
     expect(confirm.body).toContain('ada@example.com');
   });
 
@@ -258,7 +258,7 @@ describe('the /device page', () => {
     expect((await signIn(t, { email: 'eve@example.com', applicationId: 'tv' }, { cookie })).statusCode).toBe(200);
     const page = await t.app.inject({ method: 'GET', url: `/device?user_code=${device.user_code}`, headers: { cookie } });
     expect(page.statusCode).toBe(403);
-    expect(page.body).toContain('Lobby TV is open to invited people only.');
+    expect(page.body).toContain('Lobby TV is invitation-only: ask its administrator for an invitation');
     expect(page.body).not.toContain('name="action"');
     expect((await one(t.db.select().from(deviceAuthorizations)))!.status).toBe('pending');
   });

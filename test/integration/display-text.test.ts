@@ -37,7 +37,7 @@ describe('names and text are checked where they enter', () => {
     const page = await openPage(t, '/sign-up?client_id=notes');
     const res = await postForm(t, '/sign-up', { csrf_token: csrfFrom(page.res), client_id: 'notes', name: RLO, email: 'mallory@example.com', password: 'correct horse battery' }, page.cookie);
     expect(res.statusCode).toBe(400);
-    expect(res.body).toContain('name must not contain bidirectional override or isolate characters.');
+    expect(res.body).toContain('Name: must not contain bidirectional override or isolate characters');
     expect((await many(t.db.select().from(people))).map((p) => p.email)).not.toContain('mallory@example.com');
     // Real names of other scripts are fine.
     expect((await signUp(t, { email: 'nguyen@example.com', name: 'Nguyễn Văn A', applicationId: 'notes' })).statusCode).toBe(201);

@@ -146,7 +146,7 @@ describe('e-mail addresses outside the JSON schema (issue 22 review)', () => {
       const page = await openPage(t, '/sign-up?client_id=notes');
       const res = await postForm(t, '/sign-up', { csrf_token: csrfFrom(page.res), client_id: 'notes', email, password: PASSWORD }, page.cookie);
       expect({ email, status: res.statusCode }).toEqual({ email, status: 400 });
-      expect(res.body).toContain('email must be an e-mail address.');
+      expect(res.body).toContain('E-mail: must be an e-mail address');
     }
     expect((await signUp(t, { email: 'Ada.Lovelace+notes@Example.com', applicationId: 'notes' })).statusCode).toBe(201);
   });

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { people } from '../../server/db/schema.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { createApplication, postJson, sessionCookieOf, signIn, signUp } from '../helpers/accounts.js';
-import { authorize, location, spaParams, SPA_REDIRECT } from '../helpers/oauth-inject.js';
+import { authorize, location, refusedBack, spaParams, SPA_REDIRECT } from '../helpers/oauth-inject.js';
 import { one } from '../../server/db/store.js';
 
 const INV = '/api/admin/applications/notes/invitations';
@@ -115,7 +115,7 @@ describe('invitation journeys', () => {
     const signedIn = await signIn(t, { email: 'walkin@example.com', applicationId: 'notes' });
     expect(signedIn.statusCode).toBe(200);
     const res = await authorize(t, spaParams().params, `gatehouse_session=${sessionCookieOf(signedIn)}`);
-    const url = location(res);
+    const url = refusedBack(res, 'invite_only');
     expect(url.origin + url.pathname).toBe(SPA_REDIRECT);
     expect(url.searchParams.get('error')).toBe('access_denied');
     expect(url.searchParams.get('error_description')).toBe('Notes is open to invited people only.');

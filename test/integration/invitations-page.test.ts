@@ -60,6 +60,38 @@ describe('invitation page /invite/:token', () => {
     expect(used.body).toContain('This invitation was already used');
   });
 
+  it('finishes the application\'s authorization request after joining: given with the link, or remembered by the sign-in page (issue 25)', async () => {
+    const t = await setup();
+    const { path } = await invite(t, 'new@example.com');
+    const request = `/api/auth/oauth2/authorize?${new URLSearchParams({
+      response_type: 'code', client_id: 'notes', redirect_uri: 'https://notes.example.com/callback', scope: 'openid', state: 'joined',
+    }).toString()}`;
+    // The invite-only application's sign-in page remembers the request for the invitation pages.
+    const signInPage = await t.app.inject({ method: 'GET', url: `/sign-in?${new URLSearchParams({ client_id: 'notes', return_to: request }).toString()}` });
+    const resume = signInPage.cookies.find((c) => c.name === 'gatehouse_resume');
+    expect(resume).toMatchObject({ value: request, path: '/invite/', httpOnly: true, sameSite: 'Lax', maxAge: 3600 });
+    const page = await t.app.inject({ method: 'GET', url: path, cookies: { gatehouse_resume: request } });
+    expect(page.body).toContain(`<input type="hidden" name="return_to" value="${request.replaceAll('&', '&amp;')}">`);
+    const joined = await postForm(t, `${path}/sign-up`, { csrf_token: csrfOf(page), name: 'New', password: PASSWORD, return_to: request }, cookiesOf(page));
+    expect(joined.statusCode).toBe(303);
+    expect(joined.headers.location).toBe(request);
+    // Signed in and a member now: the request completes with a code.
+    const session = joined.cookies.find((c) => c.name === 'gatehouse_session')!.value;
+    const done = await t.app.inject({ method: 'GET', url: request, headers: { cookie: `gatehouse_session=${session}` } });
+    expect(done.statusCode).toBe(302);
+    const landed = new URL(String(done.headers.location));
+    expect(landed.origin + landed.pathname).toBe('https://notes.example.com/callback');
+    expect(landed.searchParams.get('state')).toBe('joined');
+    expect(landed.searchParams.get('code')).toBeTruthy();
+
+    // A request of another application is never followed from an invitation.
+    const { path: other } = await invite(t, 'two@example.com');
+    const foreign = request.replace('client_id=notes', 'client_id=wiki');
+    const page2 = await t.app.inject({ method: 'GET', url: other });
+    const res = await postForm(t, `${other}/sign-up`, { csrf_token: csrfOf(page2), name: 'Two', password: PASSWORD, return_to: foreign }, cookiesOf(page2));
+    expect(res.headers.location).toBe('https://notes.example.com/');
+  });
+
   it('an existing person signs in on the page and joins', async () => {
     const t = await setup();
     await signUp(t, { email: 'old@example.com', applicationId: 'wiki' });

@@ -70,6 +70,8 @@ describe('low-memory mode', () => {
     const server = await startServer('npm', ['start', '--silent'], cleanEnv({ GATEHOUSE_DATA_DIR: data, PORT: '0', ADMIN_TOKEN: ADMIN, GATEHOUSE_LOW_MEMORY: '0' }));
     try {
       expect(readyLine(server)).toMatch(/, admin token from ADMIN_TOKEN$/);
+      // The panel's address, for the README's quick start (issue 25).
+      expect(readyLine(server)).toContain(`, control panel ${server.url}/admin/, data `);
       const argv = servingArgv(data);
       expect(argv).toContain('--max-semi-space-size=1');
       expect(argv.filter((arg) => ['--no-opt', '--no-sparkplug', '--optimize-for-size'].includes(arg))).toEqual([]);

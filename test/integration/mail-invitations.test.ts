@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { invitations } from '../../server/db/schema.js';
 import { appBody, makeApp } from '../helpers/app.js';
 import { decodeQuotedPrintable, startSmtp } from '../helpers/smtp.js';
-import { one, many } from '../../server/db/store.js';
+import { many, one } from '../../server/db/store.js';
 
 const INV = '/api/admin/applications/notes/invitations';
 const servers: { close(): Promise<void> }[] = [];
@@ -39,7 +39,7 @@ describe('invitation e-mail over real SMTP', () => {
     expect(decoded).toContain('Hi Ann <3, join us');
     expect(decoded).toContain('Hi Ann &lt;3, join us');
     expect(decoded).toContain(`<a href="${inv.acceptUrl}">Accept the invitation</a>`);
-    expect(decoded).toContain('<strong>Notes &amp; Co</strong>');
+    expect(decoded).toContain('<p>You have been invited to join Notes &amp; Co as member.</p>');
     const row = (await one(t.db.select().from(invitations).where(eq(invitations.id, inv.id))))!;
     expect(row).toMatchObject({ emailSent: true, emailError: null, lastSentAt: t.clock.now() });
   });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeApp } from '../helpers/app.js';
 import { createApplication, sessionCookieOf, signUp } from '../helpers/accounts.js';
-import { authorize, expectOAuthError, location, SPA_REDIRECT, spaParams, spaTokens, token } from '../helpers/oauth-inject.js';
+import { authorize, expectOAuthError, location, refusedBack, SPA_REDIRECT, spaParams, spaTokens, token } from '../helpers/oauth-inject.js';
 
 describe('running an invite-only application through the API', () => {
   it('invite, see pending, revoke one, the rest join, change a role, suspend (refresh fails), hand out a read-only key', async () => {
@@ -51,7 +51,7 @@ describe('running an invite-only application through the API', () => {
     const refresh = await token(t, { grant_type: 'refresh_token', refresh_token: bobTokens.refresh_token, client_id: 'notes' });
     expectOAuthError(refresh, 400, 'invalid_grant');
     // …and authorize now refuses them.
-    const denied = location(await authorize(t, spaParams().params, cookies['bob@example.com']!));
+    const denied = refusedBack(await authorize(t, spaParams().params, cookies['bob@example.com']!), 'suspended');
     expect(denied.searchParams.get('error')).toBe('access_denied');
     expect(denied.searchParams.get('error_description')).toBe('Your access to Notes is suspended.');
 

@@ -4,7 +4,7 @@ import { and, eq } from 'drizzle-orm';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { createApplication, insertInvitation, sessionCookieOf, signIn, signUp } from '../helpers/accounts.js';
 import { memberships } from '../../server/db/schema.js';
-import { authorize, location, setUpClients, SPA_REDIRECT, spaParams, WEB_REDIRECT } from '../helpers/oauth-inject.js';
+import { authorize, location, refusedBack, setUpClients, SPA_REDIRECT, spaParams, WEB_REDIRECT } from '../helpers/oauth-inject.js';
 import { exec } from '../../server/db/store.js';
 
 async function setUp() {
@@ -13,7 +13,10 @@ async function setUp() {
 }
 
 function expectErrorRedirect(res: Awaited<ReturnType<typeof authorize>>, t: TestApp, error: string, redirect = SPA_REDIRECT) {
-  const url = location(res);
+  expectErrorUrl(location(res), t, error, redirect);
+}
+
+function expectErrorUrl(url: URL, t: TestApp, error: string, redirect = SPA_REDIRECT) {
   expect(url.origin + url.pathname).toBe(redirect);
   expect(url.searchParams.get('error')).toBe(error);
   expect(url.searchParams.get('error_description')).toBeTruthy();
@@ -175,14 +178,14 @@ describe('authorize: sessions, realms, prompt and max_age', () => {
     }
   });
 
-  it('prompt=consent asks nothing more (the administrator consented); select_account goes to sign-in like login', async () => {
+  it('prompt=consent asks nothing more under implicit consent; select_account goes to sign-in like login, keeping consent for later', async () => {
     const { t, cookie } = await setUp();
     const consent = location(await authorize(t, spaParams({ prompt: 'consent' }).params, cookie));
     expect([...consent.searchParams.keys()].sort()).toEqual(['code', 'iss', 'state']);
-    for (const prompt of ['select_account', 'consent select_account', 'login consent']) {
+    for (const [prompt, left] of [['select_account', null], ['consent select_account', 'consent'], ['login consent', 'consent']] as const) {
       const url = location(await authorize(t, spaParams({ prompt }).params, cookie));
       expect(url.pathname, prompt).toBe('/sign-in');
-      expect(new URLSearchParams(url.searchParams.get('return_to')!.split('?')[1]).get('prompt')).toBeNull();
+      expect(new URLSearchParams(url.searchParams.get('return_to')!.split('?')[1]).get('prompt')).toBe(left);
     }
   });
 
@@ -251,7 +254,12 @@ describe('authorize: membership is settled by the sign-up policy', () => {
 
   it('invite_only without an invitation → access_denied; with one for a verified e-mail → joins', async () => {
     const { t, cookie, wiki } = await withApp('invite_only');
-    expectErrorRedirect(await authorize(t, wiki, cookie), t, 'access_denied', 'http://127.0.0.1:7000/cb');
+    // Our own page says why (issue 25); its link back carries the error to the application.
+    const refused = await authorize(t, wiki, cookie);
+    expect(refused.body).toContain('Wiki is invitation-only: ask its administrator for an invitation');
+    expectErrorUrl(refusedBack(refused, 'invite_only'), t, 'access_denied', 'http://127.0.0.1:7000/cb');
+    // prompt=none cannot show a page: the error goes back at once.
+    expectErrorRedirect(await authorize(t, { ...wiki, prompt: 'none' }, cookie), t, 'access_denied', 'http://127.0.0.1:7000/cb');
     // An invitation accepted by link verifies the e-mail; authorize then accepts a pending one.
     (await insertInvitation(t, 'wiki', 'ada@example.com'));
     const { people } = await import('../../server/db/schema.js');
@@ -261,13 +269,20 @@ describe('authorize: membership is settled by the sign-up policy', () => {
 
   it('closed admits no newcomer', async () => {
     const { t, cookie, wiki } = await withApp('closed');
-    expectErrorRedirect(await authorize(t, wiki, cookie), t, 'access_denied', 'http://127.0.0.1:7000/cb');
+    expectErrorUrl(refusedBack(await authorize(t, wiki, cookie), 'closed'), t, 'access_denied', 'http://127.0.0.1:7000/cb');
   });
 
   it('a suspended member is refused', async () => {
     const { t, cookie } = await setUp();
     await exec(t.db.update(memberships).set({ status: 'suspended' }).where(and(eq(memberships.applicationId, 'notes'))));
-    expectErrorRedirect(await authorize(t, spaParams().params, cookie), t, 'access_denied');
+    const refused = await authorize(t, spaParams().params, cookie);
+    expect(refused.body).toContain('<title>You cannot use Notes with this account · Gatehouse</title>');
+    expect(refused.body).toContain('Your access to Notes is suspended.');
+    expect(refused.body).toContain('>Use another account</a>');
+    expect(refused.body).toContain('>Back to Notes</a>');
+    const back = refusedBack(refused, 'suspended');
+    expectErrorUrl(back, t, 'access_denied');
+    expect(back.searchParams.get('error_description')).toBe('Your access to Notes is suspended.');
   });
 
   it('an open application joins a newcomer at authorize', async () => {

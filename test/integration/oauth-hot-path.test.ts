@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { memberships } from '../../server/db/schema.js';
 import { makeApp } from '../helpers/app.js';
-import { authorize, expectOAuthError, location, setUpClients, spaParams, SPA_REDIRECT, token } from '../helpers/oauth-inject.js';
+import { authorize, expectOAuthError, location, refusedBack, setUpClients, spaParams, SPA_REDIRECT, token } from '../helpers/oauth-inject.js';
 import { exec, one } from '../../server/db/store.js';
 
 describe('OAuth hot paths', () => {
@@ -34,7 +34,7 @@ describe('OAuth hot paths', () => {
     expect(location(await authorize(t, spaParams().params, cookie)).searchParams.get('code')).toBeTruthy();
 
     await exec(t.db.update(memberships).set({ status: 'suspended' }).where(eq(memberships.applicationId, 'notes')));
-    const refused = location(await authorize(t, spaParams().params, cookie));
+    const refused = refusedBack(await authorize(t, spaParams().params, cookie), 'suspended');
     expect(refused.searchParams.get('error')).toBe('access_denied');
     expect(refused.searchParams.get('code')).toBeNull();
   });

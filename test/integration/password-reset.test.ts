@@ -153,6 +153,51 @@ describe('password reset by e-mail', () => {
     await expectPage(await form('/reset-password', { csrf_token: csrf, token: raw, password: NEW_PASSWORD, confirm_password: NEW_PASSWORD }), 410, 'This link was already used.');
   });
 
+  it('carries the application and its authorization request through the reset, back to its sign-in (issue 25)', async () => {
+    const t = await withMail();
+    await setUpClients(t);
+    const request = '/api/auth/oauth2/authorize?client_id=notes&response_type=code&state=s1';
+    const flow = new URLSearchParams({ client_id: 'notes', return_to: request }).toString();
+    const signInPage = await t.app.inject({ method: 'GET', url: `/sign-in?${flow}` });
+    expect(signInPage.body).toContain(`<a href="/forgot-password?${flow.replaceAll('&', '&amp;')}">Forgot password?</a>`);
+    const forgot = await openPage(t, `/forgot-password?${flow}`);
+    expect(forgot.res.body).toContain('<title>Reset your password · Notes · Gatehouse</title>');
+    const sent = await postForm(t, '/forgot-password', { csrf_token: csrfFrom(forgot.res), email: 'ada@example.com', client_id: 'notes', return_to: request }, forgot.cookie);
+    expect(sent.statusCode).toBe(200);
+    const { mail } = await mailedLink(RESET, '/reset-password');
+    // The text part's link, in full.
+    const url = new URL(/http:\/\/127\.0\.0\.1:8787\/reset-password\?[^\s"<]+/.exec(decodeQuotedPrintable(mail.raw))![0]);
+    expect(url.searchParams.get('client_id')).toBe('notes');
+    expect(url.searchParams.get('return_to')).toBe(request);
+    const reset = await openPage(t, `${url.pathname}${url.search}`);
+    const done = await postForm(t, '/reset-password', {
+      csrf_token: csrfFrom(reset.res), token: url.searchParams.get('token')!, password: NEW_PASSWORD, confirm_password: NEW_PASSWORD, client_id: 'notes', return_to: request,
+    }, reset.cookie);
+    expect(done.statusCode).toBe(200);
+    expect(done.body).toContain(`<a class="button" href="/sign-in?${flow.replaceAll('&', '&amp;')}">Sign in to Notes</a>`);
+  });
+
+  it('sends the verification e-mail from the account page, with post/redirect/get to its section (issue 25)', async () => {
+    const t = await withMail();
+    const { cookie } = await setUpClients(t);
+    const account = await openPage(t, '/account', cookie);
+    expect(account.res.body).toContain('<section class="panel" id="verify" aria-labelledby="verify-h">');
+    expect(account.res.body).toContain('Send verification e-mail</button>');
+    // Sign-up sent the first one; a minute later the page may send another.
+    await mailedLink(VERIFY, '/verify-email');
+    t.clock.advance(61_000);
+    const sent = await postForm(t, '/account/verify-email', { csrf_token: csrfFrom(account.res) }, account.cookie);
+    expect(sent.statusCode).toBe(303);
+    expect(sent.headers.location).toBe('/account?notice=verification_sent#verify');
+    await mailedLink(VERIFY, '/verify-email', 2);
+    const again = await postForm(t, '/account/verify-email', { csrf_token: csrfFrom(account.res) }, account.cookie);
+    expect(again.statusCode).toBe(303);
+    expect(again.headers.location).toBe('/account#verify');
+    expect((await openPage(t, '/account', cookie)).res.body).toContain('data-error-for="verify">A confirmation link was sent less than a minute ago: check your e-mail.</p>');
+    await settle();
+    expect(count(VERIFY)).toBe(2);
+  });
+
   it('is not offered without SMTP, and the JSON endpoints follow the CSRF rule and the rate limit', async () => {
     const plain = await makeApp();
     expect((await plain.app.inject({ method: 'GET', url: '/sign-in' })).body).not.toContain('Forgot password?');

@@ -219,7 +219,15 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     const suspend = await upstream.admin('PATCH', `/api/admin/applications/${d.upstreamAppId}/users/${members.users[0]!.id}`, { status: 'suspended' });
     expect(suspend.status).toBe(200);
 
-    const url = new URL(await callbackUrl(d, browser));
+    // The upstream shows its own access-refused page (issue 25); its "Back to" link carries
+    // error=access_denied to the downstream's callback.
+    const start = await browser.request(await providerButton(d, browser));
+    expect(start.status).toBe(302);
+    const refused = await browser.request(start.headers.get('location')!);
+    expect(refused.status).toBe(403);
+    const back = /<a class="button secondary" href="([^"]+)" data-back>/.exec(await refused.text())?.[1]?.replaceAll('&amp;', '&');
+    expect(back?.startsWith(`${d.issuer}/api/auth/callback/oidc?`)).toBe(true);
+    const url = new URL(back!);
     expect(url.searchParams.get('error')).toBe('access_denied');
     await expectPage(await browser.request(url.href), 403, 'Upstream did not let you sign in (access was denied or cancelled).');
     expect(await many(d.t.db.select().from(people))).toEqual([]);

@@ -9,6 +9,22 @@ import { makeApp } from '../helpers/app.js';
 import { PASSWORD, createApplication, signIn } from '../helpers/accounts.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { me, secondDeviceCookie, signedUpCookie } from '../helpers/self-service.js';
+import type { TestApp } from '../helpers/app.js';
+
+/**
+ * A refused account form answers post/redirect/get (issue 25): 303 to its section's anchor, and
+ * the GET shows the message there, focused, once.
+ */
+async function refusedInSection(t: TestApp, res: { statusCode: number; headers: Record<string, unknown>; body: string }, cookie: string, anchor: string, target: string): Promise<string> {
+  expect(res.statusCode, res.body).toBe(303);
+  expect(res.headers.location).toBe(`/account#${anchor}`);
+  const page = (await openPage(t, '/account', cookie)).res;
+  expect(page.statusCode).toBe(200);
+  expect(page.body).toContain(`<p class="error" role="alert" tabindex="-1" autofocus data-error-for="${target}">`);
+  // Shown once: a reload no longer has it.
+  expect((await openPage(t, '/account', cookie)).res.body).not.toContain('data-error-for=');
+  return page.body;
+}
 
 const FIELDS = [
   { key: 'team', label: 'Team', type: 'select', options: ['red', 'blue'], required: true, user_editable: true },
@@ -80,7 +96,7 @@ describe('account page', () => {
     const { t, session, cookie, token } = await setUp();
     const res = await postForm(t, '/account/profile/notes', { csrf_token: token, 'profile.team': 'blue', 'profile.age': '42', 'profile.bio': 'Hi', 'profile.newsletter': 'true' }, cookie);
     expect(res.statusCode, res.body).toBe(303);
-    expect(res.headers.location).toBe('/account?notice=profile_saved');
+    expect(res.headers.location).toBe('/account?notice=profile_saved#app-notes');
     expect((await me(t, 'GET', '/api/me/memberships', session)).json().memberships[0].profile).toEqual({ team: 'blue', age: 42, bio: 'Hi', newsletter: true });
     const again = await postForm(t, '/account/profile/notes', { csrf_token: token, 'profile.team': 'blue', 'profile.age': '', 'profile.bio': 'Hi' }, cookie);
     expect(again.statusCode).toBe(303);
@@ -90,16 +106,16 @@ describe('account page', () => {
     expect(shown).toContain('<option value="blue" selected>blue</option>');
   });
 
-  it('re-renders with the field errors in words and the submitted values (400)', async () => {
+  it('shows the field errors in words and the submitted values in the section of the application (post/redirect/get)', async () => {
     const { t, cookie, token } = await setUp();
     const res = await postForm(t, '/account/profile/notes', { csrf_token: token, 'profile.team': 'blue', 'profile.age': 'many', 'profile.employeeId': 'E7' }, cookie);
-    expect(res.statusCode).toBe(400);
-    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(res.body).toContain('<p class="error" role="alert">Age: must be a number; Employee id: cannot be changed by the user</p>');
-    expect(res.body).toContain('name="profile.age" value="many"');
+    const body = await refusedInSection(t, res, cookie, 'app-notes', 'profile:notes');
+    expect(body).toContain('data-error-for="profile:notes">Age: must be a number; Employee id: cannot be changed by the user</p>');
+    expect(body).toContain('name="profile.age" value="many"');
     const unknownApp = await postForm(t, '/account/profile/wiki', { csrf_token: token, 'profile.x': '1' }, cookie);
-    expect(unknownApp.statusCode).toBe(404);
-    expect(unknownApp.body).toContain('You are not a member of an application');
+    expect(unknownApp.statusCode).toBe(303);
+    expect(unknownApp.headers.location).toBe('/account#app-wiki');
+    expect((await openPage(t, '/account', cookie)).res.body).toContain('You are not a member of an application');
   });
 
   it('refuses every form without the CSRF token (403 page), and sends signed-out browsers back to /account', async () => {
@@ -137,23 +153,21 @@ describe('account page', () => {
     const [phoneSid] = (await me(t, 'GET', '/api/me/sessions', phone)).json().sessions.filter((s: { current: boolean }) => s.current).map((s: { id: string }) => s.id);
     const res = await postForm(t, `/account/sessions/${phoneSid}/sign-out`, { csrf_token: token }, cookie);
     expect(res.statusCode).toBe(303);
-    expect(res.headers.location).toBe('/account?notice=session_ended');
+    expect(res.headers.location).toBe('/account?notice=session_ended#devices');
     expect((await me(t, 'GET', '/api/me/sessions', phone)).statusCode).toBe(401);
     expect((await me(t, 'GET', '/api/me/sessions', tablet)).statusCode).toBe(200);
     const unknown = await postForm(t, '/account/sessions/ses_nope/sign-out', { csrf_token: token }, cookie);
-    expect(unknown.statusCode).toBe(404);
-    expect(unknown.body).toContain('<p class="error" role="alert">You have no session &quot;ses_nope&quot;.</p>');
+    expect(await refusedInSection(t, unknown, cookie, 'devices', 'sessions')).toContain('data-error-for="sessions">You have no such session.</p>');
     const others = await postForm(t, '/account/sessions/sign-out-others', { csrf_token: token }, cookie);
-    expect(others.headers.location).toBe('/account?notice=others_signed_out');
+    expect(others.headers.location).toBe('/account?notice=others_signed_out#devices');
     expect((await me(t, 'GET', '/api/me/sessions', tablet)).statusCode).toBe(401);
     expect((await me(t, 'GET', '/api/me/sessions', session)).statusCode).toBe(200);
   });
 
-  it('refuses to unlink the only sign-in method (409 page)', async () => {
+  it('refuses to unlink the only sign-in method, in the sign-in methods section', async () => {
     const { t, cookie, token } = await setUp();
     const res = await postForm(t, '/account/linked-accounts/credential/unlink', { csrf_token: token }, cookie);
-    expect(res.statusCode).toBe(409);
-    expect(res.body).toContain('This is the only way you can sign in; link another account before removing it.');
+    expect(await refusedInSection(t, res, cookie, 'sign-in-methods', 'accounts')).toContain('This is the only way you can sign in; link another account before removing it.');
   });
 
   it('changes the password: mismatch, wrong current and too short are shown; success signs out other devices', async () => {
@@ -162,18 +176,16 @@ describe('account page', () => {
     const post = (current: string, next: string, confirm = next) =>
       postForm(t, '/account/password', { csrf_token: token, current_password: current, new_password: next, confirm_password: confirm }, cookie);
     const mismatch = await post(PASSWORD, 'a long new password', 'another one');
-    expect(mismatch.statusCode).toBe(400);
-    expect(mismatch.body).toContain('The new password and its confirmation differ.');
+    expect(await refusedInSection(t, mismatch, cookie, 'password', 'password')).toContain('The new password and its confirmation differ.');
     const wrong = await post('wrong password', 'a long new password');
-    expect(wrong.statusCode).toBe(403);
-    expect(wrong.body).toContain('<p class="error" role="alert">The current password is not correct.</p>');
+    expect(await refusedInSection(t, wrong, cookie, 'password', 'password')).toContain('data-error-for="password">The current password is not correct.</p>');
     const short = await post(PASSWORD, 'short');
-    expect(short.statusCode).toBe(400);
-    expect(short.body).toContain('New password: must be 8 to 256 characters long');
-    expect(short.body).not.toContain(PASSWORD);
+    const shortPage = await refusedInSection(t, short, cookie, 'password', 'password');
+    expect(shortPage).toContain('New password: must be 8 to 256 characters long');
+    expect(shortPage).not.toContain(PASSWORD);
     const ok = await post(PASSWORD, 'a long new password');
     expect(ok.statusCode).toBe(303);
-    expect(ok.headers.location).toBe('/account?notice=password_changed');
+    expect(ok.headers.location).toBe('/account?notice=password_changed#password');
     expect((await me(t, 'GET', '/api/me/sessions', phone)).statusCode).toBe(401);
     expect((await signIn(t, { email: 'ada@example.com', password: 'a long new password' })).statusCode).toBe(200);
   });

@@ -13,7 +13,7 @@ import { expectPage } from '../helpers/browser-jar.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { expectProblem } from '../helpers/problem.js';
 import { me, signedUpCookie } from '../helpers/self-service.js';
-import { exec, one, many } from '../../server/db/store.js';
+import { exec, many, one } from '../../server/db/store.js';
 
 const TEN_MINUTES = 10 * 60_000;
 const GITHUB = { GITHUB_CLIENT_ID: 'gh-client', GITHUB_CLIENT_SECRET: 'gh-secret' };
@@ -93,7 +93,7 @@ describe('the account page sends a stale session through sign-in first', () => {
     expect(cookieValue(signedIn, 'gatehouse_session')).toBeUndefined();
 
     const retried = await postForm(t, '/account/linked-accounts/github/unlink', { csrf_token: csrfFrom(page.res) }, page.cookie);
-    expect({ status: retried.statusCode, location: retried.headers.location }).toEqual({ status: 303, location: '/account?notice=account_unlinked' });
+    expect({ status: retried.statusCode, location: retried.headers.location }).toEqual({ status: 303, location: '/account?notice=account_unlinked#sign-in-methods' });
     expect((await providersOf(t, personId))).toEqual(['credential']);
   });
 

@@ -102,7 +102,7 @@ describe('per-account back-off', () => {
     const page = await openPage(t, '/sign-in?client_id=notes');
     const form = await postForm(t, '/sign-in', { csrf_token: csrfFrom(page.res), client_id: 'notes', email: EMAIL, password: PASSWORD }, page.cookie);
     expect([form.statusCode, form.headers['retry-after'], form.headers['content-type']]).toEqual([429, '30', 'text/html; charset=utf-8']);
-    expect(form.body).toContain('Too many failed sign-ins for this account');
+    expect(form.body).toContain('>Too many wrong passwords. Try again in 30 seconds.</p>');
 
     // Guesses during a lock are not counted and do not extend it.
     t.clock.advance(20_000);
@@ -174,7 +174,7 @@ describe('per-address back-off: an address without an account is no different', 
     const unknownForm = await form(NOBODY);
     expect([knownForm.statusCode, knownForm.headers['retry-after']]).toEqual([429, '60']);
     expect([unknownForm.statusCode, unknownForm.headers['retry-after']]).toEqual([429, '60']);
-    expect(knownForm.body).toContain('Too many failed sign-ins for this account');
+    expect(knownForm.body).toContain('>Too many wrong passwords. Try again in 60 seconds.</p>');
     const withoutFields = (body: string) => body.replace(/value="[^"]*"/g, '');
     expect(withoutFields(unknownForm.body)).toBe(withoutFields(knownForm.body));
 

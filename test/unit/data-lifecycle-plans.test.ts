@@ -90,7 +90,9 @@ describe('retention rules', () => {
     // Tables bounded in other ways (retention-rules.ts says how) or of fixed size.
     const bounded = ['people', 'linked_accounts', 'applications', 'sso_groups', 'memberships', 'api_keys', 'signing_keys', 'meta', 'row_counts', 'purge_jobs', 'sign_in_back_off', 'provider_logins', 'session_realms', 'session_clients', 'refresh_tokens',
       // Issue 23: per person at most one row, 20 passkeys and 10 codes, gone with the person.
-      'totp_credentials', 'passkeys', 'recovery_codes'];
+      'totp_credentials', 'passkeys', 'recovery_codes',
+      // Issue 25: one logo per application, gone with it (purge plan).
+      'application_logos'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);
     const now = new Date('2026-06-01T00:00:00Z');
     for (const rule of RETENTION_RULES) {

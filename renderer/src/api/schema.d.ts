@@ -169,7 +169,15 @@ export interface paths {
                                 backchannelLogoutSessionRequired: boolean;
                                 /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
                                 backchannelLogoutUri: string | null;
+                                /** @description How the hosted pages show this application: accentColor (#rrggbb) colours its primary buttons and must reach a WCAG AA contrast of 4.5:1 with their white text; logoUrl is set by PUT .../logo */
+                                branding: {
+                                    accentColor: string | null;
+                                    /** @description Where the logo is served from this server, or null */
+                                    logoUrl: string | null;
+                                };
                                 clientType: "web" | "spa" | "native";
+                                /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
+                                consent: "implicit" | "explicit";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
@@ -292,7 +300,13 @@ export interface paths {
                         backchannelLogoutSessionRequired?: boolean;
                         /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
                         backchannelLogoutUri?: string | null;
+                        /** @description How the hosted pages show this application: accentColor (#rrggbb) colours its primary buttons and must reach a WCAG AA contrast of 4.5:1 with their white text; logoUrl is set by PUT .../logo */
+                        branding?: {
+                            accentColor?: string | null;
+                        };
                         clientType?: "web" | "spa" | "native";
+                        /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
+                        consent?: "implicit" | "explicit";
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                         id: string;
@@ -342,8 +356,16 @@ export interface paths {
                             backchannelLogoutSessionRequired: boolean;
                             /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
                             backchannelLogoutUri: string | null;
+                            /** @description How the hosted pages show this application: accentColor (#rrggbb) colours its primary buttons and must reach a WCAG AA contrast of 4.5:1 with their white text; logoUrl is set by PUT .../logo */
+                            branding: {
+                                accentColor: string | null;
+                                /** @description Where the logo is served from this server, or null */
+                                logoUrl: string | null;
+                            };
                             clientSecret?: string;
                             clientType: "web" | "spa" | "native";
+                            /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
+                            consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
@@ -485,7 +507,15 @@ export interface paths {
                             backchannelLogoutSessionRequired: boolean;
                             /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
                             backchannelLogoutUri: string | null;
+                            /** @description How the hosted pages show this application: accentColor (#rrggbb) colours its primary buttons and must reach a WCAG AA contrast of 4.5:1 with their white text; logoUrl is set by PUT .../logo */
+                            branding: {
+                                accentColor: string | null;
+                                /** @description Where the logo is served from this server, or null */
+                                logoUrl: string | null;
+                            };
                             clientType: "web" | "spa" | "native";
+                            /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
+                            consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
@@ -695,7 +725,13 @@ export interface paths {
                         backchannelLogoutSessionRequired?: boolean;
                         /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
                         backchannelLogoutUri?: string | null;
+                        /** @description How the hosted pages show this application: accentColor (#rrggbb) colours its primary buttons and must reach a WCAG AA contrast of 4.5:1 with their white text; logoUrl is set by PUT .../logo */
+                        branding?: {
+                            accentColor?: string | null;
+                        };
                         clientType?: "web" | "spa" | "native";
+                        /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
+                        consent?: "implicit" | "explicit";
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                         /** Format: display-name */
@@ -744,8 +780,16 @@ export interface paths {
                             backchannelLogoutSessionRequired: boolean;
                             /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
                             backchannelLogoutUri: string | null;
+                            /** @description How the hosted pages show this application: accentColor (#rrggbb) colours its primary buttons and must reach a WCAG AA contrast of 4.5:1 with their white text; logoUrl is set by PUT .../logo */
+                            branding: {
+                                accentColor: string | null;
+                                /** @description Where the logo is served from this server, or null */
+                                logoUrl: string | null;
+                            };
                             clientSecret?: string;
                             clientType: "web" | "spa" | "native";
+                            /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
+                            consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
@@ -2307,6 +2351,245 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/applications/{id}/logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Upload the logo shown on the application's hosted pages (the body: a PNG or SVG image of at most 100 KB) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "image/png": unknown;
+                    "image/svg+xml": unknown;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            audience: string;
+                            authPolicy: {
+                                allowed_providers: string[];
+                                /** @description `optional` (default) or `required`: members must sign in with a second factor (TOTP or a passkey), enrolling one at sign-in when they have none */
+                                mfa: "optional" | "required";
+                                profile_fields: {
+                                    /** Format: display-text */
+                                    description?: string;
+                                    key: string;
+                                    /** Format: display-name */
+                                    label: string;
+                                    max?: number;
+                                    max_length?: number;
+                                    min?: number;
+                                    options?: string[];
+                                    /** @default false */
+                                    required: boolean;
+                                    type: "string" | "text" | "number" | "integer" | "boolean" | "email" | "url" | "date" | "select";
+                                    /** @default true */
+                                    user_editable: boolean;
+                                }[];
+                                signup_policy: "open" | "invite_only" | "closed";
+                            };
+                            /** @description Whether the application needs sid in logout tokens (always sent for a session end; default true) */
+                            backchannelLogoutSessionRequired: boolean;
+                            /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
+                            backchannelLogoutUri: string | null;
+                            /** @description How the hosted pages show this application: accentColor (#rrggbb) colours its primary buttons and must reach a WCAG AA contrast of 4.5:1 with their white text; logoUrl is set by PUT .../logo */
+                            branding: {
+                                accentColor: string | null;
+                                /** @description Where the logo is served from this server, or null */
+                                logoUrl: string | null;
+                            };
+                            clientType: "web" | "spa" | "native";
+                            /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
+                            consent: "implicit" | "explicit";
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
+                            grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                            id: string;
+                            name: string;
+                            postLogoutRedirectUris: string[] | null;
+                            redirectUris: string[];
+                            ssoGroupId: string | null;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            webhookSecretSet: boolean;
+                            webhookUrl: string | null;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Remove the application's logo */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

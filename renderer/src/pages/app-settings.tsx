@@ -5,6 +5,7 @@ import { GRANTS } from '../grants';
 import { confirmAction, CopyField, ErrorBox, Field, toast, useAction } from '../ui';
 import { redirectUriHint, audienceErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
 import { IntegrationSnippet } from './snippet';
+import { BrandingCard } from './app-branding';
 
 const t = {
   name: 'Name',
@@ -172,6 +173,7 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
           </button>
         </div>
       </form>
+      <BrandingCard app={props.app} onSaved={props.onSaved} />
       <h2>{t.integration}</h2>
       <IntegrationSnippet app={props.app} />
       <h2>{t.danger}</h2>

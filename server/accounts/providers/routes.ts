@@ -11,6 +11,8 @@
  * - `GET|POST /link-account` — "prove this account is yours": its password, or another provider
  *   already linked to it; success links the identity and carries on where the login was going.
  */
+import { pageText } from '../../i18n/index.js';
+import { problemText } from '../../pages/text.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -104,7 +106,7 @@ async function showProofPage(ctx: AppContext, request: FastifyRequest, reply: Fa
   const name = providerName(pending.provider, ctx.config.env);
   const app = pending.applicationId ? await pageApplication(ctx, pending.applicationId) : undefined;
   return renderPage(reply, 'link-account', {
-    title: `Link your ${name} account`,
+    title: pageText(ctx.config, request).t('link.title', { provider: name }),
     providerName: name,
     email: person.email,
     hasPassword: Boolean(person.passwordHash),
@@ -206,7 +208,7 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       );
       // A page that moves on by itself rather than a redirect: browsers apply the account page's
       // CSP `form-action 'self'` to every redirect after a form post, which would block the provider.
-      return renderPage(reply, 'continue', { title: `Link ${provider.name}`, providerName: provider.name, href: url, refresh: url });
+      return renderPage(reply, 'continue', { title: pageText(ctx.config, request).t('continue.title', { provider: provider.name }), providerName: provider.name, href: url, refresh: url });
     },
   );
 
@@ -235,7 +237,8 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       } catch (error) {
         if (!(error instanceof Problem)) throw error;
         for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-        return showProofPage(ctx, request, reply.status(error.status), pending, error.detail);
+        const { locale, t } = pageText(ctx.config, request);
+        return showProofPage(ctx, request, reply.status(error.status), pending, problemText(t, locale, error));
       }
       if (needsSecondFactor(signedIn)) return redirectToSecondStep(reply, ctx.config, signedIn);
       await sendSessionCookie(ctx, reply, signedIn);

@@ -10,12 +10,11 @@ import { hostname } from 'node:os';
 
 export type PasskeySupport =
   | { available: true; rpId: string; origin: string }
-  | { available: false; reason: 'ip_address' | 'insecure_http'; message: string };
+  /** `address`: the issuer's; `example`: an issuer that would work (the pages translate the reason from these). */
+  | { available: false; reason: 'ip_address' | 'insecure_http'; message: string; address: string; example: string };
 
-const LAN_HINT = () => {
-  const name = hostname().split('.')[0] || 'this-machine';
-  return `run Gatehouse in LAN mode (GATEHOUSE_TLS=auto) and use its host name as the issuer, e.g. GATEHOUSE_ISSUER=https://${name}.local:8787`;
-};
+const exampleIssuer = () => `https://${hostname().split('.')[0] || 'this-machine'}.local:8787`;
+const LAN_HINT = () => `run Gatehouse in LAN mode (GATEHOUSE_TLS=auto) and use its host name as the issuer, e.g. GATEHOUSE_ISSUER=${exampleIssuer()}`;
 
 const isLocalhost = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 
@@ -27,6 +26,8 @@ export function passkeySupport(issuer: string): PasskeySupport {
     return {
       available: false,
       reason: 'ip_address',
+      address: url.host,
+      example: exampleIssuer(),
       message: `Passkeys need a host name, but this server's address (${url.host}) is an IP address: ${LAN_HINT()}.`,
     };
   }
@@ -34,6 +35,8 @@ export function passkeySupport(issuer: string): PasskeySupport {
     return {
       available: false,
       reason: 'insecure_http',
+      address: url.origin,
+      example: exampleIssuer(),
       message: `Passkeys need HTTPS: open this page over https:// (see LAN mode). This server's address (${url.origin}) is plain HTTP: ${LAN_HINT()}.`,
     };
   }

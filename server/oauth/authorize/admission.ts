@@ -15,7 +15,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import type { Application, Membership, Person, Session } from '../../db/schema.js';
 import { readSession, realmAuthTime, realmOf } from '../../accounts/session.js';
-import { settleMembership } from '../../accounts/membership.js';
+import { settleMembership, type RefusalReason } from '../../accounts/membership.js';
 import { isMultiFactor, mfaRequired } from '../../accounts/second-factor/factors.js';
 
 export type Admission =
@@ -24,7 +24,7 @@ export type Admission =
   /** Signed in with a password only, where a second factor is needed: step up first. */
   | { kind: 'second_factor'; session: Session; person: Person }
   /** Signed in, but the application refuses the person (suspended, or not admitted by its policy). */
-  | { kind: 'denied'; description: string }
+  | { kind: 'denied'; reason: RefusalReason; description: string; person: Person }
   | { kind: 'admitted'; session: Session; person: Person; authTime: Date; membership: Membership };
 
 /**
@@ -45,6 +45,6 @@ export async function admit(
   if (!found || authTime === undefined || !fresh(authTime)) return { kind: 'sign_in', found, authTime };
   if ((mfaRequested || mfaRequired(client)) && !isMultiFactor(found.session.amr)) return { kind: 'second_factor', ...found };
   const settled = await settleMembership(ctx, client, found.person);
-  if ('error' in settled) return { kind: 'denied', description: settled.description };
+  if ('error' in settled) return { kind: 'denied', reason: settled.reason, description: settled.description, person: found.person };
   return { kind: 'admitted', session: found.session, person: found.person, authTime, membership: settled.membership };
 }

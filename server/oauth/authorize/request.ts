@@ -23,6 +23,8 @@ export interface AuthorizeRequest {
   resource: string;
   nonce: string | null;
   prompt: 'none' | 'login' | undefined;
+  /** `prompt` holds `consent`: an application with explicit consent asks the person again (consent.ts). */
+  consentDemanded: boolean;
   maxAgeSeconds: number | undefined;
   /** `acr_values` asks for a multi-factor sign-in only (`urn:gatehouse:acr:mfa`). */
   mfaRequested: boolean;
@@ -35,10 +37,14 @@ const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 /**
  * `prompt` (OIDC Core §3.1.2.1) as the one thing it changes here. `none` must stand alone.
  * `login` and `select_account` both go to the sign-in page, where the person can also sign in as
- * someone else; `consent` asks for nothing more, as the administrator registering the application
- * consented for the team (there is no consent screen), so offline_access clients that always
- * send it (OIDC Core §11) work.
+ * someone else. `consent` shows the consent page again for an application with explicit consent
+ * (oauth/consent.ts); for one with implicit consent (the administrator consented for the team) it
+ * asks nothing more, so offline_access clients that always send it (OIDC Core §11) work.
  */
+export function promptValues(raw: string | undefined): Set<string> {
+  return new Set((raw ?? '').split(' ').filter(Boolean));
+}
+
 function parsePrompt(raw: string | undefined): AuthorizeRequest['prompt'] {
   if (raw === undefined) return undefined;
   const values = new Set(raw.split(' ').filter(Boolean));
@@ -83,6 +89,7 @@ export function parseAuthorizeRequest(app: Application, query: RawParams): Autho
   if (nonce && nonce.length > MAX_NONCE) throw invalidRequest(`nonce must be at most ${MAX_NONCE} characters.`);
 
   const prompt = parsePrompt(param(query, 'prompt'));
+  const consentDemanded = promptValues(param(query, 'prompt')).has('consent');
 
   const maxAgeRaw = param(query, 'max_age');
   let maxAgeSeconds: number | undefined;
@@ -94,5 +101,5 @@ export function parseAuthorizeRequest(app: Application, query: RawParams): Autho
   const acrValues = param(query, 'acr_values');
   if (acrValues !== undefined && acrValues.length > 1000) throw invalidRequest('acr_values is too long.');
 
-  return { scope, codeChallenge: challenge ?? null, resource, nonce, prompt, maxAgeSeconds, mfaRequested: acrValuesDemandMfa(acrValues) };
+  return { scope, codeChallenge: challenge ?? null, resource, nonce, prompt, consentDemanded, maxAgeSeconds, mfaRequested: acrValuesDemandMfa(acrValues) };
 }

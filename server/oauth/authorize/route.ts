@@ -11,8 +11,13 @@
  * 4. An application that requires MFA, or `acr_values=urn:gatehouse:acr:mfa`, needs a multi-factor
  *    session: a password-only one goes through the second step (step-up, or enrolment when the
  *    person has no second factor) and comes back; `prompt=none` answers `interaction_required`.
- * 5. Membership is settled by the application's sign-up policy, then a code is issued.
- * Steps 3 to 5 are `admit` (admission.ts), shared with the device page.
+ * 5. Membership is settled by the application's sign-up policy. A person it refuses (suspended,
+ *    not invited) sees our own page naming the application and the reason, with "Use another
+ *    account" and a link back that carries `access_denied` to the redirect URI (issue 25);
+ *    `prompt=none` gets that redirect at once.
+ * 6. An application with explicit consent sends the person to the consent page first when the
+ *    scopes are not all approved (or `prompt=consent`); `prompt=none` answers `consent_required`.
+ * Then a code is issued. Steps 3 to 5 are `admit` (admission.ts), shared with the device page.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { matchesRedirectUri } from '../../applications/redirect-uris.js';
@@ -24,30 +29,41 @@ import { param, type RawParams } from '../params.js';
 import { parseAuthorizeRequest } from './request.js';
 import { ReauthDemands } from './reauth.js';
 import { redirectToStepUp } from '../../accounts/second-factor/flow.js';
+import { pageText } from '../../i18n/index.js';
+import { CONSENT_PAGE, consentNeeded } from '../consent.js';
+import { responseUrl } from './response-url.js';
+import { refusedPage } from '../refused-page.js';
+import { promptValues } from './request.js';
 
 export const AUTHORIZE_PATH = '/api/auth/oauth2/authorize';
 
 function redirectTo(reply: FastifyReply, redirectUri: string, params: Record<string, string | undefined>) {
-  const url = new URL(redirectUri);
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
-  return reply.header('cache-control', 'no-store').redirect(url.toString(), 302);
+  return reply.header('cache-control', 'no-store').redirect(responseUrl(redirectUri, params), 302);
 }
 
 /**
- * The hosted sign-in page, told to come back to this request minus the parameters it satisfies.
- * It comes back as a GET, also when the request was a POST: the same parameters either way.
+ * This request again, minus what a hosted page satisfies: the sign-in page takes away `max_age` and
+ * the `prompt` values it answers (`login`, `select_account`; `consent` stays for the consent page),
+ * the consent page takes away `consent`. It comes back as a GET, also when the request was a POST:
+ * the same parameters either way.
  */
-function resumeUrl(params: RawParams, drop: string[] = []): string {
+function resumeUrl(params: RawParams, drop: string[] = [], satisfiedPrompts: string[] = []): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) {
     if (drop.includes(name)) continue;
-    for (const one of Array.isArray(value) ? value : [value]) if (typeof one === 'string') query.append(name, one);
+    for (const one of Array.isArray(value) ? value : [value]) {
+      if (typeof one !== 'string') continue;
+      if (name === 'prompt') {
+        const left = [...promptValues(one)].filter((p) => !satisfiedPrompts.includes(p));
+        if (left.length) query.append(name, left.join(' '));
+      } else query.append(name, one);
+    }
   }
   return `${AUTHORIZE_PATH}?${query.toString()}`;
 }
 
-function toSignIn(reply: FastifyReply, clientId: string, params: RawParams, drop: string[]) {
-  const returnTo = resumeUrl(params, drop);
+function toSignIn(reply: FastifyReply, clientId: string, params: RawParams) {
+  const returnTo = resumeUrl(params, ['max_age'], ['login', 'select_account', 'none']);
   const target = `/sign-in?${new URLSearchParams({ client_id: clientId, return_to: returnTo }).toString()}`;
   return reply.header('cache-control', 'no-store').redirect(target, 302);
 }
@@ -70,10 +86,11 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
 
     const clientId = single(query, 'client_id');
     const client = clientId === undefined ? undefined : await findClient(ctx, clientId);
-    if (!client) return sendErrorPage(reply, 400, 'invalid_client', 'The application asking you to sign in is not known here.');
+    const { t } = pageText(ctx.config, request);
+    if (!client) return sendErrorPage(reply, 400, 'invalid_client', t('oauthError.unknownClient'));
     const redirectUri = single(query, 'redirect_uri');
     if (redirectUri === undefined || !matchesRedirectUri(client.redirectUris, redirectUri, client.clientType)) {
-      return sendErrorPage(reply, 400, 'invalid_redirect_uri', `The return address sent by ${client.name} is missing or not registered for it.`);
+      return sendErrorPage(reply, 400, 'invalid_redirect_uri', t('oauthError.badRedirect', { app: client.name }), client);
     }
 
     // A repeated `state` cannot be echoed (which one?), so the error answer goes without it.
@@ -94,15 +111,24 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
         if (req.prompt === 'none') throw new OAuthError('login_required', 'The person must sign in to this application.');
         const { found, authTime } = admission;
         if (found && ((authTime !== undefined && tooOld(authTime)) || req.prompt === 'login')) demands.demand(pending, now.getTime());
-        return toSignIn(reply, client.id, query, ['prompt', 'max_age']);
+        return toSignIn(reply, client.id, query);
       }
       if (admission.kind === 'second_factor') {
         // Step-up (spec second-factor.md, "Tokens"): the second factor (or enrolling one), no password again.
         if (req.prompt === 'none') throw new OAuthError('interaction_required', 'The person must confirm a second factor for this application.');
         return redirectToStepUp(ctx, request, reply, admission, client, resumeUrl(query));
       }
-      if (admission.kind === 'denied') throw new OAuthError('access_denied', admission.description);
+      if (admission.kind === 'denied') {
+        if (req.prompt === 'none') throw new OAuthError('access_denied', admission.description);
+        const back = responseUrl(redirectUri, { error: 'access_denied', error_description: admission.description, state, iss: ctx.config.issuer });
+        return refusedPage(ctx, request, reply, client, admission, back, `/sign-in?${new URLSearchParams({ client_id: client.id, return_to: resumeUrl(query, ['max_age'], ['login', 'select_account', 'none']), switch: '1' }).toString()}`);
+      }
       const { person, session, authTime, membership } = admission;
+      if (await consentNeeded(ctx, client, membership, req.scope, req.consentDemanded)) {
+        if (req.prompt === 'none') throw new OAuthError('consent_required', 'The person must approve what this application asks for.');
+        const target = `${CONSENT_PAGE}?${new URLSearchParams({ return_to: resumeUrl(query, ['max_age'], ['login', 'select_account', 'consent']) }).toString()}`;
+        return reply.header('cache-control', 'no-store').redirect(target, 302);
+      }
 
       const code = ctx.codes.issue({
         applicationId: client.id,

@@ -26,9 +26,11 @@ import { recordAudit, type Tx } from '../../audit/record.js';
 import { checkFormToken, formToken } from '../../accounts/csrf.js';
 import { createSession, readSession } from '../../accounts/session.js';
 import { findApplication } from '../../applications/lookup.js';
-import { tooManyRequests } from '../../http/problem.js';
 import { preparePageScope } from '../../pages/page-scope.js';
 import { renderPage } from '../../pages/render.js';
+import { pageBrand } from '../../pages/brand.js';
+import { scopeWords } from '../../pages/scope-words.js';
+import { pageText } from '../../i18n/index.js';
 import { flowQuery } from '../../pages/sign-in-pages.js';
 import { WindowCounter } from '../../util/window-counter.js';
 import { redirectToStepUp } from '../../accounts/second-factor/flow.js';
@@ -40,13 +42,6 @@ import { transaction } from '../../db/store.js';
 
 const FAILURE_WINDOW_MS = 15 * 60_000;
 
-/** What each scope means, in words a person can judge. */
-const SCOPE_WORDS: Record<string, string> = {
-  openid: 'Know who you are',
-  profile: 'See your name',
-  email: 'See your e-mail address',
-  offline_access: 'Stay signed in on the device until you sign it out',
-};
 
 const code = Type.Optional(Type.String({ maxLength: 40 }));
 const Query = Type.Object({ user_code: code }, { additionalProperties: false });
@@ -68,8 +63,13 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return person ? [`ip:${request.ip}`, `person:${person}`] : [`ip:${request.ip}`];
   };
 
-  const showEntry = (request: FastifyRequest, reply: FastifyReply, typed: string, error?: string) =>
-    renderPage(reply, 'device', { title: 'Connect a device', step: 'enter', userCode: typed, error, csrfToken: formToken(ctx.config, request, reply) });
+  /** The entry form; `error` is a catalogue key (device.*) saying why the code did not work. */
+  const showEntry = (request: FastifyRequest, reply: FastifyReply, typed: string, error?: string) => {
+    const { t } = pageText(ctx.config, request);
+    return renderPage(reply, 'device', {
+      title: t('device.enterTitle'), step: 'enter', userCode: typed, error: error && t(error), csrfToken: formToken(ctx.config, request, reply),
+    }, { here: DEVICE_PAGE_PATH });
+  };
 
   /**
    * The pending request behind a typed code, or the entry form again saying why not. Refused
@@ -80,14 +80,14 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const now = ctx.clock.now().getTime();
     const keys = await failureKeys(request);
     const wait = Math.max(...keys.map((k) => failures.blocked(k, now) ?? 0));
-    if (wait > 0) throw tooManyRequests(wait, 'Too many wrong codes. Wait a few minutes, then try again.');
+    if (wait > 0) return showEntry(request, reply.status(429).header('retry-after', String(Math.max(1, Math.ceil(wait)))), typed, 'device.tooManyCodes');
     const userCode = normaliseUserCode(typed);
     const row = userCode ? await findByUserCode(ctx.db, userCode) : undefined;
     const app = row && await findApplication(ctx.db, row.applicationId);
     let error: string | undefined;
-    if (!row || !app) error = 'That code is not valid. Check the code on your device and type it again.';
-    else if (row.expiresAt.getTime() <= now) error = 'That code has expired. Start the sign-in on your device again to get a new one.';
-    else if (row.status !== 'pending') error = 'That code has already been used. Start the sign-in on your device again if you need to.';
+    if (!row || !app) error = 'device.invalidCode';
+    else if (row.expiresAt.getTime() <= now) error = 'device.expiredCode';
+    else if (row.status !== 'pending') error = 'device.usedCode';
     if (error || !row || !app) {
       for (const k of keys) failures.hit(k, now);
       return showEntry(request, reply.status(400), typed, error);
@@ -109,20 +109,22 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const admission = await admit(ctx, request, found.app);
     if (admission.kind === 'sign_in') return toSignIn(reply, found);
     const shown = displayUserCode(found.userCode);
+    const { t } = pageText(ctx.config, request);
     // The application requires a second factor this password-only session lacks: step up, then back here.
     if (admission.kind === 'second_factor') return redirectToStepUp(ctx, request, reply, admission, found.app, `${DEVICE_PAGE_PATH}?user_code=${shown}`);
     if (admission.kind === 'denied') {
       return renderPage(reply.status(403), 'device', {
-        title: 'Not allowed', step: 'denied', appName: found.app.name, message: admission.description, userCode: shown,
+        title: t('device.refusedTitle'), step: 'denied', appName: found.app.name,
+        message: t(`refused.${admission.reason === 'invite_only' ? 'inviteOnly' : admission.reason}`, { app: found.app.name }), userCode: shown,
         switchHref: `/sign-in?${flowQuery(found.app, `${DEVICE_PAGE_PATH}?user_code=${shown}`, { switch: '1' })}`,
-      });
+      }, { brand: pageBrand(found.app) });
     }
     return renderPage(reply, 'device', {
-      title: `Connect a device to ${found.app.name}`, step: 'confirm', appName: found.app.name, userCode: shown,
-      asks: found.row.scope.split(' ').map((s) => SCOPE_WORDS[s] ?? s), who: admission.person.name ?? admission.person.email,
+      title: t('device.confirmTitle', { app: found.app.name }), step: 'confirm', appName: found.app.name, userCode: shown,
+      asks: scopeWords(t, found.row.scope), who: admission.person.name ?? admission.person.email,
       email: admission.person.email, csrfToken: formToken(ctx.config, request, reply),
       switchHref: `/sign-in?${flowQuery(found.app, `${DEVICE_PAGE_PATH}?user_code=${shown}`, { switch: '1' })}`,
-    });
+    }, { brand: pageBrand(found.app) });
   });
 
   app.post(DEVICE_PAGE_PATH, { schema: { hide: true, body: Form } }, async (request, reply) => {
@@ -147,7 +149,7 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
         // The device's own session: named after the application, with the device's address and User-Agent.
         const device = await createSession(ctx.db, now, ctx.config, {
           personId: admission.person.id, userAgent: row.userAgent ?? undefined, ip: row.ip,
-          device: `${client.name} (device sign-in)`.slice(0, 200),
+          device: pageText(ctx.config, request).t('device.deviceSession', { app: client.name, interpolation: { escapeValue: false } }).slice(0, 200),
           // The device's tokens say how the approving sign-in was made (acr/amr).
           amr: admission.session.amr,
         });
@@ -160,11 +162,12 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       });
       return true;
     });
-    if (!decided) return showEntry(request, reply.status(400), '', 'That code has already been used. Start the sign-in on your device again if you need to.');
+    if (!decided) return showEntry(request, reply.status(400), '', 'device.usedCode');
+    const { t } = pageText(ctx.config, request);
     return renderPage(reply, 'device', {
-      title: deny ? 'Sign-in denied' : 'Device connected', step: deny ? 'denied-done' : 'approved',
+      title: deny ? t('device.deniedTitle') : t('device.approvedTitle'), step: deny ? 'denied-done' : 'approved',
       appName: client.name,
-    });
+    }, { brand: pageBrand(client), here: DEVICE_PAGE_PATH });
   });
 };
 

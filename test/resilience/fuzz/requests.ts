@@ -32,7 +32,8 @@ const BROWSER_API = ['/api/auth/oauth2/authorize', '/api/auth/oauth2/end-session
 export function shapeOf(url: string): Shape {
   if (OAUTH_JSON.includes(url)) return 'oauth';
   if (BROWSER_API.some((prefix) => url.startsWith(prefix))) return 'page';
-  if (url.startsWith('/api/') || url === '/healthz' || url === '/ca.pem') return 'problem';
+  // Files: the branding logo and stylesheet (an <img> or <link> asks, not a person) answer problem+json too.
+  if (url.startsWith('/api/') || url === '/healthz' || url === '/ca.pem' || url.startsWith('/branding/')) return 'problem';
   return 'page';
 }
 

@@ -1,0 +1,36 @@
+/**
+ * "Access refused" (issue 25, item 2): a signed-in person the application does not admit (their
+ * membership is suspended, or its sign-up policy does not let them join) is told so on our own
+ * page, naming the application and the reason, instead of being bounced to the application with a
+ * bare `error=access_denied`. The page offers "Use another account" and a link back to the
+ * application that carries the OAuth error to its registered redirect URI (with `state` and `iss`),
+ * so the application still learns the outcome when the person goes back.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import type { Application, Person } from '../db/schema.js';
+import type { RefusalReason } from '../accounts/membership.js';
+import { pageText } from '../i18n/index.js';
+import { renderPage } from '../pages/render.js';
+import { pageBrand } from '../pages/brand.js';
+
+export function refusedPage(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  app: Application,
+  refusal: { reason: RefusalReason; person: Person },
+  backHref: string | undefined,
+  switchHref: string,
+): FastifyReply {
+  const { t } = pageText(ctx.config, request);
+  return renderPage(reply.status(403), 'refused', {
+    title: t('refused.title', { app: app.name }),
+    appName: app.name,
+    reason: refusal.reason,
+    message: t(`refused.${refusal.reason === 'invite_only' ? 'inviteOnly' : refusal.reason}`, { app: app.name }),
+    email: refusal.person.email,
+    backHref,
+    switchHref,
+  }, { brand: pageBrand(app), here: switchHref });
+}
