@@ -3,10 +3,10 @@
  * PostgreSQL (postgres.js, asynchronous), both driven through drizzle.
  *
  * Query modules build drizzle queries against the one schema (db/schema.ts) and run them with
- * `rows`, `row` and `exec`, and group writes with `transaction`; they never call a builder's
- * `.all()`, `.get()` or `.run()` themselves (test/unit/data-access.test.ts checks). Every call
- * returns a promise, so the same code serves both engines; on SQLite the statement itself still
- * runs synchronously, prepared once where it is hot (db/prepared.ts).
+ * `many`, `one` and `exec` (raw SQL: `sqlRows`), and group writes with `transaction`; they do not
+ * call a builder's `.all()`, `.get()` or `.run()` themselves, except SQLite's synchronous hot paths
+ * (below). Every call returns a promise, so the same code can serve both engines; on SQLite the
+ * statement itself still runs synchronously, prepared once where it is hot (db/prepared.ts).
  *
  * Transactions on SQLite: one connection serves the process, and a transaction is a state of
  * that connection. A transaction body awaits between its statements, and while it does, another
@@ -234,19 +234,9 @@ export async function transaction<T, D extends object = Db>(db: D, fn: (tx: D) =
 }
 
 /**
- * SQLite only: `fn` as one native, synchronous better-sqlite3 transaction, run once the gate is
- * free; the fast path of the hottest multi-statement writes (a refresh rotation), whose body calls
- * prepared statements' `.run()`/`.get()` directly. Inside an open transaction it nests as a savepoint.
- */
-export function sqliteTransaction<A extends unknown[], R>(db: Db, fn: (...args: A) => R): (...args: A) => Promise<R> {
-  const native = db.$client.transaction(fn);
-  return (...args) => sqliteTurn(() => native(...args));
-}
-
-/**
  * Runs `fn` unless another instance on the same database is running the job named `job` (key
- * rotation, the sweeper): on PostgreSQL under a session advisory lock, which the server releases
- * if the instance dies; on SQLite always (one process owns a data directory).
+ * rotation, the sweeper): on PostgreSQL under an advisory lock, which the server releases if the
+ * instance dies; on SQLite always (one process owns a data directory).
  */
 export async function singleton<T>(db: object, job: string, fn: () => Promise<T>): Promise<Singleton<T>> {
   const runner = postgres.get(db);
