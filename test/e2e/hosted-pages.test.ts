@@ -74,8 +74,7 @@ async function throughSignIn(page: Page, url: string, email: string): Promise<vo
 beforeAll(async () => {
   buildIfStale();
   smtp = await startSmtp();
-  // The file's many sign-ins all come from 127.0.0.1: the per-IP budget (30 a minute) is not what
-  // these pages are tested for, and the lock-out test must meet the per-address lock, not it.
+  // The screens sign in more than the per-address budget allows in a minute (its own tests are elsewhere).
   server = await startOAuthServer({ SMTP_URL: smtp.url, MAIL_FROM: 'Gatehouse <noreply@gatehouse.test>', GATEHOUSE_SIGN_IN_RATE_LIMIT: '1000' });
   sample = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('the sample app'));
   await new Promise<void>((resolve) => sample.listen(0, '127.0.0.1', resolve));
