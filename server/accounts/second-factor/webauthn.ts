@@ -7,14 +7,7 @@
  * store records the new counter and backup state (store.ts). Failures become problems with the
  * reason in words, never a 500.
  */
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Config } from '../../config.js';
 import type { Passkey, Person } from '../../db/schema.js';
 import { Problem, badRequest, conflict } from '../../http/problem.js';
@@ -23,6 +16,13 @@ import type { NewPasskey } from './store.js';
 
 /** How long the browser's prompt may stay open. */
 const TIMEOUT_MS = 120_000;
+
+/**
+ * The library, loaded on the first ceremony: with its ASN.1 and COSE parsers it is about 5 MB of
+ * resident memory once initialised, which a server whose people use no passkey never needs.
+ */
+let library: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const simpleWebAuthn = () => (library ??= import('@simplewebauthn/server'));
 
 export const passkeyInvalid = (reason: string) => badRequest('passkey_invalid', reason);
 export const passkeyNotRecognised = () =>
@@ -41,7 +41,7 @@ const descriptors = (list: Passkey[]) => list.map((p) => ({ id: p.credentialId, 
 
 export async function registrationOptions(config: Config, person: Person, existing: Passkey[]) {
   const { rpId } = relyingParty(config);
-  return generateRegistrationOptions({
+  return (await simpleWebAuthn()).generateRegistrationOptions({
     rpName: 'Gatehouse',
     rpID: rpId,
     userName: person.email,
@@ -66,7 +66,7 @@ export async function verifyRegistration(
   if (!expectedChallenge) throw passkeyInvalid('No passkey registration was started here, or it expired: start again.');
   let verified;
   try {
-    verified = await verifyRegistrationResponse({
+    verified = await (await simpleWebAuthn()).verifyRegistrationResponse({
       response: response as RegistrationResponseJSON,
       expectedChallenge,
       expectedOrigin: origin,
@@ -94,7 +94,7 @@ export async function verifyRegistration(
 /** Options for an assertion: `allow` lists the person's passkeys (second step), or none (passkey-first). */
 export async function authenticationOptions(config: Config, allow: Passkey[] | undefined) {
   const { rpId } = relyingParty(config);
-  return generateAuthenticationOptions({
+  return (await simpleWebAuthn()).generateAuthenticationOptions({
     rpID: rpId,
     userVerification: 'required',
     timeout: TIMEOUT_MS,
@@ -132,7 +132,7 @@ export async function verifyAssertion(config: Config, passkey: Passkey, response
   }
   let verified;
   try {
-    verified = await verifyAuthenticationResponse({
+    verified = await (await simpleWebAuthn()).verifyAuthenticationResponse({
       response: response as AuthenticationResponseJSON,
       expectedChallenge,
       expectedOrigin: origin,
