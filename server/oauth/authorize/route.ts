@@ -33,6 +33,8 @@ import { pageText } from '../../i18n/index.js';
 import { CONSENT_PAGE, consentNeeded } from '../consent.js';
 import { responseUrl } from './response-url.js';
 import { refusedPage } from '../refused-page.js';
+import { flowQuery } from '../../pages/sign-in-pages.js';
+import type { Application } from '../../db/schema.js';
 import { promptValues } from './request.js';
 
 export const AUTHORIZE_PATH = '/api/auth/oauth2/authorize';
@@ -62,10 +64,13 @@ function resumeUrl(params: RawParams, drop: string[] = [], satisfiedPrompts: str
   return `${AUTHORIZE_PATH}?${query.toString()}`;
 }
 
-function toSignIn(reply: FastifyReply, clientId: string, params: RawParams) {
-  const returnTo = resumeUrl(params, ['max_age'], ['login', 'select_account', 'none']);
-  const target = `/sign-in?${new URLSearchParams({ client_id: clientId, return_to: returnTo }).toString()}`;
-  return reply.header('cache-control', 'no-store').redirect(target, 302);
+/** The hosted sign-in page for this request (`extra`: e.g. `switch` to sign in as someone else). */
+function signInUrl(client: Application, params: RawParams, extra: Record<string, string> = {}): string {
+  return `/sign-in?${flowQuery(client, resumeUrl(params, ['max_age'], ['login', 'select_account', 'none']), extra)}`;
+}
+
+function toSignIn(reply: FastifyReply, client: Application, params: RawParams) {
+  return reply.header('cache-control', 'no-store').redirect(signInUrl(client, params), 302);
 }
 
 function single(query: RawParams, name: string): string | undefined {
@@ -111,7 +116,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
         if (req.prompt === 'none') throw new OAuthError('login_required', 'The person must sign in to this application.');
         const { found, authTime } = admission;
         if (found && ((authTime !== undefined && tooOld(authTime)) || req.prompt === 'login')) demands.demand(pending, now.getTime());
-        return toSignIn(reply, client.id, query);
+        return toSignIn(reply, client, query);
       }
       if (admission.kind === 'second_factor') {
         // Step-up (spec second-factor.md, "Tokens"): the second factor (or enrolling one), no password again.
@@ -121,7 +126,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
       if (admission.kind === 'denied') {
         if (req.prompt === 'none') throw new OAuthError('access_denied', admission.description);
         const back = responseUrl(redirectUri, { error: 'access_denied', error_description: admission.description, state, iss: ctx.config.issuer });
-        return refusedPage(ctx, request, reply, client, admission, back, `/sign-in?${new URLSearchParams({ client_id: client.id, return_to: resumeUrl(query, ['max_age'], ['login', 'select_account', 'none']), switch: '1' }).toString()}`);
+        return refusedPage(ctx, request, reply, client, admission, back, signInUrl(client, query, { switch: '1' }));
       }
       const { person, session, authTime, membership } = admission;
       if (await consentNeeded(ctx, client, membership, req.scope, req.consentDemanded)) {
