@@ -39,6 +39,18 @@ export default defineConfig({
         },
       },
       {
+        // The storage-sensitive suites again on PostgreSQL (issue 26): one server for the run,
+        // each app on a database of its own (test/helpers/postgres-global.ts, makeApp).
+        test: {
+          name: 'unit-postgres',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/helpers/postgres-global.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+          pool: 'forks',
+        },
+      },
+      {
         // PostgreSQL mode (issue 26): each file starts its own PostgreSQL 15 server (test/helpers/postgres-server.ts).
         test: {
           name: 'postgres',

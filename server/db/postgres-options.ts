@@ -11,19 +11,29 @@ export interface PostgresOptions {
   statementTimeoutMs?: number;
 }
 
+/**
+ * The smallest pool that works: migrations and singleton jobs hold one connection (their lock's)
+ * while their statements run on another.
+ */
+export const MIN_POOL = 2;
+
 /** The pool's settings from the environment (GATEHOUSE_DATABASE_URL selects PostgreSQL). */
 export function postgresOptions(env: NodeJS.ProcessEnv = process.env): PostgresOptions | undefined {
   const url = env.GATEHOUSE_DATABASE_URL;
   if (!url) return undefined;
   if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('GATEHOUSE_DATABASE_URL must be a postgres:// URL.');
-  const number = (name: string, fallback: number) => {
+  const number = (name: string, fallback: number, least: number) => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive whole number.`);
+    if (!Number.isInteger(n) || n < least) throw new ConfigError(`${name} must be a whole number of at least ${least}.`);
     return n;
   };
-  return { url, max: number('GATEHOUSE_DATABASE_POOL', 10), statementTimeoutMs: number('GATEHOUSE_DATABASE_STATEMENT_TIMEOUT_MS', 5000) };
+  return {
+    url,
+    max: number('GATEHOUSE_DATABASE_POOL', 10, MIN_POOL),
+    statementTimeoutMs: number('GATEHOUSE_DATABASE_STATEMENT_TIMEOUT_MS', 5000, 1),
+  };
 }
 
 /** What `gatehouse backup` and `restore` say in PostgreSQL mode. */

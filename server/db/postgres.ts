@@ -20,9 +20,10 @@ import postgres, { type Sql } from 'postgres';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import * as pgSchema from './pg-schema.js';
+import { adaptForPostgres } from './pg-adapter.js';
 import { installPath } from '../util/install-paths.js';
 import { currentTransaction, inScope, registerPostgres, type Isolation, type Singleton, type TxScope } from './store.js';
-import type { PostgresOptions } from './postgres-options.js';
+import { MIN_POOL, type PostgresOptions } from './postgres-options.js';
 
 export { postgresOptions, type PostgresOptions } from './postgres-options.js';
 
@@ -53,7 +54,7 @@ export function pgMigrationsFolder(): string {
 /** Opens the pool and applies pending migrations (once across instances, under the advisory lock). */
 export async function openPostgres(options: PostgresOptions): Promise<PgDb> {
   const pool = postgres(options.url, {
-    max: options.max ?? 10,
+    max: Math.max(MIN_POOL, options.max ?? 10),
     idle_timeout: 60,
     connect_timeout: 10,
     onnotice: () => {},
@@ -77,13 +78,35 @@ export async function openPostgres(options: PostgresOptions): Promise<PgDb> {
       return Reflect.get(target, property, receiver) as unknown;
     },
   });
-  const db = drizzle(router, { schema: pgSchema }) as PgDb;
-  db.$client = pool;
+  const drizzleDb = drizzle(router, { schema: pgSchema }) as PgDb;
+  drizzleDb.$client = pool;
+  speakTheQueryModulesValues(pool);
+  // The query modules' SQLite tables become PostgreSQL's as queries are built (db/pg-adapter.ts).
+  const db = adaptForPostgres(drizzleDb);
   registerPostgres(db, {
     transaction: <T>(scope: TxScope, fn: () => Promise<T>, isolation: Isolation) => runTransaction(pool, scope, fn, isolation),
     singleton: <T>(job: string, fn: () => Promise<T>) => runSingleton(pool, job, fn),
   });
   return db;
+}
+
+/** PostgreSQL's type ids (pg_type.oid) of the types handled below. */
+const OID = { int8: '20', numeric: '1700', timestamp: '1114', timestamptz: '1184' } as const;
+
+/**
+ * Values as the query modules pass and expect them, which is how SQLite has them: a time bound
+ * as a raw placeholder is milliseconds since the epoch (`sql.placeholder('nowMs')`), and counts
+ * are numbers. postgres.js learns each parameter's type from the server before it binds (it
+ * describes the statement first), so a number meant for a timestamptz is written as one; drizzle
+ * leaves time values as text otherwise (its columns map them). Counts (`count(*)` is bigint)
+ * come back as numbers: no count here nears 2^53.
+ */
+function speakTheQueryModulesValues(pool: Sql): void {
+  const time = (value: unknown) => (typeof value === 'number' ? new Date(value).toISOString() : value instanceof Date ? value.toISOString() : value);
+  pool.options.serializers[OID.timestamptz] = time;
+  pool.options.serializers[OID.timestamp] = time;
+  pool.options.parsers[OID.int8] = Number;
+  pool.options.parsers[OID.numeric] = Number;
 }
 
 async function migrateUnderLock(pool: Sql): Promise<void> {

@@ -8,8 +8,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Statement } from 'better-sqlite3';
 import type { AppContext } from '../context.js';
-import { sqliteGateHeld } from '../db/store.js';
-import { JWKS_MAX_AGE_SECONDS, keyWriteCount, publishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
+import { engineOf, sqliteGateHeld } from '../db/store.js';
+import { JWKS_MAX_AGE_SECONDS, keyWriteCount, publishedJwks, readPublishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import { ACR_VALUES } from '../accounts/second-factor/factors.js';
 import { GRANT_TYPES } from '../applications/schemas.js';
@@ -107,6 +107,47 @@ export class JwksBody {
   }
 }
 
+/**
+ * The published key set on PostgreSQL, where other instances rotate keys too and reads are
+ * asynchronous: the body is served from memory and read again in the background once it is a
+ * second old (or this process wrote a key), so a key rotated by another instance is published
+ * here within about a second. `ready()` reads it the first time.
+ */
+export class PolledJwksBody {
+  private body = '';
+  private readAt = 0;
+  private seenWrites = -1;
+  private reading: Promise<void> | undefined;
+
+  constructor(private readonly ctx: AppContext) {}
+
+  ready(): Promise<void> {
+    return this.read();
+  }
+
+  current(): string {
+    if (keyWriteCount() !== this.seenWrites || Date.now() - this.readAt >= STORE_CHECK_MS) {
+      // On failure (the database unreachable a moment) the last body stays served; the next request tries again.
+      this.read().catch(() => {});
+    }
+    return this.body;
+  }
+
+  private read(): Promise<void> {
+    this.reading ??= (async () => {
+      try {
+        const writes = keyWriteCount();
+        this.body = JSON.stringify(await readPublishedJwks(this.ctx.db, this.ctx.clock.now()));
+        this.seenWrites = writes;
+        this.readAt = Date.now();
+      } finally {
+        this.reading = undefined;
+      }
+    })();
+    return this.reading;
+  }
+}
+
 const DISCOVERY_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' };
 // The announced cache lifetime: a rotated-in key signs only after it has passed (oauth/keys.ts).
 const JWKS_HEADERS = { 'content-type': 'application/jwk-set+json; charset=utf-8', 'cache-control': `public, max-age=${JWKS_MAX_AGE_SECONDS}` };
@@ -126,7 +167,14 @@ export const discoveryRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (app
     return discovery.body;
   };
   await keys.ensure();
-  const jwks = new JwksBody(ctx);
+  let jwks: { current(): string };
+  if (engineOf(ctx.db) === 'postgres') {
+    const polled = new PolledJwksBody(ctx);
+    await polled.ready();
+    jwks = polled;
+  } else {
+    jwks = new JwksBody(ctx);
+  }
   const jwksBody = () => jwks.current();
   for (const [path, headers, body] of [
     ['/.well-known/openid-configuration', DISCOVERY_HEADERS, discoveryBody],

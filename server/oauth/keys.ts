@@ -159,6 +159,11 @@ export function publishedJwks(db: Db, now: Date): { keys: JWK[] } {
   return { keys: publishedKeys(db).all({ nowMs: now.getTime() }).map((r) => r.publicJwk as JWK) };
 }
 
+/** The same set on either engine (PostgreSQL reads asynchronously). */
+export async function readPublishedJwks(db: Db, now: Date): Promise<{ keys: JWK[] }> {
+  return { keys: (await many(publishedKeys(db), { nowMs: now.getTime() })).map((r) => r.publicJwk as JWK) };
+}
+
 /** The key that signs right now, with its kid. */
 export interface SigningKeyObject {
   kid: string;

@@ -2,12 +2,15 @@
  * Test helpers: a fresh in-memory database and a `buildApp` instance with a fixed clock, plus a
  * small `call` wrapper around `inject` for admin requests.
  */
-import { afterAll, afterEach } from 'vitest';
+import { afterAll, afterEach, inject } from 'vitest';
+import postgres from 'postgres';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp, type AppDeps } from '../../server/app.js';
 import { testConfig, type Config } from '../../server/config.js';
 import { openDatabase, type Db } from '../../server/db/client.js';
 import { fixedClock } from '../../server/util/clock.js';
+import { openPostgres } from '../../server/db/postgres.js';
+import { engineOf } from '../../server/db/store.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -26,8 +29,41 @@ async function closeAll(list: TestApp[]) {
   while (list.length) {
     const t = list.pop()!;
     await t.app.close();
-    t.db.$client.close();
+    await closeDatabase(t.db);
   }
+}
+
+/**
+ * The store an app runs on: a fresh in-memory SQLite database, or in the `unit-postgres` project
+ * (test/helpers/postgres-global.ts) a fresh PostgreSQL database copied from the migrated template.
+ * Either way typed as the SQLite handle the query modules are written against (db/pg-adapter.ts).
+ */
+export async function openTestDatabase(): Promise<Db> {
+  const pg = inject('gatehousePostgres');
+  if (!pg) return openDatabase(':memory:');
+  const name = `gatehouse_${process.pid}_${++databases}`;
+  const admin = postgres(`postgres://postgres@127.0.0.1:${pg.port}/postgres`, { max: 1, onnotice: () => {} });
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE gatehouse_template`);
+        break;
+      } catch (error) {
+        // Two workers copying the template at the same instant: one waits its turn.
+        if (attempt >= 20 || !/being accessed by other users/.test(String(error))) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+  return (await openPostgres({ url: `postgres://postgres@127.0.0.1:${pg.port}/${name}`, max: 4 })) as unknown as Db;
+}
+let databases = 0;
+
+export async function closeDatabase(db: Db): Promise<void> {
+  if (engineOf(db) === 'postgres') await (db.$client as unknown as { end(o: { timeout: number }): Promise<void> }).end({ timeout: 1 });
+  else db.$client.close();
 }
 afterEach(() => closeAll(open));
 afterAll(() => closeAll(openForFile));
@@ -36,7 +72,7 @@ export async function makeApp(
   /** `perFile`: kept open for every test of the file (built in `beforeAll`), closed after them. */
   options: { config?: Partial<Config>; clock?: Date; deps?: Partial<AppDeps>; perFile?: boolean } = {},
 ): Promise<TestApp> {
-  const db = openDatabase(':memory:');
+  const db = await openTestDatabase();
   const clock = fixedClock(options.clock ?? new Date());
   const config = testConfig({ adminToken: ADMIN_TOKEN, ...options.config });
   const app = await buildApp({ db, config, clock, ...options.deps });

@@ -17,8 +17,8 @@ export interface PostgresServer {
   port: number;
   /** A URL for `database` on this server (see `createDatabase`). */
   url(database: string): string;
-  /** Creates an empty database and returns its URL. */
-  createDatabase(): Promise<string>;
+  /** Creates a database (empty, or a copy of `template`) and returns its URL. */
+  createDatabase(name?: string, template?: string): Promise<string>;
   stop(): void;
 }
 
@@ -47,11 +47,10 @@ export async function startPostgres(): Promise<PostgresServer> {
   return {
     port,
     url,
-    async createDatabase() {
-      const name = `gatehouse_${process.pid}_${++made}`;
+    async createDatabase(name = `gatehouse_${process.pid}_${++made}`, template?: string) {
       const admin = postgres(url('postgres'), { max: 1, onnotice: () => {} });
       try {
-        await admin.unsafe(`CREATE DATABASE ${name}`);
+        await admin.unsafe(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
       } finally {
         await admin.end();
       }

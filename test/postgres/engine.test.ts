@@ -58,7 +58,7 @@ describe('PostgreSQL engine', () => {
   it('refuses a URL that is not postgres:// and reads the pool settings from the environment', () => {
     expect(postgresOptions({})).toBeUndefined();
     expect(() => postgresOptions({ GATEHOUSE_DATABASE_URL: 'mysql://x' })).toThrow('GATEHOUSE_DATABASE_URL must be a postgres:// URL.');
-    expect(() => postgresOptions({ GATEHOUSE_DATABASE_URL: 'postgres://h/db', GATEHOUSE_DATABASE_POOL: '0' })).toThrow('GATEHOUSE_DATABASE_POOL must be a positive whole number.');
+    expect(() => postgresOptions({ GATEHOUSE_DATABASE_URL: 'postgres://h/db', GATEHOUSE_DATABASE_POOL: '0' })).toThrow('GATEHOUSE_DATABASE_POOL must be a whole number of at least 2.');
     expect(postgresOptions({ GATEHOUSE_DATABASE_URL: 'postgres://h/db', GATEHOUSE_DATABASE_POOL: '4' })).toEqual({ url: 'postgres://h/db', max: 4, statementTimeoutMs: 5000 });
   });
 
