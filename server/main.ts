@@ -11,7 +11,9 @@ import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, defaultIssuer, type Config } from './config.js';
-import { openDatabase, type Db } from './db/client.js';
+import type { Db } from './db/client.js';
+import { closeStore, openStore } from './db/open.js';
+import { postgresOptions } from './db/postgres-options.js';
 import { startCheckpointer } from './db/checkpointer.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
@@ -119,10 +121,13 @@ export async function start(config: Config): Promise<Running> {
 }
 
 async function startClaimed(config: Config): Promise<Running> {
-  await guardMigrations(config, join(config.dataDir, DATABASE_FILE));
-  let tls = loadTls(config, new Date());
+  const postgres = postgresOptions(config.env);
   const databaseFile = join(config.dataDir, DATABASE_FILE);
-  const db = openDatabase(databaseFile);
+  // PostgreSQL's migrations run once across instances, under an advisory lock (db/postgres.ts);
+  // its backups are the operator's pg_dump.
+  if (!postgres) await guardMigrations(config, databaseFile);
+  let tls = loadTls(config, new Date());
+  const db = await openStore({ sqliteFile: databaseFile, postgres });
   // What `gatehouse rotate-keys` (another process) needs to keep retired keys published long enough.
   await recordAccessTokenTtl(db, config.accessTokenTtl, new Date());
   const adminToken = config.adminToken ? fixedAdminToken(config.adminToken) : fileAdminToken(config.dataDir);
@@ -138,7 +143,7 @@ async function startClaimed(config: Config): Promise<Running> {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await app.close();
-    db.$client.close();
+    await closeStore(db);
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new ConfigError(`Port ${config.port} on ${config.host} is already in use.`);
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new ConfigError(`Cannot listen on host ${config.host}: no such address on this machine.`);
@@ -149,7 +154,7 @@ async function startClaimed(config: Config): Promise<Running> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (!config.issuerConfigured) config.issuer = defaultIssuer(config.host, port, Boolean(tls));
   const url = defaultIssuer(config.host, port, Boolean(tls));
-  const checkpointer = startCheckpointer(db, databaseFile);
+  const checkpointer = postgres ? undefined : startCheckpointer(db, databaseFile);
   warnAboutCa(app, config);
   if (config.lowMemory && !lowMemoryActive()) {
     app.log.warn(`GATEHOUSE_LOW_MEMORY is set, but this process was started without ${LOW_MEMORY_NODE_ARGS.join(' ')}; \`gatehouse serve\` and \`npm start\` apply them.`);
@@ -195,8 +200,8 @@ async function startClaimed(config: Config): Promise<Running> {
       clearInterval(tlsTimer);
       if (redirect) await new Promise((resolve) => redirect!.close(resolve));
       await app.close();
-      await checkpointer.stop();
-      db.$client.close();
+      await checkpointer?.stop();
+      await closeStore(db);
       removePidFile(config.dataDir);
     })());
   const running: Running = { app, db, url, config, tls, redirectUrl, refreshTls, stop };

@@ -5,7 +5,6 @@ import { dataDirHelp, dataDirOption, type Command } from './command.js';
 import { serveBenchMetrics } from './bench-metrics.js';
 import { deprioritiseThreadPool } from './thread-priority.js';
 import { startIdleReclaim } from '../ops/idle-memory.js';
-import { PG_SERVE_NOT_YET, postgresOptions } from '../db/postgres-options.js';
 
 export const serveCommand: Command = {
   options: {
@@ -31,7 +30,6 @@ export const serveCommand: Command = {
     ['--tls MODE', 'auto: HTTPS with a local CA in <data>/tls/ (GATEHOUSE_TLS; own files via GATEHOUSE_TLS_CERT/KEY)'],
   ],
   async run(values) {
-    if (postgresOptions()) throw new ConfigError(PG_SERVE_NOT_YET);
     if (values['admin-token'] !== undefined) {
       // Every user of the machine can read a process's arguments (ps, /proc/<pid>/cmdline).
       throw new ConfigError('--admin-token would show the token to every user of this machine (ps); use --admin-token-file FILE or the ADMIN_TOKEN environment variable.');

@@ -39,7 +39,3 @@ export function postgresOptions(env: NodeJS.ProcessEnv = process.env): PostgresO
 /** What `gatehouse backup` and `restore` say in PostgreSQL mode. */
 export const PG_BACKUP_ADVICE =
   'In PostgreSQL mode (GATEHOUSE_DATABASE_URL) the database is backed up and restored with PostgreSQL\'s own tools: pg_dump --format=custom and pg_restore; `gatehouse backup` and `restore` copy an embedded SQLite store only.';
-
-/** What `gatehouse serve` says in PostgreSQL mode, until the query modules run there. */
-export const PG_SERVE_NOT_YET =
-  'GATEHOUSE_DATABASE_URL is set, but this version of Gatehouse cannot serve from PostgreSQL yet (its engine, schema and migrations are in place; the queries are not): unset it to run on the embedded SQLite store.';

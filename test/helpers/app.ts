@@ -10,7 +10,7 @@ import { testConfig, type Config } from '../../server/config.js';
 import { openDatabase, type Db } from '../../server/db/client.js';
 import { fixedClock } from '../../server/util/clock.js';
 import { openPostgres } from '../../server/db/postgres.js';
-import { engineOf } from '../../server/db/store.js';
+import { closeStore } from '../../server/db/open.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -61,10 +61,7 @@ export async function openTestDatabase(): Promise<Db> {
 }
 let databases = 0;
 
-export async function closeDatabase(db: Db): Promise<void> {
-  if (engineOf(db) === 'postgres') await (db.$client as unknown as { end(o: { timeout: number }): Promise<void> }).end({ timeout: 1 });
-  else db.$client.close();
-}
+export const closeDatabase = closeStore;
 afterEach(() => closeAll(open));
 afterAll(() => closeAll(openForFile));
 
