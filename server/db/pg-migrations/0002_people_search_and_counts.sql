@@ -20,12 +20,18 @@ INSERT INTO "row_counts" ("name", "n") SELECT 'people', count(*) FROM "people" O
 --> statement-breakpoint
 INSERT INTO "row_counts" ("name", "n") SELECT 'memberships', count(*) FROM "memberships" ON CONFLICT ("name") DO NOTHING;
 --> statement-breakpoint
-CREATE FUNCTION "row_counts_inserted"() RETURNS trigger LANGUAGE plpgsql AS $$
+-- One function for both triggers: a statement's transition table (new_rows for INSERT, old_rows for
+-- DELETE; PL/pgSQL plans only the branch it takes) gives how many rows it added or removed.
+CREATE FUNCTION "row_counts_changed"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   delta integer;
 BEGIN
-  SELECT count(*) INTO delta FROM new_rows;
-  IF delta > 0 THEN
+  IF TG_OP = 'INSERT' THEN
+    SELECT count(*) INTO delta FROM new_rows;
+  ELSE
+    SELECT -count(*) INTO delta FROM old_rows;
+  END IF;
+  IF delta <> 0 THEN
     INSERT INTO row_counts AS c (name, n) VALUES (TG_TABLE_NAME || '#' || (pg_backend_pid() % 16), delta)
     ON CONFLICT (name) DO UPDATE SET n = c.n + excluded.n;
   END IF;
@@ -33,23 +39,10 @@ BEGIN
 END
 $$;
 --> statement-breakpoint
-CREATE FUNCTION "row_counts_deleted"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  delta integer;
-BEGIN
-  SELECT count(*) INTO delta FROM old_rows;
-  IF delta > 0 THEN
-    INSERT INTO row_counts AS c (name, n) VALUES (TG_TABLE_NAME || '#' || (pg_backend_pid() % 16), -delta)
-    ON CONFLICT (name) DO UPDATE SET n = c.n + excluded.n;
-  END IF;
-  RETURN NULL;
-END
-$$;
+CREATE TRIGGER "row_counts_people_insert" AFTER INSERT ON "people" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "row_counts_changed"();
 --> statement-breakpoint
-CREATE TRIGGER "row_counts_people_insert" AFTER INSERT ON "people" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "row_counts_inserted"();
+CREATE TRIGGER "row_counts_people_delete" AFTER DELETE ON "people" REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "row_counts_changed"();
 --> statement-breakpoint
-CREATE TRIGGER "row_counts_people_delete" AFTER DELETE ON "people" REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "row_counts_deleted"();
+CREATE TRIGGER "row_counts_memberships_insert" AFTER INSERT ON "memberships" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "row_counts_changed"();
 --> statement-breakpoint
-CREATE TRIGGER "row_counts_memberships_insert" AFTER INSERT ON "memberships" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "row_counts_inserted"();
---> statement-breakpoint
-CREATE TRIGGER "row_counts_memberships_delete" AFTER DELETE ON "memberships" REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "row_counts_deleted"();
+CREATE TRIGGER "row_counts_memberships_delete" AFTER DELETE ON "memberships" REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "row_counts_changed"();
