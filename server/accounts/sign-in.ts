@@ -21,7 +21,7 @@ import { verifyPassword } from './passwords.js';
 import { applicationForEmailSignIn, findPersonByEmail, startSession, type ClientInfo } from './people.js';
 import { claimPasswordCheck, passwordCheckFailed, passwordCheckPassed } from './sign-in-back-off.js';
 import { methodsOf, mfaRequired, type SecondFactorMethod } from './second-factor/factors.js';
-import { pendingSignIns, type Continuation } from './second-factor/pending.js';
+import { startPending } from './second-factor/pending.js';
 import { transaction } from '../db/store.js';
 
 export { LOCK_AFTER_FAILURES, lockDuration, SignInLocked } from './sign-in-back-off.js';
@@ -53,7 +53,12 @@ export const needsSecondFactor = (outcome: SignInOutcome): outcome is SecondFact
 /** Where a hosted flow goes after the second step, and what else it finishes then. */
 export interface HostedNext {
   next: string;
-  after?: Continuation | undefined;
+  /**
+   * Whether the second step, once done, also links the external identity waiting in this browser
+   * (accounts/providers/link-on-sign-in.ts). Data, not a callback: the pending sign-in is stored
+   * in the database and may be finished by another instance.
+   */
+  finishLink?: boolean | undefined;
 }
 
 export const invalidCredentials = () =>
@@ -123,13 +128,13 @@ export async function secondStepFor(
 ): Promise<SecondFactorNeeded | undefined> {
   const methods = await methodsOf(ctx.db, person.id);
   if (methods.length === 0 && !mfaRequired(app)) return undefined;
-  const pendingToken = pendingSignIns(ctx).start(request, ctx.clock.now().getTime(), {
+  const pendingToken = await startPending(ctx, request, {
     personId: person.id,
     applicationId: app?.id,
     firstFactor,
     stepUpSessionId: undefined,
     next: hosted.next,
-    after: hosted.after,
+    finishLink: hosted.finishLink ?? false,
   });
   return { person, secondFactor: { methods }, pendingToken };
 }

@@ -12,7 +12,7 @@
  * `meta` and `row_counts` (fixed keys), `application_logos` (one per application, at most 100 KB,
  * gone with it: purge-plans.ts), and the second factors `totp_credentials`, `passkeys` and
  * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person).
- * Authorization codes, pending second steps and WebAuthn challenges live in memory.
+ * Authorization codes live in memory.
  *
  * Reuse detection keeps working: a refresh-token family and all its tokens go together, only
  * `tokens` days after the family expired or was revoked, so a rotated token is recognised (and
@@ -29,6 +29,7 @@ import {
   deviceAuthorizations,
   invitations,
   oneTimeTokens,
+  pendingSignIns,
   refreshTokenFamilies,
   refreshTokens,
   revokedAccessTokens,
@@ -36,6 +37,7 @@ import {
   sessionClients,
   sessionRealms,
   sessions,
+  webauthnChallenges,
   webhookDeliveries,
 } from '../db/schema.js';
 import type { BatchStep } from './batch.js';
@@ -95,4 +97,8 @@ export const RETENTION_RULES: RetentionRule[] = [
         or(isNull(secondFactorBackOff.lockedUntil), lte(secondFactorBackOff.lockedUntil, now)),
       )!,
   },
+  // Issue 26: sign-ins waiting for their second step and WebAuthn challenges live minutes in the
+  // database (shared by every instance); once expired they are worthless (accounts/second-factor/pending.ts).
+  { name: 'pending second steps', table: pendingSignIns, key: pendingSignIns.tokenHash, where: (_before, now) => lt(pendingSignIns.expiresAt, now) },
+  { name: 'WebAuthn challenges', table: webauthnChallenges, key: webauthnChallenges.challengeHash, where: (_before, now) => lt(webauthnChallenges.expiresAt, now) },
 ];

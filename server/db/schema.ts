@@ -273,6 +273,56 @@ export const secondFactorBackOff = sqliteTable(
 );
 
 /**
+ * Sign-ins waiting for their second step (accounts/second-factor/pending.ts). In the database, not
+ * in one process's memory, so the second step may reach any instance sharing it. Found by the
+ * SHA-256 of the random token in the `gatehouse_mfa` cookie; the browser's User-Agent hash binds
+ * it to the device. A completed step deletes its row (DELETE ... RETURNING: one instance wins);
+ * expired rows are swept (data-lifecycle/retention-rules.ts).
+ */
+export const pendingSignIns = sqliteTable(
+  'pending_sign_ins',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id'),
+    /** The first factor's `amr`, or the session's own for a step-up. */
+    firstFactor: text('first_factor', { mode: 'json' }).$type<AuthMethod[]>().notNull(),
+    /** A step-up raises this session to multi-factor instead of starting one. */
+    stepUpSessionId: text('step_up_session_id'),
+    /** Where the hosted flow goes once done. */
+    next: text('next').notNull(),
+    /** Once done, link the external identity waiting in this browser (accounts/providers/link-on-sign-in.ts). */
+    finishLink: flag('finish_link').notNull().default(false),
+    /** SHA-256 of the browser's User-Agent. */
+    deviceHash: text('device_hash').notNull(),
+    failures: integer('failures').notNull().default(0),
+    /** SHA-256 of the last WebAuthn challenge handed out for this sign-in (single use). */
+    challengeHash: text('challenge_hash'),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at').notNull(),
+  },
+  (t) => [index('pending_sign_ins_person_idx').on(t.personId), index('pending_sign_ins_expires_idx').on(t.expiresAt)],
+);
+
+/**
+ * WebAuthn challenges handed out without a pending sign-in: passkey-first sign-in (no session) and
+ * passkey registration from the account (one per session). Only the SHA-256 of a challenge is
+ * kept; an answer spends it with DELETE ... RETURNING. Expired rows are swept.
+ */
+export const webauthnChallenges = sqliteTable(
+  'webauthn_challenges',
+  {
+    challengeHash: text('challenge_hash').primaryKey(),
+    /** The session a registration was started from; null for a passkey-first sign-in. */
+    sessionId: text('session_id'),
+    expiresAt: timestamp('expires_at').notNull(),
+  },
+  (t) => [uniqueIndex('webauthn_challenges_session_uq').on(t.sessionId), index('webauthn_challenges_expires_idx').on(t.expiresAt)],
+);
+
+/**
  * Applications that received tokens from a session (a code exchange, or a device grant): those
  * with a back-channel logout URI are told when the session ends (oauth/backchannel/). Rows go
  * with their session.

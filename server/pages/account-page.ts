@@ -42,8 +42,8 @@ import {
   renameOwnPasskey,
   startTotpEnrolment,
 } from '../accounts/second-factor/service.js';
-import { registrationChallenges } from '../accounts/second-factor/registration-challenges.js';
-import { verifyRegistration } from '../accounts/second-factor/webauthn.js';
+import { takeRegistrationChallenge } from '../accounts/second-factor/registration-challenges.js';
+import { challengeOf, verifyRegistration } from '../accounts/second-factor/webauthn.js';
 import { requireRecentSignIn } from '../accounts/session.js';
 import { preparePageScope } from './page-scope.js';
 import { pageText, type Translate } from '../i18n/index.js';
@@ -380,7 +380,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       } catch {
         throw new Problem(400, 'passkey_no_answer', 'The passkey answer did not arrive; try again.');
       }
-      const challenge = registrationChallenges(ctx).take(me.session.id, ctx.clock.now().getTime());
+      const challenge = await takeRegistrationChallenge(ctx, me.session.id, challengeOf(response));
       const verified = await verifyRegistration(ctx.config, me.person.id, (request.body.name || 'Passkey').slice(0, 100), response, challenge);
       codes = (await addPasskey(ctx, me.person, verified, `person:${me.person.id}`)).recoveryCodes;
     });

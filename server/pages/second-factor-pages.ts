@@ -26,6 +26,7 @@ import {
   type Completed,
 } from '../accounts/second-factor/flow.js';
 import { ENROL_PAGE, SECOND_FACTOR_PAGE } from '../accounts/second-factor/pending.js';
+import { finishLinkIfPending } from '../accounts/providers/link-on-sign-in.js';
 import { passkeySupport } from '../accounts/second-factor/rp.js';
 import { pendingTotpSecret, startTotpEnrolment } from '../accounts/second-factor/service.js';
 import { totpUri } from '../accounts/second-factor/totp.js';
@@ -143,7 +144,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   /** Signed in: the session cookie, then where the flow was headed (after what it still finishes). */
   async function finish(request: FastifyRequest, reply: FastifyReply, done: Completed): Promise<string> {
     await sendSessionCookie(ctx, reply, done.signedIn);
-    return done.after ? await done.after(request, reply, done.signedIn) : done.next;
+    return done.finishLink ? await finishLinkIfPending(ctx, request, reply, done.signedIn, done.next) : done.next;
   }
 
   /** Runs a second step from a form; a refusal re-renders the page with the message in words. */

@@ -28,14 +28,13 @@ import { checkFormToken, formToken } from '../csrf.js';
 import { authRateLimits } from '../rate-limits.js';
 import { clientInfo, sendSessionCookie } from '../routes.js';
 import { readSession, requireRecentSignIn } from '../session.js';
-import { needsSecondFactor, secondStepFor, signInWithEmail, type SignInOutcome, type SignedIn } from '../sign-in.js';
+import { needsSecondFactor, secondStepFor, signInWithEmail, type SignInOutcome } from '../sign-in.js';
 import { redirectToSecondStep } from '../second-factor/pending.js';
 import { callbackUri, providerClient } from './clients.js';
 import { loginExpired } from './errors.js';
 import {
   beginLogin,
   clearLoginCookie,
-  dropPendingLink,
   loginCookie,
   loginSecrets,
   pendingLink,
@@ -43,7 +42,8 @@ import {
   takeLogin,
   type NewLogin,
 } from './logins.js';
-import { completeLogin, finishPendingLink, loginApplication } from './service.js';
+import { completeLogin, loginApplication } from './service.js';
+import { finishLinkIfPending } from './link-on-sign-in.js';
 import { one } from '../../db/store.js';
 
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
@@ -117,17 +117,6 @@ async function showProofPage(ctx: AppContext, request: FastifyRequest, reply: Fa
   }, { formActionSources: redirectSources(app) });
 }
 
-/** After a successful proof, links the identity waiting in this browser (if it is this person's). */
-async function finishLinkIfPending(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, signedIn: SignedIn, returnTo: string): Promise<string> {
-  const secret = loginCookie(ctx.config, request, 'gatehouse_link_pending');
-  const pending = await pendingLink(ctx, secret);
-  if (!pending || pending.linkPersonId !== signedIn.person.id) return returnTo;
-  const name = providerName(pending.provider, ctx.config.env);
-  await dropPendingLink(ctx, secret!);
-  clearLoginCookie(reply, ctx.config, 'gatehouse_link_pending');
-  return finishPendingLink(ctx, pending, name, signedIn, clientInfo(ctx, request));
-}
-
 const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
   const limits = authRateLimits(ctx.config);
@@ -180,7 +169,7 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
           const needed = (await secondStepFor(ctx, request, outcome.person, outcome.app, ['fed'], {
             next: returnTo,
             // Signing in with another linked provider proves a pending link, once the second step is done too.
-            after: async (req, rep, signedIn) => finishLinkIfPending(ctx, req, rep, signedIn, returnTo),
+            finishLink: true,
           }))!;
           return redirectToSecondStep(reply, ctx.config, needed);
         }
@@ -232,7 +221,7 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         signedIn = await signInWithEmail(ctx, { email: person.email, password: request.body.password ?? '' }, clientInfo(ctx, request), request, {
           next: '/account',
           // A person with a second factor proves the account with both steps; the link follows the second.
-          after: async (req, rep, done) => finishLinkIfPending(ctx, req, rep, done, '/account'),
+          finishLink: true,
         });
       } catch (error) {
         if (!(error instanceof Problem)) throw error;

@@ -24,11 +24,17 @@ import { hasSecondFactor, methodsOf, passkeyMethod, withSecondFactor } from './f
 import { checkSecondStepLock, clearSecondStepBackOff, secondStepFailed, secondStepLocked, secondStepLockedUntil } from './back-off.js';
 import {
   PENDING_MAX_FAILURES,
+  claimPending,
   clearMfaCookie,
+  countPendingFailure,
+  findPending,
   redirectToSecondStep,
-  pendingSignIns,
+  rememberSignInChallenge,
   secondFactorExpired,
-  type Continuation,
+  setPendingChallenge,
+  startPending,
+  takePendingChallenge,
+  takeSignInChallenge,
   type PendingSignIn,
 } from './pending.js';
 import { recoveryCodeHash } from './recovery.js';
@@ -51,7 +57,8 @@ import { transaction } from '../../db/store.js';
 export interface Completed {
   signedIn: SignedIn;
   next: string;
-  after: Continuation | undefined;
+  /** Whether to link the external identity waiting in this browser before going to `next`. */
+  finishLink: boolean;
   /** Shown once when the sign-in enrolled a first factor. */
   recoveryCodes?: string[] | undefined;
 }
@@ -68,7 +75,7 @@ const invalidSecondFactorCode = () => new Problem(401, 'invalid_code', 'The code
 
 /** The request's pending sign-in and its person, or 401 `second_factor_expired`. */
 export async function pendingOf(ctx: AppContext, request: FastifyRequest): Promise<Found> {
-  const found = pendingSignIns(ctx).find(ctx.config, request, ctx.clock.now().getTime());
+  const found = await findPending(ctx, request);
   const person = found && await personOf(ctx.db, found.entry.personId);
   if (!found || !person) throw secondFactorExpired();
   return { ...found, person };
@@ -85,7 +92,8 @@ async function guard(ctx: AppContext, found: Found): Promise<void> {
 
 /** Counts a wrong second step: 401 `invalid_code`, or 429 once this pending sign-in had its 5. */
 async function failed(ctx: AppContext, found: Found, problem: Problem = invalidSecondFactorCode()): Promise<never> {
-  found.entry.failures += 1;
+  // Counted in the row (not in this copy of it): every instance sees the same count.
+  found.entry.failures = Math.max(await countPendingFailure(ctx.db, found.key), found.entry.failures + 1);
   found.counted = true;
   const lockedUntil = await secondStepFailed(ctx, found.person.id);
   if (found.entry.failures >= PENDING_MAX_FAILURES) {
@@ -109,20 +117,24 @@ async function complete(ctx: AppContext, request: FastifyRequest, reply: Fastify
     const current = await readSession(ctx, request);
     if (current?.session.id !== entry.stepUpSessionId || current.person.id !== person.id) throw secondFactorExpired();
     await transaction(ctx.db, async () => {
+      if (!await claimPending(ctx.db, found.key, now)) throw secondFactorExpired();
       await setSessionAmr(ctx.db, current.session.id, amr);
       await markRealm(ctx.db, current.session.id, ACCOUNT_REALM, now);
       if (app) await markRealm(ctx.db, current.session.id, realmOf(app), now);
     });
     signedIn = { person, sessionId: current.session.id, token: undefined };
   } else {
-    const started = await transaction(ctx.db, async () => signInPerson(ctx.db, now, ctx.config, person, app, client, amr));
+    const started = await transaction(ctx.db, async () => {
+      // Single use across instances: only the one whose DELETE removed the row goes on.
+      if (!await claimPending(ctx.db, found.key, now)) throw secondFactorExpired();
+      return signInPerson(ctx.db, now, ctx.config, person, app, client, amr);
+    });
     signedIn = { person, ...started };
     if (app) ctx.wakeWebhooks();
   }
   if (found.counted !== false) await clearSecondStepBackOff(ctx.db, person.id);
-  pendingSignIns(ctx).end(found.key);
   clearMfaCookie(reply, ctx.config);
-  return { signedIn, next: entry.next, after: entry.after };
+  return { signedIn, next: entry.next, finishLink: entry.finishLink };
 }
 
 // --- The second step ---------------------------------------------------------------------------
@@ -150,23 +162,23 @@ export async function passkeyStepOptions(ctx: AppContext, request: FastifyReques
   const keys = await passkeysOf(ctx.db, found.person.id);
   if (keys.length === 0) throw passkeyInvalid('You have no passkey yet: use another way to confirm it is you.');
   const options = await authenticationOptions(ctx.config, keys);
-  found.entry.challenge = options.challenge;
+  await setPendingChallenge(ctx.db, found.key, options.challenge);
   return options;
 }
 
 export async function passkeyStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, response: unknown, client: ClientInfo): Promise<Completed> {
   const found = await pendingOf(ctx, request);
   await guard(ctx, found);
-  const challenge = found.entry.challenge;
-  if (!challenge || challengeOf(response) !== challenge) throw passkeyInvalid('This passkey answer is not for the current request; try again.');
-  found.entry.challenge = undefined; // one answer per challenge
+  const challenge = challengeOf(response);
+  // One answer per challenge, on whichever instance it arrives.
+  if (!challenge || !await takePendingChallenge(ctx.db, found.key, challenge)) throw passkeyInvalid('This passkey answer is not for the current request; try again.');
   const credentialId = credentialIdOf(response);
   const passkey = credentialId ? await passkeyByCredentialId(ctx.db, credentialId) : undefined;
   if (!passkey || passkey.personId !== found.person.id) return failed(ctx, found, passkeyNotRecognised());
   const use = await usePasskey(ctx, passkey, response, challenge);
   if (!use) return failed(ctx, found, new Problem(401, 'passkey_invalid', 'The passkey answer did not verify.'));
-  // The pending sign-in may have ended while the signature was checked (another tab finished it).
-  if (!pendingSignIns(ctx).find(ctx.config, request, ctx.clock.now().getTime())) throw secondFactorExpired();
+  // The pending sign-in may have ended while the signature was checked (another tab finished it):
+  // complete() claims it, or answers second_factor_expired.
   return complete(ctx, request, reply, found, passkeyMethod(passkey), client);
 }
 
@@ -207,14 +219,14 @@ export async function enrolTotpConfirm(ctx: AppContext, request: FastifyRequest,
 export async function enrolPasskeyOptions(ctx: AppContext, request: FastifyRequest) {
   const found = await enrolling(ctx, request);
   const options = await registrationOptions(ctx.config, found.person, await checkPasskeyRoom(ctx, found.person.id));
-  found.entry.challenge = options.challenge;
+  await setPendingChallenge(ctx.db, found.key, options.challenge);
   return options;
 }
 
 export async function enrolPasskey(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, name: string, response: unknown, client: ClientInfo): Promise<Completed> {
   const found = await enrolling(ctx, request);
-  const challenge = found.entry.challenge;
-  found.entry.challenge = undefined;
+  const answered = challengeOf(response);
+  const challenge = await takePendingChallenge(ctx.db, found.key, answered) ? answered : undefined;
   const verified = await verifyRegistration(ctx.config, found.person.id, name, response, challenge);
   const { passkey, recoveryCodes } = await addPasskey(ctx, found.person, verified, `person:${found.person.id}`);
   return { ...await complete(ctx, request, reply, found, passkeyMethod(passkey), client), recoveryCodes };
@@ -227,14 +239,14 @@ export async function enrolPasskey(ctx: AppContext, request: FastifyRequest, rep
  * application that requires MFA): the pending sign-in raises this session, with no password asked
  * again. Returns the cookie's token.
  */
-export function startStepUp(ctx: AppContext, request: FastifyRequest, session: { id: string; amr: AuthMethod[] }, person: Person, app: Application, next: string): string {
-  return pendingSignIns(ctx).start(request, ctx.clock.now().getTime(), {
+export async function startStepUp(ctx: AppContext, request: FastifyRequest, session: { id: string; amr: AuthMethod[] }, person: Person, app: Application, next: string): Promise<string> {
+  return startPending(ctx, request, {
     personId: person.id,
     applicationId: app.id,
     firstFactor: session.amr.length ? session.amr : ['pwd'],
     stepUpSessionId: session.id,
     next,
-    after: undefined,
+    finishLink: false,
   });
 }
 
@@ -250,14 +262,14 @@ export async function redirectToStepUp(
   app: Application,
   next: string,
 ) {
-  const token = startStepUp(ctx, request, found.session, found.person, app, next);
+  const token = await startStepUp(ctx, request, found.session, found.person, app, next);
   return redirectToSecondStep(reply, ctx.config, { pendingToken: token, secondFactor: { methods: await methodsOf(ctx.db, found.person.id) } });
 }
 
 /** Request options for passkey-first sign-in (no `allowCredentials`: the browser offers its passkeys). */
 export async function passkeyFirstOptions(ctx: AppContext) {
   const options = await authenticationOptions(ctx.config, undefined);
-  pendingSignIns(ctx).rememberChallenge(options.challenge, ctx.clock.now().getTime());
+  await rememberSignInChallenge(ctx, options.challenge);
   return options;
 }
 
@@ -269,7 +281,7 @@ export async function passkeyFirstOptions(ctx: AppContext) {
 export async function passkeyFirstSignIn(ctx: AppContext, response: unknown, applicationId: string | undefined, client: ClientInfo): Promise<SignedIn> {
   const app = applicationId === undefined ? undefined : await applicationForEmailSignIn(ctx, applicationId);
   const challenge = challengeOf(response);
-  if (!challenge || !pendingSignIns(ctx).takeChallenge(challenge, ctx.clock.now().getTime())) {
+  if (!challenge || !await takeSignInChallenge(ctx, challenge)) {
     throw passkeyInvalid('This passkey answer is not for a sign-in started here, or it expired; try again.');
   }
   const credentialId = credentialIdOf(response);

@@ -33,8 +33,8 @@ import {
   securityOf,
   startTotpEnrolment,
 } from './service.js';
-import { registrationOptions, verifyRegistration } from './webauthn.js';
-import { registrationChallenges } from './registration-challenges.js';
+import { challengeOf, registrationOptions, verifyRegistration } from './webauthn.js';
+import { rememberRegistrationChallenge, takeRegistrationChallenge } from './registration-challenges.js';
 
 const tags = ['self-service'];
 const errors = { 400: problemRef, 401: problemRef, 403: problemRef, 404: problemRef, 409: problemRef, 415: problemRef, 429: problemRef };
@@ -44,7 +44,6 @@ type Me = { session: Session; person: Person };
 export function registerSecurityRoutes(app: FastifyInstance, meOf: (request: FastifyRequest) => Me, signInLimit: { max: number; timeWindow: number; groupId: string }) {
   const { ctx } = app;
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const challenges = registrationChallenges(ctx);
 
   r.get(
     '/security',
@@ -108,7 +107,7 @@ export function registerSecurityRoutes(app: FastifyInstance, meOf: (request: Fas
       const me = meOf(request);
       await requireRecentSignIn(ctx, me.session.id);
       const options = await registrationOptions(ctx.config, me.person, await checkPasskeyRoom(ctx, me.person.id));
-      challenges.remember(me.session.id, options.challenge, ctx.clock.now().getTime());
+      await rememberRegistrationChallenge(ctx, me.session.id, options.challenge);
       return options;
     },
   );
@@ -124,7 +123,7 @@ export function registerSecurityRoutes(app: FastifyInstance, meOf: (request: Fas
     async (request, reply) => {
       const me = meOf(request);
       await requireRecentSignIn(ctx, me.session.id);
-      const challenge = challenges.take(me.session.id, ctx.clock.now().getTime());
+      const challenge = await takeRegistrationChallenge(ctx, me.session.id, challengeOf(request.body.response));
       const verified = await verifyRegistration(ctx.config, me.person.id, request.body.name, request.body.response, challenge);
       const { passkey, recoveryCodes } = await addPasskey(ctx, me.person, verified, `person:${me.person.id}`);
       return reply

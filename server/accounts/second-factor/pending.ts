@@ -1,38 +1,34 @@
 /**
  * Sign-ins waiting for their second step (spec second-factor.md, "Sign-in"), and WebAuthn
- * challenges waiting for their answer. Both live in memory, like authorization codes
- * (oauth/authorize/code.ts): one process serves a data directory, each entry lives minutes, and a
- * restart only means signing in again. Nothing here grows without bound: entries expire and at
- * most MAX_ENTRIES are kept, the oldest forgotten first.
+ * challenges waiting for their answer, in the database (tables `pending_sign_ins` and
+ * `webauthn_challenges`) so that any instance sharing it can take the next step: behind a load
+ * balancer without sticky sessions the second step often reaches another instance than the
+ * password did. Each entry lives minutes; expired rows are swept (data-lifecycle/retention-rules.ts).
  *
  * A pending sign-in is found by the SHA-256 of the random token in its `gatehouse_mfa` cookie
  * (HttpOnly, `__Host-` under HTTPS, 5 minutes) and is bound to the person and to the device: the
  * browser's User-Agent must be the one that started it. It allows 5 wrong second steps; then it is
  * void (the person's own back-off, back-off.ts, also counts them across pending sign-ins).
+ *
+ * Single use across instances: completing a pending sign-in deletes its row with DELETE ...
+ * RETURNING, and spending a WebAuthn challenge clears or deletes it conditionally, so of two
+ * instances answering at once exactly one sees the row. Only hashes of what the browser carries
+ * (the cookie's token, challenges) are stored.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import type { Config } from '../../config.js';
-import type { AuthMethod, Person } from '../../db/schema.js';
+import type { Db } from '../../db/client.js';
+import { pendingSignIns as pendingTable, webauthnChallenges, type AuthMethod } from '../../db/schema.js';
+import { exec, one } from '../../db/store.js';
 import { unauthorized } from '../../http/problem.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 
 export const PENDING_TTL_MS = 5 * 60_000;
 export const PENDING_MAX_FAILURES = 5;
 export const CHALLENGE_TTL_MS = 5 * 60_000;
-const MAX_ENTRIES = 10_000;
 export const MFA_COOKIE = 'gatehouse_mfa';
-
-/**
- * What to do once the second step is done, besides going to `next` (hosted flows only). Gets the
- * finished sign-in (sign-in.ts `SignedIn`, spelled out here so the two modules do not import
- * each other) and returns where to go.
- */
-export type Continuation = (
-  request: FastifyRequest,
-  reply: FastifyReply,
-  signedIn: { person: Person; sessionId: string; token: string | undefined },
-) => string | Promise<string>;
 
 export interface PendingSignIn {
   personId: string;
@@ -43,86 +39,99 @@ export interface PendingSignIn {
   stepUpSessionId: string | undefined;
   /** Where the hosted flow goes once done. */
   next: string;
-  after: Continuation | undefined;
-  device: string;
-  expiresAt: number;
+  /**
+   * Once done, link the external identity waiting in this browser before going to `next`
+   * (accounts/providers/link-on-sign-in.ts): a sign-in that proves a pending link.
+   */
+  finishLink: boolean;
   failures: number;
-  /** Challenge of the last WebAuthn options handed out for this sign-in (single use). */
-  challenge: string | undefined;
-}
-
-/** Entries by key, oldest first (a Map keeps insertion order), each with its expiry. */
-class ExpiringMap<V extends { expiresAt: number }> {
-  private readonly entries = new Map<string, V>();
-
-  set(key: string, value: V, now: number): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    for (const [k, v] of this.entries) {
-      if (this.entries.size <= MAX_ENTRIES && v.expiresAt > now) break;
-      this.entries.delete(k);
-    }
-  }
-
-  get(key: string, now: number): V | undefined {
-    const value = this.entries.get(key);
-    if (value && value.expiresAt <= now) {
-      this.entries.delete(key);
-      return undefined;
-    }
-    return value;
-  }
-
-  delete(key: string): boolean {
-    return this.entries.delete(key);
-  }
 }
 
 const deviceOf = (request: FastifyRequest) => sha256(String(request.headers['user-agent'] ?? ''));
 
-export class PendingSignIns {
-  private readonly pending = new ExpiringMap<PendingSignIn>();
-  private readonly challenges = new ExpiringMap<{ expiresAt: number }>();
-
-  /** Starts a pending sign-in for this browser; returns the cookie's token. */
-  start(request: FastifyRequest, now: number, entry: Omit<PendingSignIn, 'device' | 'expiresAt' | 'failures' | 'challenge'>): string {
-    const token = randomToken();
-    this.pending.set(sha256(token), { ...entry, device: deviceOf(request), expiresAt: now + PENDING_TTL_MS, failures: 0, challenge: undefined }, now);
-    return token;
-  }
-
-  /** The pending sign-in of the request's cookie, if live and started on this device. */
-  find(config: Config, request: FastifyRequest, now: number): { key: string; entry: PendingSignIn } | undefined {
-    const token = request.cookies[mfaCookieName(config)];
-    if (!token || token.length > 100) return undefined;
-    const key = sha256(token);
-    const entry = this.pending.get(key, now);
-    if (!entry || entry.device !== deviceOf(request)) return undefined;
-    return { key, entry };
-  }
-
-  end(key: string): void {
-    this.pending.delete(key);
-  }
-
-  /** Remembers a WebAuthn challenge handed out without a pending sign-in (passkey-first sign-in). */
-  rememberChallenge(challenge: string, now: number): void {
-    this.challenges.set(challenge, { expiresAt: now + CHALLENGE_TTL_MS }, now);
-  }
-
-  /** Spends a remembered challenge: true once per challenge, within its lifetime. */
-  takeChallenge(challenge: string, now: number): boolean {
-    return this.challenges.get(challenge, now) !== undefined && this.challenges.delete(challenge);
-  }
+/** Starts a pending sign-in for this browser; returns the cookie's token. */
+export async function startPending(ctx: AppContext, request: FastifyRequest, entry: Omit<PendingSignIn, 'failures'>): Promise<string> {
+  const token = randomToken();
+  const now = ctx.clock.now();
+  await exec(ctx.db.insert(pendingTable).values({
+    tokenHash: sha256(token),
+    personId: entry.personId,
+    applicationId: entry.applicationId ?? null,
+    firstFactor: entry.firstFactor,
+    stepUpSessionId: entry.stepUpSessionId ?? null,
+    next: entry.next,
+    finishLink: entry.finishLink,
+    deviceHash: deviceOf(request),
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + PENDING_TTL_MS),
+  }));
+  return token;
 }
 
-const stores = new WeakMap<AppContext, PendingSignIns>();
+/** The pending sign-in of the request's cookie, if live and started on this device. */
+export async function findPending(ctx: AppContext, request: FastifyRequest): Promise<{ key: string; entry: PendingSignIn } | undefined> {
+  const token = request.cookies[mfaCookieName(ctx.config)];
+  if (!token || token.length > 100) return undefined;
+  const key = sha256(token);
+  const row = await one(ctx.db.select().from(pendingTable).where(and(eq(pendingTable.tokenHash, key), gt(pendingTable.expiresAt, ctx.clock.now()))));
+  if (!row || row.deviceHash !== deviceOf(request)) return undefined;
+  return {
+    key,
+    entry: {
+      personId: row.personId,
+      applicationId: row.applicationId ?? undefined,
+      firstFactor: row.firstFactor,
+      stepUpSessionId: row.stepUpSessionId ?? undefined,
+      next: row.next,
+      finishLink: row.finishLink,
+      failures: row.failures,
+    },
+  };
+}
 
-/** The pending sign-ins of one app (tests build many apps in one process). */
-export function pendingSignIns(ctx: AppContext): PendingSignIns {
-  let store = stores.get(ctx);
-  if (!store) stores.set(ctx, (store = new PendingSignIns()));
-  return store;
+/** Counts a wrong second step against the pending sign-in; its failures so far (0: it is gone). */
+export async function countPendingFailure(db: Db, key: string): Promise<number> {
+  const row = await one(db.update(pendingTable).set({ failures: sql`${pendingTable.failures} + 1` })
+    .where(eq(pendingTable.tokenHash, key)).returning({ failures: pendingTable.failures }));
+  return row?.failures ?? 0;
+}
+
+/**
+ * Ends a live pending sign-in, once: true for the one caller whose DELETE removed the row (run it
+ * in the transaction that completes the sign-in, so a failure there leaves it pending).
+ */
+export async function claimPending(db: Db, key: string, now: Date): Promise<boolean> {
+  const row = await one(db.delete(pendingTable).where(and(eq(pendingTable.tokenHash, key), gt(pendingTable.expiresAt, now))).returning({ key: pendingTable.tokenHash }));
+  return row !== undefined;
+}
+
+/** Keeps the WebAuthn challenge just handed out for this pending sign-in (replacing any earlier one). */
+export async function setPendingChallenge(db: Db, key: string, challenge: string): Promise<void> {
+  await exec(db.update(pendingTable).set({ challengeHash: sha256(challenge) }).where(eq(pendingTable.tokenHash, key)));
+}
+
+/** Spends the pending sign-in's challenge: true once, for the answer to the last one handed out. */
+export async function takePendingChallenge(db: Db, key: string, challenge: string | undefined): Promise<boolean> {
+  if (!challenge || challenge.length > 200) return false;
+  const row = await one(db.update(pendingTable).set({ challengeHash: null })
+    .where(and(eq(pendingTable.tokenHash, key), eq(pendingTable.challengeHash, sha256(challenge))))
+    .returning({ key: pendingTable.tokenHash }));
+  return row !== undefined;
+}
+
+/** Remembers a WebAuthn challenge handed out without a pending sign-in (passkey-first sign-in). */
+export async function rememberSignInChallenge(ctx: AppContext, challenge: string): Promise<void> {
+  const expiresAt = new Date(ctx.clock.now().getTime() + CHALLENGE_TTL_MS);
+  await exec(ctx.db.insert(webauthnChallenges).values({ challengeHash: sha256(challenge), sessionId: null, expiresAt }));
+}
+
+/** Spends a remembered passkey-first challenge: true once per challenge, within its lifetime. */
+export async function takeSignInChallenge(ctx: AppContext, challenge: string | undefined): Promise<boolean> {
+  if (!challenge || challenge.length > 200) return false;
+  const row = await one(ctx.db.delete(webauthnChallenges)
+    .where(and(eq(webauthnChallenges.challengeHash, sha256(challenge)), isNull(webauthnChallenges.sessionId), gt(webauthnChallenges.expiresAt, ctx.clock.now())))
+    .returning({ hash: webauthnChallenges.challengeHash }));
+  return row !== undefined;
 }
 
 export function mfaCookieName(config: Config): string {
