@@ -21,7 +21,7 @@
 import { Secret, TOTP } from 'otpauth';
 import type { BenchResult, Scenario } from './run.js';
 import { BENCH_PASSWORD, cpuPerOp, cpuSample, createApplication, loadAverage, percentile, signUp, startBenchServer, type BenchServer } from './_server.js';
-import { SoftAuthenticator } from './_authenticator.js';
+import { SoftAuthenticator } from '../test/helpers/soft-authenticator.js';
 import { freePort } from '../test/helpers/free-port.js';
 import { testConfig } from '../server/config.js';
 import { verifyAssertion, verifyRegistration, registrationOptions } from '../server/accounts/second-factor/webauthn.js';

@@ -1,81 +1,67 @@
 /**
- * A software WebAuthn authenticator for API tests that run without a browser: a P-256 key
- * (ES256), `none` attestation, user presence and verification always given, a resident
- * credential with the user handle it was registered with. It builds the same JSON answers a
- * browser hands to `PublicKeyCredential.toJSON()` (WebAuthn L3 §5.1, §6.1, §6.5), so the server
- * verifies them with its real code (SimpleWebAuthn). The browser suites use Chromium's virtual
- * authenticator instead (test/e2e/passkeys-browser.test.ts).
+ * A software WebAuthn authenticator for the benchmarks and for API tests that run without a
+ * browser (the browser suites use Chromium's virtual authenticator): one P-256 key made with node:crypto, answering registration
+ * with `none` attestation and assertions with user presence and verification set, as a platform
+ * passkey would. The CBOR it needs (a COSE key, an attestation object) is small enough to write
+ * out byte by byte (RFC 8949 §3; WebAuthn §6.5.1, §6.1).
  */
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { isoCBOR } from '@simplewebauthn/server/helpers';
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest();
-const b64u = (data: Uint8Array) => Buffer.from(data).toString('base64url');
-const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32BE(n); return b; };
-const u16 = (n: number) => { const b = Buffer.alloc(2); b.writeUInt16BE(n); return b; };
-
-// Authenticator data flags (WebAuthn L3 §6.1): user present, user verified, attested credential data.
-const UP = 0x01;
-const UV = 0x04;
-const AT = 0x40;
+const b64u = (data: Buffer) => data.toString('base64url');
+const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
 
 export class SoftAuthenticator {
   private readonly keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  private readonly rawId = randomBytes(32);
+  readonly credentialId = randomBytes(32);
   private counter = 0;
-  private userHandle: string | undefined;
 
-  /** `origin`: the issuer's origin; the RP ID is its host name. */
-  constructor(private readonly origin: string) {}
+  constructor(private readonly origin: string, private readonly rpId: string) {}
 
-  get credentialId(): string {
-    return b64u(this.rawId);
+  /** COSE_Key (EC2, ES256, P-256): {1: 2, 3: -7, -1: 1, -2: x, -3: y}. */
+  private coseKey(): Buffer {
+    const jwk = this.keys.publicKey.export({ format: 'jwk' });
+    const x = Buffer.from(jwk.x!, 'base64url');
+    const y = Buffer.from(jwk.y!, 'base64url');
+    return Buffer.concat([Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]), x, Buffer.from([0x22, 0x58, 0x20]), y]);
   }
 
-  private clientData(type: 'webauthn.create' | 'webauthn.get', challenge: string): Buffer {
+  private clientData(type: string, challenge: string): Buffer {
     return Buffer.from(JSON.stringify({ type, challenge, origin: this.origin, crossOrigin: false }));
   }
 
-  private rpIdHash(): Buffer {
-    return sha256(Buffer.from(new URL(this.origin).hostname));
-  }
-
-  /** The answer to creation options (`/api/me/passkeys/options`): a new credential. */
+  /** RegistrationResponseJSON for creation options (flags UP, UV, AT). */
   register(options: { challenge: string; user: { id: string } }) {
-    this.userHandle = options.user.id;
-    const jwk = this.keys.publicKey.export({ format: 'jwk' });
-    const coseKey = isoCBOR.encode(new Map<number, number | Uint8Array>([
-      [1, 2], // kty: EC2
-      [3, -7], // alg: ES256
-      [-1, 1], // crv: P-256
-      [-2, Buffer.from(jwk.x!, 'base64url')],
-      [-3, Buffer.from(jwk.y!, 'base64url')],
-    ]));
-    const authData = Buffer.concat([
-      this.rpIdHash(), Buffer.from([UP | UV | AT]), u32(this.counter),
-      Buffer.alloc(16), u16(this.rawId.length), this.rawId, Buffer.from(coseKey),
+    const attested = Buffer.concat([Buffer.alloc(16), Buffer.from([0, this.credentialId.length]), this.credentialId, this.coseKey()]);
+    const authData = Buffer.concat([sha256(Buffer.from(this.rpId)), Buffer.from([0x45]), u32(this.counter), attested]);
+    const len = Buffer.alloc(2);
+    len.writeUInt16BE(authData.length);
+    const attestation = Buffer.concat([
+      Buffer.from([0xa3, 0x63]), Buffer.from('fmt'), Buffer.from([0x64]), Buffer.from('none'),
+      Buffer.from([0x67]), Buffer.from('attStmt'), Buffer.from([0xa0]),
+      Buffer.from([0x68]), Buffer.from('authData'), Buffer.from([0x59]), len, authData,
     ]);
-    const attestationObject = isoCBOR.encode(new Map<string, string | Map<string, never> | Uint8Array>([
-      ['fmt', 'none'], ['attStmt', new Map()], ['authData', authData],
-    ]));
     return {
-      id: this.credentialId, rawId: this.credentialId, type: 'public-key', clientExtensionResults: {},
-      response: { clientDataJSON: b64u(this.clientData('webauthn.create', options.challenge)), attestationObject: b64u(attestationObject), transports: ['internal'] },
+      id: b64u(this.credentialId), rawId: b64u(this.credentialId), type: 'public-key',
+      response: { clientDataJSON: b64u(this.clientData('webauthn.create', options.challenge)), attestationObject: b64u(attestation), transports: ['internal'] },
+      clientExtensionResults: {}, authenticatorAttachment: 'platform',
     };
   }
 
-  /** The answer to request options (passkey-first or second step): an assertion signed by the key. */
-  assert(options: { challenge: string }) {
+  /** AuthenticationResponseJSON for request options; `userHandle` is the account's WebAuthn user id. */
+  assert(challenge: string, userHandle: string) {
     this.counter += 1;
-    const authData = Buffer.concat([this.rpIdHash(), Buffer.from([UP | UV]), u32(this.counter)]);
-    const clientData = this.clientData('webauthn.get', options.challenge);
+    const authData = Buffer.concat([sha256(Buffer.from(this.rpId)), Buffer.from([0x05]), u32(this.counter)]);
+    const clientData = this.clientData('webauthn.get', challenge);
     const signature = sign('sha256', Buffer.concat([authData, sha256(clientData)]), this.keys.privateKey);
     return {
-      id: this.credentialId, rawId: this.credentialId, type: 'public-key', clientExtensionResults: {},
-      response: {
-        clientDataJSON: b64u(clientData), authenticatorData: b64u(authData), signature: b64u(signature),
-        ...(this.userHandle ? { userHandle: this.userHandle } : {}),
-      },
+      id: b64u(this.credentialId), rawId: b64u(this.credentialId), type: 'public-key',
+      response: { clientDataJSON: b64u(clientData), authenticatorData: b64u(authData), signature: b64u(signature), userHandle },
+      clientExtensionResults: {}, authenticatorAttachment: 'platform',
     };
   }
 }
