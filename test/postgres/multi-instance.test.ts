@@ -115,7 +115,7 @@ describe('two instances on one PostgreSQL database', () => {
     expect(rows.length).toBeGreaterThan(0);
     expect(new Set(rows.map((r) => r.hash)).size).toBe(rows.length);
     // Both serve the same discovery document, under the one issuer.
-    const docs = await Promise.all(started.map(async (s) => (await fetch(`${s.url}/.well-known/openid-configuration`)).json()));
+    const docs = await Promise.all(started.map(async (s) => (await (await fetch(`${s.url}/.well-known/openid-configuration`)).json()) as { issuer: string }));
     expect(docs[0]).toEqual(docs[1]);
     expect(docs[0].issuer).toBe(issuer);
   });
