@@ -10,15 +10,17 @@
  * rows (a refresh-token family with thousands of rotated tokens): the parents go only once a
  * batch found no child left, so no single statement's cascade is unbounded.
  *
- * Every statement is built with drizzle from the schema's own tables, so the PostgreSQL port
- * changes nothing here; the conditions come from retention-rules.ts and purge-plans.ts, and a
- * test checks that each one is served by an index.
+ * Every statement is built with drizzle from the schema's own tables, so both engines run the
+ * same steps; the conditions come from retention-rules.ts and purge-plans.ts, and a test checks
+ * that each one is served by an index. The one engine-specific word is the row's own identity
+ * for tables with a composite key (`ROW_ID`): SQLite's `rowid`, PostgreSQL's `ctid` (stable
+ * within the batch's transaction, which is all a batch needs).
  */
 import { getTableName, inArray, sql, SQL } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client.js';
 import type { Tx } from '../audit/record.js';
-import { exec, many, transaction } from '../db/store.js';
+import { engineOf, exec, many, transaction } from '../db/store.js';
 
 /** A batch aims to take about this long; the next one is resized to fit. */
 export const TARGET_MS = 8;
@@ -27,9 +29,12 @@ const MAX_SIZE = 5_000;
 /** Small, so the first batch (often on cold pages, sometimes inside a request) is short; it doubles quickly. */
 const FIRST_SIZE = 64;
 
+/** A row's own identity, for tables with a composite key: `rowid` on SQLite, `ctid` on PostgreSQL. */
+export const ROW_ID = sql`rowid`;
+
 export interface ChildRows {
   table: SQLiteTable;
-  /** Identifies a child row (its primary key, or `rowid` for tables with a composite key). */
+  /** Identifies a child row (its primary key, or ROW_ID for tables with a composite key). */
   key: SQLiteColumn | SQL;
   /** The child's foreign key to the parent's `key`. */
   column: SQLiteColumn;
@@ -39,7 +44,7 @@ export interface BatchStep {
   /** Counted under this name (state, audit details). */
   name: string;
   table: SQLiteTable;
-  /** Identifies a row: the primary key column, or `rowid` for tables with a composite key. */
+  /** Identifies a row: the primary key column, or ROW_ID for tables with a composite key. */
   key: SQLiteColumn | SQL;
   /** The rows this step removes (or changes). Must be served by an index. */
   where: SQL;
@@ -74,18 +79,23 @@ export class BatchSizer {
   }
 }
 
-/** Columns and `rowid` alike, as SQL (what `inArray` and `select` take). */
-const asSql = (key: SQLiteColumn | SQL): SQL => (key instanceof SQL ? key : sql`${key}`);
+const CTID = sql`ctid`;
+
+/** Columns and ROW_ID alike, as SQL for `db`'s engine (what `inArray` and `select` take). */
+function asSql(db: Db, key: SQLiteColumn | SQL): SQL {
+  if (key === ROW_ID) return engineOf(db) === 'postgres' ? CTID : ROW_ID;
+  return key instanceof SQL ? key : sql`${key}`;
+}
 
 
 /**
  * Runs one batch of `step` in its own transaction. `inside` runs in that transaction too (to
  * record progress with the rows it describes).
  */
-export async function runBatch(db: Db, step: BatchStep, sizer: BatchSizer, inside?: (tx: Tx, removed: Record<string, number>) => void): Promise<BatchResult> {
+export async function runBatch(db: Db, step: BatchStep, sizer: BatchSizer, inside?: (tx: Tx, removed: Record<string, number>) => Promise<void>): Promise<BatchResult> {
   const started = performance.now();
   const size = sizer.size(step);
-  const key = asSql(step.key);
+  const key = asSql(db, step.key);
   const result = await transaction(db, async (tx) => {
     const removed: Record<string, number> = {};
     let done: boolean;
@@ -99,7 +109,7 @@ export async function runBatch(db: Db, step: BatchStep, sizer: BatchSizer, insid
         .map((row) => row.key);
       let childrenLeft = false;
       for (const child of step.children) {
-        const childKey = asSql(child.key);
+        const childKey = asSql(db, child.key);
         const picked = tx.select({ key: childKey }).from(child.table).where(inArray(child.column, parents)).limit(size);
         const n = parents.length ? await exec(tx.delete(child.table).where(inArray(childKey, picked))) : 0;
         if (n) removed[`${step.name}.${getTableName(child.table)}`] = n;
@@ -115,7 +125,7 @@ export async function runBatch(db: Db, step: BatchStep, sizer: BatchSizer, insid
       if (n) removed[step.name] = n;
       done = n < size;
     }
-    inside?.(tx, removed);
+    await inside?.(tx, removed);
     return { removed, done };
   });
   const ms = performance.now() - started;

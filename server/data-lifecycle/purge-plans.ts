@@ -23,7 +23,7 @@ import {
   webhookDeliveries,
   type PurgeJob,
 } from '../db/schema.js';
-import type { BatchStep, ChildRows } from './batch.js';
+import { ROW_ID, type BatchStep, type ChildRows } from './batch.js';
 
 export type PurgeKind = PurgeJob['kind'];
 
@@ -40,7 +40,6 @@ export interface PlanStep {
   set?: Record<string, unknown>;
 }
 
-const rowid = sql`rowid`;
 
 export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
   application: [
@@ -57,10 +56,10 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'webhookDeliveries', table: webhookDeliveries, key: webhookDeliveries.id, column: webhookDeliveries.applicationId },
     { name: 'backchannelLogouts', table: backchannelLogouts, key: backchannelLogouts.id, column: backchannelLogouts.applicationId },
     { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.applicationId },
-    { name: 'sessionClients', table: sessionClients, key: rowid, column: sessionClients.applicationId },
-    { name: 'sessionRealms', table: sessionRealms, key: rowid, column: sessionRealms.realm, param: 'realm' },
+    { name: 'sessionClients', table: sessionClients, key: ROW_ID, column: sessionClients.applicationId },
+    { name: 'sessionRealms', table: sessionRealms, key: ROW_ID, column: sessionRealms.realm, param: 'realm' },
   ],
-  sso_group: [{ name: 'sessionRealms', table: sessionRealms, key: rowid, column: sessionRealms.realm, param: 'realm' }],
+  sso_group: [{ name: 'sessionRealms', table: sessionRealms, key: ROW_ID, column: sessionRealms.realm, param: 'realm' }],
   membership: [
     // Already revoked in the request; the families stay (for reuse detection) without the link.
     { name: 'refreshTokenFamilies', table: refreshTokenFamilies, key: refreshTokenFamilies.id, column: refreshTokenFamilies.membershipId, set: { membershipId: null } },

@@ -39,3 +39,10 @@ export function postgresOptions(env: NodeJS.ProcessEnv = process.env): PostgresO
 /** What `gatehouse backup` and `restore` say in PostgreSQL mode. */
 export const PG_BACKUP_ADVICE =
   'In PostgreSQL mode (GATEHOUSE_DATABASE_URL) the database is backed up and restored with PostgreSQL\'s own tools: pg_dump --format=custom and pg_restore; `gatehouse backup` and `restore` copy an embedded SQLite store only.';
+
+/**
+ * Why a server in PostgreSQL mode refuses to start without a configured admin token: a token
+ * generated into one instance's data directory would be accepted by that instance only.
+ */
+export const PG_ADMIN_TOKEN_REQUIRED =
+  'In PostgreSQL mode every instance must accept the same admin token: set ADMIN_TOKEN or ADMIN_TOKEN_FILE.';
