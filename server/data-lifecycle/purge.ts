@@ -73,7 +73,7 @@ export async function beginPurge(ctx: AppContext, job: NewPurge, change: (tx: Tx
 }
 
 const sizers = new WeakMap<Db, BatchSizer>();
-const sizerFor = (db: Db) => sizers.get(db) ?? (sizers.set(db, new BatchSizer()), sizers.get(db)!);
+const sizerFor = (db: Db) => sizers.get(db) ?? (sizers.set(db, BatchSizer.for(db)), sizers.get(db)!);
 
 async function findJob(db: Db, kind: PurgeKind, target: string): Promise<PurgeJob | undefined> {
   return await one(db.select().from(purgeJobs).where(and(eq(purgeJobs.kind, kind), eq(purgeJobs.target, target))));

@@ -71,7 +71,7 @@ export async function sweep(db: Db, config: Config, clock: Clock, options: Sweep
   const started = clock.now();
   const t0 = performance.now();
   const pruned: Record<string, number> = {};
-  const sizer = new BatchSizer();
+  const sizer = BatchSizer.for(db);
   let vacuumedPages = 0;
   let error: string | null = null;
   try {
