@@ -13,9 +13,11 @@ export interface PostgresOptions {
 
 /**
  * The smallest pool that works: migrations and singleton jobs hold one connection (their lock's)
- * while their statements run on another.
+ * while their statements run on others, and three singleton jobs (key rotation, the retention
+ * sweeper, the background purge) may hold theirs at once on one instance. With fewer, two holders
+ * would wait for ever for the connection their own statements need.
  */
-export const MIN_POOL = 2;
+export const MIN_POOL = 4;
 
 /** The pool's settings from the environment (GATEHOUSE_DATABASE_URL selects PostgreSQL). */
 export function postgresOptions(env: NodeJS.ProcessEnv = process.env): PostgresOptions | undefined {

@@ -59,6 +59,18 @@ async function insertMany<T extends Parameters<Db['insert']>[0]>(db: Db, table: 
 }
 
 describe('data lifecycle across two instances on one PostgreSQL', () => {
+  it('runs key rotation, the sweeper and the purge at once on the smallest pool (each holds a connection for its lock)', async () => {
+    // Asked for 2, the pool opens MIN_POOL: three lock holders and the connection their work needs.
+    const db = (await openPostgres({ url: await pg.createDatabase(), max: 2 })) as unknown as Db;
+    try {
+      const work = () => transaction(db, async (tx) => many(tx.select({ id: people.id }).from(people)));
+      const nested = await singleton(db, 'key-rotation', () => singleton(db, 'sweeper', () => singleton(db, 'purge', work)));
+      expect(nested).toEqual({ ran: true, value: { ran: true, value: { ran: true, value: [] } } });
+    } finally {
+      await closeStore(db);
+    }
+  });
+
   it('sweeps on one instance at a time: the other skips its turn while the first sweeps', async () => {
     const [a, b] = await twoInstances();
     const log = a.app.log;
