@@ -12,7 +12,8 @@ import { spaTokens } from '../helpers/oauth-inject.js';
 import { sweep } from '../../server/data-lifecycle/sweeper.js';
 import { dayOf } from '../../server/activity/record.js';
 import { activityDaily, activityPeople } from '../../server/db/schema.js';
-import { exec, many, sqlRows } from '../../server/db/store.js';
+import { engineOf, exec, many, sqlRows } from '../../server/db/store.js';
+import { PG_BACKUPS_BY_OPERATOR } from '../../server/ops/backup-schedule.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -226,8 +227,8 @@ describe('operations status for the panel', () => {
     });
     const backups = await t.admin('GET', '/api/admin/backups/status');
     expect(backups.json()).toEqual({
-      scheduled: false, // no data directory to keep them in
-      blockedReason: 'This server has no data directory to keep backups in.',
+      scheduled: false, // no data directory to keep them in (PostgreSQL mode: pg_dump's)
+      blockedReason: engineOf(t.db) === 'postgres' ? PG_BACKUPS_BY_OPERATOR : 'This server has no data directory to keep backups in.',
       intervalSeconds: 86400,
       keep: 7,
       passphraseSet: false,
