@@ -4,7 +4,9 @@
  * table with a foreign key to `applications` or `memberships` must appear in the plan of that
  * kind: the root row is deleted without its cascade, so a table missing here would keep rows that
  * point nowhere. test/unit/data-lifecycle-plans.test.ts reads the foreign keys from the schema and
- * fails, naming the table, until it is registered here (one line).
+ * fails, naming the table, until it is registered here (one line). On PostgreSQL these
+ * references carry no foreign key at all (scripts/pg-schema.ts leaves them out): the plan is
+ * their integrity rule there.
  */
 import { eq, sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';

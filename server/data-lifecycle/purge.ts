@@ -52,7 +52,7 @@ export async function pendingPurges(db: Tx): Promise<PurgeJob[]> {
  * Deletes something big: `change` (the root row's delete, its audit entry and webhook events)
  * runs in one transaction with the new job, without foreign-key cascades when `cascade` is false
  * (SQLite: enforcement off for that transaction; PostgreSQL has no foreign key from what the
- * purge plans remove to the root rows, see purge-plans.ts); then the job gets a few milliseconds
+ * purge plans remove to the root rows, see scripts/pg-schema.ts); then the job gets a few milliseconds
  * inline and, if not finished, is handed to the background.
  */
 export async function beginPurge(ctx: AppContext, job: NewPurge, change: (tx: Tx) => Promise<void>, options: { cascade: boolean }): Promise<void> {
@@ -142,6 +142,7 @@ const ELSEWHERE_RETRY_MS = 5_000;
  */
 export class Purger {
   private loop: Promise<void> | undefined;
+  private again = false;
   private stopped = false;
   private retry: NodeJS.Timeout | undefined;
 
@@ -157,7 +158,13 @@ export class Purger {
   }
 
   wake(): void {
-    if (this.stopped || this.loop) return;
+    if (this.stopped) return;
+    // A job recorded while the loop is finishing (it found none left) gets another round.
+    if (this.loop) {
+      this.again = true;
+      return;
+    }
+    this.again = false;
     clearTimeout(this.retry);
     this.loop = singleton(this.ctx.db, 'purge', () => this.run())
       .then((job) => {
@@ -169,6 +176,7 @@ export class Purger {
       })
       .finally(() => {
         this.loop = undefined;
+        if (this.again) this.wake();
       });
   }
 
