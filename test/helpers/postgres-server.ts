@@ -21,6 +21,10 @@ export interface PostgresServer {
   url(database: string): string;
   /** Creates a database (empty, or a copy of `template`) and returns its URL. */
   createDatabase(name?: string, template?: string): Promise<string>;
+  /** Stops the server as a crash would (its data kept), so that clients find it unreachable. */
+  halt(): void;
+  /** Starts a halted server again, on the same port. */
+  resume(): void;
   stop(): void;
 }
 
@@ -40,12 +44,14 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
   chownSync(dir, uid, gid);
   const data = join(dir, 'data');
   const port = await freePort();
-  try {
-    asPostgres([`${BIN}/initdb`, '-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  const startServer = () =>
     asPostgres([
       `${BIN}/pg_ctl`, '-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start',
       '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${options.durable ? '' : ' -c fsync=off -c full_page_writes=off'} -c synchronous_commit=off -c max_connections=200`,
     ]);
+  try {
+    asPostgres([`${BIN}/initdb`, '-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+    startServer();
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
@@ -66,6 +72,10 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
       }
       return url(name);
     },
+    halt() {
+      asPostgres([`${BIN}/pg_ctl`, '-D', data, '-m', 'immediate', '-w', 'stop']);
+    },
+    resume: startServer,
     stop() {
       try {
         asPostgres([`${BIN}/pg_ctl`, '-D', data, '-m', 'immediate', '-w', 'stop']);
