@@ -44,6 +44,14 @@ export default defineConfig({
         test: {
           name: 'unit-postgres',
           include: ['test/integration/**/*.test.ts'],
+          // Not storage tests, or SQLite's own: the WAL checkpointer, process memory and thread
+          // tests, and suites that start the server or CLI as a process on a SQLite data
+          // directory (their PostgreSQL counterparts are test/postgres/server, cli, multi-instance).
+          exclude: [
+            'test/integration/{db-checkpointer,idle-memory,low-memory,bench-metrics,thread-priority}.test.ts',
+            'test/integration/{start-server,cli-admin,cli-commands,admin-token-argv}.test.ts',
+            'test/integration/{ops-lan-status,ops-tls,ops-tls-constraints}.test.ts',
+          ],
           globalSetup: ['test/helpers/postgres-global.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,

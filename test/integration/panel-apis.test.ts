@@ -15,6 +15,7 @@ import { dayOf } from '../../server/activity/record.js';
 import { activityDaily, activityPeople, memberships, people, rowCounts } from '../../server/db/schema.js';
 import { engineOf, exec, many, one, sqlRows } from '../../server/db/store.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
+import { PG_BACKUPS_BY_OPERATOR } from '../../server/ops/backup-schedule.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -266,8 +267,8 @@ describe('operations status for the panel', () => {
     });
     const backups = await t.admin('GET', '/api/admin/backups/status');
     expect(backups.json()).toEqual({
-      scheduled: false, // no data directory to keep them in
-      blockedReason: 'This server has no data directory to keep backups in.',
+      scheduled: false, // no data directory to keep them in (PostgreSQL mode: pg_dump's)
+      blockedReason: engineOf(t.db) === 'postgres' ? PG_BACKUPS_BY_OPERATOR : 'This server has no data directory to keep backups in.',
       intervalSeconds: 86400,
       keep: 7,
       passphraseSet: false,
