@@ -308,6 +308,29 @@ export const passkeys = pgTable(
   ],
 );
 
+export const pendingSignIns = pgTable(
+  'pending_sign_ins',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    personId: text('person_id').notNull(),
+    applicationId: text('application_id'),
+    firstFactor: jsonb('first_factor').notNull(),
+    stepUpSessionId: text('step_up_session_id'),
+    next: text('next').notNull(),
+    finishLink: boolean('finish_link').notNull().default(false),
+    deviceHash: text('device_hash').notNull(),
+    failures: integer('failures').notNull().default(0),
+    challengeHash: text('challenge_hash'),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    foreignKey({ name: 'pending_sign_ins_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
+    index('pending_sign_ins_person_idx').on(t.personId),
+    index('pending_sign_ins_expires_idx').on(t.expiresAt),
+  ],
+);
+
 export const people = pgTable(
   'people',
   {
@@ -557,6 +580,19 @@ export const totpCredentials = pgTable(
   },
   (t) => [
     foreignKey({ name: 'totp_credentials_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
+  ],
+);
+
+export const webauthnChallenges = pgTable(
+  'webauthn_challenges',
+  {
+    challengeHash: text('challenge_hash').primaryKey(),
+    sessionId: text('session_id'),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    uniqueIndex('webauthn_challenges_session_uq').on(t.sessionId),
+    index('webauthn_challenges_expires_idx').on(t.expiresAt),
   ],
 );
 
