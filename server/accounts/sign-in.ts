@@ -130,9 +130,9 @@ export async function secondStepFor(
   if (methods.length === 0 && !mfaRequired(app)) return undefined;
   const pendingToken = await startPending(ctx, request, {
     personId: person.id,
-    applicationId: app?.id,
+    applicationId: app?.id ?? null,
     firstFactor,
-    stepUpSessionId: undefined,
+    stepUpSessionId: null,
     next: hosted.next,
     finishLink: hosted.finishLink ?? false,
   });

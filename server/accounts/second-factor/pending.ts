@@ -20,7 +20,7 @@ import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
-import { pendingSignIns as pendingTable, webauthnChallenges, type AuthMethod } from '../../db/schema.js';
+import { pendingSignIns as pendingTable, webauthnChallenges } from '../../db/schema.js';
 import { exec, one } from '../../db/store.js';
 import { unauthorized } from '../../http/problem.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
@@ -30,22 +30,29 @@ export const PENDING_MAX_FAILURES = 5;
 export const CHALLENGE_TTL_MS = 5 * 60_000;
 export const MFA_COOKIE = 'gatehouse_mfa';
 
-export interface PendingSignIn {
-  personId: string;
-  applicationId: string | undefined;
-  /** The first factor's `amr` (`pwd`, `fed`), or the session's own for a step-up. */
-  firstFactor: AuthMethod[];
-  /** A step-up raises this existing session to multi-factor instead of starting one. */
-  stepUpSessionId: string | undefined;
-  /** Where the hosted flow goes once done. */
-  next: string;
-  /**
-   * Once done, link the external identity waiting in this browser before going to `next`
-   * (accounts/providers/link-on-sign-in.ts): a sign-in that proves a pending link.
-   */
-  finishLink: boolean;
-  failures: number;
-}
+/**
+ * A pending sign-in as the second step needs it: the person; the application (null: Gatehouse's
+ * own pages); the first factor's `amr` (`pwd`, `fed`), or the session's own for a step-up; the
+ * session a step-up raises to multi-factor instead of starting one; where the hosted flow goes
+ * once done (`next`), and whether it first links the external identity waiting in this browser
+ * (`finishLink`, accounts/providers/link-on-sign-in.ts); the wrong second steps so far.
+ */
+export type PendingSignIn = Pick<
+  typeof pendingTable.$inferSelect,
+  'personId' | 'applicationId' | 'firstFactor' | 'stepUpSessionId' | 'next' | 'finishLink' | 'failures'
+>;
+
+/** The columns read back (the entry, and the device it is bound to). */
+const pendingColumns = {
+  personId: pendingTable.personId,
+  applicationId: pendingTable.applicationId,
+  firstFactor: pendingTable.firstFactor,
+  stepUpSessionId: pendingTable.stepUpSessionId,
+  next: pendingTable.next,
+  finishLink: pendingTable.finishLink,
+  failures: pendingTable.failures,
+  deviceHash: pendingTable.deviceHash,
+};
 
 const deviceOf = (request: FastifyRequest) => sha256(String(request.headers['user-agent'] ?? ''));
 
@@ -54,13 +61,8 @@ export async function startPending(ctx: AppContext, request: FastifyRequest, ent
   const token = randomToken();
   const now = ctx.clock.now();
   await exec(ctx.db.insert(pendingTable).values({
+    ...entry,
     tokenHash: sha256(token),
-    personId: entry.personId,
-    applicationId: entry.applicationId ?? null,
-    firstFactor: entry.firstFactor,
-    stepUpSessionId: entry.stepUpSessionId ?? null,
-    next: entry.next,
-    finishLink: entry.finishLink,
     deviceHash: deviceOf(request),
     createdAt: now,
     expiresAt: new Date(now.getTime() + PENDING_TTL_MS),
@@ -73,20 +75,10 @@ export async function findPending(ctx: AppContext, request: FastifyRequest): Pro
   const token = request.cookies[mfaCookieName(ctx.config)];
   if (!token || token.length > 100) return undefined;
   const key = sha256(token);
-  const row = await one(ctx.db.select().from(pendingTable).where(and(eq(pendingTable.tokenHash, key), gt(pendingTable.expiresAt, ctx.clock.now()))));
+  const row = await one(ctx.db.select(pendingColumns).from(pendingTable).where(and(eq(pendingTable.tokenHash, key), gt(pendingTable.expiresAt, ctx.clock.now()))));
   if (!row || row.deviceHash !== deviceOf(request)) return undefined;
-  return {
-    key,
-    entry: {
-      personId: row.personId,
-      applicationId: row.applicationId ?? undefined,
-      firstFactor: row.firstFactor,
-      stepUpSessionId: row.stepUpSessionId ?? undefined,
-      next: row.next,
-      finishLink: row.finishLink,
-      failures: row.failures,
-    },
-  };
+  const { deviceHash: _device, ...entry } = row;
+  return { key, entry };
 }
 
 /** Counts a wrong second step against the pending sign-in; its failures so far (0: it is gone). */
