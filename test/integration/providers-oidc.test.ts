@@ -10,15 +10,19 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { linkedAccounts, memberships, people, providerLogins } from '../../server/db/schema.js';
+import { Secret, TOTP } from 'otpauth';
+import { linkedAccounts, memberships, pendingSignIns, people, providerLogins } from '../../server/db/schema.js';
 import type { TestApp } from '../helpers/app.js';
 import { downstream as startDownstream, upstreamPerson as startUpstreamPerson, type Downstream } from '../helpers/oidc-pair.js';
-import { PASSWORD, insertInvitation, signUp } from '../helpers/accounts.js';
+import { PASSWORD, insertInvitation, sessionCookieOf, signUp } from '../helpers/accounts.js';
+import { me } from '../helpers/self-service.js';
 import { startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
 import { Browser, expectPage, inputValue, linkHref } from '../helpers/browser-jar.js';
 import { exec, one, many } from '../../server/db/store.js';
 
 const APP_CALLBACK = 'https://notes.example.com/callback';
+const totpAt = (secret: string, at: Date) =>
+  new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at.getTime() });
 let upstream: OAuthServer;
 let upHost: string;
 let upstreamPeople = 0;
@@ -165,6 +169,36 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     fresh.setCookie('127.0.0.1', 'gatehouse_session', browser.cookie('127.0.0.1', 'gatehouse_session')!);
     const direct = await fresh.follow(await providerButton(d, fresh));
     expect(direct.location!.startsWith(`${APP_CALLBACK}?code=`)).toBe(true);
+  });
+
+  it('with a second factor, links only once the second step is done too (the pending sign-in carries it as data)', async () => {
+    const d = await downstream();
+    const browser = browserFor(d);
+    const email = await upstreamPerson(d, browser);
+    const signedUp = await signUp(d.t, { email, name: 'Ada Here', applicationId: 'notes' });
+    const cookie = `gatehouse_session=${sessionCookieOf(signedUp)}`;
+    const { secret } = (await me(d.t, 'POST', '/api/me/totp', cookie)).json() as { secret: string };
+    expect((await me(d.t, 'POST', '/api/me/totp/confirm', cookie, { code: totpAt(secret, d.t.clock.now()) })).statusCode).toBe(200);
+    const existing = (await one(d.t.db.select().from(people).where(eq(people.email, email))))!;
+
+    expect((await browser.request(await callbackUrl(d, browser))).headers.get('location')).toBe('/link-account');
+    const csrf = inputValue(await (await browser.request(`${d.issuer}/link-account`)).text(), 'csrf_token');
+    const proved = await browser.request(`${d.issuer}/link-account`, { form: { csrf_token: csrf, password: PASSWORD } });
+    expect({ status: proved.status, location: proved.headers.get('location') }).toEqual({ status: 303, location: '/sign-in/second-factor' });
+    expect(await many(d.t.db.select({ next: pendingSignIns.next, finishLink: pendingSignIns.finishLink }).from(pendingSignIns))).toEqual([{ next: '/account', finishLink: true }]);
+    expect((await accountsOf(d.t, existing.id))).toEqual(['credential']); // not before the second step
+
+    d.t.clock.advance(30_000); // past the step that confirmed the set-up
+    const step = await browser.request(`${d.issuer}/sign-in/second-factor`);
+    const done = await browser.request(`${d.issuer}/sign-in/second-factor/totp`, {
+      form: { csrf_token: inputValue(await step.text(), 'csrf_token'), code: totpAt(secret, d.t.clock.now()) },
+    });
+    expect(done.status).toBe(303);
+    // On to where the provider sign-in started (the application's authorize request), linked.
+    expect(done.headers.get('location')).toMatch(/^\/api\/auth\/oauth2\/authorize\?client_id=notes&redirect_uri=https%3A%2F%2Fnotes\.example\.com%2Fcallback&/);
+    expect((await accountsOf(d.t, existing.id))).toEqual(['credential', 'oidc']);
+    expect(browser.cookie('127.0.0.2', 'gatehouse_link_pending')).toBeUndefined();
+    expect(await many(d.t.db.select().from(pendingSignIns))).toEqual([]);
   });
 
   it('refuses a new person on a closed or invite-only application, and admits an invited verified e-mail', async () => {
