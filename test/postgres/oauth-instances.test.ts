@@ -2,6 +2,7 @@
  * The OAuth server as several instances on one PostgreSQL database (issue 26): two `buildApp`
  * instances, each with its own pool, sharing one database on a PostgreSQL 15 server of this file
  * (test/helpers/postgres-server.ts). What only two instances can show:
+ * - a code issued on one instance is exchanged on the other, exactly once when sent to both at once;
  * - a refresh token sent 20 times at once, split across both, rotates exactly once; the other 19
  *   are reuse, and the family is revoked (one conditional statement, never read-then-write);
  * - a device code polled by both at once gives out its tokens exactly once;
@@ -24,7 +25,7 @@ import { KEY_ACTIVATION_DELAY_MS } from '../../server/oauth/keys.js';
 import { fixedClock } from '../../server/util/clock.js';
 import { ADMIN_TOKEN, type TestApp } from '../helpers/app.js';
 import { sessionCookieOf, signUp } from '../helpers/accounts.js';
-import { setUpClients, spaTokens, token, type Clients } from '../helpers/oauth-inject.js';
+import { authorize, location, setUpClients, SPA_REDIRECT, spaParams, spaTokens, token, type Clients } from '../helpers/oauth-inject.js';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 
 let server: PostgresServer;
@@ -118,6 +119,27 @@ describe('OAuth on two instances sharing one PostgreSQL database', () => {
     expect(await many(one.db.select().from(auditLog).where(eq(auditLog.action, 'security.refresh_token_reused')))).toHaveLength(1);
   });
 
+  it('a code issued on one instance is exchanged on the other, once: of 10 exchanges at once one wins, and a replay revokes its family', async () => {
+    const { one, two, clients } = await pair();
+    const { pkce, params } = spaParams();
+    const code = location(await authorize(one, params, clients.cookie)).searchParams.get('code')!;
+    const exchange = (t: TestApp) => token(t, { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: 'notes', code_verifier: pkce.verifier });
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => exchange(i % 2 === 0 ? two : one)));
+    expect(answers.filter((r) => r.statusCode === 200)).toHaveLength(1);
+    for (const res of answers.filter((r) => r.statusCode !== 200)) {
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toBe('invalid_grant');
+    }
+    const won = answers.find((r) => r.statusCode === 200)!.json() as { refresh_token: string };
+    // The family exists once its exchange committed; a replay now, on either instance, revokes it.
+    const replay = await exchange(one);
+    expect(replay.json()).toEqual({ error: 'invalid_grant', error_description: 'The authorization code has already been used.' });
+    const refreshed = await token(two, { grant_type: 'refresh_token', refresh_token: won.refresh_token, client_id: 'notes' });
+    expect(refreshed.json()).toEqual({ error: 'invalid_grant', error_description: 'The refresh token has been revoked.' });
+    const families = await many(one.db.select().from(refreshTokenFamilies));
+    expect(families.map((f) => f.revokedReason)).toEqual(['code_replayed']);
+  });
+
   it('a signing key rotated through one instance is served by the other, signs its tokens once active, and they verify on the first', async () => {
     const { one, two, clients } = await pair();
     const kids = async (t: TestApp) => ((await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json().keys as { kid: string }[]).map((k) => k.kid).sort();
@@ -137,7 +159,7 @@ describe('OAuth on two instances sharing one PostgreSQL database', () => {
     const kidOf = (jwt: string) => (JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
     let issued = '';
     await eventually(async () => {
-      issued = (await spaTokens(two, clients.cookie)).access_token;
+      issued = (await spaTokens(two, clients.cookie, { scope: 'openid email' })).access_token;
       return kidOf(issued) === newKid;
     });
     // A token signed by the second instance verifies on the first.

@@ -109,7 +109,7 @@ export async function issueSessionTokens(
   keys: KeyRing,
   client: OAuthClient,
   grant: SessionGrant,
-  hooks: { claim?: (tx: Tx) => Promise<boolean>; onFamily?: (familyId: string) => void } = {},
+  hooks: { claim?: (tx: Tx) => Promise<boolean>; onFamily?: (familyId: string) => void | Promise<void> } = {},
 ): Promise<TokenResponse> {
   const { claim, onFamily } = hooks;
   const now = ctx.clock.now();
@@ -138,7 +138,9 @@ export async function issueSessionTokens(
         applicationId: client.id, personId: person.id, membershipId: membership.id, sessionId: grant.sessionId,
         scope: grant.scope, resource: grant.resource, authTime: grant.authTime, amr,
       });
-      onFamily?.(started.familyId);
+      // Noted in the family's transaction (PostgreSQL: the code's row), so a replay finds it once it commits.
+      const noted = onFamily?.(started.familyId);
+      if (noted) await noted;
       return started;
     });
   }
