@@ -12,7 +12,7 @@
  * `meta` and `row_counts` (fixed keys), `application_logos` (one per application, at most 100 KB,
  * gone with it: purge-plans.ts), and the second factors `totp_credentials`, `passkeys` and
  * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person).
- * Authorization codes, pending second steps and WebAuthn challenges live in memory.
+ * Pending second steps and WebAuthn challenges live in memory, as do authorization codes on SQLite.
  *
  * Reuse detection keeps working: a refresh-token family and all its tokens go together, only
  * `tokens` days after the family expired or was revoked, so a rotated token is recognised (and
@@ -24,6 +24,7 @@ import {
   activityDaily,
   activityPeople,
   auditLog,
+  authorizationCodes,
   backchannelLogouts,
   consents,
   deviceAuthorizations,
@@ -39,6 +40,7 @@ import {
   webhookDeliveries,
 } from '../db/schema.js';
 import type { BatchStep } from './batch.js';
+import { REMEMBER_MS } from '../oauth/authorize/code.js';
 
 export interface RetentionRule extends Omit<BatchStep, 'where'> {
   /**
@@ -79,6 +81,8 @@ export const RETENTION_RULES: RetentionRule[] = [
   // Issue 24: a device authorization is useless once expired (10 minutes), decided or not; finished
   // back-channel logout deliveries stay as long as webhook deliveries (their log), pending ones until they finish.
   { name: 'device authorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, where: (_before, now) => lt(deviceAuthorizations.expiresAt, now) },
+  // Issue 26: authorization codes in PostgreSQL mode, worthless once no longer remembered for replays.
+  { name: 'authorization codes', table: authorizationCodes, key: authorizationCodes.codeHash, where: (_before, now) => lt(authorizationCodes.issuedAt, new Date(now.getTime() - REMEMBER_MS)) },
   { name: 'back-channel logouts', table: backchannelLogouts, key: backchannelLogouts.id, keep: 'webhooks', where: (before) => and(lt(backchannelLogouts.createdAt, before), ne(backchannelLogouts.status, 'pending'))! },
   // Issue 25: daily sign-in counts are kept as long as the audit log; who was counted, only until yesterday.
   { name: 'activity days', table: activityDaily, key: rowid, keep: 'audit', where: (before) => lt(activityDaily.day, dayNumber(before)) },

@@ -296,8 +296,8 @@ export const sessionClients = sqliteTable(
  * token request that exchanges a code may reach another instance than the authorize request that
  * issued it. SQLite keeps its codes in memory (oauth/authorize/code.ts: one process serves a data
  * directory) and leaves this table empty. Known only by their SHA-256; spent by one conditional
- * update (`spent_at IS NULL`); rows go once REMEMBER_MS after issue (oauth/authorize/code-table.ts
- * deletes them by `issued_at`). No foreign keys: a row lives ten minutes, and a code whose
+ * update (`spent_at IS NULL`); rows go REMEMBER_MS after issue (retention rule "authorization
+ * codes", by `issued_at`). No foreign keys: a row lives ten minutes, and a code whose
  * person, membership or session has gone since is refused at the exchange.
  */
 export const authorizationCodes = sqliteTable(

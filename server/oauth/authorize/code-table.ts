@@ -10,19 +10,16 @@
  * started once that is recorded). Never read-then-write.
  *
  * Retention: rows older than REMEMBER_MS are worthless (an unknown code and a forgotten one are
- * answered alike); each instance deletes them by the `issued_at` index at most once a minute,
- * when it issues a code.
+ * answered alike); the sweeper deletes them by the `issued_at` index (data-lifecycle/retention-rules.ts,
+ * "authorization codes").
  */
-import { and, eq, gt, isNull, lt, sql } from 'drizzle-orm';
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { authorizationCodes } from '../../db/schema.js';
 import { preparedPerDb } from '../../db/prepared.js';
 import { exec, one } from '../../db/store.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 import { CODE_TTL_MS, REMEMBER_MS, type IssuedCode, type NewCode } from './code.js';
-
-const PRUNE_EVERY_MS = 60_000;
-const prunedAt = new WeakMap<Db, number>();
 
 const statements = preparedPerDb((db) => {
   const c = authorizationCodes;
@@ -45,10 +42,6 @@ export async function issueStoredCode(db: Db, input: NewCode, now: Date): Promis
   await exec(db.insert(authorizationCodes).values({
     ...input, codeHash: sha256(code), issuedAt: now, expiresAt: new Date(issuedAt + CODE_TTL_MS),
   }));
-  if (issuedAt - (prunedAt.get(db) ?? 0) >= PRUNE_EVERY_MS) {
-    prunedAt.set(db, issuedAt);
-    await exec(db.delete(authorizationCodes).where(lt(authorizationCodes.issuedAt, new Date(issuedAt - REMEMBER_MS))));
-  }
   return code;
 }
 
