@@ -8,6 +8,8 @@
  * their WAL checkpoint) and rows that had to be purged, for one benefit: surviving a restart. A
  * restart now forgets the codes issued before it; their exchange answers `invalid_grant` and the
  * application starts the sign-in again, which the still-live session completes silently.
+ * In PostgreSQL mode several instances serve one issuer, and the codes are in the database
+ * instead (code-table.ts).
  *
  * A spent code is remembered, with the refresh-token family its exchange started, until
  * REMEMBER_MS after it was issued, so a replay in that window revokes the family (RFC 6749
