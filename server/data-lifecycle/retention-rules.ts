@@ -40,7 +40,6 @@ import {
   webhookDeliveries,
 } from '../db/schema.js';
 import type { BatchStep } from './batch.js';
-import { REMEMBER_MS } from '../oauth/authorize/code.js';
 
 export interface RetentionRule extends Omit<BatchStep, 'where'> {
   /**
@@ -56,6 +55,11 @@ export interface RetentionRule extends Omit<BatchStep, 'where'> {
 const dayNumber = (at: Date) => Math.floor(at.getTime() / 86_400_000);
 
 const rowid = sql`rowid`;
+/**
+ * How long an authorization code is remembered after issue, spent or not, so a replay revokes
+ * its family (oauth/authorize/code.ts `REMEMBER_MS`); its rows go after it (PostgreSQL mode).
+ */
+export const AUTHORIZATION_CODE_MEMORY_MS = 10 * 60_000;
 /** An explicit consent not used for this long is forgotten (the person is asked again). */
 export const CONSENT_UNUSED_MS = 365 * 86_400_000;
 const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
@@ -82,7 +86,7 @@ export const RETENTION_RULES: RetentionRule[] = [
   // back-channel logout deliveries stay as long as webhook deliveries (their log), pending ones until they finish.
   { name: 'device authorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, where: (_before, now) => lt(deviceAuthorizations.expiresAt, now) },
   // Issue 26: authorization codes in PostgreSQL mode, worthless once no longer remembered for replays.
-  { name: 'authorization codes', table: authorizationCodes, key: authorizationCodes.codeHash, where: (_before, now) => lt(authorizationCodes.issuedAt, new Date(now.getTime() - REMEMBER_MS)) },
+  { name: 'authorization codes', table: authorizationCodes, key: authorizationCodes.codeHash, where: (_before, now) => lt(authorizationCodes.issuedAt, new Date(now.getTime() - AUTHORIZATION_CODE_MEMORY_MS)) },
   { name: 'back-channel logouts', table: backchannelLogouts, key: backchannelLogouts.id, keep: 'webhooks', where: (before) => and(lt(backchannelLogouts.createdAt, before), ne(backchannelLogouts.status, 'pending'))! },
   // Issue 25: daily sign-in counts are kept as long as the audit log; who was counted, only until yesterday.
   { name: 'activity days', table: activityDaily, key: rowid, keep: 'audit', where: (before) => lt(activityDaily.day, dayNumber(before)) },

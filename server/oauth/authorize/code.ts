@@ -16,10 +16,11 @@
  * §4.1.2, "SHOULD revoke"); after that it is just unknown, as are expired codes.
  */
 import { randomToken, sha256 } from '../../util/crypto.js';
+import { AUTHORIZATION_CODE_MEMORY_MS } from '../../data-lifecycle/retention-rules.js';
 
 export const CODE_TTL_MS = 60_000;
 /** How long a code (spent or not) is remembered after issue: replays are caught for this long. */
-export const REMEMBER_MS = 10 * 60_000;
+export const REMEMBER_MS = AUTHORIZATION_CODE_MEMORY_MS;
 /**
  * At most this many codes are remembered; beyond it the oldest are forgotten first (a forgotten
  * live code fails closed). A ceiling on memory, far above a small team's sign-ins per 10 minutes.
