@@ -115,6 +115,30 @@ export const auditLog = pgTable(
   ],
 );
 
+export const authorizationCodes = pgTable(
+  'authorization_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    applicationId: text('application_id').notNull(),
+    personId: text('person_id').notNull(),
+    membershipId: text('membership_id').notNull(),
+    sessionId: text('session_id').notNull(),
+    redirectUri: text('redirect_uri').notNull(),
+    scope: text('scope').notNull(),
+    resource: text('resource').notNull(),
+    codeChallenge: text('code_challenge'),
+    nonce: text('nonce'),
+    authTime: timestamp('auth_time', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    issuedAt: timestamp('issued_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    spentAt: timestamp('spent_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    issuedFamilyId: text('issued_family_id'),
+  },
+  (t) => [
+    index('authorization_codes_issued_idx').on(t.issuedAt),
+  ],
+);
+
 export const backchannelLogouts = pgTable(
   'backchannel_logouts',
   {
