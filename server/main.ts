@@ -14,6 +14,7 @@ import { ConfigError, defaultIssuer, type Config } from './config.js';
 import type { Db } from './db/client.js';
 import { closeStore, openStore } from './db/open.js';
 import { postgresOptions } from './db/postgres-options.js';
+import { keySecretFromEnv, MISSING_KEY_SECRET } from './db/secrets-at-rest.js';
 import { startCheckpointer } from './db/checkpointer.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
@@ -122,6 +123,8 @@ export async function start(config: Config): Promise<Running> {
 
 async function startClaimed(config: Config): Promise<Running> {
   const postgres = postgresOptions(config.env);
+  // Refused before connecting: the sealed keys and secrets could not be read or written.
+  if (postgres && !keySecretFromEnv(config.env)) throw new ConfigError(MISSING_KEY_SECRET);
   const databaseFile = join(config.dataDir, DATABASE_FILE);
   // PostgreSQL's migrations run once across instances, under an advisory lock (db/postgres.ts);
   // its backups are the operator's pg_dump.
