@@ -2,7 +2,7 @@
  * Outbox queries for the delivery worker and the admin API. A row is *due* when it is pending,
  * its `nextAttemptAt` has come and nobody holds a live lease on it.
  */
-import { and, asc, eq, inArray, isNull, lte, notInArray, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lte, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { SelectedFields } from 'drizzle-orm/sqlite-core';
 import { applications, backchannelLogouts, webhookDeliveries, type WebhookDelivery } from '../db/schema.js';
 import type { Db } from '../db/client.js';
@@ -38,6 +38,11 @@ const webhookFields = {
 /** The columns every outbox table shares: webhook deliveries and back-channel logouts. */
 export type OutboxTable = typeof webhookDeliveries | typeof backchannelLogouts;
 
+/** Rows due at `now`: pending, their time come, no live lease, outside the saturated applications. */
+function dueRows(d: typeof webhookDeliveries, now: SQL | Date, notSaturated: SQL | undefined) {
+  return and(eq(d.status, 'pending'), lte(d.nextAttemptAt, now), or(isNull(d.leaseUntil), lte(d.leaseUntil, now)), notSaturated);
+}
+
 /**
  * The worker's statements run once per delivery, hundreds of times a second; they are prepared
  * once per database and outbox table. Placeholders bypass drizzle's value mapping, so times are
@@ -56,14 +61,7 @@ function prepareWorkerStatements(db: Db, table: OutboxTable, fields: SelectedFie
       .select(fields)
       .from(d)
       .innerJoin(applications, eq(applications.id, d.applicationId))
-      .where(
-        and(
-          eq(d.status, 'pending'),
-          lte(d.nextAttemptAt, now),
-          or(isNull(d.leaseUntil), lte(d.leaseUntil, now)),
-          sql`${d.applicationId} not in (select value from json_each(${sql.placeholder('saturated')}))`,
-        ),
-      )
+      .where(dueRows(d, now, sql`${d.applicationId} not in (select value from json_each(${sql.placeholder('saturated')}))`))
       // Index order only: adding `id` would make SQLite sort every row sharing a due time (a
       // burst written in one millisecond) on each claim. Ties come out in insertion order.
       .orderBy(asc(d.nextAttemptAt))
@@ -127,14 +125,7 @@ export class OutboxQueries<Row extends ClaimedRow> {
       .select(this.fields)
       .from(d)
       .innerJoin(applications, eq(applications.id, d.applicationId))
-      .where(
-        and(
-          eq(d.status, 'pending'),
-          lte(d.nextAttemptAt, now),
-          or(isNull(d.leaseUntil), lte(d.leaseUntil, now)),
-          saturated.length ? notInArray(d.applicationId, saturated) : undefined,
-        ),
-      )
+      .where(dueRows(d, now, saturated.length ? notInArray(d.applicationId, saturated) : undefined))
       .orderBy(asc(d.nextAttemptAt))
       .limit(limit);
     // `for` exists on PostgreSQL's select builder only (the one `db` hands out at run time there).
