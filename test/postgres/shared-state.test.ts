@@ -29,6 +29,10 @@ import { SHARED_KEY_ROW } from '../../server/accounts/second-factor/secret-box.j
 import { ADMIN_TOKEN, appBody } from '../helpers/app.js';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 import { eventually, startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+import { ensureBuilt, runCli } from '../helpers/cli.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const KEY_SECRET = 'shared-state-test-key-secret-0123456789abcdef';
 
@@ -253,6 +257,25 @@ describe('secrets at rest', () => {
     const { Webhook } = await import('standardwebhooks');
     expect(() => new Webhook(webhookSecret).verify(got!.body, got!.headers as Record<string, string>)).not.toThrow();
   }, 60_000);
+
+  it('gatehouse serve in PostgreSQL mode refuses to start without a key secret, in one sentence', async () => {
+    ensureBuilt();
+    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-kek-'));
+    try {
+      const env = { GATEHOUSE_DATABASE_URL: await server.createDatabase(), GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_KEY_SECRET: '', GATEHOUSE_KEY_SECRET_FILE: '', ADMIN_TOKEN: ADMIN_TOKEN, PORT: '0' };
+      const refused = await runCli(['serve'], env);
+      expect([refused.code, refused.stderr.trim()]).toEqual([
+        1,
+        'PostgreSQL mode needs GATEHOUSE_KEY_SECRET (or GATEHOUSE_KEY_SECRET_FILE): at least 32 random bytes, the same on every instance, that encrypt the signing keys and secrets stored in the database (e.g. openssl rand -base64 32).',
+      ]);
+      const file = join(dataDir, 'key-secret');
+      writeFileSync(file, 'short\n');
+      const short = await runCli(['serve'], { ...env, GATEHOUSE_KEY_SECRET_FILE: file });
+      expect([short.code, short.stderr.trim()]).toEqual([1, 'GATEHOUSE_KEY_SECRET_FILE holds fewer than 32 bytes; use a random key (e.g. openssl rand -base64 32).']);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('an instance with another key secret, or none, refuses to start with a clear message', async () => {
     const { url } = await twoInstances();
