@@ -17,9 +17,9 @@ import { testConfig } from '../../server/config.js';
 import type { Db } from '../../server/db/client.js';
 import { closeStore } from '../../server/db/open.js';
 import { openPostgres } from '../../server/db/postgres.js';
-import { applications, backchannelLogouts, meta, rateLimitWindows, signingKeys, webhookDeliveries } from '../../server/db/schema.js';
-import { many, one, transaction } from '../../server/db/store.js';
-import { queueMemberLogouts } from '../../server/oauth/backchannel/outbox.js';
+import { applications, backchannelLogouts, meta, people, rateLimitWindows, sessionClients, sessions, signingKeys, webhookDeliveries } from '../../server/db/schema.js';
+import { exec, many, one, transaction } from '../../server/db/store.js';
+import { queueMemberLogouts, queueSessionLogouts } from '../../server/oauth/backchannel/outbox.js';
 import { recordEvent } from '../../server/webhooks/outbox.js';
 import { FailureLimiter, SHARED_REFRESH_MS } from '../../server/oauth/failure-limit.js';
 import { OAuthError } from '../../server/oauth/errors.js';
@@ -130,7 +130,7 @@ describe('outboxes across two instances on one database', () => {
     expect(rows.every((row) => row.status === 'succeeded' && row.attempts === 1)).toBe(true);
   }, 60_000);
 
-  it('delivers each back-channel logout token exactly once across both, signed by whichever instance sent it', async () => {
+  it('delivers each back-channel logout token (session ends and member removals) exactly once across both, signed by whichever instance sent it', async () => {
     const r = await receiver();
     const { a, b } = await twoInstances();
     const ids = Array.from({ length: 6 }, (_, i) => `app${i}`);
@@ -141,22 +141,32 @@ describe('outboxes across two instances on one database', () => {
       }));
       expect(res.statusCode).toBe(201);
     }
-    // 36 logouts queued by the outbox's own writer (a member removed, `sub` only) in one
-    // transaction; the writer wakes the workers of both instances at once.
+    // A person with two sessions: the first gave tokens to app0 and app1, the second to app2.
     const now = new Date();
+    const later = new Date(now.getTime() + 3_600_000);
+    await exec(a.db.insert(people).values({ id: 'usr_s', email: 's@example.com', updatedAt: now }));
+    for (const sid of ['ses_1', 'ses_2']) await exec(a.db.insert(sessions).values({ id: sid, tokenHash: sid, personId: 'usr_s', expiresAt: later, lastSeenAt: now }));
+    for (const [sessionId, applicationId] of [['ses_1', 'app0'], ['ses_1', 'app1'], ['ses_2', 'app2']] as const) {
+      await exec(a.db.insert(sessionClients).values({ sessionId, applicationId, firstIssuedAt: now }));
+    }
+    // 39 logouts queued by the outbox's own writers in one transaction: both sessions ended
+    // (`sub` + `sid`, one per application that got tokens) and 36 members removed (`sub` only).
+    // The writer wakes the workers of both instances at once.
     await transaction(a.db, async (tx) => {
+      expect(await queueSessionLogouts(tx, now, [{ id: 'ses_1' }, { id: 'ses_2' }], 'sign_out')).toBe(3);
       for (let person = 0; person < 6; person++) {
         for (const id of ids) await queueMemberLogouts(tx, now, `usr_${person}`, { id, ssoGroupId: null }, 'member_removed');
       }
     });
-    const queued = await many(a.db.select({ id: backchannelLogouts.id }).from(backchannelLogouts));
-    expect(queued).toHaveLength(36);
+    const queued = await many(a.db.select({ id: backchannelLogouts.id, app: backchannelLogouts.applicationId, sid: backchannelLogouts.sessionId }).from(backchannelLogouts));
+    expect(queued).toHaveLength(39);
+    expect(queued.filter((row) => row.sid).map((row) => `${row.app}/${row.sid}`).sort()).toEqual(['app0/ses_1', 'app1/ses_1', 'app2/ses_2']);
     for (const row of queued) expect(row.id).toMatch(/^bcl_[0-9a-f]{32}$/);
 
-    await r.waitFor(36, 20_000);
+    await r.waitFor(39, 20_000);
     await settle();
     const tokens = r.received.map((got) => new URLSearchParams(got.body).get('logout_token')!);
-    expect(tokens).toHaveLength(36);
+    expect(tokens).toHaveLength(39);
     const jtis = tokens.map((token) => decodeJwt(token).jti);
     expect(new Set(jtis)).toEqual(new Set(queued.map((row) => row.id)));
     // Every token verifies against either instance's JWKS: the key is one, shared sealed.
