@@ -176,14 +176,15 @@ export async function startBenchServer(name: string, env: Record<string, string>
 export async function serveDataDir(
   dataDir: string,
   env: Record<string, string> = {},
-  options: { removeOnStop: boolean; port?: number } = { removeOnStop: false },
+  /** `listenUrl`: talk to the instance's own address even when GATEHOUSE_ISSUER names another (a balancer's). */
+  options: { removeOnStop: boolean; port?: number; listenUrl?: boolean } = { removeOnStop: false },
 ): Promise<BenchServer> {
   const port = options.port ?? 0;
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
   // BENCH_NODE_ARGS: extra node/V8 flags for the server, after the launch settings (to try some).
   const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const { child, exited, ready } = spawnServe(dataDir, env, [...profile, ...extra], port);
-  const url = env.GATEHOUSE_ISSUER ?? (await ready);
+  const url = (!options.listenUrl && env.GATEHOUSE_ISSUER) || (await ready);
   await ready;
   const pid = child.pid!;
   return {

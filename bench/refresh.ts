@@ -20,6 +20,9 @@
  * database and key with nothing but node:http, prepared statements and the pool signature, in a
  * process started like the server. Its row is a reference; the gap to it is what Gatehouse's own
  * structure costs.
+ *
+ * `-- refresh --db postgres --instances N` measures PostgreSQL mode instead, beside SQLite in the
+ * same run (bench/_refresh-postgres.ts).
  */
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -30,6 +33,8 @@ import { codeFlow, cpuSample, createApplication, loadFigures, refreshLoad, signU
 import { cost, costFigures, perOpOrThrow, type Cost } from './_cost.js';
 import { mainThreadShares, profiled } from './_profile.js';
 import { signatureCost, signingInputOf } from './_signature.js';
+import { benchEngine } from './_postgres.js';
+import { refreshOnPostgres } from './_refresh-postgres.js';
 
 const CONNECTIONS = 8;
 /**
@@ -86,6 +91,8 @@ async function startLean(server: BenchServer): Promise<{ url: string; pid: numbe
 }
 
 async function run(): Promise<BenchResult[]> {
+  const { engine, instances } = benchEngine();
+  if (engine === 'postgres') return refreshOnPostgres(instances);
   const server = await startBenchServer('refresh', { GATEHOUSE_BENCH_METRICS: '1' });
   try {
     await createApplication(server, CLIENT);

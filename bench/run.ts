@@ -51,7 +51,12 @@ const ALIASES: Record<string, string> = { token: 'refresh', jwks: 'discovery' };
 const ORDER = ['refresh', 'code-flow', 'userinfo', 'sign-in', 'sign-in-mfa', 'discovery', 'members', 'webhooks', 'memory', 'startup', 'cli', 'scale'];
 /** Run only when named: `scale` builds a database of hundreds of MB the first time. */
 const NAMED_ONLY = ['scale'];
-const rank = (name: string) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length);
+/** Scenarios that measure PostgreSQL mode with `--db postgres` (stored as "<name> (postgres, N instances)"). */
+const ENGINE_AWARE = ['refresh', 'sign-in'];
+const rank = (key: string) => {
+  const name = key.split(' (')[0]!;
+  return ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length;
+};
 
 function scenarioNames(): string[] {
   return readdirSync(here)
@@ -146,7 +151,25 @@ async function main(): Promise<number> {
     process.env.BENCH_SCALE = args[scaleAt + 1];
     args.splice(scaleAt, 2);
   }
+  // `--db sqlite|postgres` and `--instances N` (PostgreSQL mode, issue 26) reach the scenarios
+  // that support them as BENCH_DB and BENCH_INSTANCES (bench/_postgres.ts); their figures are
+  // kept under their own name in results.json.
+  let variant = '';
+  for (const [flag, env] of [['--db', 'BENCH_DB'], ['--instances', 'BENCH_INSTANCES']] as const) {
+    const at = args.indexOf(flag);
+    if (at < 0) continue;
+    process.env[env] = args[at + 1];
+    args.splice(at, 2);
+  }
+  if (process.env.BENCH_DB === 'postgres') {
+    const n = process.env.BENCH_INSTANCES ?? '1';
+    variant = ` (postgres, ${n} instance${n === '1' ? '' : 's'})`;
+  }
   const wanted = [...new Set(args.filter((a) => !a.startsWith('-')).map((a) => ALIASES[a] ?? a))];
+  if (variant && (!wanted.length || wanted.some((name) => !ENGINE_AWARE.includes(name)))) {
+    console.error(`--db postgres applies to ${ENGINE_AWARE.join(' and ')}; name them (e.g. npm run bench -- refresh --db postgres --instances 2).`);
+    return 1;
+  }
   const unknown = wanted.filter((name) => !available.includes(name));
   if (unknown.length) {
     console.error(`Unknown scenario "${unknown[0]}". Available: ${available.join(', ')} (also ${Object.keys(ALIASES).map((a) => `${a} = ${ALIASES[a]}`).join(', ')})`);
@@ -171,7 +194,7 @@ async function main(): Promise<number> {
     }
     // Other work on the machine slows wall-clock figures (CPU-seconds per 1,000 operations are
     // robust to it), so each scenario keeps the 1-minute load average at its end.
-    scenarios[name] = { ranAt: new Date().toISOString(), loadAverage: Number(loadavg()[0]!.toFixed(2)), serverFlags: serveNodeArgs(process.env), results: rows };
+    scenarios[`${name}${variant}`] = { ranAt: new Date().toISOString(), loadAverage: Number(loadavg()[0]!.toFixed(2)), serverFlags: serveNodeArgs(process.env), results: rows };
     results.push(...rows);
   }
   printTable(results);
@@ -183,7 +206,7 @@ async function main(): Promise<number> {
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
   };
-  const loads = names.map((n) => scenarios[n]!.loadAverage).join(', ');
+  const loads = names.map((n) => scenarios[`${n}${variant}`]!.loadAverage).join(', ');
   const mode = lowMemoryRequested(process.env) ? ', low-memory mode (GATEHOUSE_LOW_MEMORY=1)' : '';
   console.error(`${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}${mode}, load average after each scenario: ${loads}`);
   const ordered = Object.fromEntries(Object.keys(scenarios).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).map((n) => [n, scenarios[n]!]));

@@ -12,12 +12,20 @@
  * Mapping: text → text; text JSON → jsonb; integer timestamp_ms → timestamptz(3); integer boolean →
  * boolean; integer → integer; blob (buffer) → bytea. A SQL default is mapped by the table below; an unknown one stops
  * the generator (it must be mapped by hand, once).
+ *
+ * One deliberate difference: the foreign keys that the purge plans carry (every reference to an
+ * application or a membership, data-lifecycle/purge-plans.ts) are left out. Deleting an
+ * application or a membership removes the row at once and what hung off it in bounded batches;
+ * SQLite turns its enforcement off for that one transaction, but PostgreSQL cascades (and checks
+ * a foreign key) whatever a transaction does, so the same delete there would be one unbounded
+ * statement. The plan is the integrity rule for those references on PostgreSQL (docs/decisions.md).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { is, SQL } from 'drizzle-orm';
 import { getTableConfig, SQLiteTable, type AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 import * as schema from '../server/db/schema.js';
+import { PURGE_PLANS } from '../server/data-lifecycle/purge-plans.js';
 
 const OUT = fileURLToPath(new URL('../server/db/pg-schema.ts', import.meta.url));
 
@@ -82,6 +90,9 @@ function columnCode(column: AnySQLiteColumn): { code: string; builder: string } 
   return { code, builder };
 }
 
+/** Columns whose reference to an application or a membership the purge plans keep instead of a foreign key. */
+const PURGED_REFERENCES = new Set<unknown>([...PURGE_PLANS.application, ...PURGE_PLANS.membership].map((step) => step.column));
+
 export function generate(): string {
   // By export name: a module namespace is ordered so under Node, not necessarily under vitest.
   const tables = (Object.entries(schema).filter(([, value]) => is(value, SQLiteTable)) as Array<[string, SQLiteTable]>).sort(([a], [b]) => (a < b ? -1 : 1));
@@ -105,8 +116,10 @@ export function generate(): string {
       extras.push(`primaryKey({ columns: [${pk.columns.map((c) => `t.${fieldOf.get(c.name)}`).join(', ')}] })`);
     }
     for (const fk of config.foreignKeys) {
-      builders.add('foreignKey');
       const ref = fk.reference();
+      const parent = ref.foreignTable as SQLiteTable;
+      if ((parent === schema.applications || parent === schema.memberships) && ref.columns.length === 1 && PURGED_REFERENCES.has(ref.columns[0])) continue;
+      builders.add('foreignKey');
       const target = varOf.get(ref.foreignTable as SQLiteTable);
       const targetFields = ref.foreignColumns.map((c) => {
         const targetTable = ref.foreignTable as unknown as Record<string, AnySQLiteColumn>;

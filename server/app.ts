@@ -99,7 +99,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Per-request log lines cost throughput on the token endpoint; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
-    trustProxy: false,
+    // Behind a reverse proxy, GATEHOUSE_TRUST_PROXY names it: request.ip (rate limits, audit, sessions)
+    // is then the client X-Forwarded-For names, not the proxy (docs/deploy-postgres.md).
+    trustProxy: deps.config.trustProxy.length ? deps.config.trustProxy : false,
     // Never echo a caller-supplied request id into logs.
     requestIdHeader: false,
     ajv: { customOptions: { removeAdditional: false } },

@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { isIP } from 'node:net';
 import { parseSwitch } from './cli/launch.js';
 import { DEFAULT_LOCALE, LOCALES, isLocale, type Locale } from './i18n/locales.js';
 
@@ -55,6 +56,12 @@ export interface Config {
   idleReclaim: boolean;
   /** GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: webhooks may target this machine's loopback addresses (default off). */
   webhookAllowLoopback: boolean;
+  /**
+   * GATEHOUSE_TRUST_PROXY: the reverse proxies (addresses, CIDR ranges, or `loopback`,
+   * `linklocal`, `uniquelocal`) whose X-Forwarded-For / -Proto / -Host are believed; empty: none,
+   * and the client address is the connection's (docs/deploy-postgres.md).
+   */
+  trustProxy: string[];
   /** GATEHOUSE_LOCALE: the language of pages and e-mails when the reader's is not known (default `en`). */
   locale: Locale;
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
@@ -234,9 +241,32 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
     lowMemory,
     idleReclaim,
     webhookAllowLoopback,
+    trustProxy: parseTrustProxy(pick(undefined, 'GATEHOUSE_TRUST_PROXY')),
     locale: parseLocale(pick(undefined, 'GATEHOUSE_LOCALE')),
     env,
   };
+}
+
+const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * GATEHOUSE_TRUST_PROXY: comma-separated proxy addresses or CIDR ranges (or the named ranges
+ * above). Never "everything": a client that reaches an instance directly could then choose the
+ * address its rate limits are counted under.
+ */
+function parseTrustProxy(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const prefixOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (PROXY_RANGES.includes(entry) || (family !== 0 && prefixOk && extra === undefined)) continue;
+    throw new ConfigError(
+      `GATEHOUSE_TRUST_PROXY must list the proxies' addresses or CIDR ranges (or ${PROXY_RANGES.join(', ')}), comma-separated; "${entry}" is none of these.`,
+    );
+  }
+  return entries;
 }
 
 /** GATEHOUSE_LOCALE: one of the languages the pages speak. */

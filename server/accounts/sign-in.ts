@@ -96,7 +96,7 @@ export async function signInWithEmail(
     await countFailedSignIn(ctx.db, now, app?.id);
     throw new WrongPassword(check.failures, check.lockedUntil);
   }
-  const pending = secondStepFor(ctx, request, person, app, ['pwd'], hosted);
+  const pending = await secondStepFor(ctx, request, person, app, ['pwd'], hosted);
   if (pending) {
     await passwordCheckPassed(ctx.db, check);
     return pending;
@@ -113,15 +113,15 @@ export async function signInWithEmail(
  * After a right first factor: a pending sign-in when the person has a second factor or the
  * application requires one (an empty `methods` list then means "enrol one first"), else nothing.
  */
-export function secondStepFor(
+export async function secondStepFor(
   ctx: AppContext,
   request: FastifyRequest,
   person: Person,
   app: Application | undefined,
   firstFactor: AuthMethod[],
   hosted: HostedNext,
-): SecondFactorNeeded | undefined {
-  const methods = methodsOf(ctx.db, person.id);
+): Promise<SecondFactorNeeded | undefined> {
+  const methods = await methodsOf(ctx.db, person.id);
   if (methods.length === 0 && !mfaRequired(app)) return undefined;
   const pendingToken = pendingSignIns(ctx).start(request, ctx.clock.now().getTime(), {
     personId: person.id,

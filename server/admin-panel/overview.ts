@@ -1,12 +1,13 @@
 /** The control panel's overview: what this installation is and how much it holds. */
 import { and, count, eq, gt } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
-import { applications, invitations, rowCounts, ssoGroups } from '../db/schema.js';
+import { applications, invitations, ssoGroups } from '../db/schema.js';
+import { keptRowCounts } from '../db/row-counts.js';
 import { existsSync } from 'node:fs';
 import { tlsPaths } from '../ops/tls.js';
 import { activeKey } from '../ops/key-rotation.js';
 import { packageVersion } from './paths.js';
-import { one, many } from '../db/store.js';
+import { one } from '../db/store.js';
 
 export interface Overview {
   version: string;
@@ -22,12 +23,12 @@ export interface Overview {
 
 /**
  * Counts without counting the tables that grow: people and memberships come from `row_counts`
- * (kept by triggers); pending invitations are counted through their (state, expires_at) index,
+ * (kept by triggers, db/row-counts.ts); pending invitations are counted through their (state, expires_at) index,
  * which only holds live ones; applications and SSO groups are a handful of rows.
  */
 async function counts(ctx: AppContext, now: Date): Promise<Overview['counts']> {
   const db = ctx.db;
-  const kept = new Map((await many(db.select().from(rowCounts))).map((row) => [row.name, row.n]));
+  const kept = await keptRowCounts(db);
   return {
     applications: (await one(db.select({ n: count() }).from(applications)))?.n ?? 0,
     people: kept.get('people') ?? 0,

@@ -2,6 +2,7 @@
 import { loadConfig } from '../config.js';
 import { adminTokenPath, readOrCreateAdminToken, writeNewAdminToken } from '../http/admin-token.js';
 import { ConfigError } from '../config.js';
+import { PG_ADMIN_TOKEN_REQUIRED, postgresOptions } from '../db/postgres-options.js';
 import { prepareDataDir } from '../data-dir.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 
@@ -13,6 +14,7 @@ export const adminTokenCommand: Command = {
     if (config.adminToken) {
       throw new ConfigError('ADMIN_TOKEN is set in the environment; that is the admin token, and it is rotated by changing it there.');
     }
+    if (postgresOptions()) throw new ConfigError(PG_ADMIN_TOKEN_REQUIRED);
     prepareDataDir(config.dataDir);
     const token = values.rotate ? writeNewAdminToken(config.dataDir) : readOrCreateAdminToken(config.dataDir);
     console.log(token);

@@ -10,26 +10,37 @@
  * rows (a refresh-token family with thousands of rotated tokens): the parents go only once a
  * batch found no child left, so no single statement's cascade is unbounded.
  *
- * Every statement is built with drizzle from the schema's own tables, so the PostgreSQL port
- * changes nothing here; the conditions come from retention-rules.ts and purge-plans.ts, and a
- * test checks that each one is served by an index.
+ * Every statement is built with drizzle from the schema's own tables, so both engines run the
+ * same steps; the conditions come from retention-rules.ts and purge-plans.ts, and a test checks
+ * that each one is served by an index. The one engine-specific word is the row's own identity
+ * for tables with a composite key (`ROW_ID`): SQLite's `rowid`, PostgreSQL's `ctid` (stable
+ * within the batch's transaction, which is all a batch needs).
  */
-import { getTableName, inArray, sql, SQL } from 'drizzle-orm';
+import { getTableName, inArray, sql, SQL, type SQLWrapper } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client.js';
 import type { Tx } from '../audit/record.js';
-import { exec, many, transaction } from '../db/store.js';
+import { engineOf, exec, many, transaction } from '../db/store.js';
 
 /** A batch aims to take about this long; the next one is resized to fit. */
 export const TARGET_MS = 8;
+/**
+ * On PostgreSQL a batch waits on the network, not the event loop, and its round trips alone
+ * (BEGIN, the statements, COMMIT) take a few milliseconds: sized to SQLite's target it would never
+ * grow. This keeps its row locks short and the deletes a steady trickle for autovacuum.
+ */
+export const PG_TARGET_MS = 50;
 const MIN_SIZE = 1;
 const MAX_SIZE = 5_000;
 /** Small, so the first batch (often on cold pages, sometimes inside a request) is short; it doubles quickly. */
 const FIRST_SIZE = 64;
 
+/** A row's own identity, for tables with a composite key: `rowid` on SQLite, `ctid` on PostgreSQL. */
+export const ROW_ID = sql`rowid`;
+
 export interface ChildRows {
   table: SQLiteTable;
-  /** Identifies a child row (its primary key, or `rowid` for tables with a composite key). */
+  /** Identifies a child row (its primary key, or ROW_ID for tables with a composite key). */
   key: SQLiteColumn | SQL;
   /** The child's foreign key to the parent's `key`. */
   column: SQLiteColumn;
@@ -39,7 +50,7 @@ export interface BatchStep {
   /** Counted under this name (state, audit details). */
   name: string;
   table: SQLiteTable;
-  /** Identifies a row: the primary key column, or `rowid` for tables with a composite key. */
+  /** Identifies a row: the primary key column, or ROW_ID for tables with a composite key. */
   key: SQLiteColumn | SQL;
   /** The rows this step removes (or changes). Must be served by an index. */
   where: SQL;
@@ -62,30 +73,52 @@ export interface BatchResult {
 export class BatchSizer {
   private readonly sizes = new Map<string, number>();
 
+  constructor(private readonly targetMs = TARGET_MS) {}
+
+  /** A sizer aiming at the batch length that suits `db`'s engine. */
+  static for(db: Db): BatchSizer {
+    return new BatchSizer(engineOf(db) === 'postgres' ? PG_TARGET_MS : TARGET_MS);
+  }
+
   size(step: BatchStep): number {
     return this.sizes.get(step.name) ?? step.size ?? FIRST_SIZE;
   }
 
   record(step: BatchStep, ms: number): void {
     const size = this.size(step);
+    const target = this.targetMs;
     // Too slow: shrink in proportion (one slow batch is not followed by another); fast: double.
-    if (ms > TARGET_MS) this.sizes.set(step.name, Math.max(MIN_SIZE, Math.floor((size * TARGET_MS) / ms)));
-    else if (ms < TARGET_MS / 4) this.sizes.set(step.name, Math.min(MAX_SIZE, size * 2));
+    if (ms > target) this.sizes.set(step.name, Math.max(MIN_SIZE, Math.floor((size * target) / ms)));
+    else if (ms < target / 4) this.sizes.set(step.name, Math.min(MAX_SIZE, size * 2));
   }
 }
 
-/** Columns and `rowid` alike, as SQL (what `inArray` and `select` take). */
-const asSql = (key: SQLiteColumn | SQL): SQL => (key instanceof SQL ? key : sql`${key}`);
+const CTID = sql`ctid`;
+
+/** Columns and ROW_ID alike, as SQL for `db`'s engine (what `inArray` and `select` take). */
+function asSql(db: Db, key: SQLiteColumn | SQL): SQL {
+  if (key === ROW_ID) return engineOf(db) === 'postgres' ? CTID : ROW_ID;
+  return key instanceof SQL ? key : sql`${key}`;
+}
+
+/**
+ * The rows whose `key` is among those `picked` selects. PostgreSQL plans `ctid IN (subquery)` as
+ * a scan of the whole table against a hash of the subquery, so there the ctids go as an array,
+ * which it fetches directly (a TID scan).
+ */
+function keyIn(key: SQL, picked: SQLWrapper): SQL {
+  return key === CTID ? sql`${CTID} = ANY(ARRAY${picked})` : inArray(key, picked as Parameters<typeof inArray>[1]);
+}
 
 
 /**
  * Runs one batch of `step` in its own transaction. `inside` runs in that transaction too (to
  * record progress with the rows it describes).
  */
-export async function runBatch(db: Db, step: BatchStep, sizer: BatchSizer, inside?: (tx: Tx, removed: Record<string, number>) => void): Promise<BatchResult> {
+export async function runBatch(db: Db, step: BatchStep, sizer: BatchSizer, inside?: (tx: Tx, removed: Record<string, number>) => Promise<void>): Promise<BatchResult> {
   const started = performance.now();
   const size = sizer.size(step);
-  const key = asSql(step.key);
+  const key = asSql(db, step.key);
   const result = await transaction(db, async (tx) => {
     const removed: Record<string, number> = {};
     let done: boolean;
@@ -99,9 +132,9 @@ export async function runBatch(db: Db, step: BatchStep, sizer: BatchSizer, insid
         .map((row) => row.key);
       let childrenLeft = false;
       for (const child of step.children) {
-        const childKey = asSql(child.key);
+        const childKey = asSql(db, child.key);
         const picked = tx.select({ key: childKey }).from(child.table).where(inArray(child.column, parents)).limit(size);
-        const n = parents.length ? await exec(tx.delete(child.table).where(inArray(childKey, picked))) : 0;
+        const n = parents.length ? await exec(tx.delete(child.table).where(keyIn(childKey, picked))) : 0;
         if (n) removed[`${step.name}.${getTableName(child.table)}`] = n;
         if (n >= size) childrenLeft = true;
       }
@@ -110,12 +143,12 @@ export async function runBatch(db: Db, step: BatchStep, sizer: BatchSizer, insid
     } else {
       const picked = tx.select({ key }).from(step.table).where(step.where).limit(size);
       const n = step.set
-        ? await exec(tx.update(step.table).set(step.set).where(inArray(key, picked)))
-        : await exec(tx.delete(step.table).where(inArray(key, picked)));
+        ? await exec(tx.update(step.table).set(step.set).where(keyIn(key, picked)))
+        : await exec(tx.delete(step.table).where(keyIn(key, picked)));
       if (n) removed[step.name] = n;
       done = n < size;
     }
-    inside?.(tx, removed);
+    await inside?.(tx, removed);
     return { removed, done };
   });
   const ms = performance.now() - started;

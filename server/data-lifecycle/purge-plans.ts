@@ -4,7 +4,9 @@
  * table with a foreign key to `applications` or `memberships` must appear in the plan of that
  * kind: the root row is deleted without its cascade, so a table missing here would keep rows that
  * point nowhere. test/unit/data-lifecycle-plans.test.ts reads the foreign keys from the schema and
- * fails, naming the table, until it is registered here (one line).
+ * fails, naming the table, until it is registered here (one line). On PostgreSQL these
+ * references carry no foreign key at all (scripts/pg-schema.ts leaves them out): the plan is
+ * their integrity rule there.
  */
 import { eq, sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
@@ -23,7 +25,7 @@ import {
   webhookDeliveries,
   type PurgeJob,
 } from '../db/schema.js';
-import type { BatchStep, ChildRows } from './batch.js';
+import { ROW_ID, type BatchStep, type ChildRows } from './batch.js';
 
 export type PurgeKind = PurgeJob['kind'];
 
@@ -40,7 +42,6 @@ export interface PlanStep {
   set?: Record<string, unknown>;
 }
 
-const rowid = sql`rowid`;
 
 export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
   application: [
@@ -57,10 +58,10 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'webhookDeliveries', table: webhookDeliveries, key: webhookDeliveries.id, column: webhookDeliveries.applicationId },
     { name: 'backchannelLogouts', table: backchannelLogouts, key: backchannelLogouts.id, column: backchannelLogouts.applicationId },
     { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.applicationId },
-    { name: 'sessionClients', table: sessionClients, key: rowid, column: sessionClients.applicationId },
-    { name: 'sessionRealms', table: sessionRealms, key: rowid, column: sessionRealms.realm, param: 'realm' },
+    { name: 'sessionClients', table: sessionClients, key: ROW_ID, column: sessionClients.applicationId },
+    { name: 'sessionRealms', table: sessionRealms, key: ROW_ID, column: sessionRealms.realm, param: 'realm' },
   ],
-  sso_group: [{ name: 'sessionRealms', table: sessionRealms, key: rowid, column: sessionRealms.realm, param: 'realm' }],
+  sso_group: [{ name: 'sessionRealms', table: sessionRealms, key: ROW_ID, column: sessionRealms.realm, param: 'realm' }],
   membership: [
     // Already revoked in the request; the families stay (for reuse detection) without the link.
     { name: 'refreshTokenFamilies', table: refreshTokenFamilies, key: refreshTokenFamilies.id, column: refreshTokenFamilies.membershipId, set: { membershipId: null } },

@@ -21,7 +21,7 @@ import { purgeJobs, type PurgeJob } from '../db/schema.js';
 import { recordAudit, type Tx } from '../audit/record.js';
 import { addCounts, BatchSizer, pause, runBatch } from './batch.js';
 import { planSteps, type PurgeKind } from './purge-plans.js';
-import { exec, one, many, transaction } from '../db/store.js';
+import { exec, one, many, singleton, transaction } from '../db/store.js';
 
 /** Work done inside the deleting request before it answers. */
 export const INLINE_BUDGET_MS = 10;
@@ -49,36 +49,19 @@ export async function pendingPurges(db: Tx): Promise<PurgeJob[]> {
 }
 
 /**
- * Runs `fn` with SQLite's foreign-key enforcement off on this connection (and so without its
- * cascades). better-sqlite3 runs one statement at a time on one connection, so nothing else runs
- * meanwhile; the pragma cannot change inside a transaction, which is refused.
- */
-function withoutForeignKeys<T>(db: Db, fn: () => T): T {
-  const sqlite = db.$client;
-  if (sqlite.inTransaction) throw new Error('foreign keys cannot be turned off inside a transaction');
-  sqlite.pragma('foreign_keys = OFF');
-  try {
-    return fn();
-  } finally {
-    sqlite.pragma('foreign_keys = ON');
-  }
-}
-
-/**
  * Deletes something big: `change` (the root row's delete, its audit entry and webhook events)
- * runs in one transaction with the new job, without foreign-key cascades when `cascade` is false;
- * then the job gets a few milliseconds inline and, if not finished, is handed to the background.
+ * runs in one transaction with the new job, without foreign-key cascades when `cascade` is false
+ * (SQLite: enforcement off for that transaction; PostgreSQL has no foreign key from what the
+ * purge plans remove to the root rows, see scripts/pg-schema.ts); then the job gets a few milliseconds
+ * inline and, if not finished, is handed to the background.
  */
-export async function beginPurge(ctx: AppContext, job: NewPurge, change: (tx: Tx) => void, options: { cascade: boolean }): Promise<void> {
+export async function beginPurge(ctx: AppContext, job: NewPurge, change: (tx: Tx) => Promise<void>, options: { cascade: boolean }): Promise<void> {
   const now = ctx.clock.now();
-  const write = async () =>
-    await transaction(ctx.db, async (tx) => {
-      await exec(tx.insert(purgeJobs)
-        .values({ kind: job.kind, target: job.target, params: job.params ?? {}, actor: job.actor, requestedAt: now, removed: {} }));
-      change(tx);
-    });
-  if (options.cascade) await write();
-  else await withoutForeignKeys(ctx.db, write);
+  await transaction(ctx.db, async (tx) => {
+    await exec(tx.insert(purgeJobs)
+      .values({ kind: job.kind, target: job.target, params: job.params ?? {}, actor: job.actor, requestedAt: now, removed: {} }));
+    await change(tx);
+  }, { sqliteForeignKeysOff: !options.cascade });
   // The delete itself is done; a batch that fails here (e.g. a full disk) is the background's to retry.
   let finished = false;
   try {
@@ -90,7 +73,7 @@ export async function beginPurge(ctx: AppContext, job: NewPurge, change: (tx: Tx
 }
 
 const sizers = new WeakMap<Db, BatchSizer>();
-const sizerFor = (db: Db) => sizers.get(db) ?? (sizers.set(db, new BatchSizer()), sizers.get(db)!);
+const sizerFor = (db: Db) => sizers.get(db) ?? (sizers.set(db, BatchSizer.for(db)), sizers.get(db)!);
 
 async function findJob(db: Db, kind: PurgeKind, target: string): Promise<PurgeJob | undefined> {
   return await one(db.select().from(purgeJobs).where(and(eq(purgeJobs.kind, kind), eq(purgeJobs.target, target))));
@@ -99,20 +82,30 @@ async function findJob(db: Db, kind: PurgeKind, target: string): Promise<PurgeJo
 /**
  * One batch of the job's first unfinished step (finished steps cost an index probe); when every
  * step is done, the job ends: its row goes and its audit entry is written, in one transaction.
+ *
+ * Several instances on one PostgreSQL may work on the same job at once (the request that deleted
+ * it, another instance's background purge): the counts are therefore added to the job row as it
+ * is in the batch's transaction, not to this process's copy, and only the transaction that
+ * deletes the job row writes the audit entry (SERIALIZABLE: the other one retries and finds none).
  */
 export async function purgeBatch(ctx: AppContext, job: PurgeJob): Promise<{ finished: boolean; ms: number }> {
   const started = performance.now();
+  const thisJob = and(eq(purgeJobs.kind, job.kind), eq(purgeJobs.target, job.target));
   for (const step of planSteps(job)) {
     const result = await runBatch(ctx.db, step, sizerFor(ctx.db), async (tx, removed) => {
       if (Object.keys(removed).length === 0) return;
-      job.removed = addCounts({ ...job.removed }, removed);
-      await exec(tx.update(purgeJobs).set({ removed: job.removed }).where(and(eq(purgeJobs.kind, job.kind), eq(purgeJobs.target, job.target))));
+      const row = await one(tx.select({ removed: purgeJobs.removed }).from(purgeJobs).where(thisJob));
+      if (!row) return; // finished by another instance meanwhile
+      job.removed = addCounts({ ...row.removed }, removed);
+      await exec(tx.update(purgeJobs).set({ removed: job.removed }).where(thisJob));
     });
     if (!result.done) return { finished: false, ms: performance.now() - started };
   }
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
-    await exec(tx.delete(purgeJobs).where(and(eq(purgeJobs.kind, job.kind), eq(purgeJobs.target, job.target))));
+    const row = await one(tx.select({ removed: purgeJobs.removed }).from(purgeJobs).where(thisJob));
+    if (!row || (await exec(tx.delete(purgeJobs).where(thisJob))) === 0) return; // another instance ended it
+    job.removed = row.removed;
     const action = PURGED_ACTION[job.kind];
     if (action) {
       await recordAudit(tx, now, {
@@ -138,12 +131,18 @@ export async function advancePurge(ctx: AppContext, kind: PurgeKind, target: str
   return false;
 }
 
+/** While another instance runs the background purge, this one looks again this often. */
+const ELSEWHERE_RETRY_MS = 5_000;
+
 /**
  * Background purges: one batch at a time, oldest job first, pausing as long as each batch took.
  * Started by the operations plugin when workers run; `start()` resumes jobs a crash interrupted.
+ * On a shared PostgreSQL one instance at a time runs it (`singleton`); the others look again a
+ * few seconds later, in case it finished its last job just before theirs arrived.
  */
 export class Purger {
   private loop: Promise<void> | undefined;
+  private again = false;
   private stopped = false;
   private retry: NodeJS.Timeout | undefined;
 
@@ -159,10 +158,32 @@ export class Purger {
   }
 
   wake(): void {
-    if (this.stopped || this.loop) return;
-    this.loop = this.run().finally(() => {
-      this.loop = undefined;
-    });
+    if (this.stopped) return;
+    // A job recorded while the loop is finishing (it found none left) gets another round.
+    if (this.loop) {
+      this.again = true;
+      return;
+    }
+    this.again = false;
+    clearTimeout(this.retry);
+    this.loop = singleton(this.ctx.db, 'purge', () => this.run())
+      .then((job) => {
+        if (!job.ran) this.retryIn(ELSEWHERE_RETRY_MS);
+      })
+      .catch((error: unknown) => {
+        this.log.error({ err: error }, 'background delete could not start; retrying in 30 s');
+        this.retryIn(30_000);
+      })
+      .finally(() => {
+        this.loop = undefined;
+        if (this.again) this.wake();
+      });
+  }
+
+  private retryIn(ms: number): void {
+    if (this.stopped) return;
+    this.retry = setTimeout(() => this.wake(), ms);
+    this.retry.unref();
   }
 
   private async run(): Promise<void> {
@@ -177,8 +198,7 @@ export class Purger {
       } catch (error) {
         // A failing batch (e.g. the disk is full) is tried again later, not in a tight loop.
         this.log.error({ err: error, kind: job.kind, target: job.target }, 'delete batch failed; retrying in 30 s');
-        this.retry = setTimeout(() => this.wake(), 30_000);
-        this.retry.unref();
+        this.retryIn(30_000);
         return;
       }
     }

@@ -18,7 +18,7 @@
  * `tokens` days after the family expired or was revoked, so a rotated token is recognised (and
  * its family revoked) for as long as any of its family is kept.
  */
-import { and, inArray, isNull, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
+import { and, inArray, isNull, lt, lte, ne, or, type SQL } from 'drizzle-orm';
 import type { RetentionDays } from '../config.js';
 import {
   activityDaily,
@@ -39,7 +39,7 @@ import {
   sessions,
   webhookDeliveries,
 } from '../db/schema.js';
-import type { BatchStep } from './batch.js';
+import { ROW_ID, type BatchStep } from './batch.js';
 
 export interface RetentionRule extends Omit<BatchStep, 'where'> {
   /**
@@ -54,13 +54,12 @@ export interface RetentionRule extends Omit<BatchStep, 'where'> {
 /** The activity counters' day numbers (activity/record.ts): whole days since 1970-01-01 UTC. */
 const dayNumber = (at: Date) => Math.floor(at.getTime() / 86_400_000);
 
-const rowid = sql`rowid`;
 /** An explicit consent not used for this long is forgotten (the person is asked again). */
 export const CONSENT_UNUSED_MS = 365 * 86_400_000;
 const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
 const sessionChildren = [
-  { table: sessionRealms, key: rowid, column: sessionRealms.sessionId },
-  { table: sessionClients, key: rowid, column: sessionClients.sessionId },
+  { table: sessionRealms, key: ROW_ID, column: sessionRealms.sessionId },
+  { table: sessionClients, key: ROW_ID, column: sessionClients.sessionId },
 ];
 
 export const RETENTION_RULES: RetentionRule[] = [
@@ -76,14 +75,14 @@ export const RETENTION_RULES: RetentionRule[] = [
   { name: 'invitations', table: invitations, key: invitations.id, keep: 'invitations', where: (before) => and(inArray(invitations.state, ['pending', 'accepted', 'revoked']), lt(invitations.expiresAt, before))! },
   { name: 'audit entries', table: auditLog, key: auditLog.id, keep: 'audit', where: (before) => lt(auditLog.at, before) },
   // Issue 22: a revoked access token's jti is needed only until the token itself expires.
-  { name: 'revoked access tokens', table: revokedAccessTokens, key: rowid, where: (_before, now) => lt(revokedAccessTokens.expiresAt, now) },
+  { name: 'revoked access tokens', table: revokedAccessTokens, key: ROW_ID, where: (_before, now) => lt(revokedAccessTokens.expiresAt, now) },
   // Issue 24: a device authorization is useless once expired (10 minutes), decided or not; finished
   // back-channel logout deliveries stay as long as webhook deliveries (their log), pending ones until they finish.
   { name: 'device authorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, where: (_before, now) => lt(deviceAuthorizations.expiresAt, now) },
   { name: 'back-channel logouts', table: backchannelLogouts, key: backchannelLogouts.id, keep: 'webhooks', where: (before) => and(lt(backchannelLogouts.createdAt, before), ne(backchannelLogouts.status, 'pending'))! },
   // Issue 25: daily sign-in counts are kept as long as the audit log; who was counted, only until yesterday.
-  { name: 'activity days', table: activityDaily, key: rowid, keep: 'audit', where: (before) => lt(activityDaily.day, dayNumber(before)) },
-  { name: 'activity people', table: activityPeople, key: rowid, where: (_before, now) => lt(activityPeople.day, dayNumber(now) - 1) },
+  { name: 'activity days', table: activityDaily, key: ROW_ID, keep: 'audit', where: (before) => lt(activityDaily.day, dayNumber(before)) },
+  { name: 'activity people', table: activityPeople, key: ROW_ID, where: (_before, now) => lt(activityPeople.day, dayNumber(now) - 1) },
   // Issue 25: an approval unused for a year is asked for again (its `last_used_at` moves at most daily).
   { name: 'consents (unused)', table: consents, key: consents.membershipId, where: (_before, now) => lt(consents.lastUsedAt, new Date(now.getTime() - CONSENT_UNUSED_MS)) },
   // Issue 26: a shared rate-limit window (PostgreSQL mode) counts nothing once it has ended.

@@ -1,17 +1,21 @@
 /**
  * The retention sweeper: off the request path, it deletes what the rules in retention-rules.ts
  * say has been kept long enough, one bounded batch at a time with a pause after each (batch.ts),
- * then lets SQLite refresh its query statistics (`PRAGMA optimize`, with a bounded analysis) and
- * hands freed pages back to the file system (`PRAGMA incremental_vacuum`, a few hundred pages at a
- * time; only databases created with incremental auto-vacuum, see db/client.ts).
+ * then, on SQLite, lets it refresh its query statistics (`PRAGMA optimize`, with a bounded
+ * analysis) and hands freed pages back to the file system (`PRAGMA incremental_vacuum`, a few
+ * hundred pages at a time; only databases created with incremental auto-vacuum, see db/client.ts).
+ * On PostgreSQL both are autovacuum's (it analyses and reclaims as rows are deleted).
  *
- * The first pass runs within a minute of start, then every GATEHOUSE_SWEEP_INTERVAL seconds. What
- * a pass removed, and when, is kept in `meta` (`gatehouse status`, `GET /api/admin/operations`).
+ * The first pass runs within a minute of start, then every GATEHOUSE_SWEEP_INTERVAL seconds; on a
+ * shared PostgreSQL one instance at a time sweeps (`singleton`), and an instance that finds
+ * another sweeping skips its turn. What a pass removed, and when, is kept in `meta` (`gatehouse
+ * status`, `GET /api/admin/operations`).
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import { readMeta, writeMeta } from '../db/meta.js';
+import { engineOf, singleton } from '../db/store.js';
 import type { Clock } from '../util/clock.js';
 import { addCounts, BatchSizer, pause, runBatch } from './batch.js';
 import { RETENTION_RULES } from './retention-rules.js';
@@ -67,7 +71,7 @@ export async function sweep(db: Db, config: Config, clock: Clock, options: Sweep
   const started = clock.now();
   const t0 = performance.now();
   const pruned: Record<string, number> = {};
-  const sizer = new BatchSizer();
+  const sizer = BatchSizer.for(db);
   let vacuumedPages = 0;
   let error: string | null = null;
   try {
@@ -85,7 +89,7 @@ export async function sweep(db: Db, config: Config, clock: Clock, options: Sweep
         await between(batch.ms);
       }
     }
-    if (!stopped()) {
+    if (!stopped() && engineOf(db) === 'sqlite') {
       const sqlite = db.$client;
       sqlite.pragma(`analysis_limit = ${ANALYSIS_LIMIT}`);
       const t = performance.now();
@@ -113,7 +117,8 @@ export async function sweep(db: Db, config: Config, clock: Clock, options: Sweep
     vacuumedPages,
     error,
   };
-  if (db.$client.open) {
+  // A pass that outlived its SQLite connection (closed under it) has nowhere to record itself.
+  if (engineOf(db) === 'postgres' || db.$client.open) {
     const record = await readSweeperRecord(db);
     await writeMeta(db, STATE_KEY, { lastRun: run, runs: record.runs + 1, prunedTotal: record.prunedTotal + run.total } satisfies SweeperRecord, clock.now());
   }
@@ -132,7 +137,7 @@ export interface SweeperStatus {
 
 /** The schedule around `sweep`: first pass within a minute, then every interval; one pass at a time. */
 export class Sweeper {
-  private current: Promise<SweepRun> | undefined;
+  private current: Promise<SweepRun | undefined> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private nextRunAt: Date | null = null;
   private stopping = false;
@@ -160,14 +165,23 @@ export class Sweeper {
     this.timer.unref();
   }
 
-  /** Runs a pass now, or joins the one under way. */
-  runNow(): Promise<SweepRun> {
+  /**
+   * Runs a pass now, or joins the one under way; undefined when another instance on the same
+   * PostgreSQL is sweeping (its pass is the one recorded).
+   */
+  runNow(): Promise<SweepRun | undefined> {
     const slow = (what: string, ms: number) => this.log.warn({ step: what, ms: Math.round(ms) }, 'slow retention step');
-    this.current ??= sweep(this.db, this.config, this.clock, { stopped: () => this.stopping, slow })
-      .then((run) => {
+    this.current ??= singleton(this.db, 'sweeper', () => sweep(this.db, this.config, this.clock, { stopped: () => this.stopping, slow }))
+      .then((job) => {
+        if (!job.ran) return undefined;
+        const run = job.value;
         if (run.error) this.log.error({ error: run.error, pruned: run.pruned }, 'retention sweep failed');
         else if (run.total || run.vacuumedPages) this.log.info({ pruned: run.pruned, vacuumedPages: run.vacuumedPages, ms: run.durationMs }, 'retention sweep');
         return run;
+      })
+      .catch((error: unknown) => {
+        this.log.error({ err: error }, 'retention sweep could not start');
+        return undefined;
       })
       .finally(() => {
         this.current = undefined;

@@ -47,7 +47,6 @@ export const apiKeys = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true, precision: 3, mode: 'date' }),
   },
   (t) => [
-    foreignKey({ name: 'api_keys_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
     uniqueIndex('api_keys_hash_uq').on(t.keyHash),
     index('api_keys_app_created_idx').on(t.applicationId, t.createdAt, t.id),
   ],
@@ -62,9 +61,6 @@ export const applicationLogos = pgTable(
     version: text('version').notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
-  (t) => [
-    foreignKey({ name: 'application_logos_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
-  ],
 );
 
 export const applications = pgTable(
@@ -138,7 +134,6 @@ export const backchannelLogouts = pgTable(
     deliveredAt: timestamp('delivered_at', { withTimezone: true, precision: 3, mode: 'date' }),
   },
   (t) => [
-    foreignKey({ name: 'backchannel_logouts_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
     index('backchannel_logouts_due_idx').on(t.status, t.nextAttemptAt),
     index('backchannel_logouts_app_idx').on(t.applicationId, t.createdAt, t.id),
     index('backchannel_logouts_created_idx').on(t.createdAt),
@@ -155,8 +150,6 @@ export const consents = pgTable(
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
-    foreignKey({ name: 'consents_membership_id_memberships_id_fk', columns: [t.membershipId], foreignColumns: [memberships.id] }).onDelete('cascade'),
-    foreignKey({ name: 'consents_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
     index('consents_app_idx').on(t.applicationId),
     index('consents_last_used_idx').on(t.lastUsedAt),
   ],
@@ -184,9 +177,7 @@ export const deviceAuthorizations = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
-    foreignKey({ name: 'device_authorizations_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
     foreignKey({ name: 'device_authorizations_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
-    foreignKey({ name: 'device_authorizations_membership_id_memberships_id_fk', columns: [t.membershipId], foreignColumns: [memberships.id] }).onDelete('cascade'),
     foreignKey({ name: 'device_authorizations_session_id_sessions_id_fk', columns: [t.sessionId], foreignColumns: [sessions.id] }).onDelete('set null'),
     uniqueIndex('device_authorizations_device_code_uq').on(t.deviceCodeHash),
     uniqueIndex('device_authorizations_user_code_uq').on(t.userCodeHash),
@@ -219,7 +210,6 @@ export const invitations = pgTable(
     lastSentAt: timestamp('last_sent_at', { withTimezone: true, precision: 3, mode: 'date' }),
   },
   (t) => [
-    foreignKey({ name: 'invitations_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
     foreignKey({ name: 'invitations_accepted_by_people_id_fk', columns: [t.acceptedBy], foreignColumns: [people.id] }).onDelete('set null'),
     uniqueIndex('invitations_token_uq').on(t.tokenHash),
     index('invitations_app_created_idx').on(t.applicationId, t.createdAt, t.id),
@@ -260,7 +250,6 @@ export const memberships = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
-    foreignKey({ name: 'memberships_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
     foreignKey({ name: 'memberships_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     uniqueIndex('memberships_app_person_uq').on(t.applicationId, t.personId),
     index('memberships_app_joined_idx').on(t.applicationId, t.joinedAt, t.id),
@@ -415,9 +404,7 @@ export const refreshTokenFamilies = pgTable(
     revokedReason: text('revoked_reason'),
   },
   (t) => [
-    foreignKey({ name: 'refresh_token_families_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
     foreignKey({ name: 'refresh_token_families_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
-    foreignKey({ name: 'refresh_token_families_membership_id_memberships_id_fk', columns: [t.membershipId], foreignColumns: [memberships.id] }).onDelete('set null'),
     foreignKey({ name: 'refresh_token_families_session_id_sessions_id_fk', columns: [t.sessionId], foreignColumns: [sessions.id] }).onDelete('set null'),
     index('rtf_person_app_idx').on(t.personId, t.applicationId),
     index('rtf_session_idx').on(t.sessionId),
@@ -487,7 +474,6 @@ export const sessionClients = pgTable(
   (t) => [
     primaryKey({ columns: [t.sessionId, t.applicationId] }),
     foreignKey({ name: 'session_clients_session_id_sessions_id_fk', columns: [t.sessionId], foreignColumns: [sessions.id] }).onDelete('cascade'),
-    foreignKey({ name: 'session_clients_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
     index('session_clients_app_idx').on(t.applicationId),
   ],
 );
@@ -604,7 +590,6 @@ export const webhookDeliveries = pgTable(
     deliveredAt: timestamp('delivered_at', { withTimezone: true, precision: 3, mode: 'date' }),
   },
   (t) => [
-    foreignKey({ name: 'webhook_deliveries_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
     index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),
     index('webhook_deliveries_app_idx').on(t.applicationId, t.createdAt, t.id),
     index('webhook_deliveries_created_idx').on(t.createdAt),

@@ -13,9 +13,11 @@ export interface PostgresOptions {
 
 /**
  * The smallest pool that works: migrations and singleton jobs hold one connection (their lock's)
- * while their statements run on another.
+ * while their statements run on others, and three singleton jobs (key rotation, the retention
+ * sweeper, the background purge) may hold theirs at once on one instance. With fewer, two holders
+ * would wait for ever for the connection their own statements need.
  */
-export const MIN_POOL = 2;
+export const MIN_POOL = 4;
 
 /** The pool's settings from the environment (GATEHOUSE_DATABASE_URL selects PostgreSQL). */
 export function postgresOptions(env: NodeJS.ProcessEnv = process.env): PostgresOptions | undefined {
@@ -39,3 +41,10 @@ export function postgresOptions(env: NodeJS.ProcessEnv = process.env): PostgresO
 /** What `gatehouse backup` and `restore` say in PostgreSQL mode. */
 export const PG_BACKUP_ADVICE =
   'In PostgreSQL mode (GATEHOUSE_DATABASE_URL) the database is backed up and restored with PostgreSQL\'s own tools: pg_dump --format=custom and pg_restore; `gatehouse backup` and `restore` copy an embedded SQLite store only.';
+
+/**
+ * Why a server in PostgreSQL mode refuses to start without a configured admin token: a token
+ * generated into one instance's data directory would be accepted by that instance only.
+ */
+export const PG_ADMIN_TOKEN_REQUIRED =
+  'In PostgreSQL mode every instance must accept the same admin token: set ADMIN_TOKEN or ADMIN_TOKEN_FILE.';

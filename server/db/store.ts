@@ -200,11 +200,19 @@ export async function sqlRows<T>(db: Db, query: SQL): Promise<T[]> {
 export interface TransactionOptions {
   /** PostgreSQL only: `read committed` for bodies whose writes guard themselves (conditional updates). */
   isolation?: Isolation;
+  /**
+   * SQLite only: foreign-key enforcement, and so its cascades, off for this transaction (a big
+   * delete whose rows are purged in batches: data-lifecycle/purge.ts). The pragma cannot change
+   * inside a transaction, so it is set while the gate is held, before BEGIN and after the end:
+   * no other statement runs meanwhile. A nested call (joining an open transaction) is refused.
+   */
+  sqliteForeignKeysOff?: boolean;
 }
 
 /** Runs `fn` in one transaction on `db` (see the module comment); joins an open one. */
 export async function transaction<T, D extends object = Db>(db: D, fn: (tx: D) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const open = currentTransaction(db);
+  if (open && options.sqliteForeignKeysOff) throw new Error('foreign keys cannot be turned off inside a transaction');
   if (open) return fn(db);
   const scope: TxScope = { db, done: false };
   const runner = postgres.get(db);
@@ -219,7 +227,9 @@ export async function transaction<T, D extends object = Db>(db: D, fn: (tx: D) =
   while (holder !== undefined) await waitForGate();
   holder = scope;
   const client = (db as unknown as Db).$client;
+  const foreignKeysOff = options.sqliteForeignKeysOff === true;
   try {
+    if (foreignKeysOff) client.pragma('foreign_keys = OFF');
     client.exec('BEGIN');
     const result = await scopes.run(scope, () => fn(db));
     client.exec('COMMIT');
@@ -228,6 +238,7 @@ export async function transaction<T, D extends object = Db>(db: D, fn: (tx: D) =
     if (client.inTransaction) client.exec('ROLLBACK');
     throw error;
   } finally {
+    if (foreignKeysOff) client.pragma('foreign_keys = ON');
     scope.done = true;
     releaseGate();
   }

@@ -2,7 +2,7 @@
  * `GET /healthz` and `GET /readyz` for load balancers and supervisors (issue 26).
  *
  * - `/healthz`: the process answers and its database answers a trivial query (SQLite file or
- *   PostgreSQL pool); 503 with `database: "unreachable"` otherwise.
+ *   PostgreSQL pool) within HEALTH_TIMEOUT_MS; 503 with `database: "unreachable"` otherwise.
  * - `/readyz`: whether this instance should get traffic: 503 `not_ready` while the database is
  *   unreachable. While the server is stopping, Fastify itself answers 503 to every request
  *   (`return503OnClosing`), so a load balancer drains it before its connections close.
@@ -11,12 +11,22 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { sqlRows } from '../db/store.js';
 
+/**
+ * A database that has not answered in this long counts as unreachable: a load balancer's check
+ * must not hang for the client's connect timeout (PostgreSQL behind a dead network path).
+ */
+export const HEALTH_TIMEOUT_MS = 2_000;
+
 async function databaseReachable(app: FastifyInstance): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS);
+  });
+  const check = sqlRows(app.ctx.db, sql`SELECT 1`).then(() => true, () => false);
   try {
-    await sqlRows(app.ctx.db, sql`SELECT 1`);
-    return true;
-  } catch {
-    return false;
+    return await Promise.race([check, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

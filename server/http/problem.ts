@@ -111,9 +111,22 @@ function validationErrors(error: FastifyError): FieldError[] {
   });
 }
 
+/**
+ * Whether the database refused text of the request that it cannot store: PostgreSQL's text holds
+ * no NUL character (SQLSTATE 22021, also when drizzle wrapped the driver's error), where SQLite
+ * would store it. The request's fault, answered as bad input rather than a 500.
+ */
+export function isUnstorableText(error: unknown): boolean {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (e.code === '22021') return true;
+  }
+  return false;
+}
+
 /** Turns any error thrown by Fastify or a handler into a `Problem` (or `undefined` for a 500). */
 export function toProblem(error: unknown): Problem | undefined {
   if (error instanceof Problem) return error;
+  if (isUnstorableText(error)) return badRequest('invalid_text', 'Text in the request must not contain the NUL character (U+0000).');
   const e = error as Partial<FastifyError> & { validation?: unknown };
   if (e && Array.isArray(e.validation)) {
     return validationFailed(validationErrors(e as FastifyError));

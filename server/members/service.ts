@@ -20,7 +20,7 @@ import { beginPurge } from '../data-lifecycle/purge.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { membershipEventData } from './create.js';
 import { resetSecondFactor, secondFactorSummary } from '../accounts/second-factor/service.js';
-import { searchCandidates } from './search.js';
+import { containsText, likePattern, searchCandidates } from './search.js';
 import type { MemberListQuery, MemberPatch } from './schemas.js';
 import { exec, one, many, transaction } from '../db/store.js';
 
@@ -42,11 +42,6 @@ export function memberRecord({ m, p }: MemberRow) {
 }
 
 const personColumns = { id: people.id, email: people.email, name: people.name };
-
-/** `%`, `_` and `\` are literal in a `q` search, not LIKE wildcards. */
-function likePattern(q: string): string {
-  return `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
 
 const placeholder = sql.placeholder;
 
@@ -80,10 +75,8 @@ function buildListQuery(db: Db, filters: { status: boolean; role: boolean; curso
       : undefined,
     // Found by the index: looked up through (application_id, person_id), sorted after.
     search && 'personIds' in search ? inArray(memberships.personId, search.personIds) : undefined,
-    // E-mails are stored lower-cased; names match case-insensitively (SQLite LIKE is ASCII case-insensitive).
-    search && 'pattern' in search
-      ? or(sql`${people.email} LIKE ${search.pattern} ESCAPE '\\'`, sql`${people.name} LIKE ${search.pattern} ESCAPE '\\'`)
-      : undefined,
+    // E-mails are stored lower-cased; names match case-insensitively (members/search.ts).
+    search && 'pattern' in search ? containsText(db, search.pattern) : undefined,
     search && 'pattern' in search && search.end ? atOrBefore(search.end) : undefined,
   ];
   return db

@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { JSON_TYPE, type JsonAnswer } from '../http/early-answers.js';
+import { isUnstorableText } from '../http/problem.js';
 
 /**
  * RFC 6749 §5.2 allows only %x20-21 / %x23-5B / %x5D-7E in `error_description`; descriptions
@@ -53,6 +54,7 @@ export function oauthErrorAnswer(error: OAuthError): JsonAnswer {
  */
 export function failureAnswer(error: unknown, log: FastifyBaseLogger): JsonAnswer {
   if (error instanceof OAuthError) return oauthErrorAnswer(error);
+  if (isUnstorableText(error)) return oauthErrorAnswer(invalidRequest('A parameter contains the NUL character (U+0000).'));
   const status = (error as Partial<FastifyError>)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const description =

@@ -8,12 +8,17 @@
  * What the schedule did last is kept in memory for `GET /api/admin/backups/status` (with when it
  * runs next: a restart starts the interval over) and in `meta`, so `gatehouse status` (another
  * process) reports the server's own view, not its own environment's.
+ *
+ * In PostgreSQL mode (issue 26) the server takes no backups: the database is the operator's to
+ * back up with pg_dump. The schedule stays off and says why; taking or downloading one answers
+ * 409 `backups_use_pg_dump`.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
 import { readMeta, writeMeta } from '../db/meta.js';
 import type { Db } from '../db/client.js';
 import { conflict } from '../http/problem.js';
+import { engineOf } from '../db/store.js';
 import { backupIntoStore, configuredSecret, encryptionSetting, ENCRYPTION_REQUIRED, pruneBackups, type BackupRecord } from './backup.js';
 
 const STATE_KEY = 'backup_schedule';
@@ -47,8 +52,16 @@ export function scheduleBlocked(record: Pick<ScheduleRecord, 'intervalSeconds' |
   return null;
 }
 
+/** Why the server keeps no backups of a PostgreSQL database (the 409's detail and the schedule's blocked reason). */
+export const PG_BACKUPS_BY_OPERATOR =
+  'In PostgreSQL mode the database is backed up with pg_dump --format=custom and restored with pg_restore; the server takes no backups of its own.';
+
+/** The 409 of every backup action in PostgreSQL mode. */
+export const backupsUsePgDump = () => conflict('backups_use_pg_dump', PG_BACKUPS_BY_OPERATOR);
+
 /** Takes a backup of the running database into `<data>/backups/` (encrypted, or a 409). */
 export async function backupNow(ctx: AppContext): Promise<BackupRecord> {
+  if (engineOf(ctx.db) === 'postgres') throw backupsUsePgDump();
   if (ctx.config.dataDir === ':memory:') throw conflict('backups_unavailable', 'This server has no data directory to keep backups in.');
   const secret = configuredSecret(ctx.config);
   if (!secret) throw conflict('backup_encryption_required', ENCRYPTION_REQUIRED);
@@ -56,7 +69,9 @@ export async function backupNow(ctx: AppContext): Promise<BackupRecord> {
 }
 
 /** Why the server takes no scheduled backups under this configuration, or null when it does. */
-export function blockedReason(config: AppContext['config']): string | null {
+export function blockedReason(ctx: Pick<AppContext, 'config' | 'db'>): string | null {
+  const { config } = ctx;
+  if (engineOf(ctx.db) === 'postgres') return PG_BACKUPS_BY_OPERATOR;
   if (config.dataDir === ':memory:') return 'This server has no data directory to keep backups in.';
   return scheduleBlocked({ intervalSeconds: config.backupInterval, encryption: encryptionSetting(config) });
 }
@@ -66,6 +81,10 @@ export async function startBackupSchedule(ctx: AppContext, log: FastifyBaseLogge
   const { backupInterval, backupKeep, dataDir } = ctx.config;
   const none = async () => {};
   if (dataDir === ':memory:') return none;
+  if (engineOf(ctx.db) === 'postgres') {
+    if (backupInterval > 0) log.info(`scheduled backups are off: ${PG_BACKUPS_BY_OPERATOR}`);
+    return none;
+  }
   const record: ScheduleRecord = {
     intervalSeconds: backupInterval,
     encryption: encryptionSetting(ctx.config),

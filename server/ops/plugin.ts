@@ -5,7 +5,7 @@
  * background jobs: scheduled backups, the signing-key rotation schedule, the retention sweeper
  * and the purge of big deletes.
  */
-import { singleton } from '../db/store.js';
+import { engineOf, singleton } from '../db/store.js';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import type { Server as TlsServer } from 'node:tls';
 import type { FastifyPluginAsync } from 'fastify';
@@ -19,7 +19,7 @@ import { recordAudit } from '../audit/record.js';
 import { Sweeper } from '../data-lifecycle/sweeper.js';
 import { pendingPurges, Purger } from '../data-lifecycle/purge.js';
 import { backupPath, listBackups } from './backup.js';
-import { backupNow, idleSchedule, startBackupSchedule } from './backup-schedule.js';
+import { backupNow, backupsUsePgDump, idleSchedule, startBackupSchedule } from './backup-schedule.js';
 import { BackupIdParams, BackupListSchema, BackupRecordSchema, OperationsSchema, SweeperStatusSchema } from './schemas.js';
 import { caStatus, renewLocalCa, tlsPaths } from './tls.js';
 import { KEY_CHECK_MS, rotateKeyIfDue } from './key-rotation.js';
@@ -27,13 +27,26 @@ import { opsStatusRoutes, tlsStatus, TlsStatusSchema } from './status-routes.js'
 
 const tags = ['operations'];
 
+/** The 409s of the backup actions, named in the OpenAPI document. */
+const backupConflict = Type.Ref('Problem', {
+  description:
+    '`backup_encryption_required`: no GATEHOUSE_BACKUP_PASSPHRASE or GATEHOUSE_BACKUP_KEY_FILE is set (the server writes no unencrypted backup); ' +
+    '`backups_unavailable`: the server has no data directory; ' +
+    '`backups_use_pg_dump`: PostgreSQL mode (GATEHOUSE_DATABASE_URL), where the database is backed up with pg_dump and the server takes no backups of its own.',
+});
+
 const adminOpsRoutes = (sweeper: Sweeper): FastifyPluginAsyncTypebox => async (app) => {
   const { ctx } = app;
   app.addHook('onRequest', requireAdmin);
 
   app.post(
     '/backups',
-    { schema: { tags, security, summary: 'Take a backup now (needs GATEHOUSE_BACKUP_PASSPHRASE or GATEHOUSE_BACKUP_KEY_FILE)', response: { 201: BackupRecordSchema, ...adminErrors } } },
+    {
+      schema: {
+        tags, security, summary: 'Take a backup now (needs GATEHOUSE_BACKUP_PASSPHRASE or GATEHOUSE_BACKUP_KEY_FILE; not in PostgreSQL mode)',
+        response: { 201: BackupRecordSchema, ...adminErrors, 409: backupConflict },
+      },
+    },
     async (request, reply) => {
       const record = await backupNow(ctx);
       await recordAudit(ctx.db, ctx.clock.now(), { actor: actorName(request.actor), action: 'backup.created', target: record.id, details: { encrypted: record.encrypted } });
@@ -43,8 +56,8 @@ const adminOpsRoutes = (sweeper: Sweeper): FastifyPluginAsyncTypebox => async (a
 
   app.get(
     '/backups',
-    { schema: { tags, security, summary: 'List stored backups, newest first', response: { 200: BackupListSchema, ...adminErrors } } },
-    async () => ({ backups: listBackups(ctx.config.dataDir), nextCursor: null }),
+    { schema: { tags, security, summary: 'List stored backups, newest first (none in PostgreSQL mode: pg_dump takes them)', response: { 200: BackupListSchema, ...adminErrors } } },
+    async () => ({ backups: engineOf(ctx.db) === 'postgres' ? [] : listBackups(ctx.config.dataDir), nextCursor: null }),
   );
 
   app.get(
@@ -53,10 +66,11 @@ const adminOpsRoutes = (sweeper: Sweeper): FastifyPluginAsyncTypebox => async (a
       schema: {
         tags, security, summary: 'Download a backup file',
         params: BackupIdParams,
-        response: { 200: Type.Unknown(), ...adminErrors },
+        response: { 200: Type.Unknown(), ...adminErrors, 409: backupConflict },
       },
     },
     async (request, reply) => {
+      if (engineOf(ctx.db) === 'postgres') throw backupsUsePgDump();
       const path = backupPath(ctx.config.dataDir, request.params.id);
       if (!path) throw notFound('backup_not_found', `No backup with id ${request.params.id}.`);
       return reply

@@ -17,6 +17,7 @@ import { adminErrors, iso, NoQuery, NullableTimestamp, Timestamp, adminSecurity 
 import { encryptionSetting, listBackups } from './backup.js';
 import { caStatus, certificateSummary, RENEW_BEFORE_DAYS, tlsPaths, type CertificateSummary } from './tls.js';
 import type { AppContext } from '../context.js';
+import { engineOf } from '../db/store.js';
 import { blockedReason, type BackupSchedule } from './backup-schedule.js';
 import { activeKey, newestKey, nextRotationAt } from './key-rotation.js';
 
@@ -151,10 +152,10 @@ export const opsStatusRoutes: FastifyPluginAsyncTypebox<{ schedule: BackupSchedu
     { schema: { tags, security, summary: 'Backup schedule, last and next run, encryption', querystring: NoQuery, response: { 200: BackupStatusSchema, ...adminErrors } } },
     async () => {
       const hasDir = config.dataDir !== ':memory:';
-      const newest = hasDir ? listBackups(config.dataDir)[0] : undefined;
+      const newest = hasDir && engineOf(ctx.db) === 'sqlite' ? listBackups(config.dataDir)[0] : undefined;
       return {
         scheduled: schedule.running,
-        blockedReason: blockedReason(config),
+        blockedReason: blockedReason(ctx),
         intervalSeconds: config.backupInterval,
         keep: config.backupKeep,
         passphraseSet: encryptionSetting(config) !== null,

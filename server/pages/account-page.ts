@@ -49,7 +49,7 @@ import { preparePageScope } from './page-scope.js';
 import { pageText, type Translate } from '../i18n/index.js';
 import { problemText } from './text.js';
 import { recoveryCodesPage } from './second-factor-pages.js';
-import { accountFlash, type AccountFlash, type ErrorTarget } from './account-flash.js';
+import { putFlash, takeFlash, type AccountFlash, type ErrorTarget } from './account-flash.js';
 import { consentsOfPerson, withdrawConsent } from '../oauth/consent.js';
 import { scopeWords } from './scope-words.js';
 import { mailerFor } from '../mail/mailer.js';
@@ -230,12 +230,12 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   /**
-   * Runs a form's action. A refusal is shown post/redirect/get: it waits in the flash store for
-   * this session, and the answer is a 303 to the page at the form's section, where the message is
+   * Runs a form's action. A refusal is shown post/redirect/get: it waits in a flash cookie for
+   * this session (account-flash.ts), and the answer is a 303 to the page at the form's section, where the message is
    * focused (so a reader lands on it, not at the top of the page).
    */
   async function act(
-    request: FastifyRequest, reply: FastifyReply, me: Me, target: ErrorTarget,
+    request: FastifyRequest, reply: FastifyReply, target: ErrorTarget,
     action: () => unknown, values?: AccountFlash['values'], labels?: Map<string, string>,
   ) {
     try {
@@ -245,7 +245,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // A demand for a fresh sign-in is answered by the page scope's error handler (a trip through sign-in).
       if (!(error instanceof Problem) || error.code === 'reauthentication_required') throw error;
       const { locale, t } = pageText(ctx.config, request);
-      accountFlash(ctx).put(me.session.id, { error: { target, message: problemText(t, locale, error, labels) }, values }, ctx.clock.now().getTime());
+      putFlash(ctx.config, request, reply, { error: { target, message: problemText(t, locale, error, labels) }, values }, ctx.clock.now().getTime());
       const anchor = anchorOf(target);
       return reply.header('cache-control', 'no-store').redirect(`/account${anchor ? `#${anchor}` : ''}`, 303);
     }
@@ -254,7 +254,9 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/account', { schema: { hide: true, querystring: AccountQuery } }, async (request, reply) => {
     const notice = request.query.notice;
     const me = await readSession(ctx, request);
-    const flash = me ? accountFlash(ctx).take(me.session.id, ctx.clock.now().getTime()) : undefined;
+    // Read (and cleared) whoever asks; shown only to the session it was left for.
+    const taken = takeFlash(ctx.config, request, reply, ctx.clock.now().getTime());
+    const flash = me ? taken : undefined;
     const { t } = pageText(ctx.config, request);
     return showAccount(ctx, request, reply, me, {
       notice: isNotice(notice) ? t(`account.notices.${notice}`) : undefined,
@@ -276,7 +278,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
         Object.entries(form).flatMap(([k, v]) => (k.startsWith('profile.') && v !== undefined ? [[k.slice(8), v]] : [])),
       );
       const refused = await act(
-        request, reply, me, `profile:${appId}`,
+        request, reply, `profile:${appId}`,
         async () => updateOwnProfile(ctx, me, appId, profileUpdate(fields, form)),
         { applicationId: appId, profile: submitted },
         new Map(fields.map((f) => [f.key, f.label])),
@@ -292,7 +294,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const me = await formCaller(request, request.body.csrf_token);
       if (!me) return back(reply, 'signed_out');
       let wasCurrent = false;
-      const refused = await act(request, reply, me, 'sessions', async () => {
+      const refused = await act(request, reply, 'sessions', async () => {
         wasCurrent = (await endOwnSession(ctx, me, request.params.sid)).wasCurrent;
       });
       if (refused) return refused;
@@ -314,7 +316,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const me = await formCaller(request, request.body.csrf_token);
       if (!me) return back(reply, 'signed_out');
-      const refused = await act(request, reply, me, 'accounts', async () => unlinkAccount(ctx, me, request.params.provider));
+      const refused = await act(request, reply, 'accounts', async () => unlinkAccount(ctx, me, request.params.provider));
       return refused ?? back(reply, 'account_unlinked', 'sign-in-methods');
     },
   );
@@ -326,7 +328,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const form = request.body;
       const me = await formCaller(request, form.csrf_token);
       if (!me) return back(reply, 'signed_out');
-      const refused = await act(request, reply, me, 'password', async () => {
+      const refused = await act(request, reply, 'password', async () => {
         if ((form.new_password ?? '') !== (form.confirm_password ?? '')) {
           throw new Problem(400, 'password_mismatch', 'The new password and its confirmation differ.');
         }
@@ -343,7 +345,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/account/security/totp/start', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
-    const refused = await act(request, reply, me, 'security', async () => startTotpEnrolment(ctx, me.person, me.session.id));
+    const refused = await act(request, reply, 'security', async () => startTotpEnrolment(ctx, me.person, me.session.id));
     return refused ?? reply.redirect('/account#security', 303);
   });
 
@@ -351,7 +353,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
     let codes: string[] | undefined;
-    const refused = await act(request, reply, me, 'security', async () => {
+    const refused = await act(request, reply, 'security', async () => {
       codes = (await confirmTotp(ctx, me.person, request.body.code ?? '', `person:${me.person.id}`)).recoveryCodes;
     });
     if (refused) return refused;
@@ -361,7 +363,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/account/security/totp/remove', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
-    const refused = await act(request, reply, me, 'security', async () => removeTotp(ctx, me.person, me.session.id));
+    const refused = await act(request, reply, 'security', async () => removeTotp(ctx, me.person, me.session.id));
     return refused ?? back(reply, 'totp_removed', 'security');
   });
 
@@ -370,7 +372,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
     let codes: string[] | undefined;
-    const refused = await act(request, reply, me, 'security', async () => {
+    const refused = await act(request, reply, 'security', async () => {
       await requireRecentSignIn(ctx, me.session.id);
       let response: unknown;
       try {
@@ -389,7 +391,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/account/security/passkeys/:id/rename', { schema: { hide: true, params: PasskeyParams, body: RenameForm } }, async (request, reply) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
-    const refused = await act(request, reply, me, 'security', async () => {
+    const refused = await act(request, reply, 'security', async () => {
       const name = (request.body.name ?? '').trim();
       if (!name) throw new Problem(400, 'passkey_name_missing', 'Give the passkey a name.');
       await renameOwnPasskey(ctx, me.person, request.params.id, name);
@@ -400,7 +402,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/account/security/passkeys/:id/remove', { schema: { hide: true, params: PasskeyParams, body: CsrfOnly } }, async (request, reply) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
-    const refused = await act(request, reply, me, 'security', async () => removePasskey(ctx, me.person, me.session.id, request.params.id));
+    const refused = await act(request, reply, 'security', async () => removePasskey(ctx, me.person, me.session.id, request.params.id));
     return refused ?? back(reply, 'passkey_removed', 'security');
   });
 
@@ -408,7 +410,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
     let codes: string[] = [];
-    const refused = await act(request, reply, me, 'security', async () => {
+    const refused = await act(request, reply, 'security', async () => {
       codes = await regenerateRecoveryCodes(ctx, me.person, me.session.id);
     });
     return refused ?? codesPage(reply, me, codes, '/account#security');
@@ -418,7 +420,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/account/verify-email', { config: { rateLimit: limits.passwordReset }, schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
-    const refused = await act(request, reply, me, 'verify', async () => {
+    const refused = await act(request, reply, 'verify', async () => {
       const outcome = await sendVerificationEmail(ctx, me.person, request.log, pageText(ctx.config, request).locale);
       if (outcome === 'already_verified') throw new Problem(409, 'email_already_verified', 'Your e-mail address is already verified.');
       if (outcome === 'mail_not_configured') throw new Problem(404, 'mail_not_configured', 'This server cannot send e-mail (SMTP_URL is not set).');
@@ -435,7 +437,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const me = await formCaller(request, request.body.csrf_token);
       if (!me) return back(reply, 'signed_out');
       const appId = request.params.appId;
-      const refused = await act(request, reply, me, `profile:${appId}`, async () => withdrawConsent(ctx, me.person.id, appId));
+      const refused = await act(request, reply, `profile:${appId}`, async () => withdrawConsent(ctx, me.person.id, appId));
       return refused ?? back(reply, 'consent_withdrawn', appAnchor(appId));
     },
   );

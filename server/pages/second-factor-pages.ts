@@ -96,7 +96,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   async function showStep(request: FastifyRequest, reply: FastifyReply, error?: string) {
     const found = await pending(request);
     if (!found) return expiredPage(reply);
-    const methods = methodsOf(ctx.db, found.person.id);
+    const methods = await methodsOf(ctx.db, found.person.id);
     if (methods.length === 0) return reply.header('cache-control', 'no-store').redirect(ENROL_PAGE, 303);
     const app = found.entry.applicationId ? await findApplication(ctx.db, found.entry.applicationId) : undefined;
     const { t } = pageText(ctx.config, request);
@@ -120,7 +120,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   async function showEnrol(request: FastifyRequest, reply: FastifyReply, error?: string) {
     const found = await pending(request);
     if (!found) return expiredPage(reply);
-    if (hasSecondFactor(ctx.db, found.person.id)) return reply.header('cache-control', 'no-store').redirect(SECOND_FACTOR_PAGE, 303);
+    if (await hasSecondFactor(ctx.db, found.person.id)) return reply.header('cache-control', 'no-store').redirect(SECOND_FACTOR_PAGE, 303);
     const secret = (await pendingTotpSecret(ctx, found.person.id)) ?? (await startTotpEnrolment(ctx, found.person, undefined)).secret;
     const app = found.entry.applicationId ? await findApplication(ctx.db, found.entry.applicationId) : undefined;
     const { t } = pageText(ctx.config, request);

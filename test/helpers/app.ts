@@ -27,13 +27,18 @@ export interface TestApp {
 
 const open: TestApp[] = [];
 const openForFile: TestApp[] = [];
+/** Apps made by `makeInstance` on SQLite: they share their first instance's handle, closed with it. */
+const borrowedDb = new WeakSet<TestApp>();
 async function closeAll(list: TestApp[]) {
   while (list.length) {
     const t = list.pop()!;
     await t.app.close();
-    await closeDatabase(t.db);
+    if (!borrowedDb.has(t)) await closeDatabase(t.db);
   }
 }
+
+/** Where each PostgreSQL test database is, for a second instance on it (`makeInstance`). */
+const postgresUrls = new WeakMap<Db, string>();
 
 /**
  * The store an app runs on: a fresh in-memory SQLite database, or in the `unit-postgres` project
@@ -59,7 +64,10 @@ export async function openTestDatabase(): Promise<Db> {
   } finally {
     await admin.end();
   }
-  return (await openPostgres({ url: `postgres://postgres@127.0.0.1:${pg.port}/${name}`, max: 4 })) as unknown as Db;
+  const url = `postgres://postgres@127.0.0.1:${pg.port}/${name}`;
+  const db = (await openPostgres({ url, max: 4 })) as unknown as Db;
+  postgresUrls.set(db, url);
+  return db;
 }
 let databases = 0;
 
@@ -76,6 +84,32 @@ export async function makeApp(
   const config = testConfig({ adminToken: ADMIN_TOKEN, ...options.config });
   // PostgreSQL mode seals secrets under a key secret and refuses to start without one.
   if (inject('gatehousePostgres')) config.env = { GATEHOUSE_KEY_SECRET: TEST_KEY_SECRET, ...config.env };
+  return startApp(db, clock, config, options);
+}
+
+/**
+ * Another instance beside `first`, as behind a load balancer: its own app (its own process
+ * memory: limiter windows, caches) on the same database. On PostgreSQL it opens a pool of its own
+ * to `first`'s database; on SQLite, where one process owns a database, it shares `first`'s handle.
+ * Same configuration and clock as `first` unless given.
+ */
+export async function makeInstance(
+  first: TestApp,
+  options: { config?: Partial<Config>; deps?: Partial<AppDeps>; perFile?: boolean } = {},
+): Promise<TestApp> {
+  const url = postgresUrls.get(first.db);
+  const db = url ? ((await openPostgres({ url, max: 4 })) as unknown as Db) : first.db;
+  const t = await startApp(db, first.clock, { ...first.config, ...options.config }, options);
+  if (!url) borrowedDb.add(t);
+  return t;
+}
+
+async function startApp(
+  db: Db,
+  clock: ReturnType<typeof fixedClock>,
+  config: Config,
+  options: { deps?: Partial<AppDeps>; perFile?: boolean },
+): Promise<TestApp> {
   const app = await buildApp({ db, config, clock, ...options.deps });
   await app.ready();
   const t: TestApp = {

@@ -5,7 +5,7 @@
  * directory), stopped and removed by `stop()`. Each test takes a database of its own.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -15,10 +15,16 @@ const BIN = '/usr/lib/postgresql/15/bin';
 
 export interface PostgresServer {
   port: number;
+  /** The postmaster's process id (its backends are its children: the benchmark reads their CPU). */
+  pid: number;
   /** A URL for `database` on this server (see `createDatabase`). */
   url(database: string): string;
   /** Creates a database (empty, or a copy of `template`) and returns its URL. */
   createDatabase(name?: string, template?: string): Promise<string>;
+  /** Stops the server as a crash would (its data kept), so that clients find it unreachable. */
+  halt(): void;
+  /** Starts a halted server again, on the same port. */
+  resume(): void;
   stop(): void;
 }
 
@@ -26,26 +32,36 @@ function asPostgres(args: string[]): void {
   execFileSync('runuser', ['-u', 'postgres', '--', ...args], { stdio: 'pipe' });
 }
 
-export async function startPostgres(): Promise<PostgresServer> {
+/**
+ * Starts a server. Tests run it without fsync (nothing here must survive a power cut);
+ * `durable: true` keeps fsync and full-page writes (the benchmark), while commits stay
+ * asynchronous (synchronous_commit=off) in both: like SQLite's WAL with synchronous=NORMAL, a
+ * crash of the machine may lose the last commits but never corrupts.
+ */
+export async function startPostgres(options: { durable?: boolean } = {}): Promise<PostgresServer> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-pg-'));
   const { uid, gid } = userIds('postgres');
   chownSync(dir, uid, gid);
   const data = join(dir, 'data');
   const port = await freePort();
-  try {
-    asPostgres([`${BIN}/initdb`, '-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  const startServer = () =>
     asPostgres([
       `${BIN}/pg_ctl`, '-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start',
-      '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
+      '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${options.durable ? '' : ' -c fsync=off -c full_page_writes=off'} -c synchronous_commit=off -c max_connections=200`,
     ]);
+  try {
+    asPostgres([`${BIN}/initdb`, '-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+    startServer();
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
   let made = 0;
   const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
   return {
     port,
+    pid,
     url,
     async createDatabase(name = `gatehouse_${process.pid}_${++made}`, template?: string) {
       const admin = postgres(url('postgres'), { max: 1, onnotice: () => {} });
@@ -56,6 +72,10 @@ export async function startPostgres(): Promise<PostgresServer> {
       }
       return url(name);
     },
+    halt() {
+      asPostgres([`${BIN}/pg_ctl`, '-D', data, '-m', 'immediate', '-w', 'stop']);
+    },
+    resume: startServer,
     stop() {
       try {
         asPostgres([`${BIN}/pg_ctl`, '-D', data, '-m', 'immediate', '-w', 'stop']);

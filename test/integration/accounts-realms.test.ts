@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import type { FastifyRequest } from 'fastify';
-import { memberships, people, type Application } from '../../server/db/schema.js';
+import { applications, memberships, people, type Application } from '../../server/db/schema.js';
 import { readSession, realmAuthTime, realmOf } from '../../server/accounts/session.js';
 import { settleMembership } from '../../server/accounts/membership.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
@@ -10,8 +10,8 @@ import { exec, one } from '../../server/db/store.js';
 
 const fakeRequest = (token: string) => ({ cookies: { gatehouse_session: token } }) as unknown as FastifyRequest;
 
-function appRow(t: TestApp, id: string): Application {
-  return t.app.ctx.db.query.applications.findFirst({ where: (a, { eq: e }) => e(a.id, id) }).sync()!;
+async function appRow(t: TestApp, id: string): Promise<Application> {
+  return (await one(t.db.select().from(applications).where(eq(applications.id, id))))!;
 }
 
 describe('SSO realms', () => {
@@ -22,7 +22,7 @@ describe('SSO realms', () => {
     await createApplication(t, { id: 'app-a', audience: 'a', ssoGroupId: 'office', ...open });
     await createApplication(t, { id: 'app-b', audience: 'b', ssoGroupId: 'office', ...open });
     await createApplication(t, { id: 'app-c', audience: 'c', ...open });
-    const [a, b, c] = ['app-a', 'app-b', 'app-c'].map((id) => appRow(t, id)) as [Application, Application, Application];
+    const [a, b, c] = (await Promise.all(['app-a', 'app-b', 'app-c'].map((id) => appRow(t, id)))) as [Application, Application, Application];
     expect(realmOf(a)).toBe('group:office');
     expect(realmOf(c)).toBe('app:app-c');
 
@@ -104,19 +104,19 @@ describe('settleMembership', () => {
     await createApplication(t, { id: 'closed', audience: 'c', authPolicy: { signup_policy: 'closed' } });
     const ctx = t.app.ctx;
 
-    const joined = await settleMembership(ctx, appRow(t, 'open-app'), ada);
+    const joined = await settleMembership(ctx, await appRow(t, 'open-app'), ada);
     expect('membership' in joined && joined.membership).toMatchObject({ status: 'active', role: 'member' });
-    expect(await settleMembership(ctx, appRow(t, 'closed'), ada)).toMatchObject({ error: 'access_denied' });
-    expect(await settleMembership(ctx, appRow(t, 'invites'), ada)).toMatchObject({ error: 'access_denied' });
+    expect(await settleMembership(ctx, await appRow(t, 'closed'), ada)).toMatchObject({ error: 'access_denied' });
+    expect(await settleMembership(ctx, await appRow(t, 'invites'), ada)).toMatchObject({ error: 'access_denied' });
 
     (await insertInvitation(t, 'invites', 'ada@example.com', 'admin'));
     // An unverified e-mail does not pick up the invitation.
-    expect(await settleMembership(ctx, appRow(t, 'invites'), ada)).toMatchObject({ error: 'access_denied' });
+    expect(await settleMembership(ctx, await appRow(t, 'invites'), ada)).toMatchObject({ error: 'access_denied' });
     const verified = { ...ada, emailVerified: true };
-    const accepted = await settleMembership(ctx, appRow(t, 'invites'), verified);
+    const accepted = await settleMembership(ctx, await appRow(t, 'invites'), verified);
     expect('membership' in accepted && accepted.membership).toMatchObject({ status: 'active', role: 'admin' });
 
     await exec(t.db.update(memberships).set({ status: 'suspended' }).where(eq(memberships.applicationId, 'open-app')));
-    expect(await settleMembership(ctx, appRow(t, 'open-app'), ada)).toMatchObject({ error: 'access_denied' });
+    expect(await settleMembership(ctx, await appRow(t, 'open-app'), ada)).toMatchObject({ error: 'access_denied' });
   });
 });

@@ -14,7 +14,7 @@ import {
 } from '../../server/db/schema.js';
 import { readSession } from '../../server/accounts/session.js';
 import { newId } from '../../server/util/ids.js';
-import { makeApp, type TestApp } from '../helpers/app.js';
+import { makeApp, makeInstance, type TestApp } from '../helpers/app.js';
 import {
   PASSWORD,
   createApplication,
@@ -231,6 +231,43 @@ describe('POST /api/auth/sign-in/email', () => {
     t.clock.advance(61_000);
     expect((await signIn(t, { email: 'ada@example.com' })).statusCode).toBe(200);
     expect(await many(t.db.select().from(signInBackOff))).toEqual([]);
+  });
+
+  it('keeps the lock in the database: failures on one instance lock the address on another (issue 26)', async () => {
+    const { t, userId } = await withPerson();
+    const other = await makeInstance(t);
+    for (let i = 0; i < 5; i++) expect((await signIn(t, { email: 'ada@example.com', password: `wrong password ${i}` })).statusCode).toBe(401);
+    const locked = await signIn(other, { email: 'ada@example.com' });
+    expect(locked.statusCode).toBe(429);
+    expect(locked.headers['retry-after']).toBe('30');
+    expect(locked.json().code).toBe('rate_limited');
+
+    // The count goes on across them: the next failure, on the other one, locks for twice as long on both.
+    t.clock.advance(31_000);
+    expect((await signIn(other, { email: 'ada@example.com', password: 'wrong again' })).statusCode).toBe(401);
+    expect((await signIn(t, { email: 'ada@example.com' })).headers['retry-after']).toBe('60');
+    const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'security.sign_in_locked')));
+    expect(audit.map((a) => [a.target, a.details])).toEqual([
+      [userId, { failedSignIns: 5, lockedUntil: new Date(t.clock.now().getTime() - 31_000 + 30_000).toISOString() }],
+      [userId, { failedSignIns: 6, lockedUntil: new Date(t.clock.now().getTime() + 60_000).toISOString() }],
+    ]);
+
+    // A right password on either clears the count for both.
+    t.clock.advance(61_000);
+    expect((await signIn(other, { email: 'ada@example.com' })).statusCode).toBe(200);
+    expect(await many(t.db.select().from(signInBackOff))).toEqual([]);
+    expect((await signIn(t, { email: 'ada@example.com', password: 'wrong once more' })).statusCode).toBe(401);
+    expect((await signIn(t, { email: 'ada@example.com' })).statusCode).toBe(200);
+  });
+
+  it('counts guesses sent at once to two instances exactly: five are checked, the rest refused', async () => {
+    const { t } = await withPerson();
+    const other = await makeInstance(t);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => signIn(i % 2 ? other : t, { email: 'ada@example.com', password: `guess ${i}` })),
+    );
+    expect(answers.map((r) => r.statusCode).sort()).toEqual([...Array(5).fill(401), ...Array(7).fill(429)]);
+    expect(await many(t.db.select({ failures: signInBackOff.failures }).from(signInBackOff))).toEqual([{ failures: 5 }]);
   });
 
   it('rate-limits sign-in per IP with 429 and Retry-After', async () => {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ADMIN_TOKEN, appBody, makeApp } from '../helpers/app.js';
 import { expectProblem, expectValidation } from '../helpers/problem.js';
+import { engineOf } from '../../server/db/store.js';
 
 /** Every admin endpoint of issue 2, with a valid body where one is needed. */
 const ENDPOINTS: [string, string, unknown?][] = [
@@ -244,7 +245,9 @@ describe('routes, health and OpenAPI', () => {
     const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
     expect([ready.statusCode, ready.json()]).toEqual([200, { status: 'ready' }]);
     expect((await t.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok', database: 'reachable' });
-    t.db.$client.close();
+    // The store's connection gone (SQLite file closed; PostgreSQL pool ended).
+    if (engineOf(t.db) === 'postgres') await (t.db.$client as unknown as { end(): Promise<void> }).end();
+    else t.db.$client.close();
     const health = await t.app.inject({ method: 'GET', url: '/healthz' });
     expect([health.statusCode, health.json()]).toEqual([503, { status: 'unavailable', database: 'unreachable' }]);
     const notReady = await t.app.inject({ method: 'GET', url: '/readyz' });

@@ -6,7 +6,8 @@
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { eq } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
+import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../server/db/client.js';
 import {
@@ -35,7 +36,7 @@ import { createApplication } from '../helpers/accounts.js';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { CLI, cleanEnv, removeTempDirs, startServer as spawnServer, tempDir } from '../helpers/server-process.js';
 import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
-import { exec, one, many } from '../../server/db/store.js';
+import { engineOf, exec, one, many, sqlRows, transaction } from '../../server/db/store.js';
 
 const T0 = new Date('2026-06-01T00:00:00Z');
 const DAY = 86_400_000;
@@ -45,9 +46,29 @@ const ahead = (days: number) => new Date(T0.getTime() + days * DAY);
 afterEach(() => removeTempDirs());
 beforeAll(() => ensureBuilt(), 240_000);
 
-/** Rows of `table` (a drizzle table) whose column equals value. */
-function count(db: Db, sqlText: string, ...params: unknown[]): number {
-  return (db.$client.prepare(sqlText).get(...params) as { n: number }).n;
+/** The `n` of a `SELECT count(*) AS n …` (SQL both engines read alike). */
+async function count(db: Db, query: SQL): Promise<number> {
+  return Number((await sqlRows<{ n: number }>(db, query))[0]!.n);
+}
+
+/** Inserts many rows, a few hundred per statement, in one transaction (either engine). */
+async function insertMany<T extends SQLiteTable>(db: Db, table: T, rows: T['$inferInsert'][]): Promise<void> {
+  await transaction(db, async (tx) => {
+    for (let i = 0; i < rows.length; i += 500) await exec(tx.insert(table).values(rows.slice(i, i + 500)));
+  });
+}
+
+const EPOCH = new Date(0);
+
+/**
+ * No row points at a missing parent, and enforcement is back on after a delete that turned it off
+ * for its transaction. SQLite only: on PostgreSQL the references a purge removes carry no foreign
+ * key (scripts/pg-schema.ts), and the tests count what is left instead.
+ */
+function expectForeignKeysIntact(db: Db): void {
+  if (engineOf(db) !== 'sqlite') return;
+  expect(db.$client.pragma('foreign_key_check')).toEqual([]);
+  expect(db.$client.pragma('foreign_keys', { simple: true })).toBe(1);
 }
 
 let seq = 0;
@@ -126,9 +147,9 @@ describe('retention sweeper', () => {
     keep('invitations', (await invitation('revoked', ago(80))));
 
     const before = {
-      families: count(db, 'SELECT count(*) AS n FROM refresh_token_families'),
-      tokens: count(db, 'SELECT count(*) AS n FROM refresh_tokens'),
-      audit: count(db, 'SELECT count(*) AS n FROM audit_log'),
+      families: await count(db, sql`SELECT count(*) AS n FROM refresh_token_families`),
+      tokens: await count(db, sql`SELECT count(*) AS n FROM refresh_tokens`),
+      audit: await count(db, sql`SELECT count(*) AS n FROM audit_log`),
     };
     const run = await sweep(db, t.config, t.clock, { between: async () => {} });
     expect(run).toEqual({
@@ -153,9 +174,9 @@ describe('retention sweeper', () => {
       vacuumedPages: 0, // an in-memory database has no pages to hand back
       error: null,
     });
-    expect(count(db, 'SELECT count(*) AS n FROM refresh_token_families')).toBe(before.families - 2);
-    expect(count(db, 'SELECT count(*) AS n FROM refresh_tokens')).toBe(before.tokens - 5);
-    expect(count(db, 'SELECT count(*) AS n FROM audit_log')).toBe(before.audit - 1);
+    expect(await count(db, sql`SELECT count(*) AS n FROM refresh_token_families`)).toBe(before.families - 2);
+    expect(await count(db, sql`SELECT count(*) AS n FROM refresh_tokens`)).toBe(before.tokens - 5);
+    expect(await count(db, sql`SELECT count(*) AS n FROM audit_log`)).toBe(before.audit - 1);
     for (const fid of kept.families!) expect(await one(db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, fid))), fid).toBeDefined();
     for (const sid of kept.sessions!) expect(await one(db.select().from(sessions).where(eq(sessions.id, sid))), sid).toBeDefined();
     for (const did of kept.deliveries!) expect(await one(db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, did))), did).toBeDefined();
@@ -246,49 +267,40 @@ describe('retention sweeper', () => {
 
 describe('big deletes', () => {
   /** An application with `n` members, each with a refresh-token family of `tokens` tokens, and session marks. */
-  function seedApplication(db: Db, app: string, n: number, tokens: number) {
-    const sqlite = db.$client;
-    const insertPerson = sqlite.prepare('INSERT INTO people (id, email, name, created_at, updated_at) VALUES (?, ?, ?, 0, 0)');
-    const insertMember = sqlite.prepare("INSERT INTO memberships (id, application_id, person_id, joined_at, last_active_at, updated_at) VALUES (?, ?, ?, 0, 0, 0)");
-    const insertFamily = sqlite.prepare("INSERT INTO refresh_token_families (id, application_id, person_id, membership_id, scope, resource, auth_time, created_at, expires_at) VALUES (?, ?, ?, ?, 'openid offline_access', 'r', 0, 0, ?)");
-    const insertToken = sqlite.prepare('INSERT INTO refresh_tokens (token_hash, family_id, created_at, expires_at) VALUES (?, ?, 0, ?)');
-    const insertSession = sqlite.prepare("INSERT INTO sessions (id, token_hash, person_id, created_at, expires_at, last_seen_at) VALUES (?, ?, ?, 0, ?, 0)");
-    const insertRealm = sqlite.prepare('INSERT INTO session_realms (session_id, realm, authenticated_at) VALUES (?, ?, 0)');
-    const far = Date.now() + 30 * DAY;
-    sqlite.transaction(() => {
-      for (let i = 0; i < n; i++) {
-        const pid = `usr_${app}_${i}`;
-        insertPerson.run(pid, `${app}${i}@example.com`, `Person ${i}`);
-        insertMember.run(`mem_${app}_${i}`, app, pid);
-        insertFamily.run(`fam_${app}_${i}`, app, pid, `mem_${app}_${i}`, far);
-        for (let j = 0; j < tokens; j++) insertToken.run(`tok_${app}_${i}_${j}`, `fam_${app}_${i}`, far);
-        insertSession.run(`ses_${app}_${i}`, `sh_${app}_${i}`, pid, far);
-        insertRealm.run(`ses_${app}_${i}`, `app:${app}`);
-      }
-    })();
+  async function seedApplication(db: Db, app: string, n: number, tokens: number) {
+    const far = new Date(Date.now() + 30 * DAY);
+    const range = Array.from({ length: n }, (_, i) => i);
+    await insertMany(db, people, range.map((i) => ({ id: `usr_${app}_${i}`, email: `${app}${i}@example.com`, name: `Person ${i}`, createdAt: EPOCH, updatedAt: EPOCH })));
+    await insertMany(db, memberships, range.map((i) => ({ id: `mem_${app}_${i}`, applicationId: app, personId: `usr_${app}_${i}`, joinedAt: EPOCH, lastActiveAt: EPOCH, updatedAt: EPOCH })));
+    await insertMany(db, refreshTokenFamilies, range.map((i) => ({
+      id: `fam_${app}_${i}`, applicationId: app, personId: `usr_${app}_${i}`, membershipId: `mem_${app}_${i}`, scope: 'openid offline_access', resource: 'r', authTime: EPOCH, createdAt: EPOCH, expiresAt: far,
+    })));
+    await insertMany(db, refreshTokens, range.flatMap((i) => Array.from({ length: tokens }, (_, j) => ({ tokenHash: `tok_${app}_${i}_${j}`, familyId: `fam_${app}_${i}`, createdAt: EPOCH, expiresAt: far }))));
+    await insertMany(db, sessions, range.map((i) => ({ id: `ses_${app}_${i}`, tokenHash: `sh_${app}_${i}`, personId: `usr_${app}_${i}`, createdAt: EPOCH, expiresAt: far, lastSeenAt: EPOCH })));
+    await insertMany(db, sessionRealms, range.map((i) => ({ sessionId: `ses_${app}_${i}`, realm: `app:${app}`, authenticatedAt: EPOCH })));
   }
 
   it('takes the application out of every read and token decision at once, keeps its id until the purge ends', async () => {
     const t = await makeApp({ clock: T0 });
     const { cookie } = await setUpClients(t);
     const tokens = await spaTokens(t, cookie);
-    seedApplication(t.db, 'notes', 3000, 3);
+    await seedApplication(t.db, 'notes', 3000, 3);
     await exec(t.db.insert(invitations).values({ id: 'inv_x', applicationId: 'notes', email: 'x@example.com', role: 'member', tokenHash: sha256('inv_x'), invitedBy: 'admin', expiresAt: ahead(7) }));
-    const rows = (table: string) => count(t.db, `SELECT count(*) AS n FROM ${table} WHERE application_id = 'notes'`);
+    const rows = (table: string) => count(t.db, sql`SELECT count(*) AS n FROM ${sql.identifier(table)} WHERE application_id = 'notes'`);
     const expected = {
-      refreshTokenFamilies: rows('refresh_token_families'),
-      'refreshTokenFamilies.refresh_tokens': count(t.db, "SELECT count(*) AS n FROM refresh_tokens WHERE family_id IN (SELECT id FROM refresh_token_families WHERE application_id = 'notes')"),
-      members: rows('memberships'),
+      refreshTokenFamilies: await rows('refresh_token_families'),
+      'refreshTokenFamilies.refresh_tokens': await count(t.db, sql`SELECT count(*) AS n FROM refresh_tokens WHERE family_id IN (SELECT id FROM refresh_token_families WHERE application_id = 'notes')`),
+      members: await rows('memberships'),
       invitations: 1,
-      sessionRealms: count(t.db, "SELECT count(*) AS n FROM session_realms WHERE realm = 'app:notes'"),
-      sessionClients: rows('session_clients'),
+      sessionRealms: await count(t.db, sql`SELECT count(*) AS n FROM session_realms WHERE realm = 'app:notes'`),
+      sessionClients: await rows('session_clients'),
     };
 
     const deleted = await t.admin('DELETE', '/api/admin/applications/notes');
     expect(deleted.statusCode).toBe(204);
     // Far too much for the inline batches: the purge is under way, and nothing can see the application.
     expect(await many(t.db.select().from(purgeJobs))).toMatchObject([{ kind: 'application', target: 'notes', actor: 'admin' }]);
-    expect(rows('memberships')).toBeGreaterThan(0);
+    expect(await rows('memberships')).toBeGreaterThan(0);
     expect((await t.admin('GET', '/api/admin/applications/notes')).json().code).toBe('application_not_found');
     expect((await t.admin('GET', '/api/admin/applications/notes/users')).json().code).toBe('application_not_found');
     expect((await t.admin('GET', '/api/admin/applications')).json().applications.map((a: { id: string }) => a.id)).toEqual(['billing']);
@@ -310,10 +322,10 @@ describe('big deletes', () => {
     for (let i = 0; i < 500 && (await many(t.db.select().from(purgeJobs))).length; i++) await new Promise((r) => setTimeout(r, 10));
     await purger.stop();
     expect(await many(t.db.select().from(purgeJobs))).toEqual([]);
-    for (const table of ['memberships', 'invitations', 'refresh_token_families', 'webhook_deliveries', 'api_keys']) expect(rows(table), table).toBe(0);
-    expect(count(t.db, "SELECT count(*) AS n FROM session_realms WHERE realm = 'app:notes'")).toBe(0);
-    expect(count(t.db, 'SELECT count(*) AS n FROM refresh_tokens WHERE family_id NOT IN (SELECT id FROM refresh_token_families)')).toBe(0);
-    expect(t.db.$client.pragma('foreign_key_check')).toEqual([]);
+    for (const table of ['memberships', 'invitations', 'refresh_token_families', 'webhook_deliveries', 'api_keys']) expect(await rows(table), table).toBe(0);
+    expect(await count(t.db, sql`SELECT count(*) AS n FROM session_realms WHERE realm = 'app:notes'`)).toBe(0);
+    expect(await count(t.db, sql`SELECT count(*) AS n FROM refresh_tokens WHERE family_id NOT IN (SELECT id FROM refresh_token_families)`)).toBe(0);
+    expectForeignKeysIntact(t.db);
     const purged = (await t.admin('GET', '/api/admin/audit-log?action=application.purged')).json().entries;
     expect(purged).toEqual([expect.objectContaining({ actor: 'system', applicationId: 'notes', target: 'notes', details: { removed: expected, requestedBy: 'admin', requestedAt: T0.toISOString() } })]);
     expect((await createApplication(t, { id: 'notes', audience: 'https://notes-3.example.com' })).id).toBe('notes');
@@ -326,10 +338,9 @@ describe('big deletes', () => {
     const membership = (await one(t.db.select().from(memberships).where(eq(memberships.applicationId, 'notes'))))!;
     const pid = membership.personId;
     // Far more than the inline batches get through: the rest is the background's.
-    const insertFamily = t.db.$client.prepare("INSERT INTO refresh_token_families (id, application_id, person_id, membership_id, scope, resource, auth_time, created_at, expires_at, revoked_at) VALUES (?, 'notes', ?, ?, 'openid', 'r', 0, 0, ?, ?)");
-    t.db.$client.transaction(() => {
-      for (let i = 0; i < 40_000; i++) insertFamily.run(`fam_m_${i}`, pid, membership.id, ahead(20).getTime(), ago(1).getTime());
-    })();
+    await insertMany(t.db, refreshTokenFamilies, Array.from({ length: 40_000 }, (_, i) => ({
+      id: `fam_m_${i}`, applicationId: 'notes', personId: pid, membershipId: membership.id, scope: 'openid', resource: 'r', authTime: EPOCH, createdAt: EPOCH, expiresAt: ahead(20), revokedAt: ago(1),
+    })));
     const res = await t.admin('DELETE', `/api/admin/applications/notes/users/${membership.id}`);
     expect(res.statusCode).toBe(204);
     expect((await t.admin('GET', `/api/admin/applications/notes/users/${membership.id}`)).json().code).toBe('user_not_found');
@@ -343,9 +354,9 @@ describe('big deletes', () => {
     for (let i = 0; i < 500 && (await many(t.db.select().from(purgeJobs))).length; i++) await new Promise((r) => setTimeout(r, 10));
     await purger.stop();
     expect(await many(t.db.select().from(purgeJobs))).toEqual([]);
-    expect(count(t.db, 'SELECT count(*) AS n FROM refresh_token_families WHERE membership_id = ?', membership.id)).toBe(0);
-    expect(count(t.db, 'SELECT count(*) AS n FROM refresh_token_families WHERE person_id = ?', pid)).toBe(40_001);
-    expect(t.db.$client.pragma('foreign_key_check')).toEqual([]);
+    expect(await count(t.db, sql`SELECT count(*) AS n FROM refresh_token_families WHERE membership_id = ${membership.id}`)).toBe(0);
+    expect(await count(t.db, sql`SELECT count(*) AS n FROM refresh_token_families WHERE person_id = ${pid}`)).toBe(40_001);
+    expectForeignKeysIntact(t.db);
     // Memberships are an internal detail of the audit: no purged entry.
     expect((await t.admin('GET', '/api/admin/audit-log?action=membership.purged')).json().entries).toEqual([]);
   });
@@ -356,14 +367,9 @@ describe('big deletes', () => {
     expect((await t.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite' })).statusCode).toBe(201);
     await t.admin('POST', '/api/admin/sso-groups/suite/apps', { appId: 'notes' });
     const p = (await person(t.db));
-    const insertSession = t.db.$client.prepare('INSERT INTO sessions (id, token_hash, person_id, created_at, expires_at, last_seen_at) VALUES (?, ?, ?, 0, ?, 0)');
-    const insertRealm = t.db.$client.prepare("INSERT INTO session_realms (session_id, realm, authenticated_at) VALUES (?, 'group:suite', 0)");
-    t.db.$client.transaction(() => {
-      for (let i = 0; i < 60_000; i++) {
-        insertSession.run(`ses_g_${i}`, `sh_g_${i}`, p, ahead(10).getTime());
-        insertRealm.run(`ses_g_${i}`);
-      }
-    })();
+    const many60k = Array.from({ length: 60_000 }, (_, i) => i);
+    await insertMany(t.db, sessions, many60k.map((i) => ({ id: `ses_g_${i}`, tokenHash: `sh_g_${i}`, personId: p, createdAt: EPOCH, expiresAt: ahead(10), lastSeenAt: EPOCH })));
+    await insertMany(t.db, sessionRealms, many60k.map((i) => ({ sessionId: `ses_g_${i}`, realm: 'group:suite', authenticatedAt: EPOCH })));
     expect((await t.admin('DELETE', '/api/admin/sso-groups/suite')).statusCode).toBe(204);
     expect((await t.admin('GET', '/api/admin/applications/notes')).json().ssoGroupId).toBeNull();
     expect((await t.admin('GET', '/api/admin/sso-groups/suite')).json().code).toBe('sso_group_not_found');
@@ -373,7 +379,7 @@ describe('big deletes', () => {
     await purger.start();
     for (let i = 0; i < 500 && (await many(t.db.select().from(purgeJobs))).length; i++) await new Promise((r) => setTimeout(r, 10));
     await purger.stop();
-    expect(count(t.db, "SELECT count(*) AS n FROM session_realms WHERE realm = 'group:suite'")).toBe(0);
+    expect(await count(t.db, sql`SELECT count(*) AS n FROM session_realms WHERE realm = 'group:suite'`)).toBe(0);
     expect((await t.admin('GET', '/api/admin/audit-log?action=sso_group.purged')).json().entries[0].details.removed).toEqual({ sessionRealms: 60_000 });
     expect((await t.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite again' })).statusCode).toBe(201);
     expect(await many(t.db.select().from(ssoGroups))).toHaveLength(1);
@@ -383,7 +389,7 @@ describe('big deletes', () => {
     const dir = tempDir();
     const db = openDatabase(join(dir, 'gatehouse.db'));
     await exec(db.insert(applications).values({ id: 'big', name: 'Big', audience: 'https://big.example.com', redirectUris: ['https://big.example.com/cb'], clientType: 'spa', authPolicy: { signup_policy: 'open', allowed_providers: ['email'], profile_fields: [] }, updatedAt: new Date() }));
-    seedApplication(db, 'big', 20_000, 4);
+    await seedApplication(db, 'big', 20_000, 4);
     db.$client.close();
     const env = cleanEnv({ ADMIN_TOKEN: OPS_ADMIN_TOKEN });
     const first = await spawnServer(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dir], env);
@@ -432,21 +438,22 @@ describe('member search', () => {
     await createApplication(t, { id: 'other', audience: 'https://other.example.com' });
     const names = ['Ada Lovelace', 'ADA BYRON', 'Grace Hopper', 'Ærøskøbing Ærlig', 'Zoë 100%_sure', 'O\'Brien "Quote"', null];
     const everyone: { email: string; name: string | null; app: string }[] = [];
-    const sqlite = t.db.$client;
-    const insertPerson = sqlite.prepare('INSERT INTO people (id, email, name, created_at, updated_at) VALUES (?, ?, ?, 0, 0)');
-    const insertMember = sqlite.prepare('INSERT INTO memberships (id, application_id, person_id, joined_at, last_active_at, updated_at) VALUES (?, ?, ?, ?, 0, 0)');
+    const personRows: (typeof people.$inferInsert)[] = [];
+    const memberRows: (typeof memberships.$inferInsert)[] = [];
     for (let i = 0; i < 2 * MAX_CANDIDATES + 300; i++) {
       // Most people are @bulk.example.org in the other application: a broad query in "notes" finds few.
       const bulk = i >= 300;
       const email = bulk ? `user${i}@bulk.example.org` : `${['ada', 'grace', 'zoe', 'obrien'][i % 4]}.${i}@${i % 3 ? 'example.com' : 'mail.test'}`;
       const name = bulk ? `Bulk ${i}` : names[i % names.length]!;
-      insertPerson.run(`usr_${i}`, email, name);
+      personRows.push({ id: `usr_${i}`, email, name, createdAt: EPOCH, updatedAt: EPOCH });
       const app = bulk && i % 50 !== 0 ? 'other' : 'notes';
-      insertMember.run(`mem_${i}`, app, `usr_${i}`, i);
+      memberRows.push({ id: `mem_${i}`, applicationId: app, personId: `usr_${i}`, joinedAt: new Date(i), lastActiveAt: EPOCH, updatedAt: EPOCH });
       everyone.push({ email, name, app });
     }
+    await insertMany(t.db, people, personRows);
+    await insertMany(t.db, memberships, memberRows);
     // A rename reaches the index (trigger).
-    sqlite.prepare("UPDATE people SET name = 'Renamed Person' WHERE id = 'usr_7'").run();
+    await exec(t.db.update(people).set({ name: 'Renamed Person' }).where(eq(people.id, 'usr_7')));
     everyone[7]!.name = 'Renamed Person';
 
     const search = async (q: string) => {

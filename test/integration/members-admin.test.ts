@@ -3,7 +3,8 @@ import { eq } from 'drizzle-orm';
 import { webhookDeliveries } from '../../server/db/schema.js';
 import { appBody, makeApp, type TestApp } from '../helpers/app.js';
 import { addMember, addRefreshFamily, familyRevocation } from '../helpers/members.js';
-import { one, many } from '../../server/db/store.js';
+import { engineOf, one, many } from '../../server/db/store.js';
+import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 
 const USERS = '/api/admin/applications/notes/users';
 
@@ -54,8 +55,28 @@ describe('application users admin API', () => {
     expect(await emails('q=corp')).toEqual(['bob@corp.test']);
     expect(await emails('q=_x')).toEqual(['carol_x@example.com']);
     expect(await emails('q=%25')).toEqual([]);
-    // A NUL (which FTS5 cannot take) finds no one, rather than failing (found by the fuzzer, seed 312485595).
+    // Three characters or more are answered by the trigram index: case-insensitive, spaces and wildcards literal.
+    expect(await emails('q=E%20l')).toEqual(['alice@example.com']);
+    expect(await emails('q=l_x')).toEqual(['carol_x@example.com']);
+    expect(await emails('q=o%25x')).toEqual([]);
+    expect(await emails('q=a%5Cb')).toEqual([]);
+    // A NUL (which FTS5 cannot take, nor PostgreSQL's text) finds no one, rather than failing (found by the fuzzer, seed 312485595).
     expect(await emails('q=a%00b')).toEqual([]);
+    expect(await emails('q=%00')).toEqual([]);
+    expect(await emails('q=a%00')).toEqual([]);
+  });
+
+  it('finds the people a q of three characters or more names through a trigram index, not by reading people', async () => {
+    const t = await withApp();
+    if (engineOf(t.db) === 'sqlite') {
+      const plan = await queryPlan(t.db, 'SELECT p.id AS id FROM people_search JOIN people p ON p.rowid = people_search.rowid WHERE people_search MATCH ? LIMIT 2001', '"abc"');
+      expect(plan).toMatch(/^SCAN people_search VIRTUAL TABLE INDEX \d+:M/);
+      expect(plan).toMatch(/SEARCH p USING INTEGER PRIMARY KEY \(rowid=\?\)/);
+    } else {
+      // pg_trgm's GIN indexes answer ILIKE (members/search.ts, PostgreSQL migration people_search_and_counts).
+      const plan = await queryPlan(t.db, 'SELECT id FROM people WHERE email ILIKE ? OR name ILIKE ? LIMIT 2001', '%abc%', '%abc%');
+      expect(usesPostgresIndex(plan, 'people_email_trgm_idx') && usesPostgresIndex(plan, 'people_name_trgm_idx'), plan).toBe(true);
+    }
   });
 
   it('rejects bad queries and unknown applications', async () => {

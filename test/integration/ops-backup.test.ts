@@ -8,7 +8,8 @@ import { openDatabase } from '../../server/db/client.js';
 import { listBackups, readHeader, writeBackup } from '../../server/ops/backup.js';
 import type { Secret } from '../../server/ops/backup-crypto.js';
 import { restoreBackup } from '../../server/ops/restore.js';
-import { appBody, makeApp } from '../helpers/app.js';
+import { appBody, makeApp, type TestApp } from '../helpers/app.js';
+import { engineOf } from '../../server/db/store.js';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
 
@@ -443,9 +444,28 @@ function snapshotOf(dir: string): Map<string, string> {
   return files;
 }
 
+/** PostgreSQL mode: the database is pg_dump's; every backup action says so, the list is empty, the schedule off. */
+async function expectBackupsByPgDump(t: TestApp): Promise<void> {
+  const detail = 'In PostgreSQL mode the database is backed up with pg_dump --format=custom and restored with pg_restore; the server takes no backups of its own.';
+  for (const [method, url] of [['POST', '/api/admin/backups'], ['GET', '/api/admin/backups/gatehouse-20260101T000000Z-000000/download']] as const) {
+    const res = await t.admin(method, url);
+    expect([res.statusCode, res.headers['content-type']], url).toEqual([409, 'application/problem+json; charset=utf-8']);
+    expect(res.json()).toEqual({ type: expect.any(String), title: 'Conflict', status: 409, code: 'backups_use_pg_dump', detail });
+  }
+  expect((await t.admin('GET', '/api/admin/backups')).json()).toEqual({ backups: [], nextCursor: null });
+  expect((await t.admin('GET', '/api/admin/backups/status')).json()).toMatchObject({ scheduled: false, blockedReason: detail, lastBackupAt: null });
+  expect(existsSync(join(t.config.dataDir, 'backups'))).toBe(false);
+  // The code is documented with the operation.
+  const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+  expect(doc.paths['/api/admin/backups'].post.responses['409'].description).toContain('`backups_use_pg_dump`');
+  expect(doc.paths['/api/admin/backups/{id}/download'].get.responses['409'].description).toContain('`backups_use_pg_dump`');
+}
+
 describe('admin backup API', () => {
-  it('takes (encrypted only), lists and downloads backups with the admin token only', async () => {
+  it('takes (encrypted only), lists and downloads backups with the admin token only (PostgreSQL mode: 409 backups_use_pg_dump)', async () => {
     const plain = await makeApp({ config: { dataDir: tempDataDir() } });
+    // A passphrase changes nothing there: the server takes no backups of a PostgreSQL database.
+    if (engineOf(plain.db) === 'postgres') return expectBackupsByPgDump(await makeApp({ config: { dataDir: tempDataDir(), backupPassphrase: PASS } }));
     const refused = await plain.admin('POST', '/api/admin/backups');
     expect(refused.statusCode).toBe(409);
     expect(refused.json()).toMatchObject({

@@ -5,19 +5,25 @@
  * plans of the reads that must stay index-backed as the tables grow.
  */
 import { describe, expect, it } from 'vitest';
-import { sql } from 'drizzle-orm';
-import { makeApp, type TestApp } from '../helpers/app.js';
+import { count, eq, sql } from 'drizzle-orm';
+import { makeApp, makeInstance, type TestApp } from '../helpers/app.js';
 import { createApplication, signIn, signUp, sessionCookieOf, PASSWORD } from '../helpers/accounts.js';
 import { spaTokens } from '../helpers/oauth-inject.js';
+import { addMember } from '../helpers/members.js';
 import { sweep } from '../../server/data-lifecycle/sweeper.js';
 import { dayOf } from '../../server/activity/record.js';
-import { activityDaily, activityPeople } from '../../server/db/schema.js';
-import { exec, many, sqlRows } from '../../server/db/store.js';
+import { activityDaily, activityPeople, memberships, people, rowCounts } from '../../server/db/schema.js';
+import { engineOf, exec, many, one, sqlRows } from '../../server/db/store.js';
+import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
+import { PG_BACKUPS_BY_OPERATOR } from '../../server/ops/backup-schedule.js';
 
 const DAY = 24 * 3600 * 1000;
 
-function plan(t: TestApp, query: string, ...params: unknown[]): string {
-  return (t.db.$client.prepare(`EXPLAIN QUERY PLAN ${query}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(' | ');
+/** The query's plan uses the index: SQLite's EXPLAIN QUERY PLAN detail, or PostgreSQL's index (test/helpers/query-plan.ts). */
+async function expectIndex(t: TestApp, [query, ...params]: [string, ...unknown[]], sqlite: RegExp, postgresIndex: string): Promise<void> {
+  const plan = await queryPlan(t.db, query, ...params);
+  if (engineOf(t.db) === 'sqlite') expect(plan).toMatch(sqlite);
+  else expect(usesPostgresIndex(plan, postgresIndex), plan).toBe(true);
 }
 
 async function apiKey(t: TestApp, app: string, scopes: string[]): Promise<string> {
@@ -93,9 +99,44 @@ describe('GET /api/admin/people', () => {
 
   it('reads through indexes only', async () => {
     const t = await makeApp();
-    expect(plan(t, 'SELECT id FROM people WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT 51', 1, 'x')).toMatch(/SEARCH people USING (COVERING )?INDEX people_created_idx \(\(created_at,id\)>\(\?,\?\)\)/);
-    expect(plan(t, 'SELECT id FROM people WHERE email >= ? AND email < ? ORDER BY email LIMIT 51', 'a', 'b')).toMatch(/SEARCH people USING (COVERING )?INDEX people_email_uq \(email>\? AND email<\?\)/);
-    expect(plan(t, 'SELECT count(*) FROM memberships WHERE person_id = ?', 'x')).toMatch(/SEARCH memberships USING COVERING INDEX memberships_person_idx/);
+    await expectIndex(t, ['SELECT id FROM people WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT 51', 1, 'x'], /SEARCH people USING (COVERING )?INDEX people_created_idx \(\(created_at,id\)>\(\?,\?\)\)/, 'people_created_idx');
+    await expectIndex(t, ['SELECT id FROM people WHERE email >= ? AND email < ? ORDER BY email LIMIT 51', 'a', 'b'], /SEARCH people USING (COVERING )?INDEX people_email_uq \(email>\? AND email<\?\)/, 'people_email_uq');
+    await expectIndex(t, ['SELECT count(*) FROM memberships WHERE person_id = ?', 'x'], /SEARCH memberships USING COVERING INDEX memberships_person_idx/, 'memberships_person_idx');
+  });
+});
+
+describe('overview counts', () => {
+  it('keeps people and memberships counted by triggers: sign-ups at once on two instances, joins and cascading deletes', async () => {
+    const t = await makeApp();
+    const other = await makeInstance(t);
+    await createApplication(t, { authPolicy: { signup_policy: 'open' } });
+    await createApplication(t, { id: 'wiki', name: 'Wiki', audience: 'https://wiki.example.com/api', authPolicy: { signup_policy: 'open' } });
+    const counts = async () => {
+      const res = await t.admin('GET', '/api/admin/overview');
+      expect(res.statusCode).toBe(200);
+      const { people: p, memberships: m } = res.json().counts;
+      return { people: p, memberships: m };
+    };
+    expect(await counts()).toEqual({ people: 0, memberships: 0 });
+
+    const signedUp = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => signUp(i % 2 ? other : t, { email: `p${i}@example.com`, applicationId: i < 4 ? 'notes' : 'wiki' })),
+    );
+    expect(signedUp.map((r) => r.statusCode)).toEqual(Array(8).fill(201));
+    expect(await counts()).toEqual({ people: 8, memberships: 8 });
+    // Joining a second application adds a membership, not a person.
+    await addMember(other, 'wiki', 'p0@example.com');
+    expect(await counts()).toEqual({ people: 8, memberships: 9 });
+    // A person deleted takes their memberships with them (ON DELETE CASCADE): both counts follow.
+    expect(await exec(t.db.delete(people).where(eq(people.id, signedUp[0]!.json().user.id)))).toBe(1);
+    expect(await counts()).toEqual({ people: 7, memberships: 7 });
+    // What a count over the tables says.
+    expect({
+      people: (await one(t.db.select({ n: count() }).from(people)))!.n,
+      memberships: (await one(t.db.select({ n: count() }).from(memberships)))!.n,
+    }).toEqual({ people: 7, memberships: 7 });
+    // Read from a handful of rows, whatever the tables hold: one per table on SQLite, a shard per connection on PostgreSQL.
+    expect((await many(t.db.select().from(rowCounts))).length).toBeLessThanOrEqual(engineOf(t.db) === 'sqlite' ? 2 : 34);
   });
 });
 
@@ -131,15 +172,14 @@ describe('audit log: date range and names', () => {
     expect(bad.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: 'querystring.from', message: 'must match format "date-time"' }] });
   });
 
-  it('walks an index for every filter, with or without a range', () => {
-    return makeApp().then((t) => {
-      const select = 'SELECT id FROM audit_log WHERE';
-      const tail = 'ORDER BY at DESC, id DESC LIMIT 51';
-      expect(plan(t, `${select} action = ? AND at >= ? ${tail}`, 'x', 1)).toMatch(/SEARCH audit_log USING (COVERING )?INDEX audit_log_action_idx \(action=\? AND at>\?\)/);
-      expect(plan(t, `${select} actor = ? ${tail}`, 'admin')).toMatch(/SEARCH audit_log USING (COVERING )?INDEX audit_log_actor_idx \(actor=\?\)/);
-      expect(plan(t, `${select} at >= ? AND at < ? ${tail}`, 1, 2)).toMatch(/SEARCH audit_log USING (COVERING )?INDEX audit_log_at_idx \(at>\? AND at<\?\)/);
-      expect(plan(t, `${select} application_id = ? AND at < ? ${tail}`, 'x', 2)).toMatch(/SEARCH audit_log USING (COVERING )?INDEX audit_log_app_idx \(application_id=\? AND at<\?\)/);
-    });
+  it('walks an index for every filter, with or without a range', async () => {
+    const t = await makeApp();
+    const select = 'SELECT id FROM audit_log WHERE';
+    const tail = 'ORDER BY at DESC, id DESC LIMIT 51';
+    await expectIndex(t, [`${select} action = ? AND at >= ? ${tail}`, 'x', 1], /SEARCH audit_log USING (COVERING )?INDEX audit_log_action_idx \(action=\? AND at>\?\)/, 'audit_log_action_idx');
+    await expectIndex(t, [`${select} actor = ? ${tail}`, 'admin'], /SEARCH audit_log USING (COVERING )?INDEX audit_log_actor_idx \(actor=\?\)/, 'audit_log_actor_idx');
+    await expectIndex(t, [`${select} at >= ? AND at < ? ${tail}`, 1, 2], /SEARCH audit_log USING (COVERING )?INDEX audit_log_at_idx \(at>\? AND at<\?\)/, 'audit_log_at_idx');
+    await expectIndex(t, [`${select} application_id = ? AND at < ? ${tail}`, 'x', 2], /SEARCH audit_log USING (COVERING )?INDEX audit_log_app_idx \(application_id=\? AND at<\?\)/, 'audit_log_app_idx');
   });
 });
 
@@ -198,13 +238,14 @@ describe('activity counters', () => {
 
   it('reads one primary-key range, and retention keeps 400 days of counts and two days of who-was-counted', async () => {
     const t = await makeApp({ clock: new Date('2026-06-10T08:00:00Z') });
-    expect(plan(t, 'SELECT * FROM activity_daily WHERE application_id = ? AND day BETWEEN ? AND ?', '', 1, 2)).toMatch(/SEARCH activity_daily USING INDEX sqlite_autoindex_activity_daily_1 \(application_id=\? AND day>\? AND day<\?\)/);
-    expect(plan(t, 'SELECT application_id, day FROM activity_daily WHERE day < ? LIMIT 500', 1)).toMatch(/SEARCH activity_daily USING (COVERING )?INDEX activity_daily_day_idx \(day<\?\)/);
+    await expectIndex(t, ['SELECT * FROM activity_daily WHERE application_id = ? AND day BETWEEN ? AND ?', '', 1, 2], /SEARCH activity_daily USING INDEX sqlite_autoindex_activity_daily_1 \(application_id=\? AND day>\? AND day<\?\)/, 'activity_daily_application_id_day_pk');
+    await expectIndex(t, ['SELECT application_id, day FROM activity_daily WHERE day < ? LIMIT 500', 1], /SEARCH activity_daily USING (COVERING )?INDEX activity_daily_day_idx \(day<\?\)/, 'activity_daily_day_idx');
     const today = dayOf(t.clock.now());
     for (const day of [today - 401, today - 400, today - 399, today]) await exec(t.db.insert(activityDaily).values({ applicationId: '', day, signIns: 1 }));
     for (let i = 0; i < 1200; i++) await exec(t.db.insert(activityPeople).values({ day: today - 2 - (i % 3), applicationId: '', personId: `usr_${i}` }));
     for (const day of [today - 1, today]) await exec(t.db.insert(activityPeople).values({ day, applicationId: 'notes', personId: 'usr_x' }));
     const run = await sweep(t.db, t.config, t.clock, { between: async () => {} });
+    expect(run.error).toBeNull();
     expect({ days: run.pruned['activity days'], people: run.pruned['activity people'] }).toEqual({ days: 1, people: 1200 });
     expect((await many(t.db.select({ day: activityDaily.day }).from(activityDaily))).map((r) => today - r.day)).toEqual([400, 399, 0]);
     expect((await sqlRows(t.db, sql`SELECT day FROM activity_people ORDER BY day`)).map((r) => today - (r as { day: number }).day)).toEqual([1, 0]);
@@ -226,8 +267,8 @@ describe('operations status for the panel', () => {
     });
     const backups = await t.admin('GET', '/api/admin/backups/status');
     expect(backups.json()).toEqual({
-      scheduled: false, // no data directory to keep them in
-      blockedReason: 'This server has no data directory to keep backups in.',
+      scheduled: false, // no data directory to keep them in (PostgreSQL mode: pg_dump's)
+      blockedReason: engineOf(t.db) === 'postgres' ? PG_BACKUPS_BY_OPERATOR : 'This server has no data directory to keep backups in.',
       intervalSeconds: 86400,
       keep: 7,
       passphraseSet: false,

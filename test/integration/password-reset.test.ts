@@ -193,7 +193,9 @@ describe('password reset by e-mail', () => {
     const again = await postForm(t, '/account/verify-email', { csrf_token: csrfFrom(account.res) }, account.cookie);
     expect(again.statusCode).toBe(303);
     expect(again.headers.location).toBe('/account#verify');
-    expect((await openPage(t, '/account', cookie)).res.body).toContain('data-error-for="verify">A confirmation link was sent less than a minute ago: check your e-mail.</p>');
+    // The refusal travels in the flash cookie (pages/account-flash.ts).
+    const flash = again.cookies.find((c) => c.name === 'gatehouse_flash')!.value;
+    expect((await openPage(t, '/account', `${cookie}; gatehouse_flash=${flash}`)).res.body).toContain('data-error-for="verify">A confirmation link was sent less than a minute ago: check your e-mail.</p>');
     await settle();
     expect(count(VERIFY)).toBe(2);
   });

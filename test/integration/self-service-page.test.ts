@@ -5,25 +5,36 @@
  */
 import { describe, expect, it } from 'vitest';
 import { PAGE_CSP } from '../../server/pages/render.js';
-import { makeApp } from '../helpers/app.js';
+import type { LightMyRequestResponse } from 'fastify';
+import { makeApp, makeInstance } from '../helpers/app.js';
 import { PASSWORD, createApplication, signIn } from '../helpers/accounts.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { me, secondDeviceCookie, signedUpCookie } from '../helpers/self-service.js';
 import type { TestApp } from '../helpers/app.js';
 
 /**
- * A refused account form answers post/redirect/get (issue 25): 303 to its section's anchor, and
- * the GET shows the message there, focused, once.
+ * A refused account form answers post/redirect/get (issue 25): 303 to its section's anchor with
+ * the message in the one-minute flash cookie (issue 26), and the GET shows the message there,
+ * focused, once: it clears the cookie.
  */
-async function refusedInSection(t: TestApp, res: { statusCode: number; headers: Record<string, unknown>; body: string }, cookie: string, anchor: string, target: string): Promise<string> {
+async function refusedInSection(t: TestApp, res: LightMyRequestResponse, cookie: string, anchor: string, target: string): Promise<string> {
   expect(res.statusCode, res.body).toBe(303);
   expect(res.headers.location).toBe(`/account#${anchor}`);
-  const page = (await openPage(t, '/account', cookie)).res;
+  const flash = flashCookie(res);
+  const page = (await openPage(t, '/account', `${cookie}; gatehouse_flash=${flash}`)).res;
   expect(page.statusCode).toBe(200);
   expect(page.body).toContain(`<p class="error" role="alert" tabindex="-1" autofocus data-error-for="${target}">`);
-  // Shown once: a reload no longer has it.
+  expect(page.cookies.find((c) => c.name === 'gatehouse_flash')).toMatchObject({ value: '', path: '/', httpOnly: true, sameSite: 'Lax' });
+  // Shown once: a reload, without the cleared cookie, no longer has it.
   expect((await openPage(t, '/account', cookie)).res.body).not.toContain('data-error-for=');
   return page.body;
+}
+
+/** The flash cookie a refused form set: one minute, HttpOnly, SameSite=Lax. */
+function flashCookie(res: LightMyRequestResponse): string {
+  const set = res.cookies.find((c) => c.name === 'gatehouse_flash');
+  expect(set, 'the refusal travels in the flash cookie').toMatchObject({ path: '/', httpOnly: true, sameSite: 'Lax', maxAge: 60 });
+  return set!.value;
 }
 
 const FIELDS = [
@@ -115,7 +126,34 @@ describe('account page', () => {
     const unknownApp = await postForm(t, '/account/profile/wiki', { csrf_token: token, 'profile.x': '1' }, cookie);
     expect(unknownApp.statusCode).toBe(303);
     expect(unknownApp.headers.location).toBe('/account#app-wiki');
-    expect((await openPage(t, '/account', cookie)).res.body).toContain('You are not a member of an application');
+    expect((await openPage(t, '/account', `${cookie}; gatehouse_flash=${flashCookie(unknownApp)}`)).res.body).toContain('You are not a member of an application');
+  });
+
+  it('shows a refusal on another instance (no process memory), to its own session only, within a minute, unaltered', async () => {
+    const { t, cookie, token } = await setUp();
+    const other = await makeInstance(t);
+    const res = await postForm(t, '/account/profile/notes', { csrf_token: token, 'profile.team': 'blue', 'profile.age': 'many' }, cookie);
+    expect(res.statusCode).toBe(303);
+    const flash = flashCookie(res);
+    const error = 'data-error-for="profile:notes">Age: must be a number</p>';
+    // The redirect's GET lands on the other instance, which shows the message and the typed value.
+    const shown = (await openPage(other, '/account', `${cookie}; gatehouse_flash=${flash}`)).res.body;
+    expect(shown).toContain(error);
+    expect(shown).toContain('name="profile.age" value="many"');
+
+    // Copied into another person's browser, it is not theirs: nothing shown, the cookie cleared.
+    const bob = await signedUpCookie(t, 'bob@example.com', 'notes');
+    const copied = (await openPage(other, '/account', `${bob}; gatehouse_flash=${flash}`)).res;
+    expect(copied.body).not.toContain('data-error-for=');
+    expect(copied.cookies.find((c) => c.name === 'gatehouse_flash')?.value).toBe('');
+    // Altered (another message under the old signature), or signed-out: nothing.
+    const [body, signature] = flash.split('.') as [string, string];
+    const forged = Buffer.from(Buffer.from(body, 'base64url').toString().replace('must be a number', 'call 555-0100')).toString('base64url');
+    expect((await openPage(t, '/account', `${cookie}; gatehouse_flash=${forged}.${signature}`)).res.body).not.toContain('data-error-for=');
+    expect((await openPage(t, '/account', `gatehouse_flash=${flash}`)).res.body).not.toContain('data-error-for=');
+    // Kept a minute: past it, the same cookie shows nothing.
+    t.clock.advance(60_001);
+    expect((await openPage(t, '/account', `${cookie}; gatehouse_flash=${flash}`)).res.body).not.toContain('data-error-for=');
   });
 
   it('refuses every form without the CSRF token (403 page), and sends signed-out browsers back to /account', async () => {

@@ -61,6 +61,6 @@ describe('gatehouse CLI in PostgreSQL mode', () => {
     const bad = await runCli(['status'], { ...env, GATEHOUSE_DATABASE_URL: 'mysql://h/db' });
     expect([bad.code, bad.stderr.trim()]).toEqual([1, 'GATEHOUSE_DATABASE_URL must be a postgres:// URL.']);
     const pool = await runCli(['status'], { ...env, GATEHOUSE_DATABASE_POOL: 'many' });
-    expect([pool.code, pool.stderr.trim()]).toEqual([1, 'GATEHOUSE_DATABASE_POOL must be a whole number of at least 2.']);
+    expect([pool.code, pool.stderr.trim()]).toEqual([1, 'GATEHOUSE_DATABASE_POOL must be a whole number of at least 4.']);
   });
 });

@@ -3771,7 +3771,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List stored backups, newest first */
+        /** List stored backups, newest first (none in PostgreSQL mode: pg_dump takes them) */
         get: {
             parameters: {
                 query?: never;
@@ -3867,7 +3867,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Take a backup now (needs GATEHOUSE_BACKUP_PASSPHRASE or GATEHOUSE_BACKUP_KEY_FILE) */
+        /** Take a backup now (needs GATEHOUSE_BACKUP_PASSPHRASE or GATEHOUSE_BACKUP_KEY_FILE; not in PostgreSQL mode) */
         post: {
             parameters: {
                 query?: never;
@@ -3929,7 +3929,7 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description RFC 9457 problem details */
+                /** @description `backup_encryption_required`: no GATEHOUSE_BACKUP_PASSPHRASE or GATEHOUSE_BACKUP_KEY_FILE is set (the server writes no unencrypted backup); `backups_unavailable`: the server has no data directory; `backups_use_pg_dump`: PostgreSQL mode (GATEHOUSE_DATABASE_URL), where the database is backed up with pg_dump and the server takes no backups of its own. */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4028,7 +4028,7 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description RFC 9457 problem details */
+                /** @description `backup_encryption_required`: no GATEHOUSE_BACKUP_PASSPHRASE or GATEHOUSE_BACKUP_KEY_FILE is set (the server writes no unencrypted backup); `backups_unavailable`: the server has no data directory; `backups_use_pg_dump`: PostgreSQL mode (GATEHOUSE_DATABASE_URL), where the database is backed up with pg_dump and the server takes no backups of its own. */
                 409: {
                     headers: {
                         [name: string]: unknown;

@@ -177,11 +177,11 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
           return reply.redirect('/link-account', 303);
         case 'second_factor': {
           const returnTo = outcome.returnTo;
-          const needed = secondStepFor(ctx, request, outcome.person, outcome.app, ['fed'], {
+          const needed = (await secondStepFor(ctx, request, outcome.person, outcome.app, ['fed'], {
             next: returnTo,
             // Signing in with another linked provider proves a pending link, once the second step is done too.
             after: async (req, rep, signedIn) => finishLinkIfPending(ctx, req, rep, signedIn, returnTo),
-          })!;
+          }))!;
           return redirectToSecondStep(reply, ctx.config, needed);
         }
         case 'signed_in': {

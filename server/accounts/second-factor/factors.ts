@@ -8,6 +8,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { preparedPerDb } from '../../db/prepared.js';
+import { engineOf, sqlRows } from '../../db/store.js';
 import type { Application, AuthMethod, Passkey } from '../../db/schema.js';
 
 export const ACR_MFA = 'urn:gatehouse:acr:mfa';
@@ -26,14 +27,32 @@ const factorQuery = preparedPerDb((db) =>
   ),
 );
 
-/** The second-step methods the person can use now, in the contract's order. */
-export function methodsOf(db: Db, personId: string): SecondFactorMethod[] {
-  const row = factorQuery(db).get(personId, personId, personId)!;
+type FactorRow = { totp: number | boolean; passkeys: number | boolean; codes: number | boolean };
+
+/**
+ * The second-step methods the person can use now, in the contract's order. On SQLite the answer
+ * comes synchronously (the prepared statement above, the sign-in hot path); on PostgreSQL the
+ * same statement as a promise.
+ */
+export function methodsOf(db: Db, personId: string): SecondFactorMethod[] | Promise<SecondFactorMethod[]> {
+  if (engineOf(db) === 'postgres') return factorsOnPostgres(db, personId).then(methodsFrom);
+  return methodsFrom(factorQuery(db).get(personId, personId, personId)!);
+}
+
+async function factorsOnPostgres(db: Db, personId: string): Promise<FactorRow> {
+  const [row] = await sqlRows<FactorRow>(db, sql`SELECT
+       EXISTS (SELECT 1 FROM totp_credentials WHERE person_id = ${personId} AND secret IS NOT NULL) AS totp,
+       EXISTS (SELECT 1 FROM passkeys WHERE person_id = ${personId}) AS passkeys,
+       EXISTS (SELECT 1 FROM recovery_codes WHERE person_id = ${personId} AND used_at IS NULL) AS codes`);
+  return row!;
+}
+
+function methodsFrom(row: FactorRow): SecondFactorMethod[] {
   if (!row.totp && !row.passkeys) return [];
   return [...(row.totp ? ['totp' as const] : []), ...(row.passkeys ? ['passkey' as const] : []), ...(row.codes ? ['recovery_code' as const] : [])];
 }
 
-export const hasSecondFactor = (db: Db, personId: string) => methodsOf(db, personId).length > 0;
+export const hasSecondFactor = async (db: Db, personId: string) => (await methodsOf(db, personId)).length > 0;
 
 export const mfaRequired = (app: Pick<Application, 'authPolicy'> | undefined) => app?.authPolicy.mfa === 'required';
 

@@ -181,7 +181,7 @@ async function usePasskey(ctx: AppContext, passkey: NonNullable<Awaited<ReturnTy
 async function enrolling(ctx: AppContext, request: FastifyRequest): Promise<Found> {
   const found = await pendingOf(ctx, request);
   await guard(ctx, found);
-  if (hasSecondFactor(ctx.db, found.person.id)) {
+  if (await hasSecondFactor(ctx.db, found.person.id)) {
     throw new Problem(409, 'second_factor_enrolled', 'You already have a second factor: use it to finish signing in.');
   }
   return found;
@@ -242,7 +242,7 @@ export function startStepUp(ctx: AppContext, request: FastifyRequest, session: {
  * Sends a signed-in, password-only browser through the second step (or enrolment when the person
  * has none) for `app`, coming back to `next` (authorize, the device page) once done.
  */
-export function redirectToStepUp(
+export async function redirectToStepUp(
   ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -251,7 +251,7 @@ export function redirectToStepUp(
   next: string,
 ) {
   const token = startStepUp(ctx, request, found.session, found.person, app, next);
-  return redirectToSecondStep(reply, ctx.config, { pendingToken: token, secondFactor: { methods: methodsOf(ctx.db, found.person.id) } });
+  return redirectToSecondStep(reply, ctx.config, { pendingToken: token, secondFactor: { methods: await methodsOf(ctx.db, found.person.id) } });
 }
 
 /** Request options for passkey-first sign-in (no `allowCredentials`: the browser offers its passkeys). */

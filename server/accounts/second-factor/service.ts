@@ -142,7 +142,7 @@ export async function confirmTotp(ctx: AppContext, person: Person, code: string,
   const step = matchingStep(box.decrypt(row.pendingSecret), normaliseCode(code), now.getTime());
   if (step === undefined) throw invalidCode();
   const result = await transaction(ctx.db, async (tx) => {
-    const first = !hasSecondFactor(ctx.db, person.id);
+    const first = !(await hasSecondFactor(ctx.db, person.id));
     const replaced = Boolean(row.secret);
     await confirmPendingTotp(tx, person.id, row.pendingSecret!, step, now);
     await recordFactorChange(tx, now, person, actor, 'enrolled', 'totp', replaced ? { replaced: true } : {});
@@ -189,7 +189,7 @@ export async function addPasskey(ctx: AppContext, person: Person, passkey: NewPa
   const now = ctx.clock.now();
   const result = await transaction(ctx.db, async (tx) => {
     if ((await passkeysOf(tx, person.id)).length >= MAX_PASSKEYS) throw conflict('too_many_passkeys', `An account may have at most ${MAX_PASSKEYS} passkeys.`);
-    const first = !hasSecondFactor(ctx.db, person.id);
+    const first = !(await hasSecondFactor(ctx.db, person.id));
     let stored: Passkey;
     try {
       stored = await insertPasskey(tx, passkey, now);
@@ -242,7 +242,7 @@ async function issueRecoveryCodes(ctx: AppContext, tx: Tx, person: Pick<Person, 
 /** A new set replacing the old one (recent sign-in needed); only next to a second factor. */
 export async function regenerateRecoveryCodes(ctx: AppContext, person: Person, sessionId: string): Promise<string[]> {
   await requireRecentSignIn(ctx, sessionId);
-  if (!hasSecondFactor(ctx.db, person.id)) {
+  if (!(await hasSecondFactor(ctx.db, person.id))) {
     throw conflict('second_factor_missing', 'Recovery codes stand in for a second factor: set up an authenticator app or a passkey first.');
   }
   return await transaction(ctx.db, async (tx) => issueRecoveryCodes(ctx, tx, person, ctx.clock.now(), `person:${person.id}`));
@@ -254,7 +254,7 @@ export async function regenerateRecoveryCodes(ctx: AppContext, person: Person, s
 async function afterRemoval(ctx: AppContext, tx: Tx, now: Date, person: Person, keepSessionId: string | undefined, actor: string, method: FactorMethod, details: Record<string, unknown> = {}) {
   // Without any second factor left, the recovery codes have nothing to stand in for. (The
   // prepared look-up runs on the database handle, inside this transaction: one connection.)
-  if (!hasSecondFactor(ctx.db, person.id)) await deleteRecoveryCodes(tx, person.id);
+  if (!(await hasSecondFactor(ctx.db, person.id))) await deleteRecoveryCodes(tx, person.id);
   const sessionsEnded = (await endSessions(tx, now, { personId: person.id, exceptSessionId: keepSessionId }, 'second_factor_removed')).sessionIds.length;
   await recordFactorChange(tx, now, person, actor, 'removed', method, { ...details, sessionsEnded });
 }
