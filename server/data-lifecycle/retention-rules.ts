@@ -30,6 +30,7 @@ import {
   deviceAuthorizations,
   invitations,
   oneTimeTokens,
+  rateLimitWindows,
   refreshTokenFamilies,
   refreshTokens,
   revokedAccessTokens,
@@ -92,6 +93,8 @@ export const RETENTION_RULES: RetentionRule[] = [
   { name: 'activity people', table: activityPeople, key: ROW_ID, where: (_before, now) => lt(activityPeople.day, dayNumber(now) - 1) },
   // Issue 25: an approval unused for a year is asked for again (its `last_used_at` moves at most daily).
   { name: 'consents (unused)', table: consents, key: consents.membershipId, where: (_before, now) => lt(consents.lastUsedAt, new Date(now.getTime() - CONSENT_UNUSED_MS)) },
+  // Issue 26: a shared rate-limit window (PostgreSQL mode) counts nothing once it has ended.
+  { name: 'rate-limit windows', table: rateLimitWindows, key: rateLimitWindows.key, where: (_before, now) => lt(rateLimitWindows.windowEndsAt, now) },
   // Issue 23: a person's count of failed second steps is forgotten a day after the last one, once
   // any lock it set is over (a success deletes it at once: accounts/second-factor/back-off.ts).
   {

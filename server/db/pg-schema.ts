@@ -383,6 +383,18 @@ export const purgeJobs = pgTable(
   ],
 );
 
+export const rateLimitWindows = pgTable(
+  'rate_limit_windows',
+  {
+    key: text('key').primaryKey(),
+    count: integer('count').notNull(),
+    windowEndsAt: timestamp('window_ends_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('rate_limit_windows_ends_idx').on(t.windowEndsAt),
+  ],
+);
+
 export const recoveryCodes = pgTable(
   'recovery_codes',
   {

@@ -796,6 +796,22 @@ export const activityPeople = sqliteTable(
 );
 
 /** Small key/value facts about this installation (e.g. last backup, key-rotation schedule). */
+/**
+ * Rate-limit windows shared by every instance in PostgreSQL mode (accounts/rate-limits.ts,
+ * oauth/failure-limit.ts; issue 26): one row per counter key (`<scope>\n<caller>`), counted by one
+ * upsert, the window restarted when it has ended. SQLite mode counts in memory and leaves it empty.
+ * Rows are worthless once their window ended (data-lifecycle/retention-rules.ts).
+ */
+export const rateLimitWindows = sqliteTable(
+  'rate_limit_windows',
+  {
+    key: text('key').primaryKey(),
+    count: integer('count').notNull(),
+    windowEndsAt: timestamp('window_ends_at').notNull(),
+  },
+  (t) => [index('rate_limit_windows_ends_idx').on(t.windowEndsAt)],
+);
+
 export const meta = sqliteTable('meta', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),

@@ -28,6 +28,7 @@ import { recordAudit } from '../audit/record.js';
 import { conflict } from '../http/problem.js';
 import { engineOf, exec, many, one, transaction } from '../db/store.js';
 import { preparedPerDb } from '../db/prepared.js';
+import { openAtRest, sealAtRest } from '../db/secrets-at-rest.js';
 
 export const SIGNING_ALG = 'RS256';
 /** Verifiers may be a little behind; keep a retired key published this much longer. */
@@ -55,6 +56,10 @@ async function generateSigningKey(): Promise<{ kid: string; publicJwk: JWK; priv
   const { kty, n, e } = await exportJWK(publicKey);
   return { kid, publicJwk: { kty, n, e, kid, alg: SIGNING_ALG, use: 'sig' }, privateKeyPem: await exportPKCS8(privateKey) };
 }
+
+/** A key's private PEM as stored: sealed under GATEHOUSE_KEY_SECRET in PostgreSQL mode (db/secrets-at-rest.ts). */
+const pemPurpose = (kid: string) => `private key of signing key ${kid}`;
+const storedKey = (db: Db, key: { kid: string; publicJwk: JWK; privateKeyPem: string }) => ({ ...key, privateKeyPem: sealAtRest(db, key.privateKeyPem, pemPurpose(key.kid)) });
 
 /** Key writes made by this process, so caches of the key table know to look again at once. */
 let keyWrites = 0;
@@ -97,7 +102,7 @@ export async function ensureSigningKey(db: Db, now: Date): Promise<void> {
   // Another process may have raced us between the check and here: only insert if still keyless.
   await transaction(db, async (tx) => {
     const existing = await one(tx.select({ kid: signingKeys.kid }).from(signingKeys).where(unretired(now)));
-    if (!existing) await exec(tx.insert(signingKeys).values({ ...key, createdAt: now }));
+    if (!existing) await exec(tx.insert(signingKeys).values({ ...storedKey(tx, key), createdAt: now }));
   });
   await noteKeyWrite(db);
 }
@@ -130,7 +135,7 @@ export async function rotateSigningKey(db: Db, now: Date, tokenLifetimeSeconds: 
       .where(isNull(signingKeys.retiredAt))
       .returning({ kid: signingKeys.kid })))
       .map((r) => r.kid);
-    await exec(tx.insert(signingKeys).values({ ...key, createdAt: now }));
+    await exec(tx.insert(signingKeys).values({ ...storedKey(tx, key), createdAt: now }));
     await recordAudit(tx, now, { actor, action: 'signing_key.rotated', target: key.kid, details: { retired, activatesAt: activatesAt.toISOString() } });
     return { kid: key.kid, activatesAt, retired };
   });
@@ -252,7 +257,7 @@ export class KeyRing {
     await this.ensure();
     const row = await activeKeyRow(this.ctx.db, now);
     if (!row) throw new Error('no signing key: the OAuth plugin did not initialise keys');
-    const key = cached?.kid === row.kid ? cached.key : createPrivateKey(row.privateKeyPem);
+    const key = cached?.kid === row.kid ? cached.key : createPrivateKey(openAtRest(this.ctx.db, row.privateKeyPem, pemPurpose(row.kid)));
     this.current = { kid: row.kid, key, loadedAt: Date.now(), until: row.retiredAt?.getTime() };
     return this.current;
   }

@@ -33,7 +33,8 @@ afterEach(async () => {
 afterAll(() => pg?.stop());
 
 async function serve(env: Record<string, string>): Promise<ServerProcess> {
-  const server = await startServer(process.execPath, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', tempDir()], cleanEnv(env));
+  // PostgreSQL mode also needs the key secret that seals keys and secrets in the database.
+  const server = await startServer(process.execPath, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', tempDir()], cleanEnv({ GATEHOUSE_KEY_SECRET: 'server-test-key-secret-0123456789abcdef', ...env }));
   running.push(server);
   return server;
 }
