@@ -23,7 +23,7 @@ import { auditLog, refreshTokenFamilies } from '../../server/db/schema.js';
 import { many } from '../../server/db/store.js';
 import { KEY_ACTIVATION_DELAY_MS } from '../../server/oauth/keys.js';
 import { fixedClock } from '../../server/util/clock.js';
-import { ADMIN_TOKEN, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, TEST_KEY_SECRET, type TestApp } from '../helpers/app.js';
 import { sessionCookieOf, signUp } from '../helpers/accounts.js';
 import { authorize, location, setUpClients, SPA_REDIRECT, spaParams, spaTokens, token, type Clients } from '../helpers/oauth-inject.js';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
@@ -48,6 +48,7 @@ async function instance(url: string, at: Date): Promise<TestApp> {
   const db = (await openPostgres({ url, max: 8 })) as unknown as Db;
   const clock = fixedClock(at);
   const config = testConfig({ adminToken: ADMIN_TOKEN });
+  config.env = { ...config.env, GATEHOUSE_KEY_SECRET: TEST_KEY_SECRET };
   const app = await buildApp({ db, config, clock });
   await app.ready();
   const t: TestApp = {
