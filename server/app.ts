@@ -33,6 +33,8 @@ import { pageText } from './i18n/index.js';
 import { errorTitle } from './pages/text.js';
 import { renderError } from './pages/render.js';
 import { CodeStore } from './oauth/authorize/code.js';
+import { useKeySecret } from './db/secrets-at-rest.js';
+import { loadSharedKey } from './accounts/second-factor/secret-box.js';
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
 type AddFormats = (ajv: Ajv) => Ajv;
@@ -83,6 +85,10 @@ function makeValidators() {
 const lazySerializer = lazySerializerFactory();
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  // PostgreSQL mode: secrets in the database are sealed under GATEHOUSE_KEY_SECRET (refused
+  // without it), and the shared second-factor key is opened before anything serves (issue 26).
+  useKeySecret(deps.db, deps.config.env);
+  await loadSharedKey(deps.db, (deps.clock ?? systemClock).now());
   // Slow clients and oversized headers are cut off at the connection (server/http/server-limits.ts).
   const limits = serverLimits(deps.config);
   const security = securityHeaders(Boolean(deps.https));

@@ -14,6 +14,7 @@ import { ConfigError, defaultIssuer, type Config } from './config.js';
 import type { Db } from './db/client.js';
 import { closeStore, openStore } from './db/open.js';
 import { PG_ADMIN_TOKEN_REQUIRED, postgresOptions } from './db/postgres-options.js';
+import { keySecretFromEnv, MISSING_KEY_SECRET } from './db/secrets-at-rest.js';
 import { startCheckpointer } from './db/checkpointer.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
@@ -124,6 +125,8 @@ async function startClaimed(config: Config): Promise<Running> {
   const postgres = postgresOptions(config.env);
   // Several instances share one database: the token must be the operator's, not one instance's file.
   if (postgres && !config.adminToken) throw new ConfigError(PG_ADMIN_TOKEN_REQUIRED);
+  // Refused before connecting: the sealed keys and secrets could not be read or written.
+  if (postgres && !keySecretFromEnv(config.env)) throw new ConfigError(MISSING_KEY_SECRET);
   const databaseFile = join(config.dataDir, DATABASE_FILE);
   // PostgreSQL's migrations run once across instances, under an advisory lock (db/postgres.ts);
   // its backups are the operator's pg_dump.

@@ -9,12 +9,17 @@
  * and form sign-in, invitation sign-in, account-link proof, password change) draws on the
  * `sign-in` budget, every sign-up route on the `sign-up` budget, across all the scopes of one app,
  * through the store below. Limits without a `groupId` keep a counter per route.
+ *
+ * SQLite mode (one process) counts in memory; PostgreSQL mode counts in the database, so the
+ * instances behind one load balancer share each budget (issue 26).
  */
 import type { FastifyInstance } from 'fastify';
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { positiveIntegerEnv, type Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import { tooManyRequests } from '../http/problem.js';
+import { countInWindow, windowKey } from '../http/rate-limit-windows.js';
+import { engineOf } from '../db/store.js';
 
 export const DEFAULT_SIGN_IN_PER_MINUTE = 30;
 export const DEFAULT_SIGN_UP_PER_MINUTE = 10;
@@ -65,6 +70,32 @@ class WindowCounters implements FastifyRateLimitStore {
   }
 }
 
+/**
+ * PostgreSQL mode (issue 26): the same fixed windows, counted in the database by one upsert per
+ * counted request (http/rate-limit-windows.ts), so every instance draws on one budget. A group's
+ * routes share the scope `group:<id>`; any other route counts under `route:<method> <url>`.
+ */
+class SharedWindowCounters implements FastifyRateLimitStore {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly scope = 'route:',
+  ) {}
+
+  incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number): void {
+    const now = new Date();
+    countInWindow(this.ctx.db, windowKey(this.scope, key), timeWindow, now).then(
+      ({ count, endsAt }) => callback(null, { current: count, ttl: Math.max(0, endsAt.getTime() - now.getTime()) }),
+      (error: Error) => callback(error),
+    );
+  }
+
+  child(options: ChildOptions): FastifyRateLimitStore {
+    const { groupId, routeInfo } = options as unknown as { groupId?: unknown; routeInfo?: { method?: unknown; url?: unknown } };
+    const scope = typeof groupId === 'string' ? `group:${groupId}` : `route:${String(routeInfo?.method ?? '')} ${String(routeInfo?.url ?? '')}`;
+    return new SharedWindowCounters(this.ctx, scope);
+  }
+}
+
 const storeClasses = new WeakMap<AppContext, FastifyRateLimitStoreCtor>();
 
 /**
@@ -74,6 +105,15 @@ const storeClasses = new WeakMap<AppContext, FastifyRateLimitStoreCtor>();
 function storeFor(ctx: AppContext): FastifyRateLimitStoreCtor {
   const known = storeClasses.get(ctx);
   if (known) return known;
+  if (engineOf(ctx.db) === 'postgres') {
+    const shared = class extends SharedWindowCounters {
+      constructor() {
+        super(ctx);
+      }
+    };
+    storeClasses.set(ctx, shared);
+    return shared;
+  }
   const groups = new Map<string, WindowCounters>();
   const ctor = class extends WindowCounters {
     override child(options: ChildOptions): FastifyRateLimitStore {

@@ -20,7 +20,8 @@ import { brandingRecord, checkAccentColor } from './branding.js';
 import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
 import { DEFAULT_GRANT_TYPES, type ApplicationCreate, type ApplicationPatch, type AuthPolicyPatch } from './schemas.js';
-import { webhookSecretProblem } from '../webhooks/sign.js';
+import { webhookSecretProblem, webhookSecretPurpose } from '../webhooks/sign.js';
+import { openNullable, sealNullable } from '../db/secrets-at-rest.js';
 import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-address.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { exec, many, one, transaction } from '../db/store.js';
@@ -232,7 +233,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         clientType,
         clientSecretHash: clientSecret ? sha256(clientSecret) : null,
         webhookUrl: input.webhookUrl ?? null,
-        webhookSecret: input.webhookUrl ? (input.webhookSecret ?? generatedWebhookSecret ?? null) : null,
+        webhookSecret: input.webhookUrl ? sealNullable(tx, input.webhookSecret ?? generatedWebhookSecret ?? null, webhookSecretPurpose(input.id)) : null,
         ssoGroupId: input.ssoGroupId ?? null,
         authPolicy,
         grantTypes,
@@ -274,12 +275,15 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
 
   // Webhook secret: cleared with the URL; generated when a URL appears without one; on change the
   // old secret keeps signing alongside the new one for a day so receivers can roll over.
-  let webhookSecret = current.webhookSecret;
+  // Stored sealed in PostgreSQL mode (db/secrets-at-rest.ts): compared in the clear, written sealed.
+  const purpose = webhookSecretPurpose(id);
+  const currentSecret = openNullable(ctx.db, current.webhookSecret, purpose);
+  let webhookSecret = currentSecret;
   let generatedWebhookSecret: string | undefined;
   if (!webhookUrl) webhookSecret = null;
   else if (patch.webhookSecret) webhookSecret = patch.webhookSecret;
   else if (patch.webhookSecret === null || !webhookSecret) webhookSecret = generatedWebhookSecret = newWebhookSecret();
-  const rotated = Boolean(current.webhookSecret && webhookSecret && webhookSecret !== current.webhookSecret);
+  const rotated = Boolean(currentSecret && webhookSecret && webhookSecret !== currentSecret);
 
   const updated = await transaction(ctx.db, async (tx) => {
     const row = await one(tx
@@ -292,7 +296,8 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         clientType,
         clientSecretHash,
         webhookUrl,
-        webhookSecret,
+        // Unchanged: the stored value as it is; the previous secret keeps the current one's seal.
+        webhookSecret: webhookSecret === currentSecret ? current.webhookSecret : sealNullable(tx, webhookSecret, purpose),
         webhookPreviousSecret: rotated ? current.webhookSecret : webhookUrl ? current.webhookPreviousSecret : null,
         webhookPreviousSecretUntil: rotated
           ? new Date(now.getTime() + WEBHOOK_SECRET_OVERLAP_MS)

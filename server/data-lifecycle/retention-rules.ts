@@ -12,7 +12,7 @@
  * `meta` and `row_counts` (fixed keys), `application_logos` (one per application, at most 100 KB,
  * gone with it: purge-plans.ts), and the second factors `totp_credentials`, `passkeys` and
  * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person).
- * Authorization codes live in memory.
+ * Authorization codes live in memory on SQLite.
  *
  * Reuse detection keeps working: a refresh-token family and all its tokens go together, only
  * `tokens` days after the family expired or was revoked, so a rotated token is recognised (and
@@ -24,12 +24,14 @@ import {
   activityDaily,
   activityPeople,
   auditLog,
+  authorizationCodes,
   backchannelLogouts,
   consents,
   deviceAuthorizations,
   invitations,
   oneTimeTokens,
   pendingSignIns,
+  rateLimitWindows,
   refreshTokenFamilies,
   refreshTokens,
   revokedAccessTokens,
@@ -55,6 +57,11 @@ export interface RetentionRule extends Omit<BatchStep, 'where'> {
 /** The activity counters' day numbers (activity/record.ts): whole days since 1970-01-01 UTC. */
 const dayNumber = (at: Date) => Math.floor(at.getTime() / 86_400_000);
 
+/**
+ * How long an authorization code is remembered after issue, spent or not, so a replay revokes
+ * its family (oauth/authorize/code.ts `REMEMBER_MS`); its rows go after it (PostgreSQL mode).
+ */
+export const AUTHORIZATION_CODE_MEMORY_MS = 10 * 60_000;
 /** An explicit consent not used for this long is forgotten (the person is asked again). */
 export const CONSENT_UNUSED_MS = 365 * 86_400_000;
 const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
@@ -80,12 +87,16 @@ export const RETENTION_RULES: RetentionRule[] = [
   // Issue 24: a device authorization is useless once expired (10 minutes), decided or not; finished
   // back-channel logout deliveries stay as long as webhook deliveries (their log), pending ones until they finish.
   { name: 'device authorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, where: (_before, now) => lt(deviceAuthorizations.expiresAt, now) },
+  // Issue 26: authorization codes in PostgreSQL mode, worthless once no longer remembered for replays.
+  { name: 'authorization codes', table: authorizationCodes, key: authorizationCodes.codeHash, where: (_before, now) => lt(authorizationCodes.issuedAt, new Date(now.getTime() - AUTHORIZATION_CODE_MEMORY_MS)) },
   { name: 'back-channel logouts', table: backchannelLogouts, key: backchannelLogouts.id, keep: 'webhooks', where: (before) => and(lt(backchannelLogouts.createdAt, before), ne(backchannelLogouts.status, 'pending'))! },
   // Issue 25: daily sign-in counts are kept as long as the audit log; who was counted, only until yesterday.
   { name: 'activity days', table: activityDaily, key: ROW_ID, keep: 'audit', where: (before) => lt(activityDaily.day, dayNumber(before)) },
   { name: 'activity people', table: activityPeople, key: ROW_ID, where: (_before, now) => lt(activityPeople.day, dayNumber(now) - 1) },
   // Issue 25: an approval unused for a year is asked for again (its `last_used_at` moves at most daily).
   { name: 'consents (unused)', table: consents, key: consents.membershipId, where: (_before, now) => lt(consents.lastUsedAt, new Date(now.getTime() - CONSENT_UNUSED_MS)) },
+  // Issue 26: a shared rate-limit window (PostgreSQL mode) counts nothing once it has ended.
+  { name: 'rate-limit windows', table: rateLimitWindows, key: rateLimitWindows.key, where: (_before, now) => lt(rateLimitWindows.windowEndsAt, now) },
   // Issue 23: a person's count of failed second steps is forgotten a day after the last one, once
   // any lock it set is over (a success deletes it at once: accounts/second-factor/back-off.ts).
   {

@@ -115,6 +115,30 @@ export const auditLog = pgTable(
   ],
 );
 
+export const authorizationCodes = pgTable(
+  'authorization_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    applicationId: text('application_id').notNull(),
+    personId: text('person_id').notNull(),
+    membershipId: text('membership_id').notNull(),
+    sessionId: text('session_id').notNull(),
+    redirectUri: text('redirect_uri').notNull(),
+    scope: text('scope').notNull(),
+    resource: text('resource').notNull(),
+    codeChallenge: text('code_challenge'),
+    nonce: text('nonce'),
+    authTime: timestamp('auth_time', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    issuedAt: timestamp('issued_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    spentAt: timestamp('spent_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    issuedFamilyId: text('issued_family_id'),
+  },
+  (t) => [
+    index('authorization_codes_issued_idx').on(t.issuedAt),
+  ],
+);
+
 export const backchannelLogouts = pgTable(
   'backchannel_logouts',
   {
@@ -379,6 +403,18 @@ export const purgeJobs = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.kind, t.target] }),
+  ],
+);
+
+export const rateLimitWindows = pgTable(
+  'rate_limit_windows',
+  {
+    key: text('key').primaryKey(),
+    count: integer('count').notNull(),
+    windowEndsAt: timestamp('window_ends_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('rate_limit_windows_ends_idx').on(t.windowEndsAt),
   ],
 );
 

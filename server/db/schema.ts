@@ -341,6 +341,38 @@ export const sessionClients = sqliteTable(
   (t) => [primaryKey({ columns: [t.sessionId, t.applicationId] }), index('session_clients_app_idx').on(t.applicationId)],
 );
 
+/**
+ * Authorization codes in PostgreSQL mode (issue 26): several instances serve one issuer, and the
+ * token request that exchanges a code may reach another instance than the authorize request that
+ * issued it. SQLite keeps its codes in memory (oauth/authorize/code.ts: one process serves a data
+ * directory) and leaves this table empty. Known only by their SHA-256; spent by one conditional
+ * update (`spent_at IS NULL`); rows go REMEMBER_MS after issue (retention rule "authorization
+ * codes", by `issued_at`). No foreign keys: a row lives ten minutes, and a code whose
+ * person, membership or session has gone since is refused at the exchange.
+ */
+export const authorizationCodes = sqliteTable(
+  'authorization_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    applicationId: text('application_id').notNull(),
+    personId: text('person_id').notNull(),
+    membershipId: text('membership_id').notNull(),
+    sessionId: text('session_id').notNull(),
+    redirectUri: text('redirect_uri').notNull(),
+    scope: text('scope').notNull(),
+    resource: text('resource').notNull(),
+    codeChallenge: text('code_challenge'),
+    nonce: text('nonce'),
+    authTime: timestamp('auth_time').notNull(),
+    issuedAt: timestamp('issued_at').notNull(),
+    expiresAt: timestamp('expires_at').notNull(),
+    spentAt: timestamp('spent_at'),
+    /** The refresh-token family its exchange started (a replay revokes it). */
+    issuedFamilyId: text('issued_family_id'),
+  },
+  (t) => [index('authorization_codes_issued_idx').on(t.issuedAt)],
+);
+
 /** Single-use links sent by e-mail: password reset and e-mail verification. */
 export const oneTimeTokens = sqliteTable(
   'one_time_tokens',
@@ -814,6 +846,22 @@ export const activityPeople = sqliteTable(
 );
 
 /** Small key/value facts about this installation (e.g. last backup, key-rotation schedule). */
+/**
+ * Rate-limit windows shared by every instance in PostgreSQL mode (accounts/rate-limits.ts,
+ * oauth/failure-limit.ts; issue 26): one row per counter key (`<scope>\n<caller>`), counted by one
+ * upsert, the window restarted when it has ended. SQLite mode counts in memory and leaves it empty.
+ * Rows are worthless once their window ended (data-lifecycle/retention-rules.ts).
+ */
+export const rateLimitWindows = sqliteTable(
+  'rate_limit_windows',
+  {
+    key: text('key').primaryKey(),
+    count: integer('count').notNull(),
+    windowEndsAt: timestamp('window_ends_at').notNull(),
+  },
+  (t) => [index('rate_limit_windows_ends_idx').on(t.windowEndsAt)],
+);
+
 export const meta = sqliteTable('meta', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),

@@ -6,10 +6,11 @@
  * system), the JWKS per state of the key table.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { JWK } from 'jose';
 import type { Statement } from 'better-sqlite3';
 import type { AppContext } from '../context.js';
 import { engineOf, sqliteGateHeld } from '../db/store.js';
-import { JWKS_MAX_AGE_SECONDS, keyWriteCount, publishedJwks, readPublishedJwks, SIGNING_ALG, type KeyRing } from './keys.js';
+import { JWKS_MAX_AGE_SECONDS, keyWriteCount, onKeyWrite, publishedJwks, readPublishedKeys, SIGNING_ALG, type KeyRing } from './keys.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import { ACR_VALUES } from '../accounts/second-factor/factors.js';
 import { GRANT_TYPES } from '../applications/schemas.js';
@@ -109,37 +110,53 @@ export class JwksBody {
 
 /**
  * The published key set on PostgreSQL, where other instances rotate keys too and reads are
- * asynchronous: the body is served from memory and read again in the background once it is a
- * second old (or this process wrote a key), so a key rotated by another instance is published
- * here within about a second. `ready()` reads it the first time.
+ * asynchronous: the set is kept in memory and read again in the background once it is a second
+ * old, so a key rotated by another instance is published here within about a second; a key
+ * written by this process is read before the write returns (`onKeyWrite`). Each key is kept with
+ * the store-clock moment it leaves the set, so a retiring key goes at that moment, as on SQLite.
+ * `ready()` reads it the first time.
  */
 export class PolledJwksBody {
+  private keys: Array<{ jwk: JWK; until: number }> = [];
   private body = '';
+  /** When the next key in `keys` leaves the set (store clock). */
+  private staleAt = Infinity;
   private readAt = 0;
-  private seenWrites = -1;
   private reading: Promise<void> | undefined;
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: AppContext) {
+    // A key this process writes is served as soon as the write returns (the admin API's rotate).
+    onKeyWrite(ctx.db, () => this.read(true));
+  }
 
   ready(): Promise<void> {
     return this.read();
   }
 
   current(): string {
-    if (keyWriteCount() !== this.seenWrites || Date.now() - this.readAt >= STORE_CHECK_MS) {
+    if (Date.now() - this.readAt >= STORE_CHECK_MS) {
       // On failure (the database unreachable a moment) the last body stays served; the next request tries again.
       this.read().catch(() => {});
     }
+    if (this.ctx.clock.now().getTime() >= this.staleAt) this.serialise();
     return this.body;
   }
 
-  private read(): Promise<void> {
+  private serialise(): void {
+    const now = this.ctx.clock.now().getTime();
+    const live = this.keys.filter((k) => k.until > now);
+    this.body = JSON.stringify({ keys: live.map((k) => k.jwk) });
+    this.staleAt = Math.min(Infinity, ...live.map((k) => k.until));
+  }
+
+  /** `again`: a read already under way may predate a write; wait for it, then read once more. */
+  private async read(again = false): Promise<void> {
+    if (again && this.reading) await this.reading.catch(() => {});
     this.reading ??= (async () => {
       try {
-        const writes = keyWriteCount();
-        this.body = JSON.stringify(await readPublishedJwks(this.ctx.db, this.ctx.clock.now()));
-        this.seenWrites = writes;
+        this.keys = await readPublishedKeys(this.ctx.db, this.ctx.clock.now());
         this.readAt = Date.now();
+        this.serialise();
       } finally {
         this.reading = undefined;
       }

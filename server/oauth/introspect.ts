@@ -117,7 +117,8 @@ export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: F
   app.post(INTROSPECTION_PATH, { schema: { hide: true } }, async (request, reply) => {
     const body = formBody(request);
     const client = await limiter.guard(request, async () => {
-      const authenticated = authenticateClient(ctx, request, body);
+      const found = authenticateClient(ctx, request, body);
+      const authenticated = found instanceof Promise ? await found : found;
       if (authenticated.clientType !== 'web') throw invalidClient('Introspection needs a confidential client authenticated with its secret.');
       return authenticated;
     });

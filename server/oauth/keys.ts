@@ -26,14 +26,20 @@ import { createPrivateKey, createPublicKey, type JsonWebKeyInput, type KeyObject
 import { newId } from '../util/ids.js';
 import { recordAudit } from '../audit/record.js';
 import { conflict } from '../http/problem.js';
-import { exec, many, one, transaction } from '../db/store.js';
+import { engineOf, exec, many, one, transaction } from '../db/store.js';
 import { preparedPerDb } from '../db/prepared.js';
+import { openAtRest, sealAtRest } from '../db/secrets-at-rest.js';
 
 export const SIGNING_ALG = 'RS256';
 /** Verifiers may be a little behind; keep a retired key published this much longer. */
 const SKEW_MS = 60_000;
 /** A CLI rotation in another process is noticed within this time (wall clock: a cache age). */
 const RELOAD_MS = 5_000;
+/**
+ * PostgreSQL: other instances rotate keys too (the admin API, the scheduled rotation), and a
+ * rotation there must reach this instance's ring within seconds, so the ring reads again sooner.
+ */
+const PG_RELOAD_MS = 1_000;
 /** How long verifiers may cache the JWKS: its `Cache-Control: max-age`. */
 export const JWKS_MAX_AGE_SECONDS = 60;
 /** A rotated-in key signs this long after it was published: the announced cache lifetime plus skew. */
@@ -51,9 +57,32 @@ async function generateSigningKey(): Promise<{ kid: string; publicJwk: JWK; priv
   return { kid, publicJwk: { kty, n, e, kid, alg: SIGNING_ALG, use: 'sig' }, privateKeyPem: await exportPKCS8(privateKey) };
 }
 
+/** A key's private PEM as stored: sealed under GATEHOUSE_KEY_SECRET in PostgreSQL mode (db/secrets-at-rest.ts). */
+const pemPurpose = (kid: string) => `private key of signing key ${kid}`;
+const storedKey = (db: Db, key: { kid: string; publicJwk: JWK; privateKeyPem: string }) => ({ ...key, privateKeyPem: sealAtRest(db, key.privateKeyPem, pemPurpose(key.kid)) });
+
 /** Key writes made by this process, so caches of the key table know to look again at once. */
 let keyWrites = 0;
 export const keyWriteCount = (): number => keyWrites;
+
+/**
+ * Caches of the key table that read it asynchronously (PostgreSQL: the polled JWKS body) and must
+ * have caught up before a key write of this process returns, per database handle.
+ */
+const keyWriteListeners = new WeakMap<object, Set<() => Promise<void>>>();
+
+/** Calls `listener` after every key write on `db` made by this process; returns the unsubscribe. */
+export function onKeyWrite(db: Db, listener: () => Promise<void>): () => void {
+  let listeners = keyWriteListeners.get(db);
+  if (!listeners) keyWriteListeners.set(db, (listeners = new Set()));
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+async function noteKeyWrite(db: Db): Promise<void> {
+  keyWrites++;
+  await Promise.all([...(keyWriteListeners.get(db) ?? [])].map((listener) => listener()));
+}
 
 /** The key that signs at `now`: of the keys not retired yet, the oldest (a `next` key waits for it). */
 async function activeKeyRow(db: Db, now: Date): Promise<SigningKey | undefined> {
@@ -73,9 +102,9 @@ export async function ensureSigningKey(db: Db, now: Date): Promise<void> {
   // Another process may have raced us between the check and here: only insert if still keyless.
   await transaction(db, async (tx) => {
     const existing = await one(tx.select({ kid: signingKeys.kid }).from(signingKeys).where(unretired(now)));
-    if (!existing) await exec(tx.insert(signingKeys).values({ ...key, createdAt: now }));
+    if (!existing) await exec(tx.insert(signingKeys).values({ ...storedKey(tx, key), createdAt: now }));
   });
-  keyWrites++;
+  await noteKeyWrite(db);
 }
 
 /**
@@ -106,11 +135,11 @@ export async function rotateSigningKey(db: Db, now: Date, tokenLifetimeSeconds: 
       .where(isNull(signingKeys.retiredAt))
       .returning({ kid: signingKeys.kid })))
       .map((r) => r.kid);
-    await exec(tx.insert(signingKeys).values({ ...key, createdAt: now }));
+    await exec(tx.insert(signingKeys).values({ ...storedKey(tx, key), createdAt: now }));
     await recordAudit(tx, now, { actor, action: 'signing_key.rotated', target: key.kid, details: { retired, activatesAt: activatesAt.toISOString() } });
     return { kid: key.kid, activatesAt, retired };
   });
-  keyWrites++;
+  await noteKeyWrite(db);
   return rotated;
 }
 
@@ -159,9 +188,20 @@ export function publishedJwks(db: Db, now: Date): { keys: JWK[] } {
   return { keys: publishedKeys(db).all({ nowMs: now.getTime() }).map((r) => r.publicJwk as JWK) };
 }
 
-/** The same set on either engine (PostgreSQL reads asynchronously). */
-export async function readPublishedJwks(db: Db, now: Date): Promise<{ keys: JWK[] }> {
-  return { keys: (await many(publishedKeys(db), { nowMs: now.getTime() })).map((r) => r.publicJwk as JWK) };
+/**
+ * The published set at `now` with when each key leaves it (epoch ms; Infinity while not retired):
+ * a cache read once can then drop a retiring key at the exact store-clock moment, as
+ * `publishedJwks` would (oauth/discovery.ts, PostgreSQL).
+ */
+export async function readPublishedKeys(db: Db, now: Date): Promise<Array<{ jwk: JWK; until: number }>> {
+  const rows = await many(
+    db
+      .select({ publicJwk: signingKeys.publicJwk, retiredAt: signingKeys.retiredAt, expiresAt: signingKeys.expiresAt })
+      .from(signingKeys)
+      .where(or(isNull(signingKeys.retiredAt), gt(signingKeys.expiresAt, now)))
+      .orderBy(desc(signingKeys.createdAt), desc(signingKeys.kid)),
+  );
+  return rows.map((r) => ({ jwk: r.publicJwk as JWK, until: r.retiredAt === null ? Infinity : (r.expiresAt?.getTime() ?? 0) }));
 }
 
 /** The key that signs right now, with its kid. */
@@ -177,7 +217,12 @@ export class KeyRing {
 
   private initialised: Promise<void> | undefined;
 
-  constructor(private readonly ctx: AppContext) {}
+  /** How long a read of the key table is trusted (wall clock). */
+  private readonly reloadMs: number;
+
+  constructor(private readonly ctx: AppContext) {
+    this.reloadMs = engineOf(ctx.db) === 'postgres' ? PG_RELOAD_MS : RELOAD_MS;
+  }
 
   /** Creates the first key if the store has none; later calls cost one resolved promise. */
   ensure(): Promise<void> {
@@ -194,13 +239,13 @@ export class KeyRing {
   }
 
   /**
-   * The cached signing key while it is fresh (read within RELOAD_MS, before a due hand-over), or
+   * The cached signing key while it is fresh (read within RELOAD_MS, PG_RELOAD_MS on PostgreSQL, before a due hand-over), or
    * undefined: then `signingKey()` reads the store. Synchronous, so a signature needs no await
    * for it on the token endpoint.
    */
   freshSigningKey(): SigningKeyObject | undefined {
     const cached = this.current;
-    if (!cached || Date.now() - cached.loadedAt >= RELOAD_MS) return undefined;
+    if (!cached || Date.now() - cached.loadedAt >= this.reloadMs) return undefined;
     return cached.until === undefined || this.ctx.clock.now().getTime() < cached.until ? cached : undefined;
   }
 
@@ -212,7 +257,7 @@ export class KeyRing {
     await this.ensure();
     const row = await activeKeyRow(this.ctx.db, now);
     if (!row) throw new Error('no signing key: the OAuth plugin did not initialise keys');
-    const key = cached?.kid === row.kid ? cached.key : createPrivateKey(row.privateKeyPem);
+    const key = cached?.kid === row.kid ? cached.key : createPrivateKey(openAtRest(this.ctx.db, row.privateKeyPem, pemPurpose(row.kid)));
     this.current = { kid: row.kid, key, loadedAt: Date.now(), until: row.retiredAt?.getTime() };
     return this.current;
   }
@@ -243,7 +288,7 @@ export class KeyRing {
   async verifyingKey(kid: string): Promise<KeyObject | undefined> {
     const cached = this.publicKeyObjects.get(kid);
     const now = Date.now();
-    if (cached && now - cached.checkedAt < RELOAD_MS) return cached.key;
+    if (cached && now - cached.checkedAt < this.reloadMs) return cached.key;
     const jwk = await this.publicKey(kid);
     if (!jwk) {
       this.publicKeyObjects.delete(kid);

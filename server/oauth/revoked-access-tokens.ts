@@ -13,6 +13,10 @@
  * first, and a row's `expires_at` is its token's `exp`; so while that latest expiry is past, no
  * unexpired token can be on the list.
  *
+ * PostgreSQL: other instances revoke too, so the latest expiry is read again once it is a second
+ * old (wall clock): a revocation on any instance is refused by every other within about a second,
+ * and by this one at once.
+ *
  * Retention: a row is worthless once its token has expired; the sweeper deletes those by the
  * `expires_at` index (data-lifecycle/retention-rules.ts, "revoked access tokens").
  */
@@ -20,7 +24,10 @@ import { eq, max, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { revokedAccessTokens } from '../db/schema.js';
-import { exec, one } from '../db/store.js';
+import { engineOf, exec, one } from '../db/store.js';
+
+/** PostgreSQL: how long a read of the latest expiry is trusted (other instances write the list too). */
+const PG_RECHECK_MS = 1_000;
 
 const statements = preparedPerDb((db) => {
   const t = revokedAccessTokens;
@@ -36,15 +43,15 @@ const statements = preparedPerDb((db) => {
   };
 });
 
-/** Epoch ms until which a listed token may still be live, per database handle (see above). */
-const liveUntil = new WeakMap<Db, number>();
+/** Epoch ms until which a listed token may still be live, per database handle (see above), and when that was read. */
+const liveUntil = new WeakMap<Db, { until: number; readAt: number }>();
 
 async function latestExpiry(db: Db): Promise<number> {
-  let until = liveUntil.get(db);
-  if (until === undefined) {
-    until = (await one(statements(db).latestExpiry))?.at?.getTime() ?? 0;
-    liveUntil.set(db, until);
-  }
+  const known = liveUntil.get(db);
+  if (known !== undefined && (known.readAt === Infinity || Date.now() - known.readAt < PG_RECHECK_MS)) return known.until;
+  const until = (await one(statements(db).latestExpiry))?.at?.getTime() ?? 0;
+  // SQLite: this process is the only writer, so the value read is kept for good.
+  liveUntil.set(db, { until, readAt: engineOf(db) === 'postgres' ? Date.now() : Infinity });
   return until;
 }
 
@@ -60,6 +67,7 @@ export async function isAccessTokenRevoked(db: Db, jti: string, now: Date): Prom
 /** Records a revoked access token until `expiresAt` (its `exp`); revoking twice is harmless. */
 export async function recordRevokedAccessToken(db: Db, jti: string, expiresAt: Date, now: Date): Promise<void> {
   await exec(statements(db).insert, { jti, expiresAt, revokedAt: now });
-  liveUntil.set(db, Math.max(await latestExpiry(db), expiresAt.getTime()));
+  const until = Math.max(await latestExpiry(db), expiresAt.getTime());
+  liveUntil.set(db, { until, readAt: liveUntil.get(db)!.readAt });
 }
 

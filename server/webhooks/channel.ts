@@ -5,15 +5,18 @@
 import type { DeliveryChannel } from './worker.js';
 import { webhookOutbox, type ClaimedDelivery } from './queries.js';
 import { postWebhook } from './send.js';
-import { activeSecrets, webhookHeaders } from './sign.js';
+import { activeSecrets, openedSecrets, webhookHeaders } from './sign.js';
 import type { TargetPolicy } from './target-address.js';
 
-/** The webhook channel under a target policy (which hosts deliveries may reach, target-address.ts). */
-export function webhookChannel(policy: TargetPolicy): DeliveryChannel<ClaimedDelivery> {
+/**
+ * The webhook channel under a target policy (which hosts deliveries may reach, target-address.ts);
+ * `db` is the store the secrets were read from (sealed there in PostgreSQL mode).
+ */
+export function webhookChannel(policy: TargetPolicy, db: object): DeliveryChannel<ClaimedDelivery> {
   return {
     queries: webhookOutbox,
     async send(delivery, at, timeoutMs, stop) {
-      const secrets = activeSecrets(delivery, at);
+      const secrets = activeSecrets(openedSecrets(db, delivery), at);
       // The URL was removed after the event was written: nothing to send to.
       if (!delivery.webhookUrl || !secrets.length) return { ok: false, statusCode: null, error: 'webhook_not_configured', final: true };
       const headers = webhookHeaders(delivery.id, at, delivery.payload, secrets);

@@ -21,7 +21,7 @@ export const webhooksFeature: FastifyPluginAsync<FeatureOptions> = async (app, o
   );
 
   if (!options.startWorkers) return;
-  const worker = new DeliveryWorker(app.ctx, settingsFromEnv(app.ctx.config.env), webhookChannel(webhookTargetPolicy(app.ctx)), app.log);
+  const worker = new DeliveryWorker(app.ctx, settingsFromEnv(app.ctx.config.env), webhookChannel(webhookTargetPolicy(app.ctx), app.ctx.db), app.log);
   app.ctx.wakeWebhooks = () => worker.wake();
   app.addHook('onReady', async () => worker.start());
   app.addHook('onClose', async () => {

@@ -2,13 +2,13 @@
  * Outbox queries for the delivery worker and the admin API. A row is *due* when it is pending,
  * its `nextAttemptAt` has come and nobody holds a live lease on it.
  */
-import { and, asc, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lte, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { SelectedFields } from 'drizzle-orm/sqlite-core';
 import { applications, backchannelLogouts, webhookDeliveries, type WebhookDelivery } from '../db/schema.js';
 import type { Db } from '../db/client.js';
 import type { Tx } from '../audit/record.js';
 import { afterCursor } from '../http/pagination.js';
-import { exec, one, many, transaction } from '../db/store.js';
+import { engineOf, exec, one, many, transaction } from '../db/store.js';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
@@ -38,6 +38,11 @@ const webhookFields = {
 /** The columns every outbox table shares: webhook deliveries and back-channel logouts. */
 export type OutboxTable = typeof webhookDeliveries | typeof backchannelLogouts;
 
+/** Rows due at `now`: pending, their time come, no live lease, outside the saturated applications. */
+function dueRows(d: typeof webhookDeliveries, now: SQL | Date, notSaturated: SQL | undefined) {
+  return and(eq(d.status, 'pending'), lte(d.nextAttemptAt, now), or(isNull(d.leaseUntil), lte(d.leaseUntil, now)), notSaturated);
+}
+
 /**
  * The worker's statements run once per delivery, hundreds of times a second; they are prepared
  * once per database and outbox table. Placeholders bypass drizzle's value mapping, so times are
@@ -56,14 +61,7 @@ function prepareWorkerStatements(db: Db, table: OutboxTable, fields: SelectedFie
       .select(fields)
       .from(d)
       .innerJoin(applications, eq(applications.id, d.applicationId))
-      .where(
-        and(
-          eq(d.status, 'pending'),
-          lte(d.nextAttemptAt, now),
-          or(isNull(d.leaseUntil), lte(d.leaseUntil, now)),
-          sql`${d.applicationId} not in (select value from json_each(${sql.placeholder('saturated')}))`,
-        ),
-      )
+      .where(dueRows(d, now, sql`${d.applicationId} not in (select value from json_each(${sql.placeholder('saturated')}))`))
       // Index order only: adding `id` would make SQLite sort every row sharing a due time (a
       // burst written in one millisecond) on each claim. Ties come out in insertion order.
       .orderBy(asc(d.nextAttemptAt))
@@ -87,6 +85,11 @@ function prepareWorkerStatements(db: Db, table: OutboxTable, fields: SelectedFie
   };
 }
 
+/** PostgreSQL's select builder's row-locking clause (not in the SQLite builder's type). */
+interface PgLockable {
+  for(strength: 'update', config: { of: OutboxTable; skipLocked: true }): unknown;
+}
+
 /** A claimed row: what every channel's attempt needs, plus its own fields. */
 export interface ClaimedRow {
   id: string;
@@ -107,6 +110,29 @@ export class OutboxQueries<Row extends ClaimedRow> {
     private readonly fields: SelectedFields,
   ) {}
 
+  /**
+   * PostgreSQL's claim: the due rows are locked `FOR UPDATE SKIP LOCKED` (only the outbox's rows,
+   * not their applications'), so an instance never waits for, nor takes, a row another instance is
+   * claiming; the lease written in the same READ COMMITTED transaction then keeps the row from
+   * every instance until the attempt is recorded or the lease runs out (a crashed instance). A row
+   * leased and committed by another instance after this statement's snapshot is re-checked against
+   * its new version when locked, and its live lease excludes it. Built per call: a claim is one
+   * round trip's worth of builder work, and the saturated set changes the SQL.
+   */
+  private async claimDuePostgres(db: Db, now: Date, limit: number, saturated: string[]): Promise<Row[]> {
+    const d = this.table as typeof webhookDeliveries;
+    const due = db
+      .select(this.fields)
+      .from(d)
+      .innerJoin(applications, eq(applications.id, d.applicationId))
+      .where(dueRows(d, now, saturated.length ? notInArray(d.applicationId, saturated) : undefined))
+      .orderBy(asc(d.nextAttemptAt))
+      .limit(limit);
+    // `for` exists on PostgreSQL's select builder only (the one `db` hands out at run time there).
+    const locked = (due as unknown as PgLockable).for('update', { of: d, skipLocked: true });
+    return (await many(locked as unknown as typeof due)) as unknown as Row[];
+  }
+
   private statements(db: Db) {
     let prepared = this.prepared.get(db);
     if (!prepared) this.prepared.set(db, (prepared = prepareWorkerStatements(db, this.table, this.fields)));
@@ -126,9 +152,13 @@ export class OutboxQueries<Row extends ClaimedRow> {
     saturated: string[],
     roomFor: (applicationId: string) => number,
   ): Promise<{ claimed: Row[]; exhausted: boolean }> {
-    const st = this.statements(db);
+    const postgres = engineOf(db) === 'postgres';
+    const st = postgres ? undefined : this.statements(db);
+    const table = this.table as typeof webhookDeliveries;
     return await transaction(db, async () => {
-      const rows = await many(st.due, { now: now.getTime(), saturated: JSON.stringify(saturated), limit }) as unknown as Row[];
+      const rows = st
+        ? ((await many(st.due, { now: now.getTime(), saturated: JSON.stringify(saturated), limit })) as unknown as Row[])
+        : await this.claimDuePostgres(db, now, limit, saturated);
       const taken = new Map<string, number>();
       const claimed = rows.filter((row) => {
         const n = taken.get(row.applicationId) ?? 0;
@@ -136,10 +166,13 @@ export class OutboxQueries<Row extends ClaimedRow> {
         taken.set(row.applicationId, n + 1);
         return true;
       });
-      for (const c of claimed) await exec(st.lease, { id: c.id, leaseUntil: leaseUntil.getTime() });
+      if (st) for (const c of claimed) await exec(st.lease, { id: c.id, leaseUntil: leaseUntil.getTime() });
+      else if (claimed.length) await exec(db.update(table).set({ leaseUntil }).where(inArray(table.id, claimed.map((c) => c.id))));
       // Fewer rows than asked: no other application has due rows right now.
       return { claimed, exhausted: rows.length < limit };
-    });
+      // PostgreSQL: READ COMMITTED, because the row locks already keep claims apart; SERIALIZABLE
+      // would fail (and retry) every claim that overlapped another instance's.
+    }, { isolation: 'read committed' });
   }
 
   /** Records one finished attempt and releases the lease. */

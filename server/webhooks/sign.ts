@@ -5,6 +5,7 @@
  * rotation both secrets sign, as space-separated entries, so receivers can roll over.
  */
 import { createHmac } from 'node:crypto';
+import { openNullable } from '../db/secrets-at-rest.js';
 
 const WHSEC_PREFIX = 'whsec_';
 
@@ -38,6 +39,18 @@ export function signingKey(secret: string): Buffer {
 /** `v1,<base64>` for one key. `timestamp` is in whole seconds. */
 export function sign(key: Buffer, id: string, timestamp: number, body: string): string {
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+/**
+ * What a webhook secret of `applicationId` is sealed for in PostgreSQL mode (db/secrets-at-rest.ts):
+ * the current and the previous secret alike, so a rotation moves the sealed value as it is.
+ */
+export const webhookSecretPurpose = (applicationId: string) => `webhook secret of application ${applicationId}`;
+
+/** An application's stored secrets in the clear (sealed in PostgreSQL mode). */
+export function openedSecrets<T extends { applicationId: string; webhookSecret: string | null; webhookPreviousSecret: string | null }>(db: object, app: T): T {
+  const purpose = webhookSecretPurpose(app.applicationId);
+  return { ...app, webhookSecret: openNullable(db, app.webhookSecret, purpose), webhookPreviousSecret: openNullable(db, app.webhookPreviousSecret, purpose) };
 }
 
 /** The secrets that sign at `now`: the current one, plus the previous one inside its overlap. */

@@ -10,6 +10,7 @@
  * - Decisions about time (what is due, when to retry) use `ctx.clock`; real timers only pace the
  *   polling. A nudge (`wake`) after a transaction wrote events makes delivery immediate.
  */
+import { AsyncResource } from 'node:async_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { ClaimedRow, OutboxQueries } from './queries.js';
@@ -59,14 +60,24 @@ export class DeliveryWorker<Row extends ClaimedRow> {
     this.schedulePump();
   }
 
+  /**
+   * The pump, bound to the async context the worker was made in. A wake comes from inside the
+   * transaction that wrote the rows (oauth/backchannel/outbox.ts), and a callback scheduled there
+   * would inherit that transaction's scope (db/store.ts): the claim would join the open
+   * transaction and send rows not yet committed — which, if the transaction then fails or is
+   * retried (PostgreSQL's SERIALIZABLE), were never written. Bound here, the claim runs as its
+   * own transaction, after the writer's on SQLite (the gate) and beside it on PostgreSQL.
+   */
+  private readonly pumpSoon = AsyncResource.bind(async () => {
+    this.pumpQueued = false;
+    await this.pump();
+  });
+
   /** Coalesced: many calls in one tick cause one look. */
   private schedulePump(): void {
     if (this.stopped || this.pumpQueued) return;
     this.pumpQueued = true;
-    setImmediate(async () => {
-      this.pumpQueued = false;
-      await this.pump();
-    });
+    setImmediate(this.pumpSoon);
   }
 
   /** Aborts attempts in flight, gives their leases back and waits for them to settle. */

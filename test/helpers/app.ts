@@ -13,6 +13,8 @@ import { openPostgres } from '../../server/db/postgres.js';
 import { closeStore } from '../../server/db/open.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+/** The key secret (GATEHOUSE_KEY_SECRET) of apps on PostgreSQL: 32 bytes at least. */
+export const TEST_KEY_SECRET = 'test-key-secret-0123456789abcdef0123456789';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -80,6 +82,8 @@ export async function makeApp(
   const db = await openTestDatabase();
   const clock = fixedClock(options.clock ?? new Date());
   const config = testConfig({ adminToken: ADMIN_TOKEN, ...options.config });
+  // PostgreSQL mode seals secrets under a key secret and refuses to start without one.
+  if (inject('gatehousePostgres')) config.env = { GATEHOUSE_KEY_SECRET: TEST_KEY_SECRET, ...config.env };
   return startApp(db, clock, config, options);
 }
 

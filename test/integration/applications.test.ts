@@ -16,7 +16,9 @@ import {
   webhookDeliveries,
 } from '../../server/db/schema.js';
 import { sha256 } from '../../server/util/crypto.js';
-import { exec, one, many } from '../../server/db/store.js';
+import { engineOf, exec, one, many } from '../../server/db/store.js';
+import { openAtRest } from '../../server/db/secrets-at-rest.js';
+import { webhookSecretPurpose } from '../../server/webhooks/sign.js';
 
 const T0 = new Date('2026-03-01T10:00:00.000Z');
 const DEFAULT_POLICY = { signup_policy: 'invite_only', allowed_providers: ['email'], profile_fields: [], mfa: 'optional' };
@@ -512,7 +514,10 @@ describe('PATCH /api/admin/applications/:id', () => {
     const move = await t.admin('PATCH', '/api/admin/applications/notes', { webhookUrl: 'https://hooks.example.com/b' });
     expect(move.json()).toMatchObject({ webhookUrl: 'https://hooks.example.com/b', webhookSecretSet: true });
     expect('webhookSecret' in move.json()).toBe(false);
-    expect((await one(t.db.select().from(applications)))!.webhookSecret).toBe(secret);
+    // Kept as it was; in PostgreSQL mode stored sealed under the key secret (db/secrets-at-rest.ts).
+    const stored = (await one(t.db.select().from(applications)))!.webhookSecret!;
+    expect(openAtRest(t.db, stored, webhookSecretPurpose('notes'))).toBe(secret);
+    if (engineOf(t.db) === 'postgres') expect(stored).not.toContain(secret.slice('whsec_'.length));
 
     const own = await t.admin('PATCH', '/api/admin/applications/notes', { webhookSecret: 'chosen-by-admin-0123456789' });
     expect(own.body).not.toContain('chosen-by-admin');

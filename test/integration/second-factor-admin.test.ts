@@ -83,7 +83,7 @@ describe('self-service: removing a factor', () => {
     // A fresh sign-in on this device (both steps) makes it recent.
     const first = await postJson(t, '/api/auth/sign-in/email', { email: 'ada@example.com', password: PASSWORD }, { cookie });
     const mfa = `gatehouse_mfa=${cookieValue(first, 'gatehouse_mfa')}`;
-    const secret = (await import('../../server/accounts/second-factor/secret-box.js')).secretBox(t.config).decrypt((await one(t.db.select().from(totpCredentials)))!.secret!);
+    const secret = (await import('../../server/accounts/second-factor/secret-box.js')).secretBox(t).decrypt((await one(t.db.select().from(totpCredentials)))!.secret!);
     const done = await postJson(t, '/api/auth/second-factor/totp', { code: code(secret, t.clock.now()) }, { cookie: `${cookie}; ${mfa}` });
     expect(done.statusCode).toBe(200);
     expect(cookieValue(done, 'gatehouse_session')).toBeUndefined(); // the same session was kept

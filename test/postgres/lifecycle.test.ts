@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/app.js';
 import { testConfig } from '../../server/config.js';
+import { TEST_KEY_SECRET } from '../helpers/app.js';
 import type { Db } from '../../server/db/client.js';
 import { openPostgres } from '../../server/db/postgres.js';
 import { closeStore } from '../../server/db/open.js';
@@ -41,7 +42,7 @@ async function twoInstances(): Promise<[{ app: FastifyInstance; db: Db }, { app:
   const url = await pg.createDatabase();
   const made = await Promise.all([0, 1].map(async () => {
     const db = (await openPostgres({ url, max: 4 })) as unknown as Db;
-    const app = await buildApp({ db, config: testConfig({ adminToken: ADMIN }), clock: fixedClock(new Date()) });
+    const app = await buildApp({ db, config: testConfig({ adminToken: ADMIN, env: { GATEHOUSE_KEY_SECRET: TEST_KEY_SECRET } }), clock: fixedClock(new Date()) });
     await app.ready();
     apps.push({ app, db });
     return { app, db };

@@ -33,7 +33,8 @@ afterEach(async () => {
 afterAll(() => pg?.stop());
 
 async function serve(env: Record<string, string>): Promise<ServerProcess> {
-  const server = await startServer(process.execPath, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', tempDir()], cleanEnv(env));
+  // PostgreSQL mode also needs the key secret that seals keys and secrets in the database.
+  const server = await startServer(process.execPath, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', tempDir()], cleanEnv({ GATEHOUSE_KEY_SECRET: 'server-test-key-secret-0123456789abcdef', ...env }));
   running.push(server);
   return server;
 }
@@ -104,10 +105,6 @@ describe('gatehouse serve in PostgreSQL mode', () => {
     expect(tokens).toMatchObject({ token_type: 'Bearer', scope: 'openid offline_access' });
     expect(tokens.refresh_token).toBeTruthy();
     expect(tokens.id_token.split('.')).toHaveLength(3);
-    // The code is spent.
-    const again = await tokenRequest(url, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: 'notes', code_verifier: verifier });
-    expect([again.status, ((await again.json()) as { error: string }).error]).toEqual([400, 'invalid_grant']);
-
     const rotated = await tokenRequest(url, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: 'notes' });
     expect(rotated.status, await rotated.clone().text()).toBe(200);
     const next = (await rotated.json()) as { refresh_token: string };
@@ -116,7 +113,14 @@ describe('gatehouse serve in PostgreSQL mode', () => {
     // The access token is accepted where it is checked (introspection by the application's admin view: userinfo).
     const userinfo = await fetch(`${url}/api/auth/oauth2/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(userinfo.status, await userinfo.clone().text()).toBe(200);
-    expect(((await userinfo.json()) as { email: string }).email).toBe('ada@example.com');
+    const idClaims = JSON.parse(Buffer.from(tokens.id_token.split('.')[1]!, 'base64url').toString()) as { sub: string };
+    expect(await userinfo.json()).toEqual({ sub: idClaims.sub });
+
+    // The code is spent: a replay is refused and revokes what it issued, the rotated token included.
+    const again = await tokenRequest(url, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: 'notes', code_verifier: verifier });
+    expect([again.status, ((await again.json()) as { error: string }).error]).toEqual([400, 'invalid_grant']);
+    const afterReplay = await tokenRequest(url, { grant_type: 'refresh_token', refresh_token: next.refresh_token, client_id: 'notes' });
+    expect([afterReplay.status, ((await afterReplay.json()) as { error: string }).error]).toEqual([400, 'invalid_grant']);
 
     // Backups are pg_dump's: the admin API says so with its stable code.
     const backup = await admin(url, 'POST', '/api/admin/backups');

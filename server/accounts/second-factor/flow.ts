@@ -149,7 +149,7 @@ export async function totpStep(ctx: AppContext, request: FastifyRequest, reply: 
 export async function recoveryCodeStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Promise<Completed> {
   const found = await pendingOf(ctx, request);
   await guard(ctx, found);
-  const hash = recoveryCodeHash(secretBox(ctx.config), code);
+  const hash = recoveryCodeHash(secretBox(ctx), code);
   if (!hash || !await spendRecoveryCode(ctx.db, found.person.id, hash, ctx.clock.now())) await failed(ctx, found);
   // RFC 8176 has no value of its own for a one-time recovery code; `otp` is the closest.
   return complete(ctx, request, reply, found, 'otp', client);

@@ -120,14 +120,14 @@ export function passkeyRecord(p: Passkey) {
 export async function startTotpEnrolment(ctx: AppContext, person: Person, sessionId: string | undefined) {
   if (sessionId) await requireRecentSignIn(ctx, sessionId);
   const secret = newTotpSecret();
-  await savePendingTotp(ctx.db, person.id, secretBox(ctx.config).encrypt(secret), ctx.clock.now());
+  await savePendingTotp(ctx.db, person.id, secretBox(ctx).encrypt(secret), ctx.clock.now());
   return { secret, uri: totpUri(secret, person.email) };
 }
 
 /** The secret waiting for its first code (for showing the QR code again), if any. */
 export async function pendingTotpSecret(ctx: AppContext, personId: string): Promise<string | undefined> {
   const sealed = (await totpOf(ctx.db, personId))?.pendingSecret;
-  return sealed ? secretBox(ctx.config).decrypt(sealed) : undefined;
+  return sealed ? secretBox(ctx).decrypt(sealed) : undefined;
 }
 
 /**
@@ -135,7 +135,7 @@ export async function pendingTotpSecret(ctx: AppContext, personId: string): Prom
  * set of recovery codes when this is the person's first second factor.
  */
 export async function confirmTotp(ctx: AppContext, person: Person, code: string, actor: string): Promise<{ recoveryCodes?: string[] }> {
-  const box = secretBox(ctx.config);
+  const box = secretBox(ctx);
   const row = await totpOf(ctx.db, person.id);
   if (!row?.pendingSecret) throw conflict('totp_not_started', 'Start setting up an authenticator app first.');
   const now = ctx.clock.now();
@@ -156,7 +156,7 @@ export async function confirmTotp(ctx: AppContext, person: Person, code: string,
 export async function checkTotp(ctx: AppContext, personId: string, code: string): Promise<boolean> {
   const sealed = await confirmedTotpSecret(ctx.db, personId);
   if (!sealed) return false;
-  const step = matchingStep(secretBox(ctx.config).decrypt(sealed), normaliseCode(code), ctx.clock.now().getTime());
+  const step = matchingStep(secretBox(ctx).decrypt(sealed), normaliseCode(code), ctx.clock.now().getTime());
   return step !== undefined && await claimTotpStep(ctx.db, personId, step);
 }
 
@@ -232,7 +232,7 @@ export async function removePasskey(ctx: AppContext, person: Person, sessionId: 
 // --- Recovery codes ----------------------------------------------------------------------------
 
 async function issueRecoveryCodes(ctx: AppContext, tx: Tx, person: Pick<Person, 'id'>, now: Date, actor: string): Promise<string[]> {
-  const box = secretBox(ctx.config);
+  const box = secretBox(ctx);
   const codes = newRecoveryCodes();
   await replaceRecoveryCodes(tx, person.id, codes.map((c) => recoveryCodeHash(box, c)!), now);
   await recordAudit(tx, now, { actor, action: 'second_factor.recovery_codes_issued', target: person.id, details: { count: codes.length } });

@@ -8,16 +8,19 @@
  * their WAL checkpoint) and rows that had to be purged, for one benefit: surviving a restart. A
  * restart now forgets the codes issued before it; their exchange answers `invalid_grant` and the
  * application starts the sign-in again, which the still-live session completes silently.
+ * In PostgreSQL mode several instances serve one issuer, and the codes are in the database
+ * instead (code-table.ts).
  *
  * A spent code is remembered, with the refresh-token family its exchange started, until
  * REMEMBER_MS after it was issued, so a replay in that window revokes the family (RFC 6749
  * §4.1.2, "SHOULD revoke"); after that it is just unknown, as are expired codes.
  */
 import { randomToken, sha256 } from '../../util/crypto.js';
+import { AUTHORIZATION_CODE_MEMORY_MS } from '../../data-lifecycle/retention-rules.js';
 
 export const CODE_TTL_MS = 60_000;
 /** How long a code (spent or not) is remembered after issue: replays are caught for this long. */
-export const REMEMBER_MS = 10 * 60_000;
+export const REMEMBER_MS = AUTHORIZATION_CODE_MEMORY_MS;
 /**
  * At most this many codes are remembered; beyond it the oldest are forgotten first (a forgotten
  * live code fails closed). A ceiling on memory, far above a small team's sign-ins per 10 minutes.

@@ -36,6 +36,9 @@ import { refusedPage } from '../refused-page.js';
 import { flowQuery } from '../../pages/sign-in-pages.js';
 import type { Application } from '../../db/schema.js';
 import { promptValues } from './request.js';
+import type { NewCode } from './code.js';
+import { issueStoredCode } from './code-table.js';
+import { engineOf } from '../../db/store.js';
 
 export const AUTHORIZE_PATH = '/api/auth/oauth2/authorize';
 
@@ -135,7 +138,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
         return reply.header('cache-control', 'no-store').redirect(target, 302);
       }
 
-      const code = ctx.codes.issue({
+      const issued: NewCode = {
         applicationId: client.id,
         personId: person.id,
         membershipId: membership.id,
@@ -146,7 +149,9 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
         codeChallenge: req.codeChallenge,
         nonce: req.nonce,
         authTime,
-      }, now);
+      };
+      // PostgreSQL: the exchange may reach another instance, so codes live in the database (code-table.ts).
+      const code = engineOf(ctx.db) === 'postgres' ? await issueStoredCode(ctx.db, issued, now) : ctx.codes.issue(issued, now);
       demands.settle(pending);
       return answer({ code });
     } catch (error) {

@@ -17,7 +17,7 @@
 import { and, eq, isNotNull, or, sql, type SQL } from 'drizzle-orm';
 import { applications, backchannelLogouts, memberships, sessionClients, sessions } from '../../db/schema.js';
 import type { Tx } from '../../audit/record.js';
-import { exec } from '../../db/store.js';
+import { engineOf, exec } from '../../db/store.js';
 
 /**
  * Delivery workers of this process, woken after logouts were queued. Module-level because the
@@ -43,11 +43,17 @@ function wakeWorkers(): void {
  * wants every column, in order): who and which session come from the caller's query, the rest is
  * a new pending row.
  */
-function queuedRow(now: Date, reason: string, who: { applicationId: SQL.Aliased<string> | typeof applications.id | typeof sessionClients.applicationId; subject: SQL.Aliased<string> | typeof sessions.personId; sessionId: SQL.Aliased<string | null> | typeof sessionClients.sessionId }) {
-  const at = now.getTime();
-  const none = (name: string) => sql<null>`null`.as(name);
+function queuedRow(postgres: boolean, now: Date, reason: string, who: { applicationId: SQL.Aliased<string> | typeof applications.id | typeof sessionClients.applicationId; subject: SQL.Aliased<string> | typeof sessions.personId; sessionId: SQL.Aliased<string | null> | typeof sessionClients.sessionId }) {
+  // In a SELECT list PostgreSQL does not learn a parameter's type from the INSERT's column: the
+  // time is cast there, and so are the NULLs (text otherwise). SQLite keeps milliseconds.
+  const at = postgres ? sql`${now.toISOString()}::timestamptz` : sql`${now.getTime()}`;
+  const none = (name: string, type = 'timestamptz') => (postgres ? sql<null>`null::${sql.raw(type)}` : sql<null>`null`).as(name);
   return {
-    id: sql<string>`'bcl_' || lower(hex(randomblob(12)))`.as('id'),
+    // Random ids made by the engine: 96 bits on SQLite; PostgreSQL has no randomblob, and its
+    // built-in gen_random_uuid() gives 122 (32 hex digits).
+    id: (postgres
+      ? sql<string>`'bcl_' || replace(gen_random_uuid()::text, '-', '')`
+      : sql<string>`'bcl_' || lower(hex(randomblob(12)))`).as('id'),
     applicationId: who.applicationId,
     subject: who.subject,
     sessionId: who.sessionId,
@@ -57,8 +63,8 @@ function queuedRow(now: Date, reason: string, who: { applicationId: SQL.Aliased<
     nextAttemptAt: sql<Date>`${at}`.as('next_attempt_at'),
     leaseUntil: none('lease_until'),
     lastAttemptAt: none('last_attempt_at'),
-    lastStatusCode: none('last_status_code'),
-    lastError: none('last_error'),
+    lastStatusCode: none('last_status_code', 'integer'),
+    lastError: none('last_error', 'text'),
     createdAt: sql<Date>`${at}`.as('created_at'),
     deliveredAt: none('delivered_at'),
   };
@@ -72,14 +78,19 @@ function queued(n: number): number {
 /** Queues a logout token (`sub` + `sid`) for each application with a logout URI that received tokens from these ended sessions. */
 export async function queueSessionLogouts(tx: Tx, now: Date, ended: { id: string }[], reason: string): Promise<number> {
   if (!ended.length) return 0;
+  const postgres = engineOf(tx) === 'postgres';
+  const ids = JSON.stringify(ended.map((s) => s.id));
   const recipients = tx
-    .select(queuedRow(now, reason, { applicationId: sessionClients.applicationId, subject: sessions.personId, sessionId: sessionClients.sessionId }))
+    .select(queuedRow(postgres, now, reason, { applicationId: sessionClients.applicationId, subject: sessions.personId, sessionId: sessionClients.sessionId }))
     .from(sessionClients)
     .innerJoin(sessions, eq(sessions.id, sessionClients.sessionId))
     .innerJoin(applications, eq(applications.id, sessionClients.applicationId))
     .where(
       and(
-        sql`${sessionClients.sessionId} in (select value from json_each(${JSON.stringify(ended.map((s) => s.id))}))`,
+        // One parameter however many sessions ended (a password reset ends all of them).
+        postgres
+          ? sql`${sessionClients.sessionId} in (select jsonb_array_elements_text(${ids}::jsonb))`
+          : sql`${sessionClients.sessionId} in (select value from json_each(${ids}))`,
         isNotNull(applications.backchannelLogoutUri),
       ),
     );
@@ -101,8 +112,9 @@ export async function queueMemberLogouts(
   const realm = application.ssoGroupId
     ? or(eq(applications.id, application.id), and(eq(applications.ssoGroupId, application.ssoGroupId), member))
     : eq(applications.id, application.id);
+  const postgres = engineOf(tx) === 'postgres';
   const recipients = tx
-    .select(queuedRow(now, reason, { applicationId: applications.id, subject: sql<string>`${personId}`.as('subject'), sessionId: sql<null>`null`.as('session_id') }))
+    .select(queuedRow(postgres, now, reason, { applicationId: applications.id, subject: sql<string>`${personId}`.as('subject'), sessionId: (postgres ? sql<null>`null::text` : sql<null>`null`).as('session_id') }))
     .from(applications)
     .where(and(isNotNull(applications.backchannelLogoutUri), realm));
   return queued(await exec(tx.insert(backchannelLogouts).select(recipients)));

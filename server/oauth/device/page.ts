@@ -105,7 +105,7 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const typed = request.query.user_code?.trim();
     if (!typed) return showEntry(request, reply, '');
     const found = await lookUp(request, reply, typed);
-    if (!('row' in found)) return found;
+    if (!found || !('row' in found)) return reply; // answered (a sent reply resolves to undefined when awaited)
     const admission = await admit(ctx, request, found.app);
     if (admission.kind === 'sign_in') return toSignIn(reply, found);
     const shown = displayUserCode(found.userCode);
@@ -131,7 +131,7 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const form = request.body;
     checkFormToken(ctx.config, request, form.csrf_token);
     const found = await lookUp(request, reply, form.user_code?.trim() ?? '');
-    if (!('row' in found)) return found;
+    if (!found || !('row' in found)) return reply; // answered (a sent reply resolves to undefined when awaited)
     // A typed code (the entry form) goes to its confirmation page first: approving needs a look at it.
     if (form.action === undefined) return reply.redirect(`${DEVICE_PAGE_PATH}?user_code=${displayUserCode(found.userCode)}`, 303);
     const admission = await admit(ctx, request, found.app);

@@ -6,7 +6,7 @@
  * membership, session) and the issue itself are session-grant.ts.
  * Any exchange attempt by its client spends the code, successful or not; presenting a spent code
  * again revokes the refresh-token family its first exchange created. Codes are kept in memory
- * (authorize/code.ts).
+ * (authorize/code.ts), on PostgreSQL in the database (authorize/code-table.ts).
  */
 import type { OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
@@ -17,7 +17,8 @@ import { param, requiredParam, type RawParams } from '../params.js';
 import { verifiesChallenge } from '../pkce.js';
 import type { TokenResponse } from './response.js';
 import { issueSessionTokens } from './session-grant.js';
-import { transaction } from '../../db/store.js';
+import { engineOf, transaction } from '../../db/store.js';
+import { noteCodeFamily, spendStoredCode } from '../authorize/code-table.js';
 
 export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, client: OAuthClient, body: RawParams): Promise<TokenResponse> {
   const code = requiredParam(body, 'code');
@@ -25,7 +26,9 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   const verifier = param(body, 'code_verifier');
   const resource = param(body, 'resource');
   const now = ctx.clock.now();
-  const row = ctx.codes.find(code, now);
+  // PostgreSQL: codes live in the database and are spent by one conditional update (code-table.ts).
+  const stored = engineOf(ctx.db) === 'postgres';
+  const row = stored ? await spendStoredCode(ctx.db, code, client.id, now) : ctx.codes.find(code, now);
   if (!row || row.applicationId !== client.id) throw invalidGrant('The authorization code is not valid.');
   if (row.spent) {
     if (row.issuedFamilyId) {
@@ -37,7 +40,7 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   // Spent by this attempt whatever its outcome: a code that failed a check once (wrong verifier,
   // wrong redirect_uri) is not tried again (the OAuth security BCP, RFC 9700). From here to the
   // signing there is no await, and one process serves the data directory, so a concurrent
-  // exchange of the same code finds it spent.
+  // exchange of the same code finds it spent. (PostgreSQL: spent above, by the conditional update.)
   row.spent = true;
   if (row.expiresAt <= now.getTime()) throw invalidGrant('The authorization code has expired.');
   if (row.redirectUri !== redirectUri) throw invalidGrant('redirect_uri does not match the authorization request.');
@@ -49,5 +52,8 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   }
   if (resource !== undefined && resource !== row.resource) throw invalidTarget('resource does not match the authorization request.');
 
-  return issueSessionTokens(ctx, keys, client, { ...row, given: 'this code was issued' }, { onFamily: (familyId) => (row.issuedFamilyId = familyId) });
+  const onFamily = stored
+    ? (familyId: string) => noteCodeFamily(ctx.db, code, familyId)
+    : (familyId: string) => void (row.issuedFamilyId = familyId);
+  return issueSessionTokens(ctx, keys, client, { ...row, given: 'this code was issued' }, { onFamily });
 }

@@ -5,12 +5,19 @@
  * as much as running the statements). Timestamps stay epoch milliseconds, as stored.
  *
  * The table and column names are the schema's (db/schema.ts); a column added there that the
- * refresh grant needs is added to `token` below.
+ * refresh grant needs is added to `token` below (and to `TOKEN_PG`).
+ *
+ * PostgreSQL (several instances on one database): the same read, and the rotation as ONE
+ * statement — the conditional update of the presented token and the insert of its successor in
+ * one CTE — so of any number of concurrent uses, on any instances, exactly one finds the token
+ * unrotated (a concurrent UPDATE of the row waits for the first and re-checks `rotated_at IS
+ * NULL`); the others get no row and report reuse (refresh-token.ts). Never read-then-write.
  */
+import type { Sql } from 'postgres';
 import type { Db } from '../../db/client.js';
 import { preparedPerDb } from '../../db/prepared.js';
 import { touchMembership } from '../../members/create.js';
-import { sqliteNow, transaction } from '../../db/store.js';
+import { engineOf, sqliteNow, transaction } from '../../db/store.js';
 
 /** The presented token, its family and the family's membership (null when the member is gone). */
 export interface PresentedToken {
@@ -42,7 +49,15 @@ export interface Rotation {
   touchMembershipId: string | undefined;
 }
 
-function build(db: Db) {
+interface RefreshQueries {
+  /** The presented token with its family and membership, by the token's SHA-256. */
+  token(hash: string): PresentedToken | undefined | Promise<PresentedToken | undefined>;
+  /** Rotates the presented token to its successor; false when someone rotated it first. */
+  rotate(r: Rotation): boolean | Promise<boolean>;
+}
+
+function build(db: Db): RefreshQueries {
+  if (engineOf(db) === 'postgres') return buildPostgres(db);
   const client = db.$client;
   const token = client.prepare<[string], PresentedToken>(`
     SELECT t.rotated_at AS rotatedAt, t.expires_at AS expiresAt,
@@ -78,6 +93,44 @@ function build(db: Db) {
       r.touchMembershipId === undefined
         ? sqliteNow(() => rotate(r))
         : transaction(db, async () => rotate(r) && (await touchMembership(db, r.touchMembershipId!, new Date(r.nowMs)), true)),
+  };
+}
+
+/** Epoch milliseconds of a timestamptz, as a number (int8 is parsed as one, db/postgres.ts). */
+const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::int8`;
+
+const TOKEN_PG = `
+  SELECT ${ms('t.rotated_at')} AS "rotatedAt", ${ms('t.expires_at')} AS "expiresAt",
+         f.id AS "familyId", f.application_id AS "applicationId", f.person_id AS "personId",
+         f.membership_id AS "membershipId", f.session_id AS "sessionId", f.scope, f.resource,
+         ${ms('f.revoked_at')} AS "revokedAt", f.amr::text AS amr,
+         m.id AS "memberId", m.status AS "memberStatus", m.role AS "memberRole", ${ms('m.last_active_at')} AS "memberLastActiveAt"
+  FROM refresh_tokens t
+  JOIN refresh_token_families f ON f.id = t.family_id
+  LEFT JOIN memberships m ON m.id = f.membership_id
+  WHERE t.token_hash = $1`;
+
+/** The rotation in one statement: the successor is inserted only if this statement rotated the token. */
+const ROTATE_PG = `
+  WITH rotated AS (
+    UPDATE refresh_tokens SET rotated_at = $1 WHERE token_hash = $2 AND rotated_at IS NULL RETURNING family_id
+  )
+  INSERT INTO refresh_tokens (token_hash, family_id, created_at, expires_at)
+  SELECT $3, family_id, $1, $4 FROM rotated
+  RETURNING 1`;
+
+/** The same statements on postgres.js itself (named prepared statements; no store transaction involved). */
+function buildPostgres(db: Db): RefreshQueries {
+  const pool = db.$client as unknown as Sql;
+  return {
+    token: async (hash) => (await pool.unsafe<PresentedToken[]>(TOKEN_PG, [hash], { prepare: true }))[0],
+    rotate: async (r) => {
+      const rows = await pool.unsafe(ROTATE_PG, [r.nowMs, r.hash, r.successorHash, r.expiresAt], { prepare: true });
+      if (rows.length !== 1) return false;
+      // The hourly activity mark needs no atomicity with the rotation: a lost mark is taken next time.
+      if (r.touchMembershipId !== undefined) await touchMembership(db, r.touchMembershipId, new Date(r.nowMs));
+      return true;
+    },
   };
 }
 

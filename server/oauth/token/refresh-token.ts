@@ -103,6 +103,8 @@ async function reportReuse(ctx: AppContext, now: Date, family: PresentedToken): 
       details: { userId: family.personId, sessionId: family.sessionId },
     });
     return true;
-  });
+    // The revocation is a conditional update (only a live family): of concurrent reports, on
+    // PostgreSQL from any instance, exactly one revokes and tells; no serialisable retries needed.
+  }, { isolation: 'read committed' });
   if (revoked) ctx.wakeWebhooks();
 }

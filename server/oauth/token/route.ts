@@ -56,7 +56,9 @@ export function tokenEndpoint(ctx: AppContext, keys: KeyRing, limiter: FailureLi
       const tokens = await limiter.guard(call, async () => {
         const body = formBody(call);
         const grantType = requiredParam(body, 'grant_type');
-        const client = authenticateClient(ctx, call, body);
+        const authenticated = authenticateClient(ctx, call, body);
+        // SQLite answers at once (no await on the hot path); PostgreSQL with a promise.
+        const client = authenticated instanceof Promise ? await authenticated : authenticated;
         const grant = GRANTS[grantType as GrantType] as Grant | undefined;
         if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type must be one of ${Object.keys(GRANTS).join(', ')}.`);
         if (!client.grantTypes.includes(grantType as GrantType)) {

@@ -14,7 +14,9 @@
  * spent. `hooks.onFamily(id)` hears the new family's id at once, before any signing is awaited
  * (a replayed code must find it, authorization-code.ts).
  */
-import type { AuthMethod } from '../../db/schema.js';
+import { eq, sql } from 'drizzle-orm';
+import { memberships, people, sessions, type AuthMethod } from '../../db/schema.js';
+import type { Db } from '../../db/client.js';
 import type { OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
 import type { Tx } from '../../audit/record.js';
@@ -26,7 +28,7 @@ import { familyJti, signAccessToken, signIdToken } from '../jwt.js';
 import type { KeyRing } from '../keys.js';
 import { hasScope } from '../scopes.js';
 import { startFamily, type TokenResponse } from './response.js';
-import { sqliteNow, transaction } from '../../db/store.js';
+import { engineOf, one, sqliteNow, transaction } from '../../db/store.js';
 
 /** The membership a grant was given for, its person, and the grant's session. */
 interface GrantRow {
@@ -47,10 +49,12 @@ interface GrantRow {
 
 /**
  * One read for what the grant is checked against in the store (no row: the membership or its
- * person was deleted since): in SQL on better-sqlite3, as the refresh grant's statements
- * (refresh-queries.ts), because the exchange is a hot path and each read costs a lock round trip.
+ * person was deleted since): on SQLite in SQL on better-sqlite3, as the refresh grant's statements
+ * (refresh-queries.ts), because the exchange is a hot path and each read costs a lock round trip;
+ * on PostgreSQL the same join through drizzle, its values brought to SQLite's shape.
  */
-const grantQuery = preparedPerDb((db) => {
+const grantQuery = preparedPerDb((db): ((membershipId: string, sessionId: string) => GrantRow | undefined | Promise<GrantRow | undefined>) => {
+  if (engineOf(db) === 'postgres') return pgGrantQuery(db);
   const statement = db.$client.prepare<[{ membershipId: string; sessionId: string }], GrantRow>(`
     SELECT m.id AS memberId, m.status, m.role, m.last_active_at AS lastActiveAt,
            p.id AS personId, p.email, p.email_verified AS emailVerified, p.name,
@@ -61,6 +65,33 @@ const grantQuery = preparedPerDb((db) => {
     WHERE m.id = @membershipId`);
   return (membershipId: string, sessionId: string): GrantRow | undefined => statement.get({ membershipId, sessionId });
 });
+
+function pgGrantQuery(db: Db): (membershipId: string, sessionId: string) => Promise<GrantRow | undefined> {
+  const m = memberships;
+  const statement = db
+    .select({
+      memberId: m.id, status: m.status, role: m.role, lastActiveAt: m.lastActiveAt,
+      personId: people.id, email: people.email, emailVerified: people.emailVerified, name: people.name,
+      sessionId: sessions.id, sessionRevokedAt: sessions.revokedAt, sessionAmr: sessions.amr,
+    })
+    .from(m)
+    .innerJoin(people, eq(people.id, m.personId))
+    .leftJoin(sessions, eq(sessions.id, sql.placeholder('sessionId')))
+    .where(eq(m.id, sql.placeholder('membershipId')))
+    .prepare();
+  return async (membershipId, sessionId) => {
+    const row = await one(statement, { membershipId, sessionId });
+    return (
+      row && {
+        ...row,
+        lastActiveAt: row.lastActiveAt.getTime(),
+        emailVerified: row.emailVerified ? 1 : 0,
+        sessionRevokedAt: row.sessionRevokedAt?.getTime() ?? null,
+        sessionAmr: row.sessionAmr === null ? null : JSON.stringify(row.sessionAmr),
+      }
+    );
+  };
+}
 
 export interface SessionGrant {
   membershipId: string;
@@ -78,7 +109,7 @@ export async function issueSessionTokens(
   keys: KeyRing,
   client: OAuthClient,
   grant: SessionGrant,
-  hooks: { claim?: (tx: Tx) => Promise<boolean>; onFamily?: (familyId: string) => void } = {},
+  hooks: { claim?: (tx: Tx) => Promise<boolean>; onFamily?: (familyId: string) => void | Promise<void> } = {},
 ): Promise<TokenResponse> {
   const { claim, onFamily } = hooks;
   const now = ctx.clock.now();
@@ -107,7 +138,9 @@ export async function issueSessionTokens(
         applicationId: client.id, personId: person.id, membershipId: membership.id, sessionId: grant.sessionId,
         scope: grant.scope, resource: grant.resource, authTime: grant.authTime, amr,
       });
-      onFamily?.(started.familyId);
+      // Noted in the family's transaction (PostgreSQL: the code's row), so a replay finds it once it commits.
+      const noted = onFamily?.(started.familyId);
+      if (noted) await noted;
       return started;
     });
   }
