@@ -83,7 +83,8 @@ export async function makeApp(
   const clock = fixedClock(options.clock ?? new Date());
   const config = testConfig({ adminToken: ADMIN_TOKEN, ...options.config });
   // PostgreSQL mode seals secrets under a key secret and refuses to start without one.
-  if (inject('gatehousePostgres')) config.env = { GATEHOUSE_KEY_SECRET: TEST_KEY_SECRET, ...config.env };
+  // Set in the caller's env object itself: tests add settings to it after the app is built (oidc-pair).
+  if (inject('gatehousePostgres')) config.env.GATEHOUSE_KEY_SECRET ??= TEST_KEY_SECRET;
   return startApp(db, clock, config, options);
 }
 

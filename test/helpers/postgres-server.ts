@@ -50,7 +50,7 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
       '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${options.durable ? '' : ' -c fsync=off -c full_page_writes=off'} -c synchronous_commit=off -c max_connections=200`,
     ]);
   try {
-    asPostgres([`${BIN}/initdb`, '-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+    asPostgres([`${BIN}/initdb`, '-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C.UTF-8']);
     startServer();
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
