@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
+import { PG_ROTATE_ADVICE, postgresOptions } from '../db/postgres-options.js';
 import { DATABASE_FILE } from '../main.js';
 import { listKeys, rotateSigningKey } from '../oauth/keys.js';
 import { MAX_ACCESS_TOKEN_TTL, retiringWindowSeconds } from '../ops/token-lifetime.js';
@@ -18,6 +19,9 @@ export const rotateKeysCommand: Command = {
   options: { ...dataDirOption },
   help: [dataDirHelp],
   async run(values) {
+    // This command writes the embedded store directly; PostgreSQL's keys are sealed by the
+    // instances' key secret and rotated by a running instance.
+    if (postgresOptions()) throw new ConfigError(PG_ROTATE_ADVICE);
     const config = loadConfig(process.env, { dataDir: values['data-dir'] as string | undefined });
     const file = join(config.dataDir, DATABASE_FILE);
     if (!existsSync(file)) throw new ConfigError(`There is no database at ${file}; start the server once first.`);

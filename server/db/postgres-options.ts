@@ -48,3 +48,7 @@ export const PG_BACKUP_ADVICE =
  */
 export const PG_ADMIN_TOKEN_REQUIRED =
   'In PostgreSQL mode every instance must accept the same admin token: set ADMIN_TOKEN or ADMIN_TOKEN_FILE.';
+
+/** What `gatehouse rotate-keys` (which writes the SQLite file directly) says in PostgreSQL mode. */
+export const PG_ROTATE_ADVICE =
+  'In PostgreSQL mode (GATEHOUSE_DATABASE_URL) signing keys are rotated by a running instance: `gatehouse key rotate` (its admin API), or the scheduled rotation; `gatehouse rotate-keys` writes an embedded SQLite store only.';

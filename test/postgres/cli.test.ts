@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgres, pgMigrationsFolder } from '../../server/db/postgres.js';
-import { PG_BACKUP_ADVICE } from '../../server/db/postgres-options.js';
+import { PG_BACKUP_ADVICE, PG_ROTATE_ADVICE } from '../../server/db/postgres-options.js';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 
@@ -52,12 +52,14 @@ describe('gatehouse CLI in PostgreSQL mode', () => {
     expect(after.stdout).not.toContain('secret');
   });
 
-  it('backup and restore say to use pg_dump; a bad URL or pool size is one sentence', async () => {
+  it('backup and restore say to use pg_dump, rotate-keys to use a running instance; a bad URL or pool size is one sentence', async () => {
     const env = { GATEHOUSE_DATABASE_URL: server.url('postgres'), GATEHOUSE_DATA_DIR: dataDir };
     for (const args of [['backup'], ['restore', 'x.gatehouse-backup']]) {
       const res = await runCli(args, env);
       expect([res.code, res.stderr.trim()]).toEqual([1, PG_BACKUP_ADVICE]);
     }
+    const rotate = await runCli(['rotate-keys'], env);
+    expect([rotate.code, rotate.stderr.trim()]).toEqual([1, PG_ROTATE_ADVICE]);
     const bad = await runCli(['status'], { ...env, GATEHOUSE_DATABASE_URL: 'mysql://h/db' });
     expect([bad.code, bad.stderr.trim()]).toEqual([1, 'GATEHOUSE_DATABASE_URL must be a postgres:// URL.']);
     const pool = await runCli(['status'], { ...env, GATEHOUSE_DATABASE_POOL: 'many' });
