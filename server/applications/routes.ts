@@ -5,6 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
+import { Problem } from '../http/problem.js';
 import { requireMayDelete, requireMayPatch } from './key-limits.js';
 import { listQueryProperties, DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
@@ -144,6 +145,10 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
       async (request) => {
         const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() as LogoType;
+        // Any other type reached the app-wide JSON parser: the body is a value, not an image.
+        if (!LOGO_TYPES.includes(type) || !Buffer.isBuffer(request.body)) {
+          throw new Problem(415, 'unsupported_media_type', `This endpoint accepts ${LOGO_TYPES.join(' or ')} bodies.`);
+        }
         const row = await setLogo(ctx, request.params.id, type, request.body as Buffer, actorName(request.actor));
         return applicationRecord(row, ctx.config.issuer);
       },

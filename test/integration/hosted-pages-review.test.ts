@@ -114,6 +114,9 @@ describe('branding per application', () => {
     expect(fake.json()).toMatchObject({ status: 400, code: 'logo_invalid', detail: 'This is not a PNG image.' });
     const gif = await upload(t, 'image/gif', Buffer.from('GIF89a'));
     expect(gif.statusCode).toBe(415);
+    // A JSON body (the fuzzer's `1e999`) is a value, not an image: 415 naming the image types, never a 500.
+    const json = await upload(t, 'application/json', '1e999');
+    expect([json.statusCode, json.json().code, json.json().detail]).toEqual([415, 'unsupported_media_type', 'This endpoint accepts image/png or image/svg+xml bodies.']);
     const big = await upload(t, 'image/png', Buffer.concat([PNG, Buffer.alloc(100 * 1024)]));
     expect(big.statusCode).toBe(413);
     expect((await t.admin('GET', '/api/admin/applications/notes')).json().branding.logoUrl).toBeNull();
