@@ -72,6 +72,20 @@ export default defineConfig({
         },
       },
       {
+        // Real third-party software on loopback (reverse proxies, LDAP clients, Apache, Dovecot,
+        // Roundcube, Django, Prometheus, PyJWT, npm relying parties): each file starts its own
+        // instances from a configuration in a temporary directory (.ci/run installs them).
+        test: {
+          name: 'interop',
+          include: ['test/interop/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          pool: 'forks',
+          maxWorkers: 2,
+          passWithNoTests: true,
+        },
+      },
+      {
         // PostgreSQL mode (issue 26): each file starts its own PostgreSQL 15 server (test/helpers/postgres-server.ts).
         test: {
           name: 'postgres',
