@@ -54,7 +54,10 @@ export async function findClient(ctx: AppContext, clientId: string): Promise<App
 }
 
 /** What the token, revocation, introspection and device endpoints need of the calling client. */
-export type OAuthClient = Pick<Application, 'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy'>;
+export type OAuthClient = Pick<
+  Application,
+  'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy' | 'unknownScopes' | 'groupsFilter' | 'customClaims'
+>;
 
 /**
  * The client look-up of every token request: only the columns above. SQLite: in SQL on
@@ -66,10 +69,13 @@ const clientById = preparedPerDb((db): ((id: string) => OAuthClient | undefined 
   if (engineOf(db) === 'postgres') return pgClientById(db);
   const statement = db.$client.prepare<
     [string],
-    { id: string; clientType: Application['clientType']; clientSecretHash: string | null; grantTypes: string; audience: string; authPolicy: string }
+    {
+      id: string; clientType: Application['clientType']; clientSecretHash: string | null; grantTypes: string; audience: string; authPolicy: string;
+      unknownScopes: Application['unknownScopes']; groupsFilter: string | null; customClaims: string;
+    }
   >(
     `SELECT id, client_type AS clientType, client_secret_hash AS clientSecretHash, grant_types AS grantTypes, audience,
-            auth_policy AS authPolicy
+            auth_policy AS authPolicy, unknown_scopes AS unknownScopes, groups_filter AS groupsFilter, custom_claims AS customClaims
      FROM applications WHERE id = ?`,
   );
   return (id: string): OAuthClient | undefined => {
@@ -79,6 +85,8 @@ const clientById = preparedPerDb((db): ((id: string) => OAuthClient | undefined 
         ...row,
         grantTypes: JSON.parse(row.grantTypes) as GrantType[],
         authPolicy: JSON.parse(row.authPolicy) as Application['authPolicy'],
+        groupsFilter: row.groupsFilter === null ? null : (JSON.parse(row.groupsFilter) as string[]),
+        customClaims: JSON.parse(row.customClaims) as Application['customClaims'],
       }
     );
   };
@@ -87,7 +95,10 @@ const clientById = preparedPerDb((db): ((id: string) => OAuthClient | undefined 
 function pgClientById(db: Db): (id: string) => Promise<OAuthClient | undefined> {
   const a = applications;
   const statement = db
-    .select({ id: a.id, clientType: a.clientType, clientSecretHash: a.clientSecretHash, grantTypes: a.grantTypes, audience: a.audience, authPolicy: a.authPolicy })
+    .select({
+      id: a.id, clientType: a.clientType, clientSecretHash: a.clientSecretHash, grantTypes: a.grantTypes, audience: a.audience, authPolicy: a.authPolicy,
+      unknownScopes: a.unknownScopes, groupsFilter: a.groupsFilter, customClaims: a.customClaims,
+    })
     .from(a)
     .where(eq(a.id, sql.placeholder('id')))
     .prepare();

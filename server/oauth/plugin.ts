@@ -29,6 +29,7 @@ import { deviceAuthorizationRoutes } from './device/authorization-route.js';
 import { devicePageRoutes } from './device/page.js';
 import { consentPageRoutes } from './consent-page.js';
 import { introspectionRoutes } from './introspect.js';
+import { webfingerRoutes } from './webfinger.js';
 import { logoutChannel } from './backchannel/channel.js';
 import { onLogoutsQueued } from './backchannel/outbox.js';
 import { DeliveryWorker } from '../webhooks/worker.js';
@@ -61,6 +62,8 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
   // A hosted page: its own scope (form bodies, HTML errors, rate limiter).
   await app.register(devicePageRoutes);
   await app.register(consentPageRoutes);
+  // Not an OAuth endpoint: its bad requests are problem+json (RFC 7033 names no error body).
+  await app.register(webfingerRoutes);
   await app.register(adminKeyRoutes, { prefix: '/api/admin', keys });
   await app.register(backchannelLogRoutes, { prefix: '/api/admin' });
   if (options.startWorkers) {

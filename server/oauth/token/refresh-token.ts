@@ -60,7 +60,7 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   let scope = row.scope;
   if (scopeParam !== undefined) {
     const granted = row.scope.split(' ');
-    const asked = parseScope(scopeParam);
+    const asked = parseScope(scopeParam, client.unknownScopes);
     if (asked.some((s) => !granted.includes(s))) throw invalidScope('A refresh may not widen the granted scope.');
     scope = asked.join(' ');
   }
