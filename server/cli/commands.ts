@@ -33,6 +33,7 @@ export const commands: CommandEntry[] = [
   { name: 'app list', summary: 'list the applications', load: async () => (await import('./admin/apps.js')).appList },
   { name: 'app create', summary: 'register an application (prints its client secret once)', load: async () => (await import('./admin/apps.js')).appCreate },
   { name: 'app show', summary: "show one application's settings", load: async () => (await import('./admin/apps.js')).appShow },
+  { name: 'app claims', summary: "show or change an application's claim settings (unknown scopes, groups filter, custom claims, resource servers)", load: async () => (await import('./admin/apps.js')).appClaims },
   { name: 'app delete', summary: 'delete an application with its members, invitations and API keys', load: async () => (await import('./admin/apps.js')).appDelete },
   { name: 'invite', summary: 'invite people to an application by e-mail', load: async () => (await import('./admin/members.js')).invite },
   { name: 'member list', summary: "list an application's members", load: async () => (await import('./admin/members.js')).memberList },

@@ -105,6 +105,12 @@ function pgClientById(db: Db): (id: string) => Promise<OAuthClient | undefined> 
   return async (id) => await one(statement, { id });
 }
 
+/**
+ * The columns above of the application with `id` (userinfo reads its claim settings): synchronous
+ * on SQLite, a promise on PostgreSQL.
+ */
+export const oauthClientById = (db: Db, id: string) => clientById(db)(id);
+
 /** The client's secret (or its absence) checked against what it presented. */
 function checkClient(app: OAuthClient | undefined, secret: string | undefined, basic: boolean): OAuthClient {
   if (!app) throw invalidClient('Client authentication failed.');

@@ -30,6 +30,8 @@ import { devicePageRoutes } from './device/page.js';
 import { consentPageRoutes } from './consent-page.js';
 import { introspectionRoutes } from './introspect.js';
 import { webfingerRoutes } from './webfinger.js';
+import { claimsPreviewRoutes } from './claims/preview-routes.js';
+import { requireAdmin } from '../http/admin-auth.js';
 import { logoutChannel } from './backchannel/channel.js';
 import { onLogoutsQueued } from './backchannel/outbox.js';
 import { DeliveryWorker } from '../webhooks/worker.js';
@@ -66,6 +68,11 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
   await app.register(webfingerRoutes);
   await app.register(adminKeyRoutes, { prefix: '/api/admin', keys });
   await app.register(backchannelLogRoutes, { prefix: '/api/admin' });
+  // Behind requireAdmin like the other admin routes (an application's API key with users:read may call it).
+  await app.register(async (admin) => {
+    admin.addHook('onRequest', requireAdmin);
+    await admin.register(claimsPreviewRoutes);
+  }, { prefix: '/api/admin' });
   if (options.startWorkers) {
     startLogoutWorker(app, keys);
   }
