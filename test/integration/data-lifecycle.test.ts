@@ -76,7 +76,7 @@ const id = (prefix: string) => `${prefix}_${(seq++).toString().padStart(6, '0')}
 
 async function person(db: Db, email = `${id('p')}@example.com`): Promise<string> {
   const pid = id('usr');
-  await exec(db.insert(people).values({ id: pid, email, updatedAt: T0, createdAt: T0 }));
+  await exec(db.insert(people).values({ id: pid, email, username: pid, updatedAt: T0, createdAt: T0 }));
   return pid;
 }
 
