@@ -2,7 +2,7 @@
  * The documentation stays true (issue 39): every relative link resolves (files and #anchors),
  * every `npm run …` a page names exists, docs/configuration.md lists exactly the environment
  * variables the code reads with the code's defaults, every page says what it is for, and the
- * README stays at most 12 KB.
+ * README stays at most 12 KB, and every decision record has its fields and is in the generated index.
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
@@ -12,6 +12,8 @@ import { DEFAULT_SETTINGS, RETRY_SCHEDULE_MS } from '../../server/webhooks/setti
 import { postgresOptions } from '../../server/db/postgres-options.js';
 import { threadPoolSize } from '../../server/cli/thread-priority.js';
 import { providerName } from '../../server/applications/providers.js';
+// @ts-expect-error -- a plain ES module script, no declarations
+import { decisionsIndex } from '../../scripts/decisions-index.mjs';
 import packageJson from '../../package.json' with { type: 'json' };
 import {
   ROOT, anchorsOf, environmentReads, inlineDefault, linksOf, markdownPages, npmRunsOf, read, settingRows,
@@ -45,7 +47,7 @@ describe('links', () => {
   });
 
   it('every page opens with its title and then a line saying what it is for', () => {
-    const bad = pages.filter((page) => {
+    const bad = pages.filter((page) => !RECORD.test(page)).filter((page) => {
       const lines = read(page).split('\n');
       return !/^# \S/.test(lines[0] ?? '') || lines[1] !== '' || !/^\S.{20,}$/.test(lines[2] ?? '');
     });
@@ -54,6 +56,34 @@ describe('links', () => {
 
   it('the README stays the front door: at most 12 KB', () => {
     expect(Buffer.byteLength(read('README.md'))).toBeLessThanOrEqual(12 * 1024);
+  });
+});
+
+const RECORD = /^docs\/decisions\/\d{4}-[a-z0-9-]+\.md$/;
+
+describe('decision records', () => {
+  const records = pages.filter((page) => RECORD.test(page));
+
+  it('each has a title, a subject, a status and its three sections', () => {
+    const numbers = records.map((page) => page.slice('docs/decisions/'.length, 'docs/decisions/'.length + 4));
+    const bad = records.filter((page) => {
+      const text = read(page);
+      const status = /^status: (.+)$/m.exec(text)?.[1];
+      const successor = /^superseded by (\d{4})$/.exec(status ?? '')?.[1];
+      return (
+        !/^# \S/.test(text) ||
+        !/^subject: \S/m.test(text) ||
+        !(status === 'accepted' || (successor !== undefined && numbers.includes(successor))) ||
+        !['## Context', '## Decision', '## Consequences'].every((heading) => text.includes(`\n${heading}\n`))
+      );
+    });
+    expect(records.length).toBeGreaterThan(0);
+    expect(bad).toEqual([]);
+    expect(numbers.filter((n, i) => numbers.indexOf(n) !== i)).toEqual([]);
+  });
+
+  it('the index is the one scripts/decisions-index.mjs generates', () => {
+    expect(read('docs/decisions/README.md')).toBe(decisionsIndex());
   });
 });
 
