@@ -1,7 +1,7 @@
 /**
  * Upgrading a directory to usernames (decision 0100, spec claims-and-groups.md "People"): a
- * database written by the release before (the migrations up to `pending_sign_ins` on SQLite,
- * `pending_sign_ins` on PostgreSQL) holds people without usernames; the new migrations and the
+ * database written by the release before (every migration before `people_usernames_groups`)
+ * holds people without usernames; the new migrations and the
  * start-up backfill name everyone by the rule, oldest first, with clashes numbered, in bounded
  * batches; new rows must carry a username. Runs on SQLite here and on PostgreSQL in unit-postgres.
  */
@@ -25,18 +25,18 @@ import { assignMissingUsernames } from '../../server/people/username-backfill.js
 import { makeApp } from '../helpers/app.js';
 import { createApplication, signUp } from '../helpers/accounts.js';
 
-/** The last migration of the release before usernames, per engine. */
-const BASELINE = { sqlite: '0016_pending_sign_ins', postgres: '0006_pending_sign_ins' };
+/** The migration that brought usernames: the copy ends just before it (what the release before had). */
+const USERNAMES = /^\d{4}_people_usernames_groups$/;
 
 const work = mkdtempSync(join(tmpdir(), 'gatehouse-username-migration-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** A copy of a migrations folder that ends at `last` (what the release before shipped). */
-function migrationsUpTo(source: string, last: string, into: string): string {
+/** A copy of a migrations folder that ends before the usernames migration. */
+function migrationsBeforeUsernames(source: string, into: string): string {
   const journal = JSON.parse(readFileSync(join(source, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] };
-  const cut = journal.entries.findIndex((e) => e.tag === last);
-  expect(cut).toBeGreaterThanOrEqual(0);
-  const entries = journal.entries.slice(0, cut + 1);
+  const cut = journal.entries.findIndex((e) => USERNAMES.test(e.tag));
+  expect(cut).toBeGreaterThan(0);
+  const entries = journal.entries.slice(0, cut);
   mkdirSync(join(into, 'meta'), { recursive: true });
   for (const entry of entries) copyFileSync(join(source, `${entry.tag}.sql`), join(into, `${entry.tag}.sql`));
   writeFileSync(join(into, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries }));
@@ -125,7 +125,7 @@ async function checkUpgrade(db: Db, other?: Db): Promise<void> {
 async function upgradeSqlite(): Promise<void> {
   const file = join(work, 'gatehouse.db');
   const old = new Database(file);
-  sqliteMigrate(sqliteDrizzle(old), { migrationsFolder: migrationsUpTo(migrationsFolder(), BASELINE.sqlite, join(work, 'sqlite-migrations')) });
+  sqliteMigrate(sqliteDrizzle(old), { migrationsFolder: migrationsBeforeUsernames(migrationsFolder(), join(work, 'sqlite-migrations')) });
   const insert = old.prepare('INSERT INTO people (id, email, email_verified, name, created_at, updated_at) VALUES (?, ?, 1, NULL, ?, ?)');
   for (const [id, email, hours] of rows) insert.run(id, email.toLowerCase(), T0 + hours * HOUR, T0 + hours * HOUR);
   old.close();
@@ -145,7 +145,7 @@ async function upgradePostgres(port: number): Promise<void> {
   const url = `postgres://postgres@127.0.0.1:${port}/${name}`;
   const old = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    await pgMigrate(pgDrizzle(old), { migrationsFolder: migrationsUpTo(pgMigrationsFolder(), BASELINE.postgres, join(work, 'pg-migrations')) });
+    await pgMigrate(pgDrizzle(old), { migrationsFolder: migrationsBeforeUsernames(pgMigrationsFolder(), join(work, 'pg-migrations')) });
     for (const [id, email, hours] of rows) {
       const at = new Date(T0 + hours * HOUR).toISOString();
       await old`INSERT INTO people (id, email, email_verified, name, created_at, updated_at) VALUES (${id}, ${email.toLowerCase()}, true, NULL, ${at}, ${at})`;
