@@ -143,6 +143,16 @@ const CustomClaims = Type.Array(CustomClaimSchema, { maxItems: 20, description: 
 const RESOURCE_SERVERS_TEXT =
   'Other confidential (web) applications that may introspect this application\'s tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail';
 const ResourceServers = Type.Array(Slug, { maxItems: 20, uniqueItems: true, description: RESOURCE_SERVERS_TEXT });
+const LDAP_TEXT =
+  'LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application\'s active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it.';
+const LdapPatch = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false, description: LDAP_TEXT });
+const LdapRecord = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    bindDn: Type.String({ description: 'The service account\'s bind DN' }),
+  },
+  { additionalProperties: false, description: LDAP_TEXT },
+);
 
 /** Fields an administrator may set after creation; all optional in PATCH. */
 const mutableFields = {
@@ -161,6 +171,7 @@ const mutableFields = {
   groupsFilter: Type.Optional(GroupsFilter),
   customClaims: Type.Optional(CustomClaims),
   resourceServers: Type.Optional(ResourceServers),
+  ldap: Type.Optional(LdapPatch),
 };
 
 export const ApplicationCreateSchema = Type.Object(
@@ -200,6 +211,7 @@ export const ApplicationRecordSchema = Type.Object({
   groupsFilter: Type.Union([Type.Array(Type.String()), Type.Null()], { description: GROUPS_FILTER_TEXT }),
   customClaims: Type.Array(CustomClaimSchema, { description: CUSTOM_CLAIMS_TEXT }),
   resourceServers: Type.Array(Type.String(), { description: RESOURCE_SERVERS_TEXT }),
+  ldap: LdapRecord,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 }, { additionalProperties: false });
@@ -209,7 +221,14 @@ export const ApplicationWithSecretsSchema = Type.Object({
   ...ApplicationRecordSchema.properties,
   clientSecret: Type.Optional(Type.String()),
   webhookSecret: Type.Optional(Type.String()),
+  ldapPassword: Type.Optional(Type.String({ description: 'The LDAP service account\'s new password, in the answer that turned LDAP on (only there)' })),
 }, { additionalProperties: false });
+
+/** POST .../ldap/password: the service account's new password, shown once. */
+export const LdapPasswordSchema = Type.Object(
+  { bindDn: Type.String(), password: Type.String({ description: 'shown only in this answer' }) },
+  { additionalProperties: false },
+);
 
 export const ApplicationListSchema = Type.Object({
   applications: Type.Array(ApplicationRecordSchema),

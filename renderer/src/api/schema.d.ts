@@ -180,13 +180,43 @@ export interface paths {
                                 consent: "implicit" | "explicit";
                                 /** Format: date-time */
                                 createdAt: string;
+                                /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                                customClaims: {
+                                    /** @description Also in the access token (default false) */
+                                    inAccessToken?: boolean;
+                                    name: string;
+                                    /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                                    source: {
+                                        default?: unknown;
+                                        group?: string;
+                                        key?: string;
+                                        map?: {
+                                            group: string;
+                                            value: unknown;
+                                        }[];
+                                        type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                        value?: unknown;
+                                    };
+                                }[];
                                 /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                                 grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                                /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                                groupsFilter: string[] | null;
                                 id: string;
+                                /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                                ldap: {
+                                    /** @description The service account's bind DN */
+                                    bindDn: string;
+                                    enabled: boolean;
+                                };
                                 name: string;
                                 postLogoutRedirectUris: string[] | null;
                                 redirectUris: string[];
+                                /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                                resourceServers: string[];
                                 ssoGroupId: string | null;
+                                /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                                unknownScopes: "reject" | "ignore";
                                 /** Format: date-time */
                                 updatedAt: string;
                                 webhookSecretSet: boolean;
@@ -307,15 +337,43 @@ export interface paths {
                         clientType?: "web" | "spa" | "native";
                         /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
                         consent?: "implicit" | "explicit";
+                        /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                        customClaims?: {
+                            /** @description Also in the access token (default false) */
+                            inAccessToken?: boolean;
+                            name: string;
+                            /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                            source: {
+                                default?: unknown;
+                                group?: string;
+                                key?: string;
+                                map?: {
+                                    group: string;
+                                    value: unknown;
+                                }[];
+                                type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                value?: unknown;
+                            };
+                        }[];
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                        /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                        groupsFilter?: string[] | null;
                         id: string;
+                        /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                        ldap?: {
+                            enabled: boolean;
+                        };
                         /** Format: display-name */
                         name: string;
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
                         redirectUris: string[];
+                        /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                        resourceServers?: string[];
                         ssoGroupId?: string | null;
+                        /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                        unknownScopes?: "reject" | "ignore";
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
                     };
@@ -368,13 +426,45 @@ export interface paths {
                             consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                            customClaims: {
+                                /** @description Also in the access token (default false) */
+                                inAccessToken?: boolean;
+                                name: string;
+                                /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                                source: {
+                                    default?: unknown;
+                                    group?: string;
+                                    key?: string;
+                                    map?: {
+                                        group: string;
+                                        value: unknown;
+                                    }[];
+                                    type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                    value?: unknown;
+                                };
+                            }[];
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                            /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                            groupsFilter: string[] | null;
                             id: string;
+                            /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                            ldap: {
+                                /** @description The service account's bind DN */
+                                bindDn: string;
+                                enabled: boolean;
+                            };
+                            /** @description The LDAP service account's new password, in the answer that turned LDAP on (only there) */
+                            ldapPassword?: string;
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
+                            /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                            resourceServers: string[];
                             ssoGroupId: string | null;
+                            /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                            unknownScopes: "reject" | "ignore";
                             /** Format: date-time */
                             updatedAt: string;
                             webhookSecret?: string;
@@ -518,13 +608,43 @@ export interface paths {
                             consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                            customClaims: {
+                                /** @description Also in the access token (default false) */
+                                inAccessToken?: boolean;
+                                name: string;
+                                /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                                source: {
+                                    default?: unknown;
+                                    group?: string;
+                                    key?: string;
+                                    map?: {
+                                        group: string;
+                                        value: unknown;
+                                    }[];
+                                    type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                    value?: unknown;
+                                };
+                            }[];
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                            /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                            groupsFilter: string[] | null;
                             id: string;
+                            /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                            ldap: {
+                                /** @description The service account's bind DN */
+                                bindDn: string;
+                                enabled: boolean;
+                            };
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
+                            /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                            resourceServers: string[];
                             ssoGroupId: string | null;
+                            /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                            unknownScopes: "reject" | "ignore";
                             /** Format: date-time */
                             updatedAt: string;
                             webhookSecretSet: boolean;
@@ -732,14 +852,42 @@ export interface paths {
                         clientType?: "web" | "spa" | "native";
                         /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
                         consent?: "implicit" | "explicit";
+                        /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                        customClaims?: {
+                            /** @description Also in the access token (default false) */
+                            inAccessToken?: boolean;
+                            name: string;
+                            /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                            source: {
+                                default?: unknown;
+                                group?: string;
+                                key?: string;
+                                map?: {
+                                    group: string;
+                                    value: unknown;
+                                }[];
+                                type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                value?: unknown;
+                            };
+                        }[];
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                        /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                        groupsFilter?: string[] | null;
+                        /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                        ldap?: {
+                            enabled: boolean;
+                        };
                         /** Format: display-name */
                         name?: string;
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
                         redirectUris?: string[];
+                        /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                        resourceServers?: string[];
                         ssoGroupId?: string | null;
+                        /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                        unknownScopes?: "reject" | "ignore";
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
                     };
@@ -792,13 +940,45 @@ export interface paths {
                             consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                            customClaims: {
+                                /** @description Also in the access token (default false) */
+                                inAccessToken?: boolean;
+                                name: string;
+                                /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                                source: {
+                                    default?: unknown;
+                                    group?: string;
+                                    key?: string;
+                                    map?: {
+                                        group: string;
+                                        value: unknown;
+                                    }[];
+                                    type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                    value?: unknown;
+                                };
+                            }[];
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                            /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                            groupsFilter: string[] | null;
                             id: string;
+                            /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                            ldap: {
+                                /** @description The service account's bind DN */
+                                bindDn: string;
+                                enabled: boolean;
+                            };
+                            /** @description The LDAP service account's new password, in the answer that turned LDAP on (only there) */
+                            ldapPassword?: string;
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
+                            /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                            resourceServers: string[];
                             ssoGroupId: string | null;
+                            /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                            unknownScopes: "reject" | "ignore";
                             /** Format: date-time */
                             updatedAt: string;
                             webhookSecret?: string;
@@ -2356,6 +2536,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/applications/{id}/ldap/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** New password for the application's LDAP service account (shown once; the old one stops binding) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bindDn: string;
+                            /** @description shown only in this answer */
+                            password: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/applications/{id}/logo": {
         parameters: {
             query?: never;
@@ -2426,13 +2711,43 @@ export interface paths {
                             consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                            customClaims: {
+                                /** @description Also in the access token (default false) */
+                                inAccessToken?: boolean;
+                                name: string;
+                                /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                                source: {
+                                    default?: unknown;
+                                    group?: string;
+                                    key?: string;
+                                    map?: {
+                                        group: string;
+                                        value: unknown;
+                                    }[];
+                                    type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                    value?: unknown;
+                                };
+                            }[];
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                            /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                            groupsFilter: string[] | null;
                             id: string;
+                            /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                            ldap: {
+                                /** @description The service account's bind DN */
+                                bindDn: string;
+                                enabled: boolean;
+                            };
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
+                            /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                            resourceServers: string[];
                             ssoGroupId: string | null;
+                            /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                            unknownScopes: "reject" | "ignore";
                             /** Format: date-time */
                             updatedAt: string;
                             webhookSecretSet: boolean;
@@ -3050,6 +3365,124 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/admin/applications/{id}/users/{uid}/claims": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Preview a member's claims: the ID token's, userinfo's and the access token's custom ones, for a scope */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Space-separated; default "openid profile email groups" */
+                    scope?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The custom claims marked inAccessToken */
+                            accessToken: {
+                                [key: string]: unknown;
+                            };
+                            idToken: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The scope the preview was made for, as it would be granted */
+                            scope: string;
+                            userinfo: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/admin/applications/{id}/users/{uid}/second-factor": {
@@ -8123,6 +8556,327 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/app-passwords": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your app passwords (for LDAP and HTTP Basic sign-ins), with when each was last used */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            appPasswords: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it last signed in (to the minute); null: never
+                                 */
+                                lastUsedAt: string | null;
+                                name: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Make an app password for an application with LDAP on (needs a sign-in within 10 minutes); the password is shown only in this answer */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The application the password signs in to (you must be an active member, and it must have LDAP on) */
+                        applicationId: string;
+                        /**
+                         * Format: display-name
+                         * @description What it is for, e.g. "Jellyfin on the TV"
+                         */
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            applicationId: string;
+                            applicationName: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description When it last signed in (to the minute); null: never
+                             */
+                            lastUsedAt: string | null;
+                            name: string;
+                            /** @description The app password, shown only in this answer */
+                            password: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/app-passwords/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an app password (it stops working at once) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

@@ -26,6 +26,7 @@ import { methodsOf, mfaRequired } from '../second-factor/factors.js';
 import { sessionAmr } from '../session.js';
 import { safeReturnTo } from '../../pages/sign-in-pages.js';
 import { holdForProof, type ProviderLogin } from './logins.js';
+import { usernameForNewPerson } from '../../people/username.js';
 import { exec, one, transaction } from '../../db/store.js';
 
 /**
@@ -112,9 +113,13 @@ export async function completeLogin(
   const app = await loginApplication(ctx, login.applicationId, login.provider, providerName);
   const linked = await linkedPerson(ctx.db, login.provider, identity.providerAccountId);
   if (linked) {
-    if ((await methodsOf(ctx.db, linked.id)).length > 0 || mfaRequired(app)) return { kind: 'second_factor', person: linked, app, returnTo };
+    if ((await methodsOf(ctx.db, linked.id)).length > 0 || mfaRequired(app)) {
+      ctx.metrics.signIn('second_factor_required', 'external');
+      return { kind: 'second_factor', person: linked, app, returnTo };
+    }
     const started = await transaction(ctx.db, async () => signInPerson(ctx.db, now, ctx.config, linked, app, client, ['fed']));
     if (app) ctx.wakeWebhooks();
+    ctx.metrics.signIn('success', 'external');
     return { kind: 'signed_in', signedIn: { person: linked, ...started }, returnTo };
   }
 
@@ -140,7 +145,7 @@ async function createPerson(ctx: AppContext, app: Application | undefined, provi
     result = await transaction(ctx.db, async (tx) => {
       const person: Person = await one(tx
         .insert(people)
-        .values({ id: newId('usr'), email, emailVerified: identity.emailVerified, name: providerName(identity.name), createdAt: now, updatedAt: now })
+        .values({ id: newId('usr'), email, username: await usernameForNewPerson(tx, email), emailVerified: identity.emailVerified, name: providerName(identity.name), createdAt: now, updatedAt: now })
         .returning());
       await exec(tx.insert(linkedAccounts)
         .values({ id: newId('acc'), personId: person.id, provider, providerAccountId: identity.providerAccountId, email, linkedAt: now }));
@@ -160,6 +165,7 @@ async function createPerson(ctx: AppContext, app: Application | undefined, provi
     throw error;
   }
   ctx.wakeWebhooks();
+  ctx.metrics.signIn('success', 'external');
   return result;
 }
 
