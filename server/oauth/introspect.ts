@@ -56,7 +56,7 @@ const statements = preparedPerDb((db) => {
     family: db.select({ revokedAt: refreshTokenFamilies.revokedAt }).from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, p('id'))).prepare(),
     session: db.select({ revokedAt: sessions.revokedAt }).from(sessions).where(eq(sessions.id, p('id'))).prepare(),
     membership: db.select({ status: memberships.status }).from(memberships).where(eq(memberships.id, p('id'))).prepare(),
-    person: db.select({ email: people.email }).from(people).where(eq(people.id, p('id'))).prepare(),
+    person: db.select({ username: people.username, email: people.email }).from(people).where(eq(people.id, p('id'))).prepare(),
     refresh: db
       .select({
         createdAt: refreshTokens.createdAt,
@@ -114,7 +114,7 @@ export const introspectionRoutes: FastifyPluginAsync<{ keys: KeyRing; limiter: F
   async function personFields(personId: string, scope: string | undefined): Promise<Record<string, string>> {
     const person = await one(statements(ctx.db).person, { id: personId });
     if (!person) return {};
-    return scope !== undefined && hasScope(scope, 'email') ? { email: person.email } : {};
+    return scope !== undefined && hasScope(scope, 'email') ? { username: person.username, email: person.email } : { username: person.username };
   }
 
   async function accessAnswer(claims: AccessClaims): Promise<string> {

@@ -43,14 +43,14 @@ describe('openid-client tokenIntrospection against a real server', () => {
     const access = await client.tokenIntrospection(config, tokens.access_token);
     expect(access).toEqual({
       active: true, scope: 'openid offline_access', client_id: 'billing', sub, aud: billing.audience, iss: server.url,
-      exp: expect.any(Number), iat: expect.any(Number), token_type: 'Bearer', jti: expect.any(String), sid,
+      exp: expect.any(Number), iat: expect.any(Number), token_type: 'Bearer', jti: expect.any(String), sid, username: 'ada',
     });
     expect(access.exp! - access.iat!).toBe(900);
 
     const refresh = await client.tokenIntrospection(config, tokens.refresh_token!, { token_type_hint: 'refresh_token' });
     expect(refresh).toEqual({
       active: true, scope: 'openid offline_access', client_id: 'billing', sub, aud: billing.audience, iss: server.url,
-      exp: expect.any(Number), iat: expect.any(Number), token_type: 'refresh_token', sid,
+      exp: expect.any(Number), iat: expect.any(Number), token_type: 'refresh_token', sid, username: 'ada',
     });
 
     const machine = await client.clientCredentialsGrant(config);
@@ -240,6 +240,7 @@ describe('resource servers (spec claims-and-groups.md, "Introspection")', () => 
       expect(owner.json().active).toBe(true);
       expect(owner.json().client_id).toBe('billing');
       expect(owner.json().email).toBe('ada@example.com');
+      expect(owner.json().username).toBe('ada');
       const server = await as(t, 'imap', imapSecret, value);
       expect(server.statusCode).toBe(200);
       expect(server.headers['cache-control']).toBe('no-store');
@@ -261,6 +262,7 @@ describe('resource servers (spec claims-and-groups.md, "Introspection")', () => 
     const tokens = await billingTokens(t, cookie, secret, 'openid offline_access');
     const answer = (await as(t, 'imap', imapSecret, tokens.access_token)).json();
     expect(answer.active).toBe(true);
+    expect(answer.username).toBe('ada');
     expect(answer.email).toBeUndefined();
   });
 

@@ -146,7 +146,6 @@ export const appShow = adminCommand({
         ['Grant types', app.grantTypes.map(grantName).join(', ')],
         ['Logout URI', app.backchannelLogoutUri ?? '(none)'],
         ['SSO group', app.ssoGroupId ?? '(none)'],
-        ...claimFields(app),
         ['LDAP', app.ldap.enabled ? `on, bind DN ${app.ldap.bindDn}` : 'off'],
         ['Created', app.createdAt],
         ['Updated', app.updatedAt],
@@ -155,7 +154,7 @@ export const appShow = adminCommand({
   },
 });
 
-/** The claim settings as `show` and `claims` print them. */
+/** The claim settings as `claims` prints them (`show` leaves them to it). */
 function claimFields(app: Application): [string, string][] {
   return [
     ['Unknown scopes', app.unknownScopes],
