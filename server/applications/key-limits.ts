@@ -16,10 +16,13 @@
  * - `grantTypes` (issue 24): turning on `client_credentials` or device sign-in changes who can
  *   obtain tokens for the application (machines with its secret, any device that shows a code):
  *   admin only, for the same reason.
+ * - Loosening how members sign in (issue 36 audit): MFA policy `required` → `optional` (through
+ *   PATCH of the application or of its auth policy), and consent `explicit` → `implicit`. The
+ *   administrator set the bar; a leaked key must not lower it. Raising it stays open to the key.
  */
 import { requireActorScope, type Actor } from '../http/admin-auth.js';
 import type { Application } from '../db/schema.js';
-import type { ApplicationPatch } from './schemas.js';
+import type { ApplicationPatch, AuthPolicyPatch } from './schemas.js';
 import { sameRedirectUris } from './redirect-uris.js';
 
 export function requireMayPatch(actor: Actor, current: Application, patch: ApplicationPatch): void {
@@ -50,6 +53,17 @@ export function requireMayPatch(actor: Actor, current: Application, patch: Appli
   }
   if (patch.grantTypes !== undefined && !sameSet(patch.grantTypes, current.grantTypes)) {
     requireActorScope(actor, undefined, 'change the grant types (they decide who can obtain tokens)');
+  }
+  if (patch.authPolicy) requireMayPatchAuthPolicy(actor, current, patch.authPolicy);
+  if (patch.consent === 'implicit' && current.consent === 'explicit') {
+    requireActorScope(actor, undefined, 'turn explicit consent into implicit consent');
+  }
+}
+
+/** PATCH .../auth-policy, and the `authPolicy` of PATCH .../applications/:id. */
+export function requireMayPatchAuthPolicy(actor: Actor, current: Application, patch: AuthPolicyPatch): void {
+  if (patch.mfa === 'optional' && current.authPolicy.mfa === 'required') {
+    requireActorScope(actor, undefined, 'let members sign in without a second factor (MFA policy optional)');
   }
 }
 
