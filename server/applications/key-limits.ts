@@ -16,6 +16,8 @@
  * - `grantTypes` (issue 24): turning on `client_credentials` or device sign-in changes who can
  *   obtain tokens for the application (machines with its secret, any device that shows a code):
  *   admin only, for the same reason.
+ * - `ldap` and its service-account password (issue 35): LDAP opens the directory (members and
+ *   groups) to whoever holds that password, and lets members bind with app passwords: admin only.
  * - Loosening how members sign in (issue 36 audit): MFA policy `required` → `optional` (through
  *   PATCH of the application or of its auth policy), and consent `explicit` → `implicit`. The
  *   administrator set the bar; a leaked key must not lower it. Raising it stays open to the key.
@@ -54,6 +56,9 @@ export function requireMayPatch(actor: Actor, current: Application, patch: Appli
   if (patch.grantTypes !== undefined && !sameSet(patch.grantTypes, current.grantTypes)) {
     requireActorScope(actor, undefined, 'change the grant types (they decide who can obtain tokens)');
   }
+  if (patch.ldap !== undefined && patch.ldap.enabled !== current.ldap.enabled) {
+    requireActorScope(actor, undefined, 'turn LDAP on or off (it opens the directory to a service account and to app passwords)');
+  }
   if (patch.authPolicy) requireMayPatchAuthPolicy(actor, current, patch.authPolicy);
   if (patch.consent === 'implicit' && current.consent === 'explicit') {
     requireActorScope(actor, undefined, 'turn explicit consent into implicit consent');
@@ -65,6 +70,11 @@ export function requireMayPatchAuthPolicy(actor: Actor, current: Application, pa
   if (patch.mfa === 'optional' && current.authPolicy.mfa === 'required') {
     requireActorScope(actor, undefined, 'let members sign in without a second factor (MFA policy optional)');
   }
+}
+
+/** The LDAP service account's password reads the directory: admin only (see above). */
+export function requireMayRotateLdapPassword(actor: Actor): void {
+  requireActorScope(actor, undefined, 'make a new LDAP service-account password');
 }
 
 const sameSet = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
