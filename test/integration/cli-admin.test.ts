@@ -175,8 +175,8 @@ describe('gatehouse app', () => {
     failed(await gatehouse(['app', 'ldap', 'media', 'maybe']), 'Unknown action "maybe": use on, off or new-password (or nothing, to show the setting).');
     const created = JSON.parse(ok(await gatehouse(['app', 'create', '--json', '--ldap', '--name', 'Files', '--audience', 'https://files.example.com', '--redirect-uri', 'https://files.example.com/cb'])));
     expect(created).toMatchObject({ ldap: { enabled: true, bindDn: 'cn=files,ou=services,dc=gatehouse' }, ldapPassword: expect.stringMatching(/^ghl_/) });
-    ok(await gatehouse(['app', 'delete', 'media']));
-    ok(await gatehouse(['app', 'delete', 'files']));
+    ok(await gatehouse(['app', 'delete', 'media', '--yes']));
+    ok(await gatehouse(['app', 'delete', 'files', '--yes']));
   });
 
   it('says what is wrong in words, with the problem code, naming the flags', async () => {
