@@ -2,9 +2,9 @@
  * The documentation stays true (issue 39): every relative link resolves (files and #anchors),
  * every `npm run …` a page names exists, docs/configuration.md lists exactly the environment
  * variables the code reads with the code's defaults, every page says what it is for, and the
- * README stays at most 12 KB, and every decision record has its fields and is in the generated index.
+ * README stays at most 12 KB, docs/architecture.md names every server folder, and every decision record has its fields and is in the generated index.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS, RETENTION_ENV, loadConfig } from '../../server/config.js';
@@ -52,6 +52,12 @@ describe('links', () => {
       return !/^# \S/.test(lines[0] ?? '') || lines[1] !== '' || !/^\S.{20,}$/.test(lines[2] ?? '');
     });
     expect(bad).toEqual([]);
+  });
+
+  it('docs/architecture.md names every folder of server/', () => {
+    const text = read('docs/architecture.md');
+    const folders = readdirSync(join(ROOT, 'server'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `server/${e.name}/`);
+    expect(folders.filter((folder) => !text.includes(folder))).toEqual([]);
   });
 
   it('the README stays the front door: at most 12 KB', () => {
