@@ -16,7 +16,7 @@ import { providerName } from '../../server/applications/providers.js';
 import { decisionsIndex } from '../../scripts/decisions-index.mjs';
 import packageJson from '../../package.json' with { type: 'json' };
 import {
-  ROOT, anchorsOf, environmentReads, inlineDefault, linksOf, markdownPages, npmRunsOf, read, settingRows,
+  ROOT, anchorsOf, sourceFiles, environmentReads, inlineDefault, linksOf, markdownPages, npmRunsOf, read, settingRows,
 } from '../helpers/docs-source.js';
 
 const pages = markdownPages();
@@ -58,6 +58,16 @@ describe('links', () => {
     const text = read('docs/architecture.md');
     const folders = readdirSync(join(ROOT, 'server'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `server/${e.name}/`);
     expect(folders.filter((folder) => !text.includes(folder))).toEqual([]);
+  });
+
+  it('every docs/… page the code, tests and scripts cite exists (comments included)', () => {
+    // The coverage script reads the old pages from git on purpose; NNNN-subject.md is a pattern.
+    const skip = /^scripts\/docs-coverage\./;
+    const cited = sourceFiles()
+      .filter((file) => !skip.test(file))
+      .flatMap((file) => [...read(file).matchAll(/\bdocs\/[\w./-]+?\.md\b/g)].map((m) => ({ file, path: m[0] })))
+      .filter(({ path }) => !path.includes('NNNN') && !existsSync(join(ROOT, path)));
+    expect(cited.map(({ file, path }) => `${file}: ${path}`)).toEqual([]);
   });
 
   it('the README stays the front door: at most 12 KB', () => {
