@@ -131,6 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     codes: new CodeStore(),
     wakeWebhooks: () => {},
     wakePurger: () => {},
+    readAccessToken: async () => undefined,
     listenAddresses: () => {
       const address = app.server.address();
       return address && typeof address === 'object' ? [address] : [];

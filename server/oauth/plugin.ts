@@ -18,6 +18,7 @@ import { discoveryRoutes } from './discovery.js';
 import { endSessionRoutes } from './end-session.js';
 import { oauthErrorHandler } from './errors.js';
 import { KeyRing } from './keys.js';
+import { readAccessToken } from './access-tokens.js';
 import { answerWrongMethods } from './method-not-allowed.js';
 import { FailureLimiter } from './failure-limit.js';
 import { FORM_BODY_LIMIT } from './params.js';
@@ -41,6 +42,8 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
   // overview, expect one to exist from then on).
   await keys.ensure();
   const limiter = new FailureLimiter(ctx);
+  // The admin API accepts panel access tokens: verified here, with the same keys (context.ts).
+  ctx.readAccessToken = async (token) => (await readAccessToken(ctx, keys, token)) as Readonly<Record<string, unknown>> | undefined;
 
   await app.register(async (scope) => {
     await scope.register(formbody, { bodyLimit: FORM_BODY_LIMIT });

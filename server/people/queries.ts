@@ -13,6 +13,7 @@ import { notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import type { PeopleQuery } from './schemas.js';
 import { one, many } from '../db/store.js';
+import { isPanelClient } from '../administrators/panel-client.js';
 
 const summary = {
   id: people.id,
@@ -63,6 +64,8 @@ export async function getPerson(db: Db, id: string) {
     .innerJoin(applications, eq(applications.id, memberships.applicationId))
     .where(eq(memberships.personId, id))
     .orderBy(asc(memberships.joinedAt)));
+  // The panel's built-in client is not an application the person belongs to (administrators/panel-client.ts).
+  const visible = member.filter(({ m }) => !isPanelClient(m.applicationId));
   const accounts = await many(db
     .select({ provider: linkedAccounts.provider, email: linkedAccounts.email, linkedAt: linkedAccounts.linkedAt })
     .from(linkedAccounts)
@@ -74,7 +77,7 @@ export async function getPerson(db: Db, id: string) {
     name: person.name,
     createdAt: iso(person.createdAt)!,
     hasPassword: person.passwordHash !== null,
-    memberships: member.map(({ m, applicationName }) => ({
+    memberships: visible.map(({ m, applicationName }) => ({
       id: m.id,
       applicationId: m.applicationId,
       applicationName,

@@ -65,8 +65,8 @@ describe('indexes for foreign keys', () => {
 });
 
 describe('purge plans', () => {
-  it('name every table that points at a row deleted without its cascade (applications, memberships)', () => {
-    for (const [kind, parent] of [['application', 'applications'], ['membership', 'memberships']] as const) {
+  it('name every table that points at a row deleted without its cascade (applications, memberships, people)', () => {
+    for (const [kind, parent] of [['application', 'applications'], ['membership', 'memberships'], ['person', 'people']] as const) {
       const covered = new Set(PURGE_PLANS[kind].map((step) => `${getTableName(step.table)}.${step.column.name}`));
       const children = foreignKeys.filter((fk) => fk.parent === parent).map((fk) => `${fk.table}.${fk.column}`);
       expect(children.length).toBeGreaterThan(0);
@@ -92,7 +92,9 @@ describe('retention rules', () => {
       // Issue 23: per person at most one row, 20 passkeys and 10 codes, gone with the person.
       'totp_credentials', 'passkeys', 'recovery_codes',
       // Issue 25: one logo per application, gone with it (purge plan).
-      'application_logos'];
+      'application_logos',
+      // Issue 33: one row per administrator (and per managed application), gone with the person or application.
+      'administrators', 'administrator_applications'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);
     const now = new Date('2026-06-01T00:00:00Z');
     for (const rule of RETENTION_RULES) {
