@@ -7,6 +7,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FeatureOptions } from '../context.js';
 import { listAdministrators } from './queries.js';
+import { passwordPolicyRoutes } from './password-policy-routes.js';
+import { passwordPolicy } from '../accounts/password-policy.js';
 import { ensurePanelClient } from './panel-client.js';
 import { eq } from 'drizzle-orm';
 import { Type } from 'typebox';
@@ -63,11 +65,16 @@ const administratorRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
-const routes = adminFeature(administratorRoutes);
+const routes = adminFeature(async (app) => {
+  await app.register(administratorRoutes);
+  await app.register(passwordPolicyRoutes);
+});
 
 /** The administrators feature: its routes, and the built-in panel client kept as this release defines it. */
 export const administratorsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
   // While administrators exist, the panel client's row is rewritten at start (panel-client.ts).
   if ((await listAdministrators(app.ctx.db)).length) await ensurePanelClient(app.ctx.db, app.ctx.config.issuer, app.ctx.clock.now());
+  // Read once now, so the first page's new-password hint states the stored policy.
+  await passwordPolicy(app.ctx.db);
   await app.register(routes, options);
 };
