@@ -8,6 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FeatureOptions } from '../context.js';
 import { listAdministrators } from './queries.js';
 import { passwordPolicyRoutes } from './password-policy-routes.js';
+import { setupPlugin } from './setup-routes.js';
 import { passwordPolicy } from '../accounts/password-policy.js';
 import { ensurePanelClient } from './panel-client.js';
 import { eq } from 'drizzle-orm';
@@ -77,4 +78,5 @@ export const administratorsPlugin: FastifyPluginAsync<FeatureOptions> = async (a
   // Read once now, so the first page's new-password hint states the stored policy.
   await passwordPolicy(app.ctx.db);
   await app.register(routes, options);
+  await app.register(setupPlugin, options);
 };
