@@ -2,7 +2,8 @@
  * First run (spec administrators-and-people.md, "First run"): while no owner exists, `/admin/`
  * offers creating one, and so does `gatehouse setup`.
  *
- * - `GET /api/setup` (no credentials): `{ ownerExists }`, so the panel knows which screen to show.
+ * - `GET /api/setup` (no credentials): `{ ownerExists, passwordHint, panelSignIn }`, so the panel
+ *   knows which screen to show and how its sign-in reaches the built-in client.
  * - `POST /api/admin/setup/owner` `{ email, name, password }`: creates the person (password under
  *   the policy), makes them the owner and, for a browser, signs them in (the panel then goes on to
  *   its own sign-in, where the second factor is enrolled). 409 `owner_exists` once there is one.
@@ -21,7 +22,7 @@ import { actorName } from '../http/admin-auth.js';
 import { conflict, validationFailed } from '../http/problem.js';
 import { adminErrors, DisplayName, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { transaction } from '../db/store.js';
-import { checkNewPassword } from '../accounts/password-policy.js';
+import { checkNewPassword, passwordPolicy, policyHint } from '../accounts/password-policy.js';
 import { checkPasswordLength, hashPassword } from '../accounts/passwords.js';
 import { clientInfo, sendSessionCookie } from '../accounts/routes.js';
 import { startSession, userRecord } from '../accounts/people.js';
@@ -31,9 +32,21 @@ import { findApplication } from '../applications/lookup.js';
 import { insertPerson } from '../people/create.js';
 import { countOwners } from './queries.js';
 import { grantRole } from './service.js';
-import { PANEL_CLIENT_ID } from './panel-client.js';
+import { PANEL_AUDIENCE, PANEL_CALLBACK_PATH, PANEL_CLIENT_ID } from './panel-client.js';
 
-const SetupStatusSchema = Type.Object({ ownerExists: Type.Boolean() }, { additionalProperties: false });
+const SetupStatusSchema = Type.Object(
+  {
+    ownerExists: Type.Boolean(),
+    /** The password policy in words, for the first-run form's hint. */
+    passwordHint: Type.String(),
+    /** What the panel's "Sign in with Gatehouse" uses: the built-in client (administrators/panel-client.ts). */
+    panelSignIn: Type.Object(
+      { issuer: Type.String(), clientId: Type.String(), redirectUri: Type.String(), audience: Type.String(), scope: Type.String() },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
 const OwnerBody = Type.Object(
   {
     email: Type.String({ minLength: 3, maxLength: 254 }),
@@ -96,7 +109,12 @@ const statusRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags: ['administrators'], summary: 'First run: whether an owner exists (no credentials needed)', querystring: NoQuery, response: { 200: SetupStatusSchema } } },
     async (_request, reply) => {
       reply.header('cache-control', 'no-store');
-      return { ownerExists: (await countOwners(app.ctx.db)) > 0 };
+      const issuer = app.ctx.config.issuer.replace(/\/$/, '');
+      return {
+        ownerExists: (await countOwners(app.ctx.db)) > 0,
+        passwordHint: policyHint(await passwordPolicy(app.ctx.db)),
+        panelSignIn: { issuer, clientId: PANEL_CLIENT_ID, redirectUri: `${issuer}${PANEL_CALLBACK_PATH}`, audience: PANEL_AUDIENCE, scope: 'openid offline_access' },
+      };
     },
   );
 };

@@ -154,7 +154,11 @@ describe('panel tokens', () => {
 describe('first run', () => {
   it('creates the owner once, with the admin token and under the password policy, and signs the browser in', async () => {
     const t = await app();
-    expect((await t.app.inject({ method: 'GET', url: '/api/setup' })).json()).toEqual({ ownerExists: false });
+    expect((await t.app.inject({ method: 'GET', url: '/api/setup' })).json()).toEqual({
+      ownerExists: false,
+      passwordHint: 'At least 10 characters, rated at least “fair”, not one of the most common passwords. A few unrelated words work well.',
+      panelSignIn: { issuer: t.config.issuer, clientId: PANEL_CLIENT_ID, redirectUri: `${t.config.issuer}/admin/signed-in`, audience: 'urn:gatehouse:admin-panel', scope: 'openid offline_access' },
+    });
     const body = { email: 'Olive@Example.com', name: 'Olive Owner', password: 'correct horse battery' };
     const stranger = await t.app.inject({ method: 'POST', url: '/api/admin/setup/owner', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
     expect(stranger.statusCode).toBe(401);
@@ -169,7 +173,7 @@ describe('first run', () => {
     expect(created.statusCode, created.body).toBe(201);
     expect(created.json().user).toMatchObject({ email: 'olive@example.com', name: 'Olive Owner', emailVerified: true });
     expect(created.cookies.find((c) => c.name === 'gatehouse_session')).toBeDefined();
-    expect((await t.app.inject({ method: 'GET', url: '/api/setup' })).json()).toEqual({ ownerExists: true });
+    expect((await t.app.inject({ method: 'GET', url: '/api/setup' })).json().ownerExists).toBe(true);
     const twice = await t.admin('POST', '/api/admin/setup/owner', { ...body, email: 'other@example.com' });
     expect(twice.statusCode).toBe(409);
     expect(twice.json().code).toBe('owner_exists');
