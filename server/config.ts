@@ -7,6 +7,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isIP } from 'node:net';
 import { parseSwitch } from './cli/launch.js';
+import { addressEntryProblem, NAMED_RANGES } from './util/address-list.js';
 import { DEFAULT_LOCALE, LOCALES, isLocale, type Locale } from './i18n/locales.js';
 
 export class ConfigError extends Error {
@@ -64,8 +65,36 @@ export interface Config {
   trustProxy: string[];
   /** GATEHOUSE_LOCALE: the language of pages and e-mails when the reader's is not known (default `en`). */
   locale: Locale;
+  /** The LDAP directory (spec ldap.md, server/ldap/): off unless GATEHOUSE_LDAP=on or `--ldap`. */
+  ldap: LdapConfig;
+  /** Who may read `GET /metrics` (docs/monitoring.md). */
+  metrics: MetricsAccess;
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
   env: Record<string, string | undefined>;
+}
+
+/** The LDAP listener's settings (spec ldap.md, "Turning it on"; docs/ldap.md). */
+export interface LdapConfig {
+  /** GATEHOUSE_LDAP=on (or `--ldap`). */
+  enabled: boolean;
+  /** GATEHOUSE_LDAP_HOST, default HOST. */
+  host: string;
+  /** GATEHOUSE_LDAP_PORT (default 3890; 0 picks a free one). StartTLS is offered on it when LAN TLS is on. */
+  port: number;
+  /** GATEHOUSE_LDAPS_PORT (default 6360; 0 picks a free one): LDAP over TLS, only when LAN TLS is on. */
+  ldapsPort: number;
+  /** GATEHOUSE_LDAP_BASE_DN; undefined: derived from the issuer's host name (`ldapBaseDn`). */
+  baseDn: string | undefined;
+  /** GATEHOUSE_LDAP_ALLOW_PLAIN=1: simple binds over unencrypted connections from other machines are allowed. */
+  allowPlain: boolean;
+}
+
+/** GATEHOUSE_METRICS_TOKEN (or _FILE) and GATEHOUSE_METRICS_ALLOW. */
+export interface MetricsAccess {
+  /** A bearer token that may always scrape; undefined when none is set. */
+  token: string | undefined;
+  /** Addresses and ranges that may scrape without the token (default: loopback only; `none`: nobody). */
+  allow: string[];
 }
 
 /** Days each kind of ended data is kept; 0 keeps it for ever. */
@@ -109,6 +138,8 @@ export interface ServeFlags {
   accessTokenTtl?: string;
   pretty?: boolean;
   tls?: string;
+  /** `--ldap`: GATEHOUSE_LDAP=on. */
+  ldap?: boolean;
 }
 
 export const DEFAULTS = {
@@ -122,6 +153,8 @@ export const DEFAULTS = {
   backupKeep: 7,
   keyRotationDays: 90,
   sweepInterval: 3600,
+  ldapPort: 3890,
+  ldapsPort: 6360,
 } as const;
 
 function parseInteger(name: string, raw: string, min: number, max: number): number {
@@ -243,8 +276,53 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
     webhookAllowLoopback,
     trustProxy: parseTrustProxy(pick(undefined, 'GATEHOUSE_TRUST_PROXY')),
     locale: parseLocale(pick(undefined, 'GATEHOUSE_LOCALE')),
+    ldap: parseLdap(env, flags.ldap, host),
+    metrics: {
+      token: readSecretSetting('GATEHOUSE_METRICS_TOKEN', pick(undefined, 'GATEHOUSE_METRICS_TOKEN'), pick(undefined, 'GATEHOUSE_METRICS_TOKEN_FILE')),
+      allow: parseMetricsAllow(pick(undefined, 'GATEHOUSE_METRICS_ALLOW')),
+    },
     env,
   };
+}
+
+/** An attribute=value pair of a DN, without the escapes a base DN never needs (RFC 4514). */
+const BASE_DN = /^[A-Za-z][A-Za-z0-9-]*=[^,=+"\\<>;#\s][^,=+"\\<>;]*(,[A-Za-z][A-Za-z0-9-]*=[^,=+"\\<>;#\s][^,=+"\\<>;]*)*$/;
+
+/** GATEHOUSE_LDAP and its companions (spec ldap.md, "Turning it on"). */
+function parseLdap(env: Record<string, string | undefined>, flag: boolean | undefined, host: string): LdapConfig {
+  const raw = env.GATEHOUSE_LDAP?.trim().toLowerCase();
+  let enabled = flag ?? false;
+  if (!flag && raw !== undefined && raw !== '') {
+    if (['on', '1', 'true'].includes(raw)) enabled = true;
+    else if (!['off', '0', 'false'].includes(raw)) throw new ConfigError(`GATEHOUSE_LDAP must be "on" or "off", got "${env.GATEHOUSE_LDAP}".`);
+  }
+  const port = (name: string, fallback: number) => {
+    const value = env[name];
+    return value === undefined || value === '' ? fallback : parseInteger(name, value, 0, 65535);
+  };
+  const baseDn = env.GATEHOUSE_LDAP_BASE_DN?.trim().replace(/\s*,\s*/g, ',') || undefined;
+  if (baseDn !== undefined && !BASE_DN.test(baseDn)) {
+    throw new ConfigError(`GATEHOUSE_LDAP_BASE_DN must be a distinguished name such as dc=example,dc=com, got "${baseDn}".`);
+  }
+  return {
+    enabled,
+    host: env.GATEHOUSE_LDAP_HOST?.trim() || host,
+    port: port('GATEHOUSE_LDAP_PORT', DEFAULTS.ldapPort),
+    ldapsPort: port('GATEHOUSE_LDAPS_PORT', DEFAULTS.ldapsPort),
+    baseDn,
+    allowPlain: switchEnv(env, 'GATEHOUSE_LDAP_ALLOW_PLAIN', false),
+  };
+}
+
+/**
+ * The directory's base DN: GATEHOUSE_LDAP_BASE_DN, else `dc=` of each label of the issuer's host
+ * name (`auth.lan.example` → `dc=auth,dc=lan,dc=example`), or `dc=gatehouse` for an IP address.
+ */
+export function ldapBaseDn(config: Pick<Config, 'issuer' | 'ldap'>): string {
+  if (config.ldap.baseDn) return config.ldap.baseDn;
+  const host = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  if (isIP(host) || host === '') return 'dc=gatehouse';
+  return host.split('.').map((label) => `dc=${label}`).join(',');
 }
 
 const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
@@ -268,6 +346,48 @@ function parseTrustProxy(raw: string | undefined): string[] {
   }
   return entries;
 }
+
+/** GATEHOUSE_METRICS_ALLOW: comma-separated addresses, CIDR ranges or named ranges; `none` for nobody. */
+function parseMetricsAllow(raw: string | undefined): string[] {
+  if (raw === undefined) return ['loopback'];
+  if (raw.trim() === 'none') return [];
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const problem = addressEntryProblem(entry);
+    if (problem) {
+      throw new ConfigError(
+        `GATEHOUSE_METRICS_ALLOW must list addresses or CIDR ranges (or ${Object.keys(NAMED_RANGES).join(', ')}), comma-separated, or be "none"; ${problem}.`,
+      );
+    }
+  }
+  return entries;
+}
+
+/**
+ * A secret setting given as `NAME` or as a file named by `NAME_FILE` (one trailing line break
+ * dropped), never both; at least 16 characters.
+ */
+function readSecretSetting(name: string, value: string | undefined, file: string | undefined): string | undefined {
+  if (file === undefined) {
+    if (value !== undefined && value.length < 16) throw new ConfigError(`${name} must be at least 16 characters long.`);
+    return value;
+  }
+  if (value !== undefined) throw new ConfigError(`Set ${name} or ${name}_FILE, not both.`);
+  const path = resolve(file);
+  let secret: string;
+  try {
+    secret = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new ConfigError(`${name}_FILE names ${path}, which ${unreadable(error)}.`);
+  }
+  if (secret.length < 16) throw new ConfigError(`The value in ${path} (${name}_FILE) must be at least 16 characters long.`);
+  return secret;
+}
+
+const unreadable = (error: unknown) => {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : 'cannot be read';
+};
 
 /** GATEHOUSE_LOCALE: one of the languages the pages speak. */
 function parseLocale(raw: string | undefined): Locale {
@@ -293,9 +413,7 @@ function readAdminToken(fromEnv: string | undefined, flagFile: string | undefine
   try {
     token = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : 'cannot be read';
-    throw new ConfigError(`${named} names ${path}, which ${why}.`);
+    throw new ConfigError(`${named} names ${path}, which ${unreadable(error)}.`);
   }
   if (token.length < 16) throw new ConfigError(`The admin token in ${path} must be at least 16 characters long.`);
   return { adminToken: token, adminTokenSource: path };

@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { Clock } from './util/clock.js';
 import type { AdminTokenStore } from './http/admin-token.js';
 import type { CodeStore } from './oauth/authorize/code.js';
+import type { Metrics } from './metrics/metrics.js';
 
 export interface AppContext {
   db: Db;
@@ -28,6 +29,8 @@ export interface AppContext {
    * caller's check). The admin API reads panel tokens through it (administrators/panel-access.ts).
    */
   readAccessToken: (token: string) => Promise<Readonly<Record<string, unknown>> | undefined>;
+  /** Prometheus counters and state gauges (metrics/metrics.ts): features count here, `GET /metrics` shows them. */
+  metrics: Metrics;
 }
 
 /** What `buildApp` passes every feature plugin (server/features.ts lists them). */

@@ -22,6 +22,7 @@ import {
   sessions,
   totpCredentials,
   apiKeys,
+  appPasswords,
   applicationLogos,
   consents,
   backchannelLogouts,
@@ -62,6 +63,8 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     // Before the members they hang off (issue 25: consents and the logo).
     { name: 'consents', table: consents, key: consents.membershipId, column: consents.applicationId },
     { name: 'logo', table: applicationLogos, key: applicationLogos.applicationId, column: applicationLogos.applicationId },
+    // Issue 35: its members' app passwords (before the members they hang off).
+    { name: 'appPasswords', table: appPasswords, key: appPasswords.id, column: appPasswords.applicationId },
     { name: 'members', table: memberships, key: memberships.id, column: memberships.applicationId },
     { name: 'invitations', table: invitations, key: invitations.id, column: invitations.applicationId },
     { name: 'apiKeys', table: apiKeys, key: apiKeys.id, column: apiKeys.applicationId },
@@ -80,6 +83,8 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.membershipId },
     // What the member had approved (issue 25, explicit consent).
     { name: 'consents', table: consents, key: consents.membershipId, column: consents.membershipId },
+    // Issue 35: the member's app passwords stop binding with the membership.
+    { name: 'appPasswords', table: appPasswords, key: appPasswords.id, column: appPasswords.membershipId },
   ],
   // A person deleted by an administrator (administrators/people-service.ts): everything they had,
   // the tokens first, so nothing issued from a half-removed account stays usable.
@@ -89,6 +94,7 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
       children: [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }],
     },
     { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.personId },
+    { name: 'appPasswords', table: appPasswords, key: appPasswords.id, column: appPasswords.personId },
     {
       name: 'members', table: memberships, key: memberships.id, column: memberships.personId,
       children: [{ table: consents, key: consents.membershipId, column: consents.membershipId }],

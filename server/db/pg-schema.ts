@@ -79,6 +79,26 @@ export const apiKeys = pgTable(
   ],
 );
 
+export const appPasswords = pgTable(
+  'app_passwords',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id').notNull(),
+    applicationId: text('application_id').notNull(),
+    membershipId: text('membership_id').notNull(),
+    name: text('name').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3, mode: 'date' }),
+  },
+  (t) => [
+    uniqueIndex('app_passwords_secret_uq').on(t.secretHash),
+    index('app_passwords_person_idx').on(t.personId, t.createdAt, t.id),
+    index('app_passwords_app_idx').on(t.applicationId),
+    index('app_passwords_membership_idx').on(t.membershipId),
+  ],
+);
+
 export const applicationLogos = pgTable(
   'application_logos',
   {
@@ -112,6 +132,8 @@ export const applications = pgTable(
     brandAccentColor: text('brand_accent_color'),
     brandLogo: text('brand_logo'),
     consent: text('consent').notNull().default("implicit"),
+    ldap: jsonb('ldap').notNull().default(sql`'{"enabled":false}'::jsonb`),
+    ldapPasswordHash: text('ldap_password_hash'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
@@ -576,7 +598,7 @@ export const sessions = pgTable(
     uniqueIndex('sessions_token_uq').on(t.tokenHash),
     index('sessions_person_idx').on(t.personId, t.createdAt),
     index('sessions_expires_idx').on(t.expiresAt),
-    index('sessions_revoked_idx').on(t.revokedAt),
+    index('sessions_revoked_expires_idx').on(t.revokedAt, t.expiresAt),
   ],
 );
 

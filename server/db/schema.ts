@@ -37,6 +37,10 @@ export type MemberRole = 'member' | 'admin';
 export type PersonStatus = 'active' | 'disabled';
 /** An administrator's role (spec administrators-and-people.md, "Administrators"). */
 export type AdminRole = 'owner' | 'people_manager' | 'app_manager';
+/** An application's LDAP directory access (spec ldap.md, "Per application"; server/ldap/). */
+export interface LdapSettings {
+  enabled: boolean;
+}
 /** Whether people approve what an application asks for (issue 25, item 17): `implicit` = the administrator did. */
 export type ConsentPolicy = 'implicit' | 'explicit';
 /** OAuth grant types an application may use (spec grants-and-logout.md). */
@@ -181,7 +185,9 @@ export const sessions = sqliteTable(
     index('sessions_person_idx').on(t.personId, t.createdAt),
     // Retention (data-lifecycle/retention-rules.ts): ended sessions by when they ended.
     index('sessions_expires_idx').on(t.expiresAt),
-    index('sessions_revoked_idx').on(t.revokedAt),
+    // Signed-out sessions by when they ended (retention), and the live ones (revoked_at null, not
+    // yet expired: `gatehouse_sessions_active`, counted from this index alone).
+    index('sessions_revoked_expires_idx').on(t.revokedAt, t.expiresAt),
   ],
 );
 
@@ -468,6 +474,10 @@ export const applications = sqliteTable(
     /** The uploaded logo's version (start of its SHA-256; the image is in `application_logos`), or null. */
     brandLogo: text('brand_logo'),
     consent: text('consent').$type<ConsentPolicy>().notNull().default('implicit'),
+    /** LDAP directory access (spec ldap.md): whether its service account and its members' app passwords bind. */
+    ldap: text('ldap', { mode: 'json' }).$type<LdapSettings>().notNull().default(sql`'{"enabled":false}'`),
+    /** SHA-256 of the LDAP service account's password (`cn=<id>,ou=services,<base>`); null until LDAP is first enabled. */
+    ldapPasswordHash: text('ldap_password_hash'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },
@@ -542,6 +552,41 @@ export const consents = sqliteTable(
     lastUsedAt: timestamp('last_used_at').notNull(),
   },
   (t) => [index('consents_app_idx').on(t.applicationId), index('consents_last_used_idx').on(t.lastUsedAt)],
+);
+
+/**
+ * App passwords (spec ldap.md, "People bind with app passwords"): a random secret a person makes
+ * for one application they are a member of, for clients that can only send a name and a password
+ * (LDAP binds, HTTP Basic on forward auth). Stored as the SHA-256 of the secret (≥ 128 bits, so a
+ * fast hash is enough: nothing to guess), found by it through the unique index; shown once.
+ * Revoking deletes the row. Bounded: at most APP_PASSWORDS_PER_PERSON per person, gone with the
+ * person (cascade), the membership and the application (purge plans).
+ */
+export const appPasswords = sqliteTable(
+  'app_passwords',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    createdAt: createdAt(),
+    /** Moved at most once a minute (app-passwords/verify.ts). */
+    lastUsedAt: timestamp('last_used_at'),
+  },
+  (t) => [
+    uniqueIndex('app_passwords_secret_uq').on(t.secretHash),
+    index('app_passwords_person_idx').on(t.personId, t.createdAt, t.id),
+    index('app_passwords_app_idx').on(t.applicationId),
+    index('app_passwords_membership_idx').on(t.membershipId),
+  ],
 );
 
 export const invitations = sqliteTable(
@@ -955,6 +1000,7 @@ export type Membership = typeof memberships.$inferSelect;
 export type Consent = typeof consents.$inferSelect;
 export type Invitation = typeof invitations.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
+export type AppPassword = typeof appPasswords.$inferSelect;
 export type SigningKey = typeof signingKeys.$inferSelect;
 export type RefreshTokenFamily = typeof refreshTokenFamilies.$inferSelect;
 export type RefreshToken = typeof refreshTokens.$inferSelect;

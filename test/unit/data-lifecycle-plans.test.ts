@@ -94,7 +94,9 @@ describe('retention rules', () => {
       // Issue 25: one logo per application, gone with it (purge plan).
       'application_logos',
       // Issue 33: one row per administrator (and per managed application), gone with the person or application.
-      'administrators', 'administrator_applications'];
+      'administrators', 'administrator_applications',
+      // Issue 35: at most APP_PASSWORDS_PER_PERSON per person, gone with the person, membership or application.
+      'app_passwords'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);
     const now = new Date('2026-06-01T00:00:00Z');
     for (const rule of RETENTION_RULES) {

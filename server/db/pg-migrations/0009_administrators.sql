@@ -12,6 +12,8 @@ CREATE TABLE "administrators" (
 	"updated_at" timestamp (3) with time zone NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE "app_passwords" DROP CONSTRAINT "app_passwords_person_id_people_id_fk";
+--> statement-breakpoint
 ALTER TABLE "device_authorizations" DROP CONSTRAINT "device_authorizations_person_id_people_id_fk";
 --> statement-breakpoint
 ALTER TABLE "invitations" DROP CONSTRAINT "invitations_accepted_by_people_id_fk";
