@@ -40,6 +40,7 @@ const POLICY: Record<string, Need> = {
   'PATCH /applications/:id': app('application'),
   'DELETE /applications/:id': owner,
   'POST /applications/:id/client-secret': app(),
+  'POST /applications/:id/ldap/password': app(),
   'GET /applications/:id/auth-policy': app('application'),
   'PATCH /applications/:id/auth-policy': app('application'),
   'PUT /applications/:id/logo': app(),

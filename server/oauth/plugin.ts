@@ -13,6 +13,7 @@ import formbody from '@fastify/formbody';
 import { registerCors } from './cors.js';
 import type { FeatureOptions } from '../context.js';
 import { adminKeyRoutes } from './admin-key-routes.js';
+import { testSignInRoutes } from './test-sign-in.js';
 import { authorizeRoutes } from './authorize/route.js';
 import { discoveryRoutes } from './discovery.js';
 import { endSessionRoutes } from './end-session.js';
@@ -65,6 +66,7 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
   await app.register(devicePageRoutes);
   await app.register(consentPageRoutes);
   await app.register(adminKeyRoutes, { prefix: '/api/admin', keys });
+  await app.register(testSignInRoutes, { prefix: '/api/admin', keys });
   await app.register(backchannelLogRoutes, { prefix: '/api/admin' });
   if (options.startWorkers) {
     startLogoutWorker(app, keys);

@@ -8,9 +8,10 @@
 import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { makeApp, type TestApp } from '../helpers/app.js';
-import { administrator, asBearer, panelSignIn, panelRedirect, personWithTotp } from '../helpers/admins.js';
+import { administrator, asBearer, multiFactorSession, panelSignIn, panelRedirect, personWithTotp } from '../helpers/admins.js';
+import { pkcePair } from '../helpers/oauth-server.js';
 import { postJson } from '../helpers/accounts.js';
-import { token } from '../helpers/oauth-inject.js';
+import { authorize, location, token } from '../helpers/oauth-inject.js';
 import { auditLog } from '../../server/db/schema.js';
 import { many } from '../../server/db/store.js';
 import { PANEL_CLIENT_ID } from '../../server/administrators/panel-client.js';
@@ -209,5 +210,40 @@ describe('password policy settings', () => {
     expect(accepted.statusCode, accepted.body).toBe(201);
     const refused = await postJson(t, '/api/auth/sign-up/email', { email: 'bob@example.com', password: 'password123', applicationId: 'open' });
     expect(refused.json()).toMatchObject({ status: 400, code: 'weak_password', detail: 'The password is too short: use at least 12 characters.' });
+  });
+});
+
+describe('test sign-in through the admin API', () => {
+  it('exchanges the test flow code without the client secret, for administrators who may manage the application', async () => {
+    const t = await app();
+    const owner = await administrator(t, 'olive@example.com', 'owner');
+    // Created after the owner: the owner is its admin member, so the test sign-in admits them at once.
+    const created = await t.admin('POST', '/api/admin/applications', {
+      id: 'billing', name: 'Billing', audience: 'https://billing.example.com/api', clientType: 'web',
+      redirectUris: ['https://billing.example.com/cb', `${t.config.issuer}/admin/callback`],
+    });
+    expect(created.statusCode).toBe(201);
+    const amy = await administrator(t, 'amy@example.com', 'app_manager', ['lobby']);
+    const cookie = await multiFactorSession(t, owner, 'billing');
+    const pkce = pkcePair();
+    const authorized = await authorize(t, {
+      response_type: 'code', client_id: 'billing', redirect_uri: `${t.config.issuer}/admin/callback`, scope: 'openid profile',
+      state: 'st', code_challenge: pkce.challenge, code_challenge_method: 'S256',
+    }, cookie);
+    const code = location(authorized).searchParams.get('code')!;
+    expect(code).toBeTruthy();
+
+    const { access_token: amyToken } = await panelSignIn(t, amy);
+    const refused = await asBearer(t, amyToken, 'POST', '/api/admin/applications/billing/test-sign-in', { code, codeVerifier: pkce.verifier });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().code).toBe('forbidden');
+
+    const exchanged = await t.admin('POST', '/api/admin/applications/billing/test-sign-in', { code, codeVerifier: pkce.verifier });
+    expect(exchanged.statusCode, exchanged.body).toBe(200);
+    expect(exchanged.headers['cache-control']).toBe('no-store');
+    expect(decode(exchanged.json().access_token)).toMatchObject({ aud: 'https://billing.example.com/api', sub: owner.personId, app_user: { role: 'admin' } });
+    const again = await t.admin('POST', '/api/admin/applications/billing/test-sign-in', { code, codeVerifier: pkce.verifier });
+    expect(again.statusCode).toBe(400);
+    expect(again.json()).toMatchObject({ code: 'test_sign_in_failed', detail: 'The code exchange was refused (invalid_grant): The authorization code has already been used.' });
   });
 });
