@@ -12,6 +12,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import {
   administratorApplications,
+  groupMembers,
   administrators,
   linkedAccounts,
   oneTimeTokens,
@@ -107,6 +108,7 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
       ],
     },
     { name: 'linkedAccounts', table: linkedAccounts, key: linkedAccounts.id, column: linkedAccounts.personId },
+    { name: 'groupMembers', table: groupMembers, key: ROW_ID, column: groupMembers.personId },
     { name: 'totp', table: totpCredentials, key: totpCredentials.personId, column: totpCredentials.personId },
     { name: 'passkeys', table: passkeys, key: passkeys.id, column: passkeys.personId },
     { name: 'recoveryCodes', table: recoveryCodes, key: recoveryCodes.id, column: recoveryCodes.personId },

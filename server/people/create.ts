@@ -9,10 +9,13 @@ import { exec, one } from '../db/store.js';
 import { conflict } from '../http/problem.js';
 import { newId } from '../util/ids.js';
 import { findPersonByEmail } from '../accounts/people.js';
+import { usernameForNewPerson } from './username.js';
 
 export interface NewPerson {
   email: string;
   name: string | null;
+  /** Chosen by the administrator (already checked free); else made from the e-mail (username.ts). */
+  username?: string | undefined;
   /** argon2id hash, or null when the person sets a password through an e-mailed link. */
   passwordHash: string | null;
   emailVerified: boolean;
@@ -25,7 +28,7 @@ export async function insertPerson(tx: Tx, now: Date, input: NewPerson): Promise
   if (await findPersonByEmail(tx, email)) throw personExists(email);
   const person = await one(tx
     .insert(people)
-    .values({ id: newId('usr'), email, name: input.name?.trim() || null, emailVerified: input.emailVerified, passwordHash: input.passwordHash, createdAt: now, updatedAt: now })
+    .values({ id: newId('usr'), email, username: input.username ?? (await usernameForNewPerson(tx, email)), name: input.name?.trim() || null, emailVerified: input.emailVerified, passwordHash: input.passwordHash, createdAt: now, updatedAt: now })
     .returning());
   if (input.passwordHash) {
     await exec(tx.insert(linkedAccounts).values({ id: newId('acc'), personId: person.id, provider: 'credential', providerAccountId: person.id, email, linkedAt: now }));

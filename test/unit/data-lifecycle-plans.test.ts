@@ -95,6 +95,8 @@ describe('retention rules', () => {
       'application_logos',
       // Issue 33: one row per administrator (and per managed application), gone with the person or application.
       'administrators', 'administrator_applications',
+      // Issue 32: at most 1,000 groups, a person in at most 200; memberships go with either (cascade).
+      'groups', 'group_members',
       // Issue 35: at most APP_PASSWORDS_PER_PERSON per person, gone with the person, membership or application.
       'app_passwords'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);

@@ -16,6 +16,8 @@ ALTER TABLE "app_passwords" DROP CONSTRAINT "app_passwords_person_id_people_id_f
 --> statement-breakpoint
 ALTER TABLE "device_authorizations" DROP CONSTRAINT "device_authorizations_person_id_people_id_fk";
 --> statement-breakpoint
+ALTER TABLE "group_members" DROP CONSTRAINT "group_members_person_id_people_id_fk";
+--> statement-breakpoint
 ALTER TABLE "invitations" DROP CONSTRAINT "invitations_accepted_by_people_id_fk";
 --> statement-breakpoint
 ALTER TABLE "linked_accounts" DROP CONSTRAINT "linked_accounts_person_id_people_id_fk";
