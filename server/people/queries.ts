@@ -17,6 +17,7 @@ import { isPanelClient } from '../administrators/panel-client.js';
 
 const summary = {
   id: people.id,
+  status: people.status,
   email: people.email,
   emailVerified: people.emailVerified,
   name: people.name,
@@ -25,7 +26,7 @@ const summary = {
   applications: sql<number>`(SELECT count(*) FROM "memberships" WHERE "memberships"."person_id" = "people"."id")`,
 };
 
-type SummaryRow = { id: string; email: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
+type SummaryRow = { id: string; status: 'active' | 'disabled'; email: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
 const toWire = (r: SummaryRow) => ({ ...r, createdAt: iso(r.createdAt)! });
 
 export async function listPeople(db: Db, query: PeopleQuery, limit: number) {
@@ -72,6 +73,7 @@ export async function getPerson(db: Db, id: string) {
     .where(eq(linkedAccounts.personId, id)));
   return {
     id: person.id,
+    status: person.status,
     email: person.email,
     emailVerified: person.emailVerified,
     name: person.name,

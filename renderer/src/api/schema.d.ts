@@ -3785,7 +3785,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 status: "pending" | "succeeded" | "failed";
-                                /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, webhook.test. */
+                                /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, webhook.test. */
                                 type: string;
                             }[];
                             nextCursor: string | null;
@@ -3912,7 +3912,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
-                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, webhook.test. */
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, webhook.test. */
                             type: string;
                         };
                     };
@@ -4034,7 +4034,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
-                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, webhook.test. */
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, webhook.test. */
                             type: string;
                         };
                     };
@@ -5659,6 +5659,684 @@ export interface paths {
                                 emailVerified: boolean;
                                 id: string;
                                 name: string | null;
+                                /** @description disabled: cannot sign in anywhere (issue 33) */
+                                status: "active" | "disabled";
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a person: an e-mail to choose a password (sendInvitation), or the password set directly under the policy */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        email: string;
+                        /** @description directory group ids */
+                        groups?: string[];
+                        /** Format: display-name */
+                        name?: string;
+                        /** @description set directly instead, under the password policy */
+                        password?: string;
+                        /** @description true: e-mail a link to choose a password (valid for 7 days) */
+                        sendInvitation?: boolean;
+                        /** @description ^[a-z0-9][a-z0-9._-]{0,63}$; made from the e-mail when absent */
+                        username?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            email: string;
+                            emailVerified: boolean;
+                            hasPassword: boolean;
+                            id: string;
+                            linkedAccounts: {
+                                email: string;
+                                /** Format: date-time */
+                                linkedAt: string;
+                                provider: string;
+                            }[];
+                            memberships: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** @description membership (application user) id */
+                                id: string;
+                                /** Format: date-time */
+                                joinedAt: string;
+                                /** Format: date-time */
+                                lastActiveAt: string | null;
+                                role: "member" | "admin";
+                                status: "active" | "suspended";
+                            }[];
+                            name: string | null;
+                            /** @description disabled: cannot sign in anywhere (issue 33) */
+                            status: "active" | "disabled";
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/people/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A person, their memberships and sign-in methods */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            email: string;
+                            emailVerified: boolean;
+                            hasPassword: boolean;
+                            id: string;
+                            linkedAccounts: {
+                                email: string;
+                                /** Format: date-time */
+                                linkedAt: string;
+                                provider: string;
+                            }[];
+                            memberships: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** @description membership (application user) id */
+                                id: string;
+                                /** Format: date-time */
+                                joinedAt: string;
+                                /** Format: date-time */
+                                lastActiveAt: string | null;
+                                role: "member" | "admin";
+                                status: "active" | "suspended";
+                            }[];
+                            name: string | null;
+                            /** @description disabled: cannot sign in anywhere (issue 33) */
+                            status: "active" | "disabled";
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a person everywhere (a resumable purge; webhook person.deleted; audited) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Enable or disable a person (disabling ends their sessions everywhere, with back-channel logout) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description disabled: cannot sign in anywhere; their sessions end (back-channel logout included) */
+                        status?: "active" | "disabled";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            email: string;
+                            emailVerified: boolean;
+                            hasPassword: boolean;
+                            id: string;
+                            linkedAccounts: {
+                                email: string;
+                                /** Format: date-time */
+                                linkedAt: string;
+                                provider: string;
+                            }[];
+                            memberships: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** @description membership (application user) id */
+                                id: string;
+                                /** Format: date-time */
+                                joinedAt: string;
+                                /** Format: date-time */
+                                lastActiveAt: string | null;
+                                role: "member" | "admin";
+                                status: "active" | "suspended";
+                            }[];
+                            name: string | null;
+                            /** @description disabled: cannot sign in anywhere (issue 33) */
+                            status: "active" | "disabled";
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/admin/people/{id}/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send the person the password-reset e-mail (at most one a minute) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            sent: boolean;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/people/{id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The person's live sessions, newest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            sessions: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                device: string;
+                                /** Format: date-time */
+                                expiresAt: string;
+                                id: string;
+                                ip: string;
+                                /** Format: date-time */
+                                lastSeenAt: string;
+                                multiFactor: boolean;
                             }[];
                         };
                     };
@@ -5736,15 +6414,17 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/admin/people/{id}": {
+    "/api/admin/people/{id}/sign-out": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** A person, their memberships and sign-in methods */
-        get: {
+        get?: never;
+        put?: never;
+        /** End all of the person's sessions (back-channel logout included) */
+        post: {
             parameters: {
                 query?: never;
                 header?: never;
@@ -5762,31 +6442,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** Format: date-time */
-                            createdAt: string;
-                            email: string;
-                            emailVerified: boolean;
-                            hasPassword: boolean;
-                            id: string;
-                            linkedAccounts: {
-                                email: string;
-                                /** Format: date-time */
-                                linkedAt: string;
-                                provider: string;
-                            }[];
-                            memberships: {
-                                applicationId: string;
-                                applicationName: string;
-                                /** @description membership (application user) id */
-                                id: string;
-                                /** Format: date-time */
-                                joinedAt: string;
-                                /** Format: date-time */
-                                lastActiveAt: string | null;
-                                role: "member" | "admin";
-                                status: "active" | "suspended";
-                            }[];
-                            name: string | null;
+                            sessionsEnded: number;
                         };
                     };
                 };
@@ -5855,8 +6511,6 @@ export interface paths {
                 };
             };
         };
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
