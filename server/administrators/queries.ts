@@ -60,7 +60,7 @@ export interface AdministratorRow {
   updatedAt: Date;
 }
 
-/** Every administrator with their e-mail and name, owners first, then by e-mail (a handful of rows). */
+/** Every administrator with their e-mail and name, owners first, then by e-mail (a handful of rows: the table is bounded by who administers). */
 export async function listAdministrators(db: Db | Tx): Promise<AdministratorRow[]> {
   const rows = await many(db
     .select({
@@ -73,8 +73,8 @@ export async function listAdministrators(db: Db | Tx): Promise<AdministratorRow[
       updatedAt: administrators.updatedAt,
     })
     .from(administrators)
-    .innerJoin(people, eq(people.id, administrators.personId))
-    .orderBy(asc(people.email)));
+    // No ORDER BY: sorted below (a handful of rows), so the read walks `administrators`, not `people`.
+    .innerJoin(people, eq(people.id, administrators.personId)));
   const managers = rows.filter((r) => r.role === 'app_manager').map((r) => r.personId);
   const links = managers.length
     ? await many(db

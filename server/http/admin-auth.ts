@@ -89,7 +89,7 @@ export async function requireAdmin(request: FastifyRequest): Promise<void> {
     : token.startsWith(API_KEY_PREFIX)
       ? await authenticateApiKey(ctx, token)
       : await panelActor(ctx, token);
-  if (!actor) throw unauthorized('The bearer token is not a valid admin token, panel access token or API key.');
+  if (!actor) throw unauthorized('The bearer token is not a valid admin token or API key.');
   request.actor = actor;
   // Under the not-found handler there is no route: any authenticated caller gets the 404.
   if (request.routeOptions.url === undefined || request.is404) return;
