@@ -15,6 +15,7 @@
  * the membership's `lastActiveAt` is touched at most hourly; the person's groups are read (one
  * indexed read) only when an access-token claim names groups.
  */
+import { accessTokenTtlFor } from '../../administrators/panel-client.js';
 import type { AuthMethod } from '../../db/schema.js';
 import type { OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
@@ -85,7 +86,7 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
     throw invalidGrant('The refresh token has already been used; its whole family is now revoked.');
   }
 
-  const ttl = ctx.config.accessTokenTtl;
+  const ttl = accessTokenTtlFor(client.id, ctx.config.accessTokenTtl);
   const claims = client.customClaims.length ? await refreshedClaims(ctx, client, row) : undefined;
   const accessToken = await signAccessToken(keys, {
     issuer: ctx.config.issuer, subject: row.personId, audience: row.resource, clientId: client.id, scope,
