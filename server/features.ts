@@ -24,6 +24,7 @@ import { peoplePlugin } from './people/routes.js';
 import { activityPlugin } from './activity/routes.js';
 import { administratorsPlugin } from './administrators/routes.js';
 import { metricsFeature } from './metrics/route.js';
+import { presetsFeature } from './presets/plugin.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -45,4 +46,5 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   activityPlugin,
   administratorsPlugin,
   metricsFeature,
+  presetsFeature,
 ];

@@ -134,6 +134,7 @@ export const applications = pgTable(
     consent: text('consent').notNull().default("implicit"),
     ldap: jsonb('ldap').notNull().default(sql`'{"enabled":false}'::jsonb`),
     ldapPasswordHash: text('ldap_password_hash'),
+    preset: jsonb('preset'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },

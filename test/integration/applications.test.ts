@@ -55,6 +55,7 @@ describe('POST /api/admin/applications', () => {
       branding: { accentColor: null, logoUrl: null },
       consent: 'implicit',
       ldap: { enabled: false, bindDn: 'cn=notes,ou=services,dc=gatehouse' },
+      preset: null,
       createdAt: T0.toISOString(),
       updatedAt: T0.toISOString(),
       clientSecret: body.clientSecret,
