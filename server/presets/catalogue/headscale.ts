@@ -1,5 +1,5 @@
 /**
- * Headscale. Facts from Headscale's documentation v0.29.2, docs/ref/oidc.md: the callback
+ * Headscale. Facts from Headscale's documentation v0.29.2 ("OpenID Connect", headscale.net/stable/ref/oidc): the callback
  * `/oidc/callback`, PKCE (S256), allowed_groups from the `groups` claim, and
  * `email_verified_required` (a verified e-mail by default).
  */

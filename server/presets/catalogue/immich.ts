@@ -1,6 +1,6 @@
 /**
  * Immich (spec: "Immich: RS256 ID token"). Facts from Immich's documentation, "OAuth
- * Authentication" (docs/docs/administration/oauth.md): a confidential web client, redirect URIs
+ * Authentication" (docs.immich.app/administration/oauth): a confidential web client, redirect URIs
  * `/auth/login` and `/user-settings`, the mobile app's `app.immich:///oauth-callback` or the
  * Mobile Redirect URI Override with Immich's own `/api/oauth/mobile-redirect`, the settings
  * table (Signing Algorithm RS256 by default, Role Claim `immich_role`, Storage Label Claim).

@@ -1,5 +1,5 @@
 /**
- * Matrix Synapse. Facts from Synapse's documentation, docs/openid.md ("Configuring Synapse to
+ * Matrix Synapse. Facts from Synapse's documentation, openid.md ("Configuring Synapse to
  * authenticate against an OpenID Connect provider"): the callback
  * `[public_baseurl]/_synapse/client/oidc/callback`, back-channel logout at
  * `/_synapse/client/oidc/backchannel_logout` with `backchannel_logout_enabled`, `SSL_CERT_FILE`
