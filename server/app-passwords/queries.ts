@@ -23,6 +23,17 @@ const byHash = preparedPerDb((db) =>
     .prepare(),
 );
 
+const byId = preparedPerDb((db) =>
+  db
+    .select({ password: appPasswords, person: people, membership: memberships, application: applications })
+    .from(appPasswords)
+    .innerJoin(people, eq(people.id, appPasswords.personId))
+    .innerJoin(memberships, eq(memberships.id, appPasswords.membershipId))
+    .innerJoin(applications, eq(applications.id, appPasswords.applicationId))
+    .where(eq(appPasswords.id, p('id')))
+    .prepare(),
+);
+
 const touch = preparedPerDb((db) =>
   db.update(appPasswords).set({ lastUsedAt: sql`${p('nowMs')}` }).where(eq(appPasswords.id, p('id'))).prepare(),
 );
@@ -32,6 +43,11 @@ export type AppPasswordMatchRow = NonNullable<Awaited<ReturnType<typeof findByHa
 /** The app password with this secret hash, with its person, membership and application. */
 export async function findByHash(db: Db, hash: string) {
   return await one(byHash(db), { hash });
+}
+
+/** The app password with this id, with its person, membership and application. */
+export async function findById(db: Db, id: string) {
+  return await one(byId(db), { id });
 }
 
 export async function touchAppPassword(db: Db, id: string, now: Date): Promise<void> {
