@@ -236,6 +236,35 @@ export const deviceAuthorizations = pgTable(
   ],
 );
 
+export const groupMembers = pgTable(
+  'group_members',
+  {
+    groupId: text('group_id').notNull(),
+    personId: text('person_id').notNull(),
+    addedAt: timestamp('added_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.groupId, t.personId] }),
+    foreignKey({ name: 'group_members_group_id_groups_id_fk', columns: [t.groupId], foreignColumns: [groups.id] }).onDelete('cascade'),
+    foreignKey({ name: 'group_members_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
+    index('group_members_person_idx').on(t.personId, t.groupId),
+  ],
+);
+
+export const groups = pgTable(
+  'groups',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    description: text('description'),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('groups_created_idx').on(t.createdAt, t.id),
+  ],
+);
+
 export const invitations = pgTable(
   'invitations',
   {
@@ -255,6 +284,7 @@ export const invitations = pgTable(
     emailSent: boolean('email_sent').notNull().default(false),
     emailError: text('email_error'),
     lastSentAt: timestamp('last_sent_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    groups: jsonb('groups').notNull().default([]),
   },
   (t) => [
     foreignKey({ name: 'invitations_accepted_by_people_id_fk', columns: [t.acceptedBy], foreignColumns: [people.id] }).onDelete('set null'),
@@ -385,12 +415,16 @@ export const people = pgTable(
     email: text('email').notNull(),
     emailVerified: boolean('email_verified').notNull().default(false),
     name: text('name'),
+    username: text('username').notNull(),
+    givenName: text('given_name'),
+    familyName: text('family_name'),
     passwordHash: text('password_hash'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
     uniqueIndex('people_email_uq').on(t.email),
+    uniqueIndex('people_username_uq').on(t.username),
     index('people_created_idx').on(t.createdAt, t.id),
   ],
 );

@@ -107,12 +107,25 @@ export const people = sqliteTable(
     email: text('email').notNull(), // stored lower-cased
     emailVerified: flag('email_verified').notNull().default(false),
     name: text('name'),
+    /**
+     * `preferred_username`: unique, lower-case, `^[a-z0-9][a-z0-9._-]{0,63}$` (people/username.ts).
+     * Not null for the code; the column itself stays nullable on upgraded databases, filled at
+     * start-up in batches before the server listens (people/username-backfill.ts, decision 0100).
+     */
+    username: text('username').notNull(),
+    /** OIDC `given_name` / `family_name`: at most 100 characters of display text, or null. */
+    givenName: text('given_name'),
+    familyName: text('family_name'),
     /** argon2id PHC string; null when the person signs in only through external providers. */
     passwordHash: text('password_hash'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },
-  (t) => [uniqueIndex('people_email_uq').on(t.email), index('people_created_idx').on(t.createdAt, t.id)],
+  (t) => [
+    uniqueIndex('people_email_uq').on(t.email),
+    uniqueIndex('people_username_uq').on(t.username),
+    index('people_created_idx').on(t.createdAt, t.id),
+  ],
 );
 
 /**
@@ -605,6 +618,8 @@ export const invitations = sqliteTable(
     emailSent: flag('email_sent').notNull().default(false),
     emailError: text('email_error'),
     lastSentAt: timestamp('last_sent_at'),
+    /** Directory groups the person joins on accepting (ids; those deleted meanwhile are skipped). */
+    groups: text('groups', { mode: 'json' }).$type<string[]>().notNull().default([]),
   },
   (t) => [
     uniqueIndex('invitations_token_uq').on(t.tokenHash),
@@ -614,6 +629,37 @@ export const invitations = sqliteTable(
     index('invitations_accepted_by_idx').on(t.acceptedBy),
     index('invitations_state_expires_idx').on(t.state, t.expiresAt),
   ],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Directory groups (spec claims-and-groups.md, "Groups"): who a person is in the team. Not the
+// SSO groups above (the panel's "shared sign-in"). Flat; at most 1,000 groups, 200 per person.
+
+export const groups = sqliteTable(
+  'groups',
+  {
+    id: text('id').primaryKey(), // `^[a-z0-9][a-z0-9._-]{0,63}$`, the value in the `groups` claim
+    name: text('name').notNull(),
+    description: text('description'),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [index('groups_created_idx').on(t.createdAt, t.id)],
+);
+
+/** Who is in which group; goes with the person and with the group (cascades). */
+export const groupMembers = sqliteTable(
+  'group_members',
+  {
+    groupId: text('group_id')
+      .notNull()
+      .references(() => groups.id, { onDelete: 'cascade' }),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    addedAt: timestamp('added_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.personId] }), index('group_members_person_idx').on(t.personId, t.groupId)],
 );
 
 export const apiKeys = sqliteTable(
@@ -952,6 +998,8 @@ export type Person = typeof people.$inferSelect;
 export type LinkedAccount = typeof linkedAccounts.$inferSelect;
 export type Session = typeof sessions.$inferSelect;
 export type SsoGroup = typeof ssoGroups.$inferSelect;
+export type Group = typeof groups.$inferSelect;
+export type GroupMember = typeof groupMembers.$inferSelect;
 export type Application = typeof applications.$inferSelect;
 export type Membership = typeof memberships.$inferSelect;
 export type Consent = typeof consents.$inferSelect;
