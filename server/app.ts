@@ -133,6 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     codes: new CodeStore(),
     wakeWebhooks: () => {},
     wakePurger: () => {},
+    ldapListener: () => null,
     metrics,
     listenAddresses: () => {
       const address = app.server.address();

@@ -44,7 +44,8 @@ const TYPES: AttributeType[] = [
   { name: 'gidNumber', aliases: [], oid: '1.3.6.1.1.1.1.1', matching: 'integer' },
   { name: 'homeDirectory', aliases: [], oid: '1.3.6.1.1.1.1.3', matching: 'caseExact' },
   { name: 'loginShell', aliases: [], oid: '1.3.6.1.1.1.1.4', matching: 'caseExact' },
-  { name: 'entryUUID', aliases: [], oid: '1.3.6.1.1.16.4', matching: 'caseIgnore', operational: true },
+  // Gatehouse's ids, which are case-sensitive (the contract's value: the person's or group's id).
+  { name: 'entryUUID', aliases: [], oid: '1.3.6.1.1.16.4', matching: 'caseExact', operational: true },
   { name: 'createTimestamp', aliases: [], oid: '2.5.18.1', matching: 'generalizedTime', operational: true },
   { name: 'modifyTimestamp', aliases: [], oid: '2.5.18.2', matching: 'generalizedTime', operational: true },
   // The root DSE's (RFC 4512 §5.1): operational, so only returned when asked for.
