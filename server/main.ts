@@ -24,6 +24,7 @@ import { backupIntoStore, configuredSecret, pruneBackups } from './ops/backup.js
 import { schemaState } from './ops/schema-version.js';
 import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
 import { recordAccessTokenTtl } from './ops/token-lifetime.js';
+import { recordServedIssuer } from './ops/served-issuer.js';
 import { assignMissingUsernames } from './people/username-backfill.js';
 import { LOW_MEMORY_NODE_ARGS, lowMemoryActive } from './cli/launch.js';
 import { recordLdapOff, startLdap, type LdapListener } from './ldap/server.js';
@@ -169,6 +170,7 @@ async function startClaimed(config: Config): Promise<Running> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (!config.issuerConfigured) config.issuer = defaultIssuer(config.host, port, Boolean(tls));
   const url = defaultIssuer(config.host, port, Boolean(tls));
+  await recordServedIssuer(db, config.issuer, new Date());
   // The LDAP directory (spec ldap.md) listens beside HTTP, with the same certificate.
   let ldap: LdapListener | undefined;
   try {
