@@ -12,9 +12,17 @@ import { exec, many, one } from '../db/store.js';
 
 const p = sql.placeholder;
 
+/** What a sign-in with an app password needs to know, and no more (the bind path reads it every time). */
+const matchColumns = {
+  password: { id: appPasswords.id, applicationId: appPasswords.applicationId, lastUsedAt: appPasswords.lastUsedAt },
+  person: { id: people.id, email: people.email, username: people.username, name: people.name },
+  membership: { id: memberships.id, status: memberships.status },
+  application: { id: applications.id, name: applications.name, ldap: applications.ldap },
+};
+
 const byHash = preparedPerDb((db) =>
   db
-    .select({ password: appPasswords, person: people, membership: memberships, application: applications })
+    .select(matchColumns)
     .from(appPasswords)
     .innerJoin(people, eq(people.id, appPasswords.personId))
     .innerJoin(memberships, eq(memberships.id, appPasswords.membershipId))
@@ -25,7 +33,7 @@ const byHash = preparedPerDb((db) =>
 
 const byId = preparedPerDb((db) =>
   db
-    .select({ password: appPasswords, person: people, membership: memberships, application: applications })
+    .select(matchColumns)
     .from(appPasswords)
     .innerJoin(people, eq(people.id, appPasswords.personId))
     .innerJoin(memberships, eq(memberships.id, appPasswords.membershipId))

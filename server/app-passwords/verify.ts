@@ -25,8 +25,8 @@ export interface AppPasswordLogin {
 }
 
 export interface AppPasswordMatch {
-  person: Person;
-  application: Application;
+  person: Pick<Person, 'id' | 'email' | 'username' | 'name'>;
+  application: Pick<Application, 'id' | 'name' | 'ldap'>;
   membershipId: string;
   appPasswordId: string;
 }
@@ -36,7 +36,7 @@ export async function verifyAppPassword(ctx: AppContext, input: AppPasswordLogin
   const row = await findByHash(ctx.db, appPasswordHash(input.password));
   if (!row) return null;
   const login = input.login.trim().toLowerCase();
-  const named = login === row.person.email || login === usernameOf(row.person);
+  const named = login === row.person.email || login === row.person.username;
   if (!named) return null;
   if (input.applicationId !== undefined && input.applicationId !== row.application.id) return null;
   if (!stillAllowed(row)) return null;
@@ -59,9 +59,4 @@ export async function appPasswordStillValid(ctx: AppContext, appPasswordId: stri
   const row = await findById(ctx.db, appPasswordId);
   if (!row || !stillAllowed(row)) return null;
   return { person: row.person, application: row.application, membershipId: row.membership.id, appPasswordId: row.password.id };
-}
-
-/** The person's username (spec claims-and-groups.md), once people have one. */
-function usernameOf(person: Person): string | undefined {
-  return (person as Person & { username?: string }).username;
 }

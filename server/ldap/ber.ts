@@ -143,21 +143,43 @@ export interface Constructed {
   length?: number;
 }
 
-function lengthHeader(length: number): Buffer {
-  if (length < 0x80) return Buffer.from([length]);
-  if (length < 0x100) return Buffer.from([0x81, length]);
-  if (length < 0x10000) return Buffer.from([0x82, length >> 8, length & 0xff]);
-  if (length < 0x1000000) return Buffer.from([0x83, length >> 16, (length >> 8) & 0xff, length & 0xff]);
-  return Buffer.from([0x84, (length >>> 24) & 0xff, (length >> 16) & 0xff, (length >> 8) & 0xff, length & 0xff]);
+/** How many octets the definite length `length` takes (short form, or long form up to four). */
+function lengthOctets(length: number): number {
+  return length < 0x80 ? 1 : length < 0x100 ? 2 : length < 0x10000 ? 3 : length < 0x1000000 ? 4 : 5;
 }
 
-/** A primitive element with `tag` and `value`. */
+/** Writes the length at `at`; returns where the value starts. */
+function writeLength(out: Buffer, at: number, length: number): number {
+  const octets = lengthOctets(length);
+  if (octets === 1) {
+    out[at] = length;
+    return at + 1;
+  }
+  out[at] = 0x80 | (octets - 1);
+  for (let i = octets - 1; i >= 1; i--) {
+    out[at + i] = length & 0xff;
+    length = Math.floor(length / 256);
+  }
+  return at + octets;
+}
+
+/** A primitive element with `tag` and `value`, in one allocation. */
 export function primitive(tag: number, value: Buffer): Buffer {
-  return Buffer.concat([Buffer.from([tag]), lengthHeader(value.length), value]);
+  const out = Buffer.allocUnsafe(1 + lengthOctets(value.length) + value.length);
+  out[0] = tag;
+  value.copy(out, writeLength(out, 1, value.length));
+  return out;
 }
 
-export const octets = (value: string | Buffer, tag: number = Tag.octetString): Buffer =>
-  primitive(tag, typeof value === 'string' ? Buffer.from(value, 'utf8') : value);
+/** An OCTET STRING (or an implicitly tagged one); text is written as UTF-8 without a copy. */
+export function octets(value: string | Buffer, tag: number = Tag.octetString): Buffer {
+  if (typeof value !== 'string') return primitive(tag, value);
+  const length = Buffer.byteLength(value, 'utf8');
+  const out = Buffer.allocUnsafe(1 + lengthOctets(length) + length);
+  out[0] = tag;
+  out.write(value, writeLength(out, 1, length), 'utf8');
+  return out;
+}
 
 /** An INTEGER (or ENUMERATED) in the fewest octets, two's complement. */
 export function integer(value: number, tag: number = Tag.integer): Buffer {
@@ -184,7 +206,7 @@ function measure(element: Element): number {
   let length = 0;
   for (const child of element.children) length += measure(child);
   element.length = length;
-  return 1 + lengthHeader(length).length + length;
+  return 1 + lengthOctets(length) + length;
 }
 
 function write(element: Element, out: Buffer, at: number): number {
@@ -193,9 +215,7 @@ function write(element: Element, out: Buffer, at: number): number {
     return at + element.length;
   }
   out[at] = element.tag;
-  const header = lengthHeader(element.length!);
-  header.copy(out, at + 1);
-  let pos = at + 1 + header.length;
+  let pos = writeLength(out, at + 1, element.length!);
   for (const child of element.children) pos = write(child, out, pos);
   return pos;
 }

@@ -147,7 +147,7 @@ async function check(ctx: AppContext, name: Named, password: string, base: strin
   if (!match || name.kind !== 'person' || !match.application.ldap.enabled) return undefined;
   return {
     kind: 'person',
-    dn: personDn(base, usernameOf(match.person)),
+    dn: personDn(base, match.person.username),
     applicationId: match.application.id,
     personId: match.person.id,
     appPasswordId: match.appPasswordId,
@@ -167,9 +167,4 @@ export async function stillValid(ctx: AppContext, identity: Identity): Promise<b
   }
   const match = await appPasswordStillValid(ctx, identity.appPasswordId);
   return Boolean(match?.application.ldap.enabled);
-}
-
-/** The person's username (spec claims-and-groups.md). */
-export function usernameOf(person: { email: string }): string {
-  return (person as { username?: string }).username ?? person.email;
 }

@@ -13,6 +13,7 @@
  */
 import { and, asc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
+import { preparedPerDb } from '../db/prepared.js';
 import { groupMembers, groups, memberships, people, type Person } from '../db/schema.js';
 import { many } from '../db/store.js';
 
@@ -70,14 +71,33 @@ export function membersAfterQuery(db: Db, applicationId: string, after: { t: num
 
 export type MemberKey = 'username' | 'email' | 'id' | 'uidNumber';
 
+const keyColumns = { username: people.username, email: people.email, id: people.id, uidNumber: people.uidNumber };
+
+/** One member by one key: the bind-and-search path of every LDAP sign-in, so prepared once per handle (db/prepared.ts). */
+function memberByKey(db: Db, key: MemberKey) {
+  return db
+    .select({ person: personColumns, joinedAt: memberships.joinedAt, membershipId: memberships.id })
+    .from(people)
+    .innerJoin(memberships, and(eq(memberships.applicationId, sql.placeholder('applicationId')), eq(memberships.status, 'active'), eq(memberships.personId, people.id)))
+    .where(eq(keyColumns[key] as typeof people.username, sql.placeholder('value')))
+    .prepare();
+}
+const memberByOne = preparedPerDb((db) => ({
+  username: memberByKey(db, 'username'),
+  email: memberByKey(db, 'email'),
+  id: memberByKey(db, 'id'),
+  uidNumber: memberByKey(db, 'uidNumber'),
+}));
+
 /** The application's active members whose `key` is one of `values`, ordered by username. */
 export async function membersBy(db: Db, applicationId: string, key: MemberKey, values: readonly (string | number)[]): Promise<MemberRow[]> {
   if (values.length === 0) return [];
+  if (values.length === 1) return await many(memberByOne(db)[key], { applicationId, value: values[0] });
   return await many(membersByQuery(db, applicationId, key, values));
 }
 
 export function membersByQuery(db: Db, applicationId: string, key: MemberKey, values: readonly (string | number)[]) {
-  const column = { username: people.username, email: people.email, id: people.id, uidNumber: people.uidNumber }[key];
+  const column = keyColumns[key];
   return db
     .select({ person: personColumns, joinedAt: memberships.joinedAt, membershipId: memberships.id })
     .from(people)

@@ -21,7 +21,7 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as yieldLoop } from 'node:timers/promises';
 import type { AppContext } from '../context.js';
-import { groupIdsOfPeople } from '../groups/queries.js';
+import { groupIdsOfPeople, groupIdsOfPerson } from '../groups/queries.js';
 import type { Identity } from './bind.js';
 import type { LdapConnection } from './connection.js';
 import { dnKey, isWithin, parseDn, singleAva, type Dn } from './dn.js';
@@ -120,7 +120,7 @@ export async function search(host: SearchHost, connection: LdapConnection, messa
   const phases = phasesOf(tree, node, request.scope);
 
   // Paged results (RFC 2696): page size 0 ends the search; a cookie resumes it.
-  const fingerprint = fingerprintOf(identity, base, request);
+  const fingerprint = paging ? fingerprintOf(identity, base, request) : '';
   let position: Position = { phase: 0, cursor: undefined, sent: 0 };
   if (paging && paging.cookie.length) {
     const resumed = readCookie(paging.cookie, fingerprint);
@@ -275,7 +275,11 @@ class Walk {
   private async *emitPeople(rows: MemberRow[], cursorBefore: (i: number) => Cursor | undefined, from: number, keyOf?: (row: MemberRow) => Cursor): AsyncGenerator<Item> {
     const slice = rows.slice(from);
     if (slice.length === 0) return;
-    const groups = await groupIdsOfPeople(this.host.ctx.db, slice.map((r) => r.person.id));
+    const db = this.host.ctx.db;
+    // One person (a look-up by uid, the common case): the prepared single-person read.
+    const groups = slice.length === 1
+      ? new Map([[slice[0]!.person.id, await groupIdsOfPerson(db, slice[0]!.person.id)]])
+      : await groupIdsOfPeople(db, slice.map((r) => r.person.id));
     for (let k = 0; k < slice.length; k++) {
       const i = from + k;
       const row = slice[k]!;
