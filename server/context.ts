@@ -25,6 +25,12 @@ export interface AppContext {
   wakePurger: () => void;
   /** The LDAP listener this process runs (server/ldap/server.ts, started by main.ts); null when it runs none. */
   ldapListener: () => LdapListenerStatus | null;
+  /**
+   * The claims of one of our own access tokens, signed with a published key, for this issuer and
+   * unexpired (oauth/access-tokens.ts `readAccessToken`, set by the OAuth plugin; revocation is the
+   * caller's check). The admin API reads panel tokens through it (administrators/panel-access.ts).
+   */
+  readAccessToken: (token: string) => Promise<Readonly<Record<string, unknown>> | undefined>;
   /** Prometheus counters and state gauges (metrics/metrics.ts): features count here, `GET /metrics` shows them. */
   metrics: Metrics;
 }

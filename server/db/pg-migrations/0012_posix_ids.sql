@@ -6,7 +6,8 @@ CREATE TABLE "posix_id_sequence" (
 ALTER TABLE "groups" ADD COLUMN "gid_number" integer;--> statement-breakpoint
 ALTER TABLE "people" ADD COLUMN "uid_number" integer;--> statement-breakpoint
 CREATE UNIQUE INDEX "groups_gid_number_uq" ON "groups" USING btree ("gid_number");--> statement-breakpoint
-CREATE UNIQUE INDEX "people_uid_number_uq" ON "people" USING btree ("uid_number");--> statement-breakpoint
+CREATE UNIQUE INDEX "people_uid_number_uq" ON "people" USING btree ("uid_number");
+--> statement-breakpoint
 -- PostgreSQL's side of the SQLite migration `posix_ids` (spec ldap.md): a real sequence, which
 -- several instances may draw from at once and which never goes back (a rolled-back insert leaves a
 -- gap, never a reuse). Existing people are numbered oldest first, then existing groups; new rows

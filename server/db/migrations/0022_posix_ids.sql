@@ -6,7 +6,8 @@ CREATE TABLE `posix_id_sequence` (
 ALTER TABLE `groups` ADD `gid_number` integer;--> statement-breakpoint
 CREATE UNIQUE INDEX `groups_gid_number_uq` ON `groups` (`gid_number`);--> statement-breakpoint
 ALTER TABLE `people` ADD `uid_number` integer;--> statement-breakpoint
-CREATE UNIQUE INDEX `people_uid_number_uq` ON `people` (`uid_number`);--> statement-breakpoint
+CREATE UNIQUE INDEX `people_uid_number_uq` ON `people` (`uid_number`);
+--> statement-breakpoint
 -- uidNumber and gidNumber for the LDAP directory (spec ldap.md, server/ldap/): stable numbers from
 -- 10000 up, from one sequence people and groups share (so a person's user-private group number,
 -- their uidNumber, is never a group's gidNumber), never reused. Existing people are numbered
