@@ -267,6 +267,8 @@ describe('nslcd (NSS through LDAP)', () => {
       `mount --bind ${ns}/nslcd.conf /etc/nslcd.conf`,
       `mount --bind ${ns}/nsswitch.conf /etc/nsswitch.conf`,
       'nslcd -d > /run/nslcd.log 2>&1 & nslcd=$!',
+      // Whatever happens below, nslcd (our child) goes with the script.
+      'trap "kill $nslcd 2>/dev/null" EXIT',
       'for i in $(seq 1 100); do [ -S /run/nslcd/socket ] && break; sleep 0.1; done',
       'echo "== passwd ada"; getent passwd ada',
       `echo "== passwd ${uidNumbers.bob}"; getent passwd ${uidNumbers.bob}`,
@@ -274,7 +276,6 @@ describe('nslcd (NSS through LDAP)', () => {
       'echo "== id ada"; id ada',
       'echo "== passwd all"; getent passwd | grep -E "^(ada|bob|cy):" | sort',
       'echo "== unknown"; getent passwd nobody-here || echo "exit $?"',
-      'kill $nslcd',
     ].join('\n');
     const result = spawnSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script], { encoding: 'utf8', timeout: 60_000 });
     expect(result.stderr).toBe('');
