@@ -6,7 +6,7 @@ import { NullableTimestamp, Timestamp } from '../http/schemas.js';
 export const PeopleQuerySchema = Type.Object(
   {
     ...listQueryProperties,
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'e-mail address prefix (case-insensitive)' })),
+    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'the start of the e-mail address or username, or of any word of the name (case-insensitive)' })),
   },
   { additionalProperties: false },
 );
