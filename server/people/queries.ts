@@ -15,6 +15,7 @@ import type { PeopleQuery } from './schemas.js';
 import { one, many } from '../db/store.js';
 import { isPanelClient } from '../administrators/panel-client.js';
 import { searchPage, searchPeopleIds } from './search.js';
+import { secondFactorSummary } from '../accounts/second-factor/service.js';
 
 const summary = {
   id: people.id,
@@ -82,6 +83,7 @@ export async function getPerson(db: Db, id: string) {
     name: person.name,
     createdAt: iso(person.createdAt)!,
     hasPassword: person.passwordHash !== null,
+    secondFactor: await secondFactorSummary(db, person.id),
     memberships: visible.map(({ m, applicationName }) => ({
       id: m.id,
       applicationId: m.applicationId,

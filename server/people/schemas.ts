@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { listQueryProperties } from '../http/pagination.js';
 import { NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { SecondFactorSummarySchema } from '../accounts/second-factor/schemas.js';
 
 export const PeopleQuerySchema = Type.Object(
   {
@@ -35,6 +36,7 @@ export const PersonSchema = Type.Object(
   {
     ...PersonFields,
     hasPassword: Type.Boolean(),
+    secondFactor: SecondFactorSummarySchema,
     memberships: Type.Array(
       Type.Object(
         {

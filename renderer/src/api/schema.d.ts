@@ -5736,7 +5736,7 @@ export interface paths {
                 query?: {
                     cursor?: string;
                     limit?: number;
-                    /** @description e-mail address prefix (case-insensitive) */
+                    /** @description the start of the e-mail address or username, or of any word of the name (case-insensitive) */
                     q?: string;
                 };
                 header?: never;
@@ -5892,6 +5892,23 @@ export interface paths {
                                 status: "active" | "suspended";
                             }[];
                             name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                         };
@@ -6019,6 +6036,23 @@ export interface paths {
                                 status: "active" | "suspended";
                             }[];
                             name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                         };
@@ -6228,6 +6262,23 @@ export interface paths {
                                 status: "active" | "suspended";
                             }[];
                             name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                         };
