@@ -66,6 +66,8 @@ const SCREENS: [name: string, path: () => string, ready: string][] = [
   ['backups', () => '/backups', 'Take a backup now'],
   ['data-lifecycle', () => '/data-lifecycle', 'How long ended data is kept'],
   ['lan-tls', () => '/lan-tls', 'SHA-256 fingerprint'],
+  ['administrators', () => '/administrators', 'Everything, including administrators'],
+  ['password-policy', () => '/settings/password-policy', 'What people see beside'],
 ];
 
 async function signedInContext(options: { width: number; height: number; scheme: 'light' | 'dark' }): Promise<BrowserContext> {
