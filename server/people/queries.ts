@@ -2,21 +2,24 @@
  * People across applications, for the panel's People page. Every read is index-backed:
  * - the list walks `people_created_idx` (created_at, id) by keyset, or, with `q`, the unique
  *   e-mail index as a prefix range (e-mails are stored lower-cased), keyset by e-mail;
- * - each row's membership count and the detail's memberships use `memberships_person_idx`.
+ * - each row's membership count and the detail's memberships use `memberships_person_idx`;
+ * - the detail's groups use `group_members_person_idx` (groups/queries.ts).
  * A name search would scan the table, so `q` matches the start of the e-mail address only.
  */
 import { and, asc, eq, gt, gte, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { applications, linkedAccounts, memberships, people } from '../db/schema.js';
+import { applications, linkedAccounts, memberships, people, type Person } from '../db/schema.js';
 import { decodeCursor, encodeCursor, toPage } from '../http/pagination.js';
 import { notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import type { PeopleQuery } from './schemas.js';
-import { one, many } from '../db/store.js';
+import { groupsOfPerson } from '../groups/queries.js';
+import { exec, one, many } from '../db/store.js';
 
 const summary = {
   id: people.id,
   email: people.email,
+  username: people.username,
   emailVerified: people.emailVerified,
   name: people.name,
   createdAt: people.createdAt,
@@ -24,7 +27,7 @@ const summary = {
   applications: sql<number>`(SELECT count(*) FROM "memberships" WHERE "memberships"."person_id" = "people"."id")`,
 };
 
-type SummaryRow = { id: string; email: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
+type SummaryRow = { id: string; email: string; username: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
 const toWire = (r: SummaryRow) => ({ ...r, createdAt: iso(r.createdAt)! });
 
 export async function listPeople(db: Db, query: PeopleQuery, limit: number) {
@@ -70,10 +73,15 @@ export async function getPerson(db: Db, id: string) {
   return {
     id: person.id,
     email: person.email,
+    username: person.username,
     emailVerified: person.emailVerified,
     name: person.name,
+    givenName: person.givenName,
+    familyName: person.familyName,
     createdAt: iso(person.createdAt)!,
+    updatedAt: iso(person.updatedAt)!,
     hasPassword: person.passwordHash !== null,
+    groups: await groupsOfPerson(db, id),
     memberships: member.map(({ m, applicationName }) => ({
       id: m.id,
       applicationId: m.applicationId,
@@ -85,4 +93,12 @@ export async function getPerson(db: Db, id: string) {
     })),
     linkedAccounts: accounts.map((a) => ({ ...a, linkedAt: iso(a.linkedAt)! })),
   };
+}
+
+export async function findPersonRow(db: Db, id: string): Promise<Person | undefined> {
+  return one(db.select().from(people).where(eq(people.id, id)));
+}
+
+export async function updatePersonRow(db: Db, id: string, set: Partial<Omit<Person, 'id' | 'createdAt'>>): Promise<void> {
+  await exec(db.update(people).set(set).where(eq(people.id, id)));
 }

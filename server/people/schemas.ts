@@ -1,7 +1,7 @@
 /** Wire schemas of the admin People API: people across applications (issue 25). */
 import { Type, type Static } from 'typebox';
 import { listQueryProperties } from '../http/pagination.js';
-import { NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { DisplayName, NullableTimestamp, Timestamp } from '../http/schemas.js';
 
 export const PeopleQuerySchema = Type.Object(
   {
@@ -15,6 +15,7 @@ export type PeopleQuery = Static<typeof PeopleQuerySchema>;
 const PersonFields = {
   id: Type.String(),
   email: Type.String(),
+  username: Type.String({ description: '`preferred_username`: unique, lower-case' }),
   emailVerified: Type.Boolean(),
   name: Type.Union([Type.String(), Type.Null()]),
   createdAt: Timestamp,
@@ -33,7 +34,11 @@ export const PeopleListSchema = Type.Object(
 export const PersonSchema = Type.Object(
   {
     ...PersonFields,
+    givenName: Type.Union([Type.String(), Type.Null()]),
+    familyName: Type.Union([Type.String(), Type.Null()]),
+    updatedAt: Timestamp,
     hasPassword: Type.Boolean(),
+    groups: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false }), { description: 'directory groups, by id' }),
     memberships: Type.Array(
       Type.Object(
         {
@@ -56,3 +61,24 @@ export const PersonSchema = Type.Object(
 );
 
 export const PersonParams = Type.Object({ id: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
+
+/** A person's names as anyone edits them: display text, blank or null clears (people/service.ts). */
+export const NameFields = {
+  name: Type.Optional(Type.Union([DisplayName({ maxLength: 200 }), Type.Null()])),
+  givenName: Type.Optional(Type.Union([DisplayName({ maxLength: 100 }), Type.Null()])),
+  familyName: Type.Optional(Type.Union([DisplayName({ maxLength: 100 }), Type.Null()])),
+};
+
+/**
+ * `PATCH /api/admin/people/:id`: the one schema of an administrator's change to a person (issue 33
+ * adds `status` here).
+ */
+export const PersonPatchSchema = Type.Object(
+  {
+    username: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'case-insensitive; stored lower-case; `^[a-z0-9][a-z0-9._-]{0,63}$`' })),
+    ...NameFields,
+    emailVerified: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type PersonPatchBody = Static<typeof PersonPatchSchema>;
