@@ -92,9 +92,11 @@ function columnCode(column: AnySQLiteColumn): { code: string; builder: string } 
   return { code, builder };
 }
 
-/** Columns whose reference to an application, a membership or a directory group the purge plans keep instead of a foreign key. */
-const PURGED_REFERENCES = new Set<unknown>([...PURGE_PLANS.application, ...PURGE_PLANS.membership, ...PURGE_PLANS.group].map((step) => step.column));
-const PURGED_PARENTS = new Set<unknown>([schema.applications, schema.memberships, schema.groups]);
+/** Columns whose reference to an application, a membership, a person or a directory group the purge plans keep instead of a foreign key. */
+const PURGED_REFERENCES = new Set<unknown>(
+  [...PURGE_PLANS.application, ...PURGE_PLANS.membership, ...PURGE_PLANS.person, ...PURGE_PLANS.group].map((step) => step.column),
+);
+const PURGED_PARENTS = new Set<unknown>([schema.applications, schema.memberships, schema.people, schema.groups]);
 
 export function generate(): string {
   // By export name: a module namespace is ordered so under Node, not necessarily under vitest.

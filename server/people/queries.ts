@@ -13,11 +13,13 @@ import { decodeCursor, encodeCursor, toPage } from '../http/pagination.js';
 import { notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import type { PeopleQuery } from './schemas.js';
-import { groupsOfPerson } from '../groups/queries.js';
 import { exec, one, many } from '../db/store.js';
+import { isPanelClient } from '../administrators/panel-client.js';
+import { groupsOfPerson } from '../groups/queries.js';
 
 const summary = {
   id: people.id,
+  status: people.status,
   email: people.email,
   username: people.username,
   emailVerified: people.emailVerified,
@@ -27,7 +29,7 @@ const summary = {
   applications: sql<number>`(SELECT count(*) FROM "memberships" WHERE "memberships"."person_id" = "people"."id")`,
 };
 
-type SummaryRow = { id: string; email: string; username: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
+type SummaryRow = { id: string; status: 'active' | 'disabled'; email: string; username: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
 const toWire = (r: SummaryRow) => ({ ...r, createdAt: iso(r.createdAt)! });
 
 export async function listPeople(db: Db, query: PeopleQuery, limit: number) {
@@ -66,12 +68,15 @@ export async function getPerson(db: Db, id: string) {
     .innerJoin(applications, eq(applications.id, memberships.applicationId))
     .where(eq(memberships.personId, id))
     .orderBy(asc(memberships.joinedAt)));
+  // The panel's built-in client is not an application the person belongs to (administrators/panel-client.ts).
+  const visible = member.filter(({ m }) => !isPanelClient(m.applicationId));
   const accounts = await many(db
     .select({ provider: linkedAccounts.provider, email: linkedAccounts.email, linkedAt: linkedAccounts.linkedAt })
     .from(linkedAccounts)
     .where(eq(linkedAccounts.personId, id)));
   return {
     id: person.id,
+    status: person.status,
     email: person.email,
     username: person.username,
     emailVerified: person.emailVerified,
@@ -82,7 +87,7 @@ export async function getPerson(db: Db, id: string) {
     updatedAt: iso(person.updatedAt)!,
     hasPassword: person.passwordHash !== null,
     groups: await groupsOfPerson(db, id),
-    memberships: member.map(({ m, applicationName }) => ({
+    memberships: visible.map(({ m, applicationName }) => ({
       id: m.id,
       applicationId: m.applicationId,
       applicationName,

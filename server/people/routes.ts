@@ -1,17 +1,16 @@
 /**
  * `GET /api/admin/people` and `GET /api/admin/people/:id` (issue 25): everyone with an account,
- * across applications, and one person's memberships, sign-in methods and groups;
- * `PATCH /api/admin/people/:id` (issue 32) changes their username, names or `emailVerified`.
- * Admin token only: the paths are outside every application, so API keys get 403 `insufficient_scope`.
+ * across applications, and one person's memberships, sign-in methods and groups. Changes to
+ * people are manage-routes.ts'. Not for API keys: the paths are outside every application, so
+ * they get 403 `insufficient_scope`.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { actorName } from '../http/admin-auth.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { getPerson, listPeople } from './queries.js';
-import { PeopleListSchema, PeopleQuerySchema, PersonParams, PersonPatchSchema, PersonSchema } from './schemas.js';
-import { updatePerson } from './service.js';
+import { peopleManagementRoutes } from './manage-routes.js';
+import { PeopleListSchema, PeopleQuerySchema, PersonParams, PersonSchema } from './schemas.js';
 
 const tags = ['people'];
 
@@ -37,19 +36,9 @@ const peopleRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => getPerson(ctx.db, request.params.id),
   );
-  app.patch(
-    '/people/:id',
-    {
-      schema: {
-        tags, security, summary: "Change a person's username, names or emailVerified (409 username_taken)",
-        params: PersonParams, querystring: NoQuery, body: PersonPatchSchema, response: { 200: PersonSchema, ...adminErrors },
-      },
-    },
-    async (request) => {
-      await updatePerson(ctx, request.params.id, request.body, actorName(request.actor));
-      return getPerson(ctx.db, request.params.id);
-    },
-  );
 };
 
-export const peoplePlugin = adminFeature(peopleRoutes);
+export const peoplePlugin = adminFeature(async (app) => {
+  await app.register(peopleRoutes);
+  await app.register(peopleManagementRoutes);
+});

@@ -14,6 +14,7 @@ export type PeopleQuery = Static<typeof PeopleQuerySchema>;
 
 const PersonFields = {
   id: Type.String(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('disabled')], { description: 'disabled: cannot sign in anywhere (issue 33)' }),
   email: Type.String(),
   username: Type.String({ description: '`preferred_username`: unique, lower-case' }),
   emailVerified: Type.Boolean(),
@@ -69,12 +70,26 @@ export const NameFields = {
   familyName: Type.Optional(Type.Union([DisplayName({ maxLength: 100 }), Type.Null()])),
 };
 
+/** `POST /api/admin/people` (issue 33): an invitation e-mail to choose a password, or the password itself. */
+export const PersonCreateSchema = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, format: 'display-name' })),
+    username: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: '^[a-z0-9][a-z0-9._-]{0,63}$; made from the e-mail when absent' })),
+    groups: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 200, description: 'directory group ids' })),
+    sendInvitation: Type.Optional(Type.Boolean({ description: 'true: e-mail a link to choose a password (valid for 7 days)' })),
+    password: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'set directly instead, under the password policy' })),
+  },
+  { additionalProperties: false },
+);
+
 /**
- * `PATCH /api/admin/people/:id`: the one schema of an administrator's change to a person (issue 33
- * adds `status` here).
+ * `PATCH /api/admin/people/:id`: the one schema of an administrator's change to a person (people/
+ * service.ts `updatePerson`): status (issue 33), username, names and emailVerified (issue 32).
  */
 export const PersonPatchSchema = Type.Object(
   {
+    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')], { description: 'disabled: cannot sign in anywhere; their sessions end (back-channel logout included)' })),
     username: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'case-insensitive; stored lower-case; `^[a-z0-9][a-z0-9._-]{0,63}$`' })),
     ...NameFields,
     emailVerified: Type.Optional(Type.Boolean()),
@@ -82,3 +97,15 @@ export const PersonPatchSchema = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 export type PersonPatchBody = Static<typeof PersonPatchSchema>;
+
+export const PersonSessionsSchema = Type.Object(
+  {
+    sessions: Type.Array(
+      Type.Object(
+        { id: Type.String(), device: Type.String(), ip: Type.String(), createdAt: Timestamp, lastSeenAt: Timestamp, expiresAt: Timestamp, multiFactor: Type.Boolean() },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);

@@ -1,8 +1,9 @@
 /**
  * Changing a person (spec claims-and-groups.md, "People"): one function for every caller, so the
- * rules live once. An administrator (`PATCH /api/admin/people/:id`) may change the username,
- * names and `emailVerified`; the person (`PATCH /api/me`, the account page) their names only —
- * each route's schema says which fields it takes. Issue 33 adds `status` here.
+ * rules live once. An administrator (`PATCH /api/admin/people/:id`) may change the status
+ * (issue 33: manage.ts `setPersonStatus`, in the same transaction), the username, names and
+ * `emailVerified`; the person (`PATCH /api/me`, the account page) their names only — each route's
+ * schema says which fields it takes.
  *
  * - `username`: compared and stored lower-case, `^[a-z0-9][a-z0-9._-]{0,63}$`, unique (409
  *   `username_taken`).
@@ -13,7 +14,8 @@
  * of (`person.updated`, webhooks/outbox.ts).
  */
 import type { AppContext } from '../context.js';
-import type { Person } from '../db/schema.js';
+import type { Person, PersonStatus } from '../db/schema.js';
+import { setPersonStatus } from './manage.js';
 import { recordAudit } from '../audit/record.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
 import { displayTextProblem } from '../util/display-text.js';
@@ -23,6 +25,7 @@ import { findPersonRow, updatePersonRow } from './queries.js';
 import { normalizeUsername, takenUsernames, USERNAME_PATTERN } from './username.js';
 
 export interface PersonPatch {
+  status?: PersonStatus | undefined;
   username?: string | undefined;
   name?: string | null | undefined;
   givenName?: string | null | undefined;
@@ -76,6 +79,8 @@ export async function updatePerson(ctx: AppContext, id: string, patch: PersonPat
   const person = await transaction(ctx.db, async (tx) => {
     const current = await findPersonRow(tx, id);
     if (!current) throw notFound('person_not_found', `There is no person with id "${id}".`);
+    // Its own audit entry (person.enabled / person.disabled) and effects; joins this transaction.
+    if (patch.status !== undefined) await setPersonStatus(ctx, id, patch.status, actor);
     const next: Person = {
       ...current,
       username: username ?? current.username,
@@ -85,7 +90,7 @@ export async function updatePerson(ctx: AppContext, id: string, patch: PersonPat
       emailVerified: patch.emailVerified ?? current.emailVerified,
     };
     changed = (['username', 'name', 'givenName', 'familyName', 'emailVerified'] as const).filter((key) => next[key] !== current[key]);
-    if (changed.length === 0) return current;
+    if (changed.length === 0) return (await findPersonRow(tx, id))!;
     if (next.username !== current.username && (await takenUsernames(tx, [next.username])).size > 0) throw usernameTaken(next.username);
     next.updatedAt = now;
     await updatePersonRow(tx, id, {

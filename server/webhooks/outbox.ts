@@ -11,7 +11,8 @@ import { exec, many, one } from '../db/store.js';
 
 /**
  * Every event kind (DESIGN §4.11, plus `application.redirect_uris_changed` from issue 22,
- * `second_factor.*` from issue 23, and the directory's `person.*` and `group.*` from issue 32).
+ * `second_factor.*` from issue 23, `person.deleted` from issue 33, and the directory's
+ * `person.updated` and `group.*` from issue 32).
  */
 export const WEBHOOK_EVENT_TYPES = [
   'membership.created',
@@ -25,6 +26,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'second_factor.enrolled',
   'second_factor.removed',
   'application.redirect_uris_changed',
+  'person.deleted',
   'person.updated',
   'group.created',
   'group.updated',

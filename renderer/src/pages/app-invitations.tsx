@@ -9,6 +9,7 @@ import { plural } from '../strings';
 import { Async, confirmAction, CopyButton, ErrorBox, Field, toast, useAction, when, ListTable } from '../ui';
 import { addressesFound, emailListErrors, parseEmailLines, validEmails } from '../validate';
 import { GroupPicker } from '../group-picker';
+import { managesPeople } from '../me';
 
 const t = {
   invite: 'Invite people',
@@ -177,7 +178,10 @@ export function InvitationsTab(props: { app: Application }) {
         <Field label={t.message}>
           {(a) => <input {...a} name="message" value={message()} maxLength={1000} onInput={(e) => setMessage(e.currentTarget.value)} />}
         </Field>
-        <GroupPicker label={t.groups} hint={t.groupsHint} value={groups()} onChange={setGroups} />
+        {/* Directory groups reach past this application: owners and people managers only. */}
+        <Show when={managesPeople()}>
+          <GroupPicker label={t.groups} hint={t.groupsHint} value={groups()} onChange={setGroups} />
+        </Show>
         <Show when={progress()}>
           {(p) => (
             <p>
