@@ -36,7 +36,7 @@ describe('PATCH /api/admin/people/:id', () => {
     const res = await t.admin('PATCH', `${P}/${ann.id}`, { username: ' Ann.Smith ', givenName: ' Ann ', familyName: 'Smith', emailVerified: false });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
-      id: ann.id, email: 'ann@example.com', username: 'ann.smith', emailVerified: false, name: 'Ann', givenName: 'Ann', familyName: 'Smith',
+      id: ann.id, status: 'active', email: 'ann@example.com', username: 'ann.smith', emailVerified: false, name: 'Ann', givenName: 'Ann', familyName: 'Smith',
       createdAt: T0.toISOString(), updatedAt: '2026-03-01T10:01:00.000Z', hasPassword: false, memberships: [], linkedAccounts: [], groups: [],
     });
     // Null or blank clears; a change that changes nothing writes nothing.
@@ -47,6 +47,15 @@ describe('PATCH /api/admin/people/:id', () => {
       { actor: 'admin', action: 'person.updated', details: { changed: ['username', 'givenName', 'familyName', 'emailVerified'], username: { from: 'ann', to: 'ann.smith' }, emailVerified: false } },
       { actor: 'admin', action: 'person.updated', details: { changed: ['name', 'familyName'] } },
     ]);
+    // One schema and one change for everything an administrator sets: status (issue 33) with names.
+    const both = await t.admin('PATCH', `${P}/${ann.id}`, { status: 'disabled', familyName: 'Smith' });
+    expect(both.statusCode).toBe(200);
+    expect(both.json()).toMatchObject({ status: 'disabled', familyName: 'Smith' });
+    expect((await audit(t, ann.id)).slice(2).map((e) => e.action)).toEqual(['person.disabled', 'person.updated']);
+    // A refused part refuses the whole: the status stays as it was.
+    await addPerson(t, 'bob@example.com');
+    expectProblem(await t.admin('PATCH', `${P}/${ann.id}`, { status: 'active', username: 'bob' }), 409, 'username_taken');
+    expect((await t.admin('GET', `${P}/${ann.id}`)).json().status).toBe('disabled');
   });
 
   it('answers 409 username_taken, 404 person_not_found, and 400 validation_failed naming the field', async () => {
