@@ -13,6 +13,7 @@
  */
 import { and, asc, count, eq, gt, gte, inArray, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
+import { preparedPerDb } from '../db/prepared.js';
 import { groupMembers, groups, people, type Group } from '../db/schema.js';
 import { exec, many, one } from '../db/store.js';
 import { decodeCursor, encodeCursor, toPage } from '../http/pagination.js';
@@ -21,9 +22,24 @@ import { decodeCursor, encodeCursor, toPage } from '../http/pagination.js';
 export type DbSource = Db | { db: Db };
 const dbOf = (source: DbSource): Db => ('$client' in source ? source : source.db);
 
+/**
+ * Prepared once per handle (db/prepared.ts): token grants and LDAP binds ask it on every request.
+ * Joined with `groups` (a primary-key look-up per group): a deleted group's rows may linger until purged.
+ */
+const groupsOfOne = preparedPerDb((db) =>
+  db
+    .select({ groupId: groupMembers.groupId })
+    .from(groupMembers)
+    .innerJoin(groups, eq(groups.id, groupMembers.groupId))
+    .where(eq(groupMembers.personId, sql.placeholder('personId')))
+    .orderBy(asc(groupMembers.groupId))
+    .prepare(),
+);
+
 /** The ids of the groups `personId` is in, sorted (the `groups` claim's order). */
 export async function groupIdsOfPerson(source: DbSource, personId: string): Promise<string[]> {
-  return (await groupsOfPerson(dbOf(source), personId)).map((g) => g.id);
+  const rows = await many(groupsOfOne(dbOf(source)), { personId });
+  return rows.map((r) => r.groupId);
 }
 
 /** For many people at once: person id → their group ids, sorted (everyone asked about has an entry). */

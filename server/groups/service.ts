@@ -44,7 +44,7 @@ export interface GroupPatch {
   description?: string | null | undefined;
 }
 
-export function groupRecord(g: Group) {
+export function groupRecord(g: Pick<Group, 'id' | 'name' | 'description' | 'createdAt' | 'updatedAt'>) {
   return { id: g.id, name: g.name, description: g.description, createdAt: iso(g.createdAt)!, updatedAt: iso(g.updatedAt)! };
 }
 
@@ -67,7 +67,7 @@ export async function listGroups(ctx: AppContext, query: { q?: string | undefine
 export async function createGroup(ctx: AppContext, input: GroupInput, actor: string) {
   const now = ctx.clock.now();
   const row = { id: input.id, name: input.name.trim(), description: cleanDescription(input.description) ?? null, createdAt: now, updatedAt: now };
-  await transaction(ctx.db, async (tx) => {
+  const created = await transaction(ctx.db, async (tx) => {
     // Until a deleted group's members are purged its id stays taken: nothing new inherits them.
     if ((await findGroup(tx, input.id)) || (await isPurging(tx, 'group', input.id))) {
       throw conflict('group_exists', `A group with id "${input.id}" already exists.`);
@@ -78,9 +78,11 @@ export async function createGroup(ctx: AppContext, input: GroupInput, actor: str
     await insertGroup(tx, row);
     await recordAudit(tx, now, { actor, action: 'group.created', target: input.id, details: { name: row.name } });
     await recordDirectoryEvent(tx, now, 'group.created', { id: row.id, name: row.name, description: row.description });
+    // Read back: the database gives it more than was written (the LDAP gidNumber).
+    return (await findGroup(tx, row.id))!;
   });
   ctx.wakeWebhooks();
-  return groupRecord(row);
+  return groupRecord(created);
 }
 
 export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch, actor: string) {

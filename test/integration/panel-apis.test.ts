@@ -81,6 +81,7 @@ describe('GET /api/admin/people', () => {
       updatedAt: '2026-05-01T09:00:01.000Z',
       hasPassword: true,
       groups: [],
+      secondFactor: { totp: { enabled: false, confirmedAt: null }, passkeys: { count: 0, lastUsedAt: null }, recoveryCodes: { remaining: 0, createdAt: null } },
       memberships: [
         { id: expect.stringMatching(/^mem_/), applicationId: 'notes', applicationName: 'Notes', status: 'active', role: 'member', joinedAt: '2026-05-01T09:00:01.000Z', lastActiveAt: '2026-05-01T09:00:04.000Z' },
       ],

@@ -6459,6 +6459,19 @@ export interface paths {
                             discoveryUrl: string;
                             issuer: string;
                             jwksUrl: string;
+                            ldap: {
+                                /** @description the base DN (GATEHOUSE_LDAP_BASE_DN, or derived from the issuer) */
+                                baseDn: string;
+                                /** @description LDAP connections open now */
+                                connections: number;
+                                /** @description whether this server runs the LDAP directory (GATEHOUSE_LDAP=on) */
+                                enabled: boolean;
+                                /** @description ldaps://host:port, when running with LAN TLS */
+                                ldapsUrl: string | null;
+                                startTls: boolean;
+                                /** @description ldap://host:port, when running */
+                                url: string | null;
+                            };
                             signingKey: string | null;
                             uptimeSeconds: number;
                             version: string;
@@ -6551,7 +6564,7 @@ export interface paths {
                 query?: {
                     cursor?: string;
                     limit?: number;
-                    /** @description e-mail address prefix (case-insensitive) */
+                    /** @description the start of the e-mail address or username, or of any word of the name (case-insensitive) */
                     q?: string;
                 };
                 header?: never;
@@ -6716,6 +6729,23 @@ export interface paths {
                                 status: "active" | "suspended";
                             }[];
                             name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                             /** Format: date-time */
@@ -6854,6 +6884,23 @@ export interface paths {
                                 status: "active" | "suspended";
                             }[];
                             name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                             /** Format: date-time */
@@ -7083,6 +7130,23 @@ export interface paths {
                                 status: "active" | "suspended";
                             }[];
                             name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                             /** Format: date-time */
