@@ -58,6 +58,7 @@ export function applicationRecord(app: Application, issuer: string) {
     backchannelLogoutSessionRequired: app.backchannelLogoutSessionRequired,
     branding: brandingRecord(app, issuer),
     consent: app.consent,
+    signingAlg: app.signingAlg,
     createdAt: iso(app.createdAt)!,
     updatedAt: iso(app.updatedAt)!,
   };
@@ -241,6 +242,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired ?? true,
         brandAccentColor: input.branding?.accentColor ?? null,
         consent: input.consent ?? 'implicit',
+        signingAlg: input.signingAlg ?? 'RS256',
         createdAt: now,
         updatedAt: now,
       })
@@ -311,6 +313,8 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         backchannelLogoutSessionRequired: patch.backchannelLogoutSessionRequired ?? current.backchannelLogoutSessionRequired,
         brandAccentColor: patch.branding?.accentColor === undefined ? current.brandAccentColor : patch.branding.accentColor,
         consent: patch.consent ?? current.consent,
+        // New tokens only: tokens already issued keep the algorithm (and key) they were signed with.
+        signingAlg: patch.signingAlg ?? current.signingAlg,
         updatedAt: now,
       })
       .where(eq(applications.id, id))

@@ -15,7 +15,7 @@ export const commands: CommandEntry[] = [
   },
   {
     name: 'rotate-keys',
-    summary: 'add a new token-signing key; the old one stays published until its tokens expire',
+    summary: 'add new token-signing keys (RS256, ES256, EdDSA); the old ones stay published until their tokens expire',
     load: async () => (await import('./rotate-keys.js')).rotateKeysCommand,
   },
   { name: 'backup', summary: 'back up the database and TLS material while the server runs (encrypted)', load: async () => (await import('./backup.js')).backupCommand },
@@ -33,8 +33,9 @@ export const commands: CommandEntry[] = [
   { name: 'app list', summary: 'list the applications', load: async () => (await import('./admin/apps.js')).appList },
   { name: 'app create', summary: 'register an application (prints its client secret once)', load: async () => (await import('./admin/apps.js')).appCreate },
   { name: 'app show', summary: "show one application's settings", load: async () => (await import('./admin/apps.js')).appShow },
+  { name: 'app update', summary: "change an application's settings (e.g. --signing-alg ES256)", load: async () => (await import('./admin/apps.js')).appUpdate },
   { name: 'app delete', summary: 'delete an application with its members, invitations and API keys', load: async () => (await import('./admin/apps.js')).appDelete },
   { name: 'invite', summary: 'invite people to an application by e-mail', load: async () => (await import('./admin/members.js')).invite },
   { name: 'member list', summary: "list an application's members", load: async () => (await import('./admin/members.js')).memberList },
-  { name: 'key rotate', summary: 'publish a new signing key on the running server (it signs two minutes later)', load: async () => (await import('./admin/keys.js')).keyRotate },
+  { name: 'key rotate', summary: 'publish new signing keys on the running server (they sign two minutes later)', load: async () => (await import('./admin/keys.js')).keyRotate },
 ];
