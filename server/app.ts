@@ -100,7 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     // Behind a reverse proxy, GATEHOUSE_TRUST_PROXY names it: request.ip (rate limits, audit, sessions)
-    // is then the client X-Forwarded-For names, not the proxy (docs/deploy-postgres.md).
+    // is then the client X-Forwarded-For names, not the proxy (docs/postgresql.md).
     trustProxy: deps.config.trustProxy.length ? deps.config.trustProxy : false,
     // Never echo a caller-supplied request id into logs.
     requestIdHeader: false,

@@ -59,7 +59,7 @@ export interface Config {
   /**
    * GATEHOUSE_TRUST_PROXY: the reverse proxies (addresses, CIDR ranges, or `loopback`,
    * `linklocal`, `uniquelocal`) whose X-Forwarded-For / -Proto / -Host are believed; empty: none,
-   * and the client address is the connection's (docs/deploy-postgres.md).
+   * and the client address is the connection's (docs/postgresql.md).
    */
   trustProxy: string[];
   /** GATEHOUSE_LOCALE: the language of pages and e-mails when the reader's is not known (default `en`). */
@@ -82,7 +82,7 @@ export interface RetentionDays {
   invitations: number;
 }
 
-/** The retention variables and their defaults (README "Data lifecycle"). */
+/** The retention variables and their defaults (docs/configuration.md, "Data lifecycle"). */
 export const RETENTION_ENV: Record<keyof RetentionDays, { name: string; fallback: number }> = {
   tokens: { name: 'GATEHOUSE_RETENTION_TOKENS_DAYS', fallback: 7 },
   sessions: { name: 'GATEHOUSE_RETENTION_SESSIONS_DAYS', fallback: 7 },
