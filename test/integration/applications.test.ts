@@ -54,6 +54,7 @@ describe('POST /api/admin/applications', () => {
       backchannelLogoutSessionRequired: true,
       branding: { accentColor: null, logoUrl: null },
       consent: 'implicit',
+      signingAlg: 'RS256',
       createdAt: T0.toISOString(),
       updatedAt: T0.toISOString(),
       clientSecret: body.clientSecret,
