@@ -132,6 +132,7 @@ describe('docs/configuration.md', () => {
       GATEHOUSE_BACKUP_INTERVAL: config.backupInterval,
       GATEHOUSE_KEY_ROTATION_DAYS: config.keyRotationDays,
       GATEHOUSE_SWEEP_INTERVAL: config.sweepInterval,
+      GATEHOUSE_METRICS_ALLOW: config.metrics.allow.join(','),
       ...Object.fromEntries(Object.entries(RETENTION_ENV).map(([key, { name }]) => [name, config.retention[key as keyof typeof config.retention]])),
       GATEHOUSE_WEBHOOK_TIMEOUT_MS: DEFAULT_SETTINGS.timeoutMs,
       GATEHOUSE_WEBHOOK_RETRY_SCHEDULE_MS: RETRY_SCHEDULE_MS.join(','),
