@@ -107,6 +107,17 @@ const SIGNING_ALG_TEXT =
   'How this application\'s ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS).';
 const SigningAlgSchema = Type.Union(SIGNING_ALGS.map((alg) => Type.Literal(alg)), { description: SIGNING_ALG_TEXT });
 
+const LDAP_TEXT =
+  'LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application\'s active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it.';
+const LdapPatch = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false, description: LDAP_TEXT });
+const LdapRecord = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    bindDn: Type.String({ description: 'The service account\'s bind DN' }),
+  },
+  { additionalProperties: false, description: LDAP_TEXT },
+);
+
 /** Fields an administrator may set after creation; all optional in PATCH. */
 const mutableFields = {
   postLogoutRedirectUris: Type.Optional(PostLogoutRedirectUris),
@@ -121,6 +132,7 @@ const mutableFields = {
   branding: Type.Optional(BrandingPatch),
   consent: Type.Optional(ConsentPolicySchema),
   signingAlg: Type.Optional(SigningAlgSchema),
+  ldap: Type.Optional(LdapPatch),
 };
 
 export const ApplicationCreateSchema = Type.Object(
@@ -157,6 +169,7 @@ export const ApplicationRecordSchema = Type.Object({
   branding: BrandingRecord,
   consent: ConsentPolicySchema,
   signingAlg: SigningAlgSchema,
+  ldap: LdapRecord,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 }, { additionalProperties: false });
@@ -166,7 +179,14 @@ export const ApplicationWithSecretsSchema = Type.Object({
   ...ApplicationRecordSchema.properties,
   clientSecret: Type.Optional(Type.String()),
   webhookSecret: Type.Optional(Type.String()),
+  ldapPassword: Type.Optional(Type.String({ description: 'The LDAP service account\'s new password, in the answer that turned LDAP on (only there)' })),
 }, { additionalProperties: false });
+
+/** POST .../ldap/password: the service account's new password, shown once. */
+export const LdapPasswordSchema = Type.Object(
+  { bindDn: Type.String(), password: Type.String({ description: 'shown only in this answer' }) },
+  { additionalProperties: false },
+);
 
 export const ApplicationListSchema = Type.Object({
   applications: Type.Array(ApplicationRecordSchema),

@@ -24,6 +24,7 @@ import { webhookSecretProblem, webhookSecretPurpose } from '../webhooks/sign.js'
 import { openNullable, sealNullable } from '../db/secrets-at-rest.js';
 import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-address.js';
 import { recordEvent } from '../webhooks/outbox.js';
+import { applicationBindDn, type TreeConfig } from '../ldap/tree.js';
 import { exec, many, one, transaction } from '../db/store.js';
 
 export const DEFAULT_AUTH_POLICY: AuthPolicy = {
@@ -41,7 +42,8 @@ export function authPolicyOf(app: Pick<Application, 'authPolicy'>): AuthPolicy {
   return { ...app.authPolicy, mfa: app.authPolicy.mfa ?? 'optional' };
 }
 
-export function applicationRecord(app: Application, issuer: string) {
+export function applicationRecord(app: Application, config: TreeConfig) {
+  const issuer = config.issuer;
   return {
     id: app.id,
     name: app.name,
@@ -59,9 +61,15 @@ export function applicationRecord(app: Application, issuer: string) {
     branding: brandingRecord(app, issuer),
     consent: app.consent,
     signingAlg: app.signingAlg,
+    ldap: { enabled: app.ldap.enabled, bindDn: applicationBindDn(config, app.id) },
     createdAt: iso(app.createdAt)!,
     updatedAt: iso(app.updatedAt)!,
   };
+}
+
+/** An LDAP service account's password (spec ldap.md): 256 random bits, stored as SHA-256. */
+export function newLdapPassword(): string {
+  return randomToken('ghl_');
 }
 
 export function newClientSecret(): string {
@@ -83,7 +91,7 @@ export async function listApplications(ctx: AppContext, limit: number, cursor?: 
     .orderBy(asc(applications.createdAt), asc(applications.id))
     .limit(limit + 1));
   const page = toPage(rows, limit, (a) => ({ t: a.createdAt.getTime(), id: a.id }));
-  return { applications: page.items.map((app) => applicationRecord(app, ctx.config.issuer)), nextCursor: page.nextCursor };
+  return { applications: page.items.map((app) => applicationRecord(app, ctx.config)), nextCursor: page.nextCursor };
 }
 
 function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path: string): AuthPolicy {
@@ -196,11 +204,12 @@ async function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
 }
 
 /** The record plus the secrets that exist only in this one response (DESIGN §4.3). */
-function withSecretsShownOnce(ctx: AppContext, app: Application, secrets: { clientSecret?: string; webhookSecret?: string }) {
+function withSecretsShownOnce(ctx: AppContext, app: Application, secrets: { clientSecret?: string | undefined; webhookSecret?: string | undefined; ldapPassword?: string | undefined }) {
   return {
-    ...applicationRecord(app, ctx.config.issuer),
+    ...applicationRecord(app, ctx.config),
     ...(secrets.clientSecret ? { clientSecret: secrets.clientSecret } : {}),
     ...(secrets.webhookSecret ? { webhookSecret: secrets.webhookSecret } : {}),
+    ...(secrets.ldapPassword ? { ldapPassword: secrets.ldapPassword } : {}),
   };
 }
 
@@ -213,6 +222,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
 
   const clientSecret = clientType === 'web' ? newClientSecret() : undefined;
   const generatedWebhookSecret = input.webhookUrl && !input.webhookSecret ? newWebhookSecret() : undefined;
+  const ldapPassword = input.ldap?.enabled ? newLdapPassword() : undefined;
   const now = ctx.clock.now();
 
   const created = await transaction(ctx.db, async (tx) => {
@@ -243,6 +253,8 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         brandAccentColor: input.branding?.accentColor ?? null,
         consent: input.consent ?? 'implicit',
         signingAlg: input.signingAlg ?? 'RS256',
+        ldap: { enabled: Boolean(input.ldap?.enabled) },
+        ldapPasswordHash: ldapPassword ? sha256(ldapPassword) : null,
         createdAt: now,
         updatedAt: now,
       })
@@ -250,7 +262,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
     await recordAudit(tx, now, { actor, action: 'application.created', applicationId: row.id, target: row.id, details: { name: row.name, clientType } });
     return row;
   });
-  return withSecretsShownOnce(ctx, created, { clientSecret, webhookSecret: generatedWebhookSecret });
+  return withSecretsShownOnce(ctx, created, { clientSecret, webhookSecret: generatedWebhookSecret, ldapPassword });
 }
 
 export async function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string) {
@@ -286,6 +298,10 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
   else if (patch.webhookSecret) webhookSecret = patch.webhookSecret;
   else if (patch.webhookSecret === null || !webhookSecret) webhookSecret = generatedWebhookSecret = newWebhookSecret();
   const rotated = Boolean(currentSecret && webhookSecret && webhookSecret !== currentSecret);
+  // LDAP turned on: a new service-account password, shown in this answer; turned off: none.
+  const ldap = patch.ldap ?? current.ldap;
+  const ldapPassword = ldap.enabled && !current.ldap.enabled ? newLdapPassword() : undefined;
+  const ldapPasswordHash = !ldap.enabled ? null : ldapPassword ? sha256(ldapPassword) : current.ldapPasswordHash;
 
   const updated = await transaction(ctx.db, async (tx) => {
     const row = await one(tx
@@ -315,6 +331,8 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         consent: patch.consent ?? current.consent,
         // New tokens only: tokens already issued keep the algorithm (and key) they were signed with.
         signingAlg: patch.signingAlg ?? current.signingAlg,
+        ldap: { enabled: ldap.enabled },
+        ldapPasswordHash,
         updatedAt: now,
       })
       .where(eq(applications.id, id))
@@ -328,13 +346,14 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         fields: Object.keys(patch),
         ...(rotated ? { webhookSecretRotated: true } : {}),
         ...(clientSecret ? { clientSecretIssued: true } : {}),
+        ...(ldapPassword ? { ldapPasswordIssued: true } : {}),
       },
     });
     await recordRedirectChange(tx, now, actor, current, row);
     return row;
   });
   if (redirectChange(current, updated)) ctx.wakeWebhooks();
-  return withSecretsShownOnce(ctx, updated, { clientSecret, webhookSecret: generatedWebhookSecret });
+  return withSecretsShownOnce(ctx, updated, { clientSecret, webhookSecret: generatedWebhookSecret, ldapPassword });
 }
 
 /** `{field: {before, after}}` for each redirect list that changed, or undefined when none did. */
@@ -387,6 +406,24 @@ export async function rotateClientSecret(ctx: AppContext, id: string, actor: str
     await recordAudit(tx, now, { actor, action: 'application.client_secret_rotated', applicationId: id, target: id });
   });
   return { clientSecret };
+}
+
+/**
+ * A new password for the application's LDAP service account (spec ldap.md): the old one stops
+ * binding at once. Refused (409 `ldap_not_enabled`) while LDAP is off for the application.
+ */
+export async function rotateLdapPassword(ctx: AppContext, id: string, actor: string) {
+  const app = await getApplication(ctx, id);
+  if (!app.ldap.enabled) {
+    throw conflict('ldap_not_enabled', `Application "${id}" does not have LDAP on; turn it on (PATCH {"ldap": {"enabled": true}}) first.`);
+  }
+  const password = newLdapPassword();
+  const now = ctx.clock.now();
+  await transaction(ctx.db, async (tx) => {
+    await exec(tx.update(applications).set({ ldapPasswordHash: sha256(password), updatedAt: now }).where(eq(applications.id, id)));
+    await recordAudit(tx, now, { actor, action: 'application.ldap_password_rotated', applicationId: id, target: id });
+  });
+  return { bindDn: applicationBindDn(ctx.config, id), password };
 }
 
 export async function updateAuthPolicy(ctx: AppContext, id: string, patch: AuthPolicyPatch, actor: string): Promise<AuthPolicy> {

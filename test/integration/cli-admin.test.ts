@@ -130,6 +130,7 @@ describe('gatehouse app', () => {
         'Logout URI:     (none)',
         'Token signing:  RS256',
         'SSO group:      (none)',
+        'LDAP:           off',
         `Created:        ${record.createdAt}`,
         `Updated:        ${record.updatedAt}`,
         '',
@@ -178,6 +179,26 @@ describe('gatehouse app', () => {
     expect(help).toContain('  --signing-alg RS256|ES256|EdDSA ');
     expect(help).not.toContain('--id ID');
     ok(await gatehouse(['app', 'delete', 'photos']));
+  });
+
+  it('turns LDAP on (the service account\'s password printed once), shows it, makes a new password, turns it off', async () => {
+    ok(await gatehouse(['app', 'create', '--name', 'Media', '--audience', 'https://media.example.com', '--redirect-uri', 'https://media.example.com/cb']));
+    expect(ok(await gatehouse(['app', 'ldap', 'media']))).toBe('LDAP: off\n');
+    const on = ok(await gatehouse(['app', 'ldap', 'media', 'on']));
+    const password = /^Password: (ghl_[A-Za-z0-9_-]{43})$/m.exec(on)?.[1];
+    expect(on).toBe(`LDAP:     on\nBind DN:  cn=media,ou=services,dc=gatehouse\nPassword: ${password}\nStore the password now: it is shown only this once.\n`);
+    expect(ok(await gatehouse(['app', 'ldap', 'media']))).toBe('LDAP:    on\nBind DN: cn=media,ou=services,dc=gatehouse\n');
+    expect(ok(await gatehouse(['app', 'show', 'media']))).toContain('LDAP:           on, bind DN cn=media,ou=services,dc=gatehouse\n');
+    const rotated = JSON.parse(ok(await gatehouse(['app', 'ldap', 'media', 'new-password', '--json'])));
+    expect(rotated).toEqual({ id: 'media', enabled: true, bindDn: 'cn=media,ou=services,dc=gatehouse', password: expect.stringMatching(/^ghl_/) });
+    expect(rotated.password).not.toBe(password);
+    expect(ok(await gatehouse(['app', 'ldap', 'media', 'off']))).toBe('LDAP: off\n');
+    failed(await gatehouse(['app', 'ldap', 'media', 'new-password']), 'Application "media" does not have LDAP on; turn it on (PATCH {"ldap": {"enabled": true}}) first. (ldap_not_enabled)');
+    failed(await gatehouse(['app', 'ldap', 'media', 'maybe']), 'Unknown action "maybe": use on, off or new-password (or nothing, to show the setting).');
+    const created = JSON.parse(ok(await gatehouse(['app', 'create', '--json', '--ldap', '--name', 'Files', '--audience', 'https://files.example.com', '--redirect-uri', 'https://files.example.com/cb'])));
+    expect(created).toMatchObject({ ldap: { enabled: true, bindDn: 'cn=files,ou=services,dc=gatehouse' }, ldapPassword: expect.stringMatching(/^ghl_/) });
+    ok(await gatehouse(['app', 'delete', 'media']));
+    ok(await gatehouse(['app', 'delete', 'files']));
   });
 
   it('says what is wrong in words, with the problem code, naming the flags', async () => {

@@ -92,7 +92,11 @@ describe('retention rules', () => {
       // Issue 23: per person at most one row, 20 passkeys and 10 codes, gone with the person.
       'totp_credentials', 'passkeys', 'recovery_codes',
       // Issue 25: one logo per application, gone with it (purge plan).
-      'application_logos'];
+      'application_logos',
+      // Issue 32: at most 1,000 groups, a person in at most 200; memberships go with either (cascade).
+      'groups', 'group_members',
+      // Issue 35: at most APP_PASSWORDS_PER_PERSON per person, gone with the person, membership or application.
+      'app_passwords'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);
     const now = new Date('2026-06-01T00:00:00Z');
     for (const rule of RETENTION_RULES) {

@@ -7,6 +7,7 @@ import { redirectUriHint, audienceErrors, redirectUriErrors, redirectUriList, re
 import { IntegrationSnippet } from './snippet';
 import { BrandingCard } from './app-branding';
 import { SigningCard } from './app-signing';
+import { LdapCard } from './app-ldap';
 
 const t = {
   name: 'Name',
@@ -176,6 +177,7 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
       </form>
       <BrandingCard app={props.app} onSaved={props.onSaved} />
       <SigningCard app={props.app} onSaved={props.onSaved} />
+      <LdapCard app={props.app} onSaved={props.onSaved} />
       <h2>{t.integration}</h2>
       <IntegrationSnippet app={props.app} />
       <h2>{t.danger}</h2>

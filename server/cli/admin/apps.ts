@@ -1,7 +1,9 @@
 /**
- * `gatehouse app list | create | show | update | delete`: applications through the running
+ * `gatehouse app list | create | show | update | delete | ldap`: applications through the running
  * server's admin API (DESIGN §4.3). A client secret is printed once, by `create` (or by `update`
- * when a public client becomes a web one); `list` and `show` never have one.
+ * when a public client becomes a web one); `list` and `show` never have one. `app ldap` turns an
+ * application's LDAP directory access on or off and makes its service account a new password
+ * (spec ldap.md), printed once.
  */
 import { ConfigError } from '../../config.js';
 import { adminCommand, applicationPath, listAll } from '../admin-client.js';
@@ -24,8 +26,10 @@ interface Application {
   signingAlg: string;
   createdAt: string;
   updatedAt: string;
+  ldap: { enabled: boolean; bindDn: string };
   clientSecret?: string;
   webhookSecret?: string;
+  ldapPassword?: string;
 }
 
 const onePositional = { usage: 'APP', min: 1, max: 1, missing: "Give one application id, e.g. `gatehouse app show notes`." };
@@ -64,10 +68,11 @@ const createFlags: FlagTable = {
     type: 'string', value: 'RS256|ES256|EdDSA', field: 'signingAlg',
     help: 'how its ID, access and logout tokens are signed (default RS256, which every OIDC library accepts; see docs/signing-algorithms.md)',
   },
+  ldap: { type: 'boolean', help: 'let LDAP clients read its members and groups (prints the service account\'s password once)', field: 'ldap' },
 };
 
-/** `app update` flags: those of `create` but the client id, which never changes. */
-const { id: _id, ...updateFlags } = createFlags;
+/** `app update` flags: those of `create` but the client id, which never changes, and LDAP (`app ldap` turns it on and off). */
+const { id: _id, ldap: _ldap, ...updateFlags } = createFlags;
 
 /** `device_code` on the command line is RFC 8628's grant, whose wire name is a URN. */
 const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -77,6 +82,7 @@ const grantName = (grant: string) => (grant === DEVICE_CODE_GRANT ? 'device_code
 function applicationBody(table: FlagTable, values: Record<string, unknown>): Record<string, unknown> {
   const body = bodyFromFlags(table, values as Parameters<typeof bodyFromFlags>[1]);
   if (Array.isArray(body.grantTypes)) body.grantTypes = body.grantTypes.map((g: string) => (g === 'device_code' ? DEVICE_CODE_GRANT : g));
+  if (body.ldap !== undefined) body.ldap = { enabled: body.ldap === true };
   return body;
 }
 
@@ -95,12 +101,14 @@ export const appCreate = adminCommand({
   },
 });
 
-/** `fields`, then the secrets an answer shows only once (a new client or webhook secret), with a word on keeping them. */
+/** `fields`, then the secrets an answer shows only once (a new client, webhook or LDAP secret), with a word on keeping them. */
 function printShownOnce(app: Application, fields: [string, string][]): void {
   if (app.clientSecret) fields.push(['Client secret', app.clientSecret]);
   if (app.webhookSecret) fields.push(['Webhook secret', app.webhookSecret]);
+  if (app.ldapPassword) fields.push(['LDAP bind DN', app.ldap.bindDn], ['LDAP password', app.ldapPassword]);
   if (fields.length) console.log(formatFields(fields));
   if (app.clientSecret) console.log('Store the client secret now: it is shown only this once (rotate it in the panel if lost).');
+  if (app.ldapPassword) console.log('Store the LDAP password now: it is shown only this once (`gatehouse app ldap ID new-password` makes another).');
 }
 
 export const appShow = adminCommand({
@@ -123,6 +131,7 @@ export const appShow = adminCommand({
         ['Logout URI', app.backchannelLogoutUri ?? '(none)'],
         ['Token signing', app.signingAlg],
         ['SSO group', app.ssoGroupId ?? '(none)'],
+        ['LDAP', app.ldap.enabled ? `on, bind DN ${app.ldap.bindDn}` : 'off'],
         ['Created', app.createdAt],
         ['Updated', app.updatedAt],
       ]),
@@ -151,5 +160,44 @@ export const appDelete = adminCommand({
     await client.request('DELETE', applicationPath(id));
     if (json) return printJson({ id, deleted: true });
     console.log(`Deleted application ${id}, with its members, invitations and API keys.`);
+  },
+});
+
+const LDAP_ACTIONS = ['on', 'off', 'new-password'];
+
+/**
+ * `gatehouse app ldap APP [on|off|new-password]`: without an action, whether LDAP is on and the bind
+ * DN; `on` prints the service account's new password once, `off` removes it, `new-password` makes
+ * another (the old one stops binding at once).
+ */
+export const appLdap = adminCommand({
+  positionals: { usage: 'APP [on|off|new-password]', min: 1, max: 2, missing: 'Give an application id, e.g. `gatehouse app ldap media on`.' },
+  async run({ client, positionals, json }) {
+    const [id, action] = positionals as [string, string | undefined];
+    if (action !== undefined && !LDAP_ACTIONS.includes(action)) {
+      throw new ConfigError(`Unknown action "${action}": use on, off or new-password (or nothing, to show the setting).`);
+    }
+    let bindDn: string;
+    let password: string | undefined;
+    let enabled: boolean;
+    if (action === 'new-password') {
+      const rotated = await client.request<{ bindDn: string; password: string }>('POST', `${applicationPath(id)}/ldap/password`);
+      ({ bindDn, password } = rotated);
+      enabled = true;
+    } else {
+      const app = action === undefined
+        ? await client.request<Application>('GET', applicationPath(id))
+        : await client.request<Application>('PATCH', applicationPath(id), { ldap: { enabled: action === 'on' } });
+      ({ enabled, bindDn } = app.ldap);
+      password = app.ldapPassword;
+    }
+    if (json) return printJson({ id, enabled, bindDn, ...(password ? { password } : {}) });
+    console.log(formatFields([
+      ['LDAP', enabled ? 'on' : 'off'],
+      ...(enabled ? [['Bind DN', bindDn] as [string, string]] : []),
+      ...(password ? [['Password', password] as [string, string]] : []),
+    ]));
+    if (password) console.log('Store the password now: it is shown only this once.');
+    else if (action === 'on') console.log('LDAP was already on; `gatehouse app ldap ' + id + ' new-password` makes a new password.');
   },
 });
