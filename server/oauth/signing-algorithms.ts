@@ -50,6 +50,15 @@ const ALGORITHMS: Record<SigningAlg, Algorithm> = {
   },
 };
 
+/**
+ * For `npm run bench` only (server/cli/bench-metrics.ts, `bench-signing`): which algorithms sign on
+ * libuv's pool, so one server can be measured both ways, window by window.
+ */
+export function signOnPool(algs: readonly SigningAlg[]): SigningAlg[] {
+  for (const alg of SIGNING_ALGS) ALGORITHMS[alg].onPool = algs.includes(alg);
+  return SIGNING_ALGS.filter((alg) => ALGORITHMS[alg].onPool);
+}
+
 export const isSigningAlg = (value: unknown): value is SigningAlg => typeof value === 'string' && (SIGNING_ALGS as readonly string[]).includes(value);
 
 /** RS256 first, then ES256, EdDSA: the order of the JWKS and the key list. */
