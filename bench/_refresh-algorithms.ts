@@ -10,8 +10,9 @@
  *   event loop's are summed per algorithm over its windows.
  * - Where ES256 and EdDSA signatures run: the same windows again with the signature on libuv's
  *   pool and on the event loop, switched on this server between windows (`bench-signing`, server/
- *   cli/bench-metrics.ts) in ABBA order; what is faster under load is what oauth/signing-algorithms.ts
- *   keeps (docs/decisions/0200-signing-algorithms.md).
+ *   cli/bench-metrics.ts) in ABBA order. On a shared machine whose cores are full, the side with
+ *   fewer CPU-seconds per grant is the faster one; oauth/signing-algorithms.ts keeps it
+ *   (docs/decisions/0200-signing-algorithms.md).
  *
  * Targets, in the same run: an ES256 application's grant ≤ 0.55 × the server CPU of an RS256
  * application's, and EdDSA's no more than ES256's. RS256's row is the reference (issue 27's path).
@@ -34,7 +35,7 @@ const WARM_UP_GRANTS = 1_500;
 const WINDOW_SECONDS = 3;
 const ROUNDS = 4;
 /** ABBA blocks of the pool comparison: each side gets 2 windows per block. */
-const POOL_BLOCKS = 2;
+const POOL_BLOCKS = 3;
 const TARGET_ES256_SHARE = 0.55;
 
 /** The algorithms named by `--alg` (bench/run.ts passes them as BENCH_ALGS), RS256 first; undefined without the flag. */
@@ -110,8 +111,8 @@ export async function refreshByAlgorithm(server: BenchServer, algs: Alg[]): Prom
   }
   for (const { id, pool } of apps.values()) await refreshLoad(server, id, pool, { connections: CONNECTIONS, amount: WARM_UP_GRANTS });
 
-  // Where the server signs each algorithm as built (RS256 on the pool).
-  const built = await server.ask<{ onPool: Alg[] }>({ type: 'bench-signing', onPool: ['RS256'] });
+  // Where the server signs each algorithm as built.
+  const built = await server.ask<{ onPool: Alg[] }>({ type: 'bench-signing' });
   const sides = new Map<Alg, Side>(algs.map((alg) => [alg, emptySide()]));
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < algs.length; i++) {
@@ -130,13 +131,15 @@ export async function refreshByAlgorithm(server: BenchServer, algs: Alg[]): Prom
     const onPool = emptySide();
     for (let block = 0; block < POOL_BLOCKS; block++) {
       for (const side of ['loop', 'pool', 'pool', 'loop'] as const) {
-        await switchPool(server, side === 'pool' ? ['RS256', alg] : ['RS256']);
+        await switchPool(server, ALGS.filter((a) => (a === alg ? side === 'pool' : built.onPool.includes(a))));
         await window(server, app.id, app.pool, side === 'pool' ? onPool : loop);
       }
     }
     const l = figuresOf(loop);
     const p = figuresOf(onPool);
-    const loopFaster = l.rate >= p.rate;
+    // Faster under load: the machine is shared, so fewer CPU-seconds per grant is more grants per
+    // second once the cores are full; the wall-clock rate is shown beside it.
+    const loopFaster = l.cpuMs < p.cpuMs;
     poolRows.push({
       scenario: `${alg} signature on the pool vs on the event loop, ${CONNECTIONS} connections (same server, ABBA windows)`,
       throughput: p.rate,
@@ -153,7 +156,7 @@ export async function refreshByAlgorithm(server: BenchServer, algs: Alg[]): Prom
         'pool p99 ms': p.p99Ms.toFixed(2), 'loop p99 ms': l.p99Ms.toFixed(2),
         'load avg per window': [...onPool.loads, ...loop.loads].join(' '),
       },
-      target: `the build signs ${alg} where it is faster (${built.onPool.includes(alg) ? 'pool' : 'event loop'})`,
+      target: `the build signs ${alg} where a grant costs less CPU (${built.onPool.includes(alg) ? 'pool' : 'event loop'})`,
       met: built.onPool.includes(alg) ? !loopFaster : loopFaster,
     });
   }

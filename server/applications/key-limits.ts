@@ -18,6 +18,8 @@
  *   admin only, for the same reason.
  * - `ldap` and its service-account password (issue 35): LDAP opens the directory (members and
  *   groups) to whoever holds that password, and lets members bind with app passwords: admin only.
+ * A key may change `signingAlg` (issue 38): it decides how the application's tokens are signed, not
+ * who obtains them, and the application's back end is what must be able to verify them.
  */
 import { requireActorScope, type Actor } from '../http/admin-auth.js';
 import type { Application } from '../db/schema.js';

@@ -12,7 +12,7 @@
  * And it switches the Prometheus counting (metrics/metrics.ts) off and on, so the benchmark
  * measures what counting costs on one server, window by window (bench/refresh.ts):
  * `{type: 'bench-counting', on}` answers `{type: 'bench-counting', on}`. Likewise where signatures
- * run (oauth/signing-algorithms.ts, issue 38): `{type: 'bench-signing', onPool: ['RS256', …]}`
+ * run (oauth/signing-algorithms.ts, issue 38): `{type: 'bench-signing', onPool?: ['RS256', …]}`
  * answers `{type: 'bench-signing', onPool}` with the algorithms now signing on libuv's pool.
  */
 import { writeFileSync } from 'node:fs';
@@ -42,7 +42,7 @@ export function serveBenchMetrics(env: NodeJS.ProcessEnv, reclaim?: IdleReclaim,
   let profiler: Session | undefined;
   process.on('message', (message: { type?: string; reset?: boolean; action?: string; intervalUs?: number; file?: string; on?: boolean; onPool?: unknown[] }) => {
     if (message?.type === 'bench-signing') {
-      process.send!({ type: 'bench-signing', onPool: signOnPool((message.onPool ?? []).filter(isSigningAlg)) });
+      process.send!({ type: 'bench-signing', onPool: signOnPool(message.onPool?.filter(isSigningAlg)) });
       return;
     }
     if (message?.type === 'bench-counting' && metrics) {

@@ -8,9 +8,10 @@
  * signature encoding; the JWK export gives `kty`, `crv` and the public coordinates.
  *
  * Where a signature runs (docs/decisions/0200-signing-algorithms.md, measured with `npm run bench
- * -- refresh --alg ...`): RS256 on libuv's thread pool (0.25 ms, which the event loop would
- * otherwise wait out); ES256 and EdDSA on the event loop (0.03–0.04 ms: the hand-off to the pool and
- * back costs the process more than it saves the event loop under load).
+ * -- refresh --alg ...`): on libuv's thread pool for every algorithm. For RS256 (0.25 ms) that
+ * was issue 27's choice; for ES256 and EdDSA (0.03–0.04 ms) signing on the event loop looked
+ * cheaper alone, but under load it cost the server more CPU per grant than the hand-off does (the
+ * event loop paid about twice the signature's own cost), in five comparisons of six.
  */
 import { generateKeyPair, sign, verify, type KeyObject, type SignKeyObjectInput } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -41,21 +42,21 @@ const ALGORITHMS: Record<SigningAlg, Algorithm> = {
     generate: () => generate('rsa', { modulusLength: 2048 }),
   },
   ES256: {
-    keyType: 'ec', digest: 'sha256', jwkMembers: ['kty', 'crv', 'x', 'y'], onPool: false,
+    keyType: 'ec', digest: 'sha256', jwkMembers: ['kty', 'crv', 'x', 'y'], onPool: true,
     generate: () => generate('ec', { namedCurve: 'P-256' }),
   },
   EdDSA: {
-    keyType: 'ed25519', digest: null, jwkMembers: ['kty', 'crv', 'x'], onPool: false,
+    keyType: 'ed25519', digest: null, jwkMembers: ['kty', 'crv', 'x'], onPool: true,
     generate: () => generate('ed25519'),
   },
 };
 
 /**
  * For `npm run bench` only (server/cli/bench-metrics.ts, `bench-signing`): which algorithms sign on
- * libuv's pool, so one server can be measured both ways, window by window.
+ * libuv's pool — these, when given — so one server can be measured both ways, window by window.
  */
-export function signOnPool(algs: readonly SigningAlg[]): SigningAlg[] {
-  for (const alg of SIGNING_ALGS) ALGORITHMS[alg].onPool = algs.includes(alg);
+export function signOnPool(algs?: readonly SigningAlg[]): SigningAlg[] {
+  if (algs) for (const alg of SIGNING_ALGS) ALGORITHMS[alg].onPool = algs.includes(alg);
   return SIGNING_ALGS.filter((alg) => ALGORITHMS[alg].onPool);
 }
 
@@ -83,8 +84,8 @@ export const keyFits = (alg: SigningAlg, key: KeyObject): boolean => key.asymmet
 const keyInput = (alg: SigningAlg, key: KeyObject): KeyObject | SignKeyObjectInput => (alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' } : key);
 
 /**
- * The base64url signature of `input`: a promise for RS256 (libuv's pool), the value itself for
- * ES256 and EdDSA (the event loop; no await needed).
+ * The base64url signature of `input`: a promise when it runs on libuv's pool (every algorithm, as
+ * built), the value itself when on the event loop (a benchmark's switch, `signOnPool`).
  */
 export function signInput(alg: SigningAlg, key: KeyObject, input: Buffer): string | Promise<string> {
   const { digest, onPool } = ALGORITHMS[alg];

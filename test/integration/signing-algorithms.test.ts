@@ -103,6 +103,16 @@ describe('the signingAlg field', () => {
     expect((await t.admin('DELETE', '/api/admin/applications/plain')).statusCode).toBe(204);
   });
 
+  it("may be changed by the application's API key with application:write (it decides how tokens are signed, not who gets them)", async () => {
+    const key = await t.admin('POST', `/api/admin/applications/${APP.EdDSA}/api-keys`, { name: 'deploy', scopes: ['application:write'] });
+    expect(key.statusCode).toBe(201);
+    const headers = { authorization: `Bearer ${key.json().key}` };
+    const changed = await t.admin('PATCH', `/api/admin/applications/${APP.EdDSA}`, { signingAlg: 'ES256' }, headers);
+    expect([changed.statusCode, changed.json().signingAlg]).toEqual([200, 'ES256']);
+    expect((await t.admin('PATCH', `/api/admin/applications/${APP.EdDSA}`, { signingAlg: 'EdDSA' }, headers)).json().signingAlg).toBe('EdDSA');
+    expect((await t.admin('DELETE', `/api/admin/applications/${APP.EdDSA}/api-keys/${key.json().id}`)).statusCode).toBe(204);
+  });
+
   it('is in the OpenAPI document with its three values, on create, update and the record', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
     const values = (schema: { anyOf: { enum: string[] }[]; description: string }) => {
