@@ -130,6 +130,7 @@ export const auditLog = pgTable(
     applicationId: text('application_id'),
     target: text('target'),
     details: jsonb('details').notNull().default({}),
+    ip: text('ip'),
   },
   (t) => [
     index('audit_log_at_idx').on(t.at, t.id),

@@ -902,6 +902,8 @@ export const auditLog = sqliteTable(
     applicationId: text('application_id'),
     target: text('target'),
     details: text('details', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default({}),
+    /** The client address of the request that made the entry (GATEHOUSE_TRUST_PROXY applies); null for background work and older entries. */
+    ip: text('ip'),
   },
   (t) => [
     index('audit_log_at_idx').on(t.at, t.id),
