@@ -138,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     codes: new CodeStore(),
     wakeWebhooks: () => {},
     wakePurger: () => {},
+    readAccessToken: async () => undefined,
     metrics,
     listenAddresses: () => {
       const address = app.server.address();

@@ -22,6 +22,7 @@ import { selfServicePlugin } from './self-service/routes.js';
 import { secondFactorFeature } from './accounts/second-factor/routes.js';
 import { peoplePlugin } from './people/routes.js';
 import { activityPlugin } from './activity/routes.js';
+import { administratorsPlugin } from './administrators/routes.js';
 import { metricsFeature } from './metrics/route.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
@@ -42,5 +43,6 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   selfServicePlugin,
   peoplePlugin,
   activityPlugin,
+  administratorsPlugin,
   metricsFeature,
 ];

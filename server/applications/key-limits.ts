@@ -24,7 +24,7 @@
  * A key may change `signingAlg` (issue 38): it decides how the application's tokens are signed, not
  * who obtains them, and the application's back end is what must be able to verify them.
  */
-import { requireActorScope, type Actor } from '../http/admin-auth.js';
+import { requireActorScope, requireOwner, type Actor } from '../http/admin-auth.js';
 import type { Application } from '../db/schema.js';
 import type { ApplicationPatch, AuthPolicyPatch } from './schemas.js';
 import { sameRedirectUris } from './redirect-uris.js';
@@ -40,7 +40,8 @@ export function requireMayPatch(actor: Actor, current: Application, patch: Appli
     requireActorScope(actor, undefined, 'change the audience of its tokens');
   }
   if (patch.ssoGroupId !== undefined && patch.ssoGroupId !== current.ssoGroupId) {
-    requireActorScope(actor, undefined, 'move an application between SSO groups');
+    // SSO groups span applications: an app manager's reach ends at their own (owner only).
+    requireOwner(actor, 'move an application between SSO groups');
   }
   if (patch.clientType !== undefined && patch.clientType !== current.clientType) {
     requireActorScope(actor, undefined, 'change the client type (it creates or removes the client secret)');

@@ -6,9 +6,8 @@
  * compact serialisation), with the algorithm of the application the token is for (`alg` of each
  * input: its `signingAlg`, issue 38) and that algorithm's current key.
  *
- * Signing is node:crypto's `sign()` over the KeyRing's cached KeyObject (signing-algorithms.ts:
- * RS256 on libuv's thread pool, ES256 and EdDSA on the event loop); each (kid, typ) header is
- * encoded once. This leaves the event loop only the JSON and base64url of the payload (jose's
+ * Signing is node:crypto's `sign()` over the KeyRing's cached KeyObject, on libuv's thread pool
+ * for every algorithm (signing-algorithms.ts); each (kid, typ) header is encoded once. This leaves the event loop only the JSON and base64url of the payload (jose's
  * SignJWT, over WebCrypto, cost several times that in promise and validation work per token).
  */
 import type { JWTPayload } from 'jose';
