@@ -2,8 +2,9 @@
  * Per-application signing algorithms (issue 38), through the HTTP API on either engine: the
  * `signingAlg` field (admin API, OpenAPI, validation), tokens of every grant signed with the
  * application's algorithm and its key (jose verifies them against the JWKS, naming the one
- * algorithm), a change that applies to new tokens only, userinfo and introspection accepting
- * every algorithm Gatehouse signs with and nothing else (no algorithm confusion: a header whose
+ * algorithm), a change that applies to new tokens only, userinfo, introspection and the one
+ * access-token check the other features use (`ctx.readAccessToken`: the admin API's panel tokens,
+ * forward auth) accepting every algorithm Gatehouse signs with and nothing else (no algorithm confusion: a header whose
  * `alg` is not its key's own, HS256 keyed with a public key, `none`), rotation of every
  * algorithm's key under the publish-first rule, keys made on upgrade, and private keys sealed at
  * rest in PostgreSQL mode.
@@ -158,7 +159,10 @@ describe("an application's tokens", () => {
     expect(decodeProtectedHeader(machine.json().access_token)).toEqual({ alg, typ: 'at+jwt', kid: key.kid });
     expect((await jwtVerify(machine.json().access_token, local, at)).payload.sub).toBe(id);
 
-    // Gatehouse's own checks accept it: userinfo and introspection.
+    // Gatehouse's own checks accept it: the one check other features use (the admin API's panel
+    // tokens, forward auth: ctx.readAccessToken), userinfo and introspection.
+    expect(await t.app.ctx.readAccessToken(refreshed.json().access_token)).toMatchObject({ client_id: id, sub: idClaims.sub });
+    expect(await t.app.ctx.readAccessToken(machine.json().access_token)).toMatchObject({ client_id: id, sub: id });
     const info = await userinfo(refreshed.json().access_token);
     expect([info.statusCode, info.json().email]).toEqual([200, 'ada@example.com']);
     const intro = await introspect(id, refreshed.json().access_token);
@@ -217,6 +221,7 @@ describe('tokens Gatehouse did not sign as they are', () => {
     // The control: Gatehouse's ES256 key under its own kid and alg is accepted.
     const genuine = await signedBy('ES256', { alg: 'ES256', typ: 'at+jwt', kid: kids.ES256 }, APP.ES256);
     expect((await introspect(APP.ES256, genuine)).json()).toMatchObject({ active: true, sub: 'usr_x' });
+    expect(await t.app.ctx.readAccessToken(genuine)).toMatchObject({ sub: 'usr_x' });
 
     const refused: [string, string, string][] = [
       ['ES256 signature, RS256 key named', APP.ES256, await signedBy('ES256', { alg: 'ES256', typ: 'at+jwt', kid: kids.RS256 }, APP.ES256)],
@@ -236,6 +241,7 @@ describe('tokens Gatehouse did not sign as they are', () => {
       expect([what, info.statusCode, info.json().error]).toEqual([what, 401, 'invalid_token']);
       expect(info.headers['www-authenticate']).toBe(`Bearer realm="gatehouse", error="invalid_token", error_description="The access token is invalid or expired."`);
       expect([what, (await introspect(id, forged)).body]).toEqual([what, '{"active":false}']);
+      expect([what, await t.app.ctx.readAccessToken(forged)]).toEqual([what, undefined]);
     }
   });
 });
