@@ -138,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     codes: new CodeStore(),
     wakeWebhooks: () => {},
     wakePurger: () => {},
+    ldapListener: () => null,
     readAccessToken: async () => undefined,
     metrics,
     listenAddresses: () => {

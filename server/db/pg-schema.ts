@@ -283,11 +283,13 @@ export const groups = pgTable(
     id: text('id').primaryKey(),
     name: text('name').notNull(),
     description: text('description'),
+    gidNumber: integer('gid_number'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
     index('groups_created_idx').on(t.createdAt, t.id),
+    uniqueIndex('groups_gid_number_uq').on(t.gidNumber),
   ],
 );
 
@@ -438,6 +440,7 @@ export const people = pgTable(
     username: text('username').notNull(),
     givenName: text('given_name'),
     familyName: text('family_name'),
+    uidNumber: integer('uid_number'),
     passwordHash: text('password_hash'),
     status: text('status').notNull().default("active"),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
@@ -446,8 +449,17 @@ export const people = pgTable(
   (t) => [
     uniqueIndex('people_email_uq').on(t.email),
     uniqueIndex('people_username_uq').on(t.username),
+    uniqueIndex('people_uid_number_uq').on(t.uidNumber),
     index('people_created_idx').on(t.createdAt, t.id),
   ],
+);
+
+export const posixIdSequence = pgTable(
+  'posix_id_sequence',
+  {
+    name: text('name').primaryKey(),
+    nextValue: integer('next_value').notNull(),
+  },
 );
 
 export const providerLogins = pgTable(

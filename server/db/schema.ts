@@ -127,6 +127,13 @@ export const people = sqliteTable(
     /** OIDC `given_name` / `family_name`: at most 100 characters of display text, or null. */
     givenName: text('given_name'),
     familyName: text('family_name'),
+    /**
+     * The LDAP directory's `uidNumber` (and user-private `gidNumber`, spec ldap.md): ≥ 10000, from
+     * the one sequence people and groups share, never reused. Set by the database as the row is
+     * inserted (a trigger on SQLite, a sequence default on PostgreSQL: migration `posix_ids`), so
+     * every way of creating a person gets one.
+     */
+    uidNumber: integer('uid_number'),
     /** argon2id PHC string; null when the person signs in only through external providers. */
     passwordHash: text('password_hash'),
     /** `disabled`: cannot sign in anywhere (administrators/people-status.ts); their sessions were ended. */
@@ -137,6 +144,7 @@ export const people = sqliteTable(
   (t) => [
     uniqueIndex('people_email_uq').on(t.email),
     uniqueIndex('people_username_uq').on(t.username),
+    uniqueIndex('people_uid_number_uq').on(t.uidNumber),
     index('people_created_idx').on(t.createdAt, t.id),
   ],
 );
@@ -656,10 +664,12 @@ export const groups = sqliteTable(
     id: text('id').primaryKey(), // `^[a-z0-9][a-z0-9._-]{0,63}$`, the value in the `groups` claim
     name: text('name').notNull(),
     description: text('description'),
+    /** The LDAP directory's `gidNumber` (spec ldap.md): from the sequence people's uidNumber comes from. */
+    gidNumber: integer('gid_number'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },
-  (t) => [index('groups_created_idx').on(t.createdAt, t.id)],
+  (t) => [index('groups_created_idx').on(t.createdAt, t.id), uniqueIndex('groups_gid_number_uq').on(t.gidNumber)],
 );
 
 /** Who is in which group; goes with the person and with the group (cascades). */
@@ -1009,6 +1019,16 @@ export const rateLimitWindows = sqliteTable(
   },
   (t) => [index('rate_limit_windows_ends_idx').on(t.windowEndsAt)],
 );
+
+/**
+ * The counter behind people's uidNumber and groups' gidNumber on SQLite (spec ldap.md: stable,
+ * ≥ 10000, never reused): one row, moved by the insert triggers of migration `posix_ids`, never
+ * back. PostgreSQL uses a real sequence (`posix_id_seq`) and leaves this table empty.
+ */
+export const posixIdSequence = sqliteTable('posix_id_sequence', {
+  name: text('name').primaryKey(),
+  nextValue: integer('next_value').notNull(),
+});
 
 export const meta = sqliteTable('meta', {
   key: text('key').primaryKey(),

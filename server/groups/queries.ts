@@ -6,8 +6,9 @@
  * - the list: `groups_created_idx` (created_at, id) by keyset, or with `q` the primary key as an
  *   id prefix range.
  */
-import { asc, eq, inArray } from 'drizzle-orm';
+import { asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
+import { preparedPerDb } from '../db/prepared.js';
 import { groupMembers } from '../db/schema.js';
 import { many } from '../db/store.js';
 
@@ -15,14 +16,19 @@ import { many } from '../db/store.js';
 export type DbSource = Db | { db: Db };
 const dbOf = (source: DbSource): Db => ('db' in source && !('$client' in source) ? source.db : (source as Db));
 
-/** The ids of the groups `personId` is in, sorted (the `groups` claim's order). */
-export async function groupIdsOfPerson(source: DbSource, personId: string): Promise<string[]> {
-  const db = dbOf(source);
-  const rows = await many(db
+/** Prepared once per handle (db/prepared.ts): token grants and LDAP binds ask it on every request. */
+const groupsOfOne = preparedPerDb((db) =>
+  db
     .select({ groupId: groupMembers.groupId })
     .from(groupMembers)
-    .where(eq(groupMembers.personId, personId))
-    .orderBy(asc(groupMembers.groupId)));
+    .where(eq(groupMembers.personId, sql.placeholder('personId')))
+    .orderBy(asc(groupMembers.groupId))
+    .prepare(),
+);
+
+/** The ids of the groups `personId` is in, sorted (the `groups` claim's order). */
+export async function groupIdsOfPerson(source: DbSource, personId: string): Promise<string[]> {
+  const rows = await many(groupsOfOne(dbOf(source)), { personId });
   return rows.map((r) => r.groupId);
 }
 

@@ -483,7 +483,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       password: created.password,
       application: created.applicationName,
       name: created.name,
-      logins: [usernameOf(me.person), me.person.email].filter(Boolean),
+      logins: [me.person.username, me.person.email],
       next: '/account#app-passwords',
     });
   });
@@ -501,11 +501,6 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return back(reply, 'signed_out');
   });
 };
-
-/** The person's username (spec claims-and-groups.md), once people have one. */
-function usernameOf(person: Me['person']): string | undefined {
-  return (person as Me['person'] & { username?: string }).username;
-}
 
 /** The account page in its own hosted-page scope (form bodies, HTML errors). */
 export const accountPagePlugin: FastifyPluginAsync = async (app) => {

@@ -5678,6 +5678,19 @@ export interface paths {
                             discoveryUrl: string;
                             issuer: string;
                             jwksUrl: string;
+                            ldap: {
+                                /** @description the base DN (GATEHOUSE_LDAP_BASE_DN, or derived from the issuer) */
+                                baseDn: string;
+                                /** @description LDAP connections open now */
+                                connections: number;
+                                /** @description whether this server runs the LDAP directory (GATEHOUSE_LDAP=on) */
+                                enabled: boolean;
+                                /** @description ldaps://host:port, when running with LAN TLS */
+                                ldapsUrl: string | null;
+                                startTls: boolean;
+                                /** @description ldap://host:port, when running */
+                                url: string | null;
+                            };
                             signingKey: string | null;
                             uptimeSeconds: number;
                             version: string;
