@@ -1,11 +1,11 @@
 /**
  * People across applications, for the panel's People page. Every read is index-backed:
- * - the list walks `people_created_idx` (created_at, id) by keyset, or, with `q`, the unique
- *   e-mail index as a prefix range (e-mails are stored lower-cased), keyset by e-mail;
+ * - the list walks `people_created_idx` (created_at, id) by keyset, or, with `q`, the people
+ *   search.ts finds (e-mail and username prefixes, words of the name, each through an index),
+ *   keyset by e-mail;
  * - each row's membership count and the detail's memberships use `memberships_person_idx`.
- * A name search would scan the table, so `q` matches the start of the e-mail address only.
  */
-import { and, asc, eq, gt, gte, lt, sql } from 'drizzle-orm';
+import { asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { applications, linkedAccounts, memberships, people } from '../db/schema.js';
 import { decodeCursor, encodeCursor, toPage } from '../http/pagination.js';
@@ -14,6 +14,8 @@ import { iso } from '../http/schemas.js';
 import type { PeopleQuery } from './schemas.js';
 import { one, many } from '../db/store.js';
 import { isPanelClient } from '../administrators/panel-client.js';
+import { searchPage, searchPeopleIds } from './search.js';
+import { secondFactorSummary } from '../accounts/second-factor/service.js';
 
 const summary = {
   id: people.id,
@@ -34,10 +36,12 @@ export async function listPeople(db: Db, query: PeopleQuery, limit: number) {
     const prefix = query.q.trim().toLowerCase();
     // After the cursor's e-mail (unique), within [prefix, prefix + U+FFFF).
     const after = query.cursor ? decodeCursor(query.cursor).id : undefined;
+    // A prefix of the e-mail or username, or the start of a word of the name (search.ts).
+    const ids = await searchPeopleIds(db, prefix);
     const rows = await many(db
       .select(summary)
       .from(people)
-      .where(and(gte(people.email, prefix), lt(people.email, `${prefix}\uffff`), after === undefined ? undefined : gt(people.email, after)))
+      .where(searchPage(ids, after))
       .orderBy(asc(people.email))
       .limit(limit + 1));
     const items = rows.slice(0, limit);
@@ -79,6 +83,7 @@ export async function getPerson(db: Db, id: string) {
     name: person.name,
     createdAt: iso(person.createdAt)!,
     hasPassword: person.passwordHash !== null,
+    secondFactor: await secondFactorSummary(db, person.id),
     memberships: visible.map(({ m, applicationName }) => ({
       id: m.id,
       applicationId: m.applicationId,

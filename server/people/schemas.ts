@@ -2,11 +2,12 @@
 import { Type, type Static } from 'typebox';
 import { listQueryProperties } from '../http/pagination.js';
 import { NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { SecondFactorSummarySchema } from '../accounts/second-factor/schemas.js';
 
 export const PeopleQuerySchema = Type.Object(
   {
     ...listQueryProperties,
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'e-mail address prefix (case-insensitive)' })),
+    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'the start of the e-mail address or username, or of any word of the name (case-insensitive)' })),
   },
   { additionalProperties: false },
 );
@@ -35,6 +36,7 @@ export const PersonSchema = Type.Object(
   {
     ...PersonFields,
     hasPassword: Type.Boolean(),
+    secondFactor: SecondFactorSummarySchema,
     memberships: Type.Array(
       Type.Object(
         {

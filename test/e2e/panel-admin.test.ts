@@ -75,11 +75,11 @@ describe('control panel', () => {
   it('signs in with the admin token (a wrong one is refused in words)', async () => {
     await page.goto(`${server.url}/admin/`);
     await page.getByLabel('Admin token').fill('not-the-token');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Use the admin token' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/not a valid admin token/i);
     await shot(page, '01-sign-in');
     await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Use the admin token' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.getByText('Pending invitations').waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem('gatehouse.adminToken'))).toBe(OAUTH_ADMIN_TOKEN);

@@ -65,6 +65,8 @@ const SCREENS: [name: string, path: () => string, ready: string][] = [
   ['signing-keys', () => '/signing-keys', 'Next scheduled rotation'],
   ['backups', () => '/backups', 'Take a backup now'],
   ['lan-tls', () => '/lan-tls', 'SHA-256 fingerprint'],
+  ['administrators', () => '/administrators', 'Everything, including administrators'],
+  ['password-policy', () => '/settings/password-policy', 'What people see beside'],
 ];
 
 async function signedInContext(options: { width: number; height: number; scheme: 'light' | 'dark' }): Promise<BrowserContext> {

@@ -5783,7 +5783,7 @@ export interface paths {
                 query?: {
                     cursor?: string;
                     limit?: number;
-                    /** @description e-mail address prefix (case-insensitive) */
+                    /** @description the start of the e-mail address or username, or of any word of the name (case-insensitive) */
                     q?: string;
                 };
                 header?: never;
@@ -5939,6 +5939,23 @@ export interface paths {
                                 status: "active" | "suspended";
                             }[];
                             name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                         };
@@ -6066,6 +6083,23 @@ export interface paths {
                                 status: "active" | "suspended";
                             }[];
                             name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                         };
@@ -6275,6 +6309,23 @@ export interface paths {
                                 status: "active" | "suspended";
                             }[];
                             name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                         };
