@@ -41,6 +41,7 @@ export function applicationFields(settings: PresetApplication) {
     grantTypes: settings.grantTypes as unknown as NonNullable<ApplicationCreate['grantTypes']>,
     backchannelLogoutUri: settings.backchannelLogoutUri,
     ldap: settings.ldap,
+    signingAlg: settings.signingAlg,
   } satisfies Partial<ApplicationCreate>;
 }
 

@@ -93,6 +93,7 @@ describe('the catalogue', () => {
       grantTypes: ['authorization_code', 'refresh_token'],
       backchannelLogoutUri: null,
       ldap: { enabled: false },
+      signingAlg: 'RS256',
     });
     expect(outline.client).toEqual({ tokenEndpointAuthMethod: 'client_secret_post', pkce: false, scopes: ['openid', 'offline_access', 'profile', 'email'] });
     expect(outline.requirements).toEqual([
@@ -145,6 +146,7 @@ describe('creating an application from a preset', () => {
         grantTypes: ['authorization_code', 'refresh_token'],
         backchannelLogoutUri: null,
         ldap: { enabled: false },
+        signingAlg: 'RS256',
       },
     });
     const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'application.created')));

@@ -518,6 +518,8 @@ export interface paths {
                                     version: number;
                                 } | null;
                                 redirectUris: string[];
+                                /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                                signingAlg: "RS256" | "ES256" | "EdDSA";
                                 ssoGroupId: string | null;
                                 /** Format: date-time */
                                 updatedAt: string;
@@ -651,6 +653,8 @@ export interface paths {
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
                         redirectUris: string[];
+                        /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                        signingAlg?: "RS256" | "ES256" | "EdDSA";
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
@@ -733,6 +737,8 @@ export interface paths {
                                 version: number;
                             } | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -894,6 +900,8 @@ export interface paths {
                                 version: number;
                             } | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -1113,6 +1121,8 @@ export interface paths {
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
                         redirectUris?: string[];
+                        /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                        signingAlg?: "RS256" | "ES256" | "EdDSA";
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
@@ -1185,6 +1195,8 @@ export interface paths {
                                 version: number;
                             } | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -2940,6 +2952,8 @@ export interface paths {
                                 version: number;
                             } | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -6128,7 +6142,8 @@ export interface paths {
                             keys: {
                                 /** Format: date-time */
                                 activatesAt: string;
-                                alg: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -6224,7 +6239,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish a new signing key; it signs after the JWKS cache lifetime, the previous one stays published until its tokens expire */
+        /** Publish a new signing key of every algorithm; they sign after the JWKS cache lifetime, the previous ones stay published until their tokens expire */
         post: {
             parameters: {
                 query?: never;
@@ -6244,7 +6259,8 @@ export interface paths {
                             key: {
                                 /** Format: date-time */
                                 activatesAt: string;
-                                alg: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -6255,10 +6271,28 @@ export interface paths {
                                 /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
                                 status: "next" | "active" | "retiring" | "retired";
                             };
+                            /** @description The new keys, one per algorithm: RS256, ES256, EdDSA */
+                            keys: {
+                                /** Format: date-time */
+                                activatesAt: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                expiresAt: string | null;
+                                kid: string;
+                                /** Format: date-time */
+                                retiredAt: string | null;
+                                /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
+                                status: "next" | "active" | "retiring" | "retired";
+                            }[];
+                            /** @description The keys they take over from */
                             previous: {
                                 /** Format: date-time */
                                 activatesAt: string;
-                                alg: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
