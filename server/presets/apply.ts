@@ -37,11 +37,11 @@ export function applicationFields(settings: PresetApplication) {
     clientType: settings.clientType,
     redirectUris: settings.redirectUris,
     postLogoutRedirectUris: settings.postLogoutRedirectUris,
-    // The wire schema's union of literals types as never[] here; the values are GRANT_TYPES' own.
+    // The wire schema's unions of literals (made with .map) type as never here; the values are the schema's own.
     grantTypes: settings.grantTypes as unknown as NonNullable<ApplicationCreate['grantTypes']>,
     backchannelLogoutUri: settings.backchannelLogoutUri,
     ldap: settings.ldap,
-    signingAlg: settings.signingAlg,
+    signingAlg: settings.signingAlg as unknown as NonNullable<ApplicationCreate['signingAlg']>,
   } satisfies Partial<ApplicationCreate>;
 }
 
