@@ -65,7 +65,7 @@ const SCREENS: [name: string, path: () => string, ready: string][] = [
   ['signing-keys', () => '/signing-keys', 'Next scheduled rotation'],
   ['backups', () => '/backups', 'Take a backup now'],
   ['lan-tls', () => '/lan-tls', 'SHA-256 fingerprint'],
-  ['administrators', () => '/administrators', 'Everything, including administrators'],
+  ['administrators', () => '/administrators', 'olive@example.com'],
   ['password-policy', () => '/settings/password-policy', 'What people see beside'],
 ];
 
@@ -127,6 +127,9 @@ beforeAll(async () => {
   await admin('POST', '/api/admin/applications/team-notes/invitations', { emails: ['erin@example.com', 'gus@example.com'], role: 'member' });
   await admin('POST', '/api/admin/applications/team-notes/api-keys', { name: 'Provisioning', scopes: ['users:read'] });
   await admin('POST', '/api/admin/backups');
+  // Named administrators (issue 33): the owner, and the person of the person page as an app manager.
+  await admin('POST', '/api/admin/setup/owner', { email: 'olive@example.com', name: 'Olive Owner', password: PASSWORD });
+  await admin('PUT', `/api/admin/administrators/${personId}`, { role: 'app_manager', applications: ['team-notes'] });
   browser = await launchChromium();
 }, 180_000);
 
