@@ -17,6 +17,7 @@ import { AuditPage } from './pages/audit';
 import { PeoplePage, PersonPage } from './pages/people';
 import { KeysPage } from './pages/keys';
 import { BackupsPage } from './pages/backups';
+import { OperationsPage } from './pages/operations';
 
 import { CallbackPage } from './pages/callback';
 import { PanelSignInLanding, SignInScreen } from './pages/sign-in';
@@ -42,6 +43,7 @@ const NAV: [href: string, label: string, audience: Audience, end?: boolean][] = 
 const OPS_NAV: [href: string, label: string][] = [
   ['/signing-keys', t.nav.keys],
   ['/backups', t.nav.backups],
+  ['/data-lifecycle', t.nav.lifecycle],
   ['/lan-tls', t.nav.tls],
 ];
 const shown = (audience: Audience) => audience === 'all' || (audience === 'people' ? managesPeople() : isOwner());
@@ -141,6 +143,7 @@ function App() {
           <Route path="/audit-log" component={AuditPage} />
           <Route path="/signing-keys" component={KeysPage} />
           <Route path="/backups" component={BackupsPage} />
+          <Route path="/data-lifecycle" component={OperationsPage} />
           <Route path="/lan-tls" component={TlsPage} />
           <Route path="/administrators" component={AdministratorsPage} />
           <Route path="/settings/password-policy" component={PasswordPolicyPage} />

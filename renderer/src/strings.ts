@@ -18,6 +18,7 @@ export const strings = {
     operations: 'Operations',
     keys: 'Signing keys',
     backups: 'Backups',
+    lifecycle: 'Data lifecycle',
     tls: 'LAN TLS',
     administrators: 'Administrators',
     settings: 'Password policy',

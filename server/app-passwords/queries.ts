@@ -20,27 +20,17 @@ const matchColumns = {
   application: { id: applications.id, name: applications.name, ldap: applications.ldap },
 };
 
-const byHash = preparedPerDb((db) =>
+/** An app password with its person, membership and application, joined by their primary keys. */
+const matched = (db: Db) =>
   db
     .select(matchColumns)
     .from(appPasswords)
     .innerJoin(people, eq(people.id, appPasswords.personId))
     .innerJoin(memberships, eq(memberships.id, appPasswords.membershipId))
-    .innerJoin(applications, eq(applications.id, appPasswords.applicationId))
-    .where(eq(appPasswords.secretHash, p('hash')))
-    .prepare(),
-);
+    .innerJoin(applications, eq(applications.id, appPasswords.applicationId));
 
-const byId = preparedPerDb((db) =>
-  db
-    .select(matchColumns)
-    .from(appPasswords)
-    .innerJoin(people, eq(people.id, appPasswords.personId))
-    .innerJoin(memberships, eq(memberships.id, appPasswords.membershipId))
-    .innerJoin(applications, eq(applications.id, appPasswords.applicationId))
-    .where(eq(appPasswords.id, p('id')))
-    .prepare(),
-);
+const byHash = preparedPerDb((db) => matched(db).where(eq(appPasswords.secretHash, p('hash'))).prepare());
+const byId = preparedPerDb((db) => matched(db).where(eq(appPasswords.id, p('id'))).prepare());
 
 const touch = preparedPerDb((db) =>
   db.update(appPasswords).set({ lastUsedAt: sql`${p('nowMs')}` }).where(eq(appPasswords.id, p('id'))).prepare(),

@@ -71,95 +71,83 @@ function union<P extends Plan>(plans: P[]): P {
   return SCAN as P;
 }
 
-export function planPeople(filter: Filter, base: Dn): PeoplePlan {
+/**
+ * The plan of `filter` for one kind of entry: AND, OR, NOT and the items that only say "this
+ * attribute" are judged alike for people and groups; `equality` plans an equality (or approx)
+ * on an attribute the kind has.
+ */
+function planFor<P extends Plan>(filter: Filter, attributes: Set<string>, equality: (name: string, value: string) => P): P {
   switch (filter.type) {
     case 'and':
-      return narrowest(filter.filters.map((f) => planPeople(f, base)));
+      return narrowest(filter.filters.map((f) => planFor(f, attributes, equality)));
     case 'or':
-      return union(filter.filters.map((f) => planPeople(f, base)));
+      return union(filter.filters.map((f) => planFor(f, attributes, equality)));
     case 'not':
-      return SCAN;
+      return SCAN as P;
     case 'extensible':
-      return NONE;
+      return NONE as P;
     case 'present':
     case 'substrings':
     case 'ge':
     case 'le': {
       const name = attributeType(filter.attribute)?.name;
-      return name && PERSON_ATTRIBUTES.has(name) ? SCAN : NONE;
+      return (name && attributes.has(name) ? SCAN : NONE) as P;
     }
     case 'equality':
     case 'approx': {
       const name = attributeType(filter.attribute)?.name;
-      if (!name || !PERSON_ATTRIBUTES.has(name)) return NONE;
-      const value = filter.value;
-      switch (name) {
-        case 'objectClass':
-          return personClasses.has(value.trim().toLowerCase()) ? SCAN : NONE;
-        case 'uid':
-          return { kind: 'lookup', key: 'username', values: [normalValue(value)] };
-        case 'mail':
-          return { kind: 'lookup', key: 'email', values: [normalValue(value)] };
-        case 'entryUUID':
-          return { kind: 'lookup', key: 'id', values: [value] };
-        case 'uidNumber':
-        case 'gidNumber': {
-          const n = integerOf(value);
-          return n === undefined ? NONE : { kind: 'lookup', key: 'uidNumber', values: [n] };
-        }
-        case 'memberOf': {
-          const groupId = leafUnder(value, 'cn', GROUPS_OU, base);
-          return groupId === undefined ? NONE : { kind: 'inGroup', groupId };
-        }
-        default:
-          return SCAN;
-      }
+      return name && attributes.has(name) ? equality(name, filter.value) : (NONE as P);
     }
   }
 }
 
-export function planGroups(filter: Filter, base: Dn): GroupPlan {
-  switch (filter.type) {
-    case 'and':
-      return narrowest(filter.filters.map((f) => planGroups(f, base)));
-    case 'or':
-      return union(filter.filters.map((f) => planGroups(f, base)));
-    case 'not':
-      return SCAN;
-    case 'extensible':
-      return NONE;
-    case 'present':
-    case 'substrings':
-    case 'ge':
-    case 'le': {
-      const name = attributeType(filter.attribute)?.name;
-      return name && GROUP_ATTRIBUTES.has(name) ? SCAN : NONE;
-    }
-    case 'equality':
-    case 'approx': {
-      const name = attributeType(filter.attribute)?.name;
-      if (!name || !GROUP_ATTRIBUTES.has(name)) return NONE;
-      const value = filter.value;
-      switch (name) {
-        case 'objectClass':
-          return groupClasses.has(value.trim().toLowerCase()) ? SCAN : NONE;
-        case 'cn':
-          return { kind: 'lookup', key: 'id', values: [normalValue(value)] };
-        case 'entryUUID':
-          return { kind: 'lookup', key: 'id', values: [value] };
-        case 'gidNumber': {
-          const n = integerOf(value);
-          return n === undefined ? NONE : { kind: 'lookup', key: 'gidNumber', values: [n] };
-        }
-        case 'memberUid':
-          return { kind: 'ofMembers', usernames: [normalValue(value)] };
-        case 'member': {
-          const username = leafUnder(value, 'uid', PEOPLE_OU, base);
-          return username === undefined ? NONE : { kind: 'ofMembers', usernames: [username] };
-        }
-        default:
-          return SCAN;
+export function planPeople(filter: Filter, base: Dn): PeoplePlan {
+  return planFor<PeoplePlan>(filter, PERSON_ATTRIBUTES, (name, value) => {
+    switch (name) {
+      case 'objectClass':
+        return personClasses.has(value.trim().toLowerCase()) ? SCAN : NONE;
+      case 'uid':
+        return { kind: 'lookup', key: 'username', values: [normalValue(value)] };
+      case 'mail':
+        return { kind: 'lookup', key: 'email', values: [normalValue(value)] };
+      case 'entryUUID':
+        return { kind: 'lookup', key: 'id', values: [value] };
+      case 'uidNumber':
+      case 'gidNumber': {
+        const n = integerOf(value);
+        return n === undefined ? NONE : { kind: 'lookup', key: 'uidNumber', values: [n] };
       }
+      case 'memberOf': {
+        const groupId = leafUnder(value, 'cn', GROUPS_OU, base);
+        return groupId === undefined ? NONE : { kind: 'inGroup', groupId };
+      }
+      default:
+        return SCAN;
     }
-  }
+  });
+}
+
+export function planGroups(filter: Filter, base: Dn): GroupPlan {
+  return planFor<GroupPlan>(filter, GROUP_ATTRIBUTES, (name, value) => {
+    switch (name) {
+      case 'objectClass':
+        return groupClasses.has(value.trim().toLowerCase()) ? SCAN : NONE;
+      case 'cn':
+        return { kind: 'lookup', key: 'id', values: [normalValue(value)] };
+      case 'entryUUID':
+        return { kind: 'lookup', key: 'id', values: [value] };
+      case 'gidNumber': {
+        const n = integerOf(value);
+        return n === undefined ? NONE : { kind: 'lookup', key: 'gidNumber', values: [n] };
+      }
+      case 'memberUid':
+        return { kind: 'ofMembers', usernames: [normalValue(value)] };
+      case 'member': {
+        const username = leafUnder(value, 'uid', PEOPLE_OU, base);
+        return username === undefined ? NONE : { kind: 'ofMembers', usernames: [username] };
+      }
+      default:
+        return SCAN;
+    }
+  });
 }

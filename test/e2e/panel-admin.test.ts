@@ -26,7 +26,8 @@ async function adminJson<T>(method: string, path: string, body?: unknown): Promi
 beforeAll(async () => {
   buildIfStale();
   // The webhook receiver listens on 127.0.0.1: the operator's opt-in.
-  server = await startOAuthServer({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1' });
+  // No scheduled sweep: the Data lifecycle story starts the first pass itself.
+  server = await startOAuthServer({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1', GATEHOUSE_SWEEP_INTERVAL: '0' });
   receiver = await startReceiver();
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
@@ -109,6 +110,9 @@ describe('control panel', () => {
     expect(text).toContain("audience: 'https://notes.example.com/api'");
     expect(text).toContain(`${server.url}/.well-known/openid-configuration`);
     expect(text).toContain("import { createRemoteJWKSet, jwtVerify } from 'jose'");
+    // The .env block has the secret line, with the secret itself while it is shown (issue 36).
+    expect(text).toContain(`GATEHOUSE_CLIENT_ID=team-notes\nGATEHOUSE_CLIENT_SECRET=${clientSecret}\nGATEHOUSE_AUDIENCE=https://notes.example.com/api`);
+    await page.getByRole('button', { name: 'Next: Test sign-in' }).waitFor();
     await shot(page, '04-wizard-secret-once');
 
     const app = await adminJson<{ clientType: string; redirectUris: string[] }>('GET', '/api/admin/applications/team-notes');
@@ -120,6 +124,8 @@ describe('control panel', () => {
     await page.getByRole('heading', { name: /Team Notes/ }).waitFor();
     await page.getByRole('heading', { name: 'Integration' }).waitFor();
     expect(await page.content()).not.toContain(clientSecret);
+    // Later the .env block keeps the line, with a placeholder: the secret is kept only as a hash.
+    expect(await page.getByTestId('integration-snippet').textContent()).toContain('GATEHOUSE_CLIENT_SECRET=<the client secret shown when it was created or rotated>');
     await shot(page, '05-application-settings');
   });
 
@@ -197,12 +203,16 @@ describe('control panel', () => {
   it('shows problem details in words, checks redirect URIs line by line as they are typed, and keeps the wizard input', async () => {
     await page.goto(`${server.url}/admin/applications/new`);
     await page.getByLabel('Name').fill('Wiki');
+    // A client id already taken is reported on step 1, at the field, before anything else is typed.
     await page.getByRole('button', { name: 'Next' }).click();
-    await page.getByLabel('Redirect URIs').fill('https://wiki2.example.com/callback');
-    await page.getByRole('button', { name: 'Create application' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toBe('An application with id "wiki" already exists.');
+    await page.getByText('An application with id "wiki" already exists; choose another client ID.').waitFor();
+    expect(await page.getByLabel('Client ID').getAttribute('aria-invalid')).toBe('true');
+    await shot(page, '07b-wizard-id-taken');
+    expect(await page.locator('ol.steps li.on').textContent()).toBe('1. Name and type');
+    await page.getByLabel('Client ID').fill('wiki-2');
+    await page.getByRole('button', { name: 'Next' }).click();
     // As typed, each line in words: a custom scheme (not a native app), two URIs on one line, a repeat.
-    const redirects = page.getByLabel('Redirect URIs');
+    const redirects = page.getByLabel('Redirect URIs', { exact: true });
     await redirects.fill('ftp://wiki2.example.com/callback\nhttps://a.example.com/cb https://b.example.com/cb\nftp://wiki2.example.com/callback');
     const messages = page.locator('.field-errors').first();
     await expect
@@ -229,6 +239,12 @@ describe('control panel', () => {
     expect(await redirects.inputValue()).toBe('ftp://wiki2.example.com/callback');
     await redirects.fill('https://wiki2.example.com/callback');
     await expect.poll(() => messages.locator('p').count()).toBe(0);
+    // Created: step 3 leads on to a test sign-in.
+    await page.getByRole('button', { name: 'Create application' }).click();
+    await page.getByRole('button', { name: 'Next: Test sign-in' }).click();
+    await page.getByText('Runs the real sign-in flow').waitFor();
+    expect(new URL(page.url()).pathname).toBe('/admin/applications/wiki-two/test');
+    expect((await server.admin('DELETE', '/api/admin/applications/wiki-two')).status).toBe(204);
   });
 
   it('invites people (pasting several addresses) and revokes one after confirming', async () => {
@@ -377,15 +393,20 @@ describe('control panel', () => {
     await created.getByRole('link', { name: 'Team Notes' }).first().waitFor();
     expect(await created.locator('dl.kv dt').allTextContents()).toEqual(['name', 'clientType']);
     expect(await created.locator('dl.kv dd').allTextContents()).toEqual(['Team Notes', 'web']);
+    // Where the change came from (issue 36): the request's address, under who made it.
+    expect(await created.locator('td').nth(1).textContent()).toBe('Administratorfrom 127.0.0.1');
     const signedUp = page.locator('tr[data-action="person.signed_up"]').first();
     expect(await signedUp.getByRole('link', { name: 'Dee <dee@example.com>' }).first().getAttribute('href')).toMatch(/^\/admin\/people\/usr_/);
     await shot(page, '15-audit-log');
-    // Filters: by action, by who (an e-mail address), by date.
-    await page.getByLabel('Action').fill('api_key.created');
-    await page.getByRole('button', { name: 'Apply' }).click();
+    // Filters: by action (a list of the actions the log holds), by who (an e-mail address), by date.
+    const actions = await page.getByLabel('Action').locator('option').allTextContents();
+    expect(actions[0]).toBe('Any action');
+    expect(actions.slice(1)).toEqual((await adminJson<{ actions: string[] }>('GET', '/api/admin/audit-log/actions')).actions);
+    expect(actions).toEqual(expect.arrayContaining(['api_key.created', 'application.created', 'person.signed_up']));
+    await page.getByLabel('Action').selectOption('api_key.created');
     await expect.poll(async () => [...new Set(await page.locator('tr[data-action]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action'))))]).toEqual(['api_key.created']);
     expect(page.url()).toContain('action=api_key.created');
-    await page.getByLabel('Action').fill('');
+    await page.getByLabel('Action').selectOption('');
     await page.getByLabel('Who').selectOption('person');
     await page.getByLabel('Their e-mail address').fill('dee@example.com');
     await page.getByRole('button', { name: 'Apply' }).click();
@@ -405,6 +426,28 @@ describe('control panel', () => {
     expect(overview.counts).toEqual({ applications: 2, people: 1, memberships: 1, pendingInvitations: 2, ssoGroups: 1 });
     expect(overview.signingKey).toMatch(/^kid_/);
     await page.getByText(overview.signingKey!).waitFor();
+  });
+
+  it('shows the sweeper and the deletes under way, and runs a sweep on demand', async () => {
+    await page.getByRole('link', { name: 'Data lifecycle' }).click();
+    await page.getByRole('heading', { name: 'Retention sweeper' }).waitFor();
+    await page.getByText('The schedule is off (GATEHOUSE_SWEEP_INTERVAL=0); a pass runs only when started here.').waitFor();
+    await expect.poll(() => page.getByTestId('sweeper-last-run').textContent()).toBe('No pass yet.');
+    await page.getByText('No deletes under way: every deleted application, group and member is gone entirely.').waitFor();
+    expect(await page.getByRole('region', { name: 'How long ended data is kept' }).locator('tbody tr').allTextContents()).toEqual([
+      'Refresh tokens and one-time links7 daysGATEHOUSE_RETENTION_TOKENS_DAYS',
+      'Sessions7 daysGATEHOUSE_RETENTION_SESSIONS_DAYS',
+      'Webhook deliveries30 daysGATEHOUSE_RETENTION_WEBHOOKS_DAYS',
+      'Audit log entries400 daysGATEHOUSE_RETENTION_AUDIT_DAYS',
+      'Invitations90 daysGATEHOUSE_RETENTION_INVITATIONS_DAYS',
+    ]);
+    await page.getByRole('button', { name: 'Run now' }).click();
+    await page.getByText('Sweep started.').waitFor();
+    await expect.poll(() => page.getByTestId('sweeper-last-run').textContent(), { timeout: 15_000 }).toMatch(/^Last pass: .+ \(\d+ ms\): (nothing was due|\d+ rows? deleted)/);
+    await page.getByText('1 pass so far', { exact: false }).waitFor();
+    await shot(page, '16b-data-lifecycle');
+    const ops = await adminJson<{ sweeper: { runs: number; running: boolean } }>('GET', '/api/admin/operations');
+    expect([ops.sweeper.runs, ops.sweeper.running]).toEqual([1, false]);
   });
 
   it('lists past the first 200 rows with "Load more"', async () => {

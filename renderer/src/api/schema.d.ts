@@ -3214,6 +3214,8 @@ export interface paths {
                             nextCursor: string | null;
                             users: {
                                 email: string;
+                                /** @description a confirmed authenticator app or a passkey; without one, an application whose MFA policy is required makes them enrol one at their next sign-in */
+                                hasSecondFactor: boolean;
                                 id: string;
                                 /** Format: date-time */
                                 joinedAt: string;

@@ -90,14 +90,25 @@ const t = {
   public: ' This is a public client: no secret, PKCE only.',
 };
 
-export function IntegrationSnippet(props: { app: Application }) {
+/** The .env block for the app: a confidential client's secret as given (right after creation), or a placeholder. */
+export function envBlock(o: { issuer: string; discoveryUrl: string }, app: Pick<Application, 'id' | 'audience' | 'clientType'>, clientSecret?: string): string {
+  const lines = [`GATEHOUSE_ISSUER=${o.issuer}`, `GATEHOUSE_CLIENT_ID=${app.id}`];
+  if (app.clientType === 'web') lines.push(`GATEHOUSE_CLIENT_SECRET=${clientSecret ?? SECRET_PLACEHOLDER}`);
+  lines.push(`GATEHOUSE_AUDIENCE=${app.audience}`, `GATEHOUSE_DISCOVERY_URL=${o.discoveryUrl}`);
+  return lines.join('\n');
+}
+
+/** Where a confidential client's secret goes when it is not shown (it is kept only as a hash). */
+const SECRET_PLACEHOLDER = '<the client secret shown when it was created or rotated>';
+
+/** `clientSecret`: the secret shown once, right after creation; elsewhere a placeholder stands in its line. */
+export function IntegrationSnippet(props: { app: Application; clientSecret?: string | undefined }) {
   const [overview] = createResource(() => ok(client.GET('/api/admin/overview')));
   return (
     <Show when={overview()} fallback={<p class="muted">{t.loading}</p>}>
       {(o) => {
         const code = () => verifyExample(o().issuer, o().jwksUrl, props.app.audience);
-        const env = () =>
-          `GATEHOUSE_ISSUER=${o().issuer}\nGATEHOUSE_CLIENT_ID=${props.app.id}\nGATEHOUSE_AUDIENCE=${props.app.audience}\nGATEHOUSE_DISCOVERY_URL=${o().discoveryUrl}`;
+        const env = () => envBlock(o(), props.app, props.clientSecret);
         return (
           <div class="card" data-testid="integration-snippet">
             <CopyField label={t.issuer} value={o().issuer} />
