@@ -38,6 +38,12 @@ export const commands: CommandEntry[] = [
   { name: 'app ldap', summary: "turn an application's LDAP directory access on or off, or make its service account a new password", load: async () => (await import('./admin/apps.js')).appLdap },
   { name: 'invite', summary: 'invite people to an application by e-mail', load: async () => (await import('./admin/members.js')).invite },
   { name: 'member list', summary: "list an application's members", load: async () => (await import('./admin/members.js')).memberList },
+  { name: 'group list', summary: 'list the directory groups (--query: id prefix)', load: async () => (await import('./admin/groups.js')).groupList },
+  { name: 'group create', summary: 'create a directory group', load: async () => (await import('./admin/groups.js')).groupCreate },
+  { name: 'group show', summary: 'show a directory group and its members', load: async () => (await import('./admin/groups.js')).groupShow },
+  { name: 'group delete', summary: 'delete a directory group (refused while an application setting names it)', load: async () => (await import('./admin/groups.js')).groupDelete },
+  { name: 'group add', summary: 'put people (by e-mail) in a directory group', load: async () => (await import('./admin/groups.js')).groupAdd },
+  { name: 'group remove', summary: 'take people (by e-mail) out of a directory group', load: async () => (await import('./admin/groups.js')).groupRemove },
   { name: 'key rotate', summary: 'publish a new signing key on the running server (it signs two minutes later)', load: async () => (await import('./admin/keys.js')).keyRotate },
   { name: 'tls renew-ca', summary: "replace the LAN mode's local CA on the running server (devices install the new one)", load: async () => (await import('./admin/tls.js')).tlsRenewCa },
 ];

@@ -142,6 +142,7 @@ export const applications = pgTable(
     uniqueIndex('applications_audience_uq').on(t.audience),
     index('applications_created_idx').on(t.createdAt, t.id),
     index('applications_group_idx').on(t.ssoGroupId),
+    index('applications_webhook_idx').on(t.webhookUrl),
   ],
 );
 
@@ -271,7 +272,6 @@ export const groupMembers = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.groupId, t.personId] }),
-    foreignKey({ name: 'group_members_group_id_groups_id_fk', columns: [t.groupId], foreignColumns: [groups.id] }).onDelete('cascade'),
     index('group_members_person_idx').on(t.personId, t.groupId),
   ],
 );

@@ -506,6 +506,8 @@ export const applications = sqliteTable(
     uniqueIndex('applications_audience_uq').on(t.audience),
     index('applications_created_idx').on(t.createdAt, t.id),
     index('applications_group_idx').on(t.ssoGroupId),
+    // Directory events (group.created, …) go to every application with a webhook (decision 0101).
+    index('applications_webhook_idx').on(t.webhookUrl),
   ],
 );
 
@@ -663,7 +665,11 @@ export const groups = sqliteTable(
   (t) => [index('groups_created_idx').on(t.createdAt, t.id), uniqueIndex('groups_gid_number_uq').on(t.gidNumber)],
 );
 
-/** Who is in which group; goes with the person and with the group (cascades). */
+/**
+ * Who is in which group. Goes with the person (cascade: at most 200 rows) and with the group: a
+ * group's delete leaves its rows to the purge plan (a group may hold everyone), so every read
+ * starts from `groups` (groups/queries.ts joins it).
+ */
 export const groupMembers = sqliteTable(
   'group_members',
   {
@@ -1035,7 +1041,7 @@ export const meta = sqliteTable('meta', {
 export const purgeJobs = sqliteTable(
   'purge_jobs',
   {
-    kind: text('kind').$type<'application' | 'sso_group' | 'membership' | 'person'>().notNull(),
+    kind: text('kind').$type<'application' | 'sso_group' | 'membership' | 'person' | 'group'>().notNull(),
     target: text('target').notNull(),
     /** What the plan needs besides the id (e.g. the realm name of sessions to forget). */
     params: text('params', { mode: 'json' }).$type<Record<string, string>>().notNull(),

@@ -415,3 +415,64 @@ describe('gatehouse --help', () => {
     expect(ok(await gatehouse(['invite', '--help']))).toMatch(/^Usage: gatehouse invite APP EMAIL\.\.\. \[flags\]\n/);
   });
 });
+
+describe('gatehouse group', () => {
+  /** Signs a person up to an open application on the server (the admin API creates no people). */
+  async function person(email: string) {
+    const res = await fetch(`${server.url}/api/auth/sign-up/email`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'correct horse battery', name: email.split('@')[0], applicationId: 'club' }),
+    });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { user: { id: string } }).user.id;
+  }
+
+  it('creates, lists, shows and deletes groups, and puts people in and out by e-mail; errors in words with the code', async () => {
+    const club = await api('POST', '/api/admin/applications', { id: 'club', name: 'Club', audience: 'https://club.example.com', redirectUris: ['https://club.example.com/cb'], clientType: 'spa', authPolicy: { signup_policy: 'open' } });
+    expect(club.status, JSON.stringify(club.body)).toBe(201);
+    const gina = await person('gina@example.org');
+    const hal = await person('hal@example.org');
+
+    expect(ok(await gatehouse(['group', 'create', 'family', '--name', 'Family', '--description', 'Who lives here']))).toBe('Created group family (Family).\n');
+    expect(JSON.parse(ok(await gatehouse(['group', 'create', 'media-users', '--json'])))).toMatchObject({ id: 'media-users', name: 'media-users', description: null });
+    failed(await gatehouse(['group', 'create', 'family']), 'A group with id "family" already exists. (group_exists)');
+    failed(
+      await gatehouse(['group', 'create', 'Family']),
+      'The request is not valid. (validation_failed)',
+      '  id: must match pattern "^[a-z0-9][a-z0-9._-]{0,63}$"',
+    );
+    failed(await gatehouse(['group', 'create']), "Give the new group's id, e.g. `gatehouse group create media-users --name \"Media users\"`. Run with --help for its flags.");
+
+    expect(ok(await gatehouse(['group', 'list']))).toBe(['ID           NAME         DESCRIPTION', 'family       Family       Who lives here', 'media-users  media-users', ''].join('\n'));
+    expect(ok(await gatehouse(['group', 'list', '--query', 'med']))).toBe(['ID           NAME         DESCRIPTION', 'media-users  media-users', ''].join('\n'));
+    expect(JSON.parse(ok(await gatehouse(['group', 'list', '--json']))).groups.map((g: { id: string }) => g.id)).toEqual(['family', 'media-users']);
+
+    expect(ok(await gatehouse(['group', 'add', 'family', 'Gina@example.org', 'hal@example.org']))).toBe('gina@example.org is in family.\nhal@example.org is in family.\n');
+    // Idempotent, like the API.
+    expect(ok(await gatehouse(['group', 'add', 'family', 'gina@example.org']))).toBe('gina@example.org is in family.\n');
+    failed(await gatehouse(['group', 'add', 'family', 'nobody@example.org']), 'Nobody has the e-mail address nobody@example.org (person_not_found).');
+    failed(await gatehouse(['group', 'add', 'nope', 'gina@example.org']), 'There is no group with id "nope". (group_not_found)');
+    failed(await gatehouse(['group', 'add', 'family']), 'Give a group id and one or more e-mail addresses, e.g. `gatehouse group add family ann@example.com`. Run with --help for its flags.');
+
+    const shown = ok(await gatehouse(['group', 'show', 'family'])).split('\n');
+    expect(shown.slice(0, 4)).toEqual(['ID:          family', 'Name:        Family', 'Description: Who lives here', 'Members:     2']);
+    expect(shown[6]).toBe('');
+    expect(shown[7]).toBe('E-MAIL            USERNAME  NAME  ADDED');
+    expect(shown[8]).toMatch(/^gina@example\.org  gina      gina  \d{4}-\d\d-\d\dT/);
+    const json = JSON.parse(ok(await gatehouse(['group', 'show', 'family', '--json'])));
+    expect(json.members.map((m: { id: string; username: string }) => [m.id, m.username])).toEqual([[gina, 'gina'], [hal, 'hal']]);
+
+    expect(JSON.parse(ok(await gatehouse(['group', 'remove', 'family', 'hal@example.org', '--json'])))).toEqual({ group: 'family', removed: [{ id: hal, email: 'hal@example.org' }] });
+    expect(ok(await gatehouse(['group', 'remove', 'family', 'hal@example.org']))).toBe('hal@example.org is not in family.\n');
+    expect((await api('GET', '/api/admin/groups/family/members')).body.members.map((m: { id: string }) => m.id)).toEqual([gina]);
+
+    failed(await gatehouse(['group', 'delete', 'family']), 'gatehouse group delete asks before it deletes, and there is no terminal to ask on: add --yes to delete family.');
+    expect(ok(await gatehouse(['group', 'delete', 'family', '--yes']))).toBe('Deleted group family.\n');
+    failed(await gatehouse(['group', 'show', 'family']), 'There is no group with id "family". (group_not_found)');
+    expect(JSON.parse(ok(await gatehouse(['group', 'delete', 'media-users', '-y', '--json'])))).toEqual({ id: 'media-users', deleted: true });
+    expect(ok(await gatehouse(['group', 'list']))).toBe('No groups yet. Create one with `gatehouse group create ID --name NAME`.\n');
+    // The audit log names the administrator's token behind each change.
+    const audit = (await api('GET', '/api/admin/audit-log?limit=200')).body.entries.map((e: { action: string }) => e.action);
+    expect(audit.filter((a: string) => a.startsWith('group.'))).toEqual(expect.arrayContaining(['group.created', 'group.member_added', 'group.member_removed', 'group.deleted']));
+  });
+});

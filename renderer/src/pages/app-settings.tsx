@@ -18,10 +18,10 @@ const t = {
   postLogoutHint:
     'Where the application may send people after signing them out (post_logout_redirect_uri), one per line. Left empty, the redirect URIs above are accepted instead.',
   facts: (type: string, created: string) => `Type: ${type} · created ${created}`,
-  ownSignIn: 'Own sign-in (not in an SSO group).',
+  ownSignIn: 'Own sign-in (not in a shared sign-in).',
   sharesWith: 'Shares sign-in with ',
   noOther: 'no other application yet',
-  through: ' through the SSO group ',
+  through: ' through the shared sign-in ',
   save: 'Save settings',
   saved: 'Settings saved.',
   integration: 'Integration',
