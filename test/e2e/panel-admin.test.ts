@@ -1,7 +1,7 @@
 /**
  * The control panel in headless Chromium against a real server on a temporary data directory:
  * sign-in with the admin token, the application wizard (secret shown once, integration snippet),
- * sign-in policy, a shared sign-in of two applications, invitations (send three, revoke one), suspending
+ * token signing, sign-in policy, a shared sign-in of two applications, invitations (send three, revoke one), suspending
  * a member, API keys (create, shown once, revoke) and the test sign-in round trip.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -127,6 +127,19 @@ describe('control panel', () => {
     // Later the .env block keeps the line, with a placeholder: the secret is kept only as a hash.
     expect(await page.getByTestId('integration-snippet').textContent()).toContain('GATEHOUSE_CLIENT_SECRET=<the client secret shown when it was created or rotated>');
     await shot(page, '05-application-settings');
+
+    // Token signing (issue 38): RS256 by default, with the line on which apps need it; ES256 saved.
+    const signing = page.getByTestId('token-signing');
+    expect(await signing.getByLabel('Signing algorithm').inputValue()).toBe('RS256');
+    expect(await signing.textContent()).toContain('Immich and python-social-auth (Django) expect RS256');
+    await signing.getByLabel('Signing algorithm').selectOption('ES256');
+    await signing.getByRole('button', { name: 'Save token signing' }).click();
+    await page.getByText('New tokens are signed with ES256.').waitFor();
+    expect((await adminJson<{ signingAlg: string }>('GET', '/api/admin/applications/team-notes')).signingAlg).toBe('ES256');
+    // Back to the default for the steps below.
+    await signing.getByLabel('Signing algorithm').selectOption('RS256');
+    await signing.getByRole('button', { name: 'Save token signing' }).click();
+    await page.getByText('New tokens are signed with RS256.').waitFor();
   });
 
   it('edits the sign-in policy: open sign-up and a profile field', async () => {
