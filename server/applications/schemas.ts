@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { DisplayName, DisplayText, Slug, Timestamp } from '../http/schemas.js';
 import { PROFILE_KEY_PATTERN } from './profile-fields.js';
+import { SIGNING_ALGS } from '../db/schema.js';
 
 export const ProfileFieldSchema = Type.Object(
   {
@@ -102,6 +103,9 @@ const BrandingRecord = Type.Object(
 const CONSENT_TEXT =
   '`implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page';
 const ConsentPolicySchema = Type.Union([Type.Literal('implicit'), Type.Literal('explicit')], { description: CONSENT_TEXT });
+const SIGNING_ALG_TEXT =
+  'How this application\'s ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS).';
+const SigningAlgSchema = Type.Union(SIGNING_ALGS.map((alg) => Type.Literal(alg)), { description: SIGNING_ALG_TEXT });
 
 const UNKNOWN_SCOPES_TEXT =
   '`reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response\'s `scope` lists what was granted';
@@ -171,6 +175,7 @@ const mutableFields = {
   groupsFilter: Type.Optional(GroupsFilter),
   customClaims: Type.Optional(CustomClaims),
   resourceServers: Type.Optional(ResourceServers),
+  signingAlg: Type.Optional(SigningAlgSchema),
   ldap: Type.Optional(LdapPatch),
 };
 
@@ -211,7 +216,12 @@ export const ApplicationRecordSchema = Type.Object({
   groupsFilter: Type.Union([Type.Array(Type.String()), Type.Null()], { description: GROUPS_FILTER_TEXT }),
   customClaims: Type.Array(CustomClaimSchema, { description: CUSTOM_CLAIMS_TEXT }),
   resourceServers: Type.Array(Type.String(), { description: RESOURCE_SERVERS_TEXT }),
+  signingAlg: SigningAlgSchema,
   ldap: LdapRecord,
+  preset: Type.Union([
+    Type.Object({ id: Type.String(), version: Type.Integer() }, { additionalProperties: false }),
+    Type.Null(),
+  ], { description: 'The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 }, { additionalProperties: false });

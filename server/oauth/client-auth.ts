@@ -56,7 +56,7 @@ export async function findClient(ctx: AppContext, clientId: string): Promise<App
 /** What the token, revocation, introspection and device endpoints need of the calling client. */
 export type OAuthClient = Pick<
   Application,
-  'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy' | 'unknownScopes' | 'groupsFilter' | 'customClaims'
+  'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy' | 'signingAlg' | 'unknownScopes' | 'groupsFilter' | 'customClaims'
 >;
 
 /**
@@ -71,11 +71,12 @@ const clientById = preparedPerDb((db): ((id: string) => OAuthClient | undefined 
     [string],
     {
       id: string; clientType: Application['clientType']; clientSecretHash: string | null; grantTypes: string; audience: string; authPolicy: string;
-      unknownScopes: Application['unknownScopes']; groupsFilter: string | null; customClaims: string;
+      signingAlg: Application['signingAlg']; unknownScopes: Application['unknownScopes']; groupsFilter: string | null; customClaims: string;
     }
   >(
     `SELECT id, client_type AS clientType, client_secret_hash AS clientSecretHash, grant_types AS grantTypes, audience,
-            auth_policy AS authPolicy, unknown_scopes AS unknownScopes, groups_filter AS groupsFilter, custom_claims AS customClaims
+            auth_policy AS authPolicy, signing_alg AS signingAlg, unknown_scopes AS unknownScopes, groups_filter AS groupsFilter,
+            custom_claims AS customClaims
      FROM applications WHERE id = ?`,
   );
   return (id: string): OAuthClient | undefined => {
@@ -97,7 +98,7 @@ function pgClientById(db: Db): (id: string) => Promise<OAuthClient | undefined> 
   const statement = db
     .select({
       id: a.id, clientType: a.clientType, clientSecretHash: a.clientSecretHash, grantTypes: a.grantTypes, audience: a.audience, authPolicy: a.authPolicy,
-      unknownScopes: a.unknownScopes, groupsFilter: a.groupsFilter, customClaims: a.customClaims,
+      signingAlg: a.signingAlg, unknownScopes: a.unknownScopes, groupsFilter: a.groupsFilter, customClaims: a.customClaims,
     })
     .from(a)
     .where(eq(a.id, sql.placeholder('id')))

@@ -92,3 +92,29 @@ describe('claims on this engine', () => {
     }
   });
 });
+
+describe('groups named by claim settings', () => {
+  it('refuses to delete a group a groupsFilter or a custom claim names (409 group_in_use naming both), and lets it go once they do not', async () => {
+    const t = await makeApp();
+    await setUpClients(t);
+    for (const id of ['admins', 'staff']) expect((await t.admin('POST', '/api/admin/groups', { id, name: id })).statusCode).toBe(201);
+    await t.admin('PATCH', '/api/admin/applications/notes', { groupsFilter: ['admins'] });
+    await t.admin('PATCH', '/api/admin/applications/billing', {
+      customClaims: [{ name: 'level', source: { type: 'groupMap', map: [{ group: 'staff', value: 1 }, { group: 'admins', value: 2 }] } }],
+    });
+    const refused = await t.admin('DELETE', '/api/admin/groups/admins');
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json()).toMatchObject({
+      code: 'group_in_use',
+      // Applications in creation order (both made at the same instant here: then by id).
+      detail: 'The group "admins" is named by Billing (customClaims), Notes (groupsFilter); remove it there first.',
+      errors: [
+        { path: 'applications.billing.customClaims', message: 'names the group "admins"' },
+        { path: 'applications.notes.groupsFilter', message: 'names the group "admins"' },
+      ],
+    });
+    await t.admin('PATCH', '/api/admin/applications/notes', { groupsFilter: null });
+    await t.admin('PATCH', '/api/admin/applications/billing', { customClaims: [] });
+    expect((await t.admin('DELETE', '/api/admin/groups/admins')).statusCode).toBe(204);
+  });
+});

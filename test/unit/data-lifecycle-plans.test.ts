@@ -65,8 +65,8 @@ describe('indexes for foreign keys', () => {
 });
 
 describe('purge plans', () => {
-  it('name every table that points at a row deleted without its cascade (applications, memberships, people)', () => {
-    for (const [kind, parent] of [['application', 'applications'], ['membership', 'memberships'], ['person', 'people']] as const) {
+  it('name every table that points at a row deleted without its cascade (applications, memberships, people, directory groups)', () => {
+    for (const [kind, parent] of [['application', 'applications'], ['membership', 'memberships'], ['person', 'people'], ['group', 'groups']] as const) {
       const covered = new Set(PURGE_PLANS[kind].map((step) => `${getTableName(step.table)}.${step.column.name}`));
       const children = foreignKeys.filter((fk) => fk.parent === parent).map((fk) => `${fk.table}.${fk.column}`);
       expect(children.length).toBeGreaterThan(0);
@@ -98,7 +98,9 @@ describe('retention rules', () => {
       // Issue 32: at most 1,000 groups, a person in at most 200; memberships go with either (cascade).
       'groups', 'group_members',
       // Issue 35: at most APP_PASSWORDS_PER_PERSON per person, gone with the person, membership or application.
-      'app_passwords'];
+      'app_passwords',
+      // Issue 35: the uid/gid number counter, one row.
+      'posix_id_sequence'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);
     const now = new Date('2026-06-01T00:00:00Z');
     for (const rule of RETENTION_RULES) {

@@ -171,13 +171,13 @@ export async function issueSessionTokens(
   const groups = claimsNeedGroups(client, grant.scope, !openid) ? await groupIdsOf(ctx, person.id) : NO_GROUPS;
   const [accessToken, idToken] = await Promise.all([
     signAccessToken(keys, {
-      issuer, subject: person.id, audience: grant.resource, clientId: client.id, scope: grant.scope,
+      alg: client.signingAlg, issuer, subject: person.id, audience: grant.resource, clientId: client.id, scope: grant.scope,
       appUser: membership, sessionId: grant.sessionId, now, ttlSeconds: ttl, jti: family ? familyJti(family.familyId) : undefined,
       claims: accessTokenClaims(client, subject, groups),
     }),
     openid
       ? signIdToken(keys, {
-          issuer, subject: person.id, clientId: client.id, nonce: grant.nonce,
+          alg: client.signingAlg, issuer, subject: person.id, clientId: client.id, nonce: grant.nonce,
           claims: idTokenClaims(client, person, grant.scope, subject, groups, { issuer, nonce: grant.nonce, sessionId: grant.sessionId }),
           authTime: grant.authTime, amr, sessionId: grant.sessionId, now, ttlSeconds: ttl,
         })
