@@ -15,7 +15,7 @@ export const commands: CommandEntry[] = [
   },
   {
     name: 'rotate-keys',
-    summary: 'add a new token-signing key; the old one stays published until its tokens expire',
+    summary: 'add new token-signing keys (RS256, ES256, EdDSA); the old ones stay published until their tokens expire',
     load: async () => (await import('./rotate-keys.js')).rotateKeysCommand,
   },
   { name: 'backup', summary: 'back up the database and TLS material while the server runs (encrypted)', load: async () => (await import('./backup.js')).backupCommand },
@@ -34,6 +34,7 @@ export const commands: CommandEntry[] = [
   { name: 'app list', summary: 'list the applications', load: async () => (await import('./admin/apps.js')).appList },
   { name: 'app create', summary: 'register an application (prints its client secret once)', load: async () => (await import('./admin/apps.js')).appCreate },
   { name: 'app show', summary: "show one application's settings", load: async () => (await import('./admin/apps.js')).appShow },
+  { name: 'app update', summary: "change an application's settings (e.g. --signing-alg ES256)", load: async () => (await import('./admin/apps.js')).appUpdate },
   { name: 'app delete', summary: 'delete an application with its members, invitations and API keys', load: async () => (await import('./admin/apps.js')).appDelete },
   { name: 'app ldap', summary: "turn an application's LDAP directory access on or off, or make its service account a new password", load: async () => (await import('./admin/apps.js')).appLdap },
   { name: 'invite', summary: 'invite people to an application by e-mail', load: async () => (await import('./admin/members.js')).invite },
@@ -44,6 +45,6 @@ export const commands: CommandEntry[] = [
   { name: 'group delete', summary: 'delete a directory group (refused while an application setting names it)', load: async () => (await import('./admin/groups.js')).groupDelete },
   { name: 'group add', summary: 'put people (by e-mail) in a directory group', load: async () => (await import('./admin/groups.js')).groupAdd },
   { name: 'group remove', summary: 'take people (by e-mail) out of a directory group', load: async () => (await import('./admin/groups.js')).groupRemove },
-  { name: 'key rotate', summary: 'publish a new signing key on the running server (it signs two minutes later)', load: async () => (await import('./admin/keys.js')).keyRotate },
+  { name: 'key rotate', summary: 'publish new signing keys on the running server (they sign two minutes later)', load: async () => (await import('./admin/keys.js')).keyRotate },
   { name: 'tls renew-ca', summary: "replace the LAN mode's local CA on the running server (devices install the new one)", load: async () => (await import('./admin/tls.js')).tlsRenewCa },
 ];

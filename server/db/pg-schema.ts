@@ -132,6 +132,7 @@ export const applications = pgTable(
     brandAccentColor: text('brand_accent_color'),
     brandLogo: text('brand_logo'),
     consent: text('consent').notNull().default("implicit"),
+    signingAlg: text('signing_alg').notNull().default("RS256"),
     ldap: jsonb('ldap').notNull().default(sql`'{"enabled":false}'::jsonb`),
     ldapPasswordHash: text('ldap_password_hash'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),

@@ -43,6 +43,13 @@ export interface LdapSettings {
 }
 /** Whether people approve what an application asks for (issue 25, item 17): `implicit` = the administrator did. */
 export type ConsentPolicy = 'implicit' | 'explicit';
+/**
+ * JWS algorithms an application's tokens may be signed with (issue 38): RS256 (RSA-2048, the
+ * default every relying party accepts), ES256 (ECDSA P-256) and EdDSA (Ed25519). Gatehouse keeps
+ * one signing key of each; the order is the JWKS's and discovery's (RS256 first).
+ */
+export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
+export type SigningAlg = (typeof SIGNING_ALGS)[number];
 /** OAuth grant types an application may use (spec grants-and-logout.md). */
 export type GrantType =
   | 'authorization_code'
@@ -495,6 +502,8 @@ export const applications = sqliteTable(
     /** The uploaded logo's version (start of its SHA-256; the image is in `application_logos`), or null. */
     brandLogo: text('brand_logo'),
     consent: text('consent').$type<ConsentPolicy>().notNull().default('implicit'),
+    /** How this application's ID, access and logout tokens are signed; existing applications keep RS256. */
+    signingAlg: text('signing_alg').$type<SigningAlg>().notNull().default('RS256'),
     /** LDAP directory access (spec ldap.md): whether its service account and its members' app passwords bind. */
     ldap: text('ldap', { mode: 'json' }).$type<LdapSettings>().notNull().default(sql`'{"enabled":false}'`),
     /** SHA-256 of the LDAP service account's password (`cn=<id>,ou=services,<base>`); null until LDAP is first enabled. */
@@ -747,10 +756,13 @@ export const administratorApplications = sqliteTable(
 // ---------------------------------------------------------------------------------------------
 // OAuth server state
 
-/** RS256 signing keys. The newest non-retired key signs; retired keys stay published until `expiresAt`. */
+/**
+ * Signing keys, a chain per algorithm (`alg`: RS256, ES256, EdDSA). Of an algorithm's keys not
+ * retired yet the oldest signs; retired keys stay published until `expiresAt` (oauth/keys.ts).
+ */
 export const signingKeys = sqliteTable('signing_keys', {
   kid: text('kid').primaryKey(),
-  alg: text('alg').notNull().default('RS256'),
+  alg: text('alg').$type<SigningAlg>().notNull().default('RS256'),
   publicJwk: text('public_jwk', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
   /** PKCS#8 PEM; never leaves the server except inside a backup. */
   privateKeyPem: text('private_key_pem').notNull(),

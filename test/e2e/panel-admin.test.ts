@@ -1,7 +1,7 @@
 /**
  * The control panel in headless Chromium against a real server on a temporary data directory:
  * sign-in with the admin token, the application wizard (secret shown once, integration snippet),
- * sign-in policy, a shared sign-in of two applications, invitations (send three, revoke one), suspending
+ * token signing, sign-in policy, a shared sign-in of two applications, invitations (send three, revoke one), suspending
  * a member, API keys (create, shown once, revoke) and the test sign-in round trip.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,7 +64,7 @@ describe('control panel', () => {
       jwksUrl: `${server.url}/api/auth/jwks`,
       caCertificateUrl: null, // no local CA without LAN TLS
     });
-    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'signingKey', 'uptimeSeconds', 'version']);
+    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'ldap', 'signingKey', 'uptimeSeconds', 'version']);
     const anonymous = await fetch(`${server.url}/api/admin/overview`);
     expect(anonymous.status).toBe(401);
   });
@@ -123,6 +123,19 @@ describe('control panel', () => {
     // Later the .env block keeps the line, with a placeholder: the secret is kept only as a hash.
     expect(await page.getByTestId('integration-snippet').textContent()).toContain('GATEHOUSE_CLIENT_SECRET=<the client secret shown when it was created or rotated>');
     await shot(page, '05-application-settings');
+
+    // Token signing (issue 38): RS256 by default, with the line on which apps need it; ES256 saved.
+    const signing = page.getByTestId('token-signing');
+    expect(await signing.getByLabel('Signing algorithm').inputValue()).toBe('RS256');
+    expect(await signing.textContent()).toContain('Immich and python-social-auth (Django) expect RS256');
+    await signing.getByLabel('Signing algorithm').selectOption('ES256');
+    await signing.getByRole('button', { name: 'Save token signing' }).click();
+    await page.getByText('New tokens are signed with ES256.').waitFor();
+    expect((await adminJson<{ signingAlg: string }>('GET', '/api/admin/applications/team-notes')).signingAlg).toBe('ES256');
+    // Back to the default for the steps below.
+    await signing.getByLabel('Signing algorithm').selectOption('RS256');
+    await signing.getByRole('button', { name: 'Save token signing' }).click();
+    await page.getByText('New tokens are signed with RS256.').waitFor();
   });
 
   it('edits the sign-in policy: open sign-up and a profile field', async () => {
@@ -364,7 +377,8 @@ describe('control panel', () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await expect.poll(() => page.locator('textarea[name="redirectUris"]').inputValue()).toContain(`${server.url}/admin/callback`);
     await page.getByRole('link', { name: 'Test sign-in' }).click();
-    await page.getByLabel('Client secret').fill(clientSecret);
+    // No client secret: the admin API exchanges the code (issue 33).
+    expect(await page.getByLabel('Client secret').count()).toBe(0);
     const popupPromise = page.waitForEvent('popup');
     await page.getByRole('button', { name: 'Start test sign-in' }).click();
     const popup = await popupPromise;
@@ -489,7 +503,9 @@ describe('control panel', () => {
     expect(await tab.getByLabel('Admin token').count()).toBe(0);
     expect(await tab.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
     expect(await tab.evaluate(() => sessionStorage.getItem('gatehouse.adminToken'))).toBeNull();
-    expect(calls).toBe(2);
+    // The first answer, then one more for each of the two requests the panel opens with (the
+    // page's list and /api/admin/me, its role) refused with the rotated-away token.
+    expect(calls).toBe(3);
     await shot(tab, '17-desktop-bridge');
     await desktop.close();
   });

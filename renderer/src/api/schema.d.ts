@@ -513,6 +513,8 @@ export interface paths {
                                 name: string;
                                 postLogoutRedirectUris: string[] | null;
                                 redirectUris: string[];
+                                /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                                signingAlg: "RS256" | "ES256" | "EdDSA";
                                 ssoGroupId: string | null;
                                 /** Format: date-time */
                                 updatedAt: string;
@@ -646,6 +648,8 @@ export interface paths {
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
                         redirectUris: string[];
+                        /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                        signingAlg?: "RS256" | "ES256" | "EdDSA";
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
@@ -713,6 +717,8 @@ export interface paths {
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -869,6 +875,8 @@ export interface paths {
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -1088,6 +1096,8 @@ export interface paths {
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
                         redirectUris?: string[];
+                        /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                        signingAlg?: "RS256" | "ES256" | "EdDSA";
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
@@ -1155,6 +1165,8 @@ export interface paths {
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -2905,6 +2917,8 @@ export interface paths {
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -5716,7 +5730,8 @@ export interface paths {
                             keys: {
                                 /** Format: date-time */
                                 activatesAt: string;
-                                alg: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -5812,7 +5827,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish a new signing key; it signs after the JWKS cache lifetime, the previous one stays published until its tokens expire */
+        /** Publish a new signing key of every algorithm; they sign after the JWKS cache lifetime, the previous ones stay published until their tokens expire */
         post: {
             parameters: {
                 query?: never;
@@ -5832,7 +5847,8 @@ export interface paths {
                             key: {
                                 /** Format: date-time */
                                 activatesAt: string;
-                                alg: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -5843,10 +5859,28 @@ export interface paths {
                                 /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
                                 status: "next" | "active" | "retiring" | "retired";
                             };
+                            /** @description The new keys, one per algorithm: RS256, ES256, EdDSA */
+                            keys: {
+                                /** Format: date-time */
+                                activatesAt: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                expiresAt: string | null;
+                                kid: string;
+                                /** Format: date-time */
+                                retiredAt: string | null;
+                                /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
+                                status: "next" | "active" | "retiring" | "retired";
+                            }[];
+                            /** @description The keys they take over from */
                             previous: {
                                 /** Format: date-time */
                                 activatesAt: string;
-                                alg: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */

@@ -6,6 +6,7 @@ import { confirmAction, CopyField, ErrorBox, Field, toast, useAction } from '../
 import { redirectUriHint, audienceErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
 import { IntegrationSnippet } from './snippet';
 import { BrandingCard } from './app-branding';
+import { SigningCard } from './app-signing';
 import { LdapCard } from './app-ldap';
 
 const t = {
@@ -175,6 +176,7 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
         </div>
       </form>
       <BrandingCard app={props.app} onSaved={props.onSaved} />
+      <SigningCard app={props.app} onSaved={props.onSaved} />
       <LdapCard app={props.app} onSaved={props.onSaved} />
       <h2>{t.integration}</h2>
       <IntegrationSnippet app={props.app} />
