@@ -68,7 +68,7 @@ describe('control panel', () => {
       jwksUrl: `${server.url}/api/auth/jwks`,
       caCertificateUrl: null, // no local CA without LAN TLS
     });
-    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'signingKey', 'uptimeSeconds', 'version']);
+    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'ldap', 'signingKey', 'uptimeSeconds', 'version']);
     const anonymous = await fetch(`${server.url}/api/admin/overview`);
     expect(anonymous.status).toBe(401);
   });
