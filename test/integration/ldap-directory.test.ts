@@ -10,7 +10,7 @@ import { AndFilter, OrFilter, type Client, type Entry as LdapEntry } from 'ldapt
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { createApplication } from '../helpers/accounts.js';
 import { BASE, GROUP_DN, PERSON_DN, SERVICE_DN, insertGroup, ldapApplication, ldapClient, memberWithAppPassword, personByEmail, setNames, startLdapFor } from '../helpers/ldap.js';
-import { RawLdap, bindRequest, equality, pagedControl, searchRequest } from '../helpers/ldap-raw.js';
+import { RawLdap, abandonRequest, bindRequest, equality, pagedControl, present, searchRequest } from '../helpers/ldap-raw.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 import { memberships, people } from '../../server/db/schema.js';
 import { engineOf, exec, transaction } from '../../server/db/store.js';
@@ -259,6 +259,26 @@ describe('size limits and paged results', () => {
     const paged = await client.search('ou=people,dc=gatehouse', { scope: 'one', attributes: ['uid'], paged: { pageSize: 400 } });
     expect(paged.searchEntries).toHaveLength(SIZE_LIMIT + 7);
     expect(new Set(paged.searchEntries.map((e) => e.uid)).size).toBe(SIZE_LIMIT + 7);
+  });
+
+  it('stops an abandoned search without answering it, and the session goes on', async () => {
+    const raw = await RawLdap.open(port);
+    raw.send(bindRequest(1, SERVICE_DN('media'), servicePassword));
+    await raw.answers(1);
+    // The search and its abandon in one write: the search stops before its first entry or at a slice's end.
+    raw.send(Buffer.concat([
+      searchRequest(2, 'ou=people,dc=gatehouse', present('objectClass'), { scope: 1, attributes: ['1.1'], controls: [pagedControl(SIZE_LIMIT)] }),
+      abandonRequest(3, 2),
+      searchRequest(4, '', present('objectClass'), { scope: 0 }),
+    ]));
+    const next = await raw.answers(4);
+    expect(next.at(-1)).toMatchObject({ tag: 0x65, code: 0 });
+    const abandoned = raw.responses.filter((r) => r.id === 2);
+    expect(abandoned.every((r) => r.tag === 0x64)).toBe(true);
+    expect(abandoned.length).toBeLessThan(SIZE_LIMIT);
+    // Nothing ever answers the abandon itself (RFC 4511 §4.11).
+    expect(raw.responses.filter((r) => r.id === 3)).toEqual([]);
+    raw.close();
   });
 
   it('ends on page size 0 and refuses a cookie from another search', async () => {
