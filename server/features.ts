@@ -21,6 +21,7 @@ import { passwordPagesFeature } from './pages/password-pages.js';
 import { selfServicePlugin } from './self-service/routes.js';
 import { secondFactorFeature } from './accounts/second-factor/routes.js';
 import { peoplePlugin } from './people/routes.js';
+import { groupsPlugin } from './groups/routes.js';
 import { activityPlugin } from './activity/routes.js';
 import { administratorsPlugin } from './administrators/routes.js';
 import { metricsFeature } from './metrics/route.js';
@@ -42,6 +43,7 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   oauthPlugin,
   selfServicePlugin,
   peoplePlugin,
+  groupsPlugin,
   activityPlugin,
   administratorsPlugin,
   metricsFeature,

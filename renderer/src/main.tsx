@@ -12,6 +12,7 @@ import { OverviewPage } from './pages/overview';
 import { ApplicationsPage, NewApplicationPage } from './pages/applications';
 import { ApplicationPage } from './pages/application';
 import { SsoGroupsPage } from './pages/sso-groups';
+import { GroupPage, GroupsPage } from './pages/groups';
 import { ProvidersPage } from './pages/providers';
 import { AuditPage } from './pages/audit';
 import { PeoplePage, PersonPage } from './pages/people';
@@ -34,6 +35,7 @@ const NAV: [href: string, label: string, audience: Audience, end?: boolean][] = 
   ['/', t.nav.overview, 'all', true],
   ['/applications', t.nav.applications, 'all'],
   ['/people', t.nav.people, 'people'],
+  ['/groups', t.nav.groups, 'people'],
   ['/sso-groups', t.nav.ssoGroups, 'owner'],
   ['/providers', t.nav.providers, 'owner'],
   ['/audit-log', t.nav.audit, 'owner'],
@@ -138,6 +140,8 @@ function App() {
           <Route path="/applications/:id/:tab?" component={ApplicationPage} />
           <Route path="/people" component={PeoplePage} />
           <Route path="/people/:id" component={PersonPage} />
+          <Route path="/groups" component={GroupsPage} />
+          <Route path="/groups/:id" component={GroupPage} />
           <Route path="/sso-groups" component={SsoGroupsPage} />
           <Route path="/providers" component={ProvidersPage} />
           <Route path="/audit-log" component={AuditPage} />

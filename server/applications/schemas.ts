@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { DisplayName, DisplayText, Slug, Timestamp } from '../http/schemas.js';
 import { PROFILE_KEY_PATTERN } from './profile-fields.js';
+import { SIGNING_ALGS } from '../db/schema.js';
 
 export const ProfileFieldSchema = Type.Object(
   {
@@ -102,6 +103,9 @@ const BrandingRecord = Type.Object(
 const CONSENT_TEXT =
   '`implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page';
 const ConsentPolicySchema = Type.Union([Type.Literal('implicit'), Type.Literal('explicit')], { description: CONSENT_TEXT });
+const SIGNING_ALG_TEXT =
+  'How this application\'s ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS).';
+const SigningAlgSchema = Type.Union(SIGNING_ALGS.map((alg) => Type.Literal(alg)), { description: SIGNING_ALG_TEXT });
 
 const LDAP_TEXT =
   'LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application\'s active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it.';
@@ -127,6 +131,7 @@ const mutableFields = {
   backchannelLogoutSessionRequired: Type.Optional(Type.Boolean({ description: SESSION_REQUIRED_TEXT })),
   branding: Type.Optional(BrandingPatch),
   consent: Type.Optional(ConsentPolicySchema),
+  signingAlg: Type.Optional(SigningAlgSchema),
   ldap: Type.Optional(LdapPatch),
 };
 
@@ -163,6 +168,7 @@ export const ApplicationRecordSchema = Type.Object({
   backchannelLogoutSessionRequired: Type.Boolean({ description: SESSION_REQUIRED_TEXT }),
   branding: BrandingRecord,
   consent: ConsentPolicySchema,
+  signingAlg: SigningAlgSchema,
   ldap: LdapRecord,
   createdAt: Timestamp,
   updatedAt: Timestamp,

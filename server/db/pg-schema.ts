@@ -132,6 +132,7 @@ export const applications = pgTable(
     brandAccentColor: text('brand_accent_color'),
     brandLogo: text('brand_logo'),
     consent: text('consent').notNull().default("implicit"),
+    signingAlg: text('signing_alg').notNull().default("RS256"),
     ldap: jsonb('ldap').notNull().default(sql`'{"enabled":false}'::jsonb`),
     ldapPasswordHash: text('ldap_password_hash'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
@@ -142,6 +143,7 @@ export const applications = pgTable(
     uniqueIndex('applications_audience_uq').on(t.audience),
     index('applications_created_idx').on(t.createdAt, t.id),
     index('applications_group_idx').on(t.ssoGroupId),
+    index('applications_webhook_idx').on(t.webhookUrl),
   ],
 );
 
@@ -271,7 +273,6 @@ export const groupMembers = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.groupId, t.personId] }),
-    foreignKey({ name: 'group_members_group_id_groups_id_fk', columns: [t.groupId], foreignColumns: [groups.id] }).onDelete('cascade'),
     index('group_members_person_idx').on(t.personId, t.groupId),
   ],
 );

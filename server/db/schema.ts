@@ -43,6 +43,13 @@ export interface LdapSettings {
 }
 /** Whether people approve what an application asks for (issue 25, item 17): `implicit` = the administrator did. */
 export type ConsentPolicy = 'implicit' | 'explicit';
+/**
+ * JWS algorithms an application's tokens may be signed with (issue 38): RS256 (RSA-2048, the
+ * default every relying party accepts), ES256 (ECDSA P-256) and EdDSA (Ed25519). Gatehouse keeps
+ * one signing key of each; the order is the JWKS's and discovery's (RS256 first).
+ */
+export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
+export type SigningAlg = (typeof SIGNING_ALGS)[number];
 /** OAuth grant types an application may use (spec grants-and-logout.md). */
 export type GrantType =
   | 'authorization_code'
@@ -495,6 +502,8 @@ export const applications = sqliteTable(
     /** The uploaded logo's version (start of its SHA-256; the image is in `application_logos`), or null. */
     brandLogo: text('brand_logo'),
     consent: text('consent').$type<ConsentPolicy>().notNull().default('implicit'),
+    /** How this application's ID, access and logout tokens are signed; existing applications keep RS256. */
+    signingAlg: text('signing_alg').$type<SigningAlg>().notNull().default('RS256'),
     /** LDAP directory access (spec ldap.md): whether its service account and its members' app passwords bind. */
     ldap: text('ldap', { mode: 'json' }).$type<LdapSettings>().notNull().default(sql`'{"enabled":false}'`),
     /** SHA-256 of the LDAP service account's password (`cn=<id>,ou=services,<base>`); null until LDAP is first enabled. */
@@ -506,6 +515,8 @@ export const applications = sqliteTable(
     uniqueIndex('applications_audience_uq').on(t.audience),
     index('applications_created_idx').on(t.createdAt, t.id),
     index('applications_group_idx').on(t.ssoGroupId),
+    // Directory events (group.created, …) go to every application with a webhook (decision 0101).
+    index('applications_webhook_idx').on(t.webhookUrl),
   ],
 );
 
@@ -663,7 +674,11 @@ export const groups = sqliteTable(
   (t) => [index('groups_created_idx').on(t.createdAt, t.id), uniqueIndex('groups_gid_number_uq').on(t.gidNumber)],
 );
 
-/** Who is in which group; goes with the person and with the group (cascades). */
+/**
+ * Who is in which group. Goes with the person (cascade: at most 200 rows) and with the group: a
+ * group's delete leaves its rows to the purge plan (a group may hold everyone), so every read
+ * starts from `groups` (groups/queries.ts joins it).
+ */
 export const groupMembers = sqliteTable(
   'group_members',
   {
@@ -741,10 +756,13 @@ export const administratorApplications = sqliteTable(
 // ---------------------------------------------------------------------------------------------
 // OAuth server state
 
-/** RS256 signing keys. The newest non-retired key signs; retired keys stay published until `expiresAt`. */
+/**
+ * Signing keys, a chain per algorithm (`alg`: RS256, ES256, EdDSA). Of an algorithm's keys not
+ * retired yet the oldest signs; retired keys stay published until `expiresAt` (oauth/keys.ts).
+ */
 export const signingKeys = sqliteTable('signing_keys', {
   kid: text('kid').primaryKey(),
-  alg: text('alg').notNull().default('RS256'),
+  alg: text('alg').$type<SigningAlg>().notNull().default('RS256'),
   publicJwk: text('public_jwk', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
   /** PKCS#8 PEM; never leaves the server except inside a backup. */
   privateKeyPem: text('private_key_pem').notNull(),
@@ -1035,7 +1053,7 @@ export const meta = sqliteTable('meta', {
 export const purgeJobs = sqliteTable(
   'purge_jobs',
   {
-    kind: text('kind').$type<'application' | 'sso_group' | 'membership' | 'person'>().notNull(),
+    kind: text('kind').$type<'application' | 'sso_group' | 'membership' | 'person' | 'group'>().notNull(),
     target: text('target').notNull(),
     /** What the plan needs besides the id (e.g. the realm name of sessions to forget). */
     params: text('params', { mode: 'json' }).$type<Record<string, string>>().notNull(),

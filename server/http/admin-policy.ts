@@ -81,6 +81,15 @@ const POLICY: Record<string, Need> = {
   'GET /people/:id/sessions': people,
   'POST /people/:id/sign-out': people,
   'GET /activity': people,
+  // Directory groups (spec claims-and-groups.md): who is in the team, people managers' too.
+  'GET /groups': people,
+  'POST /groups': people,
+  'GET /groups/:id': people,
+  'PATCH /groups/:id': people,
+  'DELETE /groups/:id': people,
+  'GET /groups/:id/members': people,
+  'PUT /groups/:id/members/:personId': people,
+  'DELETE /groups/:id/members/:personId': people,
   // Everything else — administrators, password policy changes, SSO groups, signing keys, backups,
   // operations, TLS, the audit log — is the owner's (the default).
 };

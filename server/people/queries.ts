@@ -4,23 +4,26 @@
  *   search.ts finds (e-mail and username prefixes, words of the name, each through an index),
  *   keyset by e-mail;
  * - each row's membership count and the detail's memberships use `memberships_person_idx`.
+ * - the detail's groups use `group_members_person_idx` (groups/queries.ts).
  */
 import { asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { applications, linkedAccounts, memberships, people } from '../db/schema.js';
+import { applications, linkedAccounts, memberships, people, type Person } from '../db/schema.js';
 import { decodeCursor, encodeCursor, toPage } from '../http/pagination.js';
 import { notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import type { PeopleQuery } from './schemas.js';
-import { one, many } from '../db/store.js';
+import { exec, one, many } from '../db/store.js';
 import { isPanelClient } from '../administrators/panel-client.js';
 import { searchPage, searchPeopleIds } from './search.js';
 import { secondFactorSummary } from '../accounts/second-factor/service.js';
+import { groupsOfPerson } from '../groups/queries.js';
 
 const summary = {
   id: people.id,
   status: people.status,
   email: people.email,
+  username: people.username,
   emailVerified: people.emailVerified,
   name: people.name,
   createdAt: people.createdAt,
@@ -28,7 +31,7 @@ const summary = {
   applications: sql<number>`(SELECT count(*) FROM "memberships" WHERE "memberships"."person_id" = "people"."id")`,
 };
 
-type SummaryRow = { id: string; status: 'active' | 'disabled'; email: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
+type SummaryRow = { id: string; status: 'active' | 'disabled'; email: string; username: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
 const toWire = (r: SummaryRow) => ({ ...r, createdAt: iso(r.createdAt)! });
 
 export async function listPeople(db: Db, query: PeopleQuery, limit: number) {
@@ -79,10 +82,15 @@ export async function getPerson(db: Db, id: string) {
     id: person.id,
     status: person.status,
     email: person.email,
+    username: person.username,
     emailVerified: person.emailVerified,
     name: person.name,
+    givenName: person.givenName,
+    familyName: person.familyName,
     createdAt: iso(person.createdAt)!,
+    updatedAt: iso(person.updatedAt)!,
     hasPassword: person.passwordHash !== null,
+    groups: await groupsOfPerson(db, id),
     secondFactor: await secondFactorSummary(db, person.id),
     memberships: visible.map(({ m, applicationName }) => ({
       id: m.id,
@@ -95,4 +103,12 @@ export async function getPerson(db: Db, id: string) {
     })),
     linkedAccounts: accounts.map((a) => ({ ...a, linkedAt: iso(a.linkedAt)! })),
   };
+}
+
+export async function findPersonRow(db: Db, id: string): Promise<Person | undefined> {
+  return one(db.select().from(people).where(eq(people.id, id)));
+}
+
+export async function updatePersonRow(db: Db, id: string, set: Partial<Omit<Person, 'id' | 'createdAt'>>): Promise<void> {
+  await exec(db.update(people).set(set).where(eq(people.id, id)));
 }

@@ -1,7 +1,7 @@
 /**
  * The control panel in headless Chromium against a real server on a temporary data directory:
  * sign-in with the admin token, the application wizard (secret shown once, integration snippet),
- * sign-in policy, SSO group of two applications, invitations (send three, revoke one), suspending
+ * token signing, sign-in policy, a shared sign-in of two applications, invitations (send three, revoke one), suspending
  * a member, API keys (create, shown once, revoke) and the test sign-in round trip.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -127,6 +127,19 @@ describe('control panel', () => {
     // Later the .env block keeps the line, with a placeholder: the secret is kept only as a hash.
     expect(await page.getByTestId('integration-snippet').textContent()).toContain('GATEHOUSE_CLIENT_SECRET=<the client secret shown when it was created or rotated>');
     await shot(page, '05-application-settings');
+
+    // Token signing (issue 38): RS256 by default, with the line on which apps need it; ES256 saved.
+    const signing = page.getByTestId('token-signing');
+    expect(await signing.getByLabel('Signing algorithm').inputValue()).toBe('RS256');
+    expect(await signing.textContent()).toContain('Immich and python-social-auth (Django) expect RS256');
+    await signing.getByLabel('Signing algorithm').selectOption('ES256');
+    await signing.getByRole('button', { name: 'Save token signing' }).click();
+    await page.getByText('New tokens are signed with ES256.').waitFor();
+    expect((await adminJson<{ signingAlg: string }>('GET', '/api/admin/applications/team-notes')).signingAlg).toBe('ES256');
+    // Back to the default for the steps below.
+    await signing.getByLabel('Signing algorithm').selectOption('RS256');
+    await signing.getByRole('button', { name: 'Save token signing' }).click();
+    await page.getByText('New tokens are signed with RS256.').waitFor();
   });
 
   it('edits the sign-in policy: open sign-up and a profile field', async () => {
@@ -175,7 +188,7 @@ describe('control panel', () => {
     await adminJson('PATCH', '/api/admin/applications/team-notes/auth-policy', { profile_fields: [department] });
   });
 
-  it('groups two applications in an SSO group', async () => {
+  it('puts two applications in one shared sign-in (the API's SSO group)', async () => {
     await adminJson('POST', '/api/admin/applications', {
       id: 'wiki',
       name: 'Wiki',
@@ -183,10 +196,10 @@ describe('control panel', () => {
       redirectUris: ['https://wiki.example.com/callback'],
       clientType: 'spa',
     });
-    await page.getByRole('link', { name: 'SSO groups' }).click();
-    await page.getByText('No SSO groups').waitFor();
-    await page.getByLabel('New group').fill('Office apps');
-    await page.getByRole('button', { name: 'Create group' }).click();
+    await page.getByRole('link', { name: 'Shared sign-in' }).click();
+    await page.getByText('No shared sign-in').waitFor();
+    await page.getByLabel('New shared sign-in').fill('Office apps');
+    await page.getByRole('button', { name: 'Create shared sign-in' }).click();
     const add = page.getByLabel('Add application to Office apps');
     await add.waitFor();
     await add.selectOption('team-notes');
@@ -197,7 +210,7 @@ describe('control panel', () => {
     const group = await adminJson<{ applicationIds: string[] }>('GET', '/api/admin/sso-groups/office-apps');
     expect([...group.applicationIds].sort()).toEqual(['team-notes', 'wiki']);
     await page.getByRole('link', { name: 'Team Notes' }).click();
-    await expect.poll(() => page.getByTestId('sso-sharing').textContent()).toBe('Shares sign-in with wiki through the SSO group Office apps.');
+    await expect.poll(() => page.getByTestId('sso-sharing').textContent()).toBe('Shares sign-in with wiki through the shared sign-in Office apps.');
   });
 
   it('shows problem details in words, checks redirect URIs line by line as they are typed, and keeps the wizard input', async () => {

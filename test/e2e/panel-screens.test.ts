@@ -59,6 +59,8 @@ const SCREENS: [name: string, path: () => string, ready: string][] = [
   ['app-test-sign-in', () => '/applications/team-notes/test', 'Runs the real sign-in flow'],
   ['people', () => '/people', 'dee@example.com'],
   ['person', () => `/people/${personId}`, 'Sign-in methods'],
+  ['groups', () => '/groups', 'media-users'],
+  ['group', () => '/groups/family', 'dee@example.com'],
   ['sso-groups', () => '/sso-groups', 'Office apps'],
   ['providers', () => '/providers', 'GOOGLE_CLIENT_ID'],
   ['audit-log', () => '/audit-log', 'from 127.0.0.1'],
@@ -125,7 +127,11 @@ beforeAll(async () => {
     expect((await json('/api/auth/sign-in/email', { email, password: PASSWORD, applicationId: 'team-notes' })).status).toBe(200);
   }
   expect((await json('/api/auth/sign-in/email', { email: 'dee@example.com', password: 'wrong password', applicationId: 'team-notes' })).status).toBe(401);
-  await admin('POST', '/api/admin/applications/team-notes/invitations', { emails: ['erin@example.com', 'gus@example.com'], role: 'member' });
+  await admin('POST', '/api/admin/groups', { id: 'family', name: 'Family', description: 'Who lives here' });
+  await admin('POST', '/api/admin/groups', { id: 'media-users', name: 'Media users' });
+  await admin('PUT', `/api/admin/groups/family/members/${personId}`);
+  await admin('PUT', `/api/admin/groups/media-users/members/${personId}`);
+  await admin('POST', '/api/admin/applications/team-notes/invitations', { emails: ['erin@example.com', 'gus@example.com'], role: 'member', groups: ['family'] });
   await admin('POST', '/api/admin/applications/team-notes/api-keys', { name: 'Provisioning', scopes: ['users:read'] });
   await admin('POST', '/api/admin/backups');
   // After the sign-ins above: the members screen then marks who has no second factor yet.

@@ -50,12 +50,12 @@ describe('GET /api/admin/people', () => {
     const first = await t.admin('GET', '/api/admin/people?limit=2');
     expect(first.statusCode).toBe(200);
     expect(first.json().people).toEqual([
-      { id: ids[0], status: 'active', email: 'bea@example.com', emailVerified: false, name: 'Bea', createdAt: '2026-05-01T09:00:01.000Z', applications: 1 },
-      { id: ids[1], status: 'active', email: 'al@example.com', emailVerified: false, name: null, createdAt: '2026-05-01T09:00:02.000Z', applications: 1 },
+      { id: ids[0], status: 'active', email: 'bea@example.com', username: 'bea', emailVerified: false, name: 'Bea', createdAt: '2026-05-01T09:00:01.000Z', applications: 1 },
+      { id: ids[1], status: 'active', email: 'al@example.com', username: 'al', emailVerified: false, name: null, createdAt: '2026-05-01T09:00:02.000Z', applications: 1 },
     ]);
     const second = await t.admin('GET', `/api/admin/people?limit=2&cursor=${first.json().nextCursor}`);
     expect(second.json()).toEqual({
-      people: [{ id: ids[2], status: 'active', email: 'bob@example.org', emailVerified: false, name: null, createdAt: '2026-05-01T09:00:03.000Z', applications: 1 }],
+      people: [{ id: ids[2], status: 'active', email: 'bob@example.org', username: 'bob', emailVerified: false, name: null, createdAt: '2026-05-01T09:00:03.000Z', applications: 1 }],
       nextCursor: null,
     });
 
@@ -72,10 +72,15 @@ describe('GET /api/admin/people', () => {
       id: ids[0],
       status: 'active',
       email: 'bea@example.com',
+      username: 'bea',
       emailVerified: false,
       name: 'Bea',
+      givenName: null,
+      familyName: null,
       createdAt: '2026-05-01T09:00:01.000Z',
+      updatedAt: '2026-05-01T09:00:01.000Z',
       hasPassword: true,
+      groups: [],
       secondFactor: { totp: { enabled: false, confirmedAt: null }, passkeys: { count: 0, lastUsedAt: null }, recoveryCodes: { remaining: 0, createdAt: null } },
       memberships: [
         { id: expect.stringMatching(/^mem_/), applicationId: 'notes', applicationName: 'Notes', status: 'active', role: 'member', joinedAt: '2026-05-01T09:00:01.000Z', lastActiveAt: '2026-05-01T09:00:04.000Z' },

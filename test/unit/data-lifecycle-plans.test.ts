@@ -65,8 +65,8 @@ describe('indexes for foreign keys', () => {
 });
 
 describe('purge plans', () => {
-  it('name every table that points at a row deleted without its cascade (applications, memberships, people)', () => {
-    for (const [kind, parent] of [['application', 'applications'], ['membership', 'memberships'], ['person', 'people']] as const) {
+  it('name every table that points at a row deleted without its cascade (applications, memberships, people, directory groups)', () => {
+    for (const [kind, parent] of [['application', 'applications'], ['membership', 'memberships'], ['person', 'people'], ['group', 'groups']] as const) {
       const covered = new Set(PURGE_PLANS[kind].map((step) => `${getTableName(step.table)}.${step.column.name}`));
       const children = foreignKeys.filter((fk) => fk.parent === parent).map((fk) => `${fk.table}.${fk.column}`);
       expect(children.length).toBeGreaterThan(0);

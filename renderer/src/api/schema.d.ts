@@ -513,6 +513,8 @@ export interface paths {
                                 name: string;
                                 postLogoutRedirectUris: string[] | null;
                                 redirectUris: string[];
+                                /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                                signingAlg: "RS256" | "ES256" | "EdDSA";
                                 ssoGroupId: string | null;
                                 /** Format: date-time */
                                 updatedAt: string;
@@ -646,6 +648,8 @@ export interface paths {
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
                         redirectUris: string[];
+                        /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                        signingAlg?: "RS256" | "ES256" | "EdDSA";
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
@@ -713,6 +717,8 @@ export interface paths {
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -869,6 +875,8 @@ export interface paths {
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -1088,6 +1096,8 @@ export interface paths {
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
                         redirectUris?: string[];
+                        /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                        signingAlg?: "RS256" | "ES256" | "EdDSA";
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
@@ -1155,6 +1165,8 @@ export interface paths {
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -2293,6 +2305,7 @@ export interface paths {
                                 emailSent: boolean;
                                 /** Format: date-time */
                                 expiresAt: string;
+                                groups: string[];
                                 id: string;
                                 message: string | null;
                                 /** Format: date-time */
@@ -2384,6 +2397,8 @@ export interface paths {
                 content: {
                     "application/json": {
                         emails: string[];
+                        /** @description directory group ids the person joins on accepting (admin token only) */
+                        groups?: string[];
                         /** Format: display-text */
                         message?: string;
                         role?: "member" | "admin";
@@ -2409,6 +2424,7 @@ export interface paths {
                                 emailSent: boolean;
                                 /** Format: date-time */
                                 expiresAt: string;
+                                groups: string[];
                                 id: string;
                                 message: string | null;
                                 /** Format: date-time */
@@ -2633,6 +2649,7 @@ export interface paths {
                             emailSent: boolean;
                             /** Format: date-time */
                             expiresAt: string;
+                            groups: string[];
                             id: string;
                             message: string | null;
                             /** Format: date-time */
@@ -2900,6 +2917,8 @@ export interface paths {
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -3787,7 +3806,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 status: "pending" | "succeeded" | "failed";
-                                /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, webhook.test. */
+                                /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
                                 type: string;
                             }[];
                             nextCursor: string | null;
@@ -3914,7 +3933,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
-                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, webhook.test. */
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
                             type: string;
                         };
                     };
@@ -4036,7 +4055,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
-                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, webhook.test. */
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
                             type: string;
                         };
                     };
@@ -4874,6 +4893,816 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List directory groups (q: id prefix; keyset pagination) */
+        get: {
+            parameters: {
+                query?: {
+                    cursor?: string;
+                    limit?: number;
+                    /** @description group id prefix (case-insensitive) */
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            groups: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                description: string | null;
+                                id: string;
+                                name: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a directory group (at most 1,000) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: display-text */
+                        description?: string | null;
+                        /** @description lower-case letters, digits, ".", "_" and "-", starting with a letter or digit; at most 64 characters */
+                        id: string;
+                        /** Format: display-name */
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            description: string | null;
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a directory group */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            description: string | null;
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a directory group (409 group_in_use while an application setting names it) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Rename a directory group or change its description (its id stays) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: display-text */
+                        description?: string | null;
+                        /** Format: display-name */
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            description: string | null;
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/admin/groups/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A group's members (keyset pagination) */
+        get: {
+            parameters: {
+                query?: {
+                    cursor?: string;
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            members: {
+                                /** Format: date-time */
+                                addedAt: string;
+                                email: string;
+                                /** @description person id (`sub`) */
+                                id: string;
+                                name: string | null;
+                                username: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/groups/{id}/members/{personId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Put a person in a group (idempotent; a person is in at most 200 groups) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    personId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Take a person out of a group (idempotent) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    personId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/keys": {
         parameters: {
             query?: never;
@@ -4901,7 +5730,8 @@ export interface paths {
                             keys: {
                                 /** Format: date-time */
                                 activatesAt: string;
-                                alg: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -4997,7 +5827,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish a new signing key; it signs after the JWKS cache lifetime, the previous one stays published until its tokens expire */
+        /** Publish a new signing key of every algorithm; they sign after the JWKS cache lifetime, the previous ones stay published until their tokens expire */
         post: {
             parameters: {
                 query?: never;
@@ -5017,7 +5847,8 @@ export interface paths {
                             key: {
                                 /** Format: date-time */
                                 activatesAt: string;
-                                alg: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -5028,10 +5859,28 @@ export interface paths {
                                 /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
                                 status: "next" | "active" | "retiring" | "retired";
                             };
+                            /** @description The new keys, one per algorithm: RS256, ES256, EdDSA */
+                            keys: {
+                                /** Format: date-time */
+                                activatesAt: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                expiresAt: string | null;
+                                kid: string;
+                                /** Format: date-time */
+                                retiredAt: string | null;
+                                /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
+                                status: "next" | "active" | "retiring" | "retired";
+                            }[];
+                            /** @description The keys they take over from */
                             previous: {
                                 /** Format: date-time */
                                 activatesAt: string;
-                                alg: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -5779,6 +6628,8 @@ export interface paths {
                                 name: string | null;
                                 /** @description disabled: cannot sign in anywhere (issue 33) */
                                 status: "active" | "disabled";
+                                /** @description `preferred_username`: unique, lower-case */
+                                username: string;
                             }[];
                         };
                     };
@@ -5886,6 +6737,13 @@ export interface paths {
                             createdAt: string;
                             email: string;
                             emailVerified: boolean;
+                            familyName: string | null;
+                            givenName: string | null;
+                            /** @description directory groups, by id */
+                            groups: {
+                                id: string;
+                                name: string;
+                            }[];
                             hasPassword: boolean;
                             id: string;
                             linkedAccounts: {
@@ -5926,6 +6784,10 @@ export interface paths {
                             };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description `preferred_username`: unique, lower-case */
+                            username: string;
                         };
                     };
                 };
@@ -6030,6 +6892,13 @@ export interface paths {
                             createdAt: string;
                             email: string;
                             emailVerified: boolean;
+                            familyName: string | null;
+                            givenName: string | null;
+                            /** @description directory groups, by id */
+                            groups: {
+                                id: string;
+                                name: string;
+                            }[];
                             hasPassword: boolean;
                             id: string;
                             linkedAccounts: {
@@ -6070,6 +6939,10 @@ export interface paths {
                             };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description `preferred_username`: unique, lower-case */
+                            username: string;
                         };
                     };
                 };
@@ -6226,7 +7099,7 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Enable or disable a person (disabling ends their sessions everywhere, with back-channel logout) */
+        /** Change a person: status (disabling ends their sessions everywhere, with back-channel logout), username (409 username_taken), names, emailVerified */
         patch: {
             parameters: {
                 query?: never;
@@ -6239,8 +7112,17 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        emailVerified?: boolean;
+                        /** Format: display-name */
+                        familyName?: string | null;
+                        /** Format: display-name */
+                        givenName?: string | null;
+                        /** Format: display-name */
+                        name?: string | null;
                         /** @description disabled: cannot sign in anywhere; their sessions end (back-channel logout included) */
                         status?: "active" | "disabled";
+                        /** @description case-insensitive; stored lower-case; `^[a-z0-9][a-z0-9._-]{0,63}$` */
+                        username?: string;
                     };
                 };
             };
@@ -6256,6 +7138,13 @@ export interface paths {
                             createdAt: string;
                             email: string;
                             emailVerified: boolean;
+                            familyName: string | null;
+                            givenName: string | null;
+                            /** @description directory groups, by id */
+                            groups: {
+                                id: string;
+                                name: string;
+                            }[];
                             hasPassword: boolean;
                             id: string;
                             linkedAccounts: {
@@ -6296,6 +7185,10 @@ export interface paths {
                             };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description `preferred_username`: unique, lower-case */
+                            username: string;
                         };
                     };
                 };
@@ -8137,8 +9030,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -8595,8 +9491,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -8918,8 +9817,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -9045,8 +9947,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -9262,8 +10167,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -9376,8 +10284,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -9495,8 +10406,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         } | {
                             secondFactor: {
@@ -9663,8 +10577,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -9777,8 +10694,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -9967,6 +10887,128 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change your name, given name or family name (blank or null clears one) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: display-name */
+                        familyName?: string | null;
+                        /** Format: display-name */
+                        givenName?: string | null;
+                        /** Format: display-name */
+                        name?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            user: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                email: string;
+                                emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
+                                id: string;
+                                name: string | null;
+                                username: string;
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/api/me/app-passwords": {

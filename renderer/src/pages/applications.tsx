@@ -14,7 +14,7 @@ const t = {
   createFirst: 'Create the first one',
   emptyTail: ' to let an app sign people in.',
   table: 'Applications',
-  columns: ['Name', 'Client ID', 'Type', 'Audience', 'Sign-up', 'SSO group'],
+  columns: ['Name', 'Client ID', 'Type', 'Audience', 'Sign-up', 'Shared sign-in'],
   signup: { open: 'open', invite_only: 'invitation only', closed: 'closed' } as Record<string, string>,
   types: [
     { value: 'web', title: 'Web app with a backend', text: 'Server-rendered or with its own API server. Gets a client secret.' },

@@ -12,7 +12,7 @@ const t = {
     people: 'People',
     memberships: 'Memberships',
     pendingInvitations: 'Pending invitations',
-    ssoGroups: 'SSO groups',
+    ssoGroups: 'Shared sign-in',
   },
   installation: 'This installation',
   issuer: 'Issuer',

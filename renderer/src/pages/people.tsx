@@ -5,9 +5,10 @@
  */
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { A, useNavigate, useParams } from '@solidjs/router';
-import { client, enc, ok } from '../api';
+import { client, enc, fieldErrors, ok, type Person } from '../api';
+import { GroupPicker } from '../group-picker';
 import { createPagedList, LoadMore, page, PAGE } from '../paged';
-import { Async, confirmAction, DataTable, ErrorBox, ListTable, Loading, toast, useAction, when } from '../ui';
+import { Async, confirmAction, DataTable, ErrorBox, Field, ListTable, Loading, toast, useAction, when } from '../ui';
 import { isOwner, managesPeople } from '../me';
 
 const t = {
@@ -17,7 +18,7 @@ const t = {
   searchPlaceholder: 'Start of an e-mail, username or name',
   searchButton: 'Search',
   table: 'People',
-  columns: ['Person', 'E-mail verified', 'Applications', 'Joined Gatehouse'],
+  columns: ['Person', 'Username', 'E-mail verified', 'Applications', 'Joined Gatehouse'],
   empty: (q: string) => (q ? `Nobody's e-mail, username or name starts with “${q}”.` : 'Nobody has an account yet.'),
   disabled: 'disabled',
   add: 'Add a person',
@@ -51,6 +52,18 @@ const t = {
   sessionColumns: ['Device', 'Address', 'Signed in', 'Last seen', 'Second factor'],
   groups: 'Groups',
   noGroups: 'In no group.',
+  details: 'Username and names',
+  username: 'Username',
+  usernameHint: 'What applications see as preferred_username: lower-case letters, digits, “.”, “_” and “-”. Only an administrator can change it.',
+  name: 'Full name',
+  givenName: 'Given name',
+  familyName: 'Family name',
+  emailVerified: 'E-mail address verified',
+  emailVerifiedHint: 'Applications see it as email_verified. Tick it only when you know the address is theirs.',
+  save: 'Save',
+  saved: 'Saved.',
+  groupsHint: 'Their directory groups: applications that ask for the groups scope see them.',
+  groupsSaved: 'Groups saved.',
   secondFactors: 'Second factors',
   secondFactorsHint: "A lost device: reset them from the person's membership on an application's Members tab.",
   totpOn: (since: string) => `Authenticator app (TOTP) since ${since}`,
@@ -164,6 +177,9 @@ export function PeoplePage() {
                     <span class="badge bad">{t.disabled}</span>
                   </Show>
                 </td>
+                <td>
+                  <code>{p.username}</code>
+                </td>
                 <td>{p.emailVerified ? t.yes : t.no}</td>
                 <td>{p.applications}</td>
                 <td>{when(p.createdAt)}</td>
@@ -255,6 +271,7 @@ export function PersonPage() {
             </p>
             <Show when={managesPeople()}>
               <PersonActions person={p()} onChanged={() => void refetch()} onSessions={() => void refetchSessions()} />
+              <PersonDetails person={p()} onSaved={() => void refetch()} />
             </Show>
             <h2>{t.memberships}</h2>
             <Show when={p().memberships.length} fallback={<p class="muted">{t.noMemberships}</p>}>
@@ -302,11 +319,20 @@ export function PersonPage() {
                 </Show>
               )}
             </Show>
-            <h2>{t.groups}</h2>
-            <Show when={'groups' in p() && ((p() as { groups?: string[] }).groups ?? []).length} fallback={<p class="muted">{t.noGroups}</p>}>
-              <ul>
-                <For each={(p() as { groups?: string[] }).groups ?? []}>{(g) => <li>{g}</li>}</For>
-              </ul>
+            <Show
+              when={managesPeople()}
+              fallback={
+                <>
+                  <h2>{t.groups}</h2>
+                  <Show when={p().groups.length} fallback={<p class="muted">{t.noGroups}</p>}>
+                    <ul>
+                      <For each={p().groups}>{(g) => <li>{g.name} <code>{g.id}</code></li>}</For>
+                    </ul>
+                  </Show>
+                </>
+              }
+            >
+              <PersonGroups person={p()} onSaved={() => void refetch()} />
             </Show>
             <h2>{t.secondFactors}</h2>
             <ul data-testid="person-second-factors">
@@ -324,5 +350,92 @@ export function PersonPage() {
         )}
       </Show>
     </Show>
+  );
+}
+
+/** The administrator's edit of a person (PATCH /api/admin/people/:id): username, names, e-mail verified. */
+function PersonDetails(props: { person: Person; onSaved: (p: Person) => void }) {
+  const [username, setUsername] = createSignal(props.person.username);
+  const [name, setName] = createSignal(props.person.name ?? '');
+  const [givenName, setGivenName] = createSignal(props.person.givenName ?? '');
+  const [familyName, setFamilyName] = createSignal(props.person.familyName ?? '');
+  const [verified, setVerified] = createSignal(props.person.emailVerified);
+  const save = useAction();
+  const errors = () => fieldErrors(save.error());
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const body = {
+      username: username().trim(),
+      name: name().trim() || null,
+      givenName: givenName().trim() || null,
+      familyName: familyName().trim() || null,
+      emailVerified: verified(),
+    };
+    const saved = await save.run(() => ok(client.PATCH('/api/admin/people/{id}', { params: { path: { id: props.person.id } }, body })));
+    if (saved) {
+      props.onSaved(saved);
+      setUsername(saved.username);
+      toast(t.saved);
+    }
+  };
+  return (
+    <form class="card" novalidate onSubmit={submit} aria-label={t.details}>
+      <h2>{t.details}</h2>
+      <Field label={t.username} hint={t.usernameHint} errors={errors().username}>
+        {(a) => <input {...a} name="username" value={username()} maxLength={64} autocomplete="off" onInput={(e) => setUsername(e.currentTarget.value)} />}
+      </Field>
+      <Field label={t.name} errors={errors().name}>
+        {(a) => <input {...a} name="name" value={name()} maxLength={200} onInput={(e) => setName(e.currentTarget.value)} />}
+      </Field>
+      <Field label={t.givenName} errors={errors().givenName}>
+        {(a) => <input {...a} name="givenName" value={givenName()} maxLength={100} onInput={(e) => setGivenName(e.currentTarget.value)} />}
+      </Field>
+      <Field label={t.familyName} errors={errors().familyName}>
+        {(a) => <input {...a} name="familyName" value={familyName()} maxLength={100} onInput={(e) => setFamilyName(e.currentTarget.value)} />}
+      </Field>
+      <label class="check">
+        <input type="checkbox" name="emailVerified" checked={verified()} onChange={(e) => setVerified(e.currentTarget.checked)} /> {t.emailVerified}
+      </label>
+      <p class="hint">{t.emailVerifiedHint}</p>
+      <ErrorBox error={save.error()} fieldsShown />
+      <div class="actions">
+        <button class="primary" type="submit" disabled={save.busy() || !username().trim()}>
+          {t.save}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** A person's directory groups: each change is a PUT or DELETE of one membership, at once. */
+function PersonGroups(props: { person: Person; onSaved: (p: Person) => void }) {
+  const action = useAction();
+  const change = async (ids: string[]) => {
+    const before = props.person.groups.map((g) => g.id);
+    const added = ids.filter((id) => !before.includes(id));
+    const removed = before.filter((id) => !ids.includes(id));
+    const path = (id: string) => ({ params: { path: { id, personId: props.person.id } } });
+    const saved = await action.run(async () => {
+      for (const id of added) await ok(client.PUT('/api/admin/groups/{id}/members/{personId}', path(id)));
+      for (const id of removed) await ok(client.DELETE('/api/admin/groups/{id}/members/{personId}', path(id)));
+      return ok(client.GET('/api/admin/people/{id}', { params: { path: { id: props.person.id } } }));
+    });
+    if (saved) {
+      props.onSaved(saved);
+      toast(t.groupsSaved);
+    }
+  };
+  return (
+    <section aria-label={t.groups}>
+      <GroupPicker
+        label={t.groups}
+        hint={t.groupsHint}
+        value={props.person.groups.map((g) => g.id)}
+        onChange={(ids) => void change(ids)}
+        disabled={action.busy()}
+        hrefOf={(id) => `/groups/${enc(id)}`}
+      />
+      <ErrorBox error={action.error()} />
+    </section>
   );
 }

@@ -8,7 +8,7 @@ import { client, ok, type Application } from '../api';
 import { CopyButton, CopyField } from '../ui';
 import { DEVICE_GRANT } from '../grants';
 
-export function verifyExample(issuer: string, jwksUrl: string, audience: string): string {
+export function verifyExample(issuer: string, jwksUrl: string, audience: string, alg: string): string {
   return `// npm install jose
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 
@@ -19,7 +19,7 @@ export async function verifyAccessToken(token) {
   const { payload } = await jwtVerify(token, JWKS, {
     issuer: '${issuer}',
     audience: '${audience}',
-    algorithms: ['RS256'],
+    algorithms: ['${alg}'],
   });
   // payload.sub = the person, payload.app_user = { id, status, role }
   return payload;
@@ -53,14 +53,14 @@ const tokens = await client.pollDeviceAuthorizationGrant(config, started); // wa
 }
 
 /** An app's back-channel logout endpoint verifying the logout token with jose. */
-export function logoutReceiverExample(issuer: string, jwksUrl: string, clientId: string): string {
+export function logoutReceiverExample(issuer: string, jwksUrl: string, clientId: string, alg: string): string {
   return `// POST <your backchannelLogoutUri>, form body logout_token=<JWT>
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 const JWKS = createRemoteJWKSet(new URL('${jwksUrl}'));
 
 export async function onBackchannelLogout(logoutToken) {
   const { payload } = await jwtVerify(logoutToken, JWKS, {
-    issuer: '${issuer}', audience: '${clientId}', typ: 'logout+jwt', algorithms: ['RS256'], maxTokenAge: '2 minutes',
+    issuer: '${issuer}', audience: '${clientId}', typ: 'logout+jwt', algorithms: ['${alg}'], maxTokenAge: '2 minutes',
   });
   if (!payload.events?.['http://schemas.openid.net/event/backchannel-logout']) throw new Error('not a logout token');
   // payload.sid: end the app session whose ID token had this sid.
@@ -107,7 +107,8 @@ export function IntegrationSnippet(props: { app: Application; clientSecret?: str
   return (
     <Show when={overview()} fallback={<p class="muted">{t.loading}</p>}>
       {(o) => {
-        const code = () => verifyExample(o().issuer, o().jwksUrl, props.app.audience);
+        // The app's own signing algorithm (its settings): a verifier names the one it expects.
+        const code = () => verifyExample(o().issuer, o().jwksUrl, props.app.audience, props.app.signingAlg);
         const env = () => envBlock(o(), props.app, props.clientSecret);
         return (
           <div class="card" data-testid="integration-snippet">
@@ -139,8 +140,8 @@ export function IntegrationSnippet(props: { app: Application; clientSecret?: str
             </Show>
             <Show when={props.app.backchannelLogoutUri}>
               <h2>{t.logout}</h2>
-              <pre data-testid="logout-example">{logoutReceiverExample(o().issuer, o().jwksUrl, props.app.id)}</pre>
-              <CopyButton value={logoutReceiverExample(o().issuer, o().jwksUrl, props.app.id)} label={t.logoutExample} />
+              <pre data-testid="logout-example">{logoutReceiverExample(o().issuer, o().jwksUrl, props.app.id, props.app.signingAlg)}</pre>
+              <CopyButton value={logoutReceiverExample(o().issuer, o().jwksUrl, props.app.id, props.app.signingAlg)} label={t.logoutExample} />
             </Show>
           </div>
         );
