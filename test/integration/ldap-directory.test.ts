@@ -219,6 +219,28 @@ describe('what an application sees', () => {
     await member.unbind();
   });
 
+  it('a disabled person is in no directory and binds nowhere; enabled again, they are back', async () => {
+    const tv = await ldapApplication(t, 'tv');
+    const { password } = await memberWithAppPassword(t, 'fay@example.com', 'tv');
+    const fay = await personByEmail(t, 'fay@example.com');
+    const service = ldapClient(url);
+    await service.bind(SERVICE_DN('tv'), tv);
+    const people = async () => dns((await service.search('ou=people,dc=gatehouse', { scope: 'one', attributes: ['1.1'] })).searchEntries);
+    const member = ldapClient(url);
+    await member.bind(PERSON_DN('fay'), password);
+    expect(await people()).toEqual([PERSON_DN('fay')]);
+    expect((await t.admin('PATCH', `/api/admin/people/${fay.id}`, { status: 'disabled' })).statusCode).toBe(200);
+    expect(await people()).toEqual([]);
+    // Its open connection is anonymous now; a new bind is refused.
+    await expect(member.search(BASE, { scope: 'base' })).rejects.toMatchObject({ code: 50 });
+    await expect(member.bind(PERSON_DN('fay'), password)).rejects.toMatchObject({ code: 49 });
+    expect((await t.admin('PATCH', `/api/admin/people/${fay.id}`, { status: 'active' })).statusCode).toBe(200);
+    expect(await people()).toEqual([PERSON_DN('fay')]);
+    await member.bind(PERSON_DN('fay'), password);
+    await member.unbind();
+    await service.unbind();
+  });
+
   it('a bind stops counting once its credential does: a new service password, LDAP off', async () => {
     const other = ldapClient(url);
     const secret = await ldapApplication(t, 'photos');
