@@ -12,7 +12,6 @@
  * 2.1 and Gatehouse do not offer (docs/claims-and-scopes.md).
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import express from 'express';
 import { auth, type ConfigParams } from 'express-openid-connect';
@@ -22,6 +21,7 @@ import { people } from '../../server/db/schema.js';
 import { one } from '../../server/db/store.js';
 import { createClient, signUpCookie, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
 import { launchChromium } from '../helpers/panel-browser.js';
+import { freePort } from '../helpers/free-port.js';
 
 let gatehouse: OAuthServer;
 let browser: Browser;
@@ -57,14 +57,6 @@ async function relyingParty(port: number, extra: Partial<ConfigParams['authoriza
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   apps.push(server);
   return baseURL;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 /** Signs in through the app's /login in a fresh browser context (signed in to Gatehouse), then reads /me. */
