@@ -100,7 +100,7 @@ describe('the catalogue', () => {
       { kind: 'refreshToken', text: 'a refresh token was issued (Outline keeps the session with it)' },
       { kind: 'claim', claim: 'preferred_username', text: 'preferred_username is in the ID token (OIDC_USERNAME_CLAIM)' },
     ]);
-    expect(outline.sources[0]).toEqual({ title: 'Outline .env.sample', section: 'Generic OIDC provider (OIDC_CLIENT_ID … OIDC_SCOPES)', url: 'https://github.com/outline/outline/blob/main/.env.sample', version: '2026-08' });
+    expect(outline.sources[0]).toEqual({ title: 'Outline .env.sample', section: 'Generic OIDC provider (OIDC_CLIENT_ID … OIDC_SCOPES)', url: 'https://github.com/outline/outline/blob/main/.env.sample', version: '1.9.1' });
     expect(outline.caveats[0]).toMatch(/offline_access/);
 
     const missing = await t.admin('GET', '/api/admin/presets/wordpress');
