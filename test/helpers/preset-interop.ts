@@ -8,7 +8,7 @@
 import { expect } from 'vitest';
 import { PLACEHOLDERS } from '../../server/presets/build.js';
 import { Browser } from './browser-jar.js';
-import { adminJsonOf, signUpCookie, type OAuthServer } from './oauth-server.js';
+import { PASSWORD, adminJsonOf, type OAuthServer } from './oauth-server.js';
 
 export interface PresetApp {
   id: string;
@@ -70,13 +70,19 @@ export function parseEnv(text: string): Record<string, string> {
 }
 
 /**
- * A browserless browser signed in to Gatehouse as a new member of the application (open sign-up),
- * serving Gatehouse's host and the app's hosts: redirects between them are followed.
+ * A browserless browser signed in to Gatehouse as a member of the application (joining it by open
+ * sign-up, or signing in when the person exists already), serving Gatehouse's host and the app's
+ * hosts: redirects between them are followed. `personId` is the person's id.
  */
-export async function signedInBrowser(server: OAuthServer, applicationId: string, email: string, appHosts: string[]): Promise<Browser> {
+export async function signedInBrowser(server: OAuthServer, applicationId: string, email: string, appHosts: string[]): Promise<Browser & { personId: string }> {
   const gatehouse = new URL(server.url);
   const browser = new Browser([gatehouse.host, ...appHosts], { navigate: true });
-  const cookie = await signUpCookie(server, email, applicationId);
-  browser.setCookie(gatehouse.hostname, 'gatehouse_session', cookie.slice(cookie.indexOf('=') + 1));
-  return browser;
+  const post = (path: string, body: Record<string, string>) =>
+    fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PASSWORD, applicationId, ...body }) });
+  let res = await post('/api/auth/sign-up/email', { name: email.split('@')[0]! });
+  if (res.status === 409) res = await post('/api/auth/sign-in/email', {});
+  expect(res.status, await res.clone().text()).toBeLessThan(300);
+  const session = res.headers.getSetCookie().find((c) => c.startsWith('gatehouse_session='))!;
+  browser.setCookie(gatehouse.hostname, 'gatehouse_session', session.slice(session.indexOf('=') + 1, session.indexOf(';')));
+  return Object.assign(browser, { personId: ((await res.json()) as { user: { id: string } }).user.id });
 }
