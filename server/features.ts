@@ -22,6 +22,7 @@ import { selfServicePlugin } from './self-service/routes.js';
 import { secondFactorFeature } from './accounts/second-factor/routes.js';
 import { peoplePlugin } from './people/routes.js';
 import { activityPlugin } from './activity/routes.js';
+import { forwardAuthPlugin } from './forward-auth/plugin.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -41,4 +42,5 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   selfServicePlugin,
   peoplePlugin,
   activityPlugin,
+  forwardAuthPlugin,
 ];

@@ -16,6 +16,8 @@
  * - `grantTypes` (issue 24): turning on `client_credentials` or device sign-in changes who can
  *   obtain tokens for the application (machines with its secret, any device that shows a code):
  *   admin only, for the same reason.
+ * - `forwardAuth` (issue 34): its hosts are where signed-in people's site cookies are handed over,
+ *   and its groups who passes: like redirect URIs, admin only.
  */
 import { requireActorScope, type Actor } from '../http/admin-auth.js';
 import type { Application } from '../db/schema.js';
@@ -47,6 +49,9 @@ export function requireMayPatch(actor: Actor, current: Application, patch: Appli
     (patch.backchannelLogoutSessionRequired !== undefined && patch.backchannelLogoutSessionRequired !== current.backchannelLogoutSessionRequired)
   ) {
     requireActorScope(actor, 'webhooks:write', 'change the back-channel logout settings');
+  }
+  if (patch.forwardAuth !== undefined && JSON.stringify(patch.forwardAuth) !== JSON.stringify(current.forwardAuth)) {
+    requireActorScope(actor, undefined, 'change the protected hosts or their groups (forward auth)');
   }
   if (patch.grantTypes !== undefined && !sameSet(patch.grantTypes, current.grantTypes)) {
     requireActorScope(actor, undefined, 'change the grant types (they decide who can obtain tokens)');

@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { DisplayName, DisplayText, Slug, Timestamp } from '../http/schemas.js';
 import { PROFILE_KEY_PATTERN } from './profile-fields.js';
+import { ForwardAuthField, ForwardAuthRecordSchema } from '../forward-auth/settings.js';
 
 export const ProfileFieldSchema = Type.Object(
   {
@@ -116,6 +117,7 @@ const mutableFields = {
   backchannelLogoutSessionRequired: Type.Optional(Type.Boolean({ description: SESSION_REQUIRED_TEXT })),
   branding: Type.Optional(BrandingPatch),
   consent: Type.Optional(ConsentPolicySchema),
+  forwardAuth: Type.Optional(ForwardAuthField),
 };
 
 export const ApplicationCreateSchema = Type.Object(
@@ -151,6 +153,7 @@ export const ApplicationRecordSchema = Type.Object({
   backchannelLogoutSessionRequired: Type.Boolean({ description: SESSION_REQUIRED_TEXT }),
   branding: BrandingRecord,
   consent: ConsentPolicySchema,
+  forwardAuth: ForwardAuthRecordSchema,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 }, { additionalProperties: false });

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, ne } from 'drizzle-orm';
-import { applications, ssoGroups, type Application, type AuthPolicy, type ClientType, type GrantType } from '../db/schema.js';
+import { applications, ssoGroups, type Application, type AuthPolicy, type ClientType, type ForwardAuthSettings, type GrantType } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit, type Tx } from '../audit/record.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
@@ -25,6 +25,8 @@ import { openNullable, sealNullable } from '../db/secrets-at-rest.js';
 import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-address.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { exec, many, one, transaction } from '../db/store.js';
+import { claimHosts, forwardAuthSettings } from '../forward-auth/settings.js';
+import { forwardAuthChanged } from '../forward-auth/protected-hosts.js';
 
 export const DEFAULT_AUTH_POLICY: AuthPolicy = {
   signup_policy: 'invite_only',
@@ -58,6 +60,7 @@ export function applicationRecord(app: Application, issuer: string) {
     backchannelLogoutSessionRequired: app.backchannelLogoutSessionRequired,
     branding: brandingRecord(app, issuer),
     consent: app.consent,
+    forwardAuth: app.forwardAuth ?? null,
     createdAt: iso(app.createdAt)!,
     updatedAt: iso(app.updatedAt)!,
   };
@@ -160,15 +163,19 @@ interface ApplicationShape {
   webhookUrl?: string | null;
   webhookSecret?: string | null;
   ssoGroupId?: string | null;
+  /** The request's `forwardAuth` (undefined: not given) and, on update, the stored one. */
+  forwardAuth?: ApplicationCreate['forwardAuth'];
+  currentForwardAuth?: ForwardAuthSettings | null;
 }
 
 /**
  * The rules a JSON schema cannot express (DESIGN §4.3), shared by create and update: redirect URIs
  * and grant types for the client type, the webhook and back-channel logout URLs, a webhook secret
- * only with a URL, and an existing SSO group.
- * All failures are reported together as one 400.
+ * only with a URL, an existing SSO group, and forward auth's hosts and groups (forward-auth/settings.ts).
+ * All failures are reported together as one 400. Returns the forward-auth settings to store
+ * (undefined: unchanged).
  */
-async function checkApplication(ctx: AppContext, app: ApplicationShape) {
+async function checkApplication(ctx: AppContext, app: ApplicationShape): Promise<ForwardAuthSettings | null | undefined> {
   const errors = checkRedirectUris(app.redirectUris, app.clientType);
   if (app.postLogoutRedirectUris) errors.push(...checkRedirectUris(app.postLogoutRedirectUris, app.clientType, 'body.postLogoutRedirectUris'));
   checkGrantTypes(app.grantTypes, app.clientType, errors);
@@ -182,7 +189,17 @@ async function checkApplication(ctx: AppContext, app: ApplicationShape) {
   if (app.ssoGroupId && !await one(ctx.db.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, app.ssoGroupId)))) {
     errors.push({ path: 'body.ssoGroupId', message: `there is no SSO group "${app.ssoGroupId}"` });
   }
+  const forwardAuth = await forwardAuthSettings(app.forwardAuth, app.clientType, errors, (id) => groupExists(ctx, id));
+  if (app.forwardAuth === undefined && app.currentForwardAuth && app.clientType !== 'web') {
+    errors.push({ path: 'body.clientType', message: 'an application that protects hosts (forwardAuth) must stay a web application' });
+  }
   if (errors.length) throw validationFailed(errors);
+  return forwardAuth;
+}
+
+// FIXME(people helper): replaced by server/groups/queries.ts once directory groups land.
+async function groupExists(_ctx: AppContext, _id: string): Promise<boolean> {
+  return true;
 }
 
 async function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
@@ -206,7 +223,7 @@ function withSecretsShownOnce(ctx: AppContext, app: Application, secrets: { clie
 export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string) {
   const clientType = input.clientType ?? 'web';
   const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
-  await checkApplication(ctx, { ...input, clientType, grantTypes });
+  const forwardAuth = await checkApplication(ctx, { ...input, clientType, grantTypes });
   checkAccentColor(input.branding?.accentColor);
   const authPolicy = mergePolicy(DEFAULT_AUTH_POLICY, input.authPolicy, 'body.authPolicy');
 
@@ -241,10 +258,12 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired ?? true,
         brandAccentColor: input.branding?.accentColor ?? null,
         consent: input.consent ?? 'implicit',
+        forwardAuth: forwardAuth ?? null,
         createdAt: now,
         updatedAt: now,
       })
       .returning());
+    if (forwardAuth) await claimHosts(tx, row.id, forwardAuth.hosts);
     await recordAudit(tx, now, { actor, action: 'application.created', applicationId: row.id, target: row.id, details: { name: row.name, clientType } });
     return row;
   });
@@ -260,9 +279,10 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
   const grantTypes = patch.grantTypes ?? current.grantTypes;
   const backchannelLogoutUri = patch.backchannelLogoutUri === undefined ? current.backchannelLogoutUri : patch.backchannelLogoutUri;
   // Only a changed group or logout URI is checked, so an update never fails over one it does not touch.
-  await checkApplication(ctx, {
+  const forwardAuth = await checkApplication(ctx, {
     clientType, redirectUris, postLogoutRedirectUris, grantTypes, webhookUrl, webhookSecret: patch.webhookSecret,
     ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri,
+    forwardAuth: patch.forwardAuth, currentForwardAuth: current.forwardAuth,
   });
   checkAccentColor(patch.branding?.accentColor);
   const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
@@ -311,10 +331,12 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         backchannelLogoutSessionRequired: patch.backchannelLogoutSessionRequired ?? current.backchannelLogoutSessionRequired,
         brandAccentColor: patch.branding?.accentColor === undefined ? current.brandAccentColor : patch.branding.accentColor,
         consent: patch.consent ?? current.consent,
+        forwardAuth: forwardAuth === undefined ? current.forwardAuth : forwardAuth,
         updatedAt: now,
       })
       .where(eq(applications.id, id))
       .returning());
+    if (forwardAuth !== undefined) await claimHosts(tx, id, forwardAuth?.hosts ?? []);
     await recordAudit(tx, now, {
       actor,
       action: 'application.updated',
@@ -330,6 +352,8 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
     return row;
   });
   if (redirectChange(current, updated)) ctx.wakeWebhooks();
+  // Name, policy and forward-auth settings decide the checks of its protected hosts.
+  forwardAuthChanged();
   return withSecretsShownOnce(ctx, updated, { clientSecret, webhookSecret: generatedWebhookSecret });
 }
 
@@ -367,6 +391,8 @@ export async function deleteApplication(ctx: AppContext, id: string, actor: stri
   const job = { kind: 'application', target: id, params: { realm: applicationRealm(id) }, actor } as const;
   await beginPurge(ctx, job, async (tx) => {
     await exec(tx.delete(applications).where(eq(applications.id, id)));
+    // Its protected hosts are free again at once (a few rows; the purge plan finds none left).
+    await claimHosts(tx, id, []);
     await recordAudit(tx, now, { actor, action: 'application.deleted', applicationId: id, target: id });
   }, { cascade: false });
 }
@@ -393,5 +419,6 @@ export async function updateAuthPolicy(ctx: AppContext, id: string, patch: AuthP
     await exec(tx.update(applications).set({ authPolicy: policy, updatedAt: now }).where(eq(applications.id, id)));
     await recordAudit(tx, now, { actor, action: 'auth_policy.updated', applicationId: id, target: id, details: { fields: Object.keys(patch) } });
   });
+  forwardAuthChanged();
   return policy;
 }

@@ -16,6 +16,8 @@ import {
   consents,
   backchannelLogouts,
   deviceAuthorizations,
+  forwardAuthHosts,
+  forwardAuthSessions,
   invitations,
   memberships,
   refreshTokenFamilies,
@@ -58,6 +60,9 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'webhookDeliveries', table: webhookDeliveries, key: webhookDeliveries.id, column: webhookDeliveries.applicationId },
     { name: 'backchannelLogouts', table: backchannelLogouts, key: backchannelLogouts.id, column: backchannelLogouts.applicationId },
     { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.applicationId },
+    // Issue 34: the hosts are freed in the deleting transaction itself; their site sessions go here.
+    { name: 'forwardAuthHosts', table: forwardAuthHosts, key: forwardAuthHosts.host, column: forwardAuthHosts.applicationId },
+    { name: 'forwardAuthSessions', table: forwardAuthSessions, key: forwardAuthSessions.id, column: forwardAuthSessions.applicationId },
     { name: 'sessionClients', table: sessionClients, key: ROW_ID, column: sessionClients.applicationId },
     { name: 'sessionRealms', table: sessionRealms, key: ROW_ID, column: sessionRealms.realm, param: 'realm' },
   ],

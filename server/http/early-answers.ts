@@ -12,6 +12,10 @@
  *   and reply were about 12 % of a refresh grant's event-loop CPU; this path has none of them.
  *   The form is parsed by the parser @fastify/formbody uses (fast-querystring).
  *
+ * - Forward-auth checks (issue 34: every request through a proxy costs one): a `GET` of the exact
+ *   path; an answer may name its own content type, or hand the request to Fastify (undefined: the
+ *   route renders a hosted page instead).
+ *
  * Only the exact registered path and method are answered here, with the route's own headers plus
  * the ones the global hooks add (security headers, CORS). Anything else — a query string, another
  * method, another content type, an oversized or chunked body, a preflight — goes to Fastify, whose
@@ -41,9 +45,10 @@ export interface EarlyCall {
 
 /**
  * Answers one call; must not throw or reject (failures are answers too). Sync or async: a
- * synchronous answer is written in the same tick.
+ * synchronous answer is written in the same tick. A GET answer may be undefined: Fastify's route
+ * answers instead. The answer's `content-type` header, when it has one, replaces JSON's.
  */
-export type CallAnswer = (call: EarlyCall) => JsonAnswer | Promise<JsonAnswer>;
+export type CallAnswer = (call: EarlyCall) => JsonAnswer | undefined | Promise<JsonAnswer | undefined>;
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -91,14 +96,17 @@ export class EarlyAnswers {
     this.forms.set(path, { headers, answer, limit });
   }
 
-  /** Answers the request if it is one of ours; false hands it to Fastify. */
-  answer(request: IncomingMessage, response: ServerResponse): boolean {
+  /**
+   * Answers the request if it is one of ours; false hands it to Fastify. `fastify` hands it over
+   * later, when an answer turns out to be the route's to give.
+   */
+  answer(request: IncomingMessage, response: ServerResponse, fastify?: () => void): boolean {
     const method = request.method;
     if (method === 'POST') return this.form(request, response);
     if (method !== 'GET' && method !== 'HEAD') return false;
     const call = method === 'GET' ? this.gets.get(request.url!) : undefined;
     if (call) {
-      this.send(response, call, call.answer({ ip: request.socket.remoteAddress ?? '', headers: request.headers, body: undefined }));
+      this.send(response, call, call.answer({ ip: request.socket.remoteAddress ?? '', headers: request.headers, body: undefined }), fastify);
       return true;
     }
     const answer = this.answers.get(request.url!);
@@ -136,10 +144,12 @@ export class EarlyAnswers {
     return true;
   }
 
-  private send(response: ServerResponse, route: EarlyRoute, answer: JsonAnswer | Promise<JsonAnswer>): void {
-    const write = ({ status, headers, body }: JsonAnswer) => {
+  private send(response: ServerResponse, route: EarlyRoute, answer: JsonAnswer | undefined | Promise<JsonAnswer | undefined>, fastify?: () => void): void {
+    const write = (given: JsonAnswer | undefined) => {
+      if (!given) return fastify ? fastify() : response.destroy();
+      const { status, headers, body } = given;
       const bytes = Buffer.from(body);
-      response.writeHead(status, { ...headers, 'content-type': JSON_TYPE, ...route.headers, ...this.serverHeaders, 'content-length': bytes.length });
+      response.writeHead(status, { 'content-type': JSON_TYPE, ...headers, ...route.headers, ...this.serverHeaders, 'content-length': bytes.length });
       response.end(bytes);
     };
     // An answer never rejects (failures are answers); should one, the connection is closed rather than left hanging.
@@ -166,7 +176,7 @@ export function nodeServerFactory(
 ): FastifyServerFactory {
   return (handler) => {
     const listener = (request: IncomingMessage, response: ServerResponse) => {
-      if (!early.answer(request, response)) handler(request, response);
+      if (!early.answer(request, response, () => handler(request, response))) handler(request, response);
     };
     // An https.Server is what Fastify itself would create here; its request type is http's.
     const server = (tls ? createHttpsServer({ ...limits.node, ...tls }, listener) : createHttpServer(limits.node, listener)) as Server;

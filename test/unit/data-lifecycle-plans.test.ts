@@ -92,7 +92,9 @@ describe('retention rules', () => {
       // Issue 23: per person at most one row, 20 passkeys and 10 codes, gone with the person.
       'totp_credentials', 'passkeys', 'recovery_codes',
       // Issue 25: one logo per application, gone with it (purge plan).
-      'application_logos'];
+      'application_logos',
+      // Issue 34: at most 20 protected hosts per application, gone with it.
+      'forward_auth_hosts'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);
     const now = new Date('2026-06-01T00:00:00Z');
     for (const rule of RETENTION_RULES) {

@@ -180,6 +180,12 @@ export interface paths {
                                 consent: "implicit" | "explicit";
                                 /** Format: date-time */
                                 createdAt: string;
+                                /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                                forwardAuth: {
+                                    basic: boolean;
+                                    groups: string[] | null;
+                                    hosts: string[];
+                                } | null;
                                 /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                                 grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                                 id: string;
@@ -307,6 +313,12 @@ export interface paths {
                         clientType?: "web" | "spa" | "native";
                         /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
                         consent?: "implicit" | "explicit";
+                        /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                        forwardAuth?: {
+                            basic?: boolean;
+                            groups?: string[] | null;
+                            hosts: string[];
+                        } | (never | null);
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                         id: string;
@@ -368,6 +380,12 @@ export interface paths {
                             consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
@@ -518,6 +536,12 @@ export interface paths {
                             consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
@@ -732,6 +756,12 @@ export interface paths {
                         clientType?: "web" | "spa" | "native";
                         /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
                         consent?: "implicit" | "explicit";
+                        /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                        forwardAuth?: {
+                            basic?: boolean;
+                            groups?: string[] | null;
+                            hosts: string[];
+                        } | (never | null);
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                         /** Format: display-name */
@@ -792,6 +822,12 @@ export interface paths {
                             consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
@@ -1896,6 +1932,119 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/applications/{id}/forward-auth/snippet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A reverse-proxy configuration for the hosts the application protects (forward auth) */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Which reverse proxy */
+                    proxy: "caddy" | "nginx" | "traefik";
+                    /** @description How the protected hosts are served (default https) */
+                    scheme?: "https" | "http";
+                    /** @description Where the application itself listens, as the proxy reaches it (default http://127.0.0.1:8080) */
+                    upstream?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            hosts: string[];
+                            proxy: string;
+                            /** @description The configuration text, ready to paste */
+                            snippet: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/applications/{id}/invitations": {
         parameters: {
             query?: never;
@@ -2426,6 +2575,12 @@ export interface paths {
                             consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
