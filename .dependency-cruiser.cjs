@@ -5,7 +5,7 @@
  * test/unit/import-graph.test.ts, and by hand with `npx depcruise server electron`.
  */
 const FEATURES = '^server/(oauth|accounts|applications|members|invitations|api-keys|webhooks|self-service|pages|admin-panel|ops|people|activity|forward-auth)/';
-const SHARED = '^server/((http|db|mail|util|data-lifecycle|i18n)/|audit/record\\.ts$|(config|context|data-dir)\\.ts$)';
+const SHARED = '^server/((http|db|mail|util|data-lifecycle|i18n|metrics)/|audit/record\\.ts$|(config|context|data-dir)\\.ts$)';
 const COMPOSITION = '^server/((app|main|features|cli)\\.ts$|cli/)';
 
 module.exports = {

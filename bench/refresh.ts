@@ -16,6 +16,9 @@
  * window of the same load, profiled, splits the CPU into signing, SQLite, HTTP and the rest
  * (bench/_profile.ts, bench/_cost.ts); it is not part of the figures above.
  *
+ * Then what the Prometheus counting costs a grant: the same load with counting switched off and on,
+ * window by window, on this server (bench/_metrics-cost.ts; issue 36: ≤ 2 %).
+ *
  * Last, the same load against the floor (bench/_lean-refresh.mjs): the same grant on the same
  * database and key with nothing but node:http, prepared statements and the pool signature, in a
  * process started like the server. Its row is a reference; the gap to it is what Gatehouse's own
@@ -35,14 +38,15 @@ import { mainThreadShares, profiled } from './_profile.js';
 import { signatureCost, signingInputOf } from './_signature.js';
 import { benchEngine } from './_postgres.js';
 import { refreshOnPostgres } from './_refresh-postgres.js';
+import { metricsCountingCost } from './_metrics-cost.js';
 
 const CONNECTIONS = 8;
 /**
  * Families in the pool: more than connections, so a request never waits for a token, and enough
- * for every timed run: a run that stops on time drops the answers in flight, and with them up to
- * one successor token per connection.
+ * for every timed run (3 here, 12 windows in bench/_metrics-cost.ts): a run that stops on time
+ * drops the answers in flight, and with them up to one successor token per connection.
  */
-const FAMILIES = 6 * CONNECTIONS;
+const FAMILIES = 20 * CONNECTIONS;
 const SEQUENTIAL_GRANTS = 1_000;
 const CONCURRENT_SECONDS = 5;
 const PROFILED_SECONDS = 3;
@@ -114,6 +118,8 @@ async function run(): Promise<BenchResult[]> {
     const cpu2 = server.cpu();
     const { profile } = await profiled(server, () => refreshLoad(server, CLIENT, pool, { connections: CONNECTIONS, duration: PROFILED_SECONDS }));
     const signature = await signatureCost(server.dataDir, signingInputOf(accessToken));
+    // Prometheus counting on against off, on this same server (bench/_metrics-cost.ts).
+    const counting = await metricsCountingCost(server, CLIENT, pool, CONNECTIONS);
 
     const perOp = perOpOrThrow(cpu1, cpu2, concurrent.latencies.length);
 
@@ -139,6 +145,7 @@ async function run(): Promise<BenchResult[]> {
       refreshRow('token refresh, sequential', sequential, 1, perOpOrThrow(cpu0, cpu1, sequential.latencies.length), undefined),
       measured,
       floorRow,
+      counting,
     ];
   } finally {
     await server.stop();

@@ -1,7 +1,7 @@
 // Bundles the server (entry: server/cli.ts) into one ES module, dist/gatehouse.mjs, the artefact
 // every launcher runs (npm start, bin/gatehouse.js, the Electron supervisor, the bench and the
 // tests that spawn the server). One file instead of ~750 ES modules is most of the start-up time
-// saved (docs/decisions.md, "Bundled server artefact").
+// saved (docs/decisions/0071-bundled-server.md).
 //
 // - Lazily imported code (sign-in providers' arctic/openid-client, @fastify/swagger) becomes
 //   separate chunks under dist/chunks/, loaded on first use as before.

@@ -4,7 +4,7 @@
  * (the unit suite runs it), so a schema change is made once, in schema.ts, then
  * `npx tsx scripts/pg-schema.ts && npx drizzle-kit generate --config drizzle.pg.config.ts`.
  *
- * Why generated rather than written twice (docs/decisions.md, issue 26): drizzle has no
+ * Why generated rather than written twice (docs/decisions/0075-one-data-access-layer.md): drizzle has no
  * dialect-neutral table, and two hand-kept schemas drift. The SQLite schema stays the one that
  * types the queries; this file only has to give PostgreSQL the same tables, columns, keys and
  * indexes, so it carries no TypeScript `$type`s.
@@ -18,7 +18,8 @@
  * application or a membership removes the row at once and what hung off it in bounded batches;
  * SQLite turns its enforcement off for that one transaction, but PostgreSQL cascades (and checks
  * a foreign key) whatever a transaction does, so the same delete there would be one unbounded
- * statement. The plan is the integrity rule for those references on PostgreSQL (docs/decisions.md).
+ * statement. The plan is the integrity rule for those references on PostgreSQL
+ * (docs/decisions/0077-postgres-data-lifecycle.md).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -28,6 +28,7 @@ import { applicationRoutes } from './applications/routes.js';
 import { ssoGroupRoutes } from './applications/sso-group-routes.js';
 import { providerRoutes } from './applications/provider-routes.js';
 import { featurePlugins } from './features.js';
+import { Metrics } from './metrics/metrics.js';
 import { isBrowserNavigation, isPageRequest, pageErrorHandler } from './pages/page-scope.js';
 import { pageText } from './i18n/index.js';
 import { errorTitle } from './pages/text.js';
@@ -92,7 +93,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Slow clients and oversized headers are cut off at the connection (server/http/server-limits.ts).
   const limits = serverLimits(deps.config);
   const security = securityHeaders(Boolean(deps.https));
-  const early = new EarlyAnswers(deps.https ? HSTS_HEADERS : {});
+  const metrics = new Metrics((gauge, error) => app.log.warn({ err: error }, `metrics: reading ${gauge} failed`));
+  const early = new EarlyAnswers(deps.https ? HSTS_HEADERS : {}, (route, status, seconds) => metrics.requestDone(route, status, seconds));
   const app = Fastify({
     ...limits.fastify,
     logger: deps.logger ?? false,
@@ -100,7 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     // Behind a reverse proxy, GATEHOUSE_TRUST_PROXY names it: request.ip (rate limits, audit, sessions)
-    // is then the client X-Forwarded-For names, not the proxy (docs/deploy-postgres.md).
+    // is then the client X-Forwarded-For names, not the proxy (docs/postgresql.md).
     trustProxy: deps.config.trustProxy.length ? deps.config.trustProxy : false,
     // Never echo a caller-supplied request id into logs.
     requestIdHeader: false,
@@ -131,6 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     codes: new CodeStore(),
     wakeWebhooks: () => {},
     wakePurger: () => {},
+    metrics,
     listenAddresses: () => {
       const address = app.server.address();
       return address && typeof address === 'object' ? [address] : [];
@@ -162,6 +165,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return sendProblem(reply, notFound('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
   });
   app.addHook('onSend', security.onSend);
+  // The request-duration histogram (answers before Fastify count in EarlyAnswers); a callback
+  // hook, no promise: it runs on every request Fastify answers.
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.requestDone(request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+  app.addHook('onClose', (_app, done) => {
+    metrics.stop();
+    done();
+  });
   app.addSchema(ProblemSchema);
 
   await app.register(cookie);

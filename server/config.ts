@@ -7,6 +7,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isIP } from 'node:net';
 import { parseSwitch } from './cli/launch.js';
+import { addressEntryProblem, NAMED_RANGES } from './util/address-list.js';
 import { DEFAULT_LOCALE, LOCALES, isLocale, type Locale } from './i18n/locales.js';
 
 export class ConfigError extends Error {
@@ -59,13 +60,23 @@ export interface Config {
   /**
    * GATEHOUSE_TRUST_PROXY: the reverse proxies (addresses, CIDR ranges, or `loopback`,
    * `linklocal`, `uniquelocal`) whose X-Forwarded-For / -Proto / -Host are believed; empty: none,
-   * and the client address is the connection's (docs/deploy-postgres.md).
+   * and the client address is the connection's (docs/postgresql.md).
    */
   trustProxy: string[];
   /** GATEHOUSE_LOCALE: the language of pages and e-mails when the reader's is not known (default `en`). */
   locale: Locale;
+  /** Who may read `GET /metrics` (docs/monitoring.md). */
+  metrics: MetricsAccess;
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
   env: Record<string, string | undefined>;
+}
+
+/** GATEHOUSE_METRICS_TOKEN (or _FILE) and GATEHOUSE_METRICS_ALLOW. */
+export interface MetricsAccess {
+  /** A bearer token that may always scrape; undefined when none is set. */
+  token: string | undefined;
+  /** Addresses and ranges that may scrape without the token (default: loopback only; `none`: nobody). */
+  allow: string[];
 }
 
 /** Days each kind of ended data is kept; 0 keeps it for ever. */
@@ -82,7 +93,7 @@ export interface RetentionDays {
   invitations: number;
 }
 
-/** The retention variables and their defaults (README "Data lifecycle"). */
+/** The retention variables and their defaults (docs/configuration.md, "Data lifecycle"). */
 export const RETENTION_ENV: Record<keyof RetentionDays, { name: string; fallback: number }> = {
   tokens: { name: 'GATEHOUSE_RETENTION_TOKENS_DAYS', fallback: 7 },
   sessions: { name: 'GATEHOUSE_RETENTION_SESSIONS_DAYS', fallback: 7 },
@@ -243,6 +254,10 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
     webhookAllowLoopback,
     trustProxy: parseTrustProxy(pick(undefined, 'GATEHOUSE_TRUST_PROXY')),
     locale: parseLocale(pick(undefined, 'GATEHOUSE_LOCALE')),
+    metrics: {
+      token: readSecretSetting('GATEHOUSE_METRICS_TOKEN', pick(undefined, 'GATEHOUSE_METRICS_TOKEN'), pick(undefined, 'GATEHOUSE_METRICS_TOKEN_FILE')),
+      allow: parseMetricsAllow(pick(undefined, 'GATEHOUSE_METRICS_ALLOW')),
+    },
     env,
   };
 }
@@ -269,6 +284,48 @@ function parseTrustProxy(raw: string | undefined): string[] {
   return entries;
 }
 
+/** GATEHOUSE_METRICS_ALLOW: comma-separated addresses, CIDR ranges or named ranges; `none` for nobody. */
+function parseMetricsAllow(raw: string | undefined): string[] {
+  if (raw === undefined) return ['loopback'];
+  if (raw.trim() === 'none') return [];
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const problem = addressEntryProblem(entry);
+    if (problem) {
+      throw new ConfigError(
+        `GATEHOUSE_METRICS_ALLOW must list addresses or CIDR ranges (or ${Object.keys(NAMED_RANGES).join(', ')}), comma-separated, or be "none"; ${problem}.`,
+      );
+    }
+  }
+  return entries;
+}
+
+/**
+ * A secret setting given as `NAME` or as a file named by `NAME_FILE` (one trailing line break
+ * dropped), never both; at least 16 characters.
+ */
+function readSecretSetting(name: string, value: string | undefined, file: string | undefined): string | undefined {
+  if (file === undefined) {
+    if (value !== undefined && value.length < 16) throw new ConfigError(`${name} must be at least 16 characters long.`);
+    return value;
+  }
+  if (value !== undefined) throw new ConfigError(`Set ${name} or ${name}_FILE, not both.`);
+  const path = resolve(file);
+  let secret: string;
+  try {
+    secret = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new ConfigError(`${name}_FILE names ${path}, which ${unreadable(error)}.`);
+  }
+  if (secret.length < 16) throw new ConfigError(`The value in ${path} (${name}_FILE) must be at least 16 characters long.`);
+  return secret;
+}
+
+const unreadable = (error: unknown) => {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : 'cannot be read';
+};
+
 /** GATEHOUSE_LOCALE: one of the languages the pages speak. */
 function parseLocale(raw: string | undefined): Locale {
   if (raw === undefined || raw === '') return DEFAULT_LOCALE;
@@ -293,9 +350,7 @@ function readAdminToken(fromEnv: string | undefined, flagFile: string | undefine
   try {
     token = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : 'cannot be read';
-    throw new ConfigError(`${named} names ${path}, which ${why}.`);
+    throw new ConfigError(`${named} names ${path}, which ${unreadable(error)}.`);
   }
   if (token.length < 16) throw new ConfigError(`The admin token in ${path} must be at least 16 characters long.`);
   return { adminToken: token, adminTokenSource: path };

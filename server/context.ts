@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { Clock } from './util/clock.js';
 import type { AdminTokenStore } from './http/admin-token.js';
 import type { CodeStore } from './oauth/authorize/code.js';
+import type { Metrics } from './metrics/metrics.js';
 
 export interface AppContext {
   db: Db;
@@ -22,6 +23,8 @@ export interface AppContext {
   wakeWebhooks: () => void;
   /** Called when a big delete has rows left after its inline batches (data-lifecycle/purge.ts). */
   wakePurger: () => void;
+  /** Prometheus counters and state gauges (metrics/metrics.ts): features count here, `GET /metrics` shows them. */
+  metrics: Metrics;
 }
 
 /** What `buildApp` passes every feature plugin (server/features.ts lists them). */

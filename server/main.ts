@@ -57,7 +57,7 @@ function loadTls(config: Config, now: Date): TlsMaterial | undefined {
  * same streaming path as every backup. It is encrypted when a passphrase or key file is
  * configured; otherwise it is written unencrypted but stays inside the data directory (0600 in a
  * 0700 directory), where the live database holds the same secrets in the same clear form, and it
- * leaves the TLS keys out (docs/decisions.md, "Pre-migration backup").
+ * leaves the TLS keys out (docs/decisions/0056-streaming-encrypted-backups.md).
  */
 async function guardMigrations(config: Config, file: string): Promise<void> {
   if (!existsSync(file)) return;

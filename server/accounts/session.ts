@@ -6,7 +6,7 @@
  * application alone (`app:<id>`); signing in for an application marks its realm in the session,
  * and authorize is silent only for realms the session has authenticated.
  */
-import { and, eq, gt, isNull, ne, sql } from 'drizzle-orm';
+import { and, count, eq, gt, isNull, ne, sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import UAParser from 'ua-parser-js';
 import type { AppContext } from '../context.js';
@@ -152,6 +152,11 @@ export async function liveSession(db: Db, token: string, now: Date): Promise<{ s
 }
 
 /** Records how the session's last sign-in was made (its `amr`, also inside a transaction on `db`). */
+/** Sessions neither ended nor expired at `now`, counted from the (revoked_at, expires_at) index alone. */
+export async function countLiveSessions(db: Db, now: Date): Promise<number> {
+  return (await one(db.select({ n: count() }).from(sessions).where(and(isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))))?.n ?? 0;
+}
+
 export async function setSessionAmr(db: Db, sessionId: string, amr: AuthMethod[]): Promise<void> {
   await exec(sessionWrites(db).setAmr, { id: sessionId, amr: JSON.stringify(amr) });
 }

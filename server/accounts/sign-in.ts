@@ -91,6 +91,7 @@ export async function signInWithEmail(
     check = await claimPasswordCheck(ctx, input.email, { deviceCookie: client.deviceCookie, sessionToken: client.currentToken });
   } catch (locked) {
     await countFailedSignIn(ctx.db, ctx.clock.now(), app?.id);
+    ctx.metrics.signIn('locked', 'password');
     throw locked;
   }
   const person = await findPersonByEmail(ctx.db, input.email);
@@ -99,11 +100,13 @@ export async function signInWithEmail(
   if (!person || !ok) {
     await passwordCheckFailed(ctx, person, check, client.log);
     await countFailedSignIn(ctx.db, now, app?.id);
+    ctx.metrics.signIn('failure', 'password');
     throw new WrongPassword(check.failures, check.lockedUntil);
   }
   const pending = await secondStepFor(ctx, request, person, app, ['pwd'], hosted);
   if (pending) {
     await passwordCheckPassed(ctx.db, check);
+    ctx.metrics.signIn('second_factor_required', 'password');
     return pending;
   }
   const result = await transaction(ctx.db, async () => {
@@ -111,6 +114,7 @@ export async function signInWithEmail(
     return signInPerson(ctx.db, now, ctx.config, person, app, client, ['pwd']);
   });
   if (app) ctx.wakeWebhooks();
+  ctx.metrics.signIn('success', 'password');
   return { person, ...result };
 }
 

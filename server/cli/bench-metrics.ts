@@ -8,11 +8,16 @@
  * grant's CPU goes): `{type: 'bench-profile', action: 'start', intervalUs}` starts V8's sampling
  * profiler on the main thread through node:inspector (loaded only then), `{type: 'bench-profile',
  * action: 'stop', file}` writes the `.cpuprofile` there and answers `{type: 'bench-profile', file}`.
+ *
+ * And it switches the Prometheus counting (metrics/metrics.ts) off and on, so the benchmark
+ * measures what counting costs on one server, window by window (bench/refresh.ts):
+ * `{type: 'bench-counting', on}` answers `{type: 'bench-counting', on}`.
  */
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Session } from 'node:inspector';
 import type { IdleReclaim, ReclaimStats } from '../ops/idle-memory.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 export interface BenchMetrics {
   type: 'bench-metrics';
@@ -28,11 +33,16 @@ export interface BenchMetrics {
 
 const nsToMs = (ns: number) => ns / 1e6;
 
-export function serveBenchMetrics(env: NodeJS.ProcessEnv, reclaim?: IdleReclaim): void {
+export function serveBenchMetrics(env: NodeJS.ProcessEnv, reclaim?: IdleReclaim, metrics?: Metrics): void {
   if (env.GATEHOUSE_BENCH_METRICS !== '1' || !process.send) return;
   let histogram: IntervalHistogram | undefined;
   let profiler: Session | undefined;
-  process.on('message', (message: { type?: string; reset?: boolean; action?: string; intervalUs?: number; file?: string }) => {
+  process.on('message', (message: { type?: string; reset?: boolean; action?: string; intervalUs?: number; file?: string; on?: boolean }) => {
+    if (message?.type === 'bench-counting' && metrics) {
+      metrics.counting = message.on !== false;
+      process.send!({ type: 'bench-counting', on: metrics.counting });
+      return;
+    }
     if (message?.type === 'bench-profile') {
       void profile(message).then((answer) => process.send!({ type: 'bench-profile', ...answer }));
       return;

@@ -4,8 +4,8 @@
  * tunables from the environment at load), so code cannot apply them to itself. Every launcher
  * uses these: the Electron supervisor (both spawners), the bench helpers, the tests' server
  * helpers, and bin/gatehouse.js (`npm start`, the installed `gatehouse serve`), which runs itself
- * again with them when started without. Why each one: docs/decisions.md, "Benchmark suite and
- * global costs".
+ * again with them when started without. Why each one:
+ * docs/decisions/0072-memory-floor.md.
  */
 
 /** Node/V8 flags: a 1 MiB semi-space instead of V8's default of growing it to 16 MiB (×2). */
@@ -15,7 +15,7 @@ const BASE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1'];
  * Low-memory mode (GATEHOUSE_LOW_MEMORY=1): JavaScript runs in V8's interpreter only (no
  * optimizing or baseline compiler, whose code and the node binary's compiler pages it would
  * touch are most of the difference) and V8 sizes for memory over speed. Idle memory falls below
- * 80 MB; the price is CPU per request (docs/decisions.md, "Low-memory mode"). Not `--lite-mode`:
+ * 80 MB; the price is CPU per request (docs/decisions/0073-low-memory-mode.md). Not `--lite-mode`:
  * that implies `--jitless`, which turns WebAssembly off and with it Node's `fetch` (undici's
  * HTTP parser), which external sign-in providers use.
  */
@@ -57,7 +57,7 @@ export const SERVE_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHO
 
 /**
  * The artefact every launcher runs, relative to the project root: the server bundled into one
- * ES module by scripts/bundle-server.mjs (docs/decisions.md, "Bundled server artefact").
+ * ES module by scripts/bundle-server.mjs (docs/decisions/0071-bundled-server.md).
  */
 export const SERVER_BUNDLE = 'dist/gatehouse.mjs';
 

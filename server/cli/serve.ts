@@ -50,7 +50,7 @@ export const serveCommand: Command = {
     const ready = { type: 'ready', url: running.url, issuer: running.config.issuer };
     process.send?.(ready);
     const reclaim = config.idleReclaim ? startIdleReclaim(running.app.log) : undefined;
-    serveBenchMetrics(process.env, reclaim);
+    serveBenchMetrics(process.env, reclaim, running.app.ctx.metrics);
     // Under Electron's utilityProcess (packaged desktop app) the channel is process.parentPort.
     (process as { parentPort?: { postMessage(message: unknown): void } }).parentPort?.postMessage(ready);
     const shutdown = () => {

@@ -3,7 +3,7 @@
  * table, how a row is identified, which setting says how long ended rows are kept
  * (config.retention, RETENTION_ENV), and the condition that picks rows past it; the sweeper
  * (sweeper.ts) deletes them in bounded batches (batch.ts). A new growing table registers one line
- * in RETENTION_RULES (docs/decisions.md, "Data lifecycle"); test/unit/data-lifecycle-plans.test.ts
+ * in RETENTION_RULES (docs/decisions/0057-retention-rules.md); test/unit/data-lifecycle-plans.test.ts
  * checks that every rule's condition is served by an index.
  *
  * Tables that bound themselves and need no rule: `sign_in_back_off` (swept on the way into a

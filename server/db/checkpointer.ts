@@ -11,8 +11,9 @@
  *
  * The worker starts only once the WAL reaches START_AT_WAL_BYTES (SQLite's own automatic
  * threshold, 1,000 pages of 4 KiB), checked by a stat every tick: a worker thread is a second V8
- * isolate, about 16 MB of RSS, which a quiet installation never needs (docs/decisions.md,
- * "Bundled server artefact"). Until then the WAL just grows, as it would under SQLite's default.
+ * isolate, about 16 MB of RSS, which a quiet installation never needs
+ * (docs/decisions/0069-wal-checkpoints.md). Until then the WAL just grows, as it would under
+ * SQLite's default.
  */
 import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -25,7 +25,7 @@ export function openDatabase(file: string): Db {
   if (file !== ':memory:') chmodSync(file, 0o600);
   // A new database hands freed pages back in small steps (the sweeper's incremental vacuum). The
   // mode can only be chosen before the first page is written; older databases keep theirs
-  // (changing it needs a full VACUUM, which renumbers rowids: docs/decisions.md).
+  // (changing it needs a full VACUUM, which renumbers rowids: docs/decisions/0057-retention-rules.md).
   if ((sqlite.pragma('page_count', { simple: true }) as number) === 0) sqlite.pragma('auto_vacuum = INCREMENTAL');
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL'); // durable across process crashes in WAL mode

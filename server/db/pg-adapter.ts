@@ -12,7 +12,7 @@
  * encoder), and SQL fragments (rebuilt with swapped chunks). Raw SQL text is not translated:
  * engine-specific SQL is written once per engine by its module (`engineOf(db)` in db/store.ts).
  *
- * Why at run time rather than a second copy of each query (docs/decisions.md, issue 26): the
+ * Why at run time rather than a second copy of each query (docs/decisions/0075-one-data-access-layer.md): the
  * queries stay written, typed and reviewed once; the cost (a proxy per builder call, a copied
  * SQL tree) is paid in PostgreSQL mode only, and is microseconds against a network round trip.
  */

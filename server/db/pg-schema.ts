@@ -610,7 +610,7 @@ export const sessions = pgTable(
     uniqueIndex('sessions_token_uq').on(t.tokenHash),
     index('sessions_person_idx').on(t.personId, t.createdAt),
     index('sessions_expires_idx').on(t.expiresAt),
-    index('sessions_revoked_idx').on(t.revokedAt),
+    index('sessions_revoked_expires_idx').on(t.revokedAt, t.expiresAt),
   ],
 );
 

@@ -187,7 +187,9 @@ export const sessions = sqliteTable(
     index('sessions_person_idx').on(t.personId, t.createdAt),
     // Retention (data-lifecycle/retention-rules.ts): ended sessions by when they ended.
     index('sessions_expires_idx').on(t.expiresAt),
-    index('sessions_revoked_idx').on(t.revokedAt),
+    // Signed-out sessions by when they ended (retention), and the live ones (revoked_at null, not
+    // yet expired: `gatehouse_sessions_active`, counted from this index alone).
+    index('sessions_revoked_expires_idx').on(t.revokedAt, t.expiresAt),
   ],
 );
 

@@ -7,12 +7,11 @@
  * Every request through a proxy costs one check, so a GET of the exact path is answered before
  * Fastify (http/early-answers.ts), by the same decision the routes make; the one answer that is a
  * hosted page (a browser refused at /forward) is handed to the Fastify route, which renders it.
- * Each answer is counted once, by whoever sends it (counts.ts).
+ * Each answer is counted once, by whoever sends it (`gatehouse_forward_auth_checks_total{result}`).
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { JSON_SECURITY_HEADERS } from '../http/security-headers.js';
 import { AUTH_REQUEST_PATH, FORWARD_PATH, type CheckAnswer, type Endpoint, type ForwardCheck } from './check.js';
-import { countCheck } from './counts.js';
 import { sendRefusedPage } from './pages.js';
 
 function send(reply: FastifyReply, answer: Exclude<CheckAnswer, { page: 'refused' }>): FastifyReply {
@@ -21,13 +20,14 @@ function send(reply: FastifyReply, answer: Exclude<CheckAnswer, { page: 'refused
 }
 
 export const checkRoutes: FastifyPluginAsync<{ check: ForwardCheck }> = async (app, { check }) => {
+  const { metrics } = app.ctx;
   const origin = new URL(app.ctx.config.issuer).origin;
   for (const [path, endpoint] of [[FORWARD_PATH, 'forward'], [AUTH_REQUEST_PATH, 'auth-request']] as const) {
     app.earlyAnswers.addGet(path, JSON_SECURITY_HEADERS, async (call) => {
       try {
         const { answer, result } = await check.decide(endpoint, call.ip, call.headers);
         if ('page' in answer) return undefined;
-        countCheck(result);
+        metrics.forwardAuthCheck(result);
         return answer;
       } catch {
         // The route answers the same request and reports the failure as any route does.
@@ -36,7 +36,7 @@ export const checkRoutes: FastifyPluginAsync<{ check: ForwardCheck }> = async (a
     });
     app.get(path, { schema: { hide: true } }, async (request: FastifyRequest, reply) => {
       const { answer, result } = await check.decide(endpoint as Endpoint, request.socket.remoteAddress ?? '', request.headers);
-      countCheck(result);
+      metrics.forwardAuthCheck(result);
       if ('page' in answer) return sendRefusedPage(reply, answer.app, answer, answer.startPath, origin);
       return send(reply, answer);
     });

@@ -33,7 +33,7 @@ import { isMultiFactor, mfaRequired } from '../accounts/second-factor/factors.js
 import { verifyAccessToken } from '../oauth/bearer.js';
 import type { KeyRing } from '../oauth/keys.js';
 import { sha256 } from '../util/crypto.js';
-import type { CheckResult } from './counts.js';
+import type { ForwardAuthResult } from '../metrics/metrics.js';
 import { claimsForwarding, isNavigation, originalRequest, proxyTrust } from './forwarded.js';
 import { identityHeaders, type Identity } from './identity-headers.js';
 import { forwardAuthVersion, type ProtectedHosts, type ProtectedSite } from './protected-hosts.js';
@@ -64,10 +64,13 @@ export type CheckAnswer =
   | { status: number; headers: Record<string, string>; body: string }
   | { page: 'refused'; app: Application; reason: RefusalReason; email: string; startPath: string };
 
-/** An answer and how it is counted (counts.ts): the sender counts it, once. */
+/**
+ * An answer and how it is counted (`gatehouse_forward_auth_checks_total{result}`, metrics/metrics.ts):
+ * the sender counts it, once. Checks are counted, never logged one by one (spec).
+ */
 export interface Checked {
   answer: CheckAnswer;
-  result: CheckResult;
+  result: ForwardAuthResult;
 }
 
 interface Remembered {

@@ -73,13 +73,22 @@ interface EarlyAnswer {
   lastBytes: Buffer;
 }
 
+/** Told about every early answer (metrics' request-duration histogram): its path, status and seconds taken. */
+export type AnswerObserver = (route: string, status: number, seconds: number) => void;
+
 export class EarlyAnswers {
   private readonly answers = new Map<string, EarlyAnswer>();
   private readonly gets = new Map<string, EarlyRoute>();
   private readonly forms = new Map<string, FormRoute>();
 
-  /** `serverHeaders`: what every answer of this server carries on top of a route's own (HSTS under TLS). */
-  constructor(private readonly serverHeaders: Record<string, string> = {}) {}
+  /**
+   * `serverHeaders`: what every answer of this server carries on top of a route's own (HSTS under
+   * TLS); `observe`: told when each answer has been written.
+   */
+  constructor(
+    private readonly serverHeaders: Record<string, string> = {},
+    private readonly observe: AnswerObserver = () => {},
+  ) {}
 
   /** Serve `GET`/`HEAD` of exactly `path` with status 200, these headers and `body()`'s JSON. */
   add(path: string, headers: Record<string, string>, body: () => string): void {
@@ -102,14 +111,16 @@ export class EarlyAnswers {
    */
   answer(request: IncomingMessage, response: ServerResponse, fastify?: () => void): boolean {
     const method = request.method;
-    if (method === 'POST') return this.form(request, response);
+    const started = performance.now();
+    if (method === 'POST') return this.form(request, response, started);
     if (method !== 'GET' && method !== 'HEAD') return false;
-    const call = method === 'GET' ? this.gets.get(request.url!) : undefined;
+    const path = request.url!;
+    const call = method === 'GET' ? this.gets.get(path) : undefined;
     if (call) {
-      this.send(response, call, call.answer({ ip: request.socket.remoteAddress ?? '', headers: request.headers, body: undefined }), fastify);
+      this.send(response, path, started, call, call.answer({ ip: request.socket.remoteAddress ?? '', headers: request.headers, body: undefined }), fastify);
       return true;
     }
-    const answer = this.answers.get(request.url!);
+    const answer = this.answers.get(path);
     if (!answer) return false;
     let body: string;
     try {
@@ -124,12 +135,14 @@ export class EarlyAnswers {
     }
     response.writeHead(200, { ...answer.headers, ...this.serverHeaders, 'content-length': answer.lastBytes.length });
     response.end(method === 'HEAD' ? undefined : answer.lastBytes);
+    this.observe(path, 200, (performance.now() - started) / 1000);
     return true;
   }
 
   /** A form POST of one of ours with a declared length within its limit; false hands it to Fastify. */
-  private form(request: IncomingMessage, response: ServerResponse): boolean {
-    const route = this.forms.get(request.url!);
+  private form(request: IncomingMessage, response: ServerResponse, started: number): boolean {
+    const path = request.url!;
+    const route = this.forms.get(path);
     if (!route) return false;
     const { headers } = request;
     const length = Number(headers['content-length']);
@@ -139,18 +152,26 @@ export class EarlyAnswers {
     request.on('error', () => response.destroy());
     request.on('end', () => {
       const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString();
-      this.send(response, route, route.answer({ ip: request.socket.remoteAddress ?? '', headers, body: parseForm(text) }));
+      this.send(response, path, started, route, route.answer({ ip: request.socket.remoteAddress ?? '', headers, body: parseForm(text) }));
     });
     return true;
   }
 
-  private send(response: ServerResponse, route: EarlyRoute, answer: JsonAnswer | undefined | Promise<JsonAnswer | undefined>, fastify?: () => void): void {
+  private send(
+    response: ServerResponse,
+    path: string,
+    started: number,
+    route: EarlyRoute,
+    answer: JsonAnswer | undefined | Promise<JsonAnswer | undefined>,
+    fastify?: () => void,
+  ): void {
     const write = (given: JsonAnswer | undefined) => {
       if (!given) return fastify ? fastify() : response.destroy();
       const { status, headers, body } = given;
       const bytes = Buffer.from(body);
       response.writeHead(status, { 'content-type': JSON_TYPE, ...headers, ...route.headers, ...this.serverHeaders, 'content-length': bytes.length });
       response.end(bytes);
+      this.observe(path, status, (performance.now() - started) / 1000);
     };
     // An answer never rejects (failures are answers); should one, the connection is closed rather than left hanging.
     if (answer instanceof Promise) answer.then(write, () => response.destroy());

@@ -53,18 +53,23 @@ export function oauthErrorAnswer(error: OAuthError): JsonAnswer {
  * `server_error` (DESIGN §4.1). The scope's error handler and the early answers share it.
  */
 export function failureAnswer(error: unknown, log: FastifyBaseLogger): JsonAnswer {
-  if (error instanceof OAuthError) return oauthErrorAnswer(error);
-  if (isUnstorableText(error)) return oauthErrorAnswer(invalidRequest('A parameter contains the NUL character (U+0000).'));
+  return oauthErrorAnswer(oauthFailure(error, log));
+}
+
+/** The OAuth error anything thrown by an OAuth endpoint stands for (see `failureAnswer`). */
+export function oauthFailure(error: unknown, log: FastifyBaseLogger): OAuthError {
+  if (error instanceof OAuthError) return error;
+  if (isUnstorableText(error)) return invalidRequest('A parameter contains the NUL character (U+0000).');
   const status = (error as Partial<FastifyError>)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const description =
       (error as FastifyError).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
         ? 'The request body must be application/x-www-form-urlencoded.'
         : 'The request cannot be processed.';
-    return oauthErrorAnswer(invalidRequest(description));
+    return invalidRequest(description);
   }
   log.error({ err: error }, 'unhandled error in the OAuth scope');
-  return oauthErrorAnswer(new OAuthError('server_error', 'Something went wrong on our side.', 500));
+  return new OAuthError('server_error', 'Something went wrong on our side.', 500);
 }
 
 /** Sends a computed answer through Fastify: the same bytes the early path writes (http/early-answers.ts). */

@@ -3,7 +3,7 @@
  * one would keep working at userinfo until it expires, while `/revoke` told the client it was
  * gone. Its `jti` is recorded here until the token's own `exp`; userinfo (and introspection) ask
  * `isAccessTokenRevoked`. Back ends that verify tokens locally cannot see this list: they rely on
- * the short lifetime (`GATEHOUSE_ACCESS_TOKEN_TTL`), which the README says.
+ * the short lifetime (`GATEHOUSE_ACCESS_TOKEN_TTL`), which docs/oauth.md and docs/configuration.md say.
  *
  * Access tokens are rarely revoked, and a row only matters while its token is unexpired, so the
  * check usually needs no read (issue 27: userinfo ≤ 0.1 ms): per database handle the latest

@@ -11,7 +11,7 @@
  *    archive (backup-archive.ts: per-file SHA-256), gzip, and chunked authenticated encryption
  *    (backup-crypto.ts) into `<file>.tmp`, which is synced and renamed into place.
  *
- * File layout (container version 2, docs/decisions.md):
+ * File layout (container version 2, docs/decisions/0055-backup-and-restore.md):
  *   line 1  JSON header {format, version: 2, createdAt, schema, encrypted, compression: "gzip",
  *           contents: [paths], kdf?, cipher?}: listings read it without the secret;
  *   rest    gzip(archive), encrypted when `encrypted` (the header line is each chunk's AAD).

@@ -4,7 +4,7 @@
  * next burst, but an appliance spends most of its day idle. V8's own memory reducer returns them
  * only 8–15 s after the last request, or not at all, and Node 20 offers JavaScript no call that
  * does (`gc()` keeps the emptied pages): the native helper native/idle-memory makes the two calls,
- * V8's low-memory collection and glibc's malloc_trim (docs/decisions.md, "Idle memory reclaim").
+ * V8's low-memory collection and glibc's malloc_trim (docs/decisions/0074-idle-memory-reclaim.md).
  *
  * Quiet is judged by the process's CPU time (every thread: requests, webhook deliveries, password
  * hashing, the checkpointer), so nothing on the request path counts requests. A reclaim takes

@@ -24,6 +24,7 @@ import { BackupIdParams, BackupListSchema, BackupRecordSchema, OperationsSchema,
 import { caStatus, renewLocalCa, tlsPaths } from './tls.js';
 import { KEY_CHECK_MS, rotateKeyIfDue } from './key-rotation.js';
 import { opsStatusRoutes, tlsStatus, TlsStatusSchema } from './status-routes.js';
+import { registerStateGauges } from './state-gauges.js';
 
 const tags = ['operations'];
 
@@ -148,6 +149,7 @@ const adminTlsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
   const { ctx } = app;
   const sweeper = new Sweeper(ctx.db, ctx.config, ctx.clock, app.log);
+  registerStateGauges(ctx);
 
   app.get('/ca.pem', { schema: { hide: true } }, async (request, reply) => {
     const path = tlsPaths(ctx.config.dataDir).ca;

@@ -2,7 +2,7 @@
  * Outbox queries for the delivery worker and the admin API. A row is *due* when it is pending,
  * its `nextAttemptAt` has come and nobody holds a live lease on it.
  */
-import { and, asc, eq, inArray, isNull, lte, notInArray, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, isNull, lte, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { SelectedFields } from 'drizzle-orm/sqlite-core';
 import { applications, backchannelLogouts, webhookDeliveries, type WebhookDelivery } from '../db/schema.js';
 import type { Db } from '../db/client.js';
@@ -37,6 +37,12 @@ const webhookFields = {
 
 /** The columns every outbox table shares: webhook deliveries and back-channel logouts. */
 export type OutboxTable = typeof webhookDeliveries | typeof backchannelLogouts;
+
+/** Rows of an outbox still to be delivered (due or waiting for a retry), counted from its (status, next_attempt_at) index. */
+export async function outboxBacklog(db: Db, table: OutboxTable): Promise<number> {
+  const d = table as typeof webhookDeliveries;
+  return (await one(db.select({ n: count() }).from(d).where(eq(d.status, 'pending'))))?.n ?? 0;
+}
 
 /** Rows due at `now`: pending, their time come, no live lease, outside the saturated applications. */
 function dueRows(d: typeof webhookDeliveries, now: SQL | Date, notSaturated: SQL | undefined) {

@@ -14,9 +14,16 @@ import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 import {
   authRequestCheck, callback, forwardCheck, identityOf, personCookie, protectedApp, siteSignIn, start, startUrlFor,
 } from '../helpers/forward-auth.js';
-import { checkCounts } from '../../server/forward-auth/counts.js';
 import { engineOf } from '../../server/db/store.js';
 import { loadConfig } from '../../server/config.js';
+
+/** `gatehouse_forward_auth_checks_total` by result, from the app's registry. */
+async function checkCounts(t: TestApp): Promise<Record<string, number>> {
+  const metric = t.app.ctx.metrics.registry.getSingleMetric('gatehouse_forward_auth_checks_total')!;
+  const counts: Record<string, number> = { allowed: 0, redirected: 0, refused: 0 };
+  for (const sample of (await metric.get()).values) counts[String(sample.labels.result)] = sample.value;
+  return counts;
+}
 
 const problemOf = (res: { statusCode: number; headers: Record<string, unknown>; json(): unknown }) => {
   expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
@@ -119,7 +126,7 @@ describe('the check', () => {
   it('answers the situation table on both endpoints', async () => {
     const t = await makeApp();
     const { site } = await signedIn(t);
-    const before = checkCounts();
+    const before = await checkCounts(t);
 
     // Signed in: 200 and the identity headers, ASCII-safe.
     for (const check of [forwardCheck, authRequestCheck]) {
@@ -164,7 +171,7 @@ describe('the check', () => {
     // A cookie that is not one of ours: as if none.
     expect((await forwardCheck(t, { host: 'wiki.localhost', site: 'x'.repeat(43) })).statusCode).toBe(401);
 
-    const after = checkCounts();
+    const after = await checkCounts(t);
     expect({ allowed: after.allowed - before.allowed, redirected: after.redirected - before.redirected, refused: after.refused - before.refused })
       .toEqual({ allowed: 2, redirected: 3, refused: 6 });
   });

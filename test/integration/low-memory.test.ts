@@ -70,7 +70,7 @@ describe('low-memory mode', () => {
     const server = await startServer('npm', ['start', '--silent'], cleanEnv({ GATEHOUSE_DATA_DIR: data, PORT: '0', ADMIN_TOKEN: ADMIN, GATEHOUSE_LOW_MEMORY: '0' }));
     try {
       expect(readyLine(server)).toMatch(/, admin token from ADMIN_TOKEN$/);
-      // The panel's address, for the README's quick start (issue 25).
+      // The panel's address, for the quick start (README, docs/getting-started.md; issue 25).
       expect(readyLine(server)).toContain(`, control panel ${server.url}/admin/, data `);
       const argv = servingArgv(data);
       expect(argv).toContain('--max-semi-space-size=1');

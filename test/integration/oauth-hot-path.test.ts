@@ -1,7 +1,7 @@
 /**
- * The rules the prepared, transaction-free hot paths must keep (docs/decisions.md, "Token-path
- * throughput"): session expiry compared in epoch milliseconds, an active member's authorize read
- * outside a transaction yet a suspension seen at once, and a code exchange that spends its code
+ * The rules the prepared, transaction-free hot paths must keep
+ * (docs/decisions/0066-prepared-statements.md): session expiry compared in epoch milliseconds, an
+ * active member's authorize read outside a transaction yet a suspension seen at once, and a code exchange that spends its code
  * with a single UPDATE — or, when the membership's activity is stale, in a transaction that also
  * touches it.
  */

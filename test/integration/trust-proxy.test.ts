@@ -1,5 +1,5 @@
 /**
- * GATEHOUSE_TRUST_PROXY (docs/deploy-postgres.md): behind a reverse proxy every connection comes
+ * GATEHOUSE_TRUST_PROXY (docs/postgresql.md): behind a reverse proxy every connection comes
  * from the proxy, so per-IP limits would count all clients as one. Naming the proxy makes the
  * client address the one X-Forwarded-For gives — only for connections from the proxy; anyone
  * else's X-Forwarded-For is ignored, so a client cannot pick the address it is counted under.

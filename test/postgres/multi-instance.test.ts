@@ -47,7 +47,7 @@ function startInstance(): Promise<ServerProcess> {
       ADMIN_TOKEN,
       GATEHOUSE_KEY_SECRET: KEY_SECRET,
       GATEHOUSE_ISSUER: issuer,
-      // As deployed (docs/deploy-postgres.md): the balancer is trusted for the client's address.
+      // As deployed (docs/postgresql.md): the balancer is trusted for the client's address.
       GATEHOUSE_TRUST_PROXY: 'loopback',
       GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1',
       // Both instances poll the outbox often, so they compete for every delivery.

@@ -1,6 +1,6 @@
 /**
  * Brute force (issue 9, item 5), on buildApp with a fixed clock so lock times are exact.
- * - Per-account back-off (docs/decisions.md "Per-account back-off"): four wrong guesses are
+ * - Per-account back-off (docs/decisions/0009-per-account-back-off.md): four wrong guesses are
  *   answered, the fifth locks the account for 30 s, and each further failure after a lock runs
  *   out doubles it (30 s, 60 s, 120 s … 15 min): the guessing rate slows geometrically. The lock
  *   holds whichever address the guesses come from, guesses during a lock neither count nor

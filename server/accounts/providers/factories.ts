@@ -2,7 +2,7 @@
  * The provider-specific halves of ./clients.ts: one factory per provider, built on arctic (and
  * openid-client through ./oidc.ts). Kept apart so that those libraries (about 100 ES modules with
  * @oslojs and oauth4webapi) load on the first external sign-in, not at every start-up
- * (docs/decisions.md, "Benchmark suite and global costs").
+ * (docs/decisions/0070-lazy-loading.md).
  *
  * ID tokens of the arctic providers arrive straight from their token endpoint over TLS, so their
  * claims are read without a signature check (OIDC Core §3.1.3.7) but the nonce is still compared.

@@ -112,9 +112,13 @@ export async function completeLogin(
   const app = await loginApplication(ctx, login.applicationId, login.provider, providerName);
   const linked = await linkedPerson(ctx.db, login.provider, identity.providerAccountId);
   if (linked) {
-    if ((await methodsOf(ctx.db, linked.id)).length > 0 || mfaRequired(app)) return { kind: 'second_factor', person: linked, app, returnTo };
+    if ((await methodsOf(ctx.db, linked.id)).length > 0 || mfaRequired(app)) {
+      ctx.metrics.signIn('second_factor_required', 'external');
+      return { kind: 'second_factor', person: linked, app, returnTo };
+    }
     const started = await transaction(ctx.db, async () => signInPerson(ctx.db, now, ctx.config, linked, app, client, ['fed']));
     if (app) ctx.wakeWebhooks();
+    ctx.metrics.signIn('success', 'external');
     return { kind: 'signed_in', signedIn: { person: linked, ...started }, returnTo };
   }
 
@@ -160,6 +164,7 @@ async function createPerson(ctx: AppContext, app: Application | undefined, provi
     throw error;
   }
   ctx.wakeWebhooks();
+  ctx.metrics.signIn('success', 'external');
   return result;
 }
 

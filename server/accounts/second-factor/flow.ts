@@ -13,6 +13,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
+import type { SignInMethod } from '../../metrics/metrics.js';
 import type { Application, AuthMethod, Person } from '../../db/schema.js';
 import { findApplication } from '../../applications/lookup.js';
 import { Problem } from '../../http/problem.js';
@@ -82,16 +83,22 @@ export async function pendingOf(ctx: AppContext, request: FastifyRequest): Promi
 }
 
 /** 429 for a pending sign-in voided by failures, or while the person's second step is locked. */
-async function guard(ctx: AppContext, found: Found): Promise<void> {
-  if (found.entry.failures >= PENDING_MAX_FAILURES) {
-    const until = await secondStepLockedUntil(ctx, found.person.id);
-    throw secondStepLocked(until ? (until - ctx.clock.now().getTime()) / 1000 : lockDuration(LOCK_AFTER_FAILURES) / 1000);
+async function guard(ctx: AppContext, found: Found, method: SignInMethod): Promise<void> {
+  try {
+    if (found.entry.failures >= PENDING_MAX_FAILURES) {
+      const until = await secondStepLockedUntil(ctx, found.person.id);
+      throw secondStepLocked(until ? (until - ctx.clock.now().getTime()) / 1000 : lockDuration(LOCK_AFTER_FAILURES) / 1000);
+    }
+    found.counted = await checkSecondStepLock(ctx, found.person.id);
+  } catch (locked) {
+    ctx.metrics.signIn('locked', method);
+    throw locked;
   }
-  found.counted = await checkSecondStepLock(ctx, found.person.id);
 }
 
 /** Counts a wrong second step: 401 `invalid_code`, or 429 once this pending sign-in had its 5. */
-async function failed(ctx: AppContext, found: Found, problem: Problem = invalidSecondFactorCode()): Promise<never> {
+async function failed(ctx: AppContext, found: Found, method: SignInMethod, problem: Problem = invalidSecondFactorCode()): Promise<never> {
+  ctx.metrics.signIn('failure', method);
   // Counted in the row (not in this copy of it): every instance sees the same count.
   found.entry.failures = Math.max(await countPendingFailure(ctx.db, found.key), found.entry.failures + 1);
   found.counted = true;
@@ -107,7 +114,15 @@ async function failed(ctx: AppContext, found: Found, problem: Problem = invalidS
  * Completes the pending sign-in with the second step's method: a new (or kept) session for a
  * sign-in, the same session raised to multi-factor for a step-up.
  */
-async function complete(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, found: Found, second: AuthMethod, client: ClientInfo): Promise<Completed> {
+async function complete(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  found: Found,
+  second: AuthMethod,
+  method: SignInMethod,
+  client: ClientInfo,
+): Promise<Completed> {
   const { entry, person } = found;
   const now = ctx.clock.now();
   const app = entry.applicationId ? await findApplication(ctx.db, entry.applicationId) : undefined;
@@ -133,6 +148,7 @@ async function complete(ctx: AppContext, request: FastifyRequest, reply: Fastify
     if (app) ctx.wakeWebhooks();
   }
   if (found.counted !== false) await clearSecondStepBackOff(ctx.db, person.id);
+  ctx.metrics.signIn('success', method);
   clearMfaCookie(reply, ctx.config);
   return { signedIn, next: entry.next, finishLink: entry.finishLink };
 }
@@ -141,24 +157,24 @@ async function complete(ctx: AppContext, request: FastifyRequest, reply: Fastify
 
 export async function totpStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Promise<Completed> {
   const found = await pendingOf(ctx, request);
-  await guard(ctx, found);
-  if (!await checkTotp(ctx, found.person.id, code)) await failed(ctx, found);
-  return complete(ctx, request, reply, found, 'otp', client);
+  await guard(ctx, found, 'totp');
+  if (!await checkTotp(ctx, found.person.id, code)) await failed(ctx, found, 'totp');
+  return complete(ctx, request, reply, found, 'otp', 'totp', client);
 }
 
 export async function recoveryCodeStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Promise<Completed> {
   const found = await pendingOf(ctx, request);
-  await guard(ctx, found);
+  await guard(ctx, found, 'recovery_code');
   const hash = recoveryCodeHash(secretBox(ctx), code);
-  if (!hash || !await spendRecoveryCode(ctx.db, found.person.id, hash, ctx.clock.now())) await failed(ctx, found);
+  if (!hash || !await spendRecoveryCode(ctx.db, found.person.id, hash, ctx.clock.now())) await failed(ctx, found, 'recovery_code');
   // RFC 8176 has no value of its own for a one-time recovery code; `otp` is the closest.
-  return complete(ctx, request, reply, found, 'otp', client);
+  return complete(ctx, request, reply, found, 'otp', 'recovery_code', client);
 }
 
 /** WebAuthn request options listing the person's passkeys; the challenge is kept with the pending sign-in. */
 export async function passkeyStepOptions(ctx: AppContext, request: FastifyRequest) {
   const found = await pendingOf(ctx, request);
-  await guard(ctx, found);
+  await guard(ctx, found, 'passkey');
   const keys = await passkeysOf(ctx.db, found.person.id);
   if (keys.length === 0) throw passkeyInvalid('You have no passkey yet: use another way to confirm it is you.');
   const options = await authenticationOptions(ctx.config, keys);
@@ -168,18 +184,18 @@ export async function passkeyStepOptions(ctx: AppContext, request: FastifyReques
 
 export async function passkeyStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, response: unknown, client: ClientInfo): Promise<Completed> {
   const found = await pendingOf(ctx, request);
-  await guard(ctx, found);
+  await guard(ctx, found, 'passkey');
   const challenge = challengeOf(response);
   // One answer per challenge, on whichever instance it arrives.
   if (!challenge || !await takePendingChallenge(ctx.db, found.key, challenge)) throw passkeyInvalid('This passkey answer is not for the current request; try again.');
   const credentialId = credentialIdOf(response);
   const passkey = credentialId ? await passkeyByCredentialId(ctx.db, credentialId) : undefined;
-  if (!passkey || passkey.personId !== found.person.id) return failed(ctx, found, passkeyNotRecognised());
+  if (!passkey || passkey.personId !== found.person.id) return failed(ctx, found, 'passkey', passkeyNotRecognised());
   const use = await usePasskey(ctx, passkey, response, challenge);
-  if (!use) return failed(ctx, found, new Problem(401, 'passkey_invalid', 'The passkey answer did not verify.'));
+  if (!use) return failed(ctx, found, 'passkey', new Problem(401, 'passkey_invalid', 'The passkey answer did not verify.'));
   // The pending sign-in may have ended while the signature was checked (another tab finished it):
   // complete() claims it, or answers second_factor_expired.
-  return complete(ctx, request, reply, found, passkeyMethod(passkey), client);
+  return complete(ctx, request, reply, found, passkeyMethod(passkey), 'passkey', client);
 }
 
 /** Verifies an assertion and records the counter; false when a concurrent use of the same key won. */
@@ -190,9 +206,9 @@ async function usePasskey(ctx: AppContext, passkey: NonNullable<Awaited<ReturnTy
 
 // --- Enrolment at sign-in (the application requires a second factor the person lacks) ----------
 
-async function enrolling(ctx: AppContext, request: FastifyRequest): Promise<Found> {
+async function enrolling(ctx: AppContext, request: FastifyRequest, method: SignInMethod): Promise<Found> {
   const found = await pendingOf(ctx, request);
-  await guard(ctx, found);
+  await guard(ctx, found, method);
   if (await hasSecondFactor(ctx.db, found.person.id)) {
     throw new Problem(409, 'second_factor_enrolled', 'You already have a second factor: use it to finish signing in.');
   }
@@ -200,36 +216,36 @@ async function enrolling(ctx: AppContext, request: FastifyRequest): Promise<Foun
 }
 
 export async function enrolTotpStart(ctx: AppContext, request: FastifyRequest) {
-  const found = await enrolling(ctx, request);
+  const found = await enrolling(ctx, request, 'totp');
   return startTotpEnrolment(ctx, found.person, undefined);
 }
 
 export async function enrolTotpConfirm(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, code: string, client: ClientInfo): Promise<Completed> {
-  const found = await enrolling(ctx, request);
+  const found = await enrolling(ctx, request, 'totp');
   let codes: string[] | undefined;
   try {
     codes = (await confirmTotp(ctx, found.person, code, `person:${found.person.id}`)).recoveryCodes;
   } catch (error) {
-    if (error instanceof Problem && error.code === 'invalid_code') await failed(ctx, found);
+    if (error instanceof Problem && error.code === 'invalid_code') await failed(ctx, found, 'totp');
     throw error;
   }
-  return { ...await complete(ctx, request, reply, found, 'otp', client), recoveryCodes: codes };
+  return { ...await complete(ctx, request, reply, found, 'otp', 'totp', client), recoveryCodes: codes };
 }
 
 export async function enrolPasskeyOptions(ctx: AppContext, request: FastifyRequest) {
-  const found = await enrolling(ctx, request);
+  const found = await enrolling(ctx, request, 'passkey');
   const options = await registrationOptions(ctx.config, found.person, await checkPasskeyRoom(ctx, found.person.id));
   await setPendingChallenge(ctx.db, found.key, options.challenge);
   return options;
 }
 
 export async function enrolPasskey(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, name: string, response: unknown, client: ClientInfo): Promise<Completed> {
-  const found = await enrolling(ctx, request);
+  const found = await enrolling(ctx, request, 'passkey');
   const answered = challengeOf(response);
   const challenge = await takePendingChallenge(ctx.db, found.key, answered) ? answered : undefined;
   const verified = await verifyRegistration(ctx.config, found.person.id, name, response, challenge);
   const { passkey, recoveryCodes } = await addPasskey(ctx, found.person, verified, `person:${found.person.id}`);
-  return { ...await complete(ctx, request, reply, found, passkeyMethod(passkey), client), recoveryCodes };
+  return { ...await complete(ctx, request, reply, found, passkeyMethod(passkey), 'passkey', client), recoveryCodes };
 }
 
 // --- Step-up and passkey-first sign-in ---------------------------------------------------------
@@ -287,10 +303,13 @@ export async function passkeyFirstSignIn(ctx: AppContext, response: unknown, app
   const credentialId = credentialIdOf(response);
   const passkey = credentialId ? await passkeyByCredentialId(ctx.db, credentialId) : undefined;
   const person = passkey && await personOf(ctx.db, passkey.personId);
-  if (!passkey || !person) throw passkeyNotRecognised();
-  if (!(await usePasskey(ctx, passkey, response, challenge))) throw new Problem(401, 'passkey_invalid', 'The passkey answer did not verify.');
+  if (!passkey || !person || !(await usePasskey(ctx, passkey, response, challenge))) {
+    ctx.metrics.signIn('failure', 'passkey');
+    throw !passkey || !person ? passkeyNotRecognised() : new Problem(401, 'passkey_invalid', 'The passkey answer did not verify.');
+  }
   const now = ctx.clock.now();
   const started = await transaction(ctx.db, async () => signInPerson(ctx.db, now, ctx.config, person, app, client, [passkeyMethod(passkey), 'mfa']));
   if (app) ctx.wakeWebhooks();
+  ctx.metrics.signIn('success', 'passkey');
   return { person, ...started };
 }

@@ -10,7 +10,7 @@ import type { JsonAnswer } from '../../http/early-answers.js';
 import { JSON_SECURITY_HEADERS } from '../../http/security-headers.js';
 import { authenticateClient, type OAuthClient } from '../client-auth.js';
 import { CORS_HEADERS } from '../cors.js';
-import { failureAnswer, invalidRequest, OAuthError, sendJsonAnswer } from '../errors.js';
+import { invalidRequest, OAuthError, oauthErrorAnswer, oauthFailure, sendJsonAnswer } from '../errors.js';
 import type { KeyRing } from '../keys.js';
 import type { FailureLimiter } from '../failure-limit.js';
 import { FORM_BODY_LIMIT, requiredParam, type OAuthCall, type RawParams } from '../params.js';
@@ -64,11 +64,15 @@ export function tokenEndpoint(ctx: AppContext, keys: KeyRing, limiter: FailureLi
         if (!client.grantTypes.includes(grantType as GrantType)) {
           throw new OAuthError('unauthorized_client', `This application may not use the ${grantType} grant.`);
         }
-        return grant(ctx, keys, client, body);
+        const tokens = await grant(ctx, keys, client, body);
+        ctx.metrics.tokenIssued(grantType);
+        return tokens;
       });
       return { status: 200, headers: NO_STORE, body: JSON.stringify(tokens) };
     } catch (error) {
-      return failureAnswer(error, log);
+      const failure = oauthFailure(error, log);
+      ctx.metrics.tokenError(failure.error);
+      return oauthErrorAnswer(failure);
     }
   };
 }

@@ -1,0 +1,233 @@
+/**
+ * Prometheus metrics (spec presets-and-operations.md, "Metrics"; docs/monitoring.md): what
+ * features count, in one typed place, so no feature imports prom-client or names a metric itself.
+ * Built once per app (`ctx.metrics`); `GET /metrics` (metrics/route.ts) renders the registry in the
+ * Prometheus text format.
+ *
+ * - Counters and the request-duration histogram are counted where things happen (a label lookup
+ *   and an addition, well under a microsecond: bench `refresh` measures it against a grant).
+ * - Gauges that read state (backlogs, sessions, database size, schedules, keys, certificates) are
+ *   read only when scraped, through readers the features register (`readState`), never on a
+ *   request path.
+ * - The process metrics of prom-client (CPU, memory, file descriptors, GC, event-loop lag) and
+ *   `gatehouse_event_loop_delay_seconds` start with the first scrape: a server nobody scrapes pays
+ *   for none of them.
+ *
+ * prom-client is the Prometheus client most Node services use (text format, standard process
+ * metrics under the names Prometheus' own clients use), so dashboards and alerts written for
+ * them work here unchanged.
+ */
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+
+/** How a sign-in attempt ended. */
+export type SignInResult =
+  /** Signed in: a session was started (or raised to multi-factor). */
+  | 'success'
+  /** A wrong password, code or passkey (or an unknown address: the same answer). */
+  | 'failure'
+  /** Refused unchecked: the address or the person's second step is locked by the back-off. */
+  | 'locked'
+  /** The first factor was right; the sign-in now waits for the second step. */
+  | 'second_factor_required';
+
+/** What the attempt checked: the first factor, or the second step's method. */
+export type SignInMethod = 'password' | 'passkey' | 'external' | 'totp' | 'recovery_code';
+
+/** Forward-auth checks (spec forward-auth.md): 200, a redirect (or the 401 a proxy turns into one), or 401/403. */
+export type ForwardAuthResult = 'allowed' | 'redirected' | 'refused';
+
+/** LDAP binds (spec ldap.md): success, `invalidCredentials`, or `busy` (the back-off's delay). */
+export type LdapBindResult = 'success' | 'invalid_credentials' | 'busy';
+
+/** The state gauges: each read at scrape time by a reader a feature registers. */
+export type StateGauge =
+  | 'webhookBacklog'
+  | 'backchannelLogoutBacklog'
+  | 'sessionsActive'
+  | 'databaseSize'
+  | 'sweeperLastRun'
+  | 'backupLastSuccess'
+  | 'signingKeyAge'
+  | 'tlsCertificateExpiry'
+  | 'tlsCaExpiry';
+
+/** A reader's answer: the value, or undefined when the gauge does not apply here (no sample is shown). */
+export type StateReader = () => number | undefined | Promise<number | undefined>;
+
+const STATE_GAUGES: Record<StateGauge, { name: string; help: string }> = {
+  webhookBacklog: { name: 'gatehouse_webhook_backlog', help: 'Webhook deliveries waiting to be sent or retried.' },
+  backchannelLogoutBacklog: { name: 'gatehouse_backchannel_logout_backlog', help: 'Back-channel logout tokens waiting to be sent or retried.' },
+  sessionsActive: { name: 'gatehouse_sessions_active', help: 'Browser sessions neither ended nor expired.' },
+  databaseSize: { name: 'gatehouse_database_size_bytes', help: 'Size of the database (SQLite file with its write-ahead log, or the PostgreSQL database).' },
+  sweeperLastRun: { name: 'gatehouse_sweeper_last_run_timestamp_seconds', help: 'When the retention sweeper last finished a pass (Unix time).' },
+  backupLastSuccess: { name: 'gatehouse_backup_last_success_timestamp_seconds', help: 'When the newest backup in <data>/backups was written (Unix time); absent in PostgreSQL mode.' },
+  signingKeyAge: { name: 'gatehouse_signing_key_age_seconds', help: 'Age of the key that signs tokens now.' },
+  tlsCertificateExpiry: { name: 'gatehouse_tls_certificate_expiry_timestamp_seconds', help: 'When the served TLS certificate expires (Unix time); absent without HTTPS.' },
+  tlsCaExpiry: { name: 'gatehouse_tls_ca_expiry_timestamp_seconds', help: "When the local CA expires (Unix time); absent unless GATEHOUSE_TLS is auto." },
+};
+
+/** Seconds; the token endpoint answers in about a millisecond, so the low buckets are fine-grained. */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
+const statusClass = (status: number) => STATUS_CLASSES[Math.floor(status / 100) - 1] ?? 'other';
+
+/** prom-client default metrics that break Prometheus' naming rules (see `startProcessMetrics`). */
+const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+/** The summary quantiles of the event-loop delay. */
+const LOOP_QUANTILES = [0.5, 0.9, 0.99];
+
+export class Metrics {
+  readonly registry = new Registry();
+  /**
+   * Counting on or off (the bench's switch, bench/refresh.ts: the same server measured with and
+   * without, window by window). Always on in service.
+   */
+  counting = true;
+  private readonly signIns: Counter<'result' | 'method'>;
+  private readonly tokens: Counter<'grant_type'>;
+  private readonly tokenErrors: Counter<'error'>;
+  private readonly forwardAuth: Counter<'result'>;
+  private readonly ldap: Counter<'result'>;
+  private readonly durations: Histogram<'route' | 'status_class'>;
+  private readonly readers = new Map<StateGauge, StateReader>();
+  private loop: EventLoopDelay | undefined;
+  private started = false;
+
+  /** `onReadError`: told when a state reader fails (its gauge is left out of that scrape). */
+  constructor(private readonly onReadError: (gauge: string, error: unknown) => void = () => {}) {
+    const registers = [this.registry];
+    this.signIns = new Counter({ name: 'gatehouse_sign_ins_total', help: 'Sign-in attempts by result and by the method checked.', labelNames: ['result', 'method'], registers });
+    this.tokens = new Counter({ name: 'gatehouse_tokens_issued_total', help: 'Token endpoint answers that issued tokens, by grant type.', labelNames: ['grant_type'], registers });
+    this.tokenErrors = new Counter({ name: 'gatehouse_token_errors_total', help: 'Token endpoint error answers, by OAuth error code.', labelNames: ['error'], registers });
+    this.forwardAuth = new Counter({ name: 'gatehouse_forward_auth_checks_total', help: 'Forward-auth checks by result (allowed, redirected, refused).', labelNames: ['result'], registers });
+    this.ldap = new Counter({ name: 'gatehouse_ldap_binds_total', help: 'LDAP binds by result.', labelNames: ['result'], registers });
+    this.durations = new Histogram({
+      name: 'gatehouse_http_request_duration_seconds',
+      help: 'HTTP request durations by route (the path pattern) and status class.',
+      labelNames: ['route', 'status_class'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    for (const [key, { name, help }] of Object.entries(STATE_GAUGES) as [StateGauge, { name: string; help: string }][]) {
+      const metrics = this;
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          const value = await metrics.read(key);
+          if (value === undefined) this.remove();
+          else this.set(value);
+        },
+      });
+    }
+  }
+
+  signIn(result: SignInResult, method: SignInMethod): void {
+    if (this.counting) this.signIns.inc({ result, method });
+  }
+
+  tokenIssued(grantType: string): void {
+    if (this.counting) this.tokens.inc({ grant_type: grantType });
+  }
+
+  /** `error`: the RFC 6749 §5.2 (or RFC 8628 §3.5) error code of the answer. */
+  tokenError(error: string): void {
+    if (this.counting) this.tokenErrors.inc({ error });
+  }
+
+  forwardAuthCheck(result: ForwardAuthResult): void {
+    if (this.counting) this.forwardAuth.inc({ result });
+  }
+
+  ldapBind(result: LdapBindResult): void {
+    if (this.counting) this.ldap.inc({ result });
+  }
+
+  /** One answered request: `route` is the path pattern (`/api/admin/applications/:id`), not the path. */
+  requestDone(route: string, status: number, seconds: number): void {
+    if (this.counting) this.durations.observe({ route, status_class: statusClass(status) }, seconds);
+  }
+
+  /** Registers the reader of a state gauge (one per gauge; a later one replaces it). */
+  readState(gauge: StateGauge, reader: StateReader): void {
+    this.readers.set(gauge, reader);
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  async render(): Promise<string> {
+    this.startProcessMetrics();
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Stops the event-loop monitor (the app is closing). */
+  stop(): void {
+    this.loop?.stop();
+  }
+
+  private async read(gauge: StateGauge): Promise<number | undefined> {
+    const reader = this.readers.get(gauge);
+    if (!reader) return undefined;
+    try {
+      return await reader();
+    } catch (error) {
+      this.onReadError(STATE_GAUGES[gauge].name, error);
+      return undefined;
+    }
+  }
+
+  private startProcessMetrics(): void {
+    if (this.started) return;
+    this.started = true;
+    collectDefaultMetrics({ register: this.registry });
+    // Gauges named like counters, which `promtool check metrics` rejects; the per-type
+    // `nodejs_active_handles` and `nodejs_active_resources` beside them say the same.
+    for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(name);
+    this.loop = new EventLoopDelay();
+    this.registry.registerMetric(this.loop as unknown as Metric);
+  }
+}
+
+/**
+ * `gatehouse_event_loop_delay_seconds`: a summary of how late the event loop ran its timers
+ * (perf_hooks' monitor, sampling every 20 ms). The quantiles cover the time since the previous
+ * scrape; `_sum` and `_count` add up since the first.
+ */
+class EventLoopDelay {
+  readonly name = 'gatehouse_event_loop_delay_seconds';
+  readonly help = 'Event-loop delay; quantiles over the time since the previous scrape.';
+  readonly type = 'summary';
+  readonly aggregator = 'average';
+  private readonly histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: 20 });
+  private sum = 0;
+  private count = 0;
+
+  constructor() {
+    this.histogram.enable();
+  }
+
+  get() {
+    const h = this.histogram;
+    const samples = h.count;
+    const values: { labels?: Record<string, string | number>; value: number; metricName?: string }[] = [];
+    if (samples > 0) {
+      for (const q of LOOP_QUANTILES) values.push({ labels: { quantile: q }, value: h.percentile(q * 100) / 1e9 });
+      this.sum += (h.mean * samples) / 1e9;
+      this.count += samples;
+    }
+    h.reset();
+    values.push({ metricName: `${this.name}_sum`, value: this.sum }, { metricName: `${this.name}_count`, value: this.count });
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  stop(): void {
+    this.histogram.disable();
+  }
+}
