@@ -45,14 +45,15 @@ function single(request: FastifyRequest, name: string): string | undefined {
 export const callbackRoutes: FastifyPluginAsync<{ hosts: ProtectedHosts }> = async (app, { hosts }) => {
   const ctx: AppContext = app.ctx;
   const trusted = proxyTrust(ctx.config);
-  const origin = new URL(ctx.config.issuer).origin;
-  const error = (reply: FastifyReply, status: number, code: string, key: string) => sendForwardError(reply, status, code, key, undefined, origin);
+  // Read per request: a server started on port 0 learns its issuer once listening.
+  const error = (reply: FastifyReply, status: number, code: string, key: string) =>
+    sendForwardError(reply, status, code, key, undefined, new URL(ctx.config.issuer).origin);
 
   /** The protected host and scheme this request came to, or an answer refusing it. */
   function where(request: FastifyRequest, reply: FastifyReply): { host: RequestHost; https: boolean } | FastifyReply {
     const viaProxy = claimsForwarding(request.headers);
     if (viaProxy && !trusted(request.socket.remoteAddress ?? '')) return error(reply, 403, 'untrusted_proxy', 'untrusted');
-    const original = originalRequest(request.headers, request.headers.host);
+    const original = originalRequest('forward', request.headers, request.headers.host);
     const host = parseRequestHost(original.host);
     if (!host) return error(reply, 400, 'invalid_request', 'notProtected');
     return { host, https: viaProxy ? original.proto === 'https' : request.protocol === 'https' };

@@ -20,8 +20,7 @@ function send(reply: FastifyReply, answer: Exclude<CheckAnswer, { page: 'refused
 }
 
 export const checkRoutes: FastifyPluginAsync<{ check: ForwardCheck }> = async (app, { check }) => {
-  const { metrics } = app.ctx;
-  const origin = new URL(app.ctx.config.issuer).origin;
+  const { metrics, config } = app.ctx;
   for (const [path, endpoint] of [[FORWARD_PATH, 'forward'], [AUTH_REQUEST_PATH, 'auth-request']] as const) {
     app.earlyAnswers.addGet(path, JSON_SECURITY_HEADERS, async (call) => {
       try {
@@ -37,7 +36,7 @@ export const checkRoutes: FastifyPluginAsync<{ check: ForwardCheck }> = async (a
     app.get(path, { schema: { hide: true } }, async (request: FastifyRequest, reply) => {
       const { answer, result } = await check.decide(endpoint as Endpoint, request.socket.remoteAddress ?? '', request.headers);
       metrics.forwardAuthCheck(result);
-      if ('page' in answer) return sendRefusedPage(reply, answer.app, answer, answer.startPath, origin);
+      if ('page' in answer) return sendRefusedPage(reply, answer.app, answer, answer.startPath, new URL(config.issuer).origin);
       return send(reply, answer);
     });
   }

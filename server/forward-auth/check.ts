@@ -124,7 +124,7 @@ export class ForwardCheck {
         ? problem(403, 'untrusted_proxy', 'Forwarded request headers are accepted only from the proxies named by GATEHOUSE_TRUST_PROXY.')
         : problem(403, 'host_not_protected', 'The request does not say which protected host it is for.'));
     }
-    const original = originalRequest(headers);
+    const original = originalRequest(endpoint, headers);
     const site = await this.hosts.find(original.host);
     if (!site) return refused(problem(403, 'host_not_protected', 'No application protects this host.'));
 

@@ -55,27 +55,31 @@ const protoOf = (value: string | undefined): 'http' | 'https' => (value?.toLower
 const pathOf = (value: string | undefined): string => (value && value.startsWith('/') && !value.startsWith('//') ? value : '/');
 
 /**
- * The original request from the forwarding headers: `X-Original-URL`/`-Method` (nginx) when sent,
- * else `X-Forwarded-Proto`/`-Host`/`-Uri`/`-Method` (Caddy, Traefik). `fallbackHost` stands in when
- * no header names the host (the callback, reached through the proxy's plain reverse proxy).
+ * The original request, from the headers the proxy itself sets for this endpoint, never from
+ * headers a client could have sent through it: `X-Forwarded-Proto`/`-Host`/`-Uri`/`-Method` at
+ * `/forward` (Caddy and Traefik overwrite those), `X-Original-URL`/`-Method` at the nginx endpoint
+ * (the snippet's `proxy_set_header` replaces any the client sent; nginx passes the client's other
+ * headers on, an `X-Forwarded-Host` included). `fallbackHost` stands in when no header names the
+ * host (the callback, reached through the proxy's plain reverse proxy).
  */
-export function originalRequest(headers: IncomingHttpHeaders, fallbackHost?: string): OriginalRequest {
-  const originalUrl = first(headers['x-original-url']);
-  if (originalUrl) {
+export function originalRequest(endpoint: 'forward' | 'auth-request', headers: IncomingHttpHeaders, fallbackHost?: string): OriginalRequest {
+  if (endpoint === 'auth-request') {
+    const method = first(headers['x-original-method'])?.toUpperCase() ?? 'GET';
     try {
-      const url = new URL(originalUrl);
+      const url = new URL(first(headers['x-original-url']) ?? '');
       if (url.protocol === 'http:' || url.protocol === 'https:') {
-        return { proto: protoOf(url.protocol.slice(0, -1)), host: url.host, uri: pathOf(`${url.pathname}${url.search}`), method: first(headers['x-original-method'])?.toUpperCase() ?? 'GET' };
+        return { proto: protoOf(url.protocol.slice(0, -1)), host: url.host, uri: pathOf(`${url.pathname}${url.search}`), method };
       }
     } catch {
-      // Not a URL: fall back on the X-Forwarded-* headers.
+      // No URL: no host, which no application protects.
     }
+    return { proto: 'http', host: undefined, uri: '/', method };
   }
   return {
     proto: protoOf(first(headers['x-forwarded-proto'])),
     host: first(headers['x-forwarded-host']) ?? fallbackHost,
     uri: pathOf(first(headers['x-forwarded-uri'])),
-    method: (first(headers['x-forwarded-method']) ?? first(headers['x-original-method']) ?? 'GET').toUpperCase(),
+    method: first(headers['x-forwarded-method'])?.toUpperCase() ?? 'GET',
   };
 }
 

@@ -215,6 +215,13 @@ describe('the check', () => {
     const invalid = 'Bearer realm="gatehouse", error="invalid_token", error_description="The access token is for another audience."';
     const wrongAudience = await authRequestCheck(t, { host: 'blog.localhost', authorization: `Bearer ${accessToken}` });
     expect([wrongAudience.statusCode, wrongAudience.headers['www-authenticate']]).toEqual([401, invalid]);
+    // Each endpoint reads only the headers its proxy sets: a client's own X-Original-URL through
+    // Caddy (or X-Forwarded-Host through nginx) cannot point the check at another application.
+    const smuggled = [
+      await forwardCheck(t, { host: 'blog.localhost', authorization: `Bearer ${accessToken}`, headers: { 'x-original-url': 'http://wiki.localhost/' } }),
+      await authRequestCheck(t, { host: 'blog.localhost', authorization: `Bearer ${accessToken}`, headers: { 'x-forwarded-host': 'wiki.localhost' } }),
+    ];
+    expect(smuggled.map((r) => [r.statusCode, r.headers['www-authenticate']])).toEqual([[401, invalid], [401, invalid]]);
     const garbage = await forwardCheck(t, { host: 'wiki.localhost', authorization: 'Bearer not-a-token', browser: true });
     expect(garbage.statusCode).toBe(401);
     expect(garbage.headers['www-authenticate']).toBe('Bearer realm="gatehouse", error="invalid_token", error_description="The access token is invalid, expired or revoked."');
