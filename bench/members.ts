@@ -32,7 +32,7 @@ async function run(): Promise<BenchResult[]> {
 
     // Seeding straight through better-sqlite3 in one transaction: the API is not what is measured.
     const sqlite = server.db.$client;
-    const insertPerson = sqlite.prepare('INSERT INTO people (id, email, email_verified, name, created_at, updated_at) VALUES (?, ?, 1, ?, ?, ?)');
+    const insertPerson = sqlite.prepare('INSERT INTO people (id, email, username, email_verified, name, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?)');
     const insertMember = sqlite.prepare(
       "INSERT INTO memberships (id, application_id, person_id, status, role, profile, joined_at, last_active_at, updated_at) VALUES (?, 'big', ?, ?, ?, '{}', ?, ?, ?)",
     );
@@ -42,7 +42,7 @@ async function run(): Promise<BenchResult[]> {
       for (let i = 0; i < MEMBERS; i++) {
         const at = t0 + i * 1000;
         const suffix = randomBytes(6).toString('hex');
-        insertPerson.run(`usr_b${i}_${suffix}`, `person${i}@example.com`, `Person ${i}`, at, at);
+        insertPerson.run(`usr_b${i}_${suffix}`, `person${i}@example.com`, `person${i}`, `Person ${i}`, at, at);
         insertMember.run(`mem_b${i}_${suffix}`, `usr_b${i}_${suffix}`, i % 10 === 0 ? 'suspended' : 'active', i % 50 === 0 ? 'admin' : 'member', at, at, at);
       }
     })();

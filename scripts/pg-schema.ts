@@ -37,6 +37,7 @@ const q = (text: string) => `'${text.replaceAll('\\', '\\\\').replaceAll("'", "\
 const SQL_DEFAULTS: Record<string, string> = {
   "(unixepoch('subsec') * 1000)": '.defaultNow()',
   '\'["authorization_code","refresh_token"]\'': `.default(sql\`'["authorization_code","refresh_token"]'::jsonb\`)`,
+  '\'{"enabled":false}\'': `.default(sql\`'{"enabled":false}'::jsonb\`)`,
 };
 
 function sqlText(value: SQL): string {

@@ -65,10 +65,28 @@ export interface Config {
   trustProxy: string[];
   /** GATEHOUSE_LOCALE: the language of pages and e-mails when the reader's is not known (default `en`). */
   locale: Locale;
+  /** The LDAP directory (spec ldap.md, server/ldap/): off unless GATEHOUSE_LDAP=on or `--ldap`. */
+  ldap: LdapConfig;
   /** Who may read `GET /metrics` (docs/monitoring.md). */
   metrics: MetricsAccess;
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
   env: Record<string, string | undefined>;
+}
+
+/** The LDAP listener's settings (spec ldap.md, "Turning it on"; docs/ldap.md). */
+export interface LdapConfig {
+  /** GATEHOUSE_LDAP=on (or `--ldap`). */
+  enabled: boolean;
+  /** GATEHOUSE_LDAP_HOST, default HOST. */
+  host: string;
+  /** GATEHOUSE_LDAP_PORT (default 3890; 0 picks a free one). StartTLS is offered on it when LAN TLS is on. */
+  port: number;
+  /** GATEHOUSE_LDAPS_PORT (default 6360; 0 picks a free one): LDAP over TLS, only when LAN TLS is on. */
+  ldapsPort: number;
+  /** GATEHOUSE_LDAP_BASE_DN; undefined: derived from the issuer's host name (`ldapBaseDn`). */
+  baseDn: string | undefined;
+  /** GATEHOUSE_LDAP_ALLOW_PLAIN=1: simple binds over unencrypted connections from other machines are allowed. */
+  allowPlain: boolean;
 }
 
 /** GATEHOUSE_METRICS_TOKEN (or _FILE) and GATEHOUSE_METRICS_ALLOW. */
@@ -120,6 +138,8 @@ export interface ServeFlags {
   accessTokenTtl?: string;
   pretty?: boolean;
   tls?: string;
+  /** `--ldap`: GATEHOUSE_LDAP=on. */
+  ldap?: boolean;
 }
 
 export const DEFAULTS = {
@@ -133,6 +153,8 @@ export const DEFAULTS = {
   backupKeep: 7,
   keyRotationDays: 90,
   sweepInterval: 3600,
+  ldapPort: 3890,
+  ldapsPort: 6360,
 } as const;
 
 function parseInteger(name: string, raw: string, min: number, max: number): number {
@@ -254,12 +276,53 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
     webhookAllowLoopback,
     trustProxy: parseTrustProxy(pick(undefined, 'GATEHOUSE_TRUST_PROXY')),
     locale: parseLocale(pick(undefined, 'GATEHOUSE_LOCALE')),
+    ldap: parseLdap(env, flags.ldap, host),
     metrics: {
       token: readSecretSetting('GATEHOUSE_METRICS_TOKEN', pick(undefined, 'GATEHOUSE_METRICS_TOKEN'), pick(undefined, 'GATEHOUSE_METRICS_TOKEN_FILE')),
       allow: parseMetricsAllow(pick(undefined, 'GATEHOUSE_METRICS_ALLOW')),
     },
     env,
   };
+}
+
+/** An attribute=value pair of a DN, without the escapes a base DN never needs (RFC 4514). */
+const BASE_DN = /^[A-Za-z][A-Za-z0-9-]*=[^,=+"\\<>;#\s][^,=+"\\<>;]*(,[A-Za-z][A-Za-z0-9-]*=[^,=+"\\<>;#\s][^,=+"\\<>;]*)*$/;
+
+/** GATEHOUSE_LDAP and its companions (spec ldap.md, "Turning it on"). */
+function parseLdap(env: Record<string, string | undefined>, flag: boolean | undefined, host: string): LdapConfig {
+  const raw = env.GATEHOUSE_LDAP?.trim().toLowerCase();
+  let enabled = flag ?? false;
+  if (!flag && raw !== undefined && raw !== '') {
+    if (['on', '1', 'true'].includes(raw)) enabled = true;
+    else if (!['off', '0', 'false'].includes(raw)) throw new ConfigError(`GATEHOUSE_LDAP must be "on" or "off", got "${env.GATEHOUSE_LDAP}".`);
+  }
+  const port = (name: string, fallback: number) => {
+    const value = env[name];
+    return value === undefined || value === '' ? fallback : parseInteger(name, value, 0, 65535);
+  };
+  const baseDn = env.GATEHOUSE_LDAP_BASE_DN?.trim().replace(/\s*,\s*/g, ',') || undefined;
+  if (baseDn !== undefined && !BASE_DN.test(baseDn)) {
+    throw new ConfigError(`GATEHOUSE_LDAP_BASE_DN must be a distinguished name such as dc=example,dc=com, got "${baseDn}".`);
+  }
+  return {
+    enabled,
+    host: env.GATEHOUSE_LDAP_HOST?.trim() || host,
+    port: port('GATEHOUSE_LDAP_PORT', DEFAULTS.ldapPort),
+    ldapsPort: port('GATEHOUSE_LDAPS_PORT', DEFAULTS.ldapsPort),
+    baseDn,
+    allowPlain: switchEnv(env, 'GATEHOUSE_LDAP_ALLOW_PLAIN', false),
+  };
+}
+
+/**
+ * The directory's base DN: GATEHOUSE_LDAP_BASE_DN, else `dc=` of each label of the issuer's host
+ * name (`auth.lan.example` → `dc=auth,dc=lan,dc=example`), or `dc=gatehouse` for an IP address.
+ */
+export function ldapBaseDn(config: Pick<Config, 'issuer' | 'ldap'>): string {
+  if (config.ldap.baseDn) return config.ldap.baseDn;
+  const host = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  if (isIP(host) || host === '') return 'dc=gatehouse';
+  return host.split('.').map((label) => `dc=${label}`).join(',');
 }
 
 const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];

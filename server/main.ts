@@ -24,6 +24,7 @@ import { backupIntoStore, configuredSecret, pruneBackups } from './ops/backup.js
 import { schemaState } from './ops/schema-version.js';
 import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
 import { recordAccessTokenTtl } from './ops/token-lifetime.js';
+import { assignMissingUsernames } from './people/username-backfill.js';
 import { LOW_MEMORY_NODE_ARGS, lowMemoryActive } from './cli/launch.js';
 
 export const DATABASE_FILE = 'gatehouse.db';
@@ -133,6 +134,9 @@ async function startClaimed(config: Config): Promise<Running> {
   if (!postgres) await guardMigrations(config, databaseFile);
   let tls = loadTls(config, new Date());
   const db = await openStore({ sqliteFile: databaseFile, postgres });
+  // Before anything reads a username: the people of an upgraded directory get theirs (decision 0100).
+  const backfillStart = performance.now();
+  const usernames = await assignMissingUsernames(db);
   // What `gatehouse rotate-keys` (another process) needs to keep retired keys published long enough.
   await recordAccessTokenTtl(db, config.accessTokenTtl, new Date());
   const adminToken = config.adminToken ? fixedAdminToken(config.adminToken) : fileAdminToken(config.dataDir);
@@ -154,6 +158,9 @@ async function startClaimed(config: Config): Promise<Running> {
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new ConfigError(`Cannot listen on host ${config.host}: no such address on this machine.`);
     if (code === 'EACCES') throw new ConfigError(`Not allowed to listen on port ${config.port}; pick a port above 1023.`);
     throw error;
+  }
+  if (usernames.assigned > 0) {
+    app.log.info({ people: usernames.assigned, batches: usernames.batches, ms: Math.round(performance.now() - backfillStart) }, 'usernames assigned to existing people');
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -13,6 +13,7 @@ import { newId } from '../util/ids.js';
 import { displayTextProblem } from '../util/display-text.js';
 import { isEmailAddress } from '../util/email.js';
 import { createMembership } from '../members/create.js';
+import { usernameForNewPerson } from '../people/username.js';
 import { acceptInvitation, invitationByToken, invitationStatus } from '../invitations/accept.js';
 import { checkPasswordLength, hashPassword } from './passwords.js';
 import { applicationForEmailSignIn, findPersonByEmail, normalizeEmail, startSession, type ClientInfo } from './people.js';
@@ -71,7 +72,7 @@ export async function signUpWithEmail(ctx: AppContext, input: SignUpInput, clien
     const result = await transaction(ctx.db, async (tx) => {
       const person: Person = await one(tx
         .insert(people)
-        .values({ id: newId('usr'), email, name: input.name?.trim() || null, passwordHash, createdAt: now, updatedAt: now })
+        .values({ id: newId('usr'), email, username: await usernameForNewPerson(tx, email), name: input.name?.trim() || null, passwordHash, createdAt: now, updatedAt: now })
         .returning());
       await exec(tx.insert(linkedAccounts)
         .values({ id: newId('acc'), personId: person.id, provider: 'credential', providerAccountId: person.id, email, linkedAt: now }));

@@ -16,6 +16,8 @@
  * - `grantTypes` (issue 24): turning on `client_credentials` or device sign-in changes who can
  *   obtain tokens for the application (machines with its secret, any device that shows a code):
  *   admin only, for the same reason.
+ * - `ldap` and its service-account password (issue 35): LDAP opens the directory (members and
+ *   groups) to whoever holds that password, and lets members bind with app passwords: admin only.
  * - `forwardAuth` (issue 34): its hosts are where signed-in people's site cookies are handed over,
  *   and its groups who passes: like redirect URIs, admin only.
  */
@@ -56,6 +58,14 @@ export function requireMayPatch(actor: Actor, current: Application, patch: Appli
   if (patch.grantTypes !== undefined && !sameSet(patch.grantTypes, current.grantTypes)) {
     requireActorScope(actor, undefined, 'change the grant types (they decide who can obtain tokens)');
   }
+  if (patch.ldap !== undefined && patch.ldap.enabled !== current.ldap.enabled) {
+    requireActorScope(actor, undefined, 'turn LDAP on or off (it opens the directory to a service account and to app passwords)');
+  }
+}
+
+/** The LDAP service account's password reads the directory: admin only (see above). */
+export function requireMayRotateLdapPassword(actor: Actor): void {
+  requireActorScope(actor, undefined, 'make a new LDAP service-account password');
 }
 
 const sameSet = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));

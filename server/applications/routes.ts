@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { Problem } from '../http/problem.js';
-import { requireMayDelete, requireMayPatch } from './key-limits.js';
+import { requireMayDelete, requireMayPatch, requireMayRotateLdapPassword } from './key-limits.js';
 import { listQueryProperties, DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
 import {
@@ -17,6 +17,7 @@ import {
   ApplicationWithSecretsSchema,
   AuthPolicyPatchBodySchema,
   AuthPolicySchema,
+  LdapPasswordSchema,
 } from './schemas.js';
 import {
   applicationRecord,
@@ -26,6 +27,7 @@ import {
   getApplication,
   listApplications,
   rotateClientSecret,
+  rotateLdapPassword,
   updateApplication,
   updateAuthPolicy,
 } from './service.js';
@@ -67,7 +69,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/applications/:id',
     { schema: { tags, security, summary: 'Get an application', params: IdParams, querystring: NoQuery, response: { 200: ApplicationRecordSchema, ...adminErrors } } },
-    async (request) => applicationRecord(await getApplication(ctx, request.params.id), ctx.config.issuer),
+    async (request) => applicationRecord(await getApplication(ctx, request.params.id), ctx.config),
   );
 
   app.patch(
@@ -105,6 +107,21 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => rotateClientSecret(ctx, request.params.id, actorName(request.actor)),
+  );
+
+  app.post(
+    '/applications/:id/ldap/password',
+    {
+      schema: {
+        tags, security, summary: 'New password for the application\'s LDAP service account (shown once; the old one stops binding)',
+        params: IdParams, querystring: NoQuery,
+        response: { 200: LdapPasswordSchema, ...adminErrors },
+      },
+    },
+    async (request) => {
+      requireMayRotateLdapPassword(request.actor);
+      return rotateLdapPassword(ctx, request.params.id, actorName(request.actor));
+    },
   );
 
   app.get(
@@ -150,7 +167,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
           throw new Problem(415, 'unsupported_media_type', `This endpoint accepts ${LOGO_TYPES.join(' or ')} bodies.`);
         }
         const row = await setLogo(ctx, request.params.id, type, request.body as Buffer, actorName(request.actor));
-        return applicationRecord(row, ctx.config.issuer);
+        return applicationRecord(row, ctx.config);
       },
     );
     logo.delete(

@@ -104,6 +104,17 @@ const CONSENT_TEXT =
   '`implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page';
 const ConsentPolicySchema = Type.Union([Type.Literal('implicit'), Type.Literal('explicit')], { description: CONSENT_TEXT });
 
+const LDAP_TEXT =
+  'LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application\'s active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it.';
+const LdapPatch = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false, description: LDAP_TEXT });
+const LdapRecord = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    bindDn: Type.String({ description: 'The service account\'s bind DN' }),
+  },
+  { additionalProperties: false, description: LDAP_TEXT },
+);
+
 /** Fields an administrator may set after creation; all optional in PATCH. */
 const mutableFields = {
   postLogoutRedirectUris: Type.Optional(PostLogoutRedirectUris),
@@ -118,6 +129,7 @@ const mutableFields = {
   branding: Type.Optional(BrandingPatch),
   consent: Type.Optional(ConsentPolicySchema),
   forwardAuth: Type.Optional(ForwardAuthField),
+  ldap: Type.Optional(LdapPatch),
 };
 
 export const ApplicationCreateSchema = Type.Object(
@@ -154,6 +166,7 @@ export const ApplicationRecordSchema = Type.Object({
   branding: BrandingRecord,
   consent: ConsentPolicySchema,
   forwardAuth: ForwardAuthRecordSchema,
+  ldap: LdapRecord,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 }, { additionalProperties: false });
@@ -163,7 +176,14 @@ export const ApplicationWithSecretsSchema = Type.Object({
   ...ApplicationRecordSchema.properties,
   clientSecret: Type.Optional(Type.String()),
   webhookSecret: Type.Optional(Type.String()),
+  ldapPassword: Type.Optional(Type.String({ description: 'The LDAP service account\'s new password, in the answer that turned LDAP on (only there)' })),
 }, { additionalProperties: false });
+
+/** POST .../ldap/password: the service account's new password, shown once. */
+export const LdapPasswordSchema = Type.Object(
+  { bindDn: Type.String(), password: Type.String({ description: 'shown only in this answer' }) },
+  { additionalProperties: false },
+);
 
 export const ApplicationListSchema = Type.Object({
   applications: Type.Array(ApplicationRecordSchema),

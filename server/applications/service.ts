@@ -24,6 +24,7 @@ import { webhookSecretProblem, webhookSecretPurpose } from '../webhooks/sign.js'
 import { openNullable, sealNullable } from '../db/secrets-at-rest.js';
 import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-address.js';
 import { recordEvent } from '../webhooks/outbox.js';
+import { applicationBindDn, type TreeConfig } from '../ldap/tree.js';
 import { exec, many, one, transaction } from '../db/store.js';
 import { claimHosts, forwardAuthSettings } from '../forward-auth/settings.js';
 import { forwardAuthChanged } from '../forward-auth/protected-hosts.js';
@@ -43,7 +44,8 @@ export function authPolicyOf(app: Pick<Application, 'authPolicy'>): AuthPolicy {
   return { ...app.authPolicy, mfa: app.authPolicy.mfa ?? 'optional' };
 }
 
-export function applicationRecord(app: Application, issuer: string) {
+export function applicationRecord(app: Application, config: TreeConfig) {
+  const issuer = config.issuer;
   return {
     id: app.id,
     name: app.name,
@@ -61,9 +63,15 @@ export function applicationRecord(app: Application, issuer: string) {
     branding: brandingRecord(app, issuer),
     consent: app.consent,
     forwardAuth: app.forwardAuth ?? null,
+    ldap: { enabled: app.ldap.enabled, bindDn: applicationBindDn(config, app.id) },
     createdAt: iso(app.createdAt)!,
     updatedAt: iso(app.updatedAt)!,
   };
+}
+
+/** An LDAP service account's password (spec ldap.md): 256 random bits, stored as SHA-256. */
+export function newLdapPassword(): string {
+  return randomToken('ghl_');
 }
 
 export function newClientSecret(): string {
@@ -85,7 +93,7 @@ export async function listApplications(ctx: AppContext, limit: number, cursor?: 
     .orderBy(asc(applications.createdAt), asc(applications.id))
     .limit(limit + 1));
   const page = toPage(rows, limit, (a) => ({ t: a.createdAt.getTime(), id: a.id }));
-  return { applications: page.items.map((app) => applicationRecord(app, ctx.config.issuer)), nextCursor: page.nextCursor };
+  return { applications: page.items.map((app) => applicationRecord(app, ctx.config)), nextCursor: page.nextCursor };
 }
 
 function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path: string): AuthPolicy {
@@ -189,17 +197,12 @@ async function checkApplication(ctx: AppContext, app: ApplicationShape): Promise
   if (app.ssoGroupId && !await one(ctx.db.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, app.ssoGroupId)))) {
     errors.push({ path: 'body.ssoGroupId', message: `there is no SSO group "${app.ssoGroupId}"` });
   }
-  const forwardAuth = await forwardAuthSettings(app.forwardAuth, app.clientType, errors, (id) => groupExists(ctx, id));
+  const forwardAuth = await forwardAuthSettings(ctx.db, app.forwardAuth, app.clientType, errors);
   if (app.forwardAuth === undefined && app.currentForwardAuth && app.clientType !== 'web') {
     errors.push({ path: 'body.clientType', message: 'an application that protects hosts (forwardAuth) must stay a web application' });
   }
   if (errors.length) throw validationFailed(errors);
   return forwardAuth;
-}
-
-// FIXME(people helper): replaced by server/groups/queries.ts once directory groups land.
-async function groupExists(_ctx: AppContext, _id: string): Promise<boolean> {
-  return true;
 }
 
 async function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
@@ -212,11 +215,12 @@ async function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
 }
 
 /** The record plus the secrets that exist only in this one response (DESIGN §4.3). */
-function withSecretsShownOnce(ctx: AppContext, app: Application, secrets: { clientSecret?: string; webhookSecret?: string }) {
+function withSecretsShownOnce(ctx: AppContext, app: Application, secrets: { clientSecret?: string | undefined; webhookSecret?: string | undefined; ldapPassword?: string | undefined }) {
   return {
-    ...applicationRecord(app, ctx.config.issuer),
+    ...applicationRecord(app, ctx.config),
     ...(secrets.clientSecret ? { clientSecret: secrets.clientSecret } : {}),
     ...(secrets.webhookSecret ? { webhookSecret: secrets.webhookSecret } : {}),
+    ...(secrets.ldapPassword ? { ldapPassword: secrets.ldapPassword } : {}),
   };
 }
 
@@ -229,6 +233,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
 
   const clientSecret = clientType === 'web' ? newClientSecret() : undefined;
   const generatedWebhookSecret = input.webhookUrl && !input.webhookSecret ? newWebhookSecret() : undefined;
+  const ldapPassword = input.ldap?.enabled ? newLdapPassword() : undefined;
   const now = ctx.clock.now();
 
   const created = await transaction(ctx.db, async (tx) => {
@@ -259,6 +264,8 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         brandAccentColor: input.branding?.accentColor ?? null,
         consent: input.consent ?? 'implicit',
         forwardAuth: forwardAuth ?? null,
+        ldap: { enabled: Boolean(input.ldap?.enabled) },
+        ldapPasswordHash: ldapPassword ? sha256(ldapPassword) : null,
         createdAt: now,
         updatedAt: now,
       })
@@ -267,7 +274,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
     await recordAudit(tx, now, { actor, action: 'application.created', applicationId: row.id, target: row.id, details: { name: row.name, clientType } });
     return row;
   });
-  return withSecretsShownOnce(ctx, created, { clientSecret, webhookSecret: generatedWebhookSecret });
+  return withSecretsShownOnce(ctx, created, { clientSecret, webhookSecret: generatedWebhookSecret, ldapPassword });
 }
 
 export async function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string) {
@@ -304,6 +311,10 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
   else if (patch.webhookSecret) webhookSecret = patch.webhookSecret;
   else if (patch.webhookSecret === null || !webhookSecret) webhookSecret = generatedWebhookSecret = newWebhookSecret();
   const rotated = Boolean(currentSecret && webhookSecret && webhookSecret !== currentSecret);
+  // LDAP turned on: a new service-account password, shown in this answer; turned off: none.
+  const ldap = patch.ldap ?? current.ldap;
+  const ldapPassword = ldap.enabled && !current.ldap.enabled ? newLdapPassword() : undefined;
+  const ldapPasswordHash = !ldap.enabled ? null : ldapPassword ? sha256(ldapPassword) : current.ldapPasswordHash;
 
   const updated = await transaction(ctx.db, async (tx) => {
     const row = await one(tx
@@ -332,6 +343,8 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         brandAccentColor: patch.branding?.accentColor === undefined ? current.brandAccentColor : patch.branding.accentColor,
         consent: patch.consent ?? current.consent,
         forwardAuth: forwardAuth === undefined ? current.forwardAuth : forwardAuth,
+        ldap: { enabled: ldap.enabled },
+        ldapPasswordHash,
         updatedAt: now,
       })
       .where(eq(applications.id, id))
@@ -346,6 +359,7 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         fields: Object.keys(patch),
         ...(rotated ? { webhookSecretRotated: true } : {}),
         ...(clientSecret ? { clientSecretIssued: true } : {}),
+        ...(ldapPassword ? { ldapPasswordIssued: true } : {}),
       },
     });
     await recordRedirectChange(tx, now, actor, current, row);
@@ -354,7 +368,7 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
   if (redirectChange(current, updated)) ctx.wakeWebhooks();
   // Name, policy and forward-auth settings decide the checks of its protected hosts.
   forwardAuthChanged();
-  return withSecretsShownOnce(ctx, updated, { clientSecret, webhookSecret: generatedWebhookSecret });
+  return withSecretsShownOnce(ctx, updated, { clientSecret, webhookSecret: generatedWebhookSecret, ldapPassword });
 }
 
 /** `{field: {before, after}}` for each redirect list that changed, or undefined when none did. */
@@ -409,6 +423,24 @@ export async function rotateClientSecret(ctx: AppContext, id: string, actor: str
     await recordAudit(tx, now, { actor, action: 'application.client_secret_rotated', applicationId: id, target: id });
   });
   return { clientSecret };
+}
+
+/**
+ * A new password for the application's LDAP service account (spec ldap.md): the old one stops
+ * binding at once. Refused (409 `ldap_not_enabled`) while LDAP is off for the application.
+ */
+export async function rotateLdapPassword(ctx: AppContext, id: string, actor: string) {
+  const app = await getApplication(ctx, id);
+  if (!app.ldap.enabled) {
+    throw conflict('ldap_not_enabled', `Application "${id}" does not have LDAP on; turn it on (PATCH {"ldap": {"enabled": true}}) first.`);
+  }
+  const password = newLdapPassword();
+  const now = ctx.clock.now();
+  await transaction(ctx.db, async (tx) => {
+    await exec(tx.update(applications).set({ ldapPasswordHash: sha256(password), updatedAt: now }).where(eq(applications.id, id)));
+    await recordAudit(tx, now, { actor, action: 'application.ldap_password_rotated', applicationId: id, target: id });
+  });
+  return { bindDn: applicationBindDn(ctx.config, id), password };
 }
 
 export async function updateAuthPolicy(ctx: AppContext, id: string, patch: AuthPolicyPatch, actor: string): Promise<AuthPolicy> {

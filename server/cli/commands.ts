@@ -34,6 +34,7 @@ export const commands: CommandEntry[] = [
   { name: 'app create', summary: 'register an application (prints its client secret once)', load: async () => (await import('./admin/apps.js')).appCreate },
   { name: 'app show', summary: "show one application's settings", load: async () => (await import('./admin/apps.js')).appShow },
   { name: 'app delete', summary: 'delete an application with its members, invitations and API keys', load: async () => (await import('./admin/apps.js')).appDelete },
+  { name: 'app ldap', summary: "turn an application's LDAP directory access on or off, or make its service account a new password", load: async () => (await import('./admin/apps.js')).appLdap },
   { name: 'invite', summary: 'invite people to an application by e-mail', load: async () => (await import('./admin/members.js')).invite },
   { name: 'member list', summary: "list an application's members", load: async () => (await import('./admin/members.js')).memberList },
   { name: 'key rotate', summary: 'publish a new signing key on the running server (it signs two minutes later)', load: async () => (await import('./admin/keys.js')).keyRotate },

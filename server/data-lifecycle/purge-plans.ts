@@ -12,6 +12,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import {
   apiKeys,
+  appPasswords,
   applicationLogos,
   consents,
   backchannelLogouts,
@@ -54,6 +55,8 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     // Before the members they hang off (issue 25: consents and the logo).
     { name: 'consents', table: consents, key: consents.membershipId, column: consents.applicationId },
     { name: 'logo', table: applicationLogos, key: applicationLogos.applicationId, column: applicationLogos.applicationId },
+    // Issue 35: its members' app passwords (before the members they hang off).
+    { name: 'appPasswords', table: appPasswords, key: appPasswords.id, column: appPasswords.applicationId },
     { name: 'members', table: memberships, key: memberships.id, column: memberships.applicationId },
     { name: 'invitations', table: invitations, key: invitations.id, column: invitations.applicationId },
     { name: 'apiKeys', table: apiKeys, key: apiKeys.id, column: apiKeys.applicationId },
@@ -74,6 +77,8 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.membershipId },
     // What the member had approved (issue 25, explicit consent).
     { name: 'consents', table: consents, key: consents.membershipId, column: consents.membershipId },
+    // Issue 35: the member's app passwords stop binding with the membership.
+    { name: 'appPasswords', table: appPasswords, key: appPasswords.id, column: appPasswords.membershipId },
   ],
 };
 

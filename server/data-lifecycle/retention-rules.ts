@@ -12,7 +12,9 @@
  * `meta` and `row_counts` (fixed keys), `application_logos` (one per application, at most 100 KB,
  * gone with it: purge-plans.ts), `forward_auth_hosts` (at most 20 per application, gone with it),
  * and the second factors `totp_credentials`, `passkeys` and
- * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person).
+ * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person),
+ * directory `groups` (at most 1,000) and `group_members` (at most 200 per person; they go with the
+ * person and with the group).
  * Authorization codes live in memory on SQLite.
  *
  * Reuse detection keeps working: a refresh-token family and all its tokens go together, only

@@ -52,6 +52,27 @@ export const apiKeys = pgTable(
   ],
 );
 
+export const appPasswords = pgTable(
+  'app_passwords',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id').notNull(),
+    applicationId: text('application_id').notNull(),
+    membershipId: text('membership_id').notNull(),
+    name: text('name').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3, mode: 'date' }),
+  },
+  (t) => [
+    foreignKey({ name: 'app_passwords_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
+    uniqueIndex('app_passwords_secret_uq').on(t.secretHash),
+    index('app_passwords_person_idx').on(t.personId, t.createdAt, t.id),
+    index('app_passwords_app_idx').on(t.applicationId),
+    index('app_passwords_membership_idx').on(t.membershipId),
+  ],
+);
+
 export const applicationLogos = pgTable(
   'application_logos',
   {
@@ -85,6 +106,8 @@ export const applications = pgTable(
     brandAccentColor: text('brand_accent_color'),
     brandLogo: text('brand_logo'),
     consent: text('consent').notNull().default("implicit"),
+    ldap: jsonb('ldap').notNull().default(sql`'{"enabled":false}'::jsonb`),
+    ldapPasswordHash: text('ldap_password_hash'),
     forwardAuth: jsonb('forward_auth'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
@@ -264,6 +287,35 @@ export const forwardAuthSessions = pgTable(
   ],
 );
 
+export const groupMembers = pgTable(
+  'group_members',
+  {
+    groupId: text('group_id').notNull(),
+    personId: text('person_id').notNull(),
+    addedAt: timestamp('added_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.groupId, t.personId] }),
+    foreignKey({ name: 'group_members_group_id_groups_id_fk', columns: [t.groupId], foreignColumns: [groups.id] }).onDelete('cascade'),
+    foreignKey({ name: 'group_members_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
+    index('group_members_person_idx').on(t.personId, t.groupId),
+  ],
+);
+
+export const groups = pgTable(
+  'groups',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    description: text('description'),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('groups_created_idx').on(t.createdAt, t.id),
+  ],
+);
+
 export const invitations = pgTable(
   'invitations',
   {
@@ -283,6 +335,7 @@ export const invitations = pgTable(
     emailSent: boolean('email_sent').notNull().default(false),
     emailError: text('email_error'),
     lastSentAt: timestamp('last_sent_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    groups: jsonb('groups').notNull().default([]),
   },
   (t) => [
     foreignKey({ name: 'invitations_accepted_by_people_id_fk', columns: [t.acceptedBy], foreignColumns: [people.id] }).onDelete('set null'),
@@ -413,12 +466,16 @@ export const people = pgTable(
     email: text('email').notNull(),
     emailVerified: boolean('email_verified').notNull().default(false),
     name: text('name'),
+    username: text('username').notNull(),
+    givenName: text('given_name'),
+    familyName: text('family_name'),
     passwordHash: text('password_hash'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
     uniqueIndex('people_email_uq').on(t.email),
+    uniqueIndex('people_username_uq').on(t.username),
     index('people_created_idx').on(t.createdAt, t.id),
   ],
 );

@@ -33,6 +33,10 @@ export type SignupPolicy = 'open' | 'invite_only' | 'closed';
 export type ClientType = 'web' | 'spa' | 'native';
 export type MemberStatus = 'active' | 'suspended';
 export type MemberRole = 'member' | 'admin';
+/** An application's LDAP directory access (spec ldap.md, "Per application"; server/ldap/). */
+export interface LdapSettings {
+  enabled: boolean;
+}
 /** Whether people approve what an application asks for (issue 25, item 17): `implicit` = the administrator did. */
 export type ConsentPolicy = 'implicit' | 'explicit';
 /** OAuth grant types an application may use (spec grants-and-logout.md). */
@@ -115,12 +119,25 @@ export const people = sqliteTable(
     email: text('email').notNull(), // stored lower-cased
     emailVerified: flag('email_verified').notNull().default(false),
     name: text('name'),
+    /**
+     * `preferred_username`: unique, lower-case, `^[a-z0-9][a-z0-9._-]{0,63}$` (people/username.ts).
+     * Not null for the code; the column itself stays nullable on upgraded databases, filled at
+     * start-up in batches before the server listens (people/username-backfill.ts, decision 0100).
+     */
+    username: text('username').notNull(),
+    /** OIDC `given_name` / `family_name`: at most 100 characters of display text, or null. */
+    givenName: text('given_name'),
+    familyName: text('family_name'),
     /** argon2id PHC string; null when the person signs in only through external providers. */
     passwordHash: text('password_hash'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },
-  (t) => [uniqueIndex('people_email_uq').on(t.email), index('people_created_idx').on(t.createdAt, t.id)],
+  (t) => [
+    uniqueIndex('people_email_uq').on(t.email),
+    uniqueIndex('people_username_uq').on(t.username),
+    index('people_created_idx').on(t.createdAt, t.id),
+  ],
 );
 
 /**
@@ -534,6 +551,10 @@ export const applications = sqliteTable(
     /** The uploaded logo's version (start of its SHA-256; the image is in `application_logos`), or null. */
     brandLogo: text('brand_logo'),
     consent: text('consent').$type<ConsentPolicy>().notNull().default('implicit'),
+    /** LDAP directory access (spec ldap.md): whether its service account and its members' app passwords bind. */
+    ldap: text('ldap', { mode: 'json' }).$type<LdapSettings>().notNull().default(sql`'{"enabled":false}'`),
+    /** SHA-256 of the LDAP service account's password (`cn=<id>,ou=services,<base>`); null until LDAP is first enabled. */
+    ldapPasswordHash: text('ldap_password_hash'),
     /** Forward auth (server/forward-auth/): the protected hosts and who passes; null: none. */
     forwardAuth: text('forward_auth', { mode: 'json' }).$type<ForwardAuthSettings>(),
     createdAt: createdAt(),
@@ -631,6 +652,41 @@ export const consents = sqliteTable(
   (t) => [index('consents_app_idx').on(t.applicationId), index('consents_last_used_idx').on(t.lastUsedAt)],
 );
 
+/**
+ * App passwords (spec ldap.md, "People bind with app passwords"): a random secret a person makes
+ * for one application they are a member of, for clients that can only send a name and a password
+ * (LDAP binds, HTTP Basic on forward auth). Stored as the SHA-256 of the secret (≥ 128 bits, so a
+ * fast hash is enough: nothing to guess), found by it through the unique index; shown once.
+ * Revoking deletes the row. Bounded: at most APP_PASSWORDS_PER_PERSON per person, gone with the
+ * person (cascade), the membership and the application (purge plans).
+ */
+export const appPasswords = sqliteTable(
+  'app_passwords',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    createdAt: createdAt(),
+    /** Moved at most once a minute (app-passwords/verify.ts). */
+    lastUsedAt: timestamp('last_used_at'),
+  },
+  (t) => [
+    uniqueIndex('app_passwords_secret_uq').on(t.secretHash),
+    index('app_passwords_person_idx').on(t.personId, t.createdAt, t.id),
+    index('app_passwords_app_idx').on(t.applicationId),
+    index('app_passwords_membership_idx').on(t.membershipId),
+  ],
+);
+
 export const invitations = sqliteTable(
   'invitations',
   {
@@ -653,6 +709,8 @@ export const invitations = sqliteTable(
     emailSent: flag('email_sent').notNull().default(false),
     emailError: text('email_error'),
     lastSentAt: timestamp('last_sent_at'),
+    /** Directory groups the person joins on accepting (ids; those deleted meanwhile are skipped). */
+    groups: text('groups', { mode: 'json' }).$type<string[]>().notNull().default([]),
   },
   (t) => [
     uniqueIndex('invitations_token_uq').on(t.tokenHash),
@@ -662,6 +720,37 @@ export const invitations = sqliteTable(
     index('invitations_accepted_by_idx').on(t.acceptedBy),
     index('invitations_state_expires_idx').on(t.state, t.expiresAt),
   ],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Directory groups (spec claims-and-groups.md, "Groups"): who a person is in the team. Not the
+// SSO groups above (the panel's "shared sign-in"). Flat; at most 1,000 groups, 200 per person.
+
+export const groups = sqliteTable(
+  'groups',
+  {
+    id: text('id').primaryKey(), // `^[a-z0-9][a-z0-9._-]{0,63}$`, the value in the `groups` claim
+    name: text('name').notNull(),
+    description: text('description'),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [index('groups_created_idx').on(t.createdAt, t.id)],
+);
+
+/** Who is in which group; goes with the person and with the group (cascades). */
+export const groupMembers = sqliteTable(
+  'group_members',
+  {
+    groupId: text('group_id')
+      .notNull()
+      .references(() => groups.id, { onDelete: 'cascade' }),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    addedAt: timestamp('added_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.personId] }), index('group_members_person_idx').on(t.personId, t.groupId)],
 );
 
 export const apiKeys = sqliteTable(
@@ -1000,11 +1089,14 @@ export type Person = typeof people.$inferSelect;
 export type LinkedAccount = typeof linkedAccounts.$inferSelect;
 export type Session = typeof sessions.$inferSelect;
 export type SsoGroup = typeof ssoGroups.$inferSelect;
+export type Group = typeof groups.$inferSelect;
+export type GroupMember = typeof groupMembers.$inferSelect;
 export type Application = typeof applications.$inferSelect;
 export type Membership = typeof memberships.$inferSelect;
 export type Consent = typeof consents.$inferSelect;
 export type Invitation = typeof invitations.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
+export type AppPassword = typeof appPasswords.$inferSelect;
 export type SigningKey = typeof signingKeys.$inferSelect;
 export type RefreshTokenFamily = typeof refreshTokenFamilies.$inferSelect;
 export type RefreshToken = typeof refreshTokens.$inferSelect;

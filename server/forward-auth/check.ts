@@ -212,7 +212,7 @@ export class ForwardCheck {
   /** The application's rules (spec "A protected site is an application"); `amr` null: not asked (a token). */
   private async judge(
     app: Application,
-    person: { id: string; email: string; name: string | null; username?: string },
+    person: { id: string; email: string; name: string | null; username: string },
     membership: { status: string; role: string } | null,
     amr: AuthMethod[] | null,
   ): Promise<Verdict> {
@@ -222,7 +222,7 @@ export class ForwardCheck {
     const required = app.forwardAuth?.groups;
     if (required && !required.some((g) => groups.includes(g))) return { kind: 'refused', reason: 'group_missing', email: person.email };
     if (amr && mfaRequired(app) && !isMultiFactor(amr)) return { kind: 'step_up' };
-    const identity: Identity = { username: person.username ?? person.email, email: person.email, name: person.name, groups, role: membership.role };
+    const identity: Identity = { username: person.username, email: person.email, name: person.name, groups, role: membership.role };
     return { kind: 'allowed', headers: identityHeaders(identity) };
   }
 

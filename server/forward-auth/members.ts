@@ -7,11 +7,12 @@ import type { Db } from '../db/client.js';
 import { memberships, people } from '../db/schema.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { one } from '../db/store.js';
+import { groupIdsOfPerson } from '../groups/queries.js';
 
 const memberQuery = preparedPerDb((db) =>
   db
     .select({
-      person: { id: people.id, email: people.email, name: people.name },
+      person: { id: people.id, email: people.email, name: people.name, username: people.username },
       membership: { id: memberships.id, status: memberships.status, role: memberships.role },
     })
     .from(memberships)
@@ -25,7 +26,5 @@ export async function findMember(db: Db, applicationId: string, personId: string
   return await one(memberQuery(db), { applicationId, personId });
 }
 
-/** The ids of the person's directory groups, sorted. FIXME(people helper): server/groups/queries.ts. */
-export async function groupsOfPerson(_db: Db, _personId: string): Promise<string[]> {
-  return [];
-}
+/** The ids of the person's directory groups, sorted (the `groups` claim's order). */
+export const groupsOfPerson = (db: Db, personId: string): Promise<string[]> => groupIdsOfPerson(db, personId);

@@ -8,7 +8,8 @@
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import { Type, type Static } from 'typebox';
 import type { Tx } from '../audit/record.js';
-import { forwardAuthHosts, type ClientType, type ForwardAuthSettings } from '../db/schema.js';
+import { forwardAuthHosts, groups as groupsTable, type ClientType, type ForwardAuthSettings } from '../db/schema.js';
+import type { Db } from '../db/client.js';
 import { conflict, type FieldError } from '../http/problem.js';
 import { exec, many } from '../db/store.js';
 import { MAX_HOSTS_PER_APPLICATION, parseHostPattern } from './hosts.js';
@@ -50,13 +51,13 @@ const PATH = 'body.forwardAuth';
 
 /**
  * The settings as stored, from the request's value (undefined: not given), or field errors pushed
- * onto `errors`. Host patterns are normalised; `groupExists` says whether a directory group exists.
+ * onto `errors`. Host patterns are normalised; groups must be directory groups that exist.
  */
 export async function forwardAuthSettings(
+  db: Db,
   input: ForwardAuthInput | null | undefined,
   clientType: ClientType,
   errors: FieldError[],
-  groupExists: (id: string) => Promise<boolean>,
 ): Promise<ForwardAuthSettings | null | undefined> {
   if (input === undefined || input === null) return input;
   if (clientType !== 'web') errors.push({ path: PATH, message: 'forward auth needs a web (confidential) application' });
@@ -68,8 +69,11 @@ export async function forwardAuthSettings(
     else hosts.push(parsed.pattern);
   });
   const groups = input.groups ?? null;
-  for (const [i, id] of (groups ?? []).entries()) {
-    if (!(await groupExists(id))) errors.push({ path: `${PATH}.groups.${i}`, message: `there is no group "${id}"` });
+  if (groups) {
+    const known = new Set((await many(db.select({ id: groupsTable.id }).from(groupsTable).where(inArray(groupsTable.id, groups)))).map((g) => g.id));
+    groups.forEach((id, i) => {
+      if (!known.has(id)) errors.push({ path: `${PATH}.groups.${i}`, message: `there is no group "${id}"` });
+    });
   }
   return { hosts, groups, basic: input.basic ?? false };
 }

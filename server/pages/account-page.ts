@@ -54,11 +54,13 @@ import { consentsOfPerson, withdrawConsent } from '../oauth/consent.js';
 import { scopeWords } from './scope-words.js';
 import { mailerFor } from '../mail/mailer.js';
 import { sendVerificationEmail } from '../accounts/email-verification.js';
+import { acceptsAppPasswords, createAppPassword, listAppPasswords, revokeAppPassword } from '../app-passwords/service.js';
 
 /** The notices a form's success comes back with (`/account?notice=…`): keys of `account.notices`. */
 export const NOTICES = [
   'profile_saved', 'session_ended', 'others_signed_out', 'account_unlinked', 'account_linked', 'password_changed', 'signed_out',
   'totp_enabled', 'totp_removed', 'passkey_added', 'passkey_renamed', 'passkey_removed', 'verification_sent', 'consent_withdrawn',
+  'app_password_revoked',
 ] as const;
 type Notice = (typeof NOTICES)[number];
 const isNotice = (value: string | undefined): value is Notice => (NOTICES as readonly string[]).includes(value ?? '');
@@ -79,6 +81,7 @@ const CodeForm = Type.Object({ csrf_token: short(200), code: short(64) }, { addi
 const RenameForm = Type.Object({ csrf_token: short(200), name: short(100) }, { additionalProperties: false });
 const PasskeyForm = Type.Object({ csrf_token: short(200), name: short(100), response: short(60_000) }, { additionalProperties: false });
 const PasskeyParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
+const AppPasswordForm = Type.Object({ csrf_token: short(200), application_id: short(200), name: short(100) }, { additionalProperties: false });
 
 interface AccountView {
   notice?: string | undefined;
@@ -95,7 +98,9 @@ const INPUT_TYPES: Record<ProfileField['type'], string> = {
 /** The anchor of the section a refusal is shown in (the redirect after it lands there). */
 function anchorOf(target: ErrorTarget): string {
   if (target.startsWith('profile:')) return appAnchor(target.slice('profile:'.length));
-  const anchors: Record<string, string> = { sessions: 'devices', accounts: 'sign-in-methods', password: 'password', security: 'security', verify: 'verify' };
+  const anchors: Record<string, string> = {
+    sessions: 'devices', accounts: 'sign-in-methods', password: 'password', security: 'security', verify: 'verify', 'app-passwords': 'app-passwords',
+  };
   return anchors[target] ?? '';
 }
 const appAnchor = (appId: string) => `app-${appId.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
@@ -194,7 +199,25 @@ async function showAccount(ctx: AppContext, request: FastifyRequest, reply: Fast
     hasPassword: Boolean(me.person.passwordHash),
     caUrl: ctx.config.tls.mode === 'auto' ? '/ca.pem' : undefined,
     security: await securityView(ctx, t, me.person, memberships),
+    appPasswords: await appPasswordsView(ctx, t, me, memberships),
   }, { scripts: true, pageModule: Boolean(me.person.passwordHash), here: '/account' });
+}
+
+/**
+ * The app passwords section (spec ldap.md): the person's app passwords and the applications they
+ * may make one for (active memberships of applications that take them). Absent when neither exists.
+ */
+async function appPasswordsView(ctx: AppContext, t: Translate, me: Me, memberships: Awaited<ReturnType<typeof listMemberships>>) {
+  const applications = memberships.filter(({ m, app }) => m.status === 'active' && acceptsAppPasswords(app)).map(({ app }) => ({ id: app.id, name: app.name }));
+  const list = (await listAppPasswords(ctx, me)).map((p) => ({
+    id: p.id,
+    name: p.name,
+    details: p.lastUsedAt
+      ? t('account.appPasswords.used', { app: p.applicationName, added: when(p.createdAt), used: when(p.lastUsedAt) })
+      : t('account.appPasswords.unused', { app: p.applicationName, added: when(p.createdAt) }),
+    revokeAction: `/account/app-passwords/${encodeURIComponent(p.id)}/revoke`,
+  }));
+  return list.length || applications.length ? { list, applications } : undefined;
 }
 
 /** Turns a profile form into the update the service expects (typed values; empty clears). */
@@ -442,12 +465,47 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
+  // --- App passwords (spec ldap.md): made here, shown once on a page of their own ---------------
+
+  app.post('/account/app-passwords', { schema: { hide: true, body: AppPasswordForm } }, async (request, reply) => {
+    const me = await formCaller(request, request.body.csrf_token);
+    if (!me) return back(reply, 'signed_out');
+    let created: Awaited<ReturnType<typeof createAppPassword>> | undefined;
+    const { t } = pageText(ctx.config, request);
+    const refused = await act(request, reply, 'app-passwords', async () => {
+      const name = (request.body.name ?? '').trim();
+      if (!name) throw new Problem(400, 'app_password_name_missing', 'Say what the app password is for.');
+      created = await createAppPassword(ctx, me, { applicationId: request.body.application_id ?? '', name });
+    });
+    if (refused || !created) return refused;
+    return renderPage(reply.header('cache-control', 'no-store'), 'app-password', {
+      title: t('appPassword.title'),
+      password: created.password,
+      application: created.applicationName,
+      name: created.name,
+      logins: [usernameOf(me.person), me.person.email].filter(Boolean),
+      next: '/account#app-passwords',
+    });
+  });
+
+  app.post('/account/app-passwords/:id/revoke', { schema: { hide: true, params: PasskeyParams, body: CsrfOnly } }, async (request, reply) => {
+    const me = await formCaller(request, request.body.csrf_token);
+    if (!me) return back(reply, 'signed_out');
+    const refused = await act(request, reply, 'app-passwords', async () => revokeAppPassword(ctx, me, request.params.id));
+    return refused ?? back(reply, 'app_password_revoked', 'app-passwords');
+  });
+
   app.post('/account/sign-out', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
     checkFormToken(ctx.config, request, request.body.csrf_token);
     await signOut(ctx, request, reply);
     return back(reply, 'signed_out');
   });
 };
+
+/** The person's username (spec claims-and-groups.md), once people have one. */
+function usernameOf(person: Me['person']): string | undefined {
+  return (person as Me['person'] & { username?: string }).username;
+}
 
 /** The account page in its own hosted-page scope (form bodies, HTML errors). */
 export const accountPagePlugin: FastifyPluginAsync = async (app) => {

@@ -17,6 +17,7 @@ import { unauthorized } from '../http/problem.js';
 import { NoQuery, problemRef } from '../http/schemas.js';
 import { accountPagePlugin } from '../pages/account-page.js';
 import { registerSecurityRoutes } from '../accounts/second-factor/me-routes.js';
+import { registerAppPasswordRoutes } from '../app-passwords/routes.js';
 import {
   AppParams,
   LinkedAccountsResponse,
@@ -163,6 +164,8 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   // Second factors: /api/me/security, /totp, /passkeys, /recovery-codes.
   registerSecurityRoutes(app, meOf, limits.signIn);
+  // App passwords: /api/me/app-passwords (spec ldap.md).
+  registerAppPasswordRoutes(app, meOf);
 };
 
 /** The feature plugin: the JSON API under `/api/me` and the hosted account page. */

@@ -6,6 +6,7 @@ import { eq } from 'drizzle-orm';
 import { people, refreshTokenFamilies } from '../../server/db/schema.js';
 import { createMembership } from '../../server/members/create.js';
 import { newId } from '../../server/util/ids.js';
+import { usernameForNewPerson } from '../../server/people/username.js';
 import type { TestApp } from './app.js';
 import { one } from '../../server/db/store.js';
 
@@ -13,7 +14,7 @@ export async function addPerson(t: TestApp, email: string, name: string | null =
   const now = t.clock.now();
   return await one(t.db
     .insert(people)
-    .values({ id: newId('usr'), email: email.toLowerCase(), name, emailVerified: true, createdAt: now, updatedAt: now })
+    .values({ id: newId('usr'), email: email.toLowerCase(), username: await usernameForNewPerson(t.db, email), name, emailVerified: true, createdAt: now, updatedAt: now })
     .returning());
 }
 

@@ -54,6 +54,7 @@ describe('POST /api/admin/applications', () => {
       backchannelLogoutSessionRequired: true,
       branding: { accentColor: null, logoUrl: null },
       consent: 'implicit',
+      ldap: { enabled: false, bindDn: 'cn=notes,ou=services,dc=gatehouse' },
       createdAt: T0.toISOString(),
       updatedAt: T0.toISOString(),
       clientSecret: body.clientSecret,
@@ -595,7 +596,7 @@ describe('DELETE /api/admin/applications/:id', () => {
     await create(t);
     await create(t, { id: 'keep', audience: 'keep' });
     const now = T0;
-    await exec(t.db.insert(people).values({ id: 'usr_1', email: 'ann@example.com', updatedAt: now }));
+    await exec(t.db.insert(people).values({ id: 'usr_1', email: 'ann@example.com', username: 'ann', updatedAt: now }));
     for (const appId of ['notes', 'keep']) {
       await exec(t.db.insert(memberships).values({ id: `mem_${appId}`, applicationId: appId, personId: 'usr_1', joinedAt: now, lastActiveAt: now, updatedAt: now }));
       await exec(t.db.insert(invitations).values({ id: `inv_${appId}`, applicationId: appId, email: 'bob@example.com', role: 'member', tokenHash: sha256(`inv-${appId}`), invitedBy: 'admin', expiresAt: now }));

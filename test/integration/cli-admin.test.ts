@@ -129,6 +129,7 @@ describe('gatehouse app', () => {
         'Grant types:    authorization_code, refresh_token',
         'Logout URI:     (none)',
         'SSO group:      (none)',
+        'LDAP:           off',
         `Created:        ${record.createdAt}`,
         `Updated:        ${record.updatedAt}`,
         '',
@@ -154,6 +155,26 @@ describe('gatehouse app', () => {
     );
     expect(ok(await gatehouse(['app', 'create', '--help']))).toContain('--backchannel-logout-uri URI');
     ok(await gatehouse(['app', 'delete', 'reports']));
+  });
+
+  it('turns LDAP on (the service account\'s password printed once), shows it, makes a new password, turns it off', async () => {
+    ok(await gatehouse(['app', 'create', '--name', 'Media', '--audience', 'https://media.example.com', '--redirect-uri', 'https://media.example.com/cb']));
+    expect(ok(await gatehouse(['app', 'ldap', 'media']))).toBe('LDAP: off\n');
+    const on = ok(await gatehouse(['app', 'ldap', 'media', 'on']));
+    const password = /^Password: (ghl_[A-Za-z0-9_-]{43})$/m.exec(on)?.[1];
+    expect(on).toBe(`LDAP:     on\nBind DN:  cn=media,ou=services,dc=gatehouse\nPassword: ${password}\nStore the password now: it is shown only this once.\n`);
+    expect(ok(await gatehouse(['app', 'ldap', 'media']))).toBe('LDAP:    on\nBind DN: cn=media,ou=services,dc=gatehouse\n');
+    expect(ok(await gatehouse(['app', 'show', 'media']))).toContain('LDAP:           on, bind DN cn=media,ou=services,dc=gatehouse\n');
+    const rotated = JSON.parse(ok(await gatehouse(['app', 'ldap', 'media', 'new-password', '--json'])));
+    expect(rotated).toEqual({ id: 'media', enabled: true, bindDn: 'cn=media,ou=services,dc=gatehouse', password: expect.stringMatching(/^ghl_/) });
+    expect(rotated.password).not.toBe(password);
+    expect(ok(await gatehouse(['app', 'ldap', 'media', 'off']))).toBe('LDAP: off\n');
+    failed(await gatehouse(['app', 'ldap', 'media', 'new-password']), 'Application "media" does not have LDAP on; turn it on (PATCH {"ldap": {"enabled": true}}) first. (ldap_not_enabled)');
+    failed(await gatehouse(['app', 'ldap', 'media', 'maybe']), 'Unknown action "maybe": use on, off or new-password (or nothing, to show the setting).');
+    const created = JSON.parse(ok(await gatehouse(['app', 'create', '--json', '--ldap', '--name', 'Files', '--audience', 'https://files.example.com', '--redirect-uri', 'https://files.example.com/cb'])));
+    expect(created).toMatchObject({ ldap: { enabled: true, bindDn: 'cn=files,ou=services,dc=gatehouse' }, ldapPassword: expect.stringMatching(/^ghl_/) });
+    ok(await gatehouse(['app', 'delete', 'media']));
+    ok(await gatehouse(['app', 'delete', 'files']));
   });
 
   it('says what is wrong in words, with the problem code, naming the flags', async () => {

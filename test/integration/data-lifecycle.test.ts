@@ -76,7 +76,7 @@ const id = (prefix: string) => `${prefix}_${(seq++).toString().padStart(6, '0')}
 
 async function person(db: Db, email = `${id('p')}@example.com`): Promise<string> {
   const pid = id('usr');
-  await exec(db.insert(people).values({ id: pid, email, updatedAt: T0, createdAt: T0 }));
+  await exec(db.insert(people).values({ id: pid, email, username: pid, updatedAt: T0, createdAt: T0 }));
   return pid;
 }
 
@@ -277,7 +277,7 @@ describe('big deletes', () => {
   async function seedApplication(db: Db, app: string, n: number, tokens: number) {
     const far = new Date(Date.now() + 30 * DAY);
     const range = Array.from({ length: n }, (_, i) => i);
-    await insertMany(db, people, range.map((i) => ({ id: `usr_${app}_${i}`, email: `${app}${i}@example.com`, name: `Person ${i}`, createdAt: EPOCH, updatedAt: EPOCH })));
+    await insertMany(db, people, range.map((i) => ({ id: `usr_${app}_${i}`, email: `${app}${i}@example.com`, username: `${app}${i}`, name: `Person ${i}`, createdAt: EPOCH, updatedAt: EPOCH })));
     await insertMany(db, memberships, range.map((i) => ({ id: `mem_${app}_${i}`, applicationId: app, personId: `usr_${app}_${i}`, joinedAt: EPOCH, lastActiveAt: EPOCH, updatedAt: EPOCH })));
     await insertMany(db, refreshTokenFamilies, range.map((i) => ({
       id: `fam_${app}_${i}`, applicationId: app, personId: `usr_${app}_${i}`, membershipId: `mem_${app}_${i}`, scope: 'openid offline_access', resource: 'r', authTime: EPOCH, createdAt: EPOCH, expiresAt: far,
@@ -452,7 +452,7 @@ describe('member search', () => {
       const bulk = i >= 300;
       const email = bulk ? `user${i}@bulk.example.org` : `${['ada', 'grace', 'zoe', 'obrien'][i % 4]}.${i}@${i % 3 ? 'example.com' : 'mail.test'}`;
       const name = bulk ? `Bulk ${i}` : names[i % names.length]!;
-      personRows.push({ id: `usr_${i}`, email, name, createdAt: EPOCH, updatedAt: EPOCH });
+      personRows.push({ id: `usr_${i}`, email, username: `u${i}`, name, createdAt: EPOCH, updatedAt: EPOCH });
       const app = bulk && i % 50 !== 0 ? 'other' : 'notes';
       memberRows.push({ id: `mem_${i}`, applicationId: app, personId: `usr_${i}`, joinedAt: new Date(i), lastActiveAt: EPOCH, updatedAt: EPOCH });
       everyone.push({ email, name, app });

@@ -16,6 +16,16 @@ import {
 } from '../helpers/forward-auth.js';
 import { engineOf } from '../../server/db/store.js';
 import { loadConfig } from '../../server/config.js';
+import { eq } from 'drizzle-orm';
+import { exec } from '../../server/db/store.js';
+import { groupMembers, groups } from '../../server/db/schema.js';
+
+/** A directory group with members, straight into the store (the groups admin API is issue 32's). */
+async function addGroup(t: TestApp, id: string, personIds: string[]) {
+  const now = t.clock.now();
+  await exec(t.db.insert(groups).values({ id, name: id, createdAt: now, updatedAt: now }));
+  for (const personId of personIds) await exec(t.db.insert(groupMembers).values({ groupId: id, personId, addedAt: now }));
+}
 
 /** `gatehouse_forward_auth_checks_total` by result, from the app's registry. */
 async function checkCounts(t: TestApp): Promise<Record<string, number>> {
@@ -131,7 +141,7 @@ describe('the check', () => {
     // Signed in: 200 and the identity headers, ASCII-safe.
     for (const check of [forwardCheck, authRequestCheck]) {
       const res = await check(t, { host: 'wiki.localhost', uri: '/page?x=1', site, browser: true });
-      expect(identityOf(res)).toEqual({ user: 'ada@example.com', email: 'ada@example.com', name: 'Zo%C3%AB %C3%98rsted', groups: '', role: 'member' });
+      expect(identityOf(res)).toEqual({ user: 'ada', email: 'ada@example.com', name: 'Zo%C3%AB %C3%98rsted', groups: '', role: 'member' });
       expect(res.headers['cache-control']).toBe('no-store');
       expect(res.body).toBe('');
     }
@@ -211,7 +221,7 @@ describe('the check', () => {
     const accessToken = issued.json().access_token as string;
 
     const ok = await forwardCheck(t, { host: 'wiki.localhost', authorization: `Bearer ${accessToken}` });
-    expect(identityOf(ok)).toEqual({ user: 'ada@example.com', email: 'ada@example.com', name: 'Ada', groups: '', role: 'member' });
+    expect(identityOf(ok)).toEqual({ user: 'ada', email: 'ada@example.com', name: 'Ada', groups: '', role: 'member' });
     const invalid = 'Bearer realm="gatehouse", error="invalid_token", error_description="The access token is for another audience."';
     const wrongAudience = await authRequestCheck(t, { host: 'blog.localhost', authorization: `Bearer ${accessToken}` });
     expect([wrongAudience.statusCode, wrongAudience.headers['www-authenticate']]).toEqual([401, invalid]);
@@ -268,6 +278,35 @@ describe('the check', () => {
     expect([stepUp.statusCode, stepUp.headers.location]).toEqual([302, startUrlFor(t.config.issuer, 'http://wiki.localhost/page')]);
     expect((await authRequestCheck(t, { host: 'wiki.localhost', site, browser: true })).statusCode).toBe(401);
     expect((await forwardCheck(t, { host: 'wiki.localhost', site })).statusCode).toBe(401);
+  });
+
+  it('admits members of one of forwardAuth.groups only, names their groups, and stops within 2 s of a removal', async () => {
+    const t = await makeApp();
+    const { site } = await signedIn(t);
+    const ada = (await t.admin('GET', '/api/admin/applications/wiki/users')).json().users[0].userId as string;
+    await addGroup(t, 'media', [ada]);
+    await addGroup(t, 'family', [ada]);
+    await addGroup(t, 'admins', []);
+    const missing = await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: { hosts: ['wiki.localhost', '*.media.localhost'], groups: ['media', 'nobody'] } });
+    expect(missing.json().errors).toEqual([{ path: 'body.forwardAuth.groups.1', message: 'there is no group "nobody"' }]);
+    expect((await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: { hosts: ['wiki.localhost', '*.media.localhost'], groups: ['admins', 'media'] } })).statusCode).toBe(200);
+    expect(identityOf(await forwardCheck(t, { host: 'wiki.localhost', site })).groups).toBe('family,media');
+
+    await exec(t.db.delete(groupMembers).where(eq(groupMembers.groupId, 'media')));
+    const removed = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - removed < 6_000) {
+      status = (await forwardCheck(t, { host: 'wiki.localhost', site })).statusCode;
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(Date.now() - removed).toBeLessThan(2_500);
+    const refused = await forwardCheck(t, { host: 'wiki.localhost', site, browser: true });
+    expect([refused.statusCode, /data-reason="([a-z_]+)"/.exec(refused.body)?.[1]]).toEqual([403, 'group_missing']);
+    expect(refused.body).toContain('Wiki is open only to members of certain groups');
+    // The hand-over refuses too.
+    const cookie = await personCookie(t, 'bob@example.com', 'wiki');
+    const start403 = await start(t, 'http://wiki.localhost/', cookie);
+    expect([start403.statusCode, /data-reason="([a-z_]+)"/.exec(start403.body)?.[1]]).toEqual([403, 'group_missing']);
   });
 
   it('stops at once when the sign-in ends here: sign-out, the account page, the admin API', async () => {

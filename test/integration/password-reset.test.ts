@@ -85,7 +85,7 @@ describe('password reset by e-mail', () => {
   it('gives a person who only had an external provider a password sign-in', async () => {
     const t = await withMail();
     const now = t.clock.now();
-    await exec(t.db.insert(people).values({ id: 'usr_gh', email: 'octo@example.com', emailVerified: true, createdAt: now, updatedAt: now }));
+    await exec(t.db.insert(people).values({ id: 'usr_gh', email: 'octo@example.com', username: 'octo', emailVerified: true, createdAt: now, updatedAt: now }));
     await exec(t.db.insert(linkedAccounts).values({ id: 'acc_gh', personId: 'usr_gh', provider: 'github', providerAccountId: '1', email: 'octo@example.com', linkedAt: now }));
     await askReset(t, 'octo@example.com');
     expect((await confirm(t, (await mailedLink(RESET, '/reset-password')).url.searchParams.get('token')!)).statusCode).toBe(204);

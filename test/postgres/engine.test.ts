@@ -84,7 +84,7 @@ describe('PostgreSQL engine', () => {
     const now = new Date();
     await expect(
       transaction(db, async () => {
-        await exec(db.insert(people).values({ id: 'usr_a', email: 'a@example.com', emailVerified: true, createdAt: now, updatedAt: now }));
+        await exec(db.insert(people).values({ id: 'usr_a', email: 'a@example.com', username: 'a', emailVerified: true, createdAt: now, updatedAt: now }));
         // The same handle inside the body sees the body's own uncommitted row; another connection does not.
         expect(await many(db.select({ id: people.id }).from(people))).toEqual([{ id: 'usr_a' }]);
         expect(await db.$client`SELECT id FROM people`).toHaveLength(0);
@@ -97,7 +97,7 @@ describe('PostgreSQL engine', () => {
   it('a conditional update lets exactly one of 20 concurrent rotations of a refresh token win', async () => {
     const db = await open(await server.createDatabase(), { max: 10 });
     const now = new Date();
-    await exec(db.insert(people).values({ id: 'usr_a', email: 'a@example.com', emailVerified: true, createdAt: now, updatedAt: now }));
+    await exec(db.insert(people).values({ id: 'usr_a', email: 'a@example.com', username: 'a', emailVerified: true, createdAt: now, updatedAt: now }));
     await exec(
       db.insert(applications).values({
         id: 'notes', name: 'Notes', audience: 'https://notes.example.com', redirectUris: [], clientType: 'spa', authPolicy: {}, updatedAt: now,

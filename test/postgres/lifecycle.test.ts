@@ -96,7 +96,7 @@ describe('data lifecycle across two instances on one PostgreSQL', () => {
     const n = 4000;
     const far = new Date(Date.now() + 30 * 86_400_000);
     const range = Array.from({ length: n }, (_, i) => i);
-    await insertMany(a.db, people, range.map((i) => ({ id: `usr_${i}`, email: `p${i}@example.com`, createdAt: EPOCH, updatedAt: EPOCH })));
+    await insertMany(a.db, people, range.map((i) => ({ id: `usr_${i}`, email: `p${i}@example.com`, username: `p${i}`, createdAt: EPOCH, updatedAt: EPOCH })));
     await insertMany(a.db, memberships, range.map((i) => ({ id: `mem_${i}`, applicationId: 'big', personId: `usr_${i}`, joinedAt: EPOCH, lastActiveAt: EPOCH, updatedAt: EPOCH })));
     await insertMany(a.db, refreshTokenFamilies, range.map((i) => ({
       id: `fam_${i}`, applicationId: 'big', personId: `usr_${i}`, membershipId: `mem_${i}`, scope: 'openid', resource: 'r', authTime: EPOCH, createdAt: EPOCH, expiresAt: far,

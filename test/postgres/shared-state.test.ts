@@ -144,7 +144,7 @@ describe('outboxes across two instances on one database', () => {
     // A person with two sessions: the first gave tokens to app0 and app1, the second to app2.
     const now = new Date();
     const later = new Date(now.getTime() + 3_600_000);
-    await exec(a.db.insert(people).values({ id: 'usr_s', email: 's@example.com', updatedAt: now }));
+    await exec(a.db.insert(people).values({ id: 'usr_s', email: 's@example.com', username: 's', updatedAt: now }));
     for (const sid of ['ses_1', 'ses_2']) await exec(a.db.insert(sessions).values({ id: sid, tokenHash: sid, personId: 'usr_s', expiresAt: later, lastSeenAt: now }));
     for (const [sessionId, applicationId] of [['ses_1', 'app0'], ['ses_1', 'app1'], ['ses_2', 'app2']] as const) {
       await exec(a.db.insert(sessionClients).values({ sessionId, applicationId, firstIssuedAt: now }));

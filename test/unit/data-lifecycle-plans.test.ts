@@ -93,6 +93,10 @@ describe('retention rules', () => {
       'totp_credentials', 'passkeys', 'recovery_codes',
       // Issue 25: one logo per application, gone with it (purge plan).
       'application_logos',
+      // Issue 32: at most 1,000 groups, a person in at most 200; memberships go with either (cascade).
+      'groups', 'group_members',
+      // Issue 35: at most APP_PASSWORDS_PER_PERSON per person, gone with the person, membership or application.
+      'app_passwords',
       // Issue 34: at most 20 protected hosts per application, gone with it.
       'forward_auth_hosts'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);

@@ -129,6 +129,7 @@ describe('docs/configuration.md', () => {
       GATEHOUSE_IDLE_RECLAIM: onOff(config.idleReclaim),
       GATEHOUSE_LOW_MEMORY: onOff(config.lowMemory),
       GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: onOff(config.webhookAllowLoopback),
+      GATEHOUSE_LDAP_ALLOW_PLAIN: onOff(config.ldap.allowPlain),
       GATEHOUSE_BACKUP_INTERVAL: config.backupInterval,
       GATEHOUSE_KEY_ROTATION_DAYS: config.keyRotationDays,
       GATEHOUSE_SWEEP_INTERVAL: config.sweepInterval,

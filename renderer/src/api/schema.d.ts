@@ -189,6 +189,12 @@ export interface paths {
                                 /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                                 grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                                 id: string;
+                                /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                                ldap: {
+                                    /** @description The service account's bind DN */
+                                    bindDn: string;
+                                    enabled: boolean;
+                                };
                                 name: string;
                                 postLogoutRedirectUris: string[] | null;
                                 redirectUris: string[];
@@ -322,6 +328,10 @@ export interface paths {
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                         id: string;
+                        /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                        ldap?: {
+                            enabled: boolean;
+                        };
                         /** Format: display-name */
                         name: string;
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
@@ -389,6 +399,14 @@ export interface paths {
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
+                            /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                            ldap: {
+                                /** @description The service account's bind DN */
+                                bindDn: string;
+                                enabled: boolean;
+                            };
+                            /** @description The LDAP service account's new password, in the answer that turned LDAP on (only there) */
+                            ldapPassword?: string;
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
@@ -545,6 +563,12 @@ export interface paths {
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
+                            /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                            ldap: {
+                                /** @description The service account's bind DN */
+                                bindDn: string;
+                                enabled: boolean;
+                            };
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
@@ -764,6 +788,10 @@ export interface paths {
                         } | (never | null);
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                        /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                        ldap?: {
+                            enabled: boolean;
+                        };
                         /** Format: display-name */
                         name?: string;
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
@@ -831,6 +859,14 @@ export interface paths {
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
+                            /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                            ldap: {
+                                /** @description The service account's bind DN */
+                                bindDn: string;
+                                enabled: boolean;
+                            };
+                            /** @description The LDAP service account's new password, in the answer that turned LDAP on (only there) */
+                            ldapPassword?: string;
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
@@ -2505,6 +2541,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/applications/{id}/ldap/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** New password for the application's LDAP service account (shown once; the old one stops binding) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bindDn: string;
+                            /** @description shown only in this answer */
+                            password: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/applications/{id}/logo": {
         parameters: {
             query?: never;
@@ -2584,6 +2725,12 @@ export interface paths {
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             id: string;
+                            /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                            ldap: {
+                                /** @description The service account's bind DN */
+                                bindDn: string;
+                                enabled: boolean;
+                            };
                             name: string;
                             postLogoutRedirectUris: string[] | null;
                             redirectUris: string[];
@@ -8278,6 +8425,327 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/app-passwords": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your app passwords (for LDAP and HTTP Basic sign-ins), with when each was last used */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            appPasswords: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it last signed in (to the minute); null: never
+                                 */
+                                lastUsedAt: string | null;
+                                name: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Make an app password for an application with LDAP on (needs a sign-in within 10 minutes); the password is shown only in this answer */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The application the password signs in to (you must be an active member, and it must have LDAP on) */
+                        applicationId: string;
+                        /**
+                         * Format: display-name
+                         * @description What it is for, e.g. "Jellyfin on the TV"
+                         */
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            applicationId: string;
+                            applicationName: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description When it last signed in (to the minute); null: never
+                             */
+                            lastUsedAt: string | null;
+                            name: string;
+                            /** @description The app password, shown only in this answer */
+                            password: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/app-passwords/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an app password (it stops working at once) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

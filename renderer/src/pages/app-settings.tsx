@@ -6,6 +6,7 @@ import { confirmAction, CopyField, ErrorBox, Field, toast, useAction } from '../
 import { redirectUriHint, audienceErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
 import { IntegrationSnippet } from './snippet';
 import { BrandingCard } from './app-branding';
+import { LdapCard } from './app-ldap';
 
 const t = {
   name: 'Name',
@@ -174,6 +175,7 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
         </div>
       </form>
       <BrandingCard app={props.app} onSaved={props.onSaved} />
+      <LdapCard app={props.app} onSaved={props.onSaved} />
       <h2>{t.integration}</h2>
       <IntegrationSnippet app={props.app} />
       <h2>{t.danger}</h2>

@@ -26,6 +26,7 @@ import { methodsOf, mfaRequired } from '../second-factor/factors.js';
 import { sessionAmr } from '../session.js';
 import { safeReturnTo } from '../../pages/sign-in-pages.js';
 import { holdForProof, type ProviderLogin } from './logins.js';
+import { usernameForNewPerson } from '../../people/username.js';
 import { exec, one, transaction } from '../../db/store.js';
 
 /**
@@ -144,7 +145,7 @@ async function createPerson(ctx: AppContext, app: Application | undefined, provi
     result = await transaction(ctx.db, async (tx) => {
       const person: Person = await one(tx
         .insert(people)
-        .values({ id: newId('usr'), email, emailVerified: identity.emailVerified, name: providerName(identity.name), createdAt: now, updatedAt: now })
+        .values({ id: newId('usr'), email, username: await usernameForNewPerson(tx, email), emailVerified: identity.emailVerified, name: providerName(identity.name), createdAt: now, updatedAt: now })
         .returning());
       await exec(tx.insert(linkedAccounts)
         .values({ id: newId('acc'), personId: person.id, provider, providerAccountId: identity.providerAccountId, email, linkedAt: now }));

@@ -1,6 +1,8 @@
 /**
- * `gatehouse app list | create | show | delete`: applications through the running server's admin
- * API (DESIGN §4.3). A client secret is printed once, by `create`; `list` and `show` never have one.
+ * `gatehouse app list | create | show | delete | ldap`: applications through the running server's
+ * admin API (DESIGN §4.3). A client secret is printed once, by `create`; `list` and `show` never
+ * have one. `app ldap` turns an application's LDAP directory access on or off and makes its service
+ * account a new password (spec ldap.md), printed once.
  */
 import { ConfigError } from '../../config.js';
 import { adminCommand, applicationPath, listAll } from '../admin-client.js';
@@ -22,8 +24,10 @@ interface Application {
   backchannelLogoutUri: string | null;
   createdAt: string;
   updatedAt: string;
+  ldap: { enabled: boolean; bindDn: string };
   clientSecret?: string;
   webhookSecret?: string;
+  ldapPassword?: string;
 }
 
 const onePositional = { usage: 'APP', min: 1, max: 1, missing: "Give one application id, e.g. `gatehouse app show notes`." };
@@ -58,6 +62,7 @@ const createFlags: FlagTable = {
     type: 'string', value: 'URI', field: 'backchannelLogoutUri',
     help: 'where Gatehouse POSTs logout tokens when a sign-in ends (https, or http on this network)',
   },
+  ldap: { type: 'boolean', help: 'let LDAP clients read its members and groups (prints the service account\'s password once)', field: 'ldap' },
 };
 
 /** `device_code` on the command line is RFC 8628's grant, whose wire name is a URN. */
@@ -69,6 +74,7 @@ export const appCreate = adminCommand({
   async run({ client, values, json }) {
     const body = bodyFromFlags(createFlags, values);
     if (Array.isArray(body.grantTypes)) body.grantTypes = body.grantTypes.map((g: string) => (g === 'device_code' ? DEVICE_CODE_GRANT : g));
+    if (body.ldap !== undefined) body.ldap = { enabled: body.ldap === true };
     if (body.id === undefined && typeof body.name === 'string') {
       body.id = idFromName(body.name);
       if ((body.id as string).length < 2) throw new ConfigError(`The name "${body.name}" makes no client id; give one with --id.`);
@@ -79,8 +85,10 @@ export const appCreate = adminCommand({
     const fields: [string, string][] = [['Client ID', created.id]];
     if (created.clientSecret) fields.push(['Client secret', created.clientSecret]);
     if (created.webhookSecret) fields.push(['Webhook secret', created.webhookSecret]);
+    if (created.ldapPassword) fields.push(['LDAP bind DN', created.ldap.bindDn], ['LDAP password', created.ldapPassword]);
     console.log(formatFields(fields));
     if (created.clientSecret) console.log('Store the client secret now: it is shown only this once (rotate it in the panel if lost).');
+    if (created.ldapPassword) console.log('Store the LDAP password now: it is shown only this once (`gatehouse app ldap ID new-password` makes another).');
   },
 });
 
@@ -103,6 +111,7 @@ export const appShow = adminCommand({
         ['Grant types', app.grantTypes.map(grantName).join(', ')],
         ['Logout URI', app.backchannelLogoutUri ?? '(none)'],
         ['SSO group', app.ssoGroupId ?? '(none)'],
+        ['LDAP', app.ldap.enabled ? `on, bind DN ${app.ldap.bindDn}` : 'off'],
         ['Created', app.createdAt],
         ['Updated', app.updatedAt],
       ]),
@@ -117,5 +126,44 @@ export const appDelete = adminCommand({
     await client.request('DELETE', applicationPath(id));
     if (json) return printJson({ id, deleted: true });
     console.log(`Deleted application ${id}, with its members, invitations and API keys.`);
+  },
+});
+
+const LDAP_ACTIONS = ['on', 'off', 'new-password'];
+
+/**
+ * `gatehouse app ldap APP [on|off|new-password]`: without an action, whether LDAP is on and the bind
+ * DN; `on` prints the service account's new password once, `off` removes it, `new-password` makes
+ * another (the old one stops binding at once).
+ */
+export const appLdap = adminCommand({
+  positionals: { usage: 'APP [on|off|new-password]', min: 1, max: 2, missing: 'Give an application id, e.g. `gatehouse app ldap media on`.' },
+  async run({ client, positionals, json }) {
+    const [id, action] = positionals as [string, string | undefined];
+    if (action !== undefined && !LDAP_ACTIONS.includes(action)) {
+      throw new ConfigError(`Unknown action "${action}": use on, off or new-password (or nothing, to show the setting).`);
+    }
+    let bindDn: string;
+    let password: string | undefined;
+    let enabled: boolean;
+    if (action === 'new-password') {
+      const rotated = await client.request<{ bindDn: string; password: string }>('POST', `${applicationPath(id)}/ldap/password`);
+      ({ bindDn, password } = rotated);
+      enabled = true;
+    } else {
+      const app = action === undefined
+        ? await client.request<Application>('GET', applicationPath(id))
+        : await client.request<Application>('PATCH', applicationPath(id), { ldap: { enabled: action === 'on' } });
+      ({ enabled, bindDn } = app.ldap);
+      password = app.ldapPassword;
+    }
+    if (json) return printJson({ id, enabled, bindDn, ...(password ? { password } : {}) });
+    console.log(formatFields([
+      ['LDAP', enabled ? 'on' : 'off'],
+      ...(enabled ? [['Bind DN', bindDn] as [string, string]] : []),
+      ...(password ? [['Password', password] as [string, string]] : []),
+    ]));
+    if (password) console.log('Store the password now: it is shown only this once.');
+    else if (action === 'on') console.log('LDAP was already on; `gatehouse app ldap ' + id + ' new-password` makes a new password.');
   },
 });
