@@ -54,6 +54,7 @@ describe('POST /api/admin/applications', () => {
       backchannelLogoutSessionRequired: true,
       branding: { accentColor: null, logoUrl: null },
       consent: 'implicit',
+      forwardAuth: null,
       ldap: { enabled: false, bindDn: 'cn=notes,ou=services,dc=gatehouse' },
       createdAt: T0.toISOString(),
       updatedAt: T0.toISOString(),
