@@ -13,7 +13,7 @@
  * them), so "(issue 22)"-style labels are dropped from the old sentences before they are looked for.
  *
  * `--ignore` names a file of sentences judged not to be content (one normalised sentence per line,
- * `#` comments), e.g. a heading that only named an issue.
+ * `#` comments, `\#` for a sentence that starts with one), e.g. a heading that only named an issue.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -155,7 +155,7 @@ const FIGURE = /(?<![\w.])(?:[≈~≤≥<>]\s?)?\d[\d,.]*(?:\s?[–-]\s?\d[\d,.]
 function main() {
   const ignore = new Set(
     existsSync(IGNORE_FILE)
-      ? readFileSync(IGNORE_FILE, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')).map((l) => normalise(withoutIssueLabels(l)))
+      ? readFileSync(IGNORE_FILE, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')).map((l) => normalise(withoutIssueLabels(l.replace(/^\\/, ''))))
       : [],
   );
   const blocks = newBlocks();

@@ -24,6 +24,7 @@ import { backupIntoStore, configuredSecret, pruneBackups } from './ops/backup.js
 import { schemaState } from './ops/schema-version.js';
 import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
 import { recordAccessTokenTtl } from './ops/token-lifetime.js';
+import { recordServedIssuer } from './ops/served-issuer.js';
 import { assignMissingUsernames } from './people/username-backfill.js';
 import { LOW_MEMORY_NODE_ARGS, lowMemoryActive } from './cli/launch.js';
 
@@ -166,6 +167,7 @@ async function startClaimed(config: Config): Promise<Running> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (!config.issuerConfigured) config.issuer = defaultIssuer(config.host, port, Boolean(tls));
   const url = defaultIssuer(config.host, port, Boolean(tls));
+  await recordServedIssuer(db, config.issuer, new Date());
   const checkpointer = postgres ? undefined : startCheckpointer(db, databaseFile);
   warnAboutCa(app, config);
   if (config.lowMemory && !lowMemoryActive()) {

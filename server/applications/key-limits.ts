@@ -20,10 +20,13 @@
  *   groups) to whoever holds that password, and lets members bind with app passwords: admin only.
  * - `forwardAuth` (issue 34): its hosts are where signed-in people's site cookies are handed over,
  *   and its groups who passes: like redirect URIs, admin only.
+ * - Loosening how members sign in (issue 36 audit): MFA policy `required` → `optional` (through
+ *   PATCH of the application or of its auth policy), and consent `explicit` → `implicit`. The
+ *   administrator set the bar; a leaked key must not lower it. Raising it stays open to the key.
  */
 import { requireActorScope, type Actor } from '../http/admin-auth.js';
 import type { Application } from '../db/schema.js';
-import type { ApplicationPatch } from './schemas.js';
+import type { ApplicationPatch, AuthPolicyPatch } from './schemas.js';
 import { sameRedirectUris } from './redirect-uris.js';
 
 export function requireMayPatch(actor: Actor, current: Application, patch: ApplicationPatch): void {
@@ -60,6 +63,17 @@ export function requireMayPatch(actor: Actor, current: Application, patch: Appli
   }
   if (patch.ldap !== undefined && patch.ldap.enabled !== current.ldap.enabled) {
     requireActorScope(actor, undefined, 'turn LDAP on or off (it opens the directory to a service account and to app passwords)');
+  }
+  if (patch.authPolicy) requireMayPatchAuthPolicy(actor, current, patch.authPolicy);
+  if (patch.consent === 'implicit' && current.consent === 'explicit') {
+    requireActorScope(actor, undefined, 'turn explicit consent into implicit consent');
+  }
+}
+
+/** PATCH .../auth-policy, and the `authPolicy` of PATCH .../applications/:id. */
+export function requireMayPatchAuthPolicy(actor: Actor, current: Application, patch: AuthPolicyPatch): void {
+  if (patch.mfa === 'optional' && current.authPolicy.mfa === 'required') {
+    requireActorScope(actor, undefined, 'let members sign in without a second factor (MFA policy optional)');
   }
 }
 

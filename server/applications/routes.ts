@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { Problem } from '../http/problem.js';
-import { requireMayDelete, requireMayPatch, requireMayRotateLdapPassword } from './key-limits.js';
+import { requireMayDelete, requireMayPatch, requireMayPatchAuthPolicy, requireMayRotateLdapPassword } from './key-limits.js';
 import { listQueryProperties, DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
 import {
@@ -139,7 +139,10 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: AuthPolicySchema, ...adminErrors },
       },
     },
-    async (request) => updateAuthPolicy(ctx, request.params.id, request.body, actorName(request.actor)),
+    async (request) => {
+      requireMayPatchAuthPolicy(request.actor, await getApplication(ctx, request.params.id), request.body);
+      return updateAuthPolicy(ctx, request.params.id, request.body, actorName(request.actor));
+    },
   );
 
   // The logo is the request body itself (PNG or SVG, at most 100 KB): its own scope, so these

@@ -5,8 +5,10 @@
  *
  * - Server: `--url`, else GATEHOUSE_URL, else the address `gatehouse serve` would listen on with
  *   this environment (HOST, PORT, GATEHOUSE_TLS; a wildcard host is reached on 127.0.0.1).
- * - Admin token: `--token-file FILE`, else `--token` (visible to other users in `ps`, so it
- *   warns), else ADMIN_TOKEN, else `<data>/admin-token`, read and never created.
+ * - Admin token: `--token-file FILE`, else ADMIN_TOKEN, else the file ADMIN_TOKEN_FILE names (what
+ *   the server reads, docs/postgresql.md), else `<data>/admin-token`, read and never created. A
+ *   failure says which of them it tried. Never the token itself on the command line (`--token` is
+ *   refused with the reason: `ps` shows every user a process's arguments).
  * - HTTPS with the LAN's own CA: `<data>/tls/ca.pem` is trusted besides the system's CAs.
  *
  * Failures are one sentence each: problem details come out as their detail and stable `code`
@@ -17,7 +19,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { join } from 'node:path';
-import { ConfigError, defaultIssuer, loadConfig } from '../config.js';
+import { ConfigError, defaultIssuer, loadConfig, type Config } from '../config.js';
 import type { Command, Values } from './command.js';
 import { flagForField, flagHelp, flagOptions, type FlagTable } from './flags.js';
 
@@ -25,10 +27,15 @@ import { flagForField, flagHelp, flagOptions, type FlagTable } from './flags.js'
 export const connectionFlags: FlagTable = {
   'data-dir': { type: 'string', value: 'DIR', help: 'data directory, for its admin token and LAN CA (GATEHOUSE_DATA_DIR, default ./data)' },
   url: { type: 'string', value: 'URL', help: 'the server (GATEHOUSE_URL; default: where `gatehouse serve` listens with this environment)' },
-  'token-file': { type: 'string', value: 'FILE', help: 'read the admin token from FILE (default: ADMIN_TOKEN, else <data>/admin-token)' },
-  token: { type: 'string', value: 'TOKEN', help: 'the admin token itself (other users can see it in `ps`; prefer --token-file or ADMIN_TOKEN)' },
+  'token-file': { type: 'string', value: 'FILE', help: 'read the admin token from FILE (default: ADMIN_TOKEN, else ADMIN_TOKEN_FILE, else <data>/admin-token)' },
   json: { type: 'boolean', help: 'print JSON instead of text' },
 };
+
+/** Declared so that `--token` is refused with its reason rather than as an unknown flag. */
+const refusedFlags = { token: { type: 'string' } } as const;
+
+export const TOKEN_ON_COMMAND_LINE =
+  '--token would show the admin token to every user of this machine (ps); use --token-file FILE, ADMIN_TOKEN or ADMIN_TOKEN_FILE.';
 
 /** A problem+json answer, as an error whose message is one readable sentence with its code. */
 export class ApiError extends ConfigError {
@@ -36,6 +43,8 @@ export class ApiError extends ConfigError {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The problem's `errors` (validation failures by field), as the server sent them. */
+    readonly errors: { path: string; message: string }[] = [],
   ) {
     super(message);
   }
@@ -81,26 +90,27 @@ function connection(values: Values, env: Record<string, string | undefined>): Co
     throw new ConfigError(`The server URL "${url}" is not an http(s) URL.`);
   }
 
-  let token: string;
-  let tokenSource: string;
-  if (values['token-file']) {
-    token = readToken(values['token-file'] as string, 'from --token-file');
-    tokenSource = `the token in ${values['token-file'] as string}`;
-  } else if (values.token) {
-    process.stderr.write('Warning: a token given with --token is visible to other users of this machine (ps); prefer --token-file or ADMIN_TOKEN.\n');
-    token = values.token as string;
-    tokenSource = 'the token from --token';
-  } else if (env.ADMIN_TOKEN) {
-    token = env.ADMIN_TOKEN;
-    tokenSource = 'ADMIN_TOKEN';
-  } else {
-    const file = join(config.dataDir, 'admin-token');
-    token = readToken(file, 'start the server once with this data directory, or give --token-file or ADMIN_TOKEN');
-    tokenSource = `the token in ${file}`;
-  }
+  const { token, tokenSource } = adminTokenFor(values, config);
   const caFile = join(config.dataDir, 'tls', 'ca.pem');
   const ca = url.startsWith('https:') && existsSync(caFile) ? readFileSync(caFile, 'utf8') : undefined;
   return { url, token, ca, tokenSource };
+}
+
+/**
+ * The admin token: `--token-file`, ADMIN_TOKEN, ADMIN_TOKEN_FILE (both read and checked by
+ * loadConfig, as the server reads them), then `<data>/admin-token`.
+ */
+function adminTokenFor(values: Values, config: Config): { token: string; tokenSource: string } {
+  if (values.token !== undefined) throw new ConfigError(TOKEN_ON_COMMAND_LINE);
+  const flagFile = values['token-file'] as string | undefined;
+  if (flagFile) return { token: readToken(flagFile, 'from --token-file'), tokenSource: `the token in ${flagFile} (--token-file)` };
+  if (config.adminToken !== undefined) {
+    const source = config.adminTokenSource === 'ADMIN_TOKEN' ? 'ADMIN_TOKEN' : `the token in ${config.adminTokenSource} (ADMIN_TOKEN_FILE)`;
+    return { token: config.adminToken, tokenSource: source };
+  }
+  const file = join(config.dataDir, 'admin-token');
+  const tried = 'ADMIN_TOKEN and ADMIN_TOKEN_FILE are not set; start the server once with this data directory, or set ADMIN_TOKEN_FILE, or give --token-file';
+  return { token: readToken(file, tried), tokenSource: `the token in ${file}` };
 }
 
 /** Reads a whole answer (small JSON documents). */
@@ -162,7 +172,7 @@ function problemMessage(status: number, body: unknown, flags: FlagTable, tokenSo
     const union = messages.some((m) => m.includes('anyOf') || m.includes('equal to constant'));
     for (const message of union ? ['is not one of the allowed values'] : messages) lines.push(`  ${name}: ${message}`);
   }
-  return new ApiError(status, code, lines.join('\n'));
+  return new ApiError(status, code, lines.join('\n'), problem.errors ?? []);
 }
 
 /** A client for the server the flags and environment point at. */
@@ -247,7 +257,7 @@ export function adminCommand(spec: {
 }): Command {
   const flags = { ...(spec.flags ?? {}), ...connectionFlags };
   return {
-    options: flagOptions(flags),
+    options: { ...flagOptions(flags), ...refusedFlags },
     help: flagHelp(flags),
     positionals: spec.positionals?.usage,
     async run(values, positionals) {

@@ -11,8 +11,14 @@ export const adminTokenCommand: Command = {
   help: [dataDirHelp, ['--rotate', 'write a new token; a running server accepts only the new one within a second']],
   async run(values) {
     const config = loadConfig(process.env, { dataDir: values['data-dir'] as string | undefined });
-    if (config.adminToken) {
+    // The token the server would use is the operator's own: say which one, and how to change it.
+    if (config.adminTokenSource === 'ADMIN_TOKEN') {
       throw new ConfigError('ADMIN_TOKEN is set in the environment; that is the admin token, and it is rotated by changing it there.');
+    }
+    if (config.adminToken !== undefined) {
+      throw new ConfigError(
+        `ADMIN_TOKEN_FILE names ${config.adminTokenSource}; the admin token is that file's content, and it is rotated by writing a new one there and restarting the server.`,
+      );
     }
     if (postgresOptions()) throw new ConfigError(PG_ADMIN_TOKEN_REQUIRED);
     prepareDataDir(config.dataDir);

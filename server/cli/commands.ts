@@ -38,4 +38,5 @@ export const commands: CommandEntry[] = [
   { name: 'invite', summary: 'invite people to an application by e-mail', load: async () => (await import('./admin/members.js')).invite },
   { name: 'member list', summary: "list an application's members", load: async () => (await import('./admin/members.js')).memberList },
   { name: 'key rotate', summary: 'publish a new signing key on the running server (it signs two minutes later)', load: async () => (await import('./admin/keys.js')).keyRotate },
+  { name: 'tls renew-ca', summary: "replace the LAN mode's local CA on the running server (devices install the new one)", load: async () => (await import('./admin/tls.js')).tlsRenewCa },
 ];

@@ -8,9 +8,28 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { pgMigrationsFolder } from '../db/postgres.js';
 import type { PostgresOptions } from '../db/postgres-options.js';
+import { passkeysFor, passkeysLine, type DataDirStatus } from './status.js';
+
+/**
+ * The settings every instance in PostgreSQL mode needs besides the database URL (docs/postgresql.md),
+ * each as the alternatives that satisfy it; the ones this environment lacks.
+ */
+const REQUIRED_SETTINGS: string[][] = [
+  ['GATEHOUSE_ISSUER'],
+  ['ADMIN_TOKEN', 'ADMIN_TOKEN_FILE'],
+  ['GATEHOUSE_KEY_SECRET', 'GATEHOUSE_KEY_SECRET_FILE'],
+];
+
+export function missingPostgresSettings(env: NodeJS.ProcessEnv): string[] {
+  return REQUIRED_SETTINGS.filter((names) => names.every((name) => !env[name])).map((names) => names.join(' or '));
+}
 
 export interface PostgresStatus {
   engine: 'postgres';
+  /** Where the settings were read (an --env-file, or the environment), and which required ones are missing there. */
+  settings: { source: string; missing: string[] };
+  /** Whether GATEHOUSE_ISSUER can offer passkeys (null when it is not set). */
+  passkeys: DataDirStatus['passkeys'] | null;
   /** The URL without its password. */
   database: string;
   serverVersion: string;
@@ -24,7 +43,7 @@ export function redactedUrl(url: string): string {
   return parsed.toString();
 }
 
-export async function readPostgresStatus(options: PostgresOptions): Promise<PostgresStatus> {
+export async function readPostgresStatus(options: PostgresOptions, env: NodeJS.ProcessEnv, source: string): Promise<PostgresStatus> {
   const sql = postgres(options.url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
   try {
     const [{ version }] = (await sql<{ version: string }[]>`SELECT current_setting('server_version') AS version`) as unknown as [{ version: string }];
@@ -34,6 +53,8 @@ export async function readPostgresStatus(options: PostgresOptions): Promise<Post
     const known = journal.entries.length;
     return {
       engine: 'postgres',
+      settings: { source, missing: missingPostgresSettings(env) },
+      passkeys: env.GATEHOUSE_ISSUER ? passkeysFor(env.GATEHOUSE_ISSUER) : null,
       database: redactedUrl(options.url),
       serverVersion: version,
       pool: { max: options.max ?? 10, statementTimeoutMs: options.statementTimeoutMs ?? 5000 },
@@ -50,5 +71,7 @@ export function formatPostgresStatus(s: PostgresStatus): string {
     `Pool             at most ${s.pool.max} connections, statement timeout ${s.pool.statementTimeoutMs} ms`,
     `Schema           ${s.migrations.applied} migrations applied, ${s.migrations.pending} pending`,
     `Backups          pg_dump --format=custom (gatehouse backup is for the embedded SQLite store)`,
+    `Settings         ${s.settings.missing.length ? `missing ${s.settings.missing.join(', ')} in ${s.settings.source}: every instance needs them` : `complete in ${s.settings.source}`}`,
+    `Passkeys         ${s.passkeys ? passkeysLine(s.passkeys) : `not judged: GATEHOUSE_ISSUER is not set in ${s.settings.source}`}`,
   ].join('\n');
 }

@@ -19,6 +19,7 @@ import { schemaState, type SchemaState } from './schema-version.js';
 import { caStatus, tlsPaths, type CaStatus } from './tls.js';
 import { passkeySupport } from '../accounts/second-factor/rp.js';
 import { DEFAULTS, defaultIssuer } from '../config.js';
+import { servedIssuer } from './served-issuer.js';
 
 export interface DataDirStatus {
   dataDir: string;
@@ -38,7 +39,7 @@ export interface DataDirStatus {
   passkeys: { issuer: string; available: boolean; reason: string | null; message: string | null };
 }
 
-function passkeysFor(issuer: string): DataDirStatus['passkeys'] {
+export function passkeysFor(issuer: string): DataDirStatus['passkeys'] {
   const support = passkeySupport(issuer);
   return support.available
     ? { issuer, available: true, reason: null, message: null }
@@ -60,10 +61,15 @@ function count(sqlite: Database.Database, table: string): number {
 }
 
 /**
- * Reads the status of `dataDir` (for a server with this issuer: whether it can offer passkeys);
- * undefined when it holds no database.
+ * Reads the status of `dataDir`; undefined when it holds no database. Passkeys are judged by the
+ * issuer: `configured` (GATEHOUSE_ISSUER in the environment given) wins, else the one the server
+ * recorded when it last started (ops/served-issuer.ts), else the default address.
  */
-export async function readStatus(dataDir: string, extraNames: string[] = [], issuer = defaultIssuer(DEFAULTS.host, DEFAULTS.port)): Promise<DataDirStatus | undefined> {
+export async function readStatus(
+  dataDir: string,
+  extraNames: string[] = [],
+  issuer: { configured?: string | undefined; fallback?: string } = {},
+): Promise<DataDirStatus | undefined> {
   const file = join(dataDir, DATABASE_FILE);
   if (!existsSync(file)) return undefined;
   // A plain connection: no migrations, only reads (busy_timeout so a running server's writes don't fail us).
@@ -107,7 +113,9 @@ export async function readStatus(dataDir: string, extraNames: string[] = [], iss
         pageSize: sqlite.pragma('page_size', { simple: true }) as number,
         incrementalVacuum: sqlite.pragma('auto_vacuum', { simple: true }) === 2,
       },
-      passkeys: passkeysFor(issuer),
+      passkeys: passkeysFor(
+        issuer.configured ?? (hasMeta ? await servedIssuer(db) : undefined) ?? issuer.fallback ?? defaultIssuer(DEFAULTS.host, DEFAULTS.port),
+      ),
     };
   } finally {
     sqlite.close();
@@ -146,6 +154,11 @@ function describeCa(ca: CaStatus): string {
   return `SHA-256 ${ca.fingerprint}, expires ${ca.notAfter}, ${scope}${uncovered}${due}`;
 }
 
+/** Whether passkeys work with this issuer, in words (`gatehouse status` in either engine). */
+export function passkeysLine(p: DataDirStatus['passkeys']): string {
+  return p.available ? `available (RP ID ${new URL(p.issuer).hostname})` : `not available: ${p.message}`;
+}
+
 /** The human-readable form printed by `gatehouse status`. */
 export function formatStatus(s: DataDirStatus): string {
   const schema = s.schema.newer
@@ -166,7 +179,6 @@ export function formatStatus(s: DataDirStatus): string {
     `Sweeper          ${sweeperLine(s)}`,
     ...(s.deletions.length ? [`Deleting         ${s.deletions.map((d) => `${d.kind} ${d.target} (since ${d.requestedAt})`).join(', ')}`] : []),
     `Database file    ${mb(pages * pageSize)}, ${mb(freePages * pageSize)} free inside${incrementalVacuum ? '' : ' (not handed back: database created before incremental vacuum)'}`,
-    `Passkeys         ${s.passkeys.available ? `available (RP ID ${new URL(s.passkeys.issuer).hostname})` : `not available: ${s.passkeys.message}`}`,
-    `Last backup      ${s.lastBackup ? `${s.lastBackup.createdAt} (${s.lastBackup.id}, ${s.lastBackup.size} bytes${s.lastBackup.encrypted ? ', encrypted' : ''})` : 'none in <data>/backups'}`,
+    `Passkeys         ${passkeysLine(s.passkeys)}`,
   ].join('\n');
 }

@@ -3,7 +3,7 @@
  * configuration page's table, and the environment variables the code reads (found in the source,
  * so a variable added without a line in docs/configuration.md fails test/unit/docs.test.ts).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
@@ -88,6 +88,27 @@ export function settingRows(text: string): SettingRow[] {
     rows.push({ name, flag: cells[1] ?? '', defaultCell: cells[2] ?? '', line: index + 1 });
   });
   return rows;
+}
+
+/** Code, tests, scripts and CI files (relative paths): where comments cite docs pages. */
+export function sourceFiles(): string[] {
+  const code = (p: string) => /\.(ts|tsx|mts|cts|mjs|cjs|js|yml|yaml|sh)$/.test(p) || p.endsWith('.ci/run');
+  return ['server', 'electron', 'scripts', 'test', 'bench', 'renderer/src', '.github', '.ci']
+    .filter((dir) => existsSync(join(ROOT, dir)))
+    .flatMap((dir) => walkAll(join(ROOT, dir), code))
+    .map((p) => relative(ROOT, p));
+}
+
+/** Like walk, but into dot-folders too (.github/workflows). */
+function walkAll(dir: string, keep: (path: string) => boolean): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist') continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...walkAll(path, keep));
+    else if (keep(path)) out.push(path);
+  }
+  return out;
 }
 
 /** The files whose environment reads count: the server, the desktop shell and its launcher. */

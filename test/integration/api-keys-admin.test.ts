@@ -228,6 +228,35 @@ describe('API key scope matrix', () => {
     expect(res.json().webhookUrl).toBe('https://hooks.example.com/other');
   });
 
+  it('application:write may tighten but not loosen how its members sign in: MFA required → optional and explicit → implicit consent are admin only', async () => {
+    const t = await withApps();
+    const { key } = await newKey(t, ['application:read', 'application:write']);
+    // A key may raise the bar itself.
+    expect((await as(t, key, 'PATCH', A, { authPolicy: { mfa: 'required' }, consent: 'explicit' })).statusCode).toBe(200);
+    const before = (await t.admin('GET', A)).json();
+    expect(before).toMatchObject({ authPolicy: { mfa: 'required' }, consent: 'explicit' });
+    const mfa = 'An API key may not let members sign in without a second factor (MFA policy optional); that needs the admin token.';
+    const consent = 'An API key may not turn explicit consent into implicit consent; that needs the admin token.';
+    const refused: [string, string, unknown, string][] = [
+      ['PATCH', A, { authPolicy: { mfa: 'optional' } }, mfa],
+      ['PATCH', A, { name: 'Renamed', authPolicy: { signup_policy: 'open', mfa: 'optional' } }, mfa],
+      ['PATCH', `${A}/auth-policy`, { mfa: 'optional' }, mfa],
+      ['PATCH', A, { consent: 'implicit' }, consent],
+    ];
+    for (const [method, path, body, detail] of refused) {
+      const res = await as(t, key, method, path, body);
+      expect(res.statusCode, JSON.stringify(body)).toBe(403);
+      expect(res.json()).toMatchObject({ code: 'insufficient_scope', detail });
+    }
+    expect((await t.admin('GET', A)).json()).toEqual(before);
+    // The same values again are no change; the admin token may loosen.
+    expect((await as(t, key, 'PATCH', `${A}/auth-policy`, { mfa: 'required', signup_policy: 'open' })).statusCode).toBe(200);
+    expect((await as(t, key, 'PATCH', A, { consent: 'explicit', authPolicy: { mfa: 'required' } })).statusCode).toBe(200);
+    const loosened = await t.admin('PATCH', A, { consent: 'implicit', authPolicy: { mfa: 'optional' } });
+    expect(loosened.statusCode).toBe(200);
+    expect(loosened.json()).toMatchObject({ authPolicy: { mfa: 'optional' }, consent: 'implicit' });
+  });
+
   it('audits writes made with a key under api_key:<id>', async () => {
     const t = await withApps();
     const { membership } = (await addMember(t, 'notes', 'member@example.com'));

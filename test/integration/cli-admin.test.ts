@@ -2,8 +2,10 @@
  * Headless administration end to end: `gatehouse app list|create|show|delete`, `invite`,
  * `member list` and `key rotate` run as child processes of the built CLI against a real server
  * (its admin API, so its rules and audit log apply), with the admin token from the data directory,
- * from --token-file, --token or ADMIN_TOKEN; `--json` output; errors in words with the problem code.
+ * from --token-file, ADMIN_TOKEN or ADMIN_TOKEN_FILE (never --token); `--json` output; errors in
+ * words with the problem code.
  */
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -155,7 +157,7 @@ describe('gatehouse app', () => {
       '  --grant-type: client_credentials is allowed only for confidential (web) applications',
     );
     expect(ok(await gatehouse(['app', 'create', '--help']))).toContain('--backchannel-logout-uri URI');
-    ok(await gatehouse(['app', 'delete', 'reports']));
+    ok(await gatehouse(['app', 'delete', 'reports', '--yes']));
   });
 
   it('turns LDAP on (the service account\'s password printed once), shows it, makes a new password, turns it off', async () => {
@@ -174,8 +176,8 @@ describe('gatehouse app', () => {
     failed(await gatehouse(['app', 'ldap', 'media', 'maybe']), 'Unknown action "maybe": use on, off or new-password (or nothing, to show the setting).');
     const created = JSON.parse(ok(await gatehouse(['app', 'create', '--json', '--ldap', '--name', 'Files', '--audience', 'https://files.example.com', '--redirect-uri', 'https://files.example.com/cb'])));
     expect(created).toMatchObject({ ldap: { enabled: true, bindDn: 'cn=files,ou=services,dc=gatehouse' }, ldapPassword: expect.stringMatching(/^ghl_/) });
-    ok(await gatehouse(['app', 'delete', 'media']));
-    ok(await gatehouse(['app', 'delete', 'files']));
+    ok(await gatehouse(['app', 'delete', 'media', '--yes']));
+    ok(await gatehouse(['app', 'delete', 'files', '--yes']));
   });
 
   it('protects hosts (--forward-auth-host) and prints the proxy configuration for them (show --proxy)', async () => {
@@ -239,12 +241,29 @@ describe('gatehouse invite and member list', () => {
     const again = JSON.parse(ok(await gatehouse(['invite', 'team-notes', 'bob@example.com', 'cy@example.com', '--json'])));
     expect(again.invitations.map((i: { email: string; role: string }) => [i.email, i.role])).toEqual([['cy@example.com', 'member']]);
     expect(again.skipped).toEqual([{ email: 'bob@example.com', reason: 'already_invited' }]);
-    expect(ok(await gatehouse(['invite', 'team-notes', 'bob@example.com']))).toBe('Skipped bob@example.com: already invited (already_invited).\n');
+    expect(ok(await gatehouse(['invite', 'team-notes', 'bob@example.com']))).toBe(
+      'Skipped bob@example.com: already invited (already_invited).\nNo one was invited: every address was skipped.\n',
+    );
 
-    failed(
-      await gatehouse(['invite', 'team-notes', 'not-an-address']),
-      'Some e-mail addresses are not valid. (validation_failed)',
-      '  emails.0: "not-an-address" is not a valid e-mail address',
+    // One bad address no longer stops the batch: the valid ones are invited, the others listed (as the panel does).
+    const mixed = ok(await gatehouse(['invite', 'team-notes', 'not-an-address', 'dan@example.com', 'bob@example.com', 'eve@@example.com']));
+    expect(mixed.replace(/\(not e-mailed.*\n.*\n/, '…\n')).toBe(
+      [
+        'Invited dan@example.com as member …',
+        'Skipped not-an-address: "not-an-address" is not a valid e-mail address (invalid).',
+        'Skipped eve@@example.com: "eve@@example.com" is not a valid e-mail address (invalid).',
+        'Skipped bob@example.com: already invited (already_invited).',
+        '',
+      ].join('\n'),
+    );
+    expect(JSON.parse(ok(await gatehouse(['invite', 'team-notes', 'nope', '--json'])))).toEqual({
+      invitations: [],
+      skipped: [{ email: 'nope', reason: 'invalid', message: '"nope" is not a valid e-mail address' }],
+    });
+    // A refusal that is not about an address still stops the command.
+    failed(await gatehouse(['invite', 'team-notes', 'fay@example.com', '--role', 'owner']), 'The request is not valid. (validation_failed)', '  --role: is not one of the allowed values');
+    expect((await api('GET', '/api/admin/applications/team-notes/invitations')).body.invitations.map((i: { email: string }) => i.email).sort()).toEqual(
+      ['ann@example.com', 'bob@example.com', 'cy@example.com', 'dan@example.com'],
     );
     failed(await gatehouse(['invite', 'team-notes']), 'Give the application id and one or more e-mail addresses, e.g. `gatehouse invite notes ann@example.com`. Run with --help for its flags.');
 
@@ -295,35 +314,74 @@ describe('gatehouse key rotate', () => {
   });
 });
 
+/** Runs the CLI on a terminal (util-linux `script` gives it a pseudo-terminal) typing `answer`. */
+function onTerminal(args: string[], answer: string): RunResult {
+  const command = [process.execPath, CLI, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  const run = spawnSync('script', ['-qec', command, '/dev/null'], { input: `${answer}\n`, env, encoding: 'utf8', timeout: 60_000 });
+  return { code: run.status ?? 1, stdout: run.stdout.replaceAll('\r', ''), stderr: run.stderr };
+}
+
 describe('gatehouse app delete', () => {
-  it('deletes an application and its members', async () => {
-    expect(ok(await gatehouse(['app', 'delete', 'team-notes']))).toBe('Deleted application team-notes, with its members, invitations and API keys.\n');
-    expect(JSON.parse(ok(await gatehouse(['app', 'delete', 'wiki', '--json'])))).toEqual({ id: 'wiki', deleted: true });
-    failed(await gatehouse(['app', 'delete', 'team-notes']), 'There is no application with id "team-notes". (application_not_found)');
+  it('asks first on a terminal, refuses without one unless --yes, and deletes an application and its members', async () => {
+    failed(
+      await gatehouse(['app', 'delete', 'team-notes']),
+      'gatehouse app delete asks before it deletes, and there is no terminal to ask on: add --yes to delete team-notes.',
+    );
+    const question = 'Delete application team-notes (Team Notes) with its members, invitations and API keys? This cannot be undone. [y/N] ';
+    // The terminal echoes the typed answer wherever it lands among the output; the question and the outcome are what count.
+    const declined = onTerminal(['app', 'delete', 'team-notes'], 'n');
+    expect([declined.code, declined.stdout.includes(question), declined.stdout.endsWith('Nothing was deleted.\n')], declined.stdout).toEqual([1, true, true]);
+    expect((await api('GET', '/api/admin/applications/team-notes')).status).toBe(200);
+    const agreed = onTerminal(['app', 'delete', 'team-notes'], 'yes');
+    expect([agreed.code, agreed.stdout.includes(question), agreed.stdout.endsWith('Deleted application team-notes, with its members, invitations and API keys.\n')], agreed.stdout)
+      .toEqual([0, true, true]);
+    expect((await api('GET', '/api/admin/applications/team-notes')).status).toBe(404);
+    expect(JSON.parse(ok(await gatehouse(['app', 'delete', 'wiki', '--json', '--yes'])))).toEqual({ id: 'wiki', deleted: true });
+    failed(await gatehouse(['app', 'delete', 'team-notes', '-y']), 'There is no application with id "team-notes". (application_not_found)');
     expect(JSON.parse(ok(await gatehouse(['app', 'list', '--json']))).applications.map((a: { id: string }) => a.id)).toEqual(['board']);
   });
 });
 
 describe('where the CLI finds the server and its token', () => {
-  it('takes the token from --token-file, --token (with a warning) or ADMIN_TOKEN, and says when it is refused', async () => {
+  it('takes the token from --token-file, ADMIN_TOKEN, ADMIN_TOKEN_FILE or the data directory, never --token, and says which it tried', async () => {
     const file = join(tempDir('gatehouse-cli-token-'), 'token');
     writeFileSync(file, `${token}\n`);
     const other = cleanEnv({ GATEHOUSE_URL: server.url, GATEHOUSE_DATA_DIR: tempDir('gatehouse-cli-empty-') });
     expect(JSON.parse(ok(await runCli(['app', 'list', '--json', '--token-file', file], other))).applications).toHaveLength(1);
     expect(JSON.parse(ok(await runCli(['app', 'list', '--json'], { ...other, ADMIN_TOKEN: token }))).applications).toHaveLength(1);
-    const flag = await runCli(['app', 'list', '--json', '--token', token], other);
-    expect(flag.code).toBe(0);
-    expect(flag.stderr).toBe('Warning: a token given with --token is visible to other users of this machine (ps); prefer --token-file or ADMIN_TOKEN.\n');
+    // ADMIN_TOKEN_FILE, as the PostgreSQL guide sets it for the service and the operator's shell.
+    expect(JSON.parse(ok(await runCli(['app', 'list', '--json'], { ...other, ADMIN_TOKEN_FILE: file }))).applications).toHaveLength(1);
+    expect(JSON.parse(ok(await runCli(['member', 'list', 'board', '--json'], { ...other, ADMIN_TOKEN_FILE: file }))).users).toEqual([]);
+
+    // The token itself on the command line is refused (ps shows it to every user), by every admin command.
+    for (const args of [['app', 'list'], ['member', 'list', 'board'], ['invite', 'board', 'x@example.com'], ['key', 'rotate'], ['tls', 'renew-ca'], ['app', 'delete', 'board', '--yes']]) {
+      failed(
+        await runCli([...args, '--token', token], other),
+        '--token would show the admin token to every user of this machine (ps); use --token-file FILE, ADMIN_TOKEN or ADMIN_TOKEN_FILE.',
+      );
+    }
+    expect((await api('GET', '/api/admin/applications/board')).status).toBe(200);
 
     const emptyDir = other.GATEHOUSE_DATA_DIR!;
     failed(
       await runCli(['app', 'list'], other),
-      `There is no admin token at ${join(emptyDir, 'admin-token')} (start the server once with this data directory, or give --token-file or ADMIN_TOKEN).`,
+      `There is no admin token at ${join(emptyDir, 'admin-token')} (ADMIN_TOKEN and ADMIN_TOKEN_FILE are not set; start the server once with this data directory, or set ADMIN_TOKEN_FILE, or give --token-file).`,
     );
+    failed(await runCli(['app', 'list'], { ...other, ADMIN_TOKEN_FILE: join(emptyDir, 'nope') }), `ADMIN_TOKEN_FILE names ${join(emptyDir, 'nope')}, which does not exist.`);
     failed(
       await runCli(['app', 'list'], { ...other, ADMIN_TOKEN: 'gha_not-the-token-at-all' }),
       'The server refused ADMIN_TOKEN. The bearer token is not a valid admin token or API key. (unauthorized)',
     );
+    const wrongFile = join(emptyDir, 'wrong-token');
+    writeFileSync(wrongFile, 'gha_not-the-token-at-all\n');
+    failed(
+      await runCli(['app', 'list'], { ...other, ADMIN_TOKEN_FILE: wrongFile }),
+      `The server refused the token in ${wrongFile} (ADMIN_TOKEN_FILE). The bearer token is not a valid admin token or API key. (unauthorized)`,
+    );
+  });
+
+  it('tls renew-ca says so on a server without a local CA', async () => {
+    failed(await gatehouse(['tls', 'renew-ca']), 'This server has no local certificate authority (GATEHOUSE_TLS is not auto). (tls_not_local)');
   });
 
   it('says so when no server answers, and takes --url over GATEHOUSE_URL', async () => {
@@ -345,6 +403,18 @@ describe('where the CLI finds the server and its token', () => {
       expect(lan.url).toMatch(/^https:/);
       const lanEnv = cleanEnv({ GATEHOUSE_DATA_DIR: lanDir, GATEHOUSE_URL: lan.url });
       expect(ok(await runCli(['app', 'list'], lanEnv))).toBe('No applications yet. Create one with `gatehouse app create`.\n');
+      // `tls renew-ca`: a new local CA, served at once (the CLI's next call trusts it from the data directory).
+      const renewed = ok(await runCli(['tls', 'renew-ca'], lanEnv)).split('\n');
+      expect(renewed[0]).toBe('Renewed the local CA; the server already serves a certificate from it.');
+      expect(renewed[1]).toMatch(/^SHA-256: {5}([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
+      expect(renewed[2]).toMatch(/^Expires: {5}\d{4}-\d\d-\d\dT/);
+      expect(renewed[3]).toMatch(/^Vouches for: localhost, /);
+      expect(renewed[4]).toBe(`Download:    ${lan.url}/ca.pem`);
+      expect(renewed.at(-2)).toBe('Install the new CA on every device (compare the fingerprint), then remove the old one: until then they do not trust this server.');
+      const json = JSON.parse(ok(await runCli(['tls', 'renew-ca', '--json'], lanEnv)));
+      expect(json.ca.fingerprint).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
+      expect(json.ca.fingerprint).not.toBe(renewed[1]!.slice(13));
+      expect(json.mode).toBe('auto');
       // Another data directory has no such CA: the certificate is not trusted, in words.
       const stranger = cleanEnv({ GATEHOUSE_DATA_DIR: tempDir('gatehouse-cli-stranger-'), GATEHOUSE_URL: lan.url, ADMIN_TOKEN: 'gha_whatever-whatever' });
       const refused = await runCli(['app', 'list'], stranger);
@@ -366,9 +436,10 @@ describe('gatehouse --help', () => {
     expect(group.code).toBe(1);
     expect(group.stdout).toMatch(/^Usage: gatehouse app <command> \[flags\]\n\nCommands:\n {2}app list {6}list the applications\n/);
     const createHelp = ok(await gatehouse(['app', 'create', '--help']));
-    for (const flag of ['--name NAME', '--type web|spa|native', '--redirect-uri URI', '--audience AUD', '--id ID', '--url URL', '--token-file FILE', '--token TOKEN', '--json', '--data-dir DIR']) {
+    for (const flag of ['--name NAME', '--type web|spa|native', '--redirect-uri URI', '--audience AUD', '--id ID', '--url URL', '--token-file FILE', '--json', '--data-dir DIR']) {
       expect(createHelp).toContain(`  ${flag} `);
     }
+    expect(createHelp).not.toContain('--token TOKEN');
     expect(ok(await gatehouse(['invite', '--help']))).toMatch(/^Usage: gatehouse invite APP EMAIL\.\.\. \[flags\]\n/);
   });
 });

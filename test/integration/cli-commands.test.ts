@@ -86,6 +86,13 @@ describe('gatehouse CLI', () => {
     expect(statSync(join(data, 'admin-token')).mode & 0o777).toBe(0o600);
 
     expectOneSentence(await runCli(['admin-token'], cleanEnv({ GATEHOUSE_DATA_DIR: data, ADMIN_TOKEN: 'x'.repeat(32) })), /^ADMIN_TOKEN is set in the environment/);
+    // ADMIN_TOKEN_FILE (the PostgreSQL guide's way) is not "ADMIN_TOKEN is set": it names the file.
+    const tokenFile = join(data, 'operator-token');
+    writeFileSync(tokenFile, `${'y'.repeat(32)}\n`);
+    expectOneSentence(
+      await runCli(['admin-token'], cleanEnv({ GATEHOUSE_DATA_DIR: data, ADMIN_TOKEN_FILE: tokenFile })),
+      `ADMIN_TOKEN_FILE names ${tokenFile}; the admin token is that file's content, and it is rotated by writing a new one there and restarting the server.`,
+    );
   }, 120_000);
 
   it('admin-token --rotate: a running server rejects the old token and accepts the new one within ~1.5 s', async () => {

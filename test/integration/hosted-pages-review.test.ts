@@ -107,7 +107,7 @@ describe('branding per application', () => {
     const { t } = await withApp();
     const script = await upload(t, 'image/svg+xml', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
     expect(script.statusCode).toBe(400);
-    expect(script.json()).toMatchObject({ code: 'logo_invalid', detail: 'An SVG logo must not contain scripts, event handlers, javascript: links or foreign content.' });
+    expect(script.json()).toMatchObject({ code: 'logo_invalid', detail: 'An SVG logo must not contain scripts, event handlers, links, animation or foreign content: it has a <script> element.' });
     const handler = await upload(t, 'image/svg+xml', '<svg xmlns="http://www.w3.org/2000/svg" onload="x()"></svg>');
     expect(handler.json().code).toBe('logo_invalid');
     const fake = await upload(t, 'image/png', 'GIF89a not a png');
@@ -129,6 +129,48 @@ describe('branding per application', () => {
     expect(gone.statusCode).toBe(404);
     expect(gone.json().code).toBe('logo_not_found');
     expect((await upload(t, 'image/png', PNG, 'nope')).statusCode).toBe(404);
+  });
+});
+
+describe('SVG logos are read as XML, by namespace', () => {
+  const NS = 'xmlns="http://www.w3.org/2000/svg"';
+  const REFUSED = 'An SVG logo must not contain scripts, event handlers, links, animation or foreign content';
+  it('refuses scripts and foreign content behind a namespace prefix, and javascript: links written with character references', async () => {
+    const { t } = await withApp();
+    const refused: [string, string][] = [
+      [`<svg ${NS} xmlns:s="http://www.w3.org/2000/svg"><s:script>alert(1)</s:script></svg>`, `${REFUSED}: it has a <script> element.`],
+      [`<svg ${NS} xmlns:s="http://www.w3.org/2000/svg"><s:foreignObject><div xmlns="http://www.w3.org/1999/xhtml">x</div></s:foreignObject></svg>`, `${REFUSED}: it has a <foreignObject> element.`],
+      [`<svg ${NS}><use href="&#106;avascript:alert(1)"/></svg>`, `${REFUSED}: an href points outside the logo (javascript:alert(1)).`],
+      [`<svg ${NS} xmlns:x="http://www.w3.org/1999/xlink"><image x:href="&#x6A;&#x61;vascript:alert(1)"/></svg>`, `${REFUSED}: an href points outside the logo (javascript:alert(1)).`],
+      [`<svg ${NS}><set attributeName="href" to="javascript:alert(1)"/></svg>`, `${REFUSED}: it has a <set> element.`],
+      [`<svg ${NS}><a href="https://example.com/"><rect width="1" height="1"/></a></svg>`, `${REFUSED}: it has an <a> element.`],
+      [`<svg ${NS} xmlns:s="http://www.w3.org/2000/svg" s:onload="alert(1)"/>`, `${REFUSED}: it has an onload attribute.`],
+      [`<svg ${NS}><rect ONCLICK="alert(1)"/></svg>`, `${REFUSED}: it has an ONCLICK attribute.`],
+      [`<svg ${NS}><image href="https://tracker.example/p.png"/></svg>`, `${REFUSED}: an href points outside the logo (https://tracker.example/p.png).`],
+      [`<svg ${NS}><h:script xmlns:h="http://www.w3.org/1999/xhtml">alert(1)</h:script></svg>`, `${REFUSED}: it has a <script> element outside the SVG namespace.`],
+      [`<?xml-stylesheet href="https://example.com/x.xsl"?><svg ${NS}/>`, 'An SVG logo must not contain processing instructions (<?xml-stylesheet?>).'],
+      [`<!DOCTYPE svg [<!ENTITY x "javascript:">]><svg ${NS}/>`, 'An SVG logo must not declare a DOCTYPE or entities.'],
+      [`<svg ${NS}><rect></svg>`, 'This SVG is not well-formed XML: 1:52: unexpected close tag.'],
+      ['<svg><rect/></svg>', 'This is not an SVG image (its root must be an <svg> element in the SVG namespace).'],
+      [`<html xmlns="http://www.w3.org/1999/xhtml"><svg ${NS}/></html>`, 'This is not an SVG image (its root must be an <svg> element in the SVG namespace).'],
+    ];
+    for (const [svg, detail] of refused) {
+      const res = await upload(t, 'image/svg+xml', svg);
+      expect([res.statusCode, res.json().code, res.json().detail], svg).toEqual([400, 'logo_invalid', detail]);
+    }
+    expect((await t.admin('GET', '/api/admin/applications/notes')).json().branding.logoUrl).toBeNull();
+  });
+
+  it('takes what drawing programs write: a prefixed root, gradients linked by fragment, an embedded PNG, styles, titles', async () => {
+    const { t } = await withApp();
+    const accepted = [
+      '<s:svg xmlns:s="http://www.w3.org/2000/svg" viewBox="0 0 4 4"><s:rect width="4" height="4"/></s:svg>',
+      `<?xml version="1.0" encoding="UTF-8"?>\n<!-- made by hand -->\n<svg ${NS} xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 4 4"><title>Notes</title>` +
+        '<defs><linearGradient id="g"><stop offset="0" stop-color="#123"/></linearGradient><style>.a{fill:url(#g)}</style></defs>' +
+        '<rect class="a" width="4" height="4" style="fill: url(#g)"/><use xlink:href="#g"/>' +
+        '<image width="1" height="1" href="data:image/png;base64,iVBORw0KGgo="/><text x="0" y="2">N &amp; co</text></svg>',
+    ];
+    for (const svg of accepted) expect((await upload(t, 'image/svg+xml', svg)).statusCode, svg).toBe(200);
   });
 });
 

@@ -586,6 +586,10 @@ describe('gatehouse status and --help', () => {
     expect(text.stdout).toContain(`Schema           ${LATEST} (${MIGRATIONS.length} migrations applied, 0 pending)`);
     expect(text.stdout).toContain('Backups          encrypted with a passphrase; every 86400 s\n');
     expect(text.stdout).toContain('Sweeper          no pass yet\n');
+    // One "Last backup" line (it was printed twice, the second time without "NOT encrypted").
+    expect(text.stdout.match(/^Last backup .*$/gm)).toEqual([
+      `Last backup      ${status.lastBackup.createdAt} (${status.lastBackup.id}, ${status.lastBackup.size} bytes, encrypted)`,
+    ]);
   });
 
   it('lists every command, and each command its flags', async () => {

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { passkeySupport } from '../../server/accounts/second-factor/rp.js';
 import { openDatabase } from '../../server/db/client.js';
+import { loadConfig } from '../../server/config.js';
+import { start } from '../../server/main.js';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { removeTempDirs, tempDir } from '../helpers/server-process.js';
 
@@ -45,5 +47,18 @@ describe('gatehouse status', () => {
     expect(json.passkeys).toMatchObject({ issuer: 'http://gatehouse.lan:8787', available: false, reason: 'insecure_http' });
     const ok = await runCli(['status', '--data-dir', dir], { GATEHOUSE_ISSUER: 'https://gatehouse.lan:8443' });
     expect(ok.stdout).toMatch(/^Passkeys         available \(RP ID gatehouse\.lan\)$/m);
+  });
+
+  it("judges by the issuer the server last served, not by the default of a shell without the service's settings", async () => {
+    const served = tempDir();
+    const running = await start(loadConfig({ LOG_LEVEL: 'silent', GATEHOUSE_ISSUER: 'https://id.example.com' }, { dataDir: served, port: '0', adminToken: 'status-admin-token-0123456789' }));
+    await running.stop();
+    const status = await runCli(['status', '--data-dir', served]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^Passkeys         available \(RP ID id\.example\.com\)$/m);
+    expect(JSON.parse((await runCli(['status', '--data-dir', served, '--json'])).stdout).passkeys).toEqual({ issuer: 'https://id.example.com', available: true, reason: null, message: null });
+    // A GATEHOUSE_ISSUER given to the command still wins: it is what the operator asks about.
+    const asked = await runCli(['status', '--data-dir', served], { GATEHOUSE_ISSUER: 'http://192.168.1.5:8787' });
+    expect(asked.stdout).toMatch(/^Passkeys         not available: Passkeys need a host name/m);
   });
 });

@@ -2,9 +2,9 @@
  * The documentation stays true (issue 39): every relative link resolves (files and #anchors),
  * every `npm run …` a page names exists, docs/configuration.md lists exactly the environment
  * variables the code reads with the code's defaults, every page says what it is for, and the
- * README stays at most 12 KB, and every decision record has its fields and is in the generated index.
+ * README stays at most 12 KB, docs/architecture.md names every server folder, and every decision record has its fields and is in the generated index.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS, RETENTION_ENV, loadConfig } from '../../server/config.js';
@@ -16,7 +16,7 @@ import { providerName } from '../../server/applications/providers.js';
 import { decisionsIndex } from '../../scripts/decisions-index.mjs';
 import packageJson from '../../package.json' with { type: 'json' };
 import {
-  ROOT, anchorsOf, environmentReads, inlineDefault, linksOf, markdownPages, npmRunsOf, read, settingRows,
+  ROOT, anchorsOf, sourceFiles, environmentReads, inlineDefault, linksOf, markdownPages, npmRunsOf, read, settingRows,
 } from '../helpers/docs-source.js';
 
 const pages = markdownPages();
@@ -52,6 +52,22 @@ describe('links', () => {
       return !/^# \S/.test(lines[0] ?? '') || lines[1] !== '' || !/^\S.{20,}$/.test(lines[2] ?? '');
     });
     expect(bad).toEqual([]);
+  });
+
+  it('docs/architecture.md names every folder of server/', () => {
+    const text = read('docs/architecture.md');
+    const folders = readdirSync(join(ROOT, 'server'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `server/${e.name}/`);
+    expect(folders.filter((folder) => !text.includes(folder))).toEqual([]);
+  });
+
+  it('every docs/… page the code, tests and scripts cite exists (comments included)', () => {
+    // The coverage script reads the old pages from git on purpose; NNNN-subject.md is a pattern.
+    const skip = /^scripts\/docs-coverage\./;
+    const cited = sourceFiles()
+      .filter((file) => !skip.test(file))
+      .flatMap((file) => [...read(file).matchAll(/\bdocs\/[\w./-]+?\.md\b/g)].map((m) => ({ file, path: m[0] })))
+      .filter(({ path }) => !path.includes('NNNN') && !existsSync(join(ROOT, path)));
+    expect(cited.map(({ file, path }) => `${file}: ${path}`)).toEqual([]);
   });
 
   it('the README stays the front door: at most 12 KB', () => {

@@ -155,10 +155,36 @@ export const appShow = adminCommand({
   },
 });
 
+const deleteFlags: FlagTable = {
+  yes: { type: 'boolean', short: 'y', help: 'delete without asking (needed when there is no terminal to ask on)' },
+};
+
+/** Asks a yes/no question on the terminal; true only for "y" or "yes". */
+async function confirm(question: string): Promise<boolean> {
+  const { createInterface } = await import('node:readline/promises');
+  const prompt = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return /^y(es)?$/i.test((await prompt.question(question)).trim());
+  } finally {
+    prompt.close();
+  }
+}
+
 export const appDelete = adminCommand({
+  flags: deleteFlags,
   positionals: { ...onePositional, missing: 'Give one application id, e.g. `gatehouse app delete notes`.' },
-  async run({ client, positionals, json }) {
+  async run({ client, values, positionals, json }) {
     const id = positionals[0]!;
+    if (values.yes !== true) {
+      // Deleting is not undone: ask, or refuse where nobody can answer (a script, a pipe).
+      if (!process.stdin.isTTY) {
+        throw new ConfigError(`gatehouse app delete asks before it deletes, and there is no terminal to ask on: add --yes to delete ${id}.`);
+      }
+      const app = await client.request<Application>('GET', applicationPath(id));
+      if (!(await confirm(`Delete application ${app.id} (${app.name}) with its members, invitations and API keys? This cannot be undone. [y/N] `))) {
+        throw new ConfigError(`Nothing was deleted.`);
+      }
+    }
     await client.request('DELETE', applicationPath(id));
     if (json) return printJson({ id, deleted: true });
     console.log(`Deleted application ${id}, with its members, invitations and API keys.`);

@@ -1,11 +1,11 @@
 /**
  * `gatehouse invite APP EMAIL... [--role]` and `gatehouse member list APP`: invitations and
- * memberships through the running server's admin API (DESIGN §4.5, §4.6).
+ * memberships through the running server's admin API (DESIGN §4.5, §4.6). `invite` invites the
+ * valid addresses and lists the others as skipped, with why, as the panel does.
  */
-import { adminCommand, applicationPath, listAll } from '../admin-client.js';
+import { adminCommand, ApiError, applicationPath, listAll, type AdminClient } from '../admin-client.js';
 import { bodyFromFlags, type FlagTable } from '../flags.js';
 import { formatTable, printJson } from '../output.js';
-
 
 interface Invitation {
   email: string;
@@ -20,24 +20,66 @@ const inviteFlags: FlagTable = {
   message: { type: 'string', value: 'TEXT', help: 'a note for the invitation e-mail (up to 1000 characters)', field: 'message' },
 };
 
+/** The server's batch limit (DESIGN §4.6). */
+const BATCH = 100;
+
+interface Skipped {
+  email: string;
+  /** `already_member`, `already_invited`, or `invalid` (the server's message says why). */
+  reason: string;
+  message?: string;
+}
+
+interface InviteAnswer {
+  invitations: Invitation[];
+  skipped: Skipped[];
+}
+
+/**
+ * Invites one batch. Like the panel: the addresses the server refuses (400 naming `body.emails.N`)
+ * are set aside as skipped, and the rest are sent again; any other refusal stands.
+ */
+async function inviteBatch(client: AdminClient, path: string, emails: string[], extra: Record<string, unknown>): Promise<InviteAnswer> {
+  try {
+    return await client.request<InviteAnswer>('POST', path, { emails, ...extra });
+  } catch (error) {
+    const refused = new Map<number, string>();
+    for (const e of error instanceof ApiError && error.code === 'validation_failed' ? error.errors : []) {
+      const index = /^body\.emails\.(\d+)$/.exec(e.path)?.[1];
+      if (index !== undefined) refused.set(Number(index), e.message);
+    }
+    if (refused.size === 0) throw error;
+    const skipped = [...refused].map(([i, message]) => ({ email: emails[i]!, reason: 'invalid', message }));
+    const rest = emails.filter((_, i) => !refused.has(i));
+    if (rest.length === 0) return { invitations: [], skipped };
+    const again = await inviteBatch(client, path, rest, extra);
+    return { invitations: again.invitations, skipped: [...skipped, ...again.skipped] };
+  }
+}
+
+const SKIP_REASONS: Record<string, string> = { already_member: 'already a member', already_invited: 'already invited' };
+
 export const invite = adminCommand({
   flags: inviteFlags,
   positionals: { usage: 'APP EMAIL...', min: 2, missing: 'Give the application id and one or more e-mail addresses, e.g. `gatehouse invite notes ann@example.com`.' },
   async run({ client, values, positionals, json }) {
     const [app, ...emails] = positionals as [string, ...string[]];
-    const answer = await client.request<{ invitations: Invitation[]; skipped: { email: string; reason: string }[] }>(
-      'POST',
-      `${applicationPath(app)}/invitations`,
-      { emails, ...bodyFromFlags(inviteFlags, values) },
-    );
+    const answer: InviteAnswer = { invitations: [], skipped: [] };
+    for (let i = 0; i < emails.length; i += BATCH) {
+      const batch = await inviteBatch(client, `${applicationPath(app)}/invitations`, emails.slice(i, i + BATCH), bodyFromFlags(inviteFlags, values));
+      answer.invitations.push(...batch.invitations);
+      answer.skipped.push(...batch.skipped);
+    }
     if (json) return printJson(answer);
     for (const invitation of answer.invitations) {
       const mail = invitation.emailSent ? 'e-mailed' : 'not e-mailed: share the link';
       console.log(`Invited ${invitation.email} as ${invitation.role} (${mail}, until ${invitation.expiresAt}):\n  ${invitation.acceptUrl}`);
     }
     for (const skipped of answer.skipped) {
-      console.log(`Skipped ${skipped.email}: ${skipped.reason === 'already_member' ? 'already a member' : 'already invited'} (${skipped.reason}).`);
+      const why = skipped.message ?? SKIP_REASONS[skipped.reason] ?? skipped.reason;
+      console.log(`Skipped ${skipped.email}: ${why} (${skipped.reason}).`);
     }
+    if (answer.invitations.length === 0) console.log('No one was invited: every address was skipped.');
   },
 });
 
