@@ -60,7 +60,7 @@ function caddy(app: Application, issuer: string, options: SnippetOptions): strin
     '\t# The sign-in hand-over and sign-out on this host are answered by Gatehouse.',
     '\thandle /.gatehouse/* {',
     `\t\treverse_proxy ${upstream}${hostHeader.length ? ' {' : ''}`,
-    ...(hostHeader.length ? [hostHeader[0]!.slice(1), '\t\t}'] : []),
+    ...(hostHeader.length ? [...hostHeader, '\t\t}'] : []),
     '\t}',
     '',
     '\thandle {',

@@ -1,4 +1,4 @@
-/** One application: tabs for settings, activity, sign-in policy, members, invitations, API keys, webhooks, single logout, test sign-in. */
+/** One application: tabs for settings, activity, sign-in policy, members, invitations, API keys, webhooks, single logout, forward auth, test sign-in. */
 import { createResource, Match, Show, Switch } from 'solid-js';
 import { A, useParams } from '@solidjs/router';
 import { client, enc, ok } from '../api';
@@ -11,6 +11,7 @@ import { ApiKeysTab } from './app-api-keys';
 import { WebhooksTab } from './app-webhooks';
 import { LogoutTab } from './app-logout';
 import { TestSignInTab } from './app-test-sign-in';
+import { ForwardAuthTab } from './app-forward-auth';
 import { ActivityPanel } from './activity-lazy';
 
 const t = {
@@ -27,6 +28,7 @@ const TABS = [
   ['api-keys', 'API keys'],
   ['webhooks', 'Webhooks'],
   ['logout', 'Single logout'],
+  ['forward-auth', 'Forward auth'],
   ['test', 'Test sign-in'],
 ] as const;
 
@@ -78,6 +80,9 @@ export function ApplicationPage() {
             </Match>
             <Match when={params.tab === 'logout'}>
               <LogoutTab app={a()} onSaved={(next) => mutate(next)} />
+            </Match>
+            <Match when={params.tab === 'forward-auth'}>
+              <ForwardAuthTab app={a()} onSaved={(next) => mutate(next)} />
             </Match>
             <Match when={params.tab === 'test'}>
               <TestSignInTab app={a()} onSaved={(next) => mutate(next)} />
