@@ -18,7 +18,10 @@
  * own scripts send an `Authorization` header of the application's. A Bearer token is one of our
  * access tokens (oauth/bearer.ts: signature, `typ`, issuer, expiry, revocation list) whose `aud` is
  * the application's audience, acting for a member; the second factor is not asked of it (the flow
- * that issued it applied the application's MFA policy).
+ * that issued it applied the application's MFA policy). HTTP Basic, for applications with
+ * `forwardAuth.basic` (DAV clients that cannot follow a sign-in), takes the person's username or
+ * e-mail and an app password made for this application (app-passwords/verify.ts, the check LDAP
+ * binds use too); a wrong one is 401 with the Basic challenge, so the client asks again.
  *
  * Cost: decisions are remembered per credential (by its SHA-256) for at most DECISION_TTL_MS, and
  * forgotten at once when this process changes an application or ends a sign-in; so a busy site
@@ -39,6 +42,7 @@ import { identityHeaders, type Identity } from './identity-headers.js';
 import { forwardAuthVersion, type ProtectedHosts, type ProtectedSite } from './protected-hosts.js';
 import { findLiveSiteSession, SITE_COOKIE, siteSessionsEndedCount } from './site-sessions.js';
 import { findMember, groupsOfPerson } from './members.js';
+import { verifyAppPassword } from '../app-passwords/verify.js';
 
 /** How long a decision about one credential is reused: well inside the 5-second revocation bound. */
 export const DECISION_TTL_MS = 2_000;
@@ -133,6 +137,9 @@ export class ForwardCheck {
     if (verdict && 'invalid' in verdict) {
       return refused(problem(401, 'invalid_token', verdict.invalid, { 'www-authenticate': `Bearer realm="gatehouse", error="invalid_token", error_description="${verdict.invalid}"` }));
     }
+    if (verdict && 'wrongPassword' in verdict) {
+      return refused(problem(401, 'invalid_credentials', 'The name or app password is not right for this site.', { 'www-authenticate': basicChallenge(site.app) }));
+    }
     if (verdict?.kind === 'allowed') return { answer: { status: 200, headers: { ...NO_STORE, ...verdict.headers }, body: '' }, result: 'allowed' };
     if (verdict?.kind === 'refused') {
       if (endpoint === 'forward' && navigation) {
@@ -163,12 +170,15 @@ export class ForwardCheck {
   }
 
   private unauthorized(app: Application): CheckAnswer {
-    const challenges = ['Bearer realm="gatehouse"', ...(app.forwardAuth?.basic ? [`Basic realm="${app.name.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '')}", charset="UTF-8"`] : [])];
+    const challenges = ['Bearer realm="gatehouse"', ...(app.forwardAuth?.basic ? [basicChallenge(app)] : [])];
     return problem(401, 'unauthorized', 'Sign in to use this site.', { 'www-authenticate': challenges.join(', ') });
   }
 
-  /** The verdict on the request's credential, undefined when it has none usable, `invalid` for a bad Bearer token. */
-  private async verdictOf(site: ProtectedSite, headers: IncomingHttpHeaders): Promise<Verdict | { invalid: string } | undefined> {
+  /**
+   * The verdict on the request's credential: undefined when it has none usable, `invalid` for a bad
+   * Bearer token, `wrongPassword` for HTTP Basic that is not an app password of this application.
+   */
+  private async verdictOf(site: ProtectedSite, headers: IncomingHttpHeaders): Promise<Verdict | { invalid: string } | { wrongPassword: true } | undefined> {
     const token = siteCookie(headers.cookie);
     if (token) {
       const key = `c:${sha256(token)}`;
@@ -183,6 +193,16 @@ export class ForwardCheck {
       if (known) return known;
       const verdict = await this.bearerVerdict(site, headers);
       return 'invalid' in verdict ? verdict : this.remember(key, site, verdict);
+    }
+    const basic = site.app.forwardAuth?.basic ? basicCredentials(headers.authorization) : undefined;
+    if (basic) {
+      const key = `p:${sha256(headers.authorization as string)}`;
+      const known = this.remembered(key, site);
+      if (known) return known;
+      const match = await verifyAppPassword(this.ctx, { applicationId: site.app.id, ...basic });
+      const member = match ? await findMember(this.ctx.db, site.app.id, match.person.id) : undefined;
+      if (!member) return { wrongPassword: true };
+      return this.remember(key, site, await this.judge(site.app, member.person, member.membership, null));
     }
     return undefined;
   }
@@ -244,6 +264,20 @@ export class ForwardCheck {
     });
     return verdict;
   }
+}
+
+/** The Basic challenge of an application's protected hosts (RFC 7617): its name as the realm, UTF-8. */
+function basicChallenge(app: Application): string {
+  return `Basic realm="${app.name.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '')}", charset="UTF-8"`;
+}
+
+/** `Authorization: Basic` (RFC 7617 §2) as a login and a password, or undefined. */
+function basicCredentials(header: string | undefined): { login: string; password: string } | undefined {
+  const match = header ? /^Basic[ ]+([A-Za-z0-9+/]+=*)[ ]*$/i.exec(header) : null;
+  if (!match || match[1]!.length > 1000) return undefined;
+  const text = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = text.indexOf(':');
+  return colon > 0 ? { login: text.slice(0, colon), password: text.slice(colon + 1) } : undefined;
 }
 
 /** A sentence for a refusal (problem details; the hosted page words it in the reader's language). */

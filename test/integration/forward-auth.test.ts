@@ -247,6 +247,39 @@ describe('the check', () => {
     expect((await forwardCheck(t, { host: 'wiki.localhost', authorization: `Bearer ${accessToken}` })).statusCode).toBe(401);
   });
 
+  it('takes HTTP Basic with an app password for applications with forwardAuth.basic (DAV clients)', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'files', ['files.localhost'], { forwardAuth: { hosts: ['files.localhost'], basic: true } });
+    await protectedApp(t, 'wiki', ['wiki.localhost']);
+    const cookie = await personCookie(t, 'ada@example.com', 'files', 'Ada');
+    const made = await postJson(t, '/api/me/app-passwords', { applicationId: 'files', name: 'Phone calendar' }, { cookie });
+    expect(made.statusCode, made.body).toBe(201);
+    const password = made.json().password as string;
+    const basic = (login: string, secret: string) => `Basic ${Buffer.from(`${login}:${secret}`).toString('base64')}`;
+
+    for (const login of ['ada', 'ADA@example.com']) {
+      const ok = await forwardCheck(t, { host: 'files.localhost', method: 'PROPFIND', authorization: basic(login, password) });
+      expect(identityOf(ok)).toEqual({ user: 'ada', email: 'ada@example.com', name: 'Ada', groups: '', role: 'member' });
+    }
+    const challenge = 'Basic realm="Files", charset="UTF-8"';
+    const wrong = await authRequestCheck(t, { host: 'files.localhost', authorization: basic('ada', 'aaaaa-bbbbb-ccccc-ddddd-eeeee-fffff') });
+    expect([wrong.statusCode, wrong.headers['www-authenticate'], problemOf(wrong).code]).toEqual([401, challenge, 'invalid_credentials']);
+    const otherName = await forwardCheck(t, { host: 'files.localhost', authorization: basic('bob', password) });
+    expect(otherName.statusCode).toBe(401);
+    // No credential: both challenges, so a DAV client asks for its name and password.
+    const none = await forwardCheck(t, { host: 'files.localhost', method: 'PROPFIND' });
+    expect([none.statusCode, none.headers['www-authenticate']]).toEqual([401, `Bearer realm="gatehouse", ${challenge}`]);
+    // An application without basic ignores Basic (and cannot have app passwords made for it).
+    const elsewhere = await forwardCheck(t, { host: 'wiki.localhost', authorization: basic('ada', password) });
+    expect([elsewhere.statusCode, elsewhere.headers['www-authenticate']]).toEqual([401, 'Bearer realm="gatehouse"']);
+    const refused = await postJson(t, '/api/me/app-passwords', { applicationId: 'wiki', name: 'x' }, { cookie: await personCookie(t, 'cy@example.com', 'wiki') });
+    expect([refused.statusCode, problemOf(refused).code]).toEqual([409, 'app_passwords_not_accepted']);
+    // Suspended: the same app password is refused (403 from the membership).
+    const [member] = (await t.admin('GET', '/api/admin/applications/files/users')).json().users;
+    expect((await t.admin('PATCH', `/api/admin/applications/files/users/${member.id}`, { status: 'suspended' })).statusCode).toBe(200);
+    expect((await forwardCheck(t, { host: 'files.localhost', authorization: basic('ada', password) })).statusCode).toBe(401);
+  });
+
   it('refuses a suspended or removed member with 403 (the hosted refusal page to a browser at /forward)', async () => {
     const t = await makeApp();
     const { site } = await signedIn(t);

@@ -8536,7 +8536,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Make an app password for an application with LDAP on (needs a sign-in within 10 minutes); the password is shown only in this answer */
+        /** Make an app password for an application with LDAP on, or HTTP Basic on its protected hosts (needs a sign-in within 10 minutes); the password is shown only in this answer */
         post: {
             parameters: {
                 query?: never;
@@ -8547,7 +8547,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description The application the password signs in to (you must be an active member, and it must have LDAP on) */
+                        /** @description The application the password signs in to (you must be an active member, and it must have LDAP on or take HTTP Basic on its protected hosts) */
                         applicationId: string;
                         /**
                          * Format: display-name
