@@ -92,8 +92,8 @@ function columnCode(column: AnySQLiteColumn): { code: string; builder: string } 
   return { code, builder };
 }
 
-/** Columns whose reference to an application or a membership the purge plans keep instead of a foreign key. */
-const PURGED_REFERENCES = new Set<unknown>([...PURGE_PLANS.application, ...PURGE_PLANS.membership].map((step) => step.column));
+/** Columns whose reference to an application, a membership or a person the purge plans keep instead of a foreign key. */
+const PURGED_REFERENCES = new Set<unknown>([...PURGE_PLANS.application, ...PURGE_PLANS.membership, ...PURGE_PLANS.person].map((step) => step.column));
 
 export function generate(): string {
   // By export name: a module namespace is ordered so under Node, not necessarily under vitest.
@@ -120,7 +120,7 @@ export function generate(): string {
     for (const fk of config.foreignKeys) {
       const ref = fk.reference();
       const parent = ref.foreignTable as SQLiteTable;
-      if ((parent === schema.applications || parent === schema.memberships) && ref.columns.length === 1 && PURGED_REFERENCES.has(ref.columns[0])) continue;
+      if ((parent === schema.applications || parent === schema.memberships || parent === schema.people) && ref.columns.length === 1 && PURGED_REFERENCES.has(ref.columns[0])) continue;
       builders.add('foreignKey');
       const target = varOf.get(ref.foreignTable as SQLiteTable);
       const targetFields = ref.foreignColumns.map((c) => {

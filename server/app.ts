@@ -29,6 +29,7 @@ import { ssoGroupRoutes } from './applications/sso-group-routes.js';
 import { providerRoutes } from './applications/provider-routes.js';
 import { featurePlugins } from './features.js';
 import { Metrics } from './metrics/metrics.js';
+import { clientAddressOf, withClientAddress } from './http/client-address.js';
 import { isBrowserNavigation, isPageRequest, pageErrorHandler } from './pages/page-scope.js';
 import { pageText } from './i18n/index.js';
 import { errorTitle } from './pages/text.js';
@@ -94,7 +95,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const limits = serverLimits(deps.config);
   const security = securityHeaders(Boolean(deps.https));
   const metrics = new Metrics((gauge, error) => app.log.warn({ err: error }, `metrics: reading ${gauge} failed`));
-  const early = new EarlyAnswers(deps.https ? HSTS_HEADERS : {}, (route, status, seconds) => metrics.requestDone(route, status, seconds));
+  const early = new EarlyAnswers(
+    deps.https ? HSTS_HEADERS : {},
+    (route, status, seconds) => metrics.requestDone(route, status, seconds),
+    clientAddressOf(deps.config.trustProxy),
+  );
   const app = Fastify({
     ...limits.fastify,
     logger: deps.logger ?? false,
@@ -133,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     codes: new CodeStore(),
     wakeWebhooks: () => {},
     wakePurger: () => {},
+    readAccessToken: async () => undefined,
     metrics,
     listenAddresses: () => {
       const address = app.server.address();
@@ -175,6 +181,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics.stop();
     done();
   });
+  // What the audit log records as the request's address (http/client-address.ts): from here to
+  // the end of the handler. After the body is parsed, whose stream events run outside the scope.
+  app.addHook('preHandler', (request, _reply, done) => withClientAddress(request.ip, done));
   app.addSchema(ProblemSchema);
 
   await app.register(cookie);

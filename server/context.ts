@@ -23,6 +23,12 @@ export interface AppContext {
   wakeWebhooks: () => void;
   /** Called when a big delete has rows left after its inline batches (data-lifecycle/purge.ts). */
   wakePurger: () => void;
+  /**
+   * The claims of one of our own access tokens, signed with a published key, for this issuer and
+   * unexpired (oauth/access-tokens.ts `readAccessToken`, set by the OAuth plugin; revocation is the
+   * caller's check). The admin API reads panel tokens through it (administrators/panel-access.ts).
+   */
+  readAccessToken: (token: string) => Promise<Readonly<Record<string, unknown>> | undefined>;
   /** Prometheus counters and state gauges (metrics/metrics.ts): features count here, `GET /metrics` shows them. */
   metrics: Metrics;
 }

@@ -23,6 +23,7 @@ import { secondFactorFeature } from './accounts/second-factor/routes.js';
 import { peoplePlugin } from './people/routes.js';
 import { activityPlugin } from './activity/routes.js';
 import { forwardAuthPlugin } from './forward-auth/plugin.js';
+import { administratorsPlugin } from './administrators/routes.js';
 import { metricsFeature } from './metrics/route.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
@@ -44,5 +45,6 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   peoplePlugin,
   activityPlugin,
   forwardAuthPlugin,
+  administratorsPlugin,
   metricsFeature,
 ];

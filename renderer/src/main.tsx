@@ -19,71 +19,32 @@ import { KeysPage } from './pages/keys';
 import { BackupsPage } from './pages/backups';
 
 import { CallbackPage } from './pages/callback';
+import { PanelSignInLanding, SignInScreen } from './pages/sign-in';
+import { AdministratorsPage, PasswordPolicyPage } from './pages/administrators';
+import { isOwner, managesPeople, me } from './me';
 
 const t = strings;
 // The QR code library loads with the LAN TLS page only.
 const TlsPage = lazy(() => import('./pages/tls').then((m) => ({ default: m.TlsPage })));
 
-function SignIn() {
-  const [value, setValue] = createSignal('');
-  const action = useAction();
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const token = value().trim();
-    const answer = await action.run(() => ok(client.GET('/api/admin/overview', { headers: { authorization: `Bearer ${token}` } })));
-    if (answer !== undefined) session.signIn(token);
-  };
-  const [before, file, between, command, after] = t.signIn.hintWhere('<data dir>/admin-token', 'gatehouse admin-token');
-  return (
-    <main class="signin">
-      <form class="card" onSubmit={submit}>
-        <h1>{t.signIn.title}</h1>
-        <Show when={session.expiredNotice()}>
-          <div class="notice">{t.signIn.expired}</div>
-        </Show>
-        <label class="field">
-          <span>{t.signIn.token}</span>
-          <input
-            type="password"
-            name="adminToken"
-            autocomplete="current-password"
-            value={value()}
-            onInput={(e) => setValue(e.currentTarget.value)}
-            required
-            autofocus
-          />
-          <span class="hint">
-            {before}
-            <code>{file}</code>
-            {between}
-            <code>{command}</code>
-            {after} {t.signIn.hint}
-          </span>
-        </label>
-        <ErrorBox error={action.error()} />
-        <div class="actions">
-          <button class="primary" type="submit" disabled={action.busy() || !value().trim()}>
-            {action.busy() ? t.signIn.checking : t.signIn.submit}
-          </button>
-        </div>
-      </form>
-    </main>
-  );
-}
-
-const NAV: [href: string, label: string, end?: boolean][] = [
-  ['/', t.nav.overview, true],
-  ['/applications', t.nav.applications],
-  ['/people', t.nav.people],
-  ['/sso-groups', t.nav.ssoGroups],
-  ['/providers', t.nav.providers],
-  ['/audit-log', t.nav.audit],
+/** Who sees an entry: everyone, people managers (and owners), or owners only. */
+type Audience = 'all' | 'people' | 'owner';
+const NAV: [href: string, label: string, audience: Audience, end?: boolean][] = [
+  ['/', t.nav.overview, 'all', true],
+  ['/applications', t.nav.applications, 'all'],
+  ['/people', t.nav.people, 'people'],
+  ['/sso-groups', t.nav.ssoGroups, 'owner'],
+  ['/providers', t.nav.providers, 'owner'],
+  ['/audit-log', t.nav.audit, 'owner'],
+  ['/administrators', t.nav.administrators, 'owner'],
+  ['/settings/password-policy', t.nav.settings, 'owner'],
 ];
 const OPS_NAV: [href: string, label: string][] = [
   ['/signing-keys', t.nav.keys],
   ['/backups', t.nav.backups],
   ['/lan-tls', t.nav.tls],
 ];
+const shown = (audience: Audience) => audience === 'all' || (audience === 'people' ? managesPeople() : isOwner());
 
 /**
  * The frame: a sidebar on wide windows; on narrow ones (phones, a narrow desktop window) a top
@@ -106,20 +67,30 @@ function Layout(props: ParentProps) {
       </header>
       <nav class="side" id="main-nav" aria-label={t.nav.label}>
         <div class="brand">{t.product}</div>
-        <For each={NAV}>
-          {([href, label, end]) => (
+        <For each={NAV.filter(([, , audience]) => shown(audience))}>
+          {([href, label, , end]) => (
             <A href={href} end={end}>
               {label}
             </A>
           )}
         </For>
-        <div class="nav-group" id="nav-ops">
-          {t.nav.operations}
-        </div>
-        <For each={OPS_NAV}>{([href, label]) => <A href={href}>{label}</A>}</For>
+        <Show when={isOwner()}>
+          <div class="nav-group" id="nav-ops">
+            {t.nav.operations}
+          </div>
+          <For each={OPS_NAV}>{([href, label]) => <A href={href}>{label}</A>}</For>
+        </Show>
         <div class="spacer" />
+        <Show when={me()}>
+          {(who) => (
+            <div class="who" data-testid="signed-in-as">
+              <strong>{who().name ?? who().email ?? t.nav.viaToken}</strong>
+              <span class="muted">{t.nav.roles[who().role ?? ''] ?? ''}</span>
+            </div>
+          )}
+        </Show>
         <Show when={!session.desktop()}>
-          <button type="button" onClick={() => session.signOut()}>
+          <button type="button" onClick={() => void session.signOut()}>
             {t.nav.signOut}
           </button>
         </Show>
@@ -134,9 +105,15 @@ function Layout(props: ParentProps) {
 function App() {
   const [ready, setReady] = createSignal(false);
   const [error, setError] = createSignal<unknown>(null);
+  // The panel's own sign-in coming back, or a reload of a panel signed in with Gatehouse.
+  const [landing, setLanding] = createSignal(location.pathname.startsWith('/admin/signed-in'));
+  const [failure, setFailure] = createSignal<string | undefined>();
   onMount(() => {
     session.init().then(
-      () => setReady(true),
+      () => {
+        if (!session.token() && session.wasSignedIn()) setLanding(true);
+        setReady(true);
+      },
       (e) => setError(e),
     );
   });
@@ -144,7 +121,14 @@ function App() {
   if (location.pathname.startsWith('/admin/callback')) return <CallbackPage />;
   return (
     <Show when={ready()} fallback={error() ? <ErrorBox error={error()} /> : <Loading />}>
-      <Show when={session.token()} fallback={<SignIn />}>
+      <Show
+        when={session.token()}
+        fallback={
+          <Show when={landing()} fallback={<SignInScreen failure={failure()} />}>
+            <PanelSignInLanding onDone={(reason) => (setFailure(reason), setLanding(false))} />
+          </Show>
+        }
+      >
         <Router base="/admin" root={Layout}>
           <Route path="/" component={OverviewPage} />
           <Route path="/applications" component={ApplicationsPage} />
@@ -158,6 +142,8 @@ function App() {
           <Route path="/signing-keys" component={KeysPage} />
           <Route path="/backups" component={BackupsPage} />
           <Route path="/lan-tls" component={TlsPage} />
+          <Route path="/administrators" component={AdministratorsPage} />
+          <Route path="/settings/password-policy" component={PasswordPolicyPage} />
           <Route path="*" component={() => <p>{t.common.noSuchPage}</p>} />
         </Router>
       </Show>

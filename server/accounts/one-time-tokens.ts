@@ -29,12 +29,13 @@ export async function sentRecently(tx: Tx, now: Date, personId: string, purpose:
 }
 
 /** Issues a link token for the person (earlier unused ones of the purpose stop working). */
-export async function issueToken(tx: Tx, now: Date, personId: string, purpose: TokenPurpose): Promise<string> {
+/** `ttlMs`: how long the link works (an hour unless told; an administrator's welcome link: a week). */
+export async function issueToken(tx: Tx, now: Date, personId: string, purpose: TokenPurpose, ttlMs = TOKEN_TTL_MS): Promise<string> {
   const token = randomToken();
   await exec(tx.delete(oneTimeTokens)
     .where(and(eq(oneTimeTokens.personId, personId), eq(oneTimeTokens.purpose, purpose), isNull(oneTimeTokens.usedAt))));
   await exec(tx.insert(oneTimeTokens)
-    .values({ tokenHash: sha256(token), personId, purpose, createdAt: now, expiresAt: new Date(now.getTime() + TOKEN_TTL_MS) }));
+    .values({ tokenHash: sha256(token), personId, purpose, createdAt: now, expiresAt: new Date(now.getTime() + ttlMs) }));
   return token;
 }
 

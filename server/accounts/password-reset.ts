@@ -19,6 +19,7 @@ import { passwordResetMessage } from '../mail/account-messages.js';
 import { addCredentialAccount, deleteLinkedAccount, linkedAccountsOf, personById } from '../self-service/queries.js';
 import { endSessions } from './session.js';
 import { checkPasswordLength, hashPassword } from './passwords.js';
+import { checkNewPassword } from './password-policy.js';
 import { findPersonByEmail } from './people.js';
 import { clearBackOff } from './sign-in-back-off.js';
 import { issueToken, linkPerson, redeemToken, sentRecently } from './one-time-tokens.js';
@@ -47,7 +48,8 @@ export async function requestPasswordReset(
 /** Sets the new password from a reset link and signs the person out everywhere. */
 export async function resetPassword(ctx: AppContext, token: string, password: string, path = 'body.password'): Promise<Person> {
   checkPasswordLength(password, path);
-  await linkPerson(ctx, token, 'password_reset'); // refuse a bad link before spending a hash on it
+  const linked = await linkPerson(ctx, token, 'password_reset'); // refuse a bad link before spending a hash on it
+  await checkNewPassword(ctx.db, password, { path, userInputs: [linked.email, linked.name] });
   const passwordHash = await hashPassword(password);
   const now = ctx.clock.now();
   return await transaction(ctx.db, async (tx) => {

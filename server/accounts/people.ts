@@ -26,6 +26,9 @@ export interface ClientInfo {
   log?: Pick<FastifyBaseLogger, 'warn'> | undefined;
 }
 
+/** A disabled person's sign-in, once their password (or passkey, or provider) was right. */
+export const accountDisabled = () => forbidden('account_disabled', 'This account is disabled. Ask an administrator of this Gatehouse to enable it.');
+
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 /** Prepared once (db/prepared.ts): every password sign-in looks the address up. */
@@ -67,6 +70,8 @@ export async function startSession(
   client: ClientInfo,
   amr: AuthMethod[],
 ): Promise<{ sessionId: string; token: string | undefined }> {
+  // Every way of signing in ends here: a disabled person gets no session (issue 33).
+  if (person.status === 'disabled') throw accountDisabled();
   let sessionId: string | undefined;
   let token: string | undefined;
   if (client.currentToken) {

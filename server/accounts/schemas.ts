@@ -1,6 +1,6 @@
 /** Wire schemas of the sign-in endpoints (DESIGN §4.8). */
 import { Type, type Static } from 'typebox';
-import { DisplayName, Slug, Timestamp } from '../http/schemas.js';
+import { DisplayName, Slug, ApplicationRef, Timestamp } from '../http/schemas.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.js';
 
 const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
@@ -11,7 +11,7 @@ export const SignUpBodySchema = Type.Object(
     email: Email,
     password: Password,
     name: Type.Optional(DisplayName({ minLength: 1, maxLength: 200 })),
-    applicationId: Type.Optional(Slug),
+    applicationId: Type.Optional(ApplicationRef),
     invitationToken: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   },
   { additionalProperties: false },
@@ -23,7 +23,7 @@ export const SignInBodySchema = Type.Object(
     email: Type.String({ minLength: 1, maxLength: 254 }),
     // Any length is checked against the hash (same answer as a wrong password), up to the cap.
     password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH }),
-    applicationId: Type.Optional(Slug),
+    applicationId: Type.Optional(ApplicationRef),
   },
   { additionalProperties: false },
 );

@@ -61,7 +61,8 @@ const sessionQueries = preparedPerDb((db) => ({
     .from(sessions)
     .innerJoin(people, eq(people.id, sessions.personId))
     // Placeholders are bound as given (no column mapping): `nowMs` is epoch milliseconds, as stored.
-    .where(and(eq(sessions.tokenHash, sql.placeholder('hash')), isNull(sessions.revokedAt), gt(sessions.expiresAt, sql.placeholder('nowMs'))))
+    // A disabled person's sessions were ended when they were disabled; this keeps it so (issue 33).
+    .where(and(eq(sessions.tokenHash, sql.placeholder('hash')), isNull(sessions.revokedAt), gt(sessions.expiresAt, sql.placeholder('nowMs')), eq(people.status, 'active')))
     .prepare(),
   realm: db
     .select({ at: sessionRealms.authenticatedAt })
@@ -219,7 +220,11 @@ export type SessionEndReason =
   | 'second_factor_reset'
   | 'second_factor_removed'
   | 'membership_suspended'
-  | 'membership_deleted';
+  | 'membership_deleted'
+  /** An administrator disabled, deleted or signed out the person everywhere (issue 33). */
+  | 'person_disabled'
+  | 'person_deleted'
+  | 'signed_out_by_administrator';
 
 /**
  * What ends:

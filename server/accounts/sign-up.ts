@@ -16,6 +16,7 @@ import { createMembership } from '../members/create.js';
 import { usernameForNewPerson } from '../people/username.js';
 import { acceptInvitation, invitationByToken, invitationStatus } from '../invitations/accept.js';
 import { checkPasswordLength, hashPassword } from './passwords.js';
+import { checkNewPassword } from './password-policy.js';
 import { applicationForEmailSignIn, findPersonByEmail, normalizeEmail, startSession, type ClientInfo } from './people.js';
 import type { SignedIn } from './sign-in.js';
 import { exec, one, transaction } from '../db/store.js';
@@ -61,6 +62,7 @@ export async function signUpWithEmail(ctx: AppContext, input: SignUpInput, clien
     throw validationFailed([{ path: 'body.email', message: 'must be an e-mail address' }], 'The e-mail address is not valid.');
   }
   checkPasswordLength(input.password);
+  await checkNewPassword(ctx.db, input.password, { userInputs: [email, input.name] });
   // Shown to administrators and in the audit log (util/display-text.ts); the hosted form arrives unchecked.
   const nameProblem = input.name === undefined ? undefined : displayTextProblem(input.name);
   if (nameProblem) throw validationFailed([{ path: 'body.name', message: nameProblem }], 'The name is not valid.');

@@ -1,7 +1,8 @@
 /** The control panel's overview: what this installation is and how much it holds. */
-import { and, count, eq, gt } from 'drizzle-orm';
+import { and, count, eq, gt, ne } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { applications, invitations, ssoGroups } from '../db/schema.js';
+import { PANEL_CLIENT_ID } from '../administrators/panel-client.js';
 import { keptRowCounts } from '../db/row-counts.js';
 import { existsSync } from 'node:fs';
 import { tlsPaths } from '../ops/tls.js';
@@ -30,7 +31,8 @@ async function counts(ctx: AppContext, now: Date): Promise<Overview['counts']> {
   const db = ctx.db;
   const kept = await keptRowCounts(db);
   return {
-    applications: (await one(db.select({ n: count() }).from(applications)))?.n ?? 0,
+    // The panel's built-in client is not one of the installation's applications.
+    applications: (await one(db.select({ n: count() }).from(applications).where(ne(applications.id, PANEL_CLIENT_ID))))?.n ?? 0,
     people: kept.get('people') ?? 0,
     memberships: kept.get('memberships') ?? 0,
     // `expired` is derived: a pending invitation past its expiry no longer counts.

@@ -24,7 +24,7 @@
  *   PATCH of the application or of its auth policy), and consent `explicit` → `implicit`. The
  *   administrator set the bar; a leaked key must not lower it. Raising it stays open to the key.
  */
-import { requireActorScope, type Actor } from '../http/admin-auth.js';
+import { requireActorScope, requireOwner, type Actor } from '../http/admin-auth.js';
 import type { Application } from '../db/schema.js';
 import type { ApplicationPatch, AuthPolicyPatch } from './schemas.js';
 import { sameRedirectUris } from './redirect-uris.js';
@@ -40,7 +40,8 @@ export function requireMayPatch(actor: Actor, current: Application, patch: Appli
     requireActorScope(actor, undefined, 'change the audience of its tokens');
   }
   if (patch.ssoGroupId !== undefined && patch.ssoGroupId !== current.ssoGroupId) {
-    requireActorScope(actor, undefined, 'move an application between SSO groups');
+    // SSO groups span applications: an app manager's reach ends at their own (owner only).
+    requireOwner(actor, 'move an application between SSO groups');
   }
   if (patch.clientType !== undefined && patch.clientType !== current.clientType) {
     requireActorScope(actor, undefined, 'change the client type (it creates or removes the client secret)');

@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { actorName } from '../http/admin-auth.js';
+import { visibleApplications, actorName } from '../http/admin-auth.js';
 import { Problem } from '../http/problem.js';
 import { requireMayDelete, requireMayPatch, requireMayPatchAuthPolicy, requireMayRotateLdapPassword } from './key-limits.js';
 import { listQueryProperties, DEFAULT_LIMIT } from '../http/pagination.js';
@@ -48,7 +48,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ApplicationListSchema, ...adminErrors },
       },
     },
-    async (request) => listApplications(ctx, request.query.limit ?? DEFAULT_LIMIT, request.query.cursor),
+    async (request) => listApplications(ctx, request.query.limit ?? DEFAULT_LIMIT, request.query.cursor, visibleApplications(request.actor)),
   );
 
   app.post(

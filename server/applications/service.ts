@@ -4,8 +4,8 @@
  * its own transaction.
  */
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, ne } from 'drizzle-orm';
-import { applications, ssoGroups, type Application, type AuthPolicy, type ClientType, type ForwardAuthSettings, type GrantType } from '../db/schema.js';
+import { and, asc, eq, inArray, ne } from 'drizzle-orm';
+import { applications, people, ssoGroups, type Application, type AuthPolicy, type ClientType, type ForwardAuthSettings, type GrantType } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit, type Tx } from '../audit/record.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
@@ -28,6 +28,9 @@ import { applicationBindDn, type TreeConfig } from '../ldap/tree.js';
 import { exec, many, one, transaction } from '../db/store.js';
 import { claimHosts, forwardAuthSettings } from '../forward-auth/settings.js';
 import { forwardAuthChanged } from '../forward-auth/protected-hosts.js';
+import { createMembership } from '../members/create.js';
+import { ownerIds } from '../administrators/queries.js';
+import { PANEL_CLIENT_ID } from '../administrators/panel-client.js';
 
 export const DEFAULT_AUTH_POLICY: AuthPolicy = {
   signup_policy: 'invite_only',
@@ -85,11 +88,21 @@ export function newWebhookSecret(): string {
 
 export { getApplication };
 
-export async function listApplications(ctx: AppContext, limit: number, cursor?: string) {
+async function ownersAsPeople(tx: Tx) {
+  const ids = await ownerIds(tx);
+  if (!ids.length) return [];
+  return await many(tx.select({ id: people.id, email: people.email, name: people.name }).from(people).where(inArray(people.id, ids)));
+}
+
+/**
+ * A page of applications; `only`: just these (an app manager's, an API key's). The panel's
+ * built-in client (administrators/panel-client.ts) is never listed.
+ */
+export async function listApplications(ctx: AppContext, limit: number, cursor?: string, only?: readonly string[]) {
   const rows = await many(ctx.db
     .select()
     .from(applications)
-    .where(afterCursor(applications.createdAt, applications.id, cursor))
+    .where(and(afterCursor(applications.createdAt, applications.id, cursor), ne(applications.id, PANEL_CLIENT_ID), only ? inArray(applications.id, [...only]) : undefined))
     .orderBy(asc(applications.createdAt), asc(applications.id))
     .limit(limit + 1));
   const page = toPage(rows, limit, (a) => ({ t: a.createdAt.getTime(), id: a.id }));
@@ -272,6 +285,9 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
       .returning());
     if (forwardAuth) await claimHosts(tx, row.id, forwardAuth.hosts);
     await recordAudit(tx, now, { actor, action: 'application.created', applicationId: row.id, target: row.id, details: { name: row.name, clientType } });
+    // Owners join every new application as its administrators, so its Test sign-in works at once
+    // (spec administrators-and-people.md, "First run").
+    for (const owner of await ownersAsPeople(tx)) await createMembership(tx, now, row.id, owner, 'admin');
     return row;
   });
   return withSecretsShownOnce(ctx, created, { clientSecret, webhookSecret: generatedWebhookSecret, ldapPassword });

@@ -10,7 +10,14 @@ import { recordAudit } from '../audit/record.js';
 import { conflict, notFound } from '../http/problem.js';
 import { afterCursor, toPage } from '../http/pagination.js';
 import { iso } from '../http/schemas.js';
-import { getApplication } from './service.js';
+import { getApplication as findOrFail } from './service.js';
+import { isPanelClient } from '../administrators/panel-client.js';
+
+/** The application with an id; the panel's built-in client is none (administrators/panel-client.ts). */
+async function getApplication(ctx: AppContext, id: string) {
+  if (isPanelClient(id)) throw notFound('application_not_found', `There is no application with id "${id}".`);
+  return await findOrFail(ctx, id);
+}
 import { groupRealm } from './realms.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
 import { exec, one, many, transaction } from '../db/store.js';

@@ -7,6 +7,7 @@ import { auditLog } from '../db/schema.js';
 import type { Db } from '../db/client.js';
 import { newId } from '../util/ids.js';
 import { exec } from '../db/store.js';
+import { clientAddress } from '../http/client-address.js';
 
 /**
  * The database handle a transaction body works on: the database itself (db/store.ts routes a
@@ -20,6 +21,8 @@ export interface AuditEntry {
   applicationId?: string | null;
   target?: string | null;
   details?: Record<string, unknown>;
+  /** The client address; by default the address of the request being answered (http/client-address.ts). */
+  ip?: string | null;
 }
 
 export async function recordAudit(tx: Tx, at: Date, entry: AuditEntry): Promise<void> {
@@ -32,5 +35,7 @@ export async function recordAudit(tx: Tx, at: Date, entry: AuditEntry): Promise<
       applicationId: entry.applicationId ?? null,
       target: entry.target ?? null,
       details: entry.details ?? {},
+      // The address of the request that made the change; null for background work.
+      ip: entry.ip !== undefined ? entry.ip : clientAddress() ?? null,
     }));
 }

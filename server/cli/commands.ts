@@ -30,6 +30,7 @@ export const commands: CommandEntry[] = [
     load: async () => (await import('./status.js')).statusCommand,
   },
   // Headless administration: these talk to the running server's admin API.
+  { name: 'setup', summary: 'first run: create the owner account (asks for the password)', load: async () => (await import('./admin/setup.js')).setup },
   { name: 'app list', summary: 'list the applications', load: async () => (await import('./admin/apps.js')).appList },
   { name: 'app create', summary: 'register an application (prints its client secret once)', load: async () => (await import('./admin/apps.js')).appCreate },
   { name: 'app show', summary: "show one application's settings", load: async () => (await import('./admin/apps.js')).appShow },

@@ -11,6 +11,17 @@
 import { eq, sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import {
+  administratorApplications,
+  groupMembers,
+  administrators,
+  linkedAccounts,
+  oneTimeTokens,
+  passkeys,
+  pendingSignIns,
+  recoveryCodes,
+  secondFactorBackOff,
+  sessions,
+  totpCredentials,
   apiKeys,
   appPasswords,
   applicationLogos,
@@ -68,6 +79,7 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'forwardAuthSessions', table: forwardAuthSessions, key: forwardAuthSessions.id, column: forwardAuthSessions.applicationId },
     { name: 'sessionClients', table: sessionClients, key: ROW_ID, column: sessionClients.applicationId },
     { name: 'sessionRealms', table: sessionRealms, key: ROW_ID, column: sessionRealms.realm, param: 'realm' },
+    { name: 'administrators', table: administratorApplications, key: ROW_ID, column: administratorApplications.applicationId },
   ],
   sso_group: [{ name: 'sessionRealms', table: sessionRealms, key: ROW_ID, column: sessionRealms.realm, param: 'realm' }],
   membership: [
@@ -79,6 +91,42 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'consents', table: consents, key: consents.membershipId, column: consents.membershipId },
     // Issue 35: the member's app passwords stop binding with the membership.
     { name: 'appPasswords', table: appPasswords, key: appPasswords.id, column: appPasswords.membershipId },
+  ],
+  // A person deleted by an administrator (administrators/people-service.ts): everything they had,
+  // the tokens first, so nothing issued from a half-removed account stays usable.
+  person: [
+    {
+      name: 'refreshTokenFamilies', table: refreshTokenFamilies, key: refreshTokenFamilies.id, column: refreshTokenFamilies.personId,
+      children: [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }],
+    },
+    { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.personId },
+    { name: 'appPasswords', table: appPasswords, key: appPasswords.id, column: appPasswords.personId },
+    {
+      name: 'members', table: memberships, key: memberships.id, column: memberships.personId,
+      children: [{ table: consents, key: consents.membershipId, column: consents.membershipId }],
+    },
+    // Issue 34: forward auth's site sessions, before the sessions they belong to.
+    { name: 'forwardAuthSessions', table: forwardAuthSessions, key: forwardAuthSessions.id, column: forwardAuthSessions.personId },
+    {
+      name: 'sessions', table: sessions, key: sessions.id, column: sessions.personId,
+      children: [
+        { table: sessionRealms, key: ROW_ID, column: sessionRealms.sessionId },
+        { table: sessionClients, key: ROW_ID, column: sessionClients.sessionId },
+      ],
+    },
+    { name: 'linkedAccounts', table: linkedAccounts, key: linkedAccounts.id, column: linkedAccounts.personId },
+    { name: 'groupMembers', table: groupMembers, key: ROW_ID, column: groupMembers.personId },
+    { name: 'totp', table: totpCredentials, key: totpCredentials.personId, column: totpCredentials.personId },
+    { name: 'passkeys', table: passkeys, key: passkeys.id, column: passkeys.personId },
+    { name: 'recoveryCodes', table: recoveryCodes, key: recoveryCodes.id, column: recoveryCodes.personId },
+    { name: 'secondFactorBackOff', table: secondFactorBackOff, key: secondFactorBackOff.personId, column: secondFactorBackOff.personId },
+    { name: 'pendingSignIns', table: pendingSignIns, key: pendingSignIns.tokenHash, column: pendingSignIns.personId },
+    { name: 'oneTimeTokens', table: oneTimeTokens, key: oneTimeTokens.tokenHash, column: oneTimeTokens.personId },
+    { name: 'invitations', table: invitations, key: invitations.id, column: invitations.acceptedBy, set: { acceptedBy: null } },
+    {
+      name: 'administrators', table: administrators, key: administrators.personId, column: administrators.personId,
+      children: [{ table: administratorApplications, key: ROW_ID, column: administratorApplications.personId }],
+    },
   ],
 };
 

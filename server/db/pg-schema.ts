@@ -32,6 +32,33 @@ export const activityPeople = pgTable(
   ],
 );
 
+export const administratorApplications = pgTable(
+  'administrator_applications',
+  {
+    personId: text('person_id').notNull(),
+    applicationId: text('application_id').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.personId, t.applicationId] }),
+    foreignKey({ name: 'administrator_applications_person_id_administrators_person_id_fk', columns: [t.personId], foreignColumns: [administrators.personId] }).onDelete('cascade'),
+    index('administrator_applications_app_idx').on(t.applicationId),
+  ],
+);
+
+export const administrators = pgTable(
+  'administrators',
+  {
+    personId: text('person_id').primaryKey(),
+    role: text('role').notNull(),
+    grantedBy: text('granted_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('administrators_role_idx').on(t.role, t.personId),
+  ],
+);
+
 export const apiKeys = pgTable(
   'api_keys',
   {
@@ -65,7 +92,6 @@ export const appPasswords = pgTable(
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3, mode: 'date' }),
   },
   (t) => [
-    foreignKey({ name: 'app_passwords_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     uniqueIndex('app_passwords_secret_uq').on(t.secretHash),
     index('app_passwords_person_idx').on(t.personId, t.createdAt, t.id),
     index('app_passwords_app_idx').on(t.applicationId),
@@ -130,6 +156,7 @@ export const auditLog = pgTable(
     applicationId: text('application_id'),
     target: text('target'),
     details: jsonb('details').notNull().default({}),
+    ip: text('ip'),
   },
   (t) => [
     index('audit_log_at_idx').on(t.at, t.id),
@@ -225,7 +252,6 @@ export const deviceAuthorizations = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
-    foreignKey({ name: 'device_authorizations_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     foreignKey({ name: 'device_authorizations_session_id_sessions_id_fk', columns: [t.sessionId], foreignColumns: [sessions.id] }).onDelete('set null'),
     uniqueIndex('device_authorizations_device_code_uq').on(t.deviceCodeHash),
     uniqueIndex('device_authorizations_user_code_uq').on(t.userCodeHash),
@@ -297,7 +323,6 @@ export const groupMembers = pgTable(
   (t) => [
     primaryKey({ columns: [t.groupId, t.personId] }),
     foreignKey({ name: 'group_members_group_id_groups_id_fk', columns: [t.groupId], foreignColumns: [groups.id] }).onDelete('cascade'),
-    foreignKey({ name: 'group_members_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     index('group_members_person_idx').on(t.personId, t.groupId),
   ],
 );
@@ -338,7 +363,6 @@ export const invitations = pgTable(
     groups: jsonb('groups').notNull().default([]),
   },
   (t) => [
-    foreignKey({ name: 'invitations_accepted_by_people_id_fk', columns: [t.acceptedBy], foreignColumns: [people.id] }).onDelete('set null'),
     uniqueIndex('invitations_token_uq').on(t.tokenHash),
     index('invitations_app_created_idx').on(t.applicationId, t.createdAt, t.id),
     index('invitations_app_email_idx').on(t.applicationId, t.email),
@@ -358,7 +382,6 @@ export const linkedAccounts = pgTable(
     linkedAt: timestamp('linked_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
-    foreignKey({ name: 'linked_accounts_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     uniqueIndex('linked_accounts_provider_uq').on(t.provider, t.providerAccountId),
     uniqueIndex('linked_accounts_person_provider_uq').on(t.personId, t.provider),
   ],
@@ -378,7 +401,6 @@ export const memberships = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
-    foreignKey({ name: 'memberships_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     uniqueIndex('memberships_app_person_uq').on(t.applicationId, t.personId),
     index('memberships_app_joined_idx').on(t.applicationId, t.joinedAt, t.id),
     index('memberships_app_status_idx').on(t.applicationId, t.status, t.joinedAt, t.id),
@@ -407,7 +429,6 @@ export const oneTimeTokens = pgTable(
     usedAt: timestamp('used_at', { withTimezone: true, precision: 3, mode: 'date' }),
   },
   (t) => [
-    foreignKey({ name: 'one_time_tokens_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     index('one_time_tokens_person_idx').on(t.personId, t.purpose),
     index('one_time_tokens_expires_idx').on(t.expiresAt),
   ],
@@ -430,7 +451,6 @@ export const passkeys = pgTable(
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3, mode: 'date' }),
   },
   (t) => [
-    foreignKey({ name: 'passkeys_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     uniqueIndex('passkeys_credential_uq').on(t.credentialId),
     index('passkeys_person_idx').on(t.personId, t.createdAt),
   ],
@@ -453,7 +473,6 @@ export const pendingSignIns = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
-    foreignKey({ name: 'pending_sign_ins_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     index('pending_sign_ins_person_idx').on(t.personId),
     index('pending_sign_ins_expires_idx').on(t.expiresAt),
   ],
@@ -470,6 +489,7 @@ export const people = pgTable(
     givenName: text('given_name'),
     familyName: text('family_name'),
     passwordHash: text('password_hash'),
+    status: text('status').notNull().default("active"),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
@@ -536,7 +556,6 @@ export const recoveryCodes = pgTable(
     usedAt: timestamp('used_at', { withTimezone: true, precision: 3, mode: 'date' }),
   },
   (t) => [
-    foreignKey({ name: 'recovery_codes_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     index('recovery_codes_person_idx').on(t.personId),
   ],
 );
@@ -559,7 +578,6 @@ export const refreshTokenFamilies = pgTable(
     revokedReason: text('revoked_reason'),
   },
   (t) => [
-    foreignKey({ name: 'refresh_token_families_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     foreignKey({ name: 'refresh_token_families_session_id_sessions_id_fk', columns: [t.sessionId], foreignColumns: [sessions.id] }).onDelete('set null'),
     index('rtf_person_app_idx').on(t.personId, t.applicationId),
     index('rtf_session_idx').on(t.sessionId),
@@ -614,7 +632,6 @@ export const secondFactorBackOff = pgTable(
     lastFailureAt: timestamp('last_failure_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
-    foreignKey({ name: 'second_factor_back_off_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     index('second_factor_back_off_last_failure_idx').on(t.lastFailureAt),
   ],
 );
@@ -663,7 +680,6 @@ export const sessions = pgTable(
     amr: jsonb('amr').notNull().default([]),
   },
   (t) => [
-    foreignKey({ name: 'sessions_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     uniqueIndex('sessions_token_uq').on(t.tokenHash),
     index('sessions_person_idx').on(t.personId, t.createdAt),
     index('sessions_expires_idx').on(t.expiresAt),
@@ -722,9 +738,6 @@ export const totpCredentials = pgTable(
     lastUsedStep: integer('last_used_step').notNull().default(0),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
-  (t) => [
-    foreignKey({ name: 'totp_credentials_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
-  ],
 );
 
 export const webauthnChallenges = pgTable(

@@ -33,6 +33,10 @@ export type SignupPolicy = 'open' | 'invite_only' | 'closed';
 export type ClientType = 'web' | 'spa' | 'native';
 export type MemberStatus = 'active' | 'suspended';
 export type MemberRole = 'member' | 'admin';
+/** Whether a person may sign in at all (spec administrators-and-people.md, "People"). */
+export type PersonStatus = 'active' | 'disabled';
+/** An administrator's role (spec administrators-and-people.md, "Administrators"). */
+export type AdminRole = 'owner' | 'people_manager' | 'app_manager';
 /** An application's LDAP directory access (spec ldap.md, "Per application"; server/ldap/). */
 export interface LdapSettings {
   enabled: boolean;
@@ -130,6 +134,8 @@ export const people = sqliteTable(
     familyName: text('family_name'),
     /** argon2id PHC string; null when the person signs in only through external providers. */
     passwordHash: text('password_hash'),
+    /** `disabled`: cannot sign in anywhere (administrators/people-status.ts); their sessions were ended. */
+    status: text('status').$type<PersonStatus>().notNull().default('active'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },
@@ -777,6 +783,43 @@ export const apiKeys = sqliteTable(
 );
 
 // ---------------------------------------------------------------------------------------------
+// Administrators (spec administrators-and-people.md; server/administrators/)
+
+/**
+ * People who administer this installation, with their role. One row per person; an
+ * `app_manager`'s applications are in `administrator_applications`. Goes with the person.
+ */
+export const administrators = sqliteTable(
+  'administrators',
+  {
+    personId: text('person_id')
+      .primaryKey()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    role: text('role').$type<AdminRole>().notNull(),
+    /** Who granted the role (an audit actor: `admin`, `person:<id>`, `setup`). */
+    grantedBy: text('granted_by').notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  // Counting owners (the last one cannot go) and listing by role.
+  (t) => [index('administrators_role_idx').on(t.role, t.personId)],
+);
+
+/** The applications an `app_manager` manages. */
+export const administratorApplications = sqliteTable(
+  'administrator_applications',
+  {
+    personId: text('person_id')
+      .notNull()
+      .references(() => administrators.personId, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.personId, t.applicationId] }), index('administrator_applications_app_idx').on(t.applicationId)],
+);
+
+// ---------------------------------------------------------------------------------------------
 // OAuth server state
 
 /** RS256 signing keys. The newest non-retired key signs; retired keys stay published until `expiresAt`. */
@@ -981,6 +1024,8 @@ export const auditLog = sqliteTable(
     applicationId: text('application_id'),
     target: text('target'),
     details: text('details', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default({}),
+    /** The client address of the request that made the entry (GATEHOUSE_TRUST_PROXY applies); null for background work and older entries. */
+    ip: text('ip'),
   },
   (t) => [
     index('audit_log_at_idx').on(t.at, t.id),
@@ -1061,7 +1106,7 @@ export const meta = sqliteTable('meta', {
 export const purgeJobs = sqliteTable(
   'purge_jobs',
   {
-    kind: text('kind').$type<'application' | 'sso_group' | 'membership'>().notNull(),
+    kind: text('kind').$type<'application' | 'sso_group' | 'membership' | 'person'>().notNull(),
     target: text('target').notNull(),
     /** What the plan needs besides the id (e.g. the realm name of sessions to forget). */
     params: text('params', { mode: 'json' }).$type<Record<string, string>>().notNull(),
@@ -1106,6 +1151,7 @@ export type Passkey = typeof passkeys.$inferSelect;
 export type TotpCredential = typeof totpCredentials.$inferSelect;
 
 export type PurgeJob = typeof purgeJobs.$inferSelect;
+export type Administrator = typeof administrators.$inferSelect;
 export type DeviceAuthorization = typeof deviceAuthorizations.$inferSelect;
 export type BackchannelLogout = typeof backchannelLogouts.$inferSelect;
 export type ForwardAuthSession = typeof forwardAuthSessions.$inferSelect;

@@ -24,7 +24,7 @@ export const checkRoutes: FastifyPluginAsync<{ check: ForwardCheck }> = async (a
   for (const [path, endpoint] of [[FORWARD_PATH, 'forward'], [AUTH_REQUEST_PATH, 'auth-request']] as const) {
     app.earlyAnswers.addGet(path, JSON_SECURITY_HEADERS, async (call) => {
       try {
-        const { answer, result } = await check.decide(endpoint, call.ip, call.headers);
+        const { answer, result } = await check.decide(endpoint, call.peer ?? '', call.headers);
         if ('page' in answer) return undefined;
         metrics.forwardAuthCheck(result);
         return answer;

@@ -55,7 +55,7 @@ export const START_PATH = '/api/auth/forward/start';
 
 export type Endpoint = 'forward' | 'auth-request';
 
-export type RefusalReason = 'suspended' | 'not_member' | 'group_missing' | 'no_person';
+export type RefusalReason = 'suspended' | 'not_member' | 'group_missing' | 'no_person' | 'disabled';
 
 /** What the credential earns at this application. */
 type Verdict =
@@ -232,10 +232,12 @@ export class ForwardCheck {
   /** The application's rules (spec "A protected site is an application"); `amr` null: not asked (a token). */
   private async judge(
     app: Application,
-    person: { id: string; email: string; name: string | null; username: string },
+    person: { id: string; email: string; name: string | null; username: string; status: string },
     membership: { status: string; role: string } | null,
     amr: AuthMethod[] | null,
   ): Promise<Verdict> {
+    // Disabling a person ends their sessions; a token or app password of theirs stops here too.
+    if (person.status !== 'active') return { kind: 'refused', reason: 'disabled', email: person.email };
     if (!membership) return { kind: 'refused', reason: 'not_member', email: person.email };
     if (membership.status !== 'active') return { kind: 'refused', reason: 'suspended', email: person.email };
     const groups = await groupsOfPerson(this.ctx.db, person.id);
@@ -287,5 +289,6 @@ export function refusalText(app: Application, reason: RefusalReason): string {
     case 'not_member': return `You are not a member of ${app.name}.`;
     case 'group_missing': return `${app.name} is open only to members of certain groups.`;
     case 'no_person': return `${app.name} needs a token that acts for a person.`;
+    case 'disabled': return 'This account is disabled.';
   }
 }

@@ -11,7 +11,7 @@ import { many, one } from '../db/store.js';
 const memberQuery = preparedPerDb((db) =>
   db
     .select({
-      person: { id: people.id, email: people.email, name: people.name, username: people.username },
+      person: { id: people.id, email: people.email, name: people.name, username: people.username, status: people.status },
       membership: { id: memberships.id, status: memberships.status, role: memberships.role },
     })
     .from(memberships)

@@ -19,6 +19,7 @@ const MESSAGE_KEY: Record<RefusalReason | 'invite_only' | 'closed', string> = {
   not_member: 'forwardAuth.refused.notMember',
   group_missing: 'forwardAuth.refused.groupMissing',
   no_person: 'forwardAuth.refused.noPerson',
+  disabled: 'forwardAuth.refused.disabled',
 };
 
 /**

@@ -35,7 +35,7 @@ const lookup = preparedPerDb((db) => {
       host: forwardAuthSessions.host,
       sessionId: forwardAuthSessions.sessionId,
       amr: sessions.amr,
-      person: { id: people.id, email: people.email, name: people.name, username: people.username },
+      person: { id: people.id, email: people.email, name: people.name, username: people.username, status: people.status },
       membership: { id: memberships.id, status: memberships.status, role: memberships.role },
     })
     .from(forwardAuthSessions)

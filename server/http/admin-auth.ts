@@ -1,18 +1,24 @@
 /**
- * Authentication for `/api/admin/...` (spec §5, DESIGN §4.7).
- *
- * - The admin token (`Authorization: Bearer <ADMIN_TOKEN>`) may do everything.
- * - An API key may act only on `/api/admin/applications/<its app>` and below, per scope:
- *   GET → `<area>:read`, other methods → `<area>:write`. Anything else is 403 `insufficient_scope`.
- *   Some writes on the application itself need more than `application:write` (see
- *   applications/key-limits.ts): what the key could otherwise use to reach past its scopes.
- * - Missing, unknown, revoked or expired credentials → 401 with `WWW-Authenticate: Bearer`.
+ * Authentication for `/api/admin/...` (spec administrators-and-people.md, DESIGN §4.7), and the
+ * one place where the route's rule (admin-policy.ts) is applied to whoever called:
+ * - the admin token (`Authorization: Bearer <ADMIN_TOKEN>`) may do everything;
+ * - a panel access token (a named administrator signed in through the built-in client,
+ *   administrators/panel-access.ts) may do what the person's role covers;
+ * - an API key may act only on its own application's routes that name a scope area, per scope:
+ *   GET → `<area>:read`, other methods → `<area>:write`. Some writes on the application itself
+ *   need more than `application:write` (see applications/key-limits.ts).
+ * - Missing, unknown, revoked or expired credentials → 401 with `WWW-Authenticate: Bearer`;
+ *   a role that does not cover the route → 403 `forbidden`; a key → 403 `insufficient_scope`.
  */
 import type { FastifyRequest } from 'fastify';
-import { authenticateApiKey, type ApiKeyActor } from '../api-keys/authenticate.js';
-import { forbidden, unauthorized } from './problem.js';
+import { authenticateApiKey, API_KEY_PREFIX, type ApiKeyActor } from '../api-keys/authenticate.js';
+import { panelActor, type PersonActor } from '../administrators/panel-access.js';
+import { isPanelClient } from '../administrators/panel-client.js';
+import { forbidden, notFound, unauthorized } from './problem.js';
+import { keyScopeFor, needOf, personMay } from './admin-policy.js';
 
-export type Actor = { type: 'admin' } | ApiKeyActor;
+export type { PersonActor } from '../administrators/panel-access.js';
+export type Actor = { type: 'admin' } | ApiKeyActor | PersonActor;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,7 +28,14 @@ declare module 'fastify' {
 
 /** How an actor is written in the audit log. */
 export function actorName(actor: Actor): string {
-  return actor.type === 'admin' ? 'admin' : `api_key:${actor.keyId}`;
+  switch (actor.type) {
+    case 'admin':
+      return 'admin';
+    case 'person':
+      return `person:${actor.personId}`;
+    case 'api_key':
+      return `api_key:${actor.keyId}`;
+  }
 }
 
 /** Reads `Authorization: Bearer <token>`; undefined when absent or of another scheme. */
@@ -34,63 +47,65 @@ export function bearerToken(request: Pick<FastifyRequest, 'headers'>): string | 
 }
 
 /**
- * The API-key scope area of an application sub-path (the part after `/applications/:id`), or
- * undefined when no API key may touch it (API-key management, client-secret rotation).
- */
-export function scopeArea(subPath: string): string | undefined {
-  const first = subPath.split('/').filter(Boolean)[0];
-  switch (first) {
-    case undefined:
-    case 'auth-policy':
-    case 'activity':
-      return 'application';
-    case 'users':
-      return 'users';
-    case 'invitations':
-      return 'invitations';
-    case 'webhook-deliveries':
-    case 'webhook-test':
-    case 'backchannel-logouts':
-      return 'webhooks';
-    default:
-      return undefined;
-  }
-}
-
-/**
  * For routes that decide by what a write touches, not by its path: 403 `insufficient_scope`
- * unless the actor is the admin or a key holding `scope`; `scope` undefined means admin only.
+ * unless the actor is the admin, a named administrator (their route was already allowed), or a
+ * key holding `scope`; `scope` undefined means no API key may.
  */
 export function requireActorScope(actor: Actor, scope: string | undefined, what: string): void {
-  if (actor.type === 'admin') return;
+  if (actor.type !== 'api_key') return;
   if (scope === undefined) throw forbidden('insufficient_scope', `An API key may not ${what}; that needs the admin token.`);
   if (!actor.scopes.includes(scope)) throw forbidden('insufficient_scope', `This API key lacks the ${scope} scope, needed to ${what}.`);
 }
 
-const APP_PATH = /^\/api\/admin\/applications\/([^/?]+)(\/[^?]*)?/;
+/** Only the owner (or the admin token) may `what`: for writes whose reach goes past one application. */
+export function requireOwner(actor: Actor, what: string): void {
+  if (actor.type === 'admin' || (actor.type === 'person' && actor.role === 'owner')) return;
+  if (actor.type === 'api_key') throw forbidden('insufficient_scope', `An API key may not ${what}; that needs the admin token.`);
+  throw forbidden('forbidden', `Only an owner may ${what}.`);
+}
 
-/** preHandler for every admin route. */
+/** The applications an actor may see in lists: undefined for all of them. */
+export function visibleApplications(actor: Actor): readonly string[] | undefined {
+  if (actor.type === 'person' && actor.role === 'app_manager') return actor.applications;
+  if (actor.type === 'api_key') return [actor.applicationId];
+  return undefined;
+}
+
+/** The route's application id (`:id` under `/applications/`), when it has one. */
+function routeApplicationId(request: FastifyRequest): string | undefined {
+  const url = request.routeOptions.url;
+  if (!url?.startsWith('/api/admin/applications/:id')) return undefined;
+  const id = (request.params as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/** onRequest hook of every admin route: who is calling, and whether the route's rule lets them. */
 export async function requireAdmin(request: FastifyRequest): Promise<void> {
   const token = bearerToken(request);
-  if (!token) throw unauthorized('This endpoint needs Authorization: Bearer <admin token or API key>.');
+  if (!token) throw unauthorized('This endpoint needs Authorization: Bearer <admin token, panel access token or API key>.');
   const { ctx } = request.server;
-  if (ctx.adminToken.verify(token)) {
-    request.actor = { type: 'admin' };
+  const actor: Actor | undefined = ctx.adminToken.verify(token)
+    ? { type: 'admin' }
+    : token.startsWith(API_KEY_PREFIX)
+      ? await authenticateApiKey(ctx, token)
+      : await panelActor(ctx, token);
+  if (!actor) throw unauthorized('The bearer token is not a valid admin token or API key.');
+  request.actor = actor;
+  // Under the not-found handler there is no route: any authenticated caller gets the 404.
+  if (request.routeOptions.url === undefined || request.is404) return;
+  const appId = routeApplicationId(request);
+  // The panel's built-in client is no application to administer (administrators/panel-client.ts).
+  if (isPanelClient(appId)) throw notFound('application_not_found', `There is no application with id "${appId}".`);
+  if (actor.type === 'admin') return;
+  const need = needOf(request.method, request.routeOptions.url);
+  if (actor.type === 'person') {
+    if (!personMay(actor, need, appId)) throw forbidden('forbidden', `Your administrator role (${actor.role}) does not cover ${request.method} ${request.routeOptions.url}.`);
     return;
   }
-  const key = await authenticateApiKey(ctx, token);
-  if (!key) throw unauthorized('The bearer token is not a valid admin token or API key.');
-  request.actor = key;
-
-  const match = APP_PATH.exec(request.url);
-  const appId = match?.[1] ? decodeURIComponent(match[1]) : undefined;
-  const area = match ? scopeArea(match[2] ?? '') : undefined;
-  // Creating applications (POST /applications) or anything outside the key's own app is out of scope.
-  if (!appId || appId !== key.applicationId || !area) {
-    throw forbidden('insufficient_scope', 'This API key may only be used on its own application.');
-  }
-  const needed = `${area}:${request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write'}`;
-  if (!key.scopes.includes(needed)) {
+  const needed = keyScopeFor(need, request.method);
+  if (appId !== actor.applicationId) throw forbidden('insufficient_scope', 'This API key may only be used on its own application.');
+  if (!needed) throw forbidden('insufficient_scope', `An API key may not call ${request.method} ${request.routeOptions.url}; that needs the admin token.`);
+  if (!actor.scopes.includes(needed)) {
     throw forbidden('insufficient_scope', `This API key lacks the ${needed} scope.`);
   }
 }

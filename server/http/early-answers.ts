@@ -27,6 +27,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { FastifyServerFactory } from 'fastify';
 import { parse as parseForm } from 'fast-querystring';
 import type { serverLimits } from './server-limits.js';
+import { withClientAddress } from './client-address.js';
 
 /** A computed answer: what the early path and a Fastify route both send (as JSON). */
 export interface JsonAnswer {
@@ -37,7 +38,10 @@ export interface JsonAnswer {
 
 /** What an early call's answer may read of the request (a FastifyRequest has the same fields). */
 export interface EarlyCall {
+  /** The client's address (a trusted proxy's X-Forwarded-For: http/client-address.ts). */
   ip: string;
+  /** The connection's own peer (the proxy itself, behind one): whom forward auth trusts. */
+  peer?: string;
   headers: IncomingHttpHeaders;
   /** The parsed form of a POST; undefined for a GET. */
   body: unknown;
@@ -88,6 +92,8 @@ export class EarlyAnswers {
   constructor(
     private readonly serverHeaders: Record<string, string> = {},
     private readonly observe: AnswerObserver = () => {},
+    /** The client's address (GATEHOUSE_TRUST_PROXY's rule, http/client-address.ts). */
+    private readonly addressOf: (request: IncomingMessage) => string = (request) => request.socket.remoteAddress ?? '',
   ) {}
 
   /** Serve `GET`/`HEAD` of exactly `path` with status 200, these headers and `body()`'s JSON. */
@@ -117,7 +123,9 @@ export class EarlyAnswers {
     const path = request.url!;
     const call = method === 'GET' ? this.gets.get(path) : undefined;
     if (call) {
-      this.send(response, path, started, call, call.answer({ ip: request.socket.remoteAddress ?? '', headers: request.headers, body: undefined }), fastify);
+      const ip = this.addressOf(request);
+      const peer = request.socket.remoteAddress ?? '';
+      this.send(response, path, started, call, withClientAddress(ip, () => call.answer({ ip, peer, headers: request.headers, body: undefined })), fastify);
       return true;
     }
     const answer = this.answers.get(path);
@@ -152,7 +160,8 @@ export class EarlyAnswers {
     request.on('error', () => response.destroy());
     request.on('end', () => {
       const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString();
-      this.send(response, path, started, route, route.answer({ ip: request.socket.remoteAddress ?? '', headers, body: parseForm(text) }));
+      const ip = this.addressOf(request);
+      this.send(response, path, started, route, withClientAddress(ip, () => route.answer({ ip, headers, body: parseForm(text) })));
     });
     return true;
   }

@@ -24,6 +24,13 @@ export const NullableTimestamp = Type.Union([Type.String({ format: 'date-time' }
 /** Application and SSO-group ids (DESIGN §4.3). */
 export const SLUG_PATTERN = '^[a-z0-9][a-z0-9_-]{1,62}$';
 export const Slug = Type.String({ pattern: SLUG_PATTERN, minLength: 2, maxLength: 63 });
+/**
+ * The control panel's built-in OAuth client (administrators/panel-client.ts): outside SLUG_PATTERN,
+ * so no application created through the admin API can take its id.
+ */
+export const PANEL_CLIENT_ID = '_gatehouse-panel';
+/** An application named by a sign-in (its id, or the panel's built-in client). */
+export const ApplicationRef = Type.String({ pattern: `^(${PANEL_CLIENT_ID}|[a-z0-9][a-z0-9_-]{1,62})$`, minLength: 2, maxLength: 63 });
 
 export const iso = (date: Date | null | undefined): string | null => (date ? date.toISOString() : null);
 

@@ -27,6 +27,23 @@ export function passwordResetMessage(to: string, url: string, locale: Locale): M
   return linkMessage(to, locale, 'reset', url);
 }
 
+/** An account an administrator created (issue 33): a link to choose the password, valid for a week. */
+export function welcomeMessage(to: string, url: string, locale: Locale, service: string): MailMessage {
+  const t = textTranslator(locale);
+  const lead = t('mail.welcome.lead', { email: to, service });
+  const action = t('mail.welcome.action');
+  const after = t('mail.welcome.until');
+  return {
+    to,
+    subject: t('mail.welcome.subject', { service }),
+    text: `${lead}\n\n${action}:\n${url}\n\n${after}\n`,
+    html:
+      `<!doctype html><html lang="${locale}"><body style="font-family:sans-serif">` +
+      `<p>${escapeHtml(lead)}</p><p><a href="${escapeHtml(url)}">${escapeHtml(action)}</a></p><p style="color:#555">${escapeHtml(after)}</p>` +
+      `</body></html>`,
+  };
+}
+
 export function verificationMessage(to: string, url: string, locale: Locale): MailMessage {
   return linkMessage(to, locale, 'verify', url);
 }

@@ -28,11 +28,11 @@ function fromBasic(header: string): Presented {
   const match = /^Basic[ ]+([A-Za-z0-9+/=]+)[ ]*$/i.exec(header);
   const decoded = match?.[1] ? Buffer.from(match[1], 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
-  if (colon < 0) throw invalidClient('The Authorization header is not valid Basic credentials.');
+  if (colon < 0) throw invalidClient('The Authorization header is not valid Basic credentials.', true);
   try {
     return { clientId: decodeBasicPart(decoded.slice(0, colon)), secret: decodeBasicPart(decoded.slice(colon + 1)), basic: true };
   } catch {
-    throw invalidClient('The Authorization header is not valid Basic credentials.');
+    throw invalidClient('The Authorization header is not valid Basic credentials.', true);
   }
 }
 
@@ -96,14 +96,14 @@ function pgClientById(db: Db): (id: string) => Promise<OAuthClient | undefined> 
 
 /** The client's secret (or its absence) checked against what it presented. */
 function checkClient(app: OAuthClient | undefined, secret: string | undefined, basic: boolean): OAuthClient {
-  if (!app) throw invalidClient('Client authentication failed.');
+  if (!app) throw invalidClient('Client authentication failed.', basic);
   if (app.clientType === 'web') {
-    if (secret === undefined) throw invalidClient('This confidential client must authenticate with its client secret.');
+    if (secret === undefined) throw invalidClient('This confidential client must authenticate with its client secret.', basic);
     if (!app.clientSecretHash || !matchesHash(secret, app.clientSecretHash)) {
-      throw invalidClient('Client authentication failed.');
+      throw invalidClient('Client authentication failed.', basic);
     }
   } else if (secret !== undefined || basic) {
-    throw invalidClient('Public clients do not authenticate with a client secret; use PKCE.');
+    throw invalidClient('Public clients do not authenticate with a client secret; use PKCE.', basic);
   }
   return app;
 }

@@ -35,8 +35,13 @@ export const invalidGrant = (description: string) => new OAuthError('invalid_gra
 export const invalidScope = (description: string) => new OAuthError('invalid_scope', description);
 export const invalidTarget = (description: string) => new OAuthError('invalid_target', description);
 /** RFC 6749 §5.2: 401 with a Basic challenge, whichever method the client tried. */
-export const invalidClient = (description: string) =>
-  new OAuthError('invalid_client', description, 401, { 'www-authenticate': 'Basic realm="gatehouse"' });
+/**
+ * A failed client authentication: 401, with a `WWW-Authenticate: Basic` challenge only when the
+ * client used Basic (RFC 6749 §5.2 asks for it then). Sent to a browser that did not, the
+ * challenge would open the browser's own credentials dialog (issue 33: the panel's Test sign-in).
+ */
+export const invalidClient = (description: string, usedBasic = false) =>
+  new OAuthError('invalid_client', description, 401, usedBasic ? { 'www-authenticate': 'Basic realm="gatehouse"' } : {});
 
 /** The answer of a failure (status, RFC 6749 body, `Cache-Control: no-store`), as data for either transport. */
 export function oauthErrorAnswer(error: OAuthError): JsonAnswer {

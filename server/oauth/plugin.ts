@@ -13,11 +13,13 @@ import formbody from '@fastify/formbody';
 import { registerCors } from './cors.js';
 import type { FeatureOptions } from '../context.js';
 import { adminKeyRoutes } from './admin-key-routes.js';
+import { testSignInRoutes } from './test-sign-in.js';
 import { authorizeRoutes } from './authorize/route.js';
 import { discoveryRoutes } from './discovery.js';
 import { endSessionRoutes } from './end-session.js';
 import { oauthErrorHandler } from './errors.js';
 import { KeyRing } from './keys.js';
+import { readAccessToken } from './access-tokens.js';
 import { answerWrongMethods } from './method-not-allowed.js';
 import { FailureLimiter } from './failure-limit.js';
 import { FORM_BODY_LIMIT } from './params.js';
@@ -41,6 +43,8 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
   // overview, expect one to exist from then on).
   await keys.ensure();
   const limiter = new FailureLimiter(ctx);
+  // The admin API accepts panel access tokens: verified here, with the same keys (context.ts).
+  ctx.readAccessToken = async (token) => (await readAccessToken(ctx, keys, token)) as Readonly<Record<string, unknown>> | undefined;
 
   await app.register(async (scope) => {
     await scope.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
@@ -62,6 +66,7 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
   await app.register(devicePageRoutes);
   await app.register(consentPageRoutes);
   await app.register(adminKeyRoutes, { prefix: '/api/admin', keys });
+  await app.register(testSignInRoutes, { prefix: '/api/admin', keys });
   await app.register(backchannelLogRoutes, { prefix: '/api/admin' });
   if (options.startWorkers) {
     startLogoutWorker(app, keys);

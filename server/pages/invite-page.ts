@@ -22,6 +22,8 @@ import { redirectToSecondStep } from '../accounts/second-factor/pending.js';
 import { signUpWithEmail } from '../accounts/sign-up.js';
 import { invitationStatus } from '../invitations/accept.js';
 import { invitationForLink, landingUrl, redeemInvitation } from '../invitations/redeem.js';
+import { findApplication } from '../applications/lookup.js';
+import { findMembership } from '../members/create.js';
 import { renderError, renderPage } from './render.js';
 import { preparePageScope } from './page-scope.js';
 import { redirectSources, resumeAfterJoining } from './sign-in-pages.js';
@@ -30,6 +32,9 @@ import { problemText } from './text.js';
 import { pageBrand } from './brand.js';
 
 const Params = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) });
+const JoinedParams = Type.Object({ appId: Type.String({ minLength: 1, maxLength: 100 }) });
+/** The "You have joined" page of an application. */
+export const joinedPath = (appId: string) => `/invite/joined/${encodeURIComponent(appId)}`;
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
 /** `return_to`: an authorization request of the invitation's application to finish after joining (issue 25). */
 const Form = Type.Object(
@@ -118,9 +123,28 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
    * request when there is one (it completes at once: the realm is signed in), else to the application.
    */
   const acceptAndGo = async (request: FastifyRequest, reply: FastifyReply, token: string, person: { id: string; email: string; name: string | null }, given: string | undefined) => {
-    const { redirectTo, app: joined } = await redeemInvitation(ctx, token, person);
-    return reply.header('cache-control', 'no-store').redirect(resumeAfterJoining(ctx.config, request, joined, given) ?? redirectTo, 303);
+    const { app: joined } = await redeemInvitation(ctx, token, person);
+    return reply.header('cache-control', 'no-store').redirect(resumeAfterJoining(ctx.config, request, joined, given) ?? joinedPath(joined.id), 303);
   };
+
+  /**
+   * "You have joined <app>" (issue 33): where an invitation ends when no sign-in of the application
+   * waits to be resumed, with a button to the application (its first redirect URI's origin)
+   * instead of sending the browser to an address that may not be running. Only for a signed-in
+   * member of that application; anyone else goes to the account page.
+   */
+  app.get('/invite/joined/:appId', { schema: { hide: true, params: JoinedParams } }, async (request, reply) => {
+    const signedIn = await readSession(ctx, request);
+    const joined = signedIn ? await findApplication(ctx.db, request.params.appId) : undefined;
+    const member = joined && signedIn ? await findMembership(ctx.db, joined.id, signedIn.person.id) : undefined;
+    if (!joined || member?.status !== 'active') return reply.header('cache-control', 'no-store').redirect('/account', 303);
+    const { t } = pageText(ctx.config, request);
+    return renderPage(reply, 'message', {
+      title: t('invite.joinedTitle', { app: joined.name }),
+      message: t('invite.joined', { app: joined.name }),
+      link: { href: landingUrl(ctx, joined), label: t('invite.open', { app: joined.name }) },
+    }, { brand: pageBrand(joined) });
+  });
 
   app.post('/invite/:token/accept', { schema: { hide: true, params: Params, body: Form } }, async (request, reply) => {
     checkFormToken(ctx.config, request, request.body.csrf_token);
@@ -148,7 +172,7 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
           clientInfo(ctx, request),
         );
         await sendSessionCookie(ctx, reply, signedUp);
-        return reply.redirect(resumeAfterJoining(ctx.config, request, found.app, form.return_to) ?? landingUrl(ctx, found.app), 303);
+        return reply.redirect(resumeAfterJoining(ctx.config, request, found.app, form.return_to) ?? joinedPath(found.app.id), 303);
       } catch (error) {
         const problem = problemMessage(error);
         const { locale, t } = pageText(ctx.config, request);

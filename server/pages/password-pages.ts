@@ -19,6 +19,7 @@ import { checkFormToken, formToken } from '../accounts/csrf.js';
 import { authRateLimits } from '../accounts/rate-limits.js';
 import { clearSessionCookie } from '../accounts/session.js';
 import { requestPasswordReset, resetPassword } from '../accounts/password-reset.js';
+import { escapeHtml } from '../util/html.js';
 import { verifyEmail } from '../accounts/email-verification.js';
 import { linkPerson } from '../accounts/one-time-tokens.js';
 import { requireMail } from '../accounts/email-link-routes.js';
@@ -127,6 +128,8 @@ const passwordPages: FastifyPluginAsyncTypebox = async (app) => {
         if (error instanceof Problem && error.code === 'validation_failed') {
           return showReset(ctx, request, reply.status(400), token, flow, t('reset.invalid', { reason: error.errors?.[0]?.message ?? 'is not valid' }));
         }
+        // The password policy's reason, in words (accounts/password-policy.ts).
+        if (error instanceof Problem && error.code === 'weak_password') return showReset(ctx, request, reply.status(400), token, flow, escapeHtml(error.detail));
         throw error;
       }
       clearSessionCookie(reply, ctx.config);

@@ -16,7 +16,8 @@ import type { FastifyReply } from 'fastify';
 import { Eta } from 'eta';
 import { installPath } from '../util/install-paths.js';
 import { escapeHtml } from '../util/html.js';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../accounts/passwords.js';
+import { PASSWORD_MAX_LENGTH } from '../accounts/passwords.js';
+import { knownPasswordPolicy } from '../accounts/password-policy.js';
 import { LOCALES, LOCALE_NAMES, pageText } from '../i18n/index.js';
 import type { PageBrand } from './brand.js';
 
@@ -101,14 +102,20 @@ export function renderPage(
   const here = localPath(options.here ?? (request.method === 'GET' ? request.url : undefined)) ?? '/account';
   const brand = options.brand;
   const brandName = brand ? escapeHtml(brand.name) : undefined;
+  const policy = knownPasswordPolicy(reply.server.ctx.db);
   const html = engine().render(templateName, {
     ...data,
     t,
     lang: locale,
     brand,
-    passwordMin: PASSWORD_MIN_LENGTH,
+    passwordMin: policy.minLength,
     passwordMax: PASSWORD_MAX_LENGTH,
-    passwordRules: t('password.rules', { min: PASSWORD_MIN_LENGTH }),
+    // The password policy in words, beside every new-password field (accounts/password-policy.ts).
+    passwordRules: [
+      t('password.rules', { min: policy.minLength }),
+      policy.minStrength > 0 ? t('password.rulesStrength', { strength: t(`password.strength.${policy.minStrength}`) }) : '',
+      policy.rejectBreached ? t('password.rulesCommon') : '',
+    ].filter(Boolean).join(' '),
     // The browser tab names the application too when the title does not already (HTML: titles are).
     fullTitle: [data.title, brandName && !data.title.includes(brandName) ? brandName : undefined, 'Gatehouse'].filter(Boolean).join(' · '),
     languages: LOCALES.map((code) => ({

@@ -13,9 +13,11 @@ import { notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import type { PeopleQuery } from './schemas.js';
 import { one, many } from '../db/store.js';
+import { isPanelClient } from '../administrators/panel-client.js';
 
 const summary = {
   id: people.id,
+  status: people.status,
   email: people.email,
   emailVerified: people.emailVerified,
   name: people.name,
@@ -24,7 +26,7 @@ const summary = {
   applications: sql<number>`(SELECT count(*) FROM "memberships" WHERE "memberships"."person_id" = "people"."id")`,
 };
 
-type SummaryRow = { id: string; email: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
+type SummaryRow = { id: string; status: 'active' | 'disabled'; email: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
 const toWire = (r: SummaryRow) => ({ ...r, createdAt: iso(r.createdAt)! });
 
 export async function listPeople(db: Db, query: PeopleQuery, limit: number) {
@@ -63,18 +65,21 @@ export async function getPerson(db: Db, id: string) {
     .innerJoin(applications, eq(applications.id, memberships.applicationId))
     .where(eq(memberships.personId, id))
     .orderBy(asc(memberships.joinedAt)));
+  // The panel's built-in client is not an application the person belongs to (administrators/panel-client.ts).
+  const visible = member.filter(({ m }) => !isPanelClient(m.applicationId));
   const accounts = await many(db
     .select({ provider: linkedAccounts.provider, email: linkedAccounts.email, linkedAt: linkedAccounts.linkedAt })
     .from(linkedAccounts)
     .where(eq(linkedAccounts.personId, id)));
   return {
     id: person.id,
+    status: person.status,
     email: person.email,
     emailVerified: person.emailVerified,
     name: person.name,
     createdAt: iso(person.createdAt)!,
     hasPassword: person.passwordHash !== null,
-    memberships: member.map(({ m, applicationName }) => ({
+    memberships: visible.map(({ m, applicationName }) => ({
       id: m.id,
       applicationId: m.applicationId,
       applicationName,

@@ -8,6 +8,7 @@ import { adminFeature } from '../http/admin-feature.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { getPerson, listPeople } from './queries.js';
+import { peopleManagementRoutes } from './manage-routes.js';
 import { PeopleListSchema, PeopleQuerySchema, PersonParams, PersonSchema } from './schemas.js';
 
 const tags = ['people'];
@@ -36,4 +37,7 @@ const peopleRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
-export const peoplePlugin = adminFeature(peopleRoutes);
+export const peoplePlugin = adminFeature(async (app) => {
+  await app.register(peopleRoutes);
+  await app.register(peopleManagementRoutes);
+});

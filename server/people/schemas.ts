@@ -14,6 +14,7 @@ export type PeopleQuery = Static<typeof PeopleQuerySchema>;
 
 const PersonFields = {
   id: Type.String(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('disabled')], { description: 'disabled: cannot sign in anywhere (issue 33)' }),
   email: Type.String(),
   emailVerified: Type.Boolean(),
   name: Type.Union([Type.String(), Type.Null()]),
@@ -56,3 +57,33 @@ export const PersonSchema = Type.Object(
 );
 
 export const PersonParams = Type.Object({ id: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
+
+/** `POST /api/admin/people` (issue 33): an invitation e-mail to choose a password, or the password itself. */
+export const PersonCreateSchema = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, format: 'display-name' })),
+    username: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: '^[a-z0-9][a-z0-9._-]{0,63}$; made from the e-mail when absent' })),
+    groups: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 200, description: 'directory group ids' })),
+    sendInvitation: Type.Optional(Type.Boolean({ description: 'true: e-mail a link to choose a password (valid for 7 days)' })),
+    password: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'set directly instead, under the password policy' })),
+  },
+  { additionalProperties: false },
+);
+
+export const PersonPatchSchema = Type.Object(
+  { status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')], { description: 'disabled: cannot sign in anywhere; their sessions end (back-channel logout included)' })) },
+  { additionalProperties: false },
+);
+
+export const PersonSessionsSchema = Type.Object(
+  {
+    sessions: Type.Array(
+      Type.Object(
+        { id: Type.String(), device: Type.String(), ip: Type.String(), createdAt: Timestamp, lastSeenAt: Timestamp, expiresAt: Timestamp, multiFactor: Type.Boolean() },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);

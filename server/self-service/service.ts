@@ -23,6 +23,7 @@ import { membershipEventData } from '../members/create.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { endSession, endSessions, requireRecentSignIn, type SessionEndReason } from '../accounts/session.js';
 import { checkPasswordLength, hashPassword, verifyPassword } from '../accounts/passwords.js';
+import { checkNewPassword } from '../accounts/password-policy.js';
 import { claimPasswordCheck, clearBackOff, passwordCheckFailed, passwordCheckPassed } from '../accounts/sign-in-back-off.js';
 import {
   addCredentialAccount,
@@ -214,6 +215,7 @@ export async function changePassword(ctx: AppContext, me: Me, input: PasswordCha
     await passwordCheckFailed(ctx, person, check);
     throw wrongPassword();
   }
+  await checkNewPassword(ctx.db, input.newPassword, { path: 'body.newPassword', userInputs: [person.email, person.name] });
   const passwordHash = await hashPassword(input.newPassword);
   const now = ctx.clock.now();
   const sessionsEnded = await transaction(ctx.db, async (tx) => {

@@ -9,7 +9,7 @@ import type { Tx } from '../audit/record.js';
 import { newId } from '../util/ids.js';
 import { exec, one } from '../db/store.js';
 
-/** Every event kind (DESIGN §4.11, plus `application.redirect_uris_changed` from issue 22 and `second_factor.*` from issue 23). */
+/** Every event kind (DESIGN §4.11, plus `application.redirect_uris_changed` from issue 22 and `second_factor.*` from issue 23, `person.deleted` from issue 33). */
 export const WEBHOOK_EVENT_TYPES = [
   'membership.created',
   'membership.updated',
@@ -22,6 +22,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'second_factor.enrolled',
   'second_factor.removed',
   'application.redirect_uris_changed',
+  'person.deleted',
   'webhook.test',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

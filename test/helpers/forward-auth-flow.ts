@@ -113,8 +113,10 @@ export function forwardAuthStory(proxyName: 'caddy' | 'nginx'): void {
       const api = await get(port, `wiki.localhost:${port}`, '/api/items', { accept: 'application/json' });
       expect(api.status).toBe(401);
       expect(api.headers['www-authenticate']).toBe('Bearer realm="gatehouse"');
-      // Through the proxy, a forged X-Forwarded-Host changes nothing: the proxy names the host.
-      const through = await get(port, `wiki.localhost:${port}`, '/', { cookie, 'x-forwarded-host': 'other.localhost', 'x-original-url': 'http://other.localhost/' });
+      // Through the proxy, a forged X-Forwarded-Host changes nothing: the proxy names the host. The
+      // client is another address (127.0.0.2): Gatehouse trusts the proxy's connection, whatever
+      // client its X-Forwarded-For names.
+      const through = await get(port, `wiki.localhost:${port}`, '/', { cookie, 'x-forwarded-host': 'other.localhost', 'x-original-url': 'http://other.localhost/' }, '127.0.0.2');
       expect(through.status).toBe(200);
       expect((JSON.parse(through.body) as Echoed).headers['remote-user']).toBe('ada');
       // Straight to Gatehouse from another address with the same claims: 403.

@@ -205,7 +205,7 @@ describe('API key scope matrix', () => {
       ['PATCH', { clientType: 'spa' }, 'An API key may not change the client type (it creates or removes the client secret); that needs the admin token.'],
       ['PATCH', { webhookUrl: 'https://hooks.example.com/other' }, 'This API key lacks the webhooks:write scope, needed to change the webhook settings.'],
       ['PATCH', { name: 'Renamed', webhookUrl: null }, 'This API key lacks the webhooks:write scope, needed to change the webhook settings.'],
-      ['DELETE', undefined, 'An API key may not delete an application (that deletes its API keys); that needs the admin token.'],
+      ['DELETE', undefined, 'An API key may not call DELETE /api/admin/applications/:id; that needs the admin token.'],
       // Where codes and tokens go and whom tokens are for (issue 22, item 1): admin only.
       ['PATCH', { redirectUris: ['https://attacker.example/callback'] }, 'An API key may not change where sign-ins are sent (redirect URIs); that needs the admin token.'],
       ['PATCH', { redirectUris: [...before.redirectUris, 'https://attacker.example/callback'] }, 'An API key may not change where sign-ins are sent (redirect URIs); that needs the admin token.'],

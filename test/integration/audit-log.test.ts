@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { appBody, makeApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, appBody, makeApp } from '../helpers/app.js';
+import { recordAudit } from '../../server/audit/record.js';
+import { engineOf } from '../../server/db/store.js';
+import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
+import { createClient, pkcePair, signUpCookie, startOAuthServer } from '../helpers/oauth-server.js';
 
 const LOG = '/api/admin/audit-log';
 
@@ -30,6 +34,7 @@ describe('GET /api/admin/audit-log', () => {
       applicationId: 'other',
       target: expect.stringMatching(/^inv_/),
       details: { email: 'c@example.com', role: 'member' },
+      ip: '127.0.0.1',
     });
     expect(all.json().nextCursor).toBeNull();
 
@@ -63,5 +68,76 @@ describe('GET /api/admin/audit-log', () => {
     const anon = await t.app.inject({ method: 'GET', url: LOG });
     expect(anon.statusCode).toBe(401);
     expect(anon.headers['www-authenticate']).toBe('Bearer');
+  });
+});
+
+describe('the client address of each entry', () => {
+  it('records the address of the request that made the change; a trusted proxy\'s client, not the proxy; none for background work', async () => {
+    const t = await makeApp();
+    const create = (id: string, headers: Record<string, string>, remoteAddress: string) =>
+      t.app.inject({ method: 'POST', url: '/api/admin/applications', payload: appBody({ id, audience: `https://${id}.example.com` }), remoteAddress, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers } });
+    expect((await create('direct', {}, '192.0.2.10')).statusCode).toBe(201);
+    // Without GATEHOUSE_TRUST_PROXY a forwarded-for header is just a header.
+    expect((await create('spoofed', { 'x-forwarded-for': '203.0.113.99' }, '192.0.2.11')).statusCode).toBe(201);
+    await recordAudit(t.db, t.clock.now(), { actor: 'system', action: 'test.background' });
+    const entries = (await t.admin('GET', `${LOG}?limit=10`)).json().entries as { action: string; target: string | null; ip: string | null }[];
+    expect(entries.map((e) => [e.action, e.target, e.ip])).toEqual([
+      ['test.background', null, null],
+      ['application.created', 'spoofed', '192.0.2.11'],
+      ['application.created', 'direct', '192.0.2.10'],
+    ]);
+
+    const proxied = await makeApp({ config: { trustProxy: ['10.0.0.0/8'] } });
+    const res = await proxied.app.inject({
+      method: 'POST', url: '/api/admin/applications', payload: appBody(), remoteAddress: '10.0.0.5',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-forwarded-for': '198.51.100.7' },
+    });
+    expect(res.statusCode).toBe(201);
+    expect((await proxied.admin('GET', LOG)).json().entries[0]).toMatchObject({ action: 'application.created', ip: '198.51.100.7' });
+  });
+
+  it('on the token endpoint answered before Fastify, behind a trusted proxy too (a refresh token used twice)', async () => {
+    const server = await startOAuthServer({ GATEHOUSE_TRUST_PROXY: 'loopback' });
+    try {
+      await createClient(server, { id: 'notes', name: 'Notes', audience: 'https://notes.example.com/api', clientType: 'spa', redirectUris: ['http://127.0.0.1:5173/callback'] });
+      const cookie = await signUpCookie(server, 'ada@example.com', 'notes');
+      const pkce = pkcePair();
+      const query = new URLSearchParams({
+        response_type: 'code', client_id: 'notes', redirect_uri: 'http://127.0.0.1:5173/callback', scope: 'openid offline_access',
+        code_challenge: pkce.challenge, code_challenge_method: 'S256', state: 's',
+      });
+      const authorized = await fetch(`${server.url}/api/auth/oauth2/authorize?${query}`, { redirect: 'manual', headers: { cookie } });
+      const code = new URL(authorized.headers.get('location')!).searchParams.get('code')!;
+      const token = (form: Record<string, string>) =>
+        fetch(`${server.url}/api/auth/oauth2/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': '198.51.100.23' },
+          body: new URLSearchParams(form).toString(),
+        });
+      const tokens = (await (await token({ grant_type: 'authorization_code', code, client_id: 'notes', redirect_uri: 'http://127.0.0.1:5173/callback', code_verifier: pkce.verifier })).json()) as { refresh_token: string };
+      expect((await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: 'notes' })).status).toBe(200);
+      expect((await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: 'notes' })).status).toBe(400);
+      const log = (await (await server.admin('GET', `${LOG}?action=security.refresh_token_reused`)).json()) as { entries: { ip: string | null }[] };
+      expect(log.entries.map((e) => e.ip)).toEqual(['198.51.100.23']);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('GET /api/admin/audit-log/actions', () => {
+  it('lists the actions the log holds, in order, one index seek each', async () => {
+    const t = await makeApp();
+    expect((await t.admin('GET', `${LOG}/actions`)).json()).toEqual({ actions: [] });
+    await t.admin('POST', '/api/admin/applications', appBody());
+    await t.admin('POST', '/api/admin/applications', appBody({ id: 'other', audience: 'https://other.example.com' }));
+    await t.admin('POST', '/api/admin/applications/notes/invitations', { emails: ['a@example.com'] });
+    const res = await t.admin('GET', `${LOG}/actions`);
+    expect([res.statusCode, res.json()]).toEqual([200, { actions: ['application.created', 'invitation.created'] }]);
+    expect((await t.admin('GET', `${LOG}/actions?x=1`)).statusCode).toBe(400);
+    expect((await t.app.inject({ method: 'GET', url: `${LOG}/actions` })).statusCode).toBe(401);
+    const plan = await queryPlan(t.db, 'SELECT action FROM audit_log WHERE action > ? ORDER BY action LIMIT 1', 'a');
+    if (engineOf(t.db) === 'sqlite') expect(plan).toBe('SEARCH audit_log USING COVERING INDEX audit_log_action_idx (action>?)');
+    else expect(usesPostgresIndex(plan, 'audit_log_action_idx'), plan).toBe(true);
   });
 });

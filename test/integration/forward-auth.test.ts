@@ -278,6 +278,11 @@ describe('the check', () => {
     const [member] = (await t.admin('GET', '/api/admin/applications/files/users')).json().users;
     expect((await t.admin('PATCH', `/api/admin/applications/files/users/${member.id}`, { status: 'suspended' })).statusCode).toBe(200);
     expect((await forwardCheck(t, { host: 'files.localhost', authorization: basic('ada', password) })).statusCode).toBe(401);
+    // A disabled person: refused whatever credential they still hold.
+    expect((await t.admin('PATCH', `/api/admin/applications/files/users/${member.id}`, { status: 'active' })).statusCode).toBe(200);
+    expect((await t.admin('PATCH', `/api/admin/people/${member.userId}`, { status: 'disabled' })).statusCode).toBe(200);
+    const disabled = await forwardCheck(t, { host: 'files.localhost', authorization: basic('ada', password) });
+    expect([disabled.statusCode, problemOf(disabled).code, problemOf(disabled).detail]).toEqual([403, 'access_refused', 'This account is disabled.']);
   });
 
   it('refuses a suspended or removed member with 403 (the hosted refusal page to a browser at /forward)', async () => {
@@ -370,6 +375,19 @@ describe('the check', () => {
     expect(await check(cSite)).toBe(200);
     expect((await t.admin('DELETE', `/api/admin/applications/wiki/users/${member.id}/second-factor`)).statusCode).toBe(204);
     expect(await check(cSite)).toBe(302);
+
+    // People management: "sign out everywhere", and disabling the person (which also stops their
+    // tokens: the refusal names the account).
+    const d = await personCookie(t, 'dee@example.com', 'wiki');
+    const dSite = await siteSignIn(t, d, 'http://wiki.localhost/');
+    const dee = ((await t.admin('GET', '/api/admin/applications/wiki/users?q=dee')).json().users as { userId: string }[])[0]!.userId;
+    expect(await check(dSite)).toBe(200);
+    expect((await t.admin('POST', `/api/admin/people/${dee}/sign-out`)).statusCode).toBeLessThan(300);
+    expect(await check(dSite)).toBe(302);
+    const dSite2 = await siteSignIn(t, await personCookie(t, 'eve@example.com', 'wiki'), 'http://wiki.localhost/');
+    const eve = ((await t.admin('GET', '/api/admin/applications/wiki/users?q=eve')).json().users as { userId: string }[])[0]!.userId;
+    expect((await t.admin('PATCH', `/api/admin/people/${eve}`, { status: 'disabled' })).statusCode).toBe(200);
+    expect(await check(dSite2)).toBe(302);
   });
 
   it('stops within 5 seconds on another instance sharing the database (cached decisions live 2 s)', async () => {

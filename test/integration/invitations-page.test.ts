@@ -51,9 +51,17 @@ describe('invitation page /invite/:token', () => {
     // The e-mail in the form is ignored: the invited address is used.
     const res = await postForm(t, `${path}/sign-up`, { csrf_token: csrfOf(page), name: 'New', email: 'other@example.com', password: PASSWORD }, cookiesOf(page));
     expect(res.statusCode).toBe(303);
-    expect(res.headers.location).toBe('https://notes.example.com/');
+    // Not straight to the application's address (it may not be running): a page saying so, with a button (issue 33).
+    expect(res.headers.location).toBe('/invite/joined/notes');
     expect(res.cookies.find((c) => c.name === 'gatehouse_session')).toBeTruthy();
     expect(await members(t)).toEqual(['new@example.com:admin']);
+    const joined = await t.app.inject({ method: 'GET', url: '/invite/joined/notes', headers: { cookie: `gatehouse_session=${res.cookies.find((c) => c.name === 'gatehouse_session')!.value}` } });
+    expect(joined.statusCode).toBe(200);
+    expect(joined.body).toContain('<h1>You have joined Notes &lt;Team&gt;</h1>');
+    expect(joined.body).toContain('<a class="button" href="https://notes.example.com/">Open Notes &lt;Team&gt;</a>');
+    // Nobody else sees it: without a session, or for an application they are not in, the account page.
+    const stranger = await t.app.inject({ method: 'GET', url: '/invite/joined/notes' });
+    expect([stranger.statusCode, stranger.headers.location]).toEqual([303, '/account']);
 
     const used = await t.app.inject({ method: 'GET', url: path });
     expect(used.statusCode).toBe(410);
@@ -89,7 +97,7 @@ describe('invitation page /invite/:token', () => {
     const foreign = request.replace('client_id=notes', 'client_id=wiki');
     const page2 = await t.app.inject({ method: 'GET', url: other });
     const res = await postForm(t, `${other}/sign-up`, { csrf_token: csrfOf(page2), name: 'Two', password: PASSWORD, return_to: foreign }, cookiesOf(page2));
-    expect(res.headers.location).toBe('https://notes.example.com/');
+    expect(res.headers.location).toBe('/invite/joined/notes');
   });
 
   it('an existing person signs in on the page and joins', async () => {
@@ -104,7 +112,7 @@ describe('invitation page /invite/:token', () => {
     expect(await members(t)).toEqual([]);
     const res = await postForm(t, `${path}/sign-in`, { csrf_token: csrfOf(page), password: PASSWORD }, cookiesOf(page));
     expect(res.statusCode).toBe(303);
-    expect(res.headers.location).toBe('https://notes.example.com/');
+    expect(res.headers.location).toBe('/invite/joined/notes');
     expect(await members(t)).toEqual(['old@example.com:admin']);
   });
 
@@ -127,7 +135,7 @@ describe('invitation page /invite/:token', () => {
     expect(noCsrf.headers['content-type']).toBe('text/html; charset=utf-8');
     const res = await postForm(t, `${path}/accept`, { csrf_token: csrfOf(page) }, cookiesOf(page, [`gatehouse_session=${ann}`]));
     expect(res.statusCode).toBe(303);
-    expect(res.headers.location).toBe('https://notes.example.com/');
+    expect(res.headers.location).toBe('/invite/joined/notes');
     expect(await members(t)).toEqual(['ann@example.com:admin']);
   });
 

@@ -49,7 +49,11 @@ describe('token endpoint: request and client errors', () => {
 
     const unknown = await token(t, { ...good, client_id: 'nope' });
     expectOAuthError(unknown, 401, 'invalid_client');
-    expect(unknown.headers['www-authenticate']).toBe('Basic realm="gatehouse"');
+    // No Basic challenge for a client that did not use Basic: a browser would open its own dialog (issue 33).
+    expect(unknown.headers['www-authenticate']).toBeUndefined();
+    const basicUnknown = await token(t, { ...good, client_id: undefined }, { authorization: `Basic ${Buffer.from('nope:x').toString('base64')}` });
+    expectOAuthError(basicUnknown, 401, 'invalid_client');
+    expect(basicUnknown.headers['www-authenticate']).toBe('Basic realm="gatehouse"');
     expectOAuthError(await token(t, { ...good, client_id: undefined }), 401, 'invalid_client');
     expectOAuthError(await token(t, { ...good, client_secret: 'whatever' }), 401, 'invalid_client'); // public client with a secret
 

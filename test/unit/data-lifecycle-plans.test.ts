@@ -65,8 +65,8 @@ describe('indexes for foreign keys', () => {
 });
 
 describe('purge plans', () => {
-  it('name every table that points at a row deleted without its cascade (applications, memberships)', () => {
-    for (const [kind, parent] of [['application', 'applications'], ['membership', 'memberships']] as const) {
+  it('name every table that points at a row deleted without its cascade (applications, memberships, people)', () => {
+    for (const [kind, parent] of [['application', 'applications'], ['membership', 'memberships'], ['person', 'people']] as const) {
       const covered = new Set(PURGE_PLANS[kind].map((step) => `${getTableName(step.table)}.${step.column.name}`));
       const children = foreignKeys.filter((fk) => fk.parent === parent).map((fk) => `${fk.table}.${fk.column}`);
       expect(children.length).toBeGreaterThan(0);
@@ -93,6 +93,8 @@ describe('retention rules', () => {
       'totp_credentials', 'passkeys', 'recovery_codes',
       // Issue 25: one logo per application, gone with it (purge plan).
       'application_logos',
+      // Issue 33: one row per administrator (and per managed application), gone with the person or application.
+      'administrators', 'administrator_applications',
       // Issue 32: at most 1,000 groups, a person in at most 200; memberships go with either (cascade).
       'groups', 'group_members',
       // Issue 35: at most APP_PASSWORDS_PER_PERSON per person, gone with the person, membership or application.

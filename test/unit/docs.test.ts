@@ -54,6 +54,19 @@ describe('links', () => {
     expect(bad).toEqual([]);
   });
 
+  it('every page is listed: in docs/README.md, or in the README.md of its folder', () => {
+    const linkedFrom = (index: string) =>
+      new Set(linksOf(read(index)).map(({ target }) => normalize(join(dirname(index), target.split('#')[0]!))));
+    const top = linkedFrom('docs/README.md');
+    const unlisted = pages
+      .filter((page) => page.startsWith('docs/') && !page.endsWith('/README.md') && !RECORD.test(page))
+      .filter((page) => {
+        const folderIndex = join(dirname(page), 'README.md');
+        return !top.has(page) && !(existsSync(join(ROOT, folderIndex)) && linkedFrom(folderIndex).has(page));
+      });
+    expect(unlisted).toEqual([]);
+  });
+
   it('docs/architecture.md names every folder of server/', () => {
     const text = read('docs/architecture.md');
     const folders = readdirSync(join(ROOT, 'server'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `server/${e.name}/`);

@@ -1,7 +1,8 @@
 /**
  * "Test sign-in": an authorization-code + PKCE round trip against the application's own settings,
  * ending at this panel's /admin/callback (which the admin registers as one of the app's redirect
- * URIs), then shows the decoded access token (aud, app_user).
+ * URIs), then shows the decoded access token (aud, app_user). The admin API exchanges the code
+ * (POST .../test-sign-in), so the client secret is not needed.
  */
 import { createSignal, onCleanup, Show } from 'solid-js';
 import { client, ok, type Application } from '../api';
@@ -10,14 +11,10 @@ import { CopyButton, ErrorBox, useAction } from '../ui';
 
 const t = {
   refused: (error: string, description: string | undefined) => `The sign-in was refused: ${error}${description ? ` — ${description}` : ''}.`,
-  tokenFailed: (status: number, error: string | undefined, description: string | undefined) =>
-    `The token endpoint answered ${status}: ${error ?? ''} ${description ?? ''}`.trim(),
   blocked: 'The sign-in window was blocked. Allow pop-ups for this page and try again.',
   intro: ['Runs the real sign-in flow of ', ' (authorization code + PKCE, audience ', ') in a new window and shows the access token the app would receive.'] as const,
   needsUri: ['The test needs ', " among the application's redirect URIs. "] as const,
   addIt: 'Add it',
-  secret: 'Client secret',
-  secretHint: 'A web application is a confidential client; the token exchange needs its secret. It is not stored.',
   waiting: 'Waiting for the sign-in window…',
   start: 'Start test sign-in',
   works: 'It works — access token issued',
@@ -30,15 +27,12 @@ interface TokenResponse {
   expires_in: number;
   scope?: string;
   id_token?: string;
-  error?: string;
-  error_description?: string;
 }
 
 export function TestSignInTab(props: { app: Application; onSaved: (app: Application) => void }) {
   const redirectUri = callbackUri();
   // The page's record, so that the other tabs (Settings saves the whole redirect list) see the change.
   const app = () => props.app;
-  const [secret, setSecret] = createSignal('');
   const [waiting, setWaiting] = createSignal(false);
   const [result, setResult] = createSignal<{ header: Record<string, unknown>; payload: Record<string, unknown>; raw: TokenResponse } | null>(null);
   const action = useAction();
@@ -79,23 +73,10 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
       setWaiting(false);
       void action.run(async () => {
         if (r.error || !r.code) throw new Error(t.refused(r.error ?? 'no code', r.error_description ?? undefined));
-        const form = new URLSearchParams({
-          grant_type: 'authorization_code',
-          code: r.code,
-          redirect_uri: redirectUri,
-          client_id: app().id,
-          code_verifier: verifier,
-          resource: app().audience,
-        });
-        if (app().clientType === 'web') form.set('client_secret', secret());
-        // Same-origin path: the panel's CSP allows connections only to this server.
-        const response = await fetch('/api/auth/oauth2/token', {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: form,
-        });
-        const body = (await response.json().catch(() => ({}))) as TokenResponse;
-        if (!response.ok) throw new Error(t.tokenFailed(response.status, body.error, body.error_description));
+        // The admin API exchanges the code as the application: no client secret is needed.
+        const body: TokenResponse = await ok(
+          client.POST('/api/admin/applications/{id}/test-sign-in', { params: { path: { id: app().id } }, body: { code: r.code, codeVerifier: verifier } }),
+        );
         setResult({ ...decodeJwt(body.access_token), raw: body });
       });
     };
@@ -129,14 +110,7 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
             </div>
           }
         >
-          <Show when={app().clientType === 'web'}>
-            <label class="field">
-              <span>{t.secret}</span>
-              <input type="password" name="clientSecret" value={secret()} onInput={(e) => setSecret(e.currentTarget.value)} />
-              <span class="hint">{t.secretHint}</span>
-            </label>
-          </Show>
-          <button type="button" class="primary" onClick={start} disabled={waiting() || (app().clientType === 'web' && !secret())}>
+          <button type="button" class="primary" onClick={start} disabled={waiting()}>
             {waiting() ? t.waiting : t.start}
           </button>
         </Show>

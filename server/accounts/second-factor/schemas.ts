@@ -1,6 +1,6 @@
 /** Wire schemas of the second-factor endpoints (spec second-factor.md). */
 import { Type } from 'typebox';
-import { NullableTimestamp, Slug, Timestamp } from '../../http/schemas.js';
+import { NullableTimestamp, Slug, ApplicationRef, Timestamp } from '../../http/schemas.js';
 import { UserSchema } from '../schemas.js';
 
 /** A 6-digit code (spaces and a dash in the middle are forgiven), or a recovery code. */
@@ -18,7 +18,7 @@ export const WebAuthnResponseSchema = Type.Object(
 );
 
 export const AssertionBody = Type.Object({ response: WebAuthnResponseSchema }, { additionalProperties: false });
-export const PasskeySignInBody = Type.Object({ response: WebAuthnResponseSchema, applicationId: Type.Optional(Slug) }, { additionalProperties: false });
+export const PasskeySignInBody = Type.Object({ response: WebAuthnResponseSchema, applicationId: Type.Optional(ApplicationRef) }, { additionalProperties: false });
 
 export const PasskeyName = Type.String({ minLength: 1, maxLength: 100 });
 export const PasskeyRegisterBody = Type.Object({ name: PasskeyName, response: WebAuthnResponseSchema }, { additionalProperties: false });

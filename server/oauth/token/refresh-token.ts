@@ -12,6 +12,7 @@
  * Cost: one joined read, one conditional update, one insert, one signature (no ID token here);
  * the membership's `lastActiveAt` is touched at most hourly.
  */
+import { accessTokenTtlFor } from '../../administrators/panel-client.js';
 import type { AuthMethod } from '../../db/schema.js';
 import type { OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
@@ -80,7 +81,7 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
     throw invalidGrant('The refresh token has already been used; its whole family is now revoked.');
   }
 
-  const ttl = ctx.config.accessTokenTtl;
+  const ttl = accessTokenTtlFor(client.id, ctx.config.accessTokenTtl);
   const accessToken = await signAccessToken(keys, {
     issuer: ctx.config.issuer, subject: row.personId, audience: row.resource, clientId: client.id, scope,
     appUser: { id: row.memberId, status: row.memberStatus, role: row.memberRole! }, sessionId: row.sessionId, now, ttlSeconds: ttl,

@@ -14,6 +14,7 @@
  * spent. `hooks.onFamily(id)` hears the new family's id at once, before any signing is awaited
  * (a replayed code must find it, authorization-code.ts).
  */
+import { accessTokenTtlFor } from '../../administrators/panel-client.js';
 import { eq, sql } from 'drizzle-orm';
 import { memberships, people, sessions, type AuthMethod } from '../../db/schema.js';
 import type { Db } from '../../db/client.js';
@@ -145,7 +146,7 @@ export async function issueSessionTokens(
     });
   }
 
-  const ttl = ctx.config.accessTokenTtl;
+  const ttl = accessTokenTtlFor(client.id, ctx.config.accessTokenTtl);
   const issuer = ctx.config.issuer;
   const [accessToken, idToken] = await Promise.all([
     signAccessToken(keys, {

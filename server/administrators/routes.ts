@@ -1,0 +1,82 @@
+/**
+ * `GET /api/admin/administrators`, `PUT|DELETE /api/admin/administrators/:personId` (owner or the
+ * admin token: admin-policy.ts leaves them at its `owner` default) and `GET /api/admin/me` (any
+ * administrator: who is calling and what their role covers).
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FeatureOptions } from '../context.js';
+import { listAdministrators } from './queries.js';
+import { passwordPolicyRoutes } from './password-policy-routes.js';
+import { setupPlugin } from './setup-routes.js';
+import { passwordPolicy } from '../accounts/password-policy.js';
+import { ensurePanelClient } from './panel-client.js';
+import { eq } from 'drizzle-orm';
+import { Type } from 'typebox';
+import { adminFeature } from '../http/admin-feature.js';
+import { actorName } from '../http/admin-auth.js';
+import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
+import { people } from '../db/schema.js';
+import { one } from '../db/store.js';
+import { AdminMeSchema, AdministratorListSchema, AdministratorParams, AdministratorPutSchema, AdministratorSchema } from './schemas.js';
+import { deleteAdministrator, listAdministratorRecords, putAdministrator } from './service.js';
+
+const tags = ['administrators'];
+
+const administratorRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  app.get(
+    '/administrators',
+    { schema: { tags, security, summary: 'List administrators and their roles (owner only)', querystring: NoQuery, response: { 200: AdministratorListSchema, ...adminErrors } } },
+    async () => listAdministratorRecords(ctx),
+  );
+  app.put(
+    '/administrators/:personId',
+    {
+      schema: {
+        tags, security, summary: 'Make a person an administrator, or change their role (owner only; audited)',
+        params: AdministratorParams, querystring: NoQuery, body: AdministratorPutSchema, response: { 200: AdministratorSchema, ...adminErrors },
+      },
+    },
+    async (request) => putAdministrator(ctx, request.params.personId, request.body, actorName(request.actor)),
+  );
+  app.delete(
+    '/administrators/:personId',
+    {
+      schema: {
+        tags, security, summary: 'Remove an administrator role (owner only; 409 last_owner for the last owner)',
+        params: AdministratorParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      await deleteAdministrator(ctx, request.params.personId, actorName(request.actor));
+      return reply.status(204).send(null);
+    },
+  );
+  app.get(
+    '/me',
+    { schema: { tags, security, summary: 'Who is calling: the administrator, their role and applications', querystring: NoQuery, response: { 200: AdminMeSchema, ...adminErrors } } },
+    async (request) => {
+      const actor = request.actor;
+      if (actor.type === 'admin') return { via: 'admin_token' as const, personId: null, email: null, name: null, role: 'owner' as const, applications: [] };
+      if (actor.type === 'api_key') return { via: 'api_key' as const, personId: null, email: null, name: null, role: null, applications: [actor.applicationId] };
+      const person = await one(ctx.db.select({ email: people.email, name: people.name }).from(people).where(eq(people.id, actor.personId)));
+      return { via: 'panel' as const, personId: actor.personId, email: person?.email ?? null, name: person?.name ?? null, role: actor.role, applications: [...actor.applications] };
+    },
+  );
+};
+
+const routes = adminFeature(async (app) => {
+  await app.register(administratorRoutes);
+  await app.register(passwordPolicyRoutes);
+});
+
+/** The administrators feature: its routes, and the built-in panel client kept as this release defines it. */
+export const administratorsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
+  // While administrators exist, the panel client's row is rewritten at start (panel-client.ts).
+  if ((await listAdministrators(app.ctx.db)).length) await ensurePanelClient(app.ctx.db, app.ctx.config.issuer, app.ctx.clock.now());
+  // Read once now, so the first page's new-password hint states the stored policy.
+  await passwordPolicy(app.ctx.db);
+  await app.register(routes, options);
+  await app.register(setupPlugin, options);
+};

@@ -1,0 +1,73 @@
+/**
+ * `POST /api/admin/applications/:id/test-sign-in` (spec administrators-and-people.md, "Invitations
+ * and test sign-in"): the panel's Test sign-in exchanges its code here instead of at the token
+ * endpoint, so it needs no client secret (shown once, long gone). The caller is an administrator
+ * who may manage the application (admin-policy.ts: owner, its app manager, or the admin token);
+ * the exchange is the token endpoint's own authorization-code grant for that client, limited to
+ * codes issued for the panel's test callback (`<issuer>/admin/callback`) with PKCE, so this route
+ * cannot redeem a code meant for the application's own redirect URIs.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireAdmin } from '../http/admin-auth.js';
+import { badRequest } from '../http/problem.js';
+import { adminErrors, IdParams, NoQuery, adminSecurity as security } from '../http/schemas.js';
+import { getApplication } from '../applications/lookup.js';
+import { authorizationCodeGrant } from './token/authorization-code.js';
+import { OAuthError } from './errors.js';
+import type { KeyRing } from './keys.js';
+
+export const TEST_CALLBACK_PATH = '/admin/callback';
+
+const Body = Type.Object(
+  {
+    code: Type.String({ minLength: 1, maxLength: 512 }),
+    codeVerifier: Type.String({ minLength: 43, maxLength: 128, description: 'the PKCE verifier of the test flow (required)' }),
+  },
+  { additionalProperties: false },
+);
+const Answer = Type.Object(
+  {
+    access_token: Type.String(),
+    token_type: Type.String(),
+    expires_in: Type.Integer(),
+    scope: Type.Optional(Type.String()),
+    id_token: Type.Optional(Type.String()),
+    refresh_token: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const testSignInRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = async (app, { keys }) => {
+  const { ctx } = app;
+  app.addHook('onRequest', requireAdmin);
+  app.post(
+    '/applications/:id/test-sign-in',
+    {
+      schema: {
+        tags: ['applications'], security,
+        summary: "Exchange the panel's Test sign-in code for the application's tokens, without its client secret",
+        params: IdParams, querystring: NoQuery, body: Body, response: { 200: Answer, ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      const client = await getApplication(ctx, request.params.id);
+      if (!client.grantTypes.includes('authorization_code')) {
+        throw badRequest('test_sign_in_failed', `${client.name} does not use sign-in with an authorization code (its grant types leave it out).`);
+      }
+      const redirectUri = `${ctx.config.issuer.replace(/\/$/, '')}${TEST_CALLBACK_PATH}`;
+      try {
+        const tokens = await authorizationCodeGrant(ctx, keys, client, {
+          code: request.body.code,
+          redirect_uri: redirectUri,
+          code_verifier: request.body.codeVerifier,
+        });
+        reply.header('cache-control', 'no-store');
+        return tokens;
+      } catch (error) {
+        if (error instanceof OAuthError) throw badRequest('test_sign_in_failed', `The code exchange was refused (${error.error}): ${error.description}`);
+        throw error;
+      }
+    },
+  );
+};

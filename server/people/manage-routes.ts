@@ -1,0 +1,86 @@
+/**
+ * People management under `/api/admin` (spec administrators-and-people.md, "People"; issue 33):
+ * create, enable/disable, delete, the password-reset e-mail, the live sessions and signing out
+ * everywhere. Owners and people managers (admin-policy.ts). Routes parse and answer; manage.ts decides.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { actorName } from '../http/admin-auth.js';
+import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
+import { getPerson } from './queries.js';
+import { createPerson, deletePerson, personSessions, sendPasswordReset, setPersonStatus, signOutEverywhere } from './manage.js';
+import { PersonCreateSchema, PersonParams, PersonPatchSchema, PersonSchema, PersonSessionsSchema } from './schemas.js';
+
+const tags = ['people'];
+
+export const peopleManagementRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  app.post(
+    '/people',
+    {
+      schema: {
+        tags, security, summary: 'Create a person: an e-mail to choose a password (sendInvitation), or the password set directly under the policy',
+        querystring: NoQuery, body: PersonCreateSchema, response: { 201: PersonSchema, ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      const person = await createPerson(ctx, request.body, actorName(request.actor), request.log);
+      ctx.wakeWebhooks();
+      return reply.status(201).header('location', `/api/admin/people/${encodeURIComponent(person.id)}`).send(await getPerson(ctx.db, person.id));
+    },
+  );
+  app.patch(
+    '/people/:id',
+    {
+      schema: {
+        tags, security, summary: 'Enable or disable a person (disabling ends their sessions everywhere, with back-channel logout)',
+        params: PersonParams, querystring: NoQuery, body: PersonPatchSchema, response: { 200: PersonSchema, ...adminErrors },
+      },
+    },
+    async (request) => {
+      if (request.body.status !== undefined) await setPersonStatus(ctx, request.params.id, request.body.status, actorName(request.actor));
+      return getPerson(ctx.db, request.params.id);
+    },
+  );
+  app.delete(
+    '/people/:id',
+    {
+      schema: {
+        tags, security, summary: 'Delete a person everywhere (a resumable purge; webhook person.deleted; audited)',
+        params: PersonParams, querystring: NoQuery, response: { 204: Type.Null(), ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      await deletePerson(ctx, request.params.id, actorName(request.actor));
+      return reply.status(204).send(null);
+    },
+  );
+  app.post(
+    '/people/:id/password-reset',
+    {
+      schema: {
+        tags, security, summary: 'Send the person the password-reset e-mail (at most one a minute)',
+        params: PersonParams, querystring: NoQuery, response: { 202: Type.Object({ sent: Type.Boolean() }, { additionalProperties: false }), ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      await sendPasswordReset(ctx, request.params.id, actorName(request.actor), request.log);
+      return reply.status(202).send({ sent: true });
+    },
+  );
+  app.get(
+    '/people/:id/sessions',
+    { schema: { tags, security, summary: "The person's live sessions, newest first", params: PersonParams, querystring: NoQuery, response: { 200: PersonSessionsSchema, ...adminErrors } } },
+    async (request) => personSessions(ctx, request.params.id),
+  );
+  app.post(
+    '/people/:id/sign-out',
+    {
+      schema: {
+        tags, security, summary: 'End all of the person\'s sessions (back-channel logout included)',
+        params: PersonParams, querystring: NoQuery, response: { 200: Type.Object({ sessionsEnded: Type.Integer() }, { additionalProperties: false }), ...adminErrors },
+      },
+    },
+    async (request) => signOutEverywhere(ctx, request.params.id, actorName(request.actor)),
+  );
+};

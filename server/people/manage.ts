@@ -1,0 +1,182 @@
+/**
+ * Managing people across applications (spec administrators-and-people.md, "People"), for owners
+ * and people managers (admin-policy.ts):
+ * - create: with an e-mail to choose a password (a week-long single-use link), or a password set
+ *   directly under the policy; optional username and directory groups;
+ * - status: `disabled` people cannot sign in anywhere (accounts/people.ts `startSession`, and their
+ *   sessions stop reading as live), and their sessions end now through `endSessions`, which queues
+ *   the back-channel logouts; `active` lets them sign in again;
+ * - delete: the person row goes at once and the rest in bounded batches (the `person` purge plan,
+ *   data-lifecycle/purge-plans.ts), after their sessions were ended (with back-channel logout);
+ *   every application they belonged to gets a `person.deleted` webhook;
+ * - password-reset e-mail, the live sessions, and signing out everywhere.
+ * The last owner can be neither disabled nor deleted (409 `last_owner`). Everything is audited
+ * under the acting administrator.
+ */
+import { eq, inArray } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppContext } from '../context.js';
+import { recordAudit, type Tx } from '../audit/record.js';
+import { groupMembers, groups, memberships, people, type Person, type PersonStatus } from '../db/schema.js';
+import { exec, many, one, transaction } from '../db/store.js';
+import { badRequest, conflict, notFound } from '../http/problem.js';
+import { iso } from '../http/schemas.js';
+import { checkNewPassword } from '../accounts/password-policy.js';
+import { checkPasswordLength, hashPassword } from '../accounts/passwords.js';
+import { endSessions } from '../accounts/session.js';
+import { issueToken } from '../accounts/one-time-tokens.js';
+import { requestPasswordReset } from '../accounts/password-reset.js';
+import { sendInBackground } from '../accounts/email-verification.js';
+import { isEmailAddress } from '../util/email.js';
+import { welcomeMessage } from '../mail/account-messages.js';
+import { mailerFor } from '../mail/mailer.js';
+import { recordEvent } from '../webhooks/outbox.js';
+import { beginPurge } from '../data-lifecycle/purge.js';
+import { liveSessionsOf } from '../self-service/queries.js';
+import { countOwners, findGrant } from '../administrators/queries.js';
+import { lastOwner, revokeRole } from '../administrators/service.js';
+import { forgetPanelGrants } from '../administrators/panel-access.js';
+import { insertPerson } from './create.js';
+import { USERNAME_PATTERN, takenUsernames } from './username.js';
+
+/** How long the e-mailed link to choose a first password works. */
+export const WELCOME_LINK_TTL_MS = 7 * 24 * 3600_000;
+
+export interface PersonCreate {
+  email: string;
+  name?: string | undefined;
+  username?: string | undefined;
+  groups?: string[] | undefined;
+  sendInvitation?: boolean | undefined;
+  password?: string | undefined;
+}
+
+async function personOrNotFound(tx: Tx, id: string): Promise<Person> {
+  const person = await one(tx.select().from(people).where(eq(people.id, id)));
+  if (!person) throw notFound('person_not_found', `There is no person with id "${id}".`);
+  return person;
+}
+
+/** Refuses (409 last_owner) when `person` is the only owner: they may not be disabled or deleted. */
+async function keepLastOwner(tx: Tx, personId: string): Promise<void> {
+  const grant = await findGrant(tx, personId);
+  if (grant?.role === 'owner' && (await countOwners(tx)) <= 1) throw lastOwner();
+}
+
+const serviceName = (issuer: string) => `Gatehouse (${new URL(issuer).host})`;
+
+export async function createPerson(ctx: AppContext, input: PersonCreate, actor: string, log: Pick<FastifyBaseLogger, 'warn'>): Promise<Person> {
+  const email = input.email.trim().toLowerCase();
+  if (!isEmailAddress(email)) throw badRequest('validation_failed', 'The e-mail address is not valid.', [{ path: 'body.email', message: 'must be an e-mail address' }]);
+  const invite = input.sendInvitation === true;
+  if (invite === (input.password !== undefined)) {
+    throw badRequest('validation_failed', 'Give either sendInvitation: true (an e-mail to choose a password) or a password, not both.', [
+      { path: 'body', message: 'needs exactly one of sendInvitation: true and password' },
+    ]);
+  }
+  if (invite && !mailerFor(ctx.config)) {
+    throw conflict('mail_not_configured', 'No mail server is configured (GATEHOUSE_SMTP_URL): set the password directly instead, or configure mail.');
+  }
+  const username = input.username?.trim().toLowerCase();
+  if (username !== undefined && !USERNAME_PATTERN.test(username)) {
+    throw badRequest('validation_failed', 'The username is not valid.', [{ path: 'body.username', message: 'must match ^[a-z0-9][a-z0-9._-]{0,63}$' }]);
+  }
+  let passwordHash: string | null = null;
+  if (input.password !== undefined) {
+    checkPasswordLength(input.password);
+    await checkNewPassword(ctx.db, input.password, { userInputs: [email, input.name, username] });
+    passwordHash = await hashPassword(input.password);
+  }
+  const groupIds = [...new Set(input.groups ?? [])];
+  const now = ctx.clock.now();
+  const { person, link } = await transaction(ctx.db, async (tx) => {
+    if (username && (await takenUsernames(tx, [username])).size) throw conflict('username_taken', `The username ${username} is taken.`);
+    if (groupIds.length) {
+      const found = new Set((await many(tx.select({ id: groups.id }).from(groups).where(inArray(groups.id, groupIds)))).map((g) => g.id));
+      const unknown = groupIds.filter((id) => !found.has(id));
+      if (unknown.length) throw badRequest('validation_failed', `No such group: ${unknown.join(', ')}.`, unknown.map((id) => ({ path: 'body.groups', message: `no group "${id}"` })));
+    }
+    const created = await insertPerson(tx, now, { email, name: input.name ?? null, username, passwordHash, emailVerified: false });
+    if (groupIds.length) await exec(tx.insert(groupMembers).values(groupIds.map((groupId) => ({ groupId, personId: created.id, addedAt: now }))));
+    await recordAudit(tx, now, { actor, action: 'person.created', target: created.id, details: { email, username: created.username, groups: groupIds, invited: invite } });
+    const token = invite ? await issueToken(tx, now, created.id, 'password_reset', WELCOME_LINK_TTL_MS) : undefined;
+    return { person: created, link: token && `${ctx.config.issuer}/reset-password?token=${encodeURIComponent(token)}` };
+  });
+  if (link) sendInBackground(ctx, welcomeMessage(person.email, link, ctx.config.locale, serviceName(ctx.config.issuer)), log, 'welcome');
+  return person;
+}
+
+/** Enables or disables a person; disabling ends every session they have (back-channel logout included). */
+export async function setPersonStatus(ctx: AppContext, id: string, status: PersonStatus, actor: string): Promise<void> {
+  const now = ctx.clock.now();
+  await transaction(ctx.db, async (tx) => {
+    const person = await personOrNotFound(tx, id);
+    if (person.status === status) return;
+    if (status === 'disabled') await keepLastOwner(tx, id);
+    await exec(tx.update(people).set({ status, updatedAt: now }).where(eq(people.id, id)));
+    const ended = status === 'disabled' ? await endSessions(tx, now, { personId: id }, 'person_disabled') : undefined;
+    await recordAudit(tx, now, {
+      actor,
+      action: status === 'disabled' ? 'person.disabled' : 'person.enabled',
+      target: id,
+      details: { email: person.email, ...(ended ? { sessionsEnded: ended.sessionIds.length } : {}) },
+    });
+  });
+  forgetPanelGrants(ctx.db);
+  ctx.wakeWebhooks();
+}
+
+/** Removes the person everywhere: sessions ended (with back-channel logout), then a resumable purge. */
+export async function deletePerson(ctx: AppContext, id: string, actor: string): Promise<void> {
+  const now = ctx.clock.now();
+  const person = await personOrNotFound(ctx.db, id);
+  await transaction(ctx.db, async (tx) => {
+    await keepLastOwner(tx, id);
+    await endSessions(tx, now, { personId: id }, 'person_deleted');
+  });
+  const apps = await many(ctx.db.select({ applicationId: memberships.applicationId }).from(memberships).where(eq(memberships.personId, id)));
+  await beginPurge(ctx, { kind: 'person', target: id, actor }, async (tx) => {
+    if (await findGrant(tx, id)) await revokeRole(tx, now, id, actor, person.email);
+    await exec(tx.delete(people).where(eq(people.id, id)));
+    const data = { id, email: person.email, username: person.username };
+    for (const { applicationId } of apps) await recordEvent(tx, now, applicationId, 'person.deleted', data);
+    await recordAudit(tx, now, { actor, action: 'person.deleted', target: id, details: { email: person.email, applications: apps.map((a) => a.applicationId) } });
+  }, { cascade: false });
+  forgetPanelGrants(ctx.db);
+  ctx.wakeWebhooks();
+}
+
+/** Sends the password-reset e-mail (at most one a minute per person, like the sign-in page's). */
+export async function sendPasswordReset(ctx: AppContext, id: string, actor: string, log: Pick<FastifyBaseLogger, 'warn'>): Promise<void> {
+  const person = await personOrNotFound(ctx.db, id);
+  if (!mailerFor(ctx.config)) throw conflict('mail_not_configured', 'No mail server is configured (GATEHOUSE_SMTP_URL), so no reset e-mail can be sent.');
+  if (person.status === 'disabled') throw conflict('person_disabled', `${person.email} is disabled: enable them first.`);
+  await requestPasswordReset(ctx, person.email, log);
+  await recordAudit(ctx.db, ctx.clock.now(), { actor, action: 'person.password_reset_sent', target: id, details: { email: person.email } });
+}
+
+export async function personSessions(ctx: AppContext, id: string) {
+  await personOrNotFound(ctx.db, id);
+  const rows = await liveSessionsOf(ctx.db, id, ctx.clock.now(), 200);
+  return {
+    sessions: rows.map((s) => ({
+      id: s.id, device: s.device, ip: s.ip, createdAt: iso(s.createdAt)!, lastSeenAt: iso(s.lastSeenAt)!, expiresAt: iso(s.expiresAt)!,
+      multiFactor: s.amr.includes('mfa'),
+    })),
+  };
+}
+
+export async function signOutEverywhere(ctx: AppContext, id: string, actor: string): Promise<{ sessionsEnded: number }> {
+  const now = ctx.clock.now();
+  const ended = await transaction(ctx.db, async (tx) => {
+    const person = await personOrNotFound(tx, id);
+    const result = await endSessions(tx, now, { personId: id }, 'signed_out_by_administrator');
+    await recordAudit(tx, now, { actor, action: 'person.signed_out', target: id, details: { email: person.email, sessionsEnded: result.sessionIds.length } });
+    return result.sessionIds.length;
+  });
+  forgetPanelGrants(ctx.db);
+  ctx.wakeWebhooks();
+  return { sessionsEnded: ended };
+}
+
+
