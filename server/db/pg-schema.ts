@@ -304,7 +304,6 @@ export const forwardAuthSessions = pgTable(
   },
   (t) => [
     foreignKey({ name: 'forward_auth_sessions_session_id_sessions_id_fk', columns: [t.sessionId], foreignColumns: [sessions.id] }).onDelete('cascade'),
-    foreignKey({ name: 'forward_auth_sessions_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     uniqueIndex('forward_auth_sessions_token_uq').on(t.tokenHash),
     index('forward_auth_sessions_session_idx').on(t.sessionId),
     index('forward_auth_sessions_person_app_idx').on(t.personId, t.applicationId),

@@ -26,7 +26,6 @@ CREATE TABLE "forward_auth_sessions" (
 --> statement-breakpoint
 ALTER TABLE "applications" ADD COLUMN "forward_auth" jsonb;--> statement-breakpoint
 ALTER TABLE "forward_auth_sessions" ADD CONSTRAINT "forward_auth_sessions_session_id_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "public"."sessions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "forward_auth_sessions" ADD CONSTRAINT "forward_auth_sessions_person_id_people_id_fk" FOREIGN KEY ("person_id") REFERENCES "public"."people"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "forward_auth_codes_expires_idx" ON "forward_auth_codes" USING btree ("expires_at");--> statement-breakpoint
 CREATE INDEX "forward_auth_hosts_app_idx" ON "forward_auth_hosts" USING btree ("application_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "forward_auth_sessions_token_uq" ON "forward_auth_sessions" USING btree ("token_hash");--> statement-breakpoint
