@@ -204,7 +204,7 @@ describe('gatehouse app', () => {
     failed(await gatehouse(['app', 'show', 'board', '--proxy', 'caddy']), 'The application "board" protects no hosts; set forwardAuth.hosts first. (forward_auth_not_enabled)');
     failed(await gatehouse(['app', 'show', 'wiki-site', '--proxy', 'apache']), 'The request is not valid. (validation_failed)', '  --proxy (caddy|nginx|traefik): is not one of the allowed values');
     failed(await gatehouse(['app', 'show', 'wiki-site', '--upstream', 'http://x']), '--upstream and --scheme go with --proxy.');
-    ok(await gatehouse(['app', 'delete', 'wiki-site']));
+    ok(await gatehouse(['app', 'delete', 'wiki-site', '--yes']));
   });
 
   it('says what is wrong in words, with the problem code, naming the flags', async () => {
