@@ -22,7 +22,7 @@ db.pragma('synchronous = NORMAL');
 db.pragma('busy_timeout = 5000');
 
 const signing = db
-  .prepare('SELECT kid, private_key_pem AS pem FROM signing_keys WHERE retired_at IS NULL OR retired_at > ? ORDER BY created_at, kid LIMIT 1')
+  .prepare("SELECT kid, private_key_pem AS pem FROM signing_keys WHERE alg = 'RS256' AND (retired_at IS NULL OR retired_at > ?) ORDER BY created_at, kid LIMIT 1")
   .get(Date.now());
 const key = createPrivateKey(signing.pem);
 const header = Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'at+jwt', kid: signing.kid })).toString('base64url');

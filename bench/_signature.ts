@@ -1,12 +1,14 @@
 /**
- * The RS256 signature's own cost, measured in the same run as the server it is compared with
- * (issue 27): a process started exactly like the server (same node binary, same launch flags and
- * environment, server/cli/launch.ts) reads the server's own signing key from its data directory
- * and signs a real token's signing input (`header.payload` of a token the server issued, so the
- * same length) with node:crypto, the path oauth/jwt.ts takes: `sign('sha256', input, keyObject)`,
- * RSASSA-PKCS1-v1_5 over the same 2,048-bit key. The signatures run synchronously on that
- * process's main thread, so its CPU time (process.cpuUsage: user + system, every thread) is the
- * operation itself, without the thread-pool hand-off the server pays on top.
+ * A signature's own cost, measured in the same run as the server it is compared with (issue 27;
+ * per algorithm since issue 38): a process started exactly like the server (same node binary, same
+ * launch flags and environment, server/cli/launch.ts) reads the server's own signing key of that
+ * algorithm (RS256 unless named) from its data directory and signs a real token's signing input
+ * (`header.payload` of a token the server issued, so the same length) with node:crypto, as
+ * oauth/signing-algorithms.ts does: RS256 `sign('sha256', input, key)` (RSASSA-PKCS1-v1_5, the
+ * same 2,048-bit key), ES256 `sign('sha256', input, {key, dsaEncoding: 'ieee-p1363'})`, EdDSA
+ * `sign(null, input, key)`. The signatures run synchronously on that process's main thread, so
+ * its CPU time (process.cpuUsage: user + system, every thread) is the operation itself, without
+ * the thread-pool hand-off the server pays on top for RS256.
  *
  * It also times the verification of the same signature with the public key (what userinfo and
  * introspection pay per token), for the ratio of those endpoints.
@@ -27,15 +29,18 @@ const BATCHES = 5;
 const SCRIPT = `
 const { createPrivateKey, createPublicKey, sign, verify } = require('node:crypto');
 const Database = require('better-sqlite3');
-const [dataDir, input, perBatch, batches] = process.argv.slice(1);
+const [dataDir, input, perBatch, batches, alg] = process.argv.slice(1);
 const db = new Database(dataDir + '/gatehouse.db', { readonly: true, fileMustExist: true });
-// The key that signs now: of the keys not retired yet, the oldest (oauth/keys.ts).
-const row = db.prepare('SELECT private_key_pem AS pem FROM signing_keys WHERE retired_at IS NULL OR retired_at > ? ORDER BY created_at, kid LIMIT 1').get(Date.now());
+// The key of this algorithm that signs now: of its keys not retired yet, the oldest (oauth/keys.ts).
+const row = db.prepare('SELECT private_key_pem AS pem FROM signing_keys WHERE alg = ? AND (retired_at IS NULL OR retired_at > ?) ORDER BY created_at, kid LIMIT 1').get(alg, Date.now());
 db.close();
-const key = createPrivateKey(row.pem);
-const publicKey = createPublicKey(key);
+const digest = alg === 'EdDSA' ? null : 'sha256';
+const privateKey = createPrivateKey(row.pem);
+const publicKey = createPublicKey(privateKey);
+const key = alg === 'ES256' ? { key: privateKey, dsaEncoding: 'ieee-p1363' } : privateKey;
+const verifier = alg === 'ES256' ? { key: publicKey, dsaEncoding: 'ieee-p1363' } : publicKey;
 const data = Buffer.from(input);
-const signature = sign('sha256', data, key);
+const signature = sign(digest, data, key);
 const cpuMicros = () => { const u = process.cpuUsage(); return u.user + u.system; };
 function perOp(fn) {
   const results = [];
@@ -46,36 +51,38 @@ function perOp(fn) {
   }
   return results.sort((a, b) => a - b);
 }
-const signMs = perOp(() => sign('sha256', data, key));
-const verifyMs = perOp(() => { if (!verify('sha256', data, publicKey, signature)) throw new Error('does not verify'); });
-console.log(JSON.stringify({ signMs, verifyMs, modulusBits: key.asymmetricKeyDetails.modulusLength }));
+const signMs = perOp(() => sign(digest, data, key));
+const verifyMs = perOp(() => { if (!verify(digest, data, verifier, signature)) throw new Error('does not verify'); });
+const details = privateKey.asymmetricKeyDetails;
+console.log(JSON.stringify({ signMs, verifyMs, keyBits: details.modulusLength ?? (details.namedCurve === 'prime256v1' ? 256 : 255) }));
 `;
 
 export interface SignatureCost {
-  /** CPU ms of one RS256 signature (median batch). */
+  /** CPU ms of one signature (median batch). */
   signMs: number;
-  /** CPU ms of one RS256 verification (median batch). */
+  /** CPU ms of one verification (median batch). */
   verifyMs: number;
   /** Every batch's figure, sorted, for results.json. */
   signBatchesMs: number[];
-  modulusBits: number;
+  /** The key's size: RSA modulus bits, 256 for P-256, 255 for Ed25519. */
+  keyBits: number;
 }
 
 const median = (sorted: number[]) => sorted[Math.floor(sorted.length / 2)]!;
 
 /**
- * Measures the signature and verification cost with the signing key of the server on `dataDir`,
- * over `signingInput` (the `header.payload` part of a token it issued).
+ * Measures the signature and verification cost with the server's signing key of `alg` on
+ * `dataDir`, over `signingInput` (the `header.payload` part of a token it issued).
  */
-export async function signatureCost(dataDir: string, signingInput: string): Promise<SignatureCost> {
+export async function signatureCost(dataDir: string, signingInput: string, alg: 'RS256' | 'ES256' | 'EdDSA' = 'RS256'): Promise<SignatureCost> {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
   const { stdout } = await run(
     process.execPath,
-    [...serveNodeArgs(process.env), '-e', SCRIPT, dataDir, signingInput, String(PER_BATCH), String(BATCHES)],
+    [...serveNodeArgs(process.env), '-e', SCRIPT, dataDir, signingInput, String(PER_BATCH), String(BATCHES), alg],
     { cwd: root, env: { ...process.env, ...SERVE_ENV } },
   );
-  const measured = JSON.parse(stdout) as { signMs: number[]; verifyMs: number[]; modulusBits: number };
-  return { signMs: median(measured.signMs), verifyMs: median(measured.verifyMs), signBatchesMs: measured.signMs, modulusBits: measured.modulusBits };
+  const measured = JSON.parse(stdout) as { signMs: number[]; verifyMs: number[]; keyBits: number };
+  return { signMs: median(measured.signMs), verifyMs: median(measured.verifyMs), signBatchesMs: measured.signMs, keyBits: measured.keyBits };
 }
 
 /** The `header.payload` part of a compact JWT: what was signed. */

@@ -25,7 +25,9 @@
  * structure costs.
  *
  * `-- refresh --db postgres --instances N` measures PostgreSQL mode instead, beside SQLite in the
- * same run (bench/_refresh-postgres.ts).
+ * same run (bench/_refresh-postgres.ts). `-- refresh --alg RS256,ES256,EdDSA` measures an
+ * application of each signing algorithm on one server instead, each against its own signature
+ * (bench/_refresh-algorithms.ts, issue 38).
  */
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -39,6 +41,7 @@ import { signatureCost, signingInputOf } from './_signature.js';
 import { benchEngine } from './_postgres.js';
 import { refreshOnPostgres } from './_refresh-postgres.js';
 import { metricsCountingCost } from './_metrics-cost.js';
+import { benchAlgs, refreshByAlgorithm } from './_refresh-algorithms.js';
 
 const CONNECTIONS = 8;
 /**
@@ -97,8 +100,10 @@ async function startLean(server: BenchServer): Promise<{ url: string; pid: numbe
 async function run(): Promise<BenchResult[]> {
   const { engine, instances } = benchEngine();
   if (engine === 'postgres') return refreshOnPostgres(instances);
+  const algs = benchAlgs();
   const server = await startBenchServer('refresh', { GATEHOUSE_BENCH_METRICS: '1' });
   try {
+    if (algs) return await refreshByAlgorithm(server, algs);
     await createApplication(server, CLIENT);
     const cookie = await signUp(server, 'bench@example.com', CLIENT);
     const pool: string[] = [];

@@ -165,7 +165,22 @@ async function main(): Promise<number> {
     const n = process.env.BENCH_INSTANCES ?? '1';
     variant = ` (postgres, ${n} instance${n === '1' ? '' : 's'})`;
   }
+  // `--alg A[,B]` (repeatable; issue 38): the refresh grant of an application per signing
+  // algorithm, on one server (bench/_refresh-algorithms.ts); kept as "refresh (algorithms)".
+  const algs: string[] = [];
+  for (let at = args.indexOf('--alg'); at >= 0; at = args.indexOf('--alg')) {
+    algs.push(...(args[at + 1] ?? '').split(','));
+    args.splice(at, 2);
+  }
+  if (algs.length) {
+    process.env.BENCH_ALGS = algs.join(',');
+    variant = ' (algorithms)';
+  }
   const wanted = [...new Set(args.filter((a) => !a.startsWith('-')).map((a) => ALIASES[a] ?? a))];
+  if (algs.length && (process.env.BENCH_DB === 'postgres' || wanted.join() !== 'refresh')) {
+    console.error('--alg applies to the refresh scenario on SQLite (e.g. npm run bench -- refresh --alg RS256,ES256,EdDSA).');
+    return 1;
+  }
   if (variant && (!wanted.length || wanted.some((name) => !ENGINE_AWARE.includes(name)))) {
     console.error(`--db postgres applies to ${ENGINE_AWARE.join(' and ')}; name them (e.g. npm run bench -- refresh --db postgres --instances 2).`);
     return 1;

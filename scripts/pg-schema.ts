@@ -14,7 +14,7 @@
  * the generator (it must be mapped by hand, once).
  *
  * One deliberate difference: the foreign keys that the purge plans carry (every reference to an
- * application or a membership, data-lifecycle/purge-plans.ts) are left out. Deleting an
+ * application or a membership, and a directory group's members: data-lifecycle/purge-plans.ts) are left out. Deleting an
  * application or a membership removes the row at once and what hung off it in bounded batches;
  * SQLite turns its enforcement off for that one transaction, but PostgreSQL cascades (and checks
  * a foreign key) whatever a transaction does, so the same delete there would be one unbounded
@@ -92,8 +92,11 @@ function columnCode(column: AnySQLiteColumn): { code: string; builder: string } 
   return { code, builder };
 }
 
-/** Columns whose reference to an application, a membership or a person the purge plans keep instead of a foreign key. */
-const PURGED_REFERENCES = new Set<unknown>([...PURGE_PLANS.application, ...PURGE_PLANS.membership, ...PURGE_PLANS.person].map((step) => step.column));
+/** Columns whose reference to an application, a membership, a person or a directory group the purge plans keep instead of a foreign key. */
+const PURGED_REFERENCES = new Set<unknown>(
+  [...PURGE_PLANS.application, ...PURGE_PLANS.membership, ...PURGE_PLANS.person, ...PURGE_PLANS.group].map((step) => step.column),
+);
+const PURGED_PARENTS = new Set<unknown>([schema.applications, schema.memberships, schema.people, schema.groups]);
 
 export function generate(): string {
   // By export name: a module namespace is ordered so under Node, not necessarily under vitest.
@@ -120,7 +123,7 @@ export function generate(): string {
     for (const fk of config.foreignKeys) {
       const ref = fk.reference();
       const parent = ref.foreignTable as SQLiteTable;
-      if ((parent === schema.applications || parent === schema.memberships || parent === schema.people) && ref.columns.length === 1 && PURGED_REFERENCES.has(ref.columns[0])) continue;
+      if (PURGED_PARENTS.has(parent) && ref.columns.length === 1 && PURGED_REFERENCES.has(ref.columns[0])) continue;
       builders.add('foreignKey');
       const target = varOf.get(ref.foreignTable as SQLiteTable);
       const targetFields = ref.foreignColumns.map((c) => {

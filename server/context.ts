@@ -23,6 +23,8 @@ export interface AppContext {
   wakeWebhooks: () => void;
   /** Called when a big delete has rows left after its inline batches (data-lifecycle/purge.ts). */
   wakePurger: () => void;
+  /** The LDAP listener this process runs (server/ldap/server.ts, started by main.ts); null when it runs none. */
+  ldapListener: () => LdapListenerStatus | null;
   /**
    * The claims of one of our own access tokens, signed with a published key, for this issuer and
    * unexpired (oauth/access-tokens.ts `readAccessToken`, set by the OAuth plugin; revocation is the
@@ -31,6 +33,16 @@ export interface AppContext {
   readAccessToken: (token: string) => Promise<Readonly<Record<string, unknown>> | undefined>;
   /** Prometheus counters and state gauges (metrics/metrics.ts): features count here, `GET /metrics` shows them. */
   metrics: Metrics;
+}
+
+/** What the control panel shows about a running LDAP listener (spec ldap.md). */
+export interface LdapListenerStatus {
+  url: string | null;
+  ldapsUrl: string | null;
+  startTls: boolean;
+  baseDn: string | null;
+  allowPlain: boolean;
+  connections: number;
 }
 
 /** What `buildApp` passes every feature plugin (server/features.ts lists them). */

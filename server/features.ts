@@ -21,10 +21,12 @@ import { passwordPagesFeature } from './pages/password-pages.js';
 import { selfServicePlugin } from './self-service/routes.js';
 import { secondFactorFeature } from './accounts/second-factor/routes.js';
 import { peoplePlugin } from './people/routes.js';
+import { groupsPlugin } from './groups/routes.js';
 import { activityPlugin } from './activity/routes.js';
 import { forwardAuthPlugin } from './forward-auth/plugin.js';
 import { administratorsPlugin } from './administrators/routes.js';
 import { metricsFeature } from './metrics/route.js';
+import { presetsFeature } from './presets/plugin.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -43,8 +45,10 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   oauthPlugin,
   selfServicePlugin,
   peoplePlugin,
+  groupsPlugin,
   activityPlugin,
   forwardAuthPlugin,
   administratorsPlugin,
   metricsFeature,
+  presetsFeature,
 ];

@@ -27,6 +27,7 @@ import { recordAccessTokenTtl } from './ops/token-lifetime.js';
 import { recordServedIssuer } from './ops/served-issuer.js';
 import { assignMissingUsernames } from './people/username-backfill.js';
 import { LOW_MEMORY_NODE_ARGS, lowMemoryActive } from './cli/launch.js';
+import { recordLdapOff, startLdap, type LdapListener } from './ldap/server.js';
 
 export const DATABASE_FILE = 'gatehouse.db';
 
@@ -39,6 +40,8 @@ export interface Running {
   tls?: TlsMaterial;
   /** The plain-http redirect listener's URL, when configured. */
   redirectUrl?: string;
+  /** The LDAP directory's listeners, when GATEHOUSE_LDAP=on (server/ldap/server.ts). */
+  ldap?: LdapListener;
   /** Runs the periodic LAN-certificate check now; true when a new certificate is being served. */
   refreshTls(): boolean;
   stop(): Promise<void>;
@@ -168,6 +171,17 @@ async function startClaimed(config: Config): Promise<Running> {
   if (!config.issuerConfigured) config.issuer = defaultIssuer(config.host, port, Boolean(tls));
   const url = defaultIssuer(config.host, port, Boolean(tls));
   await recordServedIssuer(db, config.issuer, new Date());
+  // The LDAP directory (spec ldap.md) listens beside HTTP, with the same certificate.
+  let ldap: LdapListener | undefined;
+  try {
+    if (config.ldap.enabled) ldap = await startLdap(app.ctx, app.log, tls);
+    else await recordLdapOff(app.ctx);
+  } catch (error) {
+    await app.close();
+    await closeStore(db);
+    throw error;
+  }
+  if (ldap) app.ctx.ldapListener = () => ldap.state();
   const checkpointer = postgres ? undefined : startCheckpointer(db, databaseFile);
   warnAboutCa(app, config);
   if (config.lowMemory && !lowMemoryActive()) {
@@ -180,6 +194,7 @@ async function startClaimed(config: Config): Promise<Running> {
     const next = ensureLocalTls(config.dataDir, config.tls.extraNames, new Date());
     if (!next.issued) return false;
     (app.server as unknown as TlsServer).setSecureContext({ key: next.key, cert: next.cert });
+    ldap?.setTls(next);
     tls = next;
     running.tls = next;
     app.log.info({ notAfter: next.notAfter.toISOString() }, 'TLS certificate renewed');
@@ -213,12 +228,13 @@ async function startClaimed(config: Config): Promise<Running> {
     (stopping ??= (async () => {
       clearInterval(tlsTimer);
       if (redirect) await new Promise((resolve) => redirect!.close(resolve));
+      await ldap?.stop();
       await app.close();
       await checkpointer?.stop();
       await closeStore(db);
       removePidFile(config.dataDir);
     })());
-  const running: Running = { app, db, url, config, tls, redirectUrl, refreshTls, stop };
+  const running: Running = { app, db, url, config, tls, redirectUrl, ldap, refreshTls, stop };
   return running;
 }
 
@@ -242,7 +258,9 @@ function warnAboutCa(app: FastifyInstance, config: Config): void {
 export function readyLine(running: Running): string {
   const token = running.config.adminTokenSource ? `from ${running.config.adminTokenSource}` : `in ${join(running.config.dataDir, 'admin-token')}`;
   const mode = lowMemoryActive() ? ', low-memory mode' : '';
-  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, control panel ${running.config.issuer}/admin/, data ${running.config.dataDir}, admin token ${token}${mode}`;
+  const ldapState = running.ldap?.state();
+  const ldap = ldapState ? `, LDAP ${[ldapState.url, ldapState.ldapsUrl].filter(Boolean).join(' and ')} (base ${ldapState.baseDn})` : '';
+  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, control panel ${running.config.issuer}/admin/, data ${running.config.dataDir}, admin token ${token}${mode}${ldap}`;
   if (!running.tls) return line;
   const ca = running.tls.caPem ? `local CA SHA-256 ${running.tls.fingerprint} (install from ${running.url}/ca.pem)` : `certificate SHA-256 ${running.tls.fingerprint}`;
   return `${line}, ${ca}`;

@@ -12,11 +12,13 @@ import { OverviewPage } from './pages/overview';
 import { ApplicationsPage, NewApplicationPage } from './pages/applications';
 import { ApplicationPage } from './pages/application';
 import { SsoGroupsPage } from './pages/sso-groups';
+import { GroupPage, GroupsPage } from './pages/groups';
 import { ProvidersPage } from './pages/providers';
 import { AuditPage } from './pages/audit';
 import { PeoplePage, PersonPage } from './pages/people';
 import { KeysPage } from './pages/keys';
 import { BackupsPage } from './pages/backups';
+import { OperationsPage } from './pages/operations';
 
 import { CallbackPage } from './pages/callback';
 import { PanelSignInLanding, SignInScreen } from './pages/sign-in';
@@ -33,6 +35,7 @@ const NAV: [href: string, label: string, audience: Audience, end?: boolean][] = 
   ['/', t.nav.overview, 'all', true],
   ['/applications', t.nav.applications, 'all'],
   ['/people', t.nav.people, 'people'],
+  ['/groups', t.nav.groups, 'people'],
   ['/sso-groups', t.nav.ssoGroups, 'owner'],
   ['/providers', t.nav.providers, 'owner'],
   ['/audit-log', t.nav.audit, 'owner'],
@@ -42,6 +45,7 @@ const NAV: [href: string, label: string, audience: Audience, end?: boolean][] = 
 const OPS_NAV: [href: string, label: string][] = [
   ['/signing-keys', t.nav.keys],
   ['/backups', t.nav.backups],
+  ['/data-lifecycle', t.nav.lifecycle],
   ['/lan-tls', t.nav.tls],
 ];
 const shown = (audience: Audience) => audience === 'all' || (audience === 'people' ? managesPeople() : isOwner());
@@ -136,11 +140,14 @@ function App() {
           <Route path="/applications/:id/:tab?" component={ApplicationPage} />
           <Route path="/people" component={PeoplePage} />
           <Route path="/people/:id" component={PersonPage} />
+          <Route path="/groups" component={GroupsPage} />
+          <Route path="/groups/:id" component={GroupPage} />
           <Route path="/sso-groups" component={SsoGroupsPage} />
           <Route path="/providers" component={ProvidersPage} />
           <Route path="/audit-log" component={AuditPage} />
           <Route path="/signing-keys" component={KeysPage} />
           <Route path="/backups" component={BackupsPage} />
+          <Route path="/data-lifecycle" component={OperationsPage} />
           <Route path="/lan-tls" component={TlsPage} />
           <Route path="/administrators" component={AdministratorsPage} />
           <Route path="/settings/password-policy" component={PasswordPolicyPage} />

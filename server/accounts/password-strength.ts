@@ -1,7 +1,7 @@
 /**
  * How guessable a new password is, measured by zxcvbn (@zxcvbn-ts/core with the common and English
  * dictionaries) in a worker thread of its own, never on the event loop: one estimate costs from
- * 2 ms to over 500 ms for long repetitive inputs (measured here, docs/decisions/0121), and loading
+ * 2 ms to over 500 ms for long repetitive inputs (measured here, docs/decisions/0121-password-policy-and-zxcvbn-worker.md), and loading
  * the dictionaries ~300 ms. Only the first STRENGTH_INPUT_LIMIT characters are weighed: a longer
  * password is at least as strong as its start, and the cost grows faster than the length.
  *

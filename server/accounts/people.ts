@@ -39,7 +39,10 @@ export async function findPersonByEmail(db: Db, email: string): Promise<Person |
 }
 
 export function userRecord(p: Person) {
-  return { id: p.id, email: p.email, emailVerified: p.emailVerified, name: p.name, createdAt: p.createdAt.toISOString() };
+  return {
+    id: p.id, email: p.email, emailVerified: p.emailVerified, username: p.username,
+    name: p.name, givenName: p.givenName, familyName: p.familyName, createdAt: p.createdAt.toISOString(),
+  };
 }
 
 /** The application a sign-in is for; it must exist and allow e-mail and password. */

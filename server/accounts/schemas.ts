@@ -33,7 +33,10 @@ export const UserSchema = Type.Object({
   id: Type.String(),
   email: Type.String(),
   emailVerified: Type.Boolean(),
+  username: Type.String(),
   name: Type.Union([Type.String(), Type.Null()]),
+  givenName: Type.Union([Type.String(), Type.Null()]),
+  familyName: Type.Union([Type.String(), Type.Null()]),
   createdAt: Timestamp,
 });
 

@@ -1,7 +1,7 @@
 /**
  * E-mail and password sign-up (DESIGN §4.8): allowed for an application whose policy is `open`,
- * or with a valid pending invitation addressed to the same e-mail (which proves the address, so
- * the person starts verified and joins with the invitation's role). Creates the person, their
+ * or with a valid pending invitation addressed to the same e-mail (the person joins with the
+ * invitation's role, and starts verified when the invitation was e-mailed: invitations/accept.ts). Creates the person, their
  * `credential` linked account, the membership and a session with the application's realm.
  */
 import { eq } from 'drizzle-orm';

@@ -9,6 +9,7 @@ import { tlsPaths } from '../ops/tls.js';
 import { activeKey } from '../ops/key-rotation.js';
 import { packageVersion } from './paths.js';
 import { one } from '../db/store.js';
+import { ldapBaseDn } from '../config.js';
 
 export interface Overview {
   version: string;
@@ -20,6 +21,8 @@ export interface Overview {
   jwksUrl: string;
   /** Where devices download the local CA (LAN TLS mode), or null when there is no local CA. */
   caCertificateUrl: string | null;
+  /** The LDAP directory (spec ldap.md): whether this server runs it, where, and its base DN. */
+  ldap: { enabled: boolean; url: string | null; ldapsUrl: string | null; startTls: boolean; baseDn: string; connections: number };
 }
 
 /**
@@ -60,5 +63,12 @@ export async function overview(ctx: AppContext, startedAt: Date): Promise<Overvi
     jwksUrl: `${issuer}/api/auth/jwks`,
     caCertificateUrl:
       ctx.config.dataDir !== ':memory:' && existsSync(tlsPaths(ctx.config.dataDir).ca) ? `${issuer}/ca.pem` : null,
+    ldap: ldapOverview(ctx),
   };
+}
+
+function ldapOverview(ctx: AppContext): Overview['ldap'] {
+  const running = ctx.ldapListener();
+  if (!running) return { enabled: false, url: null, ldapsUrl: null, startTls: false, baseDn: ldapBaseDn(ctx.config), connections: 0 };
+  return { enabled: true, url: running.url, ldapsUrl: running.ldapsUrl, startTls: running.startTls, baseDn: running.baseDn ?? ldapBaseDn(ctx.config), connections: running.connections };
 }

@@ -36,6 +36,17 @@ const OverviewSchema = Type.Object(
     discoveryUrl: Type.String(),
     jwksUrl: Type.String(),
     caCertificateUrl: Type.Union([Type.String(), Type.Null()]),
+    ldap: Type.Object(
+      {
+        enabled: Type.Boolean({ description: 'whether this server runs the LDAP directory (GATEHOUSE_LDAP=on)' }),
+        url: Type.Union([Type.String(), Type.Null()], { description: 'ldap://host:port, when running' }),
+        ldapsUrl: Type.Union([Type.String(), Type.Null()], { description: 'ldaps://host:port, when running with LAN TLS' }),
+        startTls: Type.Boolean(),
+        baseDn: Type.String({ description: 'the base DN (GATEHOUSE_LDAP_BASE_DN, or derived from the issuer)' }),
+        connections: Type.Integer({ description: 'LDAP connections open now' }),
+      },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 );

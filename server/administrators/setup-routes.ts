@@ -11,7 +11,7 @@
  * Creating the owner needs the admin token (it is an admin route, and no named administrator
  * exists yet): whoever can read `<data>/admin-token` or run `gatehouse admin-token` runs this
  * machine. A first-run screen open to anyone would hand the installation to whoever reaches it
- * first (docs/decisions/0122).
+ * first (docs/decisions/0122-first-run-needs-the-admin-token.md).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';

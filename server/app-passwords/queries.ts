@@ -12,16 +12,25 @@ import { exec, many, one } from '../db/store.js';
 
 const p = sql.placeholder;
 
-const byHash = preparedPerDb((db) =>
+/** What a sign-in with an app password needs to know, and no more (the bind path reads it every time). */
+const matchColumns = {
+  password: { id: appPasswords.id, applicationId: appPasswords.applicationId, lastUsedAt: appPasswords.lastUsedAt },
+  person: { id: people.id, email: people.email, username: people.username, name: people.name, status: people.status },
+  membership: { id: memberships.id, status: memberships.status },
+  application: { id: applications.id, name: applications.name, ldap: applications.ldap, forwardAuth: applications.forwardAuth },
+};
+
+/** An app password with its person, membership and application, joined by their primary keys. */
+const matched = (db: Db) =>
   db
-    .select({ password: appPasswords, person: people, membership: memberships, application: applications })
+    .select(matchColumns)
     .from(appPasswords)
     .innerJoin(people, eq(people.id, appPasswords.personId))
     .innerJoin(memberships, eq(memberships.id, appPasswords.membershipId))
-    .innerJoin(applications, eq(applications.id, appPasswords.applicationId))
-    .where(eq(appPasswords.secretHash, p('hash')))
-    .prepare(),
-);
+    .innerJoin(applications, eq(applications.id, appPasswords.applicationId));
+
+const byHash = preparedPerDb((db) => matched(db).where(eq(appPasswords.secretHash, p('hash'))).prepare());
+const byId = preparedPerDb((db) => matched(db).where(eq(appPasswords.id, p('id'))).prepare());
 
 const touch = preparedPerDb((db) =>
   db.update(appPasswords).set({ lastUsedAt: sql`${p('nowMs')}` }).where(eq(appPasswords.id, p('id'))).prepare(),
@@ -32,6 +41,11 @@ export type AppPasswordMatchRow = NonNullable<Awaited<ReturnType<typeof findByHa
 /** The app password with this secret hash, with its person, membership and application. */
 export async function findByHash(db: Db, hash: string) {
   return await one(byHash(db), { hash });
+}
+
+/** The app password with this id, with its person, membership and application. */
+export async function findById(db: Db, id: string) {
+  return await one(byId(db), { id });
 }
 
 export async function touchAppPassword(db: Db, id: string, now: Date): Promise<void> {

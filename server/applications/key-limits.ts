@@ -23,6 +23,8 @@
  * - Loosening how members sign in (issue 36 audit): MFA policy `required` → `optional` (through
  *   PATCH of the application or of its auth policy), and consent `explicit` → `implicit`. The
  *   administrator set the bar; a leaked key must not lower it. Raising it stays open to the key.
+ * A key may change `signingAlg` (issue 38): it decides how the application's tokens are signed, not
+ * who obtains them, and the application's back end is what must be able to verify them.
  */
 import { requireActorScope, requireOwner, type Actor } from '../http/admin-auth.js';
 import type { Application } from '../db/schema.js';

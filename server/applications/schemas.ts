@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import { DisplayName, DisplayText, Slug, Timestamp } from '../http/schemas.js';
 import { PROFILE_KEY_PATTERN } from './profile-fields.js';
 import { ForwardAuthField, ForwardAuthRecordSchema } from '../forward-auth/settings.js';
+import { SIGNING_ALGS } from '../db/schema.js';
 
 export const ProfileFieldSchema = Type.Object(
   {
@@ -103,6 +104,9 @@ const BrandingRecord = Type.Object(
 const CONSENT_TEXT =
   '`implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page';
 const ConsentPolicySchema = Type.Union([Type.Literal('implicit'), Type.Literal('explicit')], { description: CONSENT_TEXT });
+const SIGNING_ALG_TEXT =
+  'How this application\'s ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS).';
+const SigningAlgSchema = Type.Union(SIGNING_ALGS.map((alg) => Type.Literal(alg)), { description: SIGNING_ALG_TEXT });
 
 const LDAP_TEXT =
   'LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application\'s active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it.';
@@ -129,6 +133,7 @@ const mutableFields = {
   branding: Type.Optional(BrandingPatch),
   consent: Type.Optional(ConsentPolicySchema),
   forwardAuth: Type.Optional(ForwardAuthField),
+  signingAlg: Type.Optional(SigningAlgSchema),
   ldap: Type.Optional(LdapPatch),
 };
 
@@ -166,7 +171,12 @@ export const ApplicationRecordSchema = Type.Object({
   branding: BrandingRecord,
   consent: ConsentPolicySchema,
   forwardAuth: ForwardAuthRecordSchema,
+  signingAlg: SigningAlgSchema,
   ldap: LdapRecord,
+  preset: Type.Union([
+    Type.Object({ id: Type.String(), version: Type.Integer() }, { additionalProperties: false }),
+    Type.Null(),
+  ], { description: 'The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 }, { additionalProperties: false });

@@ -11,13 +11,16 @@
  *
  * And it switches the Prometheus counting (metrics/metrics.ts) off and on, so the benchmark
  * measures what counting costs on one server, window by window (bench/refresh.ts):
- * `{type: 'bench-counting', on}` answers `{type: 'bench-counting', on}`.
+ * `{type: 'bench-counting', on}` answers `{type: 'bench-counting', on}`. Likewise where signatures
+ * run (oauth/signing-algorithms.ts, issue 38): `{type: 'bench-signing', onPool?: ['RS256', …]}`
+ * answers `{type: 'bench-signing', onPool}` with the algorithms now signing on libuv's pool.
  */
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Session } from 'node:inspector';
 import type { IdleReclaim, ReclaimStats } from '../ops/idle-memory.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { isSigningAlg, signOnPool } from '../oauth/signing-algorithms.js';
 
 export interface BenchMetrics {
   type: 'bench-metrics';
@@ -37,7 +40,11 @@ export function serveBenchMetrics(env: NodeJS.ProcessEnv, reclaim?: IdleReclaim,
   if (env.GATEHOUSE_BENCH_METRICS !== '1' || !process.send) return;
   let histogram: IntervalHistogram | undefined;
   let profiler: Session | undefined;
-  process.on('message', (message: { type?: string; reset?: boolean; action?: string; intervalUs?: number; file?: string; on?: boolean }) => {
+  process.on('message', (message: { type?: string; reset?: boolean; action?: string; intervalUs?: number; file?: string; on?: boolean; onPool?: unknown[] }) => {
+    if (message?.type === 'bench-signing') {
+      process.send!({ type: 'bench-signing', onPool: signOnPool(message.onPool?.filter(isSigningAlg)) });
+      return;
+    }
     if (message?.type === 'bench-counting' && metrics) {
       metrics.counting = message.on !== false;
       process.send!({ type: 'bench-counting', on: metrics.counting });

@@ -1,7 +1,7 @@
 /**
- * `gatehouse rotate-keys`: publishes a new RS256 signing key, which takes over after the JWKS cache
- * lifetime (oauth/keys.ts); the current one signs until then and stays in the JWKS until every
- * token it signed has expired (by the access-token lifetime the server
+ * `gatehouse rotate-keys`: publishes a new signing key of every algorithm (RS256, ES256, EdDSA),
+ * which take over after the JWKS cache lifetime (oauth/keys.ts); the current ones sign until then
+ * and stay in the JWKS until every token they signed has expired (by the access-token lifetime the server
  * runs with, ops/token-lifetime.ts). Safe while the server runs: the server picks up the new key
  * within seconds (SQLite WAL, its key cache re-reads the store).
  */
@@ -30,12 +30,13 @@ export const rotateKeysCommand: Command = {
       const now = new Date();
       // The server's access-token lifetime (recorded at its start), not this process's own setting.
       const window = await retiringWindowSeconds(db, now, config.accessTokenTtl, MAX_ACCESS_TOKEN_TTL);
-      const { kid, retired, activatesAt } = await rotateSigningKey(db, now, window, 'cli');
-      console.log(kid);
+      const { keys, retired, activatesAt } = await rotateSigningKey(db, now, window, 'cli');
+      // stdout: the new kids, one a line, RS256 first (scripts read the first line as before).
+      for (const key of keys) console.log(key.kid);
       for (const key of (await listKeys(db, now)).filter((k) => retired.includes(k.kid))) {
-        console.error(`Key ${key.kid} signs until ${key.retiredAt} and stays in the JWKS until ${key.expiresAt}.`);
+        console.error(`Key ${key.kid} (${key.alg}) signs until ${key.retiredAt} and stays in the JWKS until ${key.expiresAt}.`);
       }
-      console.error(`New signing key ${kid} is published now and signs from ${activatesAt.toISOString()}.`);
+      for (const key of keys) console.error(`New ${key.alg} signing key ${key.kid} is published now and signs from ${activatesAt.toISOString()}.`);
     } finally {
       db.$client.close();
     }

@@ -18,6 +18,7 @@ export const serveCommand: Command = {
     'access-token-ttl': { type: 'string' },
     pretty: { type: 'boolean' },
     tls: { type: 'string' },
+    ldap: { type: 'boolean' },
   },
   help: [
     dataDirHelp,
@@ -28,6 +29,7 @@ export const serveCommand: Command = {
     ['--access-token-ttl S', 'access-token lifetime in seconds (GATEHOUSE_ACCESS_TOKEN_TTL, default 900)'],
     ['--pretty', 'human-readable logs instead of JSON lines'],
     ['--tls MODE', 'auto: HTTPS with a local CA in <data>/tls/ (GATEHOUSE_TLS; own files via GATEHOUSE_TLS_CERT/KEY)'],
+    ['--ldap', 'also serve the read-only LDAP directory (GATEHOUSE_LDAP=on; port GATEHOUSE_LDAP_PORT, default 3890)'],
   ],
   async run(values) {
     if (values['admin-token'] !== undefined) {
@@ -43,6 +45,7 @@ export const serveCommand: Command = {
       accessTokenTtl: values['access-token-ttl'] as string | undefined,
       pretty: values.pretty as boolean | undefined,
       tls: values.tls as string | undefined,
+      ldap: values.ldap as boolean | undefined,
     });
     const running = await start(config);
     await deprioritiseThreadPool();

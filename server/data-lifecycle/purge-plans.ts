@@ -1,9 +1,9 @@
 /**
  * What goes when something big is deleted, step by step (purge.ts runs them in bounded batches).
  * The thing itself leaves at once, in the request; these steps remove what hung off it. Every
- * table with a foreign key to `applications` or `memberships` must appear in the plan of that
- * kind: the root row is deleted without its cascade, so a table missing here would keep rows that
- * point nowhere. test/unit/data-lifecycle-plans.test.ts reads the foreign keys from the schema and
+ * table with a foreign key to `applications`, `memberships` or `groups` must appear in the plan of
+ * that kind: the root row is deleted without its cascade, so a table missing here would keep rows
+ * that point nowhere. test/unit/data-lifecycle-plans.test.ts reads the foreign keys from the schema and
  * fails, naming the table, until it is registered here (one line). On PostgreSQL these
  * references carry no foreign key at all (scripts/pg-schema.ts leaves them out): the plan is
  * their integrity rule there.
@@ -82,6 +82,8 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'administrators', table: administratorApplications, key: ROW_ID, column: administratorApplications.applicationId },
   ],
   sso_group: [{ name: 'sessionRealms', table: sessionRealms, key: ROW_ID, column: sessionRealms.realm, param: 'realm' }],
+  // A directory group's members (issue 32): a group may hold everyone in the directory.
+  group: [{ name: 'members', table: groupMembers, key: ROW_ID, column: groupMembers.groupId }],
   membership: [
     // Already revoked in the request; the families stay (for reuse detection) without the link.
     { name: 'refreshTokenFamilies', table: refreshTokenFamilies, key: refreshTokenFamilies.id, column: refreshTokenFamilies.membershipId, set: { membershipId: null } },

@@ -132,9 +132,11 @@ export const applications = pgTable(
     brandAccentColor: text('brand_accent_color'),
     brandLogo: text('brand_logo'),
     consent: text('consent').notNull().default("implicit"),
+    signingAlg: text('signing_alg').notNull().default("RS256"),
     ldap: jsonb('ldap').notNull().default(sql`'{"enabled":false}'::jsonb`),
     ldapPasswordHash: text('ldap_password_hash'),
     forwardAuth: jsonb('forward_auth'),
+    preset: jsonb('preset'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
@@ -143,6 +145,7 @@ export const applications = pgTable(
     uniqueIndex('applications_audience_uq').on(t.audience),
     index('applications_created_idx').on(t.createdAt, t.id),
     index('applications_group_idx').on(t.ssoGroupId),
+    index('applications_webhook_idx').on(t.webhookUrl),
   ],
 );
 
@@ -321,7 +324,6 @@ export const groupMembers = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.groupId, t.personId] }),
-    foreignKey({ name: 'group_members_group_id_groups_id_fk', columns: [t.groupId], foreignColumns: [groups.id] }).onDelete('cascade'),
     index('group_members_person_idx').on(t.personId, t.groupId),
   ],
 );
@@ -332,11 +334,13 @@ export const groups = pgTable(
     id: text('id').primaryKey(),
     name: text('name').notNull(),
     description: text('description'),
+    gidNumber: integer('gid_number'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
     index('groups_created_idx').on(t.createdAt, t.id),
+    uniqueIndex('groups_gid_number_uq').on(t.gidNumber),
   ],
 );
 
@@ -487,6 +491,7 @@ export const people = pgTable(
     username: text('username').notNull(),
     givenName: text('given_name'),
     familyName: text('family_name'),
+    uidNumber: integer('uid_number'),
     passwordHash: text('password_hash'),
     status: text('status').notNull().default("active"),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
@@ -495,8 +500,17 @@ export const people = pgTable(
   (t) => [
     uniqueIndex('people_email_uq').on(t.email),
     uniqueIndex('people_username_uq').on(t.username),
+    uniqueIndex('people_uid_number_uq').on(t.uidNumber),
     index('people_created_idx').on(t.createdAt, t.id),
   ],
+);
+
+export const posixIdSequence = pgTable(
+  'posix_id_sequence',
+  {
+    name: text('name').primaryKey(),
+    nextValue: integer('next_value').notNull(),
+  },
 );
 
 export const providerLogins = pgTable(

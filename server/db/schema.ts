@@ -41,8 +41,27 @@ export type AdminRole = 'owner' | 'people_manager' | 'app_manager';
 export interface LdapSettings {
   enabled: boolean;
 }
+/**
+ * The app preset an application was created from (spec presets-and-operations.md, "App presets";
+ * server/presets/): its id and version, the inputs given, and the settings it applied then, so a
+ * later preset version can be offered field by field without overwriting what an administrator
+ * changed since.
+ */
+export interface AppliedPreset {
+  id: string;
+  version: number;
+  inputs: Record<string, string>;
+  applied: Record<string, unknown>;
+}
 /** Whether people approve what an application asks for (issue 25, item 17): `implicit` = the administrator did. */
 export type ConsentPolicy = 'implicit' | 'explicit';
+/**
+ * JWS algorithms an application's tokens may be signed with (issue 38): RS256 (RSA-2048, the
+ * default every relying party accepts), ES256 (ECDSA P-256) and EdDSA (Ed25519). Gatehouse keeps
+ * one signing key of each; the order is the JWKS's and discovery's (RS256 first).
+ */
+export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
+export type SigningAlg = (typeof SIGNING_ALGS)[number];
 /** OAuth grant types an application may use (spec grants-and-logout.md). */
 export type GrantType =
   | 'authorization_code'
@@ -132,6 +151,13 @@ export const people = sqliteTable(
     /** OIDC `given_name` / `family_name`: at most 100 characters of display text, or null. */
     givenName: text('given_name'),
     familyName: text('family_name'),
+    /**
+     * The LDAP directory's `uidNumber` (and user-private `gidNumber`, spec ldap.md): ≥ 10000, from
+     * the one sequence people and groups share, never reused. Set by the database as the row is
+     * inserted (a trigger on SQLite, a sequence default on PostgreSQL: migration `posix_ids`), so
+     * every way of creating a person gets one.
+     */
+    uidNumber: integer('uid_number'),
     /** argon2id PHC string; null when the person signs in only through external providers. */
     passwordHash: text('password_hash'),
     /** `disabled`: cannot sign in anywhere (administrators/people-status.ts); their sessions were ended. */
@@ -142,6 +168,7 @@ export const people = sqliteTable(
   (t) => [
     uniqueIndex('people_email_uq').on(t.email),
     uniqueIndex('people_username_uq').on(t.username),
+    uniqueIndex('people_uid_number_uq').on(t.uidNumber),
     index('people_created_idx').on(t.createdAt, t.id),
   ],
 );
@@ -557,12 +584,16 @@ export const applications = sqliteTable(
     /** The uploaded logo's version (start of its SHA-256; the image is in `application_logos`), or null. */
     brandLogo: text('brand_logo'),
     consent: text('consent').$type<ConsentPolicy>().notNull().default('implicit'),
+    /** How this application's ID, access and logout tokens are signed; existing applications keep RS256. */
+    signingAlg: text('signing_alg').$type<SigningAlg>().notNull().default('RS256'),
     /** LDAP directory access (spec ldap.md): whether its service account and its members' app passwords bind. */
     ldap: text('ldap', { mode: 'json' }).$type<LdapSettings>().notNull().default(sql`'{"enabled":false}'`),
     /** SHA-256 of the LDAP service account's password (`cn=<id>,ou=services,<base>`); null until LDAP is first enabled. */
     ldapPasswordHash: text('ldap_password_hash'),
     /** Forward auth (server/forward-auth/): the protected hosts and who passes; null: none. */
     forwardAuth: text('forward_auth', { mode: 'json' }).$type<ForwardAuthSettings>(),
+    /** The app preset it was created from (server/presets/), or null. */
+    preset: text('preset', { mode: 'json' }).$type<AppliedPreset>(),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },
@@ -570,6 +601,8 @@ export const applications = sqliteTable(
     uniqueIndex('applications_audience_uq').on(t.audience),
     index('applications_created_idx').on(t.createdAt, t.id),
     index('applications_group_idx').on(t.ssoGroupId),
+    // Directory events (group.created, …) go to every application with a webhook (decision 0101).
+    index('applications_webhook_idx').on(t.webhookUrl),
   ],
 );
 
@@ -738,13 +771,19 @@ export const groups = sqliteTable(
     id: text('id').primaryKey(), // `^[a-z0-9][a-z0-9._-]{0,63}$`, the value in the `groups` claim
     name: text('name').notNull(),
     description: text('description'),
+    /** The LDAP directory's `gidNumber` (spec ldap.md): from the sequence people's uidNumber comes from. */
+    gidNumber: integer('gid_number'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },
-  (t) => [index('groups_created_idx').on(t.createdAt, t.id)],
+  (t) => [index('groups_created_idx').on(t.createdAt, t.id), uniqueIndex('groups_gid_number_uq').on(t.gidNumber)],
 );
 
-/** Who is in which group; goes with the person and with the group (cascades). */
+/**
+ * Who is in which group. Goes with the person (cascade: at most 200 rows) and with the group: a
+ * group's delete leaves its rows to the purge plan (a group may hold everyone), so every read
+ * starts from `groups` (groups/queries.ts joins it).
+ */
 export const groupMembers = sqliteTable(
   'group_members',
   {
@@ -822,10 +861,13 @@ export const administratorApplications = sqliteTable(
 // ---------------------------------------------------------------------------------------------
 // OAuth server state
 
-/** RS256 signing keys. The newest non-retired key signs; retired keys stay published until `expiresAt`. */
+/**
+ * Signing keys, a chain per algorithm (`alg`: RS256, ES256, EdDSA). Of an algorithm's keys not
+ * retired yet the oldest signs; retired keys stay published until `expiresAt` (oauth/keys.ts).
+ */
 export const signingKeys = sqliteTable('signing_keys', {
   kid: text('kid').primaryKey(),
-  alg: text('alg').notNull().default('RS256'),
+  alg: text('alg').$type<SigningAlg>().notNull().default('RS256'),
   publicJwk: text('public_jwk', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
   /** PKCS#8 PEM; never leaves the server except inside a backup. */
   privateKeyPem: text('private_key_pem').notNull(),
@@ -1089,6 +1131,16 @@ export const rateLimitWindows = sqliteTable(
   (t) => [index('rate_limit_windows_ends_idx').on(t.windowEndsAt)],
 );
 
+/**
+ * The counter behind people's uidNumber and groups' gidNumber on SQLite (spec ldap.md: stable,
+ * ≥ 10000, never reused): one row, moved by the insert triggers of migration `posix_ids`, never
+ * back. PostgreSQL uses a real sequence (`posix_id_seq`) and leaves this table empty.
+ */
+export const posixIdSequence = sqliteTable('posix_id_sequence', {
+  name: text('name').primaryKey(),
+  nextValue: integer('next_value').notNull(),
+});
+
 export const meta = sqliteTable('meta', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),
@@ -1106,7 +1158,7 @@ export const meta = sqliteTable('meta', {
 export const purgeJobs = sqliteTable(
   'purge_jobs',
   {
-    kind: text('kind').$type<'application' | 'sso_group' | 'membership' | 'person'>().notNull(),
+    kind: text('kind').$type<'application' | 'sso_group' | 'membership' | 'person' | 'group'>().notNull(),
     target: text('target').notNull(),
     /** What the plan needs besides the id (e.g. the realm name of sessions to forget). */
     params: text('params', { mode: 'json' }).$type<Record<string, string>>().notNull(),

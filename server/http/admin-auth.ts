@@ -64,6 +64,13 @@ export function requireOwner(actor: Actor, what: string): void {
   throw forbidden('forbidden', `Only an owner may ${what}.`);
 }
 
+/** Only the owner, a people manager (or the admin token) may `what`: writes that reach directory-wide things (groups). */
+export function requirePeopleManager(actor: Actor, what: string): void {
+  if (actor.type === 'admin' || (actor.type === 'person' && (actor.role === 'owner' || actor.role === 'people_manager'))) return;
+  if (actor.type === 'api_key') throw forbidden('insufficient_scope', `An API key may not ${what}; that needs the admin token.`);
+  throw forbidden('forbidden', `Only an owner or a people manager may ${what}.`);
+}
+
 /** The applications an actor may see in lists: undefined for all of them. */
 export function visibleApplications(actor: Actor): readonly string[] | undefined {
   if (actor.type === 'person' && actor.role === 'app_manager') return actor.applications;

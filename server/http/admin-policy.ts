@@ -47,6 +47,10 @@ const POLICY: Record<string, Need> = {
   'DELETE /applications/:id/logo': app(),
   'GET /applications/:id/activity': app('application', { people: true }),
   'POST /applications/:id/test-sign-in': app(),
+  // App presets: what an application came from and how to configure the app (secrets as placeholders).
+  'GET /applications/:id/setup': app('application', { people: true }),
+  'GET /applications/:id/preset': app('application'),
+  'POST /applications/:id/preset/upgrade': app('application'),
   // Members and invitations: the application's managers, and people managers in every application.
   'GET /applications/:id/users': app('users', { people: true }),
   'GET /applications/:id/users/:uid': app('users', { people: true }),
@@ -71,6 +75,8 @@ const POLICY: Record<string, Need> = {
   'GET /me': administrator,
   'GET /auth/providers': administrator,
   'GET /settings/password-policy': administrator,
+  'GET /presets': administrator,
+  'GET /presets/:id': administrator,
   // People across applications.
   'GET /people': people,
   'POST /people': people,
@@ -81,6 +87,15 @@ const POLICY: Record<string, Need> = {
   'GET /people/:id/sessions': people,
   'POST /people/:id/sign-out': people,
   'GET /activity': people,
+  // Directory groups (spec claims-and-groups.md): who is in the team, people managers' too.
+  'GET /groups': people,
+  'POST /groups': people,
+  'GET /groups/:id': people,
+  'PATCH /groups/:id': people,
+  'DELETE /groups/:id': people,
+  'GET /groups/:id/members': people,
+  'PUT /groups/:id/members/:personId': people,
+  'DELETE /groups/:id/members/:personId': people,
   // Everything else — administrators, password policy changes, SSO groups, signing keys, backups,
   // operations, TLS, the audit log — is the owner's (the default).
 };

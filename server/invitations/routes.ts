@@ -8,7 +8,7 @@ import { Type } from 'typebox';
 import type { FeatureOptions } from '../context.js';
 import { invitationAcceptRoutes } from './accept-routes.js';
 import { invitePagePlugin } from '../pages/invite-page.js';
-import { actorName } from '../http/admin-auth.js';
+import { actorName, requirePeopleManager } from '../http/admin-auth.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
@@ -37,6 +37,9 @@ export const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
+      // Directory groups reach beyond this application (other apps' claims): not an API key's or
+      // an application manager's to give.
+      if (request.body.groups?.length) requirePeopleManager(request.actor, 'put invited people in directory groups');
       const result = await createInvitations(ctx, request.params.id, request.body, actorName(request.actor));
       return reply
         .status(201)

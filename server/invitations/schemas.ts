@@ -12,6 +12,10 @@ export const InvitationCreateSchema = Type.Object(
     emails: Type.Array(Type.String({ maxLength: 320 }), { minItems: 1, maxItems: 100 }),
     role: Type.Optional(Role),
     message: Type.Optional(DisplayText({ maxLength: 1000 })),
+    // Checked one by one in the service so a 400 can name each unknown group. Admin token only.
+    groups: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), {
+      maxItems: 200, uniqueItems: true, description: 'directory group ids the person joins on accepting (admin token only)',
+    })),
   },
   { additionalProperties: false },
 );
@@ -30,6 +34,8 @@ export const InvitationRecordSchema = Type.Object({
   /** Whether the last e-mail for this invitation was accepted by the SMTP server. */
   emailSent: Type.Boolean(),
   emailError: Type.Union([Type.String(), Type.Null()]),
+  /** Directory groups the person joins on accepting (those deleted meanwhile are skipped). */
+  groups: Type.Array(Type.String()),
 });
 
 /** Create and resend answers: the record plus the link, shown only here. */

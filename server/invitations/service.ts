@@ -19,6 +19,7 @@ import { invitationStatus } from './accept.js';
 import { sendInvitationEmails } from './email.js';
 import type { InvitationCreate, InvitationListQuery } from './schemas.js';
 import { isEmailAddress } from '../util/email.js';
+import { existingGroupIds } from '../groups/queries.js';
 import { one, many, transaction } from '../db/store.js';
 
 export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -38,6 +39,7 @@ export function invitationRecord(inv: Invitation, now: Date) {
     revokedAt: iso(inv.revokedAt),
     emailSent: inv.emailSent,
     emailError: inv.emailError,
+    groups: inv.groups,
   };
 }
 
@@ -58,6 +60,7 @@ export async function createInvitations(ctx: AppContext, applicationId: string, 
     }
   });
   if (errors.length) throw validationFailed(errors, 'Some e-mail addresses are not valid.');
+  const groupIds = input.groups ?? [];
   // Case and surrounding spaces do not make a different address; repeats in one request collapse.
   const emails = [...new Set(input.emails.map((e) => e.trim().toLowerCase()))];
   const role = input.role ?? 'member';
@@ -65,6 +68,9 @@ export async function createInvitations(ctx: AppContext, applicationId: string, 
   const now = ctx.clock.now();
 
   const { created, skipped } = await transaction(ctx.db, async (tx) => {
+    const known = await existingGroupIds(tx, groupIds);
+    const unknown = groupIds.flatMap((id, i) => (known.has(id) ? [] : [{ path: `body.groups.${i}`, message: `there is no group "${id}"` }]));
+    if (unknown.length) throw validationFailed(unknown, 'Some groups do not exist.');
     const members = await memberEmails(tx, applicationId, emails);
     const invited = await invitedEmails(tx, applicationId, emails, now);
     const skipped: { email: string; reason: 'already_member' | 'already_invited' }[] = [];
@@ -90,11 +96,12 @@ export async function createInvitations(ctx: AppContext, applicationId: string, 
           tokenHash: sha256(token),
           state: 'pending',
           invitedBy: actor,
+          groups: groupIds,
           createdAt: now,
           expiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
         })
         .returning());
-      await recordAudit(tx, now, { actor, action: 'invitation.created', applicationId, target: invitation.id, details: { email, role } });
+      await recordAudit(tx, now, { actor, action: 'invitation.created', applicationId, target: invitation.id, details: { email, role, ...(groupIds.length ? { groups: groupIds } : {}) } });
       await recordEvent(tx, now, applicationId, 'invitation.created', eventData(invitation));
       created.push({ invitation, acceptUrl: acceptUrl(ctx, token) });
     }

@@ -24,8 +24,14 @@ export const MemberRecordSchema = Type.Object({
 /** One member read alone also shows their second factors (counts and dates, never secrets). */
 export const MemberDetailSchema = Type.Object({ ...MemberRecordSchema.properties, secondFactor: SecondFactorSummarySchema });
 
+/** A member in a list also says whether they have a second factor (for applications that require one). */
+export const MemberListItemSchema = Type.Object({
+  ...MemberRecordSchema.properties,
+  hasSecondFactor: Type.Boolean({ description: 'a confirmed authenticator app or a passkey; without one, an application whose MFA policy is required makes them enrol one at their next sign-in' }),
+});
+
 export const MemberListSchema = Type.Object({
-  users: Type.Array(MemberRecordSchema),
+  users: Type.Array(MemberListItemSchema),
   nextCursor: Type.Union([Type.String(), Type.Null()]),
 });
 

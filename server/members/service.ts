@@ -20,6 +20,7 @@ import { beginPurge } from '../data-lifecycle/purge.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { membershipEventData } from './create.js';
 import { resetSecondFactor, secondFactorSummary } from '../accounts/second-factor/service.js';
+import { peopleWithSecondFactor } from '../accounts/second-factor/factors.js';
 import { containsText, likePattern, searchCandidates } from './search.js';
 import type { MemberListQuery, MemberPatch } from './schemas.js';
 import { exec, one, many, transaction } from '../db/store.js';
@@ -150,7 +151,8 @@ export async function listMembers(ctx: AppContext, applicationId: string, query:
   // A walk that read its whole window without filling the page goes on after the window.
   const walked = search && 'pattern' in search ? search.end : undefined;
   const nextCursor = page.nextCursor ?? (walked ? encodeCursor(walked) : null);
-  return { users: page.items.map(memberRecord), nextCursor };
+  const withFactor = await peopleWithSecondFactor(ctx.db, page.items.map((r) => r.p.id));
+  return { users: page.items.map((r) => ({ ...memberRecord(r), hasSecondFactor: withFactor.has(r.p.id) })), nextCursor };
 }
 
 async function findMember(ctx: AppContext, applicationId: string, memberId: string): Promise<MemberRow> {

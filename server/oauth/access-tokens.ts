@@ -1,8 +1,11 @@
 /**
- * Reading our own access tokens back (RFC 9068 §4): userinfo, revocation and introspection take
- * a token a client presents and need its claims, if — and only if — we signed it as an access
- * token: RS256 (`alg`), `typ: at+jwt`, a `kid` whose key is still published, and a valid
- * signature. The check is synchronous, node:crypto's `verify` over the KeyRing's cached public
+ * Reading our own access tokens back (RFC 9068 §4): userinfo, revocation, introspection — and
+ * every other check of "an access token Gatehouse signed" (forward auth, the admin API's panel
+ * tokens): `readAccessToken` is that one check, `signedAccessClaims` its signature part. A token
+ * passes if — and only if — we signed it as an access token: `typ: at+jwt`, a `kid` whose key is
+ * still published, an `alg` that is that key's own algorithm (RS256, ES256 or EdDSA, issue 38; so
+ * `none`, HS256 or an algorithm other than the key's is refused: no algorithm confusion), and a
+ * valid signature. The check is synchronous, node:crypto's `verify` over the KeyRing's cached public
  * KeyObject (issue 27: jose's `jwtVerify` goes through WebCrypto, a thread-pool job and several
  * promises per token, about ten times this cost); a token of ours carries nothing jose's other
  * checks would look at (`crit`, `b64`, `nbf`).
@@ -17,11 +20,11 @@
  * The time and issuer rules are `readAccessToken`'s; introspection applies its own on top of
  * `signedAccessClaims` (the caller must be the token's client, its family must be alive, …).
  */
-import { verify as rsaVerify } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { sha256 } from '../util/crypto.js';
 import { ACCESS_TOKEN_TYP } from './jwt.js';
-import { SIGNING_ALG, type KeyRing } from './keys.js';
+import type { KeyRing } from './keys.js';
+import { verifyInput } from './signing-algorithms.js';
 
 /** The claims we put in access tokens (jwt.ts), as read back: types are checked where used. */
 export interface AccessClaims {
@@ -69,16 +72,21 @@ async function verifySignature(keys: KeyRing, token: string): Promise<AccessClai
   const [headerPart, payloadPart, signaturePart, extra] = token.split('.');
   if (!headerPart || !payloadPart || !signaturePart || extra !== undefined) return undefined;
   const header = parseJson(headerPart) as { alg?: unknown; typ?: unknown; kid?: unknown } | undefined;
-  if (header?.alg !== SIGNING_ALG || header.typ !== ACCESS_TOKEN_TYP || typeof header.kid !== 'string') return undefined;
+  if (typeof header?.alg !== 'string' || header.typ !== ACCESS_TOKEN_TYP || typeof header.kid !== 'string') return undefined;
   const key = await keys.verifyingKey(header.kid);
-  if (!key) return undefined;
+  // The header's algorithm must be the key's own: a key verifies for one algorithm only.
+  if (!key || header.alg !== key.alg) return undefined;
   const signingInput = Buffer.from(`${headerPart}.${payloadPart}`);
-  if (!rsaVerify('sha256', signingInput, key, Buffer.from(signaturePart, 'base64url'))) return undefined;
+  if (!verifyInput(key.alg, key.key, signingInput, Buffer.from(signaturePart, 'base64url'))) return undefined;
   const claims = parseJson(payloadPart);
   return claims && typeof claims === 'object' && !Array.isArray(claims) ? (claims as AccessClaims) : undefined;
 }
 
-/** The claims of one of our own access tokens for this issuer, unexpired at the store clock (revoked or not), or undefined. */
+/**
+ * The claims of one of our own access tokens for this issuer, unexpired at the store clock
+ * (revoked or not), or undefined: THE check of "an access token Gatehouse signed", for every
+ * algorithm it signs with. Callers add their own rules (revocation, audience, membership).
+ */
 export async function readAccessToken(ctx: AppContext, keys: KeyRing, token: string): Promise<AccessClaims | undefined> {
   const claims = await signedAccessClaims(keys, token);
   if (!claims || claims.iss !== ctx.config.issuer) return undefined;

@@ -1,19 +1,20 @@
 /**
  * Signing-key administration under `/api/admin` (admin token only: API keys are refused by
- * `requireAdmin` outside their application's paths): list keys with their status, and rotate.
- * Private parts never leave the store.
+ * `requireAdmin` outside their application's paths): list keys with their status, and rotate —
+ * every algorithm's key at once (oauth/keys.ts). Private parts never leave the store.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireAdmin, actorName } from '../http/admin-auth.js';
 import { adminErrors, NullableTimestamp, Timestamp, adminSecurity as security } from '../http/schemas.js';
 import { listKeys, rotateSigningKey, type KeyRing } from './keys.js';
+import { SIGNING_ALGS } from './signing-algorithms.js';
 import { retiringWindowSeconds } from '../ops/token-lifetime.js';
 
 const KeySchema = Type.Object(
   {
     kid: Type.String(),
-    alg: Type.String(),
+    alg: Type.Union(SIGNING_ALGS.map((alg) => Type.Literal(alg)), { description: 'The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519)' }),
     status: Type.Union([Type.Literal('next'), Type.Literal('active'), Type.Literal('retiring'), Type.Literal('retired')], {
       description: 'next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS.',
     }),
@@ -45,8 +46,19 @@ export const adminKeyRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = asyn
     {
       schema: {
         tags, security,
-        summary: 'Publish a new signing key; it signs after the JWKS cache lifetime, the previous one stays published until its tokens expire',
-        response: { 201: Type.Object({ key: KeySchema, previous: Type.Array(KeySchema) }, { additionalProperties: false }), ...adminErrors },
+        summary: 'Publish a new signing key of every algorithm; they sign after the JWKS cache lifetime, the previous ones stay published until their tokens expire',
+        response: {
+          201: Type.Object(
+            {
+              // The new RS256 key (also in `keys`): the answer's shape from before there were other algorithms.
+              key: KeySchema,
+              keys: Type.Array(KeySchema, { description: 'The new keys, one per algorithm: RS256, ES256, EdDSA' }),
+              previous: Type.Array(KeySchema, { description: 'The keys they take over from' }),
+            },
+            { additionalProperties: false },
+          ),
+          ...adminErrors,
+        },
       },
     },
     async (request, reply) => {
@@ -57,9 +69,13 @@ export const adminKeyRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = asyn
       const rotated = await rotateSigningKey(ctx.db, now, await retiringWindowSeconds(ctx.db, now, ctx.config.accessTokenTtl), actorName(request.actor));
       keys.invalidate();
       const all = await listKeys(ctx.db, now);
-      const key = all.find((k) => k.kid === rotated.kid)!;
-      // The same records (and status words) as GET /api/admin/keys.
-      return reply.status(201).header('location', '/api/admin/keys').send({ key, previous: all.filter((k) => rotated.retired.includes(k.kid)) });
+      const created = rotated.keys.map(({ kid }) => kid);
+      // The same records (and status words) as GET /api/admin/keys, in its order.
+      return reply.status(201).header('location', '/api/admin/keys').send({
+        key: all.find((k) => k.kid === rotated.kid)!,
+        keys: all.filter((k) => created.includes(k.kid)),
+        previous: all.filter((k) => rotated.retired.includes(k.kid)),
+      });
     },
   );
 };

@@ -1,6 +1,7 @@
 /**
  * Verifying our own access tokens for the userinfo endpoint (RFC 6750 §3, RFC 9068 §4):
- * RS256 with a published key, `typ: at+jwt`, our issuer, unexpired (access-tokens.ts), and not
+ * signed with a published key in that key's algorithm (RS256, ES256 or EdDSA), `typ: at+jwt`, our
+ * issuer, unexpired (access-tokens.ts, `readAccessToken`: the one such check), and not
  * revoked (its `jti` is not on the revoked list, oauth/revoked-access-tokens.ts). Failures are
  * `invalid_token` with a `WWW-Authenticate: Bearer` challenge; a request without a token gets the
  * challenge alone.

@@ -54,7 +54,7 @@ export async function findClient(ctx: AppContext, clientId: string): Promise<App
 }
 
 /** What the token, revocation, introspection and device endpoints need of the calling client. */
-export type OAuthClient = Pick<Application, 'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy'>;
+export type OAuthClient = Pick<Application, 'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy' | 'signingAlg'>;
 
 /**
  * The client look-up of every token request: only the columns above. SQLite: in SQL on
@@ -66,10 +66,13 @@ const clientById = preparedPerDb((db): ((id: string) => OAuthClient | undefined 
   if (engineOf(db) === 'postgres') return pgClientById(db);
   const statement = db.$client.prepare<
     [string],
-    { id: string; clientType: Application['clientType']; clientSecretHash: string | null; grantTypes: string; audience: string; authPolicy: string }
+    {
+      id: string; clientType: Application['clientType']; clientSecretHash: string | null; grantTypes: string; audience: string; authPolicy: string;
+      signingAlg: Application['signingAlg'];
+    }
   >(
     `SELECT id, client_type AS clientType, client_secret_hash AS clientSecretHash, grant_types AS grantTypes, audience,
-            auth_policy AS authPolicy
+            auth_policy AS authPolicy, signing_alg AS signingAlg
      FROM applications WHERE id = ?`,
   );
   return (id: string): OAuthClient | undefined => {
@@ -87,7 +90,10 @@ const clientById = preparedPerDb((db): ((id: string) => OAuthClient | undefined 
 function pgClientById(db: Db): (id: string) => Promise<OAuthClient | undefined> {
   const a = applications;
   const statement = db
-    .select({ id: a.id, clientType: a.clientType, clientSecretHash: a.clientSecretHash, grantTypes: a.grantTypes, audience: a.audience, authPolicy: a.authPolicy })
+    .select({
+      id: a.id, clientType: a.clientType, clientSecretHash: a.clientSecretHash, grantTypes: a.grantTypes, audience: a.audience, authPolicy: a.authPolicy,
+      signingAlg: a.signingAlg,
+    })
     .from(a)
     .where(eq(a.id, sql.placeholder('id')))
     .prepare();

@@ -10,7 +10,8 @@ import type { JWK } from 'jose';
 import type { Statement } from 'better-sqlite3';
 import type { AppContext } from '../context.js';
 import { engineOf, sqliteGateHeld } from '../db/store.js';
-import { JWKS_MAX_AGE_SECONDS, keyWriteCount, onKeyWrite, publishedJwks, readPublishedKeys, SIGNING_ALG, type KeyRing } from './keys.js';
+import { JWKS_MAX_AGE_SECONDS, keyWriteCount, onKeyWrite, publishedJwks, readPublishedKeys, type KeyRing } from './keys.js';
+import { SIGNING_ALGS } from './signing-algorithms.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import { ACR_VALUES } from '../accounts/second-factor/factors.js';
 import { GRANT_TYPES } from '../applications/schemas.js';
@@ -39,7 +40,8 @@ export function discoveryDocument(issuer: string) {
     response_modes_supported: ['query'],
     grant_types_supported: [...GRANT_TYPES],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: [SIGNING_ALG],
+    // Each application's tokens carry its own algorithm (RS256 unless it chose ES256 or EdDSA).
+    id_token_signing_alg_values_supported: [...SIGNING_ALGS],
     token_endpoint_auth_methods_supported: AUTH_METHODS,
     revocation_endpoint_auth_methods_supported: AUTH_METHODS,
     // Only confidential clients may introspect (RFC 7662 §2.1: the caller must be authorized).

@@ -25,6 +25,7 @@ import { findClient } from './client-auth.js';
 import { matchesRedirectUri } from '../applications/redirect-uris.js';
 import type { KeyRing } from './keys.js';
 import { ID_TOKEN_TYP } from './jwt.js';
+import { SIGNING_ALGS } from './signing-algorithms.js';
 import { param, type RawParams } from './params.js';
 import { transaction } from '../db/store.js';
 
@@ -35,7 +36,7 @@ interface Hint {
 
 async function readHint(keys: KeyRing, issuer: string, hint: string): Promise<Hint | undefined> {
   try {
-    const { payload, protectedHeader } = await compactVerify(hint, keys.verificationKey, { algorithms: ['RS256'] });
+    const { payload, protectedHeader } = await compactVerify(hint, keys.verificationKey, { algorithms: [...SIGNING_ALGS] });
     // Only an ID token is a hint: an access token also carries `sid`, and anyone it was sent to
     // (an API) could otherwise build a link that signs its holder out without asking.
     if (protectedHeader.typ !== ID_TOKEN_TYP) return undefined;

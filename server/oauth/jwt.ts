@@ -2,19 +2,19 @@
  * The JWTs we sign (DESIGN §4.10, spec §2): access tokens (`typ: at+jwt`, RFC 9068 header) with
  * exactly `iss, sub, aud, azp, scope, iat, exp, jti, app_user` plus `client_id` and `sid`, and
  * OIDC ID tokens (`aud` = client id, `auth_time`, `acr`, `amr`, `nonce`, `sid`, profile/e-mail
- * claims by scope), and logout tokens (Back-Channel Logout 1.0 §2.4). One RS256 signature each
- * (RFC 7515 compact serialisation, RFC 7518 §3.3).
+ * claims by scope), and logout tokens (Back-Channel Logout 1.0 §2.4). One signature each (RFC 7515
+ * compact serialisation), with the algorithm of the application the token is for (`alg` of each
+ * input: its `signingAlg`, issue 38) and that algorithm's current key.
  *
- * Signing is node:crypto's `sign()` with a callback, which runs the RSA operation on libuv's
- * thread pool, over the KeyRing's cached KeyObject; each (kid, typ) header is encoded once. This
- * leaves the event loop only the JSON and base64url of the payload (jose's SignJWT, over
- * WebCrypto, cost several times that in promise and validation work per token).
+ * Signing is node:crypto's `sign()` over the KeyRing's cached KeyObject, on libuv's thread pool
+ * for every algorithm (signing-algorithms.ts); each (kid, typ) header is encoded once. This leaves the event loop only the JSON and base64url of the payload (jose's
+ * SignJWT, over WebCrypto, cost several times that in promise and validation work per token).
  */
-import { sign as rsaSign } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import type { AuthMethod, Person } from '../db/schema.js';
 import { acrOf } from '../accounts/second-factor/factors.js';
-import { SIGNING_ALG, type KeyRing, type SigningKeyObject } from './keys.js';
+import type { KeyRing, SigningKeyObject } from './keys.js';
+import { signInput, type SigningAlg } from './signing-algorithms.js';
 import { hasScope } from './scopes.js';
 import { randomBase64url } from '../util/crypto.js';
 
@@ -36,34 +36,37 @@ export const LOGOUT_TOKEN_TYP = 'logout+jwt';
 /** Encoded protected headers by `typ` and kid: a handful of entries (one per key and token type). */
 const encodedHeaders = new Map<string, string>();
 
-function encodedHeader(kid: string, typ: string): string {
-  const cacheKey = `${typ} ${kid}`;
+function encodedHeader(kid: string, alg: SigningAlg, typ: string): string {
+  const cacheKey = `${typ} ${kid}`; // a kid has one algorithm
   let header = encodedHeaders.get(cacheKey);
   if (header === undefined) {
-    header = base64url({ alg: SIGNING_ALG, typ, kid });
+    header = base64url({ alg, typ, kid });
     encodedHeaders.set(cacheKey, header);
   }
   return header;
 }
 
-/** One RS256 JWT: the cached key when fresh (no await), else the store's. */
-function sign(keys: KeyRing, payload: JWTPayload, typ: string): Promise<string> {
-  const fresh = keys.freshSigningKey();
-  return fresh ? signWith(fresh, payload, typ) : keys.signingKey().then((key) => signWith(key, payload, typ));
+/** One JWT signed with `alg`'s current key: the cached key when fresh (no await), else the store's. */
+function sign(keys: KeyRing, alg: SigningAlg, payload: JWTPayload, typ: string): Promise<string> {
+  const fresh = keys.freshSigningKey(alg);
+  if (!fresh) return keys.signingKey(alg).then((key) => signWith(key, payload, typ));
+  const token = signWith(fresh, payload, typ);
+  return typeof token === 'string' ? Promise.resolve(token) : token;
 }
 
-function signWith({ kid, key }: SigningKeyObject, payload: JWTPayload, typ: string): Promise<string> {
-  const signingInput = `${encodedHeader(kid, typ)}.${base64url(payload)}`;
-  return new Promise((resolve, reject) => {
-    // RS256 = RSASSA-PKCS1-v1_5 with SHA-256, node's default padding for an RSA key.
-    rsaSign('sha256', Buffer.from(signingInput), key, (error, signature) => {
-      if (error) reject(error);
-      else resolve(`${signingInput}.${signature.toString('base64url')}`);
-    });
-  });
+function signWith({ kid, alg, key }: SigningKeyObject, payload: JWTPayload, typ: string): string | Promise<string> {
+  const signingInput = `${encodedHeader(kid, alg, typ)}.${base64url(payload)}`;
+  const signature = signInput(alg, key, Buffer.from(signingInput));
+  return typeof signature === 'string' ? `${signingInput}.${signature}` : signature.then((s) => `${signingInput}.${s}`);
 }
 
-export interface AccessTokenInput {
+/** What every token we sign says about its signature: the algorithm of the application it is for. */
+interface Signed {
+  /** The application's `signingAlg`. */
+  alg: SigningAlg;
+}
+
+export interface AccessTokenInput extends Signed {
   issuer: string;
   subject: string;
   audience: string;
@@ -94,10 +97,10 @@ export function signAccessToken(keys: KeyRing, t: AccessTokenInput): Promise<str
   if (t.scope !== null) payload.scope = t.scope;
   if (t.appUser) payload.app_user = { id: t.appUser.id, status: t.appUser.status, role: t.appUser.role };
   if (t.sessionId) payload.sid = t.sessionId;
-  return sign(keys, payload, ACCESS_TOKEN_TYP);
+  return sign(keys, t.alg, payload, ACCESS_TOKEN_TYP);
 }
 
-export interface IdTokenInput {
+export interface IdTokenInput extends Signed {
   issuer: string;
   person: Pick<Person, 'id' | 'email' | 'emailVerified' | 'name'>;
   clientId: string;
@@ -138,7 +141,7 @@ export function signIdToken(keys: KeyRing, t: IdTokenInput): Promise<string> {
   if (t.amr.length) payload.amr = t.amr;
   if (t.nonce) payload.nonce = t.nonce;
   if (t.sessionId) payload.sid = t.sessionId;
-  return sign(keys, payload, ID_TOKEN_TYP);
+  return sign(keys, t.alg, payload, ID_TOKEN_TYP);
 }
 
 /**
@@ -155,7 +158,7 @@ export function familyOfJti(jti: string): string | undefined {
   return dot > 0 && jti.startsWith('fam_') ? jti.slice(0, dot) : undefined;
 }
 
-export interface LogoutTokenInput {
+export interface LogoutTokenInput extends Signed {
   issuer: string;
   clientId: string;
   subject: string;
@@ -185,5 +188,5 @@ export function signLogoutToken(keys: KeyRing, t: LogoutTokenInput): Promise<str
     events: { 'http://schemas.openid.net/event/backchannel-logout': {} },
   };
   if (t.sessionId) payload.sid = t.sessionId;
-  return sign(keys, payload, LOGOUT_TOKEN_TYP);
+  return sign(keys, t.alg, payload, LOGOUT_TOKEN_TYP);
 }

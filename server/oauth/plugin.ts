@@ -74,7 +74,7 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
 };
 
 /**
- * Logout deliveries in flight at once. Each signs a token (RS256 on libuv's pool) first, so a
+ * Logout deliveries in flight at once. Each signs a token (on libuv's pool) first, so a
  * sign-out that tells 50 applications would otherwise start 50 signatures and 50 requests in one
  * burst; a few at a time spread that work between the requests the server is answering.
  */

@@ -11,7 +11,7 @@ import type { Db } from '../db/client.js';
 import { signingKeys } from '../db/schema.js';
 import { rotateSigningKey } from '../oauth/keys.js';
 import { retiringWindowSeconds } from './token-lifetime.js';
-import { one } from '../db/store.js';
+import { many } from '../db/store.js';
 
 export { activeKey } from '../oauth/keys.js';
 
@@ -20,9 +20,17 @@ const DAY = 24 * 3600 * 1000;
 export const KEY_CHECK_MS = 3600 * 1000;
 export const ROTATION_ACTOR = 'system:key-rotation';
 
-/** The newest key: the one signing, or a next one already published (the schedule counts from it). */
+/**
+ * The key the schedule counts from: each algorithm's newest key (the one signing, or a next one
+ * already published), and of those the oldest. Keys rotate together, so they are the same age;
+ * after the upgrade that added ES256 and EdDSA, the RS256 key keeps its own schedule.
+ */
 export async function newestKey(db: Db): Promise<{ kid: string; createdAt: Date } | undefined> {
-  return await one(db.select({ kid: signingKeys.kid, createdAt: signingKeys.createdAt }).from(signingKeys).orderBy(desc(signingKeys.createdAt)));
+  // A handful of rows (three per rotation, retired ones included): read whole, newest first.
+  const rows = await many(db.select({ alg: signingKeys.alg, kid: signingKeys.kid, createdAt: signingKeys.createdAt }).from(signingKeys).orderBy(desc(signingKeys.createdAt)));
+  const newestPerAlg = rows.filter((row, i) => rows.findIndex((r) => r.alg === row.alg) === i);
+  const oldest = newestPerAlg.at(-1);
+  return oldest && { kid: oldest.kid, createdAt: oldest.createdAt };
 }
 
 /** When the schedule rotates next, counted from the newest key. */

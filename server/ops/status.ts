@@ -19,6 +19,8 @@ import { schemaState, type SchemaState } from './schema-version.js';
 import { caStatus, tlsPaths, type CaStatus } from './tls.js';
 import { passkeySupport } from '../accounts/second-factor/rp.js';
 import { DEFAULTS, defaultIssuer } from '../config.js';
+import { readMeta } from '../db/meta.js';
+import { LDAP_STATE_KEY, type LdapState } from '../ldap/server.js';
 import { servedIssuer } from './served-issuer.js';
 
 export interface DataDirStatus {
@@ -37,6 +39,8 @@ export interface DataDirStatus {
   storage: { pages: number; freePages: number; pageSize: number; incrementalVacuum: boolean };
   /** Whether the configured issuer can offer passkeys (WebAuthn needs a host name and HTTPS, or localhost). */
   passkeys: { issuer: string; available: boolean; reason: string | null; message: string | null };
+  /** The LDAP directory as the server last recorded it at start (null: no server of this version has run here). */
+  ldap: LdapState | null;
 }
 
 export function passkeysFor(issuer: string): DataDirStatus['passkeys'] {
@@ -116,6 +120,7 @@ export async function readStatus(
       passkeys: passkeysFor(
         issuer.configured ?? (hasMeta ? await servedIssuer(db) : undefined) ?? issuer.fallback ?? defaultIssuer(DEFAULTS.host, DEFAULTS.port),
       ),
+      ldap: (hasMeta ? await readMeta<LdapState>(db, LDAP_STATE_KEY) : undefined) ?? null,
     };
   } finally {
     sqlite.close();
@@ -154,6 +159,18 @@ function describeCa(ca: CaStatus): string {
   return `SHA-256 ${ca.fingerprint}, expires ${ca.notAfter}, ${scope}${uncovered}${due}`;
 }
 
+/**
+ * The LDAP listener as the server recorded it when it started; `running` says whether that server
+ * runs now (undefined where it cannot be told: PostgreSQL mode, the last instance to start).
+ */
+export function ldapLine(ldap: LdapState | null, running: boolean | undefined): string {
+  if (!ldap) return 'not recorded yet (no server of this version has run here)';
+  if (!ldap.enabled) return 'off (GATEHOUSE_LDAP=on or --ldap turns it on)';
+  const urls = [ldap.url, ldap.ldapsUrl].filter(Boolean).join(' and ');
+  const when = running === undefined ? 'on (as the last instance to start recorded it)' : running ? 'on' : 'on when the server last ran';
+  return `${when}: ${urls}${ldap.startTls ? ' (StartTLS)' : ''}, base ${ldap.baseDn}${ldap.allowPlain ? ', plain binds allowed from other machines' : ''}`;
+}
+
 /** Whether passkeys work with this issuer, in words (`gatehouse status` in either engine). */
 export function passkeysLine(p: DataDirStatus['passkeys']): string {
   return p.available ? `available (RP ID ${new URL(p.issuer).hostname})` : `not available: ${p.message}`;
@@ -179,6 +196,7 @@ export function formatStatus(s: DataDirStatus): string {
     `Sweeper          ${sweeperLine(s)}`,
     ...(s.deletions.length ? [`Deleting         ${s.deletions.map((d) => `${d.kind} ${d.target} (since ${d.requestedAt})`).join(', ')}`] : []),
     `Database file    ${mb(pages * pageSize)}, ${mb(freePages * pageSize)} free inside${incrementalVacuum ? '' : ' (not handed back: database created before incremental vacuum)'}`,
+    `LDAP             ${ldapLine(s.ldap, s.serverPid !== null)}`,
     `Passkeys         ${passkeysLine(s.passkeys)}`,
   ].join('\n');
 }

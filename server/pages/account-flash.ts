@@ -20,7 +20,7 @@ import { cookieOptions, sessionToken } from '../accounts/session.js';
 import { safeEqual } from '../util/crypto.js';
 
 /** Where a refusal is shown: next to the form that caused it. */
-export type ErrorTarget = `profile:${string}` | 'sessions' | 'accounts' | 'password' | 'security' | 'verify' | 'app-passwords' | 'general';
+export type ErrorTarget = `profile:${string}` | 'sessions' | 'accounts' | 'password' | 'security' | 'verify' | 'app-passwords' | 'names' | 'general';
 
 export interface AccountFlash {
   error?: { target: ErrorTarget; message: string };

@@ -54,13 +54,14 @@ import { consentsOfPerson, withdrawConsent } from '../oauth/consent.js';
 import { scopeWords } from './scope-words.js';
 import { mailerFor } from '../mail/mailer.js';
 import { sendVerificationEmail } from '../accounts/email-verification.js';
+import { updatePerson } from '../people/service.js';
 import { acceptsAppPasswords, createAppPassword, listAppPasswords, revokeAppPassword } from '../app-passwords/service.js';
 
 /** The notices a form's success comes back with (`/account?notice=…`): keys of `account.notices`. */
 export const NOTICES = [
   'profile_saved', 'session_ended', 'others_signed_out', 'account_unlinked', 'account_linked', 'password_changed', 'signed_out',
   'totp_enabled', 'totp_removed', 'passkey_added', 'passkey_renamed', 'passkey_removed', 'verification_sent', 'consent_withdrawn',
-  'app_password_revoked',
+  'app_password_revoked', 'names_saved',
 ] as const;
 type Notice = (typeof NOTICES)[number];
 const isNotice = (value: string | undefined): value is Notice => (NOTICES as readonly string[]).includes(value ?? '');
@@ -74,6 +75,10 @@ const ProfileForm = Type.Object(
 );
 const PasswordForm = Type.Object(
   { csrf_token: short(200), current_password: short(512), new_password: short(1000), confirm_password: short(1000) },
+  { additionalProperties: false },
+);
+const NamesForm = Type.Object(
+  { csrf_token: short(200), name: short(1000), given_name: short(1000), family_name: short(1000) },
   { additionalProperties: false },
 );
 const AccountQuery = Type.Object({ notice: short(50) }, { additionalProperties: false });
@@ -100,6 +105,7 @@ function anchorOf(target: ErrorTarget): string {
   if (target.startsWith('profile:')) return appAnchor(target.slice('profile:'.length));
   const anchors: Record<string, string> = {
     sessions: 'devices', accounts: 'sign-in-methods', password: 'password', security: 'security', verify: 'verify', 'app-passwords': 'app-passwords',
+    names: 'names',
   };
   return anchors[target] ?? '';
 }
@@ -155,7 +161,10 @@ async function showAccount(ctx: AppContext, request: FastifyRequest, reply: Fast
     csrfToken,
     notice: view.notice,
     error: orphan ? { target: 'general', message: view.error!.message } : view.error,
-    person: { name: me.person.name, email: me.person.email, emailVerified: me.person.emailVerified },
+    person: {
+      name: me.person.name, email: me.person.email, emailVerified: me.person.emailVerified,
+      username: me.person.username, givenName: me.person.givenName, familyName: me.person.familyName,
+    },
     canVerify: Boolean(mailerFor(ctx.config)),
     memberships: memberships.map(({ m, app }) => {
       const submitted = view.values?.applicationId === app.id ? view.values.profile : undefined;
@@ -309,6 +318,19 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return refused ?? back(reply, 'profile_saved', appAnchor(appId));
     },
   );
+
+  // The person's own names (people/service.ts: the same change as `PATCH /api/me`); blank clears one.
+  app.post('/account/names', { schema: { hide: true, body: NamesForm } }, async (request, reply) => {
+    const form = request.body;
+    const me = await formCaller(request, form.csrf_token);
+    if (!me) return back(reply, 'signed_out');
+    const { t } = pageText(ctx.config, request);
+    const labels = new Map([['name', t('account.names.name')], ['givenName', t('account.names.given')], ['familyName', t('account.names.family')]]);
+    const refused = await act(request, reply, 'names', async () => updatePerson(ctx, me.person.id, {
+      name: form.name ?? null, givenName: form.given_name ?? null, familyName: form.family_name ?? null,
+    }, `person:${me.person.id}`), undefined, labels);
+    return refused ?? back(reply, 'names_saved', 'names');
+  });
 
   app.post(
     '/account/sessions/:sid/sign-out',
@@ -483,7 +505,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       password: created.password,
       application: created.applicationName,
       name: created.name,
-      logins: [usernameOf(me.person), me.person.email].filter(Boolean),
+      logins: [me.person.username, me.person.email],
       next: '/account#app-passwords',
     });
   });
@@ -501,11 +523,6 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return back(reply, 'signed_out');
   });
 };
-
-/** The person's username (spec claims-and-groups.md), once people have one. */
-function usernameOf(person: Me['person']): string | undefined {
-  return (person as Me['person'] & { username?: string }).username;
-}
 
 /** The account page in its own hosted-page scope (form bodies, HTML errors). */
 export const accountPagePlugin: FastifyPluginAsync = async (app) => {

@@ -8,7 +8,8 @@ import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { getPerson } from './queries.js';
-import { createPerson, deletePerson, personSessions, sendPasswordReset, setPersonStatus, signOutEverywhere } from './manage.js';
+import { createPerson, deletePerson, personSessions, sendPasswordReset, signOutEverywhere } from './manage.js';
+import { updatePerson } from './service.js';
 import { PersonCreateSchema, PersonParams, PersonPatchSchema, PersonSchema, PersonSessionsSchema } from './schemas.js';
 
 const tags = ['people'];
@@ -33,12 +34,13 @@ export const peopleManagementRoutes: FastifyPluginAsyncTypebox = async (app) => 
     '/people/:id',
     {
       schema: {
-        tags, security, summary: 'Enable or disable a person (disabling ends their sessions everywhere, with back-channel logout)',
+        tags, security,
+        summary: "Change a person: status (disabling ends their sessions everywhere, with back-channel logout), username (409 username_taken), names, emailVerified",
         params: PersonParams, querystring: NoQuery, body: PersonPatchSchema, response: { 200: PersonSchema, ...adminErrors },
       },
     },
     async (request) => {
-      if (request.body.status !== undefined) await setPersonStatus(ctx, request.params.id, request.body.status, actorName(request.actor));
+      await updatePerson(ctx, request.params.id, request.body, actorName(request.actor));
       return getPerson(ctx.db, request.params.id);
     },
   );

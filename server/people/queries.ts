@@ -1,24 +1,29 @@
 /**
  * People across applications, for the panel's People page. Every read is index-backed:
- * - the list walks `people_created_idx` (created_at, id) by keyset, or, with `q`, the unique
- *   e-mail index as a prefix range (e-mails are stored lower-cased), keyset by e-mail;
+ * - the list walks `people_created_idx` (created_at, id) by keyset, or, with `q`, the people
+ *   search.ts finds (e-mail and username prefixes, words of the name, each through an index),
+ *   keyset by e-mail;
  * - each row's membership count and the detail's memberships use `memberships_person_idx`.
- * A name search would scan the table, so `q` matches the start of the e-mail address only.
+ * - the detail's groups use `group_members_person_idx` (groups/queries.ts).
  */
-import { and, asc, eq, gt, gte, lt, sql } from 'drizzle-orm';
+import { asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { applications, linkedAccounts, memberships, people } from '../db/schema.js';
+import { applications, linkedAccounts, memberships, people, type Person } from '../db/schema.js';
 import { decodeCursor, encodeCursor, toPage } from '../http/pagination.js';
 import { notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import type { PeopleQuery } from './schemas.js';
-import { one, many } from '../db/store.js';
+import { exec, one, many } from '../db/store.js';
 import { isPanelClient } from '../administrators/panel-client.js';
+import { searchPage, searchPeopleIds } from './search.js';
+import { secondFactorSummary } from '../accounts/second-factor/service.js';
+import { groupsOfPerson } from '../groups/queries.js';
 
 const summary = {
   id: people.id,
   status: people.status,
   email: people.email,
+  username: people.username,
   emailVerified: people.emailVerified,
   name: people.name,
   createdAt: people.createdAt,
@@ -26,7 +31,7 @@ const summary = {
   applications: sql<number>`(SELECT count(*) FROM "memberships" WHERE "memberships"."person_id" = "people"."id")`,
 };
 
-type SummaryRow = { id: string; status: 'active' | 'disabled'; email: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
+type SummaryRow = { id: string; status: 'active' | 'disabled'; email: string; username: string; emailVerified: boolean; name: string | null; createdAt: Date; applications: number };
 const toWire = (r: SummaryRow) => ({ ...r, createdAt: iso(r.createdAt)! });
 
 export async function listPeople(db: Db, query: PeopleQuery, limit: number) {
@@ -34,10 +39,12 @@ export async function listPeople(db: Db, query: PeopleQuery, limit: number) {
     const prefix = query.q.trim().toLowerCase();
     // After the cursor's e-mail (unique), within [prefix, prefix + U+FFFF).
     const after = query.cursor ? decodeCursor(query.cursor).id : undefined;
+    // A prefix of the e-mail or username, or the start of a word of the name (search.ts).
+    const ids = await searchPeopleIds(db, prefix);
     const rows = await many(db
       .select(summary)
       .from(people)
-      .where(and(gte(people.email, prefix), lt(people.email, `${prefix}\uffff`), after === undefined ? undefined : gt(people.email, after)))
+      .where(searchPage(ids, after))
       .orderBy(asc(people.email))
       .limit(limit + 1));
     const items = rows.slice(0, limit);
@@ -75,10 +82,16 @@ export async function getPerson(db: Db, id: string) {
     id: person.id,
     status: person.status,
     email: person.email,
+    username: person.username,
     emailVerified: person.emailVerified,
     name: person.name,
+    givenName: person.givenName,
+    familyName: person.familyName,
     createdAt: iso(person.createdAt)!,
+    updatedAt: iso(person.updatedAt)!,
     hasPassword: person.passwordHash !== null,
+    groups: await groupsOfPerson(db, id),
+    secondFactor: await secondFactorSummary(db, person.id),
     memberships: visible.map(({ m, applicationName }) => ({
       id: m.id,
       applicationId: m.applicationId,
@@ -90,4 +103,12 @@ export async function getPerson(db: Db, id: string) {
     })),
     linkedAccounts: accounts.map((a) => ({ ...a, linkedAt: iso(a.linkedAt)! })),
   };
+}
+
+export async function findPersonRow(db: Db, id: string): Promise<Person | undefined> {
+  return one(db.select().from(people).where(eq(people.id, id)));
+}
+
+export async function updatePersonRow(db: Db, id: string, set: Partial<Omit<Person, 'id' | 'createdAt'>>): Promise<void> {
+  await exec(db.update(people).set(set).where(eq(people.id, id)));
 }

@@ -1,7 +1,8 @@
 /**
  * `GET /api/admin/people` and `GET /api/admin/people/:id` (issue 25): everyone with an account,
- * across applications, and one person's memberships and sign-in methods. Admin token only: the
- * paths are outside every application, so API keys get 403 `insufficient_scope`.
+ * across applications, and one person's memberships, sign-in methods and groups. Changes to
+ * people are manage-routes.ts'. Not for API keys: the paths are outside every application, so
+ * they get 403 `insufficient_scope`.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { adminFeature } from '../http/admin-feature.js';

@@ -1,12 +1,13 @@
 /** Wire schemas of the admin People API: people across applications (issue 25). */
 import { Type, type Static } from 'typebox';
 import { listQueryProperties } from '../http/pagination.js';
-import { NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { DisplayName, NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { SecondFactorSummarySchema } from '../accounts/second-factor/schemas.js';
 
 export const PeopleQuerySchema = Type.Object(
   {
     ...listQueryProperties,
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'e-mail address prefix (case-insensitive)' })),
+    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'the start of the e-mail address or username, or of any word of the name (case-insensitive)' })),
   },
   { additionalProperties: false },
 );
@@ -16,6 +17,7 @@ const PersonFields = {
   id: Type.String(),
   status: Type.Union([Type.Literal('active'), Type.Literal('disabled')], { description: 'disabled: cannot sign in anywhere (issue 33)' }),
   email: Type.String(),
+  username: Type.String({ description: '`preferred_username`: unique, lower-case' }),
   emailVerified: Type.Boolean(),
   name: Type.Union([Type.String(), Type.Null()]),
   createdAt: Timestamp,
@@ -34,7 +36,12 @@ export const PeopleListSchema = Type.Object(
 export const PersonSchema = Type.Object(
   {
     ...PersonFields,
+    givenName: Type.Union([Type.String(), Type.Null()]),
+    familyName: Type.Union([Type.String(), Type.Null()]),
+    updatedAt: Timestamp,
     hasPassword: Type.Boolean(),
+    groups: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false }), { description: 'directory groups, by id' }),
+    secondFactor: SecondFactorSummarySchema,
     memberships: Type.Array(
       Type.Object(
         {
@@ -58,6 +65,13 @@ export const PersonSchema = Type.Object(
 
 export const PersonParams = Type.Object({ id: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
 
+/** A person's names as anyone edits them: display text, blank or null clears (people/service.ts). */
+export const NameFields = {
+  name: Type.Optional(Type.Union([DisplayName({ maxLength: 200 }), Type.Null()])),
+  givenName: Type.Optional(Type.Union([DisplayName({ maxLength: 100 }), Type.Null()])),
+  familyName: Type.Optional(Type.Union([DisplayName({ maxLength: 100 }), Type.Null()])),
+};
+
 /** `POST /api/admin/people` (issue 33): an invitation e-mail to choose a password, or the password itself. */
 export const PersonCreateSchema = Type.Object(
   {
@@ -71,10 +85,20 @@ export const PersonCreateSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * `PATCH /api/admin/people/:id`: the one schema of an administrator's change to a person (people/
+ * service.ts `updatePerson`): status (issue 33), username, names and emailVerified (issue 32).
+ */
 export const PersonPatchSchema = Type.Object(
-  { status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')], { description: 'disabled: cannot sign in anywhere; their sessions end (back-channel logout included)' })) },
-  { additionalProperties: false },
+  {
+    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')], { description: 'disabled: cannot sign in anywhere; their sessions end (back-channel logout included)' })),
+    username: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'case-insensitive; stored lower-case; `^[a-z0-9][a-z0-9._-]{0,63}$`' })),
+    ...NameFields,
+    emailVerified: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
 );
+export type PersonPatchBody = Static<typeof PersonPatchSchema>;
 
 export const PersonSessionsSchema = Type.Object(
   {

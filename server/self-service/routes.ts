@@ -18,9 +18,13 @@ import { NoQuery, problemRef } from '../http/schemas.js';
 import { accountPagePlugin } from '../pages/account-page.js';
 import { registerSecurityRoutes } from '../accounts/second-factor/me-routes.js';
 import { registerAppPasswordRoutes } from '../app-passwords/routes.js';
+import { userRecord } from '../accounts/people.js';
+import { UserResponseSchema } from '../accounts/schemas.js';
+import { updatePerson } from '../people/service.js';
 import {
   AppParams,
   LinkedAccountsResponse,
+  MePatchBody,
   MembershipSchema,
   MembershipsResponse,
   PasswordChangeBody,
@@ -72,6 +76,21 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') checkJsonWrite(ctx.config, request);
     noStore(reply);
   });
+
+  // '' (not '/'): the path is `/api/me` itself.
+  app.patch(
+    '',
+    {
+      schema: {
+        tags, summary: 'Change your name, given name or family name (blank or null clears one)',
+        querystring: NoQuery, body: MePatchBody, response: { 200: UserResponseSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const me = meOf(request);
+      return { user: userRecord(await updatePerson(ctx, me.person.id, request.body, `person:${me.person.id}`)) };
+    },
+  );
 
   app.get(
     '/memberships',

@@ -2,6 +2,10 @@
 import { Type, type Static } from 'typebox';
 import { Timestamp } from '../http/schemas.js';
 import { PASSWORD_MAX_LENGTH } from '../accounts/passwords.js';
+import { NameFields } from '../people/schemas.js';
+
+/** `PATCH /api/me`: the person's own names (the username is an administrator's to change). */
+export const MePatchBody = Type.Object(NameFields, { additionalProperties: false, minProperties: 1 });
 
 const ProfileValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
 

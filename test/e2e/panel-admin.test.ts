@@ -1,7 +1,7 @@
 /**
  * The control panel in headless Chromium against a real server on a temporary data directory:
  * sign-in with the admin token, the application wizard (secret shown once, integration snippet),
- * sign-in policy, SSO group of two applications, invitations (send three, revoke one), suspending
+ * token signing, sign-in policy, a shared sign-in of two applications, invitations (send three, revoke one), suspending
  * a member, API keys (create, shown once, revoke) and the test sign-in round trip.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,7 +26,8 @@ async function adminJson<T>(method: string, path: string, body?: unknown): Promi
 beforeAll(async () => {
   buildIfStale();
   // The webhook receiver listens on 127.0.0.1: the operator's opt-in.
-  server = await startOAuthServer({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1' });
+  // No scheduled sweep: the Data lifecycle story starts the first pass itself.
+  server = await startOAuthServer({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1', GATEHOUSE_SWEEP_INTERVAL: '0' });
   receiver = await startReceiver();
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
@@ -67,7 +68,7 @@ describe('control panel', () => {
       jwksUrl: `${server.url}/api/auth/jwks`,
       caCertificateUrl: null, // no local CA without LAN TLS
     });
-    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'signingKey', 'uptimeSeconds', 'version']);
+    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'ldap', 'signingKey', 'uptimeSeconds', 'version']);
     const anonymous = await fetch(`${server.url}/api/admin/overview`);
     expect(anonymous.status).toBe(401);
   });
@@ -75,11 +76,11 @@ describe('control panel', () => {
   it('signs in with the admin token (a wrong one is refused in words)', async () => {
     await page.goto(`${server.url}/admin/`);
     await page.getByLabel('Admin token').fill('not-the-token');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Use the admin token' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/not a valid admin token/i);
     await shot(page, '01-sign-in');
     await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Use the admin token' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.getByText('Pending invitations').waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem('gatehouse.adminToken'))).toBe(OAUTH_ADMIN_TOKEN);
@@ -109,6 +110,9 @@ describe('control panel', () => {
     expect(text).toContain("audience: 'https://notes.example.com/api'");
     expect(text).toContain(`${server.url}/.well-known/openid-configuration`);
     expect(text).toContain("import { createRemoteJWKSet, jwtVerify } from 'jose'");
+    // The .env block has the secret line, with the secret itself while it is shown (issue 36).
+    expect(text).toContain(`GATEHOUSE_CLIENT_ID=team-notes\nGATEHOUSE_CLIENT_SECRET=${clientSecret}\nGATEHOUSE_AUDIENCE=https://notes.example.com/api`);
+    await page.getByRole('button', { name: 'Next: Test sign-in' }).waitFor();
     await shot(page, '04-wizard-secret-once');
 
     const app = await adminJson<{ clientType: string; redirectUris: string[] }>('GET', '/api/admin/applications/team-notes');
@@ -120,7 +124,22 @@ describe('control panel', () => {
     await page.getByRole('heading', { name: /Team Notes/ }).waitFor();
     await page.getByRole('heading', { name: 'Integration' }).waitFor();
     expect(await page.content()).not.toContain(clientSecret);
+    // Later the .env block keeps the line, with a placeholder: the secret is kept only as a hash.
+    expect(await page.getByTestId('integration-snippet').textContent()).toContain('GATEHOUSE_CLIENT_SECRET=<the client secret shown when it was created or rotated>');
     await shot(page, '05-application-settings');
+
+    // Token signing (issue 38): RS256 by default, with the line on which apps need it; ES256 saved.
+    const signing = page.getByTestId('token-signing');
+    expect(await signing.getByLabel('Signing algorithm').inputValue()).toBe('RS256');
+    expect(await signing.textContent()).toContain('Immich and python-social-auth (Django) expect RS256');
+    await signing.getByLabel('Signing algorithm').selectOption('ES256');
+    await signing.getByRole('button', { name: 'Save token signing' }).click();
+    await page.getByText('New tokens are signed with ES256.').waitFor();
+    expect((await adminJson<{ signingAlg: string }>('GET', '/api/admin/applications/team-notes')).signingAlg).toBe('ES256');
+    // Back to the default for the steps below.
+    await signing.getByLabel('Signing algorithm').selectOption('RS256');
+    await signing.getByRole('button', { name: 'Save token signing' }).click();
+    await page.getByText('New tokens are signed with RS256.').waitFor();
   });
 
   it('edits the sign-in policy: open sign-up and a profile field', async () => {
@@ -169,7 +188,7 @@ describe('control panel', () => {
     await adminJson('PATCH', '/api/admin/applications/team-notes/auth-policy', { profile_fields: [department] });
   });
 
-  it('groups two applications in an SSO group', async () => {
+  it('puts two applications in one shared sign-in (the API's SSO group)', async () => {
     await adminJson('POST', '/api/admin/applications', {
       id: 'wiki',
       name: 'Wiki',
@@ -177,10 +196,10 @@ describe('control panel', () => {
       redirectUris: ['https://wiki.example.com/callback'],
       clientType: 'spa',
     });
-    await page.getByRole('link', { name: 'SSO groups' }).click();
-    await page.getByText('No SSO groups').waitFor();
-    await page.getByLabel('New group').fill('Office apps');
-    await page.getByRole('button', { name: 'Create group' }).click();
+    await page.getByRole('link', { name: 'Shared sign-in' }).click();
+    await page.getByText('No shared sign-in').waitFor();
+    await page.getByLabel('New shared sign-in').fill('Office apps');
+    await page.getByRole('button', { name: 'Create shared sign-in' }).click();
     const add = page.getByLabel('Add application to Office apps');
     await add.waitFor();
     await add.selectOption('team-notes');
@@ -191,18 +210,22 @@ describe('control panel', () => {
     const group = await adminJson<{ applicationIds: string[] }>('GET', '/api/admin/sso-groups/office-apps');
     expect([...group.applicationIds].sort()).toEqual(['team-notes', 'wiki']);
     await page.getByRole('link', { name: 'Team Notes' }).click();
-    await expect.poll(() => page.getByTestId('sso-sharing').textContent()).toBe('Shares sign-in with wiki through the SSO group Office apps.');
+    await expect.poll(() => page.getByTestId('sso-sharing').textContent()).toBe('Shares sign-in with wiki through the shared sign-in Office apps.');
   });
 
   it('shows problem details in words, checks redirect URIs line by line as they are typed, and keeps the wizard input', async () => {
     await page.goto(`${server.url}/admin/applications/new`);
     await page.getByLabel('Name').fill('Wiki');
+    // A client id already taken is reported on step 1, at the field, before anything else is typed.
     await page.getByRole('button', { name: 'Next' }).click();
-    await page.getByLabel('Redirect URIs').fill('https://wiki2.example.com/callback');
-    await page.getByRole('button', { name: 'Create application' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toBe('An application with id "wiki" already exists.');
+    await page.getByText('An application with id "wiki" already exists; choose another client ID.').waitFor();
+    expect(await page.getByLabel('Client ID').getAttribute('aria-invalid')).toBe('true');
+    await shot(page, '07b-wizard-id-taken');
+    expect(await page.locator('ol.steps li.on').textContent()).toBe('1. Name and type');
+    await page.getByLabel('Client ID').fill('wiki-2');
+    await page.getByRole('button', { name: 'Next' }).click();
     // As typed, each line in words: a custom scheme (not a native app), two URIs on one line, a repeat.
-    const redirects = page.getByLabel('Redirect URIs');
+    const redirects = page.getByLabel('Redirect URIs', { exact: true });
     await redirects.fill('ftp://wiki2.example.com/callback\nhttps://a.example.com/cb https://b.example.com/cb\nftp://wiki2.example.com/callback');
     const messages = page.locator('.field-errors').first();
     await expect
@@ -229,6 +252,12 @@ describe('control panel', () => {
     expect(await redirects.inputValue()).toBe('ftp://wiki2.example.com/callback');
     await redirects.fill('https://wiki2.example.com/callback');
     await expect.poll(() => messages.locator('p').count()).toBe(0);
+    // Created: step 3 leads on to a test sign-in.
+    await page.getByRole('button', { name: 'Create application' }).click();
+    await page.getByRole('button', { name: 'Next: Test sign-in' }).click();
+    await page.getByText('Runs the real sign-in flow').waitFor();
+    expect(new URL(page.url()).pathname).toBe('/admin/applications/wiki-two/test');
+    expect((await server.admin('DELETE', '/api/admin/applications/wiki-two')).status).toBe(204);
   });
 
   it('invites people (pasting several addresses) and revokes one after confirming', async () => {
@@ -352,7 +381,8 @@ describe('control panel', () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await expect.poll(() => page.locator('textarea[name="redirectUris"]').inputValue()).toContain(`${server.url}/admin/callback`);
     await page.getByRole('link', { name: 'Test sign-in' }).click();
-    await page.getByLabel('Client secret').fill(clientSecret);
+    // No client secret: the admin API exchanges the code (issue 33).
+    expect(await page.getByLabel('Client secret').count()).toBe(0);
     const popupPromise = page.waitForEvent('popup');
     await page.getByRole('button', { name: 'Start test sign-in' }).click();
     const popup = await popupPromise;
@@ -376,15 +406,20 @@ describe('control panel', () => {
     await created.getByRole('link', { name: 'Team Notes' }).first().waitFor();
     expect(await created.locator('dl.kv dt').allTextContents()).toEqual(['name', 'clientType']);
     expect(await created.locator('dl.kv dd').allTextContents()).toEqual(['Team Notes', 'web']);
+    // Where the change came from (issue 36): the request's address, under who made it.
+    expect(await created.locator('td').nth(1).textContent()).toBe('Administratorfrom 127.0.0.1');
     const signedUp = page.locator('tr[data-action="person.signed_up"]').first();
     expect(await signedUp.getByRole('link', { name: 'Dee <dee@example.com>' }).first().getAttribute('href')).toMatch(/^\/admin\/people\/usr_/);
     await shot(page, '15-audit-log');
-    // Filters: by action, by who (an e-mail address), by date.
-    await page.getByLabel('Action').fill('api_key.created');
-    await page.getByRole('button', { name: 'Apply' }).click();
+    // Filters: by action (a list of the actions the log holds), by who (an e-mail address), by date.
+    const actions = await page.getByLabel('Action').locator('option').allTextContents();
+    expect(actions[0]).toBe('Any action');
+    expect(actions.slice(1)).toEqual((await adminJson<{ actions: string[] }>('GET', '/api/admin/audit-log/actions')).actions);
+    expect(actions).toEqual(expect.arrayContaining(['api_key.created', 'application.created', 'person.signed_up']));
+    await page.getByLabel('Action').selectOption('api_key.created');
     await expect.poll(async () => [...new Set(await page.locator('tr[data-action]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action'))))]).toEqual(['api_key.created']);
     expect(page.url()).toContain('action=api_key.created');
-    await page.getByLabel('Action').fill('');
+    await page.getByLabel('Action').selectOption('');
     await page.getByLabel('Who').selectOption('person');
     await page.getByLabel('Their e-mail address').fill('dee@example.com');
     await page.getByRole('button', { name: 'Apply' }).click();
@@ -404,6 +439,28 @@ describe('control panel', () => {
     expect(overview.counts).toEqual({ applications: 2, people: 1, memberships: 1, pendingInvitations: 2, ssoGroups: 1 });
     expect(overview.signingKey).toMatch(/^kid_/);
     await page.getByText(overview.signingKey!).waitFor();
+  });
+
+  it('shows the sweeper and the deletes under way, and runs a sweep on demand', async () => {
+    await page.getByRole('link', { name: 'Data lifecycle' }).click();
+    await page.getByRole('heading', { name: 'Retention sweeper' }).waitFor();
+    await page.getByText('The schedule is off (GATEHOUSE_SWEEP_INTERVAL=0); a pass runs only when started here.').waitFor();
+    await expect.poll(() => page.getByTestId('sweeper-last-run').textContent()).toBe('No pass yet.');
+    await page.getByText('No deletes under way: every deleted application, group and member is gone entirely.').waitFor();
+    expect(await page.getByRole('region', { name: 'How long ended data is kept' }).locator('tbody tr').allTextContents()).toEqual([
+      'Refresh tokens and one-time links7 daysGATEHOUSE_RETENTION_TOKENS_DAYS',
+      'Sessions7 daysGATEHOUSE_RETENTION_SESSIONS_DAYS',
+      'Webhook deliveries30 daysGATEHOUSE_RETENTION_WEBHOOKS_DAYS',
+      'Audit log entries400 daysGATEHOUSE_RETENTION_AUDIT_DAYS',
+      'Invitations90 daysGATEHOUSE_RETENTION_INVITATIONS_DAYS',
+    ]);
+    await page.getByRole('button', { name: 'Run now' }).click();
+    await page.getByText('Sweep started.').waitFor();
+    await expect.poll(() => page.getByTestId('sweeper-last-run').textContent(), { timeout: 15_000 }).toMatch(/^Last pass: .+ \(\d+ ms\): (nothing was due|\d+ rows? deleted)/);
+    await page.getByText('1 pass so far', { exact: false }).waitFor();
+    await shot(page, '16b-data-lifecycle');
+    const ops = await adminJson<{ sweeper: { runs: number; running: boolean } }>('GET', '/api/admin/operations');
+    expect([ops.sweeper.runs, ops.sweeper.running]).toEqual([1, false]);
   });
 
   it('lists past the first 200 rows with "Load more"', async () => {
@@ -450,7 +507,9 @@ describe('control panel', () => {
     expect(await tab.getByLabel('Admin token').count()).toBe(0);
     expect(await tab.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
     expect(await tab.evaluate(() => sessionStorage.getItem('gatehouse.adminToken'))).toBeNull();
-    expect(calls).toBe(2);
+    // The first answer, then one more for each of the two requests the panel opens with (the
+    // page's list and /api/admin/me, its role) refused with the rotated-away token.
+    expect(calls).toBe(3);
     await shot(tab, '17-desktop-bridge');
     await desktop.close();
   });

@@ -30,7 +30,7 @@ beforeAll(async () => {
   await createClient(server, { id: 'kiosk', name: 'Kiosk', audience: 'https://kiosk.example.com/api', clientType: 'spa', redirectUris: [REDIRECT] });
   await page.goto(`${server.url}/admin/`);
   await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Use the admin token' }).click();
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
 }, 180_000);
 

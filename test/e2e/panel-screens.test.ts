@@ -59,12 +59,17 @@ const SCREENS: [name: string, path: () => string, ready: string][] = [
   ['app-test-sign-in', () => '/applications/team-notes/test', 'Runs the real sign-in flow'],
   ['people', () => '/people', 'dee@example.com'],
   ['person', () => `/people/${personId}`, 'Sign-in methods'],
+  ['groups', () => '/groups', 'media-users'],
+  ['group', () => '/groups/family', 'dee@example.com'],
   ['sso-groups', () => '/sso-groups', 'Office apps'],
   ['providers', () => '/providers', 'GOOGLE_CLIENT_ID'],
-  ['audit-log', () => '/audit-log', 'application.created'],
+  ['audit-log', () => '/audit-log', 'from 127.0.0.1'],
   ['signing-keys', () => '/signing-keys', 'Next scheduled rotation'],
   ['backups', () => '/backups', 'Take a backup now'],
+  ['data-lifecycle', () => '/data-lifecycle', 'How long ended data is kept'],
   ['lan-tls', () => '/lan-tls', 'SHA-256 fingerprint'],
+  ['administrators', () => '/administrators', 'olive@example.com'],
+  ['password-policy', () => '/settings/password-policy', 'What people see beside'],
 ];
 
 async function signedInContext(options: { width: number; height: number; scheme: 'light' | 'dark' }): Promise<BrowserContext> {
@@ -122,9 +127,18 @@ beforeAll(async () => {
     expect((await json('/api/auth/sign-in/email', { email, password: PASSWORD, applicationId: 'team-notes' })).status).toBe(200);
   }
   expect((await json('/api/auth/sign-in/email', { email: 'dee@example.com', password: 'wrong password', applicationId: 'team-notes' })).status).toBe(401);
-  await admin('POST', '/api/admin/applications/team-notes/invitations', { emails: ['erin@example.com', 'gus@example.com'], role: 'member' });
+  await admin('POST', '/api/admin/groups', { id: 'family', name: 'Family', description: 'Who lives here' });
+  await admin('POST', '/api/admin/groups', { id: 'media-users', name: 'Media users' });
+  await admin('PUT', `/api/admin/groups/family/members/${personId}`);
+  await admin('PUT', `/api/admin/groups/media-users/members/${personId}`);
+  await admin('POST', '/api/admin/applications/team-notes/invitations', { emails: ['erin@example.com', 'gus@example.com'], role: 'member', groups: ['family'] });
   await admin('POST', '/api/admin/applications/team-notes/api-keys', { name: 'Provisioning', scopes: ['users:read'] });
   await admin('POST', '/api/admin/backups');
+  // After the sign-ins above: the members screen then marks who has no second factor yet.
+  await admin('PATCH', '/api/admin/applications/team-notes/auth-policy', { mfa: 'required' });
+  // Named administrators (issue 33): the owner, and the person of the person page as an app manager.
+  await admin('POST', '/api/admin/setup/owner', { email: 'olive@example.com', name: 'Olive Owner', password: PASSWORD });
+  await admin('PUT', `/api/admin/administrators/${personId}`, { role: 'app_manager', applications: ['team-notes'] });
   browser = await launchChromium();
 }, 180_000);
 
@@ -170,6 +184,23 @@ describe('every panel screen', () => {
     });
   }
 
+  it('marks the members without a second factor when the application requires one, and keeps the audit log\'s details on screen at 1280 px', async () => {
+    const context = await signedInContext({ width: 1280, height: 900, scheme: 'light' });
+    const page = await context.newPage();
+    await open(page, '/applications/team-notes/members', 'dee@example.com');
+    expect(await page.getByTestId('mfa-missing').textContent()).toBe(
+      'This application requires a second factor. 2 of the members shown have none yet (marked below): they set one up at their next sign-in, and cannot sign in to this application until they do.',
+    );
+    expect(await page.locator('tr[data-member="dee@example.com"] .badge.warn').textContent()).toBe('no second factor yet');
+    await open(page, '/audit-log', 'from 127.0.0.1');
+    // Every column, Details included, inside the window: the table needs no sideways scroll.
+    const table = page.getByRole('region', { name: 'Audit log entries' });
+    expect(await table.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    const details = await page.getByRole('columnheader', { name: 'Details' }).boundingBox();
+    expect(details!.x + details!.width).toBeLessThanOrEqual(1280);
+    await context.close();
+  });
+
   it('fits a 390 px phone: no sideways page scroll, a menu in a top bar, tables scrolling in their own box', async () => {
     const context = await signedInContext({ width: 390, height: 844, scheme: 'light' });
     const page = await context.newPage();
@@ -195,7 +226,7 @@ describe('every panel screen', () => {
     expect(await page.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(false);
 
     // The audit table is wider than the phone: its own box scrolls, the page does not.
-    await page.getByText('application.created').first().waitFor();
+    await page.getByText('from 127.0.0.1').first().waitFor();
     const box = page.getByRole('region', { name: 'Audit log entries' });
     const sizes = await box.evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
     expect(sizes.scroll).toBeGreaterThan(sizes.client);

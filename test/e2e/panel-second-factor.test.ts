@@ -36,7 +36,7 @@ describe('control panel: second factors', () => {
 
     await page.goto(`${server.url}/admin/`);
     await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Use the admin token' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.goto(`${server.url}/admin/applications/wiki/sign-in`);
     await page.getByText(/Required — members must sign in with a second factor/).click();

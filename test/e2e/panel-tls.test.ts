@@ -37,7 +37,7 @@ describe('LAN TLS screen', () => {
     const page = await context.newPage();
     await page.goto(`${server.url}/admin/`);
     await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Use the admin token' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.goto(`${server.url}/admin/lan-tls`);
     await page.getByRole('heading', { name: 'Certificate authority' }).waitFor();

@@ -46,8 +46,10 @@ export async function signIn(t: TestApp, body: Record<string, unknown>, headers:
   return postJson(t, '/api/auth/sign-in/email', { password: PASSWORD, ...body }, headers);
 }
 
-/** A pending invitation of `email` to `applicationId`; returns its raw token. */
-export async function insertInvitation(t: TestApp, applicationId: string, email: string, role: 'member' | 'admin' = 'member'): Promise<string> {
+/** A pending invitation of `email` to `applicationId` (as if e-mailed, with `emailSent`); returns its raw token. */
+export async function insertInvitation(
+  t: TestApp, applicationId: string, email: string, role: 'member' | 'admin' = 'member', options: { emailSent?: boolean; groups?: string[] } = {},
+): Promise<string> {
   const token = randomToken();
   const now = t.clock.now();
   await exec(t.db.insert(invitations)
@@ -58,6 +60,8 @@ export async function insertInvitation(t: TestApp, applicationId: string, email:
       role,
       tokenHash: sha256(token),
       invitedBy: 'admin',
+      emailSent: options.emailSent ?? false,
+      groups: options.groups ?? [],
       createdAt: now,
       expiresAt: new Date(now.getTime() + 7 * 24 * 3600 * 1000),
     }));

@@ -24,7 +24,9 @@ export async function queryPlan(db: Db, query: string, ...params: unknown[]): Pr
     await tx.unsafe('SET LOCAL enable_seqscan = off');
     await tx.unsafe('SET LOCAL plan_cache_mode = force_generic_plan');
     await tx.unsafe(`PREPARE gatehouse_plan AS ${numbered}`);
-    const plan = await tx.unsafe(`EXPLAIN EXECUTE gatehouse_plan(${Array.from({ length: n }, () => 'NULL').join(', ')})`);
+    // No parameters: no parentheses (PostgreSQL refuses `EXECUTE name()`).
+    const args = n === 0 ? '' : `(${Array.from({ length: n }, () => 'NULL').join(', ')})`;
+    const plan = await tx.unsafe(`EXPLAIN EXECUTE gatehouse_plan${args}`);
     await tx.unsafe('DEALLOCATE gatehouse_plan');
     return plan;
   });

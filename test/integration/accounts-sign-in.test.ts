@@ -94,7 +94,8 @@ describe('POST /api/auth/sign-up/email', () => {
   it('accepts a pending invitation whose e-mail matches, verifying the e-mail', async () => {
     const t = await makeApp();
     await createApplication(t);
-    const token = (await insertInvitation(t, 'notes', 'bob@example.com', 'admin'));
+    // Delivered by e-mail: accepting it proves the address (a link only shown to the admin would not).
+    const token = (await insertInvitation(t, 'notes', 'bob@example.com', 'admin', { emailSent: true }));
     const wrong = await signUp(t, { email: 'eve@example.com', invitationToken: token });
     expect(wrong.statusCode).toBe(403);
     expect(wrong.json().code).toBe('signup_not_allowed');

@@ -1,5 +1,5 @@
 /**
- * Headless administration end to end: `gatehouse app list|create|show|delete`, `invite`,
+ * Headless administration end to end: `gatehouse app list|create|show|update|delete`, `invite`,
  * `member list` and `key rotate` run as child processes of the built CLI against a real server
  * (its admin API, so its rules and audit log apply), with the admin token from the data directory,
  * from --token-file, ADMIN_TOKEN or ADMIN_TOKEN_FILE (never --token); `--json` output; errors in
@@ -130,6 +130,7 @@ describe('gatehouse app', () => {
         'Webhook:        (none)',
         'Grant types:    authorization_code, refresh_token',
         'Logout URI:     (none)',
+        'Token signing:  RS256',
         'SSO group:      (none)',
         'LDAP:           off',
         'Forward auth:   (none)',
@@ -158,6 +159,29 @@ describe('gatehouse app', () => {
     );
     expect(ok(await gatehouse(['app', 'create', '--help']))).toContain('--backchannel-logout-uri URI');
     ok(await gatehouse(['app', 'delete', 'reports', '--yes']));
+  });
+
+  it('sets the signing algorithm at create and with `app update`, which applies to new tokens; others are refused naming the flag', async () => {
+    const created = JSON.parse(ok(await gatehouse([
+      'app', 'create', '--json', '--name', 'Photos', '--type', 'spa', '--audience', 'urn:photos', '--redirect-uri', 'https://photos.example.com/cb', '--signing-alg', 'ES256',
+    ])));
+    expect(created).toMatchObject({ id: 'photos', signingAlg: 'ES256' });
+    expect(ok(await gatehouse(['app', 'show', 'photos']))).toContain('Logout URI:     (none)\nToken signing:  ES256\n');
+    expect(ok(await gatehouse(['app', 'update', 'photos', '--signing-alg', 'EdDSA']))).toBe(
+      'Updated application photos: signingAlg.\nTokens issued from now on are signed with EdDSA; tokens issued before still verify.\n',
+    );
+    expect((await api('GET', '/api/admin/applications/photos')).body.signingAlg).toBe('EdDSA');
+    expect(JSON.parse(ok(await gatehouse(['app', 'update', 'photos', '--name', 'Photo Library', '--json'])))).toMatchObject({ name: 'Photo Library', signingAlg: 'EdDSA' });
+    for (const args of [['app', 'update', 'photos', '--signing-alg', 'HS256'], ['app', 'create', '--name', 'Odd', '--audience', 'urn:odd', '--redirect-uri', 'https://odd.example.com/cb', '--signing-alg', 'none']]) {
+      failed(await gatehouse(args), 'The request is not valid. (validation_failed)', '  --signing-alg (RS256|ES256|EdDSA): is not one of the allowed values');
+    }
+    failed(await gatehouse(['app', 'update', 'photos']), 'Give at least one setting to change, e.g. --signing-alg ES256 (see `gatehouse app update --help`).');
+    failed(await gatehouse(['app', 'update', 'gone', '--signing-alg', 'ES256']), 'There is no application with id "gone". (application_not_found)');
+    const help = ok(await gatehouse(['app', 'update', '--help']));
+    expect(help).toMatch(/^Usage: gatehouse app update APP \[flags\]\n/);
+    expect(help).toContain('  --signing-alg RS256|ES256|EdDSA ');
+    expect(help).not.toContain('--id ID');
+    ok(await gatehouse(['app', 'delete', 'photos', '--yes']));
   });
 
   it('turns LDAP on (the service account\'s password printed once), shows it, makes a new password, turns it off', async () => {
@@ -294,22 +318,27 @@ describe('gatehouse invite and member list', () => {
 });
 
 describe('gatehouse key rotate', () => {
-  it('makes the running server publish a new key, which signs after the JWKS cache lifetime', async () => {
+  it('makes the running server publish a new key of every algorithm, which sign after the JWKS cache lifetime', async () => {
     const before = (await api('GET', '/api/admin/keys')).body.keys.filter((k: { status: string }) => k.status === 'active').map((k: { kid: string }) => k.kid);
+    expect(before).toHaveLength(3);
     const out = ok(await gatehouse(['key', 'rotate']));
-    const keys = (await api('GET', '/api/admin/keys')).body.keys as { kid: string; status: string; activatesAt: string; retiredAt: string; expiresAt: string }[];
-    const [next, old] = keys;
-    expect([next!.status, old!.kid, old!.status]).toEqual(['next', before[0], 'active']);
+    type Key = { kid: string; alg: string; status: string; activatesAt: string; retiredAt: string; expiresAt: string };
+    const keys = (await api('GET', '/api/admin/keys')).body.keys as Key[];
+    // By algorithm: each new key before the one it takes over from.
+    const next = keys.filter((_, i) => i % 2 === 0);
+    const old = keys.filter((_, i) => i % 2 === 1);
+    expect(next.map((k) => [k.alg, k.status])).toEqual([['RS256', 'next'], ['ES256', 'next'], ['EdDSA', 'next']]);
+    expect(old.map((k) => [k.kid, k.status])).toEqual(before.map((kid: string) => [kid, 'active']));
     expect(out).toBe(
-      `New signing key ${next!.kid} (next): published now, signs from ${next!.activatesAt}.\n` +
-        `Key ${old!.kid} (active) signs until ${old!.retiredAt} and stays in the JWKS until ${old!.expiresAt}.\n`,
+      next.map((k) => `New ${k.alg} signing key ${k.kid} (next): published now, signs from ${k.activatesAt}.\n`).join('') +
+        old.map((k) => `Key ${k.kid} (${k.alg}, active) signs until ${k.retiredAt} and stays in the JWKS until ${k.expiresAt}.\n`).join(''),
     );
     const jwks = (await (await fetch(`${server.url}/api/auth/jwks`)).json()) as { keys: { kid: string }[] };
-    expect(jwks.keys.map((k) => k.kid)).toEqual(expect.arrayContaining([next!.kid, before[0]]));
-    // While that key waits, another rotation is refused with the server's sentence and code.
+    expect(jwks.keys.map((k) => k.kid)).toEqual(keys.map((k) => k.kid));
+    // While those keys wait, another rotation is refused with the server's sentence and code.
     failed(
       await gatehouse(['key', 'rotate', '--json']),
-      `Key ${next!.kid} is published and starts signing at ${next!.activatesAt}; rotate again after that. (key_rotation_pending)`,
+      `Keys ${next.map((k) => k.kid).join(', ')} are published and start signing at ${next[0]!.activatesAt}; rotate again after that. (key_rotation_pending)`,
     );
   });
 });
@@ -429,7 +458,7 @@ describe('where the CLI finds the server and its token', () => {
 describe('gatehouse --help', () => {
   it('lists the admin commands, and each group and command has its help', async () => {
     const top = ok(await gatehouse(['--help']));
-    for (const line of ['  app list      list the applications', '  app create    register an application (prints its client secret once)', '  invite        invite people to an application by e-mail', '  member list   list an application\'s members', '  key rotate    publish a new signing key on the running server (it signs two minutes later)']) {
+    for (const line of ['  app list      list the applications', '  app create    register an application (prints its client secret once)', '  invite        invite people to an application by e-mail', '  member list   list an application\'s members', '  key rotate    publish new signing keys on the running server (they sign two minutes later)']) {
       expect(top).toContain(`${line}\n`);
     }
     const group = await gatehouse(['app']);
@@ -441,5 +470,66 @@ describe('gatehouse --help', () => {
     }
     expect(createHelp).not.toContain('--token TOKEN');
     expect(ok(await gatehouse(['invite', '--help']))).toMatch(/^Usage: gatehouse invite APP EMAIL\.\.\. \[flags\]\n/);
+  });
+});
+
+describe('gatehouse group', () => {
+  /** Signs a person up to an open application on the server (the admin API creates no people). */
+  async function person(email: string) {
+    const res = await fetch(`${server.url}/api/auth/sign-up/email`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'correct horse battery', name: email.split('@')[0], applicationId: 'club' }),
+    });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { user: { id: string } }).user.id;
+  }
+
+  it('creates, lists, shows and deletes groups, and puts people in and out by e-mail; errors in words with the code', async () => {
+    const club = await api('POST', '/api/admin/applications', { id: 'club', name: 'Club', audience: 'https://club.example.com', redirectUris: ['https://club.example.com/cb'], clientType: 'spa', authPolicy: { signup_policy: 'open' } });
+    expect(club.status, JSON.stringify(club.body)).toBe(201);
+    const gina = await person('gina@example.org');
+    const hal = await person('hal@example.org');
+
+    expect(ok(await gatehouse(['group', 'create', 'family', '--name', 'Family', '--description', 'Who lives here']))).toBe('Created group family (Family).\n');
+    expect(JSON.parse(ok(await gatehouse(['group', 'create', 'media-users', '--json'])))).toMatchObject({ id: 'media-users', name: 'media-users', description: null });
+    failed(await gatehouse(['group', 'create', 'family']), 'A group with id "family" already exists. (group_exists)');
+    failed(
+      await gatehouse(['group', 'create', 'Family']),
+      'The request is not valid. (validation_failed)',
+      '  id: must match pattern "^[a-z0-9][a-z0-9._-]{0,63}$"',
+    );
+    failed(await gatehouse(['group', 'create']), "Give the new group's id, e.g. `gatehouse group create media-users --name \"Media users\"`. Run with --help for its flags.");
+
+    expect(ok(await gatehouse(['group', 'list']))).toBe(['ID           NAME         DESCRIPTION', 'family       Family       Who lives here', 'media-users  media-users', ''].join('\n'));
+    expect(ok(await gatehouse(['group', 'list', '--query', 'med']))).toBe(['ID           NAME         DESCRIPTION', 'media-users  media-users', ''].join('\n'));
+    expect(JSON.parse(ok(await gatehouse(['group', 'list', '--json']))).groups.map((g: { id: string }) => g.id)).toEqual(['family', 'media-users']);
+
+    expect(ok(await gatehouse(['group', 'add', 'family', 'Gina@example.org', 'hal@example.org']))).toBe('gina@example.org is in family.\nhal@example.org is in family.\n');
+    // Idempotent, like the API.
+    expect(ok(await gatehouse(['group', 'add', 'family', 'gina@example.org']))).toBe('gina@example.org is in family.\n');
+    failed(await gatehouse(['group', 'add', 'family', 'nobody@example.org']), 'Nobody has the e-mail address nobody@example.org (person_not_found).');
+    failed(await gatehouse(['group', 'add', 'nope', 'gina@example.org']), 'There is no group with id "nope". (group_not_found)');
+    failed(await gatehouse(['group', 'add', 'family']), 'Give a group id and one or more e-mail addresses, e.g. `gatehouse group add family ann@example.com`. Run with --help for its flags.');
+
+    const shown = ok(await gatehouse(['group', 'show', 'family'])).split('\n');
+    expect(shown.slice(0, 4)).toEqual(['ID:          family', 'Name:        Family', 'Description: Who lives here', 'Members:     2']);
+    expect(shown[6]).toBe('');
+    expect(shown[7]).toBe('E-MAIL            USERNAME  NAME  ADDED');
+    expect(shown[8]).toMatch(/^gina@example\.org  gina      gina  \d{4}-\d\d-\d\dT/);
+    const json = JSON.parse(ok(await gatehouse(['group', 'show', 'family', '--json'])));
+    expect(json.members.map((m: { id: string; username: string }) => [m.id, m.username])).toEqual([[gina, 'gina'], [hal, 'hal']]);
+
+    expect(JSON.parse(ok(await gatehouse(['group', 'remove', 'family', 'hal@example.org', '--json'])))).toEqual({ group: 'family', removed: [{ id: hal, email: 'hal@example.org' }] });
+    expect(ok(await gatehouse(['group', 'remove', 'family', 'hal@example.org']))).toBe('hal@example.org is not in family.\n');
+    expect((await api('GET', '/api/admin/groups/family/members')).body.members.map((m: { id: string }) => m.id)).toEqual([gina]);
+
+    failed(await gatehouse(['group', 'delete', 'family']), 'gatehouse group delete asks before it deletes, and there is no terminal to ask on: add --yes to delete family.');
+    expect(ok(await gatehouse(['group', 'delete', 'family', '--yes']))).toBe('Deleted group family.\n');
+    failed(await gatehouse(['group', 'show', 'family']), 'There is no group with id "family". (group_not_found)');
+    expect(JSON.parse(ok(await gatehouse(['group', 'delete', 'media-users', '-y', '--json'])))).toEqual({ id: 'media-users', deleted: true });
+    expect(ok(await gatehouse(['group', 'list']))).toBe('No groups yet. Create one with `gatehouse group create ID --name NAME`.\n');
+    // The audit log names the administrator's token behind each change.
+    const audit = (await api('GET', '/api/admin/audit-log?limit=200')).body.entries.map((e: { action: string }) => e.action);
+    expect(audit.filter((a: string) => a.startsWith('group.'))).toEqual(expect.arrayContaining(['group.created', 'group.member_added', 'group.member_removed', 'group.deleted']));
   });
 });

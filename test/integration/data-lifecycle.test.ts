@@ -30,6 +30,7 @@ import { Purger } from '../../server/data-lifecycle/purge.js';
 import { MAX_CANDIDATES } from '../../server/members/search.js';
 import { WALK_WINDOW } from '../../server/members/service.js';
 import { sha256 } from '../../server/util/crypto.js';
+import { administrator, asBearer, panelSignIn } from '../helpers/admins.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { setUpClients, spaTokens, token, expectOAuthError } from '../helpers/oauth-inject.js';
 import { createApplication } from '../helpers/accounts.js';
@@ -527,6 +528,19 @@ describe('query plans', () => {
         expect((await t.admin('GET', url)).statusCode, url).toBe(200);
       }
       for (const url of ['/api/me/sessions', '/api/me/memberships']) expect((await t.app.inject({ method: 'GET', url, headers: { cookie } })).statusCode).toBe(200);
+      // Issue 33: administrators, a panel token's admin call, people search and management.
+      const owner = await administrator(t, 'olive@example.com', 'owner');
+      const panel = await panelSignIn(t, owner);
+      expect((await asBearer(t, panel.access_token, 'GET', '/api/admin/people?q=lov')).statusCode).toBe(200);
+      const personId = users[0].userId as string;
+      for (const url of ['/api/admin/people?q=ad', '/api/admin/people?q=olive', '/api/admin/administrators', `/api/admin/people/${personId}/sessions`, '/api/admin/settings/password-policy']) {
+        expect((await t.admin('GET', url)).statusCode, url).toBe(200);
+      }
+      expect((await t.admin('PATCH', `/api/admin/people/${personId}`, { status: 'disabled' })).statusCode).toBe(200);
+      expect((await t.admin('PATCH', `/api/admin/people/${personId}`, { status: 'active' })).statusCode).toBe(200);
+      expect((await t.admin('POST', `/api/admin/people/${personId}/sign-out`)).statusCode).toBe(200);
+      const extra = await t.admin('POST', '/api/admin/people', { email: 'gone@example.com', password: 'correct horse battery' });
+      expect((await t.admin('DELETE', `/api/admin/people/${extra.json().id}`)).statusCode).toBe(204);
       expect((await t.admin('DELETE', `/api/admin/applications/notes/users/${users[0].id}`)).statusCode).toBe(204);
       expect((await t.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite' })).statusCode).toBe(201);
       expect((await t.admin('POST', '/api/admin/sso-groups/suite/apps', { appId: 'billing' })).statusCode).toBe(200);

@@ -38,6 +38,7 @@ describe('invitations admin API', () => {
       revokedAt: null,
       emailSent: false,
       emailError: null,
+      groups: [],
       acceptUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:8787\/invite\/ghi_[A-Za-z0-9_-]{43}$/),
     });
     const token = ann.acceptUrl.split('/invite/')[1];

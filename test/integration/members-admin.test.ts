@@ -28,7 +28,7 @@ describe('application users admin API', () => {
     expect(page1.users.map((u: { email: string }) => u.email)).toEqual(['p0@example.com', 'p1@example.com']);
     expect(page1.users[0]).toMatchObject({ name: 'Person 0', status: 'active', role: 'member', profile: {} });
     expect(Object.keys(page1.users[0]).sort()).toEqual(
-      ['email', 'id', 'joinedAt', 'lastActiveAt', 'name', 'profile', 'role', 'status', 'updatedAt', 'userId'].sort(),
+      ['email', 'hasSecondFactor', 'id', 'joinedAt', 'lastActiveAt', 'name', 'profile', 'role', 'status', 'updatedAt', 'userId'].sort(),
     );
     const seen: string[] = page1.users.map((u: { email: string }) => u.email);
     let cursor = page1.nextCursor;

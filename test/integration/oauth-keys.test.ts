@@ -14,15 +14,27 @@ import { JWKS_MAX_AGE_SECONDS } from '../../server/oauth/keys.js';
 import { createClient, follow, pkcePair, signUpCookie, startOAuthServer } from '../helpers/oauth-server.js';
 
 describe('JWKS and discovery', () => {
-  it('publishes one RS256 public key on first start and the discovery document', async () => {
+  it('publishes an RS256, an ES256 and an EdDSA public key on first start, and the discovery document', async () => {
     const t = await makeApp();
     const jwks = await t.app.inject({ method: 'GET', url: '/api/auth/jwks' });
     expect(jwks.statusCode).toBe(200);
     const keys = jwks.json().keys as Record<string, string>[];
-    expect(keys).toHaveLength(1);
-    expect(Object.keys(keys[0]!).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
-    expect(keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', e: 'AQAB' });
-    expect(Buffer.from(keys[0]!.n!, 'base64url').length).toBe(256); // 2048 bits
+    // RS256 first: a client that ignores `kid` takes the first key.
+    expect(keys.map((k) => k.alg)).toEqual(['RS256', 'ES256', 'EdDSA']);
+    expect(new Set(keys.map((k) => k.kid)).size).toBe(3);
+    const [rsa, ec, ed] = keys as [Record<string, string>, Record<string, string>, Record<string, string>];
+    expect(Object.keys(rsa).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+    expect(rsa).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', e: 'AQAB' });
+    expect(Buffer.from(rsa.n!, 'base64url').length).toBe(256); // 2048 bits
+    expect(Object.keys(ec).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y']);
+    expect(ec).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
+    expect([Buffer.from(ec.x!, 'base64url').length, Buffer.from(ec.y!, 'base64url').length]).toEqual([32, 32]);
+    expect(Object.keys(ed).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x']);
+    expect(ed).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });
+    expect(Buffer.from(ed.x!, 'base64url').length).toBe(32);
+    // The admin key list says the same, one active key per algorithm.
+    const list = (await t.admin('GET', '/api/admin/keys')).json().keys as { kid: string; alg: string; status: string }[];
+    expect(list.map((k) => [k.kid, k.alg, k.status])).toEqual(keys.map((k) => [k.kid, k.alg, 'active']));
 
     const doc = (await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json();
     const iss = t.config.issuer;
@@ -44,7 +56,7 @@ describe('JWKS and discovery', () => {
       backchannel_logout_session_supported: true,
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      id_token_signing_alg_values_supported: ['RS256'],
+      id_token_signing_alg_values_supported: ['RS256', 'ES256', 'EdDSA'],
       authorization_response_iss_parameter_supported: true,
       prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     });
@@ -64,7 +76,9 @@ describe('key rotation', () => {
     const oldKid = decodeProtectedHeader(before.access_token).kid!;
     // Served (and cached as a serialised body) before the rotation, so the rotation must replace it.
     const published = await t.app.inject({ method: 'GET', url: '/api/auth/jwks' });
-    expect(published.json().keys.map((k: { kid: string }) => k.kid)).toEqual([oldKid]);
+    const oldKids = published.json().keys.map((k: { kid: string }) => k.kid) as string[];
+    expect(oldKids).toHaveLength(3);
+    expect(oldKids[0]).toBe(oldKid); // the spa app signs with RS256
     // The cache lifetime the rotation waits out is the one the JWKS announces.
     expect(published.headers['cache-control']).toBe(`public, max-age=${JWKS_MAX_AGE_SECONDS}`);
 
@@ -79,25 +93,29 @@ describe('key rotation', () => {
     }
     const rotated = await t.admin('POST', '/api/admin/keys/rotate');
     expect(rotated.statusCode).toBe(201);
-    const newKid = rotated.json().key.kid as string;
+    // One new key per algorithm, RS256 first; `key` is the RS256 one.
+    const newKids = (rotated.json().keys as { kid: string }[]).map((k) => k.kid);
+    const newKid = newKids[0]!;
     const activatesAt = '2026-03-01T10:02:00.000Z'; // now + max-age (60 s) + 60 s skew
     const oldExpires = '2026-03-01T10:18:00.000Z'; // activation + 900 s tokens + 60 s skew
-    const newRecord = { kid: newKid, alg: 'RS256', status: 'next', createdAt: '2026-03-01T10:00:00.000Z', activatesAt, retiredAt: null, expiresAt: null };
-    const oldRecord = { kid: oldKid, alg: 'RS256', status: 'active', createdAt: '2026-03-01T10:00:00.000Z', activatesAt: '2026-03-01T10:00:00.000Z', retiredAt: activatesAt, expiresAt: oldExpires };
-    expect(rotated.json()).toEqual({ key: newRecord, previous: [oldRecord] });
-    // The list says exactly what the rotate answer said, with the same words.
+    const created = '2026-03-01T10:00:00.000Z';
+    const algs = ['RS256', 'ES256', 'EdDSA'];
+    const newRecords = algs.map((alg, i) => ({ kid: newKids[i], alg, status: 'next', createdAt: created, activatesAt, retiredAt: null, expiresAt: null }));
+    const oldRecords = algs.map((alg, i) => ({ kid: oldKids[i], alg, status: 'active', createdAt: created, activatesAt: created, retiredAt: activatesAt, expiresAt: oldExpires }));
+    expect(rotated.json()).toEqual({ key: newRecords[0], keys: newRecords, previous: oldRecords });
+    // The list says exactly what the rotate answer said, with the same words: by algorithm, newest first.
     const list = await t.admin('GET', '/api/admin/keys');
     expect(list.statusCode).toBe(200);
-    expect(list.json()).toEqual({ keys: [newRecord, oldRecord] });
+    expect(list.json()).toEqual({ keys: algs.flatMap((_, i) => [newRecords[i], oldRecords[i]]) });
     expect(JSON.stringify(list.json())).not.toContain('PRIVATE KEY');
-    // A second rotation while one is waiting would retire a key that never signed.
+    // A second rotation while one is waiting would retire keys that never signed.
     const again = await t.admin('POST', '/api/admin/keys/rotate');
     expect(again.statusCode).toBe(409);
-    expect(again.json()).toMatchObject({ code: 'key_rotation_pending', detail: `Key ${newKid} is published and starts signing at ${activatesAt}; rotate again after that.` });
+    expect(again.json()).toMatchObject({ code: 'key_rotation_pending', detail: `Keys ${newKids.join(', ')} are published and start signing at ${activatesAt}; rotate again after that.` });
 
     // Published at once, not yet signing: a verifier that fetched the JWKS now has the key in time.
     const jwks = (await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json();
-    expect(jwks.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid, oldKid]);
+    expect(jwks.keys.map((k: { kid: string }) => k.kid)).toEqual(algs.flatMap((_, i) => [newKids[i], oldKids[i]]));
     const during = await spaTokens(t, cookie);
     expect(decodeProtectedHeader(during.access_token).kid).toBe(oldKid);
     expect(decodeProtectedHeader(during.id_token!).kid).toBe(oldKid);
@@ -107,7 +125,7 @@ describe('key rotation', () => {
     t.clock.advance(1);
     const after = await spaTokens(t, cookie);
     expect(decodeProtectedHeader(after.access_token).kid).toBe(newKid);
-    expect((await t.admin('GET', '/api/admin/keys')).json().keys.map((k: { status: string }) => k.status)).toEqual(['active', 'retiring']);
+    expect((await t.admin('GET', '/api/admin/keys')).json().keys.map((k: { status: string }) => k.status)).toEqual(['active', 'retiring', 'active', 'retiring', 'active', 'retiring']);
     const set = createLocalJWKSet(jwks);
     const opts = { issuer: t.config.issuer, currentDate: t.clock.now() };
     await jwtVerify(before.access_token, set, opts);
@@ -115,12 +133,12 @@ describe('key rotation', () => {
 
     // Once every token the old key signed has expired (900 s + 60 s skew after it stopped), it leaves the JWKS.
     t.clock.advance(959_999);
-    expect((await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json().keys).toHaveLength(2);
+    expect((await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json().keys).toHaveLength(6);
     t.clock.advance(1);
     const later = (await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json();
-    expect(later.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid]);
+    expect(later.keys.map((k: { kid: string }) => k.kid)).toEqual(newKids);
     const statuses = (await t.admin('GET', '/api/admin/keys')).json().keys.map((k: { status: string }) => k.status);
-    expect(statuses).toEqual(['active', 'retired']);
+    expect(statuses).toEqual(['active', 'retired', 'active', 'retired', 'active', 'retired']);
   });
 
   it("a verifier caching the JWKS (jose's createRemoteJWKSet) accepts tokens issued right after a rotation", async () => {
@@ -160,7 +178,7 @@ describe('key rotation', () => {
     try {
       const running = await start(loadConfig({ LOG_LEVEL: 'silent' }, { dataDir, port: '0', adminToken: 'rotate-keys-admin-token-123' }));
       const first = ((await (await fetch(`${running.url}/api/auth/jwks`)).json()) as { keys: { kid: string }[] }).keys;
-      expect(first).toHaveLength(1);
+      expect(first).toHaveLength(3);
       const logs: string[] = [];
       const log = console.log;
       console.log = (line: string) => logs.push(line);
@@ -172,9 +190,11 @@ describe('key rotation', () => {
         console.log = log;
         console.error = errLog;
       }
-      expect(logs[0]).toMatch(/^kid_/);
+      // The new kids, one a line: RS256, ES256, EdDSA.
+      expect(logs).toHaveLength(3);
+      for (const kid of logs) expect(kid).toMatch(/^kid_/);
       const second = ((await (await fetch(`${running.url}/api/auth/jwks`)).json()) as { keys: { kid: string }[] }).keys;
-      expect(second.map((k) => k.kid)).toEqual([logs[0], first[0]!.kid]);
+      expect(second.map((k) => k.kid)).toEqual(logs.flatMap((kid, i) => [kid, first[i]!.kid]));
       await running.stop();
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
@@ -236,11 +256,11 @@ describe('discovery and JWKS on the network', () => {
       const before = (await (await fetch(`${running.url}/api/auth/jwks`)).json()) as { keys: { kid: string }[] };
       const rotated = await runCli(['rotate-keys', '--data-dir', dataDir]);
       expect(rotated.code).toBe(0);
-      const newKid = rotated.stdout.split('\n')[0]!;
-      expect(newKid).toMatch(/^kid_/);
+      const newKids = rotated.stdout.trimEnd().split('\n');
+      expect(newKids).toHaveLength(3);
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       const after = (await (await fetch(`${running.url}/api/auth/jwks`)).json()) as { keys: { kid: string }[] };
-      expect(after.keys.map((k) => k.kid)).toEqual([newKid, before.keys[0]!.kid]);
+      expect(after.keys.map((k) => k.kid)).toEqual(newKids.flatMap((kid, i) => [kid, before.keys[i]!.kid]));
       await running.stop();
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { auditLog } from '../../server/db/schema.js';
 import { rotateKeyIfDue } from '../../server/ops/key-rotation.js';
 import { makeApp } from '../helpers/app.js';
 import { openDatabase } from '../../server/db/client.js';
-import { ensureSigningKey, KEY_ACTIVATION_DELAY_MS, listKeys } from '../../server/oauth/keys.js';
+import { ensureSigningKeys, KEY_ACTIVATION_DELAY_MS, listKeys } from '../../server/oauth/keys.js';
 import { recordAccessTokenTtl, retiringWindowSeconds } from '../../server/ops/token-lifetime.js';
 import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir } from '../helpers/server-process.js';
 import { many } from '../../server/db/store.js';
@@ -16,8 +16,8 @@ describe('signing-key rotation schedule', () => {
   it('rotates the active key once it is older than GATEHOUSE_KEY_ROTATION_DAYS, keeping the old one published', async () => {
     const t = await makeApp({ clock: new Date('2026-03-01T00:00:00Z') });
     expect(t.config.keyRotationDays).toBe(90);
-    const before = (await t.admin('GET', '/api/admin/keys')).json().keys;
-    expect(before).toHaveLength(1);
+    const before = (await t.admin('GET', '/api/admin/keys')).json().keys as { kid: string }[];
+    expect(before).toHaveLength(3); // RS256, ES256, EdDSA
 
     t.clock.advance(89 * DAY);
     expect(await rotateKeyIfDue(t.app.ctx)).toBeUndefined();
@@ -25,18 +25,22 @@ describe('signing-key rotation schedule', () => {
     t.clock.advance(2 * DAY);
     const kid = await rotateKeyIfDue(t.app.ctx);
     expect(kid).toMatch(/^kid_/);
-    // Published first; it signs after the JWKS cache lifetime (oauth/keys.ts).
-    const statuses = async () => (await t.admin('GET', '/api/admin/keys')).json().keys.map((k: { kid: string; status: string }) => [k.kid, k.status]);
-    expect(await statuses()).toEqual([[kid, 'next'], [before[0].kid, 'active']]);
+    // Published first; they sign after the JWKS cache lifetime (oauth/keys.ts). Every algorithm's key rotates.
+    const listed = async () => (await t.admin('GET', '/api/admin/keys')).json().keys as { kid: string; alg: string; status: string }[];
+    const rotated = (await listed()).filter((k) => !before.some((b) => b.kid === k.kid));
+    expect(rotated.map((k) => k.alg)).toEqual(['RS256', 'ES256', 'EdDSA']);
+    expect(rotated[0]!.kid).toBe(kid);
+    const statuses = async () => (await listed()).map((k) => [k.kid, k.status]);
+    expect(await statuses()).toEqual(before.flatMap((old, i) => [[rotated[i]!.kid, 'next'], [old.kid, 'active']]));
     expect(await rotateKeyIfDue(t.app.ctx)).toBeUndefined();
     t.clock.advance(KEY_ACTIVATION_DELAY_MS);
-    expect(await statuses()).toEqual([[kid, 'active'], [before[0].kid, 'retiring']]);
-    const keys = (await t.admin('GET', '/api/admin/keys')).json().keys;
-    for (const key of keys) expect(Object.keys(key).some((name) => /private/i.test(name))).toBe(false);
+    expect(await statuses()).toEqual(before.flatMap((old, i) => [[rotated[i]!.kid, 'active'], [old.kid, 'retiring']]));
+    for (const key of await listed()) expect(Object.keys(key).some((name) => /private/i.test(name))).toBe(false);
     const jwks = (await t.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json().keys;
-    expect(jwks.map((k: { kid: string }) => k.kid).sort()).toEqual([kid, before[0].kid].sort());
+    expect(jwks.map((k: { kid: string }) => k.kid).sort()).toEqual([...rotated, ...before].map((k) => k.kid).sort());
     const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'signing_key.rotated')));
-    expect(audit.map((a) => a.actor)).toEqual(['system:key-rotation']);
+    expect(audit.map((a) => [a.actor, a.target])).toEqual([['system:key-rotation', kid]]);
+    expect(audit[0]!.details).toMatchObject({ keys: { RS256: rotated[0]!.kid, ES256: rotated[1]!.kid, EdDSA: rotated[2]!.kid } });
 
     // The new key is young: nothing more is due.
     expect(await rotateKeyIfDue(t.app.ctx)).toBeUndefined();
@@ -56,6 +60,7 @@ describe('retiring window of `gatehouse rotate-keys`', () => {
   const ADMIN = 'rotate-window-admin-token-0123456789';
   interface KeyRow {
     kid: string;
+    alg: string;
     status: string;
     retiredAt: string | null;
     expiresAt: string | null;
@@ -71,22 +76,25 @@ describe('retiring window of `gatehouse rotate-keys`', () => {
     const server = await serve(dataDir, '3600');
     let kid: string;
     try {
-      const [first] = await keys(server.url);
+      const first = await keys(server.url);
       // The CLI's environment has no GATEHOUSE_ACCESS_TOKEN_TTL (its own default is 900 s).
       const rotated = await runCli(['rotate-keys', '--data-dir', dataDir], cleanEnv());
       expect(rotated.code, rotated.stderr).toBe(0);
-      kid = rotated.stdout.trim();
-      const [next, active] = await keys(server.url);
-      expect([next!.kid, next!.status, active!.kid, active!.status]).toEqual([kid, 'next', first!.kid, 'active']);
-      expect(windowMs(active!)).toBe(3_600_000 + 60_000); // lifetime + clock skew after it stops signing
+      const kids = rotated.stdout.trimEnd().split('\n');
+      kid = kids[0]!;
+      const listed = await keys(server.url);
+      // By algorithm (RS256, ES256, EdDSA), the new key before the one it takes over from.
+      expect(listed.map((k) => [k.kid, k.alg, k.status])).toEqual(first.flatMap((old, i) => [[kids[i], old.alg, 'next'], [old.kid, old.alg, 'active']]));
+      const active = listed[1]!;
+      for (const old of listed.filter((k) => k.status === 'active')) expect(windowMs(old)).toBe(3_600_000 + 60_000); // lifetime + clock skew after it stops signing
       expect(rotated.stderr).toBe(
-        `Key ${first!.kid} signs until ${active!.retiredAt} and stays in the JWKS until ${active!.expiresAt}.\n` +
-          `New signing key ${kid} is published now and signs from ${active!.retiredAt}.\n`,
+        first.map((old) => `Key ${old.kid} (${old.alg}) signs until ${active.retiredAt} and stays in the JWKS until ${active.expiresAt}.\n`).join('') +
+          first.map((old, i) => `New ${old.alg} signing key ${kids[i]} is published now and signs from ${active.retiredAt}.\n`).join(''),
       );
       // Another rotation before the hand-over is refused with one sentence.
       const early = await runCli(['rotate-keys', '--data-dir', dataDir], cleanEnv());
       expect(early.code).toBe(1);
-      expect(early.stderr).toBe(`gatehouse: Key ${kid} is published and starts signing at ${active!.retiredAt}; rotate again after that.\n`);
+      expect(early.stderr).toBe(`gatehouse: Keys ${kids.join(', ')} are published and start signing at ${active.retiredAt}; rotate again after that.\n`);
     } finally {
       await server.stop();
     }
@@ -113,7 +121,7 @@ describe('retiring window of `gatehouse rotate-keys`', () => {
   it('assumes the longest allowed lifetime for a database no server has recorded one in', async () => {
     const dataDir = tempDir();
     const db = openDatabase(join(dataDir, 'gatehouse.db'));
-    await ensureSigningKey(db, new Date());
+    await ensureSigningKeys(db, new Date());
     db.$client.close();
     const rotated = await runCli(['rotate-keys', '--data-dir', dataDir], cleanEnv());
     expect(rotated.code, rotated.stderr).toBe(0);

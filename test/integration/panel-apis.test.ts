@@ -50,12 +50,12 @@ describe('GET /api/admin/people', () => {
     const first = await t.admin('GET', '/api/admin/people?limit=2');
     expect(first.statusCode).toBe(200);
     expect(first.json().people).toEqual([
-      { id: ids[0], email: 'bea@example.com', emailVerified: false, name: 'Bea', createdAt: '2026-05-01T09:00:01.000Z', applications: 1 },
-      { id: ids[1], email: 'al@example.com', emailVerified: false, name: null, createdAt: '2026-05-01T09:00:02.000Z', applications: 1 },
+      { id: ids[0], status: 'active', email: 'bea@example.com', username: 'bea', emailVerified: false, name: 'Bea', createdAt: '2026-05-01T09:00:01.000Z', applications: 1 },
+      { id: ids[1], status: 'active', email: 'al@example.com', username: 'al', emailVerified: false, name: null, createdAt: '2026-05-01T09:00:02.000Z', applications: 1 },
     ]);
     const second = await t.admin('GET', `/api/admin/people?limit=2&cursor=${first.json().nextCursor}`);
     expect(second.json()).toEqual({
-      people: [{ id: ids[2], email: 'bob@example.org', emailVerified: false, name: null, createdAt: '2026-05-01T09:00:03.000Z', applications: 1 }],
+      people: [{ id: ids[2], status: 'active', email: 'bob@example.org', username: 'bob', emailVerified: false, name: null, createdAt: '2026-05-01T09:00:03.000Z', applications: 1 }],
       nextCursor: null,
     });
 
@@ -70,11 +70,18 @@ describe('GET /api/admin/people', () => {
     expect(bea.statusCode).toBe(200);
     expect(bea.json()).toEqual({
       id: ids[0],
+      status: 'active',
       email: 'bea@example.com',
+      username: 'bea',
       emailVerified: false,
       name: 'Bea',
+      givenName: null,
+      familyName: null,
       createdAt: '2026-05-01T09:00:01.000Z',
+      updatedAt: '2026-05-01T09:00:01.000Z',
       hasPassword: true,
+      groups: [],
+      secondFactor: { totp: { enabled: false, confirmedAt: null }, passkeys: { count: 0, lastUsedAt: null }, recoveryCodes: { remaining: 0, createdAt: null } },
       memberships: [
         { id: expect.stringMatching(/^mem_/), applicationId: 'notes', applicationName: 'Notes', status: 'active', role: 'member', joinedAt: '2026-05-01T09:00:01.000Z', lastActiveAt: '2026-05-01T09:00:04.000Z' },
       ],
@@ -127,8 +134,8 @@ describe('overview counts', () => {
     // Joining a second application adds a membership, not a person.
     await addMember(other, 'wiki', 'p0@example.com');
     expect(await counts()).toEqual({ people: 8, memberships: 9 });
-    // A person deleted takes their memberships with them (ON DELETE CASCADE): both counts follow.
-    expect(await exec(t.db.delete(people).where(eq(people.id, signedUp[0]!.json().user.id)))).toBe(1);
+    // A person deleted takes their memberships with them (the person purge, issue 33): both counts follow.
+    expect((await t.admin('DELETE', `/api/admin/people/${signedUp[0]!.json().user.id}`)).statusCode).toBe(204);
     expect(await counts()).toEqual({ people: 7, memberships: 7 });
     // What a count over the tables says.
     expect({

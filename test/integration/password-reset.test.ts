@@ -270,11 +270,16 @@ describe('e-mail verification', () => {
     expect(verified.json().user).toMatchObject({ email: 'ada@example.com', emailVerified: true });
     expectProblem(await resend(cookie), 409, 'email_already_verified');
 
-    // An invitation proves the address: signing up with one sends no verification e-mail.
+    // An e-mailed invitation proves the address: signing up with one sends no verification e-mail.
     const before = count(VERIFY);
-    const invitation = (await insertInvitation(t, 'notes', 'bob@example.com'));
+    const invitation = (await insertInvitation(t, 'notes', 'bob@example.com', 'member', { emailSent: true }));
     expect((await signUp(t, { email: 'bob@example.com', invitationToken: invitation })).statusCode).toBe(201);
     await settle();
     expect(count(VERIFY)).toBe(before);
+    // A link only shown to the administrator proves nothing about the mailbox: the address is asked to confirm.
+    const shown = (await insertInvitation(t, 'notes', 'carol@example.com'));
+    expect((await signUp(t, { email: 'carol@example.com', invitationToken: shown })).statusCode).toBe(201);
+    await settle();
+    expect(count(VERIFY)).toBe(before + 1);
   });
 });

@@ -163,3 +163,27 @@ describe('disabling, sessions and deleting', () => {
     }
   });
 });
+
+describe('people search', () => {
+  it('matches the start of the e-mail, the username or any word of the name, through indexes', async () => {
+    const t = await withMail();
+    for (const [email, name, username] of [
+      ['ann.lee@example.com', 'Ann Lee', 'annie'],
+      ['bob@example.com', 'Robert van Leeuwen', 'bob'],
+      ['carla@example.com', 'Carla Mendes', 'leeroy'],
+      ['dan@example.com', 'Daniel Appleby', 'dan'],
+    ] as const) {
+      expect((await t.admin('POST', '/api/admin/people', { email, name, username, password: PASSWORD })).statusCode).toBe(201);
+    }
+    const found = async (q: string) => (await t.admin('GET', `/api/admin/people?q=${encodeURIComponent(q)}`)).json().people.map((p: { email: string }) => p.email);
+    expect(await found('ann')).toEqual(['ann.lee@example.com']); // e-mail and username prefix
+    expect(await found('lee')).toEqual(['ann.lee@example.com', 'bob@example.com', 'carla@example.com']); // name word, "Leeuwen", username
+    expect(await found('Mend')).toEqual(['carla@example.com']); // a later word of the name
+    expect(await found('pleby')).toEqual([]); // inside a word: not a word start
+    expect(await found('da')).toEqual(['dan@example.com']); // short: e-mails and usernames only
+    const page1 = (await t.admin('GET', '/api/admin/people?q=lee&limit=2')).json();
+    expect(page1.people.map((p: { email: string }) => p.email)).toEqual(['ann.lee@example.com', 'bob@example.com']);
+    const page2 = (await t.admin('GET', `/api/admin/people?q=lee&limit=2&cursor=${page1.nextCursor}`)).json();
+    expect(page2).toMatchObject({ people: [{ email: 'carla@example.com' }], nextCursor: null });
+  });
+});

@@ -3,7 +3,9 @@
  * database written by the release before (every migration before `people_usernames_groups`)
  * holds people without usernames; the new migrations and the
  * start-up backfill name everyone by the rule, oldest first, with clashes numbered, in bounded
- * batches; new rows must carry a username. Runs on SQLite here and on PostgreSQL in unit-postgres.
+ * batches; new rows must carry a username. Every later migration runs before the backfill too (an
+ * upgrade across several releases: `posix_ids` updates every person not yet named). Runs on SQLite
+ * here and on PostgreSQL in unit-postgres.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

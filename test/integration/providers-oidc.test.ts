@@ -104,7 +104,8 @@ describe('the oidc provider against a real upstream Gatehouse', () => {
     ]);
 
     const person = (await one(d.t.db.select().from(people).where(eq(people.email, email))))!;
-    expect(person).toMatchObject({ emailVerified: true, name: 'Ada Upstream', passwordHash: null });
+    // A username by the rule, like every new person (people/username.ts).
+    expect(person).toMatchObject({ emailVerified: true, name: 'Ada Upstream', passwordHash: null, username: email.split('@')[0] });
     expect((await accountsOf(d.t, person.id))).toEqual(['oidc']);
     expect(await many(d.t.db.select().from(memberships).where(eq(memberships.personId, person.id)))).toHaveLength(1);
     expect(await many(d.t.db.select().from(providerLogins))).toEqual([]);

@@ -14,7 +14,8 @@ import { PASSWORD, cookieValue, createApplication, postJson } from '../helpers/a
 import { me, secondDeviceCookie, signedUpCookie } from '../helpers/self-service.js';
 import { expectProblem } from '../helpers/problem.js';
 import { auditLog, totpCredentials, webhookDeliveries } from '../../server/db/schema.js';
-import { one, many } from '../../server/db/store.js';
+import { engineOf, one, many } from '../../server/db/store.js';
+import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 
 const START = new Date('2026-04-01T08:00:05Z');
 const code = (secret: string, at: Date) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at.getTime() });
@@ -47,6 +48,27 @@ describe('admin: a member\'s second factors', () => {
     expect(res.body).not.toContain(secret);
     // The enrolment told the application.
     expect((await events(t, 'second_factor.enrolled')).map((e) => e.data)).toEqual([{ userId: member.userId, email: 'ada@example.com', method: 'totp' }]);
+  });
+
+  it('the member list says who has no second factor yet (an application that requires one makes them enrol at their next sign-in)', async () => {
+    const t = await makeApp({ clock: START });
+    await withTotp(t, { mfa: 'optional' });
+    await signedUpCookie(t, 'bob@example.com', 'notes');
+    const list = (await t.admin('GET', '/api/admin/applications/notes/users')).json().users as { email: string; hasSecondFactor: boolean }[];
+    expect(list.map((u) => [u.email, u.hasSecondFactor])).toEqual([['ada@example.com', true], ['bob@example.com', false]]);
+    // One member read alone has the summary instead.
+    expect(Object.keys((await t.admin('GET', `/api/admin/applications/notes/users/${(list[0] as unknown as { id: string }).id}`)).json())).not.toContain('hasSecondFactor');
+    // Two index lookups per page, whatever the number of people.
+    const ids = ['usr_a', 'usr_b'];
+    const totpPlan = await queryPlan(t.db, 'SELECT person_id FROM totp_credentials WHERE person_id IN (?, ?) AND secret IS NOT NULL', ...ids);
+    const keysPlan = await queryPlan(t.db, 'SELECT DISTINCT person_id FROM passkeys WHERE person_id IN (?, ?)', ...ids);
+    if (engineOf(t.db) === 'sqlite') {
+      expect(totpPlan).toMatch(/^SEARCH totp_credentials USING INDEX sqlite_autoindex_totp_credentials_1 \(person_id=\?\)/);
+      expect(keysPlan).toMatch(/^SEARCH passkeys USING COVERING INDEX passkeys_person_idx \(person_id=\?\)/);
+    } else {
+      expect(usesPostgresIndex(totpPlan, 'totp_credentials_pkey'), totpPlan).toBe(true);
+      expect(usesPostgresIndex(keysPlan, 'passkeys_person_idx'), keysPlan).toBe(true);
+    }
   });
 
   it('resets them for a lost device: 204, every session ended, audited, and the application told', async () => {

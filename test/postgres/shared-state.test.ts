@@ -244,10 +244,13 @@ describe('secrets at rest', () => {
     const { webhookSecret } = created.json() as { webhookSecret: string };
     expect(webhookSecret).toMatch(/^whsec_/);
 
-    const keys = await many(a.db.select({ kid: signingKeys.kid, pem: signingKeys.privateKeyPem }).from(signingKeys));
-    expect(keys).toHaveLength(1);
-    expect(keys[0]!.pem).toMatch(/^gks1\./);
-    expect(keys[0]!.pem).not.toContain('PRIVATE KEY');
+    const keys = await many(a.db.select({ kid: signingKeys.kid, alg: signingKeys.alg, pem: signingKeys.privateKeyPem }).from(signingKeys));
+    // One key per algorithm, each sealed under the key secret.
+    expect(keys.map((k) => k.alg).sort()).toEqual(['ES256', 'EdDSA', 'RS256']);
+    for (const key of keys) {
+      expect(key.pem).toMatch(/^gks1\./);
+      expect(key.pem).not.toContain('PRIVATE KEY');
+    }
     const sealedKey = (await one(a.db.select({ value: meta.value }).from(meta).where(eq(meta.key, SHARED_KEY_ROW))))!.value;
     expect(sealedKey).toMatch(/^gks1\./);
     const app = (await one(a.db.select({ secret: applications.webhookSecret }).from(applications).where(eq(applications.id, 'notes'))))!;
@@ -255,11 +258,14 @@ describe('secrets at rest', () => {
     expect(app.secret).not.toContain(webhookSecret.slice('whsec_'.length, 20));
 
     // A token signed by B's key ring (the private key opened under the shared key secret)
-    // verifies with A's JWKS.
-    const token = await signLogoutToken(new KeyRing(b.app.ctx), { issuer: b.app.ctx.config.issuer, clientId: 'notes', subject: 'usr_1', sessionId: null, jti: 'bcl_x', now: new Date() });
+    // verifies with A's JWKS, in every algorithm.
     const jwks = createLocalJWKSet((await a.app.inject({ method: 'GET', url: '/api/auth/jwks' })).json());
-    const { protectedHeader } = await jwtVerify(token, jwks, { typ: 'logout+jwt' });
-    expect(protectedHeader.kid).toBe(keys[0]!.kid);
+    const ring = new KeyRing(b.app.ctx);
+    for (const key of keys) {
+      const token = await signLogoutToken(ring, { alg: key.alg, issuer: b.app.ctx.config.issuer, clientId: 'notes', subject: 'usr_1', sessionId: null, jti: 'bcl_x', now: new Date() });
+      const { protectedHeader } = await jwtVerify(token, jwks, { typ: 'logout+jwt', algorithms: [key.alg] });
+      expect(protectedHeader.kid).toBe(key.kid);
+    }
 
     // The webhook secret, sealed in the database, signs deliveries from either instance.
     expect((await admin(b.app, 'POST', '/api/admin/applications/notes/webhook-test')).statusCode).toBe(202);

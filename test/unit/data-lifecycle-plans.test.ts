@@ -65,8 +65,8 @@ describe('indexes for foreign keys', () => {
 });
 
 describe('purge plans', () => {
-  it('name every table that points at a row deleted without its cascade (applications, memberships, people)', () => {
-    for (const [kind, parent] of [['application', 'applications'], ['membership', 'memberships'], ['person', 'people']] as const) {
+  it('name every table that points at a row deleted without its cascade (applications, memberships, people, directory groups)', () => {
+    for (const [kind, parent] of [['application', 'applications'], ['membership', 'memberships'], ['person', 'people'], ['group', 'groups']] as const) {
       const covered = new Set(PURGE_PLANS[kind].map((step) => `${getTableName(step.table)}.${step.column.name}`));
       const children = foreignKeys.filter((fk) => fk.parent === parent).map((fk) => `${fk.table}.${fk.column}`);
       expect(children.length).toBeGreaterThan(0);
@@ -99,6 +99,8 @@ describe('retention rules', () => {
       'groups', 'group_members',
       // Issue 35: at most APP_PASSWORDS_PER_PERSON per person, gone with the person, membership or application.
       'app_passwords',
+      // Issue 35: the uid/gid number counter, one row.
+      'posix_id_sequence',
       // Issue 34: at most 20 protected hosts per application, gone with it.
       'forward_auth_hosts'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);

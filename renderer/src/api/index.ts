@@ -93,6 +93,9 @@ export type SignupPolicy = AuthPolicy['signup_policy'];
 export type MfaPolicy = AuthPolicy['mfa'];
 export type ProfileField = AuthPolicy['profile_fields'][number];
 export type SsoGroup = Ok<'/api/admin/sso-groups/{id}', 'get'>;
+export type Group = Ok<'/api/admin/groups/{id}', 'get'>;
+export type GroupMember = Ok<'/api/admin/groups/{id}/members', 'get'>['members'][number];
+export type Person = Ok<'/api/admin/people/{id}', 'get'>;
 export type Provider = Ok<'/api/admin/auth/providers', 'get'>['providers'][number];
 export type Member = Ok<'/api/admin/applications/{id}/users', 'get'>['users'][number];
 /** One member read alone, with their second factors (counts and dates). */

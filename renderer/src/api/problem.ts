@@ -38,6 +38,12 @@ const FIELD_WORDS: Record<string, { label: string; line?: boolean }> = {
   min: { label: 'minimum' },
   max: { label: 'maximum' },
   appId: { label: 'Application' },
+  username: { label: 'Username' },
+  givenName: { label: 'Given name' },
+  familyName: { label: 'Family name' },
+  emailVerified: { label: 'E-mail verified' },
+  description: { label: 'Description' },
+  groups: { label: 'Group' },
 };
 
 /** The parts of a wire path after `body` / `query` / `params`: `body.redirectUris.1` → ['redirectUris', '1']. */

@@ -518,7 +518,14 @@ export interface paths {
                                 };
                                 name: string;
                                 postLogoutRedirectUris: string[] | null;
+                                /** @description The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null */
+                                preset: {
+                                    id: string;
+                                    version: number;
+                                } | null;
                                 redirectUris: string[];
+                                /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                                signingAlg: "RS256" | "ES256" | "EdDSA";
                                 ssoGroupId: string | null;
                                 /** Format: date-time */
                                 updatedAt: string;
@@ -595,7 +602,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create an application (client secret and generated webhook secret shown once) */
+        /** Create an application (client secret and generated webhook secret shown once), from its settings or from an app preset */
         post: {
             parameters: {
                 query?: never;
@@ -658,9 +665,21 @@ export interface paths {
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
                         redirectUris: string[];
+                        /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                        signingAlg?: "RS256" | "ES256" | "EdDSA";
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
+                    } | {
+                        id?: string;
+                        /** Format: display-name */
+                        name?: string;
+                        /** @description A preset id from GET /api/admin/presets */
+                        preset: string;
+                        /** @description The preset's inputs by key (baseUrl and any others it lists) */
+                        presetInputs: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -730,7 +749,14 @@ export interface paths {
                             ldapPassword?: string;
                             name: string;
                             postLogoutRedirectUris: string[] | null;
+                            /** @description The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null */
+                            preset: {
+                                id: string;
+                                version: number;
+                            } | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -892,7 +918,14 @@ export interface paths {
                             };
                             name: string;
                             postLogoutRedirectUris: string[] | null;
+                            /** @description The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null */
+                            preset: {
+                                id: string;
+                                version: number;
+                            } | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -1118,6 +1151,8 @@ export interface paths {
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
                         redirectUris?: string[];
+                        /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                        signingAlg?: "RS256" | "ES256" | "EdDSA";
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
@@ -1190,7 +1225,14 @@ export interface paths {
                             ldapPassword?: string;
                             name: string;
                             postLogoutRedirectUris: string[] | null;
+                            /** @description The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null */
+                            preset: {
+                                id: string;
+                                version: number;
+                            } | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -2442,6 +2484,7 @@ export interface paths {
                                 emailSent: boolean;
                                 /** Format: date-time */
                                 expiresAt: string;
+                                groups: string[];
                                 id: string;
                                 message: string | null;
                                 /** Format: date-time */
@@ -2533,6 +2576,8 @@ export interface paths {
                 content: {
                     "application/json": {
                         emails: string[];
+                        /** @description directory group ids the person joins on accepting (admin token only) */
+                        groups?: string[];
                         /** Format: display-text */
                         message?: string;
                         role?: "member" | "admin";
@@ -2558,6 +2603,7 @@ export interface paths {
                                 emailSent: boolean;
                                 /** Format: date-time */
                                 expiresAt: string;
+                                groups: string[];
                                 id: string;
                                 message: string | null;
                                 /** Format: date-time */
@@ -2782,6 +2828,7 @@ export interface paths {
                             emailSent: boolean;
                             /** Format: date-time */
                             expiresAt: string;
+                            groups: string[];
                             id: string;
                             message: string | null;
                             /** Format: date-time */
@@ -3054,7 +3101,14 @@ export interface paths {
                             };
                             name: string;
                             postLogoutRedirectUris: string[] | null;
+                            /** @description The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null */
+                            preset: {
+                                id: string;
+                                version: number;
+                            } | null;
                             redirectUris: string[];
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
                             /** Format: date-time */
                             updatedAt: string;
@@ -3218,6 +3272,377 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/applications/{id}/preset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The preset the application came from, and what a newer version of it offers */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Settings the current preset version sets differently */
+                            differences: {
+                                /** @description What the preset set when the application was made (or last upgraded) */
+                                applied: unknown;
+                                /** @description An administrator changed it since: taking the offer leaves it unless named in fields */
+                                changedHere: boolean;
+                                /** @description What the application has now */
+                                current: unknown;
+                                field: string;
+                                /** @description What the preset's current version sets */
+                                offered: unknown;
+                            }[];
+                            id: string;
+                            inputs: {
+                                [key: string]: string;
+                            };
+                            latestVersion: number;
+                            name: string;
+                            /** @description The preset version the application's settings come from */
+                            version: number;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/applications/{id}/preset/upgrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Take what the current preset version offers: settings nobody changed, and the changed ones named in fields */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Also take these offered settings although an administrator changed them (default: only the unchanged ones) */
+                        fields?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Offered settings left as the administrator set them */
+                            kept: string[];
+                            preset: {
+                                /** @description Settings the current preset version sets differently */
+                                differences: {
+                                    /** @description What the preset set when the application was made (or last upgraded) */
+                                    applied: unknown;
+                                    /** @description An administrator changed it since: taking the offer leaves it unless named in fields */
+                                    changedHere: boolean;
+                                    /** @description What the application has now */
+                                    current: unknown;
+                                    field: string;
+                                    /** @description What the preset's current version sets */
+                                    offered: unknown;
+                                }[];
+                                id: string;
+                                inputs: {
+                                    [key: string]: string;
+                                };
+                                latestVersion: number;
+                                name: string;
+                                /** @description The preset version the application's settings come from */
+                                version: number;
+                            };
+                            /** @description Settings now set to the preset's current value */
+                            taken: string[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/applications/{id}/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What to configure in the app (settings, files, notes); secrets as placeholders */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Secrets appear only as placeholders such as <client-secret> */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description A configuration file or environment block */
+                            files: {
+                                content: string;
+                                name: string;
+                            }[];
+                            /** @description What else to do; with LAN TLS on, how the app trusts the appliance's CA */
+                            notes: string[];
+                            /** @description What to type into the app */
+                            settings: {
+                                label: string;
+                                value: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/applications/{id}/test-sign-in": {
         parameters: {
             query?: never;
@@ -3255,6 +3680,12 @@ export interface paths {
                     content: {
                         "application/json": {
                             access_token: string;
+                            /** @description The requirements of the app preset the application came from, each checked against these tokens (empty without a preset) */
+                            checks: {
+                                detail: string;
+                                passed: boolean;
+                                text: string;
+                            }[];
                             expires_in: number;
                             id_token?: string;
                             refresh_token?: string;
@@ -3369,6 +3800,8 @@ export interface paths {
                             nextCursor: string | null;
                             users: {
                                 email: string;
+                                /** @description a confirmed authenticator app or a passkey; without one, an application whose MFA policy is required makes them enrol one at their next sign-in */
+                                hasSecondFactor: boolean;
                                 id: string;
                                 /** Format: date-time */
                                 joinedAt: string;
@@ -3940,7 +4373,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 status: "pending" | "succeeded" | "failed";
-                                /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, webhook.test. */
+                                /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
                                 type: string;
                             }[];
                             nextCursor: string | null;
@@ -4067,7 +4500,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
-                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, webhook.test. */
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
                             type: string;
                         };
                     };
@@ -4189,7 +4622,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
-                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, webhook.test. */
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
                             type: string;
                         };
                     };
@@ -5027,6 +5460,816 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List directory groups (q: id prefix; keyset pagination) */
+        get: {
+            parameters: {
+                query?: {
+                    cursor?: string;
+                    limit?: number;
+                    /** @description group id prefix (case-insensitive) */
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            groups: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                description: string | null;
+                                id: string;
+                                name: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a directory group (at most 1,000) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: display-text */
+                        description?: string | null;
+                        /** @description lower-case letters, digits, ".", "_" and "-", starting with a letter or digit; at most 64 characters */
+                        id: string;
+                        /** Format: display-name */
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            description: string | null;
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a directory group */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            description: string | null;
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a directory group (409 group_in_use while an application setting names it) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Rename a directory group or change its description (its id stays) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: display-text */
+                        description?: string | null;
+                        /** Format: display-name */
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            description: string | null;
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/admin/groups/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A group's members (keyset pagination) */
+        get: {
+            parameters: {
+                query?: {
+                    cursor?: string;
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            members: {
+                                /** Format: date-time */
+                                addedAt: string;
+                                email: string;
+                                /** @description person id (`sub`) */
+                                id: string;
+                                name: string | null;
+                                username: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/groups/{id}/members/{personId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Put a person in a group (idempotent; a person is in at most 200 groups) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    personId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Take a person out of a group (idempotent) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    personId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/keys": {
         parameters: {
             query?: never;
@@ -5054,7 +6297,8 @@ export interface paths {
                             keys: {
                                 /** Format: date-time */
                                 activatesAt: string;
-                                alg: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -5150,7 +6394,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish a new signing key; it signs after the JWKS cache lifetime, the previous one stays published until its tokens expire */
+        /** Publish a new signing key of every algorithm; they sign after the JWKS cache lifetime, the previous ones stay published until their tokens expire */
         post: {
             parameters: {
                 query?: never;
@@ -5170,7 +6414,8 @@ export interface paths {
                             key: {
                                 /** Format: date-time */
                                 activatesAt: string;
-                                alg: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -5181,10 +6426,28 @@ export interface paths {
                                 /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
                                 status: "next" | "active" | "retiring" | "retired";
                             };
+                            /** @description The new keys, one per algorithm: RS256, ES256, EdDSA */
+                            keys: {
+                                /** Format: date-time */
+                                activatesAt: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                expiresAt: string | null;
+                                kid: string;
+                                /** Format: date-time */
+                                retiredAt: string | null;
+                                /** @description next: published, signs from activatesAt; active: signs; retiring: published until expiresAt for the tokens it signed; retired: gone from the JWKS. */
+                                status: "next" | "active" | "retiring" | "retired";
+                            }[];
+                            /** @description The keys they take over from */
                             previous: {
                                 /** Format: date-time */
                                 activatesAt: string;
-                                alg: string;
+                                /** @description The one algorithm this key signs and verifies: RS256 (RSA-2048), ES256 (P-256) or EdDSA (Ed25519) */
+                                alg: "RS256" | "ES256" | "EdDSA";
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -5799,6 +7062,19 @@ export interface paths {
                             discoveryUrl: string;
                             issuer: string;
                             jwksUrl: string;
+                            ldap: {
+                                /** @description the base DN (GATEHOUSE_LDAP_BASE_DN, or derived from the issuer) */
+                                baseDn: string;
+                                /** @description LDAP connections open now */
+                                connections: number;
+                                /** @description whether this server runs the LDAP directory (GATEHOUSE_LDAP=on) */
+                                enabled: boolean;
+                                /** @description ldaps://host:port, when running with LAN TLS */
+                                ldapsUrl: string | null;
+                                startTls: boolean;
+                                /** @description ldap://host:port, when running */
+                                url: string | null;
+                            };
                             signingKey: string | null;
                             uptimeSeconds: number;
                             version: string;
@@ -5891,7 +7167,7 @@ export interface paths {
                 query?: {
                     cursor?: string;
                     limit?: number;
-                    /** @description e-mail address prefix (case-insensitive) */
+                    /** @description the start of the e-mail address or username, or of any word of the name (case-insensitive) */
                     q?: string;
                 };
                 header?: never;
@@ -5919,6 +7195,8 @@ export interface paths {
                                 name: string | null;
                                 /** @description disabled: cannot sign in anywhere (issue 33) */
                                 status: "active" | "disabled";
+                                /** @description `preferred_username`: unique, lower-case */
+                                username: string;
                             }[];
                         };
                     };
@@ -6026,6 +7304,13 @@ export interface paths {
                             createdAt: string;
                             email: string;
                             emailVerified: boolean;
+                            familyName: string | null;
+                            givenName: string | null;
+                            /** @description directory groups, by id */
+                            groups: {
+                                id: string;
+                                name: string;
+                            }[];
                             hasPassword: boolean;
                             id: string;
                             linkedAccounts: {
@@ -6047,8 +7332,29 @@ export interface paths {
                                 status: "active" | "suspended";
                             }[];
                             name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description `preferred_username`: unique, lower-case */
+                            username: string;
                         };
                     };
                 };
@@ -6153,6 +7459,13 @@ export interface paths {
                             createdAt: string;
                             email: string;
                             emailVerified: boolean;
+                            familyName: string | null;
+                            givenName: string | null;
+                            /** @description directory groups, by id */
+                            groups: {
+                                id: string;
+                                name: string;
+                            }[];
                             hasPassword: boolean;
                             id: string;
                             linkedAccounts: {
@@ -6174,8 +7487,29 @@ export interface paths {
                                 status: "active" | "suspended";
                             }[];
                             name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description `preferred_username`: unique, lower-case */
+                            username: string;
                         };
                     };
                 };
@@ -6332,7 +7666,7 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Enable or disable a person (disabling ends their sessions everywhere, with back-channel logout) */
+        /** Change a person: status (disabling ends their sessions everywhere, with back-channel logout), username (409 username_taken), names, emailVerified */
         patch: {
             parameters: {
                 query?: never;
@@ -6345,8 +7679,17 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        emailVerified?: boolean;
+                        /** Format: display-name */
+                        familyName?: string | null;
+                        /** Format: display-name */
+                        givenName?: string | null;
+                        /** Format: display-name */
+                        name?: string | null;
                         /** @description disabled: cannot sign in anywhere; their sessions end (back-channel logout included) */
                         status?: "active" | "disabled";
+                        /** @description case-insensitive; stored lower-case; `^[a-z0-9][a-z0-9._-]{0,63}$` */
+                        username?: string;
                     };
                 };
             };
@@ -6362,6 +7705,13 @@ export interface paths {
                             createdAt: string;
                             email: string;
                             emailVerified: boolean;
+                            familyName: string | null;
+                            givenName: string | null;
+                            /** @description directory groups, by id */
+                            groups: {
+                                id: string;
+                                name: string;
+                            }[];
                             hasPassword: boolean;
                             id: string;
                             linkedAccounts: {
@@ -6383,8 +7733,29 @@ export interface paths {
                                 status: "active" | "suspended";
                             }[];
                             name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description `preferred_username`: unique, lower-case */
+                            username: string;
                         };
                     };
                 };
@@ -6769,6 +8140,286 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the app presets */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            presets: {
+                                category: "web-app" | "library" | "forward-auth" | "ldap" | "mail";
+                                id: string;
+                                inputs: {
+                                    default?: string;
+                                    example: string;
+                                    hint?: string;
+                                    key: string;
+                                    /** @description `url`: an http(s) address; `group`: a directory group id; `application`: a confidential application's id; `text`: a short value */
+                                    kind: "url" | "group" | "application" | "text";
+                                    label: string;
+                                    required: boolean;
+                                }[];
+                                name: string;
+                                protocol: "oidc" | "forward-auth" | "ldap";
+                                summary: string;
+                                testedWith: {
+                                    product: string;
+                                    /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `documentation`: checked against the app's documentation of `version` */
+                                    status: "tested" | "documentation";
+                                    /** @description The test file that runs it, when tested */
+                                    test: string | null;
+                                    version: string;
+                                };
+                                /** @description The preset's revision: applications record the one they came from */
+                                version: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/presets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an app preset and what it sets */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            category: "web-app" | "library" | "forward-auth" | "ldap" | "mail";
+                            /** @description Where the app's documentation and what it does (or what Gatehouse does) disagree */
+                            caveats: string[];
+                            /** @description How the app itself is configured to talk to Gatehouse */
+                            client: {
+                                pkce: boolean;
+                                /** @description The scopes the app asks for; Test sign-in asks for the same */
+                                scopes: string[];
+                                tokenEndpointAuthMethod: string;
+                            };
+                            id: string;
+                            inputs: {
+                                default?: string;
+                                example: string;
+                                hint?: string;
+                                key: string;
+                                /** @description `url`: an http(s) address; `group`: a directory group id; `application`: a confidential application's id; `text`: a short value */
+                                kind: "url" | "group" | "application" | "text";
+                                label: string;
+                                required: boolean;
+                            }[];
+                            name: string;
+                            protocol: "oidc" | "forward-auth" | "ldap";
+                            /** @description What Test sign-in checks after the sign-in */
+                            requirements: {
+                                claim?: string;
+                                kind: string;
+                                text: string;
+                            }[];
+                            /** @description The application settings the preset fills, with each input shown as {key} (e.g. {baseUrl}/login/generic_oauth) */
+                            sets: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The app's own documentation the preset was written from */
+                            sources: {
+                                section: string;
+                                title: string;
+                                url: string;
+                                version: string;
+                            }[];
+                            summary: string;
+                            testedWith: {
+                                product: string;
+                                /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `documentation`: checked against the app's documentation of `version` */
+                                status: "tested" | "documentation";
+                                /** @description The test file that runs it, when tested */
+                                test: string | null;
+                                version: string;
+                            };
+                            /** @description The preset's revision: applications record the one they came from */
+                            version: number;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -8226,8 +9877,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -8684,8 +10338,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -9007,8 +10664,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -9134,8 +10794,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -9351,8 +11014,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -9465,8 +11131,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -9584,8 +11253,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         } | {
                             secondFactor: {
@@ -9752,8 +11424,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -9866,8 +11541,11 @@ export interface paths {
                                 createdAt: string;
                                 email: string;
                                 emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
                                 id: string;
                                 name: string | null;
+                                username: string;
                             };
                         };
                     };
@@ -10056,6 +11734,128 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change your name, given name or family name (blank or null clears one) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: display-name */
+                        familyName?: string | null;
+                        /** Format: display-name */
+                        givenName?: string | null;
+                        /** Format: display-name */
+                        name?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            user: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                email: string;
+                                emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
+                                id: string;
+                                name: string | null;
+                                username: string;
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/api/me/app-passwords": {

@@ -11,7 +11,7 @@ const t = {
   noScope: 'Choose at least one scope.',
   writeLimits:
     'application:write edits the name and the sign-in policy. Where sign-ins are sent (redirect URIs, post-logout redirect URIs), ' +
-    'the token audience, the client type, the SSO group and deleting the application need the admin token; webhook settings need webhooks:write.',
+    'the token audience, the client type, the shared sign-in and deleting the application need the admin token; webhook settings need webhooks:write.',
   create: 'Create API key',
   shownOnce: (name: string) => `API key “${name}” — shown only now.`,
   usage: [' Use it as ', 'Authorization: Bearer <key>', " on this application's admin API."] as const,

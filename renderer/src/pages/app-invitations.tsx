@@ -8,6 +8,8 @@ import { createPagedList, LoadMore, page, PAGE } from '../paged';
 import { plural } from '../strings';
 import { Async, confirmAction, CopyButton, ErrorBox, Field, toast, useAction, when, ListTable } from '../ui';
 import { addressesFound, emailListErrors, parseEmailLines, validEmails } from '../validate';
+import { GroupPicker } from '../group-picker';
+import { managesPeople } from '../me';
 
 const t = {
   invite: 'Invite people',
@@ -16,6 +18,8 @@ const t = {
   role: 'Role',
   roles: { member: 'member', admin: 'admin' },
   message: 'Message (optional)',
+  groups: 'Groups (optional)',
+  groupsHint: 'The people join these directory groups when they accept.',
   progress: 'Sending invitations',
   progressText: (done: number, total: number) => `${done} of ${total} done`,
   skippedTitle: (n: number) => `${plural(n, 'address was', 'addresses were')} not invited:`,
@@ -79,6 +83,7 @@ export function InvitationsTab(props: { app: Application }) {
   const [text, setText] = createSignal('');
   const [role, setRole] = createSignal<'member' | 'admin'>('member');
   const [message, setMessage] = createSignal('');
+  const [groups, setGroups] = createSignal<string[]>([]);
   const [progress, setProgress] = createSignal<{ done: number; total: number } | null>(null);
   const [skipped, setSkipped] = createSignal<Skipped[]>([]);
   // Accept links are returned only by the create call; keep them for this visit so they can be copied.
@@ -92,7 +97,7 @@ export function InvitationsTab(props: { app: Application }) {
 
   /** Sends one batch; addresses the server refuses come back as skipped, and the rest are sent again. */
   const sendBatch = async (chunk: string[]): Promise<{ created: CreatedInvitations['invitations']; skipped: Skipped[] }> => {
-    const body = { emails: chunk, role: role(), ...(message().trim() ? { message: message().trim() } : {}) };
+    const body = { emails: chunk, role: role(), ...(message().trim() ? { message: message().trim() } : {}), ...(groups().length ? { groups: groups() } : {}) };
     try {
       const r = await ok(client.POST('/api/admin/applications/{id}/invitations', { params: { path }, body }));
       return { created: r.invitations, skipped: r.skipped.map((s) => ({ email: s.email, reason: t.reasons[s.reason] ?? s.reason })) };
@@ -173,6 +178,10 @@ export function InvitationsTab(props: { app: Application }) {
         <Field label={t.message}>
           {(a) => <input {...a} name="message" value={message()} maxLength={1000} onInput={(e) => setMessage(e.currentTarget.value)} />}
         </Field>
+        {/* Directory groups reach past this application: owners and people managers only. */}
+        <Show when={managesPeople()}>
+          <GroupPicker label={t.groups} hint={t.groupsHint} value={groups()} onChange={setGroups} />
+        </Show>
         <Show when={progress()}>
           {(p) => (
             <p>

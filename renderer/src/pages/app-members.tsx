@@ -46,6 +46,9 @@ const t = {
   resetText:
     'For a lost device: their authenticator app, passkeys and recovery codes are removed, and they are signed out everywhere. They sign in again with their password (and set up a new factor if an application requires one). This affects every application they use.',
   resetDone: (email: string) => `Second factor of ${email} reset; they were signed out everywhere.`,
+  noFactor: 'no second factor yet',
+  mfaRequired: (missing: number) =>
+    `This application requires a second factor. ${missing === 0 ? 'Every member shown has one.' : `${missing} of the members shown ${missing === 1 ? 'has' : 'have'} none yet (marked below): they set one up at their next sign-in, and cannot sign in to this application until they do.`}`,
 };
 
 export function MembersTab(props: { app: Application }) {
@@ -60,6 +63,7 @@ export function MembersTab(props: { app: Application }) {
       ok(client.GET('/api/admin/applications/{id}/users', { params: { path: { id }, query: { limit: PAGE, cursor, ...filters } } })).then((d) => page(d.users, d)),
   );
   const refetch = members.refetch;
+  const mfaRequired = () => props.app.authPolicy.mfa === 'required';
   const action = useAction();
 
   const patch = async (m: Member, body: { status?: Status; role?: Role }, message: string) => {
@@ -112,6 +116,9 @@ export function MembersTab(props: { app: Application }) {
         <button type="submit">{t.searchButton}</button>
       </form>
       <ErrorBox error={action.error()} />
+      <Show when={mfaRequired() && members.rows().length}>
+        <div class="notice" data-testid="mfa-missing">{t.mfaRequired(members.rows().filter((m) => !m.hasSecondFactor).length)}</div>
+      </Show>
       <Async resource={members.first}>
         {() => (
           <ListTable label={t.table} rows={members.rows()} columns={t.columns} empty={<>{t.empty(Boolean(search() || status() || role()))}</>}>
@@ -119,6 +126,10 @@ export function MembersTab(props: { app: Application }) {
               <tr data-member={m.email}>
                 <td>
                   <A href={`/people/${enc(m.userId)}`}>{m.name ?? m.email}</A> <Show when={m.name}><span class="muted">{m.email}</span></Show>
+                  <Show when={mfaRequired() && !m.hasSecondFactor}>
+                    {' '}
+                    <span class="badge warn">{t.noFactor}</span>
+                  </Show>
                 </td>
                 <td>
                   <span class={`badge ${m.status === 'active' ? 'ok' : 'bad'}`}>{m.status}</span>

@@ -6,6 +6,7 @@ import { confirmAction, CopyField, ErrorBox, Field, toast, useAction } from '../
 import { redirectUriHint, audienceErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
 import { IntegrationSnippet } from './snippet';
 import { BrandingCard } from './app-branding';
+import { SigningCard } from './app-signing';
 import { LdapCard } from './app-ldap';
 
 const t = {
@@ -18,10 +19,10 @@ const t = {
   postLogoutHint:
     'Where the application may send people after signing them out (post_logout_redirect_uri), one per line. Left empty, the redirect URIs above are accepted instead.',
   facts: (type: string, created: string) => `Type: ${type} · created ${created}`,
-  ownSignIn: 'Own sign-in (not in an SSO group).',
+  ownSignIn: 'Own sign-in (not in a shared sign-in).',
   sharesWith: 'Shares sign-in with ',
   noOther: 'no other application yet',
-  through: ' through the SSO group ',
+  through: ' through the shared sign-in ',
   save: 'Save settings',
   saved: 'Settings saved.',
   integration: 'Integration',
@@ -175,6 +176,7 @@ export function SettingsTab(props: { app: Application; onSaved: (app: Applicatio
         </div>
       </form>
       <BrandingCard app={props.app} onSaved={props.onSaved} />
+      <SigningCard app={props.app} onSaved={props.onSaved} />
       <LdapCard app={props.app} onSaved={props.onSaved} />
       <h2>{t.integration}</h2>
       <IntegrationSnippet app={props.app} />

@@ -1,5 +1,6 @@
 import { createMemo, createResource, createSignal, For, Match, Show, Switch } from 'solid-js';
 import { A, useNavigate } from '@solidjs/router';
+import { isOwner } from '../me';
 import { client, fieldErrors, ok, type ClientType, type CreatedApplication } from '../api';
 import { fetchAll, page, PAGE } from '../paged';
 import { Async, CopyField, DataTable, Empty, ErrorBox, Field, useAction } from '../ui';
@@ -14,7 +15,7 @@ const t = {
   createFirst: 'Create the first one',
   emptyTail: ' to let an app sign people in.',
   table: 'Applications',
-  columns: ['Name', 'Client ID', 'Type', 'Audience', 'Sign-up', 'SSO group'],
+  columns: ['Name', 'Client ID', 'Type', 'Audience', 'Sign-up', 'Shared sign-in'],
   signup: { open: 'open', invite_only: 'invitation only', closed: 'closed' } as Record<string, string>,
   types: [
     { value: 'web', title: 'Web app with a backend', text: 'Server-rendered or with its own API server. Gets a client secret.' },
@@ -41,7 +42,18 @@ const t = {
   secretText: " Copy it into the app's backend configuration; Gatehouse keeps only a hash. You can rotate it later from the application's settings.",
   clientSecret: 'Client secret',
   done: (name: string) => `Done — open ${name}`,
+  testSignIn: 'Next: Test sign-in',
+  checking: 'Checking…',
+  idTaken: (id: string) => `An application with id "${id}" already exists; choose another client ID.`,
 };
+
+/** Whether an application has this id already (checked on step 1, before anything else is typed). */
+async function idTaken(id: string): Promise<boolean> {
+  const call = client.GET('/api/admin/applications/{id}', { params: { path: { id } } });
+  if ((await call).response.status === 404) return false;
+  await ok(call); // another refusal (an expired token, a server error) is shown as such
+  return true;
+}
 
 /** Every application, read to the end (a panel needs them all for pickers and names). */
 export const allApplications = () =>
@@ -53,9 +65,12 @@ export function ApplicationsPage() {
     <>
       <div class="row title-row">
         <h1>{t.title}</h1>
-        <A class="button primary" href="/applications/new">
-          {t.new}
-        </A>
+        {/* Only owners create applications (server/http/admin-policy.ts). */}
+        <Show when={isOwner()}>
+          <A class="button primary" href="/applications/new">
+            {t.new}
+          </A>
+        </Show>
       </div>
       <Async resource={apps}>
         {(list) => (
@@ -116,6 +131,9 @@ export function NewApplicationPage() {
   const [audience, setAudience] = createSignal('');
   const [audienceTouched, setAudienceTouched] = createSignal(false);
   const [created, setCreated] = createSignal<CreatedApplication | null>(null);
+  // The client ids found taken on step 1 (the field says so until another is typed).
+  const [taken, setTaken] = createSignal<string[]>([]);
+  const check = useAction();
   // Messages show once a field has been typed in (or a step was submitted), not on an empty form.
   const [shown, setShown] = createSignal<Record<string, boolean>>({});
   const show = (...fields: string[]) => setShown((s) => ({ ...s, ...Object.fromEntries(fields.map((f) => [f, true])) }));
@@ -127,7 +145,7 @@ export function NewApplicationPage() {
   const server = () => fieldErrors(action.error());
   const errors = {
     name: () => (shown().name ? requiredText(name(), t.theName) : []),
-    id: () => [...(shown().id ? clientIdErrors(effectiveId()) : []), ...(server().id ?? [])],
+    id: () => [...(shown().id ? clientIdErrors(effectiveId()) : []), ...(taken().includes(effectiveId()) ? [t.idTaken(effectiveId())] : []), ...(server().id ?? [])],
     redirects: () => [...(shown().redirects ? redirectUriErrors(redirects(), type()) : []), ...(server().redirectUris ?? [])],
     audience: () => [...(shown().audience ? audienceErrors(effectiveAudience()) : []), ...(server().audience ?? [])],
   };
@@ -171,10 +189,15 @@ export function NewApplicationPage() {
           <form
             class="card"
             novalidate
-            onSubmit={(e) => {
+            onSubmit={async (e) => {
               e.preventDefault();
               show('name', 'id');
-              if (stepOneOk()) setStep(2);
+              if (!stepOneOk()) return;
+              const id = effectiveId();
+              const exists = await check.run(() => idTaken(id));
+              if (exists === undefined) return;
+              if (exists) setTaken((list) => [...list, id]);
+              else setStep(2);
             }}
           >
             <Field label={t.name} errors={errors.name()}>
@@ -221,12 +244,13 @@ export function NewApplicationPage() {
                 )}
               </For>
             </fieldset>
+            <ErrorBox error={check.error()} />
             <div class="actions">
               <A class="button" href="/applications">
                 {t.cancel}
               </A>
-              <button class="primary" type="submit">
-                {t.next}
+              <button class="primary" type="submit" disabled={check.busy()}>
+                {check.busy() ? t.checking : t.next}
               </button>
             </div>
           </form>
@@ -285,10 +309,13 @@ export function NewApplicationPage() {
                   </div>
                 )}
               </Show>
-              <IntegrationSnippet app={app()} />
+              <IntegrationSnippet app={app()} clientSecret={app().clientSecret ?? undefined} />
               <div class="actions">
-                <button class="primary" type="button" onClick={() => navigate(`/applications/${encodeURIComponent(app().id)}`)}>
+                <button type="button" onClick={() => navigate(`/applications/${encodeURIComponent(app().id)}`)}>
                   {t.done(app().name)}
+                </button>
+                <button class="primary" type="button" onClick={() => navigate(`/applications/${encodeURIComponent(app().id)}/test`)}>
+                  {t.testSignIn}
                 </button>
               </div>
             </>

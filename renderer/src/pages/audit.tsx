@@ -2,7 +2,9 @@
  * The audit log: newest first, filtered by application, action, actor and date (kept in the
  * address, so a filtered view can be linked to, e.g. from a person's page). People, applications,
  * API keys and invitations show by name with links (the server names the ids a page mentions);
- * details show as key/value.
+ * details show as key/value, and the client address under who did it. "Action" lists the actions
+ * the log holds. The table fits a 1280 px window (fixed column shares, long names wrap) and scrolls
+ * in its own box on a phone.
  */
 import { createResource, createSignal, For, Show, type JSX } from 'solid-js';
 import { A, useSearchParams } from '@solidjs/router';
@@ -16,7 +18,7 @@ const t = {
   application: 'Application',
   anyApplication: 'Any application',
   action: 'Action',
-  actionHint: 'For example application.created',
+  anyAction: 'Any action',
   actor: 'Who',
   anyone: 'Anyone',
   admin: 'Administrator',
@@ -31,6 +33,7 @@ const t = {
   clear: 'Clear filters',
   table: 'Audit log entries',
   columns: ['When', 'Who', 'What', 'Application', 'Target', 'Details'],
+  from_: (ip: string) => `from ${ip}`,
   nothing: 'Nothing recorded yet.',
   nothingFiltered: 'No entries match these filters.',
   newest: 'Newest',
@@ -39,15 +42,10 @@ const t = {
   unknownKey: (id: string) => `API key ${id}`,
 };
 
-/** Actions the filter suggests (any other can be typed). */
-const KNOWN_ACTIONS = [
-  'application.created', 'application.updated', 'application.deleted', 'application.client_secret_rotated', 'auth_policy.updated',
-  'membership.updated', 'membership.deleted', 'invitation.created', 'invitation.accepted', 'invitation.revoked', 'invitation.resent',
-  'api_key.created', 'api_key.revoked', 'sso_group.created', 'sso_group.renamed', 'sso_group.deleted', 'sso_group.application_added',
-  'sso_group.application_removed', 'signing_key.rotated', 'backup.created', 'person.signed_up', 'person.password_reset',
-  'person.password_changed', 'person.email_verified', 'person.account_linked', 'person.account_unlinked', 'session.revoked',
-  'session.signed_out_elsewhere', 'security.sign_in_locked', 'security.refresh_token_reused', 'webhook.test_sent',
-];
+/** The actions the log holds (GET /api/admin/audit-log/actions), plus one in the address that it does not. */
+async function knownActions(): Promise<string[]> {
+  return (await ok(client.GET('/api/admin/audit-log/actions'))).actions;
+}
 
 type Refs = AuditAnswer['references'];
 
@@ -56,6 +54,11 @@ function dayStart(date: string, next = false): string | undefined {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) return undefined;
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
   return new Date(y, m - 1, d + (next ? 1 : 0)).toISOString();
+}
+
+/** An action name that may wrap after its dots and underscores (`application.` / `redirect_` / `uris_changed`), not mid-word. */
+function breakable(name: string): JSX.Element {
+  return <For each={name.split(/(?<=[._])/)}>{(part, i) => <>{i() > 0 && <wbr />}{part}</>}</For>;
 }
 
 function value(v: unknown): string {
@@ -68,7 +71,11 @@ export function AuditPage() {
   const [params, setParams] = useSearchParams<{ applicationId?: string; action?: string; actor?: string; from?: string; to?: string }>();
   const [cursor, setCursor] = createSignal<string | null>(null);
   const [apps] = createResource(allApplications);
-  const [action, setAction] = createSignal(params.action ?? '');
+  const [actions] = createResource(knownActions);
+  const actionOptions = () => {
+    const list = actions() ?? [];
+    return params.action && !list.includes(params.action) ? [params.action, ...list] : list;
+  };
   const [who, setWho] = createSignal(params.actor?.startsWith('person:') ? 'person' : (params.actor ?? ''));
   const [email, setEmail] = createSignal('');
   const find = useAction();
@@ -111,7 +118,7 @@ export function AuditPage() {
       if (!found) return;
       actor = `person:${found.id}`;
     }
-    set({ action: action().trim() || undefined, actor });
+    set({ actor });
   };
 
   const personLink = (refs: Refs, id: string): JSX.Element => {
@@ -164,10 +171,10 @@ export function AuditPage() {
         </label>
         <label>
           <span>{t.action}</span>
-          <input list="audit-actions" value={action()} onInput={(e) => setAction(e.currentTarget.value)} placeholder={t.actionHint} />
-          <datalist id="audit-actions">
-            <For each={KNOWN_ACTIONS}>{(a) => <option value={a} />}</For>
-          </datalist>
+          <select name="action" value={params.action ?? ''} onChange={(e) => set({ action: e.currentTarget.value || undefined })}>
+            <option value="">{t.anyAction}</option>
+            <For each={actionOptions()}>{(a) => <option value={a} selected={a === params.action}>{a}</option>}</For>
+          </select>
         </label>
         <label>
           <span>{t.actor}</span>
@@ -201,7 +208,6 @@ export function AuditPage() {
             <button
               type="button"
               onClick={() => {
-                setAction('');
                 setWho('');
                 setEmail('');
                 set({ applicationId: undefined, action: undefined, actor: undefined, from: undefined, to: undefined });
@@ -219,10 +225,13 @@ export function AuditPage() {
             <DataTable label={t.table} class="audit" columns={t.columns} rows={p.entries}>
               {(e) => (
                 <tr data-action={e.action}>
-                  <td class="nowrap">{when(e.at)}</td>
-                  <td>{actorCell(p.references, e.actor)}</td>
+                  <td>{when(e.at)}</td>
                   <td>
-                    <code>{e.action}</code>
+                    {actorCell(p.references, e.actor)}
+                    <Show when={e.ip}>{(ip) => <div class="muted address">{t.from_(ip())}</div>}</Show>
+                  </td>
+                  <td>
+                    <code>{breakable(e.action)}</code>
                   </td>
                   <td>{appLink(p.references, e.applicationId)}</td>
                   <td>{targetCell(p.references, e)}</td>

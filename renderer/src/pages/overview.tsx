@@ -12,7 +12,7 @@ const t = {
     people: 'People',
     memberships: 'Memberships',
     pendingInvitations: 'Pending invitations',
-    ssoGroups: 'SSO groups',
+    ssoGroups: 'Shared sign-in',
   },
   installation: 'This installation',
   issuer: 'Issuer',
@@ -24,6 +24,12 @@ const t = {
   openDiscovery: 'Open discovery document',
   openJwks: 'Open JWKS',
   caLink: 'Download the local CA certificate (install it on each device)',
+  ldap: 'LDAP directory',
+  ldapOff: 'Off: start the server with GATEHOUSE_LDAP=on (or --ldap) to serve it.',
+  ldapOn: (connections: number, startTls: boolean) => `${startTls ? 'StartTLS offered' : 'no TLS'} · ${connections} connection${connections === 1 ? '' : 's'} open`,
+  baseDn: 'Base DN',
+  ldapUrl: 'LDAP URL',
+  ldapsUrl: 'LDAPS URL',
   uptime: (s: number) => {
     const d = Math.floor(s / 86400),
       h = Math.floor((s % 86400) / 3600),
@@ -71,6 +77,19 @@ export function OverviewPage() {
                 </a>
                 {o.caCertificateUrl && <A href="/lan-tls">{t.caLink}</A>}
               </p>
+            </div>
+            <h2>{t.ldap}</h2>
+            <div class="card" data-testid="ldap-status">
+              {o.ldap.enabled ? (
+                <>
+                  {o.ldap.url && <CopyField label={t.ldapUrl} value={o.ldap.url} />}
+                  {o.ldap.ldapsUrl && <CopyField label={t.ldapsUrl} value={o.ldap.ldapsUrl} />}
+                  <CopyField label={t.baseDn} value={o.ldap.baseDn} />
+                  <p class="hint">{t.ldapOn(o.ldap.connections, o.ldap.startTls)}</p>
+                </>
+              ) : (
+                <p class="muted">{t.ldapOff}</p>
+              )}
             </div>
           </>
         )}

@@ -25,6 +25,9 @@ const t = {
   adminToken: 'Admin token',
   adminTokenHint: 'Proves you run this server. ',
   create: 'Create the owner',
+  noOwner: 'Nobody administers this Gatehouse by name yet. Create the owner account (you will add a second factor next), or use the admin token.',
+  createOwner: 'Create the owner account',
+  orToken: 'Or use the admin token:',
   creating: 'Creating…',
 };
 
@@ -59,7 +62,7 @@ function TokenForm() {
     if (answer !== undefined) session.signIn(token);
   };
   return (
-    <form onSubmit={submit} aria-label={t.useToken}>
+    <form onSubmit={submit}>
       <label class="field">
         <span>{t.token}</span>
         <input type="password" name="adminToken" autocomplete="current-password" value={value()} onInput={(e) => setValue(e.currentTarget.value)} required />
@@ -70,7 +73,7 @@ function TokenForm() {
       <ErrorBox error={action.error()} />
       <div class="actions">
         <button type="submit" disabled={action.busy() || !value().trim()}>
-          {action.busy() ? t.checking : t.submit}
+          {action.busy() ? t.checking : t.useToken}
         </button>
       </div>
     </form>
@@ -138,14 +141,14 @@ function FirstRun(props: { status: SetupStatus }) {
 
 export function SignInScreen(props: { failure?: string | undefined }) {
   const [status] = createResource(loadSetup);
-  const [showToken, setShowToken] = createSignal(false);
+  const [setUp, setSetUp] = createSignal(false);
   const action = useAction();
   return (
     <main class="signin">
       <Show when={!status.error} fallback={<ErrorBox error={status.error} />}>
         <Show when={status()} fallback={<Loading />}>
           {(s) => (
-            <Show when={s().ownerExists} fallback={<FirstRun status={s()} />}>
+            <Show when={!setUp()} fallback={<FirstRun status={s()} />}>
               <div class="card">
                 <h1>{t.title}</h1>
                 <Show when={session.expiredNotice()}>
@@ -156,19 +159,29 @@ export function SignInScreen(props: { failure?: string | undefined }) {
                     {t.failed(props.failure!)}
                   </div>
                 </Show>
-                <p class="muted">{t.withGatehouseHint}</p>
-                <div class="actions">
-                  <button class="primary" type="button" disabled={action.busy()} onClick={() => void action.run(() => session.startPanelSignIn())}>
-                    {t.withGatehouse}
-                  </button>
-                  <button type="button" aria-expanded={showToken()} onClick={() => setShowToken(!showToken())}>
-                    {t.useToken}
-                  </button>
-                </div>
-                <ErrorBox error={action.error()} />
-                <Show when={showToken()}>
-                  <TokenForm />
+                <Show
+                  when={s().ownerExists}
+                  fallback={
+                    <>
+                      <p>{t.noOwner}</p>
+                      <div class="actions">
+                        <button class="primary" type="button" onClick={() => setSetUp(true)}>
+                          {t.createOwner}
+                        </button>
+                      </div>
+                    </>
+                  }
+                >
+                  <p class="muted">{t.withGatehouseHint}</p>
+                  <div class="actions">
+                    <button class="primary" type="button" disabled={action.busy()} onClick={() => void action.run(() => session.startPanelSignIn())}>
+                      {t.withGatehouse}
+                    </button>
+                  </div>
+                  <ErrorBox error={action.error()} />
                 </Show>
+                <p class="divider">{t.orToken}</p>
+                <TokenForm />
               </div>
             </Show>
           )}

@@ -8,7 +8,7 @@ import { client, ok, type Application } from '../api';
 import { CopyButton, CopyField } from '../ui';
 import { DEVICE_GRANT } from '../grants';
 
-export function verifyExample(issuer: string, jwksUrl: string, audience: string): string {
+export function verifyExample(issuer: string, jwksUrl: string, audience: string, alg: string): string {
   return `// npm install jose
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 
@@ -19,7 +19,7 @@ export async function verifyAccessToken(token) {
   const { payload } = await jwtVerify(token, JWKS, {
     issuer: '${issuer}',
     audience: '${audience}',
-    algorithms: ['RS256'],
+    algorithms: ['${alg}'],
   });
   // payload.sub = the person, payload.app_user = { id, status, role }
   return payload;
@@ -53,14 +53,14 @@ const tokens = await client.pollDeviceAuthorizationGrant(config, started); // wa
 }
 
 /** An app's back-channel logout endpoint verifying the logout token with jose. */
-export function logoutReceiverExample(issuer: string, jwksUrl: string, clientId: string): string {
+export function logoutReceiverExample(issuer: string, jwksUrl: string, clientId: string, alg: string): string {
   return `// POST <your backchannelLogoutUri>, form body logout_token=<JWT>
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 const JWKS = createRemoteJWKSet(new URL('${jwksUrl}'));
 
 export async function onBackchannelLogout(logoutToken) {
   const { payload } = await jwtVerify(logoutToken, JWKS, {
-    issuer: '${issuer}', audience: '${clientId}', typ: 'logout+jwt', algorithms: ['RS256'], maxTokenAge: '2 minutes',
+    issuer: '${issuer}', audience: '${clientId}', typ: 'logout+jwt', algorithms: ['${alg}'], maxTokenAge: '2 minutes',
   });
   if (!payload.events?.['http://schemas.openid.net/event/backchannel-logout']) throw new Error('not a logout token');
   // payload.sid: end the app session whose ID token had this sid.
@@ -90,14 +90,26 @@ const t = {
   public: ' This is a public client: no secret, PKCE only.',
 };
 
-export function IntegrationSnippet(props: { app: Application }) {
+/** The .env block for the app: a confidential client's secret as given (right after creation), or a placeholder. */
+export function envBlock(o: { issuer: string; discoveryUrl: string }, app: Pick<Application, 'id' | 'audience' | 'clientType'>, clientSecret?: string): string {
+  const lines = [`GATEHOUSE_ISSUER=${o.issuer}`, `GATEHOUSE_CLIENT_ID=${app.id}`];
+  if (app.clientType === 'web') lines.push(`GATEHOUSE_CLIENT_SECRET=${clientSecret ?? SECRET_PLACEHOLDER}`);
+  lines.push(`GATEHOUSE_AUDIENCE=${app.audience}`, `GATEHOUSE_DISCOVERY_URL=${o.discoveryUrl}`);
+  return lines.join('\n');
+}
+
+/** Where a confidential client's secret goes when it is not shown (it is kept only as a hash). */
+const SECRET_PLACEHOLDER = '<the client secret shown when it was created or rotated>';
+
+/** `clientSecret`: the secret shown once, right after creation; elsewhere a placeholder stands in its line. */
+export function IntegrationSnippet(props: { app: Application; clientSecret?: string | undefined }) {
   const [overview] = createResource(() => ok(client.GET('/api/admin/overview')));
   return (
     <Show when={overview()} fallback={<p class="muted">{t.loading}</p>}>
       {(o) => {
-        const code = () => verifyExample(o().issuer, o().jwksUrl, props.app.audience);
-        const env = () =>
-          `GATEHOUSE_ISSUER=${o().issuer}\nGATEHOUSE_CLIENT_ID=${props.app.id}\nGATEHOUSE_AUDIENCE=${props.app.audience}\nGATEHOUSE_DISCOVERY_URL=${o().discoveryUrl}`;
+        // The app's own signing algorithm (its settings): a verifier names the one it expects.
+        const code = () => verifyExample(o().issuer, o().jwksUrl, props.app.audience, props.app.signingAlg);
+        const env = () => envBlock(o(), props.app, props.clientSecret);
         return (
           <div class="card" data-testid="integration-snippet">
             <CopyField label={t.issuer} value={o().issuer} />
@@ -128,8 +140,8 @@ export function IntegrationSnippet(props: { app: Application }) {
             </Show>
             <Show when={props.app.backchannelLogoutUri}>
               <h2>{t.logout}</h2>
-              <pre data-testid="logout-example">{logoutReceiverExample(o().issuer, o().jwksUrl, props.app.id)}</pre>
-              <CopyButton value={logoutReceiverExample(o().issuer, o().jwksUrl, props.app.id)} label={t.logoutExample} />
+              <pre data-testid="logout-example">{logoutReceiverExample(o().issuer, o().jwksUrl, props.app.id, props.app.signingAlg)}</pre>
+              <CopyButton value={logoutReceiverExample(o().issuer, o().jwksUrl, props.app.id, props.app.signingAlg)} label={t.logoutExample} />
             </Show>
           </div>
         );

@@ -7,17 +7,18 @@ import { idFromName } from '../../../server/applications/id-from-name';
 import { allApplications } from './applications';
 
 const t = {
-  title: 'SSO groups',
-  intro: 'Applications in one group share sign-in: signing in to one signs the person in to the others on the same device.',
-  newGroup: 'New group',
+  title: 'Shared sign-in',
+  intro:
+    'Applications in one shared sign-in share it: signing in to one signs the person in to the others on the same device. (Who is in which team is under Groups.)',
+  newGroup: 'New shared sign-in',
   newGroupHint: 'A name such as “Office apps”; its id is made from it.',
   nameTooShort: 'Use at least two letters or digits in the name.',
-  create: 'Create group',
-  created: (name: string) => `Group ${name} created.`,
-  empty: 'No SSO groups. Every application has its own sign-in.',
-  group: (name: string) => `Group ${name}`,
-  deleteGroup: 'Delete group',
-  deleteTitle: (name: string) => `Delete the group ${name}?`,
+  create: 'Create shared sign-in',
+  created: (name: string) => `Shared sign-in ${name} created.`,
+  empty: 'No shared sign-in. Every application has its own sign-in.',
+  group: (name: string) => `Shared sign-in ${name}`,
+  deleteGroup: 'Delete shared sign-in',
+  deleteTitle: (name: string) => `Delete the shared sign-in ${name}?`,
   deleteText: 'Its applications stay, but no longer share sign-in.',
   noApps: 'No applications yet.',
   remove: 'Remove',

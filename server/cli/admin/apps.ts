@@ -1,16 +1,18 @@
 /**
- * `gatehouse app list | create | show | delete | ldap`: applications through the running server's
- * admin API (DESIGN §4.3). A client secret is printed once, by `create`; `list` and `show` never
- * have one. `app ldap` turns an application's LDAP directory access on or off and makes its service
- * account a new password (spec ldap.md), printed once. `create --forward-auth-host` protects sites
- * behind a reverse proxy, and `show --proxy caddy|nginx|traefik` prints the proxy's configuration
- * for them (spec forward-auth.md; docs/protect-apps-without-oidc.md).
+ * `gatehouse app list | create | show | update | delete | ldap`: applications through the running
+ * server's admin API (DESIGN §4.3). A client secret is printed once, by `create` (or by `update`
+ * when a public client becomes a web one); `list` and `show` never have one. `app ldap` turns an
+ * application's LDAP directory access on or off and makes its service account a new password
+ * (spec ldap.md), printed once. `--forward-auth-host` protects sites behind a reverse proxy, and
+ * `show --proxy caddy|nginx|traefik` prints the proxy's configuration for them (spec
+ * forward-auth.md; docs/protect-apps-without-oidc.md).
  */
 import { ConfigError } from '../../config.js';
 import { adminCommand, applicationPath, listAll } from '../admin-client.js';
 import { bodyFromFlags, type FlagTable } from '../flags.js';
 import { formatFields, formatTable, printJson } from '../output.js';
 import { idFromName } from '../../applications/id-from-name.js';
+import { confirmDelete } from '../confirm.js';
 
 interface Application {
   id: string;
@@ -24,6 +26,7 @@ interface Application {
   authPolicy: { signup_policy: string; allowed_providers: string[]; profile_fields: { key: string }[] };
   grantTypes: string[];
   backchannelLogoutUri: string | null;
+  signingAlg: string;
   createdAt: string;
   updatedAt: string;
   ldap: { enabled: boolean; bindDn: string };
@@ -65,6 +68,10 @@ const createFlags: FlagTable = {
     type: 'string', value: 'URI', field: 'backchannelLogoutUri',
     help: 'where Gatehouse POSTs logout tokens when a sign-in ends (https, or http on this network)',
   },
+  'signing-alg': {
+    type: 'string', value: 'RS256|ES256|EdDSA', field: 'signingAlg',
+    help: 'how its ID, access and logout tokens are signed (default RS256, which every OIDC library accepts; see docs/signing-algorithms.md)',
+  },
   ldap: { type: 'boolean', help: 'let LDAP clients read its members and groups (prints the service account\'s password once)', field: 'ldap' },
   'forward-auth-host': {
     type: 'string', multiple: true, value: 'HOST', field: 'forwardAuth',
@@ -76,19 +83,28 @@ const createFlags: FlagTable = {
   },
 };
 
+/** `app update` flags: those of `create` but the client id, which never changes, and LDAP (`app ldap` turns it on and off). */
+const { id: _id, ldap: _ldap, ...updateFlags } = createFlags;
+
 /** `device_code` on the command line is RFC 8628's grant, whose wire name is a URN. */
 const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const grantName = (grant: string) => (grant === DEVICE_CODE_GRANT ? 'device_code' : grant);
 
+/** The request body of `create`/`update` flags, grant names in their wire form. */
+function applicationBody(table: FlagTable, values: Record<string, unknown>): Record<string, unknown> {
+  const body = bodyFromFlags(table, values as Parameters<typeof bodyFromFlags>[1]);
+  if (Array.isArray(body.grantTypes)) body.grantTypes = body.grantTypes.map((g: string) => (g === 'device_code' ? DEVICE_CODE_GRANT : g));
+  if (body.ldap !== undefined) body.ldap = { enabled: body.ldap === true };
+  const groups = values['forward-auth-group'] as string[] | undefined;
+  if (groups && !Array.isArray(body.forwardAuth)) throw new ConfigError('--forward-auth-group needs at least one --forward-auth-host.');
+  if (Array.isArray(body.forwardAuth)) body.forwardAuth = { hosts: body.forwardAuth, ...(groups ? { groups } : {}) };
+  return body;
+}
+
 export const appCreate = adminCommand({
   flags: createFlags,
   async run({ client, values, json }) {
-    const body = bodyFromFlags(createFlags, values);
-    if (Array.isArray(body.grantTypes)) body.grantTypes = body.grantTypes.map((g: string) => (g === 'device_code' ? DEVICE_CODE_GRANT : g));
-    if (body.ldap !== undefined) body.ldap = { enabled: body.ldap === true };
-    const groups = values['forward-auth-group'] as string[] | undefined;
-    if (groups && !Array.isArray(body.forwardAuth)) throw new ConfigError('--forward-auth-group needs at least one --forward-auth-host.');
-    if (Array.isArray(body.forwardAuth)) body.forwardAuth = { hosts: body.forwardAuth, ...(groups ? { groups } : {}) };
+    const body = applicationBody(createFlags, values);
     if (body.id === undefined && typeof body.name === 'string') {
       body.id = idFromName(body.name);
       if ((body.id as string).length < 2) throw new ConfigError(`The name "${body.name}" makes no client id; give one with --id.`);
@@ -96,13 +112,7 @@ export const appCreate = adminCommand({
     const created = await client.request<Application>('POST', '/api/admin/applications', body);
     if (json) return printJson(created);
     console.log(`Created application ${created.id} (${created.name}, ${created.clientType}).`);
-    const fields: [string, string][] = [['Client ID', created.id]];
-    if (created.clientSecret) fields.push(['Client secret', created.clientSecret]);
-    if (created.webhookSecret) fields.push(['Webhook secret', created.webhookSecret]);
-    if (created.ldapPassword) fields.push(['LDAP bind DN', created.ldap.bindDn], ['LDAP password', created.ldapPassword]);
-    console.log(formatFields(fields));
-    if (created.clientSecret) console.log('Store the client secret now: it is shown only this once (rotate it in the panel if lost).');
-    if (created.ldapPassword) console.log('Store the LDAP password now: it is shown only this once (`gatehouse app ldap ID new-password` makes another).');
+    printShownOnce(created, [['Client ID', created.id]]);
   },
 });
 
@@ -118,6 +128,16 @@ const showFlags: FlagTable = {
 
 const forwardAuthText = (f: Application['forwardAuth']) =>
   f ? `${f.hosts.join(', ')}${f.groups ? ` (groups: ${f.groups.join(', ')})` : ''}${f.basic ? ', HTTP Basic with app passwords' : ''}` : '(none)';
+
+/** `fields`, then the secrets an answer shows only once (a new client, webhook or LDAP secret), with a word on keeping them. */
+function printShownOnce(app: Application, fields: [string, string][]): void {
+  if (app.clientSecret) fields.push(['Client secret', app.clientSecret]);
+  if (app.webhookSecret) fields.push(['Webhook secret', app.webhookSecret]);
+  if (app.ldapPassword) fields.push(['LDAP bind DN', app.ldap.bindDn], ['LDAP password', app.ldapPassword]);
+  if (fields.length) console.log(formatFields(fields));
+  if (app.clientSecret) console.log('Store the client secret now: it is shown only this once (rotate it in the panel if lost).');
+  if (app.ldapPassword) console.log('Store the LDAP password now: it is shown only this once (`gatehouse app ldap ID new-password` makes another).');
+}
 
 export const appShow = adminCommand({
   flags: showFlags,
@@ -145,6 +165,7 @@ export const appShow = adminCommand({
         ['Webhook', app.webhookUrl ? `${app.webhookUrl}${app.webhookSecretSet ? ' (signed)' : ''}` : '(none)'],
         ['Grant types', app.grantTypes.map(grantName).join(', ')],
         ['Logout URI', app.backchannelLogoutUri ?? '(none)'],
+        ['Token signing', app.signingAlg],
         ['SSO group', app.ssoGroupId ?? '(none)'],
         ['LDAP', app.ldap.enabled ? `on, bind DN ${app.ldap.bindDn}` : 'off'],
         ['Forward auth', forwardAuthText(app.forwardAuth)],
@@ -155,36 +176,34 @@ export const appShow = adminCommand({
   },
 });
 
+export const appUpdate = adminCommand({
+  flags: updateFlags,
+  positionals: { ...onePositional, missing: 'Give one application id, e.g. `gatehouse app update notes --signing-alg ES256`.' },
+  async run({ client, positionals, values, json }) {
+    const body = applicationBody(updateFlags, values);
+    if (Object.keys(body).length === 0) throw new ConfigError('Give at least one setting to change, e.g. --signing-alg ES256 (see `gatehouse app update --help`).');
+    const updated = await client.request<Application>('PATCH', applicationPath(positionals[0]!), body);
+    if (json) return printJson(updated);
+    console.log(`Updated application ${updated.id}: ${Object.keys(body).join(', ')}.`);
+    if (body.signingAlg !== undefined) console.log(`Tokens issued from now on are signed with ${updated.signingAlg}; tokens issued before still verify.`);
+    printShownOnce(updated, []);
+  },
+});
+
 const deleteFlags: FlagTable = {
   yes: { type: 'boolean', short: 'y', help: 'delete without asking (needed when there is no terminal to ask on)' },
 };
-
-/** Asks a yes/no question on the terminal; true only for "y" or "yes". */
-async function confirm(question: string): Promise<boolean> {
-  const { createInterface } = await import('node:readline/promises');
-  const prompt = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    return /^y(es)?$/i.test((await prompt.question(question)).trim());
-  } finally {
-    prompt.close();
-  }
-}
 
 export const appDelete = adminCommand({
   flags: deleteFlags,
   positionals: { ...onePositional, missing: 'Give one application id, e.g. `gatehouse app delete notes`.' },
   async run({ client, values, positionals, json }) {
     const id = positionals[0]!;
-    if (values.yes !== true) {
-      // Deleting is not undone: ask, or refuse where nobody can answer (a script, a pipe).
-      if (!process.stdin.isTTY) {
-        throw new ConfigError(`gatehouse app delete asks before it deletes, and there is no terminal to ask on: add --yes to delete ${id}.`);
-      }
+    // Deleting is not undone: ask, or refuse where nobody can answer (a script, a pipe).
+    await confirmDelete(values.yes === true, 'app delete', id, async () => {
       const app = await client.request<Application>('GET', applicationPath(id));
-      if (!(await confirm(`Delete application ${app.id} (${app.name}) with its members, invitations and API keys? This cannot be undone. [y/N] `))) {
-        throw new ConfigError(`Nothing was deleted.`);
-      }
-    }
+      return `Delete application ${app.id} (${app.name}) with its members, invitations and API keys? This cannot be undone. [y/N] `;
+    });
     await client.request('DELETE', applicationPath(id));
     if (json) return printJson({ id, deleted: true });
     console.log(`Deleted application ${id}, with its members, invitations and API keys.`);

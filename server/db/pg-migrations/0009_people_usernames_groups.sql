@@ -3,7 +3,9 @@
 -- `people.username` is added nullable (no table rewrite, no long lock): existing people get theirs
 -- at start-up, oldest first and in bounded batches, by the same rule as new people
 -- (people/username-backfill.ts), before the server listens. Rows written from now on must carry
--- one: a CHECK constraint NOT VALID is enforced for new and updated rows without reading the old ones.
+-- one: a trigger says so (migration `groups_purge_webhook_index`). This migration first added a
+-- CHECK constraint NOT VALID instead, which checks every updated row, also a later migration's
+-- update of another column of a person not yet named (`posix_ids`): an upgrade across both failed.
 CREATE TABLE "group_members" (
 	"group_id" text NOT NULL,
 	"person_id" text NOT NULL,
@@ -21,7 +23,6 @@ CREATE TABLE "groups" (
 --> statement-breakpoint
 ALTER TABLE "invitations" ADD COLUMN "groups" jsonb DEFAULT '[]'::jsonb NOT NULL;--> statement-breakpoint
 ALTER TABLE "people" ADD COLUMN "username" text;--> statement-breakpoint
-ALTER TABLE "people" ADD CONSTRAINT "people_username_required" CHECK ("username" IS NOT NULL) NOT VALID;--> statement-breakpoint
 ALTER TABLE "people" ADD COLUMN "given_name" text;--> statement-breakpoint
 ALTER TABLE "people" ADD COLUMN "family_name" text;--> statement-breakpoint
 ALTER TABLE "group_members" ADD CONSTRAINT "group_members_group_id_groups_id_fk" FOREIGN KEY ("group_id") REFERENCES "public"."groups"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint

@@ -12,7 +12,7 @@
  * `logout_token=<JWT>`, form-encoded (§2.5); any 2xx answer is success.
  */
 import type { AppContext } from '../../context.js';
-import { applications, backchannelLogouts } from '../../db/schema.js';
+import { applications, backchannelLogouts, type SigningAlg } from '../../db/schema.js';
 import { OutboxQueries, type ClaimedRow } from '../../webhooks/queries.js';
 import { postWebhook } from '../../webhooks/send.js';
 import { webhookTargetPolicy } from '../../webhooks/target-address.js';
@@ -25,6 +25,8 @@ export interface ClaimedLogout extends ClaimedRow {
   sessionId: string | null;
   /** The application's `backchannelLogoutUri`, read at attempt time. */
   uri: string | null;
+  /** The application's `signingAlg`, read at attempt time (a retry after a change signs with the new one). */
+  signingAlg: SigningAlg;
 }
 
 export const logoutOutbox = new OutboxQueries<ClaimedLogout>(backchannelLogouts, {
@@ -34,6 +36,7 @@ export const logoutOutbox = new OutboxQueries<ClaimedLogout>(backchannelLogouts,
   subject: backchannelLogouts.subject,
   sessionId: backchannelLogouts.sessionId,
   uri: applications.backchannelLogoutUri,
+  signingAlg: applications.signingAlg,
 });
 
 const HEADERS = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'Gatehouse-Logout/1' };
@@ -46,7 +49,7 @@ export function logoutChannel(ctx: AppContext, keys: KeyRing): DeliveryChannel<C
       // The URI was removed after the logout was queued: nowhere to send it.
       if (!row.uri) return { ok: false, statusCode: null, error: 'backchannel_logout_not_configured', final: true };
       const token = await signLogoutToken(keys, {
-        issuer: ctx.config.issuer, clientId: row.applicationId, subject: row.subject, sessionId: row.sessionId, jti: row.id, now: at,
+        alg: row.signingAlg, issuer: ctx.config.issuer, clientId: row.applicationId, subject: row.subject, sessionId: row.sessionId, jti: row.id, now: at,
       });
       return postWebhook(row.uri, new URLSearchParams({ logout_token: token }).toString(), HEADERS, timeoutMs, policy, stop);
     },

@@ -7,8 +7,8 @@
  * - `scope`: Gatehouse's scopes all speak of a person (`openid`, `profile`, `email`) or of refresh
  *   tokens (`offline_access`), so none applies to a machine: any is `invalid_scope`, and the token
  *   carries no `scope` claim (RFC 9068 §2.2.3).
- * - The token: RS256 JWT, `typ: at+jwt`, `sub` = `client_id` = `azp` = the application id, no
- *   `app_user`, no `sid`; no refresh token and no ID token (§4.4.3).
+ * - The token: a JWT in the application's signing algorithm, `typ: at+jwt`, `sub` = `client_id` =
+ *   `azp` = the application id, no `app_user`, no `sid`; no refresh token and no ID token (§4.4.3).
  * - Each issued token is audited (`token.client_credentials`, its `jti` as target), in one
  *   prepared insert; the token endpoint's failure limit applies as to every grant.
  */
@@ -53,7 +53,7 @@ export async function clientCredentialsGrant(ctx: AppContext, keys: KeyRing, cli
   const ttl = ctx.config.accessTokenTtl;
   const jti = randomBase64url(16);
   const accessToken = await signAccessToken(keys, {
-    issuer: ctx.config.issuer, subject: client.id, audience: client.audience, clientId: client.id, scope: null,
+    alg: client.signingAlg, issuer: ctx.config.issuer, subject: client.id, audience: client.audience, clientId: client.id, scope: null,
     appUser: null, sessionId: null, now, ttlSeconds: ttl, jti,
   });
   await exec(auditInsert(ctx.db), {

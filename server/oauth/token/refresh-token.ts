@@ -83,7 +83,7 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
 
   const ttl = accessTokenTtlFor(client.id, ctx.config.accessTokenTtl);
   const accessToken = await signAccessToken(keys, {
-    issuer: ctx.config.issuer, subject: row.personId, audience: row.resource, clientId: client.id, scope,
+    alg: client.signingAlg, issuer: ctx.config.issuer, subject: row.personId, audience: row.resource, clientId: client.id, scope,
     appUser: { id: row.memberId, status: row.memberStatus, role: row.memberRole! }, sessionId: row.sessionId, now, ttlSeconds: ttl,
     jti: familyJti(row.familyId),
   });

@@ -150,12 +150,12 @@ export async function issueSessionTokens(
   const issuer = ctx.config.issuer;
   const [accessToken, idToken] = await Promise.all([
     signAccessToken(keys, {
-      issuer, subject: person.id, audience: grant.resource, clientId: client.id, scope: grant.scope,
+      alg: client.signingAlg, issuer, subject: person.id, audience: grant.resource, clientId: client.id, scope: grant.scope,
       appUser: membership, sessionId: grant.sessionId, now, ttlSeconds: ttl, jti: family ? familyJti(family.familyId) : undefined,
     }),
     hasScope(grant.scope, 'openid')
       ? signIdToken(keys, {
-          issuer, person, clientId: client.id, scope: grant.scope, nonce: grant.nonce,
+          alg: client.signingAlg, issuer, person, clientId: client.id, scope: grant.scope, nonce: grant.nonce,
           authTime: grant.authTime, amr, sessionId: grant.sessionId, now, ttlSeconds: ttl,
         })
       : undefined,

@@ -32,8 +32,9 @@ const BROWSER_API = ['/api/auth/oauth2/authorize', '/api/auth/oauth2/end-session
 export function shapeOf(url: string): Shape {
   if (OAUTH_JSON.includes(url)) return 'oauth';
   if (BROWSER_API.some((prefix) => url.startsWith(prefix))) return 'page';
-  // Files: the branding logo and stylesheet (an <img> or <link> asks, not a person) answer problem+json too.
-  if (url.startsWith('/api/') || url === '/healthz' || url === '/ca.pem' || url.startsWith('/branding/')) return 'problem';
+  // Files: the branding logo and stylesheet (an <img> or <link> asks, not a person) answer problem+json too;
+  // so does /metrics, which a Prometheus server asks.
+  if (url.startsWith('/api/') || url === '/healthz' || url === '/ca.pem' || url === '/metrics' || url.startsWith('/branding/')) return 'problem';
   return 'page';
 }
 

@@ -1,0 +1,1 @@
+ALTER TABLE "applications" ADD COLUMN "signing_alg" text DEFAULT 'RS256' NOT NULL;

@@ -1,0 +1,170 @@
+/**
+ * RFC 4511 §4.2 and RFC 4513 §5.1: simple binds (spec ldap.md, "People bind with app passwords").
+ *
+ * Who may bind:
+ * - anonymously (empty name and password): then only the root DSE may be read (search.ts);
+ * - an application's service account, `cn=<app id>,ou=services,<base>`, with its password, while
+ *   the application has LDAP on;
+ * - a person, `uid=<username>,ou=people,<base>` or their e-mail address (or bare username) as the
+ *   name, with one of their app passwords (app-passwords/verify.ts): never the account password,
+ *   so no second factor is bypassed.
+ * A name with an empty password is an unauthenticated bind (§5.1.2): unwillingToPerform. SASL is
+ * authMethodNotSupported. A password over an unencrypted connection from another machine is
+ * refused with confidentialityRequired unless GATEHOUSE_LDAP_ALLOW_PLAIN=1 (§6.3.1 of RFC 4513
+ * leaves it to the server; loopback is always fine).
+ *
+ * Failed binds (spec: "rate-limited per address and per bind name"): each failure counts against
+ * the connection's address and against the bind name, whether the name exists or not (a person's
+ * name is never looked up before the password is: the secret is, by its hash). Past either budget
+ * the bind is not checked at all and answers busy after BUSY_DELAY_MS. Every checked failure is
+ * audited (`ldap.bind_failed`, no secret) and counted as a failed sign-in for the panel's charts.
+ */
+import type { AppContext } from '../context.js';
+import { recordAudit } from '../audit/record.js';
+import { countFailedSignIn } from '../activity/record.js';
+import { findApplication } from '../applications/lookup.js';
+import { appPasswordStillValid, verifyAppPassword } from '../app-passwords/verify.js';
+import { matchesHash, sha256 } from '../util/crypto.js';
+import { WindowCounter } from '../util/window-counter.js';
+import { isWithin, parseDn, singleAva, type Dn } from './dn.js';
+import { ResultCode, type BindRequest, type ResultFields } from './protocol.js';
+import { PEOPLE_OU, SERVICES_OU, personDn, serviceAccountDn } from './tree.js';
+
+/** Who a connection is bound as. */
+export type Identity =
+  | { kind: 'anonymous' }
+  | { kind: 'service'; dn: string; applicationId: string; passwordHash: string }
+  | { kind: 'person'; dn: string; applicationId: string; personId: string; appPasswordId: string };
+
+export const ANONYMOUS: Identity = { kind: 'anonymous' };
+
+/** Failed binds an address may make per minute, and a bind name per five minutes, before busy. */
+export const BIND_FAILURES_PER_ADDRESS = 30;
+export const BIND_FAILURES_PER_NAME = 10;
+/** How long a refused (busy) bind waits before it is answered. */
+export const BUSY_DELAY_MS = 1_000;
+
+/** The bind budgets of one listener (all its connections). */
+export class BindLimits {
+  readonly byAddress = new WindowCounter(BIND_FAILURES_PER_ADDRESS, 60_000);
+  readonly byName = new WindowCounter(BIND_FAILURES_PER_NAME, 5 * 60_000);
+}
+
+/** What the connection knows about itself. */
+export interface BindChannel {
+  address: string;
+  /** TLS (LDAPS, or after StartTLS). */
+  secure: boolean;
+  loopback: boolean;
+}
+
+export interface BindOutcome {
+  result: ResultFields;
+  identity: Identity;
+}
+
+/** What a bind name names, before anything is looked up. */
+type Named =
+  | { kind: 'service'; applicationId: string }
+  | { kind: 'person'; login: string }
+  | { kind: 'nobody' };
+
+/** Classifies a bind name against the tree under `base`. */
+function named(name: string, base: Dn): Named {
+  if (!name.includes('=')) return { kind: 'person', login: name.trim() };
+  const dn = parseDn(name);
+  if (!dn || dn.length !== base.length + 2 || !isWithin(dn, base)) return { kind: 'nobody' };
+  const ou = singleAva(dn[1]);
+  const leaf = singleAva(dn[0]);
+  if (!ou || !leaf || ou.type !== 'ou') return { kind: 'nobody' };
+  if (ou.value === PEOPLE_OU && leaf.type === 'uid') return { kind: 'person', login: leaf.value };
+  if (ou.value === SERVICES_OU && leaf.type === 'cn') return { kind: 'service', applicationId: leaf.value };
+  return { kind: 'nobody' };
+}
+
+/** A key for the per-name budget: the name's normal form, so spellings of one name share it. */
+function nameKey(name: string): string {
+  return sha256(name.trim().toLowerCase());
+}
+
+/** A stored hash nobody's password has: compared against when there is no real one, to spend the same time. */
+const NO_HASH = sha256('gatehouse: no such service account');
+
+export async function bind(
+  ctx: AppContext,
+  request: BindRequest,
+  channel: BindChannel,
+  limits: BindLimits,
+  base: { text: string; dn: Dn },
+): Promise<BindOutcome> {
+  const refuse = (code: number, diagnostic: string): BindOutcome => ({ result: { code, diagnostic }, identity: ANONYMOUS });
+  if (request.version !== 3) return refuse(ResultCode.protocolError, 'only LDAPv3 is supported');
+  if (request.auth.kind === 'sasl') return refuse(ResultCode.authMethodNotSupported, 'only simple binds are supported');
+  const password = request.auth.password;
+  if (request.name === '' && password.length === 0) return { result: { code: ResultCode.success }, identity: ANONYMOUS };
+  if (password.length === 0) return refuse(ResultCode.unwillingToPerform, 'unauthenticated binds are not allowed');
+  if (!channel.secure && !channel.loopback && !ctx.config.ldap.allowPlain) {
+    return refuse(ResultCode.confidentialityRequired, 'use StartTLS or LDAPS before sending a password');
+  }
+
+  const now = ctx.clock.now().getTime();
+  const key = nameKey(request.name);
+  if (limits.byAddress.blocked(channel.address, now) !== undefined || limits.byName.blocked(key, now) !== undefined) {
+    ctx.metrics.ldapBind('busy');
+    await new Promise((resolve) => setTimeout(resolve, BUSY_DELAY_MS));
+    return refuse(ResultCode.busy, 'too many failed binds; try again later');
+  }
+
+  const identity = await check(ctx, named(request.name, base.dn), password.toString('utf8'), base.text);
+  if (identity) {
+    ctx.metrics.ldapBind('success');
+    return { result: { code: ResultCode.success }, identity };
+  }
+  limits.byAddress.hit(channel.address, now);
+  limits.byName.hit(key, now);
+  ctx.metrics.ldapBind('invalid_credentials');
+  const at = ctx.clock.now();
+  await recordAudit(ctx.db, at, {
+    actor: 'system',
+    action: 'ldap.bind_failed',
+    details: { bindName: request.name.slice(0, 256), address: channel.address },
+  });
+  await countFailedSignIn(ctx.db, at, undefined);
+  return refuse(ResultCode.invalidCredentials, '');
+}
+
+/** The identity a name and password prove, or undefined (one answer for every reason). */
+async function check(ctx: AppContext, name: Named, password: string, base: string): Promise<Identity | undefined> {
+  if (name.kind === 'service') {
+    const app = await findApplication(ctx.db, name.applicationId);
+    const hash = app?.ldap.enabled ? app.ldapPasswordHash : null;
+    const ok = matchesHash(password, hash ?? NO_HASH);
+    if (!ok || !app || !hash) return undefined;
+    return { kind: 'service', dn: serviceAccountDn(base, app.id), applicationId: app.id, passwordHash: hash };
+  }
+  // A name that names nobody still pays for the look-up of the password, like one that does.
+  const match = await verifyAppPassword(ctx, { login: name.kind === 'person' ? name.login : '', password });
+  if (!match || name.kind !== 'person' || !match.application.ldap.enabled) return undefined;
+  return {
+    kind: 'person',
+    dn: personDn(base, match.person.username),
+    applicationId: match.application.id,
+    personId: match.person.id,
+    appPasswordId: match.appPasswordId,
+  };
+}
+
+/**
+ * Whether a bound identity still holds (asked before each operation): the service account's
+ * password unchanged and LDAP still on; the app password still there and allowed. Anything else
+ * makes the connection anonymous again.
+ */
+export async function stillValid(ctx: AppContext, identity: Identity): Promise<boolean> {
+  if (identity.kind === 'anonymous') return true;
+  if (identity.kind === 'service') {
+    const app = await findApplication(ctx.db, identity.applicationId);
+    return Boolean(app?.ldap.enabled && app.ldapPasswordHash === identity.passwordHash);
+  }
+  const match = await appPasswordStillValid(ctx, identity.appPasswordId);
+  return Boolean(match?.application.ldap.enabled);
+}

@@ -1,0 +1,162 @@
+/**
+ * The panel's own sign-in in headless Chromium against a real server (spec
+ * administrators-and-people.md): first run from /admin/ (the owner's account, then a TOTP
+ * authenticator enrolled on the hosted pages, codes from otpauth), "Sign in with Gatehouse" with
+ * password and TOTP, what a people manager sees, and the panel losing access when the role goes.
+ * The panel's tokens stay in the page's memory: nothing in storage, cookies or the address bar.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { Secret, TOTP } from 'otpauth';
+import { OAUTH_ADMIN_TOKEN, PASSWORD, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
+import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
+
+let server: OAuthServer;
+let browser: Browser;
+let ownerSecret = '';
+
+const code = (secret: string, offsetMs = 0) =>
+  new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: Date.now() + offsetMs });
+
+beforeAll(async () => {
+  buildIfStale();
+  server = await startOAuthServer({ GATEHOUSE_SIGN_UP_RATE_LIMIT: '100' });
+  browser = await launchChromium();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+  return { context, page: await context.newPage() };
+}
+
+/** Everything this origin keeps in storage and cookies, as text: no panel token may be in it. */
+async function keptByTheBrowser(context: BrowserContext, page: Page): Promise<string> {
+  const storage = await page.evaluate(() => JSON.stringify({ session: { ...sessionStorage }, local: { ...localStorage } }));
+  const cookies = JSON.stringify(await context.cookies());
+  return `${storage} ${cookies}`;
+}
+
+/** The access token the panel sends, caught from its own admin API request. */
+async function bearerOf(page: Page, action: () => Promise<unknown>): Promise<string> {
+  const [request] = await Promise.all([page.waitForRequest((r) => r.url().includes('/api/admin/') && Boolean(r.headers().authorization)), action()]);
+  return request.headers().authorization!.replace(/^Bearer /, '');
+}
+
+describe('panel sign-in through Gatehouse', () => {
+  it('first run: creates the owner, enrols a TOTP authenticator, and lands signed in', async () => {
+    const { context, page } = await newPage();
+    await page.goto(`${server.url}/admin/`);
+    await page.getByText('Nobody administers this Gatehouse by name yet.').waitFor();
+    await shot(page, 'panel-sign-in-no-owner');
+    await page.getByRole('button', { name: 'Create the owner account' }).click();
+    await page.getByRole('heading', { name: 'Set up Gatehouse' }).waitFor();
+    await page.getByLabel('Your e-mail address').fill('olive@example.com');
+    await page.getByLabel('Your name').fill('Olive Owner');
+    await page.locator('input[name="password"]').fill(PASSWORD);
+    await page.getByLabel('The same password again').fill(PASSWORD);
+    await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
+    await page.locator('#owner-password-hint').getByText('At least 10 characters, rated at least “fair”, not one of the most common passwords.').waitFor();
+    await shot(page, 'panel-first-run');
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // A common password is refused with the reason in words.
+    await page.locator('input[name="password"]').fill('password123');
+    await page.getByLabel('The same password again').fill('password123');
+    await page.getByRole('button', { name: 'Create the owner' }).click();
+    await page.getByText('This password is one of the most common passwords').waitFor();
+    await page.locator('input[name="password"]').fill(PASSWORD);
+    await page.getByLabel('The same password again').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create the owner' }).click();
+
+    // The hosted pages ask for a second factor to be set up: the panel requires one.
+    await page.getByRole('heading', { name: 'Set up a second factor' }).waitFor();
+    await shot(page, 'panel-first-run-enrol');
+    ownerSecret = (await page.locator('[data-totp-key]').textContent())!.trim();
+    await page.getByLabel('Code from the app').fill(code(ownerSecret));
+    await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+    await page.getByRole('heading', { name: 'Your recovery codes' }).waitFor();
+    await page.getByRole('link', { name: 'Continue' }).click();
+
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/admin/');
+    expect(new URL(page.url()).search).toBe('');
+    await page.getByTestId('signed-in-as').getByText('Olive Owner').waitFor();
+    await expect(page.getByTestId('signed-in-as').getByText('Owner', { exact: true }).count()).resolves.toBe(1);
+    await shot(page, 'panel-signed-in-owner');
+
+    const token = await bearerOf(page, () => page.getByRole('link', { name: 'Administrators' }).click());
+    expect(JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())).toMatchObject({ aud: 'urn:gatehouse:admin-panel', client_id: '_gatehouse-panel' });
+    await page.locator('tr[data-administrator="olive@example.com"]').waitFor();
+    expect(await keptByTheBrowser(context, page)).not.toContain(token);
+    expect(await keptByTheBrowser(context, page)).not.toContain(token.split('.')[2]!);
+
+    // The owner is an admin member of applications created afterwards: Test sign-in works at once.
+    const created = await server.admin('POST', '/api/admin/applications', { id: 'notes', name: 'Notes', audience: 'https://notes.example.com/api', redirectUris: ['https://notes.example.com/cb'] });
+    expect(created.status).toBe(201);
+    const users = (await (await server.admin('GET', '/api/admin/applications/notes/users')).json()) as { users: { email: string; role: string }[] };
+    expect(users.users.map((u) => [u.email, u.role])).toEqual([['olive@example.com', 'admin']]);
+
+    // A reload signs in again silently (the Gatehouse session answers prompt=none).
+    await page.reload();
+    await page.getByTestId('signed-in-as').getByText('Olive Owner').waitFor();
+    await context.close();
+  });
+
+  it('signs in with password and TOTP; a people manager sees only their part; removing the role ends access', async () => {
+    expect(ownerSecret).not.toBe('');
+    // A people manager, created by the admin API with a password, who enrols at their first sign-in.
+    const person = (await (await server.admin('POST', '/api/admin/people', { email: 'pat@example.com', name: 'Pat People', password: PASSWORD })).json()) as { id: string };
+    expect((await server.admin('PUT', `/api/admin/administrators/${person.id}`, { role: 'people_manager' })).status).toBe(200);
+
+    // The owner, again, in a new browser: password, then a TOTP code (the next step's: one code per step).
+    const owner = await newPage();
+    await owner.page.goto(`${server.url}/admin/`);
+    await owner.page.getByRole('button', { name: 'Sign in with Gatehouse' }).waitFor();
+    await shot(owner.page, 'panel-sign-in');
+    await owner.page.getByRole('button', { name: 'Sign in with Gatehouse' }).click();
+    await owner.page.getByLabel('E-mail').fill('olive@example.com');
+    await owner.page.getByLabel('Password').fill(PASSWORD);
+    await owner.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await owner.page.getByLabel('Code from your authenticator app').fill(code(ownerSecret, 30_000));
+    await shot(owner.page, 'panel-sign-in-second-factor');
+    await owner.page.getByLabel('Code from your authenticator app').press('Enter');
+    await owner.page.getByTestId('signed-in-as').getByText('Olive Owner').waitFor();
+    await owner.context.close();
+
+    const { context, page } = await newPage();
+    await page.goto(`${server.url}/admin/`);
+    await page.getByRole('button', { name: 'Sign in with Gatehouse' }).click();
+    await page.getByLabel('E-mail').fill('pat@example.com');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Set up a second factor' }).waitFor();
+    const secret = (await page.locator('[data-totp-key]').textContent())!.trim();
+    await page.getByLabel('Code from the app').fill(code(secret));
+    await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+    await page.getByRole('link', { name: 'Continue' }).click();
+    await page.getByTestId('signed-in-as').getByText('Pat People').waitFor();
+
+    // Their navigation: people and groups; no administrators, settings, audit log or operations.
+    const nav = page.locator('#main-nav');
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Applications', 'People', 'Groups']);
+    await nav.getByRole('link', { name: 'People' }).click();
+    await page.locator('tr[data-person="olive@example.com"]').waitFor();
+    await shot(page, 'panel-people-manager');
+    await page.locator('tr[data-person="olive@example.com"]').getByRole('link').click();
+    await page.getByTestId('person-second-factors').getByText(/Authenticator app \(TOTP\) since/).waitFor();
+    await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+    await shot(page, 'panel-person-managed');
+
+    // The owner takes the role away: the panel's next call is refused and it goes back to the sign-in screen.
+    expect((await server.admin('DELETE', `/api/admin/administrators/${person.id}`)).status).toBe(204);
+    await nav.getByRole('link', { name: 'People' }).click();
+    await page.getByText('Your sign-in has ended. Sign in again.').waitFor();
+    await page.getByRole('button', { name: 'Sign in with Gatehouse' }).waitFor();
+    await context.close();
+  });
+});
