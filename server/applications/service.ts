@@ -289,7 +289,6 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
       })
       .returning());
     if (forwardAuth) await claimHosts(tx, row.id, forwardAuth.hosts);
-    await recordAudit(tx, now, { actor, action: 'application.created', applicationId: row.id, target: row.id, details: { name: row.name, clientType } });
     await recordAudit(tx, now, {
       actor, action: 'application.created', applicationId: row.id, target: row.id,
       details: { name: row.name, clientType, ...(preset ? { preset: preset.id, presetVersion: preset.version } : {}) },

@@ -15,7 +15,7 @@
 import { asc, sql } from 'drizzle-orm';
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client.js';
-import { applications } from '../db/schema.js';
+import { applications, type ForwardAuthSettings } from '../db/schema.js';
 import { many } from '../db/store.js';
 
 export interface GroupReference {
@@ -28,7 +28,10 @@ export interface GroupReference {
 }
 
 /** Every application setting that names directory groups: one entry per field (see above). */
-export const GROUP_REFERENCES: GroupReference[] = [];
+export const GROUP_REFERENCES: GroupReference[] = [
+  // Forward auth (server/forward-auth/): only members of one of these groups pass its protected hosts.
+  { field: 'forwardAuth.groups', column: applications.forwardAuth, groupsNamed: (value) => (value as ForwardAuthSettings | null)?.groups ?? [] },
+];
 
 export interface GroupUse {
   applicationId: string;

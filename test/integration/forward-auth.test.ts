@@ -16,15 +16,11 @@ import {
 } from '../helpers/forward-auth.js';
 import { engineOf } from '../../server/db/store.js';
 import { loadConfig } from '../../server/config.js';
-import { eq } from 'drizzle-orm';
-import { exec } from '../../server/db/store.js';
-import { groupMembers, groups } from '../../server/db/schema.js';
 
-/** A directory group with members, straight into the store (the groups admin API is issue 32's). */
+/** A directory group with members, through the admin API. */
 async function addGroup(t: TestApp, id: string, personIds: string[]) {
-  const now = t.clock.now();
-  await exec(t.db.insert(groups).values({ id, name: id, createdAt: now, updatedAt: now }));
-  for (const personId of personIds) await exec(t.db.insert(groupMembers).values({ groupId: id, personId, addedAt: now }));
+  expect((await t.admin('POST', '/api/admin/groups', { id, name: id })).statusCode).toBe(201);
+  for (const personId of personIds) expect((await t.admin('PUT', `/api/admin/groups/${id}/members/${personId}`)).statusCode).toBe(204);
 }
 
 /** `gatehouse_forward_auth_checks_total` by result, from the app's registry. */
@@ -206,19 +202,33 @@ describe('the check', () => {
 
   it('accepts our Bearer access tokens for the application\'s audience; anything else is 401 invalid_token', async () => {
     const t = await makeApp();
-    const app = await protectedApp(t, 'wiki', ['wiki.localhost'], { redirectUris: ['https://wiki.example.com/callback'] });
+    // One application per signing algorithm: the check verifies with the same function as userinfo.
+    const apps: Record<string, { clientSecret: string }> = {};
+    for (const [id, signingAlg] of [['wiki', 'RS256'], ['ecwiki', 'ES256'], ['edwiki', 'EdDSA']] as const) {
+      apps[id] = await protectedApp(t, id, [`${id}.localhost`], { redirectUris: [`https://${id}.example.com/callback`], signingAlg });
+    }
     await protectedApp(t, 'blog', ['blog.localhost']);
     const cookie = await personCookie(t, 'ada@example.com', 'wiki', 'Ada');
-    const pkce = pkcePair();
-    const code = location(await authorize(t, {
-      response_type: 'code', client_id: 'wiki', redirect_uri: 'https://wiki.example.com/callback', scope: 'openid', state: 's',
-      code_challenge: pkce.challenge, code_challenge_method: 'S256',
-    }, cookie)).searchParams.get('code')!;
-    const issued = await token(t, {
-      grant_type: 'authorization_code', code, redirect_uri: 'https://wiki.example.com/callback', code_verifier: pkce.verifier,
-      client_id: 'wiki', client_secret: app.clientSecret,
-    });
-    const accessToken = issued.json().access_token as string;
+    const accessTokenFor = async (id: string) => {
+      await postJson(t, '/api/auth/sign-in/email', { email: 'ada@example.com', password: 'correct horse battery', applicationId: id }, { cookie });
+      const pkce = pkcePair();
+      const code = location(await authorize(t, {
+        response_type: 'code', client_id: id, redirect_uri: `https://${id}.example.com/callback`, scope: 'openid', state: 's',
+        code_challenge: pkce.challenge, code_challenge_method: 'S256',
+      }, cookie)).searchParams.get('code')!;
+      const issued = await token(t, {
+        grant_type: 'authorization_code', code, redirect_uri: `https://${id}.example.com/callback`, code_verifier: pkce.verifier,
+        client_id: id, client_secret: apps[id]!.clientSecret,
+      });
+      return issued.json().access_token as string;
+    };
+    const accessToken = await accessTokenFor('wiki');
+    for (const id of ['ecwiki', 'edwiki']) {
+      const other = await accessTokenFor(id);
+      expect(JSON.parse(Buffer.from(other.split('.')[0]!, 'base64url').toString()).alg).toBe(id === 'ecwiki' ? 'ES256' : 'EdDSA');
+      expect(identityOf(await forwardCheck(t, { host: `${id}.localhost`, authorization: `Bearer ${other}` })).user).toBe('ada');
+    }
+    const app = apps.wiki!;
 
     const ok = await forwardCheck(t, { host: 'wiki.localhost', authorization: `Bearer ${accessToken}` });
     expect(identityOf(ok)).toEqual({ user: 'ada', email: 'ada@example.com', name: 'Ada', groups: '', role: 'member' });
@@ -331,7 +341,11 @@ describe('the check', () => {
     expect((await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: { hosts: ['wiki.localhost', '*.media.localhost'], groups: ['admins', 'media'] } })).statusCode).toBe(200);
     expect(identityOf(await forwardCheck(t, { host: 'wiki.localhost', site })).groups).toBe('family,media');
 
-    await exec(t.db.delete(groupMembers).where(eq(groupMembers.groupId, 'media')));
+    // A group forwardAuth names cannot be deleted from under it.
+    const inUse = await t.admin('DELETE', '/api/admin/groups/media');
+    expect([inUse.statusCode, problemOf(inUse).code, problemOf(inUse).detail]).toEqual([409, 'group_in_use', 'The group "media" is named by Wiki (forwardAuth.groups); remove it there first.']);
+
+    expect((await t.admin('DELETE', `/api/admin/groups/media/members/${ada}`)).statusCode).toBe(204);
     const removed = Date.now();
     let status = 200;
     while (status === 200 && Date.now() - removed < 6_000) {
