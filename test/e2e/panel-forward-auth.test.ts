@@ -21,7 +21,7 @@ beforeAll(async () => {
   page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' })).newPage();
   await page.goto(`${server.url}/admin/`);
   await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Use the admin token' }).click();
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
 }, 180_000);
 
