@@ -42,6 +42,7 @@ import { identityHeaders, type Identity } from './identity-headers.js';
 import { forwardAuthVersion, type ProtectedHosts, type ProtectedSite } from './protected-hosts.js';
 import { findLiveSiteSession, SITE_COOKIE, siteSessionsEndedCount } from './site-sessions.js';
 import { findMember, groupsOfPerson } from './members.js';
+import { groupsClaim } from '../oauth/claims/compose.js';
 import { verifyAppPassword } from '../app-passwords/verify.js';
 
 /** How long a decision about one credential is reused: well inside the 5-second revocation bound. */
@@ -244,7 +245,8 @@ export class ForwardCheck {
     const required = app.forwardAuth?.groups;
     if (required && !required.some((g) => groups.includes(g))) return { kind: 'refused', reason: 'group_missing', email: person.email };
     if (amr && mfaRequired(app) && !isMultiFactor(amr)) return { kind: 'step_up' };
-    const identity: Identity = { username: person.username, email: person.email, name: person.name, groups, role: membership.role };
+    // Remote-Groups says what the `groups` claim would: kept to the application's `groupsFilter`.
+    const identity: Identity = { username: person.username, email: person.email, name: person.name, groups: groupsClaim(groups, app.groupsFilter), role: membership.role };
     return { kind: 'allowed', headers: identityHeaders(identity) };
   }
 

@@ -10,8 +10,8 @@ import type { Application } from '../db/schema.js';
 import { START_PATH } from './check.js';
 import { findProtectingApplication } from './protected-hosts.js';
 
-/** What a site learns through the identity headers, in scope words: username and name, e-mail. */
-export const FORWARD_AUTH_SCOPE = 'openid profile email';
+/** What a site learns through the identity headers, in scope words: username and name, e-mail, groups. */
+export const FORWARD_AUTH_SCOPE = 'openid profile email groups';
 
 const PREFIX = `${START_PATH}?`;
 

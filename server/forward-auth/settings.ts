@@ -8,7 +8,8 @@
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import { Type, type Static } from 'typebox';
 import type { Tx } from '../audit/record.js';
-import { forwardAuthHosts, groups as groupsTable, type ClientType, type ForwardAuthSettings } from '../db/schema.js';
+import { forwardAuthHosts, type ClientType, type ForwardAuthSettings } from '../db/schema.js';
+import { existingGroupIds } from '../groups/queries.js';
 import type { Db } from '../db/client.js';
 import { conflict, type FieldError } from '../http/problem.js';
 import { exec, many } from '../db/store.js';
@@ -70,7 +71,7 @@ export async function forwardAuthSettings(
   });
   const groups = input.groups ?? null;
   if (groups) {
-    const known = new Set((await many(db.select({ id: groupsTable.id }).from(groupsTable).where(inArray(groupsTable.id, groups)))).map((g) => g.id));
+    const known = await existingGroupIds(db, groups);
     groups.forEach((id, i) => {
       if (!known.has(id)) errors.push({ path: `${PATH}.groups.${i}`, message: `there is no group "${id}"` });
     });

@@ -3,7 +3,8 @@
  * `explicit` (consent.ts). The authorize endpoint sends the person here with the request to resume
  * (`return_to`); the page names the application and what it asks for in words, and the person
  * allows (the approval is recorded, and the request resumes, now passing) or denies (the browser
- * goes to the registered redirect URI with `access_denied`, `state` and `iss`).
+ * goes to the registered redirect URI with `access_denied`, `state` and `iss`, in the request's
+ * response mode: a redirect, or the form-post page).
  *
  * The request is re-read from `return_to` and checked as authorize checks it (known client, a
  * registered redirect URI, supported scopes), so the page can only ever send the browser where
@@ -31,7 +32,7 @@ import { flowQuery, redirectSources, safeReturnTo } from '../pages/sign-in-pages
 import { admit } from './authorize/admission.js';
 import { findClient } from './client-auth.js';
 import { CONSENT_PAGE, grantConsent } from './consent.js';
-import { responseUrl } from './authorize/response-url.js';
+import { responseModeOf, sendAuthorizationResponse, type ResponseMode } from './authorize/response-mode.js';
 import { sendErrorPage } from './error-page.js';
 import { parseScope } from './scopes.js';
 import { forwardConsentRequest } from '../forward-auth/consent-request.js';
@@ -50,6 +51,7 @@ interface Asked {
   redirectUri: string;
   scope: string;
   state: string | undefined;
+  mode: ResponseMode;
   returnTo: string;
   /** A forward-auth hand-over, not an authorization request. */
   forward?: boolean;
@@ -59,19 +61,21 @@ interface Asked {
 async function askedBy(ctx: AppContext, raw: string | undefined): Promise<Asked | undefined> {
   const returnTo = safeReturnTo(raw);
   const forward = await forwardConsentRequest(ctx, returnTo);
-  if (forward) return { ...forward, redirectUri: '', state: undefined, returnTo, forward: true };
+  if (forward) return { ...forward, redirectUri: '', state: undefined, mode: 'query', returnTo, forward: true };
   if (!returnTo.startsWith(AUTHORIZE_PREFIX)) return undefined;
   const params = new URLSearchParams(returnTo.slice(AUTHORIZE_PREFIX.length));
   const client = await findClient(ctx, params.get('client_id') ?? '');
   const redirectUri = params.get('redirect_uri');
   if (!client || !redirectUri || !matchesRedirectUri(client.redirectUris, redirectUri, client.clientType)) return undefined;
   let scope: string;
+  let mode: ResponseMode;
   try {
-    scope = parseScope(params.get('scope') ?? undefined).join(' ');
+    scope = parseScope(params.get('scope') ?? undefined, client.unknownScopes).join(' ');
+    mode = responseModeOf(Object.fromEntries(params), redirectUri);
   } catch {
     return undefined;
   }
-  return { client, redirectUri, scope, state: params.get('state') ?? undefined, returnTo };
+  return { client, redirectUri, scope, state: params.get('state') ?? undefined, mode, returnTo };
 }
 
 export const consentPageRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -116,7 +120,7 @@ export const consentPageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       actor: `person:${admission.person.id}`, action: 'consent.denied', applicationId: asked.client.id, target: admission.membership.id, details: { scope: asked.scope },
     });
     if (asked.forward) return sendErrorPage(reply, 403, 'access_denied', pageText(ctx.config, request).t('consent.denied'), asked.client);
-    const back = responseUrl(asked.redirectUri, { error: 'access_denied', error_description: 'The person did not allow access.', state: asked.state, iss: ctx.config.issuer });
-    return reply.header('cache-control', 'no-store').redirect(back, 303);
+    const denied = { error: 'access_denied', error_description: 'The person did not allow access.', state: asked.state, iss: ctx.config.issuer };
+    return sendAuthorizationResponse(reply, asked.mode, asked.redirectUri, denied, 303);
   });
 };

@@ -15,9 +15,10 @@
  */
 import { eq, inArray } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
+import { addToGroup } from '../groups/service.js';
 import type { AppContext } from '../context.js';
 import { recordAudit, type Tx } from '../audit/record.js';
-import { groupMembers, groups, memberships, people, type Person, type PersonStatus } from '../db/schema.js';
+import { groups, memberships, people, type Person, type PersonStatus } from '../db/schema.js';
 import { exec, many, one, transaction } from '../db/store.js';
 import { badRequest, conflict, notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
@@ -37,7 +38,7 @@ import { countOwners, findGrant } from '../administrators/queries.js';
 import { lastOwner, revokeRole } from '../administrators/service.js';
 import { forgetPanelGrants } from '../administrators/panel-access.js';
 import { insertPerson } from './create.js';
-import { USERNAME_PATTERN, takenUsernames } from './username.js';
+import { parseUsername, takenUsernames, usernameTaken } from './username.js';
 
 /** How long the e-mailed link to choose a first password works. */
 export const WELCOME_LINK_TTL_MS = 7 * 24 * 3600_000;
@@ -77,10 +78,7 @@ export async function createPerson(ctx: AppContext, input: PersonCreate, actor: 
   if (invite && !mailerFor(ctx.config)) {
     throw conflict('mail_not_configured', 'No mail server is configured (SMTP_URL): set the password directly instead, or configure mail.');
   }
-  const username = input.username?.trim().toLowerCase();
-  if (username !== undefined && !USERNAME_PATTERN.test(username)) {
-    throw badRequest('validation_failed', 'The username is not valid.', [{ path: 'body.username', message: 'must match ^[a-z0-9][a-z0-9._-]{0,63}$' }]);
-  }
+  const username = input.username === undefined ? undefined : parseUsername(input.username);
   let passwordHash: string | null = null;
   if (input.password !== undefined) {
     checkPasswordLength(input.password);
@@ -90,14 +88,15 @@ export async function createPerson(ctx: AppContext, input: PersonCreate, actor: 
   const groupIds = [...new Set(input.groups ?? [])];
   const now = ctx.clock.now();
   const { person, link } = await transaction(ctx.db, async (tx) => {
-    if (username && (await takenUsernames(tx, [username])).size) throw conflict('username_taken', `The username ${username} is taken.`);
+    if (username && (await takenUsernames(tx, [username])).size) throw usernameTaken(username);
     if (groupIds.length) {
       const found = new Set((await many(tx.select({ id: groups.id }).from(groups).where(inArray(groups.id, groupIds)))).map((g) => g.id));
       const unknown = groupIds.filter((id) => !found.has(id));
       if (unknown.length) throw badRequest('validation_failed', `No such group: ${unknown.join(', ')}.`, unknown.map((id) => ({ path: 'body.groups', message: `no group "${id}"` })));
     }
     const created = await insertPerson(tx, now, { email, name: input.name ?? null, username, passwordHash, emailVerified: false });
-    if (groupIds.length) await exec(tx.insert(groupMembers).values(groupIds.map((groupId) => ({ groupId, personId: created.id, addedAt: now }))));
+    // Through the groups' own rule, so each addition is audited and counted against the per-person limit.
+    for (const groupId of groupIds) await addToGroup(tx, now, groupId, created, actor, 'refuse');
     await recordAudit(tx, now, { actor, action: 'person.created', target: created.id, details: { email, username: created.username, groups: groupIds, invited: invite } });
     const token = invite ? await issueToken(tx, now, created.id, 'password_reset', WELCOME_LINK_TTL_MS) : undefined;
     return { person: created, link: token && `${ctx.config.issuer}/reset-password?token=${encodeURIComponent(token)}` };

@@ -340,6 +340,9 @@ describe('the check', () => {
     expect(missing.json().errors).toEqual([{ path: 'body.forwardAuth.groups.1', message: 'there is no group "nobody"' }]);
     expect((await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: { hosts: ['wiki.localhost', '*.media.localhost'], groups: ['admins', 'media'] } })).statusCode).toBe(200);
     expect(identityOf(await forwardCheck(t, { host: 'wiki.localhost', site })).groups).toBe('family,media');
+    // Remote-Groups is kept to the application's groupsFilter, as the groups claim is.
+    expect((await t.admin('PATCH', '/api/admin/applications/wiki', { groupsFilter: ['family'] })).statusCode).toBe(200);
+    expect(identityOf(await forwardCheck(t, { host: 'wiki.localhost', site })).groups).toBe('family');
 
     // A group forwardAuth names cannot be deleted from under it.
     const inUse = await t.admin('DELETE', '/api/admin/groups/media');
