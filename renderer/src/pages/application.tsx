@@ -1,4 +1,4 @@
-/** One application: tabs for settings, activity, sign-in policy, members, invitations, API keys, webhooks, single logout, forward auth, test sign-in. */
+/** One application: tabs for settings, set-up (the app preset it came from and what to configure in the app), activity, sign-in policy, members, invitations, API keys, webhooks, single logout, forward auth, test sign-in. */
 import { createResource, Match, Show, Switch } from 'solid-js';
 import { A, useParams } from '@solidjs/router';
 import { client, enc, ok } from '../api';
@@ -13,6 +13,7 @@ import { WebhooksTab } from './app-webhooks';
 import { LogoutTab } from './app-logout';
 import { TestSignInTab } from './app-test-sign-in';
 import { ForwardAuthTab } from './app-forward-auth';
+import { PresetStatusCard, SetupView } from './presets';
 import { ActivityPanel } from './activity-lazy';
 
 const t = {
@@ -23,6 +24,7 @@ const t = {
 
 const TABS = [
   ['', 'Settings'],
+  ['setup', 'Setup'],
   ['activity', 'Activity'],
   ['sign-in', 'Sign-in policy'],
   ['members', 'Members'],
@@ -93,6 +95,10 @@ export function ApplicationPage() {
             </Match>
             <Match when={params.tab === 'test'}>
               <TestSignInTab app={a()} onSaved={(next) => mutate(next)} />
+            </Match>
+            <Match when={params.tab === 'setup'}>
+              <PresetStatusCard app={a()} onSaved={(next) => mutate(next)} />
+              <SetupView appId={a().id} />
             </Match>
           </Switch>
         </>
