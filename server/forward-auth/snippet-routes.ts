@@ -1,8 +1,9 @@
 /**
  * `GET /api/admin/applications/:id/forward-auth/snippet?proxy=caddy|nginx|traefik` (spec
  * forward-auth.md, "Set-up help"): the proxy configuration for the application's protected hosts
- * (snippets.ts), for the panel's forward-auth tab and `gatehouse app show <id> --proxy …`. Admin
- * only, like the rest of the set-up (an API key gets 403 `insufficient_scope`).
+ * (snippets.ts), for the panel's forward-auth tab and `gatehouse app show <id> --proxy …`. For
+ * the application's administrators (owner, its app managers; admin-policy.ts), like the rest of
+ * the set-up: an API key gets 403 `insufficient_scope`.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';

@@ -92,7 +92,7 @@ describe('the forwardAuth application field', () => {
     expect(problemOf(byKey).code).toBe('insufficient_scope');
   });
 
-  it('prints the proxy snippets for the application\'s hosts (admin only)', async () => {
+  it('prints the proxy snippets for the application\'s hosts (its administrators, not API keys)', async () => {
     const t = await makeApp();
     await protectedApp(t, 'wiki', ['wiki.lan.example', '*.media.lan.example']);
     await createApplication(t, { id: 'notes' });
