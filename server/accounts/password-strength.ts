@@ -13,6 +13,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { backgroundNice } from '../util/background-nice.js';
 
 /** Characters of a password that zxcvbn weighs. */
 export const STRENGTH_INPUT_LIMIT = 64;
@@ -31,6 +32,7 @@ export interface StrengthEstimate {
 /** The worker's body: plain CommonJS, so it needs no file of its own beside the build (as db/checkpointer.ts). */
 const WORKER_SOURCE = `
 const { workerData, parentPort } = require('node:worker_threads');
+if (workerData.nice !== undefined) try { require('node:os').setPriority(workerData.nice); } catch {}
 const core = require(workerData.core);
 const common = require(workerData.common);
 const en = require(workerData.en);
@@ -77,6 +79,8 @@ function start(): Worker {
       common: require.resolve('@zxcvbn-ts/language-common'),
       en: require.resolve('@zxcvbn-ts/language-en'),
       limit: STRENGTH_INPUT_LIMIT,
+      // Background work, like the hashes: at the thread pool's priority (cli/thread-priority.ts), per thread only on Linux.
+      nice: process.platform === 'linux' ? backgroundNice() : undefined,
     },
   });
   w.unref();
