@@ -226,14 +226,24 @@ function withSecretsShownOnce(ctx: AppContext, app: Application, secrets: { clie
   };
 }
 
-export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string) {
+/**
+ * What a caller other than the admin API may add to a create: a configuration file's client
+ * secret, taken from a reference (config-as-code), instead of a generated one shown once.
+ */
+export interface CreateOptions {
+  clientSecret?: string | undefined;
+}
+
+export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string, options: CreateOptions = {}) {
   const clientType = input.clientType ?? 'web';
   const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
   await checkApplication(ctx, { ...input, clientType, grantTypes });
   checkAccentColor(input.branding?.accentColor);
   const authPolicy = mergePolicy(DEFAULT_AUTH_POLICY, input.authPolicy, 'body.authPolicy');
 
-  const clientSecret = clientType === 'web' ? newClientSecret() : undefined;
+  const givenClientSecret = clientType === 'web' ? options.clientSecret : undefined;
+  const clientSecret = clientType === 'web' && !givenClientSecret ? newClientSecret() : undefined;
+  const secretToStore = givenClientSecret ?? clientSecret;
   const generatedWebhookSecret = input.webhookUrl && !input.webhookSecret ? newWebhookSecret() : undefined;
   const ldapPassword = input.ldap?.enabled ? newLdapPassword() : undefined;
   const now = ctx.clock.now();
@@ -255,7 +265,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         redirectUris: input.redirectUris,
         postLogoutRedirectUris: input.postLogoutRedirectUris ?? null,
         clientType,
-        clientSecretHash: clientSecret ? sha256(clientSecret) : null,
+        clientSecretHash: secretToStore ? sha256(secretToStore) : null,
         webhookUrl: input.webhookUrl ?? null,
         webhookSecret: input.webhookUrl ? sealNullable(tx, input.webhookSecret ?? generatedWebhookSecret ?? null, webhookSecretPurpose(input.id)) : null,
         ssoGroupId: input.ssoGroupId ?? null,
@@ -410,12 +420,13 @@ export async function deleteApplication(ctx: AppContext, id: string, actor: stri
   }, { cascade: false });
 }
 
-export async function rotateClientSecret(ctx: AppContext, id: string, actor: string) {
+/** A new client secret: generated, or `given` (a configuration file's reference: config-as-code). */
+export async function rotateClientSecret(ctx: AppContext, id: string, actor: string, given?: string) {
   const app = await getApplication(ctx, id);
   if (app.clientType !== 'web') {
     throw conflict('not_confidential_client', `Application "${id}" is a ${app.clientType} client and has no client secret.`);
   }
-  const clientSecret = newClientSecret();
+  const clientSecret = given ?? newClientSecret();
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
     await exec(tx.update(applications).set({ clientSecretHash: sha256(clientSecret), updatedAt: now }).where(eq(applications.id, id)));

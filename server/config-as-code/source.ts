@@ -1,0 +1,82 @@
+/**
+ * A configuration file as text: parsed with the `yaml` package (YAML 1.2, core schema), which
+ * keeps every node's place in the text, so each problem found later — by the schemas or by a
+ * service's rules — is reported with the line it is on. Syntax errors (a bad indent, a duplicate
+ * key, a second document) are problems too, each with its line; a file with any of them is not
+ * read further.
+ */
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import type { FieldError } from '../http/problem.js';
+
+/** Aliases a file may expand (`*anchor`): enough for shared lists, too few to blow up memory. */
+const MAX_ALIAS_COUNT = 100;
+
+export interface Source {
+  /** The document as plain values (maps as objects, sequences as arrays). */
+  value: unknown;
+  /** The line a path (`applications.grafana.redirectUris.0`) is on; its nearest ancestor's when absent. */
+  lineOf(path: string): number | undefined;
+}
+
+/** Parses `text`; throws nothing: syntax problems come back as `problems`, each with its line. */
+export function parseSource(text: string): { source?: Source; problems: FieldError[] } {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: '1.2' });
+  const lineAt = (offset: number) => lines.linePos(offset).line;
+  if (doc.errors.length) {
+    return { problems: doc.errors.map((e) => ({ path: '(file)', line: lineAt(e.pos[0]), message: syntaxMessage(e.message) })) };
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (error) {
+    // Too many alias expansions (a "billion laughs" file), the one failure left after parsing.
+    return { problems: [{ path: '(file)', line: 1, message: syntaxMessage((error as Error).message) }] };
+  }
+  return {
+    problems: [],
+    source: {
+      value,
+      lineOf: (path) => {
+        const node = locate(doc, path);
+        return node?.range ? lineAt(node.range[0]) : undefined;
+      },
+    },
+  };
+}
+
+/** The yaml package's message, as one sentence without its position (the line is given apart). */
+function syntaxMessage(message: string): string {
+  const text = message.replace(/ at line \d+, column \d+.*$/s, '').trim();
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
+/**
+ * Where a dotted path is: its value's node; for a path that is not in the file (a missing field),
+ * the key of its nearest ancestor entry (`notes:`), where that entry begins.
+ */
+function locate(doc: Document, path: string): Node | undefined {
+  let node: unknown = doc.contents;
+  let found: Node | undefined = isNode(node) ? node : undefined;
+  let entryKey: Node | undefined;
+  for (const segment of path.split('.')) {
+    if (isMap(node)) {
+      const pair = node.items.find((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === segment);
+      if (!pair) return entryKey ?? found;
+      node = pair.value;
+      entryKey = isNode(pair.key) ? pair.key : undefined;
+      found = isNode(pair.value) ? pair.value : entryKey ?? found;
+    } else if (isSeq(node)) {
+      const item = node.items[Number(segment)];
+      if (!/^\d+$/.test(segment) || item === undefined) return found;
+      node = item;
+      entryKey = undefined;
+      if (isNode(item)) found = item;
+    } else {
+      return found;
+    }
+  }
+  return found;
+}
+
+const isNode = (value: unknown): value is Node => isMap(value) || isSeq(value) || isScalar(value);
