@@ -19,6 +19,7 @@ import { ProblemSchema, TEXT_FORMATS } from './http/schemas.js';
 import { validators } from './http/validators.js';
 import { HSTS_HEADERS, securityHeaders } from './http/security-headers.js';
 import { lazySerializerFactory, lazyValidator } from './http/lazy-compile.js';
+import { compileBody } from './http/body-shapes.js';
 import { registerOpenApi } from './http/openapi.js';
 import { serverLimits } from './http/server-limits.js';
 import { EarlyAnswers, nodeServerFactory } from './http/early-answers.js';
@@ -124,7 +125,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Compiled on a route's first request, not at start-up (http/lazy-compile.ts); the Ajv
   // instances themselves are made then too.
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    lazyValidator(() => (httpPart === 'body' ? validators().body : validators().query).compile(schema as object)),
+    lazyValidator(() => (httpPart === 'body' ? compileBody(validators().body, schema as object) : validators().query.compile(schema as object))),
   );
   app.setErrorHandler(problemErrorHandler);
   // JSON only: a text/plain body is a 415, not a string that fails validation (and browsers may

@@ -25,6 +25,7 @@ import { groupsPlugin } from './groups/routes.js';
 import { activityPlugin } from './activity/routes.js';
 import { administratorsPlugin } from './administrators/routes.js';
 import { metricsFeature } from './metrics/route.js';
+import { presetsFeature } from './presets/plugin.js';
 import { configPlugin } from './config-as-code/routes.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
@@ -48,5 +49,6 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   activityPlugin,
   administratorsPlugin,
   metricsFeature,
+  presetsFeature,
   configPlugin,
 ];

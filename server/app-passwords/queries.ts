@@ -15,7 +15,7 @@ const p = sql.placeholder;
 /** What a sign-in with an app password needs to know, and no more (the bind path reads it every time). */
 const matchColumns = {
   password: { id: appPasswords.id, applicationId: appPasswords.applicationId, lastUsedAt: appPasswords.lastUsedAt },
-  person: { id: people.id, email: people.email, username: people.username, name: people.name },
+  person: { id: people.id, email: people.email, username: people.username, name: people.name, status: people.status },
   membership: { id: memberships.id, status: memberships.status },
   application: { id: applications.id, name: applications.name, ldap: applications.ldap },
 };

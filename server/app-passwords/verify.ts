@@ -5,8 +5,8 @@
  * The secret is looked up by its hash (one unique-index read), never the name: a name that does
  * not exist and a wrong password take the same path, so the answer and its timing say nothing
  * about who exists. The name must then be the owner's username or e-mail address (any case), the
- * password's application the one asked about (when one is), its membership active, and the
- * application must still take app passwords. `lastUsedAt` moves at most once a minute.
+ * owner not disabled, the password's application the one asked about (when one is), its
+ * membership active, and the application must still take app passwords. `lastUsedAt` moves at most once a minute.
  */
 import type { AppContext } from '../context.js';
 import type { Application, Person } from '../db/schema.js';
@@ -25,7 +25,7 @@ export interface AppPasswordLogin {
 }
 
 export interface AppPasswordMatch {
-  person: Pick<Person, 'id' | 'email' | 'username' | 'name'>;
+  person: Pick<Person, 'id' | 'email' | 'username' | 'name' | 'status'>;
   application: Pick<Application, 'id' | 'name' | 'ldap'>;
   membershipId: string;
   appPasswordId: string;
@@ -46,9 +46,9 @@ export async function verifyAppPassword(ctx: AppContext, input: AppPasswordLogin
   return { person: row.person, application: row.application, membershipId: row.membership.id, appPasswordId: row.password.id };
 }
 
-/** Whether what an app password signs in to still lets it: the membership active, the application taking them. */
+/** Whether what an app password signs in to still lets it: the person not disabled, the membership active, the application taking them. */
 function stillAllowed(row: AppPasswordMatchRow): boolean {
-  return row.membership.status === 'active' && acceptsAppPasswords(row.application);
+  return row.person.status === 'active' && row.membership.status === 'active' && acceptsAppPasswords(row.application);
 }
 
 /**

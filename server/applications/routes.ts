@@ -33,6 +33,9 @@ import {
 } from './service.js';
 
 import { LOGO_MAX_BYTES, LOGO_TYPES, removeLogo, setLogo, type LogoType } from './branding.js';
+import { PresetCreateSchema } from '../presets/schemas.js';
+import { SHAPE_BY } from '../http/body-shapes.js';
+import { applicationFromPreset } from '../presets/apply.js';
 
 const tags = ['applications'];
 
@@ -55,13 +58,19 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/applications',
     {
       schema: {
-        tags, security, summary: 'Create an application (client secret and generated webhook secret shown once)',
-        querystring: NoQuery, body: ApplicationCreateSchema,
+        tags, security,
+        summary: 'Create an application (client secret and generated webhook secret shown once), from its settings or from an app preset',
+        querystring: NoQuery,
+        // A body with `preset` is a preset's; a refusal names the fields of the shape it picked (http/body-shapes.ts).
+        body: Type.Union([ApplicationCreateSchema, PresetCreateSchema], { [SHAPE_BY]: 'preset' }),
         response: { 201: ApplicationWithSecretsSchema, ...adminErrors },
       },
     },
     async (request, reply) => {
-      const created = await createApplication(ctx, request.body, actorName(request.actor));
+      const actor = actorName(request.actor);
+      const created = 'preset' in request.body
+        ? await applicationFromPreset(ctx, request.body).then(({ create, origin }) => createApplication(ctx, create, actor, origin))
+        : await createApplication(ctx, request.body, actor);
       return reply.status(201).header('location', `/api/admin/applications/${encodeURIComponent(created.id)}`).send(created);
     },
   );

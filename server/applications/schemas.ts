@@ -170,6 +170,10 @@ export const ApplicationRecordSchema = Type.Object({
   consent: ConsentPolicySchema,
   signingAlg: SigningAlgSchema,
   ldap: LdapRecord,
+  preset: Type.Union([
+    Type.Object({ id: Type.String(), version: Type.Integer() }, { additionalProperties: false }),
+    Type.Null(),
+  ], { description: 'The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 }, { additionalProperties: false });

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, inArray, ne } from 'drizzle-orm';
-import { applications, people, ssoGroups, type Application, type AuthPolicy, type ClientType, type GrantType } from '../db/schema.js';
+import { applications, people, ssoGroups, type Application, type AppliedPreset, type AuthPolicy, type ClientType, type GrantType } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit, type Tx } from '../audit/record.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
@@ -65,6 +65,7 @@ export function applicationRecord(app: Application, config: TreeConfig) {
     consent: app.consent,
     signingAlg: app.signingAlg,
     ldap: { enabled: app.ldap.enabled, bindDn: applicationBindDn(config, app.id) },
+    preset: app.preset ? { id: app.preset.id, version: app.preset.version } : null,
     createdAt: iso(app.createdAt)!,
     updatedAt: iso(app.updatedAt)!,
   };
@@ -234,7 +235,8 @@ export interface CreateOptions {
   clientSecret?: string | undefined;
 }
 
-export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string, options: CreateOptions = {}) {
+/** `preset`: the app preset the input was made from (presets/apply.ts), recorded with the application. */
+export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string, preset?: AppliedPreset | null, options: CreateOptions = {}) {
   const clientType = input.clientType ?? 'web';
   const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
   await checkApplication(ctx, { ...input, clientType, grantTypes });
@@ -278,11 +280,15 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         signingAlg: input.signingAlg ?? 'RS256',
         ldap: { enabled: Boolean(input.ldap?.enabled) },
         ldapPasswordHash: ldapPassword ? sha256(ldapPassword) : null,
+        preset: preset ?? null,
         createdAt: now,
         updatedAt: now,
       })
       .returning());
-    await recordAudit(tx, now, { actor, action: 'application.created', applicationId: row.id, target: row.id, details: { name: row.name, clientType } });
+    await recordAudit(tx, now, {
+      actor, action: 'application.created', applicationId: row.id, target: row.id,
+      details: { name: row.name, clientType, ...(preset ? { preset: preset.id, presetVersion: preset.version } : {}) },
+    });
     // Owners join every new application as its administrators, so its Test sign-in works at once
     // (spec administrators-and-people.md, "First run").
     for (const owner of await ownersAsPeople(tx)) await createMembership(tx, now, row.id, owner, 'admin');
@@ -291,7 +297,11 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
   return withSecretsShownOnce(ctx, created, { clientSecret, webhookSecret: generatedWebhookSecret, ldapPassword });
 }
 
-export async function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string) {
+/**
+ * `options.preset`: a new record of the app preset (an upgrade taken, presets/upgrade.ts; a
+ * configuration file's, config-as-code), written in the same transaction; null: none any more.
+ */
+export async function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string, options: { preset?: AppliedPreset | null } = {}) {
   const current = await getApplication(ctx, id);
   const clientType = patch.clientType ?? current.clientType;
   const redirectUris = patch.redirectUris ?? current.redirectUris;
@@ -359,6 +369,7 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         signingAlg: patch.signingAlg ?? current.signingAlg,
         ldap: { enabled: ldap.enabled },
         ldapPasswordHash,
+        ...(options.preset !== undefined ? { preset: options.preset } : {}),
         updatedAt: now,
       })
       .where(eq(applications.id, id))
@@ -373,6 +384,7 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         ...(rotated ? { webhookSecretRotated: true } : {}),
         ...(clientSecret ? { clientSecretIssued: true } : {}),
         ...(ldapPassword ? { ldapPasswordIssued: true } : {}),
+        ...(options.preset ? { presetUpgraded: { preset: options.preset.id, version: options.preset.version } } : {}),
       },
     });
     await recordRedirectChange(tx, now, actor, current, row);

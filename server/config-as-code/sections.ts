@@ -11,8 +11,9 @@
 import type { TObject, TSchema } from 'typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
-import type { Application } from '../db/schema.js';
-import { badRequest } from '../http/problem.js';
+import type { Application, AppliedPreset } from '../db/schema.js';
+import { badRequest, validationFailed } from '../http/problem.js';
+import { findPreset } from '../presets/catalogue/index.js';
 import { sha256 } from '../util/crypto.js';
 import { openNullable } from '../db/secrets-at-rest.js';
 import { ApplicationCreateSchema, type ApplicationCreate, type ApplicationPatch } from '../applications/schemas.js';
@@ -156,15 +157,44 @@ const APPLICATION_SECRETS: Record<string, (db: AppContext['db'], app: Applicatio
   },
 };
 
+/**
+ * The app preset an application was made from (presets/apply.ts): id, version, the inputs given
+ * and the settings it applied, so upgrades offered later compare like with like. Set at creation
+ * by the presets API, so not in the create schema; a file carries it whole.
+ */
+const PresetOrigin = Type.Union([
+  Type.Object(
+    {
+      id: Type.String({ minLength: 1, maxLength: 100 }),
+      version: Type.Integer({ minimum: 1 }),
+      inputs: Type.Record(Type.String(), Type.String({ maxLength: 2000 })),
+      applied: Type.Record(Type.String(), Type.Unknown()),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+], { description: 'the app preset the application was made from, or null' });
+
 const ApplicationEntry = entrySchema(ApplicationCreateSchema, {
+  preset: Type.Optional(PresetOrigin),
   // Both replace the admin API's generated-and-shown-once secret by the value a reference names.
   clientSecret: Type.Optional(SecretReferenceSchema),
   webhookSecret: Type.Optional(SecretReferenceSchema),
 });
-/** The exported form: every field the API takes, secrets (references) apart. */
-const ApplicationExport = Type.Object(
-  Object.fromEntries(Object.entries(ApplicationCreateSchema.properties).filter(([name]) => name !== 'id' && !(name in APPLICATION_SECRETS))),
-);
+/** The exported form: every field the API takes and the preset origin, secrets (references) apart. */
+const ApplicationExport = Type.Object({
+  ...Object.fromEntries(Object.entries(ApplicationCreateSchema.properties).filter(([name]) => name !== 'id' && !(name in APPLICATION_SECRETS))),
+  preset: PresetOrigin,
+});
+
+/** A preset origin names a preset this server has, at a version it has had. */
+function checkPreset(origin: unknown) {
+  if (!origin) return;
+  const { id, version } = origin as AppliedPreset;
+  const preset = findPreset(id);
+  const message = !preset ? `there is no preset "${id}" (GET /api/admin/presets lists them)` : version > preset.version ? `the ${preset.name} preset has no version ${version} (its latest is ${preset.version})` : undefined;
+  if (message) throw validationFailed([{ path: 'body.preset', message }]);
+}
 
 const onlyWebHasClientSecret = () =>
   badRequest('validation_failed', 'Only a web application has a client secret.', [{ path: 'body.clientSecret', message: 'only a web (confidential) application has a client secret' }]);
@@ -201,24 +231,31 @@ const applications: Section = {
         const fingerprint = row ? fingerprintOf(ctx.db, row) : null;
         secrets[field] = { fingerprint, reference: currentReference(ctx.db, references, record.id, field, fingerprint) };
       }
-      entries.push([record.id, { entry: project(record, ApplicationExport) as Entry, secrets }]);
+      const entry = project(record, ApplicationExport) as Entry;
+      // The whole origin (the record shows only its id and version).
+      if (record.preset) entry.preset = (row ?? (await findApplication(ctx.db, record.id)))?.preset ?? null;
+      entries.push([record.id, { entry, secrets }]);
     }
     return byKey(entries);
   },
   async create(ctx, id, entry, secrets, actor) {
     if (secrets.has('clientSecret') && (entry.clientType ?? 'web') !== 'web') throw onlyWebHasClientSecret();
-    const input = { ...entry, id, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationCreate;
-    delete (input as Entry).clientSecret;
-    const answer = await createApplication(ctx, input, actor, { clientSecret: secrets.get('clientSecret')?.value });
+    const { preset, ...fields } = entry;
+    checkPreset(preset);
+    const input = { ...fields, id, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationCreate;
+    const answer = await createApplication(ctx, input, actor, preset as AppliedPreset | null | undefined, { clientSecret: secrets.get('clientSecret')?.value });
     return shownSecrets(id, answer);
   },
   async update(ctx, id, changed, desired, current, secrets, actor) {
     if (secrets.has('clientSecret') && (desired.clientType ?? current.clientType) !== 'web') throw onlyWebHasClientSecret();
-    const patch = { ...changed, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationPatch;
+    const { preset, ...fields } = changed;
+    if (preset !== undefined) checkPreset(preset);
+    const patch = { ...fields, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationPatch;
     const shown: ShownSecret[] = [];
-    if (Object.keys(patch).length) {
+    if (Object.keys(patch).length || preset !== undefined) {
+      const answer = await updateApplication(ctx, id, patch, actor, preset !== undefined ? { preset: preset as AppliedPreset | null } : {});
       // A client secret named in the file replaces one the update would generate (public → web).
-      shown.push(...shownSecrets(id, await updateApplication(ctx, id, patch, actor), new Set(secrets.has('clientSecret') ? ['clientSecret'] : [])));
+      shown.push(...shownSecrets(id, answer, new Set(secrets.has('clientSecret') ? ['clientSecret'] : [])));
     }
     const clientSecret = secrets.get('clientSecret');
     if (clientSecret) await rotateClientSecret(ctx, id, actor, clientSecret.value);

@@ -135,6 +135,7 @@ export const applications = pgTable(
     signingAlg: text('signing_alg').notNull().default("RS256"),
     ldap: jsonb('ldap').notNull().default(sql`'{"enabled":false}'::jsonb`),
     ldapPasswordHash: text('ldap_password_hash'),
+    preset: jsonb('preset'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },

@@ -41,6 +41,18 @@ export type AdminRole = 'owner' | 'people_manager' | 'app_manager';
 export interface LdapSettings {
   enabled: boolean;
 }
+/**
+ * The app preset an application was created from (spec presets-and-operations.md, "App presets";
+ * server/presets/): its id and version, the inputs given, and the settings it applied then, so a
+ * later preset version can be offered field by field without overwriting what an administrator
+ * changed since.
+ */
+export interface AppliedPreset {
+  id: string;
+  version: number;
+  inputs: Record<string, string>;
+  applied: Record<string, unknown>;
+}
 /** Whether people approve what an application asks for (issue 25, item 17): `implicit` = the administrator did. */
 export type ConsentPolicy = 'implicit' | 'explicit';
 /**
@@ -508,6 +520,8 @@ export const applications = sqliteTable(
     ldap: text('ldap', { mode: 'json' }).$type<LdapSettings>().notNull().default(sql`'{"enabled":false}'`),
     /** SHA-256 of the LDAP service account's password (`cn=<id>,ou=services,<base>`); null until LDAP is first enabled. */
     ldapPasswordHash: text('ldap_password_hash'),
+    /** The app preset it was created from (server/presets/), or null. */
+    preset: text('preset', { mode: 'json' }).$type<AppliedPreset>(),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },

@@ -47,6 +47,10 @@ const POLICY: Record<string, Need> = {
   'DELETE /applications/:id/logo': app(),
   'GET /applications/:id/activity': app('application', { people: true }),
   'POST /applications/:id/test-sign-in': app(),
+  // App presets: what an application came from and how to configure the app (secrets as placeholders).
+  'GET /applications/:id/setup': app('application', { people: true }),
+  'GET /applications/:id/preset': app('application'),
+  'POST /applications/:id/preset/upgrade': app('application'),
   // Members and invitations: the application's managers, and people managers in every application.
   'GET /applications/:id/users': app('users', { people: true }),
   'GET /applications/:id/users/:uid': app('users', { people: true }),
@@ -71,6 +75,8 @@ const POLICY: Record<string, Need> = {
   'GET /me': administrator,
   'GET /auth/providers': administrator,
   'GET /settings/password-policy': administrator,
+  'GET /presets': administrator,
+  'GET /presets/:id': administrator,
   // People across applications.
   'GET /people': people,
   'POST /people': people,

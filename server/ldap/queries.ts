@@ -1,5 +1,6 @@
 /**
- * The directory's reads (spec ldap.md): an application's active members with their person rows,
+ * The directory's reads (spec ldap.md): an application's active members (whose person is not
+ * disabled) with their person rows,
  * and the groups with the members they show. Each statement is served by an index (the query-plan
  * test in test/integration/ldap-directory.test.ts checks them on both engines):
  * - members in slices: `memberships_app_status_idx` (application_id, status, joined_at, id), keyset;
@@ -47,8 +48,9 @@ const groupColumns = {
   updatedAt: groups.updatedAt,
 };
 
+/** The application's active members who may sign in at all (a disabled person is in no directory). */
 const activeMemberOf = (applicationId: string) =>
-  and(eq(memberships.applicationId, applicationId), eq(memberships.status, 'active'), eq(memberships.personId, people.id));
+  and(eq(memberships.applicationId, applicationId), eq(memberships.status, 'active'), eq(memberships.personId, people.id), eq(people.status, 'active'));
 
 /** The application's active members after `after` (join time, membership id), `limit` of them. */
 export async function membersAfter(db: Db, applicationId: string, after: { t: number; id: string } | undefined, limit: number): Promise<MemberRow[]> {
@@ -63,6 +65,7 @@ export function membersAfterQuery(db: Db, applicationId: string, after: { t: num
     .where(and(
       eq(memberships.applicationId, applicationId),
       eq(memberships.status, 'active'),
+      eq(people.status, 'active'),
       after ? sql`(${memberships.joinedAt}, ${memberships.id}) > (${after.t}, ${after.id})` : undefined,
     ))
     .orderBy(asc(memberships.joinedAt), asc(memberships.id))
@@ -78,7 +81,7 @@ function memberByKey(db: Db, key: MemberKey) {
   return db
     .select({ person: personColumns, joinedAt: memberships.joinedAt, membershipId: memberships.id })
     .from(people)
-    .innerJoin(memberships, and(eq(memberships.applicationId, sql.placeholder('applicationId')), eq(memberships.status, 'active'), eq(memberships.personId, people.id)))
+    .innerJoin(memberships, and(eq(memberships.applicationId, sql.placeholder('applicationId')), eq(memberships.status, 'active'), eq(memberships.personId, people.id), eq(people.status, 'active')))
     .where(eq(keyColumns[key] as typeof people.username, sql.placeholder('value')))
     .prepare();
 }

@@ -5,7 +5,9 @@
  * who may manage the application (admin-policy.ts: owner, its app manager, or the admin token);
  * the exchange is the token endpoint's own authorization-code grant for that client, limited to
  * codes issued for the panel's test callback (`<issuer>/admin/callback`) with PKCE, so this route
- * cannot redeem a code meant for the application's own redirect URIs.
+ * cannot redeem a code meant for the application's own redirect URIs. The answer adds the checks
+ * of the app preset the application came from (presets/requirements.ts), so the panel can say in
+ * words whether the app will get what it needs.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -16,6 +18,7 @@ import { getApplication } from '../applications/lookup.js';
 import { authorizationCodeGrant } from './token/authorization-code.js';
 import { OAuthError } from './errors.js';
 import type { KeyRing } from './keys.js';
+import { presetChecks } from '../presets/requirements.js';
 
 export const TEST_CALLBACK_PATH = '/admin/callback';
 
@@ -34,6 +37,10 @@ const Answer = Type.Object(
     scope: Type.Optional(Type.String()),
     id_token: Type.Optional(Type.String()),
     refresh_token: Type.Optional(Type.String()),
+    checks: Type.Array(
+      Type.Object({ text: Type.String(), passed: Type.Boolean(), detail: Type.String() }, { additionalProperties: false }),
+      { description: 'The requirements of the app preset the application came from, each checked against these tokens (empty without a preset)' },
+    ),
   },
   { additionalProperties: false },
 );
@@ -63,7 +70,8 @@ export const testSignInRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = as
           code_verifier: request.body.codeVerifier,
         });
         reply.header('cache-control', 'no-store');
-        return tokens;
+        // The preset's own requirements, in words (spec presets-and-operations.md, "App presets").
+        return { ...tokens, checks: presetChecks(client.preset, tokens) };
       } catch (error) {
         if (error instanceof OAuthError) throw badRequest('test_sign_in_failed', `The code exchange was refused (${error.error}): ${error.description}`);
         throw error;

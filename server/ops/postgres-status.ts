@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { pgMigrationsFolder } from '../db/postgres.js';
 import type { PostgresOptions } from '../db/postgres-options.js';
-import { passkeysFor, passkeysLine, type DataDirStatus } from './status.js';
+import { ldapLine, passkeysFor, passkeysLine, type DataDirStatus } from './status.js';
+import { LDAP_STATE_KEY, type LdapState } from '../ldap/server.js';
 
 /**
  * The settings every instance in PostgreSQL mode needs besides the database URL (docs/postgresql.md),
@@ -35,6 +36,8 @@ export interface PostgresStatus {
   serverVersion: string;
   pool: { max: number; statementTimeoutMs: number };
   migrations: { applied: number; known: number; pending: number };
+  /** The LDAP listener as the last instance to start recorded it (null: none has yet). */
+  ldap: LdapState | null;
 }
 
 export function redactedUrl(url: string): string {
@@ -51,6 +54,9 @@ export async function readPostgresStatus(options: PostgresOptions, env: NodeJS.P
     const applied = present ? Number((await sql<{ n: string }[]>`SELECT count(*)::text AS n FROM drizzle.__drizzle_migrations`)[0]!.n) : 0;
     const journal = JSON.parse(readFileSync(join(pgMigrationsFolder(), 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };
     const known = journal.entries.length;
+    const meta = (await sql<{ present: string | null }[]>`SELECT to_regclass('public.meta')::text AS present`)[0]!.present
+      ? await sql<{ value: string }[]>`SELECT value FROM meta WHERE key = ${LDAP_STATE_KEY}`
+      : [];
     return {
       engine: 'postgres',
       settings: { source, missing: missingPostgresSettings(env) },
@@ -59,6 +65,7 @@ export async function readPostgresStatus(options: PostgresOptions, env: NodeJS.P
       serverVersion: version,
       pool: { max: options.max ?? 10, statementTimeoutMs: options.statementTimeoutMs ?? 5000 },
       migrations: { applied, known, pending: Math.max(0, known - applied) },
+      ldap: meta[0] ? (JSON.parse(meta[0].value) as LdapState) : null,
     };
   } finally {
     await sql.end({ timeout: 1 });
@@ -72,6 +79,7 @@ export function formatPostgresStatus(s: PostgresStatus): string {
     `Schema           ${s.migrations.applied} migrations applied, ${s.migrations.pending} pending`,
     `Backups          pg_dump --format=custom (gatehouse backup is for the embedded SQLite store)`,
     `Settings         ${s.settings.missing.length ? `missing ${s.settings.missing.join(', ')} in ${s.settings.source}: every instance needs them` : `complete in ${s.settings.source}`}`,
+    `LDAP             ${ldapLine(s.ldap, undefined)}`,
     `Passkeys         ${s.passkeys ? passkeysLine(s.passkeys) : `not judged: GATEHOUSE_ISSUER is not set in ${s.settings.source}`}`,
   ].join('\n');
 }

@@ -159,13 +159,16 @@ function describeCa(ca: CaStatus): string {
   return `SHA-256 ${ca.fingerprint}, expires ${ca.notAfter}, ${scope}${uncovered}${due}`;
 }
 
-/** The LDAP listener as the server recorded it when it started. */
-function ldapLine(s: DataDirStatus): string {
-  if (!s.ldap) return 'not recorded yet (no server of this version has run here)';
-  if (!s.ldap.enabled) return 'off (GATEHOUSE_LDAP=on or --ldap turns it on)';
-  const urls = [s.ldap.url, s.ldap.ldapsUrl].filter(Boolean).join(' and ');
-  const running = s.serverPid ? 'on' : 'on when the server last ran';
-  return `${running}: ${urls}${s.ldap.startTls ? ' (StartTLS)' : ''}, base ${s.ldap.baseDn}${s.ldap.allowPlain ? ', plain binds allowed from other machines' : ''}`;
+/**
+ * The LDAP listener as the server recorded it when it started; `running` says whether that server
+ * runs now (undefined where it cannot be told: PostgreSQL mode, the last instance to start).
+ */
+export function ldapLine(ldap: LdapState | null, running: boolean | undefined): string {
+  if (!ldap) return 'not recorded yet (no server of this version has run here)';
+  if (!ldap.enabled) return 'off (GATEHOUSE_LDAP=on or --ldap turns it on)';
+  const urls = [ldap.url, ldap.ldapsUrl].filter(Boolean).join(' and ');
+  const when = running === undefined ? 'on (as the last instance to start recorded it)' : running ? 'on' : 'on when the server last ran';
+  return `${when}: ${urls}${ldap.startTls ? ' (StartTLS)' : ''}, base ${ldap.baseDn}${ldap.allowPlain ? ', plain binds allowed from other machines' : ''}`;
 }
 
 /** Whether passkeys work with this issuer, in words (`gatehouse status` in either engine). */
@@ -193,7 +196,7 @@ export function formatStatus(s: DataDirStatus): string {
     `Sweeper          ${sweeperLine(s)}`,
     ...(s.deletions.length ? [`Deleting         ${s.deletions.map((d) => `${d.kind} ${d.target} (since ${d.requestedAt})`).join(', ')}`] : []),
     `Database file    ${mb(pages * pageSize)}, ${mb(freePages * pageSize)} free inside${incrementalVacuum ? '' : ' (not handed back: database created before incremental vacuum)'}`,
-    `LDAP             ${ldapLine(s)}`,
+    `LDAP             ${ldapLine(s.ldap, s.serverPid !== null)}`,
     `Passkeys         ${passkeysLine(s.passkeys)}`,
   ].join('\n');
 }

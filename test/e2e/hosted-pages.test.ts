@@ -132,7 +132,7 @@ type Screen = [name: string, open: (page: Page) => Promise<unknown>, ready: stri
 const anonymousScreens: Screen[] = [
   ['sign-in', (p) => p.goto(`${server.url}/sign-in`), 'Forgot password?'],
   ['sign-in-branded', (p) => p.goto(authorizeUrl('team-wiki')), 'open to invited people only'],
-  ['sign-up', (p) => p.goto(`${server.url}/sign-up?client_id=notes`), 'At least 8 characters'],
+  ['sign-up', (p) => p.goto(`${server.url}/sign-up?client_id=notes`), 'At least 10 characters'],
   ['forgot-password', (p) => p.goto(`${server.url}/forgot-password`), 'Send the link'],
   ['oauth-error', (p) => p.goto(authorizeUrl('no-such-app')), 'This sign-in request cannot continue'],
   ['invitation', (p) => p.goto(deeInviteUrl), 'Join Team Wiki'],
@@ -364,7 +364,7 @@ describe('new passwords', () => {
     const ctx = await context('light');
     const page = await ctx.newPage();
     await page.goto(`${server.url}/sign-up?client_id=notes`);
-    await expect(page.locator('#new-password-rules').textContent()).resolves.toBe('At least 8 characters. Longer is stronger: a few unrelated words work well.');
+    await expect(page.locator('#new-password-rules').textContent()).resolves.toBe('At least 10 characters. Longer is stronger: a few unrelated words work well. Rated at least “fair”. Common passwords are refused.');
     const field = page.locator('#new-password');
     await field.fill('password1');
     await page.locator('#new-password-strength').getByText('Strength: very weak').waitFor({ timeout: 15_000 });

@@ -68,7 +68,7 @@ describe('control panel', () => {
       jwksUrl: `${server.url}/api/auth/jwks`,
       caCertificateUrl: null, // no local CA without LAN TLS
     });
-    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'signingKey', 'uptimeSeconds', 'version']);
+    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'ldap', 'signingKey', 'uptimeSeconds', 'version']);
     const anonymous = await fetch(`${server.url}/api/admin/overview`);
     expect(anonymous.status).toBe(401);
   });
@@ -381,7 +381,8 @@ describe('control panel', () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await expect.poll(() => page.locator('textarea[name="redirectUris"]').inputValue()).toContain(`${server.url}/admin/callback`);
     await page.getByRole('link', { name: 'Test sign-in' }).click();
-    await page.getByLabel('Client secret').fill(clientSecret);
+    // No client secret: the admin API exchanges the code (issue 33).
+    expect(await page.getByLabel('Client secret').count()).toBe(0);
     const popupPromise = page.waitForEvent('popup');
     await page.getByRole('button', { name: 'Start test sign-in' }).click();
     const popup = await popupPromise;
@@ -506,7 +507,9 @@ describe('control panel', () => {
     expect(await tab.getByLabel('Admin token').count()).toBe(0);
     expect(await tab.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
     expect(await tab.evaluate(() => sessionStorage.getItem('gatehouse.adminToken'))).toBeNull();
-    expect(calls).toBe(2);
+    // The first answer, then one more for each of the two requests the panel opens with (the
+    // page's list and /api/admin/me, its role) refused with the rotated-away token.
+    expect(calls).toBe(3);
     await shot(tab, '17-desktop-bridge');
     await desktop.close();
   });

@@ -68,7 +68,7 @@ const SCREENS: [name: string, path: () => string, ready: string][] = [
   ['backups', () => '/backups', 'Take a backup now'],
   ['data-lifecycle', () => '/data-lifecycle', 'How long ended data is kept'],
   ['lan-tls', () => '/lan-tls', 'SHA-256 fingerprint'],
-  ['administrators', () => '/administrators', 'Everything, including administrators'],
+  ['administrators', () => '/administrators', 'olive@example.com'],
   ['password-policy', () => '/settings/password-policy', 'What people see beside'],
 ];
 
@@ -136,6 +136,9 @@ beforeAll(async () => {
   await admin('POST', '/api/admin/backups');
   // After the sign-ins above: the members screen then marks who has no second factor yet.
   await admin('PATCH', '/api/admin/applications/team-notes/auth-policy', { mfa: 'required' });
+  // Named administrators (issue 33): the owner, and the person of the person page as an app manager.
+  await admin('POST', '/api/admin/setup/owner', { email: 'olive@example.com', name: 'Olive Owner', password: PASSWORD });
+  await admin('PUT', `/api/admin/administrators/${personId}`, { role: 'app_manager', applications: ['team-notes'] });
   browser = await launchChromium();
 }, 180_000);
 

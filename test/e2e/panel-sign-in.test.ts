@@ -141,9 +141,9 @@ describe('panel sign-in through Gatehouse', () => {
     await page.getByRole('link', { name: 'Continue' }).click();
     await page.getByTestId('signed-in-as').getByText('Pat People').waitFor();
 
-    // Their navigation: no administrators, settings, audit log or operations.
+    // Their navigation: people and groups; no administrators, settings, audit log or operations.
     const nav = page.locator('#main-nav');
-    expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Applications', 'People']);
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Applications', 'People', 'Groups']);
     await nav.getByRole('link', { name: 'People' }).click();
     await page.locator('tr[data-person="olive@example.com"]').waitFor();
     await shot(page, 'panel-people-manager');

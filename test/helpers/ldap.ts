@@ -12,8 +12,8 @@ import { createApplication } from './accounts.js';
 import { me, signedUpCookie } from './self-service.js';
 import { startLdap, type LdapListener } from '../../server/ldap/server.js';
 import { eq } from 'drizzle-orm';
-import { groupMembers, groups, people } from '../../server/db/schema.js';
-import { exec, one } from '../../server/db/store.js';
+import { people } from '../../server/db/schema.js';
+import { one } from '../../server/db/store.js';
 
 const listeners: LdapListener[] = [];
 const clients: Client[] = [];
@@ -61,11 +61,13 @@ export async function memberWithAppPassword(t: TestApp, email: string, applicati
   return { cookie, password: res.json().password as string, id: res.json().id as string };
 }
 
-/** A directory group with these members (person ids), written straight into the store. */
+/** A directory group with these members (person ids), through the admin API. */
 export async function insertGroup(t: TestApp, id: string, personIds: string[], description: string | null = null) {
-  const now = t.clock.now();
-  await exec(t.db.insert(groups).values({ id, name: id[0]!.toUpperCase() + id.slice(1), description, createdAt: now, updatedAt: now }));
-  for (const personId of personIds) await exec(t.db.insert(groupMembers).values({ groupId: id, personId, addedAt: now }));
+  const created = await t.admin('POST', '/api/admin/groups', { id, name: id[0]!.toUpperCase() + id.slice(1), description });
+  expect(created.statusCode, created.body).toBe(201);
+  for (const personId of personIds) {
+    expect((await t.admin('PUT', `/api/admin/groups/${id}/members/${personId}`)).statusCode).toBe(204);
+  }
 }
 
 /** The person with this e-mail address. */
@@ -73,7 +75,9 @@ export async function personByEmail(t: TestApp, email: string) {
   return (await one(t.db.select().from(people).where(eq(people.email, email))))!;
 }
 
-/** Sets a person's names straight in the store. */
+/** Sets a person's names through the admin API. */
 export async function setNames(t: TestApp, email: string, names: { name?: string | null; givenName?: string | null; familyName?: string | null }) {
-  await exec(t.db.update(people).set(names).where(eq(people.email, email)));
+  const person = await personByEmail(t, email);
+  const res = await t.admin('PATCH', `/api/admin/people/${person.id}`, names);
+  expect(res.statusCode, res.body).toBe(200);
 }

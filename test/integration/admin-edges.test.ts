@@ -294,13 +294,18 @@ describe('routes, health and OpenAPI', () => {
     }
     // Schemas reach the document: the create body and the record, without any secret hash.
     const post = doc.paths['/api/admin/applications'].post;
-    expect(post.requestBody.content['application/json'].schema.required).toEqual(['id', 'name', 'audience', 'redirectUris']);
-    expect(post.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
+    // Two shapes: an application's own settings, or an app preset and its inputs (told apart by `preset`).
+    const [plain, fromPreset] = post.requestBody.content['application/json'].schema.anyOf;
+    expect(post.requestBody.content['application/json'].schema['x-shape-by']).toBe('preset');
+    expect(plain.required).toEqual(['id', 'name', 'audience', 'redirectUris']);
+    expect(plain.additionalProperties).toBe(false);
+    expect(fromPreset.required).toEqual(['preset', 'presetInputs']);
+    expect(fromPreset.additionalProperties).toBe(false);
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '409', '413', '415']));
     const record = doc.paths['/api/admin/applications/{id}'].get.responses['200'].content['application/json'].schema;
     expect(Object.keys(record.properties)).toEqual([
       'id', 'name', 'audience', 'redirectUris', 'postLogoutRedirectUris', 'clientType', 'webhookUrl', 'webhookSecretSet', 'ssoGroupId', 'authPolicy',
-      'grantTypes', 'backchannelLogoutUri', 'backchannelLogoutSessionRequired', 'branding', 'consent', 'signingAlg', 'ldap', 'createdAt', 'updatedAt',
+      'grantTypes', 'backchannelLogoutUri', 'backchannelLogoutSessionRequired', 'branding', 'consent', 'signingAlg', 'ldap', 'preset', 'createdAt', 'updatedAt',
     ]);
     expect(JSON.stringify(doc)).not.toMatch(/secretHash|keyHash|tokenHash/);
 

@@ -60,7 +60,8 @@ beforeAll(async () => {
 
 /** Spelled out from the spec: what a people manager may call. */
 const PEOPLE_MANAGER: RegExp[] = [
-  /^GET \/api\/admin\/(overview|me|auth\/providers|settings\/password-policy|activity|applications)$/,
+  /^GET \/api\/admin\/(overview|me|auth\/providers|settings\/password-policy|activity|applications|presets|presets\/:id)$/,
+  /^GET \/api\/admin\/applications\/:id\/setup$/,
   /^(GET|POST|PATCH|DELETE) \/api\/admin\/people(\/:id(\/(password-reset|sessions|sign-out))?)?$/,
   /^(GET|POST|PUT|PATCH|DELETE) \/api\/admin\/groups(\/.*)?$/,
   /^GET \/api\/admin\/applications\/:id(\/activity)?$/,
@@ -68,7 +69,7 @@ const PEOPLE_MANAGER: RegExp[] = [
 ];
 /** What an app manager may call on their own application (plus the reads every administrator has). */
 const APP_MANAGER_OWN: RegExp[] = [
-  /^GET \/api\/admin\/(overview|me|auth\/providers|settings\/password-policy|applications)$/,
+  /^GET \/api\/admin\/(overview|me|auth\/providers|settings\/password-policy|applications|presets|presets\/:id)$/,
   /^(GET|PATCH) \/api\/admin\/applications\/:id$/,
   /^(GET|POST|PUT|PATCH|DELETE) \/api\/admin\/applications\/:id\/.+$/,
 ];
@@ -77,6 +78,7 @@ const API_KEY_OWN: RegExp[] = [
   /^(GET|PATCH) \/api\/admin\/applications\/:id(\/auth-policy|\/activity)?$/,
   /^(GET|POST|PATCH|DELETE) \/api\/admin\/applications\/:id\/(users|invitations)(\/:(uid|iid)(\/resend)?)?$/,
   /^(GET|POST) \/api\/admin\/applications\/:id\/(webhook-deliveries(\/:did\/retry)?|webhook-test|backchannel-logouts)$/,
+  /^(GET \/api\/admin\/applications\/:id\/(setup|preset)|POST \/api\/admin\/applications\/:id\/preset\/upgrade)$/,
 ];
 
 const matches = (list: RegExp[], route: string) => list.some((r) => r.test(route));

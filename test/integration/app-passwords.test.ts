@@ -171,6 +171,12 @@ describe('/api/me/app-passwords', () => {
     await t.admin('PATCH', '/api/admin/applications/media', { ldap: { enabled: true } });
     expect(await verifyAppPassword(ctx, { login: 'ada@example.com', password })).not.toBeNull();
 
+    // A disabled person signs in nowhere, with app passwords neither.
+    expect((await t.admin('PATCH', `/api/admin/people/${userId}`, { status: 'disabled' })).statusCode).toBe(200);
+    expect(await verifyAppPassword(ctx, { login: 'ada@example.com', password })).toBeNull();
+    expect((await t.admin('PATCH', `/api/admin/people/${userId}`, { status: 'active' })).statusCode).toBe(200);
+    expect(await verifyAppPassword(ctx, { login: 'ada@example.com', password })).not.toBeNull();
+
     // Removing the member removes their app passwords (purge plan).
     expect((await t.admin('DELETE', `/api/admin/applications/media/users/${membership.id}`)).statusCode).toBe(204);
     await expect.poll(async () => (await many(t.db.select().from(appPasswords).where(and(eq(appPasswords.personId, userId), eq(appPasswords.applicationId, 'media'))))).length, { timeout: 30_000 }).toBe(0);

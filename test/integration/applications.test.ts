@@ -56,6 +56,7 @@ describe('POST /api/admin/applications', () => {
       consent: 'implicit',
       signingAlg: 'RS256',
       ldap: { enabled: false, bindDn: 'cn=notes,ou=services,dc=gatehouse' },
+      preset: null,
       createdAt: T0.toISOString(),
       updatedAt: T0.toISOString(),
       clientSecret: body.clientSecret,

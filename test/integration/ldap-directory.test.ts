@@ -10,7 +10,7 @@ import { AndFilter, OrFilter, type Client, type Entry as LdapEntry } from 'ldapt
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { createApplication } from '../helpers/accounts.js';
 import { BASE, GROUP_DN, PERSON_DN, SERVICE_DN, insertGroup, ldapApplication, ldapClient, memberWithAppPassword, personByEmail, setNames, startLdapFor } from '../helpers/ldap.js';
-import { RawLdap, bindRequest, equality, pagedControl, searchRequest } from '../helpers/ldap-raw.js';
+import { RawLdap, abandonRequest, bindRequest, equality, pagedControl, present, searchRequest } from '../helpers/ldap-raw.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 import { memberships, people } from '../../server/db/schema.js';
 import { engineOf, exec, transaction } from '../../server/db/store.js';
@@ -219,6 +219,28 @@ describe('what an application sees', () => {
     await member.unbind();
   });
 
+  it('a disabled person is in no directory and binds nowhere; enabled again, they are back', async () => {
+    const tv = await ldapApplication(t, 'tv');
+    const { password } = await memberWithAppPassword(t, 'fay@example.com', 'tv');
+    const fay = await personByEmail(t, 'fay@example.com');
+    const service = ldapClient(url);
+    await service.bind(SERVICE_DN('tv'), tv);
+    const people = async () => dns((await service.search('ou=people,dc=gatehouse', { scope: 'one', attributes: ['1.1'] })).searchEntries);
+    const member = ldapClient(url);
+    await member.bind(PERSON_DN('fay'), password);
+    expect(await people()).toEqual([PERSON_DN('fay')]);
+    expect((await t.admin('PATCH', `/api/admin/people/${fay.id}`, { status: 'disabled' })).statusCode).toBe(200);
+    expect(await people()).toEqual([]);
+    // Its open connection is anonymous now; a new bind is refused.
+    await expect(member.search(BASE, { scope: 'base' })).rejects.toMatchObject({ code: 50 });
+    await expect(member.bind(PERSON_DN('fay'), password)).rejects.toMatchObject({ code: 49 });
+    expect((await t.admin('PATCH', `/api/admin/people/${fay.id}`, { status: 'active' })).statusCode).toBe(200);
+    expect(await people()).toEqual([PERSON_DN('fay')]);
+    await member.bind(PERSON_DN('fay'), password);
+    await member.unbind();
+    await service.unbind();
+  });
+
   it('a bind stops counting once its credential does: a new service password, LDAP off', async () => {
     const other = ldapClient(url);
     const secret = await ldapApplication(t, 'photos');
@@ -259,6 +281,26 @@ describe('size limits and paged results', () => {
     const paged = await client.search('ou=people,dc=gatehouse', { scope: 'one', attributes: ['uid'], paged: { pageSize: 400 } });
     expect(paged.searchEntries).toHaveLength(SIZE_LIMIT + 7);
     expect(new Set(paged.searchEntries.map((e) => e.uid)).size).toBe(SIZE_LIMIT + 7);
+  });
+
+  it('stops an abandoned search without answering it, and the session goes on', async () => {
+    const raw = await RawLdap.open(port);
+    raw.send(bindRequest(1, SERVICE_DN('media'), servicePassword));
+    await raw.answers(1);
+    // The search and its abandon in one write: the search stops before its first entry or at a slice's end.
+    raw.send(Buffer.concat([
+      searchRequest(2, 'ou=people,dc=gatehouse', present('objectClass'), { scope: 1, attributes: ['1.1'], controls: [pagedControl(SIZE_LIMIT)] }),
+      abandonRequest(3, 2),
+      searchRequest(4, '', present('objectClass'), { scope: 0 }),
+    ]));
+    const next = await raw.answers(4);
+    expect(next.at(-1)).toMatchObject({ tag: 0x65, code: 0 });
+    const abandoned = raw.responses.filter((r) => r.id === 2);
+    expect(abandoned.every((r) => r.tag === 0x64)).toBe(true);
+    expect(abandoned.length).toBeLessThan(SIZE_LIMIT);
+    // Nothing ever answers the abandon itself (RFC 4511 §4.11).
+    expect(raw.responses.filter((r) => r.id === 3)).toEqual([]);
+    raw.close();
   });
 
   it('ends on page size 0 and refuses a cookie from another search', async () => {

@@ -15,7 +15,6 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import Database from 'better-sqlite3';
 import { CLI, cleanEnv, startServer, type ServerProcess } from '../helpers/server-process.js';
 import { freePort } from '../helpers/free-port.js';
 import { caFetch, type CaFetch } from '../helpers/ca-fetch.js';
@@ -78,20 +77,23 @@ beforeAll(async () => {
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     appPasswords[name] = made.body.password;
   }
-  // Directory groups straight into the store (WAL: the running server sees them at once).
-  const db = new Database(join(dataDir, 'gatehouse.db'));
-  db.pragma('busy_timeout = 5000');
-  const now = Date.now();
-  db.prepare("INSERT INTO groups (id, name, description, created_at, updated_at) VALUES ('family', 'Family', 'The family', ?, ?), ('admins', 'Admins', NULL, ?, ?)").run(now, now, now, now);
-  const ids = Object.fromEntries((db.prepare('SELECT username, id, uid_number FROM people').all() as { username: string; id: string; uid_number: number }[]).map((r) => {
-    uidNumbers[r.username] = r.uid_number;
-    return [r.username, r.id];
-  }));
-  const member = db.prepare('INSERT INTO group_members (group_id, person_id, added_at) VALUES (?, ?, ?)');
-  for (const name of ['ada', 'bob']) member.run('family', ids[name], now);
-  member.run('admins', ids.ada, now);
-  familyGid = (db.prepare("SELECT gid_number FROM groups WHERE id = 'family'").get() as { gid_number: number }).gid_number;
-  db.close();
+  // Directory groups, through the admin API.
+  const people = (await api('GET', '/api/admin/people?limit=10', undefined, admin)).body.people as { id: string; email: string }[];
+  const ids = Object.fromEntries(people.map((p) => [p.email.split('@')[0]!, p.id]));
+  for (const [id, name, description] of [['family', 'Family', 'The family'], ['admins', 'Admins', null]] as const) {
+    expect((await api('POST', '/api/admin/groups', { id, name, description }, admin)).status).toBe(201);
+  }
+  for (const [group, person] of [['family', 'ada'], ['family', 'bob'], ['admins', 'ada']] as const) {
+    expect((await api('PUT', `/api/admin/groups/${group}/members/${ids[person]}`, undefined, admin)).status).toBe(204);
+  }
+  // The numbers the directory gave them, read as a client sees them.
+  const numbers = run('ldapsearch', ['-x', '-LLL', '-H', `ldap://127.0.0.1:${ldapPort}`, '-D', SERVICE, '-w', servicePassword, '-b', BASE, '(|(objectClass=posixAccount)(objectClass=posixGroup))', 'uid', 'cn', 'uidNumber', 'gidNumber']);
+  for (const entry of numbers.stdout.trim().split('\n\n')) {
+    const uid = /^uid: (.+)$/m.exec(entry)?.[1];
+    if (uid) uidNumbers[uid] = Number(/^uidNumber: (\d+)$/m.exec(entry)![1]);
+    if (/^dn: cn=family,/m.test(entry)) familyGid = Number(/^gidNumber: (\d+)$/m.exec(entry)![1]);
+  }
+  expect(Object.keys(uidNumbers).sort()).toEqual(['ada', 'bob', 'cy']);
 }, 120_000);
 
 afterAll(async () => {

@@ -45,6 +45,7 @@ describe('gatehouse CLI in PostgreSQL mode', () => {
       serverVersion: expect.stringMatching(/^15\./),
       pool: { max: 4, statementTimeoutMs: 5000 },
       migrations: { applied: 0, known, pending: known },
+      ldap: null,
     });
     const db = await openPostgres({ url });
     await db.$client.end();
@@ -54,6 +55,7 @@ describe('gatehouse CLI in PostgreSQL mode', () => {
     expect(after.stdout).toContain('Pool             at most 4 connections, statement timeout 5000 ms');
     expect(after.stdout).toContain(`Schema           ${known} migrations applied, 0 pending`);
     expect(after.stdout).not.toContain('secret');
+    expect(after.stdout).toContain('LDAP             not recorded yet (no server of this version has run here)\n');
     expect(after.stdout).toContain(
       "Settings         missing GATEHOUSE_ISSUER, ADMIN_TOKEN or ADMIN_TOKEN_FILE, GATEHOUSE_KEY_SECRET or GATEHOUSE_KEY_SECRET_FILE in this shell's environment: every instance needs them\n",
     );

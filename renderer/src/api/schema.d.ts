@@ -512,6 +512,11 @@ export interface paths {
                                 };
                                 name: string;
                                 postLogoutRedirectUris: string[] | null;
+                                /** @description The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null */
+                                preset: {
+                                    id: string;
+                                    version: number;
+                                } | null;
                                 redirectUris: string[];
                                 /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                                 signingAlg: "RS256" | "ES256" | "EdDSA";
@@ -591,7 +596,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create an application (client secret and generated webhook secret shown once) */
+        /** Create an application (client secret and generated webhook secret shown once), from its settings or from an app preset */
         post: {
             parameters: {
                 query?: never;
@@ -653,6 +658,16 @@ export interface paths {
                         ssoGroupId?: string | null;
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
+                    } | {
+                        id?: string;
+                        /** Format: display-name */
+                        name?: string;
+                        /** @description A preset id from GET /api/admin/presets */
+                        preset: string;
+                        /** @description The preset's inputs by key (baseUrl and any others it lists) */
+                        presetInputs: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -716,6 +731,11 @@ export interface paths {
                             ldapPassword?: string;
                             name: string;
                             postLogoutRedirectUris: string[] | null;
+                            /** @description The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null */
+                            preset: {
+                                id: string;
+                                version: number;
+                            } | null;
                             redirectUris: string[];
                             /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                             signingAlg: "RS256" | "ES256" | "EdDSA";
@@ -874,6 +894,11 @@ export interface paths {
                             };
                             name: string;
                             postLogoutRedirectUris: string[] | null;
+                            /** @description The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null */
+                            preset: {
+                                id: string;
+                                version: number;
+                            } | null;
                             redirectUris: string[];
                             /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                             signingAlg: "RS256" | "ES256" | "EdDSA";
@@ -1164,6 +1189,11 @@ export interface paths {
                             ldapPassword?: string;
                             name: string;
                             postLogoutRedirectUris: string[] | null;
+                            /** @description The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null */
+                            preset: {
+                                id: string;
+                                version: number;
+                            } | null;
                             redirectUris: string[];
                             /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                             signingAlg: "RS256" | "ES256" | "EdDSA";
@@ -2916,6 +2946,11 @@ export interface paths {
                             };
                             name: string;
                             postLogoutRedirectUris: string[] | null;
+                            /** @description The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null */
+                            preset: {
+                                id: string;
+                                version: number;
+                            } | null;
                             redirectUris: string[];
                             /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                             signingAlg: "RS256" | "ES256" | "EdDSA";
@@ -3082,6 +3117,377 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/applications/{id}/preset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The preset the application came from, and what a newer version of it offers */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Settings the current preset version sets differently */
+                            differences: {
+                                /** @description What the preset set when the application was made (or last upgraded) */
+                                applied: unknown;
+                                /** @description An administrator changed it since: taking the offer leaves it unless named in fields */
+                                changedHere: boolean;
+                                /** @description What the application has now */
+                                current: unknown;
+                                field: string;
+                                /** @description What the preset's current version sets */
+                                offered: unknown;
+                            }[];
+                            id: string;
+                            inputs: {
+                                [key: string]: string;
+                            };
+                            latestVersion: number;
+                            name: string;
+                            /** @description The preset version the application's settings come from */
+                            version: number;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/applications/{id}/preset/upgrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Take what the current preset version offers: settings nobody changed, and the changed ones named in fields */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Also take these offered settings although an administrator changed them (default: only the unchanged ones) */
+                        fields?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Offered settings left as the administrator set them */
+                            kept: string[];
+                            preset: {
+                                /** @description Settings the current preset version sets differently */
+                                differences: {
+                                    /** @description What the preset set when the application was made (or last upgraded) */
+                                    applied: unknown;
+                                    /** @description An administrator changed it since: taking the offer leaves it unless named in fields */
+                                    changedHere: boolean;
+                                    /** @description What the application has now */
+                                    current: unknown;
+                                    field: string;
+                                    /** @description What the preset's current version sets */
+                                    offered: unknown;
+                                }[];
+                                id: string;
+                                inputs: {
+                                    [key: string]: string;
+                                };
+                                latestVersion: number;
+                                name: string;
+                                /** @description The preset version the application's settings come from */
+                                version: number;
+                            };
+                            /** @description Settings now set to the preset's current value */
+                            taken: string[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/applications/{id}/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What to configure in the app (settings, files, notes); secrets as placeholders */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Secrets appear only as placeholders such as <client-secret> */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description A configuration file or environment block */
+                            files: {
+                                content: string;
+                                name: string;
+                            }[];
+                            /** @description What else to do; with LAN TLS on, how the app trusts the appliance's CA */
+                            notes: string[];
+                            /** @description What to type into the app */
+                            settings: {
+                                label: string;
+                                value: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/applications/{id}/test-sign-in": {
         parameters: {
             query?: never;
@@ -3119,6 +3525,12 @@ export interface paths {
                     content: {
                         "application/json": {
                             access_token: string;
+                            /** @description The requirements of the app preset the application came from, each checked against these tokens (empty without a preset) */
+                            checks: {
+                                detail: string;
+                                passed: boolean;
+                                text: string;
+                            }[];
                             expires_in: number;
                             id_token?: string;
                             refresh_token?: string;
@@ -7573,6 +7985,286 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the app presets */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            presets: {
+                                category: "web-app" | "library" | "forward-auth" | "ldap" | "mail";
+                                id: string;
+                                inputs: {
+                                    default?: string;
+                                    example: string;
+                                    hint?: string;
+                                    key: string;
+                                    /** @description `url`: an http(s) address; `group`: a directory group id; `application`: a confidential application's id; `text`: a short value */
+                                    kind: "url" | "group" | "application" | "text";
+                                    label: string;
+                                    required: boolean;
+                                }[];
+                                name: string;
+                                protocol: "oidc" | "forward-auth" | "ldap";
+                                summary: string;
+                                testedWith: {
+                                    product: string;
+                                    /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `documentation`: checked against the app's documentation of `version` */
+                                    status: "tested" | "documentation";
+                                    /** @description The test file that runs it, when tested */
+                                    test: string | null;
+                                    version: string;
+                                };
+                                /** @description The preset's revision: applications record the one they came from */
+                                version: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/presets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an app preset and what it sets */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            category: "web-app" | "library" | "forward-auth" | "ldap" | "mail";
+                            /** @description Where the app's documentation and what it does (or what Gatehouse does) disagree */
+                            caveats: string[];
+                            /** @description How the app itself is configured to talk to Gatehouse */
+                            client: {
+                                pkce: boolean;
+                                /** @description The scopes the app asks for; Test sign-in asks for the same */
+                                scopes: string[];
+                                tokenEndpointAuthMethod: string;
+                            };
+                            id: string;
+                            inputs: {
+                                default?: string;
+                                example: string;
+                                hint?: string;
+                                key: string;
+                                /** @description `url`: an http(s) address; `group`: a directory group id; `application`: a confidential application's id; `text`: a short value */
+                                kind: "url" | "group" | "application" | "text";
+                                label: string;
+                                required: boolean;
+                            }[];
+                            name: string;
+                            protocol: "oidc" | "forward-auth" | "ldap";
+                            /** @description What Test sign-in checks after the sign-in */
+                            requirements: {
+                                claim?: string;
+                                kind: string;
+                                text: string;
+                            }[];
+                            /** @description The application settings the preset fills, with each input shown as {key} (e.g. {baseUrl}/login/generic_oauth) */
+                            sets: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The app's own documentation the preset was written from */
+                            sources: {
+                                section: string;
+                                title: string;
+                                url: string;
+                                version: string;
+                            }[];
+                            summary: string;
+                            testedWith: {
+                                product: string;
+                                /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `documentation`: checked against the app's documentation of `version` */
+                                status: "tested" | "documentation";
+                                /** @description The test file that runs it, when tested */
+                                test: string | null;
+                                version: string;
+                            };
+                            /** @description The preset's revision: applications record the one they came from */
+                            version: number;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

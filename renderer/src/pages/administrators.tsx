@@ -33,6 +33,7 @@ const t = {
   notFound: (email: string) => `Nobody has the e-mail address ${email}. Add them on the People page first.`,
   appsHint: 'Application ids, separated by commas',
   lastOwner: 'The last owner cannot be removed or demoted.',
+  none: 'Nobody administers this Gatehouse by name yet: the admin token is the only way in. Name an owner below, or create one from the sign-in screen.',
 };
 
 const ROLES: Role[] = ['owner', 'people_manager', 'app_manager'];
@@ -127,9 +128,11 @@ export function AdministratorsPage() {
       <Show when={!list.error} fallback={<ErrorBox error={list.error} />}>
         <Show when={list.latest} fallback={<Loading />}>
           {(l) => (
-            <DataTable label={t.title} columns={t.columns} rows={l().administrators}>
-              {(a) => <RoleEditor admin={a} onSaved={() => void refetch()} />}
-            </DataTable>
+            <Show when={l().administrators.length} fallback={<p class="muted">{t.none}</p>}>
+              <DataTable label={t.title} columns={t.columns} rows={l().administrators}>
+                {(a) => <RoleEditor admin={a} onSaved={() => void refetch()} />}
+              </DataTable>
+            </Show>
           )}
         </Show>
       </Show>

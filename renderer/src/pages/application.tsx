@@ -2,6 +2,7 @@
 import { createResource, Match, Show, Switch } from 'solid-js';
 import { A, useParams } from '@solidjs/router';
 import { client, enc, ok } from '../api';
+import { managesApplication } from '../me';
 import { ErrorBox, Loading } from '../ui';
 import { SettingsTab } from './app-settings';
 import { PolicyTab } from './app-policy';
@@ -16,6 +17,7 @@ import { ActivityPanel } from './activity-lazy';
 const t = {
   sections: 'Application sections',
   noSection: 'There is no such section.',
+  peopleOnly: "As a people manager you see this application's members, invitations and activity.",
 };
 
 const TABS = [
@@ -29,6 +31,7 @@ const TABS = [
   ['logout', 'Single logout'],
   ['test', 'Test sign-in'],
 ] as const;
+const PEOPLE_TABS: readonly string[] = ['activity', 'members', 'invitations'];
 
 export function ApplicationPage() {
   const params = useParams<{ id: string; tab?: string }>();
@@ -48,13 +51,17 @@ export function ApplicationPage() {
             {a().name} <code>{a().id}</code>
           </h1>
           <nav class="tabs" aria-label={t.sections}>
-            {TABS.map(([tab, label]) => (
+            {/* A people manager sees an application's members, invitations and activity only (issue 33). */}
+            {TABS.filter(([tab]) => managesApplication(a().id) || PEOPLE_TABS.includes(tab)).map(([tab, label]) => (
               <A href={tab ? `${base()}/${tab}` : base()} class={(params.tab ?? '') === tab ? 'active' : ''} end>
                 {label}
               </A>
             ))}
           </nav>
           <Switch fallback={<p>{t.noSection}</p>}>
+            <Match when={!params.tab && !managesApplication(a().id)}>
+              <p class="muted">{t.peopleOnly}</p>
+            </Match>
             <Match when={!params.tab}>
               <SettingsTab app={a()} onSaved={(next) => mutate(next)} />
             </Match>

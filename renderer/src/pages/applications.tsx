@@ -1,5 +1,6 @@
 import { createMemo, createResource, createSignal, For, Match, Show, Switch } from 'solid-js';
 import { A, useNavigate } from '@solidjs/router';
+import { isOwner } from '../me';
 import { client, fieldErrors, ok, type ClientType, type CreatedApplication } from '../api';
 import { fetchAll, page, PAGE } from '../paged';
 import { Async, CopyField, DataTable, Empty, ErrorBox, Field, useAction } from '../ui';
@@ -64,9 +65,12 @@ export function ApplicationsPage() {
     <>
       <div class="row title-row">
         <h1>{t.title}</h1>
-        <A class="button primary" href="/applications/new">
-          {t.new}
-        </A>
+        {/* Only owners create applications (server/http/admin-policy.ts). */}
+        <Show when={isOwner()}>
+          <A class="button primary" href="/applications/new">
+            {t.new}
+          </A>
+        </Show>
       </div>
       <Async resource={apps}>
         {(list) => (

@@ -62,7 +62,7 @@ function TokenForm() {
     if (answer !== undefined) session.signIn(token);
   };
   return (
-    <form onSubmit={submit} aria-label={t.useToken}>
+    <form onSubmit={submit}>
       <label class="field">
         <span>{t.token}</span>
         <input type="password" name="adminToken" autocomplete="current-password" value={value()} onInput={(e) => setValue(e.currentTarget.value)} required />

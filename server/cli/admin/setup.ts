@@ -27,14 +27,16 @@ async function lineFromStdin(): Promise<string> {
   return text.split(/\r?\n/)[0] ?? '';
 }
 
+/** Characters typed after the Enter that ended the last answer (a paste of both answers at once). */
+let typedAhead = '';
+
 /** Asks on the terminal with echo off (raw mode), reading until Enter; Ctrl-C aborts. */
 function askHidden(prompt: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const input = process.stdin;
-    process.stderr.write(prompt);
+    // Echo off before the prompt shows: what is typed after it never reaches the screen.
     input.setRawMode(true);
-    input.resume();
-    input.setEncoding('utf8');
+    process.stderr.write(prompt);
     let value = '';
     const done = (error?: Error) => {
       input.setRawMode(false);
@@ -44,15 +46,29 @@ function askHidden(prompt: string): Promise<string> {
       if (error) reject(error);
       else resolve(value);
     };
-    const onData = (chunk: string) => {
-      for (const ch of chunk) {
-        if (ch === '\r' || ch === '\n') return done();
-        if (ch === '\u0003') return done(new ConfigError('Set-up cancelled.'));
+    const take = (chunk: string): boolean => {
+      for (let i = 0; i < chunk.length; i++) {
+        const ch = chunk[i]!;
+        if (ch === '\r' || ch === '\n') {
+          typedAhead = chunk.slice(i + 1).replace(/^\n/, '');
+          done();
+          return true;
+        }
+        if (ch === '\u0003') {
+          done(new ConfigError('Set-up cancelled.'));
+          return true;
+        }
         if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
         else if (ch >= ' ') value += ch;
       }
+      return false;
     };
+    const onData = (chunk: string) => void take(chunk);
+    input.setEncoding('utf8');
     input.on('data', onData);
+    const ahead = typedAhead;
+    typedAhead = '';
+    if (!take(ahead)) input.resume();
   });
 }
 

@@ -1,0 +1,108 @@
+/**
+ * Small helpers the catalogue's presets are written with, so each preset file states only what
+ * is particular to its app: the application defaults, the common inputs, the secret placeholders,
+ * the settings every OIDC app asks for, and how each kind of runtime trusts the appliance's CA
+ * when LAN TLS is on.
+ */
+import type { PresetApplication, PresetInput, PresetInputs, SetupContext } from './types.js';
+
+/**
+ * What the set-up text shows in place of a secret: the secret itself was shown once (at creation
+ * or rotation) and Gatehouse keeps only its hash. The interop tests replace exactly these strings.
+ */
+export const PLACEHOLDERS = {
+  clientSecret: '<client-secret>',
+  ldapPassword: '<ldap-service-account-password>',
+  /** A secret the app keeps for itself (cookie or session encryption): any long random string. */
+  appSecret: '<random-secret>',
+} as const;
+
+export const PLACEHOLDER_NOTE =
+  `Replace ${PLACEHOLDERS.clientSecret} with the client secret shown when the application was created (rotate it on the application's page if it is lost).`;
+
+/** An application that signs in with the authorization code grant, with nothing else set. */
+export function oidcApplication(settings: Partial<PresetApplication> & Pick<PresetApplication, 'redirectUris'>): PresetApplication {
+  return {
+    clientType: 'web',
+    postLogoutRedirectUris: null,
+    grantTypes: ['authorization_code'],
+    backchannelLogoutUri: null,
+    unknownScopes: 'reject',
+    groupsFilter: null,
+    customClaims: [],
+    resourceServers: [],
+    forwardAuth: null,
+    ldap: { enabled: false },
+    signingAlg: 'RS256',
+    ...settings,
+  };
+}
+
+/** The `baseUrl` input (present on every preset). */
+export function baseUrlInput(label: string, example: string, hint?: string): PresetInput {
+  return { key: 'baseUrl', label, example, kind: 'url', required: true, ...(hint ? { hint } : {}) };
+}
+
+/** An optional directory group input. */
+export function groupInput(key: string, label: string, example: string, hint: string): PresetInput {
+  return { key, label, example, kind: 'group', required: false, hint };
+}
+
+/** The app's base URL as given (validated and stored without a trailing slash). */
+export const baseOf = (inputs: PresetInputs): string => inputs.baseUrl ?? '';
+
+/** The host (with a port when it has one) of the base URL. */
+export function hostOf(inputs: PresetInputs): string {
+  try {
+    return new URL(baseOf(inputs)).host;
+  } catch {
+    return baseOf(inputs);
+  }
+}
+
+/** The settings every OIDC relying party asks for, in the order set-up screens usually list them. */
+export function oidcSettings(context: SetupContext, options: { secret?: boolean; redirect?: string } = {}): { label: string; value: string }[] {
+  return [
+    { label: 'Issuer', value: context.issuer },
+    { label: 'Discovery URL', value: context.discoveryUrl },
+    { label: 'Client ID', value: context.app.id },
+    ...(options.secret === false ? [] : [{ label: 'Client secret', value: PLACEHOLDERS.clientSecret }]),
+    ...(options.redirect ? [{ label: 'Redirect URI', value: options.redirect }] : []),
+  ];
+}
+
+/** A `KEY=value` environment block. */
+export const envBlock = (entries: [string, string][]): string => entries.map(([key, value]) => `${key}=${value}`).join('\n') + '\n';
+
+/**
+ * How each kind of software trusts the appliance's CA when LAN TLS is on (each note names the
+ * mechanism the runtime documents). Empty when LAN TLS is off: there is nothing to trust.
+ */
+export const caTrust = {
+  /** Node.js reads extra CA certificates from NODE_EXTRA_CA_CERTS at start-up (Node.js CLI docs). */
+  node: (c: SetupContext) => caNote(c, `download it and start the app with NODE_EXTRA_CA_CERTS=/path/to/gatehouse-ca.pem (Node.js reads it once, at start-up).`),
+  /** Python's requests library uses REQUESTS_CA_BUNDLE (requests docs, "SSL Cert Verification"). */
+  python: (c: SetupContext) => caNote(c, `download it and point REQUESTS_CA_BUNDLE=/path/to/bundle.pem at a bundle holding it and the public CAs (the requests library reads it).`),
+  /** Go programs and most containers use the system store (or SSL_CERT_FILE). */
+  system: (c: SetupContext) =>
+    caNote(c, `add it to the system's trust store (Debian: copy it to /usr/local/share/ca-certificates/gatehouse-ca.crt and run update-ca-certificates; in a container, mount it there), or set SSL_CERT_FILE to a bundle holding it.`),
+  /** Apache mod_auth_openidc: OIDCCABundlePath (auth_openidc.conf). */
+  apache: (c: SetupContext) => caNote(c, `download it and set OIDCCABundlePath to a bundle holding it (auth_openidc.conf, "OIDCCABundlePath").`),
+  /** Nextcloud: its own certificate store, and allow_local_remote_servers for LAN addresses. */
+  nextcloud: (c: SetupContext) =>
+    caNote(
+      c,
+      `import it into Nextcloud's own certificate store (occ security:certificates:import /path/to/gatehouse-ca.pem); Nextcloud does not read the system store for this. If Gatehouse is on a private address, also set 'allow_local_remote_servers' => true in config.php, or Nextcloud refuses to contact it.`,
+    ),
+  /** Proxies and LDAP clients name the file in their own configuration (shown by each preset). */
+  file: (c: SetupContext, how: string) => caNote(c, `download it and ${how}`),
+};
+
+function caNote(context: SetupContext, how: string): string[] {
+  if (!context.lanCa) return [];
+  return [`LAN TLS is on: ${context.app.name} must trust Gatehouse's local CA (${context.lanCa.url}) to reach ${context.issuer}. To do so, ${how}`];
+}
+
+/** A note on the test callback, for presets whose app can run Test sign-in from the panel. */
+export const TEST_SIGN_IN_NOTE =
+  'After the app is configured, run Test sign-in on the application\'s page: it signs in with the same settings and checks what this app needs.';

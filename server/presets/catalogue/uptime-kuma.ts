@@ -1,0 +1,35 @@
+/**
+ * Uptime Kuma behind a reverse proxy with forward auth (spec: "Uptime Kuma (forward auth)").
+ * Facts from Uptime Kuma's wiki: "Reverse Proxy" (WebSocket upgrade headers) and Settings →
+ * Security → "Disable Auth" for use behind a third-party authentication.
+ */
+import { baseOf, baseUrlInput } from '../build.js';
+import type { Preset } from '../types.js';
+import { PROXY_NOTE, allowedGroupInput, forwardAuthApplication, proxyFiles, upstreamInput } from './forward-auth-family.js';
+
+export const uptimeKuma: Preset = {
+  id: 'uptime-kuma',
+  name: 'Uptime Kuma (forward auth)',
+  category: 'forward-auth',
+  protocol: 'forward-auth',
+  version: 1,
+  summary: 'Uptime Kuma behind Caddy, nginx or Traefik, with Gatehouse deciding who may open it.',
+  inputs: [baseUrlInput('Uptime Kuma address (through the proxy)', 'https://status.lan.example'), upstreamInput('http://127.0.0.1:3001'), allowedGroupInput],
+  testedWith: { status: 'documentation', product: 'Uptime Kuma', version: '1.23 / 2.0 wiki (the proxy side is tested with Caddy 2.6 and nginx 1.22)', test: null },
+  sources: [
+    { title: 'Uptime Kuma wiki: Reverse Proxy', section: 'nginx and Caddy (WebSocket)', url: 'https://github.com/louislam/uptime-kuma/wiki/Reverse-Proxy', version: '1.23–2.0' },
+    { title: 'Uptime Kuma: Settings → Security', section: 'Disable Auth (when a third-party authentication is in front)', url: 'https://github.com/louislam/uptime-kuma/wiki', version: '1.23–2.0' },
+  ],
+  caveats: [
+    'Uptime Kuma keeps its own login unless "Disable Auth" is turned on; do that only once the proxy sends every request through Gatehouse.',
+    'Public status pages (/status/…) are behind Gatehouse too; give them their own host without forward auth if they must stay public.',
+  ],
+  client: { tokenEndpointAuthMethod: 'client_secret_basic', pkce: false, scopes: [] },
+  application: forwardAuthApplication,
+  requirements: () => [],
+  setup: (c) => ({
+    settings: [{ label: 'Protected host', value: new URL(baseOf(c.inputs)).host }, { label: 'Upstream', value: c.inputs.upstream ?? 'http://127.0.0.1:3001' }],
+    files: proxyFiles(c),
+    notes: [PROXY_NOTE, 'Uptime Kuma talks to the browser over a WebSocket: Caddy passes it as is; the nginx configuration keeps the Upgrade and Connection headers.'],
+  }),
+};

@@ -1,0 +1,81 @@
+/**
+ * `GET /api/admin/applications/:id/setup` (spec presets-and-operations.md): what to type into the
+ * app, a configuration file or environment block where it has one, and, with LAN TLS on, how it
+ * trusts the appliance's CA. Secrets appear only as placeholders (build.ts PLACEHOLDERS): the
+ * client secret was shown once and only its hash is kept. An application made without a preset
+ * gets the generic OpenID Connect settings (docs/integrations/oidc.md).
+ */
+import type { Config } from '../config.js';
+import type { Application } from '../db/schema.js';
+import { discoveryDocument } from '../oauth/discovery.js';
+import { baseDn, groupsDn, peopleDn, applicationBindDn } from '../ldap/tree.js';
+import { PLACEHOLDERS, PLACEHOLDER_NOTE, TEST_SIGN_IN_NOTE, caTrust } from './build.js';
+import { findPreset } from './catalogue/index.js';
+import type { Setup, SetupContext } from './types.js';
+
+/** Everything a preset's set-up text may use, for this application on this server. */
+export function setupContext(config: Config, app: Application, proxySnippets: SetupContext['proxySnippets'] = null): SetupContext {
+  const issuer = config.issuer.replace(/\/$/, '');
+  const discovery = discoveryDocument(issuer);
+  const lanTls = config.tls.mode === 'auto';
+  return {
+    issuer,
+    discoveryUrl: `${issuer}/.well-known/openid-configuration`,
+    endpoints: {
+      authorization: discovery.authorization_endpoint,
+      token: discovery.token_endpoint,
+      userinfo: discovery.userinfo_endpoint,
+      jwks: discovery.jwks_uri,
+      endSession: discovery.end_session_endpoint,
+      introspection: discovery.introspection_endpoint,
+    },
+    app: { id: app.id, name: app.name, audience: app.audience, redirectUris: app.redirectUris, clientType: app.clientType },
+    inputs: app.preset?.inputs ?? {},
+    lanCa: lanTls ? { url: `${issuer}/ca.pem` } : null,
+    ldap: ldapContext(config, app),
+    proxySnippets,
+  };
+}
+
+/** How LDAP clients reach the directory: the issuer's host name, StartTLS when LAN TLS is on. */
+function ldapContext(config: Config, app: Application): SetupContext['ldap'] {
+  if (!config.ldap.enabled) return null;
+  const base = baseDn(config);
+  const host = new URL(config.issuer).hostname;
+  return {
+    url: `ldap://${host.includes(':') ? `[${host}]` : host}:${config.ldap.port}`,
+    startTls: config.tls.mode === 'auto',
+    baseDn: base,
+    bindDn: applicationBindDn(config, app.id),
+    peopleDn: peopleDn(base),
+    groupsDn: groupsDn(base),
+  };
+}
+
+/** The set-up text for an application: its preset's, or the generic OpenID Connect one. */
+export function setupFor(context: SetupContext, presetId: string | undefined): Setup {
+  const preset = presetId ? findPreset(presetId) : undefined;
+  if (preset) return preset.setup(context);
+  return genericSetup(context);
+}
+
+function genericSetup(c: SetupContext): Setup {
+  return {
+    settings: [
+      { label: 'Issuer', value: c.issuer },
+      { label: 'Discovery URL', value: c.discoveryUrl },
+      { label: 'Client ID', value: c.app.id },
+      ...(c.app.clientType === 'web' ? [{ label: 'Client secret', value: PLACEHOLDERS.clientSecret }] : []),
+      ...c.app.redirectUris.map((uri) => ({ label: 'Redirect URI', value: uri })),
+      { label: 'Scopes', value: 'openid profile email' },
+      { label: 'Audience (resource)', value: c.app.audience },
+    ],
+    files: [],
+    notes: [
+      'Most libraries need only the issuer: they read every endpoint from the discovery document. docs/integrations/oidc.md is the generic guide.',
+      ...(c.app.clientType === 'web' ? [PLACEHOLDER_NOTE] : ['A public client has no secret: it proves itself with PKCE.']),
+      ...caTrust.system(c),
+      TEST_SIGN_IN_NOTE,
+    ],
+  };
+}
