@@ -229,7 +229,7 @@ class DryRun extends Error {
 
 /** Plans and applies a file (or, with `dryRun`, plans and checks it); throws `invalid_configuration` with every problem. */
 export async function applyConfiguration(ctx: AppContext, options: ApplyOptions): Promise<ApplyResult> {
-  const parsed = parseSource(options.text);
+  const parsed = await parseSource(options.text);
   if (!parsed.source) throw invalidFile(parsed.problems);
   const source = parsed.source;
   const problems: FieldError[] = [];

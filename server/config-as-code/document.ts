@@ -5,12 +5,12 @@
  * by itself (no timestamps), so exporting twice, or export → apply to an empty server → export,
  * gives the same bytes.
  */
-import { Document } from 'yaml';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import { transaction } from '../db/store.js';
 import { passwordPolicySection, SECTIONS, type Current, type Entry } from './sections.js';
 import { project } from './fields.js';
+import { loadYaml } from './source.js';
 
 export const DOCUMENT_VERSION = 1;
 
@@ -55,7 +55,8 @@ export async function exportConfiguration(ctx: AppContext): Promise<Record<strin
 }
 
 /** A configuration value as YAML text. */
-export function toYaml(value: Record<string, unknown>): string {
+export async function toYaml(value: Record<string, unknown>): Promise<string> {
+  const { Document } = await loadYaml();
   const doc = new Document(value);
   doc.commentBefore = HEADER;
   // lineWidth 0: long values (URLs, descriptions) stay on one line, whatever their length.

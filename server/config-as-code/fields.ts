@@ -42,8 +42,9 @@ export function project(value: unknown, schema: TSchema, dropped: Set<string> = 
     return items ? value.map((item) => project(item, items as TSchema, dropped, join(at, '*'))) : value;
   }
   const object = node.properties ? node : node.anyOf?.find((s) => s.type === 'object' && s.properties);
-  // A free-form object (a claim's constant value): kept whole.
-  if (!object?.properties) return value;
+  // A free-form object (a claim's constant value, a preset's inputs): kept whole, its keys sorted,
+  // since PostgreSQL's jsonb does not keep the order they were written in (and SQLite does).
+  if (!object?.properties) return sortedKeys(value);
   const out: Record<string, unknown> = {};
   for (const [key, sub] of Object.entries(object.properties)) {
     const field = (value as Record<string, unknown>)[key];
@@ -54,6 +55,12 @@ export function project(value: unknown, schema: TSchema, dropped: Set<string> = 
 }
 
 const join = (at: string, key: string) => (at ? `${at}.${key}` : key);
+
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortedKeys((value as Record<string, unknown>)[key])]));
+}
 
 /** Whether a schema node is an object with named properties (not a union, not free-form). */
 export function isPlainObjectSchema(schema: TSchema): boolean {

@@ -83,7 +83,7 @@ const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: { description: 'the configuration file', content: { 'application/yaml': { schema: Type.String() } } }, ...adminErrors },
       },
     },
-    async (_request, reply) => reply.type('application/yaml; charset=utf-8').send(toYaml(await exportConfiguration(ctx))),
+    async (_request, reply) => reply.type('application/yaml; charset=utf-8').send(await toYaml(await exportConfiguration(ctx))),
   );
 
   app.post(

@@ -233,7 +233,7 @@ const applications: Section = {
       }
       const entry = project(record, ApplicationExport) as Entry;
       // The whole origin (the record shows only its id and version).
-      if (record.preset) entry.preset = (row ?? (await findApplication(ctx.db, record.id)))?.preset ?? null;
+      if (record.preset) entry.preset = project((row ?? (await findApplication(ctx.db, record.id)))?.preset ?? null, PresetOrigin);
       entries.push([record.id, { entry, secrets }]);
     }
     return byKey(entries);

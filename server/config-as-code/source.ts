@@ -5,8 +5,13 @@
  * key, a second document) are problems too, each with its line; a file with any of them is not
  * read further.
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import type { Document, Node } from 'yaml';
 import type { FieldError } from '../http/problem.js';
+
+/** The yaml package, loaded on first use (a chunk of its own in the bundle: most servers never read a file). */
+type Yaml = typeof import('yaml');
+let yaml: Yaml | undefined;
+export const loadYaml = async (): Promise<Yaml> => (yaml ??= await import('yaml'));
 
 /** Aliases a file may expand (`*anchor`): enough for shared lists, too few to blow up memory. */
 const MAX_ALIAS_COUNT = 100;
@@ -19,7 +24,8 @@ export interface Source {
 }
 
 /** Parses `text`; throws nothing: syntax problems come back as `problems`, each with its line. */
-export function parseSource(text: string): { source?: Source; problems: FieldError[] } {
+export async function parseSource(text: string): Promise<{ source?: Source; problems: FieldError[] }> {
+  const { LineCounter, parseDocument } = await loadYaml();
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: '1.2' });
   const lineAt = (offset: number) => lines.linePos(offset).line;
@@ -38,7 +44,7 @@ export function parseSource(text: string): { source?: Source; problems: FieldErr
     source: {
       value,
       lineOf: (path) => {
-        const node = locate(doc, path);
+        const node = locate(yaml!, doc, path);
         return node?.range ? lineAt(node.range[0]) : undefined;
       },
     },
@@ -55,7 +61,8 @@ function syntaxMessage(message: string): string {
  * Where a dotted path is: its value's node; for a path that is not in the file (a missing field),
  * the key of its nearest ancestor entry (`notes:`), where that entry begins.
  */
-function locate(doc: Document, path: string): Node | undefined {
+function locate({ isMap, isPair, isScalar, isSeq }: Yaml, doc: Document, path: string): Node | undefined {
+  const isNode = (value: unknown): value is Node => isMap(value) || isSeq(value) || isScalar(value);
   let node: unknown = doc.contents;
   let found: Node | undefined = isNode(node) ? node : undefined;
   let entryKey: Node | undefined;
@@ -78,5 +85,3 @@ function locate(doc: Document, path: string): Node | undefined {
   }
   return found;
 }
-
-const isNode = (value: unknown): value is Node => isMap(value) || isSeq(value) || isScalar(value);
