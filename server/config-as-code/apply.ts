@@ -28,7 +28,7 @@ import { forgetPanelGrants } from '../administrators/panel-access.js';
 import { sha256 } from '../util/crypto.js';
 import { isPlainObjectSchema, propertiesOf } from './fields.js';
 import { parseSource, type Source } from './source.js';
-import { resolveOnServer, type ServerSecrets } from './references.js';
+import { isReference, resolveOnServer, type ServerSecrets } from './references.js';
 import { DocumentSchema, DOCUMENT_VERSION } from './document.js';
 import { passwordPolicySection, SECTIONS, type Current, type Entry, type ResolvedSecret, type Section, type ShownSecret } from './sections.js';
 import { readReferences, writeReferences } from './stored-references.js';
@@ -81,11 +81,44 @@ interface Desired {
   sections: Map<Section, Map<string, Wanted>>;
 }
 
-const compiled = new WeakMap<TSchema, ReturnType<ReturnType<typeof validators>['body']['compile']>>();
+type Check = ReturnType<ReturnType<typeof validators>['body']['compile']>;
+type AjvError = NonNullable<Check['errors']>[number];
+const compiled = new WeakMap<TSchema, Check>();
+
+/** `value` against `schema` with the admin API's own validator: its refusals, as field errors under `at`. */
 function validate(schema: TSchema, value: unknown, at: string): FieldError[] {
   let check = compiled.get(schema);
   if (!check) compiled.set(schema, (check = validators().body.compile(schema as object)));
-  return check(value) ? [] : fieldErrors(check.errors ?? [], at);
+  return check(value) ? [] : fieldErrors(readable(check.errors ?? []), at);
+}
+
+/**
+ * Ajv's errors with a union's told as one: a value that matches no choice gets "must be one of …"
+ * (or "must be array or null"), not one error per choice; when one choice failed deeper (a field of
+ * an object), that field's error alone. A lone constant says which value it wants.
+ */
+function readable(errors: readonly AjvError[]): AjvError[] {
+  // The innermost union first: a choice inside a choice is told by its own.
+  const unions = errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath).sort((a, b) => b.length - a.length);
+  const out: AjvError[] = [];
+  for (const error of errors) {
+    const union = unions.find((path) => error.instancePath === path || error.instancePath.startsWith(`${path}/`));
+    if (union === undefined) {
+      out.push(error.keyword === 'const' ? { ...error, message: `must be ${JSON.stringify((error.params as { allowedValue: unknown }).allowedValue)}` } : error);
+      continue;
+    }
+    if (error.instancePath !== union) out.push(error);
+    else if (error.keyword === 'anyOf' && !errors.some((e) => e.instancePath.startsWith(`${union}/`))) out.push({ ...error, message: choices(error) });
+  }
+  return out;
+}
+
+/** The choices of a failed union, in words. */
+function choices(error: AjvError): string {
+  const options = (error.schema as { const?: unknown; type?: string }[] | undefined) ?? [];
+  if (options.length && options.every((o) => 'const' in o)) return `must be one of: ${options.map((o) => String(o.const)).join(', ')}`;
+  const types = options.map((o) => o.type ?? 'another shape');
+  return types.length ? `must be ${[...new Set(types)].join(' or ')}` : 'is not any of the allowed shapes';
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -149,8 +182,9 @@ function readDesired(source: Source, secrets: ServerSecrets, problems: FieldErro
       const resolved = new Map<string, ResolvedSecret>();
       for (const [field, rule] of Object.entries(section.secretFields)) {
         const reference = candidate[field];
-        if (typeof reference !== 'string') continue;
         delete candidate[field];
+        // Not a reference at all: the schema said so.
+        if (typeof reference !== 'string' || !isReference(reference)) continue;
         const result = resolveOnServer(reference, secrets);
         if ('problem' in result) {
           problems.push(at(`${path}.${field}`, result.problem));
@@ -158,7 +192,7 @@ function readDesired(source: Source, secrets: ServerSecrets, problems: FieldErro
         }
         // The value's rule, reported without the value.
         const errors = validate(rule, result.value, `${path}.${field}`);
-        if (errors.length) problems.push(...errors.map((e) => at(e.path, `the value ${reference} names ${e.message}`)));
+        if (errors.length) problems.push(...errors.map((e) => at(e.path, `the value of ${reference} ${e.message}`)));
         else resolved.set(field, { reference, value: result.value });
       }
       if (problems.length === before) wanted.set(key, { entry: candidate, line: source.lineOf(path), secrets: resolved });

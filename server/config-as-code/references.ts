@@ -31,9 +31,11 @@ export const SecretReferenceSchema = Type.String({
   description: 'A reference to a secret, never the secret: `${NAME}` (an environment variable) or `file:PATH` (a file holding it)',
 });
 
+export const isReference = (text: string) => ENV_REFERENCE.test(text) || FILE_REFERENCE.test(text);
+
 /** Every string in `value` that is a reference (the CLI resolves these before it sends a file). */
 export function referencesIn(value: unknown, found = new Set<string>()): Set<string> {
-  if (typeof value === 'string' && (ENV_REFERENCE.test(value) || FILE_REFERENCE.test(value))) found.add(value);
+  if (typeof value === 'string' && isReference(value)) found.add(value);
   else if (Array.isArray(value)) for (const item of value) referencesIn(item, found);
   else if (value && typeof value === 'object') for (const item of Object.values(value)) referencesIn(item, found);
   return found;

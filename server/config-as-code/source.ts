@@ -58,27 +58,35 @@ function syntaxMessage(message: string): string {
 }
 
 /**
- * Where a dotted path is: its value's node; for a path that is not in the file (a missing field),
- * the key of its nearest ancestor entry (`notes:`), where that entry begins.
+ * Where a dotted path is: the key of the field it names (`ssoGroupId:`), or a list item itself;
+ * for a path that is not in the file (a missing field), the key of its nearest ancestor entry
+ * (`notes:`), where that entry begins. A key may hold dots itself (an e-mail address): at each map
+ * the longest key that matches the path's next segments is taken.
  */
 function locate({ isMap, isPair, isScalar, isSeq }: Yaml, doc: Document, path: string): Node | undefined {
   const isNode = (value: unknown): value is Node => isMap(value) || isSeq(value) || isScalar(value);
+  const segments = path.split('.');
   let node: unknown = doc.contents;
   let found: Node | undefined = isNode(node) ? node : undefined;
-  let entryKey: Node | undefined;
-  for (const segment of path.split('.')) {
+  for (let i = 0; i < segments.length; ) {
     if (isMap(node)) {
-      const pair = node.items.find((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === segment);
-      if (!pair) return entryKey ?? found;
+      let pair;
+      let taken = 0;
+      for (let n = segments.length - i; n >= 1 && !pair; n--) {
+        const key = segments.slice(i, i + n).join('.');
+        pair = node.items.find((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === key);
+        taken = n;
+      }
+      if (!pair) return found;
       node = pair.value;
-      entryKey = isNode(pair.key) ? pair.key : undefined;
-      found = isNode(pair.value) ? pair.value : entryKey ?? found;
+      found = isNode(pair.key) ? pair.key : isNode(pair.value) ? pair.value : found;
+      i += taken;
     } else if (isSeq(node)) {
-      const item = node.items[Number(segment)];
-      if (!/^\d+$/.test(segment) || item === undefined) return found;
+      const item = node.items[Number(segments[i])];
+      if (!/^\d+$/.test(segments[i]!) || item === undefined) return found;
       node = item;
-      entryKey = undefined;
       if (isNode(item)) found = item;
+      i += 1;
     } else {
       return found;
     }

@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { makeApp, type TestApp } from '../helpers/app.js';
-import { administrator, panelToken } from '../helpers/admins.js';
+import { administrator, asBearer, panelSignIn } from '../helpers/admins.js';
+import { expectProblem } from '../helpers/problem.js';
 import { insertApiKey } from '../helpers/webhook-fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { token } from '../helpers/oauth-inject.js';
@@ -215,5 +216,322 @@ describe('round trip', () => {
     const basic = (secret: string) => ({ authorization: `Basic ${Buffer.from(`notes:${secret}`).toString('base64')}` });
     expect((await token(target, { grant_type: 'client_credentials' }, basic(CLIENT_SECRET))).statusCode).toBe(200);
     expect((await token(target, { grant_type: 'client_credentials' }, basic('cs-notes-wrong-0123456789abcdefghijklmn'))).statusCode).toBe(401);
+  });
+});
+
+const BASE = `version: 1
+passwordPolicy:
+  minLength: 10
+ssoGroups:
+  home:
+    name: Home
+groups:
+  family:
+    name: Family
+applications:
+  notes:
+    name: Notes
+    audience: https://notes.example.com/api
+    redirectUris: [https://notes.example.com/cb]
+    consent: explicit
+    authPolicy:
+      mfa: optional
+  old:
+    name: Old
+    audience: https://old.example.com/api
+    redirectUris: [https://old.example.com/cb]
+    clientType: spa
+`;
+
+const CHANGED = `version: 1
+passwordPolicy:
+  minLength: 14
+groups:
+  family:
+    name: The family
+applications:
+  notes:
+    name: Notes
+    audience: https://notes.example.com/api
+    redirectUris: [https://notes.example.com/cb, https://notes.example.com/cb2]
+    consent: implicit
+    authPolicy:
+      mfa: required
+  wiki:
+    name: Wiki
+    audience: https://wiki.example.com/api
+    redirectUris: [http://127.0.0.1:4000/cb]
+    clientType: native
+`;
+
+describe('plan, dry run and prune', () => {
+  it('a dry run answers the plan field by field and changes nothing; the apply goes through the services (audit, events); prune deletes only what a section leaves out', async () => {
+    const t = await makeApp();
+    await ok(await apply(t, BASE, '', 'yaml'));
+    const before = await exportYaml(t);
+    const audited = await auditCount(t);
+
+    const wiki = [
+      { field: 'name', after: 'Wiki' },
+      { field: 'audience', after: 'https://wiki.example.com/api' },
+      { field: 'redirectUris', after: ['http://127.0.0.1:4000/cb'] },
+      { field: 'clientType', after: 'native' },
+    ];
+    const plan = [
+      { action: 'update', kind: 'passwordPolicy', id: 'passwordPolicy', changes: [{ field: 'minLength', before: 10, after: 14 }] },
+      { action: 'update', kind: 'group', id: 'family', changes: [{ field: 'name', before: 'Family', after: 'The family' }] },
+      {
+        action: 'update', kind: 'application', id: 'notes', changes: [
+          { field: 'redirectUris', before: ['https://notes.example.com/cb'], after: ['https://notes.example.com/cb', 'https://notes.example.com/cb2'] },
+          { field: 'consent', before: 'explicit', after: 'implicit' },
+          { field: 'authPolicy.mfa', before: 'optional', after: 'required' },
+        ],
+      },
+      { action: 'create', kind: 'application', id: 'wiki', changes: wiki },
+    ];
+    // The SSO groups' section is not in the file: home stays even with prune; old is not in
+    // `applications`: deleted with prune only.
+    expect(await ok(await apply(t, CHANGED, 'dryRun=1', 'yaml'))).toEqual({ dryRun: true, plan, secrets: [] });
+    expect(await ok(await apply(t, CHANGED, 'dryRun=true&prune=1', 'yaml'))).toEqual({
+      dryRun: true, plan: [...plan, { action: 'delete', kind: 'application', id: 'old', changes: [] }], secrets: [],
+    });
+    expect(await exportYaml(t)).toBe(before);
+    expect(await auditCount(t)).toBe(audited);
+
+    const applied = await ok(await apply(t, CHANGED, '', 'yaml'));
+    expect(applied).toEqual({ dryRun: false, plan, secrets: [] });
+    const log = (await ok(await t.admin('GET', `/api/admin/audit-log?limit=${(await auditCount(t)) - audited}`))).entries;
+    expect(log.map((e: { action: string; target: string | null; actor: string }) => [e.action, e.target, e.actor]).reverse()).toEqual([
+      ['settings.password_policy_changed', null, 'admin'],
+      ['group.updated', 'family', 'admin'],
+      ['application.updated', 'notes', 'admin'],
+      ['application.redirect_uris_changed', 'notes', 'admin'],
+      ['application.created', 'wiki', 'admin'],
+      ['config.applied', null, 'admin'],
+    ]);
+    expect(log.find((e: { action: string }) => e.action === 'application.updated').details).toEqual({ fields: ['redirectUris', 'consent', 'authPolicy'] });
+    expect(log[0].details).toEqual({ created: 1, updated: 3, deleted: 0, prune: false });
+    expect((await ok(await t.admin('GET', '/api/admin/applications/old'))).id).toBe('old');
+    const notes = await ok(await t.admin('GET', '/api/admin/applications/notes'));
+    expect([notes.consent, notes.authPolicy.mfa, notes.redirectUris]).toEqual(['implicit', 'required', ['https://notes.example.com/cb', 'https://notes.example.com/cb2']]);
+
+    const pruned = await ok(await apply(t, CHANGED, 'prune=1', 'yaml'));
+    expect(pruned).toEqual({ dryRun: false, plan: [{ action: 'delete', kind: 'application', id: 'old', changes: [] }], secrets: [] });
+    expect((await t.admin('GET', '/api/admin/applications/old')).statusCode).toBe(404);
+    expect((await t.admin('GET', '/api/admin/sso-groups/home')).statusCode).toBe(200);
+    expect(await ok(await apply(t, CHANGED, 'prune=1', 'yaml'))).toEqual({ dryRun: false, plan: [], secrets: [] });
+  });
+
+  it('prune deletes administrators, applications, directory and SSO groups named nowhere in their sections, in one transaction', async () => {
+    const t = await makeApp();
+    await ok(await apply(t, BASE, '', 'yaml'));
+    await person(t, 'ann@example.com');
+    await ok(await apply(t, `version: 1
+administrators:
+  ann@example.com: { role: app_manager, applications: [old] }
+`, '', 'yaml'));
+    const empty = 'version: 1\nadministrators: {}\napplications: {}\ngroups: {}\nssoGroups: {}\n';
+    expect((await ok(await apply(t, empty, 'prune=1', 'yaml'))).plan).toEqual([
+      { action: 'delete', kind: 'administrator', id: 'ann@example.com', changes: [] },
+      { action: 'delete', kind: 'application', id: 'notes', changes: [] },
+      { action: 'delete', kind: 'application', id: 'old', changes: [] },
+      { action: 'delete', kind: 'group', id: 'family', changes: [] },
+      { action: 'delete', kind: 'ssoGroup', id: 'home', changes: [] },
+    ]);
+    expect(await exportYaml(t)).toBe(`# Gatehouse configuration (docs/configuration-as-code.md).
+# Apply with: gatehouse config apply FILE [--dry-run] [--prune]
+# Secrets are references, never values: \${ENV_NAME} or file:PATH.
+
+version: 1
+passwordPolicy:
+  minLength: 10
+  minStrength: 2
+  rejectBreached: true
+ssoGroups: {}
+groups: {}
+applications: {}
+administrators: {}
+`);
+    // The deletes were the services': purged in the background plans, audited each.
+    const actions = (await ok(await t.admin('GET', '/api/admin/audit-log?limit=20'))).entries.map((e: { action: string }) => e.action);
+    for (const action of ['administrator.removed', 'application.deleted', 'group.deleted', 'sso_group.deleted', 'config.applied']) expect(actions).toContain(action);
+  });
+});
+
+describe('an invalid file', () => {
+  it('is refused whole, with every problem by path and line: the schemas\', the services\' rules, unresolved references', async () => {
+    const t = await makeApp();
+    await ok(await apply(t, BASE, '', 'yaml'));
+    const before = await exportYaml(t);
+    const audited = await auditCount(t);
+    const file = [
+      'version: 1', //                                       1
+      'passwordPolicy:', //                                  2
+      '  minLength: 3', //                                   3
+      'groups:', //                                          4
+      '  Family:', //                                        5
+      '    name: Family', //                                 6
+      'applications:', //                                   7
+      '  notes:', //                                         8
+      '    name: Notes', //                                  9
+      '    audience: https://notes.example.com/api', //      10
+      '    redirectUris:', //                                11
+      '      - http://notes.example.com/cb', //              12
+      '    ssoGroupId: nowhere', //                          13
+      '  wiki:', //                                          14
+      '    name: Wiki', //                                   15
+      '    redirectUris: https://wiki.example.com/cb', //    16
+      '    colour: blue', //                                 17
+      '    webhookSecret: ${NOT_SENT}', //                   18
+      'administrators:', //                                  19
+      '  nobody@example.com:', //                            20
+      '    role: owner', //                                  21
+      '  not-an-address:', //                                22
+      '    role: king', //                                   23
+      'extra: true', //                                      24
+      '',
+    ].join('\n');
+    const res = await apply(t, file, '', { unresolved: { '${NOT_SENT}': 'the environment variable NOT_SENT is not set (in the environment of gatehouse config apply)' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    expect(res.json()).toEqual({
+      type: 'https://gatehouse.dev/problems/invalid-configuration',
+      title: 'Bad Request',
+      status: 400,
+      code: 'invalid_configuration',
+      detail: 'The configuration file has 12 problems; nothing was changed.',
+      errors: [
+        { path: 'passwordPolicy.minLength', line: 3, message: 'must be >= 8' },
+        { path: 'groups.Family', line: 5, message: 'the key must match pattern "^[a-z0-9][a-z0-9._-]{0,63}$"' },
+        { path: 'applications.notes.redirectUris.0', line: 12, message: 'http is allowed only for loopback or private-network hosts; use https' },
+        { path: 'applications.notes.ssoGroupId', line: 13, message: 'there is no SSO group "nowhere"' },
+        { path: 'applications.wiki.audience', line: 14, message: 'is required' },
+        { path: 'applications.wiki.redirectUris', line: 16, message: 'must be array' },
+        { path: 'applications.wiki.colour', line: 17, message: 'is not a known field' },
+        { path: 'applications.wiki.webhookSecret', line: 18, message: 'the environment variable NOT_SENT is not set (in the environment of gatehouse config apply)' },
+        { path: 'administrators.nobody@example.com', line: 20, message: 'Nobody has the e-mail address nobody@example.com on this server: people are not created by a configuration file; invite or add them first (gatehouse invite, POST /api/admin/people) (person_not_found)' },
+        { path: 'administrators.not-an-address', line: 22, message: 'the key must be an e-mail address' },
+        { path: 'administrators.not-an-address.role', line: 23, message: 'must be one of: owner, people_manager, app_manager' },
+        { path: 'extra', line: 24, message: 'is not a known field' },
+      ],
+    });
+    expect(await exportYaml(t)).toBe(before);
+    expect(await auditCount(t)).toBe(audited);
+  });
+
+  it('YAML that does not parse: each syntax problem with its line, nothing read further', async () => {
+    const t = await makeApp();
+    const res = await apply(t, 'version: 1\napplications:\n  notes:\n    name: Notes\n    name: Twice\n  wiki: [unclosed\n', '', 'yaml');
+    expect(res.statusCode).toBe(400);
+    expect(res.json().errors).toEqual([
+      { path: '(file)', line: 5, message: 'Map keys must be unique.' },
+      { path: '(file)', line: 7, message: 'Flow sequence in block collection must be sufficiently indented and end with a ].' },
+    ]);
+    expect((await apply(t, 'version: 1\n---\nversion: 1\n', '', 'yaml')).json().errors).toEqual([
+      { path: '(file)', line: 2, message: 'Source contains multiple documents; please use YAML.parseAllDocuments().' },
+    ]);
+    expect((await apply(t, '- just\n- a list\n', '', 'yaml')).json().errors).toEqual([{ path: '(file)', line: 1, message: 'must be object' }]);
+  });
+});
+
+describe('secrets by reference', () => {
+  const app = (id: string, extra: string) => `  ${id}:
+    name: ${id}
+    audience: https://${id}.example.com/api
+    redirectUris: [https://${id}.example.com/cb]
+${extra}`;
+
+  it('resolves the server\'s GATEHOUSE_SECRET_* variables and files in <data>/secrets, and values sent with the file; refuses any other', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
+    dirs.push(dataDir);
+    mkdirSync(join(dataDir, 'secrets'));
+    writeFileSync(join(dataDir, 'secrets', 'hook'), `${WEBHOOK_SECRET}\n`);
+    writeFileSync(join(dataDir, 'outside'), 'x'.repeat(40));
+    // Real deliveries to a receiver on 127.0.0.1 (an operator's opt-in to loopback targets).
+    const t = await makeApp({
+      deps: { startWorkers: true },
+      config: { dataDir, webhookAllowLoopback: true, env: { ...ENV, GATEHOUSE_SECRET_SHORT: 'too-short', HOME_SECRET: 'y'.repeat(40), GATEHOUSE_WEBHOOK_POLL_MS: '50' } },
+    });
+    const bad = `version: 1
+applications:
+${app('a1', '    clientSecret: ${HOME_SECRET}\n')}${app('a2', '    clientSecret: file:../outside\n')}${app('a3', '    clientSecret: file:/etc/hostname\n')}${app('a4', '    clientSecret: ${GATEHOUSE_SECRET_SHORT}\n')}${app('a5', '    clientSecret: ${GATEHOUSE_SECRET_UNSET}\n')}${app('a6', '    clientType: spa\n    clientSecret: ${GATEHOUSE_SECRET_NOTES_CLIENT}\n')}${app('a7', '    clientSecret: password\n')}`;
+    const res = await apply(t, bad, 'dryRun=1', 'yaml');
+    expect(res.statusCode).toBe(400);
+    const folder = join(dataDir, 'secrets');
+    expect(res.json().errors).toEqual([
+      { path: 'applications.a1.clientSecret', line: 7, message: `\${HOME_SECRET} was not sent with the file, and the server reads only GATEHOUSE_SECRET_* variables itself (gatehouse config apply sends the ones of its own environment)` },
+      { path: 'applications.a2.clientSecret', line: 12, message: `file:../outside was not sent with the file, and the server reads files only inside ${folder} (a relative path there)` },
+      { path: 'applications.a3.clientSecret', line: 17, message: `file:/etc/hostname was not sent with the file, and the server reads files only inside ${folder} (a relative path there)` },
+      { path: 'applications.a4.clientSecret', line: 22, message: 'the value of ${GATEHOUSE_SECRET_SHORT} must NOT have fewer than 32 characters' },
+      { path: 'applications.a5.clientSecret', line: 27, message: 'the environment variable GATEHOUSE_SECRET_UNSET is not set' },
+      { path: 'applications.a6.clientSecret', line: 33, message: 'only a web (confidential) application has a client secret' },
+      { path: 'applications.a7.clientSecret', line: 38, message: 'must match pattern "^\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}$|^file:(.+)$"' },
+    ]);
+
+    // A webhook secret from <data>/secrets signs real deliveries; the client secret from the
+    // server's environment authenticates the client; neither is ever exported.
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const good = `version: 1
+applications:
+${app('notes', `    webhookUrl: ${receiver.url}\n    webhookSecret: file:hook\n    clientSecret: \${GATEHOUSE_SECRET_NOTES_CLIENT}\n    grantTypes: [client_credentials]\n`)}`;
+    const created = await ok(await apply(t, good, '', 'yaml'));
+    expect(created.plan[0].changes.slice(-2)).toEqual([
+      { field: 'clientSecret', after: '${GATEHOUSE_SECRET_NOTES_CLIENT}', secret: true },
+      { field: 'webhookSecret', after: 'file:hook', secret: true },
+    ]);
+    expect(created.secrets).toEqual([]);
+    const basic = (secret: string) => ({ authorization: `Basic ${Buffer.from(`notes:${secret}`).toString('base64')}` });
+    expect((await token(t, { grant_type: 'client_credentials' }, basic(CLIENT_SECRET))).statusCode).toBe(200);
+    const sent = await ok(await t.admin('POST', '/api/admin/applications/notes/webhook-test'), 202);
+    const [got] = await receiver.waitFor(1);
+    expect((new Webhook(WEBHOOK_SECRET).verify(got!.body, got!.headers as Record<string, string>) as { id: string }).id).toBe(sent.id);
+    const text = await exportYaml(t);
+    expect(text).toContain('    clientSecret: ${GATEHOUSE_SECRET_NOTES_CLIENT}\n    webhookSecret: file:hook\n');
+    for (const secret of [CLIENT_SECRET, WEBHOOK_SECRET]) expect(text).not.toContain(secret);
+
+    // A new value behind the same reference: the plan says so (no value shown); the old secret stops working.
+    t.config.env.GATEHOUSE_SECRET_NOTES_CLIENT = 'cs-notes-rotated-0123456789abcdefghijkl';
+    const rotated = await ok(await apply(t, good, '', 'yaml'));
+    expect(rotated.plan).toEqual([{
+      action: 'update', kind: 'application', id: 'notes',
+      changes: [{ field: 'clientSecret', before: '${GATEHOUSE_SECRET_NOTES_CLIENT}', after: '${GATEHOUSE_SECRET_NOTES_CLIENT}', secret: true }],
+    }]);
+    expect((await token(t, { grant_type: 'client_credentials' }, basic(CLIENT_SECRET))).statusCode).toBe(401);
+    expect((await token(t, { grant_type: 'client_credentials' }, basic('cs-notes-rotated-0123456789abcdefghijkl'))).statusCode).toBe(200);
+    const rotations = (await ok(await t.admin('GET', '/api/admin/audit-log?action=application.client_secret_rotated'))).entries;
+    expect(rotations.map((e: { target: string; actor: string }) => [e.target, e.actor])).toEqual([['notes', 'admin']]);
+
+    // Another reference to the same value: only the reference changes (nothing rotates).
+    const renamed = good.replace('${GATEHOUSE_SECRET_NOTES_CLIENT}', '${NOTES_CLIENT}');
+    const moved = await ok(await apply(t, renamed, '', { secrets: { '${NOTES_CLIENT}': 'cs-notes-rotated-0123456789abcdefghijkl' } }));
+    expect(moved.plan[0].changes).toEqual([{ field: 'clientSecret', before: '${GATEHOUSE_SECRET_NOTES_CLIENT}', after: '${NOTES_CLIENT}', secret: true }]);
+    expect(await exportYaml(t)).toContain('    clientSecret: ${NOTES_CLIENT}\n');
+
+    // Rotated in the panel: the file's reference no longer names the secret, so the export drops it.
+    await ok(await t.admin('POST', '/api/admin/applications/notes/client-secret'));
+    const after = await exportYaml(t);
+    expect(after).not.toContain('clientSecret:');
+    expect(after).toContain('    webhookSecret: file:hook\n');
+  });
+});
+
+describe('who may', () => {
+  it('export and apply: the owner and the admin token only', async () => {
+    const t = await makeApp();
+    await ok(await apply(t, BASE, '', 'yaml'));
+    const owner = await panelSignIn(t, await administrator(t, 'owner@example.com', 'owner'));
+    const people = await panelSignIn(t, await administrator(t, 'people@example.com', 'people_manager'));
+    const apps = await panelSignIn(t, await administrator(t, 'apps@example.com', 'app_manager', ['notes']));
+    const key = await insertApiKey(t.db, 'notes', ['application:read', 'application:write']);
+    expect((await asBearer(t, owner.access_token, 'GET', '/api/admin/config')).statusCode).toBe(200);
+    expect((await asBearer(t, owner.access_token, 'POST', '/api/admin/config/apply?dryRun=1', { document: BASE })).statusCode).toBe(200);
+    for (const bearer of [people.access_token, apps.access_token]) {
+      expectProblem(await asBearer(t, bearer, 'GET', '/api/admin/config'), 403, 'forbidden');
+      expectProblem(await asBearer(t, bearer, 'POST', '/api/admin/config/apply?dryRun=1', { document: BASE }), 403, 'forbidden');
+    }
+    expectProblem(await asBearer(t, key, 'GET', '/api/admin/config'), 403, 'insufficient_scope');
+    expectProblem(await asBearer(t, key, 'POST', '/api/admin/config/apply', { document: BASE }), 403, 'insufficient_scope');
+    expectProblem(await t.app.inject({ method: 'GET', url: '/api/admin/config' }), 401, 'unauthorized');
   });
 });
