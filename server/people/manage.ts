@@ -37,7 +37,7 @@ import { countOwners, findGrant } from '../administrators/queries.js';
 import { lastOwner, revokeRole } from '../administrators/service.js';
 import { forgetPanelGrants } from '../administrators/panel-access.js';
 import { insertPerson } from './create.js';
-import { USERNAME_PATTERN, takenUsernames } from './username.js';
+import { parseUsername, takenUsernames, usernameTaken } from './username.js';
 
 /** How long the e-mailed link to choose a first password works. */
 export const WELCOME_LINK_TTL_MS = 7 * 24 * 3600_000;
@@ -77,10 +77,7 @@ export async function createPerson(ctx: AppContext, input: PersonCreate, actor: 
   if (invite && !mailerFor(ctx.config)) {
     throw conflict('mail_not_configured', 'No mail server is configured (SMTP_URL): set the password directly instead, or configure mail.');
   }
-  const username = input.username?.trim().toLowerCase();
-  if (username !== undefined && !USERNAME_PATTERN.test(username)) {
-    throw badRequest('validation_failed', 'The username is not valid.', [{ path: 'body.username', message: 'must match ^[a-z0-9][a-z0-9._-]{0,63}$' }]);
-  }
+  const username = input.username === undefined ? undefined : parseUsername(input.username);
   let passwordHash: string | null = null;
   if (input.password !== undefined) {
     checkPasswordLength(input.password);
@@ -90,7 +87,7 @@ export async function createPerson(ctx: AppContext, input: PersonCreate, actor: 
   const groupIds = [...new Set(input.groups ?? [])];
   const now = ctx.clock.now();
   const { person, link } = await transaction(ctx.db, async (tx) => {
-    if (username && (await takenUsernames(tx, [username])).size) throw conflict('username_taken', `The username ${username} is taken.`);
+    if (username && (await takenUsernames(tx, [username])).size) throw usernameTaken(username);
     if (groupIds.length) {
       const found = new Set((await many(tx.select({ id: groups.id }).from(groups).where(inArray(groups.id, groupIds)))).map((g) => g.id));
       const unknown = groupIds.filter((id) => !found.has(id));

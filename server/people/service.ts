@@ -17,12 +17,12 @@ import type { AppContext } from '../context.js';
 import type { Person, PersonStatus } from '../db/schema.js';
 import { setPersonStatus } from './manage.js';
 import { recordAudit } from '../audit/record.js';
-import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
+import { notFound, validationFailed, type FieldError } from '../http/problem.js';
 import { displayTextProblem } from '../util/display-text.js';
 import { recordPersonEvent } from '../webhooks/outbox.js';
 import { transaction } from '../db/store.js';
 import { findPersonRow, updatePersonRow } from './queries.js';
-import { normalizeUsername, takenUsernames, USERNAME_PATTERN } from './username.js';
+import { parseUsername, takenUsernames, usernameTaken } from './username.js';
 
 export interface PersonPatch {
   status?: PersonStatus | undefined;
@@ -51,7 +51,6 @@ function nameErrors(patch: PersonPatch): FieldError[] {
   return errors;
 }
 
-const usernameTaken = (username: string) => conflict('username_taken', `The username "${username}" belongs to someone else.`);
 /** Blank text clears an optional name. */
 const text = (value: string | null | undefined, current: string | null) => (value === undefined ? current : value?.trim() || null);
 
@@ -65,13 +64,7 @@ export function personEventData(p: Person, changed: string[]) {
 
 /** Applies `patch` to person `id` (see the module comment); returns the person as stored. */
 export async function updatePerson(ctx: AppContext, id: string, patch: PersonPatch, actor: string): Promise<Person> {
-  const username = patch.username === undefined ? undefined : normalizeUsername(patch.username);
-  if (username !== undefined && !USERNAME_PATTERN.test(username)) {
-    throw validationFailed(
-      [{ path: 'body.username', message: 'must be 1 to 64 lower-case letters, digits, ".", "_" or "-", starting with a letter or digit' }],
-      'The username is not valid.',
-    );
-  }
+  const username = patch.username === undefined ? undefined : parseUsername(patch.username);
   const errors = nameErrors(patch);
   if (errors.length) throw validationFailed(errors, 'The name is not valid.');
   const now = ctx.clock.now();

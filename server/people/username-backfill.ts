@@ -15,7 +15,7 @@ import { people } from '../db/schema.js';
 import { exec, many, one, singleton, transaction } from '../db/store.js';
 import { takenUsernames, usernameBase, usernameCandidate } from './username.js';
 
-export const BACKFILL_BATCH = 500;
+export const BACKFILL_BATCH = 100;
 const WAIT_FOR_OTHER_INSTANCE_MS = 200;
 /** Numbered candidates proposed at least per base and round, so a run of taken numbers costs few rounds. */
 const MIN_PROPOSALS = 8;

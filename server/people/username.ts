@@ -10,6 +10,7 @@ import { inArray } from 'drizzle-orm';
 import type { Db as Tx } from '../db/client.js';
 import { people } from '../db/schema.js';
 import { many } from '../db/store.js';
+import { conflict, validationFailed } from '../http/problem.js';
 
 export const USERNAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 export const USERNAME_MAX_LENGTH = 64;
@@ -64,3 +65,17 @@ export async function usernameForNewPerson(db: Tx, email: string): Promise<strin
 export function normalizeUsername(text: string): string {
   return text.trim().toLowerCase();
 }
+
+/** An administrator's username, normalised; 400 `validation_failed` naming `body.username` when it breaks the rule. */
+export function parseUsername(text: string): string {
+  const username = normalizeUsername(text);
+  if (!USERNAME_PATTERN.test(username)) {
+    throw validationFailed(
+      [{ path: 'body.username', message: 'must be 1 to 64 lower-case letters, digits, ".", "_" or "-", starting with a letter or digit' }],
+      'The username is not valid.',
+    );
+  }
+  return username;
+}
+
+export const usernameTaken = (username: string) => conflict('username_taken', `The username "${username}" belongs to someone else.`);

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { OAUTH_ADMIN_TOKEN, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
+import { adminJsonOf, OAUTH_ADMIN_TOKEN, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
 import { buildIfStale, launchChromium, shot } from '../helpers/panel-browser.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
@@ -17,11 +17,7 @@ let page: Page;
 let clientSecret = '';
 let receiver: Receiver;
 
-async function adminJson<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await server.admin(method, path, body);
-  expect(res.ok, `${method} ${path} → ${res.status}`).toBe(true);
-  return (res.status === 204 ? undefined : await res.json()) as T;
-}
+const adminJson = <T,>(method: string, path: string, body?: unknown) => adminJsonOf<T>(server, method, path, body);
 
 beforeAll(async () => {
   buildIfStale();
@@ -188,7 +184,7 @@ describe('control panel', () => {
     await adminJson('PATCH', '/api/admin/applications/team-notes/auth-policy', { profile_fields: [department] });
   });
 
-  it('puts two applications in one shared sign-in (the API's SSO group)', async () => {
+  it('puts two applications in one shared sign-in (the API’s SSO group)', async () => {
     await adminJson('POST', '/api/admin/applications', {
       id: 'wiki',
       name: 'Wiki',

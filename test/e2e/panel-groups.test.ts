@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { OAUTH_ADMIN_TOKEN, PASSWORD, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
+import { adminJsonOf, OAUTH_ADMIN_TOKEN, PASSWORD, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
 import { buildIfStale, launchChromium, shot } from '../helpers/panel-browser.js';
 import { GROUP_REFERENCES, type GroupReference } from '../../server/groups/references.js';
 import { applications } from '../../server/db/schema.js';
@@ -16,11 +16,7 @@ let browser: Browser;
 let page: Page;
 const people: Record<string, string> = {};
 
-async function adminJson<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await server.admin(method, path, body);
-  expect(res.ok, `${method} ${path} → ${res.status}`).toBe(true);
-  return (res.status === 204 ? undefined : await res.json()) as T;
-}
+const adminJson = <T,>(method: string, path: string, body?: unknown) => adminJsonOf<T>(server, method, path, body);
 
 beforeAll(async () => {
   buildIfStale();

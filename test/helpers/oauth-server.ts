@@ -31,6 +31,13 @@ export function adminFetch(url: string): OAuthServer['admin'] {
     });
 }
 
+/** An admin call that must succeed (2xx); its JSON answer, or undefined for a 204. */
+export async function adminJsonOf<T>(server: Pick<OAuthServer, 'admin'>, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await server.admin(method, path, body);
+  if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${await res.text()}`);
+  return (res.status === 204 ? undefined : await res.json()) as T;
+}
+
 export async function startOAuthServer(env: Record<string, string> = {}): Promise<OAuthServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-oauth-'));
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env }, { dataDir, port: '0', host: '127.0.0.1', adminToken: OAUTH_ADMIN_TOKEN });

@@ -131,7 +131,7 @@ describe('gatehouse app', () => {
         'Grant types:    authorization_code, refresh_token',
         'Logout URI:     (none)',
         'Token signing:  RS256',
-        'SSO group:      (none)',
+        'Shared sign-in: (none)',
         'LDAP:           off',
         `Created:        ${record.createdAt}`,
         `Updated:        ${record.updatedAt}`,

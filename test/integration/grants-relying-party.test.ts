@@ -70,9 +70,15 @@ describe('client credentials', () => {
     const plain = await createClient(server, {
       id: 'plain-web', name: 'Plain', audience: 'https://plain.example.com/api', clientType: 'web', redirectUris: ['https://plain.example.com/cb'],
     });
+    // client_secret_post: a plain 401 invalid_client, without a Basic challenge (RFC 6749 §5.2 asks for
+    // one only when the client used the Authorization header), so a browser never pops up a dialog.
     const wrong = await discover(machine.id, client.ClientSecretPost('ghs_wrong'));
-    // A 401 with its Basic challenge (RFC 6749 §5.2), which openid-client surfaces as the challenge.
     await expect(client.clientCredentialsGrant(wrong)).rejects.toMatchObject({
+      name: 'ResponseBodyError', status: 401, error: 'invalid_client', error_description: 'Client authentication failed.',
+    });
+    // client_secret_basic: the same refusal carries the Basic challenge, which openid-client surfaces.
+    const wrongBasic = await discover(machine.id, client.ClientSecretBasic('ghs_wrong'));
+    await expect(client.clientCredentialsGrant(wrongBasic)).rejects.toMatchObject({
       name: 'WWWAuthenticateChallengeError', status: 401, cause: [{ scheme: 'basic', parameters: { realm: 'gatehouse' } }],
     });
     const right = await discover(machine.id, client.ClientSecretPost(machine.clientSecret!));

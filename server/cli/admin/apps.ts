@@ -131,7 +131,7 @@ export const appShow = adminCommand({
         ['Grant types', app.grantTypes.map(grantName).join(', ')],
         ['Logout URI', app.backchannelLogoutUri ?? '(none)'],
         ['Token signing', app.signingAlg],
-        ['SSO group', app.ssoGroupId ?? '(none)'],
+        ['Shared sign-in', app.ssoGroupId ?? '(none)'],
         ['LDAP', app.ldap.enabled ? `on, bind DN ${app.ldap.bindDn}` : 'off'],
         ['Created', app.createdAt],
         ['Updated', app.updatedAt],

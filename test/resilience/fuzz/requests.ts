@@ -86,6 +86,11 @@ const BODIES: Record<string, (s: Seed) => Body> = {
   'POST /api/admin/sso-groups': (s) => json({ id: `fuzz-group-new-${s.n}`, name: 'Team' }),
   'PATCH /api/admin/sso-groups/:id': () => json({ name: 'Renamed' }),
   'POST /api/admin/sso-groups/:id/apps': (s) => json({ appId: s.spaId }),
+  'POST /api/admin/groups': (s) => json({ id: `fuzz-team-new-${s.n}`, name: 'Team', description: 'A team' }),
+  'PATCH /api/admin/groups/:id': () => json({ name: 'Renamed', description: null }),
+  'PATCH /api/admin/people/:id': () => json({ givenName: 'Given', familyName: 'Family', emailVerified: true }),
+  'PATCH /api/me': () => json({ name: 'Name', givenName: 'Given', familyName: 'Family' }),
+  'POST /account/names': () => form({ name: 'Name', given_name: 'Given', family_name: 'Family' }),
   'POST /api/auth/sign-up/email': (s) => json({ email: `joiner-${s.n}@example.com`, password: PASSWORD, name: 'Joiner', applicationId: s.spaId }),
   'POST /api/auth/sign-in/email': (s) => json({ email: s.email, password: PASSWORD, applicationId: s.spaId }),
   'POST /api/auth/invitations/accept': (s) => json({ token: s.invitationToken }),
@@ -127,6 +132,8 @@ const QUERIES: Record<string, (s: Seed) => [string, string][]> = {
   'GET /api/auth/sign-in/:provider': (s) => [['client_id', s.spaId], ['return_to', returnTo(s)]],
   'GET /device': () => [['user_code', 'BCDF-GHJK']],
   'GET /api/admin/applications/:id/backchannel-logouts': () => [['status', 'pending'], ['limit', '5']],
+  'GET /api/admin/groups': () => [['q', 'fuzz'], ['limit', '5']],
+  'GET /api/admin/groups/:id/members': () => [['limit', '5']],
 };
 
 /** A real id for each path parameter, chosen by its name and the segment before it. */
@@ -141,7 +148,10 @@ function paramValue(pattern: string, name: string, s: Seed): string {
     case 'token': return s.invitationToken;
     case 'sid': return s.sessionId ?? 'ses_unknown';
     case 'provider': return 'github';
+    case 'personId': return s.userId;
   }
+  if (before === 'groups') return s.groupId;
+  if (before === 'people') return s.userId;
   if (before === 'sso-groups') return s.ssoGroupId;
   if (before === 'backups') return 'gatehouse-20260101T000000Z-abcdef';
   // Webhook deliveries and the client secret live on the web application.

@@ -43,6 +43,8 @@ export interface Seed {
   apiKeyId: string;
   apiKey: string;
   ssoGroupId: string;
+  /** A directory group the person is in. */
+  groupId: string;
   deliveryId: string;
   accessToken: string;
   refreshToken: string;
@@ -81,7 +83,7 @@ export async function makeWorld(): Promise<World> {
       ...(body === undefined ? {} : { payload: body as InjectOptions['payload'] }),
     });
     expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300);
-    return res.json();
+    return res.statusCode === 204 ? undefined : res.json();
   };
 
   async function seed(): Promise<Seed> {
@@ -114,6 +116,8 @@ export async function makeWorld(): Promise<World> {
     const key = await admin('POST', `/api/admin/applications/${spaId}/api-keys`, { name: 'fuzz', scopes: ['users:read', 'users:write'] });
     const group = await admin('POST', '/api/admin/sso-groups', { id: `fuzz-group-${n}`, name: `Group ${n}` });
     await admin('POST', `/api/admin/sso-groups/${group.id}/apps`, { appId: webId });
+    const directoryGroup = await admin('POST', '/api/admin/groups', { id: `fuzz-team-${n}`, name: `Team ${n}` });
+    await admin('PUT', `/api/admin/groups/${directoryGroup.id}/members/${userId}`);
     const delivery = await admin('POST', `/api/admin/applications/${webId}/webhook-test`);
 
     const pkce = pkcePair();
@@ -144,7 +148,7 @@ export async function makeWorld(): Promise<World> {
       n, spaId, sessionId, webId, webSecret: web.clientSecret, email, userId,
       membershipId: members.users[0].id, sessionCookie,
       invitationId: invitation.id, invitationToken: new URL(invitation.acceptUrl).pathname.split('/').pop()!,
-      apiKeyId: key.id, apiKey: key.key, ssoGroupId: group.id, deliveryId: delivery.id,
+      apiKeyId: key.id, apiKey: key.key, ssoGroupId: group.id, groupId: directoryGroup.id, deliveryId: delivery.id,
       accessToken: access_token, refreshToken: refresh_token, idToken: id_token,
     };
   }
