@@ -179,6 +179,9 @@ function readDesired(source: Source, secrets: ServerSecrets, problems: FieldErro
         problems.push(error.path === `${path}.${section.keyField}` ? at(path, `the key ${error.message}`) : at(error.path, error.message));
       }
       if (section.keyField) delete candidate[section.keyField];
+      // An entry the schemas accept still goes through the services' rules (for their problems
+      // too), even when one of its secrets is missing: nothing is applied while any problem stands.
+      const valid = problems.length === before;
       const resolved = new Map<string, ResolvedSecret>();
       for (const [field, rule] of Object.entries(section.secretFields)) {
         const reference = candidate[field];
@@ -195,7 +198,7 @@ function readDesired(source: Source, secrets: ServerSecrets, problems: FieldErro
         if (errors.length) problems.push(...errors.map((e) => at(e.path, `the value of ${reference} ${e.message}`)));
         else resolved.set(field, { reference, value: result.value });
       }
-      if (problems.length === before) wanted.set(key, { entry: candidate, line: source.lineOf(path), secrets: resolved });
+      if (valid) wanted.set(key, { entry: candidate, line: source.lineOf(path), secrets: resolved });
     }
   }
   return desired;

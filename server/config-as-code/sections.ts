@@ -187,6 +187,9 @@ const ApplicationExport = Type.Object({
   preset: PresetOrigin,
 });
 
+/** The application entry's schemas, for the test that every field of the record is in the file or excluded. */
+export const applicationSchemas = { entry: ApplicationEntry, exported: ApplicationExport, secrets: Object.keys(APPLICATION_SECRETS) };
+
 /** A preset origin names a preset this server has, at a version it has had. */
 function checkPreset(origin: unknown) {
   if (!origin) return;

@@ -11,7 +11,13 @@ import type { FieldError } from '../http/problem.js';
 /** The yaml package, loaded on first use (a chunk of its own in the bundle: most servers never read a file). */
 type Yaml = typeof import('yaml');
 let yaml: Yaml | undefined;
-export const loadYaml = async (): Promise<Yaml> => (yaml ??= await import('yaml'));
+export async function loadYaml(): Promise<Yaml> {
+  if (yaml) return yaml;
+  const loaded = await import('yaml');
+  // The package is CommonJS for Node: bundled (esbuild), its exports arrive as `default`.
+  yaml = (loaded as unknown as { default?: Yaml }).default ?? loaded;
+  return yaml;
+}
 
 /** Aliases a file may expand (`*anchor`): enough for shared lists, too few to blow up memory. */
 const MAX_ALIAS_COUNT = 100;

@@ -24,6 +24,8 @@ import { expectProblem } from '../helpers/problem.js';
 import { insertApiKey } from '../helpers/webhook-fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { token } from '../helpers/oauth-inject.js';
+import { EXCLUDED_APPLICATION_FIELDS, project } from '../../server/config-as-code/fields.js';
+import { applicationSchemas } from '../../server/config-as-code/sections.js';
 
 const PASSWORD = 'violet-harbour-teapot-glacier-91';
 const CLIENT_SECRET = 'cs-notes-0123456789abcdefghijklmnopqrstuv';
@@ -177,6 +179,10 @@ describe('round trip', () => {
   cy@example.com:
     role: people_manager
 `);
+    // Everything the record holds is in the file but what is excluded, with its reason (fields.ts).
+    const dropped = new Set<string>();
+    project(await ok(await source.admin('GET', '/api/admin/applications/notes')), applicationSchemas.exported, dropped);
+    expect([...dropped].sort()).toEqual(Object.keys(EXCLUDED_APPLICATION_FIELDS).sort());
     expect(text).toContain(`    preset:
       id: grafana
       version: 1
