@@ -17,6 +17,7 @@
  * entry missing from a section the file has is deleted, and only with `prune`.
  */
 import { isDeepStrictEqual } from 'node:util';
+import { setImmediate as yieldLoop } from 'node:timers/promises';
 import type { TSchema } from 'typebox';
 import type { AppContext } from '../context.js';
 import { recordAudit } from '../audit/record.js';
@@ -121,6 +122,9 @@ function choices(error: AjvError): string {
   return types.length ? `must be ${[...new Set(types)].join(' or ')}` : 'is not any of the allowed shapes';
 }
 
+/** Entries checked (or read) between two turns of the event loop. */
+export const YIELD_EVERY = 25;
+
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The whole file refused: every problem, by path and line, in the order of the file. */
@@ -131,7 +135,7 @@ function invalidFile(problems: FieldError[]): Problem {
 }
 
 /** Reads the file into what it asks for; problems (with lines) are added to `problems`. */
-function readDesired(source: Source, secrets: ServerSecrets, problems: FieldError[]): Desired {
+async function readDesired(source: Source, secrets: ServerSecrets, problems: FieldError[]): Promise<Desired> {
   const at = (path: string, message: string): FieldError => {
     const line = source.lineOf(path);
     return line === undefined ? { path, message } : { path, message, line };
@@ -154,7 +158,10 @@ function readDesired(source: Source, secrets: ServerSecrets, problems: FieldErro
     if (!isObject(entries)) continue;
     const wanted = new Map<string, Wanted>();
     desired.sections.set(section, wanted);
+    let checked = 0;
     for (const [rawKey, value] of Object.entries(entries)) {
+      // A long file is checked a few entries at a time between other requests.
+      if (++checked % YIELD_EVERY === 0) await yieldLoop();
       const path = `${section.name}.${rawKey}`;
       const before = problems.length;
       let key = rawKey;
@@ -270,7 +277,7 @@ export async function applyConfiguration(ctx: AppContext, options: ApplyOptions)
   if (!parsed.source) throw invalidFile(parsed.problems);
   const source = parsed.source;
   const problems: FieldError[] = [];
-  const desired = readDesired(source, { given: options.secrets, unresolved: options.unresolved, env: ctx.config.env, dataDir: ctx.config.dataDir }, problems);
+  const desired = await readDesired(source, { given: options.secrets, unresolved: options.unresolved, env: ctx.config.env, dataDir: ctx.config.dataDir }, problems);
 
   try {
     const result = await transaction(ctx.db, () => run(ctx, options, desired, source, problems), { sqliteForeignKeysOff: options.prune });
@@ -365,6 +372,9 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
         if (!(error instanceof Problem)) throw error;
         failed.push({ step, problem: error });
       }
+      // One change at a time on the event loop (each is a few statements): other requests run
+      // between them (on SQLite those that need the database wait for this transaction).
+      await yieldLoop();
     }
     if (!failed.length || failed.length === pending.length) {
       for (const { step, problem } of failed) problems.push(...problemsOf(problem, step.path, source));
@@ -379,6 +389,7 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
       if (!(error instanceof Problem)) throw error;
       problems.push(...problemsOf(error, step.path, source).map((p) => ({ ...p, message: `cannot be deleted (not in the file, and prune was asked for): ${p.message}` })));
     }
+    await yieldLoop();
   }
   if (problems.length) throw invalidFile(problems);
 

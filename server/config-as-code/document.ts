@@ -10,7 +10,7 @@ import type { AppContext } from '../context.js';
 import { transaction } from '../db/store.js';
 import { passwordPolicySection, SECTIONS, type Current, type Entry } from './sections.js';
 import { project } from './fields.js';
-import { loadYaml } from './source.js';
+import { writeYaml } from './source.js';
 
 export const DOCUMENT_VERSION = 1;
 
@@ -54,11 +54,7 @@ export async function exportConfiguration(ctx: AppContext): Promise<Record<strin
   });
 }
 
-/** A configuration value as YAML text. */
-export async function toYaml(value: Record<string, unknown>): Promise<string> {
-  const { Document } = await loadYaml();
-  const doc = new Document(value);
-  doc.commentBefore = HEADER;
-  // lineWidth 0: long values (URLs, descriptions) stay on one line, whatever their length.
-  return doc.toString({ lineWidth: 0 });
+/** A configuration value as YAML text (written off the event loop: source.ts). */
+export function toYaml(value: Record<string, unknown>): Promise<string> {
+  return writeYaml(value, HEADER);
 }

@@ -8,6 +8,7 @@
  * people and who is in which directory group (data that people and invitations create; a file
  * names people only as administrators, by e-mail), members, sessions, keys, the audit log.
  */
+import { setImmediate as yieldLoop } from 'node:timers/promises';
 import type { TObject, TSchema } from 'typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
@@ -82,6 +83,7 @@ async function allPages<T>(page: (cursor: string | undefined) => Promise<{ items
     const next = await page(cursor);
     items.push(...next.items);
     cursor = next.nextCursor ?? undefined;
+    if (cursor) await yieldLoop();
   } while (cursor);
   return items;
 }
@@ -227,7 +229,8 @@ const applications: Section = {
     });
     const references = await readReferences(ctx.db);
     const entries: [string, Current][] = [];
-    for (const record of records) {
+    for (const [i, record] of records.entries()) {
+      if (i > 0 && i % 25 === 0) await yieldLoop();
       const secrets: Current['secrets'] = {};
       const row = references[record.id] ? await findApplication(ctx.db, record.id) : undefined;
       for (const [field, fingerprintOf] of Object.entries(APPLICATION_SECRETS)) {
