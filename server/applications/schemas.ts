@@ -107,6 +107,46 @@ const SIGNING_ALG_TEXT =
   'How this application\'s ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS).';
 const SigningAlgSchema = Type.Union(SIGNING_ALGS.map((alg) => Type.Literal(alg)), { description: SIGNING_ALG_TEXT });
 
+const UNKNOWN_SCOPES_TEXT =
+  '`reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response\'s `scope` lists what was granted';
+const UnknownScopesSchema = Type.Union([Type.Literal('reject'), Type.Literal('ignore')], { description: UNKNOWN_SCOPES_TEXT });
+/** A directory group id (spec claims-and-groups.md). */
+const GroupRef = Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', maxLength: 64 });
+const GROUPS_FILTER_TEXT = 'Directory group ids the `groups` claim may show; null (default): all the person\'s groups';
+const GroupsFilter = Type.Union([Type.Array(GroupRef, { maxItems: 1000, uniqueItems: true }), Type.Null()], { description: GROUPS_FILTER_TEXT });
+const CLAIM_SOURCE_TEXT =
+  'Where the value comes from: `role` (the member\'s role here), `profileField` (`key`: that profile field\'s value), `inGroup` (`group`: true or false), ' +
+  '`groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`)';
+/**
+ * A claim's source on the wire: one object whose `type` says which of the other fields it needs
+ * (applications/claim-settings.ts checks that and names the field), so a mistake is one clear error
+ * rather than one per kind of source.
+ */
+export const ClaimSourceSchema = Type.Object(
+  {
+    type: Type.Union(['role', 'profileField', 'inGroup', 'groupMap', 'constant'].map((t) => Type.Literal(t))),
+    key: Type.Optional(Type.String({ pattern: PROFILE_KEY_PATTERN.source })),
+    group: Type.Optional(GroupRef),
+    map: Type.Optional(Type.Array(Type.Object({ group: GroupRef, value: Type.Unknown() }, { additionalProperties: false }), { minItems: 1, maxItems: 100 })),
+    default: Type.Optional(Type.Unknown()),
+    value: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: false, description: CLAIM_SOURCE_TEXT },
+);
+export const CustomClaimSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z][A-Za-z0-9_.:/-]*$' }),
+    source: ClaimSourceSchema,
+    inAccessToken: Type.Optional(Type.Boolean({ description: 'Also in the access token (default false)' })),
+  },
+  { additionalProperties: false },
+);
+const CUSTOM_CLAIMS_TEXT =
+  'Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused';
+const CustomClaims = Type.Array(CustomClaimSchema, { maxItems: 20, description: CUSTOM_CLAIMS_TEXT });
+const RESOURCE_SERVERS_TEXT =
+  'Other confidential (web) applications that may introspect this application\'s tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail';
+const ResourceServers = Type.Array(Slug, { maxItems: 20, uniqueItems: true, description: RESOURCE_SERVERS_TEXT });
 const LDAP_TEXT =
   'LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application\'s active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it.';
 const LdapPatch = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false, description: LDAP_TEXT });
@@ -131,6 +171,10 @@ const mutableFields = {
   backchannelLogoutSessionRequired: Type.Optional(Type.Boolean({ description: SESSION_REQUIRED_TEXT })),
   branding: Type.Optional(BrandingPatch),
   consent: Type.Optional(ConsentPolicySchema),
+  unknownScopes: Type.Optional(UnknownScopesSchema),
+  groupsFilter: Type.Optional(GroupsFilter),
+  customClaims: Type.Optional(CustomClaims),
+  resourceServers: Type.Optional(ResourceServers),
   signingAlg: Type.Optional(SigningAlgSchema),
   ldap: Type.Optional(LdapPatch),
 };
@@ -168,6 +212,10 @@ export const ApplicationRecordSchema = Type.Object({
   backchannelLogoutSessionRequired: Type.Boolean({ description: SESSION_REQUIRED_TEXT }),
   branding: BrandingRecord,
   consent: ConsentPolicySchema,
+  unknownScopes: UnknownScopesSchema,
+  groupsFilter: Type.Union([Type.Array(Type.String()), Type.Null()], { description: GROUPS_FILTER_TEXT }),
+  customClaims: Type.Array(CustomClaimSchema, { description: CUSTOM_CLAIMS_TEXT }),
+  resourceServers: Type.Array(Type.String(), { description: RESOURCE_SERVERS_TEXT }),
   signingAlg: SigningAlgSchema,
   ldap: LdapRecord,
   preset: Type.Union([

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, inArray, ne } from 'drizzle-orm';
-import { applications, people, ssoGroups, type Application, type AppliedPreset, type AuthPolicy, type ClientType, type GrantType } from '../db/schema.js';
+import { applications, people, ssoGroups, type Application, type AppliedPreset, type AuthPolicy, type ClientType, type CustomClaim, type GrantType } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit, type Tx } from '../audit/record.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
@@ -26,6 +26,8 @@ import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-addr
 import { recordEvent } from '../webhooks/outbox.js';
 import { applicationBindDn, type TreeConfig } from '../ldap/tree.js';
 import { exec, many, one, transaction } from '../db/store.js';
+import { checkCustomClaims, checkGroupsFilter, checkResourceServers, type WireCustomClaim } from './claim-settings.js';
+import { existingGroupIds } from '../groups/queries.js';
 import { createMembership } from '../members/create.js';
 import { ownerIds } from '../administrators/queries.js';
 import { PANEL_CLIENT_ID } from '../administrators/panel-client.js';
@@ -63,6 +65,10 @@ export function applicationRecord(app: Application, config: TreeConfig) {
     backchannelLogoutSessionRequired: app.backchannelLogoutSessionRequired,
     branding: brandingRecord(app, issuer),
     consent: app.consent,
+    unknownScopes: app.unknownScopes,
+    groupsFilter: app.groupsFilter,
+    customClaims: app.customClaims,
+    resourceServers: app.resourceServers,
     signingAlg: app.signingAlg,
     ldap: { enabled: app.ldap.enabled, bindDn: applicationBindDn(config, app.id) },
     preset: app.preset ? { id: app.preset.id, version: app.preset.version } : null,
@@ -183,15 +189,23 @@ interface ApplicationShape {
   webhookUrl?: string | null;
   webhookSecret?: string | null;
   ssoGroupId?: string | null;
+  /** The application's own id (resource servers must be others). */
+  id: string;
+  /** Its profile fields after this change (custom claims may name them). */
+  profileFields: AuthPolicy['profile_fields'];
+  /** Claim settings given in this request (only those are checked). */
+  groupsFilter?: string[] | null;
+  customClaims?: WireCustomClaim[];
+  resourceServers?: string[];
 }
 
 /**
  * The rules a JSON schema cannot express (DESIGN §4.3), shared by create and update: redirect URIs
  * and grant types for the client type, the webhook and back-channel logout URLs, a webhook secret
- * only with a URL, and an existing SSO group.
- * All failures are reported together as one 400.
+ * only with a URL, an existing SSO group, and the claim settings (claim-settings.ts).
+ * All failures are reported together as one 400. Returns the custom claims as stored, when given.
  */
-async function checkApplication(ctx: AppContext, app: ApplicationShape) {
+async function checkApplication(ctx: AppContext, app: ApplicationShape): Promise<CustomClaim[] | undefined> {
   const errors = checkRedirectUris(app.redirectUris, app.clientType);
   if (app.postLogoutRedirectUris) errors.push(...checkRedirectUris(app.postLogoutRedirectUris, app.clientType, 'body.postLogoutRedirectUris'));
   checkGrantTypes(app.grantTypes, app.clientType, errors);
@@ -205,7 +219,18 @@ async function checkApplication(ctx: AppContext, app: ApplicationShape) {
   if (app.ssoGroupId && !await one(ctx.db.select({ id: ssoGroups.id }).from(ssoGroups).where(eq(ssoGroups.id, app.ssoGroupId)))) {
     errors.push({ path: 'body.ssoGroupId', message: `there is no SSO group "${app.ssoGroupId}"` });
   }
+  const groups = { profileFields: app.profileFields, existingGroups: (ids: string[]) => existingGroupIds(ctx.db, ids) };
+  const customClaims = app.customClaims && (await checkCustomClaims(app.customClaims, groups, errors));
+  if (app.groupsFilter !== undefined) await checkGroupsFilter(app.groupsFilter, groups, errors);
+  if (app.resourceServers?.length) checkResourceServers(app.resourceServers, app.id, await clientTypesOf(ctx.db, app.resourceServers), errors);
   if (errors.length) throw validationFailed(errors);
+  return customClaims;
+}
+
+/** The client types of those of `ids` that are applications. */
+async function clientTypesOf(db: Tx, ids: string[]): Promise<Map<string, string>> {
+  const rows = await many(db.select({ id: applications.id, clientType: applications.clientType }).from(applications).where(inArray(applications.id, ids)));
+  return new Map(rows.map((row) => [row.id, row.clientType]));
 }
 
 async function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
@@ -239,9 +264,9 @@ export interface CreateOptions {
 export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string, preset?: AppliedPreset | null, options: CreateOptions = {}) {
   const clientType = input.clientType ?? 'web';
   const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
-  await checkApplication(ctx, { ...input, clientType, grantTypes });
-  checkAccentColor(input.branding?.accentColor);
   const authPolicy = mergePolicy(DEFAULT_AUTH_POLICY, input.authPolicy, 'body.authPolicy');
+  const customClaims = await checkApplication(ctx, { ...input, clientType, grantTypes, profileFields: authPolicy.profile_fields });
+  checkAccentColor(input.branding?.accentColor);
 
   const givenClientSecret = clientType === 'web' ? options.clientSecret : undefined;
   const clientSecret = clientType === 'web' && !givenClientSecret ? newClientSecret() : undefined;
@@ -277,6 +302,10 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired ?? true,
         brandAccentColor: input.branding?.accentColor ?? null,
         consent: input.consent ?? 'implicit',
+        unknownScopes: input.unknownScopes ?? 'reject',
+        groupsFilter: input.groupsFilter ?? null,
+        customClaims: customClaims ?? [],
+        resourceServers: input.resourceServers ?? [],
         signingAlg: input.signingAlg ?? 'RS256',
         ldap: { enabled: Boolean(input.ldap?.enabled) },
         ldapPasswordHash: ldapPassword ? sha256(ldapPassword) : null,
@@ -309,13 +338,15 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
   const webhookUrl = patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl;
   const grantTypes = patch.grantTypes ?? current.grantTypes;
   const backchannelLogoutUri = patch.backchannelLogoutUri === undefined ? current.backchannelLogoutUri : patch.backchannelLogoutUri;
-  // Only a changed group or logout URI is checked, so an update never fails over one it does not touch.
-  await checkApplication(ctx, {
-    clientType, redirectUris, postLogoutRedirectUris, grantTypes, webhookUrl, webhookSecret: patch.webhookSecret,
-    ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri,
+  const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
+  // Only a changed group, logout URI or claim setting is checked, so an update never fails over one
+  // it does not touch (a claim naming a since-removed group or profile field stays, left out at issuance).
+  const customClaims = await checkApplication(ctx, {
+    id, clientType, redirectUris, postLogoutRedirectUris, grantTypes, webhookUrl, webhookSecret: patch.webhookSecret,
+    ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri, profileFields: authPolicy.profile_fields,
+    groupsFilter: patch.groupsFilter, customClaims: patch.customClaims, resourceServers: patch.resourceServers,
   });
   checkAccentColor(patch.branding?.accentColor);
-  const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
   if (patch.audience !== undefined) await assertAudienceFree(ctx.db, patch.audience, id);
 
   const now = ctx.clock.now();
@@ -365,6 +396,10 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         backchannelLogoutSessionRequired: patch.backchannelLogoutSessionRequired ?? current.backchannelLogoutSessionRequired,
         brandAccentColor: patch.branding?.accentColor === undefined ? current.brandAccentColor : patch.branding.accentColor,
         consent: patch.consent ?? current.consent,
+        unknownScopes: patch.unknownScopes ?? current.unknownScopes,
+        groupsFilter: patch.groupsFilter === undefined ? current.groupsFilter : patch.groupsFilter,
+        customClaims: customClaims ?? current.customClaims,
+        resourceServers: patch.resourceServers ?? current.resourceServers,
         // New tokens only: tokens already issued keep the algorithm (and key) they were signed with.
         signingAlg: patch.signingAlg ?? current.signingAlg,
         ldap: { enabled: ldap.enabled },
@@ -428,8 +463,23 @@ export async function deleteApplication(ctx: AppContext, id: string, actor: stri
   const job = { kind: 'application', target: id, params: { realm: applicationRealm(id) }, actor } as const;
   await beginPurge(ctx, job, async (tx) => {
     await exec(tx.delete(applications).where(eq(applications.id, id)));
+    await forgetResourceServer(tx, id, now);
     await recordAudit(tx, now, { actor, action: 'application.deleted', applicationId: id, target: id });
   }, { cascade: false });
+}
+
+/**
+ * A deleted application stops being a resource server of the others at once, so an application
+ * created later with the same id does not inherit the right to introspect their tokens. Reads the
+ * applications that list any (a handful of rows: the table holds the team's applications).
+ */
+async function forgetResourceServer(tx: Tx, id: string, now: Date): Promise<void> {
+  const listing = await many(tx.select({ id: applications.id, resourceServers: applications.resourceServers }).from(applications).where(ne(applications.resourceServers, [])));
+  for (const app of listing) {
+    if (!app.resourceServers.includes(id)) continue;
+    const resourceServers = app.resourceServers.filter((server) => server !== id);
+    await exec(tx.update(applications).set({ resourceServers, updatedAt: now }).where(eq(applications.id, app.id)));
+  }
 }
 
 /** A new client secret: generated, or `given` (a configuration file's reference: config-as-code). */

@@ -34,6 +34,7 @@ export const commands: CommandEntry[] = [
   { name: 'app list', summary: 'list the applications', load: async () => (await import('./admin/apps.js')).appList },
   { name: 'app create', summary: 'register an application (prints its client secret once)', load: async () => (await import('./admin/apps.js')).appCreate },
   { name: 'app show', summary: "show one application's settings", load: async () => (await import('./admin/apps.js')).appShow },
+  { name: 'app claims', summary: "show or change an application's claim settings (unknown scopes, groups filter, custom claims, resource servers)", load: async () => (await import('./admin/apps.js')).appClaims },
   { name: 'app update', summary: "change an application's settings (e.g. --signing-alg ES256)", load: async () => (await import('./admin/apps.js')).appUpdate },
   { name: 'app delete', summary: 'delete an application with its members, invitations and API keys', load: async () => (await import('./admin/apps.js')).appDelete },
   { name: 'app ldap', summary: "turn an application's LDAP directory access on or off, or make its service account a new password", load: async () => (await import('./admin/apps.js')).appLdap },

@@ -93,6 +93,27 @@ export interface ProfileField {
   description?: string;
 }
 
+/** What authorize does with a scope it does not know (spec claims-and-groups.md "Scopes"). */
+export type UnknownScopes = 'reject' | 'ignore';
+
+/** A JSON value a custom claim may carry (a constant, a group map's value). */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** Where a custom claim's value comes from (spec claims-and-groups.md "Claims"; oauth/claims/custom.ts). */
+export type CustomClaimSource =
+  | { type: 'role' }
+  | { type: 'profileField'; key: string }
+  | { type: 'inGroup'; group: string }
+  | { type: 'groupMap'; map: { group: string; value: JsonValue }[]; default?: JsonValue }
+  | { type: 'constant'; value: JsonValue };
+
+/** A claim an application adds to the ID token and userinfo (and the access token when asked). */
+export interface CustomClaim {
+  name: string;
+  source: CustomClaimSource;
+  inAccessToken?: boolean;
+}
+
 /** Whether members must sign in with a second factor (spec second-factor.md, "Admin"). */
 export type MfaPolicy = 'optional' | 'required';
 
@@ -514,6 +535,14 @@ export const applications = sqliteTable(
     /** The uploaded logo's version (start of its SHA-256; the image is in `application_logos`), or null. */
     brandLogo: text('brand_logo'),
     consent: text('consent').$type<ConsentPolicy>().notNull().default('implicit'),
+    /** `reject` (default): an unknown scope is `invalid_scope`; `ignore`: it is dropped. */
+    unknownScopes: text('unknown_scopes').$type<UnknownScopes>().notNull().default('reject'),
+    /** Directory group ids the `groups` claim may show; null: all the person's groups. */
+    groupsFilter: text('groups_filter', { mode: 'json' }).$type<string[]>(),
+    /** At most 20 claims added to the ID token and userinfo (oauth/claims/). */
+    customClaims: text('custom_claims', { mode: 'json' }).$type<CustomClaim[]>().notNull().default([]),
+    /** Other (confidential) applications that may introspect this one's tokens (RFC 7662). */
+    resourceServers: text('resource_servers', { mode: 'json' }).$type<string[]>().notNull().default([]),
     /** How this application's ID, access and logout tokens are signed; existing applications keep RS256. */
     signingAlg: text('signing_alg').$type<SigningAlg>().notNull().default('RS256'),
     /** LDAP directory access (spec ldap.md): whether its service account and its members' app passwords bind. */

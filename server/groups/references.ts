@@ -6,8 +6,8 @@
  *
  * ADDING A FIELD IS ONE ENTRY in GROUP_REFERENCES: the application column that holds the setting,
  * the field's name as the admin API spells it, and a function from the column's value to the
- * group ids it names. The claims (`groupsFilter`, `customClaims`) and forward-auth
- * (`forwardAuth.groups`) settings register theirs here when their columns land.
+ * group ids it names. The claims settings (`groupsFilter`, `customClaims`) are registered below;
+ * forward-auth (`forwardAuth.groups`) registers its own when its column lands.
  *
  * Applications are few (tens to hundreds): the check reads their settings in pages of PAGE_SIZE
  * along `applications_created_idx`, only when a group is deleted.
@@ -15,7 +15,8 @@
 import { asc, sql } from 'drizzle-orm';
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client.js';
-import { applications } from '../db/schema.js';
+import { applications, type CustomClaim } from '../db/schema.js';
+import { groupsNamedByClaims } from '../applications/claim-settings.js';
 import { many } from '../db/store.js';
 
 export interface GroupReference {
@@ -28,7 +29,12 @@ export interface GroupReference {
 }
 
 /** Every application setting that names directory groups: one entry per field (see above). */
-export const GROUP_REFERENCES: GroupReference[] = [];
+export const GROUP_REFERENCES: GroupReference[] = [
+  // The `groups` claim's filter (spec claims-and-groups.md, "Claims").
+  { field: 'groupsFilter', column: applications.groupsFilter, groupsNamed: (value) => (value as string[] | null) ?? [] },
+  // Custom claims' `inGroup` and `groupMap` sources.
+  { field: 'customClaims', column: applications.customClaims, groupsNamed: (value) => groupsNamedByClaims((value as CustomClaim[] | null) ?? []) },
+];
 
 export interface GroupUse {
   applicationId: string;

@@ -62,7 +62,7 @@ const STATE_GAUGES: Record<StateGauge, { name: string; help: string }> = {
   databaseSize: { name: 'gatehouse_database_size_bytes', help: 'Size of the database (SQLite file with its write-ahead log, or the PostgreSQL database).' },
   sweeperLastRun: { name: 'gatehouse_sweeper_last_run_timestamp_seconds', help: 'When the retention sweeper last finished a pass (Unix time).' },
   backupLastSuccess: { name: 'gatehouse_backup_last_success_timestamp_seconds', help: 'When the newest backup in <data>/backups was written (Unix time); absent in PostgreSQL mode.' },
-  signingKeyAge: { name: 'gatehouse_signing_key_age_seconds', help: 'Age of the key that signs tokens now.' },
+  signingKeyAge: { name: 'gatehouse_signing_key_age_seconds', help: 'Age of the oldest of the keys that sign tokens now (one per algorithm; they rotate together).' },
   tlsCertificateExpiry: { name: 'gatehouse_tls_certificate_expiry_timestamp_seconds', help: 'When the served TLS certificate expires (Unix time); absent without HTTPS.' },
   tlsCaExpiry: { name: 'gatehouse_tls_ca_expiry_timestamp_seconds', help: "When the local CA expires (Unix time); absent unless GATEHOUSE_TLS is auto." },
 };

@@ -54,7 +54,10 @@ export async function findClient(ctx: AppContext, clientId: string): Promise<App
 }
 
 /** What the token, revocation, introspection and device endpoints need of the calling client. */
-export type OAuthClient = Pick<Application, 'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy' | 'signingAlg'>;
+export type OAuthClient = Pick<
+  Application,
+  'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy' | 'signingAlg' | 'unknownScopes' | 'groupsFilter' | 'customClaims'
+>;
 
 /**
  * The client look-up of every token request: only the columns above. SQLite: in SQL on
@@ -68,11 +71,12 @@ const clientById = preparedPerDb((db): ((id: string) => OAuthClient | undefined 
     [string],
     {
       id: string; clientType: Application['clientType']; clientSecretHash: string | null; grantTypes: string; audience: string; authPolicy: string;
-      signingAlg: Application['signingAlg'];
+      signingAlg: Application['signingAlg']; unknownScopes: Application['unknownScopes']; groupsFilter: string | null; customClaims: string;
     }
   >(
     `SELECT id, client_type AS clientType, client_secret_hash AS clientSecretHash, grant_types AS grantTypes, audience,
-            auth_policy AS authPolicy, signing_alg AS signingAlg
+            auth_policy AS authPolicy, signing_alg AS signingAlg, unknown_scopes AS unknownScopes, groups_filter AS groupsFilter,
+            custom_claims AS customClaims
      FROM applications WHERE id = ?`,
   );
   return (id: string): OAuthClient | undefined => {
@@ -82,6 +86,8 @@ const clientById = preparedPerDb((db): ((id: string) => OAuthClient | undefined 
         ...row,
         grantTypes: JSON.parse(row.grantTypes) as GrantType[],
         authPolicy: JSON.parse(row.authPolicy) as Application['authPolicy'],
+        groupsFilter: row.groupsFilter === null ? null : (JSON.parse(row.groupsFilter) as string[]),
+        customClaims: JSON.parse(row.customClaims) as Application['customClaims'],
       }
     );
   };
@@ -92,13 +98,19 @@ function pgClientById(db: Db): (id: string) => Promise<OAuthClient | undefined> 
   const statement = db
     .select({
       id: a.id, clientType: a.clientType, clientSecretHash: a.clientSecretHash, grantTypes: a.grantTypes, audience: a.audience, authPolicy: a.authPolicy,
-      signingAlg: a.signingAlg,
+      signingAlg: a.signingAlg, unknownScopes: a.unknownScopes, groupsFilter: a.groupsFilter, customClaims: a.customClaims,
     })
     .from(a)
     .where(eq(a.id, sql.placeholder('id')))
     .prepare();
   return async (id) => await one(statement, { id });
 }
+
+/**
+ * The columns above of the application with `id` (userinfo reads its claim settings): synchronous
+ * on SQLite, a promise on PostgreSQL.
+ */
+export const oauthClientById = (db: Db, id: string) => clientById(db)(id);
 
 /** The client's secret (or its absence) checked against what it presented. */
 function checkClient(app: OAuthClient | undefined, secret: string | undefined, basic: boolean): OAuthClient {

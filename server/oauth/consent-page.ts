@@ -3,7 +3,8 @@
  * `explicit` (consent.ts). The authorize endpoint sends the person here with the request to resume
  * (`return_to`); the page names the application and what it asks for in words, and the person
  * allows (the approval is recorded, and the request resumes, now passing) or denies (the browser
- * goes to the registered redirect URI with `access_denied`, `state` and `iss`).
+ * goes to the registered redirect URI with `access_denied`, `state` and `iss`, in the request's
+ * response mode: a redirect, or the form-post page).
  *
  * The request is re-read from `return_to` and checked as authorize checks it (known client, a
  * registered redirect URI, supported scopes), so the page can only ever send the browser where
@@ -27,7 +28,7 @@ import { flowQuery, redirectSources, safeReturnTo } from '../pages/sign-in-pages
 import { admit } from './authorize/admission.js';
 import { findClient } from './client-auth.js';
 import { CONSENT_PAGE, grantConsent } from './consent.js';
-import { responseUrl } from './authorize/response-url.js';
+import { responseModeOf, sendAuthorizationResponse, type ResponseMode } from './authorize/response-mode.js';
 import { sendErrorPage } from './error-page.js';
 import { parseScope } from './scopes.js';
 
@@ -45,6 +46,7 @@ interface Asked {
   redirectUri: string;
   scope: string;
   state: string | undefined;
+  mode: ResponseMode;
   returnTo: string;
 }
 
@@ -57,12 +59,14 @@ async function askedBy(ctx: AppContext, raw: string | undefined): Promise<Asked 
   const redirectUri = params.get('redirect_uri');
   if (!client || !redirectUri || !matchesRedirectUri(client.redirectUris, redirectUri, client.clientType)) return undefined;
   let scope: string;
+  let mode: ResponseMode;
   try {
-    scope = parseScope(params.get('scope') ?? undefined).join(' ');
+    scope = parseScope(params.get('scope') ?? undefined, client.unknownScopes).join(' ');
+    mode = responseModeOf(Object.fromEntries(params), redirectUri);
   } catch {
     return undefined;
   }
-  return { client, redirectUri, scope, state: params.get('state') ?? undefined, returnTo };
+  return { client, redirectUri, scope, state: params.get('state') ?? undefined, mode, returnTo };
 }
 
 export const consentPageRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -106,7 +110,7 @@ export const consentPageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await recordAudit(ctx.db, now, {
       actor: `person:${admission.person.id}`, action: 'consent.denied', applicationId: asked.client.id, target: admission.membership.id, details: { scope: asked.scope },
     });
-    const back = responseUrl(asked.redirectUri, { error: 'access_denied', error_description: 'The person did not allow access.', state: asked.state, iss: ctx.config.issuer });
-    return reply.header('cache-control', 'no-store').redirect(back, 303);
+    const denied = { error: 'access_denied', error_description: 'The person did not allow access.', state: asked.state, iss: ctx.config.issuer };
+    return sendAuthorizationResponse(reply, asked.mode, asked.redirectUri, denied, 303);
   });
 };

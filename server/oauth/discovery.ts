@@ -13,6 +13,8 @@ import { engineOf, sqliteGateHeld } from '../db/store.js';
 import { JWKS_MAX_AGE_SECONDS, keyWriteCount, onKeyWrite, publishedJwks, readPublishedKeys, type KeyRing } from './keys.js';
 import { SIGNING_ALGS } from './signing-algorithms.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
+import { RESPONSE_MODES } from './authorize/response-mode.js';
+import { CLAIMS_SUPPORTED } from './claims/standard.js';
 import { ACR_VALUES } from '../accounts/second-factor/factors.js';
 import { GRANT_TYPES } from '../applications/schemas.js';
 import { CORS_HEADERS } from './cors.js';
@@ -37,7 +39,7 @@ export function discoveryDocument(issuer: string) {
     introspection_endpoint: at('/api/auth/oauth2/introspect'),
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ['code'],
-    response_modes_supported: ['query'],
+    response_modes_supported: [...RESPONSE_MODES],
     grant_types_supported: [...GRANT_TYPES],
     subject_types_supported: ['public'],
     // Each application's tokens carry its own algorithm (RS256 unless it chose ES256 or EdDSA).
@@ -48,7 +50,7 @@ export function discoveryDocument(issuer: string) {
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
-    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'amr', 'nonce', 'sid', 'name', 'email', 'email_verified'],
+    claims_supported: [...CLAIMS_SUPPORTED],
     acr_values_supported: [...ACR_VALUES],
     authorization_response_iss_parameter_supported: true,
     backchannel_logout_supported: true,

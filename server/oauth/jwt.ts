@@ -1,21 +1,22 @@
 /**
  * The JWTs we sign (DESIGN §4.10, spec §2): access tokens (`typ: at+jwt`, RFC 9068 header) with
- * exactly `iss, sub, aud, azp, scope, iat, exp, jti, app_user` plus `client_id` and `sid`, and
- * OIDC ID tokens (`aud` = client id, `auth_time`, `acr`, `amr`, `nonce`, `sid`, profile/e-mail
- * claims by scope), and logout tokens (Back-Channel Logout 1.0 §2.4). One signature each (RFC 7515
- * compact serialisation), with the algorithm of the application the token is for (`alg` of each
- * input: its `signingAlg`, issue 38) and that algorithm's current key.
+ * exactly `iss, sub, aud, azp, scope, iat, exp, jti, app_user` plus `client_id`, `sid` and the
+ * application's custom claims marked `inAccessToken`, and OIDC ID tokens (`aud` = client id,
+ * `auth_time`, `acr`, `amr`, `nonce`, `sid`, and the claims about the person that
+ * claims/compose.ts makes: standard ones by scope, `groups`, custom ones), and logout tokens
+ * (Back-Channel Logout 1.0 §2.4). One signature each (RFC 7515 compact serialisation), with the
+ * algorithm of the application the token is for (`alg` of each input: its `signingAlg`, issue 38)
+ * and that algorithm's current key.
  *
  * Signing is node:crypto's `sign()` over the KeyRing's cached KeyObject, on libuv's thread pool
  * for every algorithm (signing-algorithms.ts); each (kid, typ) header is encoded once. This leaves the event loop only the JSON and base64url of the payload (jose's
  * SignJWT, over WebCrypto, cost several times that in promise and validation work per token).
  */
 import type { JWTPayload } from 'jose';
-import type { AuthMethod, Person } from '../db/schema.js';
+import type { AuthMethod } from '../db/schema.js';
 import { acrOf } from '../accounts/second-factor/factors.js';
 import type { KeyRing, SigningKeyObject } from './keys.js';
 import { signInput, type SigningAlg } from './signing-algorithms.js';
-import { hasScope } from './scopes.js';
 import { randomBase64url } from '../util/crypto.js';
 
 export interface AppUserClaim {
@@ -80,6 +81,8 @@ export interface AccessTokenInput extends Signed {
   ttlSeconds: number;
   /** Chosen by the caller when it must record it (an audited client-credentials token); random otherwise. */
   jti?: string;
+  /** The application's custom claims for the access token (claims/compose.ts); their names are never the ones above. */
+  claims?: Record<string, unknown>;
 }
 
 export function signAccessToken(keys: KeyRing, t: AccessTokenInput): Promise<string> {
@@ -97,14 +100,17 @@ export function signAccessToken(keys: KeyRing, t: AccessTokenInput): Promise<str
   if (t.scope !== null) payload.scope = t.scope;
   if (t.appUser) payload.app_user = { id: t.appUser.id, status: t.appUser.status, role: t.appUser.role };
   if (t.sessionId) payload.sid = t.sessionId;
+  if (t.claims) Object.assign(payload, t.claims);
   return sign(keys, t.alg, payload, ACCESS_TOKEN_TYP);
 }
 
 export interface IdTokenInput extends Signed {
   issuer: string;
-  person: Pick<Person, 'id' | 'email' | 'emailVerified' | 'name'>;
+  /** The person's id (`sub`). */
+  subject: string;
+  /** The claims about the person (claims/compose.ts, already fitted to the ID token's size). */
+  claims: Record<string, unknown>;
   clientId: string;
-  scope: string;
   nonce: string | null;
   authTime: Date;
   /** RFC 8176 methods of the sign-in; empty for sessions from before they were recorded (then no `amr`). */
@@ -114,29 +120,17 @@ export interface IdTokenInput extends Signed {
   ttlSeconds: number;
 }
 
-/** Profile and e-mail claims shared by the ID token and userinfo. */
-export function personClaims(person: IdTokenInput['person'], scope: string): Record<string, unknown> {
-  const claims: Record<string, unknown> = {};
-  // Absent rather than null when there is no name (OIDC Core §5.3.2).
-  if (hasScope(scope, 'profile') && person.name) claims.name = person.name;
-  if (hasScope(scope, 'email')) {
-    claims.email = person.email;
-    claims.email_verified = person.emailVerified;
-  }
-  return claims;
-}
-
 export function signIdToken(keys: KeyRing, t: IdTokenInput): Promise<string> {
   const iat = seconds(t.now);
   const payload: JWTPayload = {
     iss: t.issuer,
-    sub: t.person.id,
+    sub: t.subject,
     aud: t.clientId,
     iat,
     exp: iat + t.ttlSeconds,
     auth_time: seconds(t.authTime),
     acr: acrOf(t.amr),
-    ...personClaims(t.person, t.scope),
+    ...t.claims,
   };
   if (t.amr.length) payload.amr = t.amr;
   if (t.nonce) payload.nonce = t.nonce;

@@ -31,6 +31,9 @@ import { deviceAuthorizationRoutes } from './device/authorization-route.js';
 import { devicePageRoutes } from './device/page.js';
 import { consentPageRoutes } from './consent-page.js';
 import { introspectionRoutes } from './introspect.js';
+import { webfingerRoutes } from './webfinger.js';
+import { claimsPreviewRoutes } from './claims/preview-routes.js';
+import { requireAdmin } from '../http/admin-auth.js';
 import { logoutChannel } from './backchannel/channel.js';
 import { onLogoutsQueued } from './backchannel/outbox.js';
 import { DeliveryWorker } from '../webhooks/worker.js';
@@ -65,9 +68,16 @@ export const oauthPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
   // A hosted page: its own scope (form bodies, HTML errors, rate limiter).
   await app.register(devicePageRoutes);
   await app.register(consentPageRoutes);
+  // Not an OAuth endpoint: its bad requests are problem+json (RFC 7033 names no error body).
+  await app.register(webfingerRoutes);
   await app.register(adminKeyRoutes, { prefix: '/api/admin', keys });
   await app.register(testSignInRoutes, { prefix: '/api/admin', keys });
   await app.register(backchannelLogRoutes, { prefix: '/api/admin' });
+  // Behind requireAdmin like the other admin routes (an application's API key with users:read may call it).
+  await app.register(async (admin) => {
+    admin.addHook('onRequest', requireAdmin);
+    await admin.register(claimsPreviewRoutes);
+  }, { prefix: '/api/admin' });
   if (options.startWorkers) {
     startLogoutWorker(app, keys);
   }

@@ -18,6 +18,7 @@ import { countLiveSessions } from '../accounts/session.js';
 import { outboxBacklog } from '../webhooks/queries.js';
 import { listBackups } from './backup.js';
 import { activeKey } from './key-rotation.js';
+import { SIGNING_ALGS } from '../oauth/signing-algorithms.js';
 import { tlsPaths } from './tls.js';
 
 const seconds = (at: Date | string) => new Date(at).getTime() / 1000;
@@ -48,10 +49,13 @@ export function registerStateGauges(ctx: AppContext): void {
     const newest = listBackups(config.dataDir)[0];
     return newest ? seconds(newest.createdAt) : 0;
   });
+  // Every algorithm has its signing key (RS256, ES256, EdDSA); they rotate together, so the oldest
+  // of them is what a rotation alarm must watch.
   metrics.readState('signingKeyAge', async () => {
     const at = now();
-    const key = await activeKey(db, at);
-    return key ? Math.max(0, (at.getTime() - key.createdAt.getTime()) / 1000) : undefined;
+    const keys = await Promise.all(SIGNING_ALGS.map((alg) => activeKey(db, at, alg)));
+    const ages = keys.flatMap((key) => (key ? [Math.max(0, (at.getTime() - key.createdAt.getTime()) / 1000)] : []));
+    return ages.length ? Math.max(...ages) : undefined;
   });
   const { tls } = config;
   const served = tls.mode === 'files' ? tls.certFile : tls.mode === 'auto' && hasDataDir ? tlsPaths(config.dataDir).cert : undefined;

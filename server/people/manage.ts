@@ -15,9 +15,10 @@
  */
 import { eq, inArray } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
+import { addToGroup } from '../groups/service.js';
 import type { AppContext } from '../context.js';
 import { recordAudit, type Tx } from '../audit/record.js';
-import { groupMembers, groups, memberships, people, type Person, type PersonStatus } from '../db/schema.js';
+import { groups, memberships, people, type Person, type PersonStatus } from '../db/schema.js';
 import { exec, many, one, transaction } from '../db/store.js';
 import { badRequest, conflict, notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
@@ -94,7 +95,8 @@ export async function createPerson(ctx: AppContext, input: PersonCreate, actor: 
       if (unknown.length) throw badRequest('validation_failed', `No such group: ${unknown.join(', ')}.`, unknown.map((id) => ({ path: 'body.groups', message: `no group "${id}"` })));
     }
     const created = await insertPerson(tx, now, { email, name: input.name ?? null, username, passwordHash, emailVerified: false });
-    if (groupIds.length) await exec(tx.insert(groupMembers).values(groupIds.map((groupId) => ({ groupId, personId: created.id, addedAt: now }))));
+    // Through the groups' own rule, so each addition is audited and counted against the per-person limit.
+    for (const groupId of groupIds) await addToGroup(tx, now, groupId, created, actor, 'refuse');
     await recordAudit(tx, now, { actor, action: 'person.created', target: created.id, details: { email, username: created.username, groups: groupIds, invited: invite } });
     const token = invite ? await issueToken(tx, now, created.id, 'password_reset', WELCOME_LINK_TTL_MS) : undefined;
     return { person: created, link: token && `${ctx.config.issuer}/reset-password?token=${encodeURIComponent(token)}` };

@@ -203,6 +203,39 @@ describe('gatehouse app', () => {
     ok(await gatehouse(['app', 'delete', 'files', '--yes']));
   });
 
+  it('shows and changes the claim settings with app claims (unknown scopes, groups filter, custom claims file, resource servers)', async () => {
+    ok(await gatehouse(['app', 'create', '--name', 'Mail', '--audience', 'imap://mail.example.com', '--redirect-uri', 'https://mail.example.com/cb']));
+    ok(await gatehouse(['app', 'create', '--name', 'Webmail', '--audience', 'https://webmail.example.com', '--redirect-uri', 'https://webmail.example.com/cb', '--unknown-scopes', 'ignore']));
+    expect(ok(await gatehouse(['app', 'claims', 'webmail']))).toBe(
+      'Unknown scopes:   ignore\nGroups filter:    (all groups)\nCustom claims:    (none)\nResource servers: (none)\n',
+    );
+    const file = join(dataDir, 'claims.json');
+    writeFileSync(file, JSON.stringify([{ name: 'app_role', source: { type: 'role' }, inAccessToken: true }, { name: 'tier', source: { type: 'constant', value: 'gold' } }]));
+    expect(ok(await gatehouse(['app', 'claims', 'webmail', '--custom-claims', file, '--resource-server', 'mail', '--unknown-scopes', 'reject']))).toBe(
+      'Unknown scopes:   reject\nGroups filter:    (all groups)\nCustom claims:    app_role (role, access token too), tier (constant)\nResource servers: mail\n',
+    );
+    expect(JSON.parse(ok(await gatehouse(['app', 'claims', 'webmail', '--json', '--no-resource-servers'])))).toEqual({
+      unknownScopes: 'reject', groupsFilter: null, customClaims: [{ name: 'app_role', source: { type: 'role' }, inAccessToken: true }, { name: 'tier', source: { type: 'constant', value: 'gold' } }], resourceServers: [],
+    });
+    failed(
+      await gatehouse(['app', 'claims', 'webmail', '--groups-filter', 'ghosts', '--resource-server', 'nope']),
+      'The request is not valid. (validation_failed)',
+      '  --groups-filter: there is no group "ghosts"',
+      '  --resource-server: there is no application "nope"',
+    );
+    writeFileSync(file, '[{"name": "sub", "source": {"type": "role"}}]');
+    failed(
+      await gatehouse(['app', 'claims', 'webmail', '--custom-claims', file]),
+      'The request is not valid. (validation_failed)',
+      '  --custom-claims: "sub" is a registered claim name that Gatehouse sets itself; choose another name',
+    );
+    writeFileSync(file, 'not json');
+    failed(await gatehouse(['app', 'claims', 'webmail', '--custom-claims', file]), `--custom-claims: ${file} is not JSON (a list of {name, source, inAccessToken?}).`);
+    failed(await gatehouse(['app', 'claims', 'webmail', '--all-groups', '--groups-filter', 'x']), 'Give --groups-filter or --all-groups, not both.');
+    ok(await gatehouse(['app', 'delete', 'webmail', '--yes']));
+    ok(await gatehouse(['app', 'delete', 'mail', '--yes']));
+  });
+
   it('says what is wrong in words, with the problem code, naming the flags', async () => {
     failed(await gatehouse(create), 'An application with id "team-notes" already exists. (application_exists)');
     failed(

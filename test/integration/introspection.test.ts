@@ -43,14 +43,14 @@ describe('openid-client tokenIntrospection against a real server', () => {
     const access = await client.tokenIntrospection(config, tokens.access_token);
     expect(access).toEqual({
       active: true, scope: 'openid offline_access', client_id: 'billing', sub, aud: billing.audience, iss: server.url,
-      exp: expect.any(Number), iat: expect.any(Number), token_type: 'Bearer', jti: expect.any(String), sid,
+      exp: expect.any(Number), iat: expect.any(Number), token_type: 'Bearer', jti: expect.any(String), sid, username: 'ada',
     });
     expect(access.exp! - access.iat!).toBe(900);
 
     const refresh = await client.tokenIntrospection(config, tokens.refresh_token!, { token_type_hint: 'refresh_token' });
     expect(refresh).toEqual({
       active: true, scope: 'openid offline_access', client_id: 'billing', sub, aud: billing.audience, iss: server.url,
-      exp: expect.any(Number), iat: expect.any(Number), token_type: 'refresh_token', sid,
+      exp: expect.any(Number), iat: expect.any(Number), token_type: 'refresh_token', sid, username: 'ada',
     });
 
     const machine = await client.clientCredentialsGrant(config);
@@ -210,5 +210,89 @@ describe('who may ask about what', () => {
     // Our own signature, but an ID token (typ JWT), not an access token.
     expect(tokens.id_token).toBeTruthy();
     expect(await active(t, secret, tokens.id_token!)).toBe(false);
+  });
+});
+
+describe('resource servers (spec claims-and-groups.md, "Introspection")', () => {
+  /** billing lists imap; stranger is another confidential application; each has its secret. */
+  async function withResourceServer() {
+    const { t, cookie, secret } = await setUp();
+    const imap = await createApplication(t, { id: 'imap', name: 'Mail', audience: 'imap://mail.example.com', clientType: 'web', redirectUris: ['https://mail.example.com/cb'] });
+    const stranger = await createApplication(t, { id: 'stranger', name: 'Stranger', audience: 'https://stranger.example.com', clientType: 'web', redirectUris: ['https://stranger.example.com/cb'] });
+    const patched = await t.admin('PATCH', '/api/admin/applications/billing', { resourceServers: ['imap'] });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect(patched.json().resourceServers).toEqual(['imap']);
+    return { t, cookie, secret, imapSecret: imap.clientSecret as string, strangerSecret: stranger.clientSecret as string };
+  }
+
+  const as = (t: TestApp, id: string, secret: string, value: string) =>
+    t.app.inject({
+      method: 'POST', url: '/api/auth/oauth2/introspect',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` },
+      payload: new URLSearchParams({ token: value }).toString(),
+    });
+
+  it('a listed application introspects with its own credentials and gets the same answer as the owner; anyone else gets active:false', async () => {
+    const { t, cookie, secret, imapSecret, strangerSecret } = await withResourceServer();
+    const tokens = await billingTokens(t, cookie, secret, 'openid email offline_access');
+    for (const value of [tokens.access_token, tokens.refresh_token!]) {
+      const owner = await as(t, 'billing', secret, value);
+      expect(owner.json().active).toBe(true);
+      expect(owner.json().client_id).toBe('billing');
+      expect(owner.json().email).toBe('ada@example.com');
+      expect(owner.json().username).toBe('ada');
+      const server = await as(t, 'imap', imapSecret, value);
+      expect(server.statusCode).toBe(200);
+      expect(server.headers['cache-control']).toBe('no-store');
+      expect(server.body).toBe(owner.body);
+      expect((await as(t, 'stranger', strangerSecret, value)).body).toBe('{"active":false}');
+    }
+    // The relation is one way: billing does not see imap's tokens.
+    await t.admin('PATCH', '/api/admin/applications/imap', { grantTypes: ['authorization_code', 'client_credentials'] });
+    const machine = await token(t, { grant_type: 'client_credentials' }, { authorization: `Basic ${Buffer.from(`imap:${imapSecret}`).toString('base64')}` });
+    expect((await as(t, 'imap', imapSecret, machine.json().access_token)).json().active).toBe(true);
+    expect((await as(t, 'billing', secret, machine.json().access_token)).body).toBe('{"active":false}');
+    // Taken off the list: inactive to it at once.
+    await t.admin('PATCH', '/api/admin/applications/billing', { resourceServers: [] });
+    expect((await as(t, 'imap', imapSecret, tokens.access_token)).body).toBe('{"active":false}');
+  });
+
+  it('email only with the email scope', async () => {
+    const { t, cookie, secret, imapSecret } = await withResourceServer();
+    const tokens = await billingTokens(t, cookie, secret, 'openid offline_access');
+    const answer = (await as(t, 'imap', imapSecret, tokens.access_token)).json();
+    expect(answer.active).toBe(true);
+    expect(answer.username).toBe('ada');
+    expect(answer.email).toBeUndefined();
+  });
+
+  it('refuses an unknown, public or own id, naming body.resourceServers', async () => {
+    const { t } = await withResourceServer();
+    for (const [list, message] of [
+      [['nope'], 'there is no application "nope"'],
+      [['notes'], '"notes" is a spa application; only confidential (web) applications can introspect'],
+      [['billing'], '"billing" is this application; it introspects its own tokens already'],
+    ] as const) {
+      const res = await t.admin('PATCH', '/api/admin/applications/billing', { resourceServers: list });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().code).toBe('validation_failed');
+      expect(res.json().errors).toEqual([{ path: 'body.resourceServers', message }]);
+    }
+    expect((await t.admin('GET', '/api/admin/applications/billing')).json().resourceServers).toEqual(['imap']);
+  });
+
+  it('a deleted resource server leaves the list at once: an application made later with its id inherits nothing', async () => {
+    const { t, cookie, secret } = await withResourceServer();
+    const tokens = await billingTokens(t, cookie, secret);
+    expect((await t.admin('DELETE', '/api/admin/applications/imap')).statusCode).toBe(204);
+    expect((await t.admin('GET', '/api/admin/applications/billing')).json().resourceServers).toEqual([]);
+    // Once its purge is done, the id is free again: the newcomer is not a resource server of billing.
+    let again = await t.admin('POST', '/api/admin/applications', { id: 'imap', name: 'Mail 2', audience: 'imap://mail2.example.com', clientType: 'web', redirectUris: ['https://mail2.example.com/cb'] });
+    for (let i = 0; again.statusCode === 409 && i < 50; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      again = await t.admin('POST', '/api/admin/applications', { id: 'imap', name: 'Mail 2', audience: 'imap://mail2.example.com', clientType: 'web', redirectUris: ['https://mail2.example.com/cb'] });
+    }
+    expect(again.statusCode, again.body).toBe(201);
+    expect((await as(t, 'imap', again.json().clientSecret, tokens.access_token)).body).toBe('{"active":false}');
   });
 });

@@ -10,7 +10,9 @@ import { PASSWORD, signIn } from '../helpers/accounts.js';
 import { setUpClients, spaTokens, token } from '../helpers/oauth-inject.js';
 import { ConfigError, loadConfig } from '../../server/config.js';
 import { sweep } from '../../server/data-lifecycle/sweeper.js';
-import { engineOf } from '../../server/db/store.js';
+import { engineOf, exec } from '../../server/db/store.js';
+import { eq } from 'drizzle-orm';
+import { signingKeys } from '../../server/db/schema.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
@@ -239,6 +241,9 @@ describe('GET /metrics: what is counted', () => {
     expect(samples(text, 'gatehouse_sessions_active')).toEqual(['gatehouse_sessions_active 1']);
     expect(samples(text, 'gatehouse_webhook_backlog')).toEqual(['gatehouse_webhook_backlog 2']);
     expect(samples(text, 'gatehouse_signing_key_age_seconds')).toEqual(['gatehouse_signing_key_age_seconds 90']);
+    // One key per algorithm: the gauge shows the oldest (here an ES256 key made an hour earlier).
+    await exec(t.db.update(signingKeys).set({ createdAt: new Date(t.clock.now().getTime() - 3600_000) }).where(eq(signingKeys.alg, 'ES256')));
+    expect(samples(await exposition(t), 'gatehouse_signing_key_age_seconds')).toEqual(['gatehouse_signing_key_age_seconds 3600']);
     expect(samples(text, 'gatehouse_sweeper_last_run_timestamp_seconds')).toEqual([
       `gatehouse_sweeper_last_run_timestamp_seconds ${new Date('2026-03-01T12:01:30Z').getTime() / 1000}`,
     ]);

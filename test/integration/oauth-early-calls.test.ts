@@ -175,7 +175,12 @@ describe('token and userinfo answered before Fastify', () => {
     expect(ok).toEqual(okRoute);
     expect(ok.status).toBe(200);
     expect(ok.headers).toEqual({ ...SECURITY, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(ok.body)) });
-    expect(JSON.parse(ok.body)).toEqual({ sub: expect.stringMatching(/^usr_/), name: 'Ada Lovelace', email: 'ada@example.com', email_verified: false });
+    const info = JSON.parse(ok.body);
+    expect(info).toEqual({
+      sub: expect.stringMatching(/^usr_/), name: 'Ada Lovelace', preferred_username: 'ada', updated_at: info.updated_at,
+      email: 'ada@example.com', email_verified: false,
+    });
+    expect(Number.isInteger(info.updated_at) && Math.abs(info.updated_at - Date.now() / 1000) < 300).toBe(true);
 
     const [none, noneRoute] = await both('GET', USERINFO, {});
     expect(none).toEqual(noneRoute);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as client from 'openid-client';
 import * as oauth from 'oauth4webapi';
 import { eq } from 'drizzle-orm';
-import { auditLog, webhookDeliveries } from '../../server/db/schema.js';
+import { auditLog, people, webhookDeliveries } from '../../server/db/schema.js';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { createClient, follow, signUpCookie, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
 import { many } from '../../server/db/store.js';
@@ -101,7 +101,13 @@ describe('openid-client with a public spa client', () => {
     await expect(jwtVerify(tokens.access_token, jwks, { issuer: server.url, audience: web.audience })).rejects.toThrow();
 
     const info = await client.fetchUserInfo(config, tokens.access_token, idClaims.sub);
-    expect(info).toEqual({ sub: idClaims.sub, name: 'Ada Lovelace', email: 'ada@example.com', email_verified: false });
+    // The profile scope's claims (spec claims-and-groups.md): the username made from the address, the last change.
+    const person = (await many(server.running.db.select().from(people).where(eq(people.id, idClaims.sub))))[0]!;
+    expect(info).toEqual({
+      sub: idClaims.sub, name: 'Ada Lovelace', preferred_username: 'ada', updated_at: Math.floor(person.updatedAt.getTime() / 1000),
+      email: 'ada@example.com', email_verified: false,
+    });
+    expect(idClaims).toMatchObject({ name: 'Ada Lovelace', preferred_username: 'ada', updated_at: info.updated_at, email: 'ada@example.com' });
 
     // Rotation on every use; the first token is then spent.
     const first = tokens.refresh_token!;

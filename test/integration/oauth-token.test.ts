@@ -282,11 +282,13 @@ describe('userinfo, revocation and end-session', () => {
     const ok = await spaTokens(t, cookie, { scope: 'openid profile' });
     const info = await t.app.inject({ method: 'POST', url: '/api/auth/oauth2/userinfo', headers: { authorization: `Bearer ${ok.access_token}` } });
     expect(info.statusCode).toBe(200);
-    expect(info.json()).toEqual({ sub: decodeJwt(ok.access_token).sub, name: 'Ada' });
+    const sub = String(decodeJwt(ok.access_token).sub);
+    const updatedAt = Math.floor((await one(t.db.select().from(people).where(eq(people.id, sub))))!.updatedAt.getTime() / 1000);
+    expect(info.json()).toEqual({ sub, name: 'Ada', preferred_username: 'ada', updated_at: updatedAt });
     // No name: the claim is left out, not null (OIDC Core §5.3.2), in userinfo and the ID token.
     await exec(t.db.update(people).set({ name: null }));
     const nameless = await t.app.inject({ method: 'GET', url: '/api/auth/oauth2/userinfo', headers: { authorization: `Bearer ${ok.access_token}` } });
-    expect(nameless.json()).toEqual({ sub: decodeJwt(ok.access_token).sub });
+    expect(nameless.json()).toEqual({ sub, preferred_username: 'ada', updated_at: updatedAt });
     expect('name' in decodeJwt((await spaTokens(t, cookie, { scope: 'openid profile' })).id_token!)).toBe(false);
     t.clock.advance(901_000);
     expectOAuthError(

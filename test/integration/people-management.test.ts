@@ -91,6 +91,16 @@ describe('creating people', () => {
     expect((await t.admin('POST', '/api/admin/people', { email: 'bo2@example.com', username: 'bo.b', password: PASSWORD })).json()).toMatchObject({ status: 409, code: 'username_taken' });
     const [entry] = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'person.created')));
     expect(entry).toMatchObject({ actor: 'admin', target: made.json().id, details: { email: 'bo@example.com', username: 'bo.b', groups: [], invited: false } });
+
+    // Groups given at creation go through the groups' own rule: each addition is audited.
+    expect((await t.admin('POST', '/api/admin/groups', { id: 'staff', name: 'Staff' })).statusCode).toBe(201);
+    const cy = await t.admin('POST', '/api/admin/people', { email: 'cy@example.com', password: PASSWORD, groups: ['staff'] });
+    expect(cy.statusCode, cy.body).toBe(201);
+    expect((await t.admin('GET', `/api/admin/people/${cy.json().id}`)).json().groups).toEqual([{ id: 'staff', name: 'Staff' }]);
+    const added = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'group.member_added')));
+    expect(added.map((e) => ({ actor: e.actor, target: e.target, details: e.details }))).toEqual([
+      { actor: 'admin', target: 'staff', details: { userId: cy.json().id } },
+    ]);
   });
 });
 

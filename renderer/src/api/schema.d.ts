@@ -501,8 +501,28 @@ export interface paths {
                                 consent: "implicit" | "explicit";
                                 /** Format: date-time */
                                 createdAt: string;
+                                /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                                customClaims: {
+                                    /** @description Also in the access token (default false) */
+                                    inAccessToken?: boolean;
+                                    name: string;
+                                    /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                                    source: {
+                                        default?: unknown;
+                                        group?: string;
+                                        key?: string;
+                                        map?: {
+                                            group: string;
+                                            value: unknown;
+                                        }[];
+                                        type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                        value?: unknown;
+                                    };
+                                }[];
                                 /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                                 grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                                /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                                groupsFilter: string[] | null;
                                 id: string;
                                 /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
                                 ldap: {
@@ -518,9 +538,13 @@ export interface paths {
                                     version: number;
                                 } | null;
                                 redirectUris: string[];
+                                /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                                resourceServers: string[];
                                 /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                                 signingAlg: "RS256" | "ES256" | "EdDSA";
                                 ssoGroupId: string | null;
+                                /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                                unknownScopes: "reject" | "ignore";
                                 /** Format: date-time */
                                 updatedAt: string;
                                 webhookSecretSet: boolean;
@@ -641,8 +665,28 @@ export interface paths {
                         clientType?: "web" | "spa" | "native";
                         /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
                         consent?: "implicit" | "explicit";
+                        /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                        customClaims?: {
+                            /** @description Also in the access token (default false) */
+                            inAccessToken?: boolean;
+                            name: string;
+                            /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                            source: {
+                                default?: unknown;
+                                group?: string;
+                                key?: string;
+                                map?: {
+                                    group: string;
+                                    value: unknown;
+                                }[];
+                                type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                value?: unknown;
+                            };
+                        }[];
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                        /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                        groupsFilter?: string[] | null;
                         id: string;
                         /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
                         ldap?: {
@@ -653,9 +697,13 @@ export interface paths {
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
                         redirectUris: string[];
+                        /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                        resourceServers?: string[];
                         /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                         signingAlg?: "RS256" | "ES256" | "EdDSA";
                         ssoGroupId?: string | null;
+                        /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                        unknownScopes?: "reject" | "ignore";
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
                     } | {
@@ -718,8 +766,28 @@ export interface paths {
                             consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                            customClaims: {
+                                /** @description Also in the access token (default false) */
+                                inAccessToken?: boolean;
+                                name: string;
+                                /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                                source: {
+                                    default?: unknown;
+                                    group?: string;
+                                    key?: string;
+                                    map?: {
+                                        group: string;
+                                        value: unknown;
+                                    }[];
+                                    type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                    value?: unknown;
+                                };
+                            }[];
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                            /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                            groupsFilter: string[] | null;
                             id: string;
                             /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
                             ldap: {
@@ -737,9 +805,13 @@ export interface paths {
                                 version: number;
                             } | null;
                             redirectUris: string[];
+                            /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                            resourceServers: string[];
                             /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                             signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
+                            /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                            unknownScopes: "reject" | "ignore";
                             /** Format: date-time */
                             updatedAt: string;
                             webhookSecret?: string;
@@ -883,8 +955,28 @@ export interface paths {
                             consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                            customClaims: {
+                                /** @description Also in the access token (default false) */
+                                inAccessToken?: boolean;
+                                name: string;
+                                /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                                source: {
+                                    default?: unknown;
+                                    group?: string;
+                                    key?: string;
+                                    map?: {
+                                        group: string;
+                                        value: unknown;
+                                    }[];
+                                    type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                    value?: unknown;
+                                };
+                            }[];
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                            /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                            groupsFilter: string[] | null;
                             id: string;
                             /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
                             ldap: {
@@ -900,9 +992,13 @@ export interface paths {
                                 version: number;
                             } | null;
                             redirectUris: string[];
+                            /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                            resourceServers: string[];
                             /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                             signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
+                            /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                            unknownScopes: "reject" | "ignore";
                             /** Format: date-time */
                             updatedAt: string;
                             webhookSecretSet: boolean;
@@ -1110,8 +1206,28 @@ export interface paths {
                         clientType?: "web" | "spa" | "native";
                         /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
                         consent?: "implicit" | "explicit";
+                        /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                        customClaims?: {
+                            /** @description Also in the access token (default false) */
+                            inAccessToken?: boolean;
+                            name: string;
+                            /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                            source: {
+                                default?: unknown;
+                                group?: string;
+                                key?: string;
+                                map?: {
+                                    group: string;
+                                    value: unknown;
+                                }[];
+                                type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                value?: unknown;
+                            };
+                        }[];
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                        /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                        groupsFilter?: string[] | null;
                         /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
                         ldap?: {
                             enabled: boolean;
@@ -1121,9 +1237,13 @@ export interface paths {
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
                         redirectUris?: string[];
+                        /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                        resourceServers?: string[];
                         /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                         signingAlg?: "RS256" | "ES256" | "EdDSA";
                         ssoGroupId?: string | null;
+                        /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                        unknownScopes?: "reject" | "ignore";
                         webhookSecret?: string | null;
                         webhookUrl?: string | null;
                     };
@@ -1176,8 +1296,28 @@ export interface paths {
                             consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                            customClaims: {
+                                /** @description Also in the access token (default false) */
+                                inAccessToken?: boolean;
+                                name: string;
+                                /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                                source: {
+                                    default?: unknown;
+                                    group?: string;
+                                    key?: string;
+                                    map?: {
+                                        group: string;
+                                        value: unknown;
+                                    }[];
+                                    type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                    value?: unknown;
+                                };
+                            }[];
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                            /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                            groupsFilter: string[] | null;
                             id: string;
                             /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
                             ldap: {
@@ -1195,9 +1335,13 @@ export interface paths {
                                 version: number;
                             } | null;
                             redirectUris: string[];
+                            /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                            resourceServers: string[];
                             /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                             signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
+                            /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                            unknownScopes: "reject" | "ignore";
                             /** Format: date-time */
                             updatedAt: string;
                             webhookSecret?: string;
@@ -2935,8 +3079,28 @@ export interface paths {
                             consent: "implicit" | "explicit";
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                            customClaims: {
+                                /** @description Also in the access token (default false) */
+                                inAccessToken?: boolean;
+                                name: string;
+                                /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                                source: {
+                                    default?: unknown;
+                                    group?: string;
+                                    key?: string;
+                                    map?: {
+                                        group: string;
+                                        value: unknown;
+                                    }[];
+                                    type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                    value?: unknown;
+                                };
+                            }[];
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                            /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                            groupsFilter: string[] | null;
                             id: string;
                             /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
                             ldap: {
@@ -2952,9 +3116,13 @@ export interface paths {
                                 version: number;
                             } | null;
                             redirectUris: string[];
+                            /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                            resourceServers: string[];
                             /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                             signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
+                            /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                            unknownScopes: "reject" | "ignore";
                             /** Format: date-time */
                             updatedAt: string;
                             webhookSecretSet: boolean;
@@ -4067,6 +4235,124 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/admin/applications/{id}/users/{uid}/claims": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Preview a member's claims: the ID token's, userinfo's and the access token's custom ones, for a scope */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Space-separated; default "openid profile email groups" */
+                    scope?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The custom claims marked inAccessToken */
+                            accessToken: {
+                                [key: string]: unknown;
+                            };
+                            idToken: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The scope the preview was made for, as it would be granted */
+                            scope: string;
+                            userinfo: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/admin/applications/{id}/users/{uid}/second-factor": {

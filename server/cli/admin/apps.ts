@@ -1,10 +1,12 @@
 /**
- * `gatehouse app list | create | show | update | delete | ldap`: applications through the running
- * server's admin API (DESIGN §4.3). A client secret is printed once, by `create` (or by `update`
- * when a public client becomes a web one); `list` and `show` never have one. `app ldap` turns an
+ * `gatehouse app list | create | show | update | claims | delete | ldap`: applications through the
+ * running server's admin API (DESIGN §4.3). A client secret is printed once, by `create` (or by
+ * `update` when a public client becomes a web one); `list` and `show` never have one. `claims`
+ * shows and changes the claim settings (spec claims-and-groups.md). `app ldap` turns an
  * application's LDAP directory access on or off and makes its service account a new password
  * (spec ldap.md), printed once.
  */
+import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../config.js';
 import { adminCommand, applicationPath, listAll } from '../admin-client.js';
 import { bodyFromFlags, type FlagTable } from '../flags.js';
@@ -24,6 +26,10 @@ interface Application {
   authPolicy: { signup_policy: string; allowed_providers: string[]; profile_fields: { key: string }[] };
   grantTypes: string[];
   backchannelLogoutUri: string | null;
+  unknownScopes: string;
+  groupsFilter: string[] | null;
+  customClaims: { name: string; source: { type: string }; inAccessToken?: boolean }[];
+  resourceServers: string[];
   signingAlg: string;
   createdAt: string;
   updatedAt: string;
@@ -50,6 +56,34 @@ export const appList = adminCommand({
   },
 });
 
+/** The claim settings' flags, shared by `app create` and `app claims`. */
+const claimFlags: FlagTable = {
+  'unknown-scopes': {
+    type: 'string', value: 'reject|ignore', field: 'unknownScopes',
+    help: 'a scope Gatehouse does not know: reject (invalid_scope, the default) or ignore (dropped from the grant)',
+  },
+  'groups-filter': { type: 'string', multiple: true, value: 'GROUP', field: 'groupsFilter', help: 'a group the groups claim may show; repeat for more (default: all of the person\'s groups)' },
+  'custom-claims': { type: 'string', value: 'FILE', field: 'customClaims', help: 'a JSON file with the custom claims list ([{name, source, inAccessToken?}], see docs/claims-and-scopes.md)' },
+  'resource-server': { type: 'string', multiple: true, value: 'APP', field: 'resourceServers', help: 'another (web) application that may introspect this one\'s tokens; repeat for more' },
+};
+
+/** The claim settings of a body built from flags: the custom claims file read and parsed. */
+function withClaimFiles(body: Record<string, unknown>): Record<string, unknown> {
+  if (typeof body.customClaims !== 'string') return body;
+  const file = body.customClaims;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--custom-claims: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`);
+  }
+  try {
+    return { ...body, customClaims: JSON.parse(text) as unknown };
+  } catch {
+    throw new ConfigError(`--custom-claims: ${file} is not JSON (a list of {name, source, inAccessToken?}).`);
+  }
+}
+
 /** `app create` flags; each row with a `field` sets that property of the request body. */
 const createFlags: FlagTable = {
   name: { type: 'string', value: 'NAME', help: 'display name (required)', field: 'name' },
@@ -65,6 +99,7 @@ const createFlags: FlagTable = {
     type: 'string', value: 'URI', field: 'backchannelLogoutUri',
     help: 'where Gatehouse POSTs logout tokens when a sign-in ends (https, or http on this network)',
   },
+  ...claimFlags,
   'signing-alg': {
     type: 'string', value: 'RS256|ES256|EdDSA', field: 'signingAlg',
     help: 'how its ID, access and logout tokens are signed (default RS256, which every OIDC library accepts; see docs/signing-algorithms.md)',
@@ -90,7 +125,7 @@ function applicationBody(table: FlagTable, values: Record<string, unknown>): Rec
 export const appCreate = adminCommand({
   flags: createFlags,
   async run({ client, values, json }) {
-    const body = applicationBody(createFlags, values);
+    const body = withClaimFiles(applicationBody(createFlags, values));
     if (body.id === undefined && typeof body.name === 'string') {
       body.id = idFromName(body.name);
       if ((body.id as string).length < 2) throw new ConfigError(`The name "${body.name}" makes no client id; give one with --id.`);
@@ -140,11 +175,48 @@ export const appShow = adminCommand({
   },
 });
 
+/** The claim settings as `claims` prints them (`show` leaves them to it). */
+function claimFields(app: Application): [string, string][] {
+  return [
+    ['Unknown scopes', app.unknownScopes],
+    ['Groups filter', app.groupsFilter === null ? '(all groups)' : app.groupsFilter.join(', ') || '(none)'],
+    ['Custom claims', app.customClaims.map((c) => `${c.name} (${c.source.type}${c.inAccessToken ? ', access token too' : ''})`).join(', ') || '(none)'],
+    ['Resource servers', app.resourceServers.join(', ') || '(none)'],
+  ];
+}
+
+const claimsFlags: FlagTable = {
+  ...claimFlags,
+  'all-groups': { type: 'boolean', help: 'the groups claim shows all of the person\'s groups again (clears --groups-filter)' },
+  'no-resource-servers': { type: 'boolean', help: 'no other application may introspect this one\'s tokens' },
+};
+
+/** `app claims APP [flags]`: shows the claim settings; with flags, changes them first. */
+export const appClaims = adminCommand({
+  flags: claimsFlags,
+  positionals: { ...onePositional, missing: 'Give one application id, e.g. `gatehouse app claims notes --unknown-scopes ignore`.' },
+  async run({ client, positionals, values, json }) {
+    const path = applicationPath(positionals[0]!);
+    const body = withClaimFiles(bodyFromFlags(claimsFlags, values));
+    if (values['all-groups']) {
+      if (body.groupsFilter !== undefined) throw new ConfigError('Give --groups-filter or --all-groups, not both.');
+      body.groupsFilter = null;
+    }
+    if (values['no-resource-servers']) {
+      if (body.resourceServers !== undefined) throw new ConfigError('Give --resource-server or --no-resource-servers, not both.');
+      body.resourceServers = [];
+    }
+    const app = Object.keys(body).length ? await client.request<Application>('PATCH', path, body) : await client.request<Application>('GET', path);
+    if (json) return printJson({ unknownScopes: app.unknownScopes, groupsFilter: app.groupsFilter, customClaims: app.customClaims, resourceServers: app.resourceServers });
+    console.log(formatFields(claimFields(app)));
+  },
+});
+
 export const appUpdate = adminCommand({
   flags: updateFlags,
   positionals: { ...onePositional, missing: 'Give one application id, e.g. `gatehouse app update notes --signing-alg ES256`.' },
   async run({ client, positionals, values, json }) {
-    const body = applicationBody(updateFlags, values);
+    const body = withClaimFiles(applicationBody(updateFlags, values));
     if (Object.keys(body).length === 0) throw new ConfigError('Give at least one setting to change, e.g. --signing-alg ES256 (see `gatehouse app update --help`).');
     const updated = await client.request<Application>('PATCH', applicationPath(positionals[0]!), body);
     if (json) return printJson(updated);

@@ -2,7 +2,9 @@
  * Validating an authorization request once its client and redirect URI are known
  * (RFC 6749 §4.1.1, OAuth 2.1 §4.1.1, OIDC Core §3.1.2.1, RFC 8707):
  * - `response_type` must be `code` (`unsupported_response_type`);
- * - `scope` only from the supported set (`invalid_scope`);
+ * - `scope` from the supported set; other names are `invalid_scope`, or dropped when the
+ *   application's `unknownScopes` is `ignore` (scopes.ts);
+ * - `response_mode` is read before this (response-mode.ts), so its errors go back in that mode;
  * - PKCE `S256` only; required for `spa`/`native`, optional for `web` (`invalid_request`);
  * - `resource` absent or equal to the application's audience (`invalid_target`);
  * - `prompt` values from {none, login, consent, select_account}, `none` alone; `max_age` a
@@ -62,12 +64,10 @@ export function parseAuthorizeRequest(app: Application, query: RawParams): Autho
   const responseType = param(query, 'response_type');
   if (responseType === undefined) throw invalidRequest('The response_type parameter is required.');
   if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'Only response_type=code is supported.');
-  const responseMode = param(query, 'response_mode');
-  if (responseMode !== undefined && responseMode !== 'query') throw invalidRequest('Only response_mode=query is supported.');
   if (param(query, 'request') !== undefined) throw new OAuthError('request_not_supported', 'Request objects are not supported.');
   if (param(query, 'request_uri') !== undefined) throw new OAuthError('request_uri_not_supported', 'request_uri is not supported.');
 
-  const scope = parseScope(param(query, 'scope')).join(' ');
+  const scope = parseScope(param(query, 'scope'), app.unknownScopes).join(' ');
 
   const challenge = param(query, 'code_challenge');
   const method = param(query, 'code_challenge_method');

@@ -3,7 +3,8 @@
  *
  * 1. Unknown client or a `redirect_uri` that is missing or not registered → HTML error page,
  *    never a redirect.
- * 2. Every other error → 302 to the redirect URI with `error`, `error_description`, `state`, `iss`.
+ * 2. Every other error → 302 to the redirect URI with `error`, `error_description`, `state`, `iss`
+ *    (or, with `response_mode=form_post`, the form-post page carrying them: response-mode.ts).
  * 3. Silent only when the session has authenticated the application's realm (its SSO group or
  *    itself) recently enough for `max_age` and `prompt` is not `login`; otherwise `prompt=none`
  *    answers `login_required` and anything else goes to the hosted sign-in page, which comes
@@ -31,7 +32,7 @@ import { ReauthDemands } from './reauth.js';
 import { redirectToStepUp } from '../../accounts/second-factor/flow.js';
 import { pageText } from '../../i18n/index.js';
 import { CONSENT_PAGE, consentNeeded } from '../consent.js';
-import { responseUrl } from './response-url.js';
+import { responseModeOf, sendAuthorizationResponse, type ResponseMode } from './response-mode.js';
 import { refusedPage } from '../refused-page.js';
 import { flowQuery } from '../../pages/sign-in-pages.js';
 import type { Application } from '../../db/schema.js';
@@ -41,10 +42,6 @@ import { issueStoredCode } from './code-table.js';
 import { engineOf } from '../../db/store.js';
 
 export const AUTHORIZE_PATH = '/api/auth/oauth2/authorize';
-
-function redirectTo(reply: FastifyReply, redirectUri: string, params: Record<string, string | undefined>) {
-  return reply.header('cache-control', 'no-store').redirect(responseUrl(redirectUri, params), 302);
-}
 
 /**
  * This request again, minus what a hosted page satisfies: the sign-in page takes away `max_age` and
@@ -103,10 +100,13 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
 
     // A repeated `state` cannot be echoed (which one?), so the error answer goes without it.
     const state = single(query, 'state');
+    let mode: ResponseMode = 'query';
     const answer = (params: Record<string, string | undefined>) =>
-      redirectTo(reply, redirectUri, { ...params, state, iss: ctx.config.issuer });
+      sendAuthorizationResponse(reply, mode, redirectUri, { ...params, state, iss: ctx.config.issuer });
 
     try {
+      // First: the errors after it go back in the mode asked for (a bad mode itself, in the query).
+      mode = responseModeOf(query, redirectUri);
       param(query, 'state'); // invalid_request when repeated
       const req = parseAuthorizeRequest(client, query);
       const now = ctx.clock.now();
@@ -128,7 +128,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
       }
       if (admission.kind === 'denied') {
         if (req.prompt === 'none') throw new OAuthError('access_denied', admission.description);
-        const back = responseUrl(redirectUri, { error: 'access_denied', error_description: admission.description, state, iss: ctx.config.issuer });
+        const back = { mode, redirectUri, params: { error: 'access_denied', error_description: admission.description, state, iss: ctx.config.issuer } };
         return refusedPage(ctx, request, reply, client, admission, back, signInUrl(client, query, { switch: '1' }));
       }
       const { person, session, authTime, membership } = admission;

@@ -4,7 +4,8 @@
  * - Form-encoded; the client authenticates as at the token endpoint (a public client names
  *   itself with `client_id`, a confidential one adds its secret); `unauthorized_client` unless the
  *   device grant is among the application's `grantTypes`.
- * - `scope` as at authorize (required, from the supported set); `resource` absent or the
+ * - `scope` as at authorize (required, from the supported set, unknown names refused or dropped
+ *   by the application's `unknownScopes`); `resource` absent or the
  *   application's audience (`invalid_target`).
  * - Answer: `device_code`, `user_code` (`XXXX-XXXX`), `verification_uri` (`<issuer>/device`),
  *   `verification_uri_complete`, `expires_in` 600, `interval` 5, with `Cache-Control: no-store`.
@@ -45,7 +46,7 @@ export const deviceAuthorizationRoutes: FastifyPluginAsync<{ limiter: FailureLim
       if (!client.grantTypes.includes(DEVICE_CODE_GRANT)) {
         throw new OAuthError('unauthorized_client', 'This application may not use device sign-in.');
       }
-      const scope = parseScope(param(body, 'scope')).join(' ');
+      const scope = parseScope(param(body, 'scope'), client.unknownScopes).join(' ');
       if (Array.isArray(body.resource)) throw invalidTarget('Only one resource may be requested.');
       const resource = param(body, 'resource') ?? client.audience;
       if (resource !== client.audience) throw invalidTarget("The requested resource is not this application's audience.");

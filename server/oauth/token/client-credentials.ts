@@ -6,7 +6,8 @@
  * - `resource`, when sent, must be the application's audience (`invalid_target`); it is `aud`.
  * - `scope`: Gatehouse's scopes all speak of a person (`openid`, `profile`, `email`) or of refresh
  *   tokens (`offline_access`), so none applies to a machine: any is `invalid_scope`, and the token
- *   carries no `scope` claim (RFC 9068 §2.2.3).
+ *   carries no `scope` claim (RFC 9068 §2.2.3). Under `unknownScopes: ignore` unknown names are
+ *   dropped, so a request asking only for those gets a token without a scope.
  * - The token: a JWT in the application's signing algorithm, `typ: at+jwt`, `sub` = `client_id` =
  *   `azp` = the application id, no `app_user`, no `sid`; no refresh token and no ID token (§4.4.3).
  * - Each issued token is audited (`token.client_credentials`, its `jti` as target), in one
@@ -23,7 +24,7 @@ import { invalidScope, invalidTarget, OAuthError } from '../errors.js';
 import { signAccessToken } from '../jwt.js';
 import type { KeyRing } from '../keys.js';
 import { param, type RawParams } from '../params.js';
-import { parseScope } from '../scopes.js';
+import { parseScope, unknownScopeNames } from '../scopes.js';
 import type { TokenResponse } from './response.js';
 import { exec } from '../../db/store.js';
 
@@ -44,8 +45,8 @@ export async function clientCredentialsGrant(ctx: AppContext, keys: KeyRing, cli
   const resource = param(body, 'resource');
   if (resource !== undefined && resource !== client.audience) throw invalidTarget("The requested resource is not this application's audience.");
   const scope = param(body, 'scope');
-  if (scope !== undefined) {
-    parseScope(scope); // unknown names are named as such
+  if (scope !== undefined && !(client.unknownScopes === 'ignore' && unknownScopeNames(scope).join(' ') === scope.split(' ').filter(Boolean).join(' '))) {
+    parseScope(scope, client.unknownScopes); // unknown names are named as such (under reject)
     throw invalidScope('Client credentials act for the application itself: openid, profile, email and offline_access need a person.');
   }
 

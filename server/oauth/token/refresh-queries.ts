@@ -37,6 +37,8 @@ export interface PresentedToken {
   memberStatus: string | null;
   memberRole: string | null;
   memberLastActiveAt: number | null;
+  /** The membership's profile, as stored (JSON); read by custom claims. */
+  memberProfile: string | null;
 }
 
 export interface Rotation {
@@ -64,7 +66,8 @@ function build(db: Db): RefreshQueries {
            f.id AS familyId, f.application_id AS applicationId, f.person_id AS personId,
            f.membership_id AS membershipId, f.session_id AS sessionId, f.scope, f.resource,
            f.revoked_at AS revokedAt, f.amr,
-           m.id AS memberId, m.status AS memberStatus, m.role AS memberRole, m.last_active_at AS memberLastActiveAt
+           m.id AS memberId, m.status AS memberStatus, m.role AS memberRole, m.last_active_at AS memberLastActiveAt,
+           m.profile AS memberProfile
     FROM refresh_tokens t
     JOIN refresh_token_families f ON f.id = t.family_id
     LEFT JOIN memberships m ON m.id = f.membership_id
@@ -104,7 +107,8 @@ const TOKEN_PG = `
          f.id AS "familyId", f.application_id AS "applicationId", f.person_id AS "personId",
          f.membership_id AS "membershipId", f.session_id AS "sessionId", f.scope, f.resource,
          ${ms('f.revoked_at')} AS "revokedAt", f.amr::text AS amr,
-         m.id AS "memberId", m.status AS "memberStatus", m.role AS "memberRole", ${ms('m.last_active_at')} AS "memberLastActiveAt"
+         m.id AS "memberId", m.status AS "memberStatus", m.role AS "memberRole", ${ms('m.last_active_at')} AS "memberLastActiveAt",
+         m.profile::text AS "memberProfile"
   FROM refresh_tokens t
   JOIN refresh_token_families f ON f.id = t.family_id
   LEFT JOIN memberships m ON m.id = f.membership_id

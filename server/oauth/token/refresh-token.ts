@@ -9,8 +9,11 @@
  *   refuses a password-only family.
  * - `scope` may narrow this access token; `resource` must equal the family's, and the family's
  *   must still be the application's audience.
+ * - The access token's custom claims (`inAccessToken`) are computed again now (claims/compose.ts):
+ *   a refresh sees the member's current role, profile and groups.
  * Cost: one joined read, one conditional update, one insert, one signature (no ID token here);
- * the membership's `lastActiveAt` is touched at most hourly.
+ * the membership's `lastActiveAt` is touched at most hourly; the person's groups are read (one
+ * indexed read) only when an access-token claim names groups.
  */
 import { accessTokenTtlFor } from '../../administrators/panel-client.js';
 import type { AuthMethod } from '../../db/schema.js';
@@ -30,6 +33,8 @@ import { newRefreshToken, type TokenResponse } from './response.js';
 import { refreshQueries, type PresentedToken } from './refresh-queries.js';
 import { activeMarkDue } from '../../members/create.js';
 import { transaction } from '../../db/store.js';
+import { accessTokenClaims, claimsNeedGroups } from '../claims/compose.js';
+import { groupIdsOf, memberSubject, NO_GROUPS } from '../claims/subject.js';
 
 export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: OAuthClient, body: RawParams): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
@@ -61,7 +66,7 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   let scope = row.scope;
   if (scopeParam !== undefined) {
     const granted = row.scope.split(' ');
-    const asked = parseScope(scopeParam);
+    const asked = parseScope(scopeParam, client.unknownScopes);
     if (asked.some((s) => !granted.includes(s))) throw invalidScope('A refresh may not widen the granted scope.');
     scope = asked.join(' ');
   }
@@ -82,12 +87,19 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   }
 
   const ttl = accessTokenTtlFor(client.id, ctx.config.accessTokenTtl);
+  const claims = client.customClaims.length ? await refreshedClaims(ctx, client, row) : undefined;
   const accessToken = await signAccessToken(keys, {
     alg: client.signingAlg, issuer: ctx.config.issuer, subject: row.personId, audience: row.resource, clientId: client.id, scope,
     appUser: { id: row.memberId, status: row.memberStatus, role: row.memberRole! }, sessionId: row.sessionId, now, ttlSeconds: ttl,
-    jti: familyJti(row.familyId),
+    jti: familyJti(row.familyId), claims,
   });
   return { access_token: accessToken, token_type: 'Bearer', expires_in: ttl, scope, refresh_token: successor };
+}
+
+/** The access token's custom claims for the family's member, as they are now. */
+async function refreshedClaims(ctx: AppContext, client: OAuthClient, row: PresentedToken): Promise<Record<string, unknown> | undefined> {
+  const groups = claimsNeedGroups(client, undefined, true) ? await groupIdsOf(ctx, row.personId) : NO_GROUPS;
+  return accessTokenClaims(client, memberSubject(row.memberRole!, row.memberProfile ?? '{}'), groups);
 }
 
 /** Revokes the family of a reused token and tells the application, once. */

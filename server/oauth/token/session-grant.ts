@@ -8,7 +8,9 @@
  *   of it, accounts/session.ts, so none may be born after);
  * - the application is noted as holding tokens of the session (back-channel logout);
  * - a refresh-token family starts with `offline_access`, an ID token comes with `openid`; both
- *   carry the session's `amr` (and so `acr`) as it was when the grant was exchanged.
+ *   carry the session's `amr` (and so `acr`) as it was when the grant was exchanged;
+ * - the claims about the person (claims/compose.ts) are computed now, from the same read plus the
+ *   person's groups when the scope or a custom claim needs them (one indexed read).
  * `hooks.claim(tx)` lets the caller spend its grant in the same transaction as the family is
  * born (the device code's exactly-once issue); it returns false when the grant was already
  * spent. `hooks.onFamily(id)` hears the new family's id at once, before any signing is awaited
@@ -29,6 +31,9 @@ import { familyJti, signAccessToken, signIdToken } from '../jwt.js';
 import type { KeyRing } from '../keys.js';
 import { hasScope } from '../scopes.js';
 import { startFamily, type TokenResponse } from './response.js';
+import { accessTokenClaims, claimsNeedGroups, idTokenClaims } from '../claims/compose.js';
+import { groupIdsOf, memberSubject, NO_GROUPS } from '../claims/subject.js';
+import type { ClaimPerson } from '../claims/standard.js';
 import { engineOf, one, sqliteNow, transaction } from '../../db/store.js';
 
 /** The membership a grant was given for, its person, and the grant's session. */
@@ -41,6 +46,12 @@ interface GrantRow {
   email: string;
   emailVerified: number;
   name: string | null;
+  username: string;
+  givenName: string | null;
+  familyName: string | null;
+  personUpdatedAt: number;
+  /** The membership's profile, as stored (JSON). */
+  profile: string;
   /** Null when the session is gone. */
   sessionId: string | null;
   sessionRevokedAt: number | null;
@@ -57,8 +68,9 @@ interface GrantRow {
 const grantQuery = preparedPerDb((db): ((membershipId: string, sessionId: string) => GrantRow | undefined | Promise<GrantRow | undefined>) => {
   if (engineOf(db) === 'postgres') return pgGrantQuery(db);
   const statement = db.$client.prepare<[{ membershipId: string; sessionId: string }], GrantRow>(`
-    SELECT m.id AS memberId, m.status, m.role, m.last_active_at AS lastActiveAt,
-           p.id AS personId, p.email, p.email_verified AS emailVerified, p.name,
+    SELECT m.id AS memberId, m.status, m.role, m.last_active_at AS lastActiveAt, m.profile,
+           p.id AS personId, p.email, p.email_verified AS emailVerified, p.name, p.username,
+           p.given_name AS givenName, p.family_name AS familyName, p.updated_at AS personUpdatedAt,
            s.id AS sessionId, s.revoked_at AS sessionRevokedAt, s.amr AS sessionAmr
     FROM memberships m
     JOIN people p ON p.id = m.person_id
@@ -71,8 +83,9 @@ function pgGrantQuery(db: Db): (membershipId: string, sessionId: string) => Prom
   const m = memberships;
   const statement = db
     .select({
-      memberId: m.id, status: m.status, role: m.role, lastActiveAt: m.lastActiveAt,
-      personId: people.id, email: people.email, emailVerified: people.emailVerified, name: people.name,
+      memberId: m.id, status: m.status, role: m.role, lastActiveAt: m.lastActiveAt, profile: m.profile,
+      personId: people.id, email: people.email, emailVerified: people.emailVerified, name: people.name, username: people.username,
+      givenName: people.givenName, familyName: people.familyName, personUpdatedAt: people.updatedAt,
       sessionId: sessions.id, sessionRevokedAt: sessions.revokedAt, sessionAmr: sessions.amr,
     })
     .from(m)
@@ -86,6 +99,8 @@ function pgGrantQuery(db: Db): (membershipId: string, sessionId: string) => Prom
       row && {
         ...row,
         lastActiveAt: row.lastActiveAt.getTime(),
+        personUpdatedAt: row.personUpdatedAt.getTime(),
+        profile: JSON.stringify(row.profile),
         emailVerified: row.emailVerified ? 1 : 0,
         sessionRevokedAt: row.sessionRevokedAt?.getTime() ?? null,
         sessionAmr: row.sessionAmr === null ? null : JSON.stringify(row.sessionAmr),
@@ -121,7 +136,10 @@ export async function issueSessionTokens(
   if (!found || found.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
   if (found.sessionId === null || found.sessionRevokedAt !== null) throw invalidGrant(`The sign-in session ${grant.given} in has ended.`);
   const membership = { id: found.memberId, status: found.status, role: found.role };
-  const person = { id: found.personId, email: found.email, emailVerified: found.emailVerified === 1, name: found.name };
+  const person: ClaimPerson = {
+    id: found.personId, email: found.email, emailVerified: found.emailVerified === 1, name: found.name, username: found.username,
+    givenName: found.givenName, familyName: found.familyName, updatedAt: found.personUpdatedAt,
+  };
   // How the session signed in (spec second-factor.md, "Tokens"): the ID token's `amr`/`acr`, kept by the family.
   const amr = JSON.parse(found.sessionAmr ?? '[]') as AuthMethod[];
 
@@ -148,14 +166,19 @@ export async function issueSessionTokens(
 
   const ttl = accessTokenTtlFor(client.id, ctx.config.accessTokenTtl);
   const issuer = ctx.config.issuer;
+  const openid = hasScope(grant.scope, 'openid');
+  const subject = memberSubject(found.role, found.profile);
+  const groups = claimsNeedGroups(client, grant.scope, !openid) ? await groupIdsOf(ctx, person.id) : NO_GROUPS;
   const [accessToken, idToken] = await Promise.all([
     signAccessToken(keys, {
       alg: client.signingAlg, issuer, subject: person.id, audience: grant.resource, clientId: client.id, scope: grant.scope,
       appUser: membership, sessionId: grant.sessionId, now, ttlSeconds: ttl, jti: family ? familyJti(family.familyId) : undefined,
+      claims: accessTokenClaims(client, subject, groups),
     }),
-    hasScope(grant.scope, 'openid')
+    openid
       ? signIdToken(keys, {
-          alg: client.signingAlg, issuer, person, clientId: client.id, scope: grant.scope, nonce: grant.nonce,
+          alg: client.signingAlg, issuer, subject: person.id, clientId: client.id, nonce: grant.nonce,
+          claims: idTokenClaims(client, person, grant.scope, subject, groups, { issuer, nonce: grant.nonce, sessionId: grant.sessionId }),
           authTime: grant.authTime, amr, sessionId: grant.sessionId, now, ttlSeconds: ttl,
         })
       : undefined,

@@ -1,0 +1,69 @@
+/**
+ * `GET /api/admin/applications/:id/users/:uid/claims` (spec claims-and-groups.md; the panel's
+ * Claims tab): what a member's tokens would say about them right now, for a scope (default
+ * `openid profile email groups`) — the ID token's claims about the person (fitted to its size, so
+ * `groups_truncated` shows), userinfo's, and the access token's custom claims. The protocol's own
+ * claims (`iss`, `aud`, `exp`, …) are left out: they say nothing about the person. Read-only;
+ * an API key of the application with `users:read` may call it.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { getApplication } from '../../applications/lookup.js';
+import { notFound, validationFailed } from '../../http/problem.js';
+import { adminErrors, adminSecurity as security } from '../../http/schemas.js';
+import { OAuthError } from '../errors.js';
+import { parseScope } from '../scopes.js';
+import { accessTokenClaims, claimsNeedGroups, idTokenClaims, personClaims } from './compose.js';
+import { previewSubject } from './queries.js';
+import { groupIdsOf, memberSubject, NO_GROUPS } from './subject.js';
+
+const Claims = Type.Record(Type.String(), Type.Unknown());
+const PreviewSchema = Type.Object(
+  {
+    scope: Type.String({ description: 'The scope the preview was made for, as it would be granted' }),
+    idToken: Claims,
+    userinfo: Claims,
+    accessToken: Type.Record(Type.String(), Type.Unknown(), { description: 'The custom claims marked inAccessToken' }),
+  },
+  { additionalProperties: false },
+);
+
+export const DEFAULT_PREVIEW_SCOPE = 'openid profile email groups';
+
+export const claimsPreviewRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  app.get(
+    '/applications/:id/users/:uid/claims',
+    {
+      schema: {
+        tags: ['users'], security,
+        summary: "Preview a member's claims: the ID token's, userinfo's and the access token's custom ones, for a scope",
+        params: Type.Object({ id: Type.String({ maxLength: 200 }), uid: Type.String({ maxLength: 200 }) }),
+        querystring: Type.Object({ scope: Type.Optional(Type.String({ maxLength: 1000, description: `Space-separated; default "${DEFAULT_PREVIEW_SCOPE}"` })) }, { additionalProperties: false }),
+        response: { 200: PreviewSchema, ...adminErrors },
+      },
+    },
+    async (request) => {
+      const client = await getApplication(ctx, request.params.id);
+      let scope: string;
+      try {
+        scope = parseScope(request.query.scope ?? DEFAULT_PREVIEW_SCOPE, client.unknownScopes).join(' ');
+      } catch (error) {
+        if (error instanceof OAuthError) throw validationFailed([{ path: 'query.scope', message: error.description }]);
+        throw error;
+      }
+      const found = await previewSubject(ctx.db, client.id, request.params.uid);
+      if (!found) throw notFound('user_not_found', `There is no user "${request.params.uid}" in application "${client.id}".`);
+      const person = { ...found.person, updatedAt: found.person.updatedAt.getTime() };
+      const subject = memberSubject(found.role, JSON.stringify(found.profile));
+      const groups = claimsNeedGroups(client, scope) ? await groupIdsOf(ctx, person.id) : NO_GROUPS;
+      const context = { issuer: ctx.config.issuer, nonce: null, sessionId: null };
+      return {
+        scope,
+        idToken: { sub: person.id, ...idTokenClaims(client, person, scope, subject, groups, context) },
+        userinfo: { sub: person.id, ...personClaims(client, person, scope, subject, groups) },
+        accessToken: accessTokenClaims(client, subject, groups) ?? {},
+      };
+    },
+  );
+};
