@@ -298,6 +298,25 @@ interface Step {
   item: PlanItem;
   path: string;
   make: () => Promise<ShownSecret[] | void>;
+  /** A create made in two steps instead, when entries name each other in a cycle. */
+  split?: () => Step[];
+  /** The second of those steps: the first it follows (its refusal is the one reported). */
+  after?: Step;
+}
+
+/**
+ * A create as two steps: the fields `createFirst` names, then an update with the others (made
+ * after every other step, so the entries it names exist by then).
+ */
+function splitCreate(ctx: AppContext, section: Section, key: string, want: Wanted, step: Step, actor: string): Step[] {
+  const first = section.createFirst!;
+  const pick = <T>(from: Iterable<[string, T]>, keep: (name: string) => boolean) => [...from].filter(([name]) => keep(name));
+  const entry = Object.fromEntries(pick(Object.entries(want.entry), (f) => first.fields.includes(f)));
+  const rest = Object.fromEntries(pick(Object.entries(want.entry), (f) => !first.fields.includes(f)));
+  const createSecrets = new Map(pick(want.secrets, (f) => first.secrets.includes(f)));
+  const updateSecrets = new Map(pick(want.secrets, (f) => !first.secrets.includes(f)));
+  const create: Step = { item: step.item, path: step.path, make: () => section.create(ctx, key, entry, createSecrets, actor) };
+  return [create, { item: step.item, path: step.path, after: create, make: () => section.update(ctx, key, rest, want.entry, entry, updateSecrets, actor) }];
 }
 
 async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, source: Source, fileProblems: FieldError[]): Promise<ApplyResult> {
@@ -336,7 +355,9 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
       };
       if (!now) {
         record(want.secrets);
-        steps.push({ item: { action: 'create', kind: section.kind, id: key, changes: created(want.entry, want.secrets) }, path, make: () => section.create(ctx, key, want.entry, want.secrets, actor) });
+        const step: Step = { item: { action: 'create', kind: section.kind, id: key, changes: created(want.entry, want.secrets) }, path, make: () => section.create(ctx, key, want.entry, want.secrets, actor) };
+        if (section.createFirst) step.split = () => splitCreate(ctx, section, key, want, step, actor);
+        steps.push(step);
         continue;
       }
       const changes = diff(now.entry, want.entry, schema);
@@ -362,7 +383,9 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
 
   const shown: ShownSecret[] = [];
   let pending = steps;
-  // A create or update naming another entry still to be made is tried again once others were.
+  // A create or update naming another entry still to be made is tried again once others were;
+  // when a round makes no progress (entries naming each other in a cycle), the creates that can
+  // be split are made in two steps, the second after the others.
   for (;;) {
     const failed: { step: Step; problem: Problem }[] = [];
     for (const step of pending) {
@@ -376,8 +399,15 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
       // between them (on SQLite those that need the database wait for this transaction).
       await yieldLoop();
     }
+    const splittable = failed.filter((f) => f.step.split);
+    if (failed.length === pending.length && splittable.length) {
+      const parts = splittable.map((f) => f.step.split!());
+      pending = [...parts.map(([create]) => create!), ...failed.filter((f) => !f.step.split).map((f) => f.step), ...parts.map(([, update]) => update!)];
+      continue;
+    }
     if (!failed.length || failed.length === pending.length) {
-      for (const { step, problem } of failed) problems.push(...problemsOf(problem, step.path, source));
+      const refused = new Set(failed.map((f) => f.step));
+      for (const { step, problem } of failed) if (!step.after || !refused.has(step.after)) problems.push(...problemsOf(problem, step.path, source));
       break;
     }
     pending = failed.map((f) => f.step);
@@ -387,7 +417,10 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
       await step.make();
     } catch (error) {
       if (!(error instanceof Problem)) throw error;
-      problems.push(...problemsOf(error, step.path, source).map((p) => ({ ...p, message: `cannot be deleted (not in the file, and prune was asked for): ${p.message}` })));
+      // Said of the entry the file leaves out (placed at its section), in the service's words.
+      const line = source.lineOf(step.path);
+      const message = `is not in the file, and prune deletes it, but it cannot be deleted: ${error.detail.replace(/\.$/, '')} (${error.code})`;
+      problems.push(line === undefined ? { path: step.path, message } : { path: step.path, line, message });
     }
     await yieldLoop();
   }

@@ -73,6 +73,12 @@ export interface Section {
   /** `changed`: the fields whose value differs; `secrets`: the secrets to set. */
   update(ctx: AppContext, key: string, changed: Entry, desired: Entry, current: Entry, secrets: Map<string, ResolvedSecret>, actor: string): Promise<ShownSecret[]>;
   remove(ctx: AppContext, key: string, actor: string): Promise<void>;
+  /**
+   * For entries that may name each other in a cycle (application A a resource server of B, B of
+   * A): which of an entry's fields a create needs (the rest are set by an update once every entry
+   * exists), and which of its secrets go with the create.
+   */
+  createFirst?: { fields: readonly string[]; secrets: readonly string[] };
 }
 
 /** Reads every page of a keyset-paginated list. */
@@ -268,6 +274,9 @@ const applications: Section = {
     return shown;
   },
   remove: (ctx, id, actor) => deleteApplication(ctx, id, actor),
+  // What a create needs and may not name another application: the required fields and the client
+  // type (which the redirect URIs and grant types are checked against), and its client secret.
+  createFirst: { fields: [...ApplicationCreateSchema.required.filter((f) => f !== 'id'), 'clientType'], secrets: ['clientSecret'] },
 };
 
 // --- Administrators ---------------------------------------------------------------------------

@@ -92,11 +92,18 @@ async function configureEverything(t: TestApp) {
     grantTypes: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'],
     backchannelLogoutUri: 'https://notes.example.com/logout', backchannelLogoutSessionRequired: false,
     branding: { accentColor: '#1a5fb4' }, consent: 'explicit', signingAlg: 'ES256', ldap: { enabled: true },
+    unknownScopes: 'ignore', groupsFilter: ['family'],
+    customClaims: [{ name: 'is_family', source: { type: 'inGroup', group: 'family' }, inAccessToken: true }, { name: 'team', source: { type: 'profileField', key: 'team' } }],
   }), 201);
   await ok(await t.admin('POST', '/api/admin/applications', {
     id: 'board', name: 'Board', audience: 'https://board.example.com/api', redirectUris: ['http://127.0.0.1:5173/cb'], clientType: 'spa', signingAlg: 'EdDSA',
   }), 201);
   await ok(await t.admin('POST', '/api/admin/applications', { preset: 'grafana', presetInputs: { baseUrl: 'https://grafana.example.com' } }), 201);
+  // Applications naming each other (a cycle: each may introspect the other's tokens), and one
+  // naming an application created after it in the file's order.
+  await ok(await t.admin('PATCH', '/api/admin/applications/notes', { resourceServers: ['grafana'] }));
+  await ok(await t.admin('PATCH', '/api/admin/applications/grafana', { resourceServers: ['notes'] }));
+  await ok(await t.admin('PATCH', '/api/admin/applications/board', { resourceServers: ['notes'] }));
   // The client secret of notes from a reference, set by a first file (the server's GATEHOUSE_SECRET_*).
   const exported = await exportYaml(t);
   const withReference = exported.replace('  notes:\n', '  notes:\n    clientSecret: ${GATEHOUSE_SECRET_NOTES_CLIENT}\n    webhookSecret: ${NOTES_HOOK}\n');
@@ -152,6 +159,11 @@ applications:
     branding:
       accentColor: null
     consent: implicit
+    unknownScopes: reject
+    groupsFilter: null
+    customClaims: []
+    resourceServers:
+      - notes
     signingAlg: EdDSA
     ldap:
       enabled: false
@@ -167,6 +179,22 @@ describe('round trip', () => {
     // Secrets appear as references, never as values.
     expect(text).toContain('    clientSecret: ${GATEHOUSE_SECRET_NOTES_CLIENT}\n');
     expect(text).toContain('    webhookSecret: ${NOTES_HOOK}\n');
+    expect(text).toContain(`    unknownScopes: ignore
+    groupsFilter:
+      - family
+    customClaims:
+      - name: is_family
+        source:
+          type: inGroup
+          group: family
+        inAccessToken: true
+      - name: team
+        source:
+          type: profileField
+          key: team
+    resourceServers:
+      - grafana
+`);
     for (const secret of [CLIENT_SECRET, WEBHOOK_SECRET, 'ghs_', 'ghl_', 'whsec_']) expect(text).not.toContain(secret);
     expect(text).toContain(`administrators:
   ann@example.com:
@@ -331,6 +359,16 @@ describe('plan, dry run and prune', () => {
   it('prune deletes administrators, applications, directory and SSO groups named nowhere in their sections, in one transaction', async () => {
     const t = await makeApp();
     await ok(await apply(t, BASE, '', 'yaml'));
+    // A group an application's setting still names is refused by the groups service: the whole file is.
+    await ok(await t.admin('PATCH', '/api/admin/applications/notes', { groupsFilter: ['family'] }));
+    const inUse = await apply(t, 'version: 1\ngroups: {}\n', 'prune=1', 'yaml');
+    expect(inUse.statusCode).toBe(400);
+    expect(inUse.json().errors).toEqual([{
+      path: 'groups.family', line: 2,
+      message: 'is not in the file, and prune deletes it, but it cannot be deleted: The group "family" is named by Notes (groupsFilter); remove it there first (group_in_use)',
+    }]);
+    expect((await t.admin('GET', '/api/admin/groups/family')).statusCode).toBe(200);
+    await ok(await t.admin('PATCH', '/api/admin/applications/notes', { groupsFilter: null }));
     await person(t, 'ann@example.com');
     await ok(await apply(t, `version: 1
 administrators:
