@@ -26,6 +26,10 @@ import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { token } from '../helpers/oauth-inject.js';
 import { EXCLUDED_APPLICATION_FIELDS, project } from '../../server/config-as-code/fields.js';
 import { applicationSchemas } from '../../server/config-as-code/sections.js';
+import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
+import { applications } from '../../server/db/schema.js';
+import { engineOf } from '../../server/db/store.js';
+import { eq } from 'drizzle-orm';
 
 const PASSWORD = 'violet-harbour-teapot-glacier-91';
 const CLIENT_SECRET = 'cs-notes-0123456789abcdefghijklmnopqrstuv';
@@ -577,5 +581,15 @@ describe('who may', () => {
     expectProblem(await asBearer(t, key, 'GET', '/api/admin/config'), 403, 'insufficient_scope');
     expectProblem(await asBearer(t, key, 'POST', '/api/admin/config/apply', { document: BASE }), 403, 'insufficient_scope');
     expectProblem(await t.app.inject({ method: 'GET', url: '/api/admin/config' }), 401, 'unauthorized');
+  });
+});
+
+describe('queries', () => {
+  it('the SSO group delete detaches its applications through the group index (a prune runs it without foreign keys)', async () => {
+    const t = await makeApp();
+    const statement = t.db.update(applications).set({ ssoGroupId: null }).where(eq(applications.ssoGroupId, 'home')).toSQL();
+    const plan = await queryPlan(t.db, statement.sql.replace(/\$\d+/g, '?'), ...statement.params);
+    if (engineOf(t.db) === 'sqlite') expect(plan).toMatch(/SEARCH applications USING (COVERING )?INDEX applications_group_idx \(sso_group_id=\?\)/);
+    else expect(usesPostgresIndex(plan, 'applications_group_idx'), plan).toBe(true);
   });
 });
