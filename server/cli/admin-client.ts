@@ -163,9 +163,11 @@ function problemMessage(status: number, body: unknown, flags: FlagTable, tokenSo
   // `--redirect-uri`); a union's several complaints ("must be equal to constant" per choice) are one.
   const byField = new Map<string, string[]>();
   for (const error of problem.errors ?? []) {
-    const [where, field] = error.path.split('.');
-    const flag = where === 'body' || where === 'querystring' ? flagForField(flags, field ?? '') : undefined;
-    const name = flag ? `${flag}${flags[flag.slice(2)]?.value?.includes('|') ? ` (${flags[flag.slice(2)]!.value})` : ''}` : error.path.replace(/^body\./, '');
+    const [where, field, sub] = error.path.split('.');
+    // A preset's inputs: `--base-url`, or `--input KEY=` (app create --preset).
+    const presetInput = where === 'body' && field === 'presetInputs' && sub ? (sub === 'baseUrl' ? '--base-url' : `--input ${sub}=`) : undefined;
+    const flag = presetInput ?? (where === 'body' || where === 'querystring' ? flagForField(flags, field ?? '') : undefined);
+    const name = presetInput ?? (flag ? `${flag}${flags[flag.slice(2)]?.value?.includes('|') ? ` (${flags[flag.slice(2)]!.value})` : ''}` : error.path.replace(/^body\./, ''));
     const messages = byField.get(name) ?? [];
     if (!messages.includes(error.message)) messages.push(error.message);
     byField.set(name, messages);

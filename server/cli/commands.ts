@@ -32,7 +32,10 @@ export const commands: CommandEntry[] = [
   // Headless administration: these talk to the running server's admin API.
   { name: 'setup', summary: 'first run: create the owner account (asks for the password)', load: async () => (await import('./admin/setup.js')).setup },
   { name: 'app list', summary: 'list the applications', load: async () => (await import('./admin/apps.js')).appList },
-  { name: 'app create', summary: 'register an application (prints its client secret once)', load: async () => (await import('./admin/apps.js')).appCreate },
+  { name: 'app create', summary: 'register an application, or one from an app preset with --preset (prints its client secret once)', load: async () => (await import('./admin/apps.js')).appCreate },
+  { name: 'app setup', summary: 'print what to configure in the app (settings, files, notes; secrets as placeholders)', load: async () => (await import('./admin/presets.js')).appSetup },
+  { name: 'preset list', summary: 'list the app presets and whether each is tested here or checked against its documentation', load: async () => (await import('./admin/presets.js')).presetList },
+  { name: 'preset show', summary: "show a preset's inputs, what it sets, its Test sign-in checks and its sources", load: async () => (await import('./admin/presets.js')).presetShow },
   { name: 'app show', summary: "show one application's settings", load: async () => (await import('./admin/apps.js')).appShow },
   { name: 'app claims', summary: "show or change an application's claim settings (unknown scopes, groups filter, custom claims, resource servers)", load: async () => (await import('./admin/apps.js')).appClaims },
   { name: 'app update', summary: "change an application's settings (e.g. --signing-alg ES256)", load: async () => (await import('./admin/apps.js')).appUpdate },

@@ -42,6 +42,10 @@ export function applicationFields(settings: PresetApplication) {
     backchannelLogoutUri: settings.backchannelLogoutUri,
     ldap: settings.ldap,
     signingAlg: settings.signingAlg as unknown as NonNullable<ApplicationCreate['signingAlg']>,
+    unknownScopes: settings.unknownScopes,
+    groupsFilter: settings.groupsFilter,
+    customClaims: settings.customClaims as unknown as NonNullable<ApplicationCreate['customClaims']>,
+    resourceServers: settings.resourceServers,
   } satisfies Partial<ApplicationCreate>;
 }
 

@@ -230,16 +230,17 @@ describe('every hosted page', () => {
       for (const screen of adaScreens) await check(adaPage, screen);
       await ada.close();
 
-      // The consent page, as Bob joins Team Wiki.
+      // "You have joined", then the consent page, as Bob joins Team Wiki.
       const bob = await signedIn(scheme, 'bob@example.com');
       const bobPage = await bob.newPage();
-      await check(bobPage, ['consent', async (p) => {
-        // The first run accepts Bob's invitation; the second finds it used.
+      await check(bobPage, ['joined', async (p) => {
+        // The first run accepts Bob's invitation; the second finds it used and opens the page itself.
         await p.goto(inviteUrl);
         const accept = p.getByRole('button', { name: 'Accept and join Team Wiki' });
-        if (await accept.count()) await Promise.all([p.waitForURL((u) => !u.pathname.startsWith('/invite/')), accept.click()]);
-        await throughSignIn(p, authorizeUrl('team-wiki'), 'bob@example.com');
-      }, 'Allow Team Wiki?']);
+        if (await accept.count()) await Promise.all([p.waitForURL((u) => u.pathname === '/invite/joined/team-wiki'), accept.click()]);
+        else await p.goto(`${server.url}/invite/joined/team-wiki`);
+      }, 'You have joined Team Wiki']);
+      await check(bobPage, ['consent', (p) => throughSignIn(p, authorizeUrl('team-wiki'), 'bob@example.com'), 'Allow Team Wiki?']);
       await bob.close();
 
       // The recovery codes shown after enrolling, then the code step of Fay's next sign-in.

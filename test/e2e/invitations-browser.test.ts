@@ -73,7 +73,10 @@ describe('invitation page in a real browser', () => {
     expect(await page.getByLabel('E-mail').getAttribute('readonly')).not.toBeNull();
     await page.getByLabel('Name').fill('Nina New');
     await page.getByLabel('Password').fill(PASSWORD);
-    await Promise.all([page.waitForURL(`${sampleOrigin}/`), page.getByRole('button', { name: 'Create account and join' }).click()]);
+    // Accepting ends on "You have joined" (issue 33), whose button opens the app.
+    await Promise.all([page.waitForURL(/\/invite\/joined\/sample$/), page.getByRole('button', { name: 'Create account and join' }).click()]);
+    await expect(page.locator('h1').textContent()).resolves.toBe('You have joined Sample App');
+    await Promise.all([page.waitForURL(`${sampleOrigin}/`), page.getByRole('link', { name: 'Open Sample App' }).click()]);
     expect(await page.textContent('body')).toBe('welcome to the sample app');
     expect(cspErrors).toEqual([]);
     await context.close();
@@ -83,7 +86,8 @@ describe('invitation page in a real browser', () => {
     const page2 = await context2.newPage();
     await page2.goto(linkIn(mailTo('old@example.com').raw));
     await page2.getByLabel('Password').fill(PASSWORD);
-    await Promise.all([page2.waitForURL(`${sampleOrigin}/`), page2.getByRole('button', { name: 'Sign in and join' }).click()]);
+    await Promise.all([page2.waitForURL(/\/invite\/joined\/sample$/), page2.getByRole('button', { name: 'Sign in and join' }).click()]);
+    await expect(page2.locator('h1').textContent()).resolves.toBe('You have joined Sample App');
     // The spent link now says so.
     await page2.goto(linkIn(mailTo('old@example.com').raw));
     await expect(page2.locator('h1').textContent()).resolves.toBe('This invitation was already used');

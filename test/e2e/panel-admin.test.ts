@@ -88,6 +88,9 @@ describe('control panel', () => {
     await page.getByText('No applications yet').waitFor();
     await shot(page, '03-applications-empty');
     await page.getByRole('link', { name: 'New application' }).click();
+    // The wizard asks what is being connected first; an app without a preset is "Something else".
+    await page.getByRole('heading', { name: 'What are you connecting?' }).waitFor();
+    await page.getByTestId('something-else').click();
     await page.getByLabel('Name').fill('Team Notes');
     expect(await page.getByLabel('Client ID').inputValue()).toBe('team-notes');
     await page.getByLabel(/Web app with a backend/).check();
@@ -211,13 +214,14 @@ describe('control panel', () => {
 
   it('shows problem details in words, checks redirect URIs line by line as they are typed, and keeps the wizard input', async () => {
     await page.goto(`${server.url}/admin/applications/new`);
+    await page.getByTestId('something-else').click();
     await page.getByLabel('Name').fill('Wiki');
     // A client id already taken is reported on step 1, at the field, before anything else is typed.
     await page.getByRole('button', { name: 'Next' }).click();
     await page.getByText('An application with id "wiki" already exists; choose another client ID.').waitFor();
     expect(await page.getByLabel('Client ID').getAttribute('aria-invalid')).toBe('true');
     await shot(page, '07b-wizard-id-taken');
-    expect(await page.locator('ol.steps li.on').textContent()).toBe('1. Name and type');
+    expect(await page.locator('ol.steps li.on').textContent()).toBe('2. Name and type');
     await page.getByLabel('Client ID').fill('wiki-2');
     await page.getByRole('button', { name: 'Next' }).click();
     // As typed, each line in words: a custom scheme (not a native app), two URIs on one line, a repeat.
@@ -390,6 +394,59 @@ describe('control panel', () => {
     expect(text).toMatch(/"role":"member"/);
     expect(text).toMatch(/"status":"active"/);
     await shot(page, '13-test-sign-in');
+  });
+
+  it('connects an app from a preset: the searchable list, its inputs checked in words, the set-up page, and Test sign-in with the preset\'s checks', async () => {
+    await page.goto(`${server.url}/admin/applications/new`);
+    await page.getByRole('heading', { name: 'What are you connecting?' }).waitFor();
+    expect(await page.locator('button.preset').count()).toBeGreaterThanOrEqual(20);
+    await page.getByLabel('Search apps').fill('outl');
+    await expect.poll(() => page.locator('button.preset strong').allTextContents()).toEqual(['Outline']);
+    await page.getByLabel('Search apps').fill('zzz');
+    await page.getByText('No preset matches "zzz".', { exact: false }).waitFor();
+    await page.getByLabel('Search apps').fill('outline');
+    await page.locator('button[data-preset="outline"]').click();
+    await page.getByRole('heading', { name: 'Connect Outline' }).waitFor();
+    // Nothing typed: said at the field; a malformed address: the server's words at the field.
+    await page.getByRole('button', { name: 'Create application' }).click();
+    await page.getByText('This is required.').waitFor();
+    const address = page.getByLabel('Outline address (URL)');
+    await address.fill('ftp://wiki.lan.example');
+    await page.getByRole('button', { name: 'Create application' }).click();
+    await page.getByText('Must be an http(s) URL').waitFor();
+    expect(await address.getAttribute('aria-invalid')).toBe('true');
+    await address.fill('https://wiki.lan.example');
+    await page.getByRole('button', { name: 'Create application' }).click();
+    // The set-up page: the secret once, then the settings and the .env with the secret as a placeholder.
+    const secret = (await page.getByRole('alert').getByTestId('copy-client-secret').textContent()) ?? '';
+    expect(secret).toMatch(/^ghs_/);
+    const setup = page.getByTestId('setup');
+    await expect.poll(() => setup.textContent()).toContain('OIDC_CLIENT_SECRET=<client-secret>');
+    expect(await setup.textContent()).not.toContain(secret);
+    expect(await page.locator('ol.steps li.on').textContent()).toBe('3. Set up the app');
+    await shot(page, '13b-preset-setup');
+
+    // Test sign-in asks for the preset's scopes and shows its checks in words.
+    await adminJson('PATCH', '/api/admin/applications/outline/auth-policy', { signup_policy: 'open' });
+    await page.getByRole('button', { name: 'Next: Test sign-in' }).click();
+    await page.getByText('Asks for the scopes the app asks for: openid offline_access profile email.').waitFor();
+    await page.getByRole('button', { name: 'Add it' }).click();
+    const popupPromise = page.waitForEvent('popup');
+    await page.getByRole('button', { name: 'Start test sign-in' }).click();
+    const popup = await popupPromise;
+    await popup.getByLabel('Password').waitFor();
+    if (await popup.getByLabel('E-mail').count()) await popup.getByLabel('E-mail').fill('dee@example.com');
+    await popup.getByLabel('Password').fill('correct horse battery');
+    // This browser is signed in as Dee for another application: the page offers to continue as her.
+    await popup.getByRole('button', { name: /^(Sign in|Continue as)/ }).first().click();
+    const checks = page.getByTestId('test-sign-in-checks');
+    await checks.waitFor({ timeout: 20_000 });
+    const lines = await checks.locator('li').allTextContents();
+    expect(lines[0]).toBe('passes a refresh token was issued (Outline keeps the session with it): a refresh token was issued');
+    expect(lines[1]).toMatch(/^(passes|fails) preferred_username is in the ID token \(OIDC_USERNAME_CLAIM\): /);
+    await shot(page, '13c-test-sign-in-checks');
+    // The later stories count the applications made before this one.
+    await adminJson('DELETE', '/api/admin/applications/outline');
   });
 
   it('shows providers and the audit log, in both themes', async () => {

@@ -18,6 +18,9 @@ import { start, type Running } from '../../server/main.js';
 import { caFetch, type CaFetch } from '../helpers/ca-fetch.js';
 import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
 import { freePort } from '../helpers/data-dir.js';
+import { eq } from 'drizzle-orm';
+import { applications } from '../../server/db/schema.js';
+import { exec, one } from '../../server/db/store.js';
 
 const TOKEN = 'panel-screens-admin-token-0123456789';
 const PASSWORD = 'correct horse battery';
@@ -47,7 +50,9 @@ async function json(path: string, body: unknown): Promise<Response> {
 const SCREENS: [name: string, path: () => string, ready: string][] = [
   ['overview', () => '/', 'Activity, last 30 days'],
   ['applications', () => '/applications', 'Team Notes'],
-  ['new-application', () => '/applications/new', 'Name and type'],
+  ['new-application', () => '/applications/new', 'What are you connecting?'],
+  ['app-setup', () => '/applications/grafana/setup', 'Set up the app'],
+  ['app-setup-preset-updated', () => '/applications/outline/setup', 'Preset updated'],
   ['app-settings', () => '/applications/team-notes', 'Danger zone'],
   ['app-activity', () => '/applications/team-notes/activity', 'Active people'],
   ['app-sign-in-policy', () => '/applications/team-notes/sign-in', 'Who may join'],
@@ -139,6 +144,14 @@ beforeAll(async () => {
   // Named administrators (issue 33): the owner, and the person of the person page as an app manager.
   await admin('POST', '/api/admin/setup/owner', { email: 'olive@example.com', name: 'Olive Owner', password: PASSWORD });
   await admin('PUT', `/api/admin/administrators/${personId}`, { role: 'app_manager', applications: ['team-notes'] });
+  // App presets (issue 37): one as made, one made by an older preset version (its callback path since changed).
+  await admin('POST', '/api/admin/applications', { preset: 'grafana', presetInputs: { baseUrl: 'https://grafana.lan.example', adminGroup: 'family' } });
+  await admin('POST', '/api/admin/applications', { preset: 'outline', presetInputs: { baseUrl: 'https://wiki.lan.example' } });
+  const outline = (await one(running.db.select({ preset: applications.preset }).from(applications).where(eq(applications.id, 'outline'))))!;
+  const old = ['https://wiki.lan.example/auth/oidc/callback'];
+  await exec(running.db.update(applications)
+    .set({ redirectUris: old, preset: { ...outline.preset!, version: 0, applied: { ...outline.preset!.applied, redirectUris: old } } })
+    .where(eq(applications.id, 'outline')));
   browser = await launchChromium();
 }, 180_000);
 

@@ -94,13 +94,17 @@ describe('the catalogue', () => {
       backchannelLogoutUri: null,
       ldap: { enabled: false },
       signingAlg: 'RS256',
+      unknownScopes: 'reject',
+      groupsFilter: null,
+      customClaims: [],
+      resourceServers: [],
     });
     expect(outline.client).toEqual({ tokenEndpointAuthMethod: 'client_secret_post', pkce: false, scopes: ['openid', 'offline_access', 'profile', 'email'] });
     expect(outline.requirements).toEqual([
       { kind: 'refreshToken', text: 'a refresh token was issued (Outline keeps the session with it)' },
       { kind: 'claim', claim: 'preferred_username', text: 'preferred_username is in the ID token (OIDC_USERNAME_CLAIM)' },
     ]);
-    expect(outline.sources[0]).toEqual({ title: 'Outline .env.sample', section: 'Generic OIDC provider (OIDC_CLIENT_ID … OIDC_SCOPES)', url: 'https://github.com/outline/outline/blob/main/.env.sample', version: '2026-08' });
+    expect(outline.sources[0]).toEqual({ title: 'Outline .env.sample', section: 'Generic OIDC provider (OIDC_CLIENT_ID … OIDC_SCOPES)', url: 'https://github.com/outline/outline/blob/main/.env.sample', version: '1.9.1' });
     expect(outline.caveats[0]).toMatch(/offline_access/);
 
     const missing = await t.admin('GET', '/api/admin/presets/wordpress');
@@ -147,6 +151,10 @@ describe('creating an application from a preset', () => {
         backchannelLogoutUri: null,
         ldap: { enabled: false },
         signingAlg: 'RS256',
+        unknownScopes: 'reject',
+        groupsFilter: null,
+        customClaims: [],
+        resourceServers: [],
       },
     });
     const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'application.created')));
@@ -220,7 +228,7 @@ describe('creating an application from a preset', () => {
     expect(await count(t)).toBe(before);
   });
 
-  it('checks that a named application exists and is confidential, then lets it introspect (resourceServers, when supported)', async () => {
+  it('checks that a named application exists and is confidential, then lets it introspect its tokens (resourceServers)', async () => {
     await createFrom(t, { preset: 'dovecot', presetInputs: { host: 'imap.lan.example' } });
     const spa = await createFrom(t, { preset: 'oidc-client-ts', presetInputs: { baseUrl: 'http://127.0.0.1:5173' } });
     expect(spa.clientType).toBe('spa');
@@ -229,6 +237,7 @@ describe('creating an application from a preset', () => {
     expect(notWeb.json().errors).toEqual([{ path: 'body.presetInputs.imapApplication', message: 'the application "oidc-client-ts" is not a confidential (web) client' }]);
     const roundcube = await createFrom(t, { preset: 'roundcube', presetInputs: { baseUrl: 'https://mail.lan.example', imapApplication: 'dovecot' } });
     expect(roundcube.redirectUris).toEqual(['https://mail.lan.example/index.php/login/oauth']);
+    expect(roundcube.resourceServers).toEqual(['dovecot']);
   });
 });
 
@@ -427,6 +436,31 @@ describe('Test sign-in runs the preset\'s requirements', () => {
     await createFrom(t, { preset: 'immich', presetInputs: { baseUrl: 'https://photos.lan.example' } });
     const immich = await testSignIn(t, 'immich', 'vera@example.com', 'openid email profile');
     expect(immich.checks[0]).toEqual({ text: 'the ID token is signed with RS256 (Immich\'s Signing Algorithm)', passed: true, detail: 'signed with RS256' });
+  });
+
+  it('Grafana: the role claim resolves (Admin in the admin group, Viewer otherwise); Nextcloud: preferred_username is there', async () => {
+    const t = await makeApp({ clock: T0 });
+    const now = t.clock.now();
+    await exec(t.db.insert(groups).values({ id: 'admins', name: 'Admins', createdAt: now, updatedAt: now }));
+    const grafana = await createFrom(t, { preset: 'grafana', presetInputs: { baseUrl: 'https://grafana.lan.example', adminGroup: 'admins' } });
+    expect(grafana.customClaims).toEqual([{ name: 'grafana_role', source: { type: 'groupMap', map: [{ group: 'admins', value: 'Admin' }], default: 'Viewer' } }]);
+    expect(grafana.grantTypes).toEqual(['authorization_code', 'refresh_token']);
+    const viewer = await testSignIn(t, 'grafana', 'vic@example.com', 'openid profile email offline_access');
+    expect(viewer.checks).toEqual([
+      { text: 'the grafana_role claim resolves to a Grafana role (Admin, Editor, Viewer)', passed: true, detail: 'grafana_role is "Viewer"' },
+      { text: 'a refresh token was issued (use_refresh_token keeps the Grafana session alive)', passed: true, detail: 'a refresh token was issued' },
+    ]);
+    const vic = (await one(t.db.select({ id: people.id }).from(people).where(eq(people.email, 'vic@example.com'))))!;
+    expect((await t.admin('PUT', `/api/admin/groups/admins/members/${vic.id}`)).statusCode).toBe(204);
+    const admin = await testSignIn(t, 'grafana', 'vic@example.com', 'openid profile email offline_access');
+    expect(admin.checks[0]).toEqual({ text: 'the grafana_role claim resolves to a Grafana role (Admin, Editor, Viewer)', passed: true, detail: 'grafana_role is "Admin"' });
+
+    await createFrom(t, { preset: 'nextcloud', presetInputs: { baseUrl: 'https://cloud.lan.example' } });
+    const nextcloud = await testSignIn(t, 'nextcloud', 'vic@example.com', 'openid email profile groups');
+    expect(nextcloud.checks).toEqual([
+      { text: 'preferred_username is in the ID token (Nextcloud\'s user ID mapping)', passed: true, detail: 'preferred_username is "vic"' },
+      { text: 'email is in the ID token (Nextcloud\'s e-mail mapping)', passed: true, detail: 'email is "vic@example.com"' },
+    ]);
   });
 
   it('an application made without a preset gets no checks', async () => {

@@ -113,3 +113,7 @@ export type AuditPage = Ok<'/api/admin/audit-log', 'get'>;
 export type AuditEntry = AuditPage['entries'][number];
 export type SigningKey = Ok<'/api/admin/keys', 'get'>['keys'][number];
 export type Backup = Ok<'/api/admin/backups', 'get'>['backups'][number];
+export type PresetSummary = Ok<'/api/admin/presets', 'get'>['presets'][number];
+export type PresetDetail = Ok<'/api/admin/presets/{id}', 'get'>;
+export type Setup = Ok<'/api/admin/applications/{id}/setup', 'get'>;
+export type PresetStatus = Ok<'/api/admin/applications/{id}/preset', 'get'>;

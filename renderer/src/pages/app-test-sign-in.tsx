@@ -4,7 +4,7 @@
  * URIs), then shows the decoded access token (aud, app_user). The admin API exchanges the code
  * (POST .../test-sign-in), so the client secret is not needed.
  */
-import { createSignal, onCleanup, Show } from 'solid-js';
+import { createResource, createSignal, For, onCleanup, Show } from 'solid-js';
 import { client, ok, type Application } from '../api';
 import { CALLBACK_CHANNEL, callbackUri, decodeJwt, pkceChallenge, randomString, type CallbackResult } from '../oauth';
 import { CopyButton, ErrorBox, useAction } from '../ui';
@@ -18,6 +18,10 @@ const t = {
   waiting: 'Waiting for the sign-in window…',
   start: 'Start test sign-in',
   works: 'It works — access token issued',
+  checksTitle: (name: string) => `What ${name} needs`,
+  passed: 'passes',
+  failed: 'fails',
+  scopes: (scopes: string) => `Asks for the scopes the app asks for: ${scopes}.`,
   accessToken: 'access token',
 };
 
@@ -26,6 +30,8 @@ interface TokenResponse {
   token_type: string;
   expires_in: number;
   scope?: string;
+  /** The app preset's own requirements, checked against these tokens (empty without a preset). */
+  checks: { text: string; passed: boolean; detail: string }[];
   id_token?: string;
 }
 
@@ -35,6 +41,15 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
   const app = () => props.app;
   const [waiting, setWaiting] = createSignal(false);
   const [result, setResult] = createSignal<{ header: Record<string, unknown>; payload: Record<string, unknown>; raw: TokenResponse } | null>(null);
+  // An application made from a preset signs in with the scopes its app asks for (Outline needs offline_access, …).
+  const [preset] = createResource(
+    () => app().preset?.id,
+    (id) => ok(client.GET('/api/admin/presets/{id}', { params: { path: { id } } })),
+  );
+  const scope = () => {
+    const scopes = preset()?.client.scopes ?? [];
+    return scopes.includes('openid') ? scopes.join(' ') : 'openid profile';
+  };
   const action = useAction();
   const registered = () => app().redirectUris.includes(redirectUri);
   let channel: BroadcastChannel | undefined;
@@ -57,7 +72,7 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
       response_type: 'code',
       client_id: app().id,
       redirect_uri: redirectUri,
-      scope: 'openid profile',
+      scope: scope(),
       state,
       code_challenge: challenge,
       code_challenge_method: 'S256',
@@ -97,6 +112,9 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
           <code>{app().audience}</code>
           {t.intro[2]}
         </p>
+        <Show when={app().preset}>
+          <p class="hint">{t.scopes(scope())}</p>
+        </Show>
         <Show
           when={registered()}
           fallback={
@@ -126,6 +144,18 @@ export function TestSignInTab(props: { app: Application; onSaved: (app: Applicat
             <p>
               <strong>app_user</strong> <code>{JSON.stringify(r().payload.app_user)}</code>
             </p>
+            <Show when={r().raw.checks.length}>
+              <h3>{t.checksTitle(app().name)}</h3>
+              <ul class="checks" data-testid="test-sign-in-checks">
+                <For each={r().raw.checks}>
+                  {(check) => (
+                    <li class={check.passed ? 'ok' : 'bad'}>
+                      <span class={`badge ${check.passed ? 'ok' : 'bad'}`}>{check.passed ? t.passed : t.failed}</span> {check.text}: <span class="hint">{check.detail}</span>
+                    </li>
+                  )}
+                </For>
+              </ul>
+            </Show>
             <pre>{JSON.stringify({ header: r().header, payload: r().payload }, null, 2)}</pre>
             <CopyButton value={r().raw.access_token} label={t.accessToken} />
           </div>

@@ -1,4 +1,4 @@
-/** One application: tabs for settings, activity, sign-in policy, members, invitations, API keys, webhooks, single logout, test sign-in. */
+/** One application: tabs for settings, set-up (the app preset it came from and what to configure in the app), activity, sign-in policy, members, invitations, API keys, webhooks, single logout, test sign-in. */
 import { createResource, Match, Show, Switch } from 'solid-js';
 import { A, useParams } from '@solidjs/router';
 import { client, enc, ok } from '../api';
@@ -12,6 +12,7 @@ import { ApiKeysTab } from './app-api-keys';
 import { WebhooksTab } from './app-webhooks';
 import { LogoutTab } from './app-logout';
 import { TestSignInTab } from './app-test-sign-in';
+import { PresetStatusCard, SetupView } from './presets';
 import { ActivityPanel } from './activity-lazy';
 
 const t = {
@@ -22,6 +23,7 @@ const t = {
 
 const TABS = [
   ['', 'Settings'],
+  ['setup', 'Setup'],
   ['activity', 'Activity'],
   ['sign-in', 'Sign-in policy'],
   ['members', 'Members'],
@@ -88,6 +90,10 @@ export function ApplicationPage() {
             </Match>
             <Match when={params.tab === 'test'}>
               <TestSignInTab app={a()} onSaved={(next) => mutate(next)} />
+            </Match>
+            <Match when={params.tab === 'setup'}>
+              <PresetStatusCard app={a()} onSaved={(next) => mutate(next)} />
+              <SetupView appId={a().id} />
             </Match>
           </Switch>
         </>

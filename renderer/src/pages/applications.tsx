@@ -1,11 +1,12 @@
 import { createMemo, createResource, createSignal, For, Match, Show, Switch } from 'solid-js';
 import { A, useNavigate } from '@solidjs/router';
 import { isOwner } from '../me';
-import { client, fieldErrors, ok, type ClientType, type CreatedApplication } from '../api';
+import { client, fieldErrors, ok, type ClientType, type CreatedApplication, type PresetSummary } from '../api';
 import { fetchAll, page, PAGE } from '../paged';
 import { Async, CopyField, DataTable, Empty, ErrorBox, Field, useAction } from '../ui';
 import { redirectUriHint, audienceErrors, clientIdErrors, redirectUriErrors, redirectUriList, requiredText } from '../validate';
 import { IntegrationSnippet } from './snippet';
+import { PresetInputsForm, PresetPicker, SetupView, ShownOnce } from './presets';
 import { idFromName } from '../../../server/applications/id-from-name';
 
 const t = {
@@ -22,7 +23,8 @@ const t = {
     { value: 'spa', title: 'Single-page app', text: 'Runs entirely in the browser. Public client, PKCE only.' },
     { value: 'native', title: 'Desktop or mobile app', text: 'Public client; loopback redirect URIs match on any port.' },
   ] as { value: ClientType; title: string; text: string }[],
-  steps: ['1. Name and type', '2. Redirect URIs and audience', '3. Hand over'],
+  steps: ['1. What are you connecting?', '2. Name and type', '3. Redirect URIs and audience', '4. Hand over'],
+  presetSteps: ['1. What are you connecting?', '2. Its settings', '3. Set up the app'],
   stepsLabel: 'Steps',
   name: 'Name',
   theName: 'The name',
@@ -122,7 +124,11 @@ export function suggestAudience(id: string, firstRedirect: string | undefined): 
 
 export function NewApplicationPage() {
   const navigate = useNavigate();
-  const [step, setStep] = createSignal(1);
+  // Step 0 asks what is being connected: a preset (its inputs, then its set-up page) or "Something else" (steps 1–3).
+  const [step, setStep] = createSignal(0);
+  const [presets] = createResource(() => ok(client.GET('/api/admin/presets')).then((d) => d.presets));
+  const [preset, setPreset] = createSignal<PresetSummary | null>(null);
+  const [fromPreset, setFromPreset] = createSignal<CreatedApplication | null>(null);
   const [name, setName] = createSignal('');
   const [id, setId] = createSignal('');
   const [idTouched, setIdTouched] = createSignal(false);
@@ -182,9 +188,40 @@ export function NewApplicationPage() {
     <>
       <h1>{t.new}</h1>
       <ol class="steps" aria-label={t.stepsLabel}>
-        <For each={t.steps}>{(label, i) => <li class={step() === i() + 1 ? 'on' : ''}>{label}</li>}</For>
+        <Show
+          when={preset()}
+          fallback={<For each={t.steps}>{(label, i) => <li class={step() === i() ? 'on' : ''}>{label}</li>}</For>}
+        >
+          <For each={t.presetSteps}>{(label, i) => <li class={(fromPreset() ? 2 : preset() ? 1 : 0) === i() ? 'on' : ''}>{label}</li>}</For>
+        </Show>
       </ol>
       <Switch>
+        <Match when={step() === 0 && !preset()}>
+          <Async resource={presets}>
+            {(list) => <PresetPicker presets={list} onPick={(p) => setPreset(p)} onSomethingElse={() => setStep(1)} />}
+          </Async>
+        </Match>
+        <Match when={step() === 0 && !fromPreset() && preset()}>
+          {(chosen) => <PresetInputsForm preset={chosen()} onBack={() => setPreset(null)} onCreated={(app) => setFromPreset(app)} />}
+        </Match>
+        <Match when={fromPreset()}>
+          {(app) => (
+            <>
+              <ShownOnce app={app()} />
+              <SetupView appId={app().id} />
+              <div class="actions">
+                <button type="button" onClick={() => navigate(`/applications/${encodeURIComponent(app().id)}`)}>
+                  {t.done(app().name)}
+                </button>
+                <Show when={preset()?.protocol === 'oidc'}>
+                  <button class="primary" type="button" onClick={() => navigate(`/applications/${encodeURIComponent(app().id)}/test`)}>
+                    {t.testSignIn}
+                  </button>
+                </Show>
+              </div>
+            </>
+          )}
+        </Match>
         <Match when={step() === 1}>
           <form
             class="card"
@@ -246,6 +283,9 @@ export function NewApplicationPage() {
             </fieldset>
             <ErrorBox error={check.error()} />
             <div class="actions">
+              <button type="button" onClick={() => setStep(0)}>
+                {t.back}
+              </button>
               <A class="button" href="/applications">
                 {t.cancel}
               </A>

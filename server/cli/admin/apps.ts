@@ -122,9 +122,48 @@ function applicationBody(table: FlagTable, values: Record<string, unknown>): Rec
   return body;
 }
 
+/** `app create --preset`: the preset and its inputs (spec presets-and-operations.md, "App presets"). */
+const presetFlags: FlagTable = {
+  preset: { type: 'string', value: 'PRESET', help: 'create it from an app preset (`gatehouse preset list`); its settings come from the preset and its inputs' },
+  'base-url': { type: 'string', value: 'URL', help: 'with --preset: the app\'s address (the preset input baseUrl)' },
+  input: { type: 'string', multiple: true, value: 'KEY=VALUE', help: 'with --preset: another input of the preset (`gatehouse preset show PRESET` lists them); repeat for more' },
+};
+
+/** The preset request body of `app create --preset`; the application's own settings come from the preset, so their flags are refused. */
+function presetBody(values: Record<string, unknown>): Record<string, unknown> {
+  const own = Object.keys(createFlags).filter((name) => name !== 'id' && name !== 'name' && values[name] !== undefined);
+  if (own.length) {
+    throw new ConfigError(`--preset sets the application's settings; leave out --${own.join(', --')} (change them afterwards with \`gatehouse app update\`).`);
+  }
+  const presetInputs: Record<string, string> = {};
+  if (typeof values['base-url'] === 'string') presetInputs.baseUrl = values['base-url'];
+  for (const pair of (values.input as string[] | undefined) ?? []) {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new ConfigError(`--input takes KEY=VALUE, got "${pair}".`);
+    // Keys as the preset names them (adminGroup), or in the command line's spelling (admin-group).
+    const key = pair.slice(0, at).replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+    presetInputs[key] = pair.slice(at + 1);
+  }
+  return {
+    preset: values.preset,
+    presetInputs,
+    ...(typeof values.id === 'string' ? { id: values.id } : {}),
+    ...(typeof values.name === 'string' ? { name: values.name } : {}),
+  };
+}
+
 export const appCreate = adminCommand({
-  flags: createFlags,
+  flags: { ...createFlags, ...presetFlags },
   async run({ client, values, json }) {
+    if (values.preset !== undefined) {
+      const created = await client.request<Application>('POST', '/api/admin/applications', presetBody(values));
+      if (json) return printJson(created);
+      console.log(`Created application ${created.id} (${created.name}) from the ${values.preset} preset.`);
+      printShownOnce(created, [['Client ID', created.id], ['Redirect URIs', created.redirectUris]]);
+      console.log(`Next: \`gatehouse app setup ${created.id}\` prints what to configure in the app.`);
+      return;
+    }
+    if (values['base-url'] !== undefined || values.input !== undefined) throw new ConfigError('--base-url and --input are the inputs of a preset: give --preset too.');
     const body = withClaimFiles(applicationBody(createFlags, values));
     if (body.id === undefined && typeof body.name === 'string') {
       body.id = idFromName(body.name);
@@ -138,7 +177,7 @@ export const appCreate = adminCommand({
 });
 
 /** `fields`, then the secrets an answer shows only once (a new client, webhook or LDAP secret), with a word on keeping them. */
-function printShownOnce(app: Application, fields: [string, string][]): void {
+function printShownOnce(app: Application, fields: [string, string | string[]][]): void {
   if (app.clientSecret) fields.push(['Client secret', app.clientSecret]);
   if (app.webhookSecret) fields.push(['Webhook secret', app.webhookSecret]);
   if (app.ldapPassword) fields.push(['LDAP bind DN', app.ldap.bindDn], ['LDAP password', app.ldapPassword]);

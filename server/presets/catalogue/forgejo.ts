@@ -23,7 +23,7 @@ export const forgejo: Preset = {
     sourceNameInput,
     groupInput('adminGroup', 'Group whose members are Forgejo administrators', 'admins', 'Optional: members of this directory group become site administrators at sign-in (--admin-group).'),
   ],
-  testedWith: { status: 'documentation', product: 'Forgejo', version: 'documentation of 2026-04 (v11)', test: null },
+  testedWith: { status: 'documentation', product: 'Forgejo', version: '(April 2026)', test: null },
   sources: [
     { title: 'Forgejo documentation: Forgejo CLI', section: 'admin auth add-oauth', url: `${DOCS}/command-line/`, version: '2026-04' },
     { title: 'Forgejo documentation: Configuration Cheat Sheet', section: 'OAuth2 Client (oauth2_client): ENABLE_AUTO_REGISTRATION, USERNAME, ACCOUNT_LINKING', url: `${DOCS}/config-cheat-sheet/`, version: '2026-04' },

@@ -16,12 +16,13 @@ export const homeAssistant: Preset = {
   version: 1,
   summary: 'Home Assistant behind Caddy, nginx or Traefik: only people Gatehouse admits reach it.',
   inputs: [baseUrlInput('Home Assistant address (through the proxy)', 'https://home.lan.example'), upstreamInput('http://127.0.0.1:8123'), allowedGroupInput],
-  testedWith: { status: 'documentation', product: 'Home Assistant', version: '2026.x documentation (the proxy side is tested with Caddy 2.6 and nginx 1.22)', test: null },
+  testedWith: { status: 'documentation', product: 'Home Assistant', version: '(2026)', test: null },
   sources: [
     { title: 'Home Assistant: HTTP integration', section: 'use_x_forwarded_for, trusted_proxies (reverse proxies)', url: 'https://www.home-assistant.io/integrations/http/', version: '2026' },
     { title: 'Home Assistant: Authentication providers', section: 'homeassistant, trusted_networks, command_line', url: 'https://www.home-assistant.io/docs/authentication/providers/', version: '2026' },
   ],
   caveats: [
+    'The app itself does not run here; Gatehouse\'s tests run the proxy side of this preset (Caddy 2.6 and nginx 1.22 in front of a stand-in app, test/interop/presets-forward-auth.test.ts).',
     'Home Assistant has no header-based sign-in: after Gatehouse lets a person through, Home Assistant still asks for its own login. Forward auth keeps everyone else away from it.',
     'The companion apps cannot follow a sign-in redirect to Gatehouse; use them on the LAN without the proxy, or through the proxy with an exception for their API paths at your own risk.',
   ],

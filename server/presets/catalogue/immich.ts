@@ -22,7 +22,7 @@ export const immich: Preset = {
     baseUrlInput('Immich address', 'https://photos.lan.example'),
     groupInput('adminGroup', 'Group whose members are Immich administrators', 'admins', 'Optional: sets the immich_role claim to admin for them (user for everyone else). Immich reads it only when it creates the account.'),
   ],
-  testedWith: { status: 'documentation', product: 'Immich', version: 'documentation of 2026 (v1.x)', test: null },
+  testedWith: { status: 'documentation', product: 'Immich', version: '(2026)', test: null },
   sources: [{ title: 'Immich documentation: OAuth Authentication', section: 'Prerequisites; Enable OAuth (settings table); Mobile Redirect URI', url: DOC, version: '2026' }],
   caveats: [
     'Immich\'s documentation asks for app.immich:///oauth-callback as a redirect URI. Gatehouse accepts custom schemes only for native (public) clients, and Immich is a confidential client; the preset registers Immich\'s own forwarder, /api/oauth/mobile-redirect, instead: turn on "Mobile Redirect URI Override" with that address, as the documentation describes for providers that refuse the custom scheme.',

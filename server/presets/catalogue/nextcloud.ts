@@ -24,7 +24,7 @@ export const nextcloud: Preset = {
       hint: 'The name user_oidc gives this provider; it is part of the back-channel logout address.',
     },
   ],
-  testedWith: { status: 'documentation', product: 'Nextcloud user_oidc', version: '8.10.1 (Nextcloud 29–35)', test: null },
+  testedWith: { status: 'documentation', product: 'Nextcloud user_oidc', version: '8.10.1', test: null },
   sources: [
     { title: 'user_oidc README', section: 'PKCE; Single logout; Backchannel logout; User IDs; Commandline settings', url: SOURCE, version: '8.10.1' },
     { title: 'user_oidc routes', section: 'appinfo/routes.php: login#code at /code', url: 'https://github.com/nextcloud/user_oidc/blob/v8.10.1/appinfo/routes.php', version: '8.10.1' },

@@ -18,7 +18,7 @@ export const openWebui: Preset = {
   version: 1,
   summary: 'Open WebUI signs people in with OIDC; the application role (member or admin) becomes their Open WebUI role.',
   inputs: [baseUrlInput('Open WebUI address (WEBUI_URL)', 'https://chat.lan.example')],
-  testedWith: { status: 'documentation', product: 'Open WebUI', version: 'documentation of 2026-08', test: null },
+  testedWith: { status: 'documentation', product: 'Open WebUI', version: '(August 2026)', test: null },
   sources: [{ title: 'Open WebUI: SSO (OAuth, OIDC, Trusted Header)', section: 'OIDC; OAuth Role Management; OAuth Group Management', url: DOC, version: '2026-08' }],
   caveats: [
     'The documentation says roles are read from the access token; Gatehouse puts the roles claim (the member\'s role in this application) in the access token, the ID token and userinfo.',

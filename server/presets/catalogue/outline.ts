@@ -17,9 +17,9 @@ export const outline: Preset = {
   version: 1,
   summary: 'Outline signs people in with its generic OIDC provider and keeps the session with a refresh token.',
   inputs: [baseUrlInput('Outline address (URL)', 'https://wiki.lan.example')],
-  testedWith: { status: 'documentation', product: 'Outline', version: '0.8x–1.x (.env.sample of 2026-08)', test: null },
+  testedWith: { status: 'documentation', product: 'Outline', version: '1.9.1', test: null },
   sources: [
-    { title: 'Outline .env.sample', section: 'Generic OIDC provider (OIDC_CLIENT_ID … OIDC_SCOPES)', url: 'https://github.com/outline/outline/blob/main/.env.sample', version: '2026-08' },
+    { title: 'Outline .env.sample', section: 'Generic OIDC provider (OIDC_CLIENT_ID … OIDC_SCOPES)', url: 'https://github.com/outline/outline/blob/main/.env.sample', version: '1.9.1' },
     { title: 'Outline hosting documentation: OIDC', section: 'Configuration', url: 'https://docs.getoutline.com/s/hosting/doc/oidc-8CPBm6uC0I', version: '2026' },
   ],
   caveats: [

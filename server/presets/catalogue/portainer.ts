@@ -18,7 +18,7 @@ export const portainer: Preset = {
   version: 1,
   summary: 'Portainer signs people in with its custom OAuth provider and names accounts by their username.',
   inputs: [baseUrlInput('Portainer address', 'https://portainer.lan.example:9443')],
-  testedWith: { status: 'documentation', product: 'Portainer CE', version: '2.9 documentation and later', test: null },
+  testedWith: { status: 'documentation', product: 'Portainer CE', version: '2.9 and later', test: null },
   sources: [{ title: 'Portainer documentation: Authenticate via OAuth', section: 'Configuring OAuth authentication in Portainer (the OAuth Configuration table)', url: DOC, version: '2.9+' }],
   caveats: ['Portainer\'s documentation says to set the Redirect URL to the Portainer instance URL; the preset registers it with and without a trailing slash.'],
   client: { tokenEndpointAuthMethod: 'client_secret_basic', pkce: false, scopes },

@@ -22,7 +22,7 @@ export const proxmoxVe: Preset = {
       pattern: { source: '^[A-Za-z][A-Za-z0-9._-]{1,31}$', message: 'a letter, then letters, digits, ., - or _ (2 to 32)' },
     },
   ],
-  testedWith: { status: 'documentation', product: 'Proxmox VE', version: '9.1 (pve-docs 9.1.3)', test: null },
+  testedWith: { status: 'documentation', product: 'Proxmox VE', version: '9.1', test: null },
   sources: [{ title: 'Proxmox VE Administration Guide: User Management', section: 'OpenID Connect (options, Username mapping, Groups mapping, Examples)', url: DOC, version: '9.1.3' }],
   caveats: [
     'The guide names subject, username or email for username-claim. Gatehouse sends the username as preferred_username (there is no claim called username), so the preset uses email: Proxmox users look like alice@example.com@gatehouse.',

@@ -26,7 +26,7 @@ export const tailscale: Preset = {
       hint: 'Tailscale looks up https://<this domain>/.well-known/webfinger for the address you sign up with.',
     },
   ],
-  testedWith: { status: 'documentation', product: 'Tailscale', version: 'knowledge base 2024–2026', test: null },
+  testedWith: { status: 'documentation', product: 'Tailscale', version: '(2026)', test: null },
   sources: [{ title: 'Tailscale: Custom OIDC providers', section: 'Requirements; WebFinger setup; Identity provider setup', url: DOC, version: '2026' }],
   caveats: [
     'Tailscale\'s servers fetch the WebFinger answer and Gatehouse\'s discovery document over the internet: Gatehouse must be reachable publicly with a publicly trusted certificate (the LAN CA will not do).',

@@ -15,12 +15,13 @@ export const uptimeKuma: Preset = {
   version: 1,
   summary: 'Uptime Kuma behind Caddy, nginx or Traefik, with Gatehouse deciding who may open it.',
   inputs: [baseUrlInput('Uptime Kuma address (through the proxy)', 'https://status.lan.example'), upstreamInput('http://127.0.0.1:3001'), allowedGroupInput],
-  testedWith: { status: 'documentation', product: 'Uptime Kuma', version: '1.23 / 2.0 wiki (the proxy side is tested with Caddy 2.6 and nginx 1.22)', test: null },
+  testedWith: { status: 'documentation', product: 'Uptime Kuma', version: '1.23–2.0', test: null },
   sources: [
     { title: 'Uptime Kuma wiki: Reverse Proxy', section: 'nginx and Caddy (WebSocket)', url: 'https://github.com/louislam/uptime-kuma/wiki/Reverse-Proxy', version: '1.23–2.0' },
     { title: 'Uptime Kuma: Settings → Security', section: 'Disable Auth (when a third-party authentication is in front)', url: 'https://github.com/louislam/uptime-kuma/wiki', version: '1.23–2.0' },
   ],
   caveats: [
+    'The app itself does not run here; Gatehouse\'s tests run the proxy side of this preset (Caddy 2.6 and nginx 1.22 in front of a stand-in app, test/interop/presets-forward-auth.test.ts).',
     'Uptime Kuma keeps its own login unless "Disable Auth" is turned on; do that only once the proxy sends every request through Gatehouse.',
     'Public status pages (/status/…) are behind Gatehouse too; give them their own host without forward auth if they must stay public.',
   ],

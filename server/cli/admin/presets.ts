@@ -1,0 +1,83 @@
+/**
+ * `gatehouse preset list | show` and `gatehouse app setup`: the app presets and an application's
+ * set-up text, through the running server's admin API (spec presets-and-operations.md, "App
+ * presets"; docs/integrations/README.md). `app create --preset` is in apps.ts.
+ */
+import { adminCommand, applicationPath } from '../admin-client.js';
+import { formatFields, formatTable, printJson } from '../output.js';
+
+interface PresetSummary {
+  id: string;
+  name: string;
+  protocol: string;
+  summary: string;
+  testedWith: { status: 'tested' | 'documentation'; product: string; version: string; test: string | null };
+  inputs: { key: string; label: string; example: string; required: boolean; hint?: string; default?: string }[];
+}
+
+interface PresetDetail extends PresetSummary {
+  client: { tokenEndpointAuthMethod: string; pkce: boolean; scopes: string[] };
+  sets: Record<string, unknown>;
+  requirements: { text: string }[];
+  sources: { title: string; section: string; url: string; version: string }[];
+  caveats: string[];
+}
+
+/** "tested here" or "documentation of version X", the words the panel uses too. */
+export const statusText = (t: PresetSummary['testedWith']) =>
+  t.status === 'tested' ? `tested here (${t.product} ${t.version})` : `checked against the documentation of ${t.product} ${t.version}`;
+
+/** How an input is given on `app create --preset`. */
+export const inputFlag = (key: string) => (key === 'baseUrl' ? '--base-url URL' : `--input ${key}=VALUE`);
+
+export const presetList = adminCommand({
+  async run({ client, json }) {
+    const { presets } = await client.request<{ presets: PresetSummary[] }>('GET', '/api/admin/presets');
+    if (json) return printJson({ presets });
+    console.log(
+      formatTable(
+        ['ID', 'NAME', 'PROTOCOL', 'STATUS'],
+        presets.map((p) => [p.id, p.name, p.protocol, p.testedWith.status === 'tested' ? 'tested here' : `docs ${p.testedWith.version}`]),
+      ),
+    );
+    console.log('\nCreate one with `gatehouse app create --preset ID --base-url URL`; `gatehouse preset show ID` lists its inputs.');
+  },
+});
+
+export const presetShow = adminCommand({
+  positionals: { usage: 'PRESET', min: 1, max: 1, missing: 'Give one preset id, e.g. `gatehouse preset show grafana`.' },
+  async run({ client, positionals, json }) {
+    const preset = await client.request<PresetDetail>('GET', `/api/admin/presets/${encodeURIComponent(positionals[0]!)}`);
+    if (json) return printJson(preset);
+    console.log(
+      formatFields([
+        ['Preset', `${preset.id} — ${preset.name}`],
+        ['About', preset.summary],
+        ['Status', statusText(preset.testedWith)],
+        ['Inputs', preset.inputs.map((i) => `${inputFlag(i.key)}  ${i.label}${i.required ? '' : ' (optional)'}, e.g. ${i.example}`)],
+        ['Scopes', preset.client.scopes.join(' ') || '(none)'],
+        ['Sets', Object.entries(preset.sets).map(([field, value]) => `${field}: ${JSON.stringify(value)}`)],
+        ['Test sign-in checks', preset.requirements.map((r) => r.text).concat(preset.requirements.length ? [] : ['(none)'])],
+        ['Sources', preset.sources.map((s) => `${s.title}, ${s.section} (${s.version}) ${s.url}`)],
+        ...(preset.caveats.length ? [['Caveats', preset.caveats] as [string, string[]]] : []),
+      ]),
+    );
+  },
+});
+
+interface Setup {
+  settings: { label: string; value: string }[];
+  files: { name: string; content: string }[];
+  notes: string[];
+}
+
+export const appSetup = adminCommand({
+  positionals: { usage: 'APP', min: 1, max: 1, missing: 'Give one application id, e.g. `gatehouse app setup grafana`.' },
+  async run({ client, positionals, json }) {
+    const setup = await client.request<Setup>('GET', `${applicationPath(positionals[0]!)}/setup`);
+    if (json) return printJson(setup);
+    console.log(formatFields(setup.settings.map((s) => [s.label, s.value])));
+    for (const file of setup.files) console.log(`\n--- ${file.name} ---\n${file.content.replace(/\n$/, '')}`);
+    if (setup.notes.length) console.log(`\n${setup.notes.map((n) => `* ${n}`).join('\n')}`);
+  },
+});
