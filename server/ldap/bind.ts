@@ -7,7 +7,8 @@
  *   the application has LDAP on;
  * - a person, `uid=<username>,ou=people,<base>` or their e-mail address (or bare username) as the
  *   name, with one of their app passwords (app-passwords/verify.ts): never the account password,
- *   so no second factor is bypassed.
+ *   so no second factor is bypassed; and when the application's forward auth names groups, only
+ *   while they are in one of them.
  * A name with an empty password is an unauthenticated bind (§5.1.2): unwillingToPerform. SASL is
  * authMethodNotSupported. A password over an unencrypted connection from another machine is
  * refused with confidentialityRequired unless GATEHOUSE_LDAP_ALLOW_PLAIN=1 (§6.3.1 of RFC 4513
@@ -26,6 +27,7 @@ import { findApplication } from '../applications/lookup.js';
 import { appPasswordStillValid, verifyAppPassword } from '../app-passwords/verify.js';
 import { matchesHash, sha256 } from '../util/crypto.js';
 import { WindowCounter } from '../util/window-counter.js';
+import { groupIdsOfPerson } from '../groups/queries.js';
 import { isWithin, parseDn, singleAva, type Dn } from './dn.js';
 import { ResultCode, type BindRequest, type ResultFields } from './protocol.js';
 import { PEOPLE_OU, SERVICES_OU, personDn, serviceAccountDn } from './tree.js';
@@ -145,6 +147,7 @@ async function check(ctx: AppContext, name: Named, password: string, base: strin
   // A name that names nobody still pays for the look-up of the password, like one that does.
   const match = await verifyAppPassword(ctx, { login: name.kind === 'person' ? name.login : '', password });
   if (!match || name.kind !== 'person' || !match.application.ldap.enabled) return undefined;
+  if (!(await inGroupRule(ctx, match.application, match.person.id))) return undefined;
   return {
     kind: 'person',
     dn: personDn(base, match.person.username),
@@ -166,5 +169,17 @@ export async function stillValid(ctx: AppContext, identity: Identity): Promise<b
     return Boolean(app?.ldap.enabled && app.ldapPasswordHash === identity.passwordHash);
   }
   const match = await appPasswordStillValid(ctx, identity.appPasswordId);
-  return Boolean(match?.application.ldap.enabled);
+  return Boolean(match?.application.ldap.enabled) && (await inGroupRule(ctx, match!.application, match!.person.id));
+}
+
+/**
+ * The application's group rule (spec ldap.md: "and in its forwardAuth.groups/group rule when it
+ * has one"): when the application's forward-auth settings name groups, a person binds only while
+ * in one of them. Read from the application row the app-password check selected.
+ */
+async function inGroupRule(ctx: AppContext, application: object, personId: string): Promise<boolean> {
+  const required = (application as { forwardAuth?: { groups?: string[] | null } | null }).forwardAuth?.groups;
+  if (!required?.length) return true;
+  const groups = await groupIdsOfPerson(ctx.db, personId);
+  return required.some((g) => groups.includes(g));
 }
