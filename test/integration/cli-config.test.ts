@@ -7,7 +7,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type RunResult, type ServerProcess } from '../helpers/server-process.js';
+import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type ServerProcess } from '../helpers/server-process.js';
+import { failed, ok } from '../helpers/cli-result.js';
 
 let server: ServerProcess;
 let env: NodeJS.ProcessEnv;
@@ -17,18 +18,6 @@ let dir: string;
 const CLIENT_SECRET = 'cs-from-the-cli-environment-0123456789ab';
 const HOOK_SECRET = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
 const gatehouse = (args: string[], extra: NodeJS.ProcessEnv = {}) => runCli(args, { ...env, ...extra });
-
-function ok(result: RunResult): string {
-  expect(result.stderr, result.stdout).toBe('');
-  expect(result.code).toBe(0);
-  return result.stdout;
-}
-
-function failed(result: RunResult, ...lines: string[]) {
-  expect(result.stderr.trimEnd().split('\n')).toEqual(lines);
-  expect(result.stdout).toBe('');
-  expect(result.code).toBe(1);
-}
 
 async function api(method: string, path: string) {
   const res = await fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${token}` } });

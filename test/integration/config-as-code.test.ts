@@ -302,12 +302,16 @@ applications:
     clientType: native
 `;
 
+/** A server of its own with BASE applied: the export and the audit log's size before a test's change. */
+async function serverWithBase() {
+  const t = await makeApp();
+  await ok(await apply(t, BASE, '', 'yaml'));
+  return { t, before: await exportYaml(t), audited: await auditCount(t) };
+}
+
 describe('plan, dry run and prune', () => {
   it('a dry run answers the plan field by field and changes nothing; the apply goes through the services (audit, events); prune deletes only what a section leaves out', async () => {
-    const t = await makeApp();
-    await ok(await apply(t, BASE, '', 'yaml'));
-    const before = await exportYaml(t);
-    const audited = await auditCount(t);
+    const { t, before, audited } = await serverWithBase();
 
     const wiki = [
       { field: 'name', after: 'Wiki' },
@@ -361,8 +365,7 @@ describe('plan, dry run and prune', () => {
   });
 
   it('prune deletes administrators, applications, directory and SSO groups named nowhere in their sections, in one transaction', async () => {
-    const t = await makeApp();
-    await ok(await apply(t, BASE, '', 'yaml'));
+    const { t } = await serverWithBase();
     // A group an application's setting still names is refused by the groups service: the whole file is.
     await ok(await t.admin('PATCH', '/api/admin/applications/notes', { groupsFilter: ['family'] }));
     const inUse = await apply(t, 'version: 1\ngroups: {}\n', 'prune=1', 'yaml');
@@ -408,10 +411,7 @@ administrators: {}
 
 describe('an invalid file', () => {
   it('is refused whole, with every problem by path and line: the schemas\', the services\' rules, unresolved references', async () => {
-    const t = await makeApp();
-    await ok(await apply(t, BASE, '', 'yaml'));
-    const before = await exportYaml(t);
-    const audited = await auditCount(t);
+    const { t, before, audited } = await serverWithBase();
     const file = [
       'version: 1', //                                       1
       'passwordPolicy:', //                                  2
@@ -566,8 +566,7 @@ ${app('notes', `    webhookUrl: ${receiver.url}\n    webhookSecret: file:hook\n 
 
 describe('who may', () => {
   it('export and apply: the owner and the admin token only', async () => {
-    const t = await makeApp();
-    await ok(await apply(t, BASE, '', 'yaml'));
+    const { t } = await serverWithBase();
     const owner = await panelSignIn(t, await administrator(t, 'owner@example.com', 'owner'));
     const people = await panelSignIn(t, await administrator(t, 'people@example.com', 'people_manager'));
     const apps = await panelSignIn(t, await administrator(t, 'apps@example.com', 'app_manager', ['notes']));
