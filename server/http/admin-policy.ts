@@ -57,6 +57,8 @@ const POLICY: Record<string, Need> = {
   'PATCH /applications/:id/users/:uid': app('users', { people: true }),
   'DELETE /applications/:id/users/:uid': app('users', { people: true }),
   'DELETE /applications/:id/users/:uid/second-factor': app(undefined, { people: true }),
+  // What a member's tokens would say (the Claims tab's preview): read like the member's record.
+  'GET /applications/:id/users/:uid/claims': app('users', { people: true }),
   'POST /applications/:id/invitations': app('invitations', { people: true }),
   'GET /applications/:id/invitations': app('invitations', { people: true }),
   'DELETE /applications/:id/invitations/:iid': app('invitations', { people: true }),

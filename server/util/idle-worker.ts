@@ -9,8 +9,12 @@
  * The body is plain CommonJS evaluated in the worker (`eval: true`), so it needs no file of its
  * own beside the bundled server: it gets `workerData` and answers each `{ id, ...message }` on
  * `parentPort` with `{ id, result }` or `{ id, error }`.
+ *
+ * The thread is background work, like the hashes: it runs at the thread pool's lowered priority
+ * (cli/thread-priority.ts), so the event loop wins a core when both have work (per thread on Linux).
  */
 import { Worker } from 'node:worker_threads';
+import { backgroundNice } from './background-nice.js';
 
 interface Pending {
   resolve: (result: unknown) => void;
@@ -43,7 +47,8 @@ export class IdleWorker<Message extends object, Result> {
   }
 
   private start(): Worker {
-    const w = new Worker(this.source, { eval: true, workerData: this.workerData() });
+    const nice = process.platform === 'linux' ? `try { require('node:os').setPriority(${backgroundNice()}); } catch {}\n` : '';
+    const w = new Worker(nice + this.source, { eval: true, workerData: this.workerData() });
     w.unref();
     w.on('message', (message: { id: number; result?: unknown; error?: string }) => {
       const waiting = this.pending.get(message.id);
