@@ -47,6 +47,9 @@ const POLICY: Record<string, Need> = {
   'DELETE /applications/:id/logo': app(),
   'GET /applications/:id/activity': app('application', { people: true }),
   'POST /applications/:id/test-sign-in': app(),
+  // Forward auth's proxy configuration (spec forward-auth.md, "Set-up help"): the application's
+  // managers set its hosts, so they print its snippets; not API keys (set-up, like the secrets).
+  'GET /applications/:id/forward-auth/snippet': app(),
   // App presets: what an application came from and how to configure the app (secrets as placeholders).
   'GET /applications/:id/setup': app('application', { people: true }),
   'GET /applications/:id/preset': app('application'),

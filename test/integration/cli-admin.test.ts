@@ -120,6 +120,7 @@ describe('gatehouse app', () => {
         'Token signing:  RS256',
         'Shared sign-in: (none)',
         'LDAP:           off',
+        'Forward auth:   (none)',
         `Created:        ${record.createdAt}`,
         `Updated:        ${record.updatedAt}`,
         '',
@@ -188,6 +189,33 @@ describe('gatehouse app', () => {
     expect(created).toMatchObject({ ldap: { enabled: true, bindDn: 'cn=files,ou=services,dc=gatehouse' }, ldapPassword: expect.stringMatching(/^ghl_/) });
     ok(await gatehouse(['app', 'delete', 'media', '--yes']));
     ok(await gatehouse(['app', 'delete', 'files', '--yes']));
+  });
+
+  it('protects hosts (--forward-auth-host) and prints the proxy configuration for them (show --proxy)', async () => {
+    const created = JSON.parse(ok(await gatehouse([
+      'app', 'create', '--json', '--name', 'Wiki Site', '--audience', 'https://wikisite.example.com', '--redirect-uri', 'https://wikisite.example.com/cb',
+      '--forward-auth-host', 'Wiki.LAN.example', '--forward-auth-host', '*.media.lan.example',
+    ])));
+    expect(created.forwardAuth).toEqual({ hosts: ['wiki.lan.example', '*.media.lan.example'], groups: null, basic: false });
+    expect(ok(await gatehouse(['app', 'show', 'wiki-site']))).toContain('Forward auth:   wiki.lan.example, *.media.lan.example\n');
+    const caddy = ok(await gatehouse(['app', 'show', 'wiki-site', '--proxy', 'caddy', '--upstream', 'http://10.0.0.9:8096']));
+    const snippet = (await api('GET', '/api/admin/applications/wiki-site/forward-auth/snippet?proxy=caddy&upstream=http://10.0.0.9:8096')).body.snippet;
+    expect(caddy).toBe(snippet);
+    expect(caddy).toContain('https://wiki.lan.example, https://*.media.lan.example {\n');
+    expect(ok(await gatehouse(['app', 'show', 'wiki-site', '--proxy', 'nginx', '--scheme', 'http']))).toContain('    listen 80;\n');
+    failed(
+      await gatehouse(['app', 'create', '--name', 'Clash', '--audience', 'urn:clash', '--redirect-uri', 'https://clash.example/cb', '--forward-auth-host', 'wiki.lan.example']),
+      'The host wiki.lan.example is already protected by another application. (host_in_use)',
+    );
+    failed(
+      await gatehouse(['app', 'create', '--name', 'Bad', '--audience', 'urn:bad', '--redirect-uri', 'https://bad.example/cb', '--forward-auth-host', 'http://x/']),
+      'The request is not valid. (validation_failed)',
+      '  --forward-auth-host: must be a host name with an optional port (wiki.lan.example, wiki.lan.example:8443), or *. and a host name (*.media.lan.example)',
+    );
+    failed(await gatehouse(['app', 'show', 'board', '--proxy', 'caddy']), 'The application "board" protects no hosts; set forwardAuth.hosts first. (forward_auth_not_enabled)');
+    failed(await gatehouse(['app', 'show', 'wiki-site', '--proxy', 'apache']), 'The request is not valid. (validation_failed)', '  --proxy (caddy|nginx|traefik): is not one of the allowed values');
+    failed(await gatehouse(['app', 'show', 'wiki-site', '--upstream', 'http://x']), '--upstream and --scheme go with --proxy.');
+    ok(await gatehouse(['app', 'delete', 'wiki-site', '--yes']));
   });
 
   it('shows and changes the claim settings with app claims (unknown scopes, groups filter, custom claims file, resource servers)', async () => {

@@ -519,6 +519,12 @@ export interface paths {
                                         value?: unknown;
                                     };
                                 }[];
+                                /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                                forwardAuth: {
+                                    basic: boolean;
+                                    groups: string[] | null;
+                                    hosts: string[];
+                                } | null;
                                 /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                                 grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                                 /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -683,6 +689,12 @@ export interface paths {
                                 value?: unknown;
                             };
                         }[];
+                        /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                        forwardAuth?: {
+                            basic?: boolean;
+                            groups?: string[] | null;
+                            hosts: string[];
+                        } | (never | null);
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                         /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -784,6 +796,12 @@ export interface paths {
                                     value?: unknown;
                                 };
                             }[];
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -973,6 +991,12 @@ export interface paths {
                                     value?: unknown;
                                 };
                             }[];
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -1224,6 +1248,12 @@ export interface paths {
                                 value?: unknown;
                             };
                         }[];
+                        /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                        forwardAuth?: {
+                            basic?: boolean;
+                            groups?: string[] | null;
+                            hosts: string[];
+                        } | (never | null);
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                         /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -1314,6 +1344,12 @@ export interface paths {
                                     value?: unknown;
                                 };
                             }[];
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -2439,6 +2475,119 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/applications/{id}/forward-auth/snippet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A reverse-proxy configuration for the hosts the application protects (forward auth) */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Which reverse proxy */
+                    proxy: "caddy" | "nginx" | "traefik";
+                    /** @description How the protected hosts are served (default https) */
+                    scheme?: "https" | "http";
+                    /** @description Where the application itself listens, as the proxy reaches it (default http://127.0.0.1:8080) */
+                    upstream?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            hosts: string[];
+                            proxy: string;
+                            /** @description The configuration text, ready to paste */
+                            snippet: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/applications/{id}/invitations": {
         parameters: {
             query?: never;
@@ -3097,6 +3246,12 @@ export interface paths {
                                     value?: unknown;
                                 };
                             }[];
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -12336,7 +12491,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Make an app password for an application with LDAP on (needs a sign-in within 10 minutes); the password is shown only in this answer */
+        /** Make an app password for an application with LDAP on, or HTTP Basic on its protected hosts (needs a sign-in within 10 minutes); the password is shown only in this answer */
         post: {
             parameters: {
                 query?: never;
@@ -12347,7 +12502,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description The application the password signs in to (you must be an active member, and it must have LDAP on) */
+                        /** @description The application the password signs in to (you must be an active member, and it must have LDAP on or take HTTP Basic on its protected hosts) */
                         applicationId: string;
                         /**
                          * Format: display-name
