@@ -23,9 +23,11 @@ import { secondFactorFeature } from './accounts/second-factor/routes.js';
 import { peoplePlugin } from './people/routes.js';
 import { groupsPlugin } from './groups/routes.js';
 import { activityPlugin } from './activity/routes.js';
+import { forwardAuthPlugin } from './forward-auth/plugin.js';
 import { administratorsPlugin } from './administrators/routes.js';
 import { metricsFeature } from './metrics/route.js';
 import { presetsFeature } from './presets/plugin.js';
+import { configPlugin } from './config-as-code/routes.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -46,7 +48,9 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   peoplePlugin,
   groupsPlugin,
   activityPlugin,
+  forwardAuthPlugin,
   administratorsPlugin,
   metricsFeature,
   presetsFeature,
+  configPlugin,
 ];

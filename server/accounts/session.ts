@@ -20,6 +20,7 @@ import { randomToken, sha256 } from '../util/crypto.js';
 import { newId } from '../util/ids.js';
 import { revokeFamilies, type FamilyScope } from '../oauth/revoke-families.js';
 import { queueMemberLogouts, queueSessionLogouts } from '../oauth/backchannel/outbox.js';
+import { endSiteSessionsOf } from '../forward-auth/site-sessions.js';
 import { exec, one, many } from '../db/store.js';
 
 export const SESSION_COOKIE = 'gatehouse_session';
@@ -254,7 +255,8 @@ const FAMILY_REASON: Partial<Record<SessionEndReason, string>> = {
  * the caller's transaction. It marks the sessions ended, revokes the refresh-token families
  * born of them, and queues the back-channel logout tokens for the applications that received
  * tokens from them (oauth/backchannel/outbox.ts), which the delivery worker sends after the
- * commit. Idempotent: an ended session is not ended (or announced) twice. Returns the ids of
+ * commit, and ends the forward-auth site sessions handed over from them (forward-auth/site-sessions.ts:
+ * their protected hosts stop at the next check). Idempotent: an ended session is not ended (or announced) twice. Returns the ids of
  * the sessions it ended and how many refresh-token families it revoked.
  */
 export async function endSessions(tx: Tx, now: Date, which: SessionEnd, reason: SessionEndReason): Promise<{ sessionIds: string[]; families: number }> {
@@ -264,6 +266,8 @@ export async function endSessions(tx: Tx, now: Date, which: SessionEnd, reason: 
     // refuses a suspended member anyway (DESIGN §4.5). The applications are told to drop theirs.
     const families = await revokeFamilies(tx, now, { applicationId: which.application.id, personId: which.personId }, familyReason);
     await queueMemberLogouts(tx, now, which.personId, which.application, reason);
+    // Its protected sites answer 403 from the membership itself at the next check.
+    await endSiteSessionsOf(tx, []);
     return { sessionIds: [], families };
   }
   const condition =
@@ -284,6 +288,7 @@ export async function endSessions(tx: Tx, now: Date, which: SessionEnd, reason: 
     'sessionId' in which ? { sessionId: which.sessionId } : which.exceptSessionId ? { personId: which.personId, exceptSessionId: which.exceptSessionId } : { personId: which.personId };
   const families = await revokeFamilies(tx, now, scope, familyReason);
   await queueSessionLogouts(tx, now, ended, reason);
+  await endSiteSessionsOf(tx, ended.map((s) => s.id));
   return { sessionIds: ended.map((s) => s.id), families };
 }
 

@@ -29,7 +29,7 @@ export function registerAppPasswordRoutes(app: FastifyInstance, meOf: (request: 
     {
       schema: {
         tags,
-        summary: 'Make an app password for an application with LDAP on (needs a sign-in within 10 minutes); the password is shown only in this answer',
+        summary: 'Make an app password for an application with LDAP on, or HTTP Basic on its protected hosts (needs a sign-in within 10 minutes); the password is shown only in this answer',
         querystring: NoQuery, body: AppPasswordCreateBody, response: { 201: AppPasswordCreatedSchema, ...errors },
       },
     },

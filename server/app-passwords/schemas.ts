@@ -4,7 +4,7 @@ import { DisplayName, Timestamp } from '../http/schemas.js';
 
 export const AppPasswordCreateBody = Type.Object(
   {
-    applicationId: Type.String({ minLength: 1, maxLength: 200, description: 'The application the password signs in to (you must be an active member, and it must have LDAP on)' }),
+    applicationId: Type.String({ minLength: 1, maxLength: 200, description: 'The application the password signs in to (you must be an active member, and it must have LDAP on or take HTTP Basic on its protected hosts)' }),
     name: DisplayName({ minLength: 1, maxLength: 100, description: 'What it is for, e.g. "Jellyfin on the TV"' }),
   },
   { additionalProperties: false },

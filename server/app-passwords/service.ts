@@ -26,11 +26,11 @@ import { appPasswordsOf, countAppPasswordsOf, deleteAppPassword, insertAppPasswo
 export const APP_PASSWORDS_PER_PERSON = 50;
 
 /**
- * Whether an application takes app passwords: it has LDAP on (its members bind with them). The one
- * place to add another way of using them (HTTP Basic on forward auth).
+ * Whether an application takes app passwords: it has LDAP on (its members bind with them), or its
+ * protected hosts take HTTP Basic (`forwardAuth.basic`: DAV clients; server/forward-auth/check.ts).
  */
-export function acceptsAppPasswords(app: Pick<Application, 'ldap'>): boolean {
-  return app.ldap.enabled;
+export function acceptsAppPasswords(app: Pick<Application, 'ldap' | 'forwardAuth'>): boolean {
+  return app.ldap.enabled || Boolean(app.forwardAuth?.basic);
 }
 
 export function appPasswordRecord({ password, applicationName }: AppPasswordRow) {
@@ -59,7 +59,7 @@ export async function createAppPassword(ctx: AppContext, me: Me, input: AppPassw
   if (!row) throw notFound('membership_not_found', `You are not a member of an application "${input.applicationId}".`);
   if (row.m.status === 'suspended') throw forbidden('membership_suspended', `Your membership of "${row.app.name}" is suspended.`);
   if (!acceptsAppPasswords(row.app)) {
-    throw conflict('app_passwords_not_accepted', `"${row.app.name}" does not take app passwords (its administrator has not turned on LDAP for it).`);
+    throw conflict('app_passwords_not_accepted', `"${row.app.name}" does not take app passwords (its administrator has turned on neither LDAP nor HTTP Basic on its protected hosts).`);
   }
   await requireRecentSignIn(ctx, me.session.id);
   const password = newAppPassword();

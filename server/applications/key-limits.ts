@@ -18,6 +18,8 @@
  *   admin only, for the same reason.
  * - `ldap` and its service-account password (issue 35): LDAP opens the directory (members and
  *   groups) to whoever holds that password, and lets members bind with app passwords: admin only.
+ * - `forwardAuth` (issue 34): its hosts are where signed-in people's site cookies are handed over,
+ *   and its groups who passes: like redirect URIs, admin only.
  * - Loosening how members sign in (issue 36 audit): MFA policy `required` → `optional` (through
  *   PATCH of the application or of its auth policy), and consent `explicit` → `implicit`. The
  *   administrator set the bar; a leaked key must not lower it. Raising it stays open to the key.
@@ -55,6 +57,9 @@ export function requireMayPatch(actor: Actor, current: Application, patch: Appli
     (patch.backchannelLogoutSessionRequired !== undefined && patch.backchannelLogoutSessionRequired !== current.backchannelLogoutSessionRequired)
   ) {
     requireActorScope(actor, 'webhooks:write', 'change the back-channel logout settings');
+  }
+  if (patch.forwardAuth !== undefined && JSON.stringify(patch.forwardAuth) !== JSON.stringify(current.forwardAuth)) {
+    requireActorScope(actor, undefined, 'change the protected hosts or their groups (forward auth)');
   }
   if (patch.grantTypes !== undefined && !sameSet(patch.grantTypes, current.grantTypes)) {
     requireActorScope(actor, undefined, 'change the grant types (they decide who can obtain tokens)');

@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { DisplayName, DisplayText, Slug, Timestamp } from '../http/schemas.js';
 import { PROFILE_KEY_PATTERN } from './profile-fields.js';
+import { ForwardAuthField, ForwardAuthRecordSchema } from '../forward-auth/settings.js';
 import { SIGNING_ALGS } from '../db/schema.js';
 
 export const ProfileFieldSchema = Type.Object(
@@ -171,6 +172,7 @@ const mutableFields = {
   backchannelLogoutSessionRequired: Type.Optional(Type.Boolean({ description: SESSION_REQUIRED_TEXT })),
   branding: Type.Optional(BrandingPatch),
   consent: Type.Optional(ConsentPolicySchema),
+  forwardAuth: Type.Optional(ForwardAuthField),
   unknownScopes: Type.Optional(UnknownScopesSchema),
   groupsFilter: Type.Optional(GroupsFilter),
   customClaims: Type.Optional(CustomClaims),
@@ -212,6 +214,7 @@ export const ApplicationRecordSchema = Type.Object({
   backchannelLogoutSessionRequired: Type.Boolean({ description: SESSION_REQUIRED_TEXT }),
   branding: BrandingRecord,
   consent: ConsentPolicySchema,
+  forwardAuth: ForwardAuthRecordSchema,
   unknownScopes: UnknownScopesSchema,
   groupsFilter: Type.Union([Type.Array(Type.String()), Type.Null()], { description: GROUPS_FILTER_TEXT }),
   customClaims: Type.Array(CustomClaimSchema, { description: CUSTOM_CLAIMS_TEXT }),

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, inArray, ne } from 'drizzle-orm';
-import { applications, people, ssoGroups, type Application, type AppliedPreset, type AuthPolicy, type ClientType, type CustomClaim, type GrantType } from '../db/schema.js';
+import { applications, people, ssoGroups, type Application, type AppliedPreset, type AuthPolicy, type ClientType, type CustomClaim, type ForwardAuthSettings, type GrantType } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit, type Tx } from '../audit/record.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
@@ -26,6 +26,8 @@ import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-addr
 import { recordEvent } from '../webhooks/outbox.js';
 import { applicationBindDn, type TreeConfig } from '../ldap/tree.js';
 import { exec, many, one, transaction } from '../db/store.js';
+import { claimHosts, forwardAuthSettings } from '../forward-auth/settings.js';
+import { forwardAuthChanged } from '../forward-auth/protected-hosts.js';
 import { checkCustomClaims, checkGroupsFilter, checkResourceServers, type WireCustomClaim } from './claim-settings.js';
 import { existingGroupIds } from '../groups/queries.js';
 import { createMembership } from '../members/create.js';
@@ -65,6 +67,7 @@ export function applicationRecord(app: Application, config: TreeConfig) {
     backchannelLogoutSessionRequired: app.backchannelLogoutSessionRequired,
     branding: brandingRecord(app, issuer),
     consent: app.consent,
+    forwardAuth: app.forwardAuth ?? null,
     unknownScopes: app.unknownScopes,
     groupsFilter: app.groupsFilter,
     customClaims: app.customClaims,
@@ -189,6 +192,9 @@ interface ApplicationShape {
   webhookUrl?: string | null;
   webhookSecret?: string | null;
   ssoGroupId?: string | null;
+  /** The request's `forwardAuth` (undefined: not given) and, on update, the stored one. */
+  forwardAuth?: ApplicationCreate['forwardAuth'];
+  currentForwardAuth?: ForwardAuthSettings | null;
   /** The application's own id (resource servers must be others). */
   id: string;
   /** Its profile fields after this change (custom claims may name them). */
@@ -202,10 +208,14 @@ interface ApplicationShape {
 /**
  * The rules a JSON schema cannot express (DESIGN §4.3), shared by create and update: redirect URIs
  * and grant types for the client type, the webhook and back-channel logout URLs, a webhook secret
- * only with a URL, an existing SSO group, and the claim settings (claim-settings.ts).
- * All failures are reported together as one 400. Returns the custom claims as stored, when given.
+ * only with a URL, an existing SSO group, the claim settings (claim-settings.ts), and forward auth's
+ * hosts and groups (forward-auth/settings.ts). All failures are reported together as one 400.
+ * Returns the custom claims and the forward-auth settings as stored, when given.
  */
-async function checkApplication(ctx: AppContext, app: ApplicationShape): Promise<CustomClaim[] | undefined> {
+async function checkApplication(
+  ctx: AppContext,
+  app: ApplicationShape,
+): Promise<{ customClaims: CustomClaim[] | undefined; forwardAuth: ForwardAuthSettings | null | undefined }> {
   const errors = checkRedirectUris(app.redirectUris, app.clientType);
   if (app.postLogoutRedirectUris) errors.push(...checkRedirectUris(app.postLogoutRedirectUris, app.clientType, 'body.postLogoutRedirectUris'));
   checkGrantTypes(app.grantTypes, app.clientType, errors);
@@ -223,8 +233,12 @@ async function checkApplication(ctx: AppContext, app: ApplicationShape): Promise
   const customClaims = app.customClaims && (await checkCustomClaims(app.customClaims, groups, errors));
   if (app.groupsFilter !== undefined) await checkGroupsFilter(app.groupsFilter, groups, errors);
   if (app.resourceServers?.length) checkResourceServers(app.resourceServers, app.id, await clientTypesOf(ctx.db, app.resourceServers), errors);
+  const forwardAuth = await forwardAuthSettings(ctx.db, app.forwardAuth, app.clientType, errors);
+  if (app.forwardAuth === undefined && app.currentForwardAuth && app.clientType !== 'web') {
+    errors.push({ path: 'body.clientType', message: 'an application that protects hosts (forwardAuth) must stay a web application' });
+  }
   if (errors.length) throw validationFailed(errors);
-  return customClaims;
+  return { customClaims, forwardAuth };
 }
 
 /** The client types of those of `ids` that are applications. */
@@ -252,15 +266,25 @@ function withSecretsShownOnce(ctx: AppContext, app: Application, secrets: { clie
   };
 }
 
+/**
+ * What a caller other than the admin API may add to a create: a configuration file's client
+ * secret, taken from a reference (config-as-code), instead of a generated one shown once.
+ */
+export interface CreateOptions {
+  clientSecret?: string | undefined;
+}
+
 /** `preset`: the app preset the input was made from (presets/apply.ts), recorded with the application. */
-export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string, preset?: AppliedPreset) {
+export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string, preset?: AppliedPreset | null, options: CreateOptions = {}) {
   const clientType = input.clientType ?? 'web';
   const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
   const authPolicy = mergePolicy(DEFAULT_AUTH_POLICY, input.authPolicy, 'body.authPolicy');
-  const customClaims = await checkApplication(ctx, { ...input, clientType, grantTypes, profileFields: authPolicy.profile_fields });
+  const { customClaims, forwardAuth } = await checkApplication(ctx, { ...input, clientType, grantTypes, profileFields: authPolicy.profile_fields });
   checkAccentColor(input.branding?.accentColor);
 
-  const clientSecret = clientType === 'web' ? newClientSecret() : undefined;
+  const givenClientSecret = clientType === 'web' ? options.clientSecret : undefined;
+  const clientSecret = clientType === 'web' && !givenClientSecret ? newClientSecret() : undefined;
+  const secretToStore = givenClientSecret ?? clientSecret;
   const generatedWebhookSecret = input.webhookUrl && !input.webhookSecret ? newWebhookSecret() : undefined;
   const ldapPassword = input.ldap?.enabled ? newLdapPassword() : undefined;
   const now = ctx.clock.now();
@@ -282,7 +306,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         redirectUris: input.redirectUris,
         postLogoutRedirectUris: input.postLogoutRedirectUris ?? null,
         clientType,
-        clientSecretHash: clientSecret ? sha256(clientSecret) : null,
+        clientSecretHash: secretToStore ? sha256(secretToStore) : null,
         webhookUrl: input.webhookUrl ?? null,
         webhookSecret: input.webhookUrl ? sealNullable(tx, input.webhookSecret ?? generatedWebhookSecret ?? null, webhookSecretPurpose(input.id)) : null,
         ssoGroupId: input.ssoGroupId ?? null,
@@ -292,6 +316,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired ?? true,
         brandAccentColor: input.branding?.accentColor ?? null,
         consent: input.consent ?? 'implicit',
+        forwardAuth: forwardAuth ?? null,
         unknownScopes: input.unknownScopes ?? 'reject',
         groupsFilter: input.groupsFilter ?? null,
         customClaims: customClaims ?? [],
@@ -304,6 +329,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         updatedAt: now,
       })
       .returning());
+    if (forwardAuth) await claimHosts(tx, row.id, forwardAuth.hosts);
     await recordAudit(tx, now, {
       actor, action: 'application.created', applicationId: row.id, target: row.id,
       details: { name: row.name, clientType, ...(preset ? { preset: preset.id, presetVersion: preset.version } : {}) },
@@ -316,8 +342,11 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
   return withSecretsShownOnce(ctx, created, { clientSecret, webhookSecret: generatedWebhookSecret, ldapPassword });
 }
 
-/** `options.preset`: a new record of the app preset (an upgrade taken, presets/upgrade.ts), written in the same transaction. */
-export async function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string, options: { preset?: AppliedPreset } = {}) {
+/**
+ * `options.preset`: a new record of the app preset (an upgrade taken, presets/upgrade.ts; a
+ * configuration file's, config-as-code), written in the same transaction; null: none any more.
+ */
+export async function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string, options: { preset?: AppliedPreset | null } = {}) {
   const current = await getApplication(ctx, id);
   const clientType = patch.clientType ?? current.clientType;
   const redirectUris = patch.redirectUris ?? current.redirectUris;
@@ -328,10 +357,11 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
   const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
   // Only a changed group, logout URI or claim setting is checked, so an update never fails over one
   // it does not touch (a claim naming a since-removed group or profile field stays, left out at issuance).
-  const customClaims = await checkApplication(ctx, {
+  const { customClaims, forwardAuth } = await checkApplication(ctx, {
     id, clientType, redirectUris, postLogoutRedirectUris, grantTypes, webhookUrl, webhookSecret: patch.webhookSecret,
     ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri, profileFields: authPolicy.profile_fields,
     groupsFilter: patch.groupsFilter, customClaims: patch.customClaims, resourceServers: patch.resourceServers,
+    forwardAuth: patch.forwardAuth, currentForwardAuth: current.forwardAuth,
   });
   checkAccentColor(patch.branding?.accentColor);
   if (patch.audience !== undefined) await assertAudienceFree(ctx.db, patch.audience, id);
@@ -383,6 +413,7 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         backchannelLogoutSessionRequired: patch.backchannelLogoutSessionRequired ?? current.backchannelLogoutSessionRequired,
         brandAccentColor: patch.branding?.accentColor === undefined ? current.brandAccentColor : patch.branding.accentColor,
         consent: patch.consent ?? current.consent,
+        forwardAuth: forwardAuth === undefined ? current.forwardAuth : forwardAuth,
         unknownScopes: patch.unknownScopes ?? current.unknownScopes,
         groupsFilter: patch.groupsFilter === undefined ? current.groupsFilter : patch.groupsFilter,
         customClaims: customClaims ?? current.customClaims,
@@ -391,11 +422,12 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         signingAlg: patch.signingAlg ?? current.signingAlg,
         ldap: { enabled: ldap.enabled },
         ldapPasswordHash,
-        ...(options.preset ? { preset: options.preset } : {}),
+        ...(options.preset !== undefined ? { preset: options.preset } : {}),
         updatedAt: now,
       })
       .where(eq(applications.id, id))
       .returning());
+    if (forwardAuth !== undefined) await claimHosts(tx, id, forwardAuth?.hosts ?? []);
     await recordAudit(tx, now, {
       actor,
       action: 'application.updated',
@@ -413,6 +445,8 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
     return row;
   });
   if (redirectChange(current, updated)) ctx.wakeWebhooks();
+  // Name, policy and forward-auth settings decide the checks of its protected hosts.
+  forwardAuthChanged();
   return withSecretsShownOnce(ctx, updated, { clientSecret, webhookSecret: generatedWebhookSecret, ldapPassword });
 }
 
@@ -450,6 +484,8 @@ export async function deleteApplication(ctx: AppContext, id: string, actor: stri
   const job = { kind: 'application', target: id, params: { realm: applicationRealm(id) }, actor } as const;
   await beginPurge(ctx, job, async (tx) => {
     await exec(tx.delete(applications).where(eq(applications.id, id)));
+    // Its protected hosts are free again at once (a few rows; the purge plan finds none left).
+    await claimHosts(tx, id, []);
     await forgetResourceServer(tx, id, now);
     await recordAudit(tx, now, { actor, action: 'application.deleted', applicationId: id, target: id });
   }, { cascade: false });
@@ -469,12 +505,13 @@ async function forgetResourceServer(tx: Tx, id: string, now: Date): Promise<void
   }
 }
 
-export async function rotateClientSecret(ctx: AppContext, id: string, actor: string) {
+/** A new client secret: generated, or `given` (a configuration file's reference: config-as-code). */
+export async function rotateClientSecret(ctx: AppContext, id: string, actor: string, given?: string) {
   const app = await getApplication(ctx, id);
   if (app.clientType !== 'web') {
     throw conflict('not_confidential_client', `Application "${id}" is a ${app.clientType} client and has no client secret.`);
   }
-  const clientSecret = newClientSecret();
+  const clientSecret = given ?? newClientSecret();
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
     await exec(tx.update(applications).set({ clientSecretHash: sha256(clientSecret), updatedAt: now }).where(eq(applications.id, id)));
@@ -509,5 +546,6 @@ export async function updateAuthPolicy(ctx: AppContext, id: string, patch: AuthP
     await exec(tx.update(applications).set({ authPolicy: policy, updatedAt: now }).where(eq(applications.id, id)));
     await recordAudit(tx, now, { actor, action: 'auth_policy.updated', applicationId: id, target: id, details: { fields: Object.keys(patch) } });
   });
+  forwardAuthChanged();
   return policy;
 }

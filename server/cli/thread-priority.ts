@@ -16,10 +16,8 @@
  * nothing changes: the priority is an optimisation.
  */
 import { readlink } from 'node:fs/promises';
-import { getPriority, setPriority } from 'node:os';
-
-/** How much nicer than the main thread the background threads run (19 is the nicest there is). */
-const BACKGROUND_NICE_STEP = 10;
+import { setPriority } from 'node:os';
+import { backgroundNice } from '../util/background-nice.js';
 
 /** libuv's default pool size, and its cap (UV_THREADPOOL_SIZE). */
 const DEFAULT_POOL_SIZE = 4;
@@ -27,14 +25,6 @@ const MAX_POOL_SIZE = 1024;
 
 /** Rounds of concurrent look-ups before settling for the threads seen (4 rounds is typical). */
 const MAX_ROUNDS = 50;
-
-/**
- * The nice value background threads get: the main thread's plus the step. Absolute, so applying it
- * twice changes nothing; a thread started after ready (the WAL checkpointer) sets it on itself.
- */
-export function backgroundNice(): number {
-  return Math.min(19, getPriority(process.pid) + BACKGROUND_NICE_STEP);
-}
 
 /** How many threads libuv's pool has, read from UV_THREADPOOL_SIZE as libuv reads it (atoi, unsigned). */
 export function threadPoolSize(raw: string | undefined): number {

@@ -28,6 +28,8 @@ import {
   consents,
   backchannelLogouts,
   deviceAuthorizations,
+  forwardAuthHosts,
+  forwardAuthSessions,
   invitations,
   memberships,
   refreshTokenFamilies,
@@ -72,6 +74,9 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'webhookDeliveries', table: webhookDeliveries, key: webhookDeliveries.id, column: webhookDeliveries.applicationId },
     { name: 'backchannelLogouts', table: backchannelLogouts, key: backchannelLogouts.id, column: backchannelLogouts.applicationId },
     { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.applicationId },
+    // Issue 34: the hosts are freed in the deleting transaction itself; their site sessions go here.
+    { name: 'forwardAuthHosts', table: forwardAuthHosts, key: forwardAuthHosts.host, column: forwardAuthHosts.applicationId },
+    { name: 'forwardAuthSessions', table: forwardAuthSessions, key: forwardAuthSessions.id, column: forwardAuthSessions.applicationId },
     { name: 'sessionClients', table: sessionClients, key: ROW_ID, column: sessionClients.applicationId },
     { name: 'sessionRealms', table: sessionRealms, key: ROW_ID, column: sessionRealms.realm, param: 'realm' },
     { name: 'administrators', table: administratorApplications, key: ROW_ID, column: administratorApplications.applicationId },
@@ -102,6 +107,8 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
       name: 'members', table: memberships, key: memberships.id, column: memberships.personId,
       children: [{ table: consents, key: consents.membershipId, column: consents.membershipId }],
     },
+    // Issue 34: forward auth's site sessions, before the sessions they belong to.
+    { name: 'forwardAuthSessions', table: forwardAuthSessions, key: forwardAuthSessions.id, column: forwardAuthSessions.personId },
     {
       name: 'sessions', table: sessions, key: sessions.id, column: sessions.personId,
       children: [

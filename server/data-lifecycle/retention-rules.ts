@@ -10,7 +10,8 @@
  * password check, accounts/sign-in-back-off.ts), `provider_logins` (expired ones deleted as a new
  * login begins, accounts/providers/logins.ts), `purge_jobs` (a job deletes itself when done),
  * `meta` and `row_counts` (fixed keys), `application_logos` (one per application, at most 100 KB,
- * gone with it: purge-plans.ts), and the second factors `totp_credentials`, `passkeys` and
+ * gone with it: purge-plans.ts), `forward_auth_hosts` (at most 20 per application, gone with it),
+ * and the second factors `totp_credentials`, `passkeys` and
  * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person),
  * directory `groups` (at most 1,000) and `group_members` (at most 200 per person; they go with the
  * person and with the group).
@@ -30,6 +31,8 @@ import {
   backchannelLogouts,
   consents,
   deviceAuthorizations,
+  forwardAuthCodes,
+  forwardAuthSessions,
   invitations,
   oneTimeTokens,
   pendingSignIns,
@@ -70,6 +73,7 @@ const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, colu
 const sessionChildren = [
   { table: sessionRealms, key: ROW_ID, column: sessionRealms.sessionId },
   { table: sessionClients, key: ROW_ID, column: sessionClients.sessionId },
+  { table: forwardAuthSessions, key: forwardAuthSessions.id, column: forwardAuthSessions.sessionId },
 ];
 
 export const RETENTION_RULES: RetentionRule[] = [
@@ -113,4 +117,9 @@ export const RETENTION_RULES: RetentionRule[] = [
   // database (shared by every instance); once expired they are worthless (accounts/second-factor/pending.ts).
   { name: 'pending second steps', table: pendingSignIns, key: pendingSignIns.tokenHash, where: (_before, now) => lt(pendingSignIns.expiresAt, now) },
   { name: 'WebAuthn challenges', table: webauthnChallenges, key: webauthnChallenges.challengeHash, where: (_before, now) => lt(webauthnChallenges.expiresAt, now) },
+  // Issue 34: forward auth's site sessions end with their Gatehouse session (which ends them at
+  // once, and whose retention takes them along); one past its own expiry is worthless. The
+  // hand-over's codes live 60 seconds.
+  { name: 'forward-auth site sessions', table: forwardAuthSessions, key: forwardAuthSessions.id, where: (_before, now) => lt(forwardAuthSessions.expiresAt, now) },
+  { name: 'forward-auth codes', table: forwardAuthCodes, key: forwardAuthCodes.codeHash, where: (_before, now) => lt(forwardAuthCodes.expiresAt, now) },
 ];

@@ -18,7 +18,7 @@
 import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { backgroundNice } from '../cli/thread-priority.js';
+import { backgroundNice } from '../util/background-nice.js';
 import type { Db } from './client.js';
 
 export const CHECKPOINT_EVERY_MS = 1_000;

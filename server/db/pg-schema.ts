@@ -139,6 +139,7 @@ export const applications = pgTable(
     signingAlg: text('signing_alg').notNull().default("RS256"),
     ldap: jsonb('ldap').notNull().default(sql`'{"enabled":false}'::jsonb`),
     ldapPasswordHash: text('ldap_password_hash'),
+    forwardAuth: jsonb('forward_auth'),
     preset: jsonb('preset'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
@@ -266,6 +267,55 @@ export const deviceAuthorizations = pgTable(
     index('device_authorizations_person_idx').on(t.personId),
     index('device_authorizations_membership_idx').on(t.membershipId),
     index('device_authorizations_session_idx').on(t.sessionId),
+  ],
+);
+
+export const forwardAuthCodes = pgTable(
+  'forward_auth_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    applicationId: text('application_id').notNull(),
+    sessionId: text('session_id').notNull(),
+    personId: text('person_id').notNull(),
+    host: text('host').notNull(),
+    rd: text('rd').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('forward_auth_codes_expires_idx').on(t.expiresAt),
+  ],
+);
+
+export const forwardAuthHosts = pgTable(
+  'forward_auth_hosts',
+  {
+    host: text('host').primaryKey(),
+    applicationId: text('application_id').notNull(),
+  },
+  (t) => [
+    index('forward_auth_hosts_app_idx').on(t.applicationId),
+  ],
+);
+
+export const forwardAuthSessions = pgTable(
+  'forward_auth_sessions',
+  {
+    id: text('id').primaryKey(),
+    tokenHash: text('token_hash').notNull(),
+    sessionId: text('session_id').notNull(),
+    applicationId: text('application_id').notNull(),
+    personId: text('person_id').notNull(),
+    host: text('host').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    foreignKey({ name: 'forward_auth_sessions_session_id_sessions_id_fk', columns: [t.sessionId], foreignColumns: [sessions.id] }).onDelete('cascade'),
+    uniqueIndex('forward_auth_sessions_token_uq').on(t.tokenHash),
+    index('forward_auth_sessions_session_idx').on(t.sessionId),
+    index('forward_auth_sessions_person_app_idx').on(t.personId, t.applicationId),
+    index('forward_auth_sessions_app_idx').on(t.applicationId),
+    index('forward_auth_sessions_expires_idx').on(t.expiresAt),
   ],
 );
 

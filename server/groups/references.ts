@@ -15,7 +15,7 @@
 import { asc, sql } from 'drizzle-orm';
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client.js';
-import { applications, type CustomClaim } from '../db/schema.js';
+import { applications, type CustomClaim, type ForwardAuthSettings } from '../db/schema.js';
 import { groupsNamedByClaims } from '../applications/claim-settings.js';
 import { many } from '../db/store.js';
 
@@ -34,6 +34,8 @@ export const GROUP_REFERENCES: GroupReference[] = [
   { field: 'groupsFilter', column: applications.groupsFilter, groupsNamed: (value) => (value as string[] | null) ?? [] },
   // Custom claims' `inGroup` and `groupMap` sources.
   { field: 'customClaims', column: applications.customClaims, groupsNamed: (value) => groupsNamedByClaims((value as CustomClaim[] | null) ?? []) },
+  // Forward auth (server/forward-auth/): only members of one of these groups pass its protected hosts.
+  { field: 'forwardAuth.groups', column: applications.forwardAuth, groupsNamed: (value) => (value as ForwardAuthSettings | null)?.groups ?? [] },
 ];
 
 export interface GroupUse {

@@ -47,6 +47,9 @@ const POLICY: Record<string, Need> = {
   'DELETE /applications/:id/logo': app(),
   'GET /applications/:id/activity': app('application', { people: true }),
   'POST /applications/:id/test-sign-in': app(),
+  // Forward auth's proxy configuration (spec forward-auth.md, "Set-up help"): the application's
+  // managers set its hosts, so they print its snippets; not API keys (set-up, like the secrets).
+  'GET /applications/:id/forward-auth/snippet': app(),
   // App presets: what an application came from and how to configure the app (secrets as placeholders).
   'GET /applications/:id/setup': app('application', { people: true }),
   'GET /applications/:id/preset': app('application'),
@@ -57,6 +60,8 @@ const POLICY: Record<string, Need> = {
   'PATCH /applications/:id/users/:uid': app('users', { people: true }),
   'DELETE /applications/:id/users/:uid': app('users', { people: true }),
   'DELETE /applications/:id/users/:uid/second-factor': app(undefined, { people: true }),
+  // What a member's tokens would say (the Claims tab's preview): read like the member's record.
+  'GET /applications/:id/users/:uid/claims': app('users', { people: true }),
   'POST /applications/:id/invitations': app('invitations', { people: true }),
   'GET /applications/:id/invitations': app('invitations', { people: true }),
   'DELETE /applications/:id/invitations/:iid': app('invitations', { people: true }),
@@ -96,6 +101,9 @@ const POLICY: Record<string, Need> = {
   'GET /groups/:id/members': people,
   'PUT /groups/:id/members/:personId': people,
   'DELETE /groups/:id/members/:personId': people,
+  // Configuration as code: the whole configuration, administrators included, is the owner's.
+  'GET /config': owner,
+  'POST /config/apply': owner,
   // Everything else — administrators, password policy changes, SSO groups, signing keys, backups,
   // operations, TLS, the audit log — is the owner's (the default).
 };

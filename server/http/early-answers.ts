@@ -12,6 +12,10 @@
  *   and reply were about 12 % of a refresh grant's event-loop CPU; this path has none of them.
  *   The form is parsed by the parser @fastify/formbody uses (fast-querystring).
  *
+ * - Forward-auth checks (issue 34: every request through a proxy costs one): a `GET` of the exact
+ *   path; an answer may name its own content type, or hand the request to Fastify (undefined: the
+ *   route renders a hosted page instead).
+ *
  * Only the exact registered path and method are answered here, with the route's own headers plus
  * the ones the global hooks add (security headers, CORS). Anything else — a query string, another
  * method, another content type, an oversized or chunked body, a preflight — goes to Fastify, whose
@@ -34,7 +38,10 @@ export interface JsonAnswer {
 
 /** What an early call's answer may read of the request (a FastifyRequest has the same fields). */
 export interface EarlyCall {
+  /** The client's address (a trusted proxy's X-Forwarded-For: http/client-address.ts). */
   ip: string;
+  /** The connection's own peer (the proxy itself, behind one): whom forward auth trusts. */
+  peer?: string;
   headers: IncomingHttpHeaders;
   /** The parsed form of a POST; undefined for a GET. */
   body: unknown;
@@ -42,9 +49,10 @@ export interface EarlyCall {
 
 /**
  * Answers one call; must not throw or reject (failures are answers too). Sync or async: a
- * synchronous answer is written in the same tick.
+ * synchronous answer is written in the same tick. A GET answer may be undefined: Fastify's route
+ * answers instead. The answer's `content-type` header, when it has one, replaces JSON's.
  */
-export type CallAnswer = (call: EarlyCall) => JsonAnswer | Promise<JsonAnswer>;
+export type CallAnswer = (call: EarlyCall) => JsonAnswer | undefined | Promise<JsonAnswer | undefined>;
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -103,8 +111,11 @@ export class EarlyAnswers {
     this.forms.set(path, { headers, answer, limit });
   }
 
-  /** Answers the request if it is one of ours; false hands it to Fastify. */
-  answer(request: IncomingMessage, response: ServerResponse): boolean {
+  /**
+   * Answers the request if it is one of ours; false hands it to Fastify. `fastify` hands it over
+   * later, when an answer turns out to be the route's to give.
+   */
+  answer(request: IncomingMessage, response: ServerResponse, fastify?: () => void): boolean {
     const method = request.method;
     const started = performance.now();
     if (method === 'POST') return this.form(request, response, started);
@@ -113,7 +124,8 @@ export class EarlyAnswers {
     const call = method === 'GET' ? this.gets.get(path) : undefined;
     if (call) {
       const ip = this.addressOf(request);
-      this.send(response, path, started, call, withClientAddress(ip, () => call.answer({ ip, headers: request.headers, body: undefined })));
+      const peer = request.socket.remoteAddress ?? '';
+      this.send(response, path, started, call, withClientAddress(ip, () => call.answer({ ip, peer, headers: request.headers, body: undefined })), fastify);
       return true;
     }
     const answer = this.answers.get(path);
@@ -154,10 +166,19 @@ export class EarlyAnswers {
     return true;
   }
 
-  private send(response: ServerResponse, path: string, started: number, route: EarlyRoute, answer: JsonAnswer | Promise<JsonAnswer>): void {
-    const write = ({ status, headers, body }: JsonAnswer) => {
+  private send(
+    response: ServerResponse,
+    path: string,
+    started: number,
+    route: EarlyRoute,
+    answer: JsonAnswer | undefined | Promise<JsonAnswer | undefined>,
+    fastify?: () => void,
+  ): void {
+    const write = (given: JsonAnswer | undefined) => {
+      if (!given) return fastify ? fastify() : response.destroy();
+      const { status, headers, body } = given;
       const bytes = Buffer.from(body);
-      response.writeHead(status, { ...headers, 'content-type': JSON_TYPE, ...route.headers, ...this.serverHeaders, 'content-length': bytes.length });
+      response.writeHead(status, { 'content-type': JSON_TYPE, ...headers, ...route.headers, ...this.serverHeaders, 'content-length': bytes.length });
       response.end(bytes);
       this.observe(path, status, (performance.now() - started) / 1000);
     };
@@ -185,7 +206,7 @@ export function nodeServerFactory(
 ): FastifyServerFactory {
   return (handler) => {
     const listener = (request: IncomingMessage, response: ServerResponse) => {
-      if (!early.answer(request, response)) handler(request, response);
+      if (!early.answer(request, response, () => handler(request, response))) handler(request, response);
     };
     // An https.Server is what Fastify itself would create here; its request type is http's.
     const server = (tls ? createHttpsServer({ ...limits.node, ...tls }, listener) : createHttpServer(limits.node, listener)) as Server;

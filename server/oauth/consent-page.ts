@@ -10,6 +10,10 @@
  * registered redirect URI, supported scopes), so the page can only ever send the browser where
  * authorize itself would. Who approves is decided by `admit`: without a signed-in, admitted
  * person the request simply resumes and authorize sends them through sign-in first.
+ *
+ * Forward auth's hand-over (forward-auth/consent-request.ts) asks here too: `return_to` is then its
+ * start, the application the one protecting the site, and a denial ends on the error page (there
+ * is no redirect URI to tell).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -31,6 +35,7 @@ import { CONSENT_PAGE, grantConsent } from './consent.js';
 import { responseModeOf, sendAuthorizationResponse, type ResponseMode } from './authorize/response-mode.js';
 import { sendErrorPage } from './error-page.js';
 import { parseScope } from './scopes.js';
+import { forwardConsentRequest } from '../forward-auth/consent-request.js';
 
 const AUTHORIZE_PREFIX = '/api/auth/oauth2/authorize?';
 
@@ -48,11 +53,15 @@ interface Asked {
   state: string | undefined;
   mode: ResponseMode;
   returnTo: string;
+  /** A forward-auth hand-over, not an authorization request. */
+  forward?: boolean;
 }
 
 /** The authorization request behind `return_to`, checked as authorize checks it; undefined when it is not one. */
 async function askedBy(ctx: AppContext, raw: string | undefined): Promise<Asked | undefined> {
   const returnTo = safeReturnTo(raw);
+  const forward = await forwardConsentRequest(ctx, returnTo);
+  if (forward) return { ...forward, redirectUri: '', state: undefined, mode: 'query', returnTo, forward: true };
   if (!returnTo.startsWith(AUTHORIZE_PREFIX)) return undefined;
   const params = new URLSearchParams(returnTo.slice(AUTHORIZE_PREFIX.length));
   const client = await findClient(ctx, params.get('client_id') ?? '');
@@ -110,6 +119,7 @@ export const consentPageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await recordAudit(ctx.db, now, {
       actor: `person:${admission.person.id}`, action: 'consent.denied', applicationId: asked.client.id, target: admission.membership.id, details: { scope: asked.scope },
     });
+    if (asked.forward) return sendErrorPage(reply, 403, 'access_denied', pageText(ctx.config, request).t('consent.denied'), asked.client);
     const denied = { error: 'access_denied', error_description: 'The person did not allow access.', state: asked.state, iss: ctx.config.issuer };
     return sendAuthorizationResponse(reply, asked.mode, asked.redirectUri, denied, 303);
   });

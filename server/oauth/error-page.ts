@@ -15,11 +15,12 @@ import type { Application } from '../db/schema.js';
 
 /**
  * Sends the error page: `error` is the OAuth error code shown to quote to an administrator,
- * `description` the sentence in the reader's words (HTML-safe: translated, or escaped).
+ * `description` the sentence in the reader's words (HTML-safe: translated, or escaped). `origin`:
+ * served on another host through its proxy (forward auth's callback; render.ts `origin`).
  */
-export function sendErrorPage(reply: FastifyReply, status: number, error: string, description: string, app?: Application): FastifyReply {
+export function sendErrorPage(reply: FastifyReply, status: number, error: string, description: string, app?: Application, origin?: string): FastifyReply {
   const { t } = pageText(reply.server.ctx.config, reply.request);
-  return renderPage(reply.status(status), 'oauth-error', { title: t('oauthError.title'), code: error, description }, { brand: pageBrand(app), here: '/account' });
+  return renderPage(reply.status(status), 'oauth-error', { title: t('oauthError.title'), code: error, description }, { brand: pageBrand(app), here: '/account', origin });
 }
 
 /**

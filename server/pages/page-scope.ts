@@ -37,6 +37,8 @@ const PAGE_PREFIXES = [
   '/sign-in', '/sign-up', '/invite/', '/account', '/forgot-password', '/reset-password', '/verify-email', '/link-account', '/device',
   '/consent', '/language/',
   '/api/auth/oauth2/authorize', '/api/auth/oauth2/end-session', '/api/auth/callback/',
+  // Forward auth's hand-over (server/forward-auth/): the start on the issuer, the callback and sign-out on protected hosts.
+  '/api/auth/forward/start', '/.gatehouse/',
 ];
 
 /** Browsers also navigate (GET) to the provider start `/api/auth/sign-in/:provider`; POSTs there are JSON. */

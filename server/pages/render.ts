@@ -49,9 +49,16 @@ export const PAGES_MODULE_PATH = '/assets/js/pages.js';
  * Pages with scripts may run our own (`script-src 'self'`) and let them call our own API
  * (`connect-src 'self'`), nothing inline and nothing from elsewhere.
  */
-export function pageCsp(formActionSources: string[] = [], scripts = false): string {
+export function pageCsp(formActionSources: string[] = [], scripts = false, origin?: string): string {
   let csp = PAGE_CSP;
   if (formActionSources.length) csp = csp.replace("form-action 'self'", ["form-action 'self'", ...formActionSources].join(' '));
+  if (origin) {
+    csp = csp
+      .replace("style-src 'self'", `style-src 'self' ${origin}`)
+      .replace("img-src 'self'", `img-src 'self' ${origin}`)
+      .replace("form-action 'self'", `form-action 'self' ${origin}`)
+      .replace("base-uri 'none'", `base-uri ${origin}`);
+  }
   if (scripts) csp = csp.replace("default-src 'none';", "default-src 'none'; script-src 'self'; connect-src 'self';");
   return csp;
 }
@@ -69,6 +76,12 @@ export interface PageOptions {
    * request's own URL for a GET; a form's answer names its page (or the switch lands on /account).
    */
   here?: string | undefined;
+  /**
+   * The page is served on another host, through its proxy (forward auth's refusal and hand-over
+   * pages on a protected host): `<base href>` makes its stylesheet, logo and links the issuer's,
+   * and the CSP allows that origin for them.
+   */
+  origin?: string | undefined;
 }
 
 /** A same-origin path the language switch may come back to (never another site). */
@@ -113,9 +126,10 @@ export function renderPage(
     })),
     script: options.scripts ? PAGE_SCRIPT_PATH : undefined,
     pageModule: options.pageModule ? PAGES_MODULE_PATH : undefined,
+    base: options.origin ? `${options.origin}/` : undefined,
   });
   return reply
-    .header('content-security-policy', pageCsp(options.formActionSources, Boolean(options.scripts || options.pageModule)))
+    .header('content-security-policy', pageCsp(options.formActionSources, Boolean(options.scripts || options.pageModule), options.origin))
     .header('cache-control', 'no-store')
     .header('content-language', locale)
     .type('text/html; charset=utf-8')

@@ -11,10 +11,14 @@ import type { Config } from '../config.js';
 import { applications, linkedAccounts, type Application } from '../db/schema.js';
 import { badRequest } from '../http/problem.js';
 import { PROVIDERS, isConfigured, providerName } from '../applications/providers.js';
+import { patternSources } from '../forward-auth/hosts.js';
 import { one, many } from '../db/store.js';
 
-/** What a sign-in may resume: an authorization request, or the device page (RFC 8628) with its code. */
-export const RESUME_PREFIXES = ['/api/auth/oauth2/authorize?', '/device?'];
+/**
+ * What a sign-in may resume: an authorization request, the device page (RFC 8628) with its code,
+ * or forward auth's hand-over to a protected site (server/forward-auth/start-route.ts).
+ */
+export const RESUME_PREFIXES = ['/api/auth/oauth2/authorize?', '/device?', '/api/auth/forward/start?'];
 export const DEFAULT_RETURN_TO = '/account';
 
 /**
@@ -77,11 +81,12 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost']);
 /**
  * CSP source expressions for the application's redirect URIs: their origins (any port for a
  * native app's loopback URIs, RFC 8252 §7.3), or the bare scheme of a custom-scheme URI.
- * IPv6 literals cannot be written as CSP sources and are left out.
+ * IPv6 literals cannot be written as CSP sources and are left out. An application that protects
+ * sites adds their hosts' origins: the hand-over ends with a redirect to `/.gatehouse/callback` there.
  */
 export function redirectSources(app: Application | undefined): string[] {
   if (!app) return [];
-  const sources = new Set<string>();
+  const sources = new Set<string>(app.forwardAuth?.hosts.flatMap(patternSources) ?? []);
   for (const uri of app.redirectUris) {
     let url: URL;
     try {

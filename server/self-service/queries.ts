@@ -21,10 +21,10 @@ import { exec, one, many } from '../db/store.js';
 
 export interface MembershipRow {
   m: Membership;
-  app: Pick<Application, 'id' | 'name' | 'authPolicy' | 'ldap'>;
+  app: Pick<Application, 'id' | 'name' | 'authPolicy' | 'ldap' | 'forwardAuth'>;
 }
 
-const appColumns = { id: applications.id, name: applications.name, authPolicy: applications.authPolicy, ldap: applications.ldap };
+const appColumns = { id: applications.id, name: applications.name, authPolicy: applications.authPolicy, ldap: applications.ldap, forwardAuth: applications.forwardAuth };
 
 /** Every membership of the person (suspended included), oldest first. */
 export async function membershipsOf(tx: Tx, personId: string): Promise<MembershipRow[]> {

@@ -54,6 +54,7 @@ describe('POST /api/admin/applications', () => {
       backchannelLogoutSessionRequired: true,
       branding: { accentColor: null, logoUrl: null },
       consent: 'implicit',
+      forwardAuth: null,
       unknownScopes: 'reject',
       groupsFilter: null,
       customClaims: [],

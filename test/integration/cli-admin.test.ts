@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type RunResult, type ServerProcess } from '../helpers/server-process.js';
+import { failed, ok } from '../helpers/cli-result.js';
 
 let server: ServerProcess;
 let dataDir: string;
@@ -17,20 +18,6 @@ let env: NodeJS.ProcessEnv;
 let token: string;
 
 const gatehouse = (args: string[], extra: NodeJS.ProcessEnv = {}) => runCli(args, { ...env, ...extra });
-
-/** Exit 0 with nothing on stderr. */
-function ok(result: RunResult): string {
-  expect(result.stderr, result.stdout).toBe('');
-  expect(result.code).toBe(0);
-  return result.stdout;
-}
-
-/** Exit 1, these exact lines on stderr, nothing on stdout, no stack trace. */
-function failed(result: RunResult, ...lines: string[]) {
-  expect(result.stderr.trimEnd().split('\n')).toEqual(lines);
-  expect(result.stdout).toBe('');
-  expect(result.code).toBe(1);
-}
 
 async function api(method: string, path: string, body?: unknown) {
   const res = await fetch(`${server.url}${path}`, {
@@ -133,6 +120,7 @@ describe('gatehouse app', () => {
         'Token signing:  RS256',
         'Shared sign-in: (none)',
         'LDAP:           off',
+        'Forward auth:   (none)',
         `Created:        ${record.createdAt}`,
         `Updated:        ${record.updatedAt}`,
         '',
@@ -201,6 +189,33 @@ describe('gatehouse app', () => {
     expect(created).toMatchObject({ ldap: { enabled: true, bindDn: 'cn=files,ou=services,dc=gatehouse' }, ldapPassword: expect.stringMatching(/^ghl_/) });
     ok(await gatehouse(['app', 'delete', 'media', '--yes']));
     ok(await gatehouse(['app', 'delete', 'files', '--yes']));
+  });
+
+  it('protects hosts (--forward-auth-host) and prints the proxy configuration for them (show --proxy)', async () => {
+    const created = JSON.parse(ok(await gatehouse([
+      'app', 'create', '--json', '--name', 'Wiki Site', '--audience', 'https://wikisite.example.com', '--redirect-uri', 'https://wikisite.example.com/cb',
+      '--forward-auth-host', 'Wiki.LAN.example', '--forward-auth-host', '*.media.lan.example',
+    ])));
+    expect(created.forwardAuth).toEqual({ hosts: ['wiki.lan.example', '*.media.lan.example'], groups: null, basic: false });
+    expect(ok(await gatehouse(['app', 'show', 'wiki-site']))).toContain('Forward auth:   wiki.lan.example, *.media.lan.example\n');
+    const caddy = ok(await gatehouse(['app', 'show', 'wiki-site', '--proxy', 'caddy', '--upstream', 'http://10.0.0.9:8096']));
+    const snippet = (await api('GET', '/api/admin/applications/wiki-site/forward-auth/snippet?proxy=caddy&upstream=http://10.0.0.9:8096')).body.snippet;
+    expect(caddy).toBe(snippet);
+    expect(caddy).toContain('https://wiki.lan.example, https://*.media.lan.example {\n');
+    expect(ok(await gatehouse(['app', 'show', 'wiki-site', '--proxy', 'nginx', '--scheme', 'http']))).toContain('    listen 80;\n');
+    failed(
+      await gatehouse(['app', 'create', '--name', 'Clash', '--audience', 'urn:clash', '--redirect-uri', 'https://clash.example/cb', '--forward-auth-host', 'wiki.lan.example']),
+      'The host wiki.lan.example is already protected by another application. (host_in_use)',
+    );
+    failed(
+      await gatehouse(['app', 'create', '--name', 'Bad', '--audience', 'urn:bad', '--redirect-uri', 'https://bad.example/cb', '--forward-auth-host', 'http://x/']),
+      'The request is not valid. (validation_failed)',
+      '  --forward-auth-host: must be a host name with an optional port (wiki.lan.example, wiki.lan.example:8443), or *. and a host name (*.media.lan.example)',
+    );
+    failed(await gatehouse(['app', 'show', 'board', '--proxy', 'caddy']), 'The application "board" protects no hosts; set forwardAuth.hosts first. (forward_auth_not_enabled)');
+    failed(await gatehouse(['app', 'show', 'wiki-site', '--proxy', 'apache']), 'The request is not valid. (validation_failed)', '  --proxy (caddy|nginx|traefik): is not one of the allowed values');
+    failed(await gatehouse(['app', 'show', 'wiki-site', '--upstream', 'http://x']), '--upstream and --scheme go with --proxy.');
+    ok(await gatehouse(['app', 'delete', 'wiki-site', '--yes']));
   });
 
   it('shows and changes the claim settings with app claims (unknown scopes, groups filter, custom claims file, resource servers)', async () => {
@@ -463,7 +478,7 @@ describe('where the CLI finds the server and its token', () => {
 describe('gatehouse --help', () => {
   it('lists the admin commands, and each group and command has its help', async () => {
     const top = ok(await gatehouse(['--help']));
-    for (const line of ['  app list      list the applications', '  app create    register an application, or one from an app preset with --preset (prints its client secret once)', '  preset list   list the app presets and whether each is tested here or checked against its documentation', '  invite        invite people to an application by e-mail', '  member list   list an application\'s members', '  key rotate    publish new signing keys on the running server (they sign two minutes later)']) {
+    for (const line of ['  app list       list the applications', '  app create     register an application, or one from an app preset with --preset (prints its client secret once)', '  preset list    list the app presets and whether each is tested here or checked against its documentation', '  invite         invite people to an application by e-mail', '  member list    list an application\'s members', '  config export  print the configuration as one YAML document (--out FILE to write it)', '  key rotate     publish new signing keys on the running server (they sign two minutes later)']) {
       expect(top).toContain(`${line}\n`);
     }
     const group = await gatehouse(['app']);

@@ -46,7 +46,7 @@ describe('JWKS and discovery', () => {
       jwks_uri: `${iss}/api/auth/jwks`,
       revocation_endpoint: `${iss}/api/auth/oauth2/revoke`,
       end_session_endpoint: `${iss}/api/auth/oauth2/end-session`,
-      scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
+      scopes_supported: ['openid', 'profile', 'email', 'groups', 'address', 'phone', 'offline_access'],
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'],
       device_authorization_endpoint: `${iss}/api/auth/oauth2/device_authorization`,

@@ -100,7 +100,9 @@ describe('retention rules', () => {
       // Issue 35: at most APP_PASSWORDS_PER_PERSON per person, gone with the person, membership or application.
       'app_passwords',
       // Issue 35: the uid/gid number counter, one row.
-      'posix_id_sequence'];
+      'posix_id_sequence',
+      // Issue 34: at most 20 protected hosts per application, gone with it.
+      'forward_auth_hosts'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);
     const now = new Date('2026-06-01T00:00:00Z');
     for (const rule of RETENTION_RULES) {

@@ -519,6 +519,12 @@ export interface paths {
                                         value?: unknown;
                                     };
                                 }[];
+                                /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                                forwardAuth: {
+                                    basic: boolean;
+                                    groups: string[] | null;
+                                    hosts: string[];
+                                } | null;
                                 /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                                 grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                                 /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -683,6 +689,12 @@ export interface paths {
                                 value?: unknown;
                             };
                         }[];
+                        /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                        forwardAuth?: {
+                            basic?: boolean;
+                            groups?: string[] | null;
+                            hosts: string[];
+                        } | (never | null);
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                         /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -784,6 +796,12 @@ export interface paths {
                                     value?: unknown;
                                 };
                             }[];
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -973,6 +991,12 @@ export interface paths {
                                     value?: unknown;
                                 };
                             }[];
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -1224,6 +1248,12 @@ export interface paths {
                                 value?: unknown;
                             };
                         }[];
+                        /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                        forwardAuth?: {
+                            basic?: boolean;
+                            groups?: string[] | null;
+                            hosts: string[];
+                        } | (never | null);
                         /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                         grantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                         /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -1314,6 +1344,12 @@ export interface paths {
                                     value?: unknown;
                                 };
                             }[];
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -2439,6 +2475,119 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/applications/{id}/forward-auth/snippet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A reverse-proxy configuration for the hosts the application protects (forward auth) */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Which reverse proxy */
+                    proxy: "caddy" | "nginx" | "traefik";
+                    /** @description How the protected hosts are served (default https) */
+                    scheme?: "https" | "http";
+                    /** @description Where the application itself listens, as the proxy reaches it (default http://127.0.0.1:8080) */
+                    upstream?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            hosts: string[];
+                            proxy: string;
+                            /** @description The configuration text, ready to paste */
+                            snippet: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/applications/{id}/invitations": {
         parameters: {
             query?: never;
@@ -3097,6 +3246,12 @@ export interface paths {
                                     value?: unknown;
                                 };
                             }[];
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
                             grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                             /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
@@ -5585,6 +5740,247 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The configuration as one YAML document (owner only; secrets as references, never values) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the configuration file */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/yaml": string;
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/config/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Plan and apply a configuration file in one transaction (owner only; dryRun: plan and check only; prune: delete what the file leaves out) */
+        post: {
+            parameters: {
+                query?: {
+                    dryRun?: "1" | "0" | "true" | "false";
+                    prune?: "1" | "0" | "true" | "false";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the configuration file, YAML */
+                        document: string;
+                        /** @description values of the references the file names, by reference (`${NAME}`, `file:PATH`), resolved by the sender */
+                        secrets?: {
+                            [key: string]: string;
+                        };
+                        /** @description references the sender could not resolve, and why (reported with the file's problems) */
+                        unresolved?: {
+                            [key: string]: string;
+                        };
+                    };
+                    "application/x-yaml": string;
+                    "application/yaml": string;
+                    "text/yaml": string;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            dryRun: boolean;
+                            /** @description what was (or, in a dry run, would be) changed, in order; empty when the server already matches the file */
+                            plan: {
+                                action: "create" | "update" | "delete";
+                                changes: {
+                                    after?: unknown;
+                                    before?: unknown;
+                                    /** @description dotted: `consent`, `authPolicy.mfa` */
+                                    field: string;
+                                    /** @description a secret: before and after are its references (null: not set by a file), never its value */
+                                    secret?: boolean;
+                                }[];
+                                /** @description the entry's key: an id, or an administrator's e-mail address */
+                                id: string;
+                                kind: "passwordPolicy" | "ssoGroup" | "group" | "application" | "administrator";
+                            }[];
+                            /** @description secrets the apply generated (a new web application's client secret, a webhook secret, an LDAP password), shown only in this answer */
+                            secrets: {
+                                path: string;
+                                value: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -12095,7 +12491,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Make an app password for an application with LDAP on (needs a sign-in within 10 minutes); the password is shown only in this answer */
+        /** Make an app password for an application with LDAP on, or HTTP Basic on its protected hosts (needs a sign-in within 10 minutes); the password is shown only in this answer */
         post: {
             parameters: {
                 query?: never;
@@ -12106,7 +12502,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description The application the password signs in to (you must be an active member, and it must have LDAP on) */
+                        /** @description The application the password signs in to (you must be an active member, and it must have LDAP on or take HTTP Basic on its protected hosts) */
                         applicationId: string;
                         /**
                          * Format: display-name
@@ -14165,6 +14561,8 @@ export interface components {
             code: string;
             detail: string;
             errors?: {
+                /** @description the line of a submitted file (a configuration file) the problem is on */
+                line?: number;
                 message: string;
                 path: string;
             }[];

@@ -1,4 +1,4 @@
-/** One application: tabs for settings, set-up (the app preset it came from and what to configure in the app), activity, sign-in policy, members, invitations, API keys, webhooks, single logout, test sign-in. */
+/** One application: tabs for settings, set-up (the app preset it came from and what to configure in the app), activity, sign-in policy, members, invitations, API keys, webhooks, single logout, forward auth, test sign-in. */
 import { createResource, Match, Show, Switch } from 'solid-js';
 import { A, useParams } from '@solidjs/router';
 import { client, enc, ok } from '../api';
@@ -12,6 +12,7 @@ import { ApiKeysTab } from './app-api-keys';
 import { WebhooksTab } from './app-webhooks';
 import { LogoutTab } from './app-logout';
 import { TestSignInTab } from './app-test-sign-in';
+import { ForwardAuthTab } from './app-forward-auth';
 import { PresetStatusCard, SetupView } from './presets';
 import { ActivityPanel } from './activity-lazy';
 
@@ -31,6 +32,7 @@ const TABS = [
   ['api-keys', 'API keys'],
   ['webhooks', 'Webhooks'],
   ['logout', 'Single logout'],
+  ['forward-auth', 'Forward auth'],
   ['test', 'Test sign-in'],
 ] as const;
 const PEOPLE_TABS: readonly string[] = ['activity', 'members', 'invitations'];
@@ -87,6 +89,9 @@ export function ApplicationPage() {
             </Match>
             <Match when={params.tab === 'logout'}>
               <LogoutTab app={a()} onSaved={(next) => mutate(next)} />
+            </Match>
+            <Match when={params.tab === 'forward-auth'}>
+              <ForwardAuthTab app={a()} onSaved={(next) => mutate(next)} />
             </Match>
             <Match when={params.tab === 'test'}>
               <TestSignInTab app={a()} onSaved={(next) => mutate(next)} />

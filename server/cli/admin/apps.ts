@@ -4,7 +4,9 @@
  * `update` when a public client becomes a web one); `list` and `show` never have one. `claims`
  * shows and changes the claim settings (spec claims-and-groups.md). `app ldap` turns an
  * application's LDAP directory access on or off and makes its service account a new password
- * (spec ldap.md), printed once.
+ * (spec ldap.md), printed once. `--forward-auth-host` protects sites behind a reverse proxy, and
+ * `show --proxy caddy|nginx|traefik` prints the proxy's configuration for them (spec
+ * forward-auth.md; docs/protect-apps-without-oidc.md).
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../config.js';
@@ -34,6 +36,7 @@ interface Application {
   createdAt: string;
   updatedAt: string;
   ldap: { enabled: boolean; bindDn: string };
+  forwardAuth: { hosts: string[]; groups: string[] | null; basic: boolean } | null;
   clientSecret?: string;
   webhookSecret?: string;
   ldapPassword?: string;
@@ -105,6 +108,14 @@ const createFlags: FlagTable = {
     help: 'how its ID, access and logout tokens are signed (default RS256, which every OIDC library accepts; see docs/signing-algorithms.md)',
   },
   ldap: { type: 'boolean', help: 'let LDAP clients read its members and groups (prints the service account\'s password once)', field: 'ldap' },
+  'forward-auth-host': {
+    type: 'string', multiple: true, value: 'HOST', field: 'forwardAuth',
+    help: 'a host it protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example); repeat for more',
+  },
+  'forward-auth-group': {
+    type: 'string', multiple: true, value: 'GROUP',
+    help: 'only members of this directory group pass its protected hosts (any of those given); repeat for more',
+  },
 };
 
 /** `app update` flags: those of `create` but the client id, which never changes, and LDAP (`app ldap` turns it on and off). */
@@ -119,6 +130,9 @@ function applicationBody(table: FlagTable, values: Record<string, unknown>): Rec
   const body = bodyFromFlags(table, values as Parameters<typeof bodyFromFlags>[1]);
   if (Array.isArray(body.grantTypes)) body.grantTypes = body.grantTypes.map((g: string) => (g === 'device_code' ? DEVICE_CODE_GRANT : g));
   if (body.ldap !== undefined) body.ldap = { enabled: body.ldap === true };
+  const groups = values['forward-auth-group'] as string[] | undefined;
+  if (groups && !Array.isArray(body.forwardAuth)) throw new ConfigError('--forward-auth-group needs at least one --forward-auth-host.');
+  if (Array.isArray(body.forwardAuth)) body.forwardAuth = { hosts: body.forwardAuth, ...(groups ? { groups } : {}) };
   return body;
 }
 
@@ -176,6 +190,19 @@ export const appCreate = adminCommand({
   },
 });
 
+/**
+ * `app show` flags: `--proxy` prints the proxy configuration for the application's protected hosts
+ * instead. Their `field` is the snippet query's parameter, so a refusal names the flag.
+ */
+const showFlags: FlagTable = {
+  proxy: { type: 'string', value: 'caddy|nginx|traefik', field: 'proxy', help: 'print the reverse proxy\'s configuration for the hosts it protects (forward auth)' },
+  upstream: { type: 'string', value: 'URL', field: 'upstream', help: 'with --proxy: where the application itself listens (default http://127.0.0.1:8080)' },
+  scheme: { type: 'string', value: 'https|http', field: 'scheme', help: 'with --proxy: how its hosts are served (default https)' },
+};
+
+const forwardAuthText = (f: Application['forwardAuth']) =>
+  f ? `${f.hosts.join(', ')}${f.groups ? ` (groups: ${f.groups.join(', ')})` : ''}${f.basic ? ', HTTP Basic with app passwords' : ''}` : '(none)';
+
 /** `fields`, then the secrets an answer shows only once (a new client, webhook or LDAP secret), with a word on keeping them. */
 function printShownOnce(app: Application, fields: [string, string | string[]][]): void {
   if (app.clientSecret) fields.push(['Client secret', app.clientSecret]);
@@ -187,8 +214,16 @@ function printShownOnce(app: Application, fields: [string, string | string[]][])
 }
 
 export const appShow = adminCommand({
+  flags: showFlags,
   positionals: onePositional,
-  async run({ client, positionals, json }) {
+  async run({ client, positionals, values, json }) {
+    if (values.proxy !== undefined) {
+      const query = new URLSearchParams(bodyFromFlags(showFlags, values) as Record<string, string>);
+      const answer = await client.request<{ proxy: string; hosts: string[]; snippet: string }>('GET', `${applicationPath(positionals[0]!)}/forward-auth/snippet?${query}`);
+      if (json) return printJson(answer);
+      return void process.stdout.write(answer.snippet);
+    }
+    if (values.upstream !== undefined || values.scheme !== undefined) throw new ConfigError('--upstream and --scheme go with --proxy.');
     const app = await client.request<Application>('GET', applicationPath(positionals[0]!));
     if (json) return printJson(app);
     console.log(
@@ -207,6 +242,7 @@ export const appShow = adminCommand({
         ['Token signing', app.signingAlg],
         ['Shared sign-in', app.ssoGroupId ?? '(none)'],
         ['LDAP', app.ldap.enabled ? `on, bind DN ${app.ldap.bindDn}` : 'off'],
+        ['Forward auth', forwardAuthText(app.forwardAuth)],
         ['Created', app.createdAt],
         ['Updated', app.updatedAt],
       ]),

@@ -1,0 +1,43 @@
+/**
+ * `GET /api/auth/forward` (Caddy `forward_auth`, Traefik `forwardAuth`) and
+ * `GET /api/auth/forward/auth-request` (nginx `auth_request`, which understands only 2xx, 401 and
+ * 403: ngx_http_auth_request_module, nginx 1.22) — spec forward-auth.md, "The check"; the
+ * decision is check.ts's.
+ *
+ * Every request through a proxy costs one check, so a GET of the exact path is answered before
+ * Fastify (http/early-answers.ts), by the same decision the routes make; the one answer that is a
+ * hosted page (a browser refused at /forward) is handed to the Fastify route, which renders it.
+ * Each answer is counted once, by whoever sends it (`gatehouse_forward_auth_checks_total{result}`).
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { JSON_SECURITY_HEADERS } from '../http/security-headers.js';
+import { AUTH_REQUEST_PATH, FORWARD_PATH, type CheckAnswer, type Endpoint, type ForwardCheck } from './check.js';
+import { sendRefusedPage } from './pages.js';
+
+function send(reply: FastifyReply, answer: Exclude<CheckAnswer, { page: 'refused' }>): FastifyReply {
+  reply.status(answer.status).headers(answer.headers);
+  return answer.body ? reply.send(answer.body) : reply.send();
+}
+
+export const checkRoutes: FastifyPluginAsync<{ check: ForwardCheck }> = async (app, { check }) => {
+  const { metrics, config } = app.ctx;
+  for (const [path, endpoint] of [[FORWARD_PATH, 'forward'], [AUTH_REQUEST_PATH, 'auth-request']] as const) {
+    app.earlyAnswers.addGet(path, JSON_SECURITY_HEADERS, async (call) => {
+      try {
+        const { answer, result } = await check.decide(endpoint, call.peer ?? '', call.headers);
+        if ('page' in answer) return undefined;
+        metrics.forwardAuthCheck(result);
+        return answer;
+      } catch {
+        // The route answers the same request and reports the failure as any route does.
+        return undefined;
+      }
+    });
+    app.get(path, { schema: { hide: true } }, async (request: FastifyRequest, reply) => {
+      const { answer, result } = await check.decide(endpoint as Endpoint, request.socket.remoteAddress ?? '', request.headers);
+      metrics.forwardAuthCheck(result);
+      if ('page' in answer) return sendRefusedPage(reply, answer.app, answer, answer.startPath, new URL(config.issuer).origin);
+      return send(reply, answer);
+    });
+  }
+};

@@ -1,0 +1,98 @@
+/**
+ * The application field `forwardAuth` (spec forward-auth.md, "A protected site is an
+ * application"): `null`, or `{ hosts, groups, basic }`. Its wire schema, the rules a schema cannot
+ * say (host syntax, duplicates, a web client, existing groups), and the `forward_auth_hosts` rows
+ * that keep each host to one application (409 `host_in_use`). The applications service calls these
+ * inside its create/update transaction; a change reaches the checks at once (protected-hosts.ts).
+ */
+import { and, eq, inArray, ne } from 'drizzle-orm';
+import { Type, type Static } from 'typebox';
+import type { Tx } from '../audit/record.js';
+import { forwardAuthHosts, type ClientType, type ForwardAuthSettings } from '../db/schema.js';
+import { existingGroupIds } from '../groups/queries.js';
+import type { Db } from '../db/client.js';
+import { conflict, type FieldError } from '../http/problem.js';
+import { exec, many } from '../db/store.js';
+import { MAX_HOSTS_PER_APPLICATION, parseHostPattern } from './hosts.js';
+import { forwardAuthChanged } from './protected-hosts.js';
+
+/** Directory group ids (spec claims-and-groups.md). */
+const GroupId = Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', maxLength: 64 });
+
+const FORWARD_AUTH_TEXT =
+  'Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy ' +
+  '(wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), ' +
+  'the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an ' +
+  'app password is accepted (for DAV clients); null: not protected. Needs a web application.';
+
+export const ForwardAuthInputSchema = Type.Object(
+  {
+    hosts: Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { minItems: 1, maxItems: MAX_HOSTS_PER_APPLICATION }),
+    groups: Type.Optional(Type.Union([Type.Array(GroupId, { minItems: 1, maxItems: 50, uniqueItems: true }), Type.Null()])),
+    basic: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, description: FORWARD_AUTH_TEXT },
+);
+export type ForwardAuthInput = Static<typeof ForwardAuthInputSchema>;
+
+export const ForwardAuthField = Type.Union([ForwardAuthInputSchema, Type.Null()], { description: FORWARD_AUTH_TEXT });
+
+export const ForwardAuthRecordSchema = Type.Union(
+  [
+    Type.Object(
+      { hosts: Type.Array(Type.String()), groups: Type.Union([Type.Array(Type.String()), Type.Null()]), basic: Type.Boolean() },
+      { additionalProperties: false },
+    ),
+    Type.Null(),
+  ],
+  { description: FORWARD_AUTH_TEXT },
+);
+
+const PATH = 'body.forwardAuth';
+
+/**
+ * The settings as stored, from the request's value (undefined: not given), or field errors pushed
+ * onto `errors`. Host patterns are normalised; groups must be directory groups that exist.
+ */
+export async function forwardAuthSettings(
+  db: Db,
+  input: ForwardAuthInput | null | undefined,
+  clientType: ClientType,
+  errors: FieldError[],
+): Promise<ForwardAuthSettings | null | undefined> {
+  if (input === undefined || input === null) return input;
+  if (clientType !== 'web') errors.push({ path: PATH, message: 'forward auth needs a web (confidential) application' });
+  const hosts: string[] = [];
+  input.hosts.forEach((raw, i) => {
+    const parsed = parseHostPattern(raw);
+    if ('error' in parsed) errors.push({ path: `${PATH}.hosts.${i}`, message: parsed.error });
+    else if (hosts.includes(parsed.pattern)) errors.push({ path: `${PATH}.hosts.${i}`, message: `repeats ${parsed.pattern}` });
+    else hosts.push(parsed.pattern);
+  });
+  const groups = input.groups ?? null;
+  if (groups) {
+    const known = await existingGroupIds(db, groups);
+    groups.forEach((id, i) => {
+      if (!known.has(id)) errors.push({ path: `${PATH}.groups.${i}`, message: `there is no group "${id}"` });
+    });
+  }
+  return { hosts, groups, basic: input.basic ?? false };
+}
+
+/**
+ * Makes `hosts` the application's rows: removes the ones it gave up, adds the new ones, refusing
+ * (409 `host_in_use`) a host another application protects. Inside the caller's transaction.
+ */
+export async function claimHosts(tx: Tx, applicationId: string, hosts: string[]): Promise<void> {
+  if (hosts.length) {
+    const taken = await many(tx
+      .select({ host: forwardAuthHosts.host })
+      .from(forwardAuthHosts)
+      .where(and(inArray(forwardAuthHosts.host, hosts), ne(forwardAuthHosts.applicationId, applicationId))));
+    // Naming the host, not the application that has it: an API key may only learn about its own.
+    if (taken.length) throw conflict('host_in_use', `The host ${taken[0]!.host} is already protected by another application.`);
+  }
+  await exec(tx.delete(forwardAuthHosts).where(eq(forwardAuthHosts.applicationId, applicationId)));
+  if (hosts.length) await exec(tx.insert(forwardAuthHosts).values(hosts.map((host) => ({ host, applicationId }))));
+  forwardAuthChanged();
+}

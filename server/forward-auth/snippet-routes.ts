@@ -1,0 +1,57 @@
+/**
+ * `GET /api/admin/applications/:id/forward-auth/snippet?proxy=caddy|nginx|traefik` (spec
+ * forward-auth.md, "Set-up help"): the proxy configuration for the application's protected hosts
+ * (snippets.ts), for the panel's forward-auth tab and `gatehouse app show <id> --proxy …`. For
+ * the application's administrators (owner, its app managers; admin-policy.ts), like the rest of
+ * the set-up: an API key gets 403 `insufficient_scope`.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { getApplication } from '../applications/lookup.js';
+import { conflict } from '../http/problem.js';
+import { adminErrors, IdParams, adminSecurity as security } from '../http/schemas.js';
+import { DEFAULT_UPSTREAM, PROXIES, snippet } from './snippets.js';
+
+const SnippetQuery = Type.Object(
+  {
+    proxy: Type.Union(PROXIES.map((p) => Type.Literal(p)), { description: 'Which reverse proxy' }),
+    upstream: Type.Optional(Type.String({
+      pattern: '^https?://[^\\s/?#]+$', maxLength: 300,
+      description: `Where the application itself listens, as the proxy reaches it (default ${DEFAULT_UPSTREAM})`,
+    })),
+    scheme: Type.Optional(Type.Union([Type.Literal('https'), Type.Literal('http')], { description: 'How the protected hosts are served (default https)' })),
+  },
+  { additionalProperties: false },
+);
+
+const SnippetSchema = Type.Object(
+  {
+    proxy: Type.String(),
+    hosts: Type.Array(Type.String()),
+    snippet: Type.String({ description: 'The configuration text, ready to paste' }),
+  },
+  { additionalProperties: false },
+);
+
+export const snippetRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  app.get(
+    '/applications/:id/forward-auth/snippet',
+    {
+      schema: {
+        tags: ['applications'], security,
+        summary: 'A reverse-proxy configuration for the hosts the application protects (forward auth)',
+        params: IdParams, querystring: SnippetQuery,
+        response: { 200: SnippetSchema, ...adminErrors },
+      },
+    },
+    async (request) => {
+      const application = await getApplication(ctx, request.params.id);
+      if (!application.forwardAuth) {
+        throw conflict('forward_auth_not_enabled', `The application "${application.id}" protects no hosts; set forwardAuth.hosts first.`);
+      }
+      const { proxy, upstream = DEFAULT_UPSTREAM, scheme = 'https' } = request.query;
+      return { proxy, hosts: application.forwardAuth.hosts, snippet: snippet(proxy, application, ctx.config.issuer, { upstream, scheme }) };
+    },
+  );
+};

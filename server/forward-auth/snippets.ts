@@ -1,0 +1,202 @@
+/**
+ * Set-up help (spec forward-auth.md, "Set-up help"): a working proxy configuration for an
+ * application's protected hosts, for the panel's forward-auth tab and `gatehouse app show <id>
+ * --proxy caddy|nginx|traefik`. Each does three things: strip the identity headers a client sent,
+ * route `/.gatehouse/` to Gatehouse (the hand-over's callback and sign-out), and ask Gatehouse
+ * about every other request, copying its identity headers onto the request the application gets.
+ *
+ * - Caddy: the `forward_auth` directive (caddyserver.com/docs/caddyfile/directives/forward_auth,
+ *   Caddy 2.6). Run for real by test/interop/forward-auth-caddy.test.ts against Debian's caddy 2.6.2.
+ * - nginx: `auth_request` (nginx.org/en/docs/http/ngx_http_auth_request_module.html, nginx 1.22):
+ *   the subrequest goes to `/api/auth/forward/auth-request` as a GET without the body; its 401
+ *   carries the start URL in `Location`, which `auth_request_set` reads and `error_page` turns into
+ *   the redirect (nginx cannot URL-encode `rd` itself). Run for real by
+ *   test/interop/forward-auth-nginx.test.ts against Debian's nginx 1.22.1.
+ * - Traefik: the `forwardAuth` middleware in a dynamic configuration file
+ *   (doc.traefik.io/traefik/v3.3/reference/routing-configuration/http/middlewares/forwardauth/):
+ *   `authResponseHeadersRegex: ^Remote-` strips every client `Remote-*` header and copies ours.
+ *   Written from that documentation, not run by the tests (Debian has no Traefik package); it says so.
+ */
+import type { Application } from '../db/schema.js';
+import { IDENTITY_HEADERS } from './identity-headers.js';
+import { AUTH_REQUEST_PATH, FORWARD_PATH, START_PATH } from './check.js';
+
+export const PROXIES = ['caddy', 'nginx', 'traefik'] as const;
+export type Proxy = (typeof PROXIES)[number];
+
+export interface SnippetOptions {
+  /** Where the application itself listens (`http://127.0.0.1:8080`): the proxy's upstream. */
+  upstream: string;
+  /** Whether the protected hosts are served over https (the default) or plain http. */
+  scheme: 'http' | 'https';
+}
+
+export const DEFAULT_UPSTREAM = 'http://127.0.0.1:8080';
+
+/** Gatehouse as an upstream of the proxy: the issuer's origin. */
+function gatehouse(issuer: string) {
+  const url = new URL(issuer);
+  return { origin: url.origin, https: url.protocol === 'https:', hostPort: url.host };
+}
+
+const splitPort = (pattern: string) => {
+  const match = /^(.*?)(?::(\d+))?$/.exec(pattern)!;
+  return { name: match[1]!, port: match[2] };
+};
+
+function caddy(app: Application, issuer: string, options: SnippetOptions): string {
+  const g = gatehouse(issuer);
+  const upstream = g.https ? g.origin : g.hostPort;
+  // An https Gatehouse is reached by its own name (TLS and Host); X-Forwarded-Host keeps the site's.
+  const hostHeader = g.https ? ['\t\t\theader_up Host {upstream_hostport}'] : [];
+  const addresses = app.forwardAuth!.hosts.map((h) => `${options.scheme}://${h}`).join(', ');
+  return [
+    `# Gatehouse forward auth for "${app.name}" (${app.id}): Caddy 2.6 or later.`,
+    '# caddyserver.com/docs/caddyfile/directives/forward_auth; tested with Debian\'s caddy 2.6.2.',
+    `${addresses} {`,
+    '\t# Identity headers come from Gatehouse only: drop any the client sent.',
+    ...IDENTITY_HEADERS.map((h) => `\trequest_header -${h}`),
+    '',
+    '\t# The sign-in hand-over and sign-out on this host are answered by Gatehouse.',
+    '\thandle /.gatehouse/* {',
+    `\t\treverse_proxy ${upstream}${hostHeader.length ? ' {' : ''}`,
+    ...(hostHeader.length ? [...hostHeader, '\t\t}'] : []),
+    '\t}',
+    '',
+    '\thandle {',
+    `\t\tforward_auth ${upstream} {`,
+    `\t\t\turi ${FORWARD_PATH}`,
+    `\t\t\tcopy_headers ${IDENTITY_HEADERS.join(' ')}`,
+    ...hostHeader,
+    '\t\t}',
+    `\t\treverse_proxy ${options.upstream}`,
+    '\t}',
+    '}',
+    '',
+  ].join('\n');
+}
+
+function nginx(app: Application, issuer: string, options: SnippetOptions): string {
+  const g = gatehouse(issuer);
+  const patterns = app.forwardAuth!.hosts.map(splitPort);
+  const names = [...new Set(patterns.map((p) => p.name))].join(' ');
+  const ports = [...new Set(patterns.map((p) => p.port ?? (options.scheme === 'https' ? '443' : '80')))];
+  const listen = ports.map((port) => `    listen ${port}${options.scheme === 'https' ? ' ssl' : ''};`);
+  const tls = options.scheme === 'https'
+    ? ['    ssl_certificate     /etc/ssl/certs/your-site.pem;      # your certificate', '    ssl_certificate_key /etc/ssl/private/your-site.key;    # and its key']
+    : [];
+  const sni = g.https ? ['        proxy_ssl_server_name on;'] : [];
+  const variables = IDENTITY_HEADERS.map((h) => `gatehouse_${h.slice('Remote-'.length).toLowerCase()}`);
+  return [
+    `# Gatehouse forward auth for "${app.name}" (${app.id}): nginx 1.22 or later, with auth_request`,
+    '# (nginx.org/en/docs/http/ngx_http_auth_request_module.html); tested with Debian\'s nginx 1.22.1.',
+    '# Goes inside the http { } block.',
+    'server {',
+    ...listen,
+    `    server_name ${names};`,
+    ...tls,
+    '',
+    '    # The sign-in hand-over and sign-out on this host are answered by Gatehouse.',
+    '    location /.gatehouse/ {',
+    `        proxy_pass ${g.origin};`,
+    ...sni,
+    '        # Gatehouse\'s redirects (to rd, to its own pages) stay as they are.',
+    '        proxy_redirect off;',
+    '        proxy_set_header X-Forwarded-Host $http_host;',
+    '        proxy_set_header X-Forwarded-Proto $scheme;',
+    '        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
+    '    }',
+    '',
+    '    # Every other request is first checked by Gatehouse (a GET without the body).',
+    '    location = /.gatehouse-check {',
+    '        internal;',
+    `        proxy_pass ${g.origin}${AUTH_REQUEST_PATH};`,
+    ...sni,
+    '        proxy_method GET;',
+    '        proxy_pass_request_body off;',
+    '        proxy_set_header Content-Length "";',
+    '        proxy_set_header X-Original-URL $scheme://$http_host$request_uri;',
+    '        proxy_set_header X-Original-Method $request_method;',
+    '        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
+    '    }',
+    '',
+    '    location / {',
+    '        auth_request /.gatehouse-check;',
+    ...IDENTITY_HEADERS.map((h, i) => `        auth_request_set $${variables[i]} $upstream_http_${h.toLowerCase().replace('-', '_')};`),
+    '        # A browser that is not signed in gets 401 with the sign-in address in Location.',
+    '        auth_request_set $gatehouse_start $upstream_http_location;',
+    '        error_page 401 = @gatehouse_sign_in;',
+    '        # Set from Gatehouse\'s answer, replacing any the client sent (an empty one is not sent).',
+    ...IDENTITY_HEADERS.map((h, i) => `        proxy_set_header ${h} $${variables[i]};`),
+    `        proxy_pass ${options.upstream};`,
+    '    }',
+    '',
+    '    # A browser goes to sign in; anything else keeps the 401 (and its WWW-Authenticate).',
+    '    location @gatehouse_sign_in {',
+    '        if ($gatehouse_start) {',
+    '            return 302 $gatehouse_start;',
+    '        }',
+    '        return 401;',
+    '    }',
+    '}',
+    '',
+  ].join('\n');
+}
+
+/** Traefik's Host() and HostRegexp() for a pattern (ports are the entry point's, not the rule's). */
+function traefikRule(pattern: string): string {
+  const { name } = splitPort(pattern);
+  if (!name.startsWith('*.')) return `Host(\`${name}\`)`;
+  return `HostRegexp(\`^[^.]+${name.slice(1).replaceAll('.', '\\\\.')}$\`)`;
+}
+
+function traefik(app: Application, issuer: string, options: SnippetOptions): string {
+  const g = gatehouse(issuer);
+  const rule = [...new Set(app.forwardAuth!.hosts.map(traefikRule))].join(' || ');
+  const id = app.id;
+  return [
+    `# Gatehouse forward auth for "${app.name}" (${id}): a Traefik v3 dynamic configuration (file provider).`,
+    '# Written from Traefik\'s documentation of the forwardAuth middleware',
+    '# (doc.traefik.io/traefik/v3.3/reference/routing-configuration/http/middlewares/forwardauth/);',
+    '# unlike the Caddy and nginx snippets, it is not run by Gatehouse\'s tests.',
+    ...(options.scheme === 'https' ? ['# Add your entry point and TLS settings to both routers.'] : []),
+    'http:',
+    '  middlewares:',
+    `    gatehouse-${id}:`,
+    '      forwardAuth:',
+    `        address: "${g.origin}${FORWARD_PATH}"`,
+    '        # Copies Gatehouse\'s identity headers after removing every Remote-* header the client sent.',
+    '        authResponseHeadersRegex: "^Remote-"',
+    '  routers:',
+    `    ${id}:`,
+    `      rule: "${rule.replaceAll('"', '\\"')}"`,
+    `      middlewares: ["gatehouse-${id}"]`,
+    `      service: ${id}`,
+    '    # The sign-in hand-over and sign-out on these hosts are answered by Gatehouse (the longer rule wins).',
+    `    ${id}-gatehouse:`,
+    `      rule: "(${rule.replaceAll('"', '\\"')}) && PathPrefix(\`/.gatehouse/\`)"`,
+    `      service: gatehouse-${id}`,
+    '  services:',
+    `    ${id}:`,
+    '      loadBalancer:',
+    '        servers:',
+    `          - url: "${options.upstream}"`,
+    `    gatehouse-${id}:`,
+    '      loadBalancer:',
+    '        servers:',
+    `          - url: "${g.origin}"`,
+    '',
+  ].join('\n');
+}
+
+/** The snippet for `proxy`, for an application that protects hosts. */
+export function snippet(proxy: Proxy, app: Application, issuer: string, options: SnippetOptions): string {
+  switch (proxy) {
+    case 'caddy': return caddy(app, issuer, options);
+    case 'nginx': return nginx(app, issuer, options);
+    case 'traefik': return traefik(app, issuer, options);
+  }
+}
+
+/** The start URL pattern, for the docs and the panel's explanation. */
+export const START_URL_EXAMPLE = `${START_PATH}?rd=<the URL the person asked for>`;

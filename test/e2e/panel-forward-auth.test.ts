@@ -1,0 +1,64 @@
+/**
+ * The control panel's Forward auth tab in headless Chromium against a real server (issue 34):
+ * protecting hosts (a bad line refused under the field, in words), the proxy configuration the
+ * server prints for them (Caddy, then nginx over plain http with the app's own address), and
+ * stopping the protection.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { OAUTH_ADMIN_TOKEN, createClient, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
+import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
+
+let server: OAuthServer;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  buildIfStale();
+  server = await startOAuthServer();
+  await createClient(server, { id: 'media', name: 'Media', audience: 'https://media.example/api', clientType: 'web', redirectUris: ['https://media.example/cb'] });
+  browser = await launchChromium();
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' })).newPage();
+  await page.goto(`${server.url}/admin/`);
+  await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
+  await page.getByRole('button', { name: 'Use the admin token' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe('the Forward auth tab', () => {
+  it('protects hosts, prints the proxy configuration for them, and stops protecting them', async () => {
+    await page.goto(`${server.url}/admin/applications/media/forward-auth`);
+    await expect.poll(() => page.getByText('This application protects no hosts yet').isVisible()).toBe(true);
+    const hosts = page.getByLabel('Protected hosts');
+
+    await hosts.fill('media.lan.example\nhttps://bad/');
+    await page.getByRole('button', { name: 'Save protected hosts' }).click();
+    await expect.poll(() => page.locator('.field.invalid .field-errors').textContent()).toContain('Line 2: must be a host name with an optional port');
+
+    await hosts.fill('Media.LAN.example\n*.media.lan.example');
+    await page.getByRole('button', { name: 'Save protected hosts' }).click();
+    const config = page.getByTestId('proxy-config');
+    await expect.poll(() => config.textContent()).toContain('https://media.lan.example, https://*.media.lan.example {');
+    expect(await hosts.inputValue()).toBe('Media.LAN.example\n*.media.lan.example');
+    const stored = (await (await server.admin('GET', '/api/admin/applications/media')).json()) as { forwardAuth: unknown };
+    expect(stored.forwardAuth).toEqual({ hosts: ['media.lan.example', '*.media.lan.example'], groups: null, basic: false });
+    await shot(page, 'panel-forward-auth-caddy');
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.getByLabel('Proxy', { exact: true }).selectOption('nginx');
+    await page.getByLabel('The hosts are served over').selectOption('http');
+    await page.getByLabel('The app itself listens at').fill('http://10.0.0.7:8096');
+    await page.getByLabel('The app itself listens at').blur();
+    await expect.poll(() => config.textContent()).toContain('        proxy_pass http://10.0.0.7:8096;');
+    expect(await config.textContent()).toContain('    listen 80;\n    server_name media.lan.example *.media.lan.example;');
+
+    await page.getByRole('button', { name: 'Stop protecting hosts' }).click();
+    await expect.poll(() => page.getByText('This application protects no hosts yet').isVisible()).toBe(true);
+    expect(((await (await server.admin('GET', '/api/admin/applications/media')).json()) as { forwardAuth: unknown }).forwardAuth).toBeNull();
+  });
+});

@@ -1,0 +1,100 @@
+/**
+ * Forward-auth helpers for inject tests: a protected application, the hand-over (start → callback)
+ * as a browser goes through it, and checks as Caddy (`/api/auth/forward`) and nginx
+ * (`/api/auth/forward/auth-request`) send them.
+ */
+import type { LightMyRequestResponse } from 'fastify';
+import { expect } from 'vitest';
+import type { TestApp } from './app.js';
+import { cookieValue, createApplication, sessionCookieOf, signUp } from './accounts.js';
+
+export const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+
+/** A web application protecting `hosts` (open sign-up unless overridden). */
+export async function protectedApp(t: TestApp, id: string, hosts: string[], overrides: Record<string, unknown> = {}) {
+  return createApplication(t, {
+    id, name: id[0]!.toUpperCase() + id.slice(1), audience: `https://${id}.example.com/api`, redirectUris: [`https://${id}.example.com/callback`],
+    clientType: 'web', authPolicy: { signup_policy: 'open' }, forwardAuth: { hosts }, ...overrides,
+  });
+}
+
+/** Signs a new person up for `applicationId`; returns the issuer's session cookie header. */
+export async function personCookie(t: TestApp, email: string, applicationId: string, name?: string): Promise<string> {
+  const res = await signUp(t, { email, applicationId, ...(name ? { name } : {}) });
+  expect(res.statusCode, res.body).toBe(201);
+  return `gatehouse_session=${sessionCookieOf(res)}`;
+}
+
+export function start(t: TestApp, rd: string, cookie?: string) {
+  return t.app.inject({ method: 'GET', url: `/api/auth/forward/start?${new URLSearchParams({ rd }).toString()}`, headers: cookie ? { cookie } : {} });
+}
+
+/** `/.gatehouse/callback` on `host` as the proxy forwards it. */
+export function callback(t: TestApp, host: string, query: string, headers: Record<string, string> = {}, proxy = '127.0.0.1') {
+  return t.app.inject({
+    method: 'GET', url: `/.gatehouse/callback?${query}`, remoteAddress: proxy,
+    headers: { host, 'x-forwarded-host': host, 'x-forwarded-proto': 'http', ...headers },
+  });
+}
+
+/** The whole hand-over for a signed-in browser: start, callback; returns the site cookie's value. */
+export async function siteSignIn(t: TestApp, sessionCookie: string, rd: string, proxy = '127.0.0.1'): Promise<string> {
+  const started = await start(t, rd, sessionCookie);
+  expect(started.statusCode, started.body).toBe(302);
+  const to = new URL(String(started.headers.location));
+  const back = await callback(t, to.host, to.search.slice(1), {}, proxy);
+  expect(back.statusCode, back.body).toBe(302);
+  expect(back.headers.location).toBe(rd);
+  const value = cookieValue(back, 'gatehouse_site');
+  expect(value).toBeTruthy();
+  return value!;
+}
+
+export interface CheckOptions {
+  host: string;
+  uri?: string;
+  method?: string;
+  site?: string;
+  authorization?: string;
+  browser?: boolean;
+  peer?: string;
+  headers?: Record<string, string>;
+}
+
+/** A check as Caddy's `forward_auth` sends it. */
+export function forwardCheck(t: TestApp, o: CheckOptions): Promise<LightMyRequestResponse> {
+  return t.app.inject({
+    method: 'GET', url: '/api/auth/forward', remoteAddress: o.peer ?? '127.0.0.1',
+    headers: {
+      'x-forwarded-proto': 'http', 'x-forwarded-host': o.host, 'x-forwarded-uri': o.uri ?? '/', 'x-forwarded-method': o.method ?? 'GET',
+      ...common(o),
+    },
+  });
+}
+
+/** A check as the nginx snippet's `auth_request` sends it. */
+export function authRequestCheck(t: TestApp, o: CheckOptions): Promise<LightMyRequestResponse> {
+  return t.app.inject({
+    method: 'GET', url: '/api/auth/forward/auth-request', remoteAddress: o.peer ?? '127.0.0.1',
+    headers: { 'x-original-url': `http://${o.host}${o.uri ?? '/'}`, 'x-original-method': o.method ?? 'GET', ...common(o) },
+  });
+}
+
+function common(o: CheckOptions): Record<string, string> {
+  return {
+    accept: o.browser ? BROWSER_ACCEPT : 'application/json',
+    ...(o.site ? { cookie: `gatehouse_site=${o.site}` } : {}),
+    ...(o.authorization ? { authorization: o.authorization } : {}),
+    ...o.headers,
+  };
+}
+
+/** The identity headers of a 200 check. */
+export function identityOf(res: LightMyRequestResponse) {
+  expect(res.statusCode, res.body).toBe(200);
+  const h = res.headers;
+  return { user: h['remote-user'], email: h['remote-email'], name: h['remote-name'], groups: h['remote-groups'], role: h['remote-role'] };
+}
+
+/** The start URL a check redirects a browser to, for the original `http://host/uri`. */
+export const startUrlFor = (issuer: string, rd: string) => `${issuer}/api/auth/forward/start?${new URLSearchParams({ rd }).toString()}`;

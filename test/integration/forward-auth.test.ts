@@ -1,0 +1,573 @@
+/**
+ * Forward auth (issue 34, spec forward-auth.md) through `inject`: the `forwardAuth` application
+ * field, the check's situation table on both endpoints, the hand-over (start → callback), the
+ * site cookie, sign-out, revocation, and the queries' plans. The real proxies and browser are in
+ * test/interop/forward-auth-*.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { makeApp, makeInstance, type TestApp } from '../helpers/app.js';
+import { cookieValue, createApplication, postJson } from '../helpers/accounts.js';
+import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
+import { authorize, location, token } from '../helpers/oauth-inject.js';
+import { pkcePair } from '../helpers/oauth-server.js';
+import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
+import {
+  authRequestCheck, callback, forwardCheck, identityOf, personCookie, protectedApp, siteSignIn, start, startUrlFor,
+} from '../helpers/forward-auth.js';
+import { engineOf } from '../../server/db/store.js';
+import { loadConfig } from '../../server/config.js';
+
+/** A directory group with members, through the admin API. */
+async function addGroup(t: TestApp, id: string, personIds: string[]) {
+  expect((await t.admin('POST', '/api/admin/groups', { id, name: id })).statusCode).toBe(201);
+  for (const personId of personIds) expect((await t.admin('PUT', `/api/admin/groups/${id}/members/${personId}`)).statusCode).toBe(204);
+}
+
+/** `gatehouse_forward_auth_checks_total` by result, from the app's registry. */
+async function checkCounts(t: TestApp): Promise<Record<string, number>> {
+  const metric = t.app.ctx.metrics.registry.getSingleMetric('gatehouse_forward_auth_checks_total')!;
+  const counts: Record<string, number> = { allowed: 0, redirected: 0, refused: 0 };
+  for (const sample of (await metric.get()).values) counts[String(sample.labels.result)] = sample.value;
+  return counts;
+}
+
+const problemOf = (res: { statusCode: number; headers: Record<string, unknown>; json(): unknown }) => {
+  expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+  return res.json() as { status: number; code: string; detail: string };
+};
+
+describe('the forwardAuth application field', () => {
+  it('stores normalised hosts, shows them on reads, and gives each host to one application (409 host_in_use)', async () => {
+    const t = await makeApp();
+    const created = await protectedApp(t, 'wiki', ['Wiki.LAN.example', '*.media.lan.example', 'wiki.lan.example:8443']);
+    expect(created.forwardAuth).toEqual({ hosts: ['wiki.lan.example', '*.media.lan.example', 'wiki.lan.example:8443'], groups: null, basic: false });
+    expect((await t.admin('GET', '/api/admin/applications/wiki')).json().forwardAuth).toEqual(created.forwardAuth);
+    const plain = await createApplication(t, { id: 'notes' });
+    expect(plain.forwardAuth).toBeNull();
+
+    for (const host of ['wiki.lan.example', 'WIKI.lan.example', '*.media.lan.example']) {
+      const clash = await t.admin('PATCH', '/api/admin/applications/notes', { forwardAuth: { hosts: [host] } });
+      expect(clash.statusCode).toBe(409);
+      expect(problemOf(clash)).toMatchObject({ code: 'host_in_use', detail: `The host ${host.toLowerCase()} is already protected by another application.` });
+    }
+    // Another port of the same name, or a name under the wildcard's, is another host.
+    const other = await t.admin('PATCH', '/api/admin/applications/notes', { forwardAuth: { hosts: ['wiki.lan.example:9000', 'a.tv.media.lan.example'] } });
+    expect(other.statusCode, other.body).toBe(200);
+
+    // Giving hosts up frees them at once; deleting the application does too.
+    expect((await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: null })).json().forwardAuth).toBeNull();
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { forwardAuth: { hosts: ['wiki.lan.example'], groups: null, basic: true } })).json().forwardAuth)
+      .toEqual({ hosts: ['wiki.lan.example'], groups: null, basic: true });
+    expect((await t.admin('DELETE', '/api/admin/applications/notes')).statusCode).toBe(204);
+    expect((await protectedApp(t, 'again', ['wiki.lan.example'])).forwardAuth.hosts).toEqual(['wiki.lan.example']);
+  });
+
+  it('refuses bad hosts, repeats, public clients and an API key changing them, naming the field', async () => {
+    const t = await makeApp();
+    const bad = await t.admin('POST', '/api/admin/applications', {
+      id: 'wiki', name: 'Wiki', audience: 'https://wiki.example.com/api', redirectUris: ['https://wiki.example.com/cb'], clientType: 'spa',
+      forwardAuth: { hosts: ['wiki.lan.example', 'https://wiki.lan.example/', '*.10.0.0.1', 'wiki.lan.example:70000', 'WIKI.lan.example', '-x.lan'] },
+    });
+    expect(bad.statusCode).toBe(400);
+    const message = 'must be a host name with an optional port (wiki.lan.example, wiki.lan.example:8443), or *. and a host name (*.media.lan.example)';
+    expect(problemOf(bad)).toMatchObject({ code: 'validation_failed' });
+    expect(bad.json().errors).toEqual([
+      { path: 'body.forwardAuth', message: 'forward auth needs a web (confidential) application' },
+      { path: 'body.forwardAuth.hosts.1', message },
+      { path: 'body.forwardAuth.hosts.2', message },
+      { path: 'body.forwardAuth.hosts.3', message },
+      { path: 'body.forwardAuth.hosts.4', message: 'repeats wiki.lan.example' },
+      { path: 'body.forwardAuth.hosts.5', message },
+    ]);
+    const extra = await t.admin('POST', '/api/admin/applications', { id: 'wiki', name: 'Wiki', audience: 'a', redirectUris: ['https://wiki.example.com/cb'], forwardAuth: { hosts: [], other: 1 } });
+    expect(extra.statusCode).toBe(400);
+
+    await protectedApp(t, 'wiki', ['wiki.lan.example']);
+    const spa = await t.admin('PATCH', '/api/admin/applications/wiki', { clientType: 'spa' });
+    expect(spa.json().errors).toEqual([{ path: 'body.clientType', message: 'an application that protects hosts (forwardAuth) must stay a web application' }]);
+
+    const key = (await t.admin('POST', '/api/admin/applications/wiki/api-keys', { name: 'ci', scopes: ['application:read', 'application:write'] })).json().key;
+    const byKey = await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: { hosts: ['evil.lan.example'] } }, { authorization: `Bearer ${key}` });
+    expect(byKey.statusCode).toBe(403);
+    expect(problemOf(byKey).code).toBe('insufficient_scope');
+  });
+
+  it('prints the proxy snippets for the application\'s hosts (its administrators, not API keys)', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'wiki', ['wiki.lan.example', '*.media.lan.example']);
+    await createApplication(t, { id: 'notes' });
+    const caddy = await t.admin('GET', '/api/admin/applications/wiki/forward-auth/snippet?proxy=caddy&upstream=http://10.0.0.7:3000');
+    expect(caddy.statusCode, caddy.body).toBe(200);
+    const { snippet, hosts, proxy } = caddy.json();
+    expect({ proxy, hosts }).toEqual({ proxy: 'caddy', hosts: ['wiki.lan.example', '*.media.lan.example'] });
+    expect(snippet).toContain('https://wiki.lan.example, https://*.media.lan.example {');
+    expect(snippet).toContain('\trequest_header -Remote-User\n');
+    expect(snippet).toContain(`\t\tforward_auth ${new URL(t.config.issuer).host} {\n\t\t\turi /api/auth/forward\n`);
+    expect(snippet).toContain('\t\treverse_proxy http://10.0.0.7:3000\n');
+    const nginx = (await t.admin('GET', '/api/admin/applications/wiki/forward-auth/snippet?proxy=nginx&scheme=http')).json().snippet;
+    expect(nginx).toContain('    listen 80;\n    server_name wiki.lan.example *.media.lan.example;\n');
+    expect(nginx).toContain(`        proxy_pass ${t.config.issuer}/api/auth/forward/auth-request;\n`);
+    const traefik = (await t.admin('GET', '/api/admin/applications/wiki/forward-auth/snippet?proxy=traefik')).json().snippet;
+    expect(traefik).toContain('rule: "Host(`wiki.lan.example`) || HostRegexp(`^[^.]+\\\\.media\\\\.lan\\\\.example$`)"');
+    expect(traefik).toContain('not run by Gatehouse\'s tests');
+
+    const off = await t.admin('GET', '/api/admin/applications/notes/forward-auth/snippet?proxy=caddy');
+    expect([off.statusCode, problemOf(off).code]).toEqual([409, 'forward_auth_not_enabled']);
+    const badProxy = await t.admin('GET', '/api/admin/applications/wiki/forward-auth/snippet?proxy=apache');
+    expect([badProxy.statusCode, problemOf(badProxy).code]).toEqual([400, 'validation_failed']);
+    const key = (await t.admin('POST', '/api/admin/applications/wiki/api-keys', { name: 'ci', scopes: ['application:read'] })).json().key;
+    const byKey = await t.admin('GET', '/api/admin/applications/wiki/forward-auth/snippet?proxy=caddy', undefined, { authorization: `Bearer ${key}` });
+    expect(byKey.statusCode).toBe(403);
+  });
+});
+
+describe('the check', () => {
+  async function signedIn(t: TestApp, email = 'ada@example.com', name = 'Zoë Ørsted', proxy = '127.0.0.1') {
+    await protectedApp(t, 'wiki', ['wiki.localhost', '*.media.localhost']);
+    const cookie = await personCookie(t, email, 'wiki', name);
+    const site = await siteSignIn(t, cookie, 'http://wiki.localhost/page?x=1', proxy);
+    return { cookie, site };
+  }
+
+  it('answers the situation table on both endpoints', async () => {
+    const t = await makeApp();
+    const { site } = await signedIn(t);
+    const before = await checkCounts(t);
+
+    // Signed in: 200 and the identity headers, ASCII-safe.
+    for (const check of [forwardCheck, authRequestCheck]) {
+      const res = await check(t, { host: 'wiki.localhost', uri: '/page?x=1', site, browser: true });
+      expect(identityOf(res)).toEqual({ user: 'ada', email: 'ada@example.com', name: 'Zo%C3%AB %C3%98rsted', groups: '', role: 'member' });
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.body).toBe('');
+    }
+
+    // No credential, a browser navigating: /forward redirects to the start URL; nginx's endpoint says 401 with it in Location.
+    const rd = 'http://wiki.localhost/page?x=1&y=%C3%A9';
+    const redirect = await forwardCheck(t, { host: 'wiki.localhost', uri: '/page?x=1&y=%C3%A9', browser: true });
+    expect(redirect.statusCode).toBe(302);
+    expect(redirect.headers.location).toBe(startUrlFor(t.config.issuer, rd));
+    const nginx401 = await authRequestCheck(t, { host: 'wiki.localhost', uri: '/page?x=1&y=%C3%A9', browser: true });
+    expect(nginx401.statusCode).toBe(401);
+    expect(nginx401.headers.location).toBe(startUrlFor(t.config.issuer, rd));
+    expect(nginx401.headers['www-authenticate']).toBe('Bearer realm="gatehouse"');
+
+    // No credential, anything else (an API call, a form post): 401 on both.
+    for (const res of [
+      await forwardCheck(t, { host: 'wiki.localhost' }),
+      await forwardCheck(t, { host: 'wiki.localhost', method: 'POST', browser: true }),
+      await authRequestCheck(t, { host: 'wiki.localhost' }),
+    ]) {
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="gatehouse"');
+      expect(res.headers.location).toBeUndefined();
+      expect(problemOf(res)).toEqual({
+        type: 'https://gatehouse.dev/problems/unauthorized', title: 'Unauthorized', status: 401, detail: 'Sign in to use this site.', code: 'unauthorized',
+      });
+    }
+
+    // A host nobody protects, or one label too deep under the wildcard: 403.
+    for (const host of ['other.localhost', 'a.b.media.localhost']) {
+      const res = await forwardCheck(t, { host, site, browser: true });
+      expect([res.statusCode, problemOf(res).code]).toEqual([403, 'host_not_protected']);
+    }
+    // The cookie of one host is no credential on another host of the same application.
+    const elsewhere = await forwardCheck(t, { host: 'tv.media.localhost', site, browser: true });
+    expect(elsewhere.statusCode).toBe(302);
+    // A cookie that is not one of ours: as if none.
+    expect((await forwardCheck(t, { host: 'wiki.localhost', site: 'x'.repeat(43) })).statusCode).toBe(401);
+
+    const after = await checkCounts(t);
+    expect({ allowed: after.allowed - before.allowed, redirected: after.redirected - before.redirected, refused: after.refused - before.refused })
+      .toEqual({ allowed: 2, redirected: 3, refused: 6 });
+  });
+
+  it('believes forwarded headers only from the configured proxies (loopback when unset): 403 for anyone else', async () => {
+    const t = await makeApp();
+    const { site } = await signedIn(t);
+    const forged = await forwardCheck(t, { host: 'wiki.localhost', site, peer: '203.0.113.9' });
+    expect(forged.statusCode).toBe(403);
+    expect(problemOf(forged)).toEqual({
+      type: 'https://gatehouse.dev/problems/untrusted-proxy', title: 'Forbidden', status: 403, code: 'untrusted_proxy',
+      detail: 'Forwarded request headers are accepted only from the proxies named by GATEHOUSE_TRUST_PROXY.',
+    });
+    expect((await authRequestCheck(t, { host: 'wiki.localhost', site, peer: '203.0.113.9' })).statusCode).toBe(403);
+
+    const behind = await makeApp({ config: { trustProxy: loadConfig({ GATEHOUSE_TRUST_PROXY: '10.0.0.0/24' }).trustProxy } });
+    const { site: site2 } = await signedIn(behind, 'ada@example.com', 'Ada', '10.0.0.5');
+    expect((await forwardCheck(behind, { host: 'wiki.localhost', site: site2, peer: '10.0.0.5' })).statusCode).toBe(200);
+    // Named proxies replace the loopback default.
+    expect((await forwardCheck(behind, { host: 'wiki.localhost', site: site2, peer: '127.0.0.1' })).statusCode).toBe(403);
+  });
+
+  it('accepts our Bearer access tokens for the application\'s audience; anything else is 401 invalid_token', async () => {
+    const t = await makeApp();
+    // One application per signing algorithm: the check verifies with the same function as userinfo.
+    const apps: Record<string, { clientSecret: string }> = {};
+    for (const [id, signingAlg] of [['wiki', 'RS256'], ['ecwiki', 'ES256'], ['edwiki', 'EdDSA']] as const) {
+      apps[id] = await protectedApp(t, id, [`${id}.localhost`], { redirectUris: [`https://${id}.example.com/callback`], signingAlg });
+    }
+    await protectedApp(t, 'blog', ['blog.localhost']);
+    const cookie = await personCookie(t, 'ada@example.com', 'wiki', 'Ada');
+    const accessTokenFor = async (id: string) => {
+      await postJson(t, '/api/auth/sign-in/email', { email: 'ada@example.com', password: 'correct horse battery', applicationId: id }, { cookie });
+      const pkce = pkcePair();
+      const code = location(await authorize(t, {
+        response_type: 'code', client_id: id, redirect_uri: `https://${id}.example.com/callback`, scope: 'openid', state: 's',
+        code_challenge: pkce.challenge, code_challenge_method: 'S256',
+      }, cookie)).searchParams.get('code')!;
+      const issued = await token(t, {
+        grant_type: 'authorization_code', code, redirect_uri: `https://${id}.example.com/callback`, code_verifier: pkce.verifier,
+        client_id: id, client_secret: apps[id]!.clientSecret,
+      });
+      return issued.json().access_token as string;
+    };
+    const accessToken = await accessTokenFor('wiki');
+    for (const id of ['ecwiki', 'edwiki']) {
+      const other = await accessTokenFor(id);
+      expect(JSON.parse(Buffer.from(other.split('.')[0]!, 'base64url').toString()).alg).toBe(id === 'ecwiki' ? 'ES256' : 'EdDSA');
+      expect(identityOf(await forwardCheck(t, { host: `${id}.localhost`, authorization: `Bearer ${other}` })).user).toBe('ada');
+    }
+    const app = apps.wiki!;
+
+    const ok = await forwardCheck(t, { host: 'wiki.localhost', authorization: `Bearer ${accessToken}` });
+    expect(identityOf(ok)).toEqual({ user: 'ada', email: 'ada@example.com', name: 'Ada', groups: '', role: 'member' });
+    const invalid = 'Bearer realm="gatehouse", error="invalid_token", error_description="The access token is for another audience."';
+    const wrongAudience = await authRequestCheck(t, { host: 'blog.localhost', authorization: `Bearer ${accessToken}` });
+    expect([wrongAudience.statusCode, wrongAudience.headers['www-authenticate']]).toEqual([401, invalid]);
+    // Each endpoint reads only the headers its proxy sets: a client's own X-Original-URL through
+    // Caddy (or X-Forwarded-Host through nginx) cannot point the check at another application.
+    const smuggled = [
+      await forwardCheck(t, { host: 'blog.localhost', authorization: `Bearer ${accessToken}`, headers: { 'x-original-url': 'http://wiki.localhost/' } }),
+      await authRequestCheck(t, { host: 'blog.localhost', authorization: `Bearer ${accessToken}`, headers: { 'x-forwarded-host': 'wiki.localhost' } }),
+    ];
+    expect(smuggled.map((r) => [r.statusCode, r.headers['www-authenticate']])).toEqual([[401, invalid], [401, invalid]]);
+    const garbage = await forwardCheck(t, { host: 'wiki.localhost', authorization: 'Bearer not-a-token', browser: true });
+    expect(garbage.statusCode).toBe(401);
+    expect(garbage.headers['www-authenticate']).toBe('Bearer realm="gatehouse", error="invalid_token", error_description="The access token is invalid, expired or revoked."');
+    expect(problemOf(garbage).code).toBe('invalid_token');
+
+    // Revoked (RFC 7009): refused from the next check.
+    const revoked = await t.app.inject({
+      method: 'POST', url: '/api/auth/oauth2/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ token: accessToken, client_id: 'wiki', client_secret: app.clientSecret }).toString(),
+    });
+    expect(revoked.statusCode).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    expect((await forwardCheck(t, { host: 'wiki.localhost', authorization: `Bearer ${accessToken}` })).statusCode).toBe(401);
+  });
+
+  it('takes HTTP Basic with an app password for applications with forwardAuth.basic (DAV clients)', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'files', ['files.localhost'], { forwardAuth: { hosts: ['files.localhost'], basic: true } });
+    await protectedApp(t, 'wiki', ['wiki.localhost']);
+    const cookie = await personCookie(t, 'ada@example.com', 'files', 'Ada');
+    const made = await postJson(t, '/api/me/app-passwords', { applicationId: 'files', name: 'Phone calendar' }, { cookie });
+    expect(made.statusCode, made.body).toBe(201);
+    const password = made.json().password as string;
+    const basic = (login: string, secret: string) => `Basic ${Buffer.from(`${login}:${secret}`).toString('base64')}`;
+
+    for (const login of ['ada', 'ADA@example.com']) {
+      const ok = await forwardCheck(t, { host: 'files.localhost', method: 'PROPFIND', authorization: basic(login, password) });
+      expect(identityOf(ok)).toEqual({ user: 'ada', email: 'ada@example.com', name: 'Ada', groups: '', role: 'member' });
+    }
+    const challenge = 'Basic realm="Files", charset="UTF-8"';
+    const wrong = await authRequestCheck(t, { host: 'files.localhost', authorization: basic('ada', 'aaaaa-bbbbb-ccccc-ddddd-eeeee-fffff') });
+    expect([wrong.statusCode, wrong.headers['www-authenticate'], problemOf(wrong).code]).toEqual([401, challenge, 'invalid_credentials']);
+    const otherName = await forwardCheck(t, { host: 'files.localhost', authorization: basic('bob', password) });
+    expect(otherName.statusCode).toBe(401);
+    // No credential: both challenges, so a DAV client asks for its name and password.
+    const none = await forwardCheck(t, { host: 'files.localhost', method: 'PROPFIND' });
+    expect([none.statusCode, none.headers['www-authenticate']]).toEqual([401, `Bearer realm="gatehouse", ${challenge}`]);
+    // An application without basic ignores Basic (and cannot have app passwords made for it).
+    const elsewhere = await forwardCheck(t, { host: 'wiki.localhost', authorization: basic('ada', password) });
+    expect([elsewhere.statusCode, elsewhere.headers['www-authenticate']]).toEqual([401, 'Bearer realm="gatehouse"']);
+    const refused = await postJson(t, '/api/me/app-passwords', { applicationId: 'wiki', name: 'x' }, { cookie: await personCookie(t, 'cy@example.com', 'wiki') });
+    expect([refused.statusCode, problemOf(refused).code]).toEqual([409, 'app_passwords_not_accepted']);
+    // Suspended: the same app password is refused (403 from the membership).
+    const [member] = (await t.admin('GET', '/api/admin/applications/files/users')).json().users;
+    expect((await t.admin('PATCH', `/api/admin/applications/files/users/${member.id}`, { status: 'suspended' })).statusCode).toBe(200);
+    expect((await forwardCheck(t, { host: 'files.localhost', authorization: basic('ada', password) })).statusCode).toBe(401);
+    // A disabled person's app passwords stop too (as for LDAP binds).
+    expect((await t.admin('PATCH', `/api/admin/applications/files/users/${member.id}`, { status: 'active' })).statusCode).toBe(200);
+    expect(identityOf(await forwardCheck(t, { host: 'files.localhost', authorization: basic('ada', password) })).user).toBe('ada');
+    expect((await t.admin('PATCH', `/api/admin/people/${member.userId}`, { status: 'disabled' })).statusCode).toBe(200);
+    const disabled = await forwardCheck(t, { host: 'files.localhost', authorization: basic('ada', password) });
+    expect([disabled.statusCode, problemOf(disabled).code]).toEqual([401, 'invalid_credentials']);
+  });
+
+  it('refuses a suspended or removed member with 403 (the hosted refusal page to a browser at /forward)', async () => {
+    const t = await makeApp();
+    const { site } = await signedIn(t);
+    const [member] = (await t.admin('GET', '/api/admin/applications/wiki/users')).json().users;
+    expect((await t.admin('PATCH', `/api/admin/applications/wiki/users/${member.id}`, { status: 'suspended' })).statusCode).toBe(200);
+
+    const page = await forwardCheck(t, { host: 'wiki.localhost', site, browser: true });
+    expect(page.statusCode).toBe(403);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.body).toContain('data-reason="suspended"');
+    // Served on the protected host: its stylesheet and links are the issuer's.
+    const origin = new URL(t.config.issuer).origin;
+    expect(page.body).toContain(`<base href="${origin}/">`);
+    expect(page.headers['content-security-policy']).toContain(`style-src 'self' ${origin};`);
+    const api = await forwardCheck(t, { host: 'wiki.localhost', site });
+    expect([api.statusCode, problemOf(api)]).toEqual([403, expect.objectContaining({ code: 'access_refused', detail: 'Your access to Wiki is suspended.' })]);
+    expect((await authRequestCheck(t, { host: 'wiki.localhost', site, browser: true })).statusCode).toBe(403);
+
+    expect((await t.admin('DELETE', `/api/admin/applications/wiki/users/${member.id}`)).statusCode).toBe(204);
+    const removed = await forwardCheck(t, { host: 'wiki.localhost', site, browser: true });
+    expect([removed.statusCode, /data-reason="([a-z_]+)"/.exec(removed.body)?.[1]]).toEqual([403, 'not_member']);
+  });
+
+  it('sends a password-only session to step up where the application requires MFA', async () => {
+    const t = await makeApp();
+    const { site } = await signedIn(t);
+    expect((await t.admin('PATCH', '/api/admin/applications/wiki/auth-policy', { mfa: 'required' })).statusCode).toBe(200);
+    const stepUp = await forwardCheck(t, { host: 'wiki.localhost', uri: '/page', site, browser: true });
+    expect([stepUp.statusCode, stepUp.headers.location]).toEqual([302, startUrlFor(t.config.issuer, 'http://wiki.localhost/page')]);
+    expect((await authRequestCheck(t, { host: 'wiki.localhost', site, browser: true })).statusCode).toBe(401);
+    expect((await forwardCheck(t, { host: 'wiki.localhost', site })).statusCode).toBe(401);
+  });
+
+  it('admits members of one of forwardAuth.groups only, names their groups, and stops within 2 s of a removal', async () => {
+    const t = await makeApp();
+    const { site } = await signedIn(t);
+    const ada = (await t.admin('GET', '/api/admin/applications/wiki/users')).json().users[0].userId as string;
+    await addGroup(t, 'media', [ada]);
+    await addGroup(t, 'family', [ada]);
+    await addGroup(t, 'admins', []);
+    const missing = await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: { hosts: ['wiki.localhost', '*.media.localhost'], groups: ['media', 'nobody'] } });
+    expect(missing.json().errors).toEqual([{ path: 'body.forwardAuth.groups.1', message: 'there is no group "nobody"' }]);
+    expect((await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: { hosts: ['wiki.localhost', '*.media.localhost'], groups: ['admins', 'media'] } })).statusCode).toBe(200);
+    expect(identityOf(await forwardCheck(t, { host: 'wiki.localhost', site })).groups).toBe('family,media');
+    // Remote-Groups is kept to the application's groupsFilter, as the groups claim is.
+    expect((await t.admin('PATCH', '/api/admin/applications/wiki', { groupsFilter: ['family'] })).statusCode).toBe(200);
+    expect(identityOf(await forwardCheck(t, { host: 'wiki.localhost', site })).groups).toBe('family');
+
+    // A group forwardAuth names cannot be deleted from under it.
+    const inUse = await t.admin('DELETE', '/api/admin/groups/media');
+    expect([inUse.statusCode, problemOf(inUse).code, problemOf(inUse).detail]).toEqual([409, 'group_in_use', 'The group "media" is named by Wiki (forwardAuth.groups); remove it there first.']);
+
+    expect((await t.admin('DELETE', `/api/admin/groups/media/members/${ada}`)).statusCode).toBe(204);
+    const removed = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - removed < 6_000) {
+      status = (await forwardCheck(t, { host: 'wiki.localhost', site })).statusCode;
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(Date.now() - removed).toBeLessThan(2_500);
+    const refused = await forwardCheck(t, { host: 'wiki.localhost', site, browser: true });
+    expect([refused.statusCode, /data-reason="([a-z_]+)"/.exec(refused.body)?.[1]]).toEqual([403, 'group_missing']);
+    expect(refused.body).toContain('Wiki is open only to members of certain groups');
+    // The hand-over refuses too.
+    const cookie = await personCookie(t, 'bob@example.com', 'wiki');
+    const start403 = await start(t, 'http://wiki.localhost/', cookie);
+    expect([start403.statusCode, /data-reason="([a-z_]+)"/.exec(start403.body)?.[1]]).toEqual([403, 'group_missing']);
+  });
+
+  it('stops at once when the sign-in ends here: sign-out, the account page, the admin API', async () => {
+    const t = await makeApp();
+    const check = (site: string) => forwardCheck(t, { host: 'wiki.localhost', site, browser: true }).then((r) => r.statusCode);
+
+    // Sign-out of the Gatehouse session.
+    const a = await signedIn(t);
+    expect(await check(a.site)).toBe(200);
+    expect((await postJson(t, '/api/auth/sign-out', undefined, { cookie: a.cookie })).statusCode).toBe(204);
+    expect(await check(a.site)).toBe(302);
+
+    // The account page's "sign out this device", from another session of the same person.
+    const b = await personCookie(t, 'bob@example.com', 'wiki');
+    const bSite = await siteSignIn(t, b, 'http://wiki.localhost/');
+    const other = await postJson(t, '/api/auth/sign-in/email', { email: 'bob@example.com', password: 'correct horse battery', applicationId: 'wiki' });
+    const otherCookie = `gatehouse_session=${cookieValue(other, 'gatehouse_session')}`;
+    const sessions = (await t.app.inject({ method: 'GET', url: '/api/me/sessions', headers: { cookie: otherCookie } })).json().sessions as { id: string; current: boolean }[];
+    const target = sessions.find((s) => !s.current)!;
+    expect(await check(bSite)).toBe(200);
+    expect((await t.app.inject({ method: 'DELETE', url: `/api/me/sessions/${target.id}`, headers: { cookie: otherCookie } })).statusCode).toBe(204);
+    expect(await check(bSite)).toBe(302);
+
+    // The admin API resetting a member's second factors ends all their sessions.
+    const c = await personCookie(t, 'cy@example.com', 'wiki');
+    const cSite = await siteSignIn(t, c, 'http://wiki.localhost/');
+    const member = ((await t.admin('GET', '/api/admin/applications/wiki/users?q=cy')).json().users as { id: string }[])[0]!;
+    expect(await check(cSite)).toBe(200);
+    expect((await t.admin('DELETE', `/api/admin/applications/wiki/users/${member.id}/second-factor`)).statusCode).toBe(204);
+    expect(await check(cSite)).toBe(302);
+
+    // People management: "sign out everywhere", and disabling the person (which also stops their
+    // tokens: the refusal names the account).
+    const d = await personCookie(t, 'dee@example.com', 'wiki');
+    const dSite = await siteSignIn(t, d, 'http://wiki.localhost/');
+    const dee = ((await t.admin('GET', '/api/admin/applications/wiki/users?q=dee')).json().users as { userId: string }[])[0]!.userId;
+    expect(await check(dSite)).toBe(200);
+    expect((await t.admin('POST', `/api/admin/people/${dee}/sign-out`)).statusCode).toBeLessThan(300);
+    expect(await check(dSite)).toBe(302);
+    const dSite2 = await siteSignIn(t, await personCookie(t, 'eve@example.com', 'wiki'), 'http://wiki.localhost/');
+    const eve = ((await t.admin('GET', '/api/admin/applications/wiki/users?q=eve')).json().users as { userId: string }[])[0]!.userId;
+    expect((await t.admin('PATCH', `/api/admin/people/${eve}`, { status: 'disabled' })).statusCode).toBe(200);
+    expect(await check(dSite2)).toBe(302);
+  });
+
+  it('stops within 5 seconds on another instance sharing the database (cached decisions live 2 s)', async () => {
+    const t = await makeApp();
+    const { cookie, site } = await signedIn(t);
+    const other = await makeInstance(t);
+    expect((await forwardCheck(other, { host: 'wiki.localhost', site })).statusCode).toBe(200);
+    expect((await postJson(t, '/api/auth/sign-out', undefined, { cookie })).statusCode).toBe(204);
+    const ended = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - ended < 6_000) {
+      status = (await forwardCheck(other, { host: 'wiki.localhost', site })).statusCode;
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(status).toBe(401);
+    expect(Date.now() - ended).toBeLessThan(5_000);
+  });
+});
+
+describe('the hand-over', () => {
+  it('starts only for a URL on a protected host (400 and no redirect otherwise), and signs in first', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'wiki', ['wiki.localhost']);
+    for (const rd of ['http://evil.example/', 'javascript:alert(1)', 'http://user:pw@wiki.localhost/', '/relative', 'ftp://wiki.localhost/']) {
+      const res = await start(t, rd);
+      expect(res.statusCode, rd).toBe(400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.body).toContain('not a site protected by this server');
+    }
+    expect((await t.app.inject({ method: 'GET', url: '/api/auth/forward/start' })).statusCode).toBe(400);
+    const anonymous = await start(t, 'http://wiki.localhost/a?b=c');
+    expect(anonymous.statusCode).toBe(302);
+    const signIn = new URL(String(anonymous.headers.location), 'http://x');
+    expect(signIn.pathname).toBe('/sign-in');
+    expect(Object.fromEntries(signIn.searchParams)).toEqual({ client_id: 'wiki', return_to: '/api/auth/forward/start?rd=http%3A%2F%2Fwiki.localhost%2Fa%3Fb%3Dc' });
+    // The sign-in page resumes the hand-over and lets its form's redirects reach the protected host.
+    const page = await t.app.inject({ method: 'GET', url: String(anonymous.headers.location) });
+    expect(page.body).toContain('value="/api/auth/forward/start?rd=http%3A%2F%2Fwiki.localhost%2Fa%3Fb%3Dc"');
+    expect(page.headers['content-security-policy']).toContain("form-action 'self' http://wiki.localhost:* https://wiki.localhost:*");
+  });
+
+  it('hands a one-time code to the host, which sets a host-only site cookie and goes back to rd', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'wiki', ['wiki.localhost:8080', 'wiki.localhost']);
+    const cookie = await personCookie(t, 'ada@example.com', 'wiki');
+    const started = await start(t, 'http://wiki.localhost:8080/docs?page=2', cookie);
+    const to = new URL(String(started.headers.location));
+    expect(`${to.origin}${to.pathname}`).toBe('http://wiki.localhost:8080/.gatehouse/callback');
+    expect(to.searchParams.get('rd')).toBe('http://wiki.localhost:8080/docs?page=2');
+    expect(to.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    // Bound to the host: a code tried on another host is refused (and spent).
+    const foreign = await callback(t, 'wiki.localhost', to.search.slice(1));
+    expect(foreign.statusCode).toBe(400);
+    expect(foreign.body).toContain('already been used, has expired or belongs to another site');
+    expect(cookieValue(foreign, 'gatehouse_site')).toBeUndefined();
+    expect((await callback(t, 'wiki.localhost:8080', to.search.slice(1))).statusCode).toBe(400);
+
+    const again = new URL(String((await start(t, 'http://wiki.localhost:8080/docs?page=2', cookie)).headers.location));
+    const back = await callback(t, 'wiki.localhost:8080', again.search.slice(1));
+    expect([back.statusCode, back.headers.location, back.headers['cache-control']]).toEqual([302, 'http://wiki.localhost:8080/docs?page=2', 'no-store']);
+    const set = String(back.headers['set-cookie']);
+    expect(set).toMatch(/^gatehouse_site=[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/);
+    // Single use.
+    const spent = await callback(t, 'wiki.localhost:8080', again.search.slice(1));
+    expect([spent.statusCode, spent.headers['content-type']]).toEqual([400, 'text/html; charset=utf-8']);
+
+    // Over https the cookie is Secure; an expired code (60 s) is refused.
+    const secure = new URL(String((await start(t, 'https://wiki.localhost/', cookie)).headers.location));
+    expect(String((await callback(t, 'wiki.localhost', secure.search.slice(1), { 'x-forwarded-proto': 'https' })).headers['set-cookie'])).toContain('; Secure');
+    const late = new URL(String((await start(t, 'https://wiki.localhost/', cookie)).headers.location));
+    t.clock.advance(61_000);
+    expect((await callback(t, 'wiki.localhost', late.search.slice(1))).statusCode).toBe(400);
+
+    // Audited like a sign-in.
+    const audit = (await t.admin('GET', '/api/admin/audit-log?action=forward_auth.signed_in')).json();
+    expect(audit.entries.map((e: { applicationId: string; details: { host: string } }) => [e.applicationId, e.details.host]))
+      .toEqual([['wiki', 'wiki.localhost'], ['wiki', 'wiki.localhost:8080']]);
+  });
+
+  it('refuses a forged X-Forwarded-Host on the callback from an untrusted address', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'wiki', ['wiki.localhost']);
+    const cookie = await personCookie(t, 'ada@example.com', 'wiki');
+    const to = new URL(String((await start(t, 'http://wiki.localhost/', cookie)).headers.location));
+    const forged = await t.app.inject({
+      method: 'GET', url: `/.gatehouse/callback${to.search}`, remoteAddress: '203.0.113.9', headers: { host: 'wiki.localhost', 'x-forwarded-host': 'wiki.localhost' },
+    });
+    expect(forged.statusCode).toBe(403);
+    expect(forged.body).toContain('did not come through a proxy this server trusts');
+  });
+
+  it('refuses who the application refuses, and asks for consent where the application is explicit', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'wiki', ['wiki.localhost'], { authPolicy: { signup_policy: 'closed' } });
+    await protectedApp(t, 'blog', ['blog.localhost'], { consent: 'explicit' });
+    const cookie = await personCookie(t, 'ada@example.com', 'blog');
+    const refused = await start(t, 'http://wiki.localhost/', cookie);
+    // Signed in for blog only: wiki's realm asks for a sign-in first.
+    expect(new URL(String(refused.headers.location), 'http://x').pathname).toBe('/sign-in');
+    // Signing in for wiki too keeps the browser's session (same person): the cookie stays.
+    const signedIn = await postJson(t, '/api/auth/sign-in/email', { email: 'ada@example.com', password: 'correct horse battery', applicationId: 'wiki' }, { cookie });
+    expect([signedIn.statusCode, cookieValue(signedIn, 'gatehouse_session')]).toEqual([200, undefined]);
+    const both = cookie;
+    const closed = await start(t, 'http://wiki.localhost/', both);
+    expect([closed.statusCode, /data-reason="([a-z_]+)"/.exec(closed.body)?.[1]]).toEqual([403, 'closed']);
+
+    const ask = await start(t, 'http://blog.localhost/post', both);
+    const consent = String(ask.headers.location);
+    expect(consent).toBe(`/consent?${new URLSearchParams({ return_to: '/api/auth/forward/start?rd=http%3A%2F%2Fblog.localhost%2Fpost' }).toString()}`);
+    const { res: page, cookie: withCsrf } = await openPage(t, consent, both);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('Allow Blog?');
+    const denied = await postForm(t, '/consent', { csrf_token: csrfFrom(page), return_to: '/api/auth/forward/start?rd=http%3A%2F%2Fblog.localhost%2Fpost', decision: 'deny' }, withCsrf);
+    expect([denied.statusCode, denied.headers.location]).toEqual([403, undefined]);
+    const approved = await postForm(t, '/consent', { csrf_token: csrfFrom(page), return_to: '/api/auth/forward/start?rd=http%3A%2F%2Fblog.localhost%2Fpost', decision: 'approve' }, withCsrf);
+    expect([approved.statusCode, approved.headers.location]).toEqual([303, '/api/auth/forward/start?rd=http%3A%2F%2Fblog.localhost%2Fpost']);
+    const handed = await start(t, 'http://blog.localhost/post', both);
+    expect(String(handed.headers.location)).toMatch(/^http:\/\/blog\.localhost\/\.gatehouse\/callback\?code=/);
+  });
+
+  it('signs out of the site at /.gatehouse/sign-out and hands over to the confirmed end of the Gatehouse session', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'wiki', ['wiki.localhost']);
+    const cookie = await personCookie(t, 'ada@example.com', 'wiki');
+    const site = await siteSignIn(t, cookie, 'http://wiki.localhost/');
+    const out = await t.app.inject({
+      method: 'GET', url: '/.gatehouse/sign-out', headers: { host: 'wiki.localhost', 'x-forwarded-host': 'wiki.localhost', 'x-forwarded-proto': 'http', cookie: `gatehouse_site=${site}` },
+    });
+    expect([out.statusCode, out.headers.location]).toEqual([303, `${t.config.issuer}/api/auth/oauth2/end-session?client_id=wiki`]);
+    expect(String(out.headers['set-cookie'])).toMatch(/^gatehouse_site=; Max-Age=0; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
+    expect((await forwardCheck(t, { host: 'wiki.localhost', site })).statusCode).toBe(401);
+    // The issuer asks before it ends the Gatehouse session.
+    const confirm = await openPage(t, '/api/auth/oauth2/end-session?client_id=wiki', cookie);
+    expect(confirm.res.statusCode).toBe(200);
+    expect(confirm.res.body).toContain('name="csrf_token"');
+  });
+});
+
+describe('data', () => {
+  it('finds a site session, a code and a host through indexes', async () => {
+    const t = await makeApp();
+    const postgres = engineOf(t.db) === 'postgres';
+    const lookup = 'SELECT s.id FROM forward_auth_sessions f JOIN sessions s ON s.id = f.session_id JOIN people p ON p.id = f.person_id '
+      + 'LEFT JOIN memberships m ON m.application_id = f.application_id AND m.person_id = f.person_id WHERE f.token_hash = ?';
+    const plans = {
+      lookup: await queryPlan(t.db, lookup, 'h'),
+      code: await queryPlan(t.db, 'DELETE FROM forward_auth_codes WHERE code_hash = ?', 'h'),
+      hosts: await queryPlan(t.db, 'SELECT application_id FROM forward_auth_hosts WHERE host IN (?, ?)', 'a', 'b'),
+      bySession: await queryPlan(t.db, 'DELETE FROM forward_auth_sessions WHERE session_id IN (?)', 's'),
+    };
+    if (postgres) {
+      expect(usesPostgresIndex(plans.lookup, 'forward_auth_sessions_token_uq')).toBe(true);
+      expect(usesPostgresIndex(plans.code, 'forward_auth_codes_pkey')).toBe(true);
+      expect(usesPostgresIndex(plans.hosts, 'forward_auth_hosts_pkey')).toBe(true);
+      expect(usesPostgresIndex(plans.bySession, 'forward_auth_sessions_session_idx')).toBe(true);
+    } else {
+      expect(plans.lookup).toContain('SEARCH f USING INDEX forward_auth_sessions_token_uq (token_hash=?)');
+      expect(plans.lookup).not.toMatch(/SCAN/);
+      expect(plans.code).toContain('SEARCH forward_auth_codes USING INDEX sqlite_autoindex_forward_auth_codes_1 (code_hash=?)');
+      expect(plans.hosts).toContain('SEARCH forward_auth_hosts USING INDEX sqlite_autoindex_forward_auth_hosts_1 (host=?)');
+      expect(plans.bySession).toMatch(/SEARCH forward_auth_sessions USING (COVERING )?INDEX forward_auth_sessions_session_idx \(session_id=\?\)/);
+    }
+  });
+});
