@@ -6,8 +6,18 @@
 import { baseOf, groupInput, hostOf, oidcApplication } from '../build.js';
 import type { PresetApplication, PresetInput, PresetInputs, SetupContext } from '../types.js';
 
+/**
+ * Where the app listens, as the proxy reaches it: a scheme and a host (with its port) only, the
+ * shape the proxy snippets take (forward-auth/snippet-routes.ts). Plain http is normal here (a
+ * container name or a LAN address behind the proxy), so this is not a `url` input, which allows
+ * http only for private hosts.
+ */
 export function upstreamInput(example: string): PresetInput {
-  return { key: 'upstream', label: 'Where the app itself listens (for the proxy)', example, kind: 'url', required: false, default: example, hint: 'The address the reverse proxy forwards allowed requests to.' };
+  return {
+    key: 'upstream', label: 'Where the app itself listens (for the proxy)', example, kind: 'text', required: false, default: example,
+    pattern: { source: '^https?://[^\\s/?#]+$', message: 'must be http:// or https:// and a host with its port, without a path (e.g. http://127.0.0.1:8123)' },
+    hint: 'The address the reverse proxy forwards allowed requests to.',
+  };
 }
 
 export const allowedGroupInput = groupInput('allowedGroup', 'Group allowed in', 'household', 'Optional: only members of this directory group pass (forwardAuth.groups).');
