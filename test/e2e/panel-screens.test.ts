@@ -56,6 +56,7 @@ const SCREENS: [name: string, path: () => string, ready: string][] = [
   ['app-settings', () => '/applications/team-notes', 'Danger zone'],
   ['app-activity', () => '/applications/team-notes/activity', 'Active people'],
   ['app-sign-in-policy', () => '/applications/team-notes/sign-in', 'Who may join'],
+  ['app-claims', () => '/applications/team-notes/claims', 'Preview a member’s claims'],
   ['app-members', () => '/applications/team-notes/members', 'dee@example.com'],
   ['app-invitations', () => '/applications/team-notes/invitations', 'erin@example.com'],
   ['app-api-keys', () => '/applications/team-notes/api-keys', 'Provisioning'],
@@ -136,6 +137,13 @@ beforeAll(async () => {
   await admin('POST', '/api/admin/groups', { id: 'media-users', name: 'Media users' });
   await admin('PUT', `/api/admin/groups/family/members/${personId}`);
   await admin('PUT', `/api/admin/groups/media-users/members/${personId}`);
+  await admin('PATCH', '/api/admin/applications/team-notes', {
+    groupsFilter: ['family', 'media-users'],
+    customClaims: [
+      { name: 'media_role', source: { type: 'groupMap', map: [{ group: 'media-users', value: 'Editor' }], default: 'Viewer' }, inAccessToken: true },
+      { name: 'department', source: { type: 'profileField', key: 'department' } },
+    ],
+  });
   await admin('POST', '/api/admin/applications/team-notes/invitations', { emails: ['erin@example.com', 'gus@example.com'], role: 'member', groups: ['family'] });
   await admin('POST', '/api/admin/applications/team-notes/api-keys', { name: 'Provisioning', scopes: ['users:read'] });
   await admin('POST', '/api/admin/backups');

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Secret, TOTP } from 'otpauth';
 import { OAUTH_ADMIN_TOKEN, PASSWORD, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
+import { buildIfStale, firstPanelSignIn, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
 
 let server: OAuthServer;
 let browser: Browser;
@@ -129,17 +129,8 @@ describe('panel sign-in through Gatehouse', () => {
     await owner.context.close();
 
     const { context, page } = await newPage();
-    await page.goto(`${server.url}/admin/`);
-    await page.getByRole('button', { name: 'Sign in with Gatehouse' }).click();
-    await page.getByLabel('E-mail').fill('pat@example.com');
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.getByRole('heading', { name: 'Set up a second factor' }).waitFor();
-    const secret = (await page.locator('[data-totp-key]').textContent())!.trim();
-    await page.getByLabel('Code from the app').fill(code(secret));
-    await page.getByRole('button', { name: 'Confirm', exact: true }).click();
-    await page.getByRole('link', { name: 'Continue' }).click();
-    await page.getByTestId('signed-in-as').getByText('Pat People').waitFor();
+    // A first sign-in: password, then the authenticator the panel requires.
+    await firstPanelSignIn(page, server.url, { email: 'pat@example.com', password: PASSWORD, name: 'Pat People' });
 
     // Their navigation: people and groups; no administrators, settings, audit log or operations.
     const nav = page.locator('#main-nav');

@@ -44,6 +44,13 @@ const FIELD_WORDS: Record<string, { label: string; line?: boolean }> = {
   emailVerified: { label: 'E-mail verified' },
   description: { label: 'Description' },
   groups: { label: 'Group' },
+  customClaims: { label: 'Claim' },
+  groupsFilter: { label: 'Group' },
+  source: { label: 'value from' },
+  group: { label: 'group' },
+  map: { label: 'group' },
+  value: { label: 'value' },
+  default: { label: 'otherwise' },
 };
 
 /** The parts of a wire path after `body` / `query` / `params`: `body.redirectUris.1` → ['redirectUris', '1']. */

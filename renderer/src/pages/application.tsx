@@ -1,4 +1,4 @@
-/** One application: tabs for settings, set-up (the app preset it came from and what to configure in the app), activity, sign-in policy, members, invitations, API keys, webhooks, single logout, forward auth, test sign-in. */
+/** One application: tabs for settings, set-up (the app preset it came from and what to configure in the app), activity, sign-in policy, claims, members, invitations, API keys, webhooks, single logout, forward auth, test sign-in. */
 import { createResource, Match, Show, Switch } from 'solid-js';
 import { A, useParams } from '@solidjs/router';
 import { client, enc, ok } from '../api';
@@ -7,6 +7,7 @@ import { ErrorBox, Loading } from '../ui';
 import { SettingsTab } from './app-settings';
 import { PolicyTab } from './app-policy';
 import { MembersTab } from './app-members';
+import { ClaimsTab } from './app-claims';
 import { InvitationsTab } from './app-invitations';
 import { ApiKeysTab } from './app-api-keys';
 import { WebhooksTab } from './app-webhooks';
@@ -27,6 +28,7 @@ const TABS = [
   ['setup', 'Setup'],
   ['activity', 'Activity'],
   ['sign-in', 'Sign-in policy'],
+  ['claims', 'Claims'],
   ['members', 'Members'],
   ['invitations', 'Invitations'],
   ['api-keys', 'API keys'],
@@ -74,6 +76,9 @@ export function ApplicationPage() {
             </Match>
             <Match when={params.tab === 'sign-in'}>
               <PolicyTab app={a()} onSaved={() => void refetch()} />
+            </Match>
+            <Match when={params.tab === 'claims'}>
+              <ClaimsTab app={a()} onSaved={(next) => mutate(next)} />
             </Match>
             <Match when={params.tab === 'members'}>
               <MembersTab app={a()} />
