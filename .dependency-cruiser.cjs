@@ -4,7 +4,7 @@
  * import cycles anywhere, type-only imports included. Checked on every `npm test` by
  * test/unit/import-graph.test.ts, and by hand with `npx depcruise server electron`.
  */
-const FEATURES = '^server/(oauth|accounts|applications|members|invitations|api-keys|webhooks|self-service|pages|admin-panel|ops|people|groups|activity|administrators|forward-auth)/';
+const FEATURES = '^server/(oauth|accounts|applications|members|invitations|api-keys|webhooks|self-service|pages|admin-panel|ops|people|groups|activity|administrators|forward-auth|config-as-code)/';
 const SHARED = '^server/((http|db|mail|util|data-lifecycle|i18n|metrics)/|audit/record\\.ts$|(config|context|data-dir)\\.ts$)';
 const COMPOSITION = '^server/((app|main|features|cli)\\.ts$|cli/)';
 

@@ -8,8 +8,6 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { Db } from './db/client.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
@@ -18,6 +16,7 @@ import { fixedAdminToken, type AdminTokenStore } from './http/admin-token.js';
 import { notFound, problemErrorHandler, sendProblem } from './http/problem.js';
 import { requireAdmin } from './http/admin-auth.js';
 import { ProblemSchema, TEXT_FORMATS } from './http/schemas.js';
+import { validators } from './http/validators.js';
 import { HSTS_HEADERS, securityHeaders } from './http/security-headers.js';
 import { lazySerializerFactory, lazyValidator } from './http/lazy-compile.js';
 import { compileBody } from './http/body-shapes.js';
@@ -39,11 +38,6 @@ import { CodeStore } from './oauth/authorize/code.js';
 import { useKeySecret } from './db/secrets-at-rest.js';
 import { loadSharedKey } from './accounts/second-factor/secret-box.js';
 
-// ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
-type AddFormats = (ajv: Ajv) => Ajv;
-const addFormats: AddFormats =
-  (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
-
 export interface AppDeps {
   db: Db;
   config: Config;
@@ -60,30 +54,6 @@ export interface AppDeps {
 
 /** JSON bodies are limited to this many bytes (413 `payload_too_large` beyond). */
 export const BODY_LIMIT = 100 * 1024;
-
-let sharedValidators: ReturnType<typeof makeValidators> | undefined;
-
-/**
- * One pair of Ajv instances per process: Ajv caches compiled schemas by object, so every app
- * built after the first (tests build hundreds) reuses the compiled validators of the same routes.
- */
-function validators() {
-  return (sharedValidators ??= makeValidators());
-}
-
-function makeValidators() {
-  // Bodies are validated strictly (wrong type → 400, never coerced); query strings and path
-  // parameters are text on the wire, so they are coerced to the declared types.
-  const common = { removeAdditional: false, useDefaults: true, allErrors: true, strict: false } as const;
-  // `verbose` keeps the refused value in an error, so a display-text refusal can say which rule it broke.
-  const body = new Ajv({ ...common, coerceTypes: false, verbose: true });
-  const query = new Ajv({ ...common, coerceTypes: 'array' });
-  for (const ajv of [body, query]) {
-    addFormats(ajv);
-    for (const [name, problem] of Object.entries(TEXT_FORMATS)) ajv.addFormat(name, (text: string) => problem(text) === undefined);
-  }
-  return { body, query };
-}
 
 const lazySerializer = lazySerializerFactory();
 

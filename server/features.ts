@@ -27,6 +27,7 @@ import { forwardAuthPlugin } from './forward-auth/plugin.js';
 import { administratorsPlugin } from './administrators/routes.js';
 import { metricsFeature } from './metrics/route.js';
 import { presetsFeature } from './presets/plugin.js';
+import { configPlugin } from './config-as-code/routes.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -51,4 +52,5 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   administratorsPlugin,
   metricsFeature,
   presetsFeature,
+  configPlugin,
 ];

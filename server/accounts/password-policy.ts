@@ -62,6 +62,14 @@ export async function writePasswordPolicy(db: Db | Tx, policy: PasswordPolicy, n
   cached.set(db, { policy, at: performance.now() });
 }
 
+/**
+ * Drops the remembered policy, so the next read goes to the database: after a transaction that
+ * wrote one was rolled back (a configuration dry run: config-as-code/apply.ts).
+ */
+export function forgetPasswordPolicy(db: Db | Tx): void {
+  cached.delete(db);
+}
+
 /** The hint shown beside every new-password field, in words. */
 export function policyHint(policy: PasswordPolicy): string {
   const parts = [`At least ${policy.minLength} characters`];

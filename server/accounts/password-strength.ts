@@ -12,8 +12,7 @@
  * MIT licence).
  */
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
-import { backgroundNice } from '../util/background-nice.js';
+import { IdleWorker } from '../util/idle-worker.js';
 
 /** Characters of a password that zxcvbn weighs. */
 export const STRENGTH_INPUT_LIMIT = 64;
@@ -29,10 +28,9 @@ export interface StrengthEstimate {
   suggestions: string[];
 }
 
-/** The worker's body: plain CommonJS, so it needs no file of its own beside the build (as db/checkpointer.ts). */
+/** The worker's body (util/idle-worker.ts): plain CommonJS, so it needs no file of its own beside the build. */
 const WORKER_SOURCE = `
 const { workerData, parentPort } = require('node:worker_threads');
-if (workerData.nice !== undefined) try { require('node:os').setPriority(workerData.nice); } catch {}
 const core = require(workerData.core);
 const common = require(workerData.common);
 const en = require(workerData.en);
@@ -47,7 +45,7 @@ parentPort.on('message', ({ id, password, userInputs }) => {
     const result = zxcvbn.check(password.slice(0, workerData.limit), userInputs);
     parentPort.postMessage({
       id,
-      estimate: {
+      result: {
         score: result.score,
         common: list.has(password.toLowerCase()),
         warning: result.feedback.warning || '',
@@ -60,70 +58,22 @@ parentPort.on('message', ({ id, password, userInputs }) => {
 });
 `;
 
-interface Pending {
-  resolve: (estimate: StrengthEstimate) => void;
-  reject: (error: Error) => void;
-}
-
-let worker: Worker | undefined;
-let nextId = 0;
-const pending = new Map<number, Pending>();
-let idle: NodeJS.Timeout | undefined;
-
-function start(): Worker {
-  const require = createRequire(import.meta.url);
-  const w = new Worker(WORKER_SOURCE, {
-    eval: true,
-    workerData: {
+const strength = new IdleWorker<{ password: string; userInputs: string[] }, StrengthEstimate>(
+  'password strength',
+  WORKER_SOURCE,
+  () => {
+    const require = createRequire(import.meta.url);
+    return {
       core: require.resolve('@zxcvbn-ts/core'),
       common: require.resolve('@zxcvbn-ts/language-common'),
       en: require.resolve('@zxcvbn-ts/language-en'),
       limit: STRENGTH_INPUT_LIMIT,
-      // Background work, like the hashes: at the thread pool's priority (cli/thread-priority.ts), per thread only on Linux.
-      nice: process.platform === 'linux' ? backgroundNice() : undefined,
-    },
-  });
-  w.unref();
-  w.on('message', (message: { id: number; estimate?: StrengthEstimate; error?: string }) => {
-    const waiting = pending.get(message.id);
-    pending.delete(message.id);
-    if (!waiting) return;
-    if (message.estimate) waiting.resolve(message.estimate);
-    else waiting.reject(new Error(`password strength: ${message.error ?? 'no answer'}`));
-    if (pending.size === 0) scheduleIdleStop();
-  });
-  const fail = (error: Error) => {
-    for (const waiting of pending.values()) waiting.reject(error);
-    pending.clear();
-    if (worker === w) worker = undefined;
-  };
-  w.on('error', fail);
-  w.on('exit', () => fail(new Error('password strength: the worker stopped')));
-  return w;
-}
-
-function scheduleIdleStop(): void {
-  clearTimeout(idle);
-  idle = setTimeout(() => {
-    if (pending.size || !worker) return;
-    const w = worker;
-    worker = undefined;
-    void w.terminate();
-  }, IDLE_MS);
-  idle.unref();
-}
+    };
+  },
+  IDLE_MS,
+);
 
 /** zxcvbn's estimate of `password` (its first STRENGTH_INPUT_LIMIT characters), penalising `userInputs` (e-mail, name). */
 export function estimateStrength(password: string, userInputs: string[] = []): Promise<StrengthEstimate> {
-  clearTimeout(idle);
-  worker ??= start();
-  const w = worker;
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
-    // While an estimate is waiting, the worker keeps the process alive (a CLI `setup` must get its answer).
-    w.ref();
-    const done = () => (pending.size === 0 ? w.unref() : undefined);
-    pending.set(id, { resolve: (e) => (resolve(e), done()), reject: (e) => (reject(e), done()) });
-    w.postMessage({ id, password, userInputs: userInputs.filter(Boolean).slice(0, 10) });
-  });
+  return strength.call({ password, userInputs: userInputs.filter(Boolean).slice(0, 10) });
 }

@@ -4,7 +4,8 @@
  * the owner may change it (admin-policy.ts default). Changes are audited with old and new values.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
+import type { AppContext } from '../context.js';
 import { actorName } from '../http/admin-auth.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { recordAudit } from '../audit/record.js';
@@ -21,12 +22,26 @@ export const PasswordPolicySchema = Type.Object(
   { ...fields, hint: Type.String({ description: 'the policy in words, as shown beside new-password fields' }) },
   { additionalProperties: false },
 );
-const PasswordPolicyPatchSchema = Type.Object(
+/** What PATCH takes (and a configuration file's `passwordPolicy`: config-as-code). */
+export const PasswordPolicyPatchSchema = Type.Object(
   { minLength: Type.Optional(fields.minLength), minStrength: Type.Optional(fields.minStrength), rejectBreached: Type.Optional(fields.rejectBreached) },
   { additionalProperties: false },
 );
+export type PasswordPolicyPatch = Static<typeof PasswordPolicyPatchSchema>;
 
 const record = (policy: PasswordPolicy) => ({ ...policy, hint: policyHint(policy) });
+
+/** Changes the policy, audited with its values before and after; answers the new policy. */
+export async function changePasswordPolicy(ctx: AppContext, patch: PasswordPolicyPatch, actor: string): Promise<PasswordPolicy> {
+  const now = ctx.clock.now();
+  return await transaction(ctx.db, async (tx) => {
+    const before = await passwordPolicy(tx);
+    const after: PasswordPolicy = { ...before, ...patch } as PasswordPolicy;
+    await writePasswordPolicy(tx, after, now);
+    await recordAudit(tx, now, { actor, action: 'settings.password_policy_changed', details: { before, after } });
+    return after;
+  });
+}
 
 export const passwordPolicyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
@@ -44,16 +59,6 @@ export const passwordPolicyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: NoQuery, body: PasswordPolicyPatchSchema, response: { 200: PasswordPolicySchema, ...adminErrors },
       },
     },
-    async (request) => {
-      const now = ctx.clock.now();
-      const next = await transaction(ctx.db, async (tx) => {
-        const before = await passwordPolicy(tx);
-        const after: PasswordPolicy = { ...before, ...request.body } as PasswordPolicy;
-        await writePasswordPolicy(tx, after, now);
-        await recordAudit(tx, now, { actor: actorName(request.actor), action: 'settings.password_policy_changed', details: { before, after } });
-        return after;
-      });
-      return record(next);
-    },
+    async (request) => record(await changePasswordPolicy(ctx, request.body, actorName(request.actor))),
   );
 };

@@ -266,15 +266,25 @@ function withSecretsShownOnce(ctx: AppContext, app: Application, secrets: { clie
   };
 }
 
+/**
+ * What a caller other than the admin API may add to a create: a configuration file's client
+ * secret, taken from a reference (config-as-code), instead of a generated one shown once.
+ */
+export interface CreateOptions {
+  clientSecret?: string | undefined;
+}
+
 /** `preset`: the app preset the input was made from (presets/apply.ts), recorded with the application. */
-export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string, preset?: AppliedPreset) {
+export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string, preset?: AppliedPreset | null, options: CreateOptions = {}) {
   const clientType = input.clientType ?? 'web';
   const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
   const authPolicy = mergePolicy(DEFAULT_AUTH_POLICY, input.authPolicy, 'body.authPolicy');
   const { customClaims, forwardAuth } = await checkApplication(ctx, { ...input, clientType, grantTypes, profileFields: authPolicy.profile_fields });
   checkAccentColor(input.branding?.accentColor);
 
-  const clientSecret = clientType === 'web' ? newClientSecret() : undefined;
+  const givenClientSecret = clientType === 'web' ? options.clientSecret : undefined;
+  const clientSecret = clientType === 'web' && !givenClientSecret ? newClientSecret() : undefined;
+  const secretToStore = givenClientSecret ?? clientSecret;
   const generatedWebhookSecret = input.webhookUrl && !input.webhookSecret ? newWebhookSecret() : undefined;
   const ldapPassword = input.ldap?.enabled ? newLdapPassword() : undefined;
   const now = ctx.clock.now();
@@ -296,7 +306,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
         redirectUris: input.redirectUris,
         postLogoutRedirectUris: input.postLogoutRedirectUris ?? null,
         clientType,
-        clientSecretHash: clientSecret ? sha256(clientSecret) : null,
+        clientSecretHash: secretToStore ? sha256(secretToStore) : null,
         webhookUrl: input.webhookUrl ?? null,
         webhookSecret: input.webhookUrl ? sealNullable(tx, input.webhookSecret ?? generatedWebhookSecret ?? null, webhookSecretPurpose(input.id)) : null,
         ssoGroupId: input.ssoGroupId ?? null,
@@ -332,8 +342,11 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
   return withSecretsShownOnce(ctx, created, { clientSecret, webhookSecret: generatedWebhookSecret, ldapPassword });
 }
 
-/** `options.preset`: a new record of the app preset (an upgrade taken, presets/upgrade.ts), written in the same transaction. */
-export async function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string, options: { preset?: AppliedPreset } = {}) {
+/**
+ * `options.preset`: a new record of the app preset (an upgrade taken, presets/upgrade.ts; a
+ * configuration file's, config-as-code), written in the same transaction; null: none any more.
+ */
+export async function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string, options: { preset?: AppliedPreset | null } = {}) {
   const current = await getApplication(ctx, id);
   const clientType = patch.clientType ?? current.clientType;
   const redirectUris = patch.redirectUris ?? current.redirectUris;
@@ -409,7 +422,7 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
         signingAlg: patch.signingAlg ?? current.signingAlg,
         ldap: { enabled: ldap.enabled },
         ldapPasswordHash,
-        ...(options.preset ? { preset: options.preset } : {}),
+        ...(options.preset !== undefined ? { preset: options.preset } : {}),
         updatedAt: now,
       })
       .where(eq(applications.id, id))
@@ -492,12 +505,13 @@ async function forgetResourceServer(tx: Tx, id: string, now: Date): Promise<void
   }
 }
 
-export async function rotateClientSecret(ctx: AppContext, id: string, actor: string) {
+/** A new client secret: generated, or `given` (a configuration file's reference: config-as-code). */
+export async function rotateClientSecret(ctx: AppContext, id: string, actor: string, given?: string) {
   const app = await getApplication(ctx, id);
   if (app.clientType !== 'web') {
     throw conflict('not_confidential_client', `Application "${id}" is a ${app.clientType} client and has no client secret.`);
   }
-  const clientSecret = newClientSecret();
+  const clientSecret = given ?? newClientSecret();
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
     await exec(tx.update(applications).set({ clientSecretHash: sha256(clientSecret), updatedAt: now }).where(eq(applications.id, id)));

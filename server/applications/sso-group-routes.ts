@@ -13,6 +13,8 @@ const GroupSchema = Type.Object({
   createdAt: Timestamp,
 }, { additionalProperties: false });
 const Name = DisplayName({ minLength: 1, maxLength: 200 });
+/** What creates an SSO group (and a configuration file's `ssoGroups` entry: config-as-code). */
+export const SsoGroupCreateBody = Type.Object({ id: Slug, name: Name }, { additionalProperties: false });
 const tags = ['sso-groups'];
 
 export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -35,7 +37,7 @@ export const ssoGroupRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Create an SSO group',
-        querystring: NoQuery, body: Type.Object({ id: Slug, name: Name }, { additionalProperties: false }),
+        querystring: NoQuery, body: SsoGroupCreateBody,
         response: { 201: GroupSchema, ...adminErrors },
       },
     },

@@ -93,7 +93,10 @@ export async function deleteGroup(ctx: AppContext, id: string, actor: string) {
       .where(eq(applications.ssoGroupId, id))
       .orderBy(asc(applications.id))))
       .map((row) => row.id);
-    // The foreign key sets the applications' ssoGroupId to null (an indexed handful of rows).
+    // Detached here rather than by the foreign key's SET NULL (an indexed handful of rows), so the
+    // delete is right inside a transaction that runs without foreign-key enforcement (a
+    // configuration apply that also deletes applications: config-as-code/apply.ts).
+    if (detached.length) await exec(tx.update(applications).set({ ssoGroupId: null }).where(eq(applications.ssoGroupId, id)));
     await exec(tx.delete(ssoGroups).where(eq(ssoGroups.id, id)));
     await recordAudit(tx, now, { actor, action: 'sso_group.deleted', target: id, details: { applicationsDetached: detached } });
   }, { cascade: true });

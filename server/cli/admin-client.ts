@@ -53,6 +53,8 @@ export class ApiError extends ConfigError {
 export interface AdminClient {
   url: string;
   request<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+  /** A successful answer's body as text (a YAML document); failures as `request`'s. */
+  text(method: string, path: string): Promise<string>;
 }
 
 interface Connection {
@@ -180,45 +182,50 @@ function problemMessage(status: number, body: unknown, flags: FlagTable, tokenSo
 /** A client for the server the flags and environment point at. */
 export function adminClient(values: Values, flags: FlagTable, env: Record<string, string | undefined> = process.env): AdminClient {
   const target = connection(values, env);
+
+  /** One request; a 2xx answer as parsed JSON, or as text with `asText`. */
+  function send(method: string, path: string, body: unknown, asText: boolean): Promise<unknown> {
+    const url = new URL(`${target.url}${path}`);
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const transport = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<unknown>((resolve, reject) => {
+      const req = transport(
+        url,
+        {
+          method,
+          headers: {
+            authorization: `Bearer ${target.token}`,
+            accept: asText ? '*/*' : 'application/json, application/problem+json',
+            ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+          },
+          timeout: 30_000,
+          ...(target.ca ? { ca: [...rootCertificates, target.ca] } : {}),
+        },
+        (response) => {
+          readBody(response).then((text) => {
+            const status = response.statusCode ?? 0;
+            let parsed: unknown;
+            try {
+              parsed = text ? JSON.parse(text) : undefined;
+            } catch {
+              parsed = undefined;
+            }
+            if (status >= 200 && status < 300) resolve(asText ? text : parsed);
+            else reject(problemMessage(status, parsed, flags, target.tokenSource));
+          }, reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+      req.on('error', (error: NodeJS.ErrnoException) => reject(networkError(target.url, error)));
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+  }
+
   return {
     url: target.url,
-    request<T>(method: string, path: string, body?: unknown): Promise<T> {
-      const url = new URL(`${target.url}${path}`);
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      return new Promise<T>((resolve, reject) => {
-        const req = send(
-          url,
-          {
-            method,
-            headers: {
-              authorization: `Bearer ${target.token}`,
-              accept: 'application/json, application/problem+json',
-              ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
-            },
-            timeout: 30_000,
-            ...(target.ca ? { ca: [...rootCertificates, target.ca] } : {}),
-          },
-          (response) => {
-            readBody(response).then((text) => {
-              const status = response.statusCode ?? 0;
-              let parsed: unknown;
-              try {
-                parsed = text ? JSON.parse(text) : undefined;
-              } catch {
-                parsed = undefined;
-              }
-              if (status >= 200 && status < 300) resolve(parsed as T);
-              else reject(problemMessage(status, parsed, flags, target.tokenSource));
-            }, reject);
-          },
-        );
-        req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
-        req.on('error', (error: NodeJS.ErrnoException) => reject(networkError(target.url, error)));
-        if (payload !== undefined) req.write(payload);
-        req.end();
-      });
-    },
+    request: <T>(method: string, path: string, body?: unknown) => send(method, path, body, false) as Promise<T>,
+    text: (method, path) => send(method, path, undefined, true) as Promise<string>,
   };
 }
 

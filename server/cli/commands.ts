@@ -49,6 +49,12 @@ export const commands: CommandEntry[] = [
   { name: 'group delete', summary: 'delete a directory group (refused while an application setting names it)', load: async () => (await import('./admin/groups.js')).groupDelete },
   { name: 'group add', summary: 'put people (by e-mail) in a directory group', load: async () => (await import('./admin/groups.js')).groupAdd },
   { name: 'group remove', summary: 'take people (by e-mail) out of a directory group', load: async () => (await import('./admin/groups.js')).groupRemove },
+  { name: 'config export', summary: 'print the configuration as one YAML document (--out FILE to write it)', load: async () => (await import('./admin/config.js')).configExport },
+  {
+    name: 'config apply',
+    summary: 'apply a configuration file: the plan, then every change in one transaction (--dry-run, --prune)',
+    load: async () => (await import('./admin/config.js')).configApply,
+  },
   { name: 'key rotate', summary: 'publish new signing keys on the running server (they sign two minutes later)', load: async () => (await import('./admin/keys.js')).keyRotate },
   { name: 'tls renew-ca', summary: "replace the LAN mode's local CA on the running server (devices install the new one)", load: async () => (await import('./admin/tls.js')).tlsRenewCa },
 ];

@@ -60,6 +60,8 @@ export interface TxScope {
   done: boolean;
   /** The PostgreSQL transaction's connection (postgres.js `TransactionSql`). */
   connection?: unknown;
+  /** SQLite: opened with foreign-key enforcement off (`sqliteForeignKeysOff`). */
+  foreignKeysOff?: boolean;
 }
 
 const scopes = new AsyncLocalStorage<TxScope>();
@@ -204,7 +206,9 @@ export interface TransactionOptions {
    * SQLite only: foreign-key enforcement, and so its cascades, off for this transaction (a big
    * delete whose rows are purged in batches: data-lifecycle/purge.ts). The pragma cannot change
    * inside a transaction, so it is set while the gate is held, before BEGIN and after the end:
-   * no other statement runs meanwhile. A nested call (joining an open transaction) is refused.
+   * no other statement runs meanwhile. A nested call (joining an open transaction) is refused
+   * unless that transaction was opened with enforcement off too (a configuration apply that
+   * deletes applications: config-as-code/apply.ts).
    */
   sqliteForeignKeysOff?: boolean;
 }
@@ -212,9 +216,11 @@ export interface TransactionOptions {
 /** Runs `fn` in one transaction on `db` (see the module comment); joins an open one. */
 export async function transaction<T, D extends object = Db>(db: D, fn: (tx: D) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const open = currentTransaction(db);
-  if (open && options.sqliteForeignKeysOff) throw new Error('foreign keys cannot be turned off inside a transaction');
+  if (open && options.sqliteForeignKeysOff && !open.foreignKeysOff && !postgres.has(db)) {
+    throw new Error('foreign keys cannot be turned off inside a transaction');
+  }
   if (open) return fn(db);
-  const scope: TxScope = { db, done: false };
+  const scope: TxScope = { db, done: false, foreignKeysOff: options.sqliteForeignKeysOff === true };
   const runner = postgres.get(db);
   if (runner) {
     try {

@@ -101,6 +101,9 @@ const POLICY: Record<string, Need> = {
   'GET /groups/:id/members': people,
   'PUT /groups/:id/members/:personId': people,
   'DELETE /groups/:id/members/:personId': people,
+  // Configuration as code: the whole configuration, administrators included, is the owner's.
+  'GET /config': owner,
+  'POST /config/apply': owner,
   // Everything else — administrators, password policy changes, SSO groups, signing keys, backups,
   // operations, TLS, the audit log — is the owner's (the default).
 };

@@ -9,6 +9,8 @@ import { TEXT_FORMATS } from './schemas.js';
 export interface FieldError {
   path: string;
   message: string;
+  /** Where in a submitted file (1-based), when the input was one: a configuration file (config-as-code). */
+  line?: number;
 }
 
 /**
@@ -89,10 +91,21 @@ export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply
   return reply.status(problem.status).type('application/problem+json').send(problemBody(problem));
 }
 
+/** Ajv's error objects, as far as they are read here. */
+type AjvError = NonNullable<FastifyError['validation']>[number];
+
 /** Maps Ajv validation output to `{path, message}` entries naming the offending field. */
 function validationErrors(error: FastifyError): FieldError[] {
   const context = (error as { validationContext?: string }).validationContext ?? 'body';
-  return (error.validation ?? []).map((v) => {
+  return fieldErrors(error.validation ?? [], context);
+}
+
+/**
+ * Ajv errors as `{path, message}`, each path `context` then the field's names joined by dots
+ * (`body.redirectUris.0`); an unknown or missing property is named itself.
+ */
+export function fieldErrors(errors: readonly AjvError[], context: string): FieldError[] {
+  return errors.map((v) => {
     const base = v.instancePath.replace(/^\//, '').replaceAll('/', '.');
     const params = v.params as Record<string, unknown>;
     if (v.keyword === 'additionalProperties') {

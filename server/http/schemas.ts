@@ -9,7 +9,11 @@ export const ProblemSchema = Type.Object(
     status: Type.Integer(),
     detail: Type.String(),
     code: Type.String(),
-    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+    errors: Type.Optional(Type.Array(Type.Object({
+      path: Type.String(),
+      message: Type.String(),
+      line: Type.Optional(Type.Integer({ minimum: 1, description: 'the line of a submitted file (a configuration file) the problem is on' })),
+    }))),
   },
   { $id: 'Problem', description: 'RFC 9457 problem details' },
 );

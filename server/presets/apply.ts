@@ -46,6 +46,7 @@ export function applicationFields(settings: PresetApplication) {
     groupsFilter: settings.groupsFilter,
     customClaims: settings.customClaims as unknown as NonNullable<ApplicationCreate['customClaims']>,
     resourceServers: settings.resourceServers,
+    forwardAuth: settings.forwardAuth,
   } satisfies Partial<ApplicationCreate>;
 }
 

@@ -9,12 +9,13 @@ import type { Config } from '../config.js';
 import type { Application } from '../db/schema.js';
 import { discoveryDocument } from '../oauth/discovery.js';
 import { baseDn, groupsDn, peopleDn, applicationBindDn } from '../ldap/tree.js';
+import { DEFAULT_UPSTREAM, snippet } from '../forward-auth/snippets.js';
 import { PLACEHOLDERS, PLACEHOLDER_NOTE, TEST_SIGN_IN_NOTE, caTrust } from './build.js';
 import { findPreset } from './catalogue/index.js';
 import type { Setup, SetupContext } from './types.js';
 
 /** Everything a preset's set-up text may use, for this application on this server. */
-export function setupContext(config: Config, app: Application, proxySnippets: SetupContext['proxySnippets'] = null): SetupContext {
+export function setupContext(config: Config, app: Application): SetupContext {
   const issuer = config.issuer.replace(/\/$/, '');
   const discovery = discoveryDocument(issuer);
   const lanTls = config.tls.mode === 'auto';
@@ -33,7 +34,26 @@ export function setupContext(config: Config, app: Application, proxySnippets: Se
     inputs: app.preset?.inputs ?? {},
     lanCa: lanTls ? { url: `${issuer}/ca.pem` } : null,
     ldap: ldapContext(config, app),
-    proxySnippets,
+    proxySnippets: proxySnippets(config, app),
+  };
+}
+
+/**
+ * The proxy configurations for an application that protects hosts: the ones the forward-auth tab
+ * prints (forward-auth/snippets.ts), in front of the preset's `upstream` input and served the way
+ * its `baseUrl` is (http or https).
+ */
+function proxySnippets(config: Config, app: Application): SetupContext['proxySnippets'] {
+  if (!app.forwardAuth) return null;
+  const inputs = app.preset?.inputs ?? {};
+  const options = {
+    upstream: inputs.upstream ?? DEFAULT_UPSTREAM,
+    scheme: inputs.baseUrl?.startsWith('http:') ? ('http' as const) : ('https' as const),
+  };
+  return {
+    caddy: snippet('caddy', app, config.issuer, options),
+    nginx: snippet('nginx', app, config.issuer, options),
+    traefik: snippet('traefik', app, config.issuer, options),
   };
 }
 

@@ -3,6 +3,7 @@
  * jar keyed by host name (like browsers, cookies ignore the port), following redirects hop by hop
  * until an answer that is not a redirect or a host the test does not serve.
  */
+import { request as httpRequest } from 'node:http';
 import { expect } from 'vitest';
 
 export interface Hop {
@@ -14,8 +15,13 @@ export interface Hop {
 export class Browser {
   private jar = new Map<string, Map<string, string>>();
 
-  /** Hosts this browser actually visits; a redirect anywhere else stops `follow` (e.g. the app's callback). */
-  constructor(private readonly servedHosts: string[]) {}
+  /**
+   * Hosts this browser actually visits; a redirect anywhere else stops `follow` (e.g. the app's callback).
+   * `navigate`: send what a browser's page navigation sends (Accept text/html, Sec-Fetch-Mode
+   * navigate, over node:http, as fetch always says `cors`): some relying parties (mod_auth_openidc)
+   * answer anything else as an API call, with 401 instead of a redirect to sign in.
+   */
+  constructor(private readonly servedHosts: string[], private readonly options: { navigate?: boolean } = {}) {}
 
   cookie(host: string, name: string): string | undefined {
     return this.jar.get(host)?.get(name);
@@ -58,7 +64,10 @@ export class Browser {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(init.form).toString();
     }
-    const res = await fetch(target, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body, redirect: 'manual' });
+    const method = init.method ?? (body ? 'POST' : 'GET');
+    const res = this.options.navigate && target.protocol === 'http:'
+      ? await navigation(target, method, { ...headers, accept: 'text/html,application/xhtml+xml', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }, body)
+      : await fetch(target, { method, headers, body, redirect: 'manual' });
     this.store(target.hostname, res);
     return res;
   }
@@ -81,6 +90,26 @@ export class Browser {
     }
     return { res, url: current, hops, location: res.headers.get('location') ?? undefined };
   }
+}
+
+/** One plain-http request as a browser navigation, answered as a fetch Response (redirects not followed). */
+function navigation(url: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const answer = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          for (const v of [value ?? []].flat()) answer.append(name, v);
+        }
+        const status = res.statusCode ?? 500;
+        resolve(new Response([204, 304].includes(status) ? null : Buffer.concat(chunks), { status, headers: answer }));
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /** The value of a hidden or text input named `name` in an HTML page. */

@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type RunResult, type ServerProcess } from '../helpers/server-process.js';
+import { failed, ok } from '../helpers/cli-result.js';
 
 let server: ServerProcess;
 let dataDir: string;
@@ -17,20 +18,6 @@ let env: NodeJS.ProcessEnv;
 let token: string;
 
 const gatehouse = (args: string[], extra: NodeJS.ProcessEnv = {}) => runCli(args, { ...env, ...extra });
-
-/** Exit 0 with nothing on stderr. */
-function ok(result: RunResult): string {
-  expect(result.stderr, result.stdout).toBe('');
-  expect(result.code).toBe(0);
-  return result.stdout;
-}
-
-/** Exit 1, these exact lines on stderr, nothing on stdout, no stack trace. */
-function failed(result: RunResult, ...lines: string[]) {
-  expect(result.stderr.trimEnd().split('\n')).toEqual(lines);
-  expect(result.stdout).toBe('');
-  expect(result.code).toBe(1);
-}
 
 async function api(method: string, path: string, body?: unknown) {
   const res = await fetch(`${server.url}${path}`, {
@@ -491,7 +478,7 @@ describe('where the CLI finds the server and its token', () => {
 describe('gatehouse --help', () => {
   it('lists the admin commands, and each group and command has its help', async () => {
     const top = ok(await gatehouse(['--help']));
-    for (const line of ['  app list      list the applications', '  app create    register an application, or one from an app preset with --preset (prints its client secret once)', '  preset list   list the app presets and whether each is tested here or checked against its documentation', '  invite        invite people to an application by e-mail', '  member list   list an application\'s members', '  key rotate    publish new signing keys on the running server (they sign two minutes later)']) {
+    for (const line of ['  app list       list the applications', '  app create     register an application, or one from an app preset with --preset (prints its client secret once)', '  preset list    list the app presets and whether each is tested here or checked against its documentation', '  invite         invite people to an application by e-mail', '  member list    list an application\'s members', '  config export  print the configuration as one YAML document (--out FILE to write it)', '  key rotate     publish new signing keys on the running server (they sign two minutes later)']) {
       expect(top).toContain(`${line}\n`);
     }
     const group = await gatehouse(['app']);

@@ -52,7 +52,8 @@ describe('gatehouse preset', () => {
     expect(lines[0]).toMatch(/^ID +NAME +PROTOCOL +STATUS$/);
     expect(lines.find((l) => l.startsWith('apache-mod-auth-openidc '))).toMatch(/ oidc +tested here$/);
     expect(lines.find((l) => l.startsWith('grafana '))).toMatch(/^grafana +Grafana +oidc +docs 10\.4$/);
-    expect(lines.find((l) => l.startsWith('home-assistant '))).toMatch(/ forward-auth +docs /);
+    expect(lines.find((l) => l.startsWith('home-assistant '))).toMatch(/ forward-auth +tested here$/);
+    expect(lines.find((l) => l.startsWith('proxmox-ve '))).toMatch(/ oidc +docs 9\.1$/);
     expect(out).toContain('Create one with `gatehouse app create --preset ID --base-url URL`');
     const json = JSON.parse(ok(await gatehouse('preset', 'list', '--json')));
     expect(json.presets.length).toBeGreaterThanOrEqual(20);

@@ -98,6 +98,7 @@ describe('the catalogue', () => {
       groupsFilter: null,
       customClaims: [],
       resourceServers: [],
+      forwardAuth: null,
     });
     expect(outline.client).toEqual({ tokenEndpointAuthMethod: 'client_secret_post', pkce: false, scopes: ['openid', 'offline_access', 'profile', 'email'] });
     expect(outline.requirements).toEqual([
@@ -155,6 +156,7 @@ describe('creating an application from a preset', () => {
         groupsFilter: null,
         customClaims: [],
         resourceServers: [],
+        forwardAuth: null,
       },
     });
     const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'application.created')));
@@ -320,6 +322,66 @@ describe('the set-up text', () => {
   });
 });
 
+describe('the forward-auth presets', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeApp({ clock: T0, perFile: true, config: { issuer: 'https://id.lan.example' } });
+    const now = t.clock.now();
+    await exec(t.db.insert(groups).values({ id: 'household', name: 'Household', createdAt: now, updatedAt: now }));
+  });
+
+  it('protect the base URL\'s host for the allowed group, and the set-up text carries the proxy configurations for the upstream', async () => {
+    const ha = await createFrom(t, { preset: 'home-assistant', presetInputs: { baseUrl: 'https://home.lan.example', upstream: 'http://homeassistant:8123', allowedGroup: 'household' } });
+    expect(ha).toMatchObject({ id: 'home-assistant', clientType: 'web', forwardAuth: { hosts: ['home.lan.example'], groups: ['household'], basic: false }, preset: { id: 'home-assistant', version: 2 } });
+    const setup = (await t.admin('GET', '/api/admin/applications/home-assistant/setup')).json();
+    expect(setup.settings).toEqual([{ label: 'Protected host', value: 'home.lan.example' }, { label: 'Upstream', value: 'http://homeassistant:8123' }]);
+    expect(setup.files.map((f: { name: string }) => f.name)).toEqual(['Caddyfile', 'nginx.conf', 'traefik.yml', 'configuration.yaml']);
+    // The very text the forward-auth tab prints, for the preset's upstream and scheme.
+    for (const [name, proxy] of [['Caddyfile', 'caddy'], ['nginx.conf', 'nginx'], ['traefik.yml', 'traefik']] as const) {
+      const printed = await t.admin('GET', `/api/admin/applications/home-assistant/forward-auth/snippet?${new URLSearchParams({ proxy, upstream: 'http://homeassistant:8123' })}`);
+      expect(setup.files.find((f: { name: string }) => f.name === name).content, name).toBe(printed.json().snippet);
+    }
+    expect(setup.files[0].content).toContain('https://home.lan.example {');
+    expect(setup.files[0].content).toContain('reverse_proxy http://homeassistant:8123');
+
+    // A plain-http base URL (a LAN address) gets http in the proxy configuration; the upstream default applies.
+    await createFrom(t, { preset: 'uptime-kuma', presetInputs: { baseUrl: 'http://status.lan:8080' } });
+    const kuma = (await t.admin('GET', '/api/admin/applications/uptime-kuma')).json();
+    expect(kuma.forwardAuth).toEqual({ hosts: ['status.lan:8080'], groups: null, basic: false });
+    const kumaSetup = (await t.admin('GET', '/api/admin/applications/uptime-kuma/setup')).json();
+    expect(kumaSetup.files.find((f: { name: string }) => f.name === 'Caddyfile').content).toContain('http://status.lan:8080 {');
+    expect(kumaSetup.files.find((f: { name: string }) => f.name === 'Caddyfile').content).toContain('reverse_proxy http://127.0.0.1:3001');
+  });
+
+  it('refuse an upstream with a path, a host another application protects, and a group that does not exist, writing nothing', async () => {
+    const before = await count(t);
+    const path = await t.admin('POST', '/api/admin/applications', { preset: 'uptime-kuma', id: 'kuma2', presetInputs: { baseUrl: 'https://kuma2.lan.example', upstream: 'http://127.0.0.1:3001/status' } });
+    expect(path.json().errors).toEqual([{ path: 'body.presetInputs.upstream', message: 'must be http:// or https:// and a host with its port, without a path (e.g. http://127.0.0.1:8123)' }]);
+    const group = await t.admin('POST', '/api/admin/applications', { preset: 'uptime-kuma', id: 'kuma2', presetInputs: { baseUrl: 'https://kuma2.lan.example', allowedGroup: 'nobody' } });
+    expect(group.json().errors).toEqual([{ path: 'body.presetInputs.allowedGroup', message: 'there is no group "nobody"' }]);
+    const taken = await t.admin('POST', '/api/admin/applications', { preset: 'home-assistant', id: 'ha2', presetInputs: { baseUrl: 'https://home.lan.example' } });
+    expectProblem(taken, 409, 'host_in_use');
+    expect(await count(t)).toBe(before);
+  });
+
+  it('offer forward auth to an application made by version 1, which recorded no forwardAuth, and apply it on upgrade', async () => {
+    await createFrom(t, { preset: 'home-assistant', id: 'ha-old', presetInputs: { baseUrl: 'https://old-home.lan.example' } });
+    // As version 1 left it: no forward auth, and none recorded as applied.
+    expect((await t.admin('PATCH', '/api/admin/applications/ha-old', { forwardAuth: null })).statusCode).toBe(200);
+    const row = (await one(t.db.select().from(applications).where(eq(applications.id, 'ha-old'))))!;
+    const { forwardAuth: _dropped, ...applied } = row.preset!.applied;
+    await exec(t.db.update(applications).set({ preset: { ...row.preset!, version: 1, applied } }).where(eq(applications.id, 'ha-old')));
+    const status = (await t.admin('GET', '/api/admin/applications/ha-old/preset')).json();
+    expect(status.differences).toEqual([
+      { field: 'forwardAuth', applied: null, offered: { hosts: ['old-home.lan.example'], groups: null, basic: false }, current: null, changedHere: false },
+    ]);
+    const upgraded = await t.admin('POST', '/api/admin/applications/ha-old/preset/upgrade', {});
+    expect(upgraded.statusCode, upgraded.body).toBe(200);
+    expect(upgraded.json()).toMatchObject({ taken: ['forwardAuth'], kept: [], preset: { version: 2, differences: [] } });
+    expect((await t.admin('GET', '/api/admin/applications/ha-old')).json().forwardAuth).toEqual({ hosts: ['old-home.lan.example'], groups: null, basic: false });
+  });
+});
+
 describe('a later preset version is offered, never forced', () => {
   /** The application as an older version of the Outline preset made it: another callback path and no post-logout address. */
   async function madeByVersionZero(t: TestApp) {
@@ -438,7 +500,7 @@ describe('Test sign-in runs the preset\'s requirements', () => {
     expect(immich.checks[0]).toEqual({ text: 'the ID token is signed with RS256 (Immich\'s Signing Algorithm)', passed: true, detail: 'signed with RS256' });
   });
 
-  it('Grafana: the role claim resolves (Admin in the admin group, Viewer otherwise); Nextcloud: preferred_username is there', async () => {
+  it('Grafana: the role claim resolves (Admin in the admin group, Viewer otherwise); Nextcloud and Gitea: preferred_username is there', async () => {
     const t = await makeApp({ clock: T0 });
     const now = t.clock.now();
     await exec(t.db.insert(groups).values({ id: 'admins', name: 'Admins', createdAt: now, updatedAt: now }));
@@ -461,6 +523,10 @@ describe('Test sign-in runs the preset\'s requirements', () => {
       { text: 'preferred_username is in the ID token (Nextcloud\'s user ID mapping)', passed: true, detail: 'preferred_username is "vic"' },
       { text: 'email is in the ID token (Nextcloud\'s e-mail mapping)', passed: true, detail: 'email is "vic@example.com"' },
     ]);
+
+    await createFrom(t, { preset: 'gitea', presetInputs: { baseUrl: 'https://git.lan.example' } });
+    const gitea = await testSignIn(t, 'gitea', 'vic@example.com', 'openid email profile groups');
+    expect(gitea.checks).toEqual([{ text: 'preferred_username is in the ID token (Gitea\'s USERNAME = preferred_username)', passed: true, detail: 'preferred_username is "vic"' }]);
   });
 
   it('an application made without a preset gets no checks', async () => {

@@ -23,7 +23,10 @@ export const apacheModAuthOpenidc: Preset = {
     { title: 'mod_auth_openidc README', section: 'OpenID Connect Provider discovery (OIDCProviderMetadataURL, OIDCRedirectURI vanity URL, OIDCCryptoPassphrase)', url: 'https://github.com/OpenIDC/mod_auth_openidc/blob/v2.4.12.3/README.md', version: '2.4.12.3' },
     { title: 'mod_auth_openidc auth_openidc.conf', section: 'OIDCPKCEMethod, OIDCRemoteUserClaim, OIDCCABundlePath', url: 'https://github.com/OpenIDC/mod_auth_openidc/blob/v2.4.12.3/auth_openidc.conf', version: '2.4.12.3' },
   ],
-  caveats: ['OIDCRedirectURI must be a path inside the protected location that serves nothing else: the module answers it itself.'],
+  caveats: [
+    'OIDCRedirectURI must be a path inside the protected location that serves nothing else: the module answers it itself.',
+    'The module sends only page navigations to sign in: a script\'s request (fetch or XHR, Sec-Fetch-Mode other than navigate) without a session gets 401, not a redirect (seen with 2.4.12.3 here; the README does not say so).',
+  ],
   client: { tokenEndpointAuthMethod: 'client_secret_basic', pkce: true, scopes },
   application: (inputs) =>
     oidcApplication({ redirectUris: [`${baseOf(inputs)}/redirect_uri`], postLogoutRedirectUris: [`${baseOf(inputs)}/`] }),

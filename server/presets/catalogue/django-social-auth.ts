@@ -21,7 +21,10 @@ export const djangoSocialAuth: Preset = {
     { title: 'Python Social Auth: OpenID Connect backend', section: 'SOCIAL_AUTH_OIDC_OIDC_ENDPOINT, SOCIAL_AUTH_OIDC_KEY, SOCIAL_AUTH_OIDC_SECRET', url: 'https://python-social-auth.readthedocs.io/en/latest/backends/oidc.html', version: '4.3' },
     { title: 'Python Social Auth: Django configuration', section: 'AUTHENTICATION_BACKENDS, urls (social_django.urls: /login/<backend>/, /complete/<backend>/)', url: 'https://python-social-auth.readthedocs.io/en/latest/configuration/django.html', version: '5.0' },
   ],
-  caveats: ['SOCIAL_AUTH_OIDC_OIDC_ENDPOINT is the issuer without /.well-known/openid-configuration: the backend adds it.'],
+  caveats: [
+    'SOCIAL_AUTH_OIDC_OIDC_ENDPOINT is the issuer without /.well-known/openid-configuration: the backend adds it.',
+    'The OpenID Connect backend imports python-jose, which Debian\'s python3-social-auth-core only recommends: install python3-jose (pip: python-jose) too.',
+  ],
   client: { tokenEndpointAuthMethod: 'client_secret_basic', pkce: false, scopes: ['openid', 'profile', 'email'] },
   application: (inputs) => oidcApplication({ redirectUris: [`${baseOf(inputs)}/complete/oidc/`] }),
   requirements: () => [{ kind: 'claim', claim: 'preferred_username', text: 'preferred_username is in the ID token (the backend\'s USERNAME_KEY)' }],

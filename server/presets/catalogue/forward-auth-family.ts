@@ -3,11 +3,21 @@
  * URL's host, the application itself listens at `upstream`, and the proxy configuration is the
  * one Gatehouse prints for the application's hosts.
  */
-import { baseOf, groupInput, hostOf, oidcApplication } from '../build.js';
+import { baseOf, caTrust, groupInput, hostOf, oidcApplication } from '../build.js';
 import type { PresetApplication, PresetInput, PresetInputs, SetupContext } from '../types.js';
 
+/**
+ * Where the app listens, as the proxy reaches it: a scheme and a host (with its port) only, the
+ * shape the proxy snippets take (forward-auth/snippet-routes.ts). Plain http is normal here (a
+ * container name or a LAN address behind the proxy), so this is not a `url` input, which allows
+ * http only for private hosts.
+ */
 export function upstreamInput(example: string): PresetInput {
-  return { key: 'upstream', label: 'Where the app itself listens (for the proxy)', example, kind: 'url', required: false, default: example, hint: 'The address the reverse proxy forwards allowed requests to.' };
+  return {
+    key: 'upstream', label: 'Where the app itself listens (for the proxy)', example, kind: 'text', required: false, default: example,
+    pattern: { source: '^https?://[^\\s/?#]+$', message: 'must be http:// or https:// and a host with its port, without a path (e.g. http://127.0.0.1:8123)' },
+    hint: 'The address the reverse proxy forwards allowed requests to.',
+  };
 }
 
 export const allowedGroupInput = groupInput('allowedGroup', 'Group allowed in', 'household', 'Optional: only members of this directory group pass (forwardAuth.groups).');
@@ -32,3 +42,16 @@ export function proxyFiles(c: SetupContext): { name: string; content: string }[]
 
 export const PROXY_NOTE =
   'Use the configuration for your proxy (Caddy and nginx are tested here; Traefik\'s is written from its documentation). Requests reach the app only after Gatehouse allows them; the app receives Remote-User, Remote-Email, Remote-Name and Remote-Groups.';
+
+/**
+ * With LAN TLS on, the proxy connects to Gatehouse over https and must trust its CA. Each proxy
+ * names the file in its own way (Caddy: the reverse_proxy transport's tls_trusted_ca_certs, or
+ * the system store it reads by default; nginx: proxy_ssl_trusted_certificate, verified only with
+ * proxy_ssl_verify on; Traefik: the forwardAuth middleware's tls.ca and a serversTransport's rootCAs).
+ */
+export function proxyCaTrust(c: SetupContext): string[] {
+  return caTrust.file(
+    c,
+    'let the proxy trust it when it connects to Gatehouse: Caddy reads the system trust store (or add transport http { tls_trusted_ca_certs /path/to/gatehouse-ca.pem } to forward_auth and reverse_proxy); nginx checks the certificate only with proxy_ssl_verify on and proxy_ssl_trusted_certificate /path/to/gatehouse-ca.pem in both Gatehouse locations; Traefik: the forwardAuth middleware\'s tls.ca and a serversTransport with rootCAs for the Gatehouse service.',
+  );
+}

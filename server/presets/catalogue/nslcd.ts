@@ -27,6 +27,9 @@ export const nslcd: Preset = {
   setup: (c) => {
     const conf = c.ldap
       ? [
+          // Debian's nslcd runs as its own user (nslcd.conf(5): uid, gid).
+          'uid nslcd',
+          'gid nslcd',
           `uri ${c.ldap.url}`,
           `base ${c.ldap.baseDn}`,
           `binddn ${c.ldap.bindDn}`,

@@ -21,7 +21,10 @@ export const passportOpenidClient: Preset = {
     { title: 'openid-client README', section: 'Authorization Code Flow; Passport strategy (openid-client/passport)', url: 'https://github.com/panva/openid-client/blob/v6.8.1/README.md', version: '6.8' },
     { title: 'openid-client Passport example', section: 'examples/passport.ts', url: 'https://github.com/panva/openid-client/blob/v6.8.1/examples/passport.ts', version: '6.8' },
   ],
-  caveats: [],
+  caveats: [
+    'openid-client 6 refuses an http:// issuer (Gatehouse on a LAN without TLS) unless discovery is given execute: [allowInsecureRequests]; with LAN TLS on, trust the CA instead (the notes say how).',
+    'The strategy is named after the issuer\'s host unless given a name; the tests name it gatehouse and pass that name to passport.authenticate.',
+  ],
   client: { tokenEndpointAuthMethod: 'client_secret_basic', pkce: true, scopes },
   application: (inputs) => oidcApplication({ redirectUris: [`${baseOf(inputs)}/auth/callback`] }),
   requirements: () => [{ kind: 'claim', claim: 'preferred_username', text: 'preferred_username is in the ID token (claims() in the verify callback)' }],

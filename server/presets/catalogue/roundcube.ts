@@ -28,7 +28,6 @@ export const roundcube: Preset = {
   ],
   caveats: [
     'Roundcube uses the identity field (here email) as the IMAP login name, and the IMAP server compares it with the token\'s introspected e-mail: both must be the e-mail address.',
-    'Roundcube 1.6 does not refresh the access token while a message is being read; Gatehouse\'s access tokens last GATEHOUSE_ACCESS_TOKEN_TTL (15 minutes by default), after which Roundcube signs in again.',
   ],
   client: { tokenEndpointAuthMethod: 'client_secret_post', pkce: false, scopes },
   application: (inputs) =>

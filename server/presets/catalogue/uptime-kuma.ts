@@ -5,17 +5,18 @@
  */
 import { baseOf, baseUrlInput } from '../build.js';
 import type { Preset } from '../types.js';
-import { PROXY_NOTE, allowedGroupInput, forwardAuthApplication, proxyFiles, upstreamInput } from './forward-auth-family.js';
+import { PROXY_NOTE, allowedGroupInput, forwardAuthApplication, proxyCaTrust, proxyFiles, upstreamInput } from './forward-auth-family.js';
 
 export const uptimeKuma: Preset = {
   id: 'uptime-kuma',
   name: 'Uptime Kuma (forward auth)',
   category: 'forward-auth',
   protocol: 'forward-auth',
-  version: 1,
+  // 2: forwardAuth is applied at creation (it was recorded but not applied before forward auth landed).
+  version: 2,
   summary: 'Uptime Kuma behind Caddy, nginx or Traefik, with Gatehouse deciding who may open it.',
   inputs: [baseUrlInput('Uptime Kuma address (through the proxy)', 'https://status.lan.example'), upstreamInput('http://127.0.0.1:3001'), allowedGroupInput],
-  testedWith: { status: 'documentation', product: 'Uptime Kuma', version: '1.23–2.0', test: null },
+  testedWith: { status: 'tested', product: 'the proxy side, Caddy and nginx with this set-up text (Uptime Kuma itself does not run here; its side from its documentation of 1.23–2.0)', version: 'caddy 2.6.2, nginx 1.22.1 (Debian 12)', test: 'test/interop/presets-forward-auth.test.ts' },
   sources: [
     { title: 'Uptime Kuma wiki: Reverse Proxy', section: 'nginx and Caddy (WebSocket)', url: 'https://github.com/louislam/uptime-kuma/wiki/Reverse-Proxy', version: '1.23–2.0' },
     { title: 'Uptime Kuma: Settings → Security', section: 'Disable Auth (when a third-party authentication is in front)', url: 'https://github.com/louislam/uptime-kuma/wiki', version: '1.23–2.0' },
@@ -31,6 +32,6 @@ export const uptimeKuma: Preset = {
   setup: (c) => ({
     settings: [{ label: 'Protected host', value: new URL(baseOf(c.inputs)).host }, { label: 'Upstream', value: c.inputs.upstream ?? 'http://127.0.0.1:3001' }],
     files: proxyFiles(c),
-    notes: [PROXY_NOTE, 'Uptime Kuma talks to the browser over a WebSocket: Caddy passes it as is; the nginx configuration keeps the Upgrade and Connection headers.'],
+    notes: [PROXY_NOTE, ...proxyCaTrust(c), 'Uptime Kuma talks to the browser over a WebSocket: Caddy passes it as is; the nginx configuration keeps the Upgrade and Connection headers.'],
   }),
 };

@@ -88,6 +88,8 @@ const BODIES: Record<string, (s: Seed) => Body> = {
   'POST /api/admin/sso-groups/:id/apps': (s) => json({ appId: s.spaId }),
   'POST /api/admin/groups': (s) => json({ id: `fuzz-team-new-${s.n}`, name: 'Team', description: 'A team' }),
   'PATCH /api/admin/groups/:id': () => json({ name: 'Renamed', description: null }),
+  // A file that names one group (a dry run, QUERIES: the world stays as it is); mutations reach the parser.
+  'POST /api/admin/config/apply': (s) => json({ document: `version: 1\ngroups:\n  fuzz-config-${s.n}:\n    name: Team\n`, secrets: { '${X}': 'value' } }),
   'PATCH /api/admin/people/:id': () => json({ givenName: 'Given', familyName: 'Family', emailVerified: true }),
   'PATCH /api/me': () => json({ name: 'Name', givenName: 'Given', familyName: 'Family' }),
   'POST /account/names': () => form({ name: 'Name', given_name: 'Given', family_name: 'Family' }),
@@ -118,6 +120,7 @@ const BODIES: Record<string, (s: Seed) => Body> = {
 
 /** Valid query strings (keyed `METHOD pattern`). */
 const QUERIES: Record<string, (s: Seed) => [string, string][]> = {
+  'POST /api/admin/config/apply': () => [['dryRun', '1']],
   'GET /api/admin/applications': () => [['limit', '10']],
   'GET /api/admin/applications/:id/users': () => [['q', 'person'], ['status', 'active'], ['role', 'member'], ['limit', '5']],
   'GET /api/admin/applications/:id/invitations': () => [['status', 'pending']],

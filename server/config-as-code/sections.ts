@@ -1,0 +1,336 @@
+/**
+ * The sections of a configuration file and how each is read and changed. Every change goes
+ * through the feature's own service — the call the admin API makes — so its rules, audit entries
+ * and webhook events are exactly those of the same change made in the panel.
+ *
+ * A section is a map from a key (an id, or an administrator's e-mail address) to an entry whose
+ * schema is the API's create schema (fields.ts). What is *not* configuration, and so not here:
+ * people and who is in which directory group (data that people and invitations create; a file
+ * names people only as administrators, by e-mail), members, sessions, keys, the audit log.
+ */
+import { setImmediate as yieldLoop } from 'node:timers/promises';
+import type { TObject, TSchema } from 'typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../context.js';
+import type { Application, AppliedPreset } from '../db/schema.js';
+import { badRequest, validationFailed } from '../http/problem.js';
+import { findPreset } from '../presets/catalogue/index.js';
+import { sha256 } from '../util/crypto.js';
+import { openNullable } from '../db/secrets-at-rest.js';
+import { ApplicationCreateSchema, type ApplicationCreate, type ApplicationPatch } from '../applications/schemas.js';
+import { createApplication, deleteApplication, listApplications, rotateClientSecret, updateApplication } from '../applications/service.js';
+import { findApplication } from '../applications/lookup.js';
+import { SsoGroupCreateBody } from '../applications/sso-group-routes.js';
+import { createGroup as createSsoGroup, deleteGroup as deleteSsoGroup, listGroups as listSsoGroups, renameGroup } from '../applications/sso-groups.js';
+import { GroupCreateBody } from '../groups/schemas.js';
+import { createGroup, deleteGroup, listGroups, updateGroup } from '../groups/service.js';
+import { AdministratorPutSchema } from '../administrators/schemas.js';
+import { deleteAdministrator, listAdministratorRecords, putAdministrator } from '../administrators/service.js';
+import { changePasswordPolicy, PasswordPolicyPatchSchema, type PasswordPolicyPatch } from '../administrators/password-policy-routes.js';
+import { passwordPolicy } from '../accounts/password-policy.js';
+import { findPersonByEmail } from '../accounts/people.js';
+import { webhookSecretPurpose } from '../webhooks/sign.js';
+import { isEmailAddress } from '../util/email.js';
+import { entrySchema, project } from './fields.js';
+import { SecretReferenceSchema } from './references.js';
+import { currentReference, readReferences } from './stored-references.js';
+
+export type Entry = Record<string, unknown>;
+
+/** A secret an answer shows once (a generated client secret, webhook secret, LDAP password). */
+export interface ShownSecret {
+  path: string;
+  value: string;
+}
+
+/** A secret named in the file, resolved: its reference and value. */
+export interface ResolvedSecret {
+  reference: string;
+  value: string;
+}
+
+/** What the server holds for one key: its entry as exported, and its secrets' references and fingerprints. */
+export interface Current {
+  entry: Entry;
+  secrets: Record<string, { reference: string | null; fingerprint: string | null }>;
+}
+
+export interface Section {
+  /** The file's top-level key. */
+  name: 'ssoGroups' | 'groups' | 'applications' | 'administrators';
+  /** What the plan calls one entry. */
+  kind: 'ssoGroup' | 'group' | 'application' | 'administrator';
+  /** The field of the create schema the entry's key fills (none: the key is checked by `checkKey`). */
+  keyField?: string;
+  /** An entry's schema, with its key field when it has one. */
+  schema: TObject;
+  /** Fields holding secret references (resolved before the plan), each with the rule its value must meet. */
+  secretFields: Readonly<Record<string, TSchema>>;
+  /** A key that is not valid, as a message; the key as stored (administrators: lower-case). */
+  checkKey?(key: string): { key: string } | { problem: string };
+  current(ctx: AppContext): Promise<Map<string, Current>>;
+  create(ctx: AppContext, key: string, entry: Entry, secrets: Map<string, ResolvedSecret>, actor: string): Promise<ShownSecret[]>;
+  /** `changed`: the fields whose value differs; `secrets`: the secrets to set. */
+  update(ctx: AppContext, key: string, changed: Entry, desired: Entry, current: Entry, secrets: Map<string, ResolvedSecret>, actor: string): Promise<ShownSecret[]>;
+  remove(ctx: AppContext, key: string, actor: string): Promise<void>;
+  /**
+   * For entries that may name each other in a cycle (application A a resource server of B, B of
+   * A): which of an entry's fields a create needs (the rest are set by an update once every entry
+   * exists), and which of its secrets go with the create.
+   */
+  createFirst?: { fields: readonly string[]; secrets: readonly string[] };
+}
+
+/** Reads every page of a keyset-paginated list. */
+async function allPages<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor: string | null }>): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const next = await page(cursor);
+    items.push(...next.items);
+    cursor = next.nextCursor ?? undefined;
+    if (cursor) await yieldLoop();
+  } while (cursor);
+  return items;
+}
+
+const PAGE = 200;
+const byKey = (entries: [string, Current][]) => new Map(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+const withoutKey = (schema: TObject, keyField: string): TSchema => Type.Object(
+  Object.fromEntries(Object.entries(schema.properties).filter(([name]) => name !== keyField)),
+  { additionalProperties: false },
+);
+const noSecrets = (entry: Entry): Current => ({ entry, secrets: {} });
+
+// --- SSO groups -----------------------------------------------------------------------------
+
+const ssoGroups: Section = {
+  name: 'ssoGroups',
+  kind: 'ssoGroup',
+  keyField: 'id',
+  schema: SsoGroupCreateBody,
+  secretFields: {},
+  async current(ctx) {
+    const groups = await allPages(async (cursor) => {
+      const page = await listSsoGroups(ctx, PAGE, cursor);
+      return { items: page.ssoGroups, nextCursor: page.nextCursor };
+    });
+    return byKey(groups.map((g) => [g.id, noSecrets(project(g, withoutKey(SsoGroupCreateBody, 'id')) as Entry)]));
+  },
+  async create(ctx, id, entry, _secrets, actor) {
+    await createSsoGroup(ctx, { id, name: entry.name as string }, actor);
+    return [];
+  },
+  async update(ctx, id, changed, _desired, _current, _secrets, actor) {
+    if (changed.name !== undefined) await renameGroup(ctx, id, changed.name as string, actor);
+    return [];
+  },
+  remove: (ctx, id, actor) => deleteSsoGroup(ctx, id, actor),
+};
+
+// --- Directory groups -------------------------------------------------------------------------
+
+const groups: Section = {
+  name: 'groups',
+  kind: 'group',
+  keyField: 'id',
+  schema: GroupCreateBody,
+  secretFields: {},
+  async current(ctx) {
+    const all = await allPages(async (cursor) => {
+      const page = await listGroups(ctx, { cursor }, PAGE);
+      return { items: page.groups, nextCursor: page.nextCursor };
+    });
+    return byKey(all.map((g) => [g.id, noSecrets(project(g, withoutKey(GroupCreateBody, 'id')) as Entry)]));
+  },
+  async create(ctx, id, entry, _secrets, actor) {
+    await createGroup(ctx, { ...entry, id } as Parameters<typeof createGroup>[1], actor);
+    return [];
+  },
+  async update(ctx, id, changed, _desired, _current, _secrets, actor) {
+    await updateGroup(ctx, id, changed, actor);
+    return [];
+  },
+  remove: (ctx, id, actor) => deleteGroup(ctx, id, actor),
+};
+
+// --- Applications -----------------------------------------------------------------------------
+
+/** The secrets an application entry may name, and how each one's current value is fingerprinted. */
+const APPLICATION_SECRETS: Record<string, (db: AppContext['db'], app: Application) => string | null> = {
+  clientSecret: (_db, app) => app.clientSecretHash,
+  webhookSecret: (db, app) => {
+    const secret = openNullable(db, app.webhookSecret, webhookSecretPurpose(app.id));
+    return secret === null ? null : sha256(secret);
+  },
+};
+
+/**
+ * The app preset an application was made from (presets/apply.ts): id, version, the inputs given
+ * and the settings it applied, so upgrades offered later compare like with like. Set at creation
+ * by the presets API, so not in the create schema; a file carries it whole.
+ */
+const PresetOrigin = Type.Union([
+  Type.Object(
+    {
+      id: Type.String({ minLength: 1, maxLength: 100 }),
+      version: Type.Integer({ minimum: 1 }),
+      inputs: Type.Record(Type.String(), Type.String({ maxLength: 2000 })),
+      applied: Type.Record(Type.String(), Type.Unknown()),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+], { description: 'the app preset the application was made from, or null' });
+
+const ApplicationEntry = entrySchema(ApplicationCreateSchema, {
+  preset: Type.Optional(PresetOrigin),
+  // Both replace the admin API's generated-and-shown-once secret by the value a reference names.
+  clientSecret: Type.Optional(SecretReferenceSchema),
+  webhookSecret: Type.Optional(SecretReferenceSchema),
+});
+/** The exported form: every field the API takes and the preset origin, secrets (references) apart. */
+const ApplicationExport = Type.Object({
+  ...Object.fromEntries(Object.entries(ApplicationCreateSchema.properties).filter(([name]) => name !== 'id' && !(name in APPLICATION_SECRETS))),
+  preset: PresetOrigin,
+});
+
+/** The application entry's schemas, for the test that every field of the record is in the file or excluded. */
+export const applicationSchemas = { entry: ApplicationEntry, exported: ApplicationExport, secrets: Object.keys(APPLICATION_SECRETS) };
+
+/** A preset origin names a preset this server has, at a version it has had. */
+function checkPreset(origin: unknown) {
+  if (!origin) return;
+  const { id, version } = origin as AppliedPreset;
+  const preset = findPreset(id);
+  const message = !preset ? `there is no preset "${id}" (GET /api/admin/presets lists them)` : version > preset.version ? `the ${preset.name} preset has no version ${version} (its latest is ${preset.version})` : undefined;
+  if (message) throw validationFailed([{ path: 'body.preset', message }]);
+}
+
+const onlyWebHasClientSecret = () =>
+  badRequest('validation_failed', 'Only a web application has a client secret.', [{ path: 'body.clientSecret', message: 'only a web (confidential) application has a client secret' }]);
+
+/** Field names of the secrets an admin API answer shows once (clientSecret, webhookSecret, ldapPassword). */
+function shownSecrets(id: string, answer: Record<string, unknown>, skip: ReadonlySet<string> = new Set()): ShownSecret[] {
+  return ['clientSecret', 'webhookSecret', 'ldapPassword']
+    .filter((field) => typeof answer[field] === 'string' && !skip.has(field))
+    .map((field) => ({ path: `applications.${id}.${field}`, value: answer[field] as string }));
+}
+
+const applications: Section = {
+  name: 'applications',
+  kind: 'application',
+  keyField: 'id',
+  schema: ApplicationEntry,
+  secretFields: {
+    // A value from a file is random material, never a password someone chose.
+    clientSecret: Type.String({ minLength: 32, maxLength: 200 }),
+    // The admin API's own rule for a webhook secret.
+    webhookSecret: ApplicationCreateSchema.properties.webhookSecret,
+  },
+  async current(ctx) {
+    const records = await allPages(async (cursor) => {
+      const page = await listApplications(ctx, PAGE, cursor);
+      return { items: page.applications, nextCursor: page.nextCursor };
+    });
+    const references = await readReferences(ctx.db);
+    const entries: [string, Current][] = [];
+    for (const [i, record] of records.entries()) {
+      if (i > 0 && i % 25 === 0) await yieldLoop();
+      const secrets: Current['secrets'] = {};
+      const row = references[record.id] ? await findApplication(ctx.db, record.id) : undefined;
+      for (const [field, fingerprintOf] of Object.entries(APPLICATION_SECRETS)) {
+        const fingerprint = row ? fingerprintOf(ctx.db, row) : null;
+        secrets[field] = { fingerprint, reference: currentReference(ctx.db, references, record.id, field, fingerprint) };
+      }
+      const entry = project(record, ApplicationExport) as Entry;
+      // The whole origin (the record shows only its id and version).
+      if (record.preset) entry.preset = project((row ?? (await findApplication(ctx.db, record.id)))?.preset ?? null, PresetOrigin);
+      entries.push([record.id, { entry, secrets }]);
+    }
+    return byKey(entries);
+  },
+  async create(ctx, id, entry, secrets, actor) {
+    if (secrets.has('clientSecret') && (entry.clientType ?? 'web') !== 'web') throw onlyWebHasClientSecret();
+    const { preset, ...fields } = entry;
+    checkPreset(preset);
+    const input = { ...fields, id, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationCreate;
+    const answer = await createApplication(ctx, input, actor, preset as AppliedPreset | null | undefined, { clientSecret: secrets.get('clientSecret')?.value });
+    return shownSecrets(id, answer);
+  },
+  async update(ctx, id, changed, desired, current, secrets, actor) {
+    if (secrets.has('clientSecret') && (desired.clientType ?? current.clientType) !== 'web') throw onlyWebHasClientSecret();
+    const { preset, ...fields } = changed;
+    if (preset !== undefined) checkPreset(preset);
+    const patch = { ...fields, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationPatch;
+    const shown: ShownSecret[] = [];
+    if (Object.keys(patch).length || preset !== undefined) {
+      const answer = await updateApplication(ctx, id, patch, actor, preset !== undefined ? { preset: preset as AppliedPreset | null } : {});
+      // A client secret named in the file replaces one the update would generate (public → web).
+      shown.push(...shownSecrets(id, answer, new Set(secrets.has('clientSecret') ? ['clientSecret'] : [])));
+    }
+    const clientSecret = secrets.get('clientSecret');
+    if (clientSecret) await rotateClientSecret(ctx, id, actor, clientSecret.value);
+    return shown;
+  },
+  remove: (ctx, id, actor) => deleteApplication(ctx, id, actor),
+  // What a create needs and may not name another application: the required fields and the client
+  // type (which the redirect URIs and grant types are checked against), and its client secret.
+  createFirst: { fields: [...ApplicationCreateSchema.required.filter((f) => f !== 'id'), 'clientType'], secrets: ['clientSecret'] },
+};
+
+// --- Administrators ---------------------------------------------------------------------------
+
+const administrators: Section = {
+  name: 'administrators',
+  kind: 'administrator',
+  schema: AdministratorPutSchema,
+  secretFields: {},
+  checkKey(key) {
+    const email = key.trim().toLowerCase();
+    return isEmailAddress(email) ? { key: email } : { problem: 'must be an e-mail address' };
+  },
+  async current(ctx) {
+    const { administrators: all } = await listAdministratorRecords(ctx);
+    // An app manager's applications; other roles have none, so the file need not say so.
+    return byKey(all.map((a) => [a.email, noSecrets(a.role === 'app_manager' ? { role: a.role, applications: a.applications } : { role: a.role })]));
+  },
+  async create(ctx, email, entry, _secrets, actor) {
+    await putAdministrator(ctx, await personIdOf(ctx, email), entry as unknown as Parameters<typeof putAdministrator>[2], actor);
+    return [];
+  },
+  async update(ctx, email, _changed, desired, current, _secrets, actor) {
+    const grant = { ...current, ...desired } as { role: string; applications?: string[] };
+    if (grant.role !== 'app_manager') delete grant.applications;
+    await putAdministrator(ctx, await personIdOf(ctx, email), grant as Parameters<typeof putAdministrator>[2], actor);
+    return [];
+  },
+  async remove(ctx, email, actor) {
+    await deleteAdministrator(ctx, await personIdOf(ctx, email), actor);
+  },
+};
+
+/** People are data, not configuration: an administrator's e-mail must name someone already here. */
+async function personIdOf(ctx: AppContext, email: string): Promise<string> {
+  const person = await findPersonByEmail(ctx.db, email);
+  if (!person) {
+    throw badRequest('person_not_found', `Nobody has the e-mail address ${email} on this server: people are not created by a configuration file; invite or add them first (gatehouse invite, POST /api/admin/people).`);
+  }
+  return person.id;
+}
+
+/** In the order changes are made: what others refer to first (groups before the applications naming them, applications before their managers). */
+export const SECTIONS: readonly Section[] = [ssoGroups, groups, applications, administrators];
+
+// --- The password policy: one entry, no key ---------------------------------------------------
+
+export const passwordPolicySection = {
+  name: 'passwordPolicy' as const,
+  schema: PasswordPolicyPatchSchema,
+  async current(ctx: AppContext): Promise<Entry> {
+    return { ...(await passwordPolicy(ctx.db)) };
+  },
+  async update(ctx: AppContext, changed: Entry, actor: string): Promise<void> {
+    await changePasswordPolicy(ctx, changed as PasswordPolicyPatch, actor);
+  },
+};
