@@ -13,7 +13,7 @@
  *   never in an export;
  * - owner or admin token only.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -581,6 +581,31 @@ ${app('notes', `    webhookUrl: ${receiver.url}\n    webhookSecret: file:hook\n 
     const after = await exportYaml(t);
     expect(after).not.toContain('clientSecret:');
     expect(after).toContain('    webhookSecret: file:hook\n');
+  });
+});
+
+describe('the example files in the docs', () => {
+  it('README.md\'s and docs/configuration-as-code.md\'s examples are accepted: a dry run plans every entry', async () => {
+    const example = (page: string) => {
+      const block = [...readFileSync(page, 'utf8').matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]).find((text) => /^version: 1$/m.test(text));
+      expect(block, page).toBeDefined();
+      return block!;
+    };
+    const t = await makeApp();
+    for (const email of ['ann@example.com', 'bob@example.com']) await person(t, email);
+    const secrets = { '${NOTES_CLIENT_SECRET}': CLIENT_SECRET, '${GRAFANA_CLIENT_SECRET}': CLIENT_SECRET, 'file:secrets/notes-webhook': WEBHOOK_SECRET };
+    const planOf = async (page: string) =>
+      (await ok(await apply(t, example(page), 'dryRun=1', { secrets }))).plan.map((p: { action: string; kind: string; id: string }) => `${p.action} ${p.kind} ${p.id}`);
+    expect(await planOf('README.md')).toEqual(['create group family', 'create application notes']);
+    expect(await planOf('docs/configuration-as-code.md')).toEqual([
+      'update passwordPolicy passwordPolicy',
+      'create ssoGroup home',
+      'create group family',
+      'create application grafana',
+      'create application notes',
+      'create administrator ann@example.com',
+      'create administrator bob@example.com',
+    ]);
   });
 });
 
