@@ -62,7 +62,7 @@ export interface ClaimContext {
 }
 
 /** The groups a list of custom claims names, in order, each once. */
-export function groupsNamedByClaims(claims: Pick<CustomClaim, 'source'>[]): string[] {
+export function groupsNamedByClaims(claims: readonly Pick<CustomClaim, 'source'>[]): string[] {
   const named = new Set<string>();
   for (const { source } of claims) {
     if (source.type === 'inGroup') named.add(source.group);

@@ -24,9 +24,9 @@ import type { KeyRing } from './keys.js';
 import type { OAuthCall } from './params.js';
 import { hasScope } from './scopes.js';
 import { one } from '../db/store.js';
-import { claimsNeedGroups, personClaims } from './claims/compose.js';
+import { personClaims } from './claims/compose.js';
 import { claimQueries } from './claims/queries.js';
-import { groupIdsOf, memberSubject, NO_GROUPS } from './claims/subject.js';
+import { claimGroups, memberSubject } from './claims/subject.js';
 
 export const USERINFO_PATH = '/api/auth/oauth2/userinfo';
 
@@ -63,7 +63,7 @@ export function userinfoEndpoint(ctx: AppContext, keys: KeyRing, log: FastifyBas
       // Custom claims read the membership as it is now; without one (removed since) they are left out.
       const member = client.customClaims.length && typeof claims.app_user?.id === 'string' ? await claimQueries(ctx.db).member(claims.app_user.id) : undefined;
       const settings = member ? client : { ...client, customClaims: [] };
-      const groups = claimsNeedGroups(settings, scope) ? await groupIdsOf(ctx, person.id) : NO_GROUPS;
+      const groups = await claimGroups(ctx, settings, person.id, scope);
       const subject = memberSubject(member?.role ?? '', member?.profile ?? '{}');
       const body = { sub: person.id, ...personClaims(settings, { ...person, updatedAt: person.updatedAt.getTime() }, scope, subject, groups) };
       return { status: 200, headers: NO_STORE, body: JSON.stringify(body) };

@@ -10,7 +10,7 @@ import { makeApp, type TestApp } from '../helpers/app.js';
 import { setUpClients, spaTokens, token } from '../helpers/oauth-inject.js';
 import { groupMembers, groups, memberships, people } from '../../server/db/schema.js';
 import { engineOf, exec, one } from '../../server/db/store.js';
-import { GROUP_IDS_OF_PERSON_SQL, MEMBER_CLAIMS_SQL } from '../../server/oauth/claims/queries.js';
+import { groupIdsAmongListed, GROUP_IDS_AMONG_PG, GROUP_IDS_AMONG_SQL, GROUP_IDS_OF_PERSON_SQL, MEMBER_CLAIMS_SQL } from '../../server/oauth/claims/queries.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 
 async function addGroups(t: TestApp, ids: string[], personId: string) {
@@ -82,6 +82,9 @@ describe('claims on this engine', () => {
     const memberPlan = await queryPlan(t.db, MEMBER_CLAIMS_SQL, 'mem_x');
     const existingPlan = await queryPlan(t.db, 'SELECT id FROM groups WHERE id IN (?, ?)', 'a', 'b');
     if (engineOf(t.db) === 'sqlite') {
+      // One probe of the covering index per group a claim names; json_each reads only the parameter.
+      expect(await queryPlan(t.db, groupIdsAmongListed(3), 'usr_x', 'a', 'b', 'c')).toBe('SEARCH group_members USING COVERING INDEX group_members_person_idx (person_id=? AND group_id=?)');
+      expect(await queryPlan(t.db, GROUP_IDS_AMONG_SQL, 'usr_x', '["a","b"]')).toBe('SEARCH group_members USING COVERING INDEX group_members_person_idx (person_id=? AND group_id=?) | LIST SUBQUERY 1 | SCAN json_each VIRTUAL TABLE INDEX 1:');
       expect(groupsPlan).toBe('SEARCH group_members USING COVERING INDEX group_members_person_idx (person_id=?)');
       expect(memberPlan).toBe('SEARCH memberships USING INDEX sqlite_autoindex_memberships_1 (id=?)');
       expect(existingPlan).toBe('SEARCH groups USING COVERING INDEX sqlite_autoindex_groups_1 (id=?)');
@@ -89,6 +92,8 @@ describe('claims on this engine', () => {
       expect(usesPostgresIndex(groupsPlan, 'group_members_person_idx'), groupsPlan).toBe(true);
       expect(usesPostgresIndex(memberPlan, 'memberships_pkey'), memberPlan).toBe(true);
       expect(usesPostgresIndex(existingPlan, 'groups_pkey'), existingPlan).toBe(true);
+      const among = await queryPlan(t.db, GROUP_IDS_AMONG_PG.replace(/\$\d/g, '?'), 'usr_x', '{a,b}');
+      expect(usesPostgresIndex(among, 'group_members_person_idx'), among).toBe(true);
     }
   });
 });

@@ -337,7 +337,7 @@ describe('the forward-auth presets', () => {
     expect(setup.settings).toEqual([{ label: 'Protected host', value: 'home.lan.example' }, { label: 'Upstream', value: 'http://homeassistant:8123' }]);
     expect(setup.files.map((f: { name: string }) => f.name)).toEqual(['Caddyfile', 'nginx.conf', 'traefik.yml', 'configuration.yaml']);
     // The very text the forward-auth tab prints, for the preset's upstream and scheme.
-    for (const [name, proxy] of [['Caddyfile', 'caddy'], ['nginx.conf', 'nginx'], ['traefik.yml', 'traefik']]) {
+    for (const [name, proxy] of [['Caddyfile', 'caddy'], ['nginx.conf', 'nginx'], ['traefik.yml', 'traefik']] as const) {
       const printed = await t.admin('GET', `/api/admin/applications/home-assistant/forward-auth/snippet?${new URLSearchParams({ proxy, upstream: 'http://homeassistant:8123' })}`);
       expect(setup.files.find((f: { name: string }) => f.name === name).content, name).toBe(printed.json().snippet);
     }
@@ -500,7 +500,7 @@ describe('Test sign-in runs the preset\'s requirements', () => {
     expect(immich.checks[0]).toEqual({ text: 'the ID token is signed with RS256 (Immich\'s Signing Algorithm)', passed: true, detail: 'signed with RS256' });
   });
 
-  it('Grafana: the role claim resolves (Admin in the admin group, Viewer otherwise); Nextcloud: preferred_username is there', async () => {
+  it('Grafana: the role claim resolves (Admin in the admin group, Viewer otherwise); Nextcloud and Gitea: preferred_username is there', async () => {
     const t = await makeApp({ clock: T0 });
     const now = t.clock.now();
     await exec(t.db.insert(groups).values({ id: 'admins', name: 'Admins', createdAt: now, updatedAt: now }));
@@ -523,6 +523,10 @@ describe('Test sign-in runs the preset\'s requirements', () => {
       { text: 'preferred_username is in the ID token (Nextcloud\'s user ID mapping)', passed: true, detail: 'preferred_username is "vic"' },
       { text: 'email is in the ID token (Nextcloud\'s e-mail mapping)', passed: true, detail: 'email is "vic@example.com"' },
     ]);
+
+    await createFrom(t, { preset: 'gitea', presetInputs: { baseUrl: 'https://git.lan.example' } });
+    const gitea = await testSignIn(t, 'gitea', 'vic@example.com', 'openid email profile groups');
+    expect(gitea.checks).toEqual([{ text: 'preferred_username is in the ID token (Gitea\'s USERNAME = preferred_username)', passed: true, detail: 'preferred_username is "vic"' }]);
   });
 
   it('an application made without a preset gets no checks', async () => {

@@ -13,7 +13,7 @@
  */
 import type { CustomClaim, ProfileField } from '../../db/schema.js';
 import { hasScope } from '../scopes.js';
-import { claimsReadGroups, customClaimValues, type ClaimSubject } from './custom.js';
+import { customClaimValues, type ClaimSubject } from './custom.js';
 import { standardClaims, type ClaimPerson } from './standard.js';
 
 /** What an application's settings say about claims (a slice of the application row). */
@@ -33,12 +33,6 @@ export const ID_TOKEN_MAX_GROUPS = 150;
  */
 export const ID_TOKEN_PAYLOAD_BUDGET = 5300;
 
-/** Whether making these claims reads the person's groups (the `groups` scope, or a custom claim naming groups). */
-export function claimsNeedGroups(settings: Pick<ClaimSettings, 'customClaims'>, scope: string | undefined, accessTokenOnly = false): boolean {
-  if (!accessTokenOnly && scope !== undefined && hasScope(scope, 'groups')) return true;
-  return claimsReadGroups(accessTokenOnly ? settings.customClaims.filter((c) => c.inAccessToken) : settings.customClaims);
-}
-
 /** The `groups` claim: the person's groups (sorted) kept to the filter when there is one. */
 export function groupsClaim(groups: readonly string[], filter: readonly string[] | null): string[] {
   if (filter === null) return [...groups];
@@ -49,7 +43,8 @@ export function groupsClaim(groups: readonly string[], filter: readonly string[]
 /**
  * The claims of the ID token and userinfo beyond `sub` and the protocol's own (`iss`, `aud`, …):
  * standard ones by scope, `groups` with its scope, the custom ones. `sortedGroups` are the
- * person's group ids in order (read only when `claimsNeedGroups` says so; else empty).
+ * person's group ids in order (subject.ts `claimGroups`: all of them with the `groups` scope, else
+ * those the custom claims name that the person is in).
  */
 export function personClaims(
   settings: ClaimSettings,

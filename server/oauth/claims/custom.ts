@@ -17,9 +17,6 @@ export interface ClaimSubject {
   groups: () => ReadonlySet<string>;
 }
 
-/** Whether evaluating `claims` reads the person's groups. */
-export const claimsReadGroups = (claims: readonly CustomClaim[]) => claims.some((c) => c.source.type === 'inGroup' || c.source.type === 'groupMap');
-
 /** The value of one source for the subject, or undefined when the claim is left out. */
 function valueOf(source: CustomClaimSource, subject: ClaimSubject, fields: readonly ProfileField[]): JsonValue | undefined {
   switch (source.type) {

@@ -13,9 +13,9 @@ import { notFound, validationFailed } from '../../http/problem.js';
 import { adminErrors, adminSecurity as security } from '../../http/schemas.js';
 import { OAuthError } from '../errors.js';
 import { parseScope } from '../scopes.js';
-import { accessTokenClaims, claimsNeedGroups, idTokenClaims, personClaims } from './compose.js';
+import { accessTokenClaims, idTokenClaims, personClaims } from './compose.js';
 import { previewSubject } from './queries.js';
-import { groupIdsOf, memberSubject, NO_GROUPS } from './subject.js';
+import { claimGroups, memberSubject } from './subject.js';
 
 const Claims = Type.Record(Type.String(), Type.Unknown());
 const PreviewSchema = Type.Object(
@@ -56,7 +56,7 @@ export const claimsPreviewRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!found) throw notFound('user_not_found', `There is no user "${request.params.uid}" in application "${client.id}".`);
       const person = { ...found.person, updatedAt: found.person.updatedAt.getTime() };
       const subject = memberSubject(found.role, JSON.stringify(found.profile));
-      const groups = claimsNeedGroups(client, scope) ? await groupIdsOf(ctx, person.id) : NO_GROUPS;
+      const groups = await claimGroups(ctx, client, person.id, scope);
       const context = { issuer: ctx.config.issuer, nonce: null, sessionId: null };
       return {
         scope,

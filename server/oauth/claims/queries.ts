@@ -6,11 +6,14 @@
  * - A person's group ids, sorted: `group_members` by its (person_id, group_id) index, which holds
  *   both columns, so the read never touches the table and needs no sort (test/helpers/query-plan.ts);
  *   on PostgreSQL sorted in code, byte order whatever the database's collation.
+ * - Which of the groups custom claims name the person is in (no `groups` scope: nothing else is
+ *   needed), one probe of that index per named group.
  * - A membership's role and profile, by its key (userinfo's custom claims).
  * - A member and their person for the admin API's claims preview (drizzle: not a hot path).
  * Table and column names are the schema's (db/schema.ts).
  */
 import type { Sql } from 'postgres';
+import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../db/client.js';
 import { preparedPerDb } from '../../db/prepared.js';
 import { engineOf, one, sqliteNow } from '../../db/store.js';
@@ -18,6 +21,13 @@ import { and, eq } from 'drizzle-orm';
 import { memberships, people } from '../../db/schema.js';
 
 export const GROUP_IDS_OF_PERSON_SQL = 'SELECT group_id FROM group_members WHERE person_id = ? ORDER BY group_id';
+/** Which of some groups (a JSON array of ids) the person is in: one probe of the same index per group. */
+export const GROUP_IDS_AMONG_SQL = 'SELECT group_id FROM group_members WHERE person_id = ? AND group_id IN (SELECT value FROM json_each(?))';
+/** The same for a few groups, listed: one statement per list length up to AMONG_LISTED. */
+export const groupIdsAmongListed = (n: number) =>
+  `SELECT group_id FROM group_members WHERE person_id = ? AND group_id IN (${Array.from({ length: n }, () => '?').join(', ')})`;
+const AMONG_LISTED = 16;
+export const GROUP_IDS_AMONG_PG = 'SELECT group_id FROM group_members WHERE person_id = $1 AND group_id = ANY($2::text[])';
 export const MEMBER_CLAIMS_SQL = 'SELECT role, profile FROM memberships WHERE id = ?';
 
 /** A membership's role and its profile as stored (JSON text). */
@@ -28,6 +38,8 @@ export interface MemberClaimsRow {
 
 interface ClaimQueries {
   groupIds(personId: string): string[] | Promise<string[]>;
+  /** Which of `ids` the person is in (in no particular order). */
+  groupIdsAmong(personId: string, ids: readonly string[]): string[] | Promise<string[]>;
   member(membershipId: string): MemberClaimsRow | undefined | Promise<MemberClaimsRow | undefined>;
 }
 
@@ -39,6 +51,8 @@ function build(db: Db): ClaimQueries {
     return {
       // Sorted here, in code-unit order as SQLite's index gives them: the database's collation may differ.
       groupIds: async (personId) => (await pool.unsafe<{ group_id: string }[]>(pg(GROUP_IDS_OF_PERSON_SQL), [personId], { prepare: true })).map((row) => row.group_id).sort(),
+      groupIdsAmong: async (personId, ids) =>
+        (await pool.unsafe<{ group_id: string }[]>(GROUP_IDS_AMONG_PG, [personId, ids as string[]], { prepare: true })).map((row) => row.group_id),
       member: async (membershipId) => {
         const row = (await pool.unsafe<{ role: string; profile: unknown }[]>(pg(MEMBER_CLAIMS_SQL), [membershipId], { prepare: true }))[0];
         return row && { role: row.role, profile: JSON.stringify(row.profile) };
@@ -46,9 +60,22 @@ function build(db: Db): ClaimQueries {
     };
   }
   const groupIds = db.$client.prepare<[string], string>(GROUP_IDS_OF_PERSON_SQL).pluck();
+  const amongJson = db.$client.prepare<[string, string], string>(GROUP_IDS_AMONG_SQL).pluck();
+  // A statement per list length up to AMONG_LISTED (`IN (?, ?, …)`), cheaper than json_each's virtual table.
+  const amongListed = new Map<number, Statement<unknown[], string>>();
+  const groupIdsAmong = (personId: string, ids: readonly string[]): string[] => {
+    if (ids.length > AMONG_LISTED) return amongJson.all(personId, JSON.stringify(ids));
+    let statement = amongListed.get(ids.length);
+    if (!statement) {
+      statement = db.$client.prepare<unknown[], string>(groupIdsAmongListed(ids.length)).pluck();
+      amongListed.set(ids.length, statement);
+    }
+    return statement.all(personId, ...ids);
+  };
   const member = db.$client.prepare<[string], MemberClaimsRow>(MEMBER_CLAIMS_SQL);
   return {
     groupIds: (personId) => sqliteNow(() => groupIds.all(personId)),
+    groupIdsAmong: (personId, ids) => sqliteNow(() => groupIdsAmong(personId, ids)),
     member: (membershipId) => sqliteNow(() => member.get(membershipId)),
   };
 }

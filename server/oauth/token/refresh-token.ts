@@ -13,7 +13,7 @@
  *   a refresh sees the member's current role, profile and groups.
  * Cost: one joined read, one conditional update, one insert, one signature (no ID token here);
  * the membership's `lastActiveAt` is touched at most hourly; the person's groups are read (one
- * indexed read) only when an access-token claim names groups.
+ * indexed read) only when an access-token claim names groups, and then only those groups.
  */
 import { accessTokenTtlFor } from '../../administrators/panel-client.js';
 import type { AuthMethod } from '../../db/schema.js';
@@ -33,8 +33,8 @@ import { newRefreshToken, type TokenResponse } from './response.js';
 import { refreshQueries, type PresentedToken } from './refresh-queries.js';
 import { activeMarkDue } from '../../members/create.js';
 import { transaction } from '../../db/store.js';
-import { accessTokenClaims, claimsNeedGroups } from '../claims/compose.js';
-import { groupIdsOf, memberSubject, NO_GROUPS } from '../claims/subject.js';
+import { accessTokenClaims } from '../claims/compose.js';
+import { claimGroups, memberSubject } from '../claims/subject.js';
 
 export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: OAuthClient, body: RawParams): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
@@ -87,7 +87,8 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   }
 
   const ttl = accessTokenTtlFor(client.id, ctx.config.accessTokenTtl);
-  const claims = client.customClaims.length ? await refreshedClaims(ctx, client, row) : undefined;
+  let claims = client.customClaims.length ? refreshedClaims(ctx, client, row) : undefined;
+  if (claims instanceof Promise) claims = await claims;
   const accessToken = await signAccessToken(keys, {
     alg: client.signingAlg, issuer: ctx.config.issuer, subject: row.personId, audience: row.resource, clientId: client.id, scope,
     appUser: { id: row.memberId, status: row.memberStatus, role: row.memberRole! }, sessionId: row.sessionId, now, ttlSeconds: ttl,
@@ -96,10 +97,11 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   return { access_token: accessToken, token_type: 'Bearer', expires_in: ttl, scope, refresh_token: successor };
 }
 
-/** The access token's custom claims for the family's member, as they are now. */
-async function refreshedClaims(ctx: AppContext, client: OAuthClient, row: PresentedToken): Promise<Record<string, unknown> | undefined> {
-  const groups = claimsNeedGroups(client, undefined, true) ? await groupIdsOf(ctx, row.personId) : NO_GROUPS;
-  return accessTokenClaims(client, memberSubject(row.memberRole!, row.memberProfile ?? '{}'), groups);
+/** The access token's custom claims for the family's member, as they are now (synchronous on SQLite, as the grant). */
+function refreshedClaims(ctx: AppContext, client: OAuthClient, row: PresentedToken): Record<string, unknown> | undefined | Promise<Record<string, unknown> | undefined> {
+  const subject = memberSubject(row.memberRole!, row.memberProfile ?? '{}');
+  const groups = claimGroups(ctx, client, row.personId, undefined, true);
+  return groups instanceof Promise ? groups.then((ids) => accessTokenClaims(client, subject, ids)) : accessTokenClaims(client, subject, groups);
 }
 
 /** Revokes the family of a reused token and tells the application, once. */

@@ -31,8 +31,8 @@ import { familyJti, signAccessToken, signIdToken } from '../jwt.js';
 import type { KeyRing } from '../keys.js';
 import { hasScope } from '../scopes.js';
 import { startFamily, type TokenResponse } from './response.js';
-import { accessTokenClaims, claimsNeedGroups, idTokenClaims } from '../claims/compose.js';
-import { groupIdsOf, memberSubject, NO_GROUPS } from '../claims/subject.js';
+import { accessTokenClaims, idTokenClaims } from '../claims/compose.js';
+import { claimGroups, memberSubject } from '../claims/subject.js';
 import type { ClaimPerson } from '../claims/standard.js';
 import { engineOf, one, sqliteNow, transaction } from '../../db/store.js';
 
@@ -168,7 +168,7 @@ export async function issueSessionTokens(
   const issuer = ctx.config.issuer;
   const openid = hasScope(grant.scope, 'openid');
   const subject = memberSubject(found.role, found.profile);
-  const groups = claimsNeedGroups(client, grant.scope, !openid) ? await groupIdsOf(ctx, person.id) : NO_GROUPS;
+  const groups = await claimGroups(ctx, client, person.id, grant.scope, !openid);
   const [accessToken, idToken] = await Promise.all([
     signAccessToken(keys, {
       alg: client.signingAlg, issuer, subject: person.id, audience: grant.resource, clientId: client.id, scope: grant.scope,

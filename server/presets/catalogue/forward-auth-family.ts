@@ -3,7 +3,7 @@
  * URL's host, the application itself listens at `upstream`, and the proxy configuration is the
  * one Gatehouse prints for the application's hosts.
  */
-import { baseOf, groupInput, hostOf, oidcApplication } from '../build.js';
+import { baseOf, caTrust, groupInput, hostOf, oidcApplication } from '../build.js';
 import type { PresetApplication, PresetInput, PresetInputs, SetupContext } from '../types.js';
 
 /**
@@ -42,3 +42,16 @@ export function proxyFiles(c: SetupContext): { name: string; content: string }[]
 
 export const PROXY_NOTE =
   'Use the configuration for your proxy (Caddy and nginx are tested here; Traefik\'s is written from its documentation). Requests reach the app only after Gatehouse allows them; the app receives Remote-User, Remote-Email, Remote-Name and Remote-Groups.';
+
+/**
+ * With LAN TLS on, the proxy connects to Gatehouse over https and must trust its CA. Each proxy
+ * names the file in its own way (Caddy: the reverse_proxy transport's tls_trusted_ca_certs, or
+ * the system store it reads by default; nginx: proxy_ssl_trusted_certificate, verified only with
+ * proxy_ssl_verify on; Traefik: the forwardAuth middleware's tls.ca and a serversTransport's rootCAs).
+ */
+export function proxyCaTrust(c: SetupContext): string[] {
+  return caTrust.file(
+    c,
+    'let the proxy trust it when it connects to Gatehouse: Caddy reads the system trust store (or add transport http { tls_trusted_ca_certs /path/to/gatehouse-ca.pem } to forward_auth and reverse_proxy); nginx checks the certificate only with proxy_ssl_verify on and proxy_ssl_trusted_certificate /path/to/gatehouse-ca.pem in both Gatehouse locations; Traefik: the forwardAuth middleware\'s tls.ca and a serversTransport with rootCAs for the Gatehouse service.',
+  );
+}

@@ -6,7 +6,7 @@
  */
 import { baseOf, baseUrlInput } from '../build.js';
 import type { Preset } from '../types.js';
-import { PROXY_NOTE, allowedGroupInput, forwardAuthApplication, proxyFiles, upstreamInput } from './forward-auth-family.js';
+import { PROXY_NOTE, allowedGroupInput, forwardAuthApplication, proxyCaTrust, proxyFiles, upstreamInput } from './forward-auth-family.js';
 
 export const homeAssistant: Preset = {
   id: 'home-assistant',
@@ -33,6 +33,6 @@ export const homeAssistant: Preset = {
   setup: (c) => ({
     settings: [{ label: 'Protected host', value: new URL(baseOf(c.inputs)).host }, { label: 'Upstream', value: c.inputs.upstream ?? 'http://127.0.0.1:8123' }],
     files: [...proxyFiles(c), { name: 'configuration.yaml', content: 'http:\n  use_x_forwarded_for: true\n  trusted_proxies:\n    - 127.0.0.1\n    - ::1\n' }],
-    notes: [PROXY_NOTE, 'Home Assistant refuses proxied requests unless the proxy\'s address is in trusted_proxies (replace 127.0.0.1 with the proxy\'s address if it runs elsewhere).'],
+    notes: [PROXY_NOTE, ...proxyCaTrust(c), 'Home Assistant refuses proxied requests unless the proxy\'s address is in trusted_proxies (replace 127.0.0.1 with the proxy\'s address if it runs elsewhere).'],
   }),
 };

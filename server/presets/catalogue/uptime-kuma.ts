@@ -5,7 +5,7 @@
  */
 import { baseOf, baseUrlInput } from '../build.js';
 import type { Preset } from '../types.js';
-import { PROXY_NOTE, allowedGroupInput, forwardAuthApplication, proxyFiles, upstreamInput } from './forward-auth-family.js';
+import { PROXY_NOTE, allowedGroupInput, forwardAuthApplication, proxyCaTrust, proxyFiles, upstreamInput } from './forward-auth-family.js';
 
 export const uptimeKuma: Preset = {
   id: 'uptime-kuma',
@@ -32,6 +32,6 @@ export const uptimeKuma: Preset = {
   setup: (c) => ({
     settings: [{ label: 'Protected host', value: new URL(baseOf(c.inputs)).host }, { label: 'Upstream', value: c.inputs.upstream ?? 'http://127.0.0.1:3001' }],
     files: proxyFiles(c),
-    notes: [PROXY_NOTE, 'Uptime Kuma talks to the browser over a WebSocket: Caddy passes it as is; the nginx configuration keeps the Upgrade and Connection headers.'],
+    notes: [PROXY_NOTE, ...proxyCaTrust(c), 'Uptime Kuma talks to the browser over a WebSocket: Caddy passes it as is; the nginx configuration keeps the Upgrade and Connection headers.'],
   }),
 };
