@@ -27,7 +27,7 @@ import { validators } from '../http/validators.js';
 import { forgetPasswordPolicy } from '../accounts/password-policy.js';
 import { forgetPanelGrants } from '../administrators/panel-access.js';
 import { sha256 } from '../util/crypto.js';
-import { isPlainObjectSchema, propertiesOf } from './fields.js';
+import { isPlainObjectSchema, objectBranchOf, propertiesOf } from './fields.js';
 import { parseSource, type Source } from './source.js';
 import { isReference, resolveOnServer, type ServerSecrets } from './references.js';
 import { DocumentSchema, DOCUMENT_VERSION } from './document.js';
@@ -211,18 +211,31 @@ async function readDesired(source: Source, secrets: ServerSecrets, problems: Fie
   return desired;
 }
 
-/** The fields of `desired` that differ from `current` (objects with named fields compared field by field). */
+/**
+ * The fields of `desired` that differ from `current`. Objects with named fields are compared field
+ * by field (`authPolicy.mfa`); an object the API replaces whole (a union such as `forwardAuth`:
+ * settings or null) is compared as the file's fields over the current ones, and that merge is what
+ * the update sends: a field the file leaves out stays as it is, here as at the top level.
+ */
 function diff(current: Entry, desired: Entry, schema: TSchema, prefix = ''): FieldChange[] {
   const changes: FieldChange[] = [];
   const fields = propertiesOf(schema);
-  for (const [field, after] of Object.entries(desired)) {
+  for (const [field, given] of Object.entries(desired)) {
     const before = current[field] ?? null;
     const sub = fields[field];
-    if (sub && isPlainObjectSchema(sub) && isObject(after) && isObject(before)) changes.push(...diff(before, after, sub, `${prefix}${field}.`));
-    else if (!isDeepStrictEqual(before, after)) changes.push({ field: `${prefix}${field}`, before, after });
+    if (sub && isPlainObjectSchema(sub) && isObject(given) && isObject(before)) {
+      changes.push(...diff(before, given, sub, `${prefix}${field}.`));
+      continue;
+    }
+    const after = sub && objectBranchOf(sub) && isObject(given) && isObject(before) ? { ...before, ...given } : given;
+    if (!isDeepStrictEqual(before, after)) changes.push({ field: `${prefix}${field}`, before, after });
   }
   return changes;
 }
+
+/** What an update sends: each changed top-level field, whole (as merged by diff) or, for an object changed field by field, the file's fields. */
+const changedFields = (changes: FieldChange[], desired: Entry): Entry =>
+  Object.fromEntries(changes.map((c) => (c.field.includes('.') ? [c.field.split('.')[0]!, desired[c.field.split('.')[0]!]] : [c.field, c.after])));
 
 /** A create's changes: every field given, secrets by reference. */
 function created(entry: Entry, secrets: Map<string, ResolvedSecret>): FieldChange[] {
@@ -334,7 +347,7 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
   if (desired.passwordPolicy) {
     const changes = diff(await passwordPolicySection.current(ctx), desired.passwordPolicy, passwordPolicySection.schema);
     if (changes.length) {
-      const changed = Object.fromEntries(changes.map((c) => [c.field, desired.passwordPolicy![c.field]]));
+      const changed = changedFields(changes, desired.passwordPolicy);
       steps.push({ item: { action: 'update', kind: 'passwordPolicy', id: 'passwordPolicy', changes }, path: 'passwordPolicy', make: () => passwordPolicySection.update(ctx, changed, actor) });
     }
   }
@@ -364,7 +377,7 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
       const secrets = secretChanges(now, want.secrets);
       if (section.name === 'applications') record(secrets.recorded);
       if (!changes.length && !secrets.changes.length) continue;
-      const changed = Object.fromEntries([...new Set(changes.map((c) => c.field.split('.')[0]!))].map((f) => [f, want.entry[f]]));
+      const changed = changedFields(changes, want.entry);
       steps.push({
         item: { action: 'update', kind: section.kind, id: key, changes: [...changes, ...secrets.changes] },
         path,

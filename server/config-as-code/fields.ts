@@ -41,7 +41,7 @@ export function project(value: unknown, schema: TSchema, dropped: Set<string> = 
     const items = node.items ?? node.anyOf?.find((s) => s.type === 'array')?.items;
     return items ? value.map((item) => project(item, items as TSchema, dropped, join(at, '*'))) : value;
   }
-  const object = node.properties ? node : node.anyOf?.find((s) => s.type === 'object' && s.properties);
+  const object = node.properties ? node : (objectBranchOf(schema) as SchemaNode | undefined);
   // A free-form object (a claim's constant value, a preset's inputs): kept whole, its keys sorted,
   // since PostgreSQL's jsonb does not keep the order they were written in (and SQLite does).
   if (!object?.properties) return sortedKeys(value);
@@ -66,6 +66,11 @@ function sortedKeys(value: unknown): unknown {
 export function isPlainObjectSchema(schema: TSchema): boolean {
   const node = schema as SchemaNode;
   return node.type === 'object' && node.properties !== undefined;
+}
+
+/** The object with named properties among a union's choices (`forwardAuth`: settings or null), if there is one. */
+export function objectBranchOf(schema: TSchema): TSchema | undefined {
+  return (schema as SchemaNode).anyOf?.find((s) => s.type === 'object' && s.properties !== undefined) as TSchema | undefined;
 }
 
 /** The properties of a plain object schema. */

@@ -11,7 +11,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { JSON_SECURITY_HEADERS } from '../http/security-headers.js';
-import { AUTH_REQUEST_PATH, FORWARD_PATH, type CheckAnswer, type Endpoint, type ForwardCheck } from './check.js';
+import { AUTH_REQUEST_PATH, FORWARD_PATH, type CheckAnswer, type Checked, type Endpoint, type ForwardCheck } from './check.js';
 import { sendRefusedPage } from './pages.js';
 
 function send(reply: FastifyReply, answer: Exclude<CheckAnswer, { page: 'refused' }>): FastifyReply {
@@ -22,14 +22,18 @@ function send(reply: FastifyReply, answer: Exclude<CheckAnswer, { page: 'refused
 export const checkRoutes: FastifyPluginAsync<{ check: ForwardCheck }> = async (app, { check }) => {
   const { metrics, config } = app.ctx;
   for (const [path, endpoint] of [[FORWARD_PATH, 'forward'], [AUTH_REQUEST_PATH, 'auth-request']] as const) {
-    app.earlyAnswers.addGet(path, JSON_SECURITY_HEADERS, async (call) => {
+    // Synchronous when the check is answered from memory (check.ts `decide`): no promise per request.
+    const early = ({ answer, result }: Checked) => {
+      if ('page' in answer) return undefined;
+      metrics.forwardAuthCheck(result);
+      return answer;
+    };
+    app.earlyAnswers.addGet(path, JSON_SECURITY_HEADERS, (call) => {
       try {
-        const { answer, result } = await check.decide(endpoint, call.peer ?? '', call.headers);
-        if ('page' in answer) return undefined;
-        metrics.forwardAuthCheck(result);
-        return answer;
+        const checked = check.decide(endpoint, call.peer ?? '', call.headers);
+        // On a failure the route answers the same request and reports it as any route does.
+        return checked instanceof Promise ? checked.then(early, () => undefined) : early(checked);
       } catch {
-        // The route answers the same request and reports the failure as any route does.
         return undefined;
       }
     });

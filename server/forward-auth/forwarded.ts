@@ -31,10 +31,26 @@ export interface OriginalRequest {
   method: string;
 }
 
-/** Whether a connection from `address` is one of the configured proxies (loopback when none is). */
+/** Peer addresses remembered with their verdict (a handful of proxies; forgotten all at once when full). */
+const PEERS_REMEMBERED = 1_000;
+
+/**
+ * Whether a connection from `address` is one of the configured proxies (loopback when none is).
+ * Remembered per address: every check asks, and parsing the address costs more than the rest of
+ * a check answered from memory (bench forward-auth).
+ */
 export function proxyTrust(config: Config): (address: string) => boolean {
   const trust = proxyAddr.compile(config.trustProxy.length ? config.trustProxy : ['loopback']);
-  return (address) => address !== '' && trust(address, 0);
+  const known = new Map<string, boolean>();
+  return (address) => {
+    let trusted = known.get(address);
+    if (trusted === undefined) {
+      trusted = address !== '' && trust(address, 0);
+      if (known.size >= PEERS_REMEMBERED) known.clear();
+      known.set(address, trusted);
+    }
+    return trusted;
+  };
 }
 
 const FORWARDED = /^x-(forwarded|original)-/;

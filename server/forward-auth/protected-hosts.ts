@@ -19,6 +19,11 @@ import { candidatePatterns, parseRequestHost, type RequestHost } from './hosts.j
 
 const RELOAD_MS = 60_000;
 const POSTGRES_RELOAD_MS = 2_000;
+/** Request host texts remembered with their answer (forgotten all at once when full, and on every reload). */
+const REQUEST_HOSTS_REMEMBERED = 1_000;
+
+/** What `inMemory` answers when the maps must be read again first. */
+export const STALE = Symbol('stale');
 
 /** Bumped by every application write in this process; every map compares it. */
 let version = 0;
@@ -41,6 +46,8 @@ export interface ProtectedSite {
 export class ProtectedHosts {
   private byPattern = new Map<string, Application>();
   private byId = new Map<string, Application>();
+  /** The answer per request host text, so a busy site skips parsing (IDNA) and the pattern lookups. */
+  private byRequestHost = new Map<string, ProtectedSite | null>();
   private loadedVersion = -1;
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
@@ -52,14 +59,34 @@ export class ProtectedHosts {
 
   /** The application protecting the host a request names (`Host`-style text), if any. */
   async find(rawHost: string | undefined): Promise<ProtectedSite | undefined> {
-    const host = parseRequestHost(rawHost);
-    if (!host) return undefined;
     if (this.stale()) await this.reload();
-    for (const pattern of candidatePatterns(host)) {
+    return this.match(rawHost);
+  }
+
+  /**
+   * The same without waiting, when the maps are fresh; STALE when they must be read first (the
+   * check's answer from memory, check.ts, then takes the awaited way).
+   */
+  inMemory(rawHost: string | undefined): ProtectedSite | undefined | typeof STALE {
+    return this.stale() ? STALE : this.match(rawHost);
+  }
+
+  private match(rawHost: string | undefined): ProtectedSite | undefined {
+    if (!rawHost) return undefined;
+    const known = this.byRequestHost.get(rawHost);
+    if (known !== undefined) return known ?? undefined;
+    const host = parseRequestHost(rawHost);
+    let site: ProtectedSite | undefined;
+    for (const pattern of host ? candidatePatterns(host) : []) {
       const app = this.byPattern.get(pattern);
-      if (app) return { app, pattern, host };
+      if (app) {
+        site = Object.freeze({ app, pattern, host: host! });
+        break;
+      }
     }
-    return undefined;
+    if (this.byRequestHost.size >= REQUEST_HOSTS_REMEMBERED) this.byRequestHost.clear();
+    this.byRequestHost.set(rawHost, site ?? null);
+    return site;
   }
 
   /** The application with this id, if it protects any host (from the same map). */
@@ -91,6 +118,7 @@ export class ProtectedHosts {
         }
         this.byPattern = byPattern;
         this.byId = byId;
+        this.byRequestHost = new Map();
         this.loadedVersion = seen;
         this.loadedAt = Date.now();
       } finally {

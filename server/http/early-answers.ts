@@ -50,7 +50,7 @@ export interface EarlyCall {
 /**
  * Answers one call; must not throw or reject (failures are answers too). Sync or async: a
  * synchronous answer is written in the same tick. A GET answer may be undefined: Fastify's route
- * answers instead. The answer's `content-type` header, when it has one, replaces JSON's.
+ * answers instead. The answer's `content-type` header, when it has one, replaces JSON's; an empty body has none.
  */
 export type CallAnswer = (call: EarlyCall) => JsonAnswer | undefined | Promise<JsonAnswer | undefined>;
 
@@ -178,7 +178,9 @@ export class EarlyAnswers {
       if (!given) return fastify ? fastify() : response.destroy();
       const { status, headers, body } = given;
       const bytes = Buffer.from(body);
-      response.writeHead(status, { 'content-type': JSON_TYPE, ...headers, ...route.headers, ...this.serverHeaders, 'content-length': bytes.length });
+      // An empty answer (a forward-auth 200 or 302) names no type, as Fastify's reply.send() does.
+      const type = bytes.length ? { 'content-type': JSON_TYPE } : undefined;
+      response.writeHead(status, { ...type, ...headers, ...route.headers, ...this.serverHeaders, 'content-length': bytes.length });
       response.end(bytes);
       this.observe(path, status, (performance.now() - started) / 1000);
     };

@@ -560,9 +560,11 @@ describe('control panel', () => {
     expect(await tab.getByLabel('Admin token').count()).toBe(0);
     expect(await tab.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
     expect(await tab.evaluate(() => sessionStorage.getItem('gatehouse.adminToken'))).toBeNull();
-    // The first answer, then one more for each of the two requests the panel opens with (the
-    // page's list and /api/admin/me, its role) refused with the rotated-away token.
-    expect(calls).toBe(3);
+    // The first answer, then one more for each request refused with the rotated-away token: the
+    // panel opens with two (the page's list and /api/admin/me, its role); the second may start
+    // after the first retry has already taken the current token (timing), so two or three calls.
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(calls).toBeLessThanOrEqual(3);
     await shot(tab, '17-desktop-bridge');
     await desktop.close();
   });

@@ -61,23 +61,30 @@ export interface CheckOptions {
   headers?: Record<string, string>;
 }
 
+/** The request a check is, as Caddy's `forward_auth` (`forward`) or the nginx snippet's `auth_request` sends it. */
+export function checkRequest(endpoint: 'forward' | 'auth-request', o: CheckOptions): { url: string; headers: Record<string, string> } {
+  return endpoint === 'forward'
+    ? {
+      url: '/api/auth/forward',
+      headers: {
+        'x-forwarded-proto': 'http', 'x-forwarded-host': o.host, 'x-forwarded-uri': o.uri ?? '/', 'x-forwarded-method': o.method ?? 'GET',
+        ...common(o),
+      },
+    }
+    : {
+      url: '/api/auth/forward/auth-request',
+      headers: { 'x-original-url': `http://${o.host}${o.uri ?? '/'}`, 'x-original-method': o.method ?? 'GET', ...common(o) },
+    };
+}
+
 /** A check as Caddy's `forward_auth` sends it. */
 export function forwardCheck(t: TestApp, o: CheckOptions): Promise<LightMyRequestResponse> {
-  return t.app.inject({
-    method: 'GET', url: '/api/auth/forward', remoteAddress: o.peer ?? '127.0.0.1',
-    headers: {
-      'x-forwarded-proto': 'http', 'x-forwarded-host': o.host, 'x-forwarded-uri': o.uri ?? '/', 'x-forwarded-method': o.method ?? 'GET',
-      ...common(o),
-    },
-  });
+  return t.app.inject({ method: 'GET', remoteAddress: o.peer ?? '127.0.0.1', ...checkRequest('forward', o) });
 }
 
 /** A check as the nginx snippet's `auth_request` sends it. */
 export function authRequestCheck(t: TestApp, o: CheckOptions): Promise<LightMyRequestResponse> {
-  return t.app.inject({
-    method: 'GET', url: '/api/auth/forward/auth-request', remoteAddress: o.peer ?? '127.0.0.1',
-    headers: { 'x-original-url': `http://${o.host}${o.uri ?? '/'}`, 'x-original-method': o.method ?? 'GET', ...common(o) },
-  });
+  return t.app.inject({ method: 'GET', remoteAddress: o.peer ?? '127.0.0.1', ...checkRequest('auth-request', o) });
 }
 
 function common(o: CheckOptions): Record<string, string> {

@@ -429,6 +429,47 @@ administrators: {}
   });
 });
 
+describe('settings the API replaces whole', () => {
+  it('forwardAuth: the fields a file leaves out stay as they are, the same file twice changes nothing, a host moves between applications in one apply', async () => {
+    const t = await makeApp();
+    const file = (a: string, b: string) => `version: 1
+groups:
+  family:
+    name: Family
+applications:
+  aa:
+    name: A
+    audience: https://a.example.com/api
+    redirectUris: [https://a.example.com/cb]
+    forwardAuth: ${a}
+  bb:
+    name: B
+    audience: https://b.example.com/api
+    redirectUris: [https://b.example.com/cb]
+    forwardAuth: ${b}
+`;
+    const planOf = async (text: string) => (await ok(await apply(t, text, '', 'yaml'))).plan;
+    await planOf(file('{ hosts: [a.lan.example], groups: [family] }', '{ hosts: [b.lan.example, x.lan.example] }'));
+    const forwardAuthOf = async (id: string) => (await ok(await t.admin('GET', `/api/admin/applications/${id}`))).forwardAuth;
+    expect(await forwardAuthOf('aa')).toEqual({ hosts: ['a.lan.example'], groups: ['family'], basic: false });
+
+    // x.lan.example moves from bb to aa; aa's groups, not in the file now, stay.
+    const moved = file('{ hosts: [a.lan.example, x.lan.example] }', '{ hosts: [b.lan.example] }');
+    expect(await planOf(moved)).toEqual([
+      { action: 'update', kind: 'application', id: 'aa', changes: [{ field: 'forwardAuth', before: { hosts: ['a.lan.example'], groups: ['family'], basic: false }, after: { hosts: ['a.lan.example', 'x.lan.example'], groups: ['family'], basic: false } }] },
+      { action: 'update', kind: 'application', id: 'bb', changes: [{ field: 'forwardAuth', before: { hosts: ['b.lan.example', 'x.lan.example'], groups: null, basic: false }, after: { hosts: ['b.lan.example'], groups: null, basic: false } }] },
+    ]);
+    expect(await forwardAuthOf('aa')).toEqual({ hosts: ['a.lan.example', 'x.lan.example'], groups: ['family'], basic: false });
+    expect(await forwardAuthOf('bb')).toEqual({ hosts: ['b.lan.example'], groups: null, basic: false });
+    expect(await planOf(moved)).toEqual([]);
+    // null turns it off; a field named is changed.
+    expect((await planOf(file('{ hosts: [a.lan.example, x.lan.example], groups: null, basic: true }', 'null'))).map((p: { id: string; changes: { field: string; after: unknown }[] }) => [p.id, p.changes.map((c) => c.after)])).toEqual([
+      ['aa', [{ hosts: ['a.lan.example', 'x.lan.example'], groups: null, basic: true }]],
+      ['bb', [null]],
+    ]);
+  });
+});
+
 describe('an invalid file', () => {
   it('is refused whole, with every problem by path and line: the schemas\', the services\' rules, unresolved references', async () => {
     const { t, before, audited } = await serverWithBase();

@@ -4,6 +4,8 @@
  * site cookie, sign-out, revocation, and the queries' plans. The real proxies and browser are in
  * test/interop/forward-auth-*.test.ts.
  */
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { makeApp, makeInstance, type TestApp } from '../helpers/app.js';
 import { cookieValue, createApplication, postJson } from '../helpers/accounts.js';
@@ -12,7 +14,8 @@ import { authorize, location, token } from '../helpers/oauth-inject.js';
 import { pkcePair } from '../helpers/oauth-server.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 import {
-  authRequestCheck, callback, forwardCheck, identityOf, personCookie, protectedApp, siteSignIn, start, startUrlFor,
+  authRequestCheck, callback, checkRequest, forwardCheck, identityOf, personCookie, protectedApp, siteSignIn, start, startUrlFor,
+  type CheckOptions,
 } from '../helpers/forward-auth.js';
 import { engineOf } from '../../server/db/store.js';
 import { loadConfig } from '../../server/config.js';
@@ -180,6 +183,45 @@ describe('the check', () => {
     const after = await checkCounts(t);
     expect({ allowed: after.allowed - before.allowed, redirected: after.redirected - before.redirected, refused: after.refused - before.refused })
       .toEqual({ allowed: 2, redirected: 3, refused: 6 });
+  });
+
+  it('answers over real HTTP, before Fastify, as the route does: from the database, from memory, refusals; each check counted once', async () => {
+    const t = await makeApp();
+    const { site } = await signedIn(t);
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const kept = ['cache-control', 'content-type', 'location', 'www-authenticate', 'remote-user', 'remote-email', 'remote-name', 'remote-groups', 'remote-role'];
+    const shape = (status: number, headers: Record<string, unknown>, body: string) =>
+      ({ status, headers: Object.fromEntries(kept.filter((name) => headers[name] !== undefined).map((name) => [name, String(headers[name])])), body });
+    const overHttp = (endpoint: 'forward' | 'auth-request', o: CheckOptions) => new Promise<ReturnType<typeof shape>>((resolve, reject) => {
+      const { url, headers } = checkRequest(endpoint, o);
+      const req = httpRequest({ host: '127.0.0.1', port, path: url, headers }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('end', () => resolve(shape(res.statusCode!, res.headers, body)));
+      });
+      req.on('error', reject).end();
+    });
+    // Closed with the app after the test (helpers/app.ts).
+    const cases: [Parameters<typeof overHttp>[0], CheckOptions, number][] = [
+      ['forward', { host: 'wiki.localhost', site, browser: true }, 200], // the database, then remembered
+      ['forward', { host: 'wiki.localhost', site, browser: true }, 200], // from memory
+      ['auth-request', { host: 'wiki.localhost', site }, 200],
+      ['forward', { host: 'wiki.localhost', browser: true }, 302],
+      ['auth-request', { host: 'wiki.localhost', browser: true }, 401],
+      ['forward', { host: 'other.localhost', site, browser: true }, 403],
+      ['forward', { host: 'wiki.localhost', site: 'x'.repeat(43) }, 401],
+    ];
+    const before = await checkCounts(t);
+    for (const [endpoint, o, status] of cases) {
+      const early = await overHttp(endpoint, o);
+      const routed = await (endpoint === 'forward' ? forwardCheck : authRequestCheck)(t, o);
+      expect(early.status).toBe(status);
+      expect(early).toEqual(shape(routed.statusCode, routed.headers, routed.body));
+    }
+    expect((await overHttp('forward', { host: 'wiki.localhost', site })).headers['remote-user']).toBe('ada');
+    const after = await checkCounts(t);
+    expect({ allowed: after.allowed - before.allowed, redirected: after.redirected - before.redirected, refused: after.refused - before.refused })
+      .toEqual({ allowed: 7, redirected: 4, refused: 4 });
   });
 
   it('believes forwarded headers only from the configured proxies (loopback when unset): 403 for anyone else', async () => {

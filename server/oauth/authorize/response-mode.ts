@@ -65,13 +65,15 @@ export function formPostCsp(origin: string): string {
 
 /**
  * The form-post page's HTML: the parameters as hidden fields of a form posting to `redirectUri`,
- * a button, and the auto-submit script. Values are escaped; `undefined` values are left out. The
+ * a line and a button for a browser that does not run the auto-submit script, and the script.
+ * The line is always there rather than in <noscript>: a browser may hide <noscript> content even
+ * with script off (Chromium under DevTools' script switch does), leaving a bare button. Values are escaped; `undefined` values are left out. The
  * `text` is the catalogue's (trusted HTML without markup, i18n/index.ts), written as it is.
  */
 export function formPostHtml(
   redirectUri: string,
   params: Record<string, string | undefined>,
-  text: { lang: string; title: string; button: string; noScript: string },
+  text: { lang: string; title: string; button: string; manual: string },
 ): string {
   const fields = responseFields(params)
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
@@ -87,7 +89,7 @@ export function formPostHtml(
 <body>
 <form method="post" action="${escapeHtml(redirectUri)}">
 ${fields}
-<noscript><p>${text.noScript}</p></noscript>
+<p>${text.manual}</p>
 <button type="submit">${text.button}</button>
 </form>
 <script>${AUTO_SUBMIT}</script>
@@ -112,7 +114,7 @@ export function sendAuthorizationResponse(
   if (mode === 'query') return reply.redirect(responseUrl(redirectUri, params), status);
   const { locale, t } = pageText(reply.server.ctx.config, reply.request);
   const html = formPostHtml(redirectUri, params, {
-    lang: locale, title: t('formPost.title'), button: t('formPost.button'), noScript: t('formPost.noScript'),
+    lang: locale, title: t('formPost.title'), button: t('formPost.button'), manual: t('formPost.manual'),
   });
   return reply
     .status(200)

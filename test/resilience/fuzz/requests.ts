@@ -27,14 +27,16 @@ const OAUTH_JSON = [
   '/api/auth/oauth2/token', '/api/auth/oauth2/revoke', '/api/auth/oauth2/userinfo', '/api/auth/oauth2/device_authorization',
   '/api/auth/oauth2/introspect', '/api/auth/jwks', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server',
 ];
-const BROWSER_API = ['/api/auth/oauth2/authorize', '/api/auth/oauth2/end-session', '/api/auth/callback/', '/api/auth/sign-in/:'];
+// Forward auth's start is where a proxy sends the browser to sign in: a page, like authorize.
+const BROWSER_API = ['/api/auth/oauth2/authorize', '/api/auth/oauth2/end-session', '/api/auth/callback/', '/api/auth/sign-in/:', '/api/auth/forward/start'];
 
 export function shapeOf(url: string): Shape {
   if (OAUTH_JSON.includes(url)) return 'oauth';
   if (BROWSER_API.some((prefix) => url.startsWith(prefix))) return 'page';
   // Files: the branding logo and stylesheet (an <img> or <link> asks, not a person) answer problem+json too;
   // so does /metrics, which a Prometheus server asks.
-  if (url.startsWith('/api/') || url === '/healthz' || url === '/ca.pem' || url === '/metrics' || url.startsWith('/branding/')) return 'problem';
+  // WebFinger (RFC 7033) is asked by programs (Tailscale), so its errors are problem+json.
+  if (url.startsWith('/api/') || url === '/.well-known/webfinger' || url === '/healthz' || url === '/ca.pem' || url === '/metrics' || url.startsWith('/branding/')) return 'problem';
   return 'page';
 }
 
