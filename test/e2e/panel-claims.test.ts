@@ -141,6 +141,11 @@ describe('the Claims tab', () => {
       if (r.url().includes('/api/admin/') && r.status() === 403) refused.push(new URL(r.url()).pathname);
     });
     await firstPanelSignIn(mine, server.url, { email: 'max@example.com', password: PASSWORD, name: 'Max Manager' });
+    // The overview an app manager lands on asks for nothing the role does not cover (no installation-wide activity).
+    await mine.getByRole('heading', { name: 'Overview' }).waitFor();
+    await mine.locator('.stat').first().waitFor();
+    expect(refused).toEqual([]);
+    expect(await mine.getByTestId('activity').count()).toBe(0);
 
     // Through the panel's own links (a reload would sign in again first).
     await mine.locator('#main-nav').getByRole('link', { name: 'Applications' }).click();

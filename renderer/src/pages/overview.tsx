@@ -1,6 +1,7 @@
-import { createResource, For } from 'solid-js';
+import { createResource, For, Show } from 'solid-js';
 import { A } from '@solidjs/router';
 import { client, ok } from '../api';
+import { managesPeople } from '../me';
 import { Async, CopyField } from '../ui';
 import { ActivityPanel } from './activity-lazy';
 
@@ -56,7 +57,10 @@ export function OverviewPage() {
                 )}
               </For>
             </div>
-            <ActivityPanel />
+            {/* Installation-wide activity is people data: app managers see their applications' own. */}
+            <Show when={managesPeople()}>
+              <ActivityPanel />
+            </Show>
             <h2>{t.installation}</h2>
             <div class="card">
               <CopyField label={t.issuer} value={o.issuer} />
