@@ -9,13 +9,25 @@
  *   the restarted instance serves again within the documented 10 s of answering /readyz, and
  *   stopping the other one after that wait fails no request either.
  * Each proxy and instance is started here, on a free port, and stopped by the pid started.
+ *
+ * And the README's "Protect an app without OIDC" snippets (issue 34) are real too:
+ * - each block is, line for line without comments and blank lines (and, for Caddy and nginx,
+ *   indentation), what the README's own command prints: the built `gatehouse app show media
+ *   --proxy … --upstream http://127.0.0.1:8096` against a Gatehouse whose issuer is
+ *   https://id.lan.example, with the application made by `gatehouse app create … --forward-auth-host
+ *   media.lan.example`; so the README cannot drift from the server's snippets (server/forward-auth/snippets.ts);
+ * - the Caddy block passes `caddy validate`, the nginx block `nginx -t` (in an http block, with a
+ *   temporary certificate for the one it names, in a private mount namespace whose /etc/hosts
+ *   gives id.lan.example an address, since nginx resolves proxy_pass hosts when it loads);
+ * - the Traefik block parses as YAML into the same middleware, routers and services.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { freePort } from '../helpers/free-port.js';
-import { CLI, ROOT, cleanEnv, ensureBuilt, removeTempDirs, startServer, tempDir, type ServerProcess } from '../helpers/server-process.js';
+import { CLI, ROOT, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type ServerProcess } from '../helpers/server-process.js';
 
 const GUIDE = readFileSync(join(ROOT, 'docs/postgresql.md'), 'utf8');
 /** The documented wait after a restarted instance answers /readyz, before stopping the next. */
@@ -88,6 +100,116 @@ describe('docs/postgresql.md: the proxy configurations as written', () => {
     const validated = await run('caddy', ['validate', '--config', file, '--adapter', 'caddyfile'], caddyEnv);
     expect(validated.output).toContain('Valid configuration');
     expect(validated.code).toBe(0);
+  });
+});
+
+/** The README's forward-auth section and its fenced blocks, by language. */
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const PROTECT = /\n## Protect an app without OIDC\n([\s\S]*?)\n## /.exec(README)?.[1] ?? '';
+function readmeBlock(language: string): string {
+  const match = new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(PROTECT);
+  if (!match) throw new Error(`README.md's "Protect an app without OIDC" has no ${language} block`);
+  return match[1]!;
+}
+
+/**
+ * A configuration as the README shows it: comments and blank lines gone; for Caddy and nginx
+ * (where they carry no meaning) indentation and runs of spaces too. YAML keeps its indentation.
+ */
+function withoutComments(text: string, keepIndentation: boolean): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.replace(/(^|\s)#.*$/, '').trimEnd())
+    .filter((line) => line !== '')
+    .map((line) => (keepIndentation ? line : line.trim().replace(/\s+/g, ' ')));
+}
+
+describe('README.md: the forward-auth snippets are what `gatehouse app show --proxy` prints, and they load', () => {
+  const TOKEN = 'docs-proxies-readme-admin-token';
+  const printed: Record<string, string> = {};
+  let server: ServerProcess | undefined;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    server = await startServer(
+      process.execPath,
+      [CLI, 'serve'],
+      cleanEnv({ HOST: '127.0.0.1', PORT: String(await freePort()), GATEHOUSE_DATA_DIR: tempDir('gatehouse-docs-readme-'), GATEHOUSE_ISSUER: 'https://id.lan.example', ADMIN_TOKEN: TOKEN }),
+    );
+    const env = cleanEnv({ GATEHOUSE_URL: server.url, ADMIN_TOKEN: TOKEN });
+    const created = await runCli(
+      ['app', 'create', '--name', 'Media', '--audience', 'https://media.lan.example', '--redirect-uri', 'https://media.lan.example/unused', '--forward-auth-host', 'media.lan.example'],
+      env,
+    );
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    for (const proxy of ['caddy', 'nginx', 'traefik']) {
+      const shown = await runCli(['app', 'show', 'media', '--proxy', proxy, '--upstream', 'http://127.0.0.1:8096'], env);
+      expect(shown.stderr).toBe('');
+      expect(shown.code).toBe(0);
+      printed[proxy] = shown.stdout;
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('names the command, the issuer and the upstream the blocks are printed for', () => {
+    const prose = PROTECT.replace(/\s+/g, ' ');
+    expect(prose).toContain('`gatehouse app show media --proxy caddy|nginx|traefik --upstream http://127.0.0.1:8096`');
+    expect(prose).toContain('Gatehouse at `https://id.lan.example`');
+  });
+
+  it('each block is, without comments, what the command prints: the same for Caddy, nginx and Traefik', () => {
+    for (const [proxy, language, keepIndentation] of [['caddy', 'caddyfile', false], ['nginx', 'nginx', false], ['traefik', 'yaml', true]] as const) {
+      const block = readmeBlock(language);
+      // Compact: no comment and no blank line in the README's copy.
+      expect(withoutComments(block, true), proxy).toEqual(block.trimEnd().split('\n'));
+      expect(withoutComments(block, keepIndentation), proxy).toEqual(withoutComments(printed[proxy]!, keepIndentation));
+      // What the printed snippet says about itself, left out of the README: it did have comments.
+      expect(printed[proxy]!.split('\n')[0], proxy).toMatch(/^# Gatehouse forward auth for "Media" \(media\)/);
+    }
+  });
+
+  it('the Caddy block passes caddy validate (Caddyfile adapter)', async () => {
+    const file = join(dir, 'Caddyfile.readme');
+    writeFileSync(file, readmeBlock('caddyfile'));
+    const validated = await run('caddy', ['validate', '--config', file, '--adapter', 'caddyfile'], caddyEnv);
+    expect(validated.output).toContain('Valid configuration');
+    expect(validated.code).toBe(0);
+  });
+
+  it('the nginx block passes nginx -t inside an http block, with id.lan.example resolvable', async () => {
+    const block = readmeBlock('nginx');
+    expect(block).toContain('ssl_certificate /etc/ssl/certs/your-site.pem;');
+    expect(block).toContain('ssl_certificate_key /etc/ssl/private/your-site.key;');
+    const conf = nginxConf(
+      block.replace('/etc/ssl/certs/your-site.pem', join(dir, 'cert.pem')).replace('/etc/ssl/private/your-site.key', join(dir, 'key.pem')),
+      'nginx-readme',
+    );
+    // nginx looks up proxy_pass hosts as it loads: id.lan.example gets 127.0.0.1 in a hosts file
+    // bind-mounted over /etc/hosts in this command's own mount namespace (the machine's is untouched).
+    const hosts = join(dir, 'hosts');
+    writeFileSync(hosts, `${readFileSync('/etc/hosts', 'utf8')}\n127.0.0.1 id.lan.example\n`);
+    const checked = await run('unshare', ['-m', '--propagation', 'private', 'sh', '-c', 'mount --bind "$0" /etc/hosts && exec nginx -t "$@"', hosts, ...nginxArgs(conf)]);
+    expect(checked.output).toContain('syntax is ok');
+    expect(checked.output).toContain('test is successful');
+    expect(checked.code).toBe(0);
+    expect(readFileSync('/etc/hosts', 'utf8')).not.toContain('id.lan.example');
+  });
+
+  it('the Traefik block parses as YAML into the printed middleware, routers and services', () => {
+    const readme = parseYaml(readmeBlock('yaml')) as { http: Record<string, Record<string, Record<string, unknown>>> };
+    expect(readme).toEqual(parseYaml(printed.traefik!));
+    expect(readme.http.middlewares!['gatehouse-media']).toEqual({
+      forwardAuth: { address: 'https://id.lan.example/api/auth/forward', authResponseHeadersRegex: '^Remote-' },
+    });
+    expect(readme.http.routers).toEqual({
+      media: { rule: 'Host(`media.lan.example`)', middlewares: ['gatehouse-media'], service: 'media' },
+      'media-gatehouse': { rule: '(Host(`media.lan.example`)) && PathPrefix(`/.gatehouse/`)', service: 'gatehouse-media' },
+    });
+    expect(Object.keys(readme.http.services!)).toEqual(['media', 'gatehouse-media']);
   });
 });
 
