@@ -8,25 +8,14 @@
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type RunResult, type ServerProcess } from '../helpers/server-process.js';
+import { failed, ok } from '../helpers/cli-result.js';
+import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type ServerProcess } from '../helpers/server-process.js';
 
 let server: ServerProcess;
 let env: NodeJS.ProcessEnv;
 let token: string;
 
 const gatehouse = (...args: string[]) => runCli(args, env);
-
-function ok(result: RunResult): string {
-  expect(result.stderr, result.stdout).toBe('');
-  expect(result.code).toBe(0);
-  return result.stdout;
-}
-
-function failed(result: RunResult, ...lines: string[]) {
-  expect(result.stderr.trimEnd().split('\n')).toEqual(lines);
-  expect(result.stdout).toBe('');
-  expect(result.code).toBe(1);
-}
 
 beforeAll(async () => {
   ensureBuilt();
