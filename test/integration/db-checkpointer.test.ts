@@ -56,14 +56,18 @@ describe('checkpointer', () => {
     dirs.push(dir);
     const file = join(dir, 'gatehouse.db');
     const db = openDatabase(file);
-    const checkpointer = startCheckpointer(db, file, 50, 2 * 1024 * 1024);
+    // The WAL holds about twice what was written (each commit rewrites the table's pages too): 1 MiB
+    // of rows makes ~2 MiB of WAL, so the threshold sits well above it, at 4 MiB.
+    const checkpointer = startCheckpointer(db, file, 50, 4 * 1024 * 1024);
     const before = statSync(file).size;
 
     writeMegabytes(db, 1);
+    expect(statSync(`${file}-wal`).size).toBeLessThan(4 * 1024 * 1024);
     await new Promise((r) => setTimeout(r, 400)); // eight ticks: no worker, no checkpoint
     expect(statSync(file).size).toBe(before);
 
     writeMegabytes(db, 2);
+    expect(statSync(`${file}-wal`).size).toBeGreaterThan(4 * 1024 * 1024);
     await fileGrowsPast(file, 2 * 1024 * 1024);
     expect(statSync(file).size).toBeGreaterThan(2 * 1024 * 1024);
 
