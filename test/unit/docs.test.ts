@@ -40,6 +40,11 @@ describe('links', () => {
     expect(broken).toEqual([]);
   });
 
+  it('every code block is closed: fences come in pairs (an odd one turns the rest of the page into code)', () => {
+    const odd = pages.filter((page) => read(page).split('\n').filter((line) => /^\s*(```|~~~)/.test(line)).length % 2 !== 0);
+    expect(odd).toEqual([]);
+  });
+
   it('every `npm run` script a page names is in package.json', () => {
     const scripts = Object.keys(packageJson.scripts);
     const unknown = pages.flatMap((page) => npmRunsOf(read(page)).filter((s) => !scripts.includes(s)).map((s) => `${page}: npm run ${s}`));
