@@ -9,7 +9,8 @@
 import type { ClientType } from '../db/schema.js';
 import type { FieldError } from '../http/problem.js';
 
-const PRIVATE_SUFFIXES = ['.local', '.lan', '.home.arpa', '.internal'];
+// `.localhost` names resolve to loopback only (RFC 6761 §6.3; browsers and curl keep them there).
+const PRIVATE_SUFFIXES = ['.local', '.lan', '.home.arpa', '.internal', '.localhost'];
 
 function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);

@@ -292,9 +292,11 @@ describe('redirect URI rules', () => {
     ['web', 'http://wiki.lan/cb', true],
     ['web', 'http://box.home.arpa/cb', true],
     ['web', 'http://svc.internal/cb', true],
+    ['web', 'http://wiki.localhost:3000/cb', true],
     ['web', 'http://local/cb', false],
     // Look-alikes of private names are public hosts.
     ['web', 'http://localhost.example.com/cb', false],
+    ['web', 'http://wiki.localhost.example.com/cb', false],
     ['web', 'http://127.0.0.1.nip.io/cb', false],
     ['web', 'http://10.0.0.1.example.com/cb', false],
     ['web', 'http://nas.local.example.com/cb', false],
