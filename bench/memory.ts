@@ -227,15 +227,19 @@ function processTree(pid: number): { pid: number; command: string }[] {
 }
 
 interface Snapshot {
-  processes: { pid: number; command: string; rssBytes: number; anonBytes: number; fileBytes: number }[];
+  processes: { pid: number; command: string; rssBytes: number; anonBytes: number; fileBytes: number; threads: number }[];
   totalBytes: number;
   server: BenchMetrics['memory'];
+  spaces: Record<string, number>;
+  malloc: BenchMetrics['malloc'] | undefined;
+  launch: BenchMetrics['launch'] | undefined;
+  reclaims: BenchMetrics['idleReclaim'];
 }
 
 async function snapshot(server: BenchServer): Promise<Snapshot> {
-  const processes = processTree(server.pid).map((p) => ({ ...p, ...rssParts(p.pid) }));
-  const { memory } = await server.ask<BenchMetrics>({ type: 'bench-metrics' });
-  return { processes, totalBytes: processes.reduce((sum, p) => sum + p.rssBytes, 0), server: memory };
+  const processes = processTree(server.pid).map((p) => ({ ...p, ...rssParts(p.pid), threads: readdirSync(`/proc/${p.pid}/task`).length }));
+  const { memory, heapSpaces, malloc, launch, idleReclaim } = await server.ask<BenchMetrics>({ type: 'bench-metrics' });
+  return { processes, totalBytes: processes.reduce((sum, p) => sum + p.rssBytes, 0), server: memory, spaces: heapSpaces ?? {}, malloc, launch, reclaims: idleReclaim };
 }
 
 /** `gatehouse serve --ldap` as a person starts it: `node bin/gatehouse.js serve`, no flags of ours. */
@@ -304,7 +308,7 @@ async function startFloor(dataDir: string): Promise<{ pid: number; stop(): Promi
 }
 
 function describe(s: Snapshot): string {
-  return s.processes.map((p) => `${p.command.split(' ').slice(0, 3).join(' ')}: ${mb(p.rssBytes)}`).join('; ');
+  return s.processes.map((p) => `${p.command.split(' ').slice(0, 3).join(' ')}: ${mb(p.rssBytes)} (${p.threads} threads)`).join('; ');
 }
 
 async function run(): Promise<BenchResult[]> {
@@ -318,6 +322,7 @@ async function run(): Promise<BenchResult[]> {
   const floor = await startFloor(floorDir);
   try {
     const atReady = await snapshot(server);
+    if (process.env.BENCH_HEAP_SNAPSHOT) await server.ask({ type: 'bench-heap-snapshot', file: `${process.env.BENCH_HEAP_SNAPSHOT}.ready` });
     await accountsAndOAuth(server, receiver.url);
     await awaitDeliveries(receiver.received, EXPECTED_DELIVERIES);
     await forwardAuthAndLdap(server, ldapPort);
@@ -326,6 +331,8 @@ async function run(): Promise<BenchResult[]> {
     const busyLoad = loadAverage();
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
     const idle = await snapshot(server);
+    // BENCH_HEAP_SNAPSHOT=FILE: the idle server's heap (and FILE.ready at ready), to read in DevTools.
+    if (process.env.BENCH_HEAP_SNAPSHOT) await server.ask({ type: 'bench-heap-snapshot', file: process.env.BENCH_HEAP_SNAPSHOT });
     const floorIdle = rssParts(floor.pid);
     const main = idle.processes.at(-1)!;
     const parts = (s: Snapshot) => ({ heapUsed: mb(s.server.heapUsed), heapTotal: mb(s.server.heapTotal), external: mb(s.server.external), arrayBuffers: mb(s.server.arrayBuffers) });
@@ -341,6 +348,10 @@ async function run(): Promise<BenchResult[]> {
       'server heap used / total MB (ready, warm-up, idle)': [atReady, busy, idle].map((s) => `${parts(s).heapUsed}/${parts(s).heapTotal}`).join(', '),
       'server external MB (ready, warm-up, idle)': [atReady, busy, idle].map((s) => parts(s).external).join(', '),
       'server array buffers MB (ready, warm-up, idle)': [atReady, busy, idle].map((s) => parts(s).arrayBuffers).join(', '),
+      'server V8 spaces MB after idle': Object.entries(idle.spaces).filter(([, bytes]) => bytes > 0).map(([space, bytes]) => `${space.replace(/_space$/, '')} ${mb(bytes)}`).join(', '),
+      'server malloc MB after idle (arena, in use, free, mmapped)': idle.malloc ? [idle.malloc.arena, idle.malloc.inUse, idle.malloc.free, idle.malloc.mmapped].map(mb).join(', ') : 'n/a',
+      'idle reclaims': idle.reclaims ? `${idle.reclaims.count}, last ${mb(idle.reclaims.last?.beforeBytes ?? 0)} → ${mb(idle.reclaims.last?.afterBytes ?? 0)} MB in ${idle.reclaims.last?.ms ?? 0} ms` : 'off',
+      'server launch settings': idle.launch ? `${idle.launch.v8Flags.join(' ') || 'command line'}${idle.launch.mmapThreshold ? ', mmap threshold' : ''}` : 'n/a',
       'floor RSS MB (Fastify + better-sqlite3 + jose, listening)': mb(floorIdle.rssBytes),
       'floor anonymous / files MB': `${mb(floorIdle.anonBytes)} / ${mb(floorIdle.fileBytes)}`,
       'load avg (warm-up end, measurement)': `${busyLoad}, ${loadAverage()}`,
