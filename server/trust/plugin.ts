@@ -12,7 +12,7 @@ import { Type } from 'typebox';
 import { renderSVG } from 'uqr';
 import type { AppContext, FeatureOptions } from '../context.js';
 import { requireAdmin } from '../http/admin-auth.js';
-import { notFound } from '../http/problem.js';
+import { notFound, sendProblem } from '../http/problem.js';
 import { adminErrors, adminSecurity as security, NoQuery } from '../http/schemas.js';
 import type { LanTrustHooks } from '../http/lan-trust-wire.js';
 import { trustAnswer } from './answer.js';
@@ -70,7 +70,9 @@ export const trustPlugin: FastifyPluginAsync<FeatureOptions> = async (app) => {
   const answer = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0]!;
     const found = trustAnswer(ctx.config, path, 'https');
-    if (!found) return reply.callNotFound();
+    // Problem details, as /ca.pem answers: devices and scripts fetch these more than people open them.
+    if (!found && !readLocalCa(ctx.config)) return sendProblem(reply, notFound('ca_not_found', 'This server has no local certificate authority.'));
+    if (!found) return sendProblem(reply, notFound('route_not_found', `No route for GET ${path}.`));
     return reply.headers(found.headers).send(found.body);
   };
   app.get('/trust', { schema: { hide: true } }, answer);

@@ -253,8 +253,8 @@ describe('set-up text trust lines', () => {
 describe('without a local CA', () => {
   it('answers 404 for the trust page, its JSON, files and QR code; trust is null in the TLS status and set-up text', async () => {
     const t = await makeApp();
-    for (const path of ['/trust', '/trust.json', '/trust/gatehouse-ca.pem', '/trust/firefox-policies.json']) {
-      expectProblem(await t.app.inject({ method: 'GET', url: path }), 404, 'route_not_found');
+    for (const path of ['/trust', '/trust.json', '/trust/gatehouse-ca.pem', '/trust/firefox-policies.json', '/trust/other']) {
+      expectProblem(await t.app.inject({ method: 'GET', url: path }), 404, 'ca_not_found');
     }
     expectProblem(await t.admin('GET', '/api/admin/tls/trust-qr.svg'), 404, 'ca_not_found');
     const tls = (await t.admin('GET', '/api/admin/tls')).json();
@@ -267,6 +267,6 @@ describe('without a local CA', () => {
     const empty = tempDataDir();
     writeFileSync(join(empty, 'marker'), '');
     const u = await makeApp({ config: { dataDir: empty, tls: { mode: 'auto', extraNames: [] } } });
-    expectProblem(await u.app.inject({ method: 'GET', url: '/trust.json' }), 404, 'route_not_found');
+    expectProblem(await u.app.inject({ method: 'GET', url: '/trust.json' }), 404, 'ca_not_found');
   });
 });
