@@ -16,8 +16,14 @@
  *
  * Failed binds (spec: "rate-limited per address and per bind name"): each failure counts against
  * the connection's address and against the bind name, whether the name exists or not (a person's
- * name is never looked up before the password is: the secret is, by its hash). Past either budget
- * the bind is not checked at all and answers busy after BUSY_DELAY_MS. Every checked failure is
+ * name is never looked up before the password is: the secret is, by its hash). An address past
+ * its budget is not checked at all. The name's budget is weighed only after the password (issue
+ * 49, H4; OWASP's Authentication Cheat Sheet, "Account Lockout": a lockout anyone can trigger is
+ * a denial of service): the right password binds even while the name's budget is spent, so
+ * nobody can lock a service account or a person out by binding wrongly in their name; a wrong one
+ * past either budget answers busy after BUSY_DELAY_MS. Guessing stays hopeless: app passwords
+ * and service-account passwords are random (150 and 256 bits), and each address may make
+ * BIND_FAILURES_PER_ADDRESS wrong binds a minute. Every failure answered invalidCredentials is
  * audited (`ldap.bind_failed`, no secret) and counted as a failed sign-in for the panel's charts.
  */
 import type { AppContext } from '../context.js';
@@ -110,20 +116,24 @@ export async function bind(
   }
 
   const now = ctx.clock.now().getTime();
-  const key = nameKey(request.name);
-  if (limits.byAddress.blocked(channel.address, now) !== undefined || limits.byName.blocked(key, now) !== undefined) {
+  const busy = async (): Promise<BindOutcome> => {
     ctx.metrics.ldapBind('busy');
     await new Promise((resolve) => setTimeout(resolve, BUSY_DELAY_MS));
     return refuse(ResultCode.busy, 'too many failed binds; try again later');
-  }
+  };
+  if (limits.byAddress.blocked(channel.address, now) !== undefined) return busy();
 
   const identity = await check(ctx, named(request.name, base.dn), password.toString('utf8'), base.text);
   if (identity) {
     ctx.metrics.ldapBind('success');
     return { result: { code: ResultCode.success }, identity };
   }
+  // A wrong password: counted against the address and the name; past the name's budget, busy.
+  const key = nameKey(request.name);
+  const nameSpent = limits.byName.blocked(key, now) !== undefined;
   limits.byAddress.hit(channel.address, now);
   limits.byName.hit(key, now);
+  if (nameSpent) return busy();
   ctx.metrics.ldapBind('invalid_credentials');
   const at = ctx.clock.now();
   await recordAudit(ctx.db, at, {
