@@ -38,11 +38,15 @@ import { isWithin, parseDn, singleAva, type Dn } from './dn.js';
 import { ResultCode, type BindRequest, type ResultFields } from './protocol.js';
 import { PEOPLE_OU, SERVICES_OU, personDn, serviceAccountDn } from './tree.js';
 
-/** Who a connection is bound as. */
+/**
+ * Who a connection is bound as. A bound identity carries its application's `groupsFilter` as it
+ * stands (read again before each operation, `refreshIdentity`): the groups the reader may see
+ * (null: all of them), as the `groups` claim does (docs/claims-and-scopes.md).
+ */
 export type Identity =
   | { kind: 'anonymous' }
-  | { kind: 'service'; dn: string; applicationId: string; passwordHash: string }
-  | { kind: 'person'; dn: string; applicationId: string; personId: string; appPasswordId: string };
+  | { kind: 'service'; dn: string; applicationId: string; passwordHash: string; groupsFilter: readonly string[] | null }
+  | { kind: 'person'; dn: string; applicationId: string; personId: string; appPasswordId: string; groupsFilter: readonly string[] | null };
 
 export const ANONYMOUS: Identity = { kind: 'anonymous' };
 
@@ -152,7 +156,7 @@ async function check(ctx: AppContext, name: Named, password: string, base: strin
     const hash = app?.ldap.enabled ? app.ldapPasswordHash : null;
     const ok = matchesHash(password, hash ?? NO_HASH);
     if (!ok || !app || !hash) return undefined;
-    return { kind: 'service', dn: serviceAccountDn(base, app.id), applicationId: app.id, passwordHash: hash };
+    return { kind: 'service', dn: serviceAccountDn(base, app.id), applicationId: app.id, passwordHash: hash, groupsFilter: app.groupsFilter };
   }
   // A name that names nobody still pays for the look-up of the password, like one that does.
   const match = await verifyAppPassword(ctx, { login: name.kind === 'person' ? name.login : '', password });
@@ -164,22 +168,25 @@ async function check(ctx: AppContext, name: Named, password: string, base: strin
     applicationId: match.application.id,
     personId: match.person.id,
     appPasswordId: match.appPasswordId,
+    groupsFilter: match.application.groupsFilter,
   };
 }
 
 /**
- * Whether a bound identity still holds (asked before each operation): the service account's
- * password unchanged and LDAP still on; the app password still there and allowed. Anything else
- * makes the connection anonymous again.
+ * A bound identity as it stands now (asked before each operation): the same identity, with its
+ * application's current `groupsFilter`, while the service account's password is unchanged and
+ * LDAP still on, or the app password still there and allowed; anonymous otherwise.
  */
-export async function stillValid(ctx: AppContext, identity: Identity): Promise<boolean> {
-  if (identity.kind === 'anonymous') return true;
+export async function refreshIdentity(ctx: AppContext, identity: Identity): Promise<Identity> {
+  if (identity.kind === 'anonymous') return identity;
   if (identity.kind === 'service') {
     const app = await findApplication(ctx.db, identity.applicationId);
-    return Boolean(app?.ldap.enabled && app.ldapPasswordHash === identity.passwordHash);
+    if (!app?.ldap.enabled || app.ldapPasswordHash !== identity.passwordHash) return ANONYMOUS;
+    return { ...identity, groupsFilter: app.groupsFilter };
   }
   const match = await appPasswordStillValid(ctx, identity.appPasswordId);
-  return Boolean(match?.application.ldap.enabled) && (await inGroupRule(ctx, match!.application, match!.person.id));
+  if (!match?.application.ldap.enabled || !(await inGroupRule(ctx, match.application, match.person.id))) return ANONYMOUS;
+  return { ...identity, groupsFilter: match.application.groupsFilter };
 }
 
 /**
