@@ -21,6 +21,7 @@ import { loadConfig } from '../../server/config.js';
 import { start, type Running } from '../../server/main.js';
 import { tlsPaths } from '../../server/ops/tls.js';
 import { caFetch, type CaFetch } from '../helpers/ca-fetch.js';
+import { cleanEnv as cliEnv, ensureBuilt, runCli } from '../helpers/server-process.js';
 
 const TOKEN = 'trust-clients-admin-token-0123456789';
 const PYTHON = '/usr/bin/python3';
@@ -197,6 +198,22 @@ except Exception as e:
     expect(ok.stdout.trim().split('\n')).toEqual([running.config.issuer, running.config.issuer]);
     const refused = await run(PYTHON, ['-c', script, discovery()], { env: cleanEnv() });
     expect(refused.stdout.trim()).toBe('failed: SSLError');
+  });
+
+  it('gatehouse app setup prints the same lines for the CA path given, and names a bad one', async () => {
+    ensureBuilt();
+    const env = cliEnv({ GATEHOUSE_DATA_DIR: running.config.dataDir, GATEHOUSE_URL: running.url, ADMIN_TOKEN: TOKEN });
+    const out = await runCli(['app', 'setup', 'outline', '--ca-path', '/srv/outline/ca.pem'], env);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toContain([
+      `--- trust the local CA (node; SHA-256 ${trustJson.fingerprintSha256}) ---`,
+      'NODE_EXTRA_CA_CERTS=/srv/outline/ca.pem',
+      `$ curl -fsS --insecure --create-dirs -o /srv/outline/ca.pem ${running.url}/trust/gatehouse-ca.pem`,
+      '$ openssl x509 -noout -fingerprint -sha256 -in /srv/outline/ca.pem',
+    ].join('\n'));
+    const bad = await runCli(['app', 'setup', 'outline', '--ca-path', 'srv/ca.pem'], env);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('query.caPath: must be an absolute path of letters, digits, ".", "_", "/" and "-" only');
   });
 
   it('PHP reaches discovery with the php.ini setting from the set-up text, and fails without it', async () => {
