@@ -38,6 +38,15 @@ export async function findPersonByEmail(db: Db, email: string): Promise<Person |
   return await one(byEmail(db), { email: normalizeEmail(email) });
 }
 
+/** Prepared once: username sign-in (`people_username_uq`; usernames are stored lower-case). */
+const byUsername = preparedPerDb((db) => db.select().from(people).where(eq(people.username, sql.placeholder('username'))).prepare());
+
+export async function findPersonByUsername(db: Db, username: string): Promise<Person | undefined> {
+  const name = username.trim().toLowerCase();
+  if (name.length === 0 || name.length > 64) return undefined;
+  return await one(byUsername(db), { username: name });
+}
+
 export function userRecord(p: Person) {
   return {
     id: p.id, email: p.email, emailVerified: p.emailVerified, username: p.username,
