@@ -122,8 +122,11 @@ export class SourceConnection {
       timeout: options.timeoutMs,
       connectTimeout: options.timeoutMs,
       strictDN: false,
-      tlsOptions: options_,
-      createConnection: ((...args: Parameters<typeof net.connect>) => count(net.connect(...args))) as typeof net.connect,
+      // ldapts connects with TLS whenever it is given TLS options: only for ldaps:// (StartTLS gets them at the upgrade).
+      ...(secure ? { tlsOptions: options_ } : {}),
+      // Bytes are counted on the socket LDAP messages arrive on: the TLS socket once StartTLS
+      // upgraded the plain one (a listener on the plain socket would steal TLS's records).
+      createConnection: ((...args: Parameters<typeof net.connect>) => (endpoint.startTls ? net.connect(...args) : count(net.connect(...args)))) as typeof net.connect,
       createSecureConnection: ((...args: Parameters<typeof tls.connect>) => count(tls.connect(...args))) as typeof tls.connect,
     });
     connection = new SourceConnection(client, host);

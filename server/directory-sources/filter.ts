@@ -55,6 +55,15 @@ export function checkFilter(filter: string): string | undefined {
   const text = filter.trim();
   if (!text.startsWith('(') || !text.endsWith(')')) return 'must be an LDAP filter in parentheses, such as (objectClass=person)';
   if (text.length > MAX_FILTER_LENGTH) return `must be at most ${MAX_FILTER_LENGTH} characters`;
+  // Parentheses balance outside escapes (the parser lets an unclosed `(&(a=b)` through).
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\\') i += 2;
+    else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0 && i !== text.length - 1) return 'must be one filter: wrap several in (&…) or (|…)';
+  }
+  if (depth !== 0) return 'has unbalanced parentheses';
   try {
     FilterParser.parseString(text);
   } catch (error) {

@@ -149,9 +149,9 @@ export async function deletePerson(ctx: AppContext, id: string, actor: string): 
 /** Sends the password-reset e-mail (at most one a minute per person, like the sign-in page's). */
 export async function sendPasswordReset(ctx: AppContext, id: string, actor: string, log: Pick<FastifyBaseLogger, 'warn'>): Promise<void> {
   const person = await personOrNotFound(ctx.db, id);
+  if (person.sourceId !== null) throw managedBySource(`${person.email}'s password is kept by their directory source; reset it there.`);
   if (!mailerFor(ctx.config)) throw conflict('mail_not_configured', 'No mail server is configured (SMTP_URL), so no reset e-mail can be sent.');
   if (person.status === 'disabled') throw conflict('person_disabled', `${person.email} is disabled: enable them first.`);
-  if (person.sourceId !== null) throw managedBySource(`${person.email}'s password is kept by their directory source; reset it there.`);
   await requestPasswordReset(ctx, person.email, log);
   await recordAudit(ctx.db, ctx.clock.now(), { actor, action: 'person.password_reset_sent', target: id, details: { email: person.email } });
 }
