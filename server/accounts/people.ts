@@ -43,7 +43,8 @@ const byUsername = preparedPerDb((db) => db.select().from(people).where(eq(peopl
 
 export async function findPersonByUsername(db: Db, username: string): Promise<Person | undefined> {
   const name = username.trim().toLowerCase();
-  if (name.length === 0 || name.length > 64) return undefined;
+  // No username has these (people/username.ts), and PostgreSQL cannot even compare text with a NUL.
+  if (name.length === 0 || name.length > 64 || name.includes('\u0000')) return undefined;
   return await one(byUsername(db), { username: name });
 }
 

@@ -31,6 +31,7 @@ import {
   backchannelLogouts,
   consents,
   deviceAuthorizations,
+  directorySyncRuns,
   forwardAuthCodes,
   forwardAuthSessions,
   invitations,
@@ -69,6 +70,8 @@ const dayNumber = (at: Date) => Math.floor(at.getTime() / 86_400_000);
 export const AUTHORIZATION_CODE_MEMORY_MS = 10 * 60_000;
 /** An explicit consent not used for this long is forgotten (the person is asked again). */
 export const CONSENT_UNUSED_MS = 365 * 86_400_000;
+/** A directory source's sync runs are kept this long. */
+export const DIRECTORY_RUNS_KEPT_MS = 90 * 86_400_000;
 const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
 const sessionChildren = [
   { table: sessionRealms, key: ROW_ID, column: sessionRealms.sessionId },
@@ -122,4 +125,6 @@ export const RETENTION_RULES: RetentionRule[] = [
   // hand-over's codes live 60 seconds.
   { name: 'forward-auth site sessions', table: forwardAuthSessions, key: forwardAuthSessions.id, where: (_before, now) => lt(forwardAuthSessions.expiresAt, now) },
   { name: 'forward-auth codes', table: forwardAuthCodes, key: forwardAuthCodes.codeHash, where: (_before, now) => lt(forwardAuthCodes.expiresAt, now) },
+  // Issue 47: a directory source's sync runs (their conflicts and skipped entries) are kept 90 days.
+  { name: 'directory sync runs', table: directorySyncRuns, key: directorySyncRuns.id, where: (_before, now) => and(lt(directorySyncRuns.startedAt, new Date(now.getTime() - DIRECTORY_RUNS_KEPT_MS)), ne(directorySyncRuns.state, 'running'))! },
 ];

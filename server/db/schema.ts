@@ -1317,7 +1317,7 @@ export const directoryEntries = sqliteTable(
   (t) => [primaryKey({ columns: [t.sourceId, t.kind, t.entryKey] }), uniqueIndex('directory_entries_target_uq').on(t.kind, t.targetId)],
 );
 
-/** One sync run and what it did (kept 90 days, at most the newest 100 a source: data-lifecycle/retention-rules.ts). */
+/** One sync run and what it did (kept 90 days: data-lifecycle/retention-rules.ts). */
 export const directorySyncRuns = sqliteTable(
   'directory_sync_runs',
   {
