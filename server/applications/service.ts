@@ -16,7 +16,7 @@ import { checkRedirectUris, isPrivateHost, sameRedirectUris } from './redirect-u
 import { applicationRealm } from './realms.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
 import { getApplication } from './lookup.js';
-import { brandingRecord, checkAccentColor } from './branding.js';
+import { accentColorProblem, brandingRecord } from './branding.js';
 import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
 import { DEFAULT_GRANT_TYPES, type ApplicationCreate, type ApplicationPatch, type AuthPolicyPatch } from './schemas.js';
@@ -117,14 +117,14 @@ export async function listApplications(ctx: AppContext, limit: number, cursor?: 
   return { applications: page.items.map((app) => applicationRecord(app, ctx.config)), nextCursor: page.nextCursor };
 }
 
-function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path: string): AuthPolicy {
+/** `base` with `patch` over it; its problems are added to `errors`. */
+function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path: string, errors: FieldError[]): AuthPolicy {
   const policy: AuthPolicy = {
     signup_policy: patch?.signup_policy ?? base.signup_policy,
     allowed_providers: patch?.allowed_providers ?? base.allowed_providers,
     profile_fields: (patch?.profile_fields ?? base.profile_fields) as AuthPolicy['profile_fields'],
     mfa: patch?.mfa ?? base.mfa ?? 'optional',
   };
-  const errors: FieldError[] = [];
   policy.allowed_providers.forEach((id, i) => {
     if (!isKnownProvider(id)) errors.push({ path: `${path}.allowed_providers.${i}`, message: `unknown provider "${id}"` });
   });
@@ -132,7 +132,6 @@ function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path:
     errors.push({ path: `${path}.allowed_providers`, message: 'must not contain duplicates' });
   }
   errors.push(...checkProfileFieldDefinitions(policy.profile_fields, `${path}.profile_fields`));
-  if (errors.length) throw validationFailed(errors);
   return policy;
 }
 
@@ -209,14 +208,15 @@ interface ApplicationShape {
  * The rules a JSON schema cannot express (DESIGN §4.3), shared by create and update: redirect URIs
  * and grant types for the client type, the webhook and back-channel logout URLs, a webhook secret
  * only with a URL, an existing SSO group, the claim settings (claim-settings.ts), and forward auth's
- * hosts and groups (forward-auth/settings.ts). All failures are reported together as one 400.
+ * hosts and groups (forward-auth/settings.ts). Every failure is added to `errors`.
  * Returns the custom claims and the forward-auth settings as stored, when given.
  */
 async function checkApplication(
   ctx: AppContext,
   app: ApplicationShape,
+  errors: FieldError[],
 ): Promise<{ customClaims: CustomClaim[] | undefined; forwardAuth: ForwardAuthSettings | null | undefined }> {
-  const errors = checkRedirectUris(app.redirectUris, app.clientType);
+  errors.push(...checkRedirectUris(app.redirectUris, app.clientType));
   if (app.postLogoutRedirectUris) errors.push(...checkRedirectUris(app.postLogoutRedirectUris, app.clientType, 'body.postLogoutRedirectUris'));
   checkGrantTypes(app.grantTypes, app.clientType, errors);
   checkTargetUrl(ctx, app.webhookUrl, 'body.webhookUrl', errors);
@@ -237,8 +237,57 @@ async function checkApplication(
   if (app.forwardAuth === undefined && app.currentForwardAuth && app.clientType !== 'web') {
     errors.push({ path: 'body.clientType', message: 'an application that protects hosts (forwardAuth) must stay a web application' });
   }
-  if (errors.length) throw validationFailed(errors);
   return { customClaims, forwardAuth };
+}
+
+/**
+ * Every rule of a create (`current` undefined) or of an update of `current` by `patch`, checked
+ * together: the auth policy, checkApplication's rules and the accent colour. Only what an update
+ * changes is checked (a group, logout URI or claim setting it does not touch stays as it is: a
+ * claim naming a since-removed group or profile field is left out at issuance, not refused here).
+ */
+async function checkChange(ctx: AppContext, id: string, patch: ApplicationPatch, current: Application | undefined) {
+  const errors: FieldError[] = [];
+  const authPolicy = patch.authPolicy || !current ? mergePolicy(current?.authPolicy ?? DEFAULT_AUTH_POLICY, patch.authPolicy, 'body.authPolicy', errors) : current.authPolicy;
+  const shape: ApplicationShape = current
+    ? {
+        id,
+        clientType: patch.clientType ?? current.clientType,
+        redirectUris: patch.redirectUris ?? current.redirectUris,
+        postLogoutRedirectUris: patch.postLogoutRedirectUris === undefined ? current.postLogoutRedirectUris : patch.postLogoutRedirectUris,
+        grantTypes: patch.grantTypes ?? current.grantTypes,
+        webhookUrl: patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl,
+        webhookSecret: patch.webhookSecret, ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri,
+        profileFields: authPolicy.profile_fields, groupsFilter: patch.groupsFilter, customClaims: patch.customClaims,
+        resourceServers: patch.resourceServers, forwardAuth: patch.forwardAuth, currentForwardAuth: current.forwardAuth,
+      }
+    : {
+        ...patch,
+        id,
+        clientType: patch.clientType ?? 'web',
+        redirectUris: patch.redirectUris ?? [],
+        grantTypes: patch.grantTypes ?? DEFAULT_GRANT_TYPES,
+        profileFields: authPolicy.profile_fields,
+      };
+  const { customClaims, forwardAuth } = await checkApplication(ctx, shape, errors);
+  const accentColor = patch.branding?.accentColor;
+  const colorProblem = accentColor ? accentColorProblem(accentColor) : undefined;
+  if (colorProblem) errors.push({ path: 'body.branding.accentColor', message: colorProblem });
+  return { errors, authPolicy, customClaims, forwardAuth };
+}
+
+/**
+ * Every problem a create (`current` undefined) or an update of `current` by `patch` would be
+ * refused for, together, without changing anything: the rules' problems and an audience another
+ * application uses. The admin API stops at the first kind (400, then 409); a configuration file
+ * reports them all (config-as-code/).
+ */
+export async function applicationProblems(ctx: AppContext, id: string, patch: ApplicationPatch, current?: Application): Promise<FieldError[]> {
+  const { errors } = await checkChange(ctx, id, patch, current);
+  if (patch.audience !== undefined && (await audienceTaken(ctx.db, patch.audience, current ? id : undefined))) {
+    errors.push({ path: 'body.audience', message: `"${patch.audience}" is already the audience of another application` });
+  }
+  return errors;
 }
 
 /** The client types of those of `ids` that are applications. */
@@ -247,13 +296,16 @@ async function clientTypesOf(db: Tx, ids: string[]): Promise<Map<string, string>
   return new Map(rows.map((row) => [row.id, row.clientType]));
 }
 
-async function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
-  const clash = await one(tx
+async function audienceTaken(tx: Tx, audience: string, exceptId?: string): Promise<boolean> {
+  return Boolean(await one(tx
     .select({ id: applications.id })
     .from(applications)
-    .where(exceptId ? and(eq(applications.audience, audience), ne(applications.id, exceptId)) : eq(applications.audience, audience)));
+    .where(exceptId ? and(eq(applications.audience, audience), ne(applications.id, exceptId)) : eq(applications.audience, audience))));
+}
+
+async function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
   // Not naming the other application: an API key may only learn about its own.
-  if (clash) throw conflict('audience_in_use', `The audience "${audience}" is already used by another application.`);
+  if (await audienceTaken(tx, audience, exceptId)) throw conflict('audience_in_use', `The audience "${audience}" is already used by another application.`);
 }
 
 /** The record plus the secrets that exist only in this one response (DESIGN §4.3). */
@@ -278,9 +330,8 @@ export interface CreateOptions {
 export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string, preset?: AppliedPreset | null, options: CreateOptions = {}) {
   const clientType = input.clientType ?? 'web';
   const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
-  const authPolicy = mergePolicy(DEFAULT_AUTH_POLICY, input.authPolicy, 'body.authPolicy');
-  const { customClaims, forwardAuth } = await checkApplication(ctx, { ...input, clientType, grantTypes, profileFields: authPolicy.profile_fields });
-  checkAccentColor(input.branding?.accentColor);
+  const { errors, authPolicy, customClaims, forwardAuth } = await checkChange(ctx, input.id, input, undefined);
+  if (errors.length) throw validationFailed(errors);
 
   const givenClientSecret = clientType === 'web' ? options.clientSecret : undefined;
   const clientSecret = clientType === 'web' && !givenClientSecret ? newClientSecret() : undefined;
@@ -354,16 +405,8 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
   const webhookUrl = patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl;
   const grantTypes = patch.grantTypes ?? current.grantTypes;
   const backchannelLogoutUri = patch.backchannelLogoutUri === undefined ? current.backchannelLogoutUri : patch.backchannelLogoutUri;
-  const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
-  // Only a changed group, logout URI or claim setting is checked, so an update never fails over one
-  // it does not touch (a claim naming a since-removed group or profile field stays, left out at issuance).
-  const { customClaims, forwardAuth } = await checkApplication(ctx, {
-    id, clientType, redirectUris, postLogoutRedirectUris, grantTypes, webhookUrl, webhookSecret: patch.webhookSecret,
-    ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri, profileFields: authPolicy.profile_fields,
-    groupsFilter: patch.groupsFilter, customClaims: patch.customClaims, resourceServers: patch.resourceServers,
-    forwardAuth: patch.forwardAuth, currentForwardAuth: current.forwardAuth,
-  });
-  checkAccentColor(patch.branding?.accentColor);
+  const { errors, authPolicy, customClaims, forwardAuth } = await checkChange(ctx, id, patch, current);
+  if (errors.length) throw validationFailed(errors);
   if (patch.audience !== undefined) await assertAudienceFree(ctx.db, patch.audience, id);
 
   const now = ctx.clock.now();
@@ -540,7 +583,9 @@ export async function rotateLdapPassword(ctx: AppContext, id: string, actor: str
 
 export async function updateAuthPolicy(ctx: AppContext, id: string, patch: AuthPolicyPatch, actor: string): Promise<AuthPolicy> {
   const app = await getApplication(ctx, id);
-  const policy = mergePolicy(app.authPolicy, patch, 'body');
+  const errors: FieldError[] = [];
+  const policy = mergePolicy(app.authPolicy, patch, 'body', errors);
+  if (errors.length) throw validationFailed(errors);
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
     await exec(tx.update(applications).set({ authPolicy: policy, updatedAt: now }).where(eq(applications.id, id)));
