@@ -14,7 +14,8 @@
  * and the second factors `totp_credentials`, `passkeys` and
  * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person),
  * directory `groups` (at most 1,000) and `group_members` (at most 200 per person; they go with the
- * person and with the group).
+ * person and with the group), `directory_sources` (at most ten) and `directory_entries` (one per
+ * person or group a source keeps; a sync run drops those whose person or group is gone).
  * Authorization codes live in memory on SQLite.
  *
  * Reuse detection keeps working: a refresh-token family and all its tokens go together, only

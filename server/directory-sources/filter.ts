@@ -2,21 +2,24 @@
  * LDAP search filters as Gatehouse writes them (RFC 4515, "String Representation of Search
  * Filters"). Every value that comes from outside (a username typed at sign-in, an e-mail, a DN
  * named in a group filter) goes through `escapeFilterValue`: §3 requires `*`, `(`, `)`, `\` and NUL
- * to be written as `\XX`, and we also escape every byte outside printable ASCII, so what reaches
- * the wire is plain ASCII whatever the input (an escaped value is always an assertion value, never
- * more filter). The administrator's own filters (people, groups, disabled) are parsed once when
+ * to be written as `\XX` (and we write every ASCII control character so), so an escaped value is
+ * always one assertion value, never more filter. The administrator's own filters (people, groups, disabled) are parsed once when
  * saved (`checkFilter`) and only ever combined whole, inside `(&…)`.
  */
 import { FilterParser } from 'ldapts';
 
-/** RFC 4515 §3: the value of an assertion, escaped (UTF-8 bytes outside printable ASCII as `\XX` too). */
-export function escapeFilterValue(value: string | Buffer): string {
-  const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+/**
+ * RFC 4515 §3: the value of an assertion, escaped: `*`, `(`, `)`, `\`, NUL and the other ASCII
+ * control characters as `\XX`. Other characters stay as they are (RFC 4515 allows UTF-8 there):
+ * ldapts's parser reads an escaped byte as one character, so escaping the bytes of a multi-byte
+ * character would send other characters (found by test/resilience/directory-filter-fuzz.test.ts).
+ */
+export function escapeFilterValue(value: string): string {
   let out = '';
-  for (const byte of bytes) {
-    // Printable ASCII except the four specials; everything else as two hex digits.
-    if (byte >= 0x20 && byte <= 0x7e && byte !== 0x2a && byte !== 0x28 && byte !== 0x29 && byte !== 0x5c) out += String.fromCharCode(byte);
-    else out += `\\${byte.toString(16).padStart(2, '0')}`;
+  for (const ch of value) {
+    const code = ch.codePointAt(0)!;
+    if (code < 0x20 || code === 0x7f || ch === '*' || ch === '(' || ch === ')' || ch === '\\') out += `\\${code.toString(16).padStart(2, '0')}`;
+    else out += ch;
   }
   return out;
 }
@@ -30,7 +33,7 @@ function attribute(name: string): string {
 }
 
 /** `(attr=value)`, the value escaped. */
-export const equals = (name: string, value: string | Buffer) => `(${attribute(name)}=${escapeFilterValue(value)})`;
+export const equals = (name: string, value: string) => `(${attribute(name)}=${escapeFilterValue(value)})`;
 
 /** `(attr>=value)`, the value escaped. */
 export const atLeast = (name: string, value: string) => `(${attribute(name)}>=${escapeFilterValue(value)})`;

@@ -7,7 +7,7 @@
  * - an entry by person or group: `directory_entries_target_uq` (kind, target_id);
  * - runs: `directory_sync_runs_source_idx` (source_id, started_at), by primary key.
  */
-import { and, asc, count, desc, eq, gt, inArray, lt, or } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, inArray, lt, notExists, or } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import {
   applications,
@@ -92,6 +92,12 @@ export async function entryOfTarget(db: Db, kind: 'person' | 'group', targetId: 
 
 export async function entryByKey(db: Db, sourceId: string, kind: 'person' | 'group', key: string) {
   return one(db.select().from(directoryEntries).where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, kind), eq(directoryEntries.entryKey, key))));
+}
+
+/** Drops a source's entries whose person or group is gone (deleted here meanwhile): the entry is then new again. */
+export async function dropOrphanEntries(db: Db, sourceId: string): Promise<void> {
+  await exec(db.delete(directoryEntries).where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, 'person'), notExists(db.select({ id: people.id }).from(people).where(eq(people.id, directoryEntries.targetId))))));
+  await exec(db.delete(directoryEntries).where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, 'group'), notExists(db.select({ id: groups.id }).from(groups).where(eq(groups.id, directoryEntries.targetId))))));
 }
 
 /** A page of a source's people (id, DN, username, status), by id. */

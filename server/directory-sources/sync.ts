@@ -32,7 +32,7 @@ import { and, atLeast, equals, extensible } from './filter.js';
 import { IN_CHAIN_RULE, KIND_DEFAULTS } from './defaults.js';
 import { SourceConnection, SourceError } from './connection.js';
 import { dnKey, entryKey, groupAttributes, mapGroup, mapPerson, personAttributes, type MappedGroup, type MappedPerson } from './mapping.js';
-import { entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeoplePage, updateRun, updateSourceRow, type EntryRow } from './queries.js';
+import { dropOrphanEntries, entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeoplePage, updateRun, updateSourceRow, type EntryRow } from './queries.js';
 import { bindPasswordOf } from './service.js';
 import {
   actorOf,
@@ -200,6 +200,7 @@ async function syncSource(ctx: AppContext, source: DirectorySource, state: RunSt
         }
       }
     }
+    await dropOrphanEntries(ctx.db, source.id);
     // What Gatehouse has of this source, by key (in pages: 100,000 people must not hold the loop).
     const known = new Map<string, EntryRow>();
     for (let after: string | undefined; ;) {
