@@ -29,6 +29,7 @@ import { metricsFeature } from './metrics/route.js';
 import { presetsFeature } from './presets/plugin.js';
 import { configPlugin } from './config-as-code/routes.js';
 import { trustPlugin } from './trust/plugin.js';
+import { directorySourcesPlugin } from './directory-sources/plugin.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -55,4 +56,5 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   presetsFeature,
   configPlugin,
   trustPlugin,
+  directorySourcesPlugin,
 ];
