@@ -76,7 +76,7 @@ const APP_MANAGER_OWN: RegExp[] = [
 /** What an API key with every scope may call on its own application. */
 const API_KEY_OWN: RegExp[] = [
   /^(GET|PATCH) \/api\/admin\/applications\/:id(\/auth-policy|\/activity)?$/,
-  /^(GET|POST|PATCH|DELETE) \/api\/admin\/applications\/:id\/(users|invitations)(\/:(uid|iid)(\/resend|\/claims)?)?$/,
+  /^(GET|POST|PATCH|DELETE) \/api\/admin\/applications\/:id\/(users|invitations)(\/:(uid|iid)(\/resend|\/claims|\/preset-checks)?)?$/,
   /^(GET|POST) \/api\/admin\/applications\/:id\/(webhook-deliveries(\/:did\/retry)?|webhook-test|backchannel-logouts)$/,
   /^(GET \/api\/admin\/applications\/:id\/(setup|preset)|POST \/api\/admin\/applications\/:id\/preset\/upgrade)$/,
 ];
