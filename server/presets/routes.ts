@@ -46,7 +46,7 @@ const MemberChecksSchema = Type.Object(
 /** The scope Test sign-in asks for: the scopes the preset's app asks for, when they include openid. */
 export function testScope(preset: Preset | undefined): string {
   const scopes = preset?.client.scopes ?? [];
-  return scopes.includes('openid') ? scopes.join(' ') : 'openid profile';
+  return scopes.includes('openid') ? scopes.join(' ') : 'openid profile email';
 }
 
 function summary(preset: Preset) {

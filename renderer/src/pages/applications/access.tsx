@@ -68,17 +68,17 @@ function SharedSignIn(props: SectionProps) {
     (gid) => ok(client.GET('/api/admin/sso-groups/{id}', { params: { path: { id: gid } } })),
   );
   return (
-    <div class="card" data-testid="sso-sharing">
+    <div class="card">
       <h2>{t.shared}</h2>
       <Show when={!props.app.ssoGroupId}>
-        <p class="muted">{t.ownSignIn}</p>
+        <p class="muted" data-testid="sso-sharing">{t.ownSignIn}</p>
       </Show>
       <Show when={props.app.ssoGroupId && !may('GET /sso-groups/:id')}>
-        <p>{t.othersOf(props.app.ssoGroupId!)}</p>
+        <p data-testid="sso-sharing">{t.othersOf(props.app.ssoGroupId!)}</p>
       </Show>
       <Show when={group()}>
         {(g) => (
-          <p>
+          <p data-testid="sso-sharing">
             {t.sharesWith}
             <For each={g().applicationIds.filter((other) => other !== props.app.id)} fallback={<span class="muted">{t.noOther}</span>}>
               {(other, i) => (
