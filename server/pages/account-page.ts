@@ -44,6 +44,8 @@ import {
 } from '../accounts/second-factor/service.js';
 import { takeRegistrationChallenge } from '../accounts/second-factor/registration-challenges.js';
 import { challengeOf, verifyRegistration } from '../accounts/second-factor/webauthn.js';
+import { redirectToStepUp } from '../accounts/second-factor/flow.js';
+import { getApplication } from '../applications/lookup.js';
 import { requireRecentSignIn } from '../accounts/session.js';
 import { preparePageScope } from './page-scope.js';
 import { pageText, type Translate } from '../i18n/index.js';
@@ -493,12 +495,22 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
     let created: Awaited<ReturnType<typeof createAppPassword>> | undefined;
+    let stepUp = false;
     const { t } = pageText(ctx.config, request);
+    const applicationId = request.body.application_id ?? '';
     const refused = await act(request, reply, 'app-passwords', async () => {
       const name = (request.body.name ?? '').trim();
       if (!name) throw new Problem(400, 'app_password_name_missing', 'Say what the app password is for.');
-      created = await createAppPassword(ctx, me, { applicationId: request.body.application_id ?? '', name });
+      try {
+        created = await createAppPassword(ctx, me, { applicationId, name });
+      } catch (error) {
+        if (!(error instanceof Problem) || error.code !== 'step_up_required') throw error;
+        stepUp = true;
+      }
     });
+    // The application requires a second factor this session has not given: the step-up (or
+    // enrolment) first, back to this section to make the app password again (issue 49, H9).
+    if (stepUp) return redirectToStepUp(ctx, request, reply, me, await getApplication(ctx, applicationId), '/account#app-passwords');
     if (refused || !created) return refused;
     return renderPage(reply.header('cache-control', 'no-store'), 'app-password', {
       title: t('appPassword.title'),

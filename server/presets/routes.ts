@@ -11,14 +11,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
-import { notFound } from '../http/problem.js';
+import { notFound, validationFailed } from '../http/problem.js';
 import { adminErrors, adminSecurity as security, IdParams, NoQuery } from '../http/schemas.js';
 import { getApplication } from '../applications/lookup.js';
 import { updateApplication } from '../applications/service.js';
 import { requireMayPatch } from '../applications/key-limits.js';
 import { PRESETS, findPreset } from './catalogue/index.js';
 import { applicationFields } from './apply.js';
-import { setupContext, setupFor } from './setup.js';
+import { runtimeOf, setupContext, setupFor } from './setup.js';
+import { caPathProblem, DEFAULT_CA_PATH } from '../http/lan-trust-wire.js';
 import { hasPreset, presetStatus, upgradePlan } from './upgrade.js';
 import type { Preset } from './types.js';
 import { presetChecksOfClaims } from './requirements.js';
@@ -29,6 +30,7 @@ import {
   PresetStatusSchema,
   PresetUpgradeBodySchema,
   PresetUpgradeSchema,
+  SetupQuery,
   SetupSchema,
 } from './schemas.js';
 
@@ -99,12 +101,17 @@ export const presetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'What to configure in the app (settings, files, notes); secrets as placeholders',
-        params: IdParams, querystring: NoQuery, response: { 200: SetupSchema, ...adminErrors },
+        params: IdParams, querystring: SetupQuery, response: { 200: SetupSchema, ...adminErrors },
       },
     },
     async (request) => {
+      const caPath = request.query.caPath ?? DEFAULT_CA_PATH;
+      const problem = caPathProblem(caPath);
+      if (problem) throw validationFailed([{ path: 'query.caPath', message: problem }], `caPath ${problem}.`);
       const application = await getApplication(ctx, request.params.id);
-      return setupFor(setupContext(ctx.config, application), application.preset?.id);
+      const presetId = application.preset?.id;
+      const trust = ctx.lanTrust.setup(runtimeOf(presetId), caPath);
+      return { ...setupFor(setupContext(ctx.config, application, trust), presetId), trust };
     },
   );
 

@@ -39,6 +39,14 @@ const t = {
   creating: 'Creating…',
   required: 'This is required.',
   setupTitle: 'Set up the app',
+  trustTitle: "Trust Gatehouse's certificate authority",
+  trustIntro: (runtime: string) => `The app's server (${runtime}) must trust the local CA to reach Gatehouse over HTTPS. On that server:`,
+  caPath: 'Where the app\'s server keeps the CA',
+  caPathHint: 'An absolute path; the lines below follow it.',
+  trustEnv: 'Start the app with',
+  trustSettings: 'Settings',
+  trustCommands: 'Commands (download the CA, check its fingerprint, then the runtime\'s own step)',
+  fingerprint: 'SHA-256 fingerprint to check',
   settings: 'Settings to type into the app',
   files: 'Files',
   notes: 'Notes',
@@ -221,16 +229,27 @@ export function withSecrets(setup: Setup, secrets: ShownSecrets = {}): { setup: 
 }
 
 /**
- * An application's set-up text: the settings with copy buttons, the files, the notes. `secrets`
- * shown now (at creation, or made anew) are written into it, and shown above it once, when the
- * app uses them.
+ * An application's set-up text: the settings with copy buttons, the files, the notes, and the
+ * trust lines when LAN TLS is on. `secrets` shown now (at creation, or made anew) are written
+ * into it, and shown above it once, when the app uses them.
  */
 export function SetupView(props: { appId: string; secrets?: ShownSecrets | undefined }) {
-  const [setup] = createResource(() => props.appId, (id) => ok(client.GET('/api/admin/applications/{id}/setup', { params: { path: { id } } })));
+  const [caPath, setCaPath] = createSignal<string | undefined>();
+  const [setup] = createResource(
+    () => ({ id: props.appId, caPath: caPath() }),
+    ({ id, caPath }) => ok(client.GET('/api/admin/applications/{id}/setup', { params: { path: { id }, query: caPath ? { caPath } : {} } })),
+  );
+  const pathErrors = () => fieldErrors(setup.error)['query.caPath'];
   return (
+    <>
+    <Show when={pathErrors()}>
+      <TrustPathField value={caPath() ?? ''} errors={pathErrors()} onChange={setCaPath} />
+    </Show>
+    <Show when={!pathErrors()}>
     <Async resource={setup}>
       {(raw: Setup) => {
         const filled = () => withSecrets(raw, props.secrets);
+        const s = () => filled().setup;
         return (
           <>
             <Show when={filled().used.length}>
@@ -243,10 +262,10 @@ export function SetupView(props: { appId: string; secrets?: ShownSecrets | undef
             <div class="card setup" data-testid="setup">
               <h2>{t.setupTitle}</h2>
               <h3>{t.settings}</h3>
-              <For each={filled().setup.settings}>{(setting) => <CopyField label={setting.label} value={setting.value} />}</For>
-              <Show when={filled().setup.files.length}>
+              <For each={s().settings}>{(setting) => <CopyField label={setting.label} value={setting.value} />}</For>
+              <Show when={s().files.length}>
                 <h3>{t.files}</h3>
-                <For each={filled().setup.files}>
+                <For each={s().files}>
                   {(file) => (
                     <figure class="file">
                       <figcaption>
@@ -260,17 +279,50 @@ export function SetupView(props: { appId: string; secrets?: ShownSecrets | undef
                   )}
                 </For>
               </Show>
-              <Show when={filled().setup.notes.length}>
+              <Show when={s().notes.length}>
                 <h3>{t.notes}</h3>
                 <ul>
-                  <For each={filled().setup.notes}>{(note) => <li>{note}</li>}</For>
+                  <For each={s().notes}>{(note) => <li>{note}</li>}</For>
                 </ul>
+              </Show>
+              <Show when={s().trust}>
+                {(trust) => (
+                  <section data-testid="setup-trust" aria-labelledby="setup-trust">
+                    <h3 id="setup-trust">{t.trustTitle}</h3>
+                    <p>{t.trustIntro(trust().runtime)}</p>
+                    <TrustPathField value={trust().caPath} onChange={setCaPath} />
+                    <CopyField label={t.fingerprint} value={trust().fingerprintSha256} />
+                    <Show when={Object.keys(trust().env).length}>
+                      <CopyField label={t.trustEnv} value={Object.entries(trust().env).map(([k, v]) => `${k}=${v}`).join(' ')} />
+                    </Show>
+                    <For each={trust().settings}>{(setting) => <CopyField label={`${t.trustSettings}: ${setting.file}`} value={`${setting.name} = ${setting.value}`} />}</For>
+                    <figure class="file">
+                      <figcaption>
+                        {t.trustCommands} <CopyButton value={trust().commands.join('\n')} label={t.copyFile('commands')} />
+                      </figcaption>
+                      <pre tabindex="0" aria-label={t.trustCommands}>
+                        {trust().commands.join('\n')}
+                      </pre>
+                    </figure>
+                  </section>
+                )}
               </Show>
             </div>
           </>
         );
       }}
     </Async>
+    </Show>
+    </>
+  );
+}
+
+/** The CA path of the set-up text's trust lines; the server checks it (400 naming query.caPath). */
+function TrustPathField(props: { value: string; errors?: string[]; onChange: (path: string) => void }) {
+  return (
+    <Field label={t.caPath} hint={t.caPathHint} errors={props.errors}>
+      {(a) => <input {...a} type="text" value={props.value} spellcheck={false} onChange={(e) => props.onChange(e.currentTarget.value.trim())} />}
+    </Field>
   );
 }
 
