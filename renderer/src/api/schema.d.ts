@@ -11827,7 +11827,8 @@ export interface paths {
                                 notBefore: string;
                                 subject: string;
                             } | null;
-                            mode: "off" | "auto" | "files";
+                            /** @description GATEHOUSE_TLS: off, auto (the local CA), acme (a certificate by ACME DNS-01; the local one serves until it comes), files (your own) */
+                            mode: "off" | "auto" | "acme" | "files";
                             plainHttpCaUrl: string | null;
                             /** Format: date-time */
                             renewsAt: string | null;
@@ -11918,6 +11919,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/tls/acme/renew": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask the ACME server for a certificate now (GATEHOUSE_TLS=acme); poll GET /api/admin/tls for acme.status */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            domains: string[];
+                            /** @description why the last attempt failed (ACME or DNS), in words */
+                            lastError: string | null;
+                            /** Format: date-time */
+                            notAfter: string | null;
+                            /**
+                             * Format: date-time
+                             * @description a third of its lifetime before notAfter
+                             */
+                            renewAt: string | null;
+                            /** @description pending: no certificate from the ACME server yet (the local one serves); valid: one serves; failed: the last attempt failed (the current certificate keeps serving; see lastError) */
+                            status: "pending" | "valid" | "failed";
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `tls_not_acme`: GATEHOUSE_TLS is not acme */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/tls/ca/renew": {
         parameters: {
             query?: never;
@@ -11989,7 +12102,8 @@ export interface paths {
                                 notBefore: string;
                                 subject: string;
                             } | null;
-                            mode: "off" | "auto" | "files";
+                            /** @description GATEHOUSE_TLS: off, auto (the local CA), acme (a certificate by ACME DNS-01; the local one serves until it comes), files (your own) */
+                            mode: "off" | "auto" | "acme" | "files";
                             plainHttpCaUrl: string | null;
                             /** Format: date-time */
                             renewsAt: string | null;
