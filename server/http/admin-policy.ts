@@ -47,6 +47,7 @@ const POLICY: Record<string, Need> = {
   'DELETE /applications/:id/logo': app(),
   'GET /applications/:id/activity': app('application', { people: true }),
   'POST /applications/:id/test-sign-in': app(),
+  'POST /applications/:id/test-sign-in/session': app(),
   // Forward auth's proxy configuration (spec forward-auth.md, "Set-up help"): the application's
   // managers set its hosts, so they print its snippets; not API keys (set-up, like the secrets).
   'GET /applications/:id/forward-auth/snippet': app(),
@@ -62,6 +63,8 @@ const POLICY: Record<string, Need> = {
   'DELETE /applications/:id/users/:uid/second-factor': app(undefined, { people: true }),
   // What a member's tokens would say (the Claims tab's preview): read like the member's record.
   'GET /applications/:id/users/:uid/claims': app('users', { people: true }),
+  // What the preset's requirements make of a member's tokens (Test sign-in "as a member"): the same read.
+  'GET /applications/:id/users/:uid/preset-checks': app('users', { people: true }),
   'POST /applications/:id/invitations': app('invitations', { people: true }),
   'GET /applications/:id/invitations': app('invitations', { people: true }),
   'DELETE /applications/:id/invitations/:iid': app('invitations', { people: true }),

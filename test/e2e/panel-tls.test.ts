@@ -75,7 +75,7 @@ describe('LAN TLS screen', () => {
     await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
     await page.getByRole('button', { name: 'Use the admin token' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
-    await page.goto(`${server.url}/admin/applications/outline/setup`);
+    await page.goto(`${server.url}/admin/applications/outline/connect`);
     const trust = page.getByTestId('setup-trust');
     await trust.waitFor();
     expect(await trust.getByTestId('copy-start-the-app-with').textContent()).toBe('NODE_EXTRA_CA_CERTS=/etc/ssl/certs/gatehouse-ca.pem');
