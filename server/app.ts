@@ -5,6 +5,7 @@
  * Scopes: `/api/admin` (admin token or API key, problem+json), `/api/me` (session cookie),
  * `/api/auth` (OAuth/OIDC with RFC 6749 errors, sign-in endpoints), hosted pages, `/admin/`.
  */
+import type { Server as TlsServer } from 'node:tls';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -37,6 +38,7 @@ import { renderError } from './pages/render.js';
 import { CodeStore } from './oauth/authorize/code.js';
 import { useKeySecret } from './db/secrets-at-rest.js';
 import { loadSharedKey } from './accounts/second-factor/secret-box.js';
+import { NO_LAN_TRUST } from './http/lan-trust-wire.js';
 
 export interface AppDeps {
   db: Db;
@@ -112,6 +114,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ldapListener: () => null,
     readAccessToken: async () => undefined,
     metrics,
+    lanTrust: NO_LAN_TRUST,
+    serveCertificate: (material) => {
+      if (deps.https) (app.server as unknown as Partial<TlsServer>).setSecureContext?.({ key: material.key, cert: material.cert });
+    },
     listenAddresses: () => {
       const address = app.server.address();
       return address && typeof address === 'object' ? [address] : [];

@@ -9,6 +9,7 @@ import type { Clock } from './util/clock.js';
 import type { AdminTokenStore } from './http/admin-token.js';
 import type { CodeStore } from './oauth/authorize/code.js';
 import type { Metrics } from './metrics/metrics.js';
+import type { LanTrustHooks } from './http/lan-trust-wire.js';
 
 export interface AppContext {
   db: Db;
@@ -33,6 +34,14 @@ export interface AppContext {
   readAccessToken: (token: string) => Promise<Readonly<Record<string, unknown>> | undefined>;
   /** Prometheus counters and state gauges (metrics/metrics.ts): features count here, `GET /metrics` shows them. */
   metrics: Metrics;
+  /** LAN trust (the trust page, set-up trust lines, ACME state): filled by the trust plugin (http/lan-trust-wire.ts). */
+  lanTrust: LanTrustHooks;
+  /**
+   * Serves a new certificate from the next TLS handshake on, without a restart (an ACME
+   * certificate, a renewed local one). buildApp swaps the HTTPS listener's; main.ts also hands it
+   * to the LDAP listener. A no-op without HTTPS.
+   */
+  serveCertificate: (material: { key: string; cert: string }) => void;
 }
 
 /** What the control panel shows about a running LDAP listener (spec ldap.md). */

@@ -28,6 +28,8 @@ import { administratorsPlugin } from './administrators/routes.js';
 import { metricsFeature } from './metrics/route.js';
 import { presetsFeature } from './presets/plugin.js';
 import { configPlugin } from './config-as-code/routes.js';
+import { trustPlugin } from './trust/plugin.js';
+import { directorySourcesPlugin } from './directory-sources/plugin.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -53,4 +55,6 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   metricsFeature,
   presetsFeature,
   configPlugin,
+  trustPlugin,
+  directorySourcesPlugin,
 ];

@@ -7,7 +7,7 @@
 import type { AppContext } from '../context.js';
 import type { Group } from '../db/schema.js';
 import { recordAudit, type Tx } from '../audit/record.js';
-import { conflict, notFound, Problem } from '../http/problem.js';
+import { conflict, managedBySource, notFound, Problem } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
 import { recordDirectoryEvent, recordPersonEvent } from '../webhooks/outbox.js';
@@ -44,8 +44,16 @@ export interface GroupPatch {
   description?: string | null | undefined;
 }
 
-export function groupRecord(g: Pick<Group, 'id' | 'name' | 'description' | 'createdAt' | 'updatedAt'>) {
-  return { id: g.id, name: g.name, description: g.description, createdAt: iso(g.createdAt)!, updatedAt: iso(g.updatedAt)! };
+export function groupRecord(g: Pick<Group, 'id' | 'name' | 'description' | 'createdAt' | 'updatedAt' | 'sourceId' | 'sourceDn'>) {
+  return {
+    id: g.id, name: g.name, description: g.description, source: g.sourceId === null ? null : { id: g.sourceId, dn: g.sourceDn ?? '' },
+    createdAt: iso(g.createdAt)!, updatedAt: iso(g.updatedAt)!,
+  };
+}
+
+/** A group a directory source mirrors changes at the source (spec directory-sources.md): 409 `managed_by_source`. */
+function refuseSourceGroup(group: Pick<Group, 'id' | 'sourceId'>): void {
+  if (group.sourceId !== null) throw managedBySource(`The group "${group.id}" is mirrored from a directory source; change it and its members there.`);
 }
 
 const groupNotFound = (id: string) => notFound('group_not_found', `There is no group with id "${id}".`);
@@ -90,6 +98,7 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
   const updated = await transaction(ctx.db, async (tx) => {
     const current = await findGroup(tx, id);
     if (!current) throw groupNotFound(id);
+    refuseSourceGroup(current);
     const name = patch.name === undefined ? current.name : patch.name.trim();
     const description = patch.description === undefined ? current.description : cleanDescription(patch.description) ?? null;
     const changed = [...(name !== current.name ? ['name'] : []), ...(description !== current.description ? ['description'] : [])];
@@ -112,7 +121,9 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
  * at once and its members in the purge plan's batches (a group may hold everyone).
  */
 export async function deleteGroup(ctx: AppContext, id: string, actor: string): Promise<void> {
-  if (!(await findGroup(ctx.db, id))) throw groupNotFound(id);
+  const found = await findGroup(ctx.db, id);
+  if (!found) throw groupNotFound(id);
+  refuseSourceGroup(found);
   const now = ctx.clock.now();
   await beginPurge(ctx, { kind: 'group', target: id, actor }, async (tx) => {
     // In the deleting transaction, so a setting saved meanwhile is seen (or waits for us).
@@ -167,7 +178,9 @@ export async function addToGroup(tx: Tx, now: Date, groupId: string, person: Per
 export async function addMember(ctx: AppContext, groupId: string, personId: string, actor: string): Promise<void> {
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
-    if (!(await findGroup(tx, groupId))) throw groupNotFound(groupId);
+    const group = await findGroup(tx, groupId);
+    if (!group) throw groupNotFound(groupId);
+    refuseSourceGroup(group);
     const person = await personOf(tx, personId);
     // Already in it: 204 with nothing written, whatever the limit says.
     if (await isMember(tx, groupId, person.id)) return;
@@ -180,7 +193,9 @@ export async function addMember(ctx: AppContext, groupId: string, personId: stri
 export async function removeMember(ctx: AppContext, groupId: string, personId: string, actor: string): Promise<void> {
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
-    if (!(await findGroup(tx, groupId))) throw groupNotFound(groupId);
+    const group = await findGroup(tx, groupId);
+    if (!group) throw groupNotFound(groupId);
+    refuseSourceGroup(group);
     const person = await personOf(tx, personId);
     if (!(await deleteMember(tx, groupId, person.id))) return;
     await recordAudit(tx, now, { actor, action: 'group.member_removed', target: groupId, details: { userId: person.id } });

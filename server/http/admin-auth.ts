@@ -15,7 +15,9 @@ import { authenticateApiKey, API_KEY_PREFIX, type ApiKeyActor } from '../api-key
 import { panelActor, type PersonActor } from '../administrators/panel-access.js';
 import { isPanelClient } from '../administrators/panel-client.js';
 import { forbidden, notFound, unauthorized } from './problem.js';
-import { keyScopeFor, needOf, personMay } from './admin-policy.js';
+import { findGrant } from '../administrators/queries.js';
+import type { Db } from '../db/client.js';
+import { keyScopeFor, mayActOn, needOf, personMay } from './admin-policy.js';
 
 export type { PersonActor } from '../administrators/panel-access.js';
 export type Actor = { type: 'admin' } | ApiKeyActor | PersonActor;
@@ -69,6 +71,21 @@ export function requirePeopleManager(actor: Actor, what: string): void {
   if (actor.type === 'admin' || (actor.type === 'person' && (actor.role === 'owner' || actor.role === 'people_manager'))) return;
   if (actor.type === 'api_key') throw forbidden('insufficient_scope', `An API key may not ${what}; that needs the admin token.`);
   throw forbidden('forbidden', `Only an owner or a people manager may ${what}.`);
+}
+
+/**
+ * For writes that reach a whole person — their second factors, their sessions everywhere, their
+ * status, record or deletion: 403 `forbidden` when `personId` holds an administrator role above
+ * the caller's (admin-policy.ts `mayActOn`). So only an owner (or the admin token) changes an
+ * owner, and an app manager cannot reset a people manager's factors. API keys never reach a whole
+ * person (their routes refuse them first); the admin token may do everything.
+ */
+export async function requireMayActOn(db: Db, actor: Actor, personId: string, what: string): Promise<void> {
+  if (actor.type !== 'person') return;
+  const target = await findGrant(db, personId);
+  if (mayActOn(actor.role, target?.role)) return;
+  const role = target!.role === 'owner' ? 'an owner' : target!.role === 'people_manager' ? 'a people manager' : 'an app manager';
+  throw forbidden('forbidden', `This person is ${role}, above your administrator role (${actor.role}): you may not ${what}.`);
 }
 
 /** The applications an actor may see in lists: undefined for all of them. */

@@ -47,6 +47,7 @@ const POLICY: Record<string, Need> = {
   'DELETE /applications/:id/logo': app(),
   'GET /applications/:id/activity': app('application', { people: true }),
   'POST /applications/:id/test-sign-in': app(),
+  'POST /applications/:id/test-sign-in/session': app(),
   // Forward auth's proxy configuration (spec forward-auth.md, "Set-up help"): the application's
   // managers set its hosts, so they print its snippets; not API keys (set-up, like the secrets).
   'GET /applications/:id/forward-auth/snippet': app(),
@@ -62,6 +63,8 @@ const POLICY: Record<string, Need> = {
   'DELETE /applications/:id/users/:uid/second-factor': app(undefined, { people: true }),
   // What a member's tokens would say (the Claims tab's preview): read like the member's record.
   'GET /applications/:id/users/:uid/claims': app('users', { people: true }),
+  // What the preset's requirements make of a member's tokens (Test sign-in "as a member"): the same read.
+  'GET /applications/:id/users/:uid/preset-checks': app('users', { people: true }),
   'POST /applications/:id/invitations': app('invitations', { people: true }),
   'GET /applications/:id/invitations': app('invitations', { people: true }),
   'DELETE /applications/:id/invitations/:iid': app('invitations', { people: true }),
@@ -139,6 +142,20 @@ export function personMay(grant: Grant, need: Need, appId: string | undefined): 
       if (grant.role === 'people_manager') return need.people === true;
       return appId !== undefined && grant.applications.includes(appId);
   }
+}
+
+/**
+ * How far each role reaches, for acting on a person who is an administrator themselves (issue 49,
+ * H3 and H5): an owner outranks a people manager, who outranks an app manager. A second-factor
+ * reset, signing out everywhere, and changing or deleting the person are refused (403 `forbidden`)
+ * when the person's role ranks above the caller's: owners are members of every application, so
+ * without this an app manager could reset an owner's factors and a people manager disable one.
+ */
+const RANK: Record<AdminRole, number> = { app_manager: 1, people_manager: 2, owner: 3 };
+
+/** Whether a holder of `caller` may act on a person holding `target` (undefined: no role). */
+export function mayActOn(caller: AdminRole, target: AdminRole | undefined): boolean {
+  return target === undefined || RANK[target] <= RANK[caller];
 }
 
 /** The scope an API key of `appId` needs for this route, or undefined when no key may call it. */

@@ -9,6 +9,7 @@
  * service functions as the JSON API (`self-service/service.ts`), then answers 303 back to
  * `/account?notice=…` (a fixed message, never reflected text) or re-renders with the error.
  */
+import { hasLocalCa } from '../config.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -44,6 +45,8 @@ import {
 } from '../accounts/second-factor/service.js';
 import { takeRegistrationChallenge } from '../accounts/second-factor/registration-challenges.js';
 import { challengeOf, verifyRegistration } from '../accounts/second-factor/webauthn.js';
+import { redirectToStepUp } from '../accounts/second-factor/flow.js';
+import { getApplication } from '../applications/lookup.js';
 import { requireRecentSignIn } from '../accounts/session.js';
 import { preparePageScope } from './page-scope.js';
 import { pageText, type Translate } from '../i18n/index.js';
@@ -206,7 +209,7 @@ async function showAccount(ctx: AppContext, request: FastifyRequest, reply: Fast
     })),
     linkable: linkable(ctx, linked),
     hasPassword: Boolean(me.person.passwordHash),
-    caUrl: ctx.config.tls.mode === 'auto' ? '/ca.pem' : undefined,
+    caUrl: hasLocalCa(ctx.config.tls) ? '/ca.pem' : undefined,
     security: await securityView(ctx, t, me.person, memberships),
     appPasswords: await appPasswordsView(ctx, t, me, memberships),
   }, { scripts: true, pageModule: Boolean(me.person.passwordHash), here: '/account' });
@@ -493,12 +496,22 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const me = await formCaller(request, request.body.csrf_token);
     if (!me) return back(reply, 'signed_out');
     let created: Awaited<ReturnType<typeof createAppPassword>> | undefined;
+    let stepUp = false;
     const { t } = pageText(ctx.config, request);
+    const applicationId = request.body.application_id ?? '';
     const refused = await act(request, reply, 'app-passwords', async () => {
       const name = (request.body.name ?? '').trim();
       if (!name) throw new Problem(400, 'app_password_name_missing', 'Say what the app password is for.');
-      created = await createAppPassword(ctx, me, { applicationId: request.body.application_id ?? '', name });
+      try {
+        created = await createAppPassword(ctx, me, { applicationId, name });
+      } catch (error) {
+        if (!(error instanceof Problem) || error.code !== 'step_up_required') throw error;
+        stepUp = true;
+      }
     });
+    // The application requires a second factor this session has not given: the step-up (or
+    // enrolment) first, back to this section to make the app password again (issue 49, H9).
+    if (stepUp) return redirectToStepUp(ctx, request, reply, me, await getApplication(ctx, applicationId), '/account#app-passwords');
     if (refused || !created) return refused;
     return renderPage(reply.header('cache-control', 'no-store'), 'app-password', {
       title: t('appPassword.title'),

@@ -13,6 +13,7 @@ import { badRequest } from '../http/problem.js';
 import { PROVIDERS, isConfigured, providerName } from '../applications/providers.js';
 import { patternSources } from '../forward-auth/hosts.js';
 import { one, many } from '../db/store.js';
+import { isReturnToText } from './return-to.js';
 
 /**
  * What a sign-in may resume: an authorization request, the device page (RFC 8628) with its code,
@@ -23,12 +24,11 @@ export const DEFAULT_RETURN_TO = '/account';
 
 /**
  * `raw` when it resumes an authorization request or the device page here, else the account page.
- * Only printable ASCII without a backslash passes: the value becomes a `Location` header, which
- * Node refuses to write with control characters or anything above U+00FF (a 500 after the sign-in
- * had succeeded), and the authorize endpoint itself only ever sends it percent-encoded.
+ * Only text a `Location` header carries as it is passes (return-to.ts, the rule the panel's own
+ * sign-in shares); the authorize endpoint itself only ever sends it percent-encoded.
  */
 export function safeReturnTo(raw: string | undefined): string {
-  if (raw && RESUME_PREFIXES.some((p) => raw.startsWith(p)) && raw.length <= 4000 && /^[\x21-\x5b\x5d-\x7e]+$/.test(raw)) return raw;
+  if (isReturnToText(raw) && RESUME_PREFIXES.some((p) => raw.startsWith(p))) return raw;
   return DEFAULT_RETURN_TO;
 }
 

@@ -20,7 +20,7 @@ import type { AppContext } from '../context.js';
 import { recordAudit, type Tx } from '../audit/record.js';
 import { groups, memberships, people, type Person, type PersonStatus } from '../db/schema.js';
 import { exec, many, one, transaction } from '../db/store.js';
-import { badRequest, conflict, notFound } from '../http/problem.js';
+import { badRequest, conflict, managedBySource, notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { checkNewPassword } from '../accounts/password-policy.js';
 import { checkPasswordLength, hashPassword } from '../accounts/passwords.js';
@@ -31,7 +31,7 @@ import { sendInBackground } from '../accounts/email-verification.js';
 import { isEmailAddress } from '../util/email.js';
 import { welcomeMessage } from '../mail/account-messages.js';
 import { mailerFor } from '../mail/mailer.js';
-import { recordEvent } from '../webhooks/outbox.js';
+import { recordEvent, recordPersonEvent } from '../webhooks/outbox.js';
 import { beginPurge } from '../data-lifecycle/purge.js';
 import { liveSessionsOf } from '../self-service/queries.js';
 import { countOwners, findGrant } from '../administrators/queries.js';
@@ -114,6 +114,7 @@ export async function setPersonStatus(ctx: AppContext, id: string, status: Perso
     if (status === 'disabled') await keepLastOwner(tx, id);
     await exec(tx.update(people).set({ status, updatedAt: now }).where(eq(people.id, id)));
     const ended = status === 'disabled' ? await endSessions(tx, now, { personId: id }, 'person_disabled') : undefined;
+    if (status === 'disabled') await recordPersonEvent(tx, now, id, 'person.disabled', { userId: id, email: person.email, username: person.username, reason: 'administrator' });
     await recordAudit(tx, now, {
       actor,
       action: status === 'disabled' ? 'person.disabled' : 'person.enabled',
@@ -148,6 +149,7 @@ export async function deletePerson(ctx: AppContext, id: string, actor: string): 
 /** Sends the password-reset e-mail (at most one a minute per person, like the sign-in page's). */
 export async function sendPasswordReset(ctx: AppContext, id: string, actor: string, log: Pick<FastifyBaseLogger, 'warn'>): Promise<void> {
   const person = await personOrNotFound(ctx.db, id);
+  if (person.sourceId !== null) throw managedBySource(`${person.email}'s password is kept by their directory source; reset it there.`);
   if (!mailerFor(ctx.config)) throw conflict('mail_not_configured', 'No mail server is configured (SMTP_URL), so no reset e-mail can be sent.');
   if (person.status === 'disabled') throw conflict('person_disabled', `${person.email} is disabled: enable them first.`);
   await requestPasswordReset(ctx, person.email, log);

@@ -17,7 +17,7 @@ import type { AppContext } from '../context.js';
 import type { LinkedAccount, Person, Session } from '../db/schema.js';
 import { recordAudit, type Tx } from '../audit/record.js';
 import { mergeProfile } from '../applications/profile-fields.js';
-import { conflict, forbidden, notFound, validationFailed } from '../http/problem.js';
+import { conflict, forbidden, managedBySource, notFound, validationFailed } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { membershipEventData } from '../members/create.js';
 import { recordEvent } from '../webhooks/outbox.js';
@@ -205,6 +205,7 @@ export const wrongPassword = () => forbidden('invalid_current_password', 'The cu
  */
 export async function changePassword(ctx: AppContext, me: Me, input: PasswordChange): Promise<{ sessionsEnded: number }> {
   const person = (await personById(ctx.db, me.person.id)) ?? me.person;
+  if (person.sourceId !== null) throw managedBySource('Your password is kept by your organisation\'s directory; change it there.');
   if (!person.passwordHash) {
     throw conflict('password_not_set', 'You have no password yet; set one with "Forgot password" on the sign-in page.');
   }
