@@ -8,6 +8,16 @@ const FEATURES = '^server/(oauth|accounts|applications|members|invitations|api-k
 const SHARED = '^server/((http|db|mail|util|data-lifecycle|i18n|metrics)/|audit/record\\.ts$|(config|context|data-dir)\\.ts$)';
 const COMPOSITION = '^server/((app|main|features|cli)\\.ts$|cli/)';
 
+/**
+ * The four layers as scripts/layer-report.ts counts them (a file is in the first that matches, in
+ * the order composition, plugins, shared; everything else under server/ is a core feature).
+ */
+const LAYERS = {
+  composition: COMPOSITION,
+  plugins: '^server/(forward-auth|ldap|app-passwords|presets|config-as-code|metrics|administrators|saml|radius|directory-sources|trust)/',
+  shared: '^server/((http|db|mail|util|data-lifecycle|i18n|plugin-api)/|audit/record\\.ts$|(config|context|data-dir)\\.ts$)',
+};
+
 module.exports = {
   forbidden: [
     {
@@ -41,3 +51,5 @@ module.exports = {
     exclude: { path: '^(dist|node_modules)/' },
   },
 };
+// Not a dependency-cruiser setting (its schema would refuse an unknown key): read by scripts/layer-report.ts.
+Object.defineProperty(module.exports, 'layers', { value: LAYERS, enumerable: false });
