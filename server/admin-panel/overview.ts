@@ -7,7 +7,7 @@ import { keptRowCounts } from '../db/row-counts.js';
 import { existsSync } from 'node:fs';
 import { tlsPaths } from '../ops/tls.js';
 import { activeKey } from '../ops/key-rotation.js';
-import { packageVersion } from './paths.js';
+import { packageVersion } from '../util/install-paths.js';
 import { one } from '../db/store.js';
 import { ldapBaseDn } from '../config.js';
 

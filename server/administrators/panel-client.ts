@@ -13,8 +13,7 @@
  * sticks: its settings live here, not in the database.
  */
 import { sql } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
-import type { Tx } from '../audit/record.js';
+import type { Db, Tx } from '../db/client.js';
 import { applications, type Application, type AuthPolicy, type GrantType } from '../db/schema.js';
 import { exec } from '../db/store.js';
 

@@ -12,7 +12,7 @@
  */
 import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import { recordAudit } from '../audit/record.js';
 import { memberships, people, type AdminRole, type Person } from '../db/schema.js';
 import { exec, one, transaction } from '../db/store.js';

@@ -7,10 +7,9 @@
  */
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import { Type, type Static } from 'typebox';
-import type { Tx } from '../audit/record.js';
 import { forwardAuthHosts, type ClientType, type ForwardAuthSettings } from '../db/schema.js';
 import { existingGroupIds } from '../groups/queries.js';
-import type { Db } from '../db/client.js';
+import type { Db, Tx } from '../db/client.js';
 import { conflict, type FieldError } from '../http/problem.js';
 import { exec, many } from '../db/store.js';
 import { MAX_HOSTS_PER_APPLICATION, parseHostPattern } from './hosts.js';

@@ -6,7 +6,8 @@
  */
 import type { AppContext } from '../context.js';
 import type { Group } from '../db/schema.js';
-import { recordAudit, type Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
+import { recordAudit } from '../audit/record.js';
 import { conflict, notFound, Problem } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';

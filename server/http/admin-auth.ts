@@ -16,6 +16,7 @@ import { panelActor, type PersonActor } from '../administrators/panel-access.js'
 import { isPanelClient } from '../administrators/panel-client.js';
 import { forbidden, notFound, unauthorized } from './problem.js';
 import { keyScopeFor, needOf, personMay } from './admin-policy.js';
+import { bearerToken } from './bearer-token.js';
 
 export type { PersonActor } from '../administrators/panel-access.js';
 export type Actor = { type: 'admin' } | ApiKeyActor | PersonActor;
@@ -36,14 +37,6 @@ export function actorName(actor: Actor): string {
     case 'api_key':
       return `api_key:${actor.keyId}`;
   }
-}
-
-/** Reads `Authorization: Bearer <token>`; undefined when absent or of another scheme. */
-export function bearerToken(request: Pick<FastifyRequest, 'headers'>): string | undefined {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string') return undefined;
-  const match = /^Bearer[ ]+([\x21-\x7e]+)[ ]*$/i.exec(header);
-  return match?.[1];
 }
 
 /**

@@ -15,7 +15,7 @@ import { decodeCursor, encodeCursor, toPage, type CursorKey } from '../http/pagi
 import { notFound, validationFailed } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { endSessions } from '../accounts/session.js';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import { beginPurge } from '../data-lifecycle/purge.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { membershipEventData } from './create.js';

@@ -11,7 +11,7 @@
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { FeatureOptions } from '../context.js';
-import { bearerToken } from '../http/admin-auth.js';
+import { bearerToken } from '../http/bearer-token.js';
 import { forbidden, Problem, unauthorized } from '../http/problem.js';
 import { addressList } from '../util/address-list.js';
 import { safeEqual } from '../util/crypto.js';

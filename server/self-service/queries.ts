@@ -3,7 +3,7 @@
  * application, sessions and linked accounts. Rules live in `service.ts`.
  */
 import { and, asc, desc, eq, gt, isNull, lte, or } from 'drizzle-orm';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import {
   applications,
   linkedAccounts,

@@ -15,7 +15,8 @@
  */
 import type { AppContext } from '../context.js';
 import type { LinkedAccount, Person, Session } from '../db/schema.js';
-import { recordAudit, type Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
+import { recordAudit } from '../audit/record.js';
 import { mergeProfile } from '../applications/profile-fields.js';
 import { conflict, forbidden, notFound, validationFailed } from '../http/problem.js';
 import { iso } from '../http/schemas.js';

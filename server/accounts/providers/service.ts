@@ -13,7 +13,7 @@
  */
 import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
-import type { Tx } from '../../audit/record.js';
+import type { Tx } from '../../db/client.js';
 import { recordAudit } from '../../audit/record.js';
 import { applications, linkedAccounts, people, type Application, type ExternalIdentity, type Person } from '../../db/schema.js';
 import { Problem, conflict, forbidden } from '../../http/problem.js';

@@ -14,9 +14,9 @@
  */
 import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
-import type { Db } from '../../db/client.js';
+import type { Db, Tx } from '../../db/client.js';
 import { applications, memberships, type Passkey, type Person } from '../../db/schema.js';
-import { recordAudit, type Tx } from '../../audit/record.js';
+import { recordAudit } from '../../audit/record.js';
 import { badRequest, conflict, notFound } from '../../http/problem.js';
 import { iso } from '../../http/schemas.js';
 import { recordEvent } from '../../webhooks/outbox.js';

@@ -19,10 +19,9 @@
 import { accessTokenTtlFor } from '../../administrators/panel-client.js';
 import { eq, sql } from 'drizzle-orm';
 import { memberships, people, sessions, type AuthMethod } from '../../db/schema.js';
-import type { Db } from '../../db/client.js';
+import type { Db, Tx } from '../../db/client.js';
 import type { OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
-import type { Tx } from '../../audit/record.js';
 import { preparedPerDb } from '../../db/prepared.js';
 import { activeMarkDue, touchMembership } from '../../members/create.js';
 import { recordSessionClient } from '../backchannel/session-clients.js';
