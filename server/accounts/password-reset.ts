@@ -75,7 +75,7 @@ export async function resetPassword(ctx: AppContext, token: string, password: st
     }
     if (!accounts.some((a) => a.provider === 'credential')) await addCredentialAccount(tx, person, now);
     await clearBackOff(ctx.db, person.email);
-    await endSessions(tx, now, { personId }, 'password_reset');
+    await endSessions(ctx, tx, now, { personId }, 'password_reset');
     await recordAudit(tx, now, { actor: `person:${personId}`, action: 'person.password_reset', target: personId });
     return person;
   });

@@ -18,7 +18,7 @@ import { findMembership, membershipEventData, touchMembership } from '../members
 import { recordEvent } from '../webhooks/outbox.js';
 import { countFailedSignIn, countSignIn } from '../activity/record.js';
 import { verifyPassword } from './passwords.js';
-import { applicationForEmailSignIn, findPersonByEmail, startSession, type ClientInfo } from './people.js';
+import { applicationForEmailSignIn, findPersonByEmail, startSession, type ClientInfo, type SessionHost } from './people.js';
 import { claimPasswordCheck, passwordCheckFailed, passwordCheckPassed } from './sign-in-back-off.js';
 import { methodsOf, mfaRequired, type SecondFactorMethod } from './second-factor/factors.js';
 import { startPending } from './second-factor/pending.js';
@@ -111,7 +111,7 @@ export async function signInWithEmail(
   }
   const result = await transaction(ctx.db, async () => {
     await passwordCheckPassed(ctx.db, check);
-    return signInPerson(ctx.db, now, ctx.config, person, app, client, ['pwd']);
+    return signInPerson(ctx, now, person, app, client, ['pwd']);
   });
   if (app) ctx.wakeWebhooks();
   ctx.metrics.signIn('success', 'password');
@@ -151,15 +151,15 @@ export async function secondStepFor(
  * prepared there, db/prepared.ts). The caller wakes the webhook worker.
  */
 export async function signInPerson(
-  db: Db,
+  ctx: SessionHost,
   now: Date,
-  config: Config,
   person: Person,
   app: Application | undefined,
   client: ClientInfo,
   amr: AuthMethod[],
 ) {
-  const started = await startSession(db, now, config, person, app, client, amr);
+  const { db } = ctx;
+  const started = await startSession(ctx, now, person, app, client, amr);
   const membership = app ? await findMembership(db, app.id, person.id) : undefined;
   // A suspended member signs in to Gatehouse (the account pages) but not to the application.
   const member = app && membership?.status === 'active' ? membership : undefined;

@@ -7,7 +7,7 @@ import { and, asc, eq, isNull } from 'drizzle-orm';
 import { apiKeys, type ApiKey } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit } from '../audit/record.js';
-import { getApplication } from '../applications/service.js';
+import { getApplication } from '../applications/lookup.js';
 import { afterCursor, toPage } from '../http/pagination.js';
 import { notFound, validationFailed, type FieldError } from '../http/problem.js';
 import { iso } from '../http/schemas.js';

@@ -2,7 +2,8 @@
  * Authentication for `/api/admin/...` (spec administrators-and-people.md, DESIGN §4.7), and the
  * one place where the route's rule (admin-policy.ts) is applied to whoever called:
  * - the admin token (`Authorization: Bearer <ADMIN_TOKEN>`) may do everything;
- * - a panel access token (a named administrator signed in through the built-in client,
+ * - a credential a plugin knows (plugin-api/registries.ts `adminCredentials`: the panel access
+ *   token of a named administrator signed in through the built-in client,
  *   administrators/panel-access.ts) may do what the person's role covers;
  * - an API key may act only on its own application's routes that name a scope area, per scope:
  *   GET → `<area>:read`, other methods → `<area>:write`. Some writes on the application itself
@@ -12,13 +13,14 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { authenticateApiKey, API_KEY_PREFIX, type ApiKeyActor } from '../api-keys/authenticate.js';
-import { panelActor, type PersonActor } from '../administrators/panel-access.js';
-import { isPanelClient } from '../administrators/panel-client.js';
+import type { AdminPerson, AdminRoutes } from '../plugin-api/registries.js';
 import { forbidden, notFound, unauthorized } from './problem.js';
-import { keyScopeFor, needOf, personMay } from './admin-policy.js';
+import { keyScopeFor, needOf, personMay, policyWith, type Need } from './admin-policy.js';
 import { bearerToken } from './bearer-token.js';
+import { isPanelClient } from './schemas.js';
 
-export type { PersonActor } from '../administrators/panel-access.js';
+/** A named administrator (plugin-api/registries.ts `AdminPerson`). */
+export type PersonActor = AdminPerson;
 export type Actor = { type: 'admin' } | ApiKeyActor | PersonActor;
 
 declare module 'fastify' {
@@ -79,6 +81,23 @@ function routeApplicationId(request: FastifyRequest): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
+/** The route table with the rules of the routes plugins added (read once per app). */
+const tables = new WeakMap<readonly AdminRoutes[], Record<string, Need>>();
+export function routeTable(added: readonly AdminRoutes[]): Record<string, Need> {
+  let table = tables.get(added);
+  if (!table) tables.set(added, (table = policyWith(added.map((entry) => entry.policy))));
+  return table;
+}
+
+/** The administrator behind a credential a plugin knows (the panel's access tokens), if any. */
+async function pluginActor(request: FastifyRequest, token: string): Promise<PersonActor | undefined> {
+  for (const credential of request.server.ctx.registries.adminCredentials.all) {
+    const actor = await credential.authenticate(token);
+    if (actor) return actor;
+  }
+  return undefined;
+}
+
 /** onRequest hook of every admin route: who is calling, and whether the route's rule lets them. */
 export async function requireAdmin(request: FastifyRequest): Promise<void> {
   const token = bearerToken(request);
@@ -88,7 +107,7 @@ export async function requireAdmin(request: FastifyRequest): Promise<void> {
     ? { type: 'admin' }
     : token.startsWith(API_KEY_PREFIX)
       ? await authenticateApiKey(ctx, token)
-      : await panelActor(ctx, token);
+      : await pluginActor(request, token);
   if (!actor) throw unauthorized('The bearer token is not a valid admin token or API key.');
   request.actor = actor;
   // Under the not-found handler there is no route: any authenticated caller gets the 404.
@@ -97,7 +116,7 @@ export async function requireAdmin(request: FastifyRequest): Promise<void> {
   // The panel's built-in client is no application to administer (administrators/panel-client.ts).
   if (isPanelClient(appId)) throw notFound('application_not_found', `There is no application with id "${appId}".`);
   if (actor.type === 'admin') return;
-  const need = needOf(request.method, request.routeOptions.url);
+  const need = needOf(request.method, request.routeOptions.url, routeTable(ctx.registries.adminRoutes.all));
   if (actor.type === 'person') {
     if (!personMay(actor, need, appId)) throw forbidden('forbidden', `Your administrator role (${actor.role}) does not cover ${request.method} ${request.routeOptions.url}.`);
     return;

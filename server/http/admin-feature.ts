@@ -17,3 +17,19 @@ export function adminFeature(routes: FastifyPluginAsync): FastifyPluginAsync<Fea
     );
   };
 }
+
+/**
+ * The admin routes plugins added (plugin-api/registries.ts `adminRoutes`), under `/api/admin`
+ * behind the admin guard; their rules join the route table (admin-auth.ts).
+ */
+export function adminPluginRoutes(entries: readonly { routes: FastifyPluginAsync }[]): FastifyPluginAsync {
+  return async (app) => {
+    await app.register(
+      async (admin) => {
+        admin.addHook('onRequest', requireAdmin);
+        for (const entry of entries) await admin.register(entry.routes);
+      },
+      { prefix: '/api/admin' },
+    );
+  };
+}

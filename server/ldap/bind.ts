@@ -31,6 +31,7 @@ import { groupIdsOfPerson } from '../groups/queries.js';
 import { isWithin, parseDn, singleAva, type Dn } from './dn.js';
 import { ResultCode, type BindRequest, type ResultFields } from './protocol.js';
 import { PEOPLE_OU, SERVICES_OU, personDn, serviceAccountDn } from './tree.js';
+import { countBind } from './metrics.js';
 
 /** Who a connection is bound as. */
 export type Identity =
@@ -112,19 +113,19 @@ export async function bind(
   const now = ctx.clock.now().getTime();
   const key = nameKey(request.name);
   if (limits.byAddress.blocked(channel.address, now) !== undefined || limits.byName.blocked(key, now) !== undefined) {
-    ctx.metrics.ldapBind('busy');
+    countBind(ctx, 'busy');
     await new Promise((resolve) => setTimeout(resolve, BUSY_DELAY_MS));
     return refuse(ResultCode.busy, 'too many failed binds; try again later');
   }
 
   const identity = await check(ctx, named(request.name, base.dn), password.toString('utf8'), base.text);
   if (identity) {
-    ctx.metrics.ldapBind('success');
+    countBind(ctx, 'success');
     return { result: { code: ResultCode.success }, identity };
   }
   limits.byAddress.hit(channel.address, now);
   limits.byName.hit(key, now);
-  ctx.metrics.ldapBind('invalid_credentials');
+  countBind(ctx, 'invalid_credentials');
   const at = ctx.clock.now();
   await recordAudit(ctx.db, at, {
     actor: 'system',

@@ -9,7 +9,7 @@ import type { Db } from '../db/client.js';
 import { memberships, people, type Application, type Membership, type Person } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit } from '../audit/record.js';
-import { getApplication } from '../applications/service.js';
+import { getApplication } from '../applications/lookup.js';
 import { mergeProfile } from '../applications/profile-fields.js';
 import { decodeCursor, encodeCursor, toPage, type CursorKey } from '../http/pagination.js';
 import { notFound, validationFailed } from '../http/problem.js';
@@ -210,7 +210,7 @@ export async function updateMember(ctx: AppContext, applicationId: string, membe
       .returning());
     // Suspension takes effect on the next refresh: every live family for this person and app dies
     // now, and the realm's applications hear a back-channel logout.
-    const revoked = status === 'suspended' && current.m.status !== 'suspended' ? await endMemberSignIn(tx, now, app, current.p.id, 'membership_suspended') : 0;
+    const revoked = status === 'suspended' && current.m.status !== 'suspended' ? await endMemberSignIn(ctx, tx, now, app, current.p.id, 'membership_suspended') : 0;
     await recordAudit(tx, now, {
       actor,
       action: 'membership.updated',
@@ -238,8 +238,8 @@ export async function updateMember(ctx: AppContext, applicationId: string, membe
  * Ends the person's sign-in to the application's realm (accounts/session.ts, `endSessions`);
  * returns how many refresh-token families of this application it revoked, for the audit entry.
  */
-async function endMemberSignIn(tx: Tx, now: Date, app: Application, personId: string, reason: 'membership_suspended' | 'membership_deleted'): Promise<number> {
-  return (await endSessions(tx, now, { personId, application: app }, reason)).families;
+async function endMemberSignIn(ctx: AppContext, tx: Tx, now: Date, app: Application, personId: string, reason: 'membership_suspended' | 'membership_deleted'): Promise<number> {
+  return (await endSessions(ctx, tx, now, { personId, application: app }, reason)).families;
 }
 
 /**
@@ -253,7 +253,7 @@ export async function deleteMember(ctx: AppContext, applicationId: string, membe
   const current = await findMember(ctx, applicationId, memberId);
   const now = ctx.clock.now();
   await beginPurge(ctx, { kind: 'membership', target: memberId, actor }, async (tx) => {
-    const revoked = await endMemberSignIn(tx, now, app, current.p.id, 'membership_deleted');
+    const revoked = await endMemberSignIn(ctx, tx, now, app, current.p.id, 'membership_deleted');
     await exec(tx.delete(memberships).where(eq(memberships.id, memberId)));
     await recordAudit(tx, now, {
       actor,

@@ -35,9 +35,7 @@ import { mailerFor } from '../mail/mailer.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { beginPurge } from '../data-lifecycle/purge.js';
 import { liveSessionsOf } from '../self-service/queries.js';
-import { countOwners, findGrant } from '../administrators/queries.js';
-import { lastOwner, revokeRole } from '../administrators/service.js';
-import { forgetPanelGrants } from '../administrators/panel-access.js';
+import { guardPerson } from '../plugin-api/registries.js';
 import { insertPerson } from './create.js';
 import { parseUsername, takenUsernames, usernameTaken } from './username.js';
 
@@ -57,12 +55,6 @@ async function personOrNotFound(tx: Tx, id: string): Promise<Person> {
   const person = await one(tx.select().from(people).where(eq(people.id, id)));
   if (!person) throw notFound('person_not_found', `There is no person with id "${id}".`);
   return person;
-}
-
-/** Refuses (409 last_owner) when `person` is the only owner: they may not be disabled or deleted. */
-async function keepLastOwner(tx: Tx, personId: string): Promise<void> {
-  const grant = await findGrant(tx, personId);
-  if (grant?.role === 'owner' && (await countOwners(tx)) <= 1) throw lastOwner();
 }
 
 const serviceName = (issuer: string) => `Gatehouse (${new URL(issuer).host})`;
@@ -106,43 +98,50 @@ export async function createPerson(ctx: AppContext, input: PersonCreate, actor: 
   return person;
 }
 
-/** Enables or disables a person; disabling ends every session they have (back-channel logout included). */
+/**
+ * Enables or disables a person; disabling ends every session they have (back-channel logout
+ * included). The plugins' guards may refuse it first (the last owner: administrators/plugin.ts),
+ * and hear of it after (`personStatusChanged`).
+ */
 export async function setPersonStatus(ctx: AppContext, id: string, status: PersonStatus, actor: string): Promise<void> {
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
     const person = await personOrNotFound(tx, id);
     if (person.status === status) return;
-    if (status === 'disabled') await keepLastOwner(tx, id);
+    await guardPerson(ctx.registries, tx, person, { kind: status === 'disabled' ? 'disable' : 'enable' }, actor);
     await exec(tx.update(people).set({ status, updatedAt: now }).where(eq(people.id, id)));
-    const ended = status === 'disabled' ? await endSessions(tx, now, { personId: id }, 'person_disabled') : undefined;
+    const ended = status === 'disabled' ? await endSessions(ctx, tx, now, { personId: id }, 'person_disabled') : undefined;
     await recordAudit(tx, now, {
       actor,
       action: status === 'disabled' ? 'person.disabled' : 'person.enabled',
       target: id,
       details: { email: person.email, ...(ended ? { sessionsEnded: ended.sessionIds.length } : {}) },
     });
+    await ctx.hooks.emit('personStatusChanged', { tx, now, person: { ...person, status, updatedAt: now }, status, actor });
   });
-  forgetPanelGrants(ctx.db);
   ctx.wakeWebhooks();
 }
 
-/** Removes the person everywhere: sessions ended (with back-channel logout), then a resumable purge. */
+/**
+ * Removes the person everywhere: sessions ended (with back-channel logout), then a resumable
+ * purge. The plugins' guards may refuse it first (the last owner); they hear of it in the purge's
+ * first transaction, before the person's row goes (`personDeleted`: a role is taken away).
+ */
 export async function deletePerson(ctx: AppContext, id: string, actor: string): Promise<void> {
   const now = ctx.clock.now();
   const person = await personOrNotFound(ctx.db, id);
   await transaction(ctx.db, async (tx) => {
-    await keepLastOwner(tx, id);
-    await endSessions(tx, now, { personId: id }, 'person_deleted');
+    await guardPerson(ctx.registries, tx, person, { kind: 'delete' }, actor);
+    await endSessions(ctx, tx, now, { personId: id }, 'person_deleted');
   });
   const apps = await many(ctx.db.select({ applicationId: memberships.applicationId }).from(memberships).where(eq(memberships.personId, id)));
   await beginPurge(ctx, { kind: 'person', target: id, actor }, async (tx) => {
-    if (await findGrant(tx, id)) await revokeRole(tx, now, id, actor, person.email);
+    await ctx.hooks.emit('personDeleted', { tx, now, person, actor });
     await exec(tx.delete(people).where(eq(people.id, id)));
     const data = { id, email: person.email, username: person.username };
     for (const { applicationId } of apps) await recordEvent(tx, now, applicationId, 'person.deleted', data);
     await recordAudit(tx, now, { actor, action: 'person.deleted', target: id, details: { email: person.email, applications: apps.map((a) => a.applicationId) } });
   }, { cascade: false });
-  forgetPanelGrants(ctx.db);
   ctx.wakeWebhooks();
 }
 
@@ -170,11 +169,10 @@ export async function signOutEverywhere(ctx: AppContext, id: string, actor: stri
   const now = ctx.clock.now();
   const ended = await transaction(ctx.db, async (tx) => {
     const person = await personOrNotFound(tx, id);
-    const result = await endSessions(tx, now, { personId: id }, 'signed_out_by_administrator');
+    const result = await endSessions(ctx, tx, now, { personId: id }, 'signed_out_by_administrator');
     await recordAudit(tx, now, { actor, action: 'person.signed_out', target: id, details: { email: person.email, sessionsEnded: result.sessionIds.length } });
     return result.sessionIds.length;
   });
-  forgetPanelGrants(ctx.db);
   ctx.wakeWebhooks();
   return { sessionsEnded: ended };
 }

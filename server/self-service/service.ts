@@ -139,23 +139,23 @@ export async function endOwnSession(ctx: AppContext, me: Me, sessionId: string):
     const target = await sessionOf(tx, me.person.id, sessionId);
     if (!target) throw notFound('session_not_found', `You have no session "${sessionId}".`);
     if (target.revokedAt !== null) return;
-    await endSession(tx, now, target.id, 'session_revoked');
+    await endSession(ctx, tx, now, target.id, 'session_revoked');
     await recordAudit(tx, now, { actor: actorOf(me), action: 'session.revoked', target: target.id, details: { device: target.device } });
   });
   return { wasCurrent: sessionId === me.session.id };
 }
 
 /** Ends every other live session of the person with all their refresh tokens; returns how many. */
-async function endOtherSessions(tx: Tx, me: Me, now: Date, reason: SessionEndReason): Promise<number> {
+async function endOtherSessions(ctx: AppContext, tx: Tx, me: Me, now: Date, reason: SessionEndReason): Promise<number> {
   // Families whose session row is gone (or never had one) die too: only this device keeps its apps.
-  return (await endSessions(tx, now, { personId: me.person.id, exceptSessionId: me.session.id }, reason)).sessionIds.length;
+  return (await endSessions(ctx, tx, now, { personId: me.person.id, exceptSessionId: me.session.id }, reason)).sessionIds.length;
 }
 
 /** "Sign out everywhere else": the caller's session survives. */
 export async function signOutOtherSessions(ctx: AppContext, me: Me): Promise<{ revoked: number }> {
   const now = ctx.clock.now();
   const revoked = await transaction(ctx.db, async (tx) => {
-    const n = await endOtherSessions(tx, me, now, 'signed_out_elsewhere');
+    const n = await endOtherSessions(ctx, tx, me, now, 'signed_out_elsewhere');
     await recordAudit(tx, now, { actor: actorOf(me), action: 'session.signed_out_elsewhere', target: me.person.id, details: { sessionsEnded: n } });
     return n;
   });
@@ -223,7 +223,7 @@ export async function changePassword(ctx: AppContext, me: Me, input: PasswordCha
     await setPasswordHash(tx, person.id, passwordHash, now);
     await clearBackOff(ctx.db, person.email);
     await passwordCheckPassed(ctx.db, check);
-    const ended = await endOtherSessions(tx, me, now, 'password_changed');
+    const ended = await endOtherSessions(ctx, tx, me, now, 'password_changed');
     // A password is always listed as the `credential` account, whichever path set it.
     if (!(await linkedAccountsOf(tx, person.id)).some((a) => a.provider === 'credential')) await addCredentialAccount(tx, person, now);
     await recordAudit(tx, now, { actor: actorOf(me), action: 'person.password_changed', target: person.id, details: { sessionsEnded: ended } });

@@ -55,5 +55,5 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   const onFamily = stored
     ? (familyId: string) => noteCodeFamily(ctx.db, code, familyId)
     : (familyId: string) => void (row.issuedFamilyId = familyId);
-  return issueSessionTokens(ctx, keys, client, { ...row, given: 'this code was issued' }, { onFamily });
+  return issueSessionTokens(ctx, keys, client, { ...row, given: 'this code was issued', grantType: 'authorization_code' }, { onFamily });
 }
