@@ -37,7 +37,6 @@ import { isBrowserNavigation, isPageRequest, pageErrorHandler } from './pages/pa
 import { pageText } from './i18n/index.js';
 import { errorTitle } from './pages/text.js';
 import { renderError } from './pages/render.js';
-import { CodeStore } from './oauth/authorize/code.js';
 import { useKeySecret } from './db/secrets-at-rest.js';
 import { loadSharedKey } from './accounts/second-factor/secret-box.js';
 
@@ -111,7 +110,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config: deps.config,
     clock: deps.clock ?? systemClock,
     adminToken: deps.adminToken ?? fixedAdminToken(deps.config.adminToken ?? ''),
-    codes: new CodeStore(),
     wakeWebhooks: () => {},
     wakePurger: () => {},
     readAccessToken: async () => undefined,

@@ -9,7 +9,6 @@ import type { Db } from './db/client.js';
 import type { Config } from './config.js';
 import type { Clock } from './util/clock.js';
 import type { AdminTokenStore } from './http/admin-token.js';
-import type { CodeStore } from './oauth/authorize/code.js';
 import type { Metrics } from './plugin-api/metrics.js';
 import type { Hooks } from './plugin-api/hooks.js';
 import type { Registries } from './plugin-api/registries.js';
@@ -19,8 +18,6 @@ export interface AppContext {
   config: Config;
   clock: Clock;
   adminToken: AdminTokenStore;
-  /** Live authorization codes: in memory, see oauth/authorize/code.ts. */
-  codes: CodeStore;
   /** The sockets this server listens on (none before listen, or under `inject`); webhooks may not target them. */
   listenAddresses: () => AddressInfo[];
   /** Called after a transaction wrote webhook outbox rows, so the worker looks sooner. */

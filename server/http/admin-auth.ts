@@ -12,15 +12,17 @@
  *   a role that does not cover the route → 403 `forbidden`; a key → 403 `insufficient_scope`.
  */
 import type { FastifyRequest } from 'fastify';
-import { authenticateApiKey, API_KEY_PREFIX, type ApiKeyActor } from '../api-keys/authenticate.js';
-import type { AdminPerson, AdminRoutes } from '../plugin-api/registries.js';
+import { authenticateApiKey, API_KEY_PREFIX, type ApiKeyActor } from './api-key-auth.js';
 import { forbidden, notFound, unauthorized } from './problem.js';
-import { keyScopeFor, needOf, personMay, policyWith, type Need } from './admin-policy.js';
+import { keyScopeFor, needOf, personMay, policyWith, type AdminPerson, type Need } from './admin-policy.js';
 import { bearerToken } from './bearer-token.js';
 import { isPanelClient } from './schemas.js';
 
-/** A named administrator (plugin-api/registries.ts `AdminPerson`). */
+/** A named administrator (a plugin's credential: the panel's access tokens). */
 export type PersonActor = AdminPerson;
+
+/** The admin routes plugins added, with their rules (plugin-api/registries.ts `adminRoutes`). */
+type AddedRoutes = readonly { policy: Record<string, Need> }[];
 export type Actor = { type: 'admin' } | ApiKeyActor | PersonActor;
 
 declare module 'fastify' {
@@ -82,8 +84,8 @@ function routeApplicationId(request: FastifyRequest): string | undefined {
 }
 
 /** The route table with the rules of the routes plugins added (read once per app). */
-const tables = new WeakMap<readonly AdminRoutes[], Record<string, Need>>();
-export function routeTable(added: readonly AdminRoutes[]): Record<string, Need> {
+const tables = new WeakMap<AddedRoutes, Record<string, Need>>();
+export function routeTable(added: AddedRoutes): Record<string, Need> {
   let table = tables.get(added);
   if (!table) tables.set(added, (table = policyWith(added.map((entry) => entry.policy))));
   return table;

@@ -125,6 +125,16 @@ export const listedRoutes = (table: Record<string, Need> = POLICY): string[] => 
 /** The rule kinds, for plugins' route tables (plugin-api/registries.ts `AdminRoutes`). */
 export const needs = { owner, people, administrator, app };
 
+/** A named administrator acting through the admin API (admin-auth.ts `Actor`; a plugin's credential names one: plugin-api/registries.ts `adminCredentials`). */
+export interface AdminPerson {
+  type: 'person';
+  personId: string;
+  role: AdminRole;
+  applications: readonly string[];
+  /** The Gatehouse session the credential came from (`sid`). */
+  sessionId: string;
+}
+
 /** What a named administrator holds (administrators/queries.ts reads it). */
 export interface Grant {
   role: AdminRole;

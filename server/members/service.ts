@@ -228,6 +228,9 @@ export async function updateMember(ctx: AppContext, applicationId: string, membe
       ...membershipEventData(m, current.p),
       changed,
     });
+    if (changed.includes('status') || changed.includes('role')) {
+      await ctx.hooks.emit('membershipChanged', { tx, now, applicationId, personId: current.p.id, status, role, actor });
+    }
     return m;
   });
   ctx.wakeWebhooks();
@@ -263,6 +266,7 @@ export async function deleteMember(ctx: AppContext, applicationId: string, membe
       details: { userId: current.p.id, email: current.p.email, refreshFamiliesRevoked: revoked },
     });
     await recordEvent(tx, now, applicationId, 'membership.deleted', membershipEventData(current.m, current.p));
+    await ctx.hooks.emit('membershipChanged', { tx, now, applicationId, personId: current.p.id, status: 'deleted', role: undefined, actor });
   }, { cascade: false });
   ctx.wakeWebhooks();
 }
