@@ -12,6 +12,7 @@ import type { AdminTokenStore } from './http/admin-token.js';
 import type { Metrics } from './plugin-api/metrics.js';
 import type { Hooks } from './plugin-api/hooks.js';
 import type { Registries } from './plugin-api/registries.js';
+import type { LanTrustHooks } from './http/lan-trust-wire.js';
 
 export interface AppContext {
   db: Db;
@@ -36,6 +37,14 @@ export interface AppContext {
   hooks: Hooks;
   /** What plugins add (plugin-api/registries.ts): the core reads. */
   registries: Registries;
+  /** LAN trust (the trust page, set-up trust lines, ACME state): filled by the trust plugin (http/lan-trust-wire.ts). */
+  lanTrust: LanTrustHooks;
+  /**
+   * Serves a new certificate from the next TLS handshake on, without a restart (an ACME
+   * certificate, a renewed local one). buildApp swaps the HTTPS listener's; main.ts also hands it
+   * to the LDAP listener. A no-op without HTTPS.
+   */
+  serveCertificate: (material: { key: string; cert: string }) => void;
 }
 
 /** What `buildApp` passes every feature plugin (server/features.ts lists them). */

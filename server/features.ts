@@ -31,6 +31,7 @@ import { administratorsPlugin } from './administrators/plugin.js';
 import { metricsPlugin } from './metrics/route.js';
 import { presetsPlugin } from './presets/plugin.js';
 import { configAsCodePlugin } from './config-as-code/plugin.js';
+import { trustPlugin } from './trust/plugin.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -62,4 +63,6 @@ export const protocolPlugins: GatehousePlugin[] = [
   metricsPlugin,
   presetsPlugin,
   configAsCodePlugin,
+  // LAN trust fills ctx.lanTrust itself when its routes register (server/trust/plugin.ts).
+  { name: 'trust', setup: () => trustPlugin },
 ];

@@ -158,6 +158,20 @@ export function personMay(grant: Grant, need: Need, appId: string | undefined): 
   }
 }
 
+/**
+ * How far each role reaches, for acting on a person who is an administrator themselves (issue 49,
+ * H3 and H5): an owner outranks a people manager, who outranks an app manager. A second-factor
+ * reset, signing out everywhere, and changing or deleting the person are refused (403 `forbidden`)
+ * when the person's role ranks above the caller's: owners are members of every application, so
+ * without this an app manager could reset an owner's factors and a people manager disable one.
+ */
+const RANK: Record<AdminRole, number> = { app_manager: 1, people_manager: 2, owner: 3 };
+
+/** Whether a holder of `caller` may act on a person holding `target` (undefined: no role). */
+export function mayActOn(caller: AdminRole, target: AdminRole | undefined): boolean {
+  return target === undefined || RANK[target] <= RANK[caller];
+}
+
 /** The scope an API key of `appId` needs for this route, or undefined when no key may call it. */
 export function keyScopeFor(need: Need, method: string): string | undefined {
   if (need.kind !== 'app' || need.area === undefined) return undefined;

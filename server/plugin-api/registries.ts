@@ -116,6 +116,8 @@ export interface AdminCredential {
   name: string;
   /** The administrator behind `token`, or undefined when the token is not this plugin's or no longer grants access. */
   authenticate(token: string): Promise<AdminPerson | undefined>;
+  /** The administrator role a person holds, if any (admin-auth.ts `requireMayActOn`: nobody acts on a higher role). */
+  roleOf?(personId: string): Promise<AdminPerson['role'] | undefined>;
 }
 
 export type { AdminPerson };
