@@ -80,6 +80,7 @@ describe('GET /api/admin/people', () => {
       createdAt: '2026-05-01T09:00:01.000Z',
       updatedAt: '2026-05-01T09:00:01.000Z',
       hasPassword: true,
+      source: null,
       groups: [],
       secondFactor: { totp: { enabled: false, confirmedAt: null }, passkeys: { count: 0, lastUsedAt: null }, recoveryCodes: { remaining: 0, createdAt: null } },
       memberships: [
