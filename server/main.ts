@@ -205,7 +205,6 @@ async function startClaimed(config: Config): Promise<Running> {
     await closeStore(db);
     throw error;
   }
-  if (ldap) app.ctx.ldapListener = () => ldap.state();
   const checkpointer = postgres ? undefined : startCheckpointer(db, databaseFile);
   warnAboutCa(app, config);
   if (config.lowMemory && !lowMemoryActive()) {

@@ -23,7 +23,7 @@ import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { appliedLaunchSettings, type AppliedSettings } from './launch.js';
 import type { Session } from 'node:inspector';
 import type { IdleReclaim, ReclaimStats } from '../ops/idle-memory.js';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics } from '../plugin-api/metrics.js';
 import { isSigningAlg, signOnPool } from '../oauth/signing-algorithms.js';
 
 export interface BenchMetrics {
