@@ -1,7 +1,9 @@
 /**
  * E-mail and password sign-up (DESIGN §4.8): allowed for an application whose policy is `open`,
  * or with a valid pending invitation addressed to the same e-mail (the person joins with the
- * invitation's role, and starts verified when the invitation was e-mailed: invitations/accept.ts). Creates the person, their
+ * invitation's role, and starts verified when the invitation was e-mailed: invitations/accept.ts).
+ * Without an invitation, an application with a group rule takes no sign-ups (its newcomers must be
+ * in an allowed group, and a new account is in none). Creates the person, their
  * `credential` linked account, the membership and a session with the application's realm.
  */
 import { eq } from 'drizzle-orm';
@@ -17,6 +19,7 @@ import { usernameForNewPerson } from '../people/username.js';
 import { acceptInvitation, invitationByToken, invitationStatus } from '../invitations/accept.js';
 import { checkPasswordLength, hashPassword } from './passwords.js';
 import { checkNewPassword } from './password-policy.js';
+import { groupRuleRefusal } from './membership.js';
 import { applicationForEmailSignIn, findPersonByEmail, normalizeEmail, startSession, type ClientInfo } from './people.js';
 import type { SignedIn } from './sign-in.js';
 import { exec, one, transaction } from '../db/store.js';
@@ -52,6 +55,9 @@ async function admission(ctx: AppContext, input: SignUpInput, email: string): Pr
   }
   const app = await applicationForEmailSignIn(ctx, input.applicationId);
   if (app.authPolicy.signup_policy !== 'open') throw notAllowed(`${app.name} does not accept sign-ups.`);
+  // A new account is in no group yet: under a group rule (group-rule.ts) it could not use the
+  // application, so only an invitation (which may bring a group) signs up to it.
+  if (app.allowedGroups !== null) throw notAllowed(groupRuleRefusal(app).description);
   return { app };
 }
 

@@ -16,7 +16,10 @@ const matchColumns = {
   password: { id: appPasswords.id, applicationId: appPasswords.applicationId, lastUsedAt: appPasswords.lastUsedAt },
   person: { id: people.id, email: people.email, username: people.username, name: people.name, status: people.status },
   membership: { id: memberships.id, status: memberships.status },
-  application: { id: applications.id, name: applications.name, ldap: applications.ldap, forwardAuth: applications.forwardAuth, groupsFilter: applications.groupsFilter },
+  application: {
+    id: applications.id, name: applications.name, ldap: applications.ldap, forwardAuth: applications.forwardAuth,
+    allowedGroups: applications.allowedGroups, groupsFilter: applications.groupsFilter,
+  },
 };
 
 /** An app password with its person, membership and application, joined by their primary keys. */

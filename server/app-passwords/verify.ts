@@ -26,7 +26,8 @@ export interface AppPasswordLogin {
 
 export interface AppPasswordMatch {
   person: Pick<Person, 'id' | 'email' | 'username' | 'name' | 'status'>;
-  application: Pick<Application, 'id' | 'name' | 'ldap' | 'forwardAuth' | 'groupsFilter'>;
+  /** `allowedGroups`: the group rule each protocol applies (accounts/group-rule.ts `passesGroupRule`). */
+  application: Pick<Application, 'id' | 'name' | 'ldap' | 'forwardAuth' | 'allowedGroups' | 'groupsFilter'>;
   membershipId: string;
   appPasswordId: string;
 }

@@ -19,8 +19,10 @@
  * - The fields plugins add (plugin-api/application-fields.ts `keyMayNot`) say the same for theirs:
  *   `ldap` and its service-account password (issue 35: LDAP opens the directory to whoever holds
  *   that password, and lets members bind with app passwords: ldap/application-field.ts), and
- *   `forwardAuth` (issue 34: its hosts are where signed-in people's site cookies are handed over,
- *   and its groups who passes: forward-auth/settings.ts), admin only, like redirect URIs.
+ *   `forwardAuth` (issue 34: its hosts are where signed-in people's site cookies are handed over:
+ *   forward-auth/settings.ts), admin only, like redirect URIs.
+ * - `allowedGroups`, the group rule (decision 0450): it decides who may use the application by
+ *   every protocol, as `grantTypes` decides who may obtain tokens: admin only, tightened or loosened.
  * - Loosening how members sign in (issue 36 audit): MFA policy `required` → `optional` (through
  *   PATCH of the application or of its auth policy), and consent `explicit` → `implicit`. The
  *   administrator set the bar; a leaked key must not lower it. Raising it stays open to the key.
@@ -66,6 +68,9 @@ export function requireMayPatch(ctx: Pick<AppContext, 'registries'>, actor: Acto
     const what = given === undefined ? undefined : field.keyMayNot?.(current, given as never);
     if (what) requireActorScope(actor, undefined, what);
   }
+  if (patch.allowedGroups !== undefined && !sameGroupRule(patch.allowedGroups, current.allowedGroups)) {
+    requireActorScope(actor, undefined, 'change who may use the application (its allowed groups)');
+  }
   if (patch.grantTypes !== undefined && !sameSet(patch.grantTypes, current.grantTypes)) {
     requireActorScope(actor, undefined, 'change the grant types (they decide who can obtain tokens)');
   }
@@ -83,6 +88,7 @@ export function requireMayPatchAuthPolicy(actor: Actor, current: Application, pa
 }
 
 const sameSet = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
+const sameGroupRule = (a: string[] | null, b: string[] | null) => (a === null || b === null ? a === b : sameSet(a, b));
 
 export function requireMayDelete(actor: Actor): void {
   requireActorScope(actor, undefined, 'delete an application (that deletes its API keys)');

@@ -25,6 +25,7 @@ function coreRecord(app: Application, issuer: string) {
     webhookSecretSet: Boolean(app.webhookSecret),
     ssoGroupId: app.ssoGroupId,
     authPolicy: authPolicyOf(app),
+    allowedGroups: app.allowedGroups,
     grantTypes: app.grantTypes,
     backchannelLogoutUri: app.backchannelLogoutUri,
     backchannelLogoutSessionRequired: app.backchannelLogoutSessionRequired,

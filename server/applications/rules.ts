@@ -2,7 +2,7 @@
  * The rules of an application record that a JSON schema cannot express (DESIGN §4.3), shared by
  * create and update: the auth policy, redirect URIs and grant types for the client type, the
  * webhook and back-channel logout URLs, a webhook secret only with a URL, an existing SSO group,
- * the claim settings (claim-settings.ts), a free audience, and the fields plugins registered
+ * existing groups in the group rule (`allowedGroups`), the claim settings (claim-settings.ts), a free audience, and the fields plugins registered
  * (plugin-api/application-fields.ts: each checks its own value). All failures of one request are
  * reported together as one 400.
  */
@@ -115,6 +115,8 @@ export interface ApplicationShape {
   id: string;
   /** Its profile fields after this change (custom claims may name them). */
   profileFields: AuthPolicy['profile_fields'];
+  /** The group rule given in this request (only then checked: every group must exist). */
+  allowedGroups?: string[] | null;
   /** Claim settings given in this request (only those are checked). */
   groupsFilter?: string[] | null;
   customClaims?: WireCustomClaim[];
@@ -154,6 +156,7 @@ async function checkApplication(ctx: AppContext, app: ApplicationShape, errors: 
   const groups = { profileFields: app.profileFields, existingGroups: (ids: string[]) => existingGroupIds(ctx.db, ids) };
   const customClaims = app.customClaims && (await checkCustomClaims(app.customClaims, groups, errors));
   if (app.groupsFilter !== undefined) await checkGroupsFilter(app.groupsFilter, groups, errors);
+  if (app.allowedGroups) await checkAllowedGroups(app.allowedGroups, groups, errors);
   if (app.resourceServers?.length) checkResourceServers(app.resourceServers, app.id, await clientTypesOf(ctx.db, app.resourceServers), errors);
   const fields: ApplicationFieldWrite[] = [];
   for (const field of ctx.registries.applicationFields.all) {
@@ -162,6 +165,14 @@ async function checkApplication(ctx: AppContext, app: ApplicationShape, errors: 
     if (write) fields.push(write);
   }
   return { customClaims, fields };
+}
+
+/** The group rule names existing directory groups (accounts/group-rule.ts). */
+async function checkAllowedGroups(ids: string[], context: { existingGroups: (ids: string[]) => Promise<Set<string>> }, errors: FieldError[]): Promise<void> {
+  const existing = await context.existingGroups(ids);
+  ids.forEach((group, i) => {
+    if (!existing.has(group)) errors.push({ path: `body.allowedGroups.${i}`, message: `there is no group "${group}"` });
+  });
 }
 
 /**
@@ -182,7 +193,7 @@ export async function checkChange(ctx: AppContext, id: string, patch: Applicatio
         grantTypes: patch.grantTypes ?? current.grantTypes,
         webhookUrl: patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl,
         webhookSecret: patch.webhookSecret, ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri,
-        profileFields: authPolicy.profile_fields, groupsFilter: patch.groupsFilter, customClaims: patch.customClaims,
+        profileFields: authPolicy.profile_fields, allowedGroups: patch.allowedGroups, groupsFilter: patch.groupsFilter, customClaims: patch.customClaims,
         resourceServers: patch.resourceServers, body, current,
       }
     : {

@@ -120,6 +120,11 @@ const UnknownScopesSchema = Type.Union([Type.Literal('reject'), Type.Literal('ig
 const GroupRef = Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', maxLength: 64 });
 const GROUPS_FILTER_TEXT = 'Directory group ids the `groups` claim may show; null (default): all the person\'s groups';
 const GroupsFilter = Type.Union([Type.Array(GroupRef, { maxItems: 1000, uniqueItems: true }), Type.Null()], { description: GROUPS_FILTER_TEXT });
+const ALLOWED_GROUPS_TEXT =
+  'The group rule: directory group ids of which a person must be in at least one to use this application by any protocol ' +
+  '(OIDC sign-in and refresh, forward auth, LDAP binds, SAML, RADIUS); a person in one of them may join an invitation-only application ' +
+  'without an invitation. null (default): no rule, everyone its sign-up policy admits';
+const AllowedGroups = Type.Union([Type.Array(GroupRef, { minItems: 1, maxItems: 50, uniqueItems: true }), Type.Null()], { description: ALLOWED_GROUPS_TEXT });
 const CLAIM_SOURCE_TEXT =
   'Where the value comes from: `role` (the member\'s role here), `profileField` (`key`: that profile field\'s value), `inGroup` (`group`: true or false), ' +
   '`groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`)';
@@ -161,6 +166,7 @@ const mutableFields = {
   webhookSecret: Type.Optional(Type.Union([WebhookSecret, Type.Null()])),
   ssoGroupId: Type.Optional(Type.Union([Slug, Type.Null()])),
   authPolicy: Type.Optional(AuthPolicyPatchSchema),
+  allowedGroups: Type.Optional(AllowedGroups),
   grantTypes: Type.Optional(GrantTypes),
   backchannelLogoutUri: Type.Optional(Type.Union([BackchannelLogoutUri, Type.Null()], { description: BACKCHANNEL_TEXT })),
   backchannelLogoutSessionRequired: Type.Optional(Type.Boolean({ description: SESSION_REQUIRED_TEXT })),
@@ -202,6 +208,7 @@ const CoreRecordSchema = Type.Object({
   webhookSecretSet: Type.Boolean(),
   ssoGroupId: Type.Union([Type.String(), Type.Null()]),
   authPolicy: AuthPolicySchema,
+  allowedGroups: Type.Union([Type.Array(Type.String()), Type.Null()], { description: ALLOWED_GROUPS_TEXT }),
   grantTypes: Type.Array(GrantTypeSchema, { description: GRANT_TYPES_TEXT }),
   backchannelLogoutUri: Type.Union([Type.String(), Type.Null()], { description: BACKCHANNEL_TEXT }),
   backchannelLogoutSessionRequired: Type.Boolean({ description: SESSION_REQUIRED_TEXT }),

@@ -126,6 +126,7 @@ export const applications = pgTable(
     webhookPreviousSecretUntil: timestamp('webhook_previous_secret_until', { withTimezone: true, precision: 3, mode: 'date' }),
     ssoGroupId: text('sso_group_id'),
     authPolicy: jsonb('auth_policy').notNull(),
+    allowedGroups: jsonb('allowed_groups'),
     grantTypes: jsonb('grant_types').notNull().default(sql`'["authorization_code","refresh_token"]'::jsonb`),
     backchannelLogoutUri: text('backchannel_logout_uri'),
     backchannelLogoutSessionRequired: boolean('backchannel_logout_session_required').notNull().default(true),

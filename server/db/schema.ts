@@ -135,13 +135,12 @@ export type Profile = Record<string, string | number | boolean>;
 
 /**
  * An application that protects sites behind a reverse proxy (spec forward-auth.md): the hosts it
- * owns (also rows of `forward_auth_hosts`, which keep each host to one application), the directory
- * groups of which a person must be in one (null: any member), and whether HTTP Basic with an app
- * password is accepted on its checks (DAV clients).
+ * owns (also rows of `forward_auth_hosts`, which keep each host to one application) and whether
+ * HTTP Basic with an app password is accepted on its checks (DAV clients). Who passes is the
+ * application's: its sign-up policy, membership, MFA policy and group rule (`allowedGroups`).
  */
 export interface ForwardAuthSettings {
   hosts: string[];
-  groups: string[] | null;
   basic: boolean;
 }
 
@@ -602,6 +601,12 @@ export const applications = sqliteTable(
     webhookPreviousSecretUntil: timestamp('webhook_previous_secret_until'),
     ssoGroupId: text('sso_group_id').references(() => ssoGroups.id, { onDelete: 'set null' }),
     authPolicy: text('auth_policy', { mode: 'json' }).$type<AuthPolicy>().notNull(),
+    /**
+     * The group rule (accounts/group-rule.ts): directory group ids of which a person must be in one
+     * to use the application by any protocol (OIDC, forward auth, LDAP, SAML, RADIUS); null: no rule.
+     * Migrated from forward auth's own `groups` (decision 0450).
+     */
+    allowedGroups: text('allowed_groups', { mode: 'json' }).$type<string[]>(),
     grantTypes: text('grant_types', { mode: 'json' })
       .$type<GrantType[]>()
       .notNull()

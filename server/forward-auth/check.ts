@@ -53,6 +53,7 @@ import { findLiveSiteSession, SITE_COOKIE, siteSessionsEndedCount } from './site
 import { findMember, groupsOfPerson } from './members.js';
 import { groupsClaim } from '../oauth/claims/compose.js';
 import { verifyAppPassword } from '../app-passwords/verify.js';
+import { groupRuleAdmits } from '../accounts/group-rule.js';
 
 /** How long a decision about one credential is reused: well inside the 5-second revocation bound. */
 export const DECISION_TTL_MS = 2_000;
@@ -284,8 +285,8 @@ export class ForwardCheck {
     if (!membership) return { kind: 'refused', reason: 'not_member', email: person.email };
     if (membership.status !== 'active') return { kind: 'refused', reason: 'suspended', email: person.email };
     const groups = await groupsOfPerson(this.ctx.db, person.id);
-    const required = app.forwardAuth?.groups;
-    if (required && !required.some((g) => groups.includes(g))) return { kind: 'refused', reason: 'group_missing', email: person.email };
+    // The application's group rule (accounts/group-rule.ts), on the groups Remote-Groups needs anyway.
+    if (!groupRuleAdmits(app.allowedGroups, groups)) return { kind: 'refused', reason: 'group_missing', email: person.email };
     if (amr && mfaRequired(app) && !isMultiFactor(amr)) return { kind: 'step_up' };
     // Remote-Groups says what the `groups` claim would: kept to the application's `groupsFilter`.
     const identity: Identity = { username: person.username, email: person.email, name: person.name, groups: groupsClaim(groups, app.groupsFilter), role: membership.role };
@@ -347,7 +348,7 @@ export function refusalText(app: Application, reason: RefusalReason): string {
   switch (reason) {
     case 'suspended': return `Your access to ${app.name} is suspended.`;
     case 'not_member': return `You are not a member of ${app.name}.`;
-    case 'group_missing': return `${app.name} is open only to members of certain groups.`;
+    case 'group_missing': return `${app.name} is open only to members of certain groups (its group rule).`;
     case 'no_person': return `${app.name} needs a token that acts for a person.`;
     case 'disabled': return 'This account is disabled.';
   }

@@ -11,13 +11,11 @@ import { pageBrand } from '../pages/brand.js';
 import { flowQuery } from '../pages/sign-in-pages.js';
 import { sendErrorPage } from '../oauth/error-page.js';
 import type { RefusalReason } from './check.js';
+import { REFUSAL_MESSAGE_KEY } from '../accounts/membership.js';
 
 const MESSAGE_KEY: Record<RefusalReason | 'invite_only' | 'closed', string> = {
-  suspended: 'refused.suspended',
-  invite_only: 'refused.inviteOnly',
-  closed: 'refused.closed',
+  ...REFUSAL_MESSAGE_KEY,
   not_member: 'forwardAuth.refused.notMember',
-  group_missing: 'forwardAuth.refused.groupMissing',
   no_person: 'forwardAuth.refused.noPerson',
   disabled: 'forwardAuth.refused.disabled',
 };

@@ -27,7 +27,7 @@ export const forwardAuthPlugin: GatehousePlugin = {
   name: 'forward-auth',
   setup(ctx) {
     const { hooks, registries } = ctx;
-    registries.applicationFields.add(forwardAuthField(ctx.db));
+    registries.applicationFields.add(forwardAuthField());
     // Name, policy and forward-auth settings decide the checks of its protected hosts: read again after the commit.
     hooks.on('applicationChanged', ({ tx }) => afterCommit(tx, forwardAuthChanged));
     // Site sessions handed over from an ended session end with it (their hosts stop at the next check).

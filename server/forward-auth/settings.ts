@@ -1,36 +1,40 @@
 /**
  * The application field `forwardAuth` (spec forward-auth.md, "A protected site is an
- * application"): `null`, or `{ hosts, groups, basic }`. Its wire schema, the rules a schema cannot
- * say (host syntax, duplicates, a web client, existing groups), and the `forward_auth_hosts` rows
+ * application"): `null`, or `{ hosts, basic }`. Its wire schema, the rules a schema cannot say
+ * (host syntax, duplicates, a web client), and the `forward_auth_hosts` rows
  * that keep each host to one application (409 `host_in_use`). Registered as an application field
  * (plugin-api/application-fields.ts) by the plugin (plugin.ts): the applications service calls
  * `prepare` before its create/update transaction and `written` inside it; a change reaches the
  * checks at once (protected-hosts.ts).
+ *
+ * Who passes is the application's to say, for every protocol alike: its group rule
+ * (`allowedGroups`, accounts/group-rule.ts) took the place of `forwardAuth.groups` (decision 0450;
+ * the migration `allowed_groups` moved the stored lists). A body that still sends `groups` is
+ * refused with a message saying where it went, rather than as an unknown field.
  */
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import { Type, type Static } from 'typebox';
 import { forwardAuthHosts, type ClientType, type ForwardAuthSettings } from '../db/schema.js';
-import { existingGroupIds } from '../groups/queries.js';
-import type { Db, Tx } from '../db/client.js';
+import type { Tx } from '../db/client.js';
 import { conflict, type FieldError } from '../http/problem.js';
 import { exec, many } from '../db/store.js';
 import { MAX_HOSTS_PER_APPLICATION, parseHostPattern } from './hosts.js';
 import { forwardAuthChanged } from './protected-hosts.js';
 import type { ApplicationField } from '../plugin-api/application-fields.js';
 
-/** Directory group ids (spec claims-and-groups.md). */
-const GroupId = Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', maxLength: 64 });
-
 const FORWARD_AUTH_TEXT =
   'Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy ' +
   '(wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), ' +
-  'the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an ' +
-  'app password is accepted (for DAV clients); null: not protected. Needs a web application.';
+  'and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. ' +
+  'Who passes is the application\'s sign-up policy, membership, MFA policy and group rule (allowedGroups).';
+const MOVED_GROUPS_TEXT = 'Moved to the application\'s allowedGroups (the group rule every protocol honours); refused here.';
+export const GROUPS_MOVED_MESSAGE =
+  'has moved to allowedGroups, the application\'s group rule that every protocol honours: send "allowedGroups": [...] beside forwardAuth instead';
 
 export const ForwardAuthInputSchema = Type.Object(
   {
     hosts: Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { minItems: 1, maxItems: MAX_HOSTS_PER_APPLICATION }),
-    groups: Type.Optional(Type.Union([Type.Array(GroupId, { minItems: 1, maxItems: 50, uniqueItems: true }), Type.Null()])),
+    groups: Type.Optional(Type.Unknown({ deprecated: true, description: MOVED_GROUPS_TEXT })),
     basic: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false, description: FORWARD_AUTH_TEXT },
@@ -42,7 +46,7 @@ export const ForwardAuthField = Type.Union([ForwardAuthInputSchema, Type.Null()]
 export const ForwardAuthRecordSchema = Type.Union(
   [
     Type.Object(
-      { hosts: Type.Array(Type.String()), groups: Type.Union([Type.Array(Type.String()), Type.Null()]), basic: Type.Boolean() },
+      { hosts: Type.Array(Type.String()), basic: Type.Boolean() },
       { additionalProperties: false },
     ),
     Type.Null(),
@@ -54,14 +58,13 @@ const PATH = 'body.forwardAuth';
 
 /**
  * The settings as stored, from the request's value (undefined: not given), or field errors pushed
- * onto `errors`. Host patterns are normalised; groups must be directory groups that exist.
+ * onto `errors`. Host patterns are normalised; `groups` is refused with where it went.
  */
-export async function forwardAuthSettings(
-  db: Db,
+export function forwardAuthSettings(
   input: ForwardAuthInput | null | undefined,
   clientType: ClientType,
   errors: FieldError[],
-): Promise<ForwardAuthSettings | null | undefined> {
+): ForwardAuthSettings | null | undefined {
   if (input === undefined || input === null) return input;
   if (clientType !== 'web') errors.push({ path: PATH, message: 'forward auth needs a web (confidential) application' });
   const hosts: string[] = [];
@@ -71,14 +74,8 @@ export async function forwardAuthSettings(
     else if (hosts.includes(parsed.pattern)) errors.push({ path: `${PATH}.hosts.${i}`, message: `repeats ${parsed.pattern}` });
     else hosts.push(parsed.pattern);
   });
-  const groups = input.groups ?? null;
-  if (groups) {
-    const known = await existingGroupIds(db, groups);
-    groups.forEach((id, i) => {
-      if (!known.has(id)) errors.push({ path: `${PATH}.groups.${i}`, message: `there is no group "${id}"` });
-    });
-  }
-  return { hosts, groups, basic: input.basic ?? false };
+  if (input.groups !== undefined) errors.push({ path: `${PATH}.groups`, message: GROUPS_MOVED_MESSAGE });
+  return { hosts, basic: input.basic ?? false };
 }
 
 /**
@@ -109,7 +106,7 @@ declare module '../plugin-api/application-fields.js' {
 }
 
 /** `forwardAuth` as an application field: after `consent` in the bodies and the record. */
-export function forwardAuthField(db: Db): ApplicationField<ForwardAuthInput | null> {
+export function forwardAuthField(): ApplicationField<ForwardAuthInput | null> {
   return {
     name: 'forwardAuth',
     after: 'consent',
@@ -117,7 +114,7 @@ export function forwardAuthField(db: Db): ApplicationField<ForwardAuthInput | nu
     record: ForwardAuthRecordSchema,
     toRecord: (app) => app.forwardAuth ?? null,
     async prepare({ id, given, current, clientType, errors }) {
-      const settings = await forwardAuthSettings(db, given, clientType, errors);
+      const settings = forwardAuthSettings(given, clientType, errors);
       if (given === undefined && current?.forwardAuth && clientType !== 'web') {
         errors.push({ path: 'body.clientType', message: 'an application that protects hosts (forwardAuth) must stay a web application' });
       }
@@ -130,6 +127,6 @@ export function forwardAuthField(db: Db): ApplicationField<ForwardAuthInput | nu
     // Its protected hosts are free again at once (a few rows; the purge plan finds none left).
     deleted: (tx, id) => claimHosts(tx, id, []),
     keyMayNot: (current, given) =>
-      JSON.stringify(given) !== JSON.stringify(current.forwardAuth) ? 'change the protected hosts or their groups (forward auth)' : undefined,
+      JSON.stringify(given) !== JSON.stringify(current.forwardAuth) ? 'change the protected hosts (forward auth)' : undefined,
   };
 }

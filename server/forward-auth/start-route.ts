@@ -6,10 +6,10 @@
  *    protects; anything else is a 400 page and no redirect (never an open redirector).
  * 2. The person is admitted as authorize admits them (oauth/authorize/admission.ts): signed in
  *    to the application's realm (its SSO group, or itself) on the hosted pages, stepped up to a
- *    second factor when it requires MFA, and a member by its sign-up policy (a suspended member,
- *    or one its policy turns away, sees the refusal page). Then its `forwardAuth.groups` (one of
- *    them, when set) and, for an application with explicit consent, the consent page — what the
- *    identity headers tell the site (FORWARD_AUTH_SCOPE).
+ *    second factor when it requires MFA, a member by its sign-up policy, and in one of its
+ *    allowed groups when it has a group rule (a suspended member, or one its policy or group rule
+ *    turns away, sees the refusal page naming the rule). Then, for an application with explicit
+ *    consent, the consent page — what the identity headers tell the site (FORWARD_AUTH_SCOPE).
  * 3. A one-time code for exactly rd's host (codes.ts), and a 302 to
  *    `<scheme>://<host>/.gatehouse/callback?code=…&rd=…`, which the protected host routes here.
  * The hosted pages come back here when done (pages/sign-in-pages.ts `RESUME_PREFIXES`).
@@ -25,7 +25,6 @@ import { param, type RawParams } from '../oauth/params.js';
 import { issueCode } from './codes.js';
 import { FORWARD_AUTH_SCOPE } from './consent-request.js';
 import { START_PATH } from './check.js';
-import { groupsOfPerson } from './members.js';
 import { sendForwardError, sendRefusedPage } from './pages.js';
 import type { ProtectedHosts, ProtectedSite } from './protected-hosts.js';
 
@@ -71,11 +70,6 @@ export const startRoute: FastifyPluginAsync<{ hosts: ProtectedHosts }> = async (
     if (admission.kind === 'second_factor') return redirectToStepUp(ctx, request, reply, admission, application, startPath);
     if (admission.kind === 'denied') return sendRefusedPage(reply, application, { reason: admission.reason, email: admission.person.email }, startPath);
     const { person, session, membership } = admission;
-    const required = application.forwardAuth?.groups;
-    if (required) {
-      const groups = await groupsOfPerson(ctx.db, person.id);
-      if (!required.some((g) => groups.includes(g))) return sendRefusedPage(reply, application, { reason: 'group_missing', email: person.email }, startPath);
-    }
     if (await consentNeeded(ctx, application, membership, FORWARD_AUTH_SCOPE, false)) {
       return noStoreRedirect(reply, `${CONSENT_PAGE}?${new URLSearchParams({ return_to: startPath }).toString()}`);
     }

@@ -6,8 +6,8 @@
  *
  * ADDING A FIELD IS ONE ENTRY in GROUP_REFERENCES: the application column that holds the setting,
  * the field's name as the admin API spells it, and a function from the column's value to the
- * group ids it names. The claims settings (`groupsFilter`, `customClaims`) are registered below;
- * forward-auth (`forwardAuth.groups`) registers its own when its column lands.
+ * group ids it names: the group rule (`allowedGroups`) and the claims settings (`groupsFilter`,
+ * `customClaims`) are registered below.
  *
  * Applications are few (tens to hundreds): the check reads their settings in pages of PAGE_SIZE
  * along `applications_created_idx`, only when a group is deleted.
@@ -15,12 +15,12 @@
 import { asc, sql } from 'drizzle-orm';
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client.js';
-import { applications, type CustomClaim, type ForwardAuthSettings } from '../db/schema.js';
+import { applications, type CustomClaim } from '../db/schema.js';
 import { groupsNamedByClaims } from '../applications/claim-settings.js';
 import { many } from '../db/store.js';
 
 export interface GroupReference {
-  /** The setting's name on the wire (`groupsFilter`, `customClaims`, `forwardAuth.groups`). */
+  /** The setting's name on the wire (`allowedGroups`, `groupsFilter`, `customClaims`). */
   field: string;
   /** The `applications` column that holds it. */
   column: SQLiteColumn;
@@ -34,8 +34,8 @@ export const GROUP_REFERENCES: GroupReference[] = [
   { field: 'groupsFilter', column: applications.groupsFilter, groupsNamed: (value) => (value as string[] | null) ?? [] },
   // Custom claims' `inGroup` and `groupMap` sources.
   { field: 'customClaims', column: applications.customClaims, groupsNamed: (value) => groupsNamedByClaims((value as CustomClaim[] | null) ?? []) },
-  // Forward auth (server/forward-auth/): only members of one of these groups pass its protected hosts.
-  { field: 'forwardAuth.groups', column: applications.forwardAuth, groupsNamed: (value) => (value as ForwardAuthSettings | null)?.groups ?? [] },
+  // The group rule (accounts/group-rule.ts): only members of one of these groups use the application.
+  { field: 'allowedGroups', column: applications.allowedGroups, groupsNamed: (value) => (value as string[] | null) ?? [] },
 ];
 
 export interface GroupUse {

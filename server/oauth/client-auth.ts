@@ -56,7 +56,8 @@ export async function findClient(ctx: AppContext, clientId: string): Promise<App
 /** What the token, revocation, introspection and device endpoints need of the calling client. */
 export type OAuthClient = Pick<
   Application,
-  'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy' | 'signingAlg' | 'unknownScopes' | 'groupsFilter' | 'customClaims' | 'accessTokenTtl'
+  | 'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy' | 'allowedGroups' | 'signingAlg' | 'unknownScopes' | 'groupsFilter'
+  | 'customClaims' | 'accessTokenTtl'
 >;
 
 /** The lifetime of a client's access tokens: GATEHOUSE_ACCESS_TOKEN_TTL, under the client's own cap (the panel's built-in client: 10 minutes). */
@@ -76,12 +77,12 @@ const clientById = preparedPerDb((db): ((id: string) => OAuthClient | undefined 
     [string],
     {
       id: string; clientType: Application['clientType']; clientSecretHash: string | null; grantTypes: string; audience: string; authPolicy: string;
-      signingAlg: Application['signingAlg']; unknownScopes: Application['unknownScopes']; groupsFilter: string | null; customClaims: string;
+      allowedGroups: string | null; signingAlg: Application['signingAlg']; unknownScopes: Application['unknownScopes']; groupsFilter: string | null; customClaims: string;
       accessTokenTtl: number | null;
     }
   >(
     `SELECT id, client_type AS clientType, client_secret_hash AS clientSecretHash, grant_types AS grantTypes, audience,
-            auth_policy AS authPolicy, signing_alg AS signingAlg, unknown_scopes AS unknownScopes, groups_filter AS groupsFilter,
+            auth_policy AS authPolicy, allowed_groups AS allowedGroups, signing_alg AS signingAlg, unknown_scopes AS unknownScopes, groups_filter AS groupsFilter,
             custom_claims AS customClaims, access_token_ttl AS accessTokenTtl
      FROM applications WHERE id = ?`,
   );
@@ -92,6 +93,7 @@ const clientById = preparedPerDb((db): ((id: string) => OAuthClient | undefined 
         ...row,
         grantTypes: JSON.parse(row.grantTypes) as GrantType[],
         authPolicy: JSON.parse(row.authPolicy) as Application['authPolicy'],
+        allowedGroups: row.allowedGroups === null ? null : parsedSetting<string[]>(row.allowedGroups),
         groupsFilter: row.groupsFilter === null ? null : parsedSetting<string[]>(row.groupsFilter),
         customClaims: parsedSetting<Application['customClaims']>(row.customClaims),
       }
@@ -122,7 +124,7 @@ function pgClientById(db: Db): (id: string) => Promise<OAuthClient | undefined> 
   const statement = db
     .select({
       id: a.id, clientType: a.clientType, clientSecretHash: a.clientSecretHash, grantTypes: a.grantTypes, audience: a.audience, authPolicy: a.authPolicy,
-      signingAlg: a.signingAlg, unknownScopes: a.unknownScopes, groupsFilter: a.groupsFilter, customClaims: a.customClaims,
+      allowedGroups: a.allowedGroups, signingAlg: a.signingAlg, unknownScopes: a.unknownScopes, groupsFilter: a.groupsFilter, customClaims: a.customClaims,
       accessTokenTtl: a.accessTokenTtl,
     })
     .from(a)

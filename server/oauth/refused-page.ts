@@ -1,7 +1,7 @@
 /**
  * "Access refused" (issue 25, item 2): a signed-in person the application does not admit (their
- * membership is suspended, or its sign-up policy does not let them join) is told so on our own
- * page, naming the application and the reason, instead of being bounced to the application with a
+ * membership is suspended, its sign-up policy does not let them join, or its group rule keeps
+ * them out) is told so on our own page, naming the application and the rule that refused, instead of being bounced to the application with a
  * bare `error=access_denied`. The page offers "Use another account" and a link back to the
  * application that carries the OAuth error to its registered redirect URI (with `state` and `iss`),
  * so the application still learns the outcome when the person goes back. With
@@ -11,7 +11,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Application, Person } from '../db/schema.js';
-import type { RefusalReason } from '../accounts/membership.js';
+import { REFUSAL_MESSAGE_KEY, type RefusalReason } from '../accounts/membership.js';
 import { pageText } from '../i18n/index.js';
 import { renderPage } from '../pages/render.js';
 import { pageBrand } from '../pages/brand.js';
@@ -33,7 +33,7 @@ export function refusedPage(
     title: t('refused.title', { app: app.name }),
     appName: app.name,
     reason: refusal.reason,
-    message: t(`refused.${refusal.reason === 'invite_only' ? 'inviteOnly' : refusal.reason}`, { app: app.name }),
+    message: t(REFUSAL_MESSAGE_KEY[refusal.reason], { app: app.name }),
     email: refusal.person.email,
     backHref: post ? undefined : responseUrl(back.redirectUri, back.params),
     backForm: post ? { action: back.redirectUri, fields: responseFields(back.params) } : undefined,

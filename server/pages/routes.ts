@@ -109,8 +109,10 @@ function lockView(t: Translate, lockedUntil: Date, now: Date) {
 /** What the sign-in page says up front about who may join the application. */
 function policyNote(t: Translate, app: Application | undefined): string | undefined {
   if (!app) return undefined;
-  if (app.authPolicy.signup_policy === 'invite_only') return t('signIn.inviteOnly', { app: app.name });
   if (app.authPolicy.signup_policy === 'closed') return t('signIn.closed', { app: app.name });
+  // The group rule (accounts/group-rule.ts) says more than the policy: an invitation alone is not enough, a group is.
+  if (app.allowedGroups !== null) return t('signIn.groupsOnly', { app: app.name });
+  if (app.authPolicy.signup_policy === 'invite_only') return t('signIn.inviteOnly', { app: app.name });
   return undefined;
 }
 

@@ -54,8 +54,9 @@ export function flowQuery(app: Application | undefined, returnTo: string, extra:
 }
 
 export const emailAllowed = (app: Application | undefined) => !app || app.authPolicy.allowed_providers.includes('email');
+/** Whether the sign-up form is offered: an open application without a group rule (a new account is in no group: accounts/sign-up.ts). */
 export const signUpOpen = (app: Application | undefined) =>
-  Boolean(app && app.authPolicy.signup_policy === 'open' && emailAllowed(app));
+  Boolean(app && app.authPolicy.signup_policy === 'open' && app.allowedGroups === null && emailAllowed(app));
 
 /** External providers the application allows and this server has credentials for. */
 export function providerLinks(ctx: AppContext, app: Application | undefined, returnTo: string) {

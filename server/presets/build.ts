@@ -33,6 +33,7 @@ export function oidcApplication(settings: Partial<PresetApplication> & Pick<Pres
     customClaims: [],
     resourceServers: [],
     forwardAuth: null,
+    allowedGroups: null,
     ldap: { enabled: false },
     signingAlg: 'RS256',
     ...settings,

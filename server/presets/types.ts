@@ -64,7 +64,9 @@ export interface PresetApplication {
   customClaims: PresetClaim[];
   /** Other applications that may introspect this one's tokens (RFC 7662), e.g. an IMAP server. */
   resourceServers: string[];
-  forwardAuth: { hosts: string[]; groups: string[] | null; basic: boolean } | null;
+  forwardAuth: { hosts: string[]; basic: boolean } | null;
+  /** The group rule (accounts/group-rule.ts): only members of one of these groups use the app; null: no rule. */
+  allowedGroups: string[] | null;
   ldap: { enabled: boolean };
   signingAlg: 'RS256' | 'ES256' | 'EdDSA';
 }

@@ -46,6 +46,7 @@ const FIELD_WORDS: Record<string, { label: string; line?: boolean }> = {
   groups: { label: 'Group' },
   customClaims: { label: 'Claim' },
   groupsFilter: { label: 'Group' },
+  allowedGroups: { label: 'Allowed group' },
   source: { label: 'value from' },
   group: { label: 'group' },
   map: { label: 'group' },

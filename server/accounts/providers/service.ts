@@ -150,7 +150,8 @@ async function createPerson(ctx: AppContext, app: Application | undefined, provi
       await exec(tx.insert(linkedAccounts)
         .values({ id: newId('acc'), personId: person.id, provider, providerAccountId: identity.providerAccountId, email, linkedAt: now }));
       // Throwing rolls the person back: a refused sign-up leaves nothing behind.
-      const admitted = await admitNewcomer(tx, now, app, person);
+      // A person created just now is in no group yet: an application with a group rule admits them only by an invitation that brings one.
+      const admitted = await admitNewcomer(tx, now, app, person, app.allowedGroups === null);
       if ('error' in admitted) throw signupNotAllowed(admitted.description);
       await recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.signed_up', applicationId: app.id, target: person.id, details: { provider } });
       const started = await signInPerson(ctx, now, person, app, client, ['fed']);

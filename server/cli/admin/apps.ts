@@ -4,7 +4,9 @@
  * `update` when a public client becomes a web one); `list` and `show` never have one. `claims`
  * shows and changes the claim settings (spec claims-and-groups.md). `app ldap` turns an
  * application's LDAP directory access on or off and makes its service account a new password
- * (spec ldap.md), printed once. `--forward-auth-host` protects sites behind a reverse proxy, and
+ * (spec ldap.md), printed once. `--allowed-group` restricts the application to directory groups
+ * (its group rule, every protocol; `--no-group-rule` lifts it on update). `--forward-auth-host`
+ * protects sites behind a reverse proxy, and
  * `show --proxy caddy|nginx|traefik` prints the proxy's configuration for them (spec
  * forward-auth.md; docs/protect-apps-without-oidc.md).
  */
@@ -26,6 +28,7 @@ interface Application {
   webhookSecretSet: boolean;
   ssoGroupId: string | null;
   authPolicy: { signup_policy: string; allowed_providers: string[]; profile_fields: { key: string }[] };
+  allowedGroups: string[] | null;
   grantTypes: string[];
   backchannelLogoutUri: string | null;
   unknownScopes: string;
@@ -36,7 +39,7 @@ interface Application {
   createdAt: string;
   updatedAt: string;
   ldap: { enabled: boolean; bindDn: string };
-  forwardAuth: { hosts: string[]; groups: string[] | null; basic: boolean } | null;
+  forwardAuth: { hosts: string[]; basic: boolean } | null;
   clientSecret?: string;
   webhookSecret?: string;
   ldapPassword?: string;
@@ -94,6 +97,10 @@ const createFlags: FlagTable = {
   'redirect-uri': { type: 'string', multiple: true, value: 'URI', help: 'where sign-in returns; repeat for more (at least one)', field: 'redirectUris' },
   audience: { type: 'string', value: 'AUD', help: 'the API audience its access tokens carry (required, unique)', field: 'audience' },
   id: { type: 'string', value: 'ID', help: 'client id (default: made from the name, "Team Notes" → team-notes)', field: 'id' },
+  'allowed-group': {
+    type: 'string', multiple: true, value: 'GROUP', field: 'allowedGroups',
+    help: 'only members of this directory group may use it, by every protocol (OIDC, forward auth, LDAP, …); repeat for more (any of them)',
+  },
   'grant-type': {
     type: 'string', multiple: true, value: 'GRANT', field: 'grantTypes',
     help: 'authorization_code, refresh_token, client_credentials (web only) or device_code; repeat for more (default: the first two)',
@@ -112,14 +119,16 @@ const createFlags: FlagTable = {
     type: 'string', multiple: true, value: 'HOST', field: 'forwardAuth',
     help: 'a host it protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example); repeat for more',
   },
-  'forward-auth-group': {
-    type: 'string', multiple: true, value: 'GROUP',
-    help: 'only members of this directory group pass its protected hosts (any of those given); repeat for more',
-  },
 };
 
-/** `app update` flags: those of `create` but the client id, which never changes, and LDAP (`app ldap` turns it on and off). */
-const { id: _id, ldap: _ldap, ...updateFlags } = createFlags;
+/**
+ * `app update` flags: those of `create` but the client id, which never changes, and LDAP (`app ldap`
+ * turns it on and off); and `--no-group-rule`, which lifts the group rule.
+ */
+const { id: _id, ldap: _ldap, ...updateFlags } = {
+  ...createFlags,
+  'no-group-rule': { type: 'boolean', help: 'no group rule any more: everyone the sign-up policy admits may use it (clears --allowed-group)' },
+} as FlagTable;
 
 /** `device_code` on the command line is RFC 8628's grant, whose wire name is a URN. */
 const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -130,9 +139,11 @@ function applicationBody(table: FlagTable, values: Record<string, unknown>): Rec
   const body = bodyFromFlags(table, values as Parameters<typeof bodyFromFlags>[1]);
   if (Array.isArray(body.grantTypes)) body.grantTypes = body.grantTypes.map((g: string) => (g === 'device_code' ? DEVICE_CODE_GRANT : g));
   if (body.ldap !== undefined) body.ldap = { enabled: body.ldap === true };
-  const groups = values['forward-auth-group'] as string[] | undefined;
-  if (groups && !Array.isArray(body.forwardAuth)) throw new ConfigError('--forward-auth-group needs at least one --forward-auth-host.');
-  if (Array.isArray(body.forwardAuth)) body.forwardAuth = { hosts: body.forwardAuth, ...(groups ? { groups } : {}) };
+  if (Array.isArray(body.forwardAuth)) body.forwardAuth = { hosts: body.forwardAuth };
+  if (values['no-group-rule']) {
+    if (body.allowedGroups !== undefined) throw new ConfigError('Give --allowed-group or --no-group-rule, not both.');
+    body.allowedGroups = null;
+  }
   return body;
 }
 
@@ -200,8 +211,7 @@ const showFlags: FlagTable = {
   scheme: { type: 'string', value: 'https|http', field: 'scheme', help: 'with --proxy: how its hosts are served (default https)' },
 };
 
-const forwardAuthText = (f: Application['forwardAuth']) =>
-  f ? `${f.hosts.join(', ')}${f.groups ? ` (groups: ${f.groups.join(', ')})` : ''}${f.basic ? ', HTTP Basic with app passwords' : ''}` : '(none)';
+const forwardAuthText = (f: Application['forwardAuth']) => (f ? `${f.hosts.join(', ')}${f.basic ? ', HTTP Basic with app passwords' : ''}` : '(none)');
 
 /** `fields`, then the secrets an answer shows only once (a new client, webhook or LDAP secret), with a word on keeping them. */
 function printShownOnce(app: Application, fields: [string, string | string[]][]): void {
@@ -234,6 +244,7 @@ export const appShow = adminCommand({
         ['Audience', app.audience],
         ['Redirect URIs', app.redirectUris],
         ['Sign-up', app.authPolicy.signup_policy],
+        ['Allowed groups', app.allowedGroups ? app.allowedGroups.join(', ') : '(no group rule)'],
         ['Providers', app.authPolicy.allowed_providers.join(', ')],
         ['Profile fields', app.authPolicy.profile_fields.map((f) => f.key).join(', ') || '(none)'],
         ['Webhook', app.webhookUrl ? `${app.webhookUrl}${app.webhookSecretSet ? ' (signed)' : ''}` : '(none)'],

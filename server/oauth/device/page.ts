@@ -36,6 +36,7 @@ import { flowQuery } from '../../pages/sign-in-pages.js';
 import { WindowCounter } from '../../util/window-counter.js';
 import { redirectToStepUp } from '../../accounts/second-factor/flow.js';
 import { admit } from '../authorize/admission.js';
+import { REFUSAL_MESSAGE_KEY } from '../../accounts/membership.js';
 import { displayUserCode, normaliseUserCode } from './codes.js';
 import { decide, findByUserCode, type Approval } from './store.js';
 import { DEVICE_PAGE_PATH } from './authorization-route.js';
@@ -116,7 +117,7 @@ export const devicePageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (admission.kind === 'denied') {
       return renderPage(reply.status(403), 'device', {
         title: t('device.refusedTitle'), step: 'denied', appName: found.app.name,
-        message: t(`refused.${admission.reason === 'invite_only' ? 'inviteOnly' : admission.reason}`, { app: found.app.name }), userCode: shown,
+        message: t(REFUSAL_MESSAGE_KEY[admission.reason], { app: found.app.name }), userCode: shown,
         switchHref: `/sign-in?${flowQuery(found.app, `${DEVICE_PAGE_PATH}?user_code=${shown}`, { switch: '1' })}`,
       }, { brand: pageBrand(found.app) });
     }

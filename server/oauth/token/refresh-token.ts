@@ -4,7 +4,8 @@
  * - Rotation on every use: the presented token is marked rotated and a successor issued.
  * - Presenting a rotated token again is reuse: the whole family is revoked, and the application
  *   hears `security.refresh_token_reused` (webhook + audit), in one transaction.
- * - The membership is re-checked: only an active member gets new tokens.
+ * - The membership is re-checked: only an active member gets new tokens; and the application's
+ *   group rule (accounts/group-rule.ts): a person taken out of its allowed groups gets `invalid_grant`.
  * - The family keeps the `amr`/`acr` of the session it came from; an application that requires MFA
  *   refuses a password-only family.
  * - `scope` may narrow this access token; `resource` must equal the family's, and the family's
@@ -13,7 +14,8 @@
  *   a refresh sees the member's current role, profile and groups.
  * Cost: one joined read, one conditional update, one insert, one signature (no ID token here);
  * the membership's `lastActiveAt` is touched at most hourly; the person's groups are read (one
- * indexed read) only when an access-token claim names groups, and then only those groups.
+ * indexed read) only when an access-token claim names groups, and then only those groups, and
+ * probed once per allowed group when the application has a group rule.
  */
 import type { AuthMethod } from '../../db/schema.js';
 import { accessTokenTtlOf, type OAuthClient } from '../client-auth.js';
@@ -34,6 +36,7 @@ import { activeMarkDue } from '../../members/create.js';
 import { transaction } from '../../db/store.js';
 import { accessTokenClaims } from '../claims/compose.js';
 import { claimGroups, memberSubject } from '../claims/subject.js';
+import { GROUP_RULE_GRANT_ERROR, passesGroupRule } from '../../accounts/group-rule.js';
 
 export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: OAuthClient, body: RawParams): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
@@ -53,6 +56,10 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   }
   if (row.expiresAt <= nowMs) throw invalidGrant('The refresh token has expired.');
   if (row.memberId === null || row.memberStatus !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
+  // The group rule (accounts/group-rule.ts): no read at all without one.
+  let inGroup = passesGroupRule(ctx.db, client, row.personId);
+  if (inGroup instanceof Promise) inGroup = await inGroup;
+  if (!inGroup) throw invalidGrant(GROUP_RULE_GRANT_ERROR);
   if (resource !== undefined && resource !== row.resource) throw invalidTarget('resource does not match the original grant.');
   // The family's tokens carry the audience it was granted for; after the application's audience
   // changed, that value may belong to another application (audiences are unique, not reserved).

@@ -20,13 +20,14 @@ export function upstreamInput(example: string): PresetInput {
   };
 }
 
-export const allowedGroupInput = groupInput('allowedGroup', 'Group allowed in', 'household', 'Optional: only members of this directory group pass (forwardAuth.groups).');
+export const allowedGroupInput = groupInput('allowedGroup', 'Group allowed in', 'household', 'Optional: only members of this directory group get in (the application\'s allowed groups).');
 
 export function forwardAuthApplication(inputs: PresetInputs): PresetApplication {
   return oidcApplication({
     // Not used by forward auth (spec forward-auth.md); an application needs one.
     redirectUris: [`${baseOf(inputs)}/`],
-    forwardAuth: { hosts: [hostOf(inputs)], groups: inputs.allowedGroup ? [inputs.allowedGroup] : null, basic: false },
+    forwardAuth: { hosts: [hostOf(inputs)], basic: false },
+    allowedGroups: inputs.allowedGroup ? [inputs.allowedGroup] : null,
   });
 }
 

@@ -1,10 +1,12 @@
 /**
  * Forward auth for one application (spec forward-auth.md; docs/protect-apps-without-oidc.md): the
- * hosts it protects behind a reverse proxy, the groups of which a person must be in one, and the
- * proxy configuration for those hosts (Caddy, nginx, Traefik) to copy, as the server prints it.
+ * hosts it protects behind a reverse proxy and the proxy configuration for those hosts (Caddy,
+ * nginx, Traefik) to copy, as the server prints it. Who passes is the application's: its sign-up
+ * policy and its allowed groups, on the Access section, which every protocol honours.
  */
 import { createResource, createSignal, For, Show } from 'solid-js';
-import { ApiError, client, ok, type Application } from '../../api';
+import { A } from '@solidjs/router';
+import { ApiError, client, enc, ok, type Application } from '../../api';
 import { CopyButton, ErrorBox, Field, toast, useAction } from '../../ui';
 
 const t = {
@@ -12,8 +14,10 @@ const t = {
     'Put an app that cannot sign anyone in itself (Home Assistant, the *arr stack, a dashboard) behind Caddy, nginx or Traefik: the proxy asks Gatehouse about every request, sends people who are not signed in to Gatehouse\'s sign-in page and back, and hands the app who they are in Remote-User, Remote-Email, Remote-Name, Remote-Groups and Remote-Role. This application\'s sign-up policy, second-factor policy and consent apply.',
   hosts: 'Protected hosts',
   hostsHint: 'One per line: wiki.lan.example (any port), wiki.lan.example:8443 (that port), *.media.lan.example (one name under it). Each host belongs to one application.',
-  groups: 'Only members of these groups',
-  groupsHint: 'Directory group ids, separated by spaces or commas; a person must be in at least one. Leave empty to let every active member in.',
+  whoPasses: 'Who passes: the members this application admits. To let in only some groups, set its ',
+  allowedGroups: 'allowed groups',
+  whoPassesEnd: ' (they hold for every protocol).',
+  restricted: (groups: string) => `Only members of ${groups} pass (the application's allowed groups).`,
   basic: 'Offer HTTP Basic to clients that cannot follow a sign-in (WebDAV, CalDAV)',
   basicHint: 'The check then answers 401 with a Basic challenge beside Bearer; people use app passwords from their account page.',
   save: 'Save protected hosts',
@@ -37,17 +41,16 @@ const PROXIES = [
 type ProxyName = (typeof PROXIES)[number][0];
 
 const lines = (text: string) => text.split('\n').map((l) => l.trim()).filter(Boolean);
-const words = (text: string) => text.split(/[\s,]+/).filter(Boolean);
 
-/** The server's field errors under `forwardAuth.hosts` / `.groups` (and the field itself), in words, by list. */
-function forwardAuthErrors(error: unknown): { hosts: string[]; groups: string[]; other: string[] } {
-  const out = { hosts: [] as string[], groups: [] as string[], other: [] as string[] };
+/** The server's field errors under `forwardAuth.hosts` (and the field itself), in words, by list. */
+function forwardAuthErrors(error: unknown): { hosts: string[]; other: string[] } {
+  const out = { hosts: [] as string[], other: [] as string[] };
   if (!(error instanceof ApiError)) return out;
   for (const e of error.problem.errors ?? []) {
-    const match = /^body\.forwardAuth(?:\.(hosts|groups)(?:\.(\d+))?)?$/.exec(e.path);
+    const match = /^body\.forwardAuth(?:\.(hosts)(?:\.(\d+))?)?$/.exec(e.path);
     if (!match) continue;
-    const where = match[2] !== undefined ? `${match[1] === 'hosts' ? 'Line' : 'Group'} ${Number(match[2]) + 1}: ` : '';
-    (match[1] ? out[match[1] as 'hosts' | 'groups'] : out.other).push(where + e.message);
+    const where = match[2] !== undefined ? `Line ${Number(match[2]) + 1}: ` : '';
+    (match[1] ? out.hosts : out.other).push(where + e.message);
   }
   return out;
 }
@@ -56,7 +59,6 @@ export function ForwardAuthTab(props: { app: Application; onSaved: (app: Applica
   const path = { id: props.app.id };
   const current = () => props.app.forwardAuth;
   const [hosts, setHosts] = createSignal((current()?.hosts ?? []).join('\n'));
-  const [groups, setGroups] = createSignal((current()?.groups ?? []).join(' '));
   const [basic, setBasic] = createSignal(current()?.basic ?? false);
   const [proxy, setProxy] = createSignal<ProxyName>('caddy');
   const [upstream, setUpstream] = createSignal('http://127.0.0.1:8080');
@@ -70,7 +72,7 @@ export function ForwardAuthTab(props: { app: Application; onSaved: (app: Applica
       ok(client.GET('/api/admin/applications/{id}/forward-auth/snippet', { params: { path, query: { proxy: p, upstream: u, scheme: s } } })),
   );
 
-  const store = async (forwardAuth: { hosts: string[]; groups: string[] | null; basic: boolean } | null, message: string) => {
+  const store = async (forwardAuth: { hosts: string[]; basic: boolean } | null, message: string) => {
     const next = await save.run(() => ok(client.PATCH('/api/admin/applications/{id}', { params: { path }, body: { forwardAuth } })));
     if (!next) return;
     props.onSaved(next);
@@ -78,13 +80,11 @@ export function ForwardAuthTab(props: { app: Application; onSaved: (app: Applica
   };
   const submit = async (e: Event) => {
     e.preventDefault();
-    const list = words(groups());
-    await store({ hosts: lines(hosts()), groups: list.length ? list : null, basic: basic() }, t.saved);
+    await store({ hosts: lines(hosts()), basic: basic() }, t.saved);
   };
   const stop = async () => {
     await store(null, t.removed);
     setHosts('');
-    setGroups('');
     setBasic(false);
   };
 
@@ -95,9 +95,22 @@ export function ForwardAuthTab(props: { app: Application; onSaved: (app: Applica
         <Field label={t.hosts} hint={t.hostsHint} errors={errors().hosts}>
           {(a) => <textarea {...a} name="forwardAuthHosts" rows={4} value={hosts()} onInput={(e) => setHosts(e.currentTarget.value)} placeholder="wiki.lan.example" />}
         </Field>
-        <Field label={t.groups} hint={t.groupsHint} errors={errors().groups}>
-          {(a) => <input {...a} name="forwardAuthGroups" value={groups()} onInput={(e) => setGroups(e.currentTarget.value)} placeholder="family media-users" />}
-        </Field>
+        <Show
+          when={props.app.allowedGroups}
+          fallback={
+            <p class="hint" data-testid="forward-auth-who">
+              {t.whoPasses}
+              <A href={`/applications/${enc(props.app.id)}/access`}>{t.allowedGroups}</A>
+              {t.whoPassesEnd}
+            </p>
+          }
+        >
+          {(groups) => (
+            <p class="hint" data-testid="forward-auth-who">
+              {t.restricted(groups().join(', '))} <A href={`/applications/${enc(props.app.id)}/access`}>{t.allowedGroups}</A>
+            </p>
+          )}
+        </Show>
         <label class="check">
           <input type="checkbox" name="forwardAuthBasic" checked={basic()} onChange={(e) => setBasic(e.currentTarget.checked)} />
           {t.basic}

@@ -7,7 +7,7 @@ import { loadProviders } from '../settings/providers';
 const t = {
   policies: [
     ['open', 'Open — anyone may create an account and join'],
-    ['invite_only', 'Invitation only — only invited e-mail addresses'],
+    ['invite_only', 'Invitation only — invited e-mail addresses, and members of the allowed groups when there are some (below)'],
     ['closed', 'Closed — no new members'],
   ] as [SignupPolicy, string][],
   whoMayJoin: 'Who may join',
