@@ -8777,6 +8777,17 @@ export interface paths {
                     content: {
                         "application/json": {
                             applications: string[];
+                            /** @description What the caller may call, from the server's route table (http/admin-policy.ts): the panel shows what these allow */
+                            capabilities: {
+                                /** @description every admin route (an owner, the admin token) */
+                                everything: boolean;
+                                routes: {
+                                    /** @description `all`: for every application; `listed`: for those in `applications` only */
+                                    applications: "all" | "listed";
+                                    /** @description METHOD and route as registered under /api/admin: `PATCH /applications/:id` */
+                                    route: string;
+                                }[];
+                            };
                             email: string | null;
                             name: string | null;
                             personId: string | null;
