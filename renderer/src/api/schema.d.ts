@@ -10495,9 +10495,9 @@ export interface paths {
                                 summary: string;
                                 testedWith: {
                                     product: string;
-                                    /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `documentation`: checked against the app's documentation of `version` */
-                                    status: "tested" | "documentation";
-                                    /** @description The test file that runs it, when tested */
+                                    /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `configuration`: the app does not run here, but a test creates the application from the preset and checks its settings and Test sign-in checks against a real Gatehouse; `documentation`: checked against the app's documentation of `version` only */
+                                    status: "tested" | "configuration" | "documentation";
+                                    /** @description The test file that proves it, when tested or checked by configuration */
                                     test: string | null;
                                     version: string;
                                 };
@@ -10649,9 +10649,9 @@ export interface paths {
                             summary: string;
                             testedWith: {
                                 product: string;
-                                /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `documentation`: checked against the app's documentation of `version` */
-                                status: "tested" | "documentation";
-                                /** @description The test file that runs it, when tested */
+                                /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `configuration`: the app does not run here, but a test creates the application from the preset and checks its settings and Test sign-in checks against a real Gatehouse; `documentation`: checked against the app's documentation of `version` only */
+                                status: "tested" | "configuration" | "documentation";
+                                /** @description The test file that proves it, when tested or checked by configuration */
                                 test: string | null;
                                 version: string;
                             };
