@@ -28,6 +28,8 @@ import { recordServedIssuer } from './ops/served-issuer.js';
 import { assignMissingUsernames } from './people/username-backfill.js';
 import { LOW_MEMORY_NODE_ARGS, lowMemoryActive } from './cli/launch.js';
 import { recordLdapOff, startLdap, type LdapListener } from './ldap/server.js';
+import { recordRadiusOff, startRadius, type RadiusListener } from './radius/server.js';
+import { eapMaterial } from './radius/credentials.js';
 
 export const DATABASE_FILE = 'gatehouse.db';
 
@@ -42,6 +44,8 @@ export interface Running {
   redirectUrl?: string;
   /** The LDAP directory's listeners, when GATEHOUSE_LDAP=on (server/ldap/server.ts). */
   ldap?: LdapListener;
+  /** The RADIUS listeners, when GATEHOUSE_RADIUS=on (server/radius/server.ts). */
+  radius?: RadiusListener;
   /** Runs the periodic LAN-certificate check now; true when a new certificate is being served. */
   refreshTls(): boolean;
   stop(): Promise<void>;
@@ -173,10 +177,15 @@ async function startClaimed(config: Config): Promise<Running> {
   await recordServedIssuer(db, config.issuer, new Date());
   // The LDAP directory (spec ldap.md) listens beside HTTP, with the same certificate.
   let ldap: LdapListener | undefined;
+  // RADIUS (spec radius.md) beside it, with the appliance CA's certificate for EAP.
+  let radius: RadiusListener | undefined;
   try {
     if (config.ldap.enabled) ldap = await startLdap(app.ctx, app.log, tls);
     else await recordLdapOff(app.ctx);
+    if (config.radius.enabled) radius = await startRadius(app.ctx, app.log, eapMaterial(config, new Date()));
+    else await recordRadiusOff(app.ctx);
   } catch (error) {
+    await ldap?.stop();
     await app.close();
     await closeStore(db);
     throw error;
@@ -194,6 +203,7 @@ async function startClaimed(config: Config): Promise<Running> {
     if (!next.issued) return false;
     (app.server as unknown as TlsServer).setSecureContext({ key: next.key, cert: next.cert });
     ldap?.setTls(next);
+    if (radius && next.caPem) radius.setTls({ key: next.key, cert: next.cert, ca: next.caPem });
     tls = next;
     running.tls = next;
     app.log.info({ notAfter: next.notAfter.toISOString() }, 'TLS certificate renewed');
@@ -228,12 +238,13 @@ async function startClaimed(config: Config): Promise<Running> {
       clearInterval(tlsTimer);
       if (redirect) await new Promise((resolve) => redirect!.close(resolve));
       await ldap?.stop();
+      await radius?.stop();
       await app.close();
       await checkpointer?.stop();
       await closeStore(db);
       removePidFile(config.dataDir);
     })());
-  const running: Running = { app, db, url, config, tls, redirectUrl, ldap, refreshTls, stop };
+  const running: Running = { app, db, url, config, tls, redirectUrl, ldap, radius, refreshTls, stop };
   return running;
 }
 
@@ -259,7 +270,9 @@ export function readyLine(running: Running): string {
   const mode = lowMemoryActive() ? ', low-memory mode' : '';
   const ldapState = running.ldap?.state();
   const ldap = ldapState ? `, LDAP ${[ldapState.url, ldapState.ldapsUrl].filter(Boolean).join(' and ')} (base ${ldapState.baseDn})` : '';
-  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, control panel ${running.config.issuer}/admin/, data ${running.config.dataDir}, admin token ${token}${mode}${ldap}`;
+  const radiusState = running.radius?.state();
+  const radius = radiusState ? `, RADIUS udp ${radiusState.auth} (accounting ${radiusState.accounting})` : '';
+  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, control panel ${running.config.issuer}/admin/, data ${running.config.dataDir}, admin token ${token}${mode}${ldap}${radius}`;
   if (!running.tls) return line;
   const ca = running.tls.caPem ? `local CA SHA-256 ${running.tls.fingerprint} (install from ${running.url}/ca.pem)` : `certificate SHA-256 ${running.tls.fingerprint}`;
   return `${line}, ${ca}`;
