@@ -243,10 +243,12 @@ async function tlsRound(host: AccessHost, client: KnownClient, address: string, 
     if (method === 'ttls' && fed.plain.length) {
       const credentials = papCredentials(decodeAvps(fed.plain));
       if (!credentials) return failed();
+      // Before the conversation ends: ending it frees the TLS state the keys come from.
+      const msk = tunnel.keys('ttls').msk;
       const admitted = await checkPassword(host, client, address, credentials.login, credentials.password, name);
       host.conversations.end(conversation);
       if (!admitted) return reject(name, message.identifier);
-      return accept(host, client, address, name, admitted, { id: message.identifier, msk: tunnel.keys('ttls').msk, requestAuthenticator });
+      return accept(host, client, address, name, admitted, { id: message.identifier, msk, requestAuthenticator });
     }
     // RFC 9190 §2.5: after a TLS 1.3 handshake the server commits to no more handshake messages.
     if (method === 'tls' && tunnel.established && tunnel.protocol === 'TLSv1.3' && !conversation.committed) {
