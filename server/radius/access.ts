@@ -17,7 +17,7 @@
  * accounting echoes to name the person), the VLAN's tunnel attributes and, after EAP, the MS-MPPE
  * keys the access point encrypts with.
  */
-import { createHash, randomInt } from 'node:crypto';
+import { createHash, randomInt, type X509Certificate } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { recordAudit } from '../audit/record.js';
 import { countFailedSignIn } from '../activity/record.js';
@@ -63,6 +63,8 @@ export interface AccessHost {
   budgets: FailureBudgets;
   /** The EAP server certificate's context (the appliance CA's chain). */
   tlsContext: () => SecureContext;
+  /** The appliance CA: what network certificates must be issued by. */
+  ca: () => X509Certificate;
 }
 
 const dropped = (method: Method): Outcome => ({ method, result: 'dropped' });
@@ -263,9 +265,9 @@ async function tlsRound(host: AccessHost, client: KnownClient, address: string, 
   if (!tunnel.established) return failed();
   if (method === 'ttls') return send(encodeTlsFragment(0, Buffer.alloc(0)));
   // EAP-TLS: the peer acknowledged our last flight; the certificate decides.
-  const peer = tunnel.peer();
-  if (!peer.certificate || !peer.authorized) return failed();
-  const fingerprint = createHash('sha256').update(peer.certificate.raw).digest('hex');
+  const presented = tunnel.peer(host.ca(), host.ctx.clock.now());
+  if (!presented) return failed();
+  const fingerprint = createHash('sha256').update(presented).digest('hex');
   const admitted = await checkCertificate(host.ctx, client.applicationId, fingerprint);
   if (!admitted) return failed();
   const msk = tunnel.keys('tls').msk;

@@ -16,6 +16,7 @@ import { adminErrors, adminSecurity as security, NoQuery } from '../http/schemas
 import { radiusField, RadiusSecretSchema, rotateSecret } from './application-field.js';
 import { RADIUS_DROPPED, RADIUS_DUPLICATES, RADIUS_REQUESTS } from './metrics.js';
 import { runningRadius } from './server.js';
+import { adminCertificateRoutes, registerMeRoutes } from './routes.js';
 
 const ClientParams = Type.Object(
   { id: Type.String({ minLength: 1, maxLength: 128 }), name: Type.String({ minLength: 1, maxLength: 64 }) },
@@ -58,6 +59,16 @@ export const radiusPlugin: GatehousePlugin = {
     const { registries, hooks } = ctx;
     registries.applicationFields.add(radiusField(ctx.db));
     registries.adminRoutes.add({ name: 'radius', routes: secretRoutes, policy: { 'POST /applications/:id/radius/clients/:name/secret': needs.app() } });
+    registries.adminRoutes.add({
+      name: 'radius-certificates',
+      routes: adminCertificateRoutes,
+      policy: {
+        'GET /people/:id/network-certificates': needs.people,
+        'POST /people/:id/network-certificates': needs.people,
+        'DELETE /people/:id/network-certificates/:certificateId': needs.people,
+      },
+    });
+    registries.meRoutes.add({ name: 'network-certificates', routes: registerMeRoutes });
     registries.overviewSections.add({
       name: 'radius',
       schema: OverviewSchema,

@@ -17,6 +17,7 @@
  * 5. answered: access.ts or accounting.ts, counted in `gatehouse_radius_requests_total{method,result}`.
  * An error inside is logged and the request dropped; the listener keeps answering.
  */
+import { X509Certificate } from 'node:crypto';
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { isIP } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
@@ -91,8 +92,9 @@ export async function startRadius(ctx: AppContext, log: FastifyBaseLogger, mater
   const directory = new ClientDirectory(ctx.db);
   await directory.reload();
   let context = tunnelContext(material);
+  let ca = new X509Certificate(material.ca);
   const conversations = new Conversations(() => ctx.clock.now().getTime());
-  const host: AccessHost = { ctx, conversations, budgets: new FailureBudgets(), tlsContext: () => context };
+  const host: AccessHost = { ctx, conversations, budgets: new FailureBudgets(), tlsContext: () => context, ca: () => ca };
   const cache = new Map<string, Cached>();
   const inFlight = new Map<string, number>();
   let flying = 0;
@@ -190,6 +192,7 @@ export async function startRadius(ctx: AppContext, log: FastifyBaseLogger, mater
     reloadClients: () => directory.reload(),
     setTls(next) {
       context = tunnelContext(next);
+      ca = new X509Certificate(next.ca);
     },
     async stop() {
       listeners.delete(ctx);

@@ -16,7 +16,7 @@
  * and is checked live. The handshake's cryptography runs inside OpenSSL in a few milliseconds per
  * step (bench `radius`); nothing here waits on I/O.
  */
-import { constants } from 'node:crypto';
+import { constants, X509Certificate } from 'node:crypto';
 import { Duplex } from 'node:stream';
 import { createSecureContext, TLSSocket, type PeerCertificate, type SecureContext } from 'node:tls';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -111,11 +111,22 @@ export class TlsTunnel {
     return this.socket.getProtocol();
   }
 
-  /** The peer's certificate (EAP-TLS), and whether it chains to the CA given. */
-  peer(): { certificate: PeerCertificate | undefined; authorized: boolean } {
-    const certificate = this.socket.getPeerCertificate(false);
-    const present = certificate && Object.keys(certificate).length > 0 ? certificate : undefined;
-    return { certificate: present, authorized: this.socket.authorized };
+  /**
+   * The peer's certificate (EAP-TLS) when `ca` issued and signed it and it is within its validity
+   * (checked here: a TLSSocket made without a tls.Server never sets `authorized`), else undefined.
+   */
+  peer(ca: X509Certificate, now: Date): Buffer | undefined {
+    const presented = this.socket.getPeerCertificate(false) as PeerCertificate | undefined;
+    if (!presented?.raw) return undefined;
+    let certificate: X509Certificate;
+    try {
+      certificate = new X509Certificate(presented.raw);
+    } catch {
+      return undefined;
+    }
+    if (!certificate.checkIssued(ca) || !certificate.verify(ca.publicKey)) return undefined;
+    if (new Date(certificate.validFrom) > now || new Date(certificate.validTo) <= now) return undefined;
+    return certificate.raw;
   }
 
   /** RFC 5216 §2.3 / RFC 5281 §8 / RFC 9190 §2.3 / RFC 9427 §2.1: MSK and EMSK. */

@@ -202,6 +202,35 @@ describe('eapol_test (wpa_supplicant)', () => {
     expect(res.status).not.toBe(0);
   });
 
+  it('EAP-TLS with a network certificate from the account API; refused once revoked, and while the person is disabled', async () => {
+    const issued = await me(t, 'POST', '/api/me/network-certificates', ada.cookie, { applicationId: 'wifi', name: 'Laptop' });
+    expect(issued.statusCode, issued.body).toBe(201);
+    const body = issued.json();
+    expect(body.password).toMatch(/^[a-z2-9]{5}(-[a-z2-9]{5}){3}$/);
+    const p12 = join(dir, 'ada.p12');
+    writeFileSync(p12, Buffer.from(body.pkcs12, 'base64'));
+    expect(Buffer.from(body.mobileconfig, 'base64').toString()).toContain('<key>AcceptEAPTypes</key><array><integer>13</integer></array>');
+    const name = await username('ada@example.com');
+    const config = eapolConfig('tls', `  eap=TLS\n  identity="${name}"\n  ca_cert="${caFile}"\n  private_key="${p12}"\n  private_key_passwd="${body.password}"`);
+    const ok = await eapolTest(config);
+    expect(ok.stdout).toContain('EAP-Request-TLS (13)');
+    expect(ok.stdout).toContain('MPPE keys OK');
+    expect(ok.stdout).toMatch(/SUCCESS\s*$/);
+
+    const person = await personByEmail(t, 'ada@example.com');
+    expect((await t.admin('PATCH', `/api/admin/people/${person.id}`, { status: 'disabled' })).statusCode).toBe(200);
+    const disabled = await eapolTest(config);
+    expect(disabled.stdout).toContain('Access-Reject');
+    expect(disabled.stdout).toMatch(/FAILURE\s*$/);
+    expect((await t.admin('PATCH', `/api/admin/people/${person.id}`, { status: 'active' })).statusCode).toBe(200);
+    expect((await eapolTest(config)).stdout).toMatch(/SUCCESS\s*$/);
+
+    expect((await t.admin('DELETE', `/api/admin/people/${person.id}/network-certificates/${body.id}`)).statusCode).toBe(204);
+    const revoked = await eapolTest(config);
+    expect(revoked.stdout).toContain('Access-Reject');
+    expect(revoked.status).not.toBe(0);
+  });
+
   it('PEAP-MSCHAPv2 is never accepted', async () => {
     const config = eapolConfig('peap', `  eap=PEAP\n  identity="bob@example.com"\n  password="${bob.password}"\n  ca_cert="${caFile}"\n  phase2="auth=MSCHAPV2"`);
     const res = await eapolTest(config);
