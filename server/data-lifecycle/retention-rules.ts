@@ -34,6 +34,8 @@ import {
   forwardAuthCodes,
   forwardAuthSessions,
   invitations,
+  networkCertificates,
+  radiusSessions,
   oneTimeTokens,
   pendingSignIns,
   rateLimitWindows,
@@ -69,6 +71,8 @@ const dayNumber = (at: Date) => Math.floor(at.getTime() / 86_400_000);
 export const AUTHORIZATION_CODE_MEMORY_MS = 10 * 60_000;
 /** An explicit consent not used for this long is forgotten (the person is asked again). */
 export const CONSENT_UNUSED_MS = 365 * 86_400_000;
+/** RADIUS accounting sessions and ended network certificates are kept 30 days (spec radius.md). */
+export const RADIUS_KEEP_MS = 30 * 86_400_000;
 const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
 const sessionChildren = [
   { table: sessionRealms, key: ROW_ID, column: sessionRealms.sessionId },
@@ -121,5 +125,10 @@ export const RETENTION_RULES: RetentionRule[] = [
   // once, and whose retention takes them along); one past its own expiry is worthless. The
   // hand-over's codes live 60 seconds.
   { name: 'forward-auth site sessions', table: forwardAuthSessions, key: forwardAuthSessions.id, where: (_before, now) => lt(forwardAuthSessions.expiresAt, now) },
+  // Issue 43: RADIUS accounting sessions are shown for 30 days after their last report; a network
+  // certificate is listed for 30 days after it was revoked or expired (it authenticates nothing then).
+  { name: 'RADIUS sessions', table: radiusSessions, key: radiusSessions.id, where: (_before, now) => lt(radiusSessions.updatedAt, new Date(now.getTime() - RADIUS_KEEP_MS)) },
+  { name: 'network certificates (expired)', table: networkCertificates, key: networkCertificates.id, where: (_before, now) => lt(networkCertificates.notAfter, new Date(now.getTime() - RADIUS_KEEP_MS)) },
+  { name: 'network certificates (revoked)', table: networkCertificates, key: networkCertificates.id, where: (_before, now) => lt(networkCertificates.revokedAt, new Date(now.getTime() - RADIUS_KEEP_MS)) },
   { name: 'forward-auth codes', table: forwardAuthCodes, key: forwardAuthCodes.codeHash, where: (_before, now) => lt(forwardAuthCodes.expiresAt, now) },
 ];

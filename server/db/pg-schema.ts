@@ -443,14 +443,12 @@ export const networkCertificates = pgTable(
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3, mode: 'date' }),
   },
   (t) => [
-    foreignKey({ name: 'network_certificates_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
-    foreignKey({ name: 'network_certificates_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
-    foreignKey({ name: 'network_certificates_membership_id_memberships_id_fk', columns: [t.membershipId], foreignColumns: [memberships.id] }).onDelete('cascade'),
     uniqueIndex('network_certificates_fingerprint_uq').on(t.fingerprint),
     index('network_certificates_person_idx').on(t.personId, t.createdAt, t.id),
     index('network_certificates_app_idx').on(t.applicationId),
     index('network_certificates_membership_idx').on(t.membershipId),
     index('network_certificates_not_after_idx').on(t.notAfter),
+    index('network_certificates_revoked_idx').on(t.revokedAt),
   ],
 );
 
@@ -598,8 +596,6 @@ export const radiusSessions = pgTable(
     sessionSeconds: integer('session_seconds').notNull().default(0),
   },
   (t) => [
-    foreignKey({ name: 'radius_sessions_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
-    foreignKey({ name: 'radius_sessions_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
     uniqueIndex('radius_sessions_key_uq').on(t.applicationId, t.nasAddress, t.acctSessionId),
     index('radius_sessions_person_idx').on(t.personId, t.startedAt, t.id),
     index('radius_sessions_updated_idx').on(t.updatedAt),

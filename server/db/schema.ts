@@ -699,6 +699,7 @@ export const networkCertificates = sqliteTable(
     index('network_certificates_app_idx').on(t.applicationId),
     index('network_certificates_membership_idx').on(t.membershipId),
     index('network_certificates_not_after_idx').on(t.notAfter),
+    index('network_certificates_revoked_idx').on(t.revokedAt),
   ],
 );
 

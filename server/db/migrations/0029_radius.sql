@@ -20,6 +20,7 @@ CREATE INDEX `network_certificates_person_idx` ON `network_certificates` (`perso
 CREATE INDEX `network_certificates_app_idx` ON `network_certificates` (`application_id`);--> statement-breakpoint
 CREATE INDEX `network_certificates_membership_idx` ON `network_certificates` (`membership_id`);--> statement-breakpoint
 CREATE INDEX `network_certificates_not_after_idx` ON `network_certificates` (`not_after`);--> statement-breakpoint
+CREATE INDEX `network_certificates_revoked_idx` ON `network_certificates` (`revoked_at`);--> statement-breakpoint
 CREATE TABLE `radius_sessions` (
 	`id` text PRIMARY KEY NOT NULL,
 	`person_id` text NOT NULL,

@@ -29,16 +29,12 @@ CREATE TABLE "radius_sessions" (
 );
 --> statement-breakpoint
 ALTER TABLE "applications" ADD COLUMN "radius" jsonb;--> statement-breakpoint
-ALTER TABLE "network_certificates" ADD CONSTRAINT "network_certificates_person_id_people_id_fk" FOREIGN KEY ("person_id") REFERENCES "public"."people"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "network_certificates" ADD CONSTRAINT "network_certificates_application_id_applications_id_fk" FOREIGN KEY ("application_id") REFERENCES "public"."applications"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "network_certificates" ADD CONSTRAINT "network_certificates_membership_id_memberships_id_fk" FOREIGN KEY ("membership_id") REFERENCES "public"."memberships"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "radius_sessions" ADD CONSTRAINT "radius_sessions_person_id_people_id_fk" FOREIGN KEY ("person_id") REFERENCES "public"."people"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "radius_sessions" ADD CONSTRAINT "radius_sessions_application_id_applications_id_fk" FOREIGN KEY ("application_id") REFERENCES "public"."applications"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "network_certificates_fingerprint_uq" ON "network_certificates" USING btree ("fingerprint");--> statement-breakpoint
 CREATE INDEX "network_certificates_person_idx" ON "network_certificates" USING btree ("person_id","created_at","id");--> statement-breakpoint
 CREATE INDEX "network_certificates_app_idx" ON "network_certificates" USING btree ("application_id");--> statement-breakpoint
 CREATE INDEX "network_certificates_membership_idx" ON "network_certificates" USING btree ("membership_id");--> statement-breakpoint
 CREATE INDEX "network_certificates_not_after_idx" ON "network_certificates" USING btree ("not_after");--> statement-breakpoint
+CREATE INDEX "network_certificates_revoked_idx" ON "network_certificates" USING btree ("revoked_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "radius_sessions_key_uq" ON "radius_sessions" USING btree ("application_id","nas_address","acct_session_id");--> statement-breakpoint
 CREATE INDEX "radius_sessions_person_idx" ON "radius_sessions" USING btree ("person_id","started_at","id");--> statement-breakpoint
 CREATE INDEX "radius_sessions_updated_idx" ON "radius_sessions" USING btree ("updated_at");
