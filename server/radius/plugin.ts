@@ -64,6 +64,7 @@ export const radiusPlugin: GatehousePlugin = {
       routes: adminCertificateRoutes,
       policy: {
         'GET /people/:id/network-certificates': needs.people,
+        'GET /people/:id/radius-sessions': needs.people,
         'POST /people/:id/network-certificates': needs.people,
         'DELETE /people/:id/network-certificates/:certificateId': needs.people,
       },

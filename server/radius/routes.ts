@@ -18,6 +18,7 @@ import { adminErrors, adminSecurity as security, NoQuery, problemRef } from '../
 import type { SignedInPerson } from '../plugin-api/registries.js';
 import { findPersonRow } from '../people/queries.js';
 import { issueCertificate, listCertificates, revokeNetworkCertificate } from './certificates.js';
+import { listSessions } from './accounting.js';
 
 const CertificateSchema = Type.Object(
   {
@@ -52,6 +53,24 @@ export const IssueBody = Type.Object(
   },
   { additionalProperties: false },
 );
+const SessionSchema = Type.Object(
+  {
+    id: Type.String(),
+    applicationId: Type.String(),
+    applicationName: Type.String(),
+    client: Type.String({ description: 'the RADIUS client (network gear) that reported it' }),
+    callingStationId: Type.Union([Type.String(), Type.Null()], { description: 'the device (its MAC address on Wi-Fi)' }),
+    startedAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time', description: 'its last accounting report' }),
+    stoppedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    inputOctets: Type.Integer(),
+    outputOctets: Type.Integer(),
+    sessionSeconds: Type.Integer(),
+  },
+  { additionalProperties: false },
+);
+const SessionsSchema = Type.Object({ radiusSessions: Type.Array(SessionSchema) }, { additionalProperties: false });
+
 const CertParams = Type.Object({ id: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
 const PersonCertParams = Type.Object({ id: Type.String({ maxLength: 200 }), certificateId: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
 
@@ -106,6 +125,14 @@ export const adminCertificateRoutes: FastifyPluginAsyncTypebox = async (app) => 
     async (request) => {
       const person = await personOr404(app, request.params.id);
       return { networkCertificates: await listCertificates(app.ctx, person.id) };
+    },
+  );
+  app.get(
+    '/people/:id/radius-sessions',
+    { schema: { ...admin, summary: 'A person\'s RADIUS sessions (Wi-Fi, VPN) of the last 30 days, newest first (at most 100)', params: CertParams, querystring: NoQuery, response: { 200: SessionsSchema, ...adminErrors } } },
+    async (request) => {
+      const person = await personOr404(app, request.params.id);
+      return { radiusSessions: await listSessions(app.ctx, person.id) };
     },
   );
   app.post(
