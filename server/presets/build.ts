@@ -33,6 +33,7 @@ export function oidcApplication(settings: Partial<PresetApplication> & Pick<Pres
     resourceServers: [],
     forwardAuth: null,
     ldap: { enabled: false },
+    radius: null,
     signingAlg: 'RS256',
     ...settings,
   };

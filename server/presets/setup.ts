@@ -34,6 +34,7 @@ export function setupContext(config: Config, app: Application): SetupContext {
     inputs: app.preset?.inputs ?? {},
     lanCa: lanTls ? { url: `${issuer}/ca.pem` } : null,
     ldap: ldapContext(config, app),
+    radius: config.radius.enabled ? { host: new URL(config.issuer).hostname, port: config.radius.port, acctPort: config.radius.acctPort } : null,
     proxySnippets: proxySnippets(config, app),
   };
 }
