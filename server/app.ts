@@ -5,6 +5,7 @@
  * Scopes: `/api/admin` (admin token or API key, problem+json), `/api/me` (session cookie),
  * `/api/auth` (OAuth/OIDC with RFC 6749 errors, sign-in endpoints), hosted pages, `/admin/`.
  */
+import type { Server as TlsServer } from 'node:tls';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -37,9 +38,9 @@ import { isBrowserNavigation, isPageRequest, pageErrorHandler } from './pages/pa
 import { pageText } from './i18n/index.js';
 import { errorTitle } from './pages/text.js';
 import { renderError } from './pages/render.js';
-import { CodeStore } from './oauth/authorize/code.js';
 import { useKeySecret } from './db/secrets-at-rest.js';
 import { loadSharedKey } from './accounts/second-factor/secret-box.js';
+import { NO_LAN_TRUST } from './http/lan-trust-wire.js';
 
 export interface AppDeps {
   db: Db;
@@ -111,13 +112,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config: deps.config,
     clock: deps.clock ?? systemClock,
     adminToken: deps.adminToken ?? fixedAdminToken(deps.config.adminToken ?? ''),
-    codes: new CodeStore(),
     wakeWebhooks: () => {},
     wakePurger: () => {},
     readAccessToken: async () => undefined,
     metrics,
     hooks: new Hooks(),
     registries: new Registries(),
+    lanTrust: NO_LAN_TRUST,
+    serveCertificate: (material) => {
+      if (deps.https) (app.server as unknown as Partial<TlsServer>).setSecureContext?.({ key: material.key, cert: material.cert });
+    },
     listenAddresses: () => {
       const address = app.server.address();
       return address && typeof address === 'object' ? [address] : [];

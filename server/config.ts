@@ -139,6 +139,9 @@ export type TlsConfig =
   | { mode: 'auto'; extraNames: string[] }
   | { mode: 'files'; certFile: string; keyFile: string };
 
+/** Whether the server keeps a local CA under `<data>/tls/` (GATEHOUSE_TLS=auto). */
+export const hasLocalCa = (tls: TlsConfig): tls is Extract<TlsConfig, { extraNames: string[] }> => tls.mode === 'auto';
+
 /** Flags accepted by `gatehouse serve`, each mirroring an environment variable. */
 export interface ServeFlags {
   dataDir?: string;

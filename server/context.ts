@@ -9,18 +9,16 @@ import type { Db } from './db/client.js';
 import type { Config } from './config.js';
 import type { Clock } from './util/clock.js';
 import type { AdminTokenStore } from './http/admin-token.js';
-import type { CodeStore } from './oauth/authorize/code.js';
 import type { Metrics } from './plugin-api/metrics.js';
 import type { Hooks } from './plugin-api/hooks.js';
 import type { Registries } from './plugin-api/registries.js';
+import type { LanTrustHooks } from './http/lan-trust-wire.js';
 
 export interface AppContext {
   db: Db;
   config: Config;
   clock: Clock;
   adminToken: AdminTokenStore;
-  /** Live authorization codes: in memory, see oauth/authorize/code.ts. */
-  codes: CodeStore;
   /** The sockets this server listens on (none before listen, or under `inject`); webhooks may not target them. */
   listenAddresses: () => AddressInfo[];
   /** Called after a transaction wrote webhook outbox rows, so the worker looks sooner. */
@@ -39,6 +37,14 @@ export interface AppContext {
   hooks: Hooks;
   /** What plugins add (plugin-api/registries.ts): the core reads. */
   registries: Registries;
+  /** LAN trust (the trust page, set-up trust lines, ACME state): filled by the trust plugin (http/lan-trust-wire.ts). */
+  lanTrust: LanTrustHooks;
+  /**
+   * Serves a new certificate from the next TLS handshake on, without a restart (an ACME
+   * certificate, a renewed local one). buildApp swaps the HTTPS listener's; main.ts also hands it
+   * to the LDAP listener. A no-op without HTTPS.
+   */
+  serveCertificate: (material: { key: string; cert: string }) => void;
 }
 
 /** What `buildApp` passes every feature plugin (server/features.ts lists them). */

@@ -32,6 +32,7 @@ import { administratorsPlugin } from './administrators/plugin.js';
 import { metricsPlugin } from './metrics/route.js';
 import { presetsPlugin } from './presets/plugin.js';
 import { configAsCodePlugin } from './config-as-code/plugin.js';
+import { trustPlugin } from './trust/plugin.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -64,4 +65,6 @@ export const protocolPlugins: GatehousePlugin[] = [
   metricsPlugin,
   presetsPlugin,
   configAsCodePlugin,
+  // LAN trust fills ctx.lanTrust itself when its routes register (server/trust/plugin.ts).
+  { name: 'trust', setup: () => trustPlugin },
 ];

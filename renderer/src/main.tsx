@@ -8,26 +8,26 @@ import { client, ok } from './api';
 import { session } from './session';
 import { strings } from './strings';
 import { ConfirmHost, ErrorBox, Loading, ToastHost, useAction } from './ui';
-import { OverviewPage } from './pages/overview';
-import { ApplicationsPage, NewApplicationPage } from './pages/applications';
-import { ApplicationPage } from './pages/application';
-import { SsoGroupsPage } from './pages/sso-groups';
-import { GroupPage, GroupsPage } from './pages/groups';
-import { ProvidersPage } from './pages/providers';
-import { AuditPage } from './pages/audit';
-import { PeoplePage, PersonPage } from './pages/people';
-import { KeysPage } from './pages/keys';
-import { BackupsPage } from './pages/backups';
-import { OperationsPage } from './pages/operations';
+import { OverviewPage } from './pages/overview/overview';
+import { ApplicationsPage, NewApplicationPage } from './pages/applications/list';
+import { ApplicationPage } from './pages/applications/application';
+import { SsoGroupsPage } from './pages/applications/sso-groups';
+import { GroupPage, GroupsPage } from './pages/people/groups';
+import { ProvidersPage } from './pages/settings/providers';
+import { AuditPage } from './pages/operations/audit';
+import { PeoplePage, PersonPage } from './pages/people/people';
+import { KeysPage } from './pages/operations/keys';
+import { BackupsPage } from './pages/operations/backups';
+import { OperationsPage } from './pages/operations/data-lifecycle';
 
-import { CallbackPage } from './pages/callback';
-import { PanelSignInLanding, SignInScreen } from './pages/sign-in';
-import { AdministratorsPage, PasswordPolicyPage } from './pages/administrators';
+import { CallbackPage } from './pages/sign-in/callback';
+import { PanelSignInLanding, SignInScreen } from './pages/sign-in/sign-in';
+import { AdministratorsPage, PasswordPolicyPage } from './pages/settings/administrators';
 import { isOwner, managesPeople, me } from './me';
 
 const t = strings;
 // The QR code library loads with the LAN TLS page only.
-const TlsPage = lazy(() => import('./pages/tls').then((m) => ({ default: m.TlsPage })));
+const TlsPage = lazy(() => import('./pages/operations/tls').then((m) => ({ default: m.TlsPage })));
 
 /** Who sees an entry: everyone, people managers (and owners), or owners only. */
 type Audience = 'all' | 'people' | 'owner';

@@ -6,10 +6,13 @@
  *   token before it expires. Both tokens live in this page's memory only — never in storage, a
  *   cookie or a URL — so no page outside /admin/ can read them. A reload signs in again silently
  *   (`prompt=none`: the Gatehouse session cookie answers), remembered by a flag in sessionStorage
- *   that holds no secret; the PKCE verifier waits there only during the redirect.
+ *   that holds no secret; the PKCE verifier waits there only during the redirect, with the panel
+ *   page the sign-in started on (its `return_to`, server/pages/return-to.ts), where it ends: a
+ *   link into the panel survives the sign-in and a second-factor enrolment.
  * - "Use the admin token": the token typed on the sign-in screen, kept in sessionStorage for this tab.
  */
 import { createSignal } from 'solid-js';
+import { panelReturnTo } from '../../server/pages/return-to';
 
 export interface GatehouseBridge {
   getConfig(): Promise<{ serverUrl: string; adminToken: string }>;
@@ -33,8 +36,18 @@ export interface PanelSignIn {
 const KEY = 'gatehouse.adminToken';
 /** Set while signed in with Gatehouse: a reload signs in again silently. Holds no secret. */
 const SIGNED_IN_FLAG = 'gatehouse.panelSignIn';
-/** The state and PKCE verifier of a sign-in under way (only during the redirect). */
+/** The state, PKCE verifier and `return_to` of a sign-in under way (only during the redirect). */
 const PENDING = 'gatehouse.panelPending';
+
+interface Pending {
+  state: string;
+  verifier: string;
+  silent: boolean;
+  returnTo?: string;
+}
+
+/** The panel page this tab shows: where a sign-in started here comes back to. */
+const here = () => panelReturnTo(`${location.pathname}${location.search}${location.hash}`);
 
 const [token, setToken] = createSignal<string | null>(null);
 const [mode, setMode] = createSignal<'token' | 'panel' | null>(null);
@@ -134,19 +147,23 @@ export const session = {
   configure(config: PanelSignIn) {
     signInConfig = config;
   },
-  /** Off to Gatehouse's own sign-in (the hosted pages), or silently with `prompt=none`. */
-  async startPanelSignIn(silent = false): Promise<void> {
+  /**
+   * Off to Gatehouse's own sign-in (the hosted pages), or silently with `prompt=none`; it comes
+   * back to `returnTo` (this page by default), checked as the hosted pages check theirs.
+   */
+  async startPanelSignIn(silent = false, returnTo = here()): Promise<void> {
     const config = signInConfig;
     if (!config) throw new Error('The sign-in settings have not loaded yet.');
     const issuerOrigin = new URL(config.issuer).origin;
-    // The sign-in comes back to the issuer's own /admin/: start there, so the verifier is found.
+    // The sign-in comes back to the issuer's own /admin/: start there (on the same page), so the verifier is found.
     if (issuerOrigin !== location.origin) {
-      location.assign(`${issuerOrigin}/admin/`);
+      location.assign(`${issuerOrigin}${panelReturnTo(returnTo)}`);
       return;
     }
     const verifier = random(48);
     const state = random(16);
-    sessionStorage.setItem(PENDING, JSON.stringify({ state, verifier, silent }));
+    const pending: Pending = { state, verifier, silent, returnTo: panelReturnTo(returnTo) };
+    sessionStorage.setItem(PENDING, JSON.stringify(pending));
     const params = new URLSearchParams({
       response_type: 'code',
       client_id: config.clientId,
@@ -161,14 +178,20 @@ export const session = {
     location.assign(`/api/auth/oauth2/authorize?${params.toString()}`);
   },
   /**
-   * On /admin/signed-in: exchanges the code (checked against the state and verifier this tab
-   * sent), then takes the code out of the address bar and history. Answers where to go next.
+   * On /admin/signed-in: takes the code out of the address bar and history at once, putting the
+   * page the sign-in started on (its `return_to`, checked again: the storage is the origin's)
+   * there instead, then exchanges the code (checked against the state and verifier this tab sent).
    */
   async finishPanelSignIn(): Promise<{ ok: true } | { ok: false; error: string; silent: boolean }> {
     const q = new URLSearchParams(location.search);
-    history.replaceState(null, '', '/admin/');
-    const pending = JSON.parse(sessionStorage.getItem(PENDING) ?? 'null') as { state: string; verifier: string; silent: boolean } | null;
+    let pending: Pending | null = null;
+    try {
+      pending = JSON.parse(sessionStorage.getItem(PENDING) ?? 'null') as Pending | null;
+    } catch {
+      pending = null;
+    }
     sessionStorage.removeItem(PENDING);
+    history.replaceState(null, '', panelReturnTo(pending?.returnTo));
     const silent = pending?.silent ?? false;
     if (!pending || q.get('state') !== pending.state) return { ok: false, error: 'This sign-in was not started here. Start it again.', silent };
     if (q.get('error')) return { ok: false, error: q.get('error_description') ?? q.get('error')!, silent };

@@ -94,8 +94,7 @@ export async function signInWithEmail(
     ctx.metrics.signIn('locked', 'password');
     throw locked;
   }
-  const person = await findPersonByEmail(ctx.db, input.email);
-  const ok = await verifyPassword(person?.passwordHash, input.password);
+  const { person, ok } = await checkPassword(ctx, input.email, input.password);
   const now = ctx.clock.now();
   if (!person || !ok) {
     await passwordCheckFailed(ctx, person, check, client.log);
@@ -116,6 +115,26 @@ export async function signInWithEmail(
   if (app) ctx.wakeWebhooks();
   ctx.metrics.signIn('success', 'password');
   return { person, ...result };
+}
+
+/**
+ * The password check of a sign-in: against the stored hash, or by the sign-in source that keeps
+ * the person's password (plugin-api/registries.ts `signInSources`: a directory source binds as
+ * them); a login nobody has may be found by a source (`discover`), which creates the person. A
+ * source that cannot be reached throws its Problem (503 `directory_unavailable`), answered as is.
+ */
+async function checkPassword(ctx: AppContext, login: string, password: string): Promise<{ person: Person | undefined; ok: boolean }> {
+  const person = await findPersonByEmail(ctx.db, login);
+  const sources = ctx.registries.signInSources.all;
+  const source = person && sources.length ? sources.find((s) => s.owns(person)) : undefined;
+  if (source) return { person, ok: (await source.verify(person!, password)) === 'valid' };
+  const ok = await verifyPassword(person?.passwordHash, password);
+  if (person || ok) return { person, ok };
+  for (const candidate of sources) {
+    const found = await candidate.discover?.(login, password);
+    if (found) return { person: found, ok: true };
+  }
+  return { person, ok };
 }
 
 /**

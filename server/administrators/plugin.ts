@@ -34,7 +34,11 @@ export const administratorsPlugin: GatehousePlugin = {
   setup(ctx) {
     const { hooks, registries } = ctx;
     const forget = () => forgetPanelGrants(ctx.db);
-    registries.adminCredentials.add({ name: 'panel', authenticate: (token) => panelActor(ctx, token) });
+    registries.adminCredentials.add({
+      name: 'panel',
+      authenticate: (token) => panelActor(ctx, token),
+      roleOf: async (personId) => (await findGrant(ctx.db, personId))?.role,
+    });
     registries.adminRoutes.add({
       name: 'administrators',
       routes: administratorAdminRoutes,

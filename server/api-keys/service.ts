@@ -13,7 +13,7 @@ import { notFound, validationFailed, type FieldError } from '../http/problem.js'
 import { iso } from '../http/schemas.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { newId } from '../util/ids.js';
-import { API_KEY_PREFIX } from './authenticate.js';
+import { API_KEY_PREFIX } from '../http/api-key-auth.js';
 import { API_KEY_SCOPES, type ApiKeyCreate } from './schemas.js';
 import { one, many, transaction } from '../db/store.js';
 

@@ -10,6 +10,8 @@ import type { AppContext } from '../context.js';
 import { Problem } from '../http/problem.js';
 import { pageText } from '../i18n/index.js';
 import type { AccountSection } from '../plugin-api/registries.js';
+import { redirectToStepUp } from '../accounts/second-factor/flow.js';
+import { getApplication } from '../applications/lookup.js';
 import { acceptsAppPasswords, createAppPassword, listAppPasswords, revokeAppPassword } from './service.js';
 
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
@@ -40,12 +42,22 @@ export function appPasswordsSection(ctx: AppContext): AccountSection {
         const me = await forms.caller(request, body.csrf_token);
         if (!me) return forms.back(reply, 'signed_out');
         let created: Awaited<ReturnType<typeof createAppPassword>> | undefined;
+        let stepUp = false;
         const { t } = pageText(ctx.config, request);
+        const applicationId = body.application_id ?? '';
         const refused = await forms.act(request, reply, 'app-passwords', async () => {
           const name = (body.name ?? '').trim();
           if (!name) throw new Problem(400, 'app_password_name_missing', 'Say what the app password is for.');
-          created = await createAppPassword(ctx, me, { applicationId: body.application_id ?? '', name });
+          try {
+            created = await createAppPassword(ctx, me, { applicationId, name });
+          } catch (error) {
+            if (!(error instanceof Problem) || error.code !== 'step_up_required') throw error;
+            stepUp = true;
+          }
         });
+        // The application requires a second factor this session has not given: the step-up (or
+        // enrolment) first, back to this section to make the app password again (issue 49, H9).
+        if (stepUp) return redirectToStepUp(ctx, request, reply, me, await getApplication(ctx, applicationId), '/account#app-passwords');
         if (refused || !created) return refused;
         return forms.render(reply.header('cache-control', 'no-store'), 'app-password', {
           title: t('appPassword.title'),

@@ -21,6 +21,7 @@ const matchColumns = {
     name: applications.name,
     ldap: applications.ldap,
     forwardAuth: applications.forwardAuth,
+    groupsFilter: applications.groupsFilter,
     // Whether it has RADIUS settings (server/radius/): not the settings, which hold the clients' secrets.
     radius: sql<boolean>`${applications.radius} is not null`.mapWith(Boolean),
   },

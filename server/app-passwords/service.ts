@@ -6,6 +6,11 @@
  * - Made for one application the person is an active member of, when that application takes app
  *   passwords (`acceptsAppPasswords`); it needs a sign-in within the last 10 minutes, like adding a
  *   second factor: an app password signs in without one, so a stolen session must not mint one.
+ *   For an application with `mfa: "required"` the session must be multi-factor too (403
+ *   `step_up_required`; issue 49, H9): an app password is a way into that application, and without
+ *   this a person signed in with a password alone would use it over LDAP or Basic without ever
+ *   setting up the second factor it asks for. The account page sends the person through the
+ *   step-up (or enrolment) first.
  * - Shown once (the create answer); stored as a hash (secret.ts). At most APP_PASSWORDS_PER_PERSON.
  * - Revoking deletes it at once: the next bind with it fails.
  * Both are audited (`app_password.created`, `app_password.revoked`), never with the secret.
@@ -17,6 +22,7 @@ import { membershipOf } from '../self-service/queries.js';
 import { requireRecentSignIn } from '../accounts/session.js';
 import { recordAudit } from '../audit/record.js';
 import { conflict, forbidden, notFound } from '../http/problem.js';
+import { isMultiFactor, mfaRequired } from '../accounts/second-factor/factors.js';
 import { iso } from '../http/schemas.js';
 import { newId } from '../util/ids.js';
 import { transaction } from '../db/store.js';
@@ -54,6 +60,13 @@ export interface AppPasswordCreate {
   name: string;
 }
 
+/** 403 `step_up_required`: the application asks for a second factor this session has not given. */
+export const stepUpRequired = (appName: string) =>
+  forbidden(
+    'step_up_required',
+    `"${appName}" requires a second factor: sign in with your second factor on this device (or set one up), then make the app password.`,
+  );
+
 /** Makes an app password; the answer carries `password`, shown this once. */
 export async function createAppPassword(ctx: AppContext, me: Me, input: AppPasswordCreate) {
   const row = await membershipOf(ctx.db, me.person.id, input.applicationId);
@@ -62,6 +75,7 @@ export async function createAppPassword(ctx: AppContext, me: Me, input: AppPassw
   if (!acceptsAppPasswords(row.app)) {
     throw conflict('app_passwords_not_accepted', `"${row.app.name}" does not take app passwords (its administrator has turned on neither LDAP nor HTTP Basic on its protected hosts).`);
   }
+  if (mfaRequired(row.app) && !isMultiFactor(me.session.amr)) throw stepUpRequired(row.app.name);
   await requireRecentSignIn(ctx, me.session.id);
   const password = newAppPassword();
   const now = ctx.clock.now();

@@ -17,7 +17,7 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/client.js';
 import { applicationLogos, applications, type Application } from '../db/schema.js';
 import { recordAudit } from '../audit/record.js';
-import { Problem, validationFailed } from '../http/problem.js';
+import { Problem } from '../http/problem.js';
 import { createHash } from 'node:crypto';
 import { getApplication } from './lookup.js';
 import { svgLogoProblem } from './svg-logo.js';
@@ -118,11 +118,4 @@ export async function removeLogo(ctx: AppContext, id: string, actor: string): Pr
 /** The stored logo of an application, or undefined. */
 export async function logoOf(db: Db, appId: string) {
   return await one(db.select().from(applicationLogos).where(eq(applicationLogos.applicationId, appId)));
-}
-
-/** Refuses an accent colour that fails the rules above (create and update share it). */
-export function checkAccentColor(color: string | null | undefined): void {
-  if (color === null || color === undefined) return;
-  const problem = accentColorProblem(color);
-  if (problem) throw validationFailed([{ path: 'body.branding.accentColor', message: problem }]);
 }

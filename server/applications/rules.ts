@@ -10,7 +10,7 @@ import { and, eq, inArray, ne } from 'drizzle-orm';
 import { applications, ssoGroups, type Application, type AuthPolicy, type ClientType, type CustomClaim, type GrantType } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import type { Tx } from '../db/client.js';
-import { conflict, validationFailed, type FieldError } from '../http/problem.js';
+import { conflict, type FieldError } from '../http/problem.js';
 import { many, one } from '../db/store.js';
 import { recordAudit } from '../audit/record.js';
 import { recordEvent } from '../webhooks/outbox.js';
@@ -22,7 +22,8 @@ import { checkRedirectUris, isPrivateHost, sameRedirectUris } from './redirect-u
 import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
 import { checkCustomClaims, checkGroupsFilter, checkResourceServers, type WireCustomClaim } from './claim-settings.js';
-import type { AuthPolicyPatch } from './schemas.js';
+import { DEFAULT_GRANT_TYPES, type ApplicationPatch, type AuthPolicyPatch } from './schemas.js';
+import { accentColorProblem } from './branding.js';
 
 export const DEFAULT_AUTH_POLICY: AuthPolicy = {
   signup_policy: 'invite_only',
@@ -36,15 +37,14 @@ export function authPolicyOf(app: Pick<Application, 'authPolicy'>): AuthPolicy {
   return { ...app.authPolicy, mfa: app.authPolicy.mfa ?? 'optional' };
 }
 
-/** `base` with `patch` over it, checked: known providers, no duplicates, valid profile fields. */
-export function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path: string): AuthPolicy {
+/** `base` with `patch` over it; its problems (unknown or repeated providers, profile fields) are added to `errors`. */
+export function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined, path: string, errors: FieldError[]): AuthPolicy {
   const policy: AuthPolicy = {
     signup_policy: patch?.signup_policy ?? base.signup_policy,
     allowed_providers: patch?.allowed_providers ?? base.allowed_providers,
     profile_fields: (patch?.profile_fields ?? base.profile_fields) as AuthPolicy['profile_fields'],
     mfa: patch?.mfa ?? base.mfa ?? 'optional',
   };
-  const errors: FieldError[] = [];
   policy.allowed_providers.forEach((id, i) => {
     if (!isKnownProvider(id)) errors.push({ path: `${path}.allowed_providers.${i}`, message: `unknown provider "${id}"` });
   });
@@ -52,7 +52,6 @@ export function mergePolicy(base: AuthPolicy, patch: AuthPolicyPatch | undefined
     errors.push({ path: `${path}.allowed_providers`, message: 'must not contain duplicates' });
   }
   errors.push(...checkProfileFieldDefinitions(policy.profile_fields, `${path}.profile_fields`));
-  if (errors.length) throw validationFailed(errors);
   return policy;
 }
 
@@ -133,12 +132,13 @@ export interface CheckedApplication {
 }
 
 /**
- * The rules a JSON schema cannot express, shared by create and update (see the module comment).
- * Only what the request gives is checked, so an update never fails over a setting it does not
- * touch (a claim naming a since-removed group or profile field stays, left out at issuance).
+ * The rules a JSON schema cannot express, shared by create and update (see the module comment);
+ * every failure is added to `errors`. Only what the request gives is checked, so an update never
+ * fails over a setting it does not touch (a claim naming a since-removed group or profile field
+ * stays, left out at issuance).
  */
-export async function checkApplication(ctx: AppContext, app: ApplicationShape): Promise<CheckedApplication> {
-  const errors = checkRedirectUris(app.redirectUris, app.clientType);
+async function checkApplication(ctx: AppContext, app: ApplicationShape, errors: FieldError[]): Promise<CheckedApplication> {
+  errors.push(...checkRedirectUris(app.redirectUris, app.clientType));
   if (app.postLogoutRedirectUris) errors.push(...checkRedirectUris(app.postLogoutRedirectUris, app.clientType, 'body.postLogoutRedirectUris'));
   checkGrantTypes(app.grantTypes, app.clientType, errors);
   checkTargetUrl(ctx, app.webhookUrl, 'body.webhookUrl', errors);
@@ -161,8 +161,58 @@ export async function checkApplication(ctx: AppContext, app: ApplicationShape): 
     const write = await field.prepare({ id: app.id, given, current: app.current, clientType: app.clientType, errors });
     if (write) fields.push(write);
   }
-  if (errors.length) throw validationFailed(errors);
   return { customClaims, fields };
+}
+
+/**
+ * Every rule of a create (`current` undefined) or of an update of `current` by `patch`, checked
+ * together: the auth policy, checkApplication's rules (the plugins' fields among them) and the
+ * accent colour.
+ */
+export async function checkChange(ctx: AppContext, id: string, patch: ApplicationPatch, current: Application | undefined) {
+  const errors: FieldError[] = [];
+  const authPolicy = patch.authPolicy || !current ? mergePolicy(current?.authPolicy ?? DEFAULT_AUTH_POLICY, patch.authPolicy, 'body.authPolicy', errors) : current.authPolicy;
+  const body = patch as Record<string, unknown>;
+  const shape: ApplicationShape = current
+    ? {
+        id,
+        clientType: patch.clientType ?? current.clientType,
+        redirectUris: patch.redirectUris ?? current.redirectUris,
+        postLogoutRedirectUris: patch.postLogoutRedirectUris === undefined ? current.postLogoutRedirectUris : patch.postLogoutRedirectUris,
+        grantTypes: patch.grantTypes ?? current.grantTypes,
+        webhookUrl: patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl,
+        webhookSecret: patch.webhookSecret, ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri,
+        profileFields: authPolicy.profile_fields, groupsFilter: patch.groupsFilter, customClaims: patch.customClaims,
+        resourceServers: patch.resourceServers, body, current,
+      }
+    : {
+        ...patch,
+        id,
+        clientType: patch.clientType ?? 'web',
+        redirectUris: patch.redirectUris ?? [],
+        grantTypes: patch.grantTypes ?? DEFAULT_GRANT_TYPES,
+        profileFields: authPolicy.profile_fields,
+        body,
+      };
+  const { customClaims, fields } = await checkApplication(ctx, shape, errors);
+  const accentColor = patch.branding?.accentColor;
+  const colorProblem = accentColor ? accentColorProblem(accentColor) : undefined;
+  if (colorProblem) errors.push({ path: 'body.branding.accentColor', message: colorProblem });
+  return { errors, authPolicy, customClaims, fields };
+}
+
+/**
+ * Every problem a create (`current` undefined) or an update of `current` by `patch` would be
+ * refused for, together, without changing anything: the rules' problems and an audience another
+ * application uses. The admin API stops at the first kind (400, then 409); a configuration file
+ * reports them all (config-as-code/).
+ */
+export async function applicationProblems(ctx: AppContext, id: string, patch: ApplicationPatch, current?: Application): Promise<FieldError[]> {
+  const { errors } = await checkChange(ctx, id, patch, current);
+  if (patch.audience !== undefined && (await audienceTaken(ctx.db, patch.audience, current ? id : undefined))) {
+    errors.push({ path: 'body.audience', message: `"${patch.audience}" is already the audience of another application` });
+  }
+  return errors;
 }
 
 /** The client types of those of `ids` that are applications. */
@@ -171,14 +221,17 @@ async function clientTypesOf(db: Tx, ids: string[]): Promise<Map<string, string>
   return new Map(rows.map((row) => [row.id, row.clientType]));
 }
 
-/** 409 `audience_in_use` when another application has the audience. */
-export async function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
-  const clash = await one(tx
+async function audienceTaken(tx: Tx, audience: string, exceptId?: string): Promise<boolean> {
+  return Boolean(await one(tx
     .select({ id: applications.id })
     .from(applications)
-    .where(exceptId ? and(eq(applications.audience, audience), ne(applications.id, exceptId)) : eq(applications.audience, audience)));
+    .where(exceptId ? and(eq(applications.audience, audience), ne(applications.id, exceptId)) : eq(applications.audience, audience))));
+}
+
+/** 409 `audience_in_use` when another application has the audience. */
+export async function assertAudienceFree(tx: Tx, audience: string, exceptId?: string) {
   // Not naming the other application: an API key may only learn about its own.
-  if (clash) throw conflict('audience_in_use', `The audience "${audience}" is already used by another application.`);
+  if (await audienceTaken(tx, audience, exceptId)) throw conflict('audience_in_use', `The audience "${audience}" is already used by another application.`);
 }
 
 /** `{field: {before, after}}` for each redirect list that changed, or undefined when none did. */

@@ -10,23 +10,22 @@ import { applications, type Application, type AppliedPreset, type AuthPolicy } f
 import type { AppContext } from '../context.js';
 import type { Tx } from '../db/client.js';
 import { recordAudit } from '../audit/record.js';
-import { conflict } from '../http/problem.js';
+import { conflict, validationFailed, type FieldError } from '../http/problem.js';
 import { afterCursor, toPage } from '../http/pagination.js';
 import { PANEL_CLIENT_ID } from '../http/schemas.js';
 import { applicationRealm } from './realms.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
 import { getApplication } from './lookup.js';
-import { checkAccentColor } from './branding.js';
 import { DEFAULT_GRANT_TYPES, type ApplicationCreate, type ApplicationPatch, type AuthPolicyPatch } from './schemas.js';
 import { sealNullable } from '../db/secrets-at-rest.js';
 import { webhookSecretPurpose } from '../webhooks/sign.js';
 import { exec, many, one, transaction } from '../db/store.js';
 import type { ApplicationFieldWrite } from '../plugin-api/application-fields.js';
-import { assertAudienceFree, checkApplication, DEFAULT_AUTH_POLICY, mergePolicy, recordRedirectChange, redirectChange } from './rules.js';
+import { applicationProblems, assertAudienceFree, checkChange, mergePolicy, recordRedirectChange, redirectChange } from './rules.js';
 import { createClientSecret, newWebhookSecret, updatedClientSecret, updatedWebhookSecret } from './secrets.js';
 import { applicationRecord, applicationRecords } from './record.js';
 
-export { getApplication };
+export { applicationProblems, getApplication };
 
 /**
  * A page of applications; `only`: just these (an app manager's, an API key's). The panel's
@@ -72,11 +71,8 @@ export interface CreateOptions {
 export async function createApplication(ctx: AppContext, input: ApplicationCreate, actor: string, preset?: AppliedPreset | null, options: CreateOptions = {}) {
   const clientType = input.clientType ?? 'web';
   const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
-  const authPolicy = mergePolicy(DEFAULT_AUTH_POLICY, input.authPolicy, 'body.authPolicy');
-  const { customClaims, fields } = await checkApplication(ctx, {
-    ...input, clientType, grantTypes, profileFields: authPolicy.profile_fields, body: input as Record<string, unknown>,
-  });
-  checkAccentColor(input.branding?.accentColor);
+  const { errors, authPolicy, customClaims, fields } = await checkChange(ctx, input.id, input, undefined);
+  if (errors.length) throw validationFailed(errors);
 
   const clientSecret = createClientSecret(clientType, options.clientSecret);
   const generatedWebhookSecret = input.webhookUrl && !input.webhookSecret ? newWebhookSecret() : undefined;
@@ -144,16 +140,10 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
   const webhookUrl = patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl;
   const grantTypes = patch.grantTypes ?? current.grantTypes;
   const backchannelLogoutUri = patch.backchannelLogoutUri === undefined ? current.backchannelLogoutUri : patch.backchannelLogoutUri;
-  const authPolicy = patch.authPolicy ? mergePolicy(current.authPolicy, patch.authPolicy, 'body.authPolicy') : current.authPolicy;
   // Only a changed group, logout URI or claim setting is checked, so an update never fails over one
   // it does not touch (a claim naming a since-removed group or profile field stays, left out at issuance).
-  const { customClaims, fields } = await checkApplication(ctx, {
-    id, clientType, redirectUris, postLogoutRedirectUris, grantTypes, webhookUrl, webhookSecret: patch.webhookSecret,
-    ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri, profileFields: authPolicy.profile_fields,
-    groupsFilter: patch.groupsFilter, customClaims: patch.customClaims, resourceServers: patch.resourceServers,
-    body: patch as Record<string, unknown>, current,
-  });
-  checkAccentColor(patch.branding?.accentColor);
+  const { errors, authPolicy, customClaims, fields } = await checkChange(ctx, id, patch, current);
+  if (errors.length) throw validationFailed(errors);
   if (patch.audience !== undefined) await assertAudienceFree(ctx.db, patch.audience, id);
 
   const now = ctx.clock.now();
@@ -249,7 +239,9 @@ async function forgetResourceServer(tx: Tx, id: string, now: Date): Promise<void
 
 export async function updateAuthPolicy(ctx: AppContext, id: string, patch: AuthPolicyPatch, actor: string): Promise<AuthPolicy> {
   const app = await getApplication(ctx, id);
-  const policy = mergePolicy(app.authPolicy, patch, 'body');
+  const errors: FieldError[] = [];
+  const policy = mergePolicy(app.authPolicy, patch, 'body', errors);
+  if (errors.length) throw validationFailed(errors);
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
     await exec(tx.update(applications).set({ authPolicy: policy, updatedAt: now }).where(eq(applications.id, id)));

@@ -77,9 +77,16 @@ interface Wanted {
   secrets: Map<string, ResolvedSecret>;
 }
 
+/** An entry the schemas refused: its fields that passed them, still checked against the rules. */
+interface Refused extends Wanted {
+  refused: Set<string>;
+}
+
 interface Desired {
   passwordPolicy?: Entry;
   sections: Map<Section, Map<string, Wanted>>;
+  /** Entries the schemas refused, by section: their rules' problems are reported with the rest. */
+  refused: Map<Section, Map<string, Refused>>;
 }
 
 type Check = ReturnType<ReturnType<typeof validators>['body']['compile']>;
@@ -96,7 +103,7 @@ function validate(schema: TSchema, value: unknown, at: string): FieldError[] {
 /**
  * Ajv's errors with a union's told as one: a value that matches no choice gets "must be one of …"
  * (or "must be array or null"), not one error per choice; when one choice failed deeper (a field of
- * an object), that field's error alone. A lone constant says which value it wants.
+ * an object) or on a rule of its own (a string's pattern), that error alone. A lone constant says which value it wants.
  */
 function readable(errors: readonly AjvError[]): AjvError[] {
   // The innermost union first: a choice inside a choice is told by its own.
@@ -109,7 +116,12 @@ function readable(errors: readonly AjvError[]): AjvError[] {
       continue;
     }
     if (error.instancePath !== union) out.push(error);
-    else if (error.keyword === 'anyOf' && !errors.some((e) => e.instancePath.startsWith(`${union}/`))) out.push({ ...error, message: choices(error) });
+    else if (error.keyword === 'anyOf' && !errors.some((e) => e.instancePath.startsWith(`${union}/`))) {
+      // A choice of the value's own type that failed a rule of its own (a string's pattern) says
+      // which; otherwise the choices.
+      const own = errors.filter((e) => e.instancePath === union && !['anyOf', 'type', 'const'].includes(e.keyword));
+      out.push(...(own.length ? own : [{ ...error, message: choices(error) }]));
+    }
   }
   return out;
 }
@@ -129,7 +141,9 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 /** The whole file refused: every problem, by path and line, in the order of the file. */
 function invalidFile(problems: FieldError[]): Problem {
-  const sorted = [...problems].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  // Once each: a problem found twice (by a create made in two steps and its recheck) is one.
+  const unique = [...new Map(problems.map((p) => [`${p.line ?? ''} ${p.path} ${p.message}`, p])).values()];
+  const sorted = unique.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const count = sorted.length === 1 ? 'a problem' : `${sorted.length} problems`;
   return new Problem(400, 'invalid_configuration', `The configuration file has ${count}; nothing was changed.`, sorted);
 }
@@ -140,7 +154,7 @@ async function readDesired(sections: readonly Section[], source: Source, secrets
     const line = source.lineOf(path);
     return line === undefined ? { path, message } : { path, message, line };
   };
-  const desired: Desired = { sections: new Map() };
+  const desired: Desired = { sections: new Map(), refused: new Map() };
   const document = source.value;
   const topProblems = validate(DocumentSchema, document, '').map((e) => at(e.path.replace(/^\./, '') || '(file)', e.message));
   problems.push(...topProblems);
@@ -157,7 +171,9 @@ async function readDesired(sections: readonly Section[], source: Source, secrets
     const entries = document[section.name];
     if (!isObject(entries)) continue;
     const wanted = new Map<string, Wanted>();
+    const refused = new Map<string, Refused>();
     desired.sections.set(section, wanted);
+    desired.refused.set(section, refused);
     let checked = 0;
     for (const [rawKey, value] of Object.entries(entries)) {
       // A long file is checked a few entries at a time between other requests.
@@ -181,9 +197,11 @@ async function readDesired(sections: readonly Section[], source: Source, secrets
         continue;
       }
       const candidate = section.keyField ? { [section.keyField]: rawKey, ...entry } : entry;
+      const refusedFields = new Set<string>();
       for (const error of validate(section.schema, candidate, path)) {
         // The key field's own refusal is the key's.
         problems.push(error.path === `${path}.${section.keyField}` ? at(path, `the key ${error.message}`) : at(error.path, error.message));
+        if (error.path.startsWith(`${path}.`)) refusedFields.add(error.path.slice(path.length + 1).split('.')[0]!);
       }
       if (section.keyField) delete candidate[section.keyField];
       // An entry the schemas accept still goes through the services' rules (for their problems
@@ -206,6 +224,10 @@ async function readDesired(sections: readonly Section[], source: Source, secrets
         else resolved.set(field, { reference, value: result.value });
       }
       if (valid) wanted.set(key, { entry: candidate, line: source.lineOf(path), secrets: resolved });
+      else if (!wanted.has(key)) {
+        for (const field of refusedFields) delete candidate[field];
+        refused.set(key, { entry: candidate, line: source.lineOf(path), secrets: resolved, refused: refusedFields });
+      }
     }
   }
   return desired;
@@ -264,19 +286,26 @@ function secretChanges(current: Current, secrets: Map<string, ResolvedSecret>) {
 
 /** A service's refusal as the file's problems: its field errors under the entry's path. */
 function problemsOf(problem: Problem, path: string, source: Source): FieldError[] {
+  return problem.errors?.length
+    ? fieldProblems(problem.errors, path, source)
+    : placed([{ path, message: `${problem.detail.replace(/\.$/, '')} (${problem.code})` }], source);
+}
+
+/** A service's field errors (`body.redirectUris.0`) under the entry's path, with their lines. */
+function fieldProblems(errors: readonly FieldError[], path: string, source: Source): FieldError[] {
   const sectionPath = /^(applications|groups|ssoGroups|administrators|passwordPolicy)\./;
-  const errors = problem.errors?.length
-    ? problem.errors.map((e) => {
-        if (sectionPath.test(e.path)) return { path: e.path, message: e.message };
-        const rest = e.path.replace(/^body\.?/, '').replace(/^\//, '').replaceAll('/', '.');
-        return { path: rest ? `${path}.${rest}` : path, message: e.message };
-      })
-    : [{ path, message: `${problem.detail.replace(/\.$/, '')} (${problem.code})` }];
-  return errors.map((e) => {
+  return placed(errors.map((e) => {
+    if (sectionPath.test(e.path)) return { path: e.path, message: e.message };
+    const rest = e.path.replace(/^body\.?/, '').replace(/^\//, '').replaceAll('/', '.');
+    return { path: rest ? `${path}.${rest}` : path, message: e.message };
+  }), source);
+}
+
+const placed = (errors: FieldError[], source: Source): FieldError[] =>
+  errors.map((e) => {
     const line = source.lineOf(e.path);
     return line === undefined ? e : { ...e, line };
   });
-}
 
 class DryRun extends Error {
   constructor(readonly result: ApplyResult) {
@@ -315,6 +344,11 @@ interface Step {
   split?: () => Step[];
   /** The second of those steps: the first it follows (its refusal is the one reported). */
   after?: Step;
+  /**
+   * The first of those steps, refused: the whole entry's problems (the create saw only some of
+   * its fields), checked once the other steps are made.
+   */
+  recheck?: () => Promise<FieldError[]>;
 }
 
 /**
@@ -328,7 +362,11 @@ function splitCreate(ctx: AppContext, section: Section, key: string, want: Wante
   const rest = Object.fromEntries(pick(Object.entries(want.entry), (f) => !first.fields.includes(f)));
   const createSecrets = new Map(pick(want.secrets, (f) => first.secrets.includes(f)));
   const updateSecrets = new Map(pick(want.secrets, (f) => !first.secrets.includes(f)));
-  const create: Step = { item: step.item, path: step.path, make: () => section.create(ctx, key, entry, createSecrets, actor) };
+  const create: Step = {
+    item: step.item, path: step.path,
+    make: () => section.create(ctx, key, entry, createSecrets, actor),
+    ...(section.check ? { recheck: () => section.check!(ctx, key, want.entry, want.secrets, undefined, new Set()) } : {}),
+  };
   return [create, { item: step.item, path: step.path, after: create, make: () => section.update(ctx, key, rest, want.entry, entry, updateSecrets, actor) }];
 }
 
@@ -342,6 +380,7 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
   /** The applications there will be, when the file has them (their secrets' references are kept). */
   let applicationIds: Set<string> | undefined;
   const references = await readReferences(ctx.db);
+  const currents = new Map<Section, Map<string, Current>>();
   const recorded = new Map<string, Map<string, { reference: string; value: string }>>();
 
   if (desired.passwordPolicy) {
@@ -356,6 +395,7 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
     const wanted = desired.sections.get(section);
     if (!wanted) continue;
     const current = await section.current(ctx);
+    currents.set(section, current);
     const schema = section.schema;
     const deletes: Step[] = [];
     deletesBySection.push(deletes);
@@ -420,10 +460,25 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
     }
     if (!failed.length || failed.length === pending.length) {
       const refused = new Set(failed.map((f) => f.step));
-      for (const { step, problem } of failed) if (!step.after || !refused.has(step.after)) problems.push(...problemsOf(problem, step.path, source));
+      for (const { step, problem } of failed) {
+        if (step.after && refused.has(step.after)) continue;
+        problems.push(...problemsOf(problem, step.path, source));
+        if (step.recheck) problems.push(...fieldProblems(await step.recheck(), step.path, source));
+      }
       break;
     }
     pending = failed.map((f) => f.step);
+  }
+  // The entries the schemas refused, against the rules too, now that the file's other entries
+  // are made (those it names exist): every problem of an entry at once, not the schemas' alone.
+  for (const [section, refused] of desired.refused) {
+    if (!section.check) continue;
+    for (const [key, want] of refused) {
+      const now = currents.get(section)?.get(key);
+      const fields = now ? changedFields(diff(now.entry, want.entry, section.schema), want.entry) : want.entry;
+      problems.push(...fieldProblems(await section.check(ctx, key, fields, want.secrets, now?.entry, want.refused), `${section.name}.${key}`, source));
+      await yieldLoop();
+    }
   }
   for (const step of deletes) {
     try {

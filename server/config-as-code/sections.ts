@@ -13,12 +13,12 @@ import type { TObject, TSchema } from 'typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import type { Application, AppliedPreset } from '../db/schema.js';
-import { badRequest, validationFailed } from '../http/problem.js';
+import { badRequest, validationFailed, type FieldError } from '../http/problem.js';
 import { findPreset } from '../presets/catalogue/index.js';
 import { sha256 } from '../util/crypto.js';
 import { openNullable } from '../db/secrets-at-rest.js';
 import { applicationSchemas as apiSchemas, type ApplicationCreate, type ApplicationPatch } from '../applications/schemas.js';
-import { createApplication, deleteApplication, listApplications, updateApplication } from '../applications/service.js';
+import { applicationProblems, createApplication, deleteApplication, listApplications, updateApplication } from '../applications/service.js';
 import { rotateClientSecret } from '../applications/secrets.js';
 import type { ApplicationField } from '../plugin-api/application-fields.js';
 import { findApplication } from '../applications/lookup.js';
@@ -75,6 +75,12 @@ export interface Section {
   /** `changed`: the fields whose value differs; `secrets`: the secrets to set. */
   update(ctx: AppContext, key: string, changed: Entry, desired: Entry, current: Entry, secrets: Map<string, ResolvedSecret>, actor: string): Promise<ShownSecret[]>;
   remove(ctx: AppContext, key: string, actor: string): Promise<void>;
+  /**
+   * The rules' problems of an entry the schemas refused, checked without changing anything, so a
+   * file gets every problem of an entry at once: `fields` are its fields that passed the schemas
+   * (an update's: those that differ from `current`), `refused` the fields that did not.
+   */
+  check?(ctx: AppContext, key: string, fields: Entry, secrets: Map<string, ResolvedSecret>, current: Entry | undefined, refused: ReadonlySet<string>): Promise<FieldError[]>;
   /**
    * For entries that may name each other in a cycle (application A a resource server of B, B of
    * A): which of an entry's fields a create needs (the rest are set by an update once every entry
@@ -186,16 +192,41 @@ const PresetOrigin = Type.Union([
 ], { description: 'the app preset the application was made from, or null' });
 
 /** A preset origin names a preset this server has, at a version it has had. */
-function checkPreset(origin: unknown) {
-  if (!origin) return;
+function presetProblem(origin: unknown): FieldError | undefined {
+  if (!origin) return undefined;
   const { id, version } = origin as AppliedPreset;
   const preset = findPreset(id);
   const message = !preset ? `there is no preset "${id}" (GET /api/admin/presets lists them)` : version > preset.version ? `the ${preset.name} preset has no version ${version} (its latest is ${preset.version})` : undefined;
-  if (message) throw validationFailed([{ path: 'body.preset', message }]);
+  return message ? { path: 'body.preset', message } : undefined;
 }
 
-const onlyWebHasClientSecret = () =>
-  badRequest('validation_failed', 'Only a web application has a client secret.', [{ path: 'body.clientSecret', message: 'only a web (confidential) application has a client secret' }]);
+/** Fields whose rules depend on the client type: not judged against a client type the file got wrong. */
+const BY_CLIENT_TYPE = ['redirectUris', 'postLogoutRedirectUris', 'grantTypes', 'forwardAuth'];
+
+/**
+ * Every problem of an application entry at once (`current`: the server's, for an update): the
+ * file's own rules (a client secret only for a web application, a known preset) and the
+ * application service's (applicationProblems), so the file gets them all, not the first.
+ */
+async function applicationEntryProblems(ctx: AppContext, id: string, fields: Entry, secrets: Map<string, ResolvedSecret>, current: Entry | undefined): Promise<FieldError[]> {
+  const errors: FieldError[] = [];
+  const { preset, ...rest } = fields;
+  if (secrets.has('clientSecret') && (fields.clientType ?? current?.clientType ?? 'web') !== 'web') {
+    errors.push({ path: 'body.clientSecret', message: 'only a web (confidential) application has a client secret' });
+  }
+  const origin = presetProblem(preset);
+  if (origin) errors.push(origin);
+  const patch = { ...rest, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationPatch;
+  // An update that changes only a secret or the preset origin is not held to the other rules.
+  if (!current || Object.keys(patch).length) errors.push(...(await applicationProblems(ctx, id, patch, current ? await findApplication(ctx.db, id) : undefined)));
+  return errors;
+}
+
+/** Refuses an entry with every problem it has, or lets it through to the service. */
+async function refuseProblems(ctx: AppContext, id: string, fields: Entry, secrets: Map<string, ResolvedSecret>, current: Entry | undefined): Promise<void> {
+  const errors = await applicationEntryProblems(ctx, id, fields, secrets, current);
+  if (errors.length) throw validationFailed(errors);
+}
 
 /** The secrets an admin API answer showed once (`names`: clientSecret, webhookSecret and the plugin fields' own, such as ldapPassword). */
 function shownSecrets(names: readonly string[], id: string, answer: Record<string, unknown>, skip: ReadonlySet<string> = new Set()): ShownSecret[] {
@@ -261,17 +292,15 @@ function applicationsSection(fields: readonly ApplicationField<never>[]): { sect
       return byKey(entries);
     },
     async create(ctx, id, entry, secrets, actor) {
-      if (secrets.has('clientSecret') && (entry.clientType ?? 'web') !== 'web') throw onlyWebHasClientSecret();
+      await refuseProblems(ctx, id, entry, secrets, undefined);
       const { preset, ...fields } = entry;
-      checkPreset(preset);
       const input = { ...fields, id, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationCreate;
       const answer = await createApplication(ctx, input, actor, preset as AppliedPreset | null | undefined, { clientSecret: secrets.get('clientSecret')?.value });
       return shownSecrets(api.secrets, id, answer);
     },
-    async update(ctx, id, changed, desired, current, secrets, actor) {
-      if (secrets.has('clientSecret') && (desired.clientType ?? current.clientType) !== 'web') throw onlyWebHasClientSecret();
+    async update(ctx, id, changed, _desired, current, secrets, actor) {
+      await refuseProblems(ctx, id, changed, secrets, current);
       const { preset, ...fields } = changed;
-      if (preset !== undefined) checkPreset(preset);
       const patch = { ...fields, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationPatch;
       const shown: ShownSecret[] = [];
       if (Object.keys(patch).length || preset !== undefined) {
@@ -284,6 +313,10 @@ function applicationsSection(fields: readonly ApplicationField<never>[]): { sect
       return shown;
     },
     remove: (ctx, id, actor) => deleteApplication(ctx, id, actor),
+    check(ctx, id, fields, secrets, current, refused) {
+      const judged = refused.has('clientType') ? Object.fromEntries(Object.entries(fields).filter(([field]) => !BY_CLIENT_TYPE.includes(field))) : fields;
+      return applicationEntryProblems(ctx, id, judged, secrets, current);
+    },
     // What a create needs and may not name another application: the required fields and the client
     // type (which the redirect URIs and grant types are checked against), and its client secret.
     createFirst: { fields: [...(api.create.required ?? []).filter((f) => f !== 'id'), 'clientType'], secrets: ['clientSecret'] },

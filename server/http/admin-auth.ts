@@ -11,16 +11,18 @@
  * - Missing, unknown, revoked or expired credentials → 401 with `WWW-Authenticate: Bearer`;
  *   a role that does not cover the route → 403 `forbidden`; a key → 403 `insufficient_scope`.
  */
-import type { FastifyRequest } from 'fastify';
-import { authenticateApiKey, API_KEY_PREFIX, type ApiKeyActor } from '../api-keys/authenticate.js';
-import type { AdminPerson, AdminRoutes } from '../plugin-api/registries.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { authenticateApiKey, API_KEY_PREFIX, type ApiKeyActor } from './api-key-auth.js';
 import { forbidden, notFound, unauthorized } from './problem.js';
-import { keyScopeFor, needOf, personMay, policyWith, type Need } from './admin-policy.js';
+import { keyScopeFor, mayActOn, needOf, personMay, policyWith, type AdminPerson, type Need } from './admin-policy.js';
 import { bearerToken } from './bearer-token.js';
 import { isPanelClient } from './schemas.js';
 
-/** A named administrator (plugin-api/registries.ts `AdminPerson`). */
+/** A named administrator (a plugin's credential: the panel's access tokens). */
 export type PersonActor = AdminPerson;
+
+/** The admin routes plugins added, with their rules (plugin-api/registries.ts `adminRoutes`). */
+type AddedRoutes = readonly { policy: Record<string, Need> }[];
 export type Actor = { type: 'admin' } | ApiKeyActor | PersonActor;
 
 declare module 'fastify' {
@@ -66,6 +68,23 @@ export function requirePeopleManager(actor: Actor, what: string): void {
   throw forbidden('forbidden', `Only an owner or a people manager may ${what}.`);
 }
 
+/**
+ * For writes that reach a whole person — their second factors, their sessions everywhere, their
+ * status, record or deletion: 403 `forbidden` when `personId` holds an administrator role above
+ * the caller's (admin-policy.ts `mayActOn`). So only an owner (or the admin token) changes an
+ * owner, and an app manager cannot reset a people manager's factors. API keys never reach a whole
+ * person (their routes refuse them first); the admin token may do everything.
+ */
+export async function requireMayActOn(ctx: FastifyInstance['ctx'], actor: Actor, personId: string, what: string): Promise<void> {
+  if (actor.type !== 'person') return;
+  // The role a person holds is known to the plugin whose credential names administrators (administrators/plugin.ts).
+  let target: AdminPerson['role'] | undefined;
+  for (const credential of ctx.registries.adminCredentials.all) target ??= await credential.roleOf?.(personId);
+  if (mayActOn(actor.role, target)) return;
+  const role = target === 'owner' ? 'an owner' : target === 'people_manager' ? 'a people manager' : 'an app manager';
+  throw forbidden('forbidden', `This person is ${role}, above your administrator role (${actor.role}): you may not ${what}.`);
+}
+
 /** The applications an actor may see in lists: undefined for all of them. */
 export function visibleApplications(actor: Actor): readonly string[] | undefined {
   if (actor.type === 'person' && actor.role === 'app_manager') return actor.applications;
@@ -82,8 +101,8 @@ function routeApplicationId(request: FastifyRequest): string | undefined {
 }
 
 /** The route table with the rules of the routes plugins added (read once per app). */
-const tables = new WeakMap<readonly AdminRoutes[], Record<string, Need>>();
-export function routeTable(added: readonly AdminRoutes[]): Record<string, Need> {
+const tables = new WeakMap<AddedRoutes, Record<string, Need>>();
+export function routeTable(added: AddedRoutes): Record<string, Need> {
   let table = tables.get(added);
   if (!table) tables.set(added, (table = policyWith(added.map((entry) => entry.policy))));
   return table;

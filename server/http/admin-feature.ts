@@ -3,10 +3,9 @@
  * (admin token, or an API key limited by its scopes), like the core admin API in `app.ts`.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { FeatureOptions } from '../context.js';
 import { requireAdmin } from './admin-auth.js';
 
-export function adminFeature(routes: FastifyPluginAsync): FastifyPluginAsync<FeatureOptions> {
+export function adminFeature(routes: FastifyPluginAsync): FastifyPluginAsync {
   return async (app) => {
     await app.register(
       async (admin) => {

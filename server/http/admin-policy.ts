@@ -125,6 +125,16 @@ export const listedRoutes = (table: Record<string, Need> = POLICY): string[] => 
 /** The rule kinds, for plugins' route tables (plugin-api/registries.ts `AdminRoutes`). */
 export const needs = { owner, people, administrator, app };
 
+/** A named administrator acting through the admin API (admin-auth.ts `Actor`; a plugin's credential names one: plugin-api/registries.ts `adminCredentials`). */
+export interface AdminPerson {
+  type: 'person';
+  personId: string;
+  role: AdminRole;
+  applications: readonly string[];
+  /** The Gatehouse session the credential came from (`sid`). */
+  sessionId: string;
+}
+
 /** What a named administrator holds (administrators/queries.ts reads it). */
 export interface Grant {
   role: AdminRole;
@@ -146,6 +156,20 @@ export function personMay(grant: Grant, need: Need, appId: string | undefined): 
       if (grant.role === 'people_manager') return need.people === true;
       return appId !== undefined && grant.applications.includes(appId);
   }
+}
+
+/**
+ * How far each role reaches, for acting on a person who is an administrator themselves (issue 49,
+ * H3 and H5): an owner outranks a people manager, who outranks an app manager. A second-factor
+ * reset, signing out everywhere, and changing or deleting the person are refused (403 `forbidden`)
+ * when the person's role ranks above the caller's: owners are members of every application, so
+ * without this an app manager could reset an owner's factors and a people manager disable one.
+ */
+const RANK: Record<AdminRole, number> = { app_manager: 1, people_manager: 2, owner: 3 };
+
+/** Whether a holder of `caller` may act on a person holding `target` (undefined: no role). */
+export function mayActOn(caller: AdminRole, target: AdminRole | undefined): boolean {
+  return target === undefined || RANK[target] <= RANK[caller];
 }
 
 /** The scope an API key of `appId` needs for this route, or undefined when no key may call it. */

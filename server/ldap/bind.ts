@@ -16,8 +16,14 @@
  *
  * Failed binds (spec: "rate-limited per address and per bind name"): each failure counts against
  * the connection's address and against the bind name, whether the name exists or not (a person's
- * name is never looked up before the password is: the secret is, by its hash). Past either budget
- * the bind is not checked at all and answers busy after BUSY_DELAY_MS. Every checked failure is
+ * name is never looked up before the password is: the secret is, by its hash). An address past
+ * its budget is not checked at all. The name's budget is weighed only after the password (issue
+ * 49, H4; OWASP's Authentication Cheat Sheet, "Account Lockout": a lockout anyone can trigger is
+ * a denial of service): the right password binds even while the name's budget is spent, so
+ * nobody can lock a service account or a person out by binding wrongly in their name; a wrong one
+ * past either budget answers busy after BUSY_DELAY_MS. Guessing stays hopeless: app passwords
+ * and service-account passwords are random (150 and 256 bits), and each address may make
+ * BIND_FAILURES_PER_ADDRESS wrong binds a minute. Every failure answered invalidCredentials is
  * audited (`ldap.bind_failed`, no secret) and counted as a failed sign-in for the panel's charts.
  */
 import type { AppContext } from '../context.js';
@@ -33,11 +39,15 @@ import { ResultCode, type BindRequest, type ResultFields } from './protocol.js';
 import { PEOPLE_OU, SERVICES_OU, personDn, serviceAccountDn } from './tree.js';
 import { countBind } from './metrics.js';
 
-/** Who a connection is bound as. */
+/**
+ * Who a connection is bound as. A bound identity carries its application's `groupsFilter` as it
+ * stands (read again before each operation, `refreshIdentity`): the groups the reader may see
+ * (null: all of them), as the `groups` claim does (docs/claims-and-scopes.md).
+ */
 export type Identity =
   | { kind: 'anonymous' }
-  | { kind: 'service'; dn: string; applicationId: string; passwordHash: string }
-  | { kind: 'person'; dn: string; applicationId: string; personId: string; appPasswordId: string };
+  | { kind: 'service'; dn: string; applicationId: string; passwordHash: string; groupsFilter: readonly string[] | null }
+  | { kind: 'person'; dn: string; applicationId: string; personId: string; appPasswordId: string; groupsFilter: readonly string[] | null };
 
 export const ANONYMOUS: Identity = { kind: 'anonymous' };
 
@@ -111,20 +121,24 @@ export async function bind(
   }
 
   const now = ctx.clock.now().getTime();
-  const key = nameKey(request.name);
-  if (limits.byAddress.blocked(channel.address, now) !== undefined || limits.byName.blocked(key, now) !== undefined) {
+  const busy = async (): Promise<BindOutcome> => {
     countBind(ctx, 'busy');
     await new Promise((resolve) => setTimeout(resolve, BUSY_DELAY_MS));
     return refuse(ResultCode.busy, 'too many failed binds; try again later');
-  }
+  };
+  if (limits.byAddress.blocked(channel.address, now) !== undefined) return busy();
 
   const identity = await check(ctx, named(request.name, base.dn), password.toString('utf8'), base.text);
   if (identity) {
     countBind(ctx, 'success');
     return { result: { code: ResultCode.success }, identity };
   }
+  // A wrong password: counted against the address and the name; past the name's budget, busy.
+  const key = nameKey(request.name);
+  const nameSpent = limits.byName.blocked(key, now) !== undefined;
   limits.byAddress.hit(channel.address, now);
   limits.byName.hit(key, now);
+  if (nameSpent) return busy();
   countBind(ctx, 'invalid_credentials');
   const at = ctx.clock.now();
   await recordAudit(ctx.db, at, {
@@ -143,7 +157,7 @@ async function check(ctx: AppContext, name: Named, password: string, base: strin
     const hash = app?.ldap.enabled ? app.ldapPasswordHash : null;
     const ok = matchesHash(password, hash ?? NO_HASH);
     if (!ok || !app || !hash) return undefined;
-    return { kind: 'service', dn: serviceAccountDn(base, app.id), applicationId: app.id, passwordHash: hash };
+    return { kind: 'service', dn: serviceAccountDn(base, app.id), applicationId: app.id, passwordHash: hash, groupsFilter: app.groupsFilter };
   }
   // A name that names nobody still pays for the look-up of the password, like one that does.
   const match = await verifyAppPassword(ctx, { login: name.kind === 'person' ? name.login : '', password });
@@ -155,22 +169,25 @@ async function check(ctx: AppContext, name: Named, password: string, base: strin
     applicationId: match.application.id,
     personId: match.person.id,
     appPasswordId: match.appPasswordId,
+    groupsFilter: match.application.groupsFilter,
   };
 }
 
 /**
- * Whether a bound identity still holds (asked before each operation): the service account's
- * password unchanged and LDAP still on; the app password still there and allowed. Anything else
- * makes the connection anonymous again.
+ * A bound identity as it stands now (asked before each operation): the same identity, with its
+ * application's current `groupsFilter`, while the service account's password is unchanged and
+ * LDAP still on, or the app password still there and allowed; anonymous otherwise.
  */
-export async function stillValid(ctx: AppContext, identity: Identity): Promise<boolean> {
-  if (identity.kind === 'anonymous') return true;
+export async function refreshIdentity(ctx: AppContext, identity: Identity): Promise<Identity> {
+  if (identity.kind === 'anonymous') return identity;
   if (identity.kind === 'service') {
     const app = await findApplication(ctx.db, identity.applicationId);
-    return Boolean(app?.ldap.enabled && app.ldapPasswordHash === identity.passwordHash);
+    if (!app?.ldap.enabled || app.ldapPasswordHash !== identity.passwordHash) return ANONYMOUS;
+    return { ...identity, groupsFilter: app.groupsFilter };
   }
   const match = await appPasswordStillValid(ctx, identity.appPasswordId);
-  return Boolean(match?.application.ldap.enabled) && (await inGroupRule(ctx, match!.application, match!.person.id));
+  if (!match?.application.ldap.enabled || !(await inGroupRule(ctx, match.application, match.person.id))) return ANONYMOUS;
+  return { ...identity, groupsFilter: match.application.groupsFilter };
 }
 
 /**

@@ -20,7 +20,7 @@ import { TLSSocket, type SecureContext } from 'node:tls';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
 import { BerError, elementLength } from './ber.js';
-import { ANONYMOUS, bind, stillValid, type BindLimits, type Identity } from './bind.js';
+import { ANONYMOUS, bind, refreshIdentity, type BindLimits, type Identity } from './bind.js';
 import type { Dn } from './dn.js';
 import {
   LIMITS,
@@ -272,7 +272,7 @@ export class LdapConnection {
     }
     if (request.type === 'extended' && request.oid === OID.startTls) return this.startTls(message.id);
     // A bind that no longer holds (password rotated, app password revoked, LDAP off) is anonymous.
-    if (!(await stillValid(ctx, this.identity))) this.identity = ANONYMOUS;
+    this.identity = await refreshIdentity(ctx, this.identity);
     if (request.type === 'search') return this.host.search(this, message as Message & { request: { type: 'search' } });
     if (request.type === 'extended') {
       if (request.oid === OID.whoAmI) {

@@ -4,8 +4,10 @@
  * - The root DSE (empty base, scope base) may be read by anyone; every other search needs a bind
  *   (anonymous: insufficientAccessRights). A base that is not in the tree is noSuchObject with
  *   the nearest entry that is (matchedDN); a base that is not a DN is invalidDNSyntax.
- * - What a bound reader sees: its application's active members under `ou=people` and every group
- *   under `ou=groups` (members shown only when they are among those people). Scopes base, one
+ * - What a bound reader sees: its application's active members under `ou=people` and the groups
+ *   its application's `groupsFilter` keeps (every group when it has none) under `ou=groups`,
+ *   members shown only when they are among those people; a person's `memberOf` names only those
+ *   groups too, as the `groups` claim does (docs/claims-and-scopes.md; issue 49, H8). Scopes base, one
  *   and sub walk that tree; each kind of entry is read through its plan (plan.ts) in slices of
  *   SLICE rows, each slice one indexed query, the event loop given back between slices and the
  *   socket's buffer allowed to drain, so a search of 100,000 people holds neither the loop nor
@@ -115,7 +117,8 @@ export async function search(host: SearchHost, connection: LdapConnection, messa
   if (identity.kind === 'anonymous') return void done({ code: ResultCode.insufficientAccessRights, diagnostic: 'bind first: anonymous binds may read the root DSE only' });
 
   const { ctx, tree } = host;
-  const node = await locate(ctx, tree, identity.applicationId, base);
+  const visible = new VisibleGroups(identity.groupsFilter);
+  const node = await locate(ctx, tree, identity.applicationId, visible, base);
   if (node.kind === 'missing') return void done({ code: ResultCode.noSuchObject, matchedDN: node.matchedDN });
   const phases = phasesOf(tree, node, request.scope);
 
@@ -133,7 +136,7 @@ export async function search(host: SearchHost, connection: LdapConnection, messa
   const pageLimit = paging ? Math.min(paging.size, SIZE_LIMIT) : SIZE_LIMIT;
   const deadline = Date.now() + Math.min(request.timeLimit > 0 ? request.timeLimit : TIME_LIMIT_S, TIME_LIMIT_S) * 1000;
   const plans = { people: planPeople(request.filter, tree.baseDn), groups: planGroups(request.filter, tree.baseDn) };
-  const walk = new Walk(host, identity.applicationId, request, plans);
+  const walk = new Walk(host, identity.applicationId, visible, request, plans);
 
   let inPage = 0;
   let outcome: 'done' | 'page' | 'size' | 'time' | 'abandoned' = 'done';
@@ -173,8 +176,27 @@ export async function search(host: SearchHost, connection: LdapConnection, messa
   done({ code: ResultCode.success }, paging ? Buffer.alloc(0) : undefined);
 }
 
+/** The groups a reader may see: its application's `groupsFilter`, or every group when it is null. */
+class VisibleGroups {
+  private readonly only: ReadonlySet<string> | undefined;
+
+  constructor(filter: readonly string[] | null) {
+    this.only = filter === null ? undefined : new Set(filter);
+  }
+
+  has(groupId: string): boolean {
+    return this.only === undefined || this.only.has(groupId);
+  }
+
+  /** `ids` (or rows with an id) kept to the visible ones, in their order. */
+  keep<T extends string | { id: string }>(items: readonly T[]): T[] {
+    if (this.only === undefined) return [...items];
+    return items.filter((item) => this.has(typeof item === 'string' ? item : item.id));
+  }
+}
+
 /** Finds the base in the tree, as the reader sees it. */
-async function locate(ctx: AppContext, tree: Tree, applicationId: string, base: Dn): Promise<Node> {
+async function locate(ctx: AppContext, tree: Tree, applicationId: string, visible: VisibleGroups, base: Dn): Promise<Node> {
   if (!isWithin(base, tree.baseDn)) return { kind: 'missing', matchedDN: '' };
   const depth = base.length - tree.baseDn.length;
   if (depth === 0) return { kind: 'base' };
@@ -190,7 +212,7 @@ async function locate(ctx: AppContext, tree: Tree, applicationId: string, base: 
     if (found.length) return { kind: 'person', username: leaf.value };
   }
   if (depth === 2 && leaf && ouName === GROUPS_OU && leaf.type === 'cn') {
-    const found = await groupsBy(ctx.db, 'id', [leaf.value]);
+    const found = visible.keep(await groupsBy(ctx.db, 'id', [leaf.value]));
     if (found.length) return { kind: 'group', id: leaf.value };
   }
   // Below an entry, or an entry the reader does not see: the nearest one that exists.
@@ -229,6 +251,7 @@ class Walk {
   constructor(
     private readonly host: SearchHost,
     private readonly applicationId: string,
+    private readonly visible: VisibleGroups,
     private readonly request: SearchRequest,
     private readonly plans: { people: PeoplePlan; groups: GroupPlan },
   ) {}
@@ -251,6 +274,8 @@ class Walk {
     const { ctx } = this.host;
     const plan: PeoplePlan = only === undefined ? this.plans.people : { kind: 'lookup', key: 'username', values: [only] };
     if (plan.kind === 'none') return;
+    // `(memberOf=<a group the reader does not see>)`: no entry shows it.
+    if (plan.kind === 'inGroup' && !this.visible.has(plan.groupId)) return;
     if (plan.kind === 'lookup') {
       const rows = await membersBy(ctx.db, this.applicationId, plan.key, plan.values);
       yield* this.emitPeople(rows, (i) => ({ i }), cursor && 'i' in cursor ? cursor.i : 0);
@@ -283,7 +308,7 @@ class Walk {
     for (let k = 0; k < slice.length; k++) {
       const i = from + k;
       const row = slice[k]!;
-      const entry = personEntry(this.host.tree, row, groups.get(row.person.id) ?? []);
+      const entry = personEntry(this.host.tree, row, this.visible.keep(groups.get(row.person.id) ?? []));
       const after = keyOf ? keyOf(row) : ({ i: i + 1 } as Cursor);
       yield { entry: this.matches(entry) ? entry : undefined, before: cursorBefore(i), cursor: after };
     }
@@ -299,19 +324,22 @@ class Walk {
       else {
         const people = await membersBy(ctx.db, this.applicationId, 'username', plan.usernames);
         const ids = [...new Set([...(await groupIdsOfPeople(ctx.db, people.map((p) => p.person.id))).values()].flat())].sort();
-        rows = await groupsBy(ctx.db, 'id', ids);
+        rows = await groupsBy(ctx.db, 'id', this.visible.keep(ids));
       }
+      rows = this.visible.keep(rows);
       const from = cursor && 'i' in cursor ? cursor.i : 0;
       yield* this.emitGroups(rows.slice(from), (k) => ({ i: from + k }), (k) => ({ i: from + k + 1 }));
       return;
     }
     let after = cursor && 'id' in cursor ? cursor.id : undefined;
     for (;;) {
-      const rows = await groupsAfter(ctx.db, after, GROUP_SLICE);
+      const slice = await groupsAfter(ctx.db, after, GROUP_SLICE);
+      // Those the reader sees; the slice's own length says whether more groups follow.
+      const rows = this.visible.keep(slice);
       const start = after;
       yield* this.emitGroups(rows, (k) => (k === 0 ? (start === undefined ? undefined : { id: start }) : { id: rows[k - 1]!.id }), (k) => ({ id: rows[k]!.id }));
-      if (rows.length < GROUP_SLICE) return;
-      after = rows[rows.length - 1]!.id;
+      if (slice.length < GROUP_SLICE) return;
+      after = slice[slice.length - 1]!.id;
       yield { entry: undefined, before: { id: after }, cursor: { id: after } };
       await yieldLoop();
     }

@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { actorName, requireActorScope } from '../http/admin-auth.js';
+import { actorName, requireActorScope, requireMayActOn } from '../http/admin-auth.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
 import { adminFeature } from '../http/admin-feature.js';
@@ -75,7 +75,10 @@ export const memberSecondFactorRoutes: FastifyPluginAsyncTypebox = async (app) =
     async (request, reply) => {
       // The factors are the person's, across every application: an application's API key may not remove them.
       requireActorScope(request.actor, undefined, "reset a member's second factors");
-      await resetMemberSecondFactor(ctx, request.params.id, request.params.uid, actorName(request.actor));
+      // Owners are members of every application: an app manager (or a people manager) may not
+      // reset the factors of someone whose administrator role is above theirs (issue 49, H3).
+      await resetMemberSecondFactor(ctx, request.params.id, request.params.uid, actorName(request.actor), (personId) =>
+        requireMayActOn(ctx, request.actor, personId, "reset their second factors"));
       return reply.status(204).send(null);
     },
   );

@@ -174,9 +174,13 @@ export async function getMember(ctx: AppContext, applicationId: string, memberId
 /**
  * The administrator's reset for a lost device (spec second-factor.md, "Admin"): the member's
  * TOTP, passkeys and recovery codes go, all their sessions end, audited under this application.
+ * `mayReset` may refuse for the person (the caller's role against theirs: http/admin-auth.ts).
  */
-export async function resetMemberSecondFactor(ctx: AppContext, applicationId: string, memberId: string, actor: string): Promise<void> {
+export async function resetMemberSecondFactor(
+  ctx: AppContext, applicationId: string, memberId: string, actor: string, mayReset: (personId: string) => Promise<void>,
+): Promise<void> {
   const row = await findMember(ctx, applicationId, memberId);
+  await mayReset(row.p.id);
   const person = (await one(ctx.db.select().from(people).where(eq(people.id, row.p.id))))!;
   await resetSecondFactor(ctx, person, actor, applicationId);
 }
@@ -228,6 +232,9 @@ export async function updateMember(ctx: AppContext, applicationId: string, membe
       ...membershipEventData(m, current.p),
       changed,
     });
+    if (changed.includes('status') || changed.includes('role')) {
+      await ctx.hooks.emit('membershipChanged', { tx, now, applicationId, personId: current.p.id, status, role, actor });
+    }
     return m;
   });
   ctx.wakeWebhooks();
@@ -263,6 +270,7 @@ export async function deleteMember(ctx: AppContext, applicationId: string, membe
       details: { userId: current.p.id, email: current.p.email, refreshFamiliesRevoked: revoked },
     });
     await recordEvent(tx, now, applicationId, 'membership.deleted', membershipEventData(current.m, current.p));
+    await ctx.hooks.emit('membershipChanged', { tx, now, applicationId, personId: current.p.id, status: 'deleted', role: undefined, actor });
   }, { cascade: false });
   ctx.wakeWebhooks();
 }

@@ -12,6 +12,7 @@ import { applications, linkedAccounts, type Application } from '../db/schema.js'
 import { badRequest } from '../http/problem.js';
 import { PROVIDERS, isConfigured, providerName } from '../applications/providers.js';
 import { one, many } from '../db/store.js';
+import { isReturnToText } from './return-to.js';
 
 /**
  * What a sign-in may resume: an authorization request, the device page (RFC 8628) with its code,
@@ -26,12 +27,11 @@ export const DEFAULT_RETURN_TO = '/account';
 
 /**
  * `raw` when it resumes an authorization request or the device page here, else the account page.
- * Only printable ASCII without a backslash passes: the value becomes a `Location` header, which
- * Node refuses to write with control characters or anything above U+00FF (a 500 after the sign-in
- * had succeeded), and the authorize endpoint itself only ever sends it percent-encoded.
+ * Only text a `Location` header carries as it is passes (return-to.ts, the rule the panel's own
+ * sign-in shares); the authorize endpoint itself only ever sends it percent-encoded.
  */
 export function safeReturnTo(ctx: Flows, raw: string | undefined): string {
-  if (!raw || raw.length > 4000 || !/^[\x21-\x5b\x5d-\x7e]+$/.test(raw)) return DEFAULT_RETURN_TO;
+  if (!isReturnToText(raw)) return DEFAULT_RETURN_TO;
   if (RESUME_PREFIXES.some((p) => raw.startsWith(p)) || ctx.registries.browserFlows.all.some((flow) => raw.startsWith(flow.resumePrefix))) return raw;
   return DEFAULT_RETURN_TO;
 }

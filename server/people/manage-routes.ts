@@ -1,11 +1,13 @@
 /**
  * People management under `/api/admin` (spec administrators-and-people.md, "People"; issue 33):
  * create, enable/disable, delete, the password-reset e-mail, the live sessions and signing out
- * everywhere. Owners and people managers (admin-policy.ts). Routes parse and answer; manage.ts decides.
+ * everywhere. Owners and people managers (admin-policy.ts); a person whose administrator role ranks
+ * above the caller's is changed, deleted and signed out only by someone at or above it
+ * (admin-auth.ts `requireMayActOn`). Routes parse and answer; manage.ts decides.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { actorName } from '../http/admin-auth.js';
+import { actorName, requireMayActOn } from '../http/admin-auth.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { getPerson } from './queries.js';
 import { createPerson, deletePerson, personSessions, sendPasswordReset, signOutEverywhere } from './manage.js';
@@ -40,6 +42,8 @@ export const peopleManagementRoutes: FastifyPluginAsyncTypebox = async (app) => 
       },
     },
     async (request) => {
+      // Only an owner (or the admin token) changes an owner (issue 49, H5).
+      await requireMayActOn(ctx, request.actor, request.params.id, 'change them');
       await updatePerson(ctx, request.params.id, request.body, actorName(request.actor));
       return getPerson(ctx.db, request.params.id);
     },
@@ -53,6 +57,7 @@ export const peopleManagementRoutes: FastifyPluginAsyncTypebox = async (app) => 
       },
     },
     async (request, reply) => {
+      await requireMayActOn(ctx, request.actor, request.params.id, 'delete them');
       await deletePerson(ctx, request.params.id, actorName(request.actor));
       return reply.status(204).send(null);
     },
@@ -83,6 +88,10 @@ export const peopleManagementRoutes: FastifyPluginAsyncTypebox = async (app) => 
         params: PersonParams, querystring: NoQuery, response: { 200: Type.Object({ sessionsEnded: Type.Integer() }, { additionalProperties: false }), ...adminErrors },
       },
     },
-    async (request) => signOutEverywhere(ctx, request.params.id, actorName(request.actor)),
+    async (request) => {
+      // Ending an administrator's sessions everywhere is for those at or above their role (issue 49, H3).
+      await requireMayActOn(ctx, request.actor, request.params.id, 'sign them out everywhere');
+      return signOutEverywhere(ctx, request.params.id, actorName(request.actor));
+    },
   );
 };

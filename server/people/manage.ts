@@ -90,6 +90,7 @@ export async function createPerson(ctx: AppContext, input: PersonCreate, actor: 
     const created = await insertPerson(tx, now, { email, name: input.name ?? null, username, passwordHash, emailVerified: false });
     // Through the groups' own rule, so each addition is audited and counted against the per-person limit.
     for (const groupId of groupIds) await addToGroup(tx, now, groupId, created, actor, 'refuse');
+    if (groupIds.length) await ctx.hooks.emit('groupsChanged', { tx, now, groupIds, personIds: [created.id], actor });
     await recordAudit(tx, now, { actor, action: 'person.created', target: created.id, details: { email, username: created.username, groups: groupIds, invited: invite } });
     const token = invite ? await issueToken(tx, now, created.id, 'password_reset', WELCOME_LINK_TTL_MS) : undefined;
     return { person: created, link: token && `${ctx.config.issuer}/reset-password?token=${encodeURIComponent(token)}` };
@@ -148,6 +149,7 @@ export async function deletePerson(ctx: AppContext, id: string, actor: string): 
 /** Sends the password-reset e-mail (at most one a minute per person, like the sign-in page's). */
 export async function sendPasswordReset(ctx: AppContext, id: string, actor: string, log: Pick<FastifyBaseLogger, 'warn'>): Promise<void> {
   const person = await personOrNotFound(ctx.db, id);
+  await guardPerson(ctx.registries, ctx.db, person, { kind: 'password' }, actor);
   if (!mailerFor(ctx.config)) throw conflict('mail_not_configured', 'No mail server is configured (SMTP_URL), so no reset e-mail can be sent.');
   if (person.status === 'disabled') throw conflict('person_disabled', `${person.email} is disabled: enable them first.`);
   await requestPasswordReset(ctx, person.email, log);

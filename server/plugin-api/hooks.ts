@@ -51,7 +51,11 @@ export interface HookEvents {
    * guard's (registries.ts `ChangeGuard`), before anything happened.
    */
   personDeleted: { tx: Tx; now: Date; person: Person; actor: string };
-  /** A membership changed: joined, role or status changed (`status` the new one), or was deleted (`status: 'deleted'`). */
+  /**
+   * An administrator changed a membership's status or role (`status` the new one), or deleted it
+   * (`status: 'deleted'`); its sign-ins to the application have ended first when it was suspended
+   * or deleted. Joining is not announced (an application learns of it by webhook).
+   */
   membershipChanged: {
     tx: Tx;
     now: Date;
@@ -61,7 +65,11 @@ export interface HookEvents {
     role: MemberRole | undefined;
     actor: string;
   };
-  /** Directory groups changed: created, renamed or deleted (`groupIds`), or who is in them (`personIds` added or removed). */
+  /**
+   * Directory groups changed: created, renamed or deleted (`groupIds`), or who is in them
+   * (`personIds` added or removed) by an administrator or a person created in them. Joining the
+   * groups an invitation names is not announced (the person's groups are read at each sign-in anyway).
+   */
   groupsChanged: { tx: Tx; now: Date; groupIds: string[]; personIds: string[]; actor: string };
 }
 

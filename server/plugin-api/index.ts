@@ -16,4 +16,3 @@ export type * from './hooks.js';
 export type * from './registries.js';
 export type * from './application-fields.js';
 export type * from './metrics.js';
-export type { GatehousePlugin } from '../context.js';

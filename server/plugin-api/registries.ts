@@ -12,8 +12,8 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Tx } from '../db/client.js';
-import type { AdminRole, Application, Group, Membership, Person, Session } from '../db/schema.js';
-import type { Need } from '../http/admin-policy.js';
+import type { Application, Group, Membership, Person, Session } from '../db/schema.js';
+import type { AdminPerson, Need } from '../http/admin-policy.js';
 import type { Translate } from '../i18n/index.js';
 import type { ApplicationField } from './application-fields.js';
 
@@ -116,17 +116,11 @@ export interface AdminCredential {
   name: string;
   /** The administrator behind `token`, or undefined when the token is not this plugin's or no longer grants access. */
   authenticate(token: string): Promise<AdminPerson | undefined>;
+  /** The administrator role a person holds, if any (admin-auth.ts `requireMayActOn`: nobody acts on a higher role). */
+  roleOf?(personId: string): Promise<AdminPerson['role'] | undefined>;
 }
 
-/** A named administrator acting through the admin API (http/admin-auth.ts `Actor`). */
-export interface AdminPerson {
-  type: 'person';
-  personId: string;
-  role: AdminRole;
-  applications: readonly string[];
-  /** The Gatehouse session the credential came from (`sid`). */
-  sessionId: string;
-}
+export type { AdminPerson };
 
 // --- Sign-in and browser flows ------------------------------------------------------------------
 

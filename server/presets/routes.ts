@@ -8,7 +8,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
-import { notFound } from '../http/problem.js';
+import { notFound, validationFailed } from '../http/problem.js';
 import { adminErrors, adminSecurity as security, IdParams, NoQuery } from '../http/schemas.js';
 import { getApplication } from '../applications/lookup.js';
 import { updateApplication } from '../applications/service.js';
@@ -16,7 +16,8 @@ import type { TSchema } from 'typebox';
 import { requireMayPatch } from '../applications/key-limits.js';
 import { PRESETS, findPreset } from './catalogue/index.js';
 import { applicationFields } from './apply.js';
-import { setupContext, setupFor } from './setup.js';
+import { runtimeOf, setupContext, setupFor } from './setup.js';
+import { caPathProblem, DEFAULT_CA_PATH } from '../http/lan-trust-wire.js';
 import { hasPreset, presetStatus, upgradePlan } from './upgrade.js';
 import type { Preset } from './types.js';
 import {
@@ -25,6 +26,7 @@ import {
   PresetStatusSchema,
   PresetUpgradeBodySchema,
   PresetUpgradeSchema,
+  SetupQuery,
   SetupSchema,
 } from './schemas.js';
 
@@ -63,8 +65,8 @@ export const presetRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const setupSchema = sections.length
     ? Type.Object({ ...SetupSchema.properties, ...Object.fromEntries(sections.map((s) => [s.name, s.schema])) }, { additionalProperties: false, description: (SetupSchema as { description?: string }).description })
     : SetupSchema;
-  const setupQuery = Object.fromEntries(sections.flatMap((s) => Object.entries(s.query ?? {}).map(([name, schema]) => [name, Type.Optional(schema as TSchema)])));
-  const SetupQuery = Object.keys(setupQuery).length ? Type.Object(setupQuery, { additionalProperties: false }) : NoQuery;
+  const sectionQuery = Object.fromEntries(sections.flatMap((s) => Object.entries(s.query ?? {}).map(([name, schema]) => [name, Type.Optional(schema as TSchema)])));
+  const setupQuery = Object.keys(sectionQuery).length ? Type.Object({ ...SetupQuery.properties, ...sectionQuery }, { additionalProperties: false }) : SetupQuery;
 
   app.get(
     '/presets',
@@ -87,15 +89,20 @@ export const presetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'What to configure in the app (settings, files, notes); secrets as placeholders',
-        params: IdParams, querystring: SetupQuery, response: { 200: setupSchema, ...adminErrors },
+        params: IdParams, querystring: setupQuery, response: { 200: setupSchema, ...adminErrors },
       },
     },
     async (request) => {
+      const caPath = request.query.caPath ?? DEFAULT_CA_PATH;
+      const problem = caPathProblem(caPath);
+      if (problem) throw validationFailed([{ path: 'query.caPath', message: problem }], `caPath ${problem}.`);
       const application = await getApplication(ctx, request.params.id);
+      const presetId = application.preset?.id;
+      const trust = ctx.lanTrust.setup(runtimeOf(presetId), caPath);
       const query = request.query as Record<string, string | undefined>;
       const parts: [string, unknown][] = [];
       for (const section of sections) parts.push([section.name, await section.value(application, query)]);
-      return { ...setupFor(setupContext(ctx.config, application), application.preset?.id), ...Object.fromEntries(parts) };
+      return { ...setupFor(setupContext(ctx.config, application, trust), presetId), trust, ...Object.fromEntries(parts) };
     },
   );
 

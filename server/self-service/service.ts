@@ -41,6 +41,7 @@ import {
   type MembershipRow,
 } from './queries.js';
 import { transaction } from '../db/store.js';
+import { guardPerson } from '../plugin-api/registries.js';
 
 /** The signed-in caller: their session (this device) and person. */
 export interface Me {
@@ -206,6 +207,8 @@ export const wrongPassword = () => forbidden('invalid_current_password', 'The cu
  */
 export async function changePassword(ctx: AppContext, me: Me, input: PasswordChange): Promise<{ sessionsEnded: number }> {
   const person = (await personById(ctx.db, me.person.id)) ?? me.person;
+  // A plugin may keep the person's password elsewhere (a directory source: 409 managed_by_source).
+  await guardPerson(ctx.registries, ctx.db, person, { kind: 'password' }, `person:${person.id}`);
   if (!person.passwordHash) {
     throw conflict('password_not_set', 'You have no password yet; set one with "Forgot password" on the sign-in page.');
   }

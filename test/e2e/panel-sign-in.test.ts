@@ -4,6 +4,10 @@
  * authenticator enrolled on the hosted pages, codes from otpauth), "Sign in with Gatehouse" with
  * password and TOTP, what a people manager sees, and the panel losing access when the role goes.
  * The panel's tokens stay in the page's memory: nothing in storage, cookies or the address bar.
+ * Deep links survive the sign-in (issue 44): a /admin/... address loaded without a panel session
+ * ends on that address after "Sign in with Gatehouse" (with a second-factor enrolment or a TOTP
+ * step, or silently on a Gatehouse session), after a reload, and after the admin token; a
+ * `return_to` tampered with on the way (on the hosted pages, which share the storage) ends at /admin/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -148,6 +152,107 @@ describe('panel sign-in through Gatehouse', () => {
     await nav.getByRole('link', { name: 'People' }).click();
     await page.getByText('Your sign-in has ended. Sign in again.').waitFor();
     await page.getByRole('button', { name: 'Sign in with Gatehouse' }).waitFor();
+    await context.close();
+  });
+});
+
+describe('deep links survive the sign-in', () => {
+  const AUDIT = '/admin/audit-log?action=application.created';
+  const CLAIMS = '/admin/applications/notes/claims';
+  /** Where the panel is, as the address bar shows it (no code, no state). */
+  const at = (page: Page) => `${new URL(page.url()).pathname}${new URL(page.url()).search}`;
+  let adaSecret = '';
+
+  async function owner(email: string, name: string) {
+    const person = (await (await server.admin('POST', '/api/admin/people', { email, name, password: PASSWORD })).json()) as { id: string };
+    expect((await server.admin('PUT', `/api/admin/administrators/${person.id}`, { role: 'owner' })).status).toBe(200);
+  }
+
+  /** In a fresh browser: `path` loaded, "Sign in with Gatehouse", then e-mail and password on the hosted page. */
+  async function signInAt(path: string, email: string) {
+    const opened = await newPage();
+    await opened.page.goto(`${server.url}${path}`);
+    await opened.page.getByRole('button', { name: 'Sign in with Gatehouse' }).click();
+    await opened.page.getByLabel('E-mail').fill(email);
+    await opened.page.getByLabel('Password').fill(PASSWORD);
+    await opened.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    return opened;
+  }
+
+  it('through a second-factor enrolment to the page asked for; a new tab on the same Gatehouse session; a reload', async () => {
+    await owner('ada@example.com', 'Ada Admin');
+    const { context, page } = await signInAt(AUDIT, 'ada@example.com');
+    await page.getByRole('heading', { name: 'Set up a second factor' }).waitFor();
+    adaSecret = (await page.locator('[data-totp-key]').textContent())!.trim();
+    await page.getByLabel('Code from the app').fill(code(adaSecret));
+    await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+    await page.getByRole('link', { name: 'Continue' }).click();
+    await page.getByTestId('signed-in-as').getByText('Ada Admin').waitFor();
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    expect(at(page)).toBe(AUDIT);
+    expect(page.url()).toBe(`${server.url}${AUDIT}`);
+
+    // A link opened in a new tab (a new panel, the same Gatehouse session): one click, no password.
+    const tab = await context.newPage();
+    await tab.goto(`${server.url}${CLAIMS}`);
+    await tab.getByRole('button', { name: 'Sign in with Gatehouse' }).click();
+    await tab.getByTestId('signed-in-as').getByText('Ada Admin').waitFor();
+    await tab.getByRole('heading', { name: 'Notes' }).waitFor();
+    expect(at(tab)).toBe(CLAIMS);
+    // A reload signs in again silently, on the same page.
+    await tab.reload();
+    await tab.getByTestId('signed-in-as').getByText('Ada Admin').waitFor();
+    await tab.getByRole('heading', { name: 'Notes' }).waitFor();
+    expect(at(tab)).toBe(CLAIMS);
+    await context.close();
+  });
+
+  it('through the password and TOTP steps to the page asked for', async () => {
+    expect(adaSecret).not.toBe('');
+    const { context, page } = await signInAt(CLAIMS, 'ada@example.com');
+    // The next step's code: the enrolment spent this one.
+    await page.getByLabel('Code from your authenticator app').fill(code(adaSecret, 30_000));
+    await page.getByLabel('Code from your authenticator app').press('Enter');
+    await page.getByTestId('signed-in-as').getByText('Ada Admin').waitFor();
+    await page.getByRole('heading', { name: 'Notes' }).waitFor();
+    expect(at(page)).toBe(CLAIMS);
+    await context.close();
+  });
+
+  it('a return_to changed on the way (by a page of the same origin) is checked again: it ends at /admin/', async () => {
+    await owner('dora@example.com', 'Dora Admin');
+    const { context, page } = await newPage();
+    await page.goto(`${server.url}${AUDIT}`);
+    await page.getByRole('button', { name: 'Sign in with Gatehouse' }).click();
+    await page.getByLabel('E-mail').waitFor();
+    // On the hosted sign-in page: the storage the panel's sign-in keeps its return_to in.
+    const kept = await page.evaluate(() => {
+      const pending = JSON.parse(sessionStorage.getItem('gatehouse.panelPending')!) as { returnTo: string };
+      const was = pending.returnTo;
+      sessionStorage.setItem('gatehouse.panelPending', JSON.stringify({ ...pending, returnTo: '//evil.example/admin/' }));
+      return was;
+    });
+    expect(kept).toBe(AUDIT);
+    await page.getByLabel('E-mail').fill('dora@example.com');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByLabel('Code from the app').fill(code((await page.locator('[data-totp-key]').textContent())!.trim()));
+    await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+    await page.getByRole('link', { name: 'Continue' }).click();
+    await page.getByTestId('signed-in-as').getByText('Dora Admin').waitFor();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    expect(new URL(page.url()).origin).toBe(server.url);
+    expect(at(page)).toBe('/admin/');
+    await context.close();
+  });
+
+  it('the admin token way stays on the page asked for', async () => {
+    const { context, page } = await newPage();
+    await page.goto(`${server.url}${AUDIT}`);
+    await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
+    await page.getByRole('button', { name: 'Use the admin token' }).click();
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    expect(at(page)).toBe(AUDIT);
     await context.close();
   });
 });

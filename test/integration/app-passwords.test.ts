@@ -16,6 +16,9 @@ import { verifyAppPassword } from '../../server/app-passwords/verify.js';
 import { appPasswordHash } from '../../server/app-passwords/secret.js';
 import { APP_PASSWORDS_PER_PERSON } from '../../server/app-passwords/service.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
+import { PASSWORD, cookieValue, postJson, sessionCookieOf } from '../helpers/accounts.js';
+import { nextStep, totpCode } from '../helpers/admins.js';
+import { PERSON_DN, ldapClient, startLdapFor } from '../helpers/ldap.js';
 
 const T0 = new Date('2026-03-01T10:00:00Z');
 const PASSWORD_FORMAT = /^[a-z2-7]{5}(-[a-z2-7]{5}){5}$/;
@@ -215,6 +218,71 @@ describe('/api/me/app-passwords', () => {
     }
     expectProblem(await me(t, 'POST', '/api/me/app-passwords', cookie, { applicationId: 'media', name: 'one more' }), 409, 'app_password_limit');
     expect((await me(t, 'GET', '/api/me/app-passwords', cookie)).json().appPasswords).toHaveLength(APP_PASSWORDS_PER_PERSON);
+  });
+});
+
+describe('an application that requires a second factor (H9)', () => {
+  /** Vault: LDAP on, open sign-up, `mfa: "required"`; Ada signed up to it with a password only. */
+  async function vault() {
+    const t = await makeApp({ clock: T0 });
+    await createApplication(t, {
+      id: 'vault', name: 'Vault', audience: 'https://vault.example.com', redirectUris: ['https://vault.example.com/cb'],
+      authPolicy: { signup_policy: 'open', mfa: 'required' }, ldap: { enabled: true },
+    });
+    const passwordOnly = await signedUpCookie(t, 'ada@example.com', 'vault');
+    return { t, passwordOnly };
+  }
+
+  /** Ada sets up TOTP from her session (which stays password-only); its secret. */
+  async function enrolTotp(t: TestApp, cookie: string): Promise<string> {
+    const started = await me(t, 'POST', '/api/me/totp', cookie);
+    expect(started.statusCode, started.body).toBe(200);
+    const { secret } = started.json() as { secret: string };
+    expect((await me(t, 'POST', '/api/me/totp/confirm', cookie, { code: totpCode(secret, t.clock.now()) })).statusCode).toBe(200);
+    nextStep(t);
+    return secret;
+  }
+
+  it('refuses an app password to a password-only session (403 step_up_required); signed in with the second factor, it is made and binds over LDAP', async () => {
+    const { t, passwordOnly } = await vault();
+    const refused = expectProblem(await me(t, 'POST', '/api/me/app-passwords', passwordOnly, { applicationId: 'vault', name: 'NAS' }), 403, 'step_up_required');
+    expect(refused.detail).toBe('"Vault" requires a second factor: sign in with your second factor on this device (or set one up), then make the app password.');
+    // Setting up a factor does not make this session multi-factor.
+    const secret = await enrolTotp(t, passwordOnly);
+    expectProblem(await me(t, 'POST', '/api/me/app-passwords', passwordOnly, { applicationId: 'vault', name: 'NAS' }), 403, 'step_up_required');
+    expect(await many(t.db.select().from(appPasswords))).toEqual([]);
+
+    // Signed in with password and TOTP: made, and it binds.
+    const first = await postJson(t, '/api/auth/sign-in/email', { email: 'ada@example.com', password: PASSWORD, applicationId: 'vault' });
+    expect(first.json().secondFactor.methods).toContain('totp');
+    const second = await postJson(t, '/api/auth/second-factor/totp', { code: totpCode(secret, t.clock.now()) }, { cookie: `gatehouse_mfa=${cookieValue(first, 'gatehouse_mfa')}` });
+    expect(second.statusCode, second.body).toBe(200);
+    const multiFactor = `gatehouse_session=${sessionCookieOf(second)}`;
+    const made = await me(t, 'POST', '/api/me/app-passwords', multiFactor, { applicationId: 'vault', name: 'NAS' });
+    expect(made.statusCode, made.body).toBe(201);
+    const { url } = await startLdapFor(t);
+    const client = ldapClient(url);
+    await client.bind(PERSON_DN('ada'), made.json().password);
+    expect((await client.exop('1.3.6.1.4.1.4203.1.11.3')).value).toBe(`dn:${PERSON_DN('ada')}`);
+    await client.unbind();
+  });
+
+  it('the account page sends a password-only session through the step-up, then makes it', async () => {
+    const { t, passwordOnly } = await vault();
+    const secret = await enrolTotp(t, passwordOnly);
+    const { res: page, cookie } = await openPage(t, '/account', passwordOnly);
+    const token = csrfFrom(page);
+    const asked = await postForm(t, '/account/app-passwords', { csrf_token: token, application_id: 'vault', name: 'NAS' }, cookie);
+    expect(asked.statusCode).toBe(303);
+    expect(asked.headers.location).toBe('/sign-in/second-factor');
+    expect(await many(t.db.select().from(appPasswords))).toEqual([]);
+    // The step-up raises this session; it comes back to the section, where the form now works.
+    const mfa = cookieValue(asked, 'gatehouse_mfa');
+    const raised = await postJson(t, '/api/auth/second-factor/totp', { code: totpCode(secret, t.clock.now()) }, { cookie: `${cookie}; gatehouse_mfa=${mfa}` });
+    expect(raised.statusCode, raised.body).toBe(200);
+    const made = await postForm(t, '/account/app-passwords', { csrf_token: token, application_id: 'vault', name: 'NAS' }, cookie);
+    expect(made.statusCode).toBe(200);
+    expect(/<code data-app-password>([^<]+)<\/code>/.exec(made.body)?.[1]).toMatch(PASSWORD_FORMAT);
   });
 });
 

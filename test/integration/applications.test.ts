@@ -160,6 +160,18 @@ describe('POST /api/admin/applications', () => {
     expect(await many(t.db.select().from(applications))).toHaveLength(0);
   });
 
+  it('answers every rule a create or update breaks in one 400: the policy\'s, the URIs\', the accent colour\'s, together', async () => {
+    const t = await makeApp();
+    const broken = { authPolicy: { allowed_providers: ['myspace'] }, redirectUris: ['http://a.example.com/cb'], branding: { accentColor: '#ffff00' }, ssoGroupId: 'nope' };
+    expectValidation(await t.admin('POST', '/api/admin/applications', appBody(broken)), [
+      'body.authPolicy.allowed_providers.0', 'body.redirectUris.0', 'body.branding.accentColor', 'body.ssoGroupId',
+    ]);
+    expect((await t.admin('POST', '/api/admin/applications', appBody())).statusCode).toBe(201);
+    expectValidation(await t.admin('PATCH', `/api/admin/applications/${appBody().id}`, broken), [
+      'body.authPolicy.allowed_providers.0', 'body.redirectUris.0', 'body.branding.accentColor', 'body.ssoGroupId',
+    ]);
+  });
+
   it('rejects webhook URLs at link-local, unspecified or multicast addresses, in any spelling', async () => {
     const t = await makeApp();
     for (const url of [

@@ -1,7 +1,8 @@
 /**
  * `gatehouse config export | apply` as child processes of the built CLI against a real server
  * process: the plan in words, a dry run, secrets resolved from the CLI's own environment and from
- * files beside the configuration file, a file's problems as `FILE:LINE: path: message`, prune
+ * files beside the configuration file, a file's problems as `FILE:LINE: path: message` (every one
+ * of them: 20 mistakes in 5 applications are 20 lines), prune
  * asking first, `--json`, and export to stdout or a file.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type ServerProcess } from '../helpers/server-process.js';
 import { failed, ok } from '../helpers/cli-result.js';
+import { EXISTING_MEDIA, MISTAKES, MISTAKES_FILE } from '../helpers/config-mistakes.js';
 
 let server: ServerProcess;
 let env: NodeJS.ProcessEnv;
@@ -171,5 +173,17 @@ describe('gatehouse config', () => {
       ].join('\n'),
     );
     expect((await api('GET', '/api/admin/applications/wiki')).status).toBe(404);
+  });
+
+  it('20 mistakes in 5 applications: 20 lines, FILE:LINE: path: message, in the order of the file', async () => {
+    const res = await fetch(`${server.url}/api/admin/applications`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(EXISTING_MEDIA) });
+    expect(res.status).toBe(201);
+    const file = join(dir, 'mistakes.yaml');
+    writeFileSync(file, MISTAKES_FILE);
+    failed(
+      await gatehouse(['config', 'apply', file, '--dry-run']),
+      'The configuration file has 20 problems; nothing was changed. (invalid_configuration)',
+      ...MISTAKES.map(([line, path, message]) => `  ${file}:${line}: ${path}: ${message}`),
+    );
   });
 });

@@ -21,6 +21,7 @@ import { Webhook } from 'standardwebhooks';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { administrator, asBearer, panelSignIn } from '../helpers/admins.js';
 import { expectProblem } from '../helpers/problem.js';
+import { EXISTING_MEDIA, MISSING_VARIABLE, MISTAKES, MISTAKES_FILE } from '../helpers/config-mistakes.js';
 import { insertApiKey } from '../helpers/webhook-fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { token } from '../helpers/oauth-inject.js';
@@ -527,6 +528,19 @@ describe('an invalid file', () => {
     });
     expect(await exportYaml(t)).toBe(before);
     expect(await auditCount(t)).toBe(audited);
+  });
+
+  it('20 mistakes in 5 applications: 20 problems, the schemas\' and the rules\' of each application together (not the first), in the order of the file', async () => {
+    const t = await makeApp();
+    await ok(await t.admin('POST', '/api/admin/applications', EXISTING_MEDIA), 201);
+    const before = await exportYaml(t);
+    const res = await apply(t, MISTAKES_FILE, 'dryRun=1', { unresolved: { [`\${${MISSING_VARIABLE}}`]: `the environment variable ${MISSING_VARIABLE} is not set (in the environment of gatehouse config apply)` } });
+    expectProblem(res, 400, 'invalid_configuration');
+    expect(res.json().detail).toBe('The configuration file has 20 problems; nothing was changed.');
+    expect(res.json().errors).toEqual(MISTAKES.map(([line, path, message]) => ({ path, message, line })));
+    // Without the dry run: the same 20, and nothing made (the SSO group and group the file names neither).
+    expect((await apply(t, MISTAKES_FILE, '', 'yaml')).json().errors).toHaveLength(20);
+    expect(await exportYaml(t)).toBe(before);
   });
 
   it('YAML that does not parse: each syntax problem with its line, nothing read further', async () => {

@@ -137,23 +137,45 @@ describe('failed binds', () => {
     const activity = (await t.admin('GET', '/api/admin/activity?days=1')).json();
     expect(activity.days.at(-1).failedSignIns).toBe(3);
 
-    // The name's budget: BIND_FAILURES_PER_NAME in five minutes, then busy, even with the right password.
+    // The name's budget: BIND_FAILURES_PER_NAME wrong binds in five minutes, then a wrong one is
+    // busy, after a delay; the right password still binds (issue 49, H4: no lockout by others).
     for (let i = 1; i < BIND_FAILURES_PER_NAME; i++) expect(await wrong(PERSON_DN('ada'))).toBe(49);
     const started = Date.now();
-    expect(await codeOf(client.bind(PERSON_DN('ada'), ada.password))).toBe(51);
+    expect(await wrong(PERSON_DN('ada'))).toBe(51);
     expect(Date.now() - started).toBeGreaterThanOrEqual(BUSY_DELAY_MS - 50);
-    // Another spelling of the same DN shares it; the e-mail is another name.
-    expect(await codeOf(client.bind('uid=ADA,ou=people,dc=gatehouse', ada.password))).toBe(51);
-    expect(await codeOf(client.bind('ada@example.com', ada.password))).toBe(0);
-    // Busy binds were not checked: not audited.
-    expect(await failedBinds(t)).toHaveLength(2 + BIND_FAILURES_PER_NAME);
-    t.clock.advance(5 * 60_000 + 1);
     expect(await codeOf(client.bind(PERSON_DN('ada'), ada.password))).toBe(0);
+    // Another spelling of the same DN shares it; the e-mail is another name.
+    expect(await wrong('uid=ADA,ou=people,dc=gatehouse')).toBe(51);
+    expect(await codeOf(client.bind('uid=ADA,ou=people,dc=gatehouse', ada.password))).toBe(0);
+    expect(await wrong('ada@example.com')).toBe(49);
+    // Busy binds are not audited.
+    expect(await failedBinds(t)).toHaveLength(3 + BIND_FAILURES_PER_NAME);
+    t.clock.advance(5 * 60_000 + 1);
+    expect(await wrong(PERSON_DN('ada'))).toBe(49);
 
     const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
-    expect(metrics).toContain('gatehouse_ldap_binds_total{result="invalid_credentials"} 12');
+    expect(metrics).toContain('gatehouse_ldap_binds_total{result="invalid_credentials"} 14');
     expect(metrics).toContain('gatehouse_ldap_binds_total{result="busy"} 2');
     expect(metrics).toContain('gatehouse_ldap_binds_total{result="success"} 2');
+  }, 30_000);
+
+  it("cannot lock a service account or a person out: wrong binds from another machine spend the name's budget, the right password still binds (H4)", async () => {
+    const t = await makeApp({ clock: T0, config: { ldap: { enabled: true, host: '0.0.0.0', port: 0, ldapsPort: 0, baseDn: undefined, allowPlain: true } } });
+    const service = await ldapApplication(t, 'media');
+    const ada = await memberWithAppPassword(t, 'ada@example.com', 'media');
+    const { port } = await startLdapFor(t);
+    // The attacker binds from the LAN address, wrongly, in both names until their budgets are spent.
+    const attacker = ldapClient(`ldap://${lanAddress()}:${port}`);
+    for (const name of [SERVICE_DN('media'), PERSON_DN('ada')]) {
+      for (let i = 0; i < BIND_FAILURES_PER_NAME; i++) expect(await codeOf(attacker.bind(name, `guess-${i}`))).toBe(49);
+      expect(await codeOf(attacker.bind(name, 'one-more-guess'))).toBe(51);
+    }
+    // The service and the person, from their own machine (loopback here), bind with their passwords.
+    const device = ldapClient(`ldap://127.0.0.1:${port}`);
+    await device.bind(SERVICE_DN('media'), service);
+    expect((await device.exop('1.3.6.1.4.1.4203.1.11.3')).value).toBe(`dn:${SERVICE_DN('media')}`);
+    await device.bind(PERSON_DN('ada'), ada.password);
+    expect((await device.exop('1.3.6.1.4.1.4203.1.11.3')).value).toBe(`dn:${PERSON_DN('ada')}`);
   }, 30_000);
 
   it('are limited per address across names', async () => {

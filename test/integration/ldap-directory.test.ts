@@ -241,6 +241,43 @@ describe('what an application sees', () => {
     await service.unbind();
   });
 
+  it("sees only the groups the application's groupsFilter keeps, in ou=groups and in memberOf, as the groups claim does (H8)", async () => {
+    const secret = await ldapApplication(t, 'books');
+    const { password } = await memberWithAppPassword(t, 'gil@example.com', 'books');
+    const gil = await personByEmail(t, 'gil@example.com');
+    for (const group of ['family', 'admins']) expect((await t.admin('PUT', `/api/admin/groups/${group}/members/${gil.id}`)).statusCode).toBe(204);
+    const filtered = await t.admin('PATCH', '/api/admin/applications/books', { groupsFilter: ['admins'] });
+    expect(filtered.statusCode, filtered.body).toBe(200);
+    const service = ldapClient(url);
+    await service.bind(SERVICE_DN('books'), secret);
+    const member = ldapClient(url);
+    await member.bind(PERSON_DN('gil'), password);
+    for (const reader of [service, member]) {
+      const read = async (base: string, options: Parameters<Client['search']>[1]) => (await reader.search(base, options)).searchEntries.map(returned);
+      expect(await read(BASE, { scope: 'sub', filter: '(|(objectClass=posixGroup)(uid=gil))', attributes: ['memberOf', 'memberUid'] })).toEqual([
+        { dn: PERSON_DN('gil'), memberOf: GROUP_DN('admins') },
+        { dn: GROUP_DN('admins'), memberUid: 'gil' },
+      ]);
+      // Looked up by name, number, member or memberOf, the others are not there.
+      const familyNumber = await groupNumber('family');
+      for (const filter of ['(cn=family)', `(gidNumber=${familyNumber})`, '(memberUid=gil)', '(member=uid=gil,ou=people,dc=gatehouse)']) {
+        expect(dns(await reader.search('ou=groups,dc=gatehouse', { scope: 'one', filter, attributes: ['1.1'] }).then((r) => r.searchEntries)), filter)
+          .toEqual(filter.startsWith('(mem') ? [GROUP_DN('admins')] : []);
+      }
+      expect(dns((await reader.search('ou=people,dc=gatehouse', { scope: 'one', filter: `(memberOf=${GROUP_DN('family')})` })).searchEntries)).toEqual([]);
+      expect(dns((await reader.search('ou=people,dc=gatehouse', { scope: 'one', filter: `(memberOf=${GROUP_DN('admins')})` })).searchEntries)).toEqual([PERSON_DN('gil')]);
+      await expect(reader.search(GROUP_DN('family'), { scope: 'base' })).rejects.toMatchObject({ code: 32 });
+    }
+    // The filter is read before each operation: cleared, the open connections see every group.
+    expect((await t.admin('PATCH', '/api/admin/applications/books', { groupsFilter: null })).statusCode).toBe(200);
+    const memberOf = (await member.search(PERSON_DN('gil'), { scope: 'base', attributes: ['memberOf'] })).searchEntries[0]!.memberOf;
+    expect(memberOf).toEqual([GROUP_DN('admins'), GROUP_DN('family')]);
+    expect(dns((await service.search('ou=groups,dc=gatehouse', { scope: 'one', attributes: ['1.1'] })).searchEntries)).toEqual([GROUP_DN('admins'), GROUP_DN('family'), GROUP_DN('guests')]);
+    for (const group of ['family', 'admins']) expect((await t.admin('DELETE', `/api/admin/groups/${group}/members/${gil.id}`)).statusCode).toBe(204);
+    await member.unbind();
+    await service.unbind();
+  });
+
   it('a bind stops counting once its credential does: a new service password, LDAP off', async () => {
     const other = ldapClient(url);
     const secret = await ldapApplication(t, 'photos');

@@ -13,7 +13,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import type { SignInMethod } from '../../metrics/metrics.js';
+import type { SignInMethod } from '../../plugin-api/metrics.js';
 import type { Application, AuthMethod, Person } from '../../db/schema.js';
 import { findApplication } from '../../applications/lookup.js';
 import { Problem } from '../../http/problem.js';

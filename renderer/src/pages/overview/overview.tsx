@@ -1,0 +1,103 @@
+import { createResource, For, Show } from 'solid-js';
+import { A } from '@solidjs/router';
+import { client, ok } from '../../api';
+import { managesPeople } from '../../me';
+import { Async, CopyField } from '../../ui';
+import { ActivityPanel } from './activity-lazy';
+
+const t = {
+  title: 'Overview',
+  counts: 'Counts',
+  labels: {
+    applications: 'Applications',
+    people: 'People',
+    memberships: 'Memberships',
+    pendingInvitations: 'Pending invitations',
+    ssoGroups: 'Shared sign-in',
+  },
+  installation: 'This installation',
+  issuer: 'Issuer',
+  discovery: 'Discovery URL',
+  jwks: 'JWKS URL',
+  version: 'Version ',
+  up: (uptime: string) => ` · up ${uptime} · signing key `,
+  noKey: 'not created yet (made on first token)',
+  openDiscovery: 'Open discovery document',
+  openJwks: 'Open JWKS',
+  caLink: 'Download the local CA certificate (install it on each device)',
+  ldap: 'LDAP directory',
+  ldapOff: 'Off: start the server with GATEHOUSE_LDAP=on (or --ldap) to serve it.',
+  ldapOn: (connections: number, startTls: boolean) => `${startTls ? 'StartTLS offered' : 'no TLS'} · ${connections} connection${connections === 1 ? '' : 's'} open`,
+  baseDn: 'Base DN',
+  ldapUrl: 'LDAP URL',
+  ldapsUrl: 'LDAPS URL',
+  uptime: (s: number) => {
+    const d = Math.floor(s / 86400),
+      h = Math.floor((s % 86400) / 3600),
+      m = Math.floor((s % 3600) / 60);
+    return d ? `${d} d ${h} h` : h ? `${h} h ${m} min` : `${m} min ${s % 60} s`;
+  },
+};
+
+export function OverviewPage() {
+  const [data] = createResource(() => ok(client.GET('/api/admin/overview')));
+  return (
+    <>
+      <h1>{t.title}</h1>
+      <Async resource={data}>
+        {(o) => (
+          <>
+            <div class="grid" role="group" aria-label={t.counts}>
+              <For each={Object.keys(t.labels) as (keyof typeof t.labels)[]}>
+                {(key) => (
+                  <div class="stat">
+                    <span class="n">{o.counts[key]}</span>
+                    <span class="muted">{t.labels[key]}</span>
+                  </div>
+                )}
+              </For>
+            </div>
+            {/* Installation-wide activity is people data: app managers see their applications' own. */}
+            <Show when={managesPeople()}>
+              <ActivityPanel />
+            </Show>
+            <h2>{t.installation}</h2>
+            <div class="card">
+              <CopyField label={t.issuer} value={o.issuer} />
+              <CopyField label={t.discovery} value={o.discoveryUrl} />
+              <CopyField label={t.jwks} value={o.jwksUrl} />
+              <p>
+                {t.version}
+                <strong>{o.version}</strong>
+                {t.up(t.uptime(o.uptimeSeconds))}
+                {o.signingKey ? <A href="/signing-keys"><code>{o.signingKey}</code></A> : <span class="muted">{t.noKey}</span>}
+              </p>
+              <p class="row">
+                <a href={o.discoveryUrl} target="_blank" rel="noreferrer">
+                  {t.openDiscovery}
+                </a>
+                <a href={o.jwksUrl} target="_blank" rel="noreferrer">
+                  {t.openJwks}
+                </a>
+                {o.caCertificateUrl && <A href="/lan-tls">{t.caLink}</A>}
+              </p>
+            </div>
+            <h2>{t.ldap}</h2>
+            <div class="card" data-testid="ldap-status">
+              {o.ldap.enabled ? (
+                <>
+                  {o.ldap.url && <CopyField label={t.ldapUrl} value={o.ldap.url} />}
+                  {o.ldap.ldapsUrl && <CopyField label={t.ldapsUrl} value={o.ldap.ldapsUrl} />}
+                  <CopyField label={t.baseDn} value={o.ldap.baseDn} />
+                  <p class="hint">{t.ldapOn(o.ldap.connections, o.ldap.startTls)}</p>
+                </>
+              ) : (
+                <p class="muted">{t.ldapOff}</p>
+              )}
+            </div>
+          </>
+        )}
+      </Async>
+    </>
+  );
+}
