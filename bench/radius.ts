@@ -38,6 +38,8 @@ const TARGET_TLS_CPU_MS = 20;
 const APP = 'wifi';
 
 const log = (line: string) => console.error(`  radius: ${line}`);
+/** Retransmissions the EAP client needed (a NAS retries after 3 s of silence). */
+let retransmits = 0;
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
 function freePort(): Promise<number> {
@@ -51,7 +53,7 @@ function freePort(): Promise<number> {
 }
 
 /** One UDP socket asking one question at a time. */
-class Asker {
+export class Asker {
   private waiting: ((answer: Buffer) => void) | undefined;
   private constructor(private readonly socket: Socket, private readonly port: number) {
     socket.on('message', (m) => {
@@ -125,13 +127,19 @@ const eapOf = (packet: Packet) => decodeEap(Buffer.concat(packet.attributes.filt
  * One whole EAP-TTLS/PAP or EAP-TLS authentication as a supplicant runs it: identity, (a Nak for
  * TLS), the TLS handshake in fragments, the tunnelled PAP (TTLS); resolves with the final code.
  */
-async function eapAuthentication(asker: Asker, secret: Buffer, method: 'ttls' | 'tls', identity: string, tls: ConnectionOptions, inner?: Member): Promise<number> {
+export async function eapAuthentication(asker: Asker, secret: Buffer, method: 'ttls' | 'tls', identity: string, tls: ConnectionOptions, inner?: Member): Promise<number> {
   let state: Buffer | undefined;
   let radiusId = 0;
   const send = async (eap: Buffer): Promise<Packet> => {
     const attrs = [{ type: Attr.userName, value: Buffer.from(identity) }, ...split(Attr.eapMessage, eap), ...(state ? [{ type: Attr.state, value: state }] : [])];
-    const answer = await asker.ask(encodeRequest(Code.accessRequest, (radiusId = (radiusId + 1) & 0xff), randomBytes(16), attrs, secret));
-    if (!answer) throw new Error('no answer');
+    const datagram = encodeRequest(Code.accessRequest, (radiusId = (radiusId + 1) & 0xff), randomBytes(16), attrs, secret);
+    // As a NAS does: the same datagram again after a silence (the server answers it from its cache).
+    let answer = await asker.ask(datagram);
+    for (let retry = 0; !answer && retry < 2; retry++) {
+      retransmits++;
+      answer = await asker.ask(datagram);
+    }
+    if (!answer) throw new Error(`no answer (${method}, after ${retransmits} retransmissions)`);
     const packet = decodePacket(answer);
     state = attribute(packet, Attr.state) ?? state;
     return packet;
@@ -321,7 +329,7 @@ export const scenario: Scenario = {
           cpuSecondsPer1k: ttls.msPerAuth,
           target: `≤ ${TARGET_TTLS_CPU_MS} ms server CPU per EAP-TTLS/PAP authentication`,
           met: ttls.failures === 0 && ttls.msPerAuth <= TARGET_TTLS_CPU_MS,
-          extra: { 'server CPU ms/auth': round(ttls.msPerAuth), 'main-thread ms/auth': round(ttls.mainMs), 'wall ms/auth (one at a time)': round(ttls.wallMs), failures: ttls.failures, 'load avg': loadAverage() },
+          extra: { retransmissions: retransmits, 'server CPU ms/auth': round(ttls.msPerAuth), 'main-thread ms/auth': round(ttls.mainMs), 'wall ms/auth (one at a time)': round(ttls.wallMs), failures: ttls.failures, 'load avg': loadAverage() },
         },
         {
           scenario: 'radius-eap-tls',
