@@ -1,4 +1,4 @@
-/** One application: tabs for settings, set-up (the app preset it came from and what to configure in the app), activity, sign-in policy, claims, members, invitations, API keys, webhooks, single logout, forward auth, test sign-in. */
+/** One application: tabs for settings, set-up (the app preset it came from and what to configure in the app), activity, sign-in policy, claims, members, invitations, API keys, webhooks, single logout, forward auth, RADIUS, test sign-in. */
 import { createResource, Match, Show, Switch } from 'solid-js';
 import { A, useParams } from '@solidjs/router';
 import { client, enc, ok } from '../../api';
@@ -14,6 +14,7 @@ import { WebhooksTab } from './webhooks';
 import { LogoutTab } from './logout';
 import { TestSignInTab } from './test-sign-in';
 import { ForwardAuthTab } from './forward-auth';
+import { RadiusTab } from './radius';
 import { PresetStatusCard, SetupView } from './presets';
 import { ActivityPanel } from '../overview/activity-lazy';
 
@@ -35,6 +36,7 @@ const TABS = [
   ['webhooks', 'Webhooks'],
   ['logout', 'Single logout'],
   ['forward-auth', 'Forward auth'],
+  ['radius', 'RADIUS'],
   ['test', 'Test sign-in'],
 ] as const;
 const PEOPLE_TABS: readonly string[] = ['activity', 'members', 'invitations'];
@@ -97,6 +99,9 @@ export function ApplicationPage() {
             </Match>
             <Match when={params.tab === 'forward-auth'}>
               <ForwardAuthTab app={a()} onSaved={(next) => mutate(next)} />
+            </Match>
+            <Match when={params.tab === 'radius'}>
+              <RadiusTab app={a()} onSaved={(next) => mutate(next)} />
             </Match>
             <Match when={params.tab === 'test'}>
               <TestSignInTab app={a()} onSaved={(next) => mutate(next)} />
