@@ -15,6 +15,8 @@
  * EAP-TLS ≤ 20 ms CPU per authentication.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createSocket, type Socket } from 'node:dgram';
 import { createServer } from 'node:net';
 import { Duplex } from 'node:stream';
@@ -25,7 +27,7 @@ import { Attr, Code, attribute, decodePacket, encodeRequest, hideUserPassword, s
 import { EapCode, EapType, Flag, decodeEap, decodeTlsFragment, encodeEap, encodeTlsFragment } from '../server/radius/eap.js';
 import { AVP_USER_NAME, AVP_USER_PASSWORD, encodeAvp } from '../server/radius/ttls-avp.js';
 
-const MEMBERS = 200;
+const MEMBERS = Number(process.env.BENCH_RADIUS_MEMBERS ?? 200);
 const OUTSTANDING = 16;
 const SECONDS = 15;
 const WARM_UP_SECONDS = 3;
@@ -163,7 +165,8 @@ export async function eapAuthentication(asker: Asker, secret: Buffer, method: 't
       socket.write(Buffer.concat([encodeAvp(AVP_USER_NAME, Buffer.from(inner.login)), encodeAvp(AVP_USER_PASSWORD, password)]));
     }
   });
-  socket.on('error', () => {});
+  let failure: Error | undefined;
+  socket.on('error', (error: Error) => (failure ??= error));
   socket.on('data', () => {});
   const settle = async () => {
     for (let i = 0, quiet = 0; i < 64 && quiet < 2; i++) {
@@ -175,6 +178,7 @@ export async function eapAuthentication(asker: Asker, secret: Buffer, method: 't
   let incoming: Buffer[] = [];
   try {
     for (let round = 0; round < 60; round++) {
+      if (failure) throw failure;
       if (packet.code !== Code.accessChallenge) return packet.code;
       const fragment = decodeTlsFragment(request.data);
       if (!(fragment.flags & Flag.start)) incoming.push(fragment.data);
@@ -268,7 +272,8 @@ export const scenario: Scenario = {
         if (made.status !== 201) throw new Error(`app password: ${made.status} ${await made.text()}`);
         members.push({ login: email, password: ((await made.json()) as { password: string }).password });
       }
-      const ca = await (await fetch(`${server.url}/ca.pem`)).text();
+      // The appliance CA the EAP server certificate chains to (made under the data directory).
+      const ca = readFileSync(join(server.dataDir, 'tls', 'ca.pem'), 'utf8');
       const firstPerson = ((await (await server.admin('GET', '/api/admin/people?limit=1')).json()) as { data?: { id: string }[]; people?: { id: string }[] });
       const personId = (firstPerson.data ?? firstPerson.people ?? [])[0]!.id;
       const issued = await server.admin('POST', `/api/admin/people/${personId}/network-certificates`, { applicationId: APP, name: 'bench laptop' });
@@ -346,6 +351,11 @@ export const scenario: Scenario = {
           },
         },
       ];
+    } catch (error) {
+      // What the server counted, to tell a drop's reason from a lost datagram.
+      const metrics = await (await fetch(`${server.url}/metrics`)).text().catch(() => '');
+      log(metrics.split('\n').filter((l) => l.startsWith('gatehouse_radius')).join('\n'));
+      throw error;
     } finally {
       await server.stop();
     }

@@ -192,7 +192,7 @@ export function radiusField(db: Db): ApplicationField<RadiusInput | null> {
       JSON.stringify(given && { clients: given.clients.map(({ name, address }) => ({ name: name.trim(), address: normalizeRange(address) ?? address })), vlans: given.vlans ?? [], defaultVlan: given.defaultVlan ?? null })
         ? 'change its RADIUS clients or VLANs (they let network gear admit people)'
         : undefined,
-    derived: { 'clients.secretSetAt': 'set when the client\'s secret is made' },
+    derived: { 'clients.*.secretSetAt': 'set when the client\'s secret is made' },
   };
 }
 
