@@ -33,6 +33,7 @@ import { metricsPlugin } from './metrics/route.js';
 import { presetsPlugin } from './presets/plugin.js';
 import { configAsCodePlugin } from './config-as-code/plugin.js';
 import { trustPlugin } from './trust/plugin.js';
+import { directorySourcesPlugin } from './directory-sources/plugin.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -67,4 +68,5 @@ export const protocolPlugins: GatehousePlugin[] = [
   configAsCodePlugin,
   // LAN trust fills ctx.lanTrust itself when its routes register (server/trust/plugin.ts).
   { name: 'trust', setup: () => trustPlugin },
+  directorySourcesPlugin,
 ];

@@ -1,5 +1,5 @@
 /** `gatehouse status [--json] [--env-file FILE]`: what a data directory (or PostgreSQL database) holds, read without a server. */
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, hasLocalCa, loadConfig } from '../config.js';
 import { formatStatus, readStatus } from '../ops/status.js';
 import { postgresOptions } from '../db/postgres-options.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
@@ -32,7 +32,7 @@ export const statusCommand: Command = {
       return;
     }
     const config = loadConfig({ ...env, ...SECRETS_NOT_READ }, { dataDir: values['data-dir'] as string | undefined });
-    const extraNames = config.tls.mode === 'auto' ? config.tls.extraNames : [];
+    const extraNames = hasLocalCa(config.tls) ? config.tls.extraNames : [];
     const status = await readStatus(config.dataDir, extraNames, { configured: config.issuerConfigured ? config.issuer : undefined, fallback: config.issuer }, recordedStatuses);
     if (!status) {
       throw new ConfigError(
