@@ -17,7 +17,7 @@ import { getApplication } from '../applications/lookup.js';
 import { updateApplication } from '../applications/service.js';
 import { requireMayPatch } from '../applications/key-limits.js';
 import { PRESETS, findPreset } from './catalogue/index.js';
-import { applicationFields } from './apply.js';
+import { appNameOf, applicationFields } from './apply.js';
 import { runtimeOf, setupContext, setupFor } from './setup.js';
 import { caPathProblem, DEFAULT_CA_PATH } from '../http/lan-trust-wire.js';
 import { hasPreset, presetStatus, upgradePlan } from './upgrade.js';
@@ -55,6 +55,7 @@ function summary(preset: Preset) {
   return {
     id: preset.id,
     name: preset.name,
+    appName: appNameOf(preset),
     category: preset.category,
     protocol: preset.protocol,
     summary: preset.summary,
