@@ -141,6 +141,7 @@ export const applications = pgTable(
     ldapPasswordHash: text('ldap_password_hash'),
     forwardAuth: jsonb('forward_auth'),
     preset: jsonb('preset'),
+    accessTokenTtl: integer('access_token_ttl'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },

@@ -12,7 +12,7 @@ import type { AppContext } from '../context.js';
 import type { DirectorySource, Person } from '../db/schema.js';
 import { Problem } from '../http/problem.js';
 import { transaction } from '../db/store.js';
-import type { SignInSource } from '../accounts/sign-in-sources.js';
+import type { SignInSource } from '../plugin-api/registries.js';
 import { findPersonByEmail } from '../accounts/people.js';
 import { SourceConnection, SourceError } from './connection.js';
 import { allSources, entryByKey, findSource, peopleHolding, updateSourceRow } from './queries.js';

@@ -254,7 +254,7 @@ async function syncSource(ctx: AppContext, source: DirectorySource, state: RunSt
     const disabling = [...toDisable].map(([personId, reason]) => ({ personId, reason }));
     for (let i = 0; i < disabling.length; i += 100) {
       const now = ctx.clock.now();
-      state.counts.disabled += await transaction(ctx.db, (tx) => disablePeople(tx, now, source, disabling.slice(i, i + 100)));
+      state.counts.disabled += await transaction(ctx.db, (tx) => disablePeople(ctx, tx, now, source, disabling.slice(i, i + 100)));
       await heartbeat();
       await tick();
     }

@@ -8,7 +8,7 @@
  * directory-sync). The actor of every audit entry is `directory_source:<id>`.
  */
 import { and, eq, inArray, isNotNull } from 'drizzle-orm';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import {
   applications,
   auditLog,
@@ -24,6 +24,7 @@ import { endSessions } from '../accounts/session.js';
 import { recordDirectoryEvent, recordEvent, recordPersonEvent } from '../webhooks/outbox.js';
 import { newId } from '../util/ids.js';
 import type { MappedGroup, MappedPerson } from './mapping.js';
+import type { AppContext } from '../context.js';
 
 export const actorOf = (source: Pick<DirectorySource, 'id'>) => `directory_source:${source.id}`;
 
@@ -116,17 +117,19 @@ export async function updatePeople(tx: Tx, now: Date, source: DirectorySource, b
  * Disables people the source disabled or no longer has: status `disabled`, every session ended
  * (refresh tokens revoked, back-channel logouts queued), audited, `person.disabled` webhooks.
  */
-export async function disablePeople(tx: Tx, now: Date, source: DirectorySource, list: { personId: string; reason: string }[]): Promise<number> {
+export async function disablePeople(ctx: Pick<AppContext, 'hooks'>, tx: Tx, now: Date, source: DirectorySource, list: { personId: string; reason: string }[]): Promise<number> {
   let n = 0;
   const audits: { action: string; target: string; details: Record<string, unknown> }[] = [];
   for (const { personId, reason } of list) {
-    const [row] = await many(tx.update(people).set({ status: 'disabled', updatedAt: now }).where(and(eq(people.id, personId), eq(people.status, 'active'))).returning({ email: people.email, username: people.username }));
+    const [row] = await many(tx.update(people).set({ status: 'disabled', updatedAt: now }).where(and(eq(people.id, personId), eq(people.status, 'active'))).returning());
     await exec(tx.update(directoryEntries).set({ disabled: true, updatedAt: now }).where(and(eq(directoryEntries.kind, 'person'), eq(directoryEntries.targetId, personId))));
     if (!row) continue;
     n++;
-    const ended = await endSessions(tx, now, { personId }, 'person_disabled');
+    const ended = await endSessions(ctx, tx, now, { personId }, 'person_disabled');
     audits.push({ action: 'person.disabled', target: personId, details: { email: row.email, reason, sessionsEnded: ended.sessionIds.length } });
     await recordPersonEvent(tx, now, personId, 'person.disabled', { userId: personId, email: row.email, username: row.username, reason });
+    // The other plugins hear it as they hear an administrator's (plugin-api/hooks.ts).
+    await ctx.hooks.emit('personStatusChanged', { tx, now, person: row, status: 'disabled', actor: actorOf(source) });
   }
   await auditMany(tx, now, actorOf(source), audits);
   return n;

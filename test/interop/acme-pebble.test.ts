@@ -141,6 +141,14 @@ describe('GATEHOUSE_TLS=acme with pebble and bind9', () => {
     expect(body.trust.url).toMatch(/\/trust$/);
     expect(tls.text).not.toMatch(/PRIVATE KEY|gks1\./);
     expect(tls.text).not.toContain(readFileSync(bind.secretFile, 'utf8').trim());
+
+    // A public certificate serves: apps need no private CA, so the set-up text has no trust lines.
+    const admin = { authorization: `Bearer ${TOKEN}` };
+    const created = await running.app.inject({ method: 'POST', url: '/api/admin/applications', headers: admin, payload: { preset: 'outline', presetInputs: { baseUrl: 'https://wiki.acme.test' } } });
+    expect(created.statusCode).toBe(201);
+    const setup = (await running.app.inject({ method: 'GET', url: '/api/admin/applications/outline/setup', headers: admin })).json();
+    expect(setup.trust).toBeNull();
+    expect(setup.notes.some((note: string) => note.startsWith('LAN TLS is on'))).toBe(false);
   });
 
   it('removed the TXT record after validation, and keeps both keys sealed on disk', async () => {

@@ -162,7 +162,7 @@ export function TlsPage() {
                     {(error) => (
                       <p class="notice" data-testid="acme-error">
                         {t.acmeError}
-                        {error()} {t.acmeKeeps}
+                        {/[.!?]$/.test(error()) ? error() : `${error()}.`} {t.acmeKeeps}
                       </p>
                     )}
                   </Show>
