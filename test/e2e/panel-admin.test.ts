@@ -69,8 +69,9 @@ describe('control panel', () => {
       discoveryUrl: `${server.url}/.well-known/openid-configuration`,
       jwksUrl: `${server.url}/api/auth/jwks`,
       caCertificateUrl: null, // no local CA without LAN TLS
+      radius: { enabled: false, auth: null, accounting: null, conversations: 0 }, // the RADIUS plugin's part, off by default
     });
-    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'ldap', 'signingKey', 'uptimeSeconds', 'version']);
+    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'ldap', 'radius', 'signingKey', 'uptimeSeconds', 'version']);
     const anonymous = await fetch(`${server.url}/api/admin/overview`);
     expect(anonymous.status).toBe(401);
   });
