@@ -8999,6 +8999,17 @@ export interface paths {
                     content: {
                         "application/json": {
                             applications: string[];
+                            /** @description What the caller may call, from the server's route table (http/admin-policy.ts): the panel shows what these allow */
+                            capabilities: {
+                                /** @description every admin route (an owner, the admin token) */
+                                everything: boolean;
+                                routes: {
+                                    /** @description `all`: for every application; `listed`: for those in `applications` only */
+                                    applications: "all" | "listed";
+                                    /** @description METHOD and route as registered under /api/admin: `PATCH /applications/:id` */
+                                    route: string;
+                                }[];
+                            };
                             email: string | null;
                             name: string | null;
                             personId: string | null;
@@ -11180,9 +11191,9 @@ export interface paths {
                                 summary: string;
                                 testedWith: {
                                     product: string;
-                                    /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `documentation`: checked against the app's documentation of `version` */
-                                    status: "tested" | "documentation";
-                                    /** @description The test file that runs it, when tested */
+                                    /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `configuration`: the app does not run here, but a test creates the application from the preset and checks its settings and Test sign-in checks against a real Gatehouse; `documentation`: checked against the app's documentation of `version` only */
+                                    status: "tested" | "configuration" | "documentation";
+                                    /** @description The test file that proves it, when tested or checked by configuration */
                                     test: string | null;
                                     version: string;
                                 };
@@ -11337,9 +11348,9 @@ export interface paths {
                             summary: string;
                             testedWith: {
                                 product: string;
-                                /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `documentation`: checked against the app's documentation of `version` */
-                                status: "tested" | "documentation";
-                                /** @description The test file that runs it, when tested */
+                                /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `configuration`: the app does not run here, but a test creates the application from the preset and checks its settings and Test sign-in checks against a real Gatehouse; `documentation`: checked against the app's documentation of `version` only */
+                                status: "tested" | "configuration" | "documentation";
+                                /** @description The test file that proves it, when tested or checked by configuration */
                                 test: string | null;
                                 version: string;
                             };
