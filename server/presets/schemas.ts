@@ -33,7 +33,8 @@ const Input = Type.Object(
 
 const summaryProperties = {
   id: Type.String(),
-  name: Type.String(),
+  name: Type.String({ description: 'What administrators pick it by: the app, and how it connects when it has several ways' }),
+  appName: Type.String({ description: 'The name an application made from it gets unless one is given: what people see (the app alone)' }),
   category: Category,
   protocol: Protocol,
   summary: Type.String(),

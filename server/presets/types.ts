@@ -140,6 +140,7 @@ export interface Setup {
 
 export interface Preset {
   id: string;
+  /** What administrators pick it by: the app, and how it connects when it has several ways ("Jellyfin (LDAP plugin)"). */
   name: string;
   category: PresetCategory;
   protocol: PresetProtocol;

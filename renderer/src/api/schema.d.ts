@@ -2586,9 +2586,9 @@ export interface paths {
                 query: {
                     /** @description Which reverse proxy */
                     proxy: "caddy" | "nginx" | "traefik";
-                    /** @description How the protected hosts are served (default https) */
+                    /** @description How the protected hosts are served (default: as the app preset's address is, else https) */
                     scheme?: "https" | "http";
-                    /** @description Where the application itself listens, as the proxy reaches it (default http://127.0.0.1:8080) */
+                    /** @description Where the application itself listens, as the proxy reaches it (default: the app preset's upstream, else http://127.0.0.1:8080) */
                     upstream?: string;
                 };
                 header?: never;
@@ -2608,8 +2608,12 @@ export interface paths {
                         "application/json": {
                             hosts: string[];
                             proxy: string;
+                            /** @description How it serves the hosts */
+                            scheme: "https" | "http";
                             /** @description The configuration text, ready to paste */
                             snippet: string;
+                            /** @description The upstream the configuration proxies to */
+                            upstream: string;
                         };
                     };
                 };
@@ -11167,6 +11171,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             presets: {
+                                /** @description The name an application made from it gets unless one is given: what people see (the app alone) */
+                                appName: string;
                                 category: "web-app" | "library" | "forward-auth" | "ldap" | "mail" | "network";
                                 id: string;
                                 inputs: {
@@ -11179,6 +11185,7 @@ export interface paths {
                                     label: string;
                                     required: boolean;
                                 }[];
+                                /** @description What administrators pick it by: the app, and how it connects when it has several ways */
                                 name: string;
                                 protocol: "oidc" | "forward-auth" | "ldap" | "radius";
                                 summary: string;
@@ -11295,6 +11302,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The name an application made from it gets unless one is given: what people see (the app alone) */
+                            appName: string;
                             category: "web-app" | "library" | "forward-auth" | "ldap" | "mail" | "network";
                             /** @description Where the app's documentation and what it does (or what Gatehouse does) disagree */
                             caveats: string[];
@@ -11316,6 +11325,7 @@ export interface paths {
                                 label: string;
                                 required: boolean;
                             }[];
+                            /** @description What administrators pick it by: the app, and how it connects when it has several ways */
                             name: string;
                             protocol: "oidc" | "forward-auth" | "ldap" | "radius";
                             /** @description What Test sign-in checks after the sign-in */

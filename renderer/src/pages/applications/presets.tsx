@@ -35,6 +35,7 @@ const t = {
   optional: ' (optional)',
   example: (e: string) => `e.g. ${e}`,
   name: 'Name in Gatehouse',
+  nameHint: 'What people see on the sign-in page, their account page and in e-mails.',
   clientId: 'Client ID',
   clientIdHint: 'Lower-case letters, digits, - and _; it cannot change later. Default: the preset\'s id.',
   back: 'Back',
@@ -186,8 +187,8 @@ export function PresetInputsForm(props: { preset: PresetSummary; onBack: () => v
           </Field>
         )}
       </For>
-      <Field label={`${t.name}${t.optional}`} errors={server().name ?? []}>
-        {(a) => <input {...a} name="name" value={name()} placeholder={props.preset.name} onInput={(e) => setName(e.currentTarget.value)} maxLength={200} />}
+      <Field label={`${t.name}${t.optional}`} hint={t.nameHint} errors={server().name ?? []}>
+        {(a) => <input {...a} name="name" value={name()} placeholder={props.preset.appName} onInput={(e) => setName(e.currentTarget.value)} maxLength={200} />}
       </Field>
       <Field label={`${t.clientId}${t.optional}`} hint={t.clientIdHint} errors={server().id ?? []}>
         {(a) => <input {...a} name="id" value={id()} placeholder={props.preset.id} onInput={(e) => setId(e.currentTarget.value)} />}
