@@ -3,7 +3,7 @@
  * transaction: an active member passes; a suspended one is refused; a newcomer joins under an
  * `open` policy, or under `invite_only` when a pending invitation matches their *verified*
  * e-mail, or when they are in one of its allowed groups; `closed` admits members only. Over all of
- * them, the application's group rule (group-rule.ts, decision 0450): whoever is in none of its
+ * them, the application's group rule (applications/group-rule.ts, decision 0450): whoever is in none of its
  * `allowedGroups` is refused, members too, and the refusal names the rule (`group_missing`).
  */
 import type { AppContext } from '../context.js';
@@ -12,7 +12,7 @@ import type { Application, Membership, Person } from '../db/schema.js';
 import { createMembership, findMembership } from '../members/create.js';
 import { acceptInvitation, pendingInvitationFor } from '../invitations/accept.js';
 import { transaction } from '../db/store.js';
-import { passesGroupRule } from './group-rule.js';
+import { personPassesGroupRule } from '../applications/group-rule.js';
 
 /**
  * Why a person cannot use an application: their membership is suspended, its sign-up policy does
@@ -38,7 +38,7 @@ export async function settleMembership(ctx: AppContext, app: Application, person
   // The usual visit, an active member's: one prepared read, no transaction (and no read at all for
   // the group rule when the application has none).
   const current = await findMembership(ctx.db, app.id, person.id);
-  let inGroup = passesGroupRule(ctx.db, app, person.id);
+  let inGroup = personPassesGroupRule(ctx.db, app, person.id);
   if (inGroup instanceof Promise) inGroup = await inGroup;
   if (current?.status === 'active') return inGroup ? { membership: current } : groupRuleRefusal(app);
   const passes = inGroup;

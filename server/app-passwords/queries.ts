@@ -17,8 +17,14 @@ const matchColumns = {
   person: { id: people.id, email: people.email, username: people.username, name: people.name, status: people.status },
   membership: { id: memberships.id, status: memberships.status },
   application: {
-    id: applications.id, name: applications.name, ldap: applications.ldap, forwardAuth: applications.forwardAuth,
-    allowedGroups: applications.allowedGroups, groupsFilter: applications.groupsFilter,
+    id: applications.id,
+    name: applications.name,
+    ldap: applications.ldap,
+    forwardAuth: applications.forwardAuth,
+    allowedGroups: applications.allowedGroups,
+    groupsFilter: applications.groupsFilter,
+    // Whether it has RADIUS settings (server/radius/): not the settings, which hold the clients' secrets.
+    radius: sql<boolean>`${applications.radius} is not null`.mapWith(Boolean),
   },
 };
 

@@ -26,8 +26,8 @@ export interface AppPasswordLogin {
 
 export interface AppPasswordMatch {
   person: Pick<Person, 'id' | 'email' | 'username' | 'name' | 'status'>;
-  /** `allowedGroups`: the group rule each protocol applies (accounts/group-rule.ts `passesGroupRule`). */
-  application: Pick<Application, 'id' | 'name' | 'ldap' | 'forwardAuth' | 'allowedGroups' | 'groupsFilter'>;
+  /** `allowedGroups`: the group rule each protocol applies (applications/group-rule.ts). */
+  application: Pick<Application, 'id' | 'name' | 'ldap' | 'forwardAuth' | 'allowedGroups' | 'groupsFilter'> & { radius: boolean };
   membershipId: string;
   appPasswordId: string;
 }

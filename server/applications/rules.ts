@@ -167,7 +167,7 @@ async function checkApplication(ctx: AppContext, app: ApplicationShape, errors: 
   return { customClaims, fields };
 }
 
-/** The group rule names existing directory groups (accounts/group-rule.ts). */
+/** The group rule names existing directory groups (applications/group-rule.ts). */
 async function checkAllowedGroups(ids: string[], context: { existingGroups: (ids: string[]) => Promise<Set<string>> }, errors: FieldError[]): Promise<void> {
   const existing = await context.existingGroups(ids);
   ids.forEach((group, i) => {

@@ -51,9 +51,9 @@ import { identityHeaders, type Identity } from './identity-headers.js';
 import { forwardAuthVersion, STALE, type ProtectedHosts, type ProtectedSite } from './protected-hosts.js';
 import { findLiveSiteSession, SITE_COOKIE, siteSessionsEndedCount } from './site-sessions.js';
 import { findMember, groupsOfPerson } from './members.js';
+import { passesGroupRule } from '../applications/group-rule.js';
 import { groupsClaim } from '../oauth/claims/compose.js';
 import { verifyAppPassword } from '../app-passwords/verify.js';
-import { groupRuleAdmits } from '../accounts/group-rule.js';
 
 /** How long a decision about one credential is reused: well inside the 5-second revocation bound. */
 export const DECISION_TTL_MS = 2_000;
@@ -285,8 +285,8 @@ export class ForwardCheck {
     if (!membership) return { kind: 'refused', reason: 'not_member', email: person.email };
     if (membership.status !== 'active') return { kind: 'refused', reason: 'suspended', email: person.email };
     const groups = await groupsOfPerson(this.ctx.db, person.id);
-    // The application's group rule (accounts/group-rule.ts), on the groups Remote-Groups needs anyway.
-    if (!groupRuleAdmits(app.allowedGroups, groups)) return { kind: 'refused', reason: 'group_missing', email: person.email };
+    // The application's group rule (applications/group-rule.ts), on the groups Remote-Groups needs anyway.
+    if (!passesGroupRule(app, groups)) return { kind: 'refused', reason: 'group_missing', email: person.email };
     if (amr && mfaRequired(app) && !isMultiFactor(amr)) return { kind: 'step_up' };
     // Remote-Groups says what the `groups` claim would: kept to the application's `groupsFilter`.
     const identity: Identity = { username: person.username, email: person.email, name: person.name, groups: groupsClaim(groups, app.groupsFilter), role: membership.role };

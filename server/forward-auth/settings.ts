@@ -8,7 +8,7 @@
  * checks at once (protected-hosts.ts).
  *
  * Who passes is the application's to say, for every protocol alike: its group rule
- * (`allowedGroups`, accounts/group-rule.ts) took the place of `forwardAuth.groups` (decision 0450;
+ * (`allowedGroups`, applications/group-rule.ts) took the place of `forwardAuth.groups` (decision 0450;
  * the migration `allowed_groups` moved the stored lists). A body that still sends `groups` is
  * refused with a message saying where it went, rather than as an unknown field.
  */

@@ -34,7 +34,7 @@ export const GROUP_REFERENCES: GroupReference[] = [
   { field: 'groupsFilter', column: applications.groupsFilter, groupsNamed: (value) => (value as string[] | null) ?? [] },
   // Custom claims' `inGroup` and `groupMap` sources.
   { field: 'customClaims', column: applications.customClaims, groupsNamed: (value) => groupsNamedByClaims((value as CustomClaim[] | null) ?? []) },
-  // The group rule (accounts/group-rule.ts): only members of one of these groups use the application.
+  // The group rule (applications/group-rule.ts): only members of one of these groups use the application.
   { field: 'allowedGroups', column: applications.allowedGroups, groupsNamed: (value) => (value as string[] | null) ?? [] },
 ];
 

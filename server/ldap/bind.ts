@@ -8,7 +8,7 @@
  * - a person, `uid=<username>,ou=people,<base>` or their e-mail address (or bare username) as the
  *   name, with one of their app passwords (app-passwords/verify.ts): never the account password,
  *   so no second factor is bypassed; and only while they pass the application's group rule
- *   (`allowedGroups`, accounts/group-rule.ts).
+ *   (`allowedGroups`, applications/group-rule.ts).
  * A name with an empty password is an unauthenticated bind (§5.1.2): unwillingToPerform. SASL is
  * authMethodNotSupported. A password over an unencrypted connection from another machine is
  * refused with confidentialityRequired unless GATEHOUSE_LDAP_ALLOW_PLAIN=1 (§6.3.1 of RFC 4513
@@ -33,7 +33,7 @@ import { findApplication } from '../applications/lookup.js';
 import { appPasswordStillValid, verifyAppPassword } from '../app-passwords/verify.js';
 import { matchesHash, sha256 } from '../util/crypto.js';
 import { WindowCounter } from '../util/window-counter.js';
-import { passesGroupRule } from '../accounts/group-rule.js';
+import { personPassesGroupRule } from '../applications/group-rule.js';
 import { isWithin, parseDn, singleAva, type Dn } from './dn.js';
 import { ResultCode, type BindRequest, type ResultFields } from './protocol.js';
 import { PEOPLE_OU, SERVICES_OU, personDn, serviceAccountDn } from './tree.js';
@@ -162,7 +162,7 @@ async function check(ctx: AppContext, name: Named, password: string, base: strin
   // A name that names nobody still pays for the look-up of the password, like one that does.
   const match = await verifyAppPassword(ctx, { login: name.kind === 'person' ? name.login : '', password });
   if (!match || name.kind !== 'person' || !match.application.ldap.enabled) return undefined;
-  if (!(await passesGroupRule(ctx.db, match.application, match.person.id))) return undefined;
+  if (!(await personPassesGroupRule(ctx.db, match.application, match.person.id))) return undefined;
   return {
     kind: 'person',
     dn: personDn(base, match.person.username),
@@ -186,7 +186,6 @@ export async function refreshIdentity(ctx: AppContext, identity: Identity): Prom
     return { ...identity, groupsFilter: app.groupsFilter };
   }
   const match = await appPasswordStillValid(ctx, identity.appPasswordId);
-  if (!match?.application.ldap.enabled || !(await passesGroupRule(ctx.db, match.application, match.person.id))) return ANONYMOUS;
+  if (!match?.application.ldap.enabled || !(await personPassesGroupRule(ctx.db, match.application, match.person.id))) return ANONYMOUS;
   return { ...identity, groupsFilter: match.application.groupsFilter };
 }
-

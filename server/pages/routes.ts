@@ -26,7 +26,7 @@ import { isLocale, pageText, setLanguageCookie, type Translate } from '../i18n/i
 import { errorTitle, problemText } from './text.js';
 import { pageBrand } from './brand.js';
 import { brandRoutes } from './brand-routes.js';
-import { passkeysUnavailable, secondFactorPagesPlugin } from './second-factor-pages.js';
+import { operatorHint, passkeysUnavailable, secondFactorPagesPlugin } from './second-factor-pages.js';
 import { installPath } from '../util/install-paths.js';
 import { preparePageScope } from './page-scope.js';
 import {
@@ -110,7 +110,7 @@ function lockView(t: Translate, lockedUntil: Date, now: Date) {
 function policyNote(t: Translate, app: Application | undefined): string | undefined {
   if (!app) return undefined;
   if (app.authPolicy.signup_policy === 'closed') return t('signIn.closed', { app: app.name });
-  // The group rule (accounts/group-rule.ts) says more than the policy: an invitation alone is not enough, a group is.
+  // The group rule (applications/group-rule.ts) says more than the policy: an invitation alone is not enough, a group is.
   if (app.allowedGroups !== null) return t('signIn.groupsOnly', { app: app.name });
   if (app.authPolicy.signup_policy === 'invite_only') return t('signIn.inviteOnly', { app: app.name });
   return undefined;
@@ -154,6 +154,7 @@ async function showSignIn(ctx: AppContext, request: FastifyRequest, reply: Fasti
     // Passkey-first sign-in (and autofill) where the issuer can offer passkeys; otherwise why not.
     passkey: !unavailable && emailAllowed(app),
     passkeyUnavailable: unavailable,
+    passkeyHint: operatorHint(app, unavailable),
   }, {
     formActionSources: redirectSources(ctx, app),
     scripts: !unavailable && emailAllowed(app),

@@ -5,7 +5,7 @@
  * - Presenting a rotated token again is reuse: the whole family is revoked, and the application
  *   hears `security.refresh_token_reused` (webhook + audit), in one transaction.
  * - The membership is re-checked: only an active member gets new tokens; and the application's
- *   group rule (accounts/group-rule.ts): a person taken out of its allowed groups gets `invalid_grant`.
+ *   group rule (applications/group-rule.ts): a person taken out of its allowed groups gets `invalid_grant`.
  * - The family keeps the `amr`/`acr` of the session it came from; an application that requires MFA
  *   refuses a password-only family.
  * - `scope` may narrow this access token; `resource` must equal the family's, and the family's
@@ -36,7 +36,7 @@ import { activeMarkDue } from '../../members/create.js';
 import { transaction } from '../../db/store.js';
 import { accessTokenClaims } from '../claims/compose.js';
 import { claimGroups, memberSubject } from '../claims/subject.js';
-import { GROUP_RULE_GRANT_ERROR, passesGroupRule } from '../../accounts/group-rule.js';
+import { GROUP_RULE_GRANT_ERROR, personPassesGroupRule } from '../../applications/group-rule.js';
 
 export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: OAuthClient, body: RawParams): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
@@ -56,8 +56,8 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
   }
   if (row.expiresAt <= nowMs) throw invalidGrant('The refresh token has expired.');
   if (row.memberId === null || row.memberStatus !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
-  // The group rule (accounts/group-rule.ts): no read at all without one.
-  let inGroup = passesGroupRule(ctx.db, client, row.personId);
+  // The group rule (applications/group-rule.ts): no read at all without one.
+  let inGroup = personPassesGroupRule(ctx.db, client, row.personId);
   if (inGroup instanceof Promise) inGroup = await inGroup;
   if (!inGroup) throw invalidGrant(GROUP_RULE_GRANT_ERROR);
   if (resource !== undefined && resource !== row.resource) throw invalidTarget('resource does not match the original grant.');

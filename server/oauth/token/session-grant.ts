@@ -4,7 +4,7 @@
  * rules hold for both (DESIGN §4.10):
  * - the grant's audience must still be the application's (it may since belong to another);
  * - the membership must still exist and be active, and the person pass the group rule
- *   (accounts/group-rule.ts: taken out of the allowed groups since, no tokens);
+ *   (applications/group-rule.ts: taken out of the allowed groups since, no tokens);
  * - the session it was given in must not have ended (ending a session revokes the families born
  *   of it, accounts/session.ts, so none may be born after);
  * - the application is noted as holding tokens of the session (back-channel logout);
@@ -33,7 +33,7 @@ import { startFamily, type TokenResponse } from './response.js';
 import { accessTokenClaims, idTokenClaims } from '../claims/compose.js';
 import { claimGroups, memberSubject } from '../claims/subject.js';
 import type { ClaimPerson } from '../claims/standard.js';
-import { GROUP_RULE_GRANT_ERROR, passesGroupRule } from '../../accounts/group-rule.js';
+import { GROUP_RULE_GRANT_ERROR, personPassesGroupRule } from '../../applications/group-rule.js';
 import { engineOf, one, sqliteNow, transaction } from '../../db/store.js';
 
 /** The membership a grant was given for, its person, and the grant's session. */
@@ -137,8 +137,8 @@ export async function issueSessionTokens(
   const found = await sqliteNow(() => grantQuery(ctx.db)(grant.membershipId, grant.sessionId));
   if (!found || found.status !== 'active') throw invalidGrant('The person is no longer an active member of this application.');
   if (found.sessionId === null || found.sessionRevokedAt !== null) throw invalidGrant(`The sign-in session ${grant.given} in has ended.`);
-  // The group rule (accounts/group-rule.ts), as admission applied it: no read at all without one.
-  let inGroup = passesGroupRule(ctx.db, client, found.personId);
+  // The group rule (applications/group-rule.ts), as admission applied it: no read at all without one.
+  let inGroup = personPassesGroupRule(ctx.db, client, found.personId);
   if (inGroup instanceof Promise) inGroup = await inGroup;
   if (!inGroup) throw invalidGrant(GROUP_RULE_GRANT_ERROR);
   const membership = { id: found.memberId, status: found.status, role: found.role };
