@@ -49,6 +49,7 @@ describe('POST /api/admin/applications', () => {
       webhookSecretSet: false,
       ssoGroupId: null,
       authPolicy: DEFAULT_POLICY,
+      allowedGroups: null,
       grantTypes: ['authorization_code', 'refresh_token'],
       backchannelLogoutUri: null,
       backchannelLogoutSessionRequired: true,

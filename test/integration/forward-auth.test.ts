@@ -44,7 +44,7 @@ describe('the forwardAuth application field', () => {
   it('stores normalised hosts, shows them on reads, and gives each host to one application (409 host_in_use)', async () => {
     const t = await makeApp();
     const created = await protectedApp(t, 'wiki', ['Wiki.LAN.example', '*.media.lan.example', 'wiki.lan.example:8443']);
-    expect(created.forwardAuth).toEqual({ hosts: ['wiki.lan.example', '*.media.lan.example', 'wiki.lan.example:8443'], groups: null, basic: false });
+    expect(created.forwardAuth).toEqual({ hosts: ['wiki.lan.example', '*.media.lan.example', 'wiki.lan.example:8443'], basic: false });
     expect((await t.admin('GET', '/api/admin/applications/wiki')).json().forwardAuth).toEqual(created.forwardAuth);
     const plain = await createApplication(t, { id: 'notes' });
     expect(plain.forwardAuth).toBeNull();
@@ -60,8 +60,8 @@ describe('the forwardAuth application field', () => {
 
     // Giving hosts up frees them at once; deleting the application does too.
     expect((await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: null })).json().forwardAuth).toBeNull();
-    expect((await t.admin('PATCH', '/api/admin/applications/notes', { forwardAuth: { hosts: ['wiki.lan.example'], groups: null, basic: true } })).json().forwardAuth)
-      .toEqual({ hosts: ['wiki.lan.example'], groups: null, basic: true });
+    expect((await t.admin('PATCH', '/api/admin/applications/notes', { forwardAuth: { hosts: ['wiki.lan.example'], basic: true } })).json().forwardAuth)
+      .toEqual({ hosts: ['wiki.lan.example'], basic: true });
     expect((await t.admin('DELETE', '/api/admin/applications/notes')).statusCode).toBe(204);
     expect((await protectedApp(t, 'again', ['wiki.lan.example'])).forwardAuth.hosts).toEqual(['wiki.lan.example']);
   });
@@ -413,24 +413,37 @@ describe('the check', () => {
     expect((await forwardCheck(t, { host: 'wiki.localhost', site })).statusCode).toBe(401);
   });
 
-  it('admits members of one of forwardAuth.groups only, names their groups, and stops within 2 s of a removal', async () => {
+  it('admits members of one of the allowedGroups only, names their groups, and stops within 2 s of a removal', async () => {
     const t = await makeApp();
     const { site } = await signedIn(t);
     const ada = (await t.admin('GET', '/api/admin/applications/wiki/users')).json().users[0].userId as string;
     await addGroup(t, 'media', [ada]);
     await addGroup(t, 'family', [ada]);
     await addGroup(t, 'admins', []);
-    const missing = await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: { hosts: ['wiki.localhost', '*.media.localhost'], groups: ['media', 'nobody'] } });
-    expect(missing.json().errors).toEqual([{ path: 'body.forwardAuth.groups.1', message: 'there is no group "nobody"' }]);
-    expect((await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: { hosts: ['wiki.localhost', '*.media.localhost'], groups: ['admins', 'media'] } })).statusCode).toBe(200);
+    // Bob joins while the application has no rule, and is in none of its groups.
+    const bobCookie = await personCookie(t, 'bob@example.com', 'wiki');
+    // forwardAuth.groups moved to the application's group rule (decision 0450): a body that still
+    // sends it, even as null, is refused with where it went, and nothing is written.
+    for (const groups of [['media'], null]) {
+      const moved = await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: { hosts: ['wiki.localhost', '*.media.localhost'], groups } });
+      expect([moved.statusCode, moved.json().code, moved.json().errors]).toEqual([400, 'validation_failed', [{
+        path: 'body.forwardAuth.groups',
+        message: 'has moved to allowedGroups, the application\'s group rule that every protocol honours: send "allowedGroups": [...] beside forwardAuth instead',
+      }]]);
+    }
+    expect((await t.admin('GET', '/api/admin/applications/wiki')).json().allowedGroups).toBeNull();
+    const missing = await t.admin('PATCH', '/api/admin/applications/wiki', { allowedGroups: ['media', 'nobody'] });
+    expect([missing.statusCode, missing.json().errors]).toEqual([400, [{ path: 'body.allowedGroups.1', message: 'there is no group "nobody"' }]]);
+    const set = await t.admin('PATCH', '/api/admin/applications/wiki', { allowedGroups: ['admins', 'media'] });
+    expect([set.statusCode, set.json().allowedGroups, set.json().forwardAuth]).toEqual([200, ['admins', 'media'], { hosts: ['wiki.localhost', '*.media.localhost'], basic: false }]);
     expect(identityOf(await forwardCheck(t, { host: 'wiki.localhost', site })).groups).toBe('family,media');
     // Remote-Groups is kept to the application's groupsFilter, as the groups claim is.
     expect((await t.admin('PATCH', '/api/admin/applications/wiki', { groupsFilter: ['family'] })).statusCode).toBe(200);
     expect(identityOf(await forwardCheck(t, { host: 'wiki.localhost', site })).groups).toBe('family');
 
-    // A group forwardAuth names cannot be deleted from under it.
+    // A group the rule names cannot be deleted from under it.
     const inUse = await t.admin('DELETE', '/api/admin/groups/media');
-    expect([inUse.statusCode, problemOf(inUse).code, problemOf(inUse).detail]).toEqual([409, 'group_in_use', 'The group "media" is named by Wiki (forwardAuth.groups); remove it there first.']);
+    expect([inUse.statusCode, problemOf(inUse).code, problemOf(inUse).detail]).toEqual([409, 'group_in_use', 'The group "media" is named by Wiki (allowedGroups); remove it there first.']);
 
     expect((await t.admin('DELETE', `/api/admin/groups/media/members/${ada}`)).statusCode).toBe(204);
     const removed = Date.now();
@@ -443,10 +456,12 @@ describe('the check', () => {
     const refused = await forwardCheck(t, { host: 'wiki.localhost', site, browser: true });
     expect([refused.statusCode, /data-reason="([a-z_]+)"/.exec(refused.body)?.[1]]).toEqual([403, 'group_missing']);
     expect(refused.body).toContain('Wiki is open only to members of certain groups');
-    // The hand-over refuses too.
-    const cookie = await personCookie(t, 'bob@example.com', 'wiki');
-    const start403 = await start(t, 'http://wiki.localhost/', cookie);
+    // The hand-over refuses too, a member outside the groups.
+    const start403 = await start(t, 'http://wiki.localhost/', bobCookie);
     expect([start403.statusCode, /data-reason="([a-z_]+)"/.exec(start403.body)?.[1]]).toEqual([403, 'group_missing']);
+    // And an open application with a rule takes no sign-ups (a new account is in no group).
+    const signUp = await postJson(t, '/api/auth/sign-up/email', { email: 'cy@example.com', password: 'correct horse battery', applicationId: 'wiki' });
+    expect([signUp.statusCode, signUp.json().code, signUp.json().detail]).toEqual([403, 'signup_not_allowed', 'Wiki is open only to members of certain groups (its group rule).']);
   });
 
   it('stops at once when the sign-in ends here: sign-out, the account page, the admin API', async () => {
