@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { Attribute, Change, Client } from 'ldapts';
 import { makeApp, type TestApp } from '../helpers/app.js';
-import { BASE, PERSON_DN, SERVICE_DN, ldapApplication, ldapClient, memberWithAppPassword, startLdapFor } from '../helpers/ldap.js';
+import { BASE, PERSON_DN, SERVICE_DN, insertGroup, ldapApplication, ldapClient, memberWithAppPassword, personByEmail, startLdapFor } from '../helpers/ldap.js';
 import { RawLdap, bindRequest, message, present, searchRequest, unbindRequest } from '../helpers/ldap-raw.js';
 import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
 import { auditLog } from '../../server/db/schema.js';
@@ -61,6 +61,22 @@ describe('simple binds', () => {
     expect(await codeOf(client.bind(SERVICE_DN('media'), ada.password))).toBe(49);
     expect(await codeOf(client.bind('uid=ada,ou=people,dc=other', ada.password))).toBe(49);
     expect(await codeOf(client.bind(`uid=ada,${SERVICE_DN('media').split(',').slice(1).join(',')}`, ada.password))).toBe(49);
+  });
+
+  it('binds a person only while they pass the application\'s group rule (allowedGroups), and drops a bound one taken out of it', async () => {
+    const { t, ada, url } = await directory();
+    const adaId = (await personByEmail(t, 'ada@example.com')).id;
+    await insertGroup(t, 'staff', []);
+    expect((await t.admin('PATCH', '/api/admin/applications/media', { allowedGroups: ['staff'] })).json().allowedGroups).toEqual(['staff']);
+    expect(await codeOf(ldapClient(url).bind(PERSON_DN('ada'), ada.password))).toBe(49);
+    expect((await t.admin('PUT', `/api/admin/groups/staff/members/${adaId}`)).statusCode).toBe(204);
+    const client = ldapClient(url);
+    await client.bind(PERSON_DN('ada'), ada.password);
+    expect((await client.exop('1.3.6.1.4.1.4203.1.11.3')).value).toBe(`dn:${PERSON_DN('ada')}`);
+    // Taken out of the group, the bound connection is anonymous at its next operation.
+    expect((await t.admin('DELETE', `/api/admin/groups/staff/members/${adaId}`)).statusCode).toBe(204);
+    expect((await client.exop('1.3.6.1.4.1.4203.1.11.3')).value ?? '').toBe('');
+    await client.unbind();
   });
 
   it('answers each refusal with its result code; anonymous binds read the root DSE only', async () => {

@@ -146,6 +146,22 @@ describe('PAP over UDP', () => {
   });
 });
 
+describe('the group rule', () => {
+  it('accepts only people in one of the application\'s allowedGroups, read live', async () => {
+    const cy = await memberWithAppPassword(t, 'cy@example.com', 'wifi');
+    expect((await pap(port, secret, 'cy@example.com', cy.password))!.code).toBe(Code.accessAccept);
+    expect((await t.admin('PATCH', '/api/admin/applications/wifi', { allowedGroups: ['staff'] })).json().allowedGroups).toEqual(['staff']);
+    const refused = (await pap(port, secret, 'cy@example.com', cy.password))!;
+    expect([refused.code, refused.attributes.map((a) => a.type)]).toEqual([Code.accessReject, [Attr.messageAuthenticator]]);
+    expect((await audits('radius.rejected')).at(-1)!.details).toEqual({ client: 'Loopback AP', address: '127.0.0.1', method: 'pap', userName: 'cy@example.com', reason: 'credentials' });
+    expect((await pap(port, secret, 'ada@example.com', ada.password))!.code).toBe(Code.accessAccept);
+    const cyId = (await personByEmail(t, 'cy@example.com')).id;
+    expect((await t.admin('PUT', `/api/admin/groups/staff/members/${cyId}`)).statusCode).toBe(204);
+    expect((await pap(port, secret, 'cy@example.com', cy.password))!.code).toBe(Code.accessAccept);
+    expect((await t.admin('PATCH', '/api/admin/applications/wifi', { allowedGroups: null })).statusCode).toBe(200);
+  });
+});
+
 describe('what is dropped, and what is still answered', () => {
   it('drops an unknown client, a missing or wrong Message-Authenticator, oversize and malformed datagrams, and counts each', async () => {
     // From 127.0.0.2: no client covers it.
