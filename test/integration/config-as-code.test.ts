@@ -98,7 +98,7 @@ async function configureEverything(t: TestApp) {
     grantTypes: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'],
     backchannelLogoutUri: 'https://notes.example.com/logout', backchannelLogoutSessionRequired: false,
     branding: { accentColor: '#1a5fb4' }, consent: 'explicit', signingAlg: 'ES256', ldap: { enabled: true },
-    forwardAuth: { hosts: ['notes.lan.example', '*.notes.lan.example'], groups: ['media', 'family'], basic: true },
+    forwardAuth: { hosts: ['notes.lan.example', '*.notes.lan.example'], basic: true }, allowedGroups: ['media', 'family'],
     radius: { clients: [{ name: 'office-ap', address: '192.168.10.0/24' }], vlans: [{ group: 'media', vlan: 20 }], defaultVlan: 10 },
     unknownScopes: 'ignore', groupsFilter: ['family'],
     customClaims: [{ name: 'is_family', source: { type: 'inGroup', group: 'family' }, inAccessToken: true }, { name: 'team', source: { type: 'profileField', key: 'team' } }],
@@ -159,6 +159,7 @@ applications:
         - email
       profile_fields: []
       mfa: optional
+    allowedGroups: null
     grantTypes:
       - authorization_code
       - refresh_token
@@ -189,14 +190,12 @@ describe('round trip', () => {
     // Secrets appear as references, never as values.
     expect(text).toContain('    clientSecret: ${GATEHOUSE_SECRET_NOTES_CLIENT}\n');
     expect(text).toContain('    webhookSecret: ${NOTES_HOOK}\n');
+    expect(text).toContain('      mfa: required\n    allowedGroups:\n      - media\n      - family\n    grantTypes:\n');
     expect(text).toContain(`    consent: explicit
     forwardAuth:
       hosts:
         - notes.lan.example
         - "*.notes.lan.example"
-      groups:
-        - media
-        - family
       basic: true
     radius:
       clients:
@@ -465,22 +464,28 @@ applications:
     forwardAuth: ${b}
 `;
     const planOf = async (text: string) => (await ok(await apply(t, text, '', 'yaml'))).plan;
-    await planOf(file('{ hosts: [a.lan.example], groups: [family] }', '{ hosts: [b.lan.example, x.lan.example] }'));
+    // forwardAuth.groups moved to allowedGroups (decision 0450): a file still naming it is refused at its line.
+    const old = await apply(t, file('{ hosts: [a.lan.example], groups: [family] }', 'null'), '', 'yaml');
+    expect([old.statusCode, old.json().code, old.json().errors]).toEqual([400, 'invalid_configuration', [{
+      path: 'applications.aa.forwardAuth.groups', line: 10,
+      message: 'has moved to allowedGroups, the application\'s group rule that every protocol honours: send "allowedGroups": [...] beside forwardAuth instead',
+    }]]);
+    await planOf(file('{ hosts: [a.lan.example], basic: true }', '{ hosts: [b.lan.example, x.lan.example] }'));
     const forwardAuthOf = async (id: string) => (await ok(await t.admin('GET', `/api/admin/applications/${id}`))).forwardAuth;
-    expect(await forwardAuthOf('aa')).toEqual({ hosts: ['a.lan.example'], groups: ['family'], basic: false });
+    expect(await forwardAuthOf('aa')).toEqual({ hosts: ['a.lan.example'], basic: true });
 
-    // x.lan.example moves from bb to aa; aa's groups, not in the file now, stay.
+    // x.lan.example moves from bb to aa; aa's basic, not in the file now, stays.
     const moved = file('{ hosts: [a.lan.example, x.lan.example] }', '{ hosts: [b.lan.example] }');
     expect(await planOf(moved)).toEqual([
-      { action: 'update', kind: 'application', id: 'aa', changes: [{ field: 'forwardAuth', before: { hosts: ['a.lan.example'], groups: ['family'], basic: false }, after: { hosts: ['a.lan.example', 'x.lan.example'], groups: ['family'], basic: false } }] },
-      { action: 'update', kind: 'application', id: 'bb', changes: [{ field: 'forwardAuth', before: { hosts: ['b.lan.example', 'x.lan.example'], groups: null, basic: false }, after: { hosts: ['b.lan.example'], groups: null, basic: false } }] },
+      { action: 'update', kind: 'application', id: 'aa', changes: [{ field: 'forwardAuth', before: { hosts: ['a.lan.example'], basic: true }, after: { hosts: ['a.lan.example', 'x.lan.example'], basic: true } }] },
+      { action: 'update', kind: 'application', id: 'bb', changes: [{ field: 'forwardAuth', before: { hosts: ['b.lan.example', 'x.lan.example'], basic: false }, after: { hosts: ['b.lan.example'], basic: false } }] },
     ]);
-    expect(await forwardAuthOf('aa')).toEqual({ hosts: ['a.lan.example', 'x.lan.example'], groups: ['family'], basic: false });
-    expect(await forwardAuthOf('bb')).toEqual({ hosts: ['b.lan.example'], groups: null, basic: false });
+    expect(await forwardAuthOf('aa')).toEqual({ hosts: ['a.lan.example', 'x.lan.example'], basic: true });
+    expect(await forwardAuthOf('bb')).toEqual({ hosts: ['b.lan.example'], basic: false });
     expect(await planOf(moved)).toEqual([]);
     // null turns it off; a field named is changed.
-    expect((await planOf(file('{ hosts: [a.lan.example, x.lan.example], groups: null, basic: true }', 'null'))).map((p: { id: string; changes: { field: string; after: unknown }[] }) => [p.id, p.changes.map((c) => c.after)])).toEqual([
-      ['aa', [{ hosts: ['a.lan.example', 'x.lan.example'], groups: null, basic: true }]],
+    expect((await planOf(file('{ hosts: [a.lan.example, x.lan.example], basic: false }', 'null'))).map((p: { id: string; changes: { field: string; after: unknown }[] }) => [p.id, p.changes.map((c) => c.after)])).toEqual([
+      ['aa', [{ hosts: ['a.lan.example', 'x.lan.example'], basic: false }]],
       ['bb', [null]],
     ]);
   });
