@@ -112,6 +112,7 @@ describe('gatehouse app', () => {
         'Redirect URIs:  https://board.example.com/cb',
         '                http://localhost:5173/cb',
         'Sign-up:        invite_only',
+        'Allowed groups: (no group rule)',
         'Providers:      email',
         'Profile fields: (none)',
         'Webhook:        (none)',
@@ -196,8 +197,15 @@ describe('gatehouse app', () => {
       'app', 'create', '--json', '--name', 'Wiki Site', '--audience', 'https://wikisite.example.com', '--redirect-uri', 'https://wikisite.example.com/cb',
       '--forward-auth-host', 'Wiki.LAN.example', '--forward-auth-host', '*.media.lan.example',
     ])));
-    expect(created.forwardAuth).toEqual({ hosts: ['wiki.lan.example', '*.media.lan.example'], groups: null, basic: false });
+    expect(created.forwardAuth).toEqual({ hosts: ['wiki.lan.example', '*.media.lan.example'], basic: false });
     expect(ok(await gatehouse(['app', 'show', 'wiki-site']))).toContain('Forward auth:   wiki.lan.example, *.media.lan.example\n');
+    // Who passes is the application's group rule (every protocol): --allowed-group, lifted by --no-group-rule.
+    expect((await api('POST', '/api/admin/groups', { id: 'wiki-readers', name: 'Wiki readers' })).status).toBe(201);
+    expect(ok(await gatehouse(['app', 'update', 'wiki-site', '--allowed-group', 'wiki-readers']))).toBe('Updated application wiki-site: allowedGroups.\n');
+    expect(ok(await gatehouse(['app', 'show', 'wiki-site']))).toContain('Sign-up:        open\nAllowed groups: wiki-readers\n');
+    failed(await gatehouse(['app', 'update', 'wiki-site', '--allowed-group', 'wiki-readers', '--no-group-rule']), 'Give --allowed-group or --no-group-rule, not both.');
+    expect(ok(await gatehouse(['app', 'update', 'wiki-site', '--no-group-rule']))).toBe('Updated application wiki-site: allowedGroups.\n');
+    expect((await api('GET', '/api/admin/applications/wiki-site')).body.allowedGroups).toBeNull();
     const caddy = ok(await gatehouse(['app', 'show', 'wiki-site', '--proxy', 'caddy', '--upstream', 'http://10.0.0.9:8096']));
     const snippet = (await api('GET', '/api/admin/applications/wiki-site/forward-auth/snippet?proxy=caddy&upstream=http://10.0.0.9:8096')).body.snippet;
     expect(caddy).toBe(snippet);
