@@ -354,7 +354,7 @@ describe('the forward-auth presets', () => {
 
   it('protect the base URL\'s host for the allowed group, and the set-up text carries the proxy configurations for the upstream', async () => {
     const ha = await createFrom(t, { preset: 'home-assistant', presetInputs: { baseUrl: 'https://home.lan.example', upstream: 'http://homeassistant:8123', allowedGroup: 'household' } });
-    expect(ha).toMatchObject({ id: 'home-assistant', clientType: 'web', forwardAuth: { hosts: ['home.lan.example'], groups: ['household'], basic: false }, preset: { id: 'home-assistant', version: 2 } });
+    expect(ha).toMatchObject({ id: 'home-assistant', clientType: 'web', forwardAuth: { hosts: ['home.lan.example'], basic: false }, allowedGroups: ['household'], preset: { id: 'home-assistant', version: 2 } });
     const setup = (await t.admin('GET', '/api/admin/applications/home-assistant/setup')).json();
     expect(setup.settings).toEqual([{ label: 'Protected host', value: 'home.lan.example' }, { label: 'Upstream', value: 'http://homeassistant:8123' }]);
     expect(setup.files.map((f: { name: string }) => f.name)).toEqual(['Caddyfile', 'nginx.conf', 'traefik.yml', 'configuration.yaml']);
@@ -376,7 +376,7 @@ describe('the forward-auth presets', () => {
     // A plain-http base URL (a LAN address) gets http in the proxy configuration; the upstream default applies.
     await createFrom(t, { preset: 'uptime-kuma', presetInputs: { baseUrl: 'http://status.lan:8080' } });
     const kuma = (await t.admin('GET', '/api/admin/applications/uptime-kuma')).json();
-    expect(kuma.forwardAuth).toEqual({ hosts: ['status.lan:8080'], groups: null, basic: false });
+    expect([kuma.forwardAuth, kuma.allowedGroups]).toEqual([{ hosts: ['status.lan:8080'], basic: false }, null]);
     const kumaSetup = (await t.admin('GET', '/api/admin/applications/uptime-kuma/setup')).json();
     expect(kumaSetup.files.find((f: { name: string }) => f.name === 'Caddyfile').content).toContain('http://status.lan:8080 {');
     expect(kumaSetup.files.find((f: { name: string }) => f.name === 'Caddyfile').content).toContain('reverse_proxy http://127.0.0.1:3001');
@@ -405,12 +405,12 @@ describe('the forward-auth presets', () => {
     await exec(t.db.update(applications).set({ preset: { ...row.preset!, version: 1, applied } }).where(eq(applications.id, 'ha-old')));
     const status = (await t.admin('GET', '/api/admin/applications/ha-old/preset')).json();
     expect(status.differences).toEqual([
-      { field: 'forwardAuth', applied: null, offered: { hosts: ['old-home.lan.example'], groups: null, basic: false }, current: null, changedHere: false },
+      { field: 'forwardAuth', applied: null, offered: { hosts: ['old-home.lan.example'], basic: false }, current: null, changedHere: false },
     ]);
     const upgraded = await t.admin('POST', '/api/admin/applications/ha-old/preset/upgrade', {});
     expect(upgraded.statusCode, upgraded.body).toBe(200);
     expect(upgraded.json()).toMatchObject({ taken: ['forwardAuth'], kept: [], preset: { version: 2, differences: [] } });
-    expect((await t.admin('GET', '/api/admin/applications/ha-old')).json().forwardAuth).toEqual({ hosts: ['old-home.lan.example'], groups: null, basic: false });
+    expect((await t.admin('GET', '/api/admin/applications/ha-old')).json().forwardAuth).toEqual({ hosts: ['old-home.lan.example'], basic: false });
   });
 });
 
