@@ -71,15 +71,18 @@ export function parseEnv(text: string): Record<string, string> {
 
 /**
  * A browserless browser signed in to Gatehouse as a member of the application (joining it by open
- * sign-up, or signing in when the person exists already), serving Gatehouse's host and the app's
+ * sign-up, or signing in when the person exists already or `existing` says so), serving Gatehouse's host and the app's
  * hosts: redirects between them are followed. `personId` is the person's id.
  */
-export async function signedInBrowser(server: OAuthServer, applicationId: string, email: string, appHosts: string[]): Promise<Browser & { personId: string }> {
+export async function signedInBrowser(
+  server: OAuthServer, applicationId: string, email: string, appHosts: string[], options: { existing?: boolean } = {},
+): Promise<Browser & { personId: string }> {
   const gatehouse = new URL(server.url);
   const browser = new Browser([gatehouse.host, ...appHosts], { navigate: true });
   const post = (path: string, body: Record<string, string>) =>
     fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PASSWORD, applicationId, ...body }) });
-  let res = await post('/api/auth/sign-up/email', { name: email.split('@')[0]! });
+  // `existing`: the person was made by an administrator (an application with a group rule takes no sign-ups).
+  let res = options.existing ? await post('/api/auth/sign-in/email', {}) : await post('/api/auth/sign-up/email', { name: email.split('@')[0]! });
   if (res.status === 409) res = await post('/api/auth/sign-in/email', {});
   expect(res.status, await res.clone().text()).toBeLessThan(300);
   const session = res.headers.getSetCookie().find((c) => c.startsWith('gatehouse_session='))!;

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOAuthServer, adminJsonOf, type OAuthServer } from '../helpers/oauth-server.js';
 import { freePort } from '../helpers/free-port.js';
 import { get, startCaddy, startEcho, startNginx, type Echo, type Proxy } from '../helpers/proxies.js';
+import { PASSWORD } from '../helpers/accounts.js';
 import { fromPreset, setupFile, setupSetting, signedInBrowser, type Setup } from '../helpers/preset-interop.js';
 
 interface Site {
@@ -61,11 +62,13 @@ interface Echoed {
 
 const identity = (echoed: Echoed) => Object.fromEntries(['remote-user', 'remote-email', 'remote-groups'].map((h) => [h, echoed.headers[h]]));
 
-/** A person signed in to Gatehouse (joining by the app's open sign-up), put in the household group when `household`. */
+/**
+ * A person made by the administrator (in the household group when `household`) and signed in to
+ * Gatehouse: the preset's allowed group is the application's group rule, so it takes no sign-ups.
+ */
 async function person(site: Site, email: string, household: boolean) {
-  const browser = await signedInBrowser(server, site.preset, email, [new URL(site.url).host]);
-  if (household) await adminJsonOf(server, 'PUT', `/api/admin/groups/household/members/${browser.personId}`);
-  return browser;
+  await adminJsonOf(server, 'POST', '/api/admin/people', { email, name: email.split('@')[0], password: PASSWORD, groups: household ? ['household'] : [] });
+  return signedInBrowser(server, site.preset, email, [new URL(site.url).host], { existing: true });
 }
 
 describe.each([['home-assistant', 'Caddy'], ['uptime-kuma', 'nginx']])('the %s preset behind %s, configured from its set-up text alone', (preset) => {
