@@ -118,6 +118,7 @@ describe('the catalogue', () => {
       customClaims: [],
       resourceServers: [],
       forwardAuth: null,
+      allowedGroups: null,
       radius: null,
     });
     expect(outline.client).toEqual({ tokenEndpointAuthMethod: 'client_secret_post', pkce: false, scopes: ['openid', 'offline_access', 'profile', 'email'] });
@@ -177,6 +178,7 @@ describe('creating an application from a preset', () => {
         customClaims: [],
         resourceServers: [],
         forwardAuth: null,
+        allowedGroups: null,
         radius: null,
       },
     });
