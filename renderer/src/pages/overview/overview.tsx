@@ -1,12 +1,19 @@
 import { createResource, For, Show } from 'solid-js';
 import { A } from '@solidjs/router';
 import { client, ok } from '../../api';
-import { managesPeople } from '../../me';
+import { managesPeople, may } from '../../me';
 import { Async, CopyField } from '../../ui';
 import { ActivityPanel } from './activity-lazy';
 
 const t = {
   title: 'Overview',
+  firstRun: 'Connect your first application',
+  firstRunSteps: [
+    'New application: pick the app you are connecting (Grafana, Nextcloud, Jellyfin… or something else).',
+    'Paste the set-up text it shows into the app.',
+    'Test sign-in: sign in as the app would, and see the tokens and checks it gets.',
+  ],
+  firstRunButton: 'New application',
   counts: 'Counts',
   labels: {
     applications: 'Applications',
@@ -31,6 +38,11 @@ const t = {
   baseDn: 'Base DN',
   ldapUrl: 'LDAP URL',
   ldapsUrl: 'LDAPS URL',
+  radius: 'RADIUS',
+  radiusOff: 'Off: start the server with GATEHOUSE_RADIUS=on (or --radius) for the Wi-Fi, the VPN and network gear.',
+  radiusAuth: 'Authentication (UDP)',
+  radiusAcct: 'Accounting (UDP)',
+  radiusOn: (conversations: number) => `${conversations} EAP conversation${conversations === 1 ? '' : 's'} in progress`,
   uptime: (s: number) => {
     const d = Math.floor(s / 86400),
       h = Math.floor((s % 86400) / 3600),
@@ -47,6 +59,18 @@ export function OverviewPage() {
       <Async resource={data}>
         {(o) => (
           <>
+            {/* First run (issue 44, m9): nothing is connected yet, so the next step is the page's first thing. */}
+            <Show when={o.counts.applications === 0 && may('POST /applications')}>
+              <section class="card cta" aria-labelledby="first-run-title" data-testid="first-run">
+                <h2 id="first-run-title">{t.firstRun}</h2>
+                <ol>
+                  <For each={t.firstRunSteps}>{(step) => <li>{step}</li>}</For>
+                </ol>
+                <A class="button primary" href="/applications/new">
+                  {t.firstRunButton}
+                </A>
+              </section>
+            </Show>
             <div class="grid" role="group" aria-label={t.counts}>
               <For each={Object.keys(t.labels) as (keyof typeof t.labels)[]}>
                 {(key) => (
@@ -93,6 +117,18 @@ export function OverviewPage() {
                 </>
               ) : (
                 <p class="muted">{t.ldapOff}</p>
+              )}
+            </div>
+            <h2>{t.radius}</h2>
+            <div class="card" data-testid="radius-status">
+              {o.radius.enabled ? (
+                <>
+                  {o.radius.auth && <CopyField label={t.radiusAuth} value={o.radius.auth} />}
+                  {o.radius.accounting && <CopyField label={t.radiusAcct} value={o.radius.accounting} />}
+                  <p class="hint">{t.radiusOn(o.radius.conversations)}</p>
+                </>
+              ) : (
+                <p class="muted">{t.radiusOff}</p>
               )}
             </div>
           </>
