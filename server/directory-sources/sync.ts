@@ -32,7 +32,7 @@ import { and, atLeast, equals, extensible } from './filter.js';
 import { IN_CHAIN_RULE, KIND_DEFAULTS } from './defaults.js';
 import { SourceConnection, SourceError } from './connection.js';
 import { dnKey, entryKey, groupAttributes, mapGroup, mapPerson, personAttributes, type MappedGroup, type MappedPerson } from './mapping.js';
-import { dropOrphanEntries, entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeoplePage, updateRun, updateSourceRow, type EntryRow } from './queries.js';
+import { entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeoplePage, updateRun, updateSourceRow, type EntryRow } from './queries.js';
 import { bindPasswordOf } from './service.js';
 import {
   actorOf,
@@ -56,6 +56,8 @@ export const FULL_RUN_EVERY_MS = 24 * 3600_000;
 export const SYNC_TIMEOUT_MS = 30_000;
 /** A running run whose heartbeat is older than this is taken for dead. */
 export const HEARTBEAT_STALE_MS = 2 * 60_000;
+/** People written per transaction (a page of 500 is written in five). */
+export const WRITE_BATCH = 100;
 /** Conflicts and skipped entries a run keeps (the counts are complete). */
 export const LISTED = 1000;
 
@@ -200,14 +202,13 @@ async function syncSource(ctx: AppContext, source: DirectorySource, state: RunSt
         }
       }
     }
-    await dropOrphanEntries(ctx.db, source.id);
     // What Gatehouse has of this source, by key (in pages: 100,000 people must not hold the loop).
     const known = new Map<string, EntryRow>();
     for (let after: string | undefined; ;) {
-      const rows = await entryPage(ctx.db, source.id, 'person', after, 2000);
-      for (const row of rows) known.set(row.entryKey, row);
-      if (rows.length < 2000) break;
-      after = rows[rows.length - 1]!.entryKey;
+      const page = await entryPage(ctx.db, source.id, 'person', after, 1000);
+      for (const row of page.rows) known.set(row.entryKey, row);
+      if (!page.full) break;
+      after = page.last;
       await tick();
     }
     const before = known.size;
@@ -232,9 +233,13 @@ async function syncSource(ctx: AppContext, source: DirectorySource, state: RunSt
         mark = laterMark(mark, mapped.value.changeMark);
         batch.push(mapped.value);
       }
-      await applyPeople(ctx, source, batch, known, disabledKeys, state, toDisable);
+      // Written 100 at a time: each transaction holds the event loop (SQLite is synchronous) for a
+      // few milliseconds only, so sign-ins and token requests go on between them.
+      for (let i = 0; i < batch.length; i += WRITE_BATCH) {
+        await applyPeople(ctx, source, batch.slice(i, i + WRITE_BATCH), known, disabledKeys, state, toDisable);
+        await tick();
+      }
       await heartbeat();
-      await tick();
     }
     if (full) {
       for (const [key, row] of known) if (!seen.has(key) && !row.disabled) toDisable.set(row.targetId, 'gone from the source');
@@ -353,22 +358,22 @@ async function syncGroups(
   const byDn = new Map<string, string>();
   const byUsername = new Map<string, string>();
   for (let after: string | undefined; ;) {
-    const rows = await sourcePeoplePage(ctx.db, source.id, after, 2000);
+    const rows = await sourcePeoplePage(ctx.db, source.id, after, 1000);
     for (const row of rows) {
       if (row.dn) byDn.set(dnKey(row.dn), row.id);
       byUsername.set(row.username, row.id);
     }
-    if (rows.length < 2000) break;
+    if (rows.length < 1000) break;
     after = rows[rows.length - 1]!.id;
     await tick();
   }
   const keyToPerson = new Map<string, string>();
   if (attrs.nestedMembers) {
     for (let after: string | undefined; ;) {
-      const rows = await entryPage(ctx.db, source.id, 'person', after, 2000);
-      for (const row of rows) keyToPerson.set(row.entryKey, row.targetId);
-      if (rows.length < 2000) break;
-      after = rows[rows.length - 1]!.entryKey;
+      const page = await entryPage(ctx.db, source.id, 'person', after, 1000);
+      for (const row of page.rows) keyToPerson.set(row.entryKey, row.targetId);
+      if (!page.full) break;
+      after = page.last;
       await tick();
     }
   }
@@ -399,10 +404,10 @@ async function syncGroups(
   };
   const known = new Map<string, EntryRow>();
   for (let after: string | undefined; ;) {
-    const rows = await entryPage(ctx.db, source.id, 'group', after, 2000);
-    for (const row of rows) known.set(row.entryKey, row);
-    if (rows.length < 2000) break;
-    after = rows[rows.length - 1]!.entryKey;
+    const page = await entryPage(ctx.db, source.id, 'group', after, 1000);
+    for (const row of page.rows) known.set(row.entryKey, row);
+    if (!page.full) break;
+    after = page.last;
   }
   const holders = new Map((await groupsHolding(ctx.db, mapped.map((g) => g.id))).map((g) => [g.id, g]));
   const ownIds = new Set([...known.values()].map((r) => r.targetId));
@@ -443,8 +448,8 @@ async function syncGroups(
     const current = new Set(await groupMemberIds(ctx.db, id));
     const add = [...members].filter((p) => !current.has(p));
     const remove = [...current].filter((p) => !members.has(p));
-    for (let i = 0; i < Math.max(add.length, remove.length); i += 2000) {
-      await transaction(ctx.db, (tx) => changeMembers(tx, ctx.clock.now(), source, id, add.slice(i, i + 2000), remove.slice(i, i + 2000), webhooks));
+    for (let i = 0; i < Math.max(add.length, remove.length); i += 4 * WRITE_BATCH) {
+      await transaction(ctx.db, (tx) => changeMembers(tx, ctx.clock.now(), source, id, add.slice(i, i + 4 * WRITE_BATCH), remove.slice(i, i + 4 * WRITE_BATCH), webhooks));
       await tick();
     }
     await heartbeat();

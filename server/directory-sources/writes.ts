@@ -7,7 +7,7 @@
  * is a handful of statements, not thousands (the event loop's delay stays low: bench
  * directory-sync). The actor of every audit entry is `directory_source:<id>`.
  */
-import { and, eq, inArray, isNotNull } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { Tx } from '../audit/record.js';
 import {
   applications,
@@ -60,9 +60,13 @@ export async function createPeople(tx: Tx, now: Date, source: DirectorySource, b
     };
   });
   await exec(tx.insert(people).values(rows));
+  // Over an entry whose person was deleted here meanwhile (queries.ts `entryPage` leaves those out).
   await exec(tx.insert(directoryEntries).values(batch.map((p) => ({
     sourceId: source.id, kind: 'person' as const, entryKey: p.key, targetId: ids.get(p.key)!, digest: p.digest, disabled: p.disabled, updatedAt: now,
-  }))));
+  }))).onConflictDoUpdate({
+    target: [directoryEntries.sourceId, directoryEntries.kind, directoryEntries.entryKey],
+    set: { targetId: sql`excluded.target_id`, digest: sql`excluded.digest`, disabled: sql`excluded.disabled`, updatedAt: sql`excluded.updated_at` },
+  }));
   await joinApplications(tx, now, source, rows.map((r) => ({ id: r.id, email: r.email, name: r.name })));
   await auditMany(tx, now, actorOf(source), rows.map((r, i) => ({ action: 'person.created', target: r.id, details: { email: r.email, username: r.username, dn: batch[i]!.dn, status: r.status } })));
   return ids;
@@ -147,7 +151,8 @@ export async function enablePeople(tx: Tx, now: Date, source: DirectorySource, p
 export async function upsertGroup(tx: Tx, now: Date, source: DirectorySource, group: MappedGroup, existingId: string | undefined, digest: string): Promise<{ id: string; created: boolean; changed: boolean }> {
   if (existingId === undefined) {
     await exec(tx.insert(groups).values({ id: group.id, name: group.name, description: null, sourceId: source.id, sourceDn: group.dn, createdAt: now, updatedAt: now }));
-    await exec(tx.insert(directoryEntries).values({ sourceId: source.id, kind: 'group', entryKey: group.key, targetId: group.id, digest, disabled: false, updatedAt: now }));
+    await exec(tx.insert(directoryEntries).values({ sourceId: source.id, kind: 'group', entryKey: group.key, targetId: group.id, digest, disabled: false, updatedAt: now })
+      .onConflictDoUpdate({ target: [directoryEntries.sourceId, directoryEntries.kind, directoryEntries.entryKey], set: { targetId: group.id, digest, updatedAt: now } }));
     await auditMany(tx, now, actorOf(source), [{ action: 'group.created', target: group.id, details: { name: group.name, dn: group.dn } }]);
     await recordDirectoryEvent(tx, now, 'group.created', { id: group.id, name: group.name, description: null });
     return { id: group.id, created: true, changed: true };
