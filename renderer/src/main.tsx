@@ -14,6 +14,7 @@ import { ApplicationPage } from './pages/applications/application';
 import { SsoGroupsPage } from './pages/applications/sso-groups';
 import { GroupPage, GroupsPage } from './pages/people/groups';
 import { ProvidersPage } from './pages/settings/providers';
+import { DirectoryPage, DirectorySourcePage } from './pages/settings/directory';
 import { AuditPage } from './pages/operations/audit';
 import { PeoplePage, PersonPage } from './pages/people/people';
 import { KeysPage } from './pages/operations/keys';
@@ -38,6 +39,7 @@ const NAV: [href: string, label: string, audience: Audience, end?: boolean][] = 
   ['/groups', t.nav.groups, 'people'],
   ['/sso-groups', t.nav.ssoGroups, 'owner'],
   ['/providers', t.nav.providers, 'owner'],
+  ['/directory', t.nav.directory, 'owner'],
   ['/audit-log', t.nav.audit, 'owner'],
   ['/administrators', t.nav.administrators, 'owner'],
   ['/settings/password-policy', t.nav.settings, 'owner'],
@@ -144,6 +146,8 @@ function App() {
           <Route path="/groups/:id" component={GroupPage} />
           <Route path="/sso-groups" component={SsoGroupsPage} />
           <Route path="/providers" component={ProvidersPage} />
+          <Route path="/directory" component={DirectoryPage} />
+          <Route path="/directory/:id" component={DirectorySourcePage} />
           <Route path="/audit-log" component={AuditPage} />
           <Route path="/signing-keys" component={KeysPage} />
           <Route path="/backups" component={BackupsPage} />
