@@ -29,6 +29,7 @@ export const directoryUnavailable = (name: string) =>
 
 /** Marks the source unreachable (what the panel shows) and answers 503. */
 async function unavailable(ctx: AppContext, source: DirectorySource, error: SourceError): Promise<Problem> {
+  ctx.metrics.directoryBind('unavailable');
   await transaction(ctx.db, async (tx) => {
     await updateSourceRow(tx, source.id, { status: 'unreachable', lastError: error.message });
   });
@@ -59,6 +60,7 @@ export function directorySignInSource(ctx: AppContext): SignInSource {
       if (!source || !person.sourceDn) return 'invalid';
       try {
         const verdict = await bindAs(source, person.sourceDn, password);
+        ctx.metrics.directoryBind(verdict);
         await markReachable(ctx, source);
         return verdict;
       } catch (error) {
@@ -94,7 +96,9 @@ async function discoverIn(ctx: AppContext, source: DirectorySource, login: strin
   }
   const entry = found?.mapped;
   if (!entry || entry.disabledAtSource) return undefined;
-  if ((await bindAs(source, entry.dn, password)) !== 'valid') return undefined;
+  const verdict = await bindAs(source, entry.dn, password);
+  ctx.metrics.directoryBind(verdict);
+  if (verdict !== 'valid') return undefined;
   await markReachable(ctx, source);
   const now = ctx.clock.now();
   const created = await transaction(ctx.db, async (tx) => {

@@ -148,6 +148,7 @@ async function executeRun(ctx: AppContext, sourceId: string, runId: string, full
       await updateSourceRow(tx, source.id, { status: 'ok', lastError: null, lastSyncAt: now, ...(full ? { lastFullSyncAt: now } : {}), changeMark: mark });
       await recordAudit(tx, now, { actor: actorOf(source), action: 'directory_source.sync_finished', target: source.id, ip: null, details: { run: runId, full, ...state.counts } });
     });
+    ctx.metrics.directorySyncRun('succeeded');
   } catch (error) {
     const now = ctx.clock.now();
     const message = error instanceof SourceError || error instanceof RunStop ? error.message : 'The run failed on an unexpected error; the server log has the details.';
@@ -157,6 +158,7 @@ async function executeRun(ctx: AppContext, sourceId: string, runId: string, full
       await updateSourceRow(tx, source.id, { lastError: message, ...(error instanceof SourceError && error.unreachable ? { status: 'unreachable' } : {}) });
       await recordAudit(tx, now, { actor: actorOf(source), action: 'directory_source.sync_failed', target: source.id, ip: null, details: { run: runId, full, error: message } });
     });
+    ctx.metrics.directorySyncRun('failed');
   } finally {
     ctx.wakeWebhooks();
   }

@@ -91,6 +91,8 @@ export class Metrics {
   private readonly tokenErrors: Counter<'error'>;
   private readonly forwardAuth: Counter<'result'>;
   private readonly ldap: Counter<'result'>;
+  private readonly directoryRuns: Counter<'result'>;
+  private readonly directoryBinds: Counter<'result'>;
   private readonly durations: Histogram<'route' | 'status_class'>;
   private readonly readers = new Map<StateGauge, StateReader>();
   private loop: EventLoopDelay | undefined;
@@ -104,6 +106,8 @@ export class Metrics {
     this.tokenErrors = new Counter({ name: 'gatehouse_token_errors_total', help: 'Token endpoint error answers, by OAuth error code.', labelNames: ['error'], registers });
     this.forwardAuth = new Counter({ name: 'gatehouse_forward_auth_checks_total', help: 'Forward-auth checks by result (allowed, redirected, refused).', labelNames: ['result'], registers });
     this.ldap = new Counter({ name: 'gatehouse_ldap_binds_total', help: 'LDAP binds by result.', labelNames: ['result'], registers });
+    this.directoryRuns = new Counter({ name: 'gatehouse_directory_sync_runs_total', help: 'Directory source sync runs by result (succeeded, failed).', labelNames: ['result'], registers });
+    this.directoryBinds = new Counter({ name: 'gatehouse_directory_binds_total', help: 'Password checks against a directory source by result (valid, invalid, unavailable).', labelNames: ['result'], registers });
     this.durations = new Histogram({
       name: 'gatehouse_http_request_duration_seconds',
       help: 'HTTP request durations by route (the path pattern) and status class.',
@@ -145,6 +149,16 @@ export class Metrics {
 
   ldapBind(result: LdapBindResult): void {
     if (this.counting) this.ldap.inc({ result });
+  }
+
+  /** A directory source's sync run ended (server/directory-sources/sync.ts). */
+  directorySyncRun(result: 'succeeded' | 'failed'): void {
+    if (this.counting) this.directoryRuns.inc({ result });
+  }
+
+  /** A password checked by binding to a directory source (server/directory-sources/sign-in.ts). */
+  directoryBind(result: 'valid' | 'invalid' | 'unavailable'): void {
+    if (this.counting) this.directoryBinds.inc({ result });
   }
 
   /** One answered request: `route` is the path pattern (`/api/admin/applications/:id`), not the path. */

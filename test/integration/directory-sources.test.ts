@@ -364,6 +364,10 @@ describe('a source that is down', () => {
     await t.admin('PATCH', `${api}/${sourceId}`, { url: live });
     expect((await postJson(t, '/api/auth/sign-in/username', { username: 'user0012', password: passwordOf('user0012') })).statusCode).toBe(200);
     expect((await t.admin('GET', `${api}/${sourceId}`)).json()).toMatchObject({ status: 'ok' });
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1' })).body;
+    expect(metrics).toMatch(/^gatehouse_directory_binds_total\{result="unavailable"\} 2$/m);
+    expect(metrics).toMatch(/^gatehouse_directory_sync_runs_total\{result="failed"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(/^gatehouse_directory_sync_runs_total\{result="succeeded"\} [1-9]\d*$/m);
   });
 });
 
