@@ -20,6 +20,7 @@ import {
   type DirectorySource,
 } from '../db/schema.js';
 import { exec, many } from '../db/store.js';
+import { preparedPerDb } from '../db/prepared.js';
 import { endSessions } from '../accounts/session.js';
 import { recordDirectoryEvent, recordEvent, recordPersonEvent } from '../webhooks/outbox.js';
 import { newId } from '../util/ids.js';
@@ -27,12 +28,36 @@ import type { MappedGroup, MappedPerson } from './mapping.js';
 
 export const actorOf = (source: Pick<DirectorySource, 'id'>) => `directory_source:${source.id}`;
 
-/** Audit rows in one statement (background work: no client address). */
+/**
+ * The statements a sync writes row by row, prepared once per database handle: on SQLite a
+ * prepared statement runs in microseconds, where building a multi-row insert costs drizzle tens
+ * of microseconds a row (measured: 86 µs a person, 71 a membership, 52 an audit entry).
+ */
+const statements = preparedPerDb((db) => {
+  const p = sql.placeholder;
+  return {
+    person: db.insert(people).values({
+      id: p('id'), email: p('email'), username: p('username'), name: p('name'), givenName: p('givenName'), familyName: p('familyName'),
+      emailVerified: true, passwordHash: null, status: p('status'), sourceId: p('sourceId'), sourceDn: p('sourceDn'), createdAt: p('now'), updatedAt: p('now'),
+    }).prepare(),
+    entry: db.insert(directoryEntries).values({
+      sourceId: p('sourceId'), kind: 'person', entryKey: p('entryKey'), targetId: p('targetId'), digest: p('digest'), disabled: p('disabled'), updatedAt: p('now'),
+    }).onConflictDoUpdate({
+      // Over an entry whose person was deleted here meanwhile (queries.ts `entryPage` leaves those out).
+      target: [directoryEntries.sourceId, directoryEntries.kind, directoryEntries.entryKey],
+      set: { targetId: sql`excluded.target_id`, digest: sql`excluded.digest`, disabled: sql`excluded.disabled`, updatedAt: sql`excluded.updated_at` },
+    }).prepare(),
+    membership: db.insert(memberships).values({
+      id: p('id'), applicationId: p('applicationId'), personId: p('personId'), status: 'active', role: 'member', profile: {}, joinedAt: p('now'), lastActiveAt: p('now'), updatedAt: p('now'),
+    }).onConflictDoNothing().returning({ id: memberships.id }).prepare(),
+    audit: db.insert(auditLog).values({ id: p('id'), at: p('at'), actor: p('actor'), action: p('action'), applicationId: null, target: p('target'), details: p('details'), ip: null }).prepare(),
+  };
+});
+
+/** Audit rows (background work: no client address). */
 async function auditMany(tx: Tx, at: Date, actor: string, rows: { action: string; target: string; details?: Record<string, unknown> }[]) {
-  for (let i = 0; i < rows.length; i += 500) {
-    const chunk = rows.slice(i, i + 500);
-    await exec(tx.insert(auditLog).values(chunk.map((r) => ({ id: newId('aud'), at, actor, action: r.action, applicationId: null, target: r.target, details: r.details ?? {}, ip: null }))));
-  }
+  const audit = statements(tx).audit;
+  for (const r of rows) await exec(audit, { id: newId('aud'), at, actor, action: r.action, target: r.target, details: r.details ?? {} });
 }
 
 /** Which of the source's applications have a webhook (events are written only for them). */
@@ -59,14 +84,9 @@ export async function createPeople(tx: Tx, now: Date, source: DirectorySource, b
       sourceId: source.id, sourceDn: p.dn, createdAt: now, updatedAt: now,
     };
   });
-  await exec(tx.insert(people).values(rows));
-  // Over an entry whose person was deleted here meanwhile (queries.ts `entryPage` leaves those out).
-  await exec(tx.insert(directoryEntries).values(batch.map((p) => ({
-    sourceId: source.id, kind: 'person' as const, entryKey: p.key, targetId: ids.get(p.key)!, digest: p.digest, disabled: p.disabled, updatedAt: now,
-  }))).onConflictDoUpdate({
-    target: [directoryEntries.sourceId, directoryEntries.kind, directoryEntries.entryKey],
-    set: { targetId: sql`excluded.target_id`, digest: sql`excluded.digest`, disabled: sql`excluded.disabled`, updatedAt: sql`excluded.updated_at` },
-  }));
+  const { person, entry } = statements(tx);
+  for (const r of rows) await exec(person, { ...r, now });
+  for (const p of batch) await exec(entry, { sourceId: source.id, entryKey: p.key, targetId: ids.get(p.key)!, digest: p.digest, disabled: p.disabled, now });
   await joinApplications(tx, now, source, rows.map((r) => ({ id: r.id, email: r.email, name: r.name })));
   await auditMany(tx, now, actorOf(source), rows.map((r, i) => ({ action: 'person.created', target: r.id, details: { email: r.email, username: r.username, dn: batch[i]!.dn, status: r.status } })));
   return ids;
@@ -76,14 +96,13 @@ export async function createPeople(tx: Tx, now: Date, source: DirectorySource, b
 export async function joinApplications(tx: Tx, now: Date, source: DirectorySource, persons: { id: string; email: string; name: string | null }[]): Promise<void> {
   if (!persons.length || !source.applications.length) return;
   const hooked = await applicationsWithWebhooks(tx, source.applications);
+  const { membership } = statements(tx);
   for (const applicationId of source.applications) {
-    const rows = persons.map((p) => ({ id: newId('mem'), applicationId, personId: p.id, status: 'active' as const, role: 'member' as const, profile: {}, joinedAt: now, lastActiveAt: now, updatedAt: now }));
-    const inserted = await many(tx.insert(memberships).values(rows).onConflictDoNothing().returning({ id: memberships.id, personId: memberships.personId }));
-    if (!hooked.has(applicationId)) continue;
-    const byId = new Map(persons.map((p) => [p.id, p]));
-    for (const m of inserted) {
-      const p = byId.get(m.personId)!;
-      await recordEvent(tx, now, applicationId, 'membership.created', { id: m.id, userId: p.id, email: p.email, name: p.name, status: 'active', role: 'member', profile: {} });
+    for (const p of persons) {
+      const [joined] = await many(membership, { id: newId('mem'), applicationId, personId: p.id, now });
+      if (joined && hooked.has(applicationId)) {
+        await recordEvent(tx, now, applicationId, 'membership.created', { id: joined.id, userId: p.id, email: p.email, name: p.name, status: 'active', role: 'member', profile: {} });
+      }
     }
   }
 }
