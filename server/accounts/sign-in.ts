@@ -18,9 +18,8 @@ import { findMembership, membershipEventData, touchMembership } from '../members
 import { recordEvent } from '../webhooks/outbox.js';
 import { countFailedSignIn, countSignIn } from '../activity/record.js';
 import { verifyPassword } from './passwords.js';
-import { applicationForEmailSignIn, findPersonByEmail, findPersonByUsername, startSession, type ClientInfo } from './people.js';
+import { applicationForEmailSignIn, findPersonByEmail, findPersonByUsername, startSession, type ClientInfo, type SessionHost } from './people.js';
 import { claimPasswordCheck, passwordCheckFailed, passwordCheckPassed, passwordCheckUncounted } from './sign-in-back-off.js';
-import { signInSourcesOf } from './sign-in-sources.js';
 import { methodsOf, mfaRequired, type SecondFactorMethod } from './second-factor/factors.js';
 import { startPending } from './second-factor/pending.js';
 import { transaction } from '../db/store.js';
@@ -92,7 +91,7 @@ export async function signInWithEmail(
 
 /**
  * Password sign-in by e-mail address or username (spec directory-sources.md, "Signing in"): a
- * person a directory source keeps is checked by that source (accounts/sign-in-sources.ts), a
+ * person a directory source keeps is checked by that source (plugin-api/registries.ts `signInSources`), a
  * login nobody has may be found in a source, everyone else against their stored hash. A source
  * that cannot be reached answers 503 `directory_unavailable`, and the attempt is not counted.
  */
@@ -120,7 +119,8 @@ export async function signInWithPassword(
   }
   let ok: boolean;
   try {
-    const sources = signInSourcesOf(ctx);
+    // The sign-in sources plugins registered (plugin-api/registries.ts `signInSources`: a directory source binds as the person).
+    const sources = ctx.registries.signInSources.all;
     const owner = person ? sources.find((s) => s.owns(person!)) : undefined;
     if (person && owner) ok = (await owner.verify(person, input.password)) === 'valid';
     else if (person) ok = await verifyPassword(person.passwordHash, input.password);
@@ -158,7 +158,7 @@ export async function signInWithPassword(
   }
   const result = await transaction(ctx.db, async () => {
     await passwordCheckPassed(ctx.db, check);
-    return signInPerson(ctx.db, now, ctx.config, signedIn, app, client, ['pwd']);
+    return signInPerson(ctx, now, signedIn, app, client, ['pwd']);
   });
   if (app) ctx.wakeWebhooks();
   ctx.metrics.signIn('success', 'password');
@@ -198,15 +198,15 @@ export async function secondStepFor(
  * prepared there, db/prepared.ts). The caller wakes the webhook worker.
  */
 export async function signInPerson(
-  db: Db,
+  ctx: SessionHost,
   now: Date,
-  config: Config,
   person: Person,
   app: Application | undefined,
   client: ClientInfo,
   amr: AuthMethod[],
 ) {
-  const started = await startSession(db, now, config, person, app, client, amr);
+  const { db } = ctx;
+  const started = await startSession(ctx, now, person, app, client, amr);
   const membership = app ? await findMembership(db, app.id, person.id) : undefined;
   // A suspended member signs in to Gatehouse (the account pages) but not to the application.
   const member = app && membership?.status === 'active' ? membership : undefined;

@@ -6,23 +6,22 @@
  *   people new to it;
  * - the scheduler of sync runs (scheduler.ts), when workers run.
  *
- * The wiring into the core lives here alone: when the plugin API's registries land on main
- * (issue 48: `ctx.registries.signInSources`), `addSignInSource` becomes that registry's `add`.
+ * The wiring into the core lives here alone: the sign-in source goes into the plugin API's
+ * registry (`ctx.registries.signInSources`, plugin-api/registries.ts) in `setup`.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { FeatureOptions } from '../context.js';
+import type { FeatureOptions, GatehousePlugin } from '../context.js';
 import { adminFeature } from '../http/admin-feature.js';
-import { addSignInSource } from '../accounts/sign-in-sources.js';
 import { directorySourceRoutes } from './routes.js';
 import { directorySignInSource } from './sign-in.js';
 import { SyncScheduler } from './scheduler.js';
 import { allSources } from './queries.js';
 import { runFinished } from './sync.js';
+import { registerMetrics } from './metrics.js';
 
 const adminRoutes = adminFeature(directorySourceRoutes);
 
-export const directorySourcesPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
-  addSignInSource(app.ctx, directorySignInSource(app.ctx));
+const routes: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
   await app.register(adminRoutes, options);
   if (options.startWorkers) {
     const scheduler = new SyncScheduler(app.ctx, app.log);
@@ -34,4 +33,13 @@ export const directorySourcesPlugin: FastifyPluginAsync<FeatureOptions> = async 
       for (const source of await allSources(app.ctx.db).catch(() => [])) await runFinished(source.id);
     });
   }
+};
+
+export const directorySourcesPlugin: GatehousePlugin = {
+  name: 'directory-sources',
+  setup(ctx) {
+    ctx.registries.signInSources.add(directorySignInSource(ctx));
+    registerMetrics(ctx);
+    return routes;
+  },
 };

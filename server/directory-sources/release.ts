@@ -21,7 +21,7 @@ export async function releaseSource(ctx: AppContext, source: DirectorySource, _a
     const done = await transaction(ctx.db, async (tx) => {
       const batch = await many(tx.select({ id: people.id, status: people.status }).from(people).where(eq(people.sourceId, source.id)).limit(BATCH));
       if (!batch.length) return true;
-      disabled += await disablePeople(tx, now, source, batch.filter((p) => p.status === 'active').map((p) => ({ personId: p.id, reason: 'source_deleted' })));
+      disabled += await disablePeople(ctx, tx, now, source, batch.filter((p) => p.status === 'active').map((p) => ({ personId: p.id, reason: 'source_deleted' })));
       const ids = batch.map((p) => p.id);
       await exec(tx.update(people).set({ sourceId: null, sourceDn: null, updatedAt: now }).where(inArray(people.id, ids)));
       await exec(tx.delete(directoryEntries).where(and(eq(directoryEntries.kind, 'person'), inArray(directoryEntries.targetId, ids))));

@@ -34,6 +34,7 @@ import { SourceConnection, SourceError } from './connection.js';
 import { dnKey, entryKey, groupAttributes, mapGroup, mapPerson, personAttributes, type MappedGroup, type MappedPerson } from './mapping.js';
 import { entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeoplePage, updateRun, updateSourceRow, type EntryRow } from './queries.js';
 import { bindPasswordOf } from './service.js';
+import { countSyncRun } from './metrics.js';
 import {
   actorOf,
   anyWebhook,
@@ -148,7 +149,7 @@ async function executeRun(ctx: AppContext, sourceId: string, runId: string, full
       await updateSourceRow(tx, source.id, { status: 'ok', lastError: null, lastSyncAt: now, ...(full ? { lastFullSyncAt: now } : {}), changeMark: mark });
       await recordAudit(tx, now, { actor: actorOf(source), action: 'directory_source.sync_finished', target: source.id, ip: null, details: { run: runId, full, ...state.counts } });
     });
-    ctx.metrics.directorySyncRun('succeeded');
+    countSyncRun(ctx, 'succeeded');
   } catch (error) {
     const now = ctx.clock.now();
     const message = error instanceof SourceError || error instanceof RunStop ? error.message : 'The run failed on an unexpected error; the server log has the details.';
@@ -158,7 +159,7 @@ async function executeRun(ctx: AppContext, sourceId: string, runId: string, full
       await updateSourceRow(tx, source.id, { lastError: message, ...(error instanceof SourceError && error.unreachable ? { status: 'unreachable' } : {}) });
       await recordAudit(tx, now, { actor: actorOf(source), action: 'directory_source.sync_failed', target: source.id, ip: null, details: { run: runId, full, error: message } });
     });
-    ctx.metrics.directorySyncRun('failed');
+    countSyncRun(ctx, 'failed');
   } finally {
     ctx.wakeWebhooks();
   }
@@ -262,7 +263,7 @@ async function syncSource(ctx: AppContext, source: DirectorySource, state: RunSt
     const disabling = [...toDisable].map(([personId, reason]) => ({ personId, reason }));
     for (let i = 0; i < disabling.length; i += 100) {
       const now = ctx.clock.now();
-      state.counts.disabled += await transaction(ctx.db, (tx) => disablePeople(tx, now, source, disabling.slice(i, i + 100)));
+      state.counts.disabled += await transaction(ctx.db, (tx) => disablePeople(ctx, tx, now, source, disabling.slice(i, i + 100)));
       await heartbeat();
       await tick();
     }

@@ -8,7 +8,7 @@
  * directory-sync). The actor of every audit entry is `directory_source:<id>`.
  */
 import { and, eq, gt, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import {
   applications,
   auditLog,
@@ -27,6 +27,7 @@ import { endSessions } from '../accounts/session.js';
 import { recordDirectoryEvent, recordEvent, recordPersonEvent } from '../webhooks/outbox.js';
 import { newId } from '../util/ids.js';
 import type { MappedGroup, MappedPerson } from './mapping.js';
+import type { AppContext } from '../context.js';
 
 export const actorOf = (source: Pick<DirectorySource, 'id'>) => `directory_source:${source.id}`;
 
@@ -168,11 +169,11 @@ export async function updatePeople(tx: Tx, now: Date, source: DirectorySource, b
  * Disables people the source disabled or no longer has: status `disabled`, every session ended
  * (refresh tokens revoked, back-channel logouts queued), audited, `person.disabled` webhooks.
  */
-export async function disablePeople(tx: Tx, now: Date, source: DirectorySource, list: { personId: string; reason: string }[]): Promise<number> {
+export async function disablePeople(ctx: Pick<AppContext, 'hooks'>, tx: Tx, now: Date, source: DirectorySource, list: { personId: string; reason: string }[]): Promise<number> {
   if (!list.length) return 0;
   const reasons = new Map(list.map((l) => [l.personId, l.reason]));
   const ids = [...reasons.keys()];
-  const rows = await many(tx.update(people).set({ status: 'disabled', updatedAt: now }).where(and(inArray(people.id, ids), eq(people.status, 'active'))).returning({ id: people.id, email: people.email, username: people.username }));
+  const rows = await many(tx.update(people).set({ status: 'disabled', updatedAt: now }).where(and(inArray(people.id, ids), eq(people.status, 'active'))).returning());
   await exec(tx.update(directoryEntries).set({ disabled: true, updatedAt: now }).where(and(eq(directoryEntries.kind, 'person'), inArray(directoryEntries.targetId, ids))));
   // Sign-ins end only for those who have one (a live session or a live refresh-token family):
   // one indexed look-up for the batch instead of the whole ending for everyone.
@@ -185,9 +186,11 @@ export async function disablePeople(tx: Tx, now: Date, source: DirectorySource, 
   const audits: { action: string; target: string; details: Record<string, unknown> }[] = [];
   for (const row of rows) {
     const reason = reasons.get(row.id)!;
-    const ended = signedIn.has(row.id) ? (await endSessions(tx, now, { personId: row.id }, 'person_disabled')).sessionIds.length : 0;
+    const ended = signedIn.has(row.id) ? (await endSessions(ctx, tx, now, { personId: row.id }, 'person_disabled')).sessionIds.length : 0;
     audits.push({ action: 'person.disabled', target: row.id, details: { email: row.email, reason, sessionsEnded: ended } });
     if (hooked) await recordPersonEvent(tx, now, row.id, 'person.disabled', { userId: row.id, email: row.email, username: row.username, reason });
+    // The other plugins hear it as they hear an administrator's (plugin-api/hooks.ts).
+    await ctx.hooks.emit('personStatusChanged', { tx, now, person: row, status: 'disabled', actor: actorOf(source) });
   }
   await auditMany(tx, now, actorOf(source), audits);
   return rows.length;

@@ -6,7 +6,9 @@
  */
 import type { AppContext } from '../context.js';
 import type { Group } from '../db/schema.js';
-import { recordAudit, type Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
+import { recordAudit } from '../audit/record.js';
+import { guardGroup } from '../plugin-api/registries.js';
 import { conflict, managedBySource, notFound, Problem } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
@@ -86,6 +88,7 @@ export async function createGroup(ctx: AppContext, input: GroupInput, actor: str
     await insertGroup(tx, row);
     await recordAudit(tx, now, { actor, action: 'group.created', target: input.id, details: { name: row.name } });
     await recordDirectoryEvent(tx, now, 'group.created', { id: row.id, name: row.name, description: row.description });
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [row.id], personIds: [], actor });
     // Read back: the database gives it more than was written (the LDAP gidNumber).
     return (await findGroup(tx, row.id))!;
   });
@@ -99,6 +102,7 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
     const current = await findGroup(tx, id);
     if (!current) throw groupNotFound(id);
     refuseSourceGroup(current);
+    await guardGroup(ctx.registries, tx, current, { kind: 'update', fields: Object.keys(patch) }, actor);
     const name = patch.name === undefined ? current.name : patch.name.trim();
     const description = patch.description === undefined ? current.description : cleanDescription(patch.description) ?? null;
     const changed = [...(name !== current.name ? ['name'] : []), ...(description !== current.description ? ['description'] : [])];
@@ -110,6 +114,7 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
       details: { changed, ...(changed.includes('name') ? { name: { from: current.name, to: name } } : {}) },
     });
     await recordDirectoryEvent(tx, now, 'group.updated', { id, name, description, changed });
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [id], personIds: [], actor });
     return { ...current, name, description, updatedAt: now };
   });
   ctx.wakeWebhooks();
@@ -121,11 +126,12 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
  * at once and its members in the purge plan's batches (a group may hold everyone).
  */
 export async function deleteGroup(ctx: AppContext, id: string, actor: string): Promise<void> {
-  const found = await findGroup(ctx.db, id);
-  if (!found) throw groupNotFound(id);
-  refuseSourceGroup(found);
+  const group = await findGroup(ctx.db, id);
+  if (!group) throw groupNotFound(id);
+  refuseSourceGroup(group);
   const now = ctx.clock.now();
   await beginPurge(ctx, { kind: 'group', target: id, actor }, async (tx) => {
+    await guardGroup(ctx.registries, tx, group, { kind: 'delete' }, actor);
     // In the deleting transaction, so a setting saved meanwhile is seen (or waits for us).
     const uses = await groupReferences(tx, id);
     if (uses.length > 0) {
@@ -137,6 +143,7 @@ export async function deleteGroup(ctx: AppContext, id: string, actor: string): P
     if ((await deleteGroupRow(tx, id)) === 0) throw groupNotFound(id);
     await recordAudit(tx, now, { actor, action: 'group.deleted', target: id });
     await recordDirectoryEvent(tx, now, 'group.deleted', { id });
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [id], personIds: [], actor });
   }, { cascade: false });
   ctx.wakeWebhooks();
 }
@@ -184,7 +191,9 @@ export async function addMember(ctx: AppContext, groupId: string, personId: stri
     const person = await personOf(tx, personId);
     // Already in it: 204 with nothing written, whatever the limit says.
     if (await isMember(tx, groupId, person.id)) return;
+    await guardGroup(ctx.registries, tx, group, { kind: 'members', personIds: [person.id] }, actor);
     await addToGroup(tx, now, groupId, person, actor, 'refuse');
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [groupId], personIds: [person.id], actor });
   });
   ctx.wakeWebhooks();
 }
@@ -197,9 +206,12 @@ export async function removeMember(ctx: AppContext, groupId: string, personId: s
     if (!group) throw groupNotFound(groupId);
     refuseSourceGroup(group);
     const person = await personOf(tx, personId);
+    if (!(await isMember(tx, groupId, person.id))) return;
+    await guardGroup(ctx.registries, tx, group, { kind: 'members', personIds: [person.id] }, actor);
     if (!(await deleteMember(tx, groupId, person.id))) return;
     await recordAudit(tx, now, { actor, action: 'group.member_removed', target: groupId, details: { userId: person.id } });
     await recordPersonEvent(tx, now, person.id, 'group.member_removed', memberEventData(groupId, person));
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [groupId], personIds: [person.id], actor });
   });
   ctx.wakeWebhooks();
 }

@@ -286,7 +286,7 @@ describe('operations status for the panel', () => {
       nextRunAt: null,
     });
     expect((await t.admin('GET', '/api/admin/tls')).json()).toEqual({
-      mode: 'off', ca: null, certificate: null, renewsAt: null, caUrl: null, plainHttpCaUrl: null, caNameConstraints: null, caRenewalDue: false, uncovered: [],
+      mode: 'off', ca: null, certificate: null, renewsAt: null, caUrl: null, plainHttpCaUrl: null, caNameConstraints: null, caRenewalDue: false, uncovered: [], trust: null, acme: null,
     });
     await createApplication(t);
     const key = await apiKey(t, 'notes', ['application:read']);
