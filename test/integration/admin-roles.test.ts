@@ -66,6 +66,9 @@ const PEOPLE_MANAGER: RegExp[] = [
   /^GET \/api\/admin\/(overview|me|auth\/providers|settings\/password-policy|activity|applications|presets|presets\/:id)$/,
   /^GET \/api\/admin\/applications\/:id\/setup$/,
   /^(GET|POST|PATCH|DELETE) \/api\/admin\/people(\/:id(\/(password-reset|sessions|sign-out))?)?$/,
+  // A person's network credentials and their RADIUS sessions (radius.md: revocable by administrators).
+  /^(GET|POST) \/api\/admin\/people\/:id\/(network-certificates|radius-sessions)$/,
+  /^DELETE \/api\/admin\/people\/:id\/network-certificates\/:certificateId$/,
   /^(GET|POST|PUT|PATCH|DELETE) \/api\/admin\/groups(\/.*)?$/,
   /^GET \/api\/admin\/applications\/:id(\/activity)?$/,
   /^(GET|POST|PATCH|DELETE) \/api\/admin\/applications\/:id\/(users|invitations)(\/.*)?$/,
