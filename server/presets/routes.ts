@@ -40,7 +40,7 @@ function summary(preset: Preset) {
     summary: preset.summary,
     version: preset.version,
     testedWith: preset.testedWith,
-    inputs: preset.inputs.map(({ pattern: _pattern, ...input }) => input),
+    inputs: preset.inputs.map(({ pattern: _pattern, normalise: _normalise, ...input }) => input),
   };
 }
 

@@ -2490,7 +2490,7 @@ export interface paths {
                     proxy: "caddy" | "nginx" | "traefik";
                     /** @description How the protected hosts are served (default https) */
                     scheme?: "https" | "http";
-                    /** @description Where the application itself listens, as the proxy reaches it (default http://127.0.0.1:8080) */
+                    /** @description Where the application itself listens, as the proxy reaches it: http:// or https://, a host and an optional port, nothing more (default http://127.0.0.1:8080) */
                     upstream?: string;
                 };
                 header?: never;
