@@ -50,7 +50,7 @@ export default defineConfig({
           exclude: [
             'test/integration/{db-checkpointer,idle-memory,low-memory,bench-metrics,thread-priority}.test.ts',
             'test/integration/{start-server,cli-admin,cli-commands,cli-presets,cli-config,admin-token-argv}.test.ts',
-            'test/integration/{ops-lan-status,ops-tls,ops-tls-constraints}.test.ts',
+            'test/integration/{ops-lan-status,ops-tls,ops-tls-constraints,trust-page}.test.ts',
             // Relying parties, backups and an upgrade on SQLite data directories (issue 38); the
             // signing algorithms on PostgreSQL are signing-algorithms.test.ts.
             'test/integration/signing-algorithms-served.test.ts',

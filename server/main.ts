@@ -5,12 +5,11 @@
  */
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { Server as TlsServer } from 'node:tls';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { ConfigError, defaultIssuer, type Config } from './config.js';
+import { ConfigError, defaultIssuer, hasLocalCa, type Config } from './config.js';
 import type { Db } from './db/client.js';
 import { closeStore, openStore } from './db/open.js';
 import { PG_ADMIN_TOKEN_REQUIRED, postgresOptions } from './db/postgres-options.js';
@@ -18,7 +17,8 @@ import { keySecretFromEnv, MISSING_KEY_SECRET } from './db/secrets-at-rest.js';
 import { startCheckpointer } from './db/checkpointer.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
-import { caStatus, certificateNames, ensureLocalTls, loadOwnTls, normalizeIp, type TlsMaterial } from './ops/tls.js';
+import { caStatus, certificateNames, ensureLocalTls, loadOwnTls, normalizeIp, servedMaterial, type TlsMaterial } from './ops/tls.js';
+import { readAcmeCertificate } from './trust/acme/store.js';
 import { answerCaRequest } from './ops/ca-page.js';
 import { answerPlainHttpTrust } from './trust/plain-http.js';
 import { backupIntoStore, configuredSecret, pruneBackups } from './ops/backup.js';
@@ -53,8 +53,18 @@ const TLS_CHECK_MS = 24 * 3600 * 1000;
 
 function loadTls(config: Config, now: Date): TlsMaterial | undefined {
   if (config.tls.mode === 'auto') return ensureLocalTls(config.dataDir, config.tls.extraNames, now);
+  // ACME: the local certificate serves until the first ACME one (server/trust/acme/), which then
+  // serves from start-up on while it is valid; the local CA stays as the fallback.
+  if (config.tls.mode === 'acme') return acmeMaterial(config, now) ?? ensureLocalTls(config.dataDir, config.tls.extraNames, now);
   if (config.tls.mode === 'files') return loadOwnTls(config.tls.certFile, config.tls.keyFile);
   return undefined;
+}
+
+/** The stored ACME certificate as the listener's material, when it is usable now. */
+function acmeMaterial(config: Config, now: Date): TlsMaterial | undefined {
+  if (config.tls.mode !== 'acme') return undefined;
+  const stored = readAcmeCertificate(config.dataDir, config.env, config.tls.acme.domains, now);
+  return stored ? servedMaterial(stored.key, stored.cert, false) : undefined;
 }
 
 /**
@@ -95,7 +105,7 @@ async function guardMigrations(config: Config, file: string): Promise<void> {
  */
 async function startRedirect(config: Config, httpsPort: number, served: () => TlsMaterial | undefined): Promise<Server> {
   const server = createServer((request, response) => {
-    if (config.tls.mode === 'auto' && answerCaRequest(config.dataDir, request, response)) return;
+    if (hasLocalCa(config.tls) && answerCaRequest(config.dataDir, request, response)) return;
     if (answerPlainHttpTrust(config, request, response)) return;
     const material = served();
     const asked = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d+)?$/.exec(request.headers.host ?? '')?.[1]?.toLowerCase();
@@ -155,6 +165,18 @@ async function startClaimed(config: Config): Promise<Running> {
     startWorkers: true,
     ...(tls ? { https: { key: tls.key, cert: tls.cert } } : {}),
   });
+  // A certificate served while running (an ACME one, a renewed local one) goes to every TLS
+  // listener and into `running.tls` (the LDAP listener and `running` exist from below on).
+  let ldap: LdapListener | undefined;
+  const served: { running?: Running } = {};
+  const swapListener = app.ctx.serveCertificate;
+  app.ctx.serveCertificate = (material) => {
+    swapListener(material);
+    const next = servedMaterial(material.key, material.cert, true);
+    ldap?.setTls(next);
+    tls = next;
+    if (served.running) served.running.tls = next;
+  };
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -175,7 +197,6 @@ async function startClaimed(config: Config): Promise<Running> {
   const url = defaultIssuer(config.host, port, Boolean(tls));
   await recordServedIssuer(db, config.issuer, new Date());
   // The LDAP directory (spec ldap.md) listens beside HTTP, with the same certificate.
-  let ldap: LdapListener | undefined;
   try {
     if (config.ldap.enabled) ldap = await startLdap(app.ctx, app.log, tls);
     else await recordLdapOff(app.ctx);
@@ -184,7 +205,6 @@ async function startClaimed(config: Config): Promise<Running> {
     await closeStore(db);
     throw error;
   }
-  if (ldap) app.ctx.ldapListener = () => ldap.state();
   const checkpointer = postgres ? undefined : startCheckpointer(db, databaseFile);
   warnAboutCa(app, config);
   if (config.lowMemory && !lowMemoryActive()) {
@@ -193,18 +213,18 @@ async function startClaimed(config: Config): Promise<Running> {
 
   // Re-issue the LAN certificate while running (expiry, a new address) without a restart.
   const refreshTls = (): boolean => {
-    if (config.tls.mode !== 'auto') return false;
-    const next = ensureLocalTls(config.dataDir, config.tls.extraNames, new Date());
-    if (!next.issued) return false;
-    (app.server as unknown as TlsServer).setSecureContext({ key: next.key, cert: next.cert });
-    ldap?.setTls(next);
-    tls = next;
-    running.tls = next;
+    if (!hasLocalCa(config.tls)) return false;
+    const now = new Date();
+    const next = ensureLocalTls(config.dataDir, config.tls.extraNames, now);
+    // GATEHOUSE_TLS=acme: the local certificate is kept fresh, but serves only without a usable ACME one.
+    if (acmeMaterial(config, now)) return false;
+    if (!next.issued && running.tls?.cert === next.cert) return false;
+    app.ctx.serveCertificate({ key: next.key, cert: next.cert });
     app.log.info({ notAfter: next.notAfter.toISOString() }, 'TLS certificate renewed');
     return true;
   };
   let tlsTimer: NodeJS.Timeout | undefined;
-  if (config.tls.mode === 'auto') {
+  if (hasLocalCa(config.tls)) {
     tlsTimer = setInterval(() => {
       try {
         refreshTls();
@@ -240,12 +260,13 @@ async function startClaimed(config: Config): Promise<Running> {
       removePidFile(config.dataDir);
     })());
   const running: Running = { app, db, url, config, tls, redirectUrl, ldap, refreshTls, stop };
+  served.running = running;
   return running;
 }
 
 /** A local CA that should be renewed says so in the log at every start (issue 22). */
 function warnAboutCa(app: FastifyInstance, config: Config): void {
-  if (config.tls.mode !== 'auto') return;
+  if (!hasLocalCa(config.tls)) return;
   const ca = caStatus(config.dataDir, config.tls.extraNames, new Date());
   if (!ca?.renewalDue) return;
   const why = !ca.nameConstraints

@@ -9,6 +9,7 @@
  * verified before, every linked external account goes too (account pre-hijacking: someone who
  * registered the address first must not keep a provider sign-in into the owner's account).
  */
+import { managedBySource } from '../http/problem.js';
 import { eq } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -26,6 +27,7 @@ import { issueToken, linkPerson, redeemToken, sentRecently } from './one-time-to
 import { sendInBackground } from './email-verification.js';
 import type { Locale } from '../i18n/index.js';
 import { one, transaction } from '../db/store.js';
+import { guardPerson } from '../plugin-api/registries.js';
 
 /** Sends a reset link when `email` has an account (at most one a minute); says nothing either way. */
 export async function requestPasswordReset(
@@ -36,7 +38,8 @@ export async function requestPasswordReset(
 ): Promise<void> {
   if (!mailerFor(ctx.config)) return;
   const person = await findPersonByEmail(ctx.db, email);
-  if (!person) return;
+  // A directory source keeps this person's password (spec directory-sources.md): nothing to reset here.
+  if (!person || person.sourceId !== null) return;
   const now = ctx.clock.now();
   const token = await transaction(ctx.db, async (tx) => (await sentRecently(tx, now, person.id, 'password_reset') ? undefined : await issueToken(tx, now, person.id, 'password_reset')));
   if (!token) return;
@@ -49,12 +52,16 @@ export async function requestPasswordReset(
 export async function resetPassword(ctx: AppContext, token: string, password: string, path = 'body.password'): Promise<Person> {
   checkPasswordLength(password, path);
   const linked = await linkPerson(ctx, token, 'password_reset'); // refuse a bad link before spending a hash on it
+  if (linked.sourceId !== null) throw managedBySource('This password is kept by your organisation\'s directory; change it there.');
   await checkNewPassword(ctx.db, password, { path, userInputs: [linked.email, linked.name] });
   const passwordHash = await hashPassword(password);
   const now = ctx.clock.now();
   return await transaction(ctx.db, async (tx) => {
     const personId = await redeemToken(tx, now, token, 'password_reset');
-    const wasVerified = (await personById(tx, personId))!.emailVerified;
+    const before = (await personById(tx, personId))!;
+    // A plugin may keep the person's password elsewhere (a directory source: 409 managed_by_source).
+    await guardPerson(ctx.registries, tx, before, { kind: 'password' }, `person:${personId}`);
+    const wasVerified = before.emailVerified;
     const person = (await one(tx
       .update(people)
       .set({ passwordHash, emailVerified: true, updatedAt: now })
@@ -75,7 +82,7 @@ export async function resetPassword(ctx: AppContext, token: string, password: st
     }
     if (!accounts.some((a) => a.provider === 'credential')) await addCredentialAccount(tx, person, now);
     await clearBackOff(ctx.db, person.email);
-    await endSessions(tx, now, { personId }, 'password_reset');
+    await endSessions(ctx, tx, now, { personId }, 'password_reset');
     await recordAudit(tx, now, { actor: `person:${personId}`, action: 'person.password_reset', target: personId });
     return person;
   });

@@ -14,7 +14,8 @@
  * and the second factors `totp_credentials`, `passkeys` and
  * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person),
  * directory `groups` (at most 1,000) and `group_members` (at most 200 per person; they go with the
- * person and with the group).
+ * person and with the group), `directory_sources` (at most ten) and `directory_entries` (one per
+ * person or group a source keeps; a sync run drops those whose person or group is gone).
  * Authorization codes live in memory on SQLite.
  *
  * Reuse detection keeps working: a refresh-token family and all its tokens go together, only
@@ -31,6 +32,7 @@ import {
   backchannelLogouts,
   consents,
   deviceAuthorizations,
+  directorySyncRuns,
   forwardAuthCodes,
   forwardAuthSessions,
   invitations,
@@ -69,6 +71,8 @@ const dayNumber = (at: Date) => Math.floor(at.getTime() / 86_400_000);
 export const AUTHORIZATION_CODE_MEMORY_MS = 10 * 60_000;
 /** An explicit consent not used for this long is forgotten (the person is asked again). */
 export const CONSENT_UNUSED_MS = 365 * 86_400_000;
+/** A directory source's sync runs are kept this long. */
+export const DIRECTORY_RUNS_KEPT_MS = 90 * 86_400_000;
 const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
 const sessionChildren = [
   { table: sessionRealms, key: ROW_ID, column: sessionRealms.sessionId },
@@ -122,4 +126,6 @@ export const RETENTION_RULES: RetentionRule[] = [
   // hand-over's codes live 60 seconds.
   { name: 'forward-auth site sessions', table: forwardAuthSessions, key: forwardAuthSessions.id, where: (_before, now) => lt(forwardAuthSessions.expiresAt, now) },
   { name: 'forward-auth codes', table: forwardAuthCodes, key: forwardAuthCodes.codeHash, where: (_before, now) => lt(forwardAuthCodes.expiresAt, now) },
+  // Issue 47: a directory source's sync runs (their conflicts and skipped entries) are kept 90 days.
+  { name: 'directory sync runs', table: directorySyncRuns, key: directorySyncRuns.id, where: (_before, now) => and(lt(directorySyncRuns.startedAt, new Date(now.getTime() - DIRECTORY_RUNS_KEPT_MS)), ne(directorySyncRuns.state, 'running'))! },
 ];

@@ -141,6 +141,7 @@ export const applications = pgTable(
     ldapPasswordHash: text('ldap_password_hash'),
     forwardAuth: jsonb('forward_auth'),
     preset: jsonb('preset'),
+    accessTokenTtl: integer('access_token_ttl'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
@@ -270,6 +271,80 @@ export const deviceAuthorizations = pgTable(
   ],
 );
 
+export const directoryEntries = pgTable(
+  'directory_entries',
+  {
+    sourceId: text('source_id').notNull(),
+    kind: text('kind').notNull(),
+    entryKey: text('entry_key').notNull(),
+    targetId: text('target_id').notNull(),
+    digest: text('digest').notNull(),
+    disabled: boolean('disabled').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.sourceId, t.kind, t.entryKey] }),
+    foreignKey({ name: 'directory_entries_source_id_directory_sources_id_fk', columns: [t.sourceId], foreignColumns: [directorySources.id] }).onDelete('cascade'),
+    uniqueIndex('directory_entries_target_uq').on(t.kind, t.targetId),
+  ],
+);
+
+export const directorySources = pgTable(
+  'directory_sources',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    kind: text('kind').notNull(),
+    url: text('url').notNull(),
+    startTls: boolean('start_tls').notNull(),
+    allowPlain: boolean('allow_plain').notNull(),
+    caCertificate: text('ca_certificate'),
+    bindDn: text('bind_dn'),
+    bindPasswordSealed: text('bind_password_sealed'),
+    peopleBase: text('people_base').notNull(),
+    peopleFilter: text('people_filter').notNull(),
+    groupsBase: text('groups_base'),
+    groupsFilter: text('groups_filter').notNull(),
+    attributes: jsonb('attributes').notNull(),
+    disabledFilter: text('disabled_filter'),
+    syncIntervalMinutes: integer('sync_interval_minutes'),
+    applications: jsonb('applications').notNull(),
+    status: text('status').notNull(),
+    lastError: text('last_error'),
+    lastSyncAt: timestamp('last_sync_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    lastFullSyncAt: timestamp('last_full_sync_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    changeMark: text('change_mark'),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('directory_sources_created_idx').on(t.createdAt, t.id),
+  ],
+);
+
+export const directorySyncRuns = pgTable(
+  'directory_sync_runs',
+  {
+    id: text('id').primaryKey(),
+    sourceId: text('source_id').notNull(),
+    state: text('state').notNull(),
+    full: boolean('full').notNull(),
+    trigger: text('trigger').notNull(),
+    counts: jsonb('counts').notNull(),
+    conflicts: jsonb('conflicts').notNull(),
+    skipped: jsonb('skipped').notNull(),
+    error: text('error'),
+    startedAt: timestamp('started_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    finishedAt: timestamp('finished_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    heartbeatAt: timestamp('heartbeat_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    foreignKey({ name: 'directory_sync_runs_source_id_directory_sources_id_fk', columns: [t.sourceId], foreignColumns: [directorySources.id] }).onDelete('cascade'),
+    index('directory_sync_runs_source_idx').on(t.sourceId, t.startedAt),
+    index('directory_sync_runs_started_idx').on(t.startedAt),
+  ],
+);
+
 export const forwardAuthCodes = pgTable(
   'forward_auth_codes',
   {
@@ -339,6 +414,8 @@ export const groups = pgTable(
     name: text('name').notNull(),
     description: text('description'),
     gidNumber: integer('gid_number'),
+    sourceId: text('source_id'),
+    sourceDn: text('source_dn'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
@@ -498,11 +575,14 @@ export const people = pgTable(
     uidNumber: integer('uid_number'),
     passwordHash: text('password_hash'),
     status: text('status').notNull().default("active"),
+    sourceId: text('source_id'),
+    sourceDn: text('source_dn'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
     uniqueIndex('people_email_uq').on(t.email),
+    index('people_source_idx').on(t.sourceId, t.status),
     uniqueIndex('people_username_uq').on(t.username),
     uniqueIndex('people_uid_number_uq').on(t.uidNumber),
     index('people_created_idx').on(t.createdAt, t.id),

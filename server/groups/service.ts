@@ -6,8 +6,10 @@
  */
 import type { AppContext } from '../context.js';
 import type { Group } from '../db/schema.js';
-import { recordAudit, type Tx } from '../audit/record.js';
-import { conflict, notFound, Problem } from '../http/problem.js';
+import type { Tx } from '../db/client.js';
+import { recordAudit } from '../audit/record.js';
+import { guardGroup } from '../plugin-api/registries.js';
+import { conflict, managedBySource, notFound, Problem } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
 import { recordDirectoryEvent, recordPersonEvent } from '../webhooks/outbox.js';
@@ -44,8 +46,16 @@ export interface GroupPatch {
   description?: string | null | undefined;
 }
 
-export function groupRecord(g: Pick<Group, 'id' | 'name' | 'description' | 'createdAt' | 'updatedAt'>) {
-  return { id: g.id, name: g.name, description: g.description, createdAt: iso(g.createdAt)!, updatedAt: iso(g.updatedAt)! };
+export function groupRecord(g: Pick<Group, 'id' | 'name' | 'description' | 'createdAt' | 'updatedAt' | 'sourceId' | 'sourceDn'>) {
+  return {
+    id: g.id, name: g.name, description: g.description, source: g.sourceId === null ? null : { id: g.sourceId, dn: g.sourceDn ?? '' },
+    createdAt: iso(g.createdAt)!, updatedAt: iso(g.updatedAt)!,
+  };
+}
+
+/** A group a directory source mirrors changes at the source (spec directory-sources.md): 409 `managed_by_source`. */
+function refuseSourceGroup(group: Pick<Group, 'id' | 'sourceId'>): void {
+  if (group.sourceId !== null) throw managedBySource(`The group "${group.id}" is mirrored from a directory source; change it and its members there.`);
 }
 
 const groupNotFound = (id: string) => notFound('group_not_found', `There is no group with id "${id}".`);
@@ -78,6 +88,7 @@ export async function createGroup(ctx: AppContext, input: GroupInput, actor: str
     await insertGroup(tx, row);
     await recordAudit(tx, now, { actor, action: 'group.created', target: input.id, details: { name: row.name } });
     await recordDirectoryEvent(tx, now, 'group.created', { id: row.id, name: row.name, description: row.description });
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [row.id], personIds: [], actor });
     // Read back: the database gives it more than was written (the LDAP gidNumber).
     return (await findGroup(tx, row.id))!;
   });
@@ -90,6 +101,8 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
   const updated = await transaction(ctx.db, async (tx) => {
     const current = await findGroup(tx, id);
     if (!current) throw groupNotFound(id);
+    refuseSourceGroup(current);
+    await guardGroup(ctx.registries, tx, current, { kind: 'update', fields: Object.keys(patch) }, actor);
     const name = patch.name === undefined ? current.name : patch.name.trim();
     const description = patch.description === undefined ? current.description : cleanDescription(patch.description) ?? null;
     const changed = [...(name !== current.name ? ['name'] : []), ...(description !== current.description ? ['description'] : [])];
@@ -101,6 +114,7 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
       details: { changed, ...(changed.includes('name') ? { name: { from: current.name, to: name } } : {}) },
     });
     await recordDirectoryEvent(tx, now, 'group.updated', { id, name, description, changed });
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [id], personIds: [], actor });
     return { ...current, name, description, updatedAt: now };
   });
   ctx.wakeWebhooks();
@@ -112,9 +126,12 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
  * at once and its members in the purge plan's batches (a group may hold everyone).
  */
 export async function deleteGroup(ctx: AppContext, id: string, actor: string): Promise<void> {
-  if (!(await findGroup(ctx.db, id))) throw groupNotFound(id);
+  const group = await findGroup(ctx.db, id);
+  if (!group) throw groupNotFound(id);
+  refuseSourceGroup(group);
   const now = ctx.clock.now();
   await beginPurge(ctx, { kind: 'group', target: id, actor }, async (tx) => {
+    await guardGroup(ctx.registries, tx, group, { kind: 'delete' }, actor);
     // In the deleting transaction, so a setting saved meanwhile is seen (or waits for us).
     const uses = await groupReferences(tx, id);
     if (uses.length > 0) {
@@ -126,6 +143,7 @@ export async function deleteGroup(ctx: AppContext, id: string, actor: string): P
     if ((await deleteGroupRow(tx, id)) === 0) throw groupNotFound(id);
     await recordAudit(tx, now, { actor, action: 'group.deleted', target: id });
     await recordDirectoryEvent(tx, now, 'group.deleted', { id });
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [id], personIds: [], actor });
   }, { cascade: false });
   ctx.wakeWebhooks();
 }
@@ -167,11 +185,15 @@ export async function addToGroup(tx: Tx, now: Date, groupId: string, person: Per
 export async function addMember(ctx: AppContext, groupId: string, personId: string, actor: string): Promise<void> {
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
-    if (!(await findGroup(tx, groupId))) throw groupNotFound(groupId);
+    const group = await findGroup(tx, groupId);
+    if (!group) throw groupNotFound(groupId);
+    refuseSourceGroup(group);
     const person = await personOf(tx, personId);
     // Already in it: 204 with nothing written, whatever the limit says.
     if (await isMember(tx, groupId, person.id)) return;
+    await guardGroup(ctx.registries, tx, group, { kind: 'members', personIds: [person.id] }, actor);
     await addToGroup(tx, now, groupId, person, actor, 'refuse');
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [groupId], personIds: [person.id], actor });
   });
   ctx.wakeWebhooks();
 }
@@ -180,11 +202,16 @@ export async function addMember(ctx: AppContext, groupId: string, personId: stri
 export async function removeMember(ctx: AppContext, groupId: string, personId: string, actor: string): Promise<void> {
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
-    if (!(await findGroup(tx, groupId))) throw groupNotFound(groupId);
+    const group = await findGroup(tx, groupId);
+    if (!group) throw groupNotFound(groupId);
+    refuseSourceGroup(group);
     const person = await personOf(tx, personId);
+    if (!(await isMember(tx, groupId, person.id))) return;
+    await guardGroup(ctx.registries, tx, group, { kind: 'members', personIds: [person.id] }, actor);
     if (!(await deleteMember(tx, groupId, person.id))) return;
     await recordAudit(tx, now, { actor, action: 'group.member_removed', target: groupId, details: { userId: person.id } });
     await recordPersonEvent(tx, now, person.id, 'group.member_removed', memberEventData(groupId, person));
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [groupId], personIds: [person.id], actor });
   });
   ctx.wakeWebhooks();
 }

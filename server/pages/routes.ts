@@ -15,7 +15,7 @@ import { checkFormToken, formToken } from '../accounts/csrf.js';
 import { authRateLimits } from '../accounts/rate-limits.js';
 import { clientInfo, sendSessionCookie } from '../accounts/routes.js';
 import { readSession } from '../accounts/session.js';
-import { LOCK_AFTER_FAILURES, SignInLocked, WrongPassword, lockDuration, needsSecondFactor, signInWithEmail } from '../accounts/sign-in.js';
+import { LOCK_AFTER_FAILURES, SignInLocked, WrongPassword, lockDuration, needsSecondFactor, signInWithPassword } from '../accounts/sign-in.js';
 import { redirectToSecondStep } from '../accounts/second-factor/pending.js';
 import { signUpWithEmail } from '../accounts/sign-up.js';
 import { sendVerificationEmail } from '../accounts/email-verification.js';
@@ -116,7 +116,7 @@ function policyNote(t: Translate, app: Application | undefined): string | undefi
 
 async function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, view: SignInView) {
   const app = await pageApplication(ctx, view.clientId);
-  const returnTo = safeReturnTo(view.returnTo);
+  const returnTo = safeReturnTo(ctx, view.returnTo);
   const current = view.switchAccount ? undefined : await readSession(ctx, request);
   const { t } = pageText(ctx.config, request);
   // Signing in again for the account page: the person's own providers are as good as the password.
@@ -153,7 +153,7 @@ async function showSignIn(ctx: AppContext, request: FastifyRequest, reply: Fasti
     passkey: !unavailable && emailAllowed(app),
     passkeyUnavailable: unavailable,
   }, {
-    formActionSources: redirectSources(app),
+    formActionSources: redirectSources(ctx, app),
     scripts: !unavailable && emailAllowed(app),
     pageModule: Boolean(refused?.lockedUntil),
     brand: pageBrand(app),
@@ -177,7 +177,7 @@ export async function showSignUp(ctx: AppContext, request: FastifyRequest, reply
   if (!view.invitationToken && !signUpOpen(app)) {
     return renderError(reply.status(403), 403, t('signUp.closedTitle'), t('signUp.closedMessage'), { brand: pageBrand(app) });
   }
-  const returnTo = safeReturnTo(view.returnTo);
+  const returnTo = safeReturnTo(ctx, view.returnTo);
   return renderPage(reply, 'sign-up', {
     title: app ? t('signUp.titleFor', { app: app.name }) : t('signUp.title'),
     appName: app?.name,
@@ -190,7 +190,7 @@ export async function showSignUp(ctx: AppContext, request: FastifyRequest, reply
     email: view.email ?? '',
     name: view.name ?? '',
     signInHref: `/sign-in?${flowQuery(app, returnTo)}`,
-  }, { formActionSources: redirectSources(app), pageModule: true, brand: pageBrand(app), here: `/sign-up?${flowQuery(app, returnTo)}` });
+  }, { formActionSources: redirectSources(ctx, app), pageModule: true, brand: pageBrand(app), here: `/sign-up?${flowQuery(app, returnTo)}` });
 }
 
 const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -257,16 +257,18 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       checkFormToken(ctx.config, request, form.csrf_token);
       const appId = (await pageApplication(ctx, form.client_id))?.id;
       try {
-        const outcome = await signInWithEmail(
+        // One field takes an e-mail address or a username (spec directory-sources.md, "Signing in").
+        const outcome = await signInWithPassword(
           ctx,
-          { email: form.email ?? '', password: form.password ?? '', applicationId: appId },
+          { login: form.email ?? '', password: form.password ?? '', applicationId: appId },
+          'either',
           clientInfo(ctx, request),
           request,
-          { next: safeReturnTo(form.return_to) },
+          { next: safeReturnTo(ctx, form.return_to) },
         );
         if (needsSecondFactor(outcome)) return redirectToSecondStep(reply, ctx.config, outcome);
         await sendSessionCookie(ctx, reply, outcome);
-        return reply.redirect(safeReturnTo(form.return_to), 303);
+        return reply.redirect(safeReturnTo(ctx, form.return_to), 303);
       } catch (error) {
         const refused = refusal(ctx, request, reply, error);
         return showSignIn(ctx, request, reply.status(refused.status), {
@@ -301,7 +303,7 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
         );
         await sendVerificationEmail(ctx, signedUp.person, request.log, pageText(ctx.config, request).locale);
         await sendSessionCookie(ctx, reply, signedUp);
-        return reply.redirect(safeReturnTo(form.return_to), 303);
+        return reply.redirect(safeReturnTo(ctx, form.return_to), 303);
       } catch (error) {
         const refused = refusal(ctx, request, reply, error);
         return showSignUp(ctx, request, reply.status(refused.status), {

@@ -102,7 +102,9 @@ describe('retention rules', () => {
       // Issue 35: the uid/gid number counter, one row.
       'posix_id_sequence',
       // Issue 34: at most 20 protected hosts per application, gone with it.
-      'forward_auth_hosts'];
+      'forward_auth_hosts',
+      // Issue 47: at most ten directory sources; one entry per person or group a source keeps, gone with them or the source.
+      'directory_sources', 'directory_entries'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);
     const now = new Date('2026-06-01T00:00:00Z');
     for (const rule of RETENTION_RULES) {

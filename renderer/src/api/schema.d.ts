@@ -3957,6 +3957,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/applications/{id}/test-sign-in/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Let the panel's Test sign-in use the caller's own Gatehouse session (signed in to the panel with a second factor), without signing in again */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description true: the caller's Gatehouse session (their panel sign-in) now counts as signed in to the application, and the test's window signs in without asking; false: there is none to reuse (the admin token), the window asks */
+                            sessionReused: boolean;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/applications/{id}/users": {
         parameters: {
             query?: never;
@@ -4534,6 +4638,120 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/applications/{id}/users/{uid}/preset-checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The requirements of the application's preset against what a member's tokens would carry now (nobody signs in) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Space-separated; default: the scopes the app asks for */
+                    scope?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The preset's requirements against what this member's tokens would carry (empty without a preset) */
+                            checks: {
+                                detail: string;
+                                passed: boolean;
+                                text: string;
+                            }[];
+                            /** @description The scope checked: the one the app asks for (its preset's), or the one given */
+                            scope: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/applications/{id}/users/{uid}/second-factor": {
         parameters: {
             query?: never;
@@ -4683,7 +4901,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 status: "pending" | "succeeded" | "failed";
-                                /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
+                                /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, person.disabled, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
                                 type: string;
                             }[];
                             nextCursor: string | null;
@@ -4810,7 +5028,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
-                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, person.disabled, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
                             type: string;
                         };
                     };
@@ -4932,7 +5150,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
-                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, person.disabled, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
                             type: string;
                         };
                     };
@@ -6011,6 +6229,1330 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/directory-sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List directory sources (LDAP and Active Directory) */
+        get: {
+            parameters: {
+                query?: {
+                    cursor?: string;
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            directorySources: {
+                                /** @description allow ldap:// without TLS to a host that is not this machine (default false) */
+                                allowPlain: boolean;
+                                /** @description applications the source's people become active members of */
+                                applications: string[];
+                                attributes: {
+                                    email: string;
+                                    familyName: string;
+                                    givenName: string;
+                                    groupName: string;
+                                    id: string;
+                                    /** @description group attributes naming members: DNs (member, uniqueMember) or usernames (memberUid) */
+                                    members: string[];
+                                    name: string;
+                                    /** @description Active Directory: a group's people through the in-chain rule 1.2.840.113556.1.4.1941 (nesting included) */
+                                    nestedMembers: boolean;
+                                    username: string;
+                                };
+                                /** @description the service account; null: anonymous */
+                                bindDn: string | null;
+                                bindPasswordSet: boolean;
+                                /** @description the CA that signed the source's certificate; null: the system's */
+                                caCertificate: string | (never | null);
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description people matching it are disabled here */
+                                disabledFilter: string | (never | null);
+                                /** @description null: groups are not read */
+                                groupsBase: string | null;
+                                /** @description an RFC 4515 filter in parentheses */
+                                groupsFilter: string;
+                                id: string;
+                                /** @description the dialect: OpenLDAP-like or Active Directory (their defaults differ) */
+                                kind: "ldap" | "active_directory";
+                                lastError: string | null;
+                                /** Format: date-time */
+                                lastSyncAt: string | null;
+                                /** Format: display-name */
+                                name: string;
+                                /** @description people kept by this source */
+                                people: number;
+                                peopleBase: string;
+                                /** @description an RFC 4515 filter in parentheses */
+                                peopleFilter: string;
+                                /** @description upgrade ldap:// with StartTLS (default true) */
+                                startTls: boolean;
+                                status: "ok" | "unreachable";
+                                /** @description minutes between scheduled runs (changes only where the source offers them, full daily); null: manual only */
+                                syncIntervalMinutes: number | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                /** @description ldaps://host[:port], or ldap://host[:port] with StartTLS (plain only to loopback or with allowPlain) */
+                                url: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Connect a directory source (at most ten); the bind password is sealed and never answered */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description allow ldap:// without TLS to a host that is not this machine (default false) */
+                        allowPlain?: boolean;
+                        /** @description applications the source's people become active members of */
+                        applications?: string[];
+                        /** @description any left out take the kind's defaults */
+                        attributes?: {
+                            email?: string;
+                            familyName?: string;
+                            givenName?: string;
+                            groupName?: string;
+                            id?: string;
+                            /** @description group attributes naming members: DNs (member, uniqueMember) or usernames (memberUid) */
+                            members?: string[];
+                            name?: string;
+                            /** @description Active Directory: a group's people through the in-chain rule 1.2.840.113556.1.4.1941 (nesting included) */
+                            nestedMembers?: boolean;
+                            username?: string;
+                        };
+                        /** @description the service account; null: anonymous */
+                        bindDn?: string | null;
+                        /** @description sealed at rest, never answered */
+                        bindPassword?: string | null;
+                        /** @description the CA that signed the source's certificate; null: the system's */
+                        caCertificate?: string | (never | null);
+                        /** @description people matching it are disabled here */
+                        disabledFilter?: string | (never | null);
+                        /** @description null: groups are not read */
+                        groupsBase?: string | null;
+                        /** @description an RFC 4515 filter in parentheses */
+                        groupsFilter?: string;
+                        /** @description the dialect: OpenLDAP-like or Active Directory (their defaults differ) */
+                        kind: "ldap" | "active_directory";
+                        /** Format: display-name */
+                        name: string;
+                        peopleBase: string;
+                        /** @description an RFC 4515 filter in parentheses */
+                        peopleFilter?: string;
+                        /** @description upgrade ldap:// with StartTLS (default true) */
+                        startTls?: boolean;
+                        /** @description minutes between scheduled runs (changes only where the source offers them, full daily); null: manual only */
+                        syncIntervalMinutes?: number | null;
+                        /** @description ldaps://host[:port], or ldap://host[:port] with StartTLS (plain only to loopback or with allowPlain) */
+                        url: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description allow ldap:// without TLS to a host that is not this machine (default false) */
+                            allowPlain: boolean;
+                            /** @description applications the source's people become active members of */
+                            applications: string[];
+                            attributes: {
+                                email: string;
+                                familyName: string;
+                                givenName: string;
+                                groupName: string;
+                                id: string;
+                                /** @description group attributes naming members: DNs (member, uniqueMember) or usernames (memberUid) */
+                                members: string[];
+                                name: string;
+                                /** @description Active Directory: a group's people through the in-chain rule 1.2.840.113556.1.4.1941 (nesting included) */
+                                nestedMembers: boolean;
+                                username: string;
+                            };
+                            /** @description the service account; null: anonymous */
+                            bindDn: string | null;
+                            bindPasswordSet: boolean;
+                            /** @description the CA that signed the source's certificate; null: the system's */
+                            caCertificate: string | (never | null);
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description people matching it are disabled here */
+                            disabledFilter: string | (never | null);
+                            /** @description null: groups are not read */
+                            groupsBase: string | null;
+                            /** @description an RFC 4515 filter in parentheses */
+                            groupsFilter: string;
+                            id: string;
+                            /** @description the dialect: OpenLDAP-like or Active Directory (their defaults differ) */
+                            kind: "ldap" | "active_directory";
+                            lastError: string | null;
+                            /** Format: date-time */
+                            lastSyncAt: string | null;
+                            /** Format: display-name */
+                            name: string;
+                            /** @description people kept by this source */
+                            people: number;
+                            peopleBase: string;
+                            /** @description an RFC 4515 filter in parentheses */
+                            peopleFilter: string;
+                            /** @description upgrade ldap:// with StartTLS (default true) */
+                            startTls: boolean;
+                            status: "ok" | "unreachable";
+                            /** @description minutes between scheduled runs (changes only where the source offers them, full daily); null: manual only */
+                            syncIntervalMinutes: number | null;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description ldaps://host[:port], or ldap://host[:port] with StartTLS (plain only to loopback or with allowPlain) */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/directory-sources/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A directory source, its status and last run */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description allow ldap:// without TLS to a host that is not this machine (default false) */
+                            allowPlain: boolean;
+                            /** @description applications the source's people become active members of */
+                            applications: string[];
+                            attributes: {
+                                email: string;
+                                familyName: string;
+                                givenName: string;
+                                groupName: string;
+                                id: string;
+                                /** @description group attributes naming members: DNs (member, uniqueMember) or usernames (memberUid) */
+                                members: string[];
+                                name: string;
+                                /** @description Active Directory: a group's people through the in-chain rule 1.2.840.113556.1.4.1941 (nesting included) */
+                                nestedMembers: boolean;
+                                username: string;
+                            };
+                            /** @description the service account; null: anonymous */
+                            bindDn: string | null;
+                            bindPasswordSet: boolean;
+                            /** @description the CA that signed the source's certificate; null: the system's */
+                            caCertificate: string | (never | null);
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description people matching it are disabled here */
+                            disabledFilter: string | (never | null);
+                            /** @description null: groups are not read */
+                            groupsBase: string | null;
+                            /** @description an RFC 4515 filter in parentheses */
+                            groupsFilter: string;
+                            id: string;
+                            /** @description the dialect: OpenLDAP-like or Active Directory (their defaults differ) */
+                            kind: "ldap" | "active_directory";
+                            lastError: string | null;
+                            /** Format: date-time */
+                            lastSyncAt: string | null;
+                            /** Format: display-name */
+                            name: string;
+                            /** @description people kept by this source */
+                            people: number;
+                            peopleBase: string;
+                            /** @description an RFC 4515 filter in parentheses */
+                            peopleFilter: string;
+                            /** @description upgrade ldap:// with StartTLS (default true) */
+                            startTls: boolean;
+                            status: "ok" | "unreachable";
+                            /** @description minutes between scheduled runs (changes only where the source offers them, full daily); null: manual only */
+                            syncIntervalMinutes: number | null;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description ldaps://host[:port], or ldap://host[:port] with StartTLS (plain only to loopback or with allowPlain) */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a directory source: its people are disabled (sessions ended) and kept as Gatehouse's own, its groups too */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Change a directory source (bindPassword: a new one, or null for none) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description allow ldap:// without TLS to a host that is not this machine (default false) */
+                        allowPlain?: boolean;
+                        /** @description applications the source's people become active members of */
+                        applications?: string[];
+                        /** @description any left out take the kind's defaults */
+                        attributes?: {
+                            email?: string;
+                            familyName?: string;
+                            givenName?: string;
+                            groupName?: string;
+                            id?: string;
+                            /** @description group attributes naming members: DNs (member, uniqueMember) or usernames (memberUid) */
+                            members?: string[];
+                            name?: string;
+                            /** @description Active Directory: a group's people through the in-chain rule 1.2.840.113556.1.4.1941 (nesting included) */
+                            nestedMembers?: boolean;
+                            username?: string;
+                        };
+                        /** @description the service account; null: anonymous */
+                        bindDn?: string | null;
+                        /** @description sealed at rest, never answered */
+                        bindPassword?: string | null;
+                        /** @description the CA that signed the source's certificate; null: the system's */
+                        caCertificate?: string | (never | null);
+                        /** @description people matching it are disabled here */
+                        disabledFilter?: string | (never | null);
+                        /** @description null: groups are not read */
+                        groupsBase?: string | null;
+                        /** @description an RFC 4515 filter in parentheses */
+                        groupsFilter?: string;
+                        /** @description the dialect: OpenLDAP-like or Active Directory (their defaults differ) */
+                        kind?: "ldap" | "active_directory";
+                        /** Format: display-name */
+                        name?: string;
+                        peopleBase?: string;
+                        /** @description an RFC 4515 filter in parentheses */
+                        peopleFilter?: string;
+                        /** @description upgrade ldap:// with StartTLS (default true) */
+                        startTls?: boolean;
+                        /** @description minutes between scheduled runs (changes only where the source offers them, full daily); null: manual only */
+                        syncIntervalMinutes?: number | null;
+                        /** @description ldaps://host[:port], or ldap://host[:port] with StartTLS (plain only to loopback or with allowPlain) */
+                        url?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description allow ldap:// without TLS to a host that is not this machine (default false) */
+                            allowPlain: boolean;
+                            /** @description applications the source's people become active members of */
+                            applications: string[];
+                            attributes: {
+                                email: string;
+                                familyName: string;
+                                givenName: string;
+                                groupName: string;
+                                id: string;
+                                /** @description group attributes naming members: DNs (member, uniqueMember) or usernames (memberUid) */
+                                members: string[];
+                                name: string;
+                                /** @description Active Directory: a group's people through the in-chain rule 1.2.840.113556.1.4.1941 (nesting included) */
+                                nestedMembers: boolean;
+                                username: string;
+                            };
+                            /** @description the service account; null: anonymous */
+                            bindDn: string | null;
+                            bindPasswordSet: boolean;
+                            /** @description the CA that signed the source's certificate; null: the system's */
+                            caCertificate: string | (never | null);
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description people matching it are disabled here */
+                            disabledFilter: string | (never | null);
+                            /** @description null: groups are not read */
+                            groupsBase: string | null;
+                            /** @description an RFC 4515 filter in parentheses */
+                            groupsFilter: string;
+                            id: string;
+                            /** @description the dialect: OpenLDAP-like or Active Directory (their defaults differ) */
+                            kind: "ldap" | "active_directory";
+                            lastError: string | null;
+                            /** Format: date-time */
+                            lastSyncAt: string | null;
+                            /** Format: display-name */
+                            name: string;
+                            /** @description people kept by this source */
+                            people: number;
+                            peopleBase: string;
+                            /** @description an RFC 4515 filter in parentheses */
+                            peopleFilter: string;
+                            /** @description upgrade ldap:// with StartTLS (default true) */
+                            startTls: boolean;
+                            status: "ok" | "unreachable";
+                            /** @description minutes between scheduled runs (changes only where the source offers them, full daily); null: manual only */
+                            syncIntervalMinutes: number | null;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description ldaps://host[:port], or ldap://host[:port] with StartTLS (plain only to loopback or with allowPlain) */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/admin/directory-sources/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A source's sync runs, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    cursor?: string;
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            nextCursor: string | null;
+                            runs: {
+                                /** @description the first 1,000 */
+                                conflicts: {
+                                    dn: string;
+                                    email: string | null;
+                                    username: string | null;
+                                }[];
+                                counts: {
+                                    conflicts: number;
+                                    created: number;
+                                    disabled: number;
+                                    enabled: number;
+                                    skipped: number;
+                                    updated: number;
+                                };
+                                error: string | null;
+                                /** Format: date-time */
+                                finishedAt: string | null;
+                                /** @description every entry read (false: changes only) */
+                                full: boolean;
+                                id: string;
+                                /** @description the first 1,000 */
+                                skipped: {
+                                    dn: string;
+                                    reason: string;
+                                }[];
+                                sourceId: string;
+                                /** Format: date-time */
+                                startedAt: string;
+                                state: "running" | "succeeded" | "failed";
+                                trigger: "manual" | "scheduled";
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/directory-sources/{id}/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One sync run: state, counts, conflicts and skipped entries */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the first 1,000 */
+                            conflicts: {
+                                dn: string;
+                                email: string | null;
+                                username: string | null;
+                            }[];
+                            counts: {
+                                conflicts: number;
+                                created: number;
+                                disabled: number;
+                                enabled: number;
+                                skipped: number;
+                                updated: number;
+                            };
+                            error: string | null;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            /** @description every entry read (false: changes only) */
+                            full: boolean;
+                            id: string;
+                            /** @description the first 1,000 */
+                            skipped: {
+                                dn: string;
+                                reason: string;
+                            }[];
+                            sourceId: string;
+                            /** Format: date-time */
+                            startedAt: string;
+                            state: "running" | "succeeded" | "failed";
+                            trigger: "manual" | "scheduled";
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/directory-sources/{id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a sync run (or answer the one running); full by default */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description read every entry (default true for a manual run) */
+                        full?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            run: {
+                                /** @description the first 1,000 */
+                                conflicts: {
+                                    dn: string;
+                                    email: string | null;
+                                    username: string | null;
+                                }[];
+                                counts: {
+                                    conflicts: number;
+                                    created: number;
+                                    disabled: number;
+                                    enabled: number;
+                                    skipped: number;
+                                    updated: number;
+                                };
+                                error: string | null;
+                                /** Format: date-time */
+                                finishedAt: string | null;
+                                /** @description every entry read (false: changes only) */
+                                full: boolean;
+                                id: string;
+                                /** @description the first 1,000 */
+                                skipped: {
+                                    dn: string;
+                                    reason: string;
+                                }[];
+                                sourceId: string;
+                                /** Format: date-time */
+                                startedAt: string;
+                                state: "running" | "succeeded" | "failed";
+                                trigger: "manual" | "scheduled";
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/directory-sources/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Test a source step by step: connect, TLS, bind, counts, mapped samples, and what a username finds (never a 5xx) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        username?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            groups: number | null;
+                            lookup?: {
+                                found: boolean;
+                                person?: {
+                                    /** @description disabled at the source */
+                                    disabled: boolean;
+                                    dn: string;
+                                    email: string;
+                                    familyName: string | null;
+                                    givenName: string | null;
+                                    key: string;
+                                    name: string | null;
+                                    username: string;
+                                };
+                            };
+                            ok: boolean;
+                            /** @description entries the people filter finds */
+                            people: number | null;
+                            /** @description the first few people as they would be mapped */
+                            sample: {
+                                dn: string;
+                                person: {
+                                    /** @description disabled at the source */
+                                    disabled: boolean;
+                                    dn: string;
+                                    email: string;
+                                    familyName: string | null;
+                                    givenName: string | null;
+                                    key: string;
+                                    name: string | null;
+                                    username: string;
+                                } | null;
+                                skipped: string | null;
+                            }[];
+                            steps: {
+                                error?: string;
+                                ok: boolean;
+                                step: "connect" | "tls" | "bind" | "people" | "groups" | "lookup";
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/groups": {
         parameters: {
             query?: never;
@@ -6046,6 +7588,11 @@ export interface paths {
                                 description: string | null;
                                 id: string;
                                 name: string;
+                                /** @description the directory source this group is mirrored from (read-only here: 409 managed_by_source), or null */
+                                source: {
+                                    dn: string;
+                                    id: string;
+                                } | null;
                                 /** Format: date-time */
                                 updatedAt: string;
                             }[];
@@ -6152,6 +7699,11 @@ export interface paths {
                             description: string | null;
                             id: string;
                             name: string;
+                            /** @description the directory source this group is mirrored from (read-only here: 409 managed_by_source), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
                             /** Format: date-time */
                             updatedAt: string;
                         };
@@ -6259,6 +7811,11 @@ export interface paths {
                             description: string | null;
                             id: string;
                             name: string;
+                            /** @description the directory source this group is mirrored from (read-only here: 409 managed_by_source), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
                             /** Format: date-time */
                             updatedAt: string;
                         };
@@ -6450,6 +8007,11 @@ export interface paths {
                             description: string | null;
                             id: string;
                             name: string;
+                            /** @description the directory source this group is mirrored from (read-only here: 409 managed_by_source), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
                             /** Format: date-time */
                             updatedAt: string;
                         };
@@ -7900,6 +9462,11 @@ export interface paths {
                                     enabled: boolean;
                                 };
                             };
+                            /** @description the directory source that keeps this person (their password and source fields stay there), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                             /** Format: date-time */
@@ -8055,6 +9622,11 @@ export interface paths {
                                     enabled: boolean;
                                 };
                             };
+                            /** @description the directory source that keeps this person (their password and source fields stay there), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                             /** Format: date-time */
@@ -8301,6 +9873,11 @@ export interface paths {
                                     enabled: boolean;
                                 };
                             };
+                            /** @description the directory source that keeps this person (their password and source fields stay there), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                             /** Format: date-time */
@@ -8375,6 +9952,174 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/admin/people/{id}/directory-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Link a person to the source entry with their e-mail or username (their own password is deleted) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        sourceId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            email: string;
+                            emailVerified: boolean;
+                            familyName: string | null;
+                            givenName: string | null;
+                            /** @description directory groups, by id */
+                            groups: {
+                                id: string;
+                                name: string;
+                            }[];
+                            hasPassword: boolean;
+                            id: string;
+                            linkedAccounts: {
+                                email: string;
+                                /** Format: date-time */
+                                linkedAt: string;
+                                provider: string;
+                            }[];
+                            memberships: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** @description membership (application user) id */
+                                id: string;
+                                /** Format: date-time */
+                                joinedAt: string;
+                                /** Format: date-time */
+                                lastActiveAt: string | null;
+                                role: "member" | "admin";
+                                status: "active" | "suspended";
+                            }[];
+                            name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
+                            /** @description the directory source that keeps this person (their password and source fields stay there), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
+                            /** @description disabled: cannot sign in anywhere (issue 33) */
+                            status: "active" | "disabled";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description `preferred_username`: unique, lower-case */
+                            username: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/admin/people/{id}/password-reset": {
@@ -10082,7 +11827,8 @@ export interface paths {
                                 notBefore: string;
                                 subject: string;
                             } | null;
-                            mode: "off" | "auto" | "files";
+                            /** @description GATEHOUSE_TLS: off, auto (the local CA), acme (a certificate by ACME DNS-01; the local one serves until it comes), files (your own) */
+                            mode: "off" | "auto" | "acme" | "files";
                             plainHttpCaUrl: string | null;
                             /** Format: date-time */
                             renewsAt: string | null;
@@ -10173,6 +11919,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/tls/acme/renew": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask the ACME server for a certificate now (GATEHOUSE_TLS=acme); poll GET /api/admin/tls for acme.status */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            domains: string[];
+                            /** @description why the last attempt failed (ACME or DNS), in words */
+                            lastError: string | null;
+                            /** Format: date-time */
+                            notAfter: string | null;
+                            /**
+                             * Format: date-time
+                             * @description a third of its lifetime before notAfter
+                             */
+                            renewAt: string | null;
+                            /** @description pending: no certificate from the ACME server yet (the local one serves); valid: one serves; failed: the last attempt failed (the current certificate keeps serving; see lastError) */
+                            status: "pending" | "valid" | "failed";
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `tls_not_acme`: GATEHOUSE_TLS is not acme */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/tls/ca/renew": {
         parameters: {
             query?: never;
@@ -10244,7 +12102,8 @@ export interface paths {
                                 notBefore: string;
                                 subject: string;
                             } | null;
-                            mode: "off" | "auto" | "files";
+                            /** @description GATEHOUSE_TLS: off, auto (the local CA), acme (a certificate by ACME DNS-01; the local one serves until it comes), files (your own) */
+                            mode: "off" | "auto" | "acme" | "files";
                             plainHttpCaUrl: string | null;
                             /** Format: date-time */
                             renewsAt: string | null;
@@ -12021,6 +13880,151 @@ export interface paths {
                 };
                 /** @description RFC 9457 problem details */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sign-in/username": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with username and password
+         * @description As `/sign-in/email`, by username. People a directory source keeps are checked by that source (503 `directory_unavailable` when it cannot be reached, not counted as a failed attempt); a username new to the source is looked up there and signed in.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        applicationId?: string;
+                        password: string;
+                        username: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            user: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                email: string;
+                                emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
+                                id: string;
+                                name: string | null;
+                                username: string;
+                            };
+                        } | {
+                            secondFactor: {
+                                /** @description empty: enrol a second factor first */
+                                methods: ("totp" | "passkey" | "recovery_code")[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
