@@ -18,6 +18,7 @@ import {
   authRequestCheck, callback, checkRequest, forwardCheck, identityOf, personCookie, protectedApp, siteSignIn, start, startUrlFor,
   type CheckOptions,
 } from '../helpers/forward-auth.js';
+import { administrator, asBearer, panelSignIn } from '../helpers/admins.js';
 import { engineOf } from '../../server/db/store.js';
 import { loadConfig } from '../../server/config.js';
 
@@ -64,6 +65,34 @@ describe('the forwardAuth application field', () => {
       .toEqual({ hosts: ['wiki.lan.example'], groups: null, basic: true });
     expect((await t.admin('DELETE', '/api/admin/applications/notes')).statusCode).toBe(204);
     expect((await protectedApp(t, 'again', ['wiki.lan.example'])).forwardAuth.hosts).toEqual(['wiki.lan.example']);
+  });
+
+  it('refuses a pattern overlapping another application\'s unless the caller administers both (issue 49, H2)', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'media', ['*.media.lan.example', 'wiki.lan.example']);
+    await protectedApp(t, 'mine', ['mine.lan.example']);
+    const manager = await administrator(t, 'mo@example.com', 'app_manager', ['mine']);
+    const { access_token: token } = await panelSignIn(t, manager);
+    const patch = (bearer: string, hosts: string[]) => asBearer(t, bearer, 'PATCH', '/api/admin/applications/mine', { forwardAuth: { hosts } });
+    // More specific patterns win a request, so each of these would take media's hosts over.
+    for (const host of ['tv.media.lan.example', 'tv.media.lan.example:8443', '*.media.lan.example:443', 'wiki.lan.example:8443', '*.lan.example']) {
+      const res = await patch(token, ['mine.lan.example', host]);
+      expect(problemOf(res), host).toEqual({
+        type: 'https://gatehouse.dev/problems/host-in-use', title: 'Conflict', status: 409, code: 'host_in_use',
+        detail: `The host ${host} overlaps a host another application protects; only an administrator of both applications may give them overlapping hosts.`,
+      });
+    }
+    expect((await t.admin('GET', '/api/admin/applications/mine')).json().forwardAuth.hosts).toEqual(['mine.lan.example']);
+    // What overlaps nothing of media's is the manager's to take: two labels under its wildcard, the wildcard's own name.
+    expect((await patch(token, ['mine.lan.example', 'a.tv.media.lan.example', 'media.lan.example', '*.wiki.lan.example'])).statusCode).toBe(200);
+    // An administrator of both may: an app manager of the two, the admin token.
+    const both = await administrator(t, 'bo@example.com', 'app_manager', ['mine', 'media']);
+    const tv = await patch((await panelSignIn(t, both)).access_token, ['mine.lan.example', 'tv.media.lan.example']);
+    expect([tv.statusCode, tv.json().forwardAuth?.hosts]).toEqual([200, ['mine.lan.example', 'tv.media.lan.example']]);
+    // A host the application already holds stays when its manager changes the others.
+    const kept = await patch(token, ['tv.media.lan.example', 'notes.lan.example']);
+    expect([kept.statusCode, kept.json().forwardAuth?.hosts]).toEqual([200, ['tv.media.lan.example', 'notes.lan.example']]);
+    expect((await t.admin('PATCH', '/api/admin/applications/mine', { forwardAuth: { hosts: ['tv.media.lan.example', 'wiki.lan.example:8443'] } })).statusCode).toBe(200);
   });
 
   it('refuses bad hosts, repeats, public clients and an API key changing them, naming the field', async () => {
