@@ -208,7 +208,7 @@ async function startClaimed(config: Config): Promise<Running> {
   const checkpointer = postgres ? undefined : startCheckpointer(db, databaseFile);
   warnAboutCa(app, config);
   if (config.lowMemory && !lowMemoryActive()) {
-    app.log.warn(`GATEHOUSE_LOW_MEMORY is set, but this process was started without ${LOW_MEMORY_NODE_ARGS.join(' ')}; \`gatehouse serve\` and \`npm start\` apply them.`);
+    app.log.warn(`GATEHOUSE_LOW_MEMORY is set, but this process runs without ${LOW_MEMORY_NODE_ARGS.join(' ')}; \`gatehouse serve\` and \`npm start\` apply them to themselves.`);
   }
 
   // Re-issue the LAN certificate while running (expiry, a new address) without a restart.
