@@ -67,6 +67,8 @@ export interface Config {
   locale: Locale;
   /** The LDAP directory (spec ldap.md, server/ldap/): off unless GATEHOUSE_LDAP=on or `--ldap`. */
   ldap: LdapConfig;
+  /** The RADIUS server (spec radius.md, server/radius/): off unless GATEHOUSE_RADIUS=on or `--radius`. */
+  radius: RadiusConfig;
   /** Who may read `GET /metrics` (docs/monitoring.md). */
   metrics: MetricsAccess;
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
@@ -87,6 +89,18 @@ export interface LdapConfig {
   baseDn: string | undefined;
   /** GATEHOUSE_LDAP_ALLOW_PLAIN=1: simple binds over unencrypted connections from other machines are allowed. */
   allowPlain: boolean;
+}
+
+/** The RADIUS server's settings (spec radius.md, "Turning it on"; docs/radius.md). */
+export interface RadiusConfig {
+  /** GATEHOUSE_RADIUS=on (or `--radius`). */
+  enabled: boolean;
+  /** GATEHOUSE_RADIUS_HOST, default HOST. */
+  host: string;
+  /** GATEHOUSE_RADIUS_PORT (default 1812; 0 picks a free one): authentication. */
+  port: number;
+  /** GATEHOUSE_RADIUS_ACCT_PORT (default 1813; 0 picks a free one): accounting. */
+  acctPort: number;
 }
 
 /** GATEHOUSE_METRICS_TOKEN (or _FILE) and GATEHOUSE_METRICS_ALLOW. */
@@ -161,6 +175,8 @@ export interface ServeFlags {
   tls?: string;
   /** `--ldap`: GATEHOUSE_LDAP=on. */
   ldap?: boolean;
+  /** `--radius`: GATEHOUSE_RADIUS=on. */
+  radius?: boolean;
 }
 
 export const DEFAULTS = {
@@ -176,6 +192,8 @@ export const DEFAULTS = {
   sweepInterval: 3600,
   ldapPort: 3890,
   ldapsPort: 6360,
+  radiusPort: 1812,
+  radiusAcctPort: 1813,
 } as const;
 
 function parseInteger(name: string, raw: string, min: number, max: number): number {
@@ -298,6 +316,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
     trustProxy: parseTrustProxy(pick(undefined, 'GATEHOUSE_TRUST_PROXY')),
     locale: parseLocale(pick(undefined, 'GATEHOUSE_LOCALE')),
     ldap: parseLdap(env, flags.ldap, host),
+    radius: parseRadius(env, flags.radius, host),
     metrics: {
       token: readSecretSetting('GATEHOUSE_METRICS_TOKEN', pick(undefined, 'GATEHOUSE_METRICS_TOKEN'), pick(undefined, 'GATEHOUSE_METRICS_TOKEN_FILE')),
       allow: parseMetricsAllow(pick(undefined, 'GATEHOUSE_METRICS_ALLOW')),
@@ -332,6 +351,26 @@ function parseLdap(env: Record<string, string | undefined>, flag: boolean | unde
     ldapsPort: port('GATEHOUSE_LDAPS_PORT', DEFAULTS.ldapsPort),
     baseDn,
     allowPlain: switchEnv(env, 'GATEHOUSE_LDAP_ALLOW_PLAIN', false),
+  };
+}
+
+/** GATEHOUSE_RADIUS and its companions (spec radius.md, "Turning it on"). */
+function parseRadius(env: Record<string, string | undefined>, flag: boolean | undefined, host: string): RadiusConfig {
+  const raw = env.GATEHOUSE_RADIUS?.trim().toLowerCase();
+  let enabled = flag ?? false;
+  if (!flag && raw !== undefined && raw !== '') {
+    if (['on', '1', 'true'].includes(raw)) enabled = true;
+    else if (!['off', '0', 'false'].includes(raw)) throw new ConfigError(`GATEHOUSE_RADIUS must be "on" or "off", got "${env.GATEHOUSE_RADIUS}".`);
+  }
+  const port = (name: string, fallback: number) => {
+    const value = env[name];
+    return value === undefined || value === '' ? fallback : parseInteger(name, value, 0, 65535);
+  };
+  return {
+    enabled,
+    host: env.GATEHOUSE_RADIUS_HOST?.trim() || host,
+    port: port('GATEHOUSE_RADIUS_PORT', DEFAULTS.radiusPort),
+    acctPort: port('GATEHOUSE_RADIUS_ACCT_PORT', DEFAULTS.radiusAcctPort),
   };
 }
 

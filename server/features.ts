@@ -25,6 +25,7 @@ import { peoplePlugin } from './people/routes.js';
 import { groupsPlugin } from './groups/routes.js';
 import { activityPlugin } from './activity/routes.js';
 import { forwardAuthPlugin } from './forward-auth/plugin.js';
+import { radiusPlugin } from './radius/plugin.js';
 import { ldapPlugin } from './ldap/plugin.js';
 import { appPasswordsPlugin } from './app-passwords/plugin.js';
 import { administratorsPlugin } from './administrators/plugin.js';
@@ -59,6 +60,7 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
 export const protocolPlugins: GatehousePlugin[] = [
   forwardAuthPlugin,
   ldapPlugin,
+  radiusPlugin,
   appPasswordsPlugin,
   administratorsPlugin,
   metricsPlugin,

@@ -29,6 +29,8 @@ import { recordServedIssuer } from './ops/served-issuer.js';
 import { assignMissingUsernames } from './people/username-backfill.js';
 import { LOW_MEMORY_NODE_ARGS, lowMemoryActive } from './cli/launch.js';
 import { recordLdapOff, startLdap, type LdapListener } from './ldap/server.js';
+import { recordRadiusOff, startRadius, type RadiusListener } from './radius/server.js';
+import { eapMaterial } from './radius/credentials.js';
 
 export const DATABASE_FILE = 'gatehouse.db';
 
@@ -43,6 +45,8 @@ export interface Running {
   redirectUrl?: string;
   /** The LDAP directory's listeners, when GATEHOUSE_LDAP=on (server/ldap/server.ts). */
   ldap?: LdapListener;
+  /** The RADIUS listeners, when GATEHOUSE_RADIUS=on (server/radius/server.ts). */
+  radius?: RadiusListener;
   /** Runs the periodic LAN-certificate check now; true when a new certificate is being served. */
   refreshTls(): boolean;
   stop(): Promise<void>;
@@ -168,6 +172,8 @@ async function startClaimed(config: Config): Promise<Running> {
   // A certificate served while running (an ACME one, a renewed local one) goes to every TLS
   // listener and into `running.tls` (the LDAP listener and `running` exist from below on).
   let ldap: LdapListener | undefined;
+  // RADIUS (spec radius.md): EAP runs over the appliance CA's own certificate, whatever HTTPS serves.
+  let radius: RadiusListener | undefined;
   const served: { running?: Running } = {};
   const swapListener = app.ctx.serveCertificate;
   app.ctx.serveCertificate = (material) => {
@@ -200,7 +206,10 @@ async function startClaimed(config: Config): Promise<Running> {
   try {
     if (config.ldap.enabled) ldap = await startLdap(app.ctx, app.log, tls);
     else await recordLdapOff(app.ctx);
+    if (config.radius.enabled) radius = await startRadius(app.ctx, app.log, eapMaterial(config, new Date()));
+    else await recordRadiusOff(app.ctx);
   } catch (error) {
+    await ldap?.stop();
     await app.close();
     await closeStore(db);
     throw error;
@@ -216,6 +225,7 @@ async function startClaimed(config: Config): Promise<Running> {
     if (!hasLocalCa(config.tls)) return false;
     const now = new Date();
     const next = ensureLocalTls(config.dataDir, config.tls.extraNames, now);
+    if (radius && next.caPem && next.issued) radius.setTls({ key: next.key, cert: next.cert, ca: next.caPem });
     // GATEHOUSE_TLS=acme: the local certificate is kept fresh, but serves only without a usable ACME one.
     if (acmeMaterial(config, now)) return false;
     if (!next.issued && running.tls?.cert === next.cert) return false;
@@ -254,12 +264,13 @@ async function startClaimed(config: Config): Promise<Running> {
       clearInterval(tlsTimer);
       if (redirect) await new Promise((resolve) => redirect!.close(resolve));
       await ldap?.stop();
+      await radius?.stop();
       await app.close();
       await checkpointer?.stop();
       await closeStore(db);
       removePidFile(config.dataDir);
     })());
-  const running: Running = { app, db, url, config, tls, redirectUrl, ldap, refreshTls, stop };
+  const running: Running = { app, db, url, config, tls, redirectUrl, ldap, radius, refreshTls, stop };
   served.running = running;
   return running;
 }
@@ -286,7 +297,9 @@ export function readyLine(running: Running): string {
   const mode = lowMemoryActive() ? ', low-memory mode' : '';
   const ldapState = running.ldap?.state();
   const ldap = ldapState ? `, LDAP ${[ldapState.url, ldapState.ldapsUrl].filter(Boolean).join(' and ')} (base ${ldapState.baseDn})` : '';
-  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, control panel ${running.config.issuer}/admin/, data ${running.config.dataDir}, admin token ${token}${mode}${ldap}`;
+  const radiusState = running.radius?.state();
+  const radius = radiusState ? `, RADIUS udp ${radiusState.auth} (accounting ${radiusState.accounting})` : '';
+  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, control panel ${running.config.issuer}/admin/, data ${running.config.dataDir}, admin token ${token}${mode}${ldap}${radius}`;
   if (!running.tls) return line;
   const ca = running.tls.caPem ? `local CA SHA-256 ${running.tls.fingerprint} (install from ${running.url}/ca.pem)` : `certificate SHA-256 ${running.tls.fingerprint}`;
   return `${line}, ${ca}`;

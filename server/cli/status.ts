@@ -5,9 +5,10 @@ import { postgresOptions } from '../db/postgres-options.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 import { withEnvFile } from './env-file.js';
 import { ldapStatus } from '../ldap/status.js';
+import { radiusStatus } from '../radius/status.js';
 
-/** The plugins' lines (plugin-api/registries.ts `RecordedStatus`): the LDAP directory's. */
-const recordedStatuses = [ldapStatus];
+/** The plugins' lines (plugin-api/registries.ts `RecordedStatus`): the LDAP directory's and RADIUS's. */
+const recordedStatuses = [ldapStatus, radiusStatus];
 
 /** Settings status never needs, left out so that a token file it may not read does not stop it. */
 const SECRETS_NOT_READ = { ADMIN_TOKEN: undefined, ADMIN_TOKEN_FILE: undefined, GATEHOUSE_METRICS_TOKEN: undefined, GATEHOUSE_METRICS_TOKEN_FILE: undefined };

@@ -140,6 +140,7 @@ export const applications = pgTable(
     ldap: jsonb('ldap').notNull().default(sql`'{"enabled":false}'::jsonb`),
     ldapPasswordHash: text('ldap_password_hash'),
     forwardAuth: jsonb('forward_auth'),
+    radius: jsonb('radius'),
     preset: jsonb('preset'),
     accessTokenTtl: integer('access_token_ttl'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
@@ -502,6 +503,31 @@ export const meta = pgTable(
   },
 );
 
+export const networkCertificates = pgTable(
+  'network_certificates',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id').notNull(),
+    applicationId: text('application_id').notNull(),
+    membershipId: text('membership_id').notNull(),
+    name: text('name').notNull(),
+    serial: text('serial').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    notAfter: timestamp('not_after', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3, mode: 'date' }),
+  },
+  (t) => [
+    uniqueIndex('network_certificates_fingerprint_uq').on(t.fingerprint),
+    index('network_certificates_person_idx').on(t.personId, t.createdAt, t.id),
+    index('network_certificates_app_idx').on(t.applicationId),
+    index('network_certificates_membership_idx').on(t.membershipId),
+    index('network_certificates_not_after_idx').on(t.notAfter),
+    index('network_certificates_revoked_idx').on(t.revokedAt),
+  ],
+);
+
 export const oneTimeTokens = pgTable(
   'one_time_tokens',
   {
@@ -628,6 +654,30 @@ export const purgeJobs = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.kind, t.target] }),
+  ],
+);
+
+export const radiusSessions = pgTable(
+  'radius_sessions',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id').notNull(),
+    applicationId: text('application_id').notNull(),
+    clientName: text('client_name').notNull(),
+    acctSessionId: text('acct_session_id').notNull(),
+    nasAddress: text('nas_address').notNull(),
+    callingStationId: text('calling_station_id'),
+    startedAt: timestamp('started_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    stoppedAt: timestamp('stopped_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    inputOctets: integer('input_octets').notNull().default(0),
+    outputOctets: integer('output_octets').notNull().default(0),
+    sessionSeconds: integer('session_seconds').notNull().default(0),
+  },
+  (t) => [
+    uniqueIndex('radius_sessions_key_uq').on(t.applicationId, t.nasAddress, t.acctSessionId),
+    index('radius_sessions_person_idx').on(t.personId, t.startedAt, t.id),
+    index('radius_sessions_updated_idx').on(t.updatedAt),
   ],
 );
 

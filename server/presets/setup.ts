@@ -37,6 +37,7 @@ export function setupContext(config: Config, app: Application, trust: SetupTrust
     lanCa: trust ? { url: trust.caUrl } : null,
     trust,
     ldap: ldapContext(config, app),
+    radius: config.radius.enabled ? { host: new URL(config.issuer).hostname, port: config.radius.port, acctPort: config.radius.acctPort } : null,
     proxySnippets: proxySnippets(config, app),
   };
 }

@@ -114,6 +114,7 @@ describe('the catalogue', () => {
       customClaims: [],
       resourceServers: [],
       forwardAuth: null,
+      radius: null,
     });
     expect(outline.client).toEqual({ tokenEndpointAuthMethod: 'client_secret_post', pkce: false, scopes: ['openid', 'offline_access', 'profile', 'email'] });
     expect(outline.requirements).toEqual([
@@ -172,6 +173,7 @@ describe('creating an application from a preset', () => {
         customClaims: [],
         resourceServers: [],
         forwardAuth: null,
+        radius: null,
       },
     });
     const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'application.created')));

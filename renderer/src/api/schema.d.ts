@@ -543,6 +543,21 @@ export interface paths {
                                     id: string;
                                     version: number;
                                 } | null;
+                                /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                                radius: {
+                                    clients: {
+                                        address: string;
+                                        name: string;
+                                        /** Format: date-time */
+                                        secretSetAt: string;
+                                    }[];
+                                    defaultVlan: number | null;
+                                    vlans: {
+                                        /** @description a directory group id */
+                                        group: string;
+                                        vlan: number;
+                                    }[];
+                                } | null;
                                 redirectUris: string[];
                                 /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                                 resourceServers: string[];
@@ -708,6 +723,21 @@ export interface paths {
                         name: string;
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
+                        /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                        radius?: {
+                            clients: {
+                                /** @description an IPv4 or IPv6 address, or a CIDR range (192.168.10.0/24) */
+                                address: string;
+                                /** @description a name for the gear (unique in the application) */
+                                name: string;
+                            }[];
+                            defaultVlan?: number | null;
+                            vlans?: {
+                                /** @description a directory group id */
+                                group: string;
+                                vlan: number;
+                            }[];
+                        } | null;
                         redirectUris: string[];
                         /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                         resourceServers?: string[];
@@ -822,6 +852,25 @@ export interface paths {
                                 id: string;
                                 version: number;
                             } | null;
+                            /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                            radius: {
+                                clients: {
+                                    address: string;
+                                    name: string;
+                                    /** Format: date-time */
+                                    secretSetAt: string;
+                                }[];
+                                defaultVlan: number | null;
+                                vlans: {
+                                    /** @description a directory group id */
+                                    group: string;
+                                    vlan: number;
+                                }[];
+                            } | null;
+                            /** @description The shared secrets of the RADIUS clients this answer added, by client name (only here; POST …/radius/clients/:name/secret makes new ones) */
+                            radiusSecrets?: {
+                                [key: string]: string;
+                            };
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                             resourceServers: string[];
@@ -1014,6 +1063,21 @@ export interface paths {
                             preset: {
                                 id: string;
                                 version: number;
+                            } | null;
+                            /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                            radius: {
+                                clients: {
+                                    address: string;
+                                    name: string;
+                                    /** Format: date-time */
+                                    secretSetAt: string;
+                                }[];
+                                defaultVlan: number | null;
+                                vlans: {
+                                    /** @description a directory group id */
+                                    group: string;
+                                    vlan: number;
+                                }[];
                             } | null;
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
@@ -1266,6 +1330,21 @@ export interface paths {
                         name?: string;
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
+                        /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                        radius?: {
+                            clients: {
+                                /** @description an IPv4 or IPv6 address, or a CIDR range (192.168.10.0/24) */
+                                address: string;
+                                /** @description a name for the gear (unique in the application) */
+                                name: string;
+                            }[];
+                            defaultVlan?: number | null;
+                            vlans?: {
+                                /** @description a directory group id */
+                                group: string;
+                                vlan: number;
+                            }[];
+                        } | null;
                         redirectUris?: string[];
                         /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                         resourceServers?: string[];
@@ -1370,6 +1449,25 @@ export interface paths {
                                 id: string;
                                 version: number;
                             } | null;
+                            /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                            radius: {
+                                clients: {
+                                    address: string;
+                                    name: string;
+                                    /** Format: date-time */
+                                    secretSetAt: string;
+                                }[];
+                                defaultVlan: number | null;
+                                vlans: {
+                                    /** @description a directory group id */
+                                    group: string;
+                                    vlan: number;
+                                }[];
+                            } | null;
+                            /** @description The shared secrets of the RADIUS clients this answer added, by client name (only here; POST …/radius/clients/:name/secret makes new ones) */
+                            radiusSecrets?: {
+                                [key: string]: string;
+                            };
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                             resourceServers: string[];
@@ -3270,6 +3368,21 @@ export interface paths {
                                 id: string;
                                 version: number;
                             } | null;
+                            /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                            radius: {
+                                clients: {
+                                    address: string;
+                                    name: string;
+                                    /** Format: date-time */
+                                    secretSetAt: string;
+                                }[];
+                                defaultVlan: number | null;
+                                vlans: {
+                                    /** @description a directory group id */
+                                    group: string;
+                                    vlan: number;
+                                }[];
+                            } | null;
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                             resourceServers: string[];
@@ -3623,6 +3736,111 @@ export interface paths {
                             };
                             /** @description Settings now set to the preset's current value */
                             taken: string[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/applications/{id}/radius/clients/{name}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** New shared secret for one of the application's RADIUS clients (shown once; the old one stops working) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    name: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the client's new shared secret, shown only in this answer */
+                            secret: string;
                         };
                     };
                 };
@@ -9188,6 +9406,16 @@ export interface paths {
                                 /** @description ldap://host:port, when running */
                                 url: string | null;
                             };
+                            radius: {
+                                /** @description host:port of accounting (UDP), when running */
+                                accounting: string | null;
+                                /** @description host:port of authentication (UDP), when running */
+                                auth: string | null;
+                                /** @description EAP conversations in progress */
+                                conversations: number;
+                                /** @description whether this server runs RADIUS (GATEHOUSE_RADIUS=on) */
+                                enabled: boolean;
+                            };
                             signingKey: string | null;
                             uptimeSeconds: number;
                             version: string;
@@ -10122,6 +10350,344 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/people/{id}/network-certificates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A person's network certificates (EAP-TLS) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            networkCertificates: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description SHA-256 of the certificate, hex */
+                                fingerprint: string;
+                                id: string;
+                                /** Format: date-time */
+                                lastUsedAt: string | null;
+                                name: string;
+                                /** Format: date-time */
+                                notAfter: string;
+                                /** Format: date-time */
+                                revokedAt: string | null;
+                                /** @description hex serial number */
+                                serial: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Issue a network certificate for a person (the PKCS#12, its password and the Apple profile are shown only in this answer) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        applicationId: string;
+                        /** @description which device it is for */
+                        name: string;
+                        /** @description the Wi-Fi network in the Apple profile (default: the application's name) */
+                        ssid?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            applicationId: string;
+                            applicationName: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description SHA-256 of the certificate, hex */
+                            fingerprint: string;
+                            id: string;
+                            /** Format: date-time */
+                            lastUsedAt: string | null;
+                            /** @description an Apple configuration profile with the CA, the PKCS#12 and the Wi-Fi network (base64), only in this answer */
+                            mobileconfig: string;
+                            name: string;
+                            /** Format: date-time */
+                            notAfter: string;
+                            /** @description the PKCS#12 file's one-time password, shown only in this answer */
+                            password: string;
+                            /** @description the key, the certificate and the CA as PKCS#12 (base64), only in this answer */
+                            pkcs12: string;
+                            /** Format: date-time */
+                            revokedAt: string | null;
+                            /** @description hex serial number */
+                            serial: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/people/{id}/network-certificates/{certificateId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a person's network certificate */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    certificateId: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/people/{id}/password-reset": {
         parameters: {
             query?: never;
@@ -10219,6 +10785,129 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/people/{id}/radius-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A person's RADIUS sessions (Wi-Fi, VPN) of the last 30 days, newest first (at most 100) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            radiusSessions: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** @description the device (its MAC address on Wi-Fi) */
+                                callingStationId: string | null;
+                                /** @description the RADIUS client (network gear) that reported it */
+                                client: string;
+                                id: string;
+                                inputOctets: number;
+                                outputOctets: number;
+                                sessionSeconds: number;
+                                /** Format: date-time */
+                                startedAt: string;
+                                /** Format: date-time */
+                                stoppedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description its last accounting report
+                                 */
+                                updatedAt: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -10467,7 +11156,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             presets: {
-                                category: "web-app" | "library" | "forward-auth" | "ldap" | "mail";
+                                category: "web-app" | "library" | "forward-auth" | "ldap" | "mail" | "network";
                                 id: string;
                                 inputs: {
                                     default?: string;
@@ -10480,7 +11169,7 @@ export interface paths {
                                     required: boolean;
                                 }[];
                                 name: string;
-                                protocol: "oidc" | "forward-auth" | "ldap";
+                                protocol: "oidc" | "forward-auth" | "ldap" | "radius";
                                 summary: string;
                                 testedWith: {
                                     product: string;
@@ -10595,7 +11284,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            category: "web-app" | "library" | "forward-auth" | "ldap" | "mail";
+                            category: "web-app" | "library" | "forward-auth" | "ldap" | "mail" | "network";
                             /** @description Where the app's documentation and what it does (or what Gatehouse does) disagree */
                             caveats: string[];
                             /** @description How the app itself is configured to talk to Gatehouse */
@@ -10617,7 +11306,7 @@ export interface paths {
                                 required: boolean;
                             }[];
                             name: string;
-                            protocol: "oidc" | "forward-auth" | "ldap";
+                            protocol: "oidc" | "forward-auth" | "ldap" | "radius";
                             /** @description What Test sign-in checks after the sign-in */
                             requirements: {
                                 claim?: string;
@@ -15315,6 +16004,339 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/network-certificates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your network certificates (EAP-TLS for Wi-Fi and VPN), revoked ones included */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            networkCertificates: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description SHA-256 of the certificate, hex */
+                                fingerprint: string;
+                                id: string;
+                                /** Format: date-time */
+                                lastUsedAt: string | null;
+                                name: string;
+                                /** Format: date-time */
+                                notAfter: string;
+                                /** Format: date-time */
+                                revokedAt: string | null;
+                                /** @description hex serial number */
+                                serial: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Issue a network certificate for an application with RADIUS (needs a sign-in within 10 minutes); the PKCS#12, its password and the Apple profile are shown only in this answer */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        applicationId: string;
+                        /** @description which device it is for */
+                        name: string;
+                        /** @description the Wi-Fi network in the Apple profile (default: the application's name) */
+                        ssid?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            applicationId: string;
+                            applicationName: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description SHA-256 of the certificate, hex */
+                            fingerprint: string;
+                            id: string;
+                            /** Format: date-time */
+                            lastUsedAt: string | null;
+                            /** @description an Apple configuration profile with the CA, the PKCS#12 and the Wi-Fi network (base64), only in this answer */
+                            mobileconfig: string;
+                            name: string;
+                            /** Format: date-time */
+                            notAfter: string;
+                            /** @description the PKCS#12 file's one-time password, shown only in this answer */
+                            password: string;
+                            /** @description the key, the certificate and the CA as PKCS#12 (base64), only in this answer */
+                            pkcs12: string;
+                            /** Format: date-time */
+                            revokedAt: string | null;
+                            /** @description hex serial number */
+                            serial: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/network-certificates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a network certificate (refused from the next authentication on) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

@@ -15,6 +15,7 @@ import { IntegrationSnippet } from './snippet';
 import { PresetStatusCard, SetupView, type ShownSecrets } from './presets';
 import { ForwardAuthTab } from './forward-auth';
 import { LdapCard } from './ldap';
+import { RadiusTab } from './radius';
 import type { SectionProps } from './sections';
 
 const t = {
@@ -184,6 +185,15 @@ export function ForwardAuthPart(props: SectionProps) {
     <>
       <PresetSetup {...props} protocol="forward-auth" />
       <ForwardAuthTab app={props.app} onSaved={props.onSaved} />
+    </>
+  );
+}
+
+export function RadiusPart(props: SectionProps) {
+  return (
+    <>
+      <PresetSetup {...props} protocol="radius" />
+      <RadiusTab app={props.app} onSaved={props.onSaved} />
     </>
   );
 }

@@ -11,7 +11,7 @@
 import type { Component } from 'solid-js';
 import type { Application, PresetDetail } from '../../api';
 import { AppOverview } from './app-overview';
-import { ForwardAuthPart, LdapPart, OidcPart } from './connect';
+import { ForwardAuthPart, LdapPart, OidcPart, RadiusPart } from './connect';
 import { TestSignInTab } from './test-sign-in';
 import { AccessSection } from './access';
 import { ClaimsTab } from './claims';
@@ -64,6 +64,7 @@ export const CONNECT_PROTOCOLS: Part[] = [
   { path: 'oidc', label: 'OpenID Connect', needs: 'PATCH /applications/:id', component: OidcPart },
   { path: 'forward-auth', label: 'Forward auth', needs: 'GET /applications/:id/forward-auth/snippet', component: ForwardAuthPart },
   { path: 'ldap', label: 'LDAP', needs: 'POST /applications/:id/ldap/password', component: LdapPart },
+  { path: 'radius', label: 'RADIUS', needs: 'POST /applications/:id/radius/clients/:name/secret', component: RadiusPart },
 ];
 
 /** What Connect opens on: the protocol the app preset connects with, else the one in use. */
