@@ -49,6 +49,13 @@ export const commands: CommandEntry[] = [
   { name: 'group delete', summary: 'delete a directory group (refused while an application setting names it)', load: async () => (await import('./admin/groups.js')).groupDelete },
   { name: 'group add', summary: 'put people (by e-mail) in a directory group', load: async () => (await import('./admin/groups.js')).groupAdd },
   { name: 'group remove', summary: 'take people (by e-mail) out of a directory group', load: async () => (await import('./admin/groups.js')).groupRemove },
+  { name: 'directory list', summary: 'list the directory sources (LDAP, Active Directory) with their status', load: async () => (await import('./admin/directory.js')).directoryList },
+  { name: 'directory show', summary: "show a directory source's settings and status", load: async () => (await import('./admin/directory.js')).directoryShow },
+  { name: 'directory add', summary: 'connect an LDAP directory or Active Directory as a source of people (the bind password from a file or standard input)', load: async () => (await import('./admin/directory.js')).directoryAdd },
+  { name: 'directory test', summary: 'test a directory source step by step (--username: look one up)', load: async () => (await import('./admin/directory.js')).directoryTest },
+  { name: 'directory sync', summary: 'start a sync run of a directory source (--wait: print what it did)', load: async () => (await import('./admin/directory.js')).directorySync },
+  { name: 'directory runs', summary: "a directory source's runs, with the latest one's conflicts and skipped entries", load: async () => (await import('./admin/directory.js')).directoryRuns },
+  { name: 'directory link', summary: 'link a person (by e-mail) to their entry in a directory source (their own password is deleted)', load: async () => (await import('./admin/directory.js')).directoryLink },
   { name: 'config export', summary: 'print the configuration as one YAML document (--out FILE to write it)', load: async () => (await import('./admin/config.js')).configExport },
   {
     name: 'config apply',

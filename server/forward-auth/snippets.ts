@@ -28,6 +28,7 @@ import type { Application } from '../db/schema.js';
 import { cleanDisplayText } from '../util/display-text.js';
 import { IDENTITY_HEADERS } from './identity-headers.js';
 import { APPLICATION_HEADER, AUTH_REQUEST_PATH, FORWARD_PATH, START_PATH } from './check.js';
+import { upstreamOrigin } from './upstream.js';
 
 export const PROXIES = ['caddy', 'nginx', 'traefik'] as const;
 export type Proxy = (typeof PROXIES)[number];
@@ -40,6 +41,21 @@ export interface SnippetOptions {
 }
 
 export const DEFAULT_UPSTREAM = 'http://127.0.0.1:8080';
+
+/**
+ * Where an application's proxy configuration points when nobody says otherwise: the app preset's
+ * `upstream` input (where the app listens), and its hosts served the way the preset's `baseUrl`
+ * is (http or https); else DEFAULT_UPSTREAM over https. The panel, the CLI and the set-up text
+ * start from the same. An input stored before the upstream rule (issue 49, H10) is used only if
+ * it keeps to it.
+ */
+export function snippetDefaults(app: Pick<Application, 'preset'>): SnippetOptions {
+  const inputs = app.preset?.inputs ?? {};
+  return {
+    upstream: upstreamOrigin(inputs.upstream ?? DEFAULT_UPSTREAM) ?? DEFAULT_UPSTREAM,
+    scheme: inputs.baseUrl?.startsWith('http:') ? 'http' : 'https',
+  };
+}
 
 /**
  * The identity headers' underscore spellings (issue 49, H7): CGI, WSGI, Rack and PHP turn both
