@@ -41,6 +41,7 @@ export const commands: CommandEntry[] = [
   { name: 'app update', summary: "change an application's settings (e.g. --signing-alg ES256)", load: async () => (await import('./admin/apps.js')).appUpdate },
   { name: 'app delete', summary: 'delete an application with its members, invitations and API keys', load: async () => (await import('./admin/apps.js')).appDelete },
   { name: 'app ldap', summary: "turn an application's LDAP directory access on or off, or make its service account a new password", load: async () => (await import('./admin/apps.js')).appLdap },
+  { name: 'app radius', summary: "an application's RADIUS clients (each secret shown once), VLANs by group and default VLAN", load: async () => (await import('./admin/radius.js')).appRadius },
   { name: 'invite', summary: 'invite people to an application by e-mail', load: async () => (await import('./admin/members.js')).invite },
   { name: 'member list', summary: "list an application's members", load: async () => (await import('./admin/members.js')).memberList },
   { name: 'group list', summary: 'list the directory groups (--query: id prefix)', load: async () => (await import('./admin/groups.js')).groupList },
