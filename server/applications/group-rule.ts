@@ -8,7 +8,7 @@
  *   and so does every refresh (oauth/token/refresh-token.ts: `invalid_grant`);
  * - forward auth: its check (on the groups it reads anyway for Remote-Groups) and its hand-over;
  * - LDAP binds and every operation after them (ldap/bind.ts);
- * - RADIUS (radius/authenticate.ts) — and next SAML: they ask here where they decide who is let in.
+ * - RADIUS (radius/people.ts: PAP, EAP-TTLS and EAP-TLS) — and next SAML: they ask here where they decide who is let in.
  * A person in an allowed group may also join an invitation-only application without an invitation
  * (accounts/membership.ts `admitNewcomer`). Nothing else reads `allowedGroups` to decide access.
  *

@@ -5,16 +5,17 @@
  *   auth's Basic use (account passwords never work: a second factor cannot be bypassed); the
  *   password must be for the application the client belongs to;
  * - a network certificate (EAP-TLS): found by its fingerprint; refused when revoked, expired, of
- *   another application, or its person disabled or membership not active.
+ *   another application, or its person disabled or membership not active (suspended or deleted).
  * Either way, the person must pass the application's group rule (`allowedGroups`,
- * applications/group-rule.ts, the one every protocol honours), read live like the rest.
+ * applications/group-rule.ts, the one every protocol honours): when it names groups, only a person
+ * in one of them passes, read live like the rest.
  * And which VLAN: the first `vlans` rule (in order) whose group the person is in, else `defaultVlan`.
  */
 import type { AppContext } from '../context.js';
 import type { RadiusSettings } from '../db/schema.js';
 import { verifyAppPassword } from '../app-passwords/verify.js';
-import { groupIdsOfPerson } from '../groups/queries.js';
 import { personPassesGroupRule } from '../applications/group-rule.js';
+import { groupIdsOfPerson } from '../groups/queries.js';
 import { findCertificate, touchCertificate } from './queries.js';
 
 export interface Admitted {
