@@ -6,13 +6,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { passwordPolicyRoutes } from './password-policy-routes.js';
-import { eq } from 'drizzle-orm';
 import { Type } from 'typebox';
 import { actorName, routeTable } from '../http/admin-auth.js';
 import { capabilitiesOf } from '../http/admin-policy.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
-import { people } from '../db/schema.js';
-import { one } from '../db/store.js';
+import { findPersonRow } from '../people/queries.js';
 import { AdminMeSchema, AdministratorListSchema, AdministratorParams, AdministratorPutSchema, AdministratorSchema } from './schemas.js';
 import { deleteAdministrator, listAdministratorRecords, putAdministrator } from './service.js';
 
@@ -61,7 +59,7 @@ const administratorRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (actor.type === 'api_key') {
         return { via: 'api_key' as const, personId: null, email: null, name: null, role: null, applications: [actor.applicationId], capabilities: capabilitiesOf({ scopes: actor.scopes }, table) };
       }
-      const person = await one(ctx.db.select({ email: people.email, name: people.name }).from(people).where(eq(people.id, actor.personId)));
+      const person = await findPersonRow(ctx.db, actor.personId);
       return {
         via: 'panel' as const, personId: actor.personId, email: person?.email ?? null, name: person?.name ?? null, role: actor.role,
         applications: [...actor.applications], capabilities: capabilitiesOf(actor, table),

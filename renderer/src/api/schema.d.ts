@@ -6370,7 +6370,7 @@ export interface paths {
                                 }[];
                                 /** @description the entry's key: an id, or an administrator's e-mail address */
                                 id: string;
-                                kind: "passwordPolicy" | "ssoGroup" | "group" | "application" | "administrator";
+                                kind: "passwordPolicy" | "ssoGroup" | "group" | "application" | "directorySource" | "administrator";
                             }[];
                             /** @description secrets the apply generated (a new web application's client secret, a webhook secret, an LDAP password), shown only in this answer */
                             secrets: {
