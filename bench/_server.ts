@@ -72,6 +72,30 @@ export function peakRssMiB(pid: number): number {
   }
 }
 
+/**
+ * Runs `work` while sampling the process's resident set every `everyMs`: the highest VmRSS seen, in
+ * MiB (VmHWM cannot say what one window held: it counts from the process's start).
+ */
+export async function peakRssDuring<T>(pid: number, work: () => Promise<T>, everyMs = 50): Promise<{ result: T; peakMiB: number }> {
+  let peak = 0;
+  const sample = () => {
+    try {
+      peak = Math.max(peak, statusBytes(pid).VmRSS / 2 ** 20);
+    } catch {
+      // exited: keep what was seen
+    }
+  };
+  sample();
+  const timer = setInterval(sample, everyMs);
+  try {
+    const result = await work();
+    sample();
+    return { result, peakMiB: peak };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** Resident set size of a process in MiB (VmRSS in /proc/<pid>/status). */
 export function rssMiB(pid: number): number {
   return statusBytes(pid).VmRSS / 2 ** 20;
@@ -140,12 +164,13 @@ export interface BenchServer {
 
 /**
  * Spawns the built `gatehouse serve` on `dataDir`, which applies its launch settings to itself
- * (server/cli/launch.ts); `ready` resolves with its URL once it says so over IPC.
+ * (server/cli/launch.ts); `ready` resolves with its URL once it says so over IPC. `entry` is the
+ * bundle, or `bin/gatehouse.js` to start it as the installed command does.
  */
-export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = [], port = 0) {
+export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = [], port = 0, entry: string = SERVER_BUNDLE) {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', String(port)],
+    [...nodeArgs, join(root, entry), 'serve', '--data-dir', dataDir, '--port', String(port)],
     // The admin token through the environment: `serve` refuses it on the command line (ps shows that).
     // BENCH_SERVER_LOG=FILE keeps the server's log lines (warnings and errors) there.
     {

@@ -15,7 +15,7 @@ import { afterCursor, toPage } from '../http/pagination.js';
 import { PANEL_CLIENT_ID } from '../http/schemas.js';
 import { applicationRealm } from './realms.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
-import { getApplication } from './lookup.js';
+import { findApplication, getApplication } from './lookup.js';
 import { DEFAULT_GRANT_TYPES, type ApplicationCreate, type ApplicationPatch, type AuthPolicyPatch } from './schemas.js';
 import { sealNullable } from '../db/secrets-at-rest.js';
 import { webhookSecretPurpose } from '../webhooks/sign.js';
@@ -79,7 +79,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
   const now = ctx.clock.now();
 
   const created = await transaction(ctx.db, async (tx) => {
-    if (await one(tx.select({ id: applications.id }).from(applications).where(eq(applications.id, input.id)))) {
+    if (await findApplication(tx, input.id)) {
       throw conflict('application_exists', `An application with id "${input.id}" already exists.`);
     }
     if (await isPurging(tx, 'application', input.id)) {
@@ -131,8 +131,13 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
 /**
  * `options.preset`: a new record of the app preset (an upgrade taken, presets/upgrade.ts; a
  * configuration file's, config-as-code), written in the same transaction; null: none any more.
+ * `options.manages`: whether the caller administers another application too (an app manager's
+ * own only; everyone else's all), for the rules that compare applications (forward auth's hosts).
  */
-export async function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string, options: { preset?: AppliedPreset | null } = {}) {
+export async function updateApplication(
+  ctx: AppContext, id: string, patch: ApplicationPatch, actor: string,
+  options: { preset?: AppliedPreset | null; manages?: (applicationId: string) => boolean } = {},
+) {
   const current = await getApplication(ctx, id);
   const clientType = patch.clientType ?? current.clientType;
   const redirectUris = patch.redirectUris ?? current.redirectUris;
@@ -142,7 +147,7 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
   const backchannelLogoutUri = patch.backchannelLogoutUri === undefined ? current.backchannelLogoutUri : patch.backchannelLogoutUri;
   // Only a changed group, logout URI or claim setting is checked, so an update never fails over one
   // it does not touch (a claim naming a since-removed group or profile field stays, left out at issuance).
-  const { errors, authPolicy, customClaims, fields } = await checkChange(ctx, id, patch, current);
+  const { errors, authPolicy, customClaims, fields } = await checkChange(ctx, id, patch, current, options.manages);
   if (errors.length) throw validationFailed(errors);
   if (patch.audience !== undefined) await assertAudienceFree(ctx.db, patch.audience, id);
 

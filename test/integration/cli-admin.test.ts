@@ -221,7 +221,7 @@ describe('gatehouse app', () => {
     const caddy = ok(await gatehouse(['app', 'show', 'wiki-site', '--proxy', 'caddy', '--upstream', 'http://10.0.0.9:8096']));
     const snippet = (await api('GET', '/api/admin/applications/wiki-site/forward-auth/snippet?proxy=caddy&upstream=http://10.0.0.9:8096')).body.snippet;
     expect(caddy).toBe(snippet);
-    expect(caddy).toContain('https://wiki.lan.example, https://*.media.lan.example {\n');
+    expect(caddy).toContain('"https://wiki.lan.example" "https://*.media.lan.example" {\n');
     expect(ok(await gatehouse(['app', 'show', 'wiki-site', '--proxy', 'nginx', '--scheme', 'http']))).toContain('    listen 80;\n');
     failed(
       await gatehouse(['app', 'create', '--name', 'Clash', '--audience', 'urn:clash', '--redirect-uri', 'https://clash.example/cb', '--forward-auth-host', 'wiki.lan.example']),

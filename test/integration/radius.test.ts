@@ -2,7 +2,8 @@
  * RADIUS on both engines (spec radius.md): the `radius` application field in the admin API (secrets
  * generated and shown once, kept by name, rotated; the record never shows them; the rules), and
  * the listener over real UDP on loopback with the server's own codec as the client for exact
- * packets: PAP accepted with User-Name, Class and the VLAN, the same reject for every refusal, the
+ * packets: PAP accepted with User-Name, Class and the VLAN, the same reject for every refusal (the
+ * application's group rule and a suspended membership among them), the
  * budgets (a right password passes while the name's is spent), unknown clients, missing
  * Message-Authenticators, oversize and malformed datagrams dropped and counted while valid ones
  * are answered, duplicates answered from the cache without a second evaluation, accounting kept as
@@ -21,7 +22,7 @@ import { insertGroup, memberWithAppPassword, personByEmail } from '../helpers/ld
 import { exchange, pap, papRequest, radiusApplication, startRadiusFor } from '../helpers/radius.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
-import { auditLog, networkCertificates, radiusSessions } from '../../server/db/schema.js';
+import { auditLog, memberships, networkCertificates, radiusSessions } from '../../server/db/schema.js';
 import { engineOf, many } from '../../server/db/store.js';
 import { Attr, Code, decodePacket, encodeRequest, integer } from '../../server/radius/codec.js';
 import { FAILURES_PER_NAME } from '../../server/radius/limits.js';
@@ -144,6 +145,31 @@ describe('PAP over UDP', () => {
     expect((await pap(port, secret, 'bob@example.com', 'wrong-again'))!.code).toBe(Code.accessReject);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect((await pap(port, secret, 'bob@example.com', bob.password))!.code).toBe(Code.accessAccept);
+  });
+});
+
+describe('who may connect', () => {
+  it('the application\'s group rule and a suspended membership refuse with the same Access-Reject; each lifted, the same password passes', async () => {
+    const carol = await memberWithAppPassword(t, 'carol@example.com', 'wifi');
+    const carolId = (await personByEmail(t, 'carol@example.com')).id;
+    expect((await pap(port, secret, 'carol@example.com', carol.password))!.code).toBe(Code.accessAccept);
+
+    const ruled = await t.admin('PATCH', '/api/admin/applications/wifi', { forwardAuth: { hosts: ['wifi.localhost'], groups: ['staff'] } });
+    expect(ruled.statusCode, ruled.body).toBe(200);
+    const outside = (await pap(port, secret, 'carol@example.com', carol.password))!;
+    expect(outside.code).toBe(Code.accessReject);
+    expect(outside.attributes.map((a) => a.type)).toEqual([Attr.messageAuthenticator]);
+    expect((await pap(port, secret, 'ada@example.com', ada.password))!.code).toBe(Code.accessAccept);
+    expect((await t.admin('PATCH', '/api/admin/applications/wifi', { forwardAuth: null })).statusCode).toBe(200);
+    expect((await pap(port, secret, 'carol@example.com', carol.password))!.code).toBe(Code.accessAccept);
+
+    const [membership] = await many(t.db.select().from(memberships).where(and(eq(memberships.personId, carolId), eq(memberships.applicationId, 'wifi'))));
+    expect((await t.admin('PATCH', `/api/admin/applications/wifi/users/${membership!.id}`, { status: 'suspended' })).statusCode).toBe(200);
+    const suspended = (await pap(port, secret, 'carol@example.com', carol.password))!;
+    expect(suspended.code).toBe(Code.accessReject);
+    expect(suspended.attributes.map((a) => a.type)).toEqual([Attr.messageAuthenticator]);
+    expect((await t.admin('PATCH', `/api/admin/applications/wifi/users/${membership!.id}`, { status: 'active' })).statusCode).toBe(200);
+    expect((await pap(port, secret, 'carol@example.com', carol.password))!.code).toBe(Code.accessAccept);
   });
 });
 
