@@ -4,7 +4,9 @@
  * GATEHOUSE_RADIUS=on on free loopback ports: a PAP Access-Accept and an accounting Start and Stop
  * over UDP (the server's own codec as the NAS), then the person's page lists the session (the
  * application, the gear, the device, the data) and the network certificate an administrator
- * issued, which the page revokes after a confirmation.
+ * issued, which the page revokes after a confirmation. The Overview shows the listener's
+ * addresses, and the application's RADIUS tab (Connect) makes a client a new secret, shown once,
+ * with which the server answers at once and without which it drops.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
@@ -104,4 +106,30 @@ describe("the person's page", () => {
     const listed = await adminJson<{ networkCertificates: { name: string; revokedAt: string | null }[] }>('GET', `/api/admin/people/${personId}/network-certificates`);
     expect(listed.networkCertificates).toEqual([expect.objectContaining({ name: 'Ada laptop', revokedAt: expect.any(String) })]);
   });
+
+  it("the Overview shows the listener; the application's RADIUS tab makes a client a new secret, shown once, which the server takes at once", async () => {
+    await page.goto(`${server.url}/admin/`);
+    const status = page.getByTestId('radius-status');
+    await status.waitFor();
+    const { auth, accounting } = server.running.radius!.state();
+    await expect.poll(() => status.locator('code').allTextContents()).toEqual([auth, accounting]);
+
+    await page.goto(`${server.url}/admin/applications/wifi/connect/radius`);
+    const form = page.getByTestId('radius');
+    await form.waitFor();
+    expect(await form.locator('textarea[name="radiusClients"]').inputValue()).toBe('Office APs = 127.0.0.1');
+    await page.getByRole('button', { name: 'New secret' }).click();
+    await page.getByRole('dialog').getByText('Make a new shared secret?').waitFor();
+    await page.getByRole('dialog').getByRole('button', { name: 'Make new secret' }).click();
+    const shown = page.getByTestId('copy-office-aps');
+    await shown.waitFor();
+    const fresh = (await shown.textContent())!.trim();
+    expect(fresh.length).toBeGreaterThanOrEqual(22);
+    expect(fresh).not.toBe(secret);
+    await shot(page, 'application-radius');
+    expect((await pap(port, fresh, 'ada@example.com', appPassword))!.code).toBe(Code.accessAccept);
+    expect(await pap(port, secret, 'ada@example.com', appPassword)).toBeUndefined();
+    secret = fresh;
+  });
 });
+
