@@ -657,6 +657,7 @@ export const samlLogouts = pgTable(
   },
   (t) => [
     index('saml_logouts_started_idx').on(t.startedAt),
+    index('saml_logouts_awaiting_idx').on(t.awaiting),
   ],
 );
 
@@ -671,6 +672,7 @@ export const samlRequests = pgTable(
     forceAuthn: boolean('force_authn').notNull(),
     isPassive: boolean('is_passive').notNull(),
     mfaClass: text('mfa_class'),
+    nameIdFormat: text('name_id_format'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     answeredAt: timestamp('answered_at', { withTimezone: true, precision: 3, mode: 'date' }),
@@ -699,7 +701,7 @@ export const samlSessions = pgTable(
     foreignKey({ name: 'saml_sessions_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
     foreignKey({ name: 'saml_sessions_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     uniqueIndex('saml_sessions_session_app_uq').on(t.sessionId, t.applicationId),
-    index('saml_sessions_app_idx').on(t.applicationId),
+    index('saml_sessions_app_name_idx').on(t.applicationId, t.nameId),
     index('saml_sessions_person_idx').on(t.personId),
   ],
 );

@@ -1262,6 +1262,8 @@ export const samlRequests = sqliteTable(
     isPassive: flag('is_passive').notNull(),
     /** The SP asked for a second factor (RequestedAuthnContext); the class it named, to answer with. */
     mfaClass: text('mfa_class'),
+    /** The NameID format the SP asked for (NameIDPolicy), when one of ours; null: the configured one. */
+    nameIdFormat: text('name_id_format').$type<SamlNameIdFormat>(),
     createdAt: timestamp('created_at').notNull(),
     expiresAt: timestamp('expires_at').notNull(),
     answeredAt: timestamp('answered_at'),
@@ -1298,7 +1300,8 @@ export const samlSessions = sqliteTable(
   },
   (t) => [
     uniqueIndex('saml_sessions_session_app_uq').on(t.sessionId, t.applicationId),
-    index('saml_sessions_app_idx').on(t.applicationId),
+    // An SP's LogoutRequest without a SessionIndex finds its sessions by NameID.
+    index('saml_sessions_app_name_idx').on(t.applicationId, t.nameId),
     index('saml_sessions_person_idx').on(t.personId),
   ],
 );
@@ -1349,12 +1352,20 @@ export const samlLogouts = sqliteTable(
     startedAt: timestamp('started_at').notNull(),
     deadline: timestamp('deadline').notNull(),
   },
-  (t) => [index('saml_logouts_started_idx').on(t.startedAt)],
+  (t) => [
+    index('saml_logouts_started_idx').on(t.startedAt),
+    // An SP's LogoutResponse names the request it answers (InResponseTo).
+    index('saml_logouts_awaiting_idx').on(t.awaiting),
+  ],
 );
 
 export type SamlLogoutFinish =
+  /** A LogoutResponse to the SP whose LogoutRequest started it. */
   | { kind: 'sp'; applicationId: string; inResponseTo: string; relayState: string | null }
-  | { kind: 'url'; url: string };
+  /** A redirect: the OIDC end-session's destination, the account page. */
+  | { kind: 'url'; url: string }
+  /** The signed-out page (an SP that asked without a single-logout endpoint to answer at). */
+  | { kind: 'page'; applicationId: string };
 
 // ---------------------------------------------------------------------------------------------
 // Data lifecycle (server/data-lifecycle/)

@@ -8,7 +8,7 @@
  * - SAML sessions by their SessionIndex (primary key), by Gatehouse session and SP
  *   (`saml_sessions_session_app_uq`), all of a Gatehouse session (its prefix);
  * - persistent NameIDs by SP and person (primary key), by SP and value (`saml_subjects_value_uq`);
- * - logouts in progress by handle (primary key).
+ * - logouts in progress by the request they await (`saml_logouts_awaiting_idx`) and by key.
  */
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
@@ -110,8 +110,10 @@ export async function samlSessionByIndex(db: Db, sessionIndex: string): Promise<
   return await one(db.select().from(samlSessions).where(eq(samlSessions.id, sessionIndex)));
 }
 
-export async function samlSessionOf(db: Db, sessionId: string, applicationId: string): Promise<SamlSession | undefined> {
-  return await one(db.select().from(samlSessions).where(and(eq(samlSessions.sessionId, sessionId), eq(samlSessions.applicationId, applicationId))));
+/** An SP's SAML sessions with this NameID (a LogoutRequest without SessionIndex). */
+export async function samlSessionsByNameId(db: Db, applicationId: string, nameId: string): Promise<SamlSession[]> {
+  if (nameId.length > 1024) return [];
+  return await many(db.select().from(samlSessions).where(and(eq(samlSessions.applicationId, applicationId), eq(samlSessions.nameId, nameId))));
 }
 
 /** The SAML sessions of Gatehouse sessions not told of the end yet, with their SPs' settings. */
@@ -136,15 +138,17 @@ export async function endSamlSessions(db: Db, ids: string[], now: Date): Promise
 
 // --- Logouts in progress -------------------------------------------------------------------------
 
-export async function startLogout(db: Db, row: Omit<SamlLogout, 'handleHash'>): Promise<string> {
-  const handle = randomToken();
-  await exec(db.insert(samlLogouts).values({ ...row, handleHash: sha256(handle) }));
-  return handle;
+/** Records a logout in progress; returns it. */
+export async function startLogout(db: Db, row: Omit<SamlLogout, 'handleHash'>): Promise<SamlLogout> {
+  const stored = { ...row, handleHash: sha256(randomToken()) };
+  await exec(db.insert(samlLogouts).values(stored));
+  return stored;
 }
 
-export async function logoutByHandle(db: Db, handle: string): Promise<SamlLogout | undefined> {
-  if (handle.length > 100) return undefined;
-  return await one(db.select().from(samlLogouts).where(eq(samlLogouts.handleHash, sha256(handle))));
+/** The logout waiting for the LogoutResponse to `requestId`. */
+export async function logoutAwaiting(db: Db, requestId: string): Promise<SamlLogout | undefined> {
+  if (requestId.length > 256) return undefined;
+  return await one(db.select().from(samlLogouts).where(eq(samlLogouts.awaiting, requestId)));
 }
 
 /** Moves a logout on: what is left, the request awaited; false when someone else moved it first. */

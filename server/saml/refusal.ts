@@ -5,6 +5,8 @@
  * with that reason (never the XML), and counted. The `detail` is for the audit log only: it says
  * what was wrong in English, never echoing the message.
  */
+import type { Application } from '../db/schema.js';
+
 export const REFUSAL_REASONS = [
   // The bytes and the XML (xml.ts, bindings.ts).
   'bad_encoding',
@@ -35,11 +37,24 @@ export const REFUSAL_REASONS = [
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 export class SamlRefusal extends Error {
+  /** The SP the message came from, once known (its page is branded, its audit entry names it). */
+  app: Application | undefined;
+
   constructor(
     readonly reason: RefusalReason,
     readonly detail: string,
   ) {
     super(`${reason}: ${detail}`);
     this.name = 'SamlRefusal';
+  }
+}
+
+/** Runs `fn`, naming `app` in any refusal it throws. */
+export async function fromSp<T>(app: Application, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof SamlRefusal) error.app ??= app;
+    throw error;
   }
 }

@@ -10,6 +10,7 @@ CREATE TABLE `saml_logouts` (
 );
 --> statement-breakpoint
 CREATE INDEX `saml_logouts_started_idx` ON `saml_logouts` (`started_at`);--> statement-breakpoint
+CREATE INDEX `saml_logouts_awaiting_idx` ON `saml_logouts` (`awaiting`);--> statement-breakpoint
 CREATE TABLE `saml_requests` (
 	`handle_hash` text PRIMARY KEY NOT NULL,
 	`application_id` text NOT NULL,
@@ -19,6 +20,7 @@ CREATE TABLE `saml_requests` (
 	`force_authn` integer NOT NULL,
 	`is_passive` integer NOT NULL,
 	`mfa_class` text,
+	`name_id_format` text,
 	`created_at` integer NOT NULL,
 	`expires_at` integer NOT NULL,
 	`answered_at` integer,
@@ -42,7 +44,7 @@ CREATE TABLE `saml_sessions` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `saml_sessions_session_app_uq` ON `saml_sessions` (`session_id`,`application_id`);--> statement-breakpoint
-CREATE INDEX `saml_sessions_app_idx` ON `saml_sessions` (`application_id`);--> statement-breakpoint
+CREATE INDEX `saml_sessions_app_name_idx` ON `saml_sessions` (`application_id`,`name_id`);--> statement-breakpoint
 CREATE INDEX `saml_sessions_person_idx` ON `saml_sessions` (`person_id`);--> statement-breakpoint
 CREATE TABLE `saml_signing_keys` (
 	`id` text PRIMARY KEY NOT NULL,

@@ -18,6 +18,7 @@ CREATE TABLE "saml_requests" (
 	"force_authn" boolean NOT NULL,
 	"is_passive" boolean NOT NULL,
 	"mfa_class" text,
+	"name_id_format" text,
 	"created_at" timestamp (3) with time zone NOT NULL,
 	"expires_at" timestamp (3) with time zone NOT NULL,
 	"answered_at" timestamp (3) with time zone
@@ -61,10 +62,11 @@ ALTER TABLE "saml_sessions" ADD CONSTRAINT "saml_sessions_person_id_people_id_fk
 ALTER TABLE "saml_subjects" ADD CONSTRAINT "saml_subjects_application_id_applications_id_fk" FOREIGN KEY ("application_id") REFERENCES "public"."applications"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "saml_subjects" ADD CONSTRAINT "saml_subjects_person_id_people_id_fk" FOREIGN KEY ("person_id") REFERENCES "public"."people"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "saml_logouts_started_idx" ON "saml_logouts" USING btree ("started_at");--> statement-breakpoint
+CREATE INDEX "saml_logouts_awaiting_idx" ON "saml_logouts" USING btree ("awaiting");--> statement-breakpoint
 CREATE UNIQUE INDEX "saml_requests_request_uq" ON "saml_requests" USING btree ("application_id","request_id");--> statement-breakpoint
 CREATE INDEX "saml_requests_expires_idx" ON "saml_requests" USING btree ("expires_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "saml_sessions_session_app_uq" ON "saml_sessions" USING btree ("session_id","application_id");--> statement-breakpoint
-CREATE INDEX "saml_sessions_app_idx" ON "saml_sessions" USING btree ("application_id");--> statement-breakpoint
+CREATE INDEX "saml_sessions_app_name_idx" ON "saml_sessions" USING btree ("application_id","name_id");--> statement-breakpoint
 CREATE INDEX "saml_sessions_person_idx" ON "saml_sessions" USING btree ("person_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "saml_subjects_value_uq" ON "saml_subjects" USING btree ("application_id","value");--> statement-breakpoint
 CREATE INDEX "saml_subjects_person_idx" ON "saml_subjects" USING btree ("person_id");--> statement-breakpoint
