@@ -15,7 +15,9 @@ import { loadConfig } from '../server/config.js';
 import type { Application } from '../server/db/schema.js';
 import { PRESETS } from '../server/presets/catalogue/index.js';
 import { applicationFields, presetAudience } from '../server/presets/apply.js';
-import { setupContext } from '../server/presets/setup.js';
+import { runtimeOf, setupContext } from '../server/presets/setup.js';
+import { setupTrust } from '../server/trust/setup-trust.js';
+import { DEFAULT_CA_PATH } from '../server/http/lan-trust-wire.js';
 import type { Preset, PresetCategory, PresetInputs } from '../server/presets/types.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -152,9 +154,13 @@ export function presetSection(preset: Preset): string[] {
   return out;
 }
 
+/** The example CA's trust lines: the fingerprint is the one the control panel shows. */
+const EXAMPLE_CA = { pem: '', der: Buffer.alloc(0), fingerprintSha256: '<the CA fingerprint the panel shows>', notAfter: new Date(0) };
+
 function setupFor(preset: Preset, inputs: PresetInputs) {
   const config = loadConfig(EXAMPLE_ENV);
-  return preset.setup(setupContext(config, exampleApplication(preset, inputs)));
+  const trust = setupTrust(EXAMPLE_CA, `${config.issuer}/trust/gatehouse-ca.pem`, runtimeOf(preset.id), DEFAULT_CA_PATH);
+  return preset.setup(setupContext(config, exampleApplication(preset, inputs), trust));
 }
 
 const STATUS_WORDS: Record<Status, string> = {

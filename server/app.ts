@@ -5,12 +5,13 @@
  * Scopes: `/api/admin` (admin token or API key, problem+json), `/api/me` (session cookie),
  * `/api/auth` (OAuth/OIDC with RFC 6749 errors, sign-in endpoints), hosted pages, `/admin/`.
  */
+import type { Server as TlsServer } from 'node:tls';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Db } from './db/client.js';
 import type { Config } from './config.js';
-import type { AppContext } from './context.js';
+import type { AppContext, GatehousePlugin } from './context.js';
 import { systemClock, type Clock } from './util/clock.js';
 import { fixedAdminToken, type AdminTokenStore } from './http/admin-token.js';
 import { notFound, problemErrorHandler, sendProblem } from './http/problem.js';
@@ -27,16 +28,19 @@ import { registerHealthRoutes } from './http/health.js';
 import { applicationRoutes } from './applications/routes.js';
 import { ssoGroupRoutes } from './applications/sso-group-routes.js';
 import { providerRoutes } from './applications/provider-routes.js';
-import { featurePlugins } from './features.js';
+import { featurePlugins, protocolPlugins } from './features.js';
 import { Metrics } from './metrics/metrics.js';
+import { Hooks } from './plugin-api/hooks.js';
+import { Registries } from './plugin-api/registries.js';
+import { adminPluginRoutes } from './http/admin-feature.js';
 import { clientAddressOf, withClientAddress } from './http/client-address.js';
 import { isBrowserNavigation, isPageRequest, pageErrorHandler } from './pages/page-scope.js';
 import { pageText } from './i18n/index.js';
 import { errorTitle } from './pages/text.js';
 import { renderError } from './pages/render.js';
-import { CodeStore } from './oauth/authorize/code.js';
 import { useKeySecret } from './db/secrets-at-rest.js';
 import { loadSharedKey } from './accounts/second-factor/secret-box.js';
+import { NO_LAN_TRUST } from './http/lan-trust-wire.js';
 
 export interface AppDeps {
   db: Db;
@@ -50,6 +54,8 @@ export interface AppDeps {
   https?: { key: string; cert: string };
   /** Told about every route as it is registered (the fuzz tests enumerate the whole surface). */
   onRoute?: (route: RouteOptions) => void;
+  /** Plugins set up after the built-in ones (server/features.ts): tests prove the plugin API with their own. */
+  plugins?: GatehousePlugin[];
 }
 
 /** JSON bodies are limited to this many bytes (413 `payload_too_large` beyond). */
@@ -106,12 +112,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config: deps.config,
     clock: deps.clock ?? systemClock,
     adminToken: deps.adminToken ?? fixedAdminToken(deps.config.adminToken ?? ''),
-    codes: new CodeStore(),
     wakeWebhooks: () => {},
     wakePurger: () => {},
-    ldapListener: () => null,
     readAccessToken: async () => undefined,
     metrics,
+    hooks: new Hooks(),
+    registries: new Registries(),
+    lanTrust: NO_LAN_TRUST,
+    serveCertificate: (material) => {
+      if (deps.https) (app.server as unknown as Partial<TlsServer>).setSecureContext?.({ key: material.key, cert: material.cert });
+    },
     listenAddresses: () => {
       const address = app.server.address();
       return address && typeof address === 'object' ? [address] : [];
@@ -119,6 +129,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
   app.decorate('ctx', ctx);
+  // The protocol plugins listen and fill the registries before any route exists (plugin-api/).
+  const pluginRoutes = [...protocolPlugins, ...(deps.plugins ?? [])].map((plugin) => plugin.setup(ctx));
+  ctx.registries.close();
   app.decorate('earlyAnswers', early);
   app.decorateRequest('actor', undefined as never);
 
@@ -174,7 +187,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { prefix: '/api/admin' },
   );
 
-  for (const plugin of featurePlugins) await app.register(plugin, { startWorkers: deps.startWorkers ?? false });
+  const options = { startWorkers: deps.startWorkers ?? false };
+  for (const plugin of featurePlugins) await app.register(plugin, options);
+  for (const routes of pluginRoutes) if (routes) await app.register(routes, options);
+  // The admin routes plugins registered, behind the admin guard with their rules (registries.adminRoutes).
+  await app.register(adminPluginRoutes(ctx.registries.adminRoutes.all));
 
   return app;
 }

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isIP } from 'node:net';
-import { parseSwitch } from './cli/launch.js';
+import { parseSwitch } from './util/switches.js';
 import { addressEntryProblem, NAMED_RANGES } from './util/address-list.js';
 import { DEFAULT_LOCALE, LOCALES, isLocale, type Locale } from './i18n/locales.js';
 
@@ -124,6 +124,9 @@ export type TlsConfig =
   | { mode: 'off' }
   | { mode: 'auto'; extraNames: string[] }
   | { mode: 'files'; certFile: string; keyFile: string };
+
+/** Whether the server keeps a local CA under `<data>/tls/` (GATEHOUSE_TLS=auto). */
+export const hasLocalCa = (tls: TlsConfig): tls is Extract<TlsConfig, { extraNames: string[] }> => tls.mode === 'auto';
 
 /** Flags accepted by `gatehouse serve`, each mirroring an environment variable. */
 export interface ServeFlags {

@@ -1,10 +1,11 @@
 /**
- * Feature plugins registered by `buildApp` after the core admin API. Each feature owns its
- * routes (and any scope hooks such as `requireAdmin` or the OAuth error handler) inside its own
- * plugin, so adding a feature is one line here.
+ * What `buildApp` registers after the core admin API: the core features, each owning its routes
+ * (and any scope hooks such as `requireAdmin` or the OAuth error handler) inside its own Fastify
+ * plugin, and the protocol plugins (plugin-api/), which `buildApp` sets up first so they can fill
+ * the registries the core features read. Adding either is one line here.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { FeatureOptions } from './context.js';
+import type { FeatureOptions, GatehousePlugin } from './context.js';
 import { accountsFeature } from './accounts/routes.js';
 import { pagesFeature } from './pages/routes.js';
 import { opsPlugin } from './ops/plugin.js';
@@ -24,10 +25,13 @@ import { peoplePlugin } from './people/routes.js';
 import { groupsPlugin } from './groups/routes.js';
 import { activityPlugin } from './activity/routes.js';
 import { forwardAuthPlugin } from './forward-auth/plugin.js';
-import { administratorsPlugin } from './administrators/routes.js';
-import { metricsFeature } from './metrics/route.js';
-import { presetsFeature } from './presets/plugin.js';
-import { configPlugin } from './config-as-code/routes.js';
+import { ldapPlugin } from './ldap/plugin.js';
+import { appPasswordsPlugin } from './app-passwords/plugin.js';
+import { administratorsPlugin } from './administrators/plugin.js';
+import { metricsPlugin } from './metrics/route.js';
+import { presetsPlugin } from './presets/plugin.js';
+import { configAsCodePlugin } from './config-as-code/plugin.js';
+import { trustPlugin } from './trust/plugin.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -48,9 +52,17 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   peoplePlugin,
   groupsPlugin,
   activityPlugin,
+];
+
+/** The protocol plugins, set up in this order (their hooks run in it too). */
+export const protocolPlugins: GatehousePlugin[] = [
   forwardAuthPlugin,
+  ldapPlugin,
+  appPasswordsPlugin,
   administratorsPlugin,
-  metricsFeature,
-  presetsFeature,
-  configPlugin,
+  metricsPlugin,
+  presetsPlugin,
+  configAsCodePlugin,
+  // LAN trust fills ctx.lanTrust itself when its routes register (server/trust/plugin.ts).
+  { name: 'trust', setup: () => trustPlugin },
 ];

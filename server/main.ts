@@ -20,6 +20,7 @@ import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
 import { caStatus, certificateNames, ensureLocalTls, loadOwnTls, normalizeIp, type TlsMaterial } from './ops/tls.js';
 import { answerCaRequest } from './ops/ca-page.js';
+import { answerPlainHttpTrust } from './trust/plain-http.js';
 import { backupIntoStore, configuredSecret, pruneBackups } from './ops/backup.js';
 import { schemaState } from './ops/schema-version.js';
 import { claimServerPidFile, removePidFile } from './ops/pid-file.js';
@@ -86,7 +87,8 @@ async function guardMigrations(config: Config, file: string): Promise<void> {
 
 /**
  * A plain-http listener that answers 301 to the same path over https, except the local CA
- * (`/ca`, `/ca.pem`: ops/ca-page.ts), which devices need before they can trust the https port.
+ * (`/ca`, `/ca.pem`: ops/ca-page.ts) and the trust page (`/trust…`: trust/plain-http.ts), which
+ * devices need before they can trust the https port.
  * The redirect goes to the host the browser asked for when the served certificate names it (so
  * the name keeps matching), and to the issuer otherwise: echoing any `Host` made it an open
  * redirect (issue 22 review).
@@ -94,6 +96,7 @@ async function guardMigrations(config: Config, file: string): Promise<void> {
 async function startRedirect(config: Config, httpsPort: number, served: () => TlsMaterial | undefined): Promise<Server> {
   const server = createServer((request, response) => {
     if (config.tls.mode === 'auto' && answerCaRequest(config.dataDir, request, response)) return;
+    if (answerPlainHttpTrust(config, request, response)) return;
     const material = served();
     const asked = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d+)?$/.exec(request.headers.host ?? '')?.[1]?.toLowerCase();
     const names = material ? certificateNames(material.cert) : { dns: [], ips: [] };
@@ -181,7 +184,6 @@ async function startClaimed(config: Config): Promise<Running> {
     await closeStore(db);
     throw error;
   }
-  if (ldap) app.ctx.ldapListener = () => ldap.state();
   const checkpointer = postgres ? undefined : startCheckpointer(db, databaseFile);
   warnAboutCa(app, config);
   if (config.lowMemory && !lowMemoryActive()) {
@@ -215,6 +217,8 @@ async function startClaimed(config: Config): Promise<Running> {
   if (tls && config.httpRedirectPort !== undefined) redirect = await startRedirect(config, port, () => running.tls);
   const redirectAddress = redirect?.address();
   if (redirectAddress && typeof redirectAddress === 'object') {
+    // Port 0 picked a free one: what the trust page and the panel link to is the real one.
+    config.httpRedirectPort = redirectAddress.port;
     const listening = app.ctx.listenAddresses;
     app.ctx.listenAddresses = () => [...listening(), redirectAddress];
   }

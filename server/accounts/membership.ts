@@ -5,7 +5,7 @@
  * e-mail; `closed` admits members only.
  */
 import type { AppContext } from '../context.js';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import type { Application, Membership, Person } from '../db/schema.js';
 import { createMembership, findMembership } from '../members/create.js';
 import { acceptInvitation, pendingInvitationFor } from '../invitations/accept.js';

@@ -5,7 +5,7 @@
  * earlier unused links of the same purpose.
  */
 import { and, desc, eq, gt, isNull } from 'drizzle-orm';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import type { AppContext } from '../context.js';
 import { oneTimeTokens, people, type Person } from '../db/schema.js';
 import { Problem } from '../http/problem.js';

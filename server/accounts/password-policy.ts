@@ -11,8 +11,7 @@
  * change made here. The length checks run first and cost nothing; the list and zxcvbn run in
  * their worker (password-strength.ts).
  */
-import type { Db } from '../db/client.js';
-import type { Tx } from '../audit/record.js';
+import type { Db, Tx } from '../db/client.js';
 import { readMeta, writeMeta } from '../db/meta.js';
 import { Problem } from '../http/problem.js';
 import { PASSWORD_MAX_LENGTH } from './passwords.js';

@@ -26,6 +26,7 @@ import { issueToken, linkPerson, redeemToken, sentRecently } from './one-time-to
 import { sendInBackground } from './email-verification.js';
 import type { Locale } from '../i18n/index.js';
 import { one, transaction } from '../db/store.js';
+import { guardPerson } from '../plugin-api/registries.js';
 
 /** Sends a reset link when `email` has an account (at most one a minute); says nothing either way. */
 export async function requestPasswordReset(
@@ -54,7 +55,10 @@ export async function resetPassword(ctx: AppContext, token: string, password: st
   const now = ctx.clock.now();
   return await transaction(ctx.db, async (tx) => {
     const personId = await redeemToken(tx, now, token, 'password_reset');
-    const wasVerified = (await personById(tx, personId))!.emailVerified;
+    const before = (await personById(tx, personId))!;
+    // A plugin may keep the person's password elsewhere (a directory source: 409 managed_by_source).
+    await guardPerson(ctx.registries, tx, before, { kind: 'password' }, `person:${personId}`);
+    const wasVerified = before.emailVerified;
     const person = (await one(tx
       .update(people)
       .set({ passwordHash, emailVerified: true, updatedAt: now })
@@ -75,7 +79,7 @@ export async function resetPassword(ctx: AppContext, token: string, password: st
     }
     if (!accounts.some((a) => a.provider === 'credential')) await addCredentialAccount(tx, person, now);
     await clearBackOff(ctx.db, person.email);
-    await endSessions(tx, now, { personId }, 'password_reset');
+    await endSessions(ctx, tx, now, { personId }, 'password_reset');
     await recordAudit(tx, now, { actor: `person:${personId}`, action: 'person.password_reset', target: personId });
     return person;
   });

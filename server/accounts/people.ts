@@ -64,15 +64,18 @@ export async function applicationForEmailSignIn(ctx: AppContext, applicationId: 
  * session's later ID tokens carry it). Returns the new cookie token, or undefined when the cookie
  * stays.
  */
+/** What starting or ending a session needs of the app context: the store, the configuration, and the hooks it announces on. */
+export type SessionHost = Pick<AppContext, 'db' | 'config' | 'hooks'>;
+
 export async function startSession(
-  db: Db,
+  ctx: SessionHost,
   now: Date,
-  config: Config,
   person: Person,
   app: Application | undefined,
   client: ClientInfo,
   amr: AuthMethod[],
 ): Promise<{ sessionId: string; token: string | undefined }> {
+  const { db, config } = ctx;
   // Every way of signing in ends here: a disabled person gets no session (issue 33).
   if (person.status === 'disabled') throw accountDisabled();
   let sessionId: string | undefined;
@@ -82,7 +85,7 @@ export async function startSession(
     if (current?.personId === person.id) {
       sessionId = current.id;
       await setSessionAmr(db, sessionId, amr);
-    } else if (current) await endSession(db, now, current.id, 'replaced_by_other_person');
+    } else if (current) await endSession(ctx, db, now, current.id, 'replaced_by_other_person');
   }
   if (!sessionId) {
     const created = await createSession(db, now, config, { personId: person.id, userAgent: client.userAgent, ip: client.ip, amr });

@@ -115,7 +115,7 @@ export async function signOut(ctx: AppContext, request: FastifyRequest, reply: F
   const current = await readSession(ctx, request);
   if (current) {
     const now = ctx.clock.now();
-    await transaction(ctx.db, async (tx) => endSession(tx, now, current.session.id, 'sign_out'));
+    await transaction(ctx.db, async (tx) => endSession(ctx, tx, now, current.session.id, 'sign_out'));
   }
   clearSessionCookie(reply, ctx.config);
 }

@@ -11,16 +11,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import UAParser from 'ua-parser-js';
 import type { AppContext } from '../context.js';
 import type { Config } from '../config.js';
-import type { Tx } from '../audit/record.js';
 import { people, sessionRealms, sessions, type Application, type AuthMethod, type Person, type Session } from '../db/schema.js';
-import type { Db } from '../db/client.js';
+import type { Db, Tx } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { forbidden } from '../http/problem.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { newId } from '../util/ids.js';
 import { revokeFamilies, type FamilyScope } from '../oauth/revoke-families.js';
 import { queueMemberLogouts, queueSessionLogouts } from '../oauth/backchannel/outbox.js';
-import { endSiteSessionsOf } from '../forward-auth/site-sessions.js';
+import type { SessionEndReason } from '../plugin-api/hooks.js';
 import { exec, one, many } from '../db/store.js';
 
 export const SESSION_COOKIE = 'gatehouse_session';
@@ -209,22 +208,7 @@ export async function requireRecentSignIn(ctx: AppContext, sessionId: string): P
 }
 
 /** Why sessions end: kept with the back-channel logouts they cause, shown in the delivery log. */
-export type SessionEndReason =
-  | 'sign_out'
-  | 'end_session'
-  | 'session_revoked'
-  | 'signed_out_elsewhere'
-  | 'replaced_by_other_person'
-  | 'password_changed'
-  | 'password_reset'
-  | 'second_factor_reset'
-  | 'second_factor_removed'
-  | 'membership_suspended'
-  | 'membership_deleted'
-  /** An administrator disabled, deleted or signed out the person everywhere (issue 33). */
-  | 'person_disabled'
-  | 'person_deleted'
-  | 'signed_out_by_administrator';
+export type { SessionEndReason };
 
 /**
  * What ends:
@@ -255,19 +239,26 @@ const FAMILY_REASON: Partial<Record<SessionEndReason, string>> = {
  * the caller's transaction. It marks the sessions ended, revokes the refresh-token families
  * born of them, and queues the back-channel logout tokens for the applications that received
  * tokens from them (oauth/backchannel/outbox.ts), which the delivery worker sends after the
- * commit, and ends the forward-auth site sessions handed over from them (forward-auth/site-sessions.ts:
- * their protected hosts stop at the next check). Idempotent: an ended session is not ended (or announced) twice. Returns the ids of
- * the sessions it ended and how many refresh-token families it revoked.
+ * commit, and announces it (`sessionsEnded`, plugin-api/hooks.ts), so the plugins end what hangs
+ * off those sessions in the same transaction (forward auth's site sessions: their protected hosts
+ * stop at the next check). Idempotent: an ended session is not ended (or announced) twice.
+ * Returns the ids of the sessions it ended and how many refresh-token families it revoked.
  */
-export async function endSessions(tx: Tx, now: Date, which: SessionEnd, reason: SessionEndReason): Promise<{ sessionIds: string[]; families: number }> {
+export async function endSessions(
+  ctx: Pick<AppContext, 'hooks'>,
+  tx: Tx,
+  now: Date,
+  which: SessionEnd,
+  reason: SessionEndReason,
+): Promise<{ sessionIds: string[]; families: number }> {
   const familyReason = FAMILY_REASON[reason] ?? 'session_ended';
   if ('application' in which) {
     // The browser sessions live on: they serve the person's other applications, and authorize
     // refuses a suspended member anyway (DESIGN §4.5). The applications are told to drop theirs.
     const families = await revokeFamilies(tx, now, { applicationId: which.application.id, personId: which.personId }, familyReason);
     await queueMemberLogouts(tx, now, which.personId, which.application, reason);
-    // Its protected sites answer 403 from the membership itself at the next check.
-    await endSiteSessionsOf(tx, []);
+    // The plugins hear it too (forward auth's protected sites answer 403 from the membership itself at the next check).
+    await ctx.hooks.emit('sessionsEnded', { tx, now, personId: which.personId, sessionIds: [], applicationId: which.application.id, reason });
     return { sessionIds: [], families };
   }
   const condition =
@@ -288,12 +279,14 @@ export async function endSessions(tx: Tx, now: Date, which: SessionEnd, reason: 
     'sessionId' in which ? { sessionId: which.sessionId } : which.exceptSessionId ? { personId: which.personId, exceptSessionId: which.exceptSessionId } : { personId: which.personId };
   const families = await revokeFamilies(tx, now, scope, familyReason);
   await queueSessionLogouts(tx, now, ended, reason);
-  await endSiteSessionsOf(tx, ended.map((s) => s.id));
-  return { sessionIds: ended.map((s) => s.id), families };
+  const sessionIds = ended.map((s) => s.id);
+  const personId = 'personId' in which ? which.personId : ended[0]?.personId;
+  await ctx.hooks.emit('sessionsEnded', { tx, now, personId, sessionIds, applicationId: undefined, reason });
+  return { sessionIds, families };
 }
 
 /** Ends one session (see `endSessions`). */
-export async function endSession(tx: Tx, now: Date, sessionId: string, reason: SessionEndReason): Promise<void> {
-  await endSessions(tx, now, { sessionId }, reason);
+export async function endSession(ctx: Pick<AppContext, 'hooks'>, tx: Tx, now: Date, sessionId: string, reason: SessionEndReason): Promise<void> {
+  await endSessions(ctx, tx, now, { sessionId }, reason);
 }
 

@@ -18,7 +18,7 @@ import { findMembership, membershipEventData, touchMembership } from '../members
 import { recordEvent } from '../webhooks/outbox.js';
 import { countFailedSignIn, countSignIn } from '../activity/record.js';
 import { verifyPassword } from './passwords.js';
-import { applicationForEmailSignIn, findPersonByEmail, startSession, type ClientInfo } from './people.js';
+import { applicationForEmailSignIn, findPersonByEmail, startSession, type ClientInfo, type SessionHost } from './people.js';
 import { claimPasswordCheck, passwordCheckFailed, passwordCheckPassed } from './sign-in-back-off.js';
 import { methodsOf, mfaRequired, type SecondFactorMethod } from './second-factor/factors.js';
 import { startPending } from './second-factor/pending.js';
@@ -94,8 +94,7 @@ export async function signInWithEmail(
     ctx.metrics.signIn('locked', 'password');
     throw locked;
   }
-  const person = await findPersonByEmail(ctx.db, input.email);
-  const ok = await verifyPassword(person?.passwordHash, input.password);
+  const { person, ok } = await checkPassword(ctx, input.email, input.password);
   const now = ctx.clock.now();
   if (!person || !ok) {
     await passwordCheckFailed(ctx, person, check, client.log);
@@ -111,11 +110,31 @@ export async function signInWithEmail(
   }
   const result = await transaction(ctx.db, async () => {
     await passwordCheckPassed(ctx.db, check);
-    return signInPerson(ctx.db, now, ctx.config, person, app, client, ['pwd']);
+    return signInPerson(ctx, now, person, app, client, ['pwd']);
   });
   if (app) ctx.wakeWebhooks();
   ctx.metrics.signIn('success', 'password');
   return { person, ...result };
+}
+
+/**
+ * The password check of a sign-in: against the stored hash, or by the sign-in source that keeps
+ * the person's password (plugin-api/registries.ts `signInSources`: a directory source binds as
+ * them); a login nobody has may be found by a source (`discover`), which creates the person. A
+ * source that cannot be reached throws its Problem (503 `directory_unavailable`), answered as is.
+ */
+async function checkPassword(ctx: AppContext, login: string, password: string): Promise<{ person: Person | undefined; ok: boolean }> {
+  const person = await findPersonByEmail(ctx.db, login);
+  const sources = ctx.registries.signInSources.all;
+  const source = person && sources.length ? sources.find((s) => s.owns(person)) : undefined;
+  if (source) return { person, ok: (await source.verify(person!, password)) === 'valid' };
+  const ok = await verifyPassword(person?.passwordHash, password);
+  if (person || ok) return { person, ok };
+  for (const candidate of sources) {
+    const found = await candidate.discover?.(login, password);
+    if (found) return { person: found, ok: true };
+  }
+  return { person, ok };
 }
 
 /**
@@ -151,15 +170,15 @@ export async function secondStepFor(
  * prepared there, db/prepared.ts). The caller wakes the webhook worker.
  */
 export async function signInPerson(
-  db: Db,
+  ctx: SessionHost,
   now: Date,
-  config: Config,
   person: Person,
   app: Application | undefined,
   client: ClientInfo,
   amr: AuthMethod[],
 ) {
-  const started = await startSession(db, now, config, person, app, client, amr);
+  const { db } = ctx;
+  const started = await startSession(ctx, now, person, app, client, amr);
   const membership = app ? await findMembership(db, app.id, person.id) : undefined;
   // A suspended member signs in to Gatehouse (the account pages) but not to the application.
   const member = app && membership?.status === 'active' ? membership : undefined;

@@ -87,7 +87,7 @@ export async function signUpWithEmail(ctx: AppContext, input: SignUpInput, clien
         await createMembership(tx, now, app.id, person);
       }
       await recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.signed_up', applicationId: app.id, target: person.id });
-      const started = await startSession(ctx.db, now, ctx.config, person, app, client, ['pwd']);
+      const started = await startSession(ctx, now, person, app, client, ['pwd']);
       const saved = (await one(tx.select().from(people).where(eq(people.id, person.id))))!;
       return { person: saved, ...started };
     });

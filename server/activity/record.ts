@@ -13,8 +13,7 @@
  *   `touchMembership`: a sign-in, a code exchange, a refresh at most hourly), counted once a day.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
-import type { Tx } from '../audit/record.js';
+import type { Db, Tx } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { activityDaily, activityPeople, memberships } from '../db/schema.js';
 import { exec, many, one, transaction } from '../db/store.js';

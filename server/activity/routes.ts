@@ -9,7 +9,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { FeatureOptions } from '../context.js';
 import { adminFeature } from '../http/admin-feature.js';
 import { adminErrors, IdParams, adminSecurity as security } from '../http/schemas.js';
-import { getApplication } from '../applications/service.js';
+import { getApplication } from '../applications/lookup.js';
 import { activitySeries, INSTALLATION } from './record.js';
 
 const tags = ['activity'];

@@ -2,14 +2,13 @@
 import { and, count, eq, gt, ne } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { applications, invitations, ssoGroups } from '../db/schema.js';
-import { PANEL_CLIENT_ID } from '../administrators/panel-client.js';
+import { PANEL_CLIENT_ID } from '../http/schemas.js';
 import { keptRowCounts } from '../db/row-counts.js';
 import { existsSync } from 'node:fs';
 import { tlsPaths } from '../ops/tls.js';
 import { activeKey } from '../ops/key-rotation.js';
-import { packageVersion } from './paths.js';
+import { packageVersion } from '../util/install-paths.js';
 import { one } from '../db/store.js';
-import { ldapBaseDn } from '../config.js';
 
 export interface Overview {
   version: string;
@@ -21,8 +20,8 @@ export interface Overview {
   jwksUrl: string;
   /** Where devices download the local CA (LAN TLS mode), or null when there is no local CA. */
   caCertificateUrl: string | null;
-  /** The LDAP directory (spec ldap.md): whether this server runs it, where, and its base DN. */
-  ldap: { enabled: boolean; url: string | null; ldapsUrl: string | null; startTls: boolean; baseDn: string; connections: number };
+  /** And each plugin's part (plugin-api/registries.ts `overviewSections`): `ldap`, the LDAP directory's listener. */
+  [section: string]: unknown;
 }
 
 /**
@@ -63,12 +62,6 @@ export async function overview(ctx: AppContext, startedAt: Date): Promise<Overvi
     jwksUrl: `${issuer}/api/auth/jwks`,
     caCertificateUrl:
       ctx.config.dataDir !== ':memory:' && existsSync(tlsPaths(ctx.config.dataDir).ca) ? `${issuer}/ca.pem` : null,
-    ldap: ldapOverview(ctx),
+    ...Object.fromEntries(ctx.registries.overviewSections.all.map((section) => [section.name, section.value()])),
   };
-}
-
-function ldapOverview(ctx: AppContext): Overview['ldap'] {
-  const running = ctx.ldapListener();
-  if (!running) return { enabled: false, url: null, ldapsUrl: null, startTls: false, baseDn: ldapBaseDn(ctx.config), connections: 0 };
-  return { enabled: true, url: running.url, ldapsUrl: running.ldapsUrl, startTls: running.startTls, baseDn: running.baseDn ?? ldapBaseDn(ctx.config), connections: running.connections };
 }

@@ -17,42 +17,31 @@ import { rendererDir } from './paths.js';
 export const PANEL_CSP =
   "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
-const OverviewSchema = Type.Object(
-  {
-    version: Type.String(),
-    issuer: Type.String(),
-    uptimeSeconds: Type.Integer(),
-    counts: Type.Object(
-      {
-        applications: Type.Integer(),
-        people: Type.Integer(),
-        memberships: Type.Integer(),
-        pendingInvitations: Type.Integer(),
-        ssoGroups: Type.Integer(),
-      },
-      { additionalProperties: false },
-    ),
-    signingKey: Type.Union([Type.String(), Type.Null()]),
-    discoveryUrl: Type.String(),
-    jwksUrl: Type.String(),
-    caCertificateUrl: Type.Union([Type.String(), Type.Null()]),
-    ldap: Type.Object(
-      {
-        enabled: Type.Boolean({ description: 'whether this server runs the LDAP directory (GATEHOUSE_LDAP=on)' }),
-        url: Type.Union([Type.String(), Type.Null()], { description: 'ldap://host:port, when running' }),
-        ldapsUrl: Type.Union([Type.String(), Type.Null()], { description: 'ldaps://host:port, when running with LAN TLS' }),
-        startTls: Type.Boolean(),
-        baseDn: Type.String({ description: 'the base DN (GATEHOUSE_LDAP_BASE_DN, or derived from the issuer)' }),
-        connections: Type.Integer({ description: 'LDAP connections open now' }),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false },
-);
+const CoreOverview = {
+  version: Type.String(),
+  issuer: Type.String(),
+  uptimeSeconds: Type.Integer(),
+  counts: Type.Object(
+    {
+      applications: Type.Integer(),
+      people: Type.Integer(),
+      memberships: Type.Integer(),
+      pendingInvitations: Type.Integer(),
+      ssoGroups: Type.Integer(),
+    },
+    { additionalProperties: false },
+  ),
+  signingKey: Type.Union([Type.String(), Type.Null()]),
+  discoveryUrl: Type.String(),
+  jwksUrl: Type.String(),
+  caCertificateUrl: Type.Union([Type.String(), Type.Null()]),
+};
 
 const overviewRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const startedAt = app.ctx.clock.now();
+  // The core's fields, then each plugin's part (the LDAP directory's listener).
+  const sections = Object.fromEntries(app.ctx.registries.overviewSections.all.map((section) => [section.name, section.schema]));
+  const OverviewSchema = Type.Object({ ...CoreOverview, ...sections }, { additionalProperties: false });
   app.addHook('onRequest', requireAdmin);
   app.get(
     '/overview',

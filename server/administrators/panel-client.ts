@@ -13,8 +13,7 @@
  * sticks: its settings live here, not in the database.
  */
 import { sql } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
-import type { Tx } from '../audit/record.js';
+import type { Db, Tx } from '../db/client.js';
 import { applications, type Application, type AuthPolicy, type GrantType } from '../db/schema.js';
 import { exec } from '../db/store.js';
 
@@ -32,12 +31,6 @@ export const PANEL_ACCESS_TOKEN_TTL = 600;
 const POLICY: AuthPolicy = { signup_policy: 'closed', allowed_providers: ['email'], profile_fields: [], mfa: 'required' };
 const GRANTS: GrantType[] = ['authorization_code', 'refresh_token'];
 
-export const isPanelClient = (id: string | undefined): boolean => id === PANEL_CLIENT_ID;
-
-/** The access-token lifetime for a client: the panel's is capped (PANEL_ACCESS_TOKEN_TTL). */
-export function accessTokenTtlFor(clientId: string, configured: number): number {
-  return clientId === PANEL_CLIENT_ID ? Math.min(configured, PANEL_ACCESS_TOKEN_TTL) : configured;
-}
 
 /** Writes (or restores) the built-in client's row for `issuer`, inside the caller's transaction or not. */
 export async function ensurePanelClient(db: Db | Tx, issuer: string, now: Date): Promise<void> {
@@ -55,6 +48,8 @@ export async function ensurePanelClient(db: Db | Tx, issuer: string, now: Date):
     grantTypes: GRANTS,
     backchannelLogoutUri: null,
     consent: 'implicit' as const,
+    // The OAuth client's own cap (oauth/client-auth.ts `accessTokenTtlOf`).
+    accessTokenTtl: PANEL_ACCESS_TOKEN_TTL,
     updatedAt: now,
   };
   await exec(db

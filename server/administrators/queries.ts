@@ -6,8 +6,7 @@
  * primary key) or by application.
  */
 import { and, asc, count, eq, inArray, isNull, gt, sql } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
-import type { Tx } from '../audit/record.js';
+import type { Db, Tx } from '../db/client.js';
 import { administratorApplications, administrators, applications, people, sessions, type AdminRole } from '../db/schema.js';
 import { exec, many, one } from '../db/store.js';
 import type { Grant } from '../http/admin-policy.js';

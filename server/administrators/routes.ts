@@ -5,15 +5,9 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FeatureOptions } from '../context.js';
-import { listAdministrators } from './queries.js';
 import { passwordPolicyRoutes } from './password-policy-routes.js';
-import { setupPlugin } from './setup-routes.js';
-import { passwordPolicy } from '../accounts/password-policy.js';
-import { ensurePanelClient } from './panel-client.js';
 import { eq } from 'drizzle-orm';
 import { Type } from 'typebox';
-import { adminFeature } from '../http/admin-feature.js';
 import { actorName } from '../http/admin-auth.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { people } from '../db/schema.js';
@@ -66,17 +60,8 @@ const administratorRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
-const routes = adminFeature(async (app) => {
+/** The administrators' admin routes: the administrators themselves and the password policy (administrators/plugin.ts registers them). */
+export const administratorAdminRoutes: FastifyPluginAsync = async (app) => {
   await app.register(administratorRoutes);
   await app.register(passwordPolicyRoutes);
-});
-
-/** The administrators feature: its routes, and the built-in panel client kept as this release defines it. */
-export const administratorsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
-  // While administrators exist, the panel client's row is rewritten at start (panel-client.ts).
-  if ((await listAdministrators(app.ctx.db)).length) await ensurePanelClient(app.ctx.db, app.ctx.config.issuer, app.ctx.clock.now());
-  // Read once now, so the first page's new-password hint states the stored policy.
-  await passwordPolicy(app.ctx.db);
-  await app.register(routes, options);
-  await app.register(setupPlugin, options);
 };

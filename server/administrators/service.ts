@@ -12,7 +12,7 @@
  */
 import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import { recordAudit } from '../audit/record.js';
 import { memberships, people, type AdminRole, type Person } from '../db/schema.js';
 import { exec, one, transaction } from '../db/store.js';
@@ -102,7 +102,7 @@ export async function putAdministrator(ctx: AppContext, personId: string, input:
 }
 
 /** Takes the role away inside the caller's transaction; false when the person held none. */
-export async function revokeRole(tx: Tx, now: Date, personId: string, actor: string, email: string): Promise<boolean> {
+export async function revokeRole(ctx: Pick<AppContext, 'hooks'>, tx: Tx, now: Date, personId: string, actor: string, email: string): Promise<boolean> {
   const before = await findGrant(tx, personId);
   if (!before) return false;
   if (before.role === 'owner' && (await countOwners(tx)) <= 1) throw lastOwner();
@@ -112,7 +112,7 @@ export async function revokeRole(tx: Tx, now: Date, personId: string, actor: str
     .set({ status: 'suspended', updatedAt: now })
     .where(and(eq(memberships.applicationId, PANEL_CLIENT_ID), eq(memberships.personId, personId))));
   // The panel's refresh tokens die now; its access tokens are refused by panel-access.ts.
-  await endSessions(tx, now, { personId, application: { id: PANEL_CLIENT_ID, ssoGroupId: null } }, 'membership_suspended');
+  await endSessions(ctx, tx, now, { personId, application: { id: PANEL_CLIENT_ID, ssoGroupId: null } }, 'membership_suspended');
   await recordAudit(tx, now, { actor, action: 'administrator.removed', target: personId, details: { email, previousRole: before.role, previousApplications: before.applications } });
   return true;
 }
@@ -121,7 +121,7 @@ export async function deleteAdministrator(ctx: AppContext, personId: string, act
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
     const person = await personOrNotFound(tx, personId);
-    if (!(await revokeRole(tx, now, personId, actor, person.email))) {
+    if (!(await revokeRole(ctx, tx, now, personId, actor, person.email))) {
       throw notFound('administrator_not_found', `${person.email} is not an administrator.`);
     }
   });

@@ -94,7 +94,7 @@ const ownerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         await grantRole(tx, ctx, now, person, { role: 'owner', applications: [] }, actor);
         // Signed in on this browser, for the panel: its sign-in then asks only for the second factor.
         const panel = await findApplication(tx, PANEL_CLIENT_ID);
-        const started = await startSession(tx, now, ctx.config, person, panel, clientInfo(ctx, request), ['pwd']);
+        const started = await startSession(ctx, now, person, panel, clientInfo(ctx, request), ['pwd']);
         return { person, ...started };
       });
       await sendSessionCookie(ctx, reply, signedIn);

@@ -7,13 +7,13 @@ import { and, asc, eq, isNull } from 'drizzle-orm';
 import { apiKeys, type ApiKey } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit } from '../audit/record.js';
-import { getApplication } from '../applications/service.js';
+import { getApplication } from '../applications/lookup.js';
 import { afterCursor, toPage } from '../http/pagination.js';
 import { notFound, validationFailed, type FieldError } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { newId } from '../util/ids.js';
-import { API_KEY_PREFIX } from './authenticate.js';
+import { API_KEY_PREFIX } from '../http/api-key-auth.js';
 import { API_KEY_SCOPES, type ApiKeyCreate } from './schemas.js';
 import { one, many, transaction } from '../db/store.js';
 

@@ -4,8 +4,7 @@
  * unique index, joined by primary keys to the person, the membership and the application.
  */
 import { and, asc, count, eq, sql } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
-import type { Tx } from '../audit/record.js';
+import type { Db, Tx } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { appPasswords, applications, memberships, people, type AppPassword } from '../db/schema.js';
 import { exec, many, one } from '../db/store.js';

@@ -1,20 +1,20 @@
 /**
  * `/api/me/app-passwords` (spec ldap.md): list, make (shown once) and revoke your app passwords.
- * Registered inside the self-service scope (self-service/routes.ts: session cookie, the JSON CSRF
- * rule, `no-store`). Routes parse and answer; service.ts decides.
+ * Registered inside the self-service scope (plugin-api/registries.ts `meRoutes`; self-service/routes.ts:
+ * session cookie, the JSON CSRF rule, `no-store`). Routes parse and answer; service.ts decides.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { NoQuery, problemRef } from '../http/schemas.js';
-import type { Me } from '../self-service/service.js';
+import type { SignedInPerson } from '../plugin-api/registries.js';
 import { AppPasswordCreateBody, AppPasswordCreatedSchema, AppPasswordParams, AppPasswordsResponse } from './schemas.js';
 import { createAppPassword, listAppPasswords, revokeAppPassword } from './service.js';
 
 const tags = ['self-service'];
 const errors = { 400: problemRef, 401: problemRef, 403: problemRef, 404: problemRef, 409: problemRef, 415: problemRef, 429: problemRef };
 
-export function registerAppPasswordRoutes(app: FastifyInstance, meOf: (request: FastifyRequest) => Me) {
+export function registerAppPasswordRoutes(app: FastifyInstance, meOf: (request: FastifyRequest) => SignedInPerson) {
   const { ctx } = app;
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 

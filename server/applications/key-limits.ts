@@ -16,22 +16,24 @@
  * - `grantTypes` (issue 24): turning on `client_credentials` or device sign-in changes who can
  *   obtain tokens for the application (machines with its secret, any device that shows a code):
  *   admin only, for the same reason.
- * - `ldap` and its service-account password (issue 35): LDAP opens the directory (members and
- *   groups) to whoever holds that password, and lets members bind with app passwords: admin only.
- * - `forwardAuth` (issue 34): its hosts are where signed-in people's site cookies are handed over,
- *   and its groups who passes: like redirect URIs, admin only.
+ * - The fields plugins add (plugin-api/application-fields.ts `keyMayNot`) say the same for theirs:
+ *   `ldap` and its service-account password (issue 35: LDAP opens the directory to whoever holds
+ *   that password, and lets members bind with app passwords: ldap/application-field.ts), and
+ *   `forwardAuth` (issue 34: its hosts are where signed-in people's site cookies are handed over,
+ *   and its groups who passes: forward-auth/settings.ts), admin only, like redirect URIs.
  * - Loosening how members sign in (issue 36 audit): MFA policy `required` → `optional` (through
  *   PATCH of the application or of its auth policy), and consent `explicit` → `implicit`. The
  *   administrator set the bar; a leaked key must not lower it. Raising it stays open to the key.
  * A key may change `signingAlg` (issue 38): it decides how the application's tokens are signed, not
  * who obtains them, and the application's back end is what must be able to verify them.
  */
+import type { AppContext } from '../context.js';
 import { requireActorScope, requireOwner, type Actor } from '../http/admin-auth.js';
 import type { Application } from '../db/schema.js';
 import type { ApplicationPatch, AuthPolicyPatch } from './schemas.js';
 import { sameRedirectUris } from './redirect-uris.js';
 
-export function requireMayPatch(actor: Actor, current: Application, patch: ApplicationPatch): void {
+export function requireMayPatch(ctx: Pick<AppContext, 'registries'>, actor: Actor, current: Application, patch: ApplicationPatch): void {
   if (patch.redirectUris !== undefined && !sameRedirectUris(patch.redirectUris, current.redirectUris)) {
     requireActorScope(actor, undefined, 'change where sign-ins are sent (redirect URIs)');
   }
@@ -58,14 +60,14 @@ export function requireMayPatch(actor: Actor, current: Application, patch: Appli
   ) {
     requireActorScope(actor, 'webhooks:write', 'change the back-channel logout settings');
   }
-  if (patch.forwardAuth !== undefined && JSON.stringify(patch.forwardAuth) !== JSON.stringify(current.forwardAuth)) {
-    requireActorScope(actor, undefined, 'change the protected hosts or their groups (forward auth)');
+  // The plugins' fields: each says what only an administrator may change through it (plugin-api/application-fields.ts).
+  for (const field of ctx.registries.applicationFields.all) {
+    const given = (patch as Record<string, unknown>)[field.name];
+    const what = given === undefined ? undefined : field.keyMayNot?.(current, given as never);
+    if (what) requireActorScope(actor, undefined, what);
   }
   if (patch.grantTypes !== undefined && !sameSet(patch.grantTypes, current.grantTypes)) {
     requireActorScope(actor, undefined, 'change the grant types (they decide who can obtain tokens)');
-  }
-  if (patch.ldap !== undefined && patch.ldap.enabled !== current.ldap.enabled) {
-    requireActorScope(actor, undefined, 'turn LDAP on or off (it opens the directory to a service account and to app passwords)');
   }
   if (patch.authPolicy) requireMayPatchAuthPolicy(actor, current, patch.authPolicy);
   if (patch.consent === 'implicit' && current.consent === 'explicit') {
@@ -78,11 +80,6 @@ export function requireMayPatchAuthPolicy(actor: Actor, current: Application, pa
   if (patch.mfa === 'optional' && current.authPolicy.mfa === 'required') {
     requireActorScope(actor, undefined, 'let members sign in without a second factor (MFA policy optional)');
   }
-}
-
-/** The LDAP service account's password reads the directory: admin only (see above). */
-export function requireMayRotateLdapPassword(actor: Actor): void {
-  requireActorScope(actor, undefined, 'make a new LDAP service-account password');
 }
 
 const sameSet = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));

@@ -1,46 +1,34 @@
 /**
  * Admin API for applications and their auth policy (spec §4.2, DESIGN §4.3–4.4).
- * Routes parse and answer; `service.ts` decides.
+ * Routes parse and answer; `service.ts` decides. The bodies and the record carry the fields
+ * plugins registered (applications/schemas.ts `applicationSchemas`); a create may also be given
+ * in another shape a plugin registered (an app preset: `registries.applicationTemplates`).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { visibleApplications, actorName } from '../http/admin-auth.js';
 import { Problem } from '../http/problem.js';
-import { requireMayDelete, requireMayPatch, requireMayPatchAuthPolicy, requireMayRotateLdapPassword } from './key-limits.js';
+import { requireMayDelete, requireMayPatch, requireMayPatchAuthPolicy } from './key-limits.js';
 import { listQueryProperties, DEFAULT_LIMIT } from '../http/pagination.js';
 import { adminErrors, NoQuery, IdParams, adminSecurity as security } from '../http/schemas.js';
-import {
-  ApplicationCreateSchema,
-  ApplicationListSchema,
-  ApplicationPatchSchema,
-  ApplicationRecordSchema,
-  ApplicationWithSecretsSchema,
-  AuthPolicyPatchBodySchema,
-  AuthPolicySchema,
-  LdapPasswordSchema,
-} from './schemas.js';
-import {
-  applicationRecord,
-  authPolicyOf,
-  createApplication,
-  deleteApplication,
-  getApplication,
-  listApplications,
-  rotateClientSecret,
-  rotateLdapPassword,
-  updateApplication,
-  updateAuthPolicy,
-} from './service.js';
-
+import { applicationSchemas, AuthPolicyPatchBodySchema, AuthPolicySchema, type ApplicationCreate } from './schemas.js';
+import { createApplication, deleteApplication, getApplication, listApplications, updateApplication, updateAuthPolicy } from './service.js';
+import { applicationRecord } from './record.js';
+import { authPolicyOf } from './rules.js';
+import { rotateClientSecret } from './secrets.js';
 import { LOGO_MAX_BYTES, LOGO_TYPES, removeLogo, setLogo, type LogoType } from './branding.js';
-import { PresetCreateSchema } from '../presets/schemas.js';
 import { SHAPE_BY } from '../http/body-shapes.js';
-import { applicationFromPreset } from '../presets/apply.js';
 
 const tags = ['applications'];
 
 export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
+  const schemas = applicationSchemas(ctx.registries.applicationFields.all);
+  const templates = ctx.registries.applicationTemplates.all;
+  // Each template is told apart by its own property (an app preset's `preset`; http/body-shapes.ts).
+  const createBody = templates.length
+    ? Type.Union([schemas.create, ...templates.map((t) => t.schema)], { [SHAPE_BY]: templates[0]!.discriminator })
+    : schemas.create;
 
   app.get(
     '/applications',
@@ -48,7 +36,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags, security, summary: 'List applications',
         querystring: Type.Object(listQueryProperties, { additionalProperties: false }),
-        response: { 200: ApplicationListSchema, ...adminErrors },
+        response: { 200: schemas.list, ...adminErrors },
       },
     },
     async (request) => listApplications(ctx, request.query.limit ?? DEFAULT_LIMIT, request.query.cursor, visibleApplications(request.actor)),
@@ -62,23 +50,25 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Create an application (client secret and generated webhook secret shown once), from its settings or from an app preset',
         querystring: NoQuery,
         // A body with `preset` is a preset's; a refusal names the fields of the shape it picked (http/body-shapes.ts).
-        body: Type.Union([ApplicationCreateSchema, PresetCreateSchema], { [SHAPE_BY]: 'preset' }),
-        response: { 201: ApplicationWithSecretsSchema, ...adminErrors },
+        body: createBody,
+        response: { 201: schemas.withSecrets, ...adminErrors },
       },
     },
     async (request, reply) => {
       const actor = actorName(request.actor);
-      const created = 'preset' in request.body
-        ? await applicationFromPreset(ctx, request.body).then(({ create, origin }) => createApplication(ctx, create, actor, origin))
-        : await createApplication(ctx, request.body, actor);
+      const body = request.body as Record<string, unknown>;
+      const template = templates.find((t) => t.discriminator in body);
+      const created = template
+        ? await template.toCreate(body).then(({ create, origin }) => createApplication(ctx, create as unknown as ApplicationCreate, actor, origin))
+        : await createApplication(ctx, body as unknown as ApplicationCreate, actor);
       return reply.status(201).header('location', `/api/admin/applications/${encodeURIComponent(created.id)}`).send(created);
     },
   );
 
   app.get(
     '/applications/:id',
-    { schema: { tags, security, summary: 'Get an application', params: IdParams, querystring: NoQuery, response: { 200: ApplicationRecordSchema, ...adminErrors } } },
-    async (request) => applicationRecord(await getApplication(ctx, request.params.id), ctx.config),
+    { schema: { tags, security, summary: 'Get an application', params: IdParams, querystring: NoQuery, response: { 200: schemas.record, ...adminErrors } } },
+    async (request) => applicationRecord(ctx, await getApplication(ctx, request.params.id)),
   );
 
   app.patch(
@@ -86,13 +76,14 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'Update an application',
-        params: IdParams, querystring: NoQuery, body: ApplicationPatchSchema,
-        response: { 200: ApplicationWithSecretsSchema, ...adminErrors },
+        params: IdParams, querystring: NoQuery, body: schemas.patch,
+        response: { 200: schemas.withSecrets, ...adminErrors },
       },
     },
     async (request) => {
-      requireMayPatch(request.actor, await getApplication(ctx, request.params.id), request.body);
-      return updateApplication(ctx, request.params.id, request.body, actorName(request.actor));
+      const patch = request.body as never;
+      requireMayPatch(ctx, request.actor, await getApplication(ctx, request.params.id), patch);
+      return updateApplication(ctx, request.params.id, patch, actorName(request.actor));
     },
   );
 
@@ -116,21 +107,6 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => rotateClientSecret(ctx, request.params.id, actorName(request.actor)),
-  );
-
-  app.post(
-    '/applications/:id/ldap/password',
-    {
-      schema: {
-        tags, security, summary: 'New password for the application\'s LDAP service account (shown once; the old one stops binding)',
-        params: IdParams, querystring: NoQuery,
-        response: { 200: LdapPasswordSchema, ...adminErrors },
-      },
-    },
-    async (request) => {
-      requireMayRotateLdapPassword(request.actor);
-      return rotateLdapPassword(ctx, request.params.id, actorName(request.actor));
-    },
   );
 
   app.get(
@@ -169,7 +145,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
           // Described for the OpenAPI document only: no `type`, so the bytes pass through (setLogo checks them).
           body: { content: Object.fromEntries(LOGO_TYPES.map((type) => [type, { schema: { description: `The image itself (${type}, at most 100 KB)` } }])) },
           params: IdParams, querystring: NoQuery,
-          response: { 200: ApplicationRecordSchema, ...adminErrors },
+          response: { 200: schemas.record, ...adminErrors },
         },
       },
       async (request) => {
@@ -179,7 +155,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
           throw new Problem(415, 'unsupported_media_type', `This endpoint accepts ${LOGO_TYPES.join(' or ')} bodies.`);
         }
         const row = await setLogo(ctx, request.params.id, type, request.body as Buffer, actorName(request.actor));
-        return applicationRecord(row, ctx.config);
+        return applicationRecord(ctx, row);
       },
     );
     logo.delete(

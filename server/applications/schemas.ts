@@ -1,9 +1,14 @@
-/** Wire schemas of applications and auth policies (spec §2, DESIGN §4.3–4.4). */
-import { Type, type Static } from 'typebox';
+/**
+ * Wire schemas of applications and auth policies (spec §2, DESIGN §4.3–4.4). The application's
+ * create, PATCH and record schemas are the core fields here and the fields plugins register
+ * (plugin-api/application-fields.ts: `forwardAuth`, `ldap`, …), each at its place:
+ * `applicationSchemas` builds them once per app.
+ */
+import { Type, type Static, type TObject, type TSchema } from 'typebox';
 import { DisplayName, DisplayText, Slug, Timestamp } from '../http/schemas.js';
 import { PROFILE_KEY_PATTERN } from './profile-fields.js';
-import { ForwardAuthField, ForwardAuthRecordSchema } from '../forward-auth/settings.js';
 import { SIGNING_ALGS } from '../db/schema.js';
+import { placeAfter, type ApplicationField, type ApplicationFieldInputs } from '../plugin-api/application-fields.js';
 
 export const ProfileFieldSchema = Type.Object(
   {
@@ -148,17 +153,6 @@ const CustomClaims = Type.Array(CustomClaimSchema, { maxItems: 20, description: 
 const RESOURCE_SERVERS_TEXT =
   'Other confidential (web) applications that may introspect this application\'s tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail';
 const ResourceServers = Type.Array(Slug, { maxItems: 20, uniqueItems: true, description: RESOURCE_SERVERS_TEXT });
-const LDAP_TEXT =
-  'LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application\'s active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it.';
-const LdapPatch = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false, description: LDAP_TEXT });
-const LdapRecord = Type.Object(
-  {
-    enabled: Type.Boolean(),
-    bindDn: Type.String({ description: 'The service account\'s bind DN' }),
-  },
-  { additionalProperties: false, description: LDAP_TEXT },
-);
-
 /** Fields an administrator may set after creation; all optional in PATCH. */
 const mutableFields = {
   postLogoutRedirectUris: Type.Optional(PostLogoutRedirectUris),
@@ -172,22 +166,18 @@ const mutableFields = {
   backchannelLogoutSessionRequired: Type.Optional(Type.Boolean({ description: SESSION_REQUIRED_TEXT })),
   branding: Type.Optional(BrandingPatch),
   consent: Type.Optional(ConsentPolicySchema),
-  forwardAuth: Type.Optional(ForwardAuthField),
   unknownScopes: Type.Optional(UnknownScopesSchema),
   groupsFilter: Type.Optional(GroupsFilter),
   customClaims: Type.Optional(CustomClaims),
   resourceServers: Type.Optional(ResourceServers),
   signingAlg: Type.Optional(SigningAlgSchema),
-  ldap: Type.Optional(LdapPatch),
 };
 
-export const ApplicationCreateSchema = Type.Object(
+const CoreCreateSchema = Type.Object(
   { id: Slug, name: Name, audience: Audience, redirectUris: RedirectUris, ...mutableFields },
   { additionalProperties: false },
 );
-export type ApplicationCreate = Static<typeof ApplicationCreateSchema>;
-
-export const ApplicationPatchSchema = Type.Object(
+const CorePatchSchema = Type.Object(
   {
     name: Type.Optional(Name),
     audience: Type.Optional(Audience),
@@ -196,9 +186,12 @@ export const ApplicationPatchSchema = Type.Object(
   },
   { additionalProperties: false, minProperties: 1 },
 );
-export type ApplicationPatch = Static<typeof ApplicationPatchSchema>;
 
-export const ApplicationRecordSchema = Type.Object({
+/** The create body: the core fields and every plugin field's (`ApplicationFieldInputs`). */
+export type ApplicationCreate = Static<typeof CoreCreateSchema> & Partial<ApplicationFieldInputs>;
+export type ApplicationPatch = Static<typeof CorePatchSchema> & Partial<ApplicationFieldInputs>;
+
+const CoreRecordSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   audience: Type.String(),
@@ -214,13 +207,11 @@ export const ApplicationRecordSchema = Type.Object({
   backchannelLogoutSessionRequired: Type.Boolean({ description: SESSION_REQUIRED_TEXT }),
   branding: BrandingRecord,
   consent: ConsentPolicySchema,
-  forwardAuth: ForwardAuthRecordSchema,
   unknownScopes: UnknownScopesSchema,
   groupsFilter: Type.Union([Type.Array(Type.String()), Type.Null()], { description: GROUPS_FILTER_TEXT }),
   customClaims: Type.Array(CustomClaimSchema, { description: CUSTOM_CLAIMS_TEXT }),
   resourceServers: Type.Array(Type.String(), { description: RESOURCE_SERVERS_TEXT }),
   signingAlg: SigningAlgSchema,
-  ldap: LdapRecord,
   preset: Type.Union([
     Type.Object({ id: Type.String(), version: Type.Integer() }, { additionalProperties: false }),
     Type.Null(),
@@ -229,21 +220,41 @@ export const ApplicationRecordSchema = Type.Object({
   updatedAt: Timestamp,
 }, { additionalProperties: false });
 
-/** Create/PATCH answers may carry secrets shown exactly once. */
-export const ApplicationWithSecretsSchema = Type.Object({
-  ...ApplicationRecordSchema.properties,
-  clientSecret: Type.Optional(Type.String()),
-  webhookSecret: Type.Optional(Type.String()),
-  ldapPassword: Type.Optional(Type.String({ description: 'The LDAP service account\'s new password, in the answer that turned LDAP on (only there)' })),
-}, { additionalProperties: false });
+/** The secrets a create or PATCH answer may show once, beside the plugins' (`ldapPassword`). */
+const CORE_SECRETS = { clientSecret: Type.Optional(Type.String()), webhookSecret: Type.Optional(Type.String()) };
 
-/** POST .../ldap/password: the service account's new password, shown once. */
-export const LdapPasswordSchema = Type.Object(
-  { bindDn: Type.String(), password: Type.String({ description: 'shown only in this answer' }) },
-  { additionalProperties: false },
-);
+export interface ApplicationSchemas {
+  create: TObject;
+  patch: TObject;
+  record: TObject;
+  /** Create/PATCH answers may carry secrets shown exactly once. */
+  withSecrets: TObject;
+  list: TObject;
+  /** The names of every secret an answer may show once. */
+  secrets: string[];
+}
 
-export const ApplicationListSchema = Type.Object({
-  applications: Type.Array(ApplicationRecordSchema),
-  nextCursor: Type.Union([Type.String(), Type.Null()]),
-}, { additionalProperties: false });
+const built = new WeakMap<readonly ApplicationField<never>[], ApplicationSchemas>();
+
+type Properties = Record<string, TSchema>;
+const withFields = (base: Properties, fields: readonly ApplicationField<never>[], schemaOf: (f: ApplicationField<never>) => TSchema): Properties =>
+  Object.fromEntries(placeAfter(Object.entries(base), fields.map((f) => ({ after: f.after, entries: [[f.name, schemaOf(f)]] }))));
+
+/** The application schemas with the registered fields (built once per list of fields). */
+export function applicationSchemas(fields: readonly ApplicationField<never>[]): ApplicationSchemas {
+  const known = built.get(fields);
+  if (known) return known;
+  const optional = (f: ApplicationField<never>) => Type.Optional(f.input);
+  const create = Type.Object(withFields(CoreCreateSchema.properties, fields, optional), { additionalProperties: false });
+  const patch = Type.Object(withFields(CorePatchSchema.properties, fields, optional), { additionalProperties: false, minProperties: 1 });
+  const record = Type.Object(withFields(CoreRecordSchema.properties, fields, (f) => f.record), { additionalProperties: false });
+  const fieldSecrets = Object.fromEntries(fields.flatMap((f) => Object.entries(f.secrets ?? {}).map(([name, schema]) => [name, Type.Optional(schema)])));
+  const withSecrets = Type.Object({ ...record.properties, ...CORE_SECRETS, ...fieldSecrets }, { additionalProperties: false });
+  const list = Type.Object({
+    applications: Type.Array(record),
+    nextCursor: Type.Union([Type.String(), Type.Null()]),
+  }, { additionalProperties: false });
+  const schemas = { create, patch, record, withSecrets, list, secrets: [...Object.keys(CORE_SECRETS), ...Object.keys(fieldSecrets)] };
+  built.set(fields, schemas);
+  return schemas;
+}

@@ -11,7 +11,7 @@ import { conflict, notFound } from '../http/problem.js';
 import { afterCursor, toPage } from '../http/pagination.js';
 import { iso } from '../http/schemas.js';
 import { getApplication as findOrFail } from './service.js';
-import { isPanelClient } from '../administrators/panel-client.js';
+import { isPanelClient } from '../http/schemas.js';
 
 /** The application with an id; the panel's built-in client is none (administrators/panel-client.ts). */
 async function getApplication(ctx: AppContext, id: string) {

@@ -4,16 +4,10 @@
  * secrets.
  */
 import { auditLog } from '../db/schema.js';
-import type { Db } from '../db/client.js';
+import type { Tx } from '../db/client.js';
 import { newId } from '../util/ids.js';
 import { exec } from '../db/store.js';
 import { clientAddress } from '../http/client-address.js';
-
-/**
- * The database handle a transaction body works on: the database itself (db/store.ts routes a
- * body's statements to its transaction). The name says "inside the caller's transaction".
- */
-export type Tx = Db;
 
 export interface AuditEntry {
   actor: string;

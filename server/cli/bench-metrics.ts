@@ -19,7 +19,7 @@ import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Session } from 'node:inspector';
 import type { IdleReclaim, ReclaimStats } from '../ops/idle-memory.js';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics } from '../plugin-api/metrics.js';
 import { isSigningAlg, signOnPool } from '../oauth/signing-algorithms.js';
 
 export interface BenchMetrics {

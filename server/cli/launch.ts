@@ -8,6 +8,8 @@
  * docs/decisions/0072-memory-floor.md.
  */
 
+import { parseSwitch } from '../util/switches.js';
+
 /** Node/V8 flags: a 1 MiB semi-space instead of V8's default of growing it to 16 MiB (×2). */
 const BASE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1'];
 
@@ -20,17 +22,6 @@ const BASE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1'];
  * HTTP parser), which external sign-in providers use.
  */
 export const LOW_MEMORY_NODE_ARGS: readonly string[] = ['--no-opt', '--no-sparkplug', '--optimize-for-size'];
-
-/**
- * An on/off environment switch: `1`/`true` on, `0`/`false` off, unset or empty `fallback`, and
- * undefined for anything else (config.ts turns that into a configuration error; launchers treat
- * it as the fallback).
- */
-export function parseSwitch(raw: string | undefined, fallback: boolean): boolean | undefined {
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === '1' || raw === 'true') return true;
-  return raw === '0' || raw === 'false' ? false : undefined;
-}
 
 /** GATEHOUSE_LOW_MEMORY, off unless set. */
 export function parseLowMemory(raw: string | undefined): boolean | undefined {

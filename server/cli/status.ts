@@ -4,6 +4,10 @@ import { formatStatus, readStatus } from '../ops/status.js';
 import { postgresOptions } from '../db/postgres-options.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 import { withEnvFile } from './env-file.js';
+import { ldapStatus } from '../ldap/status.js';
+
+/** The plugins' lines (plugin-api/registries.ts `RecordedStatus`): the LDAP directory's. */
+const recordedStatuses = [ldapStatus];
 
 /** Settings status never needs, left out so that a token file it may not read does not stop it. */
 const SECRETS_NOT_READ = { ADMIN_TOKEN: undefined, ADMIN_TOKEN_FILE: undefined, GATEHOUSE_METRICS_TOKEN: undefined, GATEHOUSE_METRICS_TOKEN_FILE: undefined };
@@ -22,13 +26,13 @@ export const statusCommand: Command = {
     const pg = postgresOptions(env);
     if (pg) {
       const { formatPostgresStatus, readPostgresStatus } = await import('../ops/postgres-status.js');
-      const status = await readPostgresStatus(pg, env, source);
-      console.log(values.json ? JSON.stringify(status) : formatPostgresStatus(status));
+      const status = await readPostgresStatus(pg, env, source, recordedStatuses);
+      console.log(values.json ? JSON.stringify(status) : formatPostgresStatus(status, recordedStatuses));
       return;
     }
     const config = loadConfig({ ...env, ...SECRETS_NOT_READ }, { dataDir: values['data-dir'] as string | undefined });
     const extraNames = config.tls.mode === 'auto' ? config.tls.extraNames : [];
-    const status = await readStatus(config.dataDir, extraNames, { configured: config.issuerConfigured ? config.issuer : undefined, fallback: config.issuer });
+    const status = await readStatus(config.dataDir, extraNames, { configured: config.issuerConfigured ? config.issuer : undefined, fallback: config.issuer }, recordedStatuses);
     if (!status) {
       throw new ConfigError(
         `There is no Gatehouse database in ${config.dataDir}, and GATEHOUSE_DATABASE_URL is not set in ${source}: ` +
@@ -36,6 +40,6 @@ export const statusCommand: Command = {
           'for the embedded store give --data-dir (or GATEHOUSE_DATA_DIR).',
       );
     }
-    console.log(values.json ? JSON.stringify(status) : formatStatus(status));
+    console.log(values.json ? JSON.stringify(status) : formatStatus(status, recordedStatuses));
   },
 };

@@ -31,7 +31,7 @@ import { isPlainObjectSchema, objectBranchOf, propertiesOf } from './fields.js';
 import { parseSource, type Source } from './source.js';
 import { isReference, resolveOnServer, type ServerSecrets } from './references.js';
 import { DocumentSchema, DOCUMENT_VERSION } from './document.js';
-import { passwordPolicySection, SECTIONS, type Current, type Entry, type ResolvedSecret, type Section, type ShownSecret } from './sections.js';
+import { configSections, passwordPolicySection, type Current, type Entry, type ResolvedSecret, type Section, type ShownSecret } from './sections.js';
 import { readReferences, writeReferences } from './stored-references.js';
 
 export type Action = 'create' | 'update' | 'delete';
@@ -149,7 +149,7 @@ function invalidFile(problems: FieldError[]): Problem {
 }
 
 /** Reads the file into what it asks for; problems (with lines) are added to `problems`. */
-async function readDesired(source: Source, secrets: ServerSecrets, problems: FieldError[]): Promise<Desired> {
+async function readDesired(sections: readonly Section[], source: Source, secrets: ServerSecrets, problems: FieldError[]): Promise<Desired> {
   const at = (path: string, message: string): FieldError => {
     const line = source.lineOf(path);
     return line === undefined ? { path, message } : { path, message, line };
@@ -167,7 +167,7 @@ async function readDesired(source: Source, secrets: ServerSecrets, problems: Fie
     else desired.passwordPolicy = policy;
   }
 
-  for (const section of SECTIONS) {
+  for (const section of sections) {
     const entries = document[section.name];
     if (!isObject(entries)) continue;
     const wanted = new Map<string, Wanted>();
@@ -319,7 +319,7 @@ export async function applyConfiguration(ctx: AppContext, options: ApplyOptions)
   if (!parsed.source) throw invalidFile(parsed.problems);
   const source = parsed.source;
   const problems: FieldError[] = [];
-  const desired = await readDesired(source, { given: options.secrets, unresolved: options.unresolved, env: ctx.config.env, dataDir: ctx.config.dataDir }, problems);
+  const desired = await readDesired(configSections(ctx.registries.applicationFields.all), source, { given: options.secrets, unresolved: options.unresolved, env: ctx.config.env, dataDir: ctx.config.dataDir }, problems);
 
   try {
     const result = await transaction(ctx.db, () => run(ctx, options, desired, source, problems), { sqliteForeignKeysOff: options.prune });
@@ -391,7 +391,7 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
     }
   }
 
-  for (const section of SECTIONS) {
+  for (const section of configSections(ctx.registries.applicationFields.all)) {
     const wanted = desired.sections.get(section);
     if (!wanted) continue;
     const current = await section.current(ctx);

@@ -8,7 +8,7 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import { transaction } from '../db/store.js';
-import { passwordPolicySection, SECTIONS, type Current, type Entry } from './sections.js';
+import { configSections, passwordPolicySection, SECTION_NAMES, type Current, type Entry } from './sections.js';
 import { project } from './fields.js';
 import { writeYaml } from './source.js';
 
@@ -21,7 +21,7 @@ export const DocumentSchema = Type.Object(
   {
     version: Type.Literal(DOCUMENT_VERSION, { description: 'the format of this file' }),
     passwordPolicy: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    ...Object.fromEntries(SECTIONS.map((s) => [s.name, Type.Optional(Section)])),
+    ...Object.fromEntries(SECTION_NAMES.map((name) => [name, Type.Optional(Section)])),
   },
   { additionalProperties: false },
 );
@@ -49,7 +49,7 @@ export async function exportConfiguration(ctx: AppContext): Promise<Record<strin
       version: DOCUMENT_VERSION,
       passwordPolicy: project(await passwordPolicySection.current(ctx), passwordPolicySection.schema),
     };
-    for (const section of SECTIONS) document[section.name] = entriesOf(await section.current(ctx));
+    for (const section of configSections(ctx.registries.applicationFields.all)) document[section.name] = entriesOf(await section.current(ctx));
     return document;
   });
 }

@@ -7,10 +7,11 @@
  *   the secrets it may name by reference (references.ts);
  * - an entry's exported value is the API's record projected onto that schema: what the record
  *   holds beyond it (timestamps, `webhookSecretSet`, the LDAP bind DN, the logo's URL) is dropped,
- *   and every dropped path must be listed in EXCLUDED with its reason
+ *   and every dropped path must be listed in `excludedApplicationFields` with its reason
  *   (test/unit/config-as-code-fields.test.ts fails, naming the path, until it is).
  */
 import { Type, type TObject, type TProperties, type TSchema } from 'typebox';
+import type { ApplicationField } from '../plugin-api/application-fields.js';
 
 /** A JSON-schema node as TypeBox builds it (plain JSON Schema underneath). */
 interface SchemaNode {
@@ -82,11 +83,18 @@ export function propertiesOf(schema: TSchema): Record<string, TSchema> {
  * What an application's record holds that its configuration entry does not, and why. Paths are
  * the record's, dotted; `*` stands for any item of a list.
  */
-export const EXCLUDED_APPLICATION_FIELDS: Record<string, string> = {
+const EXCLUDED_CORE_FIELDS: Record<string, string> = {
   id: 'the entry\'s key in the file',
   createdAt: 'history, not configuration',
   updatedAt: 'history, not configuration',
   webhookSecretSet: 'the secret itself is `webhookSecret`, a reference',
   'branding.logoUrl': 'the logo is an uploaded image (PUT …/logo), kept by backups, not in a text file',
-  'ldap.bindDn': 'derived from the application\'s id and the LDAP base',
 };
+
+/** The core's exclusions and the plugin fields' derived values (`ldap.bindDn`: plugin-api/application-fields.ts `derived`). */
+export function excludedApplicationFields(fields: readonly Pick<ApplicationField<never>, 'name' | 'derived'>[]): Record<string, string> {
+  return {
+    ...EXCLUDED_CORE_FIELDS,
+    ...Object.fromEntries(fields.flatMap((f) => Object.entries(f.derived ?? {}).map(([path, why]) => [`${f.name}.${path}`, why]))),
+  };
+}

@@ -1,8 +1,8 @@
 /**
  * `GET /api/admin/config` (the configuration as YAML) and `POST /api/admin/config/apply` (plan
  * and apply a file; `?dryRun=1` plans and checks only, `?prune=1` deletes what the file's sections
- * leave out). Owner or admin token only: admin-policy.ts does not list them, so they need `owner`
- * (a file rewrites every application, group and administrator).
+ * leave out). Owner or admin token only (a file rewrites every application, group and
+ * administrator): the plugin's rule for both (plugin.ts).
  *
  * The file is sent as `application/yaml` (the text itself), or as JSON `{ document, secrets,
  * unresolved }` — how `gatehouse config apply` sends it, with the secrets it resolved from its
@@ -11,7 +11,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
-import { adminFeature } from '../http/admin-feature.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { Problem } from '../http/problem.js';
 import { applyConfiguration } from './apply.js';
@@ -120,4 +119,4 @@ const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
-export const configPlugin = adminFeature(configRoutes);
+export { configRoutes };

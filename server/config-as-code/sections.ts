@@ -17,8 +17,10 @@ import { badRequest, validationFailed, type FieldError } from '../http/problem.j
 import { findPreset } from '../presets/catalogue/index.js';
 import { sha256 } from '../util/crypto.js';
 import { openNullable } from '../db/secrets-at-rest.js';
-import { ApplicationCreateSchema, type ApplicationCreate, type ApplicationPatch } from '../applications/schemas.js';
-import { applicationProblems, createApplication, deleteApplication, listApplications, rotateClientSecret, updateApplication } from '../applications/service.js';
+import { applicationSchemas as apiSchemas, type ApplicationCreate, type ApplicationPatch } from '../applications/schemas.js';
+import { applicationProblems, createApplication, deleteApplication, listApplications, updateApplication } from '../applications/service.js';
+import { rotateClientSecret } from '../applications/secrets.js';
+import type { ApplicationField } from '../plugin-api/application-fields.js';
 import { findApplication } from '../applications/lookup.js';
 import { SsoGroupCreateBody } from '../applications/sso-group-routes.js';
 import { createGroup as createSsoGroup, deleteGroup as deleteSsoGroup, listGroups as listSsoGroups, renameGroup } from '../applications/sso-groups.js';
@@ -189,21 +191,6 @@ const PresetOrigin = Type.Union([
   Type.Null(),
 ], { description: 'the app preset the application was made from, or null' });
 
-const ApplicationEntry = entrySchema(ApplicationCreateSchema, {
-  preset: Type.Optional(PresetOrigin),
-  // Both replace the admin API's generated-and-shown-once secret by the value a reference names.
-  clientSecret: Type.Optional(SecretReferenceSchema),
-  webhookSecret: Type.Optional(SecretReferenceSchema),
-});
-/** The exported form: every field the API takes and the preset origin, secrets (references) apart. */
-const ApplicationExport = Type.Object({
-  ...Object.fromEntries(Object.entries(ApplicationCreateSchema.properties).filter(([name]) => name !== 'id' && !(name in APPLICATION_SECRETS))),
-  preset: PresetOrigin,
-});
-
-/** The application entry's schemas, for the test that every field of the record is in the file or excluded. */
-export const applicationSchemas = { entry: ApplicationEntry, exported: ApplicationExport, secrets: Object.keys(APPLICATION_SECRETS) };
-
 /** A preset origin names a preset this server has, at a version it has had. */
 function presetProblem(origin: unknown): FieldError | undefined {
   if (!origin) return undefined;
@@ -241,76 +228,95 @@ async function refuseProblems(ctx: AppContext, id: string, fields: Entry, secret
   if (errors.length) throw validationFailed(errors);
 }
 
-/** Field names of the secrets an admin API answer shows once (clientSecret, webhookSecret, ldapPassword). */
-function shownSecrets(id: string, answer: Record<string, unknown>, skip: ReadonlySet<string> = new Set()): ShownSecret[] {
-  return ['clientSecret', 'webhookSecret', 'ldapPassword']
+/** The secrets an admin API answer showed once (`names`: clientSecret, webhookSecret and the plugin fields' own, such as ldapPassword). */
+function shownSecrets(names: readonly string[], id: string, answer: Record<string, unknown>, skip: ReadonlySet<string> = new Set()): ShownSecret[] {
+  return names
     .filter((field) => typeof answer[field] === 'string' && !skip.has(field))
     .map((field) => ({ path: `applications.${id}.${field}`, value: answer[field] as string }));
 }
 
-const applications: Section = {
-  name: 'applications',
-  kind: 'application',
-  keyField: 'id',
-  schema: ApplicationEntry,
-  secretFields: {
-    // A value from a file is random material, never a password someone chose.
-    clientSecret: Type.String({ minLength: 32, maxLength: 200 }),
-    // The admin API's own rule for a webhook secret.
-    webhookSecret: ApplicationCreateSchema.properties.webhookSecret,
-  },
-  async current(ctx) {
-    const records = await allPages(async (cursor) => {
-      const page = await listApplications(ctx, PAGE, cursor);
-      return { items: page.applications, nextCursor: page.nextCursor };
-    });
-    const references = await readReferences(ctx.db);
-    const entries: [string, Current][] = [];
-    for (const [i, record] of records.entries()) {
-      if (i > 0 && i % 25 === 0) await yieldLoop();
-      const secrets: Current['secrets'] = {};
-      const row = references[record.id] ? await findApplication(ctx.db, record.id) : undefined;
-      for (const [field, fingerprintOf] of Object.entries(APPLICATION_SECRETS)) {
-        const fingerprint = row ? fingerprintOf(ctx.db, row) : null;
-        secrets[field] = { fingerprint, reference: currentReference(ctx.db, references, record.id, field, fingerprint) };
+/**
+ * The applications section, for the application fields of this app (the plugins' fields are in
+ * the admin API's schemas, so a file carries them too).
+ */
+function applicationsSection(fields: readonly ApplicationField<never>[]): { section: Section; schemas: { entry: TObject; exported: TObject; secrets: string[] } } {
+  const api = apiSchemas(fields);
+  const ApplicationEntry = entrySchema(api.create, {
+    preset: Type.Optional(PresetOrigin),
+    // Both replace the admin API's generated-and-shown-once secret by the value a reference names.
+    clientSecret: Type.Optional(SecretReferenceSchema),
+    webhookSecret: Type.Optional(SecretReferenceSchema),
+  });
+  /** The exported form: every field the API takes and the preset origin, secrets (references) apart. */
+  const ApplicationExport = Type.Object({
+    ...Object.fromEntries(Object.entries(api.create.properties).filter(([name]) => name !== 'id' && !(name in APPLICATION_SECRETS))),
+    preset: PresetOrigin,
+  });
+  const section: Section = {
+    name: 'applications',
+    kind: 'application',
+    keyField: 'id',
+    schema: ApplicationEntry,
+    secretFields: {
+      // A value from a file is random material, never a password someone chose.
+      clientSecret: Type.String({ minLength: 32, maxLength: 200 }),
+      // The admin API's own rule for a webhook secret.
+      webhookSecret: api.create.properties.webhookSecret!,
+    },
+    async current(ctx) {
+      const records = await allPages(async (cursor) => {
+        const page = await listApplications(ctx, PAGE, cursor);
+        return { items: page.applications, nextCursor: page.nextCursor };
+      });
+      const references = await readReferences(ctx.db);
+      const entries: [string, Current][] = [];
+      for (const [i, record] of records.entries()) {
+        if (i > 0 && i % 25 === 0) await yieldLoop();
+        const secrets: Current['secrets'] = {};
+        const row = references[record.id] ? await findApplication(ctx.db, record.id) : undefined;
+        for (const [field, fingerprintOf] of Object.entries(APPLICATION_SECRETS)) {
+          const fingerprint = row ? fingerprintOf(ctx.db, row) : null;
+          secrets[field] = { fingerprint, reference: currentReference(ctx.db, references, record.id, field, fingerprint) };
+        }
+        const entry = project(record, ApplicationExport) as Entry;
+        // The whole origin (the record shows only its id and version).
+        if (record.preset) entry.preset = project((row ?? (await findApplication(ctx.db, record.id)))?.preset ?? null, PresetOrigin);
+        entries.push([record.id, { entry, secrets }]);
       }
-      const entry = project(record, ApplicationExport) as Entry;
-      // The whole origin (the record shows only its id and version).
-      if (record.preset) entry.preset = project((row ?? (await findApplication(ctx.db, record.id)))?.preset ?? null, PresetOrigin);
-      entries.push([record.id, { entry, secrets }]);
-    }
-    return byKey(entries);
-  },
-  async create(ctx, id, entry, secrets, actor) {
-    await refuseProblems(ctx, id, entry, secrets, undefined);
-    const { preset, ...fields } = entry;
-    const input = { ...fields, id, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationCreate;
-    const answer = await createApplication(ctx, input, actor, preset as AppliedPreset | null | undefined, { clientSecret: secrets.get('clientSecret')?.value });
-    return shownSecrets(id, answer);
-  },
-  async update(ctx, id, changed, desired, current, secrets, actor) {
-    await refuseProblems(ctx, id, changed, secrets, current);
-    const { preset, ...fields } = changed;
-    const patch = { ...fields, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationPatch;
-    const shown: ShownSecret[] = [];
-    if (Object.keys(patch).length || preset !== undefined) {
-      const answer = await updateApplication(ctx, id, patch, actor, preset !== undefined ? { preset: preset as AppliedPreset | null } : {});
-      // A client secret named in the file replaces one the update would generate (public → web).
-      shown.push(...shownSecrets(id, answer, new Set(secrets.has('clientSecret') ? ['clientSecret'] : [])));
-    }
-    const clientSecret = secrets.get('clientSecret');
-    if (clientSecret) await rotateClientSecret(ctx, id, actor, clientSecret.value);
-    return shown;
-  },
-  remove: (ctx, id, actor) => deleteApplication(ctx, id, actor),
-  check(ctx, id, fields, secrets, current, refused) {
-    const judged = refused.has('clientType') ? Object.fromEntries(Object.entries(fields).filter(([field]) => !BY_CLIENT_TYPE.includes(field))) : fields;
-    return applicationEntryProblems(ctx, id, judged, secrets, current);
-  },
-  // What a create needs and may not name another application: the required fields and the client
-  // type (which the redirect URIs and grant types are checked against), and its client secret.
-  createFirst: { fields: [...ApplicationCreateSchema.required.filter((f) => f !== 'id'), 'clientType'], secrets: ['clientSecret'] },
-};
+      return byKey(entries);
+    },
+    async create(ctx, id, entry, secrets, actor) {
+      await refuseProblems(ctx, id, entry, secrets, undefined);
+      const { preset, ...fields } = entry;
+      const input = { ...fields, id, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationCreate;
+      const answer = await createApplication(ctx, input, actor, preset as AppliedPreset | null | undefined, { clientSecret: secrets.get('clientSecret')?.value });
+      return shownSecrets(api.secrets, id, answer);
+    },
+    async update(ctx, id, changed, _desired, current, secrets, actor) {
+      await refuseProblems(ctx, id, changed, secrets, current);
+      const { preset, ...fields } = changed;
+      const patch = { ...fields, ...(secrets.has('webhookSecret') ? { webhookSecret: secrets.get('webhookSecret')!.value } : {}) } as ApplicationPatch;
+      const shown: ShownSecret[] = [];
+      if (Object.keys(patch).length || preset !== undefined) {
+        const answer = await updateApplication(ctx, id, patch, actor, preset !== undefined ? { preset: preset as AppliedPreset | null } : {});
+        // A client secret named in the file replaces one the update would generate (public → web).
+        shown.push(...shownSecrets(api.secrets, id, answer, new Set(secrets.has('clientSecret') ? ['clientSecret'] : [])));
+      }
+      const clientSecret = secrets.get('clientSecret');
+      if (clientSecret) await rotateClientSecret(ctx, id, actor, clientSecret.value);
+      return shown;
+    },
+    remove: (ctx, id, actor) => deleteApplication(ctx, id, actor),
+    check(ctx, id, fields, secrets, current, refused) {
+      const judged = refused.has('clientType') ? Object.fromEntries(Object.entries(fields).filter(([field]) => !BY_CLIENT_TYPE.includes(field))) : fields;
+      return applicationEntryProblems(ctx, id, judged, secrets, current);
+    },
+    // What a create needs and may not name another application: the required fields and the client
+    // type (which the redirect URIs and grant types are checked against), and its client secret.
+    createFirst: { fields: [...(api.create.required ?? []).filter((f) => f !== 'id'), 'clientType'], secrets: ['clientSecret'] },
+  };
+  return { section, schemas: { entry: ApplicationEntry, exported: ApplicationExport, secrets: Object.keys(APPLICATION_SECRETS) } };
+}
 
 // --- Administrators ---------------------------------------------------------------------------
 
@@ -352,8 +358,27 @@ async function personIdOf(ctx: AppContext, email: string): Promise<string> {
   return person.id;
 }
 
-/** In the order changes are made: what others refer to first (groups before the applications naming them, applications before their managers). */
-export const SECTIONS: readonly Section[] = [ssoGroups, groups, applications, administrators];
+const built = new WeakMap<readonly ApplicationField<never>[], ReturnType<typeof applicationsSection>>();
+const applicationsOf = (fields: readonly ApplicationField<never>[]) => {
+  let made = built.get(fields);
+  if (!made) built.set(fields, (made = applicationsSection(fields)));
+  return made;
+};
+
+/** The file's sections by name, in the order changes are made. */
+export const SECTION_NAMES = ['ssoGroups', 'groups', 'applications', 'administrators'] as const;
+
+/**
+ * The sections, in the order changes are made: what others refer to first (groups before the
+ * applications naming them, applications before their managers). `fields`: the app's application
+ * fields (`ctx.registries.applicationFields.all`).
+ */
+export function configSections(fields: readonly ApplicationField<never>[]): readonly Section[] {
+  return [ssoGroups, groups, applicationsOf(fields).section, administrators];
+}
+
+/** The application entry's schemas, for the test that every field of the record is in the file or excluded. */
+export const applicationSchemas = (fields: readonly ApplicationField<never>[]) => applicationsOf(fields).schemas;
 
 // --- The password policy: one entry, no key ---------------------------------------------------
 

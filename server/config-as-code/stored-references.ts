@@ -9,7 +9,7 @@
  *
  * Bounded by the applications (entries of deleted ones are dropped on the next write).
  */
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import { readMeta, writeMeta } from '../db/meta.js';
 import { openAtRest, sealAtRest } from '../db/secrets-at-rest.js';
 import { sha256 } from '../util/crypto.js';

@@ -18,8 +18,7 @@
  */
 import { getTableName, inArray, sql, SQL, type SQLWrapper } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
-import type { Db } from '../db/client.js';
-import type { Tx } from '../audit/record.js';
+import type { Db, Tx } from '../db/client.js';
 import { engineOf, exec, many, transaction } from '../db/store.js';
 
 /** A batch aims to take about this long; the next one is resized to fit. */

@@ -16,9 +16,9 @@
 import { and, asc, eq } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
-import type { Db } from '../db/client.js';
+import type { Db, Tx } from '../db/client.js';
 import { purgeJobs, type PurgeJob } from '../db/schema.js';
-import { recordAudit, type Tx } from '../audit/record.js';
+import { recordAudit } from '../audit/record.js';
 import { addCounts, BatchSizer, pause, runBatch } from './batch.js';
 import { planSteps, type PurgeKind } from './purge-plans.js';
 import { exec, one, many, singleton, transaction } from '../db/store.js';

@@ -12,6 +12,12 @@ import { installPath } from '../util/install-paths.js';
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
+/**
+ * The database handle a transaction body works on: the database itself (db/store.ts routes a
+ * body's statements to its transaction). The name says "inside the caller's transaction".
+ */
+export type Tx = Db;
+
 /** Where the committed drizzle-kit migrations live (read from server/ by every build). */
 export function migrationsFolder(): string {
   const folder = installPath('server', 'db', 'migrations');

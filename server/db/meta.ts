@@ -1,8 +1,7 @@
 /** JSON values under fixed keys of the `meta` table (schedules, the sweeper's last pass, …). */
 import { eq } from 'drizzle-orm';
-import type { Db } from './client.js';
+import type { Db, Tx } from './client.js';
 import { meta } from './schema.js';
-import type { Tx } from '../audit/record.js';
 import { exec, one } from './store.js';
 
 /** The value stored under `key`, parsed; undefined when absent or unreadable. */

@@ -143,6 +143,7 @@ export const applications = pgTable(
     saml: jsonb('saml'),
     samlEntityId: text('saml_entity_id'),
     preset: jsonb('preset'),
+    accessTokenTtl: integer('access_token_ttl'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },

@@ -22,7 +22,7 @@ import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import * as pgSchema from './pg-schema.js';
 import { adaptForPostgres } from './pg-adapter.js';
 import { installPath } from '../util/install-paths.js';
-import { currentTransaction, inScope, registerPostgres, type Isolation, type Singleton, type TxScope } from './store.js';
+import { currentTransaction, inScope, registerPostgres, runCommitted, type Isolation, type Singleton, type TxScope } from './store.js';
 import { MIN_POOL, type PostgresOptions } from './postgres-options.js';
 
 export { postgresOptions, type PostgresOptions } from './postgres-options.js';
@@ -129,10 +129,13 @@ async function runTransaction<T>(pool: Sql, scope: TxScope, fn: () => Promise<T>
     // A fresh scope per attempt: work a failed attempt left running no longer belongs to a transaction.
     const attemptScope: TxScope = { db: scope.db, done: false };
     try {
-      return (await pool.begin(`ISOLATION LEVEL ${isolation.toUpperCase()}`, async (connection) => {
+      const result = (await pool.begin(`ISOLATION LEVEL ${isolation.toUpperCase()}`, async (connection) => {
         attemptScope.connection = connection;
         return inScope(attemptScope, fn);
       })) as T;
+      // Only the attempt that committed leaves work for after the commit.
+      runCommitted(attemptScope);
+      return result;
     } catch (error) {
       if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(error) ?? '')) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 * attempt, 20)));

@@ -663,6 +663,12 @@ export const applications = sqliteTable(
     samlEntityId: text('saml_entity_id'),
     /** The app preset it was created from (server/presets/), or null. */
     preset: text('preset', { mode: 'json' }).$type<AppliedPreset>(),
+    /**
+     * The OAuth client's own cap on its access tokens' lifetime in seconds (GATEHOUSE_ACCESS_TOKEN_TTL
+     * applies below it); null: none. Not on the admin API: set for the panel's built-in client
+     * (administrators/panel-client.ts, 10 minutes).
+     */
+    accessTokenTtl: integer('access_token_ttl'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },

@@ -62,6 +62,8 @@ export interface TxScope {
   connection?: unknown;
   /** SQLite: opened with foreign-key enforcement off (`sqliteForeignKeysOff`). */
   foreignKeysOff?: boolean;
+  /** What runs once the transaction committed (`afterCommit`); dropped when it rolls back. */
+  committed?: (() => void)[];
 }
 
 const scopes = new AsyncLocalStorage<TxScope>();
@@ -81,6 +83,25 @@ export function currentTransaction(db?: object): TxScope | undefined {
   const scope = scopes.getStore();
   if (!scope || scope.done) return undefined;
   return db === undefined || scope.db === db ? scope : undefined;
+}
+
+/**
+ * Runs `fn` once the transaction open on `db` in this async context has committed (now when none
+ * is open), never when it rolls back: for work that must not run before the change is visible,
+ * such as forgetting a cache that other requests would otherwise fill again with the old rows.
+ * `fn` is synchronous and must not throw.
+ */
+export function afterCommit(db: object, fn: () => void): void {
+  const scope = currentTransaction(db);
+  if (!scope) fn();
+  else (scope.committed ??= []).push(fn);
+}
+
+/** Runs what a committed transaction left for after its commit (db/postgres.ts calls it too). */
+export function runCommitted(scope: TxScope): void {
+  const queued = scope.committed;
+  scope.committed = undefined;
+  for (const fn of queued ?? []) fn();
 }
 
 // --- The SQLite gate ------------------------------------------------------------------------
@@ -239,6 +260,7 @@ export async function transaction<T, D extends object = Db>(db: D, fn: (tx: D) =
     client.exec('BEGIN');
     const result = await scopes.run(scope, () => fn(db));
     client.exec('COMMIT');
+    runCommitted(scope);
     return result;
   } catch (error) {
     if (client.inTransaction) client.exec('ROLLBACK');

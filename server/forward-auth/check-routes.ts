@@ -11,7 +11,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { JSON_SECURITY_HEADERS } from '../http/security-headers.js';
-import { AUTH_REQUEST_PATH, FORWARD_PATH, type CheckAnswer, type Checked, type Endpoint, type ForwardCheck } from './check.js';
+import { AUTH_REQUEST_PATH, FORWARD_PATH, type CheckAnswer, type Checked, type Endpoint, type ForwardAuthResult, type ForwardCheck } from './check.js';
 import { sendRefusedPage } from './pages.js';
 
 function send(reply: FastifyReply, answer: Exclude<CheckAnswer, { page: 'refused' }>): FastifyReply {
@@ -19,13 +19,13 @@ function send(reply: FastifyReply, answer: Exclude<CheckAnswer, { page: 'refused
   return answer.body ? reply.send(answer.body) : reply.send();
 }
 
-export const checkRoutes: FastifyPluginAsync<{ check: ForwardCheck }> = async (app, { check }) => {
-  const { metrics, config } = app.ctx;
+export const checkRoutes: FastifyPluginAsync<{ check: ForwardCheck; count: (result: ForwardAuthResult) => void }> = async (app, { check, count }) => {
+  const { config } = app.ctx;
   for (const [path, endpoint] of [[FORWARD_PATH, 'forward'], [AUTH_REQUEST_PATH, 'auth-request']] as const) {
     // Synchronous when the check is answered from memory (check.ts `decide`): no promise per request.
     const early = ({ answer, result }: Checked) => {
       if ('page' in answer) return undefined;
-      metrics.forwardAuthCheck(result);
+      count(result);
       return answer;
     };
     app.earlyAnswers.addGet(path, JSON_SECURITY_HEADERS, (call) => {
@@ -39,7 +39,7 @@ export const checkRoutes: FastifyPluginAsync<{ check: ForwardCheck }> = async (a
     });
     app.get(path, { schema: { hide: true } }, async (request: FastifyRequest, reply) => {
       const { answer, result } = await check.decide(endpoint as Endpoint, request.socket.remoteAddress ?? '', request.headers);
-      metrics.forwardAuthCheck(result);
+      count(result);
       if ('page' in answer) return sendRefusedPage(reply, answer.app, answer, answer.startPath, new URL(config.issuer).origin);
       return send(reply, answer);
     });

@@ -36,7 +36,6 @@ import { isMultiFactor, mfaRequired } from '../accounts/second-factor/factors.js
 import { verifyAccessToken } from '../oauth/bearer.js';
 import type { KeyRing } from '../oauth/keys.js';
 import { sha256 } from '../util/crypto.js';
-import type { ForwardAuthResult } from '../metrics/metrics.js';
 import { claimsForwarding, isNavigation, originalRequest, proxyTrust } from './forwarded.js';
 import { identityHeaders, type Identity } from './identity-headers.js';
 import { forwardAuthVersion, STALE, type ProtectedHosts, type ProtectedSite } from './protected-hosts.js';
@@ -56,6 +55,16 @@ export const START_PATH = '/api/auth/forward/start';
 
 export type Endpoint = 'forward' | 'auth-request';
 
+/** Forward-auth checks (spec forward-auth.md): 200, a redirect (or the 401 a proxy turns into one), or 401/403. */
+export type ForwardAuthResult = 'allowed' | 'redirected' | 'refused';
+
+/** `gatehouse_forward_auth_checks_total{result}`: each answer counted once, by whoever sends it (check-routes.ts). */
+export const FORWARD_AUTH_CHECKS = {
+  name: 'gatehouse_forward_auth_checks_total',
+  help: 'Forward-auth checks by result (allowed, redirected, refused).',
+  labelNames: ['result'],
+} as const;
+
 export type RefusalReason = 'suspended' | 'not_member' | 'group_missing' | 'no_person' | 'disabled';
 
 /** What the credential earns at this application; `headers`: the whole 200 answer's, frozen (shared by every answer). */
@@ -70,7 +79,7 @@ export type CheckAnswer =
   | { page: 'refused'; app: Application; reason: RefusalReason; email: string; startPath: string };
 
 /**
- * An answer and how it is counted (`gatehouse_forward_auth_checks_total{result}`, metrics/metrics.ts):
+ * An answer and how it is counted (`gatehouse_forward_auth_checks_total{result}`, plugin.ts):
  * the sender counts it, once. Checks are counted, never logged one by one (spec).
  */
 export interface Checked {

@@ -2,19 +2,21 @@
  * The application field `forwardAuth` (spec forward-auth.md, "A protected site is an
  * application"): `null`, or `{ hosts, groups, basic }`. Its wire schema, the rules a schema cannot
  * say (host syntax, duplicates, a web client, existing groups), and the `forward_auth_hosts` rows
- * that keep each host to one application (409 `host_in_use`). The applications service calls these
- * inside its create/update transaction; a change reaches the checks at once (protected-hosts.ts).
+ * that keep each host to one application (409 `host_in_use`). Registered as an application field
+ * (plugin-api/application-fields.ts) by the plugin (plugin.ts): the applications service calls
+ * `prepare` before its create/update transaction and `written` inside it; a change reaches the
+ * checks at once (protected-hosts.ts).
  */
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import { Type, type Static } from 'typebox';
-import type { Tx } from '../audit/record.js';
 import { forwardAuthHosts, type ClientType, type ForwardAuthSettings } from '../db/schema.js';
 import { existingGroupIds } from '../groups/queries.js';
-import type { Db } from '../db/client.js';
+import type { Db, Tx } from '../db/client.js';
 import { conflict, type FieldError } from '../http/problem.js';
 import { exec, many } from '../db/store.js';
 import { MAX_HOSTS_PER_APPLICATION, parseHostPattern } from './hosts.js';
 import { forwardAuthChanged } from './protected-hosts.js';
+import type { ApplicationField } from '../plugin-api/application-fields.js';
 
 /** Directory group ids (spec claims-and-groups.md). */
 const GroupId = Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', maxLength: 64 });
@@ -95,4 +97,39 @@ export async function claimHosts(tx: Tx, applicationId: string, hosts: string[])
   await exec(tx.delete(forwardAuthHosts).where(eq(forwardAuthHosts.applicationId, applicationId)));
   if (hosts.length) await exec(tx.insert(forwardAuthHosts).values(hosts.map((host) => ({ host, applicationId }))));
   forwardAuthChanged();
+}
+
+declare module '../plugin-api/application-fields.js' {
+  interface ApplicationFieldInputs {
+    forwardAuth: ForwardAuthInput | null;
+  }
+  interface ApplicationFieldRecords {
+    forwardAuth: ForwardAuthSettings | null;
+  }
+}
+
+/** `forwardAuth` as an application field: after `consent` in the bodies and the record. */
+export function forwardAuthField(db: Db): ApplicationField<ForwardAuthInput | null> {
+  return {
+    name: 'forwardAuth',
+    after: 'consent',
+    input: ForwardAuthField,
+    record: ForwardAuthRecordSchema,
+    toRecord: (app) => app.forwardAuth ?? null,
+    async prepare({ id, given, current, clientType, errors }) {
+      const settings = await forwardAuthSettings(db, given, clientType, errors);
+      if (given === undefined && current?.forwardAuth && clientType !== 'web') {
+        errors.push({ path: 'body.clientType', message: 'an application that protects hosts (forwardAuth) must stay a web application' });
+      }
+      if (settings === undefined) return undefined;
+      const hosts = settings?.hosts ?? [];
+      // A create without hosts has none to claim; an update that turns forward auth off frees them.
+      if (!current && !settings) return { columns: { forwardAuth: null } };
+      return { columns: { forwardAuth: settings }, written: (tx) => claimHosts(tx, id, hosts) };
+    },
+    // Its protected hosts are free again at once (a few rows; the purge plan finds none left).
+    deleted: (tx, id) => claimHosts(tx, id, []),
+    keyMayNot: (current, given) =>
+      JSON.stringify(given) !== JSON.stringify(current.forwardAuth) ? 'change the protected hosts or their groups (forward auth)' : undefined,
+  };
 }

@@ -11,8 +11,7 @@
  * its own. Expired rows go by retention (data-lifecycle/retention-rules.ts).
  */
 import { and, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
-import type { Tx } from '../audit/record.js';
+import type { Db, Tx } from '../db/client.js';
 import { forwardAuthSessions, memberships, people, sessions } from '../db/schema.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { exec, one } from '../db/store.js';

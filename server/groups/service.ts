@@ -6,7 +6,9 @@
  */
 import type { AppContext } from '../context.js';
 import type { Group } from '../db/schema.js';
-import { recordAudit, type Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
+import { recordAudit } from '../audit/record.js';
+import { guardGroup } from '../plugin-api/registries.js';
 import { conflict, notFound, Problem } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
@@ -78,6 +80,7 @@ export async function createGroup(ctx: AppContext, input: GroupInput, actor: str
     await insertGroup(tx, row);
     await recordAudit(tx, now, { actor, action: 'group.created', target: input.id, details: { name: row.name } });
     await recordDirectoryEvent(tx, now, 'group.created', { id: row.id, name: row.name, description: row.description });
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [row.id], personIds: [], actor });
     // Read back: the database gives it more than was written (the LDAP gidNumber).
     return (await findGroup(tx, row.id))!;
   });
@@ -90,6 +93,7 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
   const updated = await transaction(ctx.db, async (tx) => {
     const current = await findGroup(tx, id);
     if (!current) throw groupNotFound(id);
+    await guardGroup(ctx.registries, tx, current, { kind: 'update', fields: Object.keys(patch) }, actor);
     const name = patch.name === undefined ? current.name : patch.name.trim();
     const description = patch.description === undefined ? current.description : cleanDescription(patch.description) ?? null;
     const changed = [...(name !== current.name ? ['name'] : []), ...(description !== current.description ? ['description'] : [])];
@@ -101,6 +105,7 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
       details: { changed, ...(changed.includes('name') ? { name: { from: current.name, to: name } } : {}) },
     });
     await recordDirectoryEvent(tx, now, 'group.updated', { id, name, description, changed });
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [id], personIds: [], actor });
     return { ...current, name, description, updatedAt: now };
   });
   ctx.wakeWebhooks();
@@ -112,9 +117,11 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
  * at once and its members in the purge plan's batches (a group may hold everyone).
  */
 export async function deleteGroup(ctx: AppContext, id: string, actor: string): Promise<void> {
-  if (!(await findGroup(ctx.db, id))) throw groupNotFound(id);
+  const group = await findGroup(ctx.db, id);
+  if (!group) throw groupNotFound(id);
   const now = ctx.clock.now();
   await beginPurge(ctx, { kind: 'group', target: id, actor }, async (tx) => {
+    await guardGroup(ctx.registries, tx, group, { kind: 'delete' }, actor);
     // In the deleting transaction, so a setting saved meanwhile is seen (or waits for us).
     const uses = await groupReferences(tx, id);
     if (uses.length > 0) {
@@ -126,6 +133,7 @@ export async function deleteGroup(ctx: AppContext, id: string, actor: string): P
     if ((await deleteGroupRow(tx, id)) === 0) throw groupNotFound(id);
     await recordAudit(tx, now, { actor, action: 'group.deleted', target: id });
     await recordDirectoryEvent(tx, now, 'group.deleted', { id });
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [id], personIds: [], actor });
   }, { cascade: false });
   ctx.wakeWebhooks();
 }
@@ -167,11 +175,14 @@ export async function addToGroup(tx: Tx, now: Date, groupId: string, person: Per
 export async function addMember(ctx: AppContext, groupId: string, personId: string, actor: string): Promise<void> {
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
-    if (!(await findGroup(tx, groupId))) throw groupNotFound(groupId);
+    const group = await findGroup(tx, groupId);
+    if (!group) throw groupNotFound(groupId);
     const person = await personOf(tx, personId);
     // Already in it: 204 with nothing written, whatever the limit says.
     if (await isMember(tx, groupId, person.id)) return;
+    await guardGroup(ctx.registries, tx, group, { kind: 'members', personIds: [person.id] }, actor);
     await addToGroup(tx, now, groupId, person, actor, 'refuse');
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [groupId], personIds: [person.id], actor });
   });
   ctx.wakeWebhooks();
 }
@@ -180,11 +191,15 @@ export async function addMember(ctx: AppContext, groupId: string, personId: stri
 export async function removeMember(ctx: AppContext, groupId: string, personId: string, actor: string): Promise<void> {
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
-    if (!(await findGroup(tx, groupId))) throw groupNotFound(groupId);
+    const group = await findGroup(tx, groupId);
+    if (!group) throw groupNotFound(groupId);
     const person = await personOf(tx, personId);
+    if (!(await isMember(tx, groupId, person.id))) return;
+    await guardGroup(ctx.registries, tx, group, { kind: 'members', personIds: [person.id] }, actor);
     if (!(await deleteMember(tx, groupId, person.id))) return;
     await recordAudit(tx, now, { actor, action: 'group.member_removed', target: groupId, details: { userId: person.id } });
     await recordPersonEvent(tx, now, person.id, 'group.member_removed', memberEventData(groupId, person));
+    await ctx.hooks.emit('groupsChanged', { tx, now, groupIds: [groupId], personIds: [person.id], actor });
   });
   ctx.wakeWebhooks();
 }

@@ -2,7 +2,8 @@
  * Authentication for `/api/admin/...` (spec administrators-and-people.md, DESIGN §4.7), and the
  * one place where the route's rule (admin-policy.ts) is applied to whoever called:
  * - the admin token (`Authorization: Bearer <ADMIN_TOKEN>`) may do everything;
- * - a panel access token (a named administrator signed in through the built-in client,
+ * - a credential a plugin knows (plugin-api/registries.ts `adminCredentials`: the panel access
+ *   token of a named administrator signed in through the built-in client,
  *   administrators/panel-access.ts) may do what the person's role covers;
  * - an API key may act only on its own application's routes that name a scope area, per scope:
  *   GET → `<area>:read`, other methods → `<area>:write`. Some writes on the application itself
@@ -10,16 +11,18 @@
  * - Missing, unknown, revoked or expired credentials → 401 with `WWW-Authenticate: Bearer`;
  *   a role that does not cover the route → 403 `forbidden`; a key → 403 `insufficient_scope`.
  */
-import type { FastifyRequest } from 'fastify';
-import { authenticateApiKey, API_KEY_PREFIX, type ApiKeyActor } from '../api-keys/authenticate.js';
-import { panelActor, type PersonActor } from '../administrators/panel-access.js';
-import { isPanelClient } from '../administrators/panel-client.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { authenticateApiKey, API_KEY_PREFIX, type ApiKeyActor } from './api-key-auth.js';
 import { forbidden, notFound, unauthorized } from './problem.js';
-import { findGrant } from '../administrators/queries.js';
-import type { Db } from '../db/client.js';
-import { keyScopeFor, mayActOn, needOf, personMay } from './admin-policy.js';
+import { keyScopeFor, mayActOn, needOf, personMay, policyWith, type AdminPerson, type Need } from './admin-policy.js';
+import { bearerToken } from './bearer-token.js';
+import { isPanelClient } from './schemas.js';
 
-export type { PersonActor } from '../administrators/panel-access.js';
+/** A named administrator (a plugin's credential: the panel's access tokens). */
+export type PersonActor = AdminPerson;
+
+/** The admin routes plugins added, with their rules (plugin-api/registries.ts `adminRoutes`). */
+type AddedRoutes = readonly { policy: Record<string, Need> }[];
 export type Actor = { type: 'admin' } | ApiKeyActor | PersonActor;
 
 declare module 'fastify' {
@@ -38,14 +41,6 @@ export function actorName(actor: Actor): string {
     case 'api_key':
       return `api_key:${actor.keyId}`;
   }
-}
-
-/** Reads `Authorization: Bearer <token>`; undefined when absent or of another scheme. */
-export function bearerToken(request: Pick<FastifyRequest, 'headers'>): string | undefined {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string') return undefined;
-  const match = /^Bearer[ ]+([\x21-\x7e]+)[ ]*$/i.exec(header);
-  return match?.[1];
 }
 
 /**
@@ -80,11 +75,13 @@ export function requirePeopleManager(actor: Actor, what: string): void {
  * owner, and an app manager cannot reset a people manager's factors. API keys never reach a whole
  * person (their routes refuse them first); the admin token may do everything.
  */
-export async function requireMayActOn(db: Db, actor: Actor, personId: string, what: string): Promise<void> {
+export async function requireMayActOn(ctx: FastifyInstance['ctx'], actor: Actor, personId: string, what: string): Promise<void> {
   if (actor.type !== 'person') return;
-  const target = await findGrant(db, personId);
-  if (mayActOn(actor.role, target?.role)) return;
-  const role = target!.role === 'owner' ? 'an owner' : target!.role === 'people_manager' ? 'a people manager' : 'an app manager';
+  // The role a person holds is known to the plugin whose credential names administrators (administrators/plugin.ts).
+  let target: AdminPerson['role'] | undefined;
+  for (const credential of ctx.registries.adminCredentials.all) target ??= await credential.roleOf?.(personId);
+  if (mayActOn(actor.role, target)) return;
+  const role = target === 'owner' ? 'an owner' : target === 'people_manager' ? 'a people manager' : 'an app manager';
   throw forbidden('forbidden', `This person is ${role}, above your administrator role (${actor.role}): you may not ${what}.`);
 }
 
@@ -103,6 +100,23 @@ function routeApplicationId(request: FastifyRequest): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
+/** The route table with the rules of the routes plugins added (read once per app). */
+const tables = new WeakMap<AddedRoutes, Record<string, Need>>();
+export function routeTable(added: AddedRoutes): Record<string, Need> {
+  let table = tables.get(added);
+  if (!table) tables.set(added, (table = policyWith(added.map((entry) => entry.policy))));
+  return table;
+}
+
+/** The administrator behind a credential a plugin knows (the panel's access tokens), if any. */
+async function pluginActor(request: FastifyRequest, token: string): Promise<PersonActor | undefined> {
+  for (const credential of request.server.ctx.registries.adminCredentials.all) {
+    const actor = await credential.authenticate(token);
+    if (actor) return actor;
+  }
+  return undefined;
+}
+
 /** onRequest hook of every admin route: who is calling, and whether the route's rule lets them. */
 export async function requireAdmin(request: FastifyRequest): Promise<void> {
   const token = bearerToken(request);
@@ -112,7 +126,7 @@ export async function requireAdmin(request: FastifyRequest): Promise<void> {
     ? { type: 'admin' }
     : token.startsWith(API_KEY_PREFIX)
       ? await authenticateApiKey(ctx, token)
-      : await panelActor(ctx, token);
+      : await pluginActor(request, token);
   if (!actor) throw unauthorized('The bearer token is not a valid admin token or API key.');
   request.actor = actor;
   // Under the not-found handler there is no route: any authenticated caller gets the 404.
@@ -121,7 +135,7 @@ export async function requireAdmin(request: FastifyRequest): Promise<void> {
   // The panel's built-in client is no application to administer (administrators/panel-client.ts).
   if (isPanelClient(appId)) throw notFound('application_not_found', `There is no application with id "${appId}".`);
   if (actor.type === 'admin') return;
-  const need = needOf(request.method, request.routeOptions.url);
+  const need = needOf(request.method, request.routeOptions.url, routeTable(ctx.registries.adminRoutes.all));
   if (actor.type === 'person') {
     if (!personMay(actor, need, appId)) throw forbidden('forbidden', `Your administrator role (${actor.role}) does not cover ${request.method} ${request.routeOptions.url}.`);
     return;

@@ -30,7 +30,11 @@ const administrator: Need = { kind: 'administrator' };
 /** An application's own routes; `area`: the API-key scope area; `people`: people managers too. */
 const app = (area?: string, options: { people?: boolean } = {}): Need => ({ kind: 'app', area, people: options.people ?? false });
 
-/** Route patterns as Fastify registers them, without the `/api/admin` prefix; HEAD follows GET. */
+/**
+ * Route patterns as Fastify registers them, without the `/api/admin` prefix; HEAD follows GET.
+ * The routes of plugins (forward auth's snippets, the LDAP password, presets, configuration as
+ * code, the administrators' own) bring their rules with them (`policyWith`).
+ */
 const POLICY: Record<string, Need> = {
   // Applications. Listing is open to every administrator: an app manager sees only theirs
   // (applications/routes.ts filters by `visibleApplications`).
@@ -40,20 +44,12 @@ const POLICY: Record<string, Need> = {
   'PATCH /applications/:id': app('application'),
   'DELETE /applications/:id': owner,
   'POST /applications/:id/client-secret': app(),
-  'POST /applications/:id/ldap/password': app(),
   'GET /applications/:id/auth-policy': app('application'),
   'PATCH /applications/:id/auth-policy': app('application'),
   'PUT /applications/:id/logo': app(),
   'DELETE /applications/:id/logo': app(),
   'GET /applications/:id/activity': app('application', { people: true }),
   'POST /applications/:id/test-sign-in': app(),
-  // Forward auth's proxy configuration (spec forward-auth.md, "Set-up help"): the application's
-  // managers set its hosts, so they print its snippets; not API keys (set-up, like the secrets).
-  'GET /applications/:id/forward-auth/snippet': app(),
-  // App presets: what an application came from and how to configure the app (secrets as placeholders).
-  'GET /applications/:id/setup': app('application', { people: true }),
-  'GET /applications/:id/preset': app('application'),
-  'POST /applications/:id/preset/upgrade': app('application'),
   // Members and invitations: the application's managers, and people managers in every application.
   'GET /applications/:id/users': app('users', { people: true }),
   'GET /applications/:id/users/:uid': app('users', { people: true }),
@@ -77,11 +73,7 @@ const POLICY: Record<string, Need> = {
   'GET /applications/:id/backchannel-logouts': app('webhooks'),
   // What every administrator's panel reads.
   'GET /overview': administrator,
-  'GET /me': administrator,
   'GET /auth/providers': administrator,
-  'GET /settings/password-policy': administrator,
-  'GET /presets': administrator,
-  'GET /presets/:id': administrator,
   // People across applications.
   'GET /people': people,
   'POST /people': people,
@@ -101,22 +93,47 @@ const POLICY: Record<string, Need> = {
   'GET /groups/:id/members': people,
   'PUT /groups/:id/members/:personId': people,
   'DELETE /groups/:id/members/:personId': people,
-  // Configuration as code: the whole configuration, administrators included, is the owner's.
-  'GET /config': owner,
-  'POST /config/apply': owner,
   // Everything else — administrators, password policy changes, SSO groups, signing keys, backups,
   // operations, TLS, the audit log — is the owner's (the default).
 };
 
+/**
+ * The table with the rules of the admin routes plugins added (plugin-api/registries.ts
+ * `adminRoutes`): one table still, refusing by default. A plugin may not loosen a core route.
+ */
+export function policyWith(added: readonly Record<string, Need>[]): Record<string, Need> {
+  const table = { ...POLICY };
+  for (const rules of added) {
+    for (const [route, need] of Object.entries(rules)) {
+      if (route in table) throw new Error(`the admin route ${route} has a rule already`);
+      table[route] = need;
+    }
+  }
+  return table;
+}
+
 /** The rule for one route: HEAD as GET; an unlisted route needs `owner`. */
-export function needOf(method: string, routeUrl: string | undefined): Need {
+export function needOf(method: string, routeUrl: string | undefined, table: Record<string, Need> = POLICY): Need {
   if (routeUrl === undefined) return owner;
   const path = routeUrl.startsWith('/api/admin') ? routeUrl.slice('/api/admin'.length) : routeUrl;
-  return POLICY[`${method === 'HEAD' ? 'GET' : method} ${path}`] ?? owner;
+  return table[`${method === 'HEAD' ? 'GET' : method} ${path}`] ?? owner;
 }
 
 /** Every listed route (the route-by-role test checks that each is a registered route). */
-export const listedRoutes = (): string[] => Object.keys(POLICY);
+export const listedRoutes = (table: Record<string, Need> = POLICY): string[] => Object.keys(table);
+
+/** The rule kinds, for plugins' route tables (plugin-api/registries.ts `AdminRoutes`). */
+export const needs = { owner, people, administrator, app };
+
+/** A named administrator acting through the admin API (admin-auth.ts `Actor`; a plugin's credential names one: plugin-api/registries.ts `adminCredentials`). */
+export interface AdminPerson {
+  type: 'person';
+  personId: string;
+  role: AdminRole;
+  applications: readonly string[];
+  /** The Gatehouse session the credential came from (`sid`). */
+  sessionId: string;
+}
 
 /** What a named administrator holds (administrators/queries.ts reads it). */
 export interface Grant {

@@ -33,6 +33,8 @@ export const Slug = Type.String({ pattern: SLUG_PATTERN, minLength: 2, maxLength
  * so no application created through the admin API can take its id.
  */
 export const PANEL_CLIENT_ID = '_gatehouse-panel';
+/** Whether an id is the panel's built-in client, which no admin route, list or membership view shows. */
+export const isPanelClient = (id: string | undefined): boolean => id === PANEL_CLIENT_ID;
 /** An application named by a sign-in (its id, or the panel's built-in client). */
 export const ApplicationRef = Type.String({ pattern: `^(${PANEL_CLIENT_ID}|[a-z0-9][a-z0-9_-]{1,62})$`, minLength: 2, maxLength: 63 });
 

@@ -7,7 +7,7 @@
  */
 import { and, asc, eq, gt } from 'drizzle-orm';
 import { invitations, people, type Invitation, type Membership } from '../db/schema.js';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import { recordAudit } from '../audit/record.js';
 import { sha256 } from '../util/crypto.js';
 import { recordEvent } from '../webhooks/outbox.js';

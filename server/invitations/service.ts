@@ -7,8 +7,9 @@
 import { and, asc, eq, gt, inArray, lte, ne, type SQL } from 'drizzle-orm';
 import { invitations, memberships, people, type Invitation } from '../db/schema.js';
 import type { AppContext } from '../context.js';
-import { recordAudit, type Tx } from '../audit/record.js';
-import { getApplication } from '../applications/service.js';
+import type { Tx } from '../db/client.js';
+import { recordAudit } from '../audit/record.js';
+import { getApplication } from '../applications/lookup.js';
 import { afterCursor, toPage } from '../http/pagination.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
 import { iso } from '../http/schemas.js';

@@ -37,6 +37,7 @@ import { groupIdsOfPerson } from '../groups/queries.js';
 import { isWithin, parseDn, singleAva, type Dn } from './dn.js';
 import { ResultCode, type BindRequest, type ResultFields } from './protocol.js';
 import { PEOPLE_OU, SERVICES_OU, personDn, serviceAccountDn } from './tree.js';
+import { countBind } from './metrics.js';
 
 /**
  * Who a connection is bound as. A bound identity carries its application's `groupsFilter` as it
@@ -121,7 +122,7 @@ export async function bind(
 
   const now = ctx.clock.now().getTime();
   const busy = async (): Promise<BindOutcome> => {
-    ctx.metrics.ldapBind('busy');
+    countBind(ctx, 'busy');
     await new Promise((resolve) => setTimeout(resolve, BUSY_DELAY_MS));
     return refuse(ResultCode.busy, 'too many failed binds; try again later');
   };
@@ -129,7 +130,7 @@ export async function bind(
 
   const identity = await check(ctx, named(request.name, base.dn), password.toString('utf8'), base.text);
   if (identity) {
-    ctx.metrics.ldapBind('success');
+    countBind(ctx, 'success');
     return { result: { code: ResultCode.success }, identity };
   }
   // A wrong password: counted against the address and the name; past the name's budget, busy.
@@ -138,7 +139,7 @@ export async function bind(
   limits.byAddress.hit(channel.address, now);
   limits.byName.hit(key, now);
   if (nameSpent) return busy();
-  ctx.metrics.ldapBind('invalid_credentials');
+  countBind(ctx, 'invalid_credentials');
   const at = ctx.clock.now();
   await recordAudit(ctx.db, at, {
     actor: 'system',

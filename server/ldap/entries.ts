@@ -8,7 +8,7 @@
  *   people the reader sees;
  * - the root DSE (RFC 4512 §5.1).
  */
-import { packageVersion } from '../admin-panel/paths.js';
+import { packageVersion } from '../util/install-paths.js';
 import type { Dn } from './dn.js';
 import type { Matchable } from './filter.js';
 import { OID, type EntryAttribute } from './protocol.js';

@@ -21,23 +21,11 @@ import type { Tree } from './entries.js';
 import { noticeOfDisconnection, ResultCode } from './protocol.js';
 import { search } from './search.js';
 import { baseDn } from './tree.js';
+import { LDAP_STATE_KEY, type LdapState } from './status.js';
 
 export const MAX_CONNECTIONS_PER_ADDRESS = 64;
 export const MAX_CONNECTIONS = 1_024;
-/** Where the listener's state is recorded for `gatehouse status` (a process without the server). */
-export const LDAP_STATE_KEY = 'ldap.listener';
 
-/** What `gatehouse status` and the control panel show about the listener. */
-export interface LdapState {
-  enabled: boolean;
-  /** `ldap://host:port`, when listening. */
-  url: string | null;
-  /** `ldaps://host:port`, when LAN TLS is on. */
-  ldapsUrl: string | null;
-  startTls: boolean;
-  baseDn: string | null;
-  allowPlain: boolean;
-}
 
 export interface LdapListener {
   state(): LdapState & { connections: number };
@@ -73,6 +61,11 @@ async function listen(server: Server, port: number, host: string, variable: stri
   const address = server.address();
   return typeof address === 'object' && address ? address.port : port;
 }
+
+/** The listener an app's process runs (the overview shows it: plugin.ts). */
+const listeners = new WeakMap<AppContext, LdapListener>();
+export const runningListener = (ctx: AppContext): LdapListener | undefined => listeners.get(ctx);
+
 
 /** The state recorded when LDAP is off, so `gatehouse status` says so. */
 export async function recordLdapOff(ctx: AppContext): Promise<void> {
@@ -144,7 +137,7 @@ export async function startLdap(ctx: AppContext, log: FastifyBaseLogger, tls?: {
   await writeMeta(ctx.db, LDAP_STATE_KEY, state, ctx.clock.now());
   log.info({ ldap: state.url, ldaps: state.ldapsUrl, baseDn: base }, 'LDAP directory listening');
 
-  return {
+  const listener: LdapListener = {
     state: () => ({ ...state, connections: connections.size }),
     setTls(material) {
       context = createSecureContext({ key: material.key, cert: material.cert });
@@ -154,6 +147,9 @@ export async function startLdap(ctx: AppContext, log: FastifyBaseLogger, tls?: {
       const closing = [plain, ...(secure ? [secure] : [])].map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
       for (const connection of connections) connection.disconnect(ResultCode.unavailable, 'the server is shutting down');
       await Promise.all(closing);
+      listeners.delete(ctx);
     },
   };
+  listeners.set(ctx, listener);
+  return listener;
 }

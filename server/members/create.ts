@@ -6,8 +6,8 @@
  */
 import { and, eq, gt, sql } from 'drizzle-orm';
 import { invitations, memberships, type MemberRole, type Membership } from '../db/schema.js';
-import { recordAudit, type Tx } from '../audit/record.js';
-import type { Db } from '../db/client.js';
+import { recordAudit } from '../audit/record.js';
+import type { Db, Tx } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { newId } from '../util/ids.js';
 import { recordEvent } from '../webhooks/outbox.js';

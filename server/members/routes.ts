@@ -78,7 +78,7 @@ export const memberSecondFactorRoutes: FastifyPluginAsyncTypebox = async (app) =
       // Owners are members of every application: an app manager (or a people manager) may not
       // reset the factors of someone whose administrator role is above theirs (issue 49, H3).
       await resetMemberSecondFactor(ctx, request.params.id, request.params.uid, actorName(request.actor), (personId) =>
-        requireMayActOn(ctx.db, request.actor, personId, "reset their second factors"));
+        requireMayActOn(ctx, request.actor, personId, "reset their second factors"));
       return reply.status(204).send(null);
     },
   );

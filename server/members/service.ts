@@ -9,13 +9,13 @@ import type { Db } from '../db/client.js';
 import { memberships, people, type Application, type Membership, type Person } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { recordAudit } from '../audit/record.js';
-import { getApplication } from '../applications/service.js';
+import { getApplication } from '../applications/lookup.js';
 import { mergeProfile } from '../applications/profile-fields.js';
 import { decodeCursor, encodeCursor, toPage, type CursorKey } from '../http/pagination.js';
 import { notFound, validationFailed } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { endSessions } from '../accounts/session.js';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import { beginPurge } from '../data-lifecycle/purge.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { membershipEventData } from './create.js';
@@ -214,7 +214,7 @@ export async function updateMember(ctx: AppContext, applicationId: string, membe
       .returning());
     // Suspension takes effect on the next refresh: every live family for this person and app dies
     // now, and the realm's applications hear a back-channel logout.
-    const revoked = status === 'suspended' && current.m.status !== 'suspended' ? await endMemberSignIn(tx, now, app, current.p.id, 'membership_suspended') : 0;
+    const revoked = status === 'suspended' && current.m.status !== 'suspended' ? await endMemberSignIn(ctx, tx, now, app, current.p.id, 'membership_suspended') : 0;
     await recordAudit(tx, now, {
       actor,
       action: 'membership.updated',
@@ -232,6 +232,9 @@ export async function updateMember(ctx: AppContext, applicationId: string, membe
       ...membershipEventData(m, current.p),
       changed,
     });
+    if (changed.includes('status') || changed.includes('role')) {
+      await ctx.hooks.emit('membershipChanged', { tx, now, applicationId, personId: current.p.id, status, role, actor });
+    }
     return m;
   });
   ctx.wakeWebhooks();
@@ -242,8 +245,8 @@ export async function updateMember(ctx: AppContext, applicationId: string, membe
  * Ends the person's sign-in to the application's realm (accounts/session.ts, `endSessions`);
  * returns how many refresh-token families of this application it revoked, for the audit entry.
  */
-async function endMemberSignIn(tx: Tx, now: Date, app: Application, personId: string, reason: 'membership_suspended' | 'membership_deleted'): Promise<number> {
-  return (await endSessions(tx, now, { personId, application: app }, reason)).families;
+async function endMemberSignIn(ctx: AppContext, tx: Tx, now: Date, app: Application, personId: string, reason: 'membership_suspended' | 'membership_deleted'): Promise<number> {
+  return (await endSessions(ctx, tx, now, { personId, application: app }, reason)).families;
 }
 
 /**
@@ -257,7 +260,7 @@ export async function deleteMember(ctx: AppContext, applicationId: string, membe
   const current = await findMember(ctx, applicationId, memberId);
   const now = ctx.clock.now();
   await beginPurge(ctx, { kind: 'membership', target: memberId, actor }, async (tx) => {
-    const revoked = await endMemberSignIn(tx, now, app, current.p.id, 'membership_deleted');
+    const revoked = await endMemberSignIn(ctx, tx, now, app, current.p.id, 'membership_deleted');
     await exec(tx.delete(memberships).where(eq(memberships.id, memberId)));
     await recordAudit(tx, now, {
       actor,
@@ -267,6 +270,7 @@ export async function deleteMember(ctx: AppContext, applicationId: string, membe
       details: { userId: current.p.id, email: current.p.email, refreshFamiliesRevoked: revoked },
     });
     await recordEvent(tx, now, applicationId, 'membership.deleted', membershipEventData(current.m, current.p));
+    await ctx.hooks.emit('membershipChanged', { tx, now, applicationId, personId: current.p.id, status: 'deleted', role: undefined, actor });
   }, { cascade: false });
   ctx.wakeWebhooks();
 }

@@ -19,41 +19,9 @@
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import type { Metrics as MetricsPort, PluginCounter, SignInMethod, SignInResult, StateGauge, StateReader } from '../plugin-api/metrics.js';
 
-/** How a sign-in attempt ended. */
-export type SignInResult =
-  /** Signed in: a session was started (or raised to multi-factor). */
-  | 'success'
-  /** A wrong password, code or passkey (or an unknown address: the same answer). */
-  | 'failure'
-  /** Refused unchecked: the address or the person's second step is locked by the back-off. */
-  | 'locked'
-  /** The first factor was right; the sign-in now waits for the second step. */
-  | 'second_factor_required';
-
-/** What the attempt checked: the first factor, or the second step's method. */
-export type SignInMethod = 'password' | 'passkey' | 'external' | 'totp' | 'recovery_code';
-
-/** Forward-auth checks (spec forward-auth.md): 200, a redirect (or the 401 a proxy turns into one), or 401/403. */
-export type ForwardAuthResult = 'allowed' | 'redirected' | 'refused';
-
-/** LDAP binds (spec ldap.md): success, `invalidCredentials`, or `busy` (the back-off's delay). */
-export type LdapBindResult = 'success' | 'invalid_credentials' | 'busy';
-
-/** The state gauges: each read at scrape time by a reader a feature registers. */
-export type StateGauge =
-  | 'webhookBacklog'
-  | 'backchannelLogoutBacklog'
-  | 'sessionsActive'
-  | 'databaseSize'
-  | 'sweeperLastRun'
-  | 'backupLastSuccess'
-  | 'signingKeyAge'
-  | 'tlsCertificateExpiry'
-  | 'tlsCaExpiry';
-
-/** A reader's answer: the value, or undefined when the gauge does not apply here (no sample is shown). */
-export type StateReader = () => number | undefined | Promise<number | undefined>;
+export type { SignInMethod, SignInResult, StateGauge, StateReader };
 
 const STATE_GAUGES: Record<StateGauge, { name: string; help: string }> = {
   webhookBacklog: { name: 'gatehouse_webhook_backlog', help: 'Webhook deliveries waiting to be sent or retried.' },
@@ -79,7 +47,7 @@ const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_request
 /** The summary quantiles of the event-loop delay. */
 const LOOP_QUANTILES = [0.5, 0.9, 0.99];
 
-export class Metrics {
+export class Metrics implements MetricsPort {
   readonly registry = new Registry();
   /**
    * Counting on or off (the bench's switch, bench/refresh.ts: the same server measured with and
@@ -89,8 +57,7 @@ export class Metrics {
   private readonly signIns: Counter<'result' | 'method'>;
   private readonly tokens: Counter<'grant_type'>;
   private readonly tokenErrors: Counter<'error'>;
-  private readonly forwardAuth: Counter<'result'>;
-  private readonly ldap: Counter<'result'>;
+  private readonly pluginCounters = new Map<string, PluginCounter<string>>();
   private readonly durations: Histogram<'route' | 'status_class'>;
   private readonly readers = new Map<StateGauge, StateReader>();
   private loop: EventLoopDelay | undefined;
@@ -102,8 +69,6 @@ export class Metrics {
     this.signIns = new Counter({ name: 'gatehouse_sign_ins_total', help: 'Sign-in attempts by result and by the method checked.', labelNames: ['result', 'method'], registers });
     this.tokens = new Counter({ name: 'gatehouse_tokens_issued_total', help: 'Token endpoint answers that issued tokens, by grant type.', labelNames: ['grant_type'], registers });
     this.tokenErrors = new Counter({ name: 'gatehouse_token_errors_total', help: 'Token endpoint error answers, by OAuth error code.', labelNames: ['error'], registers });
-    this.forwardAuth = new Counter({ name: 'gatehouse_forward_auth_checks_total', help: 'Forward-auth checks by result (allowed, redirected, refused).', labelNames: ['result'], registers });
-    this.ldap = new Counter({ name: 'gatehouse_ldap_binds_total', help: 'LDAP binds by result.', labelNames: ['result'], registers });
     this.durations = new Histogram({
       name: 'gatehouse_http_request_duration_seconds',
       help: 'HTTP request durations by route (the path pattern) and status class.',
@@ -139,12 +104,38 @@ export class Metrics {
     if (this.counting) this.tokenErrors.inc({ error });
   }
 
-  forwardAuthCheck(result: ForwardAuthResult): void {
-    if (this.counting) this.forwardAuth.inc({ result });
+  /** A plugin's own counter (plugin-api/metrics.ts); the same one again for the same name. */
+  counter<L extends string>(definition: { name: string; help: string; labelNames: readonly L[] }): PluginCounter<L> {
+    const known = this.pluginCounters.get(definition.name);
+    if (known) return known as PluginCounter<L>;
+    const counter = new Counter({ ...definition, labelNames: [...definition.labelNames], registers: [this.registry] });
+    const metrics = this;
+    const made: PluginCounter<L> = {
+      inc(labels) {
+        if (metrics.counting) counter.inc(labels);
+      },
+    };
+    this.pluginCounters.set(definition.name, made as PluginCounter<string>);
+    return made;
   }
 
-  ldapBind(result: LdapBindResult): void {
-    if (this.counting) this.ldap.inc({ result });
+  /** A plugin's own gauge, read at scrape time by `reader` (left out of a scrape where it answers undefined or fails). */
+  gauge(definition: { name: string; help: string }, reader: StateReader): void {
+    const metrics = this;
+    new Gauge({
+      ...definition,
+      registers: [this.registry],
+      async collect() {
+        let value: number | undefined;
+        try {
+          value = await reader();
+        } catch (error) {
+          metrics.onReadError(definition.name, error);
+        }
+        if (value === undefined) this.remove();
+        else this.set(value);
+      },
+    });
   }
 
   /** One answered request: `route` is the path pattern (`/api/admin/applications/:id`), not the path. */

@@ -10,8 +10,8 @@
  * proxy on the same machine never opens the metrics to everyone it forwards.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { FeatureOptions } from '../context.js';
-import { bearerToken } from '../http/admin-auth.js';
+import type { FeatureOptions, GatehousePlugin } from '../context.js';
+import { bearerToken } from '../http/bearer-token.js';
 import { forbidden, Problem, unauthorized } from '../http/problem.js';
 import { addressList } from '../util/address-list.js';
 import { safeEqual } from '../util/crypto.js';
@@ -20,7 +20,7 @@ export const METRICS_PATH = '/metrics';
 
 const REALM = 'Bearer realm="gatehouse-metrics"';
 
-export const metricsFeature: FastifyPluginAsync<FeatureOptions> = async (app) => {
+const metricsRoute: FastifyPluginAsync<FeatureOptions> = async (app) => {
   const { ctx } = app;
   const { token, allow } = ctx.config.metrics;
   const allowed = addressList(allow);
@@ -51,4 +51,13 @@ export const metricsFeature: FastifyPluginAsync<FeatureOptions> = async (app) =>
     const text = await ctx.metrics.render();
     return reply.header('content-type', ctx.metrics.contentType).header('cache-control', 'no-store').send(text);
   });
+};
+
+/**
+ * Metrics as a protocol plugin (plugin-api/metrics.ts is what the core counts through; metrics.ts,
+ * made by the composition, is the prom-client registry behind it): `GET /metrics`.
+ */
+export const metricsPlugin: GatehousePlugin = {
+  name: 'metrics',
+  setup: () => metricsRoute,
 };

@@ -7,7 +7,7 @@
  * challenge alone.
  */
 import type { AppContext } from '../context.js';
-import { bearerToken } from '../http/admin-auth.js';
+import { bearerToken } from '../http/bearer-token.js';
 import { readAccessToken, type AccessClaims } from './access-tokens.js';
 import { OAuthError } from './errors.js';
 import type { OAuthCall } from './params.js';

@@ -56,8 +56,13 @@ export async function findClient(ctx: AppContext, clientId: string): Promise<App
 /** What the token, revocation, introspection and device endpoints need of the calling client. */
 export type OAuthClient = Pick<
   Application,
-  'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy' | 'signingAlg' | 'unknownScopes' | 'groupsFilter' | 'customClaims'
+  'id' | 'clientType' | 'clientSecretHash' | 'grantTypes' | 'audience' | 'authPolicy' | 'signingAlg' | 'unknownScopes' | 'groupsFilter' | 'customClaims' | 'accessTokenTtl'
 >;
+
+/** The lifetime of a client's access tokens: GATEHOUSE_ACCESS_TOKEN_TTL, under the client's own cap (the panel's built-in client: 10 minutes). */
+export function accessTokenTtlOf(client: Pick<OAuthClient, 'accessTokenTtl'>, configured: number): number {
+  return client.accessTokenTtl === null ? configured : Math.min(configured, client.accessTokenTtl);
+}
 
 /**
  * The client look-up of every token request: only the columns above. SQLite: in SQL on
@@ -72,11 +77,12 @@ const clientById = preparedPerDb((db): ((id: string) => OAuthClient | undefined 
     {
       id: string; clientType: Application['clientType']; clientSecretHash: string | null; grantTypes: string; audience: string; authPolicy: string;
       signingAlg: Application['signingAlg']; unknownScopes: Application['unknownScopes']; groupsFilter: string | null; customClaims: string;
+      accessTokenTtl: number | null;
     }
   >(
     `SELECT id, client_type AS clientType, client_secret_hash AS clientSecretHash, grant_types AS grantTypes, audience,
             auth_policy AS authPolicy, signing_alg AS signingAlg, unknown_scopes AS unknownScopes, groups_filter AS groupsFilter,
-            custom_claims AS customClaims
+            custom_claims AS customClaims, access_token_ttl AS accessTokenTtl
      FROM applications WHERE id = ?`,
   );
   return (id: string): OAuthClient | undefined => {
@@ -117,6 +123,7 @@ function pgClientById(db: Db): (id: string) => Promise<OAuthClient | undefined> 
     .select({
       id: a.id, clientType: a.clientType, clientSecretHash: a.clientSecretHash, grantTypes: a.grantTypes, audience: a.audience, authPolicy: a.authPolicy,
       signingAlg: a.signingAlg, unknownScopes: a.unknownScopes, groupsFilter: a.groupsFilter, customClaims: a.customClaims,
+      accessTokenTtl: a.accessTokenTtl,
     })
     .from(a)
     .where(eq(a.id, sql.placeholder('id')))

@@ -11,7 +11,8 @@
  * authorize itself would. Who approves is decided by `admit`: without a signed-in, admitted
  * person the request simply resumes and authorize sends them through sign-in first.
  *
- * Forward auth's hand-over (forward-auth/consent-request.ts) asks here too: `return_to` is then its
+ * A plugin's browser flow asks here too (plugin-api/registries.ts `browserFlows`: forward auth's
+ * hand-over, forward-auth/consent-request.ts): `return_to` is then its
  * start, the application the one protecting the site, and a denial ends on the error page (there
  * is no redirect URI to tell).
  */
@@ -35,7 +36,6 @@ import { CONSENT_PAGE, grantConsent } from './consent.js';
 import { responseModeOf, sendAuthorizationResponse, type ResponseMode } from './authorize/response-mode.js';
 import { sendErrorPage } from './error-page.js';
 import { parseScope } from './scopes.js';
-import { forwardConsentRequest } from '../forward-auth/consent-request.js';
 
 const AUTHORIZE_PREFIX = '/api/auth/oauth2/authorize?';
 
@@ -53,15 +53,17 @@ interface Asked {
   state: string | undefined;
   mode: ResponseMode;
   returnTo: string;
-  /** A forward-auth hand-over, not an authorization request. */
+  /** A plugin's browser flow (forward auth's hand-over), not an authorization request. */
   forward?: boolean;
 }
 
 /** The authorization request behind `return_to`, checked as authorize checks it; undefined when it is not one. */
 async function askedBy(ctx: AppContext, raw: string | undefined): Promise<Asked | undefined> {
-  const returnTo = safeReturnTo(raw);
-  const forward = await forwardConsentRequest(ctx, returnTo);
-  if (forward) return { ...forward, redirectUri: '', state: undefined, mode: 'query', returnTo, forward: true };
+  const returnTo = safeReturnTo(ctx, raw);
+  for (const flow of ctx.registries.browserFlows.all) {
+    const asked = returnTo.startsWith(flow.resumePrefix) ? await flow.consentRequest?.(returnTo) : undefined;
+    if (asked) return { ...asked, redirectUri: '', state: undefined, mode: 'query', returnTo, forward: true };
+  }
   if (!returnTo.startsWith(AUTHORIZE_PREFIX)) return undefined;
   const params = new URLSearchParams(returnTo.slice(AUTHORIZE_PREFIX.length));
   const client = await findClient(ctx, params.get('client_id') ?? '');
@@ -102,7 +104,7 @@ export const consentPageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       returnTo: asked.returnTo,
       csrfToken: formToken(ctx.config, request, reply),
       switchHref: `/sign-in?${flowQuery(client, asked.returnTo, { switch: '1' })}`,
-    }, { formActionSources: redirectSources(client), brand: pageBrand(client), here: `${CONSENT_PAGE}?${new URLSearchParams({ return_to: asked.returnTo }).toString()}` });
+    }, { formActionSources: redirectSources(ctx, client), brand: pageBrand(client), here: `${CONSENT_PAGE}?${new URLSearchParams({ return_to: asked.returnTo }).toString()}` });
   });
 
   app.post(CONSENT_PAGE, { schema: { hide: true, body: Form } }, async (request, reply) => {

@@ -13,7 +13,7 @@
  */
 import { and, eq, lt } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import { recordAudit } from '../audit/record.js';
 import { consents, memberships, type Application, type Consent, type Membership } from '../db/schema.js';
 import { notFound } from '../http/problem.js';

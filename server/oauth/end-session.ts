@@ -96,13 +96,13 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
         return renderPage(reply, 'sign-out', {
           title: t('signOut.title'), appName: client?.name, clientId: client?.id, redirect, state,
           csrfToken: formToken(ctx.config, request, reply),
-        }, { formActionSources: redirect ? redirectSources(client) : [], brand: pageBrand(client), here: '/account' });
+        }, { formActionSources: redirect ? redirectSources(ctx, client) : [], brand: pageBrand(client), here: '/account' });
       }
       checkFormToken(ctx.config, request, submitted);
     }
     if (found) {
       const now = ctx.clock.now();
-      await transaction(ctx.db, async (tx) => endSession(tx, now, found.session.id, 'end_session'));
+      await transaction(ctx.db, async (tx) => endSession(ctx, tx, now, found.session.id, 'end_session'));
     }
     clearSessionCookie(reply, ctx.config);
 

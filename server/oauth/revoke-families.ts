@@ -5,7 +5,7 @@
  */
 import { and, eq, isNull, ne, or, type SQL } from 'drizzle-orm';
 import { refreshTokenFamilies } from '../db/schema.js';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import { exec } from '../db/store.js';
 
 export type FamilyScope =

@@ -6,8 +6,8 @@
  * the exchange is the token endpoint's own authorization-code grant for that client, limited to
  * codes issued for the panel's test callback (`<issuer>/admin/callback`) with PKCE, so this route
  * cannot redeem a code meant for the application's own redirect URIs. The answer adds the checks
- * of the app preset the application came from (presets/requirements.ts), so the panel can say in
- * words whether the app will get what it needs.
+ * plugins registered (plugin-api/registries.ts `testSignInChecks`: the app preset's requirements,
+ * presets/requirements.ts), so the panel can say in words whether the app will get what it needs.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -18,7 +18,6 @@ import { getApplication } from '../applications/lookup.js';
 import { authorizationCodeGrant } from './token/authorization-code.js';
 import { OAuthError } from './errors.js';
 import type { KeyRing } from './keys.js';
-import { presetChecks } from '../presets/requirements.js';
 
 export const TEST_CALLBACK_PATH = '/admin/callback';
 
@@ -70,8 +69,8 @@ export const testSignInRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = as
           code_verifier: request.body.codeVerifier,
         });
         reply.header('cache-control', 'no-store');
-        // The preset's own requirements, in words (spec presets-and-operations.md, "App presets").
-        return { ...tokens, checks: presetChecks(client.preset, tokens) };
+        // The plugins' checks, in words (the preset's own requirements: spec presets-and-operations.md, "App presets").
+        return { ...tokens, checks: ctx.registries.testSignInChecks.all.flatMap((entry) => entry.checks(client, tokens)) };
       } catch (error) {
         if (error instanceof OAuthError) throw badRequest('test_sign_in_failed', `The code exchange was refused (${error.error}): ${error.description}`);
         throw error;

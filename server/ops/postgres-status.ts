@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { pgMigrationsFolder } from '../db/postgres.js';
 import type { PostgresOptions } from '../db/postgres-options.js';
-import { ldapLine, passkeysFor, passkeysLine, type DataDirStatus } from './status.js';
-import { LDAP_STATE_KEY, type LdapState } from '../ldap/server.js';
+import { passkeysFor, passkeysLine, recordedLines, type DataDirStatus } from './status.js';
+import type { RecordedStatus } from '../plugin-api/registries.js';
 
 /**
  * The settings every instance in PostgreSQL mode needs besides the database URL (docs/postgresql.md),
@@ -36,8 +36,8 @@ export interface PostgresStatus {
   serverVersion: string;
   pool: { max: number; statementTimeoutMs: number };
   migrations: { applied: number; known: number; pending: number };
-  /** The LDAP listener as the last instance to start recorded it (null: none has yet). */
-  ldap: LdapState | null;
+  /** And, by each plugin status's name, what the last instance to start recorded (null: none has yet): `ldap`, the directory. */
+  [recorded: string]: unknown;
 }
 
 export function redactedUrl(url: string): string {
@@ -46,7 +46,7 @@ export function redactedUrl(url: string): string {
   return parsed.toString();
 }
 
-export async function readPostgresStatus(options: PostgresOptions, env: NodeJS.ProcessEnv, source: string): Promise<PostgresStatus> {
+export async function readPostgresStatus(options: PostgresOptions, env: NodeJS.ProcessEnv, source: string, recorded: readonly RecordedStatus[] = []): Promise<PostgresStatus> {
   const sql = postgres(options.url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
   try {
     const [{ version }] = (await sql<{ version: string }[]>`SELECT current_setting('server_version') AS version`) as unknown as [{ version: string }];
@@ -54,9 +54,12 @@ export async function readPostgresStatus(options: PostgresOptions, env: NodeJS.P
     const applied = present ? Number((await sql<{ n: string }[]>`SELECT count(*)::text AS n FROM drizzle.__drizzle_migrations`)[0]!.n) : 0;
     const journal = JSON.parse(readFileSync(join(pgMigrationsFolder(), 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };
     const known = journal.entries.length;
-    const meta = (await sql<{ present: string | null }[]>`SELECT to_regclass('public.meta')::text AS present`)[0]!.present
-      ? await sql<{ value: string }[]>`SELECT value FROM meta WHERE key = ${LDAP_STATE_KEY}`
-      : [];
+    const hasMeta = Boolean((await sql<{ present: string | null }[]>`SELECT to_regclass('public.meta')::text AS present`)[0]!.present);
+    const states: [string, unknown][] = [];
+    for (const r of recorded) {
+      const row = hasMeta ? (await sql<{ value: string }[]>`SELECT value FROM meta WHERE key = ${r.metaKey}`)[0] : undefined;
+      states.push([r.name, row ? JSON.parse(row.value) : null]);
+    }
     return {
       engine: 'postgres',
       settings: { source, missing: missingPostgresSettings(env) },
@@ -65,21 +68,21 @@ export async function readPostgresStatus(options: PostgresOptions, env: NodeJS.P
       serverVersion: version,
       pool: { max: options.max ?? 10, statementTimeoutMs: options.statementTimeoutMs ?? 5000 },
       migrations: { applied, known, pending: Math.max(0, known - applied) },
-      ldap: meta[0] ? (JSON.parse(meta[0].value) as LdapState) : null,
+      ...Object.fromEntries(states),
     };
   } finally {
     await sql.end({ timeout: 1 });
   }
 }
 
-export function formatPostgresStatus(s: PostgresStatus): string {
+export function formatPostgresStatus(s: PostgresStatus, recorded: readonly RecordedStatus[] = []): string {
   return [
     `Engine           PostgreSQL ${s.serverVersion} (${s.database})`,
     `Pool             at most ${s.pool.max} connections, statement timeout ${s.pool.statementTimeoutMs} ms`,
     `Schema           ${s.migrations.applied} migrations applied, ${s.migrations.pending} pending`,
     `Backups          pg_dump --format=custom (gatehouse backup is for the embedded SQLite store)`,
     `Settings         ${s.settings.missing.length ? `missing ${s.settings.missing.join(', ')} in ${s.settings.source}: every instance needs them` : `complete in ${s.settings.source}`}`,
-    `LDAP             ${ldapLine(s.ldap, undefined)}`,
+    ...recordedLines(s, recorded, undefined),
     `Passkeys         ${s.passkeys ? passkeysLine(s.passkeys) : `not judged: GATEHOUSE_ISSUER is not set in ${s.settings.source}`}`,
   ].join('\n');
 }

@@ -20,6 +20,7 @@ import type { AppContext } from '../context.js';
 import { engineOf } from '../db/store.js';
 import { blockedReason, type BackupSchedule } from './backup-schedule.js';
 import { activeKey, newestKey, nextRotationAt } from './key-rotation.js';
+import { AcmeStatusSchema, TrustLinkSchema } from '../http/lan-trust-wire.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 const tags = ['operations'];
@@ -88,6 +89,8 @@ export const TlsStatusSchema = Type.Object(
     }),
     caRenewalDue: Type.Boolean({ description: 'the local CA expires within 60 days, has no name constraints, or leaves names of this machine uncovered' }),
     uncovered: Type.Array(Type.String(), { description: "this machine's names and addresses the local CA does not cover: left out of the certificate until the CA is renewed" }),
+    trust: Type.Union([TrustLinkSchema, Type.Null()], { description: 'the trust page devices open to trust the local CA (the panel shows its QR code); null without a local CA' }),
+    acme: Type.Union([AcmeStatusSchema, Type.Null()], { description: 'the certificate from the ACME server (GATEHOUSE_TLS=acme); null otherwise' }),
   },
   { additionalProperties: false },
 );
@@ -123,6 +126,8 @@ export function tlsStatus(ctx: AppContext) {
     caNameConstraints: constraints?.nameConstraints ?? null,
     caRenewalDue: constraints?.renewalDue ?? false,
     uncovered: constraints?.uncovered ?? [],
+    trust: ctx.lanTrust.link(),
+    acme: ctx.lanTrust.acme(),
   };
 }
 

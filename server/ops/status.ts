@@ -20,7 +20,7 @@ import { caStatus, tlsPaths, type CaStatus } from './tls.js';
 import { passkeySupport } from '../accounts/second-factor/rp.js';
 import { DEFAULTS, defaultIssuer } from '../config.js';
 import { readMeta } from '../db/meta.js';
-import { LDAP_STATE_KEY, type LdapState } from '../ldap/server.js';
+import type { RecordedStatus } from '../plugin-api/registries.js';
 import { servedIssuer } from './served-issuer.js';
 
 export interface DataDirStatus {
@@ -39,8 +39,11 @@ export interface DataDirStatus {
   storage: { pages: number; freePages: number; pageSize: number; incrementalVacuum: boolean };
   /** Whether the configured issuer can offer passkeys (WebAuthn needs a host name and HTTPS, or localhost). */
   passkeys: { issuer: string; available: boolean; reason: string | null; message: string | null };
-  /** The LDAP directory as the server last recorded it at start (null: no server of this version has run here). */
-  ldap: LdapState | null;
+  /**
+   * And, by each plugin status's name (plugin-api/registries.ts `RecordedStatus`), what the server
+   * last recorded at start (null: no server of this version has run here): `ldap`, the directory.
+   */
+  [recorded: string]: unknown;
 }
 
 export function passkeysFor(issuer: string): DataDirStatus['passkeys'] {
@@ -73,6 +76,7 @@ export async function readStatus(
   dataDir: string,
   extraNames: string[] = [],
   issuer: { configured?: string | undefined; fallback?: string } = {},
+  recorded: readonly RecordedStatus[] = [],
 ): Promise<DataDirStatus | undefined> {
   const file = join(dataDir, DATABASE_FILE);
   if (!existsSync(file)) return undefined;
@@ -120,7 +124,7 @@ export async function readStatus(
       passkeys: passkeysFor(
         issuer.configured ?? (hasMeta ? await servedIssuer(db) : undefined) ?? issuer.fallback ?? defaultIssuer(DEFAULTS.host, DEFAULTS.port),
       ),
-      ldap: (hasMeta ? await readMeta<LdapState>(db, LDAP_STATE_KEY) : undefined) ?? null,
+      ...Object.fromEntries(await Promise.all(recorded.map(async (r) => [r.name, (hasMeta ? await readMeta(db, r.metaKey) : undefined) ?? null]))),
     };
   } finally {
     sqlite.close();
@@ -159,16 +163,9 @@ function describeCa(ca: CaStatus): string {
   return `SHA-256 ${ca.fingerprint}, expires ${ca.notAfter}, ${scope}${uncovered}${due}`;
 }
 
-/**
- * The LDAP listener as the server recorded it when it started; `running` says whether that server
- * runs now (undefined where it cannot be told: PostgreSQL mode, the last instance to start).
- */
-export function ldapLine(ldap: LdapState | null, running: boolean | undefined): string {
-  if (!ldap) return 'not recorded yet (no server of this version has run here)';
-  if (!ldap.enabled) return 'off (GATEHOUSE_LDAP=on or --ldap turns it on)';
-  const urls = [ldap.url, ldap.ldapsUrl].filter(Boolean).join(' and ');
-  const when = running === undefined ? 'on (as the last instance to start recorded it)' : running ? 'on' : 'on when the server last ran';
-  return `${when}: ${urls}${ldap.startTls ? ' (StartTLS)' : ''}, base ${ldap.baseDn}${ldap.allowPlain ? ', plain binds allowed from other machines' : ''}`;
+/** The lines of the plugins' recorded states (`gatehouse status`), the label padded like the others. */
+export function recordedLines(s: Record<string, unknown>, recorded: readonly RecordedStatus[], running: boolean | undefined): string[] {
+  return recorded.map((r) => `${r.label.padEnd(17)}${r.line(s[r.name] ?? null, running)}`);
 }
 
 /** Whether passkeys work with this issuer, in words (`gatehouse status` in either engine). */
@@ -177,7 +174,7 @@ export function passkeysLine(p: DataDirStatus['passkeys']): string {
 }
 
 /** The human-readable form printed by `gatehouse status`. */
-export function formatStatus(s: DataDirStatus): string {
+export function formatStatus(s: DataDirStatus, recorded: readonly RecordedStatus[] = []): string {
   const schema = s.schema.newer
     ? `${s.schema.applied.at(-1)} (newer than this Gatehouse, which knows up to ${s.schema.latest})`
     : `${s.schema.applied.at(-1) ?? 'empty'} (${s.schema.applied.length} migrations applied, ${s.schema.pending.length} pending)`;
@@ -196,7 +193,7 @@ export function formatStatus(s: DataDirStatus): string {
     `Sweeper          ${sweeperLine(s)}`,
     ...(s.deletions.length ? [`Deleting         ${s.deletions.map((d) => `${d.kind} ${d.target} (since ${d.requestedAt})`).join(', ')}`] : []),
     `Database file    ${mb(pages * pageSize)}, ${mb(freePages * pageSize)} free inside${incrementalVacuum ? '' : ' (not handed back: database created before incremental vacuum)'}`,
-    `LDAP             ${ldapLine(s.ldap, s.serverPid !== null)}`,
+    ...recordedLines(s, recorded, s.serverPid !== null),
     `Passkeys         ${passkeysLine(s.passkeys)}`,
   ].join('\n');
 }

@@ -20,7 +20,8 @@ import { cookieOptions, sessionToken } from '../accounts/session.js';
 import { safeEqual } from '../util/crypto.js';
 
 /** Where a refusal is shown: next to the form that caused it. */
-export type ErrorTarget = `profile:${string}` | 'sessions' | 'accounts' | 'password' | 'security' | 'verify' | 'app-passwords' | 'names' | 'general';
+/** Where a refusal is shown: a core section, an application's profile form, or a plugin's section by its name. */
+export type ErrorTarget = `profile:${string}` | 'sessions' | 'accounts' | 'password' | 'security' | 'verify' | 'names' | 'general' | (string & {});
 
 export interface AccountFlash {
   error?: { target: ErrorTarget; message: string };

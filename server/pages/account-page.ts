@@ -44,8 +44,6 @@ import {
 } from '../accounts/second-factor/service.js';
 import { takeRegistrationChallenge } from '../accounts/second-factor/registration-challenges.js';
 import { challengeOf, verifyRegistration } from '../accounts/second-factor/webauthn.js';
-import { redirectToStepUp } from '../accounts/second-factor/flow.js';
-import { getApplication } from '../applications/lookup.js';
 import { requireRecentSignIn } from '../accounts/session.js';
 import { preparePageScope } from './page-scope.js';
 import { pageText, type Translate } from '../i18n/index.js';
@@ -57,16 +55,18 @@ import { scopeWords } from './scope-words.js';
 import { mailerFor } from '../mail/mailer.js';
 import { sendVerificationEmail } from '../accounts/email-verification.js';
 import { updatePerson } from '../people/service.js';
-import { acceptsAppPasswords, createAppPassword, listAppPasswords, revokeAppPassword } from '../app-passwords/service.js';
+import type { AccountForms } from '../plugin-api/registries.js';
 
-/** The notices a form's success comes back with (`/account?notice=…`): keys of `account.notices`. */
+/**
+ * The notices a form's success comes back with (`/account?notice=…`): keys of `account.notices`.
+ * The plugins' sections bring their own (plugin-api/registries.ts `AccountSection.notices`).
+ */
 export const NOTICES = [
   'profile_saved', 'session_ended', 'others_signed_out', 'account_unlinked', 'account_linked', 'password_changed', 'signed_out',
   'totp_enabled', 'totp_removed', 'passkey_added', 'passkey_renamed', 'passkey_removed', 'verification_sent', 'consent_withdrawn',
-  'app_password_revoked', 'names_saved',
+  'names_saved',
 ] as const;
 type Notice = (typeof NOTICES)[number];
-const isNotice = (value: string | undefined): value is Notice => (NOTICES as readonly string[]).includes(value ?? '');
 
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
 const CsrfOnly = Type.Object({ csrf_token: short(200) }, { additionalProperties: false });
@@ -88,7 +88,6 @@ const CodeForm = Type.Object({ csrf_token: short(200), code: short(64) }, { addi
 const RenameForm = Type.Object({ csrf_token: short(200), name: short(100) }, { additionalProperties: false });
 const PasskeyForm = Type.Object({ csrf_token: short(200), name: short(100), response: short(60_000) }, { additionalProperties: false });
 const PasskeyParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
-const AppPasswordForm = Type.Object({ csrf_token: short(200), application_id: short(200), name: short(100) }, { additionalProperties: false });
 
 interface AccountView {
   notice?: string | undefined;
@@ -106,10 +105,10 @@ const INPUT_TYPES: Record<ProfileField['type'], string> = {
 function anchorOf(target: ErrorTarget): string {
   if (target.startsWith('profile:')) return appAnchor(target.slice('profile:'.length));
   const anchors: Record<string, string> = {
-    sessions: 'devices', accounts: 'sign-in-methods', password: 'password', security: 'security', verify: 'verify', 'app-passwords': 'app-passwords',
-    names: 'names',
+    sessions: 'devices', accounts: 'sign-in-methods', password: 'password', security: 'security', verify: 'verify', names: 'names',
   };
-  return anchors[target] ?? '';
+  // A plugin's section is its own target and anchor (`<section id="<name>">`).
+  return anchors[target] ?? (target === 'general' ? '' : target);
 }
 const appAnchor = (appId: string) => `app-${appId.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
 
@@ -210,25 +209,18 @@ async function showAccount(ctx: AppContext, request: FastifyRequest, reply: Fast
     hasPassword: Boolean(me.person.passwordHash),
     caUrl: ctx.config.tls.mode === 'auto' ? '/ca.pem' : undefined,
     security: await securityView(ctx, t, me.person, memberships),
-    appPasswords: await appPasswordsView(ctx, t, me, memberships),
+    sections: await sectionViews(ctx, t, me, memberships),
   }, { scripts: true, pageModule: Boolean(me.person.passwordHash), here: '/account' });
 }
 
-/**
- * The app passwords section (spec ldap.md): the person's app passwords and the applications they
- * may make one for (active memberships of applications that take them). Absent when neither exists.
- */
-async function appPasswordsView(ctx: AppContext, t: Translate, me: Me, memberships: Awaited<ReturnType<typeof listMemberships>>) {
-  const applications = memberships.filter(({ m, app }) => m.status === 'active' && acceptsAppPasswords(app)).map(({ app }) => ({ id: app.id, name: app.name }));
-  const list = (await listAppPasswords(ctx, me)).map((p) => ({
-    id: p.id,
-    name: p.name,
-    details: p.lastUsedAt
-      ? t('account.appPasswords.used', { app: p.applicationName, added: when(p.createdAt), used: when(p.lastUsedAt) })
-      : t('account.appPasswords.unused', { app: p.applicationName, added: when(p.createdAt) }),
-    revokeAction: `/account/app-passwords/${encodeURIComponent(p.id)}/revoke`,
-  }));
-  return list.length || applications.length ? { list, applications } : undefined;
+/** The plugins' sections (plugin-api/registries.ts `AccountSection`), by where they stand; a section whose view is undefined is left out. */
+async function sectionViews(ctx: AppContext, t: Translate, me: Me, memberships: Awaited<ReturnType<typeof listMemberships>>) {
+  const placed: Record<'applications' | 'security', { name: string; view: unknown }[]> = { applications: [], security: [] };
+  for (const section of ctx.registries.accountSections.all) {
+    const view = await section.view({ me, memberships, t, when });
+    if (view !== undefined) placed[section.after].push({ name: section.name, view });
+  }
+  return placed;
 }
 
 /** Turns a profile form into the update the service expects (typed values; empty clears). */
@@ -250,11 +242,14 @@ export function profileUpdate(fields: ProfileField[], form: Record<string, strin
 }
 
 /** Post/redirect/get: back to the page, at the section the form belongs to, saying what happened. */
-const back = (reply: FastifyReply, notice: Notice, anchor = '') => reply.redirect(`/account?notice=${notice}${anchor ? `#${anchor}` : ''}`, 303);
+const back = (reply: FastifyReply, notice: Notice | string, anchor = '') => reply.redirect(`/account?notice=${notice}${anchor ? `#${anchor}` : ''}`, 303);
 
 const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
   const limits = authRateLimits(ctx.config);
+  const sectionNotices = ctx.registries.accountSections.all.flatMap((section) => section.notices ?? []);
+  const isNotice = (value: string | undefined): value is Notice =>
+    (NOTICES as readonly string[]).includes(value ?? '') || sectionNotices.includes(value ?? '');
   await preparePageScope(app);
 
   /** The CSRF check, then the caller; without a session the form answers with the signed-out page. */
@@ -489,45 +484,15 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  // --- App passwords (spec ldap.md): made here, shown once on a page of their own ---------------
+  // --- The plugins' sections (app passwords: app-passwords/account-section.ts) -----------------
 
-  app.post('/account/app-passwords', { schema: { hide: true, body: AppPasswordForm } }, async (request, reply) => {
-    const me = await formCaller(request, request.body.csrf_token);
-    if (!me) return back(reply, 'signed_out');
-    let created: Awaited<ReturnType<typeof createAppPassword>> | undefined;
-    let stepUp = false;
-    const { t } = pageText(ctx.config, request);
-    const applicationId = request.body.application_id ?? '';
-    const refused = await act(request, reply, 'app-passwords', async () => {
-      const name = (request.body.name ?? '').trim();
-      if (!name) throw new Problem(400, 'app_password_name_missing', 'Say what the app password is for.');
-      try {
-        created = await createAppPassword(ctx, me, { applicationId, name });
-      } catch (error) {
-        if (!(error instanceof Problem) || error.code !== 'step_up_required') throw error;
-        stepUp = true;
-      }
-    });
-    // The application requires a second factor this session has not given: the step-up (or
-    // enrolment) first, back to this section to make the app password again (issue 49, H9).
-    if (stepUp) return redirectToStepUp(ctx, request, reply, me, await getApplication(ctx, applicationId), '/account#app-passwords');
-    if (refused || !created) return refused;
-    return renderPage(reply.header('cache-control', 'no-store'), 'app-password', {
-      title: t('appPassword.title'),
-      password: created.password,
-      application: created.applicationName,
-      name: created.name,
-      logins: [me.person.username, me.person.email],
-      next: '/account#app-passwords',
-    });
-  });
-
-  app.post('/account/app-passwords/:id/revoke', { schema: { hide: true, params: PasskeyParams, body: CsrfOnly } }, async (request, reply) => {
-    const me = await formCaller(request, request.body.csrf_token);
-    if (!me) return back(reply, 'signed_out');
-    const refused = await act(request, reply, 'app-passwords', async () => revokeAppPassword(ctx, me, request.params.id));
-    return refused ?? back(reply, 'app_password_revoked', 'app-passwords');
-  });
+  const forms: AccountForms = {
+    caller: formCaller,
+    act: (request, reply, target, action) => act(request, reply, target as ErrorTarget, action),
+    back,
+    render: (reply, template, data) => renderPage(reply, template, data as Record<string, unknown> & { title: string }),
+  };
+  for (const section of ctx.registries.accountSections.all) await section.routes?.(app, forms);
 
   app.post('/account/sign-out', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
     checkFormToken(ctx.config, request, request.body.csrf_token);

@@ -80,7 +80,7 @@ async function showInvite(
       { brand: pageBrand(app) },
     );
   }
-  const returnTo = resumeAfterJoining(ctx.config, request, app, extra.returnTo);
+  const returnTo = resumeAfterJoining(ctx, request, app, extra.returnTo);
   return renderPage(
     reply,
     'invite',
@@ -98,7 +98,7 @@ async function showInvite(
       error: extra.error,
       name: extra.name ?? '',
     },
-    { formActionSources: redirectSources(app), pageModule: !current, brand: pageBrand(app), here: `/invite/${encodeURIComponent(token)}` },
+    { formActionSources: redirectSources(ctx, app), pageModule: !current, brand: pageBrand(app), here: `/invite/${encodeURIComponent(token)}` },
   );
 }
 
@@ -124,7 +124,7 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
    */
   const acceptAndGo = async (request: FastifyRequest, reply: FastifyReply, token: string, person: { id: string; email: string; name: string | null }, given: string | undefined) => {
     const { app: joined } = await redeemInvitation(ctx, token, person);
-    return reply.header('cache-control', 'no-store').redirect(resumeAfterJoining(ctx.config, request, joined, given) ?? joinedPath(joined.id), 303);
+    return reply.header('cache-control', 'no-store').redirect(resumeAfterJoining(ctx, request, joined, given) ?? joinedPath(joined.id), 303);
   };
 
   /**
@@ -172,7 +172,7 @@ const inviteRoutes: FastifyPluginAsyncTypebox = async (app) => {
           clientInfo(ctx, request),
         );
         await sendSessionCookie(ctx, reply, signedUp);
-        return reply.redirect(resumeAfterJoining(ctx.config, request, found.app, form.return_to) ?? joinedPath(found.app.id), 303);
+        return reply.redirect(resumeAfterJoining(ctx, request, found.app, form.return_to) ?? joinedPath(found.app.id), 303);
       } catch (error) {
         const problem = problemMessage(error);
         const { locale, t } = pageText(ctx.config, request);

@@ -53,7 +53,7 @@ interface Carried {
 
 async function carried(ctx: AppContext, query: { client_id?: string | undefined; return_to?: string | undefined }): Promise<Carried> {
   const app = query.client_id ? await findApplication(ctx.db, query.client_id) : undefined;
-  return { app, returnTo: safeReturnTo(query.return_to) };
+  return { app, returnTo: safeReturnTo(ctx, query.return_to) };
 }
 
 /** The query string that carries the flow on (nothing when there is none to carry). */

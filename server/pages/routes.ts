@@ -116,7 +116,7 @@ function policyNote(t: Translate, app: Application | undefined): string | undefi
 
 async function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, view: SignInView) {
   const app = await pageApplication(ctx, view.clientId);
-  const returnTo = safeReturnTo(view.returnTo);
+  const returnTo = safeReturnTo(ctx, view.returnTo);
   const current = view.switchAccount ? undefined : await readSession(ctx, request);
   const { t } = pageText(ctx.config, request);
   // Signing in again for the account page: the person's own providers are as good as the password.
@@ -153,7 +153,7 @@ async function showSignIn(ctx: AppContext, request: FastifyRequest, reply: Fasti
     passkey: !unavailable && emailAllowed(app),
     passkeyUnavailable: unavailable,
   }, {
-    formActionSources: redirectSources(app),
+    formActionSources: redirectSources(ctx, app),
     scripts: !unavailable && emailAllowed(app),
     pageModule: Boolean(refused?.lockedUntil),
     brand: pageBrand(app),
@@ -177,7 +177,7 @@ export async function showSignUp(ctx: AppContext, request: FastifyRequest, reply
   if (!view.invitationToken && !signUpOpen(app)) {
     return renderError(reply.status(403), 403, t('signUp.closedTitle'), t('signUp.closedMessage'), { brand: pageBrand(app) });
   }
-  const returnTo = safeReturnTo(view.returnTo);
+  const returnTo = safeReturnTo(ctx, view.returnTo);
   return renderPage(reply, 'sign-up', {
     title: app ? t('signUp.titleFor', { app: app.name }) : t('signUp.title'),
     appName: app?.name,
@@ -190,7 +190,7 @@ export async function showSignUp(ctx: AppContext, request: FastifyRequest, reply
     email: view.email ?? '',
     name: view.name ?? '',
     signInHref: `/sign-in?${flowQuery(app, returnTo)}`,
-  }, { formActionSources: redirectSources(app), pageModule: true, brand: pageBrand(app), here: `/sign-up?${flowQuery(app, returnTo)}` });
+  }, { formActionSources: redirectSources(ctx, app), pageModule: true, brand: pageBrand(app), here: `/sign-up?${flowQuery(app, returnTo)}` });
 }
 
 const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -262,11 +262,11 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
           { email: form.email ?? '', password: form.password ?? '', applicationId: appId },
           clientInfo(ctx, request),
           request,
-          { next: safeReturnTo(form.return_to) },
+          { next: safeReturnTo(ctx, form.return_to) },
         );
         if (needsSecondFactor(outcome)) return redirectToSecondStep(reply, ctx.config, outcome);
         await sendSessionCookie(ctx, reply, outcome);
-        return reply.redirect(safeReturnTo(form.return_to), 303);
+        return reply.redirect(safeReturnTo(ctx, form.return_to), 303);
       } catch (error) {
         const refused = refusal(ctx, request, reply, error);
         return showSignIn(ctx, request, reply.status(refused.status), {
@@ -301,7 +301,7 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
         );
         await sendVerificationEmail(ctx, signedUp.person, request.log, pageText(ctx.config, request).locale);
         await sendSessionCookie(ctx, reply, signedUp);
-        return reply.redirect(safeReturnTo(form.return_to), 303);
+        return reply.redirect(safeReturnTo(ctx, form.return_to), 303);
       } catch (error) {
         const refused = refusal(ctx, request, reply, error);
         return showSignUp(ctx, request, reply.status(refused.status), {

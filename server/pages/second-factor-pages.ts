@@ -114,7 +114,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         passkeyUnavailable: passkeysUnavailable(ctx, t),
         csrfToken: formToken(ctx.config, request, reply),
       },
-      { formActionSources: redirectSources(app), scripts: methods.includes('passkey'), brand: pageBrand(app), here: SECOND_FACTOR_PAGE },
+      { formActionSources: redirectSources(ctx, app), scripts: methods.includes('passkey'), brand: pageBrand(app), here: SECOND_FACTOR_PAGE },
     );
   }
 

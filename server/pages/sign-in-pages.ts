@@ -11,15 +11,18 @@ import type { Config } from '../config.js';
 import { applications, linkedAccounts, type Application } from '../db/schema.js';
 import { badRequest } from '../http/problem.js';
 import { PROVIDERS, isConfigured, providerName } from '../applications/providers.js';
-import { patternSources } from '../forward-auth/hosts.js';
 import { one, many } from '../db/store.js';
 import { isReturnToText } from './return-to.js';
 
 /**
  * What a sign-in may resume: an authorization request, the device page (RFC 8628) with its code,
- * or forward auth's hand-over to a protected site (server/forward-auth/start-route.ts).
+ * or a plugin's browser flow (plugin-api/registries.ts `browserFlows`: forward auth's hand-over to
+ * a protected site, server/forward-auth/start-route.ts).
  */
-export const RESUME_PREFIXES = ['/api/auth/oauth2/authorize?', '/device?', '/api/auth/forward/start?'];
+export const RESUME_PREFIXES = ['/api/auth/oauth2/authorize?', '/device?'];
+
+/** What the pages need of the app context: the plugins' browser flows. */
+type Flows = Pick<AppContext, 'registries'>;
 export const DEFAULT_RETURN_TO = '/account';
 
 /**
@@ -27,8 +30,9 @@ export const DEFAULT_RETURN_TO = '/account';
  * Only text a `Location` header carries as it is passes (return-to.ts, the rule the panel's own
  * sign-in shares); the authorize endpoint itself only ever sends it percent-encoded.
  */
-export function safeReturnTo(raw: string | undefined): string {
-  if (isReturnToText(raw) && RESUME_PREFIXES.some((p) => raw.startsWith(p))) return raw;
+export function safeReturnTo(ctx: Flows, raw: string | undefined): string {
+  if (!isReturnToText(raw)) return DEFAULT_RETURN_TO;
+  if (RESUME_PREFIXES.some((p) => raw.startsWith(p)) || ctx.registries.browserFlows.all.some((flow) => raw.startsWith(flow.resumePrefix))) return raw;
   return DEFAULT_RETURN_TO;
 }
 
@@ -84,9 +88,9 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost']);
  * IPv6 literals cannot be written as CSP sources and are left out. An application that protects
  * sites adds their hosts' origins: the hand-over ends with a redirect to `/.gatehouse/callback` there.
  */
-export function redirectSources(app: Application | undefined): string[] {
+export function redirectSources(ctx: Flows, app: Application | undefined): string[] {
   if (!app) return [];
-  const sources = new Set<string>(app.forwardAuth?.hosts.flatMap(patternSources) ?? []);
+  const sources = new Set<string>(ctx.registries.browserFlows.all.flatMap((flow) => flow.formActionSources?.(app) ?? []));
   for (const uri of app.redirectUris) {
     let url: URL;
     try {
@@ -125,9 +129,9 @@ export function rememberResume(config: Config, reply: FastifyReply, app: Applica
  * Where to go once someone joined `app` from an invitation: an authorization request of that very
  * application (given with the form, or remembered by the sign-in page), or undefined.
  */
-export function resumeAfterJoining(config: Config, request: FastifyRequest, app: Application, given: string | undefined): string | undefined {
-  for (const raw of [given, request.cookies[resumeCookieName(config)]]) {
-    const target = safeReturnTo(raw);
+export function resumeAfterJoining(ctx: Pick<AppContext, 'config' | 'registries'>, request: FastifyRequest, app: Application, given: string | undefined): string | undefined {
+  for (const raw of [given, request.cookies[resumeCookieName(ctx.config)]]) {
+    const target = safeReturnTo(ctx, raw);
     if (!target.startsWith(RESUME_PREFIXES[0]!)) continue;
     if (new URLSearchParams(target.slice(target.indexOf('?') + 1)).get('client_id') === app.id) return target;
   }

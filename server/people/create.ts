@@ -4,7 +4,7 @@
  * and, with a password, the `credential` sign-in method that sign-up also creates.
  */
 import { linkedAccounts, people, type Person } from '../db/schema.js';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import { exec, one } from '../db/store.js';
 import { conflict } from '../http/problem.js';
 import { newId } from '../util/ids.js';

@@ -43,7 +43,7 @@ export const peopleManagementRoutes: FastifyPluginAsyncTypebox = async (app) => 
     },
     async (request) => {
       // Only an owner (or the admin token) changes an owner (issue 49, H5).
-      await requireMayActOn(ctx.db, request.actor, request.params.id, 'change them');
+      await requireMayActOn(ctx, request.actor, request.params.id, 'change them');
       await updatePerson(ctx, request.params.id, request.body, actorName(request.actor));
       return getPerson(ctx.db, request.params.id);
     },
@@ -57,7 +57,7 @@ export const peopleManagementRoutes: FastifyPluginAsyncTypebox = async (app) => 
       },
     },
     async (request, reply) => {
-      await requireMayActOn(ctx.db, request.actor, request.params.id, 'delete them');
+      await requireMayActOn(ctx, request.actor, request.params.id, 'delete them');
       await deletePerson(ctx, request.params.id, actorName(request.actor));
       return reply.status(204).send(null);
     },
@@ -90,7 +90,7 @@ export const peopleManagementRoutes: FastifyPluginAsyncTypebox = async (app) => 
     },
     async (request) => {
       // Ending an administrator's sessions everywhere is for those at or above their role (issue 49, H3).
-      await requireMayActOn(ctx.db, request.actor, request.params.id, 'sign them out everywhere');
+      await requireMayActOn(ctx, request.actor, request.params.id, 'sign them out everywhere');
       return signOutEverywhere(ctx, request.params.id, actorName(request.actor));
     },
   );

@@ -17,7 +17,8 @@ import { eq, inArray } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { addToGroup } from '../groups/service.js';
 import type { AppContext } from '../context.js';
-import { recordAudit, type Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
+import { recordAudit } from '../audit/record.js';
 import { groups, memberships, people, type Person, type PersonStatus } from '../db/schema.js';
 import { exec, many, one, transaction } from '../db/store.js';
 import { badRequest, conflict, notFound } from '../http/problem.js';
@@ -34,9 +35,7 @@ import { mailerFor } from '../mail/mailer.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { beginPurge } from '../data-lifecycle/purge.js';
 import { liveSessionsOf } from '../self-service/queries.js';
-import { countOwners, findGrant } from '../administrators/queries.js';
-import { lastOwner, revokeRole } from '../administrators/service.js';
-import { forgetPanelGrants } from '../administrators/panel-access.js';
+import { guardPerson } from '../plugin-api/registries.js';
 import { insertPerson } from './create.js';
 import { parseUsername, takenUsernames, usernameTaken } from './username.js';
 
@@ -56,12 +55,6 @@ async function personOrNotFound(tx: Tx, id: string): Promise<Person> {
   const person = await one(tx.select().from(people).where(eq(people.id, id)));
   if (!person) throw notFound('person_not_found', `There is no person with id "${id}".`);
   return person;
-}
-
-/** Refuses (409 last_owner) when `person` is the only owner: they may not be disabled or deleted. */
-async function keepLastOwner(tx: Tx, personId: string): Promise<void> {
-  const grant = await findGrant(tx, personId);
-  if (grant?.role === 'owner' && (await countOwners(tx)) <= 1) throw lastOwner();
 }
 
 const serviceName = (issuer: string) => `Gatehouse (${new URL(issuer).host})`;
@@ -97,6 +90,7 @@ export async function createPerson(ctx: AppContext, input: PersonCreate, actor: 
     const created = await insertPerson(tx, now, { email, name: input.name ?? null, username, passwordHash, emailVerified: false });
     // Through the groups' own rule, so each addition is audited and counted against the per-person limit.
     for (const groupId of groupIds) await addToGroup(tx, now, groupId, created, actor, 'refuse');
+    if (groupIds.length) await ctx.hooks.emit('groupsChanged', { tx, now, groupIds, personIds: [created.id], actor });
     await recordAudit(tx, now, { actor, action: 'person.created', target: created.id, details: { email, username: created.username, groups: groupIds, invited: invite } });
     const token = invite ? await issueToken(tx, now, created.id, 'password_reset', WELCOME_LINK_TTL_MS) : undefined;
     return { person: created, link: token && `${ctx.config.issuer}/reset-password?token=${encodeURIComponent(token)}` };
@@ -105,49 +99,57 @@ export async function createPerson(ctx: AppContext, input: PersonCreate, actor: 
   return person;
 }
 
-/** Enables or disables a person; disabling ends every session they have (back-channel logout included). */
+/**
+ * Enables or disables a person; disabling ends every session they have (back-channel logout
+ * included). The plugins' guards may refuse it first (the last owner: administrators/plugin.ts),
+ * and hear of it after (`personStatusChanged`).
+ */
 export async function setPersonStatus(ctx: AppContext, id: string, status: PersonStatus, actor: string): Promise<void> {
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
     const person = await personOrNotFound(tx, id);
     if (person.status === status) return;
-    if (status === 'disabled') await keepLastOwner(tx, id);
+    await guardPerson(ctx.registries, tx, person, { kind: status === 'disabled' ? 'disable' : 'enable' }, actor);
     await exec(tx.update(people).set({ status, updatedAt: now }).where(eq(people.id, id)));
-    const ended = status === 'disabled' ? await endSessions(tx, now, { personId: id }, 'person_disabled') : undefined;
+    const ended = status === 'disabled' ? await endSessions(ctx, tx, now, { personId: id }, 'person_disabled') : undefined;
     await recordAudit(tx, now, {
       actor,
       action: status === 'disabled' ? 'person.disabled' : 'person.enabled',
       target: id,
       details: { email: person.email, ...(ended ? { sessionsEnded: ended.sessionIds.length } : {}) },
     });
+    await ctx.hooks.emit('personStatusChanged', { tx, now, person: { ...person, status, updatedAt: now }, status, actor });
   });
-  forgetPanelGrants(ctx.db);
   ctx.wakeWebhooks();
 }
 
-/** Removes the person everywhere: sessions ended (with back-channel logout), then a resumable purge. */
+/**
+ * Removes the person everywhere: sessions ended (with back-channel logout), then a resumable
+ * purge. The plugins' guards may refuse it first (the last owner); they hear of it in the purge's
+ * first transaction, before the person's row goes (`personDeleted`: a role is taken away).
+ */
 export async function deletePerson(ctx: AppContext, id: string, actor: string): Promise<void> {
   const now = ctx.clock.now();
   const person = await personOrNotFound(ctx.db, id);
   await transaction(ctx.db, async (tx) => {
-    await keepLastOwner(tx, id);
-    await endSessions(tx, now, { personId: id }, 'person_deleted');
+    await guardPerson(ctx.registries, tx, person, { kind: 'delete' }, actor);
+    await endSessions(ctx, tx, now, { personId: id }, 'person_deleted');
   });
   const apps = await many(ctx.db.select({ applicationId: memberships.applicationId }).from(memberships).where(eq(memberships.personId, id)));
   await beginPurge(ctx, { kind: 'person', target: id, actor }, async (tx) => {
-    if (await findGrant(tx, id)) await revokeRole(tx, now, id, actor, person.email);
+    await ctx.hooks.emit('personDeleted', { tx, now, person, actor });
     await exec(tx.delete(people).where(eq(people.id, id)));
     const data = { id, email: person.email, username: person.username };
     for (const { applicationId } of apps) await recordEvent(tx, now, applicationId, 'person.deleted', data);
     await recordAudit(tx, now, { actor, action: 'person.deleted', target: id, details: { email: person.email, applications: apps.map((a) => a.applicationId) } });
   }, { cascade: false });
-  forgetPanelGrants(ctx.db);
   ctx.wakeWebhooks();
 }
 
 /** Sends the password-reset e-mail (at most one a minute per person, like the sign-in page's). */
 export async function sendPasswordReset(ctx: AppContext, id: string, actor: string, log: Pick<FastifyBaseLogger, 'warn'>): Promise<void> {
   const person = await personOrNotFound(ctx.db, id);
+  await guardPerson(ctx.registries, ctx.db, person, { kind: 'password' }, actor);
   if (!mailerFor(ctx.config)) throw conflict('mail_not_configured', 'No mail server is configured (SMTP_URL), so no reset e-mail can be sent.');
   if (person.status === 'disabled') throw conflict('person_disabled', `${person.email} is disabled: enable them first.`);
   await requestPasswordReset(ctx, person.email, log);
@@ -169,11 +171,10 @@ export async function signOutEverywhere(ctx: AppContext, id: string, actor: stri
   const now = ctx.clock.now();
   const ended = await transaction(ctx.db, async (tx) => {
     const person = await personOrNotFound(tx, id);
-    const result = await endSessions(tx, now, { personId: id }, 'signed_out_by_administrator');
+    const result = await endSessions(ctx, tx, now, { personId: id }, 'signed_out_by_administrator');
     await recordAudit(tx, now, { actor, action: 'person.signed_out', target: id, details: { email: person.email, sessionsEnded: result.sessionIds.length } });
     return result.sessionIds.length;
   });
-  forgetPanelGrants(ctx.db);
   ctx.wakeWebhooks();
   return { sessionsEnded: ended };
 }

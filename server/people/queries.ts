@@ -14,7 +14,7 @@ import { notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import type { PeopleQuery } from './schemas.js';
 import { exec, one, many } from '../db/store.js';
-import { isPanelClient } from '../administrators/panel-client.js';
+import { isPanelClient } from '../http/schemas.js';
 import { searchPage, searchPeopleIds } from './search.js';
 import { secondFactorSummary } from '../accounts/second-factor/service.js';
 import { groupsOfPerson } from '../groups/queries.js';

@@ -23,6 +23,7 @@ import { recordPersonEvent } from '../webhooks/outbox.js';
 import { transaction } from '../db/store.js';
 import { findPersonRow, updatePersonRow } from './queries.js';
 import { parseUsername, takenUsernames, usernameTaken } from './username.js';
+import { guardPerson } from '../plugin-api/registries.js';
 
 export interface PersonPatch {
   status?: PersonStatus | undefined;
@@ -72,6 +73,9 @@ export async function updatePerson(ctx: AppContext, id: string, patch: PersonPat
   const person = await transaction(ctx.db, async (tx) => {
     const current = await findPersonRow(tx, id);
     if (!current) throw notFound('person_not_found', `There is no person with id "${id}".`);
+    const fields = Object.keys(patch).filter((key) => key !== 'status');
+    // A plugin may keep some of a person's fields (a directory source: 409 managed_by_source).
+    if (fields.length) await guardPerson(ctx.registries, tx, current, { kind: 'update', fields }, actor);
     // Its own audit entry (person.enabled / person.disabled) and effects; joins this transaction.
     if (patch.status !== undefined) await setPersonStatus(ctx, id, patch.status, actor);
     const next: Person = {

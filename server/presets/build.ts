@@ -4,6 +4,7 @@
  * the settings every OIDC app asks for, and how each kind of runtime trusts the appliance's CA
  * when LAN TLS is on.
  */
+import type { SetupTrust } from '../http/lan-trust-wire.js';
 import type { PresetApplication, PresetInput, PresetInputs, SetupContext } from './types.js';
 
 /**
@@ -79,24 +80,31 @@ export const envBlock = (entries: [string, string][]): string => entries.map(([k
  * mechanism the runtime documents). Empty when LAN TLS is off: there is nothing to trust.
  */
 export const caTrust = {
-  /** Node.js reads extra CA certificates from NODE_EXTRA_CA_CERTS at start-up (Node.js CLI docs). */
-  node: (c: SetupContext) => caNote(c, `download it and start the app with NODE_EXTRA_CA_CERTS=/path/to/gatehouse-ca.pem (Node.js reads it once, at start-up).`),
-  /** Python's requests library uses REQUESTS_CA_BUNDLE (requests docs, "SSL Cert Verification"). */
-  python: (c: SetupContext) => caNote(c, `download it and point REQUESTS_CA_BUNDLE=/path/to/bundle.pem at a bundle holding it and the public CAs (the requests library reads it).`),
-  /** Go programs and most containers use the system store (or SSL_CERT_FILE). */
-  system: (c: SetupContext) =>
-    caNote(c, `add it to the system's trust store (Debian: copy it to /usr/local/share/ca-certificates/gatehouse-ca.crt and run update-ca-certificates; in a container, mount it there), or set SSL_CERT_FILE to a bundle holding it.`),
+  /**
+   * The lines of the preset's runtime (`Preset.runtime`: Node's NODE_EXTRA_CA_CERTS, Python's
+   * REQUESTS_CA_BUNDLE and SSL_CERT_FILE, PHP's curl.cainfo, Nextcloud's occ import, Java's
+   * keytool, the system store), from the one generator (trust/setup-trust.ts), as a note.
+   */
+  runtime: (c: SetupContext) => (c.trust ? [runtimeTrustNote(c.trust, c.app.name)] : []),
   /** Apache mod_auth_openidc: OIDCCABundlePath (auth_openidc.conf). */
   apache: (c: SetupContext) => caNote(c, `download it and set OIDCCABundlePath to a bundle holding it (auth_openidc.conf, "OIDCCABundlePath").`),
-  /** Nextcloud: its own certificate store, and allow_local_remote_servers for LAN addresses. */
-  nextcloud: (c: SetupContext) =>
-    caNote(
-      c,
-      `import it into Nextcloud's own certificate store (occ security:certificates:import /path/to/gatehouse-ca.pem); Nextcloud does not read the system store for this. If Gatehouse is on a private address, also set 'allow_local_remote_servers' => true in config.php, or Nextcloud refuses to contact it.`,
-    ),
   /** Proxies and LDAP clients name the file in their own configuration (shown by each preset). */
   file: (c: SetupContext, how: string) => caNote(c, `download it and ${how}`),
 };
+
+/** The trust lines in words: download (checking the fingerprint), then the runtime's variables, settings and commands. */
+export function runtimeTrustNote(trust: SetupTrust, appName: string): string {
+  const steps = [`download the CA to ${trust.caPath} (${trust.commands[0]}) and check that ${trust.commands[1]} prints SHA256 Fingerprint=${trust.fingerprintSha256}`];
+  const env = Object.entries(trust.env).map(([name, value]) => `${name}=${value}`);
+  if (env.length) steps.push(`start it with ${env.join(' ')}`);
+  for (const setting of trust.settings) steps.push(`set ${setting.name} = ${setting.value} in ${setting.file}`);
+  for (const command of trust.commands.slice(2)) steps.push(`run ${command}`);
+  const replaces = ['SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE'].filter((name) => name in trust.env);
+  const caveat = replaces.length
+    ? ` ${replaces.join(' and ')} replace${replaces.length === 1 ? 's' : ''} the default CA bundle: if ${appName} also calls public HTTPS sites, point ${replaces.length === 1 ? 'it' : 'them'} at a bundle holding both (cat /etc/ssl/certs/ca-certificates.crt ${trust.caPath} > bundle.pem), or add the CA to the system store (Debian: update-ca-certificates).`
+    : '';
+  return `LAN TLS is on: ${appName} must trust Gatehouse's local CA to reach it. To do so, ${steps.join('; then ')}.${caveat}`;
+}
 
 function caNote(context: SetupContext, how: string): string[] {
   if (!context.lanCa) return [];

@@ -8,14 +8,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
-import { notFound } from '../http/problem.js';
+import { notFound, validationFailed } from '../http/problem.js';
 import { adminErrors, adminSecurity as security, IdParams, NoQuery } from '../http/schemas.js';
 import { getApplication } from '../applications/lookup.js';
 import { updateApplication } from '../applications/service.js';
+import type { TSchema } from 'typebox';
 import { requireMayPatch } from '../applications/key-limits.js';
 import { PRESETS, findPreset } from './catalogue/index.js';
 import { applicationFields } from './apply.js';
-import { setupContext, setupFor } from './setup.js';
+import { runtimeOf, setupContext, setupFor } from './setup.js';
+import { caPathProblem, DEFAULT_CA_PATH } from '../http/lan-trust-wire.js';
 import { hasPreset, presetStatus, upgradePlan } from './upgrade.js';
 import type { Preset } from './types.js';
 import {
@@ -24,6 +26,7 @@ import {
   PresetStatusSchema,
   PresetUpgradeBodySchema,
   PresetUpgradeSchema,
+  SetupQuery,
   SetupSchema,
 } from './schemas.js';
 
@@ -57,6 +60,13 @@ function detail(preset: Preset) {
 
 export const presetRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
+  // The set-up text with the parts other plugins add (plugin-api/registries.ts `setupSections`), and their query parameters.
+  const sections = ctx.registries.setupSections.all;
+  const setupSchema = sections.length
+    ? Type.Object({ ...SetupSchema.properties, ...Object.fromEntries(sections.map((s) => [s.name, s.schema])) }, { additionalProperties: false, description: (SetupSchema as { description?: string }).description })
+    : SetupSchema;
+  const sectionQuery = Object.fromEntries(sections.flatMap((s) => Object.entries(s.query ?? {}).map(([name, schema]) => [name, Type.Optional(schema as TSchema)])));
+  const setupQuery = Object.keys(sectionQuery).length ? Type.Object({ ...SetupQuery.properties, ...sectionQuery }, { additionalProperties: false }) : SetupQuery;
 
   app.get(
     '/presets',
@@ -79,12 +89,20 @@ export const presetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags, security, summary: 'What to configure in the app (settings, files, notes); secrets as placeholders',
-        params: IdParams, querystring: NoQuery, response: { 200: SetupSchema, ...adminErrors },
+        params: IdParams, querystring: setupQuery, response: { 200: setupSchema, ...adminErrors },
       },
     },
     async (request) => {
+      const caPath = request.query.caPath ?? DEFAULT_CA_PATH;
+      const problem = caPathProblem(caPath);
+      if (problem) throw validationFailed([{ path: 'query.caPath', message: problem }], `caPath ${problem}.`);
       const application = await getApplication(ctx, request.params.id);
-      return setupFor(setupContext(ctx.config, application), application.preset?.id);
+      const presetId = application.preset?.id;
+      const trust = ctx.lanTrust.setup(runtimeOf(presetId), caPath);
+      const query = request.query as Record<string, string | undefined>;
+      const parts: [string, unknown][] = [];
+      for (const section of sections) parts.push([section.name, await section.value(application, query)]);
+      return { ...setupFor(setupContext(ctx.config, application, trust), presetId), trust, ...Object.fromEntries(parts) };
     },
   );
 
@@ -117,7 +135,7 @@ export const presetRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const application = await getApplication(ctx, request.params.id);
       if (!hasPreset(application)) throw notFound('not_from_preset', `The application "${application.id}" was not created from a preset.`);
       const plan = upgradePlan(ctx.config.issuer, application, request.body?.fields);
-      requireMayPatch(request.actor, application, plan.patch);
+      requireMayPatch(ctx, request.actor, application, plan.patch);
       await updateApplication(ctx, application.id, plan.patch, actorName(request.actor), { preset: plan.record });
       const updated = await getApplication(ctx, application.id);
       return { taken: plan.taken, kept: plan.kept, preset: presetStatus(ctx.config.issuer, updated as typeof application) };

@@ -1,4 +1,5 @@
 /** Wire schemas of the presets API (spec presets-and-operations.md, "App presets"). */
+import { DEFAULT_CA_PATH, SetupTrustSchema } from '../http/lan-trust-wire.js';
 import { Type, type Static } from 'typebox';
 import { DisplayName, Slug } from '../http/schemas.js';
 
@@ -86,11 +87,17 @@ export const PresetCreateSchema = Type.Object(
 );
 export type PresetCreateBody = Static<typeof PresetCreateSchema>;
 
+export const SetupQuery = Type.Object(
+  { caPath: Type.Optional(Type.String({ maxLength: 1024, description: `where the app's machine keeps the CA: an absolute path of [A-Za-z0-9._/-] (default ${DEFAULT_CA_PATH})` })) },
+  { additionalProperties: false },
+);
+
 export const SetupSchema = Type.Object(
   {
     settings: Type.Array(Type.Object({ label: Type.String(), value: Type.String() }, { additionalProperties: false }), { description: 'What to type into the app' }),
     files: Type.Array(Type.Object({ name: Type.String(), content: Type.String() }, { additionalProperties: false }), { description: 'A configuration file or environment block' }),
     notes: Type.Array(Type.String(), { description: 'What else to do; with LAN TLS on, how the app trusts the appliance\'s CA' }),
+    trust: Type.Union([SetupTrustSchema, Type.Null()], { description: 'how the app\'s server trusts the local CA, by its runtime (spec lan-trust.md); null without a local CA' }),
   },
   { additionalProperties: false, description: 'Secrets appear only as placeholders such as <client-secret>' },
 );

@@ -5,7 +5,8 @@
  * client secret was shown once and only its hash is kept. An application made without a preset
  * gets the generic OpenID Connect settings (docs/integrations/oidc.md).
  */
-import type { Config } from '../config.js';
+import { hasLocalCa, type Config } from '../config.js';
+import type { SetupTrust, TrustRuntime } from '../http/lan-trust-wire.js';
 import type { Application } from '../db/schema.js';
 import { discoveryDocument } from '../oauth/discovery.js';
 import { baseDn, groupsDn, peopleDn, applicationBindDn } from '../ldap/tree.js';
@@ -15,10 +16,10 @@ import { findPreset } from './catalogue/index.js';
 import type { Setup, SetupContext } from './types.js';
 
 /** Everything a preset's set-up text may use, for this application on this server. */
-export function setupContext(config: Config, app: Application): SetupContext {
+export function setupContext(config: Config, app: Application, trust: SetupTrust | null = null): SetupContext {
   const issuer = config.issuer.replace(/\/$/, '');
   const discovery = discoveryDocument(issuer);
-  const lanTls = config.tls.mode === 'auto';
+  const lanTls = hasLocalCa(config.tls);
   return {
     issuer,
     discoveryUrl: `${issuer}/.well-known/openid-configuration`,
@@ -32,7 +33,8 @@ export function setupContext(config: Config, app: Application): SetupContext {
     },
     app: { id: app.id, name: app.name, audience: app.audience, redirectUris: app.redirectUris, clientType: app.clientType },
     inputs: app.preset?.inputs ?? {},
-    lanCa: lanTls ? { url: `${issuer}/ca.pem` } : null,
+    lanCa: lanTls ? { url: `${issuer}/trust/gatehouse-ca.pem` } : null,
+    trust,
     ldap: ldapContext(config, app),
     proxySnippets: proxySnippets(config, app),
   };
@@ -64,13 +66,16 @@ function ldapContext(config: Config, app: Application): SetupContext['ldap'] {
   const host = new URL(config.issuer).hostname;
   return {
     url: `ldap://${host.includes(':') ? `[${host}]` : host}:${config.ldap.port}`,
-    startTls: config.tls.mode === 'auto',
+    startTls: hasLocalCa(config.tls),
     baseDn: base,
     bindDn: applicationBindDn(config, app.id),
     peopleDn: peopleDn(base),
     groupsDn: groupsDn(base),
   };
 }
+
+/** What the application's server runs on (its preset's runtime; `system` without one). */
+export const runtimeOf = (presetId: string | undefined): TrustRuntime => (presetId ? findPreset(presetId)?.runtime : undefined) ?? 'system';
 
 /** The set-up text for an application: its preset's, or the generic OpenID Connect one. */
 export function setupFor(context: SetupContext, presetId: string | undefined): Setup {
@@ -94,7 +99,7 @@ function genericSetup(c: SetupContext): Setup {
     notes: [
       'Most libraries need only the issuer: they read every endpoint from the discovery document. docs/integrations/oidc.md is the generic guide.',
       ...(c.app.clientType === 'web' ? [PLACEHOLDER_NOTE] : ['A public client has no secret: it proves itself with PKCE.']),
-      ...caTrust.system(c),
+      ...caTrust.runtime(c),
       TEST_SIGN_IN_NOTE,
     ],
   };

@@ -6,6 +6,8 @@
  * `catalogue/`; this file holds only the shapes (no rules), so a preset reads as data.
  */
 
+import type { SetupTrust, TrustRuntime } from '../http/lan-trust-wire.js';
+
 export type PresetProtocol = 'oidc' | 'forward-auth' | 'ldap';
 
 /** The families the docs and the panel group presets by. */
@@ -115,6 +117,8 @@ export interface SetupContext {
   inputs: PresetInputs;
   /** The local CA when LAN TLS is on (`GATEHOUSE_TLS=auto`), else null. */
   lanCa: { url: string } | null;
+  /** How the app's server trusts the local CA, for the preset's runtime (ctx.lanTrust: trust/setup-trust.ts); null without a local CA. */
+  trust: SetupTrust | null;
   ldap: { url: string; startTls: boolean; baseDn: string; bindDn: string; peopleDn: string; groupsDn: string } | null;
   /** Reverse-proxy configuration for a forward-auth application, by proxy (when forward auth is set). */
   proxySnippets: { caddy: string; nginx: string; traefik: string } | null;
@@ -137,6 +141,8 @@ export interface Preset {
   summary: string;
   inputs: PresetInput[];
   testedWith: PresetTestedWith;
+  /** What the app's server runs on, which says how it trusts the local CA (spec lan-trust.md); `system` when absent. */
+  runtime?: TrustRuntime;
   sources: PresetSource[];
   /** Where the app's documentation and what it does (or what Gatehouse does) disagree, in words. */
   caveats: string[];

@@ -104,7 +104,7 @@ async function logoutRequested(svc: SamlService, request: FastifyRequest, reply:
   const sessionIds = [...new Set(named.map((s) => s.sessionId))];
   const current = await readSession(ctx, request);
   await transaction(ctx.db, async (tx) => {
-    for (const sessionId of sessionIds) await endSession(tx, now, sessionId, 'end_session');
+    for (const sessionId of sessionIds) await endSession(ctx, tx, now, sessionId, 'end_session');
     await endSamlSessions(tx, named.map((s) => s.id), now);
     await recordAudit(tx, now, {
       actor: named[0] ? `person:${named[0].personId}` : 'anonymous', action: 'saml.logout', applicationId: sp.id, target: named[0]?.personId ?? null,

@@ -3,7 +3,7 @@
  * application, sessions and linked accounts. Rules live in `service.ts`.
  */
 import { and, asc, desc, eq, gt, isNull, lte, or } from 'drizzle-orm';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import {
   applications,
   linkedAccounts,
@@ -19,12 +19,13 @@ import {
 import { newId } from '../util/ids.js';
 import { exec, one, many } from '../db/store.js';
 
+/** A membership with its application's row (the account page's sections read what their plugins need of it). */
 export interface MembershipRow {
   m: Membership;
-  app: Pick<Application, 'id' | 'name' | 'authPolicy' | 'ldap' | 'forwardAuth'>;
+  app: Application;
 }
 
-const appColumns = { id: applications.id, name: applications.name, authPolicy: applications.authPolicy, ldap: applications.ldap, forwardAuth: applications.forwardAuth };
+const appColumns = applications;
 
 /** Every membership of the person (suspended included), oldest first. */
 export async function membershipsOf(tx: Tx, personId: string): Promise<MembershipRow[]> {

@@ -17,7 +17,6 @@ import { unauthorized } from '../http/problem.js';
 import { NoQuery, problemRef } from '../http/schemas.js';
 import { accountPagePlugin } from '../pages/account-page.js';
 import { registerSecurityRoutes } from '../accounts/second-factor/me-routes.js';
-import { registerAppPasswordRoutes } from '../app-passwords/routes.js';
 import { userRecord } from '../accounts/people.js';
 import { UserResponseSchema } from '../accounts/schemas.js';
 import { updatePerson } from '../people/service.js';
@@ -183,8 +182,8 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   // Second factors: /api/me/security, /totp, /passkeys, /recovery-codes.
   registerSecurityRoutes(app, meOf, limits.signIn);
-  // App passwords: /api/me/app-passwords (spec ldap.md).
-  registerAppPasswordRoutes(app, meOf);
+  // The plugins' routes under /api/me (app passwords: /api/me/app-passwords, spec ldap.md).
+  for (const entry of ctx.registries.meRoutes.all) entry.routes(app, meOf);
 };
 
 /** The feature plugin: the JSON API under `/api/me` and the hosted account page. */

@@ -15,7 +15,8 @@
  */
 import type { AppContext } from '../context.js';
 import type { LinkedAccount, Person, Session } from '../db/schema.js';
-import { recordAudit, type Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
+import { recordAudit } from '../audit/record.js';
 import { mergeProfile } from '../applications/profile-fields.js';
 import { conflict, forbidden, notFound, validationFailed } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
@@ -40,6 +41,7 @@ import {
   type MembershipRow,
 } from './queries.js';
 import { transaction } from '../db/store.js';
+import { guardPerson } from '../plugin-api/registries.js';
 
 /** The signed-in caller: their session (this device) and person. */
 export interface Me {
@@ -138,23 +140,23 @@ export async function endOwnSession(ctx: AppContext, me: Me, sessionId: string):
     const target = await sessionOf(tx, me.person.id, sessionId);
     if (!target) throw notFound('session_not_found', `You have no session "${sessionId}".`);
     if (target.revokedAt !== null) return;
-    await endSession(tx, now, target.id, 'session_revoked');
+    await endSession(ctx, tx, now, target.id, 'session_revoked');
     await recordAudit(tx, now, { actor: actorOf(me), action: 'session.revoked', target: target.id, details: { device: target.device } });
   });
   return { wasCurrent: sessionId === me.session.id };
 }
 
 /** Ends every other live session of the person with all their refresh tokens; returns how many. */
-async function endOtherSessions(tx: Tx, me: Me, now: Date, reason: SessionEndReason): Promise<number> {
+async function endOtherSessions(ctx: AppContext, tx: Tx, me: Me, now: Date, reason: SessionEndReason): Promise<number> {
   // Families whose session row is gone (or never had one) die too: only this device keeps its apps.
-  return (await endSessions(tx, now, { personId: me.person.id, exceptSessionId: me.session.id }, reason)).sessionIds.length;
+  return (await endSessions(ctx, tx, now, { personId: me.person.id, exceptSessionId: me.session.id }, reason)).sessionIds.length;
 }
 
 /** "Sign out everywhere else": the caller's session survives. */
 export async function signOutOtherSessions(ctx: AppContext, me: Me): Promise<{ revoked: number }> {
   const now = ctx.clock.now();
   const revoked = await transaction(ctx.db, async (tx) => {
-    const n = await endOtherSessions(tx, me, now, 'signed_out_elsewhere');
+    const n = await endOtherSessions(ctx, tx, me, now, 'signed_out_elsewhere');
     await recordAudit(tx, now, { actor: actorOf(me), action: 'session.signed_out_elsewhere', target: me.person.id, details: { sessionsEnded: n } });
     return n;
   });
@@ -205,6 +207,8 @@ export const wrongPassword = () => forbidden('invalid_current_password', 'The cu
  */
 export async function changePassword(ctx: AppContext, me: Me, input: PasswordChange): Promise<{ sessionsEnded: number }> {
   const person = (await personById(ctx.db, me.person.id)) ?? me.person;
+  // A plugin may keep the person's password elsewhere (a directory source: 409 managed_by_source).
+  await guardPerson(ctx.registries, ctx.db, person, { kind: 'password' }, `person:${person.id}`);
   if (!person.passwordHash) {
     throw conflict('password_not_set', 'You have no password yet; set one with "Forgot password" on the sign-in page.');
   }
@@ -222,7 +226,7 @@ export async function changePassword(ctx: AppContext, me: Me, input: PasswordCha
     await setPasswordHash(tx, person.id, passwordHash, now);
     await clearBackOff(ctx.db, person.email);
     await passwordCheckPassed(ctx.db, check);
-    const ended = await endOtherSessions(tx, me, now, 'password_changed');
+    const ended = await endOtherSessions(ctx, tx, me, now, 'password_changed');
     // A password is always listed as the `credential` account, whichever path set it.
     if (!(await linkedAccountsOf(tx, person.id)).some((a) => a.provider === 'credential')) await addCredentialAccount(tx, person, now);
     await recordAudit(tx, now, { actor: actorOf(me), action: 'person.password_changed', target: person.id, details: { sessionsEnded: ended } });

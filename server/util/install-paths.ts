@@ -5,7 +5,7 @@
  * the same code runs from server/ (tsx, tests), dist/server/ (tsc output), dist/gatehouse.mjs
  * (the bundle every launcher runs) and inside Electron's app.asar (packaged).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,4 +24,18 @@ export const projectRoot = findRoot();
 /** A path below the project root, e.g. `installPath('server', 'db', 'migrations')`. */
 export function installPath(...segments: string[]): string {
   return join(projectRoot, ...segments);
+}
+
+/** The installed package's version (package.json), read once. */
+let cachedVersion: string | undefined;
+export function packageVersion(): string {
+  if (cachedVersion === undefined) {
+    try {
+      const pkg = JSON.parse(readFileSync(installPath('package.json'), 'utf8')) as { version?: string };
+      cachedVersion = pkg.version ?? '0.0.0';
+    } catch {
+      cachedVersion = '0.0.0';
+    }
+  }
+  return cachedVersion;
 }

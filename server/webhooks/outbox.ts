@@ -5,7 +5,7 @@
  */
 import { and, asc, eq, isNotNull } from 'drizzle-orm';
 import { applications, memberships, webhookDeliveries } from '../db/schema.js';
-import type { Tx } from '../audit/record.js';
+import type { Tx } from '../db/client.js';
 import { newId } from '../util/ids.js';
 import { exec, many, one } from '../db/store.js';
 

@@ -5,8 +5,7 @@
 import { and, asc, count, eq, inArray, isNull, lte, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { SelectedFields } from 'drizzle-orm/sqlite-core';
 import { applications, backchannelLogouts, webhookDeliveries, type WebhookDelivery } from '../db/schema.js';
-import type { Db } from '../db/client.js';
-import type { Tx } from '../audit/record.js';
+import type { Db, Tx } from '../db/client.js';
 import { afterCursor } from '../http/pagination.js';
 import { engineOf, exec, one, many, transaction } from '../db/store.js';
 

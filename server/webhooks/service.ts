@@ -6,7 +6,7 @@ import { conflict, notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { toPage } from '../http/pagination.js';
 import { recordAudit } from '../audit/record.js';
-import { getApplication } from '../applications/service.js';
+import { getApplication } from '../applications/lookup.js';
 import type { AppContext } from '../context.js';
 import type { WebhookDelivery } from '../db/schema.js';
 import { recordEvent } from './outbox.js';

@@ -45,6 +45,10 @@ describe('LAN TLS screen', () => {
     const scope = await page.getByTestId('ca-scope').textContent();
     expect(scope).toMatch(/^This CA can vouch only for: .*localhost.*127\.0\.0\.1/);
     expect(await page.getByTestId('ca-unconstrained').count()).toBe(0);
+    // The QR code of the trust page (drawn by the server) and its address (issue 46).
+    await page.getByTestId('trust-qr').waitFor();
+    expect(await page.getByTestId('trust-qr').getAttribute('alt')).toBe(`QR code for ${server.url}/trust`);
+    expect(await page.getByTestId('copy-trust-page').textContent()).toBe(`${server.url}/trust`);
     await shot(page, 'lan-tls-ca');
 
     await page.getByRole('button', { name: 'Renew the CA' }).click();
@@ -58,4 +62,38 @@ describe('LAN TLS screen', () => {
     await expect.poll(() => page.getByTestId('copy-sha-256-fingerprint').textContent()).toBe(after);
     await context.close();
   });
+
+  it("shows the set-up text's trust lines for the app's runtime, following the CA path typed in, and the server's word on a bad one", async () => {
+    const created = await fetchAdmin('POST', '/api/admin/applications', { preset: 'outline', presetInputs: { baseUrl: 'https://wiki.lan.example' } });
+    expect(created.status).toBe(201);
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/admin/`);
+    await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
+    await page.getByRole('button', { name: 'Use the admin token' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.goto(`${server.url}/admin/applications/outline/setup`);
+    const trust = page.getByTestId('setup-trust');
+    await trust.waitFor();
+    expect(await trust.getByTestId('copy-start-the-app-with').textContent()).toBe('NODE_EXTRA_CA_CERTS=/etc/ssl/certs/gatehouse-ca.pem');
+    await shot(page, 'setup-trust');
+    const path = page.getByLabel("Where the app's server keeps the CA");
+    await path.fill('/srv/outline/gatehouse-ca.pem');
+    await path.press('Enter');
+    await path.blur();
+    await expect.poll(() => trust.getByTestId('copy-start-the-app-with').textContent()).toBe('NODE_EXTRA_CA_CERTS=/srv/outline/gatehouse-ca.pem');
+    await page.getByLabel("Where the app's server keeps the CA").fill('srv/relative.pem');
+    await page.getByLabel("Where the app's server keeps the CA").blur();
+    await page.getByText('must be an absolute path of letters, digits, ".", "_", "/" and "-" only').waitFor();
+    await context.close();
+  });
 });
+
+async function fetchAdmin(method: string, path: string, body?: unknown) {
+  const { caFetch } = await import('../helpers/ca-fetch.js');
+  return caFetch(readFileSync(caFile(), 'utf8'))(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${OAUTH_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}

@@ -27,7 +27,6 @@ export async function startLdapFor(t: TestApp, tls?: { key: string; cert: string
   t.config.ldap = { ...t.config.ldap, enabled: true, port: 0, ldapsPort: 0 };
   const listener = await startLdap(t.app.ctx, t.app.log, tls);
   listeners.push(listener);
-  t.app.ctx.ldapListener = () => listener.state();
   const state = listener.state();
   return { listener, url: state.url!, ldapsUrl: state.ldapsUrl, port: Number(new URL(state.url!).port) };
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { PAGE_CSP } from '../../server/pages/render.js';
 import { redirectSources } from '../../server/pages/sign-in-pages.js';
+import { Registries } from '../../server/plugin-api/registries.js';
 import type { Application } from '../../server/db/schema.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { PASSWORD, cookieValue, createApplication, sessionCookieOf, signUp } from '../helpers/accounts.js';
@@ -151,11 +152,13 @@ describe('hosted form rate limit', () => {
 describe('redirectSources', () => {
   it('lists redirect origins, any port for native loopback, bare custom schemes, no IPv6 literals', () => {
     const app = (clientType: string, redirectUris: string[]) => ({ clientType, redirectUris }) as unknown as Application;
-    expect(redirectSources(app('web', ['https://a.example/cb', 'https://a.example/other', 'http://10.0.0.5:3000/cb']))).toEqual([
+    // No browser flow of a plugin adds its targets (forward auth's hosts: forward-auth-*.test.ts).
+    const ctx = { registries: new Registries() };
+    expect(redirectSources(ctx, app('web', ['https://a.example/cb', 'https://a.example/other', 'http://10.0.0.5:3000/cb']))).toEqual([
       'https://a.example',
       'http://10.0.0.5:3000',
     ]);
-    expect(redirectSources(app('native', ['http://127.0.0.1/cb', 'com.example.notes:/cb', 'http://[::1]/cb']))).toEqual([
+    expect(redirectSources(ctx, app('native', ['http://127.0.0.1/cb', 'com.example.notes:/cb', 'http://[::1]/cb']))).toEqual([
       'http://127.0.0.1:*',
       'com.example.notes:',
     ]);

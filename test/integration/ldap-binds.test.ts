@@ -22,6 +22,7 @@ import { constructed, integer, octets } from '../../server/ldap/ber.js';
 import { BIND_FAILURES_PER_ADDRESS, BIND_FAILURES_PER_NAME, BUSY_DELAY_MS } from '../../server/ldap/bind.js';
 import { ensureLocalTls } from '../../server/ops/tls.js';
 import { readStatus, formatStatus } from '../../server/ops/status.js';
+import { ldapStatus } from '../../server/ldap/status.js';
 import { PASSWORD } from '../helpers/accounts.js';
 
 const T0 = new Date('2026-03-01T10:00:00Z');
@@ -245,14 +246,14 @@ describe('the listener in the server', () => {
     const client = new Client({ url: state.ldapsUrl!.replace('127.0.0.1', 'localhost'), tlsOptions: { ca: [running.tls!.caPem!] } });
     const dse = await client.search('', { scope: 'base', attributes: ['namingContexts'] });
     expect(dse.searchEntries[0]!.namingContexts).toBe('dc=auth,dc=home,dc=example');
-    const status = (await readStatus(dir))!;
+    const status = (await readStatus(dir, [], {}, [ldapStatus]))!;
     expect(status.ldap).toEqual({ enabled: true, url: state.url, ldapsUrl: state.ldapsUrl, startTls: true, baseDn: 'dc=auth,dc=home,dc=example', allowPlain: false });
-    expect(formatStatus(status)).toContain(`LDAP             on: ${state.url} and ${state.ldapsUrl} (StartTLS), base dc=auth,dc=home,dc=example\n`);
+    expect(formatStatus(status, [ldapStatus])).toContain(`LDAP             on: ${state.url} and ${state.ldapsUrl} (StartTLS), base dc=auth,dc=home,dc=example\n`);
     await client.unbind();
     await running.stop();
     const refused = new Client({ url: state.url!, connectTimeout: 2_000 });
     await expect(refused.search('', { scope: 'base' })).rejects.toThrow();
-    expect(formatStatus((await readStatus(dir))!)).toContain('LDAP             on when the server last ran: ');
+    expect(formatStatus((await readStatus(dir, [], {}, [ldapStatus]))!, [ldapStatus])).toContain('LDAP             on when the server last ran: ');
   });
 
   it('is off unless asked for, and says so', async () => {
@@ -261,7 +262,7 @@ describe('the listener in the server', () => {
     expect(running.ldap).toBeUndefined();
     const inject = await running.app.inject({ method: 'GET', url: '/api/admin/overview', headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } });
     expect(inject.json().ldap).toEqual({ enabled: false, url: null, ldapsUrl: null, startTls: false, baseDn: 'dc=gatehouse', connections: 0 });
-    expect(formatStatus((await readStatus(dir))!)).toContain('LDAP             off (GATEHOUSE_LDAP=on or --ldap turns it on)\n');
+    expect(formatStatus((await readStatus(dir, [], {}, [ldapStatus]))!, [ldapStatus])).toContain('LDAP             off (GATEHOUSE_LDAP=on or --ldap turns it on)\n');
   });
 
   it('refuses bad settings in one sentence', async () => {

@@ -13,6 +13,8 @@ import { sweep } from '../../server/data-lifecycle/sweeper.js';
 import { engineOf, exec } from '../../server/db/store.js';
 import { eq } from 'drizzle-orm';
 import { signingKeys } from '../../server/db/schema.js';
+import { FORWARD_AUTH_CHECKS } from '../../server/forward-auth/check.js';
+import { countBind } from '../../server/ldap/metrics.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
@@ -185,16 +187,16 @@ describe('GET /metrics: what is counted', () => {
     expect(durations.filter((line) => line.includes('_bucket{') && line.includes('route="/api/admin/applications",status_class="2xx"'))).toHaveLength(14);
   });
 
-  it('the features that count forward-auth checks and LDAP binds reach them through the context', async () => {
+  it('the plugins that count forward-auth checks and LDAP binds reach their counters through the context', async () => {
     const t = await makeApp();
-    const { metrics } = t.app.ctx;
-    metrics.forwardAuthCheck('allowed');
-    metrics.forwardAuthCheck('allowed');
-    metrics.forwardAuthCheck('redirected');
-    metrics.forwardAuthCheck('refused');
-    metrics.ldapBind('success');
-    metrics.ldapBind('invalid_credentials');
-    metrics.ldapBind('busy');
+    const checks = t.app.ctx.metrics.counter(FORWARD_AUTH_CHECKS);
+    checks.inc({ result: 'allowed' });
+    checks.inc({ result: 'allowed' });
+    checks.inc({ result: 'redirected' });
+    checks.inc({ result: 'refused' });
+    countBind(t.app.ctx, 'success');
+    countBind(t.app.ctx, 'invalid_credentials');
+    countBind(t.app.ctx, 'busy');
     const text = await exposition(t);
     expect(samples(text, 'gatehouse_forward_auth_checks_total')).toEqual([
       'gatehouse_forward_auth_checks_total{result="allowed"} 2',

@@ -5,7 +5,12 @@
  * never forced, and Test sign-in answering the preset's own checks. One app per file where the
  * tests do not disturb each other; each case names what it proves.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Config } from '../../server/config.js';
+import { ensureLocalTls } from '../../server/ops/tls.js';
 import { eq } from 'drizzle-orm';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { expectProblem, expectValidation } from '../helpers/problem.js';
@@ -30,6 +35,16 @@ async function createFrom(t: TestApp, body: Record<string, unknown>) {
   const res = await t.admin('POST', '/api/admin/applications', body);
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
+}
+
+/** LAN TLS with a real local CA in a temporary data directory (the set-up text's trust lines need one). */
+const caDirs: string[] = [];
+afterAll(() => caDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+function withLocalCa(): Partial<Config> {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-presets-ca-'));
+  caDirs.push(dir);
+  ensureLocalTls(dir, [], T0);
+  return { dataDir: dir, tls: { mode: 'auto', extraNames: [] } };
 }
 
 const count = async (t: TestApp) => (await many(t.db.select({ id: applications.id }).from(applications))).length;
@@ -246,7 +261,7 @@ describe('creating an application from a preset', () => {
 describe('the set-up text', () => {
   it('gives settings and files with secrets only as placeholders, and CA notes only with LAN TLS on', async () => {
     for (const tls of ['off', 'auto'] as const) {
-      const t = await makeApp({ clock: T0, config: { issuer: 'https://id.lan.example', tls: { mode: tls } as never } });
+      const t = await makeApp({ clock: T0, config: { issuer: 'https://id.lan.example', ...(tls === 'auto' ? withLocalCa() : {}) } });
       const created = await createFrom(t, { preset: 'nextcloud', presetInputs: { baseUrl: 'https://cloud.lan.example' } });
       const res = await t.admin('GET', '/api/admin/applications/nextcloud/setup');
       expect(res.statusCode).toBe(200);
@@ -279,18 +294,18 @@ describe('the set-up text', () => {
       const caNote = setup.notes.find((n: string) => n.startsWith('LAN TLS is on'));
       if (tls === 'off') expect(caNote).toBeUndefined();
       else {
-        expect(caNote).toContain('https://id.lan.example/ca.pem');
-        expect(caNote).toContain('occ security:certificates:import');
-        expect(caNote).toContain("'allow_local_remote_servers' => true");
+        expect(caNote).toContain('https://id.lan.example/trust/gatehouse-ca.pem');
+        expect(caNote).toContain('run occ security:certificates:import /etc/ssl/certs/gatehouse-ca.pem');
+        expect(caNote).toContain('set allow_local_remote_servers = true in config.php');
       }
     }
   });
 
   it('names each runtime\'s own CA mechanism (NODE_EXTRA_CA_CERTS, REQUESTS_CA_BUNDLE, SSL_CERT_FILE, OIDCCABundlePath)', async () => {
-    const t = await makeApp({ clock: T0, config: { issuer: 'https://id.lan.example', tls: { mode: 'auto' } as never } });
+    const t = await makeApp({ clock: T0, config: { issuer: 'https://id.lan.example', ...withLocalCa() } });
     const expected: [string, Record<string, string>, string][] = [
-      ['outline', { baseUrl: 'https://wiki.lan.example' }, 'NODE_EXTRA_CA_CERTS=/path/to/gatehouse-ca.pem'],
-      ['paperless-ngx', { baseUrl: 'https://paperless.lan.example' }, 'REQUESTS_CA_BUNDLE=/path/to/bundle.pem'],
+      ['outline', { baseUrl: 'https://wiki.lan.example' }, 'NODE_EXTRA_CA_CERTS=/etc/ssl/certs/gatehouse-ca.pem'],
+      ['paperless-ngx', { baseUrl: 'https://paperless.lan.example' }, 'REQUESTS_CA_BUNDLE=/etc/ssl/certs/gatehouse-ca.pem SSL_CERT_FILE=/etc/ssl/certs/gatehouse-ca.pem'],
       ['synapse', { baseUrl: 'https://matrix.lan.example' }, 'SSL_CERT_FILE=/path/to/gatehouse-ca.pem'],
       ['apache-mod-auth-openidc', { baseUrl: 'https://intranet.lan.example' }, 'OIDCCABundlePath'],
     ];

@@ -2,14 +2,19 @@
  * A configuration file carries every setting of an application (config-as-code/fields.ts): its
  * entry is derived from the admin API's schemas, so a field added to applications is exported,
  * planned and applied without touching config-as-code/. This test fails, naming the field, when
- * the record has something the file neither carries nor lists in EXCLUDED_APPLICATION_FIELDS with
- * its reason (a secret, a timestamp), and when an exclusion no longer names a record field.
+ * the record has something the file neither carries nor lists in `excludedApplicationFields` with
+ * its reason (a secret, a timestamp, a plugin field's derived value), and when an exclusion no
+ * longer names a record field. The fields are those of a built app: the core's and every plugin's
+ * (plugin-api/application-fields.ts).
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { TSchema } from 'typebox';
-import { ApplicationCreateSchema, ApplicationRecordSchema } from '../../server/applications/schemas.js';
-import { EXCLUDED_APPLICATION_FIELDS, project } from '../../server/config-as-code/fields.js';
-import { applicationSchemas } from '../../server/config-as-code/sections.js';
+import { applicationSchemas as apiSchemas } from '../../server/applications/schemas.js';
+import { excludedApplicationFields, project } from '../../server/config-as-code/fields.js';
+import { applicationSchemas as fileSchemas } from '../../server/config-as-code/sections.js';
+import { buildApp } from '../../server/app.js';
+import { testConfig } from '../../server/config.js';
+import { openDatabase } from '../../server/db/client.js';
 
 interface Node {
   type?: string;
@@ -30,7 +35,17 @@ function paths(schema: Node, at = '', out = new Set<string>()): Set<string> {
   return out;
 }
 
-const record = paths(ApplicationRecordSchema as Node);
+const db = openDatabase(':memory:');
+const app = await buildApp({ db, config: testConfig() });
+afterAll(async () => {
+  await app.close();
+  db.$client.close();
+});
+const fields = app.ctx.registries.applicationFields.all;
+const api = apiSchemas(fields);
+const applicationSchemas = fileSchemas(fields);
+const EXCLUDED_APPLICATION_FIELDS = excludedApplicationFields(fields);
+const record = paths(api.record as Node);
 const exported = paths(applicationSchemas.exported as Node);
 const excluded = Object.keys(EXCLUDED_APPLICATION_FIELDS);
 const isExcluded = (path: string) => excluded.some((e) => path === e || path.startsWith(`${e}.`));
@@ -46,7 +61,7 @@ describe('an application in a configuration file', () => {
   });
 
   it('takes every field the create API takes (secrets as references), and nothing else but the preset origin', () => {
-    const create = Object.keys(ApplicationCreateSchema.properties).filter((f) => f !== 'id');
+    const create = Object.keys(api.create.properties).filter((f) => f !== 'id');
     const entry = Object.keys(applicationSchemas.entry.properties).filter((f) => f !== 'id');
     expect(create.filter((f) => !exported.has(f) && !applicationSchemas.secrets.includes(f))).toEqual([]);
     expect(entry.filter((f) => !create.includes(f) && !applicationSchemas.secrets.includes(f))).toEqual(['preset']);

@@ -3707,7 +3707,10 @@ export interface paths {
         /** What to configure in the app (settings, files, notes); secrets as placeholders */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description where the app's machine keeps the CA: an absolute path of [A-Za-z0-9._/-] (default /etc/ssl/certs/gatehouse-ca.pem) */
+                    caPath?: string;
+                };
                 header?: never;
                 path: {
                     id: string;
@@ -3735,6 +3738,27 @@ export interface paths {
                                 label: string;
                                 value: string;
                             }[];
+                            /** @description how the app's server trusts the local CA, by its runtime (spec lan-trust.md); null without a local CA */
+                            trust: {
+                                /** @description where the app's machine keeps the CA (?caPath=, default /etc/ssl/certs/gatehouse-ca.pem) */
+                                caPath: string;
+                                /** @description where to download the CA (PEM) */
+                                caUrl: string;
+                                /** @description shell commands, in order */
+                                commands: string[];
+                                /** @description environment variables to start the app with */
+                                env: {
+                                    [key: string]: string;
+                                };
+                                fingerprintSha256: string;
+                                runtime: "node" | "python" | "php" | "nextcloud" | "java" | "system";
+                                /** @description lines of the runtime's own configuration (php.ini, config.php) */
+                                settings: {
+                                    file: string;
+                                    name: string;
+                                    value: string;
+                                }[];
+                            } | null;
                         };
                     };
                 };
@@ -10013,6 +10037,21 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description the certificate from the ACME server (GATEHOUSE_TLS=acme); null otherwise */
+                            acme: {
+                                domains: string[];
+                                /** @description why the last attempt failed (ACME or DNS), in words */
+                                lastError: string | null;
+                                /** Format: date-time */
+                                notAfter: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description a third of its lifetime before notAfter
+                                 */
+                                renewAt: string | null;
+                                /** @description pending: no certificate from the ACME server yet (the local one serves); valid: one serves; failed: the last attempt failed (the current certificate keeps serving; see lastError) */
+                                status: "pending" | "valid" | "failed";
+                            } | null;
                             ca: {
                                 dnsNames: string[];
                                 /** @description SHA-256, AB:CD:… */
@@ -10047,6 +10086,15 @@ export interface paths {
                             plainHttpCaUrl: string | null;
                             /** Format: date-time */
                             renewsAt: string | null;
+                            /** @description the trust page devices open to trust the local CA (the panel shows its QR code); null without a local CA */
+                            trust: {
+                                /** @description the local CA, as `openssl x509 -fingerprint -sha256` prints it */
+                                fingerprintSha256: string;
+                                /** @description the same page over plain http (GATEHOUSE_HTTP_REDIRECT_PORT), for devices that do not trust the CA yet */
+                                plainHttpUrl: string | null;
+                                /** @description the trust page over HTTPS, {issuer}/trust */
+                                url: string;
+                            } | null;
                             /** @description this machine's names and addresses the local CA does not cover: left out of the certificate until the CA is renewed */
                             uncovered: string[];
                         };
@@ -10151,6 +10199,21 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description the certificate from the ACME server (GATEHOUSE_TLS=acme); null otherwise */
+                            acme: {
+                                domains: string[];
+                                /** @description why the last attempt failed (ACME or DNS), in words */
+                                lastError: string | null;
+                                /** Format: date-time */
+                                notAfter: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description a third of its lifetime before notAfter
+                                 */
+                                renewAt: string | null;
+                                /** @description pending: no certificate from the ACME server yet (the local one serves); valid: one serves; failed: the last attempt failed (the current certificate keeps serving; see lastError) */
+                                status: "pending" | "valid" | "failed";
+                            } | null;
                             ca: {
                                 dnsNames: string[];
                                 /** @description SHA-256, AB:CD:… */
@@ -10185,6 +10248,15 @@ export interface paths {
                             plainHttpCaUrl: string | null;
                             /** Format: date-time */
                             renewsAt: string | null;
+                            /** @description the trust page devices open to trust the local CA (the panel shows its QR code); null without a local CA */
+                            trust: {
+                                /** @description the local CA, as `openssl x509 -fingerprint -sha256` prints it */
+                                fingerprintSha256: string;
+                                /** @description the same page over plain http (GATEHOUSE_HTTP_REDIRECT_PORT), for devices that do not trust the CA yet */
+                                plainHttpUrl: string | null;
+                                /** @description the trust page over HTTPS, {issuer}/trust */
+                                url: string;
+                            } | null;
                             /** @description this machine's names and addresses the local CA does not cover: left out of the certificate until the CA is renewed */
                             uncovered: string[];
                         };
@@ -10255,6 +10327,105 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/tls/trust-qr.svg": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A QR code of the trust page (trust.url of GET /api/admin/tls), for phones to scan */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description image/svg+xml */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": string;
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

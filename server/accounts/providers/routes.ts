@@ -114,7 +114,7 @@ async function showProofPage(ctx: AppContext, request: FastifyRequest, reply: Fa
     providers: (await linkedProviderLinks(ctx, person.id)).filter((p) => p.id !== pending.provider),
     csrfToken: formToken(ctx.config, request, reply),
     error,
-  }, { formActionSources: redirectSources(app) });
+  }, { formActionSources: redirectSources(ctx, app) });
 }
 
 const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -130,7 +130,7 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const target = await pageApplication(ctx, request.query.client_id);
       if (target) await loginApplication(ctx, target.id, provider.id, provider.name);
       const url = await logged(request, provider.id, () =>
-        startLogin(ctx, reply, provider, { applicationId: target?.id ?? null, returnTo: safeReturnTo(request.query.return_to), linkPersonId: null }),
+        startLogin(ctx, reply, provider, { applicationId: target?.id ?? null, returnTo: safeReturnTo(ctx, request.query.return_to), linkPersonId: null }),
       );
       return reply.redirect(url, 302);
     },

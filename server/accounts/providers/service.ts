@@ -13,7 +13,7 @@
  */
 import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
-import type { Tx } from '../../audit/record.js';
+import type { Tx } from '../../db/client.js';
 import { recordAudit } from '../../audit/record.js';
 import { applications, linkedAccounts, people, type Application, type ExternalIdentity, type Person } from '../../db/schema.js';
 import { Problem, conflict, forbidden } from '../../http/problem.js';
@@ -96,7 +96,7 @@ export async function completeLogin(
   client: ClientInfo & { personId?: string | undefined },
 ): Promise<Outcome> {
   const now = ctx.clock.now();
-  const returnTo = storedReturnTo(login);
+  const returnTo = storedReturnTo(ctx, login);
 
   if (login.linkPersonId) {
     if (client.personId !== login.linkPersonId) {
@@ -117,7 +117,7 @@ export async function completeLogin(
       ctx.metrics.signIn('second_factor_required', 'external');
       return { kind: 'second_factor', person: linked, app, returnTo };
     }
-    const started = await transaction(ctx.db, async () => signInPerson(ctx.db, now, ctx.config, linked, app, client, ['fed']));
+    const started = await transaction(ctx.db, async () => signInPerson(ctx, now, linked, app, client, ['fed']));
     if (app) ctx.wakeWebhooks();
     ctx.metrics.signIn('success', 'external');
     return { kind: 'signed_in', signedIn: { person: linked, ...started }, returnTo };
@@ -153,7 +153,7 @@ async function createPerson(ctx: AppContext, app: Application | undefined, provi
       const admitted = await admitNewcomer(tx, now, app, person);
       if ('error' in admitted) throw signupNotAllowed(admitted.description);
       await recordAudit(tx, now, { actor: `person:${person.id}`, action: 'person.signed_up', applicationId: app.id, target: person.id, details: { provider } });
-      const started = await signInPerson(ctx.db, now, ctx.config, person, app, client, ['fed']);
+      const started = await signInPerson(ctx, now, person, app, client, ['fed']);
       const saved = (await one(tx.select().from(people).where(eq(people.id, person.id))))!;
       return { person: saved, ...started };
     });
@@ -186,10 +186,10 @@ export async function finishPendingLink(
   const session = { ...client, currentToken: signedIn.token ?? client.currentToken };
   await transaction(ctx.db, async (tx) => {
     await linkIdentity(tx, now, signedIn.person, pending.provider, providerName, pending.identity);
-    await signInPerson(ctx.db, now, ctx.config, signedIn.person, app, session, await sessionAmr(ctx.db, signedIn.sessionId));
+    await signInPerson(ctx, now, signedIn.person, app, session, await sessionAmr(ctx.db, signedIn.sessionId));
   });
   if (app) ctx.wakeWebhooks();
-  return storedReturnTo(pending);
+  return storedReturnTo(ctx, pending);
 }
 
 /**
@@ -197,6 +197,6 @@ export async function finishPendingLink(
  * stored: a row written by an earlier version (with a laxer check) must not become a header
  * Node refuses to write.
  */
-function storedReturnTo(login: Pick<ProviderLogin, 'returnTo'>): string {
-  return safeReturnTo(login.returnTo ?? undefined);
+function storedReturnTo(ctx: AppContext, login: Pick<ProviderLogin, 'returnTo'>): string {
+  return safeReturnTo(ctx, login.returnTo ?? undefined);
 }

@@ -13,7 +13,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import type { SignInMethod } from '../../metrics/metrics.js';
+import type { SignInMethod } from '../../plugin-api/metrics.js';
 import type { Application, AuthMethod, Person } from '../../db/schema.js';
 import { findApplication } from '../../applications/lookup.js';
 import { Problem } from '../../http/problem.js';
@@ -142,7 +142,7 @@ async function complete(
     const started = await transaction(ctx.db, async () => {
       // Single use across instances: only the one whose DELETE removed the row goes on.
       if (!await claimPending(ctx.db, found.key, now)) throw secondFactorExpired();
-      return signInPerson(ctx.db, now, ctx.config, person, app, client, amr);
+      return signInPerson(ctx, now, person, app, client, amr);
     });
     signedIn = { person, ...started };
     if (app) ctx.wakeWebhooks();
@@ -308,7 +308,7 @@ export async function passkeyFirstSignIn(ctx: AppContext, response: unknown, app
     throw !passkey || !person ? passkeyNotRecognised() : new Problem(401, 'passkey_invalid', 'The passkey answer did not verify.');
   }
   const now = ctx.clock.now();
-  const started = await transaction(ctx.db, async () => signInPerson(ctx.db, now, ctx.config, person, app, client, [passkeyMethod(passkey), 'mfa']));
+  const started = await transaction(ctx.db, async () => signInPerson(ctx, now, person, app, client, [passkeyMethod(passkey), 'mfa']));
   if (app) ctx.wakeWebhooks();
   ctx.metrics.signIn('success', 'passkey');
   return { person, ...started };

@@ -14,9 +14,9 @@
  */
 import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
-import type { Db } from '../../db/client.js';
+import type { Db, Tx } from '../../db/client.js';
 import { applications, memberships, type Passkey, type Person } from '../../db/schema.js';
-import { recordAudit, type Tx } from '../../audit/record.js';
+import { recordAudit } from '../../audit/record.js';
 import { badRequest, conflict, notFound } from '../../http/problem.js';
 import { iso } from '../../http/schemas.js';
 import { recordEvent } from '../../webhooks/outbox.js';
@@ -255,7 +255,7 @@ async function afterRemoval(ctx: AppContext, tx: Tx, now: Date, person: Person, 
   // Without any second factor left, the recovery codes have nothing to stand in for. (The
   // prepared look-up runs on the database handle, inside this transaction: one connection.)
   if (!(await hasSecondFactor(ctx.db, person.id))) await deleteRecoveryCodes(tx, person.id);
-  const sessionsEnded = (await endSessions(tx, now, { personId: person.id, exceptSessionId: keepSessionId }, 'second_factor_removed')).sessionIds.length;
+  const sessionsEnded = (await endSessions(ctx, tx, now, { personId: person.id, exceptSessionId: keepSessionId }, 'second_factor_removed')).sessionIds.length;
   await recordFactorChange(tx, now, person, actor, 'removed', method, { ...details, sessionsEnded });
 }
 
@@ -270,7 +270,7 @@ export async function resetSecondFactor(ctx: AppContext, person: Person, actor: 
     const keys = await passkeysOf(tx, person.id);
     for (const k of keys) await deletePasskey(tx, k.id);
     const codes = await deleteRecoveryCodes(tx, person.id);
-    const sessionsEnded = (await endSessions(tx, now, { personId: person.id }, 'second_factor_reset')).sessionIds.length;
+    const sessionsEnded = (await endSessions(ctx, tx, now, { personId: person.id }, 'second_factor_reset')).sessionIds.length;
     await recordAudit(tx, now, {
       actor,
       action: 'second_factor.reset',

@@ -5,9 +5,8 @@
  * moved — are conditional updates, so of two concurrent uses exactly one succeeds.
  */
 import { and, asc, count, eq, isNull, lt, max, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
+import type { Db, Tx } from '../../db/client.js';
 import { preparedPerDb } from '../../db/prepared.js';
-import type { Tx } from '../../audit/record.js';
 import { passkeys, people, recoveryCodes, totpCredentials, type Passkey, type Person, type TotpCredential } from '../../db/schema.js';
 import { newId } from '../../util/ids.js';
 import { exec, one, many } from '../../db/store.js';

@@ -69,15 +69,29 @@ interface Setup {
   settings: { label: string; value: string }[];
   files: { name: string; content: string }[];
   notes: string[];
+  trust: { runtime: string; caPath: string; fingerprintSha256: string; env: Record<string, string>; settings: { file: string; name: string; value: string }[]; commands: string[] } | null;
 }
 
 export const appSetup = adminCommand({
+  flags: {
+    'ca-path': { type: 'string', value: 'PATH', help: "where the app's server keeps Gatehouse's CA, for the trust lines (default /etc/ssl/certs/gatehouse-ca.pem)" },
+  },
   positionals: { usage: 'APP', min: 1, max: 1, missing: 'Give one application id, e.g. `gatehouse app setup grafana`.' },
-  async run({ client, positionals, json }) {
-    const setup = await client.request<Setup>('GET', `${applicationPath(positionals[0]!)}/setup`);
+  async run({ client, positionals, values, json }) {
+    const caPath = values['ca-path'];
+    const query = typeof caPath === 'string' ? `?caPath=${encodeURIComponent(caPath)}` : '';
+    const setup = await client.request<Setup>('GET', `${applicationPath(positionals[0]!)}/setup${query}`);
     if (json) return printJson(setup);
     console.log(formatFields(setup.settings.map((s) => [s.label, s.value])));
     for (const file of setup.files) console.log(`\n--- ${file.name} ---\n${file.content.replace(/\n$/, '')}`);
     if (setup.notes.length) console.log(`\n${setup.notes.map((n) => `* ${n}`).join('\n')}`);
+    const trust = setup.trust;
+    if (trust) {
+      // The same lines as the panel's: environment, settings, then the commands to run, one a line.
+      console.log(`\n--- trust the local CA (${trust.runtime}; SHA-256 ${trust.fingerprintSha256}) ---`);
+      for (const [name, value] of Object.entries(trust.env)) console.log(`${name}=${value}`);
+      for (const setting of trust.settings) console.log(`${setting.file}: ${setting.name} = ${setting.value}`);
+      for (const command of trust.commands) console.log(`$ ${command}`);
+    }
   },
 });

@@ -49,6 +49,16 @@ export interface IssuedCode extends NewCode {
   issuedFamilyId?: string;
 }
 
+/** Each app's live codes (one server's memory; PostgreSQL mode keeps them in the database instead). */
+const stores = new WeakMap<object, CodeStore>();
+
+/** The live codes of the app whose context this is (made on first use). */
+export function codeStoreOf(ctx: object): CodeStore {
+  let store = stores.get(ctx);
+  if (!store) stores.set(ctx, (store = new CodeStore()));
+  return store;
+}
+
 /** The codes of one server, by SHA-256 of the code, oldest first (Map keeps insertion order). */
 export class CodeStore {
   private readonly codes = new Map<string, IssuedCode>();

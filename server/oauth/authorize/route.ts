@@ -37,7 +37,7 @@ import { refusedPage } from '../refused-page.js';
 import { flowQuery } from '../../pages/sign-in-pages.js';
 import type { Application } from '../../db/schema.js';
 import { promptValues } from './request.js';
-import type { NewCode } from './code.js';
+import { codeStoreOf, type NewCode } from './code.js';
 import { issueStoredCode } from './code-table.js';
 import { engineOf } from '../../db/store.js';
 
@@ -151,7 +151,7 @@ export const authorizeRoutes: FastifyPluginAsync = async (app) => {
         authTime,
       };
       // PostgreSQL: the exchange may reach another instance, so codes live in the database (code-table.ts).
-      const code = engineOf(ctx.db) === 'postgres' ? await issueStoredCode(ctx.db, issued, now) : ctx.codes.issue(issued, now);
+      const code = engineOf(ctx.db) === 'postgres' ? await issueStoredCode(ctx.db, issued, now) : codeStoreOf(ctx).issue(issued, now);
       demands.settle(pending);
       return answer({ code });
     } catch (error) {

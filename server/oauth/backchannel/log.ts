@@ -8,7 +8,7 @@ import { and, desc, eq } from 'drizzle-orm';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { backchannelLogouts, type BackchannelLogout } from '../../db/schema.js';
-import { getApplication } from '../../applications/service.js';
+import { getApplication } from '../../applications/lookup.js';
 import { beforeCursor, listQueryProperties, toPage } from '../../http/pagination.js';
 import { DeliveryStatusSchema, deliveryOutcomeProperties } from '../../webhooks/schemas.js';
 import { deliveryOutcome, type ErrorDetail } from '../../webhooks/service.js';

@@ -16,7 +16,7 @@
  */
 import { and, eq, isNotNull, or, sql, type SQL } from 'drizzle-orm';
 import { applications, backchannelLogouts, memberships, sessionClients, sessions } from '../../db/schema.js';
-import type { Tx } from '../../audit/record.js';
+import type { Tx } from '../../db/client.js';
 import { engineOf, exec } from '../../db/store.js';
 
 /**

@@ -6,8 +6,7 @@
  * (data-lifecycle/retention-rules.ts).
  */
 import { and, eq, gt, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
-import type { Tx } from '../../audit/record.js';
+import type { Db, Tx } from '../../db/client.js';
 import { deviceAuthorizations, type DeviceAuthorization } from '../../db/schema.js';
 import { preparedPerDb } from '../../db/prepared.js';
 import { sha256 } from '../../util/crypto.js';

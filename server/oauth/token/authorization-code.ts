@@ -19,6 +19,7 @@ import type { TokenResponse } from './response.js';
 import { issueSessionTokens } from './session-grant.js';
 import { engineOf, transaction } from '../../db/store.js';
 import { noteCodeFamily, spendStoredCode } from '../authorize/code-table.js';
+import { codeStoreOf } from '../authorize/code.js';
 
 export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, client: OAuthClient, body: RawParams): Promise<TokenResponse> {
   const code = requiredParam(body, 'code');
@@ -28,7 +29,7 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   const now = ctx.clock.now();
   // PostgreSQL: codes live in the database and are spent by one conditional update (code-table.ts).
   const stored = engineOf(ctx.db) === 'postgres';
-  const row = stored ? await spendStoredCode(ctx.db, code, client.id, now) : ctx.codes.find(code, now);
+  const row = stored ? await spendStoredCode(ctx.db, code, client.id, now) : codeStoreOf(ctx).find(code, now);
   if (!row || row.applicationId !== client.id) throw invalidGrant('The authorization code is not valid.');
   if (row.spent) {
     if (row.issuedFamilyId) {
@@ -55,5 +56,5 @@ export async function authorizationCodeGrant(ctx: AppContext, keys: KeyRing, cli
   const onFamily = stored
     ? (familyId: string) => noteCodeFamily(ctx.db, code, familyId)
     : (familyId: string) => void (row.issuedFamilyId = familyId);
-  return issueSessionTokens(ctx, keys, client, { ...row, given: 'this code was issued' }, { onFamily });
+  return issueSessionTokens(ctx, keys, client, { ...row, given: 'this code was issued', grantType: 'authorization_code' }, { onFamily });
 }

@@ -16,7 +16,7 @@
 import { sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { auditLog } from '../../db/schema.js';
-import type { OAuthClient } from '../client-auth.js';
+import { accessTokenTtlOf, type OAuthClient } from '../client-auth.js';
 import { preparedPerDb } from '../../db/prepared.js';
 import { newId } from '../../util/ids.js';
 import { randomBase64url } from '../../util/crypto.js';
@@ -51,11 +51,14 @@ export async function clientCredentialsGrant(ctx: AppContext, keys: KeyRing, cli
   }
 
   const now = ctx.clock.now();
-  const ttl = ctx.config.accessTokenTtl;
+  let ttl = accessTokenTtlOf(client, ctx.config.accessTokenTtl);
+  let claims: Record<string, unknown> | undefined;
+  // What plugins add to a token about to be issued (plugin-api/hooks.ts); nothing at all without one.
+  if (ctx.hooks.tokenIssuing.length) ({ claims, ttlSeconds: ttl } = ctx.hooks.issuing({ client, grantType: 'client_credentials', personId: undefined, scope: '', ttlSeconds: ttl }, undefined));
   const jti = randomBase64url(16);
   const accessToken = await signAccessToken(keys, {
     alg: client.signingAlg, issuer: ctx.config.issuer, subject: client.id, audience: client.audience, clientId: client.id, scope: null,
-    appUser: null, sessionId: null, now, ttlSeconds: ttl, jti,
+    appUser: null, sessionId: null, now, ttlSeconds: ttl, jti, claims,
   });
   await exec(auditInsert(ctx.db), {
     id: newId('aud'), at: now, actor: `client:${client.id}`, applicationId: client.id, jti, details: { audience: client.audience },

@@ -47,7 +47,7 @@ export async function deviceCodeGrant(ctx: AppContext, keys: KeyRing, client: OA
     ctx, keys, client,
     {
       membershipId: row.membershipId, sessionId: row.sessionId, scope: row.scope, resource: row.resource, nonce: null,
-      authTime: row.authTime, given: 'this device sign-in was approved',
+      authTime: row.authTime, given: 'this device sign-in was approved', grantType: 'urn:ietf:params:oauth:grant-type:device_code',
     },
     { claim: async (tx) => markIssued(tx, row.id) },
   );

@@ -15,9 +15,8 @@
  * the membership's `lastActiveAt` is touched at most hourly; the person's groups are read (one
  * indexed read) only when an access-token claim names groups, and then only those groups.
  */
-import { accessTokenTtlFor } from '../../administrators/panel-client.js';
 import type { AuthMethod } from '../../db/schema.js';
-import type { OAuthClient } from '../client-auth.js';
+import { accessTokenTtlOf, type OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
 import { recordAudit } from '../../audit/record.js';
 import { sha256 } from '../../util/crypto.js';
@@ -86,9 +85,11 @@ export async function refreshTokenGrant(ctx: AppContext, keys: KeyRing, client: 
     throw invalidGrant('The refresh token has already been used; its whole family is now revoked.');
   }
 
-  const ttl = accessTokenTtlFor(client.id, ctx.config.accessTokenTtl);
+  let ttl = accessTokenTtlOf(client, ctx.config.accessTokenTtl);
   let claims = client.customClaims.length ? refreshedClaims(ctx, client, row) : undefined;
   if (claims instanceof Promise) claims = await claims;
+  // What plugins add to a token about to be issued (plugin-api/hooks.ts); nothing at all without one.
+  if (ctx.hooks.tokenIssuing.length) ({ claims, ttlSeconds: ttl } = ctx.hooks.issuing({ client, grantType: 'refresh_token', personId: row.personId, scope, ttlSeconds: ttl }, claims));
   const accessToken = await signAccessToken(keys, {
     alg: client.signingAlg, issuer: ctx.config.issuer, subject: row.personId, audience: row.resource, clientId: client.id, scope,
     appUser: { id: row.memberId, status: row.memberStatus, role: row.memberRole! }, sessionId: row.sessionId, now, ttlSeconds: ttl,

@@ -3,7 +3,7 @@
  * opaque 256-bit tokens, stored hashed, one family per code exchange, rotated on every use.
  */
 import { refreshTokenFamilies, refreshTokens, type AuthMethod } from '../../db/schema.js';
-import type { Tx } from '../../audit/record.js';
+import type { Tx } from '../../db/client.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 import { newId } from '../../util/ids.js';
 import { exec } from '../../db/store.js';

@@ -16,13 +16,11 @@
  * spent. `hooks.onFamily(id)` hears the new family's id at once, before any signing is awaited
  * (a replayed code must find it, authorization-code.ts).
  */
-import { accessTokenTtlFor } from '../../administrators/panel-client.js';
 import { eq, sql } from 'drizzle-orm';
 import { memberships, people, sessions, type AuthMethod } from '../../db/schema.js';
-import type { Db } from '../../db/client.js';
-import type { OAuthClient } from '../client-auth.js';
+import type { Db, Tx } from '../../db/client.js';
+import { accessTokenTtlOf, type OAuthClient } from '../client-auth.js';
 import type { AppContext } from '../../context.js';
-import type { Tx } from '../../audit/record.js';
 import { preparedPerDb } from '../../db/prepared.js';
 import { activeMarkDue, touchMembership } from '../../members/create.js';
 import { recordSessionClient } from '../backchannel/session-clients.js';
@@ -118,6 +116,8 @@ export interface SessionGrant {
   authTime: Date;
   /** How errors name the grant: "this code was issued", "this device sign-in was approved". */
   given: string;
+  /** The grant type it is exchanged with (what `tokenIssuing` listeners see). */
+  grantType: string;
 }
 
 export async function issueSessionTokens(
@@ -164,16 +164,19 @@ export async function issueSessionTokens(
     });
   }
 
-  const ttl = accessTokenTtlFor(client.id, ctx.config.accessTokenTtl);
+  let ttl = accessTokenTtlOf(client, ctx.config.accessTokenTtl);
   const issuer = ctx.config.issuer;
   const openid = hasScope(grant.scope, 'openid');
   const subject = memberSubject(found.role, found.profile);
   const groups = await claimGroups(ctx, client, person.id, grant.scope, !openid);
+  let claims = accessTokenClaims(client, subject, groups);
+  // What plugins add to a token about to be issued (plugin-api/hooks.ts); nothing at all without one.
+  if (ctx.hooks.tokenIssuing.length) ({ claims, ttlSeconds: ttl } = ctx.hooks.issuing({ client, grantType: grant.grantType, personId: person.id, scope: grant.scope, ttlSeconds: ttl }, claims));
   const [accessToken, idToken] = await Promise.all([
     signAccessToken(keys, {
       alg: client.signingAlg, issuer, subject: person.id, audience: grant.resource, clientId: client.id, scope: grant.scope,
       appUser: membership, sessionId: grant.sessionId, now, ttlSeconds: ttl, jti: family ? familyJti(family.familyId) : undefined,
-      claims: accessTokenClaims(client, subject, groups),
+      claims,
     }),
     openid
       ? signIdToken(keys, {

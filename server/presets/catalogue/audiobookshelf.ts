@@ -20,6 +20,7 @@ export const audiobookshelf: Preset = {
     baseUrlInput('Audiobookshelf address', 'https://books.lan.example'),
     groupInput('adminGroup', 'Group whose members are Audiobookshelf admins', 'admins', 'Optional: sets the abs_groups claim to ["admin"] for them and ["user"] for everyone else.'),
   ],
+  runtime: 'node',
   testedWith: { status: 'documentation', product: 'Audiobookshelf', version: '2.36.0', test: null },
   sources: [
     { title: 'Audiobookshelf: Authentication settings (OpenID Connect)', section: 'client/pages/config/authentication.vue (redirect URIs, mobile redirect URIs, group claim)', url: 'https://github.com/advplyr/audiobookshelf/blob/v2.36.0/client/pages/config/authentication.vue', version: '2.36.0' },
@@ -51,6 +52,6 @@ export const audiobookshelf: Preset = {
       ...(c.inputs.adminGroup ? [{ label: 'Group Claim', value: 'abs_groups' }] : []),
     ],
     files: [],
-    notes: ['Type these under Settings → Authentication → OpenID Connect Authentication ("Auto-populate" fills the endpoints from the issuer).', PLACEHOLDER_NOTE, ...caTrust.node(c), TEST_SIGN_IN_NOTE],
+    notes: ['Type these under Settings → Authentication → OpenID Connect Authentication ("Auto-populate" fills the endpoints from the issuer).', PLACEHOLDER_NOTE, ...caTrust.runtime(c), TEST_SIGN_IN_NOTE],
   }),
 };

@@ -15,6 +15,7 @@ export const authjs: Preset = {
   version: 1,
   summary: 'An app built on Auth.js (Express, SvelteKit, Next.js) signs people in with Gatehouse as a custom OIDC provider.',
   inputs: [baseUrlInput('App address (AUTH_URL)', 'https://app.lan.example')],
+  runtime: 'node',
   testedWith: { status: 'tested', product: '@auth/express (@auth/core)', version: '0.12.3 (0.41.3)', test: 'test/interop/presets-node.test.ts' },
   sources: [
     { title: 'Auth.js: Installation (Express)', section: 'ExpressAuth at /auth/*, AUTH_SECRET', url: 'https://authjs.dev/getting-started/installation?framework=express', version: '@auth/express 0.12' },
@@ -46,7 +47,7 @@ export const authjs: Preset = {
       'Give the provider object to ExpressAuth({ providers: [provider], secret }) mounted at /auth/* (the id gatehouse is part of the callback address).',
       `Replace ${PLACEHOLDERS.appSecret} with a long random string (AUTH_SECRET encrypts the session).`,
       PLACEHOLDER_NOTE,
-      ...caTrust.node(c),
+      ...caTrust.runtime(c),
       TEST_SIGN_IN_NOTE,
     ],
   }),

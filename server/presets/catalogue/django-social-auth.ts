@@ -16,6 +16,7 @@ export const djangoSocialAuth: Preset = {
   version: 1,
   summary: 'A Django project signs people in with social-app-django\'s OpenID Connect backend.',
   inputs: [baseUrlInput('Django site address', 'https://app.lan.example')],
+  runtime: 'python',
   testedWith: { status: 'tested', product: 'social-auth-core / social-app-django', version: '4.3.0 / 5.0.0 (Debian 12, Django 3.2)', test: 'test/interop/presets-django.test.ts' },
   sources: [
     { title: 'Python Social Auth: OpenID Connect backend', section: 'SOCIAL_AUTH_OIDC_OIDC_ENDPOINT, SOCIAL_AUTH_OIDC_KEY, SOCIAL_AUTH_OIDC_SECRET', url: 'https://python-social-auth.readthedocs.io/en/latest/backends/oidc.html', version: '4.3' },
@@ -44,7 +45,7 @@ export const djangoSocialAuth: Preset = {
     return {
       settings: oidcSettings(c, { redirect: c.app.redirectUris[0] }),
       files: [{ name: 'settings.py', content: `${settings}\n` }],
-      notes: ['Run the migrations of social_django after adding it (python manage.py migrate).', PLACEHOLDER_NOTE, ...caTrust.python(c), TEST_SIGN_IN_NOTE],
+      notes: ['Run the migrations of social_django after adding it (python manage.py migrate).', PLACEHOLDER_NOTE, ...caTrust.runtime(c), TEST_SIGN_IN_NOTE],
     };
   },
 };

@@ -17,6 +17,7 @@ export const expressOpenidConnect: Preset = {
   version: 1,
   summary: 'An Express app signs people in with Auth0\'s express-openid-connect middleware (code flow).',
   inputs: [baseUrlInput('App address (BASE_URL)', 'https://app.lan.example')],
+  runtime: 'node',
   testedWith: { status: 'tested', product: 'express-openid-connect', version: '3.4.0', test: 'test/interop/presets-node.test.ts' },
   sources: [
     { title: 'express-openid-connect README', section: 'Configuring the SDK', url: 'https://github.com/auth0/express-openid-connect/blob/v3.4.0/README.md', version: '3.4.0' },
@@ -48,7 +49,7 @@ export const expressOpenidConnect: Preset = {
       'Pass the JSON as the options of auth() (the environment gives the rest): app.use(auth({ ...config })).',
       `Replace ${PLACEHOLDERS.appSecret} with a long random string (it encrypts the session cookie).`,
       PLACEHOLDER_NOTE,
-      ...caTrust.node(c),
+      ...caTrust.runtime(c),
       TEST_SIGN_IN_NOTE,
     ],
   }),

@@ -51,6 +51,6 @@ export const forgejo: Preset = {
       { name: 'add-oauth.sh', content: addOauthCommand('forgejo', c, scopes) },
       { name: 'app.ini', content: '[oauth2_client]\nENABLE_AUTO_REGISTRATION = true\nUSERNAME = email\nACCOUNT_LINKING = login\n' },
     ],
-    notes: ['Run the command as the user Forgejo runs as, or add the source under Site Administration → Authentication Sources.', PLACEHOLDER_NOTE, ...caTrust.system(c), TEST_SIGN_IN_NOTE],
+    notes: ['Run the command as the user Forgejo runs as, or add the source under Site Administration → Authentication Sources.', PLACEHOLDER_NOTE, ...caTrust.runtime(c), TEST_SIGN_IN_NOTE],
   }),
 };

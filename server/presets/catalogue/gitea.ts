@@ -53,7 +53,7 @@ export const gitea: Preset = {
     notes: [
       'Run the command as the user Gitea runs as (it refuses to run as root), or add the source under Site Administration → Identity & Access → Authentication Sources.',
       PLACEHOLDER_NOTE,
-      ...caTrust.system(c),
+      ...caTrust.runtime(c),
       TEST_SIGN_IN_NOTE,
     ],
   }),

@@ -45,7 +45,7 @@ export const headscale: Preset = {
     return {
       settings: oidcSettings(c, { redirect: c.app.redirectUris[0] }),
       files: [{ name: 'config.yaml', content: `${yaml}\n` }],
-      notes: ['Merge the oidc section into Headscale\'s config.yaml and restart it.', PLACEHOLDER_NOTE, ...caTrust.system(c), TEST_SIGN_IN_NOTE],
+      notes: ['Merge the oidc section into Headscale\'s config.yaml and restart it.', PLACEHOLDER_NOTE, ...caTrust.runtime(c), TEST_SIGN_IN_NOTE],
     };
   },
 };

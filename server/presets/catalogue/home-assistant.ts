@@ -17,6 +17,7 @@ export const homeAssistant: Preset = {
   version: 2,
   summary: 'Home Assistant behind Caddy, nginx or Traefik: only people Gatehouse admits reach it.',
   inputs: [baseUrlInput('Home Assistant address (through the proxy)', 'https://home.lan.example'), upstreamInput('http://127.0.0.1:8123'), allowedGroupInput],
+  runtime: 'python',
   testedWith: { status: 'tested', product: 'the proxy side, Caddy and nginx with this set-up text (Home Assistant itself does not run here; its side from its documentation of 2026)', version: 'caddy 2.6.2, nginx 1.22.1 (Debian 12)', test: 'test/interop/presets-forward-auth.test.ts' },
   sources: [
     { title: 'Home Assistant: HTTP integration', section: 'use_x_forwarded_for, trusted_proxies (reverse proxies)', url: 'https://www.home-assistant.io/integrations/http/', version: '2026' },

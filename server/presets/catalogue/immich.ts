@@ -22,6 +22,7 @@ export const immich: Preset = {
     baseUrlInput('Immich address', 'https://photos.lan.example'),
     groupInput('adminGroup', 'Group whose members are Immich administrators', 'admins', 'Optional: sets the immich_role claim to admin for them (user for everyone else). Immich reads it only when it creates the account.'),
   ],
+  runtime: 'node',
   testedWith: { status: 'documentation', product: 'Immich', version: '(2026)', test: null },
   sources: [{ title: 'Immich documentation: OAuth Authentication', section: 'Prerequisites; Enable OAuth (settings table); Mobile Redirect URI', url: DOC, version: '2026' }],
   caveats: [
@@ -57,6 +58,6 @@ export const immich: Preset = {
       { label: 'Mobile Redirect URI', value: `${baseOf(c.inputs)}/api/oauth/mobile-redirect` },
     ],
     files: [],
-    notes: ['Type these under Administration → Settings → OAuth Authentication.', PLACEHOLDER_NOTE, ...caTrust.node(c), TEST_SIGN_IN_NOTE],
+    notes: ['Type these under Administration → Settings → OAuth Authentication.', PLACEHOLDER_NOTE, ...caTrust.runtime(c), TEST_SIGN_IN_NOTE],
   }),
 };

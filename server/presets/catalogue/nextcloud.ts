@@ -24,6 +24,7 @@ export const nextcloud: Preset = {
       hint: 'The name user_oidc gives this provider; it is part of the back-channel logout address.',
     },
   ],
+  runtime: 'nextcloud',
   testedWith: { status: 'documentation', product: 'Nextcloud user_oidc', version: '8.10.1', test: null },
   sources: [
     { title: 'user_oidc README', section: 'PKCE; Single logout; Backchannel logout; User IDs; Commandline settings', url: SOURCE, version: '8.10.1' },
@@ -73,7 +74,7 @@ export const nextcloud: Preset = {
         'Install and enable the "OpenID Connect user backend" app (user_oidc), then run the command (or type the settings under Administration settings → OpenID Connect).',
         `Gatehouse already sends back-channel logout to ${base}/index.php/apps/user_oidc/backchannel-logout/${provider}, with a session id, as user_oidc expects.`,
         PLACEHOLDER_NOTE,
-        ...caTrust.nextcloud(c),
+        ...caTrust.runtime(c),
         TEST_SIGN_IN_NOTE,
       ],
     };

@@ -18,6 +18,7 @@ export const openWebui: Preset = {
   version: 1,
   summary: 'Open WebUI signs people in with OIDC; the application role (member or admin) becomes their Open WebUI role.',
   inputs: [baseUrlInput('Open WebUI address (WEBUI_URL)', 'https://chat.lan.example')],
+  runtime: 'python',
   testedWith: { status: 'documentation', product: 'Open WebUI', version: '(August 2026)', test: null },
   sources: [{ title: 'Open WebUI: SSO (OAuth, OIDC, Trusted Header)', section: 'OIDC; OAuth Role Management; OAuth Group Management', url: DOC, version: '2026-08' }],
   caveats: [
@@ -56,6 +57,6 @@ export const openWebui: Preset = {
         ['OAUTH_GROUP_CLAIM', 'groups'],
       ]),
     }],
-    notes: [PLACEHOLDER_NOTE, ...caTrust.python(c), TEST_SIGN_IN_NOTE],
+    notes: [PLACEHOLDER_NOTE, ...caTrust.runtime(c), TEST_SIGN_IN_NOTE],
   }),
 };

@@ -17,6 +17,7 @@ export const outline: Preset = {
   version: 1,
   summary: 'Outline signs people in with its generic OIDC provider and keeps the session with a refresh token.',
   inputs: [baseUrlInput('Outline address (URL)', 'https://wiki.lan.example')],
+  runtime: 'node',
   testedWith: { status: 'documentation', product: 'Outline', version: '1.9.1', test: null },
   sources: [
     { title: 'Outline .env.sample', section: 'Generic OIDC provider (OIDC_CLIENT_ID … OIDC_SCOPES)', url: 'https://github.com/outline/outline/blob/main/.env.sample', version: '1.9.1' },
@@ -53,6 +54,6 @@ export const outline: Preset = {
         ['OIDC_SCOPES', `"${scopes.join(' ')}"`],
       ]),
     }],
-    notes: [PLACEHOLDER_NOTE, ...caTrust.node(c), TEST_SIGN_IN_NOTE],
+    notes: [PLACEHOLDER_NOTE, ...caTrust.runtime(c), TEST_SIGN_IN_NOTE],
   }),
 };

@@ -26,6 +26,7 @@ export const paperlessNgx: Preset = {
       hint: 'django-allauth\'s provider_id; it is part of the callback address.',
     },
   ],
+  runtime: 'python',
   testedWith: { status: 'documentation', product: 'Paperless-ngx', version: '3.0.5', test: null },
   sources: [
     { title: 'Paperless-ngx: Advanced Topics', section: 'OpenID Connect and social authentication', url: `${DOCS}/advanced_usage/#oidc-and-social-authentication`, version: '3.0.5' },
@@ -73,7 +74,7 @@ export const paperlessNgx: Preset = {
         'Groups are synced only to Paperless-ngx groups that already exist with the same name as the Gatehouse group id.',
         'Once signing in works, PAPERLESS_DISABLE_REGULAR_LOGIN=true hides the password form.',
         PLACEHOLDER_NOTE,
-        ...caTrust.python(c),
+        ...caTrust.runtime(c),
         TEST_SIGN_IN_NOTE,
       ],
     };

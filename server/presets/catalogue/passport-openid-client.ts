@@ -16,6 +16,7 @@ export const passportOpenidClient: Preset = {
   version: 1,
   summary: 'A Passport-based Node app signs people in with openid-client\'s strategy.',
   inputs: [baseUrlInput('App address', 'https://app.lan.example')],
+  runtime: 'node',
   testedWith: { status: 'tested', product: 'openid-client/passport with passport', version: '6.8 with 0.7.0', test: 'test/interop/presets-node.test.ts' },
   sources: [
     { title: 'openid-client README', section: 'Authorization Code Flow; Passport strategy (openid-client/passport)', url: 'https://github.com/panva/openid-client/blob/v6.8.1/README.md', version: '6.8' },
@@ -40,6 +41,6 @@ export const passportOpenidClient: Preset = {
         ['OIDC_SCOPE', `"${scopes.join(' ')}"`],
       ]),
     }],
-    notes: ['Discover the issuer (client.discovery(new URL(OIDC_ISSUER), OIDC_CLIENT_ID, OIDC_CLIENT_SECRET)) and give the configuration, scope and callback URL to the Strategy.', PLACEHOLDER_NOTE, ...caTrust.node(c), TEST_SIGN_IN_NOTE],
+    notes: ['Discover the issuer (client.discovery(new URL(OIDC_ISSUER), OIDC_CLIENT_ID, OIDC_CLIENT_SECRET)) and give the configuration, scope and callback URL to the Strategy.', PLACEHOLDER_NOTE, ...caTrust.runtime(c), TEST_SIGN_IN_NOTE],
   }),
 };

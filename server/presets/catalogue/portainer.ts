@@ -36,6 +36,6 @@ export const portainer: Preset = {
       { label: 'Scopes', value: scopes.join(' ') },
     ],
     files: [],
-    notes: ['Type these under Settings → Authentication → OAuth → Custom.', PLACEHOLDER_NOTE, ...caTrust.system(c), TEST_SIGN_IN_NOTE],
+    notes: ['Type these under Settings → Authentication → OAuth → Custom.', PLACEHOLDER_NOTE, ...caTrust.runtime(c), TEST_SIGN_IN_NOTE],
   }),
 };

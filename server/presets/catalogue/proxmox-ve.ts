@@ -46,7 +46,7 @@ export const proxmoxVe: Preset = {
       notes: [
         'Run the command on a cluster node (or add the realm under Datacenter → Permissions → Realms → Add → OpenID Connect Server). New users get no permissions until you grant them.',
         PLACEHOLDER_NOTE,
-        ...caTrust.system(c),
+        ...caTrust.runtime(c),
         TEST_SIGN_IN_NOTE,
       ],
     };

@@ -22,6 +22,7 @@ export const roundcube: Preset = {
     baseUrlInput('Roundcube address', 'https://mail.lan.example'),
     { key: 'imapApplication', label: 'The IMAP server\'s application', example: 'dovecot', kind: 'application', required: false, hint: 'Optional: the application made with the Dovecot preset; it may then introspect Roundcube\'s tokens (resourceServers).' },
   ],
+  runtime: 'php',
   testedWith: { status: 'tested', product: 'Roundcube with Dovecot', version: 'roundcube 1.6.5 + dovecot 2.3.19 (Debian 12)', test: 'test/interop/presets-mail.test.ts' },
   sources: [
     { title: 'Roundcube config/defaults.inc.php', section: 'OAuth (oauth_provider … oauth_login_redirect; redirect URL …/index.php/login/oauth)', url: 'https://github.com/roundcube/roundcubemail/blob/1.6.5/config/defaults.inc.php', version: '1.6.5' },

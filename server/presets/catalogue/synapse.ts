@@ -19,6 +19,7 @@ export const synapse: Preset = {
   version: 1,
   summary: 'Synapse signs Matrix users in with OpenID Connect; their Matrix ID is their Gatehouse username.',
   inputs: [baseUrlInput('Synapse public_baseurl', 'https://matrix.lan.example')],
+  runtime: 'python',
   testedWith: { status: 'documentation', product: 'Synapse', version: '(2026)', test: null },
   sources: [{ title: 'Synapse documentation: OpenID Connect', section: 'Preparing Synapse; OIDC Back-Channel Logout; Sample configs', url: DOC, version: '2026' }],
   caveats: ['Synapse uses public_baseurl (default https://<server_name>/) to build the callback; with .well-known delegation set it explicitly.'],

@@ -16,6 +16,7 @@ export const uptimeKuma: Preset = {
   version: 2,
   summary: 'Uptime Kuma behind Caddy, nginx or Traefik, with Gatehouse deciding who may open it.',
   inputs: [baseUrlInput('Uptime Kuma address (through the proxy)', 'https://status.lan.example'), upstreamInput('http://127.0.0.1:3001'), allowedGroupInput],
+  runtime: 'node',
   testedWith: { status: 'tested', product: 'the proxy side, Caddy and nginx with this set-up text (Uptime Kuma itself does not run here; its side from its documentation of 1.23–2.0)', version: 'caddy 2.6.2, nginx 1.22.1 (Debian 12)', test: 'test/interop/presets-forward-auth.test.ts' },
   sources: [
     { title: 'Uptime Kuma wiki: Reverse Proxy', section: 'nginx and Caddy (WebSocket)', url: 'https://github.com/louislam/uptime-kuma/wiki/Reverse-Proxy', version: '1.23–2.0' },

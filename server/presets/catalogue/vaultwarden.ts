@@ -47,6 +47,6 @@ export const vaultwarden: Preset = {
         ['SSO_CLIENT_SECRET', PLACEHOLDERS.clientSecret],
       ]),
     }],
-    notes: ['SSO_SCOPES leaves out openid, which Vaultwarden always adds.', PLACEHOLDER_NOTE, ...caTrust.system(c), TEST_SIGN_IN_NOTE],
+    notes: ['SSO_SCOPES leaves out openid, which Vaultwarden always adds.', PLACEHOLDER_NOTE, ...caTrust.runtime(c), TEST_SIGN_IN_NOTE],
   }),
 };

@@ -35,8 +35,9 @@ export function shapeOf(url: string): Shape {
   if (BROWSER_API.some((prefix) => url.startsWith(prefix))) return 'page';
   // Files: the branding logo and stylesheet (an <img> or <link> asks, not a person) answer problem+json too;
   // so does /metrics, which a Prometheus server asks.
+  // The trust page and its files answer problem+json too (devices and scripts fetch them, as /ca.pem).
   // WebFinger (RFC 7033) is asked by programs (Tailscale), so its errors are problem+json.
-  if (url.startsWith('/api/') || url === '/.well-known/webfinger' || url === '/healthz' || url === '/ca.pem' || url === '/metrics' || url.startsWith('/branding/')) return 'problem';
+  if (url.startsWith('/api/') || url === '/.well-known/webfinger' || url === '/healthz' || url === '/ca.pem' || url === '/trust' || url.startsWith('/trust.') || url.startsWith('/trust/') || url === '/metrics' || url.startsWith('/branding/')) return 'problem';
   return 'page';
 }
 

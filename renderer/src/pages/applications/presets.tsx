@@ -38,6 +38,14 @@ const t = {
   creating: 'Creating…',
   required: 'This is required.',
   setupTitle: 'Set up the app',
+  trustTitle: "Trust Gatehouse's certificate authority",
+  trustIntro: (runtime: string) => `The app's server (${runtime}) must trust the local CA to reach Gatehouse over HTTPS. On that server:`,
+  caPath: 'Where the app\'s server keeps the CA',
+  caPathHint: 'An absolute path; the lines below follow it.',
+  trustEnv: 'Start the app with',
+  trustSettings: 'Settings',
+  trustCommands: 'Commands (download the CA, check its fingerprint, then the runtime\'s own step)',
+  fingerprint: 'SHA-256 fingerprint to check',
   settings: 'Settings to type into the app',
   files: 'Files',
   notes: 'Notes',
@@ -202,8 +210,18 @@ export function ShownOnce(props: { app: CreatedApplication }) {
 
 /** An application's set-up text: the settings with copy buttons, the files, the notes. */
 export function SetupView(props: { appId: string }) {
-  const [setup] = createResource(() => props.appId, (id) => ok(client.GET('/api/admin/applications/{id}/setup', { params: { path: { id } } })));
+  const [caPath, setCaPath] = createSignal<string | undefined>();
+  const [setup] = createResource(
+    () => ({ id: props.appId, caPath: caPath() }),
+    ({ id, caPath }) => ok(client.GET('/api/admin/applications/{id}/setup', { params: { path: { id }, query: caPath ? { caPath } : {} } })),
+  );
+  const pathErrors = () => fieldErrors(setup.error)['query.caPath'];
   return (
+    <>
+    <Show when={pathErrors()}>
+      <TrustPathField value={caPath() ?? ''} errors={pathErrors()} onChange={setCaPath} />
+    </Show>
+    <Show when={!pathErrors()}>
     <Async resource={setup}>
       {(s: Setup) => (
         <div class="card setup" data-testid="setup">
@@ -232,9 +250,42 @@ export function SetupView(props: { appId: string }) {
               <For each={s.notes}>{(note) => <li>{note}</li>}</For>
             </ul>
           </Show>
+          <Show when={s.trust}>
+            {(trust) => (
+              <section data-testid="setup-trust" aria-labelledby="setup-trust">
+                <h3 id="setup-trust">{t.trustTitle}</h3>
+                <p>{t.trustIntro(trust().runtime)}</p>
+                <TrustPathField value={trust().caPath} onChange={setCaPath} />
+                <CopyField label={t.fingerprint} value={trust().fingerprintSha256} />
+                <Show when={Object.keys(trust().env).length}>
+                  <CopyField label={t.trustEnv} value={Object.entries(trust().env).map(([k, v]) => `${k}=${v}`).join(' ')} />
+                </Show>
+                <For each={trust().settings}>{(setting) => <CopyField label={`${t.trustSettings}: ${setting.file}`} value={`${setting.name} = ${setting.value}`} />}</For>
+                <figure class="file">
+                  <figcaption>
+                    {t.trustCommands} <CopyButton value={trust().commands.join('\n')} label={t.copyFile('commands')} />
+                  </figcaption>
+                  <pre tabindex="0" aria-label={t.trustCommands}>
+                    {trust().commands.join('\n')}
+                  </pre>
+                </figure>
+              </section>
+            )}
+          </Show>
         </div>
       )}
     </Async>
+    </Show>
+    </>
+  );
+}
+
+/** The CA path of the set-up text's trust lines; the server checks it (400 naming query.caPath). */
+function TrustPathField(props: { value: string; errors?: string[]; onChange: (path: string) => void }) {
+  return (
+    <Field label={t.caPath} hint={t.caPathHint} errors={props.errors}>
+      {(a) => <input {...a} type="text" value={props.value} spellcheck={false} onChange={(e) => props.onChange(e.currentTarget.value.trim())} />}
+    </Field>
   );
 }
 

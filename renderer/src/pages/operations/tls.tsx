@@ -4,7 +4,6 @@
  * the redirect port is on) and the served certificate's names and expiry.
  */
 import { createResource, For, Show } from 'solid-js';
-import { renderSVG } from 'uqr';
 import { client, ok } from '../../api';
 import { Async, confirmAction, CopyField, Empty, ErrorBox, toast, useAction, when } from '../../ui';
 
@@ -17,7 +16,8 @@ const t = {
   fingerprint: 'SHA-256 fingerprint',
   validUntil: 'Valid until ',
   download: 'Download the CA certificate',
-  qr: 'Scan on a phone or tablet to fetch the CA:',
+  qr: 'Scan on a phone or tablet: the trust page says how each kind of device installs the CA.',
+  trustPage: 'Trust page',
   qrAlt: (url: string) => `QR code for ${url}`,
   plainHttp: 'Over plain http (for devices that do not trust the CA yet)',
   https: 'Over HTTPS',
@@ -41,12 +41,18 @@ const t = {
 
 export function TlsPage() {
   const [tls, { mutate }] = createResource(() => ok(client.GET('/api/admin/tls')));
+  // The QR code of trust.url, drawn by the server (GET /api/admin/tls/trust-qr.svg); refetched after a CA renewal.
+  const [qr, { refetch: refetchQr }] = createResource(
+    () => tls()?.trust?.fingerprintSha256,
+    async () => ok(client.GET('/api/admin/tls/trust-qr.svg', { parseAs: 'text' })) as Promise<string>,
+  );
   const renewal = useAction();
   const renew = async () => {
     if (!(await confirmAction(t.renewTitle, t.renewText, t.renewAction))) return;
     const next = await renewal.run(() => ok(client.POST('/api/admin/tls/ca/renew')));
     if (next) {
       mutate(next);
+      void refetchQr();
       toast(t.renewed(next.ca?.fingerprint ?? ''));
     }
   };
@@ -64,8 +70,7 @@ export function TlsPage() {
             </Show>
             <Show when={s.ca}>
               {(ca) => {
-                const target = s.plainHttpCaUrl ?? s.caUrl ?? '';
-                const svg = renderSVG(target, { ecc: 'M', border: 2, pixelSize: 6 });
+                const target = s.trust?.url ?? '';
                 return (
                   <section class="card" aria-labelledby="tls-ca">
                     <h2 id="tls-ca">{t.ca}</h2>
@@ -96,9 +101,13 @@ export function TlsPage() {
                       </button>
                     </p>
                     <div class="qr-row">
-                      <img class="qr" src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`} alt={t.qrAlt(target)} width="180" height="180" />
+                      <Show when={qr()}>
+                        {(svg) => <img class="qr" src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg())}`} alt={t.qrAlt(target)} width="180" height="180" data-testid="trust-qr" />}
+                      </Show>
                       <div>
                         <p>{t.qr}</p>
+                        <Show when={s.trust}>{(trust) => <CopyField label={t.trustPage} value={trust().url} />}</Show>
+                        <Show when={s.trust?.plainHttpUrl}>{(url) => <CopyField label={`${t.trustPage} — ${t.plainHttp}`} value={url()} />}</Show>
                         <Show when={s.plainHttpCaUrl} fallback={<p class="hint">{t.noPlainHttp}</p>}>
                           {(url) => <CopyField label={t.plainHttp} value={url()} />}
                         </Show>

@@ -1,0 +1,1 @@
+ALTER TABLE "applications" ADD COLUMN "access_token_ttl" integer;

@@ -1,0 +1,83 @@
+/**
+ * LAN trust (spec lan-trust.md; issue 46): the trust page and its downloads on the HTTPS port
+ * (the plain-http port answers the same through plain-http.ts, from main.ts), the QR code of the
+ * page for the panel's LAN TLS screen, and the trust lines of every set-up text. A plugin: the
+ * core reaches it only through `ctx.lanTrust` (http/lan-trust-wire.ts), which it fills here.
+ *
+ * Only certificates leave these routes: nothing here reads a key.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { renderSVG } from 'uqr';
+import type { AppContext, FeatureOptions } from '../context.js';
+import { requireAdmin } from '../http/admin-auth.js';
+import { notFound, sendProblem } from '../http/problem.js';
+import { adminErrors, adminSecurity as security, NoQuery } from '../http/schemas.js';
+import type { LanTrustHooks } from '../http/lan-trust-wire.js';
+import { trustAnswer } from './answer.js';
+import { plainHttpBase, readLocalCa } from './local-ca.js';
+import { setupTrust } from './setup-trust.js';
+
+const tags = ['operations'];
+
+/** The hooks the core calls (`ctx.lanTrust`). */
+export function lanTrustHooks(ctx: AppContext, acme: () => ReturnType<LanTrustHooks['acme']> = () => null): LanTrustHooks {
+  return {
+    link() {
+      const ca = readLocalCa(ctx.config);
+      if (!ca) return null;
+      const plain = plainHttpBase(ctx.config);
+      return { url: `${ctx.config.issuer.replace(/\/$/, '')}/trust`, plainHttpUrl: plain ? `${plain}/trust` : null, fingerprintSha256: ca.fingerprintSha256 };
+    },
+    acme,
+    setup(runtime, caPath) {
+      const ca = readLocalCa(ctx.config);
+      if (!ca) return null;
+      return setupTrust(ca, `${ctx.config.issuer.replace(/\/$/, '')}/trust/gatehouse-ca.pem`, runtime, caPath);
+    },
+  };
+}
+
+const adminTrustRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { ctx } = app;
+  app.addHook('onRequest', requireAdmin);
+  app.get(
+    '/tls/trust-qr.svg',
+    {
+      schema: {
+        tags, security, summary: 'A QR code of the trust page (trust.url of GET /api/admin/tls), for phones to scan',
+        querystring: NoQuery,
+        produces: ['image/svg+xml'],
+        response: { 200: Type.String({ description: 'image/svg+xml' }), ...adminErrors },
+      },
+    },
+    async (_request, reply) => {
+      const link = ctx.lanTrust.link();
+      if (!link) throw notFound('ca_not_found', 'This server has no local certificate authority.');
+      return reply
+        .type('image/svg+xml')
+        .header('cache-control', 'no-cache')
+        .send(renderSVG(link.url, { ecc: 'M', border: 2, pixelSize: 6 }));
+    },
+  );
+};
+
+export const trustPlugin: FastifyPluginAsync<FeatureOptions> = async (app) => {
+  const { ctx } = app;
+  ctx.lanTrust = lanTrustHooks(ctx);
+
+  const answer = async (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0]!;
+    const found = trustAnswer(ctx.config, path, 'https');
+    // Problem details, as /ca.pem answers: devices and scripts fetch these more than people open them.
+    if (!found && !readLocalCa(ctx.config)) return sendProblem(reply, notFound('ca_not_found', 'This server has no local certificate authority.'));
+    if (!found) return sendProblem(reply, notFound('route_not_found', `No route for GET ${path}.`));
+    return reply.headers(found.headers).send(found.body);
+  };
+  app.get('/trust', { schema: { hide: true } }, answer);
+  app.get('/trust.json', { schema: { hide: true } }, answer);
+  app.get('/trust/*', { schema: { hide: true } }, answer);
+
+  await app.register(adminTrustRoutes, { prefix: '/api/admin' });
+};
