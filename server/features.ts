@@ -31,6 +31,7 @@ import { administratorsPlugin } from './administrators/plugin.js';
 import { metricsPlugin } from './metrics/route.js';
 import { presetsPlugin } from './presets/plugin.js';
 import { configAsCodePlugin } from './config-as-code/plugin.js';
+import { samlPlugin } from './saml/plugin.js';
 import { trustPlugin } from './trust/plugin.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
@@ -65,4 +66,5 @@ export const protocolPlugins: GatehousePlugin[] = [
   configAsCodePlugin,
   // LAN trust fills ctx.lanTrust itself when its routes register (server/trust/plugin.ts).
   { name: 'trust', setup: () => trustPlugin },
+  samlPlugin,
 ];

@@ -1370,8 +1370,8 @@ export type SamlLogoutFinish =
   | { kind: 'sp'; applicationId: string; inResponseTo: string; relayState: string | null }
   /** A redirect: the OIDC end-session's destination, the account page. */
   | { kind: 'url'; url: string }
-  /** The signed-out page (an SP that asked without a single-logout endpoint to answer at). */
-  | { kind: 'page'; applicationId: string };
+  /** The signed-out page, branded for the application (an SP without a single-logout endpoint to answer at, an end-session without a redirect). */
+  | { kind: 'page'; applicationId: string | null };
 
 // ---------------------------------------------------------------------------------------------
 // Data lifecycle (server/data-lifecycle/)

@@ -119,26 +119,32 @@ async function logoutRequested(svc: SamlService, request: FastifyRequest, reply:
 }
 
 /**
- * Single logout started by Gatehouse (the account page's sign-out, an OIDC end-session), after the
- * sessions ended: the SAML SPs of those sessions are told one after another, then the browser goes
- * to `finishUrl`. Undefined when no SP of them has a single-logout endpoint (nothing to do).
+ * Single logout started by Gatehouse (the account page's sign-out, an OIDC end-session;
+ * plugin-api `logoutFlows`), after the sessions ended: the SAML SPs of those sessions are told one
+ * after another, then the browser goes to `next` (undefined: the signed-out page, for
+ * `application`). Undefined when no SP of them has a single-logout endpoint (nothing to do).
  */
-export async function startBrowserLogout(svc: SamlService, request: FastifyRequest, reply: FastifyReply, sessionIds: string[], finishUrl: string): Promise<FastifyReply | undefined> {
-  const live = (await liveSamlSessions(svc.ctx.db, sessionIds)).filter(({ app }) => app.saml?.slo);
+export async function startBrowserLogout(
+  svc: SamlService,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ended: { sessionIds: string[]; next: string | undefined; application: Application | undefined },
+): Promise<FastifyReply | undefined> {
+  const live = (await liveSamlSessions(svc.ctx.db, ended.sessionIds)).filter(({ app }) => app.saml?.slo);
   if (!live.length) return undefined;
   const now = svc.ctx.clock.now();
-  await transaction(svc.ctx.db, async (tx) => {
-    await recordAudit(tx, now, {
-      actor: `person:${live[0]!.s.personId}`, action: 'saml.logout', target: live[0]!.s.personId, details: { initiator: 'gatehouse', sessionIds },
-    });
+  await recordAudit(svc.ctx.db, now, {
+    actor: `person:${live[0]!.s.personId}`, action: 'saml.logout', target: live[0]!.s.personId,
+    details: { initiator: 'gatehouse', sessionIds: ended.sessionIds, applications: live.map(({ app }) => app.id) },
   });
-  return await beginRound(svc, request, reply, sessionIds, { kind: 'url', url: finishUrl });
+  const finish: SamlLogoutFinish = ended.next !== undefined ? { kind: 'url', url: ended.next } : { kind: 'page', applicationId: ended.application?.id ?? null };
+  return await beginRound(svc, request, reply, ended.sessionIds, finish);
 }
 
 /** Records the round (the SPs still to tell) and takes its first hop. */
 async function beginRound(svc: SamlService, request: FastifyRequest, reply: FastifyReply, sessionIds: string[], finish: SamlLogoutFinish): Promise<FastifyReply> {
   const now = svc.ctx.clock.now();
-  const initiator = finish.kind === 'url' ? undefined : finish.applicationId;
+  const initiator = finish.kind === 'sp' ? finish.applicationId : undefined;
   const others = (await liveSamlSessions(svc.ctx.db, sessionIds)).filter(({ s, app }) => app.saml?.slo && s.applicationId !== initiator);
   const logout = await startLogout(svc.ctx.db, {
     sessionId: sessionIds[0] ?? '', pending: others.map(({ s }) => s.id), awaiting: null, finish, complete: true, startedAt: now,
@@ -181,7 +187,7 @@ const raced = () => new SamlRefusal('unknown_request', 'the logout moved on in a
 async function finishRound(svc: SamlService, request: FastifyRequest, reply: FastifyReply, finish: SamlLogoutFinish, complete: boolean): Promise<FastifyReply> {
   const { ctx } = svc;
   if (finish.kind === 'url') return reply.header('cache-control', 'no-store').redirect(finish.url, 303);
-  const sp = await findApplication(ctx.db, finish.applicationId);
+  const sp = finish.applicationId ? await findApplication(ctx.db, finish.applicationId) : undefined;
   if (finish.kind === 'page' || !sp?.saml?.slo) {
     const { t } = pageText(ctx.config, request);
     return renderPage(reply.status(200), 'signed-out', { title: t('signedOut.title'), appName: sp?.name }, { brand: pageBrand(sp), here: '/account' });

@@ -32,14 +32,16 @@ const SAML_TEXT =
 
 const GroupRef = Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', maxLength: 64 });
 const Url = Type.String({ minLength: 1, maxLength: 2000 });
-const NAME_ID_FORMATS = ['persistent', 'emailAddress', 'unspecified', 'transient'] as const;
-const PERSON_FIELDS = ['email', 'username', 'name', 'givenName', 'familyName', 'emailVerified'] as const;
-const SOURCE_TYPES = ['personField', 'groups', 'role', 'profileField', 'inGroup', 'groupMap', 'constant'] as const;
+const NameIdFormatSchema = Type.Union([Type.Literal('persistent'), Type.Literal('emailAddress'), Type.Literal('unspecified'), Type.Literal('transient')]);
 
 export const SamlSourceSchema = Type.Object(
   {
-    type: Type.Union(SOURCE_TYPES.map((t) => Type.Literal(t))),
-    field: Type.Optional(Type.Union(PERSON_FIELDS.map((f) => Type.Literal(f)))),
+    type: Type.Union([
+      Type.Literal('personField'), Type.Literal('groups'), Type.Literal('role'), Type.Literal('profileField'), Type.Literal('inGroup'), Type.Literal('groupMap'), Type.Literal('constant'),
+    ]),
+    field: Type.Optional(Type.Union([
+      Type.Literal('email'), Type.Literal('username'), Type.Literal('name'), Type.Literal('givenName'), Type.Literal('familyName'), Type.Literal('emailVerified'),
+    ])),
     key: Type.Optional(Type.String({ pattern: PROFILE_KEY_PATTERN.source })),
     group: Type.Optional(GroupRef),
     map: Type.Optional(Type.Array(Type.Object({ group: GroupRef, value: Type.Unknown() }, { additionalProperties: false }), { minItems: 1, maxItems: 100 })),
@@ -76,7 +78,7 @@ const SloSchema = Type.Object(
 );
 const NameIdSchema = Type.Object(
   {
-    format: Type.Union(NAME_ID_FORMATS.map((f) => Type.Literal(f))),
+    format: NameIdFormatSchema,
     source: Type.Optional(Type.Union([Type.Literal('id'), Type.Literal('email'), Type.Literal('username')])),
   },
   { additionalProperties: false },
@@ -108,7 +110,7 @@ export const SamlRecordSchema = Type.Union(
         acs: Type.Array(Type.Object({ url: Type.String(), binding: Type.Literal('HTTP-POST'), index: Type.Integer() }, { additionalProperties: false })),
         slo: Type.Union([Type.Object({ url: Type.String(), binding: Type.Union([Type.Literal('HTTP-Redirect'), Type.Literal('HTTP-POST')]) }, { additionalProperties: false }), Type.Null()]),
         nameId: Type.Object(
-          { format: Type.Union(NAME_ID_FORMATS.map((f) => Type.Literal(f))), source: Type.Union([Type.Literal('id'), Type.Literal('email'), Type.Literal('username'), Type.Null()]) },
+          { format: NameIdFormatSchema, source: Type.Union([Type.Literal('id'), Type.Literal('email'), Type.Literal('username'), Type.Null()]) },
           { additionalProperties: false },
         ),
         attributes: Type.Union([Type.Array(AttributeSchema), Type.Null()], { description: 'null: email, username, name, givenName, familyName, groups' }),
