@@ -40,6 +40,8 @@ export function samlField(db: Db): ApplicationField<SamlInput | null> {
       if (given === null) return current?.saml ? { columns: { saml: null, samlEntityId: null } } : undefined;
       const checked = await samlSettings(given, { profileFields, existingGroups: (ids) => existingGroupIds(db, ids) }, errors);
       if (!checked) return undefined;
+      // Before the write: the row's unique index would otherwise refuse it first. Again inside it, for a race.
+      await claimEntityId(db, id, checked.entityId);
       return {
         columns: { saml: checked.settings, samlEntityId: checked.entityId },
         audit: { samlEntityId: checked.entityId },

@@ -155,10 +155,27 @@ const ALLOWED_SOURCES: Record<SamlSettings['nameId']['format'], (SamlNameIdSourc
   persistent: ['id'], emailAddress: ['email'], unspecified: ['username', 'email'], transient: [null],
 };
 
+/** An endpoint URL's problem by the redirect-URI rules (https, or http for loopback and private-network hosts), or undefined. */
+function endpointProblem(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https URL (http only for loopback or private-network hosts)';
+  if (url.username || url.password) return 'must not carry credentials';
+  return checkRedirectUris([raw], 'web', 'x')[0]?.message;
+}
+
 /** Checks the URLs of `acs` and `slo` by the redirect-URI rules, under `path`. */
 export function checkEndpoints(input: Pick<SamlInput, 'acs' | 'slo'>, path: string, errors: FieldError[]): void {
-  input.acs.forEach((acs, i) => errors.push(...checkRedirectUris([acs.url], 'web', `${path}.acs.${i}`).map((e) => ({ ...e, path: `${path}.acs.${i}.url` }))));
-  if (input.slo) errors.push(...checkRedirectUris([input.slo.url], 'web', `${path}.slo`).map((e) => ({ ...e, path: `${path}.slo.url` })));
+  input.acs.forEach((acs, i) => {
+    const problem = endpointProblem(acs.url);
+    if (problem) errors.push({ path: `${path}.acs.${i}.url`, message: problem });
+  });
+  const problem = input.slo && endpointProblem(input.slo.url);
+  if (problem) errors.push({ path: `${path}.slo.url`, message: problem });
 }
 
 /**
