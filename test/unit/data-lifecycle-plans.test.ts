@@ -102,7 +102,10 @@ describe('retention rules', () => {
       // Issue 35: the uid/gid number counter, one row.
       'posix_id_sequence',
       // Issue 34: at most 20 protected hosts per application, gone with it.
-      'forward_auth_hosts'];
+      'forward_auth_hosts',
+      // Issue 42: one SAML signing key per rotation; a persistent NameID per person and SAML application
+      // (gone with either); SAML sessions go with their session (its retention rule's children).
+      'saml_signing_keys', 'saml_subjects', 'saml_sessions'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);
     const now = new Date('2026-06-01T00:00:00Z');
     for (const rule of RETENTION_RULES) {
