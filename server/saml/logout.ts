@@ -42,8 +42,8 @@ import {
   startLogout,
 } from './queries.js';
 import { fromSp, SamlRefusal } from './refusal.js';
-import { ALG, certificateKeys, envelopedSignature, signQuery, signRoot, verifyEnveloped, verifyQuerySignature } from './signature.js';
-import { idpEntityId, SLO_PATH, type SamlService } from './sso.js';
+import { ALG, signQuery, signRoot } from './signature.js';
+import { checkMessageSignature, idpEntityId, SLO_PATH, type SamlService } from './sso.js';
 import { parseXml } from './xml.js';
 
 /** The whole round of front-channel LogoutRequests ends this long after it started. */
@@ -53,13 +53,8 @@ const LOGOUT_REQUEST_LIFETIME_MS = 5 * 60_000;
 
 /** Verifies a message from `sp` (signed whenever it has certificates); throws SamlRefusal. */
 function checkSigned(sp: Application, carried: Carried, doc: Document, sloUrl: string, destination: string | undefined): void {
-  const certificates = sp.saml!.spCertificates;
-  const enveloped = envelopedSignature(doc);
-  if (carried.binding === 'HTTP-Redirect' && enveloped) throw new SamlRefusal('bad_binding', 'an HTTP-Redirect message carries its signature in the query, not in the XML');
-  const signed = !!carried.querySignature || !!enveloped;
-  if (!signed && certificates.length) throw new SamlRefusal('unsigned', 'the SP has certificates, so its logout messages must be signed');
-  if (carried.querySignature) verifyQuerySignature(carried.querySignature, certificateKeys(certificates));
-  if (enveloped) verifyEnveloped(carried.xml, doc, enveloped, certificates);
+  const signed = checkMessageSignature(sp, carried, doc);
+  if (!signed && sp.saml!.spCertificates.length) throw new SamlRefusal('unsigned', 'the SP has certificates, so its logout messages must be signed');
   if (destination !== undefined ? destination !== sloUrl : signed) throw new SamlRefusal('bad_destination', 'the message\'s Destination is not this identity provider\'s SLO URL');
 }
 
