@@ -19,7 +19,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { SERVER_BUNDLE, SERVE_ENV, serveNodeArgs } from '../server/cli/launch.js';
+import { SERVER_BUNDLE } from '../server/cli/launch.js';
 
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 export const BENCH_PASSWORD = 'correct horse battery staple';
@@ -139,18 +139,18 @@ export interface BenchServer {
 }
 
 /**
- * Spawns the built `gatehouse serve` on `dataDir` with the launch settings every launcher uses
+ * Spawns the built `gatehouse serve` on `dataDir`, which applies its launch settings to itself
  * (server/cli/launch.ts); `ready` resolves with its URL once it says so over IPC.
  */
 export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = [], port = 0) {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...serveNodeArgs({ ...process.env, ...env }), ...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', String(port)],
+    [...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', String(port)],
     // The admin token through the environment: `serve` refuses it on the command line (ps shows that).
     // BENCH_SERVER_LOG=FILE keeps the server's log lines (warnings and errors) there.
     {
       stdio: ['ignore', process.env.BENCH_SERVER_LOG ? openSync(process.env.BENCH_SERVER_LOG, 'a') : 'ignore', 'inherit', 'ipc'],
-      env: { ...process.env, ...SERVE_ENV, LOG_LEVEL: 'warn', ADMIN_TOKEN: BENCH_ADMIN_TOKEN, ...env },
+      env: { ...process.env, LOG_LEVEL: 'warn', ADMIN_TOKEN: BENCH_ADMIN_TOKEN, ...env },
     },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -181,7 +181,8 @@ export async function serveDataDir(
 ): Promise<BenchServer> {
   const port = options.port ?? 0;
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
-  // BENCH_NODE_ARGS: extra node/V8 flags for the server, after the launch settings (to try some).
+  // BENCH_NODE_ARGS: extra node/V8 flags for the server (to try some; `--max-semi-space-size=1`
+  // with MALLOC_MMAP_THRESHOLD_=131072 in the environment is the launch settings' command-line form).
   const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const { child, exited, ready } = spawnServe(dataDir, env, [...profile, ...extra], port);
   const url = (!options.listenUrl && env.GATEHOUSE_ISSUER) || (await ready);

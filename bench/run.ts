@@ -122,7 +122,7 @@ function printMarkdown(scenarios: ResultsFile['scenarios']): void {
 interface ResultsFile {
   machine: Record<string, unknown>;
   /** Per scenario file: when it last ran, the load average then, and its rows. */
-  /** `serverFlags`: the Node/V8 flags the served process ran with (GATEHOUSE_LOW_MEMORY adds some). */
+  /** `serverFlags`: the Node/V8 settings the served process ran with, in their command-line form (it sets them on itself; GATEHOUSE_LOW_MEMORY adds some). */
   scenarios: Record<string, { ranAt: string; loadAverage: number; serverFlags: string[]; results: BenchResult[] }>;
 }
 

@@ -6,7 +6,6 @@
  */
 import { fork } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { SERVE_ENV, serveNodeArgs } from '../server/cli/launch.js';
 
 /** The part of a child process the supervisor needs; Node's ChildProcess and Electron's UtilityProcess both fit via small adapters. */
 export interface ServerChild {
@@ -300,14 +299,17 @@ export interface NodeSpawnOptions {
   stdio?: 'inherit' | 'ignore' | 'pipe';
 }
 
-/** Spawns `node dist/gatehouse.mjs serve` with an IPC channel (development and tests). */
+/**
+ * Spawns `node dist/gatehouse.mjs serve` with an IPC channel (development and tests): one process,
+ * which applies its launch settings to itself (server/cli/launch.ts).
+ */
 export function nodeSpawner(options: NodeSpawnOptions): Spawner {
   return () => {
     const io = options.stdio ?? 'inherit';
     const child = fork(options.cliPath, ['serve', ...(options.args ?? [])], {
       execPath: options.execPath ?? 'node',
-      execArgv: serveNodeArgs({ ...process.env, ...options.env }),
-      env: { ...process.env, ...SERVE_ENV, ...options.env, GATEHOUSE_DATA_DIR: options.dataDir },
+      execArgv: [],
+      env: { ...process.env, ...options.env, GATEHOUSE_DATA_DIR: options.dataDir },
       stdio: [io, io, 'pipe', 'ipc'],
     });
     const stderr = captureStderr(child.stderr, io === 'ignore' ? undefined : (chunk) => void process.stderr.write(chunk));

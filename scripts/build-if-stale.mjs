@@ -6,6 +6,9 @@
 //   touched after each build, not by the mtime of any emitted file.
 // - Several processes (parallel test files, a start while tests run) may call this at once; a
 //   lock directory makes them build one at a time, and the later ones find the build fresh.
+// - The native helper (native/idle-memory, built by node-gyp at `npm install`) is rebuilt when its
+//   source is newer than its build, so a checkout that changed it runs the new one; where it was
+//   never built (no compiler at install) it is left alone, as npm left it.
 // - tsc emits JavaScript even when it reports type errors; the server then still starts (type
 //   checking is `npm run typecheck`), but a build that emitted nothing fails in one sentence.
 import { execSync } from 'node:child_process';
@@ -83,6 +86,13 @@ function serverStale() {
   return !existsSync(join(root, 'dist/server/cli.js')) || !existsSync(bundle) || sources > mtime(stamp);
 }
 
+const nativeDir = join(root, 'native/idle-memory');
+const nativeBuild = join(nativeDir, 'build/Release/idle_memory.node');
+function nativeStale() {
+  if (!existsSync(nativeBuild)) return false;
+  return Math.max(newest(join(nativeDir, 'src')), mtime(join(nativeDir, 'binding.gyp'))) > mtime(nativeBuild);
+}
+
 const rendererIndex = join(root, 'renderer/index.html');
 function rendererStale() {
   if (!existsSync(rendererIndex)) return false;
@@ -91,6 +101,15 @@ function rendererStale() {
 }
 
 async function build() {
+  if (nativeStale()) {
+    console.error('Building the native helper (native/idle-memory)…');
+    try {
+      execSync('npx --no-install node-gyp rebuild', { cwd: nativeDir, stdio: 'pipe' });
+    } catch (error) {
+      // An optional dependency: the server runs without it (and says so in its log).
+      console.error(`The native helper did not build; the server runs without it: ${String(error.stderr ?? error.message).trim().split('\n').at(-1)}`);
+    }
+  }
   if (serverStale()) {
     const startedAt = Date.now();
     console.error('Building the server…');
@@ -121,7 +140,7 @@ async function build() {
   return 0;
 }
 
-if (!serverStale() && !rendererStale()) process.exit(0);
+if (!nativeStale() && !serverStale() && !rendererStale()) process.exit(0);
 acquireLock();
 let code = 1;
 try {

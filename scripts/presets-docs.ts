@@ -31,6 +31,7 @@ export const FAMILY_PAGES: Record<PresetCategory, string> = {
   'forward-auth': 'forward-auth-apps.md',
   ldap: 'ldap-apps.md',
   mail: 'mail.md',
+  network: 'network-gear.md',
 };
 
 /**
@@ -48,7 +49,7 @@ export const CHECKED_BY_CONFIGURATION: Record<string, string> = {
 };
 
 /** The Gatehouse the "what to paste" examples are written for. */
-const EXAMPLE_ENV = { GATEHOUSE_ISSUER: 'https://id.lan.example', GATEHOUSE_TLS: 'auto', GATEHOUSE_LDAP: 'on', GATEHOUSE_DATA_DIR: '/var/lib/gatehouse' };
+const EXAMPLE_ENV = { GATEHOUSE_ISSUER: 'https://id.lan.example', GATEHOUSE_TLS: 'auto', GATEHOUSE_LDAP: 'on', GATEHOUSE_RADIUS: 'on', GATEHOUSE_DATA_DIR: '/var/lib/gatehouse' };
 
 export type Status = 'tested' | 'configuration' | 'documentation';
 
@@ -109,6 +110,7 @@ function setsLines(preset: Preset): string[] {
     sets.resourceServers.length ? `may be introspected by ${sets.resourceServers.map(code).join(', ')} (\`resourceServers\`)` : null,
     sets.forwardAuth ? `forward auth for the host of ${sets.forwardAuth.hosts.map(code).join(', ')}${sets.forwardAuth.groups ? `, group ${sets.forwardAuth.groups.map(code).join(', ')}` : ''}` : null,
     sets.ldap.enabled ? 'an LDAP service account (bind DN and password)' : null,
+    sets.radius ? `a RADIUS client ${sets.radius.clients.map((c) => `${code(c.name)} at ${code(c.address)}`).join(', ')} (its shared secret shown once)` : null,
     sets.signingAlg !== 'RS256' ? `ID tokens signed with ${sets.signingAlg}` : null,
   ];
   return lines.filter((line): line is string => line !== null);
@@ -142,7 +144,7 @@ export function presetSection(preset: Preset): string[] {
   out.push(`- **Gatehouse sets**: ${setsLines(preset).join('; ')}.`);
   const requirements = preset.requirements(inputs);
   if (requirements.length) out.push(`- **Test sign-in checks**: ${requirements.map((r) => r.text).join('; ')}.`);
-  out.push('', '**What to paste into the app** (for the example inputs above, with Gatehouse at `https://id.lan.example`, LAN TLS and LDAP on; secrets are placeholders):', '');
+  out.push('', `**What to paste into the app** (for the example inputs above, with Gatehouse at \`https://id.lan.example\`, LAN TLS and ${preset.protocol === 'radius' ? 'RADIUS' : 'LDAP'} on; secrets are placeholders):`, '');
   if (setup.settings.length) {
     out.push('| setting | value |', '|---|---|', ...setup.settings.map((s) => `| ${s.label.replaceAll('|', '\\|')} | ${code(s.value)} |`), '');
   }
@@ -182,7 +184,7 @@ export function overviewTable(): string[] {
 export function readmeList(): string[] {
   const names = (status: Status) => PRESETS.filter((p) => statusOf(p) === status).map((p) => (sideOnly(p) ? `${p.name}*` : p.name)).join(', ');
   return [
-    `- **Tested here with the real software**: ${names('tested')}. (*: the app's side that talks to Gatehouse, run for real — Caddy and nginx, OpenLDAP's clients — not the app itself.)`,
+    `- **Tested here with the real software**: ${names('tested')}. (*: the side that talks to Gatehouse runs for real: Caddy, nginx, OpenLDAP's clients.)`,
     `- **Settings checked against Gatehouse** (the app from its documentation): ${names('configuration')}.`,
     `- **From the app's documentation**: ${names('documentation')}.`,
   ];

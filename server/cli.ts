@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from './config.js';
 import type { Command, CommandEntry } from './cli/command.js';
 import { commands } from './cli/commands.js';
+import { applyLaunchSettings } from './cli/launch.js';
 
 function list(entries: CommandEntry[]): string[] {
   const width = Math.max(14, ...entries.map((c) => c.name.length + 2));
@@ -71,6 +72,9 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   const { entry, rest } = found;
+  // The long-running server sets its V8 and malloc settings on itself before its code is loaded
+  // (one process: no launcher re-runs it with flags).
+  if (entry.name === 'serve') applyLaunchSettings();
   const command = await entry.load();
   let parsed;
   try {

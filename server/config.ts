@@ -67,6 +67,8 @@ export interface Config {
   locale: Locale;
   /** The LDAP directory (spec ldap.md, server/ldap/): off unless GATEHOUSE_LDAP=on or `--ldap`. */
   ldap: LdapConfig;
+  /** The RADIUS server (spec radius.md, server/radius/): off unless GATEHOUSE_RADIUS=on or `--radius`. */
+  radius: RadiusConfig;
   /** Who may read `GET /metrics` (docs/monitoring.md). */
   metrics: MetricsAccess;
   /** The raw environment, for provider credentials (`<PROVIDER>_CLIENT_ID`, …). */
@@ -87,6 +89,18 @@ export interface LdapConfig {
   baseDn: string | undefined;
   /** GATEHOUSE_LDAP_ALLOW_PLAIN=1: simple binds over unencrypted connections from other machines are allowed. */
   allowPlain: boolean;
+}
+
+/** The RADIUS server's settings (spec radius.md, "Turning it on"; docs/radius.md). */
+export interface RadiusConfig {
+  /** GATEHOUSE_RADIUS=on (or `--radius`). */
+  enabled: boolean;
+  /** GATEHOUSE_RADIUS_HOST, default HOST. */
+  host: string;
+  /** GATEHOUSE_RADIUS_PORT (default 1812; 0 picks a free one): authentication. */
+  port: number;
+  /** GATEHOUSE_RADIUS_ACCT_PORT (default 1813; 0 picks a free one): accounting. */
+  acctPort: number;
 }
 
 /** GATEHOUSE_METRICS_TOKEN (or _FILE) and GATEHOUSE_METRICS_ALLOW. */
@@ -123,10 +137,28 @@ export const RETENTION_ENV: Record<keyof RetentionDays, { name: string; fallback
 export type TlsConfig =
   | { mode: 'off' }
   | { mode: 'auto'; extraNames: string[] }
+  | { mode: 'acme'; extraNames: string[]; acme: AcmeConfig }
   | { mode: 'files'; certFile: string; keyFile: string };
 
-/** Whether the server keeps a local CA under `<data>/tls/` (GATEHOUSE_TLS=auto). */
-export const hasLocalCa = (tls: TlsConfig): tls is Extract<TlsConfig, { extraNames: string[] }> => tls.mode === 'auto';
+/**
+ * GATEHOUSE_TLS=acme (spec lan-trust.md, "Real-domain certificate"): a certificate from an ACME
+ * server by DNS-01 through RFC 2136 dynamic updates signed with TSIG. The TSIG secret stays in its
+ * file, read when an update is sent (server/trust/acme/).
+ */
+export interface AcmeConfig {
+  domains: string[];
+  directory: string;
+  email: string | undefined;
+  caFile: string | undefined;
+  dns: 'rfc2136';
+  rfc2136: { host: string; port: number; tsigName: string; tsigAlgorithm: TsigAlgorithm; tsigSecretFile: string; zone: string | undefined };
+}
+export const TSIG_ALGORITHMS = ['hmac-sha256', 'hmac-sha384', 'hmac-sha512'] as const;
+export type TsigAlgorithm = (typeof TSIG_ALGORITHMS)[number];
+export const LETS_ENCRYPT_DIRECTORY = 'https://acme-v02.api.letsencrypt.org/directory';
+
+/** Whether the server keeps a local CA under `<data>/tls/` (GATEHOUSE_TLS=auto, and acme, whose local certificate serves until the first ACME one). */
+export const hasLocalCa = (tls: TlsConfig): tls is Extract<TlsConfig, { extraNames: string[] }> => tls.mode === 'auto' || tls.mode === 'acme';
 
 /** Flags accepted by `gatehouse serve`, each mirroring an environment variable. */
 export interface ServeFlags {
@@ -143,6 +175,8 @@ export interface ServeFlags {
   tls?: string;
   /** `--ldap`: GATEHOUSE_LDAP=on. */
   ldap?: boolean;
+  /** `--radius`: GATEHOUSE_RADIUS=on. */
+  radius?: boolean;
 }
 
 export const DEFAULTS = {
@@ -158,6 +192,8 @@ export const DEFAULTS = {
   sweepInterval: 3600,
   ldapPort: 3890,
   ldapsPort: 6360,
+  radiusPort: 1812,
+  radiusAcctPort: 1813,
 } as const;
 
 function parseInteger(name: string, raw: string, min: number, max: number): number {
@@ -280,6 +316,7 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Serve
     trustProxy: parseTrustProxy(pick(undefined, 'GATEHOUSE_TRUST_PROXY')),
     locale: parseLocale(pick(undefined, 'GATEHOUSE_LOCALE')),
     ldap: parseLdap(env, flags.ldap, host),
+    radius: parseRadius(env, flags.radius, host),
     metrics: {
       token: readSecretSetting('GATEHOUSE_METRICS_TOKEN', pick(undefined, 'GATEHOUSE_METRICS_TOKEN'), pick(undefined, 'GATEHOUSE_METRICS_TOKEN_FILE')),
       allow: parseMetricsAllow(pick(undefined, 'GATEHOUSE_METRICS_ALLOW')),
@@ -314,6 +351,26 @@ function parseLdap(env: Record<string, string | undefined>, flag: boolean | unde
     ldapsPort: port('GATEHOUSE_LDAPS_PORT', DEFAULTS.ldapsPort),
     baseDn,
     allowPlain: switchEnv(env, 'GATEHOUSE_LDAP_ALLOW_PLAIN', false),
+  };
+}
+
+/** GATEHOUSE_RADIUS and its companions (spec radius.md, "Turning it on"). */
+function parseRadius(env: Record<string, string | undefined>, flag: boolean | undefined, host: string): RadiusConfig {
+  const raw = env.GATEHOUSE_RADIUS?.trim().toLowerCase();
+  let enabled = flag ?? false;
+  if (!flag && raw !== undefined && raw !== '') {
+    if (['on', '1', 'true'].includes(raw)) enabled = true;
+    else if (!['off', '0', 'false'].includes(raw)) throw new ConfigError(`GATEHOUSE_RADIUS must be "on" or "off", got "${env.GATEHOUSE_RADIUS}".`);
+  }
+  const port = (name: string, fallback: number) => {
+    const value = env[name];
+    return value === undefined || value === '' ? fallback : parseInteger(name, value, 0, 65535);
+  };
+  return {
+    enabled,
+    host: env.GATEHOUSE_RADIUS_HOST?.trim() || host,
+    port: port('GATEHOUSE_RADIUS_PORT', DEFAULTS.radiusPort),
+    acctPort: port('GATEHOUSE_RADIUS_ACCT_PORT', DEFAULTS.radiusAcctPort),
   };
 }
 
@@ -448,9 +505,69 @@ function parseTls(mode: string | undefined, env: Record<string, string | undefin
     return { mode: 'files', certFile: resolve(certFile), keyFile: resolve(keyFile) };
   }
   if (mode === undefined || mode === 'off') return { mode: 'off' };
-  if (mode !== 'auto') throw new ConfigError(`GATEHOUSE_TLS must be "auto" or "off", got "${mode}".`);
+  if (mode !== 'auto' && mode !== 'acme') throw new ConfigError(`GATEHOUSE_TLS must be "auto", "acme" or "off", got "${mode}".`);
   const extraNames = (env.GATEHOUSE_TLS_NAMES ?? '').split(',').map((n) => n.trim()).filter(Boolean);
-  return { mode: 'auto', extraNames };
+  if (mode === 'auto') return { mode: 'auto', extraNames };
+  return { mode: 'acme', extraNames, acme: parseAcme(env) };
+}
+
+const DNS_NAME = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** The GATEHOUSE_ACME_* settings; each mistake is one sentence naming its variable. */
+function parseAcme(env: Record<string, string | undefined>): AcmeConfig {
+  const get = (name: string) => {
+    const value = env[name]?.trim();
+    return value ? value : undefined;
+  };
+  const need = (name: string, what: string) => {
+    const value = get(name);
+    if (value === undefined) throw new ConfigError(`GATEHOUSE_TLS=acme needs ${name} (${what}).`);
+    return value;
+  };
+  if (get('GATEHOUSE_ACME_AGREE_TOS') !== 'yes') {
+    throw new ConfigError('GATEHOUSE_TLS=acme needs GATEHOUSE_ACME_AGREE_TOS=yes: you agree to the ACME server\'s terms of service (Let\'s Encrypt\'s, by default).');
+  }
+  const domains = need('GATEHOUSE_ACME_DOMAINS', 'the names the certificate is for, comma-separated').split(',').map((d) => d.trim().toLowerCase().replace(/\.$/, '')).filter(Boolean);
+  for (const domain of domains) {
+    if (domain.length > 253 || !DNS_NAME.test(domain)) throw new ConfigError(`GATEHOUSE_ACME_DOMAINS: "${domain}" is not a DNS name.`);
+  }
+  if (!domains.length) throw new ConfigError('GATEHOUSE_ACME_DOMAINS names no domain.');
+  const directory = get('GATEHOUSE_ACME_DIRECTORY') ?? LETS_ENCRYPT_DIRECTORY;
+  let url: URL;
+  try {
+    url = new URL(directory);
+  } catch {
+    throw new ConfigError(`GATEHOUSE_ACME_DIRECTORY must be the ACME server's directory URL, got "${directory}".`);
+  }
+  if (url.protocol !== 'https:') throw new ConfigError(`GATEHOUSE_ACME_DIRECTORY must be an https URL, got "${directory}".`);
+  const email = get('GATEHOUSE_ACME_EMAIL');
+  if (email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(email)) throw new ConfigError(`GATEHOUSE_ACME_EMAIL must be an e-mail address, got "${email}".`);
+  const caFile = get('GATEHOUSE_ACME_CA_FILE');
+  if (caFile !== undefined && !existsSync(caFile)) throw new ConfigError(`GATEHOUSE_ACME_CA_FILE names ${caFile}, which does not exist.`);
+  const dns = get('GATEHOUSE_ACME_DNS') ?? 'rfc2136';
+  if (dns !== 'rfc2136') throw new ConfigError(`GATEHOUSE_ACME_DNS must be "rfc2136" (dynamic DNS updates signed with TSIG), got "${dns}".`);
+  const server = need('GATEHOUSE_ACME_RFC2136_SERVER', 'the DNS server that takes dynamic updates, host:port');
+  const hostPort = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+))(?::(\d{1,5}))?$/.exec(server);
+  const port = hostPort?.[3] === undefined ? 53 : Number(hostPort[3]);
+  if (!hostPort || port < 1 || port > 65535) throw new ConfigError(`GATEHOUSE_ACME_RFC2136_SERVER must be host:port (port 53 when left out), got "${server}".`);
+  const tsigName = need('GATEHOUSE_ACME_RFC2136_TSIG_NAME', 'the TSIG key\'s name, as the DNS server knows it').toLowerCase().replace(/\.$/, '');
+  if (!/^[a-z0-9_]([a-z0-9_.-]{0,251}[a-z0-9_])?$/.test(tsigName)) throw new ConfigError(`GATEHOUSE_ACME_RFC2136_TSIG_NAME must be a DNS name, got "${tsigName}".`);
+  const algorithm = (get('GATEHOUSE_ACME_RFC2136_TSIG_ALGORITHM') ?? 'hmac-sha256').toLowerCase();
+  if (!(TSIG_ALGORITHMS as readonly string[]).includes(algorithm)) {
+    throw new ConfigError(`GATEHOUSE_ACME_RFC2136_TSIG_ALGORITHM must be one of ${TSIG_ALGORITHMS.join(', ')}, got "${algorithm}".`);
+  }
+  const secretFile = need('GATEHOUSE_ACME_RFC2136_TSIG_SECRET_FILE', 'a file holding the TSIG key\'s secret, base64');
+  if (!existsSync(secretFile)) throw new ConfigError(`GATEHOUSE_ACME_RFC2136_TSIG_SECRET_FILE names ${secretFile}, which does not exist.`);
+  const zone = get('GATEHOUSE_ACME_RFC2136_ZONE')?.toLowerCase().replace(/\.$/, '');
+  if (zone !== undefined && !DNS_NAME.test(zone)) throw new ConfigError(`GATEHOUSE_ACME_RFC2136_ZONE must be a DNS name, got "${zone}".`);
+  return {
+    domains: [...new Set(domains)],
+    directory,
+    email,
+    caFile: caFile === undefined ? undefined : resolve(caFile),
+    dns: 'rfc2136',
+    rfc2136: { host: hostPort[1] ?? hostPort[2]!, port, tsigName, tsigAlgorithm: algorithm as TsigAlgorithm, tsigSecretFile: resolve(secretFile), zone },
+  };
 }
 
 /** A configuration for tests and embedding: defaults plus overrides, no environment read. */

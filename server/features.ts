@@ -25,6 +25,7 @@ import { peoplePlugin } from './people/routes.js';
 import { groupsPlugin } from './groups/routes.js';
 import { activityPlugin } from './activity/routes.js';
 import { forwardAuthPlugin } from './forward-auth/plugin.js';
+import { radiusPlugin } from './radius/plugin.js';
 import { ldapPlugin } from './ldap/plugin.js';
 import { appPasswordsPlugin } from './app-passwords/plugin.js';
 import { administratorsPlugin } from './administrators/plugin.js';
@@ -33,6 +34,7 @@ import { presetsPlugin } from './presets/plugin.js';
 import { configAsCodePlugin } from './config-as-code/plugin.js';
 import { samlPlugin } from './saml/plugin.js';
 import { trustPlugin } from './trust/plugin.js';
+import { directorySourcesPlugin } from './directory-sources/plugin.js';
 
 export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
   opsPlugin,
@@ -59,6 +61,7 @@ export const featurePlugins: FastifyPluginAsync<FeatureOptions>[] = [
 export const protocolPlugins: GatehousePlugin[] = [
   forwardAuthPlugin,
   ldapPlugin,
+  radiusPlugin,
   appPasswordsPlugin,
   administratorsPlugin,
   metricsPlugin,
@@ -66,5 +69,6 @@ export const protocolPlugins: GatehousePlugin[] = [
   configAsCodePlugin,
   // LAN trust fills ctx.lanTrust itself when its routes register (server/trust/plugin.ts).
   { name: 'trust', setup: () => trustPlugin },
+  directorySourcesPlugin,
   samlPlugin,
 ];

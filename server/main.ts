@@ -5,12 +5,11 @@
  */
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { Server as TlsServer } from 'node:tls';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { ConfigError, defaultIssuer, type Config } from './config.js';
+import { ConfigError, defaultIssuer, hasLocalCa, type Config } from './config.js';
 import type { Db } from './db/client.js';
 import { closeStore, openStore } from './db/open.js';
 import { PG_ADMIN_TOKEN_REQUIRED, postgresOptions } from './db/postgres-options.js';
@@ -18,7 +17,8 @@ import { keySecretFromEnv, MISSING_KEY_SECRET } from './db/secrets-at-rest.js';
 import { startCheckpointer } from './db/checkpointer.js';
 import { fileAdminToken, fixedAdminToken } from './http/admin-token.js';
 import { prepareDataDir } from './data-dir.js';
-import { caStatus, certificateNames, ensureLocalTls, loadOwnTls, normalizeIp, type TlsMaterial } from './ops/tls.js';
+import { caStatus, certificateNames, ensureLocalTls, loadOwnTls, normalizeIp, servedMaterial, type TlsMaterial } from './ops/tls.js';
+import { readAcmeCertificate } from './trust/acme/store.js';
 import { answerCaRequest } from './ops/ca-page.js';
 import { answerPlainHttpTrust } from './trust/plain-http.js';
 import { backupIntoStore, configuredSecret, pruneBackups } from './ops/backup.js';
@@ -29,6 +29,8 @@ import { recordServedIssuer } from './ops/served-issuer.js';
 import { assignMissingUsernames } from './people/username-backfill.js';
 import { LOW_MEMORY_NODE_ARGS, lowMemoryActive } from './cli/launch.js';
 import { recordLdapOff, startLdap, type LdapListener } from './ldap/server.js';
+import { recordRadiusOff, startRadius, type RadiusListener } from './radius/server.js';
+import { eapMaterial } from './radius/credentials.js';
 
 export const DATABASE_FILE = 'gatehouse.db';
 
@@ -43,6 +45,8 @@ export interface Running {
   redirectUrl?: string;
   /** The LDAP directory's listeners, when GATEHOUSE_LDAP=on (server/ldap/server.ts). */
   ldap?: LdapListener;
+  /** The RADIUS listeners, when GATEHOUSE_RADIUS=on (server/radius/server.ts). */
+  radius?: RadiusListener;
   /** Runs the periodic LAN-certificate check now; true when a new certificate is being served. */
   refreshTls(): boolean;
   stop(): Promise<void>;
@@ -53,8 +57,18 @@ const TLS_CHECK_MS = 24 * 3600 * 1000;
 
 function loadTls(config: Config, now: Date): TlsMaterial | undefined {
   if (config.tls.mode === 'auto') return ensureLocalTls(config.dataDir, config.tls.extraNames, now);
+  // ACME: the local certificate serves until the first ACME one (server/trust/acme/), which then
+  // serves from start-up on while it is valid; the local CA stays as the fallback.
+  if (config.tls.mode === 'acme') return acmeMaterial(config, now) ?? ensureLocalTls(config.dataDir, config.tls.extraNames, now);
   if (config.tls.mode === 'files') return loadOwnTls(config.tls.certFile, config.tls.keyFile);
   return undefined;
+}
+
+/** The stored ACME certificate as the listener's material, when it is usable now. */
+function acmeMaterial(config: Config, now: Date): TlsMaterial | undefined {
+  if (config.tls.mode !== 'acme') return undefined;
+  const stored = readAcmeCertificate(config.dataDir, config.env, config.tls.acme.domains, now);
+  return stored ? servedMaterial(stored.key, stored.cert, false) : undefined;
 }
 
 /**
@@ -95,7 +109,7 @@ async function guardMigrations(config: Config, file: string): Promise<void> {
  */
 async function startRedirect(config: Config, httpsPort: number, served: () => TlsMaterial | undefined): Promise<Server> {
   const server = createServer((request, response) => {
-    if (config.tls.mode === 'auto' && answerCaRequest(config.dataDir, request, response)) return;
+    if (hasLocalCa(config.tls) && answerCaRequest(config.dataDir, request, response)) return;
     if (answerPlainHttpTrust(config, request, response)) return;
     const material = served();
     const asked = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d+)?$/.exec(request.headers.host ?? '')?.[1]?.toLowerCase();
@@ -155,6 +169,20 @@ async function startClaimed(config: Config): Promise<Running> {
     startWorkers: true,
     ...(tls ? { https: { key: tls.key, cert: tls.cert } } : {}),
   });
+  // A certificate served while running (an ACME one, a renewed local one) goes to every TLS
+  // listener and into `running.tls` (the LDAP listener and `running` exist from below on).
+  let ldap: LdapListener | undefined;
+  // RADIUS (spec radius.md): EAP runs over the appliance CA's own certificate, whatever HTTPS serves.
+  let radius: RadiusListener | undefined;
+  const served: { running?: Running } = {};
+  const swapListener = app.ctx.serveCertificate;
+  app.ctx.serveCertificate = (material) => {
+    swapListener(material);
+    const next = servedMaterial(material.key, material.cert, true);
+    ldap?.setTls(next);
+    tls = next;
+    if (served.running) served.running.tls = next;
+  };
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -175,11 +203,13 @@ async function startClaimed(config: Config): Promise<Running> {
   const url = defaultIssuer(config.host, port, Boolean(tls));
   await recordServedIssuer(db, config.issuer, new Date());
   // The LDAP directory (spec ldap.md) listens beside HTTP, with the same certificate.
-  let ldap: LdapListener | undefined;
   try {
     if (config.ldap.enabled) ldap = await startLdap(app.ctx, app.log, tls);
     else await recordLdapOff(app.ctx);
+    if (config.radius.enabled) radius = await startRadius(app.ctx, app.log, eapMaterial(config, new Date()));
+    else await recordRadiusOff(app.ctx);
   } catch (error) {
+    await ldap?.stop();
     await app.close();
     await closeStore(db);
     throw error;
@@ -187,23 +217,24 @@ async function startClaimed(config: Config): Promise<Running> {
   const checkpointer = postgres ? undefined : startCheckpointer(db, databaseFile);
   warnAboutCa(app, config);
   if (config.lowMemory && !lowMemoryActive()) {
-    app.log.warn(`GATEHOUSE_LOW_MEMORY is set, but this process was started without ${LOW_MEMORY_NODE_ARGS.join(' ')}; \`gatehouse serve\` and \`npm start\` apply them.`);
+    app.log.warn(`GATEHOUSE_LOW_MEMORY is set, but this process runs without ${LOW_MEMORY_NODE_ARGS.join(' ')}; \`gatehouse serve\` and \`npm start\` apply them to themselves.`);
   }
 
   // Re-issue the LAN certificate while running (expiry, a new address) without a restart.
   const refreshTls = (): boolean => {
-    if (config.tls.mode !== 'auto') return false;
-    const next = ensureLocalTls(config.dataDir, config.tls.extraNames, new Date());
-    if (!next.issued) return false;
-    (app.server as unknown as TlsServer).setSecureContext({ key: next.key, cert: next.cert });
-    ldap?.setTls(next);
-    tls = next;
-    running.tls = next;
+    if (!hasLocalCa(config.tls)) return false;
+    const now = new Date();
+    const next = ensureLocalTls(config.dataDir, config.tls.extraNames, now);
+    if (radius && next.caPem && next.issued) radius.setTls({ key: next.key, cert: next.cert, ca: next.caPem });
+    // GATEHOUSE_TLS=acme: the local certificate is kept fresh, but serves only without a usable ACME one.
+    if (acmeMaterial(config, now)) return false;
+    if (!next.issued && running.tls?.cert === next.cert) return false;
+    app.ctx.serveCertificate({ key: next.key, cert: next.cert });
     app.log.info({ notAfter: next.notAfter.toISOString() }, 'TLS certificate renewed');
     return true;
   };
   let tlsTimer: NodeJS.Timeout | undefined;
-  if (config.tls.mode === 'auto') {
+  if (hasLocalCa(config.tls)) {
     tlsTimer = setInterval(() => {
       try {
         refreshTls();
@@ -233,18 +264,20 @@ async function startClaimed(config: Config): Promise<Running> {
       clearInterval(tlsTimer);
       if (redirect) await new Promise((resolve) => redirect!.close(resolve));
       await ldap?.stop();
+      await radius?.stop();
       await app.close();
       await checkpointer?.stop();
       await closeStore(db);
       removePidFile(config.dataDir);
     })());
-  const running: Running = { app, db, url, config, tls, redirectUrl, ldap, refreshTls, stop };
+  const running: Running = { app, db, url, config, tls, redirectUrl, ldap, radius, refreshTls, stop };
+  served.running = running;
   return running;
 }
 
 /** A local CA that should be renewed says so in the log at every start (issue 22). */
 function warnAboutCa(app: FastifyInstance, config: Config): void {
-  if (config.tls.mode !== 'auto') return;
+  if (!hasLocalCa(config.tls)) return;
   const ca = caStatus(config.dataDir, config.tls.extraNames, new Date());
   if (!ca?.renewalDue) return;
   const why = !ca.nameConstraints
@@ -264,7 +297,9 @@ export function readyLine(running: Running): string {
   const mode = lowMemoryActive() ? ', low-memory mode' : '';
   const ldapState = running.ldap?.state();
   const ldap = ldapState ? `, LDAP ${[ldapState.url, ldapState.ldapsUrl].filter(Boolean).join(' and ')} (base ${ldapState.baseDn})` : '';
-  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, control panel ${running.config.issuer}/admin/, data ${running.config.dataDir}, admin token ${token}${mode}${ldap}`;
+  const radiusState = running.radius?.state();
+  const radius = radiusState ? `, RADIUS udp ${radiusState.auth} (accounting ${radiusState.accounting})` : '';
+  const line = `Gatehouse listening on ${running.url} — issuer ${running.config.issuer}, control panel ${running.config.issuer}/admin/, data ${running.config.dataDir}, admin token ${token}${mode}${ldap}${radius}`;
   if (!running.tls) return line;
   const ca = running.tls.caPem ? `local CA SHA-256 ${running.tls.fingerprint} (install from ${running.url}/ca.pem)` : `certificate SHA-256 ${running.tls.fingerprint}`;
   return `${line}, ${ca}`;

@@ -9,6 +9,7 @@
  * verified before, every linked external account goes too (account pre-hijacking: someone who
  * registered the address first must not keep a provider sign-in into the owner's account).
  */
+import { managedBySource } from '../http/problem.js';
 import { eq } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -37,7 +38,8 @@ export async function requestPasswordReset(
 ): Promise<void> {
   if (!mailerFor(ctx.config)) return;
   const person = await findPersonByEmail(ctx.db, email);
-  if (!person) return;
+  // A directory source keeps this person's password (spec directory-sources.md): nothing to reset here.
+  if (!person || person.sourceId !== null) return;
   const now = ctx.clock.now();
   const token = await transaction(ctx.db, async (tx) => (await sentRecently(tx, now, person.id, 'password_reset') ? undefined : await issueToken(tx, now, person.id, 'password_reset')));
   if (!token) return;
@@ -50,6 +52,7 @@ export async function requestPasswordReset(
 export async function resetPassword(ctx: AppContext, token: string, password: string, path = 'body.password'): Promise<Person> {
   checkPasswordLength(password, path);
   const linked = await linkPerson(ctx, token, 'password_reset'); // refuse a bad link before spending a hash on it
+  if (linked.sourceId !== null) throw managedBySource('This password is kept by your organisation\'s directory; change it there.');
   await checkNewPassword(ctx.db, password, { path, userInputs: [linked.email, linked.name] });
   const passwordHash = await hashPassword(password);
   const now = ctx.clock.now();

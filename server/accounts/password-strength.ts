@@ -6,7 +6,9 @@
  * password is at least as strong as its start, and the cost grows faster than the length.
  *
  * The worker starts on the first estimate (most processes never set a password) and ends after
- * IDLE_MS without one, giving back the dictionaries' memory. Estimates queue in it one at a time.
+ * IDLE_MS without one, giving back the dictionaries' memory: ~85 MB of resident memory while it
+ * lives (issue 45, docs/decisions/0341-idle-memory-causes.md), against ~0.3 s to start it again
+ * for the next password set after a quiet spell. Estimates queue in it one at a time.
  * The same worker answers whether the password is on the common-password list that ships in
  * @zxcvbn-ts/language-common (its `passwords-common` dictionary: 49,233 passwords, most common first;
  * MIT licence).
@@ -16,7 +18,7 @@ import { IdleWorker } from '../util/idle-worker.js';
 
 /** Characters of a password that zxcvbn weighs. */
 export const STRENGTH_INPUT_LIMIT = 64;
-const IDLE_MS = 60_000;
+const IDLE_MS = 10_000;
 
 export interface StrengthEstimate {
   /** zxcvbn's score, 0 (too guessable) to 4 (very unguessable). */

@@ -16,7 +16,28 @@ export const PASSWORD_MAX_LENGTH = 256;
 /** `Algorithm.Argon2id` is an ambient const enum (2), which isolated-module builds cannot import. */
 const ARGON2ID = 2 as Algorithm;
 
-const OPTIONS = { algorithm: ARGON2ID, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+/** OWASP's argon2id parameters: 19 MiB, two passes. Every hash the server makes uses them. */
+export const PASSWORD_HASH_COST: HashCost = { memoryCost: 19456, timeCost: 2 };
+
+export interface HashCost {
+  /** KiB. */
+  memoryCost: number;
+  timeCost: number;
+}
+
+let options = { algorithm: ARGON2ID, ...PASSWORD_HASH_COST, parallelism: 1 };
+
+/**
+ * Sets the cost of new hashes for this process. Only tests whose subject is not hashing call it
+ * (test/helpers/app.ts: a few hundred sign-ups at 19 MiB each were a large share of the suite's
+ * time, issue 45); nothing in the server does, and a hash carries its parameters, so verifying is
+ * unaffected.
+ */
+export function useHashCost(cost: HashCost): void {
+  if (cost.memoryCost === options.memoryCost && cost.timeCost === options.timeCost) return;
+  options = { ...options, ...cost };
+  dummyHash = undefined;
+}
 
 /**
  * At most one hash per core at a time (libuv's pool has 4 threads). Hashing is pure CPU, so more
@@ -37,7 +58,7 @@ export function checkPasswordLength(password: string, path = 'body.password'): v
 }
 
 export async function hashPassword(password: string): Promise<string> {
-  return hashing(() => argon2Hash(password, OPTIONS));
+  return hashing(() => argon2Hash(password, options));
 }
 
 let dummyHash: Promise<string> | undefined;

@@ -38,6 +38,16 @@ export async function findPersonByEmail(db: Db, email: string): Promise<Person |
   return await one(byEmail(db), { email: normalizeEmail(email) });
 }
 
+/** Prepared once: username sign-in (`people_username_uq`; usernames are stored lower-case). */
+const byUsername = preparedPerDb((db) => db.select().from(people).where(eq(people.username, sql.placeholder('username'))).prepare());
+
+export async function findPersonByUsername(db: Db, username: string): Promise<Person | undefined> {
+  const name = username.trim().toLowerCase();
+  // No username has these (people/username.ts), and PostgreSQL cannot even compare text with a NUL.
+  if (name.length === 0 || name.length > 64 || name.includes('\u0000')) return undefined;
+  return await one(byUsername(db), { username: name });
+}
+
 export function userRecord(p: Person) {
   return {
     id: p.id, email: p.email, emailVerified: p.emailVerified, username: p.username,

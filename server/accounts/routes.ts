@@ -13,9 +13,9 @@ import { checkJsonWrite } from './csrf.js';
 import { deviceCookieOf, sendDeviceCookie } from './device-cookie.js';
 import { userRecord, type ClientInfo } from './people.js';
 import { authRateLimits, registerRateLimit } from './rate-limits.js';
-import { SignInBodySchema, SignInResponseSchema, SignUpBodySchema, UserResponseSchema } from './schemas.js';
+import { SignInBodySchema, SignInResponseSchema, SignUpBodySchema, UserResponseSchema, UsernameSignInBodySchema } from './schemas.js';
 import { clearSessionCookie, endSession, readSession, sessionToken, setSessionCookie } from './session.js';
-import { needsSecondFactor, signInWithEmail, type SignedIn } from './sign-in.js';
+import { needsSecondFactor, signInWithEmail, signInWithPassword, type SignedIn } from './sign-in.js';
 import { setMfaCookie } from './second-factor/pending.js';
 import { signUpWithEmail } from './sign-up.js';
 import { sendVerificationEmail } from './email-verification.js';
@@ -85,11 +85,37 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'For a person with a second factor, or for an application whose policy requires one, a right password answers `{secondFactor: {methods}}` with a short-lived `gatehouse_mfa` cookie and no session cookie: continue at `/api/auth/second-factor/*`.',
         body: SignInBodySchema,
-        response: { 200: SignInResponseSchema, ...errors },
+        response: { 200: SignInResponseSchema, ...errors, 503: problemRef },
       },
     },
     async (request, reply) => {
       const outcome = await signInWithEmail(ctx, request.body, clientInfo(ctx, request), request);
+      if (needsSecondFactor(outcome)) {
+        setMfaCookie(reply, ctx.config, outcome.pendingToken);
+        reply.header('cache-control', 'no-store');
+        return { secondFactor: outcome.secondFactor };
+      }
+      await sendSessionCookie(ctx, reply, outcome);
+      return { user: userRecord(outcome.person) };
+    },
+  );
+
+  app.post(
+    '/sign-in/username',
+    {
+      config: { rateLimit: limits.signIn },
+      schema: {
+        tags,
+        summary: 'Sign in with username and password',
+        description:
+          'As `/sign-in/email`, by username. People a directory source keeps are checked by that source (503 `directory_unavailable` when it cannot be reached, not counted as a failed attempt); a username new to the source is looked up there and signed in.',
+        body: UsernameSignInBodySchema,
+        response: { 200: SignInResponseSchema, ...errors, 503: problemRef },
+      },
+    },
+    async (request, reply) => {
+      const { username, password, applicationId } = request.body;
+      const outcome = await signInWithPassword(ctx, { login: username, password, applicationId }, 'username', clientInfo(ctx, request), request);
       if (needsSecondFactor(outcome)) {
         setMfaCookie(reply, ctx.config, outcome.pendingToken);
         reply.header('cache-control', 'no-store');

@@ -29,6 +29,16 @@ export const SignInBodySchema = Type.Object(
 );
 export type SignInBody = Static<typeof SignInBodySchema>;
 
+/** `POST /api/auth/sign-in/username` (spec directory-sources.md): everyone's username, local or a source's. */
+export const UsernameSignInBodySchema = Type.Object(
+  {
+    username: Type.String({ minLength: 1, maxLength: 256 }),
+    password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH }),
+    applicationId: Type.Optional(ApplicationRef),
+  },
+  { additionalProperties: false },
+);
+
 export const UserSchema = Type.Object({
   id: Type.String(),
   email: Type.String(),

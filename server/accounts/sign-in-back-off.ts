@@ -136,6 +136,11 @@ const backOffQueries = preparedPerDb((db) => {
   const lockedUntil = db.select({ lockedUntil: t.lockedUntil }).from(t).where(eq(t.emailHash, p('emailHash'))).prepare();
   const lock = db.update(t).set({ lockedUntil: sql`${p('untilMs')}` }).where(eq(t.emailHash, p('emailHash'))).prepare();
   const clear = db.delete(t).where(eq(t.emailHash, p('emailHash'))).prepare();
+  const unclaim = db
+    .update(t)
+    .set({ failures: sql`case when ${t.failures} > 0 then ${t.failures} - 1 else 0 end`, lockedUntil: sql`case when ${t.failures} - 1 < ${p('lock')} then null else ${t.lockedUntil} end` })
+    .where(eq(t.emailHash, p('emailHash')))
+    .prepare();
   const notified = db
     .update(t)
     .set({ notifiedAt: sql`${p('nowMs')}` })
@@ -152,7 +157,7 @@ const backOffQueries = preparedPerDb((db) => {
       await exec(lock, { emailHash, untilMs: until.getTime() });
       return { failures: row.failures, lockedUntil: until };
     }, { isolation: 'read committed' });
-  return { claim, clear, notified };
+  return { claim, clear, notified, unclaim };
 });
 
 /**
@@ -181,6 +186,14 @@ export async function passwordCheckFailed(
 /** A right password: the counter it was claimed on (the address's, or the trusted browser's) starts over. */
 export async function passwordCheckPassed(db: Db, check: PasswordCheck): Promise<void> {
   await exec(backOffQueries(db).clear, { emailHash: check.key });
+}
+
+/**
+ * The claimed check could not be made (a directory source did not answer): the claim is taken
+ * back, so an outage of the source locks nobody out. A lock the claim set goes with it.
+ */
+export async function passwordCheckUncounted(db: Db, check: PasswordCheck): Promise<void> {
+  await exec(backOffQueries(db).unclaim, { emailHash: check.key, lock: LOCK_AFTER_FAILURES });
 }
 
 /** A password reset or change: the back-off of that address starts over (also inside a transaction on `db`). */

@@ -18,8 +18,8 @@ import { findMembership, membershipEventData, touchMembership } from '../members
 import { recordEvent } from '../webhooks/outbox.js';
 import { countFailedSignIn, countSignIn } from '../activity/record.js';
 import { verifyPassword } from './passwords.js';
-import { applicationForEmailSignIn, findPersonByEmail, startSession, type ClientInfo, type SessionHost } from './people.js';
-import { claimPasswordCheck, passwordCheckFailed, passwordCheckPassed } from './sign-in-back-off.js';
+import { applicationForEmailSignIn, findPersonByEmail, findPersonByUsername, startSession, type ClientInfo, type SessionHost } from './people.js';
+import { claimPasswordCheck, passwordCheckFailed, passwordCheckPassed, passwordCheckUncounted } from './sign-in-back-off.js';
 import { methodsOf, mfaRequired, type SecondFactorMethod } from './second-factor/factors.js';
 import { startPending } from './second-factor/pending.js';
 import { transaction } from '../db/store.js';
@@ -62,7 +62,7 @@ export interface HostedNext {
 }
 
 export const invalidCredentials = () =>
-  new Problem(401, 'invalid_credentials', 'The e-mail address or password is not correct.');
+  new Problem(401, 'invalid_credentials', 'The e-mail address (or username) or password is not correct.');
 
 /**
  * A wrong password (or unknown address: the same answer), with what the back-off made of it, so a
@@ -76,6 +76,9 @@ export class WrongPassword extends Problem {
   }
 }
 
+/** A username or an e-mail address: what the hosted page's one field takes. */
+export type LoginKind = 'email' | 'username' | 'either';
+
 export async function signInWithEmail(
   ctx: AppContext,
   input: SignInInput,
@@ -83,18 +86,62 @@ export async function signInWithEmail(
   request: FastifyRequest,
   hosted: HostedNext = { next: '/account' },
 ): Promise<SignInOutcome> {
+  return signInWithPassword(ctx, { login: input.email, password: input.password, applicationId: input.applicationId }, 'email', client, request, hosted);
+}
+
+/**
+ * Password sign-in by e-mail address or username (spec directory-sources.md, "Signing in"): a
+ * person a directory source keeps is checked by that source (plugin-api/registries.ts `signInSources`), a
+ * login nobody has may be found in a source, everyone else against their stored hash. A source
+ * that cannot be reached answers 503 `directory_unavailable`, and the attempt is not counted.
+ */
+export async function signInWithPassword(
+  ctx: AppContext,
+  input: { login: string; password: string; applicationId?: string | undefined },
+  kind: LoginKind,
+  client: ClientInfo,
+  request: FastifyRequest,
+  hosted: HostedNext = { next: '/account' },
+): Promise<SignInOutcome> {
   const app = input.applicationId === undefined ? undefined : await applicationForEmailSignIn(ctx, input.applicationId);
-  // Claimed for every address, known or not, before the person is even looked up; a browser that
-  // proved itself before (device cookie, live session) is counted apart from strangers.
+  const login = input.login.trim();
+  const byEmail = kind === 'email' || (kind === 'either' && login.includes('@'));
+  let person = byEmail ? await findPersonByEmail(ctx.db, login) : await findPersonByUsername(ctx.db, login);
+  // Claimed for every login, known or not, before the password is checked; a username is counted
+  // under its person's address (so both ways in share one count), an unknown one under itself.
   let check: Awaited<ReturnType<typeof claimPasswordCheck>>;
   try {
-    check = await claimPasswordCheck(ctx, input.email, { deviceCookie: client.deviceCookie, sessionToken: client.currentToken });
+    check = await claimPasswordCheck(ctx, person?.email ?? (byEmail ? login : `username:${login.toLowerCase()}`), { deviceCookie: client.deviceCookie, sessionToken: client.currentToken });
   } catch (locked) {
     await countFailedSignIn(ctx.db, ctx.clock.now(), app?.id);
     ctx.metrics.signIn('locked', 'password');
     throw locked;
   }
-  const { person, ok } = await checkPassword(ctx, input.email, input.password);
+  let ok: boolean;
+  try {
+    // The sign-in sources plugins registered (plugin-api/registries.ts `signInSources`: a directory source binds as the person).
+    const sources = ctx.registries.signInSources.all;
+    const owner = person ? sources.find((s) => s.owns(person!)) : undefined;
+    if (person && owner) ok = (await owner.verify(person, input.password)) === 'valid';
+    else if (person) ok = await verifyPassword(person.passwordHash, input.password);
+    else {
+      ok = false;
+      for (const source of sources) {
+        const found = await source.discover?.(login, input.password);
+        if (found) {
+          person = found;
+          ok = true;
+          break;
+        }
+      }
+      // The same time as a wrong password for a login nobody has.
+      if (!ok) await verifyPassword(undefined, input.password);
+    }
+  } catch (error) {
+    // The source could not answer: not a guess, so not counted.
+    await passwordCheckUncounted(ctx.db, check);
+    throw error;
+  }
   const now = ctx.clock.now();
   if (!person || !ok) {
     await passwordCheckFailed(ctx, person, check, client.log);
@@ -102,7 +149,8 @@ export async function signInWithEmail(
     ctx.metrics.signIn('failure', 'password');
     throw new WrongPassword(check.failures, check.lockedUntil);
   }
-  const pending = await secondStepFor(ctx, request, person, app, ['pwd'], hosted);
+  const signedIn = person;
+  const pending = await secondStepFor(ctx, request, signedIn, app, ['pwd'], hosted);
   if (pending) {
     await passwordCheckPassed(ctx.db, check);
     ctx.metrics.signIn('second_factor_required', 'password');
@@ -110,31 +158,11 @@ export async function signInWithEmail(
   }
   const result = await transaction(ctx.db, async () => {
     await passwordCheckPassed(ctx.db, check);
-    return signInPerson(ctx, now, person, app, client, ['pwd']);
+    return signInPerson(ctx, now, signedIn, app, client, ['pwd']);
   });
   if (app) ctx.wakeWebhooks();
   ctx.metrics.signIn('success', 'password');
-  return { person, ...result };
-}
-
-/**
- * The password check of a sign-in: against the stored hash, or by the sign-in source that keeps
- * the person's password (plugin-api/registries.ts `signInSources`: a directory source binds as
- * them); a login nobody has may be found by a source (`discover`), which creates the person. A
- * source that cannot be reached throws its Problem (503 `directory_unavailable`), answered as is.
- */
-async function checkPassword(ctx: AppContext, login: string, password: string): Promise<{ person: Person | undefined; ok: boolean }> {
-  const person = await findPersonByEmail(ctx.db, login);
-  const sources = ctx.registries.signInSources.all;
-  const source = person && sources.length ? sources.find((s) => s.owns(person)) : undefined;
-  if (source) return { person, ok: (await source.verify(person!, password)) === 'valid' };
-  const ok = await verifyPassword(person?.passwordHash, password);
-  if (person || ok) return { person, ok };
-  for (const candidate of sources) {
-    const found = await candidate.discover?.(login, password);
-    if (found) return { person: found, ok: true };
-  }
-  return { person, ok };
+  return { person: signedIn, ...result };
 }
 
 /**

@@ -16,7 +16,15 @@ const matchColumns = {
   password: { id: appPasswords.id, applicationId: appPasswords.applicationId, lastUsedAt: appPasswords.lastUsedAt },
   person: { id: people.id, email: people.email, username: people.username, name: people.name, status: people.status },
   membership: { id: memberships.id, status: memberships.status },
-  application: { id: applications.id, name: applications.name, ldap: applications.ldap, forwardAuth: applications.forwardAuth, groupsFilter: applications.groupsFilter },
+  application: {
+    id: applications.id,
+    name: applications.name,
+    ldap: applications.ldap,
+    forwardAuth: applications.forwardAuth,
+    groupsFilter: applications.groupsFilter,
+    // Whether it has RADIUS settings (server/radius/): not the settings, which hold the clients' secrets.
+    radius: sql<boolean>`${applications.radius} is not null`.mapWith(Boolean),
+  },
 };
 
 /** An app password with its person, membership and application, joined by their primary keys. */

@@ -32,11 +32,12 @@ import { appPasswordsOf, countAppPasswordsOf, deleteAppPassword, insertAppPasswo
 export const APP_PASSWORDS_PER_PERSON = 50;
 
 /**
- * Whether an application takes app passwords: it has LDAP on (its members bind with them), or its
- * protected hosts take HTTP Basic (`forwardAuth.basic`: DAV clients; server/forward-auth/check.ts).
+ * Whether an application takes app passwords: it has LDAP on (its members bind with them), its
+ * protected hosts take HTTP Basic (`forwardAuth.basic`: DAV clients; server/forward-auth/check.ts),
+ * or it has RADIUS settings (PAP and EAP-TTLS/PAP; server/radius/).
  */
-export function acceptsAppPasswords(app: Pick<Application, 'ldap' | 'forwardAuth'>): boolean {
-  return app.ldap.enabled || Boolean(app.forwardAuth?.basic);
+export function acceptsAppPasswords(app: Pick<Application, 'ldap' | 'forwardAuth'> & { radius?: unknown }): boolean {
+  return app.ldap.enabled || Boolean(app.forwardAuth?.basic) || Boolean(app.radius);
 }
 
 export function appPasswordRecord({ password, applicationName }: AppPasswordRow) {

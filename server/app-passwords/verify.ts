@@ -26,7 +26,7 @@ export interface AppPasswordLogin {
 
 export interface AppPasswordMatch {
   person: Pick<Person, 'id' | 'email' | 'username' | 'name' | 'status'>;
-  application: Pick<Application, 'id' | 'name' | 'ldap' | 'forwardAuth' | 'groupsFilter'>;
+  application: Pick<Application, 'id' | 'name' | 'ldap' | 'forwardAuth' | 'groupsFilter'> & { radius: boolean };
   membershipId: string;
   appPasswordId: string;
 }

@@ -48,7 +48,7 @@ async function withSecretsShownOnce(ctx: AppContext, app: Application, secrets: 
     ...(await applicationRecord(ctx, app)),
     ...(secrets.clientSecret ? { clientSecret: secrets.clientSecret } : {}),
     ...(secrets.webhookSecret ? { webhookSecret: secrets.webhookSecret } : {}),
-    ...Object.assign({}, ...fields.map((f) => f.secrets ?? {})) as Record<string, string>,
+    ...Object.assign({}, ...fields.map((f) => f.secrets ?? {})) as Record<string, string | Record<string, string>>,
   };
 }
 

@@ -8,6 +8,7 @@
  * grant's CPU goes): `{type: 'bench-profile', action: 'start', intervalUs}` starts V8's sampling
  * profiler on the main thread through node:inspector (loaded only then), `{type: 'bench-profile',
  * action: 'stop', file}` writes the `.cpuprofile` there and answers `{type: 'bench-profile', file}`.
+ * `{type: 'bench-heap-snapshot', file}` writes a heap snapshot there (issue 45: what idle memory holds).
  *
  * And it switches the Prometheus counting (metrics/metrics.ts) off and on, so the benchmark
  * measures what counting costs on one server, window by window (bench/refresh.ts):
@@ -16,7 +17,10 @@
  * answers `{type: 'bench-signing', onPool}` with the algorithms now signing on libuv's pool.
  */
 import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
+import { appliedLaunchSettings, type AppliedSettings } from './launch.js';
 import type { Session } from 'node:inspector';
 import type { IdleReclaim, ReclaimStats } from '../ops/idle-memory.js';
 import type { Metrics } from '../plugin-api/metrics.js';
@@ -32,6 +36,24 @@ export interface BenchMetrics {
   memory: NodeJS.MemoryUsage;
   /** Idle memory reclaims so far (ops/idle-memory.ts); null when off or unavailable. */
   idleReclaim: ReclaimStats | null;
+  /** The answering process (one process: the one the launcher started). */
+  pid: number;
+  /** The launch settings it applied to itself (cli/launch.ts). */
+  launch: AppliedSettings;
+  /** V8's heap spaces: bytes committed to each (`space_size`), by space name. */
+  heapSpaces: Record<string, number>;
+  /** glibc's malloc totals (native/idle-memory's mallinfo2), null where unavailable. */
+  malloc: { arena: number; inUse: number; free: number; mmapped: number; releasable: number } | null;
+}
+
+/** mallinfo2 through the native helper, when it is built and has it. */
+function mallocInfo(): BenchMetrics['malloc'] {
+  try {
+    const helper = createRequire(import.meta.url)('@gatehouse/idle-memory') as { mallocInfo?: () => BenchMetrics['malloc'] | undefined };
+    return helper.mallocInfo?.() ?? null;
+  } catch {
+    return null;
+  }
 }
 
 const nsToMs = (ns: number) => ns / 1e6;
@@ -50,6 +72,11 @@ export function serveBenchMetrics(env: NodeJS.ProcessEnv, reclaim?: IdleReclaim,
       process.send!({ type: 'bench-counting', on: metrics.counting });
       return;
     }
+    if (message?.type === 'bench-heap-snapshot' && message.file) {
+      // Where the heap's bytes are (the memory benchmark's BENCH_HEAP_SNAPSHOT): blocks for as long as it writes.
+      process.send!({ type: 'bench-heap-snapshot', file: writeHeapSnapshot(message.file) });
+      return;
+    }
     if (message?.type === 'bench-profile') {
       void profile(message).then((answer) => process.send!({ type: 'bench-profile', ...answer }));
       return;
@@ -62,6 +89,10 @@ export function serveBenchMetrics(env: NodeJS.ProcessEnv, reclaim?: IdleReclaim,
         : null,
       memory: process.memoryUsage(),
       idleReclaim: reclaim?.available ? reclaim.stats() : null,
+      pid: process.pid,
+      launch: appliedLaunchSettings(),
+      heapSpaces: Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, space.space_size])),
+      malloc: mallocInfo(),
     };
     if (message.reset) {
       histogram ??= monitorEventLoopDelay({ resolution: 1 });

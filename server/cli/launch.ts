@@ -1,12 +1,20 @@
 /**
- * How the long-running `gatehouse serve` process is started: the settings that must be given
- * before the process exists (V8 sizes its young generation at start-up, glibc reads its malloc
- * tunables from the environment at load), so code cannot apply them to itself. Every launcher
- * uses these: the Electron supervisor (both spawners), the bench helpers, the tests' server
- * helpers, and bin/gatehouse.js (`npm start`, the installed `gatehouse serve`), which runs itself
- * again with them when started without. Why each one:
+ * The settings the long-running `gatehouse serve` process runs with, and how it gets them. The
+ * process applies them to itself as its first step (`applyLaunchSettings`, from server/cli.ts
+ * before the server's code is loaded), so `gatehouse serve`, `npm start` and the desktop app's
+ * server child are one process each on every OS (issue 45; docs/decisions/0340-one-process.md):
+ * - V8's young generation stays at its initial 1 MiB semi-space: `--semi-space-growth-factor=1`
+ *   set at run time has the effect `--max-semi-space-size=1` has on the command line;
+ * - glibc's mmap threshold is set with mallopt (native/idle-memory) instead of
+ *   MALLOC_MMAP_THRESHOLD_ in the environment;
+ * - low-memory mode's V8 flags are set at run time, before the code they govern is compiled.
+ * A launcher may still pass the command-line forms (the packaged desktop app's utilityProcess,
+ * whose V8 is Electron's); they are then not set again. Why each one:
  * docs/decisions/0072-memory-floor.md.
  */
+import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
+
 
 import { parseSwitch } from '../util/switches.js';
 
@@ -33,26 +41,72 @@ export function lowMemoryRequested(env: Record<string, string | undefined>): boo
   return parseLowMemory(env.GATEHOUSE_LOW_MEMORY) === true;
 }
 
-/** The Node/V8 flags for a server that will run with `env`. */
+/** The Node/V8 flags for a server that will run with `env`, for launchers that give them on the command line (Electron's utilityProcess). */
 export function serveNodeArgs(env: Record<string, string | undefined>): string[] {
   return [...BASE_NODE_ARGS, ...(lowMemoryRequested(env) ? LOW_MEMORY_NODE_ARGS : [])];
 }
 
-/** Whether this process runs in low-memory mode (its V8 flags, whatever asked for them). */
+/** Whether this process runs in low-memory mode (its V8 flags, given on its command line or set by applyLaunchSettings). */
 export function lowMemoryActive(execArgv: readonly string[] = process.execArgv): boolean {
-  return LOW_MEMORY_NODE_ARGS.every((arg) => execArgv.includes(arg));
+  return applied.lowMemory || LOW_MEMORY_NODE_ARGS.every((arg) => execArgv.includes(arg));
 }
 
-/** Environment: allocations of 128 KiB and more are mmapped, so freed argon2 blocks go back. */
-export const SERVE_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: '131072' };
+/** glibc's mmap threshold: allocations of 128 KiB and more are mmapped, so freed argon2 blocks go back. */
+const MMAP_THRESHOLD_BYTES = 131_072;
+
+/** Environment, for launchers that start the server under a V8 that may not take flags at run time (Electron's). */
+export const SERVE_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: String(MMAP_THRESHOLD_BYTES) };
+
+/** What applyLaunchSettings did (the start-up line and the memory benchmark read it). */
+export interface AppliedSettings {
+  /** V8 flags set at run time (empty when the command line had them, or under Electron). */
+  v8Flags: string[];
+  /** Whether glibc's mmap threshold is set (by mallopt, or by MALLOC_MMAP_THRESHOLD_ at start). */
+  mmapThreshold: boolean;
+  lowMemory: boolean;
+}
+
+const applied: AppliedSettings = { v8Flags: [], mmapThreshold: false, lowMemory: false };
+
+/** The helper's mallopt call, when native/idle-memory is built and has it (helpers built before it do not). */
+function mallopt(): ((bytes: number) => boolean) | undefined {
+  try {
+    const helper = createRequire(import.meta.url)('@gatehouse/idle-memory') as { setMmapThreshold?: (bytes: number) => boolean };
+    return typeof helper.setMmapThreshold === 'function' ? helper.setMmapThreshold : undefined;
+  } catch {
+    return undefined; // not built: ops/idle-memory.ts says so in the log
+  }
+}
+
+/**
+ * Applies the launch settings to this process, from inside it; `serve` calls it before loading the
+ * server. V8 flags are set only under Node (Electron's V8 may freeze them after start, and its
+ * launcher passes them on the command line) and only those the command line lacks.
+ */
+export function applyLaunchSettings(
+  env: Record<string, string | undefined> = process.env,
+  execArgv: readonly string[] = process.execArgv,
+): AppliedSettings {
+  const lowMemory = lowMemoryRequested(env);
+  const flags: string[] = [];
+  if (!process.versions.electron) {
+    if (!execArgv.some((arg) => arg.startsWith('--max-semi-space-size'))) flags.push('--semi-space-growth-factor=1');
+    if (lowMemory) flags.push(...LOW_MEMORY_NODE_ARGS.filter((arg) => !execArgv.includes(arg)));
+  }
+  for (const flag of flags) setFlagsFromString(flag);
+  applied.v8Flags = flags;
+  applied.lowMemory = lowMemory && !process.versions.electron;
+  applied.mmapThreshold = env.MALLOC_MMAP_THRESHOLD_ === String(MMAP_THRESHOLD_BYTES) || mallopt()?.(MMAP_THRESHOLD_BYTES) === true;
+  return { ...applied, v8Flags: [...flags] };
+}
+
+/** What applyLaunchSettings did in this process (nothing when it was not called). */
+export function appliedLaunchSettings(): AppliedSettings {
+  return { ...applied, v8Flags: [...applied.v8Flags] };
+}
 
 /**
  * The artefact every launcher runs, relative to the project root: the server bundled into one
  * ES module by scripts/bundle-server.mjs (docs/decisions/0071-bundled-server.md).
  */
 export const SERVER_BUNDLE = 'dist/gatehouse.mjs';
-
-/** Whether this process was started with the launch settings above (bin/gatehouse.js asks). */
-export function launchSettingsApplied(execArgv: readonly string[], env: Record<string, string | undefined>): boolean {
-  return serveNodeArgs(env).every((arg) => execArgv.includes(arg)) && Object.entries(SERVE_ENV).every(([key, value]) => env[key] === value);
-}

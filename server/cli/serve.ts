@@ -19,6 +19,7 @@ export const serveCommand: Command = {
     pretty: { type: 'boolean' },
     tls: { type: 'string' },
     ldap: { type: 'boolean' },
+    radius: { type: 'boolean' },
   },
   help: [
     dataDirHelp,
@@ -30,6 +31,7 @@ export const serveCommand: Command = {
     ['--pretty', 'human-readable logs instead of JSON lines'],
     ['--tls MODE', 'auto: HTTPS with a local CA in <data>/tls/ (GATEHOUSE_TLS; own files via GATEHOUSE_TLS_CERT/KEY)'],
     ['--ldap', 'also serve the read-only LDAP directory (GATEHOUSE_LDAP=on; port GATEHOUSE_LDAP_PORT, default 3890)'],
+    ['--radius', 'also serve RADIUS for Wi-Fi, VPN and network gear (GATEHOUSE_RADIUS=on; UDP GATEHOUSE_RADIUS_PORT 1812, GATEHOUSE_RADIUS_ACCT_PORT 1813)'],
   ],
   async run(values) {
     if (values['admin-token'] !== undefined) {
@@ -46,6 +48,7 @@ export const serveCommand: Command = {
       pretty: values.pretty as boolean | undefined,
       tls: values.tls as string | undefined,
       ldap: values.ldap as boolean | undefined,
+      radius: values.radius as boolean | undefined,
     });
     const running = await start(config);
     await deprioritiseThreadPool();

@@ -1,13 +1,14 @@
 /** `gatehouse status [--json] [--env-file FILE]`: what a data directory (or PostgreSQL database) holds, read without a server. */
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, hasLocalCa, loadConfig } from '../config.js';
 import { formatStatus, readStatus } from '../ops/status.js';
 import { postgresOptions } from '../db/postgres-options.js';
 import { dataDirHelp, dataDirOption, type Command } from './command.js';
 import { withEnvFile } from './env-file.js';
 import { ldapStatus } from '../ldap/status.js';
+import { radiusStatus } from '../radius/status.js';
 
-/** The plugins' lines (plugin-api/registries.ts `RecordedStatus`): the LDAP directory's. */
-const recordedStatuses = [ldapStatus];
+/** The plugins' lines (plugin-api/registries.ts `RecordedStatus`): the LDAP directory's and RADIUS's. */
+const recordedStatuses = [ldapStatus, radiusStatus];
 
 /** Settings status never needs, left out so that a token file it may not read does not stop it. */
 const SECRETS_NOT_READ = { ADMIN_TOKEN: undefined, ADMIN_TOKEN_FILE: undefined, GATEHOUSE_METRICS_TOKEN: undefined, GATEHOUSE_METRICS_TOKEN_FILE: undefined };
@@ -31,7 +32,7 @@ export const statusCommand: Command = {
       return;
     }
     const config = loadConfig({ ...env, ...SECRETS_NOT_READ }, { dataDir: values['data-dir'] as string | undefined });
-    const extraNames = config.tls.mode === 'auto' ? config.tls.extraNames : [];
+    const extraNames = hasLocalCa(config.tls) ? config.tls.extraNames : [];
     const status = await readStatus(config.dataDir, extraNames, { configured: config.issuerConfigured ? config.issuer : undefined, fallback: config.issuer }, recordedStatuses);
     if (!status) {
       throw new ConfigError(

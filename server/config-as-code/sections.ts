@@ -231,8 +231,14 @@ async function refuseProblems(ctx: AppContext, id: string, fields: Entry, secret
 /** The secrets an admin API answer showed once (`names`: clientSecret, webhookSecret and the plugin fields' own, such as ldapPassword). */
 function shownSecrets(names: readonly string[], id: string, answer: Record<string, unknown>, skip: ReadonlySet<string> = new Set()): ShownSecret[] {
   return names
-    .filter((field) => typeof answer[field] === 'string' && !skip.has(field))
-    .map((field) => ({ path: `applications.${id}.${field}`, value: answer[field] as string }));
+    .filter((field) => answer[field] !== undefined && !skip.has(field))
+    .flatMap((field) => {
+      const value = answer[field];
+      if (typeof value === 'string') return [{ path: `applications.${id}.${field}`, value }];
+      // A map of secrets (radiusSecrets: one per RADIUS client, by name).
+      if (value && typeof value === 'object') return Object.entries(value as Record<string, string>).map(([key, v]) => ({ path: `applications.${id}.${field}.${key}`, value: v }));
+      return [];
+    });
 }
 
 /**

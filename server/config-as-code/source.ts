@@ -17,7 +17,8 @@ import { IdleWorker } from '../util/idle-worker.js';
 
 /** Aliases a file may expand (`*anchor`): enough for shared lists, too few to blow up memory. */
 const MAX_ALIAS_COUNT = 100;
-const IDLE_MS = 60_000;
+/** A worker thread is a second V8 isolate (~15 MB resident): ended soon after the last file (issue 45). */
+const IDLE_MS = 10_000;
 
 export interface Source {
   /** The document as plain values (maps as objects, sequences as arrays). */

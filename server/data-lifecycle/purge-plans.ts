@@ -24,6 +24,8 @@ import {
   totpCredentials,
   apiKeys,
   appPasswords,
+  networkCertificates,
+  radiusSessions,
   applicationLogos,
   consents,
   backchannelLogouts,
@@ -71,6 +73,9 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'logo', table: applicationLogos, key: applicationLogos.applicationId, column: applicationLogos.applicationId },
     // Issue 35: its members' app passwords (before the members they hang off).
     { name: 'appPasswords', table: appPasswords, key: appPasswords.id, column: appPasswords.applicationId },
+    // Issue 43: its RADIUS network certificates (before the members) and accounting sessions.
+    { name: 'networkCertificates', table: networkCertificates, key: networkCertificates.id, column: networkCertificates.applicationId },
+    { name: 'radiusSessions', table: radiusSessions, key: radiusSessions.id, column: radiusSessions.applicationId },
     { name: 'members', table: memberships, key: memberships.id, column: memberships.applicationId },
     { name: 'invitations', table: invitations, key: invitations.id, column: invitations.applicationId },
     { name: 'apiKeys', table: apiKeys, key: apiKeys.id, column: apiKeys.applicationId },
@@ -100,6 +105,8 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     { name: 'consents', table: consents, key: consents.membershipId, column: consents.membershipId },
     // Issue 35: the member's app passwords stop binding with the membership.
     { name: 'appPasswords', table: appPasswords, key: appPasswords.id, column: appPasswords.membershipId },
+    // Issue 43: the member's network certificates stop authenticating with the membership.
+    { name: 'networkCertificates', table: networkCertificates, key: networkCertificates.id, column: networkCertificates.membershipId },
   ],
   // A person deleted by an administrator (administrators/people-service.ts): everything they had,
   // the tokens first, so nothing issued from a half-removed account stays usable.
@@ -110,6 +117,8 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     },
     { name: 'deviceAuthorizations', table: deviceAuthorizations, key: deviceAuthorizations.id, column: deviceAuthorizations.personId },
     { name: 'appPasswords', table: appPasswords, key: appPasswords.id, column: appPasswords.personId },
+    { name: 'networkCertificates', table: networkCertificates, key: networkCertificates.id, column: networkCertificates.personId },
+    { name: 'radiusSessions', table: radiusSessions, key: radiusSessions.id, column: radiusSessions.personId },
     {
       name: 'members', table: memberships, key: memberships.id, column: memberships.personId,
       children: [{ table: consents, key: consents.membershipId, column: consents.membershipId }],

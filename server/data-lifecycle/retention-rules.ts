@@ -16,7 +16,8 @@
  * and the second factors `totp_credentials`, `passkeys` and
  * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person),
  * directory `groups` (at most 1,000) and `group_members` (at most 200 per person; they go with the
- * person and with the group).
+ * person and with the group), `directory_sources` (at most ten) and `directory_entries` (one per
+ * person or group a source keeps; a sync run drops those whose person or group is gone).
  * Authorization codes live in memory on SQLite.
  *
  * Reuse detection keeps working: a refresh-token family and all its tokens go together, only
@@ -33,9 +34,12 @@ import {
   backchannelLogouts,
   consents,
   deviceAuthorizations,
+  directorySyncRuns,
   forwardAuthCodes,
   forwardAuthSessions,
   invitations,
+  networkCertificates,
+  radiusSessions,
   oneTimeTokens,
   pendingSignIns,
   rateLimitWindows,
@@ -76,6 +80,10 @@ export const AUTHORIZATION_CODE_MEMORY_MS = 10 * 60_000;
 export const SAML_LOGOUT_KEPT_MS = 3600_000;
 /** An explicit consent not used for this long is forgotten (the person is asked again). */
 export const CONSENT_UNUSED_MS = 365 * 86_400_000;
+/** RADIUS accounting sessions and ended network certificates are kept 30 days (spec radius.md). */
+export const RADIUS_KEEP_MS = 30 * 86_400_000;
+/** A directory source's sync runs are kept this long. */
+export const DIRECTORY_RUNS_KEPT_MS = 90 * 86_400_000;
 const familyTokens = [{ table: refreshTokens, key: refreshTokens.tokenHash, column: refreshTokens.familyId }];
 const sessionChildren = [
   { table: sessionRealms, key: ROW_ID, column: sessionRealms.sessionId },
@@ -129,7 +137,14 @@ export const RETENTION_RULES: RetentionRule[] = [
   // once, and whose retention takes them along); one past its own expiry is worthless. The
   // hand-over's codes live 60 seconds.
   { name: 'forward-auth site sessions', table: forwardAuthSessions, key: forwardAuthSessions.id, where: (_before, now) => lt(forwardAuthSessions.expiresAt, now) },
+  // Issue 43: RADIUS accounting sessions are shown for 30 days after their last report; a network
+  // certificate is listed for 30 days after it was revoked or expired (it authenticates nothing then).
+  { name: 'RADIUS sessions', table: radiusSessions, key: radiusSessions.id, where: (_before, now) => lt(radiusSessions.updatedAt, new Date(now.getTime() - RADIUS_KEEP_MS)) },
+  { name: 'network certificates (expired)', table: networkCertificates, key: networkCertificates.id, where: (_before, now) => lt(networkCertificates.notAfter, new Date(now.getTime() - RADIUS_KEEP_MS)) },
+  { name: 'network certificates (revoked)', table: networkCertificates, key: networkCertificates.id, where: (_before, now) => lt(networkCertificates.revokedAt, new Date(now.getTime() - RADIUS_KEEP_MS)) },
   { name: 'forward-auth codes', table: forwardAuthCodes, key: forwardAuthCodes.codeHash, where: (_before, now) => lt(forwardAuthCodes.expiresAt, now) },
+  // Issue 47: a directory source's sync runs (their conflicts and skipped entries) are kept 90 days.
+  { name: 'directory sync runs', table: directorySyncRuns, key: directorySyncRuns.id, where: (_before, now) => and(lt(directorySyncRuns.startedAt, new Date(now.getTime() - DIRECTORY_RUNS_KEPT_MS)), ne(directorySyncRuns.state, 'running'))! },
   // Issue 42: an AuthnRequest's ID is kept for replays, and its sign-on waits, until it expires
   // (saml/sso.ts REQUEST_TTL_MS); a single logout's round is over within seconds, kept an hour.
   { name: 'SAML requests', table: samlRequests, key: samlRequests.handleHash, where: (_before, now) => lt(samlRequests.expiresAt, now) },

@@ -25,10 +25,14 @@ export function migrationsFolder(): string {
   return folder;
 }
 
-/** Opens (creating if needed) a database file, or `:memory:`, and applies pending migrations. */
-export function openDatabase(file: string): Db {
-  const sqlite = new Database(file);
-  if (file !== ':memory:') chmodSync(file, 0o600);
+/**
+ * Opens (creating if needed) a database file, or `:memory:`, and applies pending migrations; or,
+ * given `image` (`serialize()` of a migrated database), an in-memory copy of it as it is (the
+ * tests' helper copies one migrated database instead of migrating each: test/helpers/app.ts).
+ */
+export function openDatabase(file: string, image?: Buffer): Db {
+  const sqlite = image ? new Database(image) : new Database(file);
+  if (file !== ':memory:' && !image) chmodSync(file, 0o600);
   // A new database hands freed pages back in small steps (the sweeper's incremental vacuum). The
   // mode can only be chosen before the first page is written; older databases keep theirs
   // (changing it needs a full VACUUM, which renumbers rowids: docs/decisions/0057-retention-rules.md).
@@ -38,6 +42,6 @@ export function openDatabase(file: string): Db {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   const db = drizzle(sqlite, { schema }) as Db;
-  migrate(db, { migrationsFolder: migrationsFolder() });
+  if (!image) migrate(db, { migrationsFolder: migrationsFolder() });
   return db;
 }

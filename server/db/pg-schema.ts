@@ -140,6 +140,7 @@ export const applications = pgTable(
     ldap: jsonb('ldap').notNull().default(sql`'{"enabled":false}'::jsonb`),
     ldapPasswordHash: text('ldap_password_hash'),
     forwardAuth: jsonb('forward_auth'),
+    radius: jsonb('radius'),
     saml: jsonb('saml'),
     samlEntityId: text('saml_entity_id'),
     preset: jsonb('preset'),
@@ -274,6 +275,80 @@ export const deviceAuthorizations = pgTable(
   ],
 );
 
+export const directoryEntries = pgTable(
+  'directory_entries',
+  {
+    sourceId: text('source_id').notNull(),
+    kind: text('kind').notNull(),
+    entryKey: text('entry_key').notNull(),
+    targetId: text('target_id').notNull(),
+    digest: text('digest').notNull(),
+    disabled: boolean('disabled').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.sourceId, t.kind, t.entryKey] }),
+    foreignKey({ name: 'directory_entries_source_id_directory_sources_id_fk', columns: [t.sourceId], foreignColumns: [directorySources.id] }).onDelete('cascade'),
+    uniqueIndex('directory_entries_target_uq').on(t.kind, t.targetId),
+  ],
+);
+
+export const directorySources = pgTable(
+  'directory_sources',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    kind: text('kind').notNull(),
+    url: text('url').notNull(),
+    startTls: boolean('start_tls').notNull(),
+    allowPlain: boolean('allow_plain').notNull(),
+    caCertificate: text('ca_certificate'),
+    bindDn: text('bind_dn'),
+    bindPasswordSealed: text('bind_password_sealed'),
+    peopleBase: text('people_base').notNull(),
+    peopleFilter: text('people_filter').notNull(),
+    groupsBase: text('groups_base'),
+    groupsFilter: text('groups_filter').notNull(),
+    attributes: jsonb('attributes').notNull(),
+    disabledFilter: text('disabled_filter'),
+    syncIntervalMinutes: integer('sync_interval_minutes'),
+    applications: jsonb('applications').notNull(),
+    status: text('status').notNull(),
+    lastError: text('last_error'),
+    lastSyncAt: timestamp('last_sync_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    lastFullSyncAt: timestamp('last_full_sync_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    changeMark: text('change_mark'),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('directory_sources_created_idx').on(t.createdAt, t.id),
+  ],
+);
+
+export const directorySyncRuns = pgTable(
+  'directory_sync_runs',
+  {
+    id: text('id').primaryKey(),
+    sourceId: text('source_id').notNull(),
+    state: text('state').notNull(),
+    full: boolean('full').notNull(),
+    trigger: text('trigger').notNull(),
+    counts: jsonb('counts').notNull(),
+    conflicts: jsonb('conflicts').notNull(),
+    skipped: jsonb('skipped').notNull(),
+    error: text('error'),
+    startedAt: timestamp('started_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    finishedAt: timestamp('finished_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    heartbeatAt: timestamp('heartbeat_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    foreignKey({ name: 'directory_sync_runs_source_id_directory_sources_id_fk', columns: [t.sourceId], foreignColumns: [directorySources.id] }).onDelete('cascade'),
+    index('directory_sync_runs_source_idx').on(t.sourceId, t.startedAt),
+    index('directory_sync_runs_started_idx').on(t.startedAt),
+  ],
+);
+
 export const forwardAuthCodes = pgTable(
   'forward_auth_codes',
   {
@@ -343,6 +418,8 @@ export const groups = pgTable(
     name: text('name').notNull(),
     description: text('description'),
     gidNumber: integer('gid_number'),
+    sourceId: text('source_id'),
+    sourceDn: text('source_dn'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
@@ -429,6 +506,31 @@ export const meta = pgTable(
   },
 );
 
+export const networkCertificates = pgTable(
+  'network_certificates',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id').notNull(),
+    applicationId: text('application_id').notNull(),
+    membershipId: text('membership_id').notNull(),
+    name: text('name').notNull(),
+    serial: text('serial').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    notAfter: timestamp('not_after', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3, mode: 'date' }),
+  },
+  (t) => [
+    uniqueIndex('network_certificates_fingerprint_uq').on(t.fingerprint),
+    index('network_certificates_person_idx').on(t.personId, t.createdAt, t.id),
+    index('network_certificates_app_idx').on(t.applicationId),
+    index('network_certificates_membership_idx').on(t.membershipId),
+    index('network_certificates_not_after_idx').on(t.notAfter),
+    index('network_certificates_revoked_idx').on(t.revokedAt),
+  ],
+);
+
 export const oneTimeTokens = pgTable(
   'one_time_tokens',
   {
@@ -502,11 +604,14 @@ export const people = pgTable(
     uidNumber: integer('uid_number'),
     passwordHash: text('password_hash'),
     status: text('status').notNull().default("active"),
+    sourceId: text('source_id'),
+    sourceDn: text('source_dn'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [
     uniqueIndex('people_email_uq').on(t.email),
+    index('people_source_idx').on(t.sourceId, t.status),
     uniqueIndex('people_username_uq').on(t.username),
     uniqueIndex('people_uid_number_uq').on(t.uidNumber),
     index('people_created_idx').on(t.createdAt, t.id),
@@ -552,6 +657,30 @@ export const purgeJobs = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.kind, t.target] }),
+  ],
+);
+
+export const radiusSessions = pgTable(
+  'radius_sessions',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id').notNull(),
+    applicationId: text('application_id').notNull(),
+    clientName: text('client_name').notNull(),
+    acctSessionId: text('acct_session_id').notNull(),
+    nasAddress: text('nas_address').notNull(),
+    callingStationId: text('calling_station_id'),
+    startedAt: timestamp('started_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    stoppedAt: timestamp('stopped_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    inputOctets: integer('input_octets').notNull().default(0),
+    outputOctets: integer('output_octets').notNull().default(0),
+    sessionSeconds: integer('session_seconds').notNull().default(0),
+  },
+  (t) => [
+    uniqueIndex('radius_sessions_key_uq').on(t.applicationId, t.nasAddress, t.acctSessionId),
+    index('radius_sessions_person_idx').on(t.personId, t.startedAt, t.id),
+    index('radius_sessions_updated_idx').on(t.updatedAt),
   ],
 );
 
@@ -679,7 +808,6 @@ export const samlRequests = pgTable(
     answeredAt: timestamp('answered_at', { withTimezone: true, precision: 3, mode: 'date' }),
   },
   (t) => [
-    foreignKey({ name: 'saml_requests_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
     uniqueIndex('saml_requests_request_uq').on(t.applicationId, t.requestId),
     index('saml_requests_expires_idx').on(t.expiresAt),
   ],
@@ -699,8 +827,6 @@ export const samlSessions = pgTable(
   },
   (t) => [
     foreignKey({ name: 'saml_sessions_session_id_sessions_id_fk', columns: [t.sessionId], foreignColumns: [sessions.id] }).onDelete('cascade'),
-    foreignKey({ name: 'saml_sessions_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
-    foreignKey({ name: 'saml_sessions_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     uniqueIndex('saml_sessions_session_app_uq').on(t.sessionId, t.applicationId),
     index('saml_sessions_app_name_idx').on(t.applicationId, t.nameId),
     index('saml_sessions_person_idx').on(t.personId),
@@ -730,8 +856,6 @@ export const samlSubjects = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.applicationId, t.personId] }),
-    foreignKey({ name: 'saml_subjects_application_id_applications_id_fk', columns: [t.applicationId], foreignColumns: [applications.id] }).onDelete('cascade'),
-    foreignKey({ name: 'saml_subjects_person_id_people_id_fk', columns: [t.personId], foreignColumns: [people.id] }).onDelete('cascade'),
     uniqueIndex('saml_subjects_value_uq').on(t.applicationId, t.value),
     index('saml_subjects_person_idx').on(t.personId),
   ],

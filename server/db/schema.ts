@@ -37,6 +37,24 @@ export type MemberRole = 'member' | 'admin';
 export type PersonStatus = 'active' | 'disabled';
 /** An administrator's role (spec administrators-and-people.md, "Administrators"). */
 export type AdminRole = 'owner' | 'people_manager' | 'app_manager';
+/**
+ * An application's RADIUS settings (spec radius.md, "RADIUS clients belong to applications";
+ * server/radius/): the network gear that may ask (`clients`, by address or CIDR range, each with
+ * its shared secret: sealed at rest in PostgreSQL mode, never answered after the answer that made
+ * it), the VLAN of each group (the first match in order) and the VLAN of everyone else.
+ */
+export interface RadiusSettings {
+  clients: RadiusClientSettings[];
+  vlans: { group: string; vlan: number }[];
+  defaultVlan: number | null;
+}
+export interface RadiusClientSettings {
+  name: string;
+  address: string;
+  /** The shared secret (db/secrets-at-rest.ts: sealed in PostgreSQL mode). */
+  secret: string;
+  secretSetAt: string;
+}
 /** An application's LDAP directory access (spec ldap.md, "Per application"; server/ldap/). */
 export interface LdapSettings {
   enabled: boolean;
@@ -219,11 +237,20 @@ export const people = sqliteTable(
     passwordHash: text('password_hash'),
     /** `disabled`: cannot sign in anywhere (administrators/people-status.ts); their sessions were ended. */
     status: text('status').$type<PersonStatus>().notNull().default('active'),
+    /**
+     * The directory source that keeps this person (spec directory-sources.md; server/directory-sources/),
+     * and their entry's DN there; null for people Gatehouse keeps. Such a person's password stays in
+     * the source; their source fields and groups are read-only here (409 `managed_by_source`).
+     */
+    sourceId: text('source_id'),
+    sourceDn: text('source_dn'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },
   (t) => [
     uniqueIndex('people_email_uq').on(t.email),
+    // A source's people (disabling them with the source, the 20 % rule's count).
+    index('people_source_idx').on(t.sourceId, t.status),
     uniqueIndex('people_username_uq').on(t.username),
     uniqueIndex('people_uid_number_uq').on(t.uidNumber),
     index('people_created_idx').on(t.createdAt, t.id),
@@ -657,6 +684,8 @@ export const applications = sqliteTable(
     ldapPasswordHash: text('ldap_password_hash'),
     /** Forward auth (server/forward-auth/): the protected hosts and who passes; null: none. */
     forwardAuth: text('forward_auth', { mode: 'json' }).$type<ForwardAuthSettings>(),
+    /** RADIUS clients and VLANs (server/radius/); null: none. */
+    radius: text('radius', { mode: 'json' }).$type<RadiusSettings>(),
     /** SAML 2.0 service provider settings (server/saml/); null: not a SAML SP. */
     saml: text('saml', { mode: 'json' }).$type<SamlSettings>(),
     /** The SP's entity ID (spec saml.md: one application each, 409 `entity_id_in_use`); null: not a SAML SP. */
@@ -680,6 +709,84 @@ export const applications = sqliteTable(
     index('applications_group_idx').on(t.ssoGroupId),
     // Directory events (group.created, …) go to every application with a webhook (decision 0101).
     index('applications_webhook_idx').on(t.webhookUrl),
+  ],
+);
+
+/**
+ * Personal network certificates (spec radius.md, "EAP-TLS"): issued by the appliance CA to a person
+ * for one application, ≤ 1 year; EAP-TLS finds the presented certificate here by its SHA-256
+ * fingerprint (unique index) and checks it live: not revoked, not expired, the person active, the
+ * membership active. Revoked and expired rows are removed by the retention rule after 30 days. At
+ * most NETWORK_CERTIFICATES_PER_PERSON per person; gone with the person, the membership and the
+ * application.
+ */
+export const networkCertificates = sqliteTable(
+  'network_certificates',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** Hex serial number, as certificates show it. */
+    serial: text('serial').notNull(),
+    /** SHA-256 of the DER certificate, hex lower case. */
+    fingerprint: text('fingerprint').notNull(),
+    notAfter: timestamp('not_after').notNull(),
+    createdAt: createdAt(),
+    revokedAt: timestamp('revoked_at'),
+    /** Moved at most once a minute. */
+    lastUsedAt: timestamp('last_used_at'),
+  },
+  (t) => [
+    uniqueIndex('network_certificates_fingerprint_uq').on(t.fingerprint),
+    index('network_certificates_person_idx').on(t.personId, t.createdAt, t.id),
+    index('network_certificates_app_idx').on(t.applicationId),
+    index('network_certificates_membership_idx').on(t.membershipId),
+    index('network_certificates_not_after_idx').on(t.notAfter),
+    index('network_certificates_revoked_idx').on(t.revokedAt),
+  ],
+);
+
+/**
+ * RADIUS accounting (RFC 2866; spec radius.md, "Answers"): one row per session a client reports
+ * (Acct-Session-Id), for the person its Access-Accept's Class named; updated by Interim-Update and
+ * Stop. Kept 30 days after its last report (retention rule); gone with the person and the
+ * application.
+ */
+export const radiusSessions = sqliteTable(
+  'radius_sessions',
+  {
+    id: text('id').primaryKey(),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    clientName: text('client_name').notNull(),
+    /** Acct-Session-Id as the client sent it (≤ 253 octets). */
+    acctSessionId: text('acct_session_id').notNull(),
+    nasAddress: text('nas_address').notNull(),
+    /** Calling-Station-Id: the device's MAC address on Wi-Fi, its address on a VPN. */
+    callingStationId: text('calling_station_id'),
+    startedAt: timestamp('started_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+    stoppedAt: timestamp('stopped_at'),
+    inputOctets: integer('input_octets').notNull().default(0),
+    outputOctets: integer('output_octets').notNull().default(0),
+    sessionSeconds: integer('session_seconds').notNull().default(0),
+  },
+  (t) => [
+    uniqueIndex('radius_sessions_key_uq').on(t.applicationId, t.nasAddress, t.acctSessionId),
+    index('radius_sessions_person_idx').on(t.personId, t.startedAt, t.id),
+    index('radius_sessions_updated_idx').on(t.updatedAt),
   ],
 );
 
@@ -850,6 +957,9 @@ export const groups = sqliteTable(
     description: text('description'),
     /** The LDAP directory's `gidNumber` (spec ldap.md): from the sequence people's uidNumber comes from. */
     gidNumber: integer('gid_number'),
+    /** The directory source this group is mirrored from, and its DN there; null for local groups (read-only when set). */
+    sourceId: text('source_id'),
+    sourceDn: text('source_dn'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at').notNull(),
   },
@@ -1406,6 +1516,128 @@ export const rowCounts = sqliteTable('row_counts', {
 });
 
 // ---------------------------------------------------------------------------------------------
+// Directory sources (spec directory-sources.md; server/directory-sources/): an LDAP directory or
+// Active Directory whose people and groups Gatehouse mirrors, and whose passwords it checks by
+// binding as the person.
+
+export type DirectorySourceKind = 'ldap' | 'active_directory';
+/** Which source attribute fills which field (spec directory-sources.md, "attributes"). */
+export interface DirectoryAttributes {
+  id: string;
+  username: string;
+  email: string;
+  name: string;
+  givenName: string;
+  familyName: string;
+  groupName: string;
+  /** Group attributes naming members: DNs (`member`, `uniqueMember`) or usernames (`memberUid`). */
+  members: string[];
+  /** Active Directory: a group's people through the in-chain rule (1.2.840.113556.1.4.1941), nesting included. */
+  nestedMembers: boolean;
+}
+export type DirectorySourceStatus = 'ok' | 'unreachable';
+export type DirectoryRunState = 'running' | 'succeeded' | 'failed';
+export interface DirectoryRunCounts {
+  created: number;
+  updated: number;
+  disabled: number;
+  enabled: number;
+  skipped: number;
+  conflicts: number;
+}
+export interface DirectoryConflict {
+  dn: string;
+  email: string | null;
+  username: string | null;
+}
+export interface DirectorySkipped {
+  dn: string;
+  reason: string;
+}
+
+export const directorySources = sqliteTable(
+  'directory_sources',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    kind: text('kind').$type<DirectorySourceKind>().notNull(),
+    url: text('url').notNull(),
+    startTls: flag('start_tls').notNull(),
+    allowPlain: flag('allow_plain').notNull(),
+    caCertificate: text('ca_certificate'),
+    bindDn: text('bind_dn'),
+    /** Sealed with the data directory's secret box (accounts/second-factor/secret-box.ts); never answered. */
+    bindPasswordSealed: text('bind_password_sealed'),
+    peopleBase: text('people_base').notNull(),
+    peopleFilter: text('people_filter').notNull(),
+    groupsBase: text('groups_base'),
+    groupsFilter: text('groups_filter').notNull(),
+    attributes: text('attributes', { mode: 'json' }).$type<DirectoryAttributes>().notNull(),
+    disabledFilter: text('disabled_filter'),
+    /** 5–1440 minutes between scheduled runs; null: manual only. */
+    syncIntervalMinutes: integer('sync_interval_minutes'),
+    applications: text('applications', { mode: 'json' }).$type<string[]>().notNull(),
+    status: text('status').$type<DirectorySourceStatus>().notNull(),
+    lastError: text('last_error'),
+    lastSyncAt: timestamp('last_sync_at'),
+    /** The last full run's end: scheduled runs read only changes in between, and a full run daily. */
+    lastFullSyncAt: timestamp('last_full_sync_at'),
+    /** The highest change mark the last run saw: `modifyTimestamp` (LDAP) or `uSNChanged` (Active Directory). */
+    changeMark: text('change_mark'),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [index('directory_sources_created_idx').on(t.createdAt, t.id)],
+);
+
+/**
+ * Which source entry is which person or group here: keyed by the entry's stable id (entryUUID,
+ * objectGUID), with a digest of what was mapped from it, so an unchanged entry writes nothing.
+ */
+export const directoryEntries = sqliteTable(
+  'directory_entries',
+  {
+    sourceId: text('source_id')
+      .notNull()
+      .references(() => directorySources.id, { onDelete: 'cascade' }),
+    kind: text('kind').$type<'person' | 'group'>().notNull(),
+    entryKey: text('entry_key').notNull(),
+    /** The person's or group's id. */
+    targetId: text('target_id').notNull(),
+    digest: text('digest').notNull(),
+    /** Disabled by the source (AD's userAccountControl bit 2, the disabled filter) or gone from it. */
+    disabled: flag('disabled').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sourceId, t.kind, t.entryKey] }), uniqueIndex('directory_entries_target_uq').on(t.kind, t.targetId)],
+);
+
+/** One sync run and what it did (kept 90 days: data-lifecycle/retention-rules.ts). */
+export const directorySyncRuns = sqliteTable(
+  'directory_sync_runs',
+  {
+    id: text('id').primaryKey(),
+    sourceId: text('source_id')
+      .notNull()
+      .references(() => directorySources.id, { onDelete: 'cascade' }),
+    state: text('state').$type<DirectoryRunState>().notNull(),
+    /** Full (every entry read) or changes only. */
+    full: flag('full').notNull(),
+    trigger: text('trigger').$type<'manual' | 'scheduled'>().notNull(),
+    counts: text('counts', { mode: 'json' }).$type<DirectoryRunCounts>().notNull(),
+    /** The first 1,000 of each; the counts are complete. */
+    conflicts: text('conflicts', { mode: 'json' }).$type<DirectoryConflict[]>().notNull(),
+    skipped: text('skipped', { mode: 'json' }).$type<DirectorySkipped[]>().notNull(),
+    error: text('error'),
+    startedAt: timestamp('started_at').notNull(),
+    finishedAt: timestamp('finished_at'),
+    /** Renewed while the run is alive; a `running` run whose heartbeat stopped (a crash) is failed. */
+    heartbeatAt: timestamp('heartbeat_at').notNull(),
+  },
+  (t) => [index('directory_sync_runs_source_idx').on(t.sourceId, t.startedAt), index('directory_sync_runs_started_idx').on(t.startedAt)],
+);
+
+// ---------------------------------------------------------------------------------------------
 // Row types
 
 export type Person = typeof people.$inferSelect;
@@ -1433,6 +1665,10 @@ export type Administrator = typeof administrators.$inferSelect;
 export type DeviceAuthorization = typeof deviceAuthorizations.$inferSelect;
 export type BackchannelLogout = typeof backchannelLogouts.$inferSelect;
 export type ForwardAuthSession = typeof forwardAuthSessions.$inferSelect;
+export type NetworkCertificate = typeof networkCertificates.$inferSelect;
+export type RadiusSession = typeof radiusSessions.$inferSelect;
+export type DirectorySource = typeof directorySources.$inferSelect;
+export type DirectorySyncRun = typeof directorySyncRuns.$inferSelect;
 export type SamlSigningKey = typeof samlSigningKeys.$inferSelect;
 export type SamlRequest = typeof samlRequests.$inferSelect;
 export type SamlSession = typeof samlSessions.$inferSelect;

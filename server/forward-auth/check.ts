@@ -6,6 +6,7 @@
  * | situation                                              | /forward                   | /forward/auth-request |
  * | a peer that is not a trusted proxy                     | 403                        | 403                   |
  * | host not protected by any application                  | 403                        | 403                   |
+ * | host of another application than the configuration's   | 403                        | 403                   |
  * | site cookie of a person the application admits         | 200 + identity headers     | 200 + identity        |
  * | Bearer access token for the app's audience, valid      | 200 + identity headers     | 200 + identity        |
  * | Bearer token invalid                                   | 401 Bearer invalid_token   | same                  |
@@ -13,6 +14,15 @@
  * | no credential, anything else                           | 401                        | 401                   |
  * | signed in, refused (suspended, not a member, no group) | 403 (refusal page to a browser) | 403              |
  * | password only where the application requires MFA       | 302 to the start URL (it steps up) | 401          |
+ *
+ * Which configuration asks (issue 49, H1): a proxy block answers for one application's hosts, but
+ * a block that is nginx's default server for its port receives requests naming any host. So the
+ * nginx configuration names its application in `X-Gatehouse-Application` (its `proxy_set_header`
+ * replaces any a client sent), and the check refuses a host of another application (403
+ * `host_mismatch`) or, at the nginx endpoint, a configuration that names none — one printed before
+ * this rule, whose `$http_host` lets another application's host through (403
+ * `configuration_outdated`: print it again). Caddy and Traefik route by host, so `/forward` asks
+ * for the header only when a proxy sends it (decision 0300).
  *
  * The site cookie is looked at first: a browser signed in to the site passes even when the page's
  * own scripts send an `Authorization` header of the application's. A Bearer token is one of our
@@ -52,6 +62,9 @@ const DECISION_CACHE_SIZE = 20_000;
 export const FORWARD_PATH = '/api/auth/forward';
 export const AUTH_REQUEST_PATH = '/api/auth/forward/auth-request';
 export const START_PATH = '/api/auth/forward/start';
+/** The header in which a proxy configuration names the application it was printed for. */
+export const APPLICATION_HEADER = 'X-Gatehouse-Application';
+const APPLICATION_HEADER_KEY = 'x-gatehouse-application';
 
 export type Endpoint = 'forward' | 'auth-request';
 
@@ -144,7 +157,7 @@ export class ForwardCheck {
     const token = siteCookie(headers.cookie);
     if (!token || !this.trusted(peer)) return undefined;
     const site = this.hosts.inMemory(originalRequest(endpoint, headers).host);
-    if (!site || site === STALE) return undefined;
+    if (!site || site === STALE || configurationRefusal(endpoint, headers, site)) return undefined;
     const known = this.remembered(`c:${sha256(token)}`, site);
     return known?.kind === 'allowed' ? { answer: { status: 200, headers: known.headers, body: '' }, result: 'allowed' } : undefined;
   }
@@ -159,6 +172,8 @@ export class ForwardCheck {
     const original = originalRequest(endpoint, headers);
     const site = await this.hosts.find(original.host);
     if (!site) return refused(problem(403, 'host_not_protected', 'No application protects this host.'));
+    const mismatch = configurationRefusal(endpoint, headers, site);
+    if (mismatch) return refused(mismatch);
 
     const navigation = isNavigation(headers, original.method);
     const verdict = await this.verdictOf(site, headers);
@@ -295,6 +310,22 @@ export class ForwardCheck {
     });
     return verdict;
   }
+}
+
+/**
+ * The refusal when the asking configuration was made for another application than the host's, or
+ * (nginx) names none; undefined when it may ask about this host.
+ */
+function configurationRefusal(endpoint: Endpoint, headers: IncomingHttpHeaders, site: ProtectedSite): CheckAnswer | undefined {
+  const raw = headers[APPLICATION_HEADER_KEY];
+  const named = Array.isArray(raw) ? raw[0] : raw;
+  if (named === undefined) {
+    if (endpoint === 'forward') return undefined;
+    return problem(403, 'configuration_outdated',
+      `This nginx configuration does not name its application (${APPLICATION_HEADER}), so it could pass another application's host: print it again (gatehouse app show <id> --proxy nginx).`);
+  }
+  if (named === site.app.id) return undefined;
+  return problem(403, 'host_mismatch', 'This host belongs to another application than the one this proxy configuration was made for.');
 }
 
 /** The Basic challenge of an application's protected hosts (RFC 7617): its name as the realm, UTF-8. */

@@ -10,7 +10,8 @@
  *   sends `X-Forwarded-Method`, `-Proto`, `-Host`, `-Uri` and `-For` with the original headers.
  * - nginx's `auth_request` (1.22: nginx.org/en/docs/http/ngx_http_auth_request_module.html) makes
  *   a subrequest with the original headers; the snippet adds `X-Original-URL` and
- *   `X-Original-Method` (`$scheme://$http_host$request_uri`, `$request_method`).
+ *   `X-Original-Method` (`$scheme://$gatehouse_host$request_uri`, where `$gatehouse_host` is one of the
+ *   application's hosts or the request is refused, and `$request_method`; issue 49, H1).
  *
  * These headers are believed only from the proxies named by GATEHOUSE_TRUST_PROXY — the same
  * setting that decides whose X-Forwarded-For names the client (config.ts, app.ts) — or from

@@ -8,7 +8,10 @@
  * - Caddy: the `forward_auth` directive (caddyserver.com/docs/caddyfile/directives/forward_auth,
  *   Caddy 2.6). Run for real by test/interop/forward-auth-caddy.test.ts against Debian's caddy 2.6.2.
  * - nginx: `auth_request` (nginx.org/en/docs/http/ngx_http_auth_request_module.html, nginx 1.22):
- *   the subrequest goes to `/api/auth/forward/auth-request` as a GET without the body; its 401
+ *   the block sets the host from the application's own patterns and refuses any other (421), since
+ *   a default server gets every host's requests, and names its application to the check
+ *   (`X-Gatehouse-Application`; decision 0300, issue 49 H1). The subrequest goes to
+ *   `/api/auth/forward/auth-request` as a GET without the body; its 401
  *   carries the start URL in `Location`, which `auth_request_set` reads and `error_page` turns into
  *   the redirect (nginx cannot URL-encode `rd` itself). Run for real by
  *   test/interop/forward-auth-nginx.test.ts against Debian's nginx 1.22.1.
@@ -19,7 +22,7 @@
  */
 import type { Application } from '../db/schema.js';
 import { IDENTITY_HEADERS } from './identity-headers.js';
-import { AUTH_REQUEST_PATH, FORWARD_PATH, START_PATH } from './check.js';
+import { APPLICATION_HEADER, AUTH_REQUEST_PATH, FORWARD_PATH, START_PATH } from './check.js';
 
 export const PROXIES = ['caddy', 'nginx', 'traefik'] as const;
 export type Proxy = (typeof PROXIES)[number];
@@ -76,6 +79,43 @@ function caddy(app: Application, issuer: string, options: SnippetOptions): strin
   ].join('\n');
 }
 
+/** A pattern's text as a regular expression of nginx's (PCRE): every character taken literally. */
+const literally = (text: string) => text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
+
+/**
+ * The server-level rules that name the host of a request, as the configuration knows it (issue
+ * 49, H1): `$gatehouse_host` is set only when the request's `Host` is one of the application's
+ * patterns (a name keeps the port the browser used: a name without a port matches any), and a
+ * request naming any other host is refused with 421 Misdirected Request (RFC 9110 §15.5.20). A
+ * block that is nginx's default server for its port receives every host's requests; without
+ * this, another application's host would be checked by that application's rules and proxied here.
+ * `if` with `set` or `return` at server level is the rewrite module's safe use.
+ */
+function nginxHostRules(patterns: string[]): string[] {
+  const rules = patterns.flatMap((pattern) => {
+    const { name, port } = splitPort(pattern);
+    const wildcard = name.startsWith('*.');
+    const fixed = wildcard ? name.slice(2) : name;
+    const label = wildcard ? '([a-z0-9-]{1,63})\\.' : '';
+    const portRule = port ? `:${port}` : '(:[0-9]{1,5})?';
+    const value = `${wildcard ? '$1.' : ''}${fixed}${port ? `:${port}` : wildcard ? '$2' : '$1'}`;
+    return [
+      `    if ($http_host ~* "^${label}${literally(fixed)}${portRule}$") {`,
+      `        set $gatehouse_host "${value}";`,
+      '    }',
+    ];
+  });
+  return [
+    '    # The host of each request, as this configuration knows it: one of the application\'s hosts.',
+    '    # Any other is refused, even when this block is the default server for its port.',
+    '    set $gatehouse_host "";',
+    ...rules,
+    '    if ($gatehouse_host = "") {',
+    '        return 421;',
+    '    }',
+  ];
+}
+
 function nginx(app: Application, issuer: string, options: SnippetOptions): string {
   const g = gatehouse(issuer);
   const patterns = app.forwardAuth!.hosts.map(splitPort);
@@ -96,18 +136,20 @@ function nginx(app: Application, issuer: string, options: SnippetOptions): strin
     `    server_name ${names};`,
     ...tls,
     '',
+    ...nginxHostRules(app.forwardAuth!.hosts),
+    '',
     '    # The sign-in hand-over and sign-out on this host are answered by Gatehouse.',
     '    location /.gatehouse/ {',
     `        proxy_pass ${g.origin};`,
     ...sni,
     '        # Gatehouse\'s redirects (to rd, to its own pages) stay as they are.',
     '        proxy_redirect off;',
-    '        proxy_set_header X-Forwarded-Host $http_host;',
+    '        proxy_set_header X-Forwarded-Host $gatehouse_host;',
     '        proxy_set_header X-Forwarded-Proto $scheme;',
     '        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
     '    }',
     '',
-    '    # Every other request is first checked by Gatehouse (a GET without the body).',
+    '    # Every other request is first checked by Gatehouse (a GET without the body), for this application only.',
     '    location = /.gatehouse-check {',
     '        internal;',
     `        proxy_pass ${g.origin}${AUTH_REQUEST_PATH};`,
@@ -115,7 +157,8 @@ function nginx(app: Application, issuer: string, options: SnippetOptions): strin
     '        proxy_method GET;',
     '        proxy_pass_request_body off;',
     '        proxy_set_header Content-Length "";',
-    '        proxy_set_header X-Original-URL $scheme://$http_host$request_uri;',
+    `        proxy_set_header ${APPLICATION_HEADER} "${app.id}";`,
+    '        proxy_set_header X-Original-URL "$scheme://$gatehouse_host$request_uri";',
     '        proxy_set_header X-Original-Method $request_method;',
     '        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
     '    }',

@@ -13,7 +13,13 @@ const Name = DisplayName({ minLength: 1, maxLength: 200 });
 const Description = DisplayText({ maxLength: 1000 });
 
 export const GroupSchema = Type.Object(
-  { id: Type.String(), name: Type.String(), description: Type.Union([Type.String(), Type.Null()]), createdAt: Timestamp, updatedAt: Timestamp },
+  {
+    id: Type.String(), name: Type.String(), description: Type.Union([Type.String(), Type.Null()]),
+    source: Type.Union([Type.Object({ id: Type.String(), dn: Type.String() }, { additionalProperties: false }), Type.Null()], {
+      description: 'the directory source this group is mirrored from (read-only here: 409 managed_by_source), or null',
+    }),
+    createdAt: Timestamp, updatedAt: Timestamp,
+  },
   { additionalProperties: false },
 );
 

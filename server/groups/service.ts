@@ -9,7 +9,7 @@ import type { Group } from '../db/schema.js';
 import type { Tx } from '../db/client.js';
 import { recordAudit } from '../audit/record.js';
 import { guardGroup } from '../plugin-api/registries.js';
-import { conflict, notFound, Problem } from '../http/problem.js';
+import { conflict, managedBySource, notFound, Problem } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
 import { recordDirectoryEvent, recordPersonEvent } from '../webhooks/outbox.js';
@@ -46,8 +46,16 @@ export interface GroupPatch {
   description?: string | null | undefined;
 }
 
-export function groupRecord(g: Pick<Group, 'id' | 'name' | 'description' | 'createdAt' | 'updatedAt'>) {
-  return { id: g.id, name: g.name, description: g.description, createdAt: iso(g.createdAt)!, updatedAt: iso(g.updatedAt)! };
+export function groupRecord(g: Pick<Group, 'id' | 'name' | 'description' | 'createdAt' | 'updatedAt' | 'sourceId' | 'sourceDn'>) {
+  return {
+    id: g.id, name: g.name, description: g.description, source: g.sourceId === null ? null : { id: g.sourceId, dn: g.sourceDn ?? '' },
+    createdAt: iso(g.createdAt)!, updatedAt: iso(g.updatedAt)!,
+  };
+}
+
+/** A group a directory source mirrors changes at the source (spec directory-sources.md): 409 `managed_by_source`. */
+function refuseSourceGroup(group: Pick<Group, 'id' | 'sourceId'>): void {
+  if (group.sourceId !== null) throw managedBySource(`The group "${group.id}" is mirrored from a directory source; change it and its members there.`);
 }
 
 const groupNotFound = (id: string) => notFound('group_not_found', `There is no group with id "${id}".`);
@@ -93,6 +101,7 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
   const updated = await transaction(ctx.db, async (tx) => {
     const current = await findGroup(tx, id);
     if (!current) throw groupNotFound(id);
+    refuseSourceGroup(current);
     await guardGroup(ctx.registries, tx, current, { kind: 'update', fields: Object.keys(patch) }, actor);
     const name = patch.name === undefined ? current.name : patch.name.trim();
     const description = patch.description === undefined ? current.description : cleanDescription(patch.description) ?? null;
@@ -119,6 +128,7 @@ export async function updateGroup(ctx: AppContext, id: string, patch: GroupPatch
 export async function deleteGroup(ctx: AppContext, id: string, actor: string): Promise<void> {
   const group = await findGroup(ctx.db, id);
   if (!group) throw groupNotFound(id);
+  refuseSourceGroup(group);
   const now = ctx.clock.now();
   await beginPurge(ctx, { kind: 'group', target: id, actor }, async (tx) => {
     await guardGroup(ctx.registries, tx, group, { kind: 'delete' }, actor);
@@ -177,6 +187,7 @@ export async function addMember(ctx: AppContext, groupId: string, personId: stri
   await transaction(ctx.db, async (tx) => {
     const group = await findGroup(tx, groupId);
     if (!group) throw groupNotFound(groupId);
+    refuseSourceGroup(group);
     const person = await personOf(tx, personId);
     // Already in it: 204 with nothing written, whatever the limit says.
     if (await isMember(tx, groupId, person.id)) return;
@@ -193,6 +204,7 @@ export async function removeMember(ctx: AppContext, groupId: string, personId: s
   await transaction(ctx.db, async (tx) => {
     const group = await findGroup(tx, groupId);
     if (!group) throw groupNotFound(groupId);
+    refuseSourceGroup(group);
     const person = await personOf(tx, personId);
     if (!(await isMember(tx, groupId, person.id))) return;
     await guardGroup(ctx.registries, tx, group, { kind: 'members', personIds: [person.id] }, actor);

@@ -50,6 +50,7 @@ const POLICY: Record<string, Need> = {
   'DELETE /applications/:id/logo': app(),
   'GET /applications/:id/activity': app('application', { people: true }),
   'POST /applications/:id/test-sign-in': app(),
+  'POST /applications/:id/test-sign-in/session': app(),
   // Members and invitations: the application's managers, and people managers in every application.
   'GET /applications/:id/users': app('users', { people: true }),
   'GET /applications/:id/users/:uid': app('users', { people: true }),

@@ -63,11 +63,13 @@ export interface LanTrustHooks {
   link(): TrustLink | null;
   /** The ACME certificate's state, null unless GATEHOUSE_TLS=acme. */
   acme(): AcmeStatus | null;
+  /** The ACME certificate (PEM chain) while one serves, else null. */
+  acmeCertificate(): string | null;
   /** An app's trust lines, null while no local-CA certificate serves (caPath already checked). */
   setup(runtime: TrustRuntime, caPath: string): SetupTrust | null;
 }
 
-export const NO_LAN_TRUST: LanTrustHooks = { link: () => null, acme: () => null, setup: () => null };
+export const NO_LAN_TRUST: LanTrustHooks = { link: () => null, acme: () => null, acmeCertificate: () => null, setup: () => null };
 
 /** The CA path an app's set-up text uses unless `?caPath=` names another. */
 export const DEFAULT_CA_PATH = '/etc/ssl/certs/gatehouse-ca.pem';

@@ -62,6 +62,8 @@ export const unauthorized = (detail = 'Missing or invalid credentials.', code = 
 export const forbidden = (code: string, detail: string) => new Problem(403, code, detail);
 export const notFound = (code: string, detail: string) => new Problem(404, code, detail);
 export const conflict = (code: string, detail: string) => new Problem(409, code, detail);
+/** A person or group a directory source keeps: changed at the source, not here (spec directory-sources.md). */
+export const managedBySource = (detail: string) => new Problem(409, 'managed_by_source', detail);
 export const tooManyRequests = (retryAfterSeconds: number, detail = 'Too many requests; try again later.') =>
   new Problem(429, 'rate_limited', detail, undefined, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
 

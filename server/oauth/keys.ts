@@ -55,7 +55,8 @@ export type KeyStatus = 'next' | 'active' | 'retiring' | 'retired';
 /** Not retired yet at `now` (`retiredAt` unset, or a hand-over still ahead). */
 const unretired = (now: Date) => or(isNull(signingKeys.retiredAt), gt(signingKeys.retiredAt, now));
 
-interface NewKey {
+/** A signing key about to be stored: its kid, algorithm, public JWK and private PEM. */
+export interface NewKey {
   kid: string;
   alg: SigningAlg;
   publicJwk: JWK;
@@ -125,10 +126,15 @@ async function keylessAlgs(db: Db, now: Date): Promise<SigningAlg[]> {
  * A key made here signs at once: no token of its algorithm exists yet, and an application can only
  * be switched to it once the server runs, by which time verifiers that fetch the JWKS see it.
  */
-export async function ensureSigningKeys(db: Db, now: Date): Promise<void> {
+export async function ensureSigningKeys(
+  db: Db,
+  now: Date,
+  /** Where new keys come from (the tests' helper hands out keys generated ahead: test/helpers/signing-key-pool.ts). */
+  generate: (alg: SigningAlg) => Promise<NewKey> = generateSigningKey,
+): Promise<void> {
   const missing = await keylessAlgs(db, now);
   if (!missing.length) return;
-  const keys = await Promise.all(missing.map(generateSigningKey));
+  const keys = await Promise.all(missing.map(generate));
   // Another process may have raced us between the check and here: only insert where still keyless.
   await transaction(db, async (tx) => {
     const still = await keylessAlgs(tx, now);

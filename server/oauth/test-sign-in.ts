@@ -8,6 +8,15 @@
  * cannot redeem a code meant for the application's own redirect URIs. The answer adds the checks
  * plugins registered (plugin-api/registries.ts `testSignInChecks`: the app preset's requirements,
  * presets/requirements.ts), so the panel can say in words whether the app will get what it needs.
+ *
+ * `POST /api/admin/applications/:id/test-sign-in/session`, called by the panel before it opens the
+ * test's window: an administrator signed in to the panel with Gatehouse already proved who they
+ * are, with a second factor, in this browser's Gatehouse session (the one their panel token names,
+ * `sid`). That session is marked as signed in to the application's realm, at the time it signed
+ * in to the panel (so `auth_time` and `max_age` stay true), and the test's authorize request is
+ * answered without a second password and code (issue 44). Nothing else is skipped: the
+ * application's sign-up policy, membership, second-factor policy and consent are decided by
+ * authorize as always. The admin token has no Gatehouse session: the window asks to sign in.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -18,6 +27,8 @@ import { getApplication } from '../applications/lookup.js';
 import { authorizationCodeGrant } from './token/authorization-code.js';
 import { OAuthError } from './errors.js';
 import type { KeyRing } from './keys.js';
+import { markRealm, realmAuthTime, realmOf } from '../accounts/session.js';
+import { PANEL_CLIENT_ID } from '../http/schemas.js';
 
 export const TEST_CALLBACK_PATH = '/admin/callback';
 
@@ -44,9 +55,43 @@ const Answer = Type.Object(
   { additionalProperties: false },
 );
 
+const SessionAnswer = Type.Object(
+  {
+    sessionReused: Type.Boolean({
+      description: "true: the caller's Gatehouse session (their panel sign-in) now counts as signed in to the application, and the test's window signs in without asking; false: there is none to reuse (the admin token), the window asks",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** The realm of the panel's own sign-in: when a session last signed in to the panel. */
+const PANEL_REALM = realmOf({ id: PANEL_CLIENT_ID, ssoGroupId: null });
+
 export const testSignInRoutes: FastifyPluginAsyncTypebox<{ keys: KeyRing }> = async (app, { keys }) => {
   const { ctx } = app;
   app.addHook('onRequest', requireAdmin);
+  app.post(
+    '/applications/:id/test-sign-in/session',
+    {
+      schema: {
+        tags: ['applications'], security,
+        summary: "Let the panel's Test sign-in use the caller's own Gatehouse session (signed in to the panel with a second factor), without signing in again",
+        params: IdParams, querystring: NoQuery, response: { 200: SessionAnswer, ...adminErrors },
+      },
+    },
+    async (request) => {
+      const client = await getApplication(ctx, request.params.id);
+      const actor = request.actor;
+      if (actor.type !== 'person') return { sessionReused: false };
+      const signedIn = await realmAuthTime(ctx, actor.sessionId, PANEL_REALM);
+      if (!signedIn) return { sessionReused: false };
+      // Never moved back: a later sign-in to the application itself keeps its own time.
+      const realm = realmOf(client);
+      const already = await realmAuthTime(ctx, actor.sessionId, realm);
+      if (!already || already < signedIn) await markRealm(ctx.db, actor.sessionId, realm, signedIn);
+      return { sessionReused: true };
+    },
+  );
   app.post(
     '/applications/:id/test-sign-in',
     {

@@ -26,6 +26,11 @@ export const BACKUP_FILES: CarriedFile[] = [
   { path: 'tls/ca-key.pem', mode: 0o600, encryptedOnly: true },
   { path: 'tls/server.pem', mode: 0o644, encryptedOnly: true },
   { path: 'tls/server-key.pem', mode: 0o600, encryptedOnly: true },
+  // Issue 46: GATEHOUSE_TLS=acme's account key and certificate (server/trust/acme/store.ts); after
+  // the local CA's files, so restore has made tls/ before tls/acme/.
+  { path: 'tls/acme/account-key.pem', mode: 0o600, encryptedOnly: true },
+  { path: 'tls/acme/key.pem', mode: 0o600, encryptedOnly: true },
+  { path: 'tls/acme/cert.pem', mode: 0o644, encryptedOnly: true },
   // Issue 23: the key that seals TOTP secrets and hashes recovery codes (accounts/second-factor/
   // secret-box.ts). A key, so encrypted backups only: restoring one without it leaves the
   // authenticator apps enrolled so far unreadable (people use a recovery code or get a reset).

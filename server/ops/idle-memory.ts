@@ -14,6 +14,7 @@
  */
 import { createRequire } from 'node:module';
 import type { FastifyBaseLogger } from 'fastify';
+import { takeMemoryFreed } from '../util/memory-freed.js';
 
 export interface ReclaimPolicy {
   /** How often the CPU time and resident set are sampled. */
@@ -35,16 +36,24 @@ export class QuietWatch {
 
   constructor(private readonly policy: ReclaimPolicy = RECLAIM_POLICY) {}
 
-  /** One tick's CPU time (ms, all threads) and the resident set now; true when a reclaim is due. */
-  tick(cpuMs: number, rssBytes: number): boolean {
+  private freed = false;
+
+  /**
+   * One tick's CPU time (ms, all threads) and the resident set now, and whether something freed a
+   * large amount of memory since the last tick (a worker thread ended: util/memory-freed.ts), which
+   * makes a reclaim due at the next quiet moment however the resident set moved; true when one is due.
+   */
+  tick(cpuMs: number, rssBytes: number, freed = false): boolean {
+    this.freed ||= freed;
     this.quietTicks = cpuMs <= this.policy.quietCpuMs ? this.quietTicks + 1 : 0;
-    return this.quietTicks >= this.policy.quietTicks && rssBytes >= this.reclaimedRss + this.policy.growthBytes;
+    return this.quietTicks >= this.policy.quietTicks && (this.freed || rssBytes >= this.reclaimedRss + this.policy.growthBytes);
   }
 
   /** After a reclaim: growth is counted from here, and quiet starts over. */
   reclaimed(rssBytes: number): void {
     this.reclaimedRss = rssBytes;
     this.quietTicks = 0;
+    this.freed = false;
   }
 }
 
@@ -89,7 +98,7 @@ export function startIdleReclaim(log: FastifyBaseLogger, policy: ReclaimPolicy =
     const used = process.cpuUsage(cpu);
     cpu = process.cpuUsage();
     const before = process.memoryUsage.rss();
-    if (!watch.tick(cpuMsOf(used), before)) return;
+    if (!watch.tick(cpuMsOf(used), before, takeMemoryFreed())) return;
     const started = performance.now();
     reclaim();
     const ms = performance.now() - started;

@@ -5,9 +5,9 @@
  * background jobs: scheduled backups, the signing-key rotation schedule, the retention sweeper
  * and the purge of big deletes.
  */
+import { hasLocalCa } from '../config.js';
 import { engineOf, singleton } from '../db/store.js';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
-import type { Server as TlsServer } from 'node:tls';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -130,15 +130,15 @@ const adminTlsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { tls, dataDir } = ctx.config;
-      if (tls.mode !== 'auto' || dataDir === ':memory:') {
+      if (!hasLocalCa(tls) || dataDir === ':memory:') {
         throw conflict('tls_not_local', 'This server has no local certificate authority (GATEHOUSE_TLS is not auto).');
       }
       const now = ctx.clock.now();
       const previous = caStatus(dataDir, tls.extraNames, now)?.fingerprint ?? null;
       const material = renewLocalCa(dataDir, tls.extraNames, now);
-      // Served from the next handshake on (the listener is TLS when the mode is auto).
-      const server = app.server as unknown as Partial<TlsServer>;
-      server.setSecureContext?.({ key: material.key, cert: material.cert });
+      // Served from the next handshake on (the listener is TLS when the mode is auto), unless an
+      // ACME certificate serves (GATEHOUSE_TLS=acme): the local one is then only the fallback.
+      if (tls.mode === 'auto' || !ctx.lanTrust.acmeCertificate()) ctx.serveCertificate({ key: material.key, cert: material.cert });
       await recordAudit(ctx.db, now, { actor: actorName(request.actor), action: 'tls.ca_renewed', details: { previousFingerprint: previous, fingerprint: material.fingerprint } });
       request.log.warn({ fingerprint: material.fingerprint }, 'local CA renewed: install the new CA on every device');
       return tlsStatus(ctx);
@@ -153,7 +153,7 @@ export const opsPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options
 
   app.get('/ca.pem', { schema: { hide: true } }, async (request, reply) => {
     const path = tlsPaths(ctx.config.dataDir).ca;
-    if (ctx.config.tls.mode !== 'auto' || !existsSync(path)) {
+    if (!hasLocalCa(ctx.config.tls) || !existsSync(path)) {
       return sendProblem(reply, notFound('ca_not_found', 'This server has no local certificate authority.'));
     }
     return reply

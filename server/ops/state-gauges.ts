@@ -7,6 +7,7 @@
  * - the sweeper's last pass (meta), the newest backup's header (a handful of files), the signing
  *   key's age (a few rows), the TLS certificates' expiry (read from their files when they change).
  */
+import { hasLocalCa } from '../config.js';
 import { statSync, readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { sql } from 'drizzle-orm';
@@ -58,8 +59,8 @@ export function registerStateGauges(ctx: AppContext): void {
     return ages.length ? Math.max(...ages) : undefined;
   });
   const { tls } = config;
-  const served = tls.mode === 'files' ? tls.certFile : tls.mode === 'auto' && hasDataDir ? tlsPaths(config.dataDir).cert : undefined;
-  const ca = tls.mode === 'auto' && hasDataDir ? tlsPaths(config.dataDir).ca : undefined;
+  const served = tls.mode === 'files' ? tls.certFile : hasLocalCa(tls) && hasDataDir ? tlsPaths(config.dataDir).cert : undefined;
+  const ca = hasLocalCa(tls) && hasDataDir ? tlsPaths(config.dataDir).ca : undefined;
   metrics.readState('tlsCertificateExpiry', certificateExpiry(served));
   metrics.readState('tlsCaExpiry', certificateExpiry(ca));
 }

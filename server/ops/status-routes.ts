@@ -9,6 +9,7 @@
  *   `POST /api/admin/tls/ca/renew` (ops/plugin.ts), which answers this same document.
  * Admin token only (outside every application's path). Nothing here writes.
  */
+import { hasLocalCa } from '../config.js';
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -73,7 +74,7 @@ const HostNamesSchema = Type.Object({ dns: Type.Array(Type.String()), ips: Type.
 
 export const TlsStatusSchema = Type.Object(
   {
-    mode: Type.Union([Type.Literal('off'), Type.Literal('auto'), Type.Literal('files')]),
+    mode: Type.Union([Type.Literal('off'), Type.Literal('auto'), Type.Literal('acme'), Type.Literal('files')], { description: 'GATEHOUSE_TLS: off, auto (the local CA), acme (a certificate by ACME DNS-01; the local one serves until it comes), files (your own)' }),
     /** The local CA (mode `auto`); null otherwise. */
     ca: Type.Union([CertificateSchema, Type.Null()]),
     /** The certificate served over HTTPS; null when TLS is off. */
@@ -111,16 +112,18 @@ export function tlsStatus(ctx: AppContext) {
   const { config } = ctx;
   const mode = config.tls.mode;
   const paths = config.dataDir === ':memory:' ? undefined : tlsPaths(config.dataDir);
-  const ca = mode === 'auto' && paths ? readSummary(paths.ca) : null;
-  const certificate = mode === 'auto' && paths ? readSummary(paths.cert) : mode === 'files' ? readSummary(config.tls.certFile) : null;
-  const constraints = config.tls.mode === 'auto' && ca ? caStatus(config.dataDir, config.tls.extraNames, ctx.clock.now()) : undefined;
+  const local = hasLocalCa(config.tls);
+  const acmePem = mode === 'acme' ? ctx.lanTrust.acmeCertificate() : null;
+  const ca = local && paths ? readSummary(paths.ca) : null;
+  const certificate = acmePem ? certificateSummary(acmePem) : local && paths ? readSummary(paths.cert) : mode === 'files' ? readSummary(config.tls.certFile) : null;
+  const constraints = hasLocalCa(config.tls) && ca ? caStatus(config.dataDir, config.tls.extraNames, ctx.clock.now()) : undefined;
   const port = config.httpRedirectPort;
   const host = new URL(config.issuer).hostname;
   return {
     mode,
     ca: ca && certificateWire(ca),
     certificate: certificate && certificateWire(certificate),
-    renewsAt: mode === 'auto' && certificate ? iso(new Date(certificate.notAfter.getTime() - RENEW_BEFORE_DAYS * DAY_MS)) : null,
+    renewsAt: local && !acmePem && certificate ? iso(new Date(certificate.notAfter.getTime() - RENEW_BEFORE_DAYS * DAY_MS)) : null,
     caUrl: ca ? `${config.issuer}/ca.pem` : null,
     plainHttpCaUrl: ca && port ? `http://${host.includes(':') ? `[${host}]` : host}:${port}/ca` : null,
     caNameConstraints: constraints?.nameConstraints ?? null,

@@ -416,6 +416,12 @@ export function loadOwnTls(certFile: string, keyFile: string): TlsMaterial {
   return { key, cert, fingerprint: x509.fingerprint256, notAfter: new Date(x509.validTo), issued: false };
 }
 
+/** A key and certificate (chain) being served, as the listeners and `gatehouse status` describe it. */
+export function servedMaterial(key: string, cert: string, issued: boolean, caPem?: string): TlsMaterial {
+  const x509 = new X509Certificate(cert);
+  return { key, cert, ...(caPem ? { caPem } : {}), fingerprint: x509.fingerprint256, notAfter: new Date(x509.validTo), issued };
+}
+
 /** SHA-256 hex of a PEM's DER bytes, for tests and logs that want a compact id. */
 export function pemDigest(pem: string): string {
   return createHash('sha256').update(new X509Certificate(pem).raw).digest('hex');

@@ -9,6 +9,7 @@
  * service functions as the JSON API (`self-service/service.ts`), then answers 303 back to
  * `/account?notice=…` (a fixed message, never reflected text) or re-renders with the error.
  */
+import { hasLocalCa } from '../config.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -207,7 +208,7 @@ async function showAccount(ctx: AppContext, request: FastifyRequest, reply: Fast
     })),
     linkable: linkable(ctx, linked),
     hasPassword: Boolean(me.person.passwordHash),
-    caUrl: ctx.config.tls.mode === 'auto' ? '/ca.pem' : undefined,
+    caUrl: hasLocalCa(ctx.config.tls) ? '/ca.pem' : undefined,
     security: await securityView(ctx, t, me.person, memberships),
     sections: await sectionViews(ctx, t, me, memberships),
   }, { scripts: true, pageModule: Boolean(me.person.passwordHash), here: '/account' });

@@ -15,7 +15,7 @@ import { checkFormToken, formToken } from '../accounts/csrf.js';
 import { authRateLimits } from '../accounts/rate-limits.js';
 import { clientInfo, sendSessionCookie } from '../accounts/routes.js';
 import { readSession } from '../accounts/session.js';
-import { LOCK_AFTER_FAILURES, SignInLocked, WrongPassword, lockDuration, needsSecondFactor, signInWithEmail } from '../accounts/sign-in.js';
+import { LOCK_AFTER_FAILURES, SignInLocked, WrongPassword, lockDuration, needsSecondFactor, signInWithPassword } from '../accounts/sign-in.js';
 import { redirectToSecondStep } from '../accounts/second-factor/pending.js';
 import { signUpWithEmail } from '../accounts/sign-up.js';
 import { sendVerificationEmail } from '../accounts/email-verification.js';
@@ -257,9 +257,11 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       checkFormToken(ctx.config, request, form.csrf_token);
       const appId = (await pageApplication(ctx, form.client_id))?.id;
       try {
-        const outcome = await signInWithEmail(
+        // One field takes an e-mail address or a username (spec directory-sources.md, "Signing in").
+        const outcome = await signInWithPassword(
           ctx,
-          { email: form.email ?? '', password: form.password ?? '', applicationId: appId },
+          { login: form.email ?? '', password: form.password ?? '', applicationId: appId },
+          'either',
           clientInfo(ctx, request),
           request,
           { next: safeReturnTo(ctx, form.return_to) },

@@ -21,7 +21,7 @@ import type { Tx } from '../db/client.js';
 import { recordAudit } from '../audit/record.js';
 import { groups, memberships, people, type Person, type PersonStatus } from '../db/schema.js';
 import { exec, many, one, transaction } from '../db/store.js';
-import { badRequest, conflict, notFound } from '../http/problem.js';
+import { badRequest, conflict, managedBySource, notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { checkNewPassword } from '../accounts/password-policy.js';
 import { checkPasswordLength, hashPassword } from '../accounts/passwords.js';
@@ -32,7 +32,7 @@ import { sendInBackground } from '../accounts/email-verification.js';
 import { isEmailAddress } from '../util/email.js';
 import { welcomeMessage } from '../mail/account-messages.js';
 import { mailerFor } from '../mail/mailer.js';
-import { recordEvent } from '../webhooks/outbox.js';
+import { recordEvent, recordPersonEvent } from '../webhooks/outbox.js';
 import { beginPurge } from '../data-lifecycle/purge.js';
 import { liveSessionsOf } from '../self-service/queries.js';
 import { guardPerson } from '../plugin-api/registries.js';
@@ -112,6 +112,7 @@ export async function setPersonStatus(ctx: AppContext, id: string, status: Perso
     await guardPerson(ctx.registries, tx, person, { kind: status === 'disabled' ? 'disable' : 'enable' }, actor);
     await exec(tx.update(people).set({ status, updatedAt: now }).where(eq(people.id, id)));
     const ended = status === 'disabled' ? await endSessions(ctx, tx, now, { personId: id }, 'person_disabled') : undefined;
+    if (status === 'disabled') await recordPersonEvent(tx, now, id, 'person.disabled', { userId: id, email: person.email, username: person.username, reason: 'administrator' });
     await recordAudit(tx, now, {
       actor,
       action: status === 'disabled' ? 'person.disabled' : 'person.enabled',
@@ -149,6 +150,7 @@ export async function deletePerson(ctx: AppContext, id: string, actor: string): 
 /** Sends the password-reset e-mail (at most one a minute per person, like the sign-in page's). */
 export async function sendPasswordReset(ctx: AppContext, id: string, actor: string, log: Pick<FastifyBaseLogger, 'warn'>): Promise<void> {
   const person = await personOrNotFound(ctx.db, id);
+  if (person.sourceId !== null) throw managedBySource(`${person.email}'s password is kept by their directory source; reset it there.`);
   await guardPerson(ctx.registries, ctx.db, person, { kind: 'password' }, actor);
   if (!mailerFor(ctx.config)) throw conflict('mail_not_configured', 'No mail server is configured (SMTP_URL), so no reset e-mail can be sent.');
   if (person.status === 'disabled') throw conflict('person_disabled', `${person.email} is disabled: enable them first.`);

@@ -90,6 +90,7 @@ export async function getPerson(db: Db, id: string) {
     createdAt: iso(person.createdAt)!,
     updatedAt: iso(person.updatedAt)!,
     hasPassword: person.passwordHash !== null,
+    source: person.sourceId === null ? null : { id: person.sourceId, dn: person.sourceDn ?? '' },
     groups: await groupsOfPerson(db, id),
     secondFactor: await secondFactorSummary(db, person.id),
     memberships: visible.map(({ m, applicationName }) => ({

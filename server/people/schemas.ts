@@ -40,6 +40,9 @@ export const PersonSchema = Type.Object(
     familyName: Type.Union([Type.String(), Type.Null()]),
     updatedAt: Timestamp,
     hasPassword: Type.Boolean(),
+    source: Type.Union([Type.Object({ id: Type.String(), dn: Type.String() }, { additionalProperties: false }), Type.Null()], {
+      description: 'the directory source that keeps this person (their password and source fields stay there), or null',
+    }),
     groups: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false }), { description: 'directory groups, by id' }),
     secondFactor: SecondFactorSummarySchema,
     memberships: Type.Array(

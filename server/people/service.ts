@@ -17,7 +17,7 @@ import type { AppContext } from '../context.js';
 import type { Person, PersonStatus } from '../db/schema.js';
 import { setPersonStatus } from './manage.js';
 import { recordAudit } from '../audit/record.js';
-import { notFound, validationFailed, type FieldError } from '../http/problem.js';
+import { managedBySource, notFound, validationFailed, type FieldError } from '../http/problem.js';
 import { displayTextProblem } from '../util/display-text.js';
 import { recordPersonEvent } from '../webhooks/outbox.js';
 import { transaction } from '../db/store.js';
@@ -52,6 +52,16 @@ function nameErrors(patch: PersonPatch): FieldError[] {
   return errors;
 }
 
+/**
+ * A person a directory source keeps (`sourceId`, spec directory-sources.md): their username and
+ * names come from the source and change there (409 `managed_by_source`); their status and
+ * `emailVerified` stay Gatehouse's.
+ */
+function refuseSourceFields(current: Person, patch: PersonPatch): void {
+  const fields = (['username', 'name', 'givenName', 'familyName'] as const).filter((k) => patch[k] !== undefined && (patch[k] ?? null) !== current[k]);
+  if (fields.length) throw managedBySource(`${current.email}'s ${fields.join(', ')} come from their directory source; change them there.`);
+}
+
 /** Blank text clears an optional name. */
 const text = (value: string | null | undefined, current: string | null) => (value === undefined ? current : value?.trim() || null);
 
@@ -77,6 +87,7 @@ export async function updatePerson(ctx: AppContext, id: string, patch: PersonPat
     // A plugin may keep some of a person's fields (a directory source: 409 managed_by_source).
     if (fields.length) await guardPerson(ctx.registries, tx, current, { kind: 'update', fields }, actor);
     // Its own audit entry (person.enabled / person.disabled) and effects; joins this transaction.
+    if (current.sourceId !== null) refuseSourceFields(current, patch);
     if (patch.status !== undefined) await setPersonStatus(ctx, id, patch.status, actor);
     const next: Person = {
       ...current,

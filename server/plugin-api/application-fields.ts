@@ -53,8 +53,8 @@ export interface ApplicationFieldChange<Input = unknown> {
 export interface ApplicationFieldWrite {
   /** Columns of the application row. */
   columns?: ApplicationColumns;
-  /** Secrets shown once in this answer, by the names declared in `secrets`. */
-  secrets?: Record<string, string>;
+  /** Secrets shown once in this answer, by the names declared in `secrets` (a map: one per item, `radiusSecrets` by client name). */
+  secrets?: Record<string, string | Record<string, string>>;
   /** Added to the `application.created` / `application.updated` audit entry (names and flags, never a secret). */
   audit?: Record<string, unknown>;
   /** Inside the write's transaction, after the row: the field's own tables. A Problem thrown here refuses the write. */

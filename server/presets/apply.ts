@@ -47,6 +47,7 @@ export function applicationFields(settings: PresetApplication) {
     customClaims: settings.customClaims as unknown as NonNullable<ApplicationCreate['customClaims']>,
     resourceServers: settings.resourceServers,
     forwardAuth: settings.forwardAuth,
+    radius: settings.radius,
   } satisfies Partial<ApplicationCreate>;
 }
 

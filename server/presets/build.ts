@@ -14,6 +14,8 @@ import type { PresetApplication, PresetInput, PresetInputs, SetupContext } from 
 export const PLACEHOLDERS = {
   clientSecret: '<client-secret>',
   ldapPassword: '<ldap-service-account-password>',
+  /** A RADIUS client's shared secret (shown once in radiusSecrets). */
+  radiusSecret: '<radius-client-secret>',
   /** A secret the app keeps for itself (cookie or session encryption): any long random string. */
   appSecret: '<random-secret>',
 } as const;
@@ -34,6 +36,7 @@ export function oidcApplication(settings: Partial<PresetApplication> & Pick<Pres
     resourceServers: [],
     forwardAuth: null,
     ldap: { enabled: false },
+    radius: null,
     signingAlg: 'RS256',
     ...settings,
   };

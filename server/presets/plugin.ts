@@ -35,6 +35,8 @@ export const presetsPlugin: GatehousePlugin = {
         'GET /applications/:id/setup': app('application', { people: true }),
         'GET /applications/:id/preset': app('application'),
         'POST /applications/:id/preset/upgrade': app('application'),
+        // What the preset's requirements make of a member's tokens (Test sign-in "as a member"): read like the member's record.
+        'GET /applications/:id/users/:uid/preset-checks': app('users', { people: true }),
       },
     });
   },

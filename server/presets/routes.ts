@@ -2,7 +2,10 @@
  * The presets API (spec presets-and-operations.md, "App presets"): the catalogue
  * (`GET /api/admin/presets`, `/:id`), each application's set-up text
  * (`GET /api/admin/applications/:id/setup`), and the preset an application came from with what a
- * newer version offers (`GET …/preset`, `POST …/preset/upgrade`). Creating from a preset is
+ * newer version offers (`GET …/preset`, `POST …/preset/upgrade`), and the preset's requirements
+ * against what a chosen member's tokens would carry (`GET …/users/:uid/preset-checks`, the panel's
+ * Test sign-in "as a member", read from the claims preview: nobody signs in as anyone else).
+ * Creating from a preset is
  * `POST /api/admin/applications` (applications/routes.ts hands it to apply.ts).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -20,6 +23,8 @@ import { runtimeOf, setupContext, setupFor } from './setup.js';
 import { caPathProblem, DEFAULT_CA_PATH } from '../http/lan-trust-wire.js';
 import { hasPreset, presetStatus, upgradePlan } from './upgrade.js';
 import type { Preset } from './types.js';
+import { presetChecksOfClaims } from './requirements.js';
+import { previewClaims } from '../oauth/claims/preview-routes.js';
 import {
   PresetDetailSchema,
   PresetListSchema,
@@ -31,6 +36,21 @@ import {
 } from './schemas.js';
 
 const tags = ['presets'];
+
+const CheckSchema = Type.Object({ text: Type.String(), passed: Type.Boolean(), detail: Type.String() }, { additionalProperties: false });
+const MemberChecksSchema = Type.Object(
+  {
+    scope: Type.String({ description: 'The scope checked: the one the app asks for (its preset\'s), or the one given' }),
+    checks: Type.Array(CheckSchema, { description: 'The preset\'s requirements against what this member\'s tokens would carry (empty without a preset)' }),
+  },
+  { additionalProperties: false },
+);
+
+/** The scope Test sign-in asks for: the scopes the preset's app asks for, when they include openid. */
+export function testScope(preset: Preset | undefined): string {
+  const scopes = preset?.client.scopes ?? [];
+  return scopes.includes('openid') ? scopes.join(' ') : 'openid profile email';
+}
 
 function summary(preset: Preset) {
   return {
@@ -118,6 +138,33 @@ export const presetRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const application = await getApplication(ctx, request.params.id);
       if (!hasPreset(application)) throw notFound('not_from_preset', `The application "${application.id}" was not created from a preset.`);
       return presetStatus(ctx.config.issuer, application);
+    },
+  );
+
+  app.get(
+    '/applications/:id/users/:uid/preset-checks',
+    {
+      schema: {
+        tags, security,
+        summary: "The requirements of the application's preset against what a member's tokens would carry now (nobody signs in)",
+        params: Type.Object({ id: Type.String({ maxLength: 200 }), uid: Type.String({ maxLength: 200 }) }),
+        querystring: Type.Object({ scope: Type.Optional(Type.String({ maxLength: 1000, description: 'Space-separated; default: the scopes the app asks for' })) }, { additionalProperties: false }),
+        response: { 200: MemberChecksSchema, ...adminErrors },
+      },
+    },
+    async (request) => {
+      const application = await getApplication(ctx, request.params.id);
+      const preset = application.preset ? findPreset(application.preset.id) : undefined;
+      const preview = await previewClaims(ctx, application, request.params.uid, request.query.scope ?? testScope(preset));
+      const scopes = preview.scope.split(' ');
+      const checks = presetChecksOfClaims(application.preset, {
+        id: scopes.includes('openid') ? preview.idToken : undefined,
+        idAlg: application.signingAlg,
+        access: preview.accessToken,
+        refreshToken: scopes.includes('offline_access') && application.grantTypes.includes('refresh_token'),
+        scope: preview.scope,
+      });
+      return { scope: preview.scope, checks };
     },
   );
 

@@ -19,7 +19,6 @@ import type { Setup, SetupContext } from './types.js';
 export function setupContext(config: Config, app: Application, trust: SetupTrust | null = null): SetupContext {
   const issuer = config.issuer.replace(/\/$/, '');
   const discovery = discoveryDocument(issuer);
-  const lanTls = hasLocalCa(config.tls);
   return {
     issuer,
     discoveryUrl: `${issuer}/.well-known/openid-configuration`,
@@ -33,9 +32,11 @@ export function setupContext(config: Config, app: Application, trust: SetupTrust
     },
     app: { id: app.id, name: app.name, audience: app.audience, redirectUris: app.redirectUris, clientType: app.clientType },
     inputs: app.preset?.inputs ?? {},
-    lanCa: lanTls ? { url: `${issuer}/trust/gatehouse-ca.pem` } : null,
+    // The CA to download, as the trust lines name it: none without a local-CA certificate serving.
+    lanCa: trust ? { url: trust.caUrl } : null,
     trust,
     ldap: ldapContext(config, app),
+    radius: config.radius.enabled ? { host: new URL(config.issuer).hostname, port: config.radius.port, acctPort: config.radius.acctPort } : null,
     proxySnippets: proxySnippets(config, app),
   };
 }

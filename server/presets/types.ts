@@ -8,10 +8,10 @@
 
 import type { SetupTrust, TrustRuntime } from '../http/lan-trust-wire.js';
 
-export type PresetProtocol = 'oidc' | 'forward-auth' | 'ldap';
+export type PresetProtocol = 'oidc' | 'forward-auth' | 'ldap' | 'radius';
 
 /** The families the docs and the panel group presets by. */
-export type PresetCategory = 'web-app' | 'library' | 'forward-auth' | 'ldap' | 'mail';
+export type PresetCategory = 'web-app' | 'library' | 'forward-auth' | 'ldap' | 'mail' | 'network';
 
 /**
  * An input the administrator gives when creating from the preset (`presetInputs.<key>`).
@@ -66,6 +66,8 @@ export interface PresetApplication {
   resourceServers: string[];
   forwardAuth: { hosts: string[]; groups: string[] | null; basic: boolean } | null;
   ldap: { enabled: boolean };
+  /** RADIUS clients and VLANs (server/radius/): the gear the preset is for; null: none. */
+  radius: { clients: { name: string; address: string }[]; vlans: { group: string; vlan: number }[]; defaultVlan: number | null } | null;
   signingAlg: 'RS256' | 'ES256' | 'EdDSA';
 }
 
@@ -120,6 +122,8 @@ export interface SetupContext {
   /** How the app's server trusts the local CA, for the preset's runtime (ctx.lanTrust: trust/setup-trust.ts); null without a local CA. */
   trust: SetupTrust | null;
   ldap: { url: string; startTls: boolean; baseDn: string; bindDn: string; peopleDn: string; groupsDn: string } | null;
+  /** Where RADIUS listens (GATEHOUSE_RADIUS=on), by the issuer's host name; null when it is off. */
+  radius: { host: string; port: number; acctPort: number } | null;
   /** Reverse-proxy configuration for a forward-auth application, by proxy (when forward auth is set). */
   proxySnippets: { caddy: string; nginx: string; traefik: string } | null;
 }

@@ -25,6 +25,9 @@ function currentValue(app: Application, field: Field, issuer: string): unknown {
       return app.redirectUris.filter((uri) => uri !== `${issuer.replace(/\/$/, '')}${TEST_CALLBACK_PATH}`);
     case 'ldap':
       return { enabled: app.ldap.enabled };
+    case 'radius':
+      // The settings without the secrets and their dates: what a preset sets.
+      return app.radius ? { clients: app.radius.clients.map(({ name, address }) => ({ name, address })), vlans: app.radius.vlans, defaultVlan: app.radius.defaultVlan } : null;
     default:
       return app[field];
   }

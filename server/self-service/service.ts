@@ -18,7 +18,7 @@ import type { LinkedAccount, Person, Session } from '../db/schema.js';
 import type { Tx } from '../db/client.js';
 import { recordAudit } from '../audit/record.js';
 import { mergeProfile } from '../applications/profile-fields.js';
-import { conflict, forbidden, notFound, validationFailed } from '../http/problem.js';
+import { conflict, forbidden, managedBySource, notFound, validationFailed } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { membershipEventData } from '../members/create.js';
 import { recordEvent } from '../webhooks/outbox.js';
@@ -207,6 +207,7 @@ export const wrongPassword = () => forbidden('invalid_current_password', 'The cu
  */
 export async function changePassword(ctx: AppContext, me: Me, input: PasswordChange): Promise<{ sessionsEnded: number }> {
   const person = (await personById(ctx.db, me.person.id)) ?? me.person;
+  if (person.sourceId !== null) throw managedBySource('Your password is kept by your organisation\'s directory; change it there.');
   // A plugin may keep the person's password elsewhere (a directory source: 409 managed_by_source).
   await guardPerson(ctx.registries, ctx.db, person, { kind: 'password' }, `person:${person.id}`);
   if (!person.passwordHash) {

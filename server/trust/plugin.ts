@@ -12,9 +12,12 @@ import { Type } from 'typebox';
 import { renderSVG } from 'uqr';
 import type { AppContext, FeatureOptions } from '../context.js';
 import { requireAdmin } from '../http/admin-auth.js';
-import { notFound, sendProblem } from '../http/problem.js';
+import { conflict, notFound, sendProblem } from '../http/problem.js';
+import { actorName } from '../http/admin-auth.js';
+import { recordAudit } from '../audit/record.js';
+import { AcmeManager } from './acme/manager.js';
 import { adminErrors, adminSecurity as security, NoQuery } from '../http/schemas.js';
-import type { LanTrustHooks } from '../http/lan-trust-wire.js';
+import { AcmeStatusSchema, type LanTrustHooks } from '../http/lan-trust-wire.js';
 import { trustAnswer } from './answer.js';
 import { plainHttpBase, readLocalCa } from './local-ca.js';
 import { setupTrust } from './setup-trust.js';
@@ -22,26 +25,44 @@ import { setupTrust } from './setup-trust.js';
 const tags = ['operations'];
 
 /** The hooks the core calls (`ctx.lanTrust`). */
-export function lanTrustHooks(ctx: AppContext, acme: () => ReturnType<LanTrustHooks['acme']> = () => null): LanTrustHooks {
+export function lanTrustHooks(ctx: AppContext, manager?: AcmeManager): LanTrustHooks {
   return {
+    acme: () => manager?.status() ?? null,
+    acmeCertificate: () => manager?.current()?.cert ?? null,
     link() {
       const ca = readLocalCa(ctx.config);
       if (!ca) return null;
       const plain = plainHttpBase(ctx.config);
       return { url: `${ctx.config.issuer.replace(/\/$/, '')}/trust`, plainHttpUrl: plain ? `${plain}/trust` : null, fingerprintSha256: ca.fingerprintSha256 };
     },
-    acme,
     setup(runtime, caPath) {
       const ca = readLocalCa(ctx.config);
-      if (!ca) return null;
+      // Without a local-CA certificate serving (an ACME one does), apps need no private CA.
+      if (!ca || manager?.current()) return null;
       return setupTrust(ca, `${ctx.config.issuer.replace(/\/$/, '')}/trust/gatehouse-ca.pem`, runtime, caPath);
     },
   };
 }
 
-const adminTrustRoutes: FastifyPluginAsyncTypebox = async (app) => {
+const adminTrustRoutes: FastifyPluginAsyncTypebox<{ manager: AcmeManager | undefined }> = async (app, { manager }) => {
   const { ctx } = app;
   app.addHook('onRequest', requireAdmin);
+  app.post(
+    '/tls/acme/renew',
+    {
+      schema: {
+        tags, security, summary: 'Ask the ACME server for a certificate now (GATEHOUSE_TLS=acme); poll GET /api/admin/tls for acme.status',
+        querystring: NoQuery,
+        response: { 202: AcmeStatusSchema, ...adminErrors, 409: Type.Ref('Problem', { description: '`tls_not_acme`: GATEHOUSE_TLS is not acme' }) },
+      },
+    },
+    async (request, reply) => {
+      if (!manager) throw conflict('tls_not_acme', 'This server does not get its certificate by ACME (GATEHOUSE_TLS is not acme).');
+      void manager.renewNow();
+      await recordAudit(ctx.db, ctx.clock.now(), { actor: actorName(request.actor), action: 'tls.acme_renew_requested', details: { domains: manager.status().domains } });
+      return reply.status(202).header('location', '/api/admin/tls').send(manager.status());
+    },
+  );
   app.get(
     '/tls/trust-qr.svg',
     {
@@ -63,9 +84,18 @@ const adminTrustRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
-export const trustPlugin: FastifyPluginAsync<FeatureOptions> = async (app) => {
+export const trustPlugin: FastifyPluginAsync<FeatureOptions> = async (app, options) => {
   const { ctx } = app;
-  ctx.lanTrust = lanTrustHooks(ctx);
+  const { tls } = ctx.config;
+  const manager =
+    tls.mode === 'acme' && ctx.config.dataDir !== ':memory:'
+      ? new AcmeManager({ config: ctx.config, acme: tls.acme, clock: ctx.clock, log: app.log, serve: (material) => ctx.serveCertificate(material) })
+      : undefined;
+  ctx.lanTrust = lanTrustHooks(ctx, manager);
+  if (manager && options.startWorkers) {
+    app.addHook('onReady', async () => manager.start());
+    app.addHook('onClose', async () => manager.stop());
+  }
 
   const answer = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0]!;
@@ -79,5 +109,5 @@ export const trustPlugin: FastifyPluginAsync<FeatureOptions> = async (app) => {
   app.get('/trust.json', { schema: { hide: true } }, answer);
   app.get('/trust/*', { schema: { hide: true } }, answer);
 
-  await app.register(adminTrustRoutes, { prefix: '/api/admin' });
+  await app.register(adminTrustRoutes, { prefix: '/api/admin', manager });
 };

@@ -2,7 +2,7 @@
  * A worker thread for work that must not run on the event loop (zxcvbn's estimates, parsing a
  * configuration file), asked one message at a time and answered by id. It starts on the first
  * call (most processes never need it) and ends after `idleMs` without one, giving its memory
- * back. While a call waits, the worker keeps the process alive (a CLI command must get its
+ * back (and asking the idle reclaim to return the freed pages: util/memory-freed.ts). While a call waits, the worker keeps the process alive (a CLI command must get its
  * answer); otherwise it does not. If it fails or stops, every waiting call is refused with
  * `name`'s error and the next call starts a new one.
  *
@@ -15,6 +15,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { backgroundNice } from './background-nice.js';
+import { memoryFreed } from './memory-freed.js';
 
 interface Pending {
   resolve: (result: unknown) => void;
@@ -74,7 +75,7 @@ export class IdleWorker<Message extends object, Result> {
       if (this.pending.size || !this.worker) return;
       const w = this.worker;
       this.worker = undefined;
-      void w.terminate();
+      void w.terminate().then(memoryFreed);
     }, this.idleMs);
     this.idle.unref();
   }

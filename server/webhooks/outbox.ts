@@ -12,7 +12,7 @@ import { exec, many, one } from '../db/store.js';
 /**
  * Every event kind (DESIGN §4.11, plus `application.redirect_uris_changed` from issue 22,
  * `second_factor.*` from issue 23, `person.deleted` from issue 33, and the directory's
- * `person.updated` and `group.*` from issue 32).
+ * `person.updated` and `group.*` from issue 32, `person.disabled` from issue 47).
  */
 export const WEBHOOK_EVENT_TYPES = [
   'membership.created',
@@ -28,6 +28,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'application.redirect_uris_changed',
   'person.deleted',
   'person.updated',
+  'person.disabled',
   'group.created',
   'group.updated',
   'group.deleted',

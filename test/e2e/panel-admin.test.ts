@@ -1,8 +1,10 @@
 /**
  * The control panel in headless Chromium against a real server on a temporary data directory:
  * sign-in with the admin token, the application wizard (secret shown once, integration snippet),
- * token signing, sign-in policy, a shared sign-in of two applications, invitations (send three, revoke one), suspending
- * a member, API keys (create, shown once, revoke) and the test sign-in round trip.
+ * the application's page by task (Overview, Connect, Test sign-in, Access, People, Claims,
+ * Advanced), token signing, sign-in policy, a shared sign-in of two applications, invitations
+ * (send three, revoke one), suspending a member, API keys (create, shown once, revoke) and the
+ * test sign-in round trip.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -16,6 +18,10 @@ let context: BrowserContext;
 let page: Page;
 let clientSecret = '';
 let receiver: Receiver;
+/** The application page's row of sections (not the main navigation, which has a People too). */
+const section = (name: string) => page.getByRole('navigation', { name: 'Application sections' }).getByRole('link', { name, exact: true });
+/** A part of a section (Advanced › API keys, People › Members). */
+const part = (name: string) => page.locator('nav.subtabs').getByRole('link', { name, exact: true });
 
 const adminJson = <T,>(method: string, path: string, body?: unknown) => adminJsonOf<T>(server, method, path, body);
 
@@ -118,16 +124,24 @@ describe('control panel', () => {
     expect(app.clientType).toBe('web');
     expect(app.redirectUris).toEqual(['https://notes.example.com/auth/callback']);
 
-    // Shown once: the application's page never shows it again.
+    // Shown once: the application's page never shows it again. It opens on its Overview, which
+    // leads a newcomer to Test sign-in while nobody has signed in yet.
     await page.getByRole('button', { name: /Done — open Team Notes/ }).click();
     await page.getByRole('heading', { name: /Team Notes/ }).waitFor();
-    await page.getByRole('heading', { name: 'Integration' }).waitFor();
+    await page.getByTestId('next-step').getByRole('link', { name: 'Test sign-in' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/admin/applications/team-notes');
+    await section('Connect').click();
+    expect(new URL(page.url()).pathname).toBe('/admin/applications/team-notes/connect');
+    await page.getByText('For developers: the issuer, the client and token verification').click();
     expect(await page.content()).not.toContain(clientSecret);
     // Later the .env block keeps the line, with a placeholder: the secret is kept only as a hash.
-    expect(await page.getByTestId('integration-snippet').textContent()).toContain('GATEHOUSE_CLIENT_SECRET=<the client secret shown when it was created or rotated>');
-    await shot(page, '05-application-settings');
+    await expect.poll(() => page.getByTestId('integration-snippet').textContent()).toContain('GATEHOUSE_CLIENT_SECRET=<the client secret shown when it was created or rotated>');
+    await shot(page, '05-application-connect');
 
     // Token signing (issue 38): RS256 by default, with the line on which apps need it; ES256 saved.
+    await section('Advanced').click();
+    await part('Token signing').click();
+    expect(new URL(page.url()).pathname).toBe('/admin/applications/team-notes/advanced/signing');
     const signing = page.getByTestId('token-signing');
     expect(await signing.getByLabel('Signing algorithm').inputValue()).toBe('RS256');
     expect(await signing.textContent()).toContain('Immich and python-social-auth (Django) expect RS256');
@@ -142,7 +156,7 @@ describe('control panel', () => {
   });
 
   it('edits the sign-in policy: open sign-up and a profile field', async () => {
-    await page.getByRole('link', { name: 'Sign-in policy' }).click();
+    await section('Access').click();
     await page.getByText(/Open — anyone may create/).click();
     await page.getByText('Email', { exact: false }).first().waitFor();
     await page.getByRole('button', { name: 'Add profile field' }).click();
@@ -195,7 +209,7 @@ describe('control panel', () => {
       redirectUris: ['https://wiki.example.com/callback'],
       clientType: 'spa',
     });
-    await page.getByRole('link', { name: 'Shared sign-in' }).click();
+    await page.locator('#main-nav').getByRole('link', { name: 'Shared sign-in' }).click();
     await page.getByText('No shared sign-in').waitFor();
     await page.getByLabel('New shared sign-in').fill('Office apps');
     await page.getByRole('button', { name: 'Create shared sign-in' }).click();
@@ -209,7 +223,8 @@ describe('control panel', () => {
     const group = await adminJson<{ applicationIds: string[] }>('GET', '/api/admin/sso-groups/office-apps');
     expect([...group.applicationIds].sort()).toEqual(['team-notes', 'wiki']);
     await page.getByRole('link', { name: 'Team Notes' }).click();
-    await expect.poll(() => page.getByTestId('sso-sharing').textContent()).toBe('Shares sign-in with wiki through the shared sign-in Office apps.');
+    await section('Access').click();
+    await expect.poll(() => page.getByTestId('sso-sharing').textContent()).toBe('Signing in here signs in to wiki too, through the shared sign-in Office apps.');
   });
 
   it('shows problem details in words, checks redirect URIs line by line as they are typed, and keeps the wizard input', async () => {
@@ -255,13 +270,13 @@ describe('control panel', () => {
     // Created: step 3 leads on to a test sign-in.
     await page.getByRole('button', { name: 'Create application' }).click();
     await page.getByRole('button', { name: 'Next: Test sign-in' }).click();
-    await page.getByText('Runs the real sign-in flow').waitFor();
+    await page.getByText('the way the app will', { exact: false }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/admin/applications/wiki-two/test');
     expect((await server.admin('DELETE', '/api/admin/applications/wiki-two')).status).toBe(204);
   });
 
   it('invites people (pasting several addresses) and revokes one after confirming', async () => {
-    await page.goto(`${server.url}/admin/applications/team-notes/invitations`);
+    await page.goto(`${server.url}/admin/applications/team-notes/people/invitations`);
     await page.getByText('No pending invitations.').waitFor();
     await page.getByLabel('Invite people').fill('Ann <ann@example.com>, bob@example.com\ncid@example.com; ann@example.com\nnot-an-address');
     // The bad line is marked as typed; the valid addresses are still counted and sent.
@@ -313,7 +328,7 @@ describe('control panel', () => {
       data: { email: 'dee@example.com', password: 'correct horse battery', name: 'Dee', applicationId: 'team-notes' },
     });
     expect(signUp.status()).toBe(201);
-    await page.getByRole('link', { name: 'Members' }).click();
+    await part('Members').click();
     const row = page.locator('tr[data-member="dee@example.com"]');
     await row.waitFor();
     await page.getByLabel('Search members').fill('nobody');
@@ -335,7 +350,8 @@ describe('control panel', () => {
   });
 
   it('creates an API key (shown once) and revokes it', async () => {
-    await page.getByRole('link', { name: 'API keys' }).click();
+    await section('Advanced').click();
+    await part('API keys').click();
     await page.getByText('No API keys.').waitFor();
     await page.getByLabel('Key name').fill('Provisioning');
     await page.getByLabel('invitations:write').check();
@@ -356,7 +372,7 @@ describe('control panel', () => {
   });
 
   it('sets a webhook, sends a test event and lists the delivery', async () => {
-    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await part('Webhooks').click();
     await page.getByText('No deliveries yet.').waitFor();
     await page.getByLabel('Webhook URL').fill(`${receiver.url}/hooks`);
     await page.getByRole('button', { name: 'Save webhook' }).click();
@@ -375,25 +391,26 @@ describe('control panel', () => {
   });
 
   it('runs the test sign-in round trip and shows the decoded access token', async () => {
-    await page.getByRole('link', { name: 'Test sign-in' }).click();
-    await page.getByRole('button', { name: 'Add it' }).click();
-    // The page's record is updated, so Settings (which saves the whole list) keeps the new URI.
-    await page.getByRole('link', { name: 'Settings' }).click();
-    await expect.poll(() => page.locator('textarea[name="redirectUris"]').inputValue()).toContain(`${server.url}/admin/callback`);
-    await page.getByRole('link', { name: 'Test sign-in' }).click();
-    // No client secret: the admin API exchanges the code (issue 33).
+    await section('Test sign-in').click();
+    // No client secret: the admin API exchanges the code (issue 33). One click adds the panel's
+    // callback to the redirect URIs and starts (this browser has Dee's session for the app).
     expect(await page.getByLabel('Client secret').count()).toBe(0);
     const popupPromise = page.waitForEvent('popup');
-    await page.getByRole('button', { name: 'Start test sign-in' }).click();
+    await page.getByRole('button', { name: 'Add it and start' }).click();
     const popup = await popupPromise;
     await popup.waitForLoadState().catch(() => {});
     const result = page.getByTestId('test-sign-in-result');
     await result.waitFor({ timeout: 20_000 });
+    expect(await page.getByTestId('signed-in-person').textContent()).toBe('Dee <dee@example.com>');
     const text = (await result.textContent()) ?? '';
     expect(text).toContain('https://notes.example.com/api');
-    expect(text).toMatch(/"role":"member"/);
-    expect(text).toMatch(/"status":"active"/);
+    expect(text).toContain('member role here: member');
+    expect(text).toMatch(/"role": "member"/);
+    expect(text).toMatch(/"status": "active"/);
     await shot(page, '13-test-sign-in');
+    // The page's record is updated, so Connect (which saves the whole list) keeps the new URI.
+    await section('Connect').click();
+    await expect.poll(() => page.locator('textarea[name="redirectUris"]').inputValue()).toContain(`${server.url}/admin/callback`);
   });
 
   it('connects an app from a preset: the searchable list, its inputs checked in words, the set-up page, and Test sign-in with the preset\'s checks', async () => {
@@ -417,12 +434,13 @@ describe('control panel', () => {
     expect(await address.getAttribute('aria-invalid')).toBe('true');
     await address.fill('https://wiki.lan.example');
     await page.getByRole('button', { name: 'Create application' }).click();
-    // The set-up page: the secret once, then the settings and the .env with the secret as a placeholder.
-    const secret = (await page.getByRole('alert').getByTestId('copy-client-secret').textContent()) ?? '';
+    // The set-up page: the secret once, above the settings and the .env, which have it in place
+    // (not a placeholder), and no note to replace a placeholder.
+    const secret = (await page.getByTestId('shown-once').getByTestId('copy-client-secret').textContent()) ?? '';
     expect(secret).toMatch(/^ghs_/);
     const setup = page.getByTestId('setup');
-    await expect.poll(() => setup.textContent()).toContain('OIDC_CLIENT_SECRET=<client-secret>');
-    expect(await setup.textContent()).not.toContain(secret);
+    await expect.poll(() => setup.textContent()).toContain(`OIDC_CLIENT_SECRET=${secret}`);
+    expect(await setup.textContent()).not.toContain('<client-secret>');
     expect(await page.locator('ol.steps li.on').textContent()).toBe('3. Set up the app');
     await shot(page, '13b-preset-setup');
 
@@ -430,9 +448,8 @@ describe('control panel', () => {
     await adminJson('PATCH', '/api/admin/applications/outline/auth-policy', { signup_policy: 'open' });
     await page.getByRole('button', { name: 'Next: Test sign-in' }).click();
     await page.getByText('Asks for the scopes the app asks for: openid offline_access profile email.').waitFor();
-    await page.getByRole('button', { name: 'Add it' }).click();
     const popupPromise = page.waitForEvent('popup');
-    await page.getByRole('button', { name: 'Start test sign-in' }).click();
+    await page.getByRole('button', { name: 'Add it and start' }).click();
     const popup = await popupPromise;
     await popup.getByLabel('Password').waitFor();
     if (await popup.getByLabel('E-mail').count()) await popup.getByLabel('E-mail').fill('dee@example.com');
@@ -521,7 +538,7 @@ describe('control panel', () => {
     for (let i = 0; i < emails.length; i += 100) {
       await adminJson('POST', '/api/admin/applications/wiki/invitations', { emails: emails.slice(i, i + 100), role: 'member' });
     }
-    await page.goto(`${server.url}/admin/applications/wiki/invitations`);
+    await page.goto(`${server.url}/admin/applications/wiki/people/invitations`);
     await expect.poll(() => page.locator('tr[data-invitation]').count()).toBe(200);
     await page.getByRole('button', { name: 'Load more (showing 200)' }).click();
     await expect.poll(() => page.locator('tr[data-invitation]').count()).toBe(201);
@@ -530,7 +547,7 @@ describe('control panel', () => {
   });
 
   it('deletes an application after confirming', async () => {
-    await page.goto(`${server.url}/admin/applications/wiki`);
+    await page.goto(`${server.url}/admin/applications/wiki/advanced`);
     await page.getByRole('button', { name: 'Delete application' }).click();
     await page.getByRole('dialog').getByText('Delete Wiki?').waitFor();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
@@ -541,7 +558,8 @@ describe('control panel', () => {
 
   it('uses the Electron preload bridge instead of the sign-in screen when it is present', async () => {
     // The same build in the desktop app: window.gatehouse.getConfig() supplies URL and token.
-    const desktop = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+    // The desktop window's size (electron/window.ts).
+    const desktop = await browser.newContext({ viewport: { width: 1200, height: 820 } });
     // The shell reads the token on every call: the first answer is one rotated away since, so the
     // panel's first request gets 401, asks again and retries with the current token.
     let calls = 0;
@@ -566,6 +584,15 @@ describe('control panel', () => {
     expect(calls).toBeGreaterThanOrEqual(2);
     expect(calls).toBeLessThanOrEqual(3);
     await shot(tab, '17-desktop-bridge');
+    // The same application page as in a browser: its sections in one row, Test sign-in on screen.
+    await tab.getByRole('link', { name: 'Team Notes' }).click();
+    const sections = tab.getByRole('navigation', { name: 'Application sections' });
+    expect(await sections.getByRole('link').allTextContents()).toEqual(['Overview', 'Connect', 'Test sign-in', 'Access', 'People', 'Claims', 'Advanced']);
+    const test = (await sections.getByRole('link', { name: 'Test sign-in' }).boundingBox())!;
+    expect(test.y + test.height).toBeLessThanOrEqual(820);
+    await sections.getByRole('link', { name: 'Test sign-in' }).click();
+    await tab.getByRole('button', { name: 'Start test sign-in' }).waitFor();
+    await shot(tab, '18-desktop-application');
     await desktop.close();
   });
 });

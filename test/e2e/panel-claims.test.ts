@@ -152,6 +152,13 @@ describe('the Claims tab', () => {
     await mine.getByRole('link', { name: 'Grafana' }).click();
     // From here on, the panel asks for nothing the role does not cover.
     refused.length = 0;
+    // Their application's page has every section; what only the owner may do is not offered.
+    const sections = mine.getByRole('navigation', { name: 'Application sections' });
+    expect(await sections.getByRole('link').allTextContents()).toEqual(['Overview', 'Connect', 'Test sign-in', 'Access', 'People', 'Claims', 'Advanced']);
+    await sections.getByRole('link', { name: 'Advanced' }).click();
+    await mine.getByRole('button', { name: 'Save name' }).waitFor();
+    expect(await mine.getByRole('button', { name: 'Delete application' }).count()).toBe(0);
+    expect(await mine.getByText('Delete this application').count()).toBe(0);
     await mine.getByRole('link', { name: 'Claims', exact: true }).click();
     const form = mine.getByTestId('claims');
     // Group ids in a text box instead of the directory's picker; the resource server they cannot see, kept by id.

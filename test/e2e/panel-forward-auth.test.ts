@@ -32,7 +32,7 @@ afterAll(async () => {
 
 describe('the Forward auth tab', () => {
   it('protects hosts, prints the proxy configuration for them, and stops protecting them', async () => {
-    await page.goto(`${server.url}/admin/applications/media/forward-auth`);
+    await page.goto(`${server.url}/admin/applications/media/connect/forward-auth`);
     await expect.poll(() => page.getByText('This application protects no hosts yet').isVisible()).toBe(true);
     const hosts = page.getByLabel('Protected hosts');
 

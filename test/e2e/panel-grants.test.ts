@@ -46,7 +46,7 @@ async function appJson(id: string) {
 
 describe('grant types in the panel', () => {
   it('explains each grant and saves the chosen ones; the snippet shows how to call them', async () => {
-    await page.goto(`${server.url}/admin/applications/reports`);
+    await page.goto(`${server.url}/admin/applications/reports/connect/oidc`);
     const grants = page.getByTestId('grant-types');
     await grants.waitFor();
     const text = (await grants.textContent()) ?? '';
@@ -54,10 +54,11 @@ describe('grant types in the panel', () => {
     expect(text).toContain('a person approves it at the /device page');
     await page.getByLabel('Machine-to-machine (client credentials)').check();
     await page.getByLabel('Devices without a browser (device sign-in)').check();
-    await page.getByRole('button', { name: 'Save settings' }).click();
-    await page.getByText('Settings saved.').waitFor();
+    await page.getByRole('button', { name: 'Save connection settings' }).click();
+    await page.getByText('Connection settings saved.').waitFor();
     expect((await appJson('reports')).grantTypes).toEqual(['authorization_code', 'refresh_token', 'client_credentials', DEVICE]);
 
+    await page.getByText('For developers: the issuer, the client and token verification').click();
     const cc = page.getByTestId('client-credentials-example');
     await expect.poll(() => cc.textContent()).toContain('-d grant_type=client_credentials');
     expect(await cc.textContent()).toContain(`${server.url}/api/auth/oauth2/token`);
@@ -74,7 +75,7 @@ describe('grant types in the panel', () => {
   });
 
   it('offers client credentials only to web apps, and says why', async () => {
-    await page.goto(`${server.url}/admin/applications/kiosk`);
+    await page.goto(`${server.url}/admin/applications/kiosk/connect/oidc`);
     const box = page.getByLabel('Machine-to-machine (client credentials)');
     await box.waitFor();
     expect(await box.isDisabled()).toBe(true);
@@ -84,7 +85,7 @@ describe('grant types in the panel', () => {
 
 describe('single logout in the panel', () => {
   it('sets the logout URL, and a real sign-out shows in the delivery log', async () => {
-    await page.goto(`${server.url}/admin/applications/reports/logout`);
+    await page.goto(`${server.url}/admin/applications/reports/advanced/logout`);
     await page.getByText('No logout URL set: nothing is sent.').waitFor();
     await page.getByLabel('Back-channel logout URL').fill(`${receiver.url}/logout`);
     await page.getByRole('button', { name: 'Save logout settings' }).click();

@@ -116,7 +116,7 @@ describe('the Groups page', () => {
   });
 
   it('invites with groups chosen in the picker', async () => {
-    await page.goto(`${server.url}/admin/applications/grafana/invitations`);
+    await page.goto(`${server.url}/admin/applications/grafana/people/invitations`);
     await page.getByLabel('Invite people').fill('cy@example.com');
     const picker = page.getByRole('group', { name: 'Groups (optional)' });
     await picker.getByLabel('Find a group').fill('family');

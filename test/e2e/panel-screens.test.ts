@@ -6,7 +6,10 @@
  * - at 390 px (a phone) no screen scrolls sideways; the navigation is a top bar whose menu opens
  *   and closes; wide tables scroll inside their own box;
  * - a screenshot of each screen in each scheme, and of each at 390 px, is saved under
- *   test/e2e/screenshots/ for review.
+ *   test/e2e/screenshots/ for review;
+ * - the application page by task (issue 44): at most 8 sections in one row at 1280 px and in the
+ *   desktop app's 1200 px window, Test sign-in on screen without scrolling, every section and part
+ *   at its own address, loaded directly, and the page's older addresses leading to their screens.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,18 +54,22 @@ const SCREENS: [name: string, path: () => string, ready: string][] = [
   ['overview', () => '/', 'Activity, last 30 days'],
   ['applications', () => '/applications', 'Team Notes'],
   ['new-application', () => '/applications/new', 'What are you connecting?'],
-  ['app-setup', () => '/applications/grafana/setup', 'Set up the app'],
-  ['app-setup-preset-updated', () => '/applications/outline/setup', 'Preset updated'],
-  ['app-settings', () => '/applications/team-notes', 'Danger zone'],
-  ['app-activity', () => '/applications/team-notes/activity', 'Active people'],
-  ['app-sign-in-policy', () => '/applications/team-notes/sign-in', 'Who may join'],
+  ['app-overview', () => '/applications/team-notes', 'At a glance'],
+  ['app-connect-oidc', () => '/applications/team-notes/connect/oidc', 'Connection settings'],
+  ['app-connect-preset', () => '/applications/grafana/connect', 'Set up the app'],
+  ['app-connect-preset-updated', () => '/applications/outline/connect', 'Preset updated'],
+  ['app-connect-forward-auth', () => '/applications/team-notes/connect/forward-auth', 'Protected hosts'],
+  ['app-connect-ldap', () => '/applications/team-notes/connect/ldap', 'LDAP directory'],
+  ['app-test-sign-in', () => '/applications/team-notes/test', 'the way the app will'],
+  ['app-access', () => '/applications/team-notes/access', 'Who may join'],
+  ['app-members', () => '/applications/team-notes/people', 'dee@example.com'],
+  ['app-invitations', () => '/applications/team-notes/people/invitations', 'erin@example.com'],
   ['app-claims', () => '/applications/team-notes/claims', 'Preview a member’s claims'],
-  ['app-members', () => '/applications/team-notes/members', 'dee@example.com'],
-  ['app-invitations', () => '/applications/team-notes/invitations', 'erin@example.com'],
-  ['app-api-keys', () => '/applications/team-notes/api-keys', 'Provisioning'],
-  ['app-webhooks', () => '/applications/team-notes/webhooks', 'Recent deliveries'],
-  ['app-single-logout', () => '/applications/team-notes/logout', 'Recent logout deliveries'],
-  ['app-test-sign-in', () => '/applications/team-notes/test', 'Runs the real sign-in flow'],
+  ['app-advanced', () => '/applications/team-notes/advanced', 'Delete this application'],
+  ['app-api-keys', () => '/applications/team-notes/advanced/api-keys', 'Provisioning'],
+  ['app-webhooks', () => '/applications/team-notes/advanced/webhooks', 'Recent deliveries'],
+  ['app-single-logout', () => '/applications/team-notes/advanced/logout', 'Recent logout deliveries'],
+  ['app-token-signing', () => '/applications/team-notes/advanced/signing', 'Signing algorithm'],
   ['people', () => '/people', 'dee@example.com'],
   ['person', () => `/people/${personId}`, 'Sign-in methods'],
   ['groups', () => '/groups', 'media-users'],
@@ -222,6 +229,86 @@ describe('every panel screen', () => {
     await context.close();
   });
 
+  /** Every section and part of an application's page: its address, and the text its screen shows. */
+  const APP_PAGE: [path: string, section: string, part: string | null, ready: string][] = [
+    ['', 'Overview', null, 'At a glance'],
+    ['/connect', 'Connect', 'OpenID Connect', 'Connection settings'],
+    ['/connect/oidc', 'Connect', 'OpenID Connect', 'Connection settings'],
+    ['/connect/forward-auth', 'Connect', 'Forward auth', 'Protected hosts'],
+    ['/connect/ldap', 'Connect', 'LDAP', 'LDAP directory'],
+    ['/test', 'Test sign-in', null, 'the way the app will'],
+    ['/access', 'Access', null, 'Who may join'],
+    ['/people', 'People', 'Members', 'dee@example.com'],
+    ['/people/members', 'People', 'Members', 'dee@example.com'],
+    ['/people/invitations', 'People', 'Invitations', 'erin@example.com'],
+    ['/claims', 'Claims', null, 'Preview a member’s claims'],
+    ['/advanced', 'Advanced', 'Name and pages', 'Delete this application'],
+    ['/advanced/general', 'Advanced', 'Name and pages', 'Delete this application'],
+    ['/advanced/api-keys', 'Advanced', 'API keys', 'Provisioning'],
+    ['/advanced/webhooks', 'Advanced', 'Webhooks', 'Recent deliveries'],
+    ['/advanced/logout', 'Advanced', 'Single logout', 'Recent logout deliveries'],
+    ['/advanced/signing', 'Advanced', 'Token signing', 'Signing algorithm'],
+  ];
+  const SECTION_NAMES = ['Overview', 'Connect', 'Test sign-in', 'Access', 'People', 'Claims', 'Advanced'];
+
+  it('the application page by task at 1280 px: 7 sections in one row, Test sign-in on screen, each section and part at its own address, loaded directly; older addresses lead to their screens', async () => {
+    const context = await signedInContext({ width: 1280, height: 900, scheme: 'light' });
+    const page = await context.newPage();
+    const sections = page.getByRole('navigation', { name: 'Application sections' });
+    for (const [path, section, part, ready] of APP_PAGE) {
+      await open(page, `/applications/team-notes${path}`, ready);
+      expect(await sections.getByRole('link').allTextContents(), path).toEqual(SECTION_NAMES);
+      expect(await sections.locator('[aria-current="page"]').allTextContents(), path).toEqual([section]);
+      expect(await page.locator('nav.subtabs [aria-current="page"]').allTextContents(), path).toEqual(part ? [part] : []);
+      expect(new URL(page.url()).pathname, path).toBe(`/admin/applications/team-notes${path}`);
+      await sectionsFit(page, 1280, 900, path);
+    }
+    // A preset's application opens Connect on the protocol its app uses.
+    await open(page, '/applications/grafana/connect', 'Set up the app');
+    expect(await page.locator('nav.subtabs [aria-current="page"]').textContent()).toBe('OpenID Connect');
+    // The page's tabs before it had sections (bookmarks, links in mail) lead to the same screens.
+    const LEGACY: [string, string, string][] = [
+      ['/setup', '/connect', 'Connection settings'],
+      ['/activity', '', 'At a glance'],
+      ['/sign-in', '/access', 'Who may join'],
+      ['/members', '/people/members', 'dee@example.com'],
+      ['/invitations', '/people/invitations', 'erin@example.com'],
+      ['/api-keys', '/advanced/api-keys', 'Provisioning'],
+      ['/webhooks', '/advanced/webhooks', 'Recent deliveries'],
+      ['/logout', '/advanced/logout', 'Recent logout deliveries'],
+      ['/forward-auth', '/connect/forward-auth', 'Protected hosts'],
+    ];
+    for (const [old, now, ready] of LEGACY) {
+      await open(page, `/applications/team-notes${old}`, ready);
+      expect(new URL(page.url()).pathname, old).toBe(`/admin/applications/team-notes${now}`);
+    }
+    await open(page, '/applications/team-notes/nowhere', 'There is no such section.');
+    await open(page, '/applications/team-notes/connect/nowhere', 'There is no such section.');
+    await context.close();
+  });
+
+  /** The row of sections in one line, Test sign-in inside the window without scrolling, nothing wider than it. */
+  async function sectionsFit(page: Page, width: number, height: number, path: string) {
+    const sections = page.getByRole('navigation', { name: 'Application sections' });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const test = (await sections.getByRole('link', { name: 'Test sign-in' }).boundingBox())!;
+    expect(test.y + test.height, path).toBeLessThanOrEqual(height);
+    expect(test.x + test.width, path).toBeLessThanOrEqual(width);
+    const tops = await sections.getByRole('link').evaluateAll((links) => [...new Set(links.map((a) => Math.round(a.getBoundingClientRect().top)))]);
+    expect(tops, path).toHaveLength(1);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(width);
+  }
+
+  it("keeps the sections in one row and Test sign-in on screen in the desktop app's 1200 × 820 window", async () => {
+    const context = await signedInContext({ width: 1200, height: 820, scheme: 'light' });
+    const page = await context.newPage();
+    for (const [path, , , ready] of APP_PAGE.filter(([path]) => ['', '/connect/oidc', '/test', '/advanced/api-keys'].includes(path))) {
+      await open(page, `/applications/team-notes${path}`, ready);
+      await sectionsFit(page, 1200, 820, path);
+    }
+    await context.close();
+  });
+
   it('fits a 390 px phone: no sideways page scroll, a menu in a top bar, tables scrolling in their own box', async () => {
     const context = await signedInContext({ width: 390, height: 844, scheme: 'light' });
     const page = await context.newPage();
@@ -233,6 +320,19 @@ describe('every panel screen', () => {
       if (width > 390) wide[name] = width;
     }
     expect(wide).toEqual({});
+
+    // The application's sections wrap instead of scrolling sideways: Test sign-in is on the first
+    // screen (the screens above were each checked for sideways scrolling already).
+    for (const [path, , , ready] of APP_PAGE.filter(([path]) => ['', '/connect/oidc', '/test', '/people/invitations', '/advanced/webhooks'].includes(path))) {
+      await open(page, `/applications/team-notes${path}`, ready);
+      await page.evaluate(() => window.scrollTo(0, 0));
+      const sections = page.getByRole('navigation', { name: 'Application sections' });
+      expect(await sections.evaluate((el) => el.scrollWidth <= el.clientWidth), path).toBe(true);
+      const test = (await sections.getByRole('link', { name: 'Test sign-in' }).boundingBox())!;
+      expect(test.y + test.height, path).toBeLessThanOrEqual(844);
+      expect(test.x + test.width, path).toBeLessThanOrEqual(390);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(390);
+    }
 
     // The navigation is behind the menu button.
     await open(page, '/people', 'dee@example.com');

@@ -38,14 +38,14 @@ describe('control panel: second factors', () => {
     await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
     await page.getByRole('button', { name: 'Use the admin token' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
-    await page.goto(`${server.url}/admin/applications/wiki/sign-in`);
+    await page.goto(`${server.url}/admin/applications/wiki/access`);
     await page.getByText(/Required — members must sign in with a second factor/).click();
     await page.getByRole('button', { name: 'Save sign-in policy' }).click();
     await page.getByText('Sign-in policy saved.').waitFor();
     await shot(page, 'panel-policy-mfa');
     expect(((await (await server.admin('GET', '/api/admin/applications/wiki/auth-policy')).json()) as { mfa: string }).mfa).toBe('required');
 
-    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('navigation', { name: 'Application sections' }).getByRole('link', { name: 'People' }).click();
     const row = page.locator('tr[data-member="ada@example.com"]');
     await row.getByRole('button', { name: 'Second factor' }).click();
     const card = page.locator('[data-second-factor="ada@example.com"]');

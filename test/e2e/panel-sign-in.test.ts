@@ -139,6 +139,14 @@ describe('panel sign-in through Gatehouse', () => {
     // Their navigation: people and groups; no administrators, settings, audit log or operations.
     const nav = page.locator('#main-nav');
     expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Applications', 'People', 'Groups']);
+    // An application's page: its activity and its people, the sections the role covers.
+    await nav.getByRole('link', { name: 'Applications' }).click();
+    await page.getByRole('link', { name: 'Notes' }).click();
+    const sections = page.getByRole('navigation', { name: 'Application sections' });
+    await page.getByTestId('at-a-glance').waitFor();
+    expect(await sections.getByRole('link').allTextContents()).toEqual(['Overview', 'People']);
+    await sections.getByRole('link', { name: 'People' }).click();
+    await page.getByText('olive@example.com').first().waitFor();
     await nav.getByRole('link', { name: 'People' }).click();
     await page.locator('tr[data-person="olive@example.com"]').waitFor();
     await shot(page, 'panel-people-manager');

@@ -6,12 +6,15 @@
  * CA cannot be installed into the headless profile here.
  */
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { buildIfStale, launchChromium, shot } from '../helpers/panel-browser.js';
 import { OAUTH_ADMIN_TOKEN, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
+import { ensureLocalTls } from '../../server/ops/tls.js';
 
 let server: OAuthServer;
 let browser: Browser;
@@ -72,7 +75,7 @@ describe('LAN TLS screen', () => {
     await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
     await page.getByRole('button', { name: 'Use the admin token' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
-    await page.goto(`${server.url}/admin/applications/outline/setup`);
+    await page.goto(`${server.url}/admin/applications/outline/connect`);
     const trust = page.getByTestId('setup-trust');
     await trust.waitFor();
     expect(await trust.getByTestId('copy-start-the-app-with').textContent()).toBe('NODE_EXTRA_CA_CERTS=/etc/ssl/certs/gatehouse-ca.pem');
@@ -86,6 +89,52 @@ describe('LAN TLS screen', () => {
     await page.getByLabel("Where the app's server keeps the CA").blur();
     await page.getByText('must be an absolute path of letters, digits, ".", "_", "/" and "-" only').waitFor();
     await context.close();
+  });
+});
+
+describe('LAN TLS screen with GATEHOUSE_TLS=acme', () => {
+  it('shows the ACME state and its last error in words, and asks for a certificate with Renew now', async () => {
+    // An "ACME server" that answers 404 to everything, so the attempt fails at once and says why.
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-acme-e2e-'));
+    const fake = ensureLocalTls(join(dir, 'acme-server'), [], new Date());
+    const acmeServer = createHttpsServer({ key: fake.key, cert: fake.cert }, (_req, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"no such directory"}'));
+    await new Promise<void>((resolve) => acmeServer.listen(0, '127.0.0.1', resolve));
+    writeFileSync(join(dir, 'tsig.secret'), 'c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=');
+    writeFileSync(join(dir, 'acme-ca.pem'), fake.caPem!);
+    const acme = await startOAuthServer({
+      GATEHOUSE_TLS: 'acme',
+      GATEHOUSE_ACME_DOMAINS: 'id.home.example.com',
+      GATEHOUSE_ACME_AGREE_TOS: 'yes',
+      GATEHOUSE_ACME_DIRECTORY: `https://127.0.0.1:${(acmeServer.address() as { port: number }).port}/dir`,
+      GATEHOUSE_ACME_CA_FILE: join(dir, 'acme-ca.pem'),
+      GATEHOUSE_ACME_RFC2136_SERVER: '127.0.0.1:1',
+      GATEHOUSE_ACME_RFC2136_TSIG_NAME: 'gatehouse-acme',
+      GATEHOUSE_ACME_RFC2136_TSIG_SECRET_FILE: join(dir, 'tsig.secret'),
+    });
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    try {
+      await expect.poll(() => acme.running.app.ctx.lanTrust.acme()?.status, { timeout: 30_000 }).toBe('failed');
+      const page = await context.newPage();
+      await page.goto(`${acme.url}/admin/`);
+      await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
+      await page.getByRole('button', { name: 'Use the admin token' }).click();
+      await page.getByRole('heading', { name: 'Overview' }).waitFor();
+      await page.goto(`${acme.url}/admin/lan-tls`);
+      const card = page.getByTestId('tls-acme');
+      await card.waitFor();
+      expect(await card.getByTestId('acme-status').textContent()).toBe('The last attempt failed');
+      expect(await card.getByTestId('acme-error').textContent()).toMatch(/^Why: .*404.* The current certificate keeps serving; Gatehouse tries again by itself\.$/);
+      // The local certificate serves meanwhile: the CA card and its trust page are there.
+      await page.getByTestId('trust-qr').waitFor();
+      await shot(page, 'lan-tls-acme');
+      await card.getByRole('button', { name: 'Renew now' }).click();
+      await page.getByText('Asked the ACME server for a certificate; this screen shows the result.').waitFor();
+    } finally {
+      await context.close();
+      await acme.stop();
+      await new Promise((resolve) => acmeServer.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

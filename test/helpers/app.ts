@@ -11,6 +11,8 @@ import { openDatabase, type Db } from '../../server/db/client.js';
 import { fixedClock } from '../../server/util/clock.js';
 import { openPostgres } from '../../server/db/postgres.js';
 import { closeStore } from '../../server/db/open.js';
+import { seedSigningKeys } from './signing-key-pool.js';
+import { PASSWORD_HASH_COST, useHashCost } from '../../server/accounts/passwords.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 /** The key secret (GATEHOUSE_KEY_SECRET) of apps on PostgreSQL: 32 bytes at least. */
@@ -47,7 +49,7 @@ const postgresUrls = new WeakMap<Db, string>();
  */
 export async function openTestDatabase(): Promise<Db> {
   const pg = inject('gatehousePostgres');
-  if (!pg) return openDatabase(':memory:');
+  if (!pg) return openDatabase(':memory:', (migrated ??= migratedImage()));
   const name = `gatehouse_${process.pid}_${++databases}`;
   const admin = postgres(`postgres://postgres@127.0.0.1:${pg.port}/postgres`, { max: 1, onnotice: () => {} });
   try {
@@ -71,14 +73,40 @@ export async function openTestDatabase(): Promise<Db> {
 }
 let databases = 0;
 
+/**
+ * One database migrated per test process, serialised: each test database is an in-memory copy of
+ * it (`new Database(image)`, about a millisecond) instead of a database that runs every migration
+ * again (issue 45: the unit project's time).
+ */
+let migrated: Buffer | undefined;
+function migratedImage(): Buffer {
+  const db = openDatabase(':memory:');
+  const image = db.$client.serialize();
+  db.$client.close();
+  return image;
+}
+
 export const closeDatabase = closeStore;
 afterEach(() => closeAll(open));
 afterAll(() => closeAll(openForFile));
 
+/**
+ * argon2id at 256 KiB and one pass instead of 19 MiB and two: tests whose subject is not hashing
+ * (nearly all) sign people up and in by the hundred, and at the server's cost that was a large
+ * share of the suite's time (issue 45). `makeApp({ passwordHashing: 'production' })` keeps the
+ * server's cost for a test about hashing; servers started as processes always have it.
+ */
+export const TEST_HASH_COST = { memoryCost: 256, timeCost: 1 };
+
 export async function makeApp(
-  /** `perFile`: kept open for every test of the file (built in `beforeAll`), closed after them. */
-  options: { config?: Partial<Config>; clock?: Date; deps?: Partial<AppDeps>; perFile?: boolean } = {},
+  /**
+   * `perFile`: kept open for every test of the file (built in `beforeAll`), closed after them.
+   * `passwordHashing`: `production` hashes at the server's cost (PASSWORD_HASH_COST) in this
+   * process from now on; otherwise at TEST_HASH_COST.
+   */
+  options: { config?: Partial<Config>; clock?: Date; deps?: Partial<AppDeps>; perFile?: boolean; passwordHashing?: 'production' } = {},
 ): Promise<TestApp> {
+  useHashCost(options.passwordHashing === 'production' ? PASSWORD_HASH_COST : TEST_HASH_COST);
   const db = await openTestDatabase();
   const clock = fixedClock(options.clock ?? new Date());
   const config = testConfig({ adminToken: ADMIN_TOKEN, ...options.config });
@@ -111,6 +139,8 @@ async function startApp(
   config: Config,
   options: { deps?: Partial<AppDeps>; perFile?: boolean },
 ): Promise<TestApp> {
+  // Signing keys generated ahead (test/helpers/signing-key-pool.ts); a second instance finds them.
+  await seedSigningKeys(db, clock.now());
   const app = await buildApp({ db, config, clock, ...options.deps });
   await app.ready();
   const t: TestApp = {

@@ -34,6 +34,7 @@ export function forwardAuthStory(proxyName: 'caddy' | 'nginx'): void {
   let context: BrowserContext;
   let page: Page;
   const callbacks: string[] = [];
+  let evesBasic: string;
 
   beforeAll(async () => {
     gatehouse = await startOAuthServer({ GATEHOUSE_TRUST_PROXY: '127.0.0.1' });
@@ -52,6 +53,18 @@ export function forwardAuthStory(proxyName: 'caddy' | 'nginx'): void {
       // The snippet listens on every address; this test's nginx only on loopback.
       : await startNginx(snippet.replace(`listen ${port};`, `listen 127.0.0.1:${port};`), port);
     await signUpCookie(gatehouse, 'ada@example.com', 'wiki');
+    // Another application on the same proxy port (no configuration of its own here), open to
+    // anyone, taking HTTP Basic: Eve is its member with an app password.
+    await createClient(gatehouse, {
+      id: 'blog', name: 'Blog', audience: 'https://blog.example/api', clientType: 'web', redirectUris: ['https://blog.example/callback'],
+      forwardAuth: { hosts: [`blog.localhost:${port}`], basic: true },
+    });
+    const eve = await signUpCookie(gatehouse, 'eve@example.com', 'blog');
+    const made = await fetch(`${gatehouse.url}/api/me/app-passwords`, {
+      method: 'POST', headers: { cookie: eve, 'content-type': 'application/json' }, body: JSON.stringify({ applicationId: 'blog', name: 'laptop' }),
+    });
+    expect(made.status, await made.clone().text()).toBe(201);
+    evesBasic = `Basic ${Buffer.from(`eve@example.com:${((await made.json()) as { password: string }).password}`).toString('base64')}`;
     browser = await launchChromium();
     context = await browser.newContext();
     page = await context.newPage();
@@ -125,6 +138,28 @@ export function forwardAuthStory(proxyName: 'caddy' | 'nginx'): void {
         cookie, 'x-forwarded-host': `wiki.localhost:${port}`, 'x-forwarded-proto': 'http', 'x-forwarded-uri': '/',
       }, '127.0.0.2');
       expect([forged.status, JSON.parse(forged.body).code]).toEqual([403, 'untrusted_proxy']);
+    });
+
+    it('answers only for its own application\'s hosts: another application\'s host sent to it reaches neither the check nor the app (issue 49, H1)', async () => {
+      // Eve's app password admits her to blog's host (asked of Gatehouse as blog's own proxy would)…
+      const gatehousePort = Number(new URL(gatehouse.url).port);
+      const own = await get(gatehousePort, `127.0.0.1:${gatehousePort}`, '/api/auth/forward', {
+        authorization: evesBasic, 'x-forwarded-host': `blog.localhost:${port}`, 'x-forwarded-proto': 'http', 'x-forwarded-uri': '/',
+      });
+      expect([own.status, own.headers['remote-user']]).toEqual([200, 'eve']);
+      // …but sent to wiki's proxy, the one on this port, it never reaches wiki's application.
+      const crossed = await get(port, `blog.localhost:${port}`, '/', { authorization: evesBasic, accept: 'application/json' });
+      if (proxyName === 'nginx') {
+        // The block is nginx's default server for the port, so the request arrives; the snippet refuses the host.
+        expect(crossed.status, proxy.log()).toBe(421);
+        expect(crossed.body).toContain('<title>421 Misdirected Request</title>');
+      } else {
+        // Caddy routes by host: no site answers blog's name here (an empty 200, Caddy's own answer).
+        expect([crossed.status, crossed.body]).toEqual([200, '']);
+      }
+      // Nor in capitals.
+      const shouted = await get(port, `BLOG.LOCALHOST:${port}`, '/', { authorization: evesBasic, accept: 'application/json' });
+      expect(shouted.body).not.toContain('remote-user');
     });
 
     it('refuses to start a hand-over to another host (400, no redirect)', async () => {

@@ -58,6 +58,11 @@ export interface CheckOptions {
   authorization?: string;
   browser?: boolean;
   peer?: string;
+  /**
+   * The application the nginx configuration names (`X-Gatehouse-Application`): by default the
+   * host's first label (`wiki` for wiki.localhost, the tests' naming); null sends none.
+   */
+  application?: string | null;
   headers?: Record<string, string>;
 }
 
@@ -73,7 +78,11 @@ export function checkRequest(endpoint: 'forward' | 'auth-request', o: CheckOptio
     }
     : {
       url: '/api/auth/forward/auth-request',
-      headers: { 'x-original-url': `http://${o.host}${o.uri ?? '/'}`, 'x-original-method': o.method ?? 'GET', ...common(o) },
+      headers: {
+        'x-original-url': `http://${o.host}${o.uri ?? '/'}`, 'x-original-method': o.method ?? 'GET',
+        ...(o.application === null ? {} : { 'x-gatehouse-application': o.application ?? o.host.split('.', 1)[0]! }),
+        ...common(o),
+      },
     };
 }
 
@@ -82,7 +91,7 @@ export function forwardCheck(t: TestApp, o: CheckOptions): Promise<LightMyReques
   return t.app.inject({ method: 'GET', remoteAddress: o.peer ?? '127.0.0.1', ...checkRequest('forward', o) });
 }
 
-/** A check as the nginx snippet's `auth_request` sends it. */
+/** A check as the nginx snippet's `auth_request` sends it (naming its application). */
 export function authRequestCheck(t: TestApp, o: CheckOptions): Promise<LightMyRequestResponse> {
   return t.app.inject({ method: 'GET', remoteAddress: o.peer ?? '127.0.0.1', ...checkRequest('auth-request', o) });
 }

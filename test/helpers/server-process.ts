@@ -1,14 +1,14 @@
 /**
  * Running the real server and CLI as child processes: the build freshness check, spawning
- * `npm start` / the bundled server (dist/gatehouse.mjs) with the launch settings every launcher
- * uses (server/cli/launch.ts), waiting for the start-up line, and stopping cleanly.
+ * `npm start` / the bundled server (dist/gatehouse.mjs), which applies its launch settings itself
+ * (server/cli/launch.ts), waiting for the start-up line, and stopping cleanly.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SERVER_BUNDLE, SERVE_ENV, serveNodeArgs } from '../../server/cli/launch.js';
+import { SERVER_BUNDLE } from '../../server/cli/launch.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = join(ROOT, SERVER_BUNDLE);
@@ -51,15 +51,11 @@ export interface ServerProcess {
 
 const READY = /^Gatehouse listening on (\S+) — issuer (\S+), control panel \S+\/admin\/, data (.+?), admin token (?:in (\S+?)|from \S+?)(?:,|$)/m;
 
-/**
- * Spawns a server command (own process group) and waits for its start-up line. A Node command
- * gets the launch settings, as every launcher gives them; `npm start` applies them itself.
- */
+/** Spawns a server command (own process group) and waits for its start-up line. */
 export function startServer(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServerProcess> {
-  const node = command === process.execPath;
-  const child = spawn(command, node ? [...serveNodeArgs(env), ...args] : args, {
+  const child = spawn(command, args, {
     cwd: ROOT,
-    env: node ? { ...env, ...SERVE_ENV } : env,
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

@@ -10,6 +10,8 @@
  * The expectations below are written out by hand from the spec's role descriptions (not read
  * from the policy table), so a wrong entry in the table fails here.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { RouteOptions } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
@@ -77,7 +79,7 @@ const APP_MANAGER_OWN: RegExp[] = [
 /** What an API key with every scope may call on its own application. */
 const API_KEY_OWN: RegExp[] = [
   /^(GET|PATCH) \/api\/admin\/applications\/:id(\/auth-policy|\/activity)?$/,
-  /^(GET|POST|PATCH|DELETE) \/api\/admin\/applications\/:id\/(users|invitations)(\/:(uid|iid)(\/resend|\/claims)?)?$/,
+  /^(GET|POST|PATCH|DELETE) \/api\/admin\/applications\/:id\/(users|invitations)(\/:(uid|iid)(\/resend|\/claims|\/preset-checks)?)?$/,
   /^(GET|POST) \/api\/admin\/applications\/:id\/(webhook-deliveries(\/:did\/retry)?|webhook-test|backchannel-logouts)$/,
   /^(GET \/api\/admin\/applications\/:id\/(setup|preset)|POST \/api\/admin\/applications\/:id\/preset\/upgrade)$/,
 ];
@@ -118,6 +120,23 @@ describe('the route-by-role table', () => {
     const registered = new Set(routes.map((r) => `${r.method} ${r.url.slice('/api/admin'.length)}`));
     expect(listedRoutes(routeTable(t.app.ctx.registries.adminRoutes.all)).filter((r) => !registered.has(r))).toEqual([]);
     expect(routes.length).toBeGreaterThan(50);
+  });
+
+  it("names only routes that exist where the panel asks what a role may do (me.ts may, the page and section registries)", () => {
+    const registered = new Set(routes.map((r) => `${r.method} ${r.url.slice('/api/admin'.length)}`));
+    const named = new Set<string>();
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (/\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts')) {
+          for (const match of readFileSync(path, 'utf8').matchAll(/(?:may\(|needs: )'([A-Z]+ \/[^']*)'/g)) named.add(match[1]!);
+        }
+      }
+    };
+    walk(join(import.meta.dirname, '../../renderer/src'));
+    expect(named.size).toBeGreaterThan(20);
+    expect([...named].filter((call) => !registered.has(call))).toEqual([]);
   });
 
   it('allows and refuses every admin route for each role, the admin token and an API key', async () => {

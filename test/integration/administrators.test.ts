@@ -246,4 +246,39 @@ describe('test sign-in through the admin API', () => {
     expect(again.statusCode).toBe(400);
     expect(again.json()).toMatchObject({ code: 'test_sign_in_failed', detail: 'The code exchange was refused (invalid_grant): The authorization code has already been used.' });
   });
+
+  it("reuses the administrator's own panel session: after test-sign-in/session the test's authorize answers a code at once", async () => {
+    const t = await app();
+    const owner = await administrator(t, 'olive@example.com', 'owner');
+    const callback = `${t.config.issuer}/admin/callback`;
+    expect((await t.admin('POST', '/api/admin/applications', {
+      id: 'billing', name: 'Billing', audience: 'https://billing.example.com/api', clientType: 'web', redirectUris: ['https://billing.example.com/cb', callback],
+    })).statusCode).toBe(201);
+    const amy = await administrator(t, 'amy@example.com', 'app_manager', ['lobby']);
+    const signedInAt = Math.floor(t.clock.now().getTime() / 1000);
+    const { access_token: panelToken, cookie } = await panelSignIn(t, owner);
+    const pkce = pkcePair();
+    const request = { response_type: 'code', client_id: 'billing', redirect_uri: callback, scope: 'openid profile', state: 'st', code_challenge: pkce.challenge, code_challenge_method: 'S256' };
+
+    // Signed in to the panel only: the application's own sign-in is asked for.
+    expect(location(await authorize(t, request, cookie)).pathname).toBe('/sign-in');
+    const reused = await asBearer(t, panelToken, 'POST', '/api/admin/applications/billing/test-sign-in/session');
+    expect(reused.statusCode, reused.body).toBe(200);
+    expect(reused.json()).toEqual({ sessionReused: true });
+    const answered = location(await authorize(t, request, cookie));
+    expect(`${answered.origin}${answered.pathname}`).toBe(callback);
+    const code = answered.searchParams.get('code')!;
+    const exchanged = await asBearer(t, panelToken, 'POST', '/api/admin/applications/billing/test-sign-in', { code, codeVerifier: pkce.verifier });
+    expect(exchanged.statusCode, exchanged.body).toBe(200);
+    // auth_time is the panel sign-in's, not the moment of the test.
+    const idToken = decode(exchanged.json().id_token);
+    expect(idToken).toMatchObject({ sub: owner.personId, amr: ['pwd', 'otp', 'mfa'], auth_time: signedInAt });
+    expect(idToken.iat).toBeGreaterThan(signedInAt);
+
+    // The admin token has no session to reuse; an app manager of another application may not.
+    expect((await t.admin('POST', '/api/admin/applications/billing/test-sign-in/session')).json()).toEqual({ sessionReused: false });
+    const refused = await asBearer(t, (await panelSignIn(t, amy)).access_token, 'POST', '/api/admin/applications/billing/test-sign-in/session');
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().code).toBe('forbidden');
+  });
 });

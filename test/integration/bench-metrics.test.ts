@@ -1,17 +1,20 @@
 /**
  * The benchmark's in-process figures (server/cli/bench-metrics.ts): with GATEHOUSE_BENCH_METRICS=1
  * a served process answers `{type: 'bench-metrics'}` over its IPC channel with its event-loop
- * delay and memory; without it, it stays silent. The built server, as `npm run bench` runs it.
+ * delay and memory; without it, it stays silent. The built server started as a person starts it,
+ * `node bin/gatehouse.js serve` with no flags: one process, which applied its launch settings to
+ * itself (server/cli/launch.ts, issue 45).
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVE_ENV, serveNodeArgs } from '../../server/cli/launch.js';
-import { CLI, cleanEnv, ensureBuilt, removeTempDirs, tempDir } from '../helpers/server-process.js';
+import { ROOT, cleanEnv, ensureBuilt, removeTempDirs, tempDir } from '../helpers/server-process.js';
 
 function serve(env: Record<string, string>): Promise<ChildProcess> {
-  const child = fork(CLI, ['serve', '--data-dir', tempDir(), '--port', '0'], {
-    execArgv: serveNodeArgs(cleanEnv(env)),
-    env: { ...cleanEnv({ ADMIN_TOKEN: 'bench-metrics-admin-token-0123456789', ...env }), ...SERVE_ENV },
+  const child = fork(join(ROOT, 'bin/gatehouse.js'), ['serve', '--data-dir', tempDir(), '--port', '0'], {
+    execArgv: [],
+    env: cleanEnv({ ADMIN_TOKEN: 'bench-metrics-admin-token-0123456789', ...env }),
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {
@@ -60,6 +63,28 @@ describe('bench metrics over IPC', () => {
       expect(await ask(off, { type: 'bench-metrics' })).toBeUndefined();
     } finally {
       await Promise.all([stop(on), stop(off)]);
+    }
+  }, 60_000);
+
+  it('one process: the one started answers, with its launch settings applied to itself, and stops on SIGINT with 0', async () => {
+    const server = await serve({ GATEHOUSE_BENCH_METRICS: '1', GATEHOUSE_LOW_MEMORY: '1' });
+    try {
+      const answer = (await ask(server, { type: 'bench-metrics' }))!;
+      expect(answer.pid).toBe(server.pid);
+      // No child process: the bin imported the server instead of starting it again.
+      expect(readFileSync(`/proc/${server.pid}/task/${server.pid}/children`, 'utf8').trim()).toBe('');
+      expect(answer.launch).toEqual({
+        v8Flags: ['--semi-space-growth-factor=1', '--no-opt', '--no-sparkplug', '--optimize-for-size'],
+        mmapThreshold: true,
+        lowMemory: true,
+      });
+      // The young generation kept at V8's initial 1 MiB semi-space (×2), as --max-semi-space-size=1 keeps it.
+      expect(answer.heapSpaces.new_space).toBeLessThanOrEqual(2 * 2 ** 20);
+      expect(answer.malloc).toMatchObject({ arena: expect.any(Number), mmapped: expect.any(Number) });
+    } finally {
+      const exited = new Promise<[number | null, string | null]>((resolve) => server.once('exit', (code, signal) => resolve([code, signal])));
+      server.kill('SIGINT');
+      expect(await exited).toEqual([0, null]);
     }
   }, 60_000);
 });

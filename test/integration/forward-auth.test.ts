@@ -7,6 +7,7 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { makeApp, makeInstance, type TestApp } from '../helpers/app.js';
 import { cookieValue, createApplication, postJson } from '../helpers/accounts.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
@@ -110,9 +111,19 @@ describe('the forwardAuth application field', () => {
     const nginx = (await t.admin('GET', '/api/admin/applications/wiki/forward-auth/snippet?proxy=nginx&scheme=http')).json().snippet;
     expect(nginx).toContain('    listen 80;\n    server_name wiki.lan.example *.media.lan.example;\n');
     expect(nginx).toContain(`        proxy_pass ${t.config.issuer}/api/auth/forward/auth-request;\n`);
+    // It passes the host it pinned, never the client's $http_host, and names its application (H1).
+    expect(nginx).toContain('        proxy_set_header X-Gatehouse-Application "wiki";\n        proxy_set_header X-Original-URL "$scheme://$gatehouse_host$request_uri";\n');
+    expect(nginx).toContain('        proxy_set_header X-Forwarded-Host $gatehouse_host;\n');
+    expect(nginx).toContain('    if ($gatehouse_host = "") {\n        return 421;\n    }\n');
+    expect(nginx.match(/\$http_host/g)).toHaveLength(2);
     const traefik = (await t.admin('GET', '/api/admin/applications/wiki/forward-auth/snippet?proxy=traefik')).json().snippet;
     expect(traefik).toContain('rule: "Host(`wiki.lan.example`) || HostRegexp(`^[^.]+\\\\.media\\\\.lan\\\\.example$`)"');
     expect(traefik).toContain('not run by Gatehouse\'s tests');
+    // Traefik routes by host (issue 49, H1): both routers match only the application's hosts.
+    const routers = (parseYaml(traefik) as { http: { routers: Record<string, { rule: string }> } }).http.routers;
+    const byHost = 'Host(`wiki.lan.example`) || HostRegexp(`^[^.]+\\.media\\.lan\\.example$`)';
+    expect(Object.fromEntries(Object.entries(routers).map(([name, router]) => [name, router.rule])))
+      .toEqual({ wiki: byHost, 'wiki-gatehouse': `(${byHost}) && PathPrefix(\`/.gatehouse/\`)` });
 
     const off = await t.admin('GET', '/api/admin/applications/notes/forward-auth/snippet?proxy=caddy');
     expect([off.statusCode, problemOf(off).code]).toEqual([409, 'forward_auth_not_enabled']);
@@ -183,6 +194,37 @@ describe('the check', () => {
     const after = await checkCounts(t);
     expect({ allowed: after.allowed - before.allowed, redirected: after.redirected - before.redirected, refused: after.refused - before.refused })
       .toEqual({ allowed: 2, redirected: 3, refused: 6 });
+  });
+
+  it('decides only for the application the asking configuration was made for (issue 49, H1)', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'wiki', ['wiki.localhost']);
+    await protectedApp(t, 'blog', ['blog.localhost']);
+    const cookie = await personCookie(t, 'eve@example.com', 'blog');
+    const site = await siteSignIn(t, cookie, 'http://blog.localhost/');
+    // Blog's own configuration: Eve passes (and the decision is remembered).
+    expect(identityOf(await authRequestCheck(t, { host: 'blog.localhost', site })).user).toBe('eve');
+    // Wiki's nginx block asked about blog's host (it is the default server, and a client sent
+    // Host: blog.localhost): refused, from memory as from the database, on both endpoints.
+    for (const check of [authRequestCheck, forwardCheck]) {
+      const crossed = await check(t, { host: 'blog.localhost', site, application: 'wiki', headers: { 'x-gatehouse-application': 'wiki' } });
+      expect(problemOf(crossed)).toEqual({
+        type: 'https://gatehouse.dev/problems/host-mismatch', title: 'Forbidden', status: 403, code: 'host_mismatch',
+        detail: 'This host belongs to another application than the one this proxy configuration was made for.',
+      });
+    }
+    const fresh = await makeApp();
+    await protectedApp(fresh, 'wiki', ['wiki.localhost']);
+    await protectedApp(fresh, 'blog', ['blog.localhost']);
+    const freshSite = await siteSignIn(fresh, await personCookie(fresh, 'eve@example.com', 'blog'), 'http://blog.localhost/');
+    expect((await authRequestCheck(fresh, { host: 'blog.localhost', site: freshSite, application: 'wiki' })).statusCode).toBe(403);
+    // An nginx configuration that names no application (printed before this rule) is refused:
+    // it cannot say which host it was made for.
+    const unnamed = await authRequestCheck(t, { host: 'blog.localhost', site, application: null });
+    expect([unnamed.statusCode, problemOf(unnamed).code]).toEqual([403, 'configuration_outdated']);
+    expect(problemOf(unnamed).detail).toContain('print it again (gatehouse app show <id> --proxy nginx)');
+    // Caddy and Traefik route by host and send no such header: their endpoint decides as before.
+    expect(identityOf(await forwardCheck(t, { host: 'blog.localhost', site })).user).toBe('eve');
   });
 
   it('answers over real HTTP, before Fastify, as the route does: from the database, from memory, refusals; each check counted once', async () => {

@@ -49,7 +49,7 @@ describe('groups: create, read, list, change', () => {
     const res = await t.admin('POST', G, { id: 'media-users', name: '  Media users ', description: 'Jellyfin and Immich' });
     expect(res.statusCode).toBe(201);
     expect(res.headers.location).toBe('/api/admin/groups/media-users');
-    const created = { id: 'media-users', name: 'Media users', description: 'Jellyfin and Immich', createdAt: T0.toISOString(), updatedAt: T0.toISOString() };
+    const created = { id: 'media-users', name: 'Media users', description: 'Jellyfin and Immich', source: null, createdAt: T0.toISOString(), updatedAt: T0.toISOString() };
     expect(res.json()).toEqual(created);
     expect((await t.admin('GET', `${G}/media-users`)).json()).toEqual(created);
 

@@ -1,6 +1,7 @@
 /**
  * Low-memory mode (GATEHOUSE_LOW_MEMORY=1, server/cli/launch.ts): `npm start` runs the server
- * with V8's interpreter-only flags and the start-up line says so; everything still works,
+ * with V8's interpreter-only flags, set by the server on itself (one process: `node
+ * bin/gatehouse.js serve` is the server), and the start-up line says so; everything still works,
  * including Node's `fetch` (WebAssembly stays on), which external sign-in providers use.
  */
 import { readFileSync } from 'node:fs';
@@ -15,11 +16,15 @@ const ADMIN = 'low-memory-admin-token-0123456789';
 /** The whole start-up line (ServerProcess.line stops after the admin-token part). */
 const readyLine = (server: ServerProcess) => server.output().stdout.split('\n').find((l) => l.startsWith('Gatehouse listening on '));
 
+const servingPid = (dataDir: string) => Number(readFileSync(join(dataDir, PID_FILE), 'utf8').trim());
+
 /** The command line of the process serving `dataDir` (its pid file), as argv. */
 function servingArgv(dataDir: string): string[] {
-  const pid = Number(readFileSync(join(dataDir, PID_FILE), 'utf8').trim());
-  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  return readFileSync(`/proc/${servingPid(dataDir)}/cmdline`, 'utf8').split('\0').filter(Boolean);
 }
+
+/** The child processes of the process serving `dataDir` (none: it is the server, not a launcher). */
+const childrenOf = (dataDir: string) => readFileSync(`/proc/${servingPid(dataDir)}/task/${servingPid(dataDir)}/children`, 'utf8').trim();
 
 describe('low-memory mode', () => {
   let upstream: OAuthServer;
@@ -41,8 +46,9 @@ describe('low-memory mode', () => {
     );
     try {
       expect(readyLine(server)).toMatch(/, admin token from ADMIN_TOKEN, low-memory mode$/);
-      const argv = servingArgv(data);
-      expect(argv.slice(1, 5)).toEqual(['--max-semi-space-size=1', '--no-opt', '--no-sparkplug', '--optimize-for-size']);
+      // The process npm started serves: no flags on its command line, no second process.
+      expect(servingArgv(data).slice(1)).toEqual(['bin/gatehouse.js', 'serve']);
+      expect(childrenOf(data)).toBe('');
 
       const created = await fetch(`${server.url}/api/admin/applications`, {
         method: 'POST',
@@ -72,9 +78,8 @@ describe('low-memory mode', () => {
       expect(readyLine(server)).toMatch(/, admin token from ADMIN_TOKEN$/);
       // The panel's address, for the quick start (README, docs/getting-started.md; issue 25).
       expect(readyLine(server)).toContain(`, control panel ${server.url}/admin/, data `);
-      const argv = servingArgv(data);
-      expect(argv).toContain('--max-semi-space-size=1');
-      expect(argv.filter((arg) => ['--no-opt', '--no-sparkplug', '--optimize-for-size'].includes(arg))).toEqual([]);
+      expect(servingArgv(data).slice(1)).toEqual(['bin/gatehouse.js', 'serve']);
+      expect(childrenOf(data)).toBe('');
     } finally {
       await server.stop();
     }

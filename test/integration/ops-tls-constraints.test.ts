@@ -217,7 +217,7 @@ describe('the CA on a running server', () => {
     const running = await startServer(tempDataDir());
     const get = await fetch(`${running.url}/api/admin/tls`, { headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } });
     expect(await get.json()).toEqual({
-      mode: 'off', ca: null, certificate: null, renewsAt: null, caUrl: null, plainHttpCaUrl: null, caNameConstraints: null, caRenewalDue: false, uncovered: [],
+      mode: 'off', ca: null, certificate: null, renewsAt: null, caUrl: null, plainHttpCaUrl: null, caNameConstraints: null, caRenewalDue: false, uncovered: [], trust: null, acme: null,
     });
     const renew = await fetch(`${running.url}/api/admin/tls/ca/renew`, { method: 'POST', headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } });
     expect(renew.status).toBe(409);

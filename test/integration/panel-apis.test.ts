@@ -80,6 +80,7 @@ describe('GET /api/admin/people', () => {
       createdAt: '2026-05-01T09:00:01.000Z',
       updatedAt: '2026-05-01T09:00:01.000Z',
       hasPassword: true,
+      source: null,
       groups: [],
       secondFactor: { totp: { enabled: false, confirmedAt: null }, passkeys: { count: 0, lastUsedAt: null }, recoveryCodes: { remaining: 0, createdAt: null } },
       memberships: [
@@ -285,7 +286,7 @@ describe('operations status for the panel', () => {
       nextRunAt: null,
     });
     expect((await t.admin('GET', '/api/admin/tls')).json()).toEqual({
-      mode: 'off', ca: null, certificate: null, renewsAt: null, caUrl: null, plainHttpCaUrl: null, caNameConstraints: null, caRenewalDue: false, uncovered: [],
+      mode: 'off', ca: null, certificate: null, renewsAt: null, caUrl: null, plainHttpCaUrl: null, caNameConstraints: null, caRenewalDue: false, uncovered: [], trust: null, acme: null,
     });
     await createApplication(t);
     const key = await apiKey(t, 'notes', ['application:read']);

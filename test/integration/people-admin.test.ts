@@ -37,7 +37,7 @@ describe('PATCH /api/admin/people/:id', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       id: ann.id, status: 'active', email: 'ann@example.com', username: 'ann.smith', emailVerified: false, name: 'Ann', givenName: 'Ann', familyName: 'Smith',
-      createdAt: T0.toISOString(), updatedAt: '2026-03-01T10:01:00.000Z', hasPassword: false, memberships: [], linkedAccounts: [], groups: [],
+      createdAt: T0.toISOString(), updatedAt: '2026-03-01T10:01:00.000Z', hasPassword: false, source: null, memberships: [], linkedAccounts: [], groups: [],
       secondFactor: { totp: { enabled: false, confirmedAt: null }, passkeys: { count: 0, lastUsedAt: null }, recoveryCodes: { remaining: 0, createdAt: null } },
     });
     // Null or blank clears; a change that changes nothing writes nothing.

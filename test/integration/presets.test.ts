@@ -114,6 +114,7 @@ describe('the catalogue', () => {
       customClaims: [],
       resourceServers: [],
       forwardAuth: null,
+      radius: null,
     });
     expect(outline.client).toEqual({ tokenEndpointAuthMethod: 'client_secret_post', pkce: false, scopes: ['openid', 'offline_access', 'profile', 'email'] });
     expect(outline.requirements).toEqual([
@@ -172,6 +173,7 @@ describe('creating an application from a preset', () => {
         customClaims: [],
         resourceServers: [],
         forwardAuth: null,
+        radius: null,
       },
     });
     const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'application.created')));
@@ -542,6 +544,38 @@ describe('Test sign-in runs the preset\'s requirements', () => {
     await createFrom(t, { preset: 'gitea', presetInputs: { baseUrl: 'https://git.lan.example' } });
     const gitea = await testSignIn(t, 'gitea', 'vic@example.com', 'openid email profile groups');
     expect(gitea.checks).toEqual([{ text: 'preferred_username is in the ID token (Gitea\'s USERNAME = preferred_username)', passed: true, detail: 'preferred_username is "vic"' }]);
+  });
+
+  it('as a chosen member, without a sign-in: the same checks against what their tokens would carry, with the scopes the app asks for', async () => {
+    const t = await makeApp({ clock: T0 });
+    const now = t.clock.now();
+    await exec(t.db.insert(groups).values({ id: 'admins', name: 'Admins', createdAt: now, updatedAt: now }));
+    await createFrom(t, { preset: 'grafana', presetInputs: { baseUrl: 'https://grafana.lan.example', adminGroup: 'admins' } });
+    await testSignIn(t, 'grafana', 'vic@example.com', 'openid profile email offline_access');
+    const vic = (await one(t.db.select({ id: people.id }).from(people).where(eq(people.email, 'vic@example.com'))))!;
+    const membership = (await t.admin('GET', '/api/admin/applications/grafana/users?q=vic')).json().users[0].id as string;
+    const checksOf = async (query = '') => {
+      const res = await t.admin('GET', `/api/admin/applications/grafana/users/${membership}/preset-checks${query}`);
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json();
+    };
+    expect(await checksOf()).toEqual({
+      scope: 'openid profile email offline_access',
+      checks: [
+        { text: 'the grafana_role claim resolves to a Grafana role (Admin, Editor, Viewer)', passed: true, detail: 'grafana_role is "Viewer"' },
+        { text: 'a refresh token was issued (use_refresh_token keeps the Grafana session alive)', passed: true, detail: 'a refresh token was issued' },
+      ],
+    });
+    expect((await t.admin('PUT', `/api/admin/groups/admins/members/${vic.id}`)).statusCode).toBe(204);
+    expect((await checksOf()).checks[0].detail).toBe('grafana_role is "Admin"');
+    expect((await checksOf('?scope=openid%20profile')).checks[1]).toEqual({
+      text: 'a refresh token was issued (use_refresh_token keeps the Grafana session alive)',
+      passed: false,
+      detail: 'no refresh token (granted scope: openid profile; Gatehouse issues one for offline_access with the refresh_token grant)',
+    });
+    const nobody = await t.admin('GET', '/api/admin/applications/grafana/users/usr_nobody/preset-checks');
+    expect(nobody.statusCode).toBe(404);
+    expect(nobody.json().code).toBe('user_not_found');
   });
 
   it('an application made without a preset gets no checks', async () => {

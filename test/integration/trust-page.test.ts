@@ -257,6 +257,7 @@ describe('without a local CA', () => {
       expectProblem(await t.app.inject({ method: 'GET', url: path }), 404, 'ca_not_found');
     }
     expectProblem(await t.admin('GET', '/api/admin/tls/trust-qr.svg'), 404, 'ca_not_found');
+    expectProblem(await t.admin('POST', '/api/admin/tls/acme/renew'), 409, 'tls_not_acme');
     const tls = (await t.admin('GET', '/api/admin/tls')).json();
     expect(tls).toMatchObject({ mode: 'off', trust: null, acme: null });
     await t.admin('POST', '/api/admin/applications', { preset: 'outline', presetInputs: { baseUrl: 'https://wiki.lan.example' } });

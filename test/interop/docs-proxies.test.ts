@@ -10,16 +10,19 @@
  *   stopping the other one after that wait fails no request either.
  * Each proxy and instance is started here, on a free port, and stopped by the pid started.
  *
- * And the README's "Protect an app without OIDC" snippets (issue 34) are real too:
+ * And the forward-auth snippets of the README's "Protect an app without OIDC" (Caddy) and of
+ * docs/protect-apps-without-oidc.md (Caddy, nginx, Traefik; issue 34) are real too:
  * - each block is, line for line without comments and blank lines (and, for Caddy and nginx,
- *   indentation), what the README's own command prints: the built `gatehouse app show media
+ *   indentation), what the documented command prints: the built `gatehouse app show media
  *   --proxy … --upstream http://127.0.0.1:8096` against a Gatehouse whose issuer is
- *   https://id.lan.example, with the application made by `gatehouse app create … --forward-auth-host
- *   media.lan.example`; so the README cannot drift from the server's snippets (server/forward-auth/snippets.ts);
+ *   https://id.lan.example, with the application made by `gatehouse app create …
+ *   --forward-auth-host media.lan.example --forward-auth-host '*.media.lan.example'`; so the docs
+ *   cannot drift from the server's snippets (server/forward-auth/snippets.ts);
  * - the Caddy block passes `caddy validate`, the nginx block `nginx -t` (in an http block, with a
  *   temporary certificate for the one it names, in a private mount namespace whose /etc/hosts
  *   gives id.lan.example an address, since nginx resolves proxy_pass hosts when it loads);
  * - the Traefik block parses as YAML into the same middleware, routers and services.
+ * The README shows only Caddy's, to stay within its size (test/unit/docs.test.ts).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -112,6 +115,15 @@ function readmeBlock(language: string): string {
   return match[1]!;
 }
 
+/** docs/protect-apps-without-oidc.md's snippet for a proxy: the block after its bold name. */
+const PAGE = readFileSync(join(ROOT, 'docs/protect-apps-without-oidc.md'), 'utf8');
+function pageBlock(name: 'Caddy' | 'nginx' | 'Traefik'): string {
+  const from = PAGE.indexOf(`**${name}**`);
+  const match = /```[a-z]*\n([\s\S]*?)```/.exec(PAGE.slice(from));
+  if (from < 0 || !match) throw new Error(`docs/protect-apps-without-oidc.md has no ${name} block`);
+  return match[1]!;
+}
+
 /**
  * A configuration as the README shows it: comments and blank lines gone; for Caddy and nginx
  * (where they carry no meaning) indentation and runs of spaces too. YAML keeps its indentation.
@@ -124,7 +136,7 @@ function withoutComments(text: string, keepIndentation: boolean): string[] {
     .map((line) => (keepIndentation ? line : line.trim().replace(/\s+/g, ' ')));
 }
 
-describe('README.md: the forward-auth snippets are what `gatehouse app show --proxy` prints, and they load', () => {
+describe('README.md and protect-apps-without-oidc.md: the forward-auth snippets are what `gatehouse app show --proxy` prints, and they load', () => {
   const TOKEN = 'docs-proxies-readme-admin-token';
   const printed: Record<string, string> = {};
   let server: ServerProcess | undefined;
@@ -138,7 +150,7 @@ describe('README.md: the forward-auth snippets are what `gatehouse app show --pr
     );
     const env = cleanEnv({ GATEHOUSE_URL: server.url, ADMIN_TOKEN: TOKEN });
     const created = await runCli(
-      ['app', 'create', '--name', 'Media', '--audience', 'https://media.lan.example', '--redirect-uri', 'https://media.lan.example/unused', '--forward-auth-host', 'media.lan.example'],
+      ['app', 'create', '--name', 'Media', '--audience', 'https://media.lan.example', '--redirect-uri', 'https://media.lan.example/unused', '--forward-auth-host', 'media.lan.example', '--forward-auth-host', '*.media.lan.example'],
       env,
     );
     expect(created.stderr).toBe('');
@@ -157,19 +169,27 @@ describe('README.md: the forward-auth snippets are what `gatehouse app show --pr
 
   it('names the command, the issuer and the upstream the blocks are printed for', () => {
     const prose = PROTECT.replace(/\s+/g, ' ');
-    expect(prose).toContain('`gatehouse app show media --proxy caddy|nginx|traefik --upstream http://127.0.0.1:8096`');
-    expect(prose).toContain('Gatehouse at `https://id.lan.example`');
+    expect(prose).toContain('`gatehouse app show media --proxy caddy --upstream http://127.0.0.1:8096`');
+    expect(prose).toContain('Gatehouse at `https://id.lan.example` and an application `media` protecting `media.lan.example` and `*.media.lan.example`');
+    const page = PAGE.replace(/\s+/g, ' ');
+    expect(page).toContain("--forward-auth-host media.lan.example --forward-auth-host '*.media.lan.example'");
+    expect(page).toContain('Gatehouse at `https://id.lan.example` and the application itself at `http://127.0.0.1:8096`');
   });
 
-  it('each block is, without comments, what the command prints: the same for Caddy, nginx and Traefik', () => {
-    for (const [proxy, language, keepIndentation] of [['caddy', 'caddyfile', false], ['nginx', 'nginx', false], ['traefik', 'yaml', true]] as const) {
-      const block = readmeBlock(language);
-      // Compact: no comment and no blank line in the README's copy.
-      expect(withoutComments(block, true), proxy).toEqual(block.trimEnd().split('\n'));
-      expect(withoutComments(block, keepIndentation), proxy).toEqual(withoutComments(printed[proxy]!, keepIndentation));
-      // What the printed snippet says about itself, left out of the README: it did have comments.
+  it('each block is, without comments, what the command prints: Caddy\'s in the README, all three on the page', () => {
+    const blocks = [
+      ['README caddy', readmeBlock('caddyfile'), 'caddy', false],
+      ['page caddy', pageBlock('Caddy'), 'caddy', false],
+      ['page nginx', pageBlock('nginx'), 'nginx', false],
+      ['page traefik', pageBlock('Traefik'), 'traefik', true],
+    ] as const;
+    for (const [where, block, proxy, keepIndentation] of blocks) {
+      expect(withoutComments(block, keepIndentation), where).toEqual(withoutComments(printed[proxy]!, keepIndentation));
+      // What the printed snippet says about itself, left out of the docs: it did have comments.
       expect(printed[proxy]!.split('\n')[0], proxy).toMatch(/^# Gatehouse forward auth for "Media" \(media\)/);
     }
+    // Compact: no comment and no blank line in the README's copy.
+    expect(withoutComments(readmeBlock('caddyfile'), true)).toEqual(readmeBlock('caddyfile').trimEnd().split('\n'));
   });
 
   it('the Caddy block passes caddy validate (Caddyfile adapter)', async () => {
@@ -181,9 +201,9 @@ describe('README.md: the forward-auth snippets are what `gatehouse app show --pr
   });
 
   it('the nginx block passes nginx -t inside an http block, with id.lan.example resolvable', async () => {
-    const block = readmeBlock('nginx');
-    expect(block).toContain('ssl_certificate /etc/ssl/certs/your-site.pem;');
-    expect(block).toContain('ssl_certificate_key /etc/ssl/private/your-site.key;');
+    const block = pageBlock('nginx');
+    expect(block).toMatch(/ssl_certificate +\/etc\/ssl\/certs\/your-site\.pem;/);
+    expect(block).toMatch(/ssl_certificate_key +\/etc\/ssl\/private\/your-site\.key;/);
     const conf = nginxConf(
       block.replace('/etc/ssl/certs/your-site.pem', join(dir, 'cert.pem')).replace('/etc/ssl/private/your-site.key', join(dir, 'key.pem')),
       'nginx-readme',
@@ -200,14 +220,15 @@ describe('README.md: the forward-auth snippets are what `gatehouse app show --pr
   });
 
   it('the Traefik block parses as YAML into the printed middleware, routers and services', () => {
-    const readme = parseYaml(readmeBlock('yaml')) as { http: Record<string, Record<string, Record<string, unknown>>> };
+    const readme = parseYaml(pageBlock('Traefik')) as { http: Record<string, Record<string, Record<string, unknown>>> };
     expect(readme).toEqual(parseYaml(printed.traefik!));
     expect(readme.http.middlewares!['gatehouse-media']).toEqual({
       forwardAuth: { address: 'https://id.lan.example/api/auth/forward', authResponseHeadersRegex: '^Remote-' },
     });
+    const hosts = 'Host(`media.lan.example`) || HostRegexp(`^[^.]+\\.media\\.lan\\.example$`)';
     expect(readme.http.routers).toEqual({
-      media: { rule: 'Host(`media.lan.example`)', middlewares: ['gatehouse-media'], service: 'media' },
-      'media-gatehouse': { rule: '(Host(`media.lan.example`)) && PathPrefix(`/.gatehouse/`)', service: 'gatehouse-media' },
+      media: { rule: hosts, middlewares: ['gatehouse-media'], service: 'media' },
+      'media-gatehouse': { rule: `(${hosts}) && PathPrefix(\`/.gatehouse/\`)`, service: 'gatehouse-media' },
     });
     expect(Object.keys(readme.http.services!)).toEqual(['media', 'gatehouse-media']);
   });

@@ -103,6 +103,8 @@ describe('retention rules', () => {
       'posix_id_sequence',
       // Issue 34: at most 20 protected hosts per application, gone with it.
       'forward_auth_hosts',
+      // Issue 47: at most ten directory sources; one entry per person or group a source keeps, gone with them or the source.
+      'directory_sources', 'directory_entries',
       // Issue 42: one SAML signing key per rotation; a persistent NameID per person and SAML application
       // (gone with either); SAML sessions go with their session (its retention rule's children).
       'saml_signing_keys', 'saml_subjects', 'saml_sessions'];

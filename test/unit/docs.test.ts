@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULTS, RETENTION_ENV, loadConfig } from '../../server/config.js';
+import { DEFAULTS, RETENTION_ENV, loadConfig, TSIG_ALGORITHMS } from '../../server/config.js';
 import { DEFAULT_SETTINGS, RETRY_SCHEDULE_MS } from '../../server/webhooks/settings.js';
 import { postgresOptions } from '../../server/db/postgres-options.js';
 import { threadPoolSize } from '../../server/cli/thread-priority.js';
@@ -175,6 +175,9 @@ describe('docs/configuration.md', () => {
       GATEHOUSE_DATABASE_STATEMENT_TIMEOUT_MS: pg.statementTimeoutMs,
       UV_THREADPOOL_SIZE: threadPoolSize(undefined),
       OIDC_NAME: providerName('oidc', {}),
+      // GATEHOUSE_TLS=acme's (server/config.ts parseAcme): only read in that mode.
+      GATEHOUSE_ACME_DNS: 'rfc2136',
+      GATEHOUSE_ACME_RFC2136_TSIG_ALGORITHM: TSIG_ALGORITHMS[0],
     };
     const wrong: string[] = [];
     for (const row of rows) {

@@ -38,6 +38,19 @@ describe('idle memory reclaim policy', () => {
     expect(watch.tick(0, 80 * MB)).toBe(true);
   });
 
+  it('after freed memory (a worker thread ended), is due at the next quiet moment though the resident set shrank', () => {
+    const watch = new QuietWatch(policy);
+    watch.tick(0, 88 * MB);
+    expect(watch.tick(0, 88 * MB)).toBe(true);
+    watch.reclaimed(80 * MB);
+    expect(watch.tick(20, 70 * MB, true)).toBe(false); // freed while busy: remembered
+    expect(watch.tick(0, 70 * MB)).toBe(false);
+    expect(watch.tick(0, 70 * MB)).toBe(true);
+    watch.reclaimed(66 * MB);
+    expect(watch.tick(0, 66 * MB)).toBe(false);
+    expect(watch.tick(0, 66 * MB)).toBe(false); // nothing freed, nothing grown: not due again
+  });
+
   it("the server's policy: a second of quiet, 4 MB of growth", () => {
     expect(RECLAIM_POLICY.tickMs * RECLAIM_POLICY.quietTicks).toBe(1_000);
     expect(RECLAIM_POLICY.growthBytes).toBe(4_000_000);

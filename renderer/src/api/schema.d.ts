@@ -543,6 +543,21 @@ export interface paths {
                                     id: string;
                                     version: number;
                                 } | null;
+                                /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                                radius: {
+                                    clients: {
+                                        address: string;
+                                        name: string;
+                                        /** Format: date-time */
+                                        secretSetAt: string;
+                                    }[];
+                                    defaultVlan: number | null;
+                                    vlans: {
+                                        /** @description a directory group id */
+                                        group: string;
+                                        vlan: number;
+                                    }[];
+                                } | null;
                                 redirectUris: string[];
                                 /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                                 resourceServers: string[];
@@ -751,6 +766,21 @@ export interface paths {
                         name: string;
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
+                        /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                        radius?: {
+                            clients: {
+                                /** @description an IPv4 or IPv6 address, or a CIDR range (192.168.10.0/24) */
+                                address: string;
+                                /** @description a name for the gear (unique in the application) */
+                                name: string;
+                            }[];
+                            defaultVlan?: number | null;
+                            vlans?: {
+                                /** @description a directory group id */
+                                group: string;
+                                vlan: number;
+                            }[];
+                        } | null;
                         redirectUris: string[];
                         /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                         resourceServers?: string[];
@@ -910,6 +940,25 @@ export interface paths {
                                 id: string;
                                 version: number;
                             } | null;
+                            /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                            radius: {
+                                clients: {
+                                    address: string;
+                                    name: string;
+                                    /** Format: date-time */
+                                    secretSetAt: string;
+                                }[];
+                                defaultVlan: number | null;
+                                vlans: {
+                                    /** @description a directory group id */
+                                    group: string;
+                                    vlan: number;
+                                }[];
+                            } | null;
+                            /** @description The shared secrets of the RADIUS clients this answer added, by client name (only here; POST …/radius/clients/:name/secret makes new ones) */
+                            radiusSecrets?: {
+                                [key: string]: string;
+                            };
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                             resourceServers: string[];
@@ -1145,6 +1194,21 @@ export interface paths {
                             preset: {
                                 id: string;
                                 version: number;
+                            } | null;
+                            /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                            radius: {
+                                clients: {
+                                    address: string;
+                                    name: string;
+                                    /** Format: date-time */
+                                    secretSetAt: string;
+                                }[];
+                                defaultVlan: number | null;
+                                vlans: {
+                                    /** @description a directory group id */
+                                    group: string;
+                                    vlan: number;
+                                }[];
                             } | null;
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
@@ -1440,6 +1504,21 @@ export interface paths {
                         name?: string;
                         /** @description Where end-session may send the browser; null (default): the redirect URIs stand in; [] allows none. */
                         postLogoutRedirectUris?: string[] | null;
+                        /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                        radius?: {
+                            clients: {
+                                /** @description an IPv4 or IPv6 address, or a CIDR range (192.168.10.0/24) */
+                                address: string;
+                                /** @description a name for the gear (unique in the application) */
+                                name: string;
+                            }[];
+                            defaultVlan?: number | null;
+                            vlans?: {
+                                /** @description a directory group id */
+                                group: string;
+                                vlan: number;
+                            }[];
+                        } | null;
                         redirectUris?: string[];
                         /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                         resourceServers?: string[];
@@ -1589,6 +1668,25 @@ export interface paths {
                                 id: string;
                                 version: number;
                             } | null;
+                            /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                            radius: {
+                                clients: {
+                                    address: string;
+                                    name: string;
+                                    /** Format: date-time */
+                                    secretSetAt: string;
+                                }[];
+                                defaultVlan: number | null;
+                                vlans: {
+                                    /** @description a directory group id */
+                                    group: string;
+                                    vlan: number;
+                                }[];
+                            } | null;
+                            /** @description The shared secrets of the RADIUS clients this answer added, by client name (only here; POST …/radius/clients/:name/secret makes new ones) */
+                            radiusSecrets?: {
+                                [key: string]: string;
+                            };
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                             resourceServers: string[];
@@ -3532,6 +3630,21 @@ export interface paths {
                                 id: string;
                                 version: number;
                             } | null;
+                            /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                            radius: {
+                                clients: {
+                                    address: string;
+                                    name: string;
+                                    /** Format: date-time */
+                                    secretSetAt: string;
+                                }[];
+                                defaultVlan: number | null;
+                                vlans: {
+                                    /** @description a directory group id */
+                                    group: string;
+                                    vlan: number;
+                                }[];
+                            } | null;
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                             resourceServers: string[];
@@ -4002,6 +4115,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/applications/{id}/radius/clients/{name}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** New shared secret for one of the application's RADIUS clients (shown once; the old one stops working) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    name: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the client's new shared secret, shown only in this answer */
+                            secret: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/applications/{id}/saml/metadata": {
         parameters: {
             query?: never;
@@ -4123,6 +4341,25 @@ export interface paths {
                                 id: string;
                                 version: number;
                             } | null;
+                            /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                            radius: {
+                                clients: {
+                                    address: string;
+                                    name: string;
+                                    /** Format: date-time */
+                                    secretSetAt: string;
+                                }[];
+                                defaultVlan: number | null;
+                                vlans: {
+                                    /** @description a directory group id */
+                                    group: string;
+                                    vlan: number;
+                                }[];
+                            } | null;
+                            /** @description The shared secrets of the RADIUS clients this answer added, by client name (only here; POST …/radius/clients/:name/secret makes new ones) */
+                            radiusSecrets?: {
+                                [key: string]: string;
+                            };
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                             resourceServers: string[];
@@ -4439,6 +4676,110 @@ export interface paths {
                             refresh_token?: string;
                             scope?: string;
                             token_type: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/applications/{id}/test-sign-in/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Let the panel's Test sign-in use the caller's own Gatehouse session (signed in to the panel with a second factor), without signing in again */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description true: the caller's Gatehouse session (their panel sign-in) now counts as signed in to the application, and the test's window signs in without asking; false: there is none to reuse (the admin token), the window asks */
+                            sessionReused: boolean;
                         };
                     };
                 };
@@ -5090,6 +5431,120 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/applications/{id}/users/{uid}/preset-checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The requirements of the application's preset against what a member's tokens would carry now (nobody signs in) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Space-separated; default: the scopes the app asks for */
+                    scope?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The preset's requirements against what this member's tokens would carry (empty without a preset) */
+                            checks: {
+                                detail: string;
+                                passed: boolean;
+                                text: string;
+                            }[];
+                            /** @description The scope checked: the one the app asks for (its preset's), or the one given */
+                            scope: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/applications/{id}/users/{uid}/second-factor": {
         parameters: {
             query?: never;
@@ -5239,7 +5694,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 status: "pending" | "succeeded" | "failed";
-                                /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
+                                /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, person.disabled, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
                                 type: string;
                             }[];
                             nextCursor: string | null;
@@ -5366,7 +5821,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
-                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, person.disabled, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
                             type: string;
                         };
                     };
@@ -5488,7 +5943,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             status: "pending" | "succeeded" | "failed";
-                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
+                            /** @description The event kind: membership.created, membership.updated, membership.deleted, membership.signed_in, invitation.created, invitation.accepted, invitation.revoked, security.refresh_token_reused, second_factor.enrolled, second_factor.removed, application.redirect_uris_changed, person.deleted, person.updated, person.disabled, group.created, group.updated, group.deleted, group.member_added, group.member_removed, webhook.test. */
                             type: string;
                         };
                     };
@@ -6567,6 +7022,1330 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/directory-sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List directory sources (LDAP and Active Directory) */
+        get: {
+            parameters: {
+                query?: {
+                    cursor?: string;
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            directorySources: {
+                                /** @description allow ldap:// without TLS to a host that is not this machine (default false) */
+                                allowPlain: boolean;
+                                /** @description applications the source's people become active members of */
+                                applications: string[];
+                                attributes: {
+                                    email: string;
+                                    familyName: string;
+                                    givenName: string;
+                                    groupName: string;
+                                    id: string;
+                                    /** @description group attributes naming members: DNs (member, uniqueMember) or usernames (memberUid) */
+                                    members: string[];
+                                    name: string;
+                                    /** @description Active Directory: a group's people through the in-chain rule 1.2.840.113556.1.4.1941 (nesting included) */
+                                    nestedMembers: boolean;
+                                    username: string;
+                                };
+                                /** @description the service account; null: anonymous */
+                                bindDn: string | null;
+                                bindPasswordSet: boolean;
+                                /** @description the CA that signed the source's certificate; null: the system's */
+                                caCertificate: string | (never | null);
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description people matching it are disabled here */
+                                disabledFilter: string | (never | null);
+                                /** @description null: groups are not read */
+                                groupsBase: string | null;
+                                /** @description an RFC 4515 filter in parentheses */
+                                groupsFilter: string;
+                                id: string;
+                                /** @description the dialect: OpenLDAP-like or Active Directory (their defaults differ) */
+                                kind: "ldap" | "active_directory";
+                                lastError: string | null;
+                                /** Format: date-time */
+                                lastSyncAt: string | null;
+                                /** Format: display-name */
+                                name: string;
+                                /** @description people kept by this source */
+                                people: number;
+                                peopleBase: string;
+                                /** @description an RFC 4515 filter in parentheses */
+                                peopleFilter: string;
+                                /** @description upgrade ldap:// with StartTLS (default true) */
+                                startTls: boolean;
+                                status: "ok" | "unreachable";
+                                /** @description minutes between scheduled runs (changes only where the source offers them, full daily); null: manual only */
+                                syncIntervalMinutes: number | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                /** @description ldaps://host[:port], or ldap://host[:port] with StartTLS (plain only to loopback or with allowPlain) */
+                                url: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Connect a directory source (at most ten); the bind password is sealed and never answered */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description allow ldap:// without TLS to a host that is not this machine (default false) */
+                        allowPlain?: boolean;
+                        /** @description applications the source's people become active members of */
+                        applications?: string[];
+                        /** @description any left out take the kind's defaults */
+                        attributes?: {
+                            email?: string;
+                            familyName?: string;
+                            givenName?: string;
+                            groupName?: string;
+                            id?: string;
+                            /** @description group attributes naming members: DNs (member, uniqueMember) or usernames (memberUid) */
+                            members?: string[];
+                            name?: string;
+                            /** @description Active Directory: a group's people through the in-chain rule 1.2.840.113556.1.4.1941 (nesting included) */
+                            nestedMembers?: boolean;
+                            username?: string;
+                        };
+                        /** @description the service account; null: anonymous */
+                        bindDn?: string | null;
+                        /** @description sealed at rest, never answered */
+                        bindPassword?: string | null;
+                        /** @description the CA that signed the source's certificate; null: the system's */
+                        caCertificate?: string | (never | null);
+                        /** @description people matching it are disabled here */
+                        disabledFilter?: string | (never | null);
+                        /** @description null: groups are not read */
+                        groupsBase?: string | null;
+                        /** @description an RFC 4515 filter in parentheses */
+                        groupsFilter?: string;
+                        /** @description the dialect: OpenLDAP-like or Active Directory (their defaults differ) */
+                        kind: "ldap" | "active_directory";
+                        /** Format: display-name */
+                        name: string;
+                        peopleBase: string;
+                        /** @description an RFC 4515 filter in parentheses */
+                        peopleFilter?: string;
+                        /** @description upgrade ldap:// with StartTLS (default true) */
+                        startTls?: boolean;
+                        /** @description minutes between scheduled runs (changes only where the source offers them, full daily); null: manual only */
+                        syncIntervalMinutes?: number | null;
+                        /** @description ldaps://host[:port], or ldap://host[:port] with StartTLS (plain only to loopback or with allowPlain) */
+                        url: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description allow ldap:// without TLS to a host that is not this machine (default false) */
+                            allowPlain: boolean;
+                            /** @description applications the source's people become active members of */
+                            applications: string[];
+                            attributes: {
+                                email: string;
+                                familyName: string;
+                                givenName: string;
+                                groupName: string;
+                                id: string;
+                                /** @description group attributes naming members: DNs (member, uniqueMember) or usernames (memberUid) */
+                                members: string[];
+                                name: string;
+                                /** @description Active Directory: a group's people through the in-chain rule 1.2.840.113556.1.4.1941 (nesting included) */
+                                nestedMembers: boolean;
+                                username: string;
+                            };
+                            /** @description the service account; null: anonymous */
+                            bindDn: string | null;
+                            bindPasswordSet: boolean;
+                            /** @description the CA that signed the source's certificate; null: the system's */
+                            caCertificate: string | (never | null);
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description people matching it are disabled here */
+                            disabledFilter: string | (never | null);
+                            /** @description null: groups are not read */
+                            groupsBase: string | null;
+                            /** @description an RFC 4515 filter in parentheses */
+                            groupsFilter: string;
+                            id: string;
+                            /** @description the dialect: OpenLDAP-like or Active Directory (their defaults differ) */
+                            kind: "ldap" | "active_directory";
+                            lastError: string | null;
+                            /** Format: date-time */
+                            lastSyncAt: string | null;
+                            /** Format: display-name */
+                            name: string;
+                            /** @description people kept by this source */
+                            people: number;
+                            peopleBase: string;
+                            /** @description an RFC 4515 filter in parentheses */
+                            peopleFilter: string;
+                            /** @description upgrade ldap:// with StartTLS (default true) */
+                            startTls: boolean;
+                            status: "ok" | "unreachable";
+                            /** @description minutes between scheduled runs (changes only where the source offers them, full daily); null: manual only */
+                            syncIntervalMinutes: number | null;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description ldaps://host[:port], or ldap://host[:port] with StartTLS (plain only to loopback or with allowPlain) */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/directory-sources/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A directory source, its status and last run */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description allow ldap:// without TLS to a host that is not this machine (default false) */
+                            allowPlain: boolean;
+                            /** @description applications the source's people become active members of */
+                            applications: string[];
+                            attributes: {
+                                email: string;
+                                familyName: string;
+                                givenName: string;
+                                groupName: string;
+                                id: string;
+                                /** @description group attributes naming members: DNs (member, uniqueMember) or usernames (memberUid) */
+                                members: string[];
+                                name: string;
+                                /** @description Active Directory: a group's people through the in-chain rule 1.2.840.113556.1.4.1941 (nesting included) */
+                                nestedMembers: boolean;
+                                username: string;
+                            };
+                            /** @description the service account; null: anonymous */
+                            bindDn: string | null;
+                            bindPasswordSet: boolean;
+                            /** @description the CA that signed the source's certificate; null: the system's */
+                            caCertificate: string | (never | null);
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description people matching it are disabled here */
+                            disabledFilter: string | (never | null);
+                            /** @description null: groups are not read */
+                            groupsBase: string | null;
+                            /** @description an RFC 4515 filter in parentheses */
+                            groupsFilter: string;
+                            id: string;
+                            /** @description the dialect: OpenLDAP-like or Active Directory (their defaults differ) */
+                            kind: "ldap" | "active_directory";
+                            lastError: string | null;
+                            /** Format: date-time */
+                            lastSyncAt: string | null;
+                            /** Format: display-name */
+                            name: string;
+                            /** @description people kept by this source */
+                            people: number;
+                            peopleBase: string;
+                            /** @description an RFC 4515 filter in parentheses */
+                            peopleFilter: string;
+                            /** @description upgrade ldap:// with StartTLS (default true) */
+                            startTls: boolean;
+                            status: "ok" | "unreachable";
+                            /** @description minutes between scheduled runs (changes only where the source offers them, full daily); null: manual only */
+                            syncIntervalMinutes: number | null;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description ldaps://host[:port], or ldap://host[:port] with StartTLS (plain only to loopback or with allowPlain) */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a directory source: its people are disabled (sessions ended) and kept as Gatehouse's own, its groups too */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Change a directory source (bindPassword: a new one, or null for none) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description allow ldap:// without TLS to a host that is not this machine (default false) */
+                        allowPlain?: boolean;
+                        /** @description applications the source's people become active members of */
+                        applications?: string[];
+                        /** @description any left out take the kind's defaults */
+                        attributes?: {
+                            email?: string;
+                            familyName?: string;
+                            givenName?: string;
+                            groupName?: string;
+                            id?: string;
+                            /** @description group attributes naming members: DNs (member, uniqueMember) or usernames (memberUid) */
+                            members?: string[];
+                            name?: string;
+                            /** @description Active Directory: a group's people through the in-chain rule 1.2.840.113556.1.4.1941 (nesting included) */
+                            nestedMembers?: boolean;
+                            username?: string;
+                        };
+                        /** @description the service account; null: anonymous */
+                        bindDn?: string | null;
+                        /** @description sealed at rest, never answered */
+                        bindPassword?: string | null;
+                        /** @description the CA that signed the source's certificate; null: the system's */
+                        caCertificate?: string | (never | null);
+                        /** @description people matching it are disabled here */
+                        disabledFilter?: string | (never | null);
+                        /** @description null: groups are not read */
+                        groupsBase?: string | null;
+                        /** @description an RFC 4515 filter in parentheses */
+                        groupsFilter?: string;
+                        /** @description the dialect: OpenLDAP-like or Active Directory (their defaults differ) */
+                        kind?: "ldap" | "active_directory";
+                        /** Format: display-name */
+                        name?: string;
+                        peopleBase?: string;
+                        /** @description an RFC 4515 filter in parentheses */
+                        peopleFilter?: string;
+                        /** @description upgrade ldap:// with StartTLS (default true) */
+                        startTls?: boolean;
+                        /** @description minutes between scheduled runs (changes only where the source offers them, full daily); null: manual only */
+                        syncIntervalMinutes?: number | null;
+                        /** @description ldaps://host[:port], or ldap://host[:port] with StartTLS (plain only to loopback or with allowPlain) */
+                        url?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description allow ldap:// without TLS to a host that is not this machine (default false) */
+                            allowPlain: boolean;
+                            /** @description applications the source's people become active members of */
+                            applications: string[];
+                            attributes: {
+                                email: string;
+                                familyName: string;
+                                givenName: string;
+                                groupName: string;
+                                id: string;
+                                /** @description group attributes naming members: DNs (member, uniqueMember) or usernames (memberUid) */
+                                members: string[];
+                                name: string;
+                                /** @description Active Directory: a group's people through the in-chain rule 1.2.840.113556.1.4.1941 (nesting included) */
+                                nestedMembers: boolean;
+                                username: string;
+                            };
+                            /** @description the service account; null: anonymous */
+                            bindDn: string | null;
+                            bindPasswordSet: boolean;
+                            /** @description the CA that signed the source's certificate; null: the system's */
+                            caCertificate: string | (never | null);
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description people matching it are disabled here */
+                            disabledFilter: string | (never | null);
+                            /** @description null: groups are not read */
+                            groupsBase: string | null;
+                            /** @description an RFC 4515 filter in parentheses */
+                            groupsFilter: string;
+                            id: string;
+                            /** @description the dialect: OpenLDAP-like or Active Directory (their defaults differ) */
+                            kind: "ldap" | "active_directory";
+                            lastError: string | null;
+                            /** Format: date-time */
+                            lastSyncAt: string | null;
+                            /** Format: display-name */
+                            name: string;
+                            /** @description people kept by this source */
+                            people: number;
+                            peopleBase: string;
+                            /** @description an RFC 4515 filter in parentheses */
+                            peopleFilter: string;
+                            /** @description upgrade ldap:// with StartTLS (default true) */
+                            startTls: boolean;
+                            status: "ok" | "unreachable";
+                            /** @description minutes between scheduled runs (changes only where the source offers them, full daily); null: manual only */
+                            syncIntervalMinutes: number | null;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description ldaps://host[:port], or ldap://host[:port] with StartTLS (plain only to loopback or with allowPlain) */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/admin/directory-sources/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A source's sync runs, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    cursor?: string;
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            nextCursor: string | null;
+                            runs: {
+                                /** @description the first 1,000 */
+                                conflicts: {
+                                    dn: string;
+                                    email: string | null;
+                                    username: string | null;
+                                }[];
+                                counts: {
+                                    conflicts: number;
+                                    created: number;
+                                    disabled: number;
+                                    enabled: number;
+                                    skipped: number;
+                                    updated: number;
+                                };
+                                error: string | null;
+                                /** Format: date-time */
+                                finishedAt: string | null;
+                                /** @description every entry read (false: changes only) */
+                                full: boolean;
+                                id: string;
+                                /** @description the first 1,000 */
+                                skipped: {
+                                    dn: string;
+                                    reason: string;
+                                }[];
+                                sourceId: string;
+                                /** Format: date-time */
+                                startedAt: string;
+                                state: "running" | "succeeded" | "failed";
+                                trigger: "manual" | "scheduled";
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/directory-sources/{id}/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One sync run: state, counts, conflicts and skipped entries */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the first 1,000 */
+                            conflicts: {
+                                dn: string;
+                                email: string | null;
+                                username: string | null;
+                            }[];
+                            counts: {
+                                conflicts: number;
+                                created: number;
+                                disabled: number;
+                                enabled: number;
+                                skipped: number;
+                                updated: number;
+                            };
+                            error: string | null;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            /** @description every entry read (false: changes only) */
+                            full: boolean;
+                            id: string;
+                            /** @description the first 1,000 */
+                            skipped: {
+                                dn: string;
+                                reason: string;
+                            }[];
+                            sourceId: string;
+                            /** Format: date-time */
+                            startedAt: string;
+                            state: "running" | "succeeded" | "failed";
+                            trigger: "manual" | "scheduled";
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/directory-sources/{id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a sync run (or answer the one running); full by default */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description read every entry (default true for a manual run) */
+                        full?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            run: {
+                                /** @description the first 1,000 */
+                                conflicts: {
+                                    dn: string;
+                                    email: string | null;
+                                    username: string | null;
+                                }[];
+                                counts: {
+                                    conflicts: number;
+                                    created: number;
+                                    disabled: number;
+                                    enabled: number;
+                                    skipped: number;
+                                    updated: number;
+                                };
+                                error: string | null;
+                                /** Format: date-time */
+                                finishedAt: string | null;
+                                /** @description every entry read (false: changes only) */
+                                full: boolean;
+                                id: string;
+                                /** @description the first 1,000 */
+                                skipped: {
+                                    dn: string;
+                                    reason: string;
+                                }[];
+                                sourceId: string;
+                                /** Format: date-time */
+                                startedAt: string;
+                                state: "running" | "succeeded" | "failed";
+                                trigger: "manual" | "scheduled";
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/directory-sources/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Test a source step by step: connect, TLS, bind, counts, mapped samples, and what a username finds (never a 5xx) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        username?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            groups: number | null;
+                            lookup?: {
+                                found: boolean;
+                                person?: {
+                                    /** @description disabled at the source */
+                                    disabled: boolean;
+                                    dn: string;
+                                    email: string;
+                                    familyName: string | null;
+                                    givenName: string | null;
+                                    key: string;
+                                    name: string | null;
+                                    username: string;
+                                };
+                            };
+                            ok: boolean;
+                            /** @description entries the people filter finds */
+                            people: number | null;
+                            /** @description the first few people as they would be mapped */
+                            sample: {
+                                dn: string;
+                                person: {
+                                    /** @description disabled at the source */
+                                    disabled: boolean;
+                                    dn: string;
+                                    email: string;
+                                    familyName: string | null;
+                                    givenName: string | null;
+                                    key: string;
+                                    name: string | null;
+                                    username: string;
+                                } | null;
+                                skipped: string | null;
+                            }[];
+                            steps: {
+                                error?: string;
+                                ok: boolean;
+                                step: "connect" | "tls" | "bind" | "people" | "groups" | "lookup";
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/groups": {
         parameters: {
             query?: never;
@@ -6602,6 +8381,11 @@ export interface paths {
                                 description: string | null;
                                 id: string;
                                 name: string;
+                                /** @description the directory source this group is mirrored from (read-only here: 409 managed_by_source), or null */
+                                source: {
+                                    dn: string;
+                                    id: string;
+                                } | null;
                                 /** Format: date-time */
                                 updatedAt: string;
                             }[];
@@ -6708,6 +8492,11 @@ export interface paths {
                             description: string | null;
                             id: string;
                             name: string;
+                            /** @description the directory source this group is mirrored from (read-only here: 409 managed_by_source), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
                             /** Format: date-time */
                             updatedAt: string;
                         };
@@ -6815,6 +8604,11 @@ export interface paths {
                             description: string | null;
                             id: string;
                             name: string;
+                            /** @description the directory source this group is mirrored from (read-only here: 409 managed_by_source), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
                             /** Format: date-time */
                             updatedAt: string;
                         };
@@ -7006,6 +8800,11 @@ export interface paths {
                             description: string | null;
                             id: string;
                             name: string;
+                            /** @description the directory source this group is mirrored from (read-only here: 409 managed_by_source), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
                             /** Format: date-time */
                             updatedAt: string;
                         };
@@ -8182,6 +9981,16 @@ export interface paths {
                                 /** @description ldap://host:port, when running */
                                 url: string | null;
                             };
+                            radius: {
+                                /** @description host:port of accounting (UDP), when running */
+                                accounting: string | null;
+                                /** @description host:port of authentication (UDP), when running */
+                                auth: string | null;
+                                /** @description EAP conversations in progress */
+                                conversations: number;
+                                /** @description whether this server runs RADIUS (GATEHOUSE_RADIUS=on) */
+                                enabled: boolean;
+                            };
                             signingKey: string | null;
                             uptimeSeconds: number;
                             version: string;
@@ -8456,6 +10265,11 @@ export interface paths {
                                     enabled: boolean;
                                 };
                             };
+                            /** @description the directory source that keeps this person (their password and source fields stay there), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                             /** Format: date-time */
@@ -8611,6 +10425,11 @@ export interface paths {
                                     enabled: boolean;
                                 };
                             };
+                            /** @description the directory source that keeps this person (their password and source fields stay there), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                             /** Format: date-time */
@@ -8857,6 +10676,11 @@ export interface paths {
                                     enabled: boolean;
                                 };
                             };
+                            /** @description the directory source that keeps this person (their password and source fields stay there), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
                             /** @description disabled: cannot sign in anywhere (issue 33) */
                             status: "active" | "disabled";
                             /** Format: date-time */
@@ -8931,6 +10755,512 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/admin/people/{id}/directory-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Link a person to the source entry with their e-mail or username (their own password is deleted) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        sourceId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            email: string;
+                            emailVerified: boolean;
+                            familyName: string | null;
+                            givenName: string | null;
+                            /** @description directory groups, by id */
+                            groups: {
+                                id: string;
+                                name: string;
+                            }[];
+                            hasPassword: boolean;
+                            id: string;
+                            linkedAccounts: {
+                                email: string;
+                                /** Format: date-time */
+                                linkedAt: string;
+                                provider: string;
+                            }[];
+                            memberships: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** @description membership (application user) id */
+                                id: string;
+                                /** Format: date-time */
+                                joinedAt: string;
+                                /** Format: date-time */
+                                lastActiveAt: string | null;
+                                role: "member" | "admin";
+                                status: "active" | "suspended";
+                            }[];
+                            name: string | null;
+                            secondFactor: {
+                                passkeys: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    lastUsedAt: string | null;
+                                };
+                                recoveryCodes: {
+                                    /** Format: date-time */
+                                    createdAt: string | null;
+                                    remaining: number;
+                                };
+                                totp: {
+                                    /** Format: date-time */
+                                    confirmedAt: string | null;
+                                    enabled: boolean;
+                                };
+                            };
+                            /** @description the directory source that keeps this person (their password and source fields stay there), or null */
+                            source: {
+                                dn: string;
+                                id: string;
+                            } | null;
+                            /** @description disabled: cannot sign in anywhere (issue 33) */
+                            status: "active" | "disabled";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description `preferred_username`: unique, lower-case */
+                            username: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/people/{id}/network-certificates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A person's network certificates (EAP-TLS) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            networkCertificates: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description SHA-256 of the certificate, hex */
+                                fingerprint: string;
+                                id: string;
+                                /** Format: date-time */
+                                lastUsedAt: string | null;
+                                name: string;
+                                /** Format: date-time */
+                                notAfter: string;
+                                /** Format: date-time */
+                                revokedAt: string | null;
+                                /** @description hex serial number */
+                                serial: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Issue a network certificate for a person (the PKCS#12, its password and the Apple profile are shown only in this answer) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        applicationId: string;
+                        /** @description which device it is for */
+                        name: string;
+                        /** @description the Wi-Fi network in the Apple profile (default: the application's name) */
+                        ssid?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            applicationId: string;
+                            applicationName: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description SHA-256 of the certificate, hex */
+                            fingerprint: string;
+                            id: string;
+                            /** Format: date-time */
+                            lastUsedAt: string | null;
+                            /** @description an Apple configuration profile with the CA, the PKCS#12 and the Wi-Fi network (base64), only in this answer */
+                            mobileconfig: string;
+                            name: string;
+                            /** Format: date-time */
+                            notAfter: string;
+                            /** @description the PKCS#12 file's one-time password, shown only in this answer */
+                            password: string;
+                            /** @description the key, the certificate and the CA as PKCS#12 (base64), only in this answer */
+                            pkcs12: string;
+                            /** Format: date-time */
+                            revokedAt: string | null;
+                            /** @description hex serial number */
+                            serial: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/people/{id}/network-certificates/{certificateId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a person's network certificate */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    certificateId: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/admin/people/{id}/password-reset": {
@@ -9030,6 +11360,129 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/people/{id}/radius-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A person's RADIUS sessions (Wi-Fi, VPN) of the last 30 days, newest first (at most 100) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            radiusSessions: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** @description the device (its MAC address on Wi-Fi) */
+                                callingStationId: string | null;
+                                /** @description the RADIUS client (network gear) that reported it */
+                                client: string;
+                                id: string;
+                                inputOctets: number;
+                                outputOctets: number;
+                                sessionSeconds: number;
+                                /** Format: date-time */
+                                startedAt: string;
+                                /** Format: date-time */
+                                stoppedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description its last accounting report
+                                 */
+                                updatedAt: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -9278,7 +11731,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             presets: {
-                                category: "web-app" | "library" | "forward-auth" | "ldap" | "mail";
+                                category: "web-app" | "library" | "forward-auth" | "ldap" | "mail" | "network";
                                 id: string;
                                 inputs: {
                                     default?: string;
@@ -9291,7 +11744,7 @@ export interface paths {
                                     required: boolean;
                                 }[];
                                 name: string;
-                                protocol: "oidc" | "forward-auth" | "ldap";
+                                protocol: "oidc" | "forward-auth" | "ldap" | "radius";
                                 summary: string;
                                 testedWith: {
                                     product: string;
@@ -9406,7 +11859,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            category: "web-app" | "library" | "forward-auth" | "ldap" | "mail";
+                            category: "web-app" | "library" | "forward-auth" | "ldap" | "mail" | "network";
                             /** @description Where the app's documentation and what it does (or what Gatehouse does) disagree */
                             caveats: string[];
                             /** @description How the app itself is configured to talk to Gatehouse */
@@ -9428,7 +11881,7 @@ export interface paths {
                                 required: boolean;
                             }[];
                             name: string;
-                            protocol: "oidc" | "forward-auth" | "ldap";
+                            protocol: "oidc" | "forward-auth" | "ldap" | "radius";
                             /** @description What Test sign-in checks after the sign-in */
                             requirements: {
                                 claim?: string;
@@ -10901,7 +13354,8 @@ export interface paths {
                                 notBefore: string;
                                 subject: string;
                             } | null;
-                            mode: "off" | "auto" | "files";
+                            /** @description GATEHOUSE_TLS: off, auto (the local CA), acme (a certificate by ACME DNS-01; the local one serves until it comes), files (your own) */
+                            mode: "off" | "auto" | "acme" | "files";
                             plainHttpCaUrl: string | null;
                             /** Format: date-time */
                             renewsAt: string | null;
@@ -10992,6 +13446,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/tls/acme/renew": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask the ACME server for a certificate now (GATEHOUSE_TLS=acme); poll GET /api/admin/tls for acme.status */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            domains: string[];
+                            /** @description why the last attempt failed (ACME or DNS), in words */
+                            lastError: string | null;
+                            /** Format: date-time */
+                            notAfter: string | null;
+                            /**
+                             * Format: date-time
+                             * @description a third of its lifetime before notAfter
+                             */
+                            renewAt: string | null;
+                            /** @description pending: no certificate from the ACME server yet (the local one serves); valid: one serves; failed: the last attempt failed (the current certificate keeps serving; see lastError) */
+                            status: "pending" | "valid" | "failed";
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `tls_not_acme`: GATEHOUSE_TLS is not acme */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/tls/ca/renew": {
         parameters: {
             query?: never;
@@ -11063,7 +13629,8 @@ export interface paths {
                                 notBefore: string;
                                 subject: string;
                             } | null;
-                            mode: "off" | "auto" | "files";
+                            /** @description GATEHOUSE_TLS: off, auto (the local CA), acme (a certificate by ACME DNS-01; the local one serves until it comes), files (your own) */
+                            mode: "off" | "auto" | "acme" | "files";
                             plainHttpCaUrl: string | null;
                             /** Format: date-time */
                             renewsAt: string | null;
@@ -12847,6 +15414,151 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description RFC 9457 problem details */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sign-in/username": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with username and password
+         * @description As `/sign-in/email`, by username. People a directory source keeps are checked by that source (503 `directory_unavailable` when it cannot be reached, not counted as a failed attempt); a username new to the source is looked up there and signed in.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        applicationId?: string;
+                        password: string;
+                        username: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            user: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                email: string;
+                                emailVerified: boolean;
+                                familyName: string | null;
+                                givenName: string | null;
+                                id: string;
+                                name: string | null;
+                                username: string;
+                            };
+                        } | {
+                            secondFactor: {
+                                /** @description empty: enrol a second factor first */
+                                methods: ("totp" | "passkey" | "recovery_code")[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -14130,6 +16842,339 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/network-certificates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your network certificates (EAP-TLS for Wi-Fi and VPN), revoked ones included */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            networkCertificates: {
+                                applicationId: string;
+                                applicationName: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description SHA-256 of the certificate, hex */
+                                fingerprint: string;
+                                id: string;
+                                /** Format: date-time */
+                                lastUsedAt: string | null;
+                                name: string;
+                                /** Format: date-time */
+                                notAfter: string;
+                                /** Format: date-time */
+                                revokedAt: string | null;
+                                /** @description hex serial number */
+                                serial: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Issue a network certificate for an application with RADIUS (needs a sign-in within 10 minutes); the PKCS#12, its password and the Apple profile are shown only in this answer */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        applicationId: string;
+                        /** @description which device it is for */
+                        name: string;
+                        /** @description the Wi-Fi network in the Apple profile (default: the application's name) */
+                        ssid?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            applicationId: string;
+                            applicationName: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description SHA-256 of the certificate, hex */
+                            fingerprint: string;
+                            id: string;
+                            /** Format: date-time */
+                            lastUsedAt: string | null;
+                            /** @description an Apple configuration profile with the CA, the PKCS#12 and the Wi-Fi network (base64), only in this answer */
+                            mobileconfig: string;
+                            name: string;
+                            /** Format: date-time */
+                            notAfter: string;
+                            /** @description the PKCS#12 file's one-time password, shown only in this answer */
+                            password: string;
+                            /** @description the key, the certificate and the CA as PKCS#12 (base64), only in this answer */
+                            pkcs12: string;
+                            /** Format: date-time */
+                            revokedAt: string | null;
+                            /** @description hex serial number */
+                            serial: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/network-certificates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a network certificate (refused from the next authentication on) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

@@ -8,6 +8,8 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { AppContext } from '../../context.js';
+import type { Application } from '../../db/schema.js';
 import { getApplication } from '../../applications/lookup.js';
 import { notFound, validationFailed } from '../../http/problem.js';
 import { adminErrors, adminSecurity as security } from '../../http/schemas.js';
@@ -30,6 +32,34 @@ const PreviewSchema = Type.Object(
 
 export const DEFAULT_PREVIEW_SCOPE = 'openid profile email groups';
 
+/**
+ * What member `uid`'s tokens for `client` would say about them now, for `scope` (default
+ * DEFAULT_PREVIEW_SCOPE, parsed as authorize parses it): 404 `user_not_found` for someone who is
+ * no member, 400 for a scope the application refuses. Also what Test sign-in checks a chosen
+ * member against (presets' check route).
+ */
+export async function previewClaims(ctx: AppContext, client: Application, uid: string, scopeText: string | undefined) {
+  let scope: string;
+  try {
+    scope = parseScope(scopeText ?? DEFAULT_PREVIEW_SCOPE, client.unknownScopes).join(' ');
+  } catch (error) {
+    if (error instanceof OAuthError) throw validationFailed([{ path: 'query.scope', message: error.description }]);
+    throw error;
+  }
+  const found = await previewSubject(ctx.db, client.id, uid);
+  if (!found) throw notFound('user_not_found', `There is no user "${uid}" in application "${client.id}".`);
+  const person = { ...found.person, updatedAt: found.person.updatedAt.getTime() };
+  const subject = memberSubject(found.role, JSON.stringify(found.profile));
+  const groups = await claimGroups(ctx, client, person.id, scope);
+  const context = { issuer: ctx.config.issuer, nonce: null, sessionId: null };
+  return {
+    scope,
+    idToken: { sub: person.id, ...idTokenClaims(client, person, scope, subject, groups, context) } as Record<string, unknown>,
+    userinfo: { sub: person.id, ...personClaims(client, person, scope, subject, groups) } as Record<string, unknown>,
+    accessToken: (accessTokenClaims(client, subject, groups) ?? {}) as Record<string, unknown>,
+  };
+}
+
 export const claimsPreviewRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { ctx } = app;
   app.get(
@@ -43,27 +73,6 @@ export const claimsPreviewRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: PreviewSchema, ...adminErrors },
       },
     },
-    async (request) => {
-      const client = await getApplication(ctx, request.params.id);
-      let scope: string;
-      try {
-        scope = parseScope(request.query.scope ?? DEFAULT_PREVIEW_SCOPE, client.unknownScopes).join(' ');
-      } catch (error) {
-        if (error instanceof OAuthError) throw validationFailed([{ path: 'query.scope', message: error.description }]);
-        throw error;
-      }
-      const found = await previewSubject(ctx.db, client.id, request.params.uid);
-      if (!found) throw notFound('user_not_found', `There is no user "${request.params.uid}" in application "${client.id}".`);
-      const person = { ...found.person, updatedAt: found.person.updatedAt.getTime() };
-      const subject = memberSubject(found.role, JSON.stringify(found.profile));
-      const groups = await claimGroups(ctx, client, person.id, scope);
-      const context = { issuer: ctx.config.issuer, nonce: null, sessionId: null };
-      return {
-        scope,
-        idToken: { sub: person.id, ...idTokenClaims(client, person, scope, subject, groups, context) },
-        userinfo: { sub: person.id, ...personClaims(client, person, scope, subject, groups) },
-        accessToken: accessTokenClaims(client, subject, groups) ?? {},
-      };
-    },
+    async (request) => previewClaims(ctx, await getApplication(ctx, request.params.id), request.params.uid, request.query.scope),
   );
 };

@@ -1,6 +1,6 @@
 /**
  * The catalogue: every preset, in the order the panel lists them (apps first, then libraries,
- * forward-auth, LDAP and mail). A test checks ids are unique and each preset is well formed.
+ * forward-auth, LDAP, mail and network gear). A test checks ids are unique and each preset is well formed.
  */
 import type { Preset } from '../types.js';
 import { apacheModAuthOpenidc } from './apache-mod-auth-openidc.js';
@@ -16,6 +16,12 @@ import { headscale } from './headscale.js';
 import { homeAssistant } from './home-assistant.js';
 import { immich } from './immich.js';
 import { jellyfinLdap } from './jellyfin-ldap.js';
+import { mikrotik } from './mikrotik.js';
+import { openvpn } from './openvpn.js';
+import { openwrt } from './openwrt.js';
+import { pfsense } from './pfsense.js';
+import { strongswan } from './strongswan.js';
+import { unifiNetwork } from './unifi-network.js';
 import { nextcloud } from './nextcloud.js';
 import { nslcd } from './nslcd.js';
 import { oidcClientTs } from './oidc-client-ts.js';
@@ -39,6 +45,7 @@ export const PRESETS: readonly Preset[] = [
   homeAssistant, uptimeKuma,
   jellyfinLdap, nslcd,
   roundcube, dovecot,
+  unifiNetwork, openwrt, pfsense, openvpn, strongswan, mikrotik,
 ];
 
 const byId = new Map(PRESETS.map((preset) => [preset.id, preset]));

@@ -25,7 +25,7 @@ export function ldapSettings(c: SetupContext): { label: string; value: string }[
 }
 
 export const LDAP_NOTES = [
-  `Replace ${PLACEHOLDERS.ldapPassword} with the service account's password, shown once when LDAP was turned on (POST …/ldap/password or the application's LDAP tab makes a new one).`,
+  `Replace ${PLACEHOLDERS.ldapPassword} with the service account's password, shown once when LDAP was turned on (POST …/ldap/password, or Connect › LDAP on the application's page, makes a new one).`,
   'People sign in with their username and an app password made for this application on their account page: their Gatehouse password never works over LDAP, so a second factor cannot be bypassed.',
 ];
 

@@ -1,114 +1,135 @@
-/** One application: tabs for settings, set-up (the app preset it came from and what to configure in the app), activity, sign-in policy, claims, members, invitations, API keys, webhooks, single logout, forward auth, test sign-in. */
-import { createResource, Match, Show, Switch } from 'solid-js';
-import { A, useParams } from '@solidjs/router';
-import { client, enc, ok } from '../../api';
-import { managesApplication } from '../../me';
+/**
+ * One application, by task (sections.tsx): Overview, Connect (by protocol), Test sign-in, Access,
+ * People, Claims, Advanced. Every section and part has its own address, which loads it directly
+ * (a bookmark, a link from a colleague, a reload); the page's older addresses lead to where their
+ * screens are now. A role sees the sections its calls allow (me.ts `may`).
+ */
+import { createResource, For, Show, type JSX } from 'solid-js';
+import { Dynamic } from 'solid-js/web';
+import { A, Navigate, useParams } from '@solidjs/router';
+import { client, enc, ok, type Application } from '../../api';
+import { may } from '../../me';
 import { ErrorBox, Loading } from '../../ui';
-import { SettingsTab } from './settings';
-import { PolicyTab } from './policy';
-import { MembersTab } from './members';
-import { ClaimsTab } from './claims';
-import { InvitationsTab } from './invitations';
-import { ApiKeysTab } from './api-keys';
-import { WebhooksTab } from './webhooks';
-import { LogoutTab } from './logout';
-import { TestSignInTab } from './test-sign-in';
-import { ForwardAuthTab } from './forward-auth';
-import { PresetStatusCard, SetupView } from './presets';
-import { ActivityPanel } from '../overview/activity-lazy';
+import { LEGACY_PATHS, SECTIONS, type Part, type Section, type SectionProps } from './sections';
 
 const t = {
   sections: 'Application sections',
   noSection: 'There is no such section.',
-  peopleOnly: "As a people manager you see this application's members, invitations and activity.",
+  notYours: 'This part of the application is for its managers.',
+  kind: { web: 'Web app', spa: 'Single-page app', native: 'Desktop or mobile app' } as Record<string, string>,
 };
 
-const TABS = [
-  ['', 'Settings'],
-  ['setup', 'Setup'],
-  ['activity', 'Activity'],
-  ['sign-in', 'Sign-in policy'],
-  ['claims', 'Claims'],
-  ['members', 'Members'],
-  ['invitations', 'Invitations'],
-  ['api-keys', 'API keys'],
-  ['webhooks', 'Webhooks'],
-  ['logout', 'Single logout'],
-  ['forward-auth', 'Forward auth'],
-  ['test', 'Test sign-in'],
-] as const;
-const PEOPLE_TABS: readonly string[] = ['activity', 'members', 'invitations'];
+/** The sections and parts a caller may see for this application. */
+const visible = <T extends { needs: string }>(entries: readonly T[], id: string) => entries.filter((entry) => may(entry.needs, id));
+
+/** A row of links, each to its own address; the current one marked for screen readers too. */
+function Tabs(props: { label: string; class: string; links: { href: string; label: string; current: boolean }[] }) {
+  return (
+    <nav class={props.class} aria-label={props.label}>
+      <For each={props.links}>
+        {(link) => (
+          <A href={link.href} classList={{ active: link.current }} aria-current={link.current ? 'page' : undefined} end>
+            {link.label}
+          </A>
+        )}
+      </For>
+    </nav>
+  );
+}
+
+function SectionView(props: { section: Section; part: string | undefined; base: string; shared: SectionProps }): JSX.Element {
+  const parts = () => visible(props.section.parts ?? [], props.shared.app.id);
+  const chosen = (): Part | undefined => {
+    const list = parts();
+    if (props.part) return list.find((p) => p.path === props.part);
+    const preferred = props.section.defaultPart?.(props.shared.app, props.shared.preset);
+    return list.find((p) => p.path === preferred) ?? list[0];
+  };
+  const sectionBase = () => `${props.base}/${props.section.path}`;
+  return (
+    <Show
+      when={props.section.parts}
+      fallback={
+        <Show when={!props.part} fallback={<p>{t.noSection}</p>}>
+          <Dynamic component={props.section.component!} {...props.shared} />
+        </Show>
+      }
+    >
+      <Show when={chosen()} fallback={<p>{t.noSection}</p>}>
+        {(part) => (
+          <>
+            <Show when={parts().length > 1}>
+              <Tabs
+                class="subtabs"
+                label={props.section.partsLabel ?? props.section.label}
+                links={parts().map((p) => ({ href: `${sectionBase()}/${p.path}`, label: p.label, current: p === part() }))}
+              />
+            </Show>
+            <Dynamic component={part().component} {...props.shared} />
+          </>
+        )}
+      </Show>
+    </Show>
+  );
+}
 
 export function ApplicationPage() {
-  const params = useParams<{ id: string; tab?: string }>();
+  const params = useParams<{ id: string; section?: string; part?: string }>();
   const [app, { mutate, refetch }] = createResource(
     () => params.id,
     (id) => ok(client.GET('/api/admin/applications/{id}', { params: { path: { id } } })),
   );
+  // The app preset it came from: its protocol (where Connect opens) and the scopes its app asks for.
+  const [preset] = createResource(
+    () => app.latest?.preset?.id,
+    (id) => ok(client.GET('/api/admin/presets/{id}', { params: { path: { id } } })),
+  );
   const base = () => `/applications/${enc(params.id)}`;
+  const section = () => SECTIONS.find((s) => s.path === (params.section ?? ''));
+  const legacy = () => (params.section !== undefined && !params.part ? LEGACY_PATHS[params.section] : undefined);
+  const onSaved = (next?: Application) => (next ? mutate(next) : void refetch());
   return (
-    // Non-keyed Show: saving a tab updates `a()` in place instead of re-creating the tabs (which
-    // would lose one-time secrets they are showing).
-    <Show when={!app.error} fallback={<ErrorBox error={app.error} />}>
-    <Show when={app.latest} fallback={<Loading />}>
-      {(a) => (
-        <>
-          <h1>
-            {a().name} <code>{a().id}</code>
-          </h1>
-          <nav class="tabs" aria-label={t.sections}>
-            {/* A people manager sees an application's members, invitations and activity only (issue 33). */}
-            {TABS.filter(([tab]) => managesApplication(a().id) || PEOPLE_TABS.includes(tab)).map(([tab, label]) => (
-              <A href={tab ? `${base()}/${tab}` : base()} class={(params.tab ?? '') === tab ? 'active' : ''} end>
-                {label}
-              </A>
-            ))}
-          </nav>
-          <Switch fallback={<p>{t.noSection}</p>}>
-            <Match when={!params.tab && !managesApplication(a().id)}>
-              <p class="muted">{t.peopleOnly}</p>
-            </Match>
-            <Match when={!params.tab}>
-              <SettingsTab app={a()} onSaved={(next) => mutate(next)} />
-            </Match>
-            <Match when={params.tab === 'activity'}>
-              <ActivityPanel applicationId={a().id} />
-            </Match>
-            <Match when={params.tab === 'sign-in'}>
-              <PolicyTab app={a()} onSaved={() => void refetch()} />
-            </Match>
-            <Match when={params.tab === 'claims'}>
-              <ClaimsTab app={a()} onSaved={(next) => mutate(next)} />
-            </Match>
-            <Match when={params.tab === 'members'}>
-              <MembersTab app={a()} />
-            </Match>
-            <Match when={params.tab === 'invitations'}>
-              <InvitationsTab app={a()} />
-            </Match>
-            <Match when={params.tab === 'api-keys'}>
-              <ApiKeysTab app={a()} />
-            </Match>
-            <Match when={params.tab === 'webhooks'}>
-              <WebhooksTab app={a()} onSaved={(next) => mutate(next)} />
-            </Match>
-            <Match when={params.tab === 'logout'}>
-              <LogoutTab app={a()} onSaved={(next) => mutate(next)} />
-            </Match>
-            <Match when={params.tab === 'forward-auth'}>
-              <ForwardAuthTab app={a()} onSaved={(next) => mutate(next)} />
-            </Match>
-            <Match when={params.tab === 'test'}>
-              <TestSignInTab app={a()} onSaved={(next) => mutate(next)} />
-            </Match>
-            <Match when={params.tab === 'setup'}>
-              <PresetStatusCard app={a()} onSaved={(next) => mutate(next)} />
-              <SetupView appId={a().id} />
-            </Match>
-          </Switch>
-        </>
-      )}
-    </Show>
+    // Non-keyed Show: saving a section updates `a()` in place instead of re-creating it (which
+    // would lose one-time secrets it is showing).
+    <Show when={legacy() === undefined} fallback={<Navigate href={`${base()}${legacy() ? `/${legacy()}` : ''}`} />}>
+      <Show when={!app.error} fallback={<ErrorBox error={app.error} />}>
+        <Show when={app.latest} fallback={<Loading />}>
+          {(a) => {
+            const sections = () => visible(SECTIONS, a().id);
+            const shared: SectionProps = {
+              get app() {
+                return a();
+              },
+              onSaved,
+              get preset() {
+                return preset.latest;
+              },
+            };
+            return (
+              <>
+                <header class="app-header">
+                  <h1>
+                    {a().name} <code>{a().id}</code>
+                  </h1>
+                  <span class="muted">{t.kind[a().clientType] ?? a().clientType}</span>
+                </header>
+                <Tabs
+                  class="tabs sections"
+                  label={t.sections}
+                  links={sections().map((s) => ({ href: s.path ? `${base()}/${s.path}` : base(), label: s.label, current: s === section() }))}
+                />
+                <Show when={section()} fallback={<p>{t.noSection}</p>}>
+                  {(s) => (
+                    <Show when={sections().includes(s())} fallback={<p class="muted">{t.notYours}</p>}>
+                      <SectionView section={s()} part={params.part} base={base()} shared={shared} />
+                    </Show>
+                  )}
+                </Show>
+              </>
+            );
+          }}
+        </Show>
+      </Show>
     </Show>
   );
 }

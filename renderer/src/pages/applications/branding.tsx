@@ -1,7 +1,7 @@
 /**
- * How the application's hosted pages look and ask (issue 25): its accent colour (checked by the
- * server against the buttons' white text, WCAG AA), its logo (a PNG or SVG of at most 100 KB,
- * uploaded as it is), and its consent policy.
+ * How the application's hosted pages look (issue 25): its accent colour (checked by the server
+ * against the buttons' white text, WCAG AA) and its logo (a PNG or SVG of at most 100 KB,
+ * uploaded as it is). Whether people are asked to consent is in Access (access.tsx).
  */
 import { createSignal, Show } from 'solid-js';
 import { client, fieldErrors, ok, type Application } from '../../api';
@@ -12,9 +12,6 @@ const t = {
   accent: 'Accent colour',
   accentHint: 'Primary buttons on its sign-in, sign-up, consent, device and error pages, written #rrggbb. Empty: the default blue. It must reach a contrast of 4.5:1 with white button text.',
   accentFormat: 'Write the colour as # and six hexadecimal digits, e.g. #1d4ed8.',
-  consent: 'Consent',
-  implicit: 'Implicit: you consent for your team; people are not asked',
-  explicit: 'Explicit: each person approves what the app asks for, once, and can withdraw it on their account page',
   save: 'Save hosted pages',
   saved: 'Hosted pages saved.',
   logo: 'Logo',
@@ -33,7 +30,6 @@ const LOGO_MAX = 100 * 1024;
 export function BrandingCard(props: { app: Application; onSaved: (app: Application) => void }) {
   const id = props.app.id;
   const [accent, setAccent] = createSignal(props.app.branding.accentColor ?? '');
-  const [consent, setConsent] = createSignal(props.app.consent);
   const [fileProblem, setFileProblem] = createSignal<string[]>([]);
   const save = useAction();
   const logo = useAction();
@@ -45,7 +41,7 @@ export function BrandingCard(props: { app: Application; onSaved: (app: Applicati
     const next = await save.run(() =>
       ok(client.PATCH('/api/admin/applications/{id}', {
         params: { path: { id } },
-        body: { branding: { accentColor: accent().trim() || null }, consent: consent() },
+        body: { branding: { accentColor: accent().trim() || null } },
       })),
     );
     if (next) {
@@ -89,17 +85,6 @@ export function BrandingCard(props: { app: Application; onSaved: (app: Applicati
         <Field label={t.accent} hint={t.accentHint} errors={accentErrors()}>
           {(a) => <input {...a} name="accentColor" placeholder="#1d4ed8" value={accent()} onInput={(e) => setAccent(e.currentTarget.value)} />}
         </Field>
-        <fieldset>
-          <legend>{t.consent}</legend>
-          <label class="check">
-            <input type="radio" name="consent" value="implicit" checked={consent() === 'implicit'} onChange={() => setConsent('implicit')} />
-            {t.implicit}
-          </label>
-          <label class="check">
-            <input type="radio" name="consent" value="explicit" checked={consent() === 'explicit'} onChange={() => setConsent('explicit')} />
-            {t.explicit}
-          </label>
-        </fieldset>
         <ErrorBox error={save.error()} fieldsShown />
         <div class="actions">
           <button class="primary" type="submit" disabled={save.busy()}>

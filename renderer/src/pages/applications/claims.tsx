@@ -13,6 +13,7 @@ import { createMemo, createResource, createSignal, For, Index, Match, Show, Swit
 import { ApiError, client, fieldErrors, ok, type Application } from '../../api';
 import { GroupPicker, allGroups } from '../../group-picker';
 import { managesPeople } from '../../me';
+import { createMemberPicker } from '../../member-picker';
 import { fetchAll, page, PAGE } from '../../paged';
 import { ErrorBox, Field, toast, useAction } from '../../ui';
 
@@ -80,11 +81,6 @@ const t = {
   needMapping: 'List at least one group.',
   preview: 'Preview a member’s claims',
   previewHint: 'What their tokens would say now, with the saved settings, for this scope. The protocol’s own claims (iss, aud, exp, …) are left out.',
-  find: 'Find a member',
-  findHint: 'Name or e-mail address',
-  member: 'Member',
-  noMembers: 'No members yet.',
-  noMatch: 'No member matches.',
   scope: 'Scope',
   show: 'Preview',
   granted: (scope: string) => `Granted scope: ${scope || '(none)'}`,
@@ -449,21 +445,11 @@ export function ClaimsTab(props: { app: Application; onSaved: (app: Application)
 
 /** The preview: a member (searched by name or address) and a scope; the three sets of claims as JSON. */
 function ClaimsPreview(props: { app: Application }) {
-  const [query, setQuery] = createSignal('');
-  const [members] = createResource(
-    () => query().trim(),
-    (q) =>
-      ok(client.GET('/api/admin/applications/{id}/users', { params: { path: { id: props.app.id }, query: { limit: 50, ...(q ? { q } : {}) } } })).then((d) => d.users),
-  );
-  const [member, setMember] = createSignal('');
+  const picker = createMemberPicker(() => props.app.id);
   const [scope, setScope] = createSignal('openid profile email groups');
   const [shown, setShown] = createSignal<{ scope: string; idToken: unknown; userinfo: unknown; accessToken: unknown } | undefined>();
   const load = useAction();
-  /** The chosen member while they are among the matches, else the first match. */
-  const chosen = () => {
-    const list = members.latest ?? [];
-    return list.find((m) => m.id === member())?.id ?? list[0]?.id;
-  };
+  const chosen = picker.chosen;
   const submit = async (e: Event) => {
     e.preventDefault();
     const uid = chosen();
@@ -473,25 +459,13 @@ function ClaimsPreview(props: { app: Application }) {
     );
     if (preview) setShown(preview);
   };
-  const hasMembers = createMemo((had: boolean) => had || Boolean(members.latest?.length), false);
   return (
     <form class="card claims-form" novalidate onSubmit={submit} data-testid="claims-preview">
       <h2>{t.preview}</h2>
       <p class="hint">{t.previewHint}</p>
-      <Show when={hasMembers()} fallback={<Show when={members.state === 'ready'}><p class="muted">{t.noMembers}</p></Show>}>
+      <Show when={picker.hasMembers()}>
         <div class="row">
-          <Field label={t.find} hint={t.findHint}>
-            {(a) => <input {...a} type="search" value={query()} onInput={(e) => setQuery(e.currentTarget.value)} />}
-          </Field>
-          <Field label={t.member}>
-            {(a) => (
-              <select {...a} value={chosen() ?? ''} onChange={(e) => setMember(e.currentTarget.value)} disabled={!members.latest?.length}>
-                <For each={members.latest ?? []} fallback={<option value="">{t.noMatch}</option>}>
-                  {(m) => <option value={m.id} selected={m.id === chosen()}>{m.name ? `${m.name} <${m.email}>` : m.email}</option>}
-                </For>
-              </select>
-            )}
-          </Field>
+          {picker.fields()}
           <Field label={t.scope} errors={fieldErrors(load.error()).scope}>
             {(a) => <input {...a} value={scope()} onInput={(e) => setScope(e.currentTarget.value)} />}
           </Field>
@@ -500,7 +474,8 @@ function ClaimsPreview(props: { app: Application }) {
           </button>
         </div>
       </Show>
-      <ErrorBox error={load.error() ?? members.error} fieldsShown />
+      {picker.empty()}
+      <ErrorBox error={load.error() ?? picker.error()} fieldsShown />
       <Show when={shown()}>
         {(p) => (
           <>

@@ -6,7 +6,7 @@ import { fetchAll, page, PAGE } from '../../paged';
 import { Async, CopyField, DataTable, Empty, ErrorBox, Field, useAction } from '../../ui';
 import { redirectUriHint, audienceErrors, clientIdErrors, redirectUriErrors, redirectUriList, requiredText } from '../../validate';
 import { IntegrationSnippet } from './snippet';
-import { PresetInputsForm, PresetPicker, SetupView, ShownOnce } from './presets';
+import { PresetInputsForm, PresetPicker, SetupView } from './presets';
 import { idFromName } from '../../../../server/applications/id-from-name';
 
 const t = {
@@ -207,8 +207,7 @@ export function NewApplicationPage() {
         <Match when={fromPreset()}>
           {(app) => (
             <>
-              <ShownOnce app={app()} />
-              <SetupView appId={app().id} />
+              <SetupView appId={app().id} secrets={app()} />
               <div class="actions">
                 <button type="button" onClick={() => navigate(`/applications/${encodeURIComponent(app().id)}`)}>
                   {t.done(app().name)}

@@ -7,6 +7,7 @@
 import { createMemo, createResource, createSignal, For, Show } from 'solid-js';
 import { ApiError, client, fieldErrors, ok, type Application, type CreatedApplication, type PresetStatus, type PresetSummary, type Setup } from '../../api';
 import { Async, CopyButton, CopyField, ErrorBox, Field, TableScroll, useAction } from '../../ui';
+import { PLACEHOLDERS } from '../../../../server/presets/build';
 
 const t = {
   question: 'What are you connecting?',
@@ -51,7 +52,7 @@ const t = {
   notes: 'Notes',
   copyFile: (name: string) => `file ${name}`,
   secretTitle: 'Shown only now.',
-  secretText: ' Copy it into the app now: Gatehouse keeps only a hash, and the set-up text below shows it as a placeholder.',
+  secretText: ' It is written into the set-up text below; copy it into the app now: Gatehouse keeps only a hash.',
   clientSecret: 'Client secret',
   ldapPassword: 'LDAP service account password',
   fromPreset: (name: string, version: number) => `Made from the ${name} preset, version ${version}.`,
@@ -194,22 +195,45 @@ export function PresetInputsForm(props: { preset: PresetSummary; onBack: () => v
   );
 }
 
-/** The secrets a creation answer shows once, above the set-up text. */
-export function ShownOnce(props: { app: CreatedApplication }) {
-  return (
-    <Show when={props.app.clientSecret || props.app.ldapPassword}>
-      <div class="notice" role="alert">
-        <strong>{t.secretTitle}</strong>
-        {t.secretText}
-        <Show when={props.app.clientSecret}>{(secret) => <CopyField label={t.clientSecret} value={secret()} secret />}</Show>
-        <Show when={props.app.ldapPassword}>{(password) => <CopyField label={t.ldapPassword} value={password()} secret />}</Show>
-      </div>
-    </Show>
-  );
+/** Secrets shown once (at creation, or when a new one is made), to fill into the set-up text. */
+export interface ShownSecrets {
+  clientSecret?: string | null | undefined;
+  ldapPassword?: string | null | undefined;
 }
 
-/** An application's set-up text: the settings with copy buttons, the files, the notes. */
-export function SetupView(props: { appId: string }) {
+/** Each shown secret with its label and the placeholder the set-up text has in its place. */
+const SECRET_PLACES = [
+  { key: 'clientSecret', label: t.clientSecret, placeholder: PLACEHOLDERS.clientSecret },
+  { key: 'ldapPassword', label: t.ldapPassword, placeholder: PLACEHOLDERS.ldapPassword },
+] as const;
+
+/**
+ * The set-up text with the secrets shown now written in place of their placeholders, and which of
+ * them it uses: a secret the app never reads (a forward-auth app's client secret) is not shown.
+ */
+export function withSecrets(setup: Setup, secrets: ShownSecrets = {}): { setup: Setup; used: { label: string; value: string }[] } {
+  const known = SECRET_PLACES.flatMap((place) => (secrets[place.key] ? [{ ...place, value: secrets[place.key]! }] : []));
+  const text = [...setup.settings.map((s) => s.value), ...setup.files.map((f) => f.content)].join('\n');
+  const used = known.filter((k) => text.includes(k.placeholder));
+  const fill = (value: string) => used.reduce((out, k) => out.replaceAll(k.placeholder, k.value), value);
+  return {
+    used: used.map(({ label, value }) => ({ label, value })),
+    setup: {
+      ...setup,
+      settings: setup.settings.map((s) => ({ ...s, value: fill(s.value) })),
+      files: setup.files.map((f) => ({ ...f, content: fill(f.content) })),
+      // The note that says to replace a placeholder is done with once it is replaced.
+      notes: setup.notes.filter((note) => !used.some((k) => note.includes(k.placeholder))),
+    },
+  };
+}
+
+/**
+ * An application's set-up text: the settings with copy buttons, the files, the notes, and the
+ * trust lines when LAN TLS is on. `secrets` shown now (at creation, or made anew) are written
+ * into it, and shown above it once, when the app uses them.
+ */
+export function SetupView(props: { appId: string; secrets?: ShownSecrets | undefined }) {
   const [caPath, setCaPath] = createSignal<string | undefined>();
   const [setup] = createResource(
     () => ({ id: props.appId, caPath: caPath() }),
@@ -223,57 +247,70 @@ export function SetupView(props: { appId: string }) {
     </Show>
     <Show when={!pathErrors()}>
     <Async resource={setup}>
-      {(s: Setup) => (
-        <div class="card setup" data-testid="setup">
-          <h2>{t.setupTitle}</h2>
-          <h3>{t.settings}</h3>
-          <For each={s.settings}>{(setting) => <CopyField label={setting.label} value={setting.value} />}</For>
-          <Show when={s.files.length}>
-            <h3>{t.files}</h3>
-            <For each={s.files}>
-              {(file) => (
-                <figure class="file">
-                  <figcaption>
-                    <code>{file.name}</code> <CopyButton value={file.content} label={t.copyFile(file.name)} />
-                  </figcaption>
-                  {/* Focusable: a long line scrolls the box, which keyboards must reach too. */}
-                  <pre tabindex="0" aria-label={file.name}>
-                    {file.content}
-                  </pre>
-                </figure>
-              )}
-            </For>
-          </Show>
-          <Show when={s.notes.length}>
-            <h3>{t.notes}</h3>
-            <ul>
-              <For each={s.notes}>{(note) => <li>{note}</li>}</For>
-            </ul>
-          </Show>
-          <Show when={s.trust}>
-            {(trust) => (
-              <section data-testid="setup-trust" aria-labelledby="setup-trust">
-                <h3 id="setup-trust">{t.trustTitle}</h3>
-                <p>{t.trustIntro(trust().runtime)}</p>
-                <TrustPathField value={trust().caPath} onChange={setCaPath} />
-                <CopyField label={t.fingerprint} value={trust().fingerprintSha256} />
-                <Show when={Object.keys(trust().env).length}>
-                  <CopyField label={t.trustEnv} value={Object.entries(trust().env).map(([k, v]) => `${k}=${v}`).join(' ')} />
-                </Show>
-                <For each={trust().settings}>{(setting) => <CopyField label={`${t.trustSettings}: ${setting.file}`} value={`${setting.name} = ${setting.value}`} />}</For>
-                <figure class="file">
-                  <figcaption>
-                    {t.trustCommands} <CopyButton value={trust().commands.join('\n')} label={t.copyFile('commands')} />
-                  </figcaption>
-                  <pre tabindex="0" aria-label={t.trustCommands}>
-                    {trust().commands.join('\n')}
-                  </pre>
-                </figure>
-              </section>
-            )}
-          </Show>
-        </div>
-      )}
+      {(raw: Setup) => {
+        const filled = () => withSecrets(raw, props.secrets);
+        const s = () => filled().setup;
+        return (
+          <>
+            <Show when={filled().used.length}>
+              <div class="notice" role="alert" data-testid="shown-once">
+                <strong>{t.secretTitle}</strong>
+                {t.secretText}
+                <For each={filled().used}>{(secret) => <CopyField label={secret.label} value={secret.value} secret />}</For>
+              </div>
+            </Show>
+            <div class="card setup" data-testid="setup">
+              <h2>{t.setupTitle}</h2>
+              <h3>{t.settings}</h3>
+              <For each={s().settings}>{(setting) => <CopyField label={setting.label} value={setting.value} />}</For>
+              <Show when={s().files.length}>
+                <h3>{t.files}</h3>
+                <For each={s().files}>
+                  {(file) => (
+                    <figure class="file">
+                      <figcaption>
+                        <code>{file.name}</code> <CopyButton value={file.content} label={t.copyFile(file.name)} />
+                      </figcaption>
+                      {/* Focusable: a long line scrolls the box, which keyboards must reach too. */}
+                      <pre tabindex="0" aria-label={file.name}>
+                        {file.content}
+                      </pre>
+                    </figure>
+                  )}
+                </For>
+              </Show>
+              <Show when={s().notes.length}>
+                <h3>{t.notes}</h3>
+                <ul>
+                  <For each={s().notes}>{(note) => <li>{note}</li>}</For>
+                </ul>
+              </Show>
+              <Show when={s().trust}>
+                {(trust) => (
+                  <section data-testid="setup-trust" aria-labelledby="setup-trust">
+                    <h3 id="setup-trust">{t.trustTitle}</h3>
+                    <p>{t.trustIntro(trust().runtime)}</p>
+                    <TrustPathField value={trust().caPath} onChange={setCaPath} />
+                    <CopyField label={t.fingerprint} value={trust().fingerprintSha256} />
+                    <Show when={Object.keys(trust().env).length}>
+                      <CopyField label={t.trustEnv} value={Object.entries(trust().env).map(([k, v]) => `${k}=${v}`).join(' ')} />
+                    </Show>
+                    <For each={trust().settings}>{(setting) => <CopyField label={`${t.trustSettings}: ${setting.file}`} value={`${setting.name} = ${setting.value}`} />}</For>
+                    <figure class="file">
+                      <figcaption>
+                        {t.trustCommands} <CopyButton value={trust().commands.join('\n')} label={t.copyFile('commands')} />
+                      </figcaption>
+                      <pre tabindex="0" aria-label={t.trustCommands}>
+                        {trust().commands.join('\n')}
+                      </pre>
+                    </figure>
+                  </section>
+                )}
+              </Show>
+            </div>
+          </>
+        );
+      }}
     </Async>
     </Show>
     </>

@@ -37,16 +37,33 @@ const t = {
     'A new CA (new key, the current names and addresses, two years) replaces this one at once. Every device must install the new CA; until it does, it refuses this server. Remove the old CA from the devices afterwards.',
   renewAction: 'Renew',
   renewed: (fingerprint: string) => `New CA ${fingerprint}: install it on every device.`,
+  acme: 'Certificate from ACME',
+  acmeIntro: 'GATEHOUSE_TLS=acme: a public certificate for your domain, proved through your DNS server (DNS-01, RFC 2136). The local certificate serves until the first one arrives.',
+  acmeStatus: { pending: 'Waiting for the first certificate', valid: 'Valid', failed: 'The last attempt failed' },
+  acmeDomains: 'Domains: ',
+  acmeRenewsAt: (at: string) => `Renews by itself on ${at} (a third of its lifetime before it ends).`,
+  acmeError: 'Why: ',
+  acmeKeeps: 'The current certificate keeps serving; Gatehouse tries again by itself.',
+  acmeRenew: 'Renew now',
+  acmeRequested: 'Asked the ACME server for a certificate; this screen shows the result.',
 };
 
 export function TlsPage() {
-  const [tls, { mutate }] = createResource(() => ok(client.GET('/api/admin/tls')));
+  const [tls, { mutate, refetch }] = createResource(() => ok(client.GET('/api/admin/tls')));
   // The QR code of trust.url, drawn by the server (GET /api/admin/tls/trust-qr.svg); refetched after a CA renewal.
   const [qr, { refetch: refetchQr }] = createResource(
     () => tls()?.trust?.fingerprintSha256,
     async () => ok(client.GET('/api/admin/tls/trust-qr.svg', { parseAs: 'text' })) as Promise<string>,
   );
   const renewal = useAction();
+  const acmeRenewal = useAction();
+  const renewAcme = async () => {
+    const state = await acmeRenewal.run(() => ok(client.POST('/api/admin/tls/acme/renew')));
+    if (!state) return;
+    toast(t.acmeRequested);
+    // The attempt takes seconds: read the state again a little later.
+    setTimeout(() => void refetch(), 3000);
+  };
   const renew = async () => {
     if (!(await confirmAction(t.renewTitle, t.renewText, t.renewAction))) return;
     const next = await renewal.run(() => ok(client.POST('/api/admin/tls/ca/renew')));
@@ -126,6 +143,37 @@ export function TlsPage() {
                   </section>
                 );
               }}
+            </Show>
+            <Show when={s.acme}>
+              {(acme) => (
+                <section class="card" aria-labelledby="tls-acme" data-testid="tls-acme">
+                  <h2 id="tls-acme">{t.acme}</h2>
+                  <p class="muted">{t.acmeIntro}</p>
+                  <p>
+                    <strong data-testid="acme-status">{t.acmeStatus[acme().status]}</strong>
+                    {acme().notAfter ? <> · {t.expires}{when(acme().notAfter!)}</> : ''}
+                  </p>
+                  <p>
+                    {t.acmeDomains}
+                    <For each={acme().domains}>{(d, i) => <>{i() > 0 ? ', ' : ''}<code>{d}</code></>}</For>
+                  </p>
+                  <Show when={acme().renewAt}>{(at) => <p>{t.acmeRenewsAt(when(at()))}</p>}</Show>
+                  <Show when={acme().lastError}>
+                    {(error) => (
+                      <p class="notice" data-testid="acme-error">
+                        {t.acmeError}
+                        {/[.!?]$/.test(error()) ? error() : `${error()}.`} {t.acmeKeeps}
+                      </p>
+                    )}
+                  </Show>
+                  <ErrorBox error={acmeRenewal.error()} />
+                  <p>
+                    <button type="button" onClick={renewAcme} disabled={acmeRenewal.busy()}>
+                      {t.acmeRenew}
+                    </button>
+                  </p>
+                </section>
+              )}
             </Show>
             <Show when={s.certificate}>
               {(cert) => (

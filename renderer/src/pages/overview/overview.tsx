@@ -31,6 +31,11 @@ const t = {
   baseDn: 'Base DN',
   ldapUrl: 'LDAP URL',
   ldapsUrl: 'LDAPS URL',
+  radius: 'RADIUS',
+  radiusOff: 'Off: start the server with GATEHOUSE_RADIUS=on (or --radius) for the Wi-Fi, the VPN and network gear.',
+  radiusAuth: 'Authentication (UDP)',
+  radiusAcct: 'Accounting (UDP)',
+  radiusOn: (conversations: number) => `${conversations} EAP conversation${conversations === 1 ? '' : 's'} in progress`,
   uptime: (s: number) => {
     const d = Math.floor(s / 86400),
       h = Math.floor((s % 86400) / 3600),
@@ -93,6 +98,18 @@ export function OverviewPage() {
                 </>
               ) : (
                 <p class="muted">{t.ldapOff}</p>
+              )}
+            </div>
+            <h2>{t.radius}</h2>
+            <div class="card" data-testid="radius-status">
+              {o.radius.enabled ? (
+                <>
+                  {o.radius.auth && <CopyField label={t.radiusAuth} value={o.radius.auth} />}
+                  {o.radius.accounting && <CopyField label={t.radiusAcct} value={o.radius.accounting} />}
+                  <p class="hint">{t.radiusOn(o.radius.conversations)}</p>
+                </>
+              ) : (
+                <p class="muted">{t.radiusOff}</p>
               )}
             </div>
           </>

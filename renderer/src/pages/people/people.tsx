@@ -10,6 +10,7 @@ import { GroupPicker } from '../../group-picker';
 import { createPagedList, LoadMore, page, PAGE } from '../../paged';
 import { Async, confirmAction, DataTable, ErrorBox, Field, ListTable, Loading, toast, useAction, when } from '../../ui';
 import { isOwner, managesPeople } from '../../me';
+import { PersonNetwork } from './network';
 
 const t = {
   title: 'People',
@@ -318,6 +319,9 @@ export function PersonPage() {
                   </DataTable>
                 </Show>
               )}
+            </Show>
+            <Show when={managesPeople()}>
+              <PersonNetwork personId={p().id} />
             </Show>
             <Show
               when={managesPeople()}

@@ -55,12 +55,7 @@ CREATE TABLE "saml_subjects" (
 --> statement-breakpoint
 ALTER TABLE "applications" ADD COLUMN "saml" jsonb;--> statement-breakpoint
 ALTER TABLE "applications" ADD COLUMN "saml_entity_id" text;--> statement-breakpoint
-ALTER TABLE "saml_requests" ADD CONSTRAINT "saml_requests_application_id_applications_id_fk" FOREIGN KEY ("application_id") REFERENCES "public"."applications"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "saml_sessions" ADD CONSTRAINT "saml_sessions_session_id_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "public"."sessions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "saml_sessions" ADD CONSTRAINT "saml_sessions_application_id_applications_id_fk" FOREIGN KEY ("application_id") REFERENCES "public"."applications"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "saml_sessions" ADD CONSTRAINT "saml_sessions_person_id_people_id_fk" FOREIGN KEY ("person_id") REFERENCES "public"."people"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "saml_subjects" ADD CONSTRAINT "saml_subjects_application_id_applications_id_fk" FOREIGN KEY ("application_id") REFERENCES "public"."applications"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "saml_subjects" ADD CONSTRAINT "saml_subjects_person_id_people_id_fk" FOREIGN KEY ("person_id") REFERENCES "public"."people"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "saml_logouts_started_idx" ON "saml_logouts" USING btree ("started_at");--> statement-breakpoint
 CREATE INDEX "saml_logouts_awaiting_idx" ON "saml_logouts" USING btree ("awaiting");--> statement-breakpoint
 CREATE UNIQUE INDEX "saml_requests_request_uq" ON "saml_requests" USING btree ("application_id","request_id");--> statement-breakpoint

@@ -1,0 +1,155 @@
+/**
+ * The directory sources' reads and writes. Each statement a request runs uses an index
+ * (test/integration/directory-sources.test.ts checks the plans on both engines):
+ * - sources by primary key, listed by `directory_sources_created_idx`;
+ * - a source's people: `people_source_idx` (source_id, status);
+ * - a source's entries: the primary key (source_id, kind, entry_key), keyset by entry_key;
+ * - an entry by person or group: `directory_entries_target_uq` (kind, target_id);
+ * - runs: `directory_sync_runs_source_idx` (source_id, started_at), by primary key.
+ */
+import { and, asc, count, desc, eq, gt, inArray, lt, notExists, or } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import {
+  applications,
+  directoryEntries,
+  directorySources,
+  directorySyncRuns,
+  groupMembers,
+  groups,
+  people,
+  type DirectorySource,
+  type DirectorySyncRun,
+} from '../db/schema.js';
+import { exec, many, one } from '../db/store.js';
+import { afterCursor, toPage } from '../http/pagination.js';
+
+export async function findSource(db: Db, id: string): Promise<DirectorySource | undefined> {
+  return one(db.select().from(directorySources).where(eq(directorySources.id, id)));
+}
+
+export async function listSourceRows(db: Db, cursor: string | undefined, limit: number) {
+  const rows = await many(db.select().from(directorySources)
+    .where(afterCursor(directorySources.createdAt, directorySources.id, cursor))
+    .orderBy(asc(directorySources.createdAt), asc(directorySources.id))
+    .limit(limit + 1));
+  return toPage(rows, limit, (r) => ({ t: r.createdAt.getTime(), id: r.id }));
+}
+
+/** Every source, oldest first (at most ten): sign-in asks them in this order. */
+export async function allSources(db: Db): Promise<DirectorySource[]> {
+  return many(db.select().from(directorySources).orderBy(asc(directorySources.createdAt), asc(directorySources.id)).limit(100));
+}
+
+export async function countSources(db: Db): Promise<number> {
+  return Number((await one(db.select({ n: count() }).from(directorySources)))?.n ?? 0);
+}
+
+export async function insertSource(db: Db, row: typeof directorySources.$inferInsert): Promise<void> {
+  await exec(db.insert(directorySources).values(row));
+}
+
+export async function updateSourceRow(db: Db, id: string, set: Partial<typeof directorySources.$inferInsert>): Promise<void> {
+  await exec(db.update(directorySources).set(set).where(eq(directorySources.id, id)));
+}
+
+export async function deleteSourceRow(db: Db, id: string): Promise<number> {
+  return exec(db.delete(directorySources).where(eq(directorySources.id, id)));
+}
+
+/** How many people a source keeps, by status. */
+export async function countSourcePeople(db: Db, sourceId: string): Promise<{ active: number; disabled: number }> {
+  const rows = await many(db.select({ status: people.status, n: count() }).from(people).where(eq(people.sourceId, sourceId)).groupBy(people.status));
+  const by = Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+  return { active: by.active ?? 0, disabled: by.disabled ?? 0 };
+}
+
+export async function existingApplicationIds(db: Db, ids: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  return new Set((await many(db.select({ id: applications.id }).from(applications).where(inArray(applications.id, ids)))).map((r) => r.id));
+}
+
+// --- Entries --------------------------------------------------------------------------------
+
+export interface EntryRow {
+  entryKey: string;
+  targetId: string;
+  digest: string;
+  disabled: boolean;
+}
+
+/** A page of a source's entries of one kind, by key (keyset: `after`). */
+export async function entryPage(db: Db, sourceId: string, kind: 'person' | 'group', after: string | undefined, limit: number): Promise<EntryRow[]> {
+  return many(db.select({ entryKey: directoryEntries.entryKey, targetId: directoryEntries.targetId, digest: directoryEntries.digest, disabled: directoryEntries.disabled })
+    .from(directoryEntries)
+    .where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, kind), after === undefined ? undefined : gt(directoryEntries.entryKey, after)))
+    .orderBy(asc(directoryEntries.entryKey))
+    .limit(limit));
+}
+
+export async function entryOfTarget(db: Db, kind: 'person' | 'group', targetId: string) {
+  return one(db.select().from(directoryEntries).where(and(eq(directoryEntries.kind, kind), eq(directoryEntries.targetId, targetId))));
+}
+
+export async function entryByKey(db: Db, sourceId: string, kind: 'person' | 'group', key: string) {
+  return one(db.select().from(directoryEntries).where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, kind), eq(directoryEntries.entryKey, key))));
+}
+
+/** Drops a source's entries whose person or group is gone (deleted here meanwhile): the entry is then new again. */
+export async function dropOrphanEntries(db: Db, sourceId: string): Promise<void> {
+  await exec(db.delete(directoryEntries).where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, 'person'), notExists(db.select({ id: people.id }).from(people).where(eq(people.id, directoryEntries.targetId))))));
+  await exec(db.delete(directoryEntries).where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, 'group'), notExists(db.select({ id: groups.id }).from(groups).where(eq(groups.id, directoryEntries.targetId))))));
+}
+
+/** A page of a source's people (id, DN, username, status), by id. */
+export async function sourcePeoplePage(db: Db, sourceId: string, after: string | undefined, limit: number) {
+  return many(db.select({ id: people.id, dn: people.sourceDn, username: people.username, status: people.status })
+    .from(people)
+    .where(and(eq(people.sourceId, sourceId), after === undefined ? undefined : gt(people.id, after)))
+    .orderBy(asc(people.id))
+    .limit(limit));
+}
+
+/** The people (any source or none) holding one of these e-mail addresses or usernames. */
+export async function peopleHolding(db: Db, emails: string[], usernames: string[]) {
+  if (!emails.length && !usernames.length) return [];
+  return many(db.select({ id: people.id, email: people.email, username: people.username, sourceId: people.sourceId })
+    .from(people)
+    .where(or(emails.length ? inArray(people.email, emails) : undefined, usernames.length ? inArray(people.username, usernames) : undefined)));
+}
+
+/** Local groups and other sources' groups among these ids. */
+export async function groupsHolding(db: Db, ids: string[]) {
+  if (!ids.length) return [];
+  return many(db.select({ id: groups.id, sourceId: groups.sourceId }).from(groups).where(inArray(groups.id, ids)));
+}
+
+export async function groupMemberIds(db: Db, groupId: string): Promise<string[]> {
+  return (await many(db.select({ personId: groupMembers.personId }).from(groupMembers).where(eq(groupMembers.groupId, groupId)))).map((r) => r.personId);
+}
+
+// --- Runs -----------------------------------------------------------------------------------
+
+export async function insertRun(db: Db, row: typeof directorySyncRuns.$inferInsert): Promise<void> {
+  await exec(db.insert(directorySyncRuns).values(row));
+}
+
+export async function updateRun(db: Db, id: string, set: Partial<typeof directorySyncRuns.$inferInsert>): Promise<void> {
+  await exec(db.update(directorySyncRuns).set(set).where(eq(directorySyncRuns.id, id)));
+}
+
+export async function findRun(db: Db, sourceId: string, runId: string): Promise<DirectorySyncRun | undefined> {
+  return one(db.select().from(directorySyncRuns).where(and(eq(directorySyncRuns.id, runId), eq(directorySyncRuns.sourceId, sourceId))));
+}
+
+/** The source's newest run (a running one is the one to answer with). */
+export async function latestRun(db: Db, sourceId: string): Promise<DirectorySyncRun | undefined> {
+  return one(db.select().from(directorySyncRuns).where(eq(directorySyncRuns.sourceId, sourceId)).orderBy(desc(directorySyncRuns.startedAt)).limit(1));
+}
+
+export async function listRunRows(db: Db, sourceId: string, before: { t: number; id: string } | undefined, limit: number) {
+  return many(db.select().from(directorySyncRuns)
+    .where(and(eq(directorySyncRuns.sourceId, sourceId), before ? or(lt(directorySyncRuns.startedAt, new Date(before.t)), and(eq(directorySyncRuns.startedAt, new Date(before.t)), lt(directorySyncRuns.id, before.id))) : undefined))
+    .orderBy(desc(directorySyncRuns.startedAt), desc(directorySyncRuns.id))
+    .limit(limit + 1));
+}
+

@@ -1,0 +1,205 @@
+/**
+ * RFC 2865 §3 (UDP, port 1812), RFC 2866 §3 (port 1813), RFC 3579 §3.2 and the BlastRADIUS
+ * mitigations (CVE-2024-3596), RFC 5080 §2.2.2 (duplicate detection): the RADIUS listeners (spec
+ * radius.md, "Turning it on", "Answers", "Hostile input and limits"). Started and stopped with
+ * the server (main.ts) when GATEHOUSE_RADIUS=on.
+ *
+ * Each datagram, in order:
+ * 1. over 4,096 octets, from an address no application's client covers (clients.ts), or not a
+ *    well-formed packet (codec.ts): dropped unanswered and counted
+ *    (`gatehouse_radius_dropped_total{reason}`);
+ * 2. an Access-Request without a valid Message-Authenticator, an Accounting-Request with a wrong
+ *    Request Authenticator: dropped;
+ * 3. the same client port, identifier and authenticator within DUPLICATE_MS: the answer given
+ *    (or being made) is sent again, never a second evaluation;
+ * 4. past MAX_IN_FLIGHT requests being evaluated (MAX_IN_FLIGHT_PER_ADDRESS from one address):
+ *    dropped (the client retries);
+ * 5. answered: access.ts or accounting.ts, counted in `gatehouse_radius_requests_total{method,result}`.
+ * An error inside is logged and the request dropped; the listener keeps answering.
+ */
+import { X509Certificate } from 'node:crypto';
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { isIP } from 'node:net';
+import type { FastifyBaseLogger } from 'fastify';
+import { ConfigError } from '../config.js';
+import type { AppContext } from '../context.js';
+import { writeMeta } from '../db/meta.js';
+import { access, type AccessHost } from './access.js';
+import { accounting } from './accounting.js';
+import { ClientDirectory } from './clients.js';
+import { Attr, Code, decodePacket, encodeResponse, MAX_PACKET, RadiusCodecError, validAccountingAuthenticator, validMessageAuthenticator, type Packet } from './codec.js';
+import { FailureBudgets } from './limits.js';
+import { radiusMetrics, type DropReason, type RadiusMetrics } from './metrics.js';
+import { Conversations } from './session.js';
+import { RADIUS_STATE_KEY, type RadiusState } from './status.js';
+import { tunnelContext, type TunnelMaterial } from './tls-tunnel.js';
+
+export const DUPLICATE_MS = 30_000;
+export const MAX_IN_FLIGHT = 512;
+export const MAX_IN_FLIGHT_PER_ADDRESS = 256;
+const MAX_CACHED = 100_000;
+
+export interface RadiusListener {
+  state(): RadiusState & { conversations: number };
+  /** Reads the clients again (an application changed). */
+  reloadClients(): Promise<void>;
+  /** The EAP server certificate from now on (a renewal). */
+  setTls(material: TunnelMaterial): void;
+  stop(): Promise<void>;
+}
+
+const listeners = new WeakMap<AppContext, RadiusListener>();
+export const runningRadius = (ctx: AppContext): RadiusListener | undefined => listeners.get(ctx);
+
+interface Cached {
+  at: number;
+  answer: Promise<Buffer | undefined>;
+}
+
+async function bind(socket: Socket, port: number, host: string, variable: string): Promise<number> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(port, host, () => {
+        socket.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new ConfigError(`${variable} ${port} on ${host} is already in use.`);
+    if (code === 'EACCES') throw new ConfigError(`Not allowed to listen on ${variable} ${port}; pick a port above 1023.`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new ConfigError(`Cannot listen on GATEHOUSE_RADIUS_HOST ${host}: no such address on this machine.`);
+    throw error;
+  }
+  return socket.address().port;
+}
+
+const shown = (host: string, port: number) => {
+  const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `${h.includes(':') ? `[${h}]` : h}:${port}`;
+};
+
+/** The state recorded when RADIUS is off, so `gatehouse status` says so. */
+export async function recordRadiusOff(ctx: AppContext): Promise<void> {
+  await writeMeta(ctx.db, RADIUS_STATE_KEY, { enabled: false, auth: null, accounting: null } satisfies RadiusState, ctx.clock.now());
+}
+
+/** Starts the listeners; `material` is the EAP server certificate (the appliance CA's). */
+export async function startRadius(ctx: AppContext, log: FastifyBaseLogger, material: TunnelMaterial): Promise<RadiusListener> {
+  const config = ctx.config.radius;
+  const metrics: RadiusMetrics = radiusMetrics(ctx);
+  const directory = new ClientDirectory(ctx.db);
+  await directory.reload();
+  let context = tunnelContext(material);
+  let ca = new X509Certificate(material.ca);
+  const conversations = new Conversations(() => ctx.clock.now().getTime());
+  const host: AccessHost = { ctx, conversations, budgets: new FailureBudgets(), tlsContext: () => context, ca: () => ca };
+  const cache = new Map<string, Cached>();
+  const inFlight = new Map<string, number>();
+  let flying = 0;
+
+  const family = isIP(config.host) === 6 || config.host === '::' ? 'udp6' : 'udp4';
+  const authSocket = createSocket({ type: family, reuseAddr: false });
+  const acctSocket = createSocket({ type: family, reuseAddr: false });
+
+  const drop = (reason: DropReason) => metrics.dropped(reason);
+
+  const prune = (now: number) => {
+    for (const [key, entry] of cache) {
+      if (now - entry.at <= DUPLICATE_MS && cache.size <= MAX_CACHED) break;
+      cache.delete(key);
+    }
+  };
+
+  const handle = (socket: Socket, accountingPort: boolean) => (datagram: Buffer, peer: RemoteInfo) => {
+    if (datagram.length > MAX_PACKET) return drop('oversize');
+    const address = peer.address.startsWith('::ffff:') ? peer.address.slice(7) : peer.address;
+    const client = directory.current().find(address);
+    if (!client) return drop('unknown_client');
+    let packet: Packet;
+    try {
+      packet = decodePacket(datagram);
+    } catch (error) {
+      if (error instanceof RadiusCodecError) return drop('malformed');
+      throw error;
+    }
+    if (accountingPort) {
+      if (packet.code !== Code.accountingRequest) return drop('wrong_code');
+      if (!validAccountingAuthenticator(packet, client.secret)) return drop('bad_authenticator');
+    } else {
+      if (packet.code !== Code.accessRequest) return drop('wrong_code');
+      // BlastRADIUS: every Access-Request must carry a valid Message-Authenticator.
+      if (!validMessageAuthenticator(packet, client.secret)) return drop('bad_authenticator');
+    }
+    const now = Date.now();
+    const key = `${accountingPort ? 'a' : 'r'}|${address}|${peer.port}|${packet.identifier}|${packet.authenticator.toString('hex')}`;
+    const cached = cache.get(key);
+    if (cached && now - cached.at <= DUPLICATE_MS) {
+      metrics.duplicate();
+      void cached.answer.then((answer) => answer && socket.send(answer, peer.port, peer.address));
+      return;
+    }
+    const mine = inFlight.get(address) ?? 0;
+    if (flying >= MAX_IN_FLIGHT || mine >= MAX_IN_FLIGHT_PER_ADDRESS) return drop('busy');
+    flying += 1;
+    inFlight.set(address, mine + 1);
+    const answer = (async (): Promise<Buffer | undefined> => {
+      const proxyStates = packet.attributes.filter((a) => a.type === Attr.proxyState);
+      if (accountingPort) {
+        await accounting(ctx, client, address, packet);
+        metrics.request('accounting', 'answered');
+        return encodeResponse(Code.accountingResponse, packet, proxyStates, client.secret);
+      }
+      const outcome = await access(host, client, address, packet);
+      metrics.request(outcome.method, outcome.result);
+      if (outcome.code === undefined) return undefined;
+      return encodeResponse(outcome.code, packet, [...(outcome.attributes ?? []), ...proxyStates], client.secret);
+    })()
+      .catch((error: unknown) => {
+        log.error({ err: error, client: client.name, address }, 'RADIUS request failed');
+        drop('error');
+        return undefined;
+      })
+      .finally(() => {
+        flying -= 1;
+        const left = (inFlight.get(address) ?? 1) - 1;
+        if (left > 0) inFlight.set(address, left);
+        else inFlight.delete(address);
+      });
+    prune(now);
+    cache.set(key, { at: now, answer });
+    void answer.then((bytes) => bytes && socket.send(bytes, peer.port, peer.address));
+  };
+
+  for (const socket of [authSocket, acctSocket]) socket.on('error', (error) => log.error({ err: error }, 'RADIUS socket error'));
+  authSocket.on('message', handle(authSocket, false));
+  acctSocket.on('message', handle(acctSocket, true));
+  const authPort = await bind(authSocket, config.port, config.host, 'GATEHOUSE_RADIUS_PORT');
+  let acctPort: number;
+  try {
+    acctPort = await bind(acctSocket, config.acctPort, config.host, 'GATEHOUSE_RADIUS_ACCT_PORT');
+  } catch (error) {
+    authSocket.close();
+    throw error;
+  }
+  const state: RadiusState = { enabled: true, auth: shown(config.host, authPort), accounting: shown(config.host, acctPort) };
+  await writeMeta(ctx.db, RADIUS_STATE_KEY, state, ctx.clock.now());
+  log.info({ radius: state.auth, accounting: state.accounting }, 'RADIUS listening');
+
+  const listener: RadiusListener = {
+    state: () => ({ ...state, conversations: conversations.size }),
+    reloadClients: () => directory.reload(),
+    setTls(next) {
+      context = tunnelContext(next);
+      ca = new X509Certificate(next.ca);
+    },
+    async stop() {
+      listeners.delete(ctx);
+      conversations.stop();
+      await Promise.all([authSocket, acctSocket].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    },
+  };
+  listeners.set(ctx, listener);
+  return listener;
+}

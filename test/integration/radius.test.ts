@@ -1,0 +1,256 @@
+/**
+ * RADIUS on both engines (spec radius.md): the `radius` application field in the admin API (secrets
+ * generated and shown once, kept by name, rotated; the record never shows them; the rules), and
+ * the listener over real UDP on loopback with the server's own codec as the client for exact
+ * packets: PAP accepted with User-Name, Class and the VLAN, the same reject for every refusal, the
+ * budgets (a right password passes while the name's is spent), unknown clients, missing
+ * Message-Authenticators, oversize and malformed datagrams dropped and counted while valid ones
+ * are answered, duplicates answered from the cache without a second evaluation, accounting kept as
+ * the person's sessions, the audit, the metrics, and the index behind every statement it runs.
+ */
+import { createSocket } from 'node:dgram';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { and, eq } from 'drizzle-orm';
+import { makeApp, type TestApp } from '../helpers/app.js';
+import { PASSWORD } from '../helpers/accounts.js';
+import { insertGroup, memberWithAppPassword, personByEmail } from '../helpers/ldap.js';
+import { exchange, pap, papRequest, radiusApplication, startRadiusFor } from '../helpers/radius.js';
+import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
+import { auditLog, networkCertificates, radiusSessions } from '../../server/db/schema.js';
+import { engineOf, many } from '../../server/db/store.js';
+import { Attr, Code, decodePacket, encodeRequest, integer } from '../../server/radius/codec.js';
+import { FAILURES_PER_NAME } from '../../server/radius/limits.js';
+
+let t: TestApp;
+let dir: string;
+let port: number;
+let acctPort: number;
+let secret: string;
+let ada: { password: string; cookie: string };
+let adaId: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'gatehouse-radius-int-'));
+  t = await makeApp({ perFile: true, config: { dataDir: dir } });
+  secret = await radiusApplication(t, 'wifi', { vlans: [{ group: 'staff', vlan: 20 }], defaultVlan: null });
+  ada = await memberWithAppPassword(t, 'ada@example.com', 'wifi');
+  adaId = (await personByEmail(t, 'ada@example.com')).id;
+  await insertGroup(t, 'staff', [adaId]);
+  ({ port, acctPort } = await startRadiusFor(t));
+}, 60_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const attr = (packet: ReturnType<typeof decodePacket>, type: number) => packet.attributes.filter((a) => a.type === type).map((a) => a.value);
+const audits = async (action: string) => many(t.db.select().from(auditLog).where(eq(auditLog.action, action)));
+const metrics = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+
+describe('the radius application field', () => {
+  it('answers the new clients\' secrets once, never in the record; keeps a client\'s secret by name; rotates it', async () => {
+    const made = await t.admin('POST', '/api/admin/applications', {
+      id: 'vpn', name: 'VPN', clientType: 'web', audience: 'https://vpn.example.com', redirectUris: ['https://vpn.example.com/cb'],
+      radius: { clients: [{ name: 'OpenVPN', address: '10.1.2.3' }, { name: 'Switches', address: '10.9.0.77/16' }], vlans: [], defaultVlan: 5 },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const secrets = made.json().radiusSecrets as Record<string, string>;
+    expect(Object.keys(secrets).sort()).toEqual(['OpenVPN', 'Switches']);
+    for (const s of Object.values(secrets)) expect(s).toMatch(/^[0-9a-f]{40}$/);
+    expect(made.json().radius).toEqual({
+      clients: [
+        { name: 'OpenVPN', address: '10.1.2.3', secretSetAt: expect.any(String) },
+        { name: 'Switches', address: '10.9.0.0/16', secretSetAt: expect.any(String) },
+      ],
+      vlans: [],
+      defaultVlan: 5,
+    });
+    const read = await t.admin('GET', '/api/admin/applications/vpn');
+    expect(read.body).not.toContain(secrets.OpenVPN!);
+    expect(read.json().radiusSecrets).toBeUndefined();
+
+    const patched = await t.admin('PATCH', '/api/admin/applications/vpn', { radius: { clients: [{ name: 'OpenVPN', address: '10.1.2.4' }, { name: 'MikroTik', address: '10.1.2.5' }] } });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect(Object.keys(patched.json().radiusSecrets)).toEqual(['MikroTik']);
+
+    const rotated = await t.admin('POST', '/api/admin/applications/vpn/radius/clients/OpenVPN/secret');
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    expect(Object.keys(rotated.json())).toEqual(['secret']);
+    expect(rotated.json().secret).toMatch(/^[0-9a-f]{40}$/);
+    expect(rotated.json().secret).not.toBe(secrets.OpenVPN);
+    const missing = await t.admin('POST', '/api/admin/applications/vpn/radius/clients/Nope/secret');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json().code).toBe('radius_client_not_found');
+    expect((await audits('application.radius_secret_rotated')).map((a) => a.details)).toEqual([{ client: 'OpenVPN' }]);
+    expect(JSON.stringify(await audits('application.updated'))).not.toContain(secrets.OpenVPN!);
+    expect((await t.admin('DELETE', '/api/admin/applications/vpn')).statusCode).toBe(204);
+  });
+
+  it('refuses a bad address, a name twice, a VLAN out of range and a range another application has, all in one 400', async () => {
+    const res = await t.admin('POST', '/api/admin/applications', {
+      id: 'bad', name: 'Bad', clientType: 'web', audience: 'https://bad.example.com', redirectUris: ['https://bad.example.com/cb'],
+      radius: { clients: [{ name: 'A', address: 'not-an-ip' }, { name: 'a', address: '127.0.0.1' }], vlans: [{ group: 'staff', vlan: 20 }] },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().errors).toEqual([
+      { path: 'body.radius.clients.0.address', message: '"not-an-ip" is not an IP address or a CIDR range' },
+      { path: 'body.radius.clients.1.name', message: '"a" is named twice' },
+      { path: 'body.radius.clients.1.address', message: '127.0.0.1 is already a RADIUS client of application "wifi"' },
+    ]);
+    const vlan = await t.admin('POST', '/api/admin/applications', {
+      id: 'bad', name: 'Bad', clientType: 'web', audience: 'https://bad.example.com', redirectUris: ['https://bad.example.com/cb'], radius: { clients: [], defaultVlan: 4095 },
+    });
+    expect(vlan.statusCode).toBe(400);
+    expect(vlan.json().code).toBe('validation_failed');
+  });
+});
+
+describe('PAP over UDP', () => {
+  it('accepts an app password with User-Name, Class and the group\'s VLAN; audits and counts it', async () => {
+    const answer = (await pap(port, secret, 'ada@example.com', ada.password))!;
+    expect(answer.code).toBe(Code.accessAccept);
+    expect(answer.attributes[0]!.type).toBe(Attr.messageAuthenticator);
+    const username = (await personByEmail(t, 'ada@example.com')).username;
+    expect(attr(answer, Attr.userName).map(String)).toEqual([username]);
+    expect(attr(answer, Attr.class).map(String)).toEqual([`gatehouse:${adaId}`]);
+    expect(attr(answer, Attr.tunnelType)).toEqual([Buffer.from([0, 0, 0, 13])]);
+    expect(attr(answer, Attr.tunnelMediumType)).toEqual([Buffer.from([0, 0, 0, 6])]);
+    expect(attr(answer, Attr.tunnelPrivateGroupId)).toEqual([Buffer.from('\u000020')]);
+    const accepted = await audits('radius.accepted');
+    expect(accepted.at(-1)).toMatchObject({ actor: 'system', applicationId: 'wifi', target: adaId, details: { client: 'Loopback AP', address: '127.0.0.1', method: 'pap', vlan: 20 } });
+    expect(await metrics()).toMatch(/gatehouse_radius_requests_total\{method="pap",result="accept"\} [1-9]/);
+  });
+
+  it('answers a wrong password, the account password and an unknown name with the same Access-Reject', async () => {
+    const answers = [];
+    for (const [name, password] of [['ada@example.com', 'wrong'], ['ada@example.com', PASSWORD], ['nobody@example.com', ada.password]] as const) {
+      const answer = (await pap(port, secret, name, password))!;
+      expect(answer.code).toBe(Code.accessReject);
+      answers.push(answer.attributes.map((a) => a.type));
+    }
+    expect(answers).toEqual([[Attr.messageAuthenticator], [Attr.messageAuthenticator], [Attr.messageAuthenticator]]);
+    const rejected = await audits('radius.rejected');
+    expect(rejected.at(-1)!.details).toEqual({ client: 'Loopback AP', address: '127.0.0.1', method: 'pap', userName: 'nobody@example.com', reason: 'credentials' });
+    expect(JSON.stringify(rejected)).not.toContain(PASSWORD);
+  });
+
+  it('a right password passes while the name\'s failure budget is spent; a wrong one waits', async () => {
+    const bob = await memberWithAppPassword(t, 'bob@example.com', 'wifi');
+    for (let i = 0; i < FAILURES_PER_NAME; i++) expect((await pap(port, secret, 'bob@example.com', `wrong-${i}`))!.code).toBe(Code.accessReject);
+    const started = Date.now();
+    expect((await pap(port, secret, 'bob@example.com', 'wrong-again'))!.code).toBe(Code.accessReject);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect((await pap(port, secret, 'bob@example.com', bob.password))!.code).toBe(Code.accessAccept);
+  });
+});
+
+describe('what is dropped, and what is still answered', () => {
+  it('drops an unknown client, a missing or wrong Message-Authenticator, oversize and malformed datagrams, and counts each', async () => {
+    // From 127.0.0.2: no client covers it.
+    const stranger = createSocket('udp4');
+    await new Promise<void>((resolve) => stranger.bind(0, '127.0.0.2', resolve));
+    const heard: Buffer[] = [];
+    stranger.on('message', (m) => heard.push(m));
+    stranger.send(papRequest(secret, 'ada@example.com', ada.password).datagram, port, '127.0.0.1');
+
+    const authenticator = randomBytes(16);
+    const noMac = Buffer.alloc(20 + 5);
+    noMac[0] = Code.accessRequest;
+    noMac[1] = 9;
+    noMac.writeUInt16BE(noMac.length, 2);
+    authenticator.copy(noMac, 4);
+    Buffer.from([Attr.userName, 5, 0x61, 0x64, 0x61]).copy(noMac, 20);
+    const wrongSecret = papRequest('not-the-secret', 'ada@example.com', ada.password).datagram;
+    const oversize = Buffer.alloc(4097);
+    const malformed = Buffer.from(papRequest(secret, 'ada@example.com', ada.password).datagram);
+    malformed[21] = 0; // an attribute of length 0
+    for (const datagram of [noMac, wrongSecret, oversize, malformed]) expect(await exchange(port, datagram, 300)).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    stranger.close();
+    expect(heard).toEqual([]);
+    expect((await pap(port, secret, 'ada@example.com', ada.password))!.code).toBe(Code.accessAccept);
+    const text = await metrics();
+    for (const reason of ['unknown_client', 'bad_authenticator', 'oversize', 'malformed']) {
+      expect(text).toMatch(new RegExp(`gatehouse_radius_dropped_total\\{reason="${reason}"\\} [1-9]`));
+    }
+  });
+
+  it('answers a retransmission from the cache: the same bytes, one evaluation', async () => {
+    const before = (await audits('radius.accepted')).length;
+    const { datagram } = papRequest(secret, 'ada@example.com', ada.password, [], 77);
+    const socket = createSocket('udp4');
+    const answers: Buffer[] = [];
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    const done = new Promise<void>((resolve) => socket.on('message', (m) => (answers.push(m), answers.length === 2 && resolve())));
+    socket.send(datagram, port, '127.0.0.1');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.send(datagram, port, '127.0.0.1');
+    await done;
+    socket.close();
+    expect(answers[1]).toEqual(answers[0]);
+    expect((await audits('radius.accepted')).length).toBe(before + 1);
+    expect(await metrics()).toMatch(/gatehouse_radius_duplicates_total [1-9]/);
+  });
+
+  it('refuses CHAP and EAP without an identity response with an Access-Reject', async () => {
+    const key = Buffer.from(secret);
+    const chap = encodeRequest(Code.accessRequest, 3, randomBytes(16), [
+      { type: Attr.userName, value: Buffer.from('ada') },
+      { type: Attr.chapPassword, value: randomBytes(17) },
+    ], key);
+    expect(decodePacket((await exchange(port, chap))!).code).toBe(Code.accessReject);
+  });
+});
+
+describe('accounting', () => {
+  it('keeps a session the server admitted on the person\'s page, updated by Stop', async () => {
+    const answer = (await pap(port, secret, 'ada@example.com', ada.password))!;
+    const klass = attr(answer, Attr.class)[0]!;
+    const key = Buffer.from(secret);
+    const report = (status: number, seconds: number) =>
+      encodeRequest(Code.accountingRequest, status, Buffer.alloc(16), [
+        { type: Attr.acctStatusType, value: integer(status) },
+        { type: Attr.acctSessionId, value: Buffer.from('sess-42') },
+        { type: Attr.userName, value: Buffer.from('ada') },
+        { type: Attr.class, value: klass },
+        { type: Attr.callingStationId, value: Buffer.from('02-00-00-00-00-01') },
+        { type: Attr.acctSessionTime, value: integer(seconds) },
+        { type: Attr.acctInputOctets, value: integer(1000 * seconds) },
+      ], key);
+    const start = decodePacket((await exchange(acctPort, report(1, 0)))!);
+    expect(start.code).toBe(Code.accountingResponse);
+    expect(decodePacket((await exchange(acctPort, report(2, 60)))!).code).toBe(Code.accountingResponse);
+    const listed = await t.admin('GET', `/api/admin/people/${adaId}/radius-sessions`);
+    expect(listed.statusCode, listed.body).toBe(200);
+    expect(listed.json().radiusSessions).toEqual([
+      {
+        id: expect.stringMatching(/^ras_/), applicationId: 'wifi', applicationName: 'wifi', client: 'Loopback AP',
+        callingStationId: '02-00-00-00-00-01', startedAt: expect.any(String), updatedAt: expect.any(String), stoppedAt: expect.any(String),
+        inputOctets: 60_000, outputOctets: 0, sessionSeconds: 60,
+      },
+    ]);
+    // A wrong Request Authenticator: dropped.
+    const forged = report(3, 90);
+    forged[5] ^= 1;
+    expect(await exchange(acctPort, forged, 300)).toBeUndefined();
+  });
+});
+
+describe('every statement RADIUS runs uses an index', () => {
+  it('certificates by fingerprint, sessions by key and by person', async () => {
+    const statements = [
+      { sql: t.db.select().from(networkCertificates).where(eq(networkCertificates.fingerprint, 'x')).toSQL(), index: 'network_certificates_fingerprint_uq' },
+      { sql: t.db.select().from(radiusSessions).where(and(eq(radiusSessions.applicationId, 'a'), eq(radiusSessions.nasAddress, 'b'), eq(radiusSessions.acctSessionId, 'c'))).toSQL(), index: 'radius_sessions_key_uq' },
+      { sql: t.db.select().from(radiusSessions).where(eq(radiusSessions.personId, 'p')).toSQL(), index: 'radius_sessions_person_idx' },
+      { sql: t.db.select().from(networkCertificates).where(eq(networkCertificates.personId, 'p')).toSQL(), index: 'network_certificates_person_idx' },
+    ];
+    for (const { sql, index } of statements) {
+      // drizzle writes PostgreSQL's placeholders as $n; queryPlan numbers `?` itself.
+      const plan = await queryPlan(t.db, sql.sql.replace(/\$\d+/g, '?'), ...sql.params);
+      if (engineOf(t.db) === 'sqlite') expect(plan, sql.sql).toContain(`USING INDEX ${index}`);
+      else expect(usesPostgresIndex(plan, index), plan).toBe(true);
+    }
+  });
+});
