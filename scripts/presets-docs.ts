@@ -34,32 +34,16 @@ export const FAMILY_PAGES: Record<PresetCategory, string> = {
   network: 'network-gear.md',
 };
 
-/**
- * Presets whose app does not run here but whose settings and Test sign-in checks a test runs
- * against a real Gatehouse (the test creates the application from the preset and checks what the
- * app depends on). test/unit/presets-docs.test.ts checks each test still names its preset.
- */
-export const CHECKED_BY_CONFIGURATION: Record<string, string> = {
-  nextcloud: 'test/integration/presets.test.ts',
-  gitea: 'test/integration/presets.test.ts',
-  grafana: 'test/integration/presets.test.ts',
-  immich: 'test/integration/presets.test.ts',
-  outline: 'test/integration/presets.test.ts',
-  vaultwarden: 'test/integration/presets.test.ts',
-};
-
 /** The Gatehouse the "what to paste" examples are written for. */
 const EXAMPLE_ENV = { GATEHOUSE_ISSUER: 'https://id.lan.example', GATEHOUSE_TLS: 'auto', GATEHOUSE_LDAP: 'on', GATEHOUSE_RADIUS: 'on', GATEHOUSE_DATA_DIR: '/var/lib/gatehouse' };
 
-export type Status = 'tested' | 'configuration' | 'documentation';
+export type Status = Preset['testedWith']['status'];
 
 /** Tested, but the app itself does not run here: only what it talks to Gatehouse with (the proxies, LDAP clients). */
 const sideOnly = (p: Preset) => p.testedWith.product.includes('itself does not run here');
 
-export function statusOf(preset: Preset): Status {
-  if (preset.testedWith.status === 'tested') return 'tested';
-  return CHECKED_BY_CONFIGURATION[preset.id] ? 'configuration' : 'documentation';
-}
+/** The preset's status: its catalogue entry's own field, the one the API and the panel show too. */
+export const statusOf = (preset: Preset): Status => preset.testedWith.status;
 
 /** The status in words, with the test that proves it (a link from docs/integrations/). */
 export function statusText(preset: Preset): string {
@@ -69,7 +53,7 @@ export function statusText(preset: Preset): string {
     case 'tested':
       return `tested here with the real software: ${t.product}, ${t.version} (${link(t.test!)})`;
     case 'configuration':
-      return `checked against the documentation of ${t.product} ${t.version}; its settings and Test sign-in checks are run against a real Gatehouse by ${link(CHECKED_BY_CONFIGURATION[preset.id]!)}`;
+      return `checked against the documentation of ${t.product} ${t.version}; its settings and Test sign-in checks are run against a real Gatehouse by ${link(t.test!)}`;
     case 'documentation':
       return `checked against the documentation of ${t.product} ${t.version} (the app does not run here)`;
   }

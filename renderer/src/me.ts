@@ -2,15 +2,13 @@
  * Who is signed in to the panel and what their role covers (`GET /api/admin/me`), so the panel
  * hides what the role cannot do. The server decides on every call; this only keeps the screens
  * honest, and it asks the server's own rule: a screen or a button names the admin API call it
- * makes (`may('DELETE /applications/:id', id)`), and `may` answers with the route table the
- * server itself decides by (server/http/admin-policy.ts, imported: one table, never a copy to
- * drift) for the role `/api/admin/me` names. Every screen asks through `may`, so capabilities
- * listed by `/api/admin/me` are read in this one place once the server returns them.
+ * makes (`may('DELETE /applications/:id', id)`), and `may` answers with the `capabilities` the
+ * server lists for the caller, made from the route table it decides by (server/http/admin-policy.ts
+ * `capabilitiesOf`, the plugins' routes included: one table, never a copy to drift).
  */
 import { createResource } from 'solid-js';
 import { client, ok, type Ok } from './api';
 import { session } from './session';
-import { needOf, personMay } from '../../server/http/admin-policy';
 
 export type Me = Ok<'/api/admin/me', 'get'>;
 
@@ -29,8 +27,11 @@ export { me };
 export function may(call: string, appId?: string): boolean {
   const who = me();
   if (!who?.role) return false;
+  if (who.capabilities.everything) return true;
   const [method = 'GET', route] = call.split(' ');
-  return personMay({ role: who.role, applications: who.applications }, needOf(method, route), appId);
+  const allowed = who.capabilities.routes.find((r) => r.route === `${method === 'HEAD' ? 'GET' : method} ${route}`);
+  if (!allowed) return false;
+  return allowed.applications === 'all' || (appId !== undefined && who.applications.includes(appId));
 }
 
 export const isOwner = () => me()?.role === 'owner';

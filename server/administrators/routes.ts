@@ -6,12 +6,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { passwordPolicyRoutes } from './password-policy-routes.js';
-import { eq } from 'drizzle-orm';
 import { Type } from 'typebox';
-import { actorName } from '../http/admin-auth.js';
+import { actorName, routeTable } from '../http/admin-auth.js';
+import { capabilitiesOf } from '../http/admin-policy.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
-import { people } from '../db/schema.js';
-import { one } from '../db/store.js';
+import { findPersonRow } from '../people/queries.js';
 import { AdminMeSchema, AdministratorListSchema, AdministratorParams, AdministratorPutSchema, AdministratorSchema } from './schemas.js';
 import { deleteAdministrator, listAdministratorRecords, putAdministrator } from './service.js';
 
@@ -52,10 +51,19 @@ const administratorRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags, security, summary: 'Who is calling: the administrator, their role and applications', querystring: NoQuery, response: { 200: AdminMeSchema, ...adminErrors } } },
     async (request) => {
       const actor = request.actor;
-      if (actor.type === 'admin') return { via: 'admin_token' as const, personId: null, email: null, name: null, role: 'owner' as const, applications: [] };
-      if (actor.type === 'api_key') return { via: 'api_key' as const, personId: null, email: null, name: null, role: null, applications: [actor.applicationId] };
-      const person = await one(ctx.db.select({ email: people.email, name: people.name }).from(people).where(eq(people.id, actor.personId)));
-      return { via: 'panel' as const, personId: actor.personId, email: person?.email ?? null, name: person?.name ?? null, role: actor.role, applications: [...actor.applications] };
+      // What the caller may call, from the same route table the guard decides by (plugins' routes included).
+      const table = routeTable(ctx.registries.adminRoutes.all);
+      if (actor.type === 'admin') {
+        return { via: 'admin_token' as const, personId: null, email: null, name: null, role: 'owner' as const, applications: [], capabilities: capabilitiesOf({ role: 'owner' }, table) };
+      }
+      if (actor.type === 'api_key') {
+        return { via: 'api_key' as const, personId: null, email: null, name: null, role: null, applications: [actor.applicationId], capabilities: capabilitiesOf({ scopes: actor.scopes }, table) };
+      }
+      const person = await findPersonRow(ctx.db, actor.personId);
+      return {
+        via: 'panel' as const, personId: actor.personId, email: person?.email ?? null, name: person?.name ?? null, role: actor.role,
+        applications: [...actor.applications], capabilities: capabilitiesOf(actor, table),
+      };
     },
   );
 };

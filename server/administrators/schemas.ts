@@ -41,6 +41,24 @@ export const AdminMeSchema = Type.Object(
     name: Type.Union([Type.String(), Type.Null()]),
     role: Type.Union([AdminRoleSchema, Type.Null()], { description: 'null for an API key; the admin token acts as an owner' }),
     applications: Type.Array(Type.String()),
+    capabilities: Type.Object(
+      {
+        everything: Type.Boolean({ description: 'every admin route (an owner, the admin token)' }),
+        routes: Type.Array(
+          Type.Object(
+            {
+              route: Type.String({ description: 'METHOD and route as registered under /api/admin: `PATCH /applications/:id`' }),
+              applications: Type.Union([Type.Literal('all'), Type.Literal('listed')], { description: '`all`: for every application; `listed`: for those in `applications` only' }),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+      },
+      {
+        additionalProperties: false,
+        description: 'What the caller may call, from the server\'s route table (http/admin-policy.ts): the panel shows what these allow',
+      },
+    ),
   },
   { additionalProperties: false },
 );

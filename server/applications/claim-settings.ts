@@ -15,17 +15,8 @@
  */
 import type { CustomClaim, CustomClaimSource, JsonValue, ProfileField } from '../db/schema.js';
 import type { FieldError } from '../http/problem.js';
+import { RESERVED_CLAIM_NAMES } from './claim-names.js';
 
-/**
- * Claim names a custom claim may not take: registered JWT claims (RFC 7519 §4.1), the OIDC claims
- * Gatehouse issues (OIDC Core §2, §5.1), access-token claims (RFC 9068, `app_user`), RFC 7800 `cnf`,
- * Security Event Token `events`, and the ones this contract defines (`groups`, `groups_truncated`).
- */
-export const RESERVED_CLAIM_NAMES: ReadonlySet<string> = new Set([
-  'iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'sid', 'at_hash', 'c_hash',
-  'client_id', 'scope', 'app_user', 'email', 'email_verified', 'name', 'given_name', 'family_name', 'preferred_username',
-  'updated_at', 'groups', 'groups_truncated', 'typ', 'cnf', 'events',
-]);
 
 export const MAX_CUSTOM_CLAIMS_BYTES = 4096;
 

@@ -8,6 +8,7 @@ import { Type, type Static, type TObject, type TSchema } from 'typebox';
 import { DisplayName, DisplayText, Slug, Timestamp } from '../http/schemas.js';
 import { PROFILE_KEY_PATTERN } from './profile-fields.js';
 import { SIGNING_ALGS } from '../db/schema.js';
+import { CLAIM_NAME_PATTERN, MAX_CLAIM_NAME_LENGTH } from './claim-names.js';
 import { placeAfter, type ApplicationField, type ApplicationFieldInputs } from '../plugin-api/application-fields.js';
 
 export const ProfileFieldSchema = Type.Object(
@@ -141,7 +142,7 @@ export const ClaimSourceSchema = Type.Object(
 );
 export const CustomClaimSchema = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z][A-Za-z0-9_.:/-]*$' }),
+    name: Type.String({ minLength: 1, maxLength: MAX_CLAIM_NAME_LENGTH, pattern: CLAIM_NAME_PATTERN }),
     source: ClaimSourceSchema,
     inAccessToken: Type.Optional(Type.Boolean({ description: 'Also in the access token (default false)' })),
   },

@@ -51,6 +51,7 @@ import { identityHeaders, type Identity } from './identity-headers.js';
 import { forwardAuthVersion, STALE, type ProtectedHosts, type ProtectedSite } from './protected-hosts.js';
 import { findLiveSiteSession, SITE_COOKIE, siteSessionsEndedCount } from './site-sessions.js';
 import { findMember, groupsOfPerson } from './members.js';
+import { passesGroupRule } from '../applications/group-rule.js';
 import { groupsClaim } from '../oauth/claims/compose.js';
 import { verifyAppPassword } from '../app-passwords/verify.js';
 
@@ -284,8 +285,7 @@ export class ForwardCheck {
     if (!membership) return { kind: 'refused', reason: 'not_member', email: person.email };
     if (membership.status !== 'active') return { kind: 'refused', reason: 'suspended', email: person.email };
     const groups = await groupsOfPerson(this.ctx.db, person.id);
-    const required = app.forwardAuth?.groups;
-    if (required && !required.some((g) => groups.includes(g))) return { kind: 'refused', reason: 'group_missing', email: person.email };
+    if (!passesGroupRule(app, groups)) return { kind: 'refused', reason: 'group_missing', email: person.email };
     if (amr && mfaRequired(app) && !isMultiFactor(amr)) return { kind: 'step_up' };
     // Remote-Groups says what the `groups` claim would: kept to the application's `groupsFilter`.
     const identity: Identity = { username: person.username, email: person.email, name: person.name, groups: groupsClaim(groups, app.groupsFilter), role: membership.role };

@@ -3,23 +3,24 @@
  * forward-auth.md, "Set-up help"): the proxy configuration for the application's protected hosts
  * (snippets.ts), for the panel's forward-auth tab and `gatehouse app show <id> --proxy …`. For
  * the application's administrators (owner, its app managers; admin-policy.ts), like the rest of
- * the set-up: an API key gets 403 `insufficient_scope`.
+ * the set-up: an API key gets 403 `insufficient_scope`. Without `upstream` and `scheme`, those of
+ * the app preset the application came from (snippetDefaults); the answer names the ones used.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { getApplication } from '../applications/lookup.js';
 import { conflict } from '../http/problem.js';
 import { adminErrors, IdParams, adminSecurity as security } from '../http/schemas.js';
-import { DEFAULT_UPSTREAM, PROXIES, snippet } from './snippets.js';
+import { DEFAULT_UPSTREAM, PROXIES, snippet, snippetDefaults } from './snippets.js';
 
 const SnippetQuery = Type.Object(
   {
     proxy: Type.Union(PROXIES.map((p) => Type.Literal(p)), { description: 'Which reverse proxy' }),
     upstream: Type.Optional(Type.String({
       pattern: '^https?://[^\\s/?#]+$', maxLength: 300,
-      description: `Where the application itself listens, as the proxy reaches it (default ${DEFAULT_UPSTREAM})`,
+      description: `Where the application itself listens, as the proxy reaches it (default: the app preset's upstream, else ${DEFAULT_UPSTREAM})`,
     })),
-    scheme: Type.Optional(Type.Union([Type.Literal('https'), Type.Literal('http')], { description: 'How the protected hosts are served (default https)' })),
+    scheme: Type.Optional(Type.Union([Type.Literal('https'), Type.Literal('http')], { description: "How the protected hosts are served (default: as the app preset's address is, else https)" })),
   },
   { additionalProperties: false },
 );
@@ -28,6 +29,8 @@ const SnippetSchema = Type.Object(
   {
     proxy: Type.String(),
     hosts: Type.Array(Type.String()),
+    upstream: Type.String({ description: 'The upstream the configuration proxies to' }),
+    scheme: Type.Union([Type.Literal('https'), Type.Literal('http')], { description: 'How it serves the hosts' }),
     snippet: Type.String({ description: 'The configuration text, ready to paste' }),
   },
   { additionalProperties: false },
@@ -50,8 +53,9 @@ export const snippetRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!application.forwardAuth) {
         throw conflict('forward_auth_not_enabled', `The application "${application.id}" protects no hosts; set forwardAuth.hosts first.`);
       }
-      const { proxy, upstream = DEFAULT_UPSTREAM, scheme = 'https' } = request.query;
-      return { proxy, hosts: application.forwardAuth.hosts, snippet: snippet(proxy, application, ctx.config.issuer, { upstream, scheme }) };
+      const defaults = snippetDefaults(application);
+      const { proxy, upstream = defaults.upstream, scheme = defaults.scheme } = request.query;
+      return { proxy, hosts: application.forwardAuth.hosts, upstream, scheme, snippet: snippet(proxy, application, ctx.config.issuer, { upstream, scheme }) };
     },
   );
 };

@@ -36,6 +36,17 @@ export interface SnippetOptions {
 
 export const DEFAULT_UPSTREAM = 'http://127.0.0.1:8080';
 
+/**
+ * Where an application's proxy configuration points when nobody says otherwise: the app preset's
+ * `upstream` input (where the app listens), and its hosts served the way the preset's `baseUrl`
+ * is (http or https); else DEFAULT_UPSTREAM over https. The panel, the CLI and the set-up text
+ * start from the same.
+ */
+export function snippetDefaults(app: Pick<Application, 'preset'>): SnippetOptions {
+  const inputs = app.preset?.inputs ?? {};
+  return { upstream: inputs.upstream ?? DEFAULT_UPSTREAM, scheme: inputs.baseUrl?.startsWith('http:') ? 'http' : 'https' };
+}
+
 /** Gatehouse as an upstream of the proxy: the issuer's origin. */
 function gatehouse(issuer: string) {
   const url = new URL(issuer);

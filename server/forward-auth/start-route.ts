@@ -26,6 +26,7 @@ import { issueCode } from './codes.js';
 import { FORWARD_AUTH_SCOPE } from './consent-request.js';
 import { START_PATH } from './check.js';
 import { groupsOfPerson } from './members.js';
+import { passesGroupRule, requiredGroups } from '../applications/group-rule.js';
 import { sendForwardError, sendRefusedPage } from './pages.js';
 import type { ProtectedHosts, ProtectedSite } from './protected-hosts.js';
 
@@ -71,10 +72,8 @@ export const startRoute: FastifyPluginAsync<{ hosts: ProtectedHosts }> = async (
     if (admission.kind === 'second_factor') return redirectToStepUp(ctx, request, reply, admission, application, startPath);
     if (admission.kind === 'denied') return sendRefusedPage(reply, application, { reason: admission.reason, email: admission.person.email }, startPath);
     const { person, session, membership } = admission;
-    const required = application.forwardAuth?.groups;
-    if (required) {
-      const groups = await groupsOfPerson(ctx.db, person.id);
-      if (!required.some((g) => groups.includes(g))) return sendRefusedPage(reply, application, { reason: 'group_missing', email: person.email }, startPath);
+    if (requiredGroups(application) && !passesGroupRule(application, await groupsOfPerson(ctx.db, person.id))) {
+      return sendRefusedPage(reply, application, { reason: 'group_missing', email: person.email }, startPath);
     }
     if (await consentNeeded(ctx, application, membership, FORWARD_AUTH_SCOPE, false)) {
       return noStoreRedirect(reply, `${CONSENT_PAGE}?${new URLSearchParams({ return_to: startPath }).toString()}`);

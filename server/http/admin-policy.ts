@@ -173,6 +173,32 @@ export function mayActOn(caller: AdminRole, target: AdminRole | undefined): bool
   return target === undefined || RANK[target] <= RANK[caller];
 }
 
+/**
+ * What a caller may call, from the route table (`GET /api/admin/me`'s `capabilities`, which the
+ * panel reads instead of a copy of this table): `everything` for an owner or the admin token (every
+ * route, listed or not); otherwise each listed route it may call, for every application (`all`)
+ * or for its own (`listed`: an app manager's applications, an API key's one).
+ */
+export interface Capabilities {
+  everything: boolean;
+  routes: { route: string; applications: 'all' | 'listed' }[];
+}
+
+export function capabilitiesOf(caller: { role: AdminRole } | { scopes: readonly string[] }, table: Record<string, Need> = POLICY): Capabilities {
+  if ('role' in caller && caller.role === 'owner') return { everything: true, routes: [] };
+  const routes: Capabilities['routes'] = [];
+  for (const [route, need] of Object.entries(table)) {
+    let applications: 'all' | 'listed' | undefined;
+    if ('scopes' in caller) {
+      const scope = keyScopeFor(need, route.slice(0, route.indexOf(' ')));
+      if (scope && caller.scopes.includes(scope)) applications = 'listed';
+    } else if (need.kind === 'administrator' || (need.kind === 'people' && caller.role === 'people_manager')) applications = 'all';
+    else if (need.kind === 'app') applications = caller.role === 'people_manager' ? (need.people ? 'all' : undefined) : 'listed';
+    if (applications) routes.push({ route, applications });
+  }
+  return { everything: false, routes };
+}
+
 /** The scope an API key of `appId` needs for this route, or undefined when no key may call it. */
 export function keyScopeFor(need: Need, method: string): string | undefined {
   if (need.kind !== 'app' || need.area === undefined) return undefined;

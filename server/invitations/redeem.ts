@@ -5,12 +5,12 @@
  * tells where to send them next: the origin of the application's first redirect URI, or the
  * account page when that is not a web origin (custom schemes of native apps).
  */
-import { eq } from 'drizzle-orm';
-import { applications, type Application, type Invitation, type Membership, type Person } from '../db/schema.js';
+import type { Application, Invitation, Membership, Person } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import { conflict, forbidden, notFound } from '../http/problem.js';
 import { acceptInvitation, invitationByToken, invitationStatus } from './accept.js';
-import { one, transaction } from '../db/store.js';
+import { transaction } from '../db/store.js';
+import { findApplication } from '../applications/lookup.js';
 
 export const invitationNotFound = () => notFound('invitation_not_found', 'This invitation link is not valid.');
 
@@ -32,7 +32,7 @@ export function landingUrl(ctx: AppContext, app: Pick<Application, 'redirectUris
 export async function invitationForLink(ctx: AppContext, token: string): Promise<{ invitation: Invitation; app: Application } | undefined> {
   const invitation = await invitationByToken(ctx.db, token);
   if (!invitation) return undefined;
-  const app = await one(ctx.db.select().from(applications).where(eq(applications.id, invitation.applicationId)));
+  const app = await findApplication(ctx.db, invitation.applicationId);
   return app ? { invitation, app } : undefined;
 }
 
@@ -50,7 +50,7 @@ export async function redeemInvitation(
     if (invitation.email !== person.email.toLowerCase()) {
       throw forbidden('invitation_wrong_account', `This invitation is for another e-mail address; you are signed in as ${person.email}.`);
     }
-    const app = await one(tx.select().from(applications).where(eq(applications.id, invitation.applicationId)));
+    const app = await findApplication(tx, invitation.applicationId);
     if (!app) throw invitationNotFound();
     // `closed` means no new members (DESIGN §4.4), invited or not; the invitation stays pending.
     if (app.authPolicy.signup_policy === 'closed') throw forbidden('signup_not_allowed', `${app.name} does not accept new members.`);

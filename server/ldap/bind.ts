@@ -33,7 +33,8 @@ import { findApplication } from '../applications/lookup.js';
 import { appPasswordStillValid, verifyAppPassword } from '../app-passwords/verify.js';
 import { matchesHash, sha256 } from '../util/crypto.js';
 import { WindowCounter } from '../util/window-counter.js';
-import { groupIdsOfPerson } from '../groups/queries.js';
+import type { Application } from '../db/schema.js';
+import { personPassesGroupRule } from '../applications/group-rule.js';
 import { isWithin, parseDn, singleAva, type Dn } from './dn.js';
 import { ResultCode, type BindRequest, type ResultFields } from './protocol.js';
 import { PEOPLE_OU, SERVICES_OU, personDn, serviceAccountDn } from './tree.js';
@@ -192,12 +193,9 @@ export async function refreshIdentity(ctx: AppContext, identity: Identity): Prom
 
 /**
  * The application's group rule (spec ldap.md: "and in its forwardAuth.groups/group rule when it
- * has one"): when the application's forward-auth settings name groups, a person binds only while
- * in one of them. Read from the application row the app-password check selected.
+ * has one"; applications/group-rule.ts, the one every protocol honours): a person binds only while
+ * in one of its groups. Read from the application row the app-password check selected.
  */
-async function inGroupRule(ctx: AppContext, application: object, personId: string): Promise<boolean> {
-  const required = (application as { forwardAuth?: { groups?: string[] | null } | null }).forwardAuth?.groups;
-  if (!required?.length) return true;
-  const groups = await groupIdsOfPerson(ctx.db, personId);
-  return required.some((g) => groups.includes(g));
+function inGroupRule(ctx: AppContext, application: object, personId: string): Promise<boolean> {
+  return personPassesGroupRule(ctx, application as Pick<Application, 'forwardAuth'>, personId);
 }

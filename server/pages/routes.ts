@@ -26,7 +26,7 @@ import { isLocale, pageText, setLanguageCookie, type Translate } from '../i18n/i
 import { errorTitle, problemText } from './text.js';
 import { pageBrand } from './brand.js';
 import { brandRoutes } from './brand-routes.js';
-import { passkeysUnavailable, secondFactorPagesPlugin } from './second-factor-pages.js';
+import { operatorHint, passkeysUnavailable, secondFactorPagesPlugin } from './second-factor-pages.js';
 import { installPath } from '../util/install-paths.js';
 import { preparePageScope } from './page-scope.js';
 import {
@@ -152,6 +152,7 @@ async function showSignIn(ctx: AppContext, request: FastifyRequest, reply: Fasti
     // Passkey-first sign-in (and autofill) where the issuer can offer passkeys; otherwise why not.
     passkey: !unavailable && emailAllowed(app),
     passkeyUnavailable: unavailable,
+    passkeyHint: operatorHint(app, unavailable),
   }, {
     formActionSources: redirectSources(ctx, app),
     scripts: !unavailable && emailAllowed(app),

@@ -37,15 +37,29 @@ import { redirectSources } from './sign-in-pages.js';
 import { pageText, requestLocale, textTranslator, type Translate } from '../i18n/index.js';
 import { problemText } from './text.js';
 import { pageBrand } from './brand.js';
+import type { Application } from '../db/schema.js';
+import { PANEL_CLIENT_ID } from '../http/schemas.js';
 
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
 const CodeForm = Type.Object({ csrf_token: short(200), code: short(64) }, { additionalProperties: false });
 const PasskeyForm = Type.Object({ csrf_token: short(200), response: short(60_000), name: short(100) }, { additionalProperties: false });
 
-/** Why passkeys cannot be offered on this issuer, in the reader's words; undefined when they can. */
+/**
+ * Why passkeys cannot be offered on this issuer, in the reader's words (how the operator turns
+ * them on); undefined when they can.
+ */
 export function passkeysUnavailable(ctx: AppContext, t: Translate): string | undefined {
   const support = passkeySupport(ctx.config.issuer);
   return support.available ? undefined : t(`webauthn.unavailable.${support.reason}`, { address: support.address, example: support.example });
+}
+
+/**
+ * The operator's hint (run in LAN mode, the issuer to set) is for administrators: shown on the
+ * pages of the control panel's own sign-in only. Everyone else signing in to an application can
+ * do nothing about it, and is told at most that passkeys are not offered.
+ */
+export function operatorHint(app: Pick<Application, 'id'> | undefined, unavailable: string | undefined): string | undefined {
+  return app && app.id === PANEL_CLIENT_ID ? unavailable : undefined;
 }
 
 /** A TOTP secret's view for the setup forms: the QR code (SVG, made here) and the key to type. */
@@ -112,6 +126,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         methods,
         error,
         passkeyUnavailable: passkeysUnavailable(ctx, t),
+        passkeyHint: operatorHint(app, passkeysUnavailable(ctx, t)),
         csrfToken: formToken(ctx.config, request, reply),
       },
       { formActionSources: redirectSources(ctx, app), scripts: methods.includes('passkey'), brand: pageBrand(app), here: SECOND_FACTOR_PAGE },
@@ -135,6 +150,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         error,
         totp: totpSetupView(secret, found.person.email),
         passkeyUnavailable: passkeysUnavailable(ctx, t),
+        passkeyHint: operatorHint(app, passkeysUnavailable(ctx, t)),
         csrfToken: formToken(ctx.config, request, reply),
       },
       { scripts: true, brand: pageBrand(app), here: ENROL_PAGE },

@@ -8,11 +8,12 @@ import { eq } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Config } from '../config.js';
-import { applications, linkedAccounts, type Application } from '../db/schema.js';
+import { linkedAccounts, type Application } from '../db/schema.js';
 import { badRequest } from '../http/problem.js';
 import { PROVIDERS, isConfigured, providerName } from '../applications/providers.js';
-import { one, many } from '../db/store.js';
+import { many } from '../db/store.js';
 import { isReturnToText } from './return-to.js';
+import { findApplication } from '../applications/lookup.js';
 
 /**
  * What a sign-in may resume: an authorization request, the device page (RFC 8628) with its code,
@@ -39,7 +40,7 @@ export function safeReturnTo(ctx: Flows, raw: string | undefined): string {
 /** The application named by `client_id`, or undefined when none was given; 400 when unknown. */
 export async function pageApplication(ctx: AppContext, clientId: string | undefined): Promise<Application | undefined> {
   if (!clientId) return undefined;
-  const app = await one(ctx.db.select().from(applications).where(eq(applications.id, clientId)));
+  const app = await findApplication(ctx.db, clientId);
   if (!app) throw badRequest('unknown_application', 'The application that sent you here is not known to this server.');
   return app;
 }

@@ -13,13 +13,13 @@
  * The last owner can be neither disabled nor deleted (409 `last_owner`). Everything is audited
  * under the acting administrator.
  */
-import { eq, inArray } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { addToGroup } from '../groups/service.js';
 import type { AppContext } from '../context.js';
 import type { Tx } from '../db/client.js';
 import { recordAudit } from '../audit/record.js';
-import { groups, memberships, people, type Person, type PersonStatus } from '../db/schema.js';
+import { memberships, people, type Person, type PersonStatus } from '../db/schema.js';
 import { exec, many, one, transaction } from '../db/store.js';
 import { badRequest, conflict, managedBySource, notFound } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
@@ -38,6 +38,7 @@ import { liveSessionsOf } from '../self-service/queries.js';
 import { guardPerson } from '../plugin-api/registries.js';
 import { insertPerson } from './create.js';
 import { parseUsername, takenUsernames, usernameTaken } from './username.js';
+import { existingGroupIds } from '../groups/queries.js';
 
 /** How long the e-mailed link to choose a first password works. */
 export const WELCOME_LINK_TTL_MS = 7 * 24 * 3600_000;
@@ -83,7 +84,7 @@ export async function createPerson(ctx: AppContext, input: PersonCreate, actor: 
   const { person, link } = await transaction(ctx.db, async (tx) => {
     if (username && (await takenUsernames(tx, [username])).size) throw usernameTaken(username);
     if (groupIds.length) {
-      const found = new Set((await many(tx.select({ id: groups.id }).from(groups).where(inArray(groups.id, groupIds)))).map((g) => g.id));
+      const found = await existingGroupIds(tx, groupIds);
       const unknown = groupIds.filter((id) => !found.has(id));
       if (unknown.length) throw badRequest('validation_failed', `No such group: ${unknown.join(', ')}.`, unknown.map((id) => ({ path: 'body.groups', message: `no group "${id}"` })));
     }

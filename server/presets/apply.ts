@@ -20,6 +20,15 @@ export interface PresetCreate {
   name?: string | undefined;
 }
 
+/**
+ * The name an application made from `preset` gets unless one is given: what people see on the
+ * sign-in page, their account page and in e-mails — the app ("Jellyfin"), never how it is
+ * connected ("Jellyfin (LDAP plugin)"), which is the administrators' word.
+ */
+export function appNameOf(preset: Pick<Preset, 'name'>): string {
+  return preset.name.replace(/\s*\([^)]*\)$/, '');
+}
+
 /** The preset with this id, or 400 `validation_failed` naming `body.preset`. */
 export function presetOrUnknown(id: string): Preset {
   const preset = findPreset(id);
@@ -61,7 +70,7 @@ export async function applicationFromPreset(ctx: AppContext, body: PresetCreate)
   const id = body.id ?? preset.id;
   const fields = applicationFields(preset.application(inputs));
   return {
-    create: { id, name: body.name ?? preset.name, audience: presetAudience(id), ...fields },
+    create: { id, name: body.name ?? appNameOf(preset), audience: presetAudience(id), ...fields },
     origin: { id: preset.id, version: preset.version, inputs: { ...inputs } as Record<string, string>, applied: { ...fields } },
   };
 }

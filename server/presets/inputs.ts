@@ -6,11 +6,12 @@
  */
 import { inArray } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { applications, groups } from '../db/schema.js';
+import { applications } from '../db/schema.js';
 import { many } from '../db/store.js';
 import type { FieldError } from '../http/problem.js';
 import { isPrivateHost } from '../applications/redirect-uris.js';
 import type { Preset, PresetInput, PresetInputs } from './types.js';
+import { existingGroupIds } from '../groups/queries.js';
 
 const PATH = 'body.presetInputs';
 const GROUP_ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
@@ -80,7 +81,7 @@ async function checkExisting(db: Db, preset: Preset, inputs: Record<string, stri
   const groupInputs = named('group');
   if (groupInputs.length) {
     const ids = groupInputs.map((i) => inputs[i.key]!);
-    const found = new Set((await many(db.select({ id: groups.id }).from(groups).where(inArray(groups.id, ids)))).map((g) => g.id));
+    const found = await existingGroupIds(db, ids);
     for (const input of groupInputs) {
       if (!found.has(inputs[input.key]!)) errors.push({ path: `${PATH}.${input.key}`, message: `there is no group "${inputs[input.key]}"` });
     }

@@ -18,7 +18,7 @@ import { updateApplication } from '../applications/service.js';
 import type { TSchema } from 'typebox';
 import { requireMayPatch } from '../applications/key-limits.js';
 import { PRESETS, findPreset } from './catalogue/index.js';
-import { applicationFields } from './apply.js';
+import { appNameOf, applicationFields } from './apply.js';
 import { runtimeOf, setupContext, setupFor } from './setup.js';
 import { caPathProblem, DEFAULT_CA_PATH } from '../http/lan-trust-wire.js';
 import { hasPreset, presetStatus, upgradePlan } from './upgrade.js';
@@ -56,6 +56,7 @@ function summary(preset: Preset) {
   return {
     id: preset.id,
     name: preset.name,
+    appName: appNameOf(preset),
     category: preset.category,
     protocol: preset.protocol,
     summary: preset.summary,

@@ -8,12 +8,12 @@ const Category = Type.Union(['web-app', 'library', 'forward-auth', 'ldap', 'mail
 
 const TestedWith = Type.Object(
   {
-    status: Type.Union([Type.Literal('tested'), Type.Literal('documentation')], {
-      description: '`tested`: Gatehouse\'s own tests run the app (or its relying-party library) against this preset; `documentation`: checked against the app\'s documentation of `version`',
+    status: Type.Union([Type.Literal('tested'), Type.Literal('configuration'), Type.Literal('documentation')], {
+      description: '`tested`: Gatehouse\'s own tests run the app (or its relying-party library) against this preset; `configuration`: the app does not run here, but a test creates the application from the preset and checks its settings and Test sign-in checks against a real Gatehouse; `documentation`: checked against the app\'s documentation of `version` only',
     }),
     product: Type.String(),
     version: Type.String(),
-    test: Type.Union([Type.String(), Type.Null()], { description: 'The test file that runs it, when tested' }),
+    test: Type.Union([Type.String(), Type.Null()], { description: 'The test file that proves it, when tested or checked by configuration' }),
   },
   { additionalProperties: false },
 );
@@ -33,7 +33,8 @@ const Input = Type.Object(
 
 const summaryProperties = {
   id: Type.String(),
-  name: Type.String(),
+  name: Type.String({ description: 'What administrators pick it by: the app, and how it connects when it has several ways' }),
+  appName: Type.String({ description: 'The name an application made from it gets unless one is given: what people see (the app alone)' }),
   category: Category,
   protocol: Protocol,
   summary: Type.String(),

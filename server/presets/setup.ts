@@ -10,7 +10,7 @@ import type { SetupTrust, TrustRuntime } from '../http/lan-trust-wire.js';
 import type { Application } from '../db/schema.js';
 import { discoveryDocument } from '../oauth/discovery.js';
 import { baseDn, groupsDn, peopleDn, applicationBindDn } from '../ldap/tree.js';
-import { DEFAULT_UPSTREAM, snippet } from '../forward-auth/snippets.js';
+import { snippet, snippetDefaults } from '../forward-auth/snippets.js';
 import { PLACEHOLDERS, PLACEHOLDER_NOTE, TEST_SIGN_IN_NOTE, caTrust } from './build.js';
 import { findPreset } from './catalogue/index.js';
 import type { Setup, SetupContext } from './types.js';
@@ -48,11 +48,7 @@ export function setupContext(config: Config, app: Application, trust: SetupTrust
  */
 function proxySnippets(config: Config, app: Application): SetupContext['proxySnippets'] {
   if (!app.forwardAuth) return null;
-  const inputs = app.preset?.inputs ?? {};
-  const options = {
-    upstream: inputs.upstream ?? DEFAULT_UPSTREAM,
-    scheme: inputs.baseUrl?.startsWith('http:') ? ('http' as const) : ('https' as const),
-  };
+  const options = snippetDefaults(app);
   return {
     caddy: snippet('caddy', app, config.issuer, options),
     nginx: snippet('nginx', app, config.issuer, options),

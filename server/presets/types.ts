@@ -100,11 +100,15 @@ export interface PresetSource {
 }
 
 /**
- * Whether Gatehouse's own tests run the app (or its relying-party library) against this preset
- * (`tested`: `test` names the file), or the preset was checked against the app's documentation.
+ * How far the preset is proved, the one field every place reads (the API, the panel, the
+ * integration pages and the README): `tested`, Gatehouse's own tests run the app (or its
+ * relying-party library) against it; `configuration`, the app does not run here, but a test
+ * creates the application from the preset and checks its settings and Test sign-in checks against
+ * a real Gatehouse; `documentation`, checked against the app's documentation only. `test` names
+ * the file for the first two.
  */
 export interface PresetTestedWith {
-  status: 'tested' | 'documentation';
+  status: 'tested' | 'configuration' | 'documentation';
   product: string;
   version: string;
   test: string | null;
@@ -136,6 +140,7 @@ export interface Setup {
 
 export interface Preset {
   id: string;
+  /** What administrators pick it by: the app, and how it connects when it has several ways ("Jellyfin (LDAP plugin)"). */
   name: string;
   category: PresetCategory;
   protocol: PresetProtocol;

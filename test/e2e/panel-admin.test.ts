@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { adminJsonOf, OAUTH_ADMIN_TOKEN, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { buildIfStale, launchChromium, shot } from '../helpers/panel-browser.js';
+import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 let server: OAuthServer;
@@ -69,8 +69,9 @@ describe('control panel', () => {
       discoveryUrl: `${server.url}/.well-known/openid-configuration`,
       jwksUrl: `${server.url}/api/auth/jwks`,
       caCertificateUrl: null, // no local CA without LAN TLS
+      radius: { enabled: false, auth: null, accounting: null, conversations: 0 }, // the RADIUS plugin's part, off by default
     });
-    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'ldap', 'signingKey', 'uptimeSeconds', 'version']);
+    expect(Object.keys(body).sort()).toEqual(['caCertificateUrl', 'counts', 'discoveryUrl', 'issuer', 'jwksUrl', 'ldap', 'radius', 'signingKey', 'uptimeSeconds', 'version']);
     const anonymous = await fetch(`${server.url}/api/admin/overview`);
     expect(anonymous.status).toBe(401);
   });
@@ -544,6 +545,38 @@ describe('control panel', () => {
     await expect.poll(() => page.locator('tr[data-invitation]').count()).toBe(201);
     await page.locator('tr[data-invitation="person200@example.com"]').waitFor();
     expect(await page.getByRole('button', { name: /Load more/ }).count()).toBe(0);
+  });
+
+  it('names an app manager by picking applications by name, not typing client IDs (issue 44, m5)', async () => {
+    await page.locator('#main-nav').getByRole('link', { name: 'Administrators' }).click();
+    const form = page.getByRole('form', { name: 'Name an administrator' });
+    await form.getByLabel('E-mail address of an existing person').fill('dee@example.com');
+    await form.getByLabel('Role').selectOption('app_manager');
+    const picker = form.getByRole('group', { name: 'Applications they manage' });
+    await picker.getByLabel('Find an application').fill('team');
+    await picker.getByRole('button', { name: 'Add Team Notes team-notes' }).click();
+    await picker.locator('li.chip[data-application="team-notes"]').waitFor();
+    await form.getByRole('button', { name: 'Add' }).click();
+    await page.getByText("Dee's role is saved.").waitFor();
+    const dee = () => adminJson<{ administrators: { email: string; role: string; applications: string[] }[] }>('GET', '/api/admin/administrators').then((l) => l.administrators.find((a) => a.email === 'dee@example.com'));
+    expect(await dee()).toMatchObject({ role: 'app_manager', applications: ['team-notes'] });
+
+    // In the row: Enter takes the first match; the chip's × removes one.
+    const row = page.locator('tr[data-administrator="dee@example.com"]');
+    const rowPicker = row.getByRole('group', { name: 'Applications Dee manages' });
+    await rowPicker.getByLabel('Find an application').fill('wiki');
+    await rowPicker.getByLabel('Find an application').press('Enter');
+    await rowPicker.getByRole('button', { name: 'Remove Team Notes' }).click();
+    await shot(page, '16c-administrators-app-picker');
+    await row.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(async () => (await dee())?.applications).toEqual(['wiki']);
+    expect(await seriousViolations(page)).toEqual([]);
+    // As before, for the stories below.
+    await row.getByRole('button', { name: 'Remove', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove' }).click();
+    await page.getByText('Dee is no longer an administrator.').waitFor();
+    await row.waitFor({ state: 'detached' });
+    expect(await dee()).toBeUndefined();
   });
 
   it('deletes an application after confirming', async () => {

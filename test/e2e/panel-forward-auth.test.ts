@@ -2,7 +2,8 @@
  * The control panel's Forward auth tab in headless Chromium against a real server (issue 34):
  * protecting hosts (a bad line refused under the field, in words), the proxy configuration the
  * server prints for them (Caddy, then nginx over plain http with the app's own address), and
- * stopping the protection.
+ * stopping the protection; an application from an app preset starts from the preset's upstream
+ * and scheme (issue 44, m2).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
@@ -60,5 +61,19 @@ describe('the Forward auth tab', () => {
     await page.getByRole('button', { name: 'Stop protecting hosts' }).click();
     await expect.poll(() => page.getByText('This application protects no hosts yet').isVisible()).toBe(true);
     expect(((await (await server.admin('GET', '/api/admin/applications/media')).json()) as { forwardAuth: unknown }).forwardAuth).toBeNull();
+  });
+
+  it("starts from the app preset's upstream and scheme", async () => {
+    const made = await server.admin('POST', '/api/admin/applications', { preset: 'uptime-kuma', presetInputs: { baseUrl: 'http://status.lan:8080', upstream: 'http://10.0.0.8:3001' } });
+    expect(made.status).toBe(201);
+    await page.goto(`${server.url}/admin/applications/uptime-kuma/connect/forward-auth`);
+    const config = page.getByTestId('proxy-config');
+    await expect.poll(() => config.textContent()).toContain('reverse_proxy http://10.0.0.8:3001');
+    expect(await config.textContent()).toContain('http://status.lan:8080 {');
+    expect(await page.getByLabel('The app itself listens at').inputValue()).toBe('http://10.0.0.8:3001');
+    expect(await page.getByLabel('The hosts are served over').inputValue()).toBe('http');
+    // Connect opens on the protocol the preset uses.
+    await page.goto(`${server.url}/admin/applications/uptime-kuma/connect`);
+    await expect.poll(() => page.locator('nav.subtabs [aria-current="page"]').textContent()).toBe('Forward auth');
   });
 });

@@ -19,6 +19,7 @@ import { makeApp, type TestApp } from '../helpers/app.js';
 import { administrator, asBearer, panelSignIn, type PanelTokens, type TestAdministrator } from '../helpers/admins.js';
 import { listedRoutes } from '../../server/http/admin-policy.js';
 import { routeTable } from '../../server/http/admin-auth.js';
+import { ROLES_DOC, withTable } from '../../scripts/admin-roles-doc.js';
 import { auditLog } from '../../server/db/schema.js';
 import { many } from '../../server/db/store.js';
 import { PANEL_CLIENT_ID } from '../../server/administrators/panel-client.js';
@@ -66,6 +67,9 @@ const PEOPLE_MANAGER: RegExp[] = [
   /^GET \/api\/admin\/(overview|me|auth\/providers|settings\/password-policy|activity|applications|presets|presets\/:id)$/,
   /^GET \/api\/admin\/applications\/:id\/setup$/,
   /^(GET|POST|PATCH|DELETE) \/api\/admin\/people(\/:id(\/(password-reset|sessions|sign-out))?)?$/,
+  // A person's network credentials and their RADIUS sessions (radius.md: revocable by administrators).
+  /^(GET|POST) \/api\/admin\/people\/:id\/(network-certificates|radius-sessions)$/,
+  /^DELETE \/api\/admin\/people\/:id\/network-certificates\/:certificateId$/,
   /^(GET|POST|PUT|PATCH|DELETE) \/api\/admin\/groups(\/.*)?$/,
   /^GET \/api\/admin\/applications\/:id(\/activity)?$/,
   /^(GET|POST|PATCH|DELETE) \/api\/admin\/applications\/:id\/(users|invitations)(\/.*)?$/,
@@ -158,6 +162,30 @@ describe('the route-by-role table', () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it("GET /api/admin/me's capabilities (what the panel shows) say what the table above proves, for each role", async () => {
+    const wrong: string[] = [];
+    for (const who of ['admin token', 'owner', 'people_manager', 'app_manager'] as Who[]) {
+      const me = (await asBearer(t, bearer[who], 'GET', '/api/admin/me')).json();
+      const may = (route: string, appId: string) => {
+        if (me.capabilities.everything) return true;
+        const allowed = me.capabilities.routes.find((r: { route: string }) => r.route === route);
+        return Boolean(allowed) && (allowed.applications === 'all' || me.applications.includes(appId));
+      };
+      for (const { method, url } of routes) {
+        for (const appId of url.startsWith('/api/admin/applications/:id') ? ['alpha', 'beta'] : ['-']) {
+          const route = `${method} ${url.slice('/api/admin'.length)}`;
+          if (may(route, appId) !== expected(who, method, url, appId)) wrong.push(`${who} ${route} (${appId}): capabilities say ${may(route, appId)}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("docs/administrators.md's role table is the route table (scripts/admin-roles-doc.ts writes it)", () => {
+    const page = readFileSync(ROLES_DOC, 'utf8');
+    expect(withTable(page, routeTable(t.app.ctx.registries.adminRoutes.all)), 'run `npx tsx scripts/admin-roles-doc.ts`').toBe(page);
   });
 
   it('answers 404 for the built-in panel client on every application route, whoever asks', async () => {

@@ -55,6 +55,7 @@ describe('POST /api/admin/applications', () => {
       branding: { accentColor: null, logoUrl: null },
       consent: 'implicit',
       forwardAuth: null,
+      radius: null,
       unknownScopes: 'reject',
       groupsFilter: null,
       customClaims: [],

@@ -40,7 +40,7 @@ describe('gatehouse preset', () => {
     const lines = out.split('\n');
     expect(lines[0]).toMatch(/^ID +NAME +PROTOCOL +STATUS$/);
     expect(lines.find((l) => l.startsWith('apache-mod-auth-openidc '))).toMatch(/ oidc +tested here$/);
-    expect(lines.find((l) => l.startsWith('grafana '))).toMatch(/^grafana +Grafana +oidc +docs 10\.4$/);
+    expect(lines.find((l) => l.startsWith('grafana '))).toMatch(/^grafana +Grafana +oidc +checked 10\.4$/);
     expect(lines.find((l) => l.startsWith('home-assistant '))).toMatch(/ forward-auth +tested here$/);
     expect(lines.find((l) => l.startsWith('proxmox-ve '))).toMatch(/ oidc +docs 9\.1$/);
     expect(out).toContain('Create one with `gatehouse app create --preset ID --base-url URL`');
@@ -54,7 +54,7 @@ describe('gatehouse preset', () => {
     expect(out).toContain('grafana — Grafana');
     expect(out).toContain('--base-url URL  Grafana address (root_url), e.g. https://grafana.lan.example');
     expect(out).toContain('--input adminGroup=VALUE  Group whose members are Grafana Admins (optional), e.g. admins');
-    expect(out).toContain('checked against the documentation of Grafana 10.4');
+    expect(out).toContain('settings checked here (Grafana 10.4 from its documentation)');
     expect(out).toContain('Configure Generic OAuth authentication, Steps (callback /login/generic_oauth)');
     failed(await gatehouse('preset', 'show', 'wordpress'), 'There is no preset "wordpress". (preset_not_found)');
   });

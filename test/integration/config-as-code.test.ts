@@ -99,6 +99,7 @@ async function configureEverything(t: TestApp) {
     backchannelLogoutUri: 'https://notes.example.com/logout', backchannelLogoutSessionRequired: false,
     branding: { accentColor: '#1a5fb4' }, consent: 'explicit', signingAlg: 'ES256', ldap: { enabled: true },
     forwardAuth: { hosts: ['notes.lan.example', '*.notes.lan.example'], groups: ['media', 'family'], basic: true },
+    radius: { clients: [{ name: 'office-ap', address: '192.168.10.0/24' }], vlans: [{ group: 'media', vlan: 20 }], defaultVlan: 10 },
     unknownScopes: 'ignore', groupsFilter: ['family'],
     customClaims: [{ name: 'is_family', source: { type: 'inGroup', group: 'family' }, inAccessToken: true }, { name: 'team', source: { type: 'profileField', key: 'team' } }],
   }), 201);
@@ -167,6 +168,7 @@ applications:
       accentColor: null
     consent: implicit
     forwardAuth: null
+    radius: null
     unknownScopes: reject
     groupsFilter: null
     customClaims: []
@@ -196,6 +198,14 @@ describe('round trip', () => {
         - media
         - family
       basic: true
+    radius:
+      clients:
+        - name: office-ap
+          address: 192.168.10.0/24
+      vlans:
+        - group: media
+          vlan: 20
+      defaultVlan: 10
     unknownScopes: ignore
     groupsFilter:
       - family
@@ -261,9 +271,13 @@ describe('round trip', () => {
       'create administrator bob@example.com',
       'create administrator cy@example.com',
     ]);
-    // Generated where the file names no reference, shown once: grafana's client secret, notes' LDAP password.
-    expect(first.secrets.map((s: { path: string }) => s.path)).toEqual(['applications.grafana.clientSecret', 'applications.notes.ldapPassword']);
+    // Generated where the file names no reference, shown once: grafana's client secret, notes' LDAP
+    // password and the shared secret of its RADIUS client (40 hex digits, radius.md).
+    expect(first.secrets.map((s: { path: string }) => s.path)).toEqual([
+      'applications.grafana.clientSecret', 'applications.notes.ldapPassword', 'applications.notes.radiusSecrets.office-ap',
+    ]);
     expect(first.secrets[0].value).toMatch(/^ghs_/);
+    expect(first.secrets[2].value).toMatch(/^[0-9a-f]{40}$/);
     expect(await exportYaml(target)).toBe(text);
 
     const audited = await auditCount(target);

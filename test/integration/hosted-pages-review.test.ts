@@ -329,3 +329,23 @@ describe('errors as pages', () => {
     expect(german.body).toContain('>Zu viele falsche Passwörter. Versuchen Sie es in 18 Sekunden erneut.</p>');
   });
 });
+
+describe("the operator's passkey hint (issue 44, m3)", () => {
+  it('is on the control panel\'s own sign-in page only: an application\'s sign-in page and the account page do not tell people how to run the server', async () => {
+    // This issuer is an IP address over plain http: passkeys cannot be offered.
+    const { t, cookie } = await withApp();
+    expect((await t.admin('POST', '/api/admin/setup/owner', { email: 'olive@example.com', name: 'Olive', password: 'violet-harbour-teapot-glacier-91' })).statusCode).toBe(201);
+    const hint = "Passkeys need a host name, but this server's address (127.0.0.1:8787) is an IP address: run Gatehouse in LAN mode";
+
+    const app = (await openPage(t, '/sign-in?client_id=notes')).res.body;
+    expect(app).not.toContain('data-passkeys-unavailable');
+    expect(app).not.toContain('LAN mode');
+
+    const panel = (await openPage(t, '/sign-in?client_id=_gatehouse-panel')).res.body;
+    expect(panel).toContain(`<p class="muted" data-passkeys-unavailable>Passkeys are not offered here. ${hint}`);
+
+    const account = (await openPage(t, '/account', cookie)).res.body;
+    expect(account).toContain('<p class="muted" data-passkeys-unavailable>Passkeys cannot be added here.</p>');
+    expect(account).not.toContain('LAN mode');
+  });
+});

@@ -62,14 +62,18 @@ describe('the catalogue', () => {
     expect(presets.length).toBeGreaterThanOrEqual(20);
     expect(presets.map((p) => p.id)).toEqual(expect.arrayContaining(NAMED));
     expect(new Set(presets.map((p) => p.id)).size).toBe(presets.length);
+    // The name people see: the app, without how it connects.
+    const appNames = Object.fromEntries((presets as unknown as { id: string; appName: string }[]).map((p) => [p.id, p.appName]));
+    expect([appNames['jellyfin-ldap'], appNames['home-assistant'], appNames.nextcloud, appNames.grafana]).toEqual(['Jellyfin', 'Home Assistant', 'Nextcloud', 'Grafana']);
     expect(presets.find((p) => p.id === 'grafana')).toEqual({
       id: 'grafana',
       name: 'Grafana',
+      appName: 'Grafana',
       category: 'web-app',
       protocol: 'oidc',
       summary: 'Grafana signs people in with generic OAuth and gives them Admin, Editor or Viewer from a claim.',
       version: 1,
-      testedWith: { status: 'documentation', product: 'Grafana', version: '10.4', test: null },
+      testedWith: { status: 'configuration', product: 'Grafana', version: '10.4', test: 'test/integration/presets.test.ts' },
       inputs: [
         { key: 'baseUrl', label: 'Grafana address (root_url)', example: 'https://grafana.lan.example', kind: 'url', required: true },
         { key: 'adminGroup', label: 'Group whose members are Grafana Admins', example: 'admins', kind: 'group', required: false, hint: 'Optional. Without groups, the application role decides: admin → Admin, member → Viewer.' },
@@ -79,7 +83,7 @@ describe('the catalogue', () => {
     // Every preset takes a base URL first (Tailscale and Dovecot name a domain or host instead), and says how it was checked.
     for (const preset of presets) {
       if (!['tailscale', 'dovecot'].includes(preset.id)) expect(preset.inputs[0]!.key, preset.id).toBe('baseUrl');
-      expect(preset.testedWith.status === 'tested', preset.id).toBe(preset.testedWith.test !== null);
+      expect(preset.testedWith.status !== 'documentation', preset.id).toBe(preset.testedWith.test !== null);
     }
   });
 
@@ -190,6 +194,7 @@ describe('creating an application from a preset', () => {
       backchannelLogoutUri: 'https://cloud.lan.example/index.php/apps/user_oidc/backchannel-logout/gatehouse',
     });
     const jellyfin = await createFrom(t, { preset: 'jellyfin-ldap', presetInputs: { baseUrl: 'http://192.168.1.20:8096', usersGroup: 'admins' } });
+    expect(jellyfin.name).toBe('Jellyfin');
     expect(jellyfin.ldap).toEqual({ enabled: true, bindDn: 'cn=jellyfin-ldap,ou=services,dc=gatehouse' });
     expect(jellyfin.ldapPassword).toMatch(/^ghl_/);
     const taken = await t.admin('POST', '/api/admin/applications', { preset: 'nextcloud', presetInputs: { baseUrl: 'https://cloud2.lan.example' }, id: 'cloud' });
@@ -353,11 +358,18 @@ describe('the forward-auth presets', () => {
     const setup = (await t.admin('GET', '/api/admin/applications/home-assistant/setup')).json();
     expect(setup.settings).toEqual([{ label: 'Protected host', value: 'home.lan.example' }, { label: 'Upstream', value: 'http://homeassistant:8123' }]);
     expect(setup.files.map((f: { name: string }) => f.name)).toEqual(['Caddyfile', 'nginx.conf', 'traefik.yml', 'configuration.yaml']);
-    // The very text the forward-auth tab prints, for the preset's upstream and scheme.
+    // People see the app's name, not how it is connected; administrators pick the preset by both.
+    expect(ha.name).toBe('Home Assistant');
+    // The very text Connect › Forward auth prints: with nothing asked, for the preset's upstream and scheme.
     for (const [name, proxy] of [['Caddyfile', 'caddy'], ['nginx.conf', 'nginx'], ['traefik.yml', 'traefik']] as const) {
-      const printed = await t.admin('GET', `/api/admin/applications/home-assistant/forward-auth/snippet?${new URLSearchParams({ proxy, upstream: 'http://homeassistant:8123' })}`);
-      expect(setup.files.find((f: { name: string }) => f.name === name).content, name).toBe(printed.json().snippet);
+      const printed = (await t.admin('GET', `/api/admin/applications/home-assistant/forward-auth/snippet?proxy=${proxy}`)).json();
+      expect([printed.upstream, printed.scheme], name).toEqual(['http://homeassistant:8123', 'https']);
+      expect(setup.files.find((f: { name: string }) => f.name === name).content, name).toBe(printed.snippet);
     }
+    // What is asked for wins over the preset's.
+    const asked = (await t.admin('GET', '/api/admin/applications/home-assistant/forward-auth/snippet?proxy=caddy&upstream=http://10.0.0.9:8123&scheme=http')).json();
+    expect([asked.upstream, asked.scheme]).toEqual(['http://10.0.0.9:8123', 'http']);
+    expect(asked.snippet).toContain('reverse_proxy http://10.0.0.9:8123');
     expect(setup.files[0].content).toContain('https://home.lan.example {');
     expect(setup.files[0].content).toContain('reverse_proxy http://homeassistant:8123');
 
@@ -368,6 +380,9 @@ describe('the forward-auth presets', () => {
     const kumaSetup = (await t.admin('GET', '/api/admin/applications/uptime-kuma/setup')).json();
     expect(kumaSetup.files.find((f: { name: string }) => f.name === 'Caddyfile').content).toContain('http://status.lan:8080 {');
     expect(kumaSetup.files.find((f: { name: string }) => f.name === 'Caddyfile').content).toContain('reverse_proxy http://127.0.0.1:3001');
+    const kumaSnippet = (await t.admin('GET', '/api/admin/applications/uptime-kuma/forward-auth/snippet?proxy=caddy')).json();
+    expect([kumaSnippet.upstream, kumaSnippet.scheme, kumaSnippet.snippet]).toEqual(['http://127.0.0.1:3001', 'http', kumaSetup.files.find((f: { name: string }) => f.name === 'Caddyfile').content]);
+    expect(kuma.name).toBe('Uptime Kuma');
   });
 
   it('refuse an upstream with a path, a host another application protects, and a group that does not exist, writing nothing', async () => {

@@ -116,6 +116,7 @@ describe('authentication and CSRF', () => {
     const paths = Object.keys((await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json().paths).filter((p) => p.startsWith('/api/me'));
     expect(paths.sort()).toEqual([
       '/api/me', '/api/me/app-passwords', '/api/me/app-passwords/{id}', '/api/me/applications/{id}/profile', '/api/me/linked-accounts', '/api/me/linked-accounts/{provider}', '/api/me/memberships',
+      '/api/me/network-certificates', '/api/me/network-certificates/{id}',
       '/api/me/passkeys', '/api/me/passkeys/options', '/api/me/passkeys/{id}', '/api/me/password', '/api/me/recovery-codes',
       '/api/me/security', '/api/me/sessions', '/api/me/sessions/sign-out-all', '/api/me/sessions/{sid}', '/api/me/totp', '/api/me/totp/confirm',
     ]);

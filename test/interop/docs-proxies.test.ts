@@ -8,6 +8,7 @@
  *   shows what the guide's "Rolling restarts" promises: stopping one instance fails no request,
  *   the restarted instance serves again within the documented 10 s of answering /readyz, and
  *   stopping the other one after that wait fails no request either.
+ * And docs/operations.md's "Behind a reverse proxy (one instance)" Caddyfile passes `caddy validate`.
  * Each proxy and instance is started here, on a free port, and stopped by the pid started.
  *
  * And the forward-auth snippets of the README's "Protect an app without OIDC" (Caddy) and of
@@ -100,6 +101,19 @@ describe('docs/postgresql.md: the proxy configurations as written', () => {
     expect((await run('caddy', ['version'])).output).toMatch(/^v?2\.6\./);
     const file = join(dir, 'Caddyfile');
     writeFileSync(file, block('caddyfile'));
+    const validated = await run('caddy', ['validate', '--config', file, '--adapter', 'caddyfile'], caddyEnv);
+    expect(validated.output).toContain('Valid configuration');
+    expect(validated.code).toBe(0);
+  });
+});
+
+describe('docs/operations.md: behind a reverse proxy (one instance)', () => {
+  it('the Caddyfile passes caddy validate on Debian 12 Caddy 2.6', async () => {
+    const section = /## Behind a reverse proxy \(one instance\)\n([\s\S]*?)\n## /.exec(readFileSync(join(ROOT, 'docs/operations.md'), 'utf8'))?.[1];
+    const caddyfile = section && /```caddyfile\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(caddyfile).toContain('reverse_proxy 127.0.0.1:8787');
+    const file = join(dir, 'Caddyfile.one-instance');
+    writeFileSync(file, caddyfile!);
     const validated = await run('caddy', ['validate', '--config', file, '--adapter', 'caddyfile'], caddyEnv);
     expect(validated.output).toContain('Valid configuration');
     expect(validated.code).toBe(0);

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isReturnToText, PANEL_HOME, panelReturnTo } from '../../server/pages/return-to.js';
+import { Registries } from '../../server/plugin-api/registries.js';
 import { safeReturnTo } from '../../server/pages/sign-in-pages.js';
 
 describe('the text a return_to may be', () => {
@@ -36,11 +37,17 @@ describe("the panel's return_to", () => {
     expect(panelReturnTo('/admin/people/../groups')).toBe('/admin/groups');
   });
 
-  it("the hosted pages' rule keeps its prefixes: an authorization request, the device page, forward auth's hand-over", () => {
-    expect(safeReturnTo('/api/auth/oauth2/authorize?client_id=x')).toBe('/api/auth/oauth2/authorize?client_id=x');
-    expect(safeReturnTo('/device?user_code=ABCD-EFGH')).toBe('/device?user_code=ABCD-EFGH');
-    for (const bad of [undefined, '/admin/', '//evil.example/api/auth/oauth2/authorize?', '/api/auth/oauth2/authorize?\\x', '/device?é']) {
-      expect(safeReturnTo(bad), JSON.stringify(bad)).toBe('/account');
+  it("the hosted pages' rule keeps its prefixes: an authorization request, the device page, forward auth's hand-over, a plugin's browser flow", () => {
+    // The registries a server closes after its plugins' set-up; one plugin flow is enough to show they count.
+    const registries = new Registries();
+    registries.browserFlows.add({ name: 'example', resumePrefix: '/example/resume?' });
+    registries.close();
+    const ctx = { registries };
+    expect(safeReturnTo(ctx, '/api/auth/oauth2/authorize?client_id=x')).toBe('/api/auth/oauth2/authorize?client_id=x');
+    expect(safeReturnTo(ctx, '/device?user_code=ABCD-EFGH')).toBe('/device?user_code=ABCD-EFGH');
+    expect(safeReturnTo(ctx, '/example/resume?id=1')).toBe('/example/resume?id=1');
+    for (const bad of [undefined, '/admin/', '//evil.example/api/auth/oauth2/authorize?', '/api/auth/oauth2/authorize?\\x', '/device?é', '/example/other']) {
+      expect(safeReturnTo(ctx, bad), JSON.stringify(bad)).toBe('/account');
     }
   });
 });

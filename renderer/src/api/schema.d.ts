@@ -2848,9 +2848,9 @@ export interface paths {
                 query: {
                     /** @description Which reverse proxy */
                     proxy: "caddy" | "nginx" | "traefik";
-                    /** @description How the protected hosts are served (default https) */
+                    /** @description How the protected hosts are served (default: as the app preset's address is, else https) */
                     scheme?: "https" | "http";
-                    /** @description Where the application itself listens, as the proxy reaches it (default http://127.0.0.1:8080) */
+                    /** @description Where the application itself listens, as the proxy reaches it (default: the app preset's upstream, else http://127.0.0.1:8080) */
                     upstream?: string;
                 };
                 header?: never;
@@ -2870,8 +2870,12 @@ export interface paths {
                         "application/json": {
                             hosts: string[];
                             proxy: string;
+                            /** @description How it serves the hosts */
+                            scheme: "https" | "http";
                             /** @description The configuration text, ready to paste */
                             snippet: string;
+                            /** @description The upstream the configuration proxies to */
+                            upstream: string;
                         };
                     };
                 };
@@ -9570,6 +9574,17 @@ export interface paths {
                     content: {
                         "application/json": {
                             applications: string[];
+                            /** @description What the caller may call, from the server's route table (http/admin-policy.ts): the panel shows what these allow */
+                            capabilities: {
+                                /** @description every admin route (an owner, the admin token) */
+                                everything: boolean;
+                                routes: {
+                                    /** @description `all`: for every application; `listed`: for those in `applications` only */
+                                    applications: "all" | "listed";
+                                    /** @description METHOD and route as registered under /api/admin: `PATCH /applications/:id` */
+                                    route: string;
+                                }[];
+                            };
                             email: string | null;
                             name: string | null;
                             personId: string | null;
@@ -11731,6 +11746,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             presets: {
+                                /** @description The name an application made from it gets unless one is given: what people see (the app alone) */
+                                appName: string;
                                 category: "web-app" | "library" | "forward-auth" | "ldap" | "mail" | "network";
                                 id: string;
                                 inputs: {
@@ -11743,14 +11760,15 @@ export interface paths {
                                     label: string;
                                     required: boolean;
                                 }[];
+                                /** @description What administrators pick it by: the app, and how it connects when it has several ways */
                                 name: string;
                                 protocol: "oidc" | "forward-auth" | "ldap" | "radius";
                                 summary: string;
                                 testedWith: {
                                     product: string;
-                                    /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `documentation`: checked against the app's documentation of `version` */
-                                    status: "tested" | "documentation";
-                                    /** @description The test file that runs it, when tested */
+                                    /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `configuration`: the app does not run here, but a test creates the application from the preset and checks its settings and Test sign-in checks against a real Gatehouse; `documentation`: checked against the app's documentation of `version` only */
+                                    status: "tested" | "configuration" | "documentation";
+                                    /** @description The test file that proves it, when tested or checked by configuration */
                                     test: string | null;
                                     version: string;
                                 };
@@ -11859,6 +11877,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The name an application made from it gets unless one is given: what people see (the app alone) */
+                            appName: string;
                             category: "web-app" | "library" | "forward-auth" | "ldap" | "mail" | "network";
                             /** @description Where the app's documentation and what it does (or what Gatehouse does) disagree */
                             caveats: string[];
@@ -11880,6 +11900,7 @@ export interface paths {
                                 label: string;
                                 required: boolean;
                             }[];
+                            /** @description What administrators pick it by: the app, and how it connects when it has several ways */
                             name: string;
                             protocol: "oidc" | "forward-auth" | "ldap" | "radius";
                             /** @description What Test sign-in checks after the sign-in */
@@ -11902,9 +11923,9 @@ export interface paths {
                             summary: string;
                             testedWith: {
                                 product: string;
-                                /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `documentation`: checked against the app's documentation of `version` */
-                                status: "tested" | "documentation";
-                                /** @description The test file that runs it, when tested */
+                                /** @description `tested`: Gatehouse's own tests run the app (or its relying-party library) against this preset; `configuration`: the app does not run here, but a test creates the application from the preset and checks its settings and Test sign-in checks against a real Gatehouse; `documentation`: checked against the app's documentation of `version` only */
+                                status: "tested" | "configuration" | "documentation";
+                                /** @description The test file that proves it, when tested or checked by configuration */
                                 test: string | null;
                                 version: string;
                             };

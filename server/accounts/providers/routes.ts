@@ -16,9 +16,8 @@ import { problemText } from '../../pages/text.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { eq } from 'drizzle-orm';
 import type { AppContext, FeatureOptions } from '../../context.js';
-import { people } from '../../db/schema.js';
+import { findPersonRow } from '../../people/queries.js';
 import { Problem, notFound, unauthorized } from '../../http/problem.js';
 import { PROVIDERS, isConfigured, providerName } from '../../applications/providers.js';
 import { preparePageScope } from '../../pages/page-scope.js';
@@ -44,7 +43,6 @@ import {
 } from './logins.js';
 import { completeLogin, loginApplication } from './service.js';
 import { finishLinkIfPending } from './link-on-sign-in.js';
-import { one } from '../../db/store.js';
 
 const short = (max: number) => Type.Optional(Type.String({ maxLength: max }));
 const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 64 }) });
@@ -101,7 +99,7 @@ async function logged<T>(request: FastifyRequest, provider: string, run: () => P
 type Pending = NonNullable<Awaited<ReturnType<typeof pendingLink>>>;
 
 async function showProofPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, pending: Pending, error?: string) {
-  const person = await one(ctx.db.select().from(people).where(eq(people.id, pending.linkPersonId)));
+  const person = await findPersonRow(ctx.db, pending.linkPersonId);
   if (!person) throw loginExpired();
   const name = providerName(pending.provider, ctx.config.env);
   const app = pending.applicationId ? await pageApplication(ctx, pending.applicationId) : undefined;
@@ -214,7 +212,7 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       checkFormToken(ctx.config, request, request.body.csrf_token);
       const pending = await pendingLink(ctx, loginCookie(ctx.config, request, 'gatehouse_link_pending'));
       if (!pending) throw loginExpired();
-      const person = await one(ctx.db.select().from(people).where(eq(people.id, pending.linkPersonId)));
+      const person = await findPersonRow(ctx.db, pending.linkPersonId);
       if (!person) throw loginExpired();
       let signedIn: SignInOutcome;
       try {

@@ -15,7 +15,7 @@ import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import type { Tx } from '../../db/client.js';
 import { recordAudit } from '../../audit/record.js';
-import { applications, linkedAccounts, people, type Application, type ExternalIdentity, type Person } from '../../db/schema.js';
+import { linkedAccounts, people, type Application, type ExternalIdentity, type Person } from '../../db/schema.js';
 import { Problem, conflict, forbidden } from '../../http/problem.js';
 import { newId } from '../../util/ids.js';
 import { cleanDisplayText } from '../../util/display-text.js';
@@ -28,6 +28,7 @@ import { safeReturnTo } from '../../pages/sign-in-pages.js';
 import { holdForProof, type ProviderLogin } from './logins.js';
 import { usernameForNewPerson } from '../../people/username.js';
 import { exec, one, transaction } from '../../db/store.js';
+import { findApplication } from '../../applications/lookup.js';
 
 /**
  * The name an external provider vouches for, made safe to show (util/display-text.ts): cleaned
@@ -48,7 +49,7 @@ export type Outcome =
 /** The application a login is for, re-checked at the callback: it must still allow the provider. */
 export async function loginApplication(ctx: AppContext, applicationId: string | null, provider: string, providerName: string): Promise<Application | undefined> {
   if (!applicationId) return undefined;
-  const app = await one(ctx.db.select().from(applications).where(eq(applications.id, applicationId)));
+  const app = await findApplication(ctx.db, applicationId);
   if (!app) throw new Problem(404, 'application_not_found', 'The application you were signing in to no longer exists.');
   if (!app.authPolicy.allowed_providers.includes(provider)) {
     throw forbidden('provider_not_allowed', `${app.name} does not allow signing in with ${providerName}.`);

@@ -196,8 +196,8 @@ export const appCreate = adminCommand({
  */
 const showFlags: FlagTable = {
   proxy: { type: 'string', value: 'caddy|nginx|traefik', field: 'proxy', help: 'print the reverse proxy\'s configuration for the hosts it protects (forward auth)' },
-  upstream: { type: 'string', value: 'URL', field: 'upstream', help: 'with --proxy: where the application itself listens (default http://127.0.0.1:8080)' },
-  scheme: { type: 'string', value: 'https|http', field: 'scheme', help: 'with --proxy: how its hosts are served (default https)' },
+  upstream: { type: 'string', value: 'URL', field: 'upstream', help: "with --proxy: where the application itself listens (default: its preset's, else http://127.0.0.1:8080)" },
+  scheme: { type: 'string', value: 'https|http', field: 'scheme', help: "with --proxy: how its hosts are served (default: as its preset's address, else https)" },
 };
 
 const forwardAuthText = (f: Application['forwardAuth']) =>

@@ -11,7 +11,7 @@ interface PresetSummary {
   name: string;
   protocol: string;
   summary: string;
-  testedWith: { status: 'tested' | 'documentation'; product: string; version: string; test: string | null };
+  testedWith: { status: 'tested' | 'configuration' | 'documentation'; product: string; version: string; test: string | null };
   inputs: { key: string; label: string; example: string; required: boolean; hint?: string; default?: string }[];
 }
 
@@ -23,9 +23,13 @@ interface PresetDetail extends PresetSummary {
   caveats: string[];
 }
 
-/** "tested here" or "documentation of version X", the words the panel uses too. */
+/** "tested here", "settings checked here" or "documentation of version X", the words the panel uses too. */
 export const statusText = (t: PresetSummary['testedWith']) =>
-  t.status === 'tested' ? `tested here (${t.product} ${t.version})` : `checked against the documentation of ${t.product} ${t.version}`;
+  t.status === 'tested'
+    ? `tested here (${t.product} ${t.version})`
+    : t.status === 'configuration'
+      ? `settings checked here (${t.product} ${t.version} from its documentation)`
+      : `checked against the documentation of ${t.product} ${t.version}`;
 
 /** How an input is given on `app create --preset`. */
 export const inputFlag = (key: string) => (key === 'baseUrl' ? '--base-url URL' : `--input ${key}=VALUE`);
@@ -37,7 +41,7 @@ export const presetList = adminCommand({
     console.log(
       formatTable(
         ['ID', 'NAME', 'PROTOCOL', 'STATUS'],
-        presets.map((p) => [p.id, p.name, p.protocol, p.testedWith.status === 'tested' ? 'tested here' : `docs ${p.testedWith.version}`]),
+        presets.map((p) => [p.id, p.name, p.protocol, p.testedWith.status === 'tested' ? 'tested here' : p.testedWith.status === 'configuration' ? `checked ${p.testedWith.version}` : `docs ${p.testedWith.version}`]),
       ),
     );
     console.log('\nCreate one with `gatehouse app create --preset ID --base-url URL`; `gatehouse preset show ID` lists its inputs.');

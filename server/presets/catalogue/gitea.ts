@@ -22,7 +22,7 @@ export const gitea: Preset = {
     sourceNameInput,
     groupInput('adminGroup', 'Group whose members are Gitea administrators', 'admins', 'Optional: members of this directory group become site administrators at sign-in (--admin-group).'),
   ],
-  testedWith: { status: 'documentation', product: 'Gitea', version: '1.22', test: null },
+  testedWith: { status: 'configuration', product: 'Gitea', version: '1.22', test: 'test/integration/presets.test.ts' },
   sources: [
     { title: 'Gitea documentation: Command Line', section: 'admin auth add-oauth (--auto-discover-url, --scopes, --group-claim-name, --admin-group)', url: 'https://docs.gitea.com/administration/command-line', version: '1.22' },
     { title: 'Gitea documentation: Configuration Cheat Sheet', section: 'OAuth2 Client ([oauth2_client]): ENABLE_AUTO_REGISTRATION, USERNAME (preferred_username), ACCOUNT_LINKING', url: 'https://docs.gitea.com/administration/config-cheat-sheet#oauth2-client-oauth2_client', version: '1.22' },

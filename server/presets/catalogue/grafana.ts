@@ -38,7 +38,7 @@ export const grafana: Preset = {
     groupInput('adminGroup', 'Group whose members are Grafana Admins', 'admins', 'Optional. Without groups, the application role decides: admin → Admin, member → Viewer.'),
     groupInput('editorGroup', 'Group whose members are Grafana Editors', 'editors', 'Optional: members (not in the admin group) become Editors.'),
   ],
-  testedWith: { status: 'documentation', product: 'Grafana', version: '10.4', test: null },
+  testedWith: { status: 'configuration', product: 'Grafana', version: '10.4', test: 'test/integration/presets.test.ts' },
   sources: [
     { title: 'Configure Generic OAuth authentication', section: 'Steps (callback /login/generic_oauth); Configure a refresh token; Configure role mapping', url: DOC, version: '10.4' },
   ],

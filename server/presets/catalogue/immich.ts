@@ -23,7 +23,7 @@ export const immich: Preset = {
     groupInput('adminGroup', 'Group whose members are Immich administrators', 'admins', 'Optional: sets the immich_role claim to admin for them (user for everyone else). Immich reads it only when it creates the account.'),
   ],
   runtime: 'node',
-  testedWith: { status: 'documentation', product: 'Immich', version: '(2026)', test: null },
+  testedWith: { status: 'configuration', product: 'Immich', version: '(2026)', test: 'test/integration/presets.test.ts' },
   sources: [{ title: 'Immich documentation: OAuth Authentication', section: 'Prerequisites; Enable OAuth (settings table); Mobile Redirect URI', url: DOC, version: '2026' }],
   caveats: [
     'Immich\'s documentation asks for app.immich:///oauth-callback as a redirect URI. Gatehouse accepts custom schemes only for native (public) clients, and Immich is a confidential client; the preset registers Immich\'s own forwarder, /api/oauth/mobile-redirect, instead: turn on "Mobile Redirect URI Override" with that address, as the documentation describes for providers that refuse the custom scheme.',

@@ -25,7 +25,7 @@ export const nextcloud: Preset = {
     },
   ],
   runtime: 'nextcloud',
-  testedWith: { status: 'documentation', product: 'Nextcloud user_oidc', version: '8.10.1', test: null },
+  testedWith: { status: 'configuration', product: 'Nextcloud user_oidc', version: '8.10.1', test: 'test/integration/presets.test.ts' },
   sources: [
     { title: 'user_oidc README', section: 'PKCE; Single logout; Backchannel logout; User IDs; Commandline settings', url: SOURCE, version: '8.10.1' },
     { title: 'user_oidc routes', section: 'appinfo/routes.php: login#code at /code', url: 'https://github.com/nextcloud/user_oidc/blob/v8.10.1/appinfo/routes.php', version: '8.10.1' },

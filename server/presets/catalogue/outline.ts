@@ -18,7 +18,7 @@ export const outline: Preset = {
   summary: 'Outline signs people in with its generic OIDC provider and keeps the session with a refresh token.',
   inputs: [baseUrlInput('Outline address (URL)', 'https://wiki.lan.example')],
   runtime: 'node',
-  testedWith: { status: 'documentation', product: 'Outline', version: '1.9.1', test: null },
+  testedWith: { status: 'configuration', product: 'Outline', version: '1.9.1', test: 'test/integration/presets.test.ts' },
   sources: [
     { title: 'Outline .env.sample', section: 'Generic OIDC provider (OIDC_CLIENT_ID … OIDC_SCOPES)', url: 'https://github.com/outline/outline/blob/main/.env.sample', version: '1.9.1' },
     { title: 'Outline hosting documentation: OIDC', section: 'Configuration', url: 'https://docs.getoutline.com/s/hosting/doc/oidc-8CPBm6uC0I', version: '2026' },

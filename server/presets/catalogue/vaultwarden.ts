@@ -17,7 +17,7 @@ export const vaultwarden: Preset = {
   version: 1,
   summary: 'Vaultwarden signs people in with SSO (the master password still unlocks the vault); it needs a verified e-mail address.',
   inputs: [baseUrlInput('Vaultwarden address (DOMAIN)', 'https://vault.lan.example')],
-  testedWith: { status: 'documentation', product: 'Vaultwarden', version: '1.37.2', test: null },
+  testedWith: { status: 'configuration', product: 'Vaultwarden', version: '1.37.2', test: 'test/integration/presets.test.ts' },
   sources: [
     { title: 'Vaultwarden .env.template', section: 'SSO settings (SSO_ENABLED … SSO_CLIENT_CACHE_EXPIRATION)', url: TEMPLATE, version: '1.37.2' },
     { title: 'Vaultwarden source: the SSO redirect address', section: 'src/config.rs: {DOMAIN}/identity/connect/oidc-signin', url: 'https://github.com/dani-garcia/vaultwarden/blob/1.37.2/src/config.rs', version: '1.37.2' },

@@ -16,6 +16,7 @@ import { managesPeople } from '../../me';
 import { createMemberPicker } from '../../member-picker';
 import { fetchAll, page, PAGE } from '../../paged';
 import { ErrorBox, Field, toast, useAction } from '../../ui';
+import { claimNameProblem } from '../../../../server/applications/claim-names';
 
 type CustomClaim = Application['customClaims'][number];
 type Source = CustomClaim['source'];
@@ -75,6 +76,7 @@ const t = {
   // Checks made before saving, in words (the server makes them too, in its own words).
   needName: 'A claim needs a name.',
   badName: 'A claim name starts with a letter and holds only letters, digits and _ . : / - (at most 100 characters).',
+  reservedName: (name: string) => `"${name}" is a claim Gatehouse sets itself; choose another name.`,
   duplicateName: 'Another claim has this name.',
   needField: 'Choose a profile field.',
   needGroup: 'Choose a group.',
@@ -90,7 +92,6 @@ const t = {
   none: '(none)',
 };
 
-const CLAIM_NAME = /^[A-Za-z][A-Za-z0-9_.:/-]{0,99}$/;
 /** Group ids typed into a text box. */
 const words = (text: string) => text.split(/[\s,]+/).filter(Boolean);
 
@@ -153,7 +154,8 @@ function draftErrors(drafts: readonly Draft[]): ClaimErrors[] {
     const add = (field: string, message: string) => (out[field] ??= []).push(message);
     const name = names[i]!;
     if (!name) add('name', t.needName);
-    else if (!CLAIM_NAME.test(name)) add('name', t.badName);
+    else if (claimNameProblem(name) === 'pattern') add('name', t.badName);
+    else if (claimNameProblem(name) === 'reserved') add('name', t.reservedName(name));
     else if (names.indexOf(name) !== i) add('name', t.duplicateName);
     if (d.type === 'profileField' && !d.key) add('key', t.needField);
     if (d.type === 'inGroup' && !d.group.trim()) add('group', t.needGroup);

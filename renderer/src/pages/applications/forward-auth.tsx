@@ -59,15 +59,16 @@ export function ForwardAuthTab(props: { app: Application; onSaved: (app: Applica
   const [groups, setGroups] = createSignal((current()?.groups ?? []).join(' '));
   const [basic, setBasic] = createSignal(current()?.basic ?? false);
   const [proxy, setProxy] = createSignal<ProxyName>('caddy');
-  const [upstream, setUpstream] = createSignal('http://127.0.0.1:8080');
-  const [scheme, setScheme] = createSignal<'https' | 'http'>('https');
+  // Unset until changed here: the server starts from the app preset's upstream and scheme (and says which).
+  const [upstream, setUpstream] = createSignal<string | undefined>();
+  const [scheme, setScheme] = createSignal<'https' | 'http' | undefined>();
   const save = useAction();
   const errors = () => forwardAuthErrors(save.error());
 
   const [config] = createResource(
-    () => (current() ? { proxy: proxy(), upstream: upstream().trim() || undefined, scheme: scheme(), hosts: current()!.hosts.join() } : undefined),
+    () => (current() ? { proxy: proxy(), upstream: upstream()?.trim() || undefined, scheme: scheme(), hosts: current()!.hosts.join() } : undefined),
     ({ proxy: p, upstream: u, scheme: s }) =>
-      ok(client.GET('/api/admin/applications/{id}/forward-auth/snippet', { params: { path, query: { proxy: p, upstream: u, scheme: s } } })),
+      ok(client.GET('/api/admin/applications/{id}/forward-auth/snippet', { params: { path, query: { proxy: p, ...(u ? { upstream: u } : {}), ...(s ? { scheme: s } : {}) } } })),
   );
 
   const store = async (forwardAuth: { hosts: string[]; groups: string[] | null; basic: boolean } | null, message: string) => {
@@ -130,11 +131,11 @@ export function ForwardAuthTab(props: { app: Application; onSaved: (app: Applica
             </label>
             <label>
               {t.upstream}{' '}
-              <input name="upstream" aria-label={t.upstream} value={upstream()} onChange={(e) => setUpstream(e.currentTarget.value)} />
+              <input name="upstream" aria-label={t.upstream} value={upstream() ?? config.latest?.upstream ?? ''} onChange={(e) => setUpstream(e.currentTarget.value)} />
             </label>
             <label>
               {t.scheme}{' '}
-              <select name="scheme" aria-label={t.scheme} value={scheme()} onChange={(e) => setScheme(e.currentTarget.value as 'https' | 'http')}>
+              <select name="scheme" aria-label={t.scheme} value={scheme() ?? config.latest?.scheme ?? 'https'} onChange={(e) => setScheme(e.currentTarget.value as 'https' | 'http')}>
                 <option value="https">https</option>
                 <option value="http">http</option>
               </select>

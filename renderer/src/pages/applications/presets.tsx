@@ -26,12 +26,16 @@ const t = {
   protocol: { oidc: 'OpenID Connect', 'forward-auth': 'forward auth', ldap: 'LDAP' } as Record<string, string>,
   tested: 'tested here',
   documented: (product: string, version: string) => `checked against the documentation of ${product} ${version}`,
+  configured: (product: string, version: string) => `settings checked here (${product} ${version} from its documentation)`,
   statusTested: (product: string, version: string) => `Tested here: Gatehouse's own tests run ${product} ${version} against this preset.`,
   statusDocumented: (product: string, version: string) => `Checked against the documentation of ${product} ${version}; it does not run here.`,
+  statusConfigured: (product: string, version: string) =>
+    `Checked against the documentation of ${product} ${version}; it does not run here, but Gatehouse's tests create an application from this preset and check its settings and Test sign-in checks.`,
   inputsFor: (name: string) => `Connect ${name}`,
   optional: ' (optional)',
   example: (e: string) => `e.g. ${e}`,
   name: 'Name in Gatehouse',
+  nameHint: 'What people see on the sign-in page, their account page and in e-mails.',
   clientId: 'Client ID',
   clientIdHint: 'Lower-case letters, digits, - and _; it cannot change later. Default: the preset\'s id.',
   back: 'Back',
@@ -70,7 +74,12 @@ const t = {
 
 const show = (value: unknown) => (value === null || value === undefined ? '—' : Array.isArray(value) ? value.join(', ') || '(none)' : typeof value === 'object' ? JSON.stringify(value) : String(value));
 
-export const presetStatusText = (p: PresetSummary) => (p.testedWith.status === 'tested' ? t.tested : t.documented(p.testedWith.product, p.testedWith.version));
+export const presetStatusText = (p: PresetSummary) =>
+  p.testedWith.status === 'tested'
+    ? t.tested
+    : p.testedWith.status === 'configuration'
+      ? t.configured(p.testedWith.product, p.testedWith.version)
+      : t.documented(p.testedWith.product, p.testedWith.version);
 
 /** Step 0 of the wizard: pick an app by name, or "Something else" for the hand-made path. */
 export function PresetPicker(props: { presets: PresetSummary[]; onPick: (preset: PresetSummary) => void; onSomethingElse: () => void }) {
@@ -154,7 +163,9 @@ export function PresetInputsForm(props: { preset: PresetSummary; onBack: () => v
       <p class="hint">
         {props.preset.testedWith.status === 'tested'
           ? t.statusTested(props.preset.testedWith.product, props.preset.testedWith.version)
-          : t.statusDocumented(props.preset.testedWith.product, props.preset.testedWith.version)}
+          : props.preset.testedWith.status === 'configuration'
+            ? t.statusConfigured(props.preset.testedWith.product, props.preset.testedWith.version)
+            : t.statusDocumented(props.preset.testedWith.product, props.preset.testedWith.version)}
       </p>
       <For each={props.preset.inputs}>
         {(input, i) => (
@@ -176,8 +187,8 @@ export function PresetInputsForm(props: { preset: PresetSummary; onBack: () => v
           </Field>
         )}
       </For>
-      <Field label={`${t.name}${t.optional}`} errors={server().name ?? []}>
-        {(a) => <input {...a} name="name" value={name()} placeholder={props.preset.name} onInput={(e) => setName(e.currentTarget.value)} maxLength={200} />}
+      <Field label={`${t.name}${t.optional}`} hint={t.nameHint} errors={server().name ?? []}>
+        {(a) => <input {...a} name="name" value={name()} placeholder={props.preset.appName} onInput={(e) => setName(e.currentTarget.value)} maxLength={200} />}
       </Field>
       <Field label={`${t.clientId}${t.optional}`} hint={t.clientIdHint} errors={server().id ?? []}>
         {(a) => <input {...a} name="id" value={id()} placeholder={props.preset.id} onInput={(e) => setId(e.currentTarget.value)} />}

@@ -1,12 +1,19 @@
 import { createResource, For, Show } from 'solid-js';
 import { A } from '@solidjs/router';
 import { client, ok } from '../../api';
-import { managesPeople } from '../../me';
+import { managesPeople, may } from '../../me';
 import { Async, CopyField } from '../../ui';
 import { ActivityPanel } from './activity-lazy';
 
 const t = {
   title: 'Overview',
+  firstRun: 'Connect your first application',
+  firstRunSteps: [
+    'New application: pick the app you are connecting (Grafana, Nextcloud, Jellyfin… or something else).',
+    'Paste the set-up text it shows into the app.',
+    'Test sign-in: sign in as the app would, and see the tokens and checks it gets.',
+  ],
+  firstRunButton: 'New application',
   counts: 'Counts',
   labels: {
     applications: 'Applications',
@@ -52,6 +59,18 @@ export function OverviewPage() {
       <Async resource={data}>
         {(o) => (
           <>
+            {/* First run (issue 44, m9): nothing is connected yet, so the next step is the page's first thing. */}
+            <Show when={o.counts.applications === 0 && may('POST /applications')}>
+              <section class="card cta" aria-labelledby="first-run-title" data-testid="first-run">
+                <h2 id="first-run-title">{t.firstRun}</h2>
+                <ol>
+                  <For each={t.firstRunSteps}>{(step) => <li>{step}</li>}</For>
+                </ol>
+                <A class="button primary" href="/applications/new">
+                  {t.firstRunButton}
+                </A>
+              </section>
+            </Show>
             <div class="grid" role="group" aria-label={t.counts}>
               <For each={Object.keys(t.labels) as (keyof typeof t.labels)[]}>
                 {(key) => (

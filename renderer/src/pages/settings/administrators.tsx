@@ -7,6 +7,7 @@ import { createResource, createSignal, For, Show } from 'solid-js';
 import { client, ok, type Ok } from '../../api';
 import { strings } from '../../strings';
 import { confirmAction, DataTable, ErrorBox, Loading, toast, useAction, when } from '../../ui';
+import { ApplicationPicker } from '../../application-picker';
 
 type Administrator = Ok<'/api/admin/administrators', 'get'>['administrators'][number];
 type Role = Administrator['role'];
@@ -31,7 +32,8 @@ const t = {
   addEmail: 'E-mail address of an existing person',
   addButton: 'Add',
   notFound: (email: string) => `Nobody has the e-mail address ${email}. Add them on the People page first.`,
-  appsHint: 'Application ids, separated by commas',
+  appsOf: (who: string) => `Applications ${who} manages`,
+  newApps: 'Applications they manage',
   lastOwner: 'The last owner cannot be removed or demoted.',
   none: 'Nobody administers this Gatehouse by name yet: the admin token is the only way in. Name an owner below, or create one from the sign-in screen.',
 };
@@ -40,11 +42,11 @@ const ROLES: Role[] = ['owner', 'people_manager', 'app_manager'];
 
 function RoleEditor(props: { admin: Administrator; onSaved: () => void }) {
   const [role, setRole] = createSignal<Role>(props.admin.role);
-  const [apps, setApps] = createSignal(props.admin.applications.join(', '));
+  const [apps, setApps] = createSignal<string[]>([...props.admin.applications]);
   const action = useAction();
   const who = () => props.admin.name ?? props.admin.email;
   const save = async () => {
-    const applications = role() === 'app_manager' ? apps().split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+    const applications = role() === 'app_manager' ? apps() : undefined;
     const done = await action.run(() =>
       ok(client.PUT('/api/admin/administrators/{personId}', { params: { path: { personId: props.admin.personId } }, body: { role: role(), ...(applications ? { applications } : {}) } })),
     );
@@ -55,8 +57,9 @@ function RoleEditor(props: { admin: Administrator; onSaved: () => void }) {
   };
   const remove = async () => {
     if (!(await confirmAction(t.removeTitle(who()), t.removeBody, t.remove))) return;
-    const done = await action.run(() => ok(client.DELETE('/api/admin/administrators/{personId}', { params: { path: { personId: props.admin.personId } } })));
-    if (done !== undefined) {
+    // A 204 answers nothing: done is true once it has.
+    const done = await action.run(async () => (await ok(client.DELETE('/api/admin/administrators/{personId}', { params: { path: { personId: props.admin.personId } } })), true));
+    if (done) {
       toast(t.removed(who()));
       props.onSaved();
     }
@@ -73,7 +76,7 @@ function RoleEditor(props: { admin: Administrator; onSaved: () => void }) {
       </td>
       <td>
         <Show when={role() === 'app_manager'} fallback={<span class="muted">—</span>}>
-          <input aria-label={`Applications of ${who()}`} placeholder={t.appsHint} value={apps()} onInput={(e) => setApps(e.currentTarget.value)} />
+          <ApplicationPicker label={t.appsOf(who())} value={apps()} onChange={setApps} />
         </Show>
       </td>
       <td>{when(props.admin.createdAt)}</td>
@@ -94,7 +97,7 @@ export function AdministratorsPage() {
   const [list, { refetch }] = createResource(() => ok(client.GET('/api/admin/administrators')));
   const [email, setEmail] = createSignal('');
   const [role, setRole] = createSignal<Role>('people_manager');
-  const [apps, setApps] = createSignal('');
+  const [apps, setApps] = createSignal<string[]>([]);
   const action = useAction();
   const add = async (e: Event) => {
     e.preventDefault();
@@ -103,12 +106,13 @@ export function AdministratorsPage() {
       const found = await ok(client.GET('/api/admin/people', { params: { query: { q: address, limit: 5 } } }));
       const person = found.people.find((p) => p.email === address);
       if (!person) throw new Error(t.notFound(address));
-      const applications = role() === 'app_manager' ? apps().split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+      const applications = role() === 'app_manager' ? apps() : undefined;
       return ok(client.PUT('/api/admin/administrators/{personId}', { params: { path: { personId: person.id } }, body: { role: role(), ...(applications ? { applications } : {}) } }));
     });
     if (done) {
       toast(t.saved(done.name ?? done.email));
       setEmail('');
+      setApps([]);
       void refetch();
     }
   };
@@ -143,13 +147,13 @@ export function AdministratorsPage() {
           <select aria-label="Role" value={role()} onChange={(e) => setRole(e.currentTarget.value as Role)}>
             <For each={ROLES}>{(r) => <option value={r}>{t.roles[r]}</option>}</For>
           </select>
-          <Show when={role() === 'app_manager'}>
-            <input aria-label={t.appsHint} placeholder={t.appsHint} value={apps()} onInput={(e) => setApps(e.currentTarget.value)} />
-          </Show>
           <button type="submit" class="primary" disabled={action.busy()}>
             {t.addButton}
           </button>
         </div>
+        <Show when={role() === 'app_manager'}>
+          <ApplicationPicker label={t.newApps} value={apps()} onChange={setApps} />
+        </Show>
         <ErrorBox error={action.error()} />
       </form>
     </>
