@@ -140,12 +140,13 @@ export interface BenchServer {
 
 /**
  * Spawns the built `gatehouse serve` on `dataDir`, which applies its launch settings to itself
- * (server/cli/launch.ts); `ready` resolves with its URL once it says so over IPC.
+ * (server/cli/launch.ts); `ready` resolves with its URL once it says so over IPC. `entry` is the
+ * bundle, or `bin/gatehouse.js` to start it as the installed command does.
  */
-export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = [], port = 0) {
+export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = [], port = 0, entry: string = SERVER_BUNDLE) {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...nodeArgs, join(root, SERVER_BUNDLE), 'serve', '--data-dir', dataDir, '--port', String(port)],
+    [...nodeArgs, join(root, entry), 'serve', '--data-dir', dataDir, '--port', String(port)],
     // The admin token through the environment: `serve` refuses it on the command line (ps shows that).
     // BENCH_SERVER_LOG=FILE keeps the server's log lines (warnings and errors) there.
     {

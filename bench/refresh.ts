@@ -34,7 +34,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchResult, Scenario } from './run.js';
 import { SERVE_ENV, serveNodeArgs } from '../server/cli/launch.js';
-import { codeFlow, cpuSample, createApplication, loadFigures, refreshLoad, signUp, startBenchServer, type BenchServer, type CannonRun } from './_server.js';
+import { codeFlow, cpuSample, createApplication, loadFigures, peakRssMiB, refreshLoad, signUp, startBenchServer, type BenchServer, type CannonRun } from './_server.js';
 import { cost, costFigures, perOpOrThrow, type Cost } from './_cost.js';
 import { mainThreadShares, profiled } from './_profile.js';
 import { signatureCost, signingInputOf } from './_signature.js';
@@ -121,6 +121,8 @@ async function run(): Promise<BenchResult[]> {
     const cpu1 = server.cpu();
     const concurrent = await refreshLoad(server, CLIENT, pool, { connections: CONNECTIONS, duration: CONCURRENT_SECONDS });
     const cpu2 = server.cpu();
+    // Issue 45: ≤ 160 MB resident while refreshing. VmHWM: the most the server has held since it started.
+    const peakMiB = peakRssMiB(server.pid);
     const { profile } = await profiled(server, () => refreshLoad(server, CLIENT, pool, { connections: CONNECTIONS, duration: PROFILED_SECONDS }));
     const signature = await signatureCost(server.dataDir, signingInputOf(accessToken));
     // Prometheus counting on against off, on this same server (bench/_metrics-cost.ts).
@@ -143,6 +145,11 @@ async function run(): Promise<BenchResult[]> {
 
     const measured = refreshRow('token refresh, 8 connections', concurrent, CONNECTIONS, perOp, cost(perOp, mainThreadShares(profile), signature, 1));
     const floorRatio = floor.perOp.totalMs / signature.signMs;
+    measured.extra = {
+      ...measured.extra,
+      'server peak RSS MB (VmHWM, start to the end of this window)': Number(((peakMiB * 2 ** 20) / 1e6).toFixed(1)),
+      'server peak RSS MB (VmHWM, whole run)': Number(((peakRssMiB(server.pid) * 2 ** 20) / 1e6).toFixed(1)),
+    };
     measured.extra = { ...measured.extra, 'lean floor ms/op': floor.perOp.totalMs.toFixed(3), 'above the floor': (perOp.totalMs / floor.perOp.totalMs).toFixed(2) };
     const floorRow = refreshRow('lean floor (node:http + SQLite + pool), 8 connections', floor.run, CONNECTIONS, floor.perOp, undefined);
     floorRow.measured = `${floorRatio.toFixed(2)} × signature (${floor.perOp.totalMs.toFixed(3)} / ${signature.signMs.toFixed(3)} ms); Gatehouse ${(perOp.totalMs / floor.perOp.totalMs).toFixed(2)} × this`;

@@ -1,5 +1,6 @@
 /**
- * Start-up to ready (issue 9): the time from spawning `gatehouse serve` (dist/) to its IPC
+ * Start-up to ready (issues 9 and 45): the time from spawning `gatehouse serve` (`node
+ * bin/gatehouse.js serve`, the command a person runs, on the built dist/) to its IPC
  * `ready` message, which is what the Electron supervisor and `npm start` wait for. The first
  * start creates the data directory (database, migrations, signing key, admin token) and is shown
  * for reference; then the server is started again on that existing directory several times and
@@ -25,7 +26,8 @@ interface Start {
 /** One spawn → ready → SIGTERM → exit cycle. */
 async function startOnce(dataDir: string): Promise<Start> {
   const started = performance.now();
-  const { child, exited, ready } = spawnServe(dataDir);
+  // As a person starts it: the `gatehouse` command (bin/gatehouse.js), one process since issue 45.
+  const { child, exited, ready } = spawnServe(dataDir, {}, [], 0, 'bin/gatehouse.js');
   await ready;
   const readyMs = performance.now() - started;
   const cpu = cpuSample(child.pid!);

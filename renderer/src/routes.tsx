@@ -14,6 +14,7 @@ import { SsoGroupsPage } from './pages/applications/sso-groups';
 import { GroupPage, GroupsPage } from './pages/people/groups';
 import { PeoplePage, PersonPage } from './pages/people/people';
 import { ProvidersPage } from './pages/settings/providers';
+import { DirectoryPage, DirectorySourcePage } from './pages/settings/directory';
 import { AdministratorsPage, PasswordPolicyPage } from './pages/settings/administrators';
 import { AuditPage } from './pages/operations/audit';
 import { KeysPage } from './pages/operations/keys';
@@ -46,6 +47,8 @@ export const PAGES: PanelPage[] = [
   { path: '/sso-groups', component: SsoGroupsPage, nav: { label: t.ssoGroups, group: 'main', shown: () => may('GET /sso-groups') } },
   // Readable by every administrator (the Access section lists them), managed by the owner.
   { path: '/providers', component: ProvidersPage, nav: { label: t.providers, group: 'main', shown: isOwner } },
+  { path: '/directory', component: DirectoryPage, nav: { label: t.directory, group: 'main', shown: () => may('GET /directory-sources') } },
+  { path: '/directory/:id', component: DirectorySourcePage },
   { path: '/audit-log', component: AuditPage, nav: { label: t.audit, group: 'main', shown: () => may('GET /audit-log') } },
   { path: '/administrators', component: AdministratorsPage, nav: { label: t.administrators, group: 'main', shown: () => may('GET /administrators') } },
   { path: '/settings/password-policy', component: PasswordPolicyPage, nav: { label: t.settings, group: 'main', shown: () => may('PATCH /settings/password-policy') } },

@@ -15,6 +15,7 @@ export const strings = {
     groups: 'Groups',
     ssoGroups: 'Shared sign-in',
     providers: 'Sign-in providers',
+    directory: 'Directory',
     audit: 'Audit log',
     operations: 'Operations',
     keys: 'Signing keys',

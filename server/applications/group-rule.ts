@@ -2,7 +2,7 @@
  * The application's group rule, the one every protocol honours (spec forward-auth.md: an
  * application's `groups`, "any of them, when set", folding into the application-level
  * `allowedGroups`): when the application names groups, a person passes only while in one of
- * them. Forward auth's check and its hand-over, LDAP binds — and next SAML and RADIUS — ask
+ * them. Forward auth's check and its hand-over, LDAP binds and RADIUS (PAP, EAP-TTLS and EAP-TLS) — and next SAML — ask
  * here, so the rule is written once. The groups live in the application row's forward-auth
  * settings today; when `allowedGroups` lands, this is the one place that reads it.
  */

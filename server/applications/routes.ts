@@ -6,7 +6,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { visibleApplications, actorName } from '../http/admin-auth.js';
+import { visibleApplications, actorName, managesOf } from '../http/admin-auth.js';
 import { Problem } from '../http/problem.js';
 import { requireMayDelete, requireMayPatch, requireMayPatchAuthPolicy } from './key-limits.js';
 import { listQueryProperties, DEFAULT_LIMIT } from '../http/pagination.js';
@@ -83,7 +83,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const patch = request.body as never;
       requireMayPatch(ctx, request.actor, await getApplication(ctx, request.params.id), patch);
-      return updateApplication(ctx, request.params.id, patch, actorName(request.actor));
+      return updateApplication(ctx, request.params.id, patch, actorName(request.actor), { manages: managesOf(request.actor) });
     },
   );
 

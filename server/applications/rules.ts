@@ -17,7 +17,7 @@ import { recordEvent } from '../webhooks/outbox.js';
 import { webhookSecretProblem } from '../webhooks/sign.js';
 import { webhookHostProblem, webhookTargetPolicy } from '../webhooks/target-address.js';
 import { existingGroupIds } from '../groups/queries.js';
-import type { ApplicationFieldWrite } from '../plugin-api/application-fields.js';
+import { EVERY_APPLICATION, type ApplicationFieldWrite } from '../plugin-api/application-fields.js';
 import { checkRedirectUris, isPrivateHost, sameRedirectUris } from './redirect-uris.js';
 import { checkProfileFieldDefinitions } from './profile-fields.js';
 import { isKnownProvider } from './providers.js';
@@ -123,6 +123,8 @@ export interface ApplicationShape {
   body: Record<string, unknown>;
   /** The row before an update; undefined on create. */
   current?: Application;
+  /** Whether the caller administers another application too (plugin-api/application-fields.ts). */
+  manages: (applicationId: string) => boolean;
 }
 
 /** What the checks hand the write: the custom claims as stored (when given) and what each plugin field writes. */
@@ -158,7 +160,7 @@ async function checkApplication(ctx: AppContext, app: ApplicationShape, errors: 
   const fields: ApplicationFieldWrite[] = [];
   for (const field of ctx.registries.applicationFields.all) {
     const given = app.body[field.name] as never;
-    const write = await field.prepare({ id: app.id, given, current: app.current, clientType: app.clientType, profileFields: app.profileFields, errors });
+    const write = await field.prepare({ id: app.id, given, current: app.current, clientType: app.clientType, profileFields: app.profileFields, errors, manages: app.manages });
     if (write) fields.push(write);
   }
   return { customClaims, fields };
@@ -169,7 +171,7 @@ async function checkApplication(ctx: AppContext, app: ApplicationShape, errors: 
  * together: the auth policy, checkApplication's rules (the plugins' fields among them) and the
  * accent colour.
  */
-export async function checkChange(ctx: AppContext, id: string, patch: ApplicationPatch, current: Application | undefined) {
+export async function checkChange(ctx: AppContext, id: string, patch: ApplicationPatch, current: Application | undefined, manages: (applicationId: string) => boolean = EVERY_APPLICATION) {
   const errors: FieldError[] = [];
   const authPolicy = patch.authPolicy || !current ? mergePolicy(current?.authPolicy ?? DEFAULT_AUTH_POLICY, patch.authPolicy, 'body.authPolicy', errors) : current.authPolicy;
   const body = patch as Record<string, unknown>;
@@ -183,7 +185,7 @@ export async function checkChange(ctx: AppContext, id: string, patch: Applicatio
         webhookUrl: patch.webhookUrl === undefined ? current.webhookUrl : patch.webhookUrl,
         webhookSecret: patch.webhookSecret, ssoGroupId: patch.ssoGroupId, backchannelLogoutUri: patch.backchannelLogoutUri,
         profileFields: authPolicy.profile_fields, groupsFilter: patch.groupsFilter, customClaims: patch.customClaims,
-        resourceServers: patch.resourceServers, body, current,
+        resourceServers: patch.resourceServers, body, current, manages,
       }
     : {
         ...patch,
@@ -193,6 +195,7 @@ export async function checkChange(ctx: AppContext, id: string, patch: Applicatio
         grantTypes: patch.grantTypes ?? DEFAULT_GRANT_TYPES,
         profileFields: authPolicy.profile_fields,
         body,
+        manages,
       };
   const { customClaims, fields } = await checkApplication(ctx, shape, errors);
   const accentColor = patch.branding?.accentColor;

@@ -131,8 +131,13 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
 /**
  * `options.preset`: a new record of the app preset (an upgrade taken, presets/upgrade.ts; a
  * configuration file's, config-as-code), written in the same transaction; null: none any more.
+ * `options.manages`: whether the caller administers another application too (an app manager's
+ * own only; everyone else's all), for the rules that compare applications (forward auth's hosts).
  */
-export async function updateApplication(ctx: AppContext, id: string, patch: ApplicationPatch, actor: string, options: { preset?: AppliedPreset | null } = {}) {
+export async function updateApplication(
+  ctx: AppContext, id: string, patch: ApplicationPatch, actor: string,
+  options: { preset?: AppliedPreset | null; manages?: (applicationId: string) => boolean } = {},
+) {
   const current = await getApplication(ctx, id);
   const clientType = patch.clientType ?? current.clientType;
   const redirectUris = patch.redirectUris ?? current.redirectUris;
@@ -142,7 +147,7 @@ export async function updateApplication(ctx: AppContext, id: string, patch: Appl
   const backchannelLogoutUri = patch.backchannelLogoutUri === undefined ? current.backchannelLogoutUri : patch.backchannelLogoutUri;
   // Only a changed group, logout URI or claim setting is checked, so an update never fails over one
   // it does not touch (a claim naming a since-removed group or profile field stays, left out at issuance).
-  const { errors, authPolicy, customClaims, fields } = await checkChange(ctx, id, patch, current);
+  const { errors, authPolicy, customClaims, fields } = await checkChange(ctx, id, patch, current, options.manages);
   if (errors.length) throw validationFailed(errors);
   if (patch.audience !== undefined) await assertAudienceFree(ctx.db, patch.audience, id);
 

@@ -31,7 +31,7 @@ import { isPlainObjectSchema, objectBranchOf, propertiesOf } from './fields.js';
 import { parseSource, type Source } from './source.js';
 import { isReference, resolveOnServer, type ServerSecrets } from './references.js';
 import { DocumentSchema, DOCUMENT_VERSION } from './document.js';
-import { configSections, passwordPolicySection, type Current, type Entry, type ResolvedSecret, type Section, type ShownSecret } from './sections.js';
+import { configSections, passwordPolicySection, referenceKey, type Current, type Entry, type ResolvedSecret, type Section, type ShownSecret } from './sections.js';
 import { readReferences, writeReferences } from './stored-references.js';
 
 export type Action = 'create' | 'update' | 'delete';
@@ -377,11 +377,12 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
   const steps: Step[] = [];
   /** Per section, in the sections' order; run in reverse (managers before applications before groups). */
   const deletesBySection: Step[][] = [];
-  /** The applications there will be, when the file has them (their secrets' references are kept). */
-  let applicationIds: Set<string> | undefined;
+  /** The entries with secrets there will be, by reference key (sections.ts `referenceKey`), when the file has such sections; the others' references are kept. */
+  let referenceKeys: Set<string> | undefined;
   const references = await readReferences(ctx.db);
   const currents = new Map<Section, Map<string, Current>>();
   const recorded = new Map<string, Map<string, { reference: string; value: string }>>();
+  const secretSectionsInFile = new Set(configSections(ctx.registries.applicationFields.all).filter((s) => Object.keys(s.secretFields).length > 0 && desired.sections.has(s)).map((s) => s.name as string));
 
   if (desired.passwordPolicy) {
     const changes = diff(await passwordPolicySection.current(ctx), desired.passwordPolicy, passwordPolicySection.schema);
@@ -399,12 +400,17 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
     const schema = section.schema;
     const deletes: Step[] = [];
     deletesBySection.push(deletes);
-    if (section.name === 'applications') applicationIds = new Set([...current.keys(), ...wanted.keys()]);
+    const hasSecrets = Object.keys(section.secretFields).length > 0;
+    if (hasSecrets) {
+      // The references of sections the file does not have are kept as they are.
+      referenceKeys ??= new Set(Object.keys(references).filter((k) => !secretSectionsInFile.has(k.includes(':') ? k.slice(0, k.indexOf(':')) : 'applications')));
+      for (const key of [...current.keys(), ...wanted.keys()]) referenceKeys.add(referenceKey(section.name, key));
+    }
     for (const [key, want] of wanted) {
       const path = `${section.name}.${key}`;
       const now = current.get(key);
       const record = (fields: Map<string, ResolvedSecret>) => {
-        if (fields.size) recorded.set(key, new Map([...fields].map(([f, s]) => [f, { reference: s.reference, value: s.value }])));
+        if (fields.size) recorded.set(referenceKey(section.name, key), new Map([...fields].map(([f, s]) => [f, { reference: s.reference, value: s.value }])));
       };
       if (!now) {
         record(want.secrets);
@@ -415,7 +421,7 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
       }
       const changes = diff(now.entry, want.entry, schema);
       const secrets = secretChanges(now, want.secrets);
-      if (section.name === 'applications') record(secrets.recorded);
+      if (hasSecrets) record(secrets.recorded);
       if (!changes.length && !secrets.changes.length) continue;
       const changed = changedFields(changes, want.entry);
       steps.push({
@@ -427,7 +433,7 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
     if (options.prune) {
       for (const key of current.keys()) {
         if (wanted.has(key)) continue;
-        if (section.name === 'applications') applicationIds?.delete(key);
+        if (hasSecrets) referenceKeys?.delete(referenceKey(section.name, key));
         deletes.push({ item: { action: 'delete', kind: section.kind, id: key, changes: [] }, path: `${section.name}.${key}`, make: () => section.remove(ctx, key, actor) });
       }
     }
@@ -498,7 +504,7 @@ async function run(ctx: AppContext, options: ApplyOptions, desired: Desired, sou
   const result: ApplyResult = { dryRun: options.dryRun, plan, secrets: options.dryRun ? [] : shown };
   if (options.dryRun) throw new DryRun(result);
   if (plan.length) {
-    if (applicationIds) await writeReferences(ctx.db, ctx.clock.now(), references, recorded, applicationIds);
+    if (referenceKeys) await writeReferences(ctx.db, ctx.clock.now(), references, recorded, referenceKeys);
     const count = (action: Action) => plan.filter((p) => p.action === action).length;
     await recordAudit(ctx.db, ctx.clock.now(), {
       actor, action: 'config.applied',

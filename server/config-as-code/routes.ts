@@ -55,7 +55,7 @@ const ApplyAnswer = Type.Object(
     plan: Type.Array(Type.Object(
       {
         action: Type.Union([Type.Literal('create'), Type.Literal('update'), Type.Literal('delete')]),
-        kind: Type.Union(['passwordPolicy', 'ssoGroup', 'group', 'application', 'administrator'].map((k) => Type.Literal(k))),
+        kind: Type.Union(['passwordPolicy', 'ssoGroup', 'group', 'application', 'directorySource', 'administrator'].map((k) => Type.Literal(k))),
         id: Type.String({ description: 'the entry\'s key: an id, or an administrator\'s e-mail address' }),
         changes: Type.Array(FieldChangeSchema),
       },

@@ -36,6 +36,9 @@ import { isEmailAddress } from '../util/email.js';
 import { entrySchema, project } from './fields.js';
 import { SecretReferenceSchema } from './references.js';
 import { currentReference, readReferences } from './stored-references.js';
+import { SourceCreateSchema, type SourceCreate, type SourcePatch } from '../directory-sources/schemas.js';
+import { bindPasswordOf, createSource, deleteSource, SOURCE_ID_PATTERN, sourceRecord, updateSource } from '../directory-sources/service.js';
+import { allSources } from '../directory-sources/queries.js';
 
 export type Entry = Record<string, unknown>;
 
@@ -59,9 +62,9 @@ export interface Current {
 
 export interface Section {
   /** The file's top-level key. */
-  name: 'ssoGroups' | 'groups' | 'applications' | 'administrators';
+  name: 'ssoGroups' | 'groups' | 'applications' | 'administrators' | 'directorySources';
   /** What the plan calls one entry. */
-  kind: 'ssoGroup' | 'group' | 'application' | 'administrator';
+  kind: 'ssoGroup' | 'group' | 'application' | 'administrator' | 'directorySource';
   /** The field of the create schema the entry's key fills (none: the key is checked by `checkKey`). */
   keyField?: string;
   /** An entry's schema, with its key field when it has one. */
@@ -364,6 +367,47 @@ async function personIdOf(ctx: AppContext, email: string): Promise<string> {
   return person.id;
 }
 
+// --- Directory sources (spec directory-sources.md) -------------------------------------------
+// Keyed by the source's id (a file may choose it when it creates one); the bind password only as a
+// reference (`bindPassword: ${env:CORP_AD_PASSWORD}`), like an application's client secret.
+
+const DirectorySourceEntry = entrySchema(SourceCreateSchema, { bindPassword: Type.Optional(SecretReferenceSchema) });
+const DirectorySourceExport = Type.Object(Object.fromEntries(Object.entries(SourceCreateSchema.properties).filter(([name]) => name !== 'bindPassword')));
+
+const directorySources: Section = {
+  name: 'directorySources',
+  kind: 'directorySource',
+  schema: DirectorySourceEntry,
+  secretFields: { bindPassword: Type.String({ minLength: 1, maxLength: 1000 }) },
+  checkKey(key) {
+    return SOURCE_ID_PATTERN.test(key) ? { key } : { problem: 'must be 2–63 letters, digits, _ and -, starting with a letter or digit' };
+  },
+  async current(ctx) {
+    const references = await readReferences(ctx.db);
+    const entries: [string, Current][] = [];
+    for (const source of await allSources(ctx.db)) {
+      const password = bindPasswordOf(ctx, source);
+      const fingerprint = password === null ? null : sha256(password);
+      const entry = project(await sourceRecord(ctx, source), DirectorySourceExport) as Entry;
+      entries.push([source.id, { entry, secrets: { bindPassword: { fingerprint, reference: currentReference(ctx.db, references, referenceKey('directorySources', source.id), 'bindPassword', fingerprint) } } }]);
+    }
+    return byKey(entries);
+  },
+  async create(ctx, id, entry, secrets, actor) {
+    await createSource(ctx, { ...(entry as SourceCreate), ...(secrets.has('bindPassword') ? { bindPassword: secrets.get('bindPassword')!.value } : {}) }, actor, id);
+    return [];
+  },
+  async update(ctx, id, changed, _desired, _current, secrets, actor) {
+    const patch = { ...changed, ...(secrets.has('bindPassword') ? { bindPassword: secrets.get('bindPassword')!.value } : {}) };
+    if (Object.keys(patch).length) await updateSource(ctx, id, patch as SourcePatch, actor);
+    return [];
+  },
+  remove: (ctx, id, actor) => deleteSource(ctx, id, actor),
+};
+
+/** Where a section's secret references are kept: an application's under its id (as before), others' under `<section>:<key>`. */
+export const referenceKey = (section: Section['name'], key: string) => (section === 'applications' ? key : `${section}:${key}`);
+
 const built = new WeakMap<readonly ApplicationField<never>[], ReturnType<typeof applicationsSection>>();
 const applicationsOf = (fields: readonly ApplicationField<never>[]) => {
   let made = built.get(fields);
@@ -372,7 +416,7 @@ const applicationsOf = (fields: readonly ApplicationField<never>[]) => {
 };
 
 /** The file's sections by name, in the order changes are made. */
-export const SECTION_NAMES = ['ssoGroups', 'groups', 'applications', 'administrators'] as const;
+export const SECTION_NAMES = ['ssoGroups', 'groups', 'applications', 'directorySources', 'administrators'] as const;
 
 /**
  * The sections, in the order changes are made: what others refer to first (groups before the
@@ -380,7 +424,7 @@ export const SECTION_NAMES = ['ssoGroups', 'groups', 'applications', 'administra
  * fields (`ctx.registries.applicationFields.all`).
  */
 export function configSections(fields: readonly ApplicationField<never>[]): readonly Section[] {
-  return [ssoGroups, groups, applicationsOf(fields).section, administrators];
+  return [ssoGroups, groups, applicationsOf(fields).section, directorySources, administrators];
 }
 
 /** The application entry's schemas, for the test that every field of the record is in the file or excluded. */

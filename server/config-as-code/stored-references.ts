@@ -22,7 +22,7 @@ interface Stored {
   check: string;
 }
 
-/** application id → field → what set it. */
+/** reference key (an application's id, or `<section>:<key>`: config-as-code/sections.ts `referenceKey`) → field → what set it. */
 type References = Record<string, Record<string, Stored>>;
 
 const purpose = (applicationId: string, field: string) => `configuration reference of ${field} of application ${applicationId}`;

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { Entry } from 'ldapts';
 import type { DirectoryAttributes, DirectorySourceKind } from '../db/schema.js';
 import { isEmailAddress } from '../util/email.js';
-import { cleanDisplayText } from '../util/display-text.js';
+import { cleanDisplayText, displayTextProblem } from '../util/display-text.js';
 import { guidToString, UAC_ACCOUNT_DISABLE } from './defaults.js';
 
 /** Bytes an entry may have (its DN and every value), spec: 64 KB. */
@@ -60,7 +60,7 @@ export function entrySize(entry: Entry): number {
 
 /** An attribute's values as text (case-insensitive name, as LDAP's are). */
 function values(entry: Entry, name: string): string[] {
-  const key = Object.keys(entry).find((k) => k.toLowerCase() === name.toLowerCase());
+  const key = name in entry ? name : Object.keys(entry).find((k) => k.toLowerCase() === name.toLowerCase());
   if (key === undefined) return [];
   const value = entry[key]!;
   const list = Array.isArray(value) ? value : [value];
@@ -73,7 +73,7 @@ function first(entry: Entry, name: string): string | undefined {
 
 /** The entry's stable key: objectGUID as a GUID string, entryUUID (or any other) lower-cased. */
 export function entryKey(entry: Entry, attribute: string): string | undefined {
-  const key = Object.keys(entry).find((k) => k.toLowerCase() === attribute.toLowerCase());
+  const key = attribute in entry ? attribute : Object.keys(entry).find((k) => k.toLowerCase() === attribute.toLowerCase());
   if (key === undefined) return undefined;
   const raw = entry[key]!;
   const value = Array.isArray(raw) ? raw[0] : raw;
@@ -83,10 +83,15 @@ export function entryKey(entry: Entry, attribute: string): string | undefined {
   return text.length > 0 && text.length <= 200 ? text : undefined;
 }
 
+/** Display text as the source wrote it, made safe to show: cleaned only when it needs it (the check is cheaper). */
+function displayText(raw: string): string {
+  return displayTextProblem(raw) === undefined ? raw.replace(/\s+/g, ' ').trim() : cleanDisplayText(raw);
+}
+
 function name(entry: Entry, attribute: string, limit: number): string | null {
   const raw = first(entry, attribute);
   if (raw === undefined) return null;
-  const cleaned = cleanDisplayText(raw);
+  const cleaned = displayText(raw);
   if (!cleaned) return null;
   return Array.from(cleaned).slice(0, limit).join('');
 }
@@ -157,7 +162,7 @@ export function mapGroup(entry: Entry, attributes: DirectoryAttributes, changeAt
   }
   return {
     ok: true,
-    value: { key, dn, id, name: Array.from(cleanDisplayText(rawName)).slice(0, 200).join('') || id, memberDns, memberUids, changeMark: first(entry, changeAttribute) },
+    value: { key, dn, id, name: Array.from(displayText(rawName)).slice(0, 200).join('') || id, memberDns, memberUids, changeMark: first(entry, changeAttribute) },
   };
 }
 

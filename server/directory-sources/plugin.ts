@@ -17,6 +17,7 @@ import { directorySignInSource } from './sign-in.js';
 import { SyncScheduler } from './scheduler.js';
 import { allSources } from './queries.js';
 import { runFinished } from './sync.js';
+import { registerMetrics } from './metrics.js';
 
 const adminRoutes = adminFeature(directorySourceRoutes);
 
@@ -38,6 +39,7 @@ export const directorySourcesPlugin: GatehousePlugin = {
   name: 'directory-sources',
   setup(ctx) {
     ctx.registries.signInSources.add(directorySignInSource(ctx));
+    registerMetrics(ctx);
     return routes;
   },
 };

@@ -7,7 +7,7 @@
  * - an entry by person or group: `directory_entries_target_uq` (kind, target_id);
  * - runs: `directory_sync_runs_source_idx` (source_id, started_at), by primary key.
  */
-import { and, asc, count, desc, eq, gt, inArray, lt, notExists, or } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, inArray, lt, or } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import {
   applications,
@@ -77,13 +77,20 @@ export interface EntryRow {
   disabled: boolean;
 }
 
-/** A page of a source's entries of one kind, by key (keyset: `after`). */
-export async function entryPage(db: Db, sourceId: string, kind: 'person' | 'group', after: string | undefined, limit: number): Promise<EntryRow[]> {
-  return many(db.select({ entryKey: directoryEntries.entryKey, targetId: directoryEntries.targetId, digest: directoryEntries.digest, disabled: directoryEntries.disabled })
+/**
+ * A page of a source's entries of one kind, by key (keyset: `after`; `last` is the page's last key
+ * whether or not its row is kept). Entries whose person or group is gone (deleted here meanwhile)
+ * are left out: their entry is then new again, and its row is written over (writes.ts).
+ */
+export async function entryPage(db: Db, sourceId: string, kind: 'person' | 'group', after: string | undefined, limit: number): Promise<{ rows: EntryRow[]; last: string | undefined; full: boolean }> {
+  const target = kind === 'person' ? people.id : groups.id;
+  const rows = await many(db.select({ entryKey: directoryEntries.entryKey, targetId: directoryEntries.targetId, digest: directoryEntries.digest, disabled: directoryEntries.disabled, live: target })
     .from(directoryEntries)
+    .leftJoin(kind === 'person' ? people : groups, eq(target, directoryEntries.targetId))
     .where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, kind), after === undefined ? undefined : gt(directoryEntries.entryKey, after)))
     .orderBy(asc(directoryEntries.entryKey))
     .limit(limit));
+  return { rows: rows.filter((r) => r.live !== null).map(({ live: _live, ...r }) => r), last: rows[rows.length - 1]?.entryKey, full: rows.length === limit };
 }
 
 export async function entryOfTarget(db: Db, kind: 'person' | 'group', targetId: string) {
@@ -92,12 +99,6 @@ export async function entryOfTarget(db: Db, kind: 'person' | 'group', targetId: 
 
 export async function entryByKey(db: Db, sourceId: string, kind: 'person' | 'group', key: string) {
   return one(db.select().from(directoryEntries).where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, kind), eq(directoryEntries.entryKey, key))));
-}
-
-/** Drops a source's entries whose person or group is gone (deleted here meanwhile): the entry is then new again. */
-export async function dropOrphanEntries(db: Db, sourceId: string): Promise<void> {
-  await exec(db.delete(directoryEntries).where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, 'person'), notExists(db.select({ id: people.id }).from(people).where(eq(people.id, directoryEntries.targetId))))));
-  await exec(db.delete(directoryEntries).where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, 'group'), notExists(db.select({ id: groups.id }).from(groups).where(eq(groups.id, directoryEntries.targetId))))));
 }
 
 /** A page of a source's people (id, DN, username, status), by id. */

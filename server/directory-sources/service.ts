@@ -129,14 +129,18 @@ function settingsOf(input: SourceCreate, base?: DirectorySource): Settings {
 const changedFields = (before: Settings, after: Settings) =>
   (Object.keys(after) as (keyof Settings)[]).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
 
-export async function createSource(ctx: AppContext, input: SourceCreate, actor: string): Promise<DirectorySource> {
+/** A source id a configuration file may choose (the API makes `dsrc_…` ones). */
+export const SOURCE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{1,62}$/;
+
+export async function createSource(ctx: AppContext, input: SourceCreate, actor: string, chosenId?: string): Promise<DirectorySource> {
   const settings = settingsOf(input);
   await checkSettings(ctx, settings);
   const now = ctx.clock.now();
-  const id = newId('dsrc');
+  const id = chosenId ?? newId('dsrc');
   const sealed = input.bindPassword ? secretBox(ctx).encrypt(input.bindPassword) : null;
   await transaction(ctx.db, async (tx) => {
     if ((await countSources(tx)) >= MAX_SOURCES) throw conflict('source_limit_reached', `There are already ${MAX_SOURCES} directory sources, the most Gatehouse keeps.`);
+    if (chosenId !== undefined && (await findSource(tx, chosenId))) throw conflict('directory_source_exists', `A directory source with id "${chosenId}" already exists.`);
     await insertSource(tx, { id, ...settings, bindPasswordSealed: sealed, status: 'ok', lastError: null, createdAt: now, updatedAt: now });
     await recordAudit(tx, now, { actor, action: 'directory_source.created', target: id, details: { name: settings.name, kind: settings.kind, url: settings.url, bindPasswordSet: sealed !== null } });
   });

@@ -18,6 +18,7 @@ import { SourceConnection, SourceError } from './connection.js';
 import { allSources, entryByKey, findSource, peopleHolding, updateSourceRow } from './queries.js';
 import { findEntry, serviceConnection } from './sync.js';
 import { createPeople } from './writes.js';
+import { countBind } from './metrics.js';
 
 /** How long a sign-in waits for the source (spec: 5 s). */
 export const SIGN_IN_TIMEOUT_MS = 5000;
@@ -29,6 +30,7 @@ export const directoryUnavailable = (name: string) =>
 
 /** Marks the source unreachable (what the panel shows) and answers 503. */
 async function unavailable(ctx: AppContext, source: DirectorySource, error: SourceError): Promise<Problem> {
+  countBind(ctx, 'unavailable');
   await transaction(ctx.db, async (tx) => {
     await updateSourceRow(tx, source.id, { status: 'unreachable', lastError: error.message });
   });
@@ -59,6 +61,7 @@ export function directorySignInSource(ctx: AppContext): SignInSource {
       if (!source || !person.sourceDn) return 'invalid';
       try {
         const verdict = await bindAs(source, person.sourceDn, password);
+        countBind(ctx, verdict);
         await markReachable(ctx, source);
         return verdict;
       } catch (error) {
@@ -94,7 +97,9 @@ async function discoverIn(ctx: AppContext, source: DirectorySource, login: strin
   }
   const entry = found?.mapped;
   if (!entry || entry.disabledAtSource) return undefined;
-  if ((await bindAs(source, entry.dn, password)) !== 'valid') return undefined;
+  const verdict = await bindAs(source, entry.dn, password);
+  countBind(ctx, verdict);
+  if (verdict !== 'valid') return undefined;
   await markReachable(ctx, source);
   const now = ctx.clock.now();
   const created = await transaction(ctx.db, async (tx) => {

@@ -7,7 +7,7 @@
  * is a handful of statements, not thousands (the event loop's delay stays low: bench
  * directory-sync). The actor of every audit entry is `directory_source:<id>`.
  */
-import { and, eq, inArray, isNotNull } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Tx } from '../db/client.js';
 import {
   applications,
@@ -17,9 +17,12 @@ import {
   groups,
   memberships,
   people,
+  refreshTokenFamilies,
+  sessions,
   type DirectorySource,
 } from '../db/schema.js';
-import { exec, many } from '../db/store.js';
+import { engineOf, exec, many } from '../db/store.js';
+import { preparedPerDb } from '../db/prepared.js';
 import { endSessions } from '../accounts/session.js';
 import { recordDirectoryEvent, recordEvent, recordPersonEvent } from '../webhooks/outbox.js';
 import { newId } from '../util/ids.js';
@@ -28,12 +31,47 @@ import type { AppContext } from '../context.js';
 
 export const actorOf = (source: Pick<DirectorySource, 'id'>) => `directory_source:${source.id}`;
 
-/** Audit rows in one statement (background work: no client address). */
+/**
+ * The statements a sync writes row by row, prepared once per database handle: on SQLite a
+ * prepared statement runs in microseconds, where building a multi-row insert costs drizzle tens
+ * of microseconds a row (measured: 86 µs a person, 71 a membership, 52 an audit entry).
+ */
+const statements = preparedPerDb((db) => {
+  const p = sql.placeholder;
+  return {
+    person: db.insert(people).values({
+      id: p('id'), email: p('email'), username: p('username'), name: p('name'), givenName: p('givenName'), familyName: p('familyName'),
+      emailVerified: true, passwordHash: null, status: p('status'), sourceId: p('sourceId'), sourceDn: p('sourceDn'), createdAt: p('now'), updatedAt: p('now'),
+    }).prepare(),
+    entry: db.insert(directoryEntries).values({
+      sourceId: p('sourceId'), kind: 'person', entryKey: p('entryKey'), targetId: p('targetId'), digest: p('digest'), disabled: p('disabled'), updatedAt: p('now'),
+    }).onConflictDoUpdate({
+      // Over an entry whose person was deleted here meanwhile (queries.ts `entryPage` leaves those out).
+      target: [directoryEntries.sourceId, directoryEntries.kind, directoryEntries.entryKey],
+      set: { targetId: sql`excluded.target_id`, digest: sql`excluded.digest`, disabled: sql`excluded.disabled`, updatedAt: sql`excluded.updated_at` },
+    }).prepare(),
+    membership: db.insert(memberships).values({
+      id: p('id'), applicationId: p('applicationId'), personId: p('personId'), status: 'active', role: 'member', profile: {}, joinedAt: p('now'), lastActiveAt: p('now'), updatedAt: p('now'),
+    }).onConflictDoNothing().returning({ id: memberships.id, personId: memberships.personId }).prepare(),
+    audit: db.insert(auditLog).values({ id: p('id'), at: p('at'), actor: p('actor'), action: p('action'), applicationId: null, target: p('target'), details: p('details'), ip: null }).prepare(),
+  };
+});
+
+/**
+ * Row by row through prepared statements on SQLite (in-process, microseconds each); on PostgreSQL,
+ * where each statement is a round trip, one multi-row statement instead.
+ */
+const rowByRow = (tx: Tx) => engineOf(tx) === 'sqlite';
+
+/** Audit rows (background work: no client address). */
 async function auditMany(tx: Tx, at: Date, actor: string, rows: { action: string; target: string; details?: Record<string, unknown> }[]) {
-  for (let i = 0; i < rows.length; i += 500) {
-    const chunk = rows.slice(i, i + 500);
-    await exec(tx.insert(auditLog).values(chunk.map((r) => ({ id: newId('aud'), at, actor, action: r.action, applicationId: null, target: r.target, details: r.details ?? {}, ip: null }))));
+  if (!rows.length) return;
+  if (!rowByRow(tx)) {
+    await exec(tx.insert(auditLog).values(rows.map((r) => ({ id: newId('aud'), at, actor, action: r.action, applicationId: null, target: r.target, details: r.details ?? {}, ip: null }))));
+    return;
   }
+  const audit = statements(tx).audit;
+  for (const r of rows) await exec(audit, { id: newId('aud'), at, actor, action: r.action, target: r.target, details: r.details ?? {} });
 }
 
 /** Which of the source's applications have a webhook (events are written only for them). */
@@ -60,10 +98,18 @@ export async function createPeople(tx: Tx, now: Date, source: DirectorySource, b
       sourceId: source.id, sourceDn: p.dn, createdAt: now, updatedAt: now,
     };
   });
-  await exec(tx.insert(people).values(rows));
-  await exec(tx.insert(directoryEntries).values(batch.map((p) => ({
-    sourceId: source.id, kind: 'person' as const, entryKey: p.key, targetId: ids.get(p.key)!, digest: p.digest, disabled: p.disabled, updatedAt: now,
-  }))));
+  const entries = batch.map((p) => ({ sourceId: source.id, entryKey: p.key, targetId: ids.get(p.key)!, digest: p.digest, disabled: p.disabled }));
+  if (rowByRow(tx)) {
+    const { person, entry } = statements(tx);
+    for (const r of rows) await exec(person, { ...r, now });
+    for (const e of entries) await exec(entry, { ...e, now });
+  } else {
+    await exec(tx.insert(people).values(rows));
+    await exec(tx.insert(directoryEntries).values(entries.map((e) => ({ ...e, kind: 'person' as const, updatedAt: now }))).onConflictDoUpdate({
+      target: [directoryEntries.sourceId, directoryEntries.kind, directoryEntries.entryKey],
+      set: { targetId: sql`excluded.target_id`, digest: sql`excluded.digest`, disabled: sql`excluded.disabled`, updatedAt: sql`excluded.updated_at` },
+    }));
+  }
   await joinApplications(tx, now, source, rows.map((r) => ({ id: r.id, email: r.email, name: r.name })));
   await auditMany(tx, now, actorOf(source), rows.map((r, i) => ({ action: 'person.created', target: r.id, details: { email: r.email, username: r.username, dn: batch[i]!.dn, status: r.status } })));
   return ids;
@@ -73,12 +119,18 @@ export async function createPeople(tx: Tx, now: Date, source: DirectorySource, b
 export async function joinApplications(tx: Tx, now: Date, source: DirectorySource, persons: { id: string; email: string; name: string | null }[]): Promise<void> {
   if (!persons.length || !source.applications.length) return;
   const hooked = await applicationsWithWebhooks(tx, source.applications);
+  const byId = new Map(persons.map((p) => [p.id, p]));
   for (const applicationId of source.applications) {
-    const rows = persons.map((p) => ({ id: newId('mem'), applicationId, personId: p.id, status: 'active' as const, role: 'member' as const, profile: {}, joinedAt: now, lastActiveAt: now, updatedAt: now }));
-    const inserted = await many(tx.insert(memberships).values(rows).onConflictDoNothing().returning({ id: memberships.id, personId: memberships.personId }));
+    const joined: { id: string; personId: string }[] = [];
+    if (rowByRow(tx)) {
+      const { membership } = statements(tx);
+      for (const p of persons) joined.push(...(await many(membership, { id: newId('mem'), applicationId, personId: p.id, now })));
+    } else {
+      const rows = persons.map((p) => ({ id: newId('mem'), applicationId, personId: p.id, status: 'active' as const, role: 'member' as const, profile: {}, joinedAt: now, lastActiveAt: now, updatedAt: now }));
+      joined.push(...(await many(tx.insert(memberships).values(rows).onConflictDoNothing().returning({ id: memberships.id, personId: memberships.personId }))));
+    }
     if (!hooked.has(applicationId)) continue;
-    const byId = new Map(persons.map((p) => [p.id, p]));
-    for (const m of inserted) {
+    for (const m of joined) {
       const p = byId.get(m.personId)!;
       await recordEvent(tx, now, applicationId, 'membership.created', { id: m.id, userId: p.id, email: p.email, name: p.name, status: 'active', role: 'member', profile: {} });
     }
@@ -118,21 +170,30 @@ export async function updatePeople(tx: Tx, now: Date, source: DirectorySource, b
  * (refresh tokens revoked, back-channel logouts queued), audited, `person.disabled` webhooks.
  */
 export async function disablePeople(ctx: Pick<AppContext, 'hooks'>, tx: Tx, now: Date, source: DirectorySource, list: { personId: string; reason: string }[]): Promise<number> {
-  let n = 0;
+  if (!list.length) return 0;
+  const reasons = new Map(list.map((l) => [l.personId, l.reason]));
+  const ids = [...reasons.keys()];
+  const rows = await many(tx.update(people).set({ status: 'disabled', updatedAt: now }).where(and(inArray(people.id, ids), eq(people.status, 'active'))).returning());
+  await exec(tx.update(directoryEntries).set({ disabled: true, updatedAt: now }).where(and(eq(directoryEntries.kind, 'person'), inArray(directoryEntries.targetId, ids))));
+  // Sign-ins end only for those who have one (a live session or a live refresh-token family):
+  // one indexed look-up for the batch instead of the whole ending for everyone.
+  const disabled = rows.map((r) => r.id);
+  const signedIn = new Set([
+    ...(await many(tx.select({ id: sessions.personId }).from(sessions).where(and(inArray(sessions.personId, disabled), isNull(sessions.revokedAt), gt(sessions.expiresAt, now))))).map((r) => r.id),
+    ...(await many(tx.select({ id: refreshTokenFamilies.personId }).from(refreshTokenFamilies).where(and(inArray(refreshTokenFamilies.personId, disabled), isNull(refreshTokenFamilies.revokedAt))))).map((r) => r.id),
+  ]);
+  const hooked = await anyWebhook(tx);
   const audits: { action: string; target: string; details: Record<string, unknown> }[] = [];
-  for (const { personId, reason } of list) {
-    const [row] = await many(tx.update(people).set({ status: 'disabled', updatedAt: now }).where(and(eq(people.id, personId), eq(people.status, 'active'))).returning());
-    await exec(tx.update(directoryEntries).set({ disabled: true, updatedAt: now }).where(and(eq(directoryEntries.kind, 'person'), eq(directoryEntries.targetId, personId))));
-    if (!row) continue;
-    n++;
-    const ended = await endSessions(ctx, tx, now, { personId }, 'person_disabled');
-    audits.push({ action: 'person.disabled', target: personId, details: { email: row.email, reason, sessionsEnded: ended.sessionIds.length } });
-    await recordPersonEvent(tx, now, personId, 'person.disabled', { userId: personId, email: row.email, username: row.username, reason });
+  for (const row of rows) {
+    const reason = reasons.get(row.id)!;
+    const ended = signedIn.has(row.id) ? (await endSessions(ctx, tx, now, { personId: row.id }, 'person_disabled')).sessionIds.length : 0;
+    audits.push({ action: 'person.disabled', target: row.id, details: { email: row.email, reason, sessionsEnded: ended } });
+    if (hooked) await recordPersonEvent(tx, now, row.id, 'person.disabled', { userId: row.id, email: row.email, username: row.username, reason });
     // The other plugins hear it as they hear an administrator's (plugin-api/hooks.ts).
     await ctx.hooks.emit('personStatusChanged', { tx, now, person: row, status: 'disabled', actor: actorOf(source) });
   }
   await auditMany(tx, now, actorOf(source), audits);
-  return n;
+  return rows.length;
 }
 
 /** Enables people the source disabled before and no longer does. */
@@ -150,7 +211,8 @@ export async function enablePeople(tx: Tx, now: Date, source: DirectorySource, p
 export async function upsertGroup(tx: Tx, now: Date, source: DirectorySource, group: MappedGroup, existingId: string | undefined, digest: string): Promise<{ id: string; created: boolean; changed: boolean }> {
   if (existingId === undefined) {
     await exec(tx.insert(groups).values({ id: group.id, name: group.name, description: null, sourceId: source.id, sourceDn: group.dn, createdAt: now, updatedAt: now }));
-    await exec(tx.insert(directoryEntries).values({ sourceId: source.id, kind: 'group', entryKey: group.key, targetId: group.id, digest, disabled: false, updatedAt: now }));
+    await exec(tx.insert(directoryEntries).values({ sourceId: source.id, kind: 'group', entryKey: group.key, targetId: group.id, digest, disabled: false, updatedAt: now })
+      .onConflictDoUpdate({ target: [directoryEntries.sourceId, directoryEntries.kind, directoryEntries.entryKey], set: { targetId: group.id, digest, updatedAt: now } }));
     await auditMany(tx, now, actorOf(source), [{ action: 'group.created', target: group.id, details: { name: group.name, dn: group.dn } }]);
     await recordDirectoryEvent(tx, now, 'group.created', { id: group.id, name: group.name, description: null });
     return { id: group.id, created: true, changed: true };

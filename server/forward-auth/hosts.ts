@@ -86,6 +86,28 @@ export function candidatePatterns({ name, port }: RequestHost): string[] {
   return out;
 }
 
+/** A stored pattern's parts: a wildcard's base after `*.`, or the exact name; the port, if any. */
+function patternParts(pattern: string): { wildcard: boolean; name: string; port: string | undefined } {
+  const shape = SHAPE.exec(pattern);
+  if (!shape) return { wildcard: false, name: pattern, port: undefined };
+  return { wildcard: Boolean(shape[1]), name: shape[2]!, port: shape[3] };
+}
+
+/**
+ * Whether some request host matches both stored patterns (issue 49, H2): ports agree (or one has
+ * none), and the names are equal or one is the exact name one label under the other's wildcard
+ * (as `candidatePatterns` matches them: never an address under a wildcard).
+ */
+export function patternsOverlap(a: string, b: string): boolean {
+  const p = patternParts(a);
+  const q = patternParts(b);
+  if (p.port && q.port && p.port !== q.port) return false;
+  if (p.wildcard === q.wildcard) return p.name === q.name;
+  const [wildcard, exact] = p.wildcard ? [p, q] : [q, p];
+  const dot = exact.name.indexOf('.');
+  return dot > 0 && !exact.name.startsWith('[') && isIP(exact.name) === 0 && exact.name.slice(dot + 1) === wildcard.name;
+}
+
 /**
  * CSP source expressions for a pattern's origins, both schemes (a form answer that resumes the
  * hand-over is redirected to `/.gatehouse/callback` on the protected host, and Chromium applies

@@ -7,14 +7,14 @@
  * `prepare` before its create/update transaction and `written` inside it; a change reaches the
  * checks at once (protected-hosts.ts).
  */
-import { and, eq, inArray, ne } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { Type, type Static } from 'typebox';
 import { forwardAuthHosts, type ClientType, type ForwardAuthSettings } from '../db/schema.js';
 import { existingGroupIds } from '../groups/queries.js';
 import type { Db, Tx } from '../db/client.js';
 import { conflict, type FieldError } from '../http/problem.js';
 import { exec, many } from '../db/store.js';
-import { MAX_HOSTS_PER_APPLICATION, parseHostPattern } from './hosts.js';
+import { MAX_HOSTS_PER_APPLICATION, parseHostPattern, patternsOverlap } from './hosts.js';
 import { forwardAuthChanged } from './protected-hosts.js';
 import type { ApplicationField } from '../plugin-api/application-fields.js';
 
@@ -83,16 +83,29 @@ export async function forwardAuthSettings(
 
 /**
  * Makes `hosts` the application's rows: removes the ones it gave up, adds the new ones, refusing
- * (409 `host_in_use`) a host another application protects. Inside the caller's transaction.
+ * (409 `host_in_use`) a host another application protects, and a new pattern that overlaps one of
+ * another application's (a name under its wildcard, `name:port` under its port-less name, or the
+ * other way round: issue 49, H2) unless the caller administers that application too (`manages`):
+ * the more specific pattern wins a request, so claiming one takes the host over. Hosts the
+ * application already holds stay, whoever gave them. Inside the caller's transaction.
+ *
+ * Reads the table whole: at most 20 rows per application (so as small as the application list,
+ * and read whole by the checks' map every minute, protected-hosts.ts), where an overlap (a name
+ * under a wildcard) is no key or prefix an index could seek.
  */
-export async function claimHosts(tx: Tx, applicationId: string, hosts: string[]): Promise<void> {
+export async function claimHosts(tx: Tx, applicationId: string, hosts: string[], manages: (applicationId: string) => boolean = () => true): Promise<void> {
   if (hosts.length) {
-    const taken = await many(tx
-      .select({ host: forwardAuthHosts.host })
-      .from(forwardAuthHosts)
-      .where(and(inArray(forwardAuthHosts.host, hosts), ne(forwardAuthHosts.applicationId, applicationId))));
-    // Naming the host, not the application that has it: an API key may only learn about its own.
-    if (taken.length) throw conflict('host_in_use', `The host ${taken[0]!.host} is already protected by another application.`);
+    const rows = await many(tx.select({ host: forwardAuthHosts.host, applicationId: forwardAuthHosts.applicationId }).from(forwardAuthHosts));
+    const others = rows.filter((row) => row.applicationId !== applicationId);
+    // Naming the host, not the application that has it: an app manager may only learn about their own.
+    const taken = others.find((row) => hosts.includes(row.host));
+    if (taken) throw conflict('host_in_use', `The host ${taken.host} is already protected by another application.`);
+    const held = new Set(rows.filter((row) => row.applicationId === applicationId).map((row) => row.host));
+    for (const host of hosts.filter((h) => !held.has(h))) {
+      if (others.some((row) => !manages(row.applicationId) && patternsOverlap(host, row.host))) {
+        throw conflict('host_in_use', `The host ${host} overlaps a host another application protects; only an administrator of both applications may give them overlapping hosts.`);
+      }
+    }
   }
   await exec(tx.delete(forwardAuthHosts).where(eq(forwardAuthHosts.applicationId, applicationId)));
   if (hosts.length) await exec(tx.insert(forwardAuthHosts).values(hosts.map((host) => ({ host, applicationId }))));
@@ -116,7 +129,8 @@ export function forwardAuthField(db: Db): ApplicationField<ForwardAuthInput | nu
     input: ForwardAuthField,
     record: ForwardAuthRecordSchema,
     toRecord: (app) => app.forwardAuth ?? null,
-    async prepare({ id, given, current, clientType, errors }) {
+    async prepare(change) {
+      const { id, given, current, clientType, errors } = change;
       const settings = await forwardAuthSettings(db, given, clientType, errors);
       if (given === undefined && current?.forwardAuth && clientType !== 'web') {
         errors.push({ path: 'body.clientType', message: 'an application that protects hosts (forwardAuth) must stay a web application' });
@@ -125,7 +139,7 @@ export function forwardAuthField(db: Db): ApplicationField<ForwardAuthInput | nu
       const hosts = settings?.hosts ?? [];
       // A create without hosts has none to claim; an update that turns forward auth off frees them.
       if (!current && !settings) return { columns: { forwardAuth: null } };
-      return { columns: { forwardAuth: settings }, written: (tx) => claimHosts(tx, id, hosts) };
+      return { columns: { forwardAuth: settings }, written: (tx) => claimHosts(tx, id, hosts, change.manages) };
     },
     // Its protected hosts are free again at once (a few rows; the purge plan finds none left).
     deleted: (tx, id) => claimHosts(tx, id, []),

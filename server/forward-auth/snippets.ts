@@ -1,9 +1,12 @@
 /**
  * Set-up help (spec forward-auth.md, "Set-up help"): a working proxy configuration for an
  * application's protected hosts, for the panel's forward-auth tab and `gatehouse app show <id>
- * --proxy caddy|nginx|traefik`. Each does three things: strip the identity headers a client sent,
- * route `/.gatehouse/` to Gatehouse (the hand-over's callback and sign-out), and ask Gatehouse
- * about every other request, copying its identity headers onto the request the application gets.
+ * --proxy caddy|nginx|traefik`. Each does three things: strip the identity headers a client sent
+ * (`Remote-User` and `Remote_User` alike: issue 49, H7), route `/.gatehouse/` to Gatehouse (the
+ * hand-over's start, callback and sign-out), and ask Gatehouse about every other request, copying
+ * its identity headers onto the request the application gets, WebSockets included (issue 44, M2).
+ * Every value written is quoted, and the upstream is a scheme, a host and a port only
+ * (upstream.ts; issue 49, H10).
  *
  * - Caddy: the `forward_auth` directive (caddyserver.com/docs/caddyfile/directives/forward_auth,
  *   Caddy 2.6). Run for real by test/interop/forward-auth-caddy.test.ts against Debian's caddy 2.6.2.
@@ -17,18 +20,21 @@
  *   test/interop/forward-auth-nginx.test.ts against Debian's nginx 1.22.1.
  * - Traefik: the `forwardAuth` middleware in a dynamic configuration file
  *   (doc.traefik.io/traefik/v3.3/reference/routing-configuration/http/middlewares/forwardauth/):
- *   `authResponseHeadersRegex: ^Remote-` strips every client `Remote-*` header and copies ours.
+ *   `authResponseHeadersRegex: (?i)^remote[-_]` strips every client `Remote-*` and `Remote_*`
+ *   header and copies ours.
  *   Written from that documentation, not run by the tests (Debian has no Traefik package); it says so.
  */
 import type { Application } from '../db/schema.js';
+import { cleanDisplayText } from '../util/display-text.js';
 import { IDENTITY_HEADERS } from './identity-headers.js';
 import { APPLICATION_HEADER, AUTH_REQUEST_PATH, FORWARD_PATH, START_PATH } from './check.js';
+import { upstreamOrigin } from './upstream.js';
 
 export const PROXIES = ['caddy', 'nginx', 'traefik'] as const;
 export type Proxy = (typeof PROXIES)[number];
 
 export interface SnippetOptions {
-  /** Where the application itself listens (`http://127.0.0.1:8080`): the proxy's upstream. */
+  /** Where the application itself listens, as upstream.ts gives it back (`http://127.0.0.1:8080`). */
   upstream: string;
   /** Whether the protected hosts are served over https (the default) or plain http. */
   scheme: 'http' | 'https';
@@ -40,12 +46,23 @@ export const DEFAULT_UPSTREAM = 'http://127.0.0.1:8080';
  * Where an application's proxy configuration points when nobody says otherwise: the app preset's
  * `upstream` input (where the app listens), and its hosts served the way the preset's `baseUrl`
  * is (http or https); else DEFAULT_UPSTREAM over https. The panel, the CLI and the set-up text
- * start from the same.
+ * start from the same. An input stored before the upstream rule (issue 49, H10) is used only if
+ * it keeps to it.
  */
 export function snippetDefaults(app: Pick<Application, 'preset'>): SnippetOptions {
   const inputs = app.preset?.inputs ?? {};
-  return { upstream: inputs.upstream ?? DEFAULT_UPSTREAM, scheme: inputs.baseUrl?.startsWith('http:') ? 'http' : 'https' };
+  return {
+    upstream: upstreamOrigin(inputs.upstream ?? DEFAULT_UPSTREAM) ?? DEFAULT_UPSTREAM,
+    scheme: inputs.baseUrl?.startsWith('http:') ? 'http' : 'https',
+  };
 }
+
+/**
+ * The identity headers' underscore spellings (issue 49, H7): CGI, WSGI, Rack and PHP turn both
+ * `Remote-User` and `Remote_User` into `HTTP_REMOTE_USER`, so a client's `Remote_User` would pass
+ * for ours. Every snippet removes both.
+ */
+const UNDERSCORED = IDENTITY_HEADERS.map((h) => h.replace('-', '_'));
 
 /** Gatehouse as an upstream of the proxy: the issuer's origin. */
 function gatehouse(issuer: string) {
@@ -58,18 +75,31 @@ const splitPort = (pattern: string) => {
   return { name: match[1]!, port: match[2] };
 };
 
+/**
+ * A value as a quoted string of Caddy's and nginx's configuration languages (issue 49, H10: every
+ * value written is quoted). Both read `\"` and `\\` inside quotes; neither can escape its own
+ * variables (`$x`, `{x}`), which is why the values themselves are checked first (upstream.ts,
+ * hosts.ts, the application id's pattern).
+ */
+const quoted = (value: string) => `"${value.replace(/[\\"]/g, '\\$&')}"`;
+
+/** The application's name in a comment line: one line, nothing that could end the comment. */
+const named = (app: Application) => `"${cleanDisplayText(app.name).replaceAll('"', "'")}" (${app.id})`;
+
 function caddy(app: Application, issuer: string, options: SnippetOptions): string {
   const g = gatehouse(issuer);
-  const upstream = g.https ? g.origin : g.hostPort;
+  const upstream = quoted(g.https ? g.origin : g.hostPort);
   // An https Gatehouse is reached by its own name (TLS and Host); X-Forwarded-Host keeps the site's.
   const hostHeader = g.https ? ['\t\t\theader_up Host {upstream_hostport}'] : [];
-  const addresses = app.forwardAuth!.hosts.map((h) => `${options.scheme}://${h}`).join(', ');
+  // Separated by spaces: after a quoted address Caddy 2.6 reads a comma as an address of its own,
+  // one without a host, which would answer for every host on :443 (found by fuzz-snippets.test.ts).
+  const addresses = app.forwardAuth!.hosts.map((h) => quoted(`${options.scheme}://${h}`)).join(' ');
   return [
-    `# Gatehouse forward auth for "${app.name}" (${app.id}): Caddy 2.6 or later.`,
+    `# Gatehouse forward auth for ${named(app)}: Caddy 2.6 or later.`,
     '# caddyserver.com/docs/caddyfile/directives/forward_auth; tested with Debian\'s caddy 2.6.2.',
     `${addresses} {`,
-    '\t# Identity headers come from Gatehouse only: drop any the client sent.',
-    ...IDENTITY_HEADERS.map((h) => `\trequest_header -${h}`),
+    '\t# Identity headers come from Gatehouse only: drop any the client sent, Remote_User spelt so too.',
+    ...IDENTITY_HEADERS.flatMap((h, i) => [`\trequest_header -${h}`, `\trequest_header -${UNDERSCORED[i]}`]),
     '',
     '\t# The sign-in hand-over and sign-out on this host are answered by Gatehouse.',
     '\thandle /.gatehouse/* {',
@@ -77,13 +107,14 @@ function caddy(app: Application, issuer: string, options: SnippetOptions): strin
     ...(hostHeader.length ? [...hostHeader, '\t\t}'] : []),
     '\t}',
     '',
+    '\t# Every other request is checked by Gatehouse first (WebSockets pass through as they are).',
     '\thandle {',
     `\t\tforward_auth ${upstream} {`,
     `\t\t\turi ${FORWARD_PATH}`,
     `\t\t\tcopy_headers ${IDENTITY_HEADERS.join(' ')}`,
     ...hostHeader,
     '\t\t}',
-    `\t\treverse_proxy ${options.upstream}`,
+    `\t\treverse_proxy ${quoted(options.upstream)}`,
     '\t}',
     '}',
     '',
@@ -127,10 +158,25 @@ function nginxHostRules(patterns: string[]): string[] {
   ];
 }
 
+/**
+ * WebSockets (issue 44, M2; Home Assistant's and Uptime Kuma's own proxy guides ask for them):
+ * the `Connection` header the application gets follows the client's `Upgrade`, as nginx's
+ * documentation does it (nginx.org/en/docs/http/websocket.html). The map is the same in every
+ * Gatehouse snippet, so pasting several into one http block is fine (nginx takes a repeated map).
+ */
+const NGINX_UPGRADE_MAP = [
+  '# WebSockets: the Connection header the application gets follows the client\'s Upgrade',
+  '# (nginx.org/en/docs/http/websocket.html). The same map in every Gatehouse configuration.',
+  'map $http_upgrade $gatehouse_connection {',
+  '    default upgrade;',
+  '    ""      close;',
+  '}',
+];
+
 function nginx(app: Application, issuer: string, options: SnippetOptions): string {
   const g = gatehouse(issuer);
   const patterns = app.forwardAuth!.hosts.map(splitPort);
-  const names = [...new Set(patterns.map((p) => p.name))].join(' ');
+  const names = [...new Set(patterns.map((p) => quoted(p.name)))].join(' ');
   const ports = [...new Set(patterns.map((p) => p.port ?? (options.scheme === 'https' ? '443' : '80')))];
   const listen = ports.map((port) => `    listen ${port}${options.scheme === 'https' ? ' ssl' : ''};`);
   const tls = options.scheme === 'https'
@@ -139,9 +185,11 @@ function nginx(app: Application, issuer: string, options: SnippetOptions): strin
   const sni = g.https ? ['        proxy_ssl_server_name on;'] : [];
   const variables = IDENTITY_HEADERS.map((h) => `gatehouse_${h.slice('Remote-'.length).toLowerCase()}`);
   return [
-    `# Gatehouse forward auth for "${app.name}" (${app.id}): nginx 1.22 or later, with auth_request`,
+    `# Gatehouse forward auth for ${named(app)}: nginx 1.22 or later, with auth_request`,
     '# (nginx.org/en/docs/http/ngx_http_auth_request_module.html); tested with Debian\'s nginx 1.22.1.',
     '# Goes inside the http { } block.',
+    ...NGINX_UPGRADE_MAP,
+    '',
     'server {',
     ...listen,
     `    server_name ${names};`,
@@ -151,7 +199,7 @@ function nginx(app: Application, issuer: string, options: SnippetOptions): strin
     '',
     '    # The sign-in hand-over and sign-out on this host are answered by Gatehouse.',
     '    location /.gatehouse/ {',
-    `        proxy_pass ${g.origin};`,
+    `        proxy_pass ${quoted(g.origin)};`,
     ...sni,
     '        # Gatehouse\'s redirects (to rd, to its own pages) stay as they are.',
     '        proxy_redirect off;',
@@ -163,12 +211,12 @@ function nginx(app: Application, issuer: string, options: SnippetOptions): strin
     '    # Every other request is first checked by Gatehouse (a GET without the body), for this application only.',
     '    location = /.gatehouse-check {',
     '        internal;',
-    `        proxy_pass ${g.origin}${AUTH_REQUEST_PATH};`,
+    `        proxy_pass ${quoted(`${g.origin}${AUTH_REQUEST_PATH}`)};`,
     ...sni,
     '        proxy_method GET;',
     '        proxy_pass_request_body off;',
     '        proxy_set_header Content-Length "";',
-    `        proxy_set_header ${APPLICATION_HEADER} "${app.id}";`,
+    `        proxy_set_header ${APPLICATION_HEADER} ${quoted(app.id)};`,
     '        proxy_set_header X-Original-URL "$scheme://$gatehouse_host$request_uri";',
     '        proxy_set_header X-Original-Method $request_method;',
     '        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
@@ -180,9 +228,15 @@ function nginx(app: Application, issuer: string, options: SnippetOptions): strin
     '        # A browser that is not signed in gets 401 with the sign-in address in Location.',
     '        auth_request_set $gatehouse_start $upstream_http_location;',
     '        error_page 401 = @gatehouse_sign_in;',
-    '        # Set from Gatehouse\'s answer, replacing any the client sent (an empty one is not sent).',
+    '        # Set from Gatehouse\'s answer, replacing any the client sent (an empty one is not sent);',
+    '        # the Remote_User spellings are never sent (CGI and PHP read them as Remote-User).',
     ...IDENTITY_HEADERS.map((h, i) => `        proxy_set_header ${h} $${variables[i]};`),
-    `        proxy_pass ${options.upstream};`,
+    ...UNDERSCORED.map((h) => `        proxy_set_header ${h} "";`),
+    '        # WebSockets pass through: HTTP/1.1, with the client\'s Upgrade.',
+    '        proxy_http_version 1.1;',
+    '        proxy_set_header Upgrade $http_upgrade;',
+    '        proxy_set_header Connection $gatehouse_connection;',
+    `        proxy_pass ${quoted(options.upstream)};`,
     '    }',
     '',
     '    # A browser goes to sign in; anything else keeps the 401 (and its WWW-Authenticate).',
@@ -201,44 +255,52 @@ function nginx(app: Application, issuer: string, options: SnippetOptions): strin
 function traefikRule(pattern: string): string {
   const { name } = splitPort(pattern);
   if (!name.startsWith('*.')) return `Host(\`${name}\`)`;
-  return `HostRegexp(\`^[^.]+${name.slice(1).replaceAll('.', '\\\\.')}$\`)`;
+  return `HostRegexp(\`^[^.]+${name.slice(1).replaceAll('.', '\\.')}$\`)`;
 }
+
+/**
+ * Traefik removes every request header `authResponseHeadersRegex` matches before it copies the
+ * answer's; Go writes a client's `Remote_User` as `Remote_user`, hence both spellings, any case.
+ */
+const TRAEFIK_IDENTITY_REGEX = '(?i)^remote[-_]';
 
 function traefik(app: Application, issuer: string, options: SnippetOptions): string {
   const g = gatehouse(issuer);
   const rule = [...new Set(app.forwardAuth!.hosts.map(traefikRule))].join(' || ');
   const id = app.id;
+  // YAML's double-quoted strings read JSON's escapes: every value and name is written that way.
+  const y = (value: string) => JSON.stringify(value);
   return [
-    `# Gatehouse forward auth for "${app.name}" (${id}): a Traefik v3 dynamic configuration (file provider).`,
+    `# Gatehouse forward auth for ${named(app)}: a Traefik v3 dynamic configuration (file provider).`,
     '# Written from Traefik\'s documentation of the forwardAuth middleware',
     '# (doc.traefik.io/traefik/v3.3/reference/routing-configuration/http/middlewares/forwardauth/);',
     '# unlike the Caddy and nginx snippets, it is not run by Gatehouse\'s tests.',
     ...(options.scheme === 'https' ? ['# Add your entry point and TLS settings to both routers.'] : []),
     'http:',
     '  middlewares:',
-    `    gatehouse-${id}:`,
+    `    ${y(`gatehouse-${id}`)}:`,
     '      forwardAuth:',
-    `        address: "${g.origin}${FORWARD_PATH}"`,
-    '        # Copies Gatehouse\'s identity headers after removing every Remote-* header the client sent.',
-    '        authResponseHeadersRegex: "^Remote-"',
+    `        address: ${y(`${g.origin}${FORWARD_PATH}`)}`,
+    '        # Copies Gatehouse\'s identity headers after removing every Remote-* and Remote_* header the client sent.',
+    `        authResponseHeadersRegex: ${y(TRAEFIK_IDENTITY_REGEX)}`,
     '  routers:',
-    `    ${id}:`,
-    `      rule: "${rule.replaceAll('"', '\\"')}"`,
-    `      middlewares: ["gatehouse-${id}"]`,
-    `      service: ${id}`,
+    `    ${y(id)}:`,
+    `      rule: ${y(rule)}`,
+    `      middlewares: [${y(`gatehouse-${id}`)}]`,
+    `      service: ${y(id)}`,
     '    # The sign-in hand-over and sign-out on these hosts are answered by Gatehouse (the longer rule wins).',
-    `    ${id}-gatehouse:`,
-    `      rule: "(${rule.replaceAll('"', '\\"')}) && PathPrefix(\`/.gatehouse/\`)"`,
-    `      service: gatehouse-${id}`,
+    `    ${y(`${id}-gatehouse`)}:`,
+    `      rule: ${y(`(${rule}) && PathPrefix(\`/.gatehouse/\`)`)}`,
+    `      service: ${y(`gatehouse-${id}`)}`,
     '  services:',
-    `    ${id}:`,
+    `    ${y(id)}:`,
     '      loadBalancer:',
     '        servers:',
-    `          - url: "${options.upstream}"`,
-    `    gatehouse-${id}:`,
+    `          - url: ${y(options.upstream)}`,
+    `    ${y(`gatehouse-${id}`)}:`,
     '      loadBalancer:',
     '        servers:',
-    `          - url: "${g.origin}"`,
+    `          - url: ${y(g.origin)}`,
     '',
   ].join('\n');
 }

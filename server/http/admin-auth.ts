@@ -92,6 +92,12 @@ export function visibleApplications(actor: Actor): readonly string[] | undefined
   return undefined;
 }
 
+/** Whether an actor administers an application (an app manager theirs, a key its own; everyone else all). */
+export function managesOf(actor: Actor): (applicationId: string) => boolean {
+  const visible = visibleApplications(actor);
+  return visible ? (applicationId) => visible.includes(applicationId) : () => true;
+}
+
 /** The route's application id (`:id` under `/applications/`), when it has one. */
 function routeApplicationId(request: FastifyRequest): string | undefined {
   const url = request.routeOptions.url;

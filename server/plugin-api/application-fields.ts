@@ -47,7 +47,16 @@ export interface ApplicationFieldChange<Input = unknown> {
   profileFields: ProfileField[];
   /** Add the field's mistakes here (paths `body.<field>…`): every field's are answered together as one 400. */
   errors: FieldError[];
+  /**
+   * Whether the caller administers that application too: an app manager only theirs; the admin
+   * token, owners and configuration files every one (forward auth lets only an administrator of
+   * both give two applications overlapping hosts).
+   */
+  manages: (applicationId: string) => boolean;
 }
+
+/** What `manages` answers for a caller who administers every application. */
+export const EVERY_APPLICATION = (): boolean => true;
 
 /** What a field writes for one create or update. */
 export interface ApplicationFieldWrite {

@@ -50,7 +50,8 @@ function checkOne(input: PresetInput, raw: unknown): { value?: string; error?: s
     case 'application':
       return APPLICATION_ID.test(raw) ? { value: raw } : { error: 'must be an application id' };
     case 'text':
-      return !input.pattern || new RegExp(input.pattern.source).test(raw) ? { value: raw } : { error: input.pattern.message };
+      if (input.pattern && !new RegExp(input.pattern.source).test(raw)) return { error: input.pattern.message };
+      return input.normalise ? input.normalise(raw) : { value: raw };
   }
 }
 

@@ -10,7 +10,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { actorName } from '../http/admin-auth.js';
+import { actorName, managesOf } from '../http/admin-auth.js';
 import { notFound, validationFailed } from '../http/problem.js';
 import { adminErrors, adminSecurity as security, IdParams, NoQuery } from '../http/schemas.js';
 import { getApplication } from '../applications/lookup.js';
@@ -62,7 +62,7 @@ function summary(preset: Preset) {
     summary: preset.summary,
     version: preset.version,
     testedWith: preset.testedWith,
-    inputs: preset.inputs.map(({ pattern: _pattern, ...input }) => input),
+    inputs: preset.inputs.map(({ pattern: _pattern, normalise: _normalise, ...input }) => input),
   };
 }
 
@@ -184,7 +184,7 @@ export const presetRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!hasPreset(application)) throw notFound('not_from_preset', `The application "${application.id}" was not created from a preset.`);
       const plan = upgradePlan(ctx.config.issuer, application, request.body?.fields);
       requireMayPatch(ctx, request.actor, application, plan.patch);
-      await updateApplication(ctx, application.id, plan.patch, actorName(request.actor), { preset: plan.record });
+      await updateApplication(ctx, application.id, plan.patch, actorName(request.actor), { preset: plan.record, manages: managesOf(request.actor) });
       const updated = await getApplication(ctx, application.id);
       return { taken: plan.taken, kept: plan.kept, preset: presetStatus(ctx.config.issuer, updated as typeof application) };
     },

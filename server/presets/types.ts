@@ -29,6 +29,8 @@ export interface PresetInput {
   required: boolean;
   /** For `text`: the value's rule, and the message when it is broken. */
   pattern?: { source: string; message: string };
+  /** For `text`: a rule a pattern cannot say, giving the value as stored (checked after `pattern`). */
+  normalise?: (raw: string) => { value: string } | { error: string };
   /** For optional inputs: the value used when none is given. */
   default?: string;
   hint?: string;

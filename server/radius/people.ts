@@ -4,13 +4,16 @@
  * - a name and an app password: app-passwords/verify.ts, the one check LDAP binds and forward
  *   auth's Basic use (account passwords never work: a second factor cannot be bypassed); the
  *   password must be for the application the client belongs to;
+ * - both: the application's group rule (applications/group-rule.ts, the one LDAP binds and
+ *   forward auth honour): when it names groups, only a person in one of them passes;
  * - a network certificate (EAP-TLS): found by its fingerprint; refused when revoked, expired, of
- *   another application, or its person disabled or membership not active.
+ *   another application, or its person disabled or membership not active (suspended or deleted).
  * And which VLAN: the first `vlans` rule (in order) whose group the person is in, else `defaultVlan`.
  */
 import type { AppContext } from '../context.js';
 import type { RadiusSettings } from '../db/schema.js';
 import { verifyAppPassword } from '../app-passwords/verify.js';
+import { personPassesGroupRule } from '../applications/group-rule.js';
 import { groupIdsOfPerson } from '../groups/queries.js';
 import { findCertificate, touchCertificate } from './queries.js';
 
@@ -24,7 +27,7 @@ const LAST_USED_GRANULARITY_MS = 60_000;
 export async function checkAppPassword(ctx: AppContext, applicationId: string, login: string, password: string): Promise<Admitted | undefined> {
   if (!login || !password || login.length > 253 || password.length > 256) return undefined;
   const match = await verifyAppPassword(ctx, { applicationId, login, password });
-  if (!match) return undefined;
+  if (!match || !(await personPassesGroupRule(ctx, match.application, match.person.id))) return undefined;
   return { personId: match.person.id, username: match.person.username };
 }
 
@@ -34,6 +37,7 @@ export async function checkCertificate(ctx: AppContext, applicationId: string, f
   if (!row || row.certificate.applicationId !== applicationId || row.certificate.revokedAt) return undefined;
   if (row.certificate.notAfter.getTime() <= now.getTime()) return undefined;
   if (row.person.status !== 'active' || row.membership.status !== 'active') return undefined;
+  if (!(await personPassesGroupRule(ctx, row.application, row.person.id))) return undefined;
   const last = row.certificate.lastUsedAt;
   if (!last || now.getTime() - last.getTime() >= LAST_USED_GRANULARITY_MS) await touchCertificate(ctx.db, row.certificate.id, now);
   return { personId: row.person.id, username: row.person.username };

@@ -17,6 +17,7 @@ import { radiusField, RadiusSecretSchema, rotateSecret } from './application-fie
 import { RADIUS_DROPPED, RADIUS_DUPLICATES, RADIUS_REQUESTS } from './metrics.js';
 import { runningRadius } from './server.js';
 import { adminCertificateRoutes, registerMeRoutes } from './routes.js';
+import { networkCertificatesSection } from './account-section.js';
 
 const ClientParams = Type.Object(
   { id: Type.String({ minLength: 1, maxLength: 128 }), name: Type.String({ minLength: 1, maxLength: 64 }) },
@@ -70,6 +71,7 @@ export const radiusPlugin: GatehousePlugin = {
       },
     });
     registries.meRoutes.add({ name: 'network-certificates', routes: registerMeRoutes });
+    registries.accountSections.add(networkCertificatesSection(ctx));
     registries.overviewSections.add({
       name: 'radius',
       schema: OverviewSchema,

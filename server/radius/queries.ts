@@ -1,6 +1,6 @@
 /**
  * The RADIUS plugin's reads and writes: network certificates (found by fingerprint through their
- * unique index, with the person and membership joined by primary keys) and accounting sessions
+ * unique index, with the person, membership and application joined by primary keys) and accounting sessions
  * (found by application, client address and Acct-Session-Id through their unique index).
  */
 import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
@@ -17,10 +17,12 @@ const certificateByFingerprint = preparedPerDb((db) =>
       certificate: { id: networkCertificates.id, applicationId: networkCertificates.applicationId, revokedAt: networkCertificates.revokedAt, notAfter: networkCertificates.notAfter, lastUsedAt: networkCertificates.lastUsedAt },
       person: { id: people.id, username: people.username, status: people.status },
       membership: { status: memberships.status },
+      application: { forwardAuth: applications.forwardAuth },
     })
     .from(networkCertificates)
     .innerJoin(people, eq(people.id, networkCertificates.personId))
     .innerJoin(memberships, eq(memberships.id, networkCertificates.membershipId))
+    .innerJoin(applications, eq(applications.id, networkCertificates.applicationId))
     .where(eq(networkCertificates.fingerprint, p('fingerprint')))
     .prepare(),
 );

@@ -76,6 +76,7 @@ const SCREENS: [name: string, path: () => string, ready: string][] = [
   ['group', () => '/groups/family', 'dee@example.com'],
   ['sso-groups', () => '/sso-groups', 'Office apps'],
   ['providers', () => '/providers', 'GOOGLE_CLIENT_ID'],
+  ['directory', () => '/directory', 'Connect a directory'],
   ['audit-log', () => '/audit-log', 'from 127.0.0.1'],
   ['signing-keys', () => '/signing-keys', 'Next scheduled rotation'],
   ['backups', () => '/backups', 'Take a backup now'],

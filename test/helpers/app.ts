@@ -12,6 +12,7 @@ import { fixedClock } from '../../server/util/clock.js';
 import { openPostgres } from '../../server/db/postgres.js';
 import { closeStore } from '../../server/db/open.js';
 import { seedSigningKeys } from './signing-key-pool.js';
+import { useKeySecret } from '../../server/db/secrets-at-rest.js';
 import { PASSWORD_HASH_COST, useHashCost } from '../../server/accounts/passwords.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -140,6 +141,9 @@ async function startApp(
   options: { deps?: Partial<AppDeps>; perFile?: boolean },
 ): Promise<TestApp> {
   // Signing keys generated ahead (test/helpers/signing-key-pool.ts); a second instance finds them.
+  // Sealed at rest on PostgreSQL: the key secret is the database's before they are written
+  // (buildApp sets the same one again).
+  useKeySecret(db, config.env);
   await seedSigningKeys(db, clock.now());
   const app = await buildApp({ db, config, clock, ...options.deps });
   await app.ready();

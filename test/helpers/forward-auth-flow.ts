@@ -51,7 +51,9 @@ export function forwardAuthStory(proxyName: 'caddy' | 'nginx'): void {
     proxy = proxyName === 'caddy'
       ? await startCaddy(snippet, port)
       // The snippet listens on every address; this test's nginx only on loopback.
-      : await startNginx(snippet.replace(`listen ${port};`, `listen 127.0.0.1:${port};`), port);
+      // Underscores in header names on, as some administrators set it for their apps: the snippet
+      // must strip Remote_User as well as Remote-User itself (issue 49, H7).
+      : await startNginx(snippet.replaceAll(`listen ${port};`, `listen 127.0.0.1:${port};`), port, ['underscores_in_headers on;']);
     await signUpCookie(gatehouse, 'ada@example.com', 'wiki');
     // Another application on the same proxy port (no configuration of its own here), open to
     // anyone, taking HTTP Basic: Eve is its member with an app password.
@@ -109,10 +111,16 @@ export function forwardAuthStory(proxyName: 'caddy' | 'nginx'): void {
       expect(cookies.map(({ domain, path, httpOnly, secure, sameSite }) => ({ domain, path, httpOnly, secure, sameSite })))
         .toEqual([{ domain: 'wiki.localhost', path: '/', httpOnly: true, secure: false, sameSite: 'Lax' }]);
 
-      // Identity headers a client sends never reach the application.
-      await context.setExtraHTTPHeaders({ 'Remote-User': 'root', 'Remote-Groups': 'admins', 'Remote-Role': 'admin', 'Remote-Name': 'Root' });
+      // Identity headers a client sends never reach the application, in either spelling: CGI, WSGI,
+      // Rack and PHP read Remote_User as HTTP_REMOTE_USER too (issue 49, H7).
+      await context.setExtraHTTPHeaders({
+        'Remote-User': 'root', 'Remote-Groups': 'admins', 'Remote-Role': 'admin', 'Remote-Name': 'Root',
+        Remote_User: 'root', Remote_Groups: 'admins', Remote_Role: 'admin', Remote_Email: 'root@example.com', Remote_Name: 'Root',
+      });
       await page.reload();
-      expect(identity(await echoed())).toEqual(identity(first));
+      const forged = await echoed();
+      expect(identity(forged)).toEqual(identity(first));
+      expect(Object.keys(forged.headers).filter((name) => /^remote_/.test(name))).toEqual([]);
       await context.setExtraHTTPHeaders({});
 
       // Another host under the wildcard: the Gatehouse session signs it in without a form.

@@ -10,22 +10,38 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { WebSocketServer } from 'ws';
 
 export interface Echo {
   url: string;
   close(): Promise<void>;
 }
 
-/** A backend that answers every request with JSON: its method, URL and headers. */
+/**
+ * A backend that answers every request with JSON: its method, URL and headers. A WebSocket
+ * (an HTTP/1.1 Upgrade, as Home Assistant's and Uptime Kuma's pages open) gets the same JSON as
+ * its first message, then each message back (ws, RFC 6455).
+ */
 export async function startEcho(): Promise<Echo> {
   const server: Server = createServer((req, res) => {
     const body = JSON.stringify({ method: req.method, url: req.url, headers: req.headers });
     res.writeHead(200, { 'content-type': 'application/json' }).end(body);
   });
+  const sockets = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    sockets.handleUpgrade(req, socket, head, (ws) => {
+      ws.send(JSON.stringify({ method: req.method, url: req.url, headers: req.headers }));
+      ws.on('message', (data, binary) => ws.send(data, { binary }));
+    });
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () => {
+      for (const ws of sockets.clients) ws.terminate();
+      sockets.close();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
@@ -98,9 +114,10 @@ export async function startCaddy(site: string, port: number): Promise<Proxy> {
 
 /**
  * nginx in the foreground (`daemon off`, one process) with `servers` (the snippet) inside an
- * `http` block whose logs, pid file and temporary paths are in the temporary directory.
+ * `http` block whose logs, pid file and temporary paths are in the temporary directory, after
+ * `http` (directives of the administrator's own http block, e.g. `underscores_in_headers on;`).
  */
-export async function startNginx(servers: string, port: number): Promise<Proxy> {
+export async function startNginx(servers: string, port: number, http: string[] = []): Promise<Proxy> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-nginx-'));
   for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, sub));
   const config = [
@@ -112,6 +129,7 @@ export async function startNginx(servers: string, port: number): Promise<Proxy> 
     'http {',
     `    access_log ${join(dir, 'access.log')};`,
     ...['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((sub) => `    ${sub === 'body' ? 'client_body' : sub}_temp_path ${join(dir, sub)};`),
+    ...http.map((line) => `    ${line}`),
     servers,
     '}',
     '',

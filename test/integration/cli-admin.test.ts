@@ -191,6 +191,26 @@ describe('gatehouse app', () => {
     ok(await gatehouse(['app', 'delete', 'files', '--yes']));
   });
 
+  it('gives an application RADIUS clients (each secret printed once), VLANs and a default VLAN, a new secret, and takes RADIUS off', async () => {
+    ok(await gatehouse(['app', 'create', '--name', 'Office WiFi', '--audience', 'https://wifi.example.com', '--redirect-uri', 'https://wifi.example.com/cb']));
+    expect(ok(await gatehouse(['app', 'radius', 'office-wifi']))).toBe('Application "office-wifi" has no RADIUS clients (gatehouse app radius office-wifi add NAME ADDRESS adds one).\n');
+    const added = ok(await gatehouse(['app', 'radius', 'office-wifi', 'add', 'Office APs', '192.168.10.7/24']));
+    const secret = /^Secret of Office APs: ([0-9a-f]{40})$/m.exec(added)?.[1];
+    expect(secret).toBeDefined();
+    expect(added).toContain('Office APs  192.168.10.0/24');
+    expect(added).toContain('Type each secret into its gear now: it is shown only this once.');
+    ok(await gatehouse(['app', 'radius', 'office-wifi', 'vlan', 'staff', '20']));
+    const shown = ok(await gatehouse(['app', 'radius', 'office-wifi', 'default-vlan', '99']));
+    expect(shown).toMatch(/VLANs: +staff → 20\nDefault VLAN: +99\n/);
+    expect(shown).not.toContain(secret);
+    const rotated = JSON.parse(ok(await gatehouse(['app', 'radius', 'office-wifi', 'new-secret', 'Office APs', '--json'])));
+    expect(rotated.secrets['Office APs']).toMatch(/^[0-9a-f]{40}$/);
+    expect(rotated.secrets['Office APs']).not.toBe(secret);
+    failed(await gatehouse(['app', 'radius', 'office-wifi', 'vlan', 'staff', '5000']), '"5000" is not a VLAN (1–4094).');
+    expect(ok(await gatehouse(['app', 'radius', 'office-wifi', 'off']))).toBe('Application "office-wifi" has no RADIUS clients (gatehouse app radius office-wifi add NAME ADDRESS adds one).\n');
+    ok(await gatehouse(['app', 'delete', 'office-wifi', '--yes']));
+  });
+
   it('protects hosts (--forward-auth-host) and prints the proxy configuration for them (show --proxy)', async () => {
     const created = JSON.parse(ok(await gatehouse([
       'app', 'create', '--json', '--name', 'Wiki Site', '--audience', 'https://wikisite.example.com', '--redirect-uri', 'https://wikisite.example.com/cb',
@@ -201,7 +221,7 @@ describe('gatehouse app', () => {
     const caddy = ok(await gatehouse(['app', 'show', 'wiki-site', '--proxy', 'caddy', '--upstream', 'http://10.0.0.9:8096']));
     const snippet = (await api('GET', '/api/admin/applications/wiki-site/forward-auth/snippet?proxy=caddy&upstream=http://10.0.0.9:8096')).body.snippet;
     expect(caddy).toBe(snippet);
-    expect(caddy).toContain('https://wiki.lan.example, https://*.media.lan.example {\n');
+    expect(caddy).toContain('"https://wiki.lan.example" "https://*.media.lan.example" {\n');
     expect(ok(await gatehouse(['app', 'show', 'wiki-site', '--proxy', 'nginx', '--scheme', 'http']))).toContain('    listen 80;\n');
     failed(
       await gatehouse(['app', 'create', '--name', 'Clash', '--audience', 'urn:clash', '--redirect-uri', 'https://clash.example/cb', '--forward-auth-host', 'wiki.lan.example']),

@@ -40,7 +40,7 @@ describe('gatehouse CLI', () => {
     ]);
     expect(top.code).toBe(0);
     expect(top.stdout).toMatch(/^Usage: gatehouse <command> \[flags\]/);
-    expect(top.stdout).toMatch(/^ {2}serve {10}run the identity server$/m);
+    expect(top.stdout).toMatch(/^ {2}serve {11}run the identity server$/m);
     expect(top.stdout).toMatch(/^ {2}admin-token /m);
 
     expect(none.code).toBe(1);

@@ -461,6 +461,7 @@ passwordPolicy:
 ssoGroups: {}
 groups: {}
 applications: {}
+directorySources: {}
 administrators: {}
 `);
     // The deletes were the services': purged in the background plans, audited each.

@@ -20,6 +20,7 @@ import { addressKey } from '../../server/accounts/device-cookie.js';
 import { Attribute, Change } from 'ldapts';
 import { many, one } from '../../server/db/store.js';
 import { runFinished } from '../../server/directory-sources/sync.js';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 
 let slapd: Slapd;
 let t: TestApp;
@@ -363,6 +364,41 @@ describe('a source that is down', () => {
     await t.admin('PATCH', `${api}/${sourceId}`, { url: live });
     expect((await postJson(t, '/api/auth/sign-in/username', { username: 'user0012', password: passwordOf('user0012') })).statusCode).toBe(200);
     expect((await t.admin('GET', `${api}/${sourceId}`)).json()).toMatchObject({ status: 'ok' });
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1' })).body;
+    expect(metrics).toMatch(/^gatehouse_directory_binds_total\{result="unavailable"\} 2$/m);
+    expect(metrics).toMatch(/^gatehouse_directory_sync_runs_total\{result="failed"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(/^gatehouse_directory_sync_runs_total\{result="succeeded"\} [1-9]\d*$/m);
+  });
+});
+
+describe('configuration as code', () => {
+  it('exports sources under directorySources with the bind password only as a reference, and applies a file that creates one by its key', async () => {
+    const exported = await t.admin('GET', '/api/admin/config');
+    expect(exported.statusCode).toBe(200);
+    const doc = parseYaml(exported.body) as { directorySources: Record<string, Record<string, unknown>> };
+    expect(doc.directorySources[sourceId]).toMatchObject({ name: 'Example LDAP', kind: 'ldap', url: slapd.ldapsUrl, bindDn: ADMIN_DN, peopleBase: PEOPLE_BASE });
+    expect(exported.body).not.toContain(ADMIN_PASSWORD);
+    expect(doc.directorySources[sourceId]).not.toHaveProperty('bindPassword');
+
+    const file = stringifyYaml({
+      version: 1,
+      directorySources: {
+        ...doc.directorySources,
+        'office-ldap': { name: 'Office', kind: 'ldap', url: slapd.url, caCertificate: slapd.caPem, peopleBase: PEOPLE_BASE, bindDn: ADMIN_DN, bindPassword: '${OFFICE_LDAP_PASSWORD}', syncIntervalMinutes: null },
+      },
+    });
+    const applied = await t.admin('POST', '/api/admin/config/apply', { document: file, secrets: { '${OFFICE_LDAP_PASSWORD}': ADMIN_PASSWORD } });
+    expect(applied.statusCode, applied.body).toBe(200);
+    expect(applied.json().plan).toEqual([{ action: 'create', kind: 'directorySource', id: 'office-ldap', changes: expect.arrayContaining([{ field: 'bindPassword', after: '${OFFICE_LDAP_PASSWORD}', secret: true }]) }]);
+    const created = (await t.admin('GET', `${api}/office-ldap`)).json();
+    expect(created).toMatchObject({ id: 'office-ldap', bindPasswordSet: true, startTls: true });
+    expect((await t.admin('POST', `${api}/office-ldap/test`, {})).json()).toMatchObject({ ok: true });
+    // The export now names the reference; applying it again changes nothing.
+    const again = await t.admin('GET', '/api/admin/config');
+    expect((parseYaml(again.body) as typeof doc).directorySources['office-ldap']).toMatchObject({ bindPassword: '${OFFICE_LDAP_PASSWORD}' });
+    const noop = await t.admin('POST', '/api/admin/config/apply', { document: again.body, secrets: { '${OFFICE_LDAP_PASSWORD}': ADMIN_PASSWORD } });
+    expect(noop.json().plan).toEqual([]);
+    expect((await t.admin('DELETE', `${api}/office-ldap`)).statusCode).toBe(204);
   });
 });
 

@@ -18,6 +18,7 @@ import {
   authRequestCheck, callback, checkRequest, forwardCheck, identityOf, personCookie, protectedApp, siteSignIn, start, startUrlFor,
   type CheckOptions,
 } from '../helpers/forward-auth.js';
+import { administrator, asBearer, panelSignIn } from '../helpers/admins.js';
 import { engineOf } from '../../server/db/store.js';
 import { loadConfig } from '../../server/config.js';
 
@@ -66,6 +67,34 @@ describe('the forwardAuth application field', () => {
     expect((await protectedApp(t, 'again', ['wiki.lan.example'])).forwardAuth.hosts).toEqual(['wiki.lan.example']);
   });
 
+  it('refuses a pattern overlapping another application\'s unless the caller administers both (issue 49, H2)', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'media', ['*.media.lan.example', 'wiki.lan.example']);
+    await protectedApp(t, 'mine', ['mine.lan.example']);
+    const manager = await administrator(t, 'mo@example.com', 'app_manager', ['mine']);
+    const { access_token: token } = await panelSignIn(t, manager);
+    const patch = (bearer: string, hosts: string[]) => asBearer(t, bearer, 'PATCH', '/api/admin/applications/mine', { forwardAuth: { hosts } });
+    // More specific patterns win a request, so each of these would take media's hosts over.
+    for (const host of ['tv.media.lan.example', 'tv.media.lan.example:8443', '*.media.lan.example:443', 'wiki.lan.example:8443', '*.lan.example']) {
+      const res = await patch(token, ['mine.lan.example', host]);
+      expect(problemOf(res), host).toEqual({
+        type: 'https://gatehouse.dev/problems/host-in-use', title: 'Conflict', status: 409, code: 'host_in_use',
+        detail: `The host ${host} overlaps a host another application protects; only an administrator of both applications may give them overlapping hosts.`,
+      });
+    }
+    expect((await t.admin('GET', '/api/admin/applications/mine')).json().forwardAuth.hosts).toEqual(['mine.lan.example']);
+    // What overlaps nothing of media's is the manager's to take: two labels under its wildcard, the wildcard's own name.
+    expect((await patch(token, ['mine.lan.example', 'a.tv.media.lan.example', 'media.lan.example', '*.wiki.lan.example'])).statusCode).toBe(200);
+    // An administrator of both may: an app manager of the two, the admin token.
+    const both = await administrator(t, 'bo@example.com', 'app_manager', ['mine', 'media']);
+    const tv = await patch((await panelSignIn(t, both)).access_token, ['mine.lan.example', 'tv.media.lan.example']);
+    expect([tv.statusCode, tv.json().forwardAuth?.hosts]).toEqual([200, ['mine.lan.example', 'tv.media.lan.example']]);
+    // A host the application already holds stays when its manager changes the others.
+    const kept = await patch(token, ['tv.media.lan.example', 'notes.lan.example']);
+    expect([kept.statusCode, kept.json().forwardAuth?.hosts]).toEqual([200, ['tv.media.lan.example', 'notes.lan.example']]);
+    expect((await t.admin('PATCH', '/api/admin/applications/mine', { forwardAuth: { hosts: ['tv.media.lan.example', 'wiki.lan.example:8443'] } })).statusCode).toBe(200);
+  });
+
   it('refuses bad hosts, repeats, public clients and an API key changing them, naming the field', async () => {
     const t = await makeApp();
     const bad = await t.admin('POST', '/api/admin/applications', {
@@ -104,13 +133,13 @@ describe('the forwardAuth application field', () => {
     expect(caddy.statusCode, caddy.body).toBe(200);
     const { snippet, hosts, proxy } = caddy.json();
     expect({ proxy, hosts }).toEqual({ proxy: 'caddy', hosts: ['wiki.lan.example', '*.media.lan.example'] });
-    expect(snippet).toContain('https://wiki.lan.example, https://*.media.lan.example {');
+    expect(snippet).toContain('"https://wiki.lan.example" "https://*.media.lan.example" {');
     expect(snippet).toContain('\trequest_header -Remote-User\n');
-    expect(snippet).toContain(`\t\tforward_auth ${new URL(t.config.issuer).host} {\n\t\t\turi /api/auth/forward\n`);
-    expect(snippet).toContain('\t\treverse_proxy http://10.0.0.7:3000\n');
+    expect(snippet).toContain(`\t\tforward_auth "${new URL(t.config.issuer).host}" {\n\t\t\turi /api/auth/forward\n`);
+    expect(snippet).toContain('\t\treverse_proxy "http://10.0.0.7:3000"\n');
     const nginx = (await t.admin('GET', '/api/admin/applications/wiki/forward-auth/snippet?proxy=nginx&scheme=http')).json().snippet;
-    expect(nginx).toContain('    listen 80;\n    server_name wiki.lan.example *.media.lan.example;\n');
-    expect(nginx).toContain(`        proxy_pass ${t.config.issuer}/api/auth/forward/auth-request;\n`);
+    expect(nginx).toContain('    listen 80;\n    server_name "wiki.lan.example" "*.media.lan.example";\n');
+    expect(nginx).toContain(`        proxy_pass "${t.config.issuer}/api/auth/forward/auth-request";\n`);
     // It passes the host it pinned, never the client's $http_host, and names its application (H1).
     expect(nginx).toContain('        proxy_set_header X-Gatehouse-Application "wiki";\n        proxy_set_header X-Original-URL "$scheme://$gatehouse_host$request_uri";\n');
     expect(nginx).toContain('        proxy_set_header X-Forwarded-Host $gatehouse_host;\n');
@@ -132,6 +161,69 @@ describe('the forwardAuth application field', () => {
     const key = (await t.admin('POST', '/api/admin/applications/wiki/api-keys', { name: 'ci', scopes: ['application:read'] })).json().key;
     const byKey = await t.admin('GET', '/api/admin/applications/wiki/forward-auth/snippet?proxy=caddy', undefined, { authorization: `Bearer ${key}` });
     expect(byKey.statusCode).toBe(403);
+  });
+});
+
+describe('what the proxy configurations write (issue 49, H7 and H10)', () => {
+  const UPSTREAM_RULE = 'must be http:// or https:// and a host with an optional port, nothing more (e.g. http://127.0.0.1:8080)';
+
+  it('takes a scheme, a host and a port only as the upstream, as a URL parser gives them back (H10)', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'wiki', ['wiki.lan.example']);
+    const print = (proxy: string, upstream: string) =>
+      t.admin('GET', `/api/admin/applications/wiki/forward-auth/snippet?${new URLSearchParams({ proxy, scheme: 'http', upstream })}`);
+    // nginx: `;}` leaves the block, `$http_x_up` makes proxy_pass an open relay; Caddy: `{…}` placeholders.
+    const hostile = [
+      'http://127.0.0.1:8080;}', 'http://$http_x_up', 'http://a{http.request.header.x}', 'http://a"b', "http://a'b", 'http://a;b',
+      'http://127.0.0.1:8080/;', 'http://127.0.0.1:8080/app', 'http://x?y', 'http://x#y', 'http://user:pw@x', 'ftp://x', 'http://x:99999',
+      'http://a\\b', 'http://a b', 'http://[::1', 'http://a%20b', 'http://', 'javascript://x',
+    ];
+    for (const upstream of hostile) {
+      for (const proxy of ['nginx', 'caddy', 'traefik']) {
+        const res = await print(proxy, upstream);
+        expect([upstream, res.statusCode, problemOf(res).code, res.json().errors]).toEqual([upstream, 400, 'validation_failed', [{ path: 'querystring.upstream', message: UPSTREAM_RULE }]]);
+      }
+    }
+    // What a URL parser gives back is what is written: lower case, no default port, IDN as punycode; quoted.
+    const cases = [
+      ['HTTP://Backend.LAN:80', 'http://backend.lan'], ['https://[::1]:8443', 'https://[::1]:8443'], ['http://my_app:3000', 'http://my_app:3000'],
+      ['http://bücher.lan:8080/', 'http://xn--bcher-kva.lan:8080'],
+    ];
+    for (const [upstream, written] of cases) {
+      expect((await print('nginx', upstream!)).json().snippet).toContain(`        proxy_pass "${written}";\n`);
+      expect((await print('caddy', upstream!)).json().snippet).toContain(`\t\treverse_proxy "${written}"\n`);
+      expect((await print('traefik', upstream!)).json().snippet).toContain(`          - url: "${written}"\n`);
+    }
+  });
+
+  it('refuses such an upstream as a preset input too, naming it', async () => {
+    const t = await makeApp();
+    const made = await t.admin('POST', '/api/admin/applications', {
+      preset: 'uptime-kuma', presetInputs: { baseUrl: 'https://status.lan.example', upstream: 'http://127.0.0.1:3001;}' },
+    });
+    expect([made.statusCode, problemOf(made).code, made.json().errors]).toEqual([400, 'validation_failed', [{ path: 'body.presetInputs.upstream', message: UPSTREAM_RULE }]]);
+    const fine = await t.admin('POST', '/api/admin/applications', {
+      preset: 'uptime-kuma', presetInputs: { baseUrl: 'https://status.lan.example', upstream: 'HTTP://Kuma:3001/' },
+    });
+    expect(fine.statusCode, fine.body).toBe(201);
+    const setup = (await t.admin('GET', '/api/admin/applications/uptime-kuma/setup')).json();
+    expect(setup.files.find((f: { name: string }) => f.name === 'nginx.conf').content).toContain('        proxy_pass "http://kuma:3001";\n');
+  });
+
+  it('strips identity headers in both spellings, Remote-User and Remote_User, in all three (H7)', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'wiki', ['wiki.lan.example']);
+    const print = async (proxy: string) => (await t.admin('GET', `/api/admin/applications/wiki/forward-auth/snippet?proxy=${proxy}`)).json().snippet as string;
+    const names = ['User', 'Email', 'Name', 'Groups', 'Role'];
+    const caddy = await print('caddy');
+    for (const name of names) expect(caddy).toContain(`\trequest_header -Remote-${name}\n\trequest_header -Remote_${name}\n`);
+    const nginx = await print('nginx');
+    for (const name of names) expect(nginx).toContain(`        proxy_set_header Remote_${name} "";\n`);
+    // Traefik removes every request header its regular expression matches (Go writes Remote_User as Remote_user).
+    const regex = (parseYaml(await print('traefik')) as { http: { middlewares: Record<string, { forwardAuth: { authResponseHeadersRegex: string } }> } })
+      .http.middlewares['gatehouse-wiki']!.forwardAuth.authResponseHeadersRegex;
+    expect(regex).toBe('(?i)^remote[-_]');
+    for (const header of ['Remote-User', 'Remote_user', 'REMOTE_GROUPS', 'remote-role']) expect(new RegExp(regex.replace('(?i)', ''), 'i').test(header)).toBe(true);
   });
 });
 

@@ -122,6 +122,8 @@ describe('GET /metrics: what is counted', () => {
       'gatehouse_token_errors_total counter',
       'gatehouse_forward_auth_checks_total counter',
       'gatehouse_ldap_binds_total counter',
+      'gatehouse_directory_sync_runs_total counter',
+      'gatehouse_directory_binds_total counter',
       'gatehouse_webhook_backlog gauge',
       'gatehouse_backchannel_logout_backlog gauge',
       'gatehouse_sessions_active gauge',

@@ -369,17 +369,17 @@ describe('the forward-auth presets', () => {
     // What is asked for wins over the preset's.
     const asked = (await t.admin('GET', '/api/admin/applications/home-assistant/forward-auth/snippet?proxy=caddy&upstream=http://10.0.0.9:8123&scheme=http')).json();
     expect([asked.upstream, asked.scheme]).toEqual(['http://10.0.0.9:8123', 'http']);
-    expect(asked.snippet).toContain('reverse_proxy http://10.0.0.9:8123');
-    expect(setup.files[0].content).toContain('https://home.lan.example {');
-    expect(setup.files[0].content).toContain('reverse_proxy http://homeassistant:8123');
+    expect(asked.snippet).toContain('reverse_proxy "http://10.0.0.9:8123"');
+    expect(setup.files[0].content).toContain('"https://home.lan.example" {');
+    expect(setup.files[0].content).toContain('reverse_proxy "http://homeassistant:8123"');
 
     // A plain-http base URL (a LAN address) gets http in the proxy configuration; the upstream default applies.
     await createFrom(t, { preset: 'uptime-kuma', presetInputs: { baseUrl: 'http://status.lan:8080' } });
     const kuma = (await t.admin('GET', '/api/admin/applications/uptime-kuma')).json();
     expect(kuma.forwardAuth).toEqual({ hosts: ['status.lan:8080'], groups: null, basic: false });
     const kumaSetup = (await t.admin('GET', '/api/admin/applications/uptime-kuma/setup')).json();
-    expect(kumaSetup.files.find((f: { name: string }) => f.name === 'Caddyfile').content).toContain('http://status.lan:8080 {');
-    expect(kumaSetup.files.find((f: { name: string }) => f.name === 'Caddyfile').content).toContain('reverse_proxy http://127.0.0.1:3001');
+    expect(kumaSetup.files.find((f: { name: string }) => f.name === 'Caddyfile').content).toContain('"http://status.lan:8080" {');
+    expect(kumaSetup.files.find((f: { name: string }) => f.name === 'Caddyfile').content).toContain('reverse_proxy "http://127.0.0.1:3001"');
     const kumaSnippet = (await t.admin('GET', '/api/admin/applications/uptime-kuma/forward-auth/snippet?proxy=caddy')).json();
     expect([kumaSnippet.upstream, kumaSnippet.scheme, kumaSnippet.snippet]).toEqual(['http://127.0.0.1:3001', 'http', kumaSetup.files.find((f: { name: string }) => f.name === 'Caddyfile').content]);
     expect(kuma.name).toBe('Uptime Kuma');
@@ -388,7 +388,7 @@ describe('the forward-auth presets', () => {
   it('refuse an upstream with a path, a host another application protects, and a group that does not exist, writing nothing', async () => {
     const before = await count(t);
     const path = await t.admin('POST', '/api/admin/applications', { preset: 'uptime-kuma', id: 'kuma2', presetInputs: { baseUrl: 'https://kuma2.lan.example', upstream: 'http://127.0.0.1:3001/status' } });
-    expect(path.json().errors).toEqual([{ path: 'body.presetInputs.upstream', message: 'must be http:// or https:// and a host with its port, without a path (e.g. http://127.0.0.1:8123)' }]);
+    expect(path.json().errors).toEqual([{ path: 'body.presetInputs.upstream', message: 'must be http:// or https:// and a host with an optional port, nothing more (e.g. http://127.0.0.1:8080)' }]);
     const group = await t.admin('POST', '/api/admin/applications', { preset: 'uptime-kuma', id: 'kuma2', presetInputs: { baseUrl: 'https://kuma2.lan.example', allowedGroup: 'nobody' } });
     expect(group.json().errors).toEqual([{ path: 'body.presetInputs.allowedGroup', message: 'there is no group "nobody"' }]);
     const taken = await t.admin('POST', '/api/admin/applications', { preset: 'home-assistant', id: 'ha2', presetInputs: { baseUrl: 'https://home.lan.example' } });

@@ -2,7 +2,8 @@
  * RADIUS on both engines (spec radius.md): the `radius` application field in the admin API (secrets
  * generated and shown once, kept by name, rotated; the record never shows them; the rules), and
  * the listener over real UDP on loopback with the server's own codec as the client for exact
- * packets: PAP accepted with User-Name, Class and the VLAN, the same reject for every refusal, the
+ * packets: PAP accepted with User-Name, Class and the VLAN, the same reject for every refusal (the
+ * application's group rule and a suspended membership among them), the
  * budgets (a right password passes while the name's is spent), unknown clients, missing
  * Message-Authenticators, oversize and malformed datagrams dropped and counted while valid ones
  * are answered, duplicates answered from the cache without a second evaluation, accounting kept as
@@ -20,7 +21,8 @@ import { PASSWORD } from '../helpers/accounts.js';
 import { insertGroup, memberWithAppPassword, personByEmail } from '../helpers/ldap.js';
 import { exchange, pap, papRequest, radiusApplication, startRadiusFor } from '../helpers/radius.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
-import { auditLog, networkCertificates, radiusSessions } from '../../server/db/schema.js';
+import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
+import { auditLog, memberships, networkCertificates, radiusSessions } from '../../server/db/schema.js';
 import { engineOf, many } from '../../server/db/store.js';
 import { Attr, Code, decodePacket, encodeRequest, integer } from '../../server/radius/codec.js';
 import { FAILURES_PER_NAME } from '../../server/radius/limits.js';
@@ -146,6 +148,31 @@ describe('PAP over UDP', () => {
   });
 });
 
+describe('who may connect', () => {
+  it('the application\'s group rule and a suspended membership refuse with the same Access-Reject; each lifted, the same password passes', async () => {
+    const carol = await memberWithAppPassword(t, 'carol@example.com', 'wifi');
+    const carolId = (await personByEmail(t, 'carol@example.com')).id;
+    expect((await pap(port, secret, 'carol@example.com', carol.password))!.code).toBe(Code.accessAccept);
+
+    const ruled = await t.admin('PATCH', '/api/admin/applications/wifi', { forwardAuth: { hosts: ['wifi.localhost'], groups: ['staff'] } });
+    expect(ruled.statusCode, ruled.body).toBe(200);
+    const outside = (await pap(port, secret, 'carol@example.com', carol.password))!;
+    expect(outside.code).toBe(Code.accessReject);
+    expect(outside.attributes.map((a) => a.type)).toEqual([Attr.messageAuthenticator]);
+    expect((await pap(port, secret, 'ada@example.com', ada.password))!.code).toBe(Code.accessAccept);
+    expect((await t.admin('PATCH', '/api/admin/applications/wifi', { forwardAuth: null })).statusCode).toBe(200);
+    expect((await pap(port, secret, 'carol@example.com', carol.password))!.code).toBe(Code.accessAccept);
+
+    const [membership] = await many(t.db.select().from(memberships).where(and(eq(memberships.personId, carolId), eq(memberships.applicationId, 'wifi'))));
+    expect((await t.admin('PATCH', `/api/admin/applications/wifi/users/${membership!.id}`, { status: 'suspended' })).statusCode).toBe(200);
+    const suspended = (await pap(port, secret, 'carol@example.com', carol.password))!;
+    expect(suspended.code).toBe(Code.accessReject);
+    expect(suspended.attributes.map((a) => a.type)).toEqual([Attr.messageAuthenticator]);
+    expect((await t.admin('PATCH', `/api/admin/applications/wifi/users/${membership!.id}`, { status: 'active' })).statusCode).toBe(200);
+    expect((await pap(port, secret, 'carol@example.com', carol.password))!.code).toBe(Code.accessAccept);
+  });
+});
+
 describe('what is dropped, and what is still answered', () => {
   it('drops an unknown client, a missing or wrong Message-Authenticator, oversize and malformed datagrams, and counts each', async () => {
     // From 127.0.0.2: no client covers it.
@@ -235,6 +262,35 @@ describe('accounting', () => {
     const forged = report(3, 90);
     forged[5] ^= 1;
     expect(await exchange(acctPort, forged, 300)).toBeUndefined();
+  });
+});
+
+describe('network certificates on the account page', () => {
+  it('lists none, makes one (the profile, the PKCS#12 and its password shown once on their own page), lists it and revokes it', async () => {
+    const { res: page, cookie } = await openPage(t, '/account', ada.cookie);
+    expect(page.body).toContain('<h2 id="network-certificates-h">Network certificates (Wi-Fi and VPN)</h2>');
+    expect(page.body).toMatch(/<form method="post" action="\/account\/network-certificates"[^>]*>[\s\S]*?<option value="wifi">wifi<\/option>/);
+    const token = csrfFrom(page);
+    const made = await postForm(t, '/account/network-certificates', { csrf_token: token, application_id: 'wifi', name: 'Ada <phone>' }, cookie);
+    expect(made.statusCode, made.body).toBe(200);
+    expect(made.headers['cache-control']).toBe('no-store');
+    expect(made.body).toContain('For “Ada &lt;phone&gt;” (wifi).');
+    expect(/<code data-network-certificate-password>([^<]+)<\/code>/.exec(made.body)?.[1]).toMatch(/^[a-z2-9]{5}(-[a-z2-9]{5}){3}$/);
+    const profile = /download="Ada-phone-.mobileconfig" href="data:application\/x-apple-aspen-config;base64,([^"]+)"/.exec(made.body)?.[1];
+    expect(Buffer.from(profile!, 'base64').toString()).toContain('<string>com.apple.wifi.managed</string>');
+    expect(made.body).toMatch(/download="Ada-phone-.p12" href="data:application\/x-pkcs12;base64,[A-Za-z0-9+/=]+"/);
+
+    const listed = (await openPage(t, '/account', ada.cookie)).res.body;
+    const id = /data-network-certificate="(ncr_[^"]+)"/.exec(listed)?.[1];
+    expect(listed).toMatch(/<strong>Ada &lt;phone&gt;<\/strong><div class="muted">wifi · made [^<]+ · valid until [^<]+<\/div>/);
+    const row = (await many(t.db.select().from(networkCertificates).where(eq(networkCertificates.id, id!))))[0]!;
+    expect(row.notAfter.getTime() - t.clock.now().getTime()).toBeLessThanOrEqual(365 * 86_400_000);
+
+    const revoked = await postForm(t, `/account/network-certificates/${id}/revoke`, { csrf_token: token }, cookie);
+    expect(revoked.statusCode).toBe(303);
+    expect(revoked.headers.location).toBe('/account?notice=network_certificate_revoked#network-certificates');
+    expect((await openPage(t, '/account', ada.cookie)).res.body).toMatch(/wifi · revoked [^<]+<\/div>/);
+    expect((await postForm(t, '/account/network-certificates', { application_id: 'wifi', name: 'x' }, cookie)).statusCode).toBe(403);
   });
 });
 

@@ -237,7 +237,7 @@ describe('README.md and protect-apps-without-oidc.md: the forward-auth snippets 
     const readme = parseYaml(pageBlock('Traefik')) as { http: Record<string, Record<string, Record<string, unknown>>> };
     expect(readme).toEqual(parseYaml(printed.traefik!));
     expect(readme.http.middlewares!['gatehouse-media']).toEqual({
-      forwardAuth: { address: 'https://id.lan.example/api/auth/forward', authResponseHeadersRegex: '^Remote-' },
+      forwardAuth: { address: 'https://id.lan.example/api/auth/forward', authResponseHeadersRegex: '(?i)^remote[-_]' },
     });
     const hosts = 'Host(`media.lan.example`) || HostRegexp(`^[^.]+\\.media\\.lan\\.example$`)';
     expect(readme.http.routers).toEqual({

@@ -5,12 +5,15 @@
  * Caddyfile and nginx.conf, as written, for the preset's `upstream`), each in front of a stand-in
  * for the app that echoes what it receives (neither app runs here). A member of the allowed
  * group reaches the app through the proxies' own redirects, with the identity headers Gatehouse
- * sets and none a client forged; a member outside the group and a script without a session do not.
+ * sets and none a client forged (in either spelling, Remote-User or Remote_User); a member outside
+ * the group and a script without a session do not. The app's WebSocket (both apps' pages live on
+ * one) passes through each proxy for a member, with the identity headers (issue 44, M2).
  *
  * The protected hosts are `localhost:<port>` (plain http on loopback, as the base URL's rules
  * allow); Gatehouse stays on 127.0.0.1, so the site cookie and Gatehouse's are on different hosts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { startOAuthServer, adminJsonOf, type OAuthServer } from '../helpers/oauth-server.js';
 import { freePort } from '../helpers/free-port.js';
 import { get, startCaddy, startEcho, startNginx, type Echo, type Proxy } from '../helpers/proxies.js';
@@ -43,7 +46,7 @@ beforeAll(async () => {
     const proxy = proxyName === 'caddy'
       ? await startCaddy(setupFile(setup, 'Caddyfile'), port)
       // The configuration listens on every address; this test's nginx only on loopback.
-      : await startNginx(setupFile(setup, 'nginx.conf').replace(`listen ${port};`, `listen 127.0.0.1:${port};`), port);
+      : await startNginx(setupFile(setup, 'nginx.conf').replaceAll(`listen ${port};`, `listen 127.0.0.1:${port};`), port);
     sites.push({ preset, proxyName, url, port, setup, proxy });
   }
 }, 60_000);
@@ -60,6 +63,20 @@ interface Echoed {
 }
 
 const identity = (echoed: Echoed) => Object.fromEntries(['remote-user', 'remote-email', 'remote-groups'].map((h) => [h, echoed.headers[h]]));
+
+/** A WebSocket to the site through its proxy: the open socket and its first message, or the HTTP status that refused it. */
+function openSocket(port: number, path: string, headers: Record<string, string>) {
+  return new Promise<{ ws: WebSocket; first: string } | { status: number }>((resolve, reject) => {
+    const ws = new WebSocket(`ws://localhost:${port}${path}`, { headers, family: 4 });
+    ws.once('message', (data) => resolve({ ws, first: String(data) }));
+    ws.once('unexpected-response', (_request, response) => {
+      resolve({ status: response.statusCode ?? 0 });
+      response.resume();
+      ws.terminate();
+    });
+    ws.once('error', reject);
+  });
+}
 
 /** A person signed in to Gatehouse (joining by the app's open sign-up), put in the household group when `household`. */
 async function person(site: Site, email: string, household: boolean) {
@@ -100,9 +117,29 @@ describe.each([['home-assistant', 'Caddy'], ['uptime-kuma', 'nginx']])('the %s p
 
     // Identity headers a client sends are dropped by the configuration before the app sees them.
     const cookie = `gatehouse_site=${browser.cookie('localhost', 'gatehouse_site')}`;
-    const forged = await get(port, `localhost:${port}`, '/', { cookie, 'remote-user': 'root', 'remote-groups': 'admins', 'remote-email': 'root@example.com' });
+    const forged = await get(port, `localhost:${port}`, '/', {
+      cookie, 'remote-user': 'root', 'remote-groups': 'admins', 'remote-email': 'root@example.com', remote_user: 'root', remote_groups: 'admins',
+    });
     expect(forged.status).toBe(200);
     expect(identity(JSON.parse(forged.body) as Echoed)).toEqual(identity(echoed));
+    expect(Object.keys((JSON.parse(forged.body) as Echoed).headers).filter((name) => /^remote_/.test(name))).toEqual([]);
+  });
+
+  it('carries the app\'s WebSocket for a member, with the identity headers; none without a session (issue 44, M2)', async () => {
+    const { preset, url, port, proxy } = site();
+    const browser = await person(site(), `lin.${preset}@example.com`, true);
+    expect((await browser.follow(`${url}/`)).res.status, proxy.log()).toBe(200);
+    const cookie = `gatehouse_site=${browser.cookie('localhost', 'gatehouse_site')}`;
+    const socket = await openSocket(port, '/api/websocket', { cookie });
+    expect('status' in socket, `${JSON.stringify(socket)}\n${proxy.log()}`).toBe(false);
+    const { ws, first } = socket as Exclude<typeof socket, { status: number }>;
+    const hello = JSON.parse(first) as Echoed;
+    expect([hello.url, hello.headers.upgrade, hello.headers['remote-user']]).toEqual(['/api/websocket', 'websocket', `lin.${preset}`]);
+    ws.send('ping');
+    expect(String(await new Promise((resolve) => ws.once('message', resolve)))).toBe('ping');
+    ws.close();
+    // Without a session the check refuses the upgrade; the app never sees it.
+    expect(await openSocket(port, '/api/websocket', {})).toEqual({ status: 401 });
   });
 
   it('refuses a signed-in member outside the allowed group: Gatehouse\'s 403 page at the hand-over, no site cookie, the app never reached', async () => {

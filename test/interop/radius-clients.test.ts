@@ -9,7 +9,8 @@
  *   attributes decoded by pyrad's own dictionary code, a refusal;
  * - wpa_supplicant's eapol_test (eapoltest): EAP-TTLS/PAP against the appliance CA (the MS-MPPE
  *   keys checked against the MSK it derives), EAP-TLS with a network certificate issued through
- *   the API (then refused once revoked, and once the person is disabled), and PEAP refused.
+ *   the API (then refused while the person is disabled, the membership suspended or the person
+ *   outside the application's group rule, and once revoked), and PEAP refused.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,9 @@ import { insertGroup, memberWithAppPassword, personByEmail } from '../helpers/ld
 import { radiusApplication, startRadiusFor } from '../helpers/radius.js';
 import { me } from '../helpers/self-service.js';
 import { eapMaterial } from '../../server/radius/credentials.js';
+import { and, eq } from 'drizzle-orm';
+import { memberships } from '../../server/db/schema.js';
+import { many } from '../../server/db/store.js';
 
 let t: TestApp;
 let dir: string;
@@ -202,7 +206,7 @@ describe('eapol_test (wpa_supplicant)', () => {
     expect(res.status).not.toBe(0);
   });
 
-  it('EAP-TLS with a network certificate from the account API; refused once revoked, and while the person is disabled', async () => {
+  it('EAP-TLS with a network certificate from the account API; refused while the person is disabled, the membership suspended or outside the group rule, and once revoked', async () => {
     const issued = await me(t, 'POST', '/api/me/network-certificates', ada.cookie, { applicationId: 'wifi', name: 'Laptop' });
     expect(issued.statusCode, issued.body).toBe(201);
     const body = issued.json();
@@ -223,6 +227,22 @@ describe('eapol_test (wpa_supplicant)', () => {
     expect(disabled.stdout).toContain('Access-Reject');
     expect(disabled.stdout).toMatch(/FAILURE\s*$/);
     expect((await t.admin('PATCH', `/api/admin/people/${person.id}`, { status: 'active' })).statusCode).toBe(200);
+    expect((await eapolTest(config)).stdout).toMatch(/SUCCESS\s*$/);
+
+    // The membership suspended, then the application's group rule naming a group she is not in.
+    const [membership] = await many(t.db.select().from(memberships).where(and(eq(memberships.personId, person.id), eq(memberships.applicationId, 'wifi'))));
+    expect((await t.admin('PATCH', `/api/admin/applications/wifi/users/${membership!.id}`, { status: 'suspended' })).statusCode).toBe(200);
+    const suspended = await eapolTest(config);
+    expect(suspended.stdout).toContain('Access-Reject');
+    expect(suspended.stdout).toMatch(/FAILURE\s*$/);
+    expect((await t.admin('PATCH', `/api/admin/applications/wifi/users/${membership!.id}`, { status: 'active' })).statusCode).toBe(200);
+    await insertGroup(t, 'contractors', [(await personByEmail(t, 'bob@example.com')).id]);
+    const ruled = await t.admin('PATCH', '/api/admin/applications/wifi', { forwardAuth: { hosts: ['wifi.localhost'], groups: ['contractors'] } });
+    expect(ruled.statusCode, ruled.body).toBe(200);
+    const outside = await eapolTest(config);
+    expect(outside.stdout).toContain('Access-Reject');
+    expect(outside.stdout).toMatch(/FAILURE\s*$/);
+    expect((await t.admin('PATCH', '/api/admin/applications/wifi', { forwardAuth: null })).statusCode).toBe(200);
     expect((await eapolTest(config)).stdout).toMatch(/SUCCESS\s*$/);
 
     expect((await t.admin('DELETE', `/api/admin/people/${person.id}/network-certificates/${body.id}`)).statusCode).toBe(204);

@@ -2850,7 +2850,7 @@ export interface paths {
                     proxy: "caddy" | "nginx" | "traefik";
                     /** @description How the protected hosts are served (default: as the app preset's address is, else https) */
                     scheme?: "https" | "http";
-                    /** @description Where the application itself listens, as the proxy reaches it (default: the app preset's upstream, else http://127.0.0.1:8080) */
+                    /** @description Where the application itself listens, as the proxy reaches it: http:// or https://, a host and an optional port, nothing more (default: the app preset's upstream, else http://127.0.0.1:8080) */
                     upstream?: string;
                 };
                 header?: never;
@@ -6945,7 +6945,7 @@ export interface paths {
                                 }[];
                                 /** @description the entry's key: an id, or an administrator's e-mail address */
                                 id: string;
-                                kind: "passwordPolicy" | "ssoGroup" | "group" | "application" | "administrator";
+                                kind: "passwordPolicy" | "ssoGroup" | "group" | "application" | "directorySource" | "administrator";
                             }[];
                             /** @description secrets the apply generated (a new web application's client secret, a webhook secret, an LDAP password), shown only in this answer */
                             secrets: {

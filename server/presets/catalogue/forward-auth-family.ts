@@ -5,17 +5,22 @@
  */
 import { baseOf, caTrust, groupInput, hostOf, oidcApplication } from '../build.js';
 import type { PresetApplication, PresetInput, PresetInputs, SetupContext } from '../types.js';
+import { UPSTREAM_RULE, upstreamOrigin } from '../../forward-auth/upstream.js';
 
 /**
- * Where the app listens, as the proxy reaches it: a scheme and a host (with its port) only, the
- * shape the proxy snippets take (forward-auth/snippet-routes.ts). Plain http is normal here (a
+ * Where the app listens, as the proxy reaches it: a scheme, a host and a port only, stored as the
+ * URL parser gives it back, the rule of the proxy snippets' `upstream` (forward-auth/upstream.ts,
+ * issue 49, H10: it is written into the proxy's configuration). Plain http is normal here (a
  * container name or a LAN address behind the proxy), so this is not a `url` input, which allows
  * http only for private hosts.
  */
 export function upstreamInput(example: string): PresetInput {
   return {
     key: 'upstream', label: 'Where the app itself listens (for the proxy)', example, kind: 'text', required: false, default: example,
-    pattern: { source: '^https?://[^\\s/?#]+$', message: 'must be http:// or https:// and a host with its port, without a path (e.g. http://127.0.0.1:8123)' },
+    normalise: (raw) => {
+      const origin = upstreamOrigin(raw);
+      return origin ? { value: origin } : { error: UPSTREAM_RULE };
+    },
     hint: 'The address the reverse proxy forwards allowed requests to.',
   };
 }

@@ -138,6 +138,7 @@ const QUERIES: Record<string, (s: Seed) => [string, string][]> = {
   'GET /api/auth/sign-in/:provider': (s) => [['client_id', s.spaId], ['return_to', returnTo(s)]],
   'GET /device': () => [['user_code', 'BCDF-GHJK']],
   'GET /api/admin/applications/:id/backchannel-logouts': () => [['status', 'pending'], ['limit', '5']],
+  'GET /api/admin/applications/:id/forward-auth/snippet': () => [['proxy', 'nginx'], ['upstream', 'http://127.0.0.1:8080'], ['scheme', 'http']],
   'GET /api/admin/groups': () => [['q', 'fuzz'], ['limit', '5']],
   'GET /api/admin/groups/:id/members': () => [['limit', '5']],
 };
@@ -160,8 +161,8 @@ function paramValue(pattern: string, name: string, s: Seed): string {
   if (before === 'people') return s.userId;
   if (before === 'sso-groups') return s.ssoGroupId;
   if (before === 'backups') return 'gatehouse-20260101T000000Z-abcdef';
-  // Webhook deliveries and the client secret live on the web application.
-  if (before === 'applications' && /client-secret|webhook/.test(pattern)) return s.webId;
+  // Webhook deliveries, the client secret and the protected host live on the web application.
+  if (before === 'applications' && /client-secret|webhook|forward-auth/.test(pattern)) return s.webId;
   return s.spaId;
 }
 

@@ -28,7 +28,7 @@ export interface Seed {
   n: number;
   /** An open `spa` application the person belongs to. */
   spaId: string;
-  /** A `web` application with a client secret and a webhook URL. */
+  /** A `web` application with a client secret, a webhook URL and a protected host (forward auth). */
   webId: string;
   webSecret: string;
   email: string;
@@ -100,6 +100,8 @@ export async function makeWorld(): Promise<World> {
     const web = await admin('POST', '/api/admin/applications', appBody({
       id: webId, audience: `https://${webId}.example.com/api`, clientType: 'web', redirectUris: [WEB_REDIRECT],
       webhookUrl: 'https://hooks.example.com/gatehouse',
+      // A protected host, so the proxy configuration route prints one (fuzz-snippets.test.ts goes deeper).
+      forwardAuth: { hosts: [`${webId}.lan.example`] },
     }));
     const email = `person-${n}@example.com`;
     const signUp = await inject({
