@@ -58,6 +58,9 @@ export default defineConfig({
             // Relying parties, backups and an upgrade on SQLite data directories (issue 38); the
             // signing algorithms on PostgreSQL are signing-algorithms.test.ts.
             'test/integration/signing-algorithms-served.test.ts',
+            // Active Directory's LDAP dialect against a Samba DC (its provisioning is most of the
+            // file's time); directory-sources.test.ts runs the sources' storage on PostgreSQL.
+            'test/integration/directory-active-directory.test.ts',
             // `npm test` runs the storage-sensitive suites on PostgreSQL (the time budget); these
             // exercise pages, relying-party libraries, HTTP edges or SQLite's backup file more than
             // queries. GATEHOUSE_TEST_PG_ALL=1 runs them too.

@@ -6,8 +6,9 @@
  *   `entryUUID` (RFC 4530, an operational attribute every modern server keeps), groups are
  *   `groupOfNames` (`member`), `groupOfUniqueNames` (`uniqueMember`) or `posixGroup` (`memberUid`,
  *   usernames); nesting (a group's `member` naming another group) is flattened here.
- * - `active_directory`, written from Microsoft's documentation (not run against a Windows or Samba
- *   domain controller in the tests; docs/directory-sources.md says so):
+ * - `active_directory`, written from Microsoft's documentation and run against a Samba AD domain
+ *   controller in the tests (test/integration/directory-active-directory.test.ts; not against a
+ *   Windows one):
  *   - `objectGUID` is the key (MS-ADA3 "Object-Guid": 16 bytes, stable across renames and moves),
  *     written as the usual GUID string: the first three fields are little-endian
  *     (`guidToString`);

@@ -61,7 +61,7 @@ function openssl(args: string[], cwd: string) {
 }
 
 /** A CA and a server certificate for 127.0.0.1 / localhost (EC P-256), and a second unrelated CA. */
-function makeCertificates(dir: string) {
+export function makeCertificates(dir: string) {
   openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=Gatehouse test directory CA'], dir);
   openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'other.key', '-out', 'other.pem', '-days', '2', '-subj', '/CN=Some other CA'], dir);
   openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost'], dir);
