@@ -57,6 +57,7 @@ describe('POST /api/admin/applications', () => {
       consent: 'implicit',
       forwardAuth: null,
       radius: null,
+      saml: null,
       unknownScopes: 'reject',
       groupsFilter: null,
       customClaims: [],
