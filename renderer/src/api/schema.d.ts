@@ -4279,6 +4279,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The group rule: directory group ids of which a person must be in at least one to use this application by any protocol (OIDC sign-in and refresh, forward auth, LDAP binds, SAML, RADIUS); a person in one of them may join an invitation-only application without an invitation. null (default): no rule, everyone its sign-up policy admits */
+                            allowedGroups: string[] | null;
                             audience: string;
                             authPolicy: {
                                 allowed_providers: string[];
@@ -4336,10 +4338,9 @@ export interface paths {
                                     value?: unknown;
                                 };
                             }[];
-                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. Who passes is the application's sign-up policy, membership, MFA policy and group rule (allowedGroups). */
                             forwardAuth: {
                                 basic: boolean;
-                                groups: string[] | null;
                                 hosts: string[];
                             } | null;
                             /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
