@@ -72,6 +72,30 @@ export function peakRssMiB(pid: number): number {
   }
 }
 
+/**
+ * Runs `work` while sampling the process's resident set every `everyMs`: the highest VmRSS seen, in
+ * MiB (VmHWM cannot say what one window held: it counts from the process's start).
+ */
+export async function peakRssDuring<T>(pid: number, work: () => Promise<T>, everyMs = 50): Promise<{ result: T; peakMiB: number }> {
+  let peak = 0;
+  const sample = () => {
+    try {
+      peak = Math.max(peak, statusBytes(pid).VmRSS / 2 ** 20);
+    } catch {
+      // exited: keep what was seen
+    }
+  };
+  sample();
+  const timer = setInterval(sample, everyMs);
+  try {
+    const result = await work();
+    sample();
+    return { result, peakMiB: peak };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** Resident set size of a process in MiB (VmRSS in /proc/<pid>/status). */
 export function rssMiB(pid: number): number {
   return statusBytes(pid).VmRSS / 2 ** 20;

@@ -56,9 +56,16 @@ function get(server: BenchServer, host: string, path: string, headers: Record<st
 /** The real hand-over for a signed-in browser: start on the issuer, callback on the site; the site cookie's value. */
 async function handOver(server: BenchServer, sessionCookie: string): Promise<string> {
   const start = await fetch(`${server.url}/api/auth/forward/start?${new URLSearchParams({ rd: `http://${HOST}/` })}`, { redirect: 'manual', headers: { cookie: sessionCookie } });
-  const to = new URL(start.headers.get('location') ?? 'http://nowhere.invalid/');
-  if (start.status !== 302 || to.host !== HOST) throw new Error(`forward start: HTTP ${start.status} ${to.href}`);
-  const back = await get(server, HOST, `${to.pathname}${to.search}`, { 'x-forwarded-host': HOST, 'x-forwarded-proto': 'http' });
+  const bounce = new URL(start.headers.get('location') ?? 'http://nowhere.invalid/');
+  if (start.status !== 302 || bounce.host !== HOST) throw new Error(`forward start: HTTP ${start.status} ${bounce.href}`);
+  // The site's /.gatehouse/start keeps the verifier the code is bound to (issue 49, H6).
+  const atHost = await get(server, HOST, `${bounce.pathname}${bounce.search}`, { 'x-forwarded-host': HOST, 'x-forwarded-proto': 'http' });
+  const state = ([] as string[]).concat(atHost.headers['set-cookie'] ?? []).find((c) => c.startsWith('gatehouse_state='))?.split(';')[0];
+  if (atHost.status !== 302 || !state) throw new Error(`forward host start: HTTP ${atHost.status}`);
+  const again = await fetch(String(atHost.headers.location), { redirect: 'manual', headers: { cookie: sessionCookie } });
+  const to = new URL(again.headers.get('location') ?? 'http://nowhere.invalid/');
+  if (again.status !== 302 || to.host !== HOST) throw new Error(`forward start: HTTP ${again.status} ${to.href}`);
+  const back = await get(server, HOST, `${to.pathname}${to.search}`, { 'x-forwarded-host': HOST, 'x-forwarded-proto': 'http', cookie: state });
   const cookie = ([] as string[]).concat(back.headers['set-cookie'] ?? []).find((c) => c.startsWith('gatehouse_site='));
   if (back.status !== 302 || !cookie) throw new Error(`forward callback: HTTP ${back.status}`);
   return cookie.split(';')[0]!.slice('gatehouse_site='.length);

@@ -153,9 +153,16 @@ async function forwardAuthAndLdap(server: BenchServer, ldapPort: number): Promis
   const site = (await expectOk(created, 'creating the site')) as { ldapPassword: string };
   const cookie = await signUp(server, 'site@example.com', SITE);
   const start = await fetch(`${server.url}/api/auth/forward/start?${new URLSearchParams({ rd: `http://${SITE_HOST}/` })}`, { redirect: 'manual', headers: { cookie } });
-  const to = new URL(start.headers.get('location') ?? 'http://nowhere.invalid/');
-  if (start.status !== 302 || to.host !== SITE_HOST) throw new Error(`forward start: HTTP ${start.status} ${to.href}`);
-  const back = await get(server.url, SITE_HOST, `${to.pathname}${to.search}`, { 'x-forwarded-host': SITE_HOST, 'x-forwarded-proto': 'http' });
+  const bounce = new URL(start.headers.get('location') ?? 'http://nowhere.invalid/');
+  if (start.status !== 302 || bounce.host !== SITE_HOST) throw new Error(`forward start: HTTP ${start.status} ${bounce.href}`);
+  // The site's /.gatehouse/start keeps the verifier the code is bound to (issue 49, H6).
+  const atHost = await get(server.url, SITE_HOST, `${bounce.pathname}${bounce.search}`, { 'x-forwarded-host': SITE_HOST, 'x-forwarded-proto': 'http' });
+  const state = ([] as string[]).concat(atHost.headers['set-cookie'] ?? []).find((c) => c.startsWith('gatehouse_state='))?.split(';')[0];
+  if (atHost.status !== 302 || !state) throw new Error(`forward host start: HTTP ${atHost.status}`);
+  const again = await fetch(String(atHost.headers.location), { redirect: 'manual', headers: { cookie } });
+  const to = new URL(again.headers.get('location') ?? 'http://nowhere.invalid/');
+  if (again.status !== 302 || to.host !== SITE_HOST) throw new Error(`forward start: HTTP ${again.status} ${to.href}`);
+  const back = await get(server.url, SITE_HOST, `${to.pathname}${to.search}`, { 'x-forwarded-host': SITE_HOST, 'x-forwarded-proto': 'http', cookie: state });
   const siteCookie = ([] as string[]).concat(back.headers['set-cookie'] ?? []).find((c) => c.startsWith('gatehouse_site='))?.split(';')[0];
   if (back.status !== 302 || !siteCookie) throw new Error(`forward callback: HTTP ${back.status}`);
   const host = new URL(server.url).host;

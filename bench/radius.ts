@@ -14,6 +14,7 @@
  * Targets: PAP ≥ 1,000 auth/s with p99 ≤ 10 ms at 16 outstanding; EAP-TTLS/PAP ≤ 15 ms CPU and
  * EAP-TLS ≤ 20 ms CPU per authentication.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -95,7 +96,22 @@ interface Member {
   password: string;
 }
 
-async function papLoad(port: number, secret: Buffer, members: Member[], seconds: number) {
+/** The PAP Access-Request for `member` under identifier `id`, with the authenticator to check its answer. */
+function papRequest(secret: Buffer, member: Member, id: number) {
+  const authenticator = randomBytes(16);
+  const datagram = encodeRequest(Code.accessRequest, id, authenticator, [
+    { type: Attr.userName, value: Buffer.from(member.login) },
+    { type: Attr.userPassword, value: hideUserPassword(Buffer.from(member.password), secret, authenticator) },
+  ], secret);
+  return { datagram, authenticator };
+}
+
+/**
+ * OUTSTANDING sockets asking `port` one question at a time for `seconds`: PAP requests over the
+ * members, each answer checked by `good` (Access-Accept with a right Response Authenticator for
+ * Gatehouse; the same bytes back for the baseline's echo).
+ */
+async function roundTrips(port: number, secret: Buffer, members: Member[], seconds: number, good: (answer: Buffer, sent: Buffer, authenticator: Buffer) => boolean) {
   const askers = await Promise.all(Array.from({ length: OUTSTANDING }, () => Asker.open(port)));
   const latencies: number[] = [];
   let failures = 0;
@@ -105,22 +121,45 @@ async function papLoad(port: number, secret: Buffer, members: Member[], seconds:
   await Promise.all(askers.map(async (asker) => {
     let id = 0;
     while (performance.now() < deadline) {
-      const member = members[turn++ % members.length]!;
-      const authenticator = randomBytes(16);
-      const datagram = encodeRequest(Code.accessRequest, (id = (id + 1) & 0xff), authenticator, [
-        { type: Attr.userName, value: Buffer.from(member.login) },
-        { type: Attr.userPassword, value: hideUserPassword(Buffer.from(member.password), secret, authenticator) },
-      ], secret);
+      const { datagram, authenticator } = papRequest(secret, members[turn++ % members.length]!, (id = (id + 1) & 0xff));
       const begin = performance.now();
       const answer = await asker.ask(datagram);
-      const packet = answer ? decodePacket(answer) : undefined;
-      if (!packet || packet.code !== Code.accessAccept || !validResponseAuthenticator(packet, authenticator, secret)) failures++;
+      if (!answer || !good(answer, datagram, authenticator)) failures++;
       else latencies.push(performance.now() - begin);
     }
   }));
   const elapsed = (performance.now() - started) / 1000;
   for (const a of askers) a.close();
   return { latencies: latencies.sort((a, b) => a - b), seconds: elapsed, failures };
+}
+
+function papLoad(port: number, secret: Buffer, members: Member[], seconds: number) {
+  return roundTrips(port, secret, members, seconds, (answer, _sent, authenticator) => {
+    const packet = decodePacket(answer);
+    return packet.code === Code.accessAccept && validResponseAuthenticator(packet, authenticator, secret);
+  });
+}
+
+/**
+ * The same-run baseline for PAP: a bare UDP echo in its own Node process, asked by the same
+ * OUTSTANDING sockets with the same datagrams. What this machine's shared cores give any
+ * two-process UDP round trip at this moment: PAP's figures read beside it.
+ */
+async function echoBaseline(secret: Buffer, members: Member[], seconds: number) {
+  const echo = spawn(process.execPath, ['-e', [
+    "const s = require('node:dgram').createSocket('udp4');",
+    "s.on('message', (m, r) => s.send(m, r.port, r.address));",
+    "s.bind(0, '127.0.0.1', () => console.log(s.address().port));",
+  ].join('\n')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      echo.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+      echo.once('exit', (code) => reject(new Error(`the echo process ended (${code})`)));
+    });
+    return await roundTrips(port, secret, members, seconds, (answer, sent) => answer.equals(sent));
+  } finally {
+    echo.kill();
+  }
 }
 
 const eapOf = (packet: Packet) => decodeEap(Buffer.concat(packet.attributes.filter((a) => a.type === Attr.eapMessage).map((a) => a.value)));
@@ -293,6 +332,8 @@ export const scenario: Scenario = {
         })(),
       ]);
       const papCpu = cpuPerOp(before, server.cpu(), pap.latencies.length);
+      log(`same-run baseline: a bare UDP echo process at ${OUTSTANDING} outstanding for ${SECONDS} s`);
+      const echo = await echoBaseline(secret, members, SECONDS);
       const papPerSecond = pap.latencies.length / pap.seconds;
       const p99 = percentile(pap.latencies, 99);
 
@@ -323,6 +364,10 @@ export const scenario: Scenario = {
             'sign-in p99 ms alone': round(percentile(alone, 99)),
             'sign-in p50 ms during RADIUS load': round(percentile(during, 50)),
             'sign-in p99 ms during RADIUS load': round(percentile(during, 99)),
+            'baseline UDP echo round trips/s (same run)': round(echo.latencies.length / echo.seconds, 0),
+            'baseline UDP echo p50 ms': round(percentile(echo.latencies, 50)),
+            'baseline UDP echo p99 ms': round(percentile(echo.latencies, 99)),
+            'baseline UDP echo failures': echo.failures,
             'load avg': load,
           },
         },

@@ -32,6 +32,7 @@ import { administratorsPlugin } from './administrators/plugin.js';
 import { metricsPlugin } from './metrics/route.js';
 import { presetsPlugin } from './presets/plugin.js';
 import { configAsCodePlugin } from './config-as-code/plugin.js';
+import { samlPlugin } from './saml/plugin.js';
 import { trustPlugin } from './trust/plugin.js';
 import { directorySourcesPlugin } from './directory-sources/plugin.js';
 
@@ -69,4 +70,5 @@ export const protocolPlugins: GatehousePlugin[] = [
   // LAN trust fills ctx.lanTrust itself when its routes register (server/trust/plugin.ts).
   { name: 'trust', setup: () => trustPlugin },
   directorySourcesPlugin,
+  samlPlugin,
 ];

@@ -136,14 +136,15 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
-/** Ends the request's session (if any) and clears its cookie. */
-export async function signOut(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+/** Ends the request's session (if any) and clears its cookie; returns the id of the session it ended. */
+export async function signOut(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
   const current = await readSession(ctx, request);
   if (current) {
     const now = ctx.clock.now();
     await transaction(ctx.db, async (tx) => endSession(ctx, tx, now, current.session.id, 'sign_out'));
   }
   clearSessionCookie(reply, ctx.config);
+  return current?.session.id;
 }
 
 /** The feature plugin: sign-in endpoints under `/api/auth` in their own scope. */

@@ -285,6 +285,25 @@ export async function endSessions(
   return { sessionIds, families };
 }
 
+/**
+ * Hands the browser to the plugins' front-channel logouts after a sign-out (plugin-api/registries.ts
+ * `logoutFlows`): the first that has others to tell answers, and sends the browser to `next` when
+ * done; undefined when none had anything to do (the caller answers as it would have).
+ */
+export async function frontChannelLogout(
+  ctx: Pick<AppContext, 'registries'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ended: { sessionIds: string[]; next: string | undefined; application: Application | undefined },
+): Promise<FastifyReply | undefined> {
+  if (!ended.sessionIds.length) return undefined;
+  for (const flow of ctx.registries.logoutFlows.all) {
+    const answer = await flow.afterSignOut(request, reply, ended);
+    if (answer) return answer;
+  }
+  return undefined;
+}
+
 /** Ends one session (see `endSessions`). */
 export async function endSession(ctx: Pick<AppContext, 'hooks'>, tx: Tx, now: Date, sessionId: string, reason: SessionEndReason): Promise<void> {
   await endSessions(ctx, tx, now, { sessionId }, reason);

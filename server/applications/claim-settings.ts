@@ -63,7 +63,7 @@ export function groupsNamedByClaims(claims: readonly Pick<CustomClaim, 'source'>
 }
 
 /** The stored source of a wire source already checked: only the fields its type takes. */
-function storedSource(source: WireClaimSource): CustomClaimSource {
+export function storedSource(source: WireClaimSource): CustomClaimSource {
   switch (source.type) {
     case 'profileField':
       return { type: 'profileField', key: source.key! };
@@ -81,6 +81,36 @@ function storedSource(source: WireClaimSource): CustomClaimSource {
 }
 
 /**
+ * Claim sources wherever they are used (custom claims here; the SAML identity provider's
+ * attributes), checked in two steps: `checkSourceFields` per source (the fields its `type` needs
+ * and no others; a `profileField` names a profile field of the application), then
+ * `checkNamedGroups` once for all (the groups `inGroup`/`groupMap` name exist). Errors name
+ * `<path>.source.<field>`.
+ */
+export function checkSourceFields(source: WireClaimSource, at: string, profileFields: readonly ProfileField[], errors: FieldError[]): void {
+  const fields = SOURCE_FIELDS[source.type as CustomClaimSource['type']];
+  for (const field of fields.needs) {
+    if (source[field] === undefined) errors.push({ path: `${at}.source.${field}`, message: `is required for a ${source.type} source` });
+  }
+  for (const field of ['key', 'group', 'map', 'default', 'value'] as const) {
+    if (source[field] !== undefined && !fields.needs.includes(field) && !fields.may.includes(field)) {
+      errors.push({ path: `${at}.source.${field}`, message: `is not a field of a ${source.type} source` });
+    }
+  }
+  if (source.type === 'profileField' && source.key !== undefined && !profileFields.some((f) => f.key === source.key)) {
+    errors.push({ path: `${at}.source.key`, message: `"${source.key}" is not a profile field of this application` });
+  }
+}
+
+/** The second step of `checkSourceFields`: every group the sources name exists. */
+export async function checkNamedGroups(entries: { source: WireClaimSource; path: string }[], context: Pick<ClaimContext, 'existingGroups'>, errors: FieldError[]): Promise<void> {
+  const named = entries.flatMap(({ source, path: at }) => namedGroups(source).map(([group, where]) => ({ group, path: `${at}.source.${where}` })));
+  if (!named.length) return;
+  const existing = await context.existingGroups([...new Set(named.map((n) => n.group))]);
+  for (const { group, path: at } of named) if (!existing.has(group)) errors.push({ path: at, message: `there is no group "${group}"` });
+}
+
+/**
  * Checks a `customClaims` list; returns the list as stored, or pushes the errors (under
  * `body.customClaims.<i>…`) and returns undefined.
  */
@@ -88,7 +118,6 @@ export async function checkCustomClaims(claims: WireCustomClaim[], context: Clai
   const before = errors.length;
   const path = 'body.customClaims';
   const seen = new Set<string>();
-  const keys = new Set(context.profileFields.map((field) => field.key));
   claims.forEach((claim, i) => {
     const at = `${path}.${i}`;
     if (RESERVED_CLAIM_NAMES.has(claim.name)) {
@@ -97,24 +126,9 @@ export async function checkCustomClaims(claims: WireCustomClaim[], context: Clai
       errors.push({ path: `${at}.name`, message: `duplicate claim name "${claim.name}"` });
     }
     seen.add(claim.name);
-    const fields = SOURCE_FIELDS[claim.source.type as CustomClaimSource['type']];
-    for (const field of fields.needs) {
-      if (claim.source[field] === undefined) errors.push({ path: `${at}.source.${field}`, message: `is required for a ${claim.source.type} source` });
-    }
-    for (const field of ['key', 'group', 'map', 'default', 'value'] as const) {
-      if (claim.source[field] !== undefined && !fields.needs.includes(field) && !fields.may.includes(field)) {
-        errors.push({ path: `${at}.source.${field}`, message: `is not a field of a ${claim.source.type} source` });
-      }
-    }
-    if (claim.source.type === 'profileField' && claim.source.key !== undefined && !keys.has(claim.source.key)) {
-      errors.push({ path: `${at}.source.key`, message: `"${claim.source.key}" is not a profile field of this application` });
-    }
+    checkSourceFields(claim.source, at, context.profileFields, errors);
   });
-  const named = claims.flatMap((claim, i) => namedGroups(claim.source).map(([group, where]) => ({ group, path: `${path}.${i}.source.${where}` })));
-  if (named.length) {
-    const existing = await context.existingGroups([...new Set(named.map((n) => n.group))]);
-    for (const { group, path: at } of named) if (!existing.has(group)) errors.push({ path: at, message: `there is no group "${group}"` });
-  }
+  await checkNamedGroups(claims.map((claim, i) => ({ source: claim.source, path: `${path}.${i}` })), context, errors);
   if (Buffer.byteLength(JSON.stringify(claims)) > MAX_CUSTOM_CLAIMS_BYTES) {
     errors.push({ path, message: `must be at most ${MAX_CUSTOM_CLAIMS_BYTES} bytes as JSON (the ID token must stay small)` });
   }

@@ -160,7 +160,7 @@ async function checkApplication(ctx: AppContext, app: ApplicationShape, errors: 
   const fields: ApplicationFieldWrite[] = [];
   for (const field of ctx.registries.applicationFields.all) {
     const given = app.body[field.name] as never;
-    const write = await field.prepare({ id: app.id, given, current: app.current, clientType: app.clientType, errors, manages: app.manages });
+    const write = await field.prepare({ id: app.id, given, current: app.current, clientType: app.clientType, profileFields: app.profileFields, errors, manages: app.manages });
     if (write) fields.push(write);
   }
   return { customClaims, fields };

@@ -15,7 +15,7 @@ import { afterCursor, toPage } from '../http/pagination.js';
 import { PANEL_CLIENT_ID } from '../http/schemas.js';
 import { applicationRealm } from './realms.js';
 import { beginPurge, isPurging } from '../data-lifecycle/purge.js';
-import { getApplication } from './lookup.js';
+import { findApplication, getApplication } from './lookup.js';
 import { DEFAULT_GRANT_TYPES, type ApplicationCreate, type ApplicationPatch, type AuthPolicyPatch } from './schemas.js';
 import { sealNullable } from '../db/secrets-at-rest.js';
 import { webhookSecretPurpose } from '../webhooks/sign.js';
@@ -79,7 +79,7 @@ export async function createApplication(ctx: AppContext, input: ApplicationCreat
   const now = ctx.clock.now();
 
   const created = await transaction(ctx.db, async (tx) => {
-    if (await one(tx.select({ id: applications.id }).from(applications).where(eq(applications.id, input.id)))) {
+    if (await findApplication(tx, input.id)) {
       throw conflict('application_exists', `An application with id "${input.id}" already exists.`);
     }
     if (await isPurging(tx, 'application', input.id)) {

@@ -32,6 +32,9 @@ import {
   deviceAuthorizations,
   forwardAuthHosts,
   forwardAuthSessions,
+  samlRequests,
+  samlSessions,
+  samlSubjects,
   invitations,
   memberships,
   refreshTokenFamilies,
@@ -82,6 +85,10 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     // Issue 34: the hosts are freed in the deleting transaction itself; their site sessions go here.
     { name: 'forwardAuthHosts', table: forwardAuthHosts, key: forwardAuthHosts.host, column: forwardAuthHosts.applicationId },
     { name: 'forwardAuthSessions', table: forwardAuthSessions, key: forwardAuthSessions.id, column: forwardAuthSessions.applicationId },
+    // Issue 42: a SAML SP's requests, SAML sessions and persistent NameIDs.
+    { name: 'samlRequests', table: samlRequests, key: samlRequests.handleHash, column: samlRequests.applicationId },
+    { name: 'samlSessions', table: samlSessions, key: samlSessions.id, column: samlSessions.applicationId },
+    { name: 'samlSubjects', table: samlSubjects, key: ROW_ID, column: samlSubjects.applicationId },
     { name: 'sessionClients', table: sessionClients, key: ROW_ID, column: sessionClients.applicationId },
     { name: 'sessionRealms', table: sessionRealms, key: ROW_ID, column: sessionRealms.realm, param: 'realm' },
     { name: 'administrators', table: administratorApplications, key: ROW_ID, column: administratorApplications.applicationId },
@@ -118,6 +125,9 @@ export const PURGE_PLANS: Record<PurgeKind, PlanStep[]> = {
     },
     // Issue 34: forward auth's site sessions, before the sessions they belong to.
     { name: 'forwardAuthSessions', table: forwardAuthSessions, key: forwardAuthSessions.id, column: forwardAuthSessions.personId },
+    // Issue 42: SAML sessions (before the sessions they belong to) and persistent NameIDs.
+    { name: 'samlSessions', table: samlSessions, key: samlSessions.id, column: samlSessions.personId },
+    { name: 'samlSubjects', table: samlSubjects, key: ROW_ID, column: samlSubjects.personId },
     {
       name: 'sessions', table: sessions, key: sessions.id, column: sessions.personId,
       children: [

@@ -11,6 +11,8 @@
  * login begins, accounts/providers/logins.ts), `purge_jobs` (a job deletes itself when done),
  * `meta` and `row_counts` (fixed keys), `application_logos` (one per application, at most 100 KB,
  * gone with it: purge-plans.ts), `forward_auth_hosts` (at most 20 per application, gone with it),
+ * `saml_signing_keys` (one per rotation), `saml_subjects` (a persistent NameID per person and SAML
+ * application, gone with either: purge-plans.ts), `saml_sessions` (gone with their session, below),
  * and the second factors `totp_credentials`, `passkeys` and
  * `recovery_codes` (per person at most one row, 20 passkeys and 10 codes; they go with the person),
  * directory `groups` (at most 1,000) and `group_members` (at most 200 per person; they go with the
@@ -42,6 +44,9 @@ import {
   pendingSignIns,
   rateLimitWindows,
   refreshTokenFamilies,
+  samlLogouts,
+  samlRequests,
+  samlSessions,
   refreshTokens,
   revokedAccessTokens,
   secondFactorBackOff,
@@ -71,6 +76,8 @@ const dayNumber = (at: Date) => Math.floor(at.getTime() / 86_400_000);
  * its family (oauth/authorize/code.ts `REMEMBER_MS`); its rows go after it (PostgreSQL mode).
  */
 export const AUTHORIZATION_CODE_MEMORY_MS = 10 * 60_000;
+/** A single logout's round is kept this long after it started (it is over within seconds). */
+export const SAML_LOGOUT_KEPT_MS = 3600_000;
 /** An explicit consent not used for this long is forgotten (the person is asked again). */
 export const CONSENT_UNUSED_MS = 365 * 86_400_000;
 /** RADIUS accounting sessions and ended network certificates are kept 30 days (spec radius.md). */
@@ -82,6 +89,7 @@ const sessionChildren = [
   { table: sessionRealms, key: ROW_ID, column: sessionRealms.sessionId },
   { table: sessionClients, key: ROW_ID, column: sessionClients.sessionId },
   { table: forwardAuthSessions, key: forwardAuthSessions.id, column: forwardAuthSessions.sessionId },
+  { table: samlSessions, key: samlSessions.id, column: samlSessions.sessionId },
 ];
 
 export const RETENTION_RULES: RetentionRule[] = [
@@ -137,4 +145,8 @@ export const RETENTION_RULES: RetentionRule[] = [
   { name: 'forward-auth codes', table: forwardAuthCodes, key: forwardAuthCodes.codeHash, where: (_before, now) => lt(forwardAuthCodes.expiresAt, now) },
   // Issue 47: a directory source's sync runs (their conflicts and skipped entries) are kept 90 days.
   { name: 'directory sync runs', table: directorySyncRuns, key: directorySyncRuns.id, where: (_before, now) => and(lt(directorySyncRuns.startedAt, new Date(now.getTime() - DIRECTORY_RUNS_KEPT_MS)), ne(directorySyncRuns.state, 'running'))! },
+  // Issue 42: an AuthnRequest's ID is kept for replays, and its sign-on waits, until it expires
+  // (saml/sso.ts REQUEST_TTL_MS); a single logout's round is over within seconds, kept an hour.
+  { name: 'SAML requests', table: samlRequests, key: samlRequests.handleHash, where: (_before, now) => lt(samlRequests.expiresAt, now) },
+  { name: 'SAML logouts', table: samlLogouts, key: samlLogouts.handleHash, where: (_before, now) => lt(samlLogouts.startedAt, new Date(now.getTime() - SAML_LOGOUT_KEPT_MS)) },
 ];

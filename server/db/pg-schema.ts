@@ -141,6 +141,8 @@ export const applications = pgTable(
     ldapPasswordHash: text('ldap_password_hash'),
     forwardAuth: jsonb('forward_auth'),
     radius: jsonb('radius'),
+    saml: jsonb('saml'),
+    samlEntityId: text('saml_entity_id'),
     preset: jsonb('preset'),
     accessTokenTtl: integer('access_token_ttl'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
@@ -149,6 +151,7 @@ export const applications = pgTable(
   (t) => [
     foreignKey({ name: 'applications_sso_group_id_sso_groups_id_fk', columns: [t.ssoGroupId], foreignColumns: [ssoGroups.id] }).onDelete('set null'),
     uniqueIndex('applications_audience_uq').on(t.audience),
+    uniqueIndex('applications_saml_entity_uq').on(t.samlEntityId),
     index('applications_created_idx').on(t.createdAt, t.id),
     index('applications_group_idx').on(t.ssoGroupId),
     index('applications_webhook_idx').on(t.webhookUrl),
@@ -768,6 +771,94 @@ export const rowCounts = pgTable(
     name: text('name').primaryKey(),
     n: integer('n').notNull(),
   },
+);
+
+export const samlLogouts = pgTable(
+  'saml_logouts',
+  {
+    handleHash: text('handle_hash').primaryKey(),
+    sessionId: text('session_id').notNull(),
+    pending: jsonb('pending').notNull(),
+    awaiting: text('awaiting'),
+    finish: jsonb('finish').notNull(),
+    complete: boolean('complete').notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    deadline: timestamp('deadline', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('saml_logouts_started_idx').on(t.startedAt),
+    index('saml_logouts_awaiting_idx').on(t.awaiting),
+  ],
+);
+
+export const samlRequests = pgTable(
+  'saml_requests',
+  {
+    handleHash: text('handle_hash').primaryKey(),
+    applicationId: text('application_id').notNull(),
+    requestId: text('request_id'),
+    acsUrl: text('acs_url').notNull(),
+    relayState: text('relay_state'),
+    forceAuthn: boolean('force_authn').notNull(),
+    isPassive: boolean('is_passive').notNull(),
+    mfaClass: text('mfa_class'),
+    nameIdFormat: text('name_id_format'),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    answeredAt: timestamp('answered_at', { withTimezone: true, precision: 3, mode: 'date' }),
+  },
+  (t) => [
+    uniqueIndex('saml_requests_request_uq').on(t.applicationId, t.requestId),
+    index('saml_requests_expires_idx').on(t.expiresAt),
+  ],
+);
+
+export const samlSessions = pgTable(
+  'saml_sessions',
+  {
+    id: text('id').primaryKey(),
+    sessionId: text('session_id').notNull(),
+    applicationId: text('application_id').notNull(),
+    personId: text('person_id').notNull(),
+    nameId: text('name_id').notNull(),
+    nameIdFormat: text('name_id_format').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    endedAt: timestamp('ended_at', { withTimezone: true, precision: 3, mode: 'date' }),
+  },
+  (t) => [
+    foreignKey({ name: 'saml_sessions_session_id_sessions_id_fk', columns: [t.sessionId], foreignColumns: [sessions.id] }).onDelete('cascade'),
+    uniqueIndex('saml_sessions_session_app_uq').on(t.sessionId, t.applicationId),
+    index('saml_sessions_app_name_idx').on(t.applicationId, t.nameId),
+    index('saml_sessions_person_idx').on(t.personId),
+  ],
+);
+
+export const samlSigningKeys = pgTable(
+  'saml_signing_keys',
+  {
+    id: text('id').primaryKey(),
+    certificatePem: text('certificate_pem').notNull(),
+    privateKeyPem: text('private_key_pem').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+    activatesAt: timestamp('activates_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    retiredAt: timestamp('retired_at', { withTimezone: true, precision: 3, mode: 'date' }),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3, mode: 'date' }),
+  },
+);
+
+export const samlSubjects = pgTable(
+  'saml_subjects',
+  {
+    applicationId: text('application_id').notNull(),
+    personId: text('person_id').notNull(),
+    value: text('value').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.applicationId, t.personId] }),
+    uniqueIndex('saml_subjects_value_uq').on(t.applicationId, t.value),
+    index('saml_subjects_person_idx').on(t.personId),
+  ],
 );
 
 export const secondFactorBackOff = pgTable(

@@ -23,3 +23,4 @@ export * from './schema/forward-auth.js';
 export * from './schema/app-passwords.js';
 export * from './schema/radius.js';
 export * from './schema/directory-sources.js';
+export * from './schema/saml.js';

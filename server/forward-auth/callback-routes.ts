@@ -2,8 +2,11 @@
  * The paths every protected host routes to Gatehouse (spec forward-auth.md, "Signing in to a
  * protected host", steps 2 and 4; the snippets route `/.gatehouse/` here):
  *
+ * - `GET /.gatehouse/start?rd=…` (issue 49, H6; hand-over-state.ts): for an `rd` on this very
+ *   host, keeps a verifier in a host-only cookie and sends the browser to the issuer's start with
+ *   its challenge; any other `rd` is the 400 page, no redirect.
  * - `GET /.gatehouse/callback?code=…&rd=…` spends the one-time code (single use, 60 s, bound to
- *   this host: codes.ts), starts a site session tied to the Gatehouse session it came from
+ *   this host and to this browser's verifier: codes.ts; none is 400 `invalid_grant`), starts a site session tied to the Gatehouse session it came from
  *   (site-sessions.ts), sets the host-only cookie `gatehouse_site` (HttpOnly, SameSite=Lax,
  *   Secure on https, Path=/, living as long as that session) and sends the browser to `rd`. A
  *   spent, expired or foreign code, or a session that ended meanwhile, gets the hosted error page.
@@ -25,6 +28,10 @@ import { transaction } from '../db/store.js';
 import { param, type RawParams } from '../oauth/params.js';
 import { siteCookie } from './check.js';
 import { spendCode } from './codes.js';
+import { challengeOf, HOST_START_PATH, STATE_MAX_AGE_S, stateCookieName, stateVerifier } from './hand-over-state.js';
+import { START_PATH } from './check.js';
+import { startTarget } from './start-route.js';
+import { randomToken } from '../util/crypto.js';
 import { claimsForwarding, originalRequest, proxyTrust } from './forwarded.js';
 import { parseRequestHost, type RequestHost } from './hosts.js';
 import { sendForwardError } from './pages.js';
@@ -61,12 +68,25 @@ export const callbackRoutes: FastifyPluginAsync<{ hosts: ProtectedHosts }> = asy
 
   const cookieOptions = (https: boolean) => ({ path: '/', httpOnly: true, sameSite: 'lax' as const, secure: https });
 
+  app.get(HOST_START_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const at = where(request, reply);
+    if (!('host' in at)) return at;
+    const target = await startTarget(hosts, single(request, 'rd'));
+    if (!target || target.url.host !== at.host.host) return error(reply, 400, 'invalid_request', 'badRd');
+    const verifier = stateVerifier(request.headers.cookie, at.https) ?? randomToken();
+    reply.setCookie(stateCookieName(at.https), verifier, { ...cookieOptions(at.https), maxAge: STATE_MAX_AGE_S });
+    const query = new URLSearchParams({ rd: target.url.href, challenge: challengeOf(verifier) });
+    return reply.header('cache-control', 'no-store').redirect(`${ctx.config.issuer}${START_PATH}?${query.toString()}`, 302);
+  });
+
   app.get(CALLBACK_PATH, { schema: { hide: true } }, async (request, reply) => {
     const at = where(request, reply);
     if (!('host' in at)) return at;
     const now = ctx.clock.now();
+    const verifier = stateVerifier(request.headers.cookie, at.https);
+    if (!verifier) return error(reply, 400, 'invalid_grant', 'otherBrowser');
     const code = single(request, 'code');
-    const grant = code ? await spendCode(ctx.db, now, code, at.host.host) : undefined;
+    const grant = code ? await spendCode(ctx.db, now, code, challengeOf(verifier), at.host.host) : undefined;
     const site = grant ? await hosts.find(at.host.host) : undefined;
     if (!grant || !site || site.app.id !== grant.applicationId) return error(reply, 400, 'invalid_grant', 'codeSpent');
     const expiresAt = await liveSessionExpiry(ctx.db, grant.sessionId, now);

@@ -10,8 +10,11 @@
  *    or one its policy turns away, sees the refusal page). Then its `forwardAuth.groups` (one of
  *    them, when set) and, for an application with explicit consent, the consent page — what the
  *    identity headers tell the site (FORWARD_AUTH_SCOPE).
- * 3. A one-time code for exactly rd's host (codes.ts), and a 302 to
+ * 3. A one-time code for exactly rd's host and this browser (codes.ts), and a 302 to
  *    `<scheme>://<host>/.gatehouse/callback?code=…&rd=…`, which the protected host routes here.
+ *    Only with a `challenge` from the protected host's `/.gatehouse/start`, which keeps its
+ *    verifier in a cookie there (hand-over-state.ts; issue 49, H6): without one (or with a
+ *    malformed one) the browser goes there first and comes back.
  * The hosted pages come back here when done (pages/sign-in-pages.ts `RESUME_PREFIXES`).
  */
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
@@ -23,6 +26,7 @@ import { redirectToStepUp } from '../accounts/second-factor/flow.js';
 import { flowQuery } from '../pages/sign-in-pages.js';
 import { param, type RawParams } from '../oauth/params.js';
 import { issueCode } from './codes.js';
+import { HOST_START_PATH, validChallenge } from './hand-over-state.js';
 import { FORWARD_AUTH_SCOPE } from './consent-request.js';
 import { START_PATH } from './check.js';
 import { groupsOfPerson } from './members.js';
@@ -78,9 +82,16 @@ export const startRoute: FastifyPluginAsync<{ hosts: ProtectedHosts }> = async (
     if (await consentNeeded(ctx, application, membership, FORWARD_AUTH_SCOPE, false)) {
       return noStoreRedirect(reply, `${CONSENT_PAGE}?${new URLSearchParams({ return_to: startPath }).toString()}`);
     }
+    let challenge: string | undefined;
+    try {
+      challenge = validChallenge(param(request.query as RawParams, 'challenge'));
+    } catch {
+      challenge = undefined;
+    }
+    if (!challenge) return noStoreRedirect(reply, `${url.origin}${HOST_START_PATH}?${new URLSearchParams({ rd: url.href }).toString()}`);
     const code = await issueCode(ctx.db, ctx.clock.now(), {
       applicationId: application.id, sessionId: session.id, personId: person.id, host: site.host.host, rd: url.href,
-    });
+    }, challenge);
     return noStoreRedirect(reply, `${url.origin}${CALLBACK_PATH}?${new URLSearchParams({ code, rd: url.href }).toString()}`);
   });
 };

@@ -82,6 +82,7 @@ const POLICY: Record<string, Need> = {
   'PATCH /people/:id': people,
   'DELETE /people/:id': people,
   'POST /people/:id/password-reset': people,
+  'POST /people/:id/password-reset-link': people,
   'GET /people/:id/sessions': people,
   'POST /people/:id/sign-out': people,
   'GET /activity': people,

@@ -13,7 +13,7 @@
  */
 import { compactVerify } from 'jose';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { clearSessionCookie, endSession, readSession } from '../accounts/session.js';
+import { clearSessionCookie, endSession, frontChannelLogout, readSession } from '../accounts/session.js';
 import { checkFormToken, formToken } from '../accounts/csrf.js';
 import { renderPage } from '../pages/render.js';
 import { redirectSources } from '../pages/sign-in-pages.js';
@@ -106,10 +106,17 @@ export const endSessionRoutes: FastifyPluginAsync<{ keys: KeyRing }> = async (ap
     }
     clearSessionCookie(reply, ctx.config);
 
-    if (redirect === undefined) return signedOutPage(reply, client);
-    const url = new URL(redirect);
-    if (state !== undefined) url.searchParams.set('state', state);
-    return reply.header('cache-control', 'no-store').redirect(url.toString(), 302);
+    let next: string | undefined;
+    if (redirect !== undefined) {
+      const url = new URL(redirect);
+      if (state !== undefined) url.searchParams.set('state', state);
+      next = url.toString();
+    }
+    // The sign-in's other sessions that end through the browser (SAML single logout) come first.
+    const handed = found ? await frontChannelLogout(ctx, request, reply, { sessionIds: [found.session.id], next, application: client }) : undefined;
+    if (handed) return handed;
+    if (next === undefined) return signedOutPage(reply, client);
+    return reply.header('cache-control', 'no-store').redirect(next, 302);
   };
 
   app.get('/api/auth/oauth2/end-session', { schema: { hide: true }, errorHandler: errorPageHandler }, handler);

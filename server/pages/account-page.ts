@@ -24,7 +24,7 @@ import { Problem } from '../http/problem.js';
 import { checkFormToken, formToken } from '../accounts/csrf.js';
 import { authRateLimits } from '../accounts/rate-limits.js';
 import { signOut } from '../accounts/routes.js';
-import { readSession } from '../accounts/session.js';
+import { frontChannelLogout, readSession } from '../accounts/session.js';
 import { PROVIDERS, isConfigured, providerName } from '../applications/providers.js';
 import { listLinkedAccounts, listMemberships, listSessions, type Me } from '../self-service/service.js';
 import { renderPage } from './render.js';
@@ -247,8 +247,10 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/account/sign-out', { schema: { hide: true, body: CsrfOnly } }, async (request, reply) => {
     checkFormToken(ctx.config, request, request.body.csrf_token);
-    await signOut(ctx, request, reply);
-    return back(reply, 'signed_out');
+    const ended = await signOut(ctx, request, reply);
+    // Other sessions of that sign-in to end through the browser first (SAML single logout), then back here.
+    const handed = ended ? await frontChannelLogout(ctx, request, reply, { sessionIds: [ended], next: '/account?notice=signed_out', application: undefined }) : undefined;
+    return handed ?? back(reply, 'signed_out');
   });
 };
 

@@ -1,6 +1,6 @@
 /**
  * People management under `/api/admin` (spec administrators-and-people.md, "People"; issue 33):
- * create, enable/disable, delete, the password-reset e-mail, the live sessions and signing out
+ * create, enable/disable, delete, the password-reset e-mail (or a link to hand over), the live sessions and signing out
  * everywhere. Owners and people managers (admin-policy.ts); a person whose administrator role ranks
  * above the caller's is changed, deleted and signed out only by someone at or above it
  * (admin-auth.ts `requireMayActOn`). Routes parse and answer; manage.ts decides.
@@ -10,7 +10,7 @@ import { Type } from 'typebox';
 import { actorName, requireMayActOn } from '../http/admin-auth.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { getPerson } from './queries.js';
-import { createPerson, deletePerson, personSessions, sendPasswordReset, signOutEverywhere } from './manage.js';
+import { createPerson, deletePerson, makePasswordResetLink, personSessions, sendPasswordReset, signOutEverywhere } from './manage.js';
 import { updatePerson } from './service.js';
 import { PersonCreateSchema, PersonParams, PersonPatchSchema, PersonSchema, PersonSessionsSchema } from './schemas.js';
 
@@ -73,6 +73,29 @@ export const peopleManagementRoutes: FastifyPluginAsyncTypebox = async (app) => 
     async (request, reply) => {
       await sendPasswordReset(ctx, request.params.id, actorName(request.actor), request.log);
       return reply.status(202).send({ sent: true });
+    },
+  );
+  app.post(
+    '/people/:id/password-reset-link',
+    {
+      schema: {
+        tags, security,
+        summary: 'Make a password-reset link to hand over yourself (no mail server, or the e-mail went missing): single use, one hour; replaces an earlier link; audited',
+        params: PersonParams, querystring: NoQuery,
+        response: {
+          201: Type.Object(
+            { url: Type.String({ description: 'the /reset-password link; shown once' }), expiresAt: Type.String({ format: 'date-time' }) },
+            { additionalProperties: false },
+          ),
+          ...adminErrors,
+        },
+      },
+    },
+    async (request, reply) => {
+      // The link sets their password: only someone at or above their administrator role makes one.
+      await requireMayActOn(ctx, request.actor, request.params.id, 'make a password-reset link for them');
+      const link = await makePasswordResetLink(ctx, request.params.id, actorName(request.actor));
+      return reply.status(201).header('cache-control', 'no-store').send(link);
     },
   );
   app.get(

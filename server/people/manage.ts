@@ -26,7 +26,7 @@ import { iso } from '../http/schemas.js';
 import { checkNewPassword } from '../accounts/password-policy.js';
 import { checkPasswordLength, hashPassword } from '../accounts/passwords.js';
 import { endSessions } from '../accounts/session.js';
-import { issueToken } from '../accounts/one-time-tokens.js';
+import { issueToken, TOKEN_TTL_MS } from '../accounts/one-time-tokens.js';
 import { requestPasswordReset } from '../accounts/password-reset.js';
 import { sendInBackground } from '../accounts/email-verification.js';
 import { isEmailAddress } from '../util/email.js';
@@ -157,6 +157,25 @@ export async function sendPasswordReset(ctx: AppContext, id: string, actor: stri
   if (person.status === 'disabled') throw conflict('person_disabled', `${person.email} is disabled: enable them first.`);
   await requestPasswordReset(ctx, person.email, log);
   await recordAudit(ctx.db, ctx.clock.now(), { actor, action: 'person.password_reset_sent', target: id, details: { email: person.email } });
+}
+
+/**
+ * A password-reset link for the administrator to hand over themselves (issue 44, m6): where no mail
+ * server is configured, or the e-mail did not arrive. The same single-use, one-hour link as the
+ * e-mail's (a newer one, or an e-mailed one, replaces it); audited, never logged.
+ */
+export async function makePasswordResetLink(ctx: AppContext, id: string, actor: string): Promise<{ url: string; expiresAt: string }> {
+  const person = await personOrNotFound(ctx.db, id);
+  if (person.sourceId !== null) throw managedBySource(`${person.email}'s password is kept by their directory source; reset it there.`);
+  await guardPerson(ctx.registries, ctx.db, person, { kind: 'password' }, actor);
+  if (person.status === 'disabled') throw conflict('person_disabled', `${person.email} is disabled: enable them first.`);
+  const now = ctx.clock.now();
+  const token = await transaction(ctx.db, async (tx) => {
+    const made = await issueToken(tx, now, person.id, 'password_reset');
+    await recordAudit(tx, now, { actor, action: 'person.password_reset_link_made', target: id, details: { email: person.email } });
+    return made;
+  });
+  return { url: `${ctx.config.issuer}/reset-password?token=${encodeURIComponent(token)}`, expiresAt: iso(new Date(now.getTime() + TOKEN_TTL_MS))! };
 }
 
 export async function personSessions(ctx: AppContext, id: string) {

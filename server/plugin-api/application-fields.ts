@@ -17,7 +17,7 @@
  */
 import type { TSchema } from 'typebox';
 import type { Db, Tx } from '../db/client.js';
-import type { Application, ClientType, applications } from '../db/schema.js';
+import type { Application, ClientType, ProfileField, applications } from '../db/schema.js';
 import type { FieldError } from '../http/problem.js';
 
 /**
@@ -43,6 +43,8 @@ export interface ApplicationFieldChange<Input = unknown> {
   current: Application | undefined;
   /** The client type the application will have. */
   clientType: ClientType;
+  /** The profile fields the application will have (its auth policy after this change): claim sources name them. */
+  profileFields: ProfileField[];
   /** Add the field's mistakes here (paths `body.<field>…`): every field's are answered together as one 400. */
   errors: FieldError[];
   /**

@@ -158,6 +158,19 @@ export interface BrowserFlow {
   formActionSources?(app: Application): string[];
 }
 
+/**
+ * A front-channel logout a plugin runs when a browser signs out (the account page's sign-out, an
+ * OIDC end-session): called after the browser's session ended and its cookie was cleared, with the
+ * sessions that ended and where the browser was going (`next`; undefined: the signed-out page, for
+ * `application`). A flow that has others to tell through the browser (SAML single logout) answers
+ * the request and sends the browser on to `next` when done; undefined: nothing to do. The first
+ * flow that answers takes the browser.
+ */
+export interface LogoutFlow {
+  name: string;
+  afterSignOut(request: FastifyRequest, reply: FastifyReply, ended: { sessionIds: string[]; next: string | undefined; application: Application | undefined }): Promise<FastifyReply | undefined>;
+}
+
 /** How a password sign-in's check went, for a person a source keeps. */
 export type PasswordCheck = 'valid' | 'invalid';
 
@@ -258,6 +271,7 @@ export class Registries {
   readonly adminCredentials = new Registry<AdminCredential>('admin credential');
   readonly testSignInChecks = new Registry<TestSignInChecks>('test sign-in checks');
   readonly browserFlows = new Registry<BrowserFlow>('browser flow');
+  readonly logoutFlows = new Registry<LogoutFlow>('logout flow');
   readonly signInSources = new Registry<SignInSource>('sign-in source');
   readonly guards = new Registry<ChangeGuard>('change guard');
   readonly overviewSections = new Registry<OverviewSection>('overview section');

@@ -6,7 +6,7 @@
 import { randomBase64url } from './crypto.js';
 
 export type IdPrefix =
-  | 'usr' | 'acc' | 'ses' | 'mem' | 'inv' | 'key' | 'fam' | 'msg' | 'aud' | 'kid' | 'dev' | 'bcl' | 'pky' | 'rco' | 'apw' | 'fas' | 'dsrc' | 'drun' | 'ncr' | 'ras';
+  | 'usr' | 'acc' | 'ses' | 'mem' | 'inv' | 'key' | 'fam' | 'msg' | 'aud' | 'kid' | 'dev' | 'bcl' | 'pky' | 'rco' | 'apw' | 'fas' | 'dsrc' | 'drun' | 'ncr' | 'ras' | 'sml';
 
 let lastTime = 0;
 let sequence = 0;

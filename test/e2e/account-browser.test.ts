@@ -92,4 +92,35 @@ describe('account page in a real browser', () => {
     await laptop.close();
     await phone.close();
   });
+
+  it('app passwords fit a 390 px phone (m13 of issue 44): making one, the password shown once, and the list with its revoke button', async () => {
+    await createClient(server, {
+      id: 'media', name: 'Media server in the living room', audience: 'https://media.example/api', clientType: 'spa', redirectUris: ['http://127.0.0.1:5174/cb'],
+      ldap: { enabled: true },
+    });
+    await signUpCookie(server, 'tyrone.longaddress@example.com', 'media');
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    const wide = async () => page.evaluate(() => document.documentElement.scrollWidth);
+    await page.goto(`${server.url}/account`);
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await page.getByLabel('E-mail').fill('tyrone.longaddress@example.com');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await Promise.all([page.waitForURL(`${server.url}/account`), page.getByRole('button', { name: 'Sign in' }).click()]);
+    const form = page.getByRole('form', { name: 'Make an app password' });
+    await form.getByLabel('What it is for').fill('Jellyfin on the living-room television');
+    expect(await wide()).toBeLessThanOrEqual(390);
+    await form.getByRole('button', { name: 'Make an app password' }).click();
+    await page.getByRole('heading', { name: 'Your new app password' }).waitFor();
+    expect(await wide()).toBeLessThanOrEqual(390);
+    await shot(page, 'account-app-password-390px');
+    await page.goto(`${server.url}/account#app-passwords`);
+    const row = page.locator('li[data-app-password]');
+    await row.getByRole('button', { name: 'Revoke Jellyfin on the living-room television' }).waitFor();
+    expect(await wide()).toBeLessThanOrEqual(390);
+    const button = (await row.getByRole('button').boundingBox())!;
+    expect(button.x + button.width).toBeLessThanOrEqual(390);
+    await shot(page, 'account-app-passwords-390px');
+    await context.close();
+  });
 });

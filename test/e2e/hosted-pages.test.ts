@@ -385,20 +385,27 @@ describe('the control panel\'s hosted-pages settings', () => {
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await ctx.addInitScript((token) => sessionStorage.setItem('gatehouse.adminToken', token), 'oauth-test-admin-token-0123456789');
     const page = await ctx.newPage();
-    await page.goto(`${server.url}/admin/applications/notes`);
+    // The hosted pages' look is the application's Advanced › Name and pages part.
+    await page.goto(`${server.url}/admin/applications/notes/advanced/general`);
     const form = page.getByTestId('branding');
     await form.waitFor({ timeout: 15_000 });
     await form.getByLabel('Accent colour').fill('#ffcc00');
     await form.getByRole('button', { name: 'Save hosted pages' }).click();
     await form.getByText("has a contrast of 1.51:1 with the buttons' white text").waitFor();
     await form.getByLabel('Accent colour').fill('#0f766e');
-    await form.getByLabel(/Explicit/).check();
     await form.getByRole('button', { name: 'Save hosted pages' }).click();
     await page.getByText('Hosted pages saved.').waitFor();
+    // Whether people are asked to consent is part of the application's Access section.
+    await page.goto(`${server.url}/admin/applications/notes/access`);
+    const consent = page.getByTestId('consent');
+    await consent.getByLabel(/Explicit/).check();
+    await consent.getByRole('button', { name: 'Save consent' }).click();
+    await page.getByText('Consent saved.').waitFor();
     const saved = (await (await server.admin('GET', '/api/admin/applications/notes')).json()) as { branding: { accentColor: string }; consent: string };
     expect(saved.branding.accentColor).toBe('#0f766e');
     expect(saved.consent).toBe('explicit');
 
+    await page.goto(`${server.url}/admin/applications/notes/advanced/general`);
     await page.getByLabel('Logo', { exact: true }).setInputFiles({ name: 'logo.svg', mimeType: 'image/svg+xml', buffer: Buffer.from(LOGO) });
     await page.getByText('Logo uploaded.').waitFor();
     await page.getByRole('img', { name: 'Current logo' }).waitFor();

@@ -293,6 +293,14 @@ describe('control panel', () => {
     // The accept link can be copied during this visit.
     await page.getByRole('button', { name: 'Copy invitation link for bob@example.com' }).waitFor();
     await shot(page, '08-invitations');
+    // And after leaving the tab and coming back (m6): the panel keeps the links in its memory.
+    await page.locator('nav.subtabs').getByRole('link', { name: 'Members' }).click();
+    await page.getByLabel('Search members').waitFor();
+    await page.locator('nav.subtabs').getByRole('link', { name: 'Invitations' }).click();
+    await page.locator('tr[data-invitation="cid@example.com"]').waitFor();
+    for (const email of ['ann@example.com', 'bob@example.com', 'cid@example.com']) {
+      await page.getByRole('button', { name: `Copy invitation link for ${email}` }).waitFor();
+    }
 
     // Keyboard: Escape cancels a confirmation and nothing is revoked.
     await page.locator('tr[data-invitation="ann@example.com"]').getByRole('button', { name: 'Revoke' }).focus();

@@ -113,6 +113,17 @@ describe('the Groups page', () => {
     await page.getByRole('button', { name: 'Save' }).click();
     await expect.poll(async () => (await adminJson<{ username: string; givenName: string }>('GET', `/api/admin/people/${people['bob@example.com']}`))).toMatchObject({ username: 'robert', givenName: 'Robert' });
     await shot(page, 'person-groups');
+
+    // No mail server here: a reset link to pass on (m6), which opens the new-password form.
+    await page.getByRole('button', { name: 'Make a reset link to pass on' }).click();
+    const notice = page.getByTestId('reset-link');
+    const url = (await notice.locator('.copy-field code').textContent()) ?? '';
+    expect(url).toMatch(new RegExp(`^${server.url.replaceAll('.', '\\.')}/reset-password\\?token=[A-Za-z0-9_-]{43}$`));
+    expect(await notice.locator('p.hint').textContent()).toMatch(/^Send this link to bob@example\.com yourself \(it works once, until \d\d:\d\d\)\. A newer link or a reset e-mail replaces it\./);
+    const other = await page.context().newPage();
+    await other.goto(url);
+    await other.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+    await other.close();
   });
 
   it('invites with groups chosen in the picker', async () => {

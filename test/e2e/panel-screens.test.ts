@@ -34,6 +34,7 @@ let url: string;
 let httpFetch: CaFetch;
 let browser: Browser;
 let personId = '';
+let ldapPort = 0;
 
 async function admin<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await httpFetch(`${url}${path}`, {
@@ -108,8 +109,12 @@ beforeAll(async () => {
   buildIfStale();
   dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-panel-'));
   const redirectPort = await freePort();
+  ldapPort = await freePort();
   const config = loadConfig(
-    { LOG_LEVEL: 'silent', GATEHOUSE_TLS: 'auto', GATEHOUSE_HTTP_REDIRECT_PORT: String(redirectPort), GATEHOUSE_BACKUP_PASSPHRASE: 'panel screens passphrase' },
+    {
+      LOG_LEVEL: 'silent', GATEHOUSE_TLS: 'auto', GATEHOUSE_HTTP_REDIRECT_PORT: String(redirectPort), GATEHOUSE_BACKUP_PASSPHRASE: 'panel screens passphrase',
+      GATEHOUSE_LDAP: 'on', GATEHOUSE_LDAP_PORT: String(ldapPort), GATEHOUSE_LDAPS_PORT: String(await freePort()),
+    },
     { dataDir, port: '0', host: '127.0.0.1', adminToken: TOKEN },
   );
   running = await start(config);
@@ -123,6 +128,7 @@ beforeAll(async () => {
     audience: 'https://notes.example.com/api',
     redirectUris: ['https://notes.example.com/auth/callback', 'http://localhost:3000/callback'],
     clientType: 'web',
+    ldap: { enabled: true },
     authPolicy: { signup_policy: 'open', profile_fields: [{ key: 'department', label: 'Department', type: 'select', options: ['Sales', 'Engineering'], required: false }] },
   });
   await admin('POST', '/api/admin/applications', {
@@ -210,7 +216,8 @@ describe('every panel screen', () => {
       await anonymous.close();
       await context.close();
       expect(found).toEqual({});
-    });
+      // 33 screens, each waited for, photographed and checked: on 2 shared cores under load, longer than one test's default.
+    }, 300_000);
   }
 
   it('marks the members without a second factor when the application requires one, and keeps the audit log\'s details on screen at 1280 px', async () => {
@@ -299,6 +306,18 @@ describe('every panel screen', () => {
     expect(tops, path).toHaveLength(1);
     expect(await page.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(width);
   }
+
+  it("Connect › LDAP gives the bind DN, the base DN and a copyable ldapwhoami line for this listener (docs/ldap.md, 'Check it works')", async () => {
+    const context = await signedInContext({ width: 1280, height: 900, scheme: 'light' });
+    const page = await context.newPage();
+    await open(page, '/applications/team-notes/connect/ldap', 'LDAP directory');
+    const card = page.getByTestId('ldap');
+    await card.getByText('ldapwhoami').waitFor();
+    const values = await card.locator('.copy-field code').allTextContents();
+    const dn = 'cn=team-notes,ou=services,dc=gatehouse';
+    expect(values).toEqual([dn, 'dc=gatehouse', `ldapwhoami -x -H ldap://127.0.0.1:${ldapPort} -D '${dn}' -W`]);
+    await context.close();
+  });
 
   it("keeps the sections in one row and Test sign-in on screen in the desktop app's 1200 × 820 window", async () => {
     const context = await signedInContext({ width: 1200, height: 820, scheme: 'light' });

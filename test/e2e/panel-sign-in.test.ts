@@ -152,7 +152,7 @@ describe('panel sign-in through Gatehouse', () => {
     await shot(page, 'panel-people-manager');
     await page.locator('tr[data-person="olive@example.com"]').getByRole('link').click();
     await page.getByTestId('person-second-factors').getByText(/Authenticator app \(TOTP\) since/).waitFor();
-    await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+    await page.getByRole('heading', { name: 'Sessions', exact: true }).waitFor();
     await shot(page, 'panel-person-managed');
 
     // The owner takes the role away: the panel's next call is refused and it goes back to the sign-in screen.

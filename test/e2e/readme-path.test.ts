@@ -5,6 +5,8 @@
  * Grafana preset → its set-up text → Test sign-in, which reuses the panel's sign-in (no second
  * password or code) and shows who signed in and Grafana's checks.
  *
+ * The first-run Overview is checked at 390 px in the dark scheme too.
+ *
  * Every click and every field typed goes through `act`, so the path's cost is counted: the counts
  * are asserted exactly (a screen that adds a step makes this test fail and the README's promise
  * be looked at again), and the time each part took here is printed (machine time, not a person
@@ -90,6 +92,16 @@ describe("the README's quick start", () => {
     expect(box.y + box.height).toBeLessThanOrEqual(900); // on screen without scrolling
     expect(await seriousViolations(page)).toEqual([]);
     await shot(page, 'readme-1-overview-first-run');
+    // The same first screen on a phone, in the dark scheme: no sideways scroll, the step on screen, axe clean.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    const phoneBox = (await firstRun.getByRole('link', { name: 'New application' }).boundingBox())!;
+    expect(phoneBox.y + phoneBox.height).toBeLessThanOrEqual(844);
+    expect(await seriousViolations(page)).toEqual([]);
+    await shot(page, 'readme-1-overview-first-run-390px-dark');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.emulateMedia({ colorScheme: 'light' });
     await act.click(firstRun.getByRole('link', { name: 'New application' }));
 
     // 4. The Grafana preset, its one required input, and the set-up text with the secret in place.

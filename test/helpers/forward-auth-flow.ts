@@ -7,6 +7,7 @@
  * Gatehouse trusts only 127.0.0.1 (GATEHOUSE_TRUST_PROXY), where the proxy connects from, so a
  * client connecting from 127.0.0.2 is "another address".
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PASSWORD, createClient, signUpCookie, startOAuthServer, type OAuthServer } from './oauth-server.js';
@@ -126,6 +127,41 @@ export function forwardAuthStory(proxyName: 'caddy' | 'nginx'): void {
       // Another host under the wildcard: the Gatehouse session signs it in without a form.
       await page.goto(`http://tv.media.localhost:${port}/`);
       expect(new URL(page.url()).host).toBe(`tv.media.localhost:${port}`);
+      expect(identity(await echoed())['remote-user']).toBe('ada');
+    });
+
+    it('binds the hand-over to the browser that started it: its code, caught in transit, signs in no other browser (issue 49, H6)', async () => {
+      // A host under the wildcard this browser has no site cookie for: the hand-over goes through
+      // this host's /.gatehouse/start, which keeps the verifier in a host-only cookie.
+      const other = `http://new.media.localhost:${port}`;
+      await page.goto(`${other}/inbox`);
+      expect(identity(await echoed())['remote-user'], proxy.log()).toBe('ada');
+      const state = (await context.cookies(other)).filter((c) => c.name === 'gatehouse_state');
+      expect(state.map(({ domain, path, httpOnly, secure, sameSite }) => ({ domain, path, httpOnly, secure, sameSite })))
+        .toEqual([{ domain: 'new.media.localhost', path: '/', httpOnly: true, secure: false, sameSite: 'Lax' }]);
+      // A code for this browser, as its next hand-over would carry it (the challenge is
+      // SHA-256 of the verifier), caught before the browser spends it.
+      const challenge = createHash('sha256').update(state[0]!.value).digest('base64url');
+      const session = (await context.cookies(gatehouse.url)).map((c) => `${c.name}=${c.value}`).join('; ');
+      const handed = await fetch(`${gatehouse.url}/api/auth/forward/start?${new URLSearchParams({ rd: `${other}/inbox`, challenge })}`, { redirect: 'manual', headers: { cookie: session } });
+      expect(handed.status).toBe(302);
+      const caught = handed.headers.get('location')!;
+      expect(caught.startsWith(`${other}/.gatehouse/callback?code=`)).toBe(true);
+
+      // Another browser with that code: the hosted error page through the proxy, no site cookie.
+      const stranger = await browser.newContext();
+      try {
+        const elsewhere = await stranger.newPage();
+        const refused = await elsewhere.goto(caught!);
+        expect(refused!.status()).toBe(400);
+        await expect(elsewhere.locator('main').textContent()).resolves.toContain('This sign-in was started in another browser');
+        expect((await stranger.cookies(other)).some((c) => c.name === 'gatehouse_site')).toBe(false);
+      } finally {
+        await stranger.close();
+      }
+      // The browser that started it still can: the stranger's try spent nothing.
+      await page.goto(caught!);
+      expect(page.url()).toBe(`${other}/inbox`);
       expect(identity(await echoed())['remote-user']).toBe('ada');
     });
 

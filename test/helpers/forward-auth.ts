@@ -37,12 +37,38 @@ export function callback(t: TestApp, host: string, query: string, headers: Recor
   });
 }
 
-/** The whole hand-over for a signed-in browser: start, callback; returns the site cookie's value. */
+/** `/.gatehouse/start` on `host` as the proxy forwards it (the verifier cookie's end of the hand-over). */
+export function hostStart(t: TestApp, host: string, rd: string, headers: Record<string, string> = {}, proxy = '127.0.0.1') {
+  return t.app.inject({
+    method: 'GET', url: `/.gatehouse/start?${new URLSearchParams({ rd }).toString()}`, remoteAddress: proxy,
+    headers: { host, 'x-forwarded-host': host, 'x-forwarded-proto': new URL(rd).protocol.slice(0, -1), ...headers },
+  });
+}
+
+/**
+ * A signed-in browser's hand-over up to the callback: start (sent to the host's
+ * `/.gatehouse/start`), the host's verifier cookie, start again with its challenge. Returns the
+ * callback URL and the `Cookie` header that browser holds for the host (`state`).
+ */
+export async function handOver(t: TestApp, rd: string, sessionCookie: string, state?: string, proxy = '127.0.0.1'): Promise<{ to: URL; state: string }> {
+  const first = await start(t, rd, sessionCookie);
+  expect(first.statusCode, first.body).toBe(302);
+  const bounce = new URL(String(first.headers.location));
+  expect(`${bounce.origin}${bounce.pathname}`).toBe(`${new URL(rd).origin}/.gatehouse/start`);
+  const atHost = await hostStart(t, bounce.host, rd, state ? { cookie: state } : {}, proxy);
+  expect(atHost.statusCode, atHost.body).toBe(302);
+  const name = rd.startsWith('https:') ? '__Host-gatehouse_state' : 'gatehouse_state';
+  const held = state ?? `${name}=${cookieValue(atHost, name)}`;
+  const back = new URL(String(atHost.headers.location));
+  const second = await t.app.inject({ method: 'GET', url: `${back.pathname}${back.search}`, headers: { cookie: sessionCookie } });
+  expect(second.statusCode, second.body).toBe(302);
+  return { to: new URL(String(second.headers.location)), state: held };
+}
+
+/** The whole hand-over for a signed-in browser: start, the host's verifier, callback; returns the site cookie's value. */
 export async function siteSignIn(t: TestApp, sessionCookie: string, rd: string, proxy = '127.0.0.1'): Promise<string> {
-  const started = await start(t, rd, sessionCookie);
-  expect(started.statusCode, started.body).toBe(302);
-  const to = new URL(String(started.headers.location));
-  const back = await callback(t, to.host, to.search.slice(1), {}, proxy);
+  const { to, state } = await handOver(t, rd, sessionCookie, undefined, proxy);
+  const back = await callback(t, to.host, to.search.slice(1), { cookie: state }, proxy);
   expect(back.statusCode, back.body).toBe(302);
   expect(back.headers.location).toBe(rd);
   const value = cookieValue(back, 'gatehouse_site');

@@ -305,7 +305,7 @@ describe('routes, health and OpenAPI', () => {
     const record = doc.paths['/api/admin/applications/{id}'].get.responses['200'].content['application/json'].schema;
     expect(Object.keys(record.properties)).toEqual([
       'id', 'name', 'audience', 'redirectUris', 'postLogoutRedirectUris', 'clientType', 'webhookUrl', 'webhookSecretSet', 'ssoGroupId', 'authPolicy',
-      'grantTypes', 'backchannelLogoutUri', 'backchannelLogoutSessionRequired', 'branding', 'consent', 'forwardAuth', 'radius',
+      'grantTypes', 'backchannelLogoutUri', 'backchannelLogoutSessionRequired', 'branding', 'consent', 'forwardAuth', 'radius', 'saml',
       'unknownScopes', 'groupsFilter', 'customClaims', 'resourceServers', 'signingAlg', 'ldap', 'preset', 'createdAt', 'updatedAt',
     ]);
     expect(JSON.stringify(doc)).not.toMatch(/secretHash|keyHash|tokenHash/);

@@ -103,6 +103,18 @@ describe('second-factor resets and signing out everywhere (H3)', () => {
   });
 });
 
+describe('a password-reset link (issue 44, m6)', () => {
+  it("is made only for people at or below the caller's role, and not by an app manager", async () => {
+    const linkFor = (caller: keyof typeof bearer, who: TestAdministrator) => asBearer(t, bearer[caller], 'POST', `/api/admin/people/${who.personId}/password-reset-link`);
+    refused(await linkFor('pat', olive), 'This person is an owner, above your administrator role (people_manager): you may not make a password-reset link for them.');
+    expectProblem(await linkFor('amy', pete), 403, 'forbidden');
+    const made = await linkFor('pat', pia);
+    expect(made.statusCode, made.body).toBe(201);
+    expect(Object.keys(made.json()).sort()).toEqual(['expiresAt', 'url']);
+    expect((await linkFor('oscar', olive)).statusCode).toBe(201);
+  });
+});
+
 describe('changing an owner (H5)', () => {
   it('only an owner or the admin token may disable, change or delete an owner, even while another owner exists', async () => {
     const olivePath = `/api/admin/people/${olive.personId}`;

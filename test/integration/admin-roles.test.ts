@@ -66,7 +66,7 @@ beforeAll(async () => {
 const PEOPLE_MANAGER: RegExp[] = [
   /^GET \/api\/admin\/(overview|me|auth\/providers|settings\/password-policy|activity|applications|presets|presets\/:id)$/,
   /^GET \/api\/admin\/applications\/:id\/setup$/,
-  /^(GET|POST|PATCH|DELETE) \/api\/admin\/people(\/:id(\/(password-reset|sessions|sign-out))?)?$/,
+  /^(GET|POST|PATCH|DELETE) \/api\/admin\/people(\/:id(\/(password-reset|password-reset-link|sessions|sign-out))?)?$/,
   // A person's network credentials and their RADIUS sessions (radius.md: revocable by administrators).
   /^(GET|POST) \/api\/admin\/people\/:id\/(network-certificates|radius-sessions)$/,
   /^DELETE \/api\/admin\/people\/:id\/network-certificates\/:certificateId$/,

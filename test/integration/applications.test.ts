@@ -56,6 +56,7 @@ describe('POST /api/admin/applications', () => {
       consent: 'implicit',
       forwardAuth: null,
       radius: null,
+      saml: null,
       unknownScopes: 'reject',
       groupsFilter: null,
       customClaims: [],

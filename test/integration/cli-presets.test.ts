@@ -61,12 +61,17 @@ describe('gatehouse preset', () => {
 });
 
 describe('gatehouse app create --preset', () => {
-  it('creates from the preset with --base-url and --input, prints the secret once, and app setup prints it only as a placeholder', async () => {
+  it('creates from the preset with --base-url and --input, prints the secret once with the set-up text filled in, and app setup prints it only as a placeholder', async () => {
     const out = ok(await gatehouse('app', 'create', '--preset', 'grafana', '--base-url', 'https://grafana.lan.example', '--input', 'admin-group=admins'));
     expect(out).toContain('Created application grafana (Grafana) from the grafana preset.');
     expect(out).toContain('Redirect URIs: https://grafana.lan.example/login/generic_oauth');
     const secret = /Client secret: +(ghs_\S+)/.exec(out)![1]!;
-    expect(out).toContain('Next: `gatehouse app setup grafana` prints what to configure in the app.');
+    // The set-up text right away, with the secret just shown in place of its placeholder (issue 44, m1).
+    expect(out).toContain('What to configure in the app:');
+    expect(out).toContain('--- grafana.ini ---');
+    expect(out).toContain(`client_secret = ${secret}`);
+    expect(out).not.toContain('<client-secret>');
+    expect(out).toContain('Later: `gatehouse app setup grafana` prints it again, with the secret as a placeholder.');
     const setup = ok(await gatehouse('app', 'setup', 'grafana'));
     expect(setup).not.toContain(secret);
     expect(setup).toContain('--- grafana.ini ---');

@@ -100,6 +100,7 @@ async function configureEverything(t: TestApp) {
     branding: { accentColor: '#1a5fb4' }, consent: 'explicit', signingAlg: 'ES256', ldap: { enabled: true },
     forwardAuth: { hosts: ['notes.lan.example', '*.notes.lan.example'], groups: ['media', 'family'], basic: true },
     radius: { clients: [{ name: 'office-ap', address: '192.168.10.0/24' }], vlans: [{ group: 'media', vlan: 20 }], defaultVlan: 10 },
+    saml: { entityId: 'https://notes.example.com/saml', acs: [{ url: 'https://notes.example.com/saml/acs' }], slo: { url: 'https://notes.example.com/saml/slo', binding: 'HTTP-Redirect' }, nameId: { format: 'emailAddress' }, attributes: [{ name: 'team', source: { type: 'profileField', key: 'team' } }] },
     unknownScopes: 'ignore', groupsFilter: ['family'],
     customClaims: [{ name: 'is_family', source: { type: 'inGroup', group: 'family' }, inAccessToken: true }, { name: 'team', source: { type: 'profileField', key: 'team' } }],
   }), 201);
@@ -169,6 +170,7 @@ applications:
     consent: implicit
     forwardAuth: null
     radius: null
+    saml: null
     unknownScopes: reject
     groupsFilter: null
     customClaims: []
@@ -206,6 +208,28 @@ describe('round trip', () => {
         - group: media
           vlan: 20
       defaultVlan: 10
+    saml:
+      entityId: https://notes.example.com/saml
+      acs:
+        - url: https://notes.example.com/saml/acs
+          binding: HTTP-POST
+          index: 0
+      slo:
+        url: https://notes.example.com/saml/slo
+        binding: HTTP-Redirect
+      nameId:
+        format: emailAddress
+        source: email
+      attributes:
+        - name: team
+          source:
+            type: profileField
+            key: team
+      signResponse: true
+      signAssertion: true
+      wantAuthnRequestsSigned: false
+      spCertificates: []
+      idpInitiated: false
     unknownScopes: ignore
     groupsFilter:
       - family

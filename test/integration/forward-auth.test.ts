@@ -4,6 +4,7 @@
  * site cookie, sign-out, revocation, and the queries' plans. The real proxies and browser are in
  * test/interop/forward-auth-*.test.ts.
  */
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +16,7 @@ import { authorize, location, token } from '../helpers/oauth-inject.js';
 import { pkcePair } from '../helpers/oauth-server.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 import {
-  authRequestCheck, callback, checkRequest, forwardCheck, identityOf, personCookie, protectedApp, siteSignIn, start, startUrlFor,
+  authRequestCheck, callback, checkRequest, forwardCheck, handOver, hostStart, identityOf, personCookie, protectedApp, siteSignIn, start, startUrlFor,
   type CheckOptions,
 } from '../helpers/forward-auth.js';
 import { administrator, asBearer, panelSignIn } from '../helpers/admins.js';
@@ -627,34 +628,34 @@ describe('the hand-over', () => {
     const t = await makeApp();
     await protectedApp(t, 'wiki', ['wiki.localhost:8080', 'wiki.localhost']);
     const cookie = await personCookie(t, 'ada@example.com', 'wiki');
-    const started = await start(t, 'http://wiki.localhost:8080/docs?page=2', cookie);
-    const to = new URL(String(started.headers.location));
+    const { to, state } = await handOver(t, 'http://wiki.localhost:8080/docs?page=2', cookie);
     expect(`${to.origin}${to.pathname}`).toBe('http://wiki.localhost:8080/.gatehouse/callback');
     expect(to.searchParams.get('rd')).toBe('http://wiki.localhost:8080/docs?page=2');
     expect(to.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
     // Bound to the host: a code tried on another host is refused (and spent).
-    const foreign = await callback(t, 'wiki.localhost', to.search.slice(1));
+    const foreign = await callback(t, 'wiki.localhost', to.search.slice(1), { cookie: state });
     expect(foreign.statusCode).toBe(400);
     expect(foreign.body).toContain('already been used, has expired or belongs to another site');
     expect(cookieValue(foreign, 'gatehouse_site')).toBeUndefined();
-    expect((await callback(t, 'wiki.localhost:8080', to.search.slice(1))).statusCode).toBe(400);
+    expect((await callback(t, 'wiki.localhost:8080', to.search.slice(1), { cookie: state })).statusCode).toBe(400);
 
-    const again = new URL(String((await start(t, 'http://wiki.localhost:8080/docs?page=2', cookie)).headers.location));
-    const back = await callback(t, 'wiki.localhost:8080', again.search.slice(1));
+    const again = (await handOver(t, 'http://wiki.localhost:8080/docs?page=2', cookie, state)).to;
+    const back = await callback(t, 'wiki.localhost:8080', again.search.slice(1), { cookie: state });
     expect([back.statusCode, back.headers.location, back.headers['cache-control']]).toEqual([302, 'http://wiki.localhost:8080/docs?page=2', 'no-store']);
     const set = String(back.headers['set-cookie']);
     expect(set).toMatch(/^gatehouse_site=[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/);
     // Single use.
-    const spent = await callback(t, 'wiki.localhost:8080', again.search.slice(1));
+    const spent = await callback(t, 'wiki.localhost:8080', again.search.slice(1), { cookie: state });
     expect([spent.statusCode, spent.headers['content-type']]).toEqual([400, 'text/html; charset=utf-8']);
 
     // Over https the cookie is Secure; an expired code (60 s) is refused.
-    const secure = new URL(String((await start(t, 'https://wiki.localhost/', cookie)).headers.location));
-    expect(String((await callback(t, 'wiki.localhost', secure.search.slice(1), { 'x-forwarded-proto': 'https' })).headers['set-cookie'])).toContain('; Secure');
-    const late = new URL(String((await start(t, 'https://wiki.localhost/', cookie)).headers.location));
+    const secure = await handOver(t, 'https://wiki.localhost/', cookie);
+    expect(String((await callback(t, 'wiki.localhost', secure.to.search.slice(1), { 'x-forwarded-proto': 'https', cookie: secure.state })).headers['set-cookie'])).toContain('; Secure');
+    const late = await handOver(t, 'https://wiki.localhost/', cookie, secure.state);
     t.clock.advance(61_000);
-    expect((await callback(t, 'wiki.localhost', late.search.slice(1))).statusCode).toBe(400);
+    const expired = await callback(t, 'wiki.localhost', late.to.search.slice(1), { 'x-forwarded-proto': 'https', cookie: late.state });
+    expect([expired.statusCode, expired.body.includes('already been used, has expired')]).toEqual([400, true]);
 
     // Audited like a sign-in.
     const audit = (await t.admin('GET', '/api/admin/audit-log?action=forward_auth.signed_in')).json();
@@ -666,12 +667,72 @@ describe('the hand-over', () => {
     const t = await makeApp();
     await protectedApp(t, 'wiki', ['wiki.localhost']);
     const cookie = await personCookie(t, 'ada@example.com', 'wiki');
-    const to = new URL(String((await start(t, 'http://wiki.localhost/', cookie)).headers.location));
+    const { to, state } = await handOver(t, 'http://wiki.localhost/', cookie);
     const forged = await t.app.inject({
-      method: 'GET', url: `/.gatehouse/callback${to.search}`, remoteAddress: '203.0.113.9', headers: { host: 'wiki.localhost', 'x-forwarded-host': 'wiki.localhost' },
+      method: 'GET', url: `/.gatehouse/callback${to.search}`, remoteAddress: '203.0.113.9', headers: { host: 'wiki.localhost', 'x-forwarded-host': 'wiki.localhost', cookie: state },
     });
     expect(forged.statusCode).toBe(403);
     expect(forged.body).toContain('did not come through a proxy this server trusts');
+  });
+
+  it('binds the code to the browser that started the hand-over: another browser, or one with its own verifier, cannot spend it (issue 49, H6)', async () => {
+    const t = await makeApp();
+    await protectedApp(t, 'wiki', ['wiki.localhost']);
+    await protectedApp(t, 'blog', ['blog.localhost']);
+    const ada = await personCookie(t, 'ada@example.com', 'wiki');
+    const eve = await personCookie(t, 'eve@example.com', 'wiki');
+    // Without a challenge the start issues no code: it sends the browser to the protected host first…
+    const first = await start(t, 'http://wiki.localhost/docs', ada);
+    expect([first.statusCode, first.headers.location, first.headers['cache-control']])
+      .toEqual([302, 'http://wiki.localhost/.gatehouse/start?rd=http%3A%2F%2Fwiki.localhost%2Fdocs', 'no-store']);
+    // …which keeps a verifier in a host-only cookie and comes back with its challenge.
+    const atHost = await hostStart(t, 'wiki.localhost', 'http://wiki.localhost/docs');
+    expect(String(atHost.headers['set-cookie'])).toMatch(/^gatehouse_state=[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/);
+    const verifier = cookieValue(atHost, 'gatehouse_state')!;
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    expect([atHost.statusCode, atHost.headers.location, atHost.headers['cache-control']])
+      .toEqual([302, `${t.config.issuer}/api/auth/forward/start?rd=http%3A%2F%2Fwiki.localhost%2Fdocs&challenge=${challenge}`, 'no-store']);
+    // A second tab's start keeps the verifier the browser holds; over https the cookie is __Host- and Secure.
+    const twice = await hostStart(t, 'wiki.localhost', 'http://wiki.localhost/other', { cookie: `gatehouse_state=${verifier}` });
+    expect(new URL(String(twice.headers.location)).searchParams.get('challenge')).toBe(challenge);
+    const secure = await hostStart(t, 'wiki.localhost', 'https://wiki.localhost/');
+    expect(String(secure.headers['set-cookie'])).toMatch(/^__Host-gatehouse_state=[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    // Only for an rd on this very host: else the 400 page, no redirect, no cookie.
+    for (const [host, rd] of [['wiki.localhost', 'http://blog.localhost/'], ['wiki.localhost', 'http://evil.example/'], ['evil.example', 'http://evil.example/']]) {
+      const res = await hostStart(t, host!, rd!);
+      expect([res.statusCode, res.headers.location, res.headers['set-cookie']], `${host} ${rd}`).toEqual([400, undefined, undefined]);
+      expect(res.body).toContain('not a site protected by this server');
+    }
+    // A malformed challenge is no challenge: back to the host.
+    const bad = await t.app.inject({ method: 'GET', url: '/api/auth/forward/start?rd=http%3A%2F%2Fwiki.localhost%2Fdocs&challenge=short', headers: { cookie: ada } });
+    expect([bad.statusCode, bad.headers.location]).toEqual([302, 'http://wiki.localhost/.gatehouse/start?rd=http%3A%2F%2Fwiki.localhost%2Fdocs']);
+
+    // Ada's code, seen in transit, is worth nothing in another browser: one without the verifier…
+    const { to, state } = await handOver(t, 'http://wiki.localhost/docs', ada);
+    const query = to.search.slice(1);
+    const none = await callback(t, 'wiki.localhost', query);
+    expect([none.statusCode, none.headers['content-type'], cookieValue(none, 'gatehouse_site')]).toEqual([400, 'text/html; charset=utf-8', undefined]);
+    expect(none.body).toContain('This sign-in was started in another browser');
+    // …one with its own (Eve's)…
+    const { state: evesState } = await handOver(t, 'http://wiki.localhost/', eve);
+    const theirs = await callback(t, 'wiki.localhost', query, { cookie: evesState });
+    expect([theirs.statusCode, cookieValue(theirs, 'gatehouse_site')]).toEqual([400, undefined]);
+    expect(theirs.body).toContain('already been used, has expired or belongs to another site');
+    // …or one that holds a second verifier planted beside its own (a parent domain's cookie).
+    const planted = await callback(t, 'wiki.localhost', query, { cookie: `${evesState}; ${state}` });
+    expect([planted.statusCode, cookieValue(planted, 'gatehouse_site')]).toEqual([400, undefined]);
+    expect(planted.body).toContain('This sign-in was started in another browser');
+    // None of those spent it: the browser that started signs in.
+    const back = await callback(t, 'wiki.localhost', query, { cookie: state });
+    expect([back.statusCode, back.headers.location]).toEqual([302, 'http://wiki.localhost/docs']);
+    expect(identityOf(await forwardCheck(t, { host: 'wiki.localhost', site: cookieValue(back, 'gatehouse_site')! })).email).toBe('ada@example.com');
+
+    // Login CSRF: Eve's own code sent to Ada's browser does not sign Ada's browser in as Eve.
+    const evesCode = await handOver(t, 'http://wiki.localhost/', eve, evesState);
+    const forced = await callback(t, 'wiki.localhost', evesCode.to.search.slice(1), { cookie: state });
+    expect([forced.statusCode, cookieValue(forced, 'gatehouse_site')]).toEqual([400, undefined]);
+    const audit = (await t.admin('GET', '/api/admin/audit-log?action=forward_auth.signed_in')).json();
+    expect(audit.entries.map((e: { target: string; details: { host: string } }) => e.details.host)).toEqual(['wiki.localhost']);
   });
 
   it('refuses who the application refuses, and asks for consent where the application is explicit', async () => {
@@ -699,8 +760,8 @@ describe('the hand-over', () => {
     expect([denied.statusCode, denied.headers.location]).toEqual([403, undefined]);
     const approved = await postForm(t, '/consent', { csrf_token: csrfFrom(page), return_to: '/api/auth/forward/start?rd=http%3A%2F%2Fblog.localhost%2Fpost', decision: 'approve' }, withCsrf);
     expect([approved.statusCode, approved.headers.location]).toEqual([303, '/api/auth/forward/start?rd=http%3A%2F%2Fblog.localhost%2Fpost']);
-    const handed = await start(t, 'http://blog.localhost/post', both);
-    expect(String(handed.headers.location)).toMatch(/^http:\/\/blog\.localhost\/\.gatehouse\/callback\?code=/);
+    const handed = await handOver(t, 'http://blog.localhost/post', both);
+    expect(handed.to.href).toMatch(/^http:\/\/blog\.localhost\/\.gatehouse\/callback\?code=/);
   });
 
   it('signs out of the site at /.gatehouse/sign-out and hands over to the confirmed end of the Gatehouse session', async () => {

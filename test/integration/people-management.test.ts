@@ -164,6 +164,44 @@ describe('disabling, sessions and deleting', () => {
     expect((await signIn(t, { email: 'ada@example.com' })).json().code).toBe('invalid_credentials');
   });
 
+  it('without a mail server, hands the administrator a reset link to pass on: single use, one hour, the newest only, audited', async () => {
+    const t = await makeApp({ config: { env: { GATEHOUSE_SIGN_UP_RATE_LIMIT: '100' } } });
+    await notesApp(t);
+    const id = (await signUp(t, { email: 'ada@example.com', name: 'Ada', applicationId: 'notes' })).json().user.id as string;
+    // The e-mail cannot be sent; the panel offers the link instead.
+    expect((await t.admin('POST', `/api/admin/people/${id}/password-reset`)).json().code).toBe('mail_not_configured');
+    const first = await t.admin('POST', `/api/admin/people/${id}/password-reset-link`);
+    expect(first.statusCode, first.body).toBe(201);
+    expect(first.headers['cache-control']).toBe('no-store');
+    const made = first.json() as { url: string; expiresAt: string };
+    expect(made.url).toMatch(/^http:\/\/127\.0\.0\.1:8787\/reset-password\?token=[A-Za-z0-9_-]{43}$/);
+    expect(Date.parse(made.expiresAt) - Date.now()).toBeGreaterThan(59 * 60_000);
+    expect(Date.parse(made.expiresAt) - Date.now()).toBeLessThanOrEqual(60 * 60_000);
+    // A newer link replaces it.
+    const second = (await t.admin('POST', `/api/admin/people/${id}/password-reset-link`)).json() as { url: string };
+    const tokenOf = (url: string) => new URL(url).searchParams.get('token')!;
+    const confirm = (url: string, password: string) => t.app.inject({
+      method: 'POST', url: '/api/auth/password-reset/confirm', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:8787' },
+      payload: { token: tokenOf(url), password },
+    });
+    expect((await confirm(made.url, 'a brand new passphrase')).json().code).toBe('token_invalid');
+    // The link's page opens without a mail server, and the new password signs in.
+    expect((await t.app.inject({ method: 'GET', url: new URL(second.url).pathname + new URL(second.url).search })).statusCode).toBe(200);
+    expect((await confirm(second.url, 'a brand new passphrase')).statusCode).toBe(204);
+    expect((await signIn(t, { email: 'ada@example.com', password: 'a brand new passphrase' })).statusCode).toBe(200);
+    expect((await confirm(second.url, 'another new passphrase')).json().code).toBe('token_used');
+    const audit = await many(t.db.select({ actor: auditLog.actor, action: auditLog.action, target: auditLog.target, details: auditLog.details }).from(auditLog).where(eq(auditLog.action, 'person.password_reset_link_made')));
+    expect(audit).toEqual([
+      { actor: 'admin', action: 'person.password_reset_link_made', target: id, details: { email: 'ada@example.com' } },
+      { actor: 'admin', action: 'person.password_reset_link_made', target: id, details: { email: 'ada@example.com' } },
+    ]);
+    expect(JSON.stringify(audit)).not.toContain(tokenOf(second.url));
+    // Refused: a disabled person, an unknown one.
+    expect((await t.admin('PATCH', `/api/admin/people/${id}`, { status: 'disabled' })).statusCode).toBe(200);
+    expect((await t.admin('POST', `/api/admin/people/${id}/password-reset-link`)).json().code).toBe('person_disabled');
+    expect((await t.admin('POST', '/api/admin/people/usr_nobody/password-reset-link')).json().code).toBe('person_not_found');
+  });
+
   it('keeps the last owner: neither disabled nor deleted', async () => {
     const t = await withMail();
     const owner = await administrator(t, 'olive@example.com', 'owner');

@@ -7,7 +7,8 @@
  * budgets (a right password passes while the name's is spent), unknown clients, missing
  * Message-Authenticators, oversize and malformed datagrams dropped and counted while valid ones
  * are answered, duplicates answered from the cache without a second evaluation, accounting kept as
- * the person's sessions, the audit, the metrics, and the index behind every statement it runs.
+ * the person's sessions, the audit, the metrics, the listener in the real server as the overview
+ * and `gatehouse status` show it, and the index behind every statement it runs.
  */
 import { createSocket } from 'node:dgram';
 import { randomBytes } from 'node:crypto';
@@ -21,6 +22,9 @@ import { PASSWORD } from '../helpers/accounts.js';
 import { insertGroup, memberWithAppPassword, personByEmail } from '../helpers/ldap.js';
 import { exchange, pap, papRequest, radiusApplication, startRadiusFor } from '../helpers/radius.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
+import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
+import { formatStatus, readStatus } from '../../server/ops/status.js';
+import { radiusStatus } from '../../server/radius/status.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { auditLog, memberships, networkCertificates, radiusSessions } from '../../server/db/schema.js';
 import { engineOf, many } from '../../server/db/store.js';
@@ -292,6 +296,24 @@ describe('network certificates on the account page', () => {
     expect((await openPage(t, '/account', ada.cookie)).res.body).toMatch(/wifi · revoked [^<]+<\/div>/);
     expect((await postForm(t, '/account/network-certificates', { application_id: 'wifi', name: 'x' }, cookie)).statusCode).toBe(403);
   });
+});
+
+describe('the listener in the server', () => {
+  it('starts and stops with it (GATEHOUSE_RADIUS=on); the overview, gatehouse status and /metrics show it', async () => {
+    const on = tempDataDir();
+    const running = await startServer(on, { GATEHOUSE_RADIUS: 'on', GATEHOUSE_RADIUS_HOST: '127.0.0.1', GATEHOUSE_RADIUS_PORT: '0', GATEHOUSE_RADIUS_ACCT_PORT: '0' });
+    const state = running.radius!.state();
+    expect(state).toMatchObject({ enabled: true, conversations: 0 });
+    expect(state.auth).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(state.accounting).toMatch(/^127\.0\.0\.1:\d+$/);
+    const overview = await running.app.inject({ method: 'GET', url: '/api/admin/overview', headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } });
+    expect(overview.json().radius).toEqual({ enabled: true, auth: state.auth, accounting: state.accounting, conversations: 0 });
+    expect(formatStatus((await readStatus(on, [], {}, [radiusStatus]))!, [radiusStatus])).toContain(`RADIUS           on: UDP ${state.auth} (authentication), ${state.accounting} (accounting)\n`);
+    const scraped = await running.app.inject({ method: 'GET', url: '/metrics' });
+    expect(scraped.body).toContain('# TYPE gatehouse_radius_requests_total counter');
+    await running.stop();
+    expect(formatStatus((await readStatus(on, [], {}, [radiusStatus]))!, [radiusStatus])).toContain(`RADIUS           on when the server last ran: UDP ${state.auth} (authentication), ${state.accounting} (accounting)\n`);
+  }, 90_000);
 });
 
 describe('every statement RADIUS runs uses an index', () => {

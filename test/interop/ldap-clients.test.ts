@@ -151,6 +151,41 @@ describe('OpenLDAP clients (ldap-utils)', () => {
   });
 });
 
+describe("docs/ldap.md's copyable lines", () => {
+  it("'Check it works' runs as written: only the host, the base and the password typed at -W are this test's", () => {
+    const doc = readFileSync(new URL('../../docs/ldap.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('## Check it works'), doc.indexOf('\n## ', doc.indexOf('## Check it works') + 1));
+    const lines = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => m[1]!.trim().split('\n'));
+    expect(lines.map((l) => l.split(' -H ')[0])).toEqual([
+      'ldapwhoami -x', 'LDAPTLS_CACERT=gatehouse-ca.pem ldapwhoami -x -ZZ', 'ldapwhoami -x', 'ldapsearch -x -LLL',
+    ]);
+    const quote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+    const results = lines.map((line) => {
+      const password = line.includes("-D 'ada@example.com'") ? appPasswords.ada! : servicePassword;
+      const command = line
+        .replaceAll('ldap://gatehouse.lan:3890', ldapUrl())
+        .replaceAll('dc=gatehouse,dc=lan', BASE)
+        .replace('LDAPTLS_CACERT=gatehouse-ca.pem', `LDAPTLS_REQCERT=demand LDAPTLS_CACERT=${quote(caFile)}`)
+        .replace(/ -W( |$)/, ` -w ${quote(password)}$1`);
+      const ran = run('sh', ['-c', command]);
+      return { status: ran.status, stdout: ran.stdout, stderr: ran.stderr };
+    });
+    expect(results).toEqual([
+      { status: 0, stdout: `dn:${SERVICE}\n`, stderr: '' },
+      { status: 0, stdout: `dn:${SERVICE}\n`, stderr: '' },
+      { status: 0, stdout: `dn:uid=ada,ou=people,${BASE}\n`, stderr: '' },
+      {
+        status: 0,
+        stdout: [`dn: uid=ada,ou=people,${BASE}`, 'uid: ada', 'mail: ada@example.com', `memberOf: cn=admins,ou=groups,${BASE}`, `memberOf: cn=family,ou=groups,${BASE}`, '', ''].join('\n'),
+        stderr: '',
+      },
+    ]);
+    // What the section says a wrong password answers.
+    const wrong = run('sh', ['-c', `ldapwhoami -x -H ${ldapUrl()} -D 'ada@example.com' -w ${quote(PASSWORD)}`]);
+    expect({ status: wrong.status, stderr: wrong.stderr }).toEqual({ status: 49, stderr: 'ldap_bind: Invalid credentials (49)\n' });
+  });
+});
+
 describe('python3-ldap3', () => {
   it('binds over StartTLS, asks Who am I, and pages through the people', () => {
     const script = `

@@ -104,9 +104,13 @@ describe.each([['home-assistant', 'Caddy'], ['uptime-kuma', 'nginx']])('the %s p
     const browser = await person(site(), `ada.${preset}@example.com`, true);
     const visit = await browser.follow(`${url}/lovelace?x=1`);
     expect(visit.res.status, `${proxy.log()}\n${JSON.stringify(visit.hops)}`).toBe(200);
-    // The proxy → Gatehouse's start (session found) → the site's /.gatehouse/callback → the page.
+    // The proxy → Gatehouse's start (session found) → the site's /.gatehouse/start (the verifier
+    // the code is bound to, issue 49 H6) → the start with its challenge → the site's
+    // /.gatehouse/callback → the page.
     expect(visit.hops.map((h) => `${new URL(h.url).host} ${new URL(h.url).pathname}`)).toEqual([
       `localhost:${port} /lovelace`,
+      `${new URL(server.url).host} /api/auth/forward/start`,
+      `localhost:${port} /.gatehouse/start`,
       `${new URL(server.url).host} /api/auth/forward/start`,
       `localhost:${port} /.gatehouse/callback`,
       `localhost:${port} /lovelace`,

@@ -46,6 +46,7 @@ describe('gatehouse CLI in PostgreSQL mode', () => {
       pool: { max: 4, statementTimeoutMs: 5000 },
       migrations: { applied: 0, known, pending: known },
       ldap: null,
+      radius: null,
     });
     const db = await openPostgres({ url });
     await db.$client.end();
@@ -56,6 +57,7 @@ describe('gatehouse CLI in PostgreSQL mode', () => {
     expect(after.stdout).toContain(`Schema           ${known} migrations applied, 0 pending`);
     expect(after.stdout).not.toContain('secret');
     expect(after.stdout).toContain('LDAP             not recorded yet (no server of this version has run here)\n');
+    expect(after.stdout).toContain('RADIUS           not recorded yet (no server of this version has run here)\n');
     expect(after.stdout).toContain(
       "Settings         missing GATEHOUSE_ISSUER, ADMIN_TOKEN or ADMIN_TOKEN_FILE, GATEHOUSE_KEY_SECRET or GATEHOUSE_KEY_SECRET_FILE in this shell's environment: every instance needs them\n",
     );

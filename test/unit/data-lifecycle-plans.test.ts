@@ -104,7 +104,10 @@ describe('retention rules', () => {
       // Issue 34: at most 20 protected hosts per application, gone with it.
       'forward_auth_hosts',
       // Issue 47: at most ten directory sources; one entry per person or group a source keeps, gone with them or the source.
-      'directory_sources', 'directory_entries'];
+      'directory_sources', 'directory_entries',
+      // Issue 42: one SAML signing key per rotation; a persistent NameID per person and SAML application
+      // (gone with either); SAML sessions go with their session (its retention rule's children).
+      'saml_signing_keys', 'saml_subjects', 'saml_sessions'];
     expect(tables.filter((t) => !ruled.has(t) && !bounded.includes(t))).toEqual([]);
     const now = new Date('2026-06-01T00:00:00Z');
     for (const rule of RETENTION_RULES) {

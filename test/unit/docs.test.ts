@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULTS, RETENTION_ENV, loadConfig, TSIG_ALGORITHMS } from '../../server/config.js';
 import { DEFAULT_SETTINGS, RETRY_SCHEDULE_MS } from '../../server/webhooks/settings.js';
 import { postgresOptions } from '../../server/db/postgres-options.js';
+import { DEFAULT_ACTIVATION_HOURS } from '../../server/saml/keys.js';
 import { threadPoolSize } from '../../server/cli/thread-priority.js';
 import { providerName } from '../../server/applications/providers.js';
 // @ts-expect-error -- a plain ES module script, no declarations
@@ -170,6 +171,7 @@ describe('docs/configuration.md', () => {
       GATEHOUSE_METRICS_ALLOW: config.metrics.allow.join(','),
       ...Object.fromEntries(Object.entries(RETENTION_ENV).map(([key, { name }]) => [name, config.retention[key as keyof typeof config.retention]])),
       GATEHOUSE_WEBHOOK_TIMEOUT_MS: DEFAULT_SETTINGS.timeoutMs,
+      GATEHOUSE_SAML_KEY_ACTIVATION_HOURS: DEFAULT_ACTIVATION_HOURS,
       GATEHOUSE_WEBHOOK_RETRY_SCHEDULE_MS: RETRY_SCHEDULE_MS.join(','),
       GATEHOUSE_DATABASE_POOL: pg.max,
       GATEHOUSE_DATABASE_STATEMENT_TIMEOUT_MS: pg.statementTimeoutMs,

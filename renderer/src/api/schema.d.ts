@@ -561,6 +561,49 @@ export interface paths {
                                 redirectUris: string[];
                                 /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                                 resourceServers: string[];
+                                /** @description SAML 2.0 service provider settings (docs/saml.md): the SP's entity ID, its assertion consumer services (HTTP-POST), its single-logout endpoint, the NameID and attributes it gets, what is signed, its own certificates (for its signed requests) and whether IdP-initiated sign-on is allowed; null: not a SAML service provider. POST …/saml/metadata fills entityId, acs, slo and spCertificates from the SP's metadata. */
+                                saml: {
+                                    acs: {
+                                        /** @enum {string} */
+                                        binding: "HTTP-POST";
+                                        index: number;
+                                        url: string;
+                                    }[];
+                                    /** @description null: email, username, name, givenName, familyName, groups */
+                                    attributes: {
+                                        friendlyName?: string;
+                                        name: string;
+                                        /** @description basic (default) or uri */
+                                        nameFormat?: "basic" | "uri";
+                                        /** @description Where the values come from: `personField` (`field`: email, username, name, givenName, familyName, emailVerified), `groups` (the person's groups, kept to groupsFilter), or a custom claim's source (`role`, `profileField`, `inGroup`, `groupMap`, `constant`) */
+                                        source: {
+                                            default?: unknown;
+                                            field?: "email" | "username" | "name" | "givenName" | "familyName" | "emailVerified";
+                                            group?: string;
+                                            key?: string;
+                                            map?: {
+                                                group: string;
+                                                value: unknown;
+                                            }[];
+                                            type: "personField" | "groups" | "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                            value?: unknown;
+                                        };
+                                    }[] | null;
+                                    entityId: string;
+                                    idpInitiated: boolean;
+                                    nameId: {
+                                        format: "persistent" | "emailAddress" | "unspecified" | "transient";
+                                        source: "id" | "email" | "username" | (never | null);
+                                    };
+                                    signAssertion: boolean;
+                                    signResponse: boolean;
+                                    slo: {
+                                        binding: "HTTP-Redirect" | "HTTP-POST";
+                                        url: string;
+                                    } | null;
+                                    spCertificates: string[];
+                                    wantAuthnRequestsSigned: boolean;
+                                } | null;
                                 /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                                 signingAlg: "RS256" | "ES256" | "EdDSA";
                                 ssoGroupId: string | null;
@@ -741,6 +784,51 @@ export interface paths {
                         redirectUris: string[];
                         /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                         resourceServers?: string[];
+                        /** @description SAML 2.0 service provider settings (docs/saml.md): the SP's entity ID, its assertion consumer services (HTTP-POST), its single-logout endpoint, the NameID and attributes it gets, what is signed, its own certificates (for its signed requests) and whether IdP-initiated sign-on is allowed; null: not a SAML service provider. POST …/saml/metadata fills entityId, acs, slo and spCertificates from the SP's metadata. */
+                        saml?: {
+                            acs: {
+                                /**
+                                 * @description HTTP-POST (the only binding assertions are sent with)
+                                 * @enum {string}
+                                 */
+                                binding?: "HTTP-POST";
+                                index?: number;
+                                url: string;
+                            }[];
+                            attributes?: {
+                                friendlyName?: string;
+                                name: string;
+                                /** @description basic (default) or uri */
+                                nameFormat?: "basic" | "uri";
+                                /** @description Where the values come from: `personField` (`field`: email, username, name, givenName, familyName, emailVerified), `groups` (the person's groups, kept to groupsFilter), or a custom claim's source (`role`, `profileField`, `inGroup`, `groupMap`, `constant`) */
+                                source: {
+                                    default?: unknown;
+                                    field?: "email" | "username" | "name" | "givenName" | "familyName" | "emailVerified";
+                                    group?: string;
+                                    key?: string;
+                                    map?: {
+                                        group: string;
+                                        value: unknown;
+                                    }[];
+                                    type: "personField" | "groups" | "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                    value?: unknown;
+                                };
+                            }[] | null;
+                            entityId: string;
+                            idpInitiated?: boolean;
+                            nameId?: {
+                                format: "persistent" | "emailAddress" | "unspecified" | "transient";
+                                source?: "id" | "email" | "username";
+                            };
+                            signAssertion?: boolean;
+                            signResponse?: boolean;
+                            slo?: {
+                                binding: "HTTP-Redirect" | "HTTP-POST";
+                                url: string;
+                            } | null;
+                            spCertificates?: string[];
+                            wantAuthnRequestsSigned?: boolean;
+                        } | (never | null);
                         /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                         signingAlg?: "RS256" | "ES256" | "EdDSA";
                         ssoGroupId?: string | null;
@@ -874,6 +962,49 @@ export interface paths {
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                             resourceServers: string[];
+                            /** @description SAML 2.0 service provider settings (docs/saml.md): the SP's entity ID, its assertion consumer services (HTTP-POST), its single-logout endpoint, the NameID and attributes it gets, what is signed, its own certificates (for its signed requests) and whether IdP-initiated sign-on is allowed; null: not a SAML service provider. POST …/saml/metadata fills entityId, acs, slo and spCertificates from the SP's metadata. */
+                            saml: {
+                                acs: {
+                                    /** @enum {string} */
+                                    binding: "HTTP-POST";
+                                    index: number;
+                                    url: string;
+                                }[];
+                                /** @description null: email, username, name, givenName, familyName, groups */
+                                attributes: {
+                                    friendlyName?: string;
+                                    name: string;
+                                    /** @description basic (default) or uri */
+                                    nameFormat?: "basic" | "uri";
+                                    /** @description Where the values come from: `personField` (`field`: email, username, name, givenName, familyName, emailVerified), `groups` (the person's groups, kept to groupsFilter), or a custom claim's source (`role`, `profileField`, `inGroup`, `groupMap`, `constant`) */
+                                    source: {
+                                        default?: unknown;
+                                        field?: "email" | "username" | "name" | "givenName" | "familyName" | "emailVerified";
+                                        group?: string;
+                                        key?: string;
+                                        map?: {
+                                            group: string;
+                                            value: unknown;
+                                        }[];
+                                        type: "personField" | "groups" | "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                        value?: unknown;
+                                    };
+                                }[] | null;
+                                entityId: string;
+                                idpInitiated: boolean;
+                                nameId: {
+                                    format: "persistent" | "emailAddress" | "unspecified" | "transient";
+                                    source: "id" | "email" | "username" | (never | null);
+                                };
+                                signAssertion: boolean;
+                                signResponse: boolean;
+                                slo: {
+                                    binding: "HTTP-Redirect" | "HTTP-POST";
+                                    url: string;
+                                } | null;
+                                spCertificates: string[];
+                                wantAuthnRequestsSigned: boolean;
+                            } | null;
                             /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                             signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
@@ -1082,6 +1213,49 @@ export interface paths {
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                             resourceServers: string[];
+                            /** @description SAML 2.0 service provider settings (docs/saml.md): the SP's entity ID, its assertion consumer services (HTTP-POST), its single-logout endpoint, the NameID and attributes it gets, what is signed, its own certificates (for its signed requests) and whether IdP-initiated sign-on is allowed; null: not a SAML service provider. POST …/saml/metadata fills entityId, acs, slo and spCertificates from the SP's metadata. */
+                            saml: {
+                                acs: {
+                                    /** @enum {string} */
+                                    binding: "HTTP-POST";
+                                    index: number;
+                                    url: string;
+                                }[];
+                                /** @description null: email, username, name, givenName, familyName, groups */
+                                attributes: {
+                                    friendlyName?: string;
+                                    name: string;
+                                    /** @description basic (default) or uri */
+                                    nameFormat?: "basic" | "uri";
+                                    /** @description Where the values come from: `personField` (`field`: email, username, name, givenName, familyName, emailVerified), `groups` (the person's groups, kept to groupsFilter), or a custom claim's source (`role`, `profileField`, `inGroup`, `groupMap`, `constant`) */
+                                    source: {
+                                        default?: unknown;
+                                        field?: "email" | "username" | "name" | "givenName" | "familyName" | "emailVerified";
+                                        group?: string;
+                                        key?: string;
+                                        map?: {
+                                            group: string;
+                                            value: unknown;
+                                        }[];
+                                        type: "personField" | "groups" | "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                        value?: unknown;
+                                    };
+                                }[] | null;
+                                entityId: string;
+                                idpInitiated: boolean;
+                                nameId: {
+                                    format: "persistent" | "emailAddress" | "unspecified" | "transient";
+                                    source: "id" | "email" | "username" | (never | null);
+                                };
+                                signAssertion: boolean;
+                                signResponse: boolean;
+                                slo: {
+                                    binding: "HTTP-Redirect" | "HTTP-POST";
+                                    url: string;
+                                } | null;
+                                spCertificates: string[];
+                                wantAuthnRequestsSigned: boolean;
+                            } | null;
                             /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                             signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
@@ -1348,6 +1522,51 @@ export interface paths {
                         redirectUris?: string[];
                         /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                         resourceServers?: string[];
+                        /** @description SAML 2.0 service provider settings (docs/saml.md): the SP's entity ID, its assertion consumer services (HTTP-POST), its single-logout endpoint, the NameID and attributes it gets, what is signed, its own certificates (for its signed requests) and whether IdP-initiated sign-on is allowed; null: not a SAML service provider. POST …/saml/metadata fills entityId, acs, slo and spCertificates from the SP's metadata. */
+                        saml?: {
+                            acs: {
+                                /**
+                                 * @description HTTP-POST (the only binding assertions are sent with)
+                                 * @enum {string}
+                                 */
+                                binding?: "HTTP-POST";
+                                index?: number;
+                                url: string;
+                            }[];
+                            attributes?: {
+                                friendlyName?: string;
+                                name: string;
+                                /** @description basic (default) or uri */
+                                nameFormat?: "basic" | "uri";
+                                /** @description Where the values come from: `personField` (`field`: email, username, name, givenName, familyName, emailVerified), `groups` (the person's groups, kept to groupsFilter), or a custom claim's source (`role`, `profileField`, `inGroup`, `groupMap`, `constant`) */
+                                source: {
+                                    default?: unknown;
+                                    field?: "email" | "username" | "name" | "givenName" | "familyName" | "emailVerified";
+                                    group?: string;
+                                    key?: string;
+                                    map?: {
+                                        group: string;
+                                        value: unknown;
+                                    }[];
+                                    type: "personField" | "groups" | "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                    value?: unknown;
+                                };
+                            }[] | null;
+                            entityId: string;
+                            idpInitiated?: boolean;
+                            nameId?: {
+                                format: "persistent" | "emailAddress" | "unspecified" | "transient";
+                                source?: "id" | "email" | "username";
+                            };
+                            signAssertion?: boolean;
+                            signResponse?: boolean;
+                            slo?: {
+                                binding: "HTTP-Redirect" | "HTTP-POST";
+                                url: string;
+                            } | null;
+                            spCertificates?: string[];
+                            wantAuthnRequestsSigned?: boolean;
+                        } | (never | null);
                         /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                         signingAlg?: "RS256" | "ES256" | "EdDSA";
                         ssoGroupId?: string | null;
@@ -1471,6 +1690,49 @@ export interface paths {
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                             resourceServers: string[];
+                            /** @description SAML 2.0 service provider settings (docs/saml.md): the SP's entity ID, its assertion consumer services (HTTP-POST), its single-logout endpoint, the NameID and attributes it gets, what is signed, its own certificates (for its signed requests) and whether IdP-initiated sign-on is allowed; null: not a SAML service provider. POST …/saml/metadata fills entityId, acs, slo and spCertificates from the SP's metadata. */
+                            saml: {
+                                acs: {
+                                    /** @enum {string} */
+                                    binding: "HTTP-POST";
+                                    index: number;
+                                    url: string;
+                                }[];
+                                /** @description null: email, username, name, givenName, familyName, groups */
+                                attributes: {
+                                    friendlyName?: string;
+                                    name: string;
+                                    /** @description basic (default) or uri */
+                                    nameFormat?: "basic" | "uri";
+                                    /** @description Where the values come from: `personField` (`field`: email, username, name, givenName, familyName, emailVerified), `groups` (the person's groups, kept to groupsFilter), or a custom claim's source (`role`, `profileField`, `inGroup`, `groupMap`, `constant`) */
+                                    source: {
+                                        default?: unknown;
+                                        field?: "email" | "username" | "name" | "givenName" | "familyName" | "emailVerified";
+                                        group?: string;
+                                        key?: string;
+                                        map?: {
+                                            group: string;
+                                            value: unknown;
+                                        }[];
+                                        type: "personField" | "groups" | "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                        value?: unknown;
+                                    };
+                                }[] | null;
+                                entityId: string;
+                                idpInitiated: boolean;
+                                nameId: {
+                                    format: "persistent" | "emailAddress" | "unspecified" | "transient";
+                                    source: "id" | "email" | "username" | (never | null);
+                                };
+                                signAssertion: boolean;
+                                signResponse: boolean;
+                                slo: {
+                                    binding: "HTTP-Redirect" | "HTTP-POST";
+                                    url: string;
+                                } | null;
+                                spCertificates: string[];
+                                wantAuthnRequestsSigned: boolean;
+                            } | null;
                             /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                             signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
@@ -3390,6 +3652,49 @@ export interface paths {
                             redirectUris: string[];
                             /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
                             resourceServers: string[];
+                            /** @description SAML 2.0 service provider settings (docs/saml.md): the SP's entity ID, its assertion consumer services (HTTP-POST), its single-logout endpoint, the NameID and attributes it gets, what is signed, its own certificates (for its signed requests) and whether IdP-initiated sign-on is allowed; null: not a SAML service provider. POST …/saml/metadata fills entityId, acs, slo and spCertificates from the SP's metadata. */
+                            saml: {
+                                acs: {
+                                    /** @enum {string} */
+                                    binding: "HTTP-POST";
+                                    index: number;
+                                    url: string;
+                                }[];
+                                /** @description null: email, username, name, givenName, familyName, groups */
+                                attributes: {
+                                    friendlyName?: string;
+                                    name: string;
+                                    /** @description basic (default) or uri */
+                                    nameFormat?: "basic" | "uri";
+                                    /** @description Where the values come from: `personField` (`field`: email, username, name, givenName, familyName, emailVerified), `groups` (the person's groups, kept to groupsFilter), or a custom claim's source (`role`, `profileField`, `inGroup`, `groupMap`, `constant`) */
+                                    source: {
+                                        default?: unknown;
+                                        field?: "email" | "username" | "name" | "givenName" | "familyName" | "emailVerified";
+                                        group?: string;
+                                        key?: string;
+                                        map?: {
+                                            group: string;
+                                            value: unknown;
+                                        }[];
+                                        type: "personField" | "groups" | "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                        value?: unknown;
+                                    };
+                                }[] | null;
+                                entityId: string;
+                                idpInitiated: boolean;
+                                nameId: {
+                                    format: "persistent" | "emailAddress" | "unspecified" | "transient";
+                                    source: "id" | "email" | "username" | (never | null);
+                                };
+                                signAssertion: boolean;
+                                signResponse: boolean;
+                                slo: {
+                                    binding: "HTTP-Redirect" | "HTTP-POST";
+                                    url: string;
+                                } | null;
+                                spCertificates: string[];
+                                wantAuthnRequestsSigned: boolean;
+                            } | null;
                             /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
                             signingAlg: "RS256" | "ES256" | "EdDSA";
                             ssoGroupId: string | null;
@@ -3845,6 +4150,276 @@ export interface paths {
                         "application/json": {
                             /** @description the client's new shared secret, shown only in this answer */
                             secret: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/applications/{id}/saml/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fill the application's SAML settings (entityId, acs, slo, spCertificates) from the SP's metadata */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description Exactly one of xml or url */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Where the SP publishes its metadata: fetched once, now */
+                        url?: string;
+                        /** @description The SP's metadata XML (an md:EntityDescriptor) */
+                        xml?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            audience: string;
+                            authPolicy: {
+                                allowed_providers: string[];
+                                /** @description `optional` (default) or `required`: members must sign in with a second factor (TOTP or a passkey), enrolling one at sign-in when they have none */
+                                mfa: "optional" | "required";
+                                profile_fields: {
+                                    /** Format: display-text */
+                                    description?: string;
+                                    key: string;
+                                    /** Format: display-name */
+                                    label: string;
+                                    max?: number;
+                                    max_length?: number;
+                                    min?: number;
+                                    options?: string[];
+                                    /** @default false */
+                                    required: boolean;
+                                    type: "string" | "text" | "number" | "integer" | "boolean" | "email" | "url" | "date" | "select";
+                                    /** @default true */
+                                    user_editable: boolean;
+                                }[];
+                                signup_policy: "open" | "invite_only" | "closed";
+                            };
+                            /** @description Whether the application needs sid in logout tokens (always sent for a session end; default true) */
+                            backchannelLogoutSessionRequired: boolean;
+                            /** @description Where logout tokens are POSTed (OpenID Connect Back-Channel Logout): https, or http on a loopback or LAN host; null sends none */
+                            backchannelLogoutUri: string | null;
+                            /** @description How the hosted pages show this application: accentColor (#rrggbb) colours its primary buttons and must reach a WCAG AA contrast of 4.5:1 with their white text; logoUrl is set by PUT .../logo */
+                            branding: {
+                                accentColor: string | null;
+                                /** @description Where the logo is served from this server, or null */
+                                logoUrl: string | null;
+                            };
+                            clientSecret?: string;
+                            clientType: "web" | "spa" | "native";
+                            /** @description `implicit` (default): the administrator consented for the team; `explicit`: each person approves once what the application asks for (and again for new scopes, or when it sends prompt=consent), and can withdraw it on the account page */
+                            consent: "implicit" | "explicit";
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description Up to 20 claims added to the ID token and userinfo whatever the scope (and to the access token with inAccessToken); names of registered JWT/OIDC claims are refused */
+                            customClaims: {
+                                /** @description Also in the access token (default false) */
+                                inAccessToken?: boolean;
+                                name: string;
+                                /** @description Where the value comes from: `role` (the member's role here), `profileField` (`key`: that profile field's value), `inGroup` (`group`: true or false), `groupMap` (`map`: [{group, value}], the value of the first listed group the person is in, else `default`; omitted when that is null or absent), `constant` (`value`) */
+                                source: {
+                                    default?: unknown;
+                                    group?: string;
+                                    key?: string;
+                                    map?: {
+                                        group: string;
+                                        value: unknown;
+                                    }[];
+                                    type: "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                    value?: unknown;
+                                };
+                            }[];
+                            /** @description Forward auth (docs/protect-apps-without-oidc.md): the hosts this application protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), the directory groups of which a person must be in one (null: every active member passes), and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. */
+                            forwardAuth: {
+                                basic: boolean;
+                                groups: string[] | null;
+                                hosts: string[];
+                            } | null;
+                            /** @description OAuth grants the application may use (default authorization_code and refresh_token); client_credentials only for web applications */
+                            grantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                            /** @description Directory group ids the `groups` claim may show; null (default): all the person's groups */
+                            groupsFilter: string[] | null;
+                            id: string;
+                            /** @description LDAP directory access (docs/ldap.md): when enabled, the service account cn=<id>,ou=services,<base> may search this application's active members and the groups, and members bind with app passwords. Turning it on answers a new service-account password (ldapPassword) once; turning it off removes it. */
+                            ldap: {
+                                /** @description The service account's bind DN */
+                                bindDn: string;
+                                enabled: boolean;
+                            };
+                            /** @description The LDAP service account's new password, in the answer that turned LDAP on (only there) */
+                            ldapPassword?: string;
+                            name: string;
+                            postLogoutRedirectUris: string[] | null;
+                            /** @description The app preset the application was created from and its version (GET …/preset shows what a newer version offers), or null */
+                            preset: {
+                                id: string;
+                                version: number;
+                            } | null;
+                            /** @description RADIUS (docs/radius.md): the network gear that may ask (clients by address or CIDR range, each with a generated shared secret answered once in radiusSecrets), the VLAN of each group (first match in order) and of everyone else (defaultVlan); null: none. */
+                            radius: {
+                                clients: {
+                                    address: string;
+                                    name: string;
+                                    /** Format: date-time */
+                                    secretSetAt: string;
+                                }[];
+                                defaultVlan: number | null;
+                                vlans: {
+                                    /** @description a directory group id */
+                                    group: string;
+                                    vlan: number;
+                                }[];
+                            } | null;
+                            /** @description The shared secrets of the RADIUS clients this answer added, by client name (only here; POST …/radius/clients/:name/secret makes new ones) */
+                            radiusSecrets?: {
+                                [key: string]: string;
+                            };
+                            redirectUris: string[];
+                            /** @description Other confidential (web) applications that may introspect this application's tokens with their own credentials (RFC 7662), e.g. an IMAP server behind a webmail */
+                            resourceServers: string[];
+                            /** @description SAML 2.0 service provider settings (docs/saml.md): the SP's entity ID, its assertion consumer services (HTTP-POST), its single-logout endpoint, the NameID and attributes it gets, what is signed, its own certificates (for its signed requests) and whether IdP-initiated sign-on is allowed; null: not a SAML service provider. POST …/saml/metadata fills entityId, acs, slo and spCertificates from the SP's metadata. */
+                            saml: {
+                                acs: {
+                                    /** @enum {string} */
+                                    binding: "HTTP-POST";
+                                    index: number;
+                                    url: string;
+                                }[];
+                                /** @description null: email, username, name, givenName, familyName, groups */
+                                attributes: {
+                                    friendlyName?: string;
+                                    name: string;
+                                    /** @description basic (default) or uri */
+                                    nameFormat?: "basic" | "uri";
+                                    /** @description Where the values come from: `personField` (`field`: email, username, name, givenName, familyName, emailVerified), `groups` (the person's groups, kept to groupsFilter), or a custom claim's source (`role`, `profileField`, `inGroup`, `groupMap`, `constant`) */
+                                    source: {
+                                        default?: unknown;
+                                        field?: "email" | "username" | "name" | "givenName" | "familyName" | "emailVerified";
+                                        group?: string;
+                                        key?: string;
+                                        map?: {
+                                            group: string;
+                                            value: unknown;
+                                        }[];
+                                        type: "personField" | "groups" | "role" | "profileField" | "inGroup" | "groupMap" | "constant";
+                                        value?: unknown;
+                                    };
+                                }[] | null;
+                                entityId: string;
+                                idpInitiated: boolean;
+                                nameId: {
+                                    format: "persistent" | "emailAddress" | "unspecified" | "transient";
+                                    source: "id" | "email" | "username" | (never | null);
+                                };
+                                signAssertion: boolean;
+                                signResponse: boolean;
+                                slo: {
+                                    binding: "HTTP-Redirect" | "HTTP-POST";
+                                    url: string;
+                                } | null;
+                                spCertificates: string[];
+                                wantAuthnRequestsSigned: boolean;
+                            } | null;
+                            /** @description How this application's ID, access and back-channel logout tokens are signed: `RS256` (default; RSA-2048, what every OIDC library accepts), `ES256` (ECDSA P-256) or `EdDSA` (Ed25519). A change applies to tokens issued from then on; earlier ones still verify (every key is in the JWKS). */
+                            signingAlg: "RS256" | "ES256" | "EdDSA";
+                            ssoGroupId: string | null;
+                            /** @description `reject` (default): a scope Gatehouse does not know is `invalid_scope`; `ignore`: it is dropped, and the token response's `scope` lists what was granted */
+                            unknownScopes: "reject" | "ignore";
+                            /** Format: date-time */
+                            updatedAt: string;
+                            webhookSecret?: string;
+                            webhookSecretSet: boolean;
+                            webhookUrl: string | null;
                         };
                     };
                 };
@@ -10806,6 +11381,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/people/{id}/password-reset-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a password-reset link to hand over yourself (no mail server, or the e-mail went missing): single use, one hour; replaces an earlier link; audited */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            expiresAt: string;
+                            /** @description the /reset-password link; shown once */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/people/{id}/radius-sessions": {
         parameters: {
             query?: never;
@@ -11426,6 +12107,269 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/saml/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The SAML identity provider's signing keys and endpoints */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The identity provider's entity ID: <issuer>/saml */
+                            entityId: string;
+                            /** @description Newest first */
+                            keys: {
+                                /** Format: date-time */
+                                activatesAt: string;
+                                /** @description The X.509 certificate (PEM) SPs verify signatures with */
+                                certificate: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                expiresAt: string | null;
+                                /** @description SHA-256 fingerprint of the certificate, colon-separated hex */
+                                fingerprint: string;
+                                id: string;
+                                /** Format: date-time */
+                                notAfter: string;
+                                /** Format: date-time */
+                                retiredAt: string | null;
+                                /** @description next: in the metadata, signs from activatesAt; active: signs; retiring: still in the metadata until expiresAt; retired: gone */
+                                status: "next" | "active" | "retiring" | "retired";
+                            }[];
+                            metadataUrl: string;
+                            sloUrl: string;
+                            ssoUrl: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/saml/keys/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Publish the next SAML signing key: in the metadata at once, signing after GATEHOUSE_SAML_KEY_ACTIVATION_HOURS (default a week) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            key: {
+                                /** Format: date-time */
+                                activatesAt: string;
+                                /** @description The X.509 certificate (PEM) SPs verify signatures with */
+                                certificate: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                expiresAt: string | null;
+                                /** @description SHA-256 fingerprint of the certificate, colon-separated hex */
+                                fingerprint: string;
+                                id: string;
+                                /** Format: date-time */
+                                notAfter: string;
+                                /** Format: date-time */
+                                retiredAt: string | null;
+                                /** @description next: in the metadata, signs from activatesAt; active: signs; retiring: still in the metadata until expiresAt; retired: gone */
+                                status: "next" | "active" | "retiring" | "retired";
+                            };
+                            previous: {
+                                /** Format: date-time */
+                                activatesAt: string;
+                                /** @description The X.509 certificate (PEM) SPs verify signatures with */
+                                certificate: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                expiresAt: string | null;
+                                /** @description SHA-256 fingerprint of the certificate, colon-separated hex */
+                                fingerprint: string;
+                                id: string;
+                                /** Format: date-time */
+                                notAfter: string;
+                                /** Format: date-time */
+                                retiredAt: string | null;
+                                /** @description next: in the metadata, signs from activatesAt; active: signs; retiring: still in the metadata until expiresAt; retired: gone */
+                                status: "next" | "active" | "retiring" | "retired";
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RFC 9457 problem details */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

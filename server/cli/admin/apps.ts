@@ -15,6 +15,7 @@ import { bodyFromFlags, type FlagTable } from '../flags.js';
 import { formatFields, formatTable, printJson } from '../output.js';
 import { idFromName } from '../../applications/id-from-name.js';
 import { confirmDelete } from '../confirm.js';
+import { printSetup, type Setup } from './presets.js';
 
 interface Application {
   id: string;
@@ -174,7 +175,10 @@ export const appCreate = adminCommand({
       if (json) return printJson(created);
       console.log(`Created application ${created.id} (${created.name}) from the ${values.preset} preset.`);
       printShownOnce(created, [['Client ID', created.id], ['Redirect URIs', created.redirectUris]]);
-      console.log(`Next: \`gatehouse app setup ${created.id}\` prints what to configure in the app.`);
+      // What to configure in the app, with the secret just shown in place of its placeholder (m1).
+      console.log('\nWhat to configure in the app:');
+      printSetup(await client.request<Setup>('GET', `${applicationPath(created.id)}/setup`), created);
+      console.log(`\nLater: \`gatehouse app setup ${created.id}\` prints it again, with the secret as a placeholder.`);
       return;
     }
     if (values['base-url'] !== undefined || values.input !== undefined) throw new ConfigError('--base-url and --input are the inputs of a preset: give --preset too.');

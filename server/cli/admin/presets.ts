@@ -5,6 +5,7 @@
  */
 import { adminCommand, applicationPath } from '../admin-client.js';
 import { formatFields, formatTable, printJson } from '../output.js';
+import { PLACEHOLDERS } from '../../presets/build.js';
 
 interface PresetSummary {
   id: string;
@@ -69,7 +70,7 @@ export const presetShow = adminCommand({
   },
 });
 
-interface Setup {
+export interface Setup {
   settings: { label: string; value: string }[];
   files: { name: string; content: string }[];
   notes: string[];
@@ -86,9 +87,22 @@ export const appSetup = adminCommand({
     const query = typeof caPath === 'string' ? `?caPath=${encodeURIComponent(caPath)}` : '';
     const setup = await client.request<Setup>('GET', `${applicationPath(positionals[0]!)}/setup${query}`);
     if (json) return printJson(setup);
-    console.log(formatFields(setup.settings.map((s) => [s.label, s.value])));
-    for (const file of setup.files) console.log(`\n--- ${file.name} ---\n${file.content.replace(/\n$/, '')}`);
-    if (setup.notes.length) console.log(`\n${setup.notes.map((n) => `* ${n}`).join('\n')}`);
+    printSetup(setup);
+  },
+});
+
+/**
+ * The set-up text as `app setup` prints it. `secrets` shown now (right after `app create --preset`)
+ * are written in place of their placeholders (issue 44, m1), and the note to replace them is left out.
+ */
+export function printSetup(setup: Setup, secrets: Partial<Record<'clientSecret' | 'ldapPassword', string | null | undefined>> = {}): void {
+  const known = (['clientSecret', 'ldapPassword'] as const).flatMap((key) => (secrets[key] ? [[PLACEHOLDERS[key], secrets[key]!] as const] : []));
+  const fill = (text: string) => known.reduce((out, [placeholder, value]) => out.replaceAll(placeholder, value), text);
+  console.log(formatFields(setup.settings.map((s) => [s.label, fill(s.value)])));
+  for (const file of setup.files) console.log(`\n--- ${file.name} ---\n${fill(file.content).replace(/\n$/, '')}`);
+  const notes = setup.notes.filter((note) => !known.some(([placeholder]) => note.includes(placeholder)));
+  if (notes.length) console.log(`\n${notes.map((n) => `* ${n}`).join('\n')}`);
+  {
     const trust = setup.trust;
     if (trust) {
       // The same lines as the panel's: environment, settings, then the commands to run, one a line.
@@ -97,5 +111,5 @@ export const appSetup = adminCommand({
       for (const setting of trust.settings) console.log(`${setting.file}: ${setting.name} = ${setting.value}`);
       for (const command of trust.commands) console.log(`$ ${command}`);
     }
-  },
-});
+  }
+}

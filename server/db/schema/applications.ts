@@ -5,7 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { createdAt, timestamp, flag } from './columns.js';
-import type { ClientType, MemberStatus, MemberRole, RadiusSettings, LdapSettings, AppliedPreset, ConsentPolicy, SigningAlg, GrantType, UnknownScopes, CustomClaim, AuthPolicy, Profile, ForwardAuthSettings } from './types.js';
+import type { ClientType, MemberStatus, MemberRole, RadiusSettings, LdapSettings, AppliedPreset, ConsentPolicy, SigningAlg, GrantType, UnknownScopes, CustomClaim, AuthPolicy, Profile, ForwardAuthSettings, SamlSettings } from './types.js';
 import { people } from './people.js';
 
 export const ssoGroups = sqliteTable(
@@ -72,6 +72,10 @@ export const applications = sqliteTable(
     forwardAuth: text('forward_auth', { mode: 'json' }).$type<ForwardAuthSettings>(),
     /** RADIUS clients and VLANs (server/radius/); null: none. */
     radius: text('radius', { mode: 'json' }).$type<RadiusSettings>(),
+    /** SAML 2.0 service provider settings (server/saml/); null: not a SAML SP. */
+    saml: text('saml', { mode: 'json' }).$type<SamlSettings>(),
+    /** The SP's entity ID (spec saml.md: one application each, 409 `entity_id_in_use`); null: not a SAML SP. */
+    samlEntityId: text('saml_entity_id'),
     /** The app preset it was created from (server/presets/), or null. */
     preset: text('preset', { mode: 'json' }).$type<AppliedPreset>(),
     /**
@@ -85,6 +89,8 @@ export const applications = sqliteTable(
   },
   (t) => [
     uniqueIndex('applications_audience_uq').on(t.audience),
+    // An AuthnRequest's Issuer finds its SP (saml/queries.ts), and keeps an entity ID to one application.
+    uniqueIndex('applications_saml_entity_uq').on(t.samlEntityId),
     index('applications_created_idx').on(t.createdAt, t.id),
     index('applications_group_idx').on(t.ssoGroupId),
     // Directory events (group.created, …) go to every application with a webhook (decision 0101).

@@ -148,6 +148,42 @@ export interface ForwardAuthSettings {
   basic: boolean;
 }
 
+/** How an SAML attribute's `Name` is to be read (SAML 2.0 Core §8.2): `basic` names or URIs. */
+export type SamlNameFormat = 'basic' | 'uri';
+/** Where a SAML attribute's values come from: the claim sources of custom claims, a person field, or the groups. */
+export type SamlAttributeSource =
+  | CustomClaimSource
+  | { type: 'personField'; field: 'email' | 'username' | 'name' | 'givenName' | 'familyName' | 'emailVerified' }
+  | { type: 'groups' };
+export interface SamlAttribute {
+  name: string;
+  source: SamlAttributeSource;
+  nameFormat?: SamlNameFormat;
+  friendlyName?: string;
+}
+/** The NameID an SP gets (spec saml.md, "Per application"). */
+export type SamlNameIdFormat = 'persistent' | 'emailAddress' | 'unspecified' | 'transient';
+export type SamlNameIdSource = 'id' | 'email' | 'username';
+/**
+ * An application that is a SAML 2.0 service provider (spec saml.md; server/saml/): where its
+ * assertions go (`acs`, HTTP-POST), its single-logout endpoint, the NameID and attributes it gets,
+ * what is signed, its own certificates (PEM) for its signed requests, and whether IdP-initiated
+ * sign-on is allowed. Its entity ID is the column `saml_entity_id` (unique: one application each).
+ */
+export interface SamlSettings {
+  /** The first is the default (an AuthnRequest naming no ACS, IdP-initiated sign-on). */
+  acs: { url: string; binding: 'HTTP-POST'; index: number }[];
+  slo: { url: string; binding: 'HTTP-Redirect' | 'HTTP-POST' } | null;
+  nameId: { format: SamlNameIdFormat; source: SamlNameIdSource | null };
+  /** null: the default attributes (saml/attributes.ts DEFAULT_ATTRIBUTES). */
+  attributes: SamlAttribute[] | null;
+  signResponse: boolean;
+  signAssertion: boolean;
+  wantAuthnRequestsSigned: boolean;
+  spCertificates: string[];
+  idpInitiated: boolean;
+}
+
 /** What an external sign-in provider tells us about the person (DESIGN §4.9). */
 export interface ExternalIdentity {
   providerAccountId: string;

@@ -7,6 +7,9 @@
  *   common dictionaries and the page language's own (loaded on the first key press, as a chunk of
  *   its own: most visitors never type a new password).
  * - `[data-countdown]`: the sign-in lock-out's "Try again in N seconds", counting down.
+ * - `form[data-auto-submit]`: a form that carries a protocol message onward (the SAML identity
+ *   provider's HTTP-POST binding) is submitted at once; its Continue button stays for a browser
+ *   without script.
  *
  * The words come from the page (data attributes filled from the catalogues), so this module
  * holds no text of its own.
@@ -94,6 +97,12 @@ function countdowns(): void {
   }
 }
 
+function autoSubmit(): void {
+  const form = document.querySelector<HTMLFormElement>('form[data-auto-submit]');
+  form?.submit();
+}
+
 passwordToggles();
 strengthHints();
 countdowns();
+autoSubmit();

@@ -68,6 +68,14 @@ const BATCH = 100; // the API takes at most 100 addresses per request (DESIGN §
 
 type Skipped = { email: string; reason: string };
 
+/**
+ * Accept links are returned only when an invitation is made or resent (the server keeps a hash).
+ * They are kept here, in this page's memory, for as long as the panel is open, so a link stays
+ * copyable after leaving the tab and coming back (issue 44, m6); never in storage. After a reload,
+ * "Resend" makes a new one.
+ */
+const [links, setLinks] = createSignal<Record<string, string>>({});
+
 export function InvitationsTab(props: { app: Application }) {
   const [status, setStatus] = createSignal<string>('pending');
   const id = props.app.id;
@@ -86,8 +94,6 @@ export function InvitationsTab(props: { app: Application }) {
   const [groups, setGroups] = createSignal<string[]>([]);
   const [progress, setProgress] = createSignal<{ done: number; total: number } | null>(null);
   const [skipped, setSkipped] = createSignal<Skipped[]>([]);
-  // Accept links are returned only by the create call; keep them for this visit so they can be copied.
-  const [links, setLinks] = createSignal<Record<string, string>>({});
   const [unsent, setUnsent] = createSignal(0);
   const send = useAction();
   const row = useAction();

@@ -3,7 +3,7 @@
  * access on or off, the service account's bind DN, and its password, shown once when LDAP is
  * turned on or a new one is made. Members bind with app passwords from their account page.
  */
-import { createSignal, Show } from 'solid-js';
+import { createResource, createSignal, Show } from 'solid-js';
 import { client, ok, type Application } from '../../api';
 import { confirmAction, CopyField, ErrorBox, toast, useAction } from '../../ui';
 
@@ -14,6 +14,8 @@ const t = {
   save: 'Save LDAP',
   saved: 'LDAP settings saved.',
   bindDn: 'Bind DN',
+  check: 'Check it from the LDAP client\'s machine (asks for the password)',
+  baseDn: 'Base DN',
   newPassword: 'Service account password — shown only now.',
   password: 'Bind password',
   rotate: 'New service account password',
@@ -28,6 +30,12 @@ export function LdapCard(props: { app: Application; onSaved: (app: Application) 
   const [password, setPassword] = createSignal<string | null>(null);
   const save = useAction();
   const rotation = useAction();
+  // Where the directory listens, for the copyable check (docs/ldap.md "Check it works").
+  const [overview] = createResource(() => props.app.ldap.enabled || undefined, () => ok(client.GET('/api/admin/overview')));
+  const listener = () => {
+    const ldap = overview()?.ldap;
+    return ldap?.enabled ? ldap : undefined;
+  };
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -54,6 +62,14 @@ export function LdapCard(props: { app: Application; onSaved: (app: Application) 
         <p class="hint">{t.hint}</p>
         <Show when={props.app.ldap.enabled}>
           <CopyField label={t.bindDn} value={props.app.ldap.bindDn} />
+          <Show when={listener()}>
+            {(l) => (
+              <>
+                <CopyField label={t.baseDn} value={l().baseDn} />
+                <Show when={l().url}>{(url) => <CopyField label={t.check} value={`ldapwhoami -x -H ${url()} -D '${props.app.ldap.bindDn}' -W`} />}</Show>
+              </>
+            )}
+          </Show>
         </Show>
         <Show when={password()}>
           {(p) => (

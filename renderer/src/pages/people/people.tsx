@@ -8,8 +8,8 @@ import { A, useNavigate, useParams } from '@solidjs/router';
 import { client, enc, fieldErrors, ok, type Person } from '../../api';
 import { GroupPicker } from '../../group-picker';
 import { createPagedList, LoadMore, page, PAGE } from '../../paged';
-import { Async, confirmAction, DataTable, ErrorBox, Field, ListTable, Loading, toast, useAction, when } from '../../ui';
-import { isOwner, managesPeople } from '../../me';
+import { Async, confirmAction, CopyField, DataTable, ErrorBox, Field, ListTable, Loading, toast, useAction, when } from '../../ui';
+import { isOwner, managesPeople, may } from '../../me';
 import { PersonNetwork } from './network';
 
 const t = {
@@ -40,6 +40,10 @@ const t = {
   enabledNow: (who: string) => `${who} can sign in again.`,
   reset: 'Send a password-reset e-mail',
   resetSent: (email: string) => `A password-reset link was sent to ${email}.`,
+  resetLink: 'Make a reset link to pass on',
+  resetLinkLabel: 'Password-reset link',
+  resetLinkNote: (email: string, until: string) =>
+    `Send this link to ${email} yourself (it works once, until ${until}). A newer link or a reset e-mail replaces it. Anyone with it can set their password, so send it only to them.`,
   signOutAll: 'Sign out everywhere',
   signOutTitle: (who: string) => `Sign ${who} out everywhere?`,
   signOutBody: 'Every session ends now, and applications with back-channel logout are told.',
@@ -210,6 +214,12 @@ function PersonActions(props: { person: { id: string; email: string; name: strin
   const reset = async () => {
     if (await action.run(() => ok(client.POST('/api/admin/people/{id}/password-reset', id())))) toast(t.resetSent(props.person.email));
   };
+  // A link to hand over (issue 44, m6): where no mail server is configured, or the e-mail went missing.
+  const [link, setLink] = createSignal<{ url: string; expiresAt: string } | null>(null);
+  const makeLink = async () => {
+    const made = await action.run(() => ok(client.POST('/api/admin/people/{id}/password-reset-link', id())));
+    if (made) setLink(made);
+  };
   const signOut = async () => {
     if (!(await confirmAction(t.signOutTitle(who()), t.signOutBody, t.signOutAll))) return;
     const done = await action.run(() => ok(client.POST('/api/admin/people/{id}/sign-out', id())));
@@ -236,6 +246,11 @@ function PersonActions(props: { person: { id: string; email: string; name: strin
         <button type="button" onClick={reset} disabled={action.busy() || props.person.status !== 'active'}>
           {t.reset}
         </button>
+        <Show when={may('POST /people/:id/password-reset-link')}>
+          <button type="button" onClick={makeLink} disabled={action.busy() || props.person.status !== 'active'}>
+            {t.resetLink}
+          </button>
+        </Show>
         <button type="button" onClick={signOut} disabled={action.busy()}>
           {t.signOutAll}
         </button>
@@ -244,6 +259,14 @@ function PersonActions(props: { person: { id: string; email: string; name: strin
         </button>
       </div>
       <ErrorBox error={action.error()} />
+      <Show when={link()}>
+        {(l) => (
+          <div class="notice" data-testid="reset-link">
+            <CopyField label={t.resetLinkLabel} value={l().url} />
+            <p class="hint">{t.resetLinkNote(props.person.email, new Date(l().expiresAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }))}</p>
+          </div>
+        )}
+      </Show>
     </div>
   );
 }

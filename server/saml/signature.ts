@@ -1,0 +1,212 @@
+/**
+ * XML signatures of SAML messages (SAML 2.0 Core §5, XML Signature 1.1, Exclusive XML
+ * Canonicalization 1.0; Bindings §3.4.4.1 for the Redirect binding's query signature), done by
+ * xml-crypto on @xmldom/xmldom (docs/decisions/0430-saml-xml-signatures.md).
+ *
+ * Signing (ours): RSA-SHA256 over SignedInfo, exclusive c14n, one Reference to the signed
+ * element's ID with the enveloped-signature and exclusive-c14n transforms, a SHA-256 digest, and
+ * the certificate in KeyInfo; the Signature goes right after the element's Issuer (Core §5.4.2).
+ * SHA-1 is never used.
+ *
+ * Verifying (an SP's enveloped signature on the message root), against signature wrapping:
+ * 1. exactly one ds:Signature in the whole message, a child of the root;
+ * 2. its SignedInfo uses exclusive c14n, RSA-SHA256 or RSA-SHA512, one Reference whose URI is
+ *    `#` + the root's `ID`, transforms only enveloped-signature and exclusive c14n, a SHA-256 or
+ *    SHA-512 digest; a SHA-1 algorithm anywhere is refused as such (`sha1_refused`);
+ * 3. xml-crypto checks digest and signature with the SP's certificates only: KeyInfo is never
+ *    trusted to name the key (`getCertFromKeyInfo` answers nothing);
+ * 4. the canonical XML xml-crypto verified (`getSignedReferences`) must equal the canonical form
+ *    of the root element this code reads: the element verified is exactly the element read.
+ * xml-crypto reads the same text with the same parser (@xmldom/xmldom), after xml.ts has
+ * screened it, so there is no parser differential between what is verified and what is read.
+ */
+import { createPublicKey, createVerify, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { ExclusiveCanonicalization, SignedXml } from 'xml-crypto';
+import { SamlRefusal } from './refusal.js';
+import { NS, attr, child, children, isElement } from './xml.js';
+
+export const ALG = {
+  rsaSha256: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+  rsaSha512: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha512',
+  sha256: 'http://www.w3.org/2001/04/xmlenc#sha256',
+  sha512: 'http://www.w3.org/2001/04/xmlenc#sha512',
+  excC14n: 'http://www.w3.org/2001/10/xml-exc-c14n#',
+  enveloped: 'http://www.w3.org/2000/09/xmldsig#enveloped-signature',
+} as const;
+
+/** Signature algorithms accepted from an SP, with the hash each uses (Node's name). */
+const ACCEPTED_SIGNATURES: Record<string, string> = { [ALG.rsaSha256]: 'sha256', [ALG.rsaSha512]: 'sha512' };
+const ACCEPTED_DIGESTS = new Set<string>([ALG.sha256, ALG.sha512]);
+const ACCEPTED_TRANSFORMS = new Set<string>([ALG.enveloped, ALG.excC14n]);
+const SHA1 = /sha1\b|#(rsa|dsa|hmac)-sha1$/i;
+
+/** The key that signs our messages: its private key and its certificate (PEM). */
+export interface SigningMaterial {
+  privateKey: KeyObject;
+  certificatePem: string;
+}
+
+const keyInfos = new Map<string, string>();
+/** `<X509Data><X509Certificate>…` of a PEM certificate (unprefixed; the signer adds `ds:`). */
+function keyInfoOf(pem: string): string {
+  let found = keyInfos.get(pem);
+  if (!found) {
+    found = `<X509Data><X509Certificate>${pem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, '')}</X509Certificate></X509Data>`;
+    if (keyInfos.size > 16) keyInfos.clear();
+    keyInfos.set(pem, found);
+  }
+  return found;
+}
+
+/** Our messages put the Issuer first (builder.ts), where the Signature follows it (Core §5.4.2). */
+const ISSUER_CHILD = '/*/*[1]';
+
+/**
+ * RSA-SHA256 for xml-crypto's signer, run on libuv's thread pool (node:crypto `sign` with a
+ * callback), so the event loop only does the XML work while the RSA operation runs beside it.
+ */
+class ThreadPoolRsaSha256 {
+  getSignature(signedInfo: string, privateKey: KeyObject, callback?: (error: Error | null, signature?: string) => void): string {
+    if (!callback) return cryptoSign('sha256', Buffer.from(signedInfo), privateKey).toString('base64');
+    cryptoSign('sha256', Buffer.from(signedInfo), privateKey, (error, signature) => (error ? callback(error) : callback(null, signature.toString('base64'))));
+    return '';
+  }
+  verifySignature(): boolean {
+    throw new Error('signing only');
+  }
+  getAlgorithmName(): string {
+    return ALG.rsaSha256;
+  }
+}
+
+/**
+ * Signs the root element of `xml` (which has an `ID` and a saml:Issuer first child) with an
+ * enveloped signature placed after the Issuer; resolves to the signed XML.
+ */
+export function signRoot(xml: string, key: SigningMaterial): Promise<string> {
+  const keyInfo = keyInfoOf(key.certificatePem);
+  const signer = new SignedXml({
+    privateKey: key.privateKey,
+    // KeyInfo written from the PEM once per certificate (xml-crypto would parse it on every signature).
+    getKeyInfoContent: ({ prefix } = {}) => (prefix ? keyInfo.replace(/<(\/?)X509/g, `<$1${prefix}:X509`) : keyInfo),
+    signatureAlgorithm: ALG.rsaSha256,
+    canonicalizationAlgorithm: ALG.excC14n,
+  });
+  signer.SignatureAlgorithms = { [ALG.rsaSha256]: ThreadPoolRsaSha256 as never };
+  signer.addReference({ xpath: '/*', transforms: [ALG.enveloped, ALG.excC14n], digestAlgorithm: ALG.sha256 });
+  return new Promise((resolve, reject) => {
+    signer.computeSignature(xml, { prefix: 'ds', location: { reference: ISSUER_CHILD, action: 'after' } }, (error) =>
+      error ? reject(error) : resolve(signer.getSignedXml()));
+  });
+}
+
+/** The Redirect binding's signature of our own query (`SigAlg` already in `octets`): base64. */
+export function signQuery(octets: string, key: SigningMaterial): string {
+  return cryptoSign('sha256', Buffer.from(octets), key.privateKey).toString('base64');
+}
+
+/** The public keys of an SP's certificates (PEM); an unreadable one is left out (settings check them when saved). */
+export function certificateKeys(pems: readonly string[]): KeyObject[] {
+  const keys: KeyObject[] = [];
+  for (const pem of pems) {
+    try {
+      keys.push(createPublicKey(pem));
+    } catch {
+      // Checked when the application was saved; a certificate that no longer reads verifies nothing.
+    }
+  }
+  return keys;
+}
+
+/** Refuses a SHA-1 algorithm as such, anything else not accepted as a bad signature. */
+function requireAlgorithm(uri: string | undefined, accepted: (uri: string) => boolean, what: string): string {
+  if (uri === undefined) throw new SamlRefusal('bad_signature', `the signature has no ${what}`);
+  if (SHA1.test(uri)) throw new SamlRefusal('sha1_refused', `the signature uses SHA-1 (${what} ${uri})`);
+  if (!accepted(uri)) throw new SamlRefusal('bad_signature', `the signature's ${what} ${uri} is not accepted`);
+  return uri;
+}
+
+/** The SigAlg of a Redirect-binding signature, checked (a SHA-1 one refused as such). */
+export function checkSigAlg(sigAlg: string): string {
+  return ACCEPTED_SIGNATURES[requireAlgorithm(sigAlg, (u) => u in ACCEPTED_SIGNATURES, 'SigAlg')]!;
+}
+
+/** Verifies a Redirect-binding query signature with any of `keys`. */
+export function verifyQuerySignature(signed: { octets: string; sigAlg: string; signature: Buffer }, keys: KeyObject[]): void {
+  const hash = checkSigAlg(signed.sigAlg);
+  if (!keys.length) throw new SamlRefusal('bad_signature', 'the SP has no certificate to verify its signature with');
+  for (const key of keys) {
+    const verifier = createVerify(hash);
+    verifier.update(signed.octets);
+    if (verifier.verify(key, signed.signature)) return;
+  }
+  throw new SamlRefusal('bad_signature', 'the query signature does not verify with the SP\'s certificates');
+}
+
+/** The one ds:Signature of the message (a child of the root), undefined when unsigned. */
+export function envelopedSignature(doc: Document): Element | undefined {
+  const all = doc.getElementsByTagNameNS(NS.dsig, 'Signature');
+  if (all.length === 0) return undefined;
+  const signature = all.item(0)!;
+  if (all.length > 1 || signature.parentNode !== doc.documentElement) {
+    throw new SamlRefusal('bad_signature', 'the message has a signature that is not the one enveloped signature of its root');
+  }
+  return signature;
+}
+
+/** Checks SignedInfo's shape (step 2 of the header) before any cryptography. */
+function checkSignedInfo(signature: Element, rootId: string): void {
+  const signedInfo = child(signature, NS.dsig, 'SignedInfo');
+  if (!signedInfo) throw new SamlRefusal('bad_signature', 'the signature has no SignedInfo');
+  const c14n = child(signedInfo, NS.dsig, 'CanonicalizationMethod');
+  requireAlgorithm(c14n && attr(c14n, 'Algorithm'), (u) => u === ALG.excC14n, 'CanonicalizationMethod');
+  const method = child(signedInfo, NS.dsig, 'SignatureMethod');
+  requireAlgorithm(method && attr(method, 'Algorithm'), (u) => u in ACCEPTED_SIGNATURES, 'SignatureMethod');
+  const references = children(signedInfo, NS.dsig, 'Reference');
+  if (references.length !== 1) throw new SamlRefusal('bad_signature', 'the signature must have exactly one Reference');
+  const reference = references[0]!;
+  if (attr(reference, 'URI') !== `#${rootId}`) throw new SamlRefusal('bad_signature', 'the signature does not refer to the message it is in');
+  const transforms = child(reference, NS.dsig, 'Transforms');
+  for (const transform of transforms ? children(transforms, NS.dsig, 'Transform') : []) {
+    requireAlgorithm(attr(transform, 'Algorithm'), (u) => ACCEPTED_TRANSFORMS.has(u), 'Transform');
+  }
+  const digest = child(reference, NS.dsig, 'DigestMethod');
+  requireAlgorithm(digest && attr(digest, 'Algorithm'), (u) => ACCEPTED_DIGESTS.has(u), 'DigestMethod');
+}
+
+/** The root element as the signature's transforms see it: without its Signature, exclusive c14n. */
+function canonicalRoot(root: Element, signature: Element): string {
+  const copy = root.cloneNode(true) as Element;
+  for (const node of Array.from(copy.childNodes)) if (isElement(node, NS.dsig, 'Signature')) copy.removeChild(node);
+  void signature;
+  return new ExclusiveCanonicalization().process(copy, {}).toString();
+}
+
+/**
+ * Verifies the enveloped signature of `doc`'s root with one of the SP's certificates (`certificatePems`).
+ * `xml` is the text `doc` was parsed from. Throws `SamlRefusal` unless it verifies.
+ */
+export function verifyEnveloped(xml: string, doc: Document, signature: Element, certificatePems: readonly string[]): void {
+  const root = doc.documentElement!;
+  const rootId = attr(root, 'ID');
+  if (!rootId) throw new SamlRefusal('unexpected_message', 'the message has no ID');
+  checkSignedInfo(signature, rootId);
+  if (!certificatePems.length) throw new SamlRefusal('bad_signature', 'the SP has no certificate to verify its signature with');
+  for (const certificate of certificatePems) {
+    const verifier = new SignedXml({ publicCert: certificate, getCertFromKeyInfo: () => null });
+    verifier.loadSignature(signature);
+    let valid = false;
+    try {
+      valid = verifier.checkSignature(xml);
+    } catch {
+      valid = false;
+    }
+    if (!valid) continue;
+    const signed = verifier.getSignedReferences();
+    if (signed.length !== 1 || signed[0] !== canonicalRoot(root, signature)) {
+      throw new SamlRefusal('bad_signature', 'the signed element is not the message that was read');
+    }
+    return;
+  }
+  throw new SamlRefusal('bad_signature', 'the signature does not verify with the SP\'s certificates');
+}
