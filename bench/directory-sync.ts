@@ -30,6 +30,8 @@ const TARGET_UNCHANGED_S = 60;
 const TARGET_LOOP_P99_MS = 50;
 const TARGET_MEMORY_MB = 300;
 const TARGET_RATIO = 1.5;
+/** How long the idle server's loop delay is measured before the full run (the same-run baseline). */
+const IDLE_BASELINE_MS = 30_000;
 
 const log = (line: string) => console.error(`  directory-sync: ${line}`);
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
@@ -83,6 +85,14 @@ export const scenario: Scenario = {
         peopleBase: PEOPLE_BASE, groupsBase: GROUPS_BASE, syncIntervalMinutes: null, applications: ['wiki'],
       }), 201);
 
+      // The same-run baseline: the same server's loop delay while it does nothing, for 30 s just
+      // before the run (what the machine's other work alone costs it on a shared machine).
+      await loopDelay();
+      await new Promise((resolve) => setTimeout(resolve, IDLE_BASELINE_MS));
+      const loopIdle = await loopDelay();
+      const loadIdle = loadAverage();
+      log(`idle baseline: loop p99 ${round(loopIdle?.p99Ms ?? NaN)} ms, max ${round(loopIdle?.maxMs ?? NaN)} ms, load ${loadIdle}`);
+
       const rssBefore = server.rssMiB();
       await loopDelay();
       const full = await timedRun(server, source.id);
@@ -123,6 +133,7 @@ export const scenario: Scenario = {
           extra: {
             seconds: round(full.seconds, 1), ...full.run.counts, groups: GROUPS, 'members per group': PER_GROUP,
             'loop delay p99 / max ms': `${round(loopFull?.p99Ms ?? NaN)} / ${round(loopFull?.maxMs ?? NaN)}`,
+            'idle baseline loop p99 / max ms': `${round(loopIdle?.p99Ms ?? NaN)} / ${round(loopIdle?.maxMs ?? NaN)}`, 'load avg (idle baseline)': loadIdle,
             'RSS MiB before / after': `${Math.round(rssBefore)} / ${Math.round(rssAfter)}`, 'load avg': load,
           },
         },

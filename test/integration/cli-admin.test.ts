@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cleanEnv, ensureBuilt, removeTempDirs, runCli, startServer, tempDir, type RunResult, type ServerProcess } from '../helpers/server-process.js';
 import { failed, ok } from '../helpers/cli-result.js';
+import { spMetadataXml } from '../helpers/saml-sp.js';
 
 let server: ServerProcess;
 let dataDir: string;
@@ -210,6 +211,35 @@ describe('gatehouse app', () => {
     failed(await gatehouse(['app', 'radius', 'office-wifi', 'vlan', 'staff', '5000']), '"5000" is not a VLAN (1–4094).');
     expect(ok(await gatehouse(['app', 'radius', 'office-wifi', 'off']))).toBe('Application "office-wifi" has no RADIUS clients (gatehouse app radius office-wifi add NAME ADDRESS adds one).\n');
     ok(await gatehouse(['app', 'delete', 'office-wifi', '--yes']));
+  });
+
+  it('makes a SAML service provider from its metadata file (--saml-metadata), in one request or not at all', async () => {
+    const dir = tempDir('gatehouse-cli-saml-');
+    const file = join(dir, 'sp.xml');
+    writeFileSync(file, spMetadataXml({ entityId: 'https://wiki.example.com/saml/metadata', acs: ['https://wiki.example.com/saml/acs'], slo: 'https://wiki.example.com/saml/slo' }));
+    const created = JSON.parse(ok(await gatehouse([
+      'app', 'create', '--json', '--name', 'SAML Wiki', '--audience', 'https://samlwiki.example.com', '--redirect-uri', 'https://samlwiki.example.com/cb', '--saml-metadata', file,
+    ])));
+    expect(created.saml).toMatchObject({
+      entityId: 'https://wiki.example.com/saml/metadata',
+      acs: [{ url: 'https://wiki.example.com/saml/acs', binding: 'HTTP-POST', index: 1 }],
+      slo: { url: 'https://wiki.example.com/saml/slo', binding: 'HTTP-Redirect' },
+      nameId: { format: 'persistent', source: 'id' }, spCertificates: [],
+    });
+    expect((await api('GET', '/api/admin/applications/saml-wiki')).body.saml.entityId).toBe('https://wiki.example.com/saml/metadata');
+    // Another application may not take the same entity ID; nothing is made.
+    failed(
+      await gatehouse(['app', 'create', '--name', 'Twin', '--audience', 'urn:twin', '--redirect-uri', 'https://twin.example/cb', '--saml-metadata', file]),
+      'The entity ID https://wiki.example.com/saml/metadata is already another application\'s. (entity_id_in_use)',
+    );
+    expect((await api('GET', '/api/admin/applications/twin')).status).toBe(404);
+    failed(await gatehouse(['app', 'update', 'saml-wiki', '--saml-metadata', join(dir, 'missing.xml')]), `--saml-metadata: cannot read ${join(dir, 'missing.xml')} (ENOENT).`);
+    writeFileSync(join(dir, 'bad.xml'), '<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><r>&x;</r>');
+    const bad = await gatehouse(['app', 'update', 'saml-wiki', '--saml-metadata', join(dir, 'bad.xml')]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^--saml-metadata: \S+bad\.xml is not SAML SP metadata Gatehouse can use: .+\.\n$/);
+    expect(bad.stdout).toBe('');
+    ok(await gatehouse(['app', 'delete', 'saml-wiki', '--yes']));
   });
 
   it('protects hosts (--forward-auth-host) and prints the proxy configuration for them (show --proxy)', async () => {

@@ -71,11 +71,13 @@ describe('import graph', () => {
   let real: ReturnType<typeof cruise> | undefined;
   const realGraph = () => (real ??= cruise(root, ['server', 'electron']));
 
+  // Reading ~530 modules with TypeScript's resolver takes ~7 s of CPU; on a busy 2-core machine
+  // that is 40–50 s of wall time, so this test is given room beyond the project's 30 s default.
   it('server/ and electron/ have no cycles and import downwards only', async () => {
     const summary = await realGraph();
     expect(summary.totalCruised).toBeGreaterThan(150);
     expect(summary.violations.map(explainViolation)).toEqual([]);
-  });
+  }, 180_000);
 
   it(`at most ${MAX_BOTH_WAYS} pairs of server folders import each other both ways`, async () => {
     const { bothWays } = reportOf((await realGraph()).modules);

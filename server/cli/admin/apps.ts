@@ -18,6 +18,8 @@ import { formatFields, formatTable, printJson } from '../output.js';
 import { idFromName } from '../../applications/id-from-name.js';
 import { confirmDelete } from '../confirm.js';
 import { printSetup, type Setup } from './presets.js';
+import { readSpMetadata } from '../../saml/sp-metadata.js';
+import type { FieldError } from '../../http/problem.js';
 
 interface Application {
   id: string;
@@ -91,6 +93,26 @@ function withClaimFiles(body: Record<string, unknown>): Record<string, unknown> 
   }
 }
 
+/**
+ * `--saml-metadata FILE`: the SAML service provider's metadata read here, as the admin API's import
+ * reads it (saml/sp-metadata.ts), into the body's `saml` (entityId, acs, slo, spCertificates), so
+ * the application is made or changed in one request, or not at all.
+ */
+function withSamlMetadata(body: Record<string, unknown>): Record<string, unknown> {
+  if (typeof body.saml !== 'string') return body;
+  const file = body.saml;
+  let xml: string;
+  try {
+    xml = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--saml-metadata: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`);
+  }
+  const errors: FieldError[] = [];
+  const read = readSpMetadata(xml, 'saml-metadata', errors);
+  if (!read) throw new ConfigError(`--saml-metadata: ${file} is not SAML SP metadata Gatehouse can use: ${errors.map((e) => e.message).join('; ')}.`);
+  return { ...body, saml: read };
+}
+
 /** `app create` flags; each row with a `field` sets that property of the request body. */
 const createFlags: FlagTable = {
   name: { type: 'string', value: 'NAME', help: 'display name (required)', field: 'name' },
@@ -119,6 +141,10 @@ const createFlags: FlagTable = {
   'forward-auth-host': {
     type: 'string', multiple: true, value: 'HOST', field: 'forwardAuth',
     help: 'a host it protects behind a reverse proxy (wiki.lan.example, wiki.lan.example:8443, *.media.lan.example); repeat for more',
+  },
+  'saml-metadata': {
+    type: 'string', value: 'FILE', field: 'saml',
+    help: 'make it a SAML service provider from its metadata XML (entity ID, ACS, SLO, certificates; see docs/saml.md)',
   },
 };
 
@@ -193,7 +219,7 @@ export const appCreate = adminCommand({
       return;
     }
     if (values['base-url'] !== undefined || values.input !== undefined) throw new ConfigError('--base-url and --input are the inputs of a preset: give --preset too.');
-    const body = withClaimFiles(applicationBody(createFlags, values));
+    const body = withSamlMetadata(withClaimFiles(applicationBody(createFlags, values)));
     if (body.id === undefined && typeof body.name === 'string') {
       body.id = idFromName(body.name);
       if ((body.id as string).length < 2) throw new ConfigError(`The name "${body.name}" makes no client id; give one with --id.`);
@@ -306,7 +332,7 @@ export const appUpdate = adminCommand({
   flags: updateFlags,
   positionals: { ...onePositional, missing: 'Give one application id, e.g. `gatehouse app update notes --signing-alg ES256`.' },
   async run({ client, positionals, values, json }) {
-    const body = withClaimFiles(applicationBody(updateFlags, values));
+    const body = withSamlMetadata(withClaimFiles(applicationBody(updateFlags, values)));
     if (Object.keys(body).length === 0) throw new ConfigError('Give at least one setting to change, e.g. --signing-alg ES256 (see `gatehouse app update --help`).');
     const updated = await client.request<Application>('PATCH', applicationPath(positionals[0]!), body);
     if (json) return printJson(updated);
