@@ -8,7 +8,8 @@
  *   and so does every refresh (oauth/token/refresh-token.ts: `invalid_grant`);
  * - forward auth: its check (on the groups it reads anyway for Remote-Groups) and its hand-over;
  * - LDAP binds and every operation after them (ldap/bind.ts);
- * - RADIUS (radius/people.ts: PAP, EAP-TTLS and EAP-TLS) — and next SAML: they ask here where they decide who is let in.
+ * - RADIUS (radius/people.ts: PAP, EAP-TTLS and EAP-TLS) asks here; SAML admits through
+ *   `settleMembership` (saml/sso.ts), so it holds there as for OIDC.
  * A person in an allowed group may also join an invitation-only application without an invitation
  * (accounts/membership.ts `admitNewcomer`). Nothing else reads `allowedGroups` to decide access.
  *

@@ -300,6 +300,20 @@ describe('the sign-in the request needs', () => {
     expect(statusOf(passive.doc)[1]).toBe('urn:oasis:names:tc:SAML:2.0:status:RequestDenied');
   });
 
+  it('the group rule decides too: a member outside the allowedGroups sees the refusal naming it, RequestDenied; put in the group, the assertion', async () => {
+    expect((await t.admin('POST', '/api/admin/groups', { id: 'saml-staff', name: 'SAML staff' })).statusCode).toBe(201);
+    const sp = await samlApp();
+    const p = await person(sp.id);
+    expect((await t.admin('PATCH', `/api/admin/applications/${sp.id}`, { allowedGroups: ['saml-staff'] })).statusCode).toBe(200);
+    const refused = await sso(sp, p.cookie, {}, 'back');
+    expect([refused.statusCode, /data-reason="([a-z_]+)"/.exec(refused.body)?.[1]]).toEqual([403, 'group_missing']);
+    expect(refused.body).toContain('is open only to members of certain groups (its group rule)');
+    const passive = responseOf(await sso(sp, p.cookie, { isPassive: true }));
+    expect(statusOf(passive.doc)[1]).toBe('urn:oasis:names:tc:SAML:2.0:status:RequestDenied');
+    expect((await t.admin('PUT', `/api/admin/groups/saml-staff/members/${p.id}`)).statusCode).toBe(204);
+    expect(statusOf(responseOf(await sso(sp, p.cookie)).doc)[0]).toBe('urn:oasis:names:tc:SAML:2.0:status:Success');
+  });
+
   it('an application that requires MFA steps a password session up through its second factor, then says so', async () => {
     const sp = await samlApp({}, { authPolicy: { signup_policy: 'open', mfa: 'required' } });
     const lobby = await samlApp();
