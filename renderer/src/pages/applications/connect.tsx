@@ -4,7 +4,9 @@
  * connects that way, then that protocol's settings:
  * - OpenID Connect: the audience, redirect URIs, grants and the client secret;
  * - forward auth: the protected hosts and the proxy configuration (forward-auth.tsx);
- * - LDAP: the directory's service account (ldap.tsx).
+ * - LDAP: the directory's service account (ldap.tsx);
+ * - SAML: the SP's metadata import, its settings and Gatehouse's metadata URL and certificate (saml.tsx);
+ * - RADIUS: the network gear and VLANs (radius.tsx).
  */
 import { createSignal, For, Show } from 'solid-js';
 import { client, fieldErrors, ok, type GrantType } from '../../api';
@@ -16,6 +18,7 @@ import { PresetStatusCard, SetupView, type ShownSecrets } from './presets';
 import { ForwardAuthTab } from './forward-auth';
 import { LdapCard } from './ldap';
 import { RadiusTab } from './radius';
+import { SamlTab } from './saml';
 import type { SectionProps } from './sections';
 
 const t = {
@@ -194,6 +197,15 @@ export function RadiusPart(props: SectionProps) {
     <>
       <PresetSetup {...props} protocol="radius" />
       <RadiusTab app={props.app} onSaved={props.onSaved} />
+    </>
+  );
+}
+
+export function SamlPart(props: SectionProps) {
+  return (
+    <>
+      <PresetSetup {...props} protocol="saml" />
+      <SamlTab app={props.app} onSaved={props.onSaved} />
     </>
   );
 }

@@ -11,7 +11,7 @@
 import type { Component } from 'solid-js';
 import type { Application, PresetDetail } from '../../api';
 import { AppOverview } from './app-overview';
-import { ForwardAuthPart, LdapPart, OidcPart, RadiusPart } from './connect';
+import { ForwardAuthPart, LdapPart, OidcPart, RadiusPart, SamlPart } from './connect';
 import { TestSignInTab } from './test-sign-in';
 import { AccessSection } from './access';
 import { ClaimsTab } from './claims';
@@ -64,6 +64,7 @@ export const CONNECT_PROTOCOLS: Part[] = [
   { path: 'oidc', label: 'OpenID Connect', needs: 'PATCH /applications/:id', component: OidcPart },
   { path: 'forward-auth', label: 'Forward auth', needs: 'GET /applications/:id/forward-auth/snippet', component: ForwardAuthPart },
   { path: 'ldap', label: 'LDAP', needs: 'POST /applications/:id/ldap/password', component: LdapPart },
+  { path: 'saml', label: 'SAML', needs: 'POST /applications/:id/saml/metadata', component: SamlPart },
   { path: 'radius', label: 'RADIUS', needs: 'POST /applications/:id/radius/clients/:name/secret', component: RadiusPart },
 ];
 
@@ -71,6 +72,7 @@ export const CONNECT_PROTOCOLS: Part[] = [
 function connectedBy(app: Application, preset: PresetDetail | undefined): string {
   if (preset) return preset.protocol;
   if (app.forwardAuth) return 'forward-auth';
+  if (app.saml) return 'saml';
   return 'oidc';
 }
 
