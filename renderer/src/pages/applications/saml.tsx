@@ -250,6 +250,7 @@ function MetadataImport(props: { app: Application; onSaved: (app?: Application) 
   const [xml, setXml] = createSignal('');
   const importing = useAction();
   const errors = () => samlErrors(importing.error());
+  let fileInput: HTMLInputElement | undefined;
   const readFile = async (input: HTMLInputElement) => {
     const file = input.files?.[0];
     if (file) setXml(await file.text());
@@ -261,6 +262,7 @@ function MetadataImport(props: { app: Application; onSaved: (app?: Application) 
     );
     if (!next) return;
     setXml('');
+    if (fileInput) fileInput.value = '';
     props.onSaved(next);
     toast(t.imported);
   };
@@ -268,7 +270,7 @@ function MetadataImport(props: { app: Application; onSaved: (app?: Application) 
     <form class="card" novalidate onSubmit={submit} data-testid="saml-import" aria-label={t.import}>
       <h2>{t.import}</h2>
       <Field label={t.file} hint={t.fileHint}>
-        {(a) => <input {...a} type="file" name="samlMetadataFile" accept=".xml,application/xml,application/samlmetadata+xml,text/xml" onChange={(e) => void readFile(e.currentTarget)} />}
+        {(a) => <input {...a} ref={fileInput} type="file" name="samlMetadataFile" accept=".xml,application/xml,application/samlmetadata+xml,text/xml" onChange={(e) => void readFile(e.currentTarget)} />}
       </Field>
       <Field label={t.paste} errors={errors().xml}>
         {(a) => <textarea {...a} name="samlMetadata" rows={6} spellcheck={false} value={xml()} onInput={(e) => setXml(e.currentTarget.value)} />}
