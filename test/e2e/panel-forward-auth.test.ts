@@ -45,7 +45,7 @@ describe('the Forward auth tab', () => {
     await hosts.fill('Media.LAN.example\n*.media.lan.example');
     await page.getByRole('button', { name: 'Save protected hosts' }).click();
     const config = page.getByTestId('proxy-config');
-    await expect.poll(() => config.textContent()).toContain('https://media.lan.example, https://*.media.lan.example {');
+    await expect.poll(() => config.textContent()).toContain('"https://media.lan.example" "https://*.media.lan.example" {');
     expect(await hosts.inputValue()).toBe('Media.LAN.example\n*.media.lan.example');
     const stored = (await (await server.admin('GET', '/api/admin/applications/media')).json()) as { forwardAuth: unknown };
     expect(stored.forwardAuth).toEqual({ hosts: ['media.lan.example', '*.media.lan.example'], basic: false });
@@ -58,8 +58,8 @@ describe('the Forward auth tab', () => {
     await page.getByLabel('The hosts are served over').selectOption('http');
     await page.getByLabel('The app itself listens at').fill('http://10.0.0.7:8096');
     await page.getByLabel('The app itself listens at').blur();
-    await expect.poll(() => config.textContent()).toContain('        proxy_pass http://10.0.0.7:8096;');
-    expect(await config.textContent()).toContain('    listen 80;\n    server_name media.lan.example *.media.lan.example;');
+    await expect.poll(() => config.textContent()).toContain('        proxy_pass "http://10.0.0.7:8096";');
+    expect(await config.textContent()).toContain('    listen 80;\n    server_name "media.lan.example" "*.media.lan.example";');
 
     await page.getByRole('button', { name: 'Stop protecting hosts' }).click();
     await expect.poll(() => page.getByText('This application protects no hosts yet').isVisible()).toBe(true);
@@ -71,8 +71,8 @@ describe('the Forward auth tab', () => {
     expect(made.status).toBe(201);
     await page.goto(`${server.url}/admin/applications/uptime-kuma/connect/forward-auth`);
     const config = page.getByTestId('proxy-config');
-    await expect.poll(() => config.textContent()).toContain('reverse_proxy http://10.0.0.8:3001');
-    expect(await config.textContent()).toContain('http://status.lan:8080 {');
+    await expect.poll(() => config.textContent()).toContain('reverse_proxy "http://10.0.0.8:3001"');
+    expect(await config.textContent()).toContain('"http://status.lan:8080" {');
     expect(await page.getByLabel('The app itself listens at').inputValue()).toBe('http://10.0.0.8:3001');
     expect(await page.getByLabel('The hosts are served over').inputValue()).toBe('http');
     // Connect opens on the protocol the preset uses.

@@ -537,8 +537,17 @@ describe('where the CLI finds the server and its token', () => {
 describe('gatehouse --help', () => {
   it('lists the admin commands, and each group and command has its help', async () => {
     const top = ok(await gatehouse(['--help']));
-    for (const line of ['  app list       list the applications', '  app create     register an application, or one from an app preset with --preset (prints its client secret once)', '  preset list    list the app presets and whether each is tested here or checked against its documentation', '  invite         invite people to an application by e-mail', '  member list    list an application\'s members', '  config export  print the configuration as one YAML document (--out FILE to write it)', '  key rotate     publish new signing keys on the running server (they sign two minutes later)']) {
-      expect(top).toContain(`${line}\n`);
+    // One column for the summaries: two spaces after the longest name (`directory sync`, 14).
+    for (const [name, summary] of [
+      ['app list', 'list the applications'],
+      ['app create', 'register an application, or one from an app preset with --preset (prints its client secret once)'],
+      ['preset list', 'list the app presets and whether each is tested here or checked against its documentation'],
+      ['invite', 'invite people to an application by e-mail'],
+      ['member list', "list an application's members"],
+      ['config export', 'print the configuration as one YAML document (--out FILE to write it)'],
+      ['key rotate', 'publish new signing keys on the running server (they sign two minutes later)'],
+    ]) {
+      expect(top).toContain(`  ${name!.padEnd(16)}${summary}\n`);
     }
     const group = await gatehouse(['app']);
     expect(group.code).toBe(1);
