@@ -91,10 +91,17 @@ describe('administrators', () => {
     const t = await app();
     const pat = await administrator(t, 'pat@example.com', 'people_manager');
     const { access_token } = await panelSignIn(t, pat);
-    expect((await asBearer(t, access_token, 'GET', '/api/admin/me')).json()).toEqual({
+    // Capabilities come from the route table (admin-roles.test.ts proves them route by route, for each role).
+    const me = (await asBearer(t, access_token, 'GET', '/api/admin/me')).json();
+    expect(me).toEqual({
       via: 'panel', personId: pat.personId, email: 'pat@example.com', name: 'pat', role: 'people_manager', applications: [],
+      capabilities: { everything: false, routes: expect.any(Array) },
     });
-    expect((await t.admin('GET', '/api/admin/me')).json()).toEqual({ via: 'admin_token', personId: null, email: null, name: null, role: 'owner', applications: [] });
+    expect(me.capabilities.routes).toContainEqual({ route: 'GET /people', applications: 'all' });
+    expect(me.capabilities.routes).not.toContainEqual(expect.objectContaining({ route: 'DELETE /applications/:id' }));
+    expect((await t.admin('GET', '/api/admin/me')).json()).toEqual({
+      via: 'admin_token', personId: null, email: null, name: null, role: 'owner', applications: [], capabilities: { everything: true, routes: [] },
+    });
   });
 });
 
