@@ -237,12 +237,12 @@ describe('eapol_test (wpa_supplicant)', () => {
     expect(suspended.stdout).toMatch(/FAILURE\s*$/);
     expect((await t.admin('PATCH', `/api/admin/applications/wifi/users/${membership!.id}`, { status: 'active' })).statusCode).toBe(200);
     await insertGroup(t, 'contractors', [(await personByEmail(t, 'bob@example.com')).id]);
-    const ruled = await t.admin('PATCH', '/api/admin/applications/wifi', { forwardAuth: { hosts: ['wifi.localhost'], groups: ['contractors'] } });
+    const ruled = await t.admin('PATCH', '/api/admin/applications/wifi', { allowedGroups: ['contractors'] });
     expect(ruled.statusCode, ruled.body).toBe(200);
     const outside = await eapolTest(config);
     expect(outside.stdout).toContain('Access-Reject');
     expect(outside.stdout).toMatch(/FAILURE\s*$/);
-    expect((await t.admin('PATCH', '/api/admin/applications/wifi', { forwardAuth: null })).statusCode).toBe(200);
+    expect((await t.admin('PATCH', '/api/admin/applications/wifi', { allowedGroups: null })).statusCode).toBe(200);
     expect((await eapolTest(config)).stdout).toMatch(/SUCCESS\s*$/);
 
     expect((await t.admin('DELETE', `/api/admin/people/${person.id}/network-certificates/${body.id}`)).statusCode).toBe(204);
