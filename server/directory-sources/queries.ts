@@ -2,7 +2,7 @@
  * The directory sources' reads and writes. Each statement a request runs uses an index
  * (test/integration/directory-sources.test.ts checks the plans on both engines):
  * - sources by primary key, listed by `directory_sources_created_idx`;
- * - a source's people: `people_source_idx` (source_id, status); page by page through its entries;
+ * - a source's people: `people_source_idx` (source_id, status), or by id (a page of its entries' targets);
  * - a source's entries: the primary key (source_id, kind, entry_key), keyset by entry_key;
  * - an entry by person or group: `directory_entries_target_uq` (kind, target_id);
  * - runs: `directory_sync_runs_source_idx` (source_id, started_at), by primary key.
@@ -101,23 +101,12 @@ export async function entryByKey(db: Db, sourceId: string, kind: 'person' | 'gro
   return one(db.select().from(directoryEntries).where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, kind), eq(directoryEntries.entryKey, key))));
 }
 
-/**
- * A page of a source's people (entry key, person id, DN, username), keyset by entry key on the
- * entries' primary key (`last` is the page's last key, whether or not its row is kept; `full`:
- * there may be more). Entries whose person is gone or no longer the source's are left out.
- */
-export async function sourcePeoplePage(db: Db, sourceId: string, after: string | undefined, limit: number) {
-  const rows = await many(db.select({ entryKey: directoryEntries.entryKey, id: people.id, dn: people.sourceDn, username: people.username, sourceId: people.sourceId })
-    .from(directoryEntries)
-    .leftJoin(people, eq(people.id, directoryEntries.targetId))
-    .where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, 'person'), after === undefined ? undefined : gt(directoryEntries.entryKey, after)))
-    .orderBy(asc(directoryEntries.entryKey))
-    .limit(limit));
-  return {
-    rows: rows.filter((r) => r.id !== null && r.sourceId === sourceId).map((r) => ({ entryKey: r.entryKey, id: r.id!, dn: r.dn, username: r.username! })),
-    last: rows[rows.length - 1]?.entryKey,
-    full: rows.length === limit,
-  };
+/** The source's people among these ids (a page of its entries' targets): id, DN, username. */
+export async function sourcePeopleByIds(db: Db, sourceId: string, ids: string[]) {
+  if (!ids.length) return [];
+  return many(db.select({ id: people.id, dn: people.sourceDn, username: people.username })
+    .from(people)
+    .where(and(inArray(people.id, ids), eq(people.sourceId, sourceId))));
 }
 
 /** The people (any source or none) holding one of these e-mail addresses or usernames. */

@@ -32,7 +32,7 @@ import { and, atLeast, equals, extensible } from './filter.js';
 import { IN_CHAIN_RULE, KIND_DEFAULTS } from './defaults.js';
 import { SourceConnection, SourceError } from './connection.js';
 import { dnKey, entryKey, groupAttributes, mapGroup, mapPerson, personAttributes, type MappedGroup, type MappedPerson } from './mapping.js';
-import { entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeoplePage, updateRun, updateSourceRow, type EntryRow } from './queries.js';
+import { entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeopleByIds, updateRun, updateSourceRow, type EntryRow } from './queries.js';
 import { bindPasswordOf } from './service.js';
 import { countSyncRun } from './metrics.js';
 import { Pacer, SLICE_MS, Slicer, tick } from './pace.js';
@@ -71,7 +71,7 @@ export const LISTED = 1000;
  * longer ones (fewer round trips).
  */
 function writePacer(ctx: AppContext, max = MAX_WRITE_BATCH): Pacer {
-  return engineOf(ctx.db) === 'sqlite' ? new Pacer(5, max, SLICE_MS) : new Pacer(50, max, 100);
+  return engineOf(ctx.db) === 'sqlite' ? new Pacer(20, max, SLICE_MS) : new Pacer(50, max, 100);
 }
 
 /** Stopped on purpose (the 20 % rule): the run fails with this message, the source stays `ok`. */
@@ -393,11 +393,12 @@ async function syncGroups(
   const byUsername = new Map<string, string>();
   const keyToPerson = new Map<string, string>();
   for (let after: string | undefined; ;) {
-    const page = await sourcePeoplePage(ctx.db, source.id, after, READ_PAGE);
-    for (const row of page.rows) {
+    const page = await entryPage(ctx.db, source.id, 'person', after, READ_PAGE);
+    const keyOf = new Map(page.rows.map((r) => [r.targetId, r.entryKey]));
+    for (const row of await sourcePeopleByIds(ctx.db, source.id, [...keyOf.keys()])) {
       if (row.dn) byDn.set(dnKey(row.dn), row.id);
       byUsername.set(row.username, row.id);
-      if (attrs.nestedMembers) keyToPerson.set(row.entryKey, row.id);
+      if (attrs.nestedMembers) keyToPerson.set(keyOf.get(row.id)!, row.id);
     }
     if (!page.full) break;
     after = page.last;
