@@ -755,7 +755,7 @@ export interface paths {
                             basic?: boolean;
                             /**
                              * @deprecated
-                             * @description Moved to the application's allowedGroups (the group rule every protocol honours); refused here.
+                             * @description Moved to the application's allowedGroups (the group rule every protocol honours): null or [] is accepted and ignored, a list of groups is refused.
                              */
                             groups?: unknown;
                             hosts: string[];
@@ -1502,7 +1502,7 @@ export interface paths {
                             basic?: boolean;
                             /**
                              * @deprecated
-                             * @description Moved to the application's allowedGroups (the group rule every protocol honours); refused here.
+                             * @description Moved to the application's allowedGroups (the group rule every protocol honours): null or [] is accepted and ignored, a list of groups is refused.
                              */
                             groups?: unknown;
                             hosts: string[];
