@@ -23,9 +23,7 @@ import type { Db } from '../db/client.js';
 import { preparedPerDb } from '../db/prepared.js';
 import { auditLog } from '../db/schema.js';
 import { engineOf, exec, sqliteNow } from '../db/store.js';
-import { newId } from '../util/ids.js';
-import { clientAddress } from '../http/client-address.js';
-import type { AuditEntry } from './record.js';
+import { auditRow, type AuditEntry } from './record.js';
 
 export const FLUSH_MS = 200;
 /** Rows per INSERT: 8 columns each, far below SQLite's and PostgreSQL's bound on parameters. */
@@ -61,21 +59,8 @@ export class AuditWriteBehind {
 
   /** Queues one row (never a secret in `details`, as for recordAudit). */
   add(at: Date, entry: AuditEntry): void {
-    this.pending.push({
-      id: newId('aud'),
-      at,
-      actor: entry.actor,
-      action: entry.action,
-      applicationId: entry.applicationId ?? null,
-      target: entry.target ?? null,
-      details: entry.details ?? {},
-      ip: entry.ip !== undefined ? entry.ip : clientAddress() ?? null,
-    });
+    this.pending.push(auditRow(at, entry));
     if (this.closed) void this.flush();
-  }
-
-  get size(): number {
-    return this.pending.length;
   }
 
   /** Writes every queued row; resolves once they are in (or the write failed and was logged). */
