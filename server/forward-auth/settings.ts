@@ -9,8 +9,10 @@
  *
  * Who passes is the application's to say, for every protocol alike: its group rule
  * (`allowedGroups`, applications/group-rule.ts) took the place of `forwardAuth.groups` (decision 0450;
- * the migration `allowed_groups` moved the stored lists). A body that still sends `groups` is
- * refused with a message saying where it went, rather than as an unknown field.
+ * the migration `allowed_groups` moved the stored lists). The contract's shape still names
+ * `groups` (spec forward-auth.md), and every export before the move wrote `groups: null`: null or
+ * an empty list (both meant "no group rule here") is taken and ignored; a list of groups is refused
+ * with a message saying where it went, rather than silently applied to every protocol or dropped.
  */
 import { eq } from 'drizzle-orm';
 import { Type, type Static } from 'typebox';
@@ -27,7 +29,8 @@ const FORWARD_AUTH_TEXT =
   '(wiki.lan.example, wiki.lan.example:8443, *.media.lan.example for one label under it; each host belongs to one application), ' +
   'and whether HTTP Basic with an app password is accepted (for DAV clients); null: not protected. Needs a web application. ' +
   'Who passes is the application\'s sign-up policy, membership, MFA policy and group rule (allowedGroups).';
-const MOVED_GROUPS_TEXT = 'Moved to the application\'s allowedGroups (the group rule every protocol honours); refused here.';
+const MOVED_GROUPS_TEXT =
+  'Moved to the application\'s allowedGroups (the group rule every protocol honours): null or [] is accepted and ignored, a list of groups is refused.';
 export const GROUPS_MOVED_MESSAGE =
   'has moved to allowedGroups, the application\'s group rule that every protocol honours: send "allowedGroups": [...] beside forwardAuth instead';
 
@@ -58,7 +61,7 @@ const PATH = 'body.forwardAuth';
 
 /**
  * The settings as stored, from the request's value (undefined: not given), or field errors pushed
- * onto `errors`. Host patterns are normalised; `groups` is refused with where it went.
+ * onto `errors`. Host patterns are normalised; a `groups` list is refused with where it went.
  */
 export function forwardAuthSettings(
   input: ForwardAuthInput | null | undefined,
@@ -74,8 +77,13 @@ export function forwardAuthSettings(
     else if (hosts.includes(parsed.pattern)) errors.push({ path: `${PATH}.hosts.${i}`, message: `repeats ${parsed.pattern}` });
     else hosts.push(parsed.pattern);
   });
-  if (input.groups !== undefined) errors.push({ path: `${PATH}.groups`, message: GROUPS_MOVED_MESSAGE });
+  if (!noGroupList(input.groups)) errors.push({ path: `${PATH}.groups`, message: GROUPS_MOVED_MESSAGE });
   return { hosts, basic: input.basic ?? false };
+}
+
+/** The old `groups` said nothing: absent, null, or an empty list (which meant no rule then too). */
+function noGroupList(groups: unknown): boolean {
+  return groups === undefined || groups === null || (Array.isArray(groups) && groups.length === 0);
 }
 
 /**

@@ -489,13 +489,14 @@ applications:
     forwardAuth: ${b}
 `;
     const planOf = async (text: string) => (await ok(await apply(t, text, '', 'yaml'))).plan;
-    // forwardAuth.groups moved to allowedGroups (decision 0450): a file still naming it is refused at its line.
+    // forwardAuth.groups moved to allowedGroups (decision 0450): a file still giving it a list is refused at its line.
     const old = await apply(t, file('{ hosts: [a.lan.example], groups: [family] }', 'null'), '', 'yaml');
     expect([old.statusCode, old.json().code, old.json().errors]).toEqual([400, 'invalid_configuration', [{
       path: 'applications.aa.forwardAuth.groups', line: 10,
       message: 'has moved to allowedGroups, the application\'s group rule that every protocol honours: send "allowedGroups": [...] beside forwardAuth instead',
     }]]);
-    await planOf(file('{ hosts: [a.lan.example], basic: true }', '{ hosts: [b.lan.example, x.lan.example] }'));
+    // An export written before the move says `groups: null`: taken, as the contract's shape has it.
+    await planOf(file('{ hosts: [a.lan.example], basic: true, groups: null }', '{ hosts: [b.lan.example, x.lan.example], groups: [] }'));
     const forwardAuthOf = async (id: string) => (await ok(await t.admin('GET', `/api/admin/applications/${id}`))).forwardAuth;
     expect(await forwardAuthOf('aa')).toEqual({ hosts: ['a.lan.example'], basic: true });
 

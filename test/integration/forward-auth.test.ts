@@ -516,15 +516,22 @@ describe('the check', () => {
     // Bob joins while the application has no rule, and is in none of its groups.
     const bobCookie = await personCookie(t, 'bob@example.com', 'wiki');
     // forwardAuth.groups moved to the application's group rule (decision 0450): a body that still
-    // sends it, even as null, is refused with where it went, and nothing is written.
-    for (const groups of [['media'], null]) {
+    // sends a list is refused with where it went, and nothing is written.
+    const hostsBefore = (await t.admin('GET', '/api/admin/applications/wiki')).json().forwardAuth;
+    for (const groups of [['media'], ['media', 'family']]) {
       const moved = await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: { hosts: ['wiki.localhost', '*.media.localhost'], groups } });
       expect([moved.statusCode, moved.json().code, moved.json().errors]).toEqual([400, 'validation_failed', [{
         path: 'body.forwardAuth.groups',
         message: 'has moved to allowedGroups, the application\'s group rule that every protocol honours: send "allowedGroups": [...] beside forwardAuth instead',
       }]]);
     }
-    expect((await t.admin('GET', '/api/admin/applications/wiki')).json().allowedGroups).toBeNull();
+    expect((await t.admin('GET', '/api/admin/applications/wiki')).json()).toMatchObject({ allowedGroups: null, forwardAuth: hostsBefore });
+    // The contract's shape (and every export before the move) says `groups: null`; null and the
+    // empty list meant no rule, so they are taken, and leave the application's rule alone.
+    for (const groups of [null, []]) {
+      const same = await t.admin('PATCH', '/api/admin/applications/wiki', { forwardAuth: { hosts: ['wiki.localhost', '*.media.localhost'], groups } });
+      expect([same.statusCode, same.json().allowedGroups, same.json().forwardAuth]).toEqual([200, null, { hosts: ['wiki.localhost', '*.media.localhost'], basic: false }]);
+    }
     const missing = await t.admin('PATCH', '/api/admin/applications/wiki', { allowedGroups: ['media', 'nobody'] });
     expect([missing.statusCode, missing.json().errors]).toEqual([400, [{ path: 'body.allowedGroups.1', message: 'there is no group "nobody"' }]]);
     const set = await t.admin('PATCH', '/api/admin/applications/wiki', { allowedGroups: ['admins', 'media'] });

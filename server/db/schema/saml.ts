@@ -31,7 +31,7 @@ export const samlSigningKeys = sqliteTable('saml_signing_keys', {
 });
 
 /**
- * AuthnRequests and IdP-initiated starts (saml/requests.ts): each request ID an SP sent, kept until
+ * AuthnRequests and IdP-initiated starts (saml/sso.ts, stored by saml/queries.ts): each request ID an SP sent, kept until
  * its lifetime is over so a second one is refused (replay: the unique index), and the sign-on it
  * started while the person signs in (`/saml/sso/continue?r=<handle>`, the handle known by SHA-256).
  * `answered_at` is set when a Response went out: one Response per request. Retention: past `expires_at`.
@@ -64,7 +64,7 @@ export const samlRequests = sqliteTable(
 );
 
 /**
- * SAML sessions (saml/sessions.ts): one per Gatehouse session and SP that got an assertion, with
+ * SAML sessions (saml/sso.ts makes them, saml/logout.ts ends them; saml/queries.ts): one per Gatehouse session and SP that got an assertion, with
  * the NameID and SessionIndex (`id`) it was given, so single logout finds who to tell and an SP's
  * LogoutRequest finds its Gatehouse session. `ended_at`: the SP was told (or told us); the row stays
  * for the logout in progress and goes with its Gatehouse session (retention, cascade).
