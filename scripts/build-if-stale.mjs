@@ -13,7 +13,7 @@
 // - The native helper (native/idle-memory, built by node-gyp at `npm install`) is rebuilt when its
 //   source is newer than its build, so a checkout that changed it runs the new one; where it was
 //   never built (no compiler at install) it is left alone, as npm left it.
-import { execSync } from 'node:child_process';
+import { execSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -37,15 +37,6 @@ function newest(dir, filter = () => true) {
 
 function mtime(path) {
   return existsSync(path) ? statSync(path).mtimeMs : 0;
-}
-
-function run(command) {
-  try {
-    execSync(command, { cwd: root, stdio: 'inherit' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -112,28 +103,39 @@ async function build() {
       console.error(`The native helper did not build; the server runs without it: ${String(error.stderr ?? error.message).trim().split('\n').at(-1)}`);
     }
   }
+  // The control panel (vite, its own process) builds while the server does: on a fresh clone the
+  // two together take about as long as the panel alone.
+  let panel = Promise.resolve(true);
+  if (rendererStale()) {
+    console.error('Building the control panel…');
+    const vite = join(root, 'node_modules/vite/bin/vite.js');
+    panel = new Promise((resolve) => {
+      spawn(process.execPath, [vite, 'build', '--config', 'renderer/vite.config.ts', '--logLevel', 'warn'], { cwd: root, stdio: 'inherit' })
+        .on('error', () => resolve(false))
+        .on('exit', (code) => resolve(code === 0));
+    });
+  }
+  let failed = false;
   if (serverStale()) {
     const startedAt = Date.now();
     console.error('Building the server…');
     try {
       const { bundleServer, emitServer } = await import('./bundle-server.mjs');
       await Promise.all([emitServer(), bundleServer()]);
+      // Stamp with the build's start time, so a source saved during the build is rebuilt next time.
+      writeFileSync(stamp, '');
+      utimesSync(stamp, new Date(startedAt), new Date(startedAt));
     } catch (error) {
       // esbuild has printed each syntax error with its file and line.
       console.error(`Building the server failed: ${error.message.split('\n')[0]}`);
-      return 1;
-    }
-    // Stamp with the build's start time, so a source saved during the build is rebuilt next time.
-    writeFileSync(stamp, '');
-    utimesSync(stamp, new Date(startedAt), new Date(startedAt));
-  }
-  if (rendererStale()) {
-    console.error('Building the control panel…');
-    if (!run('npx vite build --config renderer/vite.config.ts --logLevel warn')) {
-      console.error('The control panel build failed; see the errors above.');
-      return 1;
+      failed = true;
     }
   }
+  if (!(await panel)) {
+    console.error('The control panel build failed; see the errors above.');
+    failed = true;
+  }
+  if (failed) return 1;
   return 0;
 }
 
