@@ -5,13 +5,13 @@
 // 200; with --browser, the README path in Chromium too (test/e2e/readme-path.test.ts, run in the
 // clone). Prints each step's wall time, the total and the load average before and after.
 //
-//   node scripts/readme-path-timing.mjs [--ci] [--browser] [--keep] [--fresh-cache] [--from <repo>]
+//   node scripts/readme-path-timing.mjs [--ci] [--browser] [--keep] [--fresh-cache] [--from <repo>] [--ref <commit>]
 //
 // - npm uses its usual cache (~/.npm) unless --fresh-cache gives it an empty one, so the figure
 //   says which: a warm cache is a developer's second clone, an empty one a newcomer's first.
 // - It installs from the registry as a newcomer would: minutes, never part of `npm test`.
-// - The clone is of the committed HEAD (uncommitted changes are not in it), in a temporary folder
-//   removed at the end (--keep leaves it and prints where).
+// - The clone is of the committed HEAD (uncommitted changes are not in it), or of --ref (an older
+//   commit, for a same-run baseline), in a temporary folder removed at the end (--keep leaves it).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -22,6 +22,8 @@ const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
 const fromIndex = args.indexOf('--from');
 const source = fromIndex >= 0 ? args[fromIndex + 1] : new URL('..', import.meta.url).pathname;
+const refIndex = args.indexOf('--ref');
+const ref = refIndex >= 0 ? args[refIndex + 1] : undefined;
 const scratch = mkdtempSync(join(tmpdir(), 'gatehouse-readme-path-'));
 const clone = join(scratch, 'gatehouse');
 const env = { ...process.env };
@@ -70,6 +72,7 @@ let server;
 try {
   await step('git clone', () => {
     sh('git', ['clone', '--quiet', source, clone], { cwd: scratch });
+    if (ref) sh('git', ['checkout', '--quiet', ref]);
     return sh('git', ['log', '-1', '--format=%h']).trim();
   });
   await step(flag('--ci') ? 'npm ci' : 'npm install', () => {
