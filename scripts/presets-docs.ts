@@ -32,6 +32,7 @@ export const FAMILY_PAGES: Record<PresetCategory, string> = {
   ldap: 'ldap-apps.md',
   mail: 'mail.md',
   network: 'network-gear.md',
+  saml: 'saml-apps.md',
 };
 
 /** The Gatehouse the "what to paste" examples are written for. */
@@ -53,7 +54,9 @@ export function statusText(preset: Preset): string {
     case 'tested':
       return `tested here with the real software: ${t.product}, ${t.version} (${link(t.test!)})`;
     case 'configuration':
-      return `checked against the documentation of ${t.product} ${t.version}; its settings and Test sign-in checks are run against a real Gatehouse by ${link(t.test!)}`;
+      return preset.protocol === 'saml'
+        ? `checked against the documentation of ${t.product} ${t.version}; an application made from it signs a person in through a real Gatehouse (the AuthnRequest the app sends, the Response its ACS gets, with the attributes it reads) in ${link(t.test!)}`
+        : `checked against the documentation of ${t.product} ${t.version}; its settings and Test sign-in checks are run against a real Gatehouse by ${link(t.test!)}`;
     case 'documentation':
       return `checked against the documentation of ${t.product} ${t.version} (the app does not run here)`;
   }
@@ -83,7 +86,7 @@ function setsLines(preset: Preset): string[] {
   // Forward-auth and LDAP applications have a redirect URI and grants only because every application does.
   const oidc = preset.protocol === 'oidc';
   const lines = [
-    `client type ${code(sets.clientType)}`,
+    preset.protocol === 'saml' ? null : `client type ${code(sets.clientType)}`,
     oidc ? `redirect URIs ${sets.redirectUris.map(code).join(', ')}` : null,
     sets.postLogoutRedirectUris === null ? null : `post-logout redirect URIs ${sets.postLogoutRedirectUris.map(code).join(', ') || '(none)'}`,
     oidc ? `grant types ${sets.grantTypes.map(code).join(', ')}` : null,
@@ -96,9 +99,24 @@ function setsLines(preset: Preset): string[] {
     sets.allowedGroups ? `only the group${sets.allowedGroups.length > 1 ? 's' : ''} ${sets.allowedGroups.map(code).join(', ')} admitted (\`allowedGroups\`, every protocol)` : null,
     sets.ldap.enabled ? 'an LDAP service account (bind DN and password)' : null,
     sets.radius ? `a RADIUS client ${sets.radius.clients.map((c) => `${code(c.name)} at ${code(c.address)}`).join(', ')} (its shared secret shown once)` : null,
+    sets.saml ? samlLine(sets.saml) : null,
     sets.signingAlg !== 'RS256' ? `ID tokens signed with ${sets.signingAlg}` : null,
   ];
   return lines.filter((line): line is string => line !== null);
+}
+
+/** What a SAML preset sets, in one line: the SP's entity ID and endpoints, the NameID and the attributes. */
+function samlLine(saml: NonNullable<ReturnType<typeof applicationFields>['saml']>): string {
+  const attributes = saml.attributes
+    ? saml.attributes.map((a) => `${code(a.name)} from ${code(a.source)}`).join(', ')
+    : 'the defaults (`email`, `username`, `name`, `givenName`, `familyName`, `groups`)';
+  return [
+    `a SAML service provider with entity ID ${code(saml.entityId)}, ACS ${saml.acs.map((a) => code(a.url)).join(', ')}`,
+    saml.slo ? `single logout ${code(saml.slo.url)} (${saml.slo.binding})` : 'no single logout',
+    `NameID ${code(saml.nameId?.format ?? 'persistent')}${saml.nameId?.source ? ` from ${code(saml.nameId.source)}` : ''}`,
+    `attributes ${attributes}`,
+    'Response and Assertion signed',
+  ].join(', ');
 }
 
 function fence(name: string, content: string): string[] {
@@ -129,7 +147,7 @@ export function presetSection(preset: Preset): string[] {
   out.push(`- **Gatehouse sets**: ${setsLines(preset).join('; ')}.`);
   const requirements = preset.requirements(inputs);
   if (requirements.length) out.push(`- **Test sign-in checks**: ${requirements.map((r) => r.text).join('; ')}.`);
-  out.push('', `**What to paste into the app** (for the example inputs above, with Gatehouse at \`https://id.lan.example\`, LAN TLS and ${preset.protocol === 'radius' ? 'RADIUS' : 'LDAP'} on; secrets are placeholders):`, '');
+  out.push('', `**What to paste into the app** (for the example inputs above, with Gatehouse at \`https://id.lan.example\`, LAN TLS${preset.protocol === 'saml' ? '' : ` and ${preset.protocol === 'radius' ? 'RADIUS' : 'LDAP'}`} on; secrets are placeholders):`, '');
   if (setup.settings.length) {
     out.push('| setting | value |', '|---|---|', ...setup.settings.map((s) => `| ${s.label.replaceAll('|', '\\|')} | ${code(s.value)} |`), '');
   }

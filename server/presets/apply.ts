@@ -58,6 +58,7 @@ export function applicationFields(settings: PresetApplication) {
     forwardAuth: settings.forwardAuth,
     allowedGroups: settings.allowedGroups,
     radius: settings.radius,
+    saml: settings.saml as NonNullable<ApplicationCreate['saml']> | null,
   } satisfies Partial<ApplicationCreate>;
 }
 

@@ -38,6 +38,7 @@ export function oidcApplication(settings: Partial<PresetApplication> & Pick<Pres
     allowedGroups: null,
     ldap: { enabled: false },
     radius: null,
+    saml: null,
     signingAlg: 'RS256',
     ...settings,
   };

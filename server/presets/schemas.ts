@@ -3,8 +3,8 @@ import { DEFAULT_CA_PATH, SetupTrustSchema } from '../http/lan-trust-wire.js';
 import { Type, type Static } from 'typebox';
 import { DisplayName, Slug } from '../http/schemas.js';
 
-const Protocol = Type.Union([Type.Literal('oidc'), Type.Literal('forward-auth'), Type.Literal('ldap'), Type.Literal('radius')]);
-const Category = Type.Union(['web-app', 'library', 'forward-auth', 'ldap', 'mail', 'network'].map((c) => Type.Literal(c)));
+const Protocol = Type.Union([Type.Literal('oidc'), Type.Literal('forward-auth'), Type.Literal('ldap'), Type.Literal('radius'), Type.Literal('saml')]);
+const Category = Type.Union(['web-app', 'library', 'forward-auth', 'ldap', 'mail', 'network', 'saml'].map((c) => Type.Literal(c)));
 
 const TestedWith = Type.Object(
   {

@@ -7,11 +7,12 @@
  */
 
 import type { SetupTrust, TrustRuntime } from '../http/lan-trust-wire.js';
+import type { SamlAttribute, SamlNameIdFormat, SamlNameIdSource } from '../db/schema.js';
 
-export type PresetProtocol = 'oidc' | 'forward-auth' | 'ldap' | 'radius';
+export type PresetProtocol = 'oidc' | 'forward-auth' | 'ldap' | 'radius' | 'saml';
 
 /** The families the docs and the panel group presets by. */
-export type PresetCategory = 'web-app' | 'library' | 'forward-auth' | 'ldap' | 'mail' | 'network';
+export type PresetCategory = 'web-app' | 'library' | 'forward-auth' | 'ldap' | 'mail' | 'network' | 'saml';
 
 /**
  * An input the administrator gives when creating from the preset (`presetInputs.<key>`).
@@ -51,6 +52,21 @@ export interface PresetClaim {
 }
 
 /**
+ * A SAML service provider as a preset sets it (the application field `saml`, spec saml.md): every
+ * part written out (the NameID's source, the attributes or null for the defaults), so the stored
+ * settings read back the same and a later preset version compares like with like (upgrade.ts).
+ */
+export interface PresetSaml {
+  entityId: string;
+  acs: { url: string }[];
+  slo: { url: string; binding: 'HTTP-Redirect' | 'HTTP-POST' } | null;
+  nameId: { format: SamlNameIdFormat; source: SamlNameIdSource };
+  attributes: SamlAttribute[] | null;
+  signResponse: boolean;
+  signAssertion: boolean;
+}
+
+/**
  * The application settings a preset fills at creation: every field an administrator may later
  * change, and that a newer preset version may offer again (presets/upgrade.ts compares them).
  */
@@ -72,6 +88,8 @@ export interface PresetApplication {
   ldap: { enabled: boolean };
   /** RADIUS clients and VLANs (server/radius/): the gear the preset is for; null: none. */
   radius: { clients: { name: string; address: string }[]; vlans: { group: string; vlan: number }[]; defaultVlan: number | null } | null;
+  /** The SAML service provider (server/saml/): the app's entity ID, ACS, NameID and attributes; null: none. */
+  saml: PresetSaml | null;
   signingAlg: 'RS256' | 'ES256' | 'EdDSA';
 }
 

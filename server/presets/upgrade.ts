@@ -28,9 +28,22 @@ function currentValue(app: Application, field: Field, issuer: string): unknown {
     case 'radius':
       // The settings without the secrets and their dates: what a preset sets.
       return app.radius ? { clients: app.radius.clients.map(({ name, address }) => ({ name, address })), vlans: app.radius.vlans, defaultVlan: app.radius.defaultVlan } : null;
+    case 'saml':
+      return presetSamlView(app);
     default:
       return app[field];
   }
+}
+
+/**
+ * The application's SAML settings in the shape a preset sets them (types.ts PresetSaml): what the
+ * SP's metadata or an administrator adds beyond it (its certificates, signed requests, IdP-initiated
+ * sign-on, ACS indexes) is not a change to what the preset set.
+ */
+function presetSamlView(app: Application): unknown {
+  if (!app.saml || !app.samlEntityId) return null;
+  const { acs, slo, nameId, attributes, signResponse, signAssertion } = app.saml;
+  return { entityId: app.samlEntityId, acs: acs.map(({ url }) => ({ url })), slo, nameId, attributes, signResponse, signAssertion };
 }
 
 /** Equal as settings: lists of strings in any order, objects by their keys. */

@@ -4,8 +4,13 @@
  * file (and a pasted one that is not metadata refused under its field), the settings shown as
  * imported, an edit refused under the ACS field and then saved, each time the exact record read
  * back through the admin API; Gatehouse's metadata URL, entity ID and active signing certificate
- * shown to copy, as GET /saml/keys has them; axe clean.
+ * shown to copy, as GET /saml/keys has them; the metadata imported from its URL (fetched by the
+ * server, a missing one refused under the URL field); the signing certificate rotated after a
+ * confirmation (cancelling rotates nothing), the next certificate shown before it signs and
+ * published in the metadata beside the active one; axe clean.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { adminJsonOf, OAUTH_ADMIN_TOKEN, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
@@ -25,7 +30,8 @@ const ACS_2 = 'https://wiki.example.com/saml/acs-default';
 
 beforeAll(async () => {
   buildIfStale();
-  server = await startOAuthServer();
+  // The SP's metadata URL is served on loopback here: the server fetches it with the webhook rules, loopback allowed.
+  server = await startOAuthServer({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1' });
   certificatePem = (await spKey('wiki.example.com')).certificatePem;
   await adminJson('POST', '/api/admin/applications', {
     id: 'wiki', name: 'Team wiki', audience: 'https://wiki.example.com', redirectUris: ['https://wiki.example.com/cb'], clientType: 'spa',
@@ -49,7 +55,7 @@ describe("the application's SAML part", () => {
 
     await importer.getByLabel('Or paste the metadata XML').fill('<html><body>not metadata</body></html>');
     await importer.getByRole('button', { name: 'Import metadata' }).click();
-    await expect.poll(() => importer.locator('.field-errors').allTextContents()).toEqual(['', expect.stringMatching(/\S/)]);
+    await expect.poll(() => importer.locator('.field-errors').allTextContents()).toEqual(['', expect.stringMatching(/\S/), '']);
     expect(await samlOf()).toBeNull();
 
     const xml = spMetadataXml({ entityId: SP_ENTITY, acs: [ACS_1, ACS_2], slo: SP_SLO, certificate: certificatePem });
@@ -126,5 +132,57 @@ describe("the application's SAML part", () => {
     await expect.poll(() => form.locator('textarea[name="samlAttributes"]').inputValue()).toBe(
       'mail = email\nmemberOf = groups\n{"name":"urn:oid:2.5.4.42","source":{"type":"personField","field":"givenName"},"nameFormat":"uri","friendlyName":"givenName"}',
     );
+  });
+
+  it('imports the metadata from its URL, a missing one refused under the URL field', async () => {
+    const moved = spMetadataXml({ entityId: SP_ENTITY, acs: ['https://wiki.example.com/saml/acs-moved'], slo: SP_SLO, certificate: certificatePem });
+    const host = createServer((req, res) => {
+      if (req.url === '/sp.xml') res.writeHead(200, { 'content-type': 'application/samlmetadata+xml' }).end(moved);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
+    try {
+      const importer = page.getByTestId('saml-import');
+      const before = await samlOf();
+      const urlField = importer.getByRole('textbox', { name: 'Or give the metadata URL' });
+      await urlField.fill(`${base}/gone.xml`);
+      await importer.getByRole('button', { name: 'Import metadata' }).click();
+      await expect.poll(() => urlField.getAttribute('aria-invalid')).toBe('true');
+      expect(await samlOf()).toEqual(before);
+      await urlField.fill(`${base}/sp.xml`);
+      await importer.getByRole('button', { name: 'Import metadata' }).click();
+      await expect.poll(async () => ((await samlOf()) as { acs: unknown }).acs).toEqual([{ url: 'https://wiki.example.com/saml/acs-moved', binding: 'HTTP-POST', index: 1 }]);
+      await expect.poll(() => page.getByTestId('saml-settings').locator('textarea[name="samlAcs"]').inputValue()).toBe('https://wiki.example.com/saml/acs-moved');
+      expect(await urlField.inputValue()).toBe('');
+    } finally {
+      host.close();
+    }
+  });
+
+  it('rotates the signing certificate after a confirmation and shows the next one, published before it signs', async () => {
+    type Keys = { keys: { status: string; certificate: string; fingerprint: string }[] };
+    const idp = page.getByTestId('saml-idp');
+    const rotate = idp.getByRole('button', { name: 'Rotate the signing certificate' });
+    const dialog = page.getByRole('dialog');
+    await rotate.click();
+    await dialog.getByText('Rotate the SAML signing certificate?').waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await adminJson<Keys>('GET', '/api/admin/saml/keys')).keys.map((k) => k.status)).toEqual(['active']);
+
+    await rotate.click();
+    await dialog.getByRole('button', { name: 'Rotate' }).click();
+    await idp.getByTestId('saml-next-key').waitFor();
+    const keys = (await adminJson<Keys>('GET', '/api/admin/saml/keys')).keys;
+    expect(keys.map((k) => k.status)).toEqual(['next', 'active']);
+    const [next, active] = keys as [Keys['keys'][number], Keys['keys'][number]];
+    expect(await idp.getByTestId('copy-next-signing-certificate').textContent()).toBe(next.certificate);
+    expect(await idp.getByTestId('copy-next-sha-256-fingerprint').textContent()).toBe(next.fingerprint);
+    expect(await idp.getByTestId('copy-signing-certificate').textContent()).toBe(active.certificate);
+    expect(await rotate.count()).toBe(0);
+    const metadata = await (await fetch(`${server.url}/saml/metadata`)).text();
+    const body = (pem: string) => pem.replace(/-----[A-Z ]+-----|\s/g, '');
+    expect([...metadata.matchAll(/<ds:X509Certificate>([^<]+)</g)].map((m) => m[1]).sort()).toEqual([body(next.certificate), body(active.certificate)].sort());
+    expect(await seriousViolations(page)).toEqual([]);
   });
 });

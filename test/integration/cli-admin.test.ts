@@ -420,6 +420,28 @@ describe('gatehouse key rotate', () => {
       `Keys ${next.map((k) => k.kid).join(', ')} are published and start signing at ${next[0]!.activatesAt}; rotate again after that. (key_rotation_pending)`,
     );
   });
+
+  it('--saml publishes the SAML identity provider\'s next certificate in the metadata beside the signing one, and shows both', async () => {
+    const out = ok(await gatehouse(['key', 'rotate', '--saml']));
+    type SamlKey = { id: string; status: string; fingerprint: string; certificate: string; activatesAt: string; retiredAt: string; expiresAt: string };
+    const { keys, metadataUrl } = (await api('GET', '/api/admin/saml/keys')).body as { keys: SamlKey[]; metadataUrl: string };
+    expect(keys.map((k) => k.status)).toEqual(['next', 'active']);
+    const [next, active] = keys as [SamlKey, SamlKey];
+    expect(out).toBe(
+      `New SAML signing certificate ${next.id} (next, SHA-256 ${next.fingerprint}): in ${metadataUrl} now, signs from ${next.activatesAt}.\n` +
+        `Certificate ${active.id} (active, SHA-256 ${active.fingerprint}) signs until ${active.retiredAt} and stays in the metadata until ${active.expiresAt}.\n` +
+        'SAML apps that were given the certificate rather than the metadata URL need the new one before it signs.\n',
+    );
+    // Published before it signs: both certificates are in the metadata.
+    const metadata = await (await fetch(`${server.url}/saml/metadata`)).text();
+    const published = [...metadata.matchAll(/<ds:X509Certificate>([^<]+)</g)].map((m) => m[1]);
+    const body = (pem: string) => pem.replace(/-----[A-Z ]+-----|\s/g, '');
+    expect(published.sort()).toEqual([body(next.certificate), body(active.certificate)].sort());
+    failed(
+      await gatehouse(['key', 'rotate', '--saml', '--json']),
+      `SAML signing key ${next.id} is published and starts signing at ${next.activatesAt}; rotate again after that. (key_rotation_pending)`,
+    );
+  });
 });
 
 /** Runs the CLI on a terminal (util-linux `script` gives it a pseudo-terminal) typing `answer`. */

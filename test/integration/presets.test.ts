@@ -21,6 +21,7 @@ import { applications, auditLog, groups, people } from '../../server/db/schema.j
 import { exec, many, one } from '../../server/db/store.js';
 import { PRESETS } from '../../server/presets/catalogue/index.js';
 import { PLACEHOLDERS } from '../../server/presets/build.js';
+import { authnRequestXml, attributeValues, el, idpCertificates, redirectUrl, responseOf, spKey, spMetadataXml, verifySigned } from '../helpers/saml-sp.js';
 
 const T0 = new Date('2026-06-01T10:00:00.000Z');
 
@@ -29,6 +30,8 @@ const NAMED = [
   'nextcloud', 'gitea', 'forgejo', 'grafana', 'proxmox-ve', 'portainer', 'immich', 'paperless-ngx', 'synapse', 'outline',
   'vaultwarden', 'open-webui', 'headscale', 'audiobookshelf', 'jellyfin-ldap', 'synology-dsm', 'home-assistant', 'uptime-kuma',
   'roundcube', 'dovecot', 'tailscale', 'apache-mod-auth-openidc', 'django-social-auth', 'express-openid-connect', 'authjs', 'oidc-client-ts',
+  // spec saml.md: the SAML presets
+  'saml-generic', 'nextcloud-saml', 'zammad', 'snipe-it', 'bookstack', 'wikijs', 'aws-iam-identity-center',
 ];
 
 async function createFrom(t: TestApp, body: Record<string, unknown>) {
@@ -98,6 +101,7 @@ describe('the catalogue', () => {
       const settings = preset.application(example);
       expect(settings.forwardAuth !== null, preset.id).toBe(preset.protocol === 'forward-auth');
       expect(settings.ldap.enabled, preset.id).toBe(preset.protocol === 'ldap');
+      expect(settings.saml !== null, preset.id).toBe(preset.protocol === 'saml');
     }
   });
 
@@ -120,6 +124,7 @@ describe('the catalogue', () => {
       forwardAuth: null,
       allowedGroups: null,
       radius: null,
+      saml: null,
     });
     expect(outline.client).toEqual({ tokenEndpointAuthMethod: 'client_secret_post', pkce: false, scopes: ['openid', 'offline_access', 'profile', 'email'] });
     expect(outline.requirements).toEqual([
@@ -180,6 +185,7 @@ describe('creating an application from a preset', () => {
         forwardAuth: null,
         allowedGroups: null,
         radius: null,
+        saml: null,
       },
     });
     const audit = await many(t.db.select().from(auditLog).where(eq(auditLog.action, 'application.created')));
@@ -599,5 +605,128 @@ describe('Test sign-in runs the preset\'s requirements', () => {
     const t = await makeApp({ clock: T0 });
     await t.admin('POST', '/api/admin/applications', { id: 'notes', name: 'Notes', audience: 'https://notes.lan.example/api', redirectUris: ['https://notes.lan.example/cb'] });
     expect((await testSignIn(t, 'notes', 'ann@example.com', 'openid')).checks).toEqual([]);
+  });
+});
+
+describe('SAML presets (spec saml.md)', () => {
+  let t: TestApp;
+  let certificates: string[];
+  const SAML_PRESETS = PRESETS.filter((p) => p.protocol === 'saml');
+  /** The NameID format URIs by the setting's word. */
+  const FORMATS: Record<string, string> = {
+    persistent: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
+    emailAddress: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
+    unspecified: 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
+  };
+  beforeAll(async () => {
+    t = await makeApp({ clock: T0, perFile: true, config: { env: { GATEHOUSE_SIGN_UP_RATE_LIMIT: '100' } } });
+    certificates = await idpCertificates(t);
+  });
+
+  it('each makes a service provider the IdP answers: the app\'s AuthnRequest to its ACS gets a signed Response with the NameID and attribute names the app reads', async () => {
+    expect(SAML_PRESETS.map((p) => p.id)).toEqual(['saml-generic', 'nextcloud-saml', 'zammad', 'snipe-it', 'bookstack', 'wikijs', 'aws-iam-identity-center']);
+    for (const [n, preset] of SAML_PRESETS.entries()) {
+      const inputs = Object.fromEntries(preset.inputs.map((i) => [i.key, i.example]));
+      const created = await createFrom(t, { preset: preset.id, presetInputs: inputs });
+      const wanted = preset.application(inputs).saml!;
+      // Stored as the preset set it, with the defaults the field fills in.
+      expect(created.saml, preset.id).toEqual({
+        entityId: wanted.entityId,
+        acs: wanted.acs.map((a, index) => ({ url: a.url, binding: 'HTTP-POST', index })),
+        slo: wanted.slo,
+        nameId: wanted.nameId,
+        attributes: wanted.attributes,
+        signResponse: true,
+        signAssertion: true,
+        wantAuthnRequestsSigned: false,
+        spCertificates: [],
+        idpInitiated: false,
+      });
+      // Nothing to offer: what the application has is what the preset set.
+      expect((await t.admin('GET', `/api/admin/applications/${preset.id}/preset`)).json().differences, preset.id).toEqual([]);
+      expect((await t.admin('PATCH', `/api/admin/applications/${preset.id}`, { authPolicy: { signup_policy: 'open' } })).statusCode).toBe(200);
+      const email = `saml${n}@example.com`;
+      const signedUp = await signUp(t, { email, name: `Sam Lee ${n}`, applicationId: preset.id });
+      expect(signedUp.statusCode, signedUp.body).toBe(201);
+      const cookie = `gatehouse_session=${sessionCookieOf(signedUp)}`;
+      const acs = wanted.acs[0]!.url;
+      const xml = authnRequestXml(t, { issuer: wanted.entityId, acsUrl: acs });
+      const res = await t.app.inject({ method: 'GET', url: redirectUrl('/saml/sso', xml, { relayState: 'rs' }), headers: { cookie } });
+      const answer = responseOf(res);
+      expect(answer.action, preset.id).toBe(acs);
+      expect(answer.relayState).toBe('rs');
+      const assertion = el(answer.doc, 'Assertion');
+      expect(verifySigned(answer.xml, assertion.getAttribute('ID')!, certificates), preset.id).toBe(true);
+      expect(el(answer.doc, 'Audience').textContent).toBe(wanted.entityId);
+      const nameId = el(answer.doc, 'NameID');
+      expect(nameId.getAttribute('Format'), preset.id).toBe(FORMATS[wanted.nameId.format]);
+      if (wanted.nameId.source === 'email') expect(nameId.textContent).toBe(email);
+      const names = Array.from(answer.doc.getElementsByTagNameNS('*', 'Attribute')).map((a) => a.getAttribute('Name'));
+      // The ones with a value for this person (an attribute without one is left out: no given or family name, no groups here).
+      const expected = wanted.attributes
+        ? wanted.attributes.filter((a) => a.source.type === 'personField' && ['email', 'username', 'name'].includes(a.source.field)).map((a) => a.name)
+        : ['email', 'username', 'name'];
+      expect(names, preset.id).toEqual(expect.arrayContaining(expected));
+      const emailName = wanted.attributes?.find((a) => a.source.type === 'personField' && a.source.field === 'email')?.name ?? 'email';
+      expect(attributeValues(answer.doc, emailName), preset.id).toEqual([email]);
+    }
+  });
+
+  it('BookStack: what the preset sets, and the .env with Gatehouse\'s endpoints and the certificate as a placeholder', async () => {
+    const detail = (await t.admin('GET', '/api/admin/presets/bookstack')).json();
+    expect(detail).toMatchObject({ category: 'saml', protocol: 'saml', testedWith: { status: 'configuration', test: 'test/integration/presets.test.ts' } });
+    expect(detail.sets.saml).toEqual({
+      entityId: '{baseUrl}/saml2/metadata',
+      acs: [{ url: '{baseUrl}/saml2/acs' }],
+      slo: { url: '{baseUrl}/saml2/sls', binding: 'HTTP-Redirect' },
+      nameId: { format: 'persistent', source: 'id' },
+      attributes: [
+        { name: 'email', source: { type: 'personField', field: 'email' } },
+        { name: 'name', source: { type: 'personField', field: 'name' } },
+        { name: 'username', source: { type: 'personField', field: 'username' } },
+        { name: 'groups', source: { type: 'groups' } },
+      ],
+      signResponse: true,
+      signAssertion: true,
+    });
+    const setup = (await t.admin('GET', '/api/admin/applications/bookstack/setup')).json();
+    const env = setup.files.find((f: { name: string }) => f.name === '.env').content as string;
+    const issuer = t.config.issuer.replace(/\/$/, '');
+    expect(env).toContain(`SAML2_IDP_ENTITYID=${issuer}/saml\nSAML2_AUTOLOAD_METADATA=false\nSAML2_IDP_SSO=${issuer}/saml/sso\nSAML2_IDP_SLO=${issuer}/saml/slo\n`);
+    expect(env).toContain('SAML2_EMAIL_ATTRIBUTE=email\nSAML2_DISPLAY_NAME_ATTRIBUTES=name\n');
+    expect(env).toContain("SAML2_IDP_x509=<the signing certificate from the application's SAML tab>\n");
+  });
+
+  it('a later version is offered against what the preset set: the SP\'s imported certificate is not an administrator\'s change, a moved ACS is', async () => {
+    // As an older version made it: no attributes of its own (the defaults).
+    const row = (await one(t.db.select().from(applications).where(eq(applications.id, 'bookstack'))))!;
+    const older = { ...(row.preset!.applied.saml as Record<string, unknown>), attributes: null };
+    await exec(t.db.update(applications).set({ saml: { ...row.saml!, attributes: null }, preset: { ...row.preset!, version: 0, applied: { ...row.preset!.applied, saml: older } } }).where(eq(applications.id, 'bookstack')));
+    const key = await spKey('docs.lan.example');
+    const imported = await t.admin('POST', '/api/admin/applications/bookstack/saml/metadata', {
+      xml: spMetadataXml({ entityId: 'https://docs.lan.example/saml2/metadata', acs: ['https://docs.lan.example/saml2/acs'], slo: 'https://docs.lan.example/saml2/sls', certificate: key.certificatePem }),
+    });
+    expect(imported.statusCode, imported.body).toBe(200);
+    expect(imported.json().saml.spCertificates).toHaveLength(1);
+    const offered = (await t.admin('GET', '/api/admin/applications/bookstack/preset')).json().differences;
+    expect(offered).toEqual([{ field: 'saml', applied: older, offered: row.preset!.applied.saml, current: older, changedHere: false }]);
+    const saml = { ...imported.json().saml, acs: [{ url: 'https://docs.lan.example/login/saml2/acs' }] };
+    expect((await t.admin('PATCH', '/api/admin/applications/bookstack', { saml })).statusCode).toBe(200);
+    const changed = (await t.admin('GET', '/api/admin/applications/bookstack/preset')).json().differences;
+    expect(changed).toMatchObject([{ field: 'saml', changedHere: true, current: { acs: [{ url: 'https://docs.lan.example/login/saml2/acs' }] } }]);
+  });
+
+  it('refuses a generic entity ID that is not a URI and a Wiki.js strategy key with a slash, naming each input, writing nothing', async () => {
+    const before = await count(t);
+    const generic = await t.admin('POST', '/api/admin/applications', { preset: 'saml-generic', id: 'bad-sp', presetInputs: { baseUrl: 'https://x.lan.example', entityId: 'not a uri', acsUrl: 'https://x.lan.example/acs?x=1' } });
+    expect(expectValidation(generic, ['body.presetInputs.entityId', 'body.presetInputs.acsUrl']).errors).toEqual([
+      { path: 'body.presetInputs.entityId', message: 'a URI without spaces (an https URL or a URN), as the app\'s metadata gives it' },
+      { path: 'body.presetInputs.acsUrl', message: 'must not contain a query or fragment' },
+    ]);
+    const wiki = await t.admin('POST', '/api/admin/applications', { preset: 'wikijs', id: 'bad-wiki', presetInputs: { baseUrl: 'https://w.lan.example', strategyKey: 'a/b' } });
+    expect(expectValidation(wiki, ['body.presetInputs.strategyKey']).errors).toEqual([
+      { path: 'body.presetInputs.strategyKey', message: 'the key from the strategy\'s callback URL (/login/<key>/callback): letters, digits and -' },
+    ]);
+    expect(await count(t)).toBe(before);
   });
 });

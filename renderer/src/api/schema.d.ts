@@ -755,7 +755,7 @@ export interface paths {
                             basic?: boolean;
                             /**
                              * @deprecated
-                             * @description Moved to the application's allowedGroups (the group rule every protocol honours); refused here.
+                             * @description Moved to the application's allowedGroups (the group rule every protocol honours): null or [] is accepted and ignored, a list of groups is refused.
                              */
                             groups?: unknown;
                             hosts: string[];
@@ -1502,7 +1502,7 @@ export interface paths {
                             basic?: boolean;
                             /**
                              * @deprecated
-                             * @description Moved to the application's allowedGroups (the group rule every protocol honours); refused here.
+                             * @description Moved to the application's allowedGroups (the group rule every protocol honours): null or [] is accepted and ignored, a list of groups is refused.
                              */
                             groups?: unknown;
                             hosts: string[];
@@ -11872,7 +11872,7 @@ export interface paths {
                             presets: {
                                 /** @description The name an application made from it gets unless one is given: what people see (the app alone) */
                                 appName: string;
-                                category: "web-app" | "library" | "forward-auth" | "ldap" | "mail" | "network";
+                                category: "web-app" | "library" | "forward-auth" | "ldap" | "mail" | "network" | "saml";
                                 id: string;
                                 inputs: {
                                     default?: string;
@@ -11886,7 +11886,7 @@ export interface paths {
                                 }[];
                                 /** @description What administrators pick it by: the app, and how it connects when it has several ways */
                                 name: string;
-                                protocol: "oidc" | "forward-auth" | "ldap" | "radius";
+                                protocol: "oidc" | "forward-auth" | "ldap" | "radius" | "saml";
                                 summary: string;
                                 testedWith: {
                                     product: string;
@@ -12003,7 +12003,7 @@ export interface paths {
                         "application/json": {
                             /** @description The name an application made from it gets unless one is given: what people see (the app alone) */
                             appName: string;
-                            category: "web-app" | "library" | "forward-auth" | "ldap" | "mail" | "network";
+                            category: "web-app" | "library" | "forward-auth" | "ldap" | "mail" | "network" | "saml";
                             /** @description Where the app's documentation and what it does (or what Gatehouse does) disagree */
                             caveats: string[];
                             /** @description How the app itself is configured to talk to Gatehouse */
@@ -12026,7 +12026,7 @@ export interface paths {
                             }[];
                             /** @description What administrators pick it by: the app, and how it connects when it has several ways */
                             name: string;
-                            protocol: "oidc" | "forward-auth" | "ldap" | "radius";
+                            protocol: "oidc" | "forward-auth" | "ldap" | "radius" | "saml";
                             /** @description What Test sign-in checks after the sign-in */
                             requirements: {
                                 claim?: string;

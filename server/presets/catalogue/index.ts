@@ -1,10 +1,17 @@
 /**
  * The catalogue: every preset, in the order the panel lists them (apps first, then libraries,
- * forward-auth, LDAP, mail and network gear). A test checks ids are unique and each preset is well formed.
+ * forward-auth, LDAP, mail, network gear and SAML apps). A test checks ids are unique and each preset is well formed.
  */
 import type { Preset } from '../types.js';
 import { apacheModAuthOpenidc } from './apache-mod-auth-openidc.js';
 import { audiobookshelf } from './audiobookshelf.js';
+import { awsIamIdentityCenter } from './aws-iam-identity-center.js';
+import { bookstack } from './bookstack.js';
+import { nextcloudSaml } from './nextcloud-saml.js';
+import { samlGeneric } from './saml-generic.js';
+import { snipeIt } from './snipe-it.js';
+import { wikijs } from './wikijs.js';
+import { zammad } from './zammad.js';
 import { authjs } from './authjs.js';
 import { djangoSocialAuth } from './django-social-auth.js';
 import { dovecot } from './dovecot.js';
@@ -46,6 +53,7 @@ export const PRESETS: readonly Preset[] = [
   jellyfinLdap, nslcd,
   roundcube, dovecot,
   unifiNetwork, openwrt, pfsense, openvpn, strongswan, mikrotik,
+  samlGeneric, nextcloudSaml, zammad, snipeIt, bookstack, wikijs, awsIamIdentityCenter,
 ];
 
 const byId = new Map(PRESETS.map((preset) => [preset.id, preset]));

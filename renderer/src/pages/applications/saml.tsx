@@ -1,14 +1,17 @@
 /**
  * SAML for one application (spec saml.md, "Per application"; docs/saml.md): the service
- * provider's metadata imported from a file or pasted (POST …/saml/metadata fills the entity ID, the
+ * provider's metadata imported from a file, pasted, or from its URL (fetched once by the server with
+ * the webhook rules for addresses; POST …/saml/metadata fills the entity ID, the
  * ACS and SLO endpoints and the SP's certificates), the settings as the `saml` field has them
  * (entity ID, ACS URLs, single logout, NameID, attributes, what is signed) saved with each problem
  * under its field, and what the SP is given: Gatehouse's metadata URL, entity ID and signing
- * certificate (GET /saml/keys), to copy.
+ * certificate (GET /saml/keys), to copy, and the signing certificate's rotation (POST
+ * /saml/keys/rotate, after a confirmation): the next certificate is shown as soon as it is
+ * published, before it signs.
  */
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { ApiError, client, ok, type Application } from '../../api';
-import { Async, CopyField, ErrorBox, Field, toast, useAction } from '../../ui';
+import { Async, confirmAction, CopyField, ErrorBox, Field, toast, useAction, when } from '../../ui';
 
 type Saml = NonNullable<Application['saml']>;
 type Attribute = NonNullable<Saml['attributes']>[number];
@@ -21,6 +24,8 @@ const t = {
   file: 'Metadata file',
   fileHint: 'The XML file the app offers (often at /saml/metadata or similar).',
   paste: 'Or paste the metadata XML',
+  url: 'Or give the metadata URL',
+  urlHint: 'Gatehouse fetches it once, now (loopback and link-local addresses are refused, as for webhooks).',
   importAction: 'Import metadata',
   imported: 'Metadata imported: the entity ID, endpoints and certificates are filled in.',
   settings: 'Service provider settings',
@@ -53,7 +58,15 @@ const t = {
   sloUrl: 'Single logout URL (Gatehouse)',
   certificate: 'Signing certificate',
   fingerprint: 'SHA-256 fingerprint',
-  nextKey: 'Next signing certificate (published, signs from',
+  nextKey: 'Next signing certificate',
+  nextFingerprint: 'Next SHA-256 fingerprint',
+  nextWhen: (at: string) => `Published in the metadata now; it signs from ${at}. Apps given the certificate by hand need this one before then.`,
+  rotate: 'Rotate the signing certificate',
+  rotateTitle: 'Rotate the SAML signing certificate?',
+  rotateText:
+    'A new certificate is published in Gatehouse\'s metadata now and signs only after a waiting time (a week unless GATEHOUSE_SAML_KEY_ACTIVATION_HOURS says otherwise), so apps that re-read the metadata trust it first. The current one signs until then. Apps that were given the certificate by hand need the new one before it signs.',
+  rotateAction: 'Rotate',
+  rotated: (at: string) => `New SAML signing certificate published: it signs from ${at}.`,
 };
 
 const FORMATS: [NameIdFormat, string][] = [
@@ -248,6 +261,7 @@ function SamlSettingsForm(props: { app: Application; onSaved: (app?: Application
 
 function MetadataImport(props: { app: Application; onSaved: (app?: Application) => void }) {
   const [xml, setXml] = createSignal('');
+  const [url, setUrl] = createSignal('');
   const importing = useAction();
   const errors = () => samlErrors(importing.error());
   let fileInput: HTMLInputElement | undefined;
@@ -258,10 +272,11 @@ function MetadataImport(props: { app: Application; onSaved: (app?: Application) 
   const submit = async (e: Event) => {
     e.preventDefault();
     const next = await importing.run(() =>
-      ok(client.POST('/api/admin/applications/{id}/saml/metadata', { params: { path: { id: props.app.id } }, body: { xml: xml() } })),
+      ok(client.POST('/api/admin/applications/{id}/saml/metadata', { params: { path: { id: props.app.id } }, body: xml().trim() ? { xml: xml() } : { url: url().trim() } })),
     );
     if (!next) return;
     setXml('');
+    setUrl('');
     if (fileInput) fileInput.value = '';
     props.onSaved(next);
     toast(t.imported);
@@ -275,9 +290,12 @@ function MetadataImport(props: { app: Application; onSaved: (app?: Application) 
       <Field label={t.paste} errors={errors().xml}>
         {(a) => <textarea {...a} name="samlMetadata" rows={6} spellcheck={false} value={xml()} onInput={(e) => setXml(e.currentTarget.value)} />}
       </Field>
+      <Field label={t.url} hint={t.urlHint} errors={errors().url}>
+        {(a) => <input {...a} type="url" name="samlMetadataUrl" value={url()} onInput={(e) => setUrl(e.currentTarget.value)} />}
+      </Field>
       <ErrorBox error={importing.error()} fieldsShown />
       <div class="actions">
-        <button class="primary" type="submit" disabled={importing.busy() || !xml().trim()}>
+        <button class="primary" type="submit" disabled={importing.busy() || (!xml().trim() && !url().trim())}>
           {t.importAction}
         </button>
       </div>
@@ -286,7 +304,15 @@ function MetadataImport(props: { app: Application; onSaved: (app?: Application) 
 }
 
 function IdentityProvider() {
-  const [keys] = createResource(() => ok(client.GET('/api/admin/saml/keys')));
+  const [keys, { refetch }] = createResource(() => ok(client.GET('/api/admin/saml/keys')));
+  const rotation = useAction();
+  const rotate = async () => {
+    if (!(await confirmAction(t.rotateTitle, t.rotateText, t.rotateAction))) return;
+    const rotated = await rotation.run(() => ok(client.POST('/api/admin/saml/keys/rotate')));
+    if (!rotated) return;
+    toast(t.rotated(when(rotated.key.activatesAt)));
+    void refetch();
+  };
   return (
     <section class="card" data-testid="saml-idp" aria-label={t.ours}>
       <h2>{t.ours}</h2>
@@ -305,9 +331,21 @@ function IdentityProvider() {
                 <CopyField label={t.certificate} value={active!.certificate} />
                 <CopyField label={t.fingerprint} value={active!.fingerprint} />
               </Show>
-              <Show when={next}>
-                <CopyField label={`${t.nextKey} ${new Date(next!.activatesAt).toLocaleString()})`} value={next!.certificate} />
+              <Show
+                when={next}
+                fallback={
+                  <div class="actions">
+                    <button type="button" disabled={rotation.busy()} onClick={() => void rotate()}>
+                      {t.rotate}
+                    </button>
+                  </div>
+                }
+              >
+                <p class="hint" data-testid="saml-next-key">{t.nextWhen(when(next!.activatesAt))}</p>
+                <CopyField label={t.nextKey} value={next!.certificate} />
+                <CopyField label={t.nextFingerprint} value={next!.fingerprint} />
               </Show>
+              <ErrorBox error={rotation.error()} />
             </>
           );
         }}
