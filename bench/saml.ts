@@ -21,7 +21,8 @@
  * round trip's, and ≥ 300 signed responses/s at 8 connections. Every answer is checked (a
  * benchmark of refusals measures nothing): 200 with a SAMLResponse form to the ACS, and for OIDC a
  * code, then both tokens. The load average is printed beside the figures: on a shared machine the
- * absolute rates mean little, the same-run ratio more.
+ * absolute rates mean little, the same-run ratio more. A last batch runs with the server's
+ * profiler on and says where the main thread's time went (signing, SQLite, HTTP, the rest).
  */
 import { deflateRawSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
@@ -31,11 +32,14 @@ import {
   authorizePath, BENCH_REDIRECT, cannon, codeFlow, cpuPerOp, createApplication, loadAverage, loadFigures, pkcePair, signUp, startBenchServer,
   type BenchServer,
 } from './_server.js';
+import { mainThreadShares, profiled } from './_profile.js';
 
 const CONNECTIONS = 8;
 const PEOPLE = 8;
 const SECONDS = Number(process.env.BENCH_SAML_SECONDS ?? 8);
 const WARM_UP = 400;
+/** Round trips in the profiled batch (not counted in the figures). */
+const PROFILED = 800;
 const TARGET_RATIO = 2;
 const TARGET_PER_SECOND = 300;
 const OIDC_CLIENT = 'bench-oidc';
@@ -147,7 +151,7 @@ async function oidcLoad(server: BenchServer, cookies: string[], options: Partial
 }
 
 async function run(): Promise<BenchResult[]> {
-  const server = await startBenchServer('saml', { GATEHOUSE_SIGN_UP_RATE_LIMIT: '1000' });
+  const server = await startBenchServer('saml', { GATEHOUSE_SIGN_UP_RATE_LIMIT: '1000', GATEHOUSE_BENCH_METRICS: '1' });
   try {
     await createApplication(server, OIDC_CLIENT);
     await createApplication(server, SAML_APP, { saml: { entityId: ENTITY_ID, acs: [{ url: ACS }] } });
@@ -193,6 +197,11 @@ async function run(): Promise<BenchResult[]> {
       oidc.cpuMs += oCpu.totalMs * o.flows.length;
       oidc.mainMs += oCpu.mainMs * o.flows.length;
     }
+    // Where a SAML round trip's main-thread time goes (bench/_profile.ts), from a batch of its own with the profiler on.
+    const { value: profiledRun, profile } = await profiled(server, () => samlLoad(server, samlCookies, prepared, { amount: PROFILED }));
+    const where = mainThreadShares(profile);
+    const shares = Object.fromEntries(Object.entries(where.shares).map(([k, v]) => [`main thread: ${k}`, `${Math.round(100 * v)} %`]));
+    log(`main thread over ${profiledRun.latencies.length} profiled round trips: ${Object.entries(shares).map(([k, v]) => `${k.replace('main thread: ', '')} ${v}`).join(', ')}; GC ${Math.round(100 * where.gcShare)} %; top of the rest: ${where.restTop.slice(0, 5).map((r) => `${r.source} ${Math.round(100 * r.share)} %`).join(', ')}`);
     const perOp = (r: typeof saml) => ({ totalMs: r.cpuMs / r.ops, mainMs: r.mainMs / r.ops });
     const samlFigures = loadFigures(saml.latencies.sort((a, b) => a - b), saml.seconds, perOp(saml), saml.clientCpuMs);
     const oidcFigures = loadFigures(oidc.latencies.sort((a, b) => a - b), oidc.seconds, perOp(oidc), oidc.clientCpuMs);
@@ -224,7 +233,7 @@ async function run(): Promise<BenchResult[]> {
         p50Ms: samlFigures.p50Ms,
         p99Ms: samlFigures.p99Ms,
         cpuSecondsPer1k: samlFigures.cpuSecondsPer1k,
-        extra: { connections: CONNECTIONS, ...samlFigures.figures },
+        extra: { connections: CONNECTIONS, ...samlFigures.figures, ...shares, 'main thread: GC': `${Math.round(100 * where.gcShare)} %` },
         target: `≥ ${TARGET_PER_SECOND} responses/s`,
         met: samlFigures.throughput >= TARGET_PER_SECOND,
       },
