@@ -167,10 +167,10 @@ export interface BenchServer {
  * (server/cli/launch.ts); `ready` resolves with its URL once it says so over IPC. `entry` is the
  * bundle, or `bin/gatehouse.js` to start it as the installed command does.
  */
-export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = [], port = 0, entry: string = SERVER_BUNDLE) {
+export function spawnServe(dataDir: string, env: Record<string, string> = {}, nodeArgs: string[] = [], port = 0, entry: string = SERVER_BUNDLE, serveArgs: string[] = []) {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...nodeArgs, join(root, entry), 'serve', '--data-dir', dataDir, '--port', String(port)],
+    [...nodeArgs, join(root, entry), 'serve', '--data-dir', dataDir, '--port', String(port), ...serveArgs],
     // The admin token through the environment: `serve` refuses it on the command line (ps shows that).
     // BENCH_SERVER_LOG=FILE keeps the server's log lines (warnings and errors) there.
     {
@@ -201,15 +201,19 @@ export async function startBenchServer(name: string, env: Record<string, string>
 export async function serveDataDir(
   dataDir: string,
   env: Record<string, string> = {},
-  /** `listenUrl`: talk to the instance's own address even when GATEHOUSE_ISSUER names another (a balancer's). */
-  options: { removeOnStop: boolean; port?: number; listenUrl?: boolean } = { removeOnStop: false },
+  /**
+   * `listenUrl`: talk to the instance's own address even when GATEHOUSE_ISSUER names another (a
+   * balancer's); `entry`: what node runs (the bundle, or `bin/gatehouse.js` as the installed
+   * command); `serveArgs`: more `serve` options (`--ldap`).
+   */
+  options: { removeOnStop: boolean; port?: number; listenUrl?: boolean; entry?: string; serveArgs?: string[] } = { removeOnStop: false },
 ): Promise<BenchServer> {
   const port = options.port ?? 0;
   const profile = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [];
   // BENCH_NODE_ARGS: extra node/V8 flags for the server (to try some; `--max-semi-space-size=1`
   // with MALLOC_MMAP_THRESHOLD_=131072 in the environment is the launch settings' command-line form).
   const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const { child, exited, ready } = spawnServe(dataDir, env, [...profile, ...extra], port);
+  const { child, exited, ready } = spawnServe(dataDir, env, [...profile, ...extra], port, options.entry, options.serveArgs);
   const url = (!options.listenUrl && env.GATEHOUSE_ISSUER) || (await ready);
   await ready;
   const pid = child.pid!;

@@ -25,7 +25,7 @@
  *
  * Target: ≤ 64 MB (10^6 bytes) resident for everything `gatehouse serve` keeps alive.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -36,7 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from 'ldapts';
 import type { BenchResult, Scenario } from './run.js';
 import type { BenchMetrics } from '../server/cli/bench-metrics.js';
-import { BENCH_ADMIN_TOKEN, BENCH_PASSWORD, BENCH_REDIRECT, codeFlow, createApplication, loadAverage, rssParts, signUp, type BenchServer } from './_server.js';
+import { BENCH_PASSWORD, BENCH_REDIRECT, codeFlow, createApplication, loadAverage, rssParts, serveDataDir, signUp, type BenchServer } from './_server.js';
 
 const TARGET_MB = 64;
 const APP = 'memory-bench';
@@ -250,50 +250,16 @@ async function snapshot(server: BenchServer): Promise<Snapshot> {
 }
 
 /** `gatehouse serve --ldap` as a person starts it: `node bin/gatehouse.js serve`, no flags of ours. */
-async function startGatehouse(dataDir: string, ldapPort: number): Promise<BenchServer & { child: ChildProcess }> {
-  const child = spawn(process.execPath, [join(root, 'bin/gatehouse.js'), 'serve', '--data-dir', dataDir, '--port', '0', '--ldap'], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    env: {
-      ...process.env, LOG_LEVEL: 'warn', ADMIN_TOKEN: BENCH_ADMIN_TOKEN, GATEHOUSE_LDAP_PORT: String(ldapPort),
-      GATEHOUSE_BENCH_METRICS: '1', GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1',
+function startGatehouse(dataDir: string, ldapPort: number): Promise<BenchServer> {
+  return serveDataDir(
+    dataDir,
+    {
+      GATEHOUSE_LDAP_PORT: String(ldapPort), GATEHOUSE_BENCH_METRICS: '1', GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1',
       // 21 sign-ups from one address in a minute: above the per-IP default of 10.
       GATEHOUSE_SIGN_UP_RATE_LIMIT: '100',
     },
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`gatehouse serve exited with ${code} before it was ready`)));
-    child.on('message', (m: { type?: string; url?: string }) => m.type === 'ready' && m.url && resolve(m.url));
-  });
-  return {
-    child,
-    url,
-    pid: child.pid!,
-    dataDir,
-    cpu: () => undefined,
-    rssMiB: () => rssParts(child.pid!).rssBytes / 2 ** 20,
-    rssParts: () => rssParts(child.pid!),
-    ask: <T>(message: { type: string; [field: string]: unknown }) =>
-      new Promise<T>((resolve) => {
-        const onMessage = (answer: { type?: string }) => {
-          if (answer.type !== message.type) return;
-          child.off('message', onMessage);
-          resolve(answer as T);
-        };
-        child.on('message', onMessage);
-        child.send(message);
-      }),
-    admin: (method, path, body) =>
-      fetch(`${url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }),
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+    { removeOnStop: false, entry: 'bin/gatehouse.js', serveArgs: ['--ldap'] },
+  );
 }
 
 /** The floor process (bench/_memory-floor.mjs), plain `node`, ready and answered once. */

@@ -18,15 +18,11 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createSocket, type Socket } from 'node:dgram';
 import { createServer } from 'node:net';
-import { Duplex } from 'node:stream';
-import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import type { BenchResult, Scenario } from './run.js';
 import { BENCH_PASSWORD, createApplication, cpuPerOp, loadAverage, percentile, signUp, startBenchServer, type BenchServer } from './_server.js';
-import { Attr, Code, attribute, decodePacket, encodeRequest, hideUserPassword, split, validResponseAuthenticator, type Packet } from '../server/radius/codec.js';
-import { EapCode, EapType, Flag, decodeEap, decodeTlsFragment, encodeEap, encodeTlsFragment } from '../server/radius/eap.js';
-import { AVP_USER_NAME, AVP_USER_PASSWORD, encodeAvp } from '../server/radius/ttls-avp.js';
+import { Attr, Code, decodePacket, encodeRequest, hideUserPassword, validResponseAuthenticator } from '../server/radius/codec.js';
+import { Asker, eapAuthentication, eapStats, type InnerPap } from '../test/helpers/eap-supplicant.js';
 
 const MEMBERS = Number(process.env.BENCH_RADIUS_MEMBERS ?? 200);
 const OUTSTANDING = 16;
@@ -41,8 +37,6 @@ const TARGET_TLS_CPU_MS = 20;
 const APP = 'wifi';
 
 const log = (line: string) => console.error(`  radius: ${line}`);
-/** Retransmissions the EAP client needed (a NAS retries after 3 s of silence). */
-let retransmits = 0;
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
 function freePort(): Promise<number> {
@@ -55,46 +49,7 @@ function freePort(): Promise<number> {
   });
 }
 
-/** One UDP socket asking one question at a time. */
-export class Asker {
-  private waiting: ((answer: Buffer) => void) | undefined;
-  private constructor(private readonly socket: Socket, private readonly port: number) {
-    socket.on('message', (m) => {
-      const resolve = this.waiting;
-      this.waiting = undefined;
-      resolve?.(m);
-    });
-  }
-
-  static async open(port: number): Promise<Asker> {
-    const socket = createSocket('udp4');
-    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-    return new Asker(socket, port);
-  }
-
-  ask(datagram: Buffer, timeoutMs = 3_000): Promise<Buffer | undefined> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiting = undefined;
-        resolve(undefined);
-      }, timeoutMs);
-      this.waiting = (answer) => {
-        clearTimeout(timer);
-        resolve(answer);
-      };
-      this.socket.send(datagram, this.port, '127.0.0.1');
-    });
-  }
-
-  close() {
-    this.socket.close();
-  }
-}
-
-interface Member {
-  login: string;
-  password: string;
-}
+type Member = InnerPap;
 
 /** The PAP Access-Request for `member` under identifier `id`, with the authenticator to check its answer. */
 function papRequest(secret: Buffer, member: Member, id: number) {
@@ -162,94 +117,6 @@ async function echoBaseline(secret: Buffer, members: Member[], seconds: number) 
   }
 }
 
-const eapOf = (packet: Packet) => decodeEap(Buffer.concat(packet.attributes.filter((a) => a.type === Attr.eapMessage).map((a) => a.value)));
-
-/**
- * One whole EAP-TTLS/PAP or EAP-TLS authentication as a supplicant runs it: identity, (a Nak for
- * TLS), the TLS handshake in fragments, the tunnelled PAP (TTLS); resolves with the final code.
- */
-export async function eapAuthentication(asker: Asker, secret: Buffer, method: 'ttls' | 'tls', identity: string, tls: ConnectionOptions, inner?: Member): Promise<number> {
-  let state: Buffer | undefined;
-  let radiusId = 0;
-  const send = async (eap: Buffer): Promise<Packet> => {
-    const attrs = [{ type: Attr.userName, value: Buffer.from(identity) }, ...split(Attr.eapMessage, eap), ...(state ? [{ type: Attr.state, value: state }] : [])];
-    const datagram = encodeRequest(Code.accessRequest, (radiusId = (radiusId + 1) & 0xff), randomBytes(16), attrs, secret);
-    // As a NAS does: the same datagram again after a silence (the server answers it from its cache).
-    let answer = await asker.ask(datagram);
-    for (let retry = 0; !answer && retry < 2; retry++) {
-      retransmits++;
-      answer = await asker.ask(datagram);
-    }
-    if (!answer) throw new Error(`no answer (${method}, after ${retransmits} retransmissions)`);
-    const packet = decodePacket(answer);
-    state = attribute(packet, Attr.state) ?? state;
-    return packet;
-  };
-  const type = method === 'tls' ? EapType.tls : EapType.ttls;
-  let packet = await send(encodeEap(EapCode.response, 0, EapType.identity, Buffer.from(identity)));
-  let request = eapOf(packet);
-  if (method === 'tls') {
-    packet = await send(encodeEap(EapCode.response, request.identifier, EapType.nak, Buffer.from([EapType.tls])));
-    request = eapOf(packet);
-  }
-  const out: Buffer[] = [];
-  const wire = new Duplex({ read() {}, write(chunk: Buffer, _e, callback) { out.push(chunk); callback(); } });
-  const socket = tlsConnect({ socket: wire, ...tls, checkServerIdentity: () => undefined });
-  let secure = false;
-  socket.on('secureConnect', () => {
-    secure = true;
-    if (inner) {
-      const password = Buffer.alloc(Math.ceil(inner.password.length / 16) * 16);
-      Buffer.from(inner.password).copy(password);
-      socket.write(Buffer.concat([encodeAvp(AVP_USER_NAME, Buffer.from(inner.login)), encodeAvp(AVP_USER_PASSWORD, password)]));
-    }
-  });
-  let failure: Error | undefined;
-  socket.on('error', (error: Error) => (failure ??= error));
-  socket.on('data', () => {});
-  const settle = async () => {
-    for (let i = 0, quiet = 0; i < 64 && quiet < 2; i++) {
-      const before = out.length;
-      await new Promise((resolve) => setImmediate(resolve));
-      quiet = out.length === before ? quiet + 1 : 0;
-    }
-  };
-  let incoming: Buffer[] = [];
-  try {
-    for (let round = 0; round < 60; round++) {
-      if (failure) throw failure;
-      if (packet.code !== Code.accessChallenge) return packet.code;
-      const fragment = decodeTlsFragment(request.data);
-      if (!(fragment.flags & Flag.start)) incoming.push(fragment.data);
-      if (fragment.flags & Flag.more) {
-        packet = await send(encodeEap(EapCode.response, request.identifier, type, encodeTlsFragment(0, Buffer.alloc(0))));
-        request = eapOf(packet);
-        continue;
-      }
-      if (incoming.length) wire.push(Buffer.concat(incoming));
-      incoming = [];
-      await settle();
-      const flight = Buffer.concat(out.splice(0));
-      // Our flight in fragments of 1,000, each acknowledged; an empty one acknowledges theirs.
-      let offset = 0;
-      do {
-        const chunk = flight.subarray(offset, offset + 1000);
-        const first = offset === 0;
-        offset += chunk.length;
-        const more = offset < flight.length;
-        const payload = first && more ? encodeTlsFragment(Flag.more, chunk, flight.length) : encodeTlsFragment(more ? Flag.more : 0, chunk);
-        packet = await send(encodeEap(EapCode.response, request.identifier, type, payload));
-        if (packet.code !== Code.accessChallenge) return packet.code;
-        request = eapOf(packet);
-      } while (offset < flight.length);
-      void secure;
-    }
-    throw new Error('too many rounds');
-  } finally {
-    socket.destroy();
-  }
-}
-
 /** Password sign-ins one after another for `seconds`; their latencies, sorted. */
 async function signIns(server: BenchServer, email: string, seconds: number): Promise<number[]> {
   const latencies: number[] = [];
@@ -268,12 +135,12 @@ async function signIns(server: BenchServer, email: string, seconds: number): Pro
   return latencies.sort((a, b) => a - b);
 }
 
-async function eapCpu(server: BenchServer, port: number, run: () => Promise<number>): Promise<{ msPerAuth: number; mainMs: number; failures: number; wallMs: number }> {
+async function eapCpu(server: BenchServer, port: number, run: () => Promise<{ code: number }>): Promise<{ msPerAuth: number; mainMs: number; failures: number; wallMs: number }> {
   for (let i = 0; i < 5; i++) await run();
   const before = server.cpu();
   const started = performance.now();
   let failures = 0;
-  for (let i = 0; i < EAP_RUNS; i++) if ((await run()) !== Code.accessAccept) failures++;
+  for (let i = 0; i < EAP_RUNS; i++) if ((await run()).code !== Code.accessAccept) failures++;
   const wallMs = (performance.now() - started) / EAP_RUNS;
   const cpu = cpuPerOp(before, server.cpu(), EAP_RUNS);
   void port;
@@ -379,7 +246,7 @@ export const scenario: Scenario = {
           cpuSecondsPer1k: ttls.msPerAuth,
           target: `≤ ${TARGET_TTLS_CPU_MS} ms server CPU per EAP-TTLS/PAP authentication`,
           met: ttls.failures === 0 && ttls.msPerAuth <= TARGET_TTLS_CPU_MS,
-          extra: { retransmissions: retransmits, 'server CPU ms/auth': round(ttls.msPerAuth), 'main-thread ms/auth': round(ttls.mainMs), 'wall ms/auth (one at a time)': round(ttls.wallMs), failures: ttls.failures, 'load avg': loadAverage() },
+          extra: { retransmissions: eapStats.retransmits, 'server CPU ms/auth': round(ttls.msPerAuth), 'main-thread ms/auth': round(ttls.mainMs), 'wall ms/auth (one at a time)': round(ttls.wallMs), failures: ttls.failures, 'load avg': loadAverage() },
         },
         {
           scenario: 'radius-eap-tls',

@@ -14,6 +14,9 @@ import { build } from 'esbuild';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createRequire } from 'node:module';
+
+const nodeRequire = createRequire(import.meta.url);
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -42,6 +45,70 @@ const lazyBuiltins = {
     }));
   },
 };
+
+/**
+ * Packages only a rarely used feature needs, kept out of the chunks every start loads (issue 45,
+ * docs/decisions/0360-lazy-packages.md): SAML's XML stack (xml-crypto with xpath, @xmldom/xmldom),
+ * directory sources' LDAP client (ldapts), the logo check's XML parser (saxes) and the QR codes of
+ * authenticator enrolment (uqr). Each is bundled alone into dist/chunks/lazy-<name>.cjs, and the
+ * server's imports of it get a stand-in whose exports are read through to the real module, which
+ * is required on the first read (a use, never an import: every use is inside a function). The
+ * stand-in lists the package's export names, taken here at build time, so esbuild's ESM interop
+ * (which copies the names as getters) reads nothing early.
+ */
+/** CommonJS dependencies that call `require` get a real one (the stand-ins above too). */
+export const BANNER = "import { createRequire as __gatehouseRequire } from 'node:module'; const require = __gatehouseRequire(import.meta.url);";
+
+export const LAZY_PACKAGES = ['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr'];
+const lazyFile = (name) => `lazy-${name.replace(/^@/, '').replace(/\//g, '-')}.cjs`;
+export const lazyPackages = {
+  name: 'lazy-packages',
+  setup(build) {
+    const filter = new RegExp(`^(${LAZY_PACKAGES.map((p) => p.replace(/[/.]/g, '\\$&')).join('|')})$`);
+    build.onResolve({ filter }, (args) => (args.namespace === 'lazy-package' ? undefined : { path: args.path, namespace: 'lazy-package' }));
+    build.onLoad({ filter: /.*/, namespace: 'lazy-package' }, (args) => {
+      const names = Object.keys(nodeRequire(args.path)).filter((key) => key !== '__esModule' && key !== 'default');
+      const file = lazyFile(args.path);
+      return {
+        // The stand-in sits in dist/chunks/ (or, were it ever in the entry, in dist/): the banner's require is that file's.
+        contents: `let real;
+const file = ${JSON.stringify(file)};
+const req = require; // an indirect call, which esbuild leaves alone (a direct one it would try to bundle)
+const load = () => (real ??= (() => { try { return req('./' + file); } catch (e) { if (e.code !== 'MODULE_NOT_FOUND') throw e; return req('./chunks/' + file); } })());
+const names = ${JSON.stringify(names)};
+module.exports = new Proxy({}, {
+  get: (_, key) => (key === '__esModule' || typeof key === 'symbol' ? undefined : load()[key]),
+  ownKeys: () => names,
+  getOwnPropertyDescriptor: (_, key) => (names.includes(key) ? { configurable: true, enumerable: true, get: () => load()[key] } : undefined),
+});`,
+        loader: 'js',
+      };
+    });
+  },
+};
+
+/** Each lazy package and what it needs, bundled alone as CommonJS (required synchronously on first use) into `dir`. */
+export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
+  const out = [];
+  for (const name of LAZY_PACKAGES) {
+    const { outputFiles } = await build({
+      absWorkingDir: root,
+      stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: root, loader: 'js' },
+      outfile: join(dir, lazyFile(name)),
+      bundle: true,
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      legalComments: 'none',
+      minify: true,
+      keepNames: true,
+      logLevel: 'warning',
+      write: false,
+    });
+    out.push(...outputFiles);
+  }
+  return out;
+}
 
 /**
  * The server's code as ASCII only. V8 keeps each loaded module's source in memory (lazy
@@ -76,7 +143,7 @@ export async function bundleServer() {
     target: 'node20',
     tsconfig: 'tsconfig.json',
     external: ['better-sqlite3', '@node-rs/argon2', '@gatehouse/idle-memory'],
-    banner: { js: "import { createRequire as __gatehouseRequire } from 'node:module'; const require = __gatehouseRequire(import.meta.url);" },
+    banner: { js: BANNER },
     legalComments: 'none',
     minify: true,
     keepNames: true,
@@ -86,7 +153,7 @@ export async function bundleServer() {
     sourcesContent: false,
     logLevel: 'warning',
     write: false,
-    plugins: [lazyBuiltins],
+    plugins: [lazyBuiltins, lazyPackages],
   });
   // What both browser builds share: our origin's scripts for the hosted pages (CSP
   // `script-src 'self'`: nothing is loaded from elsewhere), typed by the pages' own tsconfig.
@@ -113,9 +180,10 @@ export async function bundleServer() {
     splitting: true,
     format: 'esm',
   });
-  for (const file of [...outputFiles, ...page.outputFiles, ...pages.outputFiles]) {
+  const lazy = await bundleLazyPackages();
+  for (const file of [...outputFiles, ...lazy, ...page.outputFiles, ...pages.outputFiles]) {
     mkdirSync(dirname(file.path), { recursive: true });
-    const contents = outputFiles.includes(file) && file.path.endsWith('.mjs') ? asciiOnly(file.text) : file.contents;
+    const contents = (outputFiles.includes(file) && file.path.endsWith('.mjs')) || lazy.includes(file) ? asciiOnly(file.text) : file.contents;
     writeFileSync(`${file.path}.tmp`, contents);
     renameSync(`${file.path}.tmp`, file.path);
   }

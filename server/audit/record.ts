@@ -19,17 +19,21 @@ export interface AuditEntry {
   ip?: string | null;
 }
 
+/** The row an entry makes, with its id and (unless given) the address of the request being answered. */
+export function auditRow(at: Date, entry: AuditEntry): typeof auditLog.$inferInsert {
+  return {
+    id: newId('aud'),
+    at,
+    actor: entry.actor,
+    action: entry.action,
+    applicationId: entry.applicationId ?? null,
+    target: entry.target ?? null,
+    details: entry.details ?? {},
+    // The address of the request that made the change; null for background work.
+    ip: entry.ip !== undefined ? entry.ip : clientAddress() ?? null,
+  };
+}
+
 export async function recordAudit(tx: Tx, at: Date, entry: AuditEntry): Promise<void> {
-  await exec(tx.insert(auditLog)
-    .values({
-      id: newId('aud'),
-      at,
-      actor: entry.actor,
-      action: entry.action,
-      applicationId: entry.applicationId ?? null,
-      target: entry.target ?? null,
-      details: entry.details ?? {},
-      // The address of the request that made the change; null for background work.
-      ip: entry.ip !== undefined ? entry.ip : clientAddress() ?? null,
-    }));
+  await exec(tx.insert(auditLog).values(auditRow(at, entry)));
 }

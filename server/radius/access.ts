@@ -19,7 +19,7 @@
  */
 import { createHash, randomInt, type X509Certificate } from 'node:crypto';
 import type { AppContext } from '../context.js';
-import { recordAudit } from '../audit/record.js';
+import type { AuditWriteBehind } from '../audit/write-behind.js';
 import { countFailedSignIn } from '../activity/record.js';
 import {
   Attr,
@@ -65,6 +65,8 @@ export interface AccessHost {
   tlsContext: () => SecureContext;
   /** The appliance CA: what network certificates must be issued by. */
   ca: () => X509Certificate;
+  /** `radius.accepted` and `radius.rejected`, written behind (audit/write-behind.ts, decision 0411). */
+  audit: AuditWriteBehind;
 }
 
 const dropped = (method: Method): Outcome => ({ method, result: 'dropped' });
@@ -104,7 +106,7 @@ async function checkPassword(host: AccessHost, client: KnownClient, address: str
 
 async function refused(host: AccessHost, client: KnownClient, address: string, method: Method, login: string, why: 'budget' | 'credentials' | 'certificate'): Promise<void> {
   const at = host.ctx.clock.now();
-  await recordAudit(host.ctx.db, at, {
+  host.audit.add(at, {
     actor: 'system',
     action: 'radius.rejected',
     applicationId: client.applicationId,
@@ -126,7 +128,7 @@ function reject(method: Method, eapId: number | undefined): Outcome {
 async function accept(host: AccessHost, client: KnownClient, address: string, method: Method, admitted: Admitted, eap: { id: number; msk: Buffer; requestAuthenticator: Buffer } | undefined): Promise<Outcome> {
   const { ctx } = host;
   const vlan = await vlanFor(ctx, client.settings, admitted.personId);
-  await recordAudit(ctx.db, ctx.clock.now(), {
+  host.audit.add(ctx.clock.now(), {
     actor: 'system',
     action: 'radius.accepted',
     applicationId: client.applicationId,

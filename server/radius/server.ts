@@ -4,7 +4,10 @@
  * radius.md, "Turning it on", "Answers", "Hostile input and limits"). Started and stopped with
  * the server (main.ts) when GATEHOUSE_RADIUS=on.
  *
- * Each datagram, in order:
+ * Datagrams are queued as they arrive (past MAX_QUEUED: dropped as busy) and evaluated SLICE at a
+ * time, one slice per turn of the event loop (setImmediate), so the HTTP requests that arrive
+ * meanwhile are served between slices instead of after every datagram the socket had waiting
+ * (decision 0412). Each datagram, in order:
  * 1. over 4,096 octets, from an address no application's client covers (clients.ts), or not a
  *    well-formed packet (codec.ts): dropped unanswered and counted
  *    (`gatehouse_radius_dropped_total{reason}`);
@@ -15,7 +18,9 @@
  * 4. past MAX_IN_FLIGHT requests being evaluated (MAX_IN_FLIGHT_PER_ADDRESS from one address):
  *    dropped (the client retries);
  * 5. answered: access.ts or accounting.ts, counted in `gatehouse_radius_requests_total{method,result}`.
- * An error inside is logged and the request dropped; the listener keeps answering.
+ * An error inside is logged and the request dropped; the listener keeps answering. The audit rows
+ * are written behind (audit/write-behind.ts, decision 0411): `stop()` closes the sockets, waits for
+ * the requests being evaluated and writes what is left.
  */
 import { X509Certificate } from 'node:crypto';
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
@@ -24,6 +29,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError } from '../config.js';
 import type { AppContext } from '../context.js';
 import { writeMeta } from '../db/meta.js';
+import { AuditWriteBehind } from '../audit/write-behind.js';
 import { access, type AccessHost } from './access.js';
 import { accounting } from './accounting.js';
 import { ClientDirectory } from './clients.js';
@@ -37,6 +43,10 @@ import { tunnelContext, type TunnelMaterial } from './tls-tunnel.js';
 export const DUPLICATE_MS = 30_000;
 export const MAX_IN_FLIGHT = 512;
 export const MAX_IN_FLIGHT_PER_ADDRESS = 256;
+/** Datagrams evaluated per turn of the event loop (a PAP authentication is ~0.3 ms of it). */
+export const SLICE = 4;
+/** Datagrams waiting for their turn; more are dropped as busy (the client retries). */
+export const MAX_QUEUED = 1_024;
 const MAX_CACHED = 100_000;
 
 export interface RadiusListener {
@@ -45,6 +55,8 @@ export interface RadiusListener {
   reloadClients(): Promise<void>;
   /** The EAP server certificate from now on (a renewal). */
   setTls(material: TunnelMaterial): void;
+  /** Writes the audit rows still queued (they are written every FLUSH_MS anyway). */
+  flushAudit(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -94,9 +106,11 @@ export async function startRadius(ctx: AppContext, log: FastifyBaseLogger, mater
   let context = tunnelContext(material);
   let ca = new X509Certificate(material.ca);
   const conversations = new Conversations(() => ctx.clock.now().getTime());
-  const host: AccessHost = { ctx, conversations, budgets: new FailureBudgets(), tlsContext: () => context, ca: () => ca };
+  const audit = new AuditWriteBehind(ctx.db, log);
+  const host: AccessHost = { ctx, conversations, budgets: new FailureBudgets(), tlsContext: () => context, ca: () => ca, audit };
   const cache = new Map<string, Cached>();
   const inFlight = new Map<string, number>();
+  const evaluating = new Set<Promise<unknown>>();
   let flying = 0;
 
   const family = isIP(config.host) === 6 || config.host === '::' ? 'udp6' : 'udp4';
@@ -112,7 +126,7 @@ export async function startRadius(ctx: AppContext, log: FastifyBaseLogger, mater
     }
   };
 
-  const handle = (socket: Socket, accountingPort: boolean) => (datagram: Buffer, peer: RemoteInfo) => {
+  const evaluate = (socket: Socket, accountingPort: boolean, datagram: Buffer, peer: RemoteInfo) => {
     if (datagram.length > MAX_PACKET) return drop('oversize');
     const address = peer.address.startsWith('::ffff:') ? peer.address.slice(7) : peer.address;
     const client = directory.current().find(address);
@@ -169,18 +183,57 @@ export async function startRadius(ctx: AppContext, log: FastifyBaseLogger, mater
       });
     prune(now);
     cache.set(key, { at: now, answer });
-    void answer.then((bytes) => bytes && socket.send(bytes, peer.port, peer.address));
+    evaluating.add(answer);
+    void answer.then((bytes) => {
+      evaluating.delete(answer);
+      if (bytes) socket.send(bytes, peer.port, peer.address);
+    });
+  };
+
+  // The queue: a slice per turn of the event loop (the microtasks each evaluation queues run
+  // before the next turn; on SQLite a PAP authentication finishes within them).
+  const queue: { socket: Socket; accountingPort: boolean; datagram: Buffer; peer: RemoteInfo }[] = [];
+  let scheduled = false;
+  const pump = () => {
+    scheduled = false;
+    for (let n = 0; n < SLICE && queue.length; n++) {
+      const next = queue.shift()!;
+      try {
+        evaluate(next.socket, next.accountingPort, next.datagram, next.peer);
+      } catch (error) {
+        log.error({ err: error }, 'RADIUS datagram failed');
+        drop('error');
+      }
+    }
+    if (queue.length && !scheduled) {
+      scheduled = true;
+      setImmediate(pump);
+    }
+  };
+  const handle = (socket: Socket, accountingPort: boolean) => (datagram: Buffer, peer: RemoteInfo) => {
+    if (queue.length >= MAX_QUEUED) return drop('busy');
+    queue.push({ socket, accountingPort, datagram, peer });
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(pump);
+    }
   };
 
   for (const socket of [authSocket, acctSocket]) socket.on('error', (error) => log.error({ err: error }, 'RADIUS socket error'));
   authSocket.on('message', handle(authSocket, false));
   acctSocket.on('message', handle(acctSocket, true));
-  const authPort = await bind(authSocket, config.port, config.host, 'GATEHOUSE_RADIUS_PORT');
+  let authPort: number;
   let acctPort: number;
   try {
-    acctPort = await bind(acctSocket, config.acctPort, config.host, 'GATEHOUSE_RADIUS_ACCT_PORT');
+    authPort = await bind(authSocket, config.port, config.host, 'GATEHOUSE_RADIUS_PORT');
+    try {
+      acctPort = await bind(acctSocket, config.acctPort, config.host, 'GATEHOUSE_RADIUS_ACCT_PORT');
+    } catch (error) {
+      authSocket.close();
+      throw error;
+    }
   } catch (error) {
-    authSocket.close();
+    await audit.close();
     throw error;
   }
   const state: RadiusState = { enabled: true, auth: shown(config.host, authPort), accounting: shown(config.host, acctPort) };
@@ -194,10 +247,14 @@ export async function startRadius(ctx: AppContext, log: FastifyBaseLogger, mater
       context = tunnelContext(next);
       ca = new X509Certificate(next.ca);
     },
+    flushAudit: () => audit.flush(),
     async stop() {
-      listeners.delete(ctx);
-      conversations.stop();
+      if (listeners.get(ctx) === listener) listeners.delete(ctx);
       await Promise.all([authSocket, acctSocket].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      queue.length = 0;
+      await Promise.allSettled([...evaluating]);
+      conversations.stop();
+      await audit.close();
     },
   };
   listeners.set(ctx, listener);

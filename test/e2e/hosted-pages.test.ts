@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PASSWORD, createClient, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
+import { buildIfStale, launchChromium, seriousViolations, settled, shot, watchRequests } from '../helpers/panel-browser.js';
 import { decodeQuotedPrintable, startSmtp } from '../helpers/smtp.js';
 import { Secret, TOTP } from 'otpauth';
 
@@ -181,9 +181,10 @@ async function enrolFay(page: Page, email: string): Promise<void> {
 }
 
 async function visit(page: Page, screen: Screen) {
+  watchRequests(page);
   await screen[1](page);
   await page.getByText(screen[2], { exact: false }).first().waitFor({ timeout: 15_000 });
-  await page.waitForLoadState('networkidle');
+  await settled(page);
 }
 
 describe('every hosted page', () => {
@@ -217,7 +218,7 @@ describe('every hosted page', () => {
         await page.getByLabel('E-mail').fill(`cy+${scheme}@example.com`);
         await page.getByLabel('Password').fill('not the password');
         await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-        await page.waitForLoadState('networkidle');
+        await settled(page);
       }
       await page.getByText('Try again in').waitFor();
       await shot(page, `hosted-lock-out-${scheme}`);
@@ -269,6 +270,7 @@ describe('translations', () => {
   it('serves German by Accept-Language and French once chosen in the switch, with <html lang>', async () => {
     const ctx = await context('light', 'de-DE');
     const page = await ctx.newPage();
+    watchRequests(page);
     await page.goto(authorizeUrl('team-wiki'));
     expect(await page.getAttribute('html', 'lang')).toBe('de');
     expect(await page.locator('h1').textContent()).toBe('Bei Team Wiki anmelden');
@@ -276,7 +278,7 @@ describe('translations', () => {
     expect(await page.title()).toBe('Bei Team Wiki anmelden · Gatehouse');
     await shot(page, 'hosted-sign-in-de');
     await page.getByRole('link', { name: 'Français' }).click();
-    await page.waitForLoadState('networkidle');
+    await settled(page);
     expect(new URL(page.url()).pathname).toBe('/sign-in');
     expect(await page.getAttribute('html', 'lang')).toBe('fr');
     expect(await page.locator('h1').textContent()).toBe('Se connecter à Team Wiki');
@@ -314,12 +316,13 @@ describe('lock-out', () => {
   it('warns before the lock, then counts down "Try again in 30 seconds" with the password focused and "Forgot password?" offered', async () => {
     const ctx = await context('light');
     const page = await ctx.newPage();
+    watchRequests(page);
     const attempt = async () => {
       await page.goto(`${server.url}/sign-in?client_id=notes`);
       await page.getByLabel('E-mail').fill('lock@example.com');
       await page.getByLabel('Password').fill('wrong guess');
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-      await page.waitForLoadState('networkidle');
+      await settled(page);
     };
     for (let i = 0; i < 4; i++) await attempt();
     await expect(page.locator('[data-lock-warning]').textContent()).resolves.toBe('One more wrong password and sign-in with this address pauses for 30 seconds.');

@@ -19,7 +19,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadConfig } from '../../server/config.js';
 import { start, type Running } from '../../server/main.js';
 import { caFetch, type CaFetch } from '../helpers/ca-fetch.js';
-import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
+import { buildIfStale, launchChromium, seriousViolations, settled, shot, watchRequests } from '../helpers/panel-browser.js';
 import { freePort } from '../helpers/data-dir.js';
 import { eq } from 'drizzle-orm';
 import { applications } from '../../server/db/schema.js';
@@ -98,10 +98,11 @@ async function signedInContext(options: { width: number; height: number; scheme:
 }
 
 async function open(page: Page, path: string, ready: string): Promise<void> {
+  watchRequests(page);
   await page.goto(`${url}/admin${path === '/' ? '/' : path}`);
   await page.getByText(ready, { exact: false }).first().waitFor({ timeout: 15_000 });
   // Let charts and late resources settle before measuring.
-  await page.waitForLoadState('networkidle');
+  await settled(page);
 }
 
 

@@ -12,6 +12,7 @@ import { fixedClock } from '../../server/util/clock.js';
 import { openPostgres } from '../../server/db/postgres.js';
 import { closeStore } from '../../server/db/open.js';
 import { seedSigningKeys } from './signing-key-pool.js';
+import { TEST_HASH_COST } from './hash-cost.js';
 import { useKeySecret } from '../../server/db/secrets-at-rest.js';
 import { PASSWORD_HASH_COST, useHashCost } from '../../server/accounts/passwords.js';
 
@@ -91,13 +92,7 @@ export const closeDatabase = closeStore;
 afterEach(() => closeAll(open));
 afterAll(() => closeAll(openForFile));
 
-/**
- * argon2id at 256 KiB and one pass instead of 19 MiB and two: tests whose subject is not hashing
- * (nearly all) sign people up and in by the hundred, and at the server's cost that was a large
- * share of the suite's time (issue 45). `makeApp({ passwordHashing: 'production' })` keeps the
- * server's cost for a test about hashing; servers started as processes always have it.
- */
-export const TEST_HASH_COST = { memoryCost: 256, timeCost: 1 };
+export { TEST_HASH_COST };
 
 export async function makeApp(
   /**

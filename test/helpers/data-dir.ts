@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { loadConfig } from '../../server/config.js';
 import { start, type Running } from '../../server/main.js';
+import { useTestHashCost } from './hash-cost.js';
 
 export const OPS_ADMIN_TOKEN = 'ops-admin-token-0123456789abcdef';
 
@@ -24,6 +25,8 @@ export function tempDataDir(): string {
 /** `start()` as `gatehouse serve` would, on a free port, logs silenced. */
 export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<Running> {
   const config = loadConfig({ GATEHOUSE_DATA_DIR: dataDir, PORT: '0', ADMIN_TOKEN: OPS_ADMIN_TOKEN, LOG_LEVEL: 'silent', ...env });
+  // In this process: hashing at the test cost, like makeApp's apps (test/helpers/hash-cost.ts).
+  useTestHashCost();
   const running = await start(config);
   servers.push(running);
   return running;

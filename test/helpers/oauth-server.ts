@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { loadConfig } from '../../server/config.js';
 import { start, type Running } from '../../server/main.js';
+import { useTestHashCost } from './hash-cost.js';
 
 export const OAUTH_ADMIN_TOKEN = 'oauth-test-admin-token-0123456789';
 export const PASSWORD = 'correct horse battery';
@@ -41,6 +42,8 @@ export async function adminJsonOf<T>(server: Pick<OAuthServer, 'admin'>, method:
 export async function startOAuthServer(env: Record<string, string> = {}): Promise<OAuthServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-oauth-'));
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env }, { dataDir, port: '0', host: '127.0.0.1', adminToken: OAUTH_ADMIN_TOKEN });
+  // In this process: hashing at the test cost, like makeApp's apps (test/helpers/hash-cost.ts).
+  useTestHashCost();
   const running = await start(config);
   return {
     running,

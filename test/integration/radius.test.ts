@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { PASSWORD } from '../helpers/accounts.js';
@@ -25,16 +25,22 @@ import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
 import { formatStatus, readStatus } from '../../server/ops/status.js';
 import { radiusStatus } from '../../server/radius/status.js';
+import type { RadiusListener } from '../../server/radius/server.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { auditLog, memberships, networkCertificates, radiusSessions } from '../../server/db/schema.js';
 import { engineOf, many } from '../../server/db/store.js';
 import { Attr, Code, decodePacket, encodeRequest, integer } from '../../server/radius/codec.js';
+import { EapCode, decodeEap } from '../../server/radius/eap.js';
+import { eapMaterial } from '../../server/radius/credentials.js';
+import { AuditWriteBehind } from '../../server/audit/write-behind.js';
+import { Asker, eapAuthentication } from '../helpers/eap-supplicant.js';
 import { FAILURES_PER_NAME } from '../../server/radius/limits.js';
 
 let t: TestApp;
 let dir: string;
 let port: number;
 let acctPort: number;
+let listener: RadiusListener;
 let secret: string;
 let ada: { password: string; cookie: string };
 let adaId: string;
@@ -46,13 +52,17 @@ beforeAll(async () => {
   ada = await memberWithAppPassword(t, 'ada@example.com', 'wifi');
   adaId = (await personByEmail(t, 'ada@example.com')).id;
   await insertGroup(t, 'staff', [adaId]);
-  ({ port, acctPort } = await startRadiusFor(t));
+  ({ port, acctPort, listener } = await startRadiusFor(t));
 }, 60_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const attr = (packet: ReturnType<typeof decodePacket>, type: number) => packet.attributes.filter((a) => a.type === type).map((a) => a.value);
-const audits = async (action: string) => many(t.db.select().from(auditLog).where(eq(auditLog.action, action)));
+/** The audit rows of `action`, RADIUS's own written first (they are written behind, decision 0411). */
+const audits = async (action: string) => {
+  await listener.flushAudit();
+  return many(t.db.select().from(auditLog).where(eq(auditLog.action, action)));
+};
 const metrics = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
 
 describe('the radius application field', () => {
@@ -182,6 +192,46 @@ describe('who may connect', () => {
   });
 });
 
+describe('EAP on this engine (eapol_test runs them against SQLite in the interop suite)', () => {
+  const eap = async (method: 'ttls' | 'tls', tls: Parameters<typeof eapAuthentication>[3], inner?: { login: string; password: string }) => {
+    const asker = await Asker.open(port);
+    try {
+      return await eapAuthentication(asker, Buffer.from(secret), method, 'anonymous', { ca: eapMaterial(t.config, new Date()).ca, ...tls }, inner);
+    } finally {
+      asker.close();
+    }
+  };
+  const accepted = async (answer: ReturnType<typeof decodePacket>, method: string) => {
+    expect(answer.code).toBe(Code.accessAccept);
+    expect(decodeEap(Buffer.concat(attr(answer, Attr.eapMessage))).code).toBe(EapCode.success);
+    expect(attr(answer, Attr.userName).map(String)).toEqual([(await personByEmail(t, 'ada@example.com')).username]);
+    expect(attr(answer, Attr.class).map(String)).toEqual([`gatehouse:${adaId}`]);
+    expect(attr(answer, Attr.tunnelPrivateGroupId)).toEqual([Buffer.from('\u000020')]);
+    // MS-MPPE-Recv-Key and -Send-Key (Microsoft, vendor 311, types 17 and 16).
+    expect(attr(answer, Attr.vendorSpecific).map((v) => [v.readUInt32BE(0), v[4]])).toEqual([[311, 17], [311, 16]]);
+    expect((await audits('radius.accepted')).at(-1)).toMatchObject({ target: adaId, details: { client: 'Loopback AP', method, vlan: 20 } });
+  };
+
+  it('EAP-TTLS/PAP with an app password is accepted; with a wrong one, the same Access-Reject with EAP-Failure', async () => {
+    await accepted(await eap('ttls', { minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' }, { login: 'ada@example.com', password: ada.password }), 'eap-ttls');
+    const refused = await eap('ttls', { minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' }, { login: 'ada@example.com', password: PASSWORD });
+    expect(refused.code).toBe(Code.accessReject);
+    expect(decodeEap(Buffer.concat(attr(refused, Attr.eapMessage))).code).toBe(EapCode.failure);
+  });
+
+  it('EAP-TLS with a network certificate the admin API issued is accepted; refused once it is revoked', async () => {
+    const issued = await t.admin('POST', `/api/admin/people/${adaId}/network-certificates`, { applicationId: 'wifi', name: 'Ada laptop' });
+    expect(issued.statusCode, issued.body).toBe(201);
+    const { id, pkcs12, password } = issued.json() as { id: string; pkcs12: string; password: string };
+    const client = { pfx: Buffer.from(pkcs12, 'base64'), passphrase: password, minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' } as const;
+    await accepted(await eap('tls', client), 'eap-tls');
+    expect((await t.admin('DELETE', `/api/admin/people/${adaId}/network-certificates/${id}`)).statusCode).toBe(204);
+    const refused = await eap('tls', client);
+    expect(refused.code).toBe(Code.accessReject);
+    expect(decodeEap(Buffer.concat(attr(refused, Attr.eapMessage))).code).toBe(EapCode.failure);
+  });
+});
+
 describe('what is dropped, and what is still answered', () => {
   it('drops an unknown client, a missing or wrong Message-Authenticator, oversize and malformed datagrams, and counts each', async () => {
     // From 127.0.0.2: no client covers it.
@@ -237,6 +287,22 @@ describe('what is dropped, and what is still answered', () => {
       { type: Attr.chapPassword, value: randomBytes(17) },
     ], key);
     expect(decodePacket((await exchange(port, chap))!).code).toBe(Code.accessReject);
+  });
+});
+
+describe('the audit, written behind (decision 0411)', () => {
+  it('reaches audit_log unasked within a moment, and what is still queued when the writer closes', async () => {
+    const read = () => many(t.db.select().from(auditLog).where(eq(auditLog.action, 'radius.accepted')));
+    const before = (await audits('radius.accepted')).length;
+    expect((await pap(port, secret, 'ada@example.com', ada.password))!.code).toBe(Code.accessAccept);
+    await vi.waitFor(async () => expect(await read()).toHaveLength(before + 1), { timeout: 3_000, interval: 50 });
+
+    const behind = new AuditWriteBehind(t.db, { error: (_details, message) => expect.fail(message) }, 60_000);
+    behind.add(t.clock.now(), { actor: 'system', action: 'radius.accepted', applicationId: 'wifi', target: adaId, details: { client: 'Loopback AP', address: '127.0.0.1', method: 'pap' }, ip: '127.0.0.1' });
+    expect(await read()).toHaveLength(before + 1);
+    await behind.close();
+    expect((await read()).at(-1)).toMatchObject({ actor: 'system', applicationId: 'wifi', target: adaId, ip: '127.0.0.1', details: { client: 'Loopback AP', address: '127.0.0.1', method: 'pap' } });
+    expect(await read()).toHaveLength(before + 2);
   });
 });
 

@@ -1,0 +1,65 @@
+/**
+ * The bundle's lazily loaded packages (scripts/bundle-server.mjs, issue 45, decision 0360): an
+ * import of one is a stand-in, the package's own file is required on the first use and not
+ * before, and what the server uses of each works through it — classes constructed, static
+ * methods called, `instanceof` against the real class. Built with the bundle's own plugin and
+ * banner into a temporary directory, the lazy files under chunks/ as in dist/, and run in a child.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { build } from 'esbuild';
+// @ts-expect-error: a plain .mjs script without types
+import { BANNER, LAZY_PACKAGES, bundleLazyPackages, lazyPackages } from '../../scripts/bundle-server.mjs';
+
+const dir = mkdtempSync(join(tmpdir(), 'gatehouse-lazy-packages-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const ENTRY = `
+import { DOMParser } from '@xmldom/xmldom';
+import { ExclusiveCanonicalization, SignedXml } from 'xml-crypto';
+import { Client, FilterParser, InvalidCredentialsError } from 'ldapts';
+import { SaxesParser } from 'saxes';
+import { renderSVG } from 'uqr';
+const loaded = () => Object.keys(require.cache).filter((f) => /lazy-/.test(f)).map((f) => f.split('/').pop()).sort();
+const before = loaded();
+const doc = new DOMParser().parseFromString('<a xmlns="urn:x"><b>1</b></a>', 'text/xml');
+const c14n = new ExclusiveCanonicalization().process(doc.documentElement, {}).toString();
+const signer = typeof SignedXml;
+const filter = FilterParser.parseString('(&(uid=ann)(objectClass=person))').toString();
+const refused = new InvalidCredentialsError('no') instanceof InvalidCredentialsError;
+const client = new Client({ url: 'ldap://127.0.0.1:1' }).isConnected;
+let names = 0;
+const saxes = new SaxesParser();
+saxes.on('opentag', () => names++);
+saxes.write('<svg><g/></svg>').close();
+const qr = renderSVG('otpauth://totp/x', { ecc: 'M' }).startsWith('<svg');
+console.log(JSON.stringify({ before, after: loaded(), c14n, signer, filter, refused, client, names, qr }));
+`;
+
+describe('lazily loaded packages in the bundle', () => {
+  it('loads each package on its first use, and each works through the stand-in', async () => {
+    writeFileSync(join(dir, 'entry.ts'), ENTRY);
+    await build({
+      entryPoints: [join(dir, 'entry.ts')], outfile: join(dir, 'entry.mjs'), absWorkingDir: process.cwd(), nodePaths: [join(process.cwd(), 'node_modules')],
+      bundle: true, format: 'esm', platform: 'node', target: 'node20', banner: { js: BANNER }, plugins: [lazyPackages], logLevel: 'silent',
+    });
+    mkdirSync(join(dir, 'chunks'));
+    for (const file of await bundleLazyPackages(join(dir, 'chunks'))) writeFileSync(file.path, file.contents);
+    const out = JSON.parse(execFileSync(process.execPath, [join(dir, 'entry.mjs')], { encoding: 'utf8' }));
+    expect(LAZY_PACKAGES).toEqual(['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr']);
+    expect(out).toEqual({
+      before: [],
+      after: ['lazy-ldapts.cjs', 'lazy-saxes.cjs', 'lazy-uqr.cjs', 'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs'],
+      c14n: '<a xmlns="urn:x"><b>1</b></a>',
+      signer: 'function',
+      filter: '(&(uid=ann)(objectClass=person))',
+      refused: true,
+      client: false,
+      names: 2,
+      qr: true,
+    });
+  });
+});
