@@ -183,9 +183,22 @@ export class SourceConnection {
         paged: { pageSize: PAGE_SIZE },
         ...(options.sizeLimit ? { sizeLimit: options.sizeLimit } : {}),
       });
-      for await (const page of pages) {
-        this.pageBytes = 0;
-        yield page.searchEntries;
+      // One page ahead: the next page is asked for as soon as one arrives, so the source reads
+      // and sends it while this one is worked on (slapd and the sync use both cores, one each).
+      let next = pages.next();
+      try {
+        for (;;) {
+          const page = await next;
+          if (page.done) break;
+          this.pageBytes = 0;
+          next = pages.next();
+          // Failures of the page ahead are thrown when it is awaited; none is left unhandled meanwhile.
+          next.catch(() => {});
+          yield page.value.searchEntries;
+        }
+      } finally {
+        // The caller stopped early: the page ahead is let go with the generator.
+        void next.then(() => pages.return(undefined), () => {}).catch(() => {});
       }
     } catch (error) {
       if (this.tooBig) throw new SourceError('search', `${this.host} sent more than ${MAX_PAGE_BYTES / 1024 / 1024} MB for one page of ${PAGE_SIZE} entries; the search was stopped.`);

@@ -2,7 +2,7 @@
  * The directory sources' reads and writes. Each statement a request runs uses an index
  * (test/integration/directory-sources.test.ts checks the plans on both engines):
  * - sources by primary key, listed by `directory_sources_created_idx`;
- * - a source's people: `people_source_idx` (source_id, status);
+ * - a source's people: `people_source_idx` (source_id, status), or by id (a page of its entries' targets);
  * - a source's entries: the primary key (source_id, kind, entry_key), keyset by entry_key;
  * - an entry by person or group: `directory_entries_target_uq` (kind, target_id);
  * - runs: `directory_sync_runs_source_idx` (source_id, started_at), by primary key.
@@ -101,13 +101,12 @@ export async function entryByKey(db: Db, sourceId: string, kind: 'person' | 'gro
   return one(db.select().from(directoryEntries).where(and(eq(directoryEntries.sourceId, sourceId), eq(directoryEntries.kind, kind), eq(directoryEntries.entryKey, key))));
 }
 
-/** A page of a source's people (id, DN, username, status), by id. */
-export async function sourcePeoplePage(db: Db, sourceId: string, after: string | undefined, limit: number) {
-  return many(db.select({ id: people.id, dn: people.sourceDn, username: people.username, status: people.status })
+/** The source's people among these ids (a page of its entries' targets): id, DN, username. */
+export async function sourcePeopleByIds(db: Db, sourceId: string, ids: string[]) {
+  if (!ids.length) return [];
+  return many(db.select({ id: people.id, dn: people.sourceDn, username: people.username })
     .from(people)
-    .where(and(eq(people.sourceId, sourceId), after === undefined ? undefined : gt(people.id, after)))
-    .orderBy(asc(people.id))
-    .limit(limit));
+    .where(and(inArray(people.id, ids), eq(people.sourceId, sourceId))));
 }
 
 /** The people (any source or none) holding one of these e-mail addresses or usernames. */

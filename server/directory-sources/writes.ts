@@ -53,6 +53,7 @@ const statements = preparedPerDb((db) => {
     membership: db.insert(memberships).values({
       id: p('id'), applicationId: p('applicationId'), personId: p('personId'), status: 'active', role: 'member', profile: {}, joinedAt: p('now'), lastActiveAt: p('now'), updatedAt: p('now'),
     }).onConflictDoNothing().returning({ id: memberships.id, personId: memberships.personId }).prepare(),
+    member: db.insert(groupMembers).values({ groupId: p('groupId'), personId: p('personId'), addedAt: p('now') }).onConflictDoNothing().prepare(),
     audit: db.insert(auditLog).values({ id: p('id'), at: p('at'), actor: p('actor'), action: p('action'), applicationId: null, target: p('target'), details: p('details'), ip: null }).prepare(),
   };
 });
@@ -230,7 +231,12 @@ export async function upsertGroup(tx: Tx, now: Date, source: DirectorySource, gr
 
 /** Adds and removes members of a source group (at most 5,000 a call). */
 export async function changeMembers(tx: Tx, now: Date, source: DirectorySource, groupId: string, add: string[], remove: string[], webhooks: boolean): Promise<void> {
-  if (add.length) await exec(tx.insert(groupMembers).values(add.map((personId) => ({ groupId, personId, addedAt: now }))).onConflictDoNothing());
+  if (add.length && rowByRow(tx)) {
+    const { member } = statements(tx);
+    for (const personId of add) await exec(member, { groupId, personId, now });
+  } else if (add.length) {
+    await exec(tx.insert(groupMembers).values(add.map((personId) => ({ groupId, personId, addedAt: now }))).onConflictDoNothing());
+  }
   if (remove.length) await exec(tx.delete(groupMembers).where(and(eq(groupMembers.groupId, groupId), inArray(groupMembers.personId, remove))));
   if (add.length || remove.length) {
     await auditMany(tx, now, actorOf(source), [{ action: 'group.members_synced', target: groupId, details: { added: add.length, removed: remove.length } }]);

@@ -12,9 +12,16 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ensureBuilt, ROOT } from '../helpers/server-process.js';
 
-const require = createRequire(import.meta.url);
 const root = ROOT.replace(/\/$/, '');
-// electron-builder's own configuration reader and validator (app-builder-lib, its library).
+// electron-builder's own configuration reader and validator (app-builder-lib, its library), from
+// desktop/node_modules: the desktop build tools are kept out of the server's `npm install`
+// (decision 0351) and installed by scripts/desktop-tools.mjs, which `npm test` runs first.
+const require = createRequire(join(root, 'desktop/package.json'));
+try {
+  require.resolve('app-builder-lib/package.json');
+} catch {
+  throw new Error('The desktop build tools are not installed: run `npm run desktop:tools` (npm test does it first).');
+}
 const { getConfig, validateConfiguration } = require('app-builder-lib/out/util/config/config.js') as {
   getConfig(projectDir: string, configPath: string, fromOptions: null): Promise<Record<string, any>>;
   validateConfiguration(config: Record<string, unknown>, logger: unknown): Promise<void>;
@@ -132,10 +139,10 @@ describe('.github/workflows/release.yml', () => {
       const setupNode = job.steps.find((s) => s.uses?.startsWith('actions/setup-node@'));
       // Electron 45 and its rebuild tool need Node 22.12 or later.
       expect(setupNode?.with?.['node-version'], name).toBe('22.12');
-      const order = ['actions/checkout@', 'npm ci', 'npm run build', 'npx electron-builder install-app-deps', 'npx electron-builder --config electron-builder.yml', 'actions/upload-artifact@'].map(index);
+      const order = ['actions/checkout@', 'npm ci', 'npm run build', 'npm run builder -- install-app-deps', 'npm run builder -- --config electron-builder.yml', 'actions/upload-artifact@'].map(index);
       expect(order.every((i) => i >= 0), `${name}: ${runs.join(' | ')}`).toBe(true);
       expect([...order].sort((a, b) => a - b), name).toEqual(order);
-      expect(runs.find((r) => r?.startsWith('npx electron-builder --config')), name).toContain(want.flags);
+      expect(runs.find((r) => r?.startsWith('npm run builder -- --config')), name).toContain(want.flags);
       const upload = job.steps.find((s) => s.uses?.startsWith('actions/upload-artifact@'))!;
       expect(upload.with!.path!.trim().split('\n'), name).toEqual(want.files);
       expect(upload.with!['if-no-files-found'], name).toBe('error');

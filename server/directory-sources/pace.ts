@@ -1,0 +1,89 @@
+/**
+ * Work sliced by time, so a sync never holds the event loop for long (spec directory-sources.md
+ * "Limits": loop delay p99 ≤ 50 ms during a 100,000-person run; decision 0392).
+ *
+ * - `Slicer`: for CPU work item by item (mapping entries, comparing digests): `due()` says when
+ *   the slice has run its time, and the caller yields (`tick`) there.
+ * - `Pacer`: for writes in transactions. On SQLite a transaction runs synchronously from BEGIN to
+ *   COMMIT, so its length is what the loop is held: each batch is sized from how long the last
+ *   ones took per item, aiming at `targetMs`, between `min` and `max` items; the loop turns
+ *   between batches. On PostgreSQL a transaction mostly waits on the network (the loop is free),
+ *   so its target is longer.
+ */
+
+/** Yields to the event loop: timers and I/O (sign-ins, token requests) run before the next slice. */
+export const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** How long one slice of a sync's CPU work or one SQLite write batch may hold the loop. */
+export const SLICE_MS = 5;
+
+export class Slicer {
+  private started = performance.now();
+  private count = 0;
+
+  constructor(private readonly sliceMs = SLICE_MS) {}
+
+  /** Whether this slice has used its time (looks at the clock every 8 items). */
+  due(): boolean {
+    if ((++this.count & 7) !== 0) return false;
+    return performance.now() - this.started >= this.sliceMs;
+  }
+
+  /** Yields and starts a new slice. */
+  async yield(): Promise<void> {
+    await tick();
+    this.started = performance.now();
+    this.count = 0;
+  }
+
+  /** Yields when the slice is due. */
+  async maybeYield(): Promise<void> {
+    if (this.due()) await this.yield();
+  }
+}
+
+export class Pacer {
+  private size: number;
+  /** Milliseconds an item took, smoothed over the last batches. */
+  private perItem: number | undefined;
+
+  constructor(
+    private readonly min: number,
+    private readonly max: number,
+    private readonly targetMs = SLICE_MS,
+  ) {
+    this.size = min;
+  }
+
+  /**
+   * Writes `items` in batches sized by time, yielding between them. The time is the process's
+   * CPU time, not the clock's: on a shared machine the clock also counts the time other programs
+   * had the core, which the batch's size cannot change (and would shrink batches to a handful,
+   * each commit then writing the same index pages again).
+   */
+  async run<T>(items: readonly T[], write: (batch: T[]) => Promise<void>): Promise<void> {
+    for (let i = 0; i < items.length;) {
+      const batch = items.slice(i, i + this.size);
+      const started = process.cpuUsage();
+      await write(batch);
+      const used = process.cpuUsage(started);
+      this.took((used.user + used.system) / 1000, batch.length);
+      i += batch.length;
+      await tick();
+    }
+  }
+
+  /** Learns from a batch of `n` items that took `ms`; the next batch's size follows. */
+  took(ms: number, n: number): void {
+    if (n <= 0) return;
+    const each = Math.max(ms / n, 0.001);
+    this.perItem = this.perItem === undefined ? each : 0.5 * this.perItem + 0.5 * each;
+    // Grows at most twofold a batch (one cheap batch says little), shrinks at once.
+    const wanted = Math.floor(this.targetMs / this.perItem);
+    this.size = Math.max(this.min, Math.min(this.max, wanted, this.size * 2));
+  }
+
+  get batchSize(): number {
+    return this.size;
+  }
+}
