@@ -35,7 +35,7 @@ import { dnKey, entryKey, groupAttributes, mapGroup, mapPerson, personAttributes
 import { entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeopleByIds, updateRun, updateSourceRow, type EntryRow } from './queries.js';
 import { bindPasswordOf } from './service.js';
 import { countSyncRun } from './metrics.js';
-import { Pacer, SLICE_MS, Slicer, tick } from './pace.js';
+import { Pacer, SLICE_MS, Slicer, tick, widenSqliteCache } from './pace.js';
 import {
   actorOf,
   anyWebhook,
@@ -204,6 +204,7 @@ async function syncSource(ctx: AppContext, source: DirectorySource, state: RunSt
   const changeAttribute = defaults.changeAttribute;
   const attrs = source.attributes;
   const connection = await serviceConnection(ctx, source, SYNC_TIMEOUT_MS);
+  const narrow = widenSqliteCache(ctx.db);
   try {
     // People the disabled filter names: only their keys.
     const disabledKeys = new Set<string>();
@@ -292,6 +293,7 @@ async function syncSource(ctx: AppContext, source: DirectorySource, state: RunSt
     if (source.groupsBase) await syncGroups(ctx, source, connection, state, full, webhooks, heartbeat);
     return mark;
   } finally {
+    narrow();
     await connection.close();
   }
 }
