@@ -35,7 +35,7 @@ import { dnKey, entryKey, groupAttributes, mapGroup, mapPerson, personAttributes
 import { entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeopleByIds, updateRun, updateSourceRow, type EntryRow } from './queries.js';
 import { bindPasswordOf } from './service.js';
 import { countSyncRun } from './metrics.js';
-import { Pacer, SLICE_MS, Slicer, tick, widenSqliteCache } from './pace.js';
+import { Pacer, SLICE_MS, Slicer, tick, walPacer, widenSqliteCache } from './pace.js';
 import {
   actorOf,
   anyWebhook,
@@ -71,7 +71,15 @@ export const LISTED = 1000;
  * longer ones (fewer round trips).
  */
 function writePacer(ctx: AppContext, max = MAX_WRITE_BATCH): Pacer {
-  return engineOf(ctx.db) === 'sqlite' ? new Pacer(20, max, SLICE_MS) : new Pacer(50, max, 100);
+  return engineOf(ctx.db) === 'sqlite' ? new Pacer(20, max, SLICE_MS, walPauses(ctx.db)) : new Pacer(50, max, 100);
+}
+
+/** One WAL watch per database handle: every pacer of a run (people, disabling, members) shares it. */
+const walWatches = new WeakMap<object, () => Promise<void>>();
+function walPauses(db: object): () => Promise<void> {
+  let watch = walWatches.get(db);
+  if (!watch) walWatches.set(db, (watch = walPacer(db)));
+  return watch;
 }
 
 /** Stopped on purpose (the 20 % rule): the run fails with this message, the source stays `ok`. */
