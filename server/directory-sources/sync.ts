@@ -1,6 +1,7 @@
 /**
  * A sync run (spec directory-sources.md, "Sync"): read the source's people and groups with paged
- * searches (500 a page, no referrals) and make Gatehouse's copy match, one page per transaction.
+ * searches (500 a page, no referrals) and make Gatehouse's copy match, in write batches sized by
+ * time (pace.ts, decision 0392).
  *
  * - Keyed by the entry's id (entryUUID / objectGUID): a renamed or moved entry is the same person.
  *   An entry whose mapped values did not change (same digest) writes nothing.
@@ -18,8 +19,9 @@
  *   members mirror the source's, nesting flattened (`member` naming another group; on Active
  *   Directory the in-chain rule does it).
  *
- * Between pages the run yields to the event loop, and its heartbeat shows it alive; a run whose
- * heartbeat stopped (the process died) is marked failed by the next start.
+ * The run works in slices of about 5 ms of CPU and yields to the event loop between them; its
+ * heartbeat shows it alive, and a run whose heartbeat stopped (the process died) is marked failed
+ * by the next start.
  */
 import type { AppContext } from '../context.js';
 import type { DirectoryConflict, DirectoryRunCounts, DirectorySkipped, DirectorySource, DirectorySyncRun } from '../db/schema.js';
@@ -306,7 +308,7 @@ async function syncSource(ctx: AppContext, source: DirectorySource, state: RunSt
   }
 }
 
-/** One page of people: conflicts sorted out, then creates, updates and enables in one transaction. */
+/** A batch of new, changed or re-enabled people: conflicts sorted out, then creates, updates and enables in one transaction. */
 async function applyPeople(
   ctx: AppContext,
   source: DirectorySource,
