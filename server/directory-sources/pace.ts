@@ -11,6 +11,10 @@
  *   so its target is longer.
  */
 
+import { statSync } from 'node:fs';
+import type { Db } from '../db/client.js';
+import { engineOf } from '../db/store.js';
+
 /** Yields to the event loop: timers and I/O (sign-ins, token requests) run before the next slice. */
 export const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -51,6 +55,8 @@ export class Pacer {
     private readonly min: number,
     private readonly max: number,
     private readonly targetMs = SLICE_MS,
+    /** Runs between batches (the WAL's pause: `walPacer`). */
+    private readonly between: () => Promise<void> = async () => {},
   ) {
     this.size = min;
   }
@@ -70,6 +76,7 @@ export class Pacer {
       this.took((used.user + used.system) / 1000, batch.length);
       i += batch.length;
       await tick();
+      await this.between();
     }
   }
 
@@ -86,4 +93,67 @@ export class Pacer {
   get batchSize(): number {
     return this.size;
   }
+}
+
+/**
+ * SQLite's page cache, larger while a sync runs (decision 0392). The default (2 MiB) holds a few
+ * hundred pages; a sync of 100,000 people looks up and inserts keys all over the people, entry,
+ * membership and audit indexes (random ids, addresses, entry UUIDs), so nearly every look-up read
+ * its pages again from the file or the WAL. 64 MiB keeps those indexes' inner pages and much of
+ * their leaves; back to what it was when the last run on the handle ends, and the memory returned.
+ */
+export const SYNC_CACHE_KIB = 64 * 1024;
+const widened = new Map<object, { runs: number; previous: number }>();
+
+export function widenSqliteCache(db: object): () => void {
+  if (engineOf(db) !== 'sqlite') return () => {};
+  const client = (db as Db).$client;
+  const held = widened.get(client);
+  if (held) held.runs++;
+  else {
+    widened.set(client, { runs: 1, previous: client.pragma('cache_size', { simple: true }) as number });
+    client.pragma(`cache_size = -${SYNC_CACHE_KIB}`);
+  }
+  return () => {
+    const now = widened.get(client);
+    if (!now || --now.runs > 0) return;
+    widened.delete(client);
+    if (!client.open) return;
+    client.pragma(`cache_size = ${now.previous}`);
+    client.pragma('shrink_memory');
+  };
+}
+
+/** WAL growth after which a run pauses its writes for the checkpointer (decision 0392). */
+export const WAL_PAUSE_BYTES = 256 * 1024 * 1024;
+/** The pause: longer than the checkpointer's tick (db/checkpointer.ts, every second). */
+export const WAL_PAUSE_MS = 1_200;
+
+/**
+ * Keeps a run's WAL from growing without end on SQLite. The checkpointer copies the WAL's frames
+ * into the database from a worker every second, but SQLite starts the WAL over only when a write
+ * begins with every frame copied, which never happens while a sync writes without pause: the WAL
+ * grew to 2 GB in a 100,000-person run, and the kernel then holds the writing thread back.
+ * Called between write batches: when the WAL file has grown by WAL_PAUSE_BYTES since the last
+ * pause, the run waits (the loop free) for the checkpointer to catch up, so the next write starts
+ * the WAL over.
+ */
+export function walPacer(db: object): () => Promise<void> {
+  if (engineOf(db) !== 'sqlite') return async () => {};
+  const file = `${(db as Db).$client.name}-wal`;
+  const size = () => {
+    try {
+      return statSync(file).size;
+    } catch {
+      return 0;
+    }
+  };
+  let base = size();
+  let checked = 0;
+  return async () => {
+    // A stat costs microseconds; every 20 batches is often enough at ~5 ms a batch.
+    if (++checked % 20 !== 0 || size() - base < WAL_PAUSE_BYTES) return;
+    await new Promise((resolve) => setTimeout(resolve, WAL_PAUSE_MS));
+    base = size();
+  };
 }

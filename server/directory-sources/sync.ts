@@ -1,6 +1,7 @@
 /**
  * A sync run (spec directory-sources.md, "Sync"): read the source's people and groups with paged
- * searches (500 a page, no referrals) and make Gatehouse's copy match, one page per transaction.
+ * searches (500 a page, no referrals) and make Gatehouse's copy match, in write batches sized by
+ * time (pace.ts, decision 0392).
  *
  * - Keyed by the entry's id (entryUUID / objectGUID): a renamed or moved entry is the same person.
  *   An entry whose mapped values did not change (same digest) writes nothing.
@@ -18,8 +19,9 @@
  *   members mirror the source's, nesting flattened (`member` naming another group; on Active
  *   Directory the in-chain rule does it).
  *
- * Between pages the run yields to the event loop, and its heartbeat shows it alive; a run whose
- * heartbeat stopped (the process died) is marked failed by the next start.
+ * The run works in slices of about 5 ms of CPU and yields to the event loop between them; its
+ * heartbeat shows it alive, and a run whose heartbeat stopped (the process died) is marked failed
+ * by the next start.
  */
 import type { AppContext } from '../context.js';
 import type { DirectoryConflict, DirectoryRunCounts, DirectorySkipped, DirectorySource, DirectorySyncRun } from '../db/schema.js';
@@ -35,7 +37,7 @@ import { dnKey, entryKey, groupAttributes, mapGroup, mapPerson, personAttributes
 import { entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeopleByIds, updateRun, updateSourceRow, type EntryRow } from './queries.js';
 import { bindPasswordOf } from './service.js';
 import { countSyncRun } from './metrics.js';
-import { Pacer, SLICE_MS, Slicer, tick } from './pace.js';
+import { Pacer, SLICE_MS, Slicer, tick, walPacer, widenSqliteCache } from './pace.js';
 import {
   actorOf,
   anyWebhook,
@@ -71,7 +73,15 @@ export const LISTED = 1000;
  * longer ones (fewer round trips).
  */
 function writePacer(ctx: AppContext, max = MAX_WRITE_BATCH): Pacer {
-  return engineOf(ctx.db) === 'sqlite' ? new Pacer(20, max, SLICE_MS) : new Pacer(50, max, 100);
+  return engineOf(ctx.db) === 'sqlite' ? new Pacer(20, max, SLICE_MS, walPauses(ctx.db)) : new Pacer(50, max, 100);
+}
+
+/** One WAL watch per database handle: every pacer of a run (people, disabling, members) shares it. */
+const walWatches = new WeakMap<object, () => Promise<void>>();
+function walPauses(db: object): () => Promise<void> {
+  let watch = walWatches.get(db);
+  if (!watch) walWatches.set(db, (watch = walPacer(db)));
+  return watch;
 }
 
 /** Stopped on purpose (the 20 % rule): the run fails with this message, the source stays `ok`. */
@@ -204,6 +214,7 @@ async function syncSource(ctx: AppContext, source: DirectorySource, state: RunSt
   const changeAttribute = defaults.changeAttribute;
   const attrs = source.attributes;
   const connection = await serviceConnection(ctx, source, SYNC_TIMEOUT_MS);
+  const narrow = widenSqliteCache(ctx.db);
   try {
     // People the disabled filter names: only their keys.
     const disabledKeys = new Set<string>();
@@ -292,11 +303,12 @@ async function syncSource(ctx: AppContext, source: DirectorySource, state: RunSt
     if (source.groupsBase) await syncGroups(ctx, source, connection, state, full, webhooks, heartbeat);
     return mark;
   } finally {
+    narrow();
     await connection.close();
   }
 }
 
-/** One page of people: conflicts sorted out, then creates, updates and enables in one transaction. */
+/** A batch of new, changed or re-enabled people: conflicts sorted out, then creates, updates and enables in one transaction. */
 async function applyPeople(
   ctx: AppContext,
   source: DirectorySource,

@@ -15,7 +15,7 @@ import type { AppContext } from '../context.js';
 import type { RadiusSettings } from '../db/schema.js';
 import { verifyAppPassword } from '../app-passwords/verify.js';
 import { personPassesGroupRule } from '../applications/group-rule.js';
-import { groupIdsOfPerson } from '../groups/queries.js';
+import { claimQueries } from '../oauth/claims/queries.js';
 import { findCertificate, touchCertificate } from './queries.js';
 
 export interface Admitted {
@@ -44,9 +44,14 @@ export async function checkCertificate(ctx: AppContext, applicationId: string, f
   return { personId: row.person.id, username: row.person.username };
 }
 
-/** The VLAN the person goes on, or null (no rule matches and no default). */
+/**
+ * The VLAN the person goes on, or null (no rule matches and no default). Which of the rules'
+ * groups the person is in is one probe of group_members' (person_id, group_id) index per rule, the
+ * group rule's statement (synchronous on SQLite), not a read of all their groups.
+ */
 export async function vlanFor(ctx: AppContext, settings: RadiusSettings, personId: string): Promise<number | null> {
   if (!settings.vlans.length) return settings.defaultVlan;
-  const groups = new Set(await groupIdsOfPerson(ctx.db, personId));
+  const found = claimQueries(ctx.db).groupIdsAmong(personId, settings.vlans.map((rule) => rule.group));
+  const groups = new Set(found instanceof Promise ? await found : found);
   return settings.vlans.find((rule) => groups.has(rule.group))?.vlan ?? settings.defaultVlan;
 }

@@ -20,7 +20,8 @@
  * xml-crypto reads the same text with the same parser (@xmldom/xmldom), after xml.ts has
  * screened it, so there is no parser differential between what is verified and what is read.
  */
-import { createPublicKey, createVerify, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, createVerify, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { DOMParser } from '@xmldom/xmldom';
 import { ExclusiveCanonicalization, SignedXml } from 'xml-crypto';
 import { SamlRefusal } from './refusal.js';
 import { NS, attr, child, children, isElement } from './xml.js';
@@ -82,8 +83,63 @@ class ThreadPoolRsaSha256 {
 /**
  * Signs the root element of `xml` (which has an `ID` and a saml:Issuer first child) with an
  * enveloped signature placed after the Issuer; resolves to the signed XML.
+ *
+ * Our own messages (builder.ts) take the short way (decision 0432): parsed once, the root
+ * canonicalised by xml-crypto's ExclusiveCanonicalization and digested, the SignedInfo written
+ * and canonicalised by the same canonicaliser, signed with RSA-SHA256 on the thread pool, and the
+ * Signature inserted after the Issuer's end tag. The result is byte for byte what xml-crypto's
+ * SignedXml writes for the same input (test/unit/saml-xml.test.ts), at a quarter of its CPU:
+ * SignedXml parses the document again, clones it for each canonicalisation and evaluates XPath
+ * for the reference, the location and every ancestor namespace. Anything else (no ID, an ID that
+ * would need escaping, no Issuer first) goes through SignedXml.
  */
-export function signRoot(xml: string, key: SigningMaterial): Promise<string> {
+export async function signRoot(xml: string, key: SigningMaterial): Promise<string> {
+  const fast = prepareOwnSignature(xml);
+  if (!fast) return signWithSignedXml(xml, key);
+  const signedInfo = signedInfoOf(fast.id, createHash('sha256').update(fast.canonical).digest('base64'));
+  const value = await new Promise<string>((resolve, reject) =>
+    cryptoSign('sha256', Buffer.from(signedInfo.canonical), key.privateKey, (error, signature) => (error ? reject(error) : resolve(signature.toString('base64')))));
+  const keyInfo = keyInfoOf(key.certificatePem).replace(/<(\/?)X509/g, '<$1ds:X509');
+  const signature = `<ds:Signature xmlns:ds="${NS.dsig}">${signedInfo.written}<ds:SignatureValue>${value}</ds:SignatureValue><ds:KeyInfo>${keyInfo}</ds:KeyInfo></ds:Signature>`;
+  return xml.slice(0, fast.insertAt) + signature + xml.slice(fast.insertAt);
+}
+
+/** IDs our builder makes (builder.ts newMessageId), and any other that needs no escaping in an attribute. */
+const PLAIN_ID = /^[A-Za-z_][A-Za-z0-9_.-]{0,255}$/;
+
+/** For the short way: the root's ID, its exclusive canonical form, and where the Signature goes; undefined when it does not apply. */
+function prepareOwnSignature(xml: string): { id: string; canonical: string; insertAt: number } | undefined {
+  const doc = new DOMParser().parseFromString(xml, 'text/xml');
+  const root = doc.documentElement;
+  const id = root?.getAttribute('ID');
+  if (!root || !id || !PLAIN_ID.test(id) || root.getElementsByTagNameNS(NS.dsig, 'Signature').item(0)?.parentNode === root) return undefined;
+  let first = root.firstChild;
+  while (first && first.nodeType !== first.ELEMENT_NODE) first = first.nextSibling;
+  if (!isElement(first, NS.assertion, 'Issuer')) return undefined;
+  // The Issuer holds only text (escaped), so its end tag's first occurrence is its own.
+  const close = `</${first.tagName}>`;
+  const at = xml.indexOf(close);
+  if (at < 0) return undefined;
+  const canonical = new ExclusiveCanonicalization().process(root as never, { defaultNsForPrefix: { ds: NS.dsig } } as never).toString();
+  return { id, canonical, insertAt: at + close.length };
+}
+
+/**
+ * The SignedInfo of an enveloped RSA-SHA256 signature over `#id`: as written into the message
+ * (the form xml-crypto writes) and as exclusive c14n renders it inside its Signature (by
+ * xml-crypto's canonicaliser), which is what is signed.
+ */
+function signedInfoOf(id: string, digest: string): { written: string; canonical: string } {
+  const written =
+    `<ds:SignedInfo><ds:CanonicalizationMethod Algorithm="${ALG.excC14n}"/><ds:SignatureMethod Algorithm="${ALG.rsaSha256}"/>` +
+    `<ds:Reference URI="#${id}"><ds:Transforms><ds:Transform Algorithm="${ALG.enveloped}"/><ds:Transform Algorithm="${ALG.excC14n}"/></ds:Transforms>` +
+    `<ds:DigestMethod Algorithm="${ALG.sha256}"/><ds:DigestValue>${digest}</ds:DigestValue></ds:Reference></ds:SignedInfo>`;
+  const inSignature = new DOMParser().parseFromString(`<ds:Signature xmlns:ds="${NS.dsig}">${written}</ds:Signature>`, 'text/xml').documentElement!.firstChild!;
+  return { written, canonical: new ExclusiveCanonicalization().process(inSignature as never, {} as never).toString() };
+}
+
+/** The general way, through xml-crypto's SignedXml. */
+function signWithSignedXml(xml: string, key: SigningMaterial): Promise<string> {
   const keyInfo = keyInfoOf(key.certificatePem);
   const signer = new SignedXml({
     privateKey: key.privateKey,
@@ -99,6 +155,9 @@ export function signRoot(xml: string, key: SigningMaterial): Promise<string> {
       error ? reject(error) : resolve(signer.getSignedXml()));
   });
 }
+
+/** For tests: the general way, to compare the short way with. */
+export const signRootWithSignedXml = signWithSignedXml;
 
 /** The Redirect binding's signature of our own query (`SigAlg` already in `octets`): base64. */
 export function signQuery(octets: string, key: SigningMaterial): string {

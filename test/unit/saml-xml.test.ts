@@ -5,6 +5,7 @@
  * Response is verified by xmlsec1 (Debian's XML Security Library), the verifier mod_auth_mellon
  * and pysaml2 use, so "signed as the SPs expect" is checked by theirs, not ours.
  */
+import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
 import { execFileSync } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { deflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_XML_BYTES, parseXml } from '../../server/saml/xml.js';
 import { fromPost, fromRedirect, MAX_INFLATED_BYTES } from '../../server/saml/bindings.js';
-import { ALG, envelopedSignature, signRoot, verifyEnveloped, verifyQuerySignature, type SigningMaterial } from '../../server/saml/signature.js';
+import { ALG, envelopedSignature, signRoot, signRootWithSignedXml, verifyEnveloped, verifyQuerySignature, type SigningMaterial } from '../../server/saml/signature.js';
 import { SamlRefusal } from '../../server/saml/refusal.js';
 import { assertionXml, AUTHN_CONTEXT, logoutRequestXml, newMessageId, responseXml } from '../../server/saml/builder.js';
 import { newKeyMaterial } from '../../server/saml/keys.js';
@@ -118,6 +119,40 @@ describe('signatures', () => {
     if (!signature) throw new SamlRefusal('unsigned', 'unsigned');
     verifyEnveloped(xml, doc, signature, certs);
   };
+
+  it('our own messages are signed the short way with the very signatures xml-crypto\'s SignedXml makes, in the same document (decision 0432)', async () => {
+    const assertion = assertionXml({
+      id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, nameId: { value: 'op&aque', format: 'persistent', spNameQualifier: 'https://sp.example/metadata' },
+      recipient: 'https://sp.example/acs?a=1&b=2', inResponseTo: '_req1', audience: 'https://sp.example/metadata', authnInstant: NOW, sessionIndex: '_s1',
+      sessionNotOnOrAfter: NOW, authnContext: AUTHN_CONTEXT.password, lifetimeMs: 300_000, notBeforeSkewMs: 30_000,
+      attributes: [
+        { name: 'email', nameFormat: 'urn:oasis:names:tc:SAML:2.0:attrname-format:basic', friendlyName: undefined, values: ['ann & <bob>@example.com'] },
+        { name: 'urn:oid:2.5.4.42', nameFormat: 'urn:oasis:names:tc:SAML:2.0:attrname-format:uri', friendlyName: 'given "name"', values: ['Ann\tÅsa', 'x\ny'] },
+      ],
+    });
+    const signedAssertion = await signRoot(assertion, key);
+    // The short way keeps the message as the builder wrote it; the canonical forms are the same, so the signatures are.
+    const signatureValues = (xml: string) => [...xml.matchAll(/<ds:SignatureValue>([^<]+)</g)].map((m) => m[1]);
+    const sameAsGeneral = async (xml: string, signed: string) => {
+      const general = await signRootWithSignedXml(xml, key);
+      expect(signatureValues(signed)).toEqual(signatureValues(general));
+      // The same document: SignedXml writes its parsed DOM back (character references, empty elements in its own spelling).
+      const reserialised = (text: string) => new XMLSerializer().serializeToString(new DOMParser().parseFromString(text, 'text/xml'));
+      expect(reserialised(signed)).toBe(reserialised(general));
+    };
+    await sameAsGeneral(assertion, signedAssertion);
+    verify(signedAssertion);
+    const response = responseXml({
+      id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/acs', inResponseTo: '_req1',
+      status: { code: STATUS.success }, assertion: signedAssertion,
+    });
+    const signedResponse = await signRoot(response, key);
+    await sameAsGeneral(response, signedResponse);
+    const logout = logoutRequestXml({ id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/slo', notOnOrAfter: NOW, nameId: { value: 'n', format: 'persistent', spNameQualifier: 'https://sp.example/metadata' }, sessionIndex: '_s1' });
+    await sameAsGeneral(logout, await signRoot(logout, key));
+    // An SP's request in the test helper's shape (another ID form) takes the same way.
+    await sameAsGeneral(authnRequest('_req-9.x'), await signRoot(authnRequest('_req-9.x'), key));
+  });
 
   it('our signature: RSA-SHA256, exclusive c14n, SHA-256 digest, after the Issuer; verified by xmlsec1', async () => {
     const assertion = assertionXml({
