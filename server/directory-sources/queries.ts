@@ -1,6 +1,6 @@
 /**
  * The directory sources' reads and writes. Each statement a request runs uses an index
- * (test/integration/directory-sources.test.ts checks the plans on both engines):
+ * (test/integration/directory-sources-plans.test.ts checks the plans on both engines):
  * - sources by primary key, listed by `directory_sources_created_idx`;
  * - a source's people: `people_source_idx` (source_id, status), or by id (a page of its entries' targets);
  * - a source's entries: the primary key (source_id, kind, entry_key), keyset by entry_key;
