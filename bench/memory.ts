@@ -24,11 +24,14 @@
  * started beside the server and measured at the same moment, so both see the same machine.
  *
  * Target: ≤ 64 MB (10^6 bytes) resident for everything `gatehouse serve` keeps alive.
+ *
+ * Looking into it: BENCH_HEAP_SNAPSHOT=FILE writes the server's heap at ready and after the idle
+ * time; BENCH_MEMORY_SMAPS=FILE copies the server's and the floor's /proc/PID/smaps after it.
  */
 import { fork } from 'node:child_process';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -306,6 +309,11 @@ async function run(): Promise<BenchResult[]> {
     const idle = await snapshot(server);
     // BENCH_HEAP_SNAPSHOT=FILE: the idle server's heap (and FILE.ready at ready), to read in DevTools.
     if (process.env.BENCH_HEAP_SNAPSHOT) await server.ask({ type: 'bench-heap-snapshot', file: process.env.BENCH_HEAP_SNAPSHOT });
+    // BENCH_MEMORY_SMAPS=FILE: the idle server's and the floor's memory maps (FILE, FILE.floor), to see what is resident where.
+    if (process.env.BENCH_MEMORY_SMAPS) {
+      writeFileSync(process.env.BENCH_MEMORY_SMAPS, readFileSync(`/proc/${server.pid}/smaps`));
+      writeFileSync(`${process.env.BENCH_MEMORY_SMAPS}.floor`, readFileSync(`/proc/${floor.pid}/smaps`));
+    }
     const floorIdle = rssParts(floor.pid);
     const main = idle.processes.at(-1)!;
     const parts = (s: Snapshot) => ({ heapUsed: mb(s.server.heapUsed), heapTotal: mb(s.server.heapTotal), external: mb(s.server.external), arrayBuffers: mb(s.server.arrayBuffers) });
