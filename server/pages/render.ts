@@ -102,20 +102,27 @@ export function renderPage(
   const here = localPath(options.here ?? (request.method === 'GET' ? request.url : undefined)) ?? '/account';
   const brand = options.brand;
   const brandName = brand ? escapeHtml(brand.name) : undefined;
-  const policy = knownPasswordPolicy(reply.server.ctx.db);
+  const db = reply.server.ctx.db;
   const html = engine().render(templateName, {
     ...data,
     t,
     lang: locale,
     brand,
-    passwordMin: policy.minLength,
+    // Worked out only by the pages with a new-password field (getters: most pages, such as the
+    // SAML and form_post auto-posting forms, never read them).
+    get passwordMin() {
+      return knownPasswordPolicy(db).minLength;
+    },
     passwordMax: PASSWORD_MAX_LENGTH,
     // The password policy in words, beside every new-password field (accounts/password-policy.ts).
-    passwordRules: [
-      t('password.rules', { min: policy.minLength }),
-      policy.minStrength > 0 ? t('password.rulesStrength', { strength: t(`password.strength.${policy.minStrength}`) }) : '',
-      policy.rejectBreached ? t('password.rulesCommon') : '',
-    ].filter(Boolean).join(' '),
+    get passwordRules() {
+      const policy = knownPasswordPolicy(db);
+      return [
+        t('password.rules', { min: policy.minLength }),
+        policy.minStrength > 0 ? t('password.rulesStrength', { strength: t(`password.strength.${policy.minStrength}`) }) : '',
+        policy.rejectBreached ? t('password.rulesCommon') : '',
+      ].filter(Boolean).join(' ');
+    },
     // The browser tab names the application too when the title does not already (HTML: titles are).
     fullTitle: [data.title, brandName && !data.title.includes(brandName) ? brandName : undefined, 'Gatehouse'].filter(Boolean).join(' · '),
     languages: LOCALES.map((code) => ({
