@@ -172,7 +172,7 @@ async function checkedRequest(svc: SamlService, request: FastifyRequest, reply: 
     applicationId: sp.id, requestId: req.id, acsUrl, relayState: carried.relayState ?? null, forceAuthn: req.forceAuthn, isPassive: req.isPassive,
     mfaClass: wanted || null, nameIdFormat: asked ?? null, createdAt: now, expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
   };
-  const handle = await recordRequest(ctx.db, row, null);
+  const handle = await recordRequest(ctx.db, row);
   if (!handle) throw new SamlRefusal('replay', 'this request ID was used before');
   const pending: SamlRequest = { ...row, handleHash: sha256(handle), answeredAt: null };
   if (wanted === undefined) return await sendError(svc, reply, base, { code: STATUS.requester, second: STATUS.noAuthnContext }, pending);
@@ -199,7 +199,7 @@ export async function initiate(svc: SamlService, request: FastifyRequest, reply:
     applicationId: sp.id, requestId: null, acsUrl: sp.saml.acs[0]!.url, relayState: relayState ?? null, forceAuthn: false, isPassive: false,
     mfaClass: null, nameIdFormat: null, createdAt: now, expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
   };
-  const handle = (await recordRequest(ctx.db, row, null))!;
+  const handle = (await recordRequest(ctx.db, row))!;
   return await proceed(svc, request, reply, sp, { ...row, handleHash: sha256(handle), answeredAt: null }, handle);
 }
 

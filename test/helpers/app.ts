@@ -49,14 +49,16 @@ async function closeAll(list: TestApp[]) {
   // process blocked, 40-50 s after the last file (issue 45). Dropped once their apps close, on a
   // connection of their own while the next test runs (20-40 ms each, awaited at the file's end);
   // FORCE for any connection a test opened itself.
-  for (const name of made) {
-    dropper ??= postgres(postgresAdminUrl(), { max: 1, onnotice: () => {} });
-    const client = dropper;
-    drops = drops.then(() => client.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).then(
-      () => undefined,
-      (error: unknown) => void (dropFailed ??= error),
-    ));
-  }
+  for (const name of made) dropDatabase(name);
+}
+
+function dropDatabase(name: string): void {
+  dropper ??= postgres(postgresAdminUrl(), { max: 1, onnotice: () => {} });
+  const client = dropper;
+  drops = drops.then(() => client.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).then(
+    () => undefined,
+    (error: unknown) => void (dropFailed ??= error),
+  ));
 }
 
 /** Connections per test process to the run's PostgreSQL server: one creates databases, one drops them. */
@@ -81,24 +83,33 @@ const postgresUrls = new WeakMap<Db, string>();
 export async function openTestDatabase(): Promise<Db> {
   const pg = inject('gatehousePostgres');
   if (!pg) return openDatabase(':memory:', (migrated ??= migratedImage()));
-  const name = `gatehouse_${process.pid}_${++databases}`;
-  const admin = await postgresAdmin();
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE gatehouse_template`);
-      break;
-    } catch (error) {
-      // Two workers copying the template at the same instant: one waits its turn.
-      if (attempt >= 20 || !/being accessed by other users/.test(String(error))) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
-    }
-  }
+  // The copy made ahead while the previous test ran (CREATE DATABASE: 90-600 ms under load, most
+  // of it the server's own work), and the next one started at once.
+  const name = await (spare ?? copyTemplate());
+  spare = copyTemplate();
+  spare.catch(() => {}); // awaited by the next app or at the file's end
   const url = `postgres://postgres@127.0.0.1:${pg.port}/${name}`;
   const db = (await openPostgres({ url, max: 4 })) as unknown as Db;
   postgresUrls.set(db, url);
   return db;
 }
 let databases = 0;
+let spare: Promise<string> | undefined;
+
+async function copyTemplate(): Promise<string> {
+  const name = `gatehouse_${process.pid}_${++databases}`;
+  const admin = await postgresAdmin();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE gatehouse_template`);
+      return name;
+    } catch (error) {
+      // Two workers copying the template at the same instant: one waits its turn.
+      if (attempt >= 20 || !/being accessed by other users/.test(String(error))) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+}
 
 /**
  * One database migrated per test process, serialised: each test database is an in-memory copy of
@@ -117,6 +128,9 @@ export const closeDatabase = closeStore;
 afterEach(() => closeAll(open));
 afterAll(async () => {
   await closeAll(openForFile);
+  const unused = await spare?.catch(() => undefined);
+  spare = undefined;
+  if (unused) dropDatabase(unused);
   await drops;
   await Promise.all([admin?.end(), dropper?.end()]);
   admin = dropper = undefined;
