@@ -10,6 +10,11 @@ export function reclaim(agingCollections?: number): void;
  * when taken, false where glibc is not the allocator. Absent from helpers built before it.
  */
 export const setMmapThreshold: ((bytes: number) => boolean) | undefined;
+/**
+ * glibc's mallopt(M_ARENA_MAX, n), as MALLOC_ARENA_MAX at start would set it; true when taken.
+ * Absent from helpers built before it.
+ */
+export const setArenaMax: ((n: number) => boolean) | undefined;
 /** glibc's mallinfo2 totals in bytes; undefined without glibc ≥ 2.33. Absent from helpers built before it. */
 export const mallocInfo: (() => MallocInfo | undefined) | undefined;
 export interface MallocInfo {

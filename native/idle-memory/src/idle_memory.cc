@@ -54,6 +54,22 @@ void SetMmapThreshold(const v8::FunctionCallbackInfo<v8::Value>& info) {
   info.GetReturnValue().Set(done);
 }
 
+// mallopt(M_ARENA_MAX, n): at most n malloc arenas, as MALLOC_ARENA_MAX in the environment at
+// start would allow. glibc otherwise gives each thread that meets a locked arena one of its own,
+// up to 8 per core: V8's compiler and collector threads and libuv's pool each kept one, with the
+// free fragments malloc_trim cannot return. Threads that already have an arena keep it, so it is
+// set first thing. True when glibc took it.
+void SetArenaMax(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  bool done = false;
+#if defined(__GLIBC__)
+  if (info.Length() > 0 && info[0]->IsNumber()) {
+    double n = info[0].As<v8::Number>()->Value();
+    if (n >= 1 && n <= 64) done = mallopt(M_ARENA_MAX, static_cast<int>(n)) == 1;
+  }
+#endif
+  info.GetReturnValue().Set(done);
+}
+
 // mallinfo2's totals in bytes, for the memory benchmark: { arena (heap bytes from brk and the
 // thread arenas), inUse, free (in the arenas, not returned), mmapped (large blocks), releasable
 // (free at the top, what malloc_trim returns at the least) }; undefined without glibc 2.33.
@@ -80,5 +96,6 @@ void MallocInfo(const v8::FunctionCallbackInfo<v8::Value>& info) {
 NODE_MODULE_INIT(/* exports, module, context */) {
   NODE_SET_METHOD(exports, "reclaim", Reclaim);
   NODE_SET_METHOD(exports, "setMmapThreshold", SetMmapThreshold);
+  NODE_SET_METHOD(exports, "setArenaMax", SetArenaMax);
   NODE_SET_METHOD(exports, "mallocInfo", MallocInfo);
 }
