@@ -24,12 +24,9 @@
  * key (bench/_signature.ts). A second batch, exchanged with the profiler on, splits the CPU into
  * signing, SQLite, HTTP and the rest (bench/_profile.ts).
  */
-import type autocannon from 'autocannon';
 import type { BenchResult, Scenario } from './run.js';
-import {
-  authorizePath, BENCH_REDIRECT, cannon, codeFlow, cpuPerOp, createApplication, loadFigures, pkcePair,
-  signUp, startBenchServer, type BenchServer,
-} from './_server.js';
+import { cannon, codeFlow, cpuPerOp, createApplication, loadFigures, signUp, startBenchServer, type BenchServer } from './_server.js';
+import { CODE_IN_LOCATION, exchangePrefix, flowLoad, prepareFlow, TOKENS_IN_BODY, type FlowContext } from './_code-flow.js';
 import { cost, costFigures, perOpOrThrow } from './_cost.js';
 import { mainThreadShares, profiled } from './_profile.js';
 import { signatureCost, signingInputOf } from './_signature.js';
@@ -48,72 +45,8 @@ const EXCHANGES = 6_000;
 const PROFILED_EXCHANGES = 3_000;
 const TARGET_RATIO = 1.5;
 
-/** One flow's authorize request, prepared ahead: its path and the PKCE verifier for the exchange. */
-interface PreparedFlow {
-  path: string;
-  verifier: string;
-}
-
-function prepareFlow(): PreparedFlow {
-  const { verifier, challenge } = pkcePair();
-  return { path: authorizePath(CLIENT, SCOPE, challenge), verifier };
-}
-
-/** The fixed part of every exchange's form body (codeExchangeBody's, encoded once). */
-const EXCHANGE_PREFIX = new URLSearchParams({ grant_type: 'authorization_code', redirect_uri: BENCH_REDIRECT, client_id: CLIENT }).toString();
-const CODE_IN_LOCATION = /[?&]code=([^&]+)/;
-const TOKENS_IN_BODY = /^\{"access_token":"[^"]+".*"id_token":"[^"]+"/;
-
-interface FlowContext {
-  started?: number;
-  verifier?: string;
-  code?: string;
-}
-
-/** Runs code flows; returns each completed flow's latency (ms, sorted) and the run's seconds. */
-async function flowLoad(server: BenchServer, cookies: string[], prepared: PreparedFlow[], options: Partial<autocannon.Options>) {
-  let turn = 0;
-  let failure: string | undefined;
-  const flows: number[] = [];
-  const { result, clientCpuMs } = await cannon({
-    url: server.url,
-    ...options,
-    requests: [
-      {
-        method: 'GET',
-        setupRequest(request, context: FlowContext) {
-          const flow = prepared.pop() ?? prepareFlow();
-          context.started = performance.now();
-          context.verifier = flow.verifier;
-          return { ...request, path: flow.path, headers: { cookie: cookies[turn++ % cookies.length]! } };
-        },
-        onResponse(status, _body, context: FlowContext, headers) {
-          const code = status === 302 ? CODE_IN_LOCATION.exec(String(headers?.location))?.[1] : undefined;
-          if (code) context.code = code;
-          else failure ??= `authorize did not answer with a code: HTTP ${status} ${String(headers?.location)}`;
-        },
-      },
-      {
-        method: 'POST',
-        path: '/api/auth/oauth2/token',
-        setupRequest(request, context: FlowContext) {
-          return {
-            ...request,
-            headers: { 'content-type': 'application/x-www-form-urlencoded' },
-            // Code and verifier are base64url: nothing to escape (codeExchangeBody, without URLSearchParams).
-            body: `${EXCHANGE_PREFIX}&code=${context.code ?? 'missing'}&code_verifier=${context.verifier ?? 'missing'}`,
-          };
-        },
-        onResponse(status, body, context: FlowContext) {
-          if (status !== 200 || !TOKENS_IN_BODY.test(body)) failure ??= `token exchange: HTTP ${status} ${body}`;
-          else flows.push(performance.now() - context.started!);
-        },
-      },
-    ],
-  });
-  if (failure) throw new Error(`code flow failed: ${failure}`);
-  return { flows: flows.sort((a, b) => a - b), seconds: result.duration, clientCpuMs };
-}
+const prepareOwnFlow = () => prepareFlow(CLIENT, SCOPE);
+const EXCHANGE_PREFIX = exchangePrefix(CLIENT);
 
 /** A code ready for its exchange, with the verifier of its challenge. */
 interface IssuedCode {
@@ -123,7 +56,7 @@ interface IssuedCode {
 
 /** `count` authorize requests over 8 connections (sessions in turn); returns their codes. */
 async function authorizeCodes(server: BenchServer, cookies: string[], count: number): Promise<IssuedCode[]> {
-  const prepared = Array.from({ length: count }, prepareFlow);
+  const prepared = Array.from({ length: count }, prepareOwnFlow);
   const codes: IssuedCode[] = [];
   let turn = 0;
   let failure: string | undefined;
@@ -187,10 +120,10 @@ async function run(): Promise<BenchResult[]> {
     // One flow through fetch first: a failure here explains itself better than under load.
     const { id_token: idToken } = await codeFlow(server, CLIENT, cookies[0]!, SCOPE);
 
-    await flowLoad(server, cookies, [], { connections: CONNECTIONS, amount: 2 * WARM_UP_FLOWS });
-    const prepared = Array.from({ length: PREPARED_FLOWS }, prepareFlow);
+    await flowLoad(server, { clientId: CLIENT, scope: SCOPE, cookies, prepared: [] }, { connections: CONNECTIONS, amount: 2 * WARM_UP_FLOWS });
+    const prepared = Array.from({ length: PREPARED_FLOWS }, prepareOwnFlow);
     const before = server.cpu();
-    const { flows, seconds, clientCpuMs } = await flowLoad(server, cookies, prepared, { connections: CONNECTIONS, duration: SECONDS });
+    const { flows, seconds, clientCpuMs } = await flowLoad(server, { clientId: CLIENT, scope: SCOPE, cookies, prepared }, { connections: CONNECTIONS, duration: SECONDS });
     const { figures, ...timing } = loadFigures(flows, seconds, cpuPerOp(before, server.cpu(), flows.length), clientCpuMs);
 
     const codes = await authorizeCodes(server, cookies, EXCHANGES);

@@ -24,11 +24,14 @@
  * started beside the server and measured at the same moment, so both see the same machine.
  *
  * Target: ≤ 64 MB (10^6 bytes) resident for everything `gatehouse serve` keeps alive.
+ *
+ * Looking into it: BENCH_HEAP_SNAPSHOT=FILE writes the server's heap at ready and after the idle
+ * time; BENCH_MEMORY_SMAPS=FILE copies the server's and the floor's /proc/PID/smaps after it.
  */
 import { fork } from 'node:child_process';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -306,6 +309,11 @@ async function run(): Promise<BenchResult[]> {
     const idle = await snapshot(server);
     // BENCH_HEAP_SNAPSHOT=FILE: the idle server's heap (and FILE.ready at ready), to read in DevTools.
     if (process.env.BENCH_HEAP_SNAPSHOT) await server.ask({ type: 'bench-heap-snapshot', file: process.env.BENCH_HEAP_SNAPSHOT });
+    // BENCH_MEMORY_SMAPS=FILE: the idle server's and the floor's memory maps (FILE, FILE.floor), to see what is resident where.
+    if (process.env.BENCH_MEMORY_SMAPS) {
+      writeFileSync(process.env.BENCH_MEMORY_SMAPS, readFileSync(`/proc/${server.pid}/smaps`));
+      writeFileSync(`${process.env.BENCH_MEMORY_SMAPS}.floor`, readFileSync(`/proc/${floor.pid}/smaps`));
+    }
     const floorIdle = rssParts(floor.pid);
     const main = idle.processes.at(-1)!;
     const parts = (s: Snapshot) => ({ heapUsed: mb(s.server.heapUsed), heapTotal: mb(s.server.heapTotal), external: mb(s.server.external), arrayBuffers: mb(s.server.arrayBuffers) });
@@ -324,7 +332,7 @@ async function run(): Promise<BenchResult[]> {
       'server V8 spaces MB after idle': Object.entries(idle.spaces).filter(([, bytes]) => bytes > 0).map(([space, bytes]) => `${space.replace(/_space$/, '')} ${mb(bytes)}`).join(', '),
       'server malloc MB after idle (arena, in use, free, mmapped)': idle.malloc ? [idle.malloc.arena, idle.malloc.inUse, idle.malloc.free, idle.malloc.mmapped].map(mb).join(', ') : 'n/a',
       'idle reclaims': idle.reclaims ? `${idle.reclaims.count}, last ${mb(idle.reclaims.last?.beforeBytes ?? 0)} → ${mb(idle.reclaims.last?.afterBytes ?? 0)} MB in ${idle.reclaims.last?.ms ?? 0} ms` : 'off',
-      'server launch settings': idle.launch ? `${idle.launch.v8Flags.join(' ') || 'command line'}${idle.launch.mmapThreshold ? ', mmap threshold' : ''}` : 'n/a',
+      'server launch settings': idle.launch ? `${idle.launch.v8Flags.join(' ') || 'command line'}${idle.launch.mmapThreshold ? ', mmap threshold' : ''}${idle.launch.arenaMax ? ', arena max' : ''}` : 'n/a',
       'floor RSS MB (Fastify + better-sqlite3 + jose, listening)': mb(floorIdle.rssBytes),
       'floor anonymous / files MB': `${mb(floorIdle.anonBytes)} / ${mb(floorIdle.fileBytes)}`,
       'load avg (warm-up end, measurement)': `${busyLoad}, ${loadAverage()}`,

@@ -14,7 +14,7 @@
  *   generator's own work stays small (it shares the two cores).
  * - The baseline, measured in the same run on the same server: the OIDC authorization-code round
  *   trip, authorize with the session (302 with a code) and the PKCE token exchange (access and ID
- *   token), as bench/code-flow.ts drives it.
+ *   token), as bench/code-flow.ts drives it (the same code: bench/_code-flow.ts).
  *
  * Each runs for SECONDS over 8 keep-alive connections after a warm-up; the server's CPU (all
  * threads, /proc) is read around each run. Judged: the SAML round trip's CPU ≤ 2 × the OIDC
@@ -28,10 +28,8 @@ import { deflateRawSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import type autocannon from 'autocannon';
 import type { BenchResult, Scenario } from './run.js';
-import {
-  authorizePath, BENCH_REDIRECT, cannon, codeFlow, cpuPerOp, createApplication, loadAverage, loadFigures, pkcePair, signUp, startBenchServer,
-  type BenchServer,
-} from './_server.js';
+import { cannon, codeFlow, cpuPerOp, createApplication, loadAverage, loadFigures, signUp, startBenchServer, type BenchServer } from './_server.js';
+import { flowLoad, prepareFlow } from './_code-flow.js';
 import { mainThreadShares, profiled } from './_profile.js';
 
 const CONNECTIONS = 8;
@@ -88,66 +86,12 @@ async function samlLoad(server: BenchServer, cookies: string[], prepared: string
   return run;
 }
 
-const EXCHANGE_PREFIX = new URLSearchParams({ grant_type: 'authorization_code', redirect_uri: BENCH_REDIRECT, client_id: OIDC_CLIENT }).toString();
-const CODE_IN_LOCATION = /[?&]code=([^&]+)/;
-const TOKENS_IN_BODY = /^\{"access_token":"[^"]+".*"id_token":"[^"]+"/;
+const OIDC_SCOPE = 'openid profile email';
 
-interface FlowContext {
-  started?: number;
-  verifier?: string;
-  code?: string;
-}
-
-/** OIDC authorization-code round trips (authorize, then the exchange) over 8 connections; each flow's latency. */
-async function oidcLoad(server: BenchServer, cookies: string[], options: Partial<autocannon.Options>) {
-  const prepared = Array.from({ length: 4000 }, () => {
-    const { verifier, challenge } = pkcePair();
-    return { path: authorizePath(OIDC_CLIENT, 'openid profile email', challenge), verifier };
-  });
-  let turn = 0;
-  let failure: string | undefined;
-  const flows: number[] = [];
-  const run = await cannon({
-    url: server.url,
-    connections: CONNECTIONS,
-    ...options,
-    requests: [
-      {
-        method: 'GET',
-        setupRequest(request, context: FlowContext) {
-          const flow = prepared.pop() ?? (() => {
-            const { verifier, challenge } = pkcePair();
-            return { path: authorizePath(OIDC_CLIENT, 'openid profile email', challenge), verifier };
-          })();
-          context.started = performance.now();
-          context.verifier = flow.verifier;
-          return { ...request, path: flow.path, headers: { cookie: cookies[turn++ % cookies.length]! } };
-        },
-        onResponse(status, _body, context: FlowContext, headers) {
-          const code = status === 302 ? CODE_IN_LOCATION.exec(String(headers?.location))?.[1] : undefined;
-          if (code) context.code = code;
-          else failure ??= `authorize: HTTP ${status} ${String(headers?.location)}`;
-        },
-      },
-      {
-        method: 'POST',
-        path: '/api/auth/oauth2/token',
-        setupRequest(request, context: FlowContext) {
-          return {
-            ...request,
-            headers: { 'content-type': 'application/x-www-form-urlencoded' },
-            body: `${EXCHANGE_PREFIX}&code=${context.code ?? 'missing'}&code_verifier=${context.verifier ?? 'missing'}`,
-          };
-        },
-        onResponse(status, body, context: FlowContext) {
-          if (status !== 200 || !TOKENS_IN_BODY.test(body)) failure ??= `token exchange: HTTP ${status} ${body.slice(0, 200)}`;
-          else flows.push(performance.now() - context.started!);
-        },
-      },
-    ],
-  });
-  if (failure) throw new Error(`OIDC code flow failed: ${failure}`);
-  return { flows: flows.sort((a, b) => a - b), seconds: run.result.duration, clientCpuMs: run.clientCpuMs };
+/** OIDC authorization-code round trips (authorize, then the exchange) over 8 connections (bench/_code-flow.ts); each flow's latency. */
+function oidcLoad(server: BenchServer, cookies: string[], options: Partial<autocannon.Options>) {
+  const prepared = Array.from({ length: 4000 }, () => prepareFlow(OIDC_CLIENT, OIDC_SCOPE));
+  return flowLoad(server, { clientId: OIDC_CLIENT, scope: OIDC_SCOPE, cookies, prepared }, { connections: CONNECTIONS, ...options });
 }
 
 async function run(): Promise<BenchResult[]> {
@@ -162,7 +106,7 @@ async function run(): Promise<BenchResult[]> {
       samlCookies.push(await signUp(server, `saml${i}@example.com`, SAML_APP));
     }
     // One of each through fetch first: a failure here explains itself better than under load.
-    await codeFlow(server, OIDC_CLIENT, oidcCookies[0]!, 'openid profile email');
+    await codeFlow(server, OIDC_CLIENT, oidcCookies[0]!, OIDC_SCOPE);
     const first = await fetch(`${server.url}${ssoPath()}`, { headers: { cookie: samlCookies[0]! } });
     const firstBody = await first.text();
     if (first.status !== 200 || !POSTED_RESPONSE.test(firstBody)) throw new Error(`SAML sign-on: HTTP ${first.status} ${firstBody.slice(0, 300)}`);

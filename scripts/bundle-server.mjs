@@ -11,7 +11,7 @@
 //   from the project root (server/util/install-paths.ts), so nothing is copied.
 // - CommonJS dependencies that call `require` get a real one through the banner.
 import { build } from 'esbuild';
-import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
@@ -124,6 +124,30 @@ function asciiOnly(text) {
 }
 
 /**
+ * Fastify keeps each route's response serializers in an object keyed by status code, built by
+ * assigning `acc['200']`, `acc['400']`, … to `{}` (compileSchemasForSerialization in
+ * fastify/lib/validation.js). Integer-like keys are array indices to V8, so each such object got
+ * a holey element store sized past its largest code: 616 slots, 4,952 bytes, for a handful of
+ * entries; the ~200 routes with response schemas held 1.0 MB of them (heap snapshot at ready,
+ * issue 45, docs/decisions/0362-status-code-maps.md). Here the object starts with dictionary
+ * elements (an index past V8's gap limit added and deleted), which stay a dictionary: ~0.1 KB
+ * each, looked up once per reply. The build fails if Fastify's code no longer has the line, so
+ * an upgrade cannot silently undo it.
+ */
+export const STATUS_MAP_FROM = '      return acc\n    }, {})\n}';
+export const STATUS_MAP_TO = "      return acc\n    }, (o => (o[4294967294] = 0, delete o[4294967294], o))({}))\n}";
+export const compactStatusMaps = {
+  name: 'compact-status-maps',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]fastify[\\/]lib[\\/]validation\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes(STATUS_MAP_FROM)) throw new Error(`${args.path}: Fastify's status-code map is no longer built as scripts/bundle-server.mjs expects (compactStatusMaps)`);
+      return { contents: text.replace(STATUS_MAP_FROM, STATUS_MAP_TO), loader: 'js' };
+    });
+  },
+};
+
+/**
  * Each output file is written beside its place and renamed over it, so a server starting during
  * a rebuild reads the old bundle or the new one, never half of one. Old chunks are left in place
  * (their names carry a content hash): a running server may still load one lazily.
@@ -153,7 +177,7 @@ export async function bundleServer() {
     sourcesContent: false,
     logLevel: 'warning',
     write: false,
-    plugins: [lazyBuiltins, lazyPackages],
+    plugins: [lazyBuiltins, lazyPackages, compactStatusMaps],
   });
   // What both browser builds share: our origin's scripts for the hosted pages (CSP
   // `script-src 'self'`: nothing is loaded from elsewhere), typed by the pages' own tsconfig.

@@ -258,6 +258,25 @@ export function when(iso: string | null | undefined): string {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
+/**
+ * The row under a protocol tab's form (forward auth, SAML, RADIUS): the submit button, and the
+ * button that turns the protocol off for the application, shown only while it is on.
+ */
+export function SaveOrTurnOff(props: { save: string; off: string; on: boolean; busy: boolean; saveDisabled?: boolean; onTurnOff: () => void }) {
+  return (
+    <div class="actions">
+      <button class="primary" type="submit" disabled={props.busy || props.saveDisabled}>
+        {props.save}
+      </button>
+      <Show when={props.on}>
+        <button type="button" class="danger" disabled={props.busy} onClick={() => props.onTurnOff()}>
+          {props.off}
+        </button>
+      </Show>
+    </div>
+  );
+}
+
 /** Wraps an async action: remembers its error and a busy flag for the button. */
 export function useAction() {
   const [busy, setBusy] = createSignal(false);

@@ -3,8 +3,10 @@
  * `details` must never carry a secret: pass names, ids and changed field names, not values of
  * secrets.
  */
+import { sql } from 'drizzle-orm';
 import { auditLog } from '../db/schema.js';
 import type { Tx } from '../db/client.js';
+import { preparedPerDb } from '../db/prepared.js';
 import { newId } from '../util/ids.js';
 import { exec } from '../db/store.js';
 import { clientAddress } from '../http/client-address.js';
@@ -34,6 +36,22 @@ export function auditRow(at: Date, entry: AuditEntry): typeof auditLog.$inferIns
   };
 }
 
+/**
+ * The INSERT, prepared once per database handle (db/prepared.ts): built by drizzle and compiled
+ * by SQLite once, not per entry (a hot path writes one per request: SAML's `saml.sign_in`,
+ * decision 0433). Inside a transaction it runs on the transaction's connection, as every statement.
+ */
+const insertStatement = preparedPerDb((db) => {
+  const p = sql.placeholder;
+  return db
+    .insert(auditLog)
+    .values({
+      id: p('id'), at: p('at'), actor: p('actor'), action: p('action'), applicationId: p('applicationId'), target: p('target'),
+      details: p('details'), ip: p('ip'),
+    })
+    .prepare();
+});
+
 export async function recordAudit(tx: Tx, at: Date, entry: AuditEntry): Promise<void> {
-  await exec(tx.insert(auditLog).values(auditRow(at, entry)));
+  await exec(insertStatement(tx), auditRow(at, entry));
 }

@@ -5,7 +5,7 @@
  * server child are one process each on every OS (issue 45; docs/decisions/0340-one-process.md):
  * - V8's young generation stays at its initial 1 MiB semi-space: `--semi-space-growth-factor=1`
  *   set at run time has the effect `--max-semi-space-size=1` has on the command line;
- * - glibc's mmap threshold is set with mallopt (native/idle-memory) instead of
+ * - glibc's mmap threshold and arena cap are set with mallopt (native/idle-memory) instead of
  *   MALLOC_MMAP_THRESHOLD_ in the environment;
  * - low-memory mode's V8 flags are set at run time, before the code they govern is compiled.
  * A launcher may still pass the command-line forms (the packaged desktop app's utilityProcess,
@@ -54,8 +54,15 @@ export function lowMemoryActive(execArgv: readonly string[] = process.execArgv):
 /** glibc's mmap threshold: allocations of 128 KiB and more are mmapped, so freed argon2 blocks go back. */
 const MMAP_THRESHOLD_BYTES = 131_072;
 
+/**
+ * glibc's malloc arenas: at most 2 (the main thread's and one every other thread shares) instead
+ * of up to 8 per core, each keeping free fragments malloc_trim cannot return
+ * (docs/decisions/0363-malloc-arenas.md).
+ */
+const ARENA_MAX = 2;
+
 /** Environment, for launchers that start the server under a V8 that may not take flags at run time (Electron's). */
-export const SERVE_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: String(MMAP_THRESHOLD_BYTES) };
+export const SERVE_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: String(MMAP_THRESHOLD_BYTES), MALLOC_ARENA_MAX: String(ARENA_MAX) };
 
 /** What applyLaunchSettings did (the start-up line and the memory benchmark read it). */
 export interface AppliedSettings {
@@ -63,18 +70,24 @@ export interface AppliedSettings {
   v8Flags: string[];
   /** Whether glibc's mmap threshold is set (by mallopt, or by MALLOC_MMAP_THRESHOLD_ at start). */
   mmapThreshold: boolean;
+  /** Whether glibc's arena count is capped (by mallopt, or by MALLOC_ARENA_MAX at start). */
+  arenaMax: boolean;
   lowMemory: boolean;
 }
 
-const applied: AppliedSettings = { v8Flags: [], mmapThreshold: false, lowMemory: false };
+const applied: AppliedSettings = { v8Flags: [], mmapThreshold: false, arenaMax: false, lowMemory: false };
 
-/** The helper's mallopt call, when native/idle-memory is built and has it (helpers built before it do not). */
-function mallopt(): ((bytes: number) => boolean) | undefined {
+interface MalloptCalls {
+  setMmapThreshold?: (bytes: number) => boolean;
+  setArenaMax?: (n: number) => boolean;
+}
+
+/** The helper's mallopt calls, when native/idle-memory is built (helpers built before one lack it). */
+function mallopt(): MalloptCalls {
   try {
-    const helper = createRequire(import.meta.url)('@gatehouse/idle-memory') as { setMmapThreshold?: (bytes: number) => boolean };
-    return typeof helper.setMmapThreshold === 'function' ? helper.setMmapThreshold : undefined;
+    return createRequire(import.meta.url)('@gatehouse/idle-memory') as MalloptCalls;
   } catch {
-    return undefined; // not built: ops/idle-memory.ts says so in the log
+    return {}; // not built: ops/idle-memory.ts says so in the log
   }
 }
 
@@ -96,7 +109,9 @@ export function applyLaunchSettings(
   for (const flag of flags) setFlagsFromString(flag);
   applied.v8Flags = flags;
   applied.lowMemory = lowMemory && !process.versions.electron;
-  applied.mmapThreshold = env.MALLOC_MMAP_THRESHOLD_ === String(MMAP_THRESHOLD_BYTES) || mallopt()?.(MMAP_THRESHOLD_BYTES) === true;
+  const helper = mallopt();
+  applied.arenaMax = env.MALLOC_ARENA_MAX === String(ARENA_MAX) || helper.setArenaMax?.(ARENA_MAX) === true;
+  applied.mmapThreshold = env.MALLOC_MMAP_THRESHOLD_ === String(MMAP_THRESHOLD_BYTES) || helper.setMmapThreshold?.(MMAP_THRESHOLD_BYTES) === true;
   return { ...applied, v8Flags: [...flags] };
 }
 

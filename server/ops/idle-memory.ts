@@ -32,9 +32,16 @@ export interface ReclaimPolicy {
   quietCpuMs: number;
   /** Growth of the resident set since the last reclaim (or 0 before the first) that makes one worth it. */
   growthBytes: number;
+  /**
+   * Collections per reclaim that age bytecode (V8 ages it only in collections it does not count as
+   * forced, and the low-memory one is forced): a function not run over five of them, here over
+   * three reclaims, has its bytecode, feedback and optimised code dropped, and is compiled again
+   * on its next call (docs/decisions/0361-idle-bytecode-aging.md).
+   */
+  agingCollections: number;
 }
 
-export const RECLAIM_POLICY: ReclaimPolicy = { tickMs: 500, quietTicks: 2, quietCpuMs: 15, growthBytes: 4_000_000 };
+export const RECLAIM_POLICY: ReclaimPolicy = { tickMs: 500, quietTicks: 2, quietCpuMs: 15, growthBytes: 4_000_000, agingCollections: 2 };
 
 /** The decision, apart from clocks and the native call so it can be tested on its own. */
 export class QuietWatch {
@@ -76,7 +83,7 @@ export interface IdleReclaim {
   stop(): void;
 }
 
-type ReclaimCall = () => void;
+type ReclaimCall = (agingCollections?: number) => void;
 
 /** The helper's `reclaim`, or why it cannot be loaded. */
 function loadReclaim(): ReclaimCall | Error {
@@ -107,7 +114,7 @@ export function startIdleReclaim(log: FastifyBaseLogger, policy: ReclaimPolicy =
     const before = process.memoryUsage.rss();
     if (!watch.tick(cpuMsOf(used), before, takeMemoryFreed())) return;
     const started = performance.now();
-    reclaim();
+    reclaim(policy.agingCollections);
     const ms = performance.now() - started;
     const after = process.memoryUsage.rss();
     watch.reclaimed(after);

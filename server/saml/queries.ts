@@ -9,8 +9,10 @@
  *   (`saml_sessions_session_app_uq`), all of a Gatehouse session (its prefix);
  * - persistent NameIDs by SP and person (primary key), by SP and value (`saml_subjects_value_uq`);
  * - logouts in progress by the request they await (`saml_logouts_awaiting_idx`) and by key.
+ * The statements of a sign-on round trip are prepared once per database handle (db/prepared.ts,
+ * decision 0433): built by drizzle and compiled by SQLite once, not on every request.
  */
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import {
   applications,
@@ -24,13 +26,57 @@ import {
   type SamlRequest,
   type SamlSession,
 } from '../db/schema.js';
+import { preparedPerDb } from '../db/prepared.js';
 import { exec, many, one } from '../db/store.js';
 import { randomBase64url, randomToken, sha256 } from '../util/crypto.js';
+
+/**
+ * A placeholder where drizzle's types want a value (an update's `set`): drizzle binds it through the
+ * column's encoder like any value (`mapUpdateSet` wraps it in a Param of the column).
+ */
+const placeholderValue = <T>(name: string) => sql.placeholder(name) as unknown as T;
+
+/** A sign-on round trip's statements, with placeholders (the same on both engines). */
+const statements = preparedPerDb((db) => {
+  const p = sql.placeholder;
+  const r = samlRequests;
+  const s = samlSessions;
+  const subjectKey = and(eq(samlSubjects.applicationId, p('applicationId')), eq(samlSubjects.personId, p('personId')));
+  return {
+    spByEntityId: db.select().from(applications).where(eq(applications.samlEntityId, p('entityId'))).prepare(),
+    recordRequest: db
+      .insert(r)
+      .values({
+        handleHash: p('handleHash'), applicationId: p('applicationId'), requestId: p('requestId'), acsUrl: p('acsUrl'), relayState: p('relayState'),
+        forceAuthn: p('forceAuthn'), isPassive: p('isPassive'), mfaClass: p('mfaClass'), nameIdFormat: p('nameIdFormat'),
+        createdAt: p('createdAt'), expiresAt: p('expiresAt'),
+      })
+      .onConflictDoNothing()
+      .returning({ handleHash: r.handleHash })
+      .prepare(),
+    answerRequest: db.update(r).set({ answeredAt: placeholderValue<Date>('now') }).where(and(eq(r.handleHash, p('handleHash')), isNull(r.answeredAt))).prepare(),
+    subject: db.select({ value: samlSubjects.value }).from(samlSubjects).where(subjectKey).prepare(),
+    addSubject: db
+      .insert(samlSubjects)
+      .values({ applicationId: p('applicationId'), personId: p('personId'), value: p('value'), createdAt: p('now') })
+      .onConflictDoNothing()
+      .prepare(),
+    upsertSession: db
+      .insert(s)
+      .values({
+        id: p('id'), sessionId: p('sessionId'), applicationId: p('applicationId'), personId: p('personId'), nameId: p('nameId'),
+        nameIdFormat: p('nameIdFormat'), createdAt: p('now'),
+      })
+      .onConflictDoUpdate({ target: [s.sessionId, s.applicationId], set: { nameId: placeholderValue<string>('nameId'), nameIdFormat: placeholderValue<SamlNameIdFormat>('nameIdFormat'), endedAt: null } })
+      .returning({ id: s.id })
+      .prepare(),
+  };
+});
 
 /** The application that is the SP with this entity ID. */
 export async function findSpByEntityId(db: Db, entityId: string): Promise<Application | undefined> {
   if (entityId.length > 1024) return undefined;
-  return await one(db.select().from(applications).where(eq(applications.samlEntityId, entityId)));
+  return await one(statements(db).spByEntityId, { entityId });
 }
 
 export async function findApplication(db: Db, id: string): Promise<Application | undefined> {
@@ -50,15 +96,11 @@ export type NewRequest = Omit<SamlRequest, 'handleHash' | 'answeredAt'>;
 
 /**
  * Records a request (and, for an AuthnRequest, its ID for the SP: replay). Returns its handle, or
- * undefined when the SP's request ID was seen before. `answered`: the Response goes out now.
+ * undefined when the SP's request ID was seen before. It is not answered yet (`answerRequest`).
  */
-export async function recordRequest(db: Db, request: NewRequest, answered: Date | null): Promise<string | undefined> {
+export async function recordRequest(db: Db, request: NewRequest): Promise<string | undefined> {
   const handle = randomToken();
-  const rows = await many(db
-    .insert(samlRequests)
-    .values({ ...request, handleHash: sha256(handle), answeredAt: answered })
-    .onConflictDoNothing()
-    .returning({ handleHash: samlRequests.handleHash }));
+  const rows = await many(statements(db).recordRequest, { ...request, handleHash: sha256(handle) });
   return rows.length ? handle : undefined;
 }
 
@@ -71,18 +113,18 @@ export async function pendingRequest(db: Db, handle: string, now: Date): Promise
 
 /** Marks the request answered; false when another answer won (one Response per request). */
 export async function answerRequest(db: Db, handleHash: string, now: Date): Promise<boolean> {
-  return (await exec(db.update(samlRequests).set({ answeredAt: now }).where(and(eq(samlRequests.handleHash, handleHash), isNull(samlRequests.answeredAt))))) === 1;
+  return (await exec(statements(db).answerRequest, { handleHash, now })) === 1;
 }
 
 // --- NameIDs -------------------------------------------------------------------------------------
 
 /** The person's persistent NameID at the SP, made on first use (an opaque 256-bit value). */
 export async function persistentNameId(db: Db, applicationId: string, personId: string, now: Date): Promise<string> {
-  const key = and(eq(samlSubjects.applicationId, applicationId), eq(samlSubjects.personId, personId));
-  const found = await one(db.select({ value: samlSubjects.value }).from(samlSubjects).where(key));
+  const st = statements(db);
+  const found = await one(st.subject, { applicationId, personId });
   if (found) return found.value;
-  await exec(db.insert(samlSubjects).values({ applicationId, personId, value: randomBase64url(32), createdAt: now }).onConflictDoNothing());
-  return (await one(db.select({ value: samlSubjects.value }).from(samlSubjects).where(key)))!.value;
+  await exec(st.addSubject, { applicationId, personId, value: randomBase64url(32), now });
+  return (await one(st.subject, { applicationId, personId }))!.value;
 }
 
 // --- SAML sessions -------------------------------------------------------------------------------
@@ -96,12 +138,7 @@ export async function upsertSamlSession(
   s: { sessionId: string; applicationId: string; personId: string; nameId: string; nameIdFormat: SamlNameIdFormat },
   now: Date,
 ): Promise<string> {
-  const id = `_${randomBase64url(24)}`;
-  const rows = await many(db
-    .insert(samlSessions)
-    .values({ id, ...s, createdAt: now })
-    .onConflictDoUpdate({ target: [samlSessions.sessionId, samlSessions.applicationId], set: { nameId: s.nameId, nameIdFormat: s.nameIdFormat, endedAt: null } })
-    .returning({ id: samlSessions.id }));
+  const rows = await many(statements(db).upsertSession, { id: `_${randomBase64url(24)}`, ...s, now });
   return rows[0]!.id;
 }
 

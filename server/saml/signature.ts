@@ -84,58 +84,162 @@ class ThreadPoolRsaSha256 {
  * Signs the root element of `xml` (which has an `ID` and a saml:Issuer first child) with an
  * enveloped signature placed after the Issuer; resolves to the signed XML.
  *
- * Our own messages (builder.ts) take the short way (decision 0432): parsed once, the root
- * canonicalised by xml-crypto's ExclusiveCanonicalization and digested, the SignedInfo written
- * and canonicalised by the same canonicaliser, signed with RSA-SHA256 on the thread pool, and the
- * Signature inserted after the Issuer's end tag. The result is byte for byte what xml-crypto's
- * SignedXml writes for the same input (test/unit/saml-xml.test.ts), at a quarter of its CPU:
- * SignedXml parses the document again, clones it for each canonicalisation and evaluates XPath
- * for the reference, the location and every ancestor namespace. Anything else (no ID, an ID that
- * would need escaping, no Issuer first) goes through SignedXml.
+ * Our own messages (builder.ts) take the short way (decisions 0432, 0433): parsed once, the root
+ * canonicalised by xml-crypto's ExclusiveCanonicalization and digested, the SignedInfo's canonical
+ * form filled in from xml-crypto's canonical form of a template, signed with RSA-SHA256 on the
+ * thread pool, and the Signature inserted after the Issuer's end tag. The result is byte for byte
+ * what xml-crypto's SignedXml writes for the same input (test/unit/saml-xml.test.ts), at a
+ * fraction of its CPU: SignedXml parses the document again, clones it for each canonicalisation
+ * and evaluates XPath for the reference, the location and every ancestor namespace. Anything else
+ * (no ID, an ID that would need escaping, no Issuer first) goes through SignedXml.
  */
 export async function signRoot(xml: string, key: SigningMaterial): Promise<string> {
-  const fast = prepareOwnSignature(xml);
-  if (!fast) return signWithSignedXml(xml, key);
-  const signedInfo = signedInfoOf(fast.id, createHash('sha256').update(fast.canonical).digest('base64'));
-  const value = await new Promise<string>((resolve, reject) =>
-    cryptoSign('sha256', Buffer.from(signedInfo.canonical), key.privateKey, (error, signature) => (error ? reject(error) : resolve(signature.toString('base64')))));
-  const keyInfo = keyInfoOf(key.certificatePem).replace(/<(\/?)X509/g, '<$1ds:X509');
-  const signature = `<ds:Signature xmlns:ds="${NS.dsig}">${signedInfo.written}<ds:SignatureValue>${value}</ds:SignatureValue><ds:KeyInfo>${keyInfo}</ds:KeyInfo></ds:Signature>`;
-  return xml.slice(0, fast.insertAt) + signature + xml.slice(fast.insertAt);
+  const doc = parseOwn(xml);
+  const root = doc.documentElement;
+  const at = root && ownTarget(xml, root, 0);
+  if (!at) return signWithSignedXml(xml, key);
+  return splice(xml, [{ at, signature: await signatureOf(root, key) }]);
+}
+
+/**
+ * Signs a Response and the Assertion in it, as `which` says, parsing the message once (decision
+ * 0433): the Assertion is canonicalised in place (exclusive c14n renders an element the same
+ * inside its parent and alone, as it declares every namespace it uses: builder.ts), its Signature
+ * goes into the same document, and the Response is canonicalised with it there. The signatures
+ * are the ones `signRoot` makes for the Assertion alone and then for the Response around the
+ * signed Assertion (test/unit/saml-xml.test.ts); when the message is not of our builder's shape,
+ * that is what runs.
+ */
+export async function signResponse(xml: string, key: SigningMaterial, which: { assertion: boolean; response: boolean }): Promise<string> {
+  if (!which.assertion) return which.response ? signRoot(xml, key) : xml;
+  const doc = parseOwn(xml);
+  const root = doc.documentElement;
+  let assertion: Element | undefined;
+  for (let node = root?.firstChild; node; node = node.nextSibling) if (isElement(node, NS.assertion, 'Assertion')) assertion = node as Element;
+  const assertionAt = assertion && ownTarget(xml, assertion, startTagIndex(xml, assertion.tagName));
+  const rootAt = which.response ? root && ownTarget(xml, root, 0) : -1;
+  if (!assertion) return which.response ? signRoot(xml, key) : xml;
+  if (!assertionAt || rootAt === undefined || (rootAt !== -1 && rootAt > assertionAt)) {
+    // Not of our builder's shape: the Assertion signed alone, then the Response around it.
+    const text = assertionText(xml, assertion);
+    const signed = text && (await signRoot(text, key));
+    const withSigned = signed ? xml.replace(text, () => signed) : xml;
+    return which.response ? signRoot(withSigned, key) : withSigned;
+  }
+  const assertionSignature = await signatureOf(assertion, key);
+  const insertions = [{ at: assertionAt, signature: assertionSignature }];
+  if (rootAt !== -1) {
+    // The Assertion's Signature into the document too, after its Issuer, as the text will have it.
+    const parsed = new DOMParser().parseFromString(assertionSignature, 'text/xml').documentElement!;
+    const issuer = firstElement(assertion)!;
+    assertion.insertBefore(doc.importNode(parsed, true), issuer.nextSibling);
+    insertions.unshift({ at: rootAt, signature: await signatureOf(root!, key) });
+  }
+  return splice(xml, insertions);
+}
+
+/** The Assertion's text in a Response ('' when it cannot be found), for the fallback. */
+function assertionText(xml: string, assertion: Element): string {
+  const from = startTagIndex(xml, assertion.tagName);
+  const close = `</${assertion.tagName}>`;
+  const to = xml.indexOf(close, from);
+  return from < 0 || to < 0 ? '' : xml.slice(from, to + close.length);
+}
+
+/** Parses one of our own messages (never an SP's: those go through xml.ts). */
+const parseOwn = (xml: string): Document => new DOMParser().parseFromString(xml, 'text/xml') as unknown as Document;
+
+function firstElement(parent: Element): Element | undefined {
+  let first = parent.firstChild;
+  while (first && first.nodeType !== first.ELEMENT_NODE) first = first.nextSibling;
+  return (first as Element | null) ?? undefined;
+}
+
+/**
+ * Where in `xml` the first start tag named `tagName` begins (-1: none). Our messages escape every
+ * `<` in text and attribute values, so a `<name` followed by a space or `>` is a start tag.
+ */
+function startTagIndex(xml: string, tagName: string): number {
+  for (let at = xml.indexOf(`<${tagName}`); at >= 0; at = xml.indexOf(`<${tagName}`, at + 1)) {
+    const next = xml[at + tagName.length + 1];
+    if (next === ' ' || next === '>' || next === '/') return at;
+  }
+  return -1;
 }
 
 /** IDs our builder makes (builder.ts newMessageId), and any other that needs no escaping in an attribute. */
 const PLAIN_ID = /^[A-Za-z_][A-Za-z0-9_.-]{0,255}$/;
 
-/** For the short way: the root's ID, its exclusive canonical form, and where the Signature goes; undefined when it does not apply. */
-function prepareOwnSignature(xml: string): { id: string; canonical: string; insertAt: number } | undefined {
-  const doc = new DOMParser().parseFromString(xml, 'text/xml');
-  const root = doc.documentElement;
-  const id = root?.getAttribute('ID');
-  if (!root || !id || !PLAIN_ID.test(id) || root.getElementsByTagNameNS(NS.dsig, 'Signature').item(0)?.parentNode === root) return undefined;
-  let first = root.firstChild;
-  while (first && first.nodeType !== first.ELEMENT_NODE) first = first.nextSibling;
+/**
+ * For the short way: where the Signature of `element` (whose start tag is at `from` in `xml`)
+ * goes in the text, right after its Issuer's end tag; undefined when the short way does not apply
+ * (no plain ID, no Issuer first, a signature already there).
+ */
+function ownTarget(xml: string, element: Element, from: number): number | undefined {
+  const id = element.getAttribute('ID');
+  if (from < 0 || !id || !PLAIN_ID.test(id)) return undefined;
+  for (let node = element.firstChild; node; node = node.nextSibling) if (isElement(node, NS.dsig, 'Signature')) return undefined;
+  const first = firstElement(element);
   if (!isElement(first, NS.assertion, 'Issuer')) return undefined;
-  // The Issuer holds only text (escaped), so its end tag's first occurrence is its own.
+  // The Issuer holds only text (escaped), so its end tag's first occurrence after the element's start is its own.
   const close = `</${first.tagName}>`;
-  const at = xml.indexOf(close);
-  if (at < 0) return undefined;
-  const canonical = new ExclusiveCanonicalization().process(root as never, { defaultNsForPrefix: { ds: NS.dsig } } as never).toString();
-  return { id, canonical, insertAt: at + close.length };
+  const at = xml.indexOf(close, from);
+  return at < 0 ? undefined : at + close.length;
 }
+
+/** The `ds:Signature` of `element` (its ID plain, checked by ownTarget), as text. */
+async function signatureOf(element: Element, key: SigningMaterial): Promise<string> {
+  const canonical = new ExclusiveCanonicalization().process(element as never, { defaultNsForPrefix: { ds: NS.dsig } } as never).toString();
+  const signedInfo = signedInfoOf(element.getAttribute('ID')!, createHash('sha256').update(canonical).digest('base64'));
+  const value = await new Promise<string>((resolve, reject) =>
+    cryptoSign('sha256', Buffer.from(signedInfo.canonical), key.privateKey, (error, signature) => (error ? reject(error) : resolve(signature.toString('base64')))));
+  const keyInfo = keyInfoOf(key.certificatePem).replace(/<(\/?)X509/g, '<$1ds:X509');
+  return `<ds:Signature xmlns:ds="${NS.dsig}">${signedInfo.written}<ds:SignatureValue>${value}</ds:SignatureValue><ds:KeyInfo>${keyInfo}</ds:KeyInfo></ds:Signature>`;
+}
+
+/** `xml` with each signature inserted at its offset (offsets in the unsigned text). */
+function splice(xml: string, insertions: { at: number; signature: string }[]): string {
+  let out = '';
+  let from = 0;
+  for (const { at, signature } of [...insertions].sort((a, b) => a.at - b.at)) {
+    out += xml.slice(from, at) + signature;
+    from = at;
+  }
+  return out + xml.slice(from);
+}
+
+const writtenSignedInfo = (id: string, digest: string) =>
+  `<ds:SignedInfo><ds:CanonicalizationMethod Algorithm="${ALG.excC14n}"/><ds:SignatureMethod Algorithm="${ALG.rsaSha256}"/>` +
+  `<ds:Reference URI="#${id}"><ds:Transforms><ds:Transform Algorithm="${ALG.enveloped}"/><ds:Transform Algorithm="${ALG.excC14n}"/></ds:Transforms>` +
+  `<ds:DigestMethod Algorithm="${ALG.sha256}"/><ds:DigestValue>${digest}</ds:DigestValue></ds:Reference></ds:SignedInfo>`;
+
+/** The canonical form of a SignedInfo as xml-crypto's canonicaliser renders it inside its Signature. */
+export function canonicalSignedInfo(written: string): string {
+  const inSignature = new DOMParser().parseFromString(`<ds:Signature xmlns:ds="${NS.dsig}">${written}</ds:Signature>`, 'text/xml').documentElement!.firstChild!;
+  return new ExclusiveCanonicalization().process(inSignature as never, {} as never).toString();
+}
+
+/** Stand-ins for the ID and the digest in the SignedInfo template: characters c14n leaves as they are. */
+const ID_MARK = '_gatehouseReferenceId';
+const DIGEST_MARK = 'gatehouseDigestValue';
+let template: { before: string; between: string; after: string } | undefined;
 
 /**
  * The SignedInfo of an enveloped RSA-SHA256 signature over `#id`: as written into the message
- * (the form xml-crypto writes) and as exclusive c14n renders it inside its Signature (by
- * xml-crypto's canonicaliser), which is what is signed.
+ * (the form xml-crypto writes) and its exclusive canonical form inside its Signature, which is
+ * what is signed. The canonical form is xml-crypto's, made once from a template with stand-ins for
+ * the ID and the digest and filled in: a plain ID (PLAIN_ID) and a base64 digest hold no character
+ * canonicalisation escapes, so they stand in it as written (test/unit/saml-xml.test.ts compares).
  */
-function signedInfoOf(id: string, digest: string): { written: string; canonical: string } {
-  const written =
-    `<ds:SignedInfo><ds:CanonicalizationMethod Algorithm="${ALG.excC14n}"/><ds:SignatureMethod Algorithm="${ALG.rsaSha256}"/>` +
-    `<ds:Reference URI="#${id}"><ds:Transforms><ds:Transform Algorithm="${ALG.enveloped}"/><ds:Transform Algorithm="${ALG.excC14n}"/></ds:Transforms>` +
-    `<ds:DigestMethod Algorithm="${ALG.sha256}"/><ds:DigestValue>${digest}</ds:DigestValue></ds:Reference></ds:SignedInfo>`;
-  const inSignature = new DOMParser().parseFromString(`<ds:Signature xmlns:ds="${NS.dsig}">${written}</ds:Signature>`, 'text/xml').documentElement!.firstChild!;
-  return { written, canonical: new ExclusiveCanonicalization().process(inSignature as never, {} as never).toString() };
+export function signedInfoOf(id: string, digest: string): { written: string; canonical: string } {
+  if (!template) {
+    const canonical = canonicalSignedInfo(writtenSignedInfo(ID_MARK, DIGEST_MARK));
+    const [before, rest, extra] = canonical.split(ID_MARK);
+    const [between, after, extra2] = (rest ?? '').split(DIGEST_MARK);
+    if (extra !== undefined || extra2 !== undefined || after === undefined) throw new Error('the SignedInfo template does not canonicalise as expected');
+    template = { before: before!, between: between!, after };
+  }
+  return { written: writtenSignedInfo(id, digest), canonical: template.before + id + template.between + digest + template.after };
 }
 
 /** The general way, through xml-crypto's SignedXml. */

@@ -43,7 +43,7 @@ import { assertionXml, AUTHN_CONTEXT, NAME_ID_FORMATS, nameIdFormatOfUrn, newMes
 import { readAuthnRequest, STATUS, type AuthnRequest } from './messages.js';
 import { answerRequest, findApplication, findSpByEntityId, pendingRequest, persistentNameId, recordRequest, upsertSamlSession } from './queries.js';
 import { fromSp, SamlRefusal } from './refusal.js';
-import { certificateKeys, envelopedSignature, signRoot, verifyEnveloped, verifyQuerySignature } from './signature.js';
+import { certificateKeys, envelopedSignature, signResponse, signRoot, verifyEnveloped, verifyQuerySignature } from './signature.js';
 import type { SamlKeyRing } from './keys.js';
 import { sendPostForm } from './pages.js';
 import { parseXml } from './xml.js';
@@ -172,7 +172,7 @@ async function checkedRequest(svc: SamlService, request: FastifyRequest, reply: 
     applicationId: sp.id, requestId: req.id, acsUrl, relayState: carried.relayState ?? null, forceAuthn: req.forceAuthn, isPassive: req.isPassive,
     mfaClass: wanted || null, nameIdFormat: asked ?? null, createdAt: now, expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
   };
-  const handle = await recordRequest(ctx.db, row, null);
+  const handle = await recordRequest(ctx.db, row);
   if (!handle) throw new SamlRefusal('replay', 'this request ID was used before');
   const pending: SamlRequest = { ...row, handleHash: sha256(handle), answeredAt: null };
   if (wanted === undefined) return await sendError(svc, reply, base, { code: STATUS.requester, second: STATUS.noAuthnContext }, pending);
@@ -199,7 +199,7 @@ export async function initiate(svc: SamlService, request: FastifyRequest, reply:
     applicationId: sp.id, requestId: null, acsUrl: sp.saml.acs[0]!.url, relayState: relayState ?? null, forceAuthn: false, isPassive: false,
     mfaClass: null, nameIdFormat: null, createdAt: now, expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
   };
-  const handle = (await recordRequest(ctx.db, row, null))!;
+  const handle = (await recordRequest(ctx.db, row))!;
   return await proceed(svc, request, reply, sp, { ...row, handleHash: sha256(handle), answeredAt: null }, handle);
 }
 
@@ -303,7 +303,7 @@ async function sendAssertion(
   const entityId = sp.samlEntityId!;
   const key = (await svc.keys.current()).signing;
   const mfa = isMultiFactor(session.amr);
-  let assertion = assertionXml({
+  const assertion = assertionXml({
     id: newMessageId(), issuer, now,
     nameId: { value: nameIdValue, format, spNameQualifier: format === 'persistent' || format === 'transient' ? entityId : undefined },
     recipient: pending.acsUrl, inResponseTo: pending.requestId ?? undefined, audience: entityId,
@@ -311,11 +311,10 @@ async function sendAssertion(
     authnContext: mfa ? (pending.mfaClass ?? AUTHN_CONTEXT.mfa) : AUTHN_CONTEXT.password,
     attributes, lifetimeMs: ASSERTION_LIFETIME_MS, notBeforeSkewMs: NOT_BEFORE_SKEW_MS,
   });
-  if (saml.signAssertion) assertion = await signRoot(assertion, key);
-  let response = responseXml({
+  // Both signatures over one parse of the Response (signature.ts signResponse, decision 0433).
+  const response = await signResponse(responseXml({
     id: newMessageId(), issuer, now, destination: pending.acsUrl, inResponseTo: pending.requestId ?? undefined, status: { code: STATUS.success }, assertion,
-  });
-  if (saml.signResponse) response = await signRoot(response, key);
+  }), key, { assertion: saml.signAssertion, response: saml.signResponse });
   svc.count('success');
   return sendPostForm(reply, sp, pending.acsUrl, { SAMLResponse: Buffer.from(response).toString('base64'), RelayState: pending.relayState ?? undefined });
 }

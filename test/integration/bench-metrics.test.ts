@@ -76,6 +76,7 @@ describe('bench metrics over IPC', () => {
       expect(answer.launch).toEqual({
         v8Flags: ['--semi-space-growth-factor=1', '--no-opt', '--no-sparkplug', '--optimize-for-size'],
         mmapThreshold: true,
+        arenaMax: true,
         lowMemory: true,
       });
       // The young generation kept at V8's initial 1 MiB semi-space (×2), as --max-semi-space-size=1 keeps it.

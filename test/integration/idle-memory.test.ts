@@ -4,7 +4,9 @@
  * (native/idle-memory, built by `npm install`), and its resident set drops; GATEHOUSE_IDLE_RECLAIM=0
  * turns it off.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cleanEnv, ensureBuilt, removeTempDirs, startServer, tempDir, type ServerProcess } from '../helpers/server-process.js';
 
@@ -82,6 +84,27 @@ describe('idle memory reclaim', () => {
       await server.stop();
     }
   }, 60_000);
+
+  // V8 ages bytecode only in collections it does not count as forced, and the low-memory one is
+  // forced: reclaim(n) first makes n that are not, so what no request ran over five of them is
+  // dropped (docs/decisions/0361-idle-bytecode-aging.md). V8's own trace names each function it flushes.
+  it('reclaim(2) three times flushes the bytecode of a function not run since; reclaim(0) does not', () => {
+    const helper = createRequire(import.meta.url).resolve('@gatehouse/idle-memory');
+    const probe = (aging: number) =>
+      execFileSync(process.execPath, ['--trace-flush-bytecode', '-e', `
+        const { reclaim } = require(${JSON.stringify(helper)});
+        function gatehouseAgingProbe(x) { return x * 2 + 1; }
+        gatehouseAgingProbe(1);
+        for (let i = 0; i < 3; i++) reclaim(${aging});
+        gatehouseAgingProbe(2);
+        console.log('still callable');`], { encoding: 'utf8' });
+    const aged = probe(2);
+    expect(aged).toMatch(/^\[discarding compiled metadata for 0x[0-9a-f]+ <SharedFunctionInfo gatehouseAgingProbe>\]$/m);
+    expect(aged.trimEnd().endsWith('still callable')).toBe(true);
+    const forcedOnly = probe(0);
+    expect(forcedOnly).not.toContain('gatehouseAgingProbe');
+    expect(forcedOnly.trimEnd().endsWith('still callable')).toBe(true);
+  });
 
   it('GATEHOUSE_IDLE_RECLAIM=0 turns it off', async () => {
     const server = await serve({ GATEHOUSE_IDLE_RECLAIM: '0' });

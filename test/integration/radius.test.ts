@@ -32,7 +32,7 @@ import { engineOf, many } from '../../server/db/store.js';
 import { Attr, Code, decodePacket, encodeRequest, integer } from '../../server/radius/codec.js';
 import { EapCode, decodeEap } from '../../server/radius/eap.js';
 import { eapMaterial } from '../../server/radius/credentials.js';
-import { AuditWriteBehind } from '../../server/audit/write-behind.js';
+import { AuditWriteBehind, ROWS_PER_INSERT } from '../../server/audit/write-behind.js';
 import { Asker, eapAuthentication } from '../helpers/eap-supplicant.js';
 import { FAILURES_PER_NAME } from '../../server/radius/limits.js';
 
@@ -304,6 +304,12 @@ describe('the audit, written behind (decision 0411)', () => {
     await behind.close();
     expect((await read()).at(-1)).toMatchObject({ actor: 'system', applicationId: 'wifi', target: adaId, ip: '127.0.0.1', details: { client: 'Loopback AP', address: '127.0.0.1', method: 'pap' } });
     expect(await read()).toHaveLength(before + 2);
+
+    // A full write's worth (ROWS_PER_INSERT) goes in at once, not at the timer (here a minute away).
+    const full = new AuditWriteBehind(t.db, { error: (_details, message) => expect.fail(message) }, 60_000);
+    for (let i = 0; i < ROWS_PER_INSERT; i++) full.add(t.clock.now(), { actor: 'system', action: 'radius.accepted', applicationId: 'wifi', target: adaId, details: { client: 'Loopback AP', address: '127.0.0.1', method: 'pap' }, ip: '127.0.0.1' });
+    await vi.waitFor(async () => expect(await read()).toHaveLength(before + 2 + ROWS_PER_INSERT), { timeout: 3_000, interval: 20 });
+    await full.close();
   });
 });
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { QuietWatch, RECLAIM_POLICY, type ReclaimPolicy } from '../../server/ops/idle-memory.js';
 
-const policy: ReclaimPolicy = { tickMs: 500, quietTicks: 2, quietCpuMs: 5, growthBytes: 4_000_000 };
+const policy: ReclaimPolicy = { tickMs: 500, quietTicks: 2, quietCpuMs: 5, growthBytes: 4_000_000, agingCollections: 2 };
 const MB = 1_000_000;
 
 describe('idle memory reclaim policy', () => {

@@ -7,7 +7,7 @@
  */
 import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
 import { execFileSync } from 'node:child_process';
-import { createPrivateKey, generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
+import { createHash, createPrivateKey, generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import { deflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_XML_BYTES, parseXml } from '../../server/saml/xml.js';
 import { fromPost, fromRedirect, MAX_INFLATED_BYTES } from '../../server/saml/bindings.js';
-import { ALG, envelopedSignature, signRoot, signRootWithSignedXml, verifyEnveloped, verifyQuerySignature, type SigningMaterial } from '../../server/saml/signature.js';
+import { ALG, canonicalSignedInfo, envelopedSignature, signedInfoOf, signResponse, signRoot, signRootWithSignedXml, verifyEnveloped, verifyQuerySignature, type SigningMaterial } from '../../server/saml/signature.js';
 import { SamlRefusal } from '../../server/saml/refusal.js';
 import { assertionXml, AUTHN_CONTEXT, logoutRequestXml, newMessageId, responseXml } from '../../server/saml/builder.js';
 import { newKeyMaterial } from '../../server/saml/keys.js';
@@ -148,6 +148,21 @@ describe('signatures', () => {
     });
     const signedResponse = await signRoot(response, key);
     await sameAsGeneral(response, signedResponse);
+    // Both at once over one parse (decision 0433): the same text as the Assertion signed alone, then the Response around it.
+    const unsigned = responseXml({
+      id: / ID="([^"]+)"/.exec(response)![1]!, issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/acs', inResponseTo: '_req1',
+      status: { code: STATUS.success }, assertion,
+    });
+    expect(await signResponse(unsigned, key, { assertion: true, response: true })).toBe(signedResponse);
+    expect(await signResponse(unsigned, key, { assertion: true, response: false })).toBe(unsigned.replace(assertion, () => signedAssertion));
+    expect(await signResponse(unsigned, key, { assertion: false, response: true })).toBe(await signRoot(unsigned, key));
+    expect(await signResponse(unsigned, key, { assertion: false, response: false })).toBe(unsigned);
+    // The SignedInfo's canonical form, filled in from xml-crypto's rendering of a template, is xml-crypto's rendering.
+    for (const id of ['_a', '_req-9.x', newMessageId(), 'Z.z_9-']) {
+      const digest = createHash('sha256').update(id).digest('base64');
+      const made = signedInfoOf(id, digest);
+      expect(made.canonical).toBe(canonicalSignedInfo(made.written));
+    }
     const logout = logoutRequestXml({ id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/slo', notOnOrAfter: NOW, nameId: { value: 'n', format: 'persistent', spNameQualifier: 'https://sp.example/metadata' }, sessionIndex: '_s1' });
     await sameAsGeneral(logout, await signRoot(logout, key));
     // An SP's request in the test helper's shape (another ID form) takes the same way.
@@ -161,10 +176,11 @@ describe('signatures', () => {
       sessionNotOnOrAfter: undefined, authnContext: AUTHN_CONTEXT.password, lifetimeMs: 300_000, notBeforeSkewMs: 30_000,
       attributes: [{ name: 'email', nameFormat: 'urn:oasis:names:tc:SAML:2.0:attrname-format:basic', friendlyName: undefined, values: ['ann & <bob>@example.com'] }],
     });
-    const response = await signRoot(responseXml({
+    // As the SSO service signs it: both signatures over one parse (signResponse, decision 0433).
+    const response = await signResponse(responseXml({
       id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/acs', inResponseTo: '_req1',
-      status: { code: STATUS.success }, assertion: await signRoot(assertion, key),
-    }), key);
+      status: { code: STATUS.success }, assertion,
+    }), key, { assertion: true, response: true });
     expect(response).toContain(`<ds:SignatureMethod Algorithm="${ALG.rsaSha256}"/>`);
     expect(response).toContain(`<ds:DigestMethod Algorithm="${ALG.sha256}"/>`);
     expect(response).toContain(`<ds:CanonicalizationMethod Algorithm="${ALG.excC14n}"/>`);

@@ -15,8 +15,25 @@ namespace {
 // A full, compacting collection that also shrinks the young generation and returns the freed
 // pages (Isolate::LowMemoryNotification), then glibc's free lists above the top of each arena
 // (malloc_trim), which glibc otherwise keeps for reuse. Blocks the calling thread: tens of ms.
+//
+// reclaim(agingCollections): first that many memory-reducing collections V8 does not count as
+// forced (MemoryPressureNotification(kCritical), then back to kNone so V8 does not stay in its
+// memory-saving mode). V8 ages a function's bytecode only in collections that are not forced, and
+// flushes bytecode that has not run for --bytecode-old-age (5) of them; the low-memory
+// notification's collections are forced, so an idle server never aged, and kept the bytecode,
+// feedback and optimised code of everything its last burst of requests ran.
 void Reclaim(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  info.GetIsolate()->LowMemoryNotification();
+  v8::Isolate* isolate = info.GetIsolate();
+  int aging = 0;
+  if (info.Length() > 0 && info[0]->IsNumber()) {
+    double n = info[0].As<v8::Number>()->Value();
+    if (n > 0 && n <= 8) aging = static_cast<int>(n);
+  }
+  if (aging > 0) {
+    for (int i = 0; i < aging; i++) isolate->MemoryPressureNotification(v8::MemoryPressureLevel::kCritical);
+    isolate->MemoryPressureNotification(v8::MemoryPressureLevel::kNone);
+  }
+  isolate->LowMemoryNotification();
 #if defined(__GLIBC__)
   malloc_trim(0);
 #endif
@@ -32,6 +49,22 @@ void SetMmapThreshold(const v8::FunctionCallbackInfo<v8::Value>& info) {
   if (info.Length() > 0 && info[0]->IsNumber()) {
     double bytes = info[0].As<v8::Number>()->Value();
     if (bytes >= 0 && bytes <= 32 * 1024 * 1024) done = mallopt(M_MMAP_THRESHOLD, static_cast<int>(bytes)) == 1;
+  }
+#endif
+  info.GetReturnValue().Set(done);
+}
+
+// mallopt(M_ARENA_MAX, n): at most n malloc arenas, as MALLOC_ARENA_MAX in the environment at
+// start would allow. glibc otherwise gives each thread that meets a locked arena one of its own,
+// up to 8 per core: V8's compiler and collector threads and libuv's pool each kept one, with the
+// free fragments malloc_trim cannot return. Threads that already have an arena keep it, so it is
+// set first thing. True when glibc took it.
+void SetArenaMax(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  bool done = false;
+#if defined(__GLIBC__)
+  if (info.Length() > 0 && info[0]->IsNumber()) {
+    double n = info[0].As<v8::Number>()->Value();
+    if (n >= 1 && n <= 64) done = mallopt(M_ARENA_MAX, static_cast<int>(n)) == 1;
   }
 #endif
   info.GetReturnValue().Set(done);
@@ -63,5 +96,6 @@ void MallocInfo(const v8::FunctionCallbackInfo<v8::Value>& info) {
 NODE_MODULE_INIT(/* exports, module, context */) {
   NODE_SET_METHOD(exports, "reclaim", Reclaim);
   NODE_SET_METHOD(exports, "setMmapThreshold", SetMmapThreshold);
+  NODE_SET_METHOD(exports, "setArenaMax", SetArenaMax);
   NODE_SET_METHOD(exports, "mallocInfo", MallocInfo);
 }

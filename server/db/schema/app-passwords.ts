@@ -3,8 +3,7 @@
  */
 import { index, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { createdAt, timestamp } from './columns.js';
-import { people } from './people.js';
-import { applications, memberships } from './applications.js';
+import { membershipCredentialColumns } from './applications.js';
 
 /**
  * App passwords (spec ldap.md, "People bind with app passwords"): a random secret a person makes
@@ -18,15 +17,7 @@ export const appPasswords = sqliteTable(
   'app_passwords',
   {
     id: text('id').primaryKey(),
-    personId: text('person_id')
-      .notNull()
-      .references(() => people.id, { onDelete: 'cascade' }),
-    applicationId: text('application_id')
-      .notNull()
-      .references(() => applications.id, { onDelete: 'cascade' }),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
+    ...membershipCredentialColumns(),
     name: text('name').notNull(),
     secretHash: text('secret_hash').notNull(),
     createdAt: createdAt(),

@@ -153,6 +153,23 @@ export const memberships = sqliteTable(
  * account page (the row goes), with the membership, or a year after it was last used
  * (`last_used_at`, moved at most daily; data-lifecycle/retention-rules.ts).
  */
+/**
+ * The owner columns of a credential a person holds for one application through their membership
+ * (app passwords, network certificates): gone with the person, the application or the membership.
+ * A function, because drizzle column builders belong to one table each.
+ */
+export const membershipCredentialColumns = () => ({
+  personId: text('person_id')
+    .notNull()
+    .references(() => people.id, { onDelete: 'cascade' }),
+  applicationId: text('application_id')
+    .notNull()
+    .references(() => applications.id, { onDelete: 'cascade' }),
+  membershipId: text('membership_id')
+    .notNull()
+    .references(() => memberships.id, { onDelete: 'cascade' }),
+});
+
 export const consents = sqliteTable(
   'consents',
   {

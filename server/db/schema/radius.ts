@@ -4,7 +4,7 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { createdAt, timestamp } from './columns.js';
 import { people } from './people.js';
-import { applications, memberships } from './applications.js';
+import { applications, membershipCredentialColumns } from './applications.js';
 
 /**
  * Personal network certificates (spec radius.md, "EAP-TLS"): issued by the appliance CA to a person
@@ -18,15 +18,7 @@ export const networkCertificates = sqliteTable(
   'network_certificates',
   {
     id: text('id').primaryKey(),
-    personId: text('person_id')
-      .notNull()
-      .references(() => people.id, { onDelete: 'cascade' }),
-    applicationId: text('application_id')
-      .notNull()
-      .references(() => applications.id, { onDelete: 'cascade' }),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
+    ...membershipCredentialColumns(),
     name: text('name').notNull(),
     /** Hex serial number, as certificates show it. */
     serial: text('serial').notNull(),

@@ -7,7 +7,7 @@
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { A } from '@solidjs/router';
 import { ApiError, client, enc, ok, type Application } from '../../api';
-import { CopyButton, ErrorBox, Field, toast, useAction } from '../../ui';
+import { CopyButton, ErrorBox, Field, SaveOrTurnOff, toast, useAction } from '../../ui';
 
 const t = {
   intro:
@@ -119,16 +119,7 @@ export function ForwardAuthTab(props: { app: Application; onSaved: (app: Applica
         <p class="hint">{t.basicHint}</p>
         <For each={errors().other}>{(message) => <p class="error" role="alert">{message}</p>}</For>
         <ErrorBox error={save.error()} fieldsShown />
-        <div class="actions">
-          <button class="primary" type="submit" disabled={save.busy() || !lines(hosts()).length}>
-            {t.save}
-          </button>
-          <Show when={current()}>
-            <button type="button" class="danger" onClick={stop} disabled={save.busy()}>
-              {t.off}
-            </button>
-          </Show>
-        </div>
+        <SaveOrTurnOff save={t.save} off={t.off} on={!!current()} busy={save.busy()} saveDisabled={!lines(hosts()).length} onTurnOff={() => void stop()} />
       </form>
 
       <h2>{t.config}</h2>

@@ -6,7 +6,7 @@
  */
 import { createSignal, For, Show } from 'solid-js';
 import { ApiError, client, ok, type Application } from '../../api';
-import { confirmAction, CopyField, ErrorBox, Field, toast, useAction, when } from '../../ui';
+import { confirmAction, CopyField, ErrorBox, Field, SaveOrTurnOff, toast, useAction, when } from '../../ui';
 
 const t = {
   intro:
@@ -111,16 +111,7 @@ export function RadiusTab(props: { app: Application; onSaved: (app: Application)
           </div>
         </Show>
         <ErrorBox error={save.error() ?? rotation.error()} fieldsShown />
-        <div class="actions">
-          <button class="primary" type="submit" disabled={save.busy()}>
-            {t.save}
-          </button>
-          <Show when={current()}>
-            <button type="button" class="danger" disabled={save.busy()} onClick={() => void patch(null, t.removed)}>
-              {t.off}
-            </button>
-          </Show>
-        </div>
+        <SaveOrTurnOff save={t.save} off={t.off} on={!!current()} busy={save.busy()} onTurnOff={() => void patch(null, t.removed)} />
       </form>
       <Show when={current()?.clients.length}>
         <h2>{t.list}</h2>

@@ -11,7 +11,7 @@
  */
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { ApiError, client, ok, type Application } from '../../api';
-import { Async, confirmAction, CopyField, ErrorBox, Field, toast, useAction, when } from '../../ui';
+import { Async, confirmAction, CopyField, ErrorBox, Field, SaveOrTurnOff, toast, useAction, when } from '../../ui';
 
 type Saml = NonNullable<Application['saml']>;
 type Attribute = NonNullable<Saml['attributes']>[number];
@@ -245,16 +245,7 @@ function SamlSettingsForm(props: { app: Application; onSaved: (app?: Application
         </div>
       </Show>
       <ErrorBox error={save.error()} fieldsShown />
-      <div class="actions">
-        <button class="primary" type="submit" disabled={save.busy()}>
-          {t.save}
-        </button>
-        <Show when={current()}>
-          <button type="button" class="danger" disabled={save.busy()} onClick={() => void patch(null, t.removed)}>
-            {t.off}
-          </button>
-        </Show>
-      </div>
+      <SaveOrTurnOff save={t.save} off={t.off} on={!!current()} busy={save.busy()} onTurnOff={() => void patch(null, t.removed)} />
     </form>
   );
 }
