@@ -65,10 +65,34 @@ function load(locale: Locale): void {
   }
 }
 
-/** Translations for HTML: interpolated values are escaped. */
+/** Key-only translations remembered per language, at most this many (keys are a fixed set in practice). */
+const MEMO_LIMIT = 4000;
+const fixed = new Map<Locale, Translate>();
+
+/**
+ * Translations for HTML: interpolated values are escaped. One function per language; a message
+ * asked for by its key alone (no values to interpolate) is looked up once and remembered, as a
+ * catalogue never changes once read: a page asks for a dozen such messages on every render.
+ */
 export function translator(locale: Locale): Translate {
   load(locale);
-  return html!.getFixedT(locale);
+  let t = fixed.get(locale);
+  if (!t) {
+    const base = html!.getFixedT(locale) as unknown as (...args: unknown[]) => unknown;
+    const memo = new Map<string, unknown>();
+    t = ((...args: unknown[]) => {
+      const key = args[0];
+      if (args.length !== 1 || typeof key !== 'string') return base(...args);
+      let message = memo.get(key);
+      if (message === undefined) {
+        message = base(key);
+        if (memo.size < MEMO_LIMIT) memo.set(key, message);
+      }
+      return message;
+    }) as unknown as Translate;
+    fixed.set(locale, t);
+  }
+  return t;
 }
 
 /** Translations for plain text (e-mail text parts, headers): nothing is escaped. */

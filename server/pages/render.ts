@@ -17,8 +17,8 @@ import { Eta } from 'eta';
 import { installPath } from '../util/install-paths.js';
 import { escapeHtml } from '../util/html.js';
 import { PASSWORD_MAX_LENGTH } from '../accounts/passwords.js';
-import { knownPasswordPolicy } from '../accounts/password-policy.js';
-import { LOCALES, LOCALE_NAMES, pageText } from '../i18n/index.js';
+import { knownPasswordPolicy, type PasswordPolicy } from '../accounts/password-policy.js';
+import { LOCALES, LOCALE_NAMES, pageText, type Translate } from '../i18n/index.js';
 import type { PageBrand } from './brand.js';
 
 export const PAGE_CSP =
@@ -90,6 +90,43 @@ export function localPath(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/**
+ * The password policy in words, worked out once per policy (a re-read makes a new object) and
+ * language: every page renders it (the layout passes its data on to every template), and it was
+ * three translations with values on each render.
+ */
+const rulesInWords = new WeakMap<PasswordPolicy, Map<string, string>>();
+function passwordRules(policy: PasswordPolicy, locale: string, t: Translate): string {
+  let byLocale = rulesInWords.get(policy);
+  if (!byLocale) rulesInWords.set(policy, (byLocale = new Map()));
+  let words = byLocale.get(locale);
+  if (words === undefined) {
+    words = [
+      t('password.rules', { min: policy.minLength }),
+      policy.minStrength > 0 ? t('password.rulesStrength', { strength: t(`password.strength.${policy.minStrength}`) }) : '',
+      policy.rejectBreached ? t('password.rulesCommon') : '',
+    ].filter(Boolean).join(' ');
+    byLocale.set(locale, words);
+  }
+  return words;
+}
+
+/** The language switch's links, remembered for the few fixed addresses pages come back to (`/account`). */
+const switchLinks = new Map<string, { code: string; name: string; current: boolean; href: string }[]>();
+function languageLinks(locale: string, here: string) {
+  const key = `${locale} ${here}`;
+  const known = switchLinks.get(key);
+  if (known) return known;
+  const links = LOCALES.map((code) => ({
+    code,
+    name: LOCALE_NAMES[code],
+    current: code === locale,
+    href: `/language/${code}?${new URLSearchParams({ next: here }).toString()}`,
+  }));
+  if (here.length <= 64 && switchLinks.size < 256) switchLinks.set(key, links);
+  return links;
+}
+
 /** Renders `templates/<templateName>.eta` inside the layout and sends it as the reply. */
 export function renderPage(
   reply: FastifyReply,
@@ -111,19 +148,10 @@ export function renderPage(
     passwordMin: policy.minLength,
     passwordMax: PASSWORD_MAX_LENGTH,
     // The password policy in words, beside every new-password field (accounts/password-policy.ts).
-    passwordRules: [
-      t('password.rules', { min: policy.minLength }),
-      policy.minStrength > 0 ? t('password.rulesStrength', { strength: t(`password.strength.${policy.minStrength}`) }) : '',
-      policy.rejectBreached ? t('password.rulesCommon') : '',
-    ].filter(Boolean).join(' '),
+    passwordRules: passwordRules(policy, locale, t),
     // The browser tab names the application too when the title does not already (HTML: titles are).
     fullTitle: [data.title, brandName && !data.title.includes(brandName) ? brandName : undefined, 'Gatehouse'].filter(Boolean).join(' · '),
-    languages: LOCALES.map((code) => ({
-      code,
-      name: LOCALE_NAMES[code],
-      current: code === locale,
-      href: `/language/${code}?${new URLSearchParams({ next: here }).toString()}`,
-    })),
+    languages: languageLinks(locale, here),
     script: options.scripts ? PAGE_SCRIPT_PATH : undefined,
     pageModule: options.pageModule ? PAGES_MODULE_PATH : undefined,
     base: options.origin ? `${options.origin}/` : undefined,
