@@ -142,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const ajv = () => (httpPart === 'body' ? validators().body : validators().query);
     return lazyValidator(
       () => (httpPart === 'body' ? compileBody(ajv(), schema as object) : ajv().compile(schema as object)),
+      () => `${httpPart === 'body' ? 'body' : 'query'} ${JSON.stringify(schema)}`,
       () => releaseBody(ajv(), schema as object),
     );
   });
