@@ -138,7 +138,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Compiled on a route's first request, not at start-up (http/lazy-compile.ts); the Ajv
   // instances themselves are made then too.
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    lazyValidator(() => (httpPart === 'body' ? compileBody(validators().body, schema as object) : validators().query.compile(schema as object))),
+    lazyValidator(
+      () => (httpPart === 'body' ? compileBody(validators().body, schema as object) : validators().query.compile(schema as object)),
+      () => `${httpPart === 'body' ? 'body' : 'query'} ${JSON.stringify(schema)}`,
+    ),
   );
   app.setErrorHandler(problemErrorHandler);
   // JSON only: a text/plain body is a 415, not a string that fails validation (and browsers may

@@ -124,6 +124,49 @@ export function widenSqliteCache(db: object): () => void {
   };
 }
 
+/** Tables a sync grows whose statistics its queries' plans rest on: people (IN-lists on e-mail, username, id), entries (keyset pages). */
+export const STATISTICS_TABLES = ['people', 'directory_entries'] as const;
+/** Rows `ANALYZE` reads per index (the sweeper's `PRAGMA optimize` uses the same bound): about 10 ms on 100,000 people. */
+export const ANALYSIS_LIMIT = 400;
+
+/**
+ * Keeps SQLite's query statistics (`sqlite_stat1`) in step with a table a run grows (decision
+ * 0393). Statistics taken when `people` had one row (the sweeper's `PRAGMA optimize` a minute after
+ * start) make SQLite plan `email IN (…) OR username IN (…)`, `id IN (…)` as a scan of the whole
+ * table, which costs more with every person created: 36 ms a look-up at 100,000 people, half of a
+ * 100,000-person run's CPU and its longest write batches. `PRAGMA optimize` does not see such a
+ * table as grown, so the run analyses it itself: called with the rows the table has at least,
+ * it runs `ANALYZE <table>` (bounded by `analysis_limit`) once the statistics count fewer than half
+ * of them, one table a turn of the event loop. Where no statistics were ever taken, SQLite plans
+ * with its defaults (indexes) and nothing is done.
+ */
+export function statisticsKeeper(db: object): (rows: number) => Promise<void> {
+  if (engineOf(db) !== 'sqlite') return async () => {};
+  const client = (db as Db).$client;
+  const counted = (table: string): number | undefined => {
+    try {
+      const row = client.prepare('SELECT stat FROM sqlite_stat1 WHERE tbl = ? LIMIT 1').get(table) as { stat: string } | undefined;
+      return row ? Number.parseInt(row.stat, 10) : undefined;
+    } catch {
+      return undefined; // no sqlite_stat1: never analysed
+    }
+  };
+  return async (rows) => {
+    for (const table of STATISTICS_TABLES) {
+      const known = counted(table);
+      if (known === undefined || rows <= 2 * known + 1000) continue;
+      const limit = client.pragma('analysis_limit', { simple: true }) as number;
+      client.pragma(`analysis_limit = ${ANALYSIS_LIMIT}`);
+      try {
+        client.exec(`ANALYZE "${table}"`);
+      } finally {
+        client.pragma(`analysis_limit = ${limit}`);
+      }
+      await tick();
+    }
+  };
+}
+
 /** WAL growth after which a run pauses its writes for the checkpointer (decision 0392). */
 export const WAL_PAUSE_BYTES = 256 * 1024 * 1024;
 /** The pause: longer than the checkpointer's tick (db/checkpointer.ts, every second). */

@@ -37,7 +37,7 @@ import { dnKey, entryKey, groupAttributes, mapGroup, mapPerson, personAttributes
 import { entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeopleByIds, updateRun, updateSourceRow, type EntryRow } from './queries.js';
 import { bindPasswordOf } from './service.js';
 import { countSyncRun } from './metrics.js';
-import { Pacer, SLICE_MS, Slicer, tick, walPacer, widenSqliteCache } from './pace.js';
+import { Pacer, SLICE_MS, Slicer, statisticsKeeper, tick, walPacer, widenSqliteCache } from './pace.js';
 import {
   actorOf,
   anyWebhook,
@@ -245,6 +245,8 @@ async function syncSource(ctx: AppContext, source: DirectorySource, state: RunSt
     const disabledAt = (p: MappedPerson) => p.disabledAtSource || disabledKeys.has(p.key);
     const slicer = new Slicer();
     const pacer = writePacer(ctx);
+    const statistics = statisticsKeeper(ctx.db);
+    await statistics(before);
     for await (const page of connection.search(source.peopleBase, filter, personAttributes(attrs, source.kind, changeAttribute))) {
       // Mapped and compared in slices of a few milliseconds: an entry whose digest is the one kept
       // (and whose disabled state did not change) costs a hash and nothing else. Only the rest is
@@ -277,6 +279,8 @@ async function syncSource(ctx: AppContext, source: DirectorySource, state: RunSt
         pending.push(p);
       }
       await pacer.run(pending, (batch) => applyPeople(ctx, source, batch, known, disabledKeys, state, toDisable));
+      // The people the source has now, at least: the look-ups' plans stay index searches (pace.ts).
+      await statistics(before + state.counts.created);
       await heartbeat();
     }
     if (full) {

@@ -12,11 +12,35 @@ import type { FastifyValidationResult } from 'fastify/types/schema.js';
 
 type Validate = FastifyValidationResult;
 
-/** A validator that compiles itself on its first call; `errors` mirrors the compiled one's. */
-export function lazyValidator(compile: () => Validate): Validate {
+/**
+ * Tests only (test/helpers: makeApp, startOAuthServer, the fuzzer's world): the compiled
+ * validators and serializers of this process are shared by every app it builds, by the schema's
+ * JSON. Routes build their schemas per app (plugins add fields), so Ajv's own cache, by object,
+ * missed, and a test file that builds an app per test compiled the same schemas once per test:
+ * a quarter of oauth-token.test.ts's CPU (issue 45). A server builds one app: it never turns
+ * this on, and keeps no JSON of its schemas.
+ */
+let sharedCompiled: Map<string, unknown> | undefined;
+export function shareCompiledSchemas(): void {
+  sharedCompiled ??= new Map();
+}
+function compiledOnce<T>(key: () => string, compile: () => T): T {
+  if (!sharedCompiled) return compile();
+  const k = key();
+  let compiled = sharedCompiled.get(k) as T | undefined;
+  if (compiled === undefined) sharedCompiled.set(k, (compiled = compile()));
+  return compiled;
+}
+
+/**
+ * A validator that compiles itself on its first call; `errors` mirrors the compiled one's. `key`
+ * names what the compiled function depends on (the schema's JSON and the Ajv it is compiled by),
+ * for `shareCompiledSchemas`.
+ */
+export function lazyValidator(compile: () => Validate, key: () => string): Validate {
   let compiled: Validate | undefined;
   const validate: Validate = (data: unknown) => {
-    compiled ??= compile();
+    compiled ??= compiledOnce(key, compile);
     const result = compiled(data);
     validate.errors = compiled.errors;
     return result;
@@ -38,9 +62,11 @@ export function lazySerializerFactory(): SerializerFactory {
   const build = (SerializerSelector as unknown as () => SerializerFactory)();
   return (externalSchemas, options) => {
     const compileFor = build(externalSchemas, options);
+    let context: string | undefined;
+    const key = (route: object) => `${(context ??= JSON.stringify([externalSchemas, options]))} ${JSON.stringify(route)}`;
     return (route) => {
       let compiled: Serialize | undefined;
-      return (data) => (compiled ??= compileFor(route))(data);
+      return (data) => (compiled ??= compiledOnce(() => key(route), () => compileFor(route)))(data);
     };
   };
 }

@@ -10,6 +10,7 @@ import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 import { engineOf } from '../../server/db/store.js';
 import type { Db } from '../../server/db/client.js';
 import * as q from '../../server/directory-sources/queries.js';
+import { statisticsKeeper } from '../../server/directory-sources/pace.js';
 
 /** Runs `work` and returns the SQL text of every statement it sent to the database. */
 async function recorded(db: Db, work: () => Promise<unknown>): Promise<string[]> {
@@ -70,5 +71,39 @@ describe('directory sources: query plans', () => {
         }
       }
     }
+  });
+
+  it('keeps the people look-ups index searches as a sync outgrows the statistics taken before it (SQLite; a no-op on PostgreSQL)', async () => {
+    const t = await makeApp();
+    const keep = statisticsKeeper(t.db);
+    if (engineOf(t.db) !== 'sqlite') {
+      // PostgreSQL's autovacuum analyses grown tables itself: nothing to do, nothing thrown.
+      await expect(keep(100_000)).resolves.toBeUndefined();
+      return;
+    }
+    const client = t.db.$client;
+    const insert = client.prepare("INSERT INTO people (id, email, username, email_verified, status, created_at, updated_at) VALUES (?, ?, ?, 1, 'active', 0, 0)");
+    insert.run('usr_first', 'first@example.com', 'first');
+    // What the sweeper's PRAGMA optimize leaves a minute after start: statistics of a one-person table.
+    client.exec('ANALYZE people');
+    client.transaction(() => {
+      for (let i = 0; i < 3000; i++) insert.run(`usr_${i}`, `person${i}@example.com`, `person${i}`);
+    })();
+    const emails = Array.from({ length: 20 }, (_, i) => `new${i}@example.com`);
+    const usernames = Array.from({ length: 20 }, (_, i) => `new${i}`);
+    const plan = async () => {
+      const [statement] = await recorded(t.db, () => q.peopleHolding(t.db, emails, usernames));
+      return queryPlan(t.db, statement!, ...emails, ...usernames);
+    };
+    // The stale statistics make SQLite read the whole table for each batch (what the keeper is for).
+    expect(await plan()).toBe('SCAN people');
+    // Fewer rows than twice the statistics' count (and 1,000): left alone.
+    await keep(1001);
+    expect(await plan()).toBe('SCAN people');
+    await keep(3001);
+    expect(Number.parseInt((client.prepare("SELECT stat FROM sqlite_stat1 WHERE tbl = 'people' LIMIT 1").get() as { stat: string }).stat, 10)).toBe(3001);
+    expect(await plan()).toMatch(/^MULTI-INDEX OR \| INDEX 1 \| SEARCH people USING INDEX people_email_uq \(email=\?\) \| INDEX 2 \| SEARCH people USING INDEX people_username_uq \(username=\?\)$/);
+    // The connection's analysis_limit is as it was.
+    expect(client.pragma('analysis_limit', { simple: true })).toBe(0);
   });
 });
