@@ -7,6 +7,8 @@
  *   set at run time has the effect `--max-semi-space-size=1` has on the command line;
  * - glibc's mmap threshold and arena cap are set with mallopt (native/idle-memory) instead of
  *   MALLOC_MMAP_THRESHOLD_ in the environment;
+ * - V8 ages and flushes baseline code like bytecode (`--flush-baseline-code`), so the idle
+ *   reclaim's aging collections can drop what a burst of requests compiled;
  * - low-memory mode's V8 flags are set at run time, before the code they govern is compiled.
  * A launcher may still pass the command-line forms (the packaged desktop app's utilityProcess,
  * whose V8 is Electron's); they are then not set again. Why each one:
@@ -50,6 +52,9 @@ export function serveNodeArgs(env: Record<string, string | undefined>): string[]
 export function lowMemoryActive(execArgv: readonly string[] = process.execArgv): boolean {
   return applied.lowMemory || LOW_MEMORY_NODE_ARGS.every((arg) => execArgv.includes(arg));
 }
+
+/** V8 flushes unused Sparkplug code too (off by default, so a function once compiled by it kept its bytecode for good). */
+const FLUSH_BASELINE = '--flush-baseline-code';
 
 /** glibc's mmap threshold: allocations of 128 KiB and more are mmapped, so freed argon2 blocks go back. */
 const MMAP_THRESHOLD_BYTES = 131_072;
@@ -104,6 +109,8 @@ export function applyLaunchSettings(
   const flags: string[] = [];
   if (!process.versions.electron) {
     if (!execArgv.some((arg) => arg.startsWith('--max-semi-space-size'))) flags.push('--semi-space-growth-factor=1');
+    // Baseline (Sparkplug) code ages and is flushed like bytecode; V8 keeps it, and the bytecode under it, for good otherwise (docs/decisions/0361-idle-bytecode-aging.md).
+    if (!lowMemory && !execArgv.includes(FLUSH_BASELINE)) flags.push(FLUSH_BASELINE);
     if (lowMemory) flags.push(...LOW_MEMORY_NODE_ARGS.filter((arg) => !execArgv.includes(arg)));
   }
   for (const flag of flags) setFlagsFromString(flag);
