@@ -80,9 +80,18 @@ const SQLITE_NATIVES = new Set(['get', 'run', 'all', 'iterate', 'exec', 'pragma'
 /** Source maps by bundle file, read once. */
 const maps = new Map<string, TraceMap | null>();
 
+/**
+ * The lazily loaded packages (scripts/bundle-server.mjs LAZY_PACKAGES: SAML's xml-crypto and
+ * @xmldom/xmldom, …) are CommonJS chunks of their own, dist/chunks/lazy-<name>.cjs, minified with
+ * their names kept and no source map: each is charged to its package as a whole.
+ */
+const LAZY_CHUNK = /\/lazy-([^/]+)\.cjs$/;
+
 /** The source file a bundled function came from (or the frame's own URL when it is not bundled). */
 function sourceOf(frame: ProfileNode['callFrame']): string {
   const { url } = frame;
+  const lazy = url.startsWith('file://') ? LAZY_CHUNK.exec(url) : null;
+  if (lazy) return `/node_modules/${lazy[1]!.replace(/^xmldom-/, '@xmldom/')} (lazy chunk)`;
   if (!url.startsWith('file://') || !url.endsWith('.mjs')) return url;
   const file = fileURLToPath(url);
   if (!maps.has(file)) maps.set(file, existsSync(`${file}.map`) ? new TraceMap(readFileSync(`${file}.map`, 'utf8')) : null);

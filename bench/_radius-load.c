@@ -98,6 +98,7 @@ int main(int argc, char **argv) {
     if (connect(fd, (struct sockaddr *)&server, sizeof server) < 0) die("connect");
     fds[s].fd = fd;
     fds[s].events = POLLIN;
+    if (cycle && next >= count) next = 0;
     if (next >= count) { ran_out = 1; fds[s].fd = -fd - 1; continue; }
     pending[s] = next++;
     sent_at[s] = now_ms();
@@ -114,7 +115,7 @@ int main(int argc, char **argv) {
       if (fds[s].fd < 0) continue;
       int done = 0;
       uint16_t got = 0;
-      if (fds[s].revents & POLLIN) {
+      if (fds[s].revents & (POLLIN | POLLERR)) { // POLLERR: an ICMP refusal, read (and cleared) by recv
         ssize_t n = recv(fds[s].fd, answer, sizeof answer, 0);
         if (n < 0) {
           if (errno == EAGAIN || errno == ECONNREFUSED) continue;

@@ -331,7 +331,7 @@ async function run(): Promise<BenchResult[]> {
       'server array buffers MB (ready, warm-up, idle)': [atReady, busy, idle].map((s) => parts(s).arrayBuffers).join(', '),
       'server V8 spaces MB after idle': Object.entries(idle.spaces).filter(([, bytes]) => bytes > 0).map(([space, bytes]) => `${space.replace(/_space$/, '')} ${mb(bytes)}`).join(', '),
       'server malloc MB after idle (arena, in use, free, mmapped)': idle.malloc ? [idle.malloc.arena, idle.malloc.inUse, idle.malloc.free, idle.malloc.mmapped].map(mb).join(', ') : 'n/a',
-      'idle reclaims': idle.reclaims ? `${idle.reclaims.count}, last ${mb(idle.reclaims.last?.beforeBytes ?? 0)} → ${mb(idle.reclaims.last?.afterBytes ?? 0)} MB in ${idle.reclaims.last?.ms ?? 0} ms` : 'off',
+      'idle reclaims': idle.reclaims ? `${idle.reclaims.count}, last ${mb(idle.reclaims.last?.beforeBytes ?? 0)} → ${mb(idle.reclaims.last?.afterBytes ?? 0)} MB in ${idle.reclaims.last?.ms ?? 0} ms (${idle.reclaims.last?.forgotten ?? 0} compiled schemas forgotten)` : 'off',
       'server launch settings': idle.launch ? `${idle.launch.v8Flags.join(' ') || 'command line'}${idle.launch.mmapThreshold ? ', mmap threshold' : ''}${idle.launch.arenaMax ? ', arena max' : ''}` : 'n/a',
       'floor RSS MB (Fastify + better-sqlite3 + jose, listening)': mb(floorIdle.rssBytes),
       'floor anonymous / files MB': `${mb(floorIdle.anonBytes)} / ${mb(floorIdle.fileBytes)}`,

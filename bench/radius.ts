@@ -252,6 +252,8 @@ export const scenario: Scenario = {
         })(),
       ]);
       const papCpu = cpuPerOp(before, server.cpu(), pap.latencies.length);
+      // Slices put off for an overdue password hash (decision 0414), warm-up included.
+      const yielded = Number(/^gatehouse_radius_yielded_total (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1] ?? 0);
       log(`same-run baseline: a bare UDP echo process at ${OUTSTANDING} outstanding for ${SECONDS} s`);
       const echo = await echoBaseline(generator, dir, secret, members, SECONDS);
       const papPerSecond = pap.latencies.length / pap.seconds;
@@ -284,6 +286,7 @@ export const scenario: Scenario = {
             'sign-in p99 ms alone': round(percentile(alone, 99)),
             'sign-in p50 ms during RADIUS load': round(percentile(during, 50)),
             'sign-in p99 ms during RADIUS load': round(percentile(during, 99)),
+            'slices put off for an overdue hash': yielded,
             'load generator CPU ms/auth': round((pap.clientCpuSeconds * 1000) / (pap.latencies.length + pap.failures), 3),
             'baseline UDP echo round trips/s (same run)': round(echo.latencies.length / echo.seconds, 0),
             'baseline UDP echo p50 ms': round(percentile(echo.latencies, 50)),

@@ -20,7 +20,7 @@ import { ProblemSchema, TEXT_FORMATS } from './http/schemas.js';
 import { validators } from './http/validators.js';
 import { HSTS_HEADERS, securityHeaders } from './http/security-headers.js';
 import { lazySerializerFactory, lazyValidator } from './http/lazy-compile.js';
-import { compileBody } from './http/body-shapes.js';
+import { compileBody, releaseBody } from './http/body-shapes.js';
 import { registerOpenApi } from './http/openapi.js';
 import { serverLimits } from './http/server-limits.js';
 import { EarlyAnswers, nodeServerFactory } from './http/early-answers.js';
@@ -137,9 +137,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Compiled on a route's first request, not at start-up (http/lazy-compile.ts); the Ajv
   // instances themselves are made then too.
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    lazyValidator(() => (httpPart === 'body' ? compileBody(validators().body, schema as object) : validators().query.compile(schema as object))),
-  );
+  // Forgotten again by an idle server when unused (dropUnusedCompiled), with Ajv's cache entries.
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const ajv = () => (httpPart === 'body' ? validators().body : validators().query);
+    return lazyValidator(
+      () => (httpPart === 'body' ? compileBody(ajv(), schema as object) : ajv().compile(schema as object)),
+      () => `${httpPart === 'body' ? 'body' : 'query'} ${JSON.stringify(schema)}`,
+      () => releaseBody(ajv(), schema as object),
+    );
+  });
   app.setErrorHandler(problemErrorHandler);
   // JSON only: a text/plain body is a 415, not a string that fails validation (and browsers may
   // send text/plain cross-site without a preflight).

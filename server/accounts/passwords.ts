@@ -8,6 +8,7 @@
 import { type Algorithm, hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { availableParallelism } from 'node:os';
 import { limitConcurrency } from '../util/concurrency.js';
+import { hashStarted } from '../util/hash-pressure.js';
 import { validationFailed } from '../http/problem.js';
 
 export const PASSWORD_MIN_LENGTH = 8;
@@ -45,7 +46,18 @@ export function useHashCost(cost: HashCost): void {
  * blocked > 20 ms during sign-ins), keeps pool threads from token signing and file work, and
  * holds 19 MiB per hash in flight.
  */
-const hashing = limitConcurrency(availableParallelism());
+const limited = limitConcurrency(availableParallelism());
+
+/** A hash on the pool, recorded while it runs (util/hash-pressure.ts: a flood leaves it the CPU when it is overdue). */
+const hashing = <T>(task: () => Promise<T>): Promise<T> =>
+  limited(async () => {
+    const done = hashStarted();
+    try {
+      return await task();
+    } finally {
+      done();
+    }
+  });
 
 export function checkPasswordLength(password: string, path = 'body.password'): void {
   const length = [...password].length;

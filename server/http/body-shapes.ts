@@ -19,6 +19,15 @@ const isShaped = (schema: unknown): schema is ShapedSchema =>
   typeof schema === 'object' && schema !== null && SHAPE_BY in schema && Array.isArray((schema as ShapedSchema).anyOf) && (schema as ShapedSchema).anyOf.length === 2;
 
 /** Ajv's compiled validator, or for a shaped union one that validates against the shape the body picks. */
+/**
+ * Removes what compileBody (or Ajv's `compile`) put in Ajv's cache for `schema` — its shapes'
+ * entries, for a shaped body — so a forgotten validator's code can be collected. A schema with an
+ * `$id` stays: Ajv would forget its id too, and other schemas may refer to it.
+ */
+export function releaseBody(ajv: Ajv, schema: object): void {
+  for (const one of isShaped(schema) ? schema.anyOf : [schema]) if (!('$id' in one)) ajv.removeSchema(one);
+}
+
 export function compileBody(ajv: Ajv, schema: object): ValidateFunction {
   if (!isShaped(schema)) return ajv.compile(schema);
   const property = schema[SHAPE_BY];

@@ -6,17 +6,90 @@
  * routes per session). Each compiled function is kept after its first call, so a route pays the
  * compilation once, on its first request. Schema mistakes still fail the first request that uses
  * them, which every route's tests make.
+ *
+ * An idle server gives back what no request has used for a while (issue 45,
+ * docs/decisions/0364-idle-compiled-schemas.md): `dropUnusedCompiled()`, called by the idle
+ * reclaim (ops/idle-memory.ts) before its collections, forgets every compiled validator and
+ * serializer not called since the previous call — their generated source, closures and Ajv's
+ * cache entries — and the route compiles again on its next request, as after a start.
  */
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { FastifyValidationResult } from 'fastify/types/schema.js';
 
 type Validate = FastifyValidationResult;
 
-/** A validator that compiles itself on its first call; `errors` mirrors the compiled one's. */
-export function lazyValidator(compile: () => Validate): Validate {
+/** A compiled function that can be forgotten; `used` is set by each call and cleared by each drop pass. */
+interface Compiled {
+  used: boolean;
+  forget(): void;
+}
+
+const live = new Set<Compiled>();
+
+/**
+ * Forgets every compiled validator and serializer not called since the previous call (the ones
+ * called are kept and counted from here); how many were forgotten.
+ */
+export function dropUnusedCompiled(): number {
+  let dropped = 0;
+  for (const compiled of live) {
+    if (compiled.used) {
+      compiled.used = false;
+      continue;
+    }
+    compiled.forget();
+    live.delete(compiled);
+    dropped++;
+  }
+  return dropped;
+}
+
+/** How many compiled validators and serializers are held now (tests, the memory bench). */
+export function compiledCount(): number {
+  return live.size;
+}
+
+/**
+ * Tests only (test/helpers: makeApp, startOAuthServer, the fuzzer's world): the compiled
+ * validators and serializers of this process are shared by every app it builds, by the schema's
+ * JSON. Routes build their schemas per app (plugins add fields), so Ajv's own cache, by object,
+ * missed, and a test file that builds an app per test compiled the same schemas once per test:
+ * a quarter of oauth-token.test.ts's CPU (issue 45). A server builds one app: it never turns
+ * this on, and keeps no JSON of its schemas.
+ */
+let sharedCompiled: Map<string, unknown> | undefined;
+export function shareCompiledSchemas(): void {
+  sharedCompiled ??= new Map();
+}
+function compiledOnce<T>(key: () => string, compile: () => T): T {
+  if (!sharedCompiled) return compile();
+  const k = key();
+  let compiled = sharedCompiled.get(k) as T | undefined;
+  if (compiled === undefined) sharedCompiled.set(k, (compiled = compile()));
+  return compiled;
+}
+
+/**
+ * A validator that compiles itself on its first call; `errors` mirrors the compiled one's. `key`
+ * names what the compiled function depends on (the schema's JSON and the Ajv it is compiled by),
+ * for `shareCompiledSchemas`. `release` undoes what `compile` left elsewhere (Ajv's cache
+ * entries) when an idle server forgets it.
+ */
+export function lazyValidator(compile: () => Validate, key: () => string, release: () => void = () => {}): Validate {
   let compiled: Validate | undefined;
+  const entry: Compiled = {
+    used: true,
+    forget: () => {
+      compiled = undefined;
+      release();
+    },
+  };
   const validate: Validate = (data: unknown) => {
-    compiled ??= compile();
+    if (!compiled) {
+      compiled = compiledOnce(key, compile);
+      live.add(entry);
+    }
+    entry.used = true;
     const result = compiled(data);
     validate.errors = compiled.errors;
     return result;
@@ -38,9 +111,19 @@ export function lazySerializerFactory(): SerializerFactory {
   const build = (SerializerSelector as unknown as () => SerializerFactory)();
   return (externalSchemas, options) => {
     const compileFor = build(externalSchemas, options);
+    let context: string | undefined;
+    const key = (route: object) => `${(context ??= JSON.stringify([externalSchemas, options]))} ${JSON.stringify(route)}`;
     return (route) => {
       let compiled: Serialize | undefined;
-      return (data) => (compiled ??= compileFor(route))(data);
+      const entry: Compiled = { used: true, forget: () => (compiled = undefined) };
+      return (data) => {
+        if (!compiled) {
+          compiled = compiledOnce(() => key(route), () => compileFor(route));
+          live.add(entry);
+        }
+        entry.used = true;
+        return compiled(data);
+      };
     };
   };
 }

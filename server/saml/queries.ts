@@ -54,6 +54,17 @@ const statements = preparedPerDb((db) => {
       .onConflictDoNothing()
       .returning({ handleHash: r.handleHash })
       .prepare(),
+    recordAnswered: db
+      .insert(r)
+      .values({
+        handleHash: p('handleHash'), applicationId: p('applicationId'), requestId: p('requestId'), acsUrl: p('acsUrl'), relayState: p('relayState'),
+        forceAuthn: p('forceAuthn'), isPassive: p('isPassive'), mfaClass: p('mfaClass'), nameIdFormat: p('nameIdFormat'),
+        createdAt: p('createdAt'), expiresAt: p('expiresAt'), answeredAt: p('answeredAt'),
+      })
+      .onConflictDoNothing()
+      .returning({ handleHash: r.handleHash })
+      .prepare(),
+    requestSeen: db.select({ handleHash: r.handleHash }).from(r).where(and(eq(r.applicationId, p('applicationId')), eq(r.requestId, p('requestId')))).prepare(),
     answerRequest: db.update(r).set({ answeredAt: placeholderValue<Date>('now') }).where(and(eq(r.handleHash, p('handleHash')), isNull(r.answeredAt))).prepare(),
     subject: db.select({ value: samlSubjects.value }).from(samlSubjects).where(subjectKey).prepare(),
     addSubject: db
@@ -102,6 +113,21 @@ export async function recordRequest(db: Db, request: NewRequest): Promise<string
   const handle = randomToken();
   const rows = await many(statements(db).recordRequest, { ...request, handleHash: sha256(handle) });
   return rows.length ? handle : undefined;
+}
+
+/**
+ * Records a request that is answered now, in the answer's transaction (decision 0433: one write
+ * where a request recorded first and answered next took two, each its own commit). False when the
+ * SP's request ID was seen before (a replay: the transaction is to be rolled back).
+ */
+export async function recordAnsweredRequest(db: Db, request: NewRequest, now: Date): Promise<boolean> {
+  const rows = await many(statements(db).recordAnswered, { ...request, handleHash: sha256(randomToken()), answeredAt: now });
+  return rows.length === 1;
+}
+
+/** Whether the SP's request ID was recorded before (a replay), read through `saml_requests_request_uq`. */
+export async function requestSeen(db: Db, applicationId: string, requestId: string): Promise<boolean> {
+  return (await one(statements(db).requestSeen, { applicationId, requestId })) !== undefined;
 }
 
 /** A request not answered yet and not expired, by its handle. */

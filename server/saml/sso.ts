@@ -11,7 +11,9 @@
  * 2. Its ID is recorded for the SP (a second time is a replay, refused), with what it asked:
  *    ForceAuthn, IsPassive, the NameID format, a second factor (RequestedAuthnContext). From here
  *    on the answers go to the ACS, and the sign-in may go through the hosted pages, which come back
- *    to `/saml/sso/continue?r=<handle>`.
+ *    to `/saml/sso/continue?r=<handle>`. A request answered at once is recorded with its answer,
+ *    in the answer's transaction (one write; decision 0433): its ID is looked up first, so a replay
+ *    is still refused before anything else, and the insert refuses one that raced it.
  * 3. The person is admitted exactly as for OIDC (oauth/authorize/admission.ts `admit`: the
  *    application's realm, its sign-up policy and membership, second factor with step-up); then the
  *    consent page when the application asks explicit consent (SAML_SCOPE: what the attributes tell).
@@ -26,7 +28,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import type { Application, Membership, Person, SamlNameIdFormat, SamlRequest, Session } from '../db/schema.js';
+import type { Application, Membership, Person, SamlNameIdFormat, Session } from '../db/schema.js';
 import { admit } from '../oauth/authorize/admission.js';
 import { CONSENT_PAGE, consentNeeded } from '../oauth/consent.js';
 import { refusedPage } from '../oauth/refused-page.js';
@@ -41,7 +43,9 @@ import { attributesFor } from './attributes.js';
 import { BINDING_URNS, type Carried } from './bindings.js';
 import { assertionXml, AUTHN_CONTEXT, NAME_ID_FORMATS, nameIdFormatOfUrn, newMessageId, responseXml } from './builder.js';
 import { readAuthnRequest, STATUS, type AuthnRequest } from './messages.js';
-import { answerRequest, findApplication, findSpByEntityId, pendingRequest, persistentNameId, recordRequest, upsertSamlSession } from './queries.js';
+import {
+  answerRequest, findApplication, findSpByEntityId, pendingRequest, persistentNameId, recordAnsweredRequest, recordRequest, requestSeen, upsertSamlSession, type NewRequest,
+} from './queries.js';
 import { fromSp, SamlRefusal } from './refusal.js';
 import { certificateKeys, envelopedSignature, signResponse, signRoot, verifyEnveloped, verifyQuerySignature } from './signature.js';
 import type { SamlKeyRing } from './keys.js';
@@ -172,12 +176,11 @@ async function checkedRequest(svc: SamlService, request: FastifyRequest, reply: 
     applicationId: sp.id, requestId: req.id, acsUrl, relayState: carried.relayState ?? null, forceAuthn: req.forceAuthn, isPassive: req.isPassive,
     mfaClass: wanted || null, nameIdFormat: asked ?? null, createdAt: now, expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
   };
-  const handle = await recordRequest(ctx.db, row);
-  if (!handle) throw new SamlRefusal('replay', 'this request ID was used before');
-  const pending: SamlRequest = { ...row, handleHash: sha256(handle), answeredAt: null };
+  const pending: InFlight = { ...row, handle: undefined };
   if (wanted === undefined) return await sendError(svc, reply, base, { code: STATUS.requester, second: STATUS.noAuthnContext }, pending);
   if (asked === undefined) return await sendError(svc, reply, base, { code: STATUS.requester, second: STATUS.invalidNameIdPolicy }, pending);
-  return await proceed(svc, request, reply, sp, pending, handle);
+  if (await requestSeen(ctx.db, sp.id, req.id)) throw replay();
+  return await proceed(svc, request, reply, sp, pending);
 }
 
 /** `/saml/sso/continue?r=<handle>`: the hosted pages are done; the request goes on from step 3. */
@@ -185,7 +188,8 @@ export async function continueRequest(svc: SamlService, request: FastifyRequest,
   const pending = handle ? await pendingRequest(svc.ctx.db, handle, svc.ctx.clock.now()) : undefined;
   const sp = pending && (await findApplication(svc.ctx.db, pending.applicationId));
   if (!pending || !sp?.saml) throw new SamlRefusal('unknown_request', 'the sign-on request is unknown, answered already, or too old');
-  return await fromSp(sp, () => proceed(svc, request, reply, sp, pending, handle!));
+  const { handleHash: _hash, answeredAt: _answered, ...row } = pending;
+  return await fromSp(sp, () => proceed(svc, request, reply, sp, { ...row, handle: handle! }));
 }
 
 /** `/saml/sso/init?app=<id>`: IdP-initiated sign-on to an SP that allows it. */
@@ -199,38 +203,59 @@ export async function initiate(svc: SamlService, request: FastifyRequest, reply:
     applicationId: sp.id, requestId: null, acsUrl: sp.saml.acs[0]!.url, relayState: relayState ?? null, forceAuthn: false, isPassive: false,
     mfaClass: null, nameIdFormat: null, createdAt: now, expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
   };
-  const handle = (await recordRequest(ctx.db, row))!;
-  return await proceed(svc, request, reply, sp, { ...row, handleHash: sha256(handle), answeredAt: null }, handle);
+  return await proceed(svc, request, reply, sp, { ...row, handle: undefined });
+}
+
+/**
+ * A request on its way (step 2): what is recorded of it, and its handle once it is recorded. One
+ * answered at once is recorded with its answer (`sendAssertion`); one that a page comes before is
+ * recorded then (`recorded`), so the page can come back to it.
+ */
+interface InFlight extends NewRequest {
+  handle: string | undefined;
+}
+
+const replay = () => new SamlRefusal('replay', 'this request ID was used before');
+
+/** Records the request (not answered yet) unless it is; its handle. A replay is refused. */
+async function recorded(ctx: AppContext, pending: InFlight): Promise<string> {
+  if (pending.handle !== undefined) return pending.handle;
+  const { handle: _none, ...row } = pending;
+  const handle = await recordRequest(ctx.db, row);
+  if (!handle) throw replay();
+  pending.handle = handle;
+  return handle;
 }
 
 const noStore = (reply: FastifyReply, to: string) => reply.header('cache-control', 'no-store').redirect(to, 302);
 
 /** Step 3: admission, then the Response (step 4) or the page that comes first. */
-async function proceed(svc: SamlService, request: FastifyRequest, reply: FastifyReply, sp: Application, pending: SamlRequest, handle: string): Promise<FastifyReply> {
+async function proceed(svc: SamlService, request: FastifyRequest, reply: FastifyReply, sp: Application, pending: InFlight): Promise<FastifyReply> {
   const { ctx } = svc;
-  const resume = continuePath(handle);
+  const resume = async () => continuePath(await recorded(ctx, pending));
   const base = { sp, acsUrl: pending.acsUrl, inResponseTo: pending.requestId ?? undefined, relayState: pending.relayState ?? undefined };
   const fresh = pending.forceAuthn ? (authTime: Date) => authTime.getTime() >= pending.createdAt.getTime() : undefined;
   const admission = await admit(ctx, request, sp, fresh, pending.mfaClass !== null);
   const passive = pending.isPassive;
   if (admission.kind === 'sign_in') {
     if (passive) return await sendError(svc, reply, base, { code: STATUS.responder, second: STATUS.noPassive }, pending);
-    return noStore(reply, `/sign-in?${flowQuery(sp, resume)}`);
+    return noStore(reply, `/sign-in?${flowQuery(sp, await resume())}`);
   }
   if (admission.kind === 'second_factor') {
     if (passive) return await sendError(svc, reply, base, { code: STATUS.responder, second: STATUS.noPassive }, pending);
-    return redirectToStepUp(ctx, request, reply, admission, sp, resume);
+    return redirectToStepUp(ctx, request, reply, admission, sp, await resume());
   }
   if (admission.kind === 'denied') {
     const status = { code: STATUS.responder, second: STATUS.requestDenied };
     if (passive) return await sendError(svc, reply, base, status, pending);
+    const back = await resume();
     const { params } = await errorResponse(svc, base, status);
     svc.count('denied');
-    return refusedPage(ctx, request, reply, sp, admission, { mode: 'form_post', redirectUri: pending.acsUrl, params }, `/sign-in?${flowQuery(sp, resume, { switch: '1' })}`);
+    return refusedPage(ctx, request, reply, sp, admission, { mode: 'form_post', redirectUri: pending.acsUrl, params }, `/sign-in?${flowQuery(sp, back, { switch: '1' })}`);
   }
   if (await consentNeeded(ctx, sp, admission.membership, SAML_SCOPE, false)) {
     if (passive) return await sendError(svc, reply, base, { code: STATUS.responder, second: STATUS.noPassive }, pending);
-    return noStore(reply, `${CONSENT_PAGE}?${new URLSearchParams({ return_to: resume }).toString()}`);
+    return noStore(reply, `${CONSENT_PAGE}?${new URLSearchParams({ return_to: await resume() }).toString()}`);
   }
   return await sendAssertion(svc, reply, sp, pending, admission);
 }
@@ -253,8 +278,8 @@ async function errorResponse(svc: SamlService, to: Answer, status: { code: strin
 }
 
 /** Posts an error Response to the ACS; a pending request is answered by it. */
-async function sendError(svc: SamlService, reply: FastifyReply, to: Answer, status: { code: string; second?: string }, pending?: SamlRequest): Promise<FastifyReply> {
-  if (pending) await answerRequest(svc.ctx.db, pending.handleHash, svc.ctx.clock.now());
+async function sendError(svc: SamlService, reply: FastifyReply, to: Answer, status: { code: string; second?: string }, pending?: InFlight): Promise<FastifyReply> {
+  if (pending) await answerRequest(svc.ctx.db, sha256(await recorded(svc.ctx, pending)), svc.ctx.clock.now());
   const { params } = await errorResponse(svc, to, status);
   svc.count(status.second === STATUS.noPassive ? 'no_passive' : status.second === STATUS.requestDenied ? 'denied' : 'refused');
   return sendPostForm(reply, to.sp, to.acsUrl, params);
@@ -279,7 +304,7 @@ async function sendAssertion(
   svc: SamlService,
   reply: FastifyReply,
   sp: Application,
-  pending: SamlRequest,
+  pending: InFlight,
   admitted: { session: Session; person: Person; authTime: Date; membership: Membership },
 ): Promise<FastifyReply> {
   const { ctx } = svc;
@@ -289,7 +314,12 @@ async function sendAssertion(
   const format = pending.nameIdFormat ?? saml.nameId.format;
   const nameIdValue = await nameIdFor(svc, sp, person, format, now);
   const sessionIndex = await transaction(ctx.db, async (tx) => {
-    if (!(await answerRequest(tx, pending.handleHash, now))) throw new SamlRefusal('unknown_request', 'the sign-on request was answered already');
+    if (pending.handle === undefined) {
+      const { handle: _none, ...row } = pending;
+      if (!(await recordAnsweredRequest(tx, row, now))) throw replay();
+    } else if (!(await answerRequest(tx, sha256(pending.handle), now))) {
+      throw new SamlRefusal('unknown_request', 'the sign-on request was answered already');
+    }
     const index = await upsertSamlSession(tx, { sessionId: session.id, applicationId: sp.id, personId: person.id, nameId: nameIdValue, nameIdFormat: format }, now);
     if (activeMarkDue(membership.lastActiveAt, now)) await touchMembership(tx, membership.id, now);
     await recordAudit(tx, now, {

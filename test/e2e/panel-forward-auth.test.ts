@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { OAUTH_ADMIN_TOKEN, createClient, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
+import { buildIfStale, launchChromium, panelContext, seriousViolations, shot } from '../helpers/panel-browser.js';
 
 let server: OAuthServer;
 let browser: Browser;
@@ -20,10 +20,8 @@ beforeAll(async () => {
   server = await startOAuthServer();
   await createClient(server, { id: 'media', name: 'Media', audience: 'https://media.example/api', clientType: 'web', redirectUris: ['https://media.example/cb'] });
   browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' })).newPage();
+  page = await (await panelContext(browser, OAUTH_ADMIN_TOKEN)).newPage();
   await page.goto(`${server.url}/admin/`);
-  await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Use the admin token' }).click();
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
 }, 180_000);
 
@@ -101,11 +99,7 @@ describe('the Access section\'s allowed groups', () => {
     await shot(page, 'panel-access-allowed-groups');
 
     for (const [width, colorScheme] of [[390, 'dark'], [1280, 'dark'], [390, 'light']] as const) {
-      const other = await (await browser.newContext({ viewport: { width, height: 844 }, colorScheme })).newPage();
-      await other.goto(`${server.url}/admin/`);
-      await other.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
-      await other.getByRole('button', { name: 'Use the admin token' }).click();
-      await other.getByRole('heading', { name: 'Overview' }).waitFor();
+      const other = await (await panelContext(browser, OAUTH_ADMIN_TOKEN, { viewport: { width, height: 844 }, colorScheme })).newPage();
       await other.goto(`${server.url}/admin/applications/media/access`);
       const shown = other.getByTestId('allowed-groups');
       await shown.locator('li.chip[data-group="family"]').waitFor();

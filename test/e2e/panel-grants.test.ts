@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import * as client from 'openid-client';
 import { OAUTH_ADMIN_TOKEN, createClient, follow, signUpCookie, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { buildIfStale, launchChromium, shot } from '../helpers/panel-browser.js';
+import { buildIfStale, launchChromium, panelContext, shot } from '../helpers/panel-browser.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -25,12 +25,10 @@ beforeAll(async () => {
   server = await startOAuthServer({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: '1' });
   receiver = await startReceiver();
   browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' })).newPage();
+  page = await (await panelContext(browser, OAUTH_ADMIN_TOKEN)).newPage();
   secret = (await createClient(server, { id: 'reports', name: 'Reports', audience: 'https://reports.example.com/api', clientType: 'web', redirectUris: [REDIRECT] })).clientSecret!;
   await createClient(server, { id: 'kiosk', name: 'Kiosk', audience: 'https://kiosk.example.com/api', clientType: 'spa', redirectUris: [REDIRECT] });
   await page.goto(`${server.url}/admin/`);
-  await page.getByLabel('Admin token').fill(OAUTH_ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Use the admin token' }).click();
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
 }, 180_000);
 

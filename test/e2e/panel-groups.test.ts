@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { adminJsonOf, OAUTH_ADMIN_TOKEN, PASSWORD, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { buildIfStale, launchChromium, shot } from '../helpers/panel-browser.js';
+import { buildIfStale, launchChromium, panelContext, shot } from '../helpers/panel-browser.js';
 import { GROUP_REFERENCES, type GroupReference } from '../../server/groups/references.js';
 import { applications } from '../../server/db/schema.js';
 
@@ -35,9 +35,7 @@ beforeAll(async () => {
   }
   await adminJson('POST', '/api/admin/groups', { id: 'family', name: 'Family' });
   browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
-  await context.addInitScript((token) => sessionStorage.setItem('gatehouse.adminToken', token), OAUTH_ADMIN_TOKEN);
-  page = await context.newPage();
+  page = await (await panelContext(browser, OAUTH_ADMIN_TOKEN)).newPage();
 }, 180_000);
 
 afterAll(async () => {

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { adminJsonOf, OAUTH_ADMIN_TOKEN, PASSWORD, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { buildIfStale, launchChromium, shot } from '../helpers/panel-browser.js';
+import { buildIfStale, launchChromium, panelContext, shot } from '../helpers/panel-browser.js';
 import { exchange, pap } from '../helpers/radius.js';
 import { Attr, Code, decodePacket, encodeRequest, integer } from '../../server/radius/codec.js';
 
@@ -51,9 +51,7 @@ beforeAll(async () => {
   expect(made.status).toBe(201);
   appPassword = ((await made.json()) as { password: string }).password;
   browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
-  await context.addInitScript((token) => sessionStorage.setItem('gatehouse.adminToken', token), OAUTH_ADMIN_TOKEN);
-  page = await context.newPage();
+  page = await (await panelContext(browser, OAUTH_ADMIN_TOKEN)).newPage();
 }, 180_000);
 
 afterAll(async () => {

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { adminJsonOf, OAUTH_ADMIN_TOKEN, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
-import { buildIfStale, launchChromium, seriousViolations, shot } from '../helpers/panel-browser.js';
+import { buildIfStale, launchChromium, panelContext, seriousViolations, shot } from '../helpers/panel-browser.js';
 import { SP_ENTITY, SP_SLO, spKey, spMetadataXml } from '../helpers/saml-sp.js';
 import { certificatePem as storedPem } from '../../server/saml/settings.js';
 
@@ -37,9 +37,7 @@ beforeAll(async () => {
     id: 'wiki', name: 'Team wiki', audience: 'https://wiki.example.com', redirectUris: ['https://wiki.example.com/cb'], clientType: 'spa',
   });
   browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
-  await context.addInitScript((token) => sessionStorage.setItem('gatehouse.adminToken', token), OAUTH_ADMIN_TOKEN);
-  page = await context.newPage();
+  page = await (await panelContext(browser, OAUTH_ADMIN_TOKEN)).newPage();
 }, 180_000);
 
 afterAll(async () => {

@@ -19,7 +19,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadConfig } from '../../server/config.js';
 import { start, type Running } from '../../server/main.js';
 import { caFetch, type CaFetch } from '../helpers/ca-fetch.js';
-import { buildIfStale, launchChromium, seriousViolations, settled, shot, watchRequests } from '../helpers/panel-browser.js';
+import { buildIfStale, launchChromium, panelContext, seriousViolations, settled, shot, watchRequests } from '../helpers/panel-browser.js';
 import { freePort } from '../helpers/data-dir.js';
 import { eq } from 'drizzle-orm';
 import { applications } from '../../server/db/schema.js';
@@ -87,14 +87,8 @@ const SCREENS: [name: string, path: () => string, ready: string][] = [
   ['password-policy', () => '/settings/password-policy', 'What people see beside'],
 ];
 
-async function signedInContext(options: { width: number; height: number; scheme: 'light' | 'dark' }): Promise<BrowserContext> {
-  const context = await browser.newContext({
-    viewport: { width: options.width, height: options.height },
-    colorScheme: options.scheme,
-    ignoreHTTPSErrors: true,
-  });
-  await context.addInitScript((token) => sessionStorage.setItem('gatehouse.adminToken', token), TOKEN);
-  return context;
+function signedInContext(options: { width: number; height: number; scheme: 'light' | 'dark' }): Promise<BrowserContext> {
+  return panelContext(browser, TOKEN, { viewport: { width: options.width, height: options.height }, colorScheme: options.scheme, ignoreHTTPSErrors: true });
 }
 
 async function open(page: Page, path: string, ready: string): Promise<void> {

@@ -15,6 +15,7 @@ import { seedSigningKeys } from './signing-key-pool.js';
 import { TEST_HASH_COST } from './hash-cost.js';
 import { useKeySecret } from '../../server/db/secrets-at-rest.js';
 import { PASSWORD_HASH_COST, useHashCost } from '../../server/accounts/passwords.js';
+import { shareCompiledSchemas } from '../../server/http/lazy-compile.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 /** The key secret (GATEHOUSE_KEY_SECRET) of apps on PostgreSQL: 32 bytes at least. */
@@ -148,6 +149,8 @@ export async function makeApp(
   options: { config?: Partial<Config>; clock?: Date; deps?: Partial<AppDeps>; perFile?: boolean; passwordHashing?: 'production' } = {},
 ): Promise<TestApp> {
   useHashCost(options.passwordHashing === 'production' ? PASSWORD_HASH_COST : TEST_HASH_COST);
+  // Each route schema compiled once per test process, not once per app (http/lazy-compile.ts).
+  shareCompiledSchemas();
   const db = await openTestDatabase();
   const clock = fixedClock(options.clock ?? new Date());
   const config = testConfig({ adminToken: ADMIN_TOKEN, ...options.config });

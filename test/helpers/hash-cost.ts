@@ -1,7 +1,9 @@
 /**
- * The password-hashing cost of servers a test runs in its own process (issue 45).
+ * The password-hashing cost of servers a test runs in its own process (issue 45), and their
+ * compiled route schemas shared with every other app of the process.
  */
 import { useHashCost } from '../../server/accounts/passwords.js';
+import { shareCompiledSchemas } from '../../server/http/lazy-compile.js';
 
 /**
  * argon2id at 256 KiB and one pass instead of 19 MiB and two: tests whose subject is not hashing
@@ -11,7 +13,11 @@ import { useHashCost } from '../../server/accounts/passwords.js';
  */
 export const TEST_HASH_COST = { memoryCost: 256, timeCost: 1 };
 
-/** New hashes of this process at TEST_HASH_COST (a hash carries its cost: verifying is unaffected). */
+/**
+ * New hashes of this process at TEST_HASH_COST (a hash carries its cost: verifying is unaffected),
+ * and each route schema compiled once for all the apps this process builds (http/lazy-compile.ts).
+ */
 export function useTestHashCost(): void {
   useHashCost(TEST_HASH_COST);
+  shareCompiledSchemas();
 }

@@ -6,7 +6,7 @@ import { execSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page, type Request } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page, type Request } from 'playwright-core';
 import { Secret, TOTP } from 'otpauth';
 
 export const root = new URL('../..', import.meta.url).pathname;
@@ -23,6 +23,17 @@ export async function launchChromium(): Promise<Browser> {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
   });
+}
+
+/**
+ * A context whose panel is signed in with the admin token, as the panel's sign-in screen leaves
+ * it (the token in sessionStorage, set before any page script runs): the set-up of the suites
+ * whose subject is not that screen (panel-sign-in.test.ts is). 1280x900, light, unless given.
+ */
+export async function panelContext(browser: Browser, adminToken: string, options: BrowserContextOptions = {}): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light', ...options });
+  await context.addInitScript((token) => sessionStorage.setItem('gatehouse.adminToken', token), adminToken);
+  return context;
 }
 
 const inFlight = new WeakMap<Page, Set<Request>>();

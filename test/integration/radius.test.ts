@@ -25,7 +25,7 @@ import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
 import { formatStatus, readStatus } from '../../server/ops/status.js';
 import { radiusStatus } from '../../server/radius/status.js';
-import type { RadiusListener } from '../../server/radius/server.js';
+import { SLICE, type RadiusListener } from '../../server/radius/server.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { auditLog, memberships, networkCertificates, radiusSessions } from '../../server/db/schema.js';
 import { engineOf, many } from '../../server/db/store.js';
@@ -35,6 +35,7 @@ import { eapMaterial } from '../../server/radius/credentials.js';
 import { AuditWriteBehind, ROWS_PER_INSERT } from '../../server/audit/write-behind.js';
 import { Asker, eapAuthentication } from '../helpers/eap-supplicant.js';
 import { FAILURES_PER_NAME } from '../../server/radius/limits.js';
+import { HASH_OVERDUE_MS, hashStarted } from '../../server/util/hash-pressure.js';
 
 let t: TestApp;
 let dir: string;
@@ -278,6 +279,29 @@ describe('what is dropped, and what is still answered', () => {
     expect(answers[1]).toEqual(answers[0]);
     expect((await audits('radius.accepted')).length).toBe(before + 1);
     expect(await metrics()).toMatch(/gatehouse_radius_duplicates_total [1-9]/);
+  });
+
+  it('puts slices off while a password hash is overdue (decision 0414), and answers every request all the same', async () => {
+    const yielded = async () => Number(/^gatehouse_radius_yielded_total (\d+)$/m.exec(await metrics())?.[1] ?? 0);
+    const burst = async () => {
+      const answers = await Promise.all(Array.from({ length: 3 * SLICE }, () => pap(port, secret, 'ada@example.com', ada.password)));
+      expect(answers.map((a) => a?.code)).toEqual(Array(3 * SLICE).fill(Code.accessAccept));
+    };
+    const quiet = await yielded();
+    await burst();
+    expect(await yielded()).toBe(quiet);
+
+    const done = hashStarted();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, HASH_OVERDUE_MS + 10));
+      await burst();
+      expect(await yielded()).toBeGreaterThan(quiet);
+    } finally {
+      done();
+    }
+    const after = await yielded();
+    await burst();
+    expect(await yielded()).toBe(after);
   });
 
   it('refuses CHAP and EAP without an identity response with an Access-Reject', async () => {

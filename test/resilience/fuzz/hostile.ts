@@ -46,11 +46,20 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 4 }) },
 );
 
-/** Percent-encodes every UTF-8 byte outside the unreserved set (lone surrogates become U+FFFD). */
+/** Each byte's text in `encodeBytes`: itself when unreserved, else `%XX`. */
+const BYTE_TEXT = Array.from({ length: 256 }, (_, b) =>
+  /[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+);
+
+/**
+ * Percent-encodes every UTF-8 byte outside the unreserved set (lone surrogates become U+FFFD).
+ * From a table: a regular expression and a string per byte made this a tenth of the fuzzer's CPU
+ * on hostile strings of up to 50,000 characters (issue 45).
+ */
 export function encodeBytes(value: string): string {
-  return [...Buffer.from(value, 'utf8')]
-    .map((b) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`))
-    .join('');
+  let text = '';
+  for (const b of Buffer.from(value, 'utf8')) text += BYTE_TEXT[b];
+  return text;
 }
 
 /** Raw path/query fragments that are not valid percent-encoding or not valid UTF-8. */

@@ -1,0 +1,65 @@
+/**
+ * Compiled route schemas an idle server forgets (server/http/lazy-compile.ts, issue 45, decision
+ * 0364): `dropUnusedCompiled()` keeps what was called since its previous call and forgets the
+ * rest — the validator with Ajv's cache entry, the serializer — and a route whose code was
+ * forgotten compiles again on its next request and answers exactly as before. One app for the file.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compiledCount, dropUnusedCompiled } from '../../server/http/lazy-compile.js';
+import { validators } from '../../server/http/validators.js';
+import { appBody, makeApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await makeApp({ perFile: true });
+});
+afterAll(async () => {
+  await t.app.close();
+});
+
+/** Ajv's cache of compiled schemas (private; the entries release must remove). */
+const ajvCached = () => (validators().body as unknown as { _cache: Map<object, unknown> })._cache.size;
+
+const refusal = () => t.admin('POST', '/api/admin/applications', { ...appBody({ id: 'x' }), clientType: 'nonsense' });
+
+describe('compiled route schemas forgotten when unused', () => {
+  it('forgets a validator and a serializer unused over two passes, and the route answers the same after compiling again', async () => {
+    const refused = await refusal();
+    expect(refused.statusCode).toBe(400);
+    const created = await t.admin('POST', '/api/admin/applications', appBody({ id: 'first' }));
+    expect(created.statusCode).toBe(201);
+    const held = compiledCount();
+    const cached = ajvCached();
+    expect(held).toBeGreaterThanOrEqual(2); // the body's validator, the 201's and 400's serializers
+
+    // Called since they were compiled: the first pass keeps them, the second forgets them.
+    expect(dropUnusedCompiled()).toBe(0);
+    expect(compiledCount()).toBe(held);
+    expect(dropUnusedCompiled()).toBe(held);
+    expect(compiledCount()).toBe(0);
+    expect(ajvCached()).toBeLessThan(cached);
+
+    const again = await refusal();
+    expect([again.statusCode, again.headers['content-type'], again.json()]).toEqual([refused.statusCode, refused.headers['content-type'], refused.json()]);
+    const second = await t.admin('POST', '/api/admin/applications', appBody({ id: 'second', name: 'Second', audience: 'https://second.example.com/api' }));
+    expect(second.statusCode).toBe(201);
+    expect(Object.keys(second.json()).sort()).toEqual(Object.keys(created.json()).sort());
+    expect(compiledCount()).toBe(held);
+    // (Tests share compiled functions across apps by schema JSON, shareCompiledSchemas: the
+    // validator comes back from there, so Ajv's cache is not filled again here; a server refills it.)
+  });
+
+  it('keeps what is called between passes', async () => {
+    dropUnusedCompiled();
+    dropUnusedCompiled();
+    expect(compiledCount()).toBe(0);
+    expect((await refusal()).statusCode).toBe(400);
+    const held = compiledCount();
+    expect(held).toBeGreaterThan(0);
+    for (let pass = 0; pass < 3; pass++) {
+      expect(dropUnusedCompiled()).toBe(0);
+      expect((await refusal()).statusCode).toBe(400);
+    }
+    expect(compiledCount()).toBe(held);
+  });
+});
