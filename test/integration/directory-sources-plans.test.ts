@@ -82,7 +82,7 @@ describe('directory sources: query plans', () => {
     expect(Number.parseInt((client.prepare("SELECT stat FROM sqlite_stat1 WHERE tbl = 'people' LIMIT 1").get() as { stat: string }).stat, 10)).toBe(3001);
     expect(await plan()).toMatch(/^MULTI-INDEX OR \| INDEX 1 \| SEARCH people USING INDEX people_email_uq \(email=\?\) \| INDEX 2 \| SEARCH people USING INDEX people_username_uq \(username=\?\)$/);
     // The people of a page of entries stay look-ups by primary key with these (sampled) statistics too.
-    const [byIds] = await recorded(t.db, () => q.sourcePeopleByIds(t.db, 'dsrc_x', ['usr_1', 'usr_2']));
+    const [byIds] = await statementsSent(t.db, () => q.sourcePeopleByIds(t.db, 'dsrc_x', ['usr_1', 'usr_2']));
     expect(await queryPlan(t.db, byIds!, 'usr_1', 'usr_2')).toBe('SEARCH people USING INDEX sqlite_autoindex_people_1 (id=?)');
     // The connection's analysis_limit is as it was.
     expect(client.pragma('analysis_limit', { simple: true })).toBe(0);
