@@ -93,7 +93,12 @@ export async function sweep(db: Db, config: Config, clock: Clock, options: Sweep
       const sqlite = db.$client;
       sqlite.pragma(`analysis_limit = ${ANALYSIS_LIMIT}`);
       const t = performance.now();
-      sqlite.pragma('optimize');
+      // 0x10002: ANALYZE (0x02) every table that needs it (0x10000), not only those this connection
+      // queried lately: a table first analysed at a few rows and grown since (people after a
+      // directory's first sync, sessions after a busy week) is otherwise read whole for each IN
+      // list (decision 0393). SQLite re-analyses only tables whose size changed many-fold since
+      // their statistics, so a pass usually analyses nothing; analysis_limit bounds what it does.
+      sqlite.pragma('optimize=0x10002');
       if (performance.now() - t > SLOW_MS) options.slow?.('PRAGMA optimize', performance.now() - t);
       if (sqlite.pragma('auto_vacuum', { simple: true }) === 2) {
         while (!stopped() && (sqlite.pragma('freelist_count', { simple: true }) as number) > 0) {

@@ -1,7 +1,7 @@
 /**
  * The SAML identity provider's reads and writes (drizzle over db/schema.ts, through the store's
  * helpers, the same on SQLite and PostgreSQL). Each statement a request runs is served by an index
- * (test/helpers/query-plan.ts lists them):
+ * (test/integration/saml-plans.test.ts explains each on both engines):
  * - an SP by its entity ID (`applications_saml_entity_uq`);
  * - a request by its handle (primary key), a request ID once per SP (`saml_requests_request_uq`:
  *   the insert that finds it taken is the replay refusal);

@@ -38,3 +38,41 @@ export function usesPostgresIndex(plan: string, index: string): boolean {
   const read = new RegExp(`(Index (Only )?Scan (Backward )?using ${index} on|Bitmap Index Scan on ${index}\\b)`);
   return read.test(plan) && !/Seq Scan/.test(plan);
 }
+
+/**
+ * Runs `work` and returns the SQL text of every statement it ran, as the driver received it (on
+ * SQLite each run of a better-sqlite3 statement, so one prepared once per handle by db/prepared.ts
+ * counts each time; on PostgreSQL each `unsafe` call): plan tests read the SQL the server runs, not
+ * a copy of it.
+ */
+export async function statementsSent(db: Db, work: () => Promise<unknown>): Promise<string[]> {
+  const seen: string[] = [];
+  type Patchable = Record<string, (...args: unknown[]) => unknown>;
+  const patches: [Patchable, string, (...args: unknown[]) => unknown][] = [];
+  const patch = (target: Patchable, name: string, sqlOf: (self: unknown, args: unknown[]) => string) => {
+    const original = target[name]!;
+    patches.push([target, name, original]);
+    target[name] = function (this: unknown, ...args: unknown[]) {
+      seen.push(sqlOf(this, args));
+      return original.apply(this, args);
+    };
+  };
+  if (engineOf(db) === 'sqlite') {
+    const statement = Object.getPrototypeOf(db.$client.prepare('SELECT 1')) as Patchable;
+    for (const name of ['run', 'get', 'all', 'iterate']) patch(statement, name, (self) => (self as { source: string }).source);
+  } else {
+    patch(db.$client as unknown as Patchable, 'unsafe', (_self, args) => String(args[0]));
+  }
+  try {
+    await work();
+  } finally {
+    for (const [target, name, original] of patches.reverse()) target[name] = original;
+  }
+  return seen;
+}
+
+/** The plan (queryPlan) of a statement as statementsSent saw it, its parameters unbound. */
+export async function planOfSent(db: Db, statement: string): Promise<string> {
+  const sql = statement.replace(/\$\d+/g, '?');
+  return await queryPlan(db, sql, ...Array.from({ length: sql.split('?').length - 1 }, () => null));
+}

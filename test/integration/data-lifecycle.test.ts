@@ -571,4 +571,29 @@ describe('query plans', () => {
       db.$client.close();
     }
   });
+  it("re-analyses a table that outgrew its statistics at the sweep (SQLite's PRAGMA optimize over every table, not only those this connection used)", async () => {
+    const t = await makeApp();
+    if (engineOf(t.db) !== 'sqlite') {
+      // PostgreSQL's autovacuum analyses grown tables itself; the sweep runs without it.
+      expect((await sweep(t.db, t.config, t.clock, { between: async () => {} })).error).toBeNull();
+      return;
+    }
+    const client = t.db.$client;
+    const insert = client.prepare("INSERT INTO people (id, email, username, email_verified, status, created_at, updated_at) VALUES (?, ?, ?, 1, 'active', 0, 0)");
+    insert.run('usr_first', 'first@example.com', 'first');
+    // The statistics a first sweep a minute after start leaves: a one-person table.
+    client.exec('ANALYZE people');
+    client.transaction(() => {
+      for (let i = 0; i < 3000; i++) insert.run(`usr_${i}`, `person${i}@example.com`, `person${i}`);
+    })();
+    const emails = Array.from({ length: 20 }, (_, i) => `new${i}@example.com`);
+    const lookUp = `SELECT id FROM people WHERE email IN (${emails.map(() => '?').join(', ')})`;
+    const plan = () => (client.prepare(`EXPLAIN QUERY PLAN ${lookUp}`).all(...emails) as { detail: string }[]).map((r) => r.detail).join(' | ');
+    // Under the stale statistics SQLite reads all 3,001 people for each look-up.
+    expect(plan()).toBe('SCAN people');
+    expect((await sweep(t.db, t.config, t.clock, { between: async () => {} })).error).toBeNull();
+    expect(plan()).toMatch(/^SEARCH people USING (COVERING )?INDEX people_email_\w+ \(email=\?\)$/);
+    // The analysis stays bounded (the sweep's analysis_limit), and the connection keeps it.
+    expect(client.pragma('analysis_limit', { simple: true })).toBe(400);
+  });
 });
