@@ -5,7 +5,7 @@ import { dataDirHelp, dataDirOption, type Command } from './command.js';
 import { serveBenchMetrics } from './bench-metrics.js';
 import { deprioritiseThreadPool } from './thread-priority.js';
 import { RECLAIM_POLICY, startIdleReclaim } from '../ops/idle-memory.js';
-import { dropUnusedCompiled } from '../http/lazy-compile.js';
+import { COMPILED_IDLE_MS, dropCompiledUnusedFor } from '../http/lazy-compile.js';
 
 export const serveCommand: Command = {
   options: {
@@ -56,7 +56,7 @@ export const serveCommand: Command = {
     console.log(readyLine(running));
     const ready = { type: 'ready', url: running.url, issuer: running.config.issuer };
     process.send?.(ready);
-    const reclaim = config.idleReclaim ? startIdleReclaim(running.app.log, RECLAIM_POLICY, dropUnusedCompiled) : undefined;
+    const reclaim = config.idleReclaim ? startIdleReclaim(running.app.log, RECLAIM_POLICY, dropCompiledUnusedFor(COMPILED_IDLE_MS)) : undefined;
     serveBenchMetrics(process.env, reclaim, running.app.ctx.metrics);
     // Under Electron's utilityProcess (packaged desktop app) the channel is process.parentPort.
     (process as { parentPort?: { postMessage(message: unknown): void } }).parentPort?.postMessage(ready);

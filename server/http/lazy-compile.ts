@@ -44,6 +44,25 @@ export function dropUnusedCompiled(): number {
   return dropped;
 }
 
+/**
+ * What the idle reclaim calls: `dropUnusedCompiled` at most once per `minMs`, so what is forgotten
+ * went unused for at least that long (between `minMs` and twice it). Without the spacing a reclaim
+ * every few quiet seconds forgot the panel's routes while an administrator read a page, and their
+ * next save paid the compile (hundreds of ms for the application body) for ~2 MB of heap.
+ */
+export function dropCompiledUnusedFor(minMs: number, now: () => number = () => performance.now()): () => number {
+  let last = now();
+  return () => {
+    const t = now();
+    if (t - last < minMs) return 0;
+    last = t;
+    return dropUnusedCompiled();
+  };
+}
+
+/** The idle time after which a route's compiled schemas are let go (decision 0364). */
+export const COMPILED_IDLE_MS = 10 * 60_000;
+
 /** How many compiled validators and serializers are held now (tests, the memory bench). */
 export function compiledCount(): number {
   return live.size;

@@ -5,7 +5,7 @@
  * forgotten compiles again on its next request and answers exactly as before. One app for the file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compiledCount, dropUnusedCompiled } from '../../server/http/lazy-compile.js';
+import { compiledCount, dropCompiledUnusedFor, dropUnusedCompiled } from '../../server/http/lazy-compile.js';
 import { validators } from '../../server/http/validators.js';
 import { appBody, makeApp, type TestApp } from '../helpers/app.js';
 
@@ -61,5 +61,25 @@ describe('compiled route schemas forgotten when unused', () => {
       expect((await refusal()).statusCode).toBe(400);
     }
     expect(compiledCount()).toBe(held);
+  });
+
+  it('as the idle reclaim calls it, forgets only what went unused for the whole spacing', async () => {
+    let now = 0;
+    const drop = dropCompiledUnusedFor(600_000, () => now);
+    dropUnusedCompiled();
+    dropUnusedCompiled();
+    expect((await refusal()).statusCode).toBe(400);
+    const held = compiledCount();
+    expect(held).toBeGreaterThan(0);
+    // Reclaims every few quiet seconds within the ten minutes: nothing forgotten, though unused.
+    for (now = 5_000; now < 600_000; now += 60_000) expect(drop()).toBe(0);
+    expect(compiledCount()).toBe(held);
+    now = 600_000;
+    expect(drop()).toBe(0); // the first pass: called since compiled, kept
+    now = 900_000;
+    expect(drop()).toBe(0); // too soon after the last pass
+    now = 1_200_000;
+    expect(drop()).toBe(held); // ten minutes unused
+    expect(compiledCount()).toBe(0);
   });
 });
