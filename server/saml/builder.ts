@@ -1,14 +1,19 @@
 /**
  * The messages the identity provider writes (SAML 2.0 Core §2 assertions, §3.2.2 Response, §3.7
- * logout; Metadata §2.4.3 IDPSSODescriptor), as text with every value escaped (xml.ts
- * `escapeXml`), signed afterwards by signature.ts. Namespaces are declared on each element that
- * may be signed alone (the Assertion), so its exclusive canonical form is the same inside the
- * Response and out. AttributeValues carry no `xsi:type`: SAML does not require it, and a QName in
+ * logout; Metadata §2.4.3 IDPSSODescriptor), as text with every value escaped, signed afterwards
+ * by signature.ts. AttributeValues carry no `xsi:type`: SAML does not require it, and a QName in
  * an attribute value is what exclusive c14n cannot see (its namespace would be dropped from the
  * signed form). Times are whole seconds, UTC.
+ *
+ * The Response and its Assertion are written in their exclusive canonical form (Exclusive XML
+ * Canonicalization 1.0: attributes in order, empty elements as start and end tags, c14n's
+ * escapes, each namespace declared on the outermost element of its subtree that uses it, so
+ * `saml` on the Response's Issuer and on the Assertion), which is what their signatures digest:
+ * signature.ts signs them without parsing them (decision 0434). test/unit/saml-xml.test.ts checks
+ * that xml-crypto's canonicaliser gives back exactly this text, for awkward values too.
  */
 import { randomBytes } from 'node:crypto';
-import { escapeXml as x, NS } from './xml.js';
+import { escapeXml as x, NS, xmlCharacters } from './xml.js';
 import { BINDING_URNS, type Binding } from './bindings.js';
 import { STATUS } from './messages.js';
 import type { SamlNameIdFormat } from '../db/schema.js';
@@ -46,6 +51,20 @@ const statusXml = (code: string, second?: string) =>
 const attrs = (pairs: Record<string, string | undefined>) =>
   Object.entries(pairs).filter((p): p is [string, string] => p[1] !== undefined).map(([k, v]) => ` ${k}="${x(v)}"`).join('');
 
+/** Text as exclusive c14n writes it: `&`, `<`, `>` and CR escaped; what XML cannot carry is U+FFFD (as escapeXml). */
+const ct = (value: string) => xmlCharacters(value).replace(/[&<>\r]/g, (c) => C14N_TEXT[c]!);
+/** An attribute value as exclusive c14n writes it: `&`, `<`, `"`, TAB, LF and CR escaped. */
+const ca = (value: string) => xmlCharacters(value).replace(/[&<"\t\n\r]/g, (c) => C14N_ATTRIBUTE[c]!);
+const C14N_TEXT: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '\r': '&#xD;' };
+const C14N_ATTRIBUTE: Record<string, string> = { '&': '&amp;', '<': '&lt;', '"': '&quot;', '\t': '&#x9;', '\n': '&#xA;', '\r': '&#xD;' };
+/** Unqualified attributes in c14n's order (by name, code point by code point), undefined ones left out. */
+const cattrs = (pairs: Record<string, string | undefined>) =>
+  Object.keys(pairs).filter((k) => pairs[k] !== undefined).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((k) => ` ${k}="${ca(pairs[k]!)}"`).join('');
+/** An element with attributes and content, canonical (never `<x/>`). */
+const cel = (name: string, pairs: Record<string, string | undefined>, content = '') => `<${name}${cattrs(pairs)}>${content}</${name}>`;
+const canonicalStatus = (code: string, second?: string) =>
+  cel('samlp:Status', {}, cel('samlp:StatusCode', { Value: code }, second ? cel('samlp:StatusCode', { Value: second }) : ''));
+
 export interface AssertionInput {
   id: string;
   issuer: string;
@@ -68,32 +87,24 @@ export interface AssertionInput {
 export function assertionXml(a: AssertionInput): string {
   const notOnOrAfter = samlTime(a.now.getTime() + a.lifetimeMs);
   const attributes = a.attributes.filter((at) => at.values.length > 0);
+  const nameId = { Format: NAME_ID_FORMATS[a.nameId.format], NameQualifier: a.nameId.spNameQualifier && a.issuer, SPNameQualifier: a.nameId.spNameQualifier };
   return (
-    `<saml:Assertion xmlns:saml="${NS.assertion}"${attrs({ ID: a.id, Version: '2.0', IssueInstant: samlTime(a.now) })}>` +
-    issuerXml(a.issuer) +
-    '<saml:Subject>' +
-    `<saml:NameID${attrs({ Format: NAME_ID_FORMATS[a.nameId.format], NameQualifier: a.nameId.spNameQualifier && a.issuer, SPNameQualifier: a.nameId.spNameQualifier })}>${x(a.nameId.value)}</saml:NameID>` +
-    '<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer">' +
-    `<saml:SubjectConfirmationData${attrs({ NotOnOrAfter: notOnOrAfter, Recipient: a.recipient, InResponseTo: a.inResponseTo })}/>` +
-    '</saml:SubjectConfirmation>' +
-    '</saml:Subject>' +
-    `<saml:Conditions${attrs({ NotBefore: samlTime(a.now.getTime() - a.notBeforeSkewMs), NotOnOrAfter: notOnOrAfter })}>` +
-    `<saml:AudienceRestriction><saml:Audience>${x(a.audience)}</saml:Audience></saml:AudienceRestriction>` +
-    '</saml:Conditions>' +
-    `<saml:AuthnStatement${attrs({
+    `<saml:Assertion xmlns:saml="${NS.assertion}"${cattrs({ ID: a.id, IssueInstant: samlTime(a.now), Version: '2.0' })}>` +
+    cel('saml:Issuer', {}, ct(a.issuer)) +
+    cel('saml:Subject', {},
+      cel('saml:NameID', nameId, ct(a.nameId.value)) +
+      cel('saml:SubjectConfirmation', { Method: 'urn:oasis:names:tc:SAML:2.0:cm:bearer' },
+        cel('saml:SubjectConfirmationData', { InResponseTo: a.inResponseTo, NotOnOrAfter: notOnOrAfter, Recipient: a.recipient }))) +
+    cel('saml:Conditions', { NotBefore: samlTime(a.now.getTime() - a.notBeforeSkewMs), NotOnOrAfter: notOnOrAfter },
+      cel('saml:AudienceRestriction', {}, cel('saml:Audience', {}, ct(a.audience)))) +
+    cel('saml:AuthnStatement', {
       AuthnInstant: samlTime(a.authnInstant), SessionIndex: a.sessionIndex, SessionNotOnOrAfter: a.sessionNotOnOrAfter && samlTime(a.sessionNotOnOrAfter),
-    })}>` +
-    `<saml:AuthnContext><saml:AuthnContextClassRef>${x(a.authnContext)}</saml:AuthnContextClassRef></saml:AuthnContext>` +
-    '</saml:AuthnStatement>' +
+    }, cel('saml:AuthnContext', {}, cel('saml:AuthnContextClassRef', {}, ct(a.authnContext)))) +
     (attributes.length
-      ? '<saml:AttributeStatement>' +
-        attributes
-          .map((at) =>
-            `<saml:Attribute${attrs({ Name: at.name, NameFormat: at.nameFormat, FriendlyName: at.friendlyName })}>` +
-            at.values.map((v) => `<saml:AttributeValue>${x(v)}</saml:AttributeValue>`).join('') +
-            '</saml:Attribute>')
-          .join('') +
-        '</saml:AttributeStatement>'
+      ? cel('saml:AttributeStatement', {}, attributes
+        .map((at) => cel('saml:Attribute', { FriendlyName: at.friendlyName, Name: at.name, NameFormat: at.nameFormat },
+          at.values.map((v) => cel('saml:AttributeValue', {}, ct(v))).join('')))
+        .join(''))
       : '') +
     '</saml:Assertion>'
   );
@@ -112,11 +123,11 @@ export interface ResponseInput {
 
 export function responseXml(r: ResponseInput): string {
   return (
-    `<samlp:Response xmlns:samlp="${NS.protocol}" xmlns:saml="${NS.assertion}"${attrs({
-      ID: r.id, Version: '2.0', IssueInstant: samlTime(r.now), Destination: r.destination, InResponseTo: r.inResponseTo,
+    `<samlp:Response xmlns:samlp="${NS.protocol}"${cattrs({
+      Destination: r.destination, ID: r.id, InResponseTo: r.inResponseTo, IssueInstant: samlTime(r.now), Version: '2.0',
     })}>` +
-    issuerXml(r.issuer) +
-    statusXml(r.status.code, r.status.second) +
+    `<saml:Issuer xmlns:saml="${NS.assertion}">${ct(r.issuer)}</saml:Issuer>` +
+    canonicalStatus(r.status.code, r.status.second) +
     (r.assertion ?? '') +
     '</samlp:Response>'
   );

@@ -102,8 +102,9 @@ export async function signRoot(xml: string, key: SigningMaterial): Promise<strin
 }
 
 /**
- * Signs a Response and the Assertion in it, as `which` says, parsing the message once (decision
- * 0433): the Assertion is canonicalised in place (exclusive c14n renders an element the same
+ * Signs a Response and the Assertion in it, as `which` says. One our builder wrote (in canonical
+ * form) is signed from its text without a parse (decision 0434: `signCanonicalResponse`); any
+ * other is parsed once (decision 0433): the Assertion is canonicalised in place (exclusive c14n renders an element the same
  * inside its parent and alone, as it declares every namespace it uses: builder.ts), its Signature
  * goes into the same document, and the Response is canonicalised with it there. The signatures
  * are the ones `signRoot` makes for the Assertion alone and then for the Response around the
@@ -112,6 +113,8 @@ export async function signRoot(xml: string, key: SigningMaterial): Promise<strin
  */
 export async function signResponse(xml: string, key: SigningMaterial, which: { assertion: boolean; response: boolean }): Promise<string> {
   if (!which.assertion) return which.response ? signRoot(xml, key) : xml;
+  const canonical = canonicalResponseParts(xml);
+  if (canonical) return await signCanonicalResponse(xml, canonical, key, which.response);
   const doc = parseOwn(xml);
   const root = doc.documentElement;
   let assertion: Element | undefined;
@@ -135,6 +138,83 @@ export async function signResponse(xml: string, key: SigningMaterial, which: { a
   }
   return splice(xml, insertions);
 }
+
+/** How a Response our builder wrote in exclusive canonical form starts (builder.ts responseXml). */
+const CANONICAL_RESPONSE = `<samlp:Response xmlns:samlp="${NS.protocol}" `;
+/** How its Assertion starts (builder.ts assertionXml). */
+const CANONICAL_ASSERTION = `<saml:Assertion xmlns:saml="${NS.assertion}" `;
+const ASSERTION_END = '</saml:Assertion>';
+const ISSUER_END = '</saml:Issuer>';
+
+interface CanonicalParts {
+  responseId: string;
+  /** Where the Response's Issuer ends (its Signature goes there). */
+  responseIssuerEnd: number;
+  assertionId: string;
+  assertionFrom: number;
+  assertionTo: number;
+  assertionIssuerEnd: number;
+}
+
+/**
+ * Where the parts of a Response in our builder's canonical form are, found in the text (decision
+ * 0434); undefined for any other text, which the parsing ways sign. The builder escapes every `<`
+ * and `"` in values, so a tag or an attribute found here is one; one unsigned Assertion, both IDs plain.
+ */
+function canonicalResponseParts(xml: string): CanonicalParts | undefined {
+  if (!xml.startsWith(CANONICAL_RESPONSE)) return undefined;
+  const assertionFrom = xml.indexOf(CANONICAL_ASSERTION);
+  if (assertionFrom < 0 || xml.includes(CANONICAL_ASSERTION, assertionFrom + 1) || xml.includes('<ds:Signature')) return undefined;
+  const close = xml.indexOf(ASSERTION_END, assertionFrom);
+  const responseIssuerEnd = xml.indexOf(ISSUER_END);
+  const assertionIssuer = xml.indexOf(ISSUER_END, assertionFrom);
+  const responseId = startTagId(xml, 0);
+  const assertionId = startTagId(xml, assertionFrom);
+  if (close < 0 || responseIssuerEnd < 0 || responseIssuerEnd > assertionFrom || assertionIssuer < 0 || !responseId || !assertionId) return undefined;
+  return {
+    responseId, responseIssuerEnd: responseIssuerEnd + ISSUER_END.length, assertionId, assertionFrom,
+    assertionTo: close + ASSERTION_END.length, assertionIssuerEnd: assertionIssuer + ISSUER_END.length,
+  };
+}
+
+/** The plain `ID` of the start tag at `from` (its attributes read one by one: values hold no `"`). */
+function startTagId(xml: string, from: number): string | undefined {
+  const name = /<[\w:]+/y;
+  name.lastIndex = from;
+  if (!name.exec(xml)) return undefined;
+  const attribute = /\s+([\w:]+)="([^"<]*)"/y;
+  attribute.lastIndex = name.lastIndex;
+  for (let found = attribute.exec(xml); found; found = attribute.exec(xml)) {
+    if (found[1] === 'ID') return PLAIN_ID.test(found[2]!) ? found[2] : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Signs a Response in canonical form and its Assertion without parsing either (decision 0434):
+ * the text is the exclusive canonical form of each, so each digest is the SHA-256 of its text
+ * (the Assertion's as it stands; the Response's with the signed Assertion in it and without its
+ * own Signature), and each Signature is written in canonical form too. The signatures are the
+ * ones the parsing ways make (test/unit/saml-xml.test.ts).
+ */
+async function signCanonicalResponse(xml: string, at: CanonicalParts, key: SigningMaterial, signTheResponse: boolean): Promise<string> {
+  const assertion = xml.slice(at.assertionFrom, at.assertionTo);
+  const cut = at.assertionIssuerEnd - at.assertionFrom;
+  const assertionSignature = await canonicalSignature(at.assertionId, assertion, key);
+  const signed = xml.slice(0, at.assertionFrom) + assertion.slice(0, cut) + assertionSignature + assertion.slice(cut) + xml.slice(at.assertionTo);
+  if (!signTheResponse) return signed;
+  const responseSignature = await canonicalSignature(at.responseId, signed, key);
+  return signed.slice(0, at.responseIssuerEnd) + responseSignature + signed.slice(at.responseIssuerEnd);
+}
+
+/** The Signature over `canonical` (an element's canonical text), in its canonical form inside that element. */
+async function canonicalSignature(id: string, canonical: string, key: SigningMaterial): Promise<string> {
+  const { signedInfo, value } = await signedInfoSigned(id, canonical, key);
+  return signatureText(expandEmpty(signedInfo.written), value, key.certificatePem);
+}
+
+/** `<x a="…"/>` as canonical XML writes it, `<x a="…"></x>` (the SignedInfo's values are URIs without `>`). */
+const expandEmpty = (written: string) => written.replace(/<([\w:]+)([^<>]*)\/>/g, '<$1$2></$1>');
 
 /** The Assertion's text in a Response ('' when it cannot be found), for the fallback. */
 function assertionText(xml: string, assertion: Element): string {
@@ -201,11 +281,17 @@ interface MadeSignature {
 async function signatureOf(element: Element, key: SigningMaterial): Promise<MadeSignature> {
   const canonical = new ExclusiveCanonicalization().process(element as never, { defaultNsForPrefix: { ds: NS.dsig } } as never).toString();
   const id = element.getAttribute('ID')!;
+  const { signedInfo, digest, value } = await signedInfoSigned(id, canonical, key);
+  return { text: signatureText(signedInfo.written, value, key.certificatePem), id, digest, value };
+}
+
+/** The SignedInfo over `#id` with the digest of `canonical`, and its RSA-SHA256 value (on libuv's pool). */
+async function signedInfoSigned(id: string, canonical: string, key: SigningMaterial) {
   const digest = createHash('sha256').update(canonical).digest('base64');
   const signedInfo = signedInfoOf(id, digest);
   const value = await new Promise<string>((resolve, reject) =>
     cryptoSign('sha256', Buffer.from(signedInfo.canonical), key.privateKey, (error, signature) => (error ? reject(error) : resolve(signature.toString('base64')))));
-  return { text: signatureText(signedInfo.written, value, key.certificatePem), id, digest, value };
+  return { signedInfo, digest, value };
 }
 
 function signatureText(signedInfo: string, value: string, certificatePem: string): string {

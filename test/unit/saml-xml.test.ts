@@ -6,6 +6,7 @@
  * and pysaml2 use, so "signed as the SPs expect" is checked by theirs, not ours.
  */
 import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
+import { ExclusiveCanonicalization } from 'xml-crypto';
 import { execFileSync } from 'node:child_process';
 import { createHash, createPrivateKey, generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -120,6 +121,39 @@ describe('signatures', () => {
     verifyEnveloped(xml, doc, signature, certs);
   };
 
+  const signatureValues = (xml: string) => [...xml.matchAll(/<ds:SignatureValue>([^<]+)</g)].map((m) => m[1]);
+  const reserialised = (text: string) => new XMLSerializer().serializeToString(new DOMParser().parseFromString(text, 'text/xml'));
+  /** xml-crypto's exclusive canonical form of the text's root element, or of its first `local` element. */
+  const canonicalOf = (text: string, local?: string) => {
+    const doc = new DOMParser().parseFromString(text, 'text/xml');
+    const element = local ? doc.getElementsByTagNameNS('*', local).item(0)! : doc.documentElement!;
+    return new ExclusiveCanonicalization().process(element as never, {} as never).toString();
+  };
+
+  it('writes the Response and its Assertion in their exclusive canonical form, awkward values too (decision 0434)', () => {
+    const awkward = 'a&b<c>d"e\'f\tg\nh\ri\u0001j Å😀 ]]> &amp;';
+    const assertion = assertionXml({
+      id: newMessageId(), issuer: `https://idp.example/${awkward}`, now: NOW, nameId: { value: awkward, format: 'persistent', spNameQualifier: awkward },
+      recipient: `https://sp.example/acs?${awkward}`, inResponseTo: '_req1', audience: awkward, authnInstant: NOW, sessionIndex: '_s1',
+      sessionNotOnOrAfter: NOW, authnContext: AUTHN_CONTEXT.mfa, lifetimeMs: 300_000, notBeforeSkewMs: 30_000,
+      attributes: [
+        { name: awkward, nameFormat: 'urn:oasis:names:tc:SAML:2.0:attrname-format:basic', friendlyName: awkward, values: [awkward, '', 'plain'] },
+        { name: 'none', nameFormat: 'urn:oasis:names:tc:SAML:2.0:attrname-format:basic', friendlyName: undefined, values: [] },
+      ],
+    });
+    expect(canonicalOf(assertion)).toBe(assertion);
+    for (const status of [{ code: STATUS.success }, { code: STATUS.responder, second: STATUS.noPassive }]) {
+      const response = responseXml({
+        id: newMessageId(), issuer: awkward, now: NOW, destination: `https://sp.example/${awkward}`, inResponseTo: undefined, status,
+        assertion: status.second ? undefined : assertion,
+      });
+      expect(canonicalOf(response)).toBe(response);
+      if (!status.second) expect(canonicalOf(response, 'Assertion')).toBe(assertion);
+    }
+    // What XML cannot carry was replaced, as before: the text parses back to the values with U+FFFD.
+    expect(new DOMParser().parseFromString(assertion, 'text/xml').getElementsByTagNameNS('*', 'NameID').item(0)!.textContent).toBe(awkward.replace('\u0001', '\uFFFD').replace('\r', '\r'));
+  });
+
   it('our own messages are signed the short way with the very signatures xml-crypto\'s SignedXml makes, in the same document (decision 0432)', async () => {
     const assertion = assertionXml({
       id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, nameId: { value: 'op&aque', format: 'persistent', spNameQualifier: 'https://sp.example/metadata' },
@@ -132,12 +166,10 @@ describe('signatures', () => {
     });
     const signedAssertion = await signRoot(assertion, key);
     // The short way keeps the message as the builder wrote it; the canonical forms are the same, so the signatures are.
-    const signatureValues = (xml: string) => [...xml.matchAll(/<ds:SignatureValue>([^<]+)</g)].map((m) => m[1]);
     const sameAsGeneral = async (xml: string, signed: string) => {
       const general = await signRootWithSignedXml(xml, key);
       expect(signatureValues(signed)).toEqual(signatureValues(general));
       // The same document: SignedXml writes its parsed DOM back (character references, empty elements in its own spelling).
-      const reserialised = (text: string) => new XMLSerializer().serializeToString(new DOMParser().parseFromString(text, 'text/xml'));
       expect(reserialised(signed)).toBe(reserialised(general));
     };
     await sameAsGeneral(assertion, signedAssertion);
@@ -153,8 +185,17 @@ describe('signatures', () => {
       id: / ID="([^"]+)"/.exec(response)![1]!, issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/acs', inResponseTo: '_req1',
       status: { code: STATUS.success }, assertion,
     });
-    expect(await signResponse(unsigned, key, { assertion: true, response: true })).toBe(signedResponse);
-    expect(await signResponse(unsigned, key, { assertion: true, response: false })).toBe(unsigned.replace(assertion, () => signedAssertion));
+    // Both at once without a parse (decision 0434): the builder's text is its canonical form, so the
+    // signatures are the same ones, in the same document, written in canonical form themselves.
+    const both = await signResponse(unsigned, key, { assertion: true, response: true });
+    expect(signatureValues(both)).toEqual(signatureValues(signedResponse));
+    expect(signatureValues(both)).toHaveLength(2);
+    expect(reserialised(both)).toBe(reserialised(signedResponse));
+    expect(canonicalOf(both)).toBe(both);
+    const assertionOnly = await signResponse(unsigned, key, { assertion: true, response: false });
+    expect(signatureValues(assertionOnly)).toEqual(signatureValues(signedAssertion));
+    expect(reserialised(assertionOnly)).toBe(reserialised(unsigned.replace(assertion, () => signedAssertion)));
+    expect(canonicalOf(assertionOnly)).toBe(assertionOnly);
     expect(await signResponse(unsigned, key, { assertion: false, response: true })).toBe(await signRoot(unsigned, key));
     expect(await signResponse(unsigned, key, { assertion: false, response: false })).toBe(unsigned);
     // The SignedInfo's canonical form, filled in from xml-crypto's rendering of a template, is xml-crypto's rendering.
@@ -181,9 +222,10 @@ describe('signatures', () => {
       id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/acs', inResponseTo: '_req1',
       status: { code: STATUS.success }, assertion,
     }), key, { assertion: true, response: true });
-    expect(response).toContain(`<ds:SignatureMethod Algorithm="${ALG.rsaSha256}"/>`);
-    expect(response).toContain(`<ds:DigestMethod Algorithm="${ALG.sha256}"/>`);
-    expect(response).toContain(`<ds:CanonicalizationMethod Algorithm="${ALG.excC14n}"/>`);
+    expect(response).toContain(`<ds:SignatureMethod Algorithm="${ALG.rsaSha256}"></ds:SignatureMethod>`);
+    expect(response).toContain(`<ds:DigestMethod Algorithm="${ALG.sha256}"></ds:DigestMethod>`);
+    expect(response).toContain(`<ds:CanonicalizationMethod Algorithm="${ALG.excC14n}"></ds:CanonicalizationMethod>`);
+    expect(response).toMatch(/<saml:Issuer xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">https:\/\/idp\.example\/saml<\/saml:Issuer><ds:Signature/);
     expect(response).toMatch(/<saml:Issuer>https:\/\/idp\.example\/saml<\/saml:Issuer><ds:Signature/);
     expect(response).not.toMatch(/sha1/i);
     const file = join(dir, 'response.xml');
