@@ -7,8 +7,10 @@
  * - PAP: 16 requests outstanding (16 UDP sockets, each sending its next request when the last is
  *   answered) for 15 s by a small C client in its own process (bench/_radius-load.c) sending
  *   requests built beforehand, every answer checked after the run (Access-Accept, Response
- *   Authenticator); p50/p99 and throughput. Beside it, password sign-ins over HTTP one after
- *   another, alone and during the load.
+ *   Authenticator); p50/p99 and throughput, the target's window. Then password sign-ins over HTTP
+ *   one after another, alone, and during a second 15 s PAP window (the issue's "as responsive"),
+ *   whose PAP p50/p99 is reported beside the first: the two targets are separate bullets of the
+ *   issue, and a sign-in's argon2 takes one of the two cores while it runs.
  * - EAP-TTLS/PAP and EAP-TLS: whole authentications one after another, driven by a client built on
  *   Node's TLS over the same EAP framing a supplicant uses; the server's CPU per authentication
  *   (from /proc, all threads).
@@ -242,16 +244,18 @@ export const scenario: Scenario = {
       log(`warming up ${WARM_UP_SECONDS} s`);
       await papLoad(generator, dir, port, secret, members, WARM_UP_SECONDS);
       const signer = members[0]!.login;
-      const alone = await signIns(server, signer, SIGN_IN_SECONDS);
       const before = server.cpu();
-      const [pap, during] = await Promise.all([
+      const pap = await papLoad(generator, dir, port, secret, members, SECONDS);
+      const papCpu = cpuPerOp(before, server.cpu(), pap.latencies.length);
+      log(`password sign-ins alone for ${SIGN_IN_SECONDS} s, then during a second PAP window`);
+      const alone = await signIns(server, signer, SIGN_IN_SECONDS);
+      const [beside, during] = await Promise.all([
         papLoad(generator, dir, port, secret, members, SECONDS),
         (async () => {
           await new Promise((resolve) => setTimeout(resolve, 1000));
           return signIns(server, signer, Math.min(SIGN_IN_SECONDS, SECONDS - 2));
         })(),
       ]);
-      const papCpu = cpuPerOp(before, server.cpu(), pap.latencies.length);
       // Slices put off for an overdue password hash (decision 0414), warm-up included.
       const yielded = Number(/^gatehouse_radius_yielded_total (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1] ?? 0);
       log(`same-run baseline: a bare UDP echo process at ${OUTSTANDING} outstanding for ${SECONDS} s`);
@@ -266,7 +270,7 @@ export const scenario: Scenario = {
       const tls13 = await eapCpu(server, port, () => eapAuthentication(asker, secret, 'tls', 'bench', { ca, pfx: Buffer.from(certificate.pkcs12, 'base64'), passphrase: certificate.password, minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' }));
       asker.close();
 
-      const papMet = pap.failures === 0 && papPerSecond >= TARGET_PAP_PER_SECOND && p99 <= TARGET_P99_MS;
+      const papMet = pap.failures === 0 && beside.failures === 0 && papPerSecond >= TARGET_PAP_PER_SECOND && p99 <= TARGET_P99_MS;
       const load = loadAverage();
       return [
         {
@@ -286,6 +290,9 @@ export const scenario: Scenario = {
             'sign-in p99 ms alone': round(percentile(alone, 99)),
             'sign-in p50 ms during RADIUS load': round(percentile(during, 50)),
             'sign-in p99 ms during RADIUS load': round(percentile(during, 99)),
+            'PAP per s with the sign-ins beside it': round(beside.latencies.length / beside.seconds, 0),
+            'PAP p50 / p99 ms with the sign-ins beside it': `${round(percentile(beside.latencies, 50))} / ${round(percentile(beside.latencies, 99))}`,
+            'PAP failures with the sign-ins beside it': beside.failures,
             'slices put off for an overdue hash': yielded,
             'load generator CPU ms/auth': round((pap.clientCpuSeconds * 1000) / (pap.latencies.length + pap.failures), 3),
             'baseline UDP echo round trips/s (same run)': round(echo.latencies.length / echo.seconds, 0),
