@@ -485,8 +485,8 @@ describe('the metadata', () => {
     expect(res.body).toContain(`entityID="${t.config.issuer}/saml"`);
     expect(res.body).toContain('WantAuthnRequestsSigned="false"');
     for (const binding of ['HTTP-Redirect', 'HTTP-POST']) {
-      expect(res.body).toContain(`<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:${binding}" Location="${t.config.issuer}/saml/sso"/>`);
-      expect(res.body).toContain(`<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:${binding}" Location="${t.config.issuer}/saml/slo"/>`);
+      expect(res.body).toContain(`<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:${binding}" Location="${t.config.issuer}/saml/sso"></md:SingleSignOnService>`);
+      expect(res.body).toContain(`<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:${binding}" Location="${t.config.issuer}/saml/slo"></md:SingleLogoutService>`);
     }
     for (const f of ['2.0:nameid-format:persistent', '1.1:nameid-format:emailAddress', '1.1:nameid-format:unspecified', '2.0:nameid-format:transient']) {
       expect(res.body).toContain(`<md:NameIDFormat>urn:oasis:names:tc:SAML:${f}</md:NameIDFormat>`);
