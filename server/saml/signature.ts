@@ -408,7 +408,12 @@ export function verifyEnveloped(xml: string, doc: Document, signature: Element, 
   if (!certificatePems.length) throw new SamlRefusal('bad_signature', 'the SP has no certificate to verify its signature with');
   for (const certificate of certificatePems) {
     const verifier = new SignedXml({ publicCert: certificate, getCertFromKeyInfo: () => null });
-    verifier.loadSignature(signature);
+    try {
+      verifier.loadSignature(signature);
+    } catch {
+      // xml-crypto throws plain Errors for a Signature it cannot read (a Reference without its DigestValue, …).
+      throw new SamlRefusal('bad_signature', 'the signature cannot be read');
+    }
     let valid = false;
     try {
       valid = verifier.checkSignature(xml);

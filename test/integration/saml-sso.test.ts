@@ -214,6 +214,9 @@ describe('signed requests', () => {
     // A signed POST whose signed ACS was swapped for another afterwards.
     const swapped = enveloped.replace(sp.acs, `${sp.acs}2`);
     await expectRefused(await t.app.inject({ method: 'POST', url: '/saml/sso', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: postBody(swapped) }), 'bad_signature', sp.id);
+    // A Signature xml-crypto cannot read (its Reference without a DigestValue): the refusal page, not a 500.
+    const unreadable = enveloped.replace(/<ds:DigestValue>[^<]*<\/ds:DigestValue>/, '');
+    await expectRefused(await t.app.inject({ method: 'POST', url: '/saml/sso', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: postBody(unreadable) }), 'bad_signature', sp.id);
   });
 
   it('without certificates, a signed request is signed with a key the SP does not have: refused', async () => {

@@ -296,6 +296,8 @@ describe('signatures', () => {
     await expect(async () => verify(moved)).rejects.toMatchObject({ reason: 'bad_signature' });
     // The signed content changed (another ACS): the digest no longer matches.
     await expect(async () => verify(signed.replace('https://sp.example/acs', 'https://attacker.example/acs'))).rejects.toMatchObject({ reason: 'bad_signature' });
+    // A Signature xml-crypto cannot read (its Reference without a DigestValue): refused, not thrown as anything else.
+    await expect(async () => verify(signed.replace(/<ds:DigestValue>[^<]*<\/ds:DigestValue>/, ''))).rejects.toMatchObject({ reason: 'bad_signature' });
     // Two signatures.
     await expect(async () => verify(signed.replace('</samlp:AuthnRequest>', `${sig.replace('<ds:Signature', '<ds:Signature Id="b"')}</samlp:AuthnRequest>`))).rejects.toMatchObject({ reason: 'bad_signature' });
     expect(body).toContain('<ds:Signature');
