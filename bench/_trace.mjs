@@ -4,7 +4,7 @@
 //   asked/started/ended times (diagnostics channel `gatehouse:password-hash`, ended = its result
 //   back on the event loop), the response's finish; and the scheduler's figures (run and
 //   runqueue-wait nanoseconds, /proc/self/task/*/schedstat) of the main thread, the niced pool
-//   threads and V8's helper threads at each of those points;
+//   threads (nicer than the main thread) and V8's helper threads at each of those points;
 // - one per 250 ms: the event loop's delay (max, p99), GC pauses (count, sum, max) and the same
 //   scheduler figures.
 // Times are performance.timeOrigin + now() (ms since the epoch, fractional). No request body, no
@@ -20,6 +20,8 @@ const out = (record) => appendFileSync(file, `${JSON.stringify(record)}\n`);
 /** Run/wait ns summed per kind of thread: main, pool (niced), v8 (other nice-0 threads). */
 function sched() {
   const figures = { main: [0, 0], pool: [0, 0], other: [0, 0] };
+  const niceOf = (stat) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  const mainNice = niceOf(readFileSync('/proc/self/stat', 'latin1'));
   for (const tid of readdirSync('/proc/self/task')) {
     let stat;
     let ss;
@@ -29,8 +31,7 @@ function sched() {
     } catch {
       continue;
     }
-    const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-    const kind = Number(tid) === process.pid ? 'main' : nice > 0 ? 'pool' : 'other';
+    const kind = Number(tid) === process.pid ? 'main' : niceOf(stat) > mainNice ? 'pool' : 'other';
     figures[kind][0] += Number(ss[0]);
     figures[kind][1] += Number(ss[1]);
   }

@@ -34,7 +34,12 @@ const MEMBERS = Number(process.env.BENCH_RADIUS_MEMBERS ?? 200);
 const OUTSTANDING = 16;
 const SECONDS = 15;
 const WARM_UP_SECONDS = 3;
-const SIGN_IN_SECONDS = 8;
+/**
+ * Each window of sign-ins one after another (alone, then during a second PAP window that lasts
+ * SIGN_IN_SECONDS + 3 s): ~1,000 sign-ins alone at ~20 ms, so a p99 is the tenth worst, not the
+ * third (8 s windows before decision 0415).
+ */
+const SIGN_IN_SECONDS = 20;
 const EAP_RUNS = 100;
 const TARGET_PAP_PER_SECOND = 1_000;
 const TARGET_P99_MS = 10;
@@ -323,11 +328,11 @@ export const scenario: Scenario = {
       aloneWindow.to = Date.now();
       const duringWindow = { from: 0, to: 0 };
       const [beside, during] = await Promise.all([
-        papLoad(generator, dir, port, secret, members, SECONDS),
+        papLoad(generator, dir, port, secret, members, SIGN_IN_SECONDS + 3),
         (async () => {
           await new Promise((resolve) => setTimeout(resolve, 1000));
           duringWindow.from = Date.now();
-          const latencies = await signIns(server, signer, Math.min(SIGN_IN_SECONDS, SECONDS - 2));
+          const latencies = await signIns(server, signer, SIGN_IN_SECONDS);
           duringWindow.to = Date.now();
           return latencies;
         })(),
@@ -336,7 +341,7 @@ export const scenario: Scenario = {
         log(`trace, sign-ins alone: ${JSON.stringify(traceSummary(TRACE, aloneWindow), null, 2)}`);
         log(`trace, sign-ins during PAP: ${JSON.stringify(traceSummary(TRACE, duringWindow), null, 2)}`);
       }
-      // Slices put off for an overdue password hash (decision 0414), warm-up included.
+      // Slices put off for a running password hash (decision 0415), warm-up included.
       const yielded = Number(/^gatehouse_radius_yielded_total (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1] ?? 0);
       log(`same-run baseline: a bare UDP echo process at ${OUTSTANDING} outstanding for ${SECONDS} s`);
       const echo = await echoBaseline(generator, dir, secret, members, SECONDS);
@@ -373,7 +378,7 @@ export const scenario: Scenario = {
             'PAP per s with the sign-ins beside it': round(beside.latencies.length / beside.seconds, 0),
             'PAP p50 / p99 ms with the sign-ins beside it': `${round(percentile(beside.latencies, 50))} / ${round(percentile(beside.latencies, 99))}`,
             'PAP failures with the sign-ins beside it': beside.failures,
-            'slices put off for an overdue hash': yielded,
+            'slices put off for a running hash': yielded,
             'load generator CPU ms/auth': round((pap.clientCpuSeconds * 1000) / (pap.latencies.length + pap.failures), 3),
             'baseline UDP echo round trips/s (same run)': round(echo.latencies.length / echo.seconds, 0),
             'baseline UDP echo p50 ms': round(percentile(echo.latencies, 50)),

@@ -56,7 +56,7 @@ const limited = limitConcurrency(availableParallelism());
  */
 const hashTimes = channel('gatehouse:password-hash');
 
-/** A hash on the pool, recorded while it runs (util/hash-pressure.ts: a flood leaves it the CPU when it is overdue). */
+/** A hash on the pool, recorded while it runs (util/hash-pressure.ts: a flood leaves it the CPU while it runs). */
 const hashing = <T>(task: () => Promise<T>): Promise<T> => {
   const asked = performance.now();
   return limited(async () => {
