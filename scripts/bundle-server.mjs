@@ -148,6 +148,33 @@ export const compactStatusMaps = {
 };
 
 /**
+ * Class names as written, in a bundle whose identifiers are minified without esbuild's `keepNames`
+ * (docs/decisions/0347-minified-names-classes-kept.md): each class declaration that starts a line
+ * — the server's, and its dependencies' that ship readable code — gets a static block naming it
+ * (`static { Object.defineProperty(this, "name", …) }`), so what reads a class's name reads the
+ * name it is written with: pino's `type` of a logged error, jose's error names
+ * (`this.name = this.constructor.name`), stack traces' "new X". One property per class, made once;
+ * `keepNames` redefined `name` on every function the code made (each then with a property
+ * dictionary of its own: 3.4 MB of heap at ready).
+ */
+export const CLASS_DECLARATION = /^([ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?class[ \t]+([A-Za-z_$][\w$]*)(?:[ \t]*<[^{\n]*?>)?(?:[ \t]+(?:extends|implements)[ \t]+[^{\n]+?)?[ \t]*\{)/gm;
+export function nameClasses(text) {
+  return text.replace(CLASS_DECLARATION, (line, _, name) => `${line} static { Object.defineProperty(this, "name", { value: ${JSON.stringify(name)}, configurable: true }); }`);
+}
+export const keepClassNames = {
+  name: 'keep-class-names',
+  setup(build) {
+    build.onLoad({ filter: /\.(ts|js|mjs|cjs)$/ }, (args) => {
+      if (args.path.endsWith('.d.ts')) return undefined;
+      const text = readFileSync(args.path, 'utf8');
+      CLASS_DECLARATION.lastIndex = 0;
+      if (!CLASS_DECLARATION.test(text)) return undefined;
+      return { contents: nameClasses(text), loader: args.path.endsWith('.ts') ? 'ts' : 'js' };
+    });
+  },
+};
+
+/**
  * Each output file is written beside its place and renamed over it, so a server starting during
  * a rebuild reads the old bundle or the new one, never half of one. Old chunks are left in place
  * (their names carry a content hash): a running server may still load one lazily.
@@ -169,15 +196,17 @@ export async function bundleServer() {
     external: ['better-sqlite3', '@node-rs/argon2', '@gatehouse/idle-memory'],
     banner: { js: BANNER },
     legalComments: 'none',
+    // Minified without `keepNames`: classes keep their names through keepClassNames above
+    // (issue 45, docs/decisions/0344-bundle-names.md and 0347-minified-names-classes-kept.md).
     minify: true,
-    keepNames: true,
+    keepNames: false,
     // Maps beside the bundle (no reference comment: nothing loads them at run time) so that CPU
     // profiles of the minified code can be read back to source files (bench/_profile.ts).
     sourcemap: 'external',
     sourcesContent: false,
     logLevel: 'warning',
     write: false,
-    plugins: [lazyBuiltins, lazyPackages, compactStatusMaps],
+    plugins: [lazyBuiltins, lazyPackages, compactStatusMaps, keepClassNames],
   });
   // What both browser builds share: our origin's scripts for the hosted pages (CSP
   // `script-src 'self'`: nothing is loaded from elsewhere), typed by the pages' own tsconfig.

@@ -87,9 +87,14 @@ export async function readSession(ctx: AppContext, request: FastifyRequest): Pro
 /** "Chrome 120 on Linux"-style description of a User-Agent, for the sessions list. */
 export function describeDevice(userAgent: string | undefined): string {
   if (!userAgent) return 'Unknown device';
-  const ua = new UAParser(userAgent).getResult();
-  const browser = [ua.browser.name, ua.browser.major].filter(Boolean).join(' ');
-  const os = [ua.os.name, ua.os.version].filter(Boolean).join(' ');
+  // Only the browser and the system: the device, engine and CPU lists (getResult) are most of
+  // ua-parser-js' regular expressions, each compiled to native code that V8 keeps for good once
+  // run (issue 45: −0.2 MB of heap and a fifth of the time per parse; decision 0346).
+  const parser = new UAParser(userAgent);
+  const { name: browserName, major } = parser.getBrowser();
+  const { name: osName, version } = parser.getOS();
+  const browser = [browserName, major].filter(Boolean).join(' ');
+  const os = [osName, version].filter(Boolean).join(' ');
   if (!browser && !os) return userAgent.slice(0, 100);
   return browser && os ? `${browser} on ${os}` : browser || os;
 }

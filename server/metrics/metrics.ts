@@ -18,7 +18,19 @@
  * them work here unchanged.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import processCpuTotal from 'prom-client/lib/metrics/processCpuTotal.js';
+import processStartTime from 'prom-client/lib/metrics/processStartTime.js';
+import osMemoryHeap from 'prom-client/lib/metrics/osMemoryHeap.js';
+import processOpenFileDescriptors from 'prom-client/lib/metrics/processOpenFileDescriptors.js';
+import processMaxFileDescriptors from 'prom-client/lib/metrics/processMaxFileDescriptors.js';
+import processResources from 'prom-client/lib/metrics/processResources.js';
+import processHandles from 'prom-client/lib/metrics/processHandles.js';
+import processRequests from 'prom-client/lib/metrics/processRequests.js';
+import heapSizeAndUsed from 'prom-client/lib/metrics/heapSizeAndUsed.js';
+import heapSpacesSizeAndUsed from 'prom-client/lib/metrics/heapSpacesSizeAndUsed.js';
+import version from 'prom-client/lib/metrics/version.js';
+import gc from 'prom-client/lib/metrics/gc.js';
 import type { Metrics as MetricsPort, PluginCounter, SignInMethod, SignInResult, StateGauge, StateReader } from '../plugin-api/metrics.js';
 
 export type { SignInMethod, SignInResult, StateGauge, StateReader };
@@ -45,7 +57,18 @@ const statusClass = (status: number) => STATUS_CLASSES[Math.floor(status / 100) 
 const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
 /** The summary quantiles of the event-loop delay. */
-const LOOP_QUANTILES = [0.5, 0.9, 0.99];
+
+/**
+ * prom-client's default metrics (its `collectDefaultMetrics`, 15.x, in its order) but its
+ * event-loop lag: that one keeps a second perf_hooks histogram (~0.37 MB of native memory,
+ * sampling every 10 ms for good) beside `gatehouse_event_loop_delay_seconds`' own; its gauges are
+ * read from that one here instead (issue 45, docs/decisions/0345-one-loop-histogram.md).
+ */
+const DEFAULT_METRICS = [
+  processCpuTotal, processStartTime, osMemoryHeap, processOpenFileDescriptors, processMaxFileDescriptors,
+  ...(typeof process.getActiveResourcesInfo === 'function' ? [processResources] : []),
+  processHandles, processRequests, heapSizeAndUsed, heapSpacesSizeAndUsed, version, gc,
+];
 
 export class Metrics implements MetricsPort {
   readonly registry = new Registry();
@@ -177,19 +200,28 @@ export class Metrics implements MetricsPort {
   private startProcessMetrics(): void {
     if (this.started) return;
     this.started = true;
-    collectDefaultMetrics({ register: this.registry });
+    this.loop = new EventLoopDelay();
+    for (const register of DEFAULT_METRICS.slice(0, 5)) register(this.registry, {});
+    // Where prom-client registers its event-loop lag: the same gauges, from the one histogram.
+    this.loop.registerLagGauges(this.registry);
+    for (const register of DEFAULT_METRICS.slice(5)) register(this.registry, {});
     // Gauges named like counters, which `promtool check metrics` rejects; the per-type
     // `nodejs_active_handles` and `nodejs_active_resources` beside them say the same.
     for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(name);
-    this.loop = new EventLoopDelay();
     this.registry.registerMetric(this.loop as unknown as Metric);
   }
 }
 
+/** What one scrape reads of the loop-delay histogram, in nanoseconds (then it starts again). */
+interface LoopStats { count: number; min: number; max: number; mean: number; stddev: number; p50: number; p90: number; p99: number }
+
 /**
  * `gatehouse_event_loop_delay_seconds`: a summary of how late the event loop ran its timers
  * (perf_hooks' monitor, sampling every 20 ms). The quantiles cover the time since the previous
- * scrape; `_sum` and `_count` add up since the first.
+ * scrape; `_sum` and `_count` add up since the first. The same histogram gives prom-client's
+ * `nodejs_eventloop_lag_*` gauges (min, max, mean, standard deviation, p50, p90, p99 since the
+ * previous scrape, as prom-client computes them, and `nodejs_eventloop_lag_seconds`, the delay of
+ * a `setImmediate` at the scrape, set when it runs): one scrape reads it once and resets it.
  */
 class EventLoopDelay {
   readonly name = 'gatehouse_event_loop_delay_seconds';
@@ -199,21 +231,52 @@ class EventLoopDelay {
   private readonly histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: 20 });
   private sum = 0;
   private count = 0;
+  /** This scrape's reading: the metrics of one scrape are read in one go, then it is dropped. */
+  private taken: LoopStats | undefined;
 
   constructor() {
     this.histogram.enable();
   }
 
-  get() {
+  /** The histogram since the previous scrape, read once per scrape (every metric of it sees the same). */
+  private take(): LoopStats {
+    if (this.taken) return this.taken;
     const h = this.histogram;
-    const samples = h.count;
-    const values: { labels?: Record<string, string | number>; value: number; metricName?: string }[] = [];
-    if (samples > 0) {
-      for (const q of LOOP_QUANTILES) values.push({ labels: { quantile: q }, value: h.percentile(q * 100) / 1e9 });
-      this.sum += (h.mean * samples) / 1e9;
-      this.count += samples;
-    }
+    this.taken = { count: h.count, min: h.min, max: h.max, mean: h.mean, stddev: h.stddev, p50: h.percentile(50), p90: h.percentile(90), p99: h.percentile(99) };
     h.reset();
+    setImmediate(() => (this.taken = undefined)).unref();
+    return this.taken;
+  }
+
+  /** prom-client's `nodejs_eventloop_lag_*` gauges (names, help and aggregators as its own), read from this histogram. */
+  registerLagGauges(registry: Registry): void {
+    const take = () => this.take();
+    const gauge = (name: string, help: string, aggregator: 'min' | 'max' | 'average', read?: (s: LoopStats) => number) =>
+      new Gauge({ name, help, registers: [registry], aggregator, ...(read ? { collect() { this.set(read(take()) / 1e9); } } : {}) });
+    new Gauge({
+      name: 'nodejs_eventloop_lag_seconds', help: 'Lag of event loop in seconds.', registers: [registry], aggregator: 'average',
+      collect() {
+        const start = process.hrtime.bigint();
+        setImmediate(() => this.set(Number(process.hrtime.bigint() - start) / 1e9));
+      },
+    });
+    gauge('nodejs_eventloop_lag_min_seconds', 'The minimum recorded event loop delay.', 'min', (s) => s.min);
+    gauge('nodejs_eventloop_lag_max_seconds', 'The maximum recorded event loop delay.', 'max', (s) => s.max);
+    gauge('nodejs_eventloop_lag_mean_seconds', 'The mean of the recorded event loop delays.', 'average', (s) => s.mean);
+    gauge('nodejs_eventloop_lag_stddev_seconds', 'The standard deviation of the recorded event loop delays.', 'average', (s) => s.stddev);
+    gauge('nodejs_eventloop_lag_p50_seconds', 'The 50th percentile of the recorded event loop delays.', 'average', (s) => s.p50);
+    gauge('nodejs_eventloop_lag_p90_seconds', 'The 90th percentile of the recorded event loop delays.', 'average', (s) => s.p90);
+    gauge('nodejs_eventloop_lag_p99_seconds', 'The 99th percentile of the recorded event loop delays.', 'average', (s) => s.p99);
+  }
+
+  get() {
+    const s = this.take();
+    const values: { labels?: Record<string, string | number>; value: number; metricName?: string }[] = [];
+    if (s.count > 0) {
+      values.push({ labels: { quantile: 0.5 }, value: s.p50 / 1e9 }, { labels: { quantile: 0.9 }, value: s.p90 / 1e9 }, { labels: { quantile: 0.99 }, value: s.p99 / 1e9 });
+      this.sum += (s.mean * s.count) / 1e9;
+      this.count += s.count;
+    }
     values.push({ metricName: `${this.name}_sum`, value: this.sum }, { metricName: `${this.name}_count`, value: this.count });
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }

@@ -5,15 +5,16 @@
  * an attribute value is what exclusive c14n cannot see (its namespace would be dropped from the
  * signed form). Times are whole seconds, UTC.
  *
- * The Response and its Assertion are written in their exclusive canonical form (Exclusive XML
+ * Every message, and the metadata, is written in its exclusive canonical form (Exclusive XML
  * Canonicalization 1.0: attributes in order, empty elements as start and end tags, c14n's
  * escapes, each namespace declared on the outermost element of its subtree that uses it, so
- * `saml` on the Response's Issuer and on the Assertion), which is what their signatures digest:
- * signature.ts signs them without parsing them (decision 0434). test/unit/saml-xml.test.ts checks
- * that xml-crypto's canonicaliser gives back exactly this text, for awkward values too.
+ * `saml` on a protocol message's Issuer, NameID and Assertion, not on its root, which uses only
+ * `samlp`), which is what a signature digests: signature.ts signs our messages without parsing
+ * them (decisions 0434, 0435). test/unit/saml-xml.test.ts checks that xml-crypto's canonicaliser
+ * gives back exactly this text, for awkward values too.
  */
 import { randomBytes } from 'node:crypto';
-import { escapeXml as x, NS, xmlCharacters } from './xml.js';
+import { NS, xmlCharacters } from './xml.js';
 import { BINDING_URNS, type Binding } from './bindings.js';
 import { STATUS } from './messages.js';
 import type { SamlNameIdFormat } from '../db/schema.js';
@@ -45,13 +46,7 @@ export const newMessageId = () => `_${randomBytes(20).toString('hex')}`;
 /** xs:dateTime in UTC, whole seconds. */
 export const samlTime = (at: Date | number) => new Date(Math.floor(new Date(at).getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
-const issuerXml = (issuer: string) => `<saml:Issuer>${x(issuer)}</saml:Issuer>`;
-const statusXml = (code: string, second?: string) =>
-  `<samlp:Status><samlp:StatusCode Value="${x(code)}">${second ? `<samlp:StatusCode Value="${x(second)}"/>` : ''}</samlp:StatusCode></samlp:Status>`;
-const attrs = (pairs: Record<string, string | undefined>) =>
-  Object.entries(pairs).filter((p): p is [string, string] => p[1] !== undefined).map(([k, v]) => ` ${k}="${x(v)}"`).join('');
-
-/** Text as exclusive c14n writes it: `&`, `<`, `>` and CR escaped; what XML cannot carry is U+FFFD (as escapeXml). */
+/** Text as exclusive c14n writes it: `&`, `<`, `>` and CR escaped; what XML cannot carry is U+FFFD (xmlCharacters). */
 const ct = (value: string) => xmlCharacters(value).replace(/[&<>\r]/g, (c) => C14N_TEXT[c]!);
 /** An attribute value as exclusive c14n writes it: `&`, `<`, `"`, TAB, LF and CR escaped. */
 const ca = (value: string) => xmlCharacters(value).replace(/[&<"\t\n\r]/g, (c) => C14N_ATTRIBUTE[c]!);
@@ -62,6 +57,11 @@ const cattrs = (pairs: Record<string, string | undefined>) =>
   Object.keys(pairs).filter((k) => pairs[k] !== undefined).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((k) => ` ${k}="${ca(pairs[k]!)}"`).join('');
 /** An element with attributes and content, canonical (never `<x/>`). */
 const cel = (name: string, pairs: Record<string, string | undefined>, content = '') => `<${name}${cattrs(pairs)}>${content}</${name}>`;
+/** The same, declaring its prefix's namespace (`ns`): the outermost element of its subtree to use it; c14n puts the declaration first. */
+const cns = (name: string, ns: string, pairs: Record<string, string | undefined>, content = '') =>
+  `<${name} xmlns:${name.slice(0, name.indexOf(':'))}="${ns}"${cattrs(pairs)}>${content}</${name}>`;
+/** A protocol message's Issuer: the first element under its `samlp` root to use `saml`. */
+const protocolIssuer = (issuer: string) => cns('saml:Issuer', NS.assertion, {}, ct(issuer));
 const canonicalStatus = (code: string, second?: string) =>
   cel('samlp:Status', {}, cel('samlp:StatusCode', { Value: code }, second ? cel('samlp:StatusCode', { Value: second }) : ''));
 
@@ -88,8 +88,7 @@ export function assertionXml(a: AssertionInput): string {
   const notOnOrAfter = samlTime(a.now.getTime() + a.lifetimeMs);
   const attributes = a.attributes.filter((at) => at.values.length > 0);
   const nameId = { Format: NAME_ID_FORMATS[a.nameId.format], NameQualifier: a.nameId.spNameQualifier && a.issuer, SPNameQualifier: a.nameId.spNameQualifier };
-  return (
-    `<saml:Assertion xmlns:saml="${NS.assertion}"${cattrs({ ID: a.id, IssueInstant: samlTime(a.now), Version: '2.0' })}>` +
+  return cns('saml:Assertion', NS.assertion, { ID: a.id, IssueInstant: samlTime(a.now), Version: '2.0' },
     cel('saml:Issuer', {}, ct(a.issuer)) +
     cel('saml:Subject', {},
       cel('saml:NameID', nameId, ct(a.nameId.value)) +
@@ -105,9 +104,7 @@ export function assertionXml(a: AssertionInput): string {
         .map((at) => cel('saml:Attribute', { FriendlyName: at.friendlyName, Name: at.name, NameFormat: at.nameFormat },
           at.values.map((v) => cel('saml:AttributeValue', {}, ct(v))).join('')))
         .join(''))
-      : '') +
-    '</saml:Assertion>'
-  );
+      : ''));
 }
 
 export interface ResponseInput {
@@ -122,48 +119,35 @@ export interface ResponseInput {
 }
 
 export function responseXml(r: ResponseInput): string {
-  return (
-    `<samlp:Response xmlns:samlp="${NS.protocol}"${cattrs({
-      Destination: r.destination, ID: r.id, InResponseTo: r.inResponseTo, IssueInstant: samlTime(r.now), Version: '2.0',
-    })}>` +
-    `<saml:Issuer xmlns:saml="${NS.assertion}">${ct(r.issuer)}</saml:Issuer>` +
-    canonicalStatus(r.status.code, r.status.second) +
-    (r.assertion ?? '') +
-    '</samlp:Response>'
-  );
+  return cns('samlp:Response', NS.protocol, {
+    Destination: r.destination, ID: r.id, InResponseTo: r.inResponseTo, IssueInstant: samlTime(r.now), Version: '2.0',
+  }, protocolIssuer(r.issuer) + canonicalStatus(r.status.code, r.status.second) + (r.assertion ?? ''));
 }
 
 export function logoutRequestXml(r: {
   id: string; issuer: string; now: Date; destination: string; notOnOrAfter: Date;
   nameId: { value: string; format: SamlNameIdFormat; spNameQualifier: string | undefined }; sessionIndex: string;
 }): string {
-  return (
-    `<samlp:LogoutRequest xmlns:samlp="${NS.protocol}" xmlns:saml="${NS.assertion}"${attrs({
-      ID: r.id, Version: '2.0', IssueInstant: samlTime(r.now), Destination: r.destination, NotOnOrAfter: samlTime(r.notOnOrAfter),
-      Reason: 'urn:oasis:names:tc:SAML:2.0:logout:user',
-    })}>` +
-    issuerXml(r.issuer) +
-    `<saml:NameID${attrs({ Format: NAME_ID_FORMATS[r.nameId.format], NameQualifier: r.nameId.spNameQualifier && r.issuer, SPNameQualifier: r.nameId.spNameQualifier })}>${x(r.nameId.value)}</saml:NameID>` +
-    `<samlp:SessionIndex>${x(r.sessionIndex)}</samlp:SessionIndex>` +
-    '</samlp:LogoutRequest>'
-  );
+  const nameId = { Format: NAME_ID_FORMATS[r.nameId.format], NameQualifier: r.nameId.spNameQualifier && r.issuer, SPNameQualifier: r.nameId.spNameQualifier };
+  return cns('samlp:LogoutRequest', NS.protocol, {
+    Destination: r.destination, ID: r.id, IssueInstant: samlTime(r.now), NotOnOrAfter: samlTime(r.notOnOrAfter),
+    Reason: 'urn:oasis:names:tc:SAML:2.0:logout:user', Version: '2.0',
+  }, protocolIssuer(r.issuer) + cns('saml:NameID', NS.assertion, nameId, ct(r.nameId.value)) + cel('samlp:SessionIndex', {}, ct(r.sessionIndex)));
 }
 
 export function logoutResponseXml(r: { id: string; issuer: string; now: Date; destination: string; inResponseTo: string; partial: boolean }): string {
-  return (
-    `<samlp:LogoutResponse xmlns:samlp="${NS.protocol}" xmlns:saml="${NS.assertion}"${attrs({
-      ID: r.id, Version: '2.0', IssueInstant: samlTime(r.now), Destination: r.destination, InResponseTo: r.inResponseTo,
-    })}>` +
-    issuerXml(r.issuer) +
-    statusXml(STATUS.success, r.partial ? STATUS.partialLogout : undefined) +
-    '</samlp:LogoutResponse>'
-  );
+  return cns('samlp:LogoutResponse', NS.protocol, {
+    Destination: r.destination, ID: r.id, InResponseTo: r.inResponseTo, IssueInstant: samlTime(r.now), Version: '2.0',
+  }, protocolIssuer(r.issuer) + canonicalStatus(STATUS.success, r.partial ? STATUS.partialLogout : undefined));
 }
 
 /** The base64 body of a PEM certificate, for ds:X509Certificate. */
 export const certificateBody = (pem: string) => pem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, '');
 
-/** The IdP's metadata (Metadata §2.3.2, §2.4.3): its certificates, endpoints and NameID formats. */
+/**
+ * The IdP's metadata (Metadata §2.3.2, §2.4.3): its certificates, endpoints and NameID formats.
+ * Not signed, but written the one way too (canonical: `ds` declared on each KeyInfo).
+ */
 export function idpMetadataXml(m: {
   entityId: string;
   certificates: string[];
@@ -175,15 +159,14 @@ export function idpMetadataXml(m: {
   const bindings: Binding[] = ['HTTP-Redirect', 'HTTP-POST'];
   return (
     '<?xml version="1.0" encoding="UTF-8"?>\n' +
-    `<md:EntityDescriptor xmlns:md="${NS.metadata}" xmlns:ds="${NS.dsig}"${attrs({ entityID: m.entityId, cacheDuration: m.cacheDuration })}>` +
-    `<md:IDPSSODescriptor${attrs({ WantAuthnRequestsSigned: String(m.wantAuthnRequestsSigned), protocolSupportEnumeration: NS.protocol })}>` +
-    m.certificates
-      .map((pem) => `<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${certificateBody(pem)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>`)
-      .join('') +
-    bindings.map((b) => `<md:SingleLogoutService${attrs({ Binding: BINDING_URNS[b], Location: m.sloUrl })}/>`).join('') +
-    Object.values(NAME_ID_FORMATS).map((f) => `<md:NameIDFormat>${x(f)}</md:NameIDFormat>`).join('') +
-    bindings.map((b) => `<md:SingleSignOnService${attrs({ Binding: BINDING_URNS[b], Location: m.ssoUrl })}/>`).join('') +
-    '</md:IDPSSODescriptor>' +
-    '</md:EntityDescriptor>\n'
+    cns('md:EntityDescriptor', NS.metadata, { cacheDuration: m.cacheDuration, entityID: m.entityId },
+      cel('md:IDPSSODescriptor', { WantAuthnRequestsSigned: String(m.wantAuthnRequestsSigned), protocolSupportEnumeration: NS.protocol },
+        m.certificates
+          .map((pem) => cel('md:KeyDescriptor', { use: 'signing' }, cns('ds:KeyInfo', NS.dsig, {}, cel('ds:X509Data', {}, cel('ds:X509Certificate', {}, certificateBody(pem))))))
+          .join('') +
+        bindings.map((b) => cel('md:SingleLogoutService', { Binding: BINDING_URNS[b], Location: m.sloUrl })).join('') +
+        Object.values(NAME_ID_FORMATS).map((f) => cel('md:NameIDFormat', {}, ct(f))).join('') +
+        bindings.map((b) => cel('md:SingleSignOnService', { Binding: BINDING_URNS[b], Location: m.ssoUrl })).join(''))) +
+    '\n'
   );
 }

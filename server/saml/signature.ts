@@ -84,127 +84,104 @@ class ThreadPoolRsaSha256 {
  * Signs the root element of `xml` (which has an `ID` and a saml:Issuer first child) with an
  * enveloped signature placed after the Issuer; resolves to the signed XML.
  *
- * Our own messages (builder.ts) take the short way (decisions 0432, 0433): parsed once, the root
- * canonicalised by xml-crypto's ExclusiveCanonicalization and digested, the SignedInfo's canonical
- * form filled in from xml-crypto's canonical form of a template, signed with RSA-SHA256 on the
- * thread pool, and the Signature inserted after the Issuer's end tag. The result is byte for byte
- * what xml-crypto's SignedXml writes for the same input (test/unit/saml-xml.test.ts), at a
- * fraction of its CPU: SignedXml parses the document again, clones it for each canonicalisation
- * and evaluates XPath for the reference, the location and every ancestor namespace. Anything else
- * (no ID, an ID that would need escaping, no Issuer first) goes through SignedXml.
+ * Our own messages (builder.ts writes each in its exclusive canonical form) are signed from their
+ * text, without a parse (decisions 0434, 0435): the text is the root's canonical form, so the
+ * digest is the SHA-256 of the text; the SignedInfo's canonical form is filled in from xml-crypto's
+ * rendering of a template (signedInfoOf), RSA-SHA256 runs on libuv's pool, and the Signature,
+ * written in canonical form too, goes right after the Issuer's end tag. Any other text (an SP's
+ * message in tests) is parsed once, its root canonicalised by xml-crypto's ExclusiveCanonicalization
+ * (decision 0432), or, without a plain ID or an Issuer first, signed by xml-crypto's SignedXml.
+ * The three make the same signatures (test/unit/saml-xml.test.ts).
  */
 export async function signRoot(xml: string, key: SigningMaterial): Promise<string> {
-  const doc = parseOwn(xml);
-  const root = doc.documentElement;
-  const at = root && ownTarget(xml, root, 0);
-  if (!at) return signWithSignedXml(xml, key);
-  return splice(xml, [{ at, signature: (await signatureOf(root, key)).text }]);
+  const ours = canonicalMessage(xml);
+  if (!ours) return signParsed(xml, key);
+  const signature = await canonicalSignature(ours.id, xml, key);
+  return xml.slice(0, ours.signatureAt) + signature + xml.slice(ours.signatureAt);
 }
 
 /**
- * Signs a Response and the Assertion in it, as `which` says. One our builder wrote (in canonical
- * form) is signed from its text without a parse (decision 0434: `signCanonicalResponse`); any
- * other is parsed once (decision 0433): the Assertion is canonicalised in place (exclusive c14n renders an element the same
- * inside its parent and alone, as it declares every namespace it uses: builder.ts), its Signature
- * goes into the same document, and the Response is canonicalised with it there. The signatures
- * are the ones `signRoot` makes for the Assertion alone and then for the Response around the
- * signed Assertion (test/unit/saml-xml.test.ts); when the message is not of our builder's shape,
- * that is what runs.
+ * signRoot's ways for text that is not our builder's: parsed once and the root canonicalised by
+ * xml-crypto (the Signature after the Issuer's end tag), or, without a plain ID or an Issuer
+ * first, through SignedXml.
+ */
+async function signParsed(xml: string, key: SigningMaterial): Promise<string> {
+  const root = parseOwn(xml).documentElement;
+  const at = root && ownTarget(xml, root);
+  if (!at) return signWithSignedXml(xml, key);
+  return xml.slice(0, at) + (await signatureOf(root, key)) + xml.slice(at);
+}
+
+/** For tests: signRoot's parsing way, to compare the text way with. */
+export const signRootParsed = signParsed;
+
+/**
+ * Signs a Response and the Assertion in it, as `which` says: the Assertion alone (signRoot), then
+ * the Response around the signed Assertion (signRoot). Exclusive c14n renders the Assertion the
+ * same inside its Response and alone, as it declares every namespace it uses (builder.ts), so in a
+ * Response of our builder's both are signed from the text; in any other the Assertion is found by
+ * a parse.
  */
 export async function signResponse(xml: string, key: SigningMaterial, which: { assertion: boolean; response: boolean }): Promise<string> {
-  if (!which.assertion) return which.response ? signRoot(xml, key) : xml;
-  const canonical = canonicalResponseParts(xml);
-  if (canonical) return await signCanonicalResponse(xml, canonical, key, which.response);
-  const doc = parseOwn(xml);
-  const root = doc.documentElement;
-  let assertion: Element | undefined;
-  for (let node = root?.firstChild; node; node = node.nextSibling) if (isElement(node, NS.assertion, 'Assertion')) assertion = node as Element;
-  const assertionAt = assertion && ownTarget(xml, assertion, startTagIndex(xml, assertion.tagName));
-  const rootAt = which.response ? root && ownTarget(xml, root, 0) : -1;
-  if (!assertion) return which.response ? signRoot(xml, key) : xml;
-  if (!assertionAt || rootAt === undefined || (rootAt !== -1 && rootAt > assertionAt)) {
-    // Not of our builder's shape: the Assertion signed alone, then the Response around it.
-    const text = assertionText(xml, assertion);
-    const signed = text && (await signRoot(text, key));
-    const withSigned = signed ? xml.replace(text, () => signed) : xml;
-    return which.response ? signRoot(withSigned, key) : withSigned;
-  }
-  const assertionSignature = await signatureOf(assertion, key);
-  const insertions = [{ at: assertionAt, signature: assertionSignature.text }];
-  if (rootAt !== -1) {
-    // The Assertion's Signature into the document too, after its Issuer, as the text will have it.
-    assertion.insertBefore(signatureNode(doc, assertionSignature, key.certificatePem), firstElement(assertion)!.nextSibling);
-    insertions.unshift({ at: rootAt, signature: (await signatureOf(root!, key)).text });
-  }
-  return splice(xml, insertions);
+  const at = which.assertion ? assertionSpan(xml) : undefined;
+  const signed = at ? xml.slice(0, at.from) + (await signRoot(xml.slice(at.from, at.to), key)) + xml.slice(at.to) : xml;
+  return which.response ? signRoot(signed, key) : signed;
 }
 
-/** How a Response our builder wrote in exclusive canonical form starts (builder.ts responseXml). */
-const CANONICAL_RESPONSE = `<samlp:Response xmlns:samlp="${NS.protocol}" `;
-/** How its Assertion starts (builder.ts assertionXml). */
-const CANONICAL_ASSERTION = `<saml:Assertion xmlns:saml="${NS.assertion}" `;
-const ASSERTION_END = '</saml:Assertion>';
+/** Where the Assertion of a Response is in its text (the first, if several); undefined when there is none. */
+function assertionSpan(xml: string): { from: number; to: number } | undefined {
+  let tagName = 'saml:Assertion';
+  if (!canonicalMessage(xml)) {
+    const root = parseOwn(xml).documentElement;
+    let assertion: Element | undefined;
+    for (let node = root?.firstChild; node && !assertion; node = node.nextSibling) if (isElement(node, NS.assertion, 'Assertion')) assertion = node;
+    if (!assertion) return undefined;
+    tagName = assertion.tagName;
+  }
+  const from = startTagIndex(xml, tagName);
+  const close = `</${tagName}>`;
+  const to = from < 0 ? -1 : xml.indexOf(close, from);
+  return to < 0 ? undefined : { from, to: to + close.length };
+}
+
+/** The roots our builder writes, each declaring its own prefix first (builder.ts), and the Issuer each starts with. */
+const CANONICAL_ROOTS = (['samlp:Response', 'samlp:LogoutRequest', 'samlp:LogoutResponse', 'saml:Assertion'] as const).map((name) => {
+  const assertion = name.startsWith('saml:');
+  return {
+    open: `<${name} xmlns:${assertion ? 'saml' : 'samlp'}="${assertion ? NS.assertion : NS.protocol}"`,
+    close: `</${name}>`,
+    issuer: assertion ? '<saml:Issuer>' : `<saml:Issuer xmlns:saml="${NS.assertion}">`,
+  };
+});
 const ISSUER_END = '</saml:Issuer>';
 
-interface CanonicalParts {
-  responseId: string;
-  /** Where the Response's Issuer ends (its Signature goes there). */
-  responseIssuerEnd: number;
-  assertionId: string;
-  assertionFrom: number;
-  assertionTo: number;
-  assertionIssuerEnd: number;
-}
-
 /**
- * Where the parts of a Response in our builder's canonical form are, found in the text (decision
- * 0434); undefined for any other text, which the parsing ways sign. The builder escapes every `<`
- * and `"` in values, so a tag or an attribute found here is one; one unsigned Assertion, both IDs plain.
+ * The ID of a message our builder wrote in exclusive canonical form, and where its Signature
+ * goes (after the Issuer's end tag); undefined for any other text, which the parsing ways sign.
+ * Read from the text: one of the root start tags above, its unqualified attributes in c14n's
+ * order, a plain ID, the Issuer first and no Signature after it yet, and no `/>` anywhere
+ * (canonical XML has no empty-element tags, so our message after a serializer, or one holding a
+ * Signature the parsing way wrote, is not taken for canonical). The builder escapes every `<` and
+ * `"` in values, so a tag or an attribute found here is one.
  */
-function canonicalResponseParts(xml: string): CanonicalParts | undefined {
-  if (!xml.startsWith(CANONICAL_RESPONSE)) return undefined;
-  const assertionFrom = xml.indexOf(CANONICAL_ASSERTION);
-  if (assertionFrom < 0 || xml.includes(CANONICAL_ASSERTION, assertionFrom + 1) || xml.includes('<ds:Signature')) return undefined;
-  const close = xml.indexOf(ASSERTION_END, assertionFrom);
-  const responseIssuerEnd = xml.indexOf(ISSUER_END);
-  const assertionIssuer = xml.indexOf(ISSUER_END, assertionFrom);
-  const responseId = startTagId(xml, 0);
-  const assertionId = startTagId(xml, assertionFrom);
-  if (close < 0 || responseIssuerEnd < 0 || responseIssuerEnd > assertionFrom || assertionIssuer < 0 || !responseId || !assertionId) return undefined;
-  return {
-    responseId, responseIssuerEnd: responseIssuerEnd + ISSUER_END.length, assertionId, assertionFrom,
-    assertionTo: close + ASSERTION_END.length, assertionIssuerEnd: assertionIssuer + ISSUER_END.length,
-  };
-}
-
-/** The plain `ID` of the start tag at `from` (its attributes read one by one: values hold no `"`). */
-function startTagId(xml: string, from: number): string | undefined {
-  const name = /<[\w:]+/y;
-  name.lastIndex = from;
-  if (!name.exec(xml)) return undefined;
-  const attribute = /\s+([\w:]+)="([^"<]*)"/y;
-  attribute.lastIndex = name.lastIndex;
+function canonicalMessage(xml: string): { id: string; signatureAt: number } | undefined {
+  const root = CANONICAL_ROOTS.find((r) => xml.startsWith(r.open));
+  if (!root || !xml.endsWith(root.close) || xml.includes('/>')) return undefined;
+  const attribute = / ([A-Za-z]+)="([^"<]*)"/y;
+  let end = (attribute.lastIndex = root.open.length);
+  let id: string | undefined;
+  let previous = '';
   for (let found = attribute.exec(xml); found; found = attribute.exec(xml)) {
-    if (found[1] === 'ID') return PLAIN_ID.test(found[2]!) ? found[2] : undefined;
+    if (found[1]! <= previous) return undefined;
+    previous = found[1]!;
+    if (previous === 'ID') id = found[2];
+    end = attribute.lastIndex;
   }
-  return undefined;
-}
-
-/**
- * Signs a Response in canonical form and its Assertion without parsing either (decision 0434):
- * the text is the exclusive canonical form of each, so each digest is the SHA-256 of its text
- * (the Assertion's as it stands; the Response's with the signed Assertion in it and without its
- * own Signature), and each Signature is written in canonical form too. The signatures are the
- * ones the parsing ways make (test/unit/saml-xml.test.ts).
- */
-async function signCanonicalResponse(xml: string, at: CanonicalParts, key: SigningMaterial, signTheResponse: boolean): Promise<string> {
-  const assertion = xml.slice(at.assertionFrom, at.assertionTo);
-  const cut = at.assertionIssuerEnd - at.assertionFrom;
-  const assertionSignature = await canonicalSignature(at.assertionId, assertion, key);
-  const signed = xml.slice(0, at.assertionFrom) + assertion.slice(0, cut) + assertionSignature + assertion.slice(cut) + xml.slice(at.assertionTo);
-  if (!signTheResponse) return signed;
-  const responseSignature = await canonicalSignature(at.responseId, signed, key);
-  return signed.slice(0, at.responseIssuerEnd) + responseSignature + signed.slice(at.responseIssuerEnd);
+  if (!id || !PLAIN_ID.test(id) || !xml.startsWith(`>${root.issuer}`, end)) return undefined;
+  // The Issuer holds only text (escaped), so the first end tag after it starts is its own.
+  const issuerEnd = xml.indexOf(ISSUER_END, end);
+  if (issuerEnd < 0 || xml.startsWith('<ds:Signature', issuerEnd + ISSUER_END.length)) return undefined;
+  return { id, signatureAt: issuerEnd + ISSUER_END.length };
 }
 
 /** The Signature over `canonical` (an element's canonical text), in its canonical form inside that element. */
@@ -215,14 +192,6 @@ async function canonicalSignature(id: string, canonical: string, key: SigningMat
 
 /** `<x a="…"/>` as canonical XML writes it, `<x a="…"></x>` (the SignedInfo's values are URIs without `>`). */
 const expandEmpty = (written: string) => written.replace(/<([\w:]+)([^<>]*)\/>/g, '<$1$2></$1>');
-
-/** The Assertion's text in a Response ('' when it cannot be found), for the fallback. */
-function assertionText(xml: string, assertion: Element): string {
-  const from = startTagIndex(xml, assertion.tagName);
-  const close = `</${assertion.tagName}>`;
-  const to = xml.indexOf(close, from);
-  return from < 0 || to < 0 ? '' : xml.slice(from, to + close.length);
-}
 
 /**
  * Parses one of our own messages (never an SP's: those go through xml.ts). Options without a
@@ -253,36 +222,27 @@ function startTagIndex(xml: string, tagName: string): number {
 const PLAIN_ID = /^[A-Za-z_][A-Za-z0-9_.-]{0,255}$/;
 
 /**
- * For the short way: where the Signature of `element` (whose start tag is at `from` in `xml`)
- * goes in the text, right after its Issuer's end tag; undefined when the short way does not apply
- * (no plain ID, no Issuer first, a signature already there).
+ * For the parsing way: where the Signature of the root goes in the text, right after its Issuer's
+ * end tag; undefined when that way does not apply (no plain ID, no Issuer first, a signature
+ * already there).
  */
-function ownTarget(xml: string, element: Element, from: number): number | undefined {
-  const id = element.getAttribute('ID');
-  if (from < 0 || !id || !PLAIN_ID.test(id)) return undefined;
-  for (let node = element.firstChild; node; node = node.nextSibling) if (isElement(node, NS.dsig, 'Signature')) return undefined;
-  const first = firstElement(element);
+function ownTarget(xml: string, root: Element): number | undefined {
+  const id = root.getAttribute('ID');
+  if (!id || !PLAIN_ID.test(id)) return undefined;
+  for (let node = root.firstChild; node; node = node.nextSibling) if (isElement(node, NS.dsig, 'Signature')) return undefined;
+  const first = firstElement(root);
   if (!isElement(first, NS.assertion, 'Issuer')) return undefined;
-  // The Issuer holds only text (escaped), so its end tag's first occurrence after the element's start is its own.
+  // The Issuer holds only text (escaped), so its end tag's first occurrence is its own.
   const close = `</${first.tagName}>`;
-  const at = xml.indexOf(close, from);
+  const at = xml.indexOf(close);
   return at < 0 ? undefined : at + close.length;
 }
 
-/** A signature made by `signatureOf`: its text, and what fills it (for `signatureNode`). */
-interface MadeSignature {
-  text: string;
-  id: string;
-  digest: string;
-  value: string;
-}
-
-/** The `ds:Signature` of `element` (its ID plain, checked by ownTarget). */
-async function signatureOf(element: Element, key: SigningMaterial): Promise<MadeSignature> {
+/** The `ds:Signature` of `element` (its ID plain, checked by ownTarget), as xml-crypto's SignedXml writes it. */
+async function signatureOf(element: Element, key: SigningMaterial): Promise<string> {
   const canonical = new ExclusiveCanonicalization().process(element as never, { defaultNsForPrefix: { ds: NS.dsig } } as never).toString();
-  const id = element.getAttribute('ID')!;
-  const { signedInfo, digest, value } = await signedInfoSigned(id, canonical, key);
-  return { text: signatureText(signedInfo.written, value, key.certificatePem), id, digest, value };
+  const { signedInfo, value } = await signedInfoSigned(element.getAttribute('ID')!, canonical, key);
+  return signatureText(signedInfo.written, value, key.certificatePem);
 }
 
 /** The SignedInfo over `#id` with the digest of `canonical`, and its RSA-SHA256 value (on libuv's pool). */
@@ -291,52 +251,12 @@ async function signedInfoSigned(id: string, canonical: string, key: SigningMater
   const signedInfo = signedInfoOf(id, digest);
   const value = await new Promise<string>((resolve, reject) =>
     cryptoSign('sha256', Buffer.from(signedInfo.canonical), key.privateKey, (error, signature) => (error ? reject(error) : resolve(signature.toString('base64')))));
-  return { signedInfo, digest, value };
+  return { signedInfo, value };
 }
 
 function signatureText(signedInfo: string, value: string, certificatePem: string): string {
   const keyInfo = keyInfoOf(certificatePem).replace(/<(\/?)X509/g, '<$1ds:X509');
   return `<ds:Signature xmlns:ds="${NS.dsig}">${signedInfo}<ds:SignatureValue>${value}</ds:SignatureValue><ds:KeyInfo>${keyInfo}</ds:KeyInfo></ds:Signature>`;
-}
-
-const VALUE_MARK = 'gatehouseSignatureValue';
-/** Per certificate: its Signature element parsed once with stand-ins, to be copied and filled in. */
-const signatureTemplates = new Map<string, Element>();
-
-/**
- * The Signature `made` as an element of `doc`: a copy of the certificate's template (parsed once)
- * with the reference, the digest and the value filled in, which is the element parsing `made.text`
- * gives (test/unit/saml-xml.test.ts: the Response signed around it is the one signed around the text).
- */
-function signatureNode(doc: Document, made: MadeSignature, certificatePem: string): Node {
-  let template = signatureTemplates.get(certificatePem);
-  if (!template) {
-    const text = signatureText(signedInfoOf(ID_MARK, DIGEST_MARK).written, VALUE_MARK, certificatePem);
-    template = new DOMParser().parseFromString(text, 'text/xml').documentElement! as unknown as Element;
-    if (signatureTemplates.size > 16) signatureTemplates.clear();
-    signatureTemplates.set(certificatePem, template);
-  }
-  const copy = doc.importNode(template, true) as Element;
-  const only = (local: string) => copy.getElementsByTagNameNS(NS.dsig, local).item(0)!;
-  only('Reference').setAttribute('URI', `#${made.id}`);
-  const fill = (element: Element, value: string) => {
-    while (element.firstChild) element.removeChild(element.firstChild);
-    element.appendChild(doc.createTextNode(value));
-  };
-  fill(only('DigestValue'), made.digest);
-  fill(only('SignatureValue'), made.value);
-  return copy;
-}
-
-/** `xml` with each signature inserted at its offset (offsets in the unsigned text). */
-function splice(xml: string, insertions: { at: number; signature: string }[]): string {
-  let out = '';
-  let from = 0;
-  for (const { at, signature } of [...insertions].sort((a, b) => a.at - b.at)) {
-    out += xml.slice(from, at) + signature;
-    from = at;
-  }
-  return out + xml.slice(from);
 }
 
 const writtenSignedInfo = (id: string, digest: string) =>
@@ -488,7 +408,12 @@ export function verifyEnveloped(xml: string, doc: Document, signature: Element, 
   if (!certificatePems.length) throw new SamlRefusal('bad_signature', 'the SP has no certificate to verify its signature with');
   for (const certificate of certificatePems) {
     const verifier = new SignedXml({ publicCert: certificate, getCertFromKeyInfo: () => null });
-    verifier.loadSignature(signature);
+    try {
+      verifier.loadSignature(signature);
+    } catch {
+      // xml-crypto throws plain Errors for a Signature it cannot read (a Reference without its DigestValue, …).
+      throw new SamlRefusal('bad_signature', 'the signature cannot be read');
+    }
     let valid = false;
     try {
       valid = verifier.checkSignature(xml);

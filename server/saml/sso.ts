@@ -341,7 +341,7 @@ async function sendAssertion(
     authnContext: mfa ? (pending.mfaClass ?? AUTHN_CONTEXT.mfa) : AUTHN_CONTEXT.password,
     attributes, lifetimeMs: ASSERTION_LIFETIME_MS, notBeforeSkewMs: NOT_BEFORE_SKEW_MS,
   });
-  // Both signatures over one parse of the Response (signature.ts signResponse, decision 0433).
+  // Both signatures from the text our builder wrote (signature.ts signResponse, decisions 0434, 0435).
   const response = await signResponse(responseXml({
     id: newMessageId(), issuer, now, destination: pending.acsUrl, inResponseTo: pending.requestId ?? undefined, status: { code: STATUS.success }, assertion,
   }), key, { assertion: saml.signAssertion, response: saml.signResponse });

@@ -170,14 +170,6 @@ export function booleanAttr(element: Element, name: string, fallback: boolean): 
   throw new SamlRefusal('unexpected_message', `${name} is not a boolean`);
 }
 
-/** Escapes text for an XML attribute value or element content (our own messages: builder.ts). */
-export function escapeXml(value: string): string {
-  return xmlCharacters(value).replace(/[&<>"'\r\n\t]/g, (c) => XML_ESCAPES[c]!);
-}
-
-/** Characters XML 1.0 cannot carry at all (controls, lone surrogates, U+FFFE/U+FFFF) as U+FFFD. */
+/** Characters XML 1.0 cannot carry at all (controls, lone surrogates, U+FFFE/U+FFFF) as U+FFFD (our own messages: builder.ts). */
 export const xmlCharacters = (value: string) =>
   value.replace(/[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
-const XML_ESCAPES: Record<string, string> = {
-  '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\r': '&#13;', '\n': '&#10;', '\t': '&#9;',
-};

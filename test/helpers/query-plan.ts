@@ -76,3 +76,21 @@ export async function planOfSent(db: Db, statement: string): Promise<string> {
   const sql = statement.replace(/\$\d+/g, '?');
   return await queryPlan(db, sql, ...Array.from({ length: sql.split('?').length - 1 }, () => null));
 }
+
+/**
+ * SQLite: a people table that outgrew its statistics, for tests of what re-analyses it. One person
+ * is inserted and analysed (the statistics the sweeper's `PRAGMA optimize` leaves a minute after
+ * start: a one-person table), then 3,000 more in one transaction, so that under those statistics
+ * SQLite reads all 3,001 people for a look-up by e-mail address or username (`SCAN people`).
+ * Returns how many people the table holds.
+ */
+export function peopleOutgrowingStatistics(db: Db): number {
+  const client = db.$client;
+  const insert = client.prepare("INSERT INTO people (id, email, username, email_verified, status, created_at, updated_at) VALUES (?, ?, ?, 1, 'active', 0, 0)");
+  insert.run('usr_first', 'first@example.com', 'first');
+  client.exec('ANALYZE people');
+  client.transaction(() => {
+    for (let i = 0; i < 3000; i++) insert.run(`usr_${i}`, `person${i}@example.com`, `person${i}`);
+  })();
+  return (client.prepare('SELECT count(*) AS n FROM people').get() as { n: number }).n;
+}

@@ -36,6 +36,7 @@ import { setUpClients, spaTokens, token, expectOAuthError } from '../helpers/oau
 import { createApplication } from '../helpers/accounts.js';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { CLI, cleanEnv, removeTempDirs, startServer as spawnServer, tempDir } from '../helpers/server-process.js';
+import { peopleOutgrowingStatistics } from '../helpers/query-plan.js';
 import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
 import { engineOf, exec, one, many, sqlRows, transaction } from '../../server/db/store.js';
 
@@ -579,17 +580,13 @@ describe('query plans', () => {
       return;
     }
     const client = t.db.$client;
-    const insert = client.prepare("INSERT INTO people (id, email, username, email_verified, status, created_at, updated_at) VALUES (?, ?, ?, 1, 'active', 0, 0)");
-    insert.run('usr_first', 'first@example.com', 'first');
-    // The statistics a first sweep a minute after start leaves: a one-person table.
-    client.exec('ANALYZE people');
-    client.transaction(() => {
-      for (let i = 0; i < 3000; i++) insert.run(`usr_${i}`, `person${i}@example.com`, `person${i}`);
-    })();
+    // The statistics a first sweep a minute after start leaves (a one-person table), then 3,000 more people.
+    const people = peopleOutgrowingStatistics(t.db);
     const emails = Array.from({ length: 20 }, (_, i) => `new${i}@example.com`);
     const lookUp = `SELECT id FROM people WHERE email IN (${emails.map(() => '?').join(', ')})`;
     const plan = () => (client.prepare(`EXPLAIN QUERY PLAN ${lookUp}`).all(...emails) as { detail: string }[]).map((r) => r.detail).join(' | ');
     // Under the stale statistics SQLite reads all 3,001 people for each look-up.
+    expect(people).toBe(3001);
     expect(plan()).toBe('SCAN people');
     expect((await sweep(t.db, t.config, t.clock, { between: async () => {} })).error).toBeNull();
     expect(plan()).toMatch(/^SEARCH people USING (COVERING )?INDEX people_email_\w+ \(email=\?\)$/);

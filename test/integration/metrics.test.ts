@@ -137,7 +137,24 @@ describe('GET /metrics: what is counted', () => {
       'process_cpu_seconds_total counter',
       'process_resident_memory_bytes gauge',
       'nodejs_heap_size_used_bytes gauge',
+      // prom-client's lag gauges, read from the same histogram as the summary (decision 0345).
+      'nodejs_eventloop_lag_seconds gauge',
+      'nodejs_eventloop_lag_min_seconds gauge',
+      'nodejs_eventloop_lag_max_seconds gauge',
+      'nodejs_eventloop_lag_mean_seconds gauge',
+      'nodejs_eventloop_lag_stddev_seconds gauge',
+      'nodejs_eventloop_lag_p50_seconds gauge',
+      'nodejs_eventloop_lag_p90_seconds gauge',
+      'nodejs_eventloop_lag_p99_seconds gauge',
     ]));
+    // Each once, and the second scrape reads the histogram the first one reset: a p99 in seconds,
+    // the same the summary's 0.99 quantile gives in that scrape.
+    expect(families.filter((f) => f.startsWith('nodejs_eventloop_lag_p99_seconds '))).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const again = await exposition(t);
+    const p99 = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(again)?.[1]);
+    expect(p99).toBeGreaterThan(0);
+    expect(p99).toBe(Number(/^gatehouse_event_loop_delay_seconds\{quantile="0\.99"\} (\S+)$/m.exec(again)?.[1]));
   });
 
   it('counts sign-ins, tokens issued and token errors, and times requests by route and status class', async () => {

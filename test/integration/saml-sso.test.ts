@@ -214,6 +214,9 @@ describe('signed requests', () => {
     // A signed POST whose signed ACS was swapped for another afterwards.
     const swapped = enveloped.replace(sp.acs, `${sp.acs}2`);
     await expectRefused(await t.app.inject({ method: 'POST', url: '/saml/sso', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: postBody(swapped) }), 'bad_signature', sp.id);
+    // A Signature xml-crypto cannot read (its Reference without a DigestValue): the refusal page, not a 500.
+    const unreadable = enveloped.replace(/<ds:DigestValue>[^<]*<\/ds:DigestValue>/, '');
+    await expectRefused(await t.app.inject({ method: 'POST', url: '/saml/sso', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: postBody(unreadable) }), 'bad_signature', sp.id);
   });
 
   it('without certificates, a signed request is signed with a key the SP does not have: refused', async () => {
@@ -485,8 +488,8 @@ describe('the metadata', () => {
     expect(res.body).toContain(`entityID="${t.config.issuer}/saml"`);
     expect(res.body).toContain('WantAuthnRequestsSigned="false"');
     for (const binding of ['HTTP-Redirect', 'HTTP-POST']) {
-      expect(res.body).toContain(`<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:${binding}" Location="${t.config.issuer}/saml/sso"/>`);
-      expect(res.body).toContain(`<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:${binding}" Location="${t.config.issuer}/saml/slo"/>`);
+      expect(res.body).toContain(`<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:${binding}" Location="${t.config.issuer}/saml/sso"></md:SingleSignOnService>`);
+      expect(res.body).toContain(`<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:${binding}" Location="${t.config.issuer}/saml/slo"></md:SingleLogoutService>`);
     }
     for (const f of ['2.0:nameid-format:persistent', '1.1:nameid-format:emailAddress', '1.1:nameid-format:unspecified', '2.0:nameid-format:transient']) {
       expect(res.body).toContain(`<md:NameIDFormat>urn:oasis:names:tc:SAML:${f}</md:NameIDFormat>`);

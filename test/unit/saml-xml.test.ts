@@ -16,9 +16,9 @@ import { deflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_XML_BYTES, parseXml } from '../../server/saml/xml.js';
 import { fromPost, fromRedirect, MAX_INFLATED_BYTES } from '../../server/saml/bindings.js';
-import { ALG, canonicalSignedInfo, envelopedSignature, signedInfoOf, signResponse, signRoot, signRootWithSignedXml, verifyEnveloped, verifyQuerySignature, type SigningMaterial } from '../../server/saml/signature.js';
+import { ALG, canonicalSignedInfo, envelopedSignature, signedInfoOf, signResponse, signRoot, signRootParsed, signRootWithSignedXml, verifyEnveloped, verifyQuerySignature, type SigningMaterial } from '../../server/saml/signature.js';
 import { SamlRefusal } from '../../server/saml/refusal.js';
-import { assertionXml, AUTHN_CONTEXT, logoutRequestXml, newMessageId, responseXml } from '../../server/saml/builder.js';
+import { assertionXml, AUTHN_CONTEXT, idpMetadataXml, logoutRequestXml, logoutResponseXml, newMessageId, responseXml } from '../../server/saml/builder.js';
 import { newKeyMaterial } from '../../server/saml/keys.js';
 import { readAuthnRequest, STATUS } from '../../server/saml/messages.js';
 
@@ -130,7 +130,7 @@ describe('signatures', () => {
     return new ExclusiveCanonicalization().process(element as never, {} as never).toString();
   };
 
-  it('writes the Response and its Assertion in their exclusive canonical form, awkward values too (decision 0434)', () => {
+  it('writes every message and the metadata in their exclusive canonical form, awkward values too (decisions 0434, 0435)', () => {
     const awkward = 'a&b<c>d"e\'f\tg\nh\ri\u0001j Å😀 ]]> &amp;';
     const assertion = assertionXml({
       id: newMessageId(), issuer: `https://idp.example/${awkward}`, now: NOW, nameId: { value: awkward, format: 'persistent', spNameQualifier: awkward },
@@ -150,11 +150,50 @@ describe('signatures', () => {
       expect(canonicalOf(response)).toBe(response);
       if (!status.second) expect(canonicalOf(response, 'Assertion')).toBe(assertion);
     }
+    for (const format of ['persistent', 'emailAddress'] as const) {
+      const logout = logoutRequestXml({
+        id: newMessageId(), issuer: awkward, now: NOW, destination: `https://sp.example/slo?${awkward}`, notOnOrAfter: NOW,
+        nameId: { value: awkward, format, spNameQualifier: format === 'persistent' ? awkward : undefined }, sessionIndex: awkward,
+      });
+      expect(canonicalOf(logout)).toBe(logout);
+    }
+    for (const partial of [false, true]) {
+      const answer = logoutResponseXml({ id: newMessageId(), issuer: awkward, now: NOW, destination: `https://sp.example/slo?${awkward}`, inResponseTo: `_${partial}`, partial });
+      expect(canonicalOf(answer)).toBe(answer);
+      expect(answer.includes(STATUS.partialLogout)).toBe(partial);
+    }
+    // The metadata is not signed, but written the same one way: its root element is canonical too.
+    const metadata = idpMetadataXml({
+      entityId: `https://idp.example/${awkward}`, certificates: [key.certificatePem, other.certificatePem], ssoUrl: `https://idp.example/sso?${awkward}`,
+      sloUrl: 'https://idp.example/slo', wantAuthnRequestsSigned: true, cacheDuration: 'PT3600S',
+    });
+    expect(metadata.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<md:EntityDescriptor ')).toBe(true);
+    const element = metadata.slice(metadata.indexOf('<md:'), -1);
+    expect(canonicalOf(element)).toBe(element);
+    expect(metadata.endsWith('</md:EntityDescriptor>\n')).toBe(true);
     // What XML cannot carry was replaced, as before: the text parses back to the values with U+FFFD.
     expect(new DOMParser().parseFromString(assertion, 'text/xml').getElementsByTagNameNS('*', 'NameID').item(0)!.textContent).toBe(awkward.replace('\u0001', '\uFFFD').replace('\r', '\r'));
   });
 
-  it('our own messages are signed the short way with the very signatures xml-crypto\'s SignedXml makes, in the same document (decision 0432)', async () => {
+  it("our own messages are signed from their text with the very signatures of the parsing way and xml-crypto's SignedXml (decisions 0432, 0434, 0435)", async () => {
+    /**
+     * Signs `xml` (our builder's) the text way, and checks the result against the parsing way and
+     * SignedXml: the same SignatureValues (so the same digests and canonical SignedInfos), the same
+     * document once re-serialised (SignedXml writes its parsed DOM back, the parsing way writes its
+     * Signature as SignedXml does), the text way's result still canonical (so it took the text way:
+     * only it writes the Signature canonically), and, holding one signature, verified by our verifier
+     * (which takes one enveloped signature only: an SP's message).
+     */
+    const signedThreeWays = async (xml: string) => {
+      const signed = await signRoot(xml, key);
+      for (const other of [await signRootParsed(xml, key), await signRootWithSignedXml(xml, key)]) {
+        expect(signatureValues(signed)).toEqual(signatureValues(other));
+        expect(reserialised(signed)).toBe(reserialised(other));
+      }
+      expect(canonicalOf(signed)).toBe(signed);
+      if (signatureValues(signed).length === 1) verify(signed);
+      return signed;
+    };
     const assertion = assertionXml({
       id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, nameId: { value: 'op&aque', format: 'persistent', spNameQualifier: 'https://sp.example/metadata' },
       recipient: 'https://sp.example/acs?a=1&b=2', inResponseTo: '_req1', audience: 'https://sp.example/metadata', authnInstant: NOW, sessionIndex: '_s1',
@@ -164,50 +203,48 @@ describe('signatures', () => {
         { name: 'urn:oid:2.5.4.42', nameFormat: 'urn:oasis:names:tc:SAML:2.0:attrname-format:uri', friendlyName: 'given "name"', values: ['Ann\tÅsa', 'x\ny'] },
       ],
     });
-    const signedAssertion = await signRoot(assertion, key);
-    // The short way keeps the message as the builder wrote it; the canonical forms are the same, so the signatures are.
-    const sameAsGeneral = async (xml: string, signed: string) => {
-      const general = await signRootWithSignedXml(xml, key);
-      expect(signatureValues(signed)).toEqual(signatureValues(general));
-      // The same document: SignedXml writes its parsed DOM back (character references, empty elements in its own spelling).
-      expect(reserialised(signed)).toBe(reserialised(general));
-    };
-    await sameAsGeneral(assertion, signedAssertion);
-    verify(signedAssertion);
-    const response = responseXml({
-      id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/acs', inResponseTo: '_req1',
-      status: { code: STATUS.success }, assertion: signedAssertion,
+    const signedAssertion = await signedThreeWays(assertion);
+    const responseOf = (inner: string | undefined, id = newMessageId()) => responseXml({
+      id, issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/acs', inResponseTo: '_req1',
+      status: inner ? { code: STATUS.success } : { code: STATUS.responder, second: STATUS.requestDenied }, assertion: inner,
     });
-    const signedResponse = await signRoot(response, key);
-    await sameAsGeneral(response, signedResponse);
-    // Both at once over one parse (decision 0433): the same text as the Assertion signed alone, then the Response around it.
-    const unsigned = responseXml({
-      id: / ID="([^"]+)"/.exec(response)![1]!, issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/acs', inResponseTo: '_req1',
-      status: { code: STATUS.success }, assertion,
-    });
-    // Both at once without a parse (decision 0434): the builder's text is its canonical form, so the
-    // signatures are the same ones, in the same document, written in canonical form themselves.
-    const both = await signResponse(unsigned, key, { assertion: true, response: true });
-    expect(signatureValues(both)).toEqual(signatureValues(signedResponse));
-    expect(signatureValues(both)).toHaveLength(2);
-    expect(reserialised(both)).toBe(reserialised(signedResponse));
-    expect(canonicalOf(both)).toBe(both);
-    const assertionOnly = await signResponse(unsigned, key, { assertion: true, response: false });
-    expect(signatureValues(assertionOnly)).toEqual(signatureValues(signedAssertion));
-    expect(reserialised(assertionOnly)).toBe(reserialised(unsigned.replace(assertion, () => signedAssertion)));
-    expect(canonicalOf(assertionOnly)).toBe(assertionOnly);
+    const response = responseOf(signedAssertion);
+    const signedResponse = await signedThreeWays(response);
+    await signedThreeWays(responseOf(undefined));
+    // Both through signResponse: the Assertion signed alone, then the Response around it, both from the text.
+    const unsigned = responseOf(assertion, / ID="([^"]+)"/.exec(response)![1]!);
+    expect(await signResponse(unsigned, key, { assertion: true, response: true })).toBe(signedResponse);
+    expect(await signResponse(unsigned, key, { assertion: true, response: false })).toBe(unsigned.replace(assertion, () => signedAssertion));
     expect(await signResponse(unsigned, key, { assertion: false, response: true })).toBe(await signRoot(unsigned, key));
     expect(await signResponse(unsigned, key, { assertion: false, response: false })).toBe(unsigned);
+    // A Response that is not our builder's text (the same one through a serializer: `<x/>` tags) is
+    // parsed to find its Assertion and signed the parsing way: the same signatures.
+    const serialised = reserialised(unsigned);
+    expect(serialised).toContain('/>');
+    const fromParse = await signResponse(serialised, key, { assertion: true, response: true });
+    expect(signatureValues(fromParse)).toEqual(signatureValues(signedResponse));
+    expect(reserialised(fromParse)).toBe(reserialised(signedResponse));
+    // The logout messages, both ways, with and without a NameID qualifier.
+    for (const format of ['persistent', 'emailAddress'] as const) {
+      await signedThreeWays(logoutRequestXml({
+        id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/slo?a=1&b="2"', notOnOrAfter: NOW,
+        nameId: { value: 'n & <m>', format, spNameQualifier: format === 'persistent' ? 'https://sp.example/metadata' : undefined }, sessionIndex: '_s1',
+      }));
+    }
+    for (const partial of [false, true]) {
+      await signedThreeWays(logoutResponseXml({ id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/slo', inResponseTo: '_r-1.x', partial }));
+    }
     // The SignedInfo's canonical form, filled in from xml-crypto's rendering of a template, is xml-crypto's rendering.
     for (const id of ['_a', '_req-9.x', newMessageId(), 'Z.z_9-']) {
       const digest = createHash('sha256').update(id).digest('base64');
       const made = signedInfoOf(id, digest);
       expect(made.canonical).toBe(canonicalSignedInfo(made.written));
     }
-    const logout = logoutRequestXml({ id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/slo', notOnOrAfter: NOW, nameId: { value: 'n', format: 'persistent', spNameQualifier: 'https://sp.example/metadata' }, sessionIndex: '_s1' });
-    await sameAsGeneral(logout, await signRoot(logout, key));
-    // An SP's request in the test helper's shape (another ID form) takes the same way.
-    await sameAsGeneral(authnRequest('_req-9.x'), await signRoot(authnRequest('_req-9.x'), key));
+    // An SP's request in the test helper's shape (another ID form, not canonical) takes the parsing way.
+    const request = await signRoot(authnRequest('_req-9.x'), key);
+    expect(request).toBe(await signRootParsed(authnRequest('_req-9.x'), key));
+    expect(signatureValues(request)).toEqual(signatureValues(await signRootWithSignedXml(authnRequest('_req-9.x'), key)));
+    verify(request);
   });
 
   it('our signature: RSA-SHA256, exclusive c14n, SHA-256 digest, after the Issuer; verified by xmlsec1', async () => {
@@ -217,7 +254,7 @@ describe('signatures', () => {
       sessionNotOnOrAfter: undefined, authnContext: AUTHN_CONTEXT.password, lifetimeMs: 300_000, notBeforeSkewMs: 30_000,
       attributes: [{ name: 'email', nameFormat: 'urn:oasis:names:tc:SAML:2.0:attrname-format:basic', friendlyName: undefined, values: ['ann & <bob>@example.com'] }],
     });
-    // As the SSO service signs it: both signatures over one parse (signResponse, decision 0433).
+    // As the SSO service signs it: both signatures from the text (signResponse, decisions 0434, 0435).
     const response = await signResponse(responseXml({
       id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/acs', inResponseTo: '_req1',
       status: { code: STATUS.success }, assertion,
@@ -259,6 +296,8 @@ describe('signatures', () => {
     await expect(async () => verify(moved)).rejects.toMatchObject({ reason: 'bad_signature' });
     // The signed content changed (another ACS): the digest no longer matches.
     await expect(async () => verify(signed.replace('https://sp.example/acs', 'https://attacker.example/acs'))).rejects.toMatchObject({ reason: 'bad_signature' });
+    // A Signature xml-crypto cannot read (its Reference without a DigestValue): refused, not thrown as anything else.
+    await expect(async () => verify(signed.replace(/<ds:DigestValue>[^<]*<\/ds:DigestValue>/, ''))).rejects.toMatchObject({ reason: 'bad_signature' });
     // Two signatures.
     await expect(async () => verify(signed.replace('</samlp:AuthnRequest>', `${sig.replace('<ds:Signature', '<ds:Signature Id="b"')}</samlp:AuthnRequest>`))).rejects.toMatchObject({ reason: 'bad_signature' });
     expect(body).toContain('<ds:Signature');
@@ -282,11 +321,21 @@ describe('signatures', () => {
     expect(refusal(() => verifyQuerySignature({ octets, sigAlg: ALG.rsaSha256, signature }, []))).toBe('bad_signature');
   });
 
-  it('signs a LogoutRequest the same way', async () => {
-    const xml = await signRoot(logoutRequestXml({
-      id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/slo', notOnOrAfter: new Date(NOW.getTime() + 60_000),
-      nameId: { value: 'v', format: 'transient', spNameQualifier: 'https://sp.example/metadata' }, sessionIndex: '_s',
-    }), key);
-    verify(xml);
+  it('signs the logout messages from their text so that xmlsec1 verifies them too', async () => {
+    writeFileSync(join(dir, 'idp.pem'), key.certificatePem);
+    const messages = {
+      LogoutRequest: logoutRequestXml({
+        id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/slo', notOnOrAfter: new Date(NOW.getTime() + 60_000),
+        nameId: { value: 'v', format: 'transient', spNameQualifier: 'https://sp.example/metadata' }, sessionIndex: '_s',
+      }),
+      LogoutResponse: logoutResponseXml({ id: newMessageId(), issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/slo', inResponseTo: '_r', partial: true }),
+    };
+    for (const [local, xml] of Object.entries(messages)) {
+      const signed = await signRoot(xml, key);
+      expect(signed).toMatch(/^<samlp:Logout\w+ xmlns:samlp="[^"]+"[^>]*><saml:Issuer xmlns:saml="[^"]+">https:\/\/idp\.example\/saml<\/saml:Issuer><ds:Signature /);
+      const file = join(dir, `${local}.xml`);
+      writeFileSync(file, signed);
+      execFileSync('xmlsec1', ['--verify', '--pubkey-cert-pem', join(dir, 'idp.pem'), '--id-attr:ID', `urn:oasis:names:tc:SAML:2.0:protocol:${local}`, file], { stdio: 'pipe' });
+    }
   });
 });
