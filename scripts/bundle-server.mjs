@@ -12,7 +12,7 @@
 // - CommonJS dependencies that call `require` get a real one through the banner.
 import { build } from 'esbuild';
 import { mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 
@@ -59,6 +59,20 @@ const lazyBuiltins = {
 /** CommonJS dependencies that call `require` get a real one (the stand-ins above too). */
 export const BANNER = "import { createRequire as __gatehouseRequire } from 'node:module'; const require = __gatehouseRequire(import.meta.url);";
 
+/** A module whose exports (`names`) read through to dist/chunks/`file`, required on the first read. */
+function standIn(file, names) {
+  return `let real;
+const file = ${JSON.stringify(file)};
+const req = require; // an indirect call, which esbuild leaves alone (a direct one it would try to bundle)
+const load = () => (real ??= (() => { try { return req('./' + file); } catch (e) { if (e.code !== 'MODULE_NOT_FOUND') throw e; return req('./chunks/' + file); } })());
+const names = ${JSON.stringify(names)};
+module.exports = new Proxy({}, {
+  get: (_, key) => (key === '__esModule' || typeof key === 'symbol' ? undefined : load()[key]),
+  ownKeys: () => names,
+  getOwnPropertyDescriptor: (_, key) => (names.includes(key) ? { configurable: true, enumerable: true, get: () => load()[key] } : undefined),
+});`;
+}
+
 export const LAZY_PACKAGES = ['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr'];
 const lazyFile = (name) => `lazy-${name.replace(/^@/, '').replace(/\//g, '-')}.cjs`;
 export const lazyPackages = {
@@ -71,18 +85,40 @@ export const lazyPackages = {
       const file = lazyFile(args.path);
       return {
         // The stand-in sits in dist/chunks/ (or, were it ever in the entry, in dist/): the banner's require is that file's.
-        contents: `let real;
-const file = ${JSON.stringify(file)};
-const req = require; // an indirect call, which esbuild leaves alone (a direct one it would try to bundle)
-const load = () => (real ??= (() => { try { return req('./' + file); } catch (e) { if (e.code !== 'MODULE_NOT_FOUND') throw e; return req('./chunks/' + file); } })());
-const names = ${JSON.stringify(names)};
-module.exports = new Proxy({}, {
-  get: (_, key) => (key === '__esModule' || typeof key === 'symbol' ? undefined : load()[key]),
-  ownKeys: () => names,
-  getOwnPropertyDescriptor: (_, key) => (names.includes(key) ? { configurable: true, enumerable: true, get: () => load()[key] } : undefined),
-});`,
+        contents: standIn(file, names),
         loader: 'js',
       };
+    });
+  },
+};
+
+/**
+ * Gatehouse's own modules that only a rarely used feature needs, loaded on first use the same way
+ * (issue 45, docs/decisions/0348-lazy-presets-catalogue.md): the presets' catalogue (41 presets,
+ * their texts and setup steps: 0.28 MB of heap at ready) is read when someone lists or applies
+ * presets, or an application made from one is checked. Each is bundled alone with what it
+ * imports (pure helpers: a copy is no different from the original) into
+ * dist/chunks/lazy-<name>.cjs; the server's imports of it get a stand-in whose exports read
+ * through to it. Every use is inside a function (checked: none at a module's top level).
+ */
+export const LAZY_MODULES = [{ name: 'presets-catalogue', path: 'server/presets/catalogue/index.ts' }];
+const lazyModuleOf = (path) => LAZY_MODULES.find((m) => path === join(root, m.path) || path === join(root, m.path).replace(/\.ts$/, '.js'));
+/** The export names of one of LAZY_MODULES, read from esbuild's metafile. */
+async function moduleExports(module) {
+  const { metafile } = await build({ absWorkingDir: root, entryPoints: [module.path], bundle: true, format: 'esm', platform: 'node', write: false, metafile: true, outdir: '/tmp', logLevel: 'silent' });
+  return Object.values(metafile.outputs).find((o) => o.entryPoint)?.exports ?? [];
+}
+export const lazyModules = {
+  name: 'lazy-modules',
+  setup(build) {
+    build.onResolve({ filter: /[\\/]catalogue[\\/]index\.(js|ts)$/ }, (args) => {
+      if (args.namespace === 'lazy-module') return undefined;
+      const module = lazyModuleOf(resolve(args.resolveDir, args.path));
+      return module ? { path: module.name, namespace: 'lazy-module' } : undefined;
+    });
+    build.onLoad({ filter: /.*/, namespace: 'lazy-module' }, async (args) => {
+      const module = LAZY_MODULES.find((m) => m.name === args.path);
+      return { contents: standIn(`lazy-${module.name}.cjs`, await moduleExports(module)), loader: 'js' };
     });
   },
 };
@@ -104,6 +140,24 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
       keepNames: true,
       logLevel: 'warning',
       write: false,
+    });
+    out.push(...outputFiles);
+  }
+  for (const module of LAZY_MODULES) {
+    const { outputFiles } = await build({
+      absWorkingDir: root,
+      entryPoints: [module.path],
+      outfile: join(dir, `lazy-${module.name}.cjs`),
+      bundle: true,
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      tsconfig: 'tsconfig.json',
+      legalComments: 'none',
+      minify: true,
+      logLevel: 'warning',
+      write: false,
+      plugins: [keepClassNames],
     });
     out.push(...outputFiles);
   }
@@ -206,7 +260,7 @@ export async function bundleServer() {
     sourcesContent: false,
     logLevel: 'warning',
     write: false,
-    plugins: [lazyBuiltins, lazyPackages, compactStatusMaps, keepClassNames],
+    plugins: [lazyBuiltins, lazyPackages, lazyModules, compactStatusMaps, keepClassNames],
   });
   // What both browser builds share: our origin's scripts for the hosted pages (CSP
   // `script-src 'self'`: nothing is loaded from elsewhere), typed by the pages' own tsconfig.

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { build } from 'esbuild';
 // @ts-expect-error: a plain .mjs script without types
-import { BANNER, LAZY_PACKAGES, bundleLazyPackages, lazyPackages } from '../../scripts/bundle-server.mjs';
+import { BANNER, LAZY_MODULES, LAZY_PACKAGES, bundleLazyPackages, lazyModules, lazyPackages } from '../../scripts/bundle-server.mjs';
+import { PRESETS as SOURCE_PRESETS } from '../../server/presets/catalogue/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-lazy-packages-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,6 +24,7 @@ import { ExclusiveCanonicalization, SignedXml } from 'xml-crypto';
 import { Client, FilterParser, InvalidCredentialsError } from 'ldapts';
 import { SaxesParser } from 'saxes';
 import { renderSVG } from 'uqr';
+import { PRESETS, findPreset } from '${join(process.cwd(), 'server/presets/catalogue/index.ts')}';
 const loaded = () => Object.keys(require.cache).filter((f) => /lazy-/.test(f)).map((f) => f.split('/').pop()).sort();
 const before = loaded();
 const doc = new DOMParser().parseFromString('<a xmlns="urn:x"><b>1</b></a>', 'text/xml');
@@ -36,7 +38,8 @@ const saxes = new SaxesParser();
 saxes.on('opentag', () => names++);
 saxes.write('<svg><g/></svg>').close();
 const qr = renderSVG('otpauth://totp/x', { ecc: 'M' }).startsWith('<svg');
-console.log(JSON.stringify({ before, after: loaded(), c14n, signer, filter, refused, client, names, qr }));
+const presets = [PRESETS.map((p) => p.id), findPreset('grafana')?.name, typeof findPreset('grafana')?.application];
+console.log(JSON.stringify({ before, after: loaded(), c14n, signer, filter, refused, client, names, qr, presets }));
 `;
 
 describe('lazily loaded packages in the bundle', () => {
@@ -44,15 +47,16 @@ describe('lazily loaded packages in the bundle', () => {
     writeFileSync(join(dir, 'entry.ts'), ENTRY);
     await build({
       entryPoints: [join(dir, 'entry.ts')], outfile: join(dir, 'entry.mjs'), absWorkingDir: process.cwd(), nodePaths: [join(process.cwd(), 'node_modules')],
-      bundle: true, format: 'esm', platform: 'node', target: 'node20', banner: { js: BANNER }, plugins: [lazyPackages], logLevel: 'silent',
+      bundle: true, format: 'esm', platform: 'node', target: 'node20', banner: { js: BANNER }, plugins: [lazyPackages, lazyModules], logLevel: 'silent',
     });
     mkdirSync(join(dir, 'chunks'));
     for (const file of await bundleLazyPackages(join(dir, 'chunks'))) writeFileSync(file.path, file.contents);
     const out = JSON.parse(execFileSync(process.execPath, [join(dir, 'entry.mjs')], { encoding: 'utf8' }));
     expect(LAZY_PACKAGES).toEqual(['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr']);
+    expect(LAZY_MODULES.map((m: { name: string }) => m.name)).toEqual(['presets-catalogue']);
     expect(out).toEqual({
       before: [],
-      after: ['lazy-ldapts.cjs', 'lazy-saxes.cjs', 'lazy-uqr.cjs', 'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs'],
+      after: ['lazy-ldapts.cjs', 'lazy-presets-catalogue.cjs', 'lazy-saxes.cjs', 'lazy-uqr.cjs', 'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs'],
       c14n: '<a xmlns="urn:x"><b>1</b></a>',
       signer: 'function',
       filter: '(&(uid=ann)(objectClass=person))',
@@ -60,6 +64,7 @@ describe('lazily loaded packages in the bundle', () => {
       client: false,
       names: 2,
       qr: true,
+      presets: [SOURCE_PRESETS.map((p) => p.id), 'Grafana', 'function'],
     });
   });
 });
