@@ -6,7 +6,9 @@
  * previous library wrote verify unchanged (same PHC format).
  */
 import { type Algorithm, hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
+import { channel } from 'node:diagnostics_channel';
 import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { limitConcurrency } from '../util/concurrency.js';
 import { hashStarted } from '../util/hash-pressure.js';
 import { validationFailed } from '../http/problem.js';
@@ -48,16 +50,27 @@ export function useHashCost(cost: HashCost): void {
  */
 const limited = limitConcurrency(availableParallelism());
 
-/** A hash on the pool, recorded while it runs (util/hash-pressure.ts: a flood leaves it the CPU when it is overdue). */
-const hashing = <T>(task: () => Promise<T>): Promise<T> =>
-  limited(async () => {
+/**
+ * Each hash's times (performance.now(): asked, started on the pool, its result back on the event
+ * loop), for a diagnostic subscriber (the bench's sign-in trace, bench/_trace.mjs); no secret in it.
+ */
+const hashTimes = channel('gatehouse:password-hash');
+
+/** A hash on the pool, recorded while it runs (util/hash-pressure.ts: a flood leaves it the CPU while it runs). */
+const hashing = <T>(task: () => Promise<T>): Promise<T> => {
+  const asked = performance.now();
+  return limited(async () => {
+    const started = performance.now();
+    if (hashTimes.hasSubscribers) hashTimes.publish({ phase: 'start', asked, started });
     const done = hashStarted();
     try {
       return await task();
     } finally {
       done();
+      if (hashTimes.hasSubscribers) hashTimes.publish({ phase: 'end', asked, started, ended: performance.now() });
     }
   });
+};
 
 export function checkPasswordLength(password: string, path = 'body.password'): void {
   const length = [...password].length;

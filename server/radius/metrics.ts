@@ -5,7 +5,7 @@
  * `gatehouse_radius_dropped_total{reason}` for datagrams dropped before (an unknown client, a
  * malformed packet, a missing or wrong authenticator, over 4,096 octets, busy), duplicates
  * answered from the cache, and `gatehouse_radius_yielded_total`: slices of datagrams put off by
- * YIELD_MS to leave the CPU to an overdue password hash (server.ts, decision 0414).
+ * YIELD_MS to leave the CPU to a running password hash (server.ts, decisions 0414, 0415).
  */
 import type { AppContext } from '../context.js';
 
@@ -13,7 +13,7 @@ export const RADIUS_REQUESTS = { name: 'gatehouse_radius_requests_total', help: 
 export const RADIUS_DROPPED = { name: 'gatehouse_radius_dropped_total', help: 'RADIUS datagrams dropped unanswered, by reason.', labelNames: ['reason'] } as const;
 export const RADIUS_DUPLICATES = { name: 'gatehouse_radius_duplicates_total', help: 'RADIUS retransmissions answered from the duplicate cache.', labelNames: [] } as const;
 
-export const RADIUS_YIELDED = { name: 'gatehouse_radius_yielded_total', help: 'RADIUS slices put off to leave the CPU to an overdue password hash.', labelNames: [] } as const;
+export const RADIUS_YIELDED = { name: 'gatehouse_radius_yielded_total', help: 'RADIUS slices put off to leave the CPU to a running password hash.', labelNames: [] } as const;
 
 export type DropReason = 'unknown_client' | 'malformed' | 'oversize' | 'wrong_code' | 'bad_authenticator' | 'busy' | 'error';
 

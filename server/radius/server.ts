@@ -7,8 +7,8 @@
  * Datagrams are queued as they arrive (past MAX_QUEUED: dropped as busy) and evaluated SLICE at a
  * time, one slice per turn of the event loop (setImmediate), so the HTTP requests that arrive
  * meanwhile are served between slices instead of after every datagram the socket had waiting
- * (decision 0412); while a password hash is overdue (starved of CPU by the flood) a slice waits
- * YIELD_MS instead, so the hash's thread gets the core (decision 0414). Each datagram, in order:
+ * (decision 0412); while a password hash runs on the pool the next slice waits YIELD_MS instead,
+ * so the hash's niced thread gets a core (decisions 0414, 0415). Each datagram, in order:
  * 1. over 4,096 octets, from an address no application's client covers (clients.ts), or not a
  *    well-formed packet (codec.ts): dropped unanswered and counted
  *    (`gatehouse_radius_dropped_total{reason}`);
@@ -31,7 +31,7 @@ import { ConfigError } from '../config.js';
 import type { AppContext } from '../context.js';
 import { writeMeta } from '../db/meta.js';
 import { AuditWriteBehind } from '../audit/write-behind.js';
-import { hashOverdue } from '../util/hash-pressure.js';
+import { hashRunning } from '../util/hash-pressure.js';
 import { access, type AccessHost } from './access.js';
 import { accounting } from './accounting.js';
 import { ClientDirectory } from './clients.js';
@@ -48,8 +48,9 @@ export const MAX_IN_FLIGHT_PER_ADDRESS = 256;
 /** Datagrams evaluated per turn of the event loop (a PAP authentication is ~0.3 ms of it). */
 export const SLICE = 4;
 /**
- * While a password hash on the pool is overdue (util/hash-pressure.ts), the next slice waits this
- * long instead of the next turn: a slice is ~1 ms, so RADIUS then has at most about half the loop.
+ * While a password hash runs on the pool (util/hash-pressure.ts), the next slice waits this long
+ * instead of the next turn: a slice is ~0.6 ms, so RADIUS then has about a third of a core and the
+ * hash's niced thread is not left waiting behind the loop (decision 0415).
  */
 export const YIELD_MS = 1;
 /** Datagrams waiting for their turn; more are dropped as busy (the client retries). */
@@ -224,12 +225,12 @@ export async function startRadius(ctx: AppContext, log: FastifyBaseLogger, mater
   // before the next turn; on SQLite a PAP authentication finishes within them).
   const queue: { socket: Socket; accountingPort: boolean; datagram: Buffer; peer: RemoteInfo }[] = [];
   let scheduled = false;
-  // The next slice: at the next turn, or YIELD_MS later while a password hash is overdue (starved
-  // of CPU by a flood: decision 0414), so the loop sleeps and the hash's thread gets the core.
+  // The next slice: at the next turn, or YIELD_MS later while a password hash runs (decision
+  // 0415: from its start, not once it is overdue), so the loop sleeps and the hash's thread gets a core.
   const schedule = () => {
     if (scheduled) return;
     scheduled = true;
-    if (hashOverdue()) {
+    if (hashRunning()) {
       metrics.yielded();
       setTimeout(pump, YIELD_MS);
     } else setImmediate(pump);

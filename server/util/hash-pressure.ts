@@ -1,20 +1,18 @@
 /**
- * Which password hashes are running on libuv's pool right now, and for how long: what a listener
- * that can keep the event loop busy on its own (RADIUS under a flood, decision 0414) reads to
- * leave the CPU to a hash that is overdue.
+ * Which password hashes are running on libuv's pool right now: what a listener that can keep the
+ * event loop busy on its own (RADIUS under a flood, decision 0415) reads to leave the CPU to them.
  *
  * The pool runs 10 nicer than the event loop (cli/thread-priority.ts, issue 9: the loop is never
- * held behind hashes during sign-in storms). That stays. But when a flood keeps the loop busy all
- * the time and the other core is taken too (another process), a niced hash gets what nice-0 work
- * leaves, and a sign-in waits for it. A hash that has run past HASH_OVERDUE_MS (one argon2id
- * verification with the OWASP parameters takes ~19 ms of CPU here) is the sign that it is starved;
- * the flood's listener then spaces its work so the hash gets a core. The pool's priority cannot
- * simply be raised instead: an unprivileged process may not lower a nice value (RLIMIT_NICE 0).
+ * held behind hashes during sign-in storms). That stays. But a niced thread gets about a tenth of
+ * a core beside nice-0 work, so while a flood keeps the loop busy all the time and the other core
+ * has work too (the flood's own client, another process), a hash waits on the runqueue and the
+ * sign-in with it (the bench's trace, decision 0415: 20-50 ms of runqueue wait in a 19 ms hash).
+ * The pool's priority cannot simply be raised instead: an unprivileged process may not lower a
+ * nice value (RLIMIT_NICE 0). The scheduler's own figures could tell a starved hash from one
+ * running on an idle core, but only after the wait (/proc's run_delay grows when the thread gets
+ * the CPU back): too late to act on.
  */
 import { performance } from 'node:perf_hooks';
-
-/** A hash running longer than this is taken as starved of CPU (≈ 1.5 × its own CPU time). */
-export const HASH_OVERDUE_MS = 30;
 
 const running = new Set<{ at: number }>();
 
@@ -25,8 +23,7 @@ export function hashStarted(): () => void {
   return () => void running.delete(entry);
 }
 
-/** Whether a hash has been running longer than `overdueMs`. */
-export function hashOverdue(overdueMs = HASH_OVERDUE_MS, now = performance.now()): boolean {
-  for (const entry of running) if (now - entry.at > overdueMs) return true;
-  return false;
+/** Whether a password hash is running on the pool now. */
+export function hashRunning(): boolean {
+  return running.size > 0;
 }
