@@ -47,6 +47,27 @@ const lazyBuiltins = {
 };
 
 /**
+ * node:tls imported as CommonJS, not as an ES module (issue 45, docs/decisions/0349-idle-memory-what-is-left.md):
+ * Node builds a builtin's ES module namespace by reading every export once, and tls's
+ * `rootCertificates` is a getter that builds the 144 PEM strings of Node's CA store on its first
+ * read (0.21 MB of heap for good; only `gatehouse admin` against a server with its own CA reads
+ * it). Imports of node:tls get a CommonJS stand-in that is the builtin itself (`module.exports =
+ * require('node:tls')`); esbuild's interop then reads each export only when the code uses it.
+ * Not for node:fs (0.15 MB for `fs.promises`): its 42 importing modules would each get a copy of
+ * the interop's ~100 getters, more than it saves.
+ */
+const CJS_BUILTINS = /^(node:)?tls$/;
+export const cjsBuiltins = {
+  name: 'cjs-builtins',
+  setup(build) {
+    build.onResolve({ filter: CJS_BUILTINS }, (args) =>
+      args.namespace === 'cjs-builtin' ? undefined : { path: args.path.replace(/^(node:)?/, 'node:'), namespace: 'cjs-builtin' },
+    );
+    build.onLoad({ filter: /.*/, namespace: 'cjs-builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
+};
+
+/**
  * Packages only a rarely used feature needs, kept out of the chunks every start loads (issue 45,
  * docs/decisions/0360-lazy-packages.md): SAML's XML stack (xml-crypto with xpath, @xmldom/xmldom),
  * directory sources' LDAP client (ldapts), the logo check's XML parser (saxes) and the QR codes of
@@ -260,7 +281,7 @@ export async function bundleServer() {
     sourcesContent: false,
     logLevel: 'warning',
     write: false,
-    plugins: [lazyBuiltins, lazyPackages, lazyModules, compactStatusMaps, keepClassNames],
+    plugins: [lazyBuiltins, cjsBuiltins, lazyPackages, lazyModules, compactStatusMaps, keepClassNames],
   });
   // What both browser builds share: our origin's scripts for the hosted pages (CSP
   // `script-src 'self'`: nothing is loaded from elsewhere), typed by the pages' own tsconfig.
