@@ -92,8 +92,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Response serializers compile on a route's first answer, not at start-up (http/lazy-compile.ts).
     schemaController: { compilersFactory: { buildSerializer: lazySerializer } },
     // Response schemas share shapes with request schemas; the serializer's own Ajv (used for
-    // unions) need not check the display-text formats, only know them (or it warns).
-    serializerOpts: { ajv: { formats: Object.fromEntries(Object.keys(TEXT_FORMATS).map((name) => [name, true])) } },
+    // unions) need not check the display-text formats, only know them (or it warns). It only
+    // picks a union's branch, so its validators carry no error messages (issue 45, decision 0349:
+    // ~7 % less generated code, 0.1 MB of heap after the panel's calls).
+    serializerOpts: { ajv: { formats: Object.fromEntries(Object.keys(TEXT_FORMATS).map((name) => [name, true])), messages: false } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // The server is ours (http/early-answers.ts); `https: true` only tells Fastify's listen log.
     serverFactory: nodeServerFactory(limits, deps.https, early),
