@@ -56,16 +56,15 @@ const statusClass = (status: number) => STATUS_CLASSES[Math.floor(status / 100) 
 /** prom-client default metrics that break Prometheus' naming rules (see `startProcessMetrics`). */
 const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
-/** The summary quantiles of the event-loop delay. */
-
 /**
  * prom-client's default metrics (its `collectDefaultMetrics`, 15.x, in its order) but its
  * event-loop lag: that one keeps a second perf_hooks histogram (~0.37 MB of native memory,
  * sampling every 10 ms for good) beside `gatehouse_event_loop_delay_seconds`' own; its gauges are
- * read from that one here instead (issue 45, docs/decisions/0345-one-loop-histogram.md).
+ * read from that one instead, registered where prom-client registers them, between these two
+ * lists (issue 45, docs/decisions/0345-one-loop-histogram.md).
  */
-const DEFAULT_METRICS = [
-  processCpuTotal, processStartTime, osMemoryHeap, processOpenFileDescriptors, processMaxFileDescriptors,
+const DEFAULTS_BEFORE_LOOP_LAG = [processCpuTotal, processStartTime, osMemoryHeap, processOpenFileDescriptors, processMaxFileDescriptors];
+const DEFAULTS_AFTER_LOOP_LAG = [
   ...(typeof process.getActiveResourcesInfo === 'function' ? [processResources] : []),
   processHandles, processRequests, heapSizeAndUsed, heapSpacesSizeAndUsed, version, gc,
 ];
@@ -201,10 +200,9 @@ export class Metrics implements MetricsPort {
     if (this.started) return;
     this.started = true;
     this.loop = new EventLoopDelay();
-    for (const register of DEFAULT_METRICS.slice(0, 5)) register(this.registry, {});
-    // Where prom-client registers its event-loop lag: the same gauges, from the one histogram.
+    for (const register of DEFAULTS_BEFORE_LOOP_LAG) register(this.registry, {});
     this.loop.registerLagGauges(this.registry);
-    for (const register of DEFAULT_METRICS.slice(5)) register(this.registry, {});
+    for (const register of DEFAULTS_AFTER_LOOP_LAG) register(this.registry, {});
     // Gauges named like counters, which `promtool check metrics` rejects; the per-type
     // `nodejs_active_handles` and `nodejs_active_resources` beside them say the same.
     for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(name);

@@ -12,18 +12,22 @@
  * running on an idle core, but only after the wait (/proc's run_delay grows when the thread gets
  * the CPU back): too late to act on.
  */
-import { performance } from 'node:perf_hooks';
 
-const running = new Set<{ at: number }>();
+/** How many password hashes are on the pool now. */
+let running = 0;
 
-/** Marks a hash as started on the pool; call the returned function when it ends (either way). */
+/** Marks a hash as started on the pool; call the returned function once when it ends (either way). */
 export function hashStarted(): () => void {
-  const entry = { at: performance.now() };
-  running.add(entry);
-  return () => void running.delete(entry);
+  running++;
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    running--;
+  };
 }
 
 /** Whether a password hash is running on the pool now. */
 export function hashRunning(): boolean {
-  return running.size > 0;
+  return running > 0;
 }

@@ -6,13 +6,14 @@
  * own (the property dictionary `keepNames` gave every function).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { build } from 'esbuild';
+import ts from 'typescript';
 // @ts-expect-error: a plain .mjs script without types
-import { BANNER, keepClassNames, nameClasses } from '../../scripts/bundle-server.mjs';
+import { BANNER, CLASS_DECLARATION, keepClassNames, nameClasses } from '../../scripts/bundle-server.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-class-names-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -62,5 +63,37 @@ describe('class names in the minified bundle', () => {
         '  abstract class F { static { Object.defineProperty(this, "name", { value: "F", configurable: true }); }',
         '',
       ].join('\n'));
+  });
+
+  // The plugin reads text, not syntax: a line inside a template literal that looked like a class
+  // declaration would be changed. Over every file the server's bundle reads, each line it names
+  // must be where TypeScript's parser sees a class start.
+  it('names only real class declarations in every file the server bundle reads', async () => {
+    const { metafile } = await build({
+      entryPoints: ['server/cli.ts'], absWorkingDir: process.cwd(), bundle: true, format: 'esm', platform: 'node', splitting: true,
+      outdir: join(dir, 'meta'), write: false, metafile: true, logLevel: 'silent', external: ['better-sqlite3', '@node-rs/argon2', '@gatehouse/idle-memory'],
+    });
+    const notClasses: string[] = [];
+    let named = 0;
+    for (const input of Object.keys(metafile.inputs).filter((path) => !path.includes(':'))) {
+      const text = readFileSync(input, 'utf8');
+      CLASS_DECLARATION.lastIndex = 0;
+      const matches = [...text.matchAll(CLASS_DECLARATION)];
+      if (!matches.length) continue;
+      const file = ts.createSourceFile(input, text, ts.ScriptTarget.Latest, true, input.endsWith('.ts') ? ts.ScriptKind.TS : ts.ScriptKind.JS);
+      const classLines = new Set<number>();
+      const visit = (node: ts.Node): void => {
+        if (ts.isClassDeclaration(node) || ts.isClassExpression(node)) classLines.add(file.getLineAndCharacterOfPosition(node.getStart(file)).line);
+        ts.forEachChild(node, visit);
+      };
+      visit(file);
+      for (const match of matches) {
+        named++;
+        const line = file.getLineAndCharacterOfPosition(match.index! + match[0].length - match[0].trimStart().length).line;
+        if (!classLines.has(line)) notClasses.push(`${input}:${line + 1}`);
+      }
+    }
+    expect(notClasses).toEqual([]);
+    expect(named).toBeGreaterThan(500);
   });
 });
