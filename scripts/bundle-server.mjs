@@ -122,7 +122,8 @@ export const lazyPackages = {
  * dist/chunks/lazy-<name>.cjs; the server's imports of it get a stand-in whose exports read
  * through to it. Every use is inside a function (checked: none at a module's top level).
  */
-export const LAZY_MODULES = [{ name: 'presets-catalogue', path: 'server/presets/catalogue/index.ts' }];
+// `imports`: what the imports of it end with (esbuild's filter; lazyModuleOf then checks the resolved path).
+export const LAZY_MODULES = [{ name: 'presets-catalogue', path: 'server/presets/catalogue/index.ts', imports: /[\\/]catalogue[\\/]index\.(js|ts)$/ }];
 const lazyModuleOf = (path) => LAZY_MODULES.find((m) => path === join(root, m.path) || path === join(root, m.path).replace(/\.ts$/, '.js'));
 /** The export names of one of LAZY_MODULES, read from esbuild's metafile. */
 async function moduleExports(module) {
@@ -132,11 +133,13 @@ async function moduleExports(module) {
 export const lazyModules = {
   name: 'lazy-modules',
   setup(build) {
-    build.onResolve({ filter: /[\\/]catalogue[\\/]index\.(js|ts)$/ }, (args) => {
-      if (args.namespace === 'lazy-module') return undefined;
-      const module = lazyModuleOf(resolve(args.resolveDir, args.path));
-      return module ? { path: module.name, namespace: 'lazy-module' } : undefined;
-    });
+    for (const { imports } of LAZY_MODULES) {
+      build.onResolve({ filter: imports }, (args) => {
+        if (args.namespace === 'lazy-module') return undefined;
+        const module = lazyModuleOf(resolve(args.resolveDir, args.path));
+        return module ? { path: module.name, namespace: 'lazy-module' } : undefined;
+      });
+    }
     build.onLoad({ filter: /.*/, namespace: 'lazy-module' }, async (args) => {
       const module = LAZY_MODULES.find((m) => m.name === args.path);
       return { contents: standIn(`lazy-${module.name}.cjs`, await moduleExports(module)), loader: 'js' };
@@ -147,37 +150,21 @@ export const lazyModules = {
 /** Each lazy package and what it needs, bundled alone as CommonJS (required synchronously on first use) into `dir`. */
 export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
   const out = [];
+  // Both kinds alike: CommonJS, required synchronously on first use, minified.
+  const lazyChunk = (options) => build({ absWorkingDir: root, bundle: true, format: 'cjs', platform: 'node', target: 'node20', legalComments: 'none', minify: true, logLevel: 'warning', write: false, ...options });
   for (const name of LAZY_PACKAGES) {
-    const { outputFiles } = await build({
-      absWorkingDir: root,
+    const { outputFiles } = await lazyChunk({
       stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: root, loader: 'js' },
       outfile: join(dir, lazyFile(name)),
-      bundle: true,
-      format: 'cjs',
-      platform: 'node',
-      target: 'node20',
-      legalComments: 'none',
-      minify: true,
       keepNames: true,
-      logLevel: 'warning',
-      write: false,
     });
     out.push(...outputFiles);
   }
   for (const module of LAZY_MODULES) {
-    const { outputFiles } = await build({
-      absWorkingDir: root,
+    const { outputFiles } = await lazyChunk({
       entryPoints: [module.path],
       outfile: join(dir, `lazy-${module.name}.cjs`),
-      bundle: true,
-      format: 'cjs',
-      platform: 'node',
-      target: 'node20',
       tsconfig: 'tsconfig.json',
-      legalComments: 'none',
-      minify: true,
-      logLevel: 'warning',
-      write: false,
       plugins: [keepClassNames],
     });
     out.push(...outputFiles);
