@@ -227,7 +227,9 @@ describe('retention sweeper', () => {
     expect(started.headers.location).toBe('/api/admin/operations');
     expect(started.json()).toMatchObject({ running: true, retentionDays: { audit: 0 } });
     let ops = (await t.admin('GET', '/api/admin/operations')).json();
-    for (let i = 0; i < 100 && ops.sweeper.lastRun === null; i++) {
+    // Until the run has ended: its record is written before the run lets go of its lock (on
+    // PostgreSQL an advisory lock, one more round trip), and `running` says so meanwhile.
+    for (let i = 0; i < 100 && (ops.sweeper.lastRun === null || ops.sweeper.running); i++) {
       await new Promise((r) => setTimeout(r, 20));
       ops = (await t.admin('GET', '/api/admin/operations')).json();
     }
