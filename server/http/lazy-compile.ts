@@ -15,6 +15,7 @@
  */
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { FastifyValidationResult } from 'fastify/types/schema.js';
+import { unionFree } from './union-free.js';
 
 type Validate = FastifyValidationResult;
 
@@ -124,8 +125,12 @@ type SerializerFactory = (externalSchemas: unknown, options: unknown) => Seriali
  * Fastify's own serializer factory (fast-json-stringify, with the shared schemas; the package is
  * a direct dependency within the range Fastify asks for, so both resolve to one copy — loading
  * it from Fastify's folder at run time instead put a second fast-json-stringify and Ajv beside
- * the bundled ones), wrapped so each response schema compiles when it first serialises.
+ * the bundled ones), wrapped so each response schema compiles when it first serialises, from a
+ * copy with its unions written as type lists where they can be (http/union-free.ts: no Ajv
+ * validator per branch, decision 0365).
  */
+const unionFreeRoute = (route: object) => ('schema' in route ? { ...route, schema: unionFree(route.schema) } : route);
+
 export function lazySerializerFactory(): SerializerFactory {
   const build = (SerializerSelector as unknown as () => SerializerFactory)();
   return (externalSchemas, options) => {
@@ -137,7 +142,7 @@ export function lazySerializerFactory(): SerializerFactory {
       const entry: Compiled = { used: true, forget: () => (compiled = undefined) };
       return (data) => {
         if (!compiled) {
-          compiled = compiledOnce(() => key(route), () => compileFor(route));
+          compiled = compiledOnce(() => key(route), () => compileFor(unionFreeRoute(route)));
           live.add(entry);
         }
         entry.used = true;
