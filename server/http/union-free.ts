@@ -8,13 +8,14 @@
  * (`Type.Union([X, Type.Null()])`), a set of literals, or a few primitive types; each is written
  * here as the one schema fast-json-stringify serialises the same way without a validator: a type
  * list (`type: ['string', 'null']`, which it serialises by `typeof`), the literals' type, or the
- * branch's own schema with `'null'` added to its type.
+ * branch's own schema with `'null'` added to its type; objects with no property in common (the
+ * sign-in answer) are one object with all their properties.
  *
  * Only the serializer sees the rewritten copy: the route keeps its schema, so the OpenAPI
  * document and the request validators are unchanged. For every value a branch accepts, the output
  * is the same bytes; what no longer happens is the 500 for a value no branch accepts (a server
  * bug the serializer would otherwise report). A union this cannot write as one schema (two
- * objects, as the sign-in answer's person or second-factor challenge) stays a union.
+ * objects sharing a property, a string or an object) stays a union.
  */
 
 type Schema = Record<string, unknown>;
@@ -37,7 +38,30 @@ function rewrite(node: unknown): unknown {
   if (!isSchema(node)) return node;
   const out: Schema = {};
   for (const [key, value] of Object.entries(node)) out[key] = DATA.has(key) ? value : rewrite(value);
-  return Array.isArray(out.anyOf) ? (oneSchema(out) ?? out) : out;
+  return Array.isArray(out.anyOf) ? (oneSchema(out) ?? oneObject(out) ?? out) : out;
+}
+
+const OBJECT_KEYS = new Set(['type', 'properties', 'required', 'additionalProperties']);
+
+/**
+ * A union of objects with no property in common, each with a property it requires (the sign-in
+ * answer: `{ user }` or `{ secondFactor }`), as one object with all their properties: a value one
+ * branch accepts has only that branch's properties, which the object writes in the same order.
+ */
+function oneObject(node: Schema): Schema | undefined {
+  const { anyOf, ...siblings } = node as Schema & { anyOf: unknown[] };
+  if (Object.keys(siblings).some((key) => !ANNOTATIONS.has(key))) return undefined;
+  const properties: Schema = {};
+  for (const branch of anyOf) {
+    if (!isSchema(branch) || branch.type !== 'object' || !isSchema(branch.properties)) return undefined;
+    if (Object.keys(branch).some((key) => !OBJECT_KEYS.has(key) && !ANNOTATIONS.has(key))) return undefined;
+    if (branch.additionalProperties !== undefined && branch.additionalProperties !== false) return undefined;
+    const own = Object.keys(branch.properties);
+    const required = Array.isArray(branch.required) ? branch.required : [];
+    if (!own.some((key) => required.includes(key)) || own.some((key) => key in properties)) return undefined;
+    Object.assign(properties, branch.properties);
+  }
+  return { ...siblings, type: 'object', properties };
 }
 
 /** A literal (`{ const, type }`) as its type; any other branch as it is. */
