@@ -1,5 +1,6 @@
 // Bench-only diagnostics, loaded into the server with `--import` when the bench runs with
-// BENCH_TRACE=FILE (off by default; bench/radius.ts). Appends JSON lines to FILE:
+// BENCH_TRACE=FILE (off by default; bench/_trace-summary.ts loads it and sums it up, for
+// bench/radius.ts). Appends JSON lines to FILE:
 // - one per password sign-in (POST /api/auth/sign-in/email): its arrival, the password hash's
 //   asked/started/ended times (diagnostics channel `gatehouse:password-hash`, ended = its result
 //   back on the event loop), the response's finish; and the scheduler's figures (run and

@@ -10,7 +10,7 @@
  * escapes, each namespace declared on the outermost element of its subtree that uses it, so
  * `saml` on a protocol message's Issuer, NameID and Assertion, not on its root, which uses only
  * `samlp`), which is what a signature digests: signature.ts signs our messages without parsing
- * them (decisions 0434, 0435). test/unit/saml-xml.test.ts checks that xml-crypto's canonicaliser
+ * them, known by their type, CanonicalXml (decisions 0434, 0435, 0436). test/unit/saml-xml.test.ts checks that xml-crypto's canonicaliser
  * gives back exactly this text, for awkward values too.
  */
 import { randomBytes } from 'node:crypto';
@@ -18,6 +18,19 @@ import { NS, xmlCharacters } from './xml.js';
 import { BINDING_URNS, type Binding } from './bindings.js';
 import { STATUS } from './messages.js';
 import type { SamlNameIdFormat } from '../db/schema.js';
+
+declare const canonicalXml: unique symbol;
+/**
+ * A message this builder wrote, in its exclusive canonical form: the root's start tag with its
+ * own namespace declared first and its unqualified attributes in c14n's order (a plain `ID` among
+ * them), the Issuer its first child, every `<` and `"` in values escaped, no `<x/>` tags. Only
+ * the builder's message functions make one (and signature.ts's text way, whose Signature is
+ * canonical too); signature.ts signs it from its text (signRoot, signResponse). A string brand:
+ * nothing at run time, so a message is known for ours by its type, not by reading its text.
+ */
+export type CanonicalXml = string & { readonly [canonicalXml]: true };
+/** The builder's text, known for canonical (the message functions' one cast). */
+const canonical = (xml: string) => xml as CanonicalXml;
 
 export const NAME_ID_FORMATS: Record<SamlNameIdFormat, string> = {
   persistent: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
@@ -84,11 +97,11 @@ export interface AssertionInput {
   notBeforeSkewMs: number;
 }
 
-export function assertionXml(a: AssertionInput): string {
+export function assertionXml(a: AssertionInput): CanonicalXml {
   const notOnOrAfter = samlTime(a.now.getTime() + a.lifetimeMs);
   const attributes = a.attributes.filter((at) => at.values.length > 0);
   const nameId = { Format: NAME_ID_FORMATS[a.nameId.format], NameQualifier: a.nameId.spNameQualifier && a.issuer, SPNameQualifier: a.nameId.spNameQualifier };
-  return cns('saml:Assertion', NS.assertion, { ID: a.id, IssueInstant: samlTime(a.now), Version: '2.0' },
+  return canonical(cns('saml:Assertion', NS.assertion, { ID: a.id, IssueInstant: samlTime(a.now), Version: '2.0' },
     cel('saml:Issuer', {}, ct(a.issuer)) +
     cel('saml:Subject', {},
       cel('saml:NameID', nameId, ct(a.nameId.value)) +
@@ -104,7 +117,7 @@ export function assertionXml(a: AssertionInput): string {
         .map((at) => cel('saml:Attribute', { FriendlyName: at.friendlyName, Name: at.name, NameFormat: at.nameFormat },
           at.values.map((v) => cel('saml:AttributeValue', {}, ct(v))).join('')))
         .join(''))
-      : ''));
+      : '')));
 }
 
 export interface ResponseInput {
@@ -115,30 +128,30 @@ export interface ResponseInput {
   inResponseTo: string | undefined;
   /** Success with the (signed, when asked) assertion, or an error status with none. */
   status: { code: string; second?: string | undefined };
-  assertion: string | undefined;
+  assertion: CanonicalXml | undefined;
 }
 
-export function responseXml(r: ResponseInput): string {
-  return cns('samlp:Response', NS.protocol, {
+export function responseXml(r: ResponseInput): CanonicalXml {
+  return canonical(cns('samlp:Response', NS.protocol, {
     Destination: r.destination, ID: r.id, InResponseTo: r.inResponseTo, IssueInstant: samlTime(r.now), Version: '2.0',
-  }, protocolIssuer(r.issuer) + canonicalStatus(r.status.code, r.status.second) + (r.assertion ?? ''));
+  }, protocolIssuer(r.issuer) + canonicalStatus(r.status.code, r.status.second) + (r.assertion ?? '')));
 }
 
 export function logoutRequestXml(r: {
   id: string; issuer: string; now: Date; destination: string; notOnOrAfter: Date;
   nameId: { value: string; format: SamlNameIdFormat; spNameQualifier: string | undefined }; sessionIndex: string;
-}): string {
+}): CanonicalXml {
   const nameId = { Format: NAME_ID_FORMATS[r.nameId.format], NameQualifier: r.nameId.spNameQualifier && r.issuer, SPNameQualifier: r.nameId.spNameQualifier };
-  return cns('samlp:LogoutRequest', NS.protocol, {
+  return canonical(cns('samlp:LogoutRequest', NS.protocol, {
     Destination: r.destination, ID: r.id, IssueInstant: samlTime(r.now), NotOnOrAfter: samlTime(r.notOnOrAfter),
     Reason: 'urn:oasis:names:tc:SAML:2.0:logout:user', Version: '2.0',
-  }, protocolIssuer(r.issuer) + cns('saml:NameID', NS.assertion, nameId, ct(r.nameId.value)) + cel('samlp:SessionIndex', {}, ct(r.sessionIndex)));
+  }, protocolIssuer(r.issuer) + cns('saml:NameID', NS.assertion, nameId, ct(r.nameId.value)) + cel('samlp:SessionIndex', {}, ct(r.sessionIndex))));
 }
 
-export function logoutResponseXml(r: { id: string; issuer: string; now: Date; destination: string; inResponseTo: string; partial: boolean }): string {
-  return cns('samlp:LogoutResponse', NS.protocol, {
+export function logoutResponseXml(r: { id: string; issuer: string; now: Date; destination: string; inResponseTo: string; partial: boolean }): CanonicalXml {
+  return canonical(cns('samlp:LogoutResponse', NS.protocol, {
     Destination: r.destination, ID: r.id, InResponseTo: r.inResponseTo, IssueInstant: samlTime(r.now), Version: '2.0',
-  }, protocolIssuer(r.issuer) + canonicalStatus(STATUS.success, r.partial ? STATUS.partialLogout : undefined));
+  }, protocolIssuer(r.issuer) + canonicalStatus(STATUS.success, r.partial ? STATUS.partialLogout : undefined)));
 }
 
 /** The base64 body of a PEM certificate, for ds:X509Certificate. */
@@ -146,7 +159,8 @@ export const certificateBody = (pem: string) => pem.replace(/-----(BEGIN|END) CE
 
 /**
  * The IdP's metadata (Metadata §2.3.2, §2.4.3): its certificates, endpoints and NameID formats.
- * Not signed, but written the one way too (canonical: `ds` declared on each KeyInfo).
+ * Not signed, but written the one way too (canonical: `ds` declared on each KeyInfo); a plain
+ * string, not a CanonicalXml: a document with its XML declaration, not a message to sign.
  */
 export function idpMetadataXml(m: {
   entityId: string;

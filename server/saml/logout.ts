@@ -25,7 +25,7 @@ import { pageText } from '../i18n/index.js';
 import { pageBrand } from '../pages/brand.js';
 import { renderPage } from '../pages/render.js';
 import { redirectQuery, type Binding, type Carried, type MessageParam } from './bindings.js';
-import { logoutRequestXml, logoutResponseXml, newMessageId } from './builder.js';
+import { logoutRequestXml, logoutResponseXml, newMessageId, type CanonicalXml } from './builder.js';
 import { messageKind, readLogoutRequest, readLogoutResponse, type LogoutRequest } from './messages.js';
 import { sendPostForm } from './pages.js';
 import {
@@ -200,7 +200,7 @@ async function sendMessage(
   sp: Application,
   to: { url: string; binding: Binding },
   param: MessageParam,
-  xml: string,
+  xml: CanonicalXml,
   relayState: string | undefined,
 ): Promise<FastifyReply> {
   const key = (await svc.keys.current()).signing;

@@ -23,6 +23,7 @@
 import { createHash, createPublicKey, createVerify, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { DOMParser } from '@xmldom/xmldom';
 import { ExclusiveCanonicalization, SignedXml } from 'xml-crypto';
+import type { CanonicalXml } from './builder.js';
 import { SamlRefusal } from './refusal.js';
 import { NS, attr, child, children, isElement } from './xml.js';
 
@@ -81,107 +82,77 @@ class ThreadPoolRsaSha256 {
 }
 
 /**
- * Signs the root element of `xml` (which has an `ID` and a saml:Issuer first child) with an
- * enveloped signature placed after the Issuer; resolves to the signed XML.
+ * Signs the root element of a message our builder wrote (a CanonicalXml) with an enveloped
+ * signature placed after the Issuer; resolves to the signed message, canonical still.
  *
- * Our own messages (builder.ts writes each in its exclusive canonical form) are signed from their
- * text, without a parse (decisions 0434, 0435): the text is the root's canonical form, so the
- * digest is the SHA-256 of the text; the SignedInfo's canonical form is filled in from xml-crypto's
- * rendering of a template (signedInfoOf), RSA-SHA256 runs on libuv's pool, and the Signature,
- * written in canonical form too, goes right after the Issuer's end tag. Any other text (an SP's
- * message in tests) is parsed once, its root canonicalised by xml-crypto's ExclusiveCanonicalization
- * (decision 0432), or, without a plain ID or an Issuer first, signed by xml-crypto's SignedXml.
- * The three make the same signatures (test/unit/saml-xml.test.ts).
+ * Signed from the text, without a parse (decisions 0434, 0435, 0436): the text is the root's
+ * canonical form, so the digest is the SHA-256 of the text; the SignedInfo's canonical form is
+ * filled in from xml-crypto's rendering of a template (signedInfoOf), RSA-SHA256 runs on libuv's
+ * pool, and the Signature, written in canonical form too, goes right after the Issuer's end tag.
+ * Any other text (an SP's message, in tests) is signed by signRootParsed, explicitly. The ways
+ * make the same signatures (test/unit/saml-xml.test.ts).
  */
-export async function signRoot(xml: string, key: SigningMaterial): Promise<string> {
-  const ours = canonicalMessage(xml);
-  if (!ours) return signParsed(xml, key);
-  const signature = await canonicalSignature(ours.id, xml, key);
-  return xml.slice(0, ours.signatureAt) + signature + xml.slice(ours.signatureAt);
+export async function signRoot(xml: CanonicalXml, key: SigningMaterial): Promise<CanonicalXml> {
+  const { id, signatureAt } = signedPlace(xml);
+  const signature = await canonicalSignature(id, xml, key);
+  return (xml.slice(0, signatureAt) + signature + xml.slice(signatureAt)) as CanonicalXml;
 }
 
 /**
- * signRoot's ways for text that is not our builder's: parsed once and the root canonicalised by
- * xml-crypto (the Signature after the Issuer's end tag), or, without a plain ID or an Issuer
- * first, through SignedXml.
+ * Signs the root of any other text (an SP's message, in tests): parsed once and the root
+ * canonicalised by xml-crypto (decision 0432; the Signature after the Issuer's end tag), or,
+ * without a plain ID or an Issuer first, through SignedXml.
  */
-async function signParsed(xml: string, key: SigningMaterial): Promise<string> {
+export async function signRootParsed(xml: string, key: SigningMaterial): Promise<string> {
   const root = parseOwn(xml).documentElement;
   const at = root && ownTarget(xml, root);
   if (!at) return signWithSignedXml(xml, key);
   return xml.slice(0, at) + (await signatureOf(root, key)) + xml.slice(at);
 }
 
-/** For tests: signRoot's parsing way, to compare the text way with. */
-export const signRootParsed = signParsed;
-
 /**
- * Signs a Response and the Assertion in it, as `which` says: the Assertion alone (signRoot), then
- * the Response around the signed Assertion (signRoot). Exclusive c14n renders the Assertion the
- * same inside its Response and alone, as it declares every namespace it uses (builder.ts), so in a
- * Response of our builder's both are signed from the text; in any other the Assertion is found by
- * a parse.
+ * Signs a Response of our builder's and the Assertion in it, as `which` says: the Assertion alone
+ * (signRoot), then the Response around the signed Assertion (signRoot). Exclusive c14n renders
+ * the Assertion the same inside its Response and alone, as it declares every namespace it uses
+ * (builder.ts), so both are signed from the text.
  */
-export async function signResponse(xml: string, key: SigningMaterial, which: { assertion: boolean; response: boolean }): Promise<string> {
+export async function signResponse(xml: CanonicalXml, key: SigningMaterial, which: { assertion: boolean; response: boolean }): Promise<CanonicalXml> {
   const at = which.assertion ? assertionSpan(xml) : undefined;
-  const signed = at ? xml.slice(0, at.from) + (await signRoot(xml.slice(at.from, at.to), key)) + xml.slice(at.to) : xml;
+  const signed = at ? ((xml.slice(0, at.from) + (await signRoot(xml.slice(at.from, at.to) as CanonicalXml, key)) + xml.slice(at.to)) as CanonicalXml) : xml;
   return which.response ? signRoot(signed, key) : signed;
 }
 
-/** Where the Assertion of a Response is in its text (the first, if several); undefined when there is none. */
-function assertionSpan(xml: string): { from: number; to: number } | undefined {
-  let tagName = 'saml:Assertion';
-  if (!canonicalMessage(xml)) {
-    const root = parseOwn(xml).documentElement;
-    let assertion: Element | undefined;
-    for (let node = root?.firstChild; node && !assertion; node = node.nextSibling) if (isElement(node, NS.assertion, 'Assertion')) assertion = node;
-    if (!assertion) return undefined;
-    tagName = assertion.tagName;
-  }
-  const from = startTagIndex(xml, tagName);
-  const close = `</${tagName}>`;
+/**
+ * Where the Assertion of our Response is in its text; undefined when there is none. The builder
+ * escapes every `<` in values, so its start tag and its end tag are the only ones.
+ */
+function assertionSpan(xml: CanonicalXml): { from: number; to: number } | undefined {
+  const from = startTagIndex(xml, 'saml:Assertion');
+  const close = '</saml:Assertion>';
   const to = from < 0 ? -1 : xml.indexOf(close, from);
   return to < 0 ? undefined : { from, to: to + close.length };
 }
 
-/** The roots our builder writes, each declaring its own prefix first (builder.ts), and the Issuer each starts with. */
-const CANONICAL_ROOTS = (['samlp:Response', 'samlp:LogoutRequest', 'samlp:LogoutResponse', 'saml:Assertion'] as const).map((name) => {
-  const assertion = name.startsWith('saml:');
-  return {
-    open: `<${name} xmlns:${assertion ? 'saml' : 'samlp'}="${assertion ? NS.assertion : NS.protocol}"`,
-    close: `</${name}>`,
-    issuer: assertion ? '<saml:Issuer>' : `<saml:Issuer xmlns:saml="${NS.assertion}">`,
-  };
-});
 const ISSUER_END = '</saml:Issuer>';
 
 /**
- * The ID of a message our builder wrote in exclusive canonical form, and where its Signature
- * goes (after the Issuer's end tag); undefined for any other text, which the parsing ways sign.
- * Read from the text: one of the root start tags above, its unqualified attributes in c14n's
- * order, a plain ID, the Issuer first and no Signature after it yet, and no `/>` anywhere
- * (canonical XML has no empty-element tags, so our message after a serializer, or one holding a
- * Signature the parsing way wrote, is not taken for canonical). The builder escapes every `<` and
- * `"` in values, so a tag or an attribute found here is one.
+ * The ID of a message our builder wrote and where its Signature goes (after its Issuer's end
+ * tag), read from the text in the shape the builder writes (CanonicalXml): the root's attributes
+ * one by one (every `"` in a value is escaped), and the first Issuer end tag (every `<` in a value
+ * is escaped, and the Issuer is the root's first child). Throws on what the builder never writes
+ * (an ID that is not plain, a message already signed): a mistake in our code, not a message.
  */
-function canonicalMessage(xml: string): { id: string; signatureAt: number } | undefined {
-  const root = CANONICAL_ROOTS.find((r) => xml.startsWith(r.open));
-  if (!root || !xml.endsWith(root.close) || xml.includes('/>')) return undefined;
-  const attribute = / ([A-Za-z]+)="([^"<]*)"/y;
-  let end = (attribute.lastIndex = root.open.length);
+function signedPlace(xml: CanonicalXml): { id: string; signatureAt: number } {
+  const attribute = / ([\w:]+)="([^"]*)"/y;
+  attribute.lastIndex = xml.indexOf(' ');
   let id: string | undefined;
-  let previous = '';
-  for (let found = attribute.exec(xml); found; found = attribute.exec(xml)) {
-    if (found[1]! <= previous) return undefined;
-    previous = found[1]!;
-    if (previous === 'ID') id = found[2];
-    end = attribute.lastIndex;
+  for (let found = attribute.exec(xml); found; found = attribute.exec(xml)) if (found[1] === 'ID') id = found[2];
+  const issuerEnd = xml.indexOf(ISSUER_END);
+  const signatureAt = issuerEnd + ISSUER_END.length;
+  if (!id || !PLAIN_ID.test(id) || issuerEnd < 0 || xml.startsWith('<ds:Signature', signatureAt)) {
+    throw new Error('signRoot takes an unsigned message of builder.ts with a plain ID');
   }
-  if (!id || !PLAIN_ID.test(id) || !xml.startsWith(`>${root.issuer}`, end)) return undefined;
-  // The Issuer holds only text (escaped), so the first end tag after it starts is its own.
-  const issuerEnd = xml.indexOf(ISSUER_END, end);
-  if (issuerEnd < 0 || xml.startsWith('<ds:Signature', issuerEnd + ISSUER_END.length)) return undefined;
-  return { id, signatureAt: issuerEnd + ISSUER_END.length };
+  return { id, signatureAt };
 }
 
 /** The Signature over `canonical` (an element's canonical text), in its canonical form inside that element. */

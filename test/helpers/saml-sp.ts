@@ -12,7 +12,7 @@ import { SignedXml } from 'xml-crypto';
 import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { newKeyMaterial } from '../../server/saml/keys.js';
-import { signRoot } from '../../server/saml/signature.js';
+import { signRootParsed } from '../../server/saml/signature.js';
 import type { TestApp } from './app.js';
 
 export const SP_ENTITY = 'https://sp.example.com/saml/metadata';
@@ -90,7 +90,7 @@ export function postBody(xml: string, relayState?: string, param = 'SAMLRequest'
 }
 
 /** `xml` with an enveloped signature of the SP's key, placed after its Issuer. */
-export const signedBySp = (xml: string, key: SpKey) => signRoot(xml, key);
+export const signedBySp = (xml: string, key: SpKey) => signRootParsed(xml, key);
 
 export interface PostedForm {
   action: string;

@@ -18,7 +18,7 @@ import { MAX_XML_BYTES, parseXml } from '../../server/saml/xml.js';
 import { fromPost, fromRedirect, MAX_INFLATED_BYTES } from '../../server/saml/bindings.js';
 import { ALG, canonicalSignedInfo, envelopedSignature, signedInfoOf, signResponse, signRoot, signRootParsed, signRootWithSignedXml, verifyEnveloped, verifyQuerySignature, type SigningMaterial } from '../../server/saml/signature.js';
 import { SamlRefusal } from '../../server/saml/refusal.js';
-import { assertionXml, AUTHN_CONTEXT, idpMetadataXml, logoutRequestXml, logoutResponseXml, newMessageId, responseXml } from '../../server/saml/builder.js';
+import { assertionXml, AUTHN_CONTEXT, idpMetadataXml, logoutRequestXml, logoutResponseXml, newMessageId, responseXml, type CanonicalXml } from '../../server/saml/builder.js';
 import { newKeyMaterial } from '../../server/saml/keys.js';
 import { readAuthnRequest, STATUS } from '../../server/saml/messages.js';
 
@@ -113,7 +113,7 @@ describe('signatures', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  const signedRequest = (signer = key, id = '_req1') => signRoot(authnRequest(id), signer);
+  const signedRequest = (signer = key, id = '_req1') => signRootParsed(authnRequest(id), signer);
   const verify = (xml: string, certs = [key.certificatePem]) => {
     const doc = parseXml(xml);
     const signature = envelopedSignature(doc);
@@ -175,7 +175,7 @@ describe('signatures', () => {
     expect(new DOMParser().parseFromString(assertion, 'text/xml').getElementsByTagNameNS('*', 'NameID').item(0)!.textContent).toBe(awkward.replace('\u0001', '\uFFFD').replace('\r', '\r'));
   });
 
-  it("our own messages are signed from their text with the very signatures of the parsing way and xml-crypto's SignedXml (decisions 0432, 0434, 0435)", async () => {
+  it("our own messages are signed from their text with the very signatures of the parsing way and xml-crypto's SignedXml (decisions 0432, 0434, 0435, 0436)", async () => {
     /**
      * Signs `xml` (our builder's) the text way, and checks the result against the parsing way and
      * SignedXml: the same SignatureValues (so the same digests and canonical SignedInfos), the same
@@ -184,7 +184,7 @@ describe('signatures', () => {
      * only it writes the Signature canonically), and, holding one signature, verified by our verifier
      * (which takes one enveloped signature only: an SP's message).
      */
-    const signedThreeWays = async (xml: string) => {
+    const signedThreeWays = async (xml: CanonicalXml) => {
       const signed = await signRoot(xml, key);
       for (const other of [await signRootParsed(xml, key), await signRootWithSignedXml(xml, key)]) {
         expect(signatureValues(signed)).toEqual(signatureValues(other));
@@ -217,13 +217,15 @@ describe('signatures', () => {
     expect(await signResponse(unsigned, key, { assertion: true, response: false })).toBe(unsigned.replace(assertion, () => signedAssertion));
     expect(await signResponse(unsigned, key, { assertion: false, response: true })).toBe(await signRoot(unsigned, key));
     expect(await signResponse(unsigned, key, { assertion: false, response: false })).toBe(unsigned);
-    // A Response that is not our builder's text (the same one through a serializer: `<x/>` tags) is
-    // parsed to find its Assertion and signed the parsing way: the same signatures.
-    const serialised = reserialised(unsigned);
+    // The same Response through a serializer (`<x/>` tags: not our builder's text), signed the
+    // parsing way, explicitly: the same signatures.
+    const serialised = reserialised(responseOf(signedAssertion, / ID="([^"]+)"/.exec(response)![1]!));
     expect(serialised).toContain('/>');
-    const fromParse = await signResponse(serialised, key, { assertion: true, response: true });
+    const fromParse = await signRootParsed(serialised, key);
     expect(signatureValues(fromParse)).toEqual(signatureValues(signedResponse));
     expect(reserialised(fromParse)).toBe(reserialised(signedResponse));
+    // signRoot signs only an unsigned message of the builder's: a second signature is a mistake in our code.
+    await expect(signRoot(signedAssertion, key)).rejects.toThrow('signRoot takes an unsigned message of builder.ts');
     // The logout messages, both ways, with and without a NameID qualifier.
     for (const format of ['persistent', 'emailAddress'] as const) {
       await signedThreeWays(logoutRequestXml({
@@ -240,9 +242,8 @@ describe('signatures', () => {
       const made = signedInfoOf(id, digest);
       expect(made.canonical).toBe(canonicalSignedInfo(made.written));
     }
-    // An SP's request in the test helper's shape (another ID form, not canonical) takes the parsing way.
-    const request = await signRoot(authnRequest('_req-9.x'), key);
-    expect(request).toBe(await signRootParsed(authnRequest('_req-9.x'), key));
+    // An SP's request in the test helper's shape (not our builder's text) is signed the parsing way, as SignedXml signs it.
+    const request = await signRootParsed(authnRequest('_req-9.x'), key);
     expect(signatureValues(request)).toEqual(signatureValues(await signRootWithSignedXml(authnRequest('_req-9.x'), key)));
     verify(request);
   });
