@@ -61,7 +61,9 @@ const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_request
  * event-loop lag: that one keeps a second perf_hooks histogram (~0.37 MB of native memory,
  * sampling every 10 ms for good) beside `gatehouse_event_loop_delay_seconds`' own; its gauges are
  * read from that one instead, registered where prom-client registers them, between these two
- * lists (issue 45, docs/decisions/0345-one-loop-histogram.md).
+ * lists (issue 45, docs/decisions/0345-one-loop-histogram.md). They are imported by prom-client's
+ * internal paths: test/integration/metrics.test.ts checks that each is there and registers its
+ * metrics by name, so an upgrade that moves or changes one fails a test.
  */
 const DEFAULTS_BEFORE_LOOP_LAG = [processCpuTotal, processStartTime, osMemoryHeap, processOpenFileDescriptors, processMaxFileDescriptors];
 const DEFAULTS_AFTER_LOOP_LAG = [

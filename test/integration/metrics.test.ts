@@ -3,6 +3,8 @@
  * it (GATEHOUSE_METRICS_TOKEN, GATEHOUSE_METRICS_ALLOW, proxies), the exact exposition of what
  * features count, and the state gauges read at scrape time — on both engines.
  */
+import { readFileSync } from 'node:fs';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, makeApp, type TestApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/problem.js';
@@ -18,6 +20,28 @@ import { countBind } from '../../server/ldap/metrics.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
+
+/**
+ * What each prom-client module server/metrics/metrics.ts imports by its internal path
+ * (`prom-client/lib/metrics/<module>.js`, its default metrics one by one) registers, by name, in
+ * its order (prom-client 15.x on Linux). The three `_total` gauges are registered and then removed
+ * by the server (misnamed for Prometheus).
+ */
+const PROM_CLIENT_MODULES: Record<string, string[]> = {
+  processCpuTotal: ['process_cpu_user_seconds_total', 'process_cpu_system_seconds_total', 'process_cpu_seconds_total'],
+  processStartTime: ['process_start_time_seconds'],
+  osMemoryHeap: ['process_resident_memory_bytes', 'process_virtual_memory_bytes', 'process_heap_bytes'],
+  processOpenFileDescriptors: ['process_open_fds'],
+  processMaxFileDescriptors: ['process_max_fds'],
+  processResources: ['nodejs_active_resources', 'nodejs_active_resources_total'],
+  processHandles: ['nodejs_active_handles', 'nodejs_active_handles_total'],
+  processRequests: ['nodejs_active_requests', 'nodejs_active_requests_total'],
+  heapSizeAndUsed: ['nodejs_heap_size_total_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_external_memory_bytes'],
+  heapSpacesSizeAndUsed: ['nodejs_heap_space_size_total_bytes', 'nodejs_heap_space_size_used_bytes', 'nodejs_heap_space_size_available_bytes'],
+  version: ['nodejs_version_info'],
+  gc: ['nodejs_gc_duration_seconds'],
+};
+const REMOVED_BY_THE_SERVER = ['nodejs_active_resources_total', 'nodejs_active_handles_total', 'nodejs_active_requests_total'];
 
 function scrape(t: TestApp, headers: Record<string, string> = {}, remoteAddress = '127.0.0.1') {
   return t.app.inject({ method: 'GET', url: '/metrics', headers, remoteAddress });
@@ -147,6 +171,11 @@ describe('GET /metrics: what is counted', () => {
       'nodejs_eventloop_lag_p90_seconds gauge',
       'nodejs_eventloop_lag_p99_seconds gauge',
     ]));
+    // Every metric of prom-client's modules the server registers one by one, but the three it removes.
+    const names = families.map((f) => f.split(' ')[0]);
+    const fromModules = Object.values(PROM_CLIENT_MODULES).flat();
+    expect(names).toEqual(expect.arrayContaining(fromModules.filter((name) => !REMOVED_BY_THE_SERVER.includes(name))));
+    expect(names.filter((name) => REMOVED_BY_THE_SERVER.includes(name))).toEqual([]);
     // Each once, and the second scrape reads the histogram the first one reset: a p99 in seconds,
     // the same the summary's 0.99 quantile gives in that scrape.
     expect(families.filter((f) => f.startsWith('nodejs_eventloop_lag_p99_seconds '))).toHaveLength(1);
@@ -155,6 +184,18 @@ describe('GET /metrics: what is counted', () => {
     const p99 = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(again)?.[1]);
     expect(p99).toBeGreaterThan(0);
     expect(p99).toBe(Number(/^gatehouse_event_loop_delay_seconds\{quantile="0\.99"\} (\S+)$/m.exec(again)?.[1]));
+  });
+
+  it("every prom-client module metrics.ts imports by its internal path is there and registers its metrics by name (an upgrade that moves or changes one fails here)", async () => {
+    const source = readFileSync(new URL('../../server/metrics/metrics.ts', import.meta.url), 'utf8');
+    const imported = [...source.matchAll(/from '(prom-client\/lib\/[^']+)'/g)].map((m) => m[1]!);
+    expect(imported.map((path) => /^prom-client\/lib\/metrics\/(\w+)\.js$/.exec(path)?.[1]).sort()).toEqual(Object.keys(PROM_CLIENT_MODULES).sort());
+    for (const [module, names] of Object.entries(PROM_CLIENT_MODULES)) {
+      const { default: register } = (await import(`prom-client/lib/metrics/${module}.js`)) as { default: (registry: Registry, config: object) => void };
+      const registry = new Registry();
+      register(registry, {});
+      expect(registry.getMetricsAsArray().map((metric) => metric.name), module).toEqual(names);
+    }
   });
 
   it('counts sign-ins, tokens issued and token errors, and times requests by route and status class', async () => {
