@@ -273,7 +273,7 @@ export const scenario: Scenario = {
         log(`trace, sign-ins alone: ${JSON.stringify(traceSummary(TRACE, aloneWindow), null, 2)}`);
         log(`trace, sign-ins during PAP: ${JSON.stringify(traceSummary(TRACE, duringWindow), null, 2)}`);
       }
-      // Slices put off for a running password hash (decision 0415), warm-up included.
+      // Slices put off for a running password hash (held or paced: decisions 0415, 0416), warm-up included.
       const yielded = Number(/^gatehouse_radius_yielded_total (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1] ?? 0);
       log(`same-run baseline: a bare UDP echo process at ${OUTSTANDING} outstanding for ${SECONDS} s`);
       const echo = await echoBaseline(generator, dir, secret, members, SECONDS);

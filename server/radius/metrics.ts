@@ -4,8 +4,9 @@
  * result accept, reject, challenge, answered or dropped), and
  * `gatehouse_radius_dropped_total{reason}` for datagrams dropped before (an unknown client, a
  * malformed packet, a missing or wrong authenticator, over 4,096 octets, busy), duplicates
- * answered from the cache, and `gatehouse_radius_yielded_total`: slices of datagrams put off by
- * YIELD_MS to leave the CPU to a running password hash (server.ts, decisions 0414, 0415).
+ * answered from the cache, and `gatehouse_radius_yielded_total`: slices of datagrams put off
+ * (held, or paced by YIELD_MS) to leave the CPU to a running password hash (server.ts, decisions
+ * 0415, 0416).
  */
 import type { AppContext } from '../context.js';
 

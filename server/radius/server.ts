@@ -7,8 +7,9 @@
  * Datagrams are queued as they arrive (past MAX_QUEUED: dropped as busy) and evaluated SLICE at a
  * time, one slice per turn of the event loop (setImmediate), so the HTTP requests that arrive
  * meanwhile are served between slices instead of after every datagram the socket had waiting
- * (decision 0412); while a password hash runs on the pool the next slice waits YIELD_MS instead,
- * so the hash's niced thread gets a core (decisions 0414, 0415). Each datagram, in order:
+ * (decision 0412); while a password hash runs on the pool the next slice waits until it ends (at
+ * most HOLD_MAX_MS), so a sign-in's hash has the machine to itself (decisions 0415, 0416).
+ * Each datagram, in order:
  * 1. over 4,096 octets, from an address no application's client covers (clients.ts), or not a
  *    well-formed packet (codec.ts): dropped unanswered and counted
  *    (`gatehouse_radius_dropped_total{reason}`);
@@ -31,7 +32,7 @@ import { ConfigError } from '../config.js';
 import type { AppContext } from '../context.js';
 import { writeMeta } from '../db/meta.js';
 import { AuditWriteBehind } from '../audit/write-behind.js';
-import { hashRunning } from '../util/hash-pressure.js';
+import { afterHashes, hashRunning } from '../util/hash-pressure.js';
 import { access, type AccessHost } from './access.js';
 import { accounting } from './accounting.js';
 import { ClientDirectory } from './clients.js';
@@ -48,9 +49,15 @@ export const MAX_IN_FLIGHT_PER_ADDRESS = 256;
 /** Datagrams evaluated per turn of the event loop (a PAP authentication is ~0.3 ms of it). */
 export const SLICE = 4;
 /**
- * While a password hash runs on the pool (util/hash-pressure.ts), the next slice waits this long
- * instead of the next turn: a slice is ~0.6 ms, so RADIUS then has about a third of a core and the
- * hash's niced thread is not left waiting behind the loop (decision 0415).
+ * While a password hash runs on the pool (util/hash-pressure.ts), the next slice waits until no
+ * hash runs, for at most this long (decision 0416): a sign-in's argon2id then has the machine to
+ * itself, as when RADIUS is quiet, and a RADIUS request waits at most about one hash.
+ */
+export const HOLD_MAX_MS = 50;
+/**
+ * After a hold ran out with a hash still running (hashes back to back), slices wait this long
+ * each until the pool is quiet again: a slice is ~0.6 ms, so RADIUS then has about a third of a
+ * core and is never held for good (decision 0415).
  */
 export const YIELD_MS = 1;
 /** Datagrams waiting for their turn; more are dropped as busy (the client retries). */
@@ -224,16 +231,33 @@ export async function startRadius(ctx: AppContext, log: FastifyBaseLogger, mater
   // The queue: a slice per turn of the event loop (the microtasks each evaluation queues run
   // before the next turn; on SQLite a PAP authentication finishes within them).
   const queue: { socket: Socket; accountingPort: boolean; datagram: Buffer; peer: RemoteInfo }[] = [];
+  // The next slice: at the next turn; while a password hash runs, once no hash runs (at most
+  // HOLD_MAX_MS later), and past that every YIELD_MS until the pool is quiet (decisions 0415, 0416).
   let scheduled = false;
-  // The next slice: at the next turn, or YIELD_MS later while a password hash runs (decision
-  // 0415: from its start, not once it is overdue), so the loop sleeps and the hash's thread gets a core.
+  let holdRanOut = false;
   const schedule = () => {
     if (scheduled) return;
     scheduled = true;
-    if (hashRunning()) {
-      metrics.yielded();
+    if (!hashRunning()) {
+      holdRanOut = false;
+      setImmediate(pump);
+      return;
+    }
+    metrics.yielded();
+    if (holdRanOut) {
       setTimeout(pump, YIELD_MS);
-    } else setImmediate(pump);
+      return;
+    }
+    let held = true;
+    const release = (ranOut: boolean) => {
+      if (!held) return;
+      held = false;
+      clearTimeout(timer);
+      holdRanOut = ranOut;
+      pump();
+    };
+    const timer = setTimeout(() => release(true), HOLD_MAX_MS);
+    afterHashes(() => release(false));
   };
   const pump = () => {
     scheduled = false;

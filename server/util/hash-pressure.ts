@@ -1,6 +1,7 @@
 /**
  * Which password hashes are running on libuv's pool right now: what a listener that can keep the
- * event loop busy on its own (RADIUS under a flood, decision 0415) reads to leave the CPU to them.
+ * event loop busy on its own (RADIUS under a flood, decisions 0415, 0416) reads to leave the CPU to
+ * them, and waits on (afterHashes) to resume once none runs.
  *
  * The pool runs 10 nicer than the event loop (cli/thread-priority.ts, issue 9: the loop is never
  * held behind hashes during sign-in storms). That stays. But a niced thread gets about a tenth of
@@ -15,6 +16,8 @@
 
 /** How many password hashes are on the pool now. */
 let running = 0;
+/** Who waits for the pool to have no hash running (afterHashes). */
+let waiting: (() => void)[] = [];
 
 /** Marks a hash as started on the pool; call the returned function once when it ends (either way). */
 export function hashStarted(): () => void {
@@ -24,10 +27,21 @@ export function hashStarted(): () => void {
     if (ended) return;
     ended = true;
     running--;
+    if (running === 0 && waiting.length) {
+      const due = waiting;
+      waiting = [];
+      for (const fn of due) setImmediate(fn);
+    }
   };
 }
 
 /** Whether a password hash is running on the pool now. */
 export function hashRunning(): boolean {
   return running > 0;
+}
+
+/** Calls `fn` at the next turn once no password hash runs (at once when none does). */
+export function afterHashes(fn: () => void): void {
+  if (running === 0) setImmediate(fn);
+  else waiting.push(fn);
 }

@@ -25,7 +25,7 @@ import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
 import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
 import { formatStatus, readStatus } from '../../server/ops/status.js';
 import { radiusStatus } from '../../server/radius/status.js';
-import { SLICE, type RadiusListener } from '../../server/radius/server.js';
+import { HOLD_MAX_MS, SLICE, type RadiusListener } from '../../server/radius/server.js';
 import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { auditLog, memberships, networkCertificates, radiusSessions } from '../../server/db/schema.js';
 import { engineOf, many } from '../../server/db/store.js';
@@ -281,7 +281,7 @@ describe('what is dropped, and what is still answered', () => {
     expect(await metrics()).toMatch(/gatehouse_radius_duplicates_total [1-9]/);
   });
 
-  it('puts slices off while a password hash runs (decision 0415), and answers every request all the same', async () => {
+  it('holds slices while a password hash runs, for at most HOLD_MAX_MS, then paces them until the pool is quiet (decisions 0415, 0416)', async () => {
     const yielded = async () => Number(/^gatehouse_radius_yielded_total (\d+)$/m.exec(await metrics())?.[1] ?? 0);
     const burst = async () => {
       const answers = await Promise.all(Array.from({ length: 3 * SLICE }, () => pap(port, secret, 'ada@example.com', ada.password)));
@@ -293,8 +293,14 @@ describe('what is dropped, and what is still answered', () => {
 
     const done = hashStarted();
     try {
+      // Held: the hash never ends here, so the answer comes once the hold runs out, not before.
+      const sent = performance.now();
+      expect((await pap(port, secret, 'ada@example.com', ada.password))?.code).toBe(Code.accessAccept);
+      expect(performance.now() - sent).toBeGreaterThanOrEqual(HOLD_MAX_MS - 1);
+      expect(await yielded()).toBe(quiet + 1);
+      // Then paced, not held again: a burst is answered while the same hash still runs.
       await burst();
-      expect(await yielded()).toBeGreaterThan(quiet);
+      expect(await yielded()).toBeGreaterThan(quiet + 1);
     } finally {
       done();
     }
