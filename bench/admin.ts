@@ -20,7 +20,8 @@ import { needOf, personMay } from '../server/http/admin-policy.js';
 import { KeyRing } from '../server/oauth/keys.js';
 import { signAccessToken } from '../server/oauth/jwt.js';
 import { PANEL_AUDIENCE, PANEL_CLIENT_ID } from '../server/administrators/panel-client.js';
-import { sessions } from '../server/db/schema.js';
+import { eq } from 'drizzle-orm';
+import { applications, sessions } from '../server/db/schema.js';
 import { one } from '../server/db/store.js';
 
 const ADMIN = 'bench-admin-token-0123456789abcdef';
@@ -47,8 +48,10 @@ async function run(): Promise<BenchResult[]> {
 
     // The panel's access token, as the code exchange issues it (signed with the server's keys).
     const session = (await one(app.ctx.db.select({ id: sessions.id }).from(sessions)))!;
+    const panelApp = await one(app.ctx.db.select({ signingAlg: applications.signingAlg }).from(applications).where(eq(applications.id, PANEL_CLIENT_ID)));
+    if (!panelApp) throw new Error('the panel application was not created');
     const panelToken = await signAccessToken(new KeyRing(app.ctx), {
-      issuer: app.ctx.config.issuer, subject: personId, audience: PANEL_AUDIENCE, clientId: PANEL_CLIENT_ID, scope: 'openid offline_access',
+      alg: panelApp.signingAlg, issuer: app.ctx.config.issuer, subject: personId, audience: PANEL_AUDIENCE, clientId: PANEL_CLIENT_ID, scope: 'openid offline_access',
       appUser: { id: 'mem_x', status: 'active', role: 'admin' }, sessionId: session.id, now: app.ctx.clock.now(), ttlSeconds: 600,
     });
 

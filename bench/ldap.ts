@@ -91,7 +91,7 @@ function freePort(): Promise<number> {
 
 /** One LDAP connection answering request/response pairs in order (the load generator's side). */
 class Connection {
-  private buffer = Buffer.alloc(0);
+  private buffer: Buffer = Buffer.alloc(0);
   private pending: ((frames: Buffer[]) => void) | undefined;
   private frames: Buffer[] = [];
   private wanted = 0;

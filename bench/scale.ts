@@ -32,6 +32,8 @@ import { count } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import type { BenchResult, Scenario } from './run.js';
 import type { BenchMetrics } from '../server/cli/bench-metrics.js';
+import type { Static } from 'typebox';
+import type { SweepRunSchema } from '../server/ops/schemas.js';
 import { SERVER_BUNDLE } from '../server/cli/launch.js';
 import { RETENTION_RULES } from '../server/data-lifecycle/retention-rules.js';
 import { loadConfig } from '../server/config.js';
@@ -53,6 +55,9 @@ const log = (line: string) => console.error(`  scale: ${line}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
 const mib = (bytes: number) => bytes / 2 ** 20;
+
+/** The sweeper's last run as `GET /api/admin/operations` answers it. */
+type SweepRun = Static<typeof SweepRunSchema>;
 
 interface Run {
   label: 'large' | 'small';
@@ -223,10 +228,10 @@ async function measure(label: Run['label'], data: ScaleData): Promise<Run> {
       const sweepStarted = new Date();
       started = performance.now();
       await admin(server, 'POST', '/api/admin/operations/sweep');
-      let lastRun: { total: number; durationMs: number; error: string | null; startedAt: string } | null = null;
+      let lastRun: SweepRun | null = null;
       for (;;) {
         await sleep(250);
-        const ops = (await (await admin(server, 'GET', '/api/admin/operations')).json()) as { sweeper: { running: boolean; lastRun: typeof lastRun } };
+        const ops = (await (await admin(server, 'GET', '/api/admin/operations')).json()) as { sweeper: { running: boolean; lastRun: SweepRun | null } };
         if (!ops.sweeper.running && ops.sweeper.lastRun && new Date(ops.sweeper.lastRun.startedAt) >= new Date(sweepStarted.getTime() - 1000)) {
           lastRun = ops.sweeper.lastRun;
           break;

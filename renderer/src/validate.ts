@@ -4,9 +4,12 @@
  * server's rule is a pure function it is imported from the server's own module, so it lives in
  * one place (redirect URIs: server/applications/redirect-uris.ts).
  */
-import { checkRedirectUris, isPrivateHost } from '../../server/applications/redirect-uris';
-import type { ClientType } from './api';
-import { plural } from './strings';
+// With extensions, unlike the rest of the panel: test/unit/panel-validation.test.ts imports this module,
+// which tsconfig.test.json checks under the server's NodeNext resolution (Vite and Bundler take both).
+// ClientType is the server rule's own (the same three values as the wire's Application['clientType']).
+import { checkRedirectUris, isPrivateHost } from '../../server/applications/redirect-uris.js';
+import type { ClientType } from '../../server/db/schema/types.js';
+import { plural } from './strings.js';
 
 const t = {
   required: (what: string) => `${what} is required.`,

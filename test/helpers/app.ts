@@ -4,7 +4,7 @@
  */
 import { afterAll, afterEach, inject } from 'vitest';
 import postgres from 'postgres';
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type AppDeps } from '../../server/app.js';
 import { testConfig, type Config } from '../../server/config.js';
 import { openDatabase, type Db } from '../../server/db/client.js';
@@ -27,7 +27,7 @@ export interface TestApp {
   clock: ReturnType<typeof fixedClock>;
   config: Config;
   /** Admin request with the admin token (override `headers.authorization` to change it). */
-  admin(method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): ReturnType<FastifyInstance['inject']>;
+  admin(method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
 }
 
 const open: TestApp[] = [];

@@ -3,13 +3,14 @@
  * libraries' `customFetch` hooks and plain test requests against the LAN HTTPS listener.
  */
 import { request } from 'node:https';
+import { headerRecord } from './header-record.js';
 
 export type CaFetch = (url: string | URL, init?: { method?: string; headers?: HeadersInit; body?: unknown; redirect?: string }) => Promise<Response>;
 
 export function caFetch(caPem: string): CaFetch {
   return (url, init = {}) =>
     new Promise((resolve, reject) => {
-      const headers = Object.fromEntries(new Headers(init.headers ?? {}).entries());
+      const headers = headerRecord(new Headers(init.headers ?? {}));
       const body = init.body === undefined || init.body === null ? undefined : String(init.body);
       const req = request(url, { method: init.method ?? 'GET', headers, ca: caPem }, (res) => {
         const chunks: Buffer[] = [];

@@ -219,7 +219,7 @@ export function forwardAuthStory(proxyName: 'caddy' | 'nginx'): void {
       expect(new URL(page.url()).host).toBe(`wiki.localhost:${port}`);
       await expect(page.locator('main').textContent()).resolves.toContain('already been used, has expired or belongs to another site');
       // The page came through the proxy; its stylesheet is the issuer's (a styled card, not bare HTML).
-      const sheet = await page.evaluate(() => [...document.styleSheets].map((s) => s.href));
+      const sheet = await page.evaluate(() => Array.from(document.styleSheets, (s) => s.href));
       expect(sheet).toEqual([`${gatehouse.url}/assets/gatehouse.css`]);
       expect(await page.evaluate(() => getComputedStyle(document.querySelector('main')!).borderTopStyle)).toBe('solid');
       await shot(page, `forward-auth-${proxyName}-spent-code`);

@@ -17,7 +17,7 @@ import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Client } from 'ldapts';
+import { Attribute, Client } from 'ldapts';
 import { makeCertificates } from './slapd.js';
 
 const run = promisify(execFile);
@@ -130,17 +130,18 @@ export async function startSambaAd(): Promise<SambaAd> {
 }
 
 /** An AD user entry's attributes: enabled (512) or disabled (514, ACCOUNTDISABLE), with its password. */
-export function adUser(sam: string, password: string, options: { disabled?: boolean; mail?: string } = {}) {
-  return {
-    objectClass: ['top', 'person', 'organizationalPerson', 'user'],
-    sAMAccountName: sam,
-    userPrincipalName: `${sam}@corp.example`,
-    mail: options.mail ?? `${sam}@corp.example`,
-    givenName: sam[0]!.toUpperCase() + sam.slice(1),
-    sn: 'Example',
-    displayName: `${sam[0]!.toUpperCase() + sam.slice(1)} Example`,
+export function adUser(sam: string, password: string, options: { disabled?: boolean; mail?: string } = {}): Attribute[] {
+  const attribute = (type: string, ...values: string[] | Buffer[]) => new Attribute({ type, values });
+  return [
+    attribute('objectClass', 'top', 'person', 'organizationalPerson', 'user'),
+    attribute('sAMAccountName', sam),
+    attribute('userPrincipalName', `${sam}@corp.example`),
+    attribute('mail', options.mail ?? `${sam}@corp.example`),
+    attribute('givenName', sam[0]!.toUpperCase() + sam.slice(1)),
+    attribute('sn', 'Example'),
+    attribute('displayName', `${sam[0]!.toUpperCase() + sam.slice(1)} Example`),
     // MS-ADTS 3.1.1.3.1.5.1: the password as a quoted UTF-16LE string, set over TLS.
-    unicodePwd: Buffer.from(`"${password}"`, 'utf16le'),
-    userAccountControl: options.disabled ? '514' : '512',
-  };
+    attribute('unicodePwd', Buffer.from(`"${password}"`, 'utf16le')),
+    attribute('userAccountControl', options.disabled ? '514' : '512'),
+  ];
 }

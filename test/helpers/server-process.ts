@@ -45,6 +45,8 @@ export interface ServerProcess {
   tokenFile: string | undefined;
   line: string;
   output(): { stdout: string; stderr: string };
+  /** Settles when the process has exited, however it was ended (a test's own SIGKILL too). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Sends SIGTERM (to the whole process group) and resolves with the exit code and signal. */
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
 }
@@ -83,6 +85,7 @@ export function startServer(command: string, args: string[], env: NodeJS.Process
         tokenFile: match[4],
         line: match[0],
         output: () => ({ stdout, stderr }),
+        exited,
         async stop() {
           const started = Date.now();
           if (child.exitCode === null && child.signalCode === null) kill(child, 'SIGTERM');

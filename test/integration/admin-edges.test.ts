@@ -114,8 +114,8 @@ describe('request bodies', () => {
       expect(res.statusCode, String(type)).toBe(415);
       expectProblem(res, 415, 'unsupported_media_type');
     }
-    for (const [method, url] of [['PATCH', '/api/admin/applications/notes/auth-policy'], ['POST', '/api/admin/sso-groups']]) {
-      const res = await t.admin(method as 'POST', url, 'name=x', { 'content-type': 'application/x-www-form-urlencoded' });
+    for (const [method, url] of [['PATCH', '/api/admin/applications/notes/auth-policy'], ['POST', '/api/admin/sso-groups']] as const) {
+      const res = await t.admin(method, url, 'name=x', { 'content-type': 'application/x-www-form-urlencoded' });
       expectProblem(res, 415, 'unsupported_media_type');
     }
     // JSON with a charset parameter is JSON.

@@ -688,7 +688,7 @@ ${app('notes', `    webhookUrl: ${receiver.url}\n    webhookSecret: file:hook\n 
 describe('the example files in the docs', () => {
   it('README.md\'s and docs/configuration-as-code.md\'s examples are accepted: a dry run plans every entry', async () => {
     const example = (page: string) => {
-      const block = [...readFileSync(page, 'utf8').matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]).find((text) => /^version: 1$/m.test(text));
+      const block = [...readFileSync(page, 'utf8').matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').find((text) => /^version: 1$/m.test(text));
       expect(block, page).toBeDefined();
       return block!;
     };

@@ -26,6 +26,7 @@ import {
   webhookDeliveries,
 } from '../../server/db/schema.js';
 import { sweep } from '../../server/data-lifecycle/sweeper.js';
+import { DEFAULT_AUTH_POLICY } from '../../server/applications/rules.js';
 import { Purger } from '../../server/data-lifecycle/purge.js';
 import { MAX_CANDIDATES } from '../../server/members/search.js';
 import { WALK_WINDOW } from '../../server/members/service.js';
@@ -399,7 +400,7 @@ describe('big deletes', () => {
   it('resumes a purge after the server was killed part-way, counting every row once', async () => {
     const dir = tempDir();
     const db = openDatabase(join(dir, 'gatehouse.db'));
-    await exec(db.insert(applications).values({ id: 'big', name: 'Big', audience: 'https://big.example.com', redirectUris: ['https://big.example.com/cb'], clientType: 'spa', authPolicy: { signup_policy: 'open', allowed_providers: ['email'], profile_fields: [] }, updatedAt: new Date() }));
+    await exec(db.insert(applications).values({ id: 'big', name: 'Big', audience: 'https://big.example.com', redirectUris: ['https://big.example.com/cb'], clientType: 'spa', authPolicy: { ...DEFAULT_AUTH_POLICY, signup_policy: 'open' }, updatedAt: new Date() }));
     await seedApplication(db, 'big', 20_000, 4);
     db.$client.close();
     const env = cleanEnv({ ADMIN_TOKEN: OPS_ADMIN_TOKEN });
@@ -407,7 +408,7 @@ describe('big deletes', () => {
     const res = await fetch(`${first.url}/api/admin/applications/big`, { method: 'DELETE', headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } });
     expect(res.status).toBe(204);
     first.child.kill('SIGKILL');
-    await first.exited;
+    expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
 
     const mid = new Database(join(dir, 'gatehouse.db'), { readonly: true });
     const job = mid.prepare('SELECT removed FROM purge_jobs').get() as { removed: string } | undefined;

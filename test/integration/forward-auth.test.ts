@@ -15,6 +15,7 @@ import { csrfFrom, openPage, postForm } from '../helpers/pages.js';
 import { authorize, location, token } from '../helpers/oauth-inject.js';
 import { pkcePair } from '../helpers/oauth-server.js';
 import { queryPlan, usesPostgresIndex } from '../helpers/query-plan.js';
+import { counterValue } from '../helpers/metrics.js';
 import {
   authRequestCheck, callback, checkRequest, forwardCheck, handOver, hostStart, identityOf, personCookie, protectedApp, siteSignIn, start, startUrlFor,
   type CheckOptions,
@@ -30,11 +31,9 @@ async function addGroup(t: TestApp, id: string, personIds: string[]) {
 }
 
 /** `gatehouse_forward_auth_checks_total` by result, from the app's registry. */
-async function checkCounts(t: TestApp): Promise<Record<string, number>> {
-  const metric = t.app.ctx.metrics.registry.getSingleMetric('gatehouse_forward_auth_checks_total')!;
-  const counts: Record<string, number> = { allowed: 0, redirected: 0, refused: 0 };
-  for (const sample of (await metric.get()).values) counts[String(sample.labels.result)] = sample.value;
-  return counts;
+async function checkCounts(t: TestApp): Promise<{ allowed: number; redirected: number; refused: number }> {
+  const count = (result: string) => counterValue(t, 'gatehouse_forward_auth_checks_total', { result });
+  return { allowed: await count('allowed'), redirected: await count('redirected'), refused: await count('refused') };
 }
 
 const problemOf = (res: { statusCode: number; headers: Record<string, unknown>; json(): unknown }) => {

@@ -6,7 +6,7 @@
  * application's service account (and its members) see, and the query plans of every read.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AndFilter, OrFilter, type Client, type Entry as LdapEntry } from 'ldapts';
+import { AndFilter, OrFilter, type Client, type Entry as LdapEntry, type SearchOptions } from 'ldapts';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { createApplication } from '../helpers/accounts.js';
 import { BASE, GROUP_DN, PERSON_DN, SERVICE_DN, insertGroup, ldapApplication, ldapClient, memberWithAppPassword, personByEmail, setNames, startLdapFor } from '../helpers/ldap.js';
@@ -139,7 +139,7 @@ describe('the tree', () => {
 });
 
 describe('filters', () => {
-  const people = async (filter: Parameters<Client['search']>[1]['filter']) => dns(await find('ou=people,dc=gatehouse', { scope: 'one', filter })).map((dn) => dn.split(',')[0]);
+  const people = async (filter: SearchOptions['filter']) => dns(await find('ou=people,dc=gatehouse', { scope: 'one', filter })).map((dn) => dn.split(',')[0]);
   const groups = async (filter: string) => dns(await find('ou=groups,dc=gatehouse', { scope: 'one', filter })).map((dn) => dn.split(',')[0]);
 
   it('equality and approx, case-insensitive where the schema says', async () => {

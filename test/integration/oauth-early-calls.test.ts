@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createClient, follow, pkcePair, signUpCookie, startOAuthServer, type OAuthServer,
 } from '../helpers/oauth-server.js';
+import { headerRecord } from '../helpers/header-record.js';
+import type { TokenResponse } from '../../server/oauth/token/response.js';
 
 const SPA_REDIRECT = 'http://127.0.0.1:5173/callback';
 const TOKEN = '/api/auth/oauth2/token';
@@ -39,13 +41,13 @@ let webSecret: string;
 /** The same request over HTTP (the early path) and through `inject` (the Fastify route). */
 async function both(method: string, path: string, headers: Record<string, string>, body?: string): Promise<[Answer, Answer]> {
   const res = await fetch(`${server.url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
-  const early = { status: res.status, headers: answerHeaders(Object.fromEntries(res.headers)), body: await res.text() };
+  const early = { status: res.status, headers: answerHeaders(headerRecord(res.headers)), body: await res.text() };
   const injected = await server.running.app.inject({ method: method as 'GET', url: path, headers, ...(body === undefined ? {} : { payload: body }) });
   return [early, { status: injected.statusCode, headers: answerHeaders(injected.headers), body: injected.body }];
 }
 
 /** One code flow with `scope` for the SPA client; returns the token response. */
-async function tokens(scope: string): Promise<Record<string, string>> {
+async function tokens(scope: string): Promise<TokenResponse> {
   const { verifier, challenge } = pkcePair();
   const query = new URLSearchParams({
     response_type: 'code', client_id: 'notes', redirect_uri: SPA_REDIRECT, scope, state: 's', code_challenge: challenge, code_challenge_method: 'S256',
@@ -58,7 +60,7 @@ async function tokens(scope: string): Promise<Record<string, string>> {
     body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT, client_id: 'notes', code_verifier: verifier }),
   });
   expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, string>;
+  return (await res.json()) as TokenResponse;
 }
 
 describe('token and userinfo answered before Fastify', () => {
@@ -90,7 +92,7 @@ describe('token and userinfo answered before Fastify', () => {
     });
     expect(injected.statusCode).toBe(200);
     const expected = { ...SECURITY, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache' };
-    const { 'content-length': earlyLength, ...earlyHeaders } = answerHeaders(Object.fromEntries(early.headers));
+    const { 'content-length': earlyLength, ...earlyHeaders } = answerHeaders(headerRecord(early.headers));
     const { 'content-length': injectedLength, ...injectedHeaders } = answerHeaders(injected.headers);
     expect(earlyHeaders).toEqual(expected);
     expect(injectedHeaders).toEqual(expected);

@@ -12,6 +12,7 @@ import { loadConfig } from '../../server/config.js';
 import { start } from '../../server/main.js';
 import { JWKS_MAX_AGE_SECONDS } from '../../server/oauth/keys.js';
 import { createClient, follow, pkcePair, signUpCookie, startOAuthServer } from '../helpers/oauth-server.js';
+import { headerRecord } from '../helpers/header-record.js';
 
 describe('JWKS and discovery', () => {
   it('publishes an RS256, an ES256 and an EdDSA public key on first start, and the discovery document', async () => {
@@ -231,12 +232,12 @@ describe('discovery and JWKS on the network', () => {
 
         const get = await fetch(`${running.url}${path}`);
         expect(get.status).toBe(200);
-        expect(answerHeaders(Object.fromEntries(get.headers))).toEqual(expected);
+        expect(answerHeaders(headerRecord(get.headers))).toEqual(expected);
         expect(await get.text()).toBe(body);
 
         const head = await fetch(`${running.url}${path}`, { method: 'HEAD' });
         expect(head.status).toBe(200);
-        expect(answerHeaders(Object.fromEntries(head.headers))).toEqual(expected);
+        expect(answerHeaders(headerRecord(head.headers))).toEqual(expected);
         expect(await head.text()).toBe('');
 
         const withQuery = await fetch(`${running.url}${path}?v=1`);

@@ -11,6 +11,7 @@
  * and `gatehouse status` show it, and the index behind every statement it runs.
  */
 import { createSocket } from 'node:dgram';
+import type { ConnectionOptions } from 'node:tls';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -194,7 +195,7 @@ describe('who may connect', () => {
 });
 
 describe('EAP on this engine (eapol_test runs them against SQLite in the interop suite)', () => {
-  const eap = async (method: 'ttls' | 'tls', tls: Parameters<typeof eapAuthentication>[3], inner?: { login: string; password: string }) => {
+  const eap = async (method: 'ttls' | 'tls', tls: ConnectionOptions, inner?: { login: string; password: string }) => {
     const asker = await Asker.open(port);
     try {
       return await eapAuthentication(asker, Buffer.from(secret), method, 'anonymous', { ca: eapMaterial(t.config, new Date()).ca, ...tls }, inner);
@@ -371,7 +372,7 @@ describe('accounting', () => {
     ]);
     // A wrong Request Authenticator: dropped.
     const forged = report(3, 90);
-    forged[5] ^= 1;
+    forged.writeUInt8(forged.readUInt8(5) ^ 1, 5);
     expect(await exchange(acctPort, forged, 300)).toBeUndefined();
   });
 });

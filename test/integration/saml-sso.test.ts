@@ -19,6 +19,7 @@ import {
 } from '../helpers/saml-sp.js';
 import { auditLog } from '../../server/db/schema.js';
 import { many } from '../../server/db/store.js';
+import { counterValue } from '../helpers/metrics.js';
 import { desc, eq } from 'drizzle-orm';
 
 let t: TestApp;
@@ -77,11 +78,7 @@ async function expectRefused(res: Awaited<ReturnType<typeof get>>, reason: strin
   expect(JSON.stringify(entry!.details)).not.toContain('<');
 }
 
-async function metric(result: string): Promise<number> {
-  const m = t.app.ctx.metrics.registry.getSingleMetric('gatehouse_saml_responses_total');
-  const found = (await m!.get()).values.find((v) => v.labels.result === result);
-  return found?.value ?? 0;
-}
+const metric = (result: string) => counterValue(t, 'gatehouse_saml_responses_total', { result });
 
 describe('the Response to an AuthnRequest with a session present', () => {
   it('carries everything the contract lists, signed twice, with RelayState unchanged', async () => {

@@ -96,7 +96,7 @@ describe('step-up with acr_values', () => {
       const back = appRedirect(await browser.follow(url.href));
       expect(back.searchParams.get('error')).toBe('interaction_required');
       throw Object.assign(new Error('stop'), { back });
-    }, { acr_values: 'urn:gatehouse:acr:mfa', prompt: 'none' }).catch((e: { back?: URL }) => e.back);
+    }, { acr_values: 'urn:gatehouse:acr:mfa', prompt: 'none' }).then(() => undefined, (e: { back?: URL }) => e.back);
     expect(silent?.searchParams.get('error')).toBe('interaction_required');
 
     const stepped = await codeFlow('wiki', async (url) => {

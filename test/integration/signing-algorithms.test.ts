@@ -116,11 +116,12 @@ describe('the signingAlg field', () => {
 
   it('is in the OpenAPI document with its three values, on create, update and the record', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
-    const values = (schema: { anyOf: { enum: string[] }[]; description: string }) => {
-      expect(schema.description).toMatch(/^How this application's ID, access and back-channel logout tokens are signed/);
-      return schema.anyOf.map((s) => s.enum[0]);
+    type AlgSchema = { anyOf: { enum: string[] }[]; description: string };
+    const values = (schema: AlgSchema | undefined) => {
+      expect(schema?.description).toMatch(/^How this application's ID, access and back-channel logout tokens are signed/);
+      return schema!.anyOf.map((s) => s.enum[0]);
     };
-    type Schema = { properties: Record<string, never>; anyOf?: Schema[] };
+    type Schema = { properties: Record<string, AlgSchema>; anyOf?: Schema[] };
     const body = (op: { requestBody: { content: Record<string, { schema: Schema }> } }) => op.requestBody.content['application/json']!.schema;
     // Create takes a plain application or one from a preset: the plain shape (the first) carries signingAlg.
     expect(values(body(doc.paths['/api/admin/applications'].post).anyOf![0]!.properties.signingAlg)).toEqual(['RS256', 'ES256', 'EdDSA']);

@@ -21,6 +21,7 @@ import { caFetch, type CaFetch } from '../helpers/ca-fetch.js';
 import { OPS_ADMIN_TOKEN, tempDataDir } from '../helpers/data-dir.js';
 import { makeApp } from '../helpers/app.js';
 import { expectProblem, expectValidation } from '../helpers/problem.js';
+import { headerRecord } from '../helpers/header-record.js';
 
 /** A plain-http request; the path goes out as written (a URL would resolve `..` first). */
 function plainGet(url: string, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
@@ -80,7 +81,7 @@ describe('the trust page', () => {
     for (const base of [running.url, plainBase]) {
       const res = base === running.url ? await https(`${base}/trust.json`) : await plainGet(`${base}/trust.json`);
       expect(res.status).toBe(200);
-      const headers = res instanceof Response ? Object.fromEntries(res.headers) : res.headers;
+      const headers = res instanceof Response ? headerRecord(res.headers) : res.headers;
       expect(headers['content-type']).toBe('application/json; charset=utf-8');
       expect(headers['cache-control']).toBe('no-cache');
       expect(headers['x-content-type-options']).toBe('nosniff');
@@ -139,7 +140,7 @@ describe('the trust page', () => {
     expect(der.equals(execFileSync('openssl', ['x509', '-in', tlsPaths(dir).ca, '-outform', 'DER']))).toBe(true);
     for (const [name, type] of Object.entries(FILES)) {
       for (const res of [await https(`${running.url}/trust/${name}`), await plainGet(`${plainBase}/trust/${name}`)]) {
-        const headers = res instanceof Response ? Object.fromEntries(res.headers) : res.headers;
+        const headers = res instanceof Response ? headerRecord(res.headers) : res.headers;
         const body = res instanceof Response ? Buffer.from(await res.arrayBuffer()) : res.body;
         expect(res.status, name).toBe(200);
         expect(headers['content-type'], name).toBe(type);
@@ -243,7 +244,7 @@ describe('set-up text trust lines', () => {
     for (const caPath of ['relative/ca.pem', '/etc/ssl/$(reboot).pem', '/etc/ssl/a b.pem', '/etc/../root/.ssh/id_rsa', '/etc/ssl/./ca.pem', '/etc/ssl/', "/etc/ssl/ca.pem';rm", '', `/${'a'.repeat(300)}`, '/etc/ssl/ca.pem\n']) {
       const res = await admin(`/api/admin/applications/outline/setup?caPath=${encodeURIComponent(caPath)}`);
       const body = await res.json();
-      expectValidation({ statusCode: res.status, headers: Object.fromEntries(res.headers), json: () => body }, ['query.caPath']);
+      expectValidation({ statusCode: res.status, headers: headerRecord(res.headers), json: () => body }, ['query.caPath']);
     }
     const unknown = await admin('/api/admin/applications/outline/setup?path=/x');
     expect(unknown.status).toBe(400);

@@ -119,7 +119,7 @@ describe('two instances on one PostgreSQL database', () => {
     // Both serve the same discovery document, under the one issuer.
     const docs = await Promise.all(started.map(async (s) => (await (await fetch(`${s.url}/.well-known/openid-configuration`)).json()) as { issuer: string }));
     expect(docs[0]).toEqual(docs[1]);
-    expect(docs[0].issuer).toBe(issuer);
+    expect(docs[0]?.issuer).toBe(issuer);
   });
 
   it('an application created through one instance is used on the other: a PKCE code flow whose steps alternate instances', async () => {

@@ -64,7 +64,7 @@ const validRequest = () =>
 /** A valid packet with bytes flipped, cut short, its Length inflated, or bytes added. */
 const mutated = fc.tuple(fc.constantFrom('flip', 'cut', 'length', 'append'), fc.nat(), fc.uint8Array({ minLength: 1, maxLength: 64 })).map(([how, at, extra]) => {
   const packet = Buffer.from(validRequest());
-  if (how === 'flip') packet[at % packet.length] ^= extra[0]! || 1;
+  if (how === 'flip') packet.writeUInt8(packet.readUInt8(at % packet.length) ^ (extra[0]! || 1), at % packet.length);
   if (how === 'cut') return packet.subarray(0, at % packet.length);
   if (how === 'length') packet.writeUInt16BE(20 + (at % 5000), 2);
   if (how === 'append') return Buffer.concat([packet, Buffer.from(extra)]);

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 // @ts-expect-error: a plain .mjs script without types
 import { BANNER, cjsBuiltins } from '../../scripts/bundle-server.mjs';
 
@@ -29,7 +29,7 @@ const roots = rootCertificates.length > 100;
 console.log(JSON.stringify({ before, context, same, roots, after: certificates() > 100 }));
 `;
 
-async function run(plugins: unknown[]): Promise<Record<string, unknown>> {
+async function run(plugins: Plugin[]): Promise<Record<string, unknown>> {
   writeFileSync(join(dir, 'entry.ts'), ENTRY);
   await build({
     entryPoints: [join(dir, 'entry.ts')], outfile: join(dir, 'entry.mjs'), absWorkingDir: process.cwd(),

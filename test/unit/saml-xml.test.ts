@@ -204,7 +204,7 @@ describe('signatures', () => {
       ],
     });
     const signedAssertion = await signedThreeWays(assertion);
-    const responseOf = (inner: string | undefined, id = newMessageId()) => responseXml({
+    const responseOf = (inner: CanonicalXml | undefined, id = newMessageId()) => responseXml({
       id, issuer: 'https://idp.example/saml', now: NOW, destination: 'https://sp.example/acs', inResponseTo: '_req1',
       status: inner ? { code: STATUS.success } : { code: STATUS.responder, second: STATUS.requestDenied }, assertion: inner,
     });

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 // @ts-expect-error: a plain .mjs script without types
 import { compactStatusMaps } from '../../scripts/bundle-server.mjs';
 
@@ -29,7 +29,7 @@ console.log(JSON.stringify({ keys: Object.keys(map), at200: map[200], at415: map
 describe('compact status-code maps in the bundle', () => {
   it("gives Fastify's response-serializer map dictionary elements, with the same entries", async () => {
     writeFileSync(join(dir, 'entry.cjs'), ENTRY);
-    const bundle = (plugins: object[], file: string) =>
+    const bundle = (plugins: Plugin[], file: string) =>
       build({
         entryPoints: [join(dir, 'entry.cjs')], outfile: join(dir, file), absWorkingDir: process.cwd(), nodePaths: [join(process.cwd(), 'node_modules')],
         bundle: true, format: 'cjs', platform: 'node', target: 'node20', plugins, logLevel: 'silent',
