@@ -90,26 +90,39 @@ function compiledOnce<T>(key: () => string, compile: () => T): T {
 }
 
 /**
- * A validator that compiles itself on its first call; `errors` mirrors the compiled one's. `key`
- * names what the compiled function depends on (the schema's JSON and the Ajv it is compiled by),
- * for `shareCompiledSchemas`. `release` undoes what `compile` left elsewhere (Ajv's cache
- * entries) when an idle server forgets it.
+ * How the validators of one kind (an Ajv and what its schemas depend on) compile, are named and
+ * let go; one object shared by all of them. `key` names what the compiled function depends on
+ * (the schema's JSON and the Ajv it is compiled by), for `shareCompiledSchemas`; `release` undoes
+ * what `compile` left elsewhere (Ajv's cache entries) when an idle server forgets it.
  */
-export function lazyValidator(compile: () => Validate, key: () => string, release: () => void = () => {}): Validate {
+export interface ValidatorKind {
+  compile(schema: object): Validate;
+  key(schema: object): string;
+  release(schema: object): void;
+}
+
+/**
+ * A validator that compiles `schema` on its first call; `errors` mirrors the compiled one's.
+ * Until then it is this one closure: a server has ~2,000 route schemas (validators and each
+ * status's serializer) and most are never used, so what the wrapper holds per schema counts
+ * (decision 0366); its drop entry is made when it first compiles.
+ */
+export function lazyValidator(kind: ValidatorKind, schema: object): Validate {
   let compiled: Validate | undefined;
-  const entry: Compiled = {
-    used: true,
-    forget: () => {
-      compiled = undefined;
-      release();
-    },
-  };
+  let entry: Compiled | undefined;
   const validate: Validate = (data: unknown) => {
     if (!compiled) {
-      compiled = compiledOnce(key, compile);
+      compiled = compiledOnce(() => kind.key(schema), () => kind.compile(schema));
+      entry ??= {
+        used: true,
+        forget: () => {
+          compiled = undefined;
+          kind.release(schema);
+        },
+      };
       live.add(entry);
     }
-    entry.used = true;
+    entry!.used = true;
     const result = compiled(data);
     validate.errors = compiled.errors;
     return result;
@@ -139,13 +152,14 @@ export function lazySerializerFactory(): SerializerFactory {
     const key = (route: object) => `${(context ??= JSON.stringify([externalSchemas, options]))} ${JSON.stringify(route)}`;
     return (route) => {
       let compiled: Serialize | undefined;
-      const entry: Compiled = { used: true, forget: () => (compiled = undefined) };
+      let entry: Compiled | undefined;
       return (data) => {
         if (!compiled) {
           compiled = compiledOnce(() => key(route), () => compileFor(unionFreeRoute(route)));
+          entry ??= { used: true, forget: () => (compiled = undefined) };
           live.add(entry);
         }
-        entry.used = true;
+        entry!.used = true;
         return compiled(data);
       };
     };

@@ -5,7 +5,7 @@
  * forgotten compiles again on its next request and answers exactly as before. One app for the file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compiledCount, dropCompiledUnusedFor, dropUnusedCompiled } from '../../server/http/lazy-compile.js';
+import { compiledCount, dropCompiledUnusedFor, dropUnusedCompiled, lazyValidator, type ValidatorKind } from '../../server/http/lazy-compile.js';
 import { validators } from '../../server/http/validators.js';
 import { appBody, makeApp, type TestApp } from '../helpers/app.js';
 
@@ -81,5 +81,40 @@ describe('compiled route schemas forgotten when unused', () => {
     now = 1_200_000;
     expect(drop()).toBe(held); // ten minutes unused
     expect(compiledCount()).toBe(0);
+  });
+
+  it('a validator compiles through its kind on its first call only, and after being forgotten releases and compiles again', () => {
+    dropUnusedCompiled();
+    dropUnusedCompiled();
+    const calls: string[] = [];
+    const kind: ValidatorKind = {
+      compile: (schema) => {
+        calls.push(`compile ${JSON.stringify(schema)}`);
+        const validate: ReturnType<ValidatorKind['compile']> = (data: unknown) => {
+          validate.errors = typeof data === 'number' ? null : [{ message: 'must be a number' } as never];
+          return typeof data === 'number';
+        };
+        return validate;
+      },
+      key: (schema) => `test ${JSON.stringify(schema)}`,
+      release: (schema) => calls.push(`release ${JSON.stringify(schema)}`),
+    };
+    const validate = lazyValidator(kind, { type: 'number' });
+    expect(calls).toEqual([]);
+    expect(compiledCount()).toBe(0);
+    expect(validate(1)).toBe(true);
+    expect(validate('x')).toBe(false);
+    expect(validate.errors).toEqual([{ message: 'must be a number' }]);
+    expect(calls).toEqual(['compile {"type":"number"}']);
+    expect(compiledCount()).toBe(1);
+    expect(dropUnusedCompiled()).toBe(0);
+    expect(dropUnusedCompiled()).toBe(1);
+    expect(calls).toEqual(['compile {"type":"number"}', 'release {"type":"number"}']);
+    // Compiled again: from the test process's cache by key (makeApp shares compiled schemas), so
+    // `compile` itself is not called twice; the entry is back among the held ones.
+    expect(validate(2)).toBe(true);
+    expect(validate('y')).toBe(false);
+    expect(calls).toEqual(['compile {"type":"number"}', 'release {"type":"number"}']);
+    expect(compiledCount()).toBe(1);
   });
 });
