@@ -134,6 +134,9 @@ type Serialize = (data: unknown) => string;
 type SerializerCompiler = (route: object) => Serialize;
 type SerializerFactory = (externalSchemas: unknown, options: unknown) => SerializerCompiler;
 
+/** A route's response schema with its unions written as one schema where they can be (decision 0365). */
+const unionFreeRoute = (route: object) => ('schema' in route ? { ...route, schema: unionFree(route.schema) } : route);
+
 /**
  * Fastify's own serializer factory (fast-json-stringify, with the shared schemas; the package is
  * a direct dependency within the range Fastify asks for, so both resolve to one copy — loading
@@ -142,8 +145,6 @@ type SerializerFactory = (externalSchemas: unknown, options: unknown) => Seriali
  * copy with its unions written as type lists where they can be (http/union-free.ts: no Ajv
  * validator per branch, decision 0365).
  */
-const unionFreeRoute = (route: object) => ('schema' in route ? { ...route, schema: unionFree(route.schema) } : route);
-
 export function lazySerializerFactory(): SerializerFactory {
   const build = (SerializerSelector as unknown as () => SerializerFactory)();
   return (externalSchemas, options) => {

@@ -10,8 +10,9 @@
  * escapes, each namespace declared on the outermost element of its subtree that uses it, so
  * `saml` on a protocol message's Issuer, NameID and Assertion, not on its root, which uses only
  * `samlp`), which is what a signature digests: signature.ts signs our messages without parsing
- * them, known by their type, CanonicalXml (decisions 0434, 0435, 0436). test/unit/saml-xml.test.ts checks that xml-crypto's canonicaliser
- * gives back exactly this text, for awkward values too.
+ * them, known by their type, CanonicalXml (decisions 0434, 0435, 0436).
+ * test/unit/saml-xml.test.ts checks that xml-crypto's canonicaliser gives back exactly this text,
+ * for awkward values too.
  */
 import { randomBytes } from 'node:crypto';
 import { NS, xmlCharacters } from './xml.js';
