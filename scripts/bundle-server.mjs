@@ -175,7 +175,7 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
 /**
  * Gatehouse's own code that only a feature a default install does not use needs, loaded with
  * `import()` on first use (issue 45, docs/decisions/0369-lazy-feature-code.md): the RADIUS
- * listeners when RADIUS is off, … Each feature's `entry` (what its `from` files `import()` as
+ * listeners (only when RADIUS is on), SAML's protocol code (on the first SAML request). Each feature's `entry` (what its `from` files `import()` as
  * `specifier`) is bundled alone into dist/chunks/lazy-<name>.mjs with the modules only it reaches
  * (its private code). What it shares with the rest of the server (every module the main bundle
  * holds anyway) is not copied and not imported across a chunk boundary: esbuild's splitting
@@ -190,6 +190,7 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
  */
 export const LAZY_FEATURES = [
   { name: 'radius-listener', entry: 'server/radius/server.ts', from: ['server/main.ts'], specifier: './radius/server.js' },
+  { name: 'saml-protocol', entry: 'server/saml/protocol.ts', from: ['server/saml/routes.ts', 'server/saml/admin-routes.ts', 'server/saml/plugin.ts'], specifier: './protocol.js' },
 ];
 const SHARED = 'gatehouse-shared:';
 const REGISTRY = 'globalThis[Symbol.for("gatehouse.lazy-shared")]';
@@ -200,9 +201,11 @@ const lazyFeatureFile = (feature) => `lazy-${feature.name}.mjs`;
  * (their chunk and the chunks it imports statically), in a build without any feature. A module
  * outside those stays the feature's own: sharing it would load it at start for the feature's sake.
  */
-async function sharedInputs(options, feature) {
+async function probeBuild(options) {
   const { metafile } = await build({ ...options, metafile: true, write: false, minify: false, sourcemap: false, logLevel: 'silent', plugins: [lazyFeatureImports(new Map(), true), ...options.plugins] });
-  const outputs = metafile.outputs;
+  return metafile.outputs;
+}
+function sharedInputs(outputs, feature) {
   const start = new Set(Object.keys(outputs).filter((k) => feature.from.some((from) => outputs[k].inputs[from])));
   const queue = [...start];
   while (queue.length) {
@@ -327,8 +330,9 @@ function lazyFeatureImports(hosts, probe = false) {
 export async function bundleLazyFeatures(options, dir = join(root, 'dist/chunks')) {
   const hosts = new Map();
   const files = [];
+  const probe = await probeBuild(options);
   for (const feature of LAZY_FEATURES) {
-    const shared = await sharedInputs(options, feature);
+    const shared = sharedInputs(probe, feature);
     const { file, imports } = await bundleFeature(feature, shared, options, dir);
     hosts.set(feature.name, hostModule(feature, imports));
     files.push(file);
