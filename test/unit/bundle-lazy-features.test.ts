@@ -3,7 +3,8 @@
  * decision 0369): each feature's own code is in dist/chunks/lazy-<name>.mjs and in no chunk the
  * bundle reaches by a literal import (what a start can load), the lazy file imports nothing of the
  * main bundle (what it shares comes through its host), and a start with the features off loads
- * none of the lazy files, while a start with RADIUS on loads the listener's and listens. Node's
+ * none of the lazy files (the first SAML request then loads SAML's and is answered), while a start
+ * with RADIUS on loads the listener's and listens. Node's
  * module resolve hook records which lazy files a server loads.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { CLI, ROOT, cleanEnv, ensureBuilt, removeTempDirs, startServer, tempDir 
 /** A string only each feature's own code has (a log message, a refusal). */
 const MARKERS: Record<string, string> = {
   'radius-listener': 'RADIUS listening',
+  'saml-protocol': 'the SP requires signed requests and this one is not signed',
 };
 const features = (LAZY_FEATURES as { name: string }[]).map((f) => f.name);
 const lazyFile = (name: string) => `lazy-${name}.mjs`;
@@ -53,7 +55,7 @@ describe('lazily loaded features in the bundle', () => {
     }
   });
 
-  it('loads no lazy file at a default start, and the listener with RADIUS on', async () => {
+  it('loads no lazy file at a default start, SAML on its first request, and the listener with RADIUS on', async () => {
     const dir = tempDir('gatehouse-lazy-features-');
     const hooks = join(dir, 'hooks.mjs');
     const register = join(dir, 'register.mjs');
@@ -84,6 +86,11 @@ export async function resolve(specifier, context, next) {
       expect(on.output().stdout).toMatch(/^Gatehouse listening on .*, RADIUS udp 127\.0\.0\.1:\d+ \(accounting 127\.0\.0\.1:\d+\)$/m);
       expect(off.output().stdout).toMatch(/^Gatehouse listening on /m);
       expect(off.output().stdout).not.toContain('RADIUS');
+      const metadata = await fetch(`${off.url}/saml/metadata`);
+      expect(metadata.status).toBe(200);
+      expect(metadata.headers.get('content-type')).toBe('application/samlmetadata+xml');
+      expect(await metadata.text()).toContain(`entityID="${off.url}/saml"`);
+      expect(loaded('off')).toEqual([lazyFile('saml-protocol')]);
     } finally {
       await Promise.all([off.stop(), on.stop()]);
     }
