@@ -241,7 +241,6 @@ async function bundleFeature(feature, shared, options, dir) {
       });
     },
   };
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
   const { entryPoints, outdir, entryNames, chunkNames, outExtension, splitting, sourcemap, sourcesContent, plugins, ...common } = options;
   const { outputFiles } = await build({ ...common, entryPoints: [feature.entry], outfile: join(dir, lazyFeatureFile(feature)), plugins: [sharing, ...plugins] });
   const file = outputFiles.find((f) => f.path.endsWith('.mjs'));
