@@ -203,6 +203,173 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
 }
 
 /**
+ * Gatehouse's own code that only a feature a default install does not use needs, loaded with
+ * `import()` on first use (issue 45, docs/decisions/0369-lazy-feature-code.md): the RADIUS
+ * listeners (only when RADIUS is on), SAML's protocol code (on the first SAML request). Each feature's `entry` (what its `from` files `import()` as
+ * `specifier`) is bundled alone into dist/chunks/lazy-<name>.mjs with the modules only it reaches
+ * (its private code). What it shares with the rest of the server (every module the main bundle
+ * holds anyway) is not copied and not imported across a chunk boundary: esbuild's splitting
+ * would put each module reached from both sides into chunks by the set of entries reaching it,
+ * cutting the start's chunks into more, and each binding that then crosses a chunk is a module
+ * import and export entry V8 keeps (measured with the RADIUS listener as a plain `import()`: 5
+ * more chunks at start, 127 more exports, live heap at ready no smaller). Instead, the
+ * `import()` in the `from` files becomes a call to a small host module in the main bundle that
+ * hands the feature the bindings it uses (an object per module, filled on the first load) and
+ * imports the lazy file. Shared bindings are read once, when the lazy file loads: what a feature
+ * imports must be functions, classes or constants, never a `let` reassigned later.
+ */
+export const LAZY_FEATURES = [
+  { name: 'radius-listener', entry: 'server/radius/server.ts', from: ['server/main.ts'], specifier: './radius/server.js' },
+  { name: 'saml-protocol', entry: 'server/saml/protocol.ts', from: ['server/saml/routes.ts', 'server/saml/admin-routes.ts', 'server/saml/plugin.ts'], specifier: './protocol.js' },
+];
+const SHARED = 'gatehouse-shared:';
+const REGISTRY = 'globalThis[Symbol.for("gatehouse.lazy-shared")]';
+const lazyFeatureFile = (feature) => `lazy-${feature.name}.mjs`;
+
+/**
+ * What a feature may share: the modules the main bundle loads with the feature's `from` files
+ * (their chunk and the chunks it imports statically), in a build without any feature. A module
+ * outside those stays the feature's own: sharing it would load it at start for the feature's sake.
+ */
+async function probeBuild(options) {
+  const { metafile } = await build({ ...options, metafile: true, write: false, minify: false, sourcemap: false, logLevel: 'silent', plugins: [lazyFeatureImports(new Map(), true), ...options.plugins] });
+  return metafile.outputs;
+}
+function sharedInputs(outputs, feature) {
+  const start = new Set(Object.keys(outputs).filter((k) => feature.from.some((from) => outputs[k].inputs[from])));
+  const queue = [...start];
+  while (queue.length) {
+    for (const i of outputs[queue.pop()].imports) {
+      if (i.kind === 'import-statement' && outputs[i.path] && !start.has(i.path)) {
+        start.add(i.path);
+        queue.push(i.path);
+      }
+    }
+  }
+  return new Set([...start].flatMap((k) => Object.keys(outputs[k].inputs)));
+}
+
+/**
+ * One feature bundled alone: every import of a module in `shared` is left as an import of
+ * `gatehouse-shared:<key>`, read back from the output and replaced by a read of the registry.
+ * Returns the output file and what it imports ({ key, source: how the host imports it, names }).
+ */
+async function bundleFeature(feature, shared, options, dir) {
+  const sources = new Map();
+  const sharing = {
+    name: 'lazy-feature-shared',
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.pluginData?.sharing || args.kind === 'entry-point') return undefined;
+        const resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { sharing: true } });
+        if (resolved.errors.length || resolved.external) return undefined;
+        const key = resolved.namespace === 'file' ? relative(root, resolved.path) : `${resolved.namespace}:${resolved.path}`;
+        if (!shared.has(key)) return undefined;
+        const source = resolved.namespace === 'file' ? resolved.path : args.path.startsWith('.') ? resolve(args.resolveDir, args.path) : args.path;
+        sources.set(key, source);
+        return { path: SHARED + key, external: true };
+      });
+    },
+  };
+  const { entryPoints, outdir, entryNames, chunkNames, outExtension, splitting, sourcemap, sourcesContent, plugins, ...common } = options;
+  const { outputFiles } = await build({ ...common, entryPoints: [feature.entry], outfile: join(dir, lazyFeatureFile(feature)), plugins: [sharing, ...plugins] });
+  const file = outputFiles.find((f) => f.path.endsWith('.mjs'));
+  const imports = new Map();
+  const IMPORT = /import\s*(?:([\w$]+)\s*,?\s*)?(?:\*\s*as\s*([\w$]+)\s*)?(?:\{([^}]*)\}\s*)?from\s*"gatehouse-shared:([^"]+)";?/g;
+  const text = file.text.replace(IMPORT, (_, def, ns, named, key) => {
+    const entry = imports.get(key) ?? { key, source: sources.get(key), names: new Set(), namespace: false };
+    imports.set(key, entry);
+    const reads = [];
+    if (def) { entry.names.add('default'); reads.push(`default:${def}`); }
+    for (const part of (named ?? '').split(',').map((x) => x.trim()).filter(Boolean)) {
+      const [name, local = name] = part.split(/\s+as\s+/);
+      entry.names.add(name);
+      reads.push(name === local ? name : `${name}:${local}`);
+    }
+    const out = [];
+    if (reads.length) out.push(`const{${reads.join(',')}}=${REGISTRY}[${JSON.stringify(key)}];`);
+    if (ns) { entry.namespace = true; out.push(`const ${ns}=${REGISTRY}[${JSON.stringify(key)}];`); }
+    return out.join('');
+  });
+  if (text.includes(SHARED)) throw new Error(`${feature.entry}: an import of a shared module was not rewritten (scripts/bundle-server.mjs, bundleFeature)`);
+  return { file: { path: file.path, text }, imports: [...imports.values()] };
+}
+
+/** The host of each feature, in the main bundle: fills the registry with what the feature imports, then imports its file. */
+function hostModule(feature, imports) {
+  const lines = [];
+  const fills = [];
+  imports.forEach((entry, i) => {
+    const names = [...entry.names].filter((n) => n !== 'default');
+    const parts = [];
+    if (entry.names.has('default')) parts.push(`s${i}d`);
+    if (entry.namespace) parts.push(`* as s${i}n`);
+    else if (names.length) parts.push(`{ ${names.map((n, j) => `${n} as s${i}_${j}`).join(', ')} }`);
+    lines.push(`import ${parts.join(', ')} from ${JSON.stringify(entry.source)};`);
+    const value = entry.namespace ? `s${i}n` : `{ ${[...(entry.names.has('default') ? [`default: s${i}d`] : []), ...names.map((n, j) => `${n}: s${i}_${j}`)].join(', ')} }`;
+    fills.push(`${JSON.stringify(entry.key)}: ${value}`);
+  });
+  const file = JSON.stringify(lazyFeatureFile(feature));
+  lines.push(`let loaded;
+export function load() {
+  return (loaded ??= (() => {
+    Object.assign(${REGISTRY} ??= {}, { ${fills.join(', ')} });
+    return import(new URL((import.meta.url.includes("/chunks/") ? "./" : "./chunks/") + ${file}, import.meta.url).href);
+  })().catch((error) => { loaded = undefined; throw error; }));
+}`);
+  return lines.join('\n');
+}
+
+/**
+ * In the main build: each feature's `import(specifier)` in its `from` files becomes `load()` of
+ * its host (`hosts`: name → the host's code), or, for `mainInputs`' probe (`probe`), a dynamic
+ * import left external (so nothing of the feature is in the probe's inputs: sharedInputs).
+ */
+function lazyFeatureImports(hosts, probe = false) {
+  return {
+    name: 'lazy-feature-imports',
+    setup(b) {
+      const froms = new Map();
+      for (const feature of LAZY_FEATURES) for (const from of feature.from) froms.set(join(root, from), [...(froms.get(join(root, from)) ?? []), feature]);
+      b.onLoad({ filter: /\.ts$/ }, (args) => {
+        const features = froms.get(args.path);
+        if (!features) return undefined;
+        let text = readFileSync(args.path, 'utf8');
+        for (const feature of features) {
+          const call = `import(${JSON.stringify(feature.specifier).replace(/"/g, "'")})`;
+          if (!text.includes(call)) throw new Error(`${args.path}: no ${call} to load ${feature.name} lazily (scripts/bundle-server.mjs, LAZY_FEATURES)`);
+          const local = `__gatehouseLazy_${feature.name.replace(/\W/g, '_')}`;
+          text = `${probe ? '' : `import { load as ${local} } from "lazy-host:${feature.name}";\n`}${text.split(call).join(probe ? `import("lazy-probe:${feature.name}")` : `${local}()`)}`;
+        }
+        CLASS_DECLARATION.lastIndex = 0;
+        return { contents: CLASS_DECLARATION.test(text) ? nameClasses(text) : text, loader: 'ts' };
+      });
+      b.onResolve({ filter: /^lazy-probe:/ }, (args) => ({ path: args.path, external: true }));
+      b.onResolve({ filter: /^lazy-host:/ }, (args) => ({ path: args.path.slice('lazy-host:'.length), namespace: 'lazy-host' }));
+      b.onLoad({ filter: /.*/, namespace: 'lazy-host' }, (args) => ({ contents: hosts.get(args.path), loader: 'js', resolveDir: root }));
+    },
+  };
+}
+
+/**
+ * The lazy features' files (to write under dist/chunks/) and the plugin that makes the main
+ * build load them through their hosts. Fails the build if a host imports a module that nothing
+ * else in the main bundle does (it would then be loaded at start for the feature's sake).
+ */
+export async function bundleLazyFeatures(options, dir = join(root, 'dist/chunks')) {
+  const hosts = new Map();
+  const files = [];
+  const probe = await probeBuild(options);
+  for (const feature of LAZY_FEATURES) {
+    const shared = sharedInputs(probe, feature);
+    const { file, imports } = await bundleFeature(feature, shared, options, dir);
+    hosts.set(feature.name, hostModule(feature, imports));
+    files.push(file);
+  }
+  return { files, plugin: lazyFeatureImports(hosts) };
+}
+
+/**
  * The server's code as ASCII only. V8 keeps each loaded module's source in memory (lazy
  * compilation, Function.prototype.toString) as one string, Latin-1 when every character fits and
  * UTF-16 otherwise: one `’` esbuild left in a regular expression literal made the 1.6 MB main
@@ -308,35 +475,39 @@ export const keepClassNames = {
  * a rebuild reads the old bundle or the new one, never half of one. Old chunks are left in place
  * (their names carry a content hash): a running server may still load one lazily.
  */
+/** The main build's options (the lazy features' builds take theirs from these). */
+const MAIN_BUILD = {
+  absWorkingDir: root,
+  entryPoints: { gatehouse: 'server/cli.ts' },
+  outdir: 'dist',
+  entryNames: '[name]',
+  chunkNames: 'chunks/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  tsconfig: 'tsconfig.json',
+  external: ['better-sqlite3', '@node-rs/argon2', '@gatehouse/idle-memory'],
+  banner: { js: BANNER },
+  legalComments: 'none',
+  // Minified without `keepNames`: classes keep their names through keepClassNames above
+  // (issue 45, docs/decisions/0344-bundle-names.md and 0347-minified-names-classes-kept.md).
+  minify: true,
+  keepNames: false,
+  // Maps beside the bundle (no reference comment: nothing loads them at run time) so that CPU
+  // profiles of the minified code can be read back to source files (bench/_profile.ts).
+  sourcemap: 'external',
+  sourcesContent: false,
+  logLevel: 'warning',
+  write: false,
+  plugins: [lazyBuiltins, cjsBuiltins, lazyPackages, lazyModules, compactStatusMaps, sharedPrefixMatch, keepClassNames],
+};
+
 export async function bundleServer() {
-  const { outputFiles } = await build({
-    absWorkingDir: root,
-    entryPoints: { gatehouse: 'server/cli.ts' },
-    outdir: 'dist',
-    entryNames: '[name]',
-    chunkNames: 'chunks/[name]-[hash]',
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    tsconfig: 'tsconfig.json',
-    external: ['better-sqlite3', '@node-rs/argon2', '@gatehouse/idle-memory'],
-    banner: { js: BANNER },
-    legalComments: 'none',
-    // Minified without `keepNames`: classes keep their names through keepClassNames above
-    // (issue 45, docs/decisions/0344-bundle-names.md and 0347-minified-names-classes-kept.md).
-    minify: true,
-    keepNames: false,
-    // Maps beside the bundle (no reference comment: nothing loads them at run time) so that CPU
-    // profiles of the minified code can be read back to source files (bench/_profile.ts).
-    sourcemap: 'external',
-    sourcesContent: false,
-    logLevel: 'warning',
-    write: false,
-    plugins: [lazyBuiltins, cjsBuiltins, lazyPackages, lazyModules, compactStatusMaps, sharedPrefixMatch, keepClassNames],
-  });
+  const features = await bundleLazyFeatures(MAIN_BUILD);
+  const { outputFiles } = await build({ ...MAIN_BUILD, plugins: [features.plugin, ...MAIN_BUILD.plugins] });
   // What both browser builds share: our origin's scripts for the hosted pages (CSP
   // `script-src 'self'`: nothing is loaded from elsewhere), typed by the pages' own tsconfig.
   const forBrowsers = {
@@ -362,7 +533,7 @@ export async function bundleServer() {
     splitting: true,
     format: 'esm',
   });
-  const lazy = await bundleLazyPackages();
+  const lazy = [...(await bundleLazyPackages()), ...features.files];
   for (const file of [...outputFiles, ...lazy, ...page.outputFiles, ...pages.outputFiles]) {
     mkdirSync(dirname(file.path), { recursive: true });
     const contents = (outputFiles.includes(file) && file.path.endsWith('.mjs')) || lazy.includes(file) ? asciiOnly(file.text) : file.contents;

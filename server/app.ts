@@ -19,7 +19,7 @@ import { requireAdmin } from './http/admin-auth.js';
 import { ProblemSchema, TEXT_FORMATS } from './http/schemas.js';
 import { validators } from './http/validators.js';
 import { HSTS_HEADERS, securityHeaders } from './http/security-headers.js';
-import { lazySerializerFactory, lazyValidator, type ValidatorKind } from './http/lazy-compile.js';
+import { lazySerializerFactory, lazyValidators, type ValidatorKind } from './http/lazy-compile.js';
 import { compileBody, releaseBody } from './http/body-shapes.js';
 import { registerOpenApi } from './http/openapi.js';
 import { serverLimits } from './http/server-limits.js';
@@ -74,6 +74,10 @@ const QUERY_VALIDATORS: ValidatorKind = {
   key: (schema) => `query ${JSON.stringify(schema)}`,
   release: (schema) => releaseBody(validators().query, schema),
 };
+
+// One lazy validator per schema object of each kind (routes share many: NoQuery, IdParams, …).
+const bodyValidator = lazyValidators(BODY_VALIDATORS);
+const queryValidator = lazyValidators(QUERY_VALIDATORS);
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // PostgreSQL mode: secrets in the database are sealed under GATEHOUSE_KEY_SECRET (refused
@@ -153,7 +157,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Compiled on a route's first request, not at start-up (http/lazy-compile.ts); the Ajv
   // instances themselves are made then too.
   // Forgotten again by an idle server when unused (dropUnusedCompiled), with Ajv's cache entries.
-  app.setValidatorCompiler(({ schema, httpPart }) => lazyValidator(httpPart === 'body' ? BODY_VALIDATORS : QUERY_VALIDATORS, schema as object));
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyValidator : queryValidator)(schema as object));
   app.setErrorHandler(problemErrorHandler);
   // JSON only: a text/plain body is a 415, not a string that fails validation (and browsers may
   // send text/plain cross-site without a preflight).

@@ -29,7 +29,7 @@ import { recordServedIssuer } from './ops/served-issuer.js';
 import { assignMissingUsernames } from './people/username-backfill.js';
 import { LOW_MEMORY_NODE_ARGS, lowMemoryActive } from './cli/launch.js';
 import { recordLdapOff, startLdap, type LdapListener } from './ldap/server.js';
-import { recordRadiusOff, startRadius, type RadiusListener } from './radius/server.js';
+import { recordRadiusOff, type RadiusListener } from './radius/running.js';
 import { eapMaterial } from './radius/credentials.js';
 
 export const DATABASE_FILE = 'gatehouse.db';
@@ -206,7 +206,8 @@ async function startClaimed(config: Config): Promise<Running> {
   try {
     if (config.ldap.enabled) ldap = await startLdap(app.ctx, app.log, tls);
     else await recordLdapOff(app.ctx);
-    if (config.radius.enabled) radius = await startRadius(app.ctx, app.log, eapMaterial(config, new Date()));
+    // The listeners' code (access, sessions, EAP, limits) is loaded only when RADIUS is on (decision 0369).
+    if (config.radius.enabled) radius = await (await import('./radius/server.js')).startRadius(app.ctx, app.log, eapMaterial(config, new Date()));
     else await recordRadiusOff(app.ctx);
   } catch (error) {
     await ldap?.stop();

@@ -102,6 +102,28 @@ export interface ValidatorKind {
 }
 
 /**
+ * One lazy function per schema object: routes share schema objects (`adminErrors`' problemRef for
+ * every 4xx, NoQuery, IdParams, HEAD routes their GET's), and what a compiled validator or
+ * serializer does depends on nothing else of the route, so each shared schema is one wrapper and
+ * one compile instead of one per route and status (~1,650 wrappers at start, and a problem
+ * serializer compiled again by each route's first error; decision 0480).
+ */
+function perSchema<F>(make: (schema: object) => F): (schema: unknown) => F {
+  const made = new WeakMap<object, F>();
+  return (schema) => {
+    if (typeof schema !== 'object' || schema === null) return make(schema as object);
+    let one = made.get(schema);
+    if (one === undefined) made.set(schema, (one = make(schema)));
+    return one;
+  };
+}
+
+/** `lazyValidator` for one kind, one per schema object (perSchema). */
+export function lazyValidators(kind: ValidatorKind): (schema: object) => Validate {
+  return perSchema((schema) => lazyValidator(kind, schema));
+}
+
+/**
  * A validator that compiles `schema` on its first call; `errors` mirrors the compiled one's.
  * Until then it is this one closure: a server has ~2,000 route schemas (validators and each
  * status's serializer) and most are never used, so what the wrapper holds per schema counts
@@ -134,9 +156,6 @@ type Serialize = (data: unknown) => string;
 type SerializerCompiler = (route: object) => Serialize;
 type SerializerFactory = (externalSchemas: unknown, options: unknown) => SerializerCompiler;
 
-/** A route's response schema with its unions written as one schema where they can be (decision 0365). */
-const unionFreeRoute = (route: object) => ('schema' in route ? { ...route, schema: unionFree(route.schema) } : route);
-
 /**
  * Fastify's own serializer factory (fast-json-stringify, with the shared schemas; the package is
  * a direct dependency within the range Fastify asks for, so both resolve to one copy — loading
@@ -150,19 +169,21 @@ export function lazySerializerFactory(): SerializerFactory {
   return (externalSchemas, options) => {
     const compileFor = build(externalSchemas, options);
     let context: string | undefined;
-    const key = (route: object) => `${(context ??= JSON.stringify([externalSchemas, options]))} ${JSON.stringify(route)}`;
-    return (route) => {
+    const key = (schema: unknown) => `${(context ??= JSON.stringify([externalSchemas, options]))} ${JSON.stringify(schema)}`;
+    // fast-json-stringify reads only the route's `schema` (not its url, method or status).
+    const serializerOf = perSchema((schema): Serialize => {
       let compiled: Serialize | undefined;
       let entry: Compiled | undefined;
       return (data) => {
         if (!compiled) {
-          compiled = compiledOnce(() => key(route), () => compileFor(unionFreeRoute(route)));
+          compiled = compiledOnce(() => key(schema), () => compileFor({ schema: unionFree(schema) }));
           entry ??= { used: true, forget: () => (compiled = undefined) };
           live.add(entry);
         }
         entry!.used = true;
         return compiled(data);
       };
-    };
+    });
+    return (route) => serializerOf((route as { schema?: unknown }).schema);
   };
 }

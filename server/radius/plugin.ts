@@ -3,7 +3,8 @@
  * field `radius` (application-field.ts) and the route that makes a client's secret again, the
  * network certificates of the account page and the admin API (certificates.ts), the listener in
  * the control panel's overview (its line in `gatehouse status` is status.ts), and the metrics.
- * The listeners themselves (server.ts) are started by the composition beside HTTP (main.ts), with
+ * The listeners themselves (server.ts) are loaded and started by the composition beside HTTP
+ * (main.ts) only when RADIUS is on (running.ts is what the plugin knows of them), with
  * the appliance CA's certificate for EAP; an application's change makes them read the clients again.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -15,7 +16,7 @@ import { needs } from '../http/admin-policy.js';
 import { adminErrors, adminSecurity as security, NoQuery } from '../http/schemas.js';
 import { radiusField, RadiusSecretSchema, rotateSecret } from './application-field.js';
 import { RADIUS_DROPPED, RADIUS_DUPLICATES, RADIUS_REQUESTS } from './metrics.js';
-import { runningRadius } from './server.js';
+import { runningRadius } from './running.js';
 import { adminCertificateRoutes, registerMeRoutes } from './routes.js';
 import { networkCertificatesSection } from './account-section.js';
 

@@ -40,6 +40,7 @@ import { Attr, Code, decodePacket, encodeResponse, MAX_PACKET, RadiusCodecError,
 import { FailureBudgets } from './limits.js';
 import { radiusMetrics, type DropReason, type RadiusMetrics } from './metrics.js';
 import { Conversations } from './session.js';
+import { setRunningRadius, type RadiusListener } from './running.js';
 import { RADIUS_STATE_KEY, type RadiusState } from './status.js';
 import { tunnelContext, type TunnelMaterial } from './tls-tunnel.js';
 
@@ -64,19 +65,7 @@ export const YIELD_MS = 1;
 export const MAX_QUEUED = 1_024;
 const MAX_CACHED = 100_000;
 
-export interface RadiusListener {
-  state(): RadiusState & { conversations: number };
-  /** Reads the clients again (an application changed). */
-  reloadClients(): Promise<void>;
-  /** The EAP server certificate from now on (a renewal). */
-  setTls(material: TunnelMaterial): void;
-  /** Writes the audit rows still queued (they are written every FLUSH_MS anyway). */
-  flushAudit(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-const listeners = new WeakMap<AppContext, RadiusListener>();
-export const runningRadius = (ctx: AppContext): RadiusListener | undefined => listeners.get(ctx);
+export type { RadiusListener } from './running.js';
 
 /**
  * A duplicate-cache entry: while the answer is being made, its promise; then its octets as a
@@ -125,11 +114,6 @@ const shown = (host: string, port: number) => {
   const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return `${h.includes(':') ? `[${h}]` : h}:${port}`;
 };
-
-/** The state recorded when RADIUS is off, so `gatehouse status` says so. */
-export async function recordRadiusOff(ctx: AppContext): Promise<void> {
-  await writeMeta(ctx.db, RADIUS_STATE_KEY, { enabled: false, auth: null, accounting: null } satisfies RadiusState, ctx.clock.now());
-}
 
 /** Starts the listeners; `material` is the EAP server certificate (the appliance CA's). */
 export async function startRadius(ctx: AppContext, log: FastifyBaseLogger, material: TunnelMaterial): Promise<RadiusListener> {
@@ -308,7 +292,7 @@ export async function startRadius(ctx: AppContext, log: FastifyBaseLogger, mater
     },
     flushAudit: () => audit.flush(),
     async stop() {
-      if (listeners.get(ctx) === listener) listeners.delete(ctx);
+      setRunningRadius(ctx, undefined, listener);
       await Promise.all([authSocket, acctSocket].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       queue.length = 0;
       await Promise.allSettled([...evaluating]);
@@ -316,6 +300,6 @@ export async function startRadius(ctx: AppContext, log: FastifyBaseLogger, mater
       await audit.close();
     },
   };
-  listeners.set(ctx, listener);
+  setRunningRadius(ctx, listener);
   return listener;
 }

@@ -4,7 +4,7 @@
  * the applications list; absent when there is none. Drawn by server/pages/templates/account/saml.eta.
  */
 import type { AccountSection } from '../plugin-api/registries.js';
-import { INIT_PATH } from './sso.js';
+import { INIT_PATH } from './paths.js';
 
 export function samlAccountSection(): AccountSection {
   return {

@@ -22,8 +22,8 @@ import { getApplication, updateApplication } from '../applications/service.js';
 import { webhookTargetPolicy } from '../webhooks/target-address.js';
 import { DEFAULT_ACTIVATION_HOURS, listSamlKeys, rotateSamlKey, type SamlKeyRing } from './keys.js';
 import { samlRecord, type SamlInput } from './settings.js';
-import { fetchSpMetadata, readSpMetadata } from './sp-metadata.js';
-import { idpEntityId, METADATA_PATH, SLO_PATH, SSO_PATH } from './sso.js';
+import type { readSpMetadata } from './sp-metadata.js';
+import { idpEntityId, METADATA_PATH, SLO_PATH, SSO_PATH } from './paths.js';
 
 const MetadataBody = Type.Object(
   {
@@ -95,6 +95,8 @@ export function samlAdminRoutes(ctx: AppContext, keys: SamlKeyRing): FastifyPlug
       async (request) => {
         requireActorScope(request.actor, undefined, 'import SAML metadata');
         const current = await getApplication(ctx, request.params.id);
+        // The metadata reader is SAML's protocol code, loaded on first use (protocol.ts).
+        const { fetchSpMetadata, readSpMetadata } = await import('./protocol.js');
         const errors: FieldError[] = [];
         const xml = request.body.url !== undefined
           ? await fetchSpMetadata(request.body.url, webhookTargetPolicy(ctx), 'body.url', errors)

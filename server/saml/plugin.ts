@@ -19,10 +19,10 @@ import { samlField } from './application-field.js';
 import { samlAdminRoutes } from './admin-routes.js';
 import { samlAccountSection } from './account-section.js';
 import { SamlKeyRing } from './keys.js';
-import { startBrowserLogout } from './logout.js';
-import { findApplication, pendingRequest } from './queries.js';
+import { CONTINUE_PATH, SAML_SCOPE } from './paths.js';
+import { findApplication, liveSamlSessions, pendingRequest } from './queries.js';
 import { browserRoutes, metadataRoute } from './routes.js';
-import { CONTINUE_PATH, SAML_SCOPE, type SamlResult, type SamlService } from './sso.js';
+import type { SamlResult, SamlService } from './sso.js';
 
 export const SAML_RESPONSES = {
   name: 'gatehouse_saml_responses_total',
@@ -60,7 +60,14 @@ export const samlPlugin: GatehousePlugin = {
         return client?.saml ? { client, scope: SAML_SCOPE } : undefined;
       },
     });
-    registries.logoutFlows.add({ name: 'saml', afterSignOut: (request, reply, ended) => startBrowserLogout(svc, request, reply, ended) });
+    registries.logoutFlows.add({
+      name: 'saml',
+      // SAML's protocol code (protocol.ts) is loaded only when a session that ended has an SP to tell.
+      afterSignOut: async (request, reply, ended) =>
+        (await liveSamlSessions(ctx.db, ended.sessionIds)).some(({ app }) => app.saml?.slo)
+          ? (await import('./protocol.js')).startBrowserLogout(svc, request, reply, ended)
+          : undefined,
+    });
     registries.accountSections.add(samlAccountSection());
 
     const routes: FastifyPluginAsync<FeatureOptions> = async (app) => {

@@ -14,13 +14,15 @@ import { recordAudit } from '../audit/record.js';
 import { notFound } from '../http/problem.js';
 import { errorPageHandler } from '../oauth/error-page.js';
 import { param, type RawParams } from '../oauth/params.js';
-import { fromPost, fromRedirect, rawQuery, type MessageParam } from './bindings.js';
-import { idpMetadataXml } from './builder.js';
-import { receiveSlo } from './logout.js';
+import type { MessageParam } from './bindings.js';
+import { CONTINUE_PATH, idpEntityId, INIT_PATH, METADATA_PATH, SLO_PATH, SSO_PATH } from './paths.js';
 import { findApplication } from './queries.js';
 import { SamlRefusal } from './refusal.js';
 import { sendRefusal } from './pages.js';
-import { CONTINUE_PATH, continueRequest, idpEntityId, INIT_PATH, initiate, METADATA_PATH, receiveAuthnRequest, SLO_PATH, SSO_PATH, type SamlService } from './sso.js';
+import type { SamlService } from './sso.js';
+
+/** SAML's protocol code (messages, bindings, signatures), loaded on the first SAML request (issue 45, decision 0369). */
+const protocol = () => import('./protocol.js');
 
 export const METADATA_TYPE = 'application/samlmetadata+xml';
 const BODY_LIMIT = 1024 * 1024;
@@ -47,6 +49,7 @@ export const metadataRoute: FastifyPluginAsync<{ svc: SamlService }> = async (ap
       want = sp.saml.wantAuthnRequestsSigned;
     }
     const keys = await svc.keys.current();
+    const { idpMetadataXml } = await protocol();
     return reply
       .header('cache-control', `public, max-age=${METADATA_MAX_AGE_SECONDS}`)
       .type(METADATA_TYPE)
@@ -78,17 +81,33 @@ export const browserRoutes: FastifyPluginAsync<{ svc: SamlService }> = async (ap
     return sendRefusal(reply, refusal, refusal.app);
   });
 
-  const redirectParam = (url: string): MessageParam => (rawQuery(url).has('SAMLResponse') ? 'SAMLResponse' : 'SAMLRequest');
   const postParam = (body: unknown): MessageParam => ((body as Record<string, unknown> | undefined)?.SAMLResponse !== undefined ? 'SAMLResponse' : 'SAMLRequest');
 
-  app.get(SSO_PATH, { schema: { hide: true } }, (request, reply) => receiveAuthnRequest(svc, request, reply, fromRedirect(request.url, 'SAMLRequest')));
-  app.post(SSO_PATH, { schema: { hide: true } }, (request, reply) => receiveAuthnRequest(svc, request, reply, fromPost(request.body, 'SAMLRequest')));
-  app.get(CONTINUE_PATH, { schema: { hide: true } }, (request, reply) => continueRequest(svc, request, reply, single(request.query, 'r')));
-  app.get(INIT_PATH, { schema: { hide: true } }, (request, reply) => {
+  app.get(SSO_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const { fromRedirect, receiveAuthnRequest } = await protocol();
+    return receiveAuthnRequest(svc, request, reply, fromRedirect(request.url, 'SAMLRequest'));
+  });
+  app.post(SSO_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const { fromPost, receiveAuthnRequest } = await protocol();
+    return receiveAuthnRequest(svc, request, reply, fromPost(request.body, 'SAMLRequest'));
+  });
+  app.get(CONTINUE_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const handle = single(request.query, 'r');
+    return (await protocol()).continueRequest(svc, request, reply, handle);
+  });
+  app.get(INIT_PATH, { schema: { hide: true } }, async (request, reply) => {
     const relayState = single(request.query, 'RelayState');
     if (relayState !== undefined && Buffer.byteLength(relayState) > 80) throw new SamlRefusal('relay_state_too_long', 'RelayState is longer than 80 bytes');
-    return initiate(svc, request, reply, single(request.query, 'app'), relayState);
+    const appId = single(request.query, 'app');
+    return (await protocol()).initiate(svc, request, reply, appId, relayState);
   });
-  app.get(SLO_PATH, { schema: { hide: true } }, (request, reply) => receiveSlo(svc, request, reply, fromRedirect(request.url, redirectParam(request.url))));
-  app.post(SLO_PATH, { schema: { hide: true } }, (request, reply) => receiveSlo(svc, request, reply, fromPost(request.body, postParam(request.body))));
+  app.get(SLO_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const { fromRedirect, rawQuery, receiveSlo } = await protocol();
+    const param: MessageParam = rawQuery(request.url).has('SAMLResponse') ? 'SAMLResponse' : 'SAMLRequest';
+    return receiveSlo(svc, request, reply, fromRedirect(request.url, param));
+  });
+  app.post(SLO_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const { fromPost, receiveSlo } = await protocol();
+    return receiveSlo(svc, request, reply, fromPost(request.body, postParam(request.body)));
+  });
 };

@@ -52,17 +52,9 @@ import type { SamlKeyRing } from './keys.js';
 import { sendPostForm } from './pages.js';
 import { parseXml } from './xml.js';
 
-export const SSO_PATH = '/saml/sso';
-export const CONTINUE_PATH = '/saml/sso/continue';
-export const INIT_PATH = '/saml/sso/init';
-export const SLO_PATH = '/saml/slo';
-export const METADATA_PATH = '/saml/metadata';
+import { CONTINUE_PATH, idpEntityId, INIT_PATH, METADATA_PATH, SAML_SCOPE, SLO_PATH, SSO_PATH } from './paths.js';
 
-/** The IdP's entity ID: `<issuer>/saml`. */
-export const idpEntityId = (issuer: string) => `${issuer}/saml`;
-
-/** What the attributes tell an SP, in scope words, for the consent page (as forward auth's identity headers). */
-export const SAML_SCOPE = 'openid profile email groups';
+export { CONTINUE_PATH, idpEntityId, INIT_PATH, METADATA_PATH, SAML_SCOPE, SLO_PATH, SSO_PATH };
 
 /** How long a request waits for its sign-in (and its ID is remembered for replays). */
 export const REQUEST_TTL_MS = 30 * 60_000;

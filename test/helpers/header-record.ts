@@ -11,3 +11,17 @@ export function headerRecord(headers: Headers): Record<string, string> {
   });
   return record;
 }
+
+const CONNECTION_HEADERS = new Set(['date', 'connection', 'keep-alive']);
+
+/**
+ * An answer's own headers as strings, without those that belong to the connection (`date`,
+ * `connection`, `keep-alive`), so an answer over the network and one from `inject` compare equal.
+ */
+export function answerHeaders(headers: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers)
+      .filter(([name]) => !CONNECTION_HEADERS.has(name))
+      .map(([name, value]) => [name, String(value)]),
+  );
+}

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createClient, follow, pkcePair, signUpCookie, startOAuthServer, type OAuthServer,
 } from '../helpers/oauth-server.js';
-import { headerRecord } from '../helpers/header-record.js';
+import { answerHeaders, headerRecord } from '../helpers/header-record.js';
 import type { TokenResponse } from '../../server/oauth/token/response.js';
 
 const SPA_REDIRECT = 'http://127.0.0.1:5173/callback';
@@ -24,9 +24,6 @@ const SECURITY = {
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   'access-control-allow-origin': '*',
 };
-
-const answerHeaders = (headers: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(headers).filter(([name]) => !['date', 'connection', 'keep-alive'].includes(name)).map(([k, v]) => [k, String(v)]));
 
 interface Answer {
   status: number;

@@ -12,7 +12,7 @@ import { loadConfig } from '../../server/config.js';
 import { start } from '../../server/main.js';
 import { JWKS_MAX_AGE_SECONDS } from '../../server/oauth/keys.js';
 import { createClient, follow, pkcePair, signUpCookie, startOAuthServer } from '../helpers/oauth-server.js';
-import { headerRecord } from '../helpers/header-record.js';
+import { answerHeaders, headerRecord } from '../helpers/header-record.js';
 
 describe('JWKS and discovery', () => {
   it('publishes an RS256, an ES256 and an EdDSA public key on first start, and the discovery document', async () => {
@@ -204,10 +204,6 @@ describe('key rotation', () => {
 });
 
 describe('discovery and JWKS on the network', () => {
-  /** Headers that belong to the connection rather than the answer. */
-  const answerHeaders = (headers: Record<string, unknown>) =>
-    Object.fromEntries(Object.entries(headers).filter(([name]) => !['date', 'connection', 'keep-alive'].includes(name)).map(([k, v]) => [k, String(v)]));
-
   beforeAll(() => ensureBuilt(), 240_000);
 
   it('answers GET and HEAD with the routes\' exact status, headers and body; other requests reach the routes', async () => {

@@ -5,7 +5,7 @@
  * forgotten compiles again on its next request and answers exactly as before. One app for the file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compiledCount, dropCompiledUnusedFor, dropUnusedCompiled, lazyValidator, type ValidatorKind } from '../../server/http/lazy-compile.js';
+import { compiledCount, dropCompiledUnusedFor, dropUnusedCompiled, lazySerializerFactory, lazyValidator, lazyValidators, type ValidatorKind } from '../../server/http/lazy-compile.js';
 import { validators } from '../../server/http/validators.js';
 import { appBody, makeApp, type TestApp } from '../helpers/app.js';
 
@@ -116,5 +116,40 @@ describe('compiled route schemas forgotten when unused', () => {
     expect(validate('y')).toBe(false);
     expect(calls).toEqual(['compile {"type":"number"}', 'release {"type":"number"}']);
     expect(compiledCount()).toBe(1);
+  });
+
+  it('routes that share a schema object share one validator and one serializer, compiled once', () => {
+    dropUnusedCompiled();
+    dropUnusedCompiled();
+    const compiles: string[] = [];
+    const kind: ValidatorKind = {
+      compile: (schema) => {
+        compiles.push(JSON.stringify(schema));
+        return Object.assign((data: unknown) => typeof data === 'string', { errors: null });
+      },
+      key: (schema) => `shared-test ${JSON.stringify(schema)} ${compiles.length}`,
+      release: () => {},
+    };
+    const forKind = lazyValidators(kind);
+    const params = { type: 'string', maxLength: 200 };
+    const first = forKind(params);
+    expect(forKind(params)).toBe(first);
+    const equalButOther = forKind({ type: 'string', maxLength: 200 });
+    expect(equalButOther).not.toBe(first);
+    expect([first('a'), forKind(params)(1), equalButOther('b')]).toEqual([true, false, true]);
+    expect(compiles).toEqual(['{"type":"string","maxLength":200}', '{"type":"string","maxLength":200}']);
+    expect(compiledCount()).toBe(2);
+
+    // The serializer compiler is asked per route and status; it reads only the schema.
+    const problem = { type: 'object', properties: { status: { type: 'integer' }, code: { type: 'string' } } };
+    const compiler = lazySerializerFactory()({}, {});
+    const notFound = compiler({ schema: problem, url: '/api/admin/groups/:id', method: 'GET', httpStatus: '404' });
+    const conflict = compiler({ schema: problem, url: '/api/admin/applications', method: 'POST', httpStatus: '409' });
+    expect(conflict).toBe(notFound);
+    expect(conflict({ status: 409, code: 'conflict', extra: 'dropped' })).toBe('{"status":409,"code":"conflict"}');
+    expect(notFound({ status: 404, code: 'not_found' })).toBe('{"status":404,"code":"not_found"}');
+    expect(compiledCount()).toBe(3);
+    const own = compiler({ schema: { type: 'object', properties: { id: { type: 'string' } } }, url: '/x', method: 'GET', httpStatus: '200' });
+    expect(own).not.toBe(notFound);
   });
 });
