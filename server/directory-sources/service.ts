@@ -29,7 +29,6 @@ import {
   updateSourceRow,
 } from './queries.js';
 import type { SourceCreate, SourcePatch } from './schemas.js';
-import { releaseSource } from './release.js';
 
 export const MAX_SOURCES = 10;
 export const DEFAULT_SYNC_INTERVAL = 60;
@@ -180,7 +179,8 @@ export async function listSources(ctx: AppContext, cursor: string | undefined, l
 /** Deletes a source: its people are disabled (sessions ended) and released, its groups released, then the row goes. */
 export async function deleteSource(ctx: AppContext, id: string, actor: string): Promise<void> {
   const source = await sourceOrNotFound(ctx, id);
-  const released = await releaseSource(ctx, source, actor);
+  // Releasing its people and groups is the sync engine's (engine.ts), loaded on first use (decision 0369).
+  const released = await (await import('./engine.js')).releaseSource(ctx, source, actor);
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
     await deleteSourceRow(tx, id);

@@ -16,8 +16,6 @@ import type { SignInSource } from '../plugin-api/registries.js';
 import { findPersonByEmail } from '../accounts/people.js';
 import { SourceConnection, SourceError } from './connection.js';
 import { allSources, entryByKey, findSource, peopleHolding, updateSourceRow } from './queries.js';
-import { findEntry, serviceConnection } from './sync.js';
-import { createPeople } from './writes.js';
 import { countBind } from './metrics.js';
 
 /** How long a sign-in waits for the source (spec: 5 s). */
@@ -88,6 +86,8 @@ export function directorySignInSource(ctx: AppContext): SignInSource {
 
 /** One source: the single entry for `login`, its bind with `password`, then the person made from it. */
 async function discoverIn(ctx: AppContext, source: DirectorySource, login: string, password: string): Promise<Person | undefined> {
+  // The sync engine's lookup and writes (engine.ts), loaded on first use (decision 0369).
+  const { createPeople, findEntry, serviceConnection } = await import('./engine.js');
   const connection = await serviceConnection(ctx, source, SIGN_IN_TIMEOUT_MS);
   let found: Awaited<ReturnType<typeof findEntry>>;
   try {
