@@ -17,14 +17,11 @@ import { findPersonByEmail } from '../accounts/people.js';
 import { SourceConnection, SourceError } from './connection.js';
 import { allSources, entryByKey, findSource, peopleHolding, updateSourceRow } from './queries.js';
 import { countBind } from './metrics.js';
+import { directoryUnavailable, RETRY_AFTER_SECONDS } from './sources.js';
 
 /** How long a sign-in waits for the source (spec: 5 s). */
 export const SIGN_IN_TIMEOUT_MS = 5000;
-/** What `Retry-After` suggests when a source is down. */
-export const RETRY_AFTER_SECONDS = 30;
-
-export const directoryUnavailable = (name: string) =>
-  new Problem(503, 'directory_unavailable', `${name} cannot be reached, so passwords it keeps cannot be checked now. Try again in a moment.`, undefined, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+export { directoryUnavailable, RETRY_AFTER_SECONDS };
 
 /** Marks the source unreachable (what the panel shows) and answers 503. */
 async function unavailable(ctx: AppContext, source: DirectorySource, error: SourceError): Promise<Problem> {

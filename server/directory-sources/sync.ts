@@ -35,7 +35,7 @@ import { IN_CHAIN_RULE, KIND_DEFAULTS } from './defaults.js';
 import { SourceConnection, SourceError } from './connection.js';
 import { dnKey, entryKey, groupAttributes, mapGroup, mapPerson, personAttributes, type MappedGroup, type MappedPerson } from './mapping.js';
 import { entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeopleByIds, updateRun, updateSourceRow, type EntryRow } from './queries.js';
-import { bindPasswordOf } from './service.js';
+import { bindPasswordOf } from './sources.js';
 import { countSyncRun } from './metrics.js';
 import { runFinished, runRecord, running } from './runs.js';
 import { Pacer, SLICE_MS, Slicer, statisticsKeeper, tick, walPacer, widenSqliteCache } from './pace.js';
