@@ -205,7 +205,8 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
 /**
  * Gatehouse's own code that only a feature a default install does not use needs, loaded with
  * `import()` on first use (issue 45, docs/decisions/0369-lazy-feature-code.md): the RADIUS
- * listeners (only when RADIUS is on), SAML's protocol code (on the first SAML request). Each feature's `entry` (what its `from` files `import()` as
+ * listeners (only when RADIUS is on), SAML's protocol code (on the first SAML request),
+ * directory sources' sync engine (when a source first needs it). Each feature's `entry` (what its `from` files `import()` as
  * `specifier`) is bundled alone into dist/chunks/lazy-<name>.mjs with the modules only it reaches
  * (its private code). What it shares with the rest of the server (every module the main bundle
  * holds anyway) is not copied and not imported across a chunk boundary: esbuild's splitting
@@ -221,6 +222,10 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
 export const LAZY_FEATURES = [
   { name: 'radius-listener', entry: 'server/radius/server.ts', from: ['server/main.ts'], specifier: './radius/server.js' },
   { name: 'saml-protocol', entry: 'server/saml/protocol.ts', from: ['server/saml/routes.ts', 'server/saml/admin-routes.ts', 'server/saml/plugin.ts'], specifier: './protocol.js' },
+  {
+    name: 'directory-engine', entry: 'server/directory-sources/engine.ts', specifier: './engine.js',
+    from: ['server/directory-sources/routes.ts', 'server/directory-sources/scheduler.ts', 'server/directory-sources/sign-in.ts', 'server/directory-sources/service.ts'],
+  },
 ];
 const SHARED = 'gatehouse-shared:';
 const REGISTRY = 'globalThis[Symbol.for("gatehouse.lazy-shared")]';
@@ -233,9 +238,9 @@ const lazyFeatureFile = (feature) => `lazy-${feature.name}.mjs`;
  */
 async function probeBuild(options) {
   const { metafile } = await build({ ...options, metafile: true, write: false, minify: false, sourcemap: false, logLevel: 'silent', plugins: [lazyFeatureImports(new Map(), true), ...options.plugins] });
-  return metafile.outputs;
+  return metafile;
 }
-function sharedInputs(outputs, feature) {
+function sharedInputs({ inputs, outputs }, feature) {
   const start = new Set(Object.keys(outputs).filter((k) => feature.from.some((from) => outputs[k].inputs[from])));
   const queue = [...start];
   while (queue.length) {
@@ -246,7 +251,11 @@ function sharedInputs(outputs, feature) {
       }
     }
   }
-  return new Set([...start].flatMap((k) => Object.keys(outputs[k].inputs)));
+  const inChunks = new Set(Object.values(outputs).flatMap((o) => Object.keys(o.inputs)));
+  // Modules that are only re-exports (a package's index: no code of their own, in no chunk):
+  // importing a name through one is importing it from where it is defined.
+  const reexports = Object.keys(inputs).filter((k) => !inChunks.has(k) && /\.(m?js|ts)$/.test(k));
+  return new Set([...[...start].flatMap((k) => Object.keys(outputs[k].inputs)), ...reexports]);
 }
 
 /**
@@ -262,11 +271,12 @@ async function bundleFeature(feature, shared, options, dir) {
       b.onResolve({ filter: /.*/ }, async (args) => {
         if (args.pluginData?.sharing || args.kind === 'entry-point') return undefined;
         const resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { sharing: true } });
-        if (resolved.errors.length || resolved.external) return undefined;
-        const key = resolved.namespace === 'file' ? relative(root, resolved.path) : `${resolved.namespace}:${resolved.path}`;
+        // Only files are shared: the stand-ins of lazy packages and builtins are copied (each reads
+        // the same module through `require`), as a namespace of one in the host would be built at start.
+        if (resolved.errors.length || resolved.external || resolved.namespace !== 'file') return undefined;
+        const key = relative(root, resolved.path);
         if (!shared.has(key)) return undefined;
-        const source = resolved.namespace === 'file' ? resolved.path : args.path.startsWith('.') ? resolve(args.resolveDir, args.path) : args.path;
-        sources.set(key, source);
+        sources.set(key, resolved.path);
         return { path: SHARED + key, external: true };
       });
     },

@@ -18,10 +18,9 @@ import { and as andFilter, equals, or } from './filter.js';
 import { KIND_DEFAULTS } from './defaults.js';
 import { mapPerson, personAttributes, type MappedPerson } from './mapping.js';
 import { entryByKey, peopleHolding } from './queries.js';
-import { sourceOrNotFound } from './service.js';
 import { serviceConnection } from './sync.js';
 import { joinApplications } from './writes.js';
-import { directoryUnavailable } from './sign-in.js';
+import { directoryUnavailable, sourceOrNotFound } from './sources.js';
 
 export async function linkPerson(ctx: AppContext, personId: string, sourceId: string, actor: string): Promise<void> {
   const person = await findPersonRow(ctx.db, personId);

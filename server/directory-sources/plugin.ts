@@ -16,7 +16,7 @@ import { directorySourceRoutes } from './routes.js';
 import { directorySignInSource } from './sign-in.js';
 import { SyncScheduler } from './scheduler.js';
 import { allSources } from './queries.js';
-import { runFinished } from './sync.js';
+import { runFinished } from './runs.js';
 import { registerMetrics } from './metrics.js';
 
 const adminRoutes = adminFeature(directorySourceRoutes);

@@ -28,10 +28,11 @@ import {
   TestResultSchema,
 } from './schemas.js';
 import { createSource, deleteSource, listSources, sourceOrNotFound, sourceRecord, updateSource } from './service.js';
-import { runRecord, startRun } from './sync.js';
-import { testSource } from './test-source.js';
+import { runRecord } from './runs.js';
 import { findRun, listRunRows } from './queries.js';
-import { linkPerson } from './link.js';
+
+/** The sync engine, the source test and the link (engine.ts), loaded on first use (issue 45, decision 0369). */
+const engine = () => import('./engine.js');
 
 const tags = ['directory sources'];
 const ListQuery = Type.Object(listQueryProperties, { additionalProperties: false });
@@ -93,7 +94,10 @@ export const directorySourceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: SourceParams, querystring: NoQuery, body: Type.Optional(TestBodySchema), response: { 200: TestResultSchema, ...adminErrors },
       },
     },
-    async (request) => testSource(ctx, await sourceOrNotFound(ctx, request.params.id), request.body?.username, actorName(request.actor)),
+    async (request) => {
+      const source = await sourceOrNotFound(ctx, request.params.id);
+      return (await engine()).testSource(ctx, source, request.body?.username, actorName(request.actor));
+    },
   );
   app.post(
     '/directory-sources/:id/sync',
@@ -105,7 +109,7 @@ export const directorySourceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const source = await sourceOrNotFound(ctx, request.params.id);
-      const run = await startRun(ctx, source, { full: request.body?.full ?? true, trigger: 'manual' });
+      const run = await (await engine()).startRun(ctx, source, { full: request.body?.full ?? true, trigger: 'manual' });
       return reply.status(202).header('location', `/api/admin/directory-sources/${encodeURIComponent(source.id)}/runs/${run.id}`).send({ run: runRecord(run) });
     },
   );
@@ -140,7 +144,7 @@ export const directorySourceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      await linkPerson(ctx, request.params.id, request.body.sourceId, actorName(request.actor));
+      await (await engine()).linkPerson(ctx, request.params.id, request.body.sourceId, actorName(request.actor));
       return getPerson(ctx.db, request.params.id);
     },
   );

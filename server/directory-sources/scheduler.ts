@@ -7,7 +7,7 @@
  */
 import type { AppContext } from '../context.js';
 import { allSources, latestRun } from './queries.js';
-import { runFinished, startRun } from './sync.js';
+import { runFinished } from './runs.js';
 
 export const SCHEDULE_CHECK_MS = 60_000;
 
@@ -34,7 +34,8 @@ export class SyncScheduler {
       const last = await latestRun(this.ctx.db, source.id);
       if (last?.state === 'running') continue;
       if (last && now - last.startedAt.getTime() < source.syncIntervalMinutes * 60_000) continue;
-      await startRun(this.ctx, source, { full: false, trigger: 'scheduled' });
+      // The sync engine is loaded when a source is first due (engine.ts, decision 0369).
+      await (await import('./engine.js')).startRun(this.ctx, source, { full: false, trigger: 'scheduled' });
       started.push(source.id);
     }
     return started;

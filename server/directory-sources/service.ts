@@ -11,7 +11,7 @@ import type { AppContext } from '../context.js';
 import type { DirectoryAttributes, DirectorySource } from '../db/schema.js';
 import { recordAudit } from '../audit/record.js';
 import { transaction } from '../db/store.js';
-import { conflict, notFound, validationFailed, type FieldError } from '../http/problem.js';
+import { conflict, validationFailed, type FieldError } from '../http/problem.js';
 import { iso } from '../http/schemas.js';
 import { secretBox } from '../accounts/second-factor/secret-box.js';
 import { newId } from '../util/ids.js';
@@ -29,18 +29,14 @@ import {
   updateSourceRow,
 } from './queries.js';
 import type { SourceCreate, SourcePatch } from './schemas.js';
-import { releaseSource } from './release.js';
+import { bindPasswordOf, sourceNotFound, sourceOrNotFound } from './sources.js';
+
+export { bindPasswordOf, sourceNotFound, sourceOrNotFound };
 
 export const MAX_SOURCES = 10;
 export const DEFAULT_SYNC_INTERVAL = 60;
 
-export const sourceNotFound = (id: string) => notFound('directory_source_not_found', `There is no directory source with id "${id}".`);
 
-export async function sourceOrNotFound(ctx: AppContext, id: string): Promise<DirectorySource> {
-  const source = await findSource(ctx.db, id);
-  if (!source) throw sourceNotFound(id);
-  return source;
-}
 
 export async function sourceRecord(ctx: AppContext, s: DirectorySource) {
   const counted = await countSourcePeople(ctx.db, s.id);
@@ -54,9 +50,6 @@ export async function sourceRecord(ctx: AppContext, s: DirectorySource) {
 }
 
 /** The bind password in the clear, for a connection; null when the source binds anonymously. */
-export function bindPasswordOf(ctx: AppContext, source: DirectorySource): string | null {
-  return source.bindPasswordSealed === null ? null : secretBox(ctx).decrypt(source.bindPasswordSealed);
-}
 
 type Settings = Omit<DirectorySource, 'id' | 'createdAt' | 'updatedAt' | 'status' | 'lastError' | 'lastSyncAt' | 'lastFullSyncAt' | 'changeMark' | 'bindPasswordSealed'>;
 
@@ -180,7 +173,8 @@ export async function listSources(ctx: AppContext, cursor: string | undefined, l
 /** Deletes a source: its people are disabled (sessions ended) and released, its groups released, then the row goes. */
 export async function deleteSource(ctx: AppContext, id: string, actor: string): Promise<void> {
   const source = await sourceOrNotFound(ctx, id);
-  const released = await releaseSource(ctx, source, actor);
+  // Releasing its people and groups is the sync engine's (engine.ts), loaded on first use (decision 0369).
+  const released = await (await import('./engine.js')).releaseSource(ctx, source, actor);
   const now = ctx.clock.now();
   await transaction(ctx.db, async (tx) => {
     await deleteSourceRow(tx, id);

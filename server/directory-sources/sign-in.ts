@@ -16,17 +16,12 @@ import type { SignInSource } from '../plugin-api/registries.js';
 import { findPersonByEmail } from '../accounts/people.js';
 import { SourceConnection, SourceError } from './connection.js';
 import { allSources, entryByKey, findSource, peopleHolding, updateSourceRow } from './queries.js';
-import { findEntry, serviceConnection } from './sync.js';
-import { createPeople } from './writes.js';
 import { countBind } from './metrics.js';
+import { directoryUnavailable, RETRY_AFTER_SECONDS } from './sources.js';
 
 /** How long a sign-in waits for the source (spec: 5 s). */
 export const SIGN_IN_TIMEOUT_MS = 5000;
-/** What `Retry-After` suggests when a source is down. */
-export const RETRY_AFTER_SECONDS = 30;
-
-export const directoryUnavailable = (name: string) =>
-  new Problem(503, 'directory_unavailable', `${name} cannot be reached, so passwords it keeps cannot be checked now. Try again in a moment.`, undefined, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+export { directoryUnavailable, RETRY_AFTER_SECONDS };
 
 /** Marks the source unreachable (what the panel shows) and answers 503. */
 async function unavailable(ctx: AppContext, source: DirectorySource, error: SourceError): Promise<Problem> {
@@ -88,6 +83,8 @@ export function directorySignInSource(ctx: AppContext): SignInSource {
 
 /** One source: the single entry for `login`, its bind with `password`, then the person made from it. */
 async function discoverIn(ctx: AppContext, source: DirectorySource, login: string, password: string): Promise<Person | undefined> {
+  // The sync engine's lookup and writes (engine.ts), loaded on first use (decision 0369).
+  const { createPeople, findEntry, serviceConnection } = await import('./engine.js');
   const connection = await serviceConnection(ctx, source, SIGN_IN_TIMEOUT_MS);
   let found: Awaited<ReturnType<typeof findEntry>>;
   try {

@@ -35,8 +35,9 @@ import { IN_CHAIN_RULE, KIND_DEFAULTS } from './defaults.js';
 import { SourceConnection, SourceError } from './connection.js';
 import { dnKey, entryKey, groupAttributes, mapGroup, mapPerson, personAttributes, type MappedGroup, type MappedPerson } from './mapping.js';
 import { entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeopleByIds, updateRun, updateSourceRow, type EntryRow } from './queries.js';
-import { bindPasswordOf } from './service.js';
+import { bindPasswordOf } from './sources.js';
 import { countSyncRun } from './metrics.js';
+import { runFinished, runRecord, running } from './runs.js';
 import { Pacer, SLICE_MS, Slicer, statisticsKeeper, tick, walPacer, widenSqliteCache } from './pace.js';
 import {
   actorOf,
@@ -103,20 +104,7 @@ class RunState {
   }
 }
 
-export function runRecord(r: DirectorySyncRun) {
-  return {
-    id: r.id, sourceId: r.sourceId, state: r.state, full: r.full, trigger: r.trigger, counts: r.counts, conflicts: r.conflicts, skipped: r.skipped,
-    error: r.error, startedAt: r.startedAt.toISOString(), finishedAt: r.finishedAt ? r.finishedAt.toISOString() : null,
-  };
-}
-
-/** Runs in this process, by source: what a second request for the same source gets. */
-const running = new Map<string, Promise<void>>();
-
-/** Resolves when the source's run in this process (if any) has finished (tests, shutdown). */
-export async function runFinished(sourceId: string): Promise<void> {
-  await running.get(sourceId);
-}
+export { runFinished, runRecord };
 
 /** Whether the source's last full run is recent enough for a changes-only run. */
 export function changesOnlyPossible(source: DirectorySource, now: Date): boolean {

@@ -15,7 +15,7 @@ import { recordAudit } from '../audit/record.js';
 import { classify, SourceConnection, SourceError } from './connection.js';
 import { KIND_DEFAULTS } from './defaults.js';
 import { entryKey, mapPerson, personAttributes, type MappedPerson } from './mapping.js';
-import { bindPasswordOf } from './service.js';
+import { bindPasswordOf } from './sources.js';
 import { findEntry } from './sync.js';
 import { updateSourceRow } from './queries.js';
 

@@ -3,8 +3,9 @@
  * decision 0369): each feature's own code is in dist/chunks/lazy-<name>.mjs and in no chunk the
  * bundle reaches by a literal import (what a start can load), the lazy file imports nothing of the
  * main bundle (what it shares comes through its host), and a start with the features off loads
- * none of the lazy files (the first SAML request then loads SAML's and is answered), while a start
- * with RADIUS on loads the listener's and listens. Node's
+ * none of the lazy files (the first SAML request then loads SAML's and is answered; a directory
+ * source's test, sync run and deletion the sync engine's, against a port nobody listens on), while
+ * a start with RADIUS on loads the listener's and listens. Node's
  * module resolve hook records which lazy files a server loads.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -19,7 +20,9 @@ import { CLI, ROOT, cleanEnv, ensureBuilt, removeTempDirs, startServer, tempDir 
 const MARKERS: Record<string, string> = {
   'radius-listener': 'RADIUS listening',
   'saml-protocol': 'the SP requires signed requests and this one is not signed',
+  'directory-engine': 'Another instance is running this source now.',
 };
+const TOKEN = 'lazy-features-admin-token-0123456789';
 const features = (LAZY_FEATURES as { name: string }[]).map((f) => f.name);
 const lazyFile = (name: string) => `lazy-${name}.mjs`;
 
@@ -55,7 +58,7 @@ describe('lazily loaded features in the bundle', () => {
     }
   });
 
-  it('loads no lazy file at a default start, SAML on its first request, and the listener with RADIUS on', async () => {
+  it('loads no lazy file at a default start, then each on first use, and the listener with RADIUS on', async () => {
     const dir = tempDir('gatehouse-lazy-features-');
     const hooks = join(dir, 'hooks.mjs');
     const register = join(dir, 'register.mjs');
@@ -68,7 +71,7 @@ export async function resolve(specifier, context, next) {
 }`);
     writeFileSync(register, `import { register } from 'node:module'; register(${JSON.stringify(pathToFileURL(hooks).href)});`);
     const start = (name: string, env: Record<string, string>) =>
-      startServer(process.execPath, ['--import', register, CLI, 'serve', '--data-dir', join(dir, name), '--port', '0'], cleanEnv({ ADMIN_TOKEN: 'lazy-features-admin-token-0123456789', LAZY_LOG: join(dir, `${name}.log`), ...env }));
+      startServer(process.execPath, ['--import', register, CLI, 'serve', '--data-dir', join(dir, name), '--port', '0'], cleanEnv({ ADMIN_TOKEN: TOKEN, LAZY_LOG: join(dir, `${name}.log`), ...env }));
     const loaded = (name: string) => {
       try {
         return readFileSync(join(dir, `${name}.log`), 'utf8').split('\n').filter(Boolean);
@@ -91,6 +94,32 @@ export async function resolve(specifier, context, next) {
       expect(metadata.headers.get('content-type')).toBe('application/samlmetadata+xml');
       expect(await metadata.text()).toContain(`entityID="${off.url}/saml"`);
       expect(loaded('off')).toEqual([lazyFile('saml-protocol')]);
+
+      const admin = (method: string, path: string, body?: unknown) =>
+        fetch(`${off.url}/api/admin${path}`, {
+          method,
+          headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+      const created = await admin('POST', '/directory-sources', { name: 'Nobody', kind: 'ldap', url: 'ldap://127.0.0.1:1', peopleBase: 'ou=people,dc=example,dc=org' });
+      expect(created.status).toBe(201);
+      const { id } = (await created.json()) as { id: string };
+      expect(loaded('off')).toEqual([lazyFile('saml-protocol')]);
+      const tested = await admin('POST', `/directory-sources/${id}/test`, {});
+      expect(tested.status).toBe(200);
+      const test = (await tested.json()) as { ok: boolean; steps: { step: string; ok: boolean }[] };
+      expect([test.ok, test.steps.map((s) => [s.step, s.ok])]).toEqual([false, [['connect', false]]]);
+      const synced = await admin('POST', `/directory-sources/${id}/sync`, {});
+      expect(synced.status).toBe(202);
+      const { run } = (await synced.json()) as { run: { id: string; state: string } };
+      let state = run.state;
+      for (let i = 0; i < 100 && state === 'running'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        state = ((await (await admin('GET', `/directory-sources/${id}/runs/${run.id}`)).json()) as { state: string }).state;
+      }
+      expect(state).toBe('failed');
+      expect((await admin('DELETE', `/directory-sources/${id}`)).status).toBe(204);
+      expect(loaded('off')).toEqual([lazyFile('saml-protocol'), lazyFile('directory-engine')]);
     } finally {
       await Promise.all([off.stop(), on.stop()]);
     }
