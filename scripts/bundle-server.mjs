@@ -68,33 +68,64 @@ export const cjsBuiltins = {
 };
 
 /**
- * Packages only a rarely used feature needs, kept out of the chunks every start loads (issue 45,
- * docs/decisions/0360-lazy-packages.md): SAML's XML stack (xml-crypto with xpath, @xmldom/xmldom),
- * directory sources' LDAP client (ldapts), the logo check's XML parser (saxes) and the QR codes of
- * authenticator enrolment (uqr). Each is bundled alone into dist/chunks/lazy-<name>.cjs, and the
- * server's imports of it get a stand-in whose exports are read through to the real module, which
- * is required on the first read (a use, never an import: every use is inside a function). The
- * stand-in lists the package's export names, taken here at build time, so esbuild's ESM interop
- * (which copies the names as getters) reads nothing early.
+ * Packages the server rarely or never uses, kept out of the chunks every start loads (issue 45,
+ * docs/decisions/0360-lazy-packages.md, 0368-lazy-packages-at-start.md): SAML's XML stack
+ * (xml-crypto with xpath, @xmldom/xmldom), directory sources' LDAP client (ldapts), the logo
+ * check's XML parser (saxes), the QR codes of authenticator enrolment (uqr); and what a dependency
+ * requires at its own load for a use the server never makes: glob (@fastify/static lists its root
+ * with it only when it serves files itself, and the panel does its own listing), light-my-request
+ * (Fastify's `inject`, which only tests call, on the TypeScript sources) and @opentelemetry/api
+ * (prom-client's CPU metric, for exemplars, which the server does not turn on). Each is bundled
+ * alone into dist/chunks/lazy-<name>.cjs, and the bundle's imports and requires of it get a
+ * stand-in (standIn below) that requires the real module on its first use:
+ * - an export read through the stand-in loads the package and is the real export, except that
+ *   before the package is loaded a function export is a wrapper that loads it when called,
+ *   constructed or read from (`instanceof` and static methods go through to the real one): a
+ *   dependency that destructures the package at its load (`const { glob } = require('glob')`)
+ *   gets the wrapper and loads nothing;
+ * - a package that is itself a function (light-my-request) gets a stand-in that can be called.
+ * The stand-in lists the package's export names and which are functions, taken here at build
+ * time, so esbuild's ESM interop (which copies the names as getters) reads nothing early. A use
+ * at a module's top level (a class extending one of its classes, a constant built from one of
+ * its values) would load the package at start: silently undoing the saving, not breaking anything.
  */
 /** CommonJS dependencies that call `require` get a real one (the stand-ins above too). */
 export const BANNER = "import { createRequire as __gatehouseRequire } from 'node:module'; const require = __gatehouseRequire(import.meta.url);";
 
-/** A module whose exports (`names`) read through to dist/chunks/`file`, required on the first read. */
-function standIn(file, names) {
+/**
+ * A module standing in for dist/chunks/`file`, which is required on the first use. `shape` is
+ * the real module's at build time: `names` its export names, `functions` those that are
+ * functions, `callable` whether the module itself is one.
+ */
+function standIn(file, { names, functions = [], callable = false }) {
   return `let real;
 const file = ${JSON.stringify(file)};
 const req = require; // an indirect call, which esbuild leaves alone (a direct one it would try to bundle)
 const load = () => (real ??= (() => { try { return req('./' + file); } catch (e) { if (e.code !== 'MODULE_NOT_FOUND') throw e; return req('./chunks/' + file); } })());
 const names = ${JSON.stringify(names)};
-module.exports = new Proxy({}, {
-  get: (_, key) => (key === '__esModule' || typeof key === 'symbol' ? undefined : load()[key]),
+const functions = ${JSON.stringify(functions)};
+const wrappers = new Map();
+// A function export read before the load: called, constructed or read from, it loads the package.
+const wrapper = (key) => wrappers.get(key) ?? wrappers.set(key, new Proxy(function () {}, {
+  apply: (_, self, args) => Reflect.apply(load()[key], self, args),
+  construct: (_, args, target) => Reflect.construct(load()[key], args, target),
+  get: (_, name) => load()[key][name],
+})).get(key);
+const read = (key) => (real || !functions.includes(key) ? load()[key] : wrapper(key));
+module.exports = new Proxy(${callable ? '() => {}' : '{}'}, {${callable ? '\n  apply: (_, self, args) => Reflect.apply(load(), self, args),' : ''}
+  get: (_, key) => (key === '__esModule' || typeof key === 'symbol' ? undefined : read(key)),
   ownKeys: () => names,
-  getOwnPropertyDescriptor: (_, key) => (names.includes(key) ? { configurable: true, enumerable: true, get: () => load()[key] } : undefined),
+  getOwnPropertyDescriptor: (_, key) => (names.includes(key) ? { configurable: true, enumerable: true, get: () => read(key) } : undefined),
 });`;
 }
 
-export const LAZY_PACKAGES = ['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr'];
+/** The shape standIn needs of `module` (a package's or one of ours' exports). */
+function shapeOf(module, names = Object.keys(module)) {
+  names = names.filter((key) => key !== '__esModule' && key !== 'default');
+  return { names, functions: names.filter((key) => typeof module[key] === 'function'), callable: typeof module === 'function' };
+}
+
+export const LAZY_PACKAGES = ['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr', 'glob', 'light-my-request', '@opentelemetry/api'];
 const lazyFile = (name) => `lazy-${name.replace(/^@/, '').replace(/\//g, '-')}.cjs`;
 export const lazyPackages = {
   name: 'lazy-packages',
@@ -102,11 +133,10 @@ export const lazyPackages = {
     const filter = new RegExp(`^(${LAZY_PACKAGES.map((p) => p.replace(/[/.]/g, '\\$&')).join('|')})$`);
     build.onResolve({ filter }, (args) => (args.namespace === 'lazy-package' ? undefined : { path: args.path, namespace: 'lazy-package' }));
     build.onLoad({ filter: /.*/, namespace: 'lazy-package' }, (args) => {
-      const names = Object.keys(nodeRequire(args.path)).filter((key) => key !== '__esModule' && key !== 'default');
       const file = lazyFile(args.path);
       return {
         // The stand-in sits in dist/chunks/ (or, were it ever in the entry, in dist/): the banner's require is that file's.
-        contents: standIn(file, names),
+        contents: standIn(file, shapeOf(nodeRequire(args.path))),
         loader: 'js',
       };
     });
@@ -142,7 +172,7 @@ export const lazyModules = {
     }
     build.onLoad({ filter: /.*/, namespace: 'lazy-module' }, async (args) => {
       const module = LAZY_MODULES.find((m) => m.name === args.path);
-      return { contents: standIn(`lazy-${module.name}.cjs`, await moduleExports(module)), loader: 'js' };
+      return { contents: standIn(`lazy-${module.name}.cjs`, { names: await moduleExports(module) }), loader: 'js' };
     });
   },
 };
@@ -394,6 +424,43 @@ export const compactStatusMaps = {
 };
 
 /**
+ * find-my-way compiles a matcher per static node of its route tree (`compilePrefixMatch` in
+ * find-my-way/lib/node.js): `new Function` with a chain of `path.charCodeAt(i + n) === c` for
+ * the node's prefix. Each is a script of its own for the life of the process — its source, its
+ * SharedFunctionInfo, bytecode once run — and Gatehouse's routes keep 328 of them (issue 45,
+ * docs/decisions/0368-lazy-packages-at-start.md). Here every prefix of two characters or more is
+ * matched by one function (`startsWith` at the index), a closure over the prefix. The build fails
+ * if find-my-way's code no longer has the lines, so an upgrade cannot silently undo it.
+ */
+export const PREFIX_MATCH_FROM = `  if (prefix.length >= LONG_PREFIX_MIN_LENGTH) {
+    return function matchLongPrefix (path, i) {
+      return path.indexOf(prefix, i) === i
+    }
+  }
+
+  const lines = []
+  for (let i = 1; i < prefix.length; i++) {
+    const charCode = prefix.charCodeAt(i)
+    lines.push(\`path.charCodeAt(i + \${i}) === \${charCode}\`)
+  }
+  return new Function('path', 'i', \`'use strict'\\nreturn \${lines.join(' && ')}\`) // eslint-disable-line
+`;
+export const PREFIX_MATCH_TO = `  return function matchPrefix (path, i) {
+    return path.startsWith(prefix, i)
+  }
+`;
+export const sharedPrefixMatch = {
+  name: 'shared-prefix-match',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]find-my-way[\\/]lib[\\/]node\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes(PREFIX_MATCH_FROM)) throw new Error(`${args.path}: find-my-way's prefix matchers are no longer compiled as scripts/bundle-server.mjs expects (sharedPrefixMatch)`);
+      return { contents: text.replace(PREFIX_MATCH_FROM, PREFIX_MATCH_TO), loader: 'js' };
+    });
+  },
+};
+
+/**
  * Class names as written, in a bundle whose identifiers are minified without esbuild's `keepNames`
  * (docs/decisions/0347-minified-names-classes-kept.md): each class declaration that starts a line
  * — the server's, and its dependencies' that ship readable code — gets a static block naming it
@@ -452,7 +519,7 @@ const MAIN_BUILD = {
   sourcesContent: false,
   logLevel: 'warning',
   write: false,
-  plugins: [lazyBuiltins, cjsBuiltins, lazyPackages, lazyModules, compactStatusMaps, keepClassNames],
+  plugins: [lazyBuiltins, cjsBuiltins, lazyPackages, lazyModules, compactStatusMaps, sharedPrefixMatch, keepClassNames],
 };
 
 export async function bundleServer() {

@@ -2,8 +2,8 @@
  * The control panel: the built Solid app (renderer/dist) at `/admin/`, with a CSP that allows
  * only this origin, an SPA fallback to index.html, and `GET /api/admin/overview` for its first page.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fastifyStatic from '@fastify/static';
@@ -75,26 +75,45 @@ const staticRoutes: FastifyPluginAsync = async (app) => {
     return;
   }
 
+  // @fastify/static only for `reply.sendFile` (content types, ranges, ETag, 304s): with its own
+  // routes it lists the root with glob at start, and glob is ~100 KB of code every start would
+  // load for six files (issue 45, docs/decisions/0368-lazy-packages-at-start.md). The files are
+  // listed here once instead; only a listed file is ever sent, so no path outside the root (or
+  // not there at start) can be asked for.
+  const files = panelFiles(root);
+  const assets = join(root, 'assets', '');
   await app.register(fastifyStatic, {
     root,
-    prefix: '/admin/',
-    // Files are listed once at start-up; unknown paths fall through to the SPA route below.
-    wildcard: false,
+    serve: false,
     index: false,
     setHeaders(res, path) {
       // Vite fingerprints everything under assets/, so those may be cached forever.
-      res.header('cache-control', path.includes(`${join('assets', '')}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+      res.header('cache-control', path.startsWith(assets) ? 'public, max-age=31536000, immutable' : 'no-cache');
     },
   });
-  const sendIndex = async (_request: unknown, reply: import('fastify').FastifyReply) =>
-    reply.header('cache-control', 'no-cache').sendFile('index.html');
-  app.get('/admin/', { schema: { hide: true } }, sendIndex);
-  // Client-side routes (/admin/applications/x/...) load the same page; missing assets stay 404.
-  app.get('/admin/*', { schema: { hide: true } }, async (request, reply) => {
-    if (request.url.startsWith('/admin/assets/')) return reply.callNotFound();
-    return sendIndex(request, reply);
+  app.get('/admin/', { schema: { hide: true } }, async (_request, reply) => reply.sendFile('index.html'));
+  // A built file; client-side routes (/admin/applications/x/...) load the same page; missing
+  // assets stay 404.
+  app.get<{ Params: { '*': string } }>('/admin/*', { schema: { hide: true } }, async (request, reply) => {
+    const file = request.params['*'];
+    if (files.has(file)) return reply.sendFile(file);
+    if (file.startsWith('assets/')) return reply.callNotFound();
+    return reply.sendFile('index.html');
   });
 };
+
+/**
+ * The panel's built files under `root`, as paths relative to it with `/` between folders: regular
+ * files only (no links), none under a dot-name (as @fastify/static's own listing left them out).
+ */
+function panelFiles(root: string): Set<string> {
+  const files = new Set<string>();
+  for (const entry of readdirSync(root, { withFileTypes: true, recursive: true })) {
+    const path = relative(root, join(entry.parentPath, entry.name)).split(sep).join('/');
+    if (entry.isFile() && !path.split('/').some((name) => name.startsWith('.'))) files.add(path);
+  }
+  return files;
+}
 
 export const adminPanelPlugin: FastifyPluginAsync<FeatureOptions> = async (app) => {
   await app.register(overviewRoutes, { prefix: '/api/admin' });

@@ -2,8 +2,12 @@
  * The bundle's lazily loaded packages (scripts/bundle-server.mjs, issue 45, decision 0360): an
  * import of one is a stand-in, the package's own file is required on the first use and not
  * before, and what the server uses of each works through it — classes constructed, static
- * methods called, `instanceof` against the real class. Built with the bundle's own plugin and
- * banner into a temporary directory, the lazy files under chunks/ as in dist/, and run in a child.
+ * methods called, `instanceof` against the real class. A dependency's require of one at its own
+ * load (@fastify/static's `const { glob } = require('glob')`, Fastify's light-my-request,
+ * prom-client's @opentelemetry/api) loads nothing: a function export read before the load is a
+ * wrapper that loads the package when called or constructed (decision 0368). Built with the
+ * bundle's own plugin and banner into a temporary directory, the lazy files under chunks/ as in
+ * dist/, and run in a child.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,10 +19,23 @@ import { build } from 'esbuild';
 import { BANNER, LAZY_MODULES, LAZY_PACKAGES, bundleLazyPackages, lazyModules, lazyPackages } from '../../scripts/bundle-server.mjs';
 import { PRESETS as SOURCE_PRESETS } from '../../server/presets/catalogue/index.js';
 
+const LAZY_FILES = [
+  'lazy-glob.cjs', 'lazy-ldapts.cjs', 'lazy-light-my-request.cjs', 'lazy-opentelemetry-api.cjs', 'lazy-presets-catalogue.cjs', 'lazy-saxes.cjs', 'lazy-uqr.cjs',
+  'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs',
+];
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-lazy-packages-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+// What the dependencies do at their own load: destructure or keep the package (CommonJS).
+const DEPENDENCY = `
+const { glob, Glob } = require('glob');
+const lightMyRequest = require('light-my-request');
+const OtelApi = require('@opentelemetry/api');
+module.exports = { glob, Glob, lightMyRequest, OtelApi };
+`;
+
 const ENTRY = `
+import dependency from './dependency.cjs';
 import { DOMParser } from '@xmldom/xmldom';
 import { ExclusiveCanonicalization, SignedXml } from 'xml-crypto';
 import { Client, FilterParser, InvalidCredentialsError } from 'ldapts';
@@ -27,6 +44,14 @@ import { renderSVG } from 'uqr';
 import { PRESETS, findPreset } from '${join(process.cwd(), 'server/presets/catalogue/index.ts')}';
 const loaded = () => Object.keys(require.cache).filter((f) => /lazy-/.test(f)).map((f) => f.split('/').pop()).sort();
 const before = loaded();
+const { glob, Glob, lightMyRequest, OtelApi } = dependency;
+const kinds = [typeof glob, typeof Glob, typeof lightMyRequest, typeof OtelApi];
+const globbed = (await glob('lazy-*.cjs', { cwd: ${JSON.stringify(join(dir, 'chunks'))} })).sort();
+const walker = new Glob('lazy-uqr.cjs', { cwd: ${JSON.stringify(join(dir, 'chunks'))} });
+const globs = [globbed, walker instanceof Glob, walker.walkSync(), typeof glob.sync];
+const afterGlob = loaded();
+const injected = await lightMyRequest((req, res) => res.end('hi ' + req.url), { url: '/x' });
+const span = OtelApi.trace.getSpan(OtelApi.context.active()) ?? null;
 const doc = new DOMParser().parseFromString('<a xmlns="urn:x"><b>1</b></a>', 'text/xml');
 const c14n = new ExclusiveCanonicalization().process(doc.documentElement, {}).toString();
 const signer = typeof SignedXml;
@@ -39,12 +64,13 @@ saxes.on('opentag', () => names++);
 saxes.write('<svg><g/></svg>').close();
 const qr = renderSVG('otpauth://totp/x', { ecc: 'M' }).startsWith('<svg');
 const presets = [PRESETS.map((p) => p.id), findPreset('grafana')?.name, typeof findPreset('grafana')?.application];
-console.log(JSON.stringify({ before, after: loaded(), c14n, signer, filter, refused, client, names, qr, presets }));
+console.log(JSON.stringify({ before, kinds, globs, afterGlob, injected: [injected.statusCode, injected.payload], span, after: loaded(), c14n, signer, filter, refused, client, names, qr, presets }));
 `;
 
 describe('lazily loaded packages in the bundle', () => {
   it('loads each package on its first use, and each works through the stand-in', async () => {
     writeFileSync(join(dir, 'entry.ts'), ENTRY);
+    writeFileSync(join(dir, 'dependency.cjs'), DEPENDENCY);
     await build({
       entryPoints: [join(dir, 'entry.ts')], outfile: join(dir, 'entry.mjs'), absWorkingDir: process.cwd(), nodePaths: [join(process.cwd(), 'node_modules')],
       bundle: true, format: 'esm', platform: 'node', target: 'node20', banner: { js: BANNER }, plugins: [lazyPackages, lazyModules], logLevel: 'silent',
@@ -52,11 +78,16 @@ describe('lazily loaded packages in the bundle', () => {
     mkdirSync(join(dir, 'chunks'));
     for (const file of await bundleLazyPackages(join(dir, 'chunks'))) writeFileSync(file.path, file.contents);
     const out = JSON.parse(execFileSync(process.execPath, [join(dir, 'entry.mjs')], { encoding: 'utf8' }));
-    expect(LAZY_PACKAGES).toEqual(['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr']);
+    expect(LAZY_PACKAGES).toEqual(['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr', 'glob', 'light-my-request', '@opentelemetry/api']);
     expect(LAZY_MODULES.map((m: { name: string }) => m.name)).toEqual(['presets-catalogue']);
     expect(out).toEqual({
       before: [],
-      after: ['lazy-ldapts.cjs', 'lazy-presets-catalogue.cjs', 'lazy-saxes.cjs', 'lazy-uqr.cjs', 'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs'],
+      kinds: ['function', 'function', 'function', 'object'],
+      globs: [LAZY_FILES, true, ['lazy-uqr.cjs'], 'function'],
+      afterGlob: ['lazy-glob.cjs'],
+      injected: [200, 'hi /x'],
+      span: null,
+      after: ['lazy-glob.cjs', 'lazy-ldapts.cjs', 'lazy-light-my-request.cjs', 'lazy-opentelemetry-api.cjs', 'lazy-presets-catalogue.cjs', 'lazy-saxes.cjs', 'lazy-uqr.cjs', 'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs'],
       c14n: '<a xmlns="urn:x"><b>1</b></a>',
       signer: 'function',
       filter: '(&(uid=ann)(objectClass=person))',

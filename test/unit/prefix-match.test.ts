@@ -1,0 +1,79 @@
+/**
+ * find-my-way's prefix matchers in the bundle (scripts/bundle-server.mjs `sharedPrefixMatch`,
+ * issue 45, decision 0368): every static node of two characters or more is matched by one
+ * function (`startsWith` at the index, a closure over the prefix) instead of a `new Function`
+ * compiled per node. find-my-way is built with and without the bundle's plugin and run in a
+ * child: the same routes found, with the same parameters, for matching paths and near misses;
+ * with the plugin no matcher is a compiled script of its own.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { build, type Plugin } from 'esbuild';
+// @ts-expect-error: a plain .mjs script without types
+import { sharedPrefixMatch } from '../../scripts/bundle-server.mjs';
+
+const dir = mkdtempSync(join(tmpdir(), 'gatehouse-prefix-match-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const ROUTES = [
+  '/', '/a', '/api/auth/oauth2/token', '/api/auth/oauth2/userinfo', '/api/auth/oauth2/revoke', '/api/admin/applications',
+  '/api/admin/applications/:id', '/api/admin/applications/:id/members/:member', '/api/admin/application-templates',
+  '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/invite/:token/accept', '/admin/*',
+  '/a-very-long-static-prefix-of-forty-characters/x',
+];
+const PATHS = [
+  '/', '/a', '/b', '/api/auth/oauth2/token', '/api/auth/oauth2/tokens', '/api/auth/oauth2/toke', '/api/auth/oauth2/userinfo',
+  '/api/auth/oauth2/revoke', '/api/auth/oauth2/revokd', '/api/admin/applications', '/api/admin/applications/notes',
+  '/api/admin/applications/notes/members/m1', '/api/admin/application-templates', '/api/admin/application-template',
+  '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-serve',
+  '/invite/t1/accept', '/invite/t1/acceptx', '/admin/assets/x.js', '/admi', '/a-very-long-static-prefix-of-forty-characters/x',
+  '/a-very-long-static-prefix-of-forty-characterz/x', '/api/auth/oauth2/token?x=1',
+];
+
+const ENTRY = `
+const router = require('find-my-way')();
+const routes = ${JSON.stringify(ROUTES)};
+for (const path of routes) router.on('GET', path, () => path);
+const found = ${JSON.stringify(PATHS)}.map((path) => { const f = router.find('GET', path); return f ? [path, f.handler(), f.params] : [path, null]; });
+const matchers = new Set();
+(function walk(node) {
+  if (node.matchPrefix) matchers.add(node.matchPrefix.toString());
+  for (const child of node.staticChildrenNodes ?? []) walk(child);
+  for (const child of node.parametricChildren ?? []) walk(child);
+  if (node.wildcardChild) walk(node.wildcardChild);
+})(router.trees.GET);
+console.log(JSON.stringify({ found, matchers: matchers.size, compiled: [...matchers].filter((m) => m.includes('charCodeAt')).length }));
+`;
+
+describe("find-my-way's prefix matchers in the bundle", () => {
+  it('match every static node with one function, finding the same routes as the compiled matchers', async () => {
+    writeFileSync(join(dir, 'entry.cjs'), ENTRY);
+    const bundle = (plugins: Plugin[], file: string) =>
+      build({
+        entryPoints: [join(dir, 'entry.cjs')], outfile: join(dir, file), absWorkingDir: process.cwd(), nodePaths: [join(process.cwd(), 'node_modules')],
+        bundle: true, format: 'cjs', platform: 'node', target: 'node20', plugins, logLevel: 'silent',
+      });
+    await bundle([sharedPrefixMatch], 'shared.cjs');
+    await bundle([], 'plain.cjs');
+    const run = (file: string) => JSON.parse(execFileSync(process.execPath, [join(dir, file)], { encoding: 'utf8' }));
+    const shared = run('shared.cjs');
+    const plain = run('plain.cjs');
+    expect(shared.found).toEqual(plain.found);
+    expect(shared.found.filter(([, route]: [string, string | null]) => route !== null).map(([path]: [string]) => path)).toEqual([
+      '/', '/a', '/api/auth/oauth2/token', '/api/auth/oauth2/userinfo', '/api/auth/oauth2/revoke', '/api/admin/applications',
+      '/api/admin/applications/notes', '/api/admin/applications/notes/members/m1', '/api/admin/application-templates',
+      '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/invite/t1/accept', '/admin/assets/x.js',
+      '/a-very-long-static-prefix-of-forty-characters/x', '/api/auth/oauth2/token?x=1',
+    ]);
+    expect(shared.found.find(([path]: [string]) => path === '/api/admin/applications/notes/members/m1')).toEqual([
+      '/api/admin/applications/notes/members/m1', '/api/admin/applications/:id/members/:member', { id: 'notes', member: 'm1' },
+    ]);
+    // With the plugin: the single-character matcher and the shared one, none compiled per node.
+    expect({ matchers: shared.matchers, compiled: shared.compiled }).toEqual({ matchers: 2, compiled: 0 });
+    // find-my-way's own: a compiled chain of comparisons per node.
+    expect(plain.compiled).toBeGreaterThan(10);
+  });
+});
