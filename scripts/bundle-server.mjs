@@ -206,9 +206,10 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
  * Gatehouse's own code that only a feature a default install does not use needs, loaded with
  * `import()` on first use (issue 45, docs/decisions/0369-lazy-feature-code.md): the RADIUS
  * listeners (only when RADIUS is on), SAML's protocol code (on the first SAML request),
- * directory sources' sync engine (when a source first needs it). Each feature's `entry` (what its `from` files `import()` as
- * `specifier`) is bundled alone into dist/chunks/lazy-<name>.mjs with the modules only it reaches
- * (its private code). What it shares with the rest of the server (every module the main bundle
+ * directory sources' sync engine (when a source first needs it), the ACME client (only when
+ * GATEHOUSE_TLS=acme), configuration as code's export and apply (on their first request). Each
+ * feature's `entry` (what its `from` files `import()`, by its path from them) is bundled alone
+ * into dist/chunks/lazy-<name>.mjs with the modules only it reaches (its private code). What it shares with the rest of the server (every module the main bundle
  * holds anyway) is not copied and not imported across a chunk boundary: esbuild's splitting
  * would put each module reached from both sides into chunks by the set of entries reaching it,
  * cutting the start's chunks into more, and each binding that then crosses a chunk is a module
@@ -220,14 +221,20 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
  * imports must be functions, classes or constants, never a `let` reassigned later.
  */
 export const LAZY_FEATURES = [
-  { name: 'radius-listener', entry: 'server/radius/server.ts', from: ['server/main.ts'], specifier: './radius/server.js' },
-  { name: 'saml-protocol', entry: 'server/saml/protocol.ts', from: ['server/saml/routes.ts', 'server/saml/admin-routes.ts', 'server/saml/plugin.ts'], specifier: './protocol.js' },
+  { name: 'radius-listener', entry: 'server/radius/server.ts', from: ['server/main.ts'] },
+  { name: 'saml-protocol', entry: 'server/saml/protocol.ts', from: ['server/saml/routes.ts', 'server/saml/admin-routes.ts', 'server/saml/plugin.ts'] },
   {
-    name: 'directory-engine', entry: 'server/directory-sources/engine.ts', specifier: './engine.js',
+    name: 'directory-engine', entry: 'server/directory-sources/engine.ts',
     from: ['server/directory-sources/routes.ts', 'server/directory-sources/scheduler.ts', 'server/directory-sources/sign-in.ts', 'server/directory-sources/service.ts'],
   },
+  { name: 'acme', entry: 'server/trust/acme/manager.ts', from: ['server/trust/plugin.ts'] },
+  { name: 'config-as-code', entry: 'server/config-as-code/engine.ts', from: ['server/config-as-code/routes.ts'] },
 ];
-const SHARED = 'gatehouse-shared:';
+/** What a `from` file writes in its `import()` of the feature: the entry's path from it, as `.js`. */
+const specifierIn = (from, feature) => {
+  const path = relative(dirname(join(root, from)), join(root, feature.entry)).replace(/\.ts$/, '.js');
+  return path.startsWith('.') ? path : `./${path}`;
+};const SHARED = 'gatehouse-shared:';
 const REGISTRY = 'globalThis[Symbol.for("gatehouse.lazy-shared")]';
 const lazyFeatureFile = (feature) => `lazy-${feature.name}.mjs`;
 
@@ -331,7 +338,7 @@ export function load() {
 }
 
 /**
- * In the main build: each feature's `import(specifier)` in its `from` files becomes `load()` of
+ * In the main build: each feature's `import()` in its `from` files becomes `load()` of
  * its host (`hosts`: name → the host's code), or, for `mainInputs`' probe (`probe`), a dynamic
  * import left external (so nothing of the feature is in the probe's inputs: sharedInputs).
  */
@@ -346,7 +353,7 @@ function lazyFeatureImports(hosts, probe = false) {
         if (!features) return undefined;
         let text = readFileSync(args.path, 'utf8');
         for (const feature of features) {
-          const call = `import(${JSON.stringify(feature.specifier).replace(/"/g, "'")})`;
+          const call = `import('${specifierIn(relative(root, args.path), feature)}')`;
           if (!text.includes(call)) throw new Error(`${args.path}: no ${call} to load ${feature.name} lazily (scripts/bundle-server.mjs, LAZY_FEATURES)`);
           const local = `__gatehouseLazy_${feature.name.replace(/\W/g, '_')}`;
           text = `${probe ? '' : `import { load as ${local} } from "lazy-host:${feature.name}";\n`}${text.split(call).join(probe ? `import("lazy-probe:${feature.name}")` : `${local}()`)}`;

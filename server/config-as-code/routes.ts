@@ -13,8 +13,9 @@ import { Type } from 'typebox';
 import { actorName } from '../http/admin-auth.js';
 import { adminErrors, NoQuery, adminSecurity as security } from '../http/schemas.js';
 import { Problem } from '../http/problem.js';
-import { applyConfiguration } from './apply.js';
-import { exportConfiguration, toYaml } from './document.js';
+
+/** The work behind both routes (engine.ts), loaded on first use (issue 45, decision 0369). */
+const engine = () => import('./engine.js');
 
 /** A configuration file may be long (hundreds of applications); still read whole, so bounded. */
 export const CONFIG_BODY_LIMIT = 1024 * 1024;
@@ -82,7 +83,10 @@ const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: { description: 'the configuration file', content: { 'application/yaml': { schema: Type.String() } } }, ...adminErrors },
       },
     },
-    async (_request, reply) => reply.type('application/yaml; charset=utf-8').send(await toYaml(await exportConfiguration(ctx))),
+    async (_request, reply) => {
+      const { exportConfiguration, toYaml } = await engine();
+      return reply.type('application/yaml; charset=utf-8').send(await toYaml(await exportConfiguration(ctx)));
+    },
   );
 
   app.post(
@@ -107,7 +111,7 @@ const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const body = request.body as unknown;
       const input = typeof body === 'string' ? { document: body } : (body as { document: string; secrets?: Record<string, string>; unresolved?: Record<string, string> });
       if (typeof input?.document !== 'string') throw new Problem(400, 'validation_failed', 'Send the configuration file as application/yaml, or as JSON {"document": "..."}.');
-      return applyConfiguration(ctx, {
+      return (await engine()).applyConfiguration(ctx, {
         text: input.document,
         secrets: input.secrets ?? {},
         unresolved: input.unresolved ?? {},

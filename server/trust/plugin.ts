@@ -15,7 +15,7 @@ import { requireAdmin } from '../http/admin-auth.js';
 import { conflict, notFound, sendProblem } from '../http/problem.js';
 import { actorName } from '../http/admin-auth.js';
 import { recordAudit } from '../audit/record.js';
-import { AcmeManager } from './acme/manager.js';
+import type { AcmeManager } from './acme/manager.js';
 import { adminErrors, adminSecurity as security, NoQuery } from '../http/schemas.js';
 import { AcmeStatusSchema, type LanTrustHooks } from '../http/lan-trust-wire.js';
 import { trustAnswer } from './answer.js';
@@ -89,7 +89,8 @@ export const trustPlugin: FastifyPluginAsync<FeatureOptions> = async (app, optio
   const { tls } = ctx.config;
   const manager =
     tls.mode === 'acme' && ctx.config.dataDir !== ':memory:'
-      ? new AcmeManager({ config: ctx.config, acme: tls.acme, clock: ctx.clock, log: app.log, serve: (material) => ctx.serveCertificate(material) })
+      ? // The ACME client (manager, RFC 2136 updates, TSIG) is loaded only when GATEHOUSE_TLS=acme (decision 0369).
+        new (await import('./acme/manager.js')).AcmeManager({ config: ctx.config, acme: tls.acme, clock: ctx.clock, log: app.log, serve: (material) => ctx.serveCertificate(material) })
       : undefined;
   ctx.lanTrust = lanTrustHooks(ctx, manager);
   if (manager && options.startWorkers) {

@@ -4,8 +4,9 @@
  * bundle reaches by a literal import (what a start can load), the lazy file imports nothing of the
  * main bundle (what it shares comes through its host), and a start with the features off loads
  * none of the lazy files (the first SAML request then loads SAML's and is answered; a directory
- * source's test, sync run and deletion the sync engine's, against a port nobody listens on), while
- * a start with RADIUS on loads the listener's and listens. Node's
+ * source's test, sync run and deletion the sync engine's, against a port nobody listens on; the
+ * configuration's export configuration as code's), while a start with RADIUS on loads the
+ * listener's and listens (ACME's is checked in dist/ only: panel-tls and acme-pebble run it). Node's
  * module resolve hook records which lazy files a server loads.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,8 @@ const MARKERS: Record<string, string> = {
   'radius-listener': 'RADIUS listening',
   'saml-protocol': 'the SP requires signed requests and this one is not signed',
   'directory-engine': 'Another instance is running this source now.',
+  acme: 'ACME certificate obtained and served',
+  'config-as-code': 'is not any of the allowed shapes',
 };
 const TOKEN = 'lazy-features-admin-token-0123456789';
 const features = (LAZY_FEATURES as { name: string }[]).map((f) => f.name);
@@ -120,6 +123,12 @@ export async function resolve(specifier, context, next) {
       expect(state).toBe('failed');
       expect((await admin('DELETE', `/directory-sources/${id}`)).status).toBe(204);
       expect(loaded('off')).toEqual([lazyFile('saml-protocol'), lazyFile('directory-engine')]);
+
+      const config = await admin('GET', '/config');
+      expect(config.status).toBe(200);
+      expect(config.headers.get('content-type')).toBe('application/yaml; charset=utf-8');
+      expect(await config.text()).toMatch(/^version: 1$/m);
+      expect(loaded('off')).toEqual([lazyFile('saml-protocol'), lazyFile('directory-engine'), lazyFile('config-as-code')]);
     } finally {
       await Promise.all([off.stop(), on.stop()]);
     }
