@@ -5,7 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
@@ -128,7 +129,26 @@ async function startRedirect(config: Config, httpsPort: number, served: () => Tl
 function loggerOptions(config: Config) {
   const level = config.env.LOG_LEVEL ?? 'info';
   if (!config.prettyLogs) return { level };
+  usePinoWorkerFiles();
   return { level, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:standard', ignore: 'pid,hostname' } } };
+}
+
+/**
+ * `serve --pretty` formats logs in a worker thread (a pino transport). pino and thread-stream find
+ * their worker files from `__dirname`, which the bundle (dist/gatehouse.mjs, an ES module) does
+ * not have: they are pointed at the installed files through pino's documented
+ * `__bundlerPathsOverrides` (the same files `node_modules` gives the TypeScript sources).
+ */
+function usePinoWorkerFiles(): void {
+  const require = createRequire(import.meta.url);
+  const pino = dirname(require.resolve('pino/package.json'));
+  const globals = globalThis as { __bundlerPathsOverrides?: Record<string, string> };
+  globals.__bundlerPathsOverrides = {
+    ...globals.__bundlerPathsOverrides,
+    'pino-worker': join(pino, 'lib', 'worker.js'),
+    'thread-stream-worker': createRequire(join(pino, 'package.json')).resolve('thread-stream/lib/worker.js'),
+    'pino-pretty': require.resolve('pino-pretty'),
+  };
 }
 
 export async function start(config: Config): Promise<Running> {

@@ -1,7 +1,7 @@
 /**
  * The real server started as a new user would: `npm start` in a temporary data directory, then
- * the admin API over HTTP with the generated token; a second start on the same directory; and a
- * clean stop on SIGTERM.
+ * the admin API over HTTP with the generated token; a second start on the same directory; human-
+ * readable logs with `--pretty`; and a clean stop on SIGTERM.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -101,6 +101,21 @@ describe('npm start', () => {
     expect(migrations.n).toBe(migrationsAfterFirst.n);
     expect(migrations.n).toBeGreaterThan(0);
   }, 600_000);
+
+  it('writes human-readable logs with --pretty (pino-pretty in a worker thread, from the bundle)', async () => {
+    const data = tempDir();
+    const server = await startServer(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', data, '--pretty'], cleanEnv());
+    try {
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      // The transport's worker writes on its own thread: wait for its line.
+      await expect.poll(() => server.output().stdout, { timeout: 10_000 }).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} [+-]\d{4}\] WARN: scheduled backups are off: /m);
+      expect(server.output().stdout).not.toContain('{"level"');
+    } finally {
+      const stopped = await server.stop();
+      expect(stopped).toMatchObject({ code: 0, signal: null });
+      expect(server.output().stderr).toBe('');
+    }
+  }, 120_000);
 
   it('stops cleanly on SIGTERM: exit code 0, port released, WAL checkpointed', async () => {
     const data = tempDir();
