@@ -4,6 +4,7 @@
  * variables the code reads with the code's defaults, every page says what it is for, and the
  * README stays at most 12 KB, docs/architecture.md names every server folder, and every decision record has its fields and is in the generated index.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -91,6 +92,19 @@ describe('links', () => {
 
   it('the README stays the front door: at most 12 KB', () => {
     expect(Buffer.byteLength(read('README.md'))).toBeLessThanOrEqual(12 * 1024);
+  });
+});
+
+describe('the tree', () => {
+  // Parallel branches are merged often; a conflict left in a file once reached main (docs/architecture.md).
+  it('holds no conflict markers a merge left', () => {
+    const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+    const marked = files.filter((file) => {
+      if (!existsSync(join(ROOT, file)) || statSync(join(ROOT, file)).size > 2_000_000) return false;
+      return /^(<{7}|>{7}) |^={7}$/m.test(read(file));
+    });
+    expect(files.length).toBeGreaterThan(500);
+    expect(marked).toEqual([]);
   });
 });
 
