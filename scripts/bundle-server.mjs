@@ -424,6 +424,75 @@ export const compactStatusMaps = {
 };
 
 /**
+ * avvio records every plugin's load in a time tree (`pluginTree`), and Fastify's `after()` for each
+ * route is a plugin to it: ~1,000 nodes (label, random id string, times, child array) kept for
+ * the life of the process, read only by `fastify.printPlugins()`, which the server never calls
+ * (issue 45, decision 0473). Here only the root is tracked: `printPlugins()` prints the whole
+ * boot's time and no children. avvio has no option for it. The build fails if avvio's code no
+ * longer has the lines, so an upgrade cannot silently undo it.
+ */
+export const PLUGIN_TREE_FROM = `  const plugin = new Plugin(fastq(this, this._loadPluginNextTick, 1), pluginFn, opts, isAfter, timeout)
+  this._trackPluginLoading(plugin)
+`;
+export const PLUGIN_TREE_TO = `  const plugin = new Plugin(fastq(this, this._loadPluginNextTick, 1), pluginFn, opts, isAfter, timeout)
+`;
+export const rootOnlyPluginTree = {
+  name: 'root-only-plugin-tree',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]avvio[\\/]index\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes(PLUGIN_TREE_FROM)) throw new Error(`${args.path}: avvio's plugin tree is no longer built as scripts/bundle-server.mjs expects (rootOnlyPluginTree)`);
+      return { contents: text.replace(PLUGIN_TREE_FROM, PLUGIN_TREE_TO), loader: 'js' };
+    });
+  },
+};
+
+/**
+ * Fastify binds every lifecycle hook to each route's instance when the app gets ready
+ * (`.map(h => h.bind(this))` in fastify/lib/route.js): the same few hooks bound again for every
+ * route — 3,600 bound functions and an array per hook type per route in the server (issue 45,
+ * decision 0474). Here an instance's hooks of one type are bound once, in one array, which every
+ * route of that instance without hooks of its own shares; a route's own hooks (route options)
+ * are bound for it and follow, as before. The bound functions call the same hooks with the same
+ * `this` in the same order, and Fastify only reads these arrays. Cached by the instance's hook
+ * array (a WeakMap) and checked against the instance and the array's length. The build fails if
+ * Fastify's code no longer has the lines, so an upgrade cannot silently undo it.
+ */
+export const ROUTE_HOOKS_FROM = `            const toSet = this[kHooks][hook]
+              .concat(opts[hook] || [])
+              .map(h => h.bind(this))
+`;
+export const ROUTE_HOOKS_TO = `            const toSet = boundHooks(this, this[kHooks][hook], opts[hook])
+`;
+export const ROUTE_HOOKS_SHARED = `
+let boundHooksByList = null
+function boundHooks (instance, hooks, routeHooks) {
+  const own = [].concat(routeHooks || []).map(h => h.bind(instance))
+  if (hooks.length === 0) return own
+  if (boundHooksByList === null) {
+    boundHooksByList = new Map()
+    queueMicrotask(() => { boundHooksByList = null })
+  }
+  let bound = boundHooksByList.get(hooks)
+  if (bound === undefined || bound.instance !== instance || bound.hooks.length !== hooks.length) {
+    bound = { instance, hooks: hooks.map(h => h.bind(instance)) }
+    boundHooksByList.set(hooks, bound)
+  }
+  return own.length === 0 ? bound.hooks : bound.hooks.concat(own)
+}
+`;
+export const sharedRouteHooks = {
+  name: 'shared-route-hooks',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]fastify[\\/]lib[\\/]route\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes(ROUTE_HOOKS_FROM)) throw new Error(`${args.path}: Fastify's route hooks are no longer bound as scripts/bundle-server.mjs expects (sharedRouteHooks)`);
+      return { contents: text.replace(ROUTE_HOOKS_FROM, ROUTE_HOOKS_TO) + ROUTE_HOOKS_SHARED, loader: 'js' };
+    });
+  },
+};
+
+/**
  * find-my-way compiles a matcher per static node of its route tree (`compilePrefixMatch` in
  * find-my-way/lib/node.js): `new Function` with a chain of `path.charCodeAt(i + n) === c` for
  * the node's prefix. Each is a script of its own for the life of the process — its source, its
@@ -519,7 +588,7 @@ const MAIN_BUILD = {
   sourcesContent: false,
   logLevel: 'warning',
   write: false,
-  plugins: [lazyBuiltins, cjsBuiltins, lazyPackages, lazyModules, compactStatusMaps, sharedPrefixMatch, keepClassNames],
+  plugins: [lazyBuiltins, cjsBuiltins, lazyPackages, lazyModules, compactStatusMaps, rootOnlyPluginTree, sharedRouteHooks, sharedPrefixMatch, keepClassNames],
 };
 
 export async function bundleServer() {
