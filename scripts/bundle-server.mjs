@@ -205,7 +205,7 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
 /**
  * Gatehouse's own code that only a feature a default install does not use needs, loaded with
  * `import()` on first use (issue 45, docs/decisions/0369-lazy-feature-code.md): the RADIUS
- * listeners (only when RADIUS is on), SAML's protocol code (on the first SAML request),
+ * and LDAP listeners (only when each is on), SAML's protocol code (on the first SAML request),
  * directory sources' sync engine (when a source first needs it), the ACME client (only when
  * GATEHOUSE_TLS=acme), configuration as code's export and apply (on their first request). Each
  * feature's `entry` (what its `from` files `import()`, by its path from them) is bundled alone
@@ -222,6 +222,7 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
  */
 export const LAZY_FEATURES = [
   { name: 'radius-listener', entry: 'server/radius/server.ts', from: ['server/main.ts'] },
+  { name: 'ldap-listener', entry: 'server/ldap/server.ts', from: ['server/main.ts'] },
   { name: 'saml-protocol', entry: 'server/saml/protocol.ts', from: ['server/saml/routes.ts', 'server/saml/admin-routes.ts', 'server/saml/plugin.ts'] },
   {
     name: 'directory-engine', entry: 'server/directory-sources/engine.ts',
