@@ -259,11 +259,15 @@ function sharedInputs({ inputs, outputs }, feature) {
       }
     }
   }
+  const loaded = new Set([...start].flatMap((k) => Object.keys(outputs[k].inputs)));
   const inChunks = new Set(Object.values(outputs).flatMap((o) => Object.keys(o.inputs)));
   // Modules that are only re-exports (a package's index: no code of their own, in no chunk):
-  // importing a name through one is importing it from where it is defined.
-  const reexports = Object.keys(inputs).filter((k) => !inChunks.has(k) && /\.(m?js|ts)$/.test(k));
-  return new Set([...[...start].flatMap((k) => Object.keys(outputs[k].inputs)), ...reexports]);
+  // importing a name through one is importing it from where it is defined, so one is shared when
+  // everything it re-exports (through other such modules too) is loaded at start anyway.
+  const reexportOnly = (k) => inputs[k] && !inChunks.has(k) && /\.(m?js|ts)$/.test(k);
+  const sharable = (k, seen = new Set()) =>
+    loaded.has(k) || (reexportOnly(k) && !seen.has(k) && seen.add(k) && inputs[k].imports.every((i) => i.external || sharable(i.path, seen)));
+  return new Set([...loaded, ...Object.keys(inputs).filter((k) => reexportOnly(k) && sharable(k))]);
 }
 
 /**
@@ -355,9 +359,11 @@ function lazyFeatureImports(hosts, probe = false) {
         let text = readFileSync(args.path, 'utf8');
         for (const feature of features) {
           const call = `import('${specifierIn(relative(root, args.path), feature)}')`;
-          if (!text.includes(call)) throw new Error(`${args.path}: no ${call} to load ${feature.name} lazily (scripts/bundle-server.mjs, LAZY_FEATURES)`);
+          // The calls, not a type's `typeof import('…')`.
+          const calls = new RegExp(`(?<!typeof\\s*)${call.replace(/[.()/]/g, '\\$&')}`, 'g');
+          if (!calls.test(text)) throw new Error(`${args.path}: no ${call} to load ${feature.name} lazily (scripts/bundle-server.mjs, LAZY_FEATURES)`);
           const local = `__gatehouseLazy_${feature.name.replace(/\W/g, '_')}`;
-          text = `${probe ? '' : `import { load as ${local} } from "lazy-host:${feature.name}";\n`}${text.split(call).join(probe ? `import("lazy-probe:${feature.name}")` : `${local}()`)}`;
+          text = `${probe ? '' : `import { load as ${local} } from "lazy-host:${feature.name}";\n`}${text.replace(calls, probe ? `import("lazy-probe:${feature.name}")` : `${local}()`)}`;
         }
         CLASS_DECLARATION.lastIndex = 0;
         return { contents: CLASS_DECLARATION.test(text) ? nameClasses(text) : text, loader: 'ts' };
