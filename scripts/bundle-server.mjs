@@ -209,8 +209,9 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
  * directory sources' sync engine (when a source first needs it), the ACME client (only when
  * GATEHOUSE_TLS=acme), configuration as code's export and apply (on their first request). Each
  * feature's `entry` (what its `from` files `import()`, by its path from them) is bundled alone
- * into dist/chunks/lazy-<name>.mjs with the modules only it reaches (its private code). What it shares with the rest of the server (every module the main bundle
- * holds anyway) is not copied and not imported across a chunk boundary: esbuild's splitting
+ * into dist/chunks/lazy-<name>.mjs with the modules only it reaches (its private code). What it
+ * shares with the rest of the server (the modules the start loads anyway) is not copied and not
+ * imported across a chunk boundary: esbuild's splitting
  * would put each module reached from both sides into chunks by the set of entries reaching it,
  * cutting the start's chunks into more, and each binding that then crosses a chunk is a module
  * import and export entry V8 keeps (measured with the RADIUS listener as a plain `import()`: 5
@@ -235,7 +236,8 @@ export const LAZY_FEATURES = [
 const specifierIn = (from, feature) => {
   const path = relative(dirname(join(root, from)), join(root, feature.entry)).replace(/\.ts$/, '.js');
   return path.startsWith('.') ? path : `./${path}`;
-};const SHARED = 'gatehouse-shared:';
+};
+const SHARED = 'gatehouse-shared:';
 const REGISTRY = 'globalThis[Symbol.for("gatehouse.lazy-shared")]';
 const lazyFeatureFile = (feature) => `lazy-${feature.name}.mjs`;
 
@@ -344,7 +346,7 @@ export function load() {
 
 /**
  * In the main build: each feature's `import()` in its `from` files becomes `load()` of
- * its host (`hosts`: name → the host's code), or, for `mainInputs`' probe (`probe`), a dynamic
+ * its host (`hosts`: name → the host's code), or, for the probe build (`probe`), a dynamic
  * import left external (so nothing of the feature is in the probe's inputs: sharedInputs).
  */
 function lazyFeatureImports(hosts, probe = false) {
@@ -377,8 +379,8 @@ function lazyFeatureImports(hosts, probe = false) {
 
 /**
  * The lazy features' files (to write under dist/chunks/) and the plugin that makes the main
- * build load them through their hosts. Fails the build if a host imports a module that nothing
- * else in the main bundle does (it would then be loaded at start for the feature's sake).
+ * build load them through their hosts. A host imports only modules the start loads anyway
+ * (sharedInputs), so the start's chunks are the same as without the features, less their code.
  */
 export async function bundleLazyFeatures(options, dir = join(root, 'dist/chunks')) {
   const hosts = new Map();
