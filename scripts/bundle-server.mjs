@@ -205,12 +205,13 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
 /**
  * Gatehouse's own code that only a feature a default install does not use needs, loaded with
  * `import()` on first use (issue 45, docs/decisions/0369-lazy-feature-code.md): the RADIUS
- * listeners (only when RADIUS is on), SAML's protocol code (on the first SAML request),
+ * and LDAP listeners (only when each is on), SAML's protocol code (on the first SAML request),
  * directory sources' sync engine (when a source first needs it), the ACME client (only when
  * GATEHOUSE_TLS=acme), configuration as code's export and apply (on their first request). Each
  * feature's `entry` (what its `from` files `import()`, by its path from them) is bundled alone
- * into dist/chunks/lazy-<name>.mjs with the modules only it reaches (its private code). What it shares with the rest of the server (every module the main bundle
- * holds anyway) is not copied and not imported across a chunk boundary: esbuild's splitting
+ * into dist/chunks/lazy-<name>.mjs with the modules only it reaches (its private code). What it
+ * shares with the rest of the server (the modules the start loads anyway) is not copied and not
+ * imported across a chunk boundary: esbuild's splitting
  * would put each module reached from both sides into chunks by the set of entries reaching it,
  * cutting the start's chunks into more, and each binding that then crosses a chunk is a module
  * import and export entry V8 keeps (measured with the RADIUS listener as a plain `import()`: 5
@@ -222,6 +223,7 @@ export async function bundleLazyPackages(dir = join(root, 'dist/chunks')) {
  */
 export const LAZY_FEATURES = [
   { name: 'radius-listener', entry: 'server/radius/server.ts', from: ['server/main.ts'] },
+  { name: 'ldap-listener', entry: 'server/ldap/server.ts', from: ['server/main.ts'] },
   { name: 'saml-protocol', entry: 'server/saml/protocol.ts', from: ['server/saml/routes.ts', 'server/saml/admin-routes.ts', 'server/saml/plugin.ts'] },
   {
     name: 'directory-engine', entry: 'server/directory-sources/engine.ts',
@@ -234,7 +236,8 @@ export const LAZY_FEATURES = [
 const specifierIn = (from, feature) => {
   const path = relative(dirname(join(root, from)), join(root, feature.entry)).replace(/\.ts$/, '.js');
   return path.startsWith('.') ? path : `./${path}`;
-};const SHARED = 'gatehouse-shared:';
+};
+const SHARED = 'gatehouse-shared:';
 const REGISTRY = 'globalThis[Symbol.for("gatehouse.lazy-shared")]';
 const lazyFeatureFile = (feature) => `lazy-${feature.name}.mjs`;
 
@@ -258,11 +261,15 @@ function sharedInputs({ inputs, outputs }, feature) {
       }
     }
   }
+  const loaded = new Set([...start].flatMap((k) => Object.keys(outputs[k].inputs)));
   const inChunks = new Set(Object.values(outputs).flatMap((o) => Object.keys(o.inputs)));
   // Modules that are only re-exports (a package's index: no code of their own, in no chunk):
-  // importing a name through one is importing it from where it is defined.
-  const reexports = Object.keys(inputs).filter((k) => !inChunks.has(k) && /\.(m?js|ts)$/.test(k));
-  return new Set([...[...start].flatMap((k) => Object.keys(outputs[k].inputs)), ...reexports]);
+  // importing a name through one is importing it from where it is defined, so one is shared when
+  // everything it re-exports (through other such modules too) is loaded at start anyway.
+  const reexportOnly = (k) => inputs[k] && !inChunks.has(k) && /\.(m?js|ts)$/.test(k);
+  const sharable = (k, seen = new Set()) =>
+    loaded.has(k) || (reexportOnly(k) && !seen.has(k) && seen.add(k) && inputs[k].imports.every((i) => i.external || sharable(i.path, seen)));
+  return new Set([...loaded, ...Object.keys(inputs).filter((k) => reexportOnly(k) && sharable(k))]);
 }
 
 /**
@@ -339,7 +346,7 @@ export function load() {
 
 /**
  * In the main build: each feature's `import()` in its `from` files becomes `load()` of
- * its host (`hosts`: name → the host's code), or, for `mainInputs`' probe (`probe`), a dynamic
+ * its host (`hosts`: name → the host's code), or, for the probe build (`probe`), a dynamic
  * import left external (so nothing of the feature is in the probe's inputs: sharedInputs).
  */
 function lazyFeatureImports(hosts, probe = false) {
@@ -354,9 +361,11 @@ function lazyFeatureImports(hosts, probe = false) {
         let text = readFileSync(args.path, 'utf8');
         for (const feature of features) {
           const call = `import('${specifierIn(relative(root, args.path), feature)}')`;
-          if (!text.includes(call)) throw new Error(`${args.path}: no ${call} to load ${feature.name} lazily (scripts/bundle-server.mjs, LAZY_FEATURES)`);
+          // The calls, not a type's `typeof import('…')`.
+          const calls = new RegExp(`(?<!typeof\\s*)${call.replace(/[.()/]/g, '\\$&')}`, 'g');
+          if (!calls.test(text)) throw new Error(`${args.path}: no ${call} to load ${feature.name} lazily (scripts/bundle-server.mjs, LAZY_FEATURES)`);
           const local = `__gatehouseLazy_${feature.name.replace(/\W/g, '_')}`;
-          text = `${probe ? '' : `import { load as ${local} } from "lazy-host:${feature.name}";\n`}${text.split(call).join(probe ? `import("lazy-probe:${feature.name}")` : `${local}()`)}`;
+          text = `${probe ? '' : `import { load as ${local} } from "lazy-host:${feature.name}";\n`}${text.replace(calls, probe ? `import("lazy-probe:${feature.name}")` : `${local}()`)}`;
         }
         CLASS_DECLARATION.lastIndex = 0;
         return { contents: CLASS_DECLARATION.test(text) ? nameClasses(text) : text, loader: 'ts' };
@@ -370,8 +379,8 @@ function lazyFeatureImports(hosts, probe = false) {
 
 /**
  * The lazy features' files (to write under dist/chunks/) and the plugin that makes the main
- * build load them through their hosts. Fails the build if a host imports a module that nothing
- * else in the main bundle does (it would then be loaded at start for the feature's sake).
+ * build load them through their hosts. A host imports only modules the start loads anyway
+ * (sharedInputs), so the start's chunks are the same as without the features, less their code.
  */
 export async function bundleLazyFeatures(options, dir = join(root, 'dist/chunks')) {
   const hosts = new Map();

@@ -29,7 +29,7 @@ import { recordAccessTokenTtl } from './ops/token-lifetime.js';
 import { recordServedIssuer } from './ops/served-issuer.js';
 import { assignMissingUsernames } from './people/username-backfill.js';
 import { LOW_MEMORY_NODE_ARGS, lowMemoryActive } from './cli/launch.js';
-import { recordLdapOff, startLdap, type LdapListener } from './ldap/server.js';
+import { recordLdapOff, type LdapListener } from './ldap/running.js';
 import { recordRadiusOff, type RadiusListener } from './radius/running.js';
 import { eapMaterial } from './radius/credentials.js';
 
@@ -224,7 +224,8 @@ async function startClaimed(config: Config): Promise<Running> {
   await recordServedIssuer(db, config.issuer, new Date());
   // The LDAP directory (spec ldap.md) listens beside HTTP, with the same certificate.
   try {
-    if (config.ldap.enabled) ldap = await startLdap(app.ctx, app.log, tls);
+    // The listeners' code (protocol, search, binds) is loaded only when LDAP is on (decision 0369).
+    if (config.ldap.enabled) ldap = await (await import('./ldap/server.js')).startLdap(app.ctx, app.log, tls);
     else await recordLdapOff(app.ctx);
     // The listeners' code (access, sessions, EAP, limits) is loaded only when RADIUS is on (decision 0369).
     if (config.radius.enabled) radius = await (await import('./radius/server.js')).startRadius(app.ctx, app.log, eapMaterial(config, new Date()));

@@ -16,7 +16,7 @@ import { needs } from '../http/admin-policy.js';
 import { adminErrors, adminSecurity as security, IdParams, NoQuery } from '../http/schemas.js';
 import { ldapField, LdapPasswordSchema, rotateLdapPassword } from './application-field.js';
 import { LDAP_BINDS } from './metrics.js';
-import { runningListener } from './server.js';
+import { runningListener } from './running.js';
 
 const passwordRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(

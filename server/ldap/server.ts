@@ -21,18 +21,15 @@ import type { Tree } from './entries.js';
 import { noticeOfDisconnection, ResultCode } from './protocol.js';
 import { search } from './search.js';
 import { baseDn } from './tree.js';
+import { setRunningListener, type LdapListener } from './running.js';
 import { LDAP_STATE_KEY, type LdapState } from './status.js';
+
+export type { LdapListener };
 
 export const MAX_CONNECTIONS_PER_ADDRESS = 64;
 export const MAX_CONNECTIONS = 1_024;
 
 
-export interface LdapListener {
-  state(): LdapState & { connections: number };
-  /** The certificate served from now on (LDAPS and StartTLS), after a renewal. */
-  setTls(material: { key: string; cert: string }): void;
-  stop(): Promise<void>;
-}
 
 const normalAddress = (address: string | undefined) => (address ?? '').replace(/^::ffff:/, '');
 const isLoopback = (address: string) => address === '::1' || /^127\./.test(address);
@@ -62,15 +59,8 @@ async function listen(server: Server, port: number, host: string, variable: stri
   return typeof address === 'object' && address ? address.port : port;
 }
 
-/** The listener an app's process runs (the overview shows it: plugin.ts). */
-const listeners = new WeakMap<AppContext, LdapListener>();
-export const runningListener = (ctx: AppContext): LdapListener | undefined => listeners.get(ctx);
 
 
-/** The state recorded when LDAP is off, so `gatehouse status` says so. */
-export async function recordLdapOff(ctx: AppContext): Promise<void> {
-  await writeMeta(ctx.db, LDAP_STATE_KEY, { enabled: false, url: null, ldapsUrl: null, startTls: false, baseDn: null, allowPlain: false } satisfies LdapState, ctx.clock.now());
-}
 
 /** Starts the listeners; `tls` is the appliance's certificate when LAN TLS is on. */
 export async function startLdap(ctx: AppContext, log: FastifyBaseLogger, tls?: { key: string; cert: string }): Promise<LdapListener> {
@@ -147,9 +137,9 @@ export async function startLdap(ctx: AppContext, log: FastifyBaseLogger, tls?: {
       const closing = [plain, ...(secure ? [secure] : [])].map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
       for (const connection of connections) connection.disconnect(ResultCode.unavailable, 'the server is shutting down');
       await Promise.all(closing);
-      listeners.delete(ctx);
+      setRunningListener(ctx, undefined);
     },
   };
-  listeners.set(ctx, listener);
+  setRunningListener(ctx, listener);
   return listener;
 }

@@ -5,8 +5,8 @@
  * main bundle (what it shares comes through its host), and a start with the features off loads
  * none of the lazy files (the first SAML request then loads SAML's and is answered; a directory
  * source's test, sync run and deletion the sync engine's, against a port nobody listens on; the
- * configuration's export configuration as code's), while a start with RADIUS on loads the
- * listener's and listens (ACME's is checked in dist/ only: panel-tls and acme-pebble run it). Node's
+ * configuration's export configuration as code's), while a start with LDAP and RADIUS on loads
+ * their listeners' and listens (ACME's is checked in dist/ only: panel-tls and acme-pebble run it). Node's
  * module resolve hook records which lazy files a server loads.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -20,6 +20,7 @@ import { CLI, ROOT, cleanEnv, ensureBuilt, removeTempDirs, startServer, tempDir 
 /** A string only each feature's own code has (a log message, a refusal). */
 const MARKERS: Record<string, string> = {
   'radius-listener': 'RADIUS listening',
+  'ldap-listener': 'LDAP directory listening',
   'saml-protocol': 'the SP requires signed requests and this one is not signed',
   'directory-engine': 'Another instance is running this source now.',
   acme: 'ACME certificate obtained and served',
@@ -61,7 +62,7 @@ describe('lazily loaded features in the bundle', () => {
     }
   });
 
-  it('loads no lazy file at a default start, then each on first use, and the listener with RADIUS on', async () => {
+  it('loads no lazy file at a default start, then each on first use, and the listeners with LDAP and RADIUS on', async () => {
     const dir = tempDir('gatehouse-lazy-features-');
     const hooks = join(dir, 'hooks.mjs');
     const register = join(dir, 'register.mjs');
@@ -84,14 +85,14 @@ export async function resolve(specifier, context, next) {
     };
     const [off, on] = await Promise.all([
       start('off', {}),
-      start('on', { GATEHOUSE_RADIUS: 'on', GATEHOUSE_RADIUS_HOST: '127.0.0.1', GATEHOUSE_RADIUS_PORT: '0', GATEHOUSE_RADIUS_ACCT_PORT: '0' }),
+      start('on', { GATEHOUSE_LDAP: 'on', GATEHOUSE_LDAP_HOST: '127.0.0.1', GATEHOUSE_LDAP_PORT: '0', GATEHOUSE_RADIUS: 'on', GATEHOUSE_RADIUS_HOST: '127.0.0.1', GATEHOUSE_RADIUS_PORT: '0', GATEHOUSE_RADIUS_ACCT_PORT: '0' }),
     ]);
     try {
       expect(loaded('off')).toEqual([]);
-      expect(loaded('on')).toEqual([lazyFile('radius-listener')]);
-      expect(on.output().stdout).toMatch(/^Gatehouse listening on .*, RADIUS udp 127\.0\.0\.1:\d+ \(accounting 127\.0\.0\.1:\d+\)$/m);
+      expect(loaded('on')).toEqual([lazyFile('ldap-listener'), lazyFile('radius-listener')]);
+      expect(on.output().stdout).toMatch(/^Gatehouse listening on .*, LDAP ldap:\/\/127\.0\.0\.1:\d+ \(base [^)]+\), RADIUS udp 127\.0\.0\.1:\d+ \(accounting 127\.0\.0\.1:\d+\)$/m);
       expect(off.output().stdout).toMatch(/^Gatehouse listening on /m);
-      expect(off.output().stdout).not.toContain('RADIUS');
+      expect(off.output().stdout).not.toMatch(/RADIUS|LDAP/);
       const metadata = await fetch(`${off.url}/saml/metadata`);
       expect(metadata.status).toBe(200);
       expect(metadata.headers.get('content-type')).toBe('application/samlmetadata+xml');
