@@ -534,10 +534,38 @@ export const sharedPrefixMatch = {
     build.onLoad({ filter: /[\\/]find-my-way[\\/]lib[\\/]node\.js$/ }, (args) => {
       const text = readFileSync(args.path, 'utf8');
       if (!text.includes(PREFIX_MATCH_FROM)) throw new Error(`${args.path}: find-my-way's prefix matchers are no longer compiled as scripts/bundle-server.mjs expects (sharedPrefixMatch)`);
-      return { contents: text.replace(PREFIX_MATCH_FROM, PREFIX_MATCH_TO), loader: 'js' };
+      return { contents: exactRouteArrays(text.replace(PREFIX_MATCH_FROM, PREFIX_MATCH_TO), args.path), loader: 'js' };
     });
+    build.onLoad({ filter: /[\\/]find-my-way[\\/]lib[\\/]handler-storage\.js$/ }, (args) => ({ contents: exactRouteArrays(readFileSync(args.path, 'utf8'), args.path), loader: 'js' }));
   },
 };
+
+/**
+ * find-my-way grows each route-tree node's lists with `push` from `[]`: a node's routes, its
+ * handlers, its static children (two parallel arrays) and its parametric children. V8 gives an
+ * array its first element with room for 17 (152 bytes), and these lists mostly hold one or two
+ * for the life of the process (~1,500 of them in the server; issue 45,
+ * docs/decisions/0475-route-tree-arrays-exact.md). Here each is replaced by a copy one longer
+ * (`concat`), which V8 sizes exactly; the lists are read by index and length and sorted in place,
+ * and nothing keeps a reference to the old one. Done with sharedPrefixMatch, as esbuild loads a
+ * file through one plugin. The build fails if a line is no longer there.
+ */
+export const ROUTE_ARRAYS = [
+  ['    this.routes.push(route)\n', '    this.routes = this.routes.concat([route])\n'],
+  ['      this.staticChildrenCharCodes.push(charCode)\n      this.staticChildrenNodes.push(node)\n', '      this.staticChildrenCharCodes = this.staticChildrenCharCodes.concat([charCode])\n      this.staticChildrenNodes = this.staticChildrenNodes.concat([node])\n'],
+  ['    this.parametricChildren.push(parametricChild)\n', '    this.parametricChildren = this.parametricChildren.concat([parametricChild])\n'],
+  ['    this.handlers.push(handlerObject)\n', '    this.handlers = this.handlers.concat([handlerObject])\n'],
+];
+function exactRouteArrays(text, path) {
+  let patched = text;
+  for (const [from, to] of ROUTE_ARRAYS) {
+    const file = from.includes('handlers') ? 'handler-storage.js' : 'node.js';
+    if (!path.endsWith(file)) continue;
+    if (!patched.includes(from)) throw new Error(`${path}: find-my-way's route lists are no longer grown as scripts/bundle-server.mjs expects (exactRouteArrays)`);
+    patched = patched.replace(from, to);
+  }
+  return patched;
+}
 
 /**
  * Class names as written, in a bundle whose identifiers are minified without esbuild's `keepNames`
