@@ -418,7 +418,7 @@ function asciiOnly(text) {
  * elements (an index past V8's gap limit added and deleted), which stay a dictionary: ~0.1 KB
  * each, looked up once per reply. The build fails if Fastify's code no longer has the line, so
  * an upgrade cannot silently undo it. (One map shared by routes with the same entries was measured
- * and not adopted: −0.02 MB, docs/decisions/0472-status-maps-interned-not-adopted.md.)
+ * and not adopted: −0.02 MB, docs/decisions/0472-route-lists-exact-status-maps-not-interned.md.)
  */
 export const STATUS_MAP_FROM = '      return acc\n    }, {})\n}';
 export const STATUS_MAP_TO = "      return acc\n    }, (o => (o[4294967294] = 0, delete o[4294967294], o))({}))\n}";
@@ -545,7 +545,7 @@ export const sharedPrefixMatch = {
  * handlers, its static children (two parallel arrays) and its parametric children. V8 gives an
  * array its first element with room for 17 (152 bytes), and these lists mostly hold one or two
  * for the life of the process (~1,500 of them in the server; issue 45,
- * docs/decisions/0475-route-tree-arrays-exact.md). Here each is replaced by a copy one longer
+ * docs/decisions/0472-route-lists-exact-status-maps-not-interned.md). Here each is replaced by a copy one longer
  * (`concat`), which V8 sizes exactly; the lists are read by index and length and sorted in place,
  * and nothing keeps a reference to the old one. Done with sharedPrefixMatch, as esbuild loads a
  * file through one plugin. The build fails if a line is no longer there.
