@@ -508,8 +508,11 @@ export const sharedRouteHooks = {
  * the node's prefix. Each is a script of its own for the life of the process — its source, its
  * SharedFunctionInfo, bytecode once run — and Gatehouse's routes keep 328 of them (issue 45,
  * docs/decisions/0368-lazy-packages-at-start.md). Here every prefix of two characters or more is
- * matched by one function (`startsWith` at the index), a closure over the prefix. The build fails
- * if find-my-way's code no longer has the lines, so an upgrade cannot silently undo it.
+ * matched by one function, `matchPrefix`, called as the node's method (`startsWith` of the node's
+ * `prefix` at the index; find-my-way sets a node's `prefix` and `matchPrefix` together), so no
+ * closure per node either (docs/decisions/0472-route-lists-exact-status-maps-not-interned.md).
+ * The build fails if find-my-way's code no longer has the lines, so an upgrade cannot silently
+ * undo it.
  */
 export const PREFIX_MATCH_FROM = `  if (prefix.length >= LONG_PREFIX_MIN_LENGTH) {
     return function matchLongPrefix (path, i) {
@@ -524,9 +527,12 @@ export const PREFIX_MATCH_FROM = `  if (prefix.length >= LONG_PREFIX_MIN_LENGTH)
   }
   return new Function('path', 'i', \`'use strict'\\nreturn \${lines.join(' && ')}\`) // eslint-disable-line
 `;
-export const PREFIX_MATCH_TO = `  return function matchPrefix (path, i) {
-    return path.startsWith(prefix, i)
-  }
+// (compilePrefixMatch's closing brace, after the replaced lines, closes matchPrefix.)
+export const PREFIX_MATCH_TO = `  return matchPrefix
+}
+
+function matchPrefix (path, i) {
+  return path.startsWith(this.prefix, i)
 `;
 export const sharedPrefixMatch = {
   name: 'shared-prefix-match',
@@ -547,19 +553,24 @@ export const sharedPrefixMatch = {
  * for the life of the process (~1,500 of them in the server; issue 45,
  * docs/decisions/0472-route-lists-exact-status-maps-not-interned.md). Here each is replaced by a copy one longer
  * (`concat`), which V8 sizes exactly; the lists are read by index and length and sorted in place,
- * and nothing keeps a reference to the old one. Done with sharedPrefixMatch, as esbuild loads a
- * file through one plugin. The build fails if a line is no longer there.
+ * and nothing keeps a reference to the old one. A node without children shares one frozen empty
+ * list instead of three of its own. Done with sharedPrefixMatch, as esbuild loads a file through
+ * one plugin. The build fails if a line is no longer there.
  */
 export const ROUTE_ARRAYS = [
   ['    this.routes.push(route)\n', '    this.routes = this.routes.concat([route])\n'],
   ['      this.staticChildrenCharCodes.push(charCode)\n      this.staticChildrenNodes.push(node)\n', '      this.staticChildrenCharCodes = this.staticChildrenCharCodes.concat([charCode])\n      this.staticChildrenNodes = this.staticChildrenNodes.concat([node])\n'],
   ['    this.parametricChildren.push(parametricChild)\n', '    this.parametricChildren = this.parametricChildren.concat([parametricChild])\n'],
   ['    this.handlers.push(handlerObject)\n', '    this.handlers = this.handlers.concat([handlerObject])\n'],
+  // No list of its own until a node has children: one frozen empty list for all (a write to it throws).
+  ['    this.staticChildrenCharCodes = []\n    this.staticChildrenNodes = []\n', '    this.staticChildrenCharCodes = NO_CHILDREN\n    this.staticChildrenNodes = NO_CHILDREN\n'],
+  ['    this.parametricChildren = []\n', '    this.parametricChildren = NO_CHILDREN\n'],
+  ['\nclass Node {\n', '\nconst NO_CHILDREN = Object.freeze([])\nclass Node {\n'],
 ];
 function exactRouteArrays(text, path) {
   let patched = text;
   for (const [from, to] of ROUTE_ARRAYS) {
-    const file = from.includes('handlers') ? 'handler-storage.js' : 'node.js';
+    const file = from.includes('this.handlers') ? 'handler-storage.js' : 'node.js';
     if (!path.endsWith(file)) continue;
     if (!patched.includes(from)) throw new Error(`${path}: find-my-way's route lists are no longer grown as scripts/bundle-server.mjs expects (exactRouteArrays)`);
     patched = patched.replace(from, to);
