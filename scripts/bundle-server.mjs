@@ -567,42 +567,15 @@ export const ROUTE_ARRAYS = [
   ['    this.parametricChildren = []\n', '    this.parametricChildren = NO_CHILDREN\n'],
   ['\nclass Node {\n', '\nconst NO_CHILDREN = Object.freeze([])\nclass Node {\n'],
 ];
-/**
- * And each route's handler in find-my-way's handler storage (lib/handler-storage.js) came with two
- * functions compiled for it (`new Function`) when it was added: `_createParamsObject`, which
- * depends only on the route's parameter names, and the node's `_getHandlerMatchingConstraints`,
- * which only a lookup with derived constraints (host, version) calls — the server's routes have
- * none, so it was never called. Here routes with the same parameter names share one
- * `_createParamsObject`, and the constraint matcher is compiled on its first call (from the
- * node's handlers and constraints then, as it was after the last handler added), once again
- * after a handler is added. Decision 0472 as above.
- */
-export const ROUTE_HANDLERS = [
-  ['      _createParamsObject: this._compileCreateParamsObject(params)\n', '      _createParamsObject: sharedCreateParamsObject(this, params)\n'],
-  ['      this._compileGetHandlerMatchingConstraints(constrainer, constraints)\n', '      this._constrainer = constrainer\n      this._getHandlerMatchingConstraints = compileOnFirstMatch\n'],
-];
-export const ROUTE_HANDLERS_SHARED = `
-const createParamsObjects = new Map()
-function sharedCreateParamsObject (storage, params) {
-  const key = JSON.stringify(params)
-  let create = createParamsObjects.get(key)
-  if (create === undefined) createParamsObjects.set(key, create = storage._compileCreateParamsObject(params))
-  return create
-}
-function compileOnFirstMatch (derivedConstraints) {
-  this._compileGetHandlerMatchingConstraints(this._constrainer)
-  return this._getHandlerMatchingConstraints(derivedConstraints)
-}
-`;
 function exactRouteArrays(text, path) {
   let patched = text;
-  const storage = path.endsWith('handler-storage.js');
-  for (const [from, to] of storage ? [...ROUTE_ARRAYS, ...ROUTE_HANDLERS] : ROUTE_ARRAYS) {
-    if ((from.includes('this.handlers') || ROUTE_HANDLERS.some(([f]) => f === from)) !== storage) continue;
-    if (!patched.includes(from)) throw new Error(`${path}: find-my-way's route tree is no longer built as scripts/bundle-server.mjs expects (exactRouteArrays)`);
+  for (const [from, to] of ROUTE_ARRAYS) {
+    const file = from.includes('this.handlers') ? 'handler-storage.js' : 'node.js';
+    if (!path.endsWith(file)) continue;
+    if (!patched.includes(from)) throw new Error(`${path}: find-my-way's route lists are no longer grown as scripts/bundle-server.mjs expects (exactRouteArrays)`);
     patched = patched.replace(from, to);
   }
-  return storage ? patched + ROUTE_HANDLERS_SHARED : patched;
+  return patched;
 }
 
 /**

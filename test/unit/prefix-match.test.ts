@@ -5,9 +5,7 @@
  * compiled per node. find-my-way is built with and without the bundle's plugin and run in a
  * child: the same routes found, with the same parameters, for matching paths and near misses;
  * with the plugin no matcher is a compiled script of its own. And its route lists (a node's routes,
- * handlers and children) are sized exactly, nodes without children share one empty list, routes
- * share their parameter-object builders and constraint matchers compile on first call (decision
- * 0472): a router of 2,000 routes keeps less, constrained routes answer the same.
+ * handlers and children) are sized exactly (decision 0472): a router of 2,000 routes keeps less.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -57,30 +55,8 @@ const big = require('find-my-way')();
 for (let i = 0; i < 1000; i++) { big.on('GET', '/r' + i + '/x', () => i); big.on('POST', '/p/' + i + '/:id', () => i); }
 globalThis.gc(); globalThis.gc();
 const kept = process.memoryUsage().heapUsed - before;
-const builders = new Set();
-const matchers2k = new Set();
-for (const tree of Object.values(big.trees)) (function walk(node) {
-  if (node.handlerStorage) { matchers2k.add(node.handlerStorage._getHandlerMatchingConstraints); for (const handler of node.handlerStorage.handlers) builders.add(handler._createParamsObject); }
-  for (const child of node.staticChildrenNodes) walk(child);
-  for (const child of node.parametricChildren) walk(child);
-  if (node.wildcardChild) walk(node.wildcardChild);
-})(tree);
-const perRoute = { paramsBuilders: builders.size, constraintMatchers: matchers2k.size };
 const bigFound = [big.find('GET', '/r7/x').handler(), big.find('POST', '/p/999/abc').params, big.find('GET', '/r7/y')];
-// Constrained routes (host, version): matched on a lookup with derived constraints, also after a
-// handler is added to a node already looked up; and parameter objects built for each route.
-const c = require('find-my-way')();
-c.on('GET', '/h', { constraints: { host: 'a.example' } }, () => 'a');
-c.on('GET', '/h', () => 'any');
-c.on('GET', '/v', { constraints: { version: '1.2.0' } }, () => 'v1');
-c.on('GET', '/p/:x/:y', () => 'p');
-c.on('GET', '/q/:x/:y', () => 'q');
-const h = (path, derived) => c.find('GET', path, derived)?.handler() ?? null;
-const constrained = [h('/h', { host: 'a.example' }), h('/h', { host: 'b.example' }), h('/h'), h('/v', { version: '1.x' }), h('/v', { version: '2.x' }), h('/v', {})];
-c.on('GET', '/h', { constraints: { host: 'b.example' } }, () => 'b');
-constrained.push(h('/h', { host: 'b.example' }), h('/h', { host: 'a.example' }), h('/h', { host: 'c.example' }), h('/h'));
-const params = [c.find('GET', '/p/1/2').params, c.find('GET', '/q/3/4').params];
-console.log(JSON.stringify({ found, bigFound, kept, perRoute, emptyLists: emptyLists.size, constrained, params, matchers: matchers.size, compiled: [...matchers].filter((m) => m.includes('charCodeAt')).length }));
+console.log(JSON.stringify({ found, bigFound, kept, emptyLists: emptyLists.size, matchers: matchers.size, compiled: [...matchers].filter((m) => m.includes('charCodeAt')).length }));
 `;
 
 describe("find-my-way's prefix matchers in the bundle", () => {
@@ -123,16 +99,6 @@ describe("find-my-way's prefix matchers in the bundle", () => {
     const prefix = run('prefix-only.cjs');
     expect(prefix.bigFound).toEqual(shared.bigFound);
     expect(prefix.kept - shared.kept).toBeGreaterThan(400_000);
-    // Constrained lookups and parameters as find-my-way's own (the constraint matcher compiled on
-    // its first call, parameter objects' builders shared by routes with the same names).
-    expect(shared.constrained).toEqual(['a', 'any', 'any', 'v1', null, null, 'b', 'a', 'any', 'any']);
-    expect(plain.constrained).toEqual(shared.constrained);
-    expect(shared.params).toEqual([{ x: '1', y: '2' }, { x: '3', y: '4' }]);
-    expect(plain.params).toEqual(shared.params);
-    // In the 2,000-route router: two parameter-object builders (no parameters, one `id`) and one
-    // constraint matcher not yet compiled, where find-my-way compiles both for every route.
-    expect(shared.perRoute).toEqual({ paramsBuilders: 2, constraintMatchers: 1 });
-    expect(plain.perRoute).toEqual({ paramsBuilders: 2000, constraintMatchers: 2000 });
     // Nodes without children share one empty list; find-my-way gives each node three.
     expect([shared.emptyLists, plain.emptyLists > 20]).toEqual([1, true]);
   });
