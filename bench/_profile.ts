@@ -81,7 +81,7 @@ const SQLITE_NATIVES = new Set(['get', 'run', 'all', 'iterate', 'exec', 'pragma'
 const maps = new Map<string, TraceMap | null>();
 
 /**
- * The lazily loaded packages (scripts/bundle-server.mjs LAZY_PACKAGES: SAML's xml-crypto and
+ * The lazily loaded packages (scripts/bundle/lazy-packages.mjs LAZY_PACKAGES: SAML's xml-crypto and
  * @xmldom/xmldom, …) are CommonJS chunks of their own, dist/chunks/lazy-<name>.cjs, minified with
  * their names kept and no source map: each is charged to its package as a whole.
  */

@@ -75,6 +75,7 @@ function serverStale() {
     newest(join(root, 'electron'), (p) => p.endsWith('.ts')),
     mtime(join(root, 'tsconfig.json')),
     mtime(join(root, 'scripts/bundle-server.mjs')),
+    newest(join(root, 'scripts/bundle')),
   );
   return !existsSync(join(root, 'dist/server/cli.js')) || !existsSync(bundle) || sources > mtime(stamp);
 }

@@ -1,5 +1,5 @@
 /**
- * The bundle imports node:tls through a CommonJS stand-in (scripts/bundle-server.mjs `cjsBuiltins`,
+ * The bundle imports node:tls through a CommonJS stand-in (scripts/bundle/builtins.mjs `cjsBuiltins`,
  * issue 45, decision 0349): an ES module import of node:tls makes Node read every export,
  * `rootCertificates` too, which builds the 144 PEM strings of its CA store for good. Built here
  * with the bundle's banner and plugin, run in a child that counts them in its heap.
@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { build, type Plugin } from 'esbuild';
 // @ts-expect-error: a plain .mjs script without types
-import { BANNER, cjsBuiltins } from '../../scripts/bundle-server.mjs';
+import { cjsBuiltins } from '../../scripts/bundle/builtins.mjs';
+// @ts-expect-error: a plain .mjs script without types
+import { BANNER } from '../../scripts/bundle/lazy-packages.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bundle-builtins-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 /**
- * The bundle's lazily loaded features (scripts/bundle-server.mjs `LAZY_FEATURES`, issue 45,
+ * The bundle's lazily loaded features (scripts/bundle/lazy-features.mjs `LAZY_FEATURES`, issue 45,
  * decision 0369): each feature's own code is in dist/chunks/lazy-<name>.mjs and in no chunk the
  * bundle reaches by a literal import (what a start can load), the lazy file imports nothing of the
  * main bundle (what it shares comes through its host), and a start with the features off loads
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs script without types
-import { LAZY_FEATURES } from '../../scripts/bundle-server.mjs';
+import { LAZY_FEATURES } from '../../scripts/bundle/lazy-features.mjs';
 import { CLI, ROOT, cleanEnv, ensureBuilt, removeTempDirs, startServer, tempDir } from '../helpers/server-process.js';
 
 /** A string only each feature's own code has (a log message, a refusal). */

@@ -1,6 +1,6 @@
 /**
  * The bundle is minified without esbuild's `keepNames` (issue 45, decisions 0344 and 0347); its
- * `keepClassNames` plugin names each class as written (scripts/bundle-server.mjs). Built here with
+ * `keepClassNames` plugin names each class as written (scripts/bundle/class-names.mjs). Built here with
  * the bundle's minification and plugin, run in a child: the names pino logs (`type`), jose's
  * error names and `instanceof` are the sources' own, and a plain function keeps no `name` of its
  * own (the property dictionary `keepNames` gave every function).
@@ -13,7 +13,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { build } from 'esbuild';
 import ts from 'typescript';
 // @ts-expect-error: a plain .mjs script without types
-import { BANNER, CLASS_DECLARATION, keepClassNames, nameClasses } from '../../scripts/bundle-server.mjs';
+import { CLASS_DECLARATION, keepClassNames, nameClasses } from '../../scripts/bundle/class-names.mjs';
+// @ts-expect-error: a plain .mjs script without types
+import { BANNER } from '../../scripts/bundle/lazy-packages.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-class-names-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

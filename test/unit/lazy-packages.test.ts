@@ -1,5 +1,5 @@
 /**
- * The bundle's lazily loaded packages (scripts/bundle-server.mjs, issue 45, decision 0360): an
+ * The bundle's lazily loaded packages (scripts/bundle/lazy-packages.mjs, issue 45, decision 0360): an
  * import of one is a stand-in, the package's own file is required on the first use and not
  * before, and what the server uses of each works through it — classes constructed, static
  * methods called, `instanceof` against the real class. A dependency's require of one at its own
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { build } from 'esbuild';
 // @ts-expect-error: a plain .mjs script without types
-import { BANNER, LAZY_MODULES, LAZY_PACKAGES, bundleLazyPackages, lazyModules, lazyPackages } from '../../scripts/bundle-server.mjs';
+import { BANNER, LAZY_MODULES, LAZY_PACKAGES, bundleLazyPackages, lazyModules, lazyPackages } from '../../scripts/bundle/lazy-packages.mjs';
 import { PRESETS as SOURCE_PRESETS } from '../../server/presets/catalogue/index.js';
 
 const LAZY_FILES = [

@@ -1,5 +1,5 @@
 /**
- * avvio's plugin tree in the bundle (scripts/bundle-server.mjs `rootOnlyPluginTree`, issue 45,
+ * avvio's plugin tree in the bundle (scripts/bundle/dependency-patches.mjs `rootOnlyPluginTree`, issue 45,
  * decision 0473): avvio records only the root's load, not a node per plugin and per `after()`
  * (each Fastify route is one), which it kept for the life of the process for
  * `fastify.printPlugins()` alone. avvio is built with and without the bundle's plugin and run in
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { build, type Plugin } from 'esbuild';
 // @ts-expect-error: a plain .mjs script without types
-import { rootOnlyPluginTree } from '../../scripts/bundle-server.mjs';
+import { rootOnlyPluginTree } from '../../scripts/bundle/dependency-patches.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-plugin-tree-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 /**
- * find-my-way's prefix matchers in the bundle (scripts/bundle-server.mjs `sharedPrefixMatch`,
+ * find-my-way's prefix matchers in the bundle (scripts/bundle/dependency-patches.mjs `sharedPrefixMatch`,
  * issue 45, decision 0368): every static node of two characters or more is matched by one
  * function (`startsWith` at the index, a closure over the prefix) instead of a `new Function`
  * compiled per node. find-my-way is built with and without the bundle's plugin and run in a
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { build, type Plugin } from 'esbuild';
 // @ts-expect-error: a plain .mjs script without types
-import { PREFIX_MATCH_FROM, PREFIX_MATCH_TO, sharedPrefixMatch } from '../../scripts/bundle-server.mjs';
+import { PREFIX_MATCH_FROM, PREFIX_MATCH_TO, sharedPrefixMatch } from '../../scripts/bundle/dependency-patches.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-prefix-match-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 /**
- * Fastify's route hooks in the bundle (scripts/bundle-server.mjs `sharedRouteHooks`, issue 45,
+ * Fastify's route hooks in the bundle (scripts/bundle/dependency-patches.mjs `sharedRouteHooks`, issue 45,
  * decision 0474): an instance's hooks of one lifecycle type are bound to it once, in one array
  * that its routes share, instead of bound again for every route. Fastify is built with and
  * without the bundle's plugin and run in a child: hooks at the root, in an encapsulated plugin
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { build, type Plugin } from 'esbuild';
 // @ts-expect-error: a plain .mjs script without types
-import { sharedRouteHooks } from '../../scripts/bundle-server.mjs';
+import { sharedRouteHooks } from '../../scripts/bundle/dependency-patches.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-route-hooks-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 /**
- * The bundle's compact status-code maps (scripts/bundle-server.mjs `compactStatusMaps`, issue 45,
+ * The bundle's compact status-code maps (scripts/bundle/dependency-patches.mjs `compactStatusMaps`, issue 45,
  * decision 0362): Fastify's per-route map of response serializers, keyed by status code, starts
  * with dictionary elements instead of a holey store sized past its largest code. Fastify's
  * validation module is built with the bundle's plugin and run in a child with V8's natives
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { build, type Plugin } from 'esbuild';
 // @ts-expect-error: a plain .mjs script without types
-import { compactStatusMaps } from '../../scripts/bundle-server.mjs';
+import { compactStatusMaps } from '../../scripts/bundle/dependency-patches.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-status-maps-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
