@@ -1,4 +1,5 @@
 // Node builtins the bundle imports differently from how its code writes it (issue 45).
+
 /**
  * Builtins a dependency loads at start-up that this server never uses: Fastify's `node:http2`
  * (only for HTTP/2 servers, and the server here is our own HTTP/1.1 one) costs ~2.5 MB resident

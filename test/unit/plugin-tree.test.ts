@@ -6,17 +6,11 @@
  * a child: plugins, nested plugins, `after` and `ready` run in the same order with the same
  * errors; with the plugin the tree is its root only and `printPlugins` prints that root.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { build, type Plugin } from 'esbuild';
+import type { Plugin } from 'esbuild';
+import { patchedBundles } from '../helpers/patched-bundle.js';
 // @ts-expect-error: a plain .mjs script without types
 import { rootOnlyPluginTree } from '../../scripts/bundle/dependency-patches.mjs';
-
-const dir = mkdtempSync(join(tmpdir(), 'gatehouse-plugin-tree-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const ENTRY = `
 const avvio = require('avvio');
@@ -39,17 +33,15 @@ server.ready((err) => {
 });
 `;
 
+const bundles = patchedBundles('plugin-tree', ENTRY);
+afterAll(() => bundles.remove());
+
 describe("avvio's plugin tree in the bundle", () => {
   it('keeps only the root, with plugins loading as before', async () => {
-    writeFileSync(join(dir, 'entry.cjs'), ENTRY);
-    const bundle = (plugins: Plugin[], file: string) =>
-      build({
-        entryPoints: [join(dir, 'entry.cjs')], outfile: join(dir, file), absWorkingDir: process.cwd(), nodePaths: [join(process.cwd(), 'node_modules')],
-        bundle: true, format: 'cjs', platform: 'node', target: 'node20', plugins, logLevel: 'silent',
-      });
+    const { bundle } = bundles;
     await bundle([rootOnlyPluginTree], 'root-only.cjs');
     await bundle([], 'plain.cjs');
-    const run = (file: string) => JSON.parse(execFileSync(process.execPath, [join(dir, file)], { encoding: 'utf8' }));
+    const run = (file: string) => bundles.run(file);
     const order = ['outer 1', 'inner', 'after inner ok', 'failing', 'after failing boom', 'last', 'ready ok'];
     expect(run('root-only.cjs')).toEqual({ order, nodes: 1, printed: 'root N ms\n' });
     // Without the plugin, avvio's own: a node per plugin and per after().

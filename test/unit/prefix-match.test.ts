@@ -7,17 +7,12 @@
  * with the plugin no matcher is a compiled script of its own. And its route lists (a node's routes,
  * handlers and children) are sized exactly (decision 0472): a router of 2,000 routes keeps less.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { build, type Plugin } from 'esbuild';
+import type { Plugin } from 'esbuild';
+import { patchedBundles } from '../helpers/patched-bundle.js';
 // @ts-expect-error: a plain .mjs script without types
 import { PREFIX_MATCH_FROM, PREFIX_MATCH_TO, sharedPrefixMatch } from '../../scripts/bundle/dependency-patches.mjs';
-
-const dir = mkdtempSync(join(tmpdir(), 'gatehouse-prefix-match-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const ROUTES = [
   '/', '/a', '/api/auth/oauth2/token', '/api/auth/oauth2/userinfo', '/api/auth/oauth2/revoke', '/api/admin/applications',
@@ -59,14 +54,12 @@ const bigFound = [big.find('GET', '/r7/x').handler(), big.find('POST', '/p/999/a
 console.log(JSON.stringify({ found, bigFound, kept, emptyLists: emptyLists.size, matchers: matchers.size, compiled: [...matchers].filter((m) => m.includes('charCodeAt')).length }));
 `;
 
+const bundles = patchedBundles('prefix-match', ENTRY);
+afterAll(() => bundles.remove());
+
 describe("find-my-way's prefix matchers in the bundle", () => {
   it('match every static node with one function and size route lists exactly, finding the same routes', async () => {
-    writeFileSync(join(dir, 'entry.cjs'), ENTRY);
-    const bundle = (plugins: Plugin[], file: string) =>
-      build({
-        entryPoints: [join(dir, 'entry.cjs')], outfile: join(dir, file), absWorkingDir: process.cwd(), nodePaths: [join(process.cwd(), 'node_modules')],
-        bundle: true, format: 'cjs', platform: 'node', target: 'node20', plugins, logLevel: 'silent',
-      });
+    const { bundle } = bundles;
     await bundle([sharedPrefixMatch], 'shared.cjs');
     await bundle([], 'plain.cjs');
     // The shared matcher alone, lists grown as find-my-way grows them: what the exact lists save.
@@ -75,7 +68,7 @@ describe("find-my-way's prefix matchers in the bundle", () => {
       setup: (b) => b.onLoad({ filter: /[\\/]find-my-way[\\/]lib[\\/]node\.js$/ }, (args) => ({ contents: readFileSync(args.path, 'utf8').replace(PREFIX_MATCH_FROM, PREFIX_MATCH_TO), loader: 'js' })),
     };
     await bundle([prefixOnly], 'prefix-only.cjs');
-    const run = (file: string) => JSON.parse(execFileSync(process.execPath, ['--expose-gc', join(dir, file)], { encoding: 'utf8' }));
+    const run = (file: string) => bundles.run(file, ['--expose-gc']);
     const shared = run('shared.cjs');
     const plain = run('plain.cjs');
     expect(shared.found).toEqual(plain.found);

@@ -7,17 +7,10 @@
  * plugin two routes of one instance share their hook arrays, and a route's own hooks follow its
  * instance's.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { build, type Plugin } from 'esbuild';
+import { patchedBundles } from '../helpers/patched-bundle.js';
 // @ts-expect-error: a plain .mjs script without types
 import { sharedRouteHooks } from '../../scripts/bundle/dependency-patches.mjs';
-
-const dir = mkdtempSync(join(tmpdir(), 'gatehouse-route-hooks-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const ENTRY = `
 const fastify = require('fastify');
@@ -57,16 +50,14 @@ app.register(async (child) => {
 })();
 `;
 
+const bundles = patchedBundles('route-hooks', ENTRY);
+afterAll(() => bundles.remove());
+
 describe("Fastify's route hooks in the bundle", () => {
   it('binds an instance’s hooks once, shared by its routes, running as before', async () => {
-    writeFileSync(join(dir, 'entry.cjs'), ENTRY);
-    const bundle = (plugins: Plugin[], file: string) =>
-      build({
-        entryPoints: [join(dir, 'entry.cjs')], outfile: join(dir, file), absWorkingDir: process.cwd(), nodePaths: [join(process.cwd(), 'node_modules')],
-        bundle: true, format: 'cjs', platform: 'node', target: 'node20', plugins, logLevel: 'silent',
-      });
+    const { bundle } = bundles;
     await Promise.all([bundle([sharedRouteHooks], 'shared.cjs'), bundle([], 'plain.cjs')]);
-    const run = (file: string) => JSON.parse(execFileSync(process.execPath, [join(dir, file)], { encoding: 'utf8' }));
+    const run = (file: string) => bundles.run(file);
     const shared = run('shared.cjs');
     const plain = run('plain.cjs');
     expect(shared.answers).toEqual([

@@ -5,17 +5,10 @@
  * validation module is built with the bundle's plugin and run in a child with V8's natives
  * syntax: the same serializers come back for each code, in the same order, from a dictionary.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { build, type Plugin } from 'esbuild';
+import { patchedBundles } from '../helpers/patched-bundle.js';
 // @ts-expect-error: a plain .mjs script without types
 import { compactStatusMaps } from '../../scripts/bundle/dependency-patches.mjs';
-
-const dir = mkdtempSync(join(tmpdir(), 'gatehouse-status-maps-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const ENTRY = `
 const { compileSchemasForSerialization } = require('fastify/lib/validation.js');
@@ -26,17 +19,15 @@ const map = context[kSchemaResponse];
 console.log(JSON.stringify({ keys: Object.keys(map), at200: map[200], at415: map['415'], at4xx: map['4xx'], at404: map[404] ?? null, dictionary: new Function('o', 'return %HasDictionaryElements(o)')(map) }));
 `;
 
+const bundles = patchedBundles('status-maps', ENTRY);
+afterAll(() => bundles.remove());
+
 describe('compact status-code maps in the bundle', () => {
   it("gives Fastify's response-serializer map dictionary elements, with the same entries", async () => {
-    writeFileSync(join(dir, 'entry.cjs'), ENTRY);
-    const bundle = (plugins: Plugin[], file: string) =>
-      build({
-        entryPoints: [join(dir, 'entry.cjs')], outfile: join(dir, file), absWorkingDir: process.cwd(), nodePaths: [join(process.cwd(), 'node_modules')],
-        bundle: true, format: 'cjs', platform: 'node', target: 'node20', plugins, logLevel: 'silent',
-      });
+    const { bundle } = bundles;
     await bundle([compactStatusMaps], 'compact.cjs');
     await bundle([], 'plain.cjs');
-    const run = (file: string) => JSON.parse(execFileSync(process.execPath, ['--allow-natives-syntax', join(dir, file)], { encoding: 'utf8' }));
+    const run = (file: string) => bundles.run(file, ['--allow-natives-syntax']);
     const entries = { keys: ['200', '400', '415', '4xx'], at200: 'serializer for 200', at415: 'serializer for 415', at4xx: 'serializer for 4xx', at404: null };
     expect(run('compact.cjs')).toEqual({ ...entries, dictionary: true });
     // Without the plugin, Fastify's own: fast holey elements (the 4.9 KB store per route).
