@@ -180,6 +180,19 @@ function lazyFeatureImports(hosts, probe = false) {
 }
 
 /**
+ * A feature reads what it shares once, when its file loads (hostModule): a binding the module
+ * reassigns later (`export let`, `export var`) would stay as it was then in the feature. None is
+ * shared today; the build fails if a feature comes to import one, rather than it going stale.
+ */
+function noReassignedBindings(feature, entry) {
+  if (!/\.[cm]?[jt]s$/.test(entry.source)) return;
+  const text = readFileSync(entry.source, 'utf8');
+  const reassignable = [...text.matchAll(/^export\s+(?:let|var)\s+([\w$]+)/gm)].map((m) => m[1]);
+  const read = entry.namespace ? reassignable : reassignable.filter((name) => entry.names.has(name));
+  if (read.length) throw new Error(`${feature.entry} shares ${read.join(', ')} of ${entry.key}, which that module may reassign (export let/var): the feature would keep its value at load (scripts/bundle/lazy-features.mjs)`);
+}
+
+/**
  * The lazy features' files (to write under dist/chunks/) and the plugin that makes the main
  * build load them through their hosts. A host imports only modules the start loads anyway
  * (sharedInputs), so the start's chunks are the same as without the features, less their code.
@@ -191,6 +204,7 @@ export async function bundleLazyFeatures(options, dir = join(root, 'dist/chunks'
   for (const feature of LAZY_FEATURES) {
     const shared = sharedInputs(probe, feature);
     const { file, imports } = await bundleFeature(feature, shared, options, dir);
+    imports.forEach((entry) => noReassignedBindings(feature, entry));
     hosts.set(feature.name, hostModule(feature, imports));
     files.push(file);
   }
