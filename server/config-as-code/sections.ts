@@ -37,7 +37,8 @@ import { entrySchema, project } from './fields.js';
 import { SecretReferenceSchema } from './references.js';
 import { currentReference, readReferences } from './stored-references.js';
 import { SourceCreateSchema, type SourceCreate, type SourcePatch } from '../directory-sources/schemas.js';
-import { bindPasswordOf, createSource, deleteSource, SOURCE_ID_PATTERN, sourceRecord, updateSource } from '../directory-sources/service.js';
+import { createSource, deleteSource, SOURCE_ID_PATTERN, sourceRecord, updateSource } from '../directory-sources/service.js';
+import { bindPasswordOf } from '../directory-sources/sources.js';
 import { allSources } from '../directory-sources/queries.js';
 
 export type Entry = Record<string, unknown>;

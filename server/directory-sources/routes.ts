@@ -27,7 +27,8 @@ import {
   TestBodySchema,
   TestResultSchema,
 } from './schemas.js';
-import { createSource, deleteSource, listSources, sourceOrNotFound, sourceRecord, updateSource } from './service.js';
+import { createSource, deleteSource, listSources, sourceRecord, updateSource } from './service.js';
+import { sourceOrNotFound } from './sources.js';
 import { runRecord } from './runs.js';
 import { findRun, listRunRows } from './queries.js';
 

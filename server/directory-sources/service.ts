@@ -29,14 +29,10 @@ import {
   updateSourceRow,
 } from './queries.js';
 import type { SourceCreate, SourcePatch } from './schemas.js';
-import { bindPasswordOf, sourceNotFound, sourceOrNotFound } from './sources.js';
-
-export { bindPasswordOf, sourceNotFound, sourceOrNotFound };
+import { sourceOrNotFound } from './sources.js';
 
 export const MAX_SOURCES = 10;
 export const DEFAULT_SYNC_INTERVAL = 60;
-
-
 
 export async function sourceRecord(ctx: AppContext, s: DirectorySource) {
   const counted = await countSourcePeople(ctx.db, s.id);
@@ -48,8 +44,6 @@ export async function sourceRecord(ctx: AppContext, s: DirectorySource) {
     lastError: s.lastError, people: counted.active + counted.disabled, createdAt: iso(s.createdAt)!, updatedAt: iso(s.updatedAt)!,
   };
 }
-
-/** The bind password in the clear, for a connection; null when the source binds anonymously. */
 
 type Settings = Omit<DirectorySource, 'id' | 'createdAt' | 'updatedAt' | 'status' | 'lastError' | 'lastSyncAt' | 'lastFullSyncAt' | 'changeMark' | 'bindPasswordSealed'>;
 

@@ -17,11 +17,10 @@ import { findPersonByEmail } from '../accounts/people.js';
 import { SourceConnection, SourceError } from './connection.js';
 import { allSources, entryByKey, findSource, peopleHolding, updateSourceRow } from './queries.js';
 import { countBind } from './metrics.js';
-import { directoryUnavailable, RETRY_AFTER_SECONDS } from './sources.js';
+import { directoryUnavailable } from './sources.js';
 
 /** How long a sign-in waits for the source (spec: 5 s). */
 export const SIGN_IN_TIMEOUT_MS = 5000;
-export { directoryUnavailable, RETRY_AFTER_SECONDS };
 
 /** Marks the source unreachable (what the panel shows) and answers 503. */
 async function unavailable(ctx: AppContext, source: DirectorySource, error: SourceError): Promise<Problem> {

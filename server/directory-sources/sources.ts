@@ -24,6 +24,7 @@ export async function sourceOrNotFound(ctx: AppContext, id: string): Promise<Dir
   return source;
 }
 
+/** The bind password in the clear, for a connection; null when the source binds anonymously. */
 export function bindPasswordOf(ctx: AppContext, source: DirectorySource): string | null {
   return source.bindPasswordSealed === null ? null : secretBox(ctx).decrypt(source.bindPasswordSealed);
 }

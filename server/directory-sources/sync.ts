@@ -37,7 +37,7 @@ import { dnKey, entryKey, groupAttributes, mapGroup, mapPerson, personAttributes
 import { entryPage, findRun, findSource, groupMemberIds, groupsHolding, insertRun, latestRun, peopleHolding, sourcePeopleByIds, updateRun, updateSourceRow, type EntryRow } from './queries.js';
 import { bindPasswordOf } from './sources.js';
 import { countSyncRun } from './metrics.js';
-import { runFinished, runRecord, running } from './runs.js';
+import { running } from './runs.js';
 import { Pacer, SLICE_MS, Slicer, statisticsKeeper, tick, walPacer, widenSqliteCache } from './pace.js';
 import {
   actorOf,
@@ -103,8 +103,6 @@ class RunState {
     if (this.conflicts.length < LISTED) this.conflicts.push({ dn, email, username });
   }
 }
-
-export { runFinished, runRecord };
 
 /** Whether the source's last full run is recent enough for a changes-only run. */
 export function changesOnlyPossible(source: DirectorySource, now: Date): boolean {

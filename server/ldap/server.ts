@@ -29,8 +29,6 @@ export type { LdapListener };
 export const MAX_CONNECTIONS_PER_ADDRESS = 64;
 export const MAX_CONNECTIONS = 1_024;
 
-
-
 const normalAddress = (address: string | undefined) => (address ?? '').replace(/^::ffff:/, '');
 const isLoopback = (address: string) => address === '::1' || /^127\./.test(address);
 
@@ -58,9 +56,6 @@ async function listen(server: Server, port: number, host: string, variable: stri
   const address = server.address();
   return typeof address === 'object' && address ? address.port : port;
 }
-
-
-
 
 /** Starts the listeners; `tls` is the appliance's certificate when LAN TLS is on. */
 export async function startLdap(ctx: AppContext, log: FastifyBaseLogger, tls?: { key: string; cert: string }): Promise<LdapListener> {

@@ -43,7 +43,8 @@ import {
 } from './queries.js';
 import { fromSp, SamlRefusal } from './refusal.js';
 import { ALG, signQuery, signRoot } from './signature.js';
-import { checkMessageSignature, idpEntityId, SLO_PATH, type SamlService } from './sso.js';
+import { checkMessageSignature, type SamlService } from './sso.js';
+import { idpEntityId, SLO_PATH } from './paths.js';
 import { parseXml } from './xml.js';
 
 /** The whole round of front-channel LogoutRequests ends this long after it started. */

@@ -52,9 +52,8 @@ import type { SamlKeyRing } from './keys.js';
 import { sendPostForm } from './pages.js';
 import { parseXml } from './xml.js';
 
-import { CONTINUE_PATH, idpEntityId, INIT_PATH, METADATA_PATH, SAML_SCOPE, SLO_PATH, SSO_PATH } from './paths.js';
+import { CONTINUE_PATH, idpEntityId, SAML_SCOPE, SSO_PATH } from './paths.js';
 
-export { CONTINUE_PATH, idpEntityId, INIT_PATH, METADATA_PATH, SAML_SCOPE, SLO_PATH, SSO_PATH };
 
 /** How long a request waits for its sign-in (and its ID is remembered for replays). */
 export const REQUEST_TTL_MS = 30 * 60_000;

@@ -18,7 +18,7 @@ import { expectProblem } from '../helpers/problem.js';
 import { AD_ADMIN_DN, AD_ADMIN_PASSWORD, AD_GROUPS_BASE, AD_PEOPLE_BASE, adUser, startSambaAd, type SambaAd } from '../helpers/samba-ad.js';
 import { directoryEntries, people, sessions } from '../../server/db/schema.js';
 import { many, one } from '../../server/db/store.js';
-import { runFinished } from '../../server/directory-sources/sync.js';
+import { runFinished } from '../../server/directory-sources/runs.js';
 
 let ad: SambaAd;
 let t: TestApp;

@@ -19,7 +19,7 @@ import { directorySources, people, signInBackOff, webhookDeliveries, sessions } 
 import { addressKey } from '../../server/accounts/device-cookie.js';
 import { Attribute, Change } from 'ldapts';
 import { many, one } from '../../server/db/store.js';
-import { runFinished } from '../../server/directory-sources/sync.js';
+import { runFinished } from '../../server/directory-sources/runs.js';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 
 let slapd: Slapd;
