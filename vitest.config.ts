@@ -65,6 +65,9 @@ export default defineConfig({
             // Relying parties, backups and an upgrade on SQLite data directories (issue 38); the
             // signing algorithms on PostgreSQL are signing-algorithms.test.ts.
             'test/integration/signing-algorithms-served.test.ts',
+            // The sweeper and a resumed purge in a served SQLite data directory (data-lifecycle.test.ts
+            // runs the same sweeps and purges on PostgreSQL).
+            'test/integration/data-lifecycle-served.test.ts',
             // Active Directory's LDAP dialect against a Samba DC (its provisioning is most of the
             // file's time); directory-sources.test.ts runs the sources' storage on PostgreSQL.
             'test/integration/directory-active-directory.test.ts',

@@ -12,7 +12,11 @@ const MODULES = '/usr/lib/apache2/modules';
 
 export interface Apache {
   errorLog(): string;
-  accessLog(): string;
+  /**
+   * The access log once it holds `line`, or as it is after 5 s. Apache writes a request's line in
+   * its logging phase, after the response has gone out, so a client can read the log first.
+   */
+  accessLogWith(line: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -53,7 +57,10 @@ export async function startApache(dir: string, port: number, modules: string[], 
   expect(existsSync(join(dir, 'httpd.pid')), `apache started: ${read('error.log')}`).toBe(true);
   return {
     errorLog: () => read('error.log'),
-    accessLog: () => read('access.log'),
+    async accessLogWith(line) {
+      for (const deadline = Date.now() + 5_000; !read('access.log').includes(line) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+      return read('access.log');
+    },
     async stop() {
       if (child.pid && child.exitCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -1,17 +1,14 @@
 /**
  * Data lifecycle (issue 21): the retention sweeper (what it deletes, what it keeps, reuse
- * detection across it, its record and API), big deletes (gone at once, purged in batches,
- * resumed after a crash), the trigram member search, and the query plan of every statement
- * the admin reads and token grants run.
+ * detection across it, its record and API), big deletes (gone at once, purged in batches), the
+ * trigram member search, and the query plan of every statement the admin reads and token grants
+ * run, on either engine. The sweeper and a resumed purge in a served SQLite data directory are
+ * data-lifecycle-served.test.ts.
  */
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { eq, sql, type SQL } from 'drizzle-orm';
-import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../server/db/client.js';
 import {
-  applications,
   auditLog,
   invitations,
   memberships,
@@ -26,7 +23,6 @@ import {
   webhookDeliveries,
 } from '../../server/db/schema.js';
 import { sweep } from '../../server/data-lifecycle/sweeper.js';
-import { DEFAULT_AUTH_POLICY } from '../../server/applications/rules.js';
 import { Purger } from '../../server/data-lifecycle/purge.js';
 import { MAX_CANDIDATES } from '../../server/members/search.js';
 import { WALK_WINDOW } from '../../server/members/service.js';
@@ -35,30 +31,18 @@ import { administrator, asBearer, panelSignIn } from '../helpers/admins.js';
 import { makeApp, type TestApp } from '../helpers/app.js';
 import { setUpClients, spaTokens, token, expectOAuthError } from '../helpers/oauth-inject.js';
 import { createApplication } from '../helpers/accounts.js';
-import { ensureBuilt, runCli } from '../helpers/cli.js';
-import { CLI, cleanEnv, removeTempDirs, startServer as spawnServer, tempDir } from '../helpers/server-process.js';
+import { insertRows, seedApplication } from '../helpers/bulk-rows.js';
 import { peopleOutgrowingStatistics } from '../helpers/query-plan.js';
-import { OPS_ADMIN_TOKEN, startServer, tempDataDir } from '../helpers/data-dir.js';
-import { engineOf, exec, one, many, sqlRows, transaction } from '../../server/db/store.js';
+import { engineOf, exec, one, many, sqlRows } from '../../server/db/store.js';
 
 const T0 = new Date('2026-06-01T00:00:00Z');
 const DAY = 86_400_000;
 const ago = (days: number) => new Date(T0.getTime() - days * DAY);
 const ahead = (days: number) => new Date(T0.getTime() + days * DAY);
 
-afterEach(() => removeTempDirs());
-beforeAll(() => ensureBuilt(), 240_000);
-
 /** The `n` of a `SELECT count(*) AS n …` (SQL both engines read alike). */
 async function count(db: Db, query: SQL): Promise<number> {
   return Number((await sqlRows<{ n: number }>(db, query))[0]!.n);
-}
-
-/** Inserts many rows, a few hundred per statement, in one transaction (either engine). */
-async function insertMany<T extends SQLiteTable>(db: Db, table: T, rows: T['$inferInsert'][]): Promise<void> {
-  await transaction(db, async (tx) => {
-    for (let i = 0; i < rows.length; i += 500) await exec(tx.insert(table).values(rows.slice(i, i + 500)));
-  });
 }
 
 const EPOCH = new Date(0);
@@ -250,48 +234,9 @@ describe('retention sweeper', () => {
     expect(Object.keys(backups.properties)).toEqual(expect.arrayContaining(['scheduled', 'blockedReason', 'passphraseSet', 'encryption']));
     expect(Object.keys(doc.paths['/api/admin/operations/sweep'].post.responses)).toEqual(expect.arrayContaining(['202', '401']));
   });
-
-  it('makes its first pass soon after start, hands freed pages back, and gatehouse status tells', async () => {
-    const dir = tempDataDir();
-    const seed = openDatabase(join(dir, 'gatehouse.db'));
-    const insert = seed.$client.prepare("INSERT INTO audit_log (id, at, actor, action, details) VALUES (?, ?, 'admin', 'seed', ?)");
-    seed.$client.transaction(() => {
-      for (let i = 0; i < 5000; i++) insert.run(`aud_${i}`, Date.now() - 500 * DAY, JSON.stringify({ pad: 'x'.repeat(400) }));
-    })();
-    seed.$client.close();
-    const running = await startServer(dir, { GATEHOUSE_SWEEP_INTERVAL: '1' });
-    const deadline = Date.now() + 20_000;
-    let ops: { sweeper: { lastRun: { pruned: Record<string, number>; vacuumedPages: number } | null } };
-    do {
-      await new Promise((r) => setTimeout(r, 200));
-      ops = await (await fetch(`${running.url}/api/admin/operations`, { headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } })).json();
-    } while (!ops.sweeper.lastRun && Date.now() < deadline);
-    await running.stop();
-    expect(ops.sweeper.lastRun!.pruned).toEqual({ 'audit entries': 5000 });
-    expect(ops.sweeper.lastRun!.vacuumedPages).toBeGreaterThan(500);
-    const check = new Database(join(dir, 'gatehouse.db'), { readonly: true });
-    expect(check.pragma('freelist_count', { simple: true })).toBe(0);
-    check.close();
-    const status = await runCli(['status', '--data-dir', dir]);
-    expect(status.stdout).toMatch(/^Sweeper {10}last pass \S+ \(\d+ ms\): 5000 audit entries, \d+ pages handed back; \d+ rows in \d+ passes$/m);
-  }, 60_000);
 });
 
 describe('big deletes', () => {
-  /** An application with `n` members, each with a refresh-token family of `tokens` tokens, and session marks. */
-  async function seedApplication(db: Db, app: string, n: number, tokens: number) {
-    const far = new Date(Date.now() + 30 * DAY);
-    const range = Array.from({ length: n }, (_, i) => i);
-    await insertMany(db, people, range.map((i) => ({ id: `usr_${app}_${i}`, email: `${app}${i}@example.com`, username: `${app}${i}`, name: `Person ${i}`, createdAt: EPOCH, updatedAt: EPOCH })));
-    await insertMany(db, memberships, range.map((i) => ({ id: `mem_${app}_${i}`, applicationId: app, personId: `usr_${app}_${i}`, joinedAt: EPOCH, lastActiveAt: EPOCH, updatedAt: EPOCH })));
-    await insertMany(db, refreshTokenFamilies, range.map((i) => ({
-      id: `fam_${app}_${i}`, applicationId: app, personId: `usr_${app}_${i}`, membershipId: `mem_${app}_${i}`, scope: 'openid offline_access', resource: 'r', authTime: EPOCH, createdAt: EPOCH, expiresAt: far,
-    })));
-    await insertMany(db, refreshTokens, range.flatMap((i) => Array.from({ length: tokens }, (_, j) => ({ tokenHash: `tok_${app}_${i}_${j}`, familyId: `fam_${app}_${i}`, createdAt: EPOCH, expiresAt: far }))));
-    await insertMany(db, sessions, range.map((i) => ({ id: `ses_${app}_${i}`, tokenHash: `sh_${app}_${i}`, personId: `usr_${app}_${i}`, createdAt: EPOCH, expiresAt: far, lastSeenAt: EPOCH })));
-    await insertMany(db, sessionRealms, range.map((i) => ({ sessionId: `ses_${app}_${i}`, realm: `app:${app}`, authenticatedAt: EPOCH })));
-  }
-
   it('takes the application out of every read and token decision at once, keeps its id until the purge ends', async () => {
     const t = await makeApp({ clock: T0 });
     const { cookie } = await setUpClients(t);
@@ -350,7 +295,7 @@ describe('big deletes', () => {
     const membership = (await one(t.db.select().from(memberships).where(eq(memberships.applicationId, 'notes'))))!;
     const pid = membership.personId;
     // Far more than the inline batches get through: the rest is the background's.
-    await insertMany(t.db, refreshTokenFamilies, Array.from({ length: 40_000 }, (_, i) => ({
+    await insertRows(t.db, refreshTokenFamilies, Array.from({ length: 40_000 }, (_, i) => ({
       id: `fam_m_${i}`, applicationId: 'notes', personId: pid, membershipId: membership.id, scope: 'openid', resource: 'r', authTime: EPOCH, createdAt: EPOCH, expiresAt: ahead(20), revokedAt: ago(1),
     })));
     const res = await t.admin('DELETE', `/api/admin/applications/notes/users/${membership.id}`);
@@ -380,8 +325,8 @@ describe('big deletes', () => {
     await t.admin('POST', '/api/admin/sso-groups/suite/apps', { appId: 'notes' });
     const p = (await person(t.db));
     const many60k = Array.from({ length: 60_000 }, (_, i) => i);
-    await insertMany(t.db, sessions, many60k.map((i) => ({ id: `ses_g_${i}`, tokenHash: `sh_g_${i}`, personId: p, createdAt: EPOCH, expiresAt: ahead(10), lastSeenAt: EPOCH })));
-    await insertMany(t.db, sessionRealms, many60k.map((i) => ({ sessionId: `ses_g_${i}`, realm: 'group:suite', authenticatedAt: EPOCH })));
+    await insertRows(t.db, sessions, many60k.map((i) => ({ id: `ses_g_${i}`, tokenHash: `sh_g_${i}`, personId: p, createdAt: EPOCH, expiresAt: ahead(10), lastSeenAt: EPOCH })));
+    await insertRows(t.db, sessionRealms, many60k.map((i) => ({ sessionId: `ses_g_${i}`, realm: 'group:suite', authenticatedAt: EPOCH })));
     expect((await t.admin('DELETE', '/api/admin/sso-groups/suite')).statusCode).toBe(204);
     expect((await t.admin('GET', '/api/admin/applications/notes')).json().ssoGroupId).toBeNull();
     expect((await t.admin('GET', '/api/admin/sso-groups/suite')).json().code).toBe('sso_group_not_found');
@@ -396,51 +341,6 @@ describe('big deletes', () => {
     expect((await t.admin('POST', '/api/admin/sso-groups', { id: 'suite', name: 'Suite again' })).statusCode).toBe(201);
     expect(await many(t.db.select().from(ssoGroups))).toHaveLength(1);
   });
-
-  it('resumes a purge after the server was killed part-way, counting every row once', async () => {
-    const dir = tempDir();
-    const db = openDatabase(join(dir, 'gatehouse.db'));
-    await exec(db.insert(applications).values({ id: 'big', name: 'Big', audience: 'https://big.example.com', redirectUris: ['https://big.example.com/cb'], clientType: 'spa', authPolicy: { ...DEFAULT_AUTH_POLICY, signup_policy: 'open' }, updatedAt: new Date() }));
-    await seedApplication(db, 'big', 20_000, 4);
-    db.$client.close();
-    const env = cleanEnv({ ADMIN_TOKEN: OPS_ADMIN_TOKEN });
-    const first = await spawnServer(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dir], env);
-    const res = await fetch(`${first.url}/api/admin/applications/big`, { method: 'DELETE', headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } });
-    expect(res.status).toBe(204);
-    first.child.kill('SIGKILL');
-    expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
-
-    const mid = new Database(join(dir, 'gatehouse.db'), { readonly: true });
-    const job = mid.prepare('SELECT removed FROM purge_jobs').get() as { removed: string } | undefined;
-    const left = (mid.prepare("SELECT count(*) AS n FROM refresh_tokens WHERE token_hash LIKE 'tok_big_%'").get() as { n: number }).n;
-    expect(mid.prepare("SELECT count(*) AS n FROM applications WHERE id = 'big'").get()).toEqual({ n: 0 });
-    mid.close();
-    expect(job).toBeDefined(); // killed part-way: the job and rows remain
-    expect(left).toBeGreaterThan(0);
-
-    const second = await spawnServer(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dir], env);
-    try {
-      const deadline = Date.now() + 60_000;
-      let deletions: unknown[] = [{}];
-      while (deletions.length && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 200));
-        deletions = (await (await fetch(`${second.url}/api/admin/operations`, { headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } })).json()).deletions;
-      }
-      expect(deletions).toEqual([]);
-      const purged = await (await fetch(`${second.url}/api/admin/audit-log?action=application.purged`, { headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } })).json();
-      expect(purged.entries[0].details.removed).toEqual({
-        refreshTokenFamilies: 20_000, 'refreshTokenFamilies.refresh_tokens': 80_000, members: 20_000, sessionRealms: 20_000,
-      });
-    } finally {
-      await second.stop();
-    }
-    const after = new Database(join(dir, 'gatehouse.db'), { readonly: true });
-    for (const table of ['memberships', 'refresh_token_families', 'refresh_tokens', 'session_realms']) {
-      expect((after.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n, table).toBe(0);
-    }
-    expect(after.prepare('SELECT count(*) AS n FROM people').get()).toEqual({ n: 20_000 });
-    after.close();
-  }, 120_000);
 });
 
 describe('member search', () => {
@@ -462,8 +362,8 @@ describe('member search', () => {
       memberRows.push({ id: `mem_${i}`, applicationId: app, personId: `usr_${i}`, joinedAt: new Date(i), lastActiveAt: EPOCH, updatedAt: EPOCH });
       everyone.push({ email, name, app });
     }
-    await insertMany(t.db, people, personRows);
-    await insertMany(t.db, memberships, memberRows);
+    await insertRows(t.db, people, personRows);
+    await insertRows(t.db, memberships, memberRows);
     // A rename reaches the index (trigger).
     await exec(t.db.update(people).set({ name: 'Renamed Person' }).where(eq(people.id, 'usr_7')));
     everyone[7]!.name = 'Renamed Person';

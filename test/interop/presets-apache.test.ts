@@ -60,7 +60,7 @@ describe('Apache httpd with mod_auth_openidc, configured from the preset\'s set-
     expect(await visit.res.text()).toBe('the protected page\n');
     // Apache → Gatehouse → Apache's redirect URI (code exchanged there) → the page.
     expect(visit.hops.map((h) => new URL(h.url).pathname)).toEqual(['/', '/api/auth/oauth2/authorize', '/redirect_uri', '/']);
-    expect(apache.accessLog()).toContain('ada GET / HTTP/1.1 200');
+    expect(await apache.accessLogWith('ada GET / HTTP/1.1 200')).toContain('ada GET / HTTP/1.1 200');
 
     // The module's logout goes through Gatehouse's end-session endpoint with the ID token hint.
     const logout = await browser.follow(`${site}/redirect_uri?logout=${encodeURIComponent(`${site}/`)}`);

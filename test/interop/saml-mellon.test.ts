@@ -115,7 +115,7 @@ describe('Apache with mod_auth_mellon as the service provider', () => {
     const text = await page.locator('body').innerText();
     expect(text.trim(), apache.errorLog()).toBe('user=ada mail=ada@example.com name=Ada Lovelace role=member');
     expect(violations).toEqual([]);
-    expect(apache.accessLog()).toContain('ada GET /app.shtml HTTP/1.1 200');
+    expect(await apache.accessLogWith('ada GET /app.shtml HTTP/1.1 200')).toContain('ada GET /app.shtml HTTP/1.1 200');
 
     // Signed in at Gatehouse: a new mellon session (its cookie gone) is answered without a page.
     await context.clearCookies({ domain: '127.0.0.1', name: 'mellon-cookie' });
