@@ -14,16 +14,19 @@
 //   builtins.mjs (node:http2 on first use, node:tls as CommonJS), lazy-packages.mjs (rarely used
 //   packages and modules required through stand-ins), lazy-features.mjs (features a default
 //   install does not use, imported on first use), dependency-patches.mjs (Fastify's, avvio's and
-//   find-my-way's per-route memory), class-names.mjs (class names kept in minified code).
+//   find-my-way's per-route memory; drizzle without its PostgreSQL dialect), package-parts.mjs
+//   (only the TypeBox builders the server names; one copy of a package installed twice),
+//   class-names.mjs (class names kept in minified code).
 import { build } from 'esbuild';
 import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cjsBuiltins, lazyBuiltins } from './bundle/builtins.mjs';
 import { keepClassNames } from './bundle/class-names.mjs';
-import { compactStatusMaps, rootOnlyPluginTree, sharedPrefixMatch, sharedRouteHooks } from './bundle/dependency-patches.mjs';
+import { compactStatusMaps, drizzleWithoutPgCore, rootOnlyPluginTree, sharedPrefixMatch, sharedRouteHooks } from './bundle/dependency-patches.mjs';
 import { bundleLazyFeatures } from './bundle/lazy-features.mjs';
 import { BANNER, bundleLazyPackages, lazyModules, lazyPackages } from './bundle/lazy-packages.mjs';
+import { oneCopyPerVersion, typeboxUsedMembers } from './bundle/package-parts.mjs';
 import { root } from './bundle/root.mjs';
 
 export const BUNDLE = join(root, 'dist/gatehouse.mjs');
@@ -77,7 +80,7 @@ const MAIN_BUILD = {
   sourcesContent: false,
   logLevel: 'warning',
   write: false,
-  plugins: [lazyBuiltins, cjsBuiltins, lazyPackages, lazyModules, compactStatusMaps, rootOnlyPluginTree, sharedRouteHooks, sharedPrefixMatch, keepClassNames],
+  plugins: [lazyBuiltins, cjsBuiltins, lazyPackages, lazyModules, typeboxUsedMembers, oneCopyPerVersion, compactStatusMaps, rootOnlyPluginTree, sharedRouteHooks, sharedPrefixMatch, drizzleWithoutPgCore, keepClassNames],
 };
 
 export async function bundleServer() {

@@ -174,3 +174,40 @@ function exactRouteArrays(text, path) {
   }
   return patched;
 }
+
+/**
+ * drizzle-orm's core imports two things from its PostgreSQL dialect: sql.js `isPgEnum` (from
+ * pg-core/columns/enum.js, a check by a `Symbol.for` mark) and relations.js `PrimaryKeyBuilder`
+ * (from pg-core/primary-keys.js, only for `is(entry, PrimaryKeyBuilder)`). ES module imports are
+ * evaluated at load, so every start in SQLite mode loaded and ran PostgreSQL's column classes,
+ * table, foreign keys and checks with them (~33 KB of the start's chunks; issue 45,
+ * docs/decisions/0475-start-without-unused-package-parts.md). Here sql.js gets enum.js's own
+ * `isPgEnum` (its lines copied from the file at build time), and relations.js a stand-in class
+ * with the same `entityKind`, which drizzle's `is` compares along the value's class chain (a
+ * real PrimaryKeyBuilder is still recognised; nothing else is). PostgreSQL mode loads pg-core
+ * as before, from its own chunk. The build fails if drizzle's lines are no longer there.
+ */
+export const PG_ENUM_IMPORT = 'import { isPgEnum } from "../pg-core/columns/enum.js";\n';
+export const PG_ENUM_CHECK = /const isPgEnumSym = Symbol\.for\("drizzle:isPgEnum"\);\nfunction isPgEnum\(obj\) \{\n[^}]*\n\}\n/;
+export const PG_PRIMARY_KEY_IMPORT = 'import { PrimaryKeyBuilder } from "./pg-core/primary-keys.js";\n';
+export const PG_PRIMARY_KEY_KIND = /class PrimaryKeyBuilder \{\n {2}static \[entityKind\] = ("\w+");\n/;
+export const drizzleWithoutPgCore = {
+  name: 'drizzle-without-pg-core',
+  setup(build) {
+    const fail = (path) => {
+      throw new Error(`${path}: drizzle-orm no longer imports its PostgreSQL dialect as scripts/bundle/dependency-patches.mjs expects (drizzleWithoutPgCore)`);
+    };
+    build.onLoad({ filter: /[\\/]drizzle-orm[\\/]sql[\\/]sql\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      const check = readFileSync(new URL('../pg-core/columns/enum.js', `file://${args.path}`), 'utf8').match(PG_ENUM_CHECK);
+      if (!text.includes(PG_ENUM_IMPORT) || !check) fail(args.path);
+      return { contents: text.replace(PG_ENUM_IMPORT, check[0]), loader: 'js' };
+    });
+    build.onLoad({ filter: /[\\/]drizzle-orm[\\/]relations\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      const kind = readFileSync(new URL('./pg-core/primary-keys.js', `file://${args.path}`), 'utf8').match(PG_PRIMARY_KEY_KIND);
+      if (!text.includes(PG_PRIMARY_KEY_IMPORT) || !text.includes('import { entityKind, is } from "./entity.js";\n') || !kind) fail(args.path);
+      return { contents: text.replace(PG_PRIMARY_KEY_IMPORT, `class PrimaryKeyBuilder {\n  static [entityKind] = ${kind[1]};\n}\n`), loader: 'js' };
+    });
+  },
+};

@@ -1,5 +1,5 @@
 import { build } from 'esbuild';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { CLASS_DECLARATION, nameClasses } from './class-names.mjs';
 import { root } from './root.mjs';
@@ -185,7 +185,8 @@ function lazyFeatureImports(hosts, probe = false) {
  * shared today; the build fails if a feature comes to import one, rather than it going stale.
  */
 function noReassignedBindings(feature, entry) {
-  if (!/\.[cm]?[jt]s$/.test(entry.source)) return;
+  // (A module a plugin makes, with no file, is the bundle's own: package-parts.mjs's TypeBox members.)
+  if (!/\.[cm]?[jt]s$/.test(entry.source) || !existsSync(entry.source)) return;
   const text = readFileSync(entry.source, 'utf8');
   const reassignable = [...text.matchAll(/^export\s+(?:let|var)\s+([\w$]+)/gm)].map((m) => m[1]);
   const read = entry.namespace ? reassignable : reassignable.filter((name) => entry.names.has(name));

@@ -8,13 +8,16 @@ const nodeRequire = createRequire(import.meta.url);
 
 /**
  * Packages the server rarely or never uses, kept out of the chunks every start loads (issue 45,
- * docs/decisions/0360-lazy-packages.md, 0368-lazy-packages-at-start.md): SAML's XML stack
- * (xml-crypto with xpath, @xmldom/xmldom), directory sources' LDAP client (ldapts), the logo
+ * docs/decisions/0360-lazy-packages.md, 0368-lazy-packages-at-start.md,
+ * 0475-start-without-unused-package-parts.md): SAML's XML stack (xml-crypto with xpath,
+ * @xmldom/xmldom), directory sources' LDAP client (ldapts), the logo
  * check's XML parser (saxes), the QR codes of authenticator enrolment (uqr); and what a dependency
  * requires at its own load for a use the server never makes: glob (@fastify/static lists its root
  * with it only when it serves files itself, and the panel does its own listing), light-my-request
  * (Fastify's `inject`, which only tests call, on the TypeScript sources) and @opentelemetry/api
- * (prom-client's CPU metric, for exemplars, which the server does not turn on). Each is bundled
+ * (prom-client's CPU metric, for exemplars, which the server does not turn on), and Ajv's JSON Type
+ * Definition class, ajv/dist/jtd (@fastify/ajv-compiler's, for Fastify's JTD mode, which the server
+ * does not use). Each is bundled
  * alone into dist/chunks/lazy-<name>.cjs, and the bundle's imports and requires of it get a
  * stand-in (standIn below) that requires the real module on its first use:
  * - an export read through the stand-in loads the package and is the real export, except that
@@ -22,7 +25,8 @@ const nodeRequire = createRequire(import.meta.url);
  *   constructed or read from (`instanceof` and static methods go through to the real one): a
  *   dependency that destructures the package at its load (`const { glob } = require('glob')`)
  *   gets the wrapper and loads nothing;
- * - a package that is itself a function (light-my-request) gets a stand-in that can be called.
+ * - a package that is itself a function (light-my-request, ajv/dist/jtd's class) gets a stand-in
+ *   that can be called and constructed (a bound function: no own `prototype` to report).
  * The stand-in lists the package's export names and which are functions, taken here at build
  * time, so esbuild's ESM interop (which copies the names as getters) reads nothing early. A use
  * at a module's top level (a class extending one of its classes, a constant built from one of
@@ -51,7 +55,7 @@ const wrapper = (key) => wrappers.get(key) ?? wrappers.set(key, new Proxy(functi
   get: (_, name) => load()[key][name],
 })).get(key);
 const read = (key) => (real || !functions.includes(key) ? load()[key] : wrapper(key));
-module.exports = new Proxy(${callable ? '() => {}' : '{}'}, {${callable ? '\n  apply: (_, self, args) => Reflect.apply(load(), self, args),' : ''}
+module.exports = new Proxy(${callable ? '(function () {}).bind(null)' : '{}'}, {${callable ? '\n  apply: (_, self, args) => Reflect.apply(load(), self, args),\n  construct: (_, args, target) => Reflect.construct(load(), args, target),' : ''}
   get: (_, key) => (key === '__esModule' || typeof key === 'symbol' ? undefined : read(key)),
   ownKeys: () => names,
   getOwnPropertyDescriptor: (_, key) => (names.includes(key) ? { configurable: true, enumerable: true, get: () => read(key) } : undefined),
@@ -64,7 +68,7 @@ function shapeOf(module, names = Object.keys(module)) {
   return { names, functions: names.filter((key) => typeof module[key] === 'function'), callable: typeof module === 'function' };
 }
 
-export const LAZY_PACKAGES = ['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr', 'glob', 'light-my-request', '@opentelemetry/api'];
+export const LAZY_PACKAGES = ['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr', 'glob', 'light-my-request', '@opentelemetry/api', 'ajv/dist/jtd'];
 const lazyFile = (name) => `lazy-${name.replace(/^@/, '').replace(/\//g, '-')}.cjs`;
 export const lazyPackages = {
   name: 'lazy-packages',

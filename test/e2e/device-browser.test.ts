@@ -5,7 +5,7 @@
  * polls as the device and receives its tokens. A second device is denied and hears
  * `access_denied`. No CSP violation may occur on the way.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import * as client from 'openid-client';
 import type { Browser } from 'playwright-core';
 import { PASSWORD, createClient, signUpCookie, startOAuthServer, type OAuthServer } from '../helpers/oauth-server.js';
@@ -36,8 +36,11 @@ afterAll(async () => {
 
 const newPage = () => cspWatchedPage(browser);
 
-describe('the /device page in Chromium', () => {
-  it('types the code, signs in, approves; the polling device receives its tokens', async () => {
+// The two device sign-ins run side by side: each device waits the 5 s poll interval the server
+// gives (RFC 8628 §3.2) before it hears the answer, most of each test (issue 45). Each has its
+// own device code and browser context; `expect` is the test's own, as concurrent tests need.
+describe.concurrent('the /device page in Chromium', () => {
+  it('types the code, signs in, approves; the polling device receives its tokens', async ({ expect }) => {
     const started = await client.initiateDeviceAuthorization(config, { scope: 'openid email offline_access' });
     const polling = client.pollDeviceAuthorizationGrant(config, started);
     const { page, cspErrors, close } = await newPage();
@@ -75,7 +78,7 @@ describe('the /device page in Chromium', () => {
     }
   }, 90_000);
 
-  it('denies from the verification_uri_complete link; the device hears access_denied', async () => {
+  it('denies from the verification_uri_complete link; the device hears access_denied', async ({ expect }) => {
     const started = await client.initiateDeviceAuthorization(config, { scope: 'openid' });
     const polling = client.pollDeviceAuthorizationGrant(config, started);
     const { page, cspErrors, close } = await newPage();

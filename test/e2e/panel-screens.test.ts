@@ -19,7 +19,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadConfig } from '../../server/config.js';
 import { start, type Running } from '../../server/main.js';
 import { caFetch, type CaFetch } from '../helpers/ca-fetch.js';
-import { buildIfStale, followPanelLink, launchChromium, panelContext, seriousViolations, settled, shot, watchRequests } from '../helpers/panel-browser.js';
+import { SCHEMES, buildIfStale, checkSchemes, followPanelLink, inScheme, launchChromium, panelContext, seriousViolations, settled, shot, watchRequests } from '../helpers/panel-browser.js';
 import { freePort } from '../helpers/data-dir.js';
 import { eq } from 'drizzle-orm';
 import { applications } from '../../server/db/schema.js';
@@ -105,28 +105,6 @@ async function open(page: Page, path: string, ready: string): Promise<void> {
 async function reach(page: Page, path: string, ready: string): Promise<void> {
   if (page.url() === 'about:blank') await open(page, path, ready);
   else if (new URL(page.url()).pathname !== `/admin${path}`) await followPanelLink(page, path, ready);
-}
-
-const SCHEMES = ['light', 'dark'] as const;
-
-/** The page shown in `scheme`, redrawn (its charts follow the change) and settled. */
-async function inScheme(page: Page, scheme: 'light' | 'dark'): Promise<void> {
-  await page.emulateMedia({ colorScheme: scheme });
-  await settled(page);
-}
-
-/**
- * The screen on `page`, settled, in each scheme: a screenshot `<name>-<scheme>`, and axe's serious
- * violations given to `report`. The scheme it is shown in first, then the other one.
- */
-async function checkSchemes(page: Page, name: string, report: (scheme: string, violations: string[]) => void): Promise<void> {
-  const now = await page.evaluate(() => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
-  for (const scheme of now === 'light' ? SCHEMES : [...SCHEMES].reverse()) {
-    if (scheme !== now) await inScheme(page, scheme);
-    await shot(page, `${name}-${scheme}`);
-    const violations = await seriousViolations(page);
-    if (violations.length) report(scheme, violations);
-  }
 }
 
 beforeAll(async () => {

@@ -133,6 +133,32 @@ export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(screenshotDir, `${name}.png`), fullPage: true });
 }
 
+export const SCHEMES = ['light', 'dark'] as const;
+
+/**
+ * `page` shown in `scheme` (prefers-color-scheme emulated: the pages follow it through their CSS,
+ * the panel's charts redraw on its change event), then settled.
+ */
+export async function inScheme(page: Page, scheme: 'light' | 'dark'): Promise<void> {
+  await page.emulateMedia({ colorScheme: scheme });
+  await settled(page);
+}
+
+/**
+ * The screen on `page`, settled, in each scheme: a screenshot `<name>-<scheme>`, and axe's serious
+ * violations given to `report`. The scheme it is shown in first, then the other one: a screen is
+ * loaded once for both schemes instead of once per scheme (issue 45).
+ */
+export async function checkSchemes(page: Page, name: string, report: (scheme: string, violations: string[]) => void): Promise<void> {
+  const now = await page.evaluate(() => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
+  for (const scheme of now === 'light' ? SCHEMES : [...SCHEMES].reverse()) {
+    if (scheme !== now) await inScheme(page, scheme);
+    await shot(page, `${name}-${scheme}`);
+    const violations = await seriousViolations(page);
+    if (violations.length) report(scheme, violations);
+  }
+}
+
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /**

@@ -4,10 +4,11 @@
  * before, and what the server uses of each works through it — classes constructed, static
  * methods called, `instanceof` against the real class. A dependency's require of one at its own
  * load (@fastify/static's `const { glob } = require('glob')`, Fastify's light-my-request,
- * prom-client's @opentelemetry/api) loads nothing: a function export read before the load is a
- * wrapper that loads the package when called or constructed (decision 0368). Built with the
- * bundle's own plugin and banner into a temporary directory, the lazy files under chunks/ as in
- * dist/, and run in a child.
+ * prom-client's @opentelemetry/api, @fastify/ajv-compiler's ajv/dist/jtd) loads nothing: a
+ * function export read before the load is a wrapper that loads the package when called or
+ * constructed (decision 0368), and a package that is a class (ajv/dist/jtd) is constructed
+ * through its stand-in (decision 0475). Built with the bundle's own plugin and banner into a
+ * temporary directory, the lazy files under chunks/ as in dist/, and run in a child.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,7 +21,7 @@ import { BANNER, LAZY_MODULES, LAZY_PACKAGES, bundleLazyPackages, lazyModules, l
 import { PRESETS as SOURCE_PRESETS } from '../../server/presets/catalogue/index.js';
 
 const LAZY_FILES = [
-  'lazy-glob.cjs', 'lazy-ldapts.cjs', 'lazy-light-my-request.cjs', 'lazy-opentelemetry-api.cjs', 'lazy-presets-catalogue.cjs', 'lazy-saxes.cjs', 'lazy-uqr.cjs',
+  'lazy-ajv-dist-jtd.cjs', 'lazy-glob.cjs', 'lazy-ldapts.cjs', 'lazy-light-my-request.cjs', 'lazy-opentelemetry-api.cjs', 'lazy-presets-catalogue.cjs', 'lazy-saxes.cjs', 'lazy-uqr.cjs',
   'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs',
 ];
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-lazy-packages-'));
@@ -31,7 +32,8 @@ const DEPENDENCY = `
 const { glob, Glob } = require('glob');
 const lightMyRequest = require('light-my-request');
 const OtelApi = require('@opentelemetry/api');
-module.exports = { glob, Glob, lightMyRequest, OtelApi };
+const AjvJTD = require('ajv/dist/jtd');
+module.exports = { glob, Glob, lightMyRequest, OtelApi, AjvJTD };
 `;
 
 const ENTRY = `
@@ -44,14 +46,17 @@ import { renderSVG } from 'uqr';
 import { PRESETS, findPreset } from '${join(process.cwd(), 'server/presets/catalogue/index.ts')}';
 const loaded = () => Object.keys(require.cache).filter((f) => /lazy-/.test(f)).map((f) => f.split('/').pop()).sort();
 const before = loaded();
-const { glob, Glob, lightMyRequest, OtelApi } = dependency;
-const kinds = [typeof glob, typeof Glob, typeof lightMyRequest, typeof OtelApi];
+const { glob, Glob, lightMyRequest, OtelApi, AjvJTD } = dependency;
+const kinds = [typeof glob, typeof Glob, typeof lightMyRequest, typeof OtelApi, typeof AjvJTD, Object.keys(AjvJTD).includes('KeywordCxt')];
 const globbed = (await glob('lazy-*.cjs', { cwd: ${JSON.stringify(join(dir, 'chunks'))} })).sort();
 const walker = new Glob('lazy-uqr.cjs', { cwd: ${JSON.stringify(join(dir, 'chunks'))} });
 const globs = [globbed, walker instanceof Glob, walker.walkSync(), typeof glob.sync];
 const afterGlob = loaded();
 const injected = await lightMyRequest((req, res) => res.end('hi ' + req.url), { url: '/x' });
 const span = OtelApi.trace.getSpan(OtelApi.context.active()) ?? null;
+const jtd = new AjvJTD();
+const validateJtd = jtd.compile({ properties: { n: { type: 'int32' } } });
+const jtdAnswers = [jtd instanceof AjvJTD, validateJtd({ n: 1 }), validateJtd({ n: 'x' })];
 const doc = new DOMParser().parseFromString('<a xmlns="urn:x"><b>1</b></a>', 'text/xml');
 const c14n = new ExclusiveCanonicalization().process(doc.documentElement, {}).toString();
 const signer = typeof SignedXml;
@@ -64,7 +69,7 @@ saxes.on('opentag', () => names++);
 saxes.write('<svg><g/></svg>').close();
 const qr = renderSVG('otpauth://totp/x', { ecc: 'M' }).startsWith('<svg');
 const presets = [PRESETS.map((p) => p.id), findPreset('grafana')?.name, typeof findPreset('grafana')?.application];
-console.log(JSON.stringify({ before, kinds, globs, afterGlob, injected: [injected.statusCode, injected.payload], span, after: loaded(), c14n, signer, filter, refused, client, names, qr, presets }));
+console.log(JSON.stringify({ before, kinds, globs, afterGlob, injected: [injected.statusCode, injected.payload], span, jtdAnswers, after: loaded(), c14n, signer, filter, refused, client, names, qr, presets }));
 `;
 
 describe('lazily loaded packages in the bundle', () => {
@@ -78,16 +83,17 @@ describe('lazily loaded packages in the bundle', () => {
     mkdirSync(join(dir, 'chunks'));
     for (const file of await bundleLazyPackages(join(dir, 'chunks'))) writeFileSync(file.path, file.contents);
     const out = JSON.parse(execFileSync(process.execPath, [join(dir, 'entry.mjs')], { encoding: 'utf8' }));
-    expect(LAZY_PACKAGES).toEqual(['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr', 'glob', 'light-my-request', '@opentelemetry/api']);
+    expect(LAZY_PACKAGES).toEqual(['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr', 'glob', 'light-my-request', '@opentelemetry/api', 'ajv/dist/jtd']);
     expect(LAZY_MODULES.map((m: { name: string }) => m.name)).toEqual(['presets-catalogue']);
     expect(out).toEqual({
       before: [],
-      kinds: ['function', 'function', 'function', 'object'],
+      kinds: ['function', 'function', 'function', 'object', 'function', true],
       globs: [LAZY_FILES, true, ['lazy-uqr.cjs'], 'function'],
       afterGlob: ['lazy-glob.cjs'],
       injected: [200, 'hi /x'],
       span: null,
-      after: ['lazy-glob.cjs', 'lazy-ldapts.cjs', 'lazy-light-my-request.cjs', 'lazy-opentelemetry-api.cjs', 'lazy-presets-catalogue.cjs', 'lazy-saxes.cjs', 'lazy-uqr.cjs', 'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs'],
+      jtdAnswers: [true, true, false],
+      after: ['lazy-ajv-dist-jtd.cjs', 'lazy-glob.cjs', 'lazy-ldapts.cjs', 'lazy-light-my-request.cjs', 'lazy-opentelemetry-api.cjs', 'lazy-presets-catalogue.cjs', 'lazy-saxes.cjs', 'lazy-uqr.cjs', 'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs'],
       c14n: '<a xmlns="urn:x"><b>1</b></a>',
       signer: 'function',
       filter: '(&(uid=ann)(objectClass=person))',
