@@ -23,7 +23,7 @@ import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cjsBuiltins, lazyBuiltins } from './bundle/builtins.mjs';
 import { keepClassNames } from './bundle/class-names.mjs';
-import { compactStatusMaps, drizzleWithoutPgCore, rootOnlyPluginTree, sharedPrefixMatch, sharedRouteHooks } from './bundle/dependency-patches.mjs';
+import { compactStatusMaps, drizzleWithoutPgCore, rateLimitKeyWithoutIpv6Expression, rootOnlyPluginTree, sharedPrefixMatch, sharedRouteHooks } from './bundle/dependency-patches.mjs';
 import { bundleLazyFeatures } from './bundle/lazy-features.mjs';
 import { BANNER, bundleLazyPackages, lazyModules, lazyPackages } from './bundle/lazy-packages.mjs';
 import { oneCopyPerVersion, typeboxUsedMembers } from './bundle/package-parts.mjs';
@@ -80,7 +80,7 @@ const MAIN_BUILD = {
   sourcesContent: false,
   logLevel: 'warning',
   write: false,
-  plugins: [lazyBuiltins, cjsBuiltins, lazyPackages, lazyModules, typeboxUsedMembers, oneCopyPerVersion, compactStatusMaps, rootOnlyPluginTree, sharedRouteHooks, sharedPrefixMatch, drizzleWithoutPgCore, keepClassNames],
+  plugins: [lazyBuiltins, cjsBuiltins, lazyPackages, lazyModules, typeboxUsedMembers, oneCopyPerVersion, compactStatusMaps, rootOnlyPluginTree, sharedRouteHooks, sharedPrefixMatch, drizzleWithoutPgCore, rateLimitKeyWithoutIpv6Expression, keepClassNames],
 };
 
 export async function bundleServer() {

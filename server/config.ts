@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isIP } from 'node:net';
+import { isIP } from './util/ip-family.js';
 import { parseSwitch } from './util/switches.js';
 import { addressEntryProblem, NAMED_RANGES } from './util/address-list.js';
 import { DEFAULT_LOCALE, LOCALES, isLocale, type Locale } from './i18n/locales.js';

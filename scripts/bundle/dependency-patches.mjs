@@ -211,3 +211,25 @@ export const drizzleWithoutPgCore = {
     });
   },
 };
+
+/**
+ * @fastify/rate-limit's default key is the client's address, normalised by `normalizeIP`, which
+ * asks node:net's `isIPv6` first: Node's IPv6 expression (lib/internal/net.js `IPv6Reg`) runs on
+ * every IPv4 client's address, and V8 compiles it to native code on its second run and keeps that
+ * code (139 KB) as long as the expression lives, for good (issue 45,
+ * docs/decisions/0476-ip-family-without-the-ipv6-expression.md). Here an address without a colon
+ * is taken as not IPv6 without asking (an IPv6 address always has one): the same keys. The build
+ * fails if the lines are no longer there.
+ */
+export const RATE_LIMIT_IPV6_FROM = '  if (!isIPv6(ip)) {\n    return ip.toLowerCase()\n';
+export const RATE_LIMIT_IPV6_TO = "  if (!ip.includes(':') || !isIPv6(ip)) {\n    return ip.toLowerCase()\n";
+export const rateLimitKeyWithoutIpv6Expression = {
+  name: 'rate-limit-key-without-ipv6-expression',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@fastify[\\/]rate-limit[\\/]index\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes(RATE_LIMIT_IPV6_FROM)) throw new Error(`${args.path}: @fastify/rate-limit no longer normalises addresses as scripts/bundle/dependency-patches.mjs expects (rateLimitKeyWithoutIpv6Expression)`);
+      return { contents: text.replace(RATE_LIMIT_IPV6_FROM, RATE_LIMIT_IPV6_TO), loader: 'js' };
+    });
+  },
+};

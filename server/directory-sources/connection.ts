@@ -10,7 +10,7 @@
  * `bind`, `search`): the test endpoint shows them step by step, sign-in answers 503
  * `directory_unavailable` for `connect` and `tls`, and a sync run fails with them.
  */
-import { isIP } from 'node:net';
+import { isIP } from '../util/ip-family.js';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { Client, InvalidCredentialsError, type Entry } from 'ldapts';

@@ -8,7 +8,7 @@
  */
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import { isIP } from 'node:net';
+import { isIP } from '../util/ip-family.js';
 import type { AppContext } from '../context.js';
 import type { DirectorySource } from '../db/schema.js';
 import { recordAudit } from '../audit/record.js';

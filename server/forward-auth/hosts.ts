@@ -14,7 +14,7 @@
  * A request's host is matched most specific first: `name:port`, `name`, `*.parent:port`,
  * `*.parent` — at most four map lookups, whatever the number of applications.
  */
-import { isIP } from 'node:net';
+import { isIP } from '../util/ip-family.js';
 import { domainToASCII } from 'node:url';
 
 /** A request host split into its name and port ('' when the request named none). */

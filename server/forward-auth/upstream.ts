@@ -7,7 +7,7 @@
  * and nginx reads `;}` as the end of a block and `$http_x` as the request's header (an open relay
  * in `proxy_pass`, confirmed on nginx 1.22), Caddy `{…}` as a placeholder.
  */
-import { isIP } from 'node:net';
+import { isIP } from '../util/ip-family.js';
 
 export const UPSTREAM_RULE = 'must be http:// or https:// and a host with an optional port, nothing more (e.g. http://127.0.0.1:8080)';
 

@@ -20,7 +20,7 @@
 import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate, type KeyObject } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
-import { isIP } from 'node:net';
+import { isIP } from '../util/ip-family.js';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type Forge from 'node-forge';

@@ -12,7 +12,7 @@
  * group id and a VLAN 1–4094; `defaultVlan` null or 1–4094.
  */
 import { randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
+import { isIP } from '../util/ip-family.js';
 import { eq } from 'drizzle-orm';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';

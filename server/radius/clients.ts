@@ -7,7 +7,8 @@
  * same PostgreSQL database may have changed them). A packet never waits for the database to know
  * its client.
  */
-import { BlockList, isIP } from 'node:net';
+import { BlockList } from 'node:net';
+import { isIP } from '../util/ip-family.js';
 import type { Db } from '../db/client.js';
 import { applications, type RadiusClientSettings, type RadiusSettings } from '../db/schema.js';
 import { openAtRest } from '../db/secrets-at-rest.js';

@@ -26,7 +26,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
-import { isIP } from 'node:net';
+import { isIP } from '../util/ip-family.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError } from '../config.js';
 import type { AppContext } from '../context.js';

@@ -3,7 +3,8 @@
  * GATEHOUSE_TRUST_PROXY also accepts (`loopback`, `linklocal`, `uniquelocal`), matched with
  * node:net's BlockList. Used by GATEHOUSE_METRICS_ALLOW.
  */
-import { BlockList, isIP } from 'node:net';
+import { BlockList } from 'node:net';
+import { isIP } from './ip-family.js';
 
 export const NAMED_RANGES: Record<string, [string, number, 'ipv4' | 'ipv6'][]> = {
   loopback: [['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']],

@@ -16,7 +16,8 @@
  * IPv4 ranges.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP, type AddressInfo } from 'node:net';
+import { BlockList, type AddressInfo } from 'node:net';
+import { isIP } from '../util/ip-family.js';
 import { networkInterfaces } from 'node:os';
 import type { AppContext } from '../context.js';
 

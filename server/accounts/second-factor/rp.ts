@@ -5,7 +5,7 @@
  * `localhost`. Such an issuer cannot offer passkeys; TOTP and recovery codes still work. The
  * reason is said in words on the pages and by `gatehouse status`.
  */
-import { isIP } from 'node:net';
+import { isIP } from '../../util/ip-family.js';
 import { hostname } from 'node:os';
 
 export type PasskeySupport =
