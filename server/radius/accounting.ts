@@ -9,9 +9,7 @@ import type { AppContext } from '../context.js';
 import { newId } from '../util/ids.js';
 import { Attr, attribute, integerAttribute, textAttribute, type Packet } from './codec.js';
 import type { KnownClient } from './clients.js';
-import { findSession, insertSession, sessionsOf, updateSession } from './queries.js';
-import { iso } from '../http/schemas.js';
-import { RADIUS_KEEP_MS } from '../data-lifecycle/retention-rules.js';
+import { findSession, insertSession, updateSession } from './queries.js';
 
 const STATUS = { start: 1, stop: 2, interim: 3 } as const;
 const CLASS_PREFIX = 'gatehouse:';
@@ -52,22 +50,4 @@ export async function accounting(ctx: AppContext, client: KnownClient, address: 
   } catch {
     // A Class naming nobody (the person deleted since): answered, not kept.
   }
-}
-
-/** A person's sessions of the last 30 days (the retention rule removes older ones), newest first. */
-export async function listSessions(ctx: AppContext, personId: string) {
-  const since = new Date(ctx.clock.now().getTime() - RADIUS_KEEP_MS);
-  return (await sessionsOf(ctx.db, personId, since, 100)).map(({ session, applicationName }) => ({
-    id: session.id,
-    applicationId: session.applicationId,
-    applicationName,
-    client: session.clientName,
-    callingStationId: session.callingStationId,
-    startedAt: iso(session.startedAt)!,
-    updatedAt: iso(session.updatedAt)!,
-    stoppedAt: iso(session.stoppedAt),
-    inputOctets: session.inputOctets,
-    outputOctets: session.outputOctets,
-    sessionSeconds: session.sessionSeconds,
-  }));
 }

@@ -14,11 +14,13 @@ import { Type } from 'typebox';
 import { requireRecentSignIn } from '../accounts/session.js';
 import { actorName } from '../http/admin-auth.js';
 import { notFound } from '../http/problem.js';
-import { adminErrors, adminSecurity as security, NoQuery, problemRef } from '../http/schemas.js';
+import { adminErrors, adminSecurity as security, iso, NoQuery, problemRef } from '../http/schemas.js';
+import type { AppContext } from '../context.js';
 import type { SignedInPerson } from '../plugin-api/registries.js';
 import { findPersonRow } from '../people/queries.js';
 import { issueCertificate, listCertificates, revokeNetworkCertificate } from './certificates.js';
-import { listSessions } from './accounting.js';
+import { sessionsOf } from './queries.js';
+import { RADIUS_KEEP_MS } from '../data-lifecycle/retention-rules.js';
 
 const CertificateSchema = Type.Object(
   {
@@ -158,3 +160,21 @@ export const adminCertificateRoutes: FastifyPluginAsyncTypebox = async (app) => 
     },
   );
 };
+
+/** A person's sessions of the last 30 days (the retention rule removes older ones), newest first. */
+async function listSessions(ctx: AppContext, personId: string) {
+  const since = new Date(ctx.clock.now().getTime() - RADIUS_KEEP_MS);
+  return (await sessionsOf(ctx.db, personId, since, 100)).map(({ session, applicationName }) => ({
+    id: session.id,
+    applicationId: session.applicationId,
+    applicationName,
+    client: session.clientName,
+    callingStationId: session.callingStationId,
+    startedAt: iso(session.startedAt)!,
+    updatedAt: iso(session.updatedAt)!,
+    stoppedAt: iso(session.stoppedAt),
+    inputOctets: session.inputOctets,
+    outputOctets: session.outputOctets,
+    sessionSeconds: session.sessionSeconds,
+  }));
+}
