@@ -29,8 +29,6 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          // One Chromium for the run, each file connected to it (decision 0438).
-          globalSetup: ['test/helpers/chromium-global.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           pool: 'forks',

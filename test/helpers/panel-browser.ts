@@ -8,8 +8,6 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page, type Request } from 'playwright-core';
 import { Secret, TOTP } from 'otpauth';
-import { inject } from 'vitest';
-import { CHROMIUM_ARGS, chromiumPath } from './chromium-global.js';
 
 export const root = new URL('../..', import.meta.url).pathname;
 export const screenshotDir = join(root, 'test/e2e/screenshots');
@@ -19,14 +17,12 @@ export function buildIfStale(): void {
   execSync('node scripts/build-if-stale.mjs', { cwd: root, stdio: 'inherit' });
 }
 
-/**
- * Headless Chromium: in the e2e project a connection to the run's one browser
- * (test/helpers/chromium-global.ts), elsewhere a browser of this process's own.
- */
 export async function launchChromium(): Promise<Browser> {
-  const shared = inject('gatehouseChromium');
-  if (shared) return chromium.connect(shared);
-  return chromium.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS });
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
 }
 
 /**
