@@ -13,6 +13,7 @@ import type { Db } from './db/client.js';
 import type { Config } from './config.js';
 import type { AppContext, GatehousePlugin } from './context.js';
 import { systemClock, type Clock } from './util/clock.js';
+import { namePluginsOnRegister } from './http/plugin-names.js';
 import { fixedAdminToken, type AdminTokenStore } from './http/admin-token.js';
 import { notFound, problemErrorHandler, sendProblem } from './http/problem.js';
 import { requireAdmin } from './http/admin-auth.js';
@@ -125,6 +126,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return (isPageRequest(request) ? pageErrorHandler : problemErrorHandler)(error, request, reply);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  namePluginsOnRegister(app);
 
   const ctx: AppContext = {
     db: deps.db,
