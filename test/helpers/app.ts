@@ -2,7 +2,8 @@
  * Test helpers: a fresh in-memory database and a `buildApp` instance with a fixed clock, plus a
  * small `call` wrapper around `inject` for admin requests.
  */
-import { afterAll, afterEach, inject } from 'vitest';
+import { inject } from 'vitest';
+import { perFile } from './per-file.js';
 import postgres from 'postgres';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type AppDeps } from '../../server/app.js';
@@ -126,16 +127,20 @@ function migratedImage(): Buffer {
 }
 
 export const closeDatabase = closeStore;
-afterEach(() => closeAll(open));
-afterAll(async () => {
-  await closeAll(openForFile);
-  const unused = await spare?.catch(() => undefined);
-  spare = undefined;
-  if (unused) dropDatabase(unused);
-  await drops;
-  await Promise.all([admin?.end(), dropper?.end()]);
-  admin = dropper = undefined;
-  if (dropFailed) throw dropFailed;
+perFile({
+  afterEach: () => closeAll(open),
+  afterAll: async () => {
+    await closeAll(openForFile);
+    const unused = await spare?.catch(() => undefined);
+    spare = undefined;
+    if (unused) dropDatabase(unused);
+    await drops;
+    await Promise.all([admin?.end(), dropper?.end()]);
+    admin = dropper = undefined;
+    const failed = dropFailed;
+    dropFailed = undefined;
+    if (failed) throw failed;
+  },
 });
 
 export { TEST_HASH_COST };

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach } from 'vitest';
+import { perFile } from './per-file.js';
 import { loadConfig } from '../../server/config.js';
 import { start, type Running } from '../../server/main.js';
 import { useTestHashCost } from './hash-cost.js';
@@ -11,9 +11,11 @@ export const OPS_ADMIN_TOKEN = 'ops-admin-token-0123456789abcdef';
 
 const dirs: string[] = [];
 const servers: Running[] = [];
-afterEach(async () => {
-  while (servers.length) await servers.pop()!.stop();
-  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
+perFile({
+  afterEach: async () => {
+    while (servers.length) await servers.pop()!.stop();
+    while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
+  },
 });
 
 export function tempDataDir(): string {

@@ -4,8 +4,8 @@
  * server's codec), and a directory to read: an application with LDAP on, people signed up to it
  * with app passwords, groups.
  */
-import { afterAll } from 'vitest';
 import { expect } from 'vitest';
+import { perFile } from './per-file.js';
 import { Client } from 'ldapts';
 import type { TestApp } from './app.js';
 import { createApplication } from './accounts.js';
@@ -17,9 +17,11 @@ import { one } from '../../server/db/store.js';
 
 const listeners: LdapListener[] = [];
 const clients: Client[] = [];
-afterAll(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.unbind().catch(() => {})));
-  await Promise.all(listeners.splice(0).map((l) => l.stop()));
+perFile({
+  afterAll: async () => {
+    await Promise.all(clients.splice(0).map((c) => c.unbind().catch(() => {})));
+    await Promise.all(listeners.splice(0).map((l) => l.stop()));
+  },
 });
 
 /** Starts the LDAP listener of `t` (its config's `ldap` host; free ports), with `tls` when given. */

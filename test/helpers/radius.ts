@@ -6,7 +6,8 @@
  */
 import { createSocket } from 'node:dgram';
 import { randomBytes } from 'node:crypto';
-import { afterAll, expect } from 'vitest';
+import { expect } from 'vitest';
+import { perFile } from './per-file.js';
 import type { TestApp } from './app.js';
 import { createApplication } from './accounts.js';
 import { startRadius, type RadiusListener } from '../../server/radius/server.js';
@@ -14,8 +15,10 @@ import { eapMaterial } from '../../server/radius/credentials.js';
 import { Attr, Code, decodePacket, encodeRequest, hideUserPassword, validResponseAuthenticator, type Attribute, type Packet } from '../../server/radius/codec.js';
 
 const listeners: RadiusListener[] = [];
-afterAll(async () => {
-  await Promise.all(listeners.splice(0).map((l) => l.stop()));
+perFile({
+  afterAll: async () => {
+    await Promise.all(listeners.splice(0).map((l) => l.stop()));
+  },
 });
 
 /** Starts the RADIUS listeners of `t` on free loopback ports. */
