@@ -23,6 +23,8 @@ export default defineConfig({
           // process is mostly one thread of JavaScript, so one at a time left the second core idle
           // (8 files under load 16-18: 300 s one at a time, 235 s two at a time; issue 45).
           maxWorkers: 2,
+          isolate: false,
+          setupFiles: ['test/helpers/per-file-setup.ts'],
         },
       },
       {

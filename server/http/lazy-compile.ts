@@ -75,11 +75,12 @@ export function compiledCount(): number {
  * JSON. Routes build their schemas per app (plugins add fields), so Ajv's own cache, by object,
  * missed, and a test file that builds an app per test compiled the same schemas once per test:
  * a quarter of oauth-token.test.ts's CPU (issue 45). A server builds one app: it never turns
- * this on, and keeps no JSON of its schemas.
+ * this on, and keeps no JSON of its schemas. `shareCompiledSchemas(false)` stops it (and forgets
+ * what was shared), for a test of compiling itself.
  */
 let sharedCompiled: Map<string, unknown> | undefined;
-export function shareCompiledSchemas(): void {
-  sharedCompiled ??= new Map();
+export function shareCompiledSchemas(share = true): void {
+  sharedCompiled = share ? (sharedCompiled ?? new Map()) : undefined;
 }
 function compiledOnce<T>(key: () => string, compile: () => T): T {
   if (!sharedCompiled) return compile();

@@ -1,6 +1,10 @@
 /** Password hashing: argon2id at the OWASP parameters, and hashes stored by earlier releases still verify. */
-import { describe, expect, it } from 'vitest';
-import { hashPassword, verifyPassword } from '../../server/accounts/passwords.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword, PASSWORD_HASH_COST, useHashCost, verifyPassword } from '../../server/accounts/passwords.js';
+
+// The server's cost: the files of a worker share their modules (vitest.config.ts), and an earlier
+// file's apps set the tests' cheaper one for the process (test/helpers/hash-cost.ts).
+beforeAll(() => useHashCost(PASSWORD_HASH_COST));
 
 /** Written by the `argon2` package Gatehouse used before @node-rs/argon2, same parameters. */
 const EARLIER_HASH =
