@@ -23,6 +23,8 @@ export default defineConfig({
           // process is mostly one thread of JavaScript, so one at a time left the second core idle
           // (8 files under load 16-18: 300 s one at a time, 235 s two at a time; issue 45).
           maxWorkers: 2,
+          // The files of a worker share their modules, as unit-postgres's (decision 0483: 410 s ->
+          // ~200 s); the helpers' clean-up hooks are registered per file by the setup file.
           isolate: false,
           setupFiles: ['test/helpers/per-file-setup.ts'],
         },
@@ -86,8 +88,8 @@ export default defineConfig({
           ],
           globalSetup: ['test/helpers/postgres-global.ts'],
           // The files of a worker share their modules: each file no longer loads and runs the
-          // server's ~600 modules again (8 files: 51-58 s of CPU isolated, 31-32 s shared, decision
-          // 0441). The helpers' clean-up hooks are registered per file by the setup file.
+          // server's ~600 modules again (396 s isolated, 177-185 s shared, decision 0483). The
+          // helpers' clean-up hooks are registered per file by the setup file.
           isolate: false,
           setupFiles: ['test/helpers/per-file-setup.ts'],
           testTimeout: 30_000,
