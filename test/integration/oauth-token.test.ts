@@ -20,8 +20,8 @@ import {
 } from '../helpers/oauth-inject.js';
 import { exec, many, one } from '../../server/db/store.js';
 
-async function setUp() {
-  const t = await makeApp();
+async function setUp(clock?: Date) {
+  const t = await makeApp({ clock });
   return { t, ...(await setUpClients(t)) };
 }
 
@@ -232,7 +232,9 @@ describe('token endpoint: refresh_token grant', () => {
   });
 
   it('a refresh marks the member active, at most hourly', async () => {
-    const { t, cookie } = await setUp();
+    // Midday: the first grant of a UTC day also marks (activeMarkDue), so 30 minutes from a real
+    // clock near midnight would cross a day and mark.
+    const { t, cookie } = await setUp(new Date('2026-11-29T12:00:00Z'));
     const tokens = await spaTokens(t, cookie);
     const lastActive = async () => (await one(t.db.select().from(memberships).where(eq(memberships.applicationId, 'notes'))))!.lastActiveAt.getTime();
     const before = (await lastActive());
