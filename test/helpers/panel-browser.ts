@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page, type Request } from 'playwright-core';
 import { Secret, TOTP } from 'otpauth';
+import { expect } from 'vitest';
 
 export const root = new URL('../..', import.meta.url).pathname;
 export const screenshotDir = join(root, 'test/e2e/screenshots');
@@ -157,6 +158,27 @@ export async function checkSchemes(page: Page, name: string, report: (scheme: st
     const violations = await seriousViolations(page);
     if (violations.length) report(scheme, violations);
   }
+}
+
+/**
+ * The harness can fail: a grey-on-grey line added to the page's `main` is reported by axe in each
+ * scheme, then taken away again. Styled through the CSSOM, which a page's CSP allows where it
+ * refuses style attributes (the hosted pages).
+ */
+export async function expectAxeControlReported(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const p = document.createElement('p');
+    p.id = 'axe-control';
+    p.textContent = 'low contrast';
+    p.style.color = '#777';
+    p.style.background = '#888';
+    document.querySelector('main')!.append(p);
+  });
+  for (const scheme of SCHEMES) {
+    await inScheme(page, scheme);
+    expect((await seriousViolations(page)).join('\n'), scheme).toMatch(/^color-contrast \(serious\) at \["#axe-control"\]/m);
+  }
+  await page.evaluate(() => document.getElementById('axe-control')!.remove());
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
