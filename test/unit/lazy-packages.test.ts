@@ -4,7 +4,8 @@
  * before, and what the server uses of each works through it — classes constructed, static
  * methods called, `instanceof` against the real class. A dependency's require of one at its own
  * load (@fastify/static's `const { glob } = require('glob')`, Fastify's light-my-request,
- * prom-client's @opentelemetry/api, @fastify/ajv-compiler's ajv/dist/jtd) loads nothing: a
+ * prom-client's @opentelemetry/api, @fastify/ajv-compiler's ajv/dist/jtd, @fastify/rate-limit's
+ * ip-address, pino's thread-stream) loads nothing: a
  * function export read before the load is a wrapper that loads the package when called or
  * constructed (decision 0368), and a package that is a class (ajv/dist/jtd) is constructed
  * through its stand-in (decision 0475). Built with the bundle's own plugin and banner into a
@@ -21,8 +22,8 @@ import { BANNER, LAZY_MODULES, LAZY_PACKAGES, bundleLazyPackages, lazyModules, l
 import { PRESETS as SOURCE_PRESETS } from '../../server/presets/catalogue/index.js';
 
 const LAZY_FILES = [
-  'lazy-ajv-dist-jtd.cjs', 'lazy-glob.cjs', 'lazy-ldapts.cjs', 'lazy-light-my-request.cjs', 'lazy-opentelemetry-api.cjs', 'lazy-presets-catalogue.cjs', 'lazy-saxes.cjs', 'lazy-uqr.cjs',
-  'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs',
+  'lazy-ajv-dist-jtd.cjs', 'lazy-glob.cjs', 'lazy-ip-address.cjs', 'lazy-ldapts.cjs', 'lazy-light-my-request.cjs', 'lazy-opentelemetry-api.cjs', 'lazy-presets-catalogue.cjs', 'lazy-saxes.cjs',
+  'lazy-thread-stream.cjs', 'lazy-uqr.cjs', 'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs',
 ];
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-lazy-packages-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,7 +34,9 @@ const { glob, Glob } = require('glob');
 const lightMyRequest = require('light-my-request');
 const OtelApi = require('@opentelemetry/api');
 const AjvJTD = require('ajv/dist/jtd');
-module.exports = { glob, Glob, lightMyRequest, OtelApi, AjvJTD };
+const { Address6 } = require('ip-address');
+const ThreadStream = require('thread-stream');
+module.exports = { glob, Glob, lightMyRequest, OtelApi, AjvJTD, Address6, ThreadStream };
 `;
 
 const ENTRY = `
@@ -46,8 +49,13 @@ import { renderSVG } from 'uqr';
 import { PRESETS, findPreset } from '${join(process.cwd(), 'server/presets/catalogue/index.ts')}';
 const loaded = () => Object.keys(require.cache).filter((f) => /lazy-/.test(f)).map((f) => f.split('/').pop()).sort();
 const before = loaded();
-const { glob, Glob, lightMyRequest, OtelApi, AjvJTD } = dependency;
-const kinds = [typeof glob, typeof Glob, typeof lightMyRequest, typeof OtelApi, typeof AjvJTD, Object.keys(AjvJTD).includes('KeywordCxt')];
+const { glob, Glob, lightMyRequest, OtelApi, AjvJTD, Address6, ThreadStream } = dependency;
+const kinds = [typeof glob, typeof Glob, typeof lightMyRequest, typeof OtelApi, typeof AjvJTD, Object.keys(AjvJTD).includes('KeywordCxt'), typeof Address6, typeof ThreadStream];
+const beforeUse = loaded();
+// As @fastify/rate-limit normalises an IPv6 client's address, and pino names its transport's stream.
+const mapped = new Address6('::ffff:127.0.0.1');
+const addresses = [mapped.isMapped4(), mapped.to4().correctForm(), new Address6('2001:db8::1/64').startAddress().correctForm(), mapped instanceof Address6];
+const threadStream = ThreadStream.name;
 const globbed = (await glob('lazy-*.cjs', { cwd: ${JSON.stringify(join(dir, 'chunks'))} })).sort();
 const walker = new Glob('lazy-uqr.cjs', { cwd: ${JSON.stringify(join(dir, 'chunks'))} });
 const globs = [globbed, walker instanceof Glob, walker.walkSync(), typeof glob.sync];
@@ -69,7 +77,7 @@ saxes.on('opentag', () => names++);
 saxes.write('<svg><g/></svg>').close();
 const qr = renderSVG('otpauth://totp/x', { ecc: 'M' }).startsWith('<svg');
 const presets = [PRESETS.map((p) => p.id), findPreset('grafana')?.name, typeof findPreset('grafana')?.application];
-console.log(JSON.stringify({ before, kinds, globs, afterGlob, injected: [injected.statusCode, injected.payload], span, jtdAnswers, after: loaded(), c14n, signer, filter, refused, client, names, qr, presets }));
+console.log(JSON.stringify({ before, kinds, beforeUse, addresses, threadStream, globs, afterGlob, injected: [injected.statusCode, injected.payload], span, jtdAnswers, after: loaded(), c14n, signer, filter, refused, client, names, qr, presets }));
 `;
 
 describe('lazily loaded packages in the bundle', () => {
@@ -83,17 +91,20 @@ describe('lazily loaded packages in the bundle', () => {
     mkdirSync(join(dir, 'chunks'));
     for (const file of await bundleLazyPackages(join(dir, 'chunks'))) writeFileSync(file.path, file.contents);
     const out = JSON.parse(execFileSync(process.execPath, [join(dir, 'entry.mjs')], { encoding: 'utf8' }));
-    expect(LAZY_PACKAGES).toEqual(['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr', 'glob', 'light-my-request', '@opentelemetry/api', 'ajv/dist/jtd']);
+    expect(LAZY_PACKAGES).toEqual(['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr', 'glob', 'light-my-request', '@opentelemetry/api', 'ajv/dist/jtd', 'ip-address', 'thread-stream']);
     expect(LAZY_MODULES.map((m: { name: string }) => m.name)).toEqual(['presets-catalogue']);
     expect(out).toEqual({
       before: [],
-      kinds: ['function', 'function', 'function', 'object', 'function', true],
+      kinds: ['function', 'function', 'function', 'object', 'function', true, 'function', 'function'],
+      beforeUse: [],
+      addresses: [true, '127.0.0.1', '2001:db8::', true],
+      threadStream: 'ThreadStream',
       globs: [LAZY_FILES, true, ['lazy-uqr.cjs'], 'function'],
-      afterGlob: ['lazy-glob.cjs'],
+      afterGlob: ['lazy-glob.cjs', 'lazy-ip-address.cjs', 'lazy-thread-stream.cjs'],
       injected: [200, 'hi /x'],
       span: null,
       jtdAnswers: [true, true, false],
-      after: ['lazy-ajv-dist-jtd.cjs', 'lazy-glob.cjs', 'lazy-ldapts.cjs', 'lazy-light-my-request.cjs', 'lazy-opentelemetry-api.cjs', 'lazy-presets-catalogue.cjs', 'lazy-saxes.cjs', 'lazy-uqr.cjs', 'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs'],
+      after: LAZY_FILES,
       c14n: '<a xmlns="urn:x"><b>1</b></a>',
       signer: 'function',
       filter: '(&(uid=ann)(objectClass=person))',
