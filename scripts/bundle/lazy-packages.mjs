@@ -69,7 +69,7 @@ function shapeOf(module, names = Object.keys(module)) {
   return { names, functions: names.filter((key) => typeof module[key] === 'function'), callable: typeof module === 'function' };
 }
 
-export const LAZY_PACKAGES = ['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr', 'glob', 'light-my-request', '@opentelemetry/api', 'ajv/dist/jtd', 'ip-address', 'thread-stream'];
+export const LAZY_PACKAGES = ['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr', 'glob', 'light-my-request', '@opentelemetry/api', 'ajv/dist/jtd', 'ip-address', 'thread-stream', 'ua-parser-js'];
 const lazyFile = (name) => `lazy-${name.replace(/^@/, '').replace(/\//g, '-')}.cjs`;
 export const lazyPackages = {
   name: 'lazy-packages',

@@ -84,6 +84,16 @@ export async function readSession(ctx: AppContext, request: FastifyRequest): Pro
   return row;
 }
 
+/**
+ * The sessions lists' name of a session's device: the name it was made with (a device sign-in's),
+ * else its User-Agent described as it is read. Sign-ins store no description (`device` ''), so
+ * ua-parser-js' expressions are compiled only once someone opens a sessions list, not at the
+ * first sign-in of every start (issue 45, docs/decisions/0484-device-names-when-read.md).
+ */
+export function sessionDevice(session: Pick<Session, 'device' | 'userAgent'>): string {
+  return session.device || describeDevice(session.userAgent ?? undefined);
+}
+
 /** "Chrome 120 on Linux"-style description of a User-Agent, for the sessions list. */
 export function describeDevice(userAgent: string | undefined): string {
   if (!userAgent) return 'Unknown device';
@@ -142,7 +152,7 @@ export async function createSession(
     tokenHash: sha256(token),
     personId: input.personId,
     userAgent,
-    device: input.device ?? describeDevice(userAgent ?? undefined),
+    device: input.device ?? '', // '': described from userAgent when read (sessionDevice)
     ip: input.ip ?? '',
     now,
     expiresAt: new Date(now.getTime() + config.sessionTtl * 1000),

@@ -25,7 +25,7 @@ import { badRequest, conflict, managedBySource, notFound } from '../http/problem
 import { iso } from '../http/schemas.js';
 import { checkNewPassword } from '../accounts/password-policy.js';
 import { checkPasswordLength, hashPassword } from '../accounts/passwords.js';
-import { endSessions } from '../accounts/session.js';
+import { endSessions, sessionDevice } from '../accounts/session.js';
 import { issueToken, TOKEN_TTL_MS } from '../accounts/one-time-tokens.js';
 import { requestPasswordReset } from '../accounts/password-reset.js';
 import { sendInBackground } from '../accounts/email-verification.js';
@@ -183,7 +183,7 @@ export async function personSessions(ctx: AppContext, id: string) {
   const rows = await liveSessionsOf(ctx.db, id, ctx.clock.now(), 200);
   return {
     sessions: rows.map((s) => ({
-      id: s.id, device: s.device, ip: s.ip, createdAt: iso(s.createdAt)!, lastSeenAt: iso(s.lastSeenAt)!, expiresAt: iso(s.expiresAt)!,
+      id: s.id, device: sessionDevice(s), ip: s.ip, createdAt: iso(s.createdAt)!, lastSeenAt: iso(s.lastSeenAt)!, expiresAt: iso(s.expiresAt)!,
       multiFactor: s.amr.includes('mfa'),
     })),
   };

@@ -22,7 +22,7 @@ import { conflict, forbidden, managedBySource, notFound, validationFailed } from
 import { iso } from '../http/schemas.js';
 import { membershipEventData } from '../members/create.js';
 import { recordEvent } from '../webhooks/outbox.js';
-import { endSession, endSessions, requireRecentSignIn, type SessionEndReason } from '../accounts/session.js';
+import { endSession, endSessions, requireRecentSignIn, sessionDevice, type SessionEndReason } from '../accounts/session.js';
 import { checkPasswordLength, hashPassword, verifyPassword } from '../accounts/passwords.js';
 import { checkNewPassword } from '../accounts/password-policy.js';
 import { claimPasswordCheck, clearBackOff, passwordCheckFailed, passwordCheckPassed } from '../accounts/sign-in-back-off.js';
@@ -108,7 +108,7 @@ export async function updateOwnProfile(ctx: AppContext, me: Me, applicationId: s
 export function sessionRecord(s: Session, currentId: string, now: Date) {
   return {
     id: s.id,
-    device: s.device,
+    device: sessionDevice(s),
     ip: s.ip,
     created_at: iso(s.createdAt)!,
     expires_at: iso(s.expiresAt)!,
@@ -141,7 +141,7 @@ export async function endOwnSession(ctx: AppContext, me: Me, sessionId: string):
     if (!target) throw notFound('session_not_found', `You have no session "${sessionId}".`);
     if (target.revokedAt !== null) return;
     await endSession(ctx, tx, now, target.id, 'session_revoked');
-    await recordAudit(tx, now, { actor: actorOf(me), action: 'session.revoked', target: target.id, details: { device: target.device } });
+    await recordAudit(tx, now, { actor: actorOf(me), action: 'session.revoked', target: target.id, details: { device: sessionDevice(target) } });
   });
   return { wasCurrent: sessionId === me.session.id };
 }

@@ -23,7 +23,7 @@ import { PRESETS as SOURCE_PRESETS } from '../../server/presets/catalogue/index.
 
 const LAZY_FILES = [
   'lazy-ajv-dist-jtd.cjs', 'lazy-glob.cjs', 'lazy-ip-address.cjs', 'lazy-ldapts.cjs', 'lazy-light-my-request.cjs', 'lazy-opentelemetry-api.cjs', 'lazy-presets-catalogue.cjs', 'lazy-saxes.cjs',
-  'lazy-thread-stream.cjs', 'lazy-uqr.cjs', 'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs',
+  'lazy-thread-stream.cjs', 'lazy-ua-parser-js.cjs', 'lazy-uqr.cjs', 'lazy-xml-crypto.cjs', 'lazy-xmldom-xmldom.cjs',
 ];
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-lazy-packages-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -46,6 +46,7 @@ import { ExclusiveCanonicalization, SignedXml } from 'xml-crypto';
 import { Client, FilterParser, InvalidCredentialsError } from 'ldapts';
 import { SaxesParser } from 'saxes';
 import { renderSVG } from 'uqr';
+import UAParser from 'ua-parser-js';
 import { PRESETS, findPreset } from '${join(process.cwd(), 'server/presets/catalogue/index.ts')}';
 const loaded = () => Object.keys(require.cache).filter((f) => /lazy-/.test(f)).map((f) => f.split('/').pop()).sort();
 const before = loaded();
@@ -76,8 +77,11 @@ const saxes = new SaxesParser();
 saxes.on('opentag', () => names++);
 saxes.write('<svg><g/></svg>').close();
 const qr = renderSVG('otpauth://totp/x', { ecc: 'M' }).startsWith('<svg');
+// As the sessions lists name a device (accounts/session.ts): constructed through the stand-in.
+const parser = new UAParser('Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0');
+const device = [parser.getBrowser().name, parser.getBrowser().major, parser.getOS().name, parser instanceof UAParser];
 const presets = [PRESETS.map((p) => p.id), findPreset('grafana')?.name, typeof findPreset('grafana')?.application];
-console.log(JSON.stringify({ before, kinds, beforeUse, addresses, threadStream, globs, afterGlob, injected: [injected.statusCode, injected.payload], span, jtdAnswers, after: loaded(), c14n, signer, filter, refused, client, names, qr, presets }));
+console.log(JSON.stringify({ before, kinds, beforeUse, addresses, threadStream, globs, afterGlob, injected: [injected.statusCode, injected.payload], span, jtdAnswers, after: loaded(), c14n, signer, filter, refused, client, names, qr, device, presets }));
 `;
 
 describe('lazily loaded packages in the bundle', () => {
@@ -91,7 +95,7 @@ describe('lazily loaded packages in the bundle', () => {
     mkdirSync(join(dir, 'chunks'));
     for (const file of await bundleLazyPackages(join(dir, 'chunks'))) writeFileSync(file.path, file.contents);
     const out = JSON.parse(execFileSync(process.execPath, [join(dir, 'entry.mjs')], { encoding: 'utf8' }));
-    expect(LAZY_PACKAGES).toEqual(['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr', 'glob', 'light-my-request', '@opentelemetry/api', 'ajv/dist/jtd', 'ip-address', 'thread-stream']);
+    expect(LAZY_PACKAGES).toEqual(['xml-crypto', '@xmldom/xmldom', 'ldapts', 'saxes', 'uqr', 'glob', 'light-my-request', '@opentelemetry/api', 'ajv/dist/jtd', 'ip-address', 'thread-stream', 'ua-parser-js']);
     expect(LAZY_MODULES.map((m: { name: string }) => m.name)).toEqual(['presets-catalogue']);
     expect(out).toEqual({
       before: [],
@@ -112,6 +116,7 @@ describe('lazily loaded packages in the bundle', () => {
       client: false,
       names: 2,
       qr: true,
+      device: ['Firefox', '128', 'Linux', true],
       presets: [SOURCE_PRESETS.map((p) => p.id), 'Grafana', 'function'],
     });
   });

@@ -17,6 +17,7 @@ export const sessions = sqliteTable(
       .notNull()
       .references(() => people.id, { onDelete: 'cascade' }),
     userAgent: text('user_agent'),
+    /** A device sign-in's name for it; '' (every browser sign-in since 0484): described from `userAgent` when read. */
     device: text('device').notNull().default('Unknown device'),
     ip: text('ip').notNull().default(''),
     createdAt: createdAt(),
