@@ -18,7 +18,8 @@ const nodeRequire = createRequire(import.meta.url);
  * (prom-client's CPU metric, for exemplars, which the server does not turn on), and Ajv's JSON Type
  * Definition class, ajv/dist/jtd (@fastify/ajv-compiler's, for Fastify's JTD mode, which the server
  * does not use), ip-address (@fastify/rate-limit's, for a client address with a colon) and
- * thread-stream (pino's transports: `serve --pretty`). Each is bundled
+ * thread-stream (pino's transports: `serve --pretty`); ua-parser-js, which names the devices of a
+ * sessions list as it is read (0484-device-names-when-read.md). Each is bundled
  * alone into dist/chunks/lazy-<name>.cjs, and the bundle's imports and requires of it get a
  * stand-in (standIn below) that requires the real module on its first use:
  * - an export read through the stand-in loads the package and is the real export, except that
