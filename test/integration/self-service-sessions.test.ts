@@ -4,6 +4,8 @@
  * everywhere else, and password change (back-off, other sessions and their tokens end).
  */
 import { describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { sessions } from '../../server/db/schema.js';
 import { makeApp } from '../helpers/app.js';
 import { PASSWORD, signIn } from '../helpers/accounts.js';
 import { expectOAuthError, setUpClients, spaTokens, token } from '../helpers/oauth-inject.js';
@@ -53,6 +55,9 @@ describe('listing sessions', () => {
     // The first device sees the same two, with itself as current.
     const fromFirst = (await me(t, 'GET', '/api/me/sessions', cookie)).json().sessions;
     expect(fromFirst.map((s: { id: string; current: boolean }) => [s.id, s.current])).toEqual([[first.id, false], [second.id, true]]);
+    // A sign-in stores the User-Agent, not a description: it is described as the list is read (decision 0484).
+    const stored = await t.db.select({ device: sessions.device, userAgent: sessions.userAgent }).from(sessions).where(eq(sessions.id, first.id));
+    expect(stored).toEqual([{ device: '', userAgent: SAFARI_IPHONE }]);
   });
 
   it('lists sessions ended in the last 7 days after the live ones, and forgets older ones', async () => {

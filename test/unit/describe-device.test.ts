@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import UAParser from 'ua-parser-js';
-import { describeDevice } from '../../server/accounts/session.js';
+import { describeDevice, sessionDevice } from '../../server/accounts/session.js';
 
 const AGENTS = {
   'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0': 'Firefox 128 on Linux',
@@ -22,5 +22,14 @@ describe('describeDevice (the sessions list\'s device)', () => {
     }
     expect(describeDevice(undefined)).toBe('Unknown device');
     expect(describeDevice('x'.repeat(300))).toBe('x'.repeat(100));
+  });
+
+  it('is named as the session is read: a stored name as it is, else its User-Agent described (decision 0484)', () => {
+    const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
+    expect(sessionDevice({ device: '', userAgent: firefox })).toBe('Firefox 128 on Linux');
+    expect(sessionDevice({ device: '', userAgent: null })).toBe('Unknown device');
+    // A device sign-in's name, and the rows written before 0484, are kept as stored.
+    expect(sessionDevice({ device: 'Living-room TV', userAgent: firefox })).toBe('Living-room TV');
+    expect(sessionDevice({ device: 'Chrome 120 on Linux', userAgent: firefox })).toBe('Chrome 120 on Linux');
   });
 });
