@@ -2,8 +2,18 @@
 // a plugin that loads one file of a package with a few of its lines replaced. Each fails the build
 // when the lines it replaces are no longer there, so an upgrade cannot silently undo it, and each
 // has a test that builds the package with and without it (test/unit/status-code-maps,
-// plugin-tree, route-hooks and prefix-match).
+// plugin-tree, route-hooks, prefix-match, drizzle-without-pg-core and rate-limit-key, through
+// test/helpers/patched-bundle.ts).
 import { readFileSync } from 'node:fs';
+
+/**
+ * `text` (the file at `path`) with `from` replaced by `to`; the build fails, naming the patch and
+ * what it expected of the dependency, when `from` is no longer there.
+ */
+function replaced(text, path, from, to, expected, patch) {
+  if (!text.includes(from)) throw new Error(`${path}: ${expected} as scripts/bundle/dependency-patches.mjs expects (${patch})`);
+  return text.replace(from, to);
+}
 
 /**
  * Fastify keeps each route's response serializers in an object keyed by status code, built by
@@ -24,8 +34,7 @@ export const compactStatusMaps = {
   setup(build) {
     build.onLoad({ filter: /[\\/]fastify[\\/]lib[\\/]validation\.js$/ }, (args) => {
       const text = readFileSync(args.path, 'utf8');
-      if (!text.includes(STATUS_MAP_FROM)) throw new Error(`${args.path}: Fastify's status-code map is no longer built as scripts/bundle/dependency-patches.mjs expects (compactStatusMaps)`);
-      return { contents: text.replace(STATUS_MAP_FROM, STATUS_MAP_TO), loader: 'js' };
+      return { contents: replaced(text, args.path, STATUS_MAP_FROM, STATUS_MAP_TO, "Fastify's status-code map is no longer built", 'compactStatusMaps'), loader: 'js' };
     });
   },
 };
@@ -48,8 +57,7 @@ export const rootOnlyPluginTree = {
   setup(build) {
     build.onLoad({ filter: /[\\/]avvio[\\/]index\.js$/ }, (args) => {
       const text = readFileSync(args.path, 'utf8');
-      if (!text.includes(PLUGIN_TREE_FROM)) throw new Error(`${args.path}: avvio's plugin tree is no longer built as scripts/bundle/dependency-patches.mjs expects (rootOnlyPluginTree)`);
-      return { contents: text.replace(PLUGIN_TREE_FROM, PLUGIN_TREE_TO), loader: 'js' };
+      return { contents: replaced(text, args.path, PLUGIN_TREE_FROM, PLUGIN_TREE_TO, "avvio's plugin tree is no longer built", 'rootOnlyPluginTree'), loader: 'js' };
     });
   },
 };
@@ -93,8 +101,7 @@ export const sharedRouteHooks = {
   setup(build) {
     build.onLoad({ filter: /[\\/]fastify[\\/]lib[\\/]route\.js$/ }, (args) => {
       const text = readFileSync(args.path, 'utf8');
-      if (!text.includes(ROUTE_HOOKS_FROM)) throw new Error(`${args.path}: Fastify's route hooks are no longer bound as scripts/bundle/dependency-patches.mjs expects (sharedRouteHooks)`);
-      return { contents: text.replace(ROUTE_HOOKS_FROM, ROUTE_HOOKS_TO) + ROUTE_HOOKS_SHARED, loader: 'js' };
+      return { contents: replaced(text, args.path, ROUTE_HOOKS_FROM, ROUTE_HOOKS_TO, "Fastify's route hooks are no longer bound", 'sharedRouteHooks') + ROUTE_HOOKS_SHARED, loader: 'js' };
     });
   },
 };
@@ -136,8 +143,8 @@ export const sharedPrefixMatch = {
   setup(build) {
     build.onLoad({ filter: /[\\/]find-my-way[\\/]lib[\\/]node\.js$/ }, (args) => {
       const text = readFileSync(args.path, 'utf8');
-      if (!text.includes(PREFIX_MATCH_FROM)) throw new Error(`${args.path}: find-my-way's prefix matchers are no longer compiled as scripts/bundle/dependency-patches.mjs expects (sharedPrefixMatch)`);
-      return { contents: exactRouteArrays(text.replace(PREFIX_MATCH_FROM, PREFIX_MATCH_TO), args.path), loader: 'js' };
+      const matched = replaced(text, args.path, PREFIX_MATCH_FROM, PREFIX_MATCH_TO, "find-my-way's prefix matchers are no longer compiled", 'sharedPrefixMatch');
+      return { contents: exactRouteArrays(matched, args.path), loader: 'js' };
     });
     build.onLoad({ filter: /[\\/]find-my-way[\\/]lib[\\/]handler-storage\.js$/ }, (args) => ({ contents: exactRouteArrays(readFileSync(args.path, 'utf8'), args.path), loader: 'js' }));
   },
@@ -169,8 +176,7 @@ function exactRouteArrays(text, path) {
   for (const [from, to] of ROUTE_ARRAYS) {
     const file = from.includes('this.handlers') ? 'handler-storage.js' : 'node.js';
     if (!path.endsWith(file)) continue;
-    if (!patched.includes(from)) throw new Error(`${path}: find-my-way's route lists are no longer grown as scripts/bundle/dependency-patches.mjs expects (exactRouteArrays)`);
-    patched = patched.replace(from, to);
+    patched = replaced(patched, path, from, to, "find-my-way's route lists are no longer grown", 'exactRouteArrays');
   }
   return patched;
 }
@@ -228,8 +234,7 @@ export const rateLimitKeyWithoutIpv6Expression = {
   setup(build) {
     build.onLoad({ filter: /[\\/]@fastify[\\/]rate-limit[\\/]index\.js$/ }, (args) => {
       const text = readFileSync(args.path, 'utf8');
-      if (!text.includes(RATE_LIMIT_IPV6_FROM)) throw new Error(`${args.path}: @fastify/rate-limit no longer normalises addresses as scripts/bundle/dependency-patches.mjs expects (rateLimitKeyWithoutIpv6Expression)`);
-      return { contents: text.replace(RATE_LIMIT_IPV6_FROM, RATE_LIMIT_IPV6_TO), loader: 'js' };
+      return { contents: replaced(text, args.path, RATE_LIMIT_IPV6_FROM, RATE_LIMIT_IPV6_TO, '@fastify/rate-limit no longer normalises addresses', 'rateLimitKeyWithoutIpv6Expression'), loader: 'js' };
     });
   },
 };
