@@ -1,7 +1,7 @@
 /**
  * How the dependency patches' tests (scripts/bundle/dependency-patches.mjs) see a patch: a small
- * CommonJS entry that loads the patched package is bundled as the server's bundle loads it, with
- * and without the patch's plugin, and each bundle runs in a child Node that prints one JSON line.
+ * entry that loads the patched package is bundled as the server's bundle loads it, with and
+ * without the patch's plugin, and each bundle runs in a child Node that prints one JSON line.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,23 +10,30 @@ import { join } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 
 export interface PatchedBundles {
-  /** Bundles the entry with `plugins` into `file` (in the temporary folder). */
-  bundle(plugins: Plugin[], file: string): Promise<void>;
+  /**
+   * Bundles `source` (the entry given to `patchedBundles` unless another is given) with `plugins`
+   * into `file` in the temporary folder; returns the paths of the modules the bundle holds.
+   */
+  bundle(plugins: Plugin[], file: string, source?: string): Promise<string[]>;
   /** Runs `file` with `nodeArgs` and parses the one JSON line it prints. */
   run(file: string, nodeArgs?: string[]): any; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** Removes the temporary folder (afterAll). */
   remove(): void;
 }
 
-export function patchedBundles(name: string, entry: string): PatchedBundles {
+/** `entry` is CommonJS unless `format` is 'esm'; `external` packages stay out of the bundle. */
+export function patchedBundles(name: string, entry: string, options: { format?: 'cjs' | 'esm'; external?: string[] } = {}): PatchedBundles {
+  const { format = 'cjs', external = [] } = options;
   const dir = mkdtempSync(join(tmpdir(), `gatehouse-${name}-`));
-  writeFileSync(join(dir, 'entry.cjs'), entry);
   return {
-    bundle: async (plugins, file) => {
-      await build({
-        entryPoints: [join(dir, 'entry.cjs')], outfile: join(dir, file), absWorkingDir: process.cwd(), nodePaths: [join(process.cwd(), 'node_modules')],
-        bundle: true, format: 'cjs', platform: 'node', target: 'node20', plugins, logLevel: 'silent',
+    bundle: async (plugins, file, source = entry) => {
+      const entryFile = join(dir, `${file}.entry.${format === 'esm' ? 'mjs' : 'cjs'}`);
+      writeFileSync(entryFile, source);
+      const { metafile } = await build({
+        entryPoints: [entryFile], outfile: join(dir, file), absWorkingDir: process.cwd(), nodePaths: [join(process.cwd(), 'node_modules')],
+        bundle: true, format, platform: 'node', target: 'node20', external, plugins, metafile: true, logLevel: 'silent',
       });
+      return Object.keys(metafile.inputs);
     },
     run: (file, nodeArgs = []) => JSON.parse(execFileSync(process.execPath, [...nodeArgs, join(dir, file)], { encoding: 'utf8' })),
     remove: () => rmSync(dir, { recursive: true, force: true }),

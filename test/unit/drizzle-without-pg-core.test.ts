@@ -6,17 +6,10 @@
  * the PostgreSQL dialect (an enum in an SQL template, a composite primary key in a table's extra
  * configuration read by the relational config) prints the same with and without the patch.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { build, type Plugin } from 'esbuild';
+import { patchedBundles } from '../helpers/patched-bundle.js';
 // @ts-expect-error: a plain .mjs script without types
 import { drizzleWithoutPgCore } from '../../scripts/bundle/dependency-patches.mjs';
-
-const dir = mkdtempSync(join(tmpdir(), 'gatehouse-drizzle-pg-core-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const SQLITE_ONLY = `
 import { sql, eq } from 'drizzle-orm';
@@ -35,26 +28,19 @@ const config = extractTablesRelationalConfig({ t }, createTableRelationsHelpers)
 console.log(JSON.stringify({ query: new PgDialect().sqlToQuery(sql\`select \${mood}, \${'x'}\`), primaryKey: config.tables.t.primaryKey.map((c) => c.name) }));
 `;
 
-async function bundle(name: string, entry: string, plugins: Plugin[]) {
-  writeFileSync(join(dir, `${name}.entry.mjs`), entry);
-  const { metafile } = await build({
-    entryPoints: [join(dir, `${name}.entry.mjs`)], outfile: join(dir, `${name}.mjs`), absWorkingDir: process.cwd(), nodePaths: [join(process.cwd(), 'node_modules')],
-    bundle: true, format: 'esm', platform: 'node', target: 'node20', external: ['better-sqlite3'], plugins, metafile: true, logLevel: 'silent',
-  });
-  return Object.keys(metafile.inputs);
-}
+const bundles = patchedBundles('drizzle-pg-core', SQLITE_ONLY, { format: 'esm', external: ['better-sqlite3'] });
+afterAll(() => bundles.remove());
 
 describe('drizzle-orm without pg-core at start in the bundle', () => {
   it('leaves PostgreSQL out of a SQLite-only bundle, and answers the same where PostgreSQL is used', async () => {
     const pgCore = (inputs: string[]) => inputs.filter((path) => path.includes('drizzle-orm/pg-core/'));
-    expect(pgCore(await bundle('sqlite-plain', SQLITE_ONLY, [])).length).toBeGreaterThan(10);
-    expect(pgCore(await bundle('sqlite-patched', SQLITE_ONLY, [drizzleWithoutPgCore]))).toEqual([]);
+    expect(pgCore(await bundles.bundle([], 'sqlite-plain.mjs')).length).toBeGreaterThan(10);
+    expect(pgCore(await bundles.bundle([drizzleWithoutPgCore], 'sqlite-patched.mjs'))).toEqual([]);
 
-    await bundle('both-plain', BOTH, []);
-    await bundle('both-patched', BOTH, [drizzleWithoutPgCore]);
-    const run = (name: string) => JSON.parse(execFileSync(process.execPath, [join(dir, `${name}.mjs`)], { encoding: 'utf8' }));
+    await bundles.bundle([], 'both-plain.mjs', BOTH);
+    await bundles.bundle([drizzleWithoutPgCore], 'both-patched.mjs', BOTH);
     const expected = { query: { sql: 'select "mood", $1', params: ['x'], typings: ['none'] }, primaryKey: ['a', 'b'] };
-    expect(run('both-plain')).toEqual(expected);
-    expect(run('both-patched')).toEqual(expected);
+    expect(bundles.run('both-plain.mjs')).toEqual(expected);
+    expect(bundles.run('both-patched.mjs')).toEqual(expected);
   });
 });
