@@ -1,5 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
+// The files of a worker share their modules (decision 0483): each file no longer loads and runs
+// the server's ~600 modules again. The helpers' clean-up hooks are registered per file by the
+// setup file (test/helpers/per-file.ts).
+const SHARED_MODULES = { isolate: false, setupFiles: ['test/helpers/per-file-setup.ts'] };
+
 // Two projects: fast server tests (inject and real HTTP) and slow suites (browser, fuzz,
 // crash) that `npm test` runs afterwards as their own step.
 export default defineConfig({
@@ -23,10 +28,7 @@ export default defineConfig({
           // process is mostly one thread of JavaScript, so one at a time left the second core idle
           // (8 files under load 16-18: 300 s one at a time, 235 s two at a time; issue 45).
           maxWorkers: 2,
-          // The files of a worker share their modules, as unit-postgres's (decision 0483: 410 s ->
-          // ~200 s); the helpers' clean-up hooks are registered per file by the setup file.
-          isolate: false,
-          setupFiles: ['test/helpers/per-file-setup.ts'],
+          ...SHARED_MODULES, // unit: 410 s -> ~200 s
         },
       },
       {
@@ -87,11 +89,7 @@ export default defineConfig({
                 ]),
           ],
           globalSetup: ['test/helpers/postgres-global.ts'],
-          // The files of a worker share their modules: each file no longer loads and runs the
-          // server's ~600 modules again (396 s isolated, 177-185 s shared, decision 0483). The
-          // helpers' clean-up hooks are registered per file by the setup file.
-          isolate: false,
-          setupFiles: ['test/helpers/per-file-setup.ts'],
+          ...SHARED_MODULES, // unit-postgres: 396 s isolated, 177-185 s shared
           testTimeout: 30_000,
           hookTimeout: 60_000,
           pool: 'forks',
