@@ -64,8 +64,8 @@ export async function insertRows<T extends SQLiteTable>(db: Db, table: T, rows: 
 
 /**
  * An application `app` with `n` members, each with a session marked for it and a refresh-token
- * family of `tokens` tokens (the big-delete tests: data-lifecycle*.test.ts). The application row
- * itself is the caller's.
+ * family of `tokens` tokens (the big-delete tests: data-lifecycle*.test.ts and
+ * postgres/lifecycle.test.ts). The application row itself is the caller's.
  */
 export async function seedApplication(db: Db, app: string, n: number, tokens: number): Promise<void> {
   const EPOCH = new Date(0);

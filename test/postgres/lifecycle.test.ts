@@ -13,15 +13,15 @@ import { TEST_KEY_SECRET } from '../helpers/app.js';
 import type { Db } from '../../server/db/client.js';
 import { openPostgres } from '../../server/db/postgres.js';
 import { closeStore } from '../../server/db/open.js';
-import { auditLog, memberships, people, purgeJobs, refreshTokenFamilies, refreshTokens, sessionRealms, sessions } from '../../server/db/schema.js';
-import { exec, many, singleton, transaction } from '../../server/db/store.js';
+import { auditLog, memberships, people, purgeJobs, refreshTokenFamilies, refreshTokens, sessionRealms } from '../../server/db/schema.js';
+import { many, singleton, transaction } from '../../server/db/store.js';
 import { Sweeper } from '../../server/data-lifecycle/sweeper.js';
 import { advancePurge } from '../../server/data-lifecycle/purge.js';
 import { fixedClock } from '../../server/util/clock.js';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
+import { seedApplication } from '../helpers/bulk-rows.js';
 
 const ADMIN = 'pg-lifecycle-admin-token-0123456789';
-const EPOCH = new Date(0);
 let pg: PostgresServer;
 const apps: { app: FastifyInstance; db: Db }[] = [];
 
@@ -52,12 +52,6 @@ async function twoInstances(): Promise<[{ app: FastifyInstance; db: Db }, { app:
 
 const adminCall = (app: FastifyInstance, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) =>
   app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN}` }, ...(payload === undefined ? {} : { payload: payload as object }) });
-
-async function insertMany<T extends Parameters<Db['insert']>[0]>(db: Db, table: T, rows: T['$inferInsert'][]): Promise<void> {
-  await transaction(db, async (tx) => {
-    for (let i = 0; i < rows.length; i += 500) await exec(tx.insert(table).values(rows.slice(i, i + 500)));
-  });
-}
 
 describe('data lifecycle across two instances on one PostgreSQL', () => {
   it('runs key rotation, the sweeper and the purge at once on the smallest pool (each holds a connection for its lock)', async () => {
@@ -94,16 +88,7 @@ describe('data lifecycle across two instances on one PostgreSQL', () => {
     });
     expect(created.statusCode, created.body).toBe(201);
     const n = 4000;
-    const far = new Date(Date.now() + 30 * 86_400_000);
-    const range = Array.from({ length: n }, (_, i) => i);
-    await insertMany(a.db, people, range.map((i) => ({ id: `usr_${i}`, email: `p${i}@example.com`, username: `p${i}`, createdAt: EPOCH, updatedAt: EPOCH })));
-    await insertMany(a.db, memberships, range.map((i) => ({ id: `mem_${i}`, applicationId: 'big', personId: `usr_${i}`, joinedAt: EPOCH, lastActiveAt: EPOCH, updatedAt: EPOCH })));
-    await insertMany(a.db, refreshTokenFamilies, range.map((i) => ({
-      id: `fam_${i}`, applicationId: 'big', personId: `usr_${i}`, membershipId: `mem_${i}`, scope: 'openid', resource: 'r', authTime: EPOCH, createdAt: EPOCH, expiresAt: far,
-    })));
-    await insertMany(a.db, refreshTokens, range.flatMap((i) => [0, 1].map((j) => ({ tokenHash: `tok_${i}_${j}`, familyId: `fam_${i}`, createdAt: EPOCH, expiresAt: far }))));
-    await insertMany(a.db, sessions, range.map((i) => ({ id: `ses_${i}`, tokenHash: `sh_${i}`, personId: `usr_${i}`, createdAt: EPOCH, expiresAt: far, lastSeenAt: EPOCH })));
-    await insertMany(a.db, sessionRealms, range.map((i) => ({ sessionId: `ses_${i}`, realm: 'app:big', authenticatedAt: EPOCH })));
+    await seedApplication(a.db, 'big', n, 2);
 
     // Deleted on A: gone at once for both, the rest left to the purge.
     expect((await adminCall(a.app, 'DELETE', '/api/admin/applications/big')).statusCode).toBe(204);
