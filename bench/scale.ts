@@ -50,6 +50,8 @@ const RSS_ABOVE_IDLE_MB = 150;
 const SECONDS_PER_GB = 60;
 const UPGRADE_S = 60;
 const REFRESH_RATIO = 0.9;
+/** Quiet time after the admin reads before the resident set is read (the idle reclaim runs after a second of quiet). */
+const QUIET_AFTER_READS_MS = 5_000;
 
 const log = (line: string) => console.error(`  scale: ${line}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -67,6 +69,9 @@ interface Run {
   restartMs: number;
   preMigrationBackupMiB: number;
   idleRssMiB: number;
+  /** After the refresh load and the admin reads, once quiet for a few seconds: what the reads leave held (SQLite's page cache among it, decision 0487). */
+  usedRssMiB: number;
+  usedMallocMiB: number | null;
   /** Before the first sweep (the history of the data) and after it (the steady state the sweeper keeps). */
   refresh: { history: RefreshFigures; swept: RefreshFigures };
   reads: Record<string, { p95: number; p50: number; n: number; cpuMs: number | undefined }>;
@@ -220,6 +225,9 @@ async function measure(label: Run['label'], data: ScaleData): Promise<Run> {
       reads['audit: actor, one person'] = await timedReads(server, 50, (i) => `/api/admin/audit-log?actor=person:usr_${((i * 7919) % people).toString(36).padStart(8, '0')}scale`);
       reads['audit: application'] = await timedReads(server, 50, (i) => `/api/admin/audit-log?applicationId=app-${String(1 + (i % 9)).padStart(3, '0')}`);
       reads['overview counts'] = await timedReads(server, 50, () => '/api/admin/overview');
+      await sleep(QUIET_AFTER_READS_MS);
+      const usedRssMiB = server.rssMiB();
+      const usedMalloc = (await server.ask<BenchMetrics>({ type: 'bench-metrics' })).malloc;
 
       log(`${label}: retention sweep …`);
       const before = tableRows(file, RULED_TABLES);
@@ -315,7 +323,7 @@ async function measure(label: Run['label'], data: ScaleData): Promise<Run> {
         if (restoreRun.code !== 0) throw new Error(`gatehouse restore: ${restoreRun.output}`);
         const restore = { seconds: round(restoreRun.seconds), peakMiB: round(restoreRun.peakMiB), idleMiB: round(cliIdle.peakMiB) };
         return {
-          label, data, dbMiB: round(dbMiB), upgradeMs, restartMs, preMigrationBackupMiB: round(preMigrationBackupMiB), idleRssMiB: round(idleRssMiB),
+          label, data, dbMiB: round(dbMiB), upgradeMs, restartMs, preMigrationBackupMiB: round(preMigrationBackupMiB), idleRssMiB: round(idleRssMiB), usedRssMiB: round(usedRssMiB), usedMallocMiB: usedMalloc ? round(mib(usedMalloc.inUse)) : null,
           refresh, reads, delete: deleted, sweep, backupApi, backupCli, restore,
         };
       } finally {
@@ -341,6 +349,8 @@ function rows(large: Run, small: Run): BenchResult[] {
     'people': large.data.counts.people!, 'memberships': large.data.counts.memberships!, 'refresh-token rows': large.data.counts.refreshTokens!, 'audit rows': large.data.counts.audit!,
   });
   row('idle RSS', `large ${large.idleRssMiB} MiB, small ${small.idleRssMiB} MiB`, 'reference', true);
+  const mallocText = (r: Run) => (r.usedMallocMiB === null ? '' : ` (malloc ${r.usedMallocMiB} MiB in use)`);
+  row(`RSS after the refresh load and the admin reads, ${QUIET_AFTER_READS_MS / 1000} s quiet`, `large ${large.usedRssMiB} MiB${mallocText(large)}, small ${small.usedRssMiB} MiB${mallocText(small)}`, 'reference', true);
   // CPU per grant holds when other work shares the cores; throughput does not: both are shown.
   const cpuRatio = (l: RefreshFigures, s: RefreshFigures) => (l.cpuMsPerOp && s.cpuMsPerOp ? `${((s.cpuMsPerOp / l.cpuMsPerOp) * 100).toFixed(0)} %` : 'n/a');
   for (const [phase, when] of [['swept', 'after the first sweep'], ['history', 'before it (the history: expired and revoked rows not yet swept)']] as const) {

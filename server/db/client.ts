@@ -18,6 +18,13 @@ export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Data
  */
 export type Tx = Db;
 
+/**
+ * SQLite's own page cache per connection, in KiB (decision 0487). better-sqlite3 builds SQLite
+ * with 16 MiB (`SQLITE_DEFAULT_CACHE_SIZE=-16000`), which a database of a few years fills and
+ * keeps in malloc'd memory for the process's life, beside the kernel's cache of the same file.
+ */
+export const PAGE_CACHE_KIB = 1024;
+
 /** Where the committed drizzle-kit migrations live (read from server/ by every build). */
 export function migrationsFolder(): string {
   const folder = installPath('server', 'db', 'migrations');
@@ -41,6 +48,7 @@ export function openDatabase(file: string, image?: Buffer): Db {
   sqlite.pragma('synchronous = NORMAL'); // durable across process crashes in WAL mode
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
   const db = drizzle(sqlite, { schema }) as Db;
   if (!image) migrate(db, { migrationsFolder: migrationsFolder() });
   return db;

@@ -9,8 +9,9 @@
  * Quiet is judged by the process's CPU time (every thread: requests, webhook deliveries, password
  * hashing, the checkpointer), so nothing on the request path counts requests. A reclaim takes
  * 60–130 ms on the event loop; it runs only after QUIET_TICKS ticks in which the process used
- * almost no CPU, and only when the resident set has grown by GROWTH_BYTES since the last one, so a
- * loaded server never pauses for it and a trickle of requests pays it once per few MB of growth.
+ * almost no CPU, and only when the resident set has grown by GROWTH_BYTES since the last one (or
+ * the last one still gave back as much), so a loaded server never pauses for it and a trickle of
+ * requests pays it once per few MB of growth.
  */
 import { createRequire } from 'node:module';
 import type { FastifyBaseLogger } from 'fastify';
@@ -46,7 +47,12 @@ export const RECLAIM_POLICY: ReclaimPolicy = { tickMs: 500, quietTicks: 2, quiet
 /** The decision, apart from clocks and the native call so it can be tested on its own. */
 export class QuietWatch {
   private quietTicks = 0;
-  private reclaimedRss = 0;
+  /**
+   * The lowest resident set since the last reclaim (0 before the first): growth is counted from
+   * it, since the process also shrinks without one (V8's own memory reducer, an ended worker's
+   * pages unmapped after the reclaim that followed it).
+   */
+  private lowestRss = 0;
 
   constructor(private readonly policy: ReclaimPolicy = RECLAIM_POLICY) {}
 
@@ -59,15 +65,22 @@ export class QuietWatch {
    */
   tick(cpuMs: number, rssBytes: number, freed = false): boolean {
     this.freed ||= freed;
+    this.lowestRss = Math.min(this.lowestRss, rssBytes);
     this.quietTicks = cpuMs <= this.policy.quietCpuMs ? this.quietTicks + 1 : 0;
-    return this.quietTicks >= this.policy.quietTicks && (this.freed || rssBytes >= this.reclaimedRss + this.policy.growthBytes);
+    return this.quietTicks >= this.policy.quietTicks && (this.freed || rssBytes >= this.lowestRss + this.policy.growthBytes);
   }
 
-  /** After a reclaim: growth is counted from here, and quiet starts over. */
-  reclaimed(rssBytes: number): void {
-    this.reclaimedRss = rssBytes;
+  /**
+   * After a reclaim (the resident set before and after it): growth is counted from here, and quiet
+   * starts over. One that gave back growthBytes or more is followed by another at the next quiet
+   * moment, until one gives back less: the first after a burst often runs while memory is still
+   * being let go (a worker thread's isolate, V8's sweeping), and bytecode ages only over several
+   * (docs/decisions/0486-idle-reclaim-until-it-stops-paying.md).
+   */
+  reclaimed(beforeBytes: number, afterBytes: number): void {
+    this.lowestRss = afterBytes;
     this.quietTicks = 0;
-    this.freed = false;
+    this.freed = beforeBytes - afterBytes >= this.policy.growthBytes;
   }
 }
 
@@ -124,7 +137,7 @@ export function startIdleReclaim(log: FastifyBaseLogger, policy: ReclaimPolicy =
     reclaim(policy.agingCollections);
     const ms = performance.now() - started;
     const after = process.memoryUsage.rss();
-    watch.reclaimed(after);
+    watch.reclaimed(before, after);
     // The reclaim's own CPU time is not a sign of work: the next tick measures from here.
     cpu = process.cpuUsage();
     stats.count += 1;

@@ -50,7 +50,7 @@ describe('idle memory reclaim', () => {
   beforeAll(() => ensureBuilt(), 300_000);
   afterAll(() => removeTempDirs());
 
-  it('gives memory back after a quiet second, and again only once the burst after it has grown the process', async () => {
+  it('gives memory back after a quiet second, again once a burst has grown the process, and until a reclaim stops paying', async () => {
     const server = await serve({});
     try {
       const first = await until(() => reclaimLines(server)[0], 15_000);
@@ -76,7 +76,16 @@ describe('idle memory reclaim', () => {
       expect(after).toBeDefined();
       expect(after!.rssAfter).toBeLessThan(after!.rssBefore);
       expect(rss(server)).toBeLessThan(grown);
-      // Quiet, and not grown since: no further one.
+      // One that gave back 4 MB or more is followed by another at the next quiet moment, until one
+      // gives back less (docs/decisions/0486-idle-reclaim-until-it-stops-paying.md).
+      const chain = await until(() => {
+        const since = reclaimLines(server).filter((line) => line.time >= burstEnded);
+        const last = since.at(-1)!;
+        return last.rssBefore - last.rssAfter < 4_000_000 ? since : undefined;
+      }, 10_000);
+      expect(chain).toBeDefined();
+      for (const line of chain!.slice(0, -1)) expect(line.rssBefore - line.rssAfter).toBeGreaterThanOrEqual(4_000_000);
+      // Then quiet, and not grown since: no further one.
       const count = reclaimLines(server).length;
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       expect(reclaimLines(server)).toHaveLength(count);

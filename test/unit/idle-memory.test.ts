@@ -1,7 +1,8 @@
 /**
  * When the server gives memory back (server/ops/idle-memory.ts): after `quietTicks` ticks in a row
- * that used almost no CPU, and only when the resident set grew by `growthBytes` since the last
- * reclaim, so a loaded server never pauses for it and a trickle of requests rarely does.
+ * that used almost no CPU, and only when the resident set grew by `growthBytes` from its lowest
+ * since the last reclaim (or that reclaim gave back as much), so a loaded server never pauses for
+ * it and a trickle of requests rarely does.
  */
 import { describe, expect, it } from 'vitest';
 import { QuietWatch, RECLAIM_POLICY, type ReclaimPolicy } from '../../server/ops/idle-memory.js';
@@ -30,7 +31,7 @@ describe('idle memory reclaim policy', () => {
     const watch = new QuietWatch(policy);
     watch.tick(0, 88 * MB);
     expect(watch.tick(0, 88 * MB)).toBe(true);
-    watch.reclaimed(76 * MB);
+    watch.reclaimed(79 * MB, 76 * MB); // gave back 3 MB: not worth another
     expect(watch.tick(0, 76 * MB)).toBe(false);
     expect(watch.tick(0, 79.9 * MB)).toBe(false); // quiet, but grew by less than 4 MB
     expect(watch.tick(30, 80 * MB)).toBe(false); // grown enough, but busy
@@ -42,13 +43,42 @@ describe('idle memory reclaim policy', () => {
     const watch = new QuietWatch(policy);
     watch.tick(0, 88 * MB);
     expect(watch.tick(0, 88 * MB)).toBe(true);
-    watch.reclaimed(80 * MB);
+    watch.reclaimed(82 * MB, 80 * MB);
     expect(watch.tick(20, 70 * MB, true)).toBe(false); // freed while busy: remembered
     expect(watch.tick(0, 70 * MB)).toBe(false);
     expect(watch.tick(0, 70 * MB)).toBe(true);
-    watch.reclaimed(66 * MB);
+    watch.reclaimed(70 * MB, 66 * MB); // 4 MB back: due again at the next quiet moment
     expect(watch.tick(0, 66 * MB)).toBe(false);
-    expect(watch.tick(0, 66 * MB)).toBe(false); // nothing freed, nothing grown: not due again
+    expect(watch.tick(0, 66 * MB)).toBe(true);
+    watch.reclaimed(66 * MB, 65 * MB);
+    expect(watch.tick(0, 65 * MB)).toBe(false);
+    expect(watch.tick(0, 65 * MB)).toBe(false); // nothing freed, nothing grown: not due again
+  });
+
+  it('after a reclaim that gave back growthBytes, is due again at each quiet moment until one gives back less', () => {
+    const watch = new QuietWatch(policy);
+    watch.tick(0, 194 * MB);
+    expect(watch.tick(0, 194 * MB)).toBe(true);
+    watch.reclaimed(194 * MB, 178 * MB); // right after a burst: a worker's memory still going
+    expect(watch.tick(30, 150 * MB)).toBe(false); // busy: waits for quiet
+    expect(watch.tick(0, 120 * MB)).toBe(false);
+    expect(watch.tick(0, 90 * MB)).toBe(true);
+    watch.reclaimed(90 * MB, 80 * MB);
+    expect(watch.tick(0, 80 * MB)).toBe(false);
+    expect(watch.tick(0, 80 * MB)).toBe(true);
+    watch.reclaimed(80 * MB, 78 * MB);
+    for (let i = 0; i < 10; i++) expect(watch.tick(0, 79 * MB)).toBe(false);
+  });
+
+  it('counts growth from the lowest resident set since the last reclaim, not from what the reclaim left', () => {
+    const watch = new QuietWatch(policy);
+    watch.tick(0, 180 * MB);
+    expect(watch.tick(0, 180 * MB)).toBe(true);
+    watch.reclaimed(181 * MB, 178 * MB);
+    expect(watch.tick(0, 100 * MB)).toBe(false);
+    expect(watch.tick(0, 86 * MB)).toBe(false); // shrank by itself: 4 MB above 178 never comes
+    expect(watch.tick(0, 89.9 * MB)).toBe(false);
+    expect(watch.tick(0, 90 * MB)).toBe(true); // 4 MB above the lowest, 86
   });
 
   it("the server's policy: a second of quiet, 4 MB of growth", () => {
