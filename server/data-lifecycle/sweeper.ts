@@ -19,6 +19,7 @@ import { engineOf, singleton } from '../db/store.js';
 import type { Clock } from '../util/clock.js';
 import { addCounts, BatchSizer, pause, runBatch } from './batch.js';
 import { RETENTION_RULES } from './retention-rules.js';
+import { memoryFreed } from '../util/memory-freed.js';
 
 const STATE_KEY = 'sweeper';
 /** The first pass waits this long after start (or the interval, when shorter). */
@@ -190,6 +191,9 @@ export class Sweeper {
       })
       .finally(() => {
         this.current = undefined;
+        // A pass reads every ruled table: what it read and built is garbage now, and the idle
+        // reclaim gives it back at the next quiet moment instead of after 4 MB more growth (0486).
+        memoryFreed();
       });
     return this.current;
   }
