@@ -27,8 +27,12 @@ export interface ReclaimPolicy {
    * ~0.1 ms a tick, but one that has served a day's use keeps 4–6 ms a tick of timers (the
    * outboxes' polls, the reclaim's own sampling) while nobody asks anything; at 5 ms the reclaim
    * then ran only when two ticks happened to fall under the line (bench memory: 0 reclaims in
-   * 40 s idle, 154 MB instead of ~100 MB). 15 ms (3 % of a core) is still far below any tick
-   * with a request in it.
+   * 40 s idle, 154 MB instead of ~100 MB). At 15 ms it happened again: the memory bench's idle
+   * server, its LDAP listener and metrics on, used 6–23 ms a tick (mean ~12; /proc schedstat of
+   * every thread each 0.5 s, 2026-11-30), and some runs saw no quiet second in 40 s (0486). 30 ms
+   * (6 % of a core) is above that spread and still below a tick with a sign-in or a panel page
+   * in it; a trickle of cheap requests (token refreshes, forward-auth checks) counts as quiet,
+   * which is what the reclaim is for.
    */
   quietCpuMs: number;
   /** Growth of the resident set since the last reclaim (or 0 before the first) that makes one worth it. */
@@ -42,7 +46,7 @@ export interface ReclaimPolicy {
   agingCollections: number;
 }
 
-export const RECLAIM_POLICY: ReclaimPolicy = { tickMs: 500, quietTicks: 2, quietCpuMs: 15, growthBytes: 4_000_000, agingCollections: 2 };
+export const RECLAIM_POLICY: ReclaimPolicy = { tickMs: 500, quietTicks: 2, quietCpuMs: 30, growthBytes: 4_000_000, agingCollections: 2 };
 
 /** The decision, apart from clocks and the native call so it can be tested on its own. */
 export class QuietWatch {
@@ -57,32 +61,46 @@ export class QuietWatch {
   constructor(private readonly policy: ReclaimPolicy = RECLAIM_POLICY) {}
 
   private freed = false;
+  /** The last reclaim gave back growthBytes or more: another follows at the next quiet moment. */
+  private paid = false;
 
   /**
    * One tick's CPU time (ms, all threads) and the resident set now, and whether something freed a
    * large amount of memory since the last tick (a worker thread ended: util/memory-freed.ts), which
-   * makes a reclaim due at the next quiet moment however the resident set moved; true when one is due.
+   * makes a reclaim due at the next quiet moment however the resident set moved. Says whether one
+   * is due, and which kind (ReclaimDue).
    */
-  tick(cpuMs: number, rssBytes: number, freed = false): boolean {
+  tick(cpuMs: number, rssBytes: number, freed = false): ReclaimDue {
     this.freed ||= freed;
     this.lowestRss = Math.min(this.lowestRss, rssBytes);
     this.quietTicks = cpuMs <= this.policy.quietCpuMs ? this.quietTicks + 1 : 0;
-    return this.quietTicks >= this.policy.quietTicks && (this.freed || rssBytes >= this.lowestRss + this.policy.growthBytes);
+    if (this.quietTicks < this.policy.quietTicks) return false;
+    if (this.freed || rssBytes >= this.lowestRss + this.policy.growthBytes) return 'aging';
+    return this.paid ? 'follow-up' : false;
   }
 
   /**
    * After a reclaim (the resident set before and after it): growth is counted from here, and quiet
    * starts over. One that gave back growthBytes or more is followed by another at the next quiet
    * moment, until one gives back less: the first after a burst often runs while memory is still
-   * being let go (a worker thread's isolate, V8's sweeping), and bytecode ages only over several
+   * being let go (a worker thread's isolate, V8's sweeping)
    * (docs/decisions/0486-idle-reclaim-until-it-stops-paying.md).
    */
   reclaimed(beforeBytes: number, afterBytes: number): void {
     this.lowestRss = afterBytes;
     this.quietTicks = 0;
-    this.freed = beforeBytes - afterBytes >= this.policy.growthBytes;
+    this.freed = false;
+    this.paid = beforeBytes - afterBytes >= this.policy.growthBytes;
   }
 }
+
+/**
+ * A reclaim the process's growth or freed memory calls for makes the policy's aging collections;
+ * one that only follows a reclaim that paid makes none: bytecode unused over five aging
+ * collections is flushed (0361), and a chain of follow-ups within seconds would otherwise flush
+ * what the last burst ran and make the next requests compile it again (0486).
+ */
+export type ReclaimDue = false | 'aging' | 'follow-up';
 
 export interface ReclaimStats {
   count: number;
@@ -131,10 +149,11 @@ export function startIdleReclaim(log: FastifyBaseLogger, policy: ReclaimPolicy =
     const used = process.cpuUsage(cpu);
     cpu = process.cpuUsage();
     const before = process.memoryUsage.rss();
-    if (!watch.tick(cpuMsOf(used), before, takeMemoryFreed())) return;
+    const due = watch.tick(cpuMsOf(used), before, takeMemoryFreed());
+    if (!due) return;
     const started = performance.now();
     const forgotten = beforeReclaim();
-    reclaim(policy.agingCollections);
+    reclaim(due === 'aging' ? policy.agingCollections : 0);
     const ms = performance.now() - started;
     const after = process.memoryUsage.rss();
     watch.reclaimed(before, after);
@@ -142,7 +161,7 @@ export function startIdleReclaim(log: FastifyBaseLogger, policy: ReclaimPolicy =
     cpu = process.cpuUsage();
     stats.count += 1;
     stats.last = { beforeBytes: before, afterBytes: after, ms: Math.round(ms), forgotten };
-    log.debug({ rssBefore: before, rssAfter: after, ms: stats.last.ms, forgotten }, 'idle memory reclaimed');
+    log.debug({ rssBefore: before, rssAfter: after, ms: stats.last.ms, forgotten, kind: due }, 'idle memory reclaimed');
   }, policy.tickMs);
   timer.unref();
   return { available: true, stats: () => stats, stop: () => clearInterval(timer) };
