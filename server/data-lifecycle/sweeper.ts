@@ -17,9 +17,9 @@ import type { Db } from '../db/client.js';
 import { readMeta, writeMeta } from '../db/meta.js';
 import { engineOf, singleton } from '../db/store.js';
 import type { Clock } from '../util/clock.js';
+import { memoryFreed } from '../util/memory-freed.js';
 import { addCounts, BatchSizer, pause, runBatch } from './batch.js';
 import { RETENTION_RULES } from './retention-rules.js';
-import { memoryFreed } from '../util/memory-freed.js';
 
 const STATE_KEY = 'sweeper';
 /** The first pass waits this long after start (or the interval, when shorter). */

@@ -97,9 +97,9 @@ export class Pacer {
 
 /**
  * SQLite's page cache, larger while a sync runs (decision 0392). The store's bound (1 MiB,
- * decision 0487) holds ~240 pages; a sync of 100,000 people looks up and inserts keys all over the people, entry,
- * membership and audit indexes (random ids, addresses, entry UUIDs), so nearly every look-up read
- * its pages again from the file or the WAL. 64 MiB keeps those indexes' inner pages and much of
+ * decision 0487) holds ~240 pages; a sync of 100,000 people looks up and inserts keys all over
+ * the people, entry, membership and audit indexes (random ids, addresses, entry UUIDs), so nearly
+ * every look-up read its pages again from the file or the WAL. 64 MiB keeps those indexes' inner pages and much of
  * their leaves; back to what it was when the last run on the handle ends, and the memory returned.
  */
 export const SYNC_CACHE_KIB = 64 * 1024;

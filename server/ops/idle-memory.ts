@@ -35,13 +35,14 @@ export interface ReclaimPolicy {
    * which is what the reclaim is for.
    */
   quietCpuMs: number;
-  /** Growth of the resident set since the last reclaim (or 0 before the first) that makes one worth it. */
+  /** Growth of the resident set from its lowest since the last reclaim (0 before the first) that makes one worth it. */
   growthBytes: number;
   /**
    * Collections per reclaim that age bytecode (V8 ages it only in collections it does not count as
    * forced, and the low-memory one is forced): a function not run over five of them, here over
-   * three reclaims, has its bytecode, feedback and optimised code dropped, and is compiled again
-   * on its next call (docs/decisions/0361-idle-bytecode-aging.md).
+   * three reclaims that growth or freed memory called for (a follow-up makes none: ReclaimDue),
+   * has its bytecode, feedback and optimised code dropped, and is compiled again on its next call
+   * (docs/decisions/0361-idle-bytecode-aging.md).
    */
   agingCollections: number;
 }
