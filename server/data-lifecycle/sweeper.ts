@@ -180,6 +180,9 @@ export class Sweeper {
     this.current ??= singleton(this.db, 'sweeper', () => sweep(this.db, this.config, this.clock, { stopped: () => this.stopping, slow }))
       .then((job) => {
         if (!job.ran) return undefined;
+        // The pass read every ruled table: what it read and built is garbage now, and the idle
+        // reclaim gives it back at the next quiet moment instead of after 4 MB more growth (0486).
+        memoryFreed();
         const run = job.value;
         if (run.error) this.log.error({ error: run.error, pruned: run.pruned }, 'retention sweep failed');
         else if (run.total || run.vacuumedPages) this.log.info({ pruned: run.pruned, vacuumedPages: run.vacuumedPages, ms: run.durationMs }, 'retention sweep');
@@ -191,9 +194,6 @@ export class Sweeper {
       })
       .finally(() => {
         this.current = undefined;
-        // A pass reads every ruled table: what it read and built is garbage now, and the idle
-        // reclaim gives it back at the next quiet moment instead of after 4 MB more growth (0486).
-        memoryFreed();
       });
     return this.current;
   }

@@ -58,12 +58,11 @@ export class QuietWatch {
    * pages unmapped after the reclaim that followed it).
    */
   private lowestRss = 0;
-
-  constructor(private readonly policy: ReclaimPolicy = RECLAIM_POLICY) {}
-
   private freed = false;
   /** The last reclaim gave back growthBytes or more: another follows at the next quiet moment. */
   private paid = false;
+
+  constructor(private readonly policy: ReclaimPolicy = RECLAIM_POLICY) {}
 
   /**
    * One tick's CPU time (ms, all threads) and the resident set now, and whether something freed a
